@@ -1,0 +1,51 @@
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+// Only the EKS submodule: type-checking the whole @pulumi/aws package costs ~10 s (design.md §2).
+import { getClusterOutput } from "@pulumi/aws/eks/getCluster";
+import { ClusterConfig } from "../config";
+
+/** A kubeconfig for an EKS cluster whose token comes from the aws CLI's exec plugin. */
+export function eksKubeconfig(args: { clusterName: string; region: string; endpoint: string; certificateAuthority: string }): object {
+    const user = `${args.clusterName}-aws`;
+    return {
+        apiVersion: "v1",
+        kind: "Config",
+        clusters: [{ name: args.clusterName, cluster: { server: args.endpoint, "certificate-authority-data": args.certificateAuthority } }],
+        contexts: [{ name: args.clusterName, context: { cluster: args.clusterName, user } }],
+        "current-context": args.clusterName,
+        users: [
+            {
+                name: user,
+                user: {
+                    exec: {
+                        apiVersion: "client.authentication.k8s.io/v1beta1",
+                        command: "aws",
+                        args: ["eks", "get-token", "--cluster-name", args.clusterName, "--region", args.region, "--output", "json"],
+                        interactiveMode: "Never",
+                    },
+                },
+            },
+        ],
+    };
+}
+
+/**
+ * The stack's Kubernetes provider. `clusterIdentifier` is pinned to the cluster's platform name:
+ * a kubeconfig that is unknown at preview (an EKS lookup) would otherwise plan to replace the
+ * provider and with it every resource of the stack (design.md §2, Pulumi). Server-side apply is
+ * on because the v1.10 Rollout CRD is past client-side apply's annotation limit.
+ */
+export function clusterProvider(cluster: ClusterConfig): k8s.Provider {
+    const common = { clusterIdentifier: cluster.name, enableServerSideApply: true };
+    const conn = cluster.connection;
+    if (conn.kind === "eks") {
+        const eks = getClusterOutput({ name: conn.clusterName, region: conn.region });
+        const kubeconfig = pulumi
+            .all([eks.endpoint, eks.certificateAuthorities])
+            .apply(([endpoint, cas]) =>
+                JSON.stringify(eksKubeconfig({ clusterName: conn.clusterName, region: conn.region, endpoint, certificateAuthority: cas[0]?.data ?? "" })),
+            );
+        return new k8s.Provider(cluster.name, { ...common, kubeconfig: pulumi.secret(kubeconfig) });
+    }
+    return new k8s.Provider(cluster.name, { ...common, context: conn.context, ...(conn.path ? { kubeconfig: conn.path } : {}) });
+}

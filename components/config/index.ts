@@ -1,0 +1,4 @@
+export * from "./types";
+export * from "./reader";
+export * from "./parse";
+export * from "./load";

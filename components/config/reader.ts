@@ -1,0 +1,188 @@
+/**
+ * A small, strict reader for untyped configuration values.
+ *
+ * `pulumi.Config.requireObject` only parses JSON: it checks no shape at all (design.md §2,
+ * Pulumi). Every stack key therefore goes through this reader, which records every problem it
+ * finds instead of throwing at the first one, so a user fixes a stack file in one pass.
+ */
+
+/** One thing wrong with the configuration of a stack. */
+export interface ConfigProblem {
+    /** The key in dotted form, e.g. `plugin.sha256`, without the project namespace. */
+    key: string;
+    /** The value as given, rendered for the message (secrets are never rendered). */
+    given: string;
+    /** What would have been accepted. */
+    allowed: string;
+}
+
+/** Raised before any resource is declared when a stack's configuration is not usable. */
+export class ConfigError extends Error {
+    constructor(
+        public readonly stack: string,
+        public readonly namespace: string,
+        public readonly problems: ConfigProblem[],
+    ) {
+        super(formatProblems(stack, namespace, problems));
+        this.name = "ConfigError";
+    }
+}
+
+export function formatProblems(stack: string, namespace: string, problems: ConfigProblem[]): string {
+    const noun = problems.length === 1 ? "problem" : "problems";
+    const lines = problems.map((p) => `  - ${namespace}:${p.key} = ${p.given}: ${p.allowed}`);
+    return `stack "${stack}": invalid configuration (${problems.length} ${noun}):\n${lines.join("\n")}`;
+}
+
+/** Renders a given value for an error message; long values are cut so messages stay readable. */
+export function show(value: unknown): string {
+    if (value === undefined) {
+        return "(not set)";
+    }
+    const text = JSON.stringify(value) ?? String(value);
+    return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+export type Plain = Record<string, unknown>;
+
+export function isPlainObject(value: unknown): value is Plain {
+    return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Kubernetes object names (RFC 1123 label), used for namespaces and most object names. */
+export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+/** Kubernetes resource quantities as used for cpu and memory. */
+export const QUANTITY = /^[0-9]+(\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/;
+
+export interface StringRule {
+    pattern?: RegExp;
+    /** Human description of what is allowed, used in the message. */
+    describe: string;
+    oneOf?: readonly string[];
+    maxLength?: number;
+}
+
+/**
+ * Collects problems while reading one stack's configuration. Every accessor returns the value
+ * when it is valid and `undefined` otherwise; callers fall back to defaults only for values that
+ * were not set at all, never for values that were set wrongly.
+ */
+export class ConfigReader {
+    readonly problems: ConfigProblem[] = [];
+
+    problem(key: string, given: unknown, allowed: string): void {
+        this.problems.push({ key, given: show(given), allowed });
+    }
+
+    /** Reads an object and reports keys it does not know: in a stack file they are typos. */
+    object(key: string, value: unknown, knownKeys: readonly string[]): Plain | undefined {
+        if (value === undefined) {
+            return {};
+        }
+        if (!isPlainObject(value)) {
+            this.problem(key, value, `must be an object with keys ${knownKeys.join(", ")}`);
+            return undefined;
+        }
+        for (const k of Object.keys(value)) {
+            if (!knownKeys.includes(k)) {
+                this.problem(`${key}.${k}`, value[k], `unknown key; ${key} takes ${knownKeys.join(", ")}`);
+            }
+        }
+        return value;
+    }
+
+    string(key: string, value: unknown, rule: StringRule): string | undefined;
+    string(key: string, value: unknown, rule: StringRule, fallback: string): string;
+    string(key: string, value: unknown, rule: StringRule, fallback?: string): string | undefined {
+        if (value === undefined || value === null) {
+            return fallback;
+        }
+        const allowed = rule.oneOf ? `must be one of ${rule.oneOf.join(", ")}` : `must be ${rule.describe}`;
+        if (typeof value !== "string") {
+            this.problem(key, value, allowed);
+            return fallback;
+        }
+        const bad =
+            (rule.oneOf !== undefined && !rule.oneOf.includes(value)) ||
+            (rule.pattern !== undefined && !rule.pattern.test(value)) ||
+            (rule.maxLength !== undefined && value.length > rule.maxLength);
+        if (bad) {
+            this.problem(key, value, allowed);
+            return fallback;
+        }
+        return value;
+    }
+
+    /** A required string: reports `not set` as a problem of its own. */
+    requiredString(key: string, value: unknown, rule: StringRule): string | undefined {
+        if (value === undefined || value === null || value === "") {
+            this.problem(key, value, `is required; must be ${rule.oneOf ? `one of ${rule.oneOf.join(", ")}` : rule.describe}`);
+            return undefined;
+        }
+        return this.string(key, value, rule);
+    }
+
+    integer(key: string, value: unknown, min: number, max: number, fallback: number): number {
+        if (value === undefined || value === null) {
+            return fallback;
+        }
+        // Pulumi stores scalar config as strings; accept "3" as well as 3.
+        const n = typeof value === "string" && /^-?[0-9]+$/.test(value) ? Number(value) : value;
+        if (typeof n !== "number" || !Number.isInteger(n) || n < min || n > max) {
+            this.problem(key, value, `must be a whole number from ${min} to ${max}`);
+            return fallback;
+        }
+        return n;
+    }
+
+    number(key: string, value: unknown, min: number, max: number, fallback: number): number {
+        if (value === undefined || value === null) {
+            return fallback;
+        }
+        const n = typeof value === "string" && value.trim() !== "" ? Number(value) : value;
+        if (typeof n !== "number" || !Number.isFinite(n) || n < min || n > max) {
+            this.problem(key, value, `must be a number from ${min} to ${max}`);
+            return fallback;
+        }
+        return n;
+    }
+
+    boolean(key: string, value: unknown, fallback: boolean): boolean {
+        if (value === undefined || value === null) {
+            return fallback;
+        }
+        if (value === true || value === "true") {
+            return true;
+        }
+        if (value === false || value === "false") {
+            return false;
+        }
+        this.problem(key, value, "must be true or false");
+        return fallback;
+    }
+
+    /** A map of Kubernetes label keys to values. */
+    labels(key: string, value: unknown): Record<string, string> {
+        if (value === undefined || value === null) {
+            return {};
+        }
+        if (!isPlainObject(value)) {
+            this.problem(key, value, "must be a map of label keys to string values");
+            return {};
+        }
+        const out: Record<string, string> = {};
+        for (const [k, v] of Object.entries(value)) {
+            if (!LABEL_KEY.test(k)) {
+                this.problem(`${key}.${k}`, k, "must be a valid label key ([prefix/]name, at most 63 characters of name)");
+            } else if (typeof v !== "string" || !LABEL_VALUE.test(v)) {
+                this.problem(`${key}.${k}`, v, "must be a label value (at most 63 alphanumerics, '-', '_' or '.')");
+            } else {
+                out[k] = v;
+            }
+        }
+        return out;
+    }
+}
+
+const LABEL_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$/;

@@ -1,0 +1,94 @@
+/**
+ * The one typed configuration of a stack. Built once by `parseAddonConfig` before any resource
+ * is declared; components receive the parts they need and never read Pulumi config themselves.
+ */
+
+/** The Pulumi project name, which is also the namespace of every config key. */
+export const PROJECT = "argo-rollouts-addon";
+
+/** Hub runs Mimir; a spoke writes to the hub's Mimir and reads its own metrics back (ADR-056 D5). */
+export type ClusterRole = "hub" | "spoke";
+
+/** How the program reaches the cluster's API server. */
+export type ClusterConnection =
+    | { kind: "eks"; clusterName: string; region: string }
+    | { kind: "kubeconfig"; context: string; path?: string };
+
+export interface ClusterConfig {
+    /** The cluster's name in the platform; also the provider's `clusterIdentifier`. */
+    name: string;
+    role: ClusterRole;
+    /** This cluster's Mimir tenant (`X-Scope-OrgID`); its metric gates read only this tenant. */
+    mimirTenant: string;
+    connection: ClusterConnection;
+}
+
+/** The shared Gateway the traffic-router plugin's HTTPRoutes attach to (ADR-056 D4, D7). */
+export interface SharedGatewayConfig {
+    name: string;
+    namespace: string;
+    /** The listener (sectionName) tenant HTTPRoutes attach to; must exist on the live Gateway. */
+    listener: string;
+}
+
+export interface Quantities {
+    cpu: string;
+    memory: string;
+}
+
+export interface ControllerConfig {
+    namespace: string;
+    /** Extra namespace labels the platform's admission layer expects (merged over the defaults). */
+    namespaceLabels: Record<string, string>;
+    chartRepository: string;
+    chartVersion: string;
+    /**
+     * The Argo Rollouts version the controller image and the CRDs are both pinned to, so the
+     * CRDs can never drift from the controller that reads them.
+     */
+    appVersion: string;
+    /** Base URL of the Argo Rollouts source tree the CRD manifests are read from, per tag. */
+    crdBaseUrl: string;
+    replicas: number;
+    /** Integer budget for the controller's PodDisruptionBudget (the chart renders minAvailable: 0 otherwise). */
+    pdbMaxUnavailable: number;
+    requests: Quantities;
+    limits: Quantities;
+    logLevel: "debug" | "info" | "warn" | "error";
+    serviceMonitor: boolean;
+    dashboard: boolean;
+    priorityClassName?: string;
+}
+
+export type PluginArch = "amd64" | "arm64";
+
+/** How the Gateway API plugin binary reaches the controller. */
+export type PluginDelivery =
+    | { mode: "download"; arch: PluginArch; baseUrl: string; sha256: string }
+    | { mode: "image"; repository: string; digest: string };
+
+export interface PluginConfig {
+    version: string;
+    delivery: PluginDelivery;
+    /** Grant the plugin TCPRoute access (experimental channel routes; off unless used). */
+    tcpRoutes: boolean;
+    /** Grant the plugin TLSRoute access (experimental channel routes; off unless used). */
+    tlsRoutes: boolean;
+}
+
+export interface ImagesConfig {
+    /**
+     * The registry mirror every image is pulled from (clusters admit only the mirror). Unset means
+     * the upstream registries, which only suits clusters without a registry policy.
+     */
+    registry?: string;
+}
+
+export interface AddonConfig {
+    stack: string;
+    cluster: ClusterConfig;
+    gateway: SharedGatewayConfig;
+    images: ImagesConfig;
+    controller: ControllerConfig;
+    plugin: PluginConfig;
+}

@@ -1,0 +1,73 @@
+import { PluginConfig } from "../config";
+
+/** A Kubernetes RBAC policy rule. */
+export interface PolicyRule {
+    apiGroups: string[];
+    resources: string[];
+    verbs: string[];
+    resourceNames?: string[];
+}
+
+const READ = ["get", "list", "watch"];
+
+/**
+ * The controller's cluster-wide rules: what Argo Rollouts needs for direct-template Rollouts with
+ * the Prometheus provider, plus the Gateway API plugin. The chart's own ClusterRole is turned off
+ * because its provider RBAC grants meshes the platform does not run (and, for gatewayAPI, write on
+ * every ConfigMap, which the plugin has not needed since v0.13).
+ */
+export function controllerClusterRules(plugin: Pick<PluginConfig, "tcpRoutes" | "tlsRoutes">): PolicyRule[] {
+    const routes = ["httproutes", "grpcroutes", ...(plugin.tcpRoutes ? ["tcproutes"] : []), ...(plugin.tlsRoutes ? ["tlsroutes"] : [])];
+    return [
+        { apiGroups: ["argoproj.io"], resources: ["rollouts", "rollouts/status", "rollouts/finalizers"], verbs: [...READ, "update", "patch"] },
+        {
+            apiGroups: ["argoproj.io"],
+            resources: ["analysisruns", "analysisruns/finalizers", "experiments", "experiments/finalizers"],
+            verbs: ["create", ...READ, "update", "patch", "delete"],
+        },
+        { apiGroups: ["argoproj.io"], resources: ["analysistemplates", "clusteranalysistemplates"], verbs: READ },
+        { apiGroups: ["apps"], resources: ["replicasets"], verbs: ["create", ...READ, "update", "patch", "delete"] },
+        // Read only: the controller's informers watch these for workloadRef Rollouts; the platform
+        // uses direct templates (ADR-056 D2), so nothing here is ever written.
+        { apiGroups: ["apps"], resources: ["deployments"], verbs: READ },
+        { apiGroups: [""], resources: ["podtemplates"], verbs: READ },
+        // Stable/canary Service selectors are patched; experiments create and delete Services.
+        { apiGroups: [""], resources: ["services"], verbs: [...READ, "create", "patch", "delete"] },
+        { apiGroups: [""], resources: ["pods"], verbs: ["list", "watch", "update"] },
+        { apiGroups: [""], resources: ["pods/eviction"], verbs: ["create"] },
+        { apiGroups: [""], resources: ["events"], verbs: ["create", "update", "patch"] },
+        // Analysis args may reference a Secret in the Rollout's namespace, read by name.
+        { apiGroups: [""], resources: ["secrets"], verbs: ["get"] },
+        // Read only: the analysis and ingress informers start regardless of use. The Job provider
+        // is refused on this platform (Kyverno denies its pod, ADR-056 as-built), and the canary is
+        // routed through Gateway API, never an Ingress.
+        { apiGroups: ["batch"], resources: ["jobs"], verbs: READ },
+        { apiGroups: ["networking.k8s.io"], resources: ["ingresses"], verbs: READ },
+        // The Gateway API plugin: it reads and rewrites backendRef weights, and reads Services.
+        { apiGroups: ["gateway.networking.k8s.io"], resources: routes, verbs: [...READ, "update"] },
+    ];
+}
+
+/**
+ * Rules confined to the controller's own namespace: leader election, its config
+ * (argo-rollouts-config) and the notification ConfigMap and Secret it watches there.
+ */
+export function controllerNamespaceRules(): PolicyRule[] {
+    return [
+        { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["create", "get", "update"] },
+        { apiGroups: [""], resources: ["configmaps", "secrets"], verbs: READ },
+    ];
+}
+
+/** Every place a rule uses `*`, as "rule N: field". */
+export function findWildcards(rules: PolicyRule[]): string[] {
+    const found: string[] = [];
+    rules.forEach((rule, i) => {
+        for (const field of ["apiGroups", "resources", "verbs", "resourceNames"] as const) {
+            if ((rule[field] ?? []).some((v) => v.includes("*"))) {
+                found.push(`rule ${i}: ${field}`);
+            }
+        }
+    });
+    return found;
+}

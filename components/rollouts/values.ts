@@ -1,0 +1,83 @@
+import { AddonConfig } from "../config";
+import {
+    TrafficRouterPlugin,
+    pluginImage,
+    pluginImageDelivery,
+    pluginListDigest,
+    restrictedContainerSecurityContext,
+    trafficRouterPlugin,
+} from "./plugin";
+
+/** The release's fixed name: the ServiceAccount, Deployment and RBAC subjects all derive from it. */
+export const RELEASE_NAME = "argo-rollouts";
+/** Pod annotation carrying the plugin list digest (see `pluginListDigest`). */
+export const PLUGINS_DIGEST_ANNOTATION = "argo-rollouts-addon.platform/plugins-sha256";
+
+const MESH_PROVIDERS = [
+    "istio",
+    "smi",
+    "ambassador",
+    "awsLoadBalancerController",
+    "awsAppMesh",
+    "traefik",
+    "apisix",
+    "contour",
+    "glooPlatform",
+    "gatewayAPI",
+] as const;
+
+/** The chart's values for the controller (chart 2.41.0 keys only; see chartKeys.ts). */
+export function controllerValues(cfg: Pick<AddonConfig, "controller" | "plugin" | "images">): Record<string, unknown> {
+    const c = cfg.controller;
+    const registry = cfg.images.registry;
+    const plugins: TrafficRouterPlugin[] = [trafficRouterPlugin(cfg.plugin)];
+    const imageDelivery = pluginImageDelivery(cfg.plugin, registry);
+    const podSecurityContext = { runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } };
+
+    return {
+        // CRDs are their own protected step (crds.ts), never part of the chart's lifecycle.
+        installCRDs: false,
+        keepCRDs: true,
+        clusterInstall: true,
+        // Separation of duties (ADR-040/049): aggregate roles would let any namespace editor
+        // patch rollouts/status, i.e. promote.
+        createClusterAggregateRoles: false,
+        fullnameOverride: RELEASE_NAME,
+        serviceAccount: { create: true, name: RELEASE_NAME },
+        podSecurityContext,
+        containerSecurityContext: restrictedContainerSecurityContext(),
+        // Least privilege: no blanket provider RBAC; the addon declares the controller's roles.
+        providerRBAC: {
+            enabled: false,
+            providers: Object.fromEntries(MESH_PROVIDERS.map((p) => [p, false])),
+        },
+        controller: {
+            replicas: c.replicas,
+            image: { registry: registry ?? "quay.io", repository: "argoproj/argo-rollouts", tag: c.appVersion },
+            createClusterRole: false,
+            resources: { requests: { ...c.requests }, limits: { ...c.limits } },
+            logging: { level: c.logLevel, format: "json" },
+            metrics: { enabled: true, serviceMonitor: { enabled: c.serviceMonitor } },
+            // An integer budget: with neither bound the chart renders minAvailable: 0, and 0 here is
+            // falsy in the chart's template and renders the same (chart <= 2.43.4).
+            pdb: { enabled: true, maxUnavailable: c.pdbMaxUnavailable },
+            topologySpreadConstraints: [
+                { maxSkew: 1, topologyKey: "topology.kubernetes.io/zone", whenUnsatisfiable: "ScheduleAnyway" },
+            ],
+            trafficRouterPlugins: plugins,
+            podAnnotations: { [PLUGINS_DIGEST_ANNOTATION]: pluginListDigest(plugins, pluginImage(cfg.plugin, registry)) },
+            ...(c.priorityClassName ? { priorityClassName: c.priorityClassName } : {}),
+            ...(imageDelivery ?? {}),
+        },
+        dashboard: {
+            enabled: c.dashboard,
+            // Without readonly the dashboard promotes with its own ServiceAccount, bypassing the
+            // approver role.
+            readonly: true,
+            image: { registry: registry ?? "quay.io", repository: "argoproj/kubectl-argo-rollouts", tag: c.appVersion },
+            podSecurityContext,
+            containerSecurityContext: restrictedContainerSecurityContext(),
+            resources: { requests: { cpu: "10m", memory: "64Mi" }, limits: { cpu: "200m", memory: "128Mi" } },
+        },
+    };
+}

@@ -1,0 +1,47 @@
+import * as pulumi from "@pulumi/pulumi";
+
+/**
+ * The addon's four stages, in the order ADR-056 D7 fixes: the plugin needs the shared Gateway,
+ * Kyverno policies naming Rollout need the CRDs (D2, Kyverno #7839), and ArgoCD must not sync a
+ * tenant Rollout before the CRDs and the admission policies exist.
+ */
+export const STAGES = ["gateway", "rollouts", "policy", "argocd-apps"] as const;
+export type StageName = (typeof STAGES)[number];
+
+/** The Pulumi type token of each stage's component. */
+export const STAGE_TYPES: Readonly<Record<StageName, string>> = {
+    gateway: "argo-rollouts-addon:stages:Gateway",
+    rollouts: "argo-rollouts-addon:stages:Rollouts",
+    policy: "argo-rollouts-addon:stages:Policy",
+    "argocd-apps": "argo-rollouts-addon:stages:ArgoCdApps",
+};
+
+export interface StageOptions {
+    /** The stack's Kubernetes provider; every child of the stage uses it. */
+    providers: pulumi.ProviderResource[];
+    /** The stage this one runs after. */
+    after?: Stage;
+}
+
+/**
+ * A stage of the addon. A component's `dependsOn` does not reach its children in Pulumi, so a
+ * stage hands its predecessor to every child it declares through `child()`: each resource waits
+ * for every resource of the earlier stages, not just the component record.
+ */
+export abstract class Stage extends pulumi.ComponentResource {
+    readonly stage: StageName;
+    private readonly predecessors: pulumi.Resource[];
+
+    protected constructor(stage: StageName, name: string, opts: StageOptions) {
+        super(STAGE_TYPES[stage], name, {}, { providers: opts.providers, dependsOn: opts.after ? [opts.after] : [] });
+        this.stage = stage;
+        this.predecessors = opts.after ? [opts.after] : [];
+    }
+
+    /** Options for a resource of this stage: parented here and ordered after the earlier stages. */
+    protected child<T extends pulumi.ResourceOptions>(extra?: T): T {
+        const own = extra?.dependsOn;
+        const ownList = own === undefined ? [] : Array.isArray(own) ? own : [own];
+        return { ...(extra as T), parent: this, dependsOn: [...this.predecessors, ...ownList] };
+    }
+}

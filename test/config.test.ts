@@ -1,0 +1,144 @@
+import * as assert from "assert";
+import { ConfigError, DEFAULTS, KNOWN_CHART_APP_VERSIONS, parseAddonConfig, parseConfigText, parseQuantity } from "../components/config";
+import { TEST_DIGEST, TEST_SHA256, hubConfig, merged } from "./harness";
+
+function raw(patch: Record<string, unknown> = {}): Record<string, unknown> {
+    const { "aws:region": region, ...rest } = merged(hubConfig(), patch);
+    void region;
+    return rest;
+}
+
+function problemsOf(patch: Record<string, unknown>, stack = "hub"): ConfigError {
+    try {
+        parseAddonConfig(stack, raw(patch), { awsRegion: "eu-west-1" });
+    } catch (err) {
+        assert.ok(err instanceof ConfigError, `expected a ConfigError, got ${String(err)}`);
+        return err;
+    }
+    assert.fail("configuration was accepted");
+}
+
+/** Asserts one problem for `key`, whose message names the stack, the key, the value and what is allowed. */
+function assertRejects(patch: Record<string, unknown>, key: string, given: string, allowed: RegExp): void {
+    const err = problemsOf(patch);
+    const problem = err.problems.find((p) => p.key === key);
+    assert.ok(problem, `no problem reported for ${key}; got ${err.message}`);
+    assert.strictEqual(problem.given, given);
+    assert.match(problem.allowed, allowed);
+    assert.match(err.message, /^stack "hub": invalid configuration/);
+    assert.ok(err.message.includes(`argo-rollouts-addon:${key} = ${given}`), err.message);
+}
+
+describe("configuration", () => {
+    it("accepts a complete hub and fills every default from code", () => {
+        const cfg = parseAddonConfig("hub", raw(), { awsRegion: "eu-west-1" });
+        assert.deepStrictEqual(cfg.cluster, {
+            name: "hub",
+            role: "hub",
+            mimirTenant: "hub",
+            connection: { kind: "eks", clusterName: "platform-hub", region: "eu-west-1" },
+        });
+        assert.strictEqual(cfg.controller.chartVersion, DEFAULTS.controller.chartVersion);
+        assert.strictEqual(cfg.controller.appVersion, KNOWN_CHART_APP_VERSIONS["2.41.0"]);
+        assert.strictEqual(cfg.controller.replicas, 2);
+        assert.strictEqual(cfg.controller.pdbMaxUnavailable, 1);
+        assert.deepStrictEqual(cfg.plugin, {
+            version: "v0.15.0",
+            delivery: { mode: "download", arch: "amd64", baseUrl: DEFAULTS.plugin.baseUrl, sha256: TEST_SHA256 },
+            tcpRoutes: false,
+            tlsRoutes: false,
+        });
+        assert.strictEqual(cfg.images.registry, "registry.test.example/mirror");
+    });
+
+    it("accepts a kubeconfig context instead of an EKS cluster", () => {
+        const cfg = parseAddonConfig("preprod", raw({ cluster: { eksClusterName: undefined, kubeconfigContext: "preprod-admin" } }));
+        assert.deepStrictEqual(cfg.cluster.connection, { kind: "kubeconfig", context: "preprod-admin" });
+    });
+
+    it("accepts image delivery of the plugin pinned by digest", () => {
+        const cfg = parseAddonConfig("hub", raw({ plugin: { delivery: "image", sha256: undefined, digest: TEST_DIGEST } }), { awsRegion: "eu-west-1" });
+        assert.deepStrictEqual(cfg.plugin.delivery, { mode: "image", repository: DEFAULTS.plugin.repository, digest: TEST_DIGEST });
+    });
+
+    it("reads scalars given as text, as Pulumi stores them", () => {
+        const cfg = parseAddonConfig("hub", raw({ controller: { replicas: "3", serviceMonitor: "true" } }), { awsRegion: "eu-west-1" });
+        assert.strictEqual(cfg.controller.replicas, 3);
+        assert.strictEqual(cfg.controller.serviceMonitor, true);
+        assert.deepStrictEqual(parseConfigText('{"a":1}'), { a: 1 });
+        assert.strictEqual(parseConfigText("plain"), "plain");
+    });
+
+    describe("rejects bad input with the key, the value and what is allowed", () => {
+        it("a download without a sha256", () => assertRejects({ plugin: { sha256: undefined } }, "plugin.sha256", "(not set)", /is required.*64-hex sha256/));
+        it("a sha256 that is not 64 hex", () => assertRejects({ plugin: { sha256: "abc123" } }, "plugin.sha256", '"abc123"', /64-hex/));
+        it("an image without a digest", () =>
+            assertRejects({ plugin: { delivery: "image", sha256: undefined } }, "plugin.digest", "(not set)", /sha256: followed by 64/));
+        it("an image pinned by tag", () =>
+            assertRejects({ plugin: { delivery: "image", sha256: undefined, digest: "v0.15.0" } }, "plugin.digest", '"v0.15.0"', /tags are mutable/));
+        it("a delivery mode that does not exist", () => assertRejects({ plugin: { delivery: "curl" } }, "plugin.delivery", '"curl"', /one of download, image/));
+        it("an unknown node architecture", () => assertRejects({ plugin: { arch: "s390x" } }, "plugin.arch", '"s390x"', /one of amd64, arm64/));
+        it("a plugin download over plain http", () =>
+            assertRejects({ plugin: { baseUrl: "http://mirror.example/plugins" } }, "plugin.baseUrl", '"http://mirror.example/plugins"', /https/));
+        it("a role other than hub or spoke", () => assertRejects({ cluster: { role: "prod" } }, "cluster.role", '"prod"', /one of hub, spoke/));
+        it("a tenant that would read several tenants", () =>
+            assertRejects({ cluster: { mimirTenant: "hub|preprod" } }, "cluster.mimirTenant", '"hub|preprod"', /no '\|'/));
+        it("a tenant with whitespace", () => assertRejects({ cluster: { mimirTenant: "hub prod" } }, "cluster.mimirTenant", '"hub prod"', /Mimir tenant id/));
+        it("a single controller replica", () => assertRejects({ controller: { replicas: 1 } }, "controller.replicas", "1", /from 2 to 5/));
+        it("a PDB budget of zero", () => assertRejects({ controller: { pdbMaxUnavailable: 0 } }, "controller.pdbMaxUnavailable", "0", /from 1 to 4/));
+        it("a PDB budget as a percentage", () =>
+            assertRejects({ controller: { pdbMaxUnavailable: "50%" } }, "controller.pdbMaxUnavailable", '"50%"', /whole number/));
+        it("a PDB budget that allows every replica down", () =>
+            assertRejects({ controller: { replicas: 2, pdbMaxUnavailable: 2 } }, "controller.pdbMaxUnavailable", "2", /less than controller.replicas/));
+        it("a chart version range", () => assertRejects({ controller: { chartVersion: "^2.41.0" } }, "controller.chartVersion", '"^2.41.0"', /exact chart version/));
+        it("a chart whose appVersion is not known and not given", () =>
+            assertRejects({ controller: { chartVersion: "2.50.0" } }, "controller.appVersion", "(not set)", /is required with chart 2\.50\.0/));
+        it("a memory request above its limit", () =>
+            assertRejects(
+                { controller: { resources: { requests: { memory: "1Gi" }, limits: { memory: "512Mi" } } } },
+                "controller.resources.requests.memory",
+                '"1Gi"',
+                /must not exceed controller.resources.limits.memory/,
+            ));
+        it("a quantity that is not one", () =>
+            assertRejects({ controller: { resources: { limits: { cpu: "lots" } } } }, "controller.resources.limits.cpu", '"lots"', /Kubernetes quantity/));
+        it("a registry with a scheme", () =>
+            assertRejects({ imageRegistry: "https://registry.example" }, "imageRegistry", '"https://registry.example"', /no scheme/));
+        it("a namespace that is not a DNS label", () =>
+            assertRejects({ controller: { namespace: "Argo_Rollouts" } }, "controller.namespace", '"Argo_Rollouts"', /DNS label/));
+        it("both connection kinds at once", () =>
+            assertRejects({ cluster: { kubeconfigContext: "x" } }, "cluster", '{"eksClusterName":"platform-hub","kubeconfigContext":"x"}', /exactly one of/));
+        it("a missing gateway listener", () => assertRejects({ gateway: { listener: undefined } }, "gateway.listener", "(not set)", /is required/));
+        it("a boolean that is not one", () => assertRejects({ controller: { dashboard: "yes" } }, "controller.dashboard", '"yes"', /true or false/));
+        it("an unknown top-level key (a typo)", () => assertRejects({ contoller: { replicas: 3 } }, "contoller", '{"replicas":3}', /unknown key; .* takes cluster, gateway/));
+        it("an unknown nested key (a typo)", () => assertRejects({ plugin: { sha265: TEST_SHA256 } }, "plugin.sha265", `"${TEST_SHA256}"`, /unknown key; plugin takes/));
+        it("a download-only key with image delivery", () =>
+            assertRejects({ plugin: { delivery: "image", digest: TEST_DIGEST } }, "plugin.sha256", `"${TEST_SHA256}"`, /only applies with plugin.delivery: download/));
+    });
+
+    it("reports every problem at once, not one per run", () => {
+        const err = problemsOf({ cluster: { role: "prod", mimirTenant: "a|b" }, plugin: { sha256: "x" }, controller: { replicas: 9 }, typo: 1 });
+        assert.deepStrictEqual(err.problems.map((p) => p.key).sort(), ["cluster.mimirTenant", "cluster.role", "controller.replicas", "plugin.sha256", "typo"]);
+        assert.match(err.message, /\(5 problems\)/);
+    });
+
+    it("names the stack the problem is in", () => {
+        assert.match(problemsOf({ cluster: { role: "x" } }, "preprod").message, /^stack "preprod"/);
+    });
+
+    it("requires the cluster and gateway sections", () => {
+        try {
+            parseAddonConfig("empty", {});
+            assert.fail("accepted");
+        } catch (err) {
+            assert.ok(err instanceof ConfigError);
+            assert.deepStrictEqual(err.problems.map((p) => p.key), ["cluster", "gateway", "plugin.sha256"]);
+        }
+    });
+
+    it("compares quantities across units", () => {
+        assert.strictEqual(parseQuantity("512Mi"), 512 * 1024 * 1024);
+        assert.ok(parseQuantity("1Gi") > parseQuantity("512Mi"));
+        assert.ok(parseQuantity("100m") < parseQuantity("1"));
+    });
+});

@@ -1,0 +1,325 @@
+/**
+ * Runs the program under Pulumi's mock runtime and records everything it registers: the offline
+ * plan and the unit tests share this, so what the tests assert is what the plan shows.
+ *
+ * Mocks hand `newResource` no dependencies, parents or options (design.md §2, Pulumi), so the
+ * mock monitor's `registerResource`/`readResource` are wrapped to read them off the request the
+ * SDK sends. Mocks also refuse the `transforms` option; a stand-in callback server records each
+ * transform so the plan and the tests can apply it to the children a real engine would send it.
+ */
+import * as pulumi from "@pulumi/pulumi";
+import { PROJECT } from "../components/config/types";
+import { STAGE_TYPES, StageName } from "../components/stage";
+
+// Internal modules of @pulumi/pulumi: the request objects and the runtime store.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const callbackProto = require("@pulumi/pulumi/proto/callback_pb");
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const runtimeState = require("@pulumi/pulumi/runtime/state");
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const runtimeSettings = require("@pulumi/pulumi/runtime/settings");
+
+/** One registered (or read) resource, as the offline plan reports it. */
+export interface PlannedResource {
+    urn: string;
+    name: string;
+    type: string;
+    /** A custom resource or a remote (provider-implemented) component such as a Helm chart. */
+    custom: boolean;
+    remote: boolean;
+    /** True for an existing object the program only reads (`.get`). */
+    read: boolean;
+    stage: StageName | null;
+    parent: string | null;
+    /** URNs this resource waits for: explicit `dependsOn` and those implied by its inputs. */
+    dependsOn: string[];
+    protect: boolean;
+    retainOnDelete: boolean;
+    /** Inputs as sent; secrets appear as "[secret]". */
+    inputs: Record<string, unknown>;
+    /** The `transforms` registered on this resource (applied by the engine to it and its children). */
+    transforms: pulumi.ResourceTransform[];
+}
+
+export interface OfflineRun {
+    stack: string;
+    resources: PlannedResource[];
+    outputs: Record<string, unknown>;
+}
+
+/** What the cluster and the cloud hold, for the program's look-ups. */
+export interface OfflineWorld {
+    /** Live Kubernetes objects by `<apiVersion>/<kind>/<namespace>/<name>`. */
+    objects?: Record<string, Record<string, unknown>>;
+    /** Answers to provider functions by token, e.g. `aws:eks/getCluster:getCluster`. */
+    calls?: Record<string, (inputs: Record<string, unknown>) => Record<string, unknown>>;
+}
+
+export interface OfflineOptions {
+    stack: string;
+    /** Full config keys (`project:key`) to their string values, as Pulumi stores them. */
+    config: Record<string, string>;
+    secretKeys?: string[];
+    world?: OfflineWorld;
+    /** The program: declares resources and returns the stack outputs. */
+    program: () => Record<string, unknown> | Promise<Record<string, unknown>>;
+}
+
+export const SECRET = "[secret]";
+export const UNKNOWN = "[unknown]";
+const SIG_KEY = "4dabf18193072939515e22adb298388d";
+const SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270";
+const RESOURCE_SIG = "5cf8f73096256a8f31e491e813e4eb8e";
+const OUTPUT_SIG = "d0e6a833031e9bbcd3f4e8bde6ca49a4";
+const UNKNOWN_VALUE = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+
+/** Placeholders for cloud look-ups: recognisably fake, never a real endpoint. */
+export const PLACEHOLDER_CALLS: Record<string, (inputs: Record<string, unknown>) => Record<string, unknown>> = {
+    "aws:eks/getCluster:getCluster": (inputs) => ({
+        id: String(inputs.name),
+        name: inputs.name,
+        arn: `arn:aws:eks:offline-placeholder:000000000000:cluster/${String(inputs.name)}`,
+        endpoint: "https://offline-placeholder.eks.invalid",
+        certificateAuthorities: [{ data: Buffer.from("offline placeholder, not a certificate").toString("base64") }],
+        region: inputs.region,
+    }),
+};
+
+/** Renders wire values readably: secrets hidden, resource references as URNs, unknowns marked. */
+export function renderWire(value: unknown): unknown {
+    if (value === UNKNOWN_VALUE) {
+        return UNKNOWN;
+    }
+    if (Array.isArray(value)) {
+        return value.map(renderWire);
+    }
+    if (value !== null && typeof value === "object") {
+        const obj = value as Record<string, unknown>;
+        const sig = obj[SIG_KEY];
+        if (sig === SECRET_SIG) {
+            return SECRET;
+        }
+        if (sig === RESOURCE_SIG) {
+            return obj.urn;
+        }
+        if (sig === OUTPUT_SIG) {
+            if (obj.secret) {
+                return SECRET;
+            }
+            return "value" in obj ? renderWire(obj.value) : UNKNOWN;
+        }
+        const out: Record<string, unknown> = {};
+        for (const [k, v] of Object.entries(obj)) {
+            out[k] = renderWire(v);
+        }
+        return out;
+    }
+    return value;
+}
+
+/** Resolves every output in a value (deeply) to plain data; secrets render as "[secret]". */
+async function resolveOutputs(value: unknown): Promise<unknown> {
+    if (pulumi.Output.isInstance(value)) {
+        const out = value as pulumi.Output<unknown>;
+        // `promise(true)` resolves unknowns too (an apply callback would never run for them).
+        const internal = out as unknown as { promise(withUnknowns: boolean): Promise<unknown>; isSecret: Promise<boolean>; isKnown: Promise<boolean> };
+        const [inner, secret, known] = await Promise.all([internal.promise(true), internal.isSecret, internal.isKnown]);
+        if (secret) {
+            return SECRET;
+        }
+        return known ? resolveOutputs(inner) : UNKNOWN;
+    }
+    if (Array.isArray(value)) {
+        return Promise.all(value.map(resolveOutputs));
+    }
+    if (value !== null && typeof value === "object" && !pulumi.Resource.isInstance(value)) {
+        const entries = await Promise.all(Object.entries(value).map(async ([k, v]) => [k, await resolveOutputs(v)] as const));
+        return Object.fromEntries(entries);
+    }
+    return value;
+}
+
+function liveKey(apiVersion: string, kind: string, id: string): string {
+    return `${apiVersion}/${kind}/${id}`;
+}
+
+/** Kubernetes type tokens look like `kubernetes:<group>/<version>:<Kind>` (core group: `core`). */
+export function kubernetesGvk(type: string): { apiVersion: string; kind: string } | undefined {
+    const m = /^kubernetes:([^:]+):([A-Za-z0-9]+)$/.exec(type);
+    if (!m) {
+        return undefined;
+    }
+    const groupVersion = m[1].startsWith("core/") ? m[1].slice("core/".length) : m[1];
+    return { apiVersion: groupVersion, kind: m[2] };
+}
+
+/**
+ * Evaluates `program` for one stack under mocks. Runs are sequential: the Pulumi runtime is
+ * process-global, so callers must await one run before starting the next.
+ */
+export async function runOffline(opts: OfflineOptions): Promise<OfflineRun> {
+    const world = opts.world ?? {};
+    const calls = { ...PLACEHOLDER_CALLS, ...(world.calls ?? {}) };
+    const records = new Map<string, PlannedResource>();
+    const order: string[] = [];
+    const transformsByToken = new Map<string, pulumi.ResourceTransform>();
+    const failures: Error[] = [];
+
+    await pulumi.runtime.setMocks(
+        {
+            newResource(args: pulumi.runtime.MockResourceArgs): { id: string; state: Record<string, unknown> } {
+                if (args.id !== undefined && args.id !== "" && args.custom) {
+                    // A read of an existing object (`Resource.get`): answer from the world.
+                    const gvk = kubernetesGvk(args.type);
+                    const live = gvk ? world.objects?.[liveKey(gvk.apiVersion, gvk.kind, args.id)] : undefined;
+                    if (!live) {
+                        throw new Error(`${args.type} ${args.id} does not exist in the cluster`);
+                    }
+                    return { id: args.id, state: live };
+                }
+                return { id: args.custom ? `${args.name}-offline-id` : "", state: args.inputs };
+            },
+            call(args: pulumi.runtime.MockCallArgs): Record<string, unknown> {
+                const answer = calls[args.token];
+                if (!answer) {
+                    throw new Error(`the offline plan has no placeholder for ${args.token}`);
+                }
+                return answer(args.inputs);
+            },
+        },
+        PROJECT,
+        opts.stack,
+        true,
+    );
+    pulumi.runtime.setAllConfig(opts.config, opts.secretKeys ?? []);
+
+    // A stand-in for the engine's callback server, so `transforms` can be registered and recorded.
+    const store = runtimeState.getStore();
+    store.supportsTransforms = true;
+    let nextToken = 0;
+    store.callbacks = {
+        awaitStackRegistrations: async () => undefined,
+        registerTransform: async (transform: pulumi.ResourceTransform) => {
+            const token = `offline-transform-${nextToken++}`;
+            transformsByToken.set(token, transform);
+            const cb = new callbackProto.Callback();
+            cb.setTarget("offline");
+            cb.setToken(token);
+            return cb;
+        },
+    };
+
+    const monitor = runtimeSettings.getMonitor();
+    const record = (req: RegisterLike, urn: string, read: boolean) => {
+        const deps = new Set<string>(req.getDependenciesList());
+        if (!read) {
+            for (const [, pd] of req.getPropertydependenciesMap().entries()) {
+                for (const u of pd.getUrnsList()) {
+                    deps.add(u);
+                }
+            }
+        }
+        const raw = (read ? req.getProperties?.() : req.getObject?.())?.toJavaScript() ?? {};
+        const type = req.getType();
+        records.set(urn, {
+            urn,
+            name: req.getName(),
+            type,
+            custom: read ? true : Boolean(req.getCustom?.()),
+            remote: read ? false : Boolean(req.getRemote?.()),
+            read,
+            stage: null,
+            parent: req.getParent() || null,
+            dependsOn: [...deps].sort(),
+            protect: Boolean(req.getProtect?.()),
+            retainOnDelete: Boolean(req.getRetainondelete?.()),
+            inputs: renderWire(raw) as Record<string, unknown>,
+            transforms: (req.getTransformsList?.() ?? []).map((cb: { getToken(): string }) => {
+                const t = transformsByToken.get(cb.getToken());
+                if (!t) {
+                    throw new Error(`unrecorded transform ${cb.getToken()}`);
+                }
+                return t;
+            }),
+        });
+        order.push(urn);
+    };
+    const wrap = (method: "registerResource" | "readResource", read: boolean) => {
+        const original = monitor[method].bind(monitor);
+        monitor[method] = (req: RegisterLike, callback: (err: Error | null, resp?: { getUrn(): string }) => void) =>
+            original(req, (err: Error | null, resp?: { getUrn(): string }) => {
+                if (err) {
+                    failures.push(err);
+                    fail(err);
+                } else if (resp) {
+                    record(req, resp.getUrn(), read);
+                }
+                callback(err, resp);
+            });
+    };
+    wrap("registerResource", false);
+    wrap("readResource", true);
+
+    // Errors inside the program's applies surface as rejected registrations (the SDK re-raises
+    // them as unhandled rejections) and leave dependent outputs pending forever: fail the run at
+    // the first one, with the program's own message.
+    let fail: (err: Error) => void = () => undefined;
+    const failed = new Promise<never>((_, reject) => {
+        fail = reject;
+    });
+    const onRejection = (reason: unknown) => fail(reason instanceof Error ? reason : new Error(String(reason)));
+    process.on("unhandledRejection", onRejection);
+    const work = async () => {
+        const exported = await opts.program();
+        const resolved = (await resolveOutputs(exported)) as Record<string, unknown>;
+        await runtimeSettings.waitForRPCs();
+        // Let rejections raised in the last turn of the event loop arrive.
+        await new Promise((resolve) => setImmediate(resolve));
+        if (failures.length > 0) {
+            throw failures[0];
+        }
+        return resolved;
+    };
+    let outputs: Record<string, unknown>;
+    try {
+        outputs = await Promise.race([work(), failed]);
+    } finally {
+        process.off("unhandledRejection", onRejection);
+    }
+
+    const resources = order.map((urn) => records.get(urn)!);
+    const stageOf = new Map<string, StageName | null>();
+    const stageByType = new Map<string, StageName>(Object.entries(STAGE_TYPES).map(([s, t]) => [t, s as StageName]));
+    const findStage = (urn: string | null): StageName | null => {
+        if (!urn) {
+            return null;
+        }
+        if (stageOf.has(urn)) {
+            return stageOf.get(urn)!;
+        }
+        const r = records.get(urn);
+        const s = r ? (stageByType.get(r.type) ?? findStage(r.parent)) : null;
+        stageOf.set(urn, s);
+        return s;
+    };
+    for (const r of resources) {
+        r.stage = findStage(r.urn);
+    }
+    return { stack: opts.stack, resources, outputs };
+}
+
+/** The parts of Register/ReadResourceRequest the recorder reads. */
+interface RegisterLike {
+    getType(): string;
+    getName(): string;
+    getParent(): string;
+    getDependenciesList(): string[];
+    getPropertydependenciesMap(): { entries(): Iterable<[string, { getUrnsList(): string[] }]> };
+    getObject?(): { toJavaScript(): Record<string, unknown> } | undefined;
+    getProperties?(): { toJavaScript(): Record<string, unknown> } | undefined;
+    getCustom?(): boolean;
+    getRemote?(): boolean;
+    getProtect?(): boolean | undefined;
+    getRetainondelete?(): boolean | undefined;
+    getTransformsList?(): { getToken(): string }[];
+}

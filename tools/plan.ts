@@ -1,0 +1,163 @@
+/**
+ * The offline plan: evaluates the program for one stack file with Pulumi's mock runtime (no
+ * credentials, no network, no Pulumi CLI) and writes what the stack declares.
+ *
+ *   npm run plan -- --stack hub [--out plan]
+ */
+import * as fs from "fs";
+import * as path from "path";
+import * as YAML from "yaml";
+import { ConfigError } from "../components/config/reader";
+import { STAGES } from "../components/stage";
+import { OfflineRun, PlannedResource, kubernetesGvk, runOffline } from "./offline";
+import { REPO_ROOT, StackFile, placeholderWorld, readStackFile } from "./stackFile";
+
+/** Kubernetes types that are not whole objects: patches, and components rendered by the provider. */
+const NOT_MANIFESTS = /(Patch$)|(^kubernetes:helm\.sh\/)|(^kubernetes:yaml\/)|(^kubernetes:kustomize\/)/;
+
+/** Runs the program for one stack file under mocks. */
+export async function planStack(file: StackFile): Promise<OfflineRun> {
+    // The program module is loaded only now, after nothing else touched the runtime.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { defineStack } = require("../stacks/program") as typeof import("../stacks/program");
+    return runOffline({
+        stack: file.stack,
+        config: file.config,
+        secretKeys: file.secretKeys,
+        world: placeholderWorld(file),
+        program: () => defineStack(),
+    });
+}
+
+/** The rows of resources.json. */
+export function resourceRows(run: OfflineRun): Record<string, unknown>[] {
+    return run.resources.map((r) => ({
+        urn: r.urn,
+        name: r.name,
+        type: r.type,
+        stage: r.stage,
+        parent: r.parent,
+        dependsOn: r.dependsOn,
+        protect: r.protect,
+        retainOnDelete: r.retainOnDelete,
+        custom: r.custom,
+        read: r.read,
+        transforms: r.transforms.map((t) => t.name || "anonymous"),
+        inputs: r.inputs,
+    }));
+}
+
+/** Whole Kubernetes objects the stack declares (not reads, patches or charts), dependencies first. */
+export function manifestResources(run: OfflineRun): PlannedResource[] {
+    const objects = run.resources.filter((r) => r.custom && !r.read && kubernetesGvk(r.type) && !NOT_MANIFESTS.test(r.type));
+    return topologicalOrder(objects, run.resources);
+}
+
+/** Orders `subset` so each resource comes after everything it (transitively) depends on. */
+export function topologicalOrder(subset: PlannedResource[], all: PlannedResource[]): PlannedResource[] {
+    const byUrn = new Map(all.map((r) => [r.urn, r]));
+    const wanted = new Set(subset.map((r) => r.urn));
+    const done = new Set<string>();
+    const out: PlannedResource[] = [];
+    const visit = (urn: string, path: Set<string>) => {
+        if (done.has(urn) || path.has(urn)) {
+            return;
+        }
+        path.add(urn);
+        for (const dep of byUrn.get(urn)?.dependsOn ?? []) {
+            visit(dep, path);
+        }
+        path.delete(urn);
+        done.add(urn);
+        if (wanted.has(urn)) {
+            out.push(byUrn.get(urn)!);
+        }
+    };
+    for (const r of subset) {
+        visit(r.urn, new Set());
+    }
+    return out;
+}
+
+/** One YAML document per object, in dependency order. */
+export function manifestsYaml(run: OfflineRun): string {
+    return manifestResources(run)
+        .map((r) => {
+            const { apiVersion, kind, ...rest } = r.inputs;
+            return YAML.stringify({ apiVersion, kind, ...rest }, { lineWidth: 0 });
+        })
+        .join("---\n");
+}
+
+/** The short summary the plan prints: resources per stage and kind, and the stage DAG. */
+export function summary(run: OfflineRun): string {
+    const lines = [`stack ${run.stack}: ${run.resources.length} resources`];
+    for (const stage of [null, ...STAGES]) {
+        const inStage = run.resources.filter((r) => r.stage === stage);
+        const counts = new Map<string, number>();
+        for (const r of inStage) {
+            const label = (kubernetesGvk(r.type)?.kind ?? r.type) + (r.read ? " (read)" : "");
+            counts.set(label, (counts.get(label) ?? 0) + 1);
+        }
+        const detail = [...counts.entries()].map(([k, n]) => `${k} x${n}`).join(", ");
+        lines.push(`  ${(stage ?? "(stack)").padEnd(12)} ${String(inStage.length).padStart(3)}  ${detail}`);
+    }
+    lines.push(`  stages: ${STAGES.join(" -> ")}`);
+    return lines.join("\n");
+}
+
+/** Writes resources.json and manifests.yaml under `<outDir>/<stack>/`. */
+export function writePlan(run: OfflineRun, outDir: string): string {
+    const dir = path.join(outDir, run.stack);
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, "resources.json"), JSON.stringify(resourceRows(run), null, 2) + "\n");
+    fs.writeFileSync(path.join(dir, "manifests.yaml"), manifestsYaml(run));
+    return dir;
+}
+
+const USAGE = "usage: npm run plan -- --stack <name> [--out <dir>] [--config-dir <dir>]";
+
+function parseArgs(argv: string[]): { stack: string; out: string; configDir: string } {
+    let stack: string | undefined;
+    let out = path.join(REPO_ROOT, "plan");
+    let configDir = REPO_ROOT;
+    for (let i = 0; i < argv.length; i++) {
+        if (argv[i] === "--stack") {
+            stack = argv[++i];
+        } else if (argv[i] === "--out") {
+            out = path.resolve(argv[++i] ?? "");
+        } else if (argv[i] === "--config-dir") {
+            configDir = path.resolve(argv[++i] ?? "");
+        } else {
+            throw new Error(`unknown argument ${argv[i]}; ${USAGE}`);
+        }
+    }
+    if (!stack) {
+        throw new Error(USAGE);
+    }
+    return { stack, out, configDir };
+}
+
+async function main(): Promise<void> {
+    const args = parseArgs(process.argv.slice(2));
+    let finished = false;
+    // A program that leaves an output pending would let Node exit quietly with status 0.
+    process.on("beforeExit", () => {
+        if (!finished) {
+            console.error(`stack "${args.stack}": the program did not finish (an output never resolved)`);
+            process.exit(1);
+        }
+    });
+    const run = await planStack(readStackFile(args.stack, args.configDir));
+    finished = true;
+    const dir = writePlan(run, args.out);
+    console.log(summary(run));
+    console.log(`wrote ${path.relative(process.cwd(), dir) || dir}/resources.json and manifests.yaml`);
+}
+
+if (require.main === module) {
+    main().catch((err: unknown) => {
+        console.error(err instanceof ConfigError || err instanceof Error ? err.message : String(err));
+        process.exit(1);
+    });
+}

@@ -1,0 +1,84 @@
+import * as fs from "fs";
+import * as path from "path";
+import * as YAML from "yaml";
+import { PROJECT } from "../components/config/types";
+import { OfflineWorld, SECRET } from "./offline";
+
+export const REPO_ROOT = path.resolve(__dirname, "..");
+
+export interface StackFile {
+    stack: string;
+    /** Full keys to values as Pulumi stores them: scalars as text, structures as JSON. */
+    config: Record<string, string>;
+    secretKeys: string[];
+}
+
+/** The stacks that have a `Pulumi.<name>.yaml` in the project. */
+export function listStacks(root = REPO_ROOT): string[] {
+    return fs
+        .readdirSync(root)
+        .map((f) => /^Pulumi\.([A-Za-z0-9_.-]+)\.yaml$/.exec(f)?.[1])
+        .filter((s): s is string => s !== undefined)
+        .sort();
+}
+
+/**
+ * Reads a stack file the way the Pulumi CLI hands it to a program. `secure:` values cannot be
+ * decrypted without the stack's secrets provider: they become "[secret]" and stay secret.
+ */
+export function readStackFile(stack: string, root = REPO_ROOT): StackFile {
+    const file = path.join(root, `Pulumi.${stack}.yaml`);
+    if (!fs.existsSync(file)) {
+        throw new Error(`no stack file ${path.relative(process.cwd(), file) || file}; stacks here: ${listStacks(root).join(", ") || "none"}`);
+    }
+    const doc = (YAML.parse(fs.readFileSync(file, "utf8")) ?? {}) as { config?: Record<string, unknown> };
+    return fromConfigMap(stack, doc.config ?? {});
+}
+
+/** Converts a stack file's `config:` map into Pulumi's flat key/value form. */
+export function fromConfigMap(stack: string, map: Record<string, unknown>): StackFile {
+    const config: Record<string, string> = {};
+    const secretKeys: string[] = [];
+    for (const [rawKey, value] of Object.entries(map)) {
+        const key = rawKey.includes(":") ? rawKey : `${PROJECT}:${rawKey}`;
+        if (isSecure(value)) {
+            config[key] = SECRET;
+            secretKeys.push(key);
+        } else if (value !== null && typeof value === "object") {
+            config[key] = JSON.stringify(value);
+        } else {
+            config[key] = String(value);
+        }
+    }
+    return { stack, config, secretKeys };
+}
+
+function isSecure(value: unknown): boolean {
+    return value !== null && typeof value === "object" && !Array.isArray(value) && Object.keys(value).length === 1 && "secure" in value;
+}
+
+/**
+ * What the offline plan assumes exists in the cluster: the shared Gateway named in config, with
+ * the configured listener, marked as a placeholder. A real preview reads the live object.
+ */
+export function placeholderWorld(file: StackFile): OfflineWorld {
+    const objects: Record<string, Record<string, unknown>> = {};
+    const gw = parseJson(file.config[`${PROJECT}:gateway`]);
+    if (gw && typeof gw.name === "string" && typeof gw.namespace === "string") {
+        objects[`gateway.networking.k8s.io/v1/Gateway/${gw.namespace}/${gw.name}`] = {
+            apiVersion: "gateway.networking.k8s.io/v1",
+            kind: "Gateway",
+            metadata: { name: gw.name, namespace: gw.namespace, annotations: { "argo-rollouts-addon.platform/offline": "placeholder" } },
+            spec: { gatewayClassName: "offline-placeholder", listeners: [{ name: String(gw.listener ?? ""), port: 443, protocol: "HTTPS" }] },
+        };
+    }
+    return { objects };
+}
+
+function parseJson(text: string | undefined): Record<string, unknown> | undefined {
+    try {
+        return text ? (JSON.parse(text) as Record<string, unknown>) : undefined;
+    } catch {
+        return undefined;
+    }
+}
