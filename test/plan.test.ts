@@ -1,0 +1,105 @@
+import * as assert from "assert";
+import { spawnSync } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import * as YAML from "yaml";
+import { STAGES } from "../components/stage";
+import { OfflineRun, SECRET, renderWire } from "../tools/offline";
+import { manifestResources, manifestsYaml, planStack, resourceRows, summary } from "../tools/plan";
+import { REPO_ROOT, fromConfigMap, listStacks, readStackFile } from "../tools/stackFile";
+
+describe("offline plan", () => {
+    const runs = new Map<string, OfflineRun>();
+    before(async () => {
+        for (const stack of listStacks()) {
+            runs.set(stack, await planStack(readStackFile(stack)));
+        }
+    });
+
+    it("finds the hub and preprod stack files", () => {
+        assert.deepStrictEqual(listStacks(), ["hub", "preprod"]);
+    });
+
+    for (const stack of ["hub", "preprod"]) {
+        describe(`stack ${stack}`, () => {
+            it("lists every resource with the documented fields", () => {
+                const run = runs.get(stack)!;
+                const rows = resourceRows(run);
+                const urns = new Set(rows.map((r) => r.urn));
+                assert.ok(rows.length > 10);
+                for (const row of rows) {
+                    for (const field of ["urn", "name", "type", "stage", "parent", "dependsOn", "protect", "retainOnDelete", "inputs"]) {
+                        assert.ok(field in row, `${String(row.urn)} lacks ${field}`);
+                    }
+                    assert.ok(row.stage === null || (STAGES as readonly string[]).includes(row.stage as string));
+                    assert.ok(row.parent === null || urns.has(row.parent as string), `parent of ${String(row.urn)} is not in the plan`);
+                    for (const dep of row.dependsOn as string[]) {
+                        assert.ok(urns.has(dep), `${String(row.urn)} depends on ${dep}, which is not in the plan`);
+                    }
+                    assert.strictEqual(typeof row.protect, "boolean");
+                    assert.strictEqual(typeof row.retainOnDelete, "boolean");
+                }
+                // JSON round trip: nothing in a row that does not serialise.
+                assert.deepStrictEqual(JSON.parse(JSON.stringify(rows)).length, rows.length);
+            });
+
+            it("writes whole Kubernetes objects, dependencies first, and no chart or patch", () => {
+                const run = runs.get(stack)!;
+                const docs = YAML.parseAllDocuments(manifestsYaml(run)).map((d) => d.toJS() as { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } });
+                assert.strictEqual(docs.length, manifestResources(run).length);
+                assert.ok(docs.length >= 6);
+                for (const doc of docs) {
+                    assert.ok(doc.apiVersion && doc.kind && doc.metadata?.name, JSON.stringify(doc));
+                }
+                const kinds = docs.map((d) => d.kind);
+                assert.ok(!kinds.includes("Chart") && !kinds.includes("ConfigGroup"));
+                const at = (kind: string, name: string) => docs.findIndex((d) => d.kind === kind && d.metadata.name === name);
+                assert.ok(at("Namespace", "argo-rollouts") < at("Role", "argo-rollouts"), "the namespace must come before what lives in it");
+                assert.ok(at("ClusterRole", "argo-rollouts") < at("ClusterRoleBinding", "argo-rollouts"));
+            });
+
+            it("summarises resources per stage and the stage DAG", () => {
+                const text = summary(runs.get(stack)!);
+                assert.match(text, new RegExp(`^stack ${stack}: \\d+ resources`));
+                assert.match(text, /stages: gateway -> rollouts -> policy -> argocd-apps/);
+                assert.match(text, /rollouts\s+\d+\s+.*Chart x1/);
+            });
+        });
+    }
+
+    it("shows secure: values as [secret] and keeps them secret", () => {
+        const file = fromConfigMap("x", { "argo-rollouts-addon:token": { secure: "AAABAKsomething" }, plain: 1 });
+        assert.strictEqual(file.config["argo-rollouts-addon:token"], SECRET);
+        assert.deepStrictEqual(file.secretKeys, ["argo-rollouts-addon:token"]);
+        assert.strictEqual(file.config["argo-rollouts-addon:plain"], "1");
+        assert.deepStrictEqual(renderWire({ a: { "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", value: "hunter2" } }), { a: SECRET });
+    });
+
+    describe("command line", function () {
+        this.timeout(60000);
+        const tsNode = path.join(REPO_ROOT, "node_modules", ".bin", "ts-node");
+        const plan = (args: string[]) => spawnSync(tsNode, ["--transpile-only", path.join(REPO_ROOT, "tools", "plan.ts"), ...args], { cwd: REPO_ROOT, encoding: "utf8" });
+
+        it("writes resources.json and manifests.yaml under <out>/<stack>/", () => {
+            const out = fs.mkdtempSync(path.join(os.tmpdir(), "plan-"));
+            const res = plan(["--stack", "hub", "--out", out]);
+            assert.strictEqual(res.status, 0, res.stderr);
+            assert.match(res.stdout, /stages: gateway -> rollouts -> policy -> argocd-apps/);
+            const rows = JSON.parse(fs.readFileSync(path.join(out, "hub", "resources.json"), "utf8")) as unknown[];
+            assert.ok(Array.isArray(rows) && rows.length > 10);
+            assert.ok(fs.readFileSync(path.join(out, "hub", "manifests.yaml"), "utf8").includes("kind: ClusterRole"));
+        });
+
+        it("exits non-zero with the validation message and writes nothing for a bad config", () => {
+            const dir = fs.mkdtempSync(path.join(os.tmpdir(), "stacks-"));
+            const hub = fs.readFileSync(path.join(REPO_ROOT, "Pulumi.hub.yaml"), "utf8");
+            fs.writeFileSync(path.join(dir, "Pulumi.broken.yaml"), hub.replace("role: hub", "role: primary"));
+            const out = path.join(dir, "out");
+            const res = plan(["--stack", "broken", "--config-dir", dir, "--out", out]);
+            assert.strictEqual(res.status, 1);
+            assert.match(res.stderr, /stack "broken": invalid configuration \(1 problem\):\n {2}- argo-rollouts-addon:cluster\.role = "primary": must be one of hub, spoke/);
+            assert.strictEqual(fs.existsSync(out), false, "a failed plan must write nothing");
+        });
+    });
+});

@@ -1,0 +1,292 @@
+import * as assert from "assert";
+import * as pulumi from "@pulumi/pulumi";
+import { parseAddonConfig, AddonConfig } from "../components/config";
+import {
+    CHART_VALUE_KEYS,
+    CRD_TYPE,
+    GATEWAY_API_PLUGIN,
+    PLUGINS_DIGEST_ANNOTATION,
+    PLUGIN_SOURCE_FILE,
+    ROLLOUTS_CRD_FILES,
+    controllerClusterRules,
+    controllerValues,
+    findWildcards,
+    pluginListDigest,
+    trafficRouterPlugin,
+    unknownChartValueKeys,
+} from "../components/rollouts";
+import { OfflineRun, PlannedResource } from "../tools/offline";
+import { TEST_DIGEST, TEST_SHA256, byName, hubConfig, merged, planInline } from "./harness";
+
+function config(patch: Record<string, unknown> = {}): AddonConfig {
+    const { "aws:region": _region, ...rest } = merged(hubConfig(), patch);
+    return parseAddonConfig("hub", rest, { awsRegion: "eu-west-1" });
+}
+
+type Values = {
+    controller: Record<string, any>;
+    dashboard: Record<string, any>;
+    [k: string]: any;
+};
+const values = (patch: Record<string, unknown> = {}) => controllerValues(config(patch)) as Values;
+
+async function applyTransform(t: pulumi.ResourceTransform, type: string): Promise<pulumi.ResourceOptions | undefined> {
+    const result = await t({ custom: true, type, name: "child", props: { kind: "x" }, opts: {} });
+    return result?.opts;
+}
+
+describe("rollouts stage", () => {
+    let run: OfflineRun;
+    before(async () => {
+        run = await planInline(hubConfig(), { stack: "hub" });
+    });
+
+    describe("CRDs", () => {
+        it("are their own step, at the controller's version, before the controller", () => {
+            const crds = byName(run, "rollouts-crds");
+            assert.strictEqual(crds.type, "kubernetes:yaml/v2:ConfigGroup");
+            assert.strictEqual(crds.stage, "rollouts");
+            const files = crds.inputs.files as string[];
+            assert.deepStrictEqual(
+                files,
+                ROLLOUTS_CRD_FILES.map((f) => `https://raw.githubusercontent.com/argoproj/argo-rollouts/v1.9.0/manifests/crds/${f}`),
+            );
+            const chart = byName(run, "rollouts-controller");
+            assert.ok(chart.dependsOn.includes(crds.urn), "the controller chart does not wait for the CRDs");
+            const image = (chart.inputs.values as Values).controller.image;
+            assert.strictEqual(image.tag, "v1.9.0", "CRDs and controller image must share one version");
+        });
+
+        it("follow an explicit appVersion together with the image", async () => {
+            const r = await planInline(merged(hubConfig(), { controller: { chartVersion: "2.42.0", appVersion: "v1.9.1" } }));
+            assert.ok((byName(r, "rollouts-crds").inputs.files as string[]).every((u) => u.includes("/v1.9.1/manifests/crds/")));
+            assert.strictEqual((byName(r, "rollouts-controller").inputs.values as Values).controller.image.tag, "v1.9.1");
+            assert.strictEqual(byName(r, "rollouts-controller").inputs.version, "2.42.0");
+        });
+
+        it("are protected and retained on delete, on the group and on every CRD in it", async () => {
+            const crds = byName(run, "rollouts-crds");
+            assert.strictEqual(crds.protect, true);
+            assert.strictEqual(crds.retainOnDelete, true);
+            assert.strictEqual(crds.transforms.length, 1);
+            const opts = await applyTransform(crds.transforms[0], CRD_TYPE);
+            assert.strictEqual(opts?.protect, true);
+            assert.strictEqual(opts?.retainOnDelete, true);
+        });
+
+        it("protect only CRDs: the transform leaves other kinds alone", async () => {
+            const crds = byName(run, "rollouts-crds");
+            assert.strictEqual(await applyTransform(crds.transforms[0], "kubernetes:core/v1:ConfigMap"), undefined);
+        });
+
+        it("are applied server-side (provider setting)", () => {
+            const provider = run.resources.find((r) => r.type === "pulumi:providers:kubernetes")!;
+            assert.strictEqual(provider.inputs.enableServerSideApply, "true");
+        });
+    });
+
+    describe("controller chart", () => {
+        it("is the argo-rollouts chart pinned to the configured version from the Argo Helm repository", () => {
+            const chart = byName(run, "rollouts-controller");
+            assert.strictEqual(chart.type, "kubernetes:helm.sh/v4:Chart");
+            assert.strictEqual(chart.inputs.chart, "argo-rollouts");
+            assert.strictEqual(chart.inputs.version, "2.41.0");
+            assert.deepStrictEqual(chart.inputs.repositoryOpts, { repo: "https://argoproj.github.io/argo-helm" });
+            assert.strictEqual(chart.inputs.namespace, "argo-rollouts");
+        });
+
+        it("takes an OCI repository as the chart reference", async () => {
+            const r = await planInline(merged(hubConfig(), { controller: { chartRepository: "oci://registry.test.example/charts" } }));
+            const chart = byName(r, "rollouts-controller");
+            assert.strictEqual(chart.inputs.chart, "oci://registry.test.example/charts/argo-rollouts");
+            assert.strictEqual(chart.inputs.repositoryOpts, undefined);
+        });
+
+        for (const [label, patch] of [
+            ["download mode", {}],
+            ["image mode with dashboard and ServiceMonitor", { plugin: { delivery: "image", sha256: undefined, digest: TEST_DIGEST }, controller: { dashboard: true, serviceMonitor: true, priorityClassName: "platform" } }],
+        ] as const) {
+            it(`sets only keys the chart's values file has (${label})`, () => {
+                assert.deepStrictEqual(unknownChartValueKeys(values(patch as Record<string, unknown>)), []);
+            });
+        }
+
+        it("notices a key the chart does not have", () => {
+            assert.deepStrictEqual(unknownChartValueKeys({ controller: { replicas: 2, replica: 2, pdb: { maxUnavailable: 1, maxUnavaliable: 1 } }, installCRD: false }), [
+                "controller.replica",
+                "controller.pdb.maxUnavaliable",
+                "installCRD",
+            ]);
+            assert.strictEqual(CHART_VALUE_KEYS["controller.trafficRouterPlugins"], "any");
+        });
+
+        it("keeps CRDs out of the chart and its aggregate roles off", () => {
+            const v = values();
+            assert.strictEqual(v.installCRDs, false);
+            assert.strictEqual(v.createClusterAggregateRoles, false);
+            assert.strictEqual(v.controller.createClusterRole, false);
+            assert.strictEqual(v.providerRBAC.enabled, false);
+            // gatewayAPI's provider RBAC adds ConfigMap write even with providerRBAC off.
+            assert.strictEqual(v.providerRBAC.providers.gatewayAPI, false);
+            assert.ok(Object.values(v.providerRBAC.providers).every((on) => on === false));
+        });
+
+        it("runs at least two replicas with an integer PDB budget", () => {
+            const v = values({ controller: { replicas: 3, pdbMaxUnavailable: 2 } });
+            assert.strictEqual(v.controller.replicas, 3);
+            // Exactly these keys: no minAvailable beside the integer budget.
+            assert.deepStrictEqual(v.controller.pdb, { enabled: true, maxUnavailable: 2 });
+            assert.strictEqual(Number.isInteger(v.controller.pdb.maxUnavailable), true);
+        });
+
+        it("sets requests and limits, a metrics Service, and a ServiceMonitor only when asked", () => {
+            const v = values();
+            assert.deepStrictEqual(v.controller.resources, { requests: { cpu: "100m", memory: "256Mi" }, limits: { cpu: "1", memory: "512Mi" } });
+            assert.deepStrictEqual(v.controller.metrics, { enabled: true, serviceMonitor: { enabled: false } });
+            assert.strictEqual(values({ controller: { serviceMonitor: true } }).controller.metrics.serviceMonitor.enabled, true);
+        });
+
+        it("runs every container restricted", () => {
+            const v = values({ plugin: { delivery: "image", sha256: undefined, digest: TEST_DIGEST }, controller: { dashboard: true } });
+            const restricted = (sc: Record<string, any>) => {
+                assert.strictEqual(sc.allowPrivilegeEscalation, false);
+                assert.strictEqual(sc.readOnlyRootFilesystem, true);
+                assert.strictEqual(sc.runAsNonRoot, true);
+                assert.deepStrictEqual(sc.capabilities, { drop: ["ALL"] });
+                assert.deepStrictEqual(sc.seccompProfile, { type: "RuntimeDefault" });
+            };
+            restricted(v.containerSecurityContext);
+            restricted(v.dashboard.containerSecurityContext);
+            restricted(v.controller.initContainers[0].securityContext);
+            assert.deepStrictEqual(v.podSecurityContext, { runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } });
+            assert.deepStrictEqual(v.dashboard.podSecurityContext, v.podSecurityContext);
+        });
+
+        it("pulls every image from the mirror", () => {
+            const v = values({ plugin: { delivery: "image", sha256: undefined, digest: TEST_DIGEST }, controller: { dashboard: true } });
+            assert.strictEqual(v.controller.image.registry, "registry.test.example/mirror");
+            assert.strictEqual(v.dashboard.image.registry, "registry.test.example/mirror");
+            assert.strictEqual(v.controller.initContainers[0].image, `registry.test.example/mirror/argoproj-labs/rollouts-plugin-trafficrouter-gatewayapi@${TEST_DIGEST}`);
+        });
+
+        it("uses the upstream registries when no mirror is configured", () => {
+            const v = values({ imageRegistry: undefined, plugin: { delivery: "image", sha256: undefined, digest: TEST_DIGEST } });
+            assert.strictEqual(v.controller.image.registry, "quay.io");
+            assert.ok(v.controller.initContainers[0].image.startsWith("ghcr.io/argoproj-labs/"));
+        });
+
+        it("keeps the dashboard off by default and read-only when on", () => {
+            assert.strictEqual(values().dashboard.enabled, false);
+            const on = values({ controller: { dashboard: true } });
+            assert.strictEqual(on.dashboard.enabled, true);
+            assert.strictEqual(on.dashboard.readonly, true);
+        });
+    });
+
+    describe("Gateway API plugin", () => {
+        it("downloads the release asset for the node architecture with the configured sha256", () => {
+            const v = values({ plugin: { arch: "arm64" } });
+            assert.deepStrictEqual(v.controller.trafficRouterPlugins, [
+                {
+                    name: "argoproj-labs/gatewayAPI",
+                    location: "https://github.com/argoproj-labs/rollouts-plugin-trafficrouter-gatewayapi/releases/download/v0.15.0/gatewayapi-plugin-linux-arm64",
+                    sha256: TEST_SHA256,
+                },
+            ]);
+            assert.strictEqual(v.controller.initContainers, undefined);
+        });
+
+        it("copies the binary from the digest-pinned image into a volume the controller loads from", () => {
+            const v = values({ plugin: { delivery: "image", sha256: undefined, digest: TEST_DIGEST } });
+            assert.deepStrictEqual(v.controller.trafficRouterPlugins, [{ name: GATEWAY_API_PLUGIN, location: `file://${PLUGIN_SOURCE_FILE}` }]);
+            const init = v.controller.initContainers[0];
+            assert.deepStrictEqual(init.command, ["cp", "/bin/rollouts-plugin-trafficrouter-gatewayapi", PLUGIN_SOURCE_FILE]);
+            const vol = v.controller.volumes[0].name;
+            assert.deepStrictEqual(init.volumeMounts, [{ name: vol, mountPath: "/plugin-source" }]);
+            assert.deepStrictEqual(v.controller.volumeMounts, [{ name: vol, mountPath: "/plugin-source", readOnly: true }]);
+            // Not the chart's plugin-bin volume: the controller would truncate its own source.
+            assert.notStrictEqual(vol, "plugin-bin");
+        });
+
+        it("restarts the controller when the plugin list changes", () => {
+            const annotation = (patch: Record<string, unknown>) => values(patch).controller.podAnnotations[PLUGINS_DIGEST_ANNOTATION];
+            const base = annotation({});
+            assert.match(base, /^[a-f0-9]{64}$/);
+            assert.strictEqual(annotation({}), base, "the digest must be stable");
+            assert.notStrictEqual(annotation({ plugin: { version: "v0.16.0" } }), base);
+            assert.notStrictEqual(annotation({ plugin: { sha256: "c".repeat(64) } }), base);
+            const img = annotation({ plugin: { delivery: "image", sha256: undefined, digest: TEST_DIGEST } });
+            assert.notStrictEqual(annotation({ plugin: { delivery: "image", sha256: undefined, digest: `sha256:${"d".repeat(64)}` } }), img);
+            assert.strictEqual(pluginListDigest([trafficRouterPlugin(config().plugin)]), pluginListDigest([trafficRouterPlugin(config().plugin)]));
+        });
+    });
+
+    describe("RBAC", () => {
+        const rbacResources = (r: OfflineRun): PlannedResource[] => r.resources.filter((x) => /:(Cluster)?Role$/.test(x.type));
+
+        it("has no wildcard in any role the stack declares", async () => {
+            const withAll = await planInline(merged(hubConfig(), { plugin: { tcpRoutes: true, tlsRoutes: true } }));
+            const roles = rbacResources(withAll);
+            assert.ok(roles.length >= 3);
+            for (const role of roles) {
+                assert.deepStrictEqual(findWildcards(role.inputs.rules as never), [], `${role.name} has a wildcard`);
+            }
+        });
+
+        it("finds a wildcard when there is one", () => {
+            assert.deepStrictEqual(findWildcards([{ apiGroups: ["gateway.networking.k8s.io"], resources: ["*"], verbs: ["get"] }]), ["rule 0: resources"]);
+            assert.deepStrictEqual(findWildcards([{ apiGroups: [""], resources: ["pods"], verbs: ["*"] }]), ["rule 0: verbs"]);
+        });
+
+        it("grants the plugin get/list/watch/update on HTTP and gRPC routes and nothing more by default", () => {
+            const routes = controllerClusterRules({ tcpRoutes: false, tlsRoutes: false }).filter((r) => r.apiGroups.includes("gateway.networking.k8s.io"));
+            assert.deepStrictEqual(routes, [{ apiGroups: ["gateway.networking.k8s.io"], resources: ["httproutes", "grpcroutes"], verbs: ["get", "list", "watch", "update"] }]);
+            const withTcp = controllerClusterRules({ tcpRoutes: true, tlsRoutes: false }).find((r) => r.apiGroups.includes("gateway.networking.k8s.io"))!;
+            assert.deepStrictEqual(withTcp.resources, ["httproutes", "grpcroutes", "tcproutes"]);
+        });
+
+        it("lets the plugin read Services and never write ConfigMaps", () => {
+            const rules = controllerClusterRules({ tcpRoutes: false, tlsRoutes: false });
+            assert.ok(rules.some((r) => r.apiGroups.includes("") && r.resources.includes("services") && r.verbs.includes("get")));
+            assert.ok(!rules.some((r) => r.resources.includes("configmaps")), "no cluster-wide ConfigMap access");
+        });
+
+        it("never lets the controller create Jobs or touch Ingresses beyond reading", () => {
+            const rules = controllerClusterRules({ tcpRoutes: false, tlsRoutes: false });
+            for (const kind of ["jobs", "ingresses"]) {
+                const rule = rules.find((r) => r.resources.includes(kind))!;
+                assert.deepStrictEqual(rule.verbs, ["get", "list", "watch"]);
+            }
+        });
+
+        it("binds the roles to the chart's ServiceAccount", () => {
+            for (const name of ["controller-clusterrolebinding", "controller-rolebinding"]) {
+                const b = byName(run, name);
+                assert.deepStrictEqual(b.inputs.subjects, [{ kind: "ServiceAccount", name: "argo-rollouts", namespace: "argo-rollouts" }]);
+            }
+            assert.strictEqual(values().serviceAccount.name, "argo-rollouts");
+        });
+
+        it("confines leader election and the controller's own config to its namespace", () => {
+            const role = byName(run, "controller-role");
+            assert.strictEqual((role.inputs.metadata as { namespace: string }).namespace, "argo-rollouts");
+            const resources = (role.inputs.rules as { resources: string[] }[]).flatMap((r) => r.resources);
+            assert.deepStrictEqual(resources.sort(), ["configmaps", "leases", "secrets"]);
+        });
+    });
+
+    describe("namespace", () => {
+        it("carries restricted Pod Security and the platform's labels", () => {
+            const ns = byName(run, "controller-namespace");
+            const labels = (ns.inputs.metadata as { labels: Record<string, string> }).labels;
+            assert.strictEqual(labels["pod-security.kubernetes.io/enforce"], "restricted");
+            assert.strictEqual(labels["app.kubernetes.io/part-of"], "argo-rollouts-addon");
+        });
+
+        it("adds labels from config", async () => {
+            const r = await planInline(merged(hubConfig(), { controller: { namespaceLabels: { "platform.example/tier": "platform" } } }));
+            const labels = (byName(r, "controller-namespace").inputs.metadata as { labels: Record<string, string> }).labels;
+            assert.strictEqual(labels["platform.example/tier"], "platform");
+        });
+    });
+});
