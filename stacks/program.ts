@@ -18,8 +18,8 @@ export function defineStack(config: AddonConfig = loadAddonConfig()): Record<str
 
     const gateway = new GatewayStage("gateway", { stack: config.stack, gateway: config.gateway }, { providers });
     const rollouts = new RolloutsStage("rollouts", { config }, { providers, after: gateway });
-    const policy = new PolicyStage("policy", { providers, after: rollouts });
-    new ArgoCdAppsStage("argocd-apps", { providers, after: policy });
+    const policy = new PolicyStage("policy", { config }, { providers, after: rollouts });
+    new ArgoCdAppsStage("argocd-apps", { config }, { providers, after: policy });
 
     return {
         cluster: config.cluster.name,

@@ -2,3 +2,4 @@ export * from "./types";
 export * from "./reader";
 export * from "./parse";
 export * from "./load";
+export * from "./admission";

@@ -1,3 +1,4 @@
+import { readArgoCd, readPolicy } from "./admission";
 import { ConfigError, ConfigReader, DNS_LABEL, Plain, QUANTITY } from "./reader";
 import {
     AddonConfig,
@@ -48,7 +49,7 @@ export const DEFAULTS = {
 } as const;
 
 /** The keys a stack may set under the `argo-rollouts-addon:` namespace. */
-export const TOP_LEVEL_KEYS = ["cluster", "gateway", "imageRegistry", "controller", "plugin"] as const;
+export const TOP_LEVEL_KEYS = ["cluster", "gateway", "imageRegistry", "controller", "plugin", "policy", "argocd"] as const;
 
 const CLUSTER_KEYS = ["name", "role", "mimirTenant", "eksClusterName", "region", "kubeconfigContext", "kubeconfigPath"];
 const GATEWAY_KEYS = ["name", "namespace", "listener"];
@@ -107,11 +108,13 @@ export function parseAddonConfig(stack: string, raw: Plain, ambient: { awsRegion
     });
     const controller = readController(r, raw.controller);
     const plugin = readPlugin(r, raw.plugin);
+    const policy = readPolicy(r, raw.policy);
+    const argocd = readArgoCd(r, raw.argocd);
 
-    if (r.problems.length > 0 || !cluster || !gateway || !controller || !plugin) {
+    if (r.problems.length > 0 || !cluster || !gateway || !controller || !plugin || !policy || !argocd) {
         throw new ConfigError(stack, PROJECT, r.problems);
     }
-    return { stack, cluster, gateway, images: { registry }, controller, plugin };
+    return { stack, cluster, gateway, images: { registry }, controller, plugin, policy, argocd };
 }
 
 function readCluster(r: ConfigReader, value: unknown, ambient: { awsRegion?: string }): ClusterConfig | undefined {

@@ -3,6 +3,8 @@
  * is declared; components receive the parts they need and never read Pulumi config themselves.
  */
 
+import { ArgoCdConfig, PolicyConfig } from "./admission";
+
 /** The Pulumi project name, which is also the namespace of every config key. */
 export const PROJECT = "argo-rollouts-addon";
 
@@ -91,4 +93,6 @@ export interface AddonConfig {
     images: ImagesConfig;
     controller: ControllerConfig;
     plugin: PluginConfig;
+    policy: PolicyConfig;
+    argocd: ArgoCdConfig;
 }

@@ -1,5 +1,10 @@
 import * as k8s from "@pulumi/kubernetes";
+import { AddonConfig } from "../config";
 import { Stage, StageOptions } from "../stage";
+
+export interface PolicyStageArgs {
+    config: AddonConfig;
+}
 
 /** Kyverno aggregates ClusterRoles with this label into its background controller's role. */
 export const KYVERNO_BACKGROUND_AGGREGATE_LABEL = "rbac.kyverno.io/aggregate-to-background-controller";
@@ -20,7 +25,7 @@ export function pdbGenerationRules(): { apiGroups: string[]; resources: string[]
 export class PolicyStage extends Stage {
     readonly pdbGenerationRole: k8s.rbac.v1.ClusterRole;
 
-    constructor(name: string, opts: StageOptions) {
+    constructor(name: string, _args: PolicyStageArgs, opts: StageOptions) {
         super("policy", name, opts);
         this.pdbGenerationRole = new k8s.rbac.v1.ClusterRole(
             "kyverno-pdb-generation",
