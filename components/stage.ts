@@ -8,6 +8,9 @@ import * as pulumi from "@pulumi/pulumi";
 export const STAGES = ["gateway", "rollouts", "policy", "argocd-apps"] as const;
 export type StageName = (typeof STAGES)[number];
 
+/** The label every object the addon declares carries. */
+export const PART_OF = { "app.kubernetes.io/part-of": "argo-rollouts-addon" } as const;
+
 /** The Pulumi type token of each stage's component. */
 export const STAGE_TYPES: Readonly<Record<StageName, string>> = {
     gateway: "argo-rollouts-addon:stages:Gateway",

@@ -1,6 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { ArgoCdAppsStage } from "../components/argocd";
 import { clusterProvider } from "../components/cluster";
+import { SPOKE_READ_ENDPOINTS_OUTPUT, hubReadEndpoint } from "../components/cluster/hubEndpoint";
 import { AddonConfig, loadAddonConfig } from "../components/config";
 import { GatewayStage } from "../components/gateway";
 import { PolicyStage } from "../components/policy";
@@ -16,8 +17,14 @@ export function defineStack(config: AddonConfig = loadAddonConfig()): Record<str
     const provider = clusterProvider(config.cluster);
     const providers = [provider];
 
-    const gateway = new GatewayStage("gateway", { stack: config.stack, gateway: config.gateway }, { providers });
-    const rollouts = new RolloutsStage("rollouts", { config }, { providers, after: gateway });
+    const readEndpoint = hubReadEndpoint(config);
+
+    const gateway = new GatewayStage(
+        "gateway",
+        { stack: config.stack, role: config.cluster.role, gateway: config.gateway, metrics: config.metrics },
+        { providers },
+    );
+    const rollouts = new RolloutsStage("rollouts", { config, readEndpoint }, { providers, after: gateway });
     const policy = new PolicyStage("policy", { config }, { providers, after: rollouts });
     new ArgoCdAppsStage("argocd-apps", { config }, { providers, after: policy });
 
@@ -32,5 +39,9 @@ export function defineStack(config: AddonConfig = loadAddonConfig()): Record<str
         controllerVersion: config.controller.appVersion,
         pluginVersion: config.plugin.version,
         pluginLocation: pulumi.output(rollouts.pluginLocation),
+        metricsAddress: rollouts.metricsAddress,
+        analysisTemplates: Object.keys(rollouts.analysisTemplates),
+        // Hub: what each spoke's analysis reads; a spoke's StackReference picks its own entry.
+        ...(config.cluster.role === "hub" ? { [SPOKE_READ_ENDPOINTS_OUTPUT]: gateway.spokeReadEndpoints } : {}),
     };
 }

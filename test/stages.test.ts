@@ -1,6 +1,6 @@
 import * as assert from "assert";
 import { STAGES, STAGE_TYPES } from "../components/stage";
-import { checkSharedGateway } from "../components/gateway";
+import { checkGatewayListeners } from "../components/gateway";
 import { eksKubeconfig } from "../components/cluster";
 import { OfflineRun } from "../tools/offline";
 import { byName, hubConfig, merged, planInline, transitiveDeps } from "./harness";
@@ -72,7 +72,7 @@ describe("the four stages", () => {
                 },
             },
         };
-        await assert.rejects(planInline(hubConfig(), { stack: "hub", world }), /stack "hub": the shared Gateway gateway-system\/internal has no listener "https" \(gateway.listener\); it has: http, grpc/);
+        await assert.rejects(planInline(hubConfig(), { stack: "hub", world }), /stack "hub": the Gateway gateway-system\/internal has no listener "https" \(gateway.listener\); it has: http, grpc/);
     });
 
     it("uses a kubeconfig context when one is configured", async () => {
@@ -92,12 +92,15 @@ describe("the four stages", () => {
 });
 
 describe("gateway checks (pure)", () => {
-    const cfg = { name: "internal", namespace: "gateway-system", listener: "https" };
+    const ref = { name: "internal", namespace: "gateway-system" };
+    const wanted = [{ listener: "https", key: "gateway.listener" }];
     it("accepts a Gateway offering the listener", () => {
-        assert.strictEqual(checkSharedGateway("hub", cfg, { spec: { listeners: [{ name: "https" }] } }), undefined);
+        assert.strictEqual(checkGatewayListeners("hub", ref, wanted, { spec: { listeners: [{ name: "https" }] } }), undefined);
     });
-    it("names the missing listener and those that exist", () => {
-        assert.match(checkSharedGateway("hub", cfg, { spec: {} }) ?? "", /no listener "https".*it has: none/);
+    it("names the missing listeners and those that exist", () => {
+        assert.match(checkGatewayListeners("hub", ref, wanted, { spec: {} }) ?? "", /no listener "https" \(gateway.listener\); it has: none/);
+        const two = [...wanted, { listener: "spoke-a", key: "spokes[].listener" }];
+        assert.match(checkGatewayListeners("hub", ref, two, { spec: { listeners: [{ name: "https" }] } }) ?? "", /no listener "spoke-a" \(spokes\[\]\.listener\); it has: https/);
     });
 });
 

@@ -51,6 +51,8 @@ export interface OfflineRun {
 export interface OfflineWorld {
     /** Live Kubernetes objects by `<apiVersion>/<kind>/<namespace>/<name>`. */
     objects?: Record<string, Record<string, unknown>>;
+    /** Outputs of other stacks, by fully qualified stack name, for StackReferences. */
+    stackOutputs?: Record<string, Record<string, unknown>>;
     /** Answers to provider functions by token, e.g. `aws:eks/getCluster:getCluster`. */
     calls?: Record<string, (inputs: Record<string, unknown>) => Record<string, unknown>>;
 }
@@ -168,6 +170,13 @@ export async function runOffline(opts: OfflineOptions): Promise<OfflineRun> {
     await pulumi.runtime.setMocks(
         {
             newResource(args: pulumi.runtime.MockResourceArgs): { id: string; state: Record<string, unknown> } {
+                if (args.type === "pulumi:pulumi:StackReference") {
+                    const outputs = world.stackOutputs?.[args.inputs.name as string];
+                    if (!outputs) {
+                        throw new Error(`stack ${String(args.inputs.name)} was not found`);
+                    }
+                    return { id: String(args.inputs.name), state: { name: args.inputs.name, outputs, secretOutputNames: [] } };
+                }
                 if (args.id !== undefined && args.id !== "" && args.custom) {
                     // A read of an existing object (`Resource.get`): answer from the world.
                     const gvk = kubernetesGvk(args.type);

@@ -10,23 +10,27 @@ import * as YAML from "yaml";
 import { ConfigError } from "../components/config/reader";
 import { STAGES } from "../components/stage";
 import { OfflineRun, PlannedResource, kubernetesGvk, runOffline } from "./offline";
-import { REPO_ROOT, StackFile, placeholderWorld, readStackFile } from "./stackFile";
+import { PROJECT } from "../components/config/types";
+import { REPO_ROOT, StackFile, listStacks, placeholderWorld, readStackFile, referencedHubStack } from "./stackFile";
 
 /** Kubernetes types that are not whole objects: patches, and components rendered by the provider. */
 const NOT_MANIFESTS = /(Patch$)|(^kubernetes:helm\.sh\/)|(^kubernetes:yaml\/)|(^kubernetes:kustomize\/)/;
 
 /** Runs the program for one stack file under mocks. */
-export async function planStack(file: StackFile): Promise<OfflineRun> {
+export async function planStack(file: StackFile, configDir = REPO_ROOT): Promise<OfflineRun> {
     // The program module is loaded only now, after nothing else touched the runtime.
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { defineStack } = require("../stacks/program") as typeof import("../stacks/program");
-    return runOffline({
-        stack: file.stack,
-        config: file.config,
-        secretKeys: file.secretKeys,
-        world: placeholderWorld(file),
-        program: () => defineStack(),
-    });
+    const world = placeholderWorld(file);
+    // A spoke's hub stack of this project, with its file here, is planned first: the spoke then
+    // reads the endpoint the hub really routes for it rather than a placeholder.
+    const hubStack = referencedHubStack(file);
+    const [, project, hubName] = hubStack?.split("/") ?? [];
+    if (hubStack && project === PROJECT && hubName && hubName !== file.stack && listStacks(configDir).includes(hubName)) {
+        const hub = await planStack(readStackFile(hubName, configDir), configDir);
+        world.stackOutputs = { ...world.stackOutputs, [hubStack]: hub.outputs };
+    }
+    return runOffline({ stack: file.stack, config: file.config, secretKeys: file.secretKeys, world, program: () => defineStack() });
 }
 
 /** The rows of resources.json. */
@@ -148,7 +152,7 @@ async function main(): Promise<void> {
             process.exit(1);
         }
     });
-    const run = await planStack(readStackFile(args.stack, args.configDir));
+    const run = await planStack(readStackFile(args.stack, args.configDir), args.configDir);
     finished = true;
     const dir = writePlan(run, args.out);
     console.log(summary(run));

@@ -57,6 +57,15 @@ function isSecure(value: unknown): boolean {
     return value !== null && typeof value === "object" && !Array.isArray(value) && Object.keys(value).length === 1 && "secure" in value;
 }
 
+/** The fully qualified hub stack a spoke's file names in `mimir.hubStack`, if any. */
+export function referencedHubStack(file: StackFile): string | undefined {
+    const mimir = parseJson(file.config[`${PROJECT}:mimir`]);
+    return typeof mimir?.hubStack === "string" ? mimir.hubStack : undefined;
+}
+
+/** The placeholder a spoke's read endpoint resolves to when its hub cannot be planned here. */
+export const PLACEHOLDER_READ_ENDPOINT = "https://offline-placeholder.hub.invalid/prometheus";
+
 /**
  * What the offline plan assumes exists in the cluster: the shared Gateway named in config, with
  * the configured listener, marked as a placeholder. A real preview reads the live object.
@@ -72,7 +81,13 @@ export function placeholderWorld(file: StackFile): OfflineWorld {
             spec: { gatewayClassName: "offline-placeholder", listeners: [{ name: String(gw.listener ?? ""), port: 443, protocol: "HTTPS" }] },
         };
     }
-    return { objects };
+    const world: OfflineWorld = { objects };
+    const hubStack = referencedHubStack(file);
+    const cluster = parseJson(file.config[`${PROJECT}:cluster`]);
+    if (hubStack && typeof cluster?.name === "string") {
+        world.stackOutputs = { [hubStack]: { spokeReadEndpoints: { [cluster.name]: PLACEHOLDER_READ_ENDPOINT } } };
+    }
+    return world;
 }
 
 function parseJson(text: string | undefined): Record<string, unknown> | undefined {

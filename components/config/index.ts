@@ -3,3 +3,4 @@ export * from "./reader";
 export * from "./parse";
 export * from "./load";
 export * from "./admission";
+export * from "./metrics";

@@ -1,5 +1,6 @@
 import { readArgoCd, readPolicy } from "./admission";
-import { ConfigError, ConfigReader, DNS_LABEL, Plain, QUANTITY } from "./reader";
+import { readMetrics } from "./metrics";
+import { ConfigError, ConfigReader, DNS_LABEL, Plain, QUANTITY, isPlainObject } from "./reader";
 import {
     AddonConfig,
     ClusterConfig,
@@ -49,7 +50,19 @@ export const DEFAULTS = {
 } as const;
 
 /** The keys a stack may set under the `argo-rollouts-addon:` namespace. */
-export const TOP_LEVEL_KEYS = ["cluster", "gateway", "imageRegistry", "controller", "plugin", "policy", "argocd"] as const;
+export const TOP_LEVEL_KEYS = [
+    "cluster",
+    "gateway",
+    "imageRegistry",
+    "controller",
+    "plugin",
+    "mimir",
+    "spokes",
+    "analysis",
+    "network",
+    "policy",
+    "argocd",
+] as const;
 
 const CLUSTER_KEYS = ["name", "role", "mimirTenant", "eksClusterName", "region", "kubeconfigContext", "kubeconfigPath"];
 const GATEWAY_KEYS = ["name", "namespace", "listener"];
@@ -108,13 +121,23 @@ export function parseAddonConfig(stack: string, raw: Plain, ambient: { awsRegion
     });
     const controller = readController(r, raw.controller);
     const plugin = readPlugin(r, raw.plugin);
+    const rawCluster = isPlainObject(raw.cluster) ? raw.cluster : {};
+    const metrics = readMetrics(
+        r,
+        raw,
+        {
+            role: cluster?.role ?? (rawCluster.role === "hub" || rawCluster.role === "spoke" ? rawCluster.role : undefined),
+            mimirTenant: cluster?.mimirTenant ?? (typeof rawCluster.mimirTenant === "string" ? rawCluster.mimirTenant : undefined),
+        },
+        gateway,
+    );
     const policy = readPolicy(r, raw.policy);
     const argocd = readArgoCd(r, raw.argocd);
 
-    if (r.problems.length > 0 || !cluster || !gateway || !controller || !plugin || !policy || !argocd) {
+    if (r.problems.length > 0 || !cluster || !gateway || !controller || !plugin || !metrics || !policy || !argocd) {
         throw new ConfigError(stack, PROJECT, r.problems);
     }
-    return { stack, cluster, gateway, images: { registry }, controller, plugin, policy, argocd };
+    return { stack, cluster, gateway, images: { registry }, controller, plugin, metrics, policy, argocd };
 }
 
 function readCluster(r: ConfigReader, value: unknown, ambient: { awsRegion?: string }): ClusterConfig | undefined {

@@ -4,6 +4,7 @@
  */
 
 import { ArgoCdConfig, PolicyConfig } from "./admission";
+import { MetricsConfig } from "./metrics";
 
 /** The Pulumi project name, which is also the namespace of every config key. */
 export const PROJECT = "argo-rollouts-addon";
@@ -93,6 +94,8 @@ export interface AddonConfig {
     images: ImagesConfig;
     controller: ControllerConfig;
     plugin: PluginConfig;
+    /** Metric gates: Mimir, the hub's spokes or this spoke's read endpoint, analysis, network policy. */
+    metrics: MetricsConfig;
     policy: PolicyConfig;
     argocd: ArgoCdConfig;
 }

@@ -1,11 +1,16 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { SharedGatewayConfig } from "../config";
-import { Stage, StageOptions } from "../stage";
+import { ClusterRole, MetricsConfig, SharedGatewayConfig } from "../config";
+import { PART_OF, Stage, StageOptions } from "../stage";
+import { ingestListeners, mimirReferenceGrantSpec, spokeReadEndpoint, spokeRouteName, spokeRouteSpec } from "./spokeRoutes";
+
+export * from "./spokeRoutes";
 
 export interface GatewayStageArgs {
     stack: string;
+    role: ClusterRole;
     gateway: SharedGatewayConfig;
+    metrics: MetricsConfig;
 }
 
 /** The part of a live Gateway this stage reads. */
@@ -19,48 +24,112 @@ export function listenerNames(gateway: LiveGateway): string[] {
 }
 
 /**
- * Checks that the live shared Gateway offers the listener tenant HTTPRoutes attach to; returns
- * the reason it does not, or undefined.
+ * Checks that a live Gateway offers every listener the stack attaches routes to; returns the
+ * reason it does not, or undefined.
  */
-export function checkSharedGateway(stack: string, cfg: SharedGatewayConfig, live: LiveGateway): string | undefined {
+export function checkGatewayListeners(stack: string, ref: { name: string; namespace: string }, wanted: { listener: string; key: string }[], live: LiveGateway): string | undefined {
     const names = listenerNames(live);
-    if (names.includes(cfg.listener)) {
+    const missing = wanted.filter((w) => !names.includes(w.listener));
+    if (missing.length === 0) {
         return undefined;
     }
-    return (
-        `stack "${stack}": the shared Gateway ${cfg.namespace}/${cfg.name} has no listener "${cfg.listener}" ` +
-        `(gateway.listener); it has: ${names.length ? names.join(", ") : "none"}`
-    );
+    const what = missing.map((m) => `"${m.listener}" (${m.key})`).join(", ");
+    return `stack "${stack}": the Gateway ${ref.namespace}/${ref.name} has no listener ${what}; it has: ${names.length ? names.join(", ") : "none"}`;
 }
 
 /**
- * Gateway stage (ADR-056 D4, D7): the shared Gateway the traffic-router plugin's HTTPRoutes
- * attach to. The platform owns the Gateway, so this stage reads the live object: a missing
- * Gateway or listener fails the preview here rather than a canary at run time.
+ * Gateway stage (ADR-056 D4, D5, D7). The platform owns the shared Gateway, so this stage reads
+ * the live object: a missing Gateway or listener fails the preview here rather than a canary at
+ * run time. On the hub it also declares each spoke's Mimir ingest route.
  */
 export class GatewayStage extends Stage {
     /** The shared Gateway as it exists in the cluster. */
     readonly sharedGateway: k8s.apiextensions.CustomResource;
     /** `<namespace>/<name>` of the shared Gateway, once the live object has been checked. */
     readonly sharedGatewayRef: pulumi.Output<string>;
+    /** Hub: the spoke-ingest routes, by spoke name. */
+    readonly spokeRoutes: Record<string, k8s.apiextensions.CustomResource> = {};
+    /** Hub: the read endpoint each spoke's analysis must use (spokes with `query` only). */
+    readonly spokeReadEndpoints: pulumi.Output<Record<string, string>>;
 
     constructor(name: string, args: GatewayStageArgs, opts: StageOptions) {
         super("gateway", name, opts);
         const g = args.gateway;
-        // A read, not a declaration: naming `spec` makes the live spec an output to check.
-        this.sharedGateway = new k8s.apiextensions.CustomResource(
-            "shared-gateway",
+        const mimir = args.metrics.mimir;
+        const spokes = args.role === "hub" ? args.metrics.spokes : [];
+        const ingest = mimir.ingestGateway;
+        const ingestIsShared = ingest.name === g.name && ingest.namespace === g.namespace;
+
+        const wantedOnShared = [{ listener: g.listener, key: "gateway.listener" }];
+        const wantedOnIngest = spokes.length === 0 ? [] : ingestListeners(spokes, mimir).map((listener) => ({ listener, key: "mimir.ingestGateway / spokes[].listener" }));
+
+        this.sharedGateway = this.readGateway("shared-gateway", g);
+        const checks = [this.checked(args.stack, this.sharedGateway, g, ingestIsShared ? [...wantedOnShared, ...wantedOnIngest] : wantedOnShared)];
+        let ingestGateway = this.sharedGateway;
+        if (!ingestIsShared && spokes.length > 0) {
+            ingestGateway = this.readGateway("ingest-gateway", ingest);
+            checks.push(this.checked(args.stack, ingestGateway, ingest, wantedOnIngest));
+        }
+        this.sharedGatewayRef = pulumi.all(checks).apply(() => `${g.namespace}/${g.name}`);
+
+        const grant = mimirReferenceGrantSpec(mimir);
+        const grantResource = grant
+            ? new k8s.apiextensions.CustomResource(
+                  "mimir-spoke-routes-grant",
+                  {
+                      apiVersion: "gateway.networking.k8s.io/v1beta1",
+                      kind: "ReferenceGrant",
+                      metadata: { name: "mimir-spoke-routes", namespace: mimir.namespace, labels: PART_OF },
+                      spec: grant,
+                  },
+                  this.child(),
+              )
+            : undefined;
+        for (const spoke of spokes) {
+            this.spokeRoutes[spoke.name] = new k8s.apiextensions.CustomResource(
+                spokeRouteName(spoke),
+                {
+                    apiVersion: "gateway.networking.k8s.io/v1",
+                    kind: "HTTPRoute",
+                    metadata: {
+                        name: spokeRouteName(spoke),
+                        namespace: mimir.spokeRouteNamespace,
+                        labels: { ...PART_OF, "argo-rollouts-addon.platform/spoke": spoke.name },
+                    },
+                    spec: spokeRouteSpec(spoke, mimir),
+                },
+                this.child({ dependsOn: [ingestGateway, ...(grantResource ? [grantResource] : [])] }),
+            );
+        }
+        const endpoints: Record<string, string> = {};
+        for (const spoke of spokes) {
+            const url = spokeReadEndpoint(spoke, mimir);
+            if (url) {
+                endpoints[spoke.name] = url;
+            }
+        }
+        // Only after the routes exist does an endpoint mean anything to a spoke.
+        this.spokeReadEndpoints = pulumi.all(Object.values(this.spokeRoutes).map((r) => r.id)).apply(() => endpoints);
+        this.registerOutputs({ sharedGatewayRef: this.sharedGatewayRef, spokeReadEndpoints: this.spokeReadEndpoints });
+    }
+
+    /** A read, not a declaration: naming `spec` makes the live spec an output to check. */
+    private readGateway(name: string, ref: { name: string; namespace: string }): k8s.apiextensions.CustomResource {
+        return new k8s.apiextensions.CustomResource(
+            name,
             { apiVersion: "gateway.networking.k8s.io/v1", kind: "Gateway", metadata: undefined, spec: undefined },
-            this.child({ id: `${g.namespace}/${g.name}` }),
+            this.child({ id: `${ref.namespace}/${ref.name}` }),
         );
-        const liveSpec = (this.sharedGateway as unknown as { spec: pulumi.Output<LiveGateway["spec"]> }).spec;
-        this.sharedGatewayRef = liveSpec.apply((spec) => {
-            const problem = checkSharedGateway(args.stack, g, { spec });
+    }
+
+    private checked(stack: string, gateway: k8s.apiextensions.CustomResource, ref: { name: string; namespace: string }, wanted: { listener: string; key: string }[]): pulumi.Output<string> {
+        const liveSpec = (gateway as unknown as { spec: pulumi.Output<LiveGateway["spec"]> }).spec;
+        return liveSpec.apply((spec) => {
+            const problem = checkGatewayListeners(stack, ref, wanted, { spec });
             if (problem) {
                 throw new Error(problem);
             }
-            return `${g.namespace}/${g.name}`;
+            return `${ref.namespace}/${ref.name}`;
         });
-        this.registerOutputs({ sharedGatewayRef: this.sharedGatewayRef });
     }
 }

@@ -1,19 +1,22 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { AddonConfig } from "../config";
-import { Stage, StageOptions } from "../stage";
+import { PART_OF, Stage, StageOptions } from "../stage";
+import { inClusterMimirAddress } from "../mimir";
+import { clusterAnalysisTemplateSpec, sharedTemplates } from "./analysis";
 import { protectCrds, rolloutsCrdUrls } from "./crds";
+import { controllerPolicy, mimirIngressPolicy, namespaceDefaultDeny } from "./network";
 import { trafficRouterPlugin } from "./plugin";
 import { controllerClusterRules, controllerNamespaceRules } from "./rbac";
 import { RELEASE_NAME, controllerValues } from "./values";
 
+export * from "./analysis";
 export * from "./chartKeys";
 export * from "./crds";
+export * from "./network";
 export * from "./plugin";
 export * from "./rbac";
 export * from "./values";
-
-export const PART_OF = { "app.kubernetes.io/part-of": "argo-rollouts-addon" };
 
 /**
  * The controller namespace's labels: restricted Pod Security (every container of the addon runs
@@ -39,12 +42,15 @@ export function chartSource(repository: string): { chart: string; repositoryOpts
 
 export interface RolloutsStageArgs {
     config: AddonConfig;
+    /** Spoke: the read endpoint the hub routes for this spoke (from the hub's stack or config). */
+    readEndpoint?: pulumi.Input<string>;
 }
 
 /**
- * Rollouts stage (ADR-056 D7): the namespace, the CRDs as their own protected step, the
- * controller's least-privilege RBAC, and the pinned controller chart with the Gateway API
- * traffic-router plugin.
+ * Rollouts stage (ADR-056 D5, D7): the namespace, the CRDs as their own protected step, the
+ * controller's least-privilege RBAC, the pinned controller chart with the Gateway API
+ * traffic-router plugin, the controller's network policy to its metrics, and the shared
+ * analysis templates.
  */
 export class RolloutsStage extends Stage {
     readonly namespace: k8s.core.v1.Namespace;
@@ -52,6 +58,10 @@ export class RolloutsStage extends Stage {
     readonly controller: k8s.helm.v4.Chart;
     /** Where the controller loads the Gateway API plugin from. */
     readonly pluginLocation: string;
+    /** The Mimir Prometheus API this cluster's metric gates query. */
+    readonly metricsAddress: pulumi.Output<string>;
+    /** The shared ClusterAnalysisTemplates, by name. */
+    readonly analysisTemplates: Record<string, k8s.apiextensions.CustomResource> = {};
 
     constructor(name: string, args: RolloutsStageArgs, opts: StageOptions) {
         super("rollouts", name, opts);
@@ -85,7 +95,67 @@ export class RolloutsStage extends Stage {
             this.child({ dependsOn: [this.namespace, this.crds, ...rbac] }),
         );
         this.pluginLocation = trafficRouterPlugin(cfg.plugin).location;
-        this.registerOutputs({ namespace: this.namespace.metadata.name, pluginLocation: this.pluginLocation });
+
+        this.metricsAddress = this.resolveMetricsAddress(cfg, args.readEndpoint);
+        this.networkPolicies(cfg);
+        // Templates name a kind of the CRDs, so they wait for them.
+        for (const t of sharedTemplates(cfg.metrics.analysis)) {
+            this.analysisTemplates[t.name] = new k8s.apiextensions.CustomResource(
+                `analysis-${t.name}`,
+                {
+                    apiVersion: "argoproj.io/v1alpha1",
+                    kind: "ClusterAnalysisTemplate",
+                    metadata: { name: t.name, labels: { ...PART_OF, "app.kubernetes.io/component": "analysis" } },
+                    spec: this.metricsAddress.apply((address) => clusterAnalysisTemplateSpec(t, cfg.metrics.analysis, address, cfg.cluster.mimirTenant)),
+                },
+                this.child({ dependsOn: [this.crds] }),
+            );
+        }
+        this.registerOutputs({ namespace: this.namespace.metadata.name, pluginLocation: this.pluginLocation, metricsAddress: this.metricsAddress });
+    }
+
+    /** Hub: Mimir in-cluster. Spoke: the hub's route for this spoke, which forces its tenant. */
+    private resolveMetricsAddress(cfg: AddonConfig, readEndpoint: pulumi.Input<string> | undefined): pulumi.Output<string> {
+        if (cfg.cluster.role === "hub") {
+            return pulumi.output(inClusterMimirAddress(cfg.metrics.mimir));
+        }
+        if (readEndpoint === undefined) {
+            throw new Error(`stack "${cfg.stack}": a spoke needs the read endpoint the hub routes for it`);
+        }
+        return pulumi.output(readEndpoint);
+    }
+
+    /** The controller's CiliumNetworkPolicies, and on the hub the matching ingress into Mimir. */
+    private networkPolicies(cfg: AddonConfig): void {
+        const ns = cfg.controller.namespace;
+        const plugin = trafficRouterPlugin(cfg.plugin);
+        const labels = { ...PART_OF, "app.kubernetes.io/component": "network-policy" };
+        const cnp = (name: string, namespace: string, spec: pulumi.Input<object>) =>
+            new k8s.apiextensions.CustomResource(
+                name,
+                { apiVersion: "cilium.io/v2", kind: "CiliumNetworkPolicy", metadata: { name, namespace, labels }, spec },
+                this.child({ dependsOn: [this.namespace] }),
+            );
+        if (cfg.metrics.network.controllerDefaultDeny) {
+            cnp("default-deny", ns, namespaceDefaultDeny());
+        }
+        cnp(
+            "argo-rollouts-controller",
+            ns,
+            this.metricsAddress.apply((address) =>
+                controllerPolicy({
+                    role: cfg.cluster.role,
+                    controllerNamespace: ns,
+                    mimir: cfg.metrics.mimir,
+                    network: cfg.metrics.network,
+                    ...(cfg.cluster.role === "spoke" ? { readEndpoint: address } : {}),
+                    ...(plugin.location.startsWith("https://") ? { pluginDownloadUrl: plugin.location } : {}),
+                }),
+            ),
+        );
+        if (cfg.cluster.role === "hub") {
+            cnp("argo-rollouts-metric-gates", cfg.metrics.mimir.namespace, mimirIngressPolicy(cfg.metrics.mimir, ns));
+        }
     }
 
     /** The controller's roles, declared here rather than by the chart (see rbac.ts). */

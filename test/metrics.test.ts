@@ -1,0 +1,385 @@
+import * as assert from "assert";
+import { ConfigError, parseAddonConfig } from "../components/config";
+import { spokeReadEndpoint, spokeRouteSpec } from "../components/gateway";
+import { pickSpokeEndpoint } from "../components/cluster/hubEndpoint";
+import {
+    canaryMatchers,
+    clusterAnalysisTemplateSpec,
+    controllerPolicy,
+    escapeLabelValue,
+    guardedConditions,
+    latencyP99Query,
+    mimirIngressPolicy,
+    selector,
+    sharedTemplates,
+    successRateQuery,
+} from "../components/rollouts";
+import { OfflineRun, PlannedResource } from "../tools/offline";
+import { byName, hubConfig, merged, planInline } from "./harness";
+
+/** A spoke configuration that reads through the hub at a fixed URL. */
+function spokeConfig(patch: Record<string, unknown> = {}): Record<string, unknown> {
+    return merged(
+        merged(hubConfig(), {
+            cluster: { name: "preprod", role: "spoke", mimirTenant: "preprod", eksClusterName: "platform-preprod" },
+            mimir: { readEndpoint: "https://mimir-preprod.hub.test.example/prometheus" },
+        }),
+        patch,
+    );
+}
+
+function spokes(n: number, query = true): Record<string, unknown>[] {
+    return Array.from({ length: n }, (_, i) => ({ name: `spoke-${i}`, tenant: `tenant-${i}`, hostname: `mimir-${i}.hub.test.example`, query }));
+}
+
+function parse(cfg: Record<string, unknown>, stack = "hub") {
+    const { "aws:region": _r, ...rest } = cfg;
+    return parseAddonConfig(stack, rest, { awsRegion: "eu-west-1" });
+}
+
+function problems(cfg: Record<string, unknown>): { key: string; given: string; allowed: string }[] {
+    try {
+        parse(cfg);
+    } catch (err) {
+        assert.ok(err instanceof ConfigError);
+        return err.problems;
+    }
+    return assert.fail("accepted");
+}
+
+/**
+ * Argo Rollouts' verdict for one measurement with both conditions set (utils/evaluate): success
+ * if the success condition holds, failure if the failure condition holds, Inconclusive if
+ * neither. The expressions are evaluated with JavaScript equivalents of expr's `len`/`isNaN`.
+ */
+function verdict(conditions: { successCondition: string; failureCondition: string }, result: number[]): "Successful" | "Failed" | "Inconclusive" {
+    const run = (expr: string) =>
+        // eslint-disable-next-line @typescript-eslint/no-implied-eval
+        new Function("result", `return ${expr.replace(/len\(result\)/g, "result.length").replace(/isNaN\(/g, "Number.isNaN(")};`)(result) as boolean;
+    if (run(conditions.successCondition)) {
+        return "Successful";
+    }
+    return run(conditions.failureCondition) ? "Failed" : "Inconclusive";
+}
+
+describe("metric gates", () => {
+    describe("configuration", () => {
+        it("reads a hub's spokes and a spoke's read endpoint", () => {
+            const hub = parse(merged(hubConfig(), { spokes: spokes(2) }));
+            assert.deepStrictEqual(hub.metrics.spokes.map((s) => s.tenant), ["tenant-0", "tenant-1"]);
+            assert.deepStrictEqual(hub.metrics.mimir.ingestGateway, { name: "internal", namespace: "gateway-system", listener: "https" });
+            const spoke = parse(spokeConfig(), "preprod");
+            assert.deepStrictEqual(spoke.metrics.readEndpoint, { kind: "url", url: "https://mimir-preprod.hub.test.example/prometheus" });
+            const viaStack = parse(spokeConfig({ mimir: { readEndpoint: undefined, hubStack: "organization/argo-rollouts-addon/hub" } }), "preprod");
+            assert.deepStrictEqual(viaStack.metrics.readEndpoint, { kind: "stack", stack: "organization/argo-rollouts-addon/hub" });
+        });
+
+        it("refuses a spoke tenant that would read several tenants", () => {
+            const p = problems(merged(hubConfig(), { spokes: [{ name: "a", tenant: "a|hub", hostname: "a.test.example", query: true }] }));
+            assert.deepStrictEqual(p.map((x) => x.key), ["spokes[0].tenant"]);
+            assert.match(p[0].allowed, /no '\|'/);
+        });
+
+        it("refuses a tenant used twice, including the hub's own", () => {
+            const p = problems(
+                merged(hubConfig(), {
+                    spokes: [
+                        { name: "a", tenant: "shared", hostname: "a.test.example" },
+                        { name: "b", tenant: "shared", hostname: "b.test.example" },
+                        { name: "c", tenant: "hub", hostname: "c.test.example" },
+                    ],
+                }),
+            );
+            assert.deepStrictEqual(p.map((x) => x.key), ["spokes[1].tenant", "spokes[2].tenant"]);
+            assert.match(p[0].allowed, /spokes\[0\]\.tenant has it already/);
+            assert.match(p[1].allowed, /cluster\.mimirTenant \(the hub's own tenant\)/);
+        });
+
+        it("refuses two spokes on one hostname", () => {
+            const p = problems(merged(hubConfig(), { spokes: [{ name: "a", tenant: "a", hostname: "x.test.example" }, { name: "b", tenant: "b", hostname: "x.test.example" }] }));
+            assert.deepStrictEqual(p.map((x) => x.key), ["spokes[1].hostname"]);
+        });
+
+        it("makes a spoke name exactly one way to its read endpoint", () => {
+            assert.deepStrictEqual(problems(spokeConfig({ mimir: { readEndpoint: undefined } })).map((x) => x.key), ["mimir"]);
+            assert.deepStrictEqual(problems(spokeConfig({ mimir: { hubStack: "o/p/hub" } })).map((x) => x.key), ["mimir"]);
+            assert.deepStrictEqual(problems(spokeConfig({ mimir: { readEndpoint: "mimir.example" } })).map((x) => x.key), ["mimir.readEndpoint"]);
+            assert.deepStrictEqual(problems(spokeConfig({ spokes: spokes(1) })).map((x) => x.key), ["spokes"]);
+            assert.deepStrictEqual(problems(merged(hubConfig(), { mimir: { readEndpoint: "https://x.example/prometheus" } })).map((x) => x.key), ["mimir.readEndpoint"]);
+        });
+
+        it("refuses an initialDelay shorter than the rate window", () => {
+            const p = problems(merged(hubConfig(), { analysis: { rateWindow: "5m", initialDelay: "1m" } }));
+            assert.deepStrictEqual(p.map((x) => x.key), ["analysis.initialDelay"]);
+            assert.match(p[0].allowed, /at least analysis.rateWindow \(5m\).*empty window must not look like a bad canary/);
+        });
+
+        it("refuses thresholds and durations out of range", () => {
+            const p = problems(merged(hubConfig(), { analysis: { successRate: 1.5, interval: "1 minute", failureLimit: -1 } }));
+            assert.deepStrictEqual(p.map((x) => x.key).sort(), ["analysis.failureLimit", "analysis.interval", "analysis.successRate"]);
+        });
+
+        it("refuses default-deny-only keys without default-deny, and spoke-only keys on the hub", () => {
+            const p = problems(merged(hubConfig(), { network: { canaryTargets: [{ namespace: "shop", port: 8080 }], hubReadCidrs: ["10.0.0.0/24"] } }));
+            assert.deepStrictEqual(p.map((x) => x.key).sort(), ["network.canaryTargets", "network.hubReadCidrs"]);
+        });
+    });
+
+    describe("PromQL (pure)", () => {
+        const canary = canaryMatchers("shop", "checkout", "5d8f9c7b6");
+
+        it("selects the canary ReplicaSet by Beyla's namespace and replicaset labels", () => {
+            assert.strictEqual(selector(canary), '{k8s_namespace_name="shop",k8s_replicaset_name="checkout-5d8f9c7b6"}');
+        });
+
+        it("computes the non-5xx share of the canary's requests", () => {
+            assert.strictEqual(
+                successRateQuery(canary, "2m"),
+                'sum(rate(http_server_request_duration_seconds_count{k8s_namespace_name="shop",k8s_replicaset_name="checkout-5d8f9c7b6",http_response_status_code!~"5.."}[2m]))' +
+                    ' / sum(rate(http_server_request_duration_seconds_count{k8s_namespace_name="shop",k8s_replicaset_name="checkout-5d8f9c7b6"}[2m]))',
+            );
+        });
+
+        it("computes the canary's p99 from the duration histogram", () => {
+            assert.strictEqual(
+                latencyP99Query(canary, "5m"),
+                'histogram_quantile(0.99, sum by (le) (rate(http_server_request_duration_seconds_bucket{k8s_namespace_name="shop",k8s_replicaset_name="checkout-5d8f9c7b6"}[5m])))',
+            );
+        });
+
+        it("escapes label values so an argument cannot close the string", () => {
+            assert.strictEqual(escapeLabelValue('a"b\\c\nd'), 'a\\"b\\\\c\\nd');
+            assert.strictEqual(selector([{ name: "k8s_namespace_name", op: "=", value: 'x"} or vector(1) #' }]), '{k8s_namespace_name="x\\"} or vector(1) #"}');
+            assert.throws(() => selector([{ name: "bad-name", op: "=", value: "x" }]), /not a Prometheus label name/);
+        });
+
+        it("leaves an empty or NaN result Inconclusive and fails only a real breach", () => {
+            const atLeast = guardedConditions("atLeast", 0.95);
+            assert.strictEqual(verdict(atLeast, []), "Inconclusive");
+            assert.strictEqual(verdict(atLeast, [NaN]), "Inconclusive");
+            assert.strictEqual(verdict(atLeast, [0.99]), "Successful");
+            assert.strictEqual(verdict(atLeast, [0.95]), "Successful");
+            assert.strictEqual(verdict(atLeast, [0.9]), "Failed");
+            const atMost = guardedConditions("atMost", 0.5);
+            assert.strictEqual(verdict(atMost, []), "Inconclusive");
+            assert.strictEqual(verdict(atMost, [0.2]), "Successful");
+            assert.strictEqual(verdict(atMost, [0.7]), "Failed");
+        });
+
+        it("builds the shared templates from the configured thresholds", () => {
+            const cfg = parse(merged(hubConfig(), { analysis: { successRate: 0.99, latencyP99Seconds: 0.25, rateWindow: "5m", initialDelay: "6m" } }));
+            const [success, latency] = sharedTemplates(cfg.metrics.analysis);
+            assert.strictEqual(success.name, "success-rate");
+            assert.match(success.query, /\[5m\]/);
+            assert.match(success.query, /k8s_replicaset_name="\{\{args\.rollout\}\}-\{\{args\.canary-hash\}\}"/);
+            assert.match(success.successCondition, />= 0\.99$/);
+            assert.strictEqual(latency.name, "latency-p99");
+            assert.match(latency.failureCondition, /> 0\.25$/);
+            const spec = clusterAnalysisTemplateSpec(success, cfg.metrics.analysis, "http://m/prometheus", "hub") as { metrics: Record<string, unknown>[] };
+            assert.strictEqual(spec.metrics[0].initialDelay, "6m");
+        });
+    });
+
+    describe("hub", () => {
+        let run: OfflineRun;
+        before(async () => {
+            run = await planInline(
+                merged(hubConfig(), {
+                    spokes: [
+                        { name: "preprod", tenant: "preprod", hostname: "mimir-preprod.hub.test.example", query: true },
+                        { name: "edge", tenant: "edge", hostname: "mimir-edge.hub.test.example", query: false },
+                    ],
+                }),
+                { stack: "hub" },
+            );
+        });
+
+        it("declares one spoke-ingest route per spoke, on its hostname only", () => {
+            const routes = run.resources.filter((r) => r.type === "kubernetes:gateway.networking.k8s.io/v1:HTTPRoute");
+            assert.deepStrictEqual(routes.map((r) => r.name).sort(), ["mimir-spoke-edge", "mimir-spoke-preprod"]);
+            for (const r of routes) {
+                assert.strictEqual(r.stage, "gateway");
+                const spec = r.inputs.spec as { hostnames: string[]; parentRefs: { name: string; sectionName: string }[] };
+                assert.strictEqual(spec.hostnames.length, 1);
+                assert.deepStrictEqual(spec.parentRefs.map((p) => `${p.name}/${p.sectionName}`), ["internal/https"]);
+            }
+        });
+
+        it("sets, never adds, the spoke's own tenant on every rule", () => {
+            for (const [name, tenant] of [["mimir-spoke-preprod", "preprod"], ["mimir-spoke-edge", "edge"]]) {
+                const rules = (byName(run, name).inputs.spec as { rules: { filters: { requestHeaderModifier: Record<string, unknown> }[] }[] }).rules;
+                for (const rule of rules) {
+                    assert.deepStrictEqual(rule.filters, [{ type: "RequestHeaderModifier", requestHeaderModifier: { set: [{ name: "X-Scope-OrgID", value: tenant }] } }]);
+                }
+            }
+        });
+
+        it("adds the /prometheus read rule only for spokes that opted in", () => {
+            const paths = (name: string) =>
+                (byName(run, name).inputs.spec as { rules: { matches: { path: { value: string } }[] }[] }).rules.map((r) => r.matches[0].path.value);
+            assert.deepStrictEqual(paths("mimir-spoke-preprod"), ["/api/v1/push", "/prometheus"]);
+            assert.deepStrictEqual(paths("mimir-spoke-edge"), ["/api/v1/push"]);
+        });
+
+        it("spells out Service backendRefs to the Mimir gateway", () => {
+            const rules = (byName(run, "mimir-spoke-preprod").inputs.spec as { rules: { backendRefs: unknown[] }[] }).rules;
+            assert.deepStrictEqual(rules[0].backendRefs, [{ group: "", kind: "Service", name: "mimir-gateway", port: 80, weight: 1 }]);
+        });
+
+        it("exports the read endpoint of each spoke that may query", () => {
+            assert.deepStrictEqual(run.outputs.spokeReadEndpoints, { preprod: "https://mimir-preprod.hub.test.example/prometheus" });
+        });
+
+        it("grants cross-namespace routes their backend", async () => {
+            const r = await planInline(merged(hubConfig(), { spokes: spokes(1), mimir: { spokeRouteNamespace: "gateway-system" } }));
+            const grant = r.resources.find((x) => x.type === "kubernetes:gateway.networking.k8s.io/v1beta1:ReferenceGrant")!;
+            assert.deepStrictEqual(grant.inputs.spec, {
+                from: [{ group: "gateway.networking.k8s.io", kind: "HTTPRoute", namespace: "gateway-system" }],
+                to: [{ group: "", kind: "Service", name: "mimir-gateway" }],
+            });
+            assert.strictEqual((grant.inputs.metadata as { namespace: string }).namespace, "observability");
+            const route = byName(r, "mimir-spoke-spoke-0");
+            assert.ok(route.dependsOn.includes(grant.urn));
+            const backend = (route.inputs.spec as { rules: { backendRefs: { namespace?: string }[] }[] }).rules[0].backendRefs[0];
+            assert.strictEqual(backend.namespace, "observability");
+            assert.ok(!run.resources.some((x) => x.type.endsWith(":ReferenceGrant")), "no grant when routes live beside Mimir");
+        });
+
+        it("fails the preview when a spoke's listener is missing on the ingest Gateway", async () => {
+            const cfg = merged(hubConfig(), { spokes: [{ name: "a", tenant: "a", hostname: "a.test.example", listener: "spoke-a" }] });
+            await assert.rejects(planInline(cfg, { stack: "hub" }), /no listener "spoke-a"/);
+        });
+
+        it("queries Mimir in-cluster with its own tenant through the Prometheus provider", () => {
+            for (const name of ["analysis-success-rate", "analysis-latency-p99"]) {
+                const t = byName(run, name);
+                assert.strictEqual(t.type, "kubernetes:argoproj.io/v1alpha1:ClusterAnalysisTemplate");
+                const metric = (t.inputs.spec as { metrics: { provider: Record<string, { address: string; headers: unknown[] }> }[] }).metrics[0];
+                assert.deepStrictEqual(Object.keys(metric.provider), ["prometheus"], "no Job provider: Kyverno denies its pod");
+                assert.strictEqual(metric.provider.prometheus.address, "http://mimir-gateway.observability.svc:80/prometheus");
+                assert.deepStrictEqual(metric.provider.prometheus.headers, [{ key: "X-Scope-OrgID", value: "hub" }]);
+                assert.ok(t.dependsOn.includes(byName(run, "rollouts-crds").urn), "templates wait for the CRDs");
+            }
+        });
+
+        it("lets the controller reach the Mimir gateway pods, and only it into Mimir", () => {
+            const egress = byName(run, "argo-rollouts-controller").inputs.spec as ReturnType<typeof controllerPolicy>;
+            assert.deepStrictEqual(egress.egress?.[0], {
+                toEndpoints: [{ matchLabels: { "k8s:io.kubernetes.pod.namespace": "observability", "app.kubernetes.io/name": "mimir", "app.kubernetes.io/component": "gateway" } }],
+                toPorts: [{ ports: [{ port: "8080", protocol: "TCP" }] }],
+            });
+            assert.deepStrictEqual(egress.enableDefaultDeny, { ingress: false, egress: false });
+            const ingress = byName(run, "argo-rollouts-metric-gates");
+            assert.strictEqual((ingress.inputs.metadata as { namespace: string }).namespace, "observability");
+            assert.deepStrictEqual((ingress.inputs.spec as ReturnType<typeof mimirIngressPolicy>).ingress, [
+                {
+                    fromEndpoints: [{ matchLabels: { "k8s:io.kubernetes.pod.namespace": "argo-rollouts", "app.kubernetes.io/name": "argo-rollouts", "app.kubernetes.io/component": "rollouts-controller" } }],
+                    toPorts: [{ ports: [{ port: "8080", protocol: "TCP" }] }],
+                },
+            ]);
+        });
+
+        it("plans a hub with 100 spokes", async () => {
+            const big = await planInline(merged(hubConfig(), { spokes: spokes(100) }));
+            assert.strictEqual(big.resources.filter((r) => r.type.endsWith(":HTTPRoute")).length, 100);
+            const tenants = new Set(
+                big.resources
+                    .filter((r) => r.type.endsWith(":HTTPRoute"))
+                    .map((r) => (r.inputs.spec as { rules: { filters: { requestHeaderModifier: { set: { value: string }[] } }[] }[] }).rules[0].filters[0].requestHeaderModifier.set[0].value),
+            );
+            assert.strictEqual(tenants.size, 100);
+            assert.strictEqual(Object.keys(big.outputs.spokeReadEndpoints as object).length, 100);
+        });
+    });
+
+    describe("spoke", () => {
+        let run: OfflineRun;
+        before(async () => {
+            run = await planInline(spokeConfig({ network: { hubReadCidrs: ["10.20.0.0/24"] } }), { stack: "preprod" });
+        });
+
+        it("reads its own tenant through the hub's route", () => {
+            const metric = (byName(run, "analysis-success-rate").inputs.spec as { metrics: { provider: { prometheus: { address: string; headers: unknown[] } } }[] }).metrics[0];
+            assert.strictEqual(metric.provider.prometheus.address, "https://mimir-preprod.hub.test.example/prometheus");
+            assert.deepStrictEqual(metric.provider.prometheus.headers, [{ key: "X-Scope-OrgID", value: "preprod" }]);
+        });
+
+        it("declares no spoke routes and no Mimir ingress", () => {
+            assert.ok(!run.resources.some((r) => r.type.endsWith(":HTTPRoute")));
+            assert.ok(!run.resources.some((r) => r.name === "argo-rollouts-metric-gates"));
+        });
+
+        it("lets the controller reach the hub read endpoint and DNS, nothing broader", () => {
+            const spec = byName(run, "argo-rollouts-controller").inputs.spec as ReturnType<typeof controllerPolicy>;
+            assert.deepStrictEqual(spec.egress, [
+                { toFQDNs: [{ matchName: "mimir-preprod.hub.test.example" }], toPorts: [{ ports: [{ port: "443", protocol: "TCP" }] }] },
+                { toCIDR: ["10.20.0.0/24"], toPorts: [{ ports: [{ port: "443", protocol: "TCP" }] }] },
+                {
+                    toEndpoints: [{ matchLabels: { "k8s:io.kubernetes.pod.namespace": "kube-system", "k8s-app": "kube-dns" } }],
+                    toPorts: [{ ports: [{ port: "53", protocol: "UDP" }, { port: "53", protocol: "TCP" }], rules: { dns: [{ matchPattern: "*" }] } }],
+                },
+            ]);
+        });
+
+        it("takes the endpoint the hub stack publishes for it", async () => {
+            const cfg = spokeConfig({ mimir: { readEndpoint: undefined, hubStack: "organization/argo-rollouts-addon/hub" } });
+            const world = {
+                objects: { "gateway.networking.k8s.io/v1/Gateway/gateway-system/internal": { spec: { listeners: [{ name: "https" }] } } },
+                stackOutputs: { "organization/argo-rollouts-addon/hub": { spokeReadEndpoints: { preprod: "https://from-hub.test.example/prometheus" } } },
+            };
+            const r = await planInline(cfg, { stack: "preprod", world });
+            assert.strictEqual(r.outputs.metricsAddress, "https://from-hub.test.example/prometheus");
+            const noRoute = { ...world, stackOutputs: { "organization/argo-rollouts-addon/hub": { spokeReadEndpoints: { other: "https://x/prometheus" } } } };
+            await assert.rejects(planInline(cfg, { stack: "preprod", world: noRoute }), /routes no read endpoint for spoke "preprod".*it routes: other/);
+        });
+    });
+
+    describe("default-deny controller namespace", () => {
+        const policies = (r: OfflineRun): PlannedResource[] => r.resources.filter((x) => x.type === "kubernetes:cilium.io/v2:CiliumNetworkPolicy");
+
+        it("denies the namespace and lists everything the controller still needs", async () => {
+            const r = await planInline(
+                merged(hubConfig(), { network: { controllerDefaultDeny: true, canaryTargets: [{ namespace: "shop", port: 8080 }], metricsScrapeNamespaces: ["observability"] } }),
+            );
+            const deny = byName(r, "default-deny");
+            assert.deepStrictEqual(deny.inputs.spec, {
+                description: "Default deny: the controller namespace allows only what its policies list",
+                endpointSelector: {},
+                ingress: [{}],
+                egress: [{}],
+            });
+            const spec = byName(r, "argo-rollouts-controller").inputs.spec as ReturnType<typeof controllerPolicy>;
+            assert.strictEqual(spec.enableDefaultDeny, undefined);
+            const egress = spec.egress ?? [];
+            assert.ok(egress.some((e) => e.toEntities?.includes("kube-apiserver")), "API server");
+            const fqdns = egress.flatMap((e) => e.toFQDNs ?? []).map((f) => f.matchName);
+            assert.deepStrictEqual(fqdns, ["github.com", "objects.githubusercontent.com", "release-assets.githubusercontent.com"], "plugin download");
+            assert.ok(egress.some((e) => e.toEndpoints?.[0].matchLabels["k8s:io.kubernetes.pod.namespace"] === "shop" && e.toPorts?.[0].ports[0].port === "8080"), "canary");
+            assert.ok(egress.some((e) => e.toEndpoints?.[0].matchLabels["app.kubernetes.io/name"] === "mimir"), "Mimir");
+            assert.deepStrictEqual(spec.ingress?.[0].toPorts, [{ ports: [{ port: "8090", protocol: "TCP" }] }]);
+            assert.ok(!egress.some((e) => e.toEntities?.includes("world") || e.toEntities?.includes("all")), "nothing broader");
+            assert.strictEqual(policies(r).length, 3);
+        });
+
+        it("needs no download egress when the plugin comes from an image", async () => {
+            const r = await planInline(
+                merged(hubConfig(), { network: { controllerDefaultDeny: true }, plugin: { delivery: "image", sha256: undefined, digest: `sha256:${"b".repeat(64)}` } }),
+            );
+            const egress = (byName(r, "argo-rollouts-controller").inputs.spec as ReturnType<typeof controllerPolicy>).egress ?? [];
+            assert.ok(!egress.some((e) => e.toFQDNs));
+        });
+    });
+
+    describe("spoke endpoints (pure)", () => {
+        it("builds a read endpoint only for spokes with query", () => {
+            const mimir = parse(hubConfig()).metrics.mimir;
+            assert.strictEqual(spokeReadEndpoint({ name: "a", tenant: "a", hostname: "a.example", query: true }, mimir), "https://a.example/prometheus");
+            assert.strictEqual(spokeReadEndpoint({ name: "a", tenant: "a", hostname: "a.example", query: false }, mimir), undefined);
+            assert.strictEqual(spokeRouteSpec({ name: "a", tenant: "a", hostname: "a.example", listener: "spokes", query: false }, mimir).parentRefs[0].sectionName, "spokes");
+        });
+        it("explains a hub that does not route the spoke", () => {
+            assert.strictEqual(pickSpokeEndpoint("p", "o/p/hub", "p", { p: "https://x/prometheus" }), "https://x/prometheus");
+            assert.throws(() => pickSpokeEndpoint("p", "o/p/hub", "p", undefined), /it routes: none/);
+        });
+    });
+});
