@@ -1,0 +1,130 @@
+/**
+ * Plan benchmark: wall time, peak memory and resource count of the offline plan for the project's
+ * stacks and for synthetic hubs with 1, 10 and 100 spokes, against a baseline Node process that
+ * only loads @pulumi/pulumi and @pulumi/kubernetes. Every case runs in a fresh process, so peak
+ * memory is the case's own.
+ *
+ *   npm run bench [-- --runs 3]
+ */
+import { spawnSync } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { PROJECT } from "../components/config/types";
+import { planStack, writePlan } from "./plan";
+import { REPO_ROOT, StackFile, readStackFile } from "./stackFile";
+
+interface Sample {
+    /** Evaluating the program and writing the plan, inside the process. */
+    planMs: number;
+    /** The whole process, start to exit, as the parent saw it. */
+    processMs: number;
+    peakRssMiB: number;
+    resources: number;
+}
+
+const SPOKE_COUNTS = [1, 10, 100];
+
+/** The hub stack file with `n` synthetic spokes, each with the read rule. */
+export function syntheticHub(n: number, root = REPO_ROOT): StackFile {
+    const hub = readStackFile("hub", root);
+    const spokes = Array.from({ length: n }, (_, i) => ({ name: `spoke-${i}`, tenant: `spoke-${i}`, hostname: `mimir-spoke-${i}.hub.bench.example`, query: true }));
+    return { ...hub, stack: `hub-${n}-spokes`, config: { ...hub.config, [`${PROJECT}:spokes`]: JSON.stringify(spokes) } };
+}
+
+function caseFile(name: string): StackFile {
+    const m = /^hub-([0-9]+)-spokes$/.exec(name);
+    return m ? syntheticHub(Number(m[1])) : readStackFile(name);
+}
+
+/** Child mode: plan one case and print its figures as JSON. */
+async function runCase(name: string): Promise<void> {
+    const out = fs.mkdtempSync(path.join(os.tmpdir(), "bench-plan-"));
+    const start = process.hrtime.bigint();
+    const run = await planStack(caseFile(name));
+    writePlan(run, out);
+    const planMs = Number(process.hrtime.bigint() - start) / 1e6;
+    fs.rmSync(out, { recursive: true, force: true });
+    const peakRssMiB = process.resourceUsage().maxRSS / 1024;
+    process.stdout.write(JSON.stringify({ planMs, peakRssMiB, resources: run.resources.length }) + "\n");
+}
+
+/** Child mode: the baseline, loading only the two Pulumi packages. */
+function runBaseline(): void {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    require("@pulumi/pulumi");
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    require("@pulumi/kubernetes");
+    process.stdout.write(JSON.stringify({ planMs: 0, peakRssMiB: process.resourceUsage().maxRSS / 1024, resources: 0 }) + "\n");
+}
+
+function spawnCase(args: string[]): Sample {
+    const start = process.hrtime.bigint();
+    const res = spawnSync(process.execPath, ["-r", "ts-node/register/transpile-only", __filename, ...args], { cwd: REPO_ROOT, encoding: "utf8" });
+    const processMs = Number(process.hrtime.bigint() - start) / 1e6;
+    if (res.status !== 0) {
+        throw new Error(`bench case ${args.join(" ")} failed:\n${res.stderr}`);
+    }
+    const line = res.stdout.trim().split("\n").pop() ?? "{}";
+    return { ...(JSON.parse(line) as Omit<Sample, "processMs">), processMs };
+}
+
+function median(values: number[]): number {
+    const s = [...values].sort((a, b) => a - b);
+    return s[Math.floor(s.length / 2)];
+}
+
+function summarise(samples: Sample[]): Sample {
+    return {
+        planMs: median(samples.map((s) => s.planMs)),
+        processMs: median(samples.map((s) => s.processMs)),
+        peakRssMiB: Math.max(...samples.map((s) => s.peakRssMiB)),
+        resources: samples[0].resources,
+    };
+}
+
+async function main(): Promise<void> {
+    const argv = process.argv.slice(2);
+    if (argv[0] === "--case") {
+        return runCase(argv[1]);
+    }
+    if (argv[0] === "--baseline") {
+        return runBaseline();
+    }
+    const runsAt = argv.indexOf("--runs");
+    const runs = runsAt >= 0 ? Number(argv[runsAt + 1]) : 3;
+    if (!Number.isInteger(runs) || runs < 1) {
+        throw new Error("--runs takes a whole number of at least 1");
+    }
+
+    const baseline = summarise(Array.from({ length: runs }, () => spawnCase(["--baseline"])));
+    const cases = ["hub", "preprod", ...SPOKE_COUNTS.map((n) => `hub-${n}-spokes`)];
+    const results = new Map<string, Sample>();
+    for (const c of cases) {
+        results.set(c, summarise(Array.from({ length: runs }, () => spawnCase(["--case", c]))));
+    }
+
+    console.log(`plan benchmark: median of ${runs} runs, ${os.cpus().length} cores, Node ${process.version}`);
+    console.log(`baseline (load @pulumi/pulumi + @pulumi/kubernetes): ${baseline.processMs.toFixed(0)} ms, ${baseline.peakRssMiB.toFixed(0)} MiB peak`);
+    console.log("");
+    console.log("| case | resources | plan ms | process ms | peak MiB | time x baseline | memory x baseline |");
+    console.log("|---|---:|---:|---:|---:|---:|---:|");
+    for (const [name, r] of results) {
+        console.log(
+            `| ${name} | ${r.resources} | ${r.planMs.toFixed(0)} | ${r.processMs.toFixed(0)} | ${r.peakRssMiB.toFixed(0)} | ` +
+                `${(r.processMs / baseline.processMs).toFixed(2)} | ${(r.peakRssMiB / baseline.peakRssMiB).toFixed(2)} |`,
+        );
+    }
+    const [one, ten, hundred] = SPOKE_COUNTS.map((n) => results.get(`hub-${n}-spokes`)!);
+    const perSpokeLow = (ten.planMs - one.planMs) / (10 - 1);
+    const perSpokeHigh = (hundred.planMs - ten.planMs) / (100 - 10);
+    console.log("");
+    console.log(`plan time per added spoke: ${perSpokeLow.toFixed(1)} ms (1->10), ${perSpokeHigh.toFixed(1)} ms (10->100)`);
+}
+
+if (require.main === module) {
+    main().catch((err: unknown) => {
+        console.error(err instanceof Error ? err.message : String(err));
+        process.exit(1);
+    });
+}
