@@ -1,0 +1,403 @@
+/**
+ * The delivery strategy library (ADR-056 D3, D4, D6, D8): one manifest shape for every stage of
+ * every app, with the strategy decided by the tier, never per app. Pure and exported, so tenant
+ * scaffolders and other programs render exactly what the platform tests.
+ */
+import { GATEWAY_API_PLUGIN } from "../rollouts/plugin";
+
+export type Tier = "dev" | "test" | "preprod" | "prod";
+/** How strictly a prod app is gated: standard (metric gate) or regulated (+ human approval). */
+export type ProdClass = "standard" | "regulated";
+export type Shape = "canary" | "blueGreen";
+
+export const TIERS: readonly Tier[] = ["dev", "test", "preprod", "prod"];
+export const PROD_CLASSES: readonly ProdClass[] = ["standard", "regulated"];
+export const SHAPES: readonly Shape[] = ["canary", "blueGreen"];
+
+/** Apps with this label set to "true" bypass the error-budget freeze (ADR-056 D6). */
+export const CRITICAL_LABEL = "argo-rollouts-addon.platform/critical";
+/** The shared templates the library references (see rollouts/analysis.ts and errorBudget.ts). */
+export const SUCCESS_RATE_TEMPLATE = "success-rate";
+export const ERROR_BUDGET_TEMPLATE = "error-budget";
+
+export interface AppRoute {
+    /** The app's single existing HTTPRoute: the hostname is unchanged (ADR-056 D4). */
+    name: string;
+    gateway: { name: string; namespace: string; listener: string };
+    hostnames: string[];
+}
+
+export interface AppSpec {
+    name: string;
+    namespace: string;
+    /** The container port the Services target. */
+    port: number;
+    /** The Services' port (default 80). */
+    servicePort?: number;
+    /** Optional below prod (replica-based canary); required for a prod canary (weighted routing). */
+    route?: AppRoute;
+    /** Critical apps bypass the error-budget freeze. */
+    critical?: boolean;
+    /** Opt-in to the error-budget freeze: the app's SLO as its Sloth recording rules name it. */
+    slo?: { service: string; name: string };
+}
+
+export interface StrategyOptions {
+    tier: Tier;
+    /** Prod only (default standard). */
+    prodClass?: ProdClass;
+    /** Prod only (default canary). */
+    shape?: Shape;
+    /** Prod canary weights, ascending, ending at 100 (default 25, 50, 100 as proven in ADR-056). */
+    steps?: number[];
+    /** How long each weight holds before the next (default 5m): long enough for the gate to measure it. */
+    stepPause?: string;
+}
+
+type Arg = { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string }; podTemplateHashValue?: "Latest" | "Stable" } };
+type TemplateRef = { templateName: string; clusterScope: true };
+export type AnalysisRef = { templates: TemplateRef[]; args: Arg[] };
+export type CanaryStep = { setWeight: number } | { pause: { duration?: string } } | { analysis: AnalysisRef };
+
+export interface CanaryStrategy {
+    canary: {
+        maxSurge: number;
+        maxUnavailable: number;
+        steps: CanaryStep[];
+        canaryService?: string;
+        stableService?: string;
+        trafficRouting?: { plugins: Record<string, { httpRoute: string }> };
+        analysis?: AnalysisRef & { startingStep: number };
+    };
+}
+
+export interface BlueGreenStrategy {
+    blueGreen: {
+        activeService: string;
+        previewService: string;
+        autoPromotionEnabled: boolean;
+        prePromotionAnalysis: AnalysisRef;
+        scaleDownDelaySeconds: number;
+    };
+}
+
+export type RolloutStrategy = CanaryStrategy | BlueGreenStrategy;
+
+export interface ServiceObject {
+    apiVersion: "v1";
+    kind: "Service";
+    metadata: { name: string; namespace: string; labels: Record<string, string> };
+    spec: {
+        type: "ClusterIP";
+        selector: Record<string, string>;
+        ports: { name: string; port: number; targetPort: number; protocol: "TCP" }[];
+    };
+}
+
+export interface HttpRouteObject {
+    apiVersion: "gateway.networking.k8s.io/v1";
+    kind: "HTTPRoute";
+    metadata: { name: string; namespace: string; labels: Record<string, string> };
+    spec: {
+        parentRefs: { group: "gateway.networking.k8s.io"; kind: "Gateway"; name: string; namespace: string; sectionName: string }[];
+        hostnames: string[];
+        rules: {
+            matches: { path: { type: "PathPrefix"; value: string } }[];
+            backendRefs: { group: ""; kind: "Service"; name: string; port: number; weight: number }[];
+        }[];
+    };
+}
+
+export interface RbacRule {
+    apiGroups: string[];
+    resources: string[];
+    verbs: string[];
+}
+
+export interface RoleObject {
+    apiVersion: "rbac.authorization.k8s.io/v1";
+    kind: "Role";
+    metadata: { name: string; namespace: string; labels: Record<string, string> };
+    rules: RbacRule[];
+}
+
+export interface DeliveryPlan {
+    tier: Tier;
+    prodClass?: ProdClass;
+    shape: Shape;
+    strategy: RolloutStrategy;
+    /** The Services the strategy names (stable/canary or active/preview), both ClusterIP. */
+    services: ServiceObject[];
+    /** The app's route with both Services as weighted backends (canary) or the active one. */
+    httpRoute?: HttpRouteObject;
+    /** Regulated prod: approver and deployer Roles, so deployer != approver is enforced by RBAC. */
+    roles?: { approver: RoleObject; deployer: RoleObject };
+    /** One line for the README's tier x class table. */
+    behaviour: string;
+}
+
+export const DEFAULT_STEPS = [25, 50, 100];
+export const DEFAULT_STEP_PAUSE = "5m";
+const DURATION = /^[1-9][0-9]*(s|m|h)$/;
+
+/** The labels every object of an app carries; the Services select the Rollout's pods with them. */
+export function appLabels(app: Pick<AppSpec, "name">): Record<string, string> {
+    return { "app.kubernetes.io/name": app.name };
+}
+
+/** Arguments of the shared metric templates, resolved from the Rollout itself. */
+export function metricArgs(): Arg[] {
+    return [
+        { name: "namespace", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } },
+        { name: "rollout", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
+        { name: "canary-hash", valueFrom: { podTemplateHashValue: "Latest" } },
+    ];
+}
+
+function templates(...names: string[]): TemplateRef[] {
+    return names.map((templateName) => ({ templateName, clusterScope: true as const }));
+}
+
+/** The error-budget gate applies to non-critical apps that authored an SLO (ADR-056 D6). */
+export function errorBudgetGate(app: AppSpec): AnalysisRef | undefined {
+    if (app.critical || !app.slo) {
+        return undefined;
+    }
+    return {
+        templates: templates(ERROR_BUDGET_TEMPLATE),
+        args: [
+            { name: "service", value: app.slo.service },
+            { name: "slo", value: app.slo.name },
+        ],
+    };
+}
+
+export function serviceNames(app: Pick<AppSpec, "name">, shape: Shape): [string, string] {
+    return shape === "canary" ? [`${app.name}-stable`, `${app.name}-canary`] : [`${app.name}-active`, `${app.name}-preview`];
+}
+
+function service(app: AppSpec, name: string): ServiceObject {
+    return {
+        apiVersion: "v1",
+        kind: "Service",
+        metadata: { name, namespace: app.namespace, labels: appLabels(app) },
+        spec: {
+            type: "ClusterIP",
+            // The controller adds rollouts-pod-template-hash to each Service's selector.
+            selector: appLabels(app),
+            ports: [{ name: "http", port: app.servicePort ?? 80, targetPort: app.port, protocol: "TCP" }],
+        },
+    };
+}
+
+/**
+ * The app's HTTPRoute with explicit defaults (`group: ""`, `kind`, `weight`, path match): Cilium
+ * wants `group: ""` on Service backends, and ArgoCD shows defaults the API server fills in as
+ * drift. A canary lists both Services, stable at 100 and canary at 0, for the plugin to move.
+ */
+export function appRoute(app: AppSpec, backends: { name: string; weight: number }[]): HttpRouteObject | undefined {
+    if (!app.route) {
+        return undefined;
+    }
+    const r = app.route;
+    return {
+        apiVersion: "gateway.networking.k8s.io/v1",
+        kind: "HTTPRoute",
+        metadata: { name: r.name, namespace: app.namespace, labels: appLabels(app) },
+        spec: {
+            parentRefs: [{ group: "gateway.networking.k8s.io", kind: "Gateway", name: r.gateway.name, namespace: r.gateway.namespace, sectionName: r.gateway.listener }],
+            hostnames: [...r.hostnames],
+            rules: [
+                {
+                    matches: [{ path: { type: "PathPrefix", value: "/" } }],
+                    backendRefs: backends.map((b) => ({ group: "" as const, kind: "Service" as const, name: b.name, port: app.servicePort ?? 80, weight: b.weight })),
+                },
+            ],
+        },
+    };
+}
+
+/**
+ * Regulated prod: approvers may patch `rollouts/status` (promote and abort clear or set the pause
+ * conditions there) and read the rest; deployers write `rollouts` and never `rollouts/status`, so
+ * nobody who ships a version can approve it (ADR-040/049 separation of duties).
+ */
+export function approvalRoles(app: Pick<AppSpec, "name" | "namespace">): { approver: RoleObject; deployer: RoleObject } {
+    const read = ["get", "list", "watch"];
+    const observe: RbacRule = { apiGroups: ["argoproj.io"], resources: ["analysisruns", "experiments"], verbs: read };
+    const labels = appLabels(app);
+    return {
+        approver: {
+            apiVersion: "rbac.authorization.k8s.io/v1",
+            kind: "Role",
+            metadata: { name: `${app.name}-rollout-approver`, namespace: app.namespace, labels },
+            rules: [
+                { apiGroups: ["argoproj.io"], resources: ["rollouts"], verbs: read },
+                { apiGroups: ["argoproj.io"], resources: ["rollouts/status"], verbs: ["get", "patch"] },
+                observe,
+            ],
+        },
+        deployer: {
+            apiVersion: "rbac.authorization.k8s.io/v1",
+            kind: "Role",
+            metadata: { name: `${app.name}-rollout-deployer`, namespace: app.namespace, labels },
+            rules: [{ apiGroups: ["argoproj.io"], resources: ["rollouts"], verbs: [...read, "create", "update", "patch", "delete"] }, observe],
+        },
+    };
+}
+
+/** Checks the options; returns the reasons they cannot be used (empty when fine). */
+export function checkOptions(app: AppSpec, opts: StrategyOptions): string[] {
+    const problems: string[] = [];
+    if (!TIERS.includes(opts.tier)) {
+        problems.push(`tier must be one of ${TIERS.join(", ")}, got ${String(opts.tier)}`);
+    }
+    if (opts.tier !== "prod" && (opts.prodClass !== undefined || opts.shape !== undefined || opts.steps !== undefined)) {
+        problems.push(`prodClass, shape and steps apply to prod only; ${opts.tier} always gets the auto-promoting canary (ADR-056 D3)`);
+    }
+    const steps = opts.steps ?? DEFAULT_STEPS;
+    const ascending = steps.every((w, i) => Number.isInteger(w) && w > 0 && w <= 100 && (i === 0 || w > steps[i - 1]));
+    if (!ascending || steps[steps.length - 1] !== 100) {
+        problems.push(`steps must be ascending whole percentages ending at 100, got ${JSON.stringify(steps)}`);
+    }
+    if (opts.stepPause !== undefined && !DURATION.test(opts.stepPause)) {
+        problems.push(`stepPause must be a duration such as 5m, got ${opts.stepPause}`);
+    }
+    if (opts.tier === "prod" && (opts.shape ?? "canary") === "canary" && !app.route) {
+        problems.push("a prod canary needs the app's HTTPRoute: its weights are the traffic split (ADR-056 D4)");
+    }
+    return problems;
+}
+
+/**
+ * The strategy for an app at a tier, and the objects it needs. Throws when the options cannot be
+ * used (see `checkOptions`).
+ */
+export function deliveryPlan(app: AppSpec, opts: StrategyOptions): DeliveryPlan {
+    const problems = checkOptions(app, opts);
+    if (problems.length > 0) {
+        throw new Error(`app ${app.namespace}/${app.name}: ${problems.join("; ")}`);
+    }
+    if (opts.tier !== "prod") {
+        return lowerTierPlan(app, opts.tier);
+    }
+    const prodClass = opts.prodClass ?? "standard";
+    return (opts.shape ?? "canary") === "canary" ? prodCanaryPlan(app, prodClass, opts) : blueGreenPlan(app, prodClass);
+}
+
+/**
+ * dev / test / preprod: the trivial auto-promoting canary. It dogfoods the Rollout object,
+ * admission and (with a route) the traffic plumbing at near-zero cost; lower tiers do not gate
+ * on metrics (ADR-056 D3). maxSurge 1 with maxUnavailable 0 keeps headroom against the PDB (D8).
+ */
+function lowerTierPlan(app: AppSpec, tier: Tier): DeliveryPlan {
+    const [stable, canary] = serviceNames(app, "canary");
+    const routed = app.route !== undefined;
+    return {
+        tier,
+        shape: "canary",
+        strategy: {
+            canary: {
+                maxSurge: 1,
+                maxUnavailable: 0,
+                steps: [{ setWeight: 100 }],
+                ...(routed ? { canaryService: canary, stableService: stable, trafficRouting: { plugins: { [GATEWAY_API_PLUGIN]: { httpRoute: app.route!.name } } } } : {}),
+            },
+        },
+        services: routed ? [service(app, stable), service(app, canary)] : [],
+        httpRoute: appRoute(app, [
+            { name: stable, weight: 100 },
+            { name: canary, weight: 0 },
+        ]),
+        behaviour: "auto-promoting canary (setWeight 100), no analysis" + (routed ? ", routed through the plugin" : ", replica-based"),
+    };
+}
+
+/**
+ * prod canary: stepped weights through the Gateway API plugin with the success-rate gate running
+ * in the background once the first weight is in effect; a breach aborts and traffic snaps back to
+ * stable. Regulated adds `pause: {}` before full promotion: only an approver can continue.
+ */
+function prodCanaryPlan(app: AppSpec, prodClass: ProdClass, opts: StrategyOptions): DeliveryPlan {
+    const [stable, canary] = serviceNames(app, "canary");
+    const pause = opts.stepPause ?? DEFAULT_STEP_PAUSE;
+    const weights = opts.steps ?? DEFAULT_STEPS;
+    const steps: CanaryStep[] = [];
+    const budget = errorBudgetGate(app);
+    if (budget) {
+        // Pre-promotion freeze: no traffic moves while the app's error budget is exhausted.
+        steps.push({ analysis: budget });
+    }
+    const firstWeight = steps.length;
+    weights.forEach((w, i) => {
+        const last = i === weights.length - 1;
+        if (last && prodClass === "regulated") {
+            steps.push({ pause: {} });
+        }
+        steps.push({ setWeight: w });
+        if (!last) {
+            steps.push({ pause: { duration: pause } });
+        }
+    });
+    const regulated = prodClass === "regulated";
+    return {
+        tier: "prod",
+        prodClass,
+        shape: "canary",
+        strategy: {
+            canary: {
+                maxSurge: 1,
+                maxUnavailable: 0,
+                canaryService: canary,
+                stableService: stable,
+                trafficRouting: { plugins: { [GATEWAY_API_PLUGIN]: { httpRoute: app.route!.name } } },
+                // The step after the first setWeight: the gate's first window sees canary traffic.
+                analysis: { templates: templates(SUCCESS_RATE_TEMPLATE), args: metricArgs(), startingStep: firstWeight + 1 },
+                steps,
+            },
+        },
+        services: [service(app, stable), service(app, canary)],
+        httpRoute: appRoute(app, [
+            { name: stable, weight: 100 },
+            { name: canary, weight: 0 },
+        ]),
+        ...(regulated ? { roles: approvalRoles(app) } : {}),
+        behaviour:
+            `canary ${weights.join(" -> ")} through the Gateway API plugin, background success-rate gate, abort on breach` +
+            (regulated ? ", manual approval (pause) before 100%" : "") +
+            (budget ? ", error-budget freeze first" : ""),
+    };
+}
+
+/**
+ * prod blue/green: the new version runs behind the preview Service and is analysed before it
+ * takes the active Service; regulated never auto-promotes. A bad version gets no production
+ * traffic at all (ADR-056 as-built).
+ */
+function blueGreenPlan(app: AppSpec, prodClass: ProdClass): DeliveryPlan {
+    const [active, preview] = serviceNames(app, "blueGreen");
+    const budget = errorBudgetGate(app);
+    const regulated = prodClass === "regulated";
+    const names = [SUCCESS_RATE_TEMPLATE, ...(budget ? [ERROR_BUDGET_TEMPLATE] : [])];
+    return {
+        tier: "prod",
+        prodClass,
+        shape: "blueGreen",
+        strategy: {
+            blueGreen: {
+                activeService: active,
+                previewService: preview,
+                autoPromotionEnabled: !regulated,
+                prePromotionAnalysis: { templates: templates(...names), args: [...metricArgs(), ...(budget ? budget.args : [])] },
+                scaleDownDelaySeconds: 30,
+            },
+        },
+        services: [service(app, active), service(app, preview)],
+        httpRoute: appRoute(app, [{ name: active, weight: 100 }]),
+        ...(regulated ? { roles: approvalRoles(app) } : {}),
+        behaviour:
+            "blue/green: pre-promotion success-rate analysis on the preview" +
+            (budget ? " and error-budget freeze" : "") +
+            (regulated ? ", manual promotion (autoPromotionEnabled: false)" : ", auto-promotes when analysis passes"),
+    };
+}

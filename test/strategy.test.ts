@@ -1,0 +1,132 @@
+import * as assert from "assert";
+import {
+    AppSpec,
+    BlueGreenStrategy,
+    CanaryStrategy,
+    DeliveryPlan,
+    PROD_CLASSES,
+    SHAPES,
+    TIERS,
+    checkOptions,
+    deliveryPlan,
+} from "../components/delivery";
+
+const route = { name: "checkout", gateway: { name: "shared", namespace: "gateway-system", listener: "https" }, hostnames: ["checkout.shop.example"] };
+const app = (patch: Partial<AppSpec> = {}): AppSpec => ({ name: "checkout", namespace: "shop", port: 8080, route, ...patch });
+const canary = (p: DeliveryPlan) => (p.strategy as CanaryStrategy).canary;
+const blueGreen = (p: DeliveryPlan) => (p.strategy as BlueGreenStrategy).blueGreen;
+
+describe("delivery strategy library", () => {
+    describe("every tier and class", () => {
+        for (const tier of TIERS.filter((t) => t !== "prod")) {
+            for (const routed of [true, false]) {
+                it(`${tier} ${routed ? "with" : "without"} a route: trivial auto-promoting canary, no analysis`, () => {
+                    const p = deliveryPlan(app(routed ? {} : { route: undefined }), { tier });
+                    const c = canary(p);
+                    assert.deepStrictEqual(c.steps, [{ setWeight: 100 }]);
+                    assert.strictEqual(c.maxSurge, 1);
+                    assert.strictEqual(c.maxUnavailable, 0);
+                    assert.strictEqual(c.analysis, undefined);
+                    assert.strictEqual(JSON.stringify(p.strategy).includes("templateName"), false);
+                    assert.strictEqual(p.roles, undefined);
+                    if (routed) {
+                        assert.deepStrictEqual(c.trafficRouting, { plugins: { "argoproj-labs/gatewayAPI": { httpRoute: "checkout" } } });
+                        assert.deepStrictEqual(p.services.map((s) => s.metadata.name), ["checkout-stable", "checkout-canary"]);
+                    } else {
+                        assert.strictEqual(c.trafficRouting, undefined);
+                        assert.deepStrictEqual(p.services, []);
+                        assert.strictEqual(p.httpRoute, undefined);
+                    }
+                });
+            }
+        }
+
+        for (const prodClass of PROD_CLASSES) {
+            for (const shape of SHAPES) {
+                for (const budget of ["none", "slo", "critical"] as const) {
+                    it(`prod ${prodClass} ${shape}, error budget: ${budget}`, () => {
+                        const a = app(budget === "none" ? {} : { slo: { service: "checkout", name: "availability" }, critical: budget === "critical" });
+                        const p = deliveryPlan(a, { tier: "prod", prodClass, shape });
+                        const text = JSON.stringify(p.strategy);
+                        assert.ok(text.includes('"templateName":"success-rate","clusterScope":true'), "the success-rate gate");
+                        assert.strictEqual(text.includes("error-budget"), budget === "slo", "the freeze applies to non-critical apps with an SLO only");
+                        assert.strictEqual(p.roles !== undefined, prodClass === "regulated");
+                        if (shape === "canary") {
+                            const c = canary(p);
+                            assert.strictEqual(c.stableService, "checkout-stable");
+                            assert.strictEqual(c.canaryService, "checkout-canary");
+                            assert.deepStrictEqual(c.trafficRouting, { plugins: { "argoproj-labs/gatewayAPI": { httpRoute: "checkout" } } });
+                            const weights = c.steps.filter((s): s is { setWeight: number } => "setWeight" in s).map((s) => s.setWeight);
+                            assert.deepStrictEqual(weights, [25, 50, 100]);
+                            const manual = c.steps.filter((s) => "pause" in s && s.pause.duration === undefined);
+                            assert.strictEqual(manual.length, prodClass === "regulated" ? 1 : 0);
+                            if (prodClass === "regulated") {
+                                const at = c.steps.findIndex((s) => "pause" in s && s.pause.duration === undefined);
+                                assert.deepStrictEqual(c.steps[at + 1], { setWeight: 100 }, "approval comes right before full promotion");
+                            }
+                            // Background analysis starts on the step after the first setWeight.
+                            const firstWeight = c.steps.findIndex((s) => "setWeight" in s);
+                            assert.strictEqual(c.analysis?.startingStep, firstWeight + 1);
+                            if (budget === "slo") {
+                                assert.ok("analysis" in c.steps[0], "the freeze runs before any traffic moves");
+                            }
+                            assert.deepStrictEqual(
+                                p.httpRoute?.spec.rules[0].backendRefs.map((b) => [b.name, b.weight, b.group, b.kind]),
+                                [
+                                    ["checkout-stable", 100, "", "Service"],
+                                    ["checkout-canary", 0, "", "Service"],
+                                ],
+                            );
+                        } else {
+                            const bg = blueGreen(p);
+                            assert.strictEqual(bg.activeService, "checkout-active");
+                            assert.strictEqual(bg.previewService, "checkout-preview");
+                            assert.strictEqual(bg.autoPromotionEnabled, prodClass !== "regulated");
+                            assert.ok(bg.prePromotionAnalysis.templates.some((t) => t.templateName === "success-rate"));
+                            assert.deepStrictEqual(p.httpRoute?.spec.rules[0].backendRefs.map((b) => b.name), ["checkout-active"]);
+                        }
+                        for (const s of p.services) {
+                            assert.strictEqual(s.spec.type, "ClusterIP");
+                            assert.deepStrictEqual(s.spec.ports, [{ name: "http", port: 80, targetPort: 8080, protocol: "TCP" }]);
+                        }
+                        assert.ok(p.behaviour.length > 10);
+                    });
+                }
+            }
+        }
+    });
+
+    it("passes the metric arguments from the Rollout itself", () => {
+        const c = canary(deliveryPlan(app(), { tier: "prod" }));
+        assert.deepStrictEqual(c.analysis?.args, [
+            { name: "namespace", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } },
+            { name: "rollout", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
+            { name: "canary-hash", valueFrom: { podTemplateHashValue: "Latest" } },
+        ]);
+    });
+
+    it("takes configurable steps and pauses", () => {
+        const c = canary(deliveryPlan(app(), { tier: "prod", steps: [10, 30, 100], stepPause: "10m" }));
+        assert.deepStrictEqual(c.steps, [{ setWeight: 10 }, { pause: { duration: "10m" } }, { setWeight: 30 }, { pause: { duration: "10m" } }, { setWeight: 100 }]);
+    });
+
+    it("separates approver from deployer by RBAC", () => {
+        const roles = deliveryPlan(app(), { tier: "prod", prodClass: "regulated" }).roles!;
+        const can = (rules: { resources: string[]; verbs: string[] }[], resource: string, verb: string) => rules.some((r) => r.resources.includes(resource) && r.verbs.includes(verb));
+        assert.ok(can(roles.approver.rules, "rollouts/status", "patch"), "approver promotes");
+        assert.ok(!can(roles.approver.rules, "rollouts", "update") && !can(roles.approver.rules, "rollouts", "patch"), "approver cannot change the version");
+        assert.ok(can(roles.deployer.rules, "rollouts", "update"), "deployer ships");
+        assert.ok(!roles.deployer.rules.some((r) => r.resources.includes("rollouts/status")), "deployer never touches status");
+        assert.ok([...roles.approver.rules, ...roles.deployer.rules].every((r) => ![...r.apiGroups, ...r.resources, ...r.verbs].includes("*")));
+    });
+
+    it("refuses what the tier does not allow", () => {
+        assert.match(checkOptions(app(), { tier: "dev", prodClass: "regulated" })[0], /apply to prod only/);
+        assert.match(checkOptions(app({ route: undefined }), { tier: "prod" })[0], /prod canary needs the app's HTTPRoute/);
+        assert.match(checkOptions(app(), { tier: "prod", steps: [50, 25, 100] })[0], /ascending/);
+        assert.match(checkOptions(app(), { tier: "prod", steps: [25, 50] })[0], /ending at 100/);
+        assert.match(checkOptions(app(), { tier: "prod", stepPause: "5 minutes" })[0], /duration/);
+        assert.throws(() => deliveryPlan(app({ route: undefined }), { tier: "prod" }), /app shop\/checkout: a prod canary needs/);
+        assert.deepStrictEqual(checkOptions(app({ route: undefined }), { tier: "prod", shape: "blueGreen" }), []);
+    });
+});
