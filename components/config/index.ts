@@ -4,3 +4,4 @@ export * from "./parse";
 export * from "./load";
 export * from "./admission";
 export * from "./metrics";
+export * from "./delivery";

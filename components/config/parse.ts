@@ -1,4 +1,5 @@
 import { readArgoCd, readPolicy } from "./admission";
+import { readDelivery } from "./delivery";
 import { readMetrics } from "./metrics";
 import { ConfigError, ConfigReader, DNS_LABEL, Plain, QUANTITY, isPlainObject } from "./reader";
 import {
@@ -60,6 +61,10 @@ export const TOP_LEVEL_KEYS = [
     "spokes",
     "analysis",
     "network",
+    "errorBudget",
+    "notifications",
+    "notificationsToken",
+    "smokeTest",
     "policy",
     "argocd",
 ] as const;
@@ -105,11 +110,12 @@ const EKS_NAME = /^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$/;
  * as parsed from the stack file; `ambient` carries other namespaces' keys the program honours
  * (only `aws:region`).
  */
-export function parseAddonConfig(stack: string, raw: Plain, ambient: { awsRegion?: string } = {}): AddonConfig {
+export function parseAddonConfig(stack: string, raw: Plain, ambient: { awsRegion?: string; secretKeys?: readonly string[] } = {}): AddonConfig {
     const r = new ConfigReader();
+    const secretKeys = ambient.secretKeys ?? [];
     for (const key of Object.keys(raw)) {
         if (!(TOP_LEVEL_KEYS as readonly string[]).includes(key)) {
-            r.problem(key, raw[key], `unknown key; the ${PROJECT} namespace takes ${TOP_LEVEL_KEYS.join(", ")}`);
+            r.problem(key, secretKeys.includes(key) ? "[not shown]" : raw[key], `unknown key; the ${PROJECT} namespace takes ${TOP_LEVEL_KEYS.join(", ")}`);
         }
     }
 
@@ -131,13 +137,14 @@ export function parseAddonConfig(stack: string, raw: Plain, ambient: { awsRegion
         },
         gateway,
     );
+    const delivery = readDelivery(r, raw, secretKeys);
     const policy = readPolicy(r, raw.policy);
     const argocd = readArgoCd(r, raw.argocd);
 
-    if (r.problems.length > 0 || !cluster || !gateway || !controller || !plugin || !metrics || !policy || !argocd) {
+    if (r.problems.length > 0 || !cluster || !gateway || !controller || !plugin || !metrics || !delivery || !policy || !argocd) {
         throw new ConfigError(stack, PROJECT, r.problems);
     }
-    return { stack, cluster, gateway, images: { registry }, controller, plugin, metrics, policy, argocd };
+    return { stack, cluster, gateway, images: { registry }, controller, plugin, metrics, delivery, policy, argocd };
 }
 
 function readCluster(r: ConfigReader, value: unknown, ambient: { awsRegion?: string }): ClusterConfig | undefined {

@@ -4,6 +4,7 @@
  */
 
 import { ArgoCdConfig, PolicyConfig } from "./admission";
+import { DeliveryConfig } from "./delivery";
 import { MetricsConfig } from "./metrics";
 
 /** The Pulumi project name, which is also the namespace of every config key. */
@@ -96,6 +97,8 @@ export interface AddonConfig {
     plugin: PluginConfig;
     /** Metric gates: Mimir, the hub's spokes or this spoke's read endpoint, analysis, network policy. */
     metrics: MetricsConfig;
+    /** Error-budget freeze, notifications, smoke canary. */
+    delivery: DeliveryConfig;
     policy: PolicyConfig;
     argocd: ArgoCdConfig;
 }

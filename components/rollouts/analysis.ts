@@ -141,3 +141,29 @@ export function clusterAnalysisTemplateSpec(t: SharedTemplate, analysis: Analysi
         ],
     };
 }
+
+/** Arguments of the error-budget template: the app's SLO as its Sloth rules label it. */
+export const ERROR_BUDGET_ARGS = ["service", "slo"] as const;
+
+/**
+ * The error-budget freeze (ADR-056 D6): one measurement of the app's remaining budget before any
+ * traffic moves. Exhausted fails the gate, so the rollout aborts until the budget recovers; no
+ * data (the team has not authored the SLO) is Inconclusive and pauses for a human.
+ */
+export function errorBudgetTemplateSpec(budget: { query: string; minRemaining: number }, address: string, tenant: string): Record<string, unknown> {
+    const hasValue = "len(result) > 0 && !isNaN(result[0])";
+    return {
+        args: ERROR_BUDGET_ARGS.map((name) => ({ name })),
+        metrics: [
+            {
+                name: "error-budget-remaining",
+                count: 1,
+                failureLimit: 0,
+                inconclusiveLimit: 0,
+                successCondition: `${hasValue} && result[0] > ${budget.minRemaining}`,
+                failureCondition: `${hasValue} && result[0] <= ${budget.minRemaining}`,
+                provider: { prometheus: { address, query: budget.query, timeout: 30, headers: [{ key: TENANT_HEADER, value: tenant }] } },
+            },
+        ],
+    };
+}

@@ -3,7 +3,8 @@ import * as pulumi from "@pulumi/pulumi";
 import { AddonConfig } from "../config";
 import { PART_OF, Stage, StageOptions } from "../stage";
 import { inClusterMimirAddress } from "../mimir";
-import { clusterAnalysisTemplateSpec, sharedTemplates } from "./analysis";
+import { clusterAnalysisTemplateSpec, errorBudgetTemplateSpec, sharedTemplates } from "./analysis";
+import { NOTIFICATION_CONFIGMAP, NOTIFICATION_SECRET, notificationConfigData, notificationHosts, tokenKey } from "./notifications";
 import { protectCrds, rolloutsCrdUrls } from "./crds";
 import { controllerPolicy, mimirIngressPolicy, namespaceDefaultDeny } from "./network";
 import { trafficRouterPlugin } from "./plugin";
@@ -14,6 +15,7 @@ export * from "./analysis";
 export * from "./chartKeys";
 export * from "./crds";
 export * from "./network";
+export * from "./notifications";
 export * from "./plugin";
 export * from "./rbac";
 export * from "./values";
@@ -82,6 +84,7 @@ export class RolloutsStage extends Stage {
         );
 
         const rbac = this.controllerRbac(ns, cfg);
+        const notifications = this.notifications(cfg);
 
         this.controller = new k8s.helm.v4.Chart(
             "rollouts-controller",
@@ -92,7 +95,7 @@ export class RolloutsStage extends Stage {
                 namespace: ns,
                 values: controllerValues(cfg),
             },
-            this.child({ dependsOn: [this.namespace, this.crds, ...rbac] }),
+            this.child({ dependsOn: [this.namespace, this.crds, ...rbac, ...notifications] }),
         );
         this.pluginLocation = trafficRouterPlugin(cfg.plugin).location;
 
@@ -111,7 +114,49 @@ export class RolloutsStage extends Stage {
                 this.child({ dependsOn: [this.crds] }),
             );
         }
+        this.analysisTemplates["error-budget"] = new k8s.apiextensions.CustomResource(
+            "analysis-error-budget",
+            {
+                apiVersion: "argoproj.io/v1alpha1",
+                kind: "ClusterAnalysisTemplate",
+                metadata: { name: "error-budget", labels: { ...PART_OF, "app.kubernetes.io/component": "analysis" } },
+                spec: this.metricsAddress.apply((address) => errorBudgetTemplateSpec(cfg.delivery.errorBudget, address, cfg.cluster.mimirTenant)),
+            },
+            this.child({ dependsOn: [this.crds] }),
+        );
         this.registerOutputs({ namespace: this.namespace.metadata.name, pluginLocation: this.pluginLocation, metricsAddress: this.metricsAddress });
+    }
+
+    /**
+     * The notification ConfigMap (templates, triggers, service, default subscription) and, with a
+     * service, the Secret holding its token as a Pulumi secret.
+     */
+    private notifications(cfg: AddonConfig): pulumi.Resource[] {
+        const n = cfg.delivery.notifications;
+        const ns = cfg.controller.namespace;
+        // The chart labels these with the controller's component; keep the same.
+        const labels = { ...PART_OF, "app.kubernetes.io/component": "rollouts-controller" };
+        const out: pulumi.Resource[] = [
+            new k8s.core.v1.ConfigMap(
+                "notification-configmap",
+                { metadata: { name: NOTIFICATION_CONFIGMAP, namespace: ns, labels }, data: notificationConfigData(n, cfg.cluster.name) },
+                this.child({ dependsOn: [this.namespace] }),
+            ),
+        ];
+        if (n.service && n.token) {
+            out.push(
+                new k8s.core.v1.Secret(
+                    "notification-secret",
+                    {
+                        metadata: { name: NOTIFICATION_SECRET, namespace: ns, labels },
+                        type: "Opaque",
+                        stringData: { [tokenKey(n.service)]: pulumi.secret(n.token.reveal()) },
+                    },
+                    this.child({ dependsOn: [this.namespace] }),
+                ),
+            );
+        }
+        return out;
     }
 
     /** Hub: Mimir in-cluster. Spoke: the hub's route for this spoke, which forces its tenant. */
@@ -150,6 +195,7 @@ export class RolloutsStage extends Stage {
                     network: cfg.metrics.network,
                     ...(cfg.cluster.role === "spoke" ? { readEndpoint: address } : {}),
                     ...(plugin.location.startsWith("https://") ? { pluginDownloadUrl: plugin.location } : {}),
+                    notificationHosts: notificationHosts(cfg.delivery.notifications),
                 }),
             ),
         );

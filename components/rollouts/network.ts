@@ -100,6 +100,11 @@ export function controllerBaseEgress(network: NetworkConfig, pluginDownloadUrl: 
     return rules;
 }
 
+/** Default-deny only: the notification service, over https. */
+export function notificationEgress(hosts: string[]): EgressRule[] {
+    return hosts.length === 0 ? [] : [{ toFQDNs: hosts.map((matchName) => ({ matchName })), toPorts: [tcp(443)] }];
+}
+
 /** Default-deny only: the canary pods the controller must reach, namespace by namespace. */
 export function canaryTargetEgress(targets: CanaryTarget[]): EgressRule[] {
     return targets.map((t) => ({ toEndpoints: [{ matchLabels: { [NAMESPACE_LABEL]: t.namespace } }], toPorts: [tcp(t.port)] }));
@@ -114,6 +119,8 @@ export interface ControllerPolicyInput {
     readEndpoint?: string;
     /** Download mode: the plugin's URL. */
     pluginDownloadUrl?: string;
+    /** Where notifications go (Slack, a webhook). */
+    notificationHosts?: string[];
 }
 
 /**
@@ -127,7 +134,7 @@ export function controllerPolicy(input: ControllerPolicyInput): CiliumPolicySpec
     const gate: EgressRule[] = input.role === "hub" ? [mimirEgress(input.mimir)] : hubReadEgress(input.readEndpoint ?? "", n);
     const strict = n.controllerDefaultDeny;
     const egress = strict
-        ? [...controllerBaseEgress(n, input.pluginDownloadUrl), ...gate, ...canaryTargetEgress(n.canaryTargets)]
+        ? [...controllerBaseEgress(n, input.pluginDownloadUrl), ...gate, ...notificationEgress(input.notificationHosts ?? []), ...canaryTargetEgress(n.canaryTargets)]
         : [...gate, dnsEgress(n)];
     const spec: CiliumPolicySpec = {
         description:

@@ -69,6 +69,9 @@ export function controllerValues(cfg: Pick<AddonConfig, "controller" | "plugin" 
             ...(c.priorityClassName ? { priorityClassName: c.priorityClassName } : {}),
             ...(imageDelivery ?? {}),
         },
+        // The addon declares the notification ConfigMap and Secret itself (notifications.ts), so the
+        // token is a Pulumi secret and the templates are visible in the plan.
+        notifications: { configmap: { create: false }, secret: { create: false } },
         dashboard: {
             enabled: c.dashboard,
             // Without readonly the dashboard promotes with its own ServiceAccount, bypassing the

@@ -1,0 +1,78 @@
+import * as YAML from "yaml";
+import { NotificationsConfig } from "../config";
+
+/**
+ * Rollout notifications. The chart ships no triggers or templates, so the addon declares them.
+ * The controller fires a trigger by name when it records an event (RolloutAborted ->
+ * on-rollout-aborted; argo-rollouts utils/record), so the triggers need no `when` condition. It
+ * reads this ConfigMap and Secret, by these names, in its own namespace only.
+ */
+export const NOTIFICATION_CONFIGMAP = "argo-rollouts-notification-configmap";
+export const NOTIFICATION_SECRET = "argo-rollouts-notification-secret";
+/** The webhook service's name in the ConfigMap (`service.webhook.<name>`). */
+export const WEBHOOK_NAME = "platform";
+
+export interface NotificationEvent {
+    trigger: string;
+    template: string;
+    /** What happened, for the message. */
+    says: string;
+}
+
+/** The events a platform engineer and an auditor need: aborts, failed gates, approvals, completion. */
+export const NOTIFICATION_EVENTS: readonly NotificationEvent[] = [
+    { trigger: "on-rollout-aborted", template: "rollout-aborted", says: "was aborted; traffic is back on the stable version" },
+    { trigger: "on-analysis-run-failed", template: "analysis-run-failed", says: "failed its analysis gate" },
+    { trigger: "on-analysis-run-error", template: "analysis-run-error", says: "could not run its analysis (metrics unreachable?)" },
+    { trigger: "on-rollout-paused", template: "rollout-paused", says: "is paused, waiting for the next step or an approver" },
+    { trigger: "on-rollout-resumed", template: "rollout-resumed", says: "was resumed (promoted by an approver or unpaused)" },
+    { trigger: "on-rollout-completed", template: "rollout-completed", says: "completed: the new version is stable" },
+];
+
+/** The Secret key the service's token is stored under and referenced as `$<key>`. */
+export function tokenKey(service: "slack" | "webhook"): string {
+    return service === "slack" ? "slack-token" : "webhook-token";
+}
+
+const WHO = "{{.rollout.metadata.namespace}}/{{.rollout.metadata.name}}";
+
+/** The notification ConfigMap's data: templates and triggers always, service and subscription when configured. */
+export function notificationConfigData(cfg: NotificationsConfig, cluster: string): Record<string, string> {
+    const data: Record<string, string> = {};
+    for (const e of NOTIFICATION_EVENTS) {
+        const message = `[${cluster}] Rollout ${WHO} ${e.says}.`;
+        const template: Record<string, unknown> = { message };
+        if (cfg.service === "webhook") {
+            const body = JSON.stringify({ cluster, event: e.template, namespace: "{{.rollout.metadata.namespace}}", rollout: "{{.rollout.metadata.name}}", message });
+            template.webhook = { [WEBHOOK_NAME]: { method: "POST", body } };
+        }
+        data[`template.${e.template}`] = YAML.stringify(template);
+        data[`trigger.${e.trigger}`] = YAML.stringify([{ send: [e.template] }]);
+    }
+    if (cfg.service === "slack" && cfg.slackChannel) {
+        data["service.slack"] = YAML.stringify({ token: `$${tokenKey("slack")}` });
+        data.subscriptions = YAML.stringify([{ recipients: [`slack:${cfg.slackChannel.replace(/^#/, "")}`], triggers: NOTIFICATION_EVENTS.map((e) => e.trigger) }]);
+    }
+    if (cfg.service === "webhook" && cfg.webhookUrl) {
+        data[`service.webhook.${WEBHOOK_NAME}`] = YAML.stringify({
+            url: cfg.webhookUrl,
+            headers: [
+                { name: "Content-Type", value: "application/json" },
+                { name: "Authorization", value: `Bearer $${tokenKey("webhook")}` },
+            ],
+        });
+        data.subscriptions = YAML.stringify([{ recipients: [`webhook:${WEBHOOK_NAME}`], triggers: NOTIFICATION_EVENTS.map((e) => e.trigger) }]);
+    }
+    return data;
+}
+
+/** Where the controller sends notifications, for a default-deny egress policy. */
+export function notificationHosts(cfg: NotificationsConfig): string[] {
+    if (cfg.service === "slack") {
+        return ["slack.com"];
+    }
+    if (cfg.service === "webhook" && cfg.webhookUrl) {
+        return [new URL(cfg.webhookUrl).hostname];
+    }
+    return [];
+}
