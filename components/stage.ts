@@ -22,29 +22,37 @@ export const STAGE_TYPES: Readonly<Record<StageName, string>> = {
 export interface StageOptions {
     /** The stack's Kubernetes provider; every child of the stage uses it. */
     providers: pulumi.ProviderResource[];
-    /** The stage this one runs after. */
-    after?: Stage;
+    /** The component this one runs after. */
+    after?: OrderedComponent;
 }
 
 /**
- * A stage of the addon. A component's `dependsOn` does not reach its children in Pulumi, so a
- * stage hands its predecessor to every child it declares through `child()`: each resource waits
- * for every resource of the earlier stages, not just the component record.
+ * A component that runs after another. A component's `dependsOn` does not reach its children in
+ * Pulumi, so it hands its predecessor to every child it declares through `child()`: each
+ * resource waits for every resource of the earlier components, not just the component record.
  */
-export abstract class Stage extends pulumi.ComponentResource {
-    readonly stage: StageName;
+export abstract class OrderedComponent extends pulumi.ComponentResource {
     private readonly predecessors: pulumi.Resource[];
 
-    protected constructor(stage: StageName, name: string, opts: StageOptions) {
-        super(STAGE_TYPES[stage], name, {}, { providers: opts.providers, dependsOn: opts.after ? [opts.after] : [] });
-        this.stage = stage;
+    protected constructor(type: string, name: string, opts: StageOptions) {
+        super(type, name, {}, { providers: opts.providers, dependsOn: opts.after ? [opts.after] : [] });
         this.predecessors = opts.after ? [opts.after] : [];
     }
 
-    /** Options for a resource of this stage: parented here and ordered after the earlier stages. */
+    /** Options for a resource of this component: parented here and ordered after the earlier ones. */
     protected child<T extends pulumi.ResourceOptions>(extra?: T): T {
         const own = extra?.dependsOn;
         const ownList = own === undefined ? [] : Array.isArray(own) ? own : [own];
         return { ...(extra as T), parent: this, dependsOn: [...this.predecessors, ...ownList] };
+    }
+}
+
+/** One of the addon's four stages. */
+export abstract class Stage extends OrderedComponent {
+    readonly stage: StageName;
+
+    protected constructor(stage: StageName, name: string, opts: StageOptions) {
+        super(STAGE_TYPES[stage], name, opts);
+        this.stage = stage;
     }
 }

@@ -6,6 +6,7 @@ import { AddonConfig, loadAddonConfig } from "../components/config";
 import { GatewayStage } from "../components/gateway";
 import { PolicyStage } from "../components/policy";
 import { RolloutsStage } from "../components/rollouts";
+import { SmokeCanary } from "../components/smoke";
 import { STAGES } from "../components/stage";
 
 /**
@@ -26,7 +27,11 @@ export function defineStack(config: AddonConfig = loadAddonConfig()): Record<str
     );
     const rollouts = new RolloutsStage("rollouts", { config, readEndpoint }, { providers, after: gateway });
     const policy = new PolicyStage("policy", { config }, { providers, after: rollouts });
-    new ArgoCdAppsStage("argocd-apps", { config }, { providers, after: policy });
+    const argocd = new ArgoCdAppsStage("argocd-apps", { config }, { providers, after: policy });
+    // The smoke canary is a tenant-shaped app: it comes after everything a tenant app relies on.
+    const smoke = config.delivery.smokeTest.enabled
+        ? new SmokeCanary("smoke-canary", { config: config.delivery.smokeTest, gateway: config.gateway }, { providers, after: argocd })
+        : undefined;
 
     return {
         cluster: config.cluster.name,
@@ -43,5 +48,16 @@ export function defineStack(config: AddonConfig = loadAddonConfig()): Record<str
         analysisTemplates: Object.keys(rollouts.analysisTemplates),
         // Hub: what each spoke's analysis reads; a spoke's StackReference picks its own entry.
         ...(config.cluster.role === "hub" ? { [SPOKE_READ_ENDPOINTS_OUTPUT]: gateway.spokeReadEndpoints } : {}),
+        ...(smoke
+            ? {
+                  smokeCanary: {
+                      namespace: config.delivery.smokeTest.namespace,
+                      rollout: smoke.rollout.metadata.name,
+                      url: `https://${config.delivery.smokeTest.hostname}/`,
+                      revision: smoke.revision,
+                      expect: config.delivery.smokeTest.failGate ? "aborted" : "promoted",
+                  },
+              }
+            : {}),
     };
 }

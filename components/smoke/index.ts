@@ -1,0 +1,148 @@
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import * as random from "@pulumi/random";
+import { SharedGatewayConfig, SmokeTestConfig } from "../config";
+import { AppSpec, DeliveryPlan, appLabels, deliveryPlan } from "../delivery";
+import { restrictedContainerSecurityContext } from "../rollouts/plugin";
+import { OrderedComponent, PART_OF, StageOptions } from "../stage";
+
+/**
+ * The per-cluster smoke canary (opt-in): a tiny app delivered with the prod / standard shape on
+ * the shared Gateway, so a platform engineer can prove after `pulumi up` that the plugin moves
+ * HTTPRoute weights, Cilium honours them, and the gate promotes a healthy version and aborts a
+ * failing one.
+ */
+
+export const SMOKE_APP = "rollouts-smoke";
+export const SMOKE_PORT = 8080;
+/** Pod-template annotation carrying the trigger's random id: a new id is a new revision. */
+export const SMOKE_REVISION_ANNOTATION = "argo-rollouts-addon.platform/smoke-revision";
+/**
+ * The demo app's error-injection variable. Half the requests fail at 50 whichever way the app
+ * reads the percentage (upstream's check is inverted in some versions), far below the gate.
+ */
+export const FAILING_ERROR_RATE = "50";
+
+export type SmokeCanaryType = "argo-rollouts-addon:smoke:SmokeCanary";
+export const SMOKE_CANARY_TYPE: SmokeCanaryType = "argo-rollouts-addon:smoke:SmokeCanary";
+
+export function smokeApp(cfg: SmokeTestConfig, gateway: SharedGatewayConfig): AppSpec {
+    return {
+        name: SMOKE_APP,
+        namespace: cfg.namespace,
+        port: SMOKE_PORT,
+        route: { name: SMOKE_APP, gateway, hostnames: [cfg.hostname] },
+        // The smoke app has no SLO: the error-budget freeze does not apply.
+        critical: true,
+    };
+}
+
+/** The smoke Rollout's pod template; `revision` changes with every trigger. */
+export function smokePodTemplate(cfg: SmokeTestConfig, revision: string): Record<string, unknown> {
+    return {
+        metadata: { labels: appLabels({ name: SMOKE_APP }), annotations: { [SMOKE_REVISION_ANNOTATION]: revision } },
+        spec: {
+            securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, seccompProfile: { type: "RuntimeDefault" } },
+            containers: [
+                {
+                    name: "app",
+                    image: cfg.image,
+                    ports: [{ name: "http", containerPort: SMOKE_PORT, protocol: "TCP" }],
+                    env: cfg.failGate ? [{ name: "ERROR_RATE", value: FAILING_ERROR_RATE }] : [],
+                    readinessProbe: { httpGet: { path: "/", port: "http" }, periodSeconds: 5 },
+                    resources: { requests: { cpu: "10m", memory: "32Mi" }, limits: { cpu: "200m", memory: "64Mi" } },
+                    securityContext: restrictedContainerSecurityContext(),
+                },
+            ],
+        },
+    };
+}
+
+/** A steady trickle of requests through the shared Gateway, so the gate has traffic to measure. */
+export function loadGeneratorSpec(cfg: SmokeTestConfig): k8s.types.input.apps.v1.DeploymentSpec {
+    const labels = { "app.kubernetes.io/name": `${SMOKE_APP}-load` };
+    return {
+        replicas: 1,
+        selector: { matchLabels: labels },
+        template: {
+            metadata: { labels },
+            spec: {
+                securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, seccompProfile: { type: "RuntimeDefault" } },
+                containers: [
+                    {
+                        name: "load",
+                        image: cfg.loadImage,
+                        command: ["sh", "-c", `while true; do curl -s -o /dev/null --max-time 2 https://${cfg.hostname}/color; sleep 0.2; done`],
+                        resources: { requests: { cpu: "10m", memory: "16Mi" }, limits: { cpu: "100m", memory: "32Mi" } },
+                        securityContext: {
+                            allowPrivilegeEscalation: false,
+                            readOnlyRootFilesystem: true,
+                            runAsNonRoot: true,
+                            capabilities: { drop: ["ALL"] },
+                            seccompProfile: { type: "RuntimeDefault" },
+                        },
+                    },
+                ],
+            },
+        },
+    };
+}
+
+export interface SmokeCanaryArgs {
+    config: SmokeTestConfig;
+    gateway: SharedGatewayConfig;
+}
+
+export class SmokeCanary extends OrderedComponent {
+    readonly plan: DeliveryPlan;
+    readonly rollout: k8s.apiextensions.CustomResource;
+    readonly revision: pulumi.Output<string>;
+
+    constructor(name: string, args: SmokeCanaryArgs, opts: StageOptions) {
+        super(SMOKE_CANARY_TYPE, name, opts);
+        const cfg = args.config;
+        const app = smokeApp(cfg, args.gateway);
+        this.plan = deliveryPlan(app, { tier: "prod", prodClass: "standard", shape: "canary" });
+
+        const ns = new k8s.core.v1.Namespace(
+            "smoke-namespace",
+            { metadata: { name: cfg.namespace, labels: { ...PART_OF, "pod-security.kubernetes.io/enforce": "restricted" } } },
+            this.child(),
+        );
+        // A fresh id per trigger changes the pod template, so Argo Rollouts runs a real canary
+        // instead of fast-tracking a rollback to a revision still in its history (ADR-056 as-built).
+        const revisionId = new random.RandomId("smoke-revision", { byteLength: 4, keepers: { trigger: cfg.trigger } }, this.child());
+        this.revision = revisionId.hex;
+
+        const inNamespace = this.child({ dependsOn: [ns] });
+        const services = this.plan.services.map((s) => new k8s.core.v1.Service(`smoke-${s.metadata.name}`, { metadata: s.metadata, spec: s.spec }, inNamespace));
+        const route = this.plan.httpRoute!;
+        const httpRoute = new k8s.apiextensions.CustomResource(
+            "smoke-route",
+            { apiVersion: route.apiVersion, kind: route.kind, metadata: route.metadata, spec: route.spec },
+            this.child({ dependsOn: [ns, ...services] }),
+        );
+        this.rollout = new k8s.apiextensions.CustomResource(
+            "smoke-rollout",
+            {
+                apiVersion: "argoproj.io/v1alpha1",
+                kind: "Rollout",
+                metadata: { name: SMOKE_APP, namespace: cfg.namespace, labels: appLabels(app) },
+                spec: {
+                    replicas: cfg.replicas,
+                    revisionHistoryLimit: 3,
+                    selector: { matchLabels: appLabels(app) },
+                    template: this.revision.apply((rev) => smokePodTemplate(cfg, rev)),
+                    strategy: this.plan.strategy,
+                },
+            },
+            this.child({ dependsOn: [httpRoute, ...services] }),
+        );
+        new k8s.apps.v1.Deployment(
+            "smoke-load",
+            { metadata: { name: `${SMOKE_APP}-load`, namespace: cfg.namespace, labels: PART_OF }, spec: loadGeneratorSpec(cfg) },
+            this.child({ dependsOn: [this.rollout] }),
+        );
+        this.registerOutputs({ revision: this.revision });
+    }
+}

@@ -1,0 +1,103 @@
+import * as assert from "assert";
+import { ConfigError, parseAddonConfig } from "../components/config";
+import { SMOKE_REVISION_ANNOTATION } from "../components/smoke";
+import { STAGES } from "../components/stage";
+import { OfflineRun } from "../tools/offline";
+import { byName, hubConfig, merged, planInline, transitiveDeps } from "./harness";
+
+const IMAGE = `registry.test.example/mirror/argoproj/rollouts-demo@sha256:${"c".repeat(64)}`;
+const LOAD = `registry.test.example/mirror/curlimages/curl@sha256:${"d".repeat(64)}`;
+const smoke = (patch: Record<string, unknown> = {}) =>
+    merged(hubConfig(), { smokeTest: { enabled: true, hostname: "smoke.hub.test.example", image: IMAGE, loadImage: LOAD, ...patch } });
+
+type RolloutSpec = {
+    replicas: number;
+    strategy: { canary: { steps: unknown[]; trafficRouting: unknown; analysis: { templates: { templateName: string }[] } } };
+    template: {
+        metadata: { annotations: Record<string, string> };
+        spec: { containers: { image: string; env: { name: string; value: string }[]; securityContext: Record<string, unknown> }[] };
+    };
+};
+const rolloutSpec = (run: OfflineRun) => byName(run, "smoke-rollout").inputs.spec as RolloutSpec;
+
+describe("smoke canary", () => {
+    it("is off by default", async () => {
+        const run = await planInline(hubConfig());
+        assert.ok(!run.resources.some((r) => r.type.endsWith(":Rollout")));
+        assert.strictEqual(run.outputs.smokeCanary, undefined);
+    });
+
+    it("needs images pinned by digest and a hostname when enabled", () => {
+        const { "aws:region": _r, ...rest } = merged(hubConfig(), { smokeTest: { enabled: true, image: "argoproj/rollouts-demo:blue" } });
+        try {
+            parseAddonConfig("hub", rest, { awsRegion: "eu-west-1" });
+            assert.fail("accepted");
+        } catch (err) {
+            assert.ok(err instanceof ConfigError);
+            assert.deepStrictEqual(err.problems.map((p) => p.key).sort(), ["smokeTest.hostname", "smokeTest.image", "smokeTest.loadImage"]);
+        }
+    });
+
+    it("refuses the default namespace", () => {
+        const { "aws:region": _r, ...rest } = smoke({ namespace: "default" });
+        assert.throws(() => parseAddonConfig("hub", rest, { awsRegion: "eu-west-1" }), /smokeTest.namespace = "default": must not be default/);
+    });
+
+    describe("enabled", () => {
+        let run: OfflineRun;
+        before(async () => {
+            run = await planInline(smoke(), { stack: "hub" });
+        });
+
+        it("delivers a tiny app with the prod / standard canary on the shared Gateway", () => {
+            const spec = rolloutSpec(run);
+            assert.deepStrictEqual(spec.strategy.canary.trafficRouting, { plugins: { "argoproj-labs/gatewayAPI": { httpRoute: "rollouts-smoke" } } });
+            assert.deepStrictEqual(spec.strategy.canary.analysis.templates.map((t) => t.templateName), ["success-rate"]);
+            assert.strictEqual(spec.template.spec.containers[0].image, IMAGE);
+            assert.deepStrictEqual(spec.template.spec.containers[0].env, []);
+            assert.strictEqual(spec.template.spec.containers[0].securityContext.runAsNonRoot, true);
+            const route = byName(run, "smoke-route").inputs.spec as { parentRefs: { name: string; sectionName: string }[]; hostnames: string[]; rules: { backendRefs: { name: string; weight: number }[] }[] };
+            assert.deepStrictEqual(route.parentRefs.map((p) => `${p.name}/${p.sectionName}`), ["internal/https"]);
+            assert.deepStrictEqual(route.hostnames, ["smoke.hub.test.example"]);
+            assert.deepStrictEqual(route.rules[0].backendRefs.map((b) => [b.name, b.weight]), [
+                ["rollouts-smoke-stable", 100],
+                ["rollouts-smoke-canary", 0],
+            ]);
+            assert.ok(byName(run, "smoke-rollouts-smoke-stable") && byName(run, "smoke-rollouts-smoke-canary"));
+        });
+
+        it("sends steady traffic through the Gateway so the gate has data", () => {
+            const load = byName(run, "smoke-load").inputs.spec as { template: { spec: { containers: { image: string; command: string[] }[] } } };
+            assert.strictEqual(load.template.spec.containers[0].image, LOAD);
+            assert.match(load.template.spec.containers[0].command[2], /https:\/\/smoke\.hub\.test\.example\/color/);
+        });
+
+        it("comes after every stage", () => {
+            const deps = transitiveDeps(run, byName(run, "smoke-rollout").urn);
+            for (const r of run.resources.filter((x) => (STAGES as readonly string[]).includes(x.stage ?? "") && (x.custom || x.remote))) {
+                assert.ok(deps.has(r.urn), `the smoke Rollout does not wait for ${r.stage}/${r.name}`);
+            }
+        });
+
+        it("reports what to expect", () => {
+            const out = run.outputs.smokeCanary as { expect: string; rollout: string; namespace: string };
+            assert.deepStrictEqual([out.expect, out.rollout, out.namespace], ["promoted", "rollouts-smoke", "rollouts-smoke"]);
+        });
+    });
+
+    it("starts a fresh canary when the trigger changes, and only then", async () => {
+        const revision = async (trigger: string) => rolloutSpec(await planInline(smoke({ trigger }))).template.metadata.annotations[SMOKE_REVISION_ANNOTATION];
+        const one = await revision("1");
+        assert.match(one, /^[a-f0-9]{8}$/);
+        assert.strictEqual(await revision("1"), one);
+        assert.notStrictEqual(await revision("2"), one);
+        const keepers = (await planInline(smoke({ trigger: "7" }))).resources.find((r) => r.type === "random:index/randomId:RandomId")!.inputs.keepers;
+        assert.deepStrictEqual(keepers, { trigger: "7" });
+    });
+
+    it("makes the smoke version fail its gate on request", async () => {
+        const run = await planInline(smoke({ failGate: true }));
+        assert.deepStrictEqual(rolloutSpec(run).template.spec.containers[0].env, [{ name: "ERROR_RATE", value: "50" }]);
+        assert.strictEqual((run.outputs.smokeCanary as { expect: string }).expect, "aborted");
+    });
+});
