@@ -46,6 +46,8 @@ export function defineStack(config: AddonConfig = loadAddonConfig()): Record<str
         pluginLocation: pulumi.output(rollouts.pluginLocation),
         metricsAddress: rollouts.metricsAddress,
         analysisTemplates: Object.keys(rollouts.analysisTemplates),
+        kyvernoApi: config.policy.kyvernoApi,
+        argocdPatched: argocd.patched,
         // Hub: what each spoke's analysis reads; a spoke's StackReference picks its own entry.
         ...(config.cluster.role === "hub" ? { [SPOKE_READ_ENDPOINTS_OUTPUT]: gateway.spokeReadEndpoints } : {}),
         ...(smoke

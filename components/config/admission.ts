@@ -1,22 +1,318 @@
-import { ConfigReader } from "./reader";
+import { BUILTIN_KINDS, ROLLOUT_ACTIONS } from "../argocd/ignoreRules";
+import { preflightArgoCd, preflightPolicy } from "./preflight";
+import { ConfigReader, DNS_LABEL, Plain, StringRule, isPlainObject } from "./reader";
 
 /**
  * The policy and argocd-apps stages' configuration (ADR-056 D2, D8 and the as-built
  * corrections). Each section is read by its own function; `parseAddonConfig` composes them.
+ * After a section is read, the preflight checks it against the ADR's traps on the same reader,
+ * so every problem of the stack file is reported together.
  */
 
+/** The Kyverno API the policies are written in. */
+export type KyvernoApi = "policies.kyverno.io/v1" | "kyverno.io/v1";
+export const KYVERNO_APIS: readonly KyvernoApi[] = ["policies.kyverno.io/v1", "kyverno.io/v1"];
+
+/** What a failed validation does: refuse the request, or only report it. */
+export type ValidationAction = "Enforce" | "Audit";
+
 /** The policy stage's settings. */
-// eslint-disable-next-line @typescript-eslint/no-empty-interface
-export interface PolicyConfig {}
+export interface PolicyConfig {
+    /**
+     * `policies.kyverno.io/v1` (ValidatingPolicy, MutatingPolicy, GeneratingPolicy; Kyverno >= 1.18)
+     * or `kyverno.io/v1` ClusterPolicy for clusters still on an older Kyverno. Same behaviour.
+     */
+    kyvernoApi: KyvernoApi;
+    validationAction: ValidationAction;
+    /** `maxUnavailable` of every generated PodDisruptionBudget: a number of pods (ADR-056 D8). */
+    pdbMaxUnavailable: number;
+    /** Labels that mark a namespace as prod; the replica floor applies there. */
+    prodNamespaceLabels: Record<string, string>;
+    /** The least `spec.replicas` a workload in a prod namespace may have. */
+    prodMinReplicas: number;
+    /** Node label keys pods are spread over, in order. */
+    topologyKeys: string[];
+    /** Namespaces no policy of the addon applies to. */
+    excludeNamespaces: string[];
+}
+
+/** An ArgoCD group/kind pair; `group` is `""` for the core group. */
+export interface GroupKind {
+    group: string;
+    kind: string;
+}
+
+/**
+ * An ArgoCD ignoreDifferences rule. `kind: "*"` means every kind (ArgoCD's `.all`); the program
+ * writes such a rule once per built-in kind instead (ADR-056 as-built 2026-07-14).
+ */
+export interface IgnoreRule {
+    group: string;
+    kind: string;
+    /** Application-level rules only. */
+    name?: string;
+    namespace?: string;
+    jsonPointers: string[];
+    jqPathExpressions: string[];
+    managedFieldsManagers: string[];
+}
+
+/** An AppProject whose `namespaceResourceWhitelist` the program owns. */
+export interface ArgoProjectConfig {
+    name: string;
+    /** Every other namespaced kind the project's Applications sync; the Rollout kinds are added. */
+    namespaceResources: GroupKind[];
+}
+
+/** A tenant ApplicationSet whose template's sync options and ignore rules the program owns. */
+export interface TenantApplicationSetConfig {
+    name: string;
+    /** Further sync options kept beside the program's own. */
+    syncOptions: string[];
+    /** Further Application-level ignore rules kept beside the program's own. */
+    ignoreDifferences: IgnoreRule[];
+}
+
+export interface ArgoRbacConfig {
+    /** The ArgoCD role allowed to promote or abort a Rollout; unset writes no policy. */
+    approverRole?: string;
+    /** Roles explicitly denied those actions (deny wins in ArgoCD's RBAC). */
+    deployerRoles: string[];
+    /** Projects the grants are scoped to (`<project>/*`). */
+    projects: string[];
+    /** ArgoCD's built-in Rollout actions reserved to the approver. */
+    actions: string[];
+}
 
 /** The argocd-apps stage's settings. */
-// eslint-disable-next-line @typescript-eslint/no-empty-interface
-export interface ArgoCdConfig {}
+export interface ArgoCdConfig {
+    /** False on a cluster whose Applications are managed by an ArgoCD elsewhere. */
+    enabled: boolean;
+    namespace: string;
+    projects: ArgoProjectConfig[];
+    applicationSets: TenantApplicationSetConfig[];
+    /** System-level rules written to argocd-cm. */
+    ignoreDifferences: IgnoreRule[];
+    /** The kinds a rule for all kinds is written for. */
+    allKinds: GroupKind[];
+    rbac: ArgoRbacConfig;
+}
+
+/** Every default of the two sections, in one place; the README's config reference follows it. */
+export const ADMISSION_DEFAULTS = {
+    policy: {
+        kyvernoApi: "policies.kyverno.io/v1" as KyvernoApi,
+        validationAction: "Enforce" as ValidationAction,
+        pdbMaxUnavailable: 1,
+        prodNamespaceLabels: { "platform.example/tier": "prod" } as Readonly<Record<string, string>>,
+        prodMinReplicas: 2,
+        topologyKeys: ["topology.kubernetes.io/zone", "kubernetes.io/hostname"] as readonly string[],
+        // Kyverno's own namespace and the control plane's: a policy there can lock the cluster out.
+        excludeNamespaces: ["kube-system", "kube-public", "kube-node-lease", "kyverno"] as readonly string[],
+    },
+    argocd: {
+        enabled: true,
+        namespace: "argocd",
+        allKinds: BUILTIN_KINDS,
+        rbac: { actions: ROLLOUT_ACTIONS },
+    },
+} as const;
+
+const POLICY_KEYS = ["kyvernoApi", "validationAction", "pdbMaxUnavailable", "prodNamespaceLabels", "prodMinReplicas", "topologyKeys", "excludeNamespaces"];
+const ARGOCD_KEYS = ["enabled", "namespace", "projects", "applicationSets", "ignoreDifferences", "allKinds", "rbac"];
+const PROJECT_KEYS = ["namespaceResources"];
+const APPSET_KEYS = ["syncOptions", "ignoreDifferences"];
+const RBAC_KEYS = ["approverRole", "deployerRoles", "projects", "actions"];
+const SYSTEM_RULE_KEYS = ["group", "kind", "jsonPointers", "jqPathExpressions", "managedFieldsManagers"];
+const APP_RULE_KEYS = [...SYSTEM_RULE_KEYS, "name", "namespace"];
+
+/** A Kubernetes object name (DNS subdomain), as AppProjects and ApplicationSets are named. */
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const API_GROUP = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$/;
+const KIND = /^[A-Z][A-Za-z0-9]*$/;
+const LABEL_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+/** An ArgoCD RBAC subject: a role or an SSO group; commas and spaces would split the CSV line. */
+const RBAC_SUBJECT = /^[^\s,#]+$/;
+const SYNC_OPTION = /^[A-Za-z]+=[^\s,]+$/;
+const ACTION = /^[a-z][a-z-]*$/;
+
+const percent = (v: unknown): boolean => typeof v === "string" && /%\s*$/.test(v);
 
 export function readPolicy(r: ConfigReader, value: unknown): PolicyConfig | undefined {
-    return r.object("policy", value, []) ? {} : undefined;
+    const d = ADMISSION_DEFAULTS.policy;
+    const p = r.object("policy", value, POLICY_KEYS);
+    if (!p) {
+        return undefined;
+    }
+    const prodNamespaceLabels = p.prodNamespaceLabels === undefined ? { ...d.prodNamespaceLabels } : r.labels("policy.prodNamespaceLabels", p.prodNamespaceLabels);
+    if (p.prodNamespaceLabels !== undefined && isPlainObject(p.prodNamespaceLabels) && Object.keys(p.prodNamespaceLabels).length === 0) {
+        // An empty selector matches every namespace: the floor would apply cluster-wide.
+        r.problem("policy.prodNamespaceLabels", p.prodNamespaceLabels, "must name at least one label that marks a prod namespace (an empty selector matches every namespace)");
+    }
+    const cfg: PolicyConfig = {
+        kyvernoApi: r.string("policy.kyvernoApi", p.kyvernoApi, { oneOf: KYVERNO_APIS, describe: "" }, d.kyvernoApi) as KyvernoApi,
+        validationAction: r.string("policy.validationAction", p.validationAction, { oneOf: ["Enforce", "Audit"], describe: "" }, d.validationAction) as ValidationAction,
+        // A percentage is reported by the preflight with its reason (ADR-056 D8), not as a type error.
+        pdbMaxUnavailable: percent(p.pdbMaxUnavailable) ? d.pdbMaxUnavailable : r.integer("policy.pdbMaxUnavailable", p.pdbMaxUnavailable, 1, 100, d.pdbMaxUnavailable),
+        prodNamespaceLabels,
+        prodMinReplicas: r.integer("policy.prodMinReplicas", p.prodMinReplicas, 2, 100, d.prodMinReplicas),
+        topologyKeys: stringList(r, "policy.topologyKeys", p.topologyKeys, { pattern: LABEL_KEY, describe: "a node label key such as topology.kubernetes.io/zone" }, d.topologyKeys, { min: 1, max: 3 }),
+        excludeNamespaces: stringList(r, "policy.excludeNamespaces", p.excludeNamespaces, { pattern: DNS_LABEL, describe: "a namespace name" }, d.excludeNamespaces, { min: 0, max: 50 }),
+    };
+    preflightPolicy(r, cfg, p);
+    return cfg;
 }
 
 export function readArgoCd(r: ConfigReader, value: unknown): ArgoCdConfig | undefined {
-    return r.object("argocd", value, []) ? {} : undefined;
+    const d = ADMISSION_DEFAULTS.argocd;
+    const a = r.object("argocd", value, ARGOCD_KEYS);
+    if (!a) {
+        return undefined;
+    }
+    const projects = namedMap(r, "argocd.projects", a.projects, PROJECT_KEYS, (key, entry, name) => ({
+        name,
+        namespaceResources: groupKindList(r, `${key}.namespaceResources`, entry.namespaceResources, true) ?? [],
+    }));
+    const applicationSets = namedMap(r, "argocd.applicationSets", a.applicationSets, APPSET_KEYS, (key, entry, name) => ({
+        name,
+        syncOptions: stringList(r, `${key}.syncOptions`, entry.syncOptions, { pattern: SYNC_OPTION, describe: "an ArgoCD sync option such as CreateNamespace=true" }, [], { min: 0, max: 20 }),
+        ignoreDifferences: ruleList(r, `${key}.ignoreDifferences`, entry.ignoreDifferences, APP_RULE_KEYS),
+    }));
+    const rb = r.object("argocd.rbac", a.rbac, RBAC_KEYS) ?? {};
+    const subject = { pattern: RBAC_SUBJECT, describe: "an ArgoCD role or SSO group such as role:approver (no spaces, commas or #)" };
+    const approverRole = r.string("argocd.rbac.approverRole", rb.approverRole, subject);
+    const cfg: ArgoCdConfig = {
+        enabled: r.boolean("argocd.enabled", a.enabled, d.enabled),
+        namespace: r.string("argocd.namespace", a.namespace, { pattern: DNS_LABEL, describe: "a namespace name (DNS label)", maxLength: 63 }, d.namespace),
+        projects,
+        applicationSets,
+        ignoreDifferences: ruleList(r, "argocd.ignoreDifferences", a.ignoreDifferences, SYSTEM_RULE_KEYS),
+        allKinds: a.allKinds === undefined ? d.allKinds.map((gk) => ({ ...gk })) : (groupKindList(r, "argocd.allKinds", a.allKinds, false) ?? []),
+        rbac: {
+            ...(approverRole ? { approverRole } : {}),
+            deployerRoles: stringList(r, "argocd.rbac.deployerRoles", rb.deployerRoles, subject, [], { min: 0, max: 20 }),
+            projects: stringList(r, "argocd.rbac.projects", rb.projects, { pattern: DNS_SUBDOMAIN, describe: "an AppProject name" }, projects.map((p) => p.name), { min: 0, max: 50 }),
+            actions: stringList(r, "argocd.rbac.actions", rb.actions, { pattern: ACTION, describe: "an ArgoCD Rollout action name such as promote-full" }, d.rbac.actions, { min: 1, max: 20 }),
+        },
+    };
+    preflightArgoCd(r, cfg);
+    return cfg;
+}
+
+/** A list of strings each matching `rule`; `fallback` when not set. */
+function stringList(r: ConfigReader, key: string, value: unknown, rule: StringRule, fallback: readonly string[], size: { min: number; max: number }): string[] {
+    if (value === undefined || value === null) {
+        return [...fallback];
+    }
+    if (!Array.isArray(value) || value.length < size.min || value.length > size.max) {
+        r.problem(key, value, `must be a list of ${size.min} to ${size.max} entries, each ${rule.describe}`);
+        return [...fallback];
+    }
+    const out: string[] = [];
+    value.forEach((v, i) => {
+        const s = r.string(`${key}[${i}]`, v, rule);
+        if (s !== undefined && !out.includes(s)) {
+            out.push(s);
+        }
+    });
+    return out;
+}
+
+/** A map of object names to objects, read into a list in the stack file's order. */
+function namedMap<T>(r: ConfigReader, key: string, value: unknown, keys: readonly string[], read: (key: string, entry: Plain, name: string) => T): T[] {
+    if (value === undefined || value === null) {
+        return [];
+    }
+    if (!isPlainObject(value)) {
+        r.problem(key, value, "must be a map of object names to settings");
+        return [];
+    }
+    const out: T[] = [];
+    for (const [name, entry] of Object.entries(value)) {
+        const entryKey = `${key}.${name}`;
+        if (!DNS_SUBDOMAIN.test(name) || name.length > 253) {
+            r.problem(entryKey, name, "must be a Kubernetes object name (lowercase letters, digits, '-', '.')");
+            continue;
+        }
+        const obj = r.object(entryKey, entry ?? {}, keys);
+        if (obj) {
+            out.push(read(entryKey, obj, name));
+        }
+    }
+    return out;
+}
+
+/** A list of `{group, kind}`; `*` globs are allowed where ArgoCD allows them (whitelists). */
+function groupKindList(r: ConfigReader, key: string, value: unknown, globs: boolean): GroupKind[] | undefined {
+    if (value === undefined || value === null) {
+        return undefined;
+    }
+    if (!Array.isArray(value)) {
+        r.problem(key, value, "must be a list of {group, kind} (group \"\" for the core group)");
+        return undefined;
+    }
+    const out: GroupKind[] = [];
+    value.forEach((v, i) => {
+        const k = `${key}[${i}]`;
+        const o = r.object(k, v, ["group", "kind"]);
+        if (!o) {
+            return;
+        }
+        const group = o.group ?? "";
+        const okGroup = typeof group === "string" && (API_GROUP.test(group) || (globs && group === "*"));
+        const okKind = typeof o.kind === "string" && (KIND.test(o.kind) || (globs && o.kind === "*"));
+        if (!okGroup) {
+            r.problem(`${k}.group`, o.group, `must be an API group such as apps, or "" for the core group${globs ? ', or "*"' : ""}`);
+        }
+        if (!okKind) {
+            r.problem(`${k}.kind`, o.kind, `must be a Kind such as Deployment${globs ? ', or "*"' : ""}`);
+        }
+        if (okGroup && okKind && !out.some((gk) => gk.group === group && gk.kind === o.kind)) {
+            out.push({ group: group as string, kind: o.kind as string });
+        }
+    });
+    return out;
+}
+
+function ruleList(r: ConfigReader, key: string, value: unknown, keys: readonly string[]): IgnoreRule[] {
+    if (value === undefined || value === null) {
+        return [];
+    }
+    if (!Array.isArray(value)) {
+        r.problem(key, value, "must be a list of ignoreDifferences rules ({group, kind, jsonPointers, jqPathExpressions, managedFieldsManagers})");
+        return [];
+    }
+    const out: IgnoreRule[] = [];
+    value.forEach((v, i) => {
+        const rule = readRule(r, `${key}[${i}]`, v, keys);
+        if (rule) {
+            out.push(rule);
+        }
+    });
+    return out;
+}
+
+function readRule(r: ConfigReader, key: string, value: unknown, keys: readonly string[]): IgnoreRule | undefined {
+    const o = r.object(key, value, keys);
+    if (!o) {
+        return undefined;
+    }
+    const kind = r.requiredString(`${key}.kind`, o.kind, { pattern: /^(\*|[A-Z][A-Za-z0-9]*)$/, describe: 'a Kind such as Deployment, or "*" for every kind' });
+    const group = r.string(`${key}.group`, o.group, { pattern: API_GROUP, describe: 'an API group such as apps ("" or unset for the core group)' }, "");
+    if (kind === "*" && group !== "") {
+        r.problem(`${key}.group`, o.group, 'must be unset with kind "*" (a rule for every kind has no group)');
+    }
+    const list = (field: string, rule: StringRule) => stringList(r, `${key}.${field}`, o[field], rule, [], { min: 0, max: 50 });
+    const jsonPointers = list("jsonPointers", { pattern: /^\/\S*$/, describe: "a JSON pointer such as /spec/replicas" });
+    const jqPathExpressions = list("jqPathExpressions", { pattern: /^\S.*$/, describe: "a jq path expression such as .spec.replicas" });
+    const managedFieldsManagers = list("managedFieldsManagers", { pattern: /^\S+$/, describe: "a field manager name" });
+    if (jsonPointers.length + jqPathExpressions.length + managedFieldsManagers.length === 0) {
+        r.problem(key, value, "must set at least one of jsonPointers, jqPathExpressions, managedFieldsManagers");
+    }
+    const name = r.string(`${key}.name`, o.name, { pattern: DNS_SUBDOMAIN, describe: "an object name" });
+    const namespace = r.string(`${key}.namespace`, o.namespace, { pattern: DNS_LABEL, describe: "a namespace name" });
+    if (!kind) {
+        return undefined;
+    }
+    return { group, kind, ...(name ? { name } : {}), ...(namespace ? { namespace } : {}), jsonPointers, jqPathExpressions, managedFieldsManagers };
 }

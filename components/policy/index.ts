@@ -1,6 +1,12 @@
 import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
 import { AddonConfig } from "../config";
-import { Stage, StageOptions } from "../stage";
+import { PART_OF, Stage, StageOptions } from "../stage";
+import { KyvernoPolicy, kyvernoPolicies } from "./kyverno";
+
+export * from "./kyverno";
+export * from "./template";
+export * from "./workloads";
 
 export interface PolicyStageArgs {
     config: AddonConfig;
@@ -17,6 +23,9 @@ export function pdbGenerationRules(): { apiGroups: string[]; resources: string[]
     return [{ apiGroups: ["policy"], resources: ["poddisruptionbudgets"], verbs: ["get", "list", "watch", "create", "update", "patch", "delete"] }];
 }
 
+/** The Pulumi logical name of a policy: its kind and name, unique across both APIs. */
+export const policyResourceName = (p: KyvernoPolicy): string => `kyverno-${p.kind.toLowerCase()}-${p.metadata.name}`;
+
 /**
  * Policy stage (ADR-056 D2): the admission layer made Rollout-aware. It runs after the rollouts
  * stage because a Kyverno policy naming a kind whose CRD is absent is refused or left not ready
@@ -24,20 +33,28 @@ export function pdbGenerationRules(): { apiGroups: string[]; resources: string[]
  */
 export class PolicyStage extends Stage {
     readonly pdbGenerationRole: k8s.rbac.v1.ClusterRole;
+    readonly policies: k8s.apiextensions.CustomResource[];
 
-    constructor(name: string, _args: PolicyStageArgs, opts: StageOptions) {
+    constructor(name: string, args: PolicyStageArgs, opts: StageOptions) {
         super("policy", name, opts);
         this.pdbGenerationRole = new k8s.rbac.v1.ClusterRole(
             "kyverno-pdb-generation",
             {
                 metadata: {
                     name: "kyverno:argo-rollouts-addon:generate-pdb",
-                    labels: { "app.kubernetes.io/part-of": "argo-rollouts-addon", [KYVERNO_BACKGROUND_AGGREGATE_LABEL]: "true" },
+                    labels: { ...PART_OF, [KYVERNO_BACKGROUND_AGGREGATE_LABEL]: "true" },
                 },
                 rules: pdbGenerationRules(),
             },
             this.child(),
         );
-        this.registerOutputs({});
+        // After the role: a generate rule admitted before its RBAC fails its first requests.
+        this.policies = kyvernoPolicies(args.config.policy).map(
+            (policy) => new k8s.apiextensions.CustomResource(policyResourceName(policy), { ...policy }, this.child({ dependsOn: [this.pdbGenerationRole] })),
+        );
+        this.registerOutputs({
+            kyvernoApi: args.config.policy.kyvernoApi,
+            policies: pulumi.output(this.policies.map((p) => p.metadata.name)),
+        });
     }
 }

@@ -1,0 +1,28 @@
+/**
+ * The pod controllers the availability policies cover (ADR-056 D2): Rollout beside Deployment and
+ * StatefulSet. Rollout is matched by name in every rule: Kyverno's autogen drops Rollout when the
+ * autogen list also names a built-in controller (Kyverno #7446, still so in 1.19) and the CEL
+ * autogen list does not know rollouts either (design.md §2, Kyverno).
+ */
+export interface WorkloadKind {
+    kind: "Deployment" | "StatefulSet" | "Rollout";
+    group: string;
+    version: string;
+    /** The plural resource name admission matches on. */
+    resource: string;
+    /**
+     * The label the controller gives each revision's pods. Topology spread counts only the current
+     * revision's pods through `matchLabelKeys`; Rollout pods carry `rollouts-pod-template-hash`, not
+     * `pod-template-hash` (ADR-056 D2). StatefulSets update pod by pod and spread as one set.
+     */
+    revisionLabel?: string;
+}
+
+export const DEPLOYMENT: WorkloadKind = { kind: "Deployment", group: "apps", version: "v1", resource: "deployments", revisionLabel: "pod-template-hash" };
+export const STATEFULSET: WorkloadKind = { kind: "StatefulSet", group: "apps", version: "v1", resource: "statefulsets" };
+export const ROLLOUT: WorkloadKind = { kind: "Rollout", group: "argoproj.io", version: "v1alpha1", resource: "rollouts", revisionLabel: "rollouts-pod-template-hash" };
+
+export const WORKLOADS: readonly WorkloadKind[] = [DEPLOYMENT, STATEFULSET, ROLLOUT];
+
+/** Kyverno ClusterPolicy kind reference: `group/version/Kind`. */
+export const gvk = (w: WorkloadKind): string => `${w.group}/${w.version}/${w.kind}`;

@@ -1,0 +1,237 @@
+import * as assert from "assert";
+import { ADMISSION_DEFAULTS, AddonConfig, ConfigError, ConfigProblem, parseAddonConfig } from "../components/config";
+import { BUILTIN_KINDS, ROLLOUT_ACTIONS } from "../components/argocd";
+import { hubConfig, merged, planInline } from "./harness";
+
+function raw(patch: Record<string, unknown> = {}): Record<string, unknown> {
+    const { "aws:region": _region, ...rest } = merged(hubConfig(), patch);
+    return rest;
+}
+
+const parse = (patch: Record<string, unknown> = {}): AddonConfig => parseAddonConfig("hub", raw(patch), { awsRegion: "eu-west-1" });
+
+function problems(patch: Record<string, unknown>): ConfigProblem[] {
+    try {
+        parse(patch);
+    } catch (err) {
+        assert.ok(err instanceof ConfigError, `expected a ConfigError, got ${String(err)}`);
+        return err.problems;
+    }
+    assert.fail("configuration was accepted");
+}
+
+/** The one problem reported for `key`, whose `allowed` text matches `allowed`. */
+function problemFor(patch: Record<string, unknown>, key: string, allowed: RegExp): ConfigProblem {
+    const all = problems(patch);
+    const found = all.filter((p) => p.key === key);
+    assert.strictEqual(found.length, 1, `expected one problem for ${key}, got: ${JSON.stringify(all, null, 1)}`);
+    assert.match(found[0].allowed, allowed);
+    return found[0];
+}
+
+const tenants = {
+    projects: { tenants: { namespaceResources: [{ group: "", kind: "Service" }, { group: "apps", kind: "Deployment" }] } },
+};
+
+describe("admission configuration (policy, argocd)", () => {
+    describe("defaults", () => {
+        it("fills the policy section from ADMISSION_DEFAULTS when it is not set", () => {
+            const cfg = parse();
+            assert.deepStrictEqual(cfg.policy, {
+                kyvernoApi: "policies.kyverno.io/v1",
+                validationAction: "Enforce",
+                pdbMaxUnavailable: 1,
+                prodNamespaceLabels: { ...ADMISSION_DEFAULTS.policy.prodNamespaceLabels },
+                prodMinReplicas: 2,
+                topologyKeys: ["topology.kubernetes.io/zone", "kubernetes.io/hostname"],
+                excludeNamespaces: ["kube-system", "kube-public", "kube-node-lease", "kyverno"],
+            });
+        });
+
+        it("manages argocd-cm only, with no project, ApplicationSet or RBAC, when the argocd section is not set", () => {
+            const cfg = parse();
+            assert.strictEqual(cfg.argocd.enabled, true);
+            assert.strictEqual(cfg.argocd.namespace, "argocd");
+            assert.deepStrictEqual(cfg.argocd.projects, []);
+            assert.deepStrictEqual(cfg.argocd.applicationSets, []);
+            assert.deepStrictEqual(cfg.argocd.allKinds, BUILTIN_KINDS.map((gk) => ({ ...gk })));
+            assert.deepStrictEqual(cfg.argocd.rbac, { deployerRoles: [], projects: [], actions: [...ROLLOUT_ACTIONS] });
+        });
+
+        it("never lets a built-in default reach a Rollout: the all-kinds list holds no CRD", () => {
+            assert.ok(BUILTIN_KINDS.every((gk) => !gk.group.includes("argoproj.io") && !gk.group.includes("gateway.networking.k8s.io")));
+        });
+    });
+
+    describe("reads", () => {
+        it("projects, ApplicationSets, system rules and RBAC in the stack file's order", () => {
+            const cfg = parse({
+                argocd: {
+                    namespace: "gitops",
+                    ...tenants,
+                    applicationSets: {
+                        "tenant-apps": {
+                            syncOptions: ["CreateNamespace=true", "ServerSideApply=true"],
+                            ignoreDifferences: [{ group: "apps", kind: "Deployment", name: "web", jsonPointers: ["/spec/replicas"] }],
+                        },
+                    },
+                    ignoreDifferences: [{ kind: "*", jqPathExpressions: [".metadata.annotations"] }],
+                    rbac: { approverRole: "role:approver", deployerRoles: ["role:deployer", "role:deployer"] },
+                },
+            });
+            assert.strictEqual(cfg.argocd.namespace, "gitops");
+            assert.deepStrictEqual(cfg.argocd.projects, [{ name: "tenants", namespaceResources: [{ group: "", kind: "Service" }, { group: "apps", kind: "Deployment" }] }]);
+            assert.deepStrictEqual(cfg.argocd.applicationSets, [
+                {
+                    name: "tenant-apps",
+                    syncOptions: ["CreateNamespace=true", "ServerSideApply=true"],
+                    ignoreDifferences: [{ group: "apps", kind: "Deployment", name: "web", jsonPointers: ["/spec/replicas"], jqPathExpressions: [], managedFieldsManagers: [] }],
+                },
+            ]);
+            assert.deepStrictEqual(cfg.argocd.ignoreDifferences, [{ group: "", kind: "*", jsonPointers: [], jqPathExpressions: [".metadata.annotations"], managedFieldsManagers: [] }]);
+            // Duplicates collapse; the grant's scope defaults to the managed projects.
+            assert.deepStrictEqual(cfg.argocd.rbac, {
+                approverRole: "role:approver",
+                deployerRoles: ["role:deployer"],
+                projects: ["tenants"],
+                actions: [...ROLLOUT_ACTIONS],
+            });
+        });
+
+        it("the ClusterPolicy switch and the prod settings", () => {
+            const cfg = parse({ policy: { kyvernoApi: "kyverno.io/v1", validationAction: "Audit", prodNamespaceLabels: { env: "prod" }, prodMinReplicas: "3", pdbMaxUnavailable: 2 } });
+            assert.strictEqual(cfg.policy.kyvernoApi, "kyverno.io/v1");
+            assert.strictEqual(cfg.policy.validationAction, "Audit");
+            assert.deepStrictEqual(cfg.policy.prodNamespaceLabels, { env: "prod" });
+            assert.strictEqual(cfg.policy.prodMinReplicas, 3);
+            assert.strictEqual(cfg.policy.pdbMaxUnavailable, 2);
+        });
+
+        it("a scalar Rollout rule, the ADR's HPA rule, without complaint", () => {
+            const cfg = parse({ argocd: { ignoreDifferences: [{ group: "argoproj.io", kind: "Rollout", jsonPointers: ["/spec/replicas"] }] } });
+            assert.strictEqual(cfg.argocd.ignoreDifferences[0].kind, "Rollout");
+        });
+
+        it("an array rule for every kind: it is written per built-in kind, so it never reaches a Rollout", () => {
+            const cfg = parse({ argocd: { ignoreDifferences: [{ kind: "*", jqPathExpressions: [".spec.template.spec.containers[].securityContext"] }] } });
+            assert.strictEqual(cfg.argocd.ignoreDifferences.length, 1);
+        });
+    });
+
+    describe("rejects with the key, the value and what is allowed", () => {
+        it("an unknown key in policy", () => problemFor({ policy: { engine: "cel" } }, "policy.engine", /unknown key; policy takes kyvernoApi/));
+        it("an unknown key in argocd", () => problemFor({ argocd: { project: {} } }, "argocd.project", /unknown key; argocd takes enabled, namespace, projects/));
+        it("an unknown key in a project", () => problemFor({ argocd: { projects: { tenants: { whitelist: [] } } } }, "argocd.projects.tenants.whitelist", /unknown key/));
+        it("an unknown key in a rule", () =>
+            problemFor({ argocd: { ignoreDifferences: [{ kind: "Service", jsonPointer: ["/spec"] }] } }, "argocd.ignoreDifferences[0].jsonPointer", /unknown key/));
+        it("a Kyverno API that does not exist", () => problemFor({ policy: { kyvernoApi: "kyverno.io/v2" } }, "policy.kyvernoApi", /one of policies.kyverno.io\/v1, kyverno.io\/v1/));
+        it("a validation action Kyverno does not know", () => problemFor({ policy: { validationAction: "Deny" } }, "policy.validationAction", /one of Enforce, Audit/));
+        it("a replica floor of one", () => problemFor({ policy: { prodMinReplicas: 1 } }, "policy.prodMinReplicas", /from 2 to 100/));
+        it("no topology key", () => problemFor({ policy: { topologyKeys: [] } }, "policy.topologyKeys", /list of 1 to 3 entries/));
+        it("an empty prod selector, which would match every namespace", () =>
+            problemFor({ policy: { prodNamespaceLabels: {} } }, "policy.prodNamespaceLabels", /at least one label.*matches every namespace/));
+        it("a rule without any path", () => problemFor({ argocd: { ignoreDifferences: [{ kind: "Service" }] } }, "argocd.ignoreDifferences[0]", /at least one of jsonPointers/));
+        it("a group on a rule for every kind", () =>
+            problemFor({ argocd: { ignoreDifferences: [{ kind: "*", group: "apps", jsonPointers: ["/spec"] }] } }, "argocd.ignoreDifferences[0].group", /unset with kind "\*"/));
+        it("a name or namespace on a system-level rule (argocd-cm rules are per kind)", () =>
+            problemFor({ argocd: { ignoreDifferences: [{ kind: "Service", name: "web", jsonPointers: ["/spec"] }] } }, "argocd.ignoreDifferences[0].name", /unknown key/));
+        it("an RBAC subject with a comma, which would split the CSV line", () =>
+            problemFor({ argocd: { ...tenants, rbac: { approverRole: "role:a,role:b" } } }, "argocd.rbac.approverRole", /no spaces, commas/));
+        it("a project name that is not an object name", () => problemFor({ argocd: { projects: { Tenants: {} } } }, "argocd.projects.Tenants", /Kubernetes object name/));
+    });
+
+    describe("preflight: the ADR's traps, each with its ADR section", () => {
+        it("a percentage PDB budget (D8)", () => {
+            const p = problemFor({ policy: { pdbMaxUnavailable: "25%" } }, "policy.pdbMaxUnavailable", /whole number of pods, not a percentage.*\(ADR-056 D8\)/);
+            assert.strictEqual(p.given, '"25%"');
+        });
+        it("a PDB budget as large as the prod floor (D8)", () =>
+            problemFor({ policy: { pdbMaxUnavailable: 3, prodMinReplicas: 3 } }, "policy.pdbMaxUnavailable", /less than policy.prodMinReplicas \(3\).*ADR-056 D8/));
+        it("excluding the default namespace, which turns its policy off (D2)", () =>
+            problemFor({ policy: { excludeNamespaces: ["kube-system", "default"] } }, "policy.excludeNamespaces", /must not list default.*ADR-056 D2/));
+
+        for (const [label, rule, reason] of [
+            ["a jq path through containers[]", { group: "argoproj.io", kind: "Rollout", jqPathExpressions: [".spec.template.spec.containers[].image"] }, /jq path .* may run through an array/],
+            ["a JSON pointer to a list element", { group: "argoproj.io", kind: "Rollout", jsonPointers: ["/spec/template/spec/containers/0/image"] }, /addresses an array element/],
+            ["managed-fields managers", { group: "argoproj.io", kind: "Rollout", managedFieldsManagers: ["kyverno"] }, /ignore whatever those managers own/],
+        ] as const) {
+            it(`an argocd-cm rule reaching argoproj.io/Rollout with ${label} (as-built 2026-07-14)`, () =>
+                problemFor({ argocd: { ignoreDifferences: [rule] } }, "argocd.ignoreDifferences[0]", new RegExp(`reach argoproj.io/Rollout with an array path: .*${reason.source}.*ADR-056 as-built 2026-07-14`)));
+        }
+
+        it("the same on a tenant ApplicationSet's own rules", () =>
+            problemFor(
+                { argocd: { applicationSets: { tenants: { ignoreDifferences: [{ group: "argoproj.io", kind: "Rollout", jqPathExpressions: [".spec.template.spec.containers[]?.env"] }] } } } },
+                "argocd.applicationSets.tenants.ignoreDifferences[0]",
+                /array path.*JSON merge patch/,
+            ));
+
+        it("a rule for every kind when argocd.allKinds lists Rollout", () =>
+            problemFor(
+                { argocd: { allKinds: [{ group: "apps", kind: "Deployment" }, { group: "argoproj.io", kind: "Rollout" }], ignoreDifferences: [{ kind: "*", jqPathExpressions: [".spec.template.spec.tolerations[]"] }] } },
+                "argocd.ignoreDifferences[0]",
+                /because argocd.allKinds lists argoproj.io\/Rollout/,
+            ));
+
+        it("switching RespectIgnoreDifferences off on a tenant ApplicationSet (as-built 2026-06-27)", () => {
+            const p = problemFor(
+                { argocd: { applicationSets: { tenants: { syncOptions: ["RespectIgnoreDifferences=false"] } } } },
+                "argocd.applicationSets.tenants.syncOptions",
+                /ignoreDifferences alone only hides drift.*ADR-056 as-built 2026-06-27/,
+            );
+            assert.strictEqual(p.given, '"RespectIgnoreDifferences=false"');
+        });
+
+        it("the plugin's label-conditional HTTPRoute rule (plugin #208)", () =>
+            problemFor(
+                {
+                    argocd: {
+                        ignoreDifferences: [
+                            { group: "gateway.networking.k8s.io", kind: "HTTPRoute", jqPathExpressions: ['select(.metadata.labels["rollouts.argoproj.io/gatewayapi-canary"] == "in-progress") | .spec.rules'] },
+                        ],
+                    },
+                },
+                "argocd.ignoreDifferences[0]",
+                /OutOfSync forever on ArgoCD 3.x \(rollouts-plugin-trafficrouter-gatewayapi #208\)/,
+            ));
+
+        it("a project whitelist without Services (D4: the program owns the whole list)", () =>
+            problemFor({ argocd: { projects: { tenants: { namespaceResources: [{ group: "apps", kind: "Deployment" }] } } } }, "argocd.projects.tenants.namespaceResources", /stable and canary Services \(ADR-056 D4\)/));
+
+        it("accepts a wildcard whitelist as covering Services", () => {
+            const cfg = parse({ argocd: { projects: { tenants: { namespaceResources: [{ group: "*", kind: "*" }] } } } });
+            assert.deepStrictEqual(cfg.argocd.projects[0].namespaceResources, [{ group: "*", kind: "*" }]);
+        });
+
+        it("the approver among the deployers (D3: deployer is never the approver)", () =>
+            problemFor({ argocd: { ...tenants, rbac: { approverRole: "role:release", deployerRoles: ["role:release"] } } }, "argocd.rbac.deployerRoles", /ADR-056 D3/));
+
+        it("an approver without a project to scope the grant to", () => problemFor({ argocd: { rbac: { approverRole: "role:approver" } } }, "argocd.rbac.projects", /never to every project/));
+
+        it("reports type errors and traps of both sections together, in one error", () => {
+            const all = problems({
+                policy: { pdbMaxUnavailable: "50%", kyvernoApi: "v2", excludeNamespaces: ["default"] },
+                argocd: {
+                    ignoreDifferences: [{ group: "argoproj.io", kind: "Rollout", jqPathExpressions: [".spec.template.spec.containers[].image"] }],
+                    applicationSets: { tenants: { syncOptions: ["ServerSideApply=false"] } },
+                },
+                controller: { replicas: 1 },
+            });
+            assert.deepStrictEqual(all.map((p) => p.key).sort(), [
+                "argocd.applicationSets.tenants.syncOptions",
+                "argocd.ignoreDifferences[0]",
+                "controller.replicas",
+                "policy.excludeNamespaces",
+                "policy.kyvernoApi",
+                "policy.pdbMaxUnavailable",
+            ]);
+        });
+
+        it("stops the program before anything is declared", async () => {
+            await assert.rejects(planInline(merged(hubConfig(), { policy: { pdbMaxUnavailable: "10%" } })), (err: Error) => {
+                assert.match(err.message, /argo-rollouts-addon:policy.pdbMaxUnavailable = "10%": must be a whole number of pods/);
+                return true;
+            });
+        });
+    });
+});

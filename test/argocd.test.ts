@@ -1,0 +1,242 @@
+import * as assert from "assert";
+import * as YAML from "yaml";
+import {
+    BUILTIN_KINDS,
+    COMPARE_OPTIONS_ANNOTATION,
+    HTTPROUTE_WEIGHTS_RULE,
+    ROLLOUT_ACTIONS_POLICY_KEY,
+    ROLLOUT_PROJECT_KINDS,
+    SERVICE_SELECTOR_RULE,
+    TAKE_OVER_LISTS,
+    TENANT_COMPARE_OPTIONS,
+    TENANT_SYNC_OPTIONS,
+    appProjectPatch,
+    applicationSetPatch,
+    argocdCmIgnoreData,
+    argocdCmKey,
+    conflictingSyncOptions,
+    expandAllKinds,
+    labelConditionalRouteRule,
+    projectWhitelist,
+    rolloutActionsPolicyCsv,
+    rolloutArrayPathReasons,
+    tenantSyncSettings,
+} from "../components/argocd";
+import { IgnoreRule } from "../components/config";
+import { OfflineRun, PlannedResource } from "../tools/offline";
+import { byName, hubConfig, merged, planInline, transitiveDeps } from "./harness";
+
+const rule = (r: Partial<IgnoreRule> & Pick<IgnoreRule, "kind">): IgnoreRule => ({ group: "", jsonPointers: [], jqPathExpressions: [], managedFieldsManagers: [], ...r });
+const rollout = (r: Partial<IgnoreRule>) => rule({ group: "argoproj.io", kind: "Rollout", ...r });
+
+const tenantArgoCd = {
+    projects: {
+        tenants: {
+            namespaceResources: [
+                { group: "", kind: "Service" },
+                { group: "apps", kind: "Deployment" },
+                { group: "gateway.networking.k8s.io", kind: "HTTPRoute" },
+            ],
+        },
+    },
+    applicationSets: { "tenant-apps": { syncOptions: ["CreateNamespace=true"], ignoreDifferences: [{ group: "apps", kind: "Deployment", jsonPointers: ["/spec/replicas"] }] } },
+    ignoreDifferences: [{ kind: "*", jqPathExpressions: [".spec.template.spec.containers[]?.securityContext"] }],
+    rbac: { approverRole: "role:approver", deployerRoles: ["role:deployer"] },
+};
+
+describe("argocd-apps stage", () => {
+    describe("ignore rules (pure)", () => {
+        it("keys argocd-cm rules by <group>_<Kind>, and by <Kind> alone for the core group", () => {
+            assert.strictEqual(argocdCmKey({ group: "gateway.networking.k8s.io", kind: "HTTPRoute" }), "resource.customizations.ignoreDifferences.gateway.networking.k8s.io_HTTPRoute");
+            assert.strictEqual(argocdCmKey({ group: "", kind: "Service" }), "resource.customizations.ignoreDifferences.Service");
+        });
+
+        it("ignores HTTPRoute weights unconditionally, tolerating a rule without backendRefs", () => {
+            assert.deepStrictEqual(HTTPROUTE_WEIGHTS_RULE.jqPathExpressions, [".spec.rules[]?.backendRefs[]?.weight"]);
+            assert.strictEqual(labelConditionalRouteRule(HTTPROUTE_WEIGHTS_RULE), undefined);
+            assert.deepStrictEqual(SERVICE_SELECTOR_RULE.jsonPointers, ["/spec/selector"]);
+        });
+
+        it("writes a rule for every kind once per built-in kind and keeps a per-kind rule as it is", () => {
+            const expanded = expandAllKinds([rule({ kind: "*", jsonPointers: ["/metadata/annotations"] }), rule({ group: "apps", kind: "Deployment", jsonPointers: ["/spec/replicas"] })], BUILTIN_KINDS);
+            assert.strictEqual(expanded.length, BUILTIN_KINDS.length + 1);
+            assert.ok(expanded.every((r) => r.kind !== "*"));
+            assert.ok(!expanded.some((r) => r.group === "argoproj.io"), "a rule for every kind reached a CRD");
+        });
+
+        it("merges rules of one kind into one argocd-cm key and never writes .all", () => {
+            const data = argocdCmIgnoreData([
+                HTTPROUTE_WEIGHTS_RULE,
+                rule({ group: "apps", kind: "Deployment", jsonPointers: ["/spec/replicas"] }),
+                rule({ group: "apps", kind: "Deployment", jqPathExpressions: [".spec.template.spec.tolerations"], jsonPointers: ["/spec/replicas"] }),
+            ]);
+            assert.deepStrictEqual(Object.keys(data), ["resource.customizations.ignoreDifferences.apps_Deployment", "resource.customizations.ignoreDifferences.gateway.networking.k8s.io_HTTPRoute"]);
+            assert.deepStrictEqual(YAML.parse(data["resource.customizations.ignoreDifferences.apps_Deployment"]), {
+                jsonPointers: ["/spec/replicas"],
+                jqPathExpressions: [".spec.template.spec.tolerations"],
+            });
+            assert.throws(() => argocdCmIgnoreData([rule({ kind: "*", jsonPointers: ["/x"] })]), /expanded per kind/);
+        });
+
+        it("flags array paths that reach a Rollout and lets scalar ones and other kinds through", () => {
+            assert.deepStrictEqual(rolloutArrayPathReasons(rollout({ jsonPointers: ["/spec/replicas"], jqPathExpressions: [".spec.paused"] })), []);
+            assert.strictEqual(rolloutArrayPathReasons(rollout({ jqPathExpressions: [".spec.template.spec.containers[] | .image"] })).length, 1);
+            assert.strictEqual(rolloutArrayPathReasons(rollout({ jsonPointers: ["/spec/template/spec/containers/0/image", "/spec/template/spec/volumes/-"] })).length, 2);
+            assert.strictEqual(rolloutArrayPathReasons(rollout({ managedFieldsManagers: ["kyverno"] })).length, 1);
+            // The HTTPRoute weight rule is an array path on a CRD, but not on a Rollout (ADR-056 as-built).
+            assert.deepStrictEqual(rolloutArrayPathReasons(HTTPROUTE_WEIGHTS_RULE), []);
+            assert.deepStrictEqual(rolloutArrayPathReasons(rule({ group: "apps", kind: "Deployment", jqPathExpressions: [".spec.template.spec.containers[].image"] })), []);
+        });
+    });
+
+    describe("AppProject whitelist (pure)", () => {
+        it("keeps the project's own kinds first and adds each Rollout kind once", () => {
+            const list = projectWhitelist([{ group: "", kind: "Service" }, { group: "argoproj.io", kind: "Rollout" }]);
+            assert.deepStrictEqual(list.slice(0, 2), [{ group: "", kind: "Service" }, { group: "argoproj.io", kind: "Rollout" }]);
+            assert.strictEqual(list.filter((gk) => gk.kind === "Rollout").length, 1);
+            for (const gk of ROLLOUT_PROJECT_KINDS) {
+                assert.ok(list.some((x) => x.group === gk.group && x.kind === gk.kind), `${gk.kind} missing`);
+            }
+            assert.deepStrictEqual(
+                ROLLOUT_PROJECT_KINDS.map((gk) => `${gk.group}/${gk.kind}`),
+                ["argoproj.io/Rollout", "argoproj.io/AnalysisTemplate", "argoproj.io/AnalysisRun", "argoproj.io/Experiment", "apps/ReplicaSet", "/Pod"],
+            );
+        });
+
+        it("patches the existing project and takes the atomic list over", () => {
+            const body = appProjectPatch({ name: "tenants", namespaceResources: [{ group: "", kind: "Service" }] }, "argocd");
+            assert.deepStrictEqual(body.metadata, { name: "tenants", namespace: "argocd", annotations: { "pulumi.com/patchForce": "true" } });
+            assert.strictEqual(body.spec.namespaceResourceWhitelist.length, 1 + ROLLOUT_PROJECT_KINDS.length);
+        });
+    });
+
+    describe("tenant sync settings (exported helper)", () => {
+        it("syncs with RespectIgnoreDifferences and ServerSideApply, ignoring selectors and weights, diffing server-side with webhooks", () => {
+            const s = tenantSyncSettings();
+            assert.deepStrictEqual(s.syncOptions, ["RespectIgnoreDifferences=true", "ServerSideApply=true"]);
+            assert.deepStrictEqual(s.ignoreDifferences, [
+                { kind: "Service", jsonPointers: ["/spec/selector"] },
+                { group: "gateway.networking.k8s.io", kind: "HTTPRoute", jqPathExpressions: [".spec.rules[]?.backendRefs[]?.weight"] },
+            ]);
+            assert.deepStrictEqual(s.annotations, { "argocd.argoproj.io/compare-options": "ServerSideDiff=true,IncludeMutationWebhook=true" });
+        });
+
+        it("keeps extra options and rules after its own, without duplicates, expanding rules for every kind", () => {
+            const s = tenantSyncSettings({
+                syncOptions: ["CreateNamespace=true", "ServerSideApply=true"],
+                ignoreDifferences: [{ kind: "Service", jsonPointers: ["/spec/selector"] }, { kind: "*", jsonPointers: ["/metadata/labels"] }],
+                allKinds: [{ group: "apps", kind: "Deployment" }],
+            });
+            assert.deepStrictEqual(s.syncOptions, ["RespectIgnoreDifferences=true", "ServerSideApply=true", "CreateNamespace=true"]);
+            assert.deepStrictEqual(s.ignoreDifferences.slice(2), [{ group: "apps", kind: "Deployment", jsonPointers: ["/metadata/labels"] }]);
+        });
+
+        it("refuses the traps the preflight refuses, with the same ADR reference", () => {
+            assert.throws(() => tenantSyncSettings({ syncOptions: ["RespectIgnoreDifferences=false"] }), /overrides RespectIgnoreDifferences=true.*as-built 2026-06-27/);
+            assert.throws(
+                () => tenantSyncSettings({ ignoreDifferences: [{ group: "argoproj.io", kind: "Rollout", jqPathExpressions: [".spec.template.spec.containers[].image"] }] }),
+                /argoproj.io\/Rollout reaches a Rollout with an array path.*as-built 2026-07-14/,
+            );
+            assert.deepStrictEqual(conflictingSyncOptions(["ServerSideApply=false", "ServerSideApply=true", "Prune=false"]), ["ServerSideApply=false"]);
+        });
+
+        it("patches a tenant ApplicationSet's template with them", () => {
+            const body = applicationSetPatch({ name: "tenant-apps", syncOptions: ["PruneLast=true"], ignoreDifferences: [] }, "argocd", BUILTIN_KINDS);
+            assert.deepStrictEqual(body.metadata, { name: "tenant-apps", namespace: "argocd", annotations: { ...TAKE_OVER_LISTS } });
+            assert.deepStrictEqual(body.spec.template.metadata.annotations, { [COMPARE_OPTIONS_ANNOTATION]: TENANT_COMPARE_OPTIONS });
+            assert.deepStrictEqual(body.spec.template.spec.syncPolicy.syncOptions, [...TENANT_SYNC_OPTIONS, "PruneLast=true"]);
+            assert.strictEqual(body.spec.template.spec.ignoreDifferences.length, 2);
+        });
+    });
+
+    describe("Rollout action RBAC (pure)", () => {
+        it("allows the approver and denies each deployer every promote/abort action, per named project", () => {
+            const csv = rolloutActionsPolicyCsv({ approverRole: "role:approver", deployerRoles: ["role:deployer"], projects: ["tenants", "payments"], actions: ["promote-full", "abort"] })!;
+            const lines = csv.split("\n").filter((l) => l.startsWith("p, "));
+            assert.deepStrictEqual(lines, [
+                "p, role:approver, applications, action/argoproj.io/Rollout/promote-full, tenants/*, allow",
+                "p, role:approver, applications, action/argoproj.io/Rollout/abort, tenants/*, allow",
+                "p, role:approver, applications, action/argoproj.io/Rollout/promote-full, payments/*, allow",
+                "p, role:approver, applications, action/argoproj.io/Rollout/abort, payments/*, allow",
+                "p, role:deployer, applications, action/argoproj.io/Rollout/promote-full, tenants/*, deny",
+                "p, role:deployer, applications, action/argoproj.io/Rollout/abort, tenants/*, deny",
+                "p, role:deployer, applications, action/argoproj.io/Rollout/promote-full, payments/*, deny",
+                "p, role:deployer, applications, action/argoproj.io/Rollout/abort, payments/*, deny",
+            ]);
+            // No wildcard action and no wildcard project: every grant names both.
+            assert.ok(lines.every((l) => !l.includes("action/*") && !/, \*\/\*,/.test(l)));
+        });
+
+        it("writes nothing without an approver or without a project", () => {
+            assert.strictEqual(rolloutActionsPolicyCsv({ deployerRoles: ["role:deployer"], projects: ["tenants"], actions: ["abort"] }), undefined);
+            assert.strictEqual(rolloutActionsPolicyCsv({ approverRole: "role:approver", deployerRoles: [], projects: [], actions: ["abort"] }), undefined);
+        });
+    });
+
+    describe("declared resources", () => {
+        let hub: OfflineRun;
+        let full: OfflineRun;
+        before(async () => {
+            hub = await planInline(hubConfig(), { stack: "hub" });
+            full = await planInline(merged(hubConfig(), { argocd: tenantArgoCd }), { stack: "hub" });
+        });
+
+        const stageResources = (r: OfflineRun) => r.resources.filter((x) => x.stage === "argocd-apps" && x.custom);
+        const data = (p: PlannedResource) => (p.inputs as { data: Record<string, string> }).data;
+
+        it("with the defaults, patches argocd-cm with the HTTPRoute weight rule only, as a Patch of the existing ConfigMap", () => {
+            const resources = stageResources(hub);
+            assert.deepStrictEqual(resources.map((r) => r.type), ["kubernetes:core/v1:ConfigMapPatch"]);
+            const cm = byName(hub, "argocd-cm-diff-customizations");
+            assert.deepStrictEqual((cm.inputs as { metadata: object }).metadata, { name: "argocd-cm", namespace: "argocd" });
+            assert.deepStrictEqual(Object.keys(data(cm)), ["resource.customizations.ignoreDifferences.gateway.networking.k8s.io_HTTPRoute"]);
+            assert.deepStrictEqual(YAML.parse(data(cm)["resource.customizations.ignoreDifferences.gateway.networking.k8s.io_HTTPRoute"]), { jqPathExpressions: [".spec.rules[]?.backendRefs[]?.weight"] });
+        });
+
+        it("writes config rules for every kind per built-in kind, and nothing under .all", () => {
+            const keys = Object.keys(data(byName(full, "argocd-cm-diff-customizations")));
+            assert.ok(!keys.some((k) => k.endsWith(".all")));
+            assert.strictEqual(keys.length, BUILTIN_KINDS.length + 1);
+            assert.ok(keys.includes("resource.customizations.ignoreDifferences.apps_Deployment"));
+            assert.ok(!keys.includes("resource.customizations.ignoreDifferences.argoproj.io_Rollout"));
+        });
+
+        it("patches the named AppProject, ApplicationSet and argocd-rbac-cm", () => {
+            const project = byName(full, "appproject-tenants");
+            assert.strictEqual(project.type, "kubernetes:argoproj.io/v1alpha1:AppProjectPatch");
+            const whitelist = (project.inputs as { spec: { namespaceResourceWhitelist: { group: string; kind: string }[] } }).spec.namespaceResourceWhitelist;
+            assert.deepStrictEqual(whitelist.slice(0, 3).map((gk) => gk.kind), ["Service", "Deployment", "HTTPRoute"]);
+            assert.ok(whitelist.some((gk) => gk.group === "argoproj.io" && gk.kind === "Rollout"));
+
+            const appSet = byName(full, "applicationset-tenant-apps");
+            assert.strictEqual(appSet.type, "kubernetes:argoproj.io/v1alpha1:ApplicationSetPatch");
+            const tmpl = (appSet.inputs as { spec: { template: { spec: { syncPolicy: { syncOptions: string[] }; ignoreDifferences: { kind: string }[] } } } }).spec.template.spec;
+            assert.deepStrictEqual(tmpl.syncPolicy.syncOptions, ["RespectIgnoreDifferences=true", "ServerSideApply=true", "CreateNamespace=true"]);
+            assert.deepStrictEqual(tmpl.ignoreDifferences.map((r) => r.kind), ["Service", "HTTPRoute", "Deployment"]);
+
+            const rbac = byName(full, "argocd-rbac-rollout-actions");
+            assert.strictEqual(rbac.type, "kubernetes:core/v1:ConfigMapPatch");
+            assert.deepStrictEqual(Object.keys(data(rbac)), [ROLLOUT_ACTIONS_POLICY_KEY]);
+            assert.match(data(rbac)[ROLLOUT_ACTIONS_POLICY_KEY], /^p, role:approver, applications, action\/argoproj.io\/Rollout\/promote-full, tenants\/\*, allow$/m);
+            assert.match(data(rbac)[ROLLOUT_ACTIONS_POLICY_KEY], /^p, role:deployer, applications, action\/argoproj.io\/Rollout\/promote-full, tenants\/\*, deny$/m);
+        });
+
+        it("names every patched object explicitly and waits for the policy stage and the CRDs", () => {
+            const policies = full.resources.filter((r) => r.stage === "policy" && r.custom);
+            assert.ok(policies.length > 0);
+            for (const r of stageResources(full)) {
+                assert.ok((r.inputs as { metadata?: { name?: string } }).metadata?.name, `${r.name} has no metadata.name`);
+                const deps = transitiveDeps(full, r.urn);
+                assert.ok(deps.has(byName(full, "rollouts-crds").urn), `${r.name} does not wait for the CRDs`);
+                for (const p of policies) {
+                    assert.ok(deps.has(p.urn), `${r.name} does not wait for ${p.name}`);
+                }
+            }
+        });
+
+        it("declares nothing when ArgoCD is managed elsewhere", async () => {
+            const off = await planInline(merged(hubConfig(), { argocd: { ...tenantArgoCd, enabled: false } }));
+            assert.deepStrictEqual(stageResources(off), []);
+        });
+    });
+});
