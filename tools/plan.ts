@@ -9,6 +9,7 @@ import * as path from "path";
 import * as YAML from "yaml";
 import { ConfigError } from "../components/config/reader";
 import { STAGES } from "../components/stage";
+import { checkPlan } from "./guard";
 import { OfflineRun, PlannedResource, kubernetesGvk, runOffline } from "./offline";
 import { PROJECT } from "../components/config/types";
 import { REPO_ROOT, StackFile, listStacks, placeholderWorld, readStackFile, referencedHubStack } from "./stackFile";
@@ -153,10 +154,21 @@ async function main(): Promise<void> {
         }
     });
     const run = await planStack(readStackFile(args.stack, args.configDir), args.configDir);
+    const violations = await checkPlan(run);
     finished = true;
     const dir = writePlan(run, args.out);
     console.log(summary(run));
     console.log(`wrote ${path.relative(process.cwd(), dir) || dir}/resources.json and manifests.yaml`);
+    // The policy pack's checks, offline: a plan that breaks one fails like `pulumi preview` would.
+    if (violations.length > 0) {
+        console.error(`stack "${run.stack}": ${violations.length} guardrail violation(s):`);
+        for (const v of violations) {
+            console.error(`  - [${v.check}] ${v.urn ? `${v.urn.split("::").pop()}: ` : ""}${v.message}`);
+        }
+        process.exitCode = 1;
+    } else {
+        console.log("guardrails: every check passed");
+    }
 }
 
 if (require.main === module) {

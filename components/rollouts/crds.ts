@@ -1,13 +1,15 @@
 import * as pulumi from "@pulumi/pulumi";
 
-/** The Argo Rollouts CRD manifests, as published in the source tree under manifests/crds/. */
-export const ROLLOUTS_CRD_FILES = [
-    "rollout-crd.yaml",
-    "analysis-template-crd.yaml",
-    "cluster-analysis-template-crd.yaml",
-    "analysis-run-crd.yaml",
-    "experiment-crd.yaml",
+/** The Argo Rollouts CRDs, and the manifests that define them under manifests/crds/. */
+export const ROLLOUTS_CRDS = [
+    { file: "rollout-crd.yaml", name: "rollouts.argoproj.io" },
+    { file: "analysis-template-crd.yaml", name: "analysistemplates.argoproj.io" },
+    { file: "cluster-analysis-template-crd.yaml", name: "clusteranalysistemplates.argoproj.io" },
+    { file: "analysis-run-crd.yaml", name: "analysisruns.argoproj.io" },
+    { file: "experiment-crd.yaml", name: "experiments.argoproj.io" },
 ] as const;
+
+export const ROLLOUTS_CRD_FILES = ROLLOUTS_CRDS.map((c) => c.file);
 
 export const CRD_TYPE = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition";
 

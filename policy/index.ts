@@ -1,0 +1,5 @@
+// `pulumi preview --policy-pack policy`: the guardrails as a mandatory policy pack.
+import { PolicyPack } from "@pulumi/policy";
+import { policies } from "./policies";
+
+new PolicyPack("argo-rollouts-addon", { policies });
