@@ -10,6 +10,7 @@ import * as YAML from "yaml";
 import { ConfigError } from "../components/config/reader";
 import { STAGES } from "../components/stage";
 import { checkPlan } from "./guard";
+import { validateObject } from "./schemas";
 import { OfflineRun, PlannedResource, kubernetesGvk, runOffline } from "./offline";
 import { PROJECT } from "../components/config/types";
 import { REPO_ROOT, StackFile, listStacks, placeholderWorld, readStackFile, referencedHubStack } from "./stackFile";
@@ -155,6 +156,9 @@ async function main(): Promise<void> {
     });
     const run = await planStack(readStackFile(args.stack, args.configDir), args.configDir);
     const violations = await checkPlan(run);
+    const invalid = manifestResources(run)
+        .map((r) => validateObject(r.inputs))
+        .filter((res) => res.problems.length > 0);
     finished = true;
     const dir = writePlan(run, args.out);
     console.log(summary(run));
@@ -168,6 +172,15 @@ async function main(): Promise<void> {
         process.exitCode = 1;
     } else {
         console.log("guardrails: every check passed");
+    }
+    if (invalid.length > 0) {
+        console.error(`stack "${run.stack}": ${invalid.length} object(s) fail schema validation:`);
+        for (const res of invalid) {
+            console.error(`  - ${res.object} (${res.via}): ${res.problems.join("; ")}`);
+        }
+        process.exitCode = 1;
+    } else {
+        console.log(`schemas: all ${manifestResources(run).length} objects valid`);
     }
 }
 

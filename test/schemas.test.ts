@@ -1,0 +1,85 @@
+import * as assert from "assert";
+import { manifestResources } from "../tools/plan";
+import { checkShape, validateObject, CILIUM_NETWORK_POLICY } from "../tools/schemas";
+import { TEST_DIGEST, hubConfig, merged, planInline } from "./harness";
+
+const everything = () =>
+    merged(hubConfig(), {
+        spokes: [{ name: "preprod", tenant: "preprod", hostname: "mimir-preprod.hub.test.example", query: true }],
+        mimir: { spokeRouteNamespace: "gateway-system" },
+        network: { controllerDefaultDeny: true, canaryTargets: [{ namespace: "shop", port: 8080 }], metricsScrapeNamespaces: ["observability"] },
+        controller: { dashboard: true, serviceMonitor: true },
+        plugin: { delivery: "image", sha256: undefined, digest: TEST_DIGEST },
+        notifications: { service: "webhook", webhookUrl: "https://events.test.example/rollouts" },
+        notificationsToken: { secure: "v1:encrypted" },
+        smokeTest: {
+            enabled: true,
+            hostname: "smoke.hub.test.example",
+            image: `registry.test.example/mirror/argoproj/rollouts-demo@sha256:${"c".repeat(64)}`,
+            loadImage: `registry.test.example/mirror/curlimages/curl@sha256:${"d".repeat(64)}`,
+        },
+        argocd: {
+            projects: { tenants: { namespaceResources: [{ group: "", kind: "Service" }, { group: "", kind: "ConfigMap" }] } },
+            applicationSets: { tenants: {} },
+            rbac: { approverRole: "role:release-approver", deployerRoles: ["role:deployer"] },
+        },
+    });
+
+describe("schema validation", () => {
+    const cases: [string, () => Record<string, unknown>][] = [
+        ["hub defaults", hubConfig],
+        ["every feature on", everything],
+        ["ClusterPolicy mode", () => merged(everything(), { policy: { kyvernoApi: "kyverno.io/v1" } })],
+    ];
+    for (const [label, cfg] of cases) {
+        it(`every object the program declares is valid (${label})`, async () => {
+            const run = await planInline(cfg());
+            const objects = manifestResources(run);
+            assert.ok(objects.length > 15);
+            for (const r of objects) {
+                const res = validateObject(r.inputs);
+                assert.notStrictEqual(res.via, "none", `${res.object} has no schema`);
+                assert.deepStrictEqual(res.problems, [], `${res.object} (${res.via})`);
+            }
+        });
+    }
+
+    it("rejects a Rollout field of the wrong type (package model)", () => {
+        const res = validateObject({ apiVersion: "argoproj.io/v1alpha1", kind: "Rollout", metadata: { name: "x" }, spec: { replicas: "two" } });
+        assert.strictEqual(res.via, "package");
+        assert.match(res.problems[0], /replicas must be integer/);
+    });
+
+    it("rejects an HTTPRoute backend port that is not a number (package model)", () => {
+        const res = validateObject({
+            apiVersion: "gateway.networking.k8s.io/v1",
+            kind: "HTTPRoute",
+            metadata: { name: "x" },
+            spec: { rules: [{ backendRefs: [{ name: "svc", port: "http" }] }] },
+        });
+        assert.strictEqual(res.problems.length, 1);
+    });
+
+    it("refuses unknown fields and removed ones in a CiliumNetworkPolicy (typed model)", () => {
+        const cnp = (egress: unknown) => ({ apiVersion: "cilium.io/v2", kind: "CiliumNetworkPolicy", metadata: { name: "x" }, spec: { endpointSelector: {}, egress } });
+        assert.deepStrictEqual(validateObject(cnp([{ toEntities: ["kube-apiserver"] }])).problems, []);
+        // toRequires was removed in Cilium 1.19.
+        assert.deepStrictEqual(validateObject(cnp([{ toRequires: [{}] }])).problems, [".spec.egress[0].toRequires: unknown field"]);
+        assert.deepStrictEqual(validateObject(cnp([{ toEntities: ["everything"] }])).problems, [".spec.egress[0].toEntities[0]: must be one of all, world, cluster, host, init, ingress, unmanaged, remote-node, health, none, kube-apiserver"]);
+        assert.deepStrictEqual(checkShape(CILIUM_NETWORK_POLICY, { apiVersion: "cilium.io/v2", kind: "CiliumNetworkPolicy", metadata: { name: "x" }, spec: {} }), [".spec.endpointSelector: required"]);
+    });
+
+    it("refuses a Kyverno CEL policy without its body (typed model)", () => {
+        const res = validateObject({
+            apiVersion: "policies.kyverno.io/v1",
+            kind: "ValidatingPolicy",
+            metadata: { name: "x" },
+            spec: { matchConstraints: { resourceRules: [{ apiGroups: ["argoproj.io"], apiVersions: ["v1alpha1"], operations: ["CREATE"], resources: ["rollouts"] }] }, validationActions: ["Block"] },
+        });
+        assert.deepStrictEqual(res.problems, [".spec.validations: required", ".spec.validationActions[0]: must be one of Deny, Audit, Warn"]);
+    });
+
+    it("says so when a kind has no schema", () => {
+        assert.match(validateObject({ apiVersion: "example.com/v1", kind: "Widget", metadata: { name: "x" } }).problems[0], /no schema for example.com\/v1\/Widget/);
+    });
+});
