@@ -156,8 +156,8 @@ export function readPolicy(r: ConfigReader, value: unknown): PolicyConfig | unde
         pdbMaxUnavailable: percent(p.pdbMaxUnavailable) ? d.pdbMaxUnavailable : r.integer("policy.pdbMaxUnavailable", p.pdbMaxUnavailable, 1, 100, d.pdbMaxUnavailable),
         prodNamespaceLabels,
         prodMinReplicas: r.integer("policy.prodMinReplicas", p.prodMinReplicas, 2, 100, d.prodMinReplicas),
-        topologyKeys: stringList(r, "policy.topologyKeys", p.topologyKeys, { pattern: LABEL_KEY, describe: "a node label key such as topology.kubernetes.io/zone" }, d.topologyKeys, { min: 1, max: 3 }),
-        excludeNamespaces: stringList(r, "policy.excludeNamespaces", p.excludeNamespaces, { pattern: DNS_LABEL, describe: "a namespace name" }, d.excludeNamespaces, { min: 0, max: 50 }),
+        topologyKeys: r.strings("policy.topologyKeys", p.topologyKeys, { pattern: LABEL_KEY, describe: "a node label key such as topology.kubernetes.io/zone" }, d.topologyKeys, { min: 1, max: 3 }),
+        excludeNamespaces: r.strings("policy.excludeNamespaces", p.excludeNamespaces, { pattern: DNS_LABEL, describe: "a namespace name" }, d.excludeNamespaces, { min: 0, max: 50 }),
     };
     preflightPolicy(r, cfg, p);
     return cfg;
@@ -175,7 +175,7 @@ export function readArgoCd(r: ConfigReader, value: unknown): ArgoCdConfig | unde
     }));
     const applicationSets = namedMap(r, "argocd.applicationSets", a.applicationSets, APPSET_KEYS, (key, entry, name) => ({
         name,
-        syncOptions: stringList(r, `${key}.syncOptions`, entry.syncOptions, { pattern: SYNC_OPTION, describe: "an ArgoCD sync option such as CreateNamespace=true" }, [], { min: 0, max: 20 }),
+        syncOptions: r.strings(`${key}.syncOptions`, entry.syncOptions, { pattern: SYNC_OPTION, describe: "an ArgoCD sync option such as CreateNamespace=true" }, [], { min: 0, max: 20 }),
         ignoreDifferences: ruleList(r, `${key}.ignoreDifferences`, entry.ignoreDifferences, APP_RULE_KEYS),
     }));
     const rb = r.object("argocd.rbac", a.rbac, RBAC_KEYS) ?? {};
@@ -190,32 +190,13 @@ export function readArgoCd(r: ConfigReader, value: unknown): ArgoCdConfig | unde
         allKinds: a.allKinds === undefined ? d.allKinds.map((gk) => ({ ...gk })) : (groupKindList(r, "argocd.allKinds", a.allKinds, false) ?? []),
         rbac: {
             ...(approverRole ? { approverRole } : {}),
-            deployerRoles: stringList(r, "argocd.rbac.deployerRoles", rb.deployerRoles, subject, [], { min: 0, max: 20 }),
-            projects: stringList(r, "argocd.rbac.projects", rb.projects, { pattern: DNS_SUBDOMAIN, describe: "an AppProject name" }, projects.map((p) => p.name), { min: 0, max: 50 }),
-            actions: stringList(r, "argocd.rbac.actions", rb.actions, { pattern: ACTION, describe: "an ArgoCD Rollout action name such as promote-full" }, d.rbac.actions, { min: 1, max: 20 }),
+            deployerRoles: r.strings("argocd.rbac.deployerRoles", rb.deployerRoles, subject, [], { min: 0, max: 20 }),
+            projects: r.strings("argocd.rbac.projects", rb.projects, { pattern: DNS_SUBDOMAIN, describe: "an AppProject name" }, projects.map((p) => p.name), { min: 0, max: 50 }),
+            actions: r.strings("argocd.rbac.actions", rb.actions, { pattern: ACTION, describe: "an ArgoCD Rollout action name such as promote-full" }, d.rbac.actions, { min: 1, max: 20 }),
         },
     };
     preflightArgoCd(r, cfg);
     return cfg;
-}
-
-/** A list of strings each matching `rule`; `fallback` when not set. */
-function stringList(r: ConfigReader, key: string, value: unknown, rule: StringRule, fallback: readonly string[], size: { min: number; max: number }): string[] {
-    if (value === undefined || value === null) {
-        return [...fallback];
-    }
-    if (!Array.isArray(value) || value.length < size.min || value.length > size.max) {
-        r.problem(key, value, `must be a list of ${size.min} to ${size.max} entries, each ${rule.describe}`);
-        return [...fallback];
-    }
-    const out: string[] = [];
-    value.forEach((v, i) => {
-        const s = r.string(`${key}[${i}]`, v, rule);
-        if (s !== undefined && !out.includes(s)) {
-            out.push(s);
-        }
-    });
-    return out;
 }
 
 /** A map of object names to objects, read into a list in the stack file's order. */
@@ -302,7 +283,7 @@ function readRule(r: ConfigReader, key: string, value: unknown, keys: readonly s
     if (kind === "*" && group !== "") {
         r.problem(`${key}.group`, o.group, 'must be unset with kind "*" (a rule for every kind has no group)');
     }
-    const list = (field: string, rule: StringRule) => stringList(r, `${key}.${field}`, o[field], rule, [], { min: 0, max: 50 });
+    const list = (field: string, rule: StringRule) => r.strings(`${key}.${field}`, o[field], rule, [], { min: 0, max: 50 });
     const jsonPointers = list("jsonPointers", { pattern: /^\/\S*$/, describe: "a JSON pointer such as /spec/replicas" });
     const jqPathExpressions = list("jqPathExpressions", { pattern: /^\S.*$/, describe: "a jq path expression such as .spec.replicas" });
     const managedFieldsManagers = list("managedFieldsManagers", { pattern: /^\S+$/, describe: "a field manager name" });

@@ -1,4 +1,4 @@
-import { ConfigReader, DNS_LABEL, Plain } from "./reader";
+import { ConfigReader, DNS_LABEL, HOSTNAME, HTTPS_URL, Plain } from "./reader";
 
 /**
  * Delivery settings (ADR-056 D3, D6 and Phase 3): the error-budget freeze, notifications and the
@@ -81,9 +81,7 @@ export const DELIVERY_DEFAULTS = {
 export const NOTIFICATIONS_TOKEN_KEY = "notificationsToken";
 
 const IMAGE_BY_DIGEST = /^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]+)?(\/[a-z0-9]+([._-][a-z0-9]+)*)+@sha256:[a-f0-9]{64}$/;
-const HOSTNAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
 const SLACK_CHANNEL = /^#?[a-z0-9][a-z0-9._-]{0,79}$/;
-const HTTPS_URL = /^https:\/\/[a-z0-9.-]+(:[0-9]+)?(\/[A-Za-z0-9._~%\/-]*)?$/;
 
 export function readDelivery(r: ConfigReader, raw: Plain, secretKeys: readonly string[]): DeliveryConfig | undefined {
     const errorBudget = readErrorBudget(r, raw.errorBudget);

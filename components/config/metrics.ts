@@ -1,4 +1,4 @@
-import { ConfigReader, DNS_LABEL, Plain, isPlainObject } from "./reader";
+import { ConfigReader, DNS_LABEL, HOSTNAME, MIMIR_TENANT_RULE, Plain, isPlainObject } from "./reader";
 
 /**
  * The metric-gate configuration (ADR-056 D5 and the 2026-06-27 as-built W8c): where Mimir runs
@@ -123,7 +123,6 @@ const NETWORK_KEYS = ["controllerDefaultDeny", "dnsNamespace", "dnsPodLabels", "
 
 /** Argo Rollouts durations as used here: a whole number of seconds, minutes or hours. */
 const DURATION = /^[1-9][0-9]*(s|m|h)$/;
-const HOSTNAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
 const CIDR = /^([0-9]{1,3}\.){3}[0-9]{1,3}\/([0-9]|[12][0-9]|3[0-2])$/;
 const READ_URL = /^https?:\/\/[a-z0-9.-]+(:[0-9]+)?\/[A-Za-z0-9._~\/-]*$/;
 const STACK_NAME = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/;
@@ -135,25 +134,6 @@ export function durationSeconds(d: string): number {
         throw new Error(`not a duration: ${d}`);
     }
     return Number(m[1]) * { s: 1, m: 60, h: 3600 }[m[2] as "s" | "m" | "h"];
-}
-
-function stringList(r: ConfigReader, key: string, value: unknown, pattern: RegExp, describe: string): string[] {
-    if (value === undefined || value === null) {
-        return [];
-    }
-    if (!Array.isArray(value)) {
-        r.problem(key, value, `must be a list of ${describe}`);
-        return [];
-    }
-    const out: string[] = [];
-    value.forEach((v, i) => {
-        if (typeof v === "string" && pattern.test(v)) {
-            out.push(v);
-        } else {
-            r.problem(`${key}[${i}]`, v, `must be ${describe}`);
-        }
-    });
-    return out;
 }
 
 /**
@@ -238,10 +218,6 @@ function readSpokes(r: ConfigReader, value: unknown, cluster: { mimirTenant?: st
         return undefined;
     }
     const label = { pattern: DNS_LABEL, describe: "a DNS label", maxLength: 63 };
-    const tenantRule = {
-        pattern: /^[A-Za-z0-9!\-_.*'()]{1,150}$/,
-        describe: "a Mimir tenant id: 1-150 of letters, digits and !-_.*'() (no '|', ',' or whitespace)",
-    };
     const spokes: SpokeConfig[] = [];
     const seen = { name: new Map<string, number>(), tenant: new Map<string, number>(), host: new Map<string, number>() };
     if (cluster.mimirTenant) {
@@ -255,7 +231,7 @@ function readSpokes(r: ConfigReader, value: unknown, cluster: { mimirTenant?: st
         }
         const s = r.object(key, item, SPOKE_KEYS) ?? {};
         const name = r.requiredString(`${key}.name`, s.name, label);
-        const tenant = r.requiredString(`${key}.tenant`, s.tenant, tenantRule);
+        const tenant = r.requiredString(`${key}.tenant`, s.tenant, MIMIR_TENANT_RULE);
         const hostname = r.requiredString(`${key}.hostname`, s.hostname, { pattern: HOSTNAME, describe: "a fully qualified lowercase hostname" });
         const listener = r.string(`${key}.listener`, s.listener, label);
         const query = r.boolean(`${key}.query`, s.query, false);
@@ -338,10 +314,10 @@ function readNetwork(r: ConfigReader, value: unknown, role: "hub" | "spoke" | un
         controllerDefaultDeny: r.boolean("network.controllerDefaultDeny", n.controllerDefaultDeny, d.controllerDefaultDeny),
         dnsNamespace: r.string("network.dnsNamespace", n.dnsNamespace, label, d.dnsNamespace),
         dnsPodLabels,
-        hubReadCidrs: stringList(r, "network.hubReadCidrs", n.hubReadCidrs, CIDR, "an IPv4 CIDR such as 10.20.0.0/24"),
-        hubReadFqdns: stringList(r, "network.hubReadFqdns", n.hubReadFqdns, HOSTNAME, "a fully qualified hostname"),
+        hubReadCidrs: r.strings("network.hubReadCidrs", n.hubReadCidrs, { pattern: CIDR, describe: "an IPv4 CIDR such as 10.20.0.0/24" }),
+        hubReadFqdns: r.strings("network.hubReadFqdns", n.hubReadFqdns, { pattern: HOSTNAME, describe: "a fully qualified hostname" }),
         canaryTargets: targets,
-        metricsScrapeNamespaces: stringList(r, "network.metricsScrapeNamespaces", n.metricsScrapeNamespaces, DNS_LABEL, "a namespace name"),
+        metricsScrapeNamespaces: r.strings("network.metricsScrapeNamespaces", n.metricsScrapeNamespaces, { pattern: DNS_LABEL, describe: "a namespace name" }),
     };
     if (role === "hub") {
         for (const k of ["hubReadCidrs", "hubReadFqdns"] as const) {

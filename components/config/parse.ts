@@ -1,7 +1,7 @@
 import { readArgoCd, readPolicy } from "./admission";
 import { readDelivery } from "./delivery";
 import { readMetrics } from "./metrics";
-import { ConfigError, ConfigReader, DNS_LABEL, Plain, QUANTITY, isPlainObject } from "./reader";
+import { ConfigError, ConfigReader, DNS_LABEL, HTTPS_URL, MIMIR_TENANT_RULE, Plain, QUANTITY, isPlainObject } from "./reader";
 import {
     AddonConfig,
     ClusterConfig,
@@ -88,14 +88,8 @@ const CONTROLLER_KEYS = [
 ];
 const PLUGIN_KEYS = ["version", "delivery", "arch", "sha256", "baseUrl", "repository", "digest", "tcpRoutes", "tlsRoutes"];
 
-/**
- * Mimir tenant ids: letters, digits and `!-_.*'()`, at most 150 characters (Mimir's tenant id
- * rules). `|` is excluded by construction: with tenant federation it would read several tenants.
- */
-export const MIMIR_TENANT = /^[A-Za-z0-9!\-_.*'()]{1,150}$/;
 const SEMVER = /^[0-9]+\.[0-9]+\.[0-9]+$/;
 const VTAG = /^v[0-9]+\.[0-9]+\.[0-9]+(-rc[0-9]+)?$/;
-const HTTPS_URL = /^https:\/\/[A-Za-z0-9.-]+(:[0-9]+)?(\/[A-Za-z0-9._~%\/-]*)?$/;
 const CHART_REPO = /^(https|oci):\/\/[A-Za-z0-9.-]+(:[0-9]+)?(\/[A-Za-z0-9._~%\/-]*)?$/;
 const REGISTRY = /^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]+)?(\/[a-z0-9]+([._-][a-z0-9]+)*)*$/;
 const REPOSITORY = /^[a-z0-9]+([._-][a-z0-9]+)*(\/[a-z0-9]+([._-][a-z0-9]+)*)*$/;
@@ -158,10 +152,7 @@ function readCluster(r: ConfigReader, value: unknown, ambient: { awsRegion?: str
     }
     const name = r.requiredString("cluster.name", c.name, { pattern: DNS_LABEL, describe: "a DNS label (lowercase letters, digits, '-')", maxLength: 63 });
     const role = r.requiredString("cluster.role", c.role, { oneOf: ["hub", "spoke"], describe: "hub or spoke" }) as ClusterConfig["role"] | undefined;
-    const mimirTenant = r.requiredString("cluster.mimirTenant", c.mimirTenant, {
-        pattern: MIMIR_TENANT,
-        describe: "a Mimir tenant id: 1-150 of letters, digits and !-_.*'() (no '|', ',' or whitespace)",
-    });
+    const mimirTenant = r.requiredString("cluster.mimirTenant", c.mimirTenant, MIMIR_TENANT_RULE);
 
     let connection: ClusterConnection | undefined;
     const hasEks = c.eksClusterName !== undefined;

@@ -53,6 +53,19 @@ export function isPlainObject(value: unknown): value is Plain {
 export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 /** Kubernetes resource quantities as used for cpu and memory. */
 export const QUANTITY = /^[0-9]+(\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/;
+/** A fully qualified lowercase DNS name. */
+export const HOSTNAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
+/** An https URL without query or fragment. */
+export const HTTPS_URL = /^https:\/\/[A-Za-z0-9.-]+(:[0-9]+)?(\/[A-Za-z0-9._~%\/-]*)?$/;
+/**
+ * Mimir tenant ids: letters, digits and `!-_.*'()`, at most 150 characters (Mimir's tenant id
+ * rules). `|` is excluded by construction: with tenant federation it would read several tenants.
+ */
+export const MIMIR_TENANT = /^[A-Za-z0-9!\-_.*'()]{1,150}$/;
+export const MIMIR_TENANT_RULE = {
+    pattern: MIMIR_TENANT,
+    describe: "a Mimir tenant id: 1-150 of letters, digits and !-_.*'() (no '|', ',' or whitespace)",
+};
 
 export interface StringRule {
     pattern?: RegExp;
@@ -159,6 +172,28 @@ export class ConfigReader {
         }
         this.problem(key, value, "must be true or false");
         return fallback;
+    }
+
+    /**
+     * A list of strings each matching `rule`, duplicates dropped; `fallback` when not set. The
+     * list's length must be within `size`.
+     */
+    strings(key: string, value: unknown, rule: StringRule, fallback: readonly string[] = [], size: { min: number; max: number } = { min: 0, max: 100 }): string[] {
+        if (value === undefined || value === null) {
+            return [...fallback];
+        }
+        if (!Array.isArray(value) || value.length < size.min || value.length > size.max) {
+            this.problem(key, value, `must be a list of ${size.min} to ${size.max} entries, each ${rule.oneOf ? `one of ${rule.oneOf.join(", ")}` : rule.describe}`);
+            return [...fallback];
+        }
+        const out: string[] = [];
+        value.forEach((v, i) => {
+            const s = this.string(`${key}[${i}]`, v, rule);
+            if (s !== undefined && !out.includes(s)) {
+                out.push(s);
+            }
+        });
+        return out;
     }
 
     /** A map of Kubernetes label keys to values. */

@@ -60,8 +60,17 @@ export function pluginListDigest(plugins: TrafficRouterPlugin[], image?: string)
     return createHash("sha256").update(JSON.stringify({ plugins, image: image ?? null })).digest("hex");
 }
 
+/** The restricted Pod Security profile of a container. */
+export interface RestrictedSecurityContext {
+    allowPrivilegeEscalation: false;
+    readOnlyRootFilesystem: true;
+    runAsNonRoot: true;
+    capabilities: { drop: string[] };
+    seccompProfile: { type: "RuntimeDefault" };
+}
+
 /** The restricted container security context every container of the addon runs with. */
-export function restrictedContainerSecurityContext(): Record<string, unknown> {
+export function restrictedContainerSecurityContext(): RestrictedSecurityContext {
     return {
         allowPrivilegeEscalation: false,
         readOnlyRootFilesystem: true,

@@ -38,11 +38,14 @@ export function smokeApp(cfg: SmokeTestConfig, gateway: SharedGatewayConfig): Ap
 }
 
 /** The smoke Rollout's pod template; `revision` changes with every trigger. */
+/** The smoke pods run as a fixed non-root user: the demo images set none. */
+const SMOKE_POD_SECURITY = { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, seccompProfile: { type: "RuntimeDefault" } };
+
 export function smokePodTemplate(cfg: SmokeTestConfig, revision: string): Record<string, unknown> {
     return {
         metadata: { labels: appLabels({ name: SMOKE_APP }), annotations: { [SMOKE_REVISION_ANNOTATION]: revision } },
         spec: {
-            securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, seccompProfile: { type: "RuntimeDefault" } },
+            securityContext: SMOKE_POD_SECURITY,
             containers: [
                 {
                     name: "app",
@@ -67,20 +70,14 @@ export function loadGeneratorSpec(cfg: SmokeTestConfig): k8s.types.input.apps.v1
         template: {
             metadata: { labels },
             spec: {
-                securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, seccompProfile: { type: "RuntimeDefault" } },
+                securityContext: SMOKE_POD_SECURITY,
                 containers: [
                     {
                         name: "load",
                         image: cfg.loadImage,
                         command: ["sh", "-c", `while true; do curl -s -o /dev/null --max-time 2 https://${cfg.hostname}/color; sleep 0.2; done`],
                         resources: { requests: { cpu: "10m", memory: "16Mi" }, limits: { cpu: "100m", memory: "32Mi" } },
-                        securityContext: {
-                            allowPrivilegeEscalation: false,
-                            readOnlyRootFilesystem: true,
-                            runAsNonRoot: true,
-                            capabilities: { drop: ["ALL"] },
-                            seccompProfile: { type: "RuntimeDefault" },
-                        },
+                        securityContext: restrictedContainerSecurityContext(),
                     },
                 ],
             },
