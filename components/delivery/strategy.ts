@@ -4,6 +4,7 @@
  * scaffolders and other programs render exactly what the platform tests.
  */
 import { GATEWAY_API_PLUGIN } from "../rollouts/plugin";
+import { PolicyRule } from "../rollouts/rbac";
 
 export type Tier = "dev" | "test" | "preprod" | "prod";
 /** How strictly a prod app is gated: standard (metric gate) or regulated (+ human approval). */
@@ -108,17 +109,11 @@ export interface HttpRouteObject {
     };
 }
 
-export interface RbacRule {
-    apiGroups: string[];
-    resources: string[];
-    verbs: string[];
-}
-
 export interface RoleObject {
     apiVersion: "rbac.authorization.k8s.io/v1";
     kind: "Role";
     metadata: { name: string; namespace: string; labels: Record<string, string> };
-    rules: RbacRule[];
+    rules: PolicyRule[];
 }
 
 export interface DeliveryPlan {
@@ -224,7 +219,7 @@ export function appRoute(app: AppSpec, backends: { name: string; weight: number 
  */
 export function approvalRoles(app: Pick<AppSpec, "name" | "namespace">): { approver: RoleObject; deployer: RoleObject } {
     const read = ["get", "list", "watch"];
-    const observe: RbacRule = { apiGroups: ["argoproj.io"], resources: ["analysisruns", "experiments"], verbs: read };
+    const observe: PolicyRule = { apiGroups: ["argoproj.io"], resources: ["analysisruns", "experiments"], verbs: read };
     const labels = appLabels(app);
     return {
         approver: {

@@ -8,6 +8,7 @@ import { IgnoreRule } from "../config/admission";
 import { ROLLOUT, ResourceIgnoreDifferences, fromApplicationRule, rolloutArrayPathReasons } from "../argocd/ignoreRules";
 import { TENANT_HEADER } from "../mimir";
 import { CRD_TYPE, ROLLOUTS_CRDS } from "../rollouts/crds";
+import { wildcardFields } from "../rollouts/rbac";
 import { STAGES, STAGE_TYPES, StageName } from "../stage";
 
 /** A resource as the checks see it, whichever side (policy pack or offline plan) supplies it. */
@@ -52,15 +53,7 @@ const HEX64 = /^[a-f0-9]{64}$/;
 
 /** Wildcards in RBAC rules (design: least privilege, never `*`). */
 export function rbacWildcards(rules: unknown): string[] {
-    const out: string[] = [];
-    list(rules).forEach((rule, i) => {
-        for (const field of ["apiGroups", "resources", "verbs", "resourceNames", "nonResourceURLs"]) {
-            if (list(obj(rule)[field]).some((v) => typeof v === "string" && v.includes("*"))) {
-                out.push(`rule ${i} grants ${field} "*"`);
-            }
-        }
-    });
-    return out;
+    return wildcardFields(rules).map((w) => `rule ${w.rule} grants ${w.field} "*"`);
 }
 
 /** A Gateway API plugin list (chart values or the rendered argo-rollouts-config) without checksums. */

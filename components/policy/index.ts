@@ -1,6 +1,7 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { AddonConfig } from "../config";
+import { PolicyRule } from "../rollouts/rbac";
 import { PART_OF, Stage, StageOptions } from "../stage";
 import { KyvernoPolicy, kyvernoPolicies } from "./kyverno";
 
@@ -19,7 +20,7 @@ export const KYVERNO_BACKGROUND_AGGREGATE_LABEL = "rbac.kyverno.io/aggregate-to-
  * What Kyverno's background controller needs to generate a PodDisruptionBudget per workload
  * (ADR-085's generate-workload-pdb, made Rollout-aware by ADR-056 D2 and D8).
  */
-export function pdbGenerationRules(): { apiGroups: string[]; resources: string[]; verbs: string[] }[] {
+export function pdbGenerationRules(): PolicyRule[] {
     return [{ apiGroups: ["policy"], resources: ["poddisruptionbudgets"], verbs: ["get", "list", "watch", "create", "update", "patch", "delete"] }];
 }
 
