@@ -156,7 +156,8 @@ async function main(): Promise<void> {
     });
     const run = await planStack(readStackFile(args.stack, args.configDir), args.configDir);
     const violations = await checkPlan(run);
-    const invalid = manifestResources(run)
+    const objects = manifestResources(run);
+    const invalid = objects
         .map((r) => validateObject(r.inputs))
         .filter((res) => res.problems.length > 0);
     finished = true;
@@ -180,7 +181,7 @@ async function main(): Promise<void> {
         }
         process.exitCode = 1;
     } else {
-        console.log(`schemas: all ${manifestResources(run).length} objects valid`);
+        console.log(`schemas: all ${objects.length} objects valid`);
     }
 }
 

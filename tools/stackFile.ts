@@ -1,6 +1,8 @@
 import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
+import { parseConfigText } from "../components/config/load";
+import { isPlainObject } from "../components/config/reader";
 import { PROJECT } from "../components/config/types";
 import { OfflineWorld, SECRET } from "./offline";
 
@@ -90,10 +92,8 @@ export function placeholderWorld(file: StackFile): OfflineWorld {
     return world;
 }
 
+/** A structured config value, parsed the way the program parses it. */
 function parseJson(text: string | undefined): Record<string, unknown> | undefined {
-    try {
-        return text ? (JSON.parse(text) as Record<string, unknown>) : undefined;
-    } catch {
-        return undefined;
-    }
+    const value = text === undefined ? undefined : parseConfigText(text);
+    return isPlainObject(value) ? value : undefined;
 }

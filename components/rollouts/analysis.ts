@@ -75,12 +75,14 @@ export function latencyP99Query(matchers: LabelMatcher[], window: string): strin
  * success condition alone NaN would be Failed and `result[0]` on an empty vector an Error, and a
  * healthy canary that simply had no traffic yet would be rolled back (design.md §2, Analysis).
  */
+/** True only when the query returned a number: an empty vector or NaN satisfies no condition. */
+export const HAS_VALUE = "len(result) > 0 && !isNaN(result[0])";
+
 export function guardedConditions(direction: "atLeast" | "atMost", threshold: number): { successCondition: string; failureCondition: string } {
-    const hasValue = "len(result) > 0 && !isNaN(result[0])";
     const [good, bad] = direction === "atLeast" ? [">=", "<"] : ["<=", ">"];
     return {
-        successCondition: `${hasValue} && result[0] ${good} ${threshold}`,
-        failureCondition: `${hasValue} && result[0] ${bad} ${threshold}`,
+        successCondition: `${HAS_VALUE} && result[0] ${good} ${threshold}`,
+        failureCondition: `${HAS_VALUE} && result[0] ${bad} ${threshold}`,
     };
 }
 
@@ -151,7 +153,6 @@ export const ERROR_BUDGET_ARGS = ["service", "slo"] as const;
  * data (the team has not authored the SLO) is Inconclusive and pauses for a human.
  */
 export function errorBudgetTemplateSpec(budget: { query: string; minRemaining: number }, address: string, tenant: string): Record<string, unknown> {
-    const hasValue = "len(result) > 0 && !isNaN(result[0])";
     return {
         args: ERROR_BUDGET_ARGS.map((name) => ({ name })),
         metrics: [
@@ -160,8 +161,8 @@ export function errorBudgetTemplateSpec(budget: { query: string; minRemaining: n
                 count: 1,
                 failureLimit: 0,
                 inconclusiveLimit: 0,
-                successCondition: `${hasValue} && result[0] > ${budget.minRemaining}`,
-                failureCondition: `${hasValue} && result[0] <= ${budget.minRemaining}`,
+                successCondition: `${HAS_VALUE} && result[0] > ${budget.minRemaining}`,
+                failureCondition: `${HAS_VALUE} && result[0] <= ${budget.minRemaining}`,
                 provider: { prometheus: { address, query: budget.query, timeout: 30, headers: [{ key: TENANT_HEADER, value: tenant }] } },
             },
         ],

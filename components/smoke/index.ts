@@ -23,8 +23,7 @@ export const SMOKE_REVISION_ANNOTATION = "argo-rollouts-addon.platform/smoke-rev
  */
 export const FAILING_ERROR_RATE = "50";
 
-export type SmokeCanaryType = "argo-rollouts-addon:smoke:SmokeCanary";
-export const SMOKE_CANARY_TYPE: SmokeCanaryType = "argo-rollouts-addon:smoke:SmokeCanary";
+export const SMOKE_CANARY_TYPE = "argo-rollouts-addon:smoke:SmokeCanary";
 
 export function smokeApp(cfg: SmokeTestConfig, gateway: SharedGatewayConfig): AppSpec {
     return {
