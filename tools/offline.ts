@@ -72,6 +72,8 @@ export interface OfflineOptions {
     config: Record<string, string>;
     secretKeys?: string[];
     world?: OfflineWorld;
+    /** Evaluate as a preview (the default, like the plan) or as an update (`pulumi up`). */
+    dryRun?: boolean;
     /** The program: declares resources and returns the stack outputs. */
     program: () => Record<string, unknown> | Promise<Record<string, unknown>>;
 }
@@ -212,7 +214,7 @@ export async function runOffline(opts: OfflineOptions): Promise<OfflineRun> {
         },
         PROJECT,
         opts.stack,
-        true,
+        opts.dryRun ?? true,
     );
     pulumi.runtime.setAllConfig(opts.config, opts.secretKeys ?? []);
 
