@@ -12,7 +12,9 @@ import { RELEASE_NAME } from "../rollouts/values";
  * - `upsertExistingObjects`: a create is a server-side apply, so an existing object is updated
  *   instead of refused (pulumi-kubernetes provider/pkg/await/await.go, Creation). It is a provider
  *   setting, so it reaches every object the stack creates, the children of the CRD ConfigGroup and
- *   of the controller Chart included (they are registered with the same provider).
+ *   of the controller Chart included: both register their children with `pulumi.Parent(comp)`
+ *   (provider/pkg/provider/yaml/v2/configgroup.go, helm/v4/chart.go), so they inherit the
+ *   component's provider, which is the stack's.
  * - `enablePatchForce`: the apply forces field ownership (await.go, patchForce). Without it every
  *   field the previous manager (Helm, Terraform, kubectl) set to another value is a server-side
  *   apply conflict and the run stops half-way.
