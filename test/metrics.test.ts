@@ -214,10 +214,10 @@ describe("metric gates", () => {
             }
         });
 
-        it("adds the /prometheus read rule only for spokes that opted in", () => {
+        it("adds the Prometheus read rule only for spokes that opted in", () => {
             const paths = (name: string) =>
                 (byName(run, name).inputs.spec as { rules: { matches: { path: { value: string } }[] }[] }).rules.map((r) => r.matches[0].path.value);
-            assert.deepStrictEqual(paths("mimir-spoke-preprod"), ["/api/v1/push", "/prometheus"]);
+            assert.deepStrictEqual(paths("mimir-spoke-preprod"), ["/api/v1/push", "/prometheus/api/v1/query"]);
             assert.deepStrictEqual(paths("mimir-spoke-edge"), ["/api/v1/push"]);
         });
 

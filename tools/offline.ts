@@ -36,6 +36,14 @@ export interface PlannedResource {
     dependsOn: string[];
     protect: boolean;
     retainOnDelete: boolean;
+    /** The `deleteBeforeReplace` option when the program sets one, else null (the provider decides). */
+    deleteBeforeReplace: boolean | null;
+    /** The `import` option: the id of an existing object the engine adopts, else null. */
+    importId: string | null;
+    /** URN of the provider a custom resource uses (its explicit or inherited `provider`), else null. */
+    provider: string | null;
+    /** A component's `providers` by package, as URNs (they reach its children). */
+    providers: Record<string, string>;
     /** Inputs as sent; secrets appear as "[secret]". */
     inputs: Record<string, unknown>;
     /** The `transforms` registered on this resource (applied by the engine to it and its children). */
@@ -64,6 +72,8 @@ export interface OfflineOptions {
     config: Record<string, string>;
     secretKeys?: string[];
     world?: OfflineWorld;
+    /** Evaluate as a preview (the default, like the plan) or as an update (`pulumi up`). */
+    dryRun?: boolean;
     /** The program: declares resources and returns the stack outputs. */
     program: () => Record<string, unknown> | Promise<Record<string, unknown>>;
 }
@@ -204,7 +214,7 @@ export async function runOffline(opts: OfflineOptions): Promise<OfflineRun> {
         },
         PROJECT,
         opts.stack,
-        true,
+        opts.dryRun ?? true,
     );
     pulumi.runtime.setAllConfig(opts.config, opts.secretKeys ?? []);
 
@@ -248,6 +258,10 @@ export async function runOffline(opts: OfflineOptions): Promise<OfflineRun> {
             dependsOn: [...deps].sort(),
             protect: Boolean(req.getProtect?.()),
             retainOnDelete: Boolean(req.getRetainondelete?.()),
+            deleteBeforeReplace: req.getDeletebeforereplacedefined?.() ? Boolean(req.getDeletebeforereplace?.()) : null,
+            importId: req.getImportid?.() || null,
+            provider: providerUrn(req.getProvider?.() ?? ""),
+            providers: Object.fromEntries([...(req.getProvidersMap?.()?.entries() ?? [])].map(([pkg, ref]) => [pkg, providerUrn(ref) ?? ref])),
             inputs: renderWire(raw) as Record<string, unknown>,
             transforms: (req.getTransformsList?.() ?? []).map((cb: { getToken(): string }) => {
                 const t = transformsByToken.get(cb.getToken());
@@ -323,6 +337,15 @@ export async function runOffline(opts: OfflineOptions): Promise<OfflineRun> {
     return { stack: opts.stack, resources, outputs };
 }
 
+/** The URN of a provider reference (`<urn>::<id>`), or null for none. */
+function providerUrn(ref: string): string | null {
+    if (ref === "") {
+        return null;
+    }
+    const at = ref.lastIndexOf("::");
+    return at > 0 ? ref.slice(0, at) : ref;
+}
+
 /** The parts of Register/ReadResourceRequest the recorder reads. */
 interface RegisterLike {
     getType(): string;
@@ -336,5 +359,10 @@ interface RegisterLike {
     getRemote?(): boolean;
     getProtect?(): boolean | undefined;
     getRetainondelete?(): boolean | undefined;
+    getDeletebeforereplace?(): boolean;
+    getDeletebeforereplacedefined?(): boolean;
+    getImportid?(): string;
+    getProvider?(): string;
+    getProvidersMap?(): { entries(): Iterable<[string, string]> };
     getTransformsList?(): { getToken(): string }[];
 }

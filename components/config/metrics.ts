@@ -21,7 +21,17 @@ export interface MimirConfig {
     ingestGateway: { name: string; namespace: string; listener: string };
     /** Scheme spokes use to reach their hostnames on the ingest Gateway. */
     readScheme: "https" | "http";
+    /** Who owns the spokes' ingest (remote write) routes unless a spoke says otherwise. */
+    pushRouteOwner: PushRouteOwner;
 }
+
+/**
+ * Who declares a spoke's ingest route on the hub: this program (`addon`: one route with the push
+ * rule and, for a spoke that queries, the read rule) or the platform's observability module
+ * (`observability`: the program declares only the read route beside it, ADR-056 as-built W8c).
+ */
+export type PushRouteOwner = "addon" | "observability";
+export const PUSH_ROUTE_OWNERS: readonly PushRouteOwner[] = ["addon", "observability"];
 
 /** One spoke the hub routes (hub only). */
 export interface SpokeConfig {
@@ -30,8 +40,10 @@ export interface SpokeConfig {
     hostname: string;
     /** A listener of its own on the ingest Gateway, when spokes are separated by listener. */
     listener?: string;
-    /** Opt-in read path: adds the `/prometheus` rule (W8c `query_tenants`). */
+    /** Opt-in read path: routes Mimir's Prometheus read endpoints (W8c `query_tenants`). */
     query: boolean;
+    /** Resolved from `spokes[].pushRouteOwner`, else `mimir.pushRouteOwner`. */
+    pushRouteOwner: PushRouteOwner;
 }
 
 /** How a spoke finds the read endpoint the hub routes for it (spoke only). */
@@ -87,6 +99,7 @@ export const METRICS_DEFAULTS = {
         gatewayTargetPort: 8080,
         gatewayPodLabels: { "app.kubernetes.io/name": "mimir", "app.kubernetes.io/component": "gateway" },
         readScheme: "https",
+        pushRouteOwner: "addon",
     },
     analysis: {
         successRate: 0.95,
@@ -116,8 +129,9 @@ export const MIMIR_KEYS = [
     "readScheme",
     "readEndpoint",
     "hubStack",
+    "pushRouteOwner",
 ];
-const SPOKE_KEYS = ["name", "tenant", "hostname", "listener", "query"];
+const SPOKE_KEYS = ["name", "tenant", "hostname", "listener", "query", "pushRouteOwner"];
 const ANALYSIS_KEYS = ["successRate", "latencyP99Seconds", "rateWindow", "initialDelay", "interval", "failureLimit", "inconclusiveLimit", "consecutiveErrorLimit"];
 const NETWORK_KEYS = ["controllerDefaultDeny", "dnsNamespace", "dnsPodLabels", "hubReadCidrs", "hubReadFqdns", "canaryTargets", "metricsScrapeNamespaces"];
 
@@ -163,6 +177,7 @@ export function readMetrics(
     if (Object.keys(podLabels).length === 0) {
         r.problem("mimir.gatewayPodLabels", m.gatewayPodLabels, "must select the Mimir gateway pods with at least one label");
     }
+    const pushRouteOwner = r.string("mimir.pushRouteOwner", m.pushRouteOwner, OWNER_RULE, md.pushRouteOwner) as PushRouteOwner;
     const mimir: MimirConfig | undefined = ingestGateway && {
         namespace,
         gatewayService: r.string("mimir.gatewayService", m.gatewayService, label, md.gatewayService),
@@ -172,9 +187,10 @@ export function readMetrics(
         spokeRouteNamespace: r.string("mimir.spokeRouteNamespace", m.spokeRouteNamespace, label, namespace),
         ingestGateway,
         readScheme: r.string("mimir.readScheme", m.readScheme, { oneOf: ["https", "http"], describe: "" }, md.readScheme) as "https" | "http",
+        pushRouteOwner,
     };
 
-    const spokes = readSpokes(r, raw.spokes, cluster);
+    const spokes = readSpokes(r, raw.spokes, cluster, pushRouteOwner);
     let readEndpoint: ReadEndpointSource | undefined;
     if (cluster.role === "spoke") {
         if ((m.readEndpoint === undefined) === (m.hubStack === undefined)) {
@@ -193,6 +209,9 @@ export function readMetrics(
         if (raw.spokes !== undefined) {
             r.problem("spokes", raw.spokes, "only a hub routes spokes (cluster.role is spoke)");
         }
+        if (m.pushRouteOwner !== undefined) {
+            r.problem("mimir.pushRouteOwner", m.pushRouteOwner, "only applies to a hub (spoke routes live on the hub)");
+        }
     } else {
         for (const k of ["readEndpoint", "hubStack"]) {
             if (m[k] !== undefined) {
@@ -209,7 +228,12 @@ export function readMetrics(
     return { mimir, spokes, ...(readEndpoint ? { readEndpoint } : {}), analysis, network };
 }
 
-function readSpokes(r: ConfigReader, value: unknown, cluster: { mimirTenant?: string }): SpokeConfig[] | undefined {
+const OWNER_RULE = {
+    oneOf: [...PUSH_ROUTE_OWNERS],
+    describe: "addon (this program declares the spoke's ingest route) or observability (the observability module owns it; only the read route is declared)",
+};
+
+function readSpokes(r: ConfigReader, value: unknown, cluster: { mimirTenant?: string }, defaultOwner: PushRouteOwner): SpokeConfig[] | undefined {
     if (value === undefined || value === null) {
         return [];
     }
@@ -235,6 +259,7 @@ function readSpokes(r: ConfigReader, value: unknown, cluster: { mimirTenant?: st
         const hostname = r.requiredString(`${key}.hostname`, s.hostname, { pattern: HOSTNAME, describe: "a fully qualified lowercase hostname" });
         const listener = r.string(`${key}.listener`, s.listener, label);
         const query = r.boolean(`${key}.query`, s.query, false);
+        const pushRouteOwner = r.string(`${key}.pushRouteOwner`, s.pushRouteOwner, OWNER_RULE, defaultOwner) as PushRouteOwner;
         const unique = (kind: "name" | "tenant" | "host", v: string | undefined, field: string) => {
             if (v === undefined) {
                 return;
@@ -251,7 +276,7 @@ function readSpokes(r: ConfigReader, value: unknown, cluster: { mimirTenant?: st
         unique("tenant", tenant, "tenant");
         unique("host", hostname, "hostname");
         if (name && tenant && hostname) {
-            spokes.push({ name, tenant, hostname, ...(listener ? { listener } : {}), query });
+            spokes.push({ name, tenant, hostname, ...(listener ? { listener } : {}), query, pushRouteOwner });
         }
     });
     return spokes;
