@@ -1,8 +1,10 @@
 import * as assert from "assert";
 import { AnalysisConfig, METRICS_DEFAULTS, parseAddonConfig } from "../components/config";
 import {
+    ERROR_BUDGET,
     HAS_VALUE,
     canaryMatchers,
+    clusterAnalysisTemplateSpec,
     errorBudgetTemplateSpec,
     guardedConditions,
     latencyP99Query,
@@ -20,6 +22,7 @@ import {
     binary,
     bucketQuantile,
     children,
+    effectiveCount,
     evalCondition,
     evaluatePromQL,
     measurementPhase,
@@ -29,7 +32,7 @@ import {
     stringLiterals,
     unparen,
 } from "./gateModel";
-import { hubConfig, merged } from "./harness";
+import { hubConfig, merged, planInline } from "./harness";
 
 const COUNT = "http_server_request_duration_seconds_count";
 const BUCKET = "http_server_request_duration_seconds_bucket";
@@ -44,8 +47,8 @@ function analysisConfig(patch: Record<string, unknown> = {}): AnalysisConfig {
 /** Valid analysis settings far from the defaults, to show the rules hold for any valid config. */
 const CONFIGS: Record<string, Record<string, unknown>> = {
     defaults: {},
-    strict: { successRate: 0.999, minRequests: 1000, latencyP99Seconds: 0.05, scrapeInterval: "15s", rateWindow: "1m", remoteWriteLag: "30s", initialDelay: "90s", inconclusiveLimit: 4 },
-    lenient: { successRate: 0.5, minRequests: 2, latencyP99Seconds: 9.5, scrapeInterval: "2m", rateWindow: "1h", remoteWriteLag: "5m", initialDelay: "2h", inconclusiveLimit: 0 },
+    strict: { successRate: 0.999, minRequests: 1000, latencyP99Seconds: 0.05, scrapeInterval: "15s", rateWindow: "1m", remoteWriteLag: "30s", initialDelay: "90s", count: 10, inconclusiveLimit: 4 },
+    lenient: { successRate: 0.5, minRequests: 2, latencyP99Seconds: 9.5, scrapeInterval: "2m", rateWindow: "1h", remoteWriteLag: "5m", initialDelay: "2h", count: 1, inconclusiveLimit: 0 },
 };
 
 /** What Argo Rollouts does to a template's query: plain substitution of the argument values. */
@@ -276,10 +279,31 @@ describe("metric gate semantics", () => {
         });
     });
 
-    it("inconclusive measurements add up over the whole run, errors only in a row", () => {
-        const m = { interval: "1m", inconclusiveLimit: 2, consecutiveErrorLimit: 2 };
-        assert.strictEqual(metricPhase(m, ["Inconclusive", "Successful", "Inconclusive", "Successful", "Successful", "Inconclusive"]), "Inconclusive");
-        assert.strictEqual(metricPhase(m, ["Error", "Error", "Successful", "Error", "Error"]), "Running");
+    describe("runs: a finite gate can pass and can fail, a background one never ends on its own", () => {
+        for (const [name, patch] of Object.entries(CONFIGS)) {
+            it(`${name} settings`, () => {
+                const a = analysisConfig(patch);
+                type Limits = { count: number; interval: string; failureLimit: number; inconclusiveLimit: number; consecutiveErrorLimit: number };
+                const finite = clusterAnalysisTemplateSpec(sharedTemplates(a).find((t) => t.runs === "finite")!, a, "http://m/prometheus", "hub") as { metrics: Limits[] };
+                const m = finite.metrics[0];
+                const n = effectiveCount(m)!;
+                assert.strictEqual(n, a.count);
+                assert.strictEqual(metricPhase(m, Array(n).fill("Successful")), "Successful", "healthy passes after count measurements");
+                assert.strictEqual(metricPhase(m, ["Failed"]), a.failureLimit === 0 ? "Failed" : "Running");
+                assert.strictEqual(metricPhase(m, Array(a.failureLimit + 1).fill("Failed")), "Failed", "a breach fails it");
+                assert.notStrictEqual(metricPhase(m, Array(n).fill("Inconclusive")), "Successful", "no data never passes");
+                assert.strictEqual(metricPhase(m, Array(a.consecutiveErrorLimit + 1).fill("Error")), "Error");
+                const background = clusterAnalysisTemplateSpec(sharedTemplates(a).find((t) => t.runs === "background")!, a, "http://m/prometheus", "hub") as { metrics: { interval: string; count?: number }[] };
+                assert.strictEqual(effectiveCount(background.metrics[0]), undefined);
+                assert.strictEqual(metricPhase(background.metrics[0], Array(50).fill("Successful")), "Running");
+            });
+        }
+
+        it("inconclusive measurements add up over the whole run, errors only in a row", () => {
+            const m = { interval: "1m", inconclusiveLimit: 2, consecutiveErrorLimit: 2 };
+            assert.strictEqual(metricPhase(m, ["Inconclusive", "Successful", "Inconclusive", "Successful", "Successful", "Inconclusive"]), "Inconclusive");
+            assert.strictEqual(metricPhase(m, ["Error", "Error", "Successful", "Error", "Error"]), "Running");
+        });
     });
 
     describe("the offline plans declare none of the defects", () => {
@@ -288,9 +312,19 @@ describe("metric gate semantics", () => {
             for (const stack of ["hub", "preprod"]) {
                 plans.set(stack, { run: await planStack(readStackFile(stack)), analysis: { ...METRICS_DEFAULTS.analysis } });
             }
+            const smoke = merged(hubConfig(), {
+                smokeTest: {
+                    enabled: true,
+                    hostname: "smoke.hub.test.example",
+                    image: `registry.test.example/mirror/argoproj/rollouts-demo@sha256:${"c".repeat(64)}`,
+                    loadImage: `registry.test.example/mirror/curlimages/curl@sha256:${"d".repeat(64)}`,
+                },
+            });
+            plans.set("canary smoke", { run: await planInline(smoke, { stack: "hub" }), analysis: analysisConfig() });
         });
 
         type Metric = { name: string; count?: number; interval?: string; initialDelay?: string; successCondition: string; failureCondition: string; provider: { prometheus: { query: string } } };
+        type Ref = { templates: { templateName: string; clusterScope?: boolean }[] };
         const templatesOf = (run: OfflineRun) =>
             new Map(
                 run.resources
@@ -298,16 +332,16 @@ describe("metric gate semantics", () => {
                     .map((r) => [(r.inputs.metadata as { name: string }).name, (r.inputs.spec as { metrics: Metric[] }).metrics]),
             );
 
-        for (const stack of ["hub", "preprod"]) {
+        for (const stack of ["hub", "preprod", "canary smoke"]) {
             it(`${stack}: every template guards no-data, fails all-5xx and slow, floors low traffic`, () => {
                 const { run, analysis } = plans.get(stack)!;
                 const templates = templatesOf(run);
-                assert.deepStrictEqual([...templates.keys()].sort(), ["error-budget", "latency-p99", "success-rate"]);
+                assert.deepStrictEqual([...templates.keys()].sort(), ["error-budget", "latency-p99", "latency-p99-finite", "success-rate", "success-rate-finite"]);
                 for (const [name, metrics] of templates) {
                     for (const m of metrics) {
                         assert.deepStrictEqual(promqlSyntaxErrors(m.provider.prometheus.query), [], name);
                         assert.strictEqual(measurementPhase(m, []), "Inconclusive", `${name}: no data must pause, not abort`);
-                        if (name === "error-budget") {
+                        if (name === ERROR_BUDGET) {
                             continue;
                         }
                         const t = { query: m.provider.prometheus.query, successCondition: m.successCondition, failureCondition: m.failureCondition };
@@ -316,6 +350,27 @@ describe("metric gate semantics", () => {
                         }
                         const windows = [...m.provider.prometheus.query.matchAll(/\[([0-9]+[smh])\]/g)].map((x) => x[1]);
                         assert.ok(windows.length > 0 && windows.every((w) => w === analysis.rateWindow), `${name}: one rate window`);
+                    }
+                }
+            });
+
+            it(`${stack}: every analysis outside canary background terminates`, () => {
+                const { run } = plans.get(stack)!;
+                const templates = templatesOf(run);
+                for (const r of run.resources.filter((x) => x.type === "kubernetes:argoproj.io/v1alpha1:Rollout")) {
+                    const strategy = (r.inputs.spec as { strategy: { canary?: { steps: { analysis?: Ref }[] }; blueGreen?: { prePromotionAnalysis?: Ref; postPromotionAnalysis?: Ref } } }).strategy;
+                    const mustEnd: Ref[] = [
+                        ...(strategy.canary?.steps ?? []).flatMap((s) => (s.analysis ? [s.analysis] : [])),
+                        ...[strategy.blueGreen?.prePromotionAnalysis, strategy.blueGreen?.postPromotionAnalysis].filter((x): x is Ref => x !== undefined),
+                    ];
+                    for (const ref of mustEnd) {
+                        for (const t of ref.templates) {
+                            const metrics = templates.get(t.templateName);
+                            assert.ok(metrics && t.clusterScope, `${r.name} references ${t.templateName}, which the stack does not declare`);
+                            for (const m of metrics) {
+                                assert.notStrictEqual(effectiveCount(m), undefined, `${r.name}: ${t.templateName}/${m.name} runs indefinitely`);
+                            }
+                        }
                     }
                 }
             });

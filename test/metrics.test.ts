@@ -97,8 +97,8 @@ describe("metric gates", () => {
         it("has defaults that satisfy every analysis rule", () => {
             const a = parse(hubConfig()).metrics.analysis;
             assert.deepStrictEqual(
-                [a.scrapeInterval, a.rateWindow, a.remoteWriteLag, a.initialDelay, a.interval, a.minRequests],
-                ["60s", "4m", "1m", "5m", "1m", 50],
+                [a.scrapeInterval, a.rateWindow, a.remoteWriteLag, a.initialDelay, a.interval, a.minRequests, a.count],
+                ["60s", "4m", "1m", "5m", "1m", 50, 3],
             );
         });
 
@@ -126,6 +126,13 @@ describe("metric gates", () => {
             assert.deepStrictEqual(problems(merged(hubConfig(), { analysis: { minRequests: 0 } })).map((x) => x.key), ["analysis.minRequests"]);
         });
 
+        it("refuses a count that lets a finite run pass without one successful measurement", () => {
+            const p = problems(merged(hubConfig(), { analysis: { count: 2 } }));
+            assert.deepStrictEqual(p.map((x) => x.key), ["analysis.count"]);
+            assert.match(p[0].allowed, /more than analysis\.failureLimit \+ analysis\.inconclusiveLimit \(0 \+ 2\)/);
+            assert.strictEqual(parse(merged(hubConfig(), { analysis: { count: 1, inconclusiveLimit: 0 } })).metrics.analysis.count, 1);
+        });
+
         it("refuses a latency threshold the histogram cannot exceed", () => {
             const p = problems(merged(hubConfig(), { analysis: { latencyP99Seconds: 10 } }));
             assert.deepStrictEqual(p.map((x) => x.key), ["analysis.latencyP99Seconds"]);
@@ -133,8 +140,8 @@ describe("metric gates", () => {
         });
 
         it("checks a rule only when the keys it relates are valid themselves", () => {
-            const p = problems(merged(hubConfig(), { analysis: { rateWindow: "soon", minRequests: "many" } }));
-            assert.deepStrictEqual(p.map((x) => x.key).sort(), ["analysis.minRequests", "analysis.rateWindow"]);
+            const p = problems(merged(hubConfig(), { analysis: { rateWindow: "soon", minRequests: "many", count: -1 } }));
+            assert.deepStrictEqual(p.map((x) => x.key).sort(), ["analysis.count", "analysis.minRequests", "analysis.rateWindow"]);
             assert.ok(p.every((x) => /must be (a duration|a whole number)/.test(x.allowed)));
         });
 
@@ -192,18 +199,32 @@ describe("metric gates", () => {
             assert.strictEqual(measurementPhase(atMost, [0.7]), "Failed");
         });
 
-        it("builds the shared templates from the configured thresholds", () => {
-            const cfg = parse(merged(hubConfig(), { analysis: { successRate: 0.99, latencyP99Seconds: 0.25, rateWindow: "5m", initialDelay: "6m", minRequests: 200 } }));
-            const [success, latency] = sharedTemplates(cfg.metrics.analysis);
-            assert.strictEqual(success.name, "success-rate");
+        it("builds each shared template twice, background and finite, from the configured thresholds", () => {
+            const cfg = parse(merged(hubConfig(), { analysis: { successRate: 0.99, latencyP99Seconds: 0.25, rateWindow: "5m", initialDelay: "6m", minRequests: 200, count: 4 } }));
+            const templates = sharedTemplates(cfg.metrics.analysis);
+            assert.deepStrictEqual(
+                templates.map((t) => [t.name, t.metric, t.runs]),
+                [
+                    ["success-rate", "success-rate", "background"],
+                    ["success-rate-finite", "success-rate", "finite"],
+                    ["latency-p99", "latency-p99", "background"],
+                    ["latency-p99-finite", "latency-p99", "finite"],
+                ],
+            );
+            const [success, successFinite, latency] = templates;
+            assert.strictEqual(success.query, successFinite.query);
             assert.match(success.query, /\[5m\]/);
             assert.match(success.query, />= 200\)$/);
             assert.match(success.query, /k8s_replicaset_name="\{\{args\.rollout\}\}-\{\{args\.canary-hash\}\}"/);
             assert.match(success.successCondition, />= 0\.99$/);
-            assert.strictEqual(latency.name, "latency-p99");
             assert.match(latency.failureCondition, /> 0\.25$/);
-            const spec = clusterAnalysisTemplateSpec(success, cfg.metrics.analysis, "http://m/prometheus", "hub") as { metrics: Record<string, unknown>[] };
-            assert.strictEqual(spec.metrics[0].initialDelay, "6m");
+            type Spec = { metrics: Record<string, unknown>[] };
+            const background = clusterAnalysisTemplateSpec(success, cfg.metrics.analysis, "http://m/prometheus", "hub") as Spec;
+            assert.strictEqual(background.metrics[0].initialDelay, "6m");
+            assert.strictEqual(background.metrics[0].interval, "1m");
+            assert.ok(!("count" in background.metrics[0]), "the background gate runs until the rollout ends");
+            const finite = clusterAnalysisTemplateSpec(successFinite, cfg.metrics.analysis, "http://m/prometheus", "hub") as Spec;
+            assert.strictEqual(finite.metrics[0].count, 4);
         });
     });
 
@@ -278,7 +299,7 @@ describe("metric gates", () => {
         });
 
         it("queries Mimir in-cluster with its own tenant through the Prometheus provider", () => {
-            for (const name of ["analysis-success-rate", "analysis-latency-p99", "analysis-error-budget"]) {
+            for (const name of ["analysis-success-rate", "analysis-success-rate-finite", "analysis-latency-p99", "analysis-latency-p99-finite", "analysis-error-budget"]) {
                 const t = byName(run, name);
                 assert.strictEqual(t.type, "kubernetes:argoproj.io/v1alpha1:ClusterAnalysisTemplate");
                 const metric = (t.inputs.spec as { metrics: { provider: Record<string, { address: string; headers: unknown[] }> }[] }).metrics[0];

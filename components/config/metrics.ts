@@ -56,6 +56,8 @@ export interface AnalysisConfig {
      * count; below it the query is empty and the measurement Inconclusive.
      */
     minRequests: number;
+    /** Measurements of the finite templates (pre/post-promotion and step analysis). */
+    count: number;
     failureLimit: number;
     inconclusiveLimit: number;
     consecutiveErrorLimit: number;
@@ -107,6 +109,7 @@ export const METRICS_DEFAULTS = {
         initialDelay: "5m",
         interval: "1m",
         minRequests: 50,
+        count: 3,
         failureLimit: 0,
         inconclusiveLimit: 2,
         consecutiveErrorLimit: 4,
@@ -140,6 +143,7 @@ const ANALYSIS_KEYS = [
     "initialDelay",
     "interval",
     "minRequests",
+    "count",
     "failureLimit",
     "inconclusiveLimit",
     "consecutiveErrorLimit",
@@ -316,6 +320,7 @@ function readAnalysis(r: ConfigReader, value: unknown): AnalysisConfig | undefin
         initialDelay: r.string("analysis.initialDelay", a.initialDelay, dur, d.initialDelay),
         interval: r.string("analysis.interval", a.interval, dur, d.interval),
         minRequests: r.integer("analysis.minRequests", a.minRequests, 1, 1_000_000, d.minRequests),
+        count: r.integer("analysis.count", a.count, 1, 60, d.count),
         failureLimit: r.integer("analysis.failureLimit", a.failureLimit, 0, 10, d.failureLimit),
         inconclusiveLimit: r.integer("analysis.inconclusiveLimit", a.inconclusiveLimit, 0, 10, d.inconclusiveLimit),
         consecutiveErrorLimit: r.integer("analysis.consecutiveErrorLimit", a.consecutiveErrorLimit, 0, 20, d.consecutiveErrorLimit),
@@ -354,6 +359,13 @@ function readAnalysis(r: ConfigReader, value: unknown): AnalysisConfig | undefin
             "analysis.minRequests",
             out.minRequests,
             `must be at least 1 / (1 - analysis.successRate (${out.successRate})) = ${Math.ceil(1 / (1 - out.successRate) - 1e-9)}: below that a single 5xx in a window at the floor fails the gate`,
+        );
+    }
+    if (ok("count", "failureLimit", "inconclusiveLimit") && out.count <= out.failureLimit + out.inconclusiveLimit) {
+        r.problem(
+            "analysis.count",
+            out.count,
+            `must be more than analysis.failureLimit + analysis.inconclusiveLimit (${out.failureLimit} + ${out.inconclusiveLimit}): a finite run that reaches its count within both limits is Successful (argo-rollouts analysis/analysis.go), so a smaller count lets a run pass without one successful measurement`,
         );
     }
     return out;

@@ -3,6 +3,7 @@
  * every app, with the strategy decided by the tier, never per app. Pure and exported, so tenant
  * scaffolders and other programs render exactly what the platform tests.
  */
+import { ERROR_BUDGET, SUCCESS_RATE, SUCCESS_RATE_FINITE } from "../rollouts/analysis";
 import { GATEWAY_API_PLUGIN } from "../rollouts/plugin";
 import { PolicyRule } from "../rollouts/rbac";
 
@@ -17,9 +18,13 @@ export const SHAPES: readonly Shape[] = ["canary", "blueGreen"];
 
 /** Apps with this label set to "true" bypass the error-budget freeze (ADR-056 D6). */
 export const CRITICAL_LABEL = "argo-rollouts-addon.platform/critical";
-/** The shared templates the library references (see rollouts/analysis.ts and errorBudget.ts). */
-export const SUCCESS_RATE_TEMPLATE = "success-rate";
-export const ERROR_BUDGET_TEMPLATE = "error-budget";
+/**
+ * The shared templates the library references (rollouts/analysis.ts): the background success rate
+ * runs beside a canary until it is promoted; everything else must terminate (see there).
+ */
+export const SUCCESS_RATE_TEMPLATE = SUCCESS_RATE;
+export const SUCCESS_RATE_FINITE_TEMPLATE = SUCCESS_RATE_FINITE;
+export const ERROR_BUDGET_TEMPLATE = ERROR_BUDGET;
 
 export interface AppRoute {
     /** The app's single existing HTTPRoute: the hostname is unchanged (ADR-056 D4). */
@@ -77,7 +82,10 @@ export interface BlueGreenStrategy {
         activeService: string;
         previewService: string;
         autoPromotionEnabled: boolean;
-        prePromotionAnalysis: AnalysisRef;
+        /** The error-budget freeze, when it applies: it measures the app's SLO, not the preview. */
+        prePromotionAnalysis?: AnalysisRef;
+        /** The metric gate on the promoted version, which then serves the production traffic. */
+        postPromotionAnalysis: AnalysisRef;
         scaleDownDelaySeconds: number;
     };
 }
@@ -365,15 +373,26 @@ function prodCanaryPlan(app: AppSpec, prodClass: ProdClass, opts: StrategyOption
 }
 
 /**
- * prod blue/green: the new version runs behind the preview Service and is analysed before it
- * takes the active Service; regulated never auto-promotes. A bad version gets no production
- * traffic at all (ADR-056 as-built).
+ * prod blue/green: the new version comes up behind the preview Service, then takes the active
+ * Service, and the finite success-rate gate measures it there, on production traffic. Nothing routes
+ * to the preview Service, so a gate on the preview would only ever see no data, and a pre-promotion
+ * run must end before the switch (Argo Rollouts rejects an indefinite one, see rollouts/analysis.ts).
+ *
+ * Why the switch is safe to undo (argo-rollouts v1.9.0): until the post-promotion run is Successful
+ * the old ReplicaSet stays `status.stableRS` (rollout/sync.go, shouldFullPromote), which the
+ * controller keeps at full scale (rollout/bluegreen.go, reconcileBlueGreenStableReplicaSet) and never
+ * scales down while referenced (rollout/replicaset.go, isReplicaSetReferenced) - whatever
+ * `scaleDownDelaySeconds` says, which only starts once the new version is stable. A Failed or Error
+ * run aborts the rollout (rollout/analysis.go, setPauseOrAbortForBlueGreen), and an aborted rollout
+ * points the active Service back at the stable ReplicaSet (rollout/service.go,
+ * reconcileActiveService), then scales the new one down after `abortScaleDownDelaySeconds` (30 s by
+ * default). Inconclusive pauses with the new version active, for a human to promote or abort.
+ * Regulated never auto-promotes: an approver looks at the preview before the switch.
  */
 function blueGreenPlan(app: AppSpec, prodClass: ProdClass): DeliveryPlan {
     const [active, preview] = serviceNames(app, "blueGreen");
     const budget = errorBudgetGate(app);
     const regulated = prodClass === "regulated";
-    const names = [SUCCESS_RATE_TEMPLATE, ...(budget ? [ERROR_BUDGET_TEMPLATE] : [])];
     return {
         tier: "prod",
         prodClass,
@@ -383,7 +402,8 @@ function blueGreenPlan(app: AppSpec, prodClass: ProdClass): DeliveryPlan {
                 activeService: active,
                 previewService: preview,
                 autoPromotionEnabled: !regulated,
-                prePromotionAnalysis: { templates: templates(...names), args: [...metricArgs(), ...(budget ? budget.args : [])] },
+                ...(budget ? { prePromotionAnalysis: budget } : {}),
+                postPromotionAnalysis: { templates: templates(SUCCESS_RATE_FINITE_TEMPLATE), args: metricArgs() },
                 scaleDownDelaySeconds: 30,
             },
         },
@@ -391,8 +411,9 @@ function blueGreenPlan(app: AppSpec, prodClass: ProdClass): DeliveryPlan {
         httpRoute: appRoute(app, [{ name: active, weight: 100 }]),
         ...(regulated ? { roles: approvalRoles(app) } : {}),
         behaviour:
-            "blue/green: pre-promotion success-rate analysis on the preview" +
-            (budget ? " and error-budget freeze" : "") +
-            (regulated ? ", manual promotion (autoPromotionEnabled: false)" : ", auto-promotes when analysis passes"),
+            "blue/green: " +
+            (budget ? "error-budget freeze before promotion, " : "") +
+            (regulated ? "manual promotion (autoPromotionEnabled: false)" : "auto-promotes once the preview is ready") +
+            ", then a finite success-rate gate on the promoted version's production traffic; a breach switches the active Service back to the old version",
     };
 }

@@ -1,4 +1,4 @@
-import { AnalysisConfig } from "../config";
+import { AnalysisConfig, METRICS_DEFAULTS } from "../config";
 import { TENANT_HEADER } from "../mimir";
 
 /**
@@ -9,6 +9,21 @@ import { TENANT_HEADER } from "../mimir";
 /** The Beyla RED request counter and histogram (grafana/beyla, v3.x metric names). */
 export const BEYLA_REQUESTS = "http_server_request_duration_seconds_count";
 export const BEYLA_DURATION_BUCKETS = "http_server_request_duration_seconds_bucket";
+
+/**
+ * The shared templates by name. Argo Rollouts v1.9.0 refuses a Rollout (InvalidSpec, "runs
+ * indefinitely") whose pre-promotion, post-promotion or step analysis references a metric with an
+ * `interval` and no `count` (pkg/apis/rollouts/validation/validation_references.go,
+ * ValidateAnalysisTemplateWithType, using Metric.EffectiveCount in
+ * pkg/apis/rollouts/v1alpha1/analysis_types.go); only canary background analysis may run until
+ * the rollout ends. So each gate comes twice: the background template, and a finite one that
+ * takes `analysis.count` measurements.
+ */
+export const SUCCESS_RATE = "success-rate";
+export const SUCCESS_RATE_FINITE = "success-rate-finite";
+export const LATENCY_P99 = "latency-p99";
+export const LATENCY_P99_FINITE = "latency-p99-finite";
+export const ERROR_BUDGET = "error-budget";
 
 /**
  * The arguments every shared metric template takes. A Rollout passes them as:
@@ -132,25 +147,34 @@ export interface SharedTemplate {
     query: string;
     successCondition: string;
     failureCondition: string;
+    /**
+     * `background`: measures every `interval` until the rollout ends (canary `analysis` only);
+     * `finite`: `analysis.count` measurements, for pre/post-promotion and step analysis.
+     */
+    runs: "background" | "finite";
 }
 
-/** The shared templates with their thresholds from config. */
+/** The shared metric templates with their thresholds from config, each as background and finite. */
 export function sharedTemplates(analysis: AnalysisConfig): SharedTemplate[] {
     const target = canaryMatchers(arg("namespace"), arg("rollout"), arg("canary-hash"));
-    return [
+    const gates = [
         {
-            name: "success-rate",
+            names: [SUCCESS_RATE, SUCCESS_RATE_FINITE],
             metric: "success-rate",
             query: successRateQuery(target, analysis.rateWindow, analysis.minRequests),
             ...guardedConditions("atLeast", analysis.successRate),
         },
         {
-            name: "latency-p99",
+            names: [LATENCY_P99, LATENCY_P99_FINITE],
             metric: "latency-p99",
             query: latencyP99Query(target, analysis.rateWindow, analysis.minRequests),
             ...guardedConditions("atMost", analysis.latencyP99Seconds),
         },
     ];
+    return gates.flatMap(({ names: [background, finite], ...gate }) => [
+        { name: background, ...gate, runs: "background" as const },
+        { name: finite, ...gate, runs: "finite" as const },
+    ]);
 }
 
 /** The Prometheus provider against this cluster's Mimir read path, with its tenant. */
@@ -161,7 +185,8 @@ function prometheus(address: string, query: string, tenant: string): Record<stri
 /**
  * A ClusterAnalysisTemplate (referenced with `clusterScope: true`) using the Prometheus provider,
  * which runs inside the controller: a Job provider's pod is denied by the registry policy
- * (ADR-056 as-built).
+ * (ADR-056 as-built). A finite template sets `count`, so its run ends Successful after `count`
+ * measurements within the limits (analysis/analysis.go, assessMetricStatus).
  */
 export function clusterAnalysisTemplateSpec(t: SharedTemplate, analysis: AnalysisConfig, address: string, tenant: string): Record<string, unknown> {
     return {
@@ -171,6 +196,7 @@ export function clusterAnalysisTemplateSpec(t: SharedTemplate, analysis: Analysi
                 name: t.metric,
                 initialDelay: analysis.initialDelay,
                 interval: analysis.interval,
+                ...(t.runs === "finite" ? { count: analysis.count } : {}),
                 failureLimit: analysis.failureLimit,
                 inconclusiveLimit: analysis.inconclusiveLimit,
                 consecutiveErrorLimit: analysis.consecutiveErrorLimit,
@@ -186,11 +212,17 @@ export function clusterAnalysisTemplateSpec(t: SharedTemplate, analysis: Analysi
 export const ERROR_BUDGET_ARGS = ["service", "slo"] as const;
 
 /**
- * The error-budget freeze (ADR-056 D6): one measurement of the app's remaining budget before any
- * traffic moves. Exhausted fails the gate, so the rollout aborts until the budget recovers; no data
- * (the team has not authored the SLO) is Inconclusive and pauses for a human.
+ * The error-budget freeze (ADR-056 D6): one measurement (`count: 1`, so it terminates wherever it
+ * is referenced) of the app's remaining budget before any traffic moves. Exhausted fails the gate,
+ * so the rollout aborts until the budget recovers; no data (the team has not authored the SLO) is
+ * Inconclusive and pauses for a human. A Mimir outage is tolerated as long as for the metric gates.
  */
-export function errorBudgetTemplateSpec(budget: { query: string; minRemaining: number }, address: string, tenant: string): Record<string, unknown> {
+export function errorBudgetTemplateSpec(
+    budget: { query: string; minRemaining: number },
+    address: string,
+    tenant: string,
+    analysis: Pick<AnalysisConfig, "consecutiveErrorLimit"> = METRICS_DEFAULTS.analysis,
+): Record<string, unknown> {
     return {
         args: ERROR_BUDGET_ARGS.map((name) => ({ name })),
         metrics: [
@@ -199,6 +231,7 @@ export function errorBudgetTemplateSpec(budget: { query: string; minRemaining: n
                 count: 1,
                 failureLimit: 0,
                 inconclusiveLimit: 0,
+                consecutiveErrorLimit: analysis.consecutiveErrorLimit,
                 successCondition: `${HAS_VALUE} && result[0] > ${budget.minRemaining}`,
                 failureCondition: `${HAS_VALUE} && result[0] <= ${budget.minRemaining}`,
                 provider: prometheus(address, budget.query, tenant),
