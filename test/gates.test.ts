@@ -1,5 +1,5 @@
 import * as assert from "assert";
-import { AnalysisConfig, METRICS_DEFAULTS, parseAddonConfig } from "../components/config";
+import { AnalysisConfig, DELIVERY_DEFAULTS, METRICS_DEFAULTS, parseAddonConfig } from "../components/config";
 import {
     ERROR_BUDGET,
     HAS_VALUE,
@@ -11,9 +11,9 @@ import {
     sharedTemplates,
     successRateQuery,
 } from "../components/rollouts";
-import { DELIVERY_DEFAULTS } from "../components/config";
 import { OfflineRun } from "../tools/offline";
-import { planStack } from "../tools/plan";
+import { manifestResources, planStack } from "../tools/plan";
+import { validateObject } from "../tools/schemas";
 import { readStackFile } from "../tools/stackFile";
 import {
     MeasurementPhase,
@@ -312,15 +312,18 @@ describe("metric gate semantics", () => {
             for (const stack of ["hub", "preprod"]) {
                 plans.set(stack, { run: await planStack(readStackFile(stack)), analysis: { ...METRICS_DEFAULTS.analysis } });
             }
-            const smoke = merged(hubConfig(), {
-                smokeTest: {
-                    enabled: true,
-                    hostname: "smoke.hub.test.example",
-                    image: `registry.test.example/mirror/argoproj/rollouts-demo@sha256:${"c".repeat(64)}`,
-                    loadImage: `registry.test.example/mirror/curlimages/curl@sha256:${"d".repeat(64)}`,
-                },
-            });
-            plans.set("canary smoke", { run: await planInline(smoke, { stack: "hub" }), analysis: analysisConfig() });
+            for (const strategy of ["canary", "blueGreen"]) {
+                const smoke = merged(hubConfig(), {
+                    smokeTest: {
+                        enabled: true,
+                        strategy,
+                        hostname: "smoke.hub.test.example",
+                        image: `registry.test.example/mirror/argoproj/rollouts-demo@sha256:${"c".repeat(64)}`,
+                        loadImage: `registry.test.example/mirror/curlimages/curl@sha256:${"d".repeat(64)}`,
+                    },
+                });
+                plans.set(`${strategy} smoke`, { run: await planInline(smoke, { stack: "hub" }), analysis: analysisConfig() });
+            }
         });
 
         type Metric = { name: string; count?: number; interval?: string; initialDelay?: string; successCondition: string; failureCondition: string; provider: { prometheus: { query: string } } };
@@ -332,7 +335,7 @@ describe("metric gate semantics", () => {
                     .map((r) => [(r.inputs.metadata as { name: string }).name, (r.inputs.spec as { metrics: Metric[] }).metrics]),
             );
 
-        for (const stack of ["hub", "preprod", "canary smoke"]) {
+        for (const stack of ["hub", "preprod", "canary smoke", "blueGreen smoke"]) {
             it(`${stack}: every template guards no-data, fails all-5xx and slow, floors low traffic`, () => {
                 const { run, analysis } = plans.get(stack)!;
                 const templates = templatesOf(run);
@@ -371,6 +374,14 @@ describe("metric gate semantics", () => {
                                 assert.notStrictEqual(effectiveCount(m), undefined, `${r.name}: ${t.templateName}/${m.name} runs indefinitely`);
                             }
                         }
+                    }
+                }
+                if (stack === "blueGreen smoke") {
+                    const bg = run.resources.find((x) => x.type === "kubernetes:argoproj.io/v1alpha1:Rollout")!.inputs.spec as { strategy: { blueGreen: { postPromotionAnalysis: Ref } } };
+                    assert.deepStrictEqual(bg.strategy.blueGreen.postPromotionAnalysis.templates.map((t) => t.templateName), ["success-rate-finite"]);
+                    for (const r of manifestResources(run)) {
+                        const res = validateObject(r.inputs);
+                        assert.deepStrictEqual(res.problems, [], `${res.object} (${res.via})`);
                     }
                 }
             });
