@@ -153,6 +153,17 @@ describe("metric gate semantics", () => {
             });
         }
 
+        it("the queries over every unit of window and a range of floors", () => {
+            const target = canaryMatchers("{{args.namespace}}", "{{args.rollout}}", "{{args.canary-hash}}");
+            for (const window of ["15s", "4m", "90m", "1h", "24h"]) {
+                for (const floor of [1, 2, 50, 1_000_000]) {
+                    for (const q of [successRateQuery(target, window, floor), latencyP99Query(target, window, floor)]) {
+                        assert.deepStrictEqual(promqlSyntaxErrors(q), [], q);
+                    }
+                }
+            }
+        });
+
         it("the error-budget template's default query, with and without its arguments", () => {
             const q = DELIVERY_DEFAULTS.errorBudget.query;
             assert.deepStrictEqual(promqlSyntaxErrors(q), []);
