@@ -217,6 +217,16 @@ describe("delivery strategy library", () => {
         assert.deepStrictEqual(c.steps, [{ setWeight: 10 }, { pause: { duration: "10m" } }, { setWeight: 30 }, { pause: { duration: "10m" } }, { setWeight: 100 }]);
     });
 
+    it("holds each weight until the gate has measured it", () => {
+        const pauses = (p: DeliveryPlan) => canary(p).steps.flatMap((s) => ("pause" in s && s.pause.duration ? [s.pause.duration] : []));
+        // Default gate timing: initialDelay 5m + interval 1m.
+        assert.deepStrictEqual(pauses(deliveryPlan(app(), { tier: "prod" })), ["6m", "6m"]);
+        assert.deepStrictEqual(pauses(deliveryPlan(app(), { tier: "prod", gate: { initialDelay: "10m", interval: "30s" } })), ["630s", "630s"]);
+        assert.match(checkOptions(app(), { tier: "prod", stepPause: "5m" })[0], /at least the gate's initialDelay \+ interval \(5m \+ 1m = 6m\), got 5m: the first weight would end before the gate has measured it/);
+        assert.deepStrictEqual(checkOptions(app(), { tier: "prod", stepPause: "6m" }), []);
+        assert.match(checkOptions(app(), { tier: "prod", stepPause: "8m", gate: { initialDelay: "8m", interval: "1m" } })[0], /= 9m\), got 8m/);
+    });
+
     it("separates approver from deployer by RBAC", () => {
         const roles = deliveryPlan(app(), { tier: "prod", prodClass: "regulated" }).roles!;
         const can = (rules: { resources: string[]; verbs: string[] }[], resource: string, verb: string) => rules.some((r) => r.resources.includes(resource) && r.verbs.includes(verb));

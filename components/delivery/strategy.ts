@@ -3,6 +3,7 @@
  * every app, with the strategy decided by the tier, never per app. Pure and exported, so tenant
  * scaffolders and other programs render exactly what the platform tests.
  */
+import { AnalysisConfig, METRICS_DEFAULTS, durationSeconds } from "../config/metrics";
 import { ERROR_BUDGET, SUCCESS_RATE, SUCCESS_RATE_FINITE } from "../rollouts/analysis";
 import { GATEWAY_API_PLUGIN } from "../rollouts/plugin";
 import { PolicyRule } from "../rollouts/rbac";
@@ -56,9 +57,17 @@ export interface StrategyOptions {
     shape?: Shape;
     /** Prod canary weights, ascending, ending at 100 (default 25, 50, 100 as proven in ADR-056). */
     steps?: number[];
-    /** How long each weight holds before the next (default 5m): long enough for the gate to measure it. */
+    /**
+     * How long each weight holds before the next: at least the gate's `initialDelay + interval`, so
+     * the gate has measured the first weight before the next one (default exactly that).
+     */
     stepPause?: string;
+    /** The cluster's gate timing (config `analysis`); default the platform's defaults. */
+    gate?: GateTiming;
 }
+
+/** When the background gate takes its first measurements (the `analysis` config of the cluster). */
+export type GateTiming = Pick<AnalysisConfig, "initialDelay" | "interval">;
 
 type Arg = { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string }; podTemplateHashValue?: "Latest" | "Stable" } };
 type TemplateRef = { templateName: string; clusterScope: true };
@@ -140,7 +149,18 @@ export interface DeliveryPlan {
 }
 
 export const DEFAULT_STEPS = [25, 50, 100];
-export const DEFAULT_STEP_PAUSE = "5m";
+/**
+ * The shortest pause per weight that lets the background gate measure the first weight: the run
+ * starts with it and measures first after `initialDelay` (analysis/analysis.go), and a measurement
+ * more leaves room for the controller's reconcile timing. A gate that has not measured when the
+ * canary is promoted is terminated without a measurement, which Argo Rollouts counts as
+ * Successful (assessMetricStatus): the weights would outrun the gate.
+ */
+export function defaultStepPause(gate: GateTiming = METRICS_DEFAULTS.analysis): string {
+    const seconds = durationSeconds(gate.initialDelay) + durationSeconds(gate.interval);
+    return seconds % 60 === 0 ? `${seconds / 60}m` : `${seconds}s`;
+}
+export const DEFAULT_STEP_PAUSE = defaultStepPause();
 const DURATION = /^[1-9][0-9]*(s|m|h)$/;
 
 /** The labels every object of an app carries; the Services select the Rollout's pods with them. */
@@ -265,6 +285,11 @@ export function checkOptions(app: AppSpec, opts: StrategyOptions): string[] {
     }
     if (opts.stepPause !== undefined && !DURATION.test(opts.stepPause)) {
         problems.push(`stepPause must be a duration such as 5m, got ${opts.stepPause}`);
+    } else if (opts.stepPause !== undefined && opts.tier === "prod" && durationSeconds(opts.stepPause) < durationSeconds(defaultStepPause(opts.gate))) {
+        const g = opts.gate ?? METRICS_DEFAULTS.analysis;
+        problems.push(
+            `stepPause must be at least the gate's initialDelay + interval (${g.initialDelay} + ${g.interval} = ${defaultStepPause(opts.gate)}), got ${opts.stepPause}: the first weight would end before the gate has measured it`,
+        );
     }
     if (opts.tier === "prod" && (opts.shape ?? "canary") === "canary" && !app.route) {
         problems.push("a prod canary needs the app's HTTPRoute: its weights are the traffic split (ADR-056 D4)");
@@ -323,7 +348,7 @@ function lowerTierPlan(app: AppSpec, tier: Tier): DeliveryPlan {
  */
 function prodCanaryPlan(app: AppSpec, prodClass: ProdClass, opts: StrategyOptions): DeliveryPlan {
     const [stable, canary] = serviceNames(app, "canary");
-    const pause = opts.stepPause ?? DEFAULT_STEP_PAUSE;
+    const pause = opts.stepPause ?? defaultStepPause(opts.gate);
     const weights = opts.steps ?? DEFAULT_STEPS;
     const steps: CanaryStep[] = [];
     const budget = errorBudgetGate(app);

@@ -1,4 +1,4 @@
-import { AnalysisConfig, METRICS_DEFAULTS } from "../config";
+import { AnalysisConfig, METRICS_DEFAULTS } from "../config/metrics";
 import { TENANT_HEADER } from "../mimir";
 
 /**
