@@ -1,6 +1,6 @@
 import * as assert from "assert";
 import { ADMISSION_DEFAULTS, AddonConfig, ConfigError, ConfigProblem, parseAddonConfig } from "../components/config";
-import { BUILTIN_KINDS, ROLLOUT_ACTIONS } from "../components/argocd";
+import { APPROVER_ROLLOUT_ACTIONS, ARGOCD_ROLLOUT_ACTIONS, BUILTIN_KINDS } from "../components/argocd";
 import { hubConfig, merged, planInline } from "./harness";
 
 function raw(patch: Record<string, unknown> = {}): Record<string, unknown> {
@@ -55,7 +55,12 @@ describe("admission configuration (policy, argocd)", () => {
             assert.deepStrictEqual(cfg.argocd.projects, []);
             assert.deepStrictEqual(cfg.argocd.applicationSets, []);
             assert.deepStrictEqual(cfg.argocd.allKinds, BUILTIN_KINDS.map((gk) => ({ ...gk })));
-            assert.deepStrictEqual(cfg.argocd.rbac, { deployerRoles: [], projects: [], actions: [...ROLLOUT_ACTIONS] });
+            assert.deepStrictEqual(cfg.argocd.rbac, { deployerRoles: [], projects: [], actions: [...APPROVER_ROLLOUT_ACTIONS] });
+        });
+
+        it("reserves only actions ArgoCD has: resume, promote-full, skip-current-step and abort", () => {
+            assert.deepStrictEqual(ADMISSION_DEFAULTS.argocd.rbac.actions, ["resume", "promote-full", "skip-current-step", "abort"]);
+            assert.ok(ADMISSION_DEFAULTS.argocd.rbac.actions.every((a) => ARGOCD_ROLLOUT_ACTIONS.includes(a)));
         });
 
         it("never lets a built-in default reach a Rollout: the all-kinds list holds no CRD", () => {
@@ -94,7 +99,7 @@ describe("admission configuration (policy, argocd)", () => {
                 approverRole: "role:approver",
                 deployerRoles: ["role:deployer"],
                 projects: ["tenants"],
-                actions: [...ROLLOUT_ACTIONS],
+                actions: [...APPROVER_ROLLOUT_ACTIONS],
             });
         });
 
@@ -137,6 +142,10 @@ describe("admission configuration (policy, argocd)", () => {
             problemFor({ argocd: { ignoreDifferences: [{ kind: "Service", name: "web", jsonPointers: ["/spec"] }] } }, "argocd.ignoreDifferences[0].name", /unknown key/));
         it("an RBAC subject with a comma, which would split the CSV line", () =>
             problemFor({ argocd: { ...tenants, rbac: { approverRole: "role:a,role:b" } } }, "argocd.rbac.approverRole", /no spaces, commas/));
+        it("promote, which is not an ArgoCD Rollout action (promote-full is)", () => {
+            const p = problemFor({ argocd: { ...tenants, rbac: { approverRole: "role:approver", actions: ["promote-full", "promote"] } } }, "argocd.rbac.actions[1]", /one of ArgoCD's Rollout actions abort, pause, promote-full, restart, resume, retry, skip-current-step .*there is no "promote"/);
+            assert.strictEqual(p.given, '"promote"');
+        });
         it("a project name that is not an object name", () => problemFor({ argocd: { projects: { Tenants: {} } } }, "argocd.projects.Tenants", /Kubernetes object name/));
     });
 

@@ -1,6 +1,7 @@
 import * as assert from "assert";
 import * as YAML from "yaml";
 import {
+    ARGOCD_ROLLOUT_ACTIONS,
     BUILTIN_KINDS,
     COMPARE_OPTIONS_ANNOTATION,
     HTTPROUTE_WEIGHTS_RULE,
@@ -150,6 +151,11 @@ describe("argocd-apps stage", () => {
     });
 
     describe("Rollout action RBAC (pure)", () => {
+        it("knows ArgoCD's Rollout actions as upstream names them (resource_customizations/argoproj.io/Rollout/actions)", () => {
+            assert.deepStrictEqual([...ARGOCD_ROLLOUT_ACTIONS], ["abort", "pause", "promote-full", "restart", "resume", "retry", "skip-current-step"]);
+            assert.ok(!ARGOCD_ROLLOUT_ACTIONS.includes("promote"));
+        });
+
         it("allows the approver and denies each deployer every promote/abort action, per named project", () => {
             const csv = rolloutActionsPolicyCsv({ approverRole: "role:approver", deployerRoles: ["role:deployer"], projects: ["tenants", "payments"], actions: ["promote-full", "abort"] })!;
             const lines = csv.split("\n").filter((l) => l.startsWith("p, "));

@@ -50,12 +50,6 @@ export const BUILTIN_KINDS: readonly Readonly<GroupKind>[] = [
     { group: "apiextensions.k8s.io", kind: "CustomResourceDefinition" },
 ];
 
-/**
- * ArgoCD's built-in Rollout actions that promote or abort (argo-cd
- * resource_customizations/argoproj.io/Rollout/actions): reserved to the approver (ADR-056 D3).
- */
-export const ROLLOUT_ACTIONS: readonly string[] = ["resume", "promote", "promote-full", "skip-current-step", "abort"];
-
 function rule(gk: Readonly<GroupKind>, paths: Partial<Pick<IgnoreRule, "jsonPointers" | "jqPathExpressions">>): IgnoreRule {
     return { ...gk, jsonPointers: paths.jsonPointers ?? [], jqPathExpressions: paths.jqPathExpressions ?? [], managedFieldsManagers: [] };
 }

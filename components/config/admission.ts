@@ -1,4 +1,5 @@
-import { BUILTIN_KINDS, ROLLOUT_ACTIONS } from "../argocd/ignoreRules";
+import { BUILTIN_KINDS } from "../argocd/ignoreRules";
+import { APPROVER_ROLLOUT_ACTIONS, ARGOCD_ROLLOUT_ACTIONS, ROLLOUT_ACTIONS_SINCE_3_1 } from "../argocd/rbac";
 import { preflightArgoCd, preflightPolicy } from "./preflight";
 import { ConfigReader, DNS_LABEL, Plain, StringRule, isPlainObject } from "./reader";
 
@@ -114,7 +115,7 @@ export const ADMISSION_DEFAULTS = {
         enabled: true,
         namespace: "argocd",
         allKinds: BUILTIN_KINDS,
-        rbac: { actions: ROLLOUT_ACTIONS },
+        rbac: { actions: APPROVER_ROLLOUT_ACTIONS },
     },
 } as const;
 
@@ -134,7 +135,11 @@ const LABEL_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9]
 /** An ArgoCD RBAC subject: a role or an SSO group; commas and spaces would split the CSV line. */
 const RBAC_SUBJECT = /^[^\s,#]+$/;
 const SYNC_OPTION = /^[A-Za-z]+=[^\s,]+$/;
-const ACTION = /^[a-z][a-z-]*$/;
+/** Only ArgoCD's own Rollout actions: a name it does not know would make a policy line that does nothing. */
+const ACTION: StringRule = {
+    pattern: new RegExp(`^(${ARGOCD_ROLLOUT_ACTIONS.join("|")})$`),
+    describe: `one of ArgoCD's Rollout actions ${ARGOCD_ROLLOUT_ACTIONS.join(", ")} (argo-cd resource_customizations/argoproj.io/Rollout/actions; ${ROLLOUT_ACTIONS_SINCE_3_1.join(" and ")} since ArgoCD 3.1; there is no "promote")`,
+};
 
 const percent = (v: unknown): boolean => typeof v === "string" && /%\s*$/.test(v);
 
@@ -192,7 +197,7 @@ export function readArgoCd(r: ConfigReader, value: unknown): ArgoCdConfig | unde
             ...(approverRole ? { approverRole } : {}),
             deployerRoles: r.strings("argocd.rbac.deployerRoles", rb.deployerRoles, subject, [], { min: 0, max: 20 }),
             projects: r.strings("argocd.rbac.projects", rb.projects, { pattern: DNS_SUBDOMAIN, describe: "an AppProject name" }, projects.map((p) => p.name), { min: 0, max: 50 }),
-            actions: r.strings("argocd.rbac.actions", rb.actions, { pattern: ACTION, describe: "an ArgoCD Rollout action name such as promote-full" }, d.rbac.actions, { min: 1, max: 20 }),
+            actions: r.strings("argocd.rbac.actions", rb.actions, ACTION, d.rbac.actions, { min: 1, max: ARGOCD_ROLLOUT_ACTIONS.length }),
         },
     };
     preflightArgoCd(r, cfg);
