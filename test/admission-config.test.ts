@@ -204,6 +204,27 @@ describe("admission configuration (policy, argocd)", () => {
                 /OutOfSync forever on ArgoCD 3.x \(rollouts-plugin-trafficrouter-gatewayapi #208\)/,
             ));
 
+        it("an argocd-cm HTTPRoute weight rule, which would apply to every Application (as-built #871)", () =>
+            problemFor(
+                { argocd: { ignoreDifferences: [{ group: "gateway.networking.k8s.io", kind: "HTTPRoute", jqPathExpressions: [".spec.rules[]?.backendRefs[]?.weight"] }] } },
+                "argocd.ignoreDifferences[0]",
+                /every HTTPRoute of every Application.*tenant ApplicationSets.*ADR-056 as-built #871/,
+            ));
+
+        it("a managedFieldsManagers rule on HTTPRoute, which hides and freezes every route edit", () =>
+            problemFor(
+                { argocd: { applicationSets: { tenants: { ignoreDifferences: [{ group: "gateway.networking.k8s.io", kind: "HTTPRoute", managedFieldsManagers: ["gatewayAPI"] }] } } } },
+                "argocd.applicationSets.tenants.ignoreDifferences[0]",
+                /field manager gatewayAPI.*atomic list.*never applied while the Application reports Synced/,
+            ));
+
+        it("a rule for the whole Service selector, which freezes selector edits", () =>
+            problemFor(
+                { argocd: { applicationSets: { tenants: { ignoreDifferences: [{ kind: "Service", jsonPointers: ["/spec/selector"] }] } } } },
+                "argocd.applicationSets.tenants.ignoreDifferences[0]",
+                /whole Service selector.*ignore only \/spec\/selector\/rollouts-pod-template-hash/,
+            ));
+
         it("a project whitelist without Services (D4: the program owns the whole list)", () =>
             problemFor({ argocd: { projects: { tenants: { namespaceResources: [{ group: "apps", kind: "Deployment" }] } } } }, "argocd.projects.tenants.namespaceResources", /stable and canary Services \(ADR-056 D4\)/));
 

@@ -3,6 +3,10 @@ import * as YAML from "yaml";
 import {
     ARGOCD_ROLLOUT_ACTIONS,
     BUILTIN_KINDS,
+    CONTROLLER_FIELD_MANAGER,
+    PLUGIN_FIELD_MANAGER,
+    canaryRuleReasons,
+    pointerCovers,
     COMPARE_OPTIONS_ANNOTATION,
     HTTPROUTE_WEIGHTS_RULE,
     ROLLOUT_ACTIONS_POLICY_KEY,
@@ -52,10 +56,39 @@ describe("argocd-apps stage", () => {
             assert.strictEqual(argocdCmKey({ group: "", kind: "Service" }), "resource.customizations.ignoreDifferences.Service");
         });
 
-        it("ignores HTTPRoute weights unconditionally, tolerating a rule without backendRefs", () => {
-            assert.deepStrictEqual(HTTPROUTE_WEIGHTS_RULE.jqPathExpressions, [".spec.rules[]?.backendRefs[]?.weight"]);
+        it("ignores only the weights of rules that can carry a canary, and only the controller's selector key", () => {
+            assert.deepStrictEqual(HTTPROUTE_WEIGHTS_RULE.jqPathExpressions, [".spec.rules[]? | select((.backendRefs // []) | length > 1) | .backendRefs[]?.weight"]);
+            assert.deepStrictEqual(HTTPROUTE_WEIGHTS_RULE.managedFieldsManagers, []);
             assert.strictEqual(labelConditionalRouteRule(HTTPROUTE_WEIGHTS_RULE), undefined);
-            assert.deepStrictEqual(SERVICE_SELECTOR_RULE.jsonPointers, ["/spec/selector"]);
+            assert.deepStrictEqual(SERVICE_SELECTOR_RULE.jsonPointers, ["/spec/selector/rollouts-pod-template-hash"]);
+            assert.deepStrictEqual(canaryRuleReasons(HTTPROUTE_WEIGHTS_RULE, "application"), []);
+            assert.deepStrictEqual(canaryRuleReasons(SERVICE_SELECTOR_RULE, "application"), []);
+        });
+
+        it("names the field managers the controller and the plugin write with (user agent = binary name)", () => {
+            assert.strictEqual(CONTROLLER_FIELD_MANAGER, "rollouts-controller");
+            // The plugin binary is <cwd>/plugin-bin/argoproj-labs/gatewayAPI for the plugin name argoproj-labs/gatewayAPI.
+            assert.strictEqual(PLUGIN_FIELD_MANAGER, "argoproj-labs/gatewayAPI".split("/")[1]);
+        });
+
+        it("refuses rules that would freeze route or selector edits, with the reason", () => {
+            const route = (r: Partial<IgnoreRule>) => rule({ group: "gateway.networking.k8s.io", kind: "HTTPRoute", ...r });
+            assert.match(canaryRuleReasons(route({ managedFieldsManagers: ["gatewayAPI"] }), "application")[0], /spec.rules is an atomic list.*reports Synced/);
+            assert.match(canaryRuleReasons(route({ jqPathExpressions: [".spec.rules[]?.backendRefs[]?.weight"] }), "system")[0], /every HTTPRoute of every Application/);
+            assert.match(canaryRuleReasons(route({ jsonPointers: ["/spec/rules/0/backendRefs/1/weight"] }), "system")[0], /every HTTPRoute of every Application/);
+            assert.deepStrictEqual(canaryRuleReasons(route({ jqPathExpressions: [".spec.rules[]?.backendRefs[]?.weight"] }), "application"), []);
+            assert.deepStrictEqual(canaryRuleReasons(route({ jsonPointers: ["/metadata/annotations"] }), "system"), []);
+            for (const whole of [{ jsonPointers: ["/spec/selector"] }, { jqPathExpressions: [" .spec.selector "] }, { managedFieldsManagers: ["rollouts-controller"] }]) {
+                assert.match(canaryRuleReasons(rule({ kind: "Service", ...whole }), "application")[0], /whole Service selector.*\/spec\/selector\/rollouts-pod-template-hash/);
+            }
+            assert.deepStrictEqual(canaryRuleReasons(rule({ kind: "Service", jsonPointers: ["/spec/clusterIP"] }), "system"), []);
+        });
+
+        it("knows which JSON pointers cover a field", () => {
+            assert.ok(pointerCovers("/spec/selector", "/spec/selector/rollouts-pod-template-hash"));
+            assert.ok(pointerCovers("/spec/selector/rollouts-pod-template-hash", "/spec/selector/rollouts-pod-template-hash"));
+            assert.ok(!pointerCovers("/spec/sel", "/spec/selector/rollouts-pod-template-hash"));
+            assert.ok(!pointerCovers("/spec/selector/app", "/spec/selector/rollouts-pod-template-hash"));
         });
 
         it("writes a rule for every kind once per built-in kind and keeps a per-kind rule as it is", () => {
@@ -116,8 +149,8 @@ describe("argocd-apps stage", () => {
             const s = tenantSyncSettings();
             assert.deepStrictEqual(s.syncOptions, ["RespectIgnoreDifferences=true", "ServerSideApply=true"]);
             assert.deepStrictEqual(s.ignoreDifferences, [
-                { kind: "Service", jsonPointers: ["/spec/selector"] },
-                { group: "gateway.networking.k8s.io", kind: "HTTPRoute", jqPathExpressions: [".spec.rules[]?.backendRefs[]?.weight"] },
+                { kind: "Service", jsonPointers: ["/spec/selector/rollouts-pod-template-hash"] },
+                { group: "gateway.networking.k8s.io", kind: "HTTPRoute", jqPathExpressions: [".spec.rules[]? | select((.backendRefs // []) | length > 1) | .backendRefs[]?.weight"] },
             ]);
             assert.deepStrictEqual(s.annotations, { "argocd.argoproj.io/compare-options": "ServerSideDiff=true,IncludeMutationWebhook=true" });
         });
@@ -125,7 +158,7 @@ describe("argocd-apps stage", () => {
         it("keeps extra options and rules after its own, without duplicates, expanding rules for every kind", () => {
             const s = tenantSyncSettings({
                 syncOptions: ["CreateNamespace=true", "ServerSideApply=true"],
-                ignoreDifferences: [{ kind: "Service", jsonPointers: ["/spec/selector"] }, { kind: "*", jsonPointers: ["/metadata/labels"] }],
+                ignoreDifferences: [{ kind: "Service", jsonPointers: ["/spec/selector/rollouts-pod-template-hash"] }, { kind: "*", jsonPointers: ["/metadata/labels"] }],
                 allKinds: [{ group: "apps", kind: "Deployment" }],
             });
             assert.deepStrictEqual(s.syncOptions, ["RespectIgnoreDifferences=true", "ServerSideApply=true", "CreateNamespace=true"]);
@@ -139,6 +172,8 @@ describe("argocd-apps stage", () => {
                 /argoproj.io\/Rollout reaches a Rollout with an array path.*as-built 2026-07-14/,
             );
             assert.deepStrictEqual(conflictingSyncOptions(["ServerSideApply=false", "ServerSideApply=true", "Prune=false"]), ["ServerSideApply=false"]);
+            assert.throws(() => tenantSyncSettings({ ignoreDifferences: [{ kind: "Service", jsonPointers: ["/spec/selector"] }] }), /whole Service selector.*as-built #871/);
+            assert.throws(() => tenantSyncSettings({ ignoreDifferences: [{ group: "gateway.networking.k8s.io", kind: "HTTPRoute", managedFieldsManagers: ["gatewayAPI"] }] }), /atomic list/);
         });
 
         it("patches a tenant ApplicationSet's template with them", () => {
@@ -190,20 +225,17 @@ describe("argocd-apps stage", () => {
         const stageResources = (r: OfflineRun) => r.resources.filter((x) => x.stage === "argocd-apps" && x.custom);
         const data = (p: PlannedResource) => (p.inputs as { data: Record<string, string> }).data;
 
-        it("with the defaults, patches argocd-cm with the HTTPRoute weight rule only, as a Patch of the existing ConfigMap", () => {
-            const resources = stageResources(hub);
-            assert.deepStrictEqual(resources.map((r) => r.type), ["kubernetes:core/v1:ConfigMapPatch"]);
-            const cm = byName(hub, "argocd-cm-diff-customizations");
-            assert.deepStrictEqual((cm.inputs as { metadata: object }).metadata, { name: "argocd-cm", namespace: "argocd" });
-            assert.deepStrictEqual(Object.keys(data(cm)), ["resource.customizations.ignoreDifferences.gateway.networking.k8s.io_HTTPRoute"]);
-            assert.deepStrictEqual(YAML.parse(data(cm)["resource.customizations.ignoreDifferences.gateway.networking.k8s.io_HTTPRoute"]), { jqPathExpressions: [".spec.rules[]?.backendRefs[]?.weight"] });
+        it("with the defaults, declares nothing: no argocd-cm key, the program's rules are Application-level", () => {
+            assert.deepStrictEqual(stageResources(hub), []);
+            assert.ok(!hub.resources.some((r) => (r.inputs as { metadata?: { name?: string } }).metadata?.name === "argocd-cm"));
         });
 
         it("writes config rules for every kind per built-in kind, and nothing under .all", () => {
             const keys = Object.keys(data(byName(full, "argocd-cm-diff-customizations")));
             assert.ok(!keys.some((k) => k.endsWith(".all")));
-            assert.strictEqual(keys.length, BUILTIN_KINDS.length + 1);
+            assert.strictEqual(keys.length, BUILTIN_KINDS.length);
             assert.ok(keys.includes("resource.customizations.ignoreDifferences.apps_Deployment"));
+            assert.ok(!keys.includes("resource.customizations.ignoreDifferences.gateway.networking.k8s.io_HTTPRoute"), "the weight rule is written for every Application");
             assert.ok(!keys.includes("resource.customizations.ignoreDifferences.argoproj.io_Rollout"));
         });
 

@@ -2,7 +2,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { AddonConfig, IgnoreRule } from "../config";
 import { Stage, StageOptions } from "../stage";
-import { HTTPROUTE_WEIGHTS_RULE, argocdCmIgnoreData, expandAllKinds } from "./ignoreRules";
+import { argocdCmIgnoreData, expandAllKinds } from "./ignoreRules";
 import { appProjectPatch } from "./projects";
 import { ROLLOUT_ACTIONS_POLICY_KEY, rolloutActionsPolicyCsv } from "./rbac";
 import { applicationSetPatch } from "./syncOptions";
@@ -31,7 +31,12 @@ export class ArgoCdAppsStage extends Stage {
         super("argocd-apps", name, opts);
         const cfg = args.config.argocd;
         if (cfg.enabled) {
-            this.diffCustomizations(cfg.namespace, expandAllKinds(cfg.ignoreDifferences, cfg.allKinds));
+            // The program's own rules are Application-level (tenant ApplicationSets): argocd-cm carries
+            // only the stack's system rules, and nothing when there are none. Dropping the Patch
+            // relinquishes the keys it owned (pulumi-kubernetes await.Deletion -> ssa.Relinquish).
+            if (cfg.ignoreDifferences.length > 0) {
+                this.diffCustomizations(cfg.namespace, expandAllKinds(cfg.ignoreDifferences, cfg.allKinds));
+            }
             for (const project of cfg.projects) {
                 // AppProjects permit Rollout and show its children in the resource tree (ADR-056 D2).
                 new k8s.apiextensions.CustomResourcePatch(`appproject-${project.name}`, appProjectPatch(project, cfg.namespace), this.child());
@@ -56,13 +61,13 @@ export class ArgoCdAppsStage extends Stage {
     }
 
     /**
-     * argocd-cm keys, one per kind: the unconditional HTTPRoute weight rule and the config's system
-     * rules, never `.all` (ADR-056 as-built 2026-07-14). ConfigMap data keys merge per key under
-     * server-side apply, so the program owns only its keys; a key another manager owns is a
-     * conflict the apply reports instead of overwriting.
+     * argocd-cm keys, one per kind, for the config's system rules, never `.all` (ADR-056 as-built
+     * 2026-07-14). ConfigMap data keys merge per key under server-side apply, so the program owns
+     * only its keys; a key another manager owns is a conflict the apply reports instead of
+     * overwriting.
      */
     private diffCustomizations(namespace: string, rules: readonly IgnoreRule[]): void {
-        const data = argocdCmIgnoreData([HTTPROUTE_WEIGHTS_RULE, ...rules]);
+        const data = argocdCmIgnoreData(rules);
         new k8s.core.v1.ConfigMapPatch(
             "argocd-cm-diff-customizations",
             { metadata: { name: "argocd-cm", namespace }, data },
