@@ -48,6 +48,7 @@ export function defineStack(config: AddonConfig = loadAddonConfig()): Record<str
         analysisTemplates: Object.keys(rollouts.analysisTemplates),
         kyvernoApi: config.policy.kyvernoApi,
         argocdPatched: argocd.patched,
+        argocdVerified: argocd.verified,
         // Hub: what each spoke's analysis reads; a spoke's StackReference picks its own entry.
         ...(config.cluster.role === "hub" ? { [SPOKE_READ_ENDPOINTS_OUTPUT]: gateway.spokeReadEndpoints } : {}),
         ...(smoke

@@ -30,7 +30,7 @@ function problemFor(patch: Record<string, unknown>, key: string, allowed: RegExp
 }
 
 const tenants = {
-    projects: { tenants: { namespaceResources: [{ group: "", kind: "Service" }, { group: "apps", kind: "Deployment" }] } },
+    projects: { tenants: { owner: "addon", namespaceResources: [{ group: "", kind: "Service" }, { group: "apps", kind: "Deployment" }] } },
 };
 
 describe("admission configuration (policy, argocd)", () => {
@@ -76,6 +76,7 @@ describe("admission configuration (policy, argocd)", () => {
                     ...tenants,
                     applicationSets: {
                         "tenant-apps": {
+                            owner: "addon",
                             syncOptions: ["CreateNamespace=true", "ServerSideApply=true"],
                             ignoreDifferences: [{ group: "apps", kind: "Deployment", name: "web", jsonPointers: ["/spec/replicas"] }],
                         },
@@ -85,10 +86,11 @@ describe("admission configuration (policy, argocd)", () => {
                 },
             });
             assert.strictEqual(cfg.argocd.namespace, "gitops");
-            assert.deepStrictEqual(cfg.argocd.projects, [{ name: "tenants", namespaceResources: [{ group: "", kind: "Service" }, { group: "apps", kind: "Deployment" }] }]);
+            assert.deepStrictEqual(cfg.argocd.projects, [{ name: "tenants", owner: "addon", namespaceResources: [{ group: "", kind: "Service" }, { group: "apps", kind: "Deployment" }] }]);
             assert.deepStrictEqual(cfg.argocd.applicationSets, [
                 {
                     name: "tenant-apps",
+                    owner: "addon",
                     syncOptions: ["CreateNamespace=true", "ServerSideApply=true"],
                     ignoreDifferences: [{ group: "apps", kind: "Deployment", name: "web", jsonPointers: ["/spec/replicas"], jqPathExpressions: [], managedFieldsManagers: [] }],
                 },
@@ -120,6 +122,25 @@ describe("admission configuration (policy, argocd)", () => {
         it("an array rule for every kind: it is written per built-in kind, so it never reaches a Rollout", () => {
             const cfg = parse({ argocd: { ignoreDifferences: [{ kind: "*", jqPathExpressions: [".spec.template.spec.containers[].securityContext"] }] } });
             assert.strictEqual(cfg.argocd.ignoreDifferences.length, 1);
+        });
+    });
+
+    describe("owners", () => {
+        it("reads an object another owner keeps by default, and declares nothing on it", () => {
+            const cfg = parse({ argocd: { projects: { tenants: {} }, applicationSets: { "tenant-apps": null } } });
+            assert.deepStrictEqual(cfg.argocd.projects, [{ name: "tenants", owner: "external", namespaceResources: [] }]);
+            assert.deepStrictEqual(cfg.argocd.applicationSets, [{ name: "tenant-apps", owner: "external", syncOptions: [], ignoreDifferences: [] }]);
+        });
+
+        it("refuses settings that only a patched object takes, naming the owner key", () => {
+            problemFor({ argocd: { projects: { tenants: { namespaceResources: [{ group: "", kind: "Service" }] } } } }, "argocd.projects.tenants.namespaceResources", /only applies with argocd.projects.tenants.owner: addon.*reads and checks it/);
+            problemFor({ argocd: { applicationSets: { apps: { owner: "external", syncOptions: ["PruneLast=true"] } } } }, "argocd.applicationSets.apps.syncOptions", /only applies with argocd.applicationSets.apps.owner: addon/);
+            problemFor({ argocd: { applicationSets: { apps: { owner: "gitops" } } } }, "argocd.applicationSets.apps.owner", /one of addon, external/);
+        });
+
+        it("lets a tenant ApplicationSet sync client-side: ServerSideApply is the tenant's choice", () => {
+            const cfg = parse({ argocd: { applicationSets: { apps: { owner: "addon", syncOptions: ["ServerSideApply=false"] } } } });
+            assert.deepStrictEqual(cfg.argocd.applicationSets[0].syncOptions, ["ServerSideApply=false"]);
         });
     });
 
@@ -170,7 +191,7 @@ describe("admission configuration (policy, argocd)", () => {
 
         it("the same on a tenant ApplicationSet's own rules", () =>
             problemFor(
-                { argocd: { applicationSets: { tenants: { ignoreDifferences: [{ group: "argoproj.io", kind: "Rollout", jqPathExpressions: [".spec.template.spec.containers[]?.env"] }] } } } },
+                { argocd: { applicationSets: { tenants: { owner: "addon", ignoreDifferences: [{ group: "argoproj.io", kind: "Rollout", jqPathExpressions: [".spec.template.spec.containers[]?.env"] }] } } } },
                 "argocd.applicationSets.tenants.ignoreDifferences[0]",
                 /array path.*JSON merge patch/,
             ));
@@ -184,7 +205,7 @@ describe("admission configuration (policy, argocd)", () => {
 
         it("switching RespectIgnoreDifferences off on a tenant ApplicationSet (as-built 2026-06-27)", () => {
             const p = problemFor(
-                { argocd: { applicationSets: { tenants: { syncOptions: ["RespectIgnoreDifferences=false"] } } } },
+                { argocd: { applicationSets: { tenants: { owner: "addon", syncOptions: ["RespectIgnoreDifferences=false"] } } } },
                 "argocd.applicationSets.tenants.syncOptions",
                 /ignoreDifferences alone only hides drift.*ADR-056 as-built 2026-06-27/,
             );
@@ -213,23 +234,23 @@ describe("admission configuration (policy, argocd)", () => {
 
         it("a managedFieldsManagers rule on HTTPRoute, which hides and freezes every route edit", () =>
             problemFor(
-                { argocd: { applicationSets: { tenants: { ignoreDifferences: [{ group: "gateway.networking.k8s.io", kind: "HTTPRoute", managedFieldsManagers: ["gatewayAPI"] }] } } } },
+                { argocd: { applicationSets: { tenants: { owner: "addon", ignoreDifferences: [{ group: "gateway.networking.k8s.io", kind: "HTTPRoute", managedFieldsManagers: ["gatewayAPI"] }] } } } },
                 "argocd.applicationSets.tenants.ignoreDifferences[0]",
                 /field manager gatewayAPI.*atomic list.*never applied while the Application reports Synced/,
             ));
 
         it("a rule for the whole Service selector, which freezes selector edits", () =>
             problemFor(
-                { argocd: { applicationSets: { tenants: { ignoreDifferences: [{ kind: "Service", jsonPointers: ["/spec/selector"] }] } } } },
+                { argocd: { applicationSets: { tenants: { owner: "addon", ignoreDifferences: [{ kind: "Service", jsonPointers: ["/spec/selector"] }] } } } },
                 "argocd.applicationSets.tenants.ignoreDifferences[0]",
                 /whole Service selector.*ignore only \/spec\/selector\/rollouts-pod-template-hash/,
             ));
 
         it("a project whitelist without Services (D4: the program owns the whole list)", () =>
-            problemFor({ argocd: { projects: { tenants: { namespaceResources: [{ group: "apps", kind: "Deployment" }] } } } }, "argocd.projects.tenants.namespaceResources", /stable and canary Services \(ADR-056 D4\)/));
+            problemFor({ argocd: { projects: { tenants: { owner: "addon", namespaceResources: [{ group: "apps", kind: "Deployment" }] } } } }, "argocd.projects.tenants.namespaceResources", /stable and canary Services \(ADR-056 D4\)/));
 
         it("accepts a wildcard whitelist as covering Services", () => {
-            const cfg = parse({ argocd: { projects: { tenants: { namespaceResources: [{ group: "*", kind: "*" }] } } } });
+            const cfg = parse({ argocd: { projects: { tenants: { owner: "addon", namespaceResources: [{ group: "*", kind: "*" }] } } } });
             assert.deepStrictEqual(cfg.argocd.projects[0].namespaceResources, [{ group: "*", kind: "*" }]);
         });
 
@@ -243,7 +264,7 @@ describe("admission configuration (policy, argocd)", () => {
                 policy: { pdbMaxUnavailable: "50%", kyvernoApi: "v2", excludeNamespaces: ["default"] },
                 argocd: {
                     ignoreDifferences: [{ group: "argoproj.io", kind: "Rollout", jqPathExpressions: [".spec.template.spec.containers[].image"] }],
-                    applicationSets: { tenants: { syncOptions: ["ServerSideApply=false"] } },
+                    applicationSets: { tenants: { owner: "addon", syncOptions: ["RespectIgnoreDifferences=false"] } },
                 },
                 controller: { replicas: 1 },
             });

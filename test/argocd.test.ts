@@ -9,7 +9,13 @@ import {
     pointerCovers,
     COMPARE_OPTIONS_ANNOTATION,
     HTTPROUTE_WEIGHTS_RULE,
+    KeptObjectRef,
+    LiveAppProject,
+    LiveApplicationSet,
     ROLLOUT_ACTIONS_POLICY_KEY,
+    appProjectProblems,
+    applicationSetProblems,
+    globMatch,
     ROLLOUT_PROJECT_KINDS,
     SERVICE_SELECTOR_RULE,
     TAKE_OVER_LISTS,
@@ -29,6 +35,7 @@ import {
 } from "../components/argocd";
 import { IgnoreRule } from "../components/config";
 import { OfflineRun, PlannedResource } from "../tools/offline";
+import { fromConfigMap, placeholderKeptArgoObjects, placeholderWorld } from "../tools/stackFile";
 import { byName, hubConfig, merged, planInline, transitiveDeps } from "./harness";
 
 const rule = (r: Partial<IgnoreRule> & Pick<IgnoreRule, "kind">): IgnoreRule => ({ group: "", jsonPointers: [], jqPathExpressions: [], managedFieldsManagers: [], ...r });
@@ -37,6 +44,7 @@ const rollout = (r: Partial<IgnoreRule>) => rule({ group: "argoproj.io", kind: "
 const tenantArgoCd = {
     projects: {
         tenants: {
+            owner: "addon",
             namespaceResources: [
                 { group: "", kind: "Service" },
                 { group: "apps", kind: "Deployment" },
@@ -44,7 +52,7 @@ const tenantArgoCd = {
             ],
         },
     },
-    applicationSets: { "tenant-apps": { syncOptions: ["CreateNamespace=true"], ignoreDifferences: [{ group: "apps", kind: "Deployment", jsonPointers: ["/spec/replicas"] }] } },
+    applicationSets: { "tenant-apps": { owner: "addon", syncOptions: ["CreateNamespace=true"], ignoreDifferences: [{ group: "apps", kind: "Deployment", jsonPointers: ["/spec/replicas"] }] } },
     ignoreDifferences: [{ kind: "*", jqPathExpressions: [".spec.template.spec.containers[]?.securityContext"] }],
     rbac: { approverRole: "role:approver", deployerRoles: ["role:deployer"] },
 };
@@ -131,23 +139,110 @@ describe("argocd-apps stage", () => {
             for (const gk of ROLLOUT_PROJECT_KINDS) {
                 assert.ok(list.some((x) => x.group === gk.group && x.kind === gk.kind), `${gk.kind} missing`);
             }
+            // ADR-056 D2's kinds, and no kind a controller creates and ArgoCD never syncs.
             assert.deepStrictEqual(
                 ROLLOUT_PROJECT_KINDS.map((gk) => `${gk.group}/${gk.kind}`),
-                ["argoproj.io/Rollout", "argoproj.io/AnalysisTemplate", "argoproj.io/AnalysisRun", "argoproj.io/Experiment", "apps/ReplicaSet", "/Pod"],
+                ["argoproj.io/Rollout", "argoproj.io/AnalysisTemplate", "argoproj.io/AnalysisRun"],
             );
         });
 
         it("patches the existing project and takes the atomic list over", () => {
-            const body = appProjectPatch({ name: "tenants", namespaceResources: [{ group: "", kind: "Service" }] }, "argocd");
+            const body = appProjectPatch({ name: "tenants", owner: "addon", namespaceResources: [{ group: "", kind: "Service" }] }, "argocd");
             assert.deepStrictEqual(body.metadata, { name: "tenants", namespace: "argocd", annotations: { "pulumi.com/patchForce": "true" } });
             assert.strictEqual(body.spec.namespaceResourceWhitelist.length, 1 + ROLLOUT_PROJECT_KINDS.length);
         });
     });
 
+    describe("objects another owner keeps (pure checks)", () => {
+        const projectRef: KeptObjectRef = { namespace: "argocd", name: "tenants", key: "argocd.projects.tenants" };
+        const appSetRef: KeptObjectRef = { namespace: "argocd", name: "tenant-apps", key: "argocd.applicationSets.tenant-apps" };
+        const project = (spec: LiveAppProject["spec"]): LiveAppProject => ({ spec });
+        const appSet = (syncOptions: string[] | undefined, ignoreDifferences: unknown, extra: Record<string, unknown> = {}): LiveApplicationSet =>
+            ({ spec: { ...extra, template: { spec: { syncPolicy: { syncOptions }, ignoreDifferences } } } }) as LiveApplicationSet;
+        const compliantRules = () => tenantSyncSettings().ignoreDifferences;
+
+        it("matches whitelist entries as ArgoCD does (filepath.Match globs)", () => {
+            assert.ok(globMatch("*", "argoproj.io"));
+            assert.ok(globMatch("argoproj.io", "argoproj.io"));
+            assert.ok(globMatch("Analysis*", "AnalysisRun"));
+            assert.ok(globMatch("Ro?lout", "Rollout"));
+            assert.ok(globMatch("[RA]*", "Rollout"));
+            assert.ok(!globMatch("argoproj.io", "argoproj-io"), "a dot is not a wildcard");
+            assert.ok(!globMatch("Analysis*", "Rollout"));
+        });
+
+        it("passes a project that permits the Rollout kinds: no whitelist (every kind), a glob, or each kind", () => {
+            assert.deepStrictEqual(appProjectProblems(projectRef, project({})), []);
+            assert.deepStrictEqual(appProjectProblems(projectRef, project({ namespaceResourceWhitelist: [{ group: "argoproj.io", kind: "*" }] })), []);
+            assert.deepStrictEqual(appProjectProblems(projectRef, project({ namespaceResourceWhitelist: ROLLOUT_PROJECT_KINDS.map((gk) => ({ ...gk })) })), []);
+        });
+
+        it("names the project, the missing kinds, the entries to add and ADR-056 D2", () => {
+            const [p] = appProjectProblems(projectRef, project({ namespaceResourceWhitelist: [{ group: "", kind: "Service" }, { group: "argoproj.io", kind: "Rollout" }] }));
+            assert.match(p, /^AppProject argocd\/tenants \(argocd.projects.tenants\): spec.namespaceResourceWhitelist does not permit argoproj.io\/AnalysisTemplate, argoproj.io\/AnalysisRun/);
+            assert.match(p, /ADR-056 D2/);
+            assert.match(p, /add \{group: argoproj.io, kind: AnalysisTemplate\}, \{group: argoproj.io, kind: AnalysisRun\} in the project's source$/);
+            // An empty list permits nothing (IsGroupKindNamePermitted), unlike an absent one.
+            assert.match(appProjectProblems(projectRef, project({ namespaceResourceWhitelist: [] }))[0], /does not permit argoproj.io\/Rollout, argoproj.io\/AnalysisTemplate, argoproj.io\/AnalysisRun/);
+            const black = appProjectProblems(projectRef, project({ namespaceResourceBlacklist: [{ group: "argoproj.io", kind: "Analysis*" }] }));
+            assert.deepStrictEqual(black.length, 2);
+            assert.match(black[0], /namespaceResourceBlacklist entry \{group: argoproj.io, kind: Analysis\*\} refuses argoproj.io\/AnalysisTemplate/);
+        });
+
+        it("passes an ApplicationSet that syncs with RespectIgnoreDifferences and carries both rules, the program's or the ADR's own", () => {
+            assert.deepStrictEqual(applicationSetProblems(appSetRef, appSet(["CreateNamespace=true", "RespectIgnoreDifferences=true"], [{ group: "apps", kind: "Deployment", jsonPointers: ["/spec/replicas"] }, ...compliantRules()])), []);
+            const asBuilt = [
+                { kind: "Service", jqPathExpressions: ['.spec.selector["rollouts-pod-template-hash"]'] },
+                { group: "gateway.networking.k8s.io", kind: "HTTPRoute", jqPathExpressions: [".spec.rules[]?.backendRefs[]?.weight"] },
+            ];
+            assert.deepStrictEqual(applicationSetProblems(appSetRef, appSet(["RespectIgnoreDifferences=true"], asBuilt)), []);
+        });
+
+        it("names every missing requirement with its ADR section and the rule to add", () => {
+            const problems = applicationSetProblems(appSetRef, appSet(["ServerSideApply=true"], [{ group: "apps", kind: "Deployment", jsonPointers: ["/spec/replicas"] }]));
+            assert.strictEqual(problems.length, 3);
+            assert.match(problems[0], /^ApplicationSet argocd\/tenant-apps \(argocd.applicationSets.tenant-apps\): spec.template.spec.syncPolicy.syncOptions lacks RespectIgnoreDifferences=true: .*ADR-056 as-built 2026-06-27/);
+            assert.match(problems[1], /no rule for the Service selector key rollouts-pod-template-hash: .*ADR-056 as-built #871\); add \{"kind":"Service","jsonPointers":\["\/spec\/selector\/rollouts-pod-template-hash"\]\}/);
+            assert.match(problems[2], /no rule for the canary weights of HTTPRoutes: .*ADR-056 as-built 2026-06-26\); add \{"group":"gateway.networking.k8s.io","kind":"HTTPRoute"/);
+            assert.match(applicationSetProblems(appSetRef, appSet(["RespectIgnoreDifferences=false"], compliantRules()))[0], /syncOptions sets RespectIgnoreDifferences=false/);
+            assert.match(applicationSetProblems(appSetRef, appSet(undefined, undefined, { templatePatch: "spec: {}" }))[0], /spec.templatePatch is not read/);
+        });
+
+        it("names the template rules that break a canary or a Rollout", () => {
+            const rules = [
+                ...compliantRules(),
+                { group: "argoproj.io", kind: "Rollout", jqPathExpressions: [".spec.template.spec.containers[]?.image"] },
+                { group: "gateway.networking.k8s.io", kind: "HTTPRoute", jqPathExpressions: ['select(.metadata.labels["rollouts.argoproj.io/gatewayapi-canary"] == "in-progress") | .spec.rules'] },
+                { group: "gateway.networking.k8s.io", kind: "HTTPRoute", managedFieldsManagers: ["gatewayAPI"] },
+                { kind: "Service", jsonPointers: ["/spec/selector"] },
+            ];
+            const problems = applicationSetProblems(appSetRef, appSet(["RespectIgnoreDifferences=true"], rules));
+            assert.strictEqual(problems.length, 4);
+            assert.match(problems[0], /ignoreDifferences\[2\] \(argoproj.io\/Rollout\) reaches a Rollout with an array path.*ADR-056 as-built 2026-07-14/);
+            assert.match(problems[1], /ignoreDifferences\[3\] .*conditional on a label only live carries.*#208/);
+            assert.match(problems[2], /ignoreDifferences\[4\] .*field manager gatewayAPI/);
+            assert.match(problems[3], /ignoreDifferences\[5\] \(Service\): \/spec\/selector ignores the whole Service selector/);
+        });
+
+        it("the offline plan's placeholders are marked as such and pass every check", () => {
+            const objects = placeholderKeptArgoObjects({
+                namespace: "argocd",
+                projects: [{ name: "tenants", owner: "external", namespaceResources: [] }, { name: "mine", owner: "addon", namespaceResources: [] }],
+                applicationSets: [{ name: "tenant-apps", owner: "external", syncOptions: [], ignoreDifferences: [] }],
+            });
+            assert.deepStrictEqual(Object.keys(objects), ["argoproj.io/v1alpha1/AppProject/argocd/tenants", "argoproj.io/v1alpha1/ApplicationSet/argocd/tenant-apps"]);
+            for (const o of Object.values(objects)) {
+                assert.deepStrictEqual((o.metadata as { annotations: object }).annotations, { "argo-rollouts-addon.platform/offline": "placeholder" });
+            }
+            assert.deepStrictEqual(appProjectProblems(projectRef, objects["argoproj.io/v1alpha1/AppProject/argocd/tenants"] as LiveAppProject), []);
+            assert.deepStrictEqual(applicationSetProblems(appSetRef, objects["argoproj.io/v1alpha1/ApplicationSet/argocd/tenant-apps"] as LiveApplicationSet), []);
+        });
+    });
+
     describe("tenant sync settings (exported helper)", () => {
-        it("syncs with RespectIgnoreDifferences and ServerSideApply, ignoring selectors and weights, diffing server-side with webhooks", () => {
+        it("syncs with RespectIgnoreDifferences only, ignoring the selector key and the weights, diffing server-side with webhooks", () => {
             const s = tenantSyncSettings();
-            assert.deepStrictEqual(s.syncOptions, ["RespectIgnoreDifferences=true", "ServerSideApply=true"]);
+            assert.deepStrictEqual(s.syncOptions, ["RespectIgnoreDifferences=true"]);
             assert.deepStrictEqual(s.ignoreDifferences, [
                 { kind: "Service", jsonPointers: ["/spec/selector/rollouts-pod-template-hash"] },
                 { group: "gateway.networking.k8s.io", kind: "HTTPRoute", jqPathExpressions: [".spec.rules[]? | select((.backendRefs // []) | length > 1) | .backendRefs[]?.weight"] },
@@ -161,7 +256,7 @@ describe("argocd-apps stage", () => {
                 ignoreDifferences: [{ kind: "Service", jsonPointers: ["/spec/selector/rollouts-pod-template-hash"] }, { kind: "*", jsonPointers: ["/metadata/labels"] }],
                 allKinds: [{ group: "apps", kind: "Deployment" }],
             });
-            assert.deepStrictEqual(s.syncOptions, ["RespectIgnoreDifferences=true", "ServerSideApply=true", "CreateNamespace=true"]);
+            assert.deepStrictEqual(s.syncOptions, ["RespectIgnoreDifferences=true", "CreateNamespace=true", "ServerSideApply=true"]);
             assert.deepStrictEqual(s.ignoreDifferences.slice(2), [{ group: "apps", kind: "Deployment", jsonPointers: ["/metadata/labels"] }]);
         });
 
@@ -171,13 +266,13 @@ describe("argocd-apps stage", () => {
                 () => tenantSyncSettings({ ignoreDifferences: [{ group: "argoproj.io", kind: "Rollout", jqPathExpressions: [".spec.template.spec.containers[].image"] }] }),
                 /argoproj.io\/Rollout reaches a Rollout with an array path.*as-built 2026-07-14/,
             );
-            assert.deepStrictEqual(conflictingSyncOptions(["ServerSideApply=false", "ServerSideApply=true", "Prune=false"]), ["ServerSideApply=false"]);
+            assert.deepStrictEqual(conflictingSyncOptions(["ServerSideApply=false", "RespectIgnoreDifferences=false", "Prune=false"]), ["RespectIgnoreDifferences=false"]);
             assert.throws(() => tenantSyncSettings({ ignoreDifferences: [{ kind: "Service", jsonPointers: ["/spec/selector"] }] }), /whole Service selector.*as-built #871/);
             assert.throws(() => tenantSyncSettings({ ignoreDifferences: [{ group: "gateway.networking.k8s.io", kind: "HTTPRoute", managedFieldsManagers: ["gatewayAPI"] }] }), /atomic list/);
         });
 
         it("patches a tenant ApplicationSet's template with them", () => {
-            const body = applicationSetPatch({ name: "tenant-apps", syncOptions: ["PruneLast=true"], ignoreDifferences: [] }, "argocd", BUILTIN_KINDS);
+            const body = applicationSetPatch({ name: "tenant-apps", owner: "addon", syncOptions: ["PruneLast=true"], ignoreDifferences: [] }, "argocd", BUILTIN_KINDS);
             assert.deepStrictEqual(body.metadata, { name: "tenant-apps", namespace: "argocd", annotations: { ...TAKE_OVER_LISTS } });
             assert.deepStrictEqual(body.spec.template.metadata.annotations, { [COMPARE_OPTIONS_ANNOTATION]: TENANT_COMPARE_OPTIONS });
             assert.deepStrictEqual(body.spec.template.spec.syncPolicy.syncOptions, [...TENANT_SYNC_OPTIONS, "PruneLast=true"]);
@@ -249,7 +344,7 @@ describe("argocd-apps stage", () => {
             const appSet = byName(full, "applicationset-tenant-apps");
             assert.strictEqual(appSet.type, "kubernetes:argoproj.io/v1alpha1:ApplicationSetPatch");
             const tmpl = (appSet.inputs as { spec: { template: { spec: { syncPolicy: { syncOptions: string[] }; ignoreDifferences: { kind: string }[] } } } }).spec.template.spec;
-            assert.deepStrictEqual(tmpl.syncPolicy.syncOptions, ["RespectIgnoreDifferences=true", "ServerSideApply=true", "CreateNamespace=true"]);
+            assert.deepStrictEqual(tmpl.syncPolicy.syncOptions, ["RespectIgnoreDifferences=true", "CreateNamespace=true"]);
             assert.deepStrictEqual(tmpl.ignoreDifferences.map((r) => r.kind), ["Service", "HTTPRoute", "Deployment"]);
 
             const rbac = byName(full, "argocd-rbac-rollout-actions");
@@ -270,6 +365,50 @@ describe("argocd-apps stage", () => {
                     assert.ok(deps.has(p.urn), `${r.name} does not wait for ${p.name}`);
                 }
             }
+        });
+
+        describe("objects another owner keeps", () => {
+            const kept = { projects: { tenants: {} }, applicationSets: { "tenant-apps": {} } };
+            const config = () => merged(hubConfig(), { argocd: kept });
+
+            it("reads them, declares nothing on them, and reports them verified", async () => {
+                const run = await planInline(config(), { stack: "hub" });
+                const reads = run.resources.filter((r) => r.stage === "argocd-apps" && r.read);
+                assert.deepStrictEqual(reads.map((r) => [r.name, r.type]), [
+                    ["kept-appproject-tenants", "kubernetes:argoproj.io/v1alpha1:AppProject"],
+                    ["kept-applicationset-tenant-apps", "kubernetes:argoproj.io/v1alpha1:ApplicationSet"],
+                ]);
+                assert.deepStrictEqual(stageResources(run).filter((r) => !r.read), []);
+                assert.deepStrictEqual(run.outputs.argocdVerified, ["AppProject/tenants", "ApplicationSet/tenant-apps"]);
+                assert.deepStrictEqual(run.outputs.argocdPatched, []);
+                for (const r of reads) {
+                    assert.ok(transitiveDeps(run, r.urn).has(byName(run, "rollouts-crds").urn), `${r.name} is read before the CRDs exist`);
+                }
+            });
+
+            it("fails the preview with every problem of every object, each naming the object and what ADR-056 requires", async () => {
+                const world = placeholderWorld(fromConfigMap("hub", config()));
+                world.objects!["argoproj.io/v1alpha1/AppProject/argocd/tenants"] = { apiVersion: "argoproj.io/v1alpha1", kind: "AppProject", metadata: { name: "tenants", namespace: "argocd" }, spec: { namespaceResourceWhitelist: [{ group: "", kind: "Service" }] } };
+                world.objects!["argoproj.io/v1alpha1/ApplicationSet/argocd/tenant-apps"] = {
+                    apiVersion: "argoproj.io/v1alpha1",
+                    kind: "ApplicationSet",
+                    metadata: { name: "tenant-apps", namespace: "argocd" },
+                    spec: { template: { spec: { syncPolicy: { syncOptions: ["ServerSideApply=true"] }, ignoreDifferences: [{ kind: "Service", jsonPointers: ["/spec/selector/rollouts-pod-template-hash"] }] } } },
+                };
+                await assert.rejects(planInline(config(), { stack: "hub", world }), (err: Error) => {
+                    assert.match(err.message, /stack "hub": ArgoCD objects kept by another owner miss what ADR-056 requires \(3\)/);
+                    assert.match(err.message, /AppProject argocd\/tenants \(argocd.projects.tenants\): spec.namespaceResourceWhitelist does not permit argoproj.io\/Rollout, argoproj.io\/AnalysisTemplate, argoproj.io\/AnalysisRun.*ADR-056 D2/);
+                    assert.match(err.message, /ApplicationSet argocd\/tenant-apps .*lacks RespectIgnoreDifferences=true.*as-built 2026-06-27/);
+                    assert.match(err.message, /ApplicationSet argocd\/tenant-apps .*no rule for the canary weights of HTTPRoutes/);
+                    assert.doesNotMatch(err.message, /Service selector key/);
+                    return true;
+                });
+            });
+
+            it("fails when a kept object does not exist, naming it", async () => {
+                const world = placeholderWorld(fromConfigMap("hub", merged(hubConfig(), {})));
+                await assert.rejects(planInline(config(), { stack: "hub", world }), /argoproj.io\/v1alpha1:AppProject argocd\/tenants does not exist/);
+            });
         });
 
         it("declares nothing when ArgoCD is managed elsewhere", async () => {

@@ -21,11 +21,11 @@ import { TAKE_OVER_LISTS } from "./ownership";
 /**
  * `RespectIgnoreDifferences=true`: ignoreDifferences alone only hides drift; a sync triggered by
  * any other change still overwrites the ignored fields (ADR-056 as-built 2026-06-27, caught in
- * prod). `ServerSideApply=true`: the sync is the server-side apply that server-side diff
- * dry-runs (argo-cd docs "Diff Strategies"), so what the diff predicts, admission webhooks
- * included, is what the sync does.
+ * prod). It is the one option the program imposes: `ServerSideApply` and the others stay the
+ * tenant's choice (extra `syncOptions`).
  */
-export const TENANT_SYNC_OPTIONS = ["RespectIgnoreDifferences=true", "ServerSideApply=true"] as const;
+export const RESPECT_IGNORE_DIFFERENCES = "RespectIgnoreDifferences=true";
+export const TENANT_SYNC_OPTIONS: readonly string[] = [RESPECT_IGNORE_DIFFERENCES];
 
 export const COMPARE_OPTIONS_ANNOTATION = "argocd.argoproj.io/compare-options";
 

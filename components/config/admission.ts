@@ -1,4 +1,5 @@
 import { BUILTIN_KINDS } from "../argocd/ignoreRules";
+import { ARGO_OBJECT_OWNERS, ArgoObjectOwner } from "../argocd/ownership";
 import { APPROVER_ROLLOUT_ACTIONS, ARGOCD_ROLLOUT_ACTIONS, ROLLOUT_ACTIONS_SINCE_3_1 } from "../argocd/rbac";
 import { preflightArgoCd, preflightPolicy } from "./preflight";
 import { ConfigReader, DNS_LABEL, Plain, StringRule, isPlainObject } from "./reader";
@@ -58,19 +59,21 @@ export interface IgnoreRule {
     managedFieldsManagers: string[];
 }
 
-/** An AppProject whose `namespaceResourceWhitelist` the program owns. */
+/** A tenant AppProject: patched (`addon`) or read and checked (`external`), see ownership.ts. */
 export interface ArgoProjectConfig {
     name: string;
-    /** Every other namespaced kind the project's Applications sync; the Rollout kinds are added. */
+    owner: ArgoObjectOwner;
+    /** `addon` only: every other namespaced kind the project's Applications sync; the Rollout kinds are added. */
     namespaceResources: GroupKind[];
 }
 
-/** A tenant ApplicationSet whose template's sync options and ignore rules the program owns. */
+/** A tenant ApplicationSet: patched (`addon`) or read and checked (`external`), see ownership.ts. */
 export interface TenantApplicationSetConfig {
     name: string;
-    /** Further sync options kept beside the program's own. */
+    owner: ArgoObjectOwner;
+    /** `addon` only: further sync options kept beside the program's own. */
     syncOptions: string[];
-    /** Further Application-level ignore rules kept beside the program's own. */
+    /** `addon` only: further Application-level ignore rules kept beside the program's own. */
     ignoreDifferences: IgnoreRule[];
 }
 
@@ -114,6 +117,7 @@ export const ADMISSION_DEFAULTS = {
     argocd: {
         enabled: true,
         namespace: "argocd",
+        owner: "external" as ArgoObjectOwner,
         allKinds: BUILTIN_KINDS,
         rbac: { actions: APPROVER_ROLLOUT_ACTIONS },
     },
@@ -121,8 +125,8 @@ export const ADMISSION_DEFAULTS = {
 
 const POLICY_KEYS = ["kyvernoApi", "validationAction", "pdbMaxUnavailable", "prodNamespaceLabels", "prodMinReplicas", "topologyKeys", "excludeNamespaces"];
 const ARGOCD_KEYS = ["enabled", "namespace", "projects", "applicationSets", "ignoreDifferences", "allKinds", "rbac"];
-const PROJECT_KEYS = ["namespaceResources"];
-const APPSET_KEYS = ["syncOptions", "ignoreDifferences"];
+const PROJECT_KEYS = ["owner", "namespaceResources"];
+const APPSET_KEYS = ["owner", "syncOptions", "ignoreDifferences"];
 const RBAC_KEYS = ["approverRole", "deployerRoles", "projects", "actions"];
 const SYSTEM_RULE_KEYS = ["group", "kind", "jsonPointers", "jqPathExpressions", "managedFieldsManagers"];
 const APP_RULE_KEYS = [...SYSTEM_RULE_KEYS, "name", "namespace"];
@@ -174,12 +178,27 @@ export function readArgoCd(r: ConfigReader, value: unknown): ArgoCdConfig | unde
     if (!a) {
         return undefined;
     }
+    const owner = (key: string, entry: Plain, ownedOnly: readonly string[]): ArgoObjectOwner => {
+        const o = r.string(`${key}.owner`, entry.owner, { oneOf: ARGO_OBJECT_OWNERS, describe: "" }, d.owner) as ArgoObjectOwner;
+        if (o === "external") {
+            for (const k of ownedOnly.filter((k) => entry[k] !== undefined)) {
+                r.problem(
+                    `${key}.${k}`,
+                    entry[k],
+                    `only applies with ${key}.owner: addon; another owner keeps this object (owner: external, the default), so the stack reads and checks it and declares nothing on it`,
+                );
+            }
+        }
+        return o;
+    };
     const projects = namedMap(r, "argocd.projects", a.projects, PROJECT_KEYS, (key, entry, name) => ({
         name,
+        owner: owner(key, entry, ["namespaceResources"]),
         namespaceResources: groupKindList(r, `${key}.namespaceResources`, entry.namespaceResources, true) ?? [],
     }));
     const applicationSets = namedMap(r, "argocd.applicationSets", a.applicationSets, APPSET_KEYS, (key, entry, name) => ({
         name,
+        owner: owner(key, entry, ["syncOptions", "ignoreDifferences"]),
         syncOptions: r.strings(`${key}.syncOptions`, entry.syncOptions, { pattern: SYNC_OPTION, describe: "an ArgoCD sync option such as CreateNamespace=true" }, [], { min: 0, max: 20 }),
         ignoreDifferences: ruleList(r, `${key}.ignoreDifferences`, entry.ignoreDifferences, APP_RULE_KEYS),
     }));

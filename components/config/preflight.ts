@@ -48,11 +48,11 @@ export function preflightArgoCd(r: ConfigReader, cfg: ArgoCdConfig): void {
             r.problem(
                 `${key}.syncOptions`,
                 option,
-                `must not override ${TENANT_SYNC_OPTIONS.join(" or ")}: ignoreDifferences alone only hides drift, and a sync triggered by any other change overwrites the plugin's weights and the controller's selectors unless RespectIgnoreDifferences=true (ADR-056 as-built 2026-06-27, correction to prerequisite #3)`,
+                `must not override ${TENANT_SYNC_OPTIONS.join(" or ")}: ignoreDifferences alone only hides drift, and a sync triggered by any other change overwrites the plugin's weights and the controller's selector key unless RespectIgnoreDifferences=true (ADR-056 as-built 2026-06-27, correction to prerequisite #3)`,
             );
         }
     }
-    for (const project of cfg.projects) {
+    for (const project of cfg.projects.filter((p) => p.owner === "addon")) {
         if (!project.namespaceResources.some((gk) => covers(gk, SERVICE))) {
             r.problem(
                 `argocd.projects.${project.name}.namespaceResources`,
