@@ -50,7 +50,8 @@ describe("admission configuration (policy, argocd)", () => {
 
         it("manages argocd-cm only, with no project, ApplicationSet or RBAC, when the argocd section is not set", () => {
             const cfg = parse();
-            assert.strictEqual(cfg.argocd.enabled, true);
+            assert.strictEqual(cfg.argocd.runsOn, "hub");
+            assert.strictEqual(cfg.argocd.local, true);
             assert.strictEqual(cfg.argocd.namespace, "argocd");
             assert.deepStrictEqual(cfg.argocd.projects, []);
             assert.deepStrictEqual(cfg.argocd.applicationSets, []);
@@ -125,6 +126,23 @@ describe("admission configuration (policy, argocd)", () => {
         });
     });
 
+    describe("where ArgoCD runs", () => {
+        it("on this cluster unless argocd.runsOn names another", () => {
+            assert.deepStrictEqual([parse().argocd.runsOn, parse().argocd.local], ["hub", true]);
+            const elsewhere = parse({ argocd: { runsOn: "mgmt" } }).argocd;
+            assert.deepStrictEqual([elsewhere.runsOn, elsewhere.local], ["mgmt", false]);
+        });
+
+        it("refuses ArgoCD objects in the stack of a cluster whose ArgoCD runs elsewhere, naming where they go", () => {
+            const all = problems({ argocd: { runsOn: "mgmt", projects: { tenants: {} }, applicationSets: { apps: {} }, rbac: { approverRole: "role:approver" } } });
+            assert.deepStrictEqual(all.map((p) => p.key), ["argocd.projects", "argocd.applicationSets", "argocd.rbac"]);
+            assert.match(all[0].allowed, /only applies where ArgoCD runs: argocd.runsOn is mgmt, so list this cluster's ArgoCD objects in the stack of cluster mgmt/);
+        });
+
+        it("says what replaced argocd.enabled", () =>
+            problemFor({ argocd: { enabled: false } }, "argocd.enabled", /replaced by argocd.runsOn: this cluster's name \(cluster.name\).*or the name of the cluster whose ArgoCD does/));
+    });
+
     describe("owners", () => {
         it("reads an object another owner keeps by default, and declares nothing on it", () => {
             const cfg = parse({ argocd: { projects: { tenants: {} }, applicationSets: { "tenant-apps": null } } });
@@ -146,7 +164,7 @@ describe("admission configuration (policy, argocd)", () => {
 
     describe("rejects with the key, the value and what is allowed", () => {
         it("an unknown key in policy", () => problemFor({ policy: { engine: "cel" } }, "policy.engine", /unknown key; policy takes kyvernoApi/));
-        it("an unknown key in argocd", () => problemFor({ argocd: { project: {} } }, "argocd.project", /unknown key; argocd takes enabled, namespace, projects/));
+        it("an unknown key in argocd", () => problemFor({ argocd: { project: {} } }, "argocd.project", /unknown key; argocd takes runsOn, namespace, projects/));
         it("an unknown key in a project", () => problemFor({ argocd: { projects: { tenants: { whitelist: [] } } } }, "argocd.projects.tenants.whitelist", /unknown key/));
         it("an unknown key in a rule", () =>
             problemFor({ argocd: { ignoreDifferences: [{ kind: "Service", jsonPointer: ["/spec"] }] } }, "argocd.ignoreDifferences[0].jsonPointer", /unknown key/));

@@ -35,7 +35,8 @@ import {
 } from "../components/argocd";
 import { IgnoreRule } from "../components/config";
 import { OfflineRun, PlannedResource } from "../tools/offline";
-import { fromConfigMap, placeholderKeptArgoObjects, placeholderWorld } from "../tools/stackFile";
+import { planStack } from "../tools/plan";
+import { fromConfigMap, listStacks, placeholderKeptArgoObjects, placeholderWorld, readStackFile } from "../tools/stackFile";
 import { byName, hubConfig, merged, planInline, transitiveDeps } from "./harness";
 
 const rule = (r: Partial<IgnoreRule> & Pick<IgnoreRule, "kind">): IgnoreRule => ({ group: "", jsonPointers: [], jqPathExpressions: [], managedFieldsManagers: [], ...r });
@@ -411,9 +412,40 @@ describe("argocd-apps stage", () => {
             });
         });
 
-        it("declares nothing when ArgoCD is managed elsewhere", async () => {
-            const off = await planInline(merged(hubConfig(), { argocd: { ...tenantArgoCd, enabled: false } }));
-            assert.deepStrictEqual(stageResources(off), []);
+        it("declares and reads nothing when this cluster's ArgoCD runs elsewhere, and says where", async () => {
+            const off = await planInline(merged(hubConfig(), { argocd: { runsOn: "mgmt" } }));
+            assert.deepStrictEqual(off.resources.filter((x) => x.stage === "argocd-apps" && x.custom), []);
+            assert.strictEqual(off.outputs.argocdRunsOn, "mgmt");
+            assert.strictEqual(hub.outputs.argocdRunsOn, "hub");
         });
+    });
+
+    describe("the shipped stack files", () => {
+        for (const stack of listStacks()) {
+            it(`${stack}: say where ArgoCD runs, and the plan shows the whitelist and sync settings it verified`, async () => {
+                const file = readStackFile(stack);
+                const run = await planStack(file);
+                const cluster = JSON.parse(file.config["argo-rollouts-addon:cluster"]) as { name: string };
+                const argocd = JSON.parse(file.config["argo-rollouts-addon:argocd"] ?? "null") as { runsOn?: string } | null;
+                assert.ok(argocd?.runsOn, `Pulumi.${stack}.yaml does not say where ArgoCD runs (argocd.runsOn)`);
+                assert.strictEqual(run.outputs.argocdRunsOn, argocd.runsOn);
+                if (argocd.runsOn !== cluster.name) {
+                    return;
+                }
+                const reads = run.resources.filter((r) => r.stage === "argocd-apps" && r.read);
+                const project = reads.find((r) => r.type === "kubernetes:argoproj.io/v1alpha1:AppProject");
+                const appSet = reads.find((r) => r.type === "kubernetes:argoproj.io/v1alpha1:ApplicationSet");
+                assert.ok(project && appSet, "no tenant AppProject or ApplicationSet is checked");
+                const whitelist = (project.inputs as { spec: { namespaceResourceWhitelist: { group: string; kind: string }[] } }).spec.namespaceResourceWhitelist;
+                assert.deepStrictEqual(whitelist.map((gk) => gk.kind), ["Rollout", "AnalysisTemplate", "AnalysisRun"]);
+                const tmpl = (appSet.inputs as { spec: { template: { spec: { syncPolicy: { syncOptions: string[] }; ignoreDifferences: unknown[] } } } }).spec.template.spec;
+                assert.deepStrictEqual(tmpl.syncPolicy.syncOptions, ["RespectIgnoreDifferences=true"]);
+                assert.deepStrictEqual(tmpl.ignoreDifferences, tenantSyncSettings().ignoreDifferences);
+                for (const r of reads) {
+                    assert.strictEqual((r.inputs as { metadata: { annotations: Record<string, string> } }).metadata.annotations["argo-rollouts-addon.platform/offline"], "placeholder");
+                }
+                assert.deepStrictEqual(run.outputs.argocdVerified, reads.map((r) => `${r.type.split(":").pop()}/${(r.inputs as { metadata: { name: string } }).metadata.name}`));
+            });
+        }
     });
 });

@@ -127,14 +127,14 @@ export function placeholderWorld(file: StackFile): OfflineWorld {
             spec: { gatewayClassName: "offline-placeholder", listeners: [{ name: String(gw.listener ?? ""), port: 443, protocol: "HTTPS" }] },
         };
     }
+    const cluster = parseJson(file.config[`${PROJECT}:cluster`]);
     // The program's own reading of the argocd section (its problems are the program's to report).
-    const argocd = readArgoCd(new ConfigReader(), parseConfigText(file.config[`${PROJECT}:argocd`] ?? "{}"));
-    if (argocd?.enabled) {
+    const argocd = readArgoCd(new ConfigReader(), parseConfigText(file.config[`${PROJECT}:argocd`] ?? "{}"), typeof cluster?.name === "string" ? cluster.name : undefined);
+    if (argocd?.local) {
         Object.assign(objects, placeholderKeptArgoObjects(argocd));
     }
     const world: OfflineWorld = { objects };
     const hubStack = referencedHubStack(file);
-    const cluster = parseJson(file.config[`${PROJECT}:cluster`]);
     if (hubStack && typeof cluster?.name === "string") {
         world.stackOutputs = { [hubStack]: { spokeReadEndpoints: { [cluster.name]: PLACEHOLDER_READ_ENDPOINT } } };
     }

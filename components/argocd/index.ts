@@ -39,7 +39,8 @@ export class ArgoCdAppsStage extends Stage {
         const cfg = args.config.argocd;
         const checks: pulumi.Output<string[]>[] = [];
         const verifiedNames: string[] = [];
-        if (cfg.enabled) {
+        // Only the stack of the cluster where ArgoCD runs touches ArgoCD's objects (argocd.runsOn).
+        if (cfg.local) {
             // The program's own rules are Application-level (tenant ApplicationSets): argocd-cm carries
             // only the stack's system rules, and nothing when there are none. Dropping the Patch
             // relinquishes the keys it owned (pulumi-kubernetes await.Deletion -> ssa.Relinquish).

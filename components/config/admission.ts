@@ -90,8 +90,14 @@ export interface ArgoRbacConfig {
 
 /** The argocd-apps stage's settings. */
 export interface ArgoCdConfig {
-    /** False on a cluster whose Applications are managed by an ArgoCD elsewhere. */
-    enabled: boolean;
+    /**
+     * The cluster whose ArgoCD syncs this cluster's tenant Applications: this one (each cluster runs
+     * its own), or another (a hub's ArgoCD syncing its spokes). Only where ArgoCD runs does a stack
+     * touch ArgoCD's objects; the stack of that cluster lists them for every cluster it syncs.
+     */
+    runsOn: string;
+    /** `runsOn` is this stack's cluster. */
+    local: boolean;
     namespace: string;
     projects: ArgoProjectConfig[];
     applicationSets: TenantApplicationSetConfig[];
@@ -115,7 +121,7 @@ export const ADMISSION_DEFAULTS = {
         excludeNamespaces: ["kube-system", "kube-public", "kube-node-lease", "kyverno"] as readonly string[],
     },
     argocd: {
-        enabled: true,
+        // runsOn: this stack's cluster (cluster.name).
         namespace: "argocd",
         owner: "external" as ArgoObjectOwner,
         allKinds: BUILTIN_KINDS,
@@ -124,7 +130,7 @@ export const ADMISSION_DEFAULTS = {
 } as const;
 
 const POLICY_KEYS = ["kyvernoApi", "validationAction", "pdbMaxUnavailable", "prodNamespaceLabels", "prodMinReplicas", "topologyKeys", "excludeNamespaces"];
-const ARGOCD_KEYS = ["enabled", "namespace", "projects", "applicationSets", "ignoreDifferences", "allKinds", "rbac"];
+const ARGOCD_KEYS = ["runsOn", "namespace", "projects", "applicationSets", "ignoreDifferences", "allKinds", "rbac"];
 const PROJECT_KEYS = ["owner", "namespaceResources"];
 const APPSET_KEYS = ["owner", "syncOptions", "ignoreDifferences"];
 const RBAC_KEYS = ["approverRole", "deployerRoles", "projects", "actions"];
@@ -172,12 +178,18 @@ export function readPolicy(r: ConfigReader, value: unknown): PolicyConfig | unde
     return cfg;
 }
 
-export function readArgoCd(r: ConfigReader, value: unknown): ArgoCdConfig | undefined {
+/** `clusterName`: this stack's `cluster.name`, where ArgoCD runs unless `argocd.runsOn` says otherwise. */
+export function readArgoCd(r: ConfigReader, value: unknown, clusterName: string | undefined): ArgoCdConfig | undefined {
     const d = ADMISSION_DEFAULTS.argocd;
-    const a = r.object("argocd", value, ARGOCD_KEYS);
+    const { enabled, ...rest } = isPlainObject(value) ? value : { enabled: undefined };
+    if (enabled !== undefined) {
+        r.problem("argocd.enabled", enabled, "is replaced by argocd.runsOn: this cluster's name (cluster.name) when its own ArgoCD syncs its Applications, or the name of the cluster whose ArgoCD does");
+    }
+    const a = r.object("argocd", isPlainObject(value) ? rest : value, ARGOCD_KEYS);
     if (!a) {
         return undefined;
     }
+    const runsOn = r.string("argocd.runsOn", a.runsOn, { pattern: DNS_LABEL, describe: "a cluster name (the cluster.name of the stack whose cluster runs that ArgoCD)", maxLength: 63 }, clusterName ?? "");
     const owner = (key: string, entry: Plain, ownedOnly: readonly string[]): ArgoObjectOwner => {
         const o = r.string(`${key}.owner`, entry.owner, { oneOf: ARGO_OBJECT_OWNERS, describe: "" }, d.owner) as ArgoObjectOwner;
         if (o === "external") {
@@ -206,7 +218,9 @@ export function readArgoCd(r: ConfigReader, value: unknown): ArgoCdConfig | unde
     const subject = { pattern: RBAC_SUBJECT, describe: "an ArgoCD role or SSO group such as role:approver (no spaces, commas or #)" };
     const approverRole = r.string("argocd.rbac.approverRole", rb.approverRole, subject);
     const cfg: ArgoCdConfig = {
-        enabled: r.boolean("argocd.enabled", a.enabled, d.enabled),
+        runsOn,
+        // Without a valid cluster name the stack fails on that; do not add noise about ArgoCD.
+        local: clusterName === undefined || runsOn === clusterName,
         namespace: r.string("argocd.namespace", a.namespace, { pattern: DNS_LABEL, describe: "a namespace name (DNS label)", maxLength: 63 }, d.namespace),
         projects,
         applicationSets,
@@ -219,7 +233,7 @@ export function readArgoCd(r: ConfigReader, value: unknown): ArgoCdConfig | unde
             actions: r.strings("argocd.rbac.actions", rb.actions, ACTION, d.rbac.actions, { min: 1, max: ARGOCD_ROLLOUT_ACTIONS.length }),
         },
     };
-    preflightArgoCd(r, cfg);
+    preflightArgoCd(r, cfg, a);
     return cfg;
 }
 

@@ -38,8 +38,19 @@ export function preflightPolicy(r: ConfigReader, cfg: PolicyConfig, raw: Plain):
     }
 }
 
-/** The argocd section's traps. */
-export function preflightArgoCd(r: ConfigReader, cfg: ArgoCdConfig): void {
+/** The argocd section's traps. `raw` is the section as given. */
+export function preflightArgoCd(r: ConfigReader, cfg: ArgoCdConfig, raw: Plain): void {
+    if (!cfg.local) {
+        // The objects live in the namespace of the ArgoCD that syncs this cluster, on its cluster.
+        for (const key of ["projects", "applicationSets", "ignoreDifferences", "rbac"].filter((k) => raw[k] !== undefined)) {
+            r.problem(
+                `argocd.${key}`,
+                raw[key],
+                `only applies where ArgoCD runs: argocd.runsOn is ${cfg.runsOn}, so list this cluster's ArgoCD objects in the stack of cluster ${cfg.runsOn}, whose ArgoCD syncs its Applications`,
+            );
+        }
+        return;
+    }
     checkRules(r, "argocd.ignoreDifferences", cfg.ignoreDifferences, cfg.allKinds, "system");
     for (const appSet of cfg.applicationSets) {
         const key = `argocd.applicationSets.${appSet.name}`;
