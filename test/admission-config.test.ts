@@ -257,6 +257,9 @@ describe("admission configuration (policy, argocd)", () => {
                 /field manager gatewayAPI.*atomic list.*never applied while the Application reports Synced/,
             ));
 
+        it("a rule for every kind that ignores the whole selector, since it is written for Service too", () =>
+            problemFor({ argocd: { ignoreDifferences: [{ kind: "*", jsonPointers: ["/spec/selector"] }] } }, "argocd.ignoreDifferences[0]", /whole Service selector/));
+
         it("a rule for the whole Service selector, which freezes selector edits", () =>
             problemFor(
                 { argocd: { applicationSets: { tenants: { owner: "addon", ignoreDifferences: [{ kind: "Service", jsonPointers: ["/spec/selector"] }] } } } },

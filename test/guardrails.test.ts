@@ -114,6 +114,7 @@ describe("guardrails", () => {
             assert.match(violations("narrow-canary-ignore-rules", type, cm(routeKey, "jqPathExpressions:\n- .spec.rules[]?.backendRefs[]?.weight\n"))[0], / x: gateway.networking.k8s.io\/HTTPRoute rule: .*every HTTPRoute of every Application/);
             assert.match(violations("narrow-canary-ignore-rules", type, cm("resource.customizations.ignoreDifferences.Service", "jsonPointers:\n- /spec/selector\n"))[0], / x: Service rule: .*whole Service selector/);
             assert.deepStrictEqual(violations("narrow-canary-ignore-rules", type, cm("resource.customizations.ignoreDifferences.apps_Deployment", "jsonPointers:\n- /spec/replicas\n")), []);
+            assert.match(violations("narrow-canary-ignore-rules", type, cm("resource.customizations.ignoreDifferences.all", "jsonPointers:\n- /spec/selector\n"))[0], / x: a rule for all kinds rule: .*whole Service selector/);
             const appSet = (rules: unknown[]) => ({ spec: { template: { spec: { ignoreDifferences: rules } } } });
             const atype = "kubernetes:argoproj.io/v1alpha1:ApplicationSetPatch";
             assert.deepStrictEqual(

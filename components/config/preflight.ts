@@ -107,7 +107,7 @@ function checkRules(r: ConfigReader, key: string, rules: readonly IgnoreRule[], 
                 `must not make the HTTPRoute weight rule conditional on a label: the plugin's in-progress-label rule keeps apps OutOfSync forever on ArgoCD 3.x (rollouts-plugin-trafficrouter-gatewayapi #208); the tenant ApplicationSets already ignore ${HTTPROUTE_WEIGHTS_RULE.jqPathExpressions.join(", ")}, whose condition git and live share (ADR-056 as-built 2026-06-26)`,
             );
         }
-        const narrow = canaryRuleReasons(rule, scope);
+        const narrow = [...new Set(expandAllKinds([rule], allKinds).flatMap((expanded) => canaryRuleReasons(expanded, scope)))];
         if (narrow.length > 0) {
             r.problem(`${key}[${i}]`, rule, `must not undo the narrow canary rules: ${narrow.join("; ")} (ADR-056 as-built #871; argo-cd controller/sync.go normalizeTargetResources)`);
         }

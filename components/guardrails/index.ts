@@ -5,7 +5,7 @@
  */
 import * as YAML from "yaml";
 import { IgnoreRule } from "../config/admission";
-import { ROLLOUT, ResourceIgnoreDifferences, RuleScope, canaryRuleReasons, fromApplicationRule, kindLabel, rolloutArrayPathReasons } from "../argocd/ignoreRules";
+import { HTTPROUTE, ROLLOUT, ResourceIgnoreDifferences, RuleScope, SERVICE, canaryRuleReasons, fromApplicationRule, kindLabel, rolloutArrayPathReasons } from "../argocd/ignoreRules";
 import { TENANT_HEADER } from "../mimir";
 import { CRD_TYPE, ROLLOUTS_CRDS } from "../rollouts/crds";
 import { wildcardFields } from "../rollouts/rbac";
@@ -147,9 +147,11 @@ export function applicationRules(spec: unknown): IgnoreRule[] {
 /** Rules that reach a Rollout: its own kind, or every kind. */
 const reachesRollout = (r: IgnoreRule): boolean => r.kind === "*" || (r.kind === ROLLOUT.kind && r.group === ROLLOUT.group);
 
-/** Rules that would undo the narrow canary rules: see `canaryRuleReasons`. */
+/** Rules that would undo the narrow canary rules: see `canaryRuleReasons`. A rule for every kind reaches both kinds. */
 export function canaryIgnoreProblems(rules: IgnoreRule[], scope: RuleScope): string[] {
-    return rules.flatMap((r) => canaryRuleReasons(r, scope).map((reason) => `${kindLabel(r)} rule: ${reason}`));
+    return rules.flatMap((r) =>
+        (r.kind === "*" ? [{ ...r, ...SERVICE }, { ...r, ...HTTPROUTE }] : [r]).flatMap((x) => canaryRuleReasons(x, scope).map((reason) => `${r.kind === "*" ? "a rule for all kinds" : kindLabel(r)} rule: ${reason}`)),
+    );
 }
 
 /** The ignore rules an ArgoCD object of the stack carries, and where they apply. */
