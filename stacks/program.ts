@@ -48,7 +48,9 @@ export function defineStack(config: AddonConfig = loadAddonConfig()): Record<str
         metricsAddress: rollouts.metricsAddress,
         analysisTemplates: Object.keys(rollouts.analysisTemplates),
         kyvernoApi: config.policy.kyvernoApi,
+        argocdRunsOn: config.argocd.runsOn,
         argocdPatched: argocd.patched,
+        argocdVerified: argocd.verified,
         // Hub: what each spoke's analysis reads; a spoke's StackReference picks its own entry.
         ...(config.cluster.role === "hub" ? { [SPOKE_READ_ENDPOINTS_OUTPUT]: gateway.spokeReadEndpoints } : {}),
         ...(smoke

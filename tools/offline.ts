@@ -44,7 +44,7 @@ export interface PlannedResource {
     provider: string | null;
     /** A component's `providers` by package, as URNs (they reach its children). */
     providers: Record<string, string>;
-    /** Inputs as sent; secrets appear as "[secret]". */
+    /** Inputs as sent; secrets appear as "[secret]". For a read: the object the world answered with. */
     inputs: Record<string, unknown>;
     /** The `transforms` registered on this resource (applied by the engine to it and its children). */
     transforms: pulumi.ResourceTransform[];
@@ -177,6 +177,8 @@ export async function runOffline(opts: OfflineOptions): Promise<OfflineRun> {
     const order: string[] = [];
     const transformsByToken = new Map<string, pulumi.ResourceTransform>();
     const failures: Error[] = [];
+    /** What each read was answered with, by `<type>::<name>`, so the plan shows what was read. */
+    const readAnswers = new Map<string, Record<string, unknown>>();
 
     await pulumi.runtime.setMocks(
         {
@@ -195,6 +197,7 @@ export async function runOffline(opts: OfflineOptions): Promise<OfflineRun> {
                     if (!live) {
                         throw new Error(`${args.type} ${args.id} does not exist in the cluster`);
                     }
+                    readAnswers.set(`${args.type}::${args.name}`, live);
                     return { id: args.id, state: live };
                 }
                 if (args.type === "random:index/randomId:RandomId") {
@@ -244,8 +247,8 @@ export async function runOffline(opts: OfflineOptions): Promise<OfflineRun> {
                 }
             }
         }
-        const raw = (read ? req.getProperties?.() : req.getObject?.())?.toJavaScript() ?? {};
         const type = req.getType();
+        const raw = (read ? readAnswers.get(`${type}::${req.getName()}`) : undefined) ?? (read ? req.getProperties?.() : req.getObject?.())?.toJavaScript() ?? {};
         records.set(urn, {
             urn,
             name: req.getName(),

@@ -1,4 +1,6 @@
-import { BUILTIN_KINDS, ROLLOUT_ACTIONS } from "../argocd/ignoreRules";
+import { BUILTIN_KINDS } from "../argocd/ignoreRules";
+import { ARGO_OBJECT_OWNERS, ArgoObjectOwner } from "../argocd/ownership";
+import { APPROVER_ROLLOUT_ACTIONS, ARGOCD_ROLLOUT_ACTIONS, ROLLOUT_ACTIONS_SINCE_3_1 } from "../argocd/rbac";
 import { preflightArgoCd, preflightPolicy } from "./preflight";
 import { ConfigReader, DNS_LABEL, Plain, StringRule, isPlainObject } from "./reader";
 
@@ -57,19 +59,21 @@ export interface IgnoreRule {
     managedFieldsManagers: string[];
 }
 
-/** An AppProject whose `namespaceResourceWhitelist` the program owns. */
+/** A tenant AppProject: patched (`addon`) or read and checked (`external`), see ownership.ts. */
 export interface ArgoProjectConfig {
     name: string;
-    /** Every other namespaced kind the project's Applications sync; the Rollout kinds are added. */
+    owner: ArgoObjectOwner;
+    /** `addon` only: every other namespaced kind the project's Applications sync; the Rollout kinds are added. */
     namespaceResources: GroupKind[];
 }
 
-/** A tenant ApplicationSet whose template's sync options and ignore rules the program owns. */
+/** A tenant ApplicationSet: patched (`addon`) or read and checked (`external`), see ownership.ts. */
 export interface TenantApplicationSetConfig {
     name: string;
-    /** Further sync options kept beside the program's own. */
+    owner: ArgoObjectOwner;
+    /** `addon` only: further sync options kept beside the program's own. */
     syncOptions: string[];
-    /** Further Application-level ignore rules kept beside the program's own. */
+    /** `addon` only: further Application-level ignore rules kept beside the program's own. */
     ignoreDifferences: IgnoreRule[];
 }
 
@@ -86,8 +90,14 @@ export interface ArgoRbacConfig {
 
 /** The argocd-apps stage's settings. */
 export interface ArgoCdConfig {
-    /** False on a cluster whose Applications are managed by an ArgoCD elsewhere. */
-    enabled: boolean;
+    /**
+     * The cluster whose ArgoCD syncs this cluster's tenant Applications: this one (each cluster runs
+     * its own), or another (a hub's ArgoCD syncing its spokes). Only where ArgoCD runs does a stack
+     * touch ArgoCD's objects; the stack of that cluster lists them for every cluster it syncs.
+     */
+    runsOn: string;
+    /** `runsOn` is this stack's cluster. */
+    local: boolean;
     namespace: string;
     projects: ArgoProjectConfig[];
     applicationSets: TenantApplicationSetConfig[];
@@ -111,17 +121,18 @@ export const ADMISSION_DEFAULTS = {
         excludeNamespaces: ["kube-system", "kube-public", "kube-node-lease", "kyverno"] as readonly string[],
     },
     argocd: {
-        enabled: true,
+        // runsOn: this stack's cluster (cluster.name).
         namespace: "argocd",
+        owner: "external" as ArgoObjectOwner,
         allKinds: BUILTIN_KINDS,
-        rbac: { actions: ROLLOUT_ACTIONS },
+        rbac: { actions: APPROVER_ROLLOUT_ACTIONS },
     },
 } as const;
 
 const POLICY_KEYS = ["kyvernoApi", "validationAction", "pdbMaxUnavailable", "prodNamespaceLabels", "prodMinReplicas", "topologyKeys", "excludeNamespaces"];
-const ARGOCD_KEYS = ["enabled", "namespace", "projects", "applicationSets", "ignoreDifferences", "allKinds", "rbac"];
-const PROJECT_KEYS = ["namespaceResources"];
-const APPSET_KEYS = ["syncOptions", "ignoreDifferences"];
+const ARGOCD_KEYS = ["runsOn", "namespace", "projects", "applicationSets", "ignoreDifferences", "allKinds", "rbac"];
+const PROJECT_KEYS = ["owner", "namespaceResources"];
+const APPSET_KEYS = ["owner", "syncOptions", "ignoreDifferences"];
 const RBAC_KEYS = ["approverRole", "deployerRoles", "projects", "actions"];
 const SYSTEM_RULE_KEYS = ["group", "kind", "jsonPointers", "jqPathExpressions", "managedFieldsManagers"];
 const APP_RULE_KEYS = [...SYSTEM_RULE_KEYS, "name", "namespace"];
@@ -134,7 +145,11 @@ const LABEL_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9]
 /** An ArgoCD RBAC subject: a role or an SSO group; commas and spaces would split the CSV line. */
 const RBAC_SUBJECT = /^[^\s,#]+$/;
 const SYNC_OPTION = /^[A-Za-z]+=[^\s,]+$/;
-const ACTION = /^[a-z][a-z-]*$/;
+/** Only ArgoCD's own Rollout actions: a name it does not know would make a policy line that does nothing. */
+const ACTION: StringRule = {
+    pattern: new RegExp(`^(${ARGOCD_ROLLOUT_ACTIONS.join("|")})$`),
+    describe: `one of ArgoCD's Rollout actions ${ARGOCD_ROLLOUT_ACTIONS.join(", ")} (argo-cd resource_customizations/argoproj.io/Rollout/actions; ${ROLLOUT_ACTIONS_SINCE_3_1.join(" and ")} since ArgoCD 3.1; there is no "promote")`,
+};
 
 const percent = (v: unknown): boolean => typeof v === "string" && /%\s*$/.test(v);
 
@@ -163,18 +178,39 @@ export function readPolicy(r: ConfigReader, value: unknown): PolicyConfig | unde
     return cfg;
 }
 
-export function readArgoCd(r: ConfigReader, value: unknown): ArgoCdConfig | undefined {
+/** `clusterName`: this stack's `cluster.name`, where ArgoCD runs unless `argocd.runsOn` says otherwise. */
+export function readArgoCd(r: ConfigReader, value: unknown, clusterName: string | undefined): ArgoCdConfig | undefined {
     const d = ADMISSION_DEFAULTS.argocd;
-    const a = r.object("argocd", value, ARGOCD_KEYS);
+    const { enabled, ...rest } = isPlainObject(value) ? value : { enabled: undefined };
+    if (enabled !== undefined) {
+        r.problem("argocd.enabled", enabled, "is replaced by argocd.runsOn: this cluster's name (cluster.name) when its own ArgoCD syncs its Applications, or the name of the cluster whose ArgoCD does");
+    }
+    const a = r.object("argocd", isPlainObject(value) ? rest : value, ARGOCD_KEYS);
     if (!a) {
         return undefined;
     }
+    const runsOn = r.string("argocd.runsOn", a.runsOn, { pattern: DNS_LABEL, describe: "a cluster name (the cluster.name of the stack whose cluster runs that ArgoCD)", maxLength: 63 }, clusterName ?? "");
+    const owner = (key: string, entry: Plain, ownedOnly: readonly string[]): ArgoObjectOwner => {
+        const o = r.string(`${key}.owner`, entry.owner, { oneOf: ARGO_OBJECT_OWNERS, describe: "" }, d.owner) as ArgoObjectOwner;
+        if (o === "external") {
+            for (const k of ownedOnly.filter((k) => entry[k] !== undefined)) {
+                r.problem(
+                    `${key}.${k}`,
+                    entry[k],
+                    `only applies with ${key}.owner: addon; another owner keeps this object (owner: external, the default), so the stack reads and checks it and declares nothing on it`,
+                );
+            }
+        }
+        return o;
+    };
     const projects = namedMap(r, "argocd.projects", a.projects, PROJECT_KEYS, (key, entry, name) => ({
         name,
+        owner: owner(key, entry, ["namespaceResources"]),
         namespaceResources: groupKindList(r, `${key}.namespaceResources`, entry.namespaceResources, true) ?? [],
     }));
     const applicationSets = namedMap(r, "argocd.applicationSets", a.applicationSets, APPSET_KEYS, (key, entry, name) => ({
         name,
+        owner: owner(key, entry, ["syncOptions", "ignoreDifferences"]),
         syncOptions: r.strings(`${key}.syncOptions`, entry.syncOptions, { pattern: SYNC_OPTION, describe: "an ArgoCD sync option such as CreateNamespace=true" }, [], { min: 0, max: 20 }),
         ignoreDifferences: ruleList(r, `${key}.ignoreDifferences`, entry.ignoreDifferences, APP_RULE_KEYS),
     }));
@@ -182,7 +218,9 @@ export function readArgoCd(r: ConfigReader, value: unknown): ArgoCdConfig | unde
     const subject = { pattern: RBAC_SUBJECT, describe: "an ArgoCD role or SSO group such as role:approver (no spaces, commas or #)" };
     const approverRole = r.string("argocd.rbac.approverRole", rb.approverRole, subject);
     const cfg: ArgoCdConfig = {
-        enabled: r.boolean("argocd.enabled", a.enabled, d.enabled),
+        runsOn,
+        // Without a valid cluster name the stack fails on that; do not add noise about ArgoCD.
+        local: clusterName === undefined || runsOn === clusterName,
         namespace: r.string("argocd.namespace", a.namespace, { pattern: DNS_LABEL, describe: "a namespace name (DNS label)", maxLength: 63 }, d.namespace),
         projects,
         applicationSets,
@@ -192,10 +230,10 @@ export function readArgoCd(r: ConfigReader, value: unknown): ArgoCdConfig | unde
             ...(approverRole ? { approverRole } : {}),
             deployerRoles: r.strings("argocd.rbac.deployerRoles", rb.deployerRoles, subject, [], { min: 0, max: 20 }),
             projects: r.strings("argocd.rbac.projects", rb.projects, { pattern: DNS_SUBDOMAIN, describe: "an AppProject name" }, projects.map((p) => p.name), { min: 0, max: 50 }),
-            actions: r.strings("argocd.rbac.actions", rb.actions, { pattern: ACTION, describe: "an ArgoCD Rollout action name such as promote-full" }, d.rbac.actions, { min: 1, max: 20 }),
+            actions: r.strings("argocd.rbac.actions", rb.actions, ACTION, d.rbac.actions, { min: 1, max: ARGOCD_ROLLOUT_ACTIONS.length }),
         },
     };
-    preflightArgoCd(r, cfg);
+    preflightArgoCd(r, cfg, a);
     return cfg;
 }
 

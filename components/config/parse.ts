@@ -137,7 +137,7 @@ export function parseAddonConfig(stack: string, raw: Plain, ambient: { awsRegion
     );
     const delivery = readDelivery(r, raw, secretKeys);
     const policy = readPolicy(r, raw.policy);
-    const argocd = readArgoCd(r, raw.argocd);
+    const argocd = readArgoCd(r, raw.argocd, cluster?.name);
 
     if (r.problems.length > 0 || !cluster || !gateway || !controller || !plugin || !metrics || !delivery || !policy || !argocd) {
         throw new ConfigError(stack, PROJECT, r.problems);
