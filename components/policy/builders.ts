@@ -19,9 +19,6 @@ export const POLICY_NAMES = {
     approval: "restrict-regulated-rollout-changes",
 } as const;
 
-/** ADR-085's availability policies: declared only when this program owns them. */
-export const AVAILABILITY_POLICY_NAMES: readonly string[] = [POLICY_NAMES.pdb, POLICY_NAMES.spread, POLICY_NAMES.replicaFloor, POLICY_NAMES.defaultNamespace];
-
 export const MESSAGES = {
     replicaFloor: (n: number) =>
         `in a prod namespace spec.replicas must be at least ${n}, unless a HorizontalPodAutoscaler scales the workload (its minReplicas then carries the floor); a Rollout counts like a Deployment (ADR-056 D2)`,

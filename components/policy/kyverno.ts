@@ -16,7 +16,6 @@ export * from "./shapes";
  * 1.18, removal planned for 1.20) for older clusters.
  */
 
-
 export function celPolicies(cfg: PolicyConfig, ctx: PolicyContext): CelPolicy[] {
     return [
         ...(ownsAvailability(cfg) ? availabilityCelPolicies(cfg) : []),

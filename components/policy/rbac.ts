@@ -21,9 +21,6 @@ export const KYVERNO_AGGREGATE_LABELS = {
     reports: "rbac.kyverno.io/aggregate-to-reports-controller",
 } as const;
 
-/** @deprecated name kept for callers: the background controller's aggregation label. */
-export const KYVERNO_BACKGROUND_AGGREGATE_LABEL = KYVERNO_AGGREGATE_LABELS.background;
-
 export type KyvernoController = keyof typeof KYVERNO_AGGREGATE_LABELS;
 
 const READ = ["get", "list", "watch"];
