@@ -47,8 +47,11 @@ export function kyvernoRoles(cfg: PolicyConfig): KyvernoRole[] {
         {
             // The background controller fetches the trigger of every generate request, listing the
             // trigger's kind (kyverno/kyverno `pkg/background/common/resource.go` `GetTrigger`,
-            // `getTriggerForCreateOperation`, `GetResource`), and lists them for generateExisting; the
-            // reports controller lists and reads them for background scans. Needed in both modes: in
+            // `getTriggerForCreateOperation`, `GetResource`; used by `pkg/background/gpol/
+            // generate_controller.go`), and lists them for generateExisting; the reports controller
+            // lists and reads them for background scans. The admission controller does not read
+            // them: the object is in the request, and for a generating policy it only records an
+            // update request (`pkg/webhooks/resource/gpol/handler.go`). Needed in both modes: in
             // `complement` the platform's own PDB generator reads Rollouts the same way.
             name: "read-rollouts",
             controllers: ["background", "reports"],
