@@ -39,13 +39,17 @@ describe("admission configuration (policy, argocd)", () => {
             const cfg = parse();
             assert.deepStrictEqual(cfg.policy, {
                 kyvernoApi: "policies.kyverno.io/v1",
+                availabilityPolicies: "own",
                 validationAction: "Enforce",
+                mutationFailurePolicy: "Ignore",
+                tenantNamespaceSelector: { matchExpressions: [{ key: "platform.example/tier", operator: "In", values: ["dev", "test", "preprod", "prod"] }] },
                 pdbMaxUnavailable: 1,
                 prodNamespaceLabels: { ...ADMISSION_DEFAULTS.policy.prodNamespaceLabels },
                 prodMinReplicas: 2,
                 topologyKeys: ["topology.kubernetes.io/zone", "kubernetes.io/hostname"],
                 excludeNamespaces: ["kube-system", "kube-public", "kube-node-lease", "kyverno"],
             });
+            assert.strictEqual(cfg.policy.regulated, undefined, "no regulated namespaces unless configured");
         });
 
         it("manages argocd-cm only, with no project, ApplicationSet or RBAC, when the argocd section is not set", () => {
@@ -115,6 +119,41 @@ describe("admission configuration (policy, argocd)", () => {
             assert.strictEqual(cfg.policy.pdbMaxUnavailable, 2);
         });
 
+        it("the availability mode, the mutation failure policy and the tenant selector", () => {
+            const cfg = parse({
+                policy: {
+                    availabilityPolicies: "complement",
+                    mutationFailurePolicy: "Fail",
+                    tenantNamespaceSelector: { matchLabels: { "platform.example/tenant": "true" }, matchExpressions: [{ key: "platform.example/tier", operator: "Exists" }] },
+                },
+            });
+            assert.strictEqual(cfg.policy.availabilityPolicies, "complement");
+            assert.strictEqual(cfg.policy.mutationFailurePolicy, "Fail");
+            assert.deepStrictEqual(cfg.policy.tenantNamespaceSelector, {
+                matchLabels: { "platform.example/tenant": "true" },
+                matchExpressions: [{ key: "platform.example/tier", operator: "Exists" }],
+            });
+        });
+
+        it("the regulated section, with ServiceAccounts as namespace/name", () => {
+            const cfg = parse({
+                policy: {
+                    regulated: {
+                        namespaceLabels: { "platform.example/class": "regulated" },
+                        approverGroups: ["release-approvers"],
+                        deployerGroups: ["shop-deployers"],
+                        gitopsServiceAccounts: ["argocd/argocd-application-controller"],
+                    },
+                },
+            });
+            assert.deepStrictEqual(cfg.policy.regulated, {
+                namespaceLabels: { "platform.example/class": "regulated" },
+                approverGroups: ["release-approvers"],
+                deployerGroups: ["shop-deployers"],
+                gitopsServiceAccounts: [{ namespace: "argocd", name: "argocd-application-controller" }],
+            });
+        });
+
         it("a scalar Rollout rule, the ADR's HPA rule, without complaint", () => {
             const cfg = parse({ argocd: { ignoreDifferences: [{ group: "argoproj.io", kind: "Rollout", jsonPointers: ["/spec/replicas"] }] } });
             assert.strictEqual(cfg.argocd.ignoreDifferences[0].kind, "Rollout");
@@ -174,6 +213,25 @@ describe("admission configuration (policy, argocd)", () => {
         it("no topology key", () => problemFor({ policy: { topologyKeys: [] } }, "policy.topologyKeys", /list of 1 to 3 entries/));
         it("an empty prod selector, which would match every namespace", () =>
             problemFor({ policy: { prodNamespaceLabels: {} } }, "policy.prodNamespaceLabels", /at least one label.*matches every namespace/));
+        it("an availability mode that does not exist", () => problemFor({ policy: { availabilityPolicies: "both" } }, "policy.availabilityPolicies", /one of own, complement/));
+        it("a mutation failure policy Kubernetes does not know", () => problemFor({ policy: { mutationFailurePolicy: "Skip" } }, "policy.mutationFailurePolicy", /one of Ignore, Fail/));
+        it("an empty tenant selector, which would match every namespace", () =>
+            problemFor({ policy: { tenantNamespaceSelector: {} } }, "policy.tenantNamespaceSelector", /at least one label.*matches every namespace/));
+        it("a selector requirement the API server refuses", () => {
+            problemFor({ policy: { tenantNamespaceSelector: { matchExpressions: [{ key: "tier", operator: "In" }] } } }, "policy.tenantNamespaceSelector.matchExpressions[0].values", /at least one value with In/);
+            problemFor({ policy: { tenantNamespaceSelector: { matchExpressions: [{ key: "tier", operator: "Exists", values: ["x"] }] } } }, "policy.tenantNamespaceSelector.matchExpressions[0].values", /empty with Exists/);
+            problemFor({ policy: { tenantNamespaceSelector: { matchExpressions: [{ key: "tier", operator: "Equals", values: ["x"] }] } } }, "policy.tenantNamespaceSelector.matchExpressions[0].operator", /one of In, NotIn, Exists, DoesNotExist/);
+        });
+        it("a regulated section without approvers, GitOps identities or namespace labels", () => {
+            const all = problems({ policy: { regulated: { approverGroups: [], gitopsServiceAccounts: ["argocd"] } } });
+            assert.deepStrictEqual(all.map((p) => p.key).sort(), [
+                "policy.regulated.approverGroups",
+                "policy.regulated.gitopsServiceAccounts[0]",
+                "policy.regulated.namespaceLabels",
+            ]);
+        });
+        it("an unknown key in the regulated section", () =>
+            problemFor({ policy: { regulated: { namespaceLabels: { a: "b" }, approverGroups: ["a"], gitopsServiceAccounts: ["argocd/x"], approvers: [] } } }, "policy.regulated.approvers", /unknown key/));
         it("a rule without any path", () => problemFor({ argocd: { ignoreDifferences: [{ kind: "Service" }] } }, "argocd.ignoreDifferences[0]", /at least one of jsonPointers/));
         it("a group on a rule for every kind", () =>
             problemFor({ argocd: { ignoreDifferences: [{ kind: "*", group: "apps", jsonPointers: ["/spec"] }] } }, "argocd.ignoreDifferences[0].group", /unset with kind "\*"/));
@@ -273,6 +331,23 @@ describe("admission configuration (policy, argocd)", () => {
         it("accepts a wildcard whitelist as covering Services", () => {
             const cfg = parse({ argocd: { projects: { tenants: { owner: "addon", namespaceResources: [{ group: "*", kind: "*" }] } } } });
             assert.deepStrictEqual(cfg.argocd.projects[0].namespaceResources, [{ group: "*", kind: "*" }]);
+        });
+
+        it("an approver group among the deployer groups (D3, ADR-049)", () =>
+            problemFor(
+                { policy: { regulated: { namespaceLabels: { a: "b" }, approverGroups: ["release"], deployerGroups: ["release", "shop"], gitopsServiceAccounts: ["argocd/x"] } } },
+                "policy.regulated.deployerGroups",
+                /must not include an approver group \(release\).*ADR-056 D3, ADR-049/,
+            ));
+
+        it("prod or regulated labels the tenant selector can never meet", () => {
+            const cut = { tenantNamespaceSelector: { matchLabels: { "platform.example/tier": "dev" } } };
+            problemFor({ policy: cut }, "policy.prodNamespaceLabels", /label platform.example\/tier cannot meet both.*replica floor would apply nowhere/);
+            problemFor(
+                { policy: { ...cut, prodNamespaceLabels: { "platform.example/tier": "dev" }, regulated: { namespaceLabels: { "platform.example/tier": "prod" }, approverGroups: ["a"], gitopsServiceAccounts: ["argocd/x"] } } },
+                "policy.regulated.namespaceLabels",
+                /approval guard would apply nowhere/,
+            );
         });
 
         it("the approver among the deployers (D3: deployer is never the approver)", () =>

@@ -112,8 +112,9 @@ describe("adopting an existing install", () => {
         assert.deepStrictEqual(chart.adopts, [`every object chart argo-rollouts 2.41.0 renders for release ${RELEASE_NAME} in namespace argo-rollouts`]);
         assert.deepStrictEqual(rows.find((r) => r.name === "controller-namespace")!.adopts, ["Namespace argo-rollouts"]);
         assert.deepStrictEqual(rows.find((r) => r.name === "controller-clusterrole")!.adopts, [`ClusterRole ${RELEASE_NAME}`]);
-        // Same-named policies and templates of the platform are taken over too.
-        assert.ok(rows.some((r) => JSON.stringify(r.adopts) === JSON.stringify(["GeneratingPolicy generate-workload-pdb"])));
+        // Same-named policies and templates of the platform are taken over too (the shipped hub
+        // complements ADR-085's availability policies, so its own are the Rollout guards).
+        assert.ok(rows.some((r) => JSON.stringify(r.adopts) === JSON.stringify(["ValidatingPolicy restrict-rollout-route-namespace"])));
         assert.ok(rows.some((r) => JSON.stringify(r.adopts) === JSON.stringify(["ClusterAnalysisTemplate success-rate"])));
         // Reads, patches and the provider adopt nothing.
         for (const r of rows.filter((x) => x.read || String(x.type).endsWith("Patch") || x.type === PROVIDER || !x.custom && x.type !== "kubernetes:yaml/v2:ConfigGroup" && x.type !== "kubernetes:helm.sh/v4:Chart")) {

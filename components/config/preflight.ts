@@ -9,6 +9,7 @@ import {
     rolloutArrayPathReasons,
 } from "../argocd/ignoreRules";
 import { TENANT_SYNC_OPTIONS, conflictingSyncOptions } from "../argocd/syncOptions";
+import { allOf, contradiction } from "../policy/selectors";
 import type { ArgoCdConfig, GroupKind, IgnoreRule, PolicyConfig } from "./admission";
 import { ConfigReader, Plain } from "./reader";
 
@@ -35,6 +36,24 @@ export function preflightPolicy(r: ConfigReader, cfg: PolicyConfig, raw: Plain):
     }
     if (cfg.excludeNamespaces.includes("default")) {
         r.problem("policy.excludeNamespaces", raw.excludeNamespaces, "must not list default: workloads are refused there, and excluding it turns that policy off (ADR-056 D2)");
+    }
+    // Each narrower selector is ANDed with the tenant selector: a contradiction silently turns a policy off.
+    const narrower: [string, Record<string, string> | undefined, string][] = [
+        ["policy.prodNamespaceLabels", cfg.prodNamespaceLabels, "the prod replica floor would apply nowhere"],
+        ["policy.regulated.namespaceLabels", cfg.regulated?.namespaceLabels, "the regulated approval guard would apply nowhere"],
+    ];
+    for (const [key, labels, consequence] of narrower) {
+        const key2 = labels ? contradiction(allOf(cfg.tenantNamespaceSelector, { matchLabels: labels })) : undefined;
+        if (key2 !== undefined) {
+            r.problem(key, labels, `must be satisfiable together with policy.tenantNamespaceSelector (label ${key2} cannot meet both): ${consequence}`);
+        }
+    }
+    const regulated = cfg.regulated;
+    if (regulated) {
+        const both = regulated.approverGroups.filter((g) => regulated.deployerGroups.includes(g));
+        if (both.length > 0) {
+            r.problem("policy.regulated.deployerGroups", regulated.deployerGroups, `must not include an approver group (${both.join(", ")}): the deployer is never the approver (ADR-056 D3, ADR-049)`);
+        }
     }
 }
 

@@ -7,6 +7,10 @@ import { AnalysisConfig, METRICS_DEFAULTS, durationSeconds } from "../config/met
 import { ERROR_BUDGET, SUCCESS_RATE, SUCCESS_RATE_FINITE } from "../rollouts/analysis";
 import { GATEWAY_API_PLUGIN } from "../rollouts/plugin";
 import { PolicyRule } from "../rollouts/rbac";
+import { approvalRoles } from "./approval";
+
+export { approvalRoles } from "./approval";
+export type { ApprovalGroups, ApprovalRoles, RoleBindingObject } from "./approval";
 
 export type Tier = "dev" | "test" | "preprod" | "prod";
 /** How strictly a prod app is gated: standard (metric gate) or regulated (+ human approval). */
@@ -236,35 +240,6 @@ export function appRoute(app: AppSpec, backends: { name: string; weight: number 
                     backendRefs: backends.map((b) => ({ group: "" as const, kind: "Service" as const, name: b.name, port: app.servicePort ?? 80, weight: b.weight })),
                 },
             ],
-        },
-    };
-}
-
-/**
- * Regulated prod: approvers may patch `rollouts/status` (promote and abort clear or set the pause
- * conditions there) and read the rest; deployers write `rollouts` and never `rollouts/status`, so
- * nobody who ships a version can approve it (ADR-040/049 separation of duties).
- */
-export function approvalRoles(app: Pick<AppSpec, "name" | "namespace">): { approver: RoleObject; deployer: RoleObject } {
-    const read = ["get", "list", "watch"];
-    const observe: PolicyRule = { apiGroups: ["argoproj.io"], resources: ["analysisruns", "experiments"], verbs: read };
-    const labels = appLabels(app);
-    return {
-        approver: {
-            apiVersion: "rbac.authorization.k8s.io/v1",
-            kind: "Role",
-            metadata: { name: `${app.name}-rollout-approver`, namespace: app.namespace, labels },
-            rules: [
-                { apiGroups: ["argoproj.io"], resources: ["rollouts"], verbs: read },
-                { apiGroups: ["argoproj.io"], resources: ["rollouts/status"], verbs: ["get", "patch"] },
-                observe,
-            ],
-        },
-        deployer: {
-            apiVersion: "rbac.authorization.k8s.io/v1",
-            kind: "Role",
-            metadata: { name: `${app.name}-rollout-deployer`, namespace: app.namespace, labels },
-            rules: [{ apiGroups: ["argoproj.io"], resources: ["rollouts"], verbs: [...read, "create", "update", "patch", "delete"] }, observe],
         },
     };
 }
