@@ -33,14 +33,27 @@ export interface StageOptions {
  */
 export abstract class OrderedComponent extends pulumi.ComponentResource {
     private readonly predecessors: pulumi.Resource[];
+    private declaredChildren = false;
 
     protected constructor(type: string, name: string, opts: StageOptions) {
         super(type, name, {}, { providers: opts.providers, dependsOn: opts.after ? [opts.after] : [] });
-        this.predecessors = opts.after ? [opts.after] : [];
+        this.predecessors = opts.after ? opts.after.orderingTargets() : [];
+    }
+
+    /**
+     * What a later component's resources wait for: this component, or, when it declared nothing
+     * (an argocd-apps stage with nothing to patch or read), what it waits for itself. A dependency
+     * on a component is a dependency on its custom resources only, not on the component's own
+     * dependencies (@pulumi/pulumi runtime/dependsOn.js getAllTransitivelyReferencedResources),
+     * so an empty component in the chain would otherwise cut the order.
+     */
+    orderingTargets(): pulumi.Resource[] {
+        return this.declaredChildren ? [this] : [...this.predecessors];
     }
 
     /** Options for a resource of this component: parented here and ordered after the earlier ones. */
     protected child<T extends pulumi.ResourceOptions>(extra?: T): T {
+        this.declaredChildren = true;
         const own = extra?.dependsOn;
         const ownList = own === undefined ? [] : Array.isArray(own) ? own : [own];
         return { ...(extra as T), parent: this, dependsOn: [...this.predecessors, ...ownList] };

@@ -5,7 +5,7 @@ import { SPOKE_READ_ENDPOINTS_OUTPUT, hubReadEndpoint } from "../components/clus
 import { AddonConfig, loadAddonConfig } from "../components/config";
 import { GatewayStage } from "../components/gateway";
 import { PolicyStage } from "../components/policy";
-import { RolloutsStage } from "../components/rollouts";
+import { RolloutsStage, refuseExamplePluginValue } from "../components/rollouts";
 import { SmokeCanary } from "../components/smoke";
 import { STAGES } from "../components/stage";
 
@@ -15,6 +15,7 @@ import { STAGES } from "../components/stage";
  * stops the program with nothing half-applied.
  */
 export function defineStack(config: AddonConfig = loadAddonConfig()): Record<string, unknown> {
+    refuseExamplePluginValue(config.stack, config.plugin, pulumi.runtime.isDryRun(), (m) => void pulumi.log.warn(m));
     const provider = clusterProvider(config.cluster);
     const providers = [provider];
 
@@ -47,7 +48,9 @@ export function defineStack(config: AddonConfig = loadAddonConfig()): Record<str
         metricsAddress: rollouts.metricsAddress,
         analysisTemplates: Object.keys(rollouts.analysisTemplates),
         kyvernoApi: config.policy.kyvernoApi,
+        argocdRunsOn: config.argocd.runsOn,
         argocdPatched: argocd.patched,
+        argocdVerified: argocd.verified,
         // Hub: what each spoke's analysis reads; a spoke's StackReference picks its own entry.
         ...(config.cluster.role === "hub" ? { [SPOKE_READ_ENDPOINTS_OUTPUT]: gateway.spokeReadEndpoints } : {}),
         ...(smoke

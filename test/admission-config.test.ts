@@ -1,6 +1,6 @@
 import * as assert from "assert";
 import { ADMISSION_DEFAULTS, AddonConfig, ConfigError, ConfigProblem, parseAddonConfig } from "../components/config";
-import { BUILTIN_KINDS, ROLLOUT_ACTIONS } from "../components/argocd";
+import { APPROVER_ROLLOUT_ACTIONS, ARGOCD_ROLLOUT_ACTIONS, BUILTIN_KINDS } from "../components/argocd";
 import { hubConfig, merged, planInline } from "./harness";
 
 function raw(patch: Record<string, unknown> = {}): Record<string, unknown> {
@@ -30,7 +30,7 @@ function problemFor(patch: Record<string, unknown>, key: string, allowed: RegExp
 }
 
 const tenants = {
-    projects: { tenants: { namespaceResources: [{ group: "", kind: "Service" }, { group: "apps", kind: "Deployment" }] } },
+    projects: { tenants: { owner: "addon", namespaceResources: [{ group: "", kind: "Service" }, { group: "apps", kind: "Deployment" }] } },
 };
 
 describe("admission configuration (policy, argocd)", () => {
@@ -39,23 +39,33 @@ describe("admission configuration (policy, argocd)", () => {
             const cfg = parse();
             assert.deepStrictEqual(cfg.policy, {
                 kyvernoApi: "policies.kyverno.io/v1",
+                availabilityPolicies: "own",
                 validationAction: "Enforce",
+                mutationFailurePolicy: "Ignore",
+                tenantNamespaceSelector: { matchExpressions: [{ key: "platform.example/tier", operator: "In", values: ["dev", "test", "preprod", "prod"] }] },
                 pdbMaxUnavailable: 1,
                 prodNamespaceLabels: { ...ADMISSION_DEFAULTS.policy.prodNamespaceLabels },
                 prodMinReplicas: 2,
                 topologyKeys: ["topology.kubernetes.io/zone", "kubernetes.io/hostname"],
                 excludeNamespaces: ["kube-system", "kube-public", "kube-node-lease", "kyverno"],
             });
+            assert.strictEqual(cfg.policy.regulated, undefined, "no regulated namespaces unless configured");
         });
 
         it("manages argocd-cm only, with no project, ApplicationSet or RBAC, when the argocd section is not set", () => {
             const cfg = parse();
-            assert.strictEqual(cfg.argocd.enabled, true);
+            assert.strictEqual(cfg.argocd.runsOn, "hub");
+            assert.strictEqual(cfg.argocd.local, true);
             assert.strictEqual(cfg.argocd.namespace, "argocd");
             assert.deepStrictEqual(cfg.argocd.projects, []);
             assert.deepStrictEqual(cfg.argocd.applicationSets, []);
             assert.deepStrictEqual(cfg.argocd.allKinds, BUILTIN_KINDS.map((gk) => ({ ...gk })));
-            assert.deepStrictEqual(cfg.argocd.rbac, { deployerRoles: [], projects: [], actions: [...ROLLOUT_ACTIONS] });
+            assert.deepStrictEqual(cfg.argocd.rbac, { deployerRoles: [], projects: [], actions: [...APPROVER_ROLLOUT_ACTIONS] });
+        });
+
+        it("reserves only actions ArgoCD has: resume, promote-full, skip-current-step and abort", () => {
+            assert.deepStrictEqual(ADMISSION_DEFAULTS.argocd.rbac.actions, ["resume", "promote-full", "skip-current-step", "abort"]);
+            assert.ok(ADMISSION_DEFAULTS.argocd.rbac.actions.every((a) => ARGOCD_ROLLOUT_ACTIONS.includes(a)));
         });
 
         it("never lets a built-in default reach a Rollout: the all-kinds list holds no CRD", () => {
@@ -71,6 +81,7 @@ describe("admission configuration (policy, argocd)", () => {
                     ...tenants,
                     applicationSets: {
                         "tenant-apps": {
+                            owner: "addon",
                             syncOptions: ["CreateNamespace=true", "ServerSideApply=true"],
                             ignoreDifferences: [{ group: "apps", kind: "Deployment", name: "web", jsonPointers: ["/spec/replicas"] }],
                         },
@@ -80,10 +91,11 @@ describe("admission configuration (policy, argocd)", () => {
                 },
             });
             assert.strictEqual(cfg.argocd.namespace, "gitops");
-            assert.deepStrictEqual(cfg.argocd.projects, [{ name: "tenants", namespaceResources: [{ group: "", kind: "Service" }, { group: "apps", kind: "Deployment" }] }]);
+            assert.deepStrictEqual(cfg.argocd.projects, [{ name: "tenants", owner: "addon", namespaceResources: [{ group: "", kind: "Service" }, { group: "apps", kind: "Deployment" }] }]);
             assert.deepStrictEqual(cfg.argocd.applicationSets, [
                 {
                     name: "tenant-apps",
+                    owner: "addon",
                     syncOptions: ["CreateNamespace=true", "ServerSideApply=true"],
                     ignoreDifferences: [{ group: "apps", kind: "Deployment", name: "web", jsonPointers: ["/spec/replicas"], jqPathExpressions: [], managedFieldsManagers: [] }],
                 },
@@ -94,7 +106,7 @@ describe("admission configuration (policy, argocd)", () => {
                 approverRole: "role:approver",
                 deployerRoles: ["role:deployer"],
                 projects: ["tenants"],
-                actions: [...ROLLOUT_ACTIONS],
+                actions: [...APPROVER_ROLLOUT_ACTIONS],
             });
         });
 
@@ -105,6 +117,41 @@ describe("admission configuration (policy, argocd)", () => {
             assert.deepStrictEqual(cfg.policy.prodNamespaceLabels, { env: "prod" });
             assert.strictEqual(cfg.policy.prodMinReplicas, 3);
             assert.strictEqual(cfg.policy.pdbMaxUnavailable, 2);
+        });
+
+        it("the availability mode, the mutation failure policy and the tenant selector", () => {
+            const cfg = parse({
+                policy: {
+                    availabilityPolicies: "complement",
+                    mutationFailurePolicy: "Fail",
+                    tenantNamespaceSelector: { matchLabels: { "platform.example/tenant": "true" }, matchExpressions: [{ key: "platform.example/tier", operator: "Exists" }] },
+                },
+            });
+            assert.strictEqual(cfg.policy.availabilityPolicies, "complement");
+            assert.strictEqual(cfg.policy.mutationFailurePolicy, "Fail");
+            assert.deepStrictEqual(cfg.policy.tenantNamespaceSelector, {
+                matchLabels: { "platform.example/tenant": "true" },
+                matchExpressions: [{ key: "platform.example/tier", operator: "Exists" }],
+            });
+        });
+
+        it("the regulated section, with ServiceAccounts as namespace/name", () => {
+            const cfg = parse({
+                policy: {
+                    regulated: {
+                        namespaceLabels: { "platform.example/class": "regulated" },
+                        approverGroups: ["release-approvers"],
+                        deployerGroups: ["shop-deployers"],
+                        gitopsServiceAccounts: ["argocd/argocd-application-controller"],
+                    },
+                },
+            });
+            assert.deepStrictEqual(cfg.policy.regulated, {
+                namespaceLabels: { "platform.example/class": "regulated" },
+                approverGroups: ["release-approvers"],
+                deployerGroups: ["shop-deployers"],
+                gitopsServiceAccounts: [{ namespace: "argocd", name: "argocd-application-controller" }],
+            });
         });
 
         it("a scalar Rollout rule, the ADR's HPA rule, without complaint", () => {
@@ -118,9 +165,45 @@ describe("admission configuration (policy, argocd)", () => {
         });
     });
 
+    describe("where ArgoCD runs", () => {
+        it("on this cluster unless argocd.runsOn names another", () => {
+            assert.deepStrictEqual([parse().argocd.runsOn, parse().argocd.local], ["hub", true]);
+            const elsewhere = parse({ argocd: { runsOn: "mgmt" } }).argocd;
+            assert.deepStrictEqual([elsewhere.runsOn, elsewhere.local], ["mgmt", false]);
+        });
+
+        it("refuses ArgoCD objects in the stack of a cluster whose ArgoCD runs elsewhere, naming where they go", () => {
+            const all = problems({ argocd: { runsOn: "mgmt", projects: { tenants: {} }, applicationSets: { apps: {} }, rbac: { approverRole: "role:approver" } } });
+            assert.deepStrictEqual(all.map((p) => p.key), ["argocd.projects", "argocd.applicationSets", "argocd.rbac"]);
+            assert.match(all[0].allowed, /only applies where ArgoCD runs: argocd.runsOn is mgmt, so list this cluster's ArgoCD objects in the stack of cluster mgmt/);
+        });
+
+        it("says what replaced argocd.enabled", () =>
+            problemFor({ argocd: { enabled: false } }, "argocd.enabled", /replaced by argocd.runsOn: this cluster's name \(cluster.name\).*or the name of the cluster whose ArgoCD does/));
+    });
+
+    describe("owners", () => {
+        it("reads an object another owner keeps by default, and declares nothing on it", () => {
+            const cfg = parse({ argocd: { projects: { tenants: {} }, applicationSets: { "tenant-apps": null } } });
+            assert.deepStrictEqual(cfg.argocd.projects, [{ name: "tenants", owner: "external", namespaceResources: [] }]);
+            assert.deepStrictEqual(cfg.argocd.applicationSets, [{ name: "tenant-apps", owner: "external", syncOptions: [], ignoreDifferences: [] }]);
+        });
+
+        it("refuses settings that only a patched object takes, naming the owner key", () => {
+            problemFor({ argocd: { projects: { tenants: { namespaceResources: [{ group: "", kind: "Service" }] } } } }, "argocd.projects.tenants.namespaceResources", /only applies with argocd.projects.tenants.owner: addon.*reads and checks it/);
+            problemFor({ argocd: { applicationSets: { apps: { owner: "external", syncOptions: ["PruneLast=true"] } } } }, "argocd.applicationSets.apps.syncOptions", /only applies with argocd.applicationSets.apps.owner: addon/);
+            problemFor({ argocd: { applicationSets: { apps: { owner: "gitops" } } } }, "argocd.applicationSets.apps.owner", /one of addon, external/);
+        });
+
+        it("lets a tenant ApplicationSet sync client-side: ServerSideApply is the tenant's choice", () => {
+            const cfg = parse({ argocd: { applicationSets: { apps: { owner: "addon", syncOptions: ["ServerSideApply=false"] } } } });
+            assert.deepStrictEqual(cfg.argocd.applicationSets[0].syncOptions, ["ServerSideApply=false"]);
+        });
+    });
+
     describe("rejects with the key, the value and what is allowed", () => {
         it("an unknown key in policy", () => problemFor({ policy: { engine: "cel" } }, "policy.engine", /unknown key; policy takes kyvernoApi/));
-        it("an unknown key in argocd", () => problemFor({ argocd: { project: {} } }, "argocd.project", /unknown key; argocd takes enabled, namespace, projects/));
+        it("an unknown key in argocd", () => problemFor({ argocd: { project: {} } }, "argocd.project", /unknown key; argocd takes runsOn, namespace, projects/));
         it("an unknown key in a project", () => problemFor({ argocd: { projects: { tenants: { whitelist: [] } } } }, "argocd.projects.tenants.whitelist", /unknown key/));
         it("an unknown key in a rule", () =>
             problemFor({ argocd: { ignoreDifferences: [{ kind: "Service", jsonPointer: ["/spec"] }] } }, "argocd.ignoreDifferences[0].jsonPointer", /unknown key/));
@@ -130,6 +213,25 @@ describe("admission configuration (policy, argocd)", () => {
         it("no topology key", () => problemFor({ policy: { topologyKeys: [] } }, "policy.topologyKeys", /list of 1 to 3 entries/));
         it("an empty prod selector, which would match every namespace", () =>
             problemFor({ policy: { prodNamespaceLabels: {} } }, "policy.prodNamespaceLabels", /at least one label.*matches every namespace/));
+        it("an availability mode that does not exist", () => problemFor({ policy: { availabilityPolicies: "both" } }, "policy.availabilityPolicies", /one of own, complement/));
+        it("a mutation failure policy Kubernetes does not know", () => problemFor({ policy: { mutationFailurePolicy: "Skip" } }, "policy.mutationFailurePolicy", /one of Ignore, Fail/));
+        it("an empty tenant selector, which would match every namespace", () =>
+            problemFor({ policy: { tenantNamespaceSelector: {} } }, "policy.tenantNamespaceSelector", /at least one label.*matches every namespace/));
+        it("a selector requirement the API server refuses", () => {
+            problemFor({ policy: { tenantNamespaceSelector: { matchExpressions: [{ key: "tier", operator: "In" }] } } }, "policy.tenantNamespaceSelector.matchExpressions[0].values", /at least one value with In/);
+            problemFor({ policy: { tenantNamespaceSelector: { matchExpressions: [{ key: "tier", operator: "Exists", values: ["x"] }] } } }, "policy.tenantNamespaceSelector.matchExpressions[0].values", /empty with Exists/);
+            problemFor({ policy: { tenantNamespaceSelector: { matchExpressions: [{ key: "tier", operator: "Equals", values: ["x"] }] } } }, "policy.tenantNamespaceSelector.matchExpressions[0].operator", /one of In, NotIn, Exists, DoesNotExist/);
+        });
+        it("a regulated section without approvers, GitOps identities or namespace labels", () => {
+            const all = problems({ policy: { regulated: { approverGroups: [], gitopsServiceAccounts: ["argocd"] } } });
+            assert.deepStrictEqual(all.map((p) => p.key).sort(), [
+                "policy.regulated.approverGroups",
+                "policy.regulated.gitopsServiceAccounts[0]",
+                "policy.regulated.namespaceLabels",
+            ]);
+        });
+        it("an unknown key in the regulated section", () =>
+            problemFor({ policy: { regulated: { namespaceLabels: { a: "b" }, approverGroups: ["a"], gitopsServiceAccounts: ["argocd/x"], approvers: [] } } }, "policy.regulated.approvers", /unknown key/));
         it("a rule without any path", () => problemFor({ argocd: { ignoreDifferences: [{ kind: "Service" }] } }, "argocd.ignoreDifferences[0]", /at least one of jsonPointers/));
         it("a group on a rule for every kind", () =>
             problemFor({ argocd: { ignoreDifferences: [{ kind: "*", group: "apps", jsonPointers: ["/spec"] }] } }, "argocd.ignoreDifferences[0].group", /unset with kind "\*"/));
@@ -137,6 +239,10 @@ describe("admission configuration (policy, argocd)", () => {
             problemFor({ argocd: { ignoreDifferences: [{ kind: "Service", name: "web", jsonPointers: ["/spec"] }] } }, "argocd.ignoreDifferences[0].name", /unknown key/));
         it("an RBAC subject with a comma, which would split the CSV line", () =>
             problemFor({ argocd: { ...tenants, rbac: { approverRole: "role:a,role:b" } } }, "argocd.rbac.approverRole", /no spaces, commas/));
+        it("promote, which is not an ArgoCD Rollout action (promote-full is)", () => {
+            const p = problemFor({ argocd: { ...tenants, rbac: { approverRole: "role:approver", actions: ["promote-full", "promote"] } } }, "argocd.rbac.actions[1]", /one of ArgoCD's Rollout actions abort, pause, promote-full, restart, resume, retry, skip-current-step .*there is no "promote"/);
+            assert.strictEqual(p.given, '"promote"');
+        });
         it("a project name that is not an object name", () => problemFor({ argocd: { projects: { Tenants: {} } } }, "argocd.projects.Tenants", /Kubernetes object name/));
     });
 
@@ -161,7 +267,7 @@ describe("admission configuration (policy, argocd)", () => {
 
         it("the same on a tenant ApplicationSet's own rules", () =>
             problemFor(
-                { argocd: { applicationSets: { tenants: { ignoreDifferences: [{ group: "argoproj.io", kind: "Rollout", jqPathExpressions: [".spec.template.spec.containers[]?.env"] }] } } } },
+                { argocd: { applicationSets: { tenants: { owner: "addon", ignoreDifferences: [{ group: "argoproj.io", kind: "Rollout", jqPathExpressions: [".spec.template.spec.containers[]?.env"] }] } } } },
                 "argocd.applicationSets.tenants.ignoreDifferences[0]",
                 /array path.*JSON merge patch/,
             ));
@@ -175,7 +281,7 @@ describe("admission configuration (policy, argocd)", () => {
 
         it("switching RespectIgnoreDifferences off on a tenant ApplicationSet (as-built 2026-06-27)", () => {
             const p = problemFor(
-                { argocd: { applicationSets: { tenants: { syncOptions: ["RespectIgnoreDifferences=false"] } } } },
+                { argocd: { applicationSets: { tenants: { owner: "addon", syncOptions: ["RespectIgnoreDifferences=false"] } } } },
                 "argocd.applicationSets.tenants.syncOptions",
                 /ignoreDifferences alone only hides drift.*ADR-056 as-built 2026-06-27/,
             );
@@ -195,12 +301,53 @@ describe("admission configuration (policy, argocd)", () => {
                 /OutOfSync forever on ArgoCD 3.x \(rollouts-plugin-trafficrouter-gatewayapi #208\)/,
             ));
 
+        it("an argocd-cm HTTPRoute weight rule, which would apply to every Application (as-built #871)", () =>
+            problemFor(
+                { argocd: { ignoreDifferences: [{ group: "gateway.networking.k8s.io", kind: "HTTPRoute", jqPathExpressions: [".spec.rules[]?.backendRefs[]?.weight"] }] } },
+                "argocd.ignoreDifferences[0]",
+                /every HTTPRoute of every Application.*tenant ApplicationSets.*ADR-056 as-built #871/,
+            ));
+
+        it("a managedFieldsManagers rule on HTTPRoute, which hides and freezes every route edit", () =>
+            problemFor(
+                { argocd: { applicationSets: { tenants: { owner: "addon", ignoreDifferences: [{ group: "gateway.networking.k8s.io", kind: "HTTPRoute", managedFieldsManagers: ["gatewayAPI"] }] } } } },
+                "argocd.applicationSets.tenants.ignoreDifferences[0]",
+                /field manager gatewayAPI.*atomic list.*never applied while the Application reports Synced/,
+            ));
+
+        it("a rule for every kind that ignores the whole selector, since it is written for Service too", () =>
+            problemFor({ argocd: { ignoreDifferences: [{ kind: "*", jsonPointers: ["/spec/selector"] }] } }, "argocd.ignoreDifferences[0]", /whole Service selector/));
+
+        it("a rule for the whole Service selector, which freezes selector edits", () =>
+            problemFor(
+                { argocd: { applicationSets: { tenants: { owner: "addon", ignoreDifferences: [{ kind: "Service", jsonPointers: ["/spec/selector"] }] } } } },
+                "argocd.applicationSets.tenants.ignoreDifferences[0]",
+                /whole Service selector.*ignore only \/spec\/selector\/rollouts-pod-template-hash/,
+            ));
+
         it("a project whitelist without Services (D4: the program owns the whole list)", () =>
-            problemFor({ argocd: { projects: { tenants: { namespaceResources: [{ group: "apps", kind: "Deployment" }] } } } }, "argocd.projects.tenants.namespaceResources", /stable and canary Services \(ADR-056 D4\)/));
+            problemFor({ argocd: { projects: { tenants: { owner: "addon", namespaceResources: [{ group: "apps", kind: "Deployment" }] } } } }, "argocd.projects.tenants.namespaceResources", /stable and canary Services \(ADR-056 D4\)/));
 
         it("accepts a wildcard whitelist as covering Services", () => {
-            const cfg = parse({ argocd: { projects: { tenants: { namespaceResources: [{ group: "*", kind: "*" }] } } } });
+            const cfg = parse({ argocd: { projects: { tenants: { owner: "addon", namespaceResources: [{ group: "*", kind: "*" }] } } } });
             assert.deepStrictEqual(cfg.argocd.projects[0].namespaceResources, [{ group: "*", kind: "*" }]);
+        });
+
+        it("an approver group among the deployer groups (D3, ADR-049)", () =>
+            problemFor(
+                { policy: { regulated: { namespaceLabels: { a: "b" }, approverGroups: ["release"], deployerGroups: ["release", "shop"], gitopsServiceAccounts: ["argocd/x"] } } },
+                "policy.regulated.deployerGroups",
+                /must not include an approver group \(release\).*ADR-056 D3, ADR-049/,
+            ));
+
+        it("prod or regulated labels the tenant selector can never meet", () => {
+            const cut = { tenantNamespaceSelector: { matchLabels: { "platform.example/tier": "dev" } } };
+            problemFor({ policy: cut }, "policy.prodNamespaceLabels", /label platform.example\/tier cannot meet both.*replica floor would apply nowhere/);
+            problemFor(
+                { policy: { ...cut, prodNamespaceLabels: { "platform.example/tier": "dev" }, regulated: { namespaceLabels: { "platform.example/tier": "prod" }, approverGroups: ["a"], gitopsServiceAccounts: ["argocd/x"] } } },
+                "policy.regulated.namespaceLabels",
+                /approval guard would apply nowhere/,
+            );
         });
 
         it("the approver among the deployers (D3: deployer is never the approver)", () =>
@@ -213,7 +360,7 @@ describe("admission configuration (policy, argocd)", () => {
                 policy: { pdbMaxUnavailable: "50%", kyvernoApi: "v2", excludeNamespaces: ["default"] },
                 argocd: {
                     ignoreDifferences: [{ group: "argoproj.io", kind: "Rollout", jqPathExpressions: [".spec.template.spec.containers[].image"] }],
-                    applicationSets: { tenants: { syncOptions: ["ServerSideApply=false"] } },
+                    applicationSets: { tenants: { owner: "addon", syncOptions: ["RespectIgnoreDifferences=false"] } },
                 },
                 controller: { replicas: 1 },
             });

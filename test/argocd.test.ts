@@ -1,10 +1,21 @@
 import * as assert from "assert";
 import * as YAML from "yaml";
 import {
+    ARGOCD_ROLLOUT_ACTIONS,
     BUILTIN_KINDS,
+    CONTROLLER_FIELD_MANAGER,
+    PLUGIN_FIELD_MANAGER,
+    canaryRuleReasons,
+    pointerCovers,
     COMPARE_OPTIONS_ANNOTATION,
     HTTPROUTE_WEIGHTS_RULE,
+    KeptObjectRef,
+    LiveAppProject,
+    LiveApplicationSet,
     ROLLOUT_ACTIONS_POLICY_KEY,
+    appProjectProblems,
+    applicationSetProblems,
+    globMatch,
     ROLLOUT_PROJECT_KINDS,
     SERVICE_SELECTOR_RULE,
     TAKE_OVER_LISTS,
@@ -24,6 +35,8 @@ import {
 } from "../components/argocd";
 import { IgnoreRule } from "../components/config";
 import { OfflineRun, PlannedResource } from "../tools/offline";
+import { planStack } from "../tools/plan";
+import { fromConfigMap, listStacks, placeholderKeptArgoObjects, placeholderWorld, readStackFile } from "../tools/stackFile";
 import { byName, hubConfig, merged, planInline, transitiveDeps } from "./harness";
 
 const rule = (r: Partial<IgnoreRule> & Pick<IgnoreRule, "kind">): IgnoreRule => ({ group: "", jsonPointers: [], jqPathExpressions: [], managedFieldsManagers: [], ...r });
@@ -32,6 +45,7 @@ const rollout = (r: Partial<IgnoreRule>) => rule({ group: "argoproj.io", kind: "
 const tenantArgoCd = {
     projects: {
         tenants: {
+            owner: "addon",
             namespaceResources: [
                 { group: "", kind: "Service" },
                 { group: "apps", kind: "Deployment" },
@@ -39,7 +53,7 @@ const tenantArgoCd = {
             ],
         },
     },
-    applicationSets: { "tenant-apps": { syncOptions: ["CreateNamespace=true"], ignoreDifferences: [{ group: "apps", kind: "Deployment", jsonPointers: ["/spec/replicas"] }] } },
+    applicationSets: { "tenant-apps": { owner: "addon", syncOptions: ["CreateNamespace=true"], ignoreDifferences: [{ group: "apps", kind: "Deployment", jsonPointers: ["/spec/replicas"] }] } },
     ignoreDifferences: [{ kind: "*", jqPathExpressions: [".spec.template.spec.containers[]?.securityContext"] }],
     rbac: { approverRole: "role:approver", deployerRoles: ["role:deployer"] },
 };
@@ -51,10 +65,39 @@ describe("argocd-apps stage", () => {
             assert.strictEqual(argocdCmKey({ group: "", kind: "Service" }), "resource.customizations.ignoreDifferences.Service");
         });
 
-        it("ignores HTTPRoute weights unconditionally, tolerating a rule without backendRefs", () => {
-            assert.deepStrictEqual(HTTPROUTE_WEIGHTS_RULE.jqPathExpressions, [".spec.rules[]?.backendRefs[]?.weight"]);
+        it("ignores only the weights of rules that can carry a canary, and only the controller's selector key", () => {
+            assert.deepStrictEqual(HTTPROUTE_WEIGHTS_RULE.jqPathExpressions, [".spec.rules[]? | select((.backendRefs // []) | length > 1) | .backendRefs[]?.weight"]);
+            assert.deepStrictEqual(HTTPROUTE_WEIGHTS_RULE.managedFieldsManagers, []);
             assert.strictEqual(labelConditionalRouteRule(HTTPROUTE_WEIGHTS_RULE), undefined);
-            assert.deepStrictEqual(SERVICE_SELECTOR_RULE.jsonPointers, ["/spec/selector"]);
+            assert.deepStrictEqual(SERVICE_SELECTOR_RULE.jsonPointers, ["/spec/selector/rollouts-pod-template-hash"]);
+            assert.deepStrictEqual(canaryRuleReasons(HTTPROUTE_WEIGHTS_RULE, "application"), []);
+            assert.deepStrictEqual(canaryRuleReasons(SERVICE_SELECTOR_RULE, "application"), []);
+        });
+
+        it("names the field managers the controller and the plugin write with (user agent = binary name)", () => {
+            assert.strictEqual(CONTROLLER_FIELD_MANAGER, "rollouts-controller");
+            // The plugin binary is <cwd>/plugin-bin/argoproj-labs/gatewayAPI for the plugin name argoproj-labs/gatewayAPI.
+            assert.strictEqual(PLUGIN_FIELD_MANAGER, "argoproj-labs/gatewayAPI".split("/")[1]);
+        });
+
+        it("refuses rules that would freeze route or selector edits, with the reason", () => {
+            const route = (r: Partial<IgnoreRule>) => rule({ group: "gateway.networking.k8s.io", kind: "HTTPRoute", ...r });
+            assert.match(canaryRuleReasons(route({ managedFieldsManagers: ["gatewayAPI"] }), "application")[0], /spec.rules is an atomic list.*reports Synced/);
+            assert.match(canaryRuleReasons(route({ jqPathExpressions: [".spec.rules[]?.backendRefs[]?.weight"] }), "system")[0], /every HTTPRoute of every Application/);
+            assert.match(canaryRuleReasons(route({ jsonPointers: ["/spec/rules/0/backendRefs/1/weight"] }), "system")[0], /every HTTPRoute of every Application/);
+            assert.deepStrictEqual(canaryRuleReasons(route({ jqPathExpressions: [".spec.rules[]?.backendRefs[]?.weight"] }), "application"), []);
+            assert.deepStrictEqual(canaryRuleReasons(route({ jsonPointers: ["/metadata/annotations"] }), "system"), []);
+            for (const whole of [{ jsonPointers: ["/spec/selector"] }, { jqPathExpressions: [" .spec.selector "] }, { managedFieldsManagers: ["rollouts-controller"] }]) {
+                assert.match(canaryRuleReasons(rule({ kind: "Service", ...whole }), "application")[0], /whole Service selector.*\/spec\/selector\/rollouts-pod-template-hash/);
+            }
+            assert.deepStrictEqual(canaryRuleReasons(rule({ kind: "Service", jsonPointers: ["/spec/clusterIP"] }), "system"), []);
+        });
+
+        it("knows which JSON pointers cover a field", () => {
+            assert.ok(pointerCovers("/spec/selector", "/spec/selector/rollouts-pod-template-hash"));
+            assert.ok(pointerCovers("/spec/selector/rollouts-pod-template-hash", "/spec/selector/rollouts-pod-template-hash"));
+            assert.ok(!pointerCovers("/spec/sel", "/spec/selector/rollouts-pod-template-hash"));
+            assert.ok(!pointerCovers("/spec/selector/app", "/spec/selector/rollouts-pod-template-hash"));
         });
 
         it("writes a rule for every kind once per built-in kind and keeps a per-kind rule as it is", () => {
@@ -97,26 +140,113 @@ describe("argocd-apps stage", () => {
             for (const gk of ROLLOUT_PROJECT_KINDS) {
                 assert.ok(list.some((x) => x.group === gk.group && x.kind === gk.kind), `${gk.kind} missing`);
             }
+            // ADR-056 D2's kinds, and no kind a controller creates and ArgoCD never syncs.
             assert.deepStrictEqual(
                 ROLLOUT_PROJECT_KINDS.map((gk) => `${gk.group}/${gk.kind}`),
-                ["argoproj.io/Rollout", "argoproj.io/AnalysisTemplate", "argoproj.io/AnalysisRun", "argoproj.io/Experiment", "apps/ReplicaSet", "/Pod"],
+                ["argoproj.io/Rollout", "argoproj.io/AnalysisTemplate", "argoproj.io/AnalysisRun"],
             );
         });
 
         it("patches the existing project and takes the atomic list over", () => {
-            const body = appProjectPatch({ name: "tenants", namespaceResources: [{ group: "", kind: "Service" }] }, "argocd");
+            const body = appProjectPatch({ name: "tenants", owner: "addon", namespaceResources: [{ group: "", kind: "Service" }] }, "argocd");
             assert.deepStrictEqual(body.metadata, { name: "tenants", namespace: "argocd", annotations: { "pulumi.com/patchForce": "true" } });
             assert.strictEqual(body.spec.namespaceResourceWhitelist.length, 1 + ROLLOUT_PROJECT_KINDS.length);
         });
     });
 
-    describe("tenant sync settings (exported helper)", () => {
-        it("syncs with RespectIgnoreDifferences and ServerSideApply, ignoring selectors and weights, diffing server-side with webhooks", () => {
-            const s = tenantSyncSettings();
-            assert.deepStrictEqual(s.syncOptions, ["RespectIgnoreDifferences=true", "ServerSideApply=true"]);
-            assert.deepStrictEqual(s.ignoreDifferences, [
-                { kind: "Service", jsonPointers: ["/spec/selector"] },
+    describe("objects another owner keeps (pure checks)", () => {
+        const projectRef: KeptObjectRef = { namespace: "argocd", name: "tenants", key: "argocd.projects.tenants" };
+        const appSetRef: KeptObjectRef = { namespace: "argocd", name: "tenant-apps", key: "argocd.applicationSets.tenant-apps" };
+        const project = (spec: LiveAppProject["spec"]): LiveAppProject => ({ spec });
+        const appSet = (syncOptions: string[] | undefined, ignoreDifferences: unknown, extra: Record<string, unknown> = {}): LiveApplicationSet =>
+            ({ spec: { ...extra, template: { spec: { syncPolicy: { syncOptions }, ignoreDifferences } } } }) as LiveApplicationSet;
+        const compliantRules = () => tenantSyncSettings().ignoreDifferences;
+
+        it("matches whitelist entries as ArgoCD does (filepath.Match globs)", () => {
+            assert.ok(globMatch("*", "argoproj.io"));
+            assert.ok(globMatch("argoproj.io", "argoproj.io"));
+            assert.ok(globMatch("Analysis*", "AnalysisRun"));
+            assert.ok(globMatch("Ro?lout", "Rollout"));
+            assert.ok(globMatch("[RA]*", "Rollout"));
+            assert.ok(!globMatch("argoproj.io", "argoproj-io"), "a dot is not a wildcard");
+            assert.ok(!globMatch("Analysis*", "Rollout"));
+        });
+
+        it("passes a project that permits the Rollout kinds: no whitelist (every kind), a glob, or each kind", () => {
+            assert.deepStrictEqual(appProjectProblems(projectRef, project({})), []);
+            assert.deepStrictEqual(appProjectProblems(projectRef, project({ namespaceResourceWhitelist: [{ group: "argoproj.io", kind: "*" }] })), []);
+            assert.deepStrictEqual(appProjectProblems(projectRef, project({ namespaceResourceWhitelist: ROLLOUT_PROJECT_KINDS.map((gk) => ({ ...gk })) })), []);
+        });
+
+        it("names the project, the missing kinds, the entries to add and ADR-056 D2", () => {
+            const [p] = appProjectProblems(projectRef, project({ namespaceResourceWhitelist: [{ group: "", kind: "Service" }, { group: "argoproj.io", kind: "Rollout" }] }));
+            assert.match(p, /^AppProject argocd\/tenants \(argocd.projects.tenants\): spec.namespaceResourceWhitelist does not permit argoproj.io\/AnalysisTemplate, argoproj.io\/AnalysisRun/);
+            assert.match(p, /ADR-056 D2/);
+            assert.match(p, /add \{group: argoproj.io, kind: AnalysisTemplate\}, \{group: argoproj.io, kind: AnalysisRun\} in the project's source$/);
+            // An empty list permits nothing (IsGroupKindNamePermitted), unlike an absent one.
+            assert.match(appProjectProblems(projectRef, project({ namespaceResourceWhitelist: [] }))[0], /does not permit argoproj.io\/Rollout, argoproj.io\/AnalysisTemplate, argoproj.io\/AnalysisRun/);
+            const black = appProjectProblems(projectRef, project({ namespaceResourceBlacklist: [{ group: "argoproj.io", kind: "Analysis*" }] }));
+            assert.deepStrictEqual(black.length, 2);
+            assert.match(black[0], /namespaceResourceBlacklist entry \{group: argoproj.io, kind: Analysis\*\} refuses argoproj.io\/AnalysisTemplate/);
+        });
+
+        it("passes an ApplicationSet that syncs with RespectIgnoreDifferences and carries both rules, the program's or the ADR's own", () => {
+            assert.deepStrictEqual(applicationSetProblems(appSetRef, appSet(["CreateNamespace=true", "RespectIgnoreDifferences=true"], [{ group: "apps", kind: "Deployment", jsonPointers: ["/spec/replicas"] }, ...compliantRules()])), []);
+            const asBuilt = [
+                { kind: "Service", jqPathExpressions: ['.spec.selector["rollouts-pod-template-hash"]'] },
                 { group: "gateway.networking.k8s.io", kind: "HTTPRoute", jqPathExpressions: [".spec.rules[]?.backendRefs[]?.weight"] },
+            ];
+            assert.deepStrictEqual(applicationSetProblems(appSetRef, appSet(["RespectIgnoreDifferences=true"], asBuilt)), []);
+        });
+
+        it("names every missing requirement with its ADR section and the rule to add", () => {
+            const problems = applicationSetProblems(appSetRef, appSet(["ServerSideApply=true"], [{ group: "apps", kind: "Deployment", jsonPointers: ["/spec/replicas"] }]));
+            assert.strictEqual(problems.length, 3);
+            assert.match(problems[0], /^ApplicationSet argocd\/tenant-apps \(argocd.applicationSets.tenant-apps\): spec.template.spec.syncPolicy.syncOptions lacks RespectIgnoreDifferences=true: .*ADR-056 as-built 2026-06-27/);
+            assert.match(problems[1], /no rule for the Service selector key rollouts-pod-template-hash: .*ADR-056 as-built #871\); add \{"kind":"Service","jsonPointers":\["\/spec\/selector\/rollouts-pod-template-hash"\]\}/);
+            assert.match(problems[2], /no rule for the canary weights of HTTPRoutes: .*ADR-056 as-built 2026-06-26\); add \{"group":"gateway.networking.k8s.io","kind":"HTTPRoute"/);
+            assert.match(applicationSetProblems(appSetRef, appSet(["RespectIgnoreDifferences=false"], compliantRules()))[0], /syncOptions sets RespectIgnoreDifferences=false/);
+            assert.match(applicationSetProblems(appSetRef, appSet(undefined, undefined, { templatePatch: "spec: {}" }))[0], /spec.templatePatch is not read/);
+        });
+
+        it("names the template rules that break a canary or a Rollout", () => {
+            const rules = [
+                ...compliantRules(),
+                { group: "argoproj.io", kind: "Rollout", jqPathExpressions: [".spec.template.spec.containers[]?.image"] },
+                { group: "gateway.networking.k8s.io", kind: "HTTPRoute", jqPathExpressions: ['select(.metadata.labels["rollouts.argoproj.io/gatewayapi-canary"] == "in-progress") | .spec.rules'] },
+                { group: "gateway.networking.k8s.io", kind: "HTTPRoute", managedFieldsManagers: ["gatewayAPI"] },
+                { kind: "Service", jsonPointers: ["/spec/selector"] },
+            ];
+            const problems = applicationSetProblems(appSetRef, appSet(["RespectIgnoreDifferences=true"], rules));
+            assert.strictEqual(problems.length, 4);
+            assert.match(problems[0], /ignoreDifferences\[2\] \(argoproj.io\/Rollout\) reaches a Rollout with an array path.*ADR-056 as-built 2026-07-14/);
+            assert.match(problems[1], /ignoreDifferences\[3\] .*conditional on a label only live carries.*#208/);
+            assert.match(problems[2], /ignoreDifferences\[4\] .*field manager gatewayAPI/);
+            assert.match(problems[3], /ignoreDifferences\[5\] \(Service\): \/spec\/selector ignores the whole Service selector/);
+        });
+
+        it("the offline plan's placeholders are marked as such and pass every check", () => {
+            const objects = placeholderKeptArgoObjects({
+                namespace: "argocd",
+                projects: [{ name: "tenants", owner: "external", namespaceResources: [] }, { name: "mine", owner: "addon", namespaceResources: [] }],
+                applicationSets: [{ name: "tenant-apps", owner: "external", syncOptions: [], ignoreDifferences: [] }],
+            });
+            assert.deepStrictEqual(Object.keys(objects), ["argoproj.io/v1alpha1/AppProject/argocd/tenants", "argoproj.io/v1alpha1/ApplicationSet/argocd/tenant-apps"]);
+            for (const o of Object.values(objects)) {
+                assert.deepStrictEqual((o.metadata as { annotations: object }).annotations, { "argo-rollouts-addon.platform/offline": "placeholder" });
+            }
+            assert.deepStrictEqual(appProjectProblems(projectRef, objects["argoproj.io/v1alpha1/AppProject/argocd/tenants"] as LiveAppProject), []);
+            assert.deepStrictEqual(applicationSetProblems(appSetRef, objects["argoproj.io/v1alpha1/ApplicationSet/argocd/tenant-apps"] as LiveApplicationSet), []);
+        });
+    });
+
+    describe("tenant sync settings (exported helper)", () => {
+        it("syncs with RespectIgnoreDifferences only, ignoring the selector key and the weights, diffing server-side with webhooks", () => {
+            const s = tenantSyncSettings();
+            assert.deepStrictEqual(s.syncOptions, ["RespectIgnoreDifferences=true"]);
+            assert.deepStrictEqual(s.ignoreDifferences, [
+                { kind: "Service", jsonPointers: ["/spec/selector/rollouts-pod-template-hash"] },
+                { group: "gateway.networking.k8s.io", kind: "HTTPRoute", jqPathExpressions: [".spec.rules[]? | select((.backendRefs // []) | length > 1) | .backendRefs[]?.weight"] },
             ]);
             assert.deepStrictEqual(s.annotations, { "argocd.argoproj.io/compare-options": "ServerSideDiff=true,IncludeMutationWebhook=true" });
         });
@@ -124,10 +254,10 @@ describe("argocd-apps stage", () => {
         it("keeps extra options and rules after its own, without duplicates, expanding rules for every kind", () => {
             const s = tenantSyncSettings({
                 syncOptions: ["CreateNamespace=true", "ServerSideApply=true"],
-                ignoreDifferences: [{ kind: "Service", jsonPointers: ["/spec/selector"] }, { kind: "*", jsonPointers: ["/metadata/labels"] }],
+                ignoreDifferences: [{ kind: "Service", jsonPointers: ["/spec/selector/rollouts-pod-template-hash"] }, { kind: "*", jsonPointers: ["/metadata/labels"] }],
                 allKinds: [{ group: "apps", kind: "Deployment" }],
             });
-            assert.deepStrictEqual(s.syncOptions, ["RespectIgnoreDifferences=true", "ServerSideApply=true", "CreateNamespace=true"]);
+            assert.deepStrictEqual(s.syncOptions, ["RespectIgnoreDifferences=true", "CreateNamespace=true", "ServerSideApply=true"]);
             assert.deepStrictEqual(s.ignoreDifferences.slice(2), [{ group: "apps", kind: "Deployment", jsonPointers: ["/metadata/labels"] }]);
         });
 
@@ -137,11 +267,13 @@ describe("argocd-apps stage", () => {
                 () => tenantSyncSettings({ ignoreDifferences: [{ group: "argoproj.io", kind: "Rollout", jqPathExpressions: [".spec.template.spec.containers[].image"] }] }),
                 /argoproj.io\/Rollout reaches a Rollout with an array path.*as-built 2026-07-14/,
             );
-            assert.deepStrictEqual(conflictingSyncOptions(["ServerSideApply=false", "ServerSideApply=true", "Prune=false"]), ["ServerSideApply=false"]);
+            assert.deepStrictEqual(conflictingSyncOptions(["ServerSideApply=false", "RespectIgnoreDifferences=false", "Prune=false"]), ["RespectIgnoreDifferences=false"]);
+            assert.throws(() => tenantSyncSettings({ ignoreDifferences: [{ kind: "Service", jsonPointers: ["/spec/selector"] }] }), /whole Service selector.*as-built #871/);
+            assert.throws(() => tenantSyncSettings({ ignoreDifferences: [{ group: "gateway.networking.k8s.io", kind: "HTTPRoute", managedFieldsManagers: ["gatewayAPI"] }] }), /atomic list/);
         });
 
         it("patches a tenant ApplicationSet's template with them", () => {
-            const body = applicationSetPatch({ name: "tenant-apps", syncOptions: ["PruneLast=true"], ignoreDifferences: [] }, "argocd", BUILTIN_KINDS);
+            const body = applicationSetPatch({ name: "tenant-apps", owner: "addon", syncOptions: ["PruneLast=true"], ignoreDifferences: [] }, "argocd", BUILTIN_KINDS);
             assert.deepStrictEqual(body.metadata, { name: "tenant-apps", namespace: "argocd", annotations: { ...TAKE_OVER_LISTS } });
             assert.deepStrictEqual(body.spec.template.metadata.annotations, { [COMPARE_OPTIONS_ANNOTATION]: TENANT_COMPARE_OPTIONS });
             assert.deepStrictEqual(body.spec.template.spec.syncPolicy.syncOptions, [...TENANT_SYNC_OPTIONS, "PruneLast=true"]);
@@ -150,6 +282,11 @@ describe("argocd-apps stage", () => {
     });
 
     describe("Rollout action RBAC (pure)", () => {
+        it("knows ArgoCD's Rollout actions as upstream names them (resource_customizations/argoproj.io/Rollout/actions)", () => {
+            assert.deepStrictEqual([...ARGOCD_ROLLOUT_ACTIONS], ["abort", "pause", "promote-full", "restart", "resume", "retry", "skip-current-step"]);
+            assert.ok(!ARGOCD_ROLLOUT_ACTIONS.includes("promote"));
+        });
+
         it("allows the approver and denies each deployer every promote/abort action, per named project", () => {
             const csv = rolloutActionsPolicyCsv({ approverRole: "role:approver", deployerRoles: ["role:deployer"], projects: ["tenants", "payments"], actions: ["promote-full", "abort"] })!;
             const lines = csv.split("\n").filter((l) => l.startsWith("p, "));
@@ -184,20 +321,17 @@ describe("argocd-apps stage", () => {
         const stageResources = (r: OfflineRun) => r.resources.filter((x) => x.stage === "argocd-apps" && x.custom);
         const data = (p: PlannedResource) => (p.inputs as { data: Record<string, string> }).data;
 
-        it("with the defaults, patches argocd-cm with the HTTPRoute weight rule only, as a Patch of the existing ConfigMap", () => {
-            const resources = stageResources(hub);
-            assert.deepStrictEqual(resources.map((r) => r.type), ["kubernetes:core/v1:ConfigMapPatch"]);
-            const cm = byName(hub, "argocd-cm-diff-customizations");
-            assert.deepStrictEqual((cm.inputs as { metadata: object }).metadata, { name: "argocd-cm", namespace: "argocd" });
-            assert.deepStrictEqual(Object.keys(data(cm)), ["resource.customizations.ignoreDifferences.gateway.networking.k8s.io_HTTPRoute"]);
-            assert.deepStrictEqual(YAML.parse(data(cm)["resource.customizations.ignoreDifferences.gateway.networking.k8s.io_HTTPRoute"]), { jqPathExpressions: [".spec.rules[]?.backendRefs[]?.weight"] });
+        it("with the defaults, declares nothing: no argocd-cm key, the program's rules are Application-level", () => {
+            assert.deepStrictEqual(stageResources(hub), []);
+            assert.ok(!hub.resources.some((r) => (r.inputs as { metadata?: { name?: string } }).metadata?.name === "argocd-cm"));
         });
 
         it("writes config rules for every kind per built-in kind, and nothing under .all", () => {
             const keys = Object.keys(data(byName(full, "argocd-cm-diff-customizations")));
             assert.ok(!keys.some((k) => k.endsWith(".all")));
-            assert.strictEqual(keys.length, BUILTIN_KINDS.length + 1);
+            assert.strictEqual(keys.length, BUILTIN_KINDS.length);
             assert.ok(keys.includes("resource.customizations.ignoreDifferences.apps_Deployment"));
+            assert.ok(!keys.includes("resource.customizations.ignoreDifferences.gateway.networking.k8s.io_HTTPRoute"), "the weight rule is written for every Application");
             assert.ok(!keys.includes("resource.customizations.ignoreDifferences.argoproj.io_Rollout"));
         });
 
@@ -211,7 +345,7 @@ describe("argocd-apps stage", () => {
             const appSet = byName(full, "applicationset-tenant-apps");
             assert.strictEqual(appSet.type, "kubernetes:argoproj.io/v1alpha1:ApplicationSetPatch");
             const tmpl = (appSet.inputs as { spec: { template: { spec: { syncPolicy: { syncOptions: string[] }; ignoreDifferences: { kind: string }[] } } } }).spec.template.spec;
-            assert.deepStrictEqual(tmpl.syncPolicy.syncOptions, ["RespectIgnoreDifferences=true", "ServerSideApply=true", "CreateNamespace=true"]);
+            assert.deepStrictEqual(tmpl.syncPolicy.syncOptions, ["RespectIgnoreDifferences=true", "CreateNamespace=true"]);
             assert.deepStrictEqual(tmpl.ignoreDifferences.map((r) => r.kind), ["Service", "HTTPRoute", "Deployment"]);
 
             const rbac = byName(full, "argocd-rbac-rollout-actions");
@@ -234,9 +368,84 @@ describe("argocd-apps stage", () => {
             }
         });
 
-        it("declares nothing when ArgoCD is managed elsewhere", async () => {
-            const off = await planInline(merged(hubConfig(), { argocd: { ...tenantArgoCd, enabled: false } }));
-            assert.deepStrictEqual(stageResources(off), []);
+        describe("objects another owner keeps", () => {
+            const kept = { projects: { tenants: {} }, applicationSets: { "tenant-apps": {} } };
+            const config = () => merged(hubConfig(), { argocd: kept });
+
+            it("reads them, declares nothing on them, and reports them verified", async () => {
+                const run = await planInline(config(), { stack: "hub" });
+                const reads = run.resources.filter((r) => r.stage === "argocd-apps" && r.read);
+                assert.deepStrictEqual(reads.map((r) => [r.name, r.type]), [
+                    ["kept-appproject-tenants", "kubernetes:argoproj.io/v1alpha1:AppProject"],
+                    ["kept-applicationset-tenant-apps", "kubernetes:argoproj.io/v1alpha1:ApplicationSet"],
+                ]);
+                assert.deepStrictEqual(stageResources(run).filter((r) => !r.read), []);
+                assert.deepStrictEqual(run.outputs.argocdVerified, ["AppProject/tenants", "ApplicationSet/tenant-apps"]);
+                assert.deepStrictEqual(run.outputs.argocdPatched, []);
+                for (const r of reads) {
+                    assert.ok(transitiveDeps(run, r.urn).has(byName(run, "rollouts-crds").urn), `${r.name} is read before the CRDs exist`);
+                }
+            });
+
+            it("fails the preview with every problem of every object, each naming the object and what ADR-056 requires", async () => {
+                const world = placeholderWorld(fromConfigMap("hub", config()));
+                world.objects!["argoproj.io/v1alpha1/AppProject/argocd/tenants"] = { apiVersion: "argoproj.io/v1alpha1", kind: "AppProject", metadata: { name: "tenants", namespace: "argocd" }, spec: { namespaceResourceWhitelist: [{ group: "", kind: "Service" }] } };
+                world.objects!["argoproj.io/v1alpha1/ApplicationSet/argocd/tenant-apps"] = {
+                    apiVersion: "argoproj.io/v1alpha1",
+                    kind: "ApplicationSet",
+                    metadata: { name: "tenant-apps", namespace: "argocd" },
+                    spec: { template: { spec: { syncPolicy: { syncOptions: ["ServerSideApply=true"] }, ignoreDifferences: [{ kind: "Service", jsonPointers: ["/spec/selector/rollouts-pod-template-hash"] }] } } },
+                };
+                await assert.rejects(planInline(config(), { stack: "hub", world }), (err: Error) => {
+                    assert.match(err.message, /stack "hub": ArgoCD objects kept by another owner miss what ADR-056 requires \(3\)/);
+                    assert.match(err.message, /AppProject argocd\/tenants \(argocd.projects.tenants\): spec.namespaceResourceWhitelist does not permit argoproj.io\/Rollout, argoproj.io\/AnalysisTemplate, argoproj.io\/AnalysisRun.*ADR-056 D2/);
+                    assert.match(err.message, /ApplicationSet argocd\/tenant-apps .*lacks RespectIgnoreDifferences=true.*as-built 2026-06-27/);
+                    assert.match(err.message, /ApplicationSet argocd\/tenant-apps .*no rule for the canary weights of HTTPRoutes/);
+                    assert.doesNotMatch(err.message, /Service selector key/);
+                    return true;
+                });
+            });
+
+            it("fails when a kept object does not exist, naming it", async () => {
+                const world = placeholderWorld(fromConfigMap("hub", merged(hubConfig(), {})));
+                await assert.rejects(planInline(config(), { stack: "hub", world }), /argoproj.io\/v1alpha1:AppProject argocd\/tenants does not exist/);
+            });
         });
+
+        it("declares and reads nothing when this cluster's ArgoCD runs elsewhere, and says where", async () => {
+            const off = await planInline(merged(hubConfig(), { argocd: { runsOn: "mgmt" } }));
+            assert.deepStrictEqual(off.resources.filter((x) => x.stage === "argocd-apps" && x.custom), []);
+            assert.strictEqual(off.outputs.argocdRunsOn, "mgmt");
+            assert.strictEqual(hub.outputs.argocdRunsOn, "hub");
+        });
+    });
+
+    describe("the shipped stack files", () => {
+        for (const stack of listStacks()) {
+            it(`${stack}: say where ArgoCD runs, and the plan shows the whitelist and sync settings it verified`, async () => {
+                const file = readStackFile(stack);
+                const run = await planStack(file);
+                const cluster = JSON.parse(file.config["argo-rollouts-addon:cluster"]) as { name: string };
+                const argocd = JSON.parse(file.config["argo-rollouts-addon:argocd"] ?? "null") as { runsOn?: string } | null;
+                assert.ok(argocd?.runsOn, `Pulumi.${stack}.yaml does not say where ArgoCD runs (argocd.runsOn)`);
+                assert.strictEqual(run.outputs.argocdRunsOn, argocd.runsOn);
+                if (argocd.runsOn !== cluster.name) {
+                    return;
+                }
+                const reads = run.resources.filter((r) => r.stage === "argocd-apps" && r.read);
+                const project = reads.find((r) => r.type === "kubernetes:argoproj.io/v1alpha1:AppProject");
+                const appSet = reads.find((r) => r.type === "kubernetes:argoproj.io/v1alpha1:ApplicationSet");
+                assert.ok(project && appSet, "no tenant AppProject or ApplicationSet is checked");
+                const whitelist = (project.inputs as { spec: { namespaceResourceWhitelist: { group: string; kind: string }[] } }).spec.namespaceResourceWhitelist;
+                assert.deepStrictEqual(whitelist.map((gk) => gk.kind), ["Rollout", "AnalysisTemplate", "AnalysisRun"]);
+                const tmpl = (appSet.inputs as { spec: { template: { spec: { syncPolicy: { syncOptions: string[] }; ignoreDifferences: unknown[] } } } }).spec.template.spec;
+                assert.deepStrictEqual(tmpl.syncPolicy.syncOptions, ["RespectIgnoreDifferences=true"]);
+                assert.deepStrictEqual(tmpl.ignoreDifferences, tenantSyncSettings().ignoreDifferences);
+                for (const r of reads) {
+                    assert.strictEqual((r.inputs as { metadata: { annotations: Record<string, string> } }).metadata.annotations["argo-rollouts-addon.platform/offline"], "placeholder");
+                }
+                assert.deepStrictEqual(run.outputs.argocdVerified, reads.map((r) => `${r.type.split(":").pop()}/${(r.inputs as { metadata: { name: string } }).metadata.name}`));
+            });
+        }
     });
 });

@@ -37,6 +37,7 @@ describe("configuration", () => {
             role: "hub",
             mimirTenant: "hub",
             connection: { kind: "eks", clusterName: "platform-hub", region: "eu-west-1" },
+            adoptExisting: false,
         });
         assert.strictEqual(cfg.controller.chartVersion, DEFAULTS.controller.chartVersion);
         assert.strictEqual(cfg.controller.appVersion, KNOWN_CHART_APP_VERSIONS["2.41.0"]);
@@ -70,6 +71,7 @@ describe("configuration", () => {
     });
 
     describe("rejects bad input with the key, the value and what is allowed", () => {
+        it("an adoptExisting that is not a boolean", () => assertRejects({ cluster: { adoptExisting: "yes" } }, "cluster.adoptExisting", '"yes"', /true or false/));
         it("a download without a sha256", () => assertRejects({ plugin: { sha256: undefined } }, "plugin.sha256", "(not set)", /is required.*64-hex sha256/));
         it("a sha256 that is not 64 hex", () => assertRejects({ plugin: { sha256: "abc123" } }, "plugin.sha256", '"abc123"', /64-hex/));
         it("an image without a digest", () =>

@@ -107,6 +107,23 @@ describe("guardrails", () => {
             assert.strictEqual(violations("no-array-ignore-rules-on-rollout", atype, appSet([{ group: "argoproj.io", kind: "Rollout", jsonPointers: ["/spec/template/spec/containers/0/image"] }])).length, 1);
         });
 
+        it("narrow-canary-ignore-rules", () => {
+            const cm = (key: string, body: string) => ({ metadata: { name: "argocd-cm", namespace: "argocd" }, data: { [key]: body } });
+            const type = "kubernetes:core/v1:ConfigMapPatch";
+            const routeKey = "resource.customizations.ignoreDifferences.gateway.networking.k8s.io_HTTPRoute";
+            assert.match(violations("narrow-canary-ignore-rules", type, cm(routeKey, "jqPathExpressions:\n- .spec.rules[]?.backendRefs[]?.weight\n"))[0], / x: gateway.networking.k8s.io\/HTTPRoute rule: .*every HTTPRoute of every Application/);
+            assert.match(violations("narrow-canary-ignore-rules", type, cm("resource.customizations.ignoreDifferences.Service", "jsonPointers:\n- /spec/selector\n"))[0], / x: Service rule: .*whole Service selector/);
+            assert.deepStrictEqual(violations("narrow-canary-ignore-rules", type, cm("resource.customizations.ignoreDifferences.apps_Deployment", "jsonPointers:\n- /spec/replicas\n")), []);
+            assert.match(violations("narrow-canary-ignore-rules", type, cm("resource.customizations.ignoreDifferences.all", "jsonPointers:\n- /spec/selector\n"))[0], / x: a rule for all kinds rule: .*whole Service selector/);
+            const appSet = (rules: unknown[]) => ({ spec: { template: { spec: { ignoreDifferences: rules } } } });
+            const atype = "kubernetes:argoproj.io/v1alpha1:ApplicationSetPatch";
+            assert.deepStrictEqual(
+                violations("narrow-canary-ignore-rules", atype, appSet([{ kind: "Service", jsonPointers: ["/spec/selector/rollouts-pod-template-hash"] }, { group: "gateway.networking.k8s.io", kind: "HTTPRoute", jqPathExpressions: [".spec.rules[]?.backendRefs[]?.weight"] }])),
+                [],
+            );
+            assert.match(violations("narrow-canary-ignore-rules", atype, appSet([{ group: "gateway.networking.k8s.io", kind: "HTTPRoute", managedFieldsManagers: ["gatewayAPI"] }]))[0], /atomic list/);
+        });
+
         it("integer-pdb-budgets", () => {
             assert.deepStrictEqual(violations("integer-pdb-budgets", "kubernetes:policy/v1:PodDisruptionBudget", { spec: { maxUnavailable: 1 } }), []);
             assert.match(violations("integer-pdb-budgets", "kubernetes:policy/v1:PodDisruptionBudget", { spec: { maxUnavailable: "25%" } })[0], /percentage/);

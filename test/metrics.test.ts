@@ -15,6 +15,7 @@ import {
     successRateQuery,
 } from "../components/rollouts";
 import { OfflineRun, PlannedResource } from "../tools/offline";
+import { measurementPhase } from "./gateModel";
 import { byName, hubConfig, merged, planInline } from "./harness";
 
 /** A spoke configuration that reads through the hub at a fixed URL. */
@@ -45,21 +46,6 @@ function problems(cfg: Record<string, unknown>): { key: string; given: string; a
         return err.problems;
     }
     return assert.fail("accepted");
-}
-
-/**
- * Argo Rollouts' verdict for one measurement with both conditions set (utils/evaluate): success
- * if the success condition holds, failure if the failure condition holds, Inconclusive if
- * neither. The expressions are evaluated with JavaScript equivalents of expr's `len`/`isNaN`.
- */
-function verdict(conditions: { successCondition: string; failureCondition: string }, result: number[]): "Successful" | "Failed" | "Inconclusive" {
-    const run = (expr: string) =>
-        // eslint-disable-next-line @typescript-eslint/no-implied-eval
-        new Function("result", `return ${expr.replace(/len\(result\)/g, "result.length").replace(/isNaN\(/g, "Number.isNaN(")};`)(result) as boolean;
-    if (run(conditions.successCondition)) {
-        return "Successful";
-    }
-    return run(conditions.failureCondition) ? "Failed" : "Inconclusive";
 }
 
 describe("metric gates", () => {
@@ -108,10 +94,55 @@ describe("metric gates", () => {
             assert.deepStrictEqual(problems(merged(hubConfig(), { mimir: { readEndpoint: "https://x.example/prometheus" } })).map((x) => x.key), ["mimir.readEndpoint"]);
         });
 
-        it("refuses an initialDelay shorter than the rate window", () => {
-            const p = problems(merged(hubConfig(), { analysis: { rateWindow: "5m", initialDelay: "1m" } }));
+        it("has defaults that satisfy every analysis rule", () => {
+            const a = parse(hubConfig()).metrics.analysis;
+            assert.deepStrictEqual(
+                [a.scrapeInterval, a.rateWindow, a.remoteWriteLag, a.initialDelay, a.interval, a.minRequests, a.count],
+                ["60s", "4m", "1m", "5m", "1m", 50, 3],
+            );
+        });
+
+        it("refuses a rate window of fewer than four scrapes", () => {
+            const p = problems(merged(hubConfig(), { analysis: { rateWindow: "2m" } }));
+            assert.deepStrictEqual(p.map((x) => x.key), ["analysis.rateWindow"]);
+            assert.match(p[0].allowed, /at least 4 x analysis\.scrapeInterval \(60s\) = 240s: .*one missed scrape/);
+            assert.deepStrictEqual(problems(merged(hubConfig(), { analysis: { scrapeInterval: "2m" } })).map((x) => x.key), ["analysis.rateWindow"]);
+            assert.strictEqual(parse(merged(hubConfig(), { analysis: { scrapeInterval: "30s", rateWindow: "2m", initialDelay: "3m" } })).metrics.analysis.rateWindow, "2m");
+        });
+
+        it("refuses an initialDelay shorter than the rate window plus the remote-write lag", () => {
+            const p = problems(merged(hubConfig(), { analysis: { rateWindow: "5m", initialDelay: "5m" } }));
             assert.deepStrictEqual(p.map((x) => x.key), ["analysis.initialDelay"]);
-            assert.match(p[0].allowed, /at least analysis.rateWindow \(5m\).*empty window must not look like a bad canary/);
+            assert.match(p[0].allowed, /at least analysis\.rateWindow \(5m\) \+ analysis\.remoteWriteLag \(1m\) = 360s: .*empty window must not look like a bad canary/);
+            assert.deepStrictEqual(problems(merged(hubConfig(), { analysis: { remoteWriteLag: "2m" } })).map((x) => x.key), ["analysis.initialDelay"]);
+        });
+
+        it("refuses a traffic floor at which one 5xx fails the gate", () => {
+            const p = problems(merged(hubConfig(), { analysis: { minRequests: 10 } }));
+            assert.deepStrictEqual(p.map((x) => x.key), ["analysis.minRequests"]);
+            assert.match(p[0].allowed, /at least 1 \/ \(1 - analysis\.successRate \(0\.95\)\) = 20: .*single 5xx/);
+            assert.match(problems(merged(hubConfig(), { analysis: { successRate: 0.99 } }))[0].allowed, /= 100/);
+            assert.match(problems(merged(hubConfig(), { analysis: { successRate: 1 } }))[0].allowed, /must be below 1/);
+            assert.deepStrictEqual(problems(merged(hubConfig(), { analysis: { minRequests: 0 } })).map((x) => x.key), ["analysis.minRequests"]);
+        });
+
+        it("refuses a count that lets a finite run pass without one successful measurement", () => {
+            const p = problems(merged(hubConfig(), { analysis: { count: 2 } }));
+            assert.deepStrictEqual(p.map((x) => x.key), ["analysis.count"]);
+            assert.match(p[0].allowed, /more than analysis\.failureLimit \+ analysis\.inconclusiveLimit \(0 \+ 2\)/);
+            assert.strictEqual(parse(merged(hubConfig(), { analysis: { count: 1, inconclusiveLimit: 0 } })).metrics.analysis.count, 1);
+        });
+
+        it("refuses a latency threshold the histogram cannot exceed", () => {
+            const p = problems(merged(hubConfig(), { analysis: { latencyP99Seconds: 10 } }));
+            assert.deepStrictEqual(p.map((x) => x.key), ["analysis.latencyP99Seconds"]);
+            assert.match(p[0].allowed, /below 10, the highest finite bucket/);
+        });
+
+        it("checks a rule only when the keys it relates are valid themselves", () => {
+            const p = problems(merged(hubConfig(), { analysis: { rateWindow: "soon", minRequests: "many", count: -1 } }));
+            assert.deepStrictEqual(p.map((x) => x.key).sort(), ["analysis.count", "analysis.minRequests", "analysis.rateWindow"]);
+            assert.ok(p.every((x) => /must be (a duration|a whole number)/.test(x.allowed)));
         });
 
         it("refuses thresholds and durations out of range", () => {
@@ -132,18 +163,20 @@ describe("metric gates", () => {
             assert.strictEqual(selector(canary), '{k8s_namespace_name="shop",k8s_replicaset_name="checkout-5d8f9c7b6"}');
         });
 
-        it("computes the non-5xx share of the canary's requests", () => {
+        it("computes the non-5xx share of the canary's requests, 0 when all fail, nothing below the floor", () => {
+            const all = 'http_server_request_duration_seconds_count{k8s_namespace_name="shop",k8s_replicaset_name="checkout-5d8f9c7b6"}';
             assert.strictEqual(
-                successRateQuery(canary, "2m"),
-                'sum(rate(http_server_request_duration_seconds_count{k8s_namespace_name="shop",k8s_replicaset_name="checkout-5d8f9c7b6",http_response_status_code!~"5.."}[2m]))' +
-                    ' / sum(rate(http_server_request_duration_seconds_count{k8s_namespace_name="shop",k8s_replicaset_name="checkout-5d8f9c7b6"}[2m]))',
+                successRateQuery(canary, "4m", 50),
+                '(sum(increase(http_server_request_duration_seconds_count{k8s_namespace_name="shop",k8s_replicaset_name="checkout-5d8f9c7b6",http_response_status_code!~"5.."}[4m])) or vector(0))' +
+                    ` / (sum(increase(${all}[4m])) >= 50)`,
             );
         });
 
-        it("computes the canary's p99 from the duration histogram", () => {
+        it("computes the canary's p99 from the duration histogram, above the same floor", () => {
             assert.strictEqual(
-                latencyP99Query(canary, "5m"),
-                'histogram_quantile(0.99, sum by (le) (rate(http_server_request_duration_seconds_bucket{k8s_namespace_name="shop",k8s_replicaset_name="checkout-5d8f9c7b6"}[5m])))',
+                latencyP99Query(canary, "5m", 20),
+                'histogram_quantile(0.99, sum by (le) (rate(http_server_request_duration_seconds_bucket{k8s_namespace_name="shop",k8s_replicaset_name="checkout-5d8f9c7b6"}[5m])))' +
+                    ' and on() (sum(increase(http_server_request_duration_seconds_count{k8s_namespace_name="shop",k8s_replicaset_name="checkout-5d8f9c7b6"}[5m])) >= 20)',
             );
         });
 
@@ -155,28 +188,43 @@ describe("metric gates", () => {
 
         it("leaves an empty or NaN result Inconclusive and fails only a real breach", () => {
             const atLeast = guardedConditions("atLeast", 0.95);
-            assert.strictEqual(verdict(atLeast, []), "Inconclusive");
-            assert.strictEqual(verdict(atLeast, [NaN]), "Inconclusive");
-            assert.strictEqual(verdict(atLeast, [0.99]), "Successful");
-            assert.strictEqual(verdict(atLeast, [0.95]), "Successful");
-            assert.strictEqual(verdict(atLeast, [0.9]), "Failed");
+            assert.strictEqual(measurementPhase(atLeast, []), "Inconclusive");
+            assert.strictEqual(measurementPhase(atLeast, [NaN]), "Inconclusive");
+            assert.strictEqual(measurementPhase(atLeast, [0.99]), "Successful");
+            assert.strictEqual(measurementPhase(atLeast, [0.95]), "Successful");
+            assert.strictEqual(measurementPhase(atLeast, [0.9]), "Failed");
             const atMost = guardedConditions("atMost", 0.5);
-            assert.strictEqual(verdict(atMost, []), "Inconclusive");
-            assert.strictEqual(verdict(atMost, [0.2]), "Successful");
-            assert.strictEqual(verdict(atMost, [0.7]), "Failed");
+            assert.strictEqual(measurementPhase(atMost, []), "Inconclusive");
+            assert.strictEqual(measurementPhase(atMost, [0.2]), "Successful");
+            assert.strictEqual(measurementPhase(atMost, [0.7]), "Failed");
         });
 
-        it("builds the shared templates from the configured thresholds", () => {
-            const cfg = parse(merged(hubConfig(), { analysis: { successRate: 0.99, latencyP99Seconds: 0.25, rateWindow: "5m", initialDelay: "6m" } }));
-            const [success, latency] = sharedTemplates(cfg.metrics.analysis);
-            assert.strictEqual(success.name, "success-rate");
+        it("builds each shared template twice, background and finite, from the configured thresholds", () => {
+            const cfg = parse(merged(hubConfig(), { analysis: { successRate: 0.99, latencyP99Seconds: 0.25, rateWindow: "5m", initialDelay: "6m", minRequests: 200, count: 4 } }));
+            const templates = sharedTemplates(cfg.metrics.analysis);
+            assert.deepStrictEqual(
+                templates.map((t) => [t.name, t.metric, t.runs]),
+                [
+                    ["success-rate", "success-rate", "background"],
+                    ["success-rate-finite", "success-rate", "finite"],
+                    ["latency-p99", "latency-p99", "background"],
+                    ["latency-p99-finite", "latency-p99", "finite"],
+                ],
+            );
+            const [success, successFinite, latency] = templates;
+            assert.strictEqual(success.query, successFinite.query);
             assert.match(success.query, /\[5m\]/);
+            assert.match(success.query, />= 200\)$/);
             assert.match(success.query, /k8s_replicaset_name="\{\{args\.rollout\}\}-\{\{args\.canary-hash\}\}"/);
             assert.match(success.successCondition, />= 0\.99$/);
-            assert.strictEqual(latency.name, "latency-p99");
             assert.match(latency.failureCondition, /> 0\.25$/);
-            const spec = clusterAnalysisTemplateSpec(success, cfg.metrics.analysis, "http://m/prometheus", "hub") as { metrics: Record<string, unknown>[] };
-            assert.strictEqual(spec.metrics[0].initialDelay, "6m");
+            type Spec = { metrics: Record<string, unknown>[] };
+            const background = clusterAnalysisTemplateSpec(success, cfg.metrics.analysis, "http://m/prometheus", "hub") as Spec;
+            assert.strictEqual(background.metrics[0].initialDelay, "6m");
+            assert.strictEqual(background.metrics[0].interval, "1m");
+            assert.ok(!("count" in background.metrics[0]), "the background gate runs until the rollout ends");
+            const finite = clusterAnalysisTemplateSpec(successFinite, cfg.metrics.analysis, "http://m/prometheus", "hub") as Spec;
+            assert.strictEqual(finite.metrics[0].count, 4);
         });
     });
 
@@ -214,10 +262,10 @@ describe("metric gates", () => {
             }
         });
 
-        it("adds the /prometheus read rule only for spokes that opted in", () => {
+        it("adds the Prometheus read rule only for spokes that opted in", () => {
             const paths = (name: string) =>
                 (byName(run, name).inputs.spec as { rules: { matches: { path: { value: string } }[] }[] }).rules.map((r) => r.matches[0].path.value);
-            assert.deepStrictEqual(paths("mimir-spoke-preprod"), ["/api/v1/push", "/prometheus"]);
+            assert.deepStrictEqual(paths("mimir-spoke-preprod"), ["/api/v1/push", "/prometheus/api/v1/query"]);
             assert.deepStrictEqual(paths("mimir-spoke-edge"), ["/api/v1/push"]);
         });
 
@@ -251,7 +299,7 @@ describe("metric gates", () => {
         });
 
         it("queries Mimir in-cluster with its own tenant through the Prometheus provider", () => {
-            for (const name of ["analysis-success-rate", "analysis-latency-p99"]) {
+            for (const name of ["analysis-success-rate", "analysis-success-rate-finite", "analysis-latency-p99", "analysis-latency-p99-finite", "analysis-error-budget"]) {
                 const t = byName(run, name);
                 assert.strictEqual(t.type, "kubernetes:argoproj.io/v1alpha1:ClusterAnalysisTemplate");
                 const metric = (t.inputs.spec as { metrics: { provider: Record<string, { address: string; headers: unknown[] }> }[] }).metrics[0];

@@ -29,7 +29,7 @@ describe("offline plan", () => {
                 const urns = new Set(rows.map((r) => r.urn));
                 assert.ok(rows.length > 10);
                 for (const row of rows) {
-                    for (const field of ["urn", "name", "type", "stage", "parent", "dependsOn", "protect", "retainOnDelete", "inputs"]) {
+                    for (const field of ["urn", "name", "type", "stage", "parent", "dependsOn", "protect", "retainOnDelete", "deleteBeforeReplace", "import", "provider", "adopts", "inputs"]) {
                         assert.ok(field in row, `${String(row.urn)} lacks ${field}`);
                     }
                     assert.ok(row.stage === null || (STAGES as readonly string[]).includes(row.stage as string));
@@ -38,6 +38,8 @@ describe("offline plan", () => {
                         assert.ok(urns.has(dep), `${String(row.urn)} depends on ${dep}, which is not in the plan`);
                     }
                     assert.strictEqual(typeof row.protect, "boolean");
+                    assert.ok(row.provider === null || urns.has(row.provider as string), `provider of ${String(row.urn)} is not in the plan`);
+                    assert.strictEqual(row.adopts, null, "the shipped stacks adopt nothing");
                     assert.strictEqual(typeof row.retainOnDelete, "boolean");
                 }
                 // JSON round trip: nothing in a row that does not serialise.
@@ -64,6 +66,7 @@ describe("offline plan", () => {
                 assert.match(text, new RegExp(`^stack ${stack}: \\d+ resources`));
                 assert.match(text, /stages: gateway -> rollouts -> policy -> argocd-apps/);
                 assert.match(text, /rollouts\s+\d+\s+.*Chart x1/);
+                assert.match(text, /adopting: nothing/);
             });
         });
     }

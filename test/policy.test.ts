@@ -3,36 +3,41 @@ import { AddonConfig, PolicyConfig, parseAddonConfig } from "../components/confi
 import {
     CelPolicy,
     ClusterPolicy,
-    GeneratingPolicy,
-    KYVERNO_BACKGROUND_AGGREGATE_LABEL,
-    KyvernoValue,
-    LabelSelector,
+    KYVERNO_AGGREGATE_LABELS,
     MESSAGES,
-    MutatingPolicy,
     POLICY_NAMES,
+    PolicyContext,
     Template,
     ValidatingPolicy,
+    allOf,
     celPolicies,
     clusterPolicies,
+    contradiction,
     kyvernoPolicies,
+    kyvernoRoles,
+    namespaceSelector,
     pdbGenerationRules,
+    policyContext,
     ref,
+    selects,
     toCel,
     toKyverno,
-    ZERO_SURGE,
 } from "../components/policy";
 import { findWildcards } from "../components/rollouts";
 import { OfflineRun } from "../tools/offline";
+import { validateObject } from "../tools/schemas";
 import { byName, hubConfig, merged, planInline, transitiveDeps } from "./harness";
+import { FakeCluster, Json, admit } from "./kyvernoCel";
+import { applyClusterPolicy, evalJmes, parseJmes, ruleMatches, substitute } from "./kyvernoJmes";
 
 // ---------------------------------------------------------------------------------------------
-// Samples: what a tenant applies.
+// Samples: what a tenant applies, in namespaces labelled as the platform labels them.
 
-type K8sObject = { apiVersion: string; kind: string; metadata: { name: string; namespace: string }; spec: Record<string, unknown> };
+type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace: string; labels?: Record<string, string> }; spec: Record<string, Json>; status?: Json };
 
-const template = (app: string) => ({ metadata: { labels: { app } }, spec: { containers: [{ name: app, image: `registry.test.example/${app}:1` }] } });
+const template = (labels: Record<string, string>) => ({ metadata: { labels }, spec: { containers: [{ name: "app", image: "registry.test.example/app:1" }] } });
 
-function sampleRollout(namespace = "shop"): K8sObject {
+function sampleRollout(spec: Record<string, Json> = {}, namespace = "shop"): Obj {
     return {
         apiVersion: "argoproj.io/v1alpha1",
         kind: "Rollout",
@@ -40,239 +45,136 @@ function sampleRollout(namespace = "shop"): K8sObject {
         spec: {
             replicas: 3,
             selector: { matchLabels: { app: "checkout" } },
-            template: template("checkout"),
+            template: template({ app: "checkout", team: "shop" }),
             strategy: {
                 canary: {
                     maxSurge: 1,
-                    stableService: "checkout-stable",
-                    canaryService: "checkout-canary",
+                    steps: [{ setWeight: 25 }, { pause: {} }, { setWeight: 100 }],
                     trafficRouting: { plugins: { "argoproj-labs/gatewayAPI": { httpRoute: "checkout", namespace } } },
                 },
             },
+            ...spec,
         },
     };
 }
 
-function sampleDeployment(namespace = "shop"): K8sObject {
+function sampleDeployment(spec: Record<string, Json> = {}, namespace = "shop"): Obj {
     return {
         apiVersion: "apps/v1",
         kind: "Deployment",
         metadata: { name: "web", namespace },
-        spec: { replicas: 2, selector: { matchLabels: { app: "web", tier: "front" } }, template: template("web") },
+        spec: { replicas: 2, selector: { matchLabels: { app: "web", tier: "front" } }, template: template({ app: "web", tier: "front" }), ...spec },
     };
 }
 
-interface Admission {
-    object: K8sObject;
-    namespaceLabels: Record<string, string>;
-    operation: "CREATE" | "UPDATE";
-}
+const sampleStatefulSet = (): Obj => ({ ...sampleDeployment(), kind: "StatefulSet", metadata: { name: "db", namespace: "shop" } });
 
-const PROD = { "platform.example/tier": "prod" };
-const admit = (object: K8sObject, namespaceLabels: Record<string, string> = {}): Admission => ({ object, namespaceLabels, operation: "CREATE" });
+const hpa = (target: { kind: string; name: string }, minReplicas?: number): Obj => ({
+    apiVersion: "autoscaling/v2",
+    kind: "HorizontalPodAutoscaler",
+    metadata: { name: `${target.name}-hpa`, namespace: "shop" },
+    spec: { scaleTargetRef: target, maxReplicas: 10, ...(minReplicas === undefined ? {} : { minReplicas }) },
+});
 
-// ---------------------------------------------------------------------------------------------
-// A small matcher for both APIs' match blocks, evaluated on the generated bodies.
+const pdbObject = (name: string, selector?: Json): Json => ({ apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name, namespace: "shop" }, spec: { maxUnavailable: 1, ...(selector === undefined ? {} : { selector }) } });
 
-const PLURALS: Record<string, string> = { Rollout: "rollouts", Deployment: "deployments", StatefulSet: "statefulsets" };
+const TIER = "platform.example/tier";
+const DEV = { [TIER]: "dev" };
+const PROD = { [TIER]: "prod" };
+const REGULATED_PROD = { [TIER]: "prod", "platform.example/class": "regulated" };
 
-function selects(selector: LabelSelector | undefined, labels: Record<string, string>): boolean {
-    if (!selector) {
-        return true;
-    }
-    const byLabels = Object.entries(selector.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
-    const byExpressions = (selector.matchExpressions ?? []).every((e) => {
-        switch (e.operator) {
-            case "In":
-                return k8sHas(labels, e.key) && (e.values ?? []).includes(labels[e.key]);
-            case "NotIn":
-                return !k8sHas(labels, e.key) || !(e.values ?? []).includes(labels[e.key]);
-            case "Exists":
-                return k8sHas(labels, e.key);
-            case "DoesNotExist":
-                return !k8sHas(labels, e.key);
-        }
-    });
-    return byLabels && byExpressions;
-}
-const k8sHas = (labels: Record<string, string>, key: string) => Object.prototype.hasOwnProperty.call(labels, key);
+const REGULATED = {
+    namespaceLabels: { "platform.example/class": "regulated" },
+    approverGroups: ["release-approvers"],
+    deployerGroups: ["shop-deployers"],
+    gitopsServiceAccounts: ["argocd/argocd-application-controller", "argocd/argocd-server"],
+};
 
-/** Namespaces carry their name as a label (Kubernetes sets kubernetes.io/metadata.name). */
-const nsLabels = (a: Admission) => ({ ...a.namespaceLabels, "kubernetes.io/metadata.name": a.object.metadata.namespace });
-
-function celApplies(p: CelPolicy, a: Admission): boolean {
-    const [group, version] = a.object.apiVersion.includes("/") ? a.object.apiVersion.split("/") : ["", a.object.apiVersion];
-    const mc = p.spec.matchConstraints;
-    const byResource = mc.resourceRules.some(
-        (r) => r.apiGroups.includes(group) && r.apiVersions.includes(version) && r.resources.includes(PLURALS[a.object.kind]) && r.operations.includes(a.operation),
-    );
-    return byResource && selects(mc.namespaceSelector, nsLabels(a));
-}
-
-function clusterRulesApplying(p: ClusterPolicy, a: Admission): string[] {
-    const gvk = `${a.object.apiVersion}/${a.object.kind}`;
-    return p.spec.rules
-        .filter((rule) =>
-            rule.match.any.some(
-                ({ resources: r }) => r.kinds.includes(gvk) && (r.operations === undefined || r.operations.includes(a.operation)) && selects(r.namespaceSelector, nsLabels(a)),
-            ),
-        )
-        .filter((rule) => !(rule.exclude?.any ?? []).some(({ resources }) => resources.namespaces.includes(a.object.metadata.namespace)))
-        .map((rule) => rule.name);
-}
-
-const celApplying = (cfg: PolicyConfig, a: Admission) =>
-    celPolicies(cfg)
-        .filter((p) => celApplies(p, a))
-        .map((p) => p.metadata.name)
-        .sort();
-const clusterApplying = (cfg: PolicyConfig, a: Admission) =>
-    clusterPolicies(cfg)
-        .filter((p) => clusterRulesApplying(p, a).length > 0)
-        .map((p) => p.metadata.name)
-        .sort();
-
-// ---------------------------------------------------------------------------------------------
-// Evaluators for what the policies write: the CEL literal subset `toCel` renders, and Kyverno's
-// variable substitution of plain `request.object` paths.
-
-type Json = string | number | boolean | null | Json[] | { [k: string]: Json };
-
-function at(root: unknown, path: string): Json {
-    const value = path.split(".").reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], root);
-    if (value === undefined) {
-        throw new Error(`no value at ${path}`);
-    }
-    return value as Json;
-}
-
-/** Evaluates literals, `dyn()`, maps, lists, `object.<path>` and string `+` against `object`. */
-function evalCel(expression: string, object: unknown): Json {
-    const tokens = expression.match(/"(?:[^"\\]|\\.)*"|-?[0-9]+|[A-Za-z_][A-Za-z0-9_.]*|[{}[\]():,+]/g) ?? [];
-    let i = 0;
-    const next = () => tokens[i++];
-    const expect = (t: string) => assert.strictEqual(next(), t, `in ${expression}`);
-    const term = (): Json => {
-        const t = next();
-        if (t === "{") {
-            const out: Record<string, Json> = {};
-            while (tokens[i] !== "}") {
-                const key = JSON.parse(next()) as string;
-                expect(":");
-                out[key] = expr();
-                if (tokens[i] === ",") {
-                    next();
-                }
-            }
-            expect("}");
-            return out;
-        }
-        if (t === "[") {
-            const out: Json[] = [];
-            while (tokens[i] !== "]") {
-                out.push(expr());
-                if (tokens[i] === ",") {
-                    next();
-                }
-            }
-            expect("]");
-            return out;
-        }
-        if (t === "dyn") {
-            expect("(");
-            const v = expr();
-            expect(")");
-            return v;
-        }
-        if (t.startsWith('"')) {
-            return JSON.parse(t) as string;
-        }
-        if (/^-?[0-9]+$/.test(t)) {
-            return Number(t);
-        }
-        if (t === "true" || t === "false") {
-            return t === "true";
-        }
-        assert.ok(t.startsWith("object."), `unsupported token ${t} in ${expression}`);
-        return at(object, t.slice("object.".length));
-    };
-    const expr = (): Json => {
-        let v = term();
-        while (tokens[i] === "+") {
-            next();
-            v = `${v as string}${term() as string}`;
-        }
-        return v;
-    };
-    const result = expr();
-    assert.strictEqual(i, tokens.length, `trailing tokens in ${expression}`);
-    return result;
-}
-
-/** Kyverno variable substitution for `{{ request.object.<path> }}`: whole-value or in text. */
-function substitute(value: KyvernoValue, object: unknown): Json {
-    if (typeof value === "string") {
-        const whole = /^\{\{ request\.object\.([A-Za-z0-9_.]+) \}\}$/.exec(value);
-        if (whole) {
-            return at(object, whole[1]);
-        }
-        return value.replace(/\{\{ (.*?) \}\}/g, (_, e: string) => {
-            assert.ok(e.startsWith("request.object."), `unsupported variable ${e}`);
-            return String(at(object, e.slice("request.object.".length)));
-        });
-    }
-    if (Array.isArray(value)) {
-        return value.map((v) => substitute(v, object));
-    }
-    if (value !== null && typeof value === "object") {
-        return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substitute(v, object)]));
-    }
-    return value;
-}
-
-/** The PodDisruptionBudget each API writes for `object`. */
-function celPdb(cfg: PolicyConfig, object: K8sObject): Json {
-    const p = celPolicies(cfg).find((x): x is GeneratingPolicy => x.kind === "GeneratingPolicy")!;
-    const list = evalCel(p.spec.variables.find((v) => v.name === "pdb")!.expression, object) as Json[];
-    assert.strictEqual(list.length, 1);
-    return list[0];
-}
-
-function clusterPdb(cfg: PolicyConfig, object: K8sObject): Json {
-    const p = clusterPolicies(cfg).find((x) => x.metadata.name === POLICY_NAMES.pdb)!;
-    const rule = p.spec.rules.find((r) => r.name === `pdb-${object.kind.toLowerCase()}`)!;
-    const g = rule.generate!;
-    const data = substitute(g.data, object) as { spec: Json };
-    return { apiVersion: g.apiVersion, kind: g.kind, metadata: { name: substitute(g.name, object), namespace: substitute(g.namespace, object) }, spec: data.spec };
-}
-
-/** The topology spread constraints each API adds to `object`'s pod template. */
-function celSpread(cfg: PolicyConfig, object: K8sObject): Json {
-    const p = celPolicies(cfg).find((x): x is MutatingPolicy => x.kind === "MutatingPolicy" && celApplies(x, admit(object)))!;
-    const m = /^\[JSONPatch\{op: "add", path: "\/spec\/template\/spec\/topologySpreadConstraints", value: (.*)\}\]$/.exec(p.spec.mutations[0].jsonPatch.expression);
-    assert.ok(m, p.spec.mutations[0].jsonPatch.expression);
-    return evalCel(m[1], object);
-}
-
-function clusterSpread(cfg: PolicyConfig, object: K8sObject): Json {
-    const p = clusterPolicies(cfg).find((x) => x.metadata.name === POLICY_NAMES.spread)!;
-    const rule = p.spec.rules.find((r) => r.name === `spread-${object.kind.toLowerCase()}`)!;
-    const patch = substitute(rule.mutate!.patchStrategicMerge, object) as { spec: { template: { spec: Record<string, Json> } } };
-    // `+(...)`: Kyverno's add-if-absent anchor; the constraints are its value.
-    return patch.spec.template.spec["+(topologySpreadConstraints)"];
-}
-
-// ---------------------------------------------------------------------------------------------
+const CTX: PolicyContext = { rolloutsController: { namespace: "argo-rollouts", name: "argo-rollouts" } };
 
 function config(patch: Record<string, unknown> = {}): AddonConfig {
     const { "aws:region": _region, ...rest } = merged(hubConfig(), patch);
     return parseAddonConfig("hub", rest, { awsRegion: "eu-west-1" });
 }
-const policyConfig = (patch: Record<string, unknown> = {}) => config({ policy: patch }).policy;
+const policyConfig = (patch: Record<string, unknown> = {}): PolicyConfig => config({ policy: patch }).policy;
+
+// ---------------------------------------------------------------------------------------------
+// One admission request through either engine: the CEL policies evaluated by @bufbuild/cel, the
+// ClusterPolicies by the restated Kyverno engine (test/kyvernoJmes.ts).
+
+interface Request {
+    object: Obj;
+    oldObject?: Obj;
+    operation?: "CREATE" | "UPDATE";
+    subResource?: string;
+    username?: string;
+    groups?: string[];
+    namespaceLabels: Record<string, string>;
+    objects?: Record<string, Json[]>;
+}
+
+interface Outcome {
+    /** Names of the policies that matched the request. */
+    applied: string[];
+    denied: string[];
+    /** PodDisruptionBudgets generated. */
+    generated: Json[];
+    /** Topology spread constraints added. */
+    spread: Json[];
+}
+
+function celMatches(p: CelPolicy, r: Request): boolean {
+    const [group, version] = r.object.apiVersion.includes("/") ? r.object.apiVersion.split("/") : ["", r.object.apiVersion];
+    const plural = `${r.object.kind.toLowerCase()}s${r.subResource ? `/${r.subResource}` : ""}`;
+    const mc = p.spec.matchConstraints;
+    const labels = { ...r.namespaceLabels, "kubernetes.io/metadata.name": r.object.metadata.namespace };
+    return (
+        mc.resourceRules.some((rr) => rr.apiGroups.includes(group) && rr.apiVersions.includes(version) && rr.resources.includes(plural) && rr.operations.includes(r.operation ?? "CREATE")) &&
+        (mc.namespaceSelector === undefined || selects(mc.namespaceSelector, labels))
+    );
+}
+
+function viaCel(cfg: PolicyConfig, r: Request): Outcome {
+    const out: Outcome = { applied: [], denied: [], generated: [], spread: [] };
+    for (const p of celPolicies(cfg, CTX).filter((x) => celMatches(x, r))) {
+        out.applied.push(p.metadata.name.replace(/-(deployment|statefulset|rollout)$/, ""));
+        const res = admit(p, { ...r, object: r.object as unknown as Json, oldObject: r.oldObject as unknown as Json, operation: r.operation ?? "CREATE", cluster: new FakeCluster(r.objects ?? {}) });
+        out.denied.push(...res.denied);
+        out.generated.push(...res.generated);
+        out.spread.push(...res.patches.map((x) => (x as { value: Json }).value));
+    }
+    return normalise(out);
+}
+
+/** The spread constraints a mutation added to the pod template. */
+const addedSpread = (patched: Json): Json => (patched as { spec: { template: { spec: Record<string, Json> } } }).spec.template.spec.topologySpreadConstraints;
+
+function viaClusterPolicy(cfg: PolicyConfig, r: Request): Outcome {
+    const out: Outcome = { applied: [], denied: [], generated: [], spread: [] };
+    const legacy = { ...cfg, kyvernoApi: "kyverno.io/v1" as const };
+    for (const p of clusterPolicies(legacy, CTX)) {
+        const a = { ...r, object: r.object as unknown as Json, oldObject: r.oldObject as unknown as Json, operation: r.operation ?? "CREATE", cluster: new FakeCluster(r.objects ?? {}) };
+        if (!p.spec.rules.some((rule) => ruleMatches(rule, a))) {
+            continue;
+        }
+        out.applied.push(p.metadata.name);
+        // The webhook's match conditions are evaluated by the API server, before Kyverno.
+        if ((p.spec.webhookConfiguration?.matchConditions ?? []).length > 0 && r.username === "system:serviceaccount:argo-rollouts:argo-rollouts") {
+            continue;
+        }
+        const results = applyClusterPolicy(p, a);
+        out.denied.push(...results.flatMap((x) => (x.denied ? [x.denied] : [])));
+        out.generated.push(...results.flatMap((x) => (x.generated ? [x.generated] : [])));
+        out.spread.push(...results.flatMap((x) => (x.patch ? [addedSpread(x.patch)] : [])));
+    }
+    return normalise(out);
+}
+
+const normalise = (o: Outcome): Outcome => ({ applied: [...new Set(o.applied)].sort(), denied: [...new Set(o.denied)].sort(), generated: o.generated, spread: o.spread });
 
 const ENGINES = [
-    { label: "policies.kyverno.io/v1", applying: celApplying, pdb: celPdb, spread: celSpread },
-    { label: "kyverno.io/v1 ClusterPolicy", applying: clusterApplying, pdb: clusterPdb, spread: clusterSpread },
+    { label: "policies.kyverno.io/v1", run: viaCel },
+    { label: "kyverno.io/v1 ClusterPolicy", run: viaClusterPolicy },
 ] as const;
 
 describe("policy stage", () => {
@@ -293,189 +195,253 @@ describe("policy stage", () => {
         });
     });
 
+    describe("namespace selectors", () => {
+        it("AND the tenant selector with the prod or regulated labels and the excluded namespaces", () => {
+            const cfg = policyConfig({ regulated: REGULATED });
+            const ns = (labels: Record<string, string>, name = "shop") => ({ ...labels, "kubernetes.io/metadata.name": name });
+            assert.ok(selects(namespaceSelector(cfg), ns(DEV)));
+            assert.ok(!selects(namespaceSelector(cfg), ns({})), "an unlabelled namespace is no tenant's");
+            assert.ok(!selects(namespaceSelector(cfg), ns({ [TIER]: "platform" })), "platform namespaces are not tenant namespaces");
+            assert.ok(!selects(namespaceSelector(cfg), ns(PROD, "kyverno")), "excluded by name whatever its labels");
+            assert.ok(selects(namespaceSelector(cfg, "prod"), ns(PROD)) && !selects(namespaceSelector(cfg, "prod"), ns(DEV)));
+            assert.ok(selects(namespaceSelector(cfg, "regulated"), ns(REGULATED_PROD)) && !selects(namespaceSelector(cfg, "regulated"), ns(PROD)));
+            assert.ok(selects(namespaceSelector(cfg, "default"), ns({}, "default")) && !selects(namespaceSelector(cfg, "default"), ns(DEV)));
+        });
+
+        it("find a label no namespace can satisfy", () => {
+            assert.strictEqual(contradiction(allOf({ matchLabels: { a: "1" } }, { matchLabels: { a: "2" } })), "a");
+            assert.strictEqual(contradiction(allOf({ matchExpressions: [{ key: "a", operator: "In", values: ["1", "2"] }] }, { matchLabels: { a: "2" } })), undefined);
+            assert.strictEqual(contradiction({ matchExpressions: [{ key: "a", operator: "Exists" }, { key: "a", operator: "DoesNotExist" }] }), "a");
+            assert.strictEqual(contradiction({ matchExpressions: [{ key: "a", operator: "In", values: ["1"] }, { key: "a", operator: "NotIn", values: ["1"] }] }), "a");
+        });
+    });
+
+    describe("which policies each mode declares", () => {
+        const names = (cfg: PolicyConfig) => [...new Set(kyvernoPolicies(cfg, CTX).map((p) => p.metadata.name.replace(/-(deployment|statefulset|rollout)$/, "")))].sort();
+        for (const api of ["policies.kyverno.io/v1", "kyverno.io/v1"]) {
+            it(`own: ADR-085's availability policies under their names, the guards and the approval guard (${api})`, () => {
+                assert.deepStrictEqual(names(policyConfig({ kyvernoApi: api, regulated: REGULATED })), Object.values(POLICY_NAMES).sort());
+            });
+            it(`complement: only what ADR-085's policies lack, and never a second PDB generator (${api})`, () => {
+                assert.deepStrictEqual(names(policyConfig({ kyvernoApi: api, availabilityPolicies: "complement", regulated: REGULATED })), [POLICY_NAMES.maxSurge, POLICY_NAMES.approval, POLICY_NAMES.routeNamespace].sort());
+                assert.deepStrictEqual(names(policyConfig({ kyvernoApi: api, availabilityPolicies: "complement" })), [POLICY_NAMES.maxSurge, POLICY_NAMES.routeNamespace].sort());
+            });
+        }
+    });
+
     for (const engine of ENGINES) {
         describe(`in ${engine.label}`, () => {
-            const cfg = policyConfig(engine.label.startsWith("kyverno.io") ? { kyvernoApi: "kyverno.io/v1" } : {});
+            const cfg = policyConfig({ regulated: REGULATED });
 
             it("applies every availability policy and both Rollout guards to a Rollout in a prod namespace", () => {
-                assert.deepStrictEqual(engine.applying(cfg, admit(sampleRollout(), PROD)), [
-                    POLICY_NAMES.defaultNamespace,
-                    POLICY_NAMES.pdb,
-                    ...(engine.label.startsWith("kyverno.io") ? [POLICY_NAMES.spread] : [`${POLICY_NAMES.spread}-rollout`]),
-                    POLICY_NAMES.maxSurge,
-                    POLICY_NAMES.replicaFloor,
-                    POLICY_NAMES.routeNamespace,
-                ].sort());
+                assert.deepStrictEqual(
+                    engine.run(cfg, { object: sampleRollout(), namespaceLabels: PROD }).applied,
+                    [POLICY_NAMES.pdb, POLICY_NAMES.spread, POLICY_NAMES.maxSurge, POLICY_NAMES.replicaFloor, POLICY_NAMES.routeNamespace].sort(),
+                );
             });
 
             it("applies the availability policies but no Rollout guard to a Deployment in a prod namespace", () => {
-                assert.deepStrictEqual(engine.applying(cfg, admit(sampleDeployment(), PROD)), [
-                    POLICY_NAMES.defaultNamespace,
-                    POLICY_NAMES.pdb,
-                    ...(engine.label.startsWith("kyverno.io") ? [POLICY_NAMES.spread] : [`${POLICY_NAMES.spread}-deployment`]),
-                    POLICY_NAMES.replicaFloor,
-                ].sort());
+                assert.deepStrictEqual(engine.run(cfg, { object: sampleDeployment(), namespaceLabels: PROD }).applied, [POLICY_NAMES.pdb, POLICY_NAMES.spread, POLICY_NAMES.replicaFloor].sort());
+            });
+
+            it("applies nothing outside the tenant namespaces, and only the default-namespace refusal in default", () => {
+                assert.deepStrictEqual(engine.run(cfg, { object: sampleRollout({}, "tools"), namespaceLabels: {} }).applied, []);
+                assert.deepStrictEqual(engine.run(cfg, { object: sampleRollout({}, "kube-system"), namespaceLabels: PROD }).applied, []);
+                const inDefault = engine.run(cfg, { object: sampleDeployment({}, "default"), namespaceLabels: {} });
+                assert.deepStrictEqual(inDefault.applied, [POLICY_NAMES.defaultNamespace]);
+                assert.deepStrictEqual(inDefault.denied, [MESSAGES.defaultNamespace]);
             });
 
             it("leaves the replica floor out of a namespace not labelled prod", () => {
-                assert.ok(!engine.applying(cfg, admit(sampleRollout())).includes(POLICY_NAMES.replicaFloor));
-                assert.ok(!engine.applying(cfg, admit(sampleDeployment(), { "platform.example/tier": "preprod" })).includes(POLICY_NAMES.replicaFloor));
+                assert.ok(!engine.run(cfg, { object: sampleRollout({ replicas: 1 }), namespaceLabels: DEV }).applied.includes(POLICY_NAMES.replicaFloor));
             });
 
-            it("applies nothing in an excluded namespace, and the default-namespace refusal in default", () => {
-                assert.deepStrictEqual(engine.applying(cfg, admit(sampleRollout("kube-system"), PROD)), []);
-                assert.ok(engine.applying(cfg, admit(sampleDeployment("default"))).includes(POLICY_NAMES.defaultNamespace));
-            });
-
-            it("generates a PodDisruptionBudget with an integer maxUnavailable selecting the workload's pods", () => {
-                assert.deepStrictEqual(engine.pdb(cfg, sampleRollout()), {
-                    apiVersion: "policy/v1",
-                    kind: "PodDisruptionBudget",
-                    metadata: { name: "checkout-pdb", namespace: "shop" },
-                    spec: { maxUnavailable: 1, selector: { matchLabels: { app: "checkout" } } },
-                });
-                assert.deepStrictEqual(engine.pdb(policyConfig({ ...(engine.label.startsWith("kyverno.io") ? { kyvernoApi: "kyverno.io/v1" } : {}), pdbMaxUnavailable: 2, prodMinReplicas: 3 }), sampleDeployment()), {
-                    apiVersion: "policy/v1",
-                    kind: "PodDisruptionBudget",
-                    metadata: { name: "web-pdb", namespace: "shop" },
-                    spec: { maxUnavailable: 2, selector: { matchLabels: { app: "web", tier: "front" } } },
-                });
-            });
-
-            it("spreads Rollout pods by rollouts-pod-template-hash and Deployment pods by pod-template-hash", () => {
-                const expected = (object: K8sObject, hash?: string) =>
-                    ["topology.kubernetes.io/zone", "kubernetes.io/hostname"].map((topologyKey) => ({
-                        maxSkew: 1,
-                        topologyKey,
-                        whenUnsatisfiable: "ScheduleAnyway",
-                        labelSelector: object.spec.selector as Json,
-                        ...(hash ? { matchLabelKeys: [hash] } : {}),
-                    }));
-                assert.deepStrictEqual(engine.spread(cfg, sampleRollout()), expected(sampleRollout(), "rollouts-pod-template-hash"));
-                assert.deepStrictEqual(engine.spread(cfg, sampleDeployment()), expected(sampleDeployment(), "pod-template-hash"));
-                const sts: K8sObject = { ...sampleDeployment(), apiVersion: "apps/v1", kind: "StatefulSet" };
-                assert.deepStrictEqual(engine.spread(cfg, sts), expected(sts));
+            it("applies the approval guard to a regulated namespace's Rollouts and their status", () => {
+                const update = { object: sampleRollout(), oldObject: sampleRollout(), operation: "UPDATE" as const, namespaceLabels: REGULATED_PROD };
+                assert.ok(engine.run(cfg, update).applied.includes(POLICY_NAMES.approval));
+                assert.ok(engine.run(cfg, { ...update, subResource: "status" }).applied.includes(POLICY_NAMES.approval));
+                assert.ok(!engine.run(cfg, { ...update, namespaceLabels: PROD }).applied.includes(POLICY_NAMES.approval));
             });
         });
     }
 
     describe("same behaviour in both APIs", () => {
-        const cel = policyConfig();
-        const legacy = policyConfig({ kyvernoApi: "kyverno.io/v1" });
-        for (const [label, object] of [
-            ["Rollout", sampleRollout()],
-            ["Deployment", sampleDeployment()],
-        ] as const) {
-            it(`writes the same PodDisruptionBudget and spread constraints for a ${label}`, () => {
-                assert.deepStrictEqual(celPdb(cel, object), clusterPdb(legacy, object));
-                assert.deepStrictEqual(celSpread(cel, object), clusterSpread(legacy, object));
+        const cfg = policyConfig({ regulated: REGULATED });
+        const same = (label: string, r: Request, expect?: Partial<Outcome>) => {
+            it(label, () => {
+                const cel = viaCel(cfg, r);
+                assert.deepStrictEqual(viaClusterPolicy(cfg, r), cel);
+                for (const [k, v] of Object.entries(expect ?? {})) {
+                    assert.deepStrictEqual(cel[k as keyof Outcome], v, k);
+                }
             });
+        };
+        const budget = (name: string, selector: Json) => ({ apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name, namespace: "shop" }, spec: { maxUnavailable: 1, selector } });
+        const spreadFor = (selector: Json, hash?: string) =>
+            [["topology.kubernetes.io/zone", "kubernetes.io/hostname"].map((topologyKey) => ({ maxSkew: 1, topologyKey, whenUnsatisfiable: "ScheduleAnyway", labelSelector: selector, ...(hash ? { matchLabelKeys: [hash] } : {}) }))];
+
+        same("a Rollout gets one budget and spread by rollouts-pod-template-hash", { object: sampleRollout(), namespaceLabels: DEV }, {
+            generated: [budget("checkout-pdb", { matchLabels: { app: "checkout" } })],
+            spread: spreadFor({ matchLabels: { app: "checkout" } }, "rollouts-pod-template-hash"),
+            denied: [],
+        });
+        same("a Deployment spreads by pod-template-hash, a StatefulSet as one set", { object: sampleDeployment(), namespaceLabels: DEV }, { spread: spreadFor({ matchLabels: { app: "web", tier: "front" } }, "pod-template-hash") });
+        same("a StatefulSet spreads as one set", { object: sampleStatefulSet(), namespaceLabels: DEV }, { spread: spreadFor({ matchLabels: { app: "web", tier: "front" } }) });
+        same("a budget that selects the pods by a subset of their labels suppresses generation", {
+            object: sampleDeployment(),
+            namespaceLabels: DEV,
+            objects: { "policy/v1/poddisruptionbudgets": [pdbObject("web-budget", { matchLabels: { app: "web" } })] },
+        }, { generated: [] });
+        same("so does one that selects them by expressions, or every pod of the namespace", {
+            object: sampleDeployment(),
+            namespaceLabels: DEV,
+            objects: { "policy/v1/poddisruptionbudgets": [pdbObject("front", { matchExpressions: [{ key: "tier", operator: "In", values: ["front"] }, { key: "canary", operator: "DoesNotExist" }] })] },
+        }, { generated: [] });
+        same("an empty selector selects every pod", { object: sampleDeployment(), namespaceLabels: DEV, objects: { "policy/v1/poddisruptionbudgets": [pdbObject("all", {})] } }, { generated: [] });
+        same("budgets over other pods, over none, or the workload's own do not", {
+            object: sampleDeployment(),
+            namespaceLabels: DEV,
+            objects: {
+                "policy/v1/poddisruptionbudgets": [
+                    pdbObject("other", { matchLabels: { app: "checkout" } }),
+                    pdbObject("not-front", { matchExpressions: [{ key: "tier", operator: "NotIn", values: ["front"] }] }),
+                    pdbObject("null-selector"),
+                    pdbObject("web-pdb", { matchLabels: { app: "web" } }),
+                ],
+            },
+        }, { generated: [budget("web-pdb", { matchLabels: { app: "web", tier: "front" } })] });
+        same("a template that spreads already is left alone", { object: sampleRollout({ template: { metadata: { labels: { app: "checkout" } }, spec: { topologySpreadConstraints: [] } } }), namespaceLabels: DEV }, { spread: [] });
+
+        const omitted = (): Obj => {
+            const r = sampleRollout();
+            delete r.spec.replicas;
+            return r;
+        };
+        same("the floor admits a prod Rollout that leaves its replicas to an HPA", { object: omitted(), namespaceLabels: PROD }, { denied: [] });
+        same("the floor refuses one replica without an HPA", { object: sampleRollout({ replicas: 1 }), namespaceLabels: PROD }, { denied: [MESSAGES.replicaFloor(2)] });
+        same("the floor admits one replica an HPA scales", {
+            object: sampleDeployment({ replicas: 1 }),
+            namespaceLabels: PROD,
+            objects: { "autoscaling/v2/horizontalpodautoscalers": [hpa({ kind: "Deployment", name: "web" }, 2) as unknown as Json] },
+        }, { denied: [] });
+        same("the floor refuses an HPA below it", { object: hpa({ kind: "Rollout", name: "checkout" }), namespaceLabels: PROD }, { denied: [MESSAGES.hpaFloor(2)] });
+        same("the floor admits an HPA at it", { object: hpa({ kind: "Rollout", name: "checkout" }, 2), namespaceLabels: PROD }, { denied: [] });
+
+        const elsewhere = sampleRollout();
+        (elsewhere.spec.strategy as { canary: { trafficRouting: { plugins: Record<string, Record<string, string>> } } }).canary.trafficRouting.plugins["argoproj-labs/gatewayAPI"].namespace = "payments";
+        same("another namespace's route is refused", { object: elsewhere, namespaceLabels: DEV }, { denied: [MESSAGES.routeNamespace] });
+        for (const maxSurge of [0, "0%"]) {
+            const r = sampleRollout();
+            (r.spec.strategy as { canary: Record<string, Json> }).canary.maxSurge = maxSurge;
+            same(`maxSurge ${JSON.stringify(maxSurge)} is refused`, { object: r, namespaceLabels: DEV }, { denied: [MESSAGES.maxSurge] });
         }
 
-        it("refuses with the same messages and the same floor", () => {
-            const cfg = policyConfig({ prodMinReplicas: 3 });
-            const messages = (ps: (CelPolicy | ClusterPolicy)[]) =>
-                ps
-                    .flatMap((p) => (p.kind === "ValidatingPolicy" ? p.spec.validations.map((v) => v.message) : p.kind === "ClusterPolicy" ? p.spec.rules.map((r) => r.validate?.message) : []))
-                    .filter((m): m is string => m !== undefined);
-            const celMessages = new Set(messages(celPolicies(cfg)));
-            assert.deepStrictEqual(celMessages, new Set(messages(clusterPolicies({ ...cfg, kyvernoApi: "kyverno.io/v1" }))));
-            assert.ok(celMessages.has(MESSAGES.replicaFloor(3)));
-            const floorCel = celPolicies(cfg).find((p): p is ValidatingPolicy => p.metadata.name === POLICY_NAMES.replicaFloor)!;
-            assert.strictEqual(floorCel.spec.validations[0].expression, "(has(object.spec.replicas) ? object.spec.replicas : 1) >= 3");
-            const floorCp = clusterPolicies(cfg).find((p) => p.metadata.name === POLICY_NAMES.replicaFloor)!;
-            assert.ok(floorCp.spec.rules.every((r) => r.validate?.deny.conditions.any[0].operator === "LessThan" && r.validate.deny.conditions.any[0].value === 3));
-        });
+        const approver = { username: "alice", groups: ["release-approvers"] };
+        const deployer = { username: "bob", groups: ["shop-deployers"] };
+        const regulated = (r: Partial<Request>): Request => ({ object: sampleRollout(), oldObject: sampleRollout(), operation: "UPDATE", namespaceLabels: REGULATED_PROD, ...r });
+        const fewerSteps = sampleRollout({ strategy: { canary: { maxSurge: 1, steps: [{ setWeight: 100 }] } } });
+        same("a deployer's spec change is refused in a regulated namespace", regulated({ object: fewerSteps, ...deployer }), { denied: [MESSAGES.approvalSpec] });
+        same("the GitOps controller's is not", regulated({ object: fewerSteps, username: "system:serviceaccount:argocd:argocd-application-controller" }), { denied: [] });
+        same("an approver unpauses", regulated({ oldObject: sampleRollout({ paused: true }), object: sampleRollout({ paused: false }), ...approver }), { denied: [] });
+        same("a deployer does not", regulated({ oldObject: sampleRollout({ paused: true }), object: sampleRollout({ paused: false }), ...deployer }), { denied: [MESSAGES.approvalSpec] });
+        same("a deployer may pause", regulated({ object: sampleRollout({ paused: true }), ...deployer }), { denied: [] });
+        same("a deployer's promote (status) is refused", regulated({ subResource: "status", ...deployer }), { denied: [MESSAGES.approvalStatus] });
+        same("an approver in a deployer group cannot promote", regulated({ subResource: "status", username: "carol", groups: ["release-approvers", "shop-deployers"] }), { denied: [MESSAGES.approvalStatus] });
+        same("an approver's promote is admitted", regulated({ subResource: "status", ...approver }), { denied: [] });
+        same("ArgoCD's resume action is admitted", regulated({ subResource: "status", username: "system:serviceaccount:argocd:argocd-server" }), { denied: [] });
+        same("the controller is never stopped", regulated({ subResource: "status", username: "system:serviceaccount:argo-rollouts:argo-rollouts" }), { denied: [] });
+        same("a deployer cannot create a Rollout there", regulated({ operation: "CREATE", oldObject: undefined, ...deployer }), { denied: [MESSAGES.approvalCreate] });
+    });
 
-        it("enforce or only audit, as configured", () => {
-            const audit = policyConfig({ validationAction: "Audit" });
-            for (const p of celPolicies(audit).filter((x): x is ValidatingPolicy => x.kind === "ValidatingPolicy")) {
-                assert.deepStrictEqual(p.spec.validationActions, ["Audit", "Warn"]);
-            }
-            for (const p of clusterPolicies(audit).filter((x) => x.spec.rules.some((r) => r.validate))) {
-                assert.strictEqual(p.spec.validationFailureAction, "Audit");
-                assert.ok(p.spec.rules.every((r) => r.validate?.failureAction === "Audit"));
-            }
-            assert.ok(celPolicies(cel).filter((x): x is ValidatingPolicy => x.kind === "ValidatingPolicy").every((p) => p.spec.validationActions.join() === "Deny"));
+    describe("the ClusterPolicy engine restated for the tests", () => {
+        it("evaluates Kyverno's JMESPath: filters, defaults for missing keys, functions", () => {
+            const doc = { items: [{ a: { b: 1 } }, { a: {} }, { c: 2 }] } as Json;
+            assert.deepStrictEqual(evalJmes(parseJmes("items[?a.b == `1`] | length(@)"), doc), 1);
+            assert.deepStrictEqual(evalJmes(parseJmes("items[?a.b || `0`].a"), doc), [{ b: 1 }, {}]);
+            assert.throws(() => evalJmes(parseJmes("items.x.y"), { items: { x: {} } } as Json), /y/);
+            assert.strictEqual(evalJmes(parseJmes("label_match(`{\"a\":\"1\"}`, `{\"a\":\"1\",\"b\":\"2\"}`)"), null), true);
+            assert.strictEqual(evalJmes(parseJmes("lookup(`{\"a\":\"1\"}`, 'b') == `null`"), null), true);
+            assert.deepStrictEqual(substitute("{{ request.object.spec | merge(@, `{\"paused\": null}`) }}", { request: { object: { spec: { paused: true, x: 1 } } } }), { paused: null, x: 1 });
+            assert.strictEqual(substitute("n-{{ request.name }}", { request: { name: "a" } }), "n-a");
         });
     });
 
-    describe("guards and conditions", () => {
-        const cel = policyConfig();
-        const legacy = policyConfig({ kyvernoApi: "kyverno.io/v1" });
-
-        it("skips a budget when another PodDisruptionBudget already selects the same pods, but not its own", () => {
-            const gen = celPolicies(cel).find((x): x is GeneratingPolicy => x.kind === "GeneratingPolicy")!;
-            const covered = gen.spec.variables.find((v) => v.name === "coveredElsewhere")!.expression;
-            assert.match(covered, /^resource\.List\("policy\/v1", "poddisruptionbudgets", object\.metadata\.namespace\)\.items\.exists\(p, /);
-            assert.match(covered, /p\.metadata\.name != variables\.pdbName/);
-            assert.match(covered, /dyn\(p\.spec\.selector\.matchLabels\) == dyn\(object\.spec\.selector\.matchLabels\)/);
-            assert.strictEqual(gen.spec.generate[0].expression, "generator.Apply(object.metadata.namespace, variables.coveredElsewhere ? [] : variables.pdb)");
-            assert.strictEqual(evalCel(gen.spec.variables.find((v) => v.name === "pdbName")!.expression, sampleRollout()), "checkout-pdb");
-            assert.deepStrictEqual(gen.spec.evaluation, { synchronize: { enabled: true }, generateExisting: { enabled: true } });
-
-            const cp = clusterPolicies(legacy).find((p) => p.metadata.name === POLICY_NAMES.pdb)!;
-            for (const rule of cp.spec.rules) {
-                assert.strictEqual(rule.context?.[0].apiCall.urlPath, "/apis/policy/v1/namespaces/{{ request.object.metadata.namespace }}/poddisruptionbudgets");
-                assert.match(rule.context?.[0].apiCall.jmesPath ?? "", /^items\[\?metadata\.name != '\{\{ request\.object\.metadata\.name \}\}-pdb'\]\.spec\.selector\.matchLabels/);
-                assert.deepStrictEqual(rule.preconditions?.all[1], { key: "{{ to_string(request.object.spec.selector.matchLabels) }}", operator: "AnyNotIn", value: "{{ otherPdbSelectors }}" });
-                assert.strictEqual(rule.generate?.synchronize, true);
+    describe("both APIs as written", () => {
+        it("enforce or only audit, as configured", () => {
+            const audit = policyConfig({ validationAction: "Audit", regulated: REGULATED });
+            for (const p of celPolicies(audit, CTX).filter((x): x is ValidatingPolicy => x.kind === "ValidatingPolicy")) {
+                assert.deepStrictEqual(p.spec.validationActions, ["Audit", "Warn"]);
             }
-            assert.strictEqual(cp.spec.generateExisting, true);
-        });
-
-        it("adds spread constraints only to a pod template that has none, and never to existing workloads", () => {
-            for (const p of celPolicies(cel).filter((x): x is MutatingPolicy => x.kind === "MutatingPolicy")) {
-                assert.deepStrictEqual(
-                    p.spec.matchConditions.map((c) => c.expression),
-                    ["has(object.spec.template) && has(object.spec.template.spec)", "!(has(object.spec.template) && has(object.spec.template.spec) && has(object.spec.template.spec.topologySpreadConstraints))"],
-                );
-                assert.strictEqual(p.spec.evaluation.mutateExisting.enabled, false);
-            }
-            const cp = clusterPolicies(legacy).find((p) => p.metadata.name === POLICY_NAMES.spread)!;
-            for (const r of cp.spec.rules) {
-                assert.deepStrictEqual(Object.keys((r.mutate?.patchStrategicMerge as { spec: { template: { spec: object } } }).spec.template.spec), ["+(topologySpreadConstraints)"]);
+            for (const p of clusterPolicies(audit, CTX).filter((x) => x.spec.rules.some((r) => r.validate))) {
+                assert.strictEqual(p.spec.validationFailureAction, "Audit");
+                assert.ok(p.spec.rules.every((r) => r.validate?.failureAction === "Audit"));
             }
         });
 
-        it("checks the gatewayAPI plugin's namespace under the plugin's exact name, in both APIs", () => {
-            const v = celPolicies(cel).find((p): p is ValidatingPolicy => p.metadata.name === POLICY_NAMES.routeNamespace)!;
-            assert.match(v.spec.variables![0].expression, /plugins\["argoproj-labs\/gatewayAPI"\] : dyn\(\{\}\)$/);
-            assert.strictEqual(v.spec.validations[0].expression, '!("namespace" in variables.gatewayApi) || variables.gatewayApi["namespace"] == "" || variables.gatewayApi["namespace"] == object.metadata.namespace');
-            const cp = clusterPolicies(legacy).find((p) => p.metadata.name === POLICY_NAMES.routeNamespace)!;
-            assert.deepStrictEqual(cp.spec.rules[0].validate?.deny.conditions.any[0], {
-                key: '{{ request.object.spec.strategy.canary.trafficRouting.plugins."argoproj-labs/gatewayAPI".namespace || request.object.metadata.namespace }}',
-                operator: "NotEquals",
-                value: "{{ request.object.metadata.namespace }}",
-            });
+        it("let mutations fail open unless the platform asks otherwise; validations always fail closed", () => {
+            const spread = (cfg: PolicyConfig) => clusterPolicies(cfg, CTX).find((p) => p.metadata.name === POLICY_NAMES.spread)!;
+            assert.strictEqual(spread(policyConfig()).spec.failurePolicy, "Ignore");
+            assert.deepStrictEqual(spread(policyConfig()).spec.webhookConfiguration, { failurePolicy: "Ignore" });
+            assert.strictEqual(spread(policyConfig({ mutationFailurePolicy: "Fail" })).spec.webhookConfiguration?.failurePolicy, "Fail");
+            assert.ok(celPolicies(policyConfig(), CTX).every((p) => p.kind !== "ValidatingPolicy" || p.spec.failurePolicy === "Fail"));
         });
 
-        it("refuses maxSurge 0 written as a number, a string or a percentage, in both APIs", () => {
-            const v = celPolicies(cel).find((p): p is ValidatingPolicy => p.metadata.name === POLICY_NAMES.maxSurge)!;
-            assert.match(v.spec.validations[0].expression, /!string\(object\.spec\.strategy\.canary\.maxSurge\)\.matches\("\^0\+%\?\$"\)$/);
-            const zero = new RegExp(ZERO_SURGE);
-            assert.ok(["0", "0%", "00%"].every((s) => zero.test(s)) && !["1", "10%", "25%"].some((s) => zero.test(s)));
-            const cp = clusterPolicies(legacy).find((p) => p.metadata.name === POLICY_NAMES.maxSurge)!;
-            assert.strictEqual(cp.spec.rules[0].validate?.deny.conditions.any[0].key, "{{ regex_match('^0+%?$', to_string(request.object.spec.strategy.canary.maxSurge || '25%')) }}");
-        });
-
-        it("writes Rollout in its own ClusterPolicy rule, named by GVK, never through autogen (Kyverno #7446)", () => {
-            for (const p of clusterPolicies(legacy)) {
+        it("write Rollout in its own ClusterPolicy rule, named by GVK, never through autogen (Kyverno #7446)", () => {
+            for (const p of clusterPolicies(policyConfig({ regulated: REGULATED }), CTX)) {
                 for (const r of p.spec.rules) {
                     assert.strictEqual(r.match.any.length, 1);
                     assert.strictEqual(r.match.any[0].resources.kinds.length, 1, `${p.metadata.name}/${r.name} mixes kinds`);
                 }
-                assert.ok(p.spec.rules.some((r) => r.match.any[0].resources.kinds[0] === "argoproj.io/v1alpha1/Rollout"), `${p.metadata.name} has no Rollout rule`);
+                assert.ok(p.spec.rules.some((r) => r.match.any[0].resources.kinds[0].startsWith("argoproj.io/v1alpha1/Rollout")), `${p.metadata.name} has no Rollout rule`);
             }
+        });
+
+        it("run the approval guard at admission only: background scans have no user", () => {
+            const cp = clusterPolicies(policyConfig({ kyvernoApi: "kyverno.io/v1", regulated: REGULATED }), CTX).find((p) => p.metadata.name === POLICY_NAMES.approval) as ClusterPolicy;
+            assert.strictEqual(cp.spec.background, false);
+            assert.ok(cp.spec.rules.some((r) => r.match.any[0].resources.kinds[0] === "argoproj.io/v1alpha1/Rollout/status"));
+        });
+    });
+
+    describe("schemas", () => {
+        for (const api of ["policies.kyverno.io/v1", "kyverno.io/v1"]) {
+            for (const mode of ["own", "complement"]) {
+                it(`every ${api} policy in ${mode} mode, regulated, matches its CRD's schema`, () => {
+                    for (const p of kyvernoPolicies(policyConfig({ kyvernoApi: api, availabilityPolicies: mode, regulated: REGULATED, mutationFailurePolicy: "Fail" }), CTX)) {
+                        const result = validateObject(p as unknown as Record<string, unknown>);
+                        assert.notStrictEqual(result.via, "none");
+                        assert.deepStrictEqual(result.problems, [], `${p.kind} ${p.metadata.name}`);
+                    }
+                });
+            }
+        }
+    });
+
+    describe("Kyverno's RBAC", () => {
+        it("grants read on Rollouts to the background and reports controllers in both modes, read-only", () => {
+            for (const mode of ["own", "complement"]) {
+                const read = kyvernoRoles(policyConfig({ availabilityPolicies: mode })).find((r) => r.name === "read-rollouts")!;
+                assert.deepStrictEqual(read.controllers, ["background", "reports"]);
+                assert.deepStrictEqual(read.rules, [{ apiGroups: ["argoproj.io"], resources: ["rollouts"], verbs: ["get", "list", "watch"] }]);
+            }
+        });
+
+        it("grants PDB writes and the lookups' reads only when this program generates and looks up", () => {
+            assert.deepStrictEqual(kyvernoRoles(policyConfig()).map((r) => r.name), ["read-rollouts", "generate-pdb", "read-policy-lookups"]);
+            assert.deepStrictEqual(kyvernoRoles(policyConfig({ availabilityPolicies: "complement" })).map((r) => r.name), ["read-rollouts"]);
+            const lookups = kyvernoRoles(policyConfig()).find((r) => r.name === "read-policy-lookups")!;
+            assert.ok(lookups.rules.every((r) => r.verbs.join() === "get,list,watch"));
         });
     });
 
     describe("declared resources", () => {
         let run: OfflineRun;
         let legacy: OfflineRun;
+        let complement: OfflineRun;
         before(async () => {
-            run = await planInline(hubConfig(), { stack: "hub" });
-            legacy = await planInline(merged(hubConfig(), { policy: { kyvernoApi: "kyverno.io/v1" } }), { stack: "hub" });
+            run = await planInline(merged(hubConfig(), { policy: { regulated: REGULATED } }), { stack: "hub" });
+            legacy = await planInline(merged(hubConfig(), { policy: { kyvernoApi: "kyverno.io/v1", regulated: REGULATED } }), { stack: "hub" });
+            complement = await planInline(merged(hubConfig(), { policy: { availabilityPolicies: "complement" } }), { stack: "hub" });
         });
 
         const policiesOf = (r: OfflineRun) => r.resources.filter((x) => x.stage === "policy" && /^kubernetes:(policies\.)?kyverno\.io\//.test(x.type));
@@ -484,44 +450,53 @@ describe("policy stage", () => {
             assert.deepStrictEqual(policiesOf(run).map((p) => p.type).sort(), [
                 "kubernetes:policies.kyverno.io/v1:GeneratingPolicy",
                 ...Array(3).fill("kubernetes:policies.kyverno.io/v1:MutatingPolicy"),
-                ...Array(4).fill("kubernetes:policies.kyverno.io/v1:ValidatingPolicy"),
+                ...Array(5).fill("kubernetes:policies.kyverno.io/v1:ValidatingPolicy"),
             ]);
             assert.deepStrictEqual(
                 policiesOf(legacy).map((p) => p.type),
-                Array(6).fill("kubernetes:kyverno.io/v1:ClusterPolicy"),
+                Array(7).fill("kubernetes:kyverno.io/v1:ClusterPolicy"),
             );
-            for (const p of [...policiesOf(run), ...policiesOf(legacy)]) {
-                const body = p.inputs as { metadata: { name: string } };
-                assert.match(body.metadata.name, /^[a-z0-9-]+$/);
-            }
+            assert.deepStrictEqual(policiesOf(complement).map((p) => (p.inputs as { metadata: { name: string } }).metadata.name).sort(), [POLICY_NAMES.maxSurge, POLICY_NAMES.routeNamespace]);
             assert.deepStrictEqual(
                 policiesOf(run).map((p) => (p.inputs as { metadata: { name: string } }).metadata.name).sort(),
-                kyvernoPolicies(config().policy).map((p) => p.metadata.name).sort(),
+                kyvernoPolicies(config({ policy: { regulated: REGULATED } }).policy, policyContext(config())).map((p) => p.metadata.name).sort(),
             );
         });
 
-        it("makes every policy wait for the Rollout CRDs and for the PDB generation RBAC", () => {
+        it("makes every policy wait for the Rollout CRDs and for Kyverno's RBAC", () => {
             const crds = byName(run, "rollouts-crds");
-            const role = byName(run, "kyverno-pdb-generation");
-            for (const p of [...policiesOf(run)]) {
+            const roles = ["kyverno-read-rollouts", "kyverno-generate-pdb", "kyverno-read-policy-lookups"].map((n) => byName(run, n).urn);
+            for (const p of policiesOf(run)) {
                 const deps = transitiveDeps(run, p.urn);
                 assert.ok(deps.has(crds.urn), `${p.name} does not wait for the CRDs (Kyverno #7839)`);
-                assert.ok(p.dependsOn.includes(role.urn), `${p.name} does not wait for the generation RBAC`);
+                assert.ok(roles.every((r) => p.dependsOn.includes(r)), `${p.name} does not wait for Kyverno's RBAC`);
             }
         });
 
-        it("keeps the background controller's PDB RBAC: aggregated by label, no wildcard", () => {
-            const role = byName(run, "kyverno-pdb-generation");
+        it("labels each role for the controllers that need it, with no wildcard", () => {
+            const role = byName(run, "kyverno-generate-pdb");
             const inputs = role.inputs as { metadata: { name: string; labels: Record<string, string> }; rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[] };
-            assert.strictEqual(inputs.metadata.labels[KYVERNO_BACKGROUND_AGGREGATE_LABEL], "true");
+            assert.strictEqual(inputs.metadata.labels[KYVERNO_AGGREGATE_LABELS.background], "true");
+            assert.strictEqual(inputs.metadata.labels[KYVERNO_AGGREGATE_LABELS.admission], undefined);
             assert.deepStrictEqual(inputs.rules, pdbGenerationRules());
-            assert.ok(inputs.rules[0].verbs.includes("create") && inputs.rules[0].resources.includes("poddisruptionbudgets"));
-            assert.deepStrictEqual(findWildcards(inputs.rules), []);
+            const read = byName(run, "kyverno-read-rollouts").inputs as { metadata: { labels: Record<string, string> } };
+            assert.strictEqual(read.metadata.labels[KYVERNO_AGGREGATE_LABELS.reports], "true");
+            assert.ok(!Object.keys(read.metadata.labels).some((l) => l.includes("aggregate-to-view") || l.includes("aggregate-to-edit")));
+            for (const r of run.resources.filter((x) => x.stage === "policy" && x.type === "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole")) {
+                assert.deepStrictEqual(findWildcards((r.inputs as { rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[] }).rules), []);
+            }
+            assert.throws(() => byName(complement, "kyverno-generate-pdb"), /found 0/);
+        });
+
+        it("names the rollouts controller's ServiceAccount as the one the approval guard lets through", () => {
+            const guard = policiesOf(run).find((p) => (p.inputs as { metadata: { name: string } }).metadata.name === POLICY_NAMES.approval)!;
+            assert.match(JSON.stringify(guard.inputs), /system:serviceaccount:argo-rollouts:argo-rollouts/);
         });
 
         it("sends the generated body unchanged", () => {
             const gen = policiesOf(run).find((p) => p.type.endsWith(":GeneratingPolicy"))!;
-            assert.deepStrictEqual(gen.inputs.spec, celPolicies(config().policy).find((p) => p.kind === "GeneratingPolicy")!.spec);
+            assert.deepStrictEqual(gen.inputs.spec, celPolicies(config().policy, CTX).find((p) => p.kind === "GeneratingPolicy")!.spec);
         });
     });
 });
+

@@ -19,7 +19,7 @@ const everything = () =>
             loadImage: `registry.test.example/mirror/curlimages/curl@sha256:${"d".repeat(64)}`,
         },
         argocd: {
-            projects: { tenants: { namespaceResources: [{ group: "", kind: "Service" }, { group: "", kind: "ConfigMap" }] } },
+            projects: { tenants: { owner: "addon", namespaceResources: [{ group: "", kind: "Service" }, { group: "", kind: "ConfigMap" }] } },
             applicationSets: { tenants: {} },
             rbac: { approverRole: "role:release-approver", deployerRoles: ["role:deployer"] },
         },

@@ -1,6 +1,8 @@
 import * as assert from "assert";
 import { ConfigError, parseAddonConfig } from "../components/config";
-import { SMOKE_REVISION_ANNOTATION } from "../components/smoke";
+import { DEFAULT_STEPS } from "../components/delivery";
+import { METRICS_DEFAULTS, durationSeconds } from "../components/config";
+import { SMOKE_REQUESTS_PER_SECOND, SMOKE_REVISION_ANNOTATION } from "../components/smoke";
 import { STAGES } from "../components/stage";
 import { OfflineRun } from "../tools/offline";
 import { byName, hubConfig, merged, planInline, transitiveDeps } from "./harness";
@@ -10,9 +12,13 @@ const LOAD = `registry.test.example/mirror/curlimages/curl@sha256:${"d".repeat(6
 const smoke = (patch: Record<string, unknown> = {}) =>
     merged(hubConfig(), { smokeTest: { enabled: true, hostname: "smoke.hub.test.example", image: IMAGE, loadImage: LOAD, ...patch } });
 
+type Ref = { templates: { templateName: string }[]; args: { name: string; valueFrom?: unknown }[] };
 type RolloutSpec = {
     replicas: number;
-    strategy: { canary: { steps: unknown[]; trafficRouting: unknown; analysis: { templates: { templateName: string }[] } } };
+    strategy: {
+        canary: { steps: unknown[]; trafficRouting: unknown; analysis: { templates: { templateName: string }[] } };
+        blueGreen: { activeService: string; previewService: string; autoPromotionEnabled: boolean; prePromotionAnalysis?: Ref; postPromotionAnalysis: Ref };
+    };
     template: {
         metadata: { annotations: Record<string, string> };
         spec: { containers: { image: string; env: { name: string; value: string }[]; securityContext: Record<string, unknown> }[] };
@@ -36,6 +42,22 @@ describe("smoke canary", () => {
             assert.ok(err instanceof ConfigError);
             assert.deepStrictEqual(err.problems.map((p) => p.key).sort(), ["smokeTest.hostname", "smokeTest.image", "smokeTest.loadImage"]);
         }
+    });
+
+    it("runs the canary unless told otherwise, and knows only the two strategies", () => {
+        const parse = (patch: Record<string, unknown>) => {
+            const { "aws:region": _r, ...rest } = smoke(patch);
+            return parseAddonConfig("hub", rest, { awsRegion: "eu-west-1" });
+        };
+        assert.strictEqual(parse({}).delivery.smokeTest.strategy, "canary");
+        assert.strictEqual(parse({ strategy: "blueGreen" }).delivery.smokeTest.strategy, "blueGreen");
+        assert.throws(() => parse({ strategy: "bluegreen" }), /smokeTest\.strategy = "bluegreen": must be one of canary, blueGreen/);
+    });
+
+    it("sends enough traffic for the gate's floor at the first canary weight", () => {
+        const a = METRICS_DEFAULTS.analysis;
+        const perWindow = SMOKE_REQUESTS_PER_SECOND * durationSeconds(a.rateWindow) * (DEFAULT_STEPS[0] / 100);
+        assert.ok(perWindow >= 4 * a.minRequests, `${perWindow} canary requests per window at ${DEFAULT_STEPS[0]}%`);
     });
 
     it("refuses the default namespace", () => {
@@ -93,6 +115,36 @@ describe("smoke canary", () => {
         assert.notStrictEqual(await revision("2"), one);
         const keepers = (await planInline(smoke({ trigger: "7" }))).resources.find((r) => r.type === "random:index/randomId:RandomId")!.inputs.keepers;
         assert.deepStrictEqual(keepers, { trigger: "7" });
+    });
+
+    describe("blue/green", () => {
+        let run: OfflineRun;
+        before(async () => {
+            run = await planInline(smoke({ strategy: "blueGreen" }), { stack: "hub" });
+        });
+
+        it("delivers the app with the prod / standard blue/green strategy", () => {
+            const bg = rolloutSpec(run).strategy.blueGreen;
+            assert.strictEqual(rolloutSpec(run).strategy.canary, undefined);
+            assert.deepStrictEqual([bg.activeService, bg.previewService, bg.autoPromotionEnabled], ["rollouts-smoke-active", "rollouts-smoke-preview", true]);
+            assert.strictEqual(bg.prePromotionAnalysis, undefined, "the smoke app has no SLO to freeze on");
+            assert.deepStrictEqual(bg.postPromotionAnalysis.templates.map((t) => t.templateName), ["success-rate-finite"]);
+            assert.ok(byName(run, "smoke-rollouts-smoke-active") && byName(run, "smoke-rollouts-smoke-preview"));
+        });
+
+        it("routes the hostname to the active Service, which the gate measures after the switch", () => {
+            const route = byName(run, "smoke-route").inputs.spec as { hostnames: string[]; rules: { backendRefs: { group: string; kind: string; name: string; weight: number }[] }[] };
+            assert.deepStrictEqual(route.hostnames, ["smoke.hub.test.example"]);
+            assert.deepStrictEqual(route.rules[0].backendRefs.map((b) => [b.group, b.kind, b.name, b.weight]), [["", "Service", "rollouts-smoke-active", 100]]);
+            const load = byName(run, "smoke-load").inputs.spec as { template: { spec: { containers: { command: string[] }[] } } };
+            assert.match(load.template.spec.containers[0].command[2], /https:\/\/smoke\.hub\.test\.example\/color/);
+        });
+
+        it("proves the abort path with failGate", async () => {
+            const failing = await planInline(smoke({ strategy: "blueGreen", failGate: true }));
+            assert.deepStrictEqual(rolloutSpec(failing).template.spec.containers[0].env, [{ name: "ERROR_RATE", value: "50" }]);
+            assert.strictEqual((failing.outputs.smokeCanary as { expect: string }).expect, "aborted");
+        });
     });
 
     it("makes the smoke version fail its gate on request", async () => {

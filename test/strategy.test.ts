@@ -1,5 +1,8 @@
 import * as assert from "assert";
+import { parseAddonConfig } from "../components/config";
+import { clusterAnalysisTemplateSpec, errorBudgetTemplateSpec, sharedTemplates } from "../components/rollouts";
 import {
+    AnalysisRef,
     AppSpec,
     BlueGreenStrategy,
     CanaryStrategy,
@@ -10,10 +13,74 @@ import {
     checkOptions,
     deliveryPlan,
 } from "../components/delivery";
+import { hubConfig } from "./harness";
 
 const route = { name: "checkout", gateway: { name: "shared", namespace: "gateway-system", listener: "https" }, hostnames: ["checkout.shop.example"] };
 const app = (patch: Partial<AppSpec> = {}): AppSpec => ({ name: "checkout", namespace: "shop", port: 8080, route, ...patch });
 const canary = (p: DeliveryPlan) => (p.strategy as CanaryStrategy).canary;
+
+/**
+ * The upstream rule, restated. Argo Rollouts v1.9.0 validates the templates a Rollout references by
+ * where they are used (rollout/controller.go, getReferencedRolloutAnalyses;
+ * pkg/apis/rollouts/validation/validation_references.go, ValidateAnalysisTemplateWithType): for
+ * blue/green pre- and post-promotion analysis and for canary step analysis, every metric must have
+ * an effective count, else the Rollout is InvalidSpec ("... which runs indefinitely"); only canary
+ * background analysis (`strategy.canary.analysis`) is exempt. Metric.EffectiveCount
+ * (pkg/apis/rollouts/v1alpha1/analysis_types.go): no count (or 0) and no interval is 1; no count
+ * with an interval is none; otherwise the count.
+ */
+function effectiveCount(m: { count?: number; interval?: string }): number | undefined {
+    if (m.count === undefined || m.count === 0) {
+        return m.interval ? undefined : 1;
+    }
+    return m.count;
+}
+
+/** Every analysis a strategy references, and whether upstream lets it run indefinitely. */
+function referencedAnalyses(p: DeliveryPlan): { where: string; ref: AnalysisRef; mayRunIndefinitely: boolean }[] {
+    if ("canary" in p.strategy) {
+        const c = p.strategy.canary;
+        return [
+            ...c.steps.flatMap((s, i) => ("analysis" in s ? [{ where: `steps[${i}].analysis`, ref: s.analysis, mayRunIndefinitely: false }] : [])),
+            ...(c.analysis ? [{ where: "analysis (background)", ref: c.analysis, mayRunIndefinitely: true }] : []),
+        ];
+    }
+    const bg = p.strategy.blueGreen;
+    return [
+        ...(bg.prePromotionAnalysis ? [{ where: "prePromotionAnalysis", ref: bg.prePromotionAnalysis, mayRunIndefinitely: false }] : []),
+        { where: "postPromotionAnalysis", ref: bg.postPromotionAnalysis, mayRunIndefinitely: false },
+    ];
+}
+
+/** Every strategy the library can produce, with and without the freeze, with default and custom steps. */
+function everyPlan(): { label: string; plan: DeliveryPlan }[] {
+    const out: { label: string; plan: DeliveryPlan }[] = [];
+    for (const tier of TIERS) {
+        const apps: [string, AppSpec][] = [
+            ["routed", app()],
+            ["without a route", app({ route: undefined })],
+            ["with an SLO", app({ slo: { service: "checkout", name: "availability" } })],
+            ["critical with an SLO", app({ slo: { service: "checkout", name: "availability" }, critical: true })],
+        ];
+        for (const [appLabel, a] of apps) {
+            if (tier !== "prod") {
+                out.push({ label: `${tier}, ${appLabel}`, plan: deliveryPlan(a, { tier }) });
+                continue;
+            }
+            for (const prodClass of PROD_CLASSES) {
+                for (const shape of SHAPES) {
+                    for (const steps of [undefined, [10, 100], [5, 20, 40, 60, 80, 100]]) {
+                        if ((shape === "canary" && !a.route) || (shape === "blueGreen" && steps)) {
+                            continue;
+                        }
+                        out.push({ label: `prod ${prodClass} ${shape}, ${appLabel}, steps ${steps ? steps.join("/") : "default"}`, plan: deliveryPlan(a, { tier, prodClass, shape, steps }) });
+                    }
+                }
+            }
+        }
+    }
+    return out;
+}
 const blueGreen = (p: DeliveryPlan) => (p.strategy as BlueGreenStrategy).blueGreen;
 
 describe("delivery strategy library", () => {
@@ -48,7 +115,8 @@ describe("delivery strategy library", () => {
                         const a = app(budget === "none" ? {} : { slo: { service: "checkout", name: "availability" }, critical: budget === "critical" });
                         const p = deliveryPlan(a, { tier: "prod", prodClass, shape });
                         const text = JSON.stringify(p.strategy);
-                        assert.ok(text.includes('"templateName":"success-rate","clusterScope":true'), "the success-rate gate");
+                        const gate = shape === "canary" ? "success-rate" : "success-rate-finite";
+                        assert.ok(text.includes(`"templateName":"${gate}","clusterScope":true`), "the success-rate gate");
                         assert.strictEqual(text.includes("error-budget"), budget === "slo", "the freeze applies to non-critical apps with an SLO only");
                         assert.strictEqual(p.roles !== undefined, prodClass === "regulated");
                         if (shape === "canary") {
@@ -82,7 +150,12 @@ describe("delivery strategy library", () => {
                             assert.strictEqual(bg.activeService, "checkout-active");
                             assert.strictEqual(bg.previewService, "checkout-preview");
                             assert.strictEqual(bg.autoPromotionEnabled, prodClass !== "regulated");
-                            assert.ok(bg.prePromotionAnalysis.templates.some((t) => t.templateName === "success-rate"));
+                            // The gate measures the promoted version on production traffic: nothing routes to the preview.
+                            assert.deepStrictEqual(bg.postPromotionAnalysis.templates, [{ templateName: "success-rate-finite", clusterScope: true }]);
+                            assert.deepStrictEqual(bg.postPromotionAnalysis.args.find((a) => a.name === "canary-hash"), { name: "canary-hash", valueFrom: { podTemplateHashValue: "Latest" } });
+                            // Pre-promotion only holds the freeze, which reads the app's SLO, not the preview.
+                            assert.deepStrictEqual(bg.prePromotionAnalysis?.templates.map((t) => t.templateName), budget === "slo" ? ["error-budget"] : undefined);
+                            assert.strictEqual(bg.scaleDownDelaySeconds, 30);
                             assert.deepStrictEqual(p.httpRoute?.spec.rules[0].backendRefs.map((b) => b.name), ["checkout-active"]);
                         }
                         for (const s of p.services) {
@@ -93,6 +166,40 @@ describe("delivery strategy library", () => {
                     });
                 }
             }
+        }
+    });
+
+    describe("every analysis outside canary background terminates (argo-rollouts v1.9.0)", () => {
+        const { "aws:region": _r, ...raw } = hubConfig();
+        const cfg = parseAddonConfig("hub", raw, { awsRegion: "eu-west-1" });
+        // The templates the rollouts stage declares, by name.
+        const declared = new Map<string, { count?: number; interval?: string }[]>([
+            ...sharedTemplates(cfg.metrics.analysis).map((t) => [t.name, (clusterAnalysisTemplateSpec(t, cfg.metrics.analysis, "http://m", "hub") as { metrics: { count?: number; interval?: string }[] }).metrics] as const),
+            ["error-budget", (errorBudgetTemplateSpec(cfg.delivery.errorBudget, "http://m", "hub") as { metrics: { count?: number; interval?: string }[] }).metrics],
+        ]);
+
+        it("the restated rule tells an indefinite metric from a finite one", () => {
+            assert.strictEqual(effectiveCount({ interval: "1m" }), undefined, "interval without count: the old success-rate shape");
+            assert.strictEqual(effectiveCount({}), 1);
+            assert.strictEqual(effectiveCount({ count: 3, interval: "1m" }), 3);
+            assert.strictEqual(effectiveCount({ count: 0, interval: "1m" }), undefined);
+        });
+
+        for (const { label, plan } of everyPlan()) {
+            it(label, () => {
+                for (const { where, ref, mayRunIndefinitely } of referencedAnalyses(plan)) {
+                    for (const t of ref.templates) {
+                        const metrics = declared.get(t.templateName);
+                        assert.ok(metrics, `${where} references ${t.templateName}, which the platform does not declare`);
+                        assert.strictEqual(t.clusterScope, true);
+                        if (!mayRunIndefinitely) {
+                            for (const m of metrics) {
+                                assert.notStrictEqual(effectiveCount(m), undefined, `${where}: ${t.templateName} runs indefinitely; the controller rejects the Rollout`);
+                            }
+                        }
+                    }
+                }
+            });
         }
     });
 
@@ -108,6 +215,16 @@ describe("delivery strategy library", () => {
     it("takes configurable steps and pauses", () => {
         const c = canary(deliveryPlan(app(), { tier: "prod", steps: [10, 30, 100], stepPause: "10m" }));
         assert.deepStrictEqual(c.steps, [{ setWeight: 10 }, { pause: { duration: "10m" } }, { setWeight: 30 }, { pause: { duration: "10m" } }, { setWeight: 100 }]);
+    });
+
+    it("holds each weight until the gate has measured it", () => {
+        const pauses = (p: DeliveryPlan) => canary(p).steps.flatMap((s) => ("pause" in s && s.pause.duration ? [s.pause.duration] : []));
+        // Default gate timing: initialDelay 5m + interval 1m.
+        assert.deepStrictEqual(pauses(deliveryPlan(app(), { tier: "prod" })), ["6m", "6m"]);
+        assert.deepStrictEqual(pauses(deliveryPlan(app(), { tier: "prod", gate: { initialDelay: "10m", interval: "30s" } })), ["630s", "630s"]);
+        assert.match(checkOptions(app(), { tier: "prod", stepPause: "5m" })[0], /at least the gate's initialDelay \+ interval \(5m \+ 1m = 6m\), got 5m: the first weight would end before the gate has measured it/);
+        assert.deepStrictEqual(checkOptions(app(), { tier: "prod", stepPause: "6m" }), []);
+        assert.match(checkOptions(app(), { tier: "prod", stepPause: "8m", gate: { initialDelay: "8m", interval: "1m" } })[0], /= 9m\), got 8m/);
     });
 
     it("separates approver from deployer by RBAC", () => {

@@ -4,7 +4,7 @@ import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
 import { controllerClusterRules, controllerNamespaceRules } from "../components/rollouts";
-import { POLICY_NAMES } from "../components/policy/kyverno";
+import { POLICY_NAMES } from "../components/policy";
 import type { AddonConfig } from "../components/config";
 import { ROLLOUT_PATH_CALLS, ruleAllows } from "../tools/verify/access";
 import { ConnectionError, connect, kubeConfigFor, loadClient } from "../tools/verify/cluster";
@@ -227,7 +227,7 @@ describe("npm run verify", () => {
             const world = healthyHub(config);
             replace(world, "AppProject", "tenants", (o) => ({ ...o, spec: { ...(o.spec as object), namespaceResourceWhitelist: [{ group: "", kind: "Service" }, { group: "apps", kind: "*" }, { group: "gateway.networking.k8s.io", kind: "HTTPRoute" }] } }));
             const results = await verify(config, world);
-            expectFail(results, "argocd.projects", /AppProject argocd\/tenants: does not permit argoproj\.io\/Rollout, argoproj\.io\/AnalysisTemplate, argoproj\.io\/AnalysisRun, argoproj\.io\/Experiment, Pod/);
+            expectFail(results, "argocd.projects", /AppProject argocd\/tenants: does not permit argoproj\.io\/Rollout, argoproj\.io\/AnalysisTemplate, argoproj\.io\/AnalysisRun/);
         });
 
         it("argocd.applicationsets fails for a generated Application without RespectIgnoreDifferences", async () => {
@@ -259,8 +259,8 @@ describe("npm run verify", () => {
             expectFail(results, "argocd.rbac", /no key policy\.argo-rollouts-addon\.csv/);
         });
 
-        it("skips every ArgoCD check with argocd.enabled false", async () => {
-            const config = verifyConfig({ argocd: { enabled: false, projects: undefined, applicationSets: undefined, rbac: undefined } });
+        it("skips every ArgoCD check when another cluster's ArgoCD syncs this one", async () => {
+            const config = verifyConfig({ argocd: { runsOn: "platform", projects: undefined, applicationSets: undefined, rbac: undefined } });
             const results = await verify(config, healthyHub(verifyConfig()));
             assert.deepStrictEqual(["argocd.projects", "argocd.applicationsets", "argocd.argocd-cm", "argocd.rbac"].map((id) => status(results, id)), ["SKIP", "SKIP", "SKIP", "SKIP"]);
         });

@@ -1,8 +1,10 @@
 import * as assert from "assert";
 import * as fs from "fs";
+import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
-import { REPO_ROOT } from "../tools/stackFile";
+import { deployOrder, githubOutputLines } from "../tools/deployOrder";
+import { REPO_ROOT, listStacks } from "../tools/stackFile";
 
 type Step = { uses?: string; run?: string; if?: string; with?: Record<string, unknown>; id?: string };
 type Job = { name: string; needs?: string | string[]; steps: Step[]; strategy?: { matrix: { stack: string } } };
@@ -47,5 +49,81 @@ describe("pull-request workflow", () => {
         assert.strictEqual(doc.permissions["pull-requests"], "write");
         // The policy pack the workflow names exists.
         assert.ok(fs.existsSync(path.join(REPO_ROOT, "policy", "PulumiPolicy.yaml")));
+    });
+});
+
+describe("deploy workflow", () => {
+    type DeployJob = Job & { if?: string; environment?: string; outputs?: Record<string, string>; strategy?: { "fail-fast"?: boolean; matrix: { stack: string } } };
+    const doc = YAML.parse(fs.readFileSync(path.join(REPO_ROOT, ".github", "workflows", "deploy.yml"), "utf8")) as {
+        on: Record<string, { branches?: string[] }>;
+        permissions: Record<string, string>;
+        concurrency: { group: string; "cancel-in-progress": boolean };
+        jobs: Record<string, DeployJob>;
+    };
+
+    it("runs on a push to main only, one deploy at a time, never cancelled half-way", () => {
+        assert.deepStrictEqual(Object.keys(doc.on), ["push"]);
+        assert.deepStrictEqual(doc.on.push.branches, ["main"]);
+        assert.strictEqual(doc.concurrency["cancel-in-progress"], false);
+        assert.deepStrictEqual(Object.keys(doc.jobs), ["order", "hubs", "spokes"]);
+    });
+
+    it("derives the order from the stack files, not from a list in the workflow", () => {
+        const order = doc.jobs.order;
+        assert.ok(order.steps.some((s) => s.run === 'npm run --silent deploy-order >> "$GITHUB_OUTPUT"'));
+        assert.strictEqual(order.outputs?.hubs, "${{ steps.order.outputs.hubs }}");
+        assert.strictEqual(doc.jobs.hubs.strategy?.matrix.stack, "${{ fromJSON(needs.order.outputs.hubs) }}");
+        assert.strictEqual(doc.jobs.spokes.strategy?.matrix.stack, "${{ fromJSON(needs.order.outputs.spokes) }}");
+        const text = fs.readFileSync(path.join(REPO_ROOT, ".github", "workflows", "deploy.yml"), "utf8");
+        for (const stack of listStacks()) {
+            assert.ok(!new RegExp(`\\b${stack}\\b`).test(text.replace(/^\s*#.*$/gm, "")), `the workflow names the stack ${stack}`);
+        }
+        assert.deepStrictEqual(deployOrder(), { hubs: ["hub"], spokes: ["preprod"] });
+    });
+
+    it("orders any number of hubs and spokes, and refuses a stack without a role", () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "order-"));
+        const hub = fs.readFileSync(path.join(REPO_ROOT, "Pulumi.hub.yaml"), "utf8");
+        const spoke = fs.readFileSync(path.join(REPO_ROOT, "Pulumi.preprod.yaml"), "utf8");
+        for (const name of ["hub", "hub-eu"]) {
+            fs.writeFileSync(path.join(dir, `Pulumi.${name}.yaml`), hub);
+        }
+        for (const name of ["preprod", "prod", "prod-eu"]) {
+            fs.writeFileSync(path.join(dir, `Pulumi.${name}.yaml`), spoke);
+        }
+        assert.deepStrictEqual(deployOrder(dir), { hubs: ["hub", "hub-eu"], spokes: ["preprod", "prod", "prod-eu"] });
+        assert.strictEqual(githubOutputLines(deployOrder(dir)), 'hubs=["hub","hub-eu"]\nspokes=["preprod","prod","prod-eu"]\n');
+        fs.writeFileSync(path.join(dir, "Pulumi.odd.yaml"), hub.replace("role: hub", "role: primary"));
+        assert.throws(() => deployOrder(dir), /stack "odd": argo-rollouts-addon:cluster\.role = "primary": must be one of hub, spoke/);
+    });
+
+    it("brings every hub up before any spoke, and no spoke after a failed hub", () => {
+        const needs = doc.jobs.spokes.needs;
+        assert.ok(Array.isArray(needs) && needs.includes("hubs") && needs.includes("order"));
+        assert.strictEqual(doc.jobs.hubs.needs, "order");
+        assert.match(doc.jobs.spokes.if ?? "", /needs\.hubs\.result == 'success' \|\| needs\.hubs\.result == 'skipped'/);
+        assert.match(doc.jobs.spokes.if ?? "", /!cancelled\(\)/);
+        assert.strictEqual(doc.jobs.hubs.strategy?.["fail-fast"], true);
+    });
+
+    for (const job of ["hubs", "spokes"]) {
+        it(`${job}: pulumi up with the policy pack, one environment per cluster, skipped with a notice without credentials`, () => {
+            const j = doc.jobs[job];
+            assert.strictEqual(j.environment, "${{ matrix.stack }}");
+            const pulumi = j.steps.find((s) => s.uses?.startsWith("pulumi/actions@"))!;
+            assert.strictEqual(pulumi.with?.command, "up");
+            assert.strictEqual(pulumi.with?.policyPacks, "policy");
+            assert.match(String(pulumi.with?.["stack-name"]), /matrix\.stack/);
+            assert.strictEqual(pulumi.if, "steps.creds.outputs.configured == 'true'");
+            const creds = j.steps.find((s) => s.id === "creds")!;
+            assert.match(creds.run ?? "", /::notice title=pulumi up skipped::/);
+            for (const step of j.steps.filter((s) => s.id !== "creds")) {
+                assert.strictEqual(step.if, "steps.creds.outputs.configured == 'true'", JSON.stringify(step));
+            }
+        });
+    }
+
+    it("can mint cloud credentials and nothing more", () => {
+        assert.deepStrictEqual(doc.permissions, { contents: "read", "id-token": "write" });
     });
 });

@@ -36,7 +36,15 @@ export interface PlannedResource {
     dependsOn: string[];
     protect: boolean;
     retainOnDelete: boolean;
-    /** Inputs as sent; secrets appear as "[secret]". */
+    /** The `deleteBeforeReplace` option when the program sets one, else null (the provider decides). */
+    deleteBeforeReplace: boolean | null;
+    /** The `import` option: the id of an existing object the engine adopts, else null. */
+    importId: string | null;
+    /** URN of the provider a custom resource uses (its explicit or inherited `provider`), else null. */
+    provider: string | null;
+    /** A component's `providers` by package, as URNs (they reach its children). */
+    providers: Record<string, string>;
+    /** Inputs as sent; secrets appear as "[secret]". For a read: the object the world answered with. */
     inputs: Record<string, unknown>;
     /** The `transforms` registered on this resource (applied by the engine to it and its children). */
     transforms: pulumi.ResourceTransform[];
@@ -64,6 +72,8 @@ export interface OfflineOptions {
     config: Record<string, string>;
     secretKeys?: string[];
     world?: OfflineWorld;
+    /** Evaluate as a preview (the default, like the plan) or as an update (`pulumi up`). */
+    dryRun?: boolean;
     /** The program: declares resources and returns the stack outputs. */
     program: () => Record<string, unknown> | Promise<Record<string, unknown>>;
 }
@@ -167,6 +177,8 @@ export async function runOffline(opts: OfflineOptions): Promise<OfflineRun> {
     const order: string[] = [];
     const transformsByToken = new Map<string, pulumi.ResourceTransform>();
     const failures: Error[] = [];
+    /** What each read was answered with, by `<type>::<name>`, so the plan shows what was read. */
+    const readAnswers = new Map<string, Record<string, unknown>>();
 
     await pulumi.runtime.setMocks(
         {
@@ -185,6 +197,7 @@ export async function runOffline(opts: OfflineOptions): Promise<OfflineRun> {
                     if (!live) {
                         throw new Error(`${args.type} ${args.id} does not exist in the cluster`);
                     }
+                    readAnswers.set(`${args.type}::${args.name}`, live);
                     return { id: args.id, state: live };
                 }
                 if (args.type === "random:index/randomId:RandomId") {
@@ -204,7 +217,7 @@ export async function runOffline(opts: OfflineOptions): Promise<OfflineRun> {
         },
         PROJECT,
         opts.stack,
-        true,
+        opts.dryRun ?? true,
     );
     pulumi.runtime.setAllConfig(opts.config, opts.secretKeys ?? []);
 
@@ -234,8 +247,8 @@ export async function runOffline(opts: OfflineOptions): Promise<OfflineRun> {
                 }
             }
         }
-        const raw = (read ? req.getProperties?.() : req.getObject?.())?.toJavaScript() ?? {};
         const type = req.getType();
+        const raw = (read ? readAnswers.get(`${type}::${req.getName()}`) : undefined) ?? (read ? req.getProperties?.() : req.getObject?.())?.toJavaScript() ?? {};
         records.set(urn, {
             urn,
             name: req.getName(),
@@ -248,6 +261,10 @@ export async function runOffline(opts: OfflineOptions): Promise<OfflineRun> {
             dependsOn: [...deps].sort(),
             protect: Boolean(req.getProtect?.()),
             retainOnDelete: Boolean(req.getRetainondelete?.()),
+            deleteBeforeReplace: req.getDeletebeforereplacedefined?.() ? Boolean(req.getDeletebeforereplace?.()) : null,
+            importId: req.getImportid?.() || null,
+            provider: providerUrn(req.getProvider?.() ?? ""),
+            providers: Object.fromEntries([...(req.getProvidersMap?.()?.entries() ?? [])].map(([pkg, ref]) => [pkg, providerUrn(ref) ?? ref])),
             inputs: renderWire(raw) as Record<string, unknown>,
             transforms: (req.getTransformsList?.() ?? []).map((cb: { getToken(): string }) => {
                 const t = transformsByToken.get(cb.getToken());
@@ -323,6 +340,15 @@ export async function runOffline(opts: OfflineOptions): Promise<OfflineRun> {
     return { stack: opts.stack, resources, outputs };
 }
 
+/** The URN of a provider reference (`<urn>::<id>`), or null for none. */
+function providerUrn(ref: string): string | null {
+    if (ref === "") {
+        return null;
+    }
+    const at = ref.lastIndexOf("::");
+    return at > 0 ? ref.slice(0, at) : ref;
+}
+
 /** The parts of Register/ReadResourceRequest the recorder reads. */
 interface RegisterLike {
     getType(): string;
@@ -336,5 +362,10 @@ interface RegisterLike {
     getRemote?(): boolean;
     getProtect?(): boolean | undefined;
     getRetainondelete?(): boolean | undefined;
+    getDeletebeforereplace?(): boolean;
+    getDeletebeforereplacedefined?(): boolean;
+    getImportid?(): string;
+    getProvider?(): string;
+    getProvidersMap?(): { entries(): Iterable<[string, string]> };
     getTransformsList?(): { getToken(): string }[];
 }

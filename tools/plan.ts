@@ -14,6 +14,7 @@ import { validateObject } from "./schemas";
 import { OfflineRun, PlannedResource, kubernetesGvk, runOffline } from "./offline";
 import { PROJECT } from "../components/config/types";
 import { REPO_ROOT, StackFile, listStacks, placeholderWorld, readStackFile, referencedHubStack } from "./stackFile";
+import { ROLLOUTS_CRDS } from "../components/rollouts/crds";
 
 /** Kubernetes types that are not whole objects: patches, and components rendered by the provider. */
 const NOT_MANIFESTS = /(Patch$)|(^kubernetes:helm\.sh\/)|(^kubernetes:yaml\/)|(^kubernetes:kustomize\/)/;
@@ -35,8 +36,56 @@ export async function planStack(file: StackFile, configDir = REPO_ROOT): Promise
     return runOffline({ stack: file.stack, config: file.config, secretKeys: file.secretKeys, world, program: () => defineStack() });
 }
 
+/** The provider-rendered components whose children the mock runtime does not see. */
+const CONFIG_GROUP = "kubernetes:yaml/v2:ConfigGroup";
+const HELM_CHART = "kubernetes:helm.sh/v4:Chart";
+
+/** Whether a provider creates with server-side apply over existing objects (`upsertExistingObjects`). */
+function upserts(provider: PlannedResource | undefined): boolean {
+    return provider?.inputs.upsertExistingObjects === "true" || provider?.inputs.upsertExistingObjects === true;
+}
+
+/**
+ * What a resource takes over if it already exists in the cluster: every object a creating
+ * provider with `upsertExistingObjects` applies. Patches (which never own an object) and reads are
+ * not adoptions. A CRD group lists the CRDs its files define; a chart stands for every object it
+ * renders for its release. Undefined when the resource adopts nothing.
+ */
+export function adoptedBy(r: PlannedResource, byUrn: Map<string, PlannedResource>): string[] | undefined {
+    const providerUrn = r.provider ?? r.providers.kubernetes ?? null;
+    if (r.read || !providerUrn || !upserts(byUrn.get(providerUrn))) {
+        return undefined;
+    }
+    if (r.type === CONFIG_GROUP) {
+        const files = Array.isArray(r.inputs.files) ? (r.inputs.files as string[]) : [];
+        return files.map((f) => {
+            const crd = ROLLOUTS_CRDS.find((c) => f.endsWith(`/${c.file}`));
+            return crd ? `CustomResourceDefinition ${crd.name}` : `every object in ${f}`;
+        });
+    }
+    if (r.type === HELM_CHART) {
+        return [`every object chart ${String(r.inputs.chart)} ${String(r.inputs.version)} renders for release ${String(r.inputs.name)} in namespace ${String(r.inputs.namespace)}`];
+    }
+    const gvk = kubernetesGvk(r.type);
+    if (!r.custom || !gvk || NOT_MANIFESTS.test(r.type)) {
+        return undefined;
+    }
+    const meta = (r.inputs.metadata ?? {}) as { name?: string; namespace?: string };
+    return [`${gvk.kind} ${meta.namespace ? `${meta.namespace}/` : ""}${meta.name ?? r.name}`];
+}
+
+/** Every adoption of the run, by resource. */
+export function adoptions(run: OfflineRun): { resource: PlannedResource; objects: string[] }[] {
+    const byUrn = new Map(run.resources.map((r) => [r.urn, r]));
+    return run.resources.flatMap((r) => {
+        const objects = adoptedBy(r, byUrn);
+        return objects ? [{ resource: r, objects }] : [];
+    });
+}
+
 /** The rows of resources.json. */
 export function resourceRows(run: OfflineRun): Record<string, unknown>[] {
+    const byUrn = new Map(run.resources.map((r) => [r.urn, r]));
     return run.resources.map((r) => ({
         urn: r.urn,
         name: r.name,
@@ -46,6 +95,10 @@ export function resourceRows(run: OfflineRun): Record<string, unknown>[] {
         dependsOn: r.dependsOn,
         protect: r.protect,
         retainOnDelete: r.retainOnDelete,
+        deleteBeforeReplace: r.deleteBeforeReplace,
+        import: r.importId,
+        provider: r.provider,
+        adopts: adoptedBy(r, byUrn) ?? null,
         custom: r.custom,
         read: r.read,
         transforms: r.transforms.map((t) => t.name || "anonymous"),
@@ -109,6 +162,16 @@ export function summary(run: OfflineRun): string {
         lines.push(`  ${(stage ?? "(stack)").padEnd(12)} ${String(inStage.length).padStart(3)}  ${detail}`);
     }
     lines.push(`  stages: ${STAGES.join(" -> ")}`);
+    const adopted = adoptions(run);
+    if (adopted.length === 0) {
+        lines.push("  adopting: nothing (cluster.adoptExisting is false: a create of an existing object fails)");
+    } else {
+        const objects = adopted.flatMap((a) => a.objects);
+        lines.push(`  adopting: ${objects.length} objects, each taken over if it exists (cluster.adoptExisting; provider upsertExistingObjects + enablePatchForce):`);
+        for (const o of objects) {
+            lines.push(`    ${o}`);
+        }
+    }
     return lines.join("\n");
 }
 

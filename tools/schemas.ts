@@ -150,14 +150,28 @@ export const CILIUM_NETWORK_POLICY = obj(
     ["apiVersion", "kind", "metadata", "spec"],
 );
 
-// Kyverno 1.18+ `policies.kyverno.io/v1` (fields as in the upstream CRDs).
+// Kyverno `policies.kyverno.io/v1`, served from 1.17 (fields as in the upstream CRDs,
+// kyverno/kyverno `config/crds/policies.kyverno.io/*.yaml`).
 const celPair = obj({ name: str(/^[A-Za-z][A-Za-z0-9_-]*$/), expression: str() }, ["name", "expression"]);
-const matchConstraints = obj({
-    resourceRules: arr(obj({ apiGroups: arr(str()), apiVersions: arr(str()), operations: arr(oneOf("CREATE", "UPDATE", "DELETE", "CONNECT", "*")), resources: arr(str()) }), 1),
-    namespaceSelector: labelSelector,
-    objectSelector: labelSelector,
-});
-const kyvernoCommon = { matchConstraints, matchConditions: arr(celPair), variables: arr(celPair), failurePolicy: oneOf("Fail", "Ignore") };
+const matchConstraints = obj(
+    {
+        resourceRules: arr(
+            obj({
+                apiGroups: arr(str()),
+                apiVersions: arr(str()),
+                operations: arr(oneOf("CREATE", "UPDATE", "DELETE", "CONNECT", "*")),
+                // A resource, or a resource and its subresource (`rollouts/status`).
+                resources: arr(str(/^[a-z0-9*][a-z0-9.*-]*(\/[a-z*]+)?$/)),
+            }),
+            1,
+        ),
+        namespaceSelector: labelSelector,
+        objectSelector: labelSelector,
+    },
+    ["resourceRules"],
+);
+const failurePolicy = oneOf("Fail", "Ignore");
+const kyvernoCommon = { matchConstraints, matchConditions: arr(celPair), variables: arr(celPair) };
 const kyvernoPolicy = (kind: string, spec: Record<string, Shape>, required: string[]): Shape =>
     obj(
         {
@@ -171,6 +185,7 @@ const kyvernoPolicy = (kind: string, spec: Record<string, Shape>, required: stri
 export const VALIDATING_POLICY = kyvernoPolicy(
     "ValidatingPolicy",
     {
+        failurePolicy,
         validations: arr(obj({ expression: str(), message: str(), messageExpression: str() }, ["expression"]), 1),
         validationActions: arr(oneOf("Deny", "Audit", "Warn"), 1),
         evaluation: obj({ background: obj({ enabled: bool }), admission: obj({ enabled: bool }) }),
@@ -180,6 +195,7 @@ export const VALIDATING_POLICY = kyvernoPolicy(
 export const MUTATING_POLICY = kyvernoPolicy(
     "MutatingPolicy",
     {
+        failurePolicy,
         mutations: arr(
             obj(
                 { patchType: oneOf("ApplyConfiguration", "JSONPatch"), applyConfiguration: obj({ expression: str() }, ["expression"]), jsonPatch: obj({ expression: str() }, ["expression"]) },
@@ -188,15 +204,16 @@ export const MUTATING_POLICY = kyvernoPolicy(
             1,
         ),
         reinvocationPolicy: oneOf("Never", "IfNeeded"),
-        evaluation: obj({ mutateExisting: obj({ enabled: bool }), admission: obj({ enabled: bool }) }),
+        evaluation: obj({ mutateExisting: obj({ enabled: bool }), admission: obj({ enabled: bool }), background: obj({ enabled: bool }) }),
     },
     ["mutations"],
 );
+// No failurePolicy: the GeneratingPolicy CRD has none.
 export const GENERATING_POLICY = kyvernoPolicy(
     "GeneratingPolicy",
     {
         generate: arr(obj({ expression: str() }, ["expression"]), 1),
-        evaluation: obj({ generateExisting: obj({ enabled: bool }), synchronize: obj({ enabled: bool }), orphanDownstreamOnPolicyDelete: obj({ enabled: bool }) }),
+        evaluation: obj({ generateExisting: obj({ enabled: bool }), synchronize: obj({ enabled: bool }), orphanDownstreamOnPolicyDelete: obj({ enabled: bool }), admission: obj({ enabled: bool }) }),
     },
     ["generate"],
 );

@@ -1,8 +1,10 @@
 import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
+import { ROLLOUT_PROJECT_KINDS, tenantSyncSettings } from "../components/argocd";
+import { ArgoCdConfig, readArgoCd } from "../components/config/admission";
 import { parseConfigText } from "../components/config/load";
-import { isPlainObject } from "../components/config/reader";
+import { ConfigReader, isPlainObject } from "../components/config/reader";
 import { PROJECT } from "../components/config/types";
 import { OfflineWorld, SECRET } from "./offline";
 
@@ -68,9 +70,51 @@ export function referencedHubStack(file: StackFile): string | undefined {
 /** The placeholder a spoke's read endpoint resolves to when its hub cannot be planned here. */
 export const PLACEHOLDER_READ_ENDPOINT = "https://offline-placeholder.hub.invalid/prometheus";
 
+const PLACEHOLDER_ANNOTATIONS = { "argo-rollouts-addon.platform/offline": "placeholder" };
+
+/**
+ * The ArgoCD objects another owner keeps, as the offline plan assumes them: marked as placeholders,
+ * and built from the requirements the stage checks (the Rollout kinds, the tenant sync settings),
+ * so they pass. A real preview reads the live objects, which may not.
+ */
+export function placeholderKeptArgoObjects(argocd: Pick<ArgoCdConfig, "namespace" | "projects" | "applicationSets">): Record<string, Record<string, unknown>> {
+    const objects: Record<string, Record<string, unknown>> = {};
+    const meta = (name: string) => ({ name, namespace: argocd.namespace, annotations: { ...PLACEHOLDER_ANNOTATIONS } });
+    for (const p of argocd.projects.filter((x) => x.owner === "external")) {
+        objects[`argoproj.io/v1alpha1/AppProject/${argocd.namespace}/${p.name}`] = {
+            apiVersion: "argoproj.io/v1alpha1",
+            kind: "AppProject",
+            metadata: meta(p.name),
+            spec: { description: "offline placeholder, not read from a cluster", namespaceResourceWhitelist: ROLLOUT_PROJECT_KINDS.map((gk) => ({ ...gk })) },
+        };
+    }
+    const settings = tenantSyncSettings();
+    for (const a of argocd.applicationSets.filter((x) => x.owner === "external")) {
+        objects[`argoproj.io/v1alpha1/ApplicationSet/${argocd.namespace}/${a.name}`] = {
+            apiVersion: "argoproj.io/v1alpha1",
+            kind: "ApplicationSet",
+            metadata: meta(a.name),
+            spec: {
+                generators: [],
+                template: {
+                    metadata: { name: "offline-placeholder", annotations: settings.annotations },
+                    spec: {
+                        project: "offline-placeholder",
+                        destination: { server: "https://offline-placeholder.invalid", namespace: "offline-placeholder" },
+                        syncPolicy: { syncOptions: settings.syncOptions },
+                        ignoreDifferences: settings.ignoreDifferences,
+                    },
+                },
+            },
+        };
+    }
+    return objects;
+}
+
 /**
  * What the offline plan assumes exists in the cluster: the shared Gateway named in config, with
- * the configured listener, marked as a placeholder. A real preview reads the live object.
+ * the configured listener, and the ArgoCD objects another owner keeps, each marked as a
+ * placeholder. A real preview reads the live objects.
  */
 export function placeholderWorld(file: StackFile): OfflineWorld {
     const objects: Record<string, Record<string, unknown>> = {};
@@ -79,13 +123,18 @@ export function placeholderWorld(file: StackFile): OfflineWorld {
         objects[`gateway.networking.k8s.io/v1/Gateway/${gw.namespace}/${gw.name}`] = {
             apiVersion: "gateway.networking.k8s.io/v1",
             kind: "Gateway",
-            metadata: { name: gw.name, namespace: gw.namespace, annotations: { "argo-rollouts-addon.platform/offline": "placeholder" } },
+            metadata: { name: gw.name, namespace: gw.namespace, annotations: { ...PLACEHOLDER_ANNOTATIONS } },
             spec: { gatewayClassName: "offline-placeholder", listeners: [{ name: String(gw.listener ?? ""), port: 443, protocol: "HTTPS" }] },
         };
     }
+    const cluster = parseJson(file.config[`${PROJECT}:cluster`]);
+    // The program's own reading of the argocd section (its problems are the program's to report).
+    const argocd = readArgoCd(new ConfigReader(), parseConfigText(file.config[`${PROJECT}:argocd`] ?? "{}"), typeof cluster?.name === "string" ? cluster.name : undefined);
+    if (argocd?.local) {
+        Object.assign(objects, placeholderKeptArgoObjects(argocd));
+    }
     const world: OfflineWorld = { objects };
     const hubStack = referencedHubStack(file);
-    const cluster = parseJson(file.config[`${PROJECT}:cluster`]);
     if (hubStack && typeof cluster?.name === "string") {
         world.stackOutputs = { [hubStack]: { spokeReadEndpoints: { [cluster.name]: PLACEHOLDER_READ_ENDPOINT } } };
     }

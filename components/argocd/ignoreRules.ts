@@ -50,27 +50,86 @@ export const BUILTIN_KINDS: readonly Readonly<GroupKind>[] = [
     { group: "apiextensions.k8s.io", kind: "CustomResourceDefinition" },
 ];
 
-/**
- * ArgoCD's built-in Rollout actions that promote or abort (argo-cd
- * resource_customizations/argoproj.io/Rollout/actions): reserved to the approver (ADR-056 D3).
- */
-export const ROLLOUT_ACTIONS: readonly string[] = ["resume", "promote", "promote-full", "skip-current-step", "abort"];
-
 function rule(gk: Readonly<GroupKind>, paths: Partial<Pick<IgnoreRule, "jsonPointers" | "jqPathExpressions">>): IgnoreRule {
     return { ...gk, jsonPointers: paths.jsonPointers ?? [], jqPathExpressions: paths.jqPathExpressions ?? [], managedFieldsManagers: [] };
 }
 
 /**
- * The plugin rewrites backendRef weights mid-canary; selfHeal must not revert them (ADR-056
- * as-built 2026-06-26). Unconditional: the plugin's documented rule keyed on its in-progress label
- * keeps apps OutOfSync forever on ArgoCD 3.x (rollouts-plugin-trafficrouter-gatewayapi #208).
- * `[]?` because a rule without backendRefs (a redirect) makes `[]` fail with "Cannot iterate over
- * null", and ArgoCD's jq normalizer returns that error instead of a normalized object.
+ * The label every Rollout pod carries and the controller writes into the stable and canary (or
+ * active and preview) Services' selectors (argo-rollouts pkg/apis/rollouts/v1alpha1/types.go
+ * `DefaultRolloutUniqueLabelKey`).
  */
-export const HTTPROUTE_WEIGHTS_RULE: Readonly<IgnoreRule> = rule(HTTPROUTE, { jqPathExpressions: [".spec.rules[]?.backendRefs[]?.weight"] });
+export const ROLLOUTS_POD_TEMPLATE_HASH = "rollouts-pod-template-hash";
 
-/** The controller swaps the stable/canary Service selectors (ADR-056 as-built #871). */
-export const SERVICE_SELECTOR_RULE: Readonly<IgnoreRule> = rule(SERVICE, { jsonPointers: ["/spec/selector"] });
+/**
+ * Field managers, for reading managedFields and for recognising `managedFieldsManagers` rules.
+ * Neither program sets a FieldManager or a user agent, so client-go sends
+ * `DefaultKubernetesUserAgent()`, which starts with `filepath.Base(os.Args[0])` (client-go
+ * rest/config.go, and the generated clientsets' `setConfigDefaults`), and the API server names
+ * the manager after the user agent's text before the first "/" (apiserver
+ * endpoints/handlers/create.go `managerOrUserAgent` / `prefixFromUserAgent`).
+ * - The controller runs as `/bin/rollouts-controller` (argo-rollouts Dockerfile ENTRYPOINT; the
+ *   chart sets only args). It writes the selector with a strategic merge Patch and no
+ *   PatchOptions.FieldManager (rollout/service.go `switchServiceSelector`).
+ * - The plugin is started by the controller with `exec.Command(<cwd>/plugin-bin/<ns>/<name>)`
+ *   (argo-rollouts utils/plugin/plugin.go `GetPluginInfo`, utils/config/config.go
+ *   `GetPluginDirectoryAndFilename`, rollout/trafficrouting/plugin/client/client.go; go-plugin's
+ *   cmdrunner starts that exec.Cmd as given), whichever way it was delivered: for `argoproj-labs/gatewayAPI` its
+ *   os.Args[0] ends in `gatewayAPI`. It builds its clients from a bare rest.Config (plugin v0.15.0
+ *   internal/utils/common.go `GetKubeConfig`, pkg/plugin/plugin.go `InitPlugin`) and writes routes
+ *   with `Update(ctx, route, metav1.UpdateOptions{})` (pkg/plugin/httproute.go).
+ */
+export const CONTROLLER_FIELD_MANAGER = "rollouts-controller";
+export const PLUGIN_FIELD_MANAGER = "gatewayAPI";
+
+/**
+ * The canary weights the plugin writes, and nothing else (ADR-056 as-built 2026-06-26: selfHeal
+ * must not revert them mid-canary). What ArgoCD does with such a rule under
+ * `RespectIgnoreDifferences=true` (argo-cd v3.0-v3.5 `controller/sync.go` `normalizeTargetResources`):
+ * it strips the ignored fields from live and target (`util/argo/diff/normalize.go`), computes a
+ * patch from the stripped live to the live object and applies it to the target. HTTPRoute has no
+ * registered scheme, so that is a JSON merge patch (RFC 7386), which cannot address an array
+ * element: whatever the rule names inside `spec.rules[]`, the patch carries the whole live
+ * `spec.rules`, and the sync applies the live rules instead of git's. No mechanism avoids it:
+ * - a JSON pointer can only reach a weight through indices (`/spec/rules/0/backendRefs/1/weight`),
+ *   so it runs through the same array;
+ * - `managedFieldsManagers: [gatewayAPI]` is honoured by the sync too (`Normalize` ->
+ *   `preDiffNormalize` -> `util/argo/managedfields`), and is worse: `spec.rules` and
+ *   `backendRefs` are atomic lists (Gateway API v1.4 `+listType=atomic`; a CRD list without a
+ *   list type is atomic anyway), so the plugin's Update makes it own the whole `spec.rules`, and
+ *   every route edit in git that differs from live is removed from the diff as well: the route
+ *   never syncs and the Application reports Synced;
+ * - argo-cd master (3.6, #28220) patches CRDs with a strategic merge built from the OpenAPI
+ *   schema, which still replaces lists that have no merge key, as these atomic ones.
+ * So this rule keeps the live weights at the price of keeping the live rules of every route it
+ * strips a weight from (a route edit shows OutOfSync and a sync does not apply it: README,
+ * "Route edits stay OutOfSync"). What keeps that price small:
+ * - only rules with two or more backendRefs are touched: the plugin needs the stable and the
+ *   canary Service in one rule, so a single-backend rule is never one it weights, and a route
+ *   made only of those (blue/green, redirects, other routes of the app) is synced as git says.
+ *   The condition reads the rule itself, which git and live share, so it selects the same rules
+ *   on both sides (a condition only live satisfies, such as the plugin's in-progress label, is
+ *   a permanent OutOfSync on ArgoCD 3.x: rollouts-plugin-trafficrouter-gatewayapi #208);
+ * - it is an Application-level rule of the tenant ApplicationSets (`TENANT_IGNORE_RULES`), not an
+ *   argocd-cm rule, which would apply to every HTTPRoute of every Application.
+ * `[]?` everywhere: on a rule without backendRefs (a redirect) `[]` fails with "Cannot iterate over
+ * null", and ArgoCD then skips the rule for that route (`util/argo/normalizers/diff_normalizer.go`
+ * logs and continues), so its weights would not be ignored at all.
+ */
+export const HTTPROUTE_WEIGHTS_RULE: Readonly<IgnoreRule> = rule(HTTPROUTE, {
+    jqPathExpressions: [".spec.rules[]? | select((.backendRefs // []) | length > 1) | .backendRefs[]?.weight"],
+});
+
+/**
+ * The one selector key the controller writes (ADR-056 as-built #871), not the whole
+ * `/spec/selector`: that would make a sync keep the live selector and drop selector edits from
+ * git. Service has a registered scheme, so the sync copies the live value with a strategic merge
+ * patch, which merges map keys: the other keys come from git (argo-cd controller/sync.go
+ * `getMergePatch`/`applyMergePatch`; ServiceSpec.Selector has no patchStrategy in k8s.io/api).
+ * The key has no "/" or "~", so the pointer needs no RFC 6901 escaping (`~1`, `~0`). A Service
+ * without the key (git's, or one no Rollout uses) fails the remove, which ArgoCD skips quietly.
+ */
+export const SERVICE_SELECTOR_RULE: Readonly<IgnoreRule> = rule(SERVICE, { jsonPointers: [`/spec/selector/${ROLLOUTS_POD_TEMPLATE_HASH}`] });
 
 export const sameKind = (a: Readonly<GroupKind>, b: Readonly<GroupKind>): boolean => a.group === b.group && a.kind === b.kind;
 export const kindLabel = (gk: Readonly<GroupKind>): string => (gk.group === "" ? gk.kind : `${gk.group}/${gk.kind}`);
@@ -114,6 +173,57 @@ export function labelConditionalRouteRule(r: Readonly<IgnoreRule>): string | und
         return undefined;
     }
     return r.jqPathExpressions.find((q) => /select\s*\(/.test(q) && /labels/.test(q));
+}
+
+/** Where a rule is written: argocd-cm (every Application) or one Application (or ApplicationSet template). */
+export type RuleScope = "system" | "application";
+
+const normalizeJq = (q: string): string => q.replace(/\s+/g, "");
+const pointerPrefixes = (pointer: string): string[] => pointer.split("/").slice(1).map((_, i, parts) => `/${parts.slice(0, i + 1).join("/")}`);
+
+/**
+ * Why `r` would undo the narrow canary rules (issue of ADR-056 as-built #871 and 2026-06-26, read
+ * against argo-cd's sync, see `HTTPROUTE_WEIGHTS_RULE`); empty when it does not.
+ * - HTTPRoute `managedFieldsManagers`: the plugin's Update owns the atomic `spec.rules` whole, so
+ *   every route edit disappears from the diff and is never applied, while the app reports Synced.
+ * - An argocd-cm HTTPRoute rule inside `spec.rules`: it applies to every HTTPRoute of every
+ *   Application, and freezes each route's rules under RespectIgnoreDifferences.
+ * - A Service rule for the whole selector: a sync keeps the live selector, so selector edits in git
+ *   are never applied; the controller writes one key only.
+ */
+export function canaryRuleReasons(r: Readonly<IgnoreRule>, scope: RuleScope): string[] {
+    const reasons: string[] = [];
+    if (sameKind(r, HTTPROUTE)) {
+        if (r.managedFieldsManagers.length > 0) {
+            reasons.push(
+                `managedFieldsManagers ${r.managedFieldsManagers.join(", ")} on HTTPRoute: the plugin (field manager ${PLUGIN_FIELD_MANAGER}) updates the whole route, and spec.rules is an atomic list, so it owns every rule: each route edit in git is hidden from the diff and, with RespectIgnoreDifferences, never applied while the Application reports Synced`,
+            );
+        }
+        const intoRules = [...r.jsonPointers.filter((p) => p === "/spec" || p.startsWith("/spec/rules")), ...r.jqPathExpressions.filter((q) => /^\.spec(\.rules|\s*$)/.test(q.trim()))];
+        if (scope === "system" && intoRules.length > 0) {
+            reasons.push(
+                `${intoRules.join(", ")} in argocd-cm applies to every HTTPRoute of every Application, and with RespectIgnoreDifferences each of those routes keeps its live spec.rules: the weight rule belongs on the Applications that run canaries (the tenant ApplicationSets)`,
+            );
+        }
+    }
+    if (sameKind(r, SERVICE)) {
+        const whole = [
+            ...r.jsonPointers.filter((p) => p === "/spec" || p === "/spec/selector"),
+            ...r.jqPathExpressions.filter((q) => [".spec", ".spec.selector"].includes(normalizeJq(q))),
+            ...r.managedFieldsManagers.filter((m) => m === CONTROLLER_FIELD_MANAGER),
+        ];
+        if (whole.length > 0) {
+            reasons.push(
+                `${whole.join(", ")} ignores the whole Service selector (a managedFieldsManagers rule for ${CONTROLLER_FIELD_MANAGER} does too: its Patch makes it own the atomic selector map), so with RespectIgnoreDifferences a sync keeps the live selector and a selector edit in git is never applied: ignore only ${SERVICE_SELECTOR_RULE.jsonPointers[0]}, the key the controller writes`,
+            );
+        }
+    }
+    return reasons;
+}
+
+/** True when `pointer` is `target` or one of the objects above it (`/spec/selector` for `/spec/selector/x`). */
+export function pointerCovers(pointer: string, target: string): boolean {
+    return pointerPrefixes(target).includes(pointer);
 }
 
 /** argocd-cm key of a system-level rule: `<group>_<Kind>`, or `<Kind>` for the core group. */

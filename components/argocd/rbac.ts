@@ -13,6 +13,25 @@ import type { ArgoRbacConfig } from "../config/admission";
 export const ROLLOUT_ACTIONS_POLICY_KEY = "policy.argo-rollouts-addon.csv";
 
 /**
+ * ArgoCD's built-in Rollout actions, one folder each under argo-cd
+ * `resource_customizations/argoproj.io/Rollout/actions/`: abort, promote-full, restart, resume and
+ * retry in every 3.x release; pause and skip-current-step since v3.1.0. There is no `promote`: an
+ * RBAC line naming an action ArgoCD does not have allows and denies nothing, silently.
+ */
+export const ARGOCD_ROLLOUT_ACTIONS: readonly string[] = ["abort", "pause", "promote-full", "restart", "resume", "retry", "skip-current-step"];
+
+/** The actions ArgoCD 3.0 does not offer yet (added in v3.1.0). */
+export const ROLLOUT_ACTIONS_SINCE_3_1: readonly string[] = ["pause", "skip-current-step"];
+
+/**
+ * The actions that move a rollout past a gate or stop it, reserved to the approver by default
+ * (ADR-056 D3): `resume` clears a pause (the regulated manual gate is a `pause: {}` step, resume.lua),
+ * `promote-full` skips every remaining step and analysis, `skip-current-step` skips one, `abort`
+ * rolls back. `retry`, `pause` and `restart` pass no gate and stay with the deployers.
+ */
+export const APPROVER_ROLLOUT_ACTIONS: readonly string[] = ["resume", "promote-full", "skip-current-step", "abort"];
+
+/**
  * One line per action and project: `p, <subject>, applications, action/argoproj.io/Rollout/<action>,
  * <project>/*, allow|deny`. The approver is allowed; each deployer role is denied, and in ArgoCD a
  * deny wins over any allow, including a broad `action/*` the platform may grant elsewhere. Scoped to

@@ -4,6 +4,7 @@ import {
     HTTPROUTE_WEIGHTS_RULE,
     ResourceIgnoreDifferences,
     SERVICE_SELECTOR_RULE,
+    canaryRuleReasons,
     expandAllKinds,
     fromApplicationRule,
     kindLabel,
@@ -20,11 +21,11 @@ import { TAKE_OVER_LISTS } from "./ownership";
 /**
  * `RespectIgnoreDifferences=true`: ignoreDifferences alone only hides drift; a sync triggered by
  * any other change still overwrites the ignored fields (ADR-056 as-built 2026-06-27, caught in
- * prod). `ServerSideApply=true`: the sync is the server-side apply that server-side diff
- * dry-runs (argo-cd docs "Diff Strategies"), so what the diff predicts, admission webhooks
- * included, is what the sync does.
+ * prod). It is the one option the program imposes: `ServerSideApply` and the others stay the
+ * tenant's choice (extra `syncOptions`).
  */
-export const TENANT_SYNC_OPTIONS = ["RespectIgnoreDifferences=true", "ServerSideApply=true"] as const;
+export const RESPECT_IGNORE_DIFFERENCES = "RespectIgnoreDifferences=true";
+export const TENANT_SYNC_OPTIONS: readonly string[] = [RESPECT_IGNORE_DIFFERENCES];
 
 export const COMPARE_OPTIONS_ANNOTATION = "argocd.argoproj.io/compare-options";
 
@@ -35,7 +36,11 @@ export const COMPARE_OPTIONS_ANNOTATION = "argocd.argoproj.io/compare-options";
  */
 export const TENANT_COMPARE_OPTIONS = "ServerSideDiff=true,IncludeMutationWebhook=true";
 
-/** The rules every tenant Application carries: the controller's selectors, the plugin's weights. */
+/**
+ * The rules every tenant Application carries: the one selector key the controller writes and the
+ * canary weights the plugin writes. Application-level on purpose: argocd-cm rules would apply to
+ * every Application, including those that run no canary.
+ */
 export const TENANT_IGNORE_RULES: readonly Readonly<IgnoreRule>[] = [SERVICE_SELECTOR_RULE, HTTPROUTE_WEIGHTS_RULE];
 
 const optionName = (option: string): string => option.split("=")[0];
@@ -81,6 +86,9 @@ export function tenantSyncSettings(extra: TenantSyncExtras = {}): TenantSyncSett
         const reasons = rolloutArrayPathReasons(r);
         if (reasons.length > 0) {
             problems.push(`ignore rule for ${kindLabel(r)} reaches a Rollout with an array path: ${reasons.join("; ")} (ADR-056 as-built 2026-07-14)`);
+        }
+        for (const reason of canaryRuleReasons(r, "application")) {
+            problems.push(`ignore rule for ${kindLabel(r)}: ${reason} (ADR-056 as-built #871)`);
         }
     }
     if (problems.length > 0) {

@@ -3,6 +3,9 @@ import * as pulumi from "@pulumi/pulumi";
 // Only the EKS submodule: type-checking the whole @pulumi/aws package costs ~10 s (design.md §2).
 import { getClusterOutput } from "@pulumi/aws/eks/getCluster";
 import { ClusterConfig } from "../config";
+import { providerAdoptionOptions } from "./adoption";
+
+export * from "./adoption";
 
 /** A kubeconfig for an EKS cluster whose token comes from the aws CLI's exec plugin. */
 export function eksKubeconfig(args: { clusterName: string; region: string; endpoint: string; certificateAuthority: string }): object {
@@ -33,10 +36,11 @@ export function eksKubeconfig(args: { clusterName: string; region: string; endpo
  * The stack's Kubernetes provider. `clusterIdentifier` is pinned to the cluster's platform name:
  * a kubeconfig that is unknown at preview (an EKS lookup) would otherwise plan to replace the
  * provider and with it every resource of the stack (design.md §2, Pulumi). Server-side apply is
- * on because the v1.10 Rollout CRD is past client-side apply's annotation limit.
+ * on because the v1.10 Rollout CRD is past client-side apply's annotation limit. Whether this run
+ * adopts existing objects is decided here, for every resource at once (see adoption.ts).
  */
 export function clusterProvider(cluster: ClusterConfig): k8s.Provider {
-    const common = { clusterIdentifier: cluster.name, enableServerSideApply: true };
+    const common = { clusterIdentifier: cluster.name, enableServerSideApply: true, ...providerAdoptionOptions(cluster.adoptExisting) };
     const conn = cluster.connection;
     if (conn.kind === "eks") {
         const eks = getClusterOutput({ name: conn.clusterName, region: conn.region });

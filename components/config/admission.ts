@@ -1,4 +1,7 @@
-import { BUILTIN_KINDS, ROLLOUT_ACTIONS } from "../argocd/ignoreRules";
+import { BUILTIN_KINDS } from "../argocd/ignoreRules";
+import { ARGO_OBJECT_OWNERS, ArgoObjectOwner } from "../argocd/ownership";
+import { APPROVER_ROLLOUT_ACTIONS, ARGOCD_ROLLOUT_ACTIONS, ROLLOUT_ACTIONS_SINCE_3_1 } from "../argocd/rbac";
+import { TIERS } from "../delivery/strategy";
 import { preflightArgoCd, preflightPolicy } from "./preflight";
 import { ConfigReader, DNS_LABEL, Plain, StringRule, isPlainObject } from "./reader";
 
@@ -9,31 +12,88 @@ import { ConfigReader, DNS_LABEL, Plain, StringRule, isPlainObject } from "./rea
  * so every problem of the stack file is reported together.
  */
 
-/** The Kyverno API the policies are written in. */
+/** The label the platform's example namespaces carry their tier in (ADR-056 D3). */
+export const TIER_LABEL = "platform.example/tier";
+
+/**
+ * The Kyverno API the policies are written in. `policies.kyverno.io/v1` is served from Kyverno 1.17
+ * (kyverno/kyverno v1.17.0 `config/crds/policies.kyverno.io/*.yaml`: version `v1`, `served: true`).
+ */
 export type KyvernoApi = "policies.kyverno.io/v1" | "kyverno.io/v1";
 export const KYVERNO_APIS: readonly KyvernoApi[] = ["policies.kyverno.io/v1", "kyverno.io/v1"];
 
 /** What a failed validation does: refuse the request, or only report it. */
 export type ValidationAction = "Enforce" | "Audit";
 
+/** What the API server does with a request when Kyverno cannot answer a mutation. */
+export type FailurePolicy = "Ignore" | "Fail";
+export const FAILURE_POLICIES: readonly FailurePolicy[] = ["Ignore", "Fail"];
+
+/**
+ * Who owns ADR-085's availability policies (PDB generation, topology spread, prod replica floor,
+ * default namespace) on this cluster. `own`: this program declares them under ADR-085's names.
+ * `complement`: the platform keeps its own, already Rollout-aware (ADR-056 as-built,
+ * enable_rollout_kind), and this program adds only the Rollout-only guards, never a second PDB
+ * generator (two budgets over the same pods make every eviction fail, the deadlock D8 prevents).
+ */
+export type AvailabilityPolicies = "own" | "complement";
+export const AVAILABILITY_POLICIES: readonly AvailabilityPolicies[] = ["own", "complement"];
+
+export type SelectorOperator = "In" | "NotIn" | "Exists" | "DoesNotExist";
+export const SELECTOR_OPERATORS: readonly SelectorOperator[] = ["In", "NotIn", "Exists", "DoesNotExist"];
+
+/** A Kubernetes label selector (`metav1.LabelSelector`). */
+export interface LabelSelector {
+    matchLabels?: Record<string, string>;
+    matchExpressions?: { key: string; operator: SelectorOperator; values?: string[] }[];
+}
+
+/** A ServiceAccount, as `request.userInfo.username` names it: `system:serviceaccount:<namespace>:<name>`. */
+export interface ServiceAccountRef {
+    namespace: string;
+    name: string;
+}
+
+/**
+ * Regulated prod (ADR-056 D3, ADR-049 separation of duties): in namespaces with these labels only
+ * the GitOps controller changes a Rollout, and only approvers approve (promote, resume, skip,
+ * abort, retry).
+ */
+export interface RegulatedConfig {
+    namespaceLabels: Record<string, string>;
+    /** Groups whose members may approve; a member of a deployer group never may. */
+    approverGroups: string[];
+    /** Groups whose members ship versions; the approval Roles bind the deployer Role to them. */
+    deployerGroups: string[];
+    /** The GitOps controller's identities: the sync (spec) and ArgoCD's Rollout actions (status). */
+    gitopsServiceAccounts: ServiceAccountRef[];
+}
+
 /** The policy stage's settings. */
 export interface PolicyConfig {
     /**
-     * `policies.kyverno.io/v1` (ValidatingPolicy, MutatingPolicy, GeneratingPolicy; Kyverno >= 1.18)
-     * or `kyverno.io/v1` ClusterPolicy for clusters still on an older Kyverno. Same behaviour.
+     * `policies.kyverno.io/v1` (ValidatingPolicy, MutatingPolicy, GeneratingPolicy; Kyverno >= 1.17)
+     * or `kyverno.io/v1` ClusterPolicy for clusters on an older Kyverno. Same behaviour.
      */
     kyvernoApi: KyvernoApi;
+    availabilityPolicies: AvailabilityPolicies;
     validationAction: ValidationAction;
+    /** Mutations only; validations always fail closed. */
+    mutationFailurePolicy: FailurePolicy;
+    /** The tenant namespaces every policy applies to (ANDed with the narrower selectors below). */
+    tenantNamespaceSelector: LabelSelector;
     /** `maxUnavailable` of every generated PodDisruptionBudget: a number of pods (ADR-056 D8). */
     pdbMaxUnavailable: number;
     /** Labels that mark a namespace as prod; the replica floor applies there. */
     prodNamespaceLabels: Record<string, string>;
-    /** The least `spec.replicas` a workload in a prod namespace may have. */
+    /** The least `spec.replicas` (or HPA `minReplicas`) a workload in a prod namespace may have. */
     prodMinReplicas: number;
     /** Node label keys pods are spread over, in order. */
     topologyKeys: string[];
-    /** Namespaces no policy of the addon applies to. */
+    /** Namespaces no policy of the addon applies to, whatever their labels. */
     excludeNamespaces: string[];
+    /** Unset: no regulated namespaces on this cluster. */
+    regulated?: RegulatedConfig;
 }
 
 /** An ArgoCD group/kind pair; `group` is `""` for the core group. */
@@ -57,19 +117,21 @@ export interface IgnoreRule {
     managedFieldsManagers: string[];
 }
 
-/** An AppProject whose `namespaceResourceWhitelist` the program owns. */
+/** A tenant AppProject: patched (`addon`) or read and checked (`external`), see ownership.ts. */
 export interface ArgoProjectConfig {
     name: string;
-    /** Every other namespaced kind the project's Applications sync; the Rollout kinds are added. */
+    owner: ArgoObjectOwner;
+    /** `addon` only: every other namespaced kind the project's Applications sync; the Rollout kinds are added. */
     namespaceResources: GroupKind[];
 }
 
-/** A tenant ApplicationSet whose template's sync options and ignore rules the program owns. */
+/** A tenant ApplicationSet: patched (`addon`) or read and checked (`external`), see ownership.ts. */
 export interface TenantApplicationSetConfig {
     name: string;
-    /** Further sync options kept beside the program's own. */
+    owner: ArgoObjectOwner;
+    /** `addon` only: further sync options kept beside the program's own. */
     syncOptions: string[];
-    /** Further Application-level ignore rules kept beside the program's own. */
+    /** `addon` only: further Application-level ignore rules kept beside the program's own. */
     ignoreDifferences: IgnoreRule[];
 }
 
@@ -86,8 +148,14 @@ export interface ArgoRbacConfig {
 
 /** The argocd-apps stage's settings. */
 export interface ArgoCdConfig {
-    /** False on a cluster whose Applications are managed by an ArgoCD elsewhere. */
-    enabled: boolean;
+    /**
+     * The cluster whose ArgoCD syncs this cluster's tenant Applications: this one (each cluster runs
+     * its own), or another (a hub's ArgoCD syncing its spokes). Only where ArgoCD runs does a stack
+     * touch ArgoCD's objects; the stack of that cluster lists them for every cluster it syncs.
+     */
+    runsOn: string;
+    /** `runsOn` is this stack's cluster. */
+    local: boolean;
     namespace: string;
     projects: ArgoProjectConfig[];
     applicationSets: TenantApplicationSetConfig[];
@@ -102,26 +170,48 @@ export interface ArgoCdConfig {
 export const ADMISSION_DEFAULTS = {
     policy: {
         kyvernoApi: "policies.kyverno.io/v1" as KyvernoApi,
+        availabilityPolicies: "own" as AvailabilityPolicies,
         validationAction: "Enforce" as ValidationAction,
+        // A mutation Kyverno cannot answer must not stop every workload in the cluster.
+        mutationFailurePolicy: "Ignore" as FailurePolicy,
+        // Environment namespaces carry their tier (ADR-056 D3); platform namespaces do not match.
+        tenantNamespaceSelector: {
+            matchExpressions: [{ key: TIER_LABEL, operator: "In" as SelectorOperator, values: [...TIERS] }],
+        } as Readonly<LabelSelector>,
         pdbMaxUnavailable: 1,
-        prodNamespaceLabels: { "platform.example/tier": "prod" } as Readonly<Record<string, string>>,
+        prodNamespaceLabels: { [TIER_LABEL]: "prod" } as Readonly<Record<string, string>>,
         prodMinReplicas: 2,
         topologyKeys: ["topology.kubernetes.io/zone", "kubernetes.io/hostname"] as readonly string[],
         // Kyverno's own namespace and the control plane's: a policy there can lock the cluster out.
         excludeNamespaces: ["kube-system", "kube-public", "kube-node-lease", "kyverno"] as readonly string[],
     },
     argocd: {
-        enabled: true,
+        // runsOn: this stack's cluster (cluster.name).
         namespace: "argocd",
+        owner: "external" as ArgoObjectOwner,
         allKinds: BUILTIN_KINDS,
-        rbac: { actions: ROLLOUT_ACTIONS },
+        rbac: { actions: APPROVER_ROLLOUT_ACTIONS },
     },
 } as const;
 
-const POLICY_KEYS = ["kyvernoApi", "validationAction", "pdbMaxUnavailable", "prodNamespaceLabels", "prodMinReplicas", "topologyKeys", "excludeNamespaces"];
-const ARGOCD_KEYS = ["enabled", "namespace", "projects", "applicationSets", "ignoreDifferences", "allKinds", "rbac"];
-const PROJECT_KEYS = ["namespaceResources"];
-const APPSET_KEYS = ["syncOptions", "ignoreDifferences"];
+const POLICY_KEYS = [
+    "kyvernoApi",
+    "availabilityPolicies",
+    "validationAction",
+    "mutationFailurePolicy",
+    "tenantNamespaceSelector",
+    "pdbMaxUnavailable",
+    "prodNamespaceLabels",
+    "prodMinReplicas",
+    "topologyKeys",
+    "excludeNamespaces",
+    "regulated",
+];
+const SELECTOR_KEYS = ["matchLabels", "matchExpressions"];
+const REGULATED_KEYS = ["namespaceLabels", "approverGroups", "deployerGroups", "gitopsServiceAccounts"];
+const ARGOCD_KEYS = ["runsOn", "namespace", "projects", "applicationSets", "ignoreDifferences", "allKinds", "rbac"];
+const PROJECT_KEYS = ["owner", "namespaceResources"];
+const APPSET_KEYS = ["owner", "syncOptions", "ignoreDifferences"];
 const RBAC_KEYS = ["approverRole", "deployerRoles", "projects", "actions"];
 const SYSTEM_RULE_KEYS = ["group", "kind", "jsonPointers", "jqPathExpressions", "managedFieldsManagers"];
 const APP_RULE_KEYS = [...SYSTEM_RULE_KEYS, "name", "namespace"];
@@ -131,10 +221,19 @@ const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0
 const API_GROUP = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$/;
 const KIND = /^[A-Z][A-Za-z0-9]*$/;
 const LABEL_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$/;
+/** A group as authenticators report it: no leading or trailing blanks. */
+const GROUP = /^\S(.{0,252}\S)?$/;
+/** `<namespace>/<name>` of a ServiceAccount. */
+const SERVICE_ACCOUNT = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 /** An ArgoCD RBAC subject: a role or an SSO group; commas and spaces would split the CSV line. */
 const RBAC_SUBJECT = /^[^\s,#]+$/;
 const SYNC_OPTION = /^[A-Za-z]+=[^\s,]+$/;
-const ACTION = /^[a-z][a-z-]*$/;
+/** Only ArgoCD's own Rollout actions: a name it does not know would make a policy line that does nothing. */
+const ACTION: StringRule = {
+    pattern: new RegExp(`^(${ARGOCD_ROLLOUT_ACTIONS.join("|")})$`),
+    describe: `one of ArgoCD's Rollout actions ${ARGOCD_ROLLOUT_ACTIONS.join(", ")} (argo-cd resource_customizations/argoproj.io/Rollout/actions; ${ROLLOUT_ACTIONS_SINCE_3_1.join(" and ")} since ArgoCD 3.1; there is no "promote")`,
+};
 
 const percent = (v: unknown): boolean => typeof v === "string" && /%\s*$/.test(v);
 
@@ -144,37 +243,146 @@ export function readPolicy(r: ConfigReader, value: unknown): PolicyConfig | unde
     if (!p) {
         return undefined;
     }
-    const prodNamespaceLabels = p.prodNamespaceLabels === undefined ? { ...d.prodNamespaceLabels } : r.labels("policy.prodNamespaceLabels", p.prodNamespaceLabels);
-    if (p.prodNamespaceLabels !== undefined && isPlainObject(p.prodNamespaceLabels) && Object.keys(p.prodNamespaceLabels).length === 0) {
-        // An empty selector matches every namespace: the floor would apply cluster-wide.
-        r.problem("policy.prodNamespaceLabels", p.prodNamespaceLabels, "must name at least one label that marks a prod namespace (an empty selector matches every namespace)");
-    }
+    const prodNamespaceLabels = p.prodNamespaceLabels === undefined ? { ...d.prodNamespaceLabels } : nonEmptyLabels(r, "policy.prodNamespaceLabels", p.prodNamespaceLabels, "marks a prod namespace");
+    const regulated = p.regulated === undefined || p.regulated === null ? undefined : readRegulated(r, p.regulated);
     const cfg: PolicyConfig = {
         kyvernoApi: r.string("policy.kyvernoApi", p.kyvernoApi, { oneOf: KYVERNO_APIS, describe: "" }, d.kyvernoApi) as KyvernoApi,
+        availabilityPolicies: r.string("policy.availabilityPolicies", p.availabilityPolicies, { oneOf: AVAILABILITY_POLICIES, describe: "" }, d.availabilityPolicies) as AvailabilityPolicies,
         validationAction: r.string("policy.validationAction", p.validationAction, { oneOf: ["Enforce", "Audit"], describe: "" }, d.validationAction) as ValidationAction,
+        mutationFailurePolicy: r.string("policy.mutationFailurePolicy", p.mutationFailurePolicy, { oneOf: FAILURE_POLICIES, describe: "" }, d.mutationFailurePolicy) as FailurePolicy,
+        tenantNamespaceSelector: p.tenantNamespaceSelector === undefined ? copySelector(d.tenantNamespaceSelector) : readSelector(r, "policy.tenantNamespaceSelector", p.tenantNamespaceSelector),
         // A percentage is reported by the preflight with its reason (ADR-056 D8), not as a type error.
         pdbMaxUnavailable: percent(p.pdbMaxUnavailable) ? d.pdbMaxUnavailable : r.integer("policy.pdbMaxUnavailable", p.pdbMaxUnavailable, 1, 100, d.pdbMaxUnavailable),
         prodNamespaceLabels,
         prodMinReplicas: r.integer("policy.prodMinReplicas", p.prodMinReplicas, 2, 100, d.prodMinReplicas),
         topologyKeys: r.strings("policy.topologyKeys", p.topologyKeys, { pattern: LABEL_KEY, describe: "a node label key such as topology.kubernetes.io/zone" }, d.topologyKeys, { min: 1, max: 3 }),
         excludeNamespaces: r.strings("policy.excludeNamespaces", p.excludeNamespaces, { pattern: DNS_LABEL, describe: "a namespace name" }, d.excludeNamespaces, { min: 0, max: 50 }),
+        ...(regulated ? { regulated } : {}),
     };
     preflightPolicy(r, cfg, p);
     return cfg;
 }
 
-export function readArgoCd(r: ConfigReader, value: unknown): ArgoCdConfig | undefined {
+/** Labels that must select something narrower than every namespace. */
+function nonEmptyLabels(r: ConfigReader, key: string, value: unknown, what: string): Record<string, string> {
+    const labels = r.labels(key, value);
+    if (isPlainObject(value) && Object.keys(value).length === 0) {
+        // An empty selector matches every namespace.
+        r.problem(key, value, `must name at least one label that ${what} (an empty selector matches every namespace)`);
+    }
+    return labels;
+}
+
+function copySelector(s: Readonly<LabelSelector>): LabelSelector {
+    return {
+        ...(s.matchLabels ? { matchLabels: { ...s.matchLabels } } : {}),
+        ...(s.matchExpressions ? { matchExpressions: s.matchExpressions.map((e) => ({ ...e, ...(e.values ? { values: [...e.values] } : {}) })) } : {}),
+    };
+}
+
+/** A namespace label selector, checked as the API server checks one (`metav1.LabelSelector`). */
+function readSelector(r: ConfigReader, key: string, value: unknown): LabelSelector {
+    const o = r.object(key, value, SELECTOR_KEYS);
+    if (!o) {
+        return {};
+    }
+    const out: LabelSelector = {};
+    if (o.matchLabels !== undefined) {
+        out.matchLabels = r.labels(`${key}.matchLabels`, o.matchLabels);
+    }
+    if (o.matchExpressions !== undefined) {
+        if (!Array.isArray(o.matchExpressions)) {
+            r.problem(`${key}.matchExpressions`, o.matchExpressions, "must be a list of {key, operator, values}");
+        } else {
+            out.matchExpressions = [];
+            o.matchExpressions.forEach((e, i) => {
+                const k = `${key}.matchExpressions[${i}]`;
+                const x = r.object(k, e, ["key", "operator", "values"]);
+                if (!x) {
+                    return;
+                }
+                const labelKey = r.requiredString(`${k}.key`, x.key, { pattern: LABEL_KEY, describe: "a label key such as platform.example/tier" });
+                const operator = r.requiredString(`${k}.operator`, x.operator, { oneOf: SELECTOR_OPERATORS, describe: "" }) as SelectorOperator | undefined;
+                const values = r.strings(`${k}.values`, x.values, { pattern: LABEL_VALUE, describe: "a label value" }, [], { min: 0, max: 50 });
+                const needsValues = operator === "In" || operator === "NotIn";
+                if (operator && needsValues !== values.length > 0) {
+                    // The API server's rule for selector requirements.
+                    r.problem(`${k}.values`, x.values, needsValues ? `must list at least one value with ${operator}` : `must be empty with ${operator}`);
+                }
+                if (labelKey && operator) {
+                    out.matchExpressions!.push({ key: labelKey, operator, ...(needsValues ? { values } : {}) });
+                }
+            });
+        }
+    }
+    if (Object.keys(out.matchLabels ?? {}).length === 0 && (out.matchExpressions ?? []).length === 0) {
+        r.problem(key, value, "must select tenant namespaces by at least one label (an empty selector matches every namespace)");
+    }
+    return out;
+}
+
+function readRegulated(r: ConfigReader, value: unknown): RegulatedConfig | undefined {
+    const g = r.object("policy.regulated", value, REGULATED_KEYS);
+    if (!g) {
+        return undefined;
+    }
+    const group = { pattern: GROUP, describe: "a group name as the API server sees it (request.userInfo.groups)" };
+    const accounts = r.strings(
+        "policy.regulated.gitopsServiceAccounts",
+        g.gitopsServiceAccounts,
+        { pattern: SERVICE_ACCOUNT, describe: "<namespace>/<name> of a ServiceAccount, such as argocd/argocd-application-controller" },
+        [],
+        { min: 1, max: 20 },
+    );
+    return {
+        namespaceLabels: g.namespaceLabels === undefined ? missing(r, "policy.regulated.namespaceLabels", "labels that mark a regulated namespace") : nonEmptyLabels(r, "policy.regulated.namespaceLabels", g.namespaceLabels, "marks a regulated namespace"),
+        approverGroups: r.strings("policy.regulated.approverGroups", g.approverGroups, group, [], { min: 1, max: 20 }),
+        deployerGroups: r.strings("policy.regulated.deployerGroups", g.deployerGroups, group, [], { min: 0, max: 20 }),
+        gitopsServiceAccounts: accounts.map((a) => {
+            const [namespace, name] = a.split("/");
+            return { namespace, name };
+        }),
+    };
+}
+
+function missing(r: ConfigReader, key: string, what: string): Record<string, string> {
+    r.problem(key, undefined, `is required: ${what}`);
+    return {};
+}
+
+/** `clusterName`: this stack's `cluster.name`, where ArgoCD runs unless `argocd.runsOn` says otherwise. */
+export function readArgoCd(r: ConfigReader, value: unknown, clusterName: string | undefined): ArgoCdConfig | undefined {
     const d = ADMISSION_DEFAULTS.argocd;
-    const a = r.object("argocd", value, ARGOCD_KEYS);
+    const { enabled, ...rest } = isPlainObject(value) ? value : { enabled: undefined };
+    if (enabled !== undefined) {
+        r.problem("argocd.enabled", enabled, "is replaced by argocd.runsOn: this cluster's name (cluster.name) when its own ArgoCD syncs its Applications, or the name of the cluster whose ArgoCD does");
+    }
+    const a = r.object("argocd", isPlainObject(value) ? rest : value, ARGOCD_KEYS);
     if (!a) {
         return undefined;
     }
+    const runsOn = r.string("argocd.runsOn", a.runsOn, { pattern: DNS_LABEL, describe: "a cluster name (the cluster.name of the stack whose cluster runs that ArgoCD)", maxLength: 63 }, clusterName ?? "");
+    const owner = (key: string, entry: Plain, ownedOnly: readonly string[]): ArgoObjectOwner => {
+        const o = r.string(`${key}.owner`, entry.owner, { oneOf: ARGO_OBJECT_OWNERS, describe: "" }, d.owner) as ArgoObjectOwner;
+        if (o === "external") {
+            for (const k of ownedOnly.filter((k) => entry[k] !== undefined)) {
+                r.problem(
+                    `${key}.${k}`,
+                    entry[k],
+                    `only applies with ${key}.owner: addon; another owner keeps this object (owner: external, the default), so the stack reads and checks it and declares nothing on it`,
+                );
+            }
+        }
+        return o;
+    };
     const projects = namedMap(r, "argocd.projects", a.projects, PROJECT_KEYS, (key, entry, name) => ({
         name,
+        owner: owner(key, entry, ["namespaceResources"]),
         namespaceResources: groupKindList(r, `${key}.namespaceResources`, entry.namespaceResources, true) ?? [],
     }));
     const applicationSets = namedMap(r, "argocd.applicationSets", a.applicationSets, APPSET_KEYS, (key, entry, name) => ({
         name,
+        owner: owner(key, entry, ["syncOptions", "ignoreDifferences"]),
         syncOptions: r.strings(`${key}.syncOptions`, entry.syncOptions, { pattern: SYNC_OPTION, describe: "an ArgoCD sync option such as CreateNamespace=true" }, [], { min: 0, max: 20 }),
         ignoreDifferences: ruleList(r, `${key}.ignoreDifferences`, entry.ignoreDifferences, APP_RULE_KEYS),
     }));
@@ -182,7 +390,9 @@ export function readArgoCd(r: ConfigReader, value: unknown): ArgoCdConfig | unde
     const subject = { pattern: RBAC_SUBJECT, describe: "an ArgoCD role or SSO group such as role:approver (no spaces, commas or #)" };
     const approverRole = r.string("argocd.rbac.approverRole", rb.approverRole, subject);
     const cfg: ArgoCdConfig = {
-        enabled: r.boolean("argocd.enabled", a.enabled, d.enabled),
+        runsOn,
+        // Without a valid cluster name the stack fails on that; do not add noise about ArgoCD.
+        local: clusterName === undefined || runsOn === clusterName,
         namespace: r.string("argocd.namespace", a.namespace, { pattern: DNS_LABEL, describe: "a namespace name (DNS label)", maxLength: 63 }, d.namespace),
         projects,
         applicationSets,
@@ -192,10 +402,10 @@ export function readArgoCd(r: ConfigReader, value: unknown): ArgoCdConfig | unde
             ...(approverRole ? { approverRole } : {}),
             deployerRoles: r.strings("argocd.rbac.deployerRoles", rb.deployerRoles, subject, [], { min: 0, max: 20 }),
             projects: r.strings("argocd.rbac.projects", rb.projects, { pattern: DNS_SUBDOMAIN, describe: "an AppProject name" }, projects.map((p) => p.name), { min: 0, max: 50 }),
-            actions: r.strings("argocd.rbac.actions", rb.actions, { pattern: ACTION, describe: "an ArgoCD Rollout action name such as promote-full" }, d.rbac.actions, { min: 1, max: 20 }),
+            actions: r.strings("argocd.rbac.actions", rb.actions, ACTION, d.rbac.actions, { min: 1, max: ARGOCD_ROLLOUT_ACTIONS.length }),
         },
     };
-    preflightArgoCd(r, cfg);
+    preflightArgoCd(r, cfg, a);
     return cfg;
 }
 

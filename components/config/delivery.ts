@@ -47,8 +47,14 @@ export interface NotificationsConfig {
     token?: SecretValue;
 }
 
+/** The ADR-056 delivery shapes the smoke app can run (both are proven end to end). */
+export type SmokeStrategy = "canary" | "blueGreen";
+export const SMOKE_STRATEGIES: readonly SmokeStrategy[] = ["canary", "blueGreen"];
+
 export interface SmokeTestConfig {
     enabled: boolean;
+    /** Which prod / standard shape the smoke app is delivered with. */
+    strategy: SmokeStrategy;
     namespace: string;
     /** Hostname of the smoke app on the shared Gateway. */
     hostname: string;
@@ -74,7 +80,7 @@ export const SLOTH_REMAINING_BUDGET = 'slo:period_error_budget_remaining:ratio{s
 
 export const DELIVERY_DEFAULTS = {
     errorBudget: { query: SLOTH_REMAINING_BUDGET, minRemaining: 0 },
-    smokeTest: { namespace: "rollouts-smoke", trigger: "1", failGate: false, replicas: 2 },
+    smokeTest: { strategy: "canary", namespace: "rollouts-smoke", trigger: "1", failGate: false, replicas: 2 },
 } as const;
 
 /** The config key holding the notification token; it must be set with `pulumi config set --secret`. */
@@ -138,7 +144,7 @@ function readNotifications(r: ConfigReader, value: unknown, token: unknown, toke
 
 function readSmokeTest(r: ConfigReader, value: unknown): SmokeTestConfig | undefined {
     const d = DELIVERY_DEFAULTS.smokeTest;
-    const s = r.object("smokeTest", value, ["enabled", "namespace", "hostname", "trigger", "failGate", "image", "loadImage", "replicas"]);
+    const s = r.object("smokeTest", value, ["enabled", "strategy", "namespace", "hostname", "trigger", "failGate", "image", "loadImage", "replicas"]);
     if (!s) {
         return undefined;
     }
@@ -154,8 +160,10 @@ function readSmokeTest(r: ConfigReader, value: unknown): SmokeTestConfig | undef
     if (namespace === "default") {
         r.problem("smokeTest.namespace", namespace, "must not be default: the platform refuses workloads there");
     }
+    const strategy = r.string("smokeTest.strategy", s.strategy, { oneOf: SMOKE_STRATEGIES, describe: "" }, d.strategy) as SmokeStrategy;
     return {
         enabled,
+        strategy,
         namespace,
         hostname: hostname ?? "",
         trigger: r.string("smokeTest.trigger", trigger, { pattern: /^[A-Za-z0-9._-]{1,63}$/, describe: "a short token (letters, digits, '.', '_', '-'); change it to start a fresh canary" }, d.trigger),

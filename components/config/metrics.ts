@@ -21,7 +21,17 @@ export interface MimirConfig {
     ingestGateway: { name: string; namespace: string; listener: string };
     /** Scheme spokes use to reach their hostnames on the ingest Gateway. */
     readScheme: "https" | "http";
+    /** Who owns the spokes' ingest (remote write) routes unless a spoke says otherwise. */
+    pushRouteOwner: PushRouteOwner;
 }
+
+/**
+ * Who declares a spoke's ingest route on the hub: this program (`addon`: one route with the push
+ * rule and, for a spoke that queries, the read rule) or the platform's observability module
+ * (`observability`: the program declares only the read route beside it, ADR-056 as-built W8c).
+ */
+export type PushRouteOwner = "addon" | "observability";
+export const PUSH_ROUTE_OWNERS: readonly PushRouteOwner[] = ["addon", "observability"];
 
 /** One spoke the hub routes (hub only). */
 export interface SpokeConfig {
@@ -30,8 +40,10 @@ export interface SpokeConfig {
     hostname: string;
     /** A listener of its own on the ingest Gateway, when spokes are separated by listener. */
     listener?: string;
-    /** Opt-in read path: adds the `/prometheus` rule (W8c `query_tenants`). */
+    /** Opt-in read path: routes Mimir's Prometheus read endpoints (W8c `query_tenants`). */
     query: boolean;
+    /** Resolved from `spokes[].pushRouteOwner`, else `mimir.pushRouteOwner`. */
+    pushRouteOwner: PushRouteOwner;
 }
 
 /** How a spoke finds the read endpoint the hub routes for it (spoke only). */
@@ -40,12 +52,24 @@ export type ReadEndpointSource = { kind: "url"; url: string } | { kind: "stack";
 export interface AnalysisConfig {
     /** Minimum non-5xx ratio of the canary (ADR-056 as-built: 0.95). */
     successRate: number;
-    /** Maximum p99 latency of the canary, in seconds. */
+    /** Maximum p99 latency of the canary, in seconds; below Beyla's highest finite bucket. */
     latencyP99Seconds: number;
+    /** How often Beyla's metrics are scraped: the rate window must hold several samples. */
+    scrapeInterval: string;
+    /** PromQL window of every gate query; at least RATE_WINDOW_SCRAPES scrape intervals. */
     rateWindow: string;
-    /** At least the rate window: an empty window must not look like a bad canary (seed 003). */
+    /** How long a sample takes from the scrape to being queryable in Mimir (remote write). */
+    remoteWriteLag: string;
+    /** At least the rate window plus the remote-write lag: an empty window must not look like a bad canary (seed 003). */
     initialDelay: string;
     interval: string;
+    /**
+     * Requests the measured ReplicaSet must have served in one rate window for a measurement to
+     * count; below it the query is empty and the measurement Inconclusive.
+     */
+    minRequests: number;
+    /** Measurements of the finite templates (pre/post-promotion and step analysis). */
+    count: number;
     failureLimit: number;
     inconclusiveLimit: number;
     consecutiveErrorLimit: number;
@@ -87,13 +111,18 @@ export const METRICS_DEFAULTS = {
         gatewayTargetPort: 8080,
         gatewayPodLabels: { "app.kubernetes.io/name": "mimir", "app.kubernetes.io/component": "gateway" },
         readScheme: "https",
+        pushRouteOwner: "addon",
     },
     analysis: {
         successRate: 0.95,
         latencyP99Seconds: 0.5,
-        rateWindow: "2m",
-        initialDelay: "2m",
+        scrapeInterval: "60s",
+        rateWindow: "4m",
+        remoteWriteLag: "1m",
+        initialDelay: "5m",
         interval: "1m",
+        minRequests: 50,
+        count: 3,
         failureLimit: 0,
         inconclusiveLimit: 2,
         consecutiveErrorLimit: 4,
@@ -116,9 +145,23 @@ export const MIMIR_KEYS = [
     "readScheme",
     "readEndpoint",
     "hubStack",
+    "pushRouteOwner",
 ];
-const SPOKE_KEYS = ["name", "tenant", "hostname", "listener", "query"];
-const ANALYSIS_KEYS = ["successRate", "latencyP99Seconds", "rateWindow", "initialDelay", "interval", "failureLimit", "inconclusiveLimit", "consecutiveErrorLimit"];
+const SPOKE_KEYS = ["name", "tenant", "hostname", "listener", "query", "pushRouteOwner"];
+const ANALYSIS_KEYS = [
+    "successRate",
+    "latencyP99Seconds",
+    "scrapeInterval",
+    "rateWindow",
+    "remoteWriteLag",
+    "initialDelay",
+    "interval",
+    "minRequests",
+    "count",
+    "failureLimit",
+    "inconclusiveLimit",
+    "consecutiveErrorLimit",
+];
 const NETWORK_KEYS = ["controllerDefaultDeny", "dnsNamespace", "dnsPodLabels", "hubReadCidrs", "hubReadFqdns", "canaryTargets", "metricsScrapeNamespaces"];
 
 /** Argo Rollouts durations as used here: a whole number of seconds, minutes or hours. */
@@ -163,6 +206,7 @@ export function readMetrics(
     if (Object.keys(podLabels).length === 0) {
         r.problem("mimir.gatewayPodLabels", m.gatewayPodLabels, "must select the Mimir gateway pods with at least one label");
     }
+    const pushRouteOwner = r.string("mimir.pushRouteOwner", m.pushRouteOwner, OWNER_RULE, md.pushRouteOwner) as PushRouteOwner;
     const mimir: MimirConfig | undefined = ingestGateway && {
         namespace,
         gatewayService: r.string("mimir.gatewayService", m.gatewayService, label, md.gatewayService),
@@ -172,9 +216,10 @@ export function readMetrics(
         spokeRouteNamespace: r.string("mimir.spokeRouteNamespace", m.spokeRouteNamespace, label, namespace),
         ingestGateway,
         readScheme: r.string("mimir.readScheme", m.readScheme, { oneOf: ["https", "http"], describe: "" }, md.readScheme) as "https" | "http",
+        pushRouteOwner,
     };
 
-    const spokes = readSpokes(r, raw.spokes, cluster);
+    const spokes = readSpokes(r, raw.spokes, cluster, pushRouteOwner);
     let readEndpoint: ReadEndpointSource | undefined;
     if (cluster.role === "spoke") {
         if ((m.readEndpoint === undefined) === (m.hubStack === undefined)) {
@@ -193,6 +238,9 @@ export function readMetrics(
         if (raw.spokes !== undefined) {
             r.problem("spokes", raw.spokes, "only a hub routes spokes (cluster.role is spoke)");
         }
+        if (m.pushRouteOwner !== undefined) {
+            r.problem("mimir.pushRouteOwner", m.pushRouteOwner, "only applies to a hub (spoke routes live on the hub)");
+        }
     } else {
         for (const k of ["readEndpoint", "hubStack"]) {
             if (m[k] !== undefined) {
@@ -209,7 +257,12 @@ export function readMetrics(
     return { mimir, spokes, ...(readEndpoint ? { readEndpoint } : {}), analysis, network };
 }
 
-function readSpokes(r: ConfigReader, value: unknown, cluster: { mimirTenant?: string }): SpokeConfig[] | undefined {
+const OWNER_RULE = {
+    oneOf: [...PUSH_ROUTE_OWNERS],
+    describe: "addon (this program declares the spoke's ingest route) or observability (the observability module owns it; only the read route is declared)",
+};
+
+function readSpokes(r: ConfigReader, value: unknown, cluster: { mimirTenant?: string }, defaultOwner: PushRouteOwner): SpokeConfig[] | undefined {
     if (value === undefined || value === null) {
         return [];
     }
@@ -235,6 +288,7 @@ function readSpokes(r: ConfigReader, value: unknown, cluster: { mimirTenant?: st
         const hostname = r.requiredString(`${key}.hostname`, s.hostname, { pattern: HOSTNAME, describe: "a fully qualified lowercase hostname" });
         const listener = r.string(`${key}.listener`, s.listener, label);
         const query = r.boolean(`${key}.query`, s.query, false);
+        const pushRouteOwner = r.string(`${key}.pushRouteOwner`, s.pushRouteOwner, OWNER_RULE, defaultOwner) as PushRouteOwner;
         const unique = (kind: "name" | "tenant" | "host", v: string | undefined, field: string) => {
             if (v === undefined) {
                 return;
@@ -251,11 +305,28 @@ function readSpokes(r: ConfigReader, value: unknown, cluster: { mimirTenant?: st
         unique("tenant", tenant, "tenant");
         unique("host", hostname, "hostname");
         if (name && tenant && hostname) {
-            spokes.push({ name, tenant, hostname, ...(listener ? { listener } : {}), query });
+            spokes.push({ name, tenant, hostname, ...(listener ? { listener } : {}), query, pushRouteOwner });
         }
     });
     return spokes;
 }
+
+/**
+ * Scrapes a rate window must span. `rate()`/`increase()` need two samples of a series in the window
+ * (Prometheus promql/functions.go, extrapolatedRate: a single sample yields nothing), so with two
+ * scrapes per window one missed scrape empties the query; four leave room for a missed scrape and
+ * for a series that appeared mid-window.
+ */
+export const RATE_WINDOW_SCRAPES = 4;
+
+/**
+ * The highest finite bucket of Beyla's request-duration histogram (OpenTelemetry's default
+ * boundaries, go.opentelemetry.io/obi pkg/export/bucket.go `DefaultBuckets`, vendored by
+ * grafana/beyla). When the quantile falls into the +Inf bucket `histogram_quantile` returns this
+ * bound (Prometheus promql/quantile.go, BucketQuantile), so a latency threshold at or above it can
+ * never fail.
+ */
+export const BEYLA_HIGHEST_FINITE_BUCKET_SECONDS = 10;
 
 function readAnalysis(r: ConfigReader, value: unknown): AnalysisConfig | undefined {
     const d = METRICS_DEFAULTS.analysis;
@@ -263,22 +334,63 @@ function readAnalysis(r: ConfigReader, value: unknown): AnalysisConfig | undefin
     if (!a) {
         return undefined;
     }
+    const before = r.problems.length;
     const dur = { pattern: DURATION, describe: "a duration such as 30s, 2m or 1h" };
     const out: AnalysisConfig = {
         successRate: r.number("analysis.successRate", a.successRate, 0.5, 1, d.successRate),
         latencyP99Seconds: r.number("analysis.latencyP99Seconds", a.latencyP99Seconds, 0.001, 60, d.latencyP99Seconds),
+        scrapeInterval: r.string("analysis.scrapeInterval", a.scrapeInterval, dur, d.scrapeInterval),
         rateWindow: r.string("analysis.rateWindow", a.rateWindow, dur, d.rateWindow),
+        remoteWriteLag: r.string("analysis.remoteWriteLag", a.remoteWriteLag, dur, d.remoteWriteLag),
         initialDelay: r.string("analysis.initialDelay", a.initialDelay, dur, d.initialDelay),
         interval: r.string("analysis.interval", a.interval, dur, d.interval),
+        minRequests: r.integer("analysis.minRequests", a.minRequests, 1, 1_000_000, d.minRequests),
+        count: r.integer("analysis.count", a.count, 1, 60, d.count),
         failureLimit: r.integer("analysis.failureLimit", a.failureLimit, 0, 10, d.failureLimit),
         inconclusiveLimit: r.integer("analysis.inconclusiveLimit", a.inconclusiveLimit, 0, 10, d.inconclusiveLimit),
         consecutiveErrorLimit: r.integer("analysis.consecutiveErrorLimit", a.consecutiveErrorLimit, 0, 20, d.consecutiveErrorLimit),
     };
-    if (DURATION.test(out.initialDelay) && DURATION.test(out.rateWindow) && durationSeconds(out.initialDelay) < durationSeconds(out.rateWindow)) {
+    // The rules below relate several keys; they only speak when each of those keys was valid.
+    const bad = new Set(r.problems.slice(before).map((p) => p.key.replace(/^analysis\./, "")));
+    const ok = (...keys: (keyof AnalysisConfig)[]) => keys.every((k) => !bad.has(k));
+    const seconds = (k: "scrapeInterval" | "rateWindow" | "remoteWriteLag" | "initialDelay") => durationSeconds(out[k]);
+
+    if (ok("latencyP99Seconds") && out.latencyP99Seconds >= BEYLA_HIGHEST_FINITE_BUCKET_SECONDS) {
+        r.problem(
+            "analysis.latencyP99Seconds",
+            out.latencyP99Seconds,
+            `must be below ${BEYLA_HIGHEST_FINITE_BUCKET_SECONDS}, the highest finite bucket of Beyla's request-duration histogram: a p99 in the +Inf bucket reads as ${BEYLA_HIGHEST_FINITE_BUCKET_SECONDS}, so a higher threshold could never fail`,
+        );
+    }
+    if (ok("scrapeInterval", "rateWindow") && seconds("rateWindow") < RATE_WINDOW_SCRAPES * seconds("scrapeInterval")) {
+        r.problem(
+            "analysis.rateWindow",
+            out.rateWindow,
+            `must be at least ${RATE_WINDOW_SCRAPES} x analysis.scrapeInterval (${out.scrapeInterval}) = ${RATE_WINDOW_SCRAPES * seconds("scrapeInterval")}s: with fewer scrapes in the window one missed scrape leaves rate() without two samples, the query empty and the measurement Inconclusive`,
+        );
+    }
+    if (ok("rateWindow", "remoteWriteLag", "initialDelay") && seconds("initialDelay") < seconds("rateWindow") + seconds("remoteWriteLag")) {
         r.problem(
             "analysis.initialDelay",
             out.initialDelay,
-            `must be at least analysis.rateWindow (${out.rateWindow}): before a full window of canary traffic the query is empty or partial, and an empty window must not look like a bad canary`,
+            `must be at least analysis.rateWindow (${out.rateWindow}) + analysis.remoteWriteLag (${out.remoteWriteLag}) = ${seconds("rateWindow") + seconds("remoteWriteLag")}s: before a full window of the new version's traffic has reached Mimir the query is empty or partial, and an empty window must not look like a bad canary`,
+        );
+    }
+    if (ok("successRate") && out.successRate >= 1) {
+        r.problem("analysis.successRate", out.successRate, "must be below 1: at 1 a single 5xx fails the gate whatever analysis.minRequests is");
+    } else if (ok("successRate", "minRequests") && (1 - out.successRate) * out.minRequests < 1 - 1e-9) {
+        // The tolerance keeps float noise ((1 - 0.9) * 10 = 0.999...) from refusing an exact floor.
+        r.problem(
+            "analysis.minRequests",
+            out.minRequests,
+            `must be at least 1 / (1 - analysis.successRate (${out.successRate})) = ${Math.ceil(1 / (1 - out.successRate) - 1e-9)}: below that a single 5xx in a window at the floor fails the gate`,
+        );
+    }
+    if (ok("count", "failureLimit", "inconclusiveLimit") && out.count <= out.failureLimit + out.inconclusiveLimit) {
+        r.problem(
+            "analysis.count",
+            out.count,
+            `must be more than analysis.failureLimit + analysis.inconclusiveLimit (${out.failureLimit} + ${out.inconclusiveLimit}): a finite run that reaches its count within both limits is Successful (argo-rollouts analysis/analysis.go), so a smaller count lets a run pass without one successful measurement`,
         );
     }
     return out;

@@ -25,6 +25,10 @@ export const KNOWN_CHART_APP_VERSIONS: Readonly<Record<string, string>> = {
 
 /** Every default, in one place; the README's config reference is written from this object. */
 export const DEFAULTS = {
+    cluster: {
+        // Adopting is one deliberate run (README, "Adopting an existing install"), never the default.
+        adoptExisting: false,
+    },
     controller: {
         namespace: "argo-rollouts",
         chartRepository: "https://argoproj.github.io/argo-helm",
@@ -69,7 +73,7 @@ export const TOP_LEVEL_KEYS = [
     "argocd",
 ] as const;
 
-const CLUSTER_KEYS = ["name", "role", "mimirTenant", "eksClusterName", "region", "kubeconfigContext", "kubeconfigPath"];
+const CLUSTER_KEYS = ["name", "role", "mimirTenant", "eksClusterName", "region", "kubeconfigContext", "kubeconfigPath", "adoptExisting"];
 const GATEWAY_KEYS = ["name", "namespace", "listener"];
 const CONTROLLER_KEYS = [
     "namespace",
@@ -133,7 +137,7 @@ export function parseAddonConfig(stack: string, raw: Plain, ambient: { awsRegion
     );
     const delivery = readDelivery(r, raw, secretKeys);
     const policy = readPolicy(r, raw.policy);
-    const argocd = readArgoCd(r, raw.argocd);
+    const argocd = readArgoCd(r, raw.argocd, cluster?.name);
 
     if (r.problems.length > 0 || !cluster || !gateway || !controller || !plugin || !metrics || !delivery || !policy || !argocd) {
         throw new ConfigError(stack, PROJECT, r.problems);
@@ -185,10 +189,11 @@ function readCluster(r: ConfigReader, value: unknown, ambient: { awsRegion?: str
             connection = { kind: "kubeconfig", context, ...(path ? { path } : {}) };
         }
     }
+    const adoptExisting = r.boolean("cluster.adoptExisting", c.adoptExisting, DEFAULTS.cluster.adoptExisting);
     if (!name || !role || !mimirTenant || !connection) {
         return undefined;
     }
-    return { name, role, mimirTenant, connection };
+    return { name, role, mimirTenant, connection, adoptExisting };
 }
 
 function readGateway(r: ConfigReader, value: unknown): SharedGatewayConfig | undefined {

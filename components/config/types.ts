@@ -25,6 +25,12 @@ export interface ClusterConfig {
     /** This cluster's Mimir tenant (`X-Scope-OrgID`); its metric gates read only this tenant. */
     mimirTenant: string;
     connection: ClusterConnection;
+    /**
+     * The one run that takes over objects another tool created (ADR-056 as-built: hub and preprod
+     * already run Argo Rollouts): the provider updates an existing object on create instead of
+     * failing with AlreadyExists, and takes its fields over from the previous field manager.
+     */
+    adoptExisting: boolean;
 }
 
 /** The shared Gateway the traffic-router plugin's HTTPRoutes attach to (ADR-056 D4, D7). */

@@ -3,8 +3,14 @@
  * every app, with the strategy decided by the tier, never per app. Pure and exported, so tenant
  * scaffolders and other programs render exactly what the platform tests.
  */
+import { AnalysisConfig, METRICS_DEFAULTS, durationSeconds } from "../config/metrics";
+import { ERROR_BUDGET, SUCCESS_RATE, SUCCESS_RATE_FINITE } from "../rollouts/analysis";
 import { GATEWAY_API_PLUGIN } from "../rollouts/plugin";
 import { PolicyRule } from "../rollouts/rbac";
+import { approvalRoles } from "./approval";
+
+export { approvalRoles } from "./approval";
+export type { ApprovalGroups, ApprovalRoles, RoleBindingObject } from "./approval";
 
 export type Tier = "dev" | "test" | "preprod" | "prod";
 /** How strictly a prod app is gated: standard (metric gate) or regulated (+ human approval). */
@@ -17,9 +23,13 @@ export const SHAPES: readonly Shape[] = ["canary", "blueGreen"];
 
 /** Apps with this label set to "true" bypass the error-budget freeze (ADR-056 D6). */
 export const CRITICAL_LABEL = "argo-rollouts-addon.platform/critical";
-/** The shared templates the library references (see rollouts/analysis.ts and errorBudget.ts). */
-export const SUCCESS_RATE_TEMPLATE = "success-rate";
-export const ERROR_BUDGET_TEMPLATE = "error-budget";
+/**
+ * The shared templates the library references (rollouts/analysis.ts): the background success rate
+ * runs beside a canary until it is promoted; everything else must terminate (see there).
+ */
+export const SUCCESS_RATE_TEMPLATE = SUCCESS_RATE;
+export const SUCCESS_RATE_FINITE_TEMPLATE = SUCCESS_RATE_FINITE;
+export const ERROR_BUDGET_TEMPLATE = ERROR_BUDGET;
 
 export interface AppRoute {
     /** The app's single existing HTTPRoute: the hostname is unchanged (ADR-056 D4). */
@@ -51,9 +61,17 @@ export interface StrategyOptions {
     shape?: Shape;
     /** Prod canary weights, ascending, ending at 100 (default 25, 50, 100 as proven in ADR-056). */
     steps?: number[];
-    /** How long each weight holds before the next (default 5m): long enough for the gate to measure it. */
+    /**
+     * How long each weight holds before the next: at least the gate's `initialDelay + interval`, so
+     * the gate has measured the first weight before the next one (default exactly that).
+     */
     stepPause?: string;
+    /** The cluster's gate timing (config `analysis`); default the platform's defaults. */
+    gate?: GateTiming;
 }
+
+/** When the background gate takes its first measurements (the `analysis` config of the cluster). */
+export type GateTiming = Pick<AnalysisConfig, "initialDelay" | "interval">;
 
 type Arg = { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string }; podTemplateHashValue?: "Latest" | "Stable" } };
 type TemplateRef = { templateName: string; clusterScope: true };
@@ -77,7 +95,10 @@ export interface BlueGreenStrategy {
         activeService: string;
         previewService: string;
         autoPromotionEnabled: boolean;
-        prePromotionAnalysis: AnalysisRef;
+        /** The error-budget freeze, when it applies: it measures the app's SLO, not the preview. */
+        prePromotionAnalysis?: AnalysisRef;
+        /** The metric gate on the promoted version, which then serves the production traffic. */
+        postPromotionAnalysis: AnalysisRef;
         scaleDownDelaySeconds: number;
     };
 }
@@ -132,7 +153,18 @@ export interface DeliveryPlan {
 }
 
 export const DEFAULT_STEPS = [25, 50, 100];
-export const DEFAULT_STEP_PAUSE = "5m";
+/**
+ * The shortest pause per weight that lets the background gate measure the first weight: the run
+ * starts with it and measures first after `initialDelay` (analysis/analysis.go), and a measurement
+ * more leaves room for the controller's reconcile timing. A gate that has not measured when the
+ * canary is promoted is terminated without a measurement, which Argo Rollouts counts as
+ * Successful (assessMetricStatus): the weights would outrun the gate.
+ */
+export function defaultStepPause(gate: GateTiming = METRICS_DEFAULTS.analysis): string {
+    const seconds = durationSeconds(gate.initialDelay) + durationSeconds(gate.interval);
+    return seconds % 60 === 0 ? `${seconds / 60}m` : `${seconds}s`;
+}
+export const DEFAULT_STEP_PAUSE = defaultStepPause();
 const DURATION = /^[1-9][0-9]*(s|m|h)$/;
 
 /** The labels every object of an app carries; the Services select the Rollout's pods with them. */
@@ -212,35 +244,6 @@ export function appRoute(app: AppSpec, backends: { name: string; weight: number 
     };
 }
 
-/**
- * Regulated prod: approvers may patch `rollouts/status` (promote and abort clear or set the pause
- * conditions there) and read the rest; deployers write `rollouts` and never `rollouts/status`, so
- * nobody who ships a version can approve it (ADR-040/049 separation of duties).
- */
-export function approvalRoles(app: Pick<AppSpec, "name" | "namespace">): { approver: RoleObject; deployer: RoleObject } {
-    const read = ["get", "list", "watch"];
-    const observe: PolicyRule = { apiGroups: ["argoproj.io"], resources: ["analysisruns", "experiments"], verbs: read };
-    const labels = appLabels(app);
-    return {
-        approver: {
-            apiVersion: "rbac.authorization.k8s.io/v1",
-            kind: "Role",
-            metadata: { name: `${app.name}-rollout-approver`, namespace: app.namespace, labels },
-            rules: [
-                { apiGroups: ["argoproj.io"], resources: ["rollouts"], verbs: read },
-                { apiGroups: ["argoproj.io"], resources: ["rollouts/status"], verbs: ["get", "patch"] },
-                observe,
-            ],
-        },
-        deployer: {
-            apiVersion: "rbac.authorization.k8s.io/v1",
-            kind: "Role",
-            metadata: { name: `${app.name}-rollout-deployer`, namespace: app.namespace, labels },
-            rules: [{ apiGroups: ["argoproj.io"], resources: ["rollouts"], verbs: [...read, "create", "update", "patch", "delete"] }, observe],
-        },
-    };
-}
-
 /** Checks the options; returns the reasons they cannot be used (empty when fine). */
 export function checkOptions(app: AppSpec, opts: StrategyOptions): string[] {
     const problems: string[] = [];
@@ -257,6 +260,11 @@ export function checkOptions(app: AppSpec, opts: StrategyOptions): string[] {
     }
     if (opts.stepPause !== undefined && !DURATION.test(opts.stepPause)) {
         problems.push(`stepPause must be a duration such as 5m, got ${opts.stepPause}`);
+    } else if (opts.stepPause !== undefined && opts.tier === "prod" && durationSeconds(opts.stepPause) < durationSeconds(defaultStepPause(opts.gate))) {
+        const g = opts.gate ?? METRICS_DEFAULTS.analysis;
+        problems.push(
+            `stepPause must be at least the gate's initialDelay + interval (${g.initialDelay} + ${g.interval} = ${defaultStepPause(opts.gate)}), got ${opts.stepPause}: the first weight would end before the gate has measured it`,
+        );
     }
     if (opts.tier === "prod" && (opts.shape ?? "canary") === "canary" && !app.route) {
         problems.push("a prod canary needs the app's HTTPRoute: its weights are the traffic split (ADR-056 D4)");
@@ -315,7 +323,7 @@ function lowerTierPlan(app: AppSpec, tier: Tier): DeliveryPlan {
  */
 function prodCanaryPlan(app: AppSpec, prodClass: ProdClass, opts: StrategyOptions): DeliveryPlan {
     const [stable, canary] = serviceNames(app, "canary");
-    const pause = opts.stepPause ?? DEFAULT_STEP_PAUSE;
+    const pause = opts.stepPause ?? defaultStepPause(opts.gate);
     const weights = opts.steps ?? DEFAULT_STEPS;
     const steps: CanaryStep[] = [];
     const budget = errorBudgetGate(app);
@@ -365,15 +373,26 @@ function prodCanaryPlan(app: AppSpec, prodClass: ProdClass, opts: StrategyOption
 }
 
 /**
- * prod blue/green: the new version runs behind the preview Service and is analysed before it
- * takes the active Service; regulated never auto-promotes. A bad version gets no production
- * traffic at all (ADR-056 as-built).
+ * prod blue/green: the new version comes up behind the preview Service, then takes the active
+ * Service, and the finite success-rate gate measures it there, on production traffic. Nothing routes
+ * to the preview Service, so a gate on the preview would only ever see no data, and a pre-promotion
+ * run must end before the switch (Argo Rollouts rejects an indefinite one, see rollouts/analysis.ts).
+ *
+ * Why the switch is safe to undo (argo-rollouts v1.9.0): until the post-promotion run is Successful
+ * the old ReplicaSet stays `status.stableRS` (rollout/sync.go, shouldFullPromote), which the
+ * controller keeps at full scale (rollout/bluegreen.go, reconcileBlueGreenStableReplicaSet) and never
+ * scales down while referenced (rollout/replicaset.go, isReplicaSetReferenced) - whatever
+ * `scaleDownDelaySeconds` says, which only starts once the new version is stable. A Failed or Error
+ * run aborts the rollout (rollout/analysis.go, setPauseOrAbortForBlueGreen), and an aborted rollout
+ * points the active Service back at the stable ReplicaSet (rollout/service.go,
+ * reconcileActiveService), then scales the new one down after `abortScaleDownDelaySeconds` (30 s by
+ * default). Inconclusive pauses with the new version active, for a human to promote or abort.
+ * Regulated never auto-promotes: an approver looks at the preview before the switch.
  */
 function blueGreenPlan(app: AppSpec, prodClass: ProdClass): DeliveryPlan {
     const [active, preview] = serviceNames(app, "blueGreen");
     const budget = errorBudgetGate(app);
     const regulated = prodClass === "regulated";
-    const names = [SUCCESS_RATE_TEMPLATE, ...(budget ? [ERROR_BUDGET_TEMPLATE] : [])];
     return {
         tier: "prod",
         prodClass,
@@ -383,7 +402,8 @@ function blueGreenPlan(app: AppSpec, prodClass: ProdClass): DeliveryPlan {
                 activeService: active,
                 previewService: preview,
                 autoPromotionEnabled: !regulated,
-                prePromotionAnalysis: { templates: templates(...names), args: [...metricArgs(), ...(budget ? budget.args : [])] },
+                ...(budget ? { prePromotionAnalysis: budget } : {}),
+                postPromotionAnalysis: { templates: templates(SUCCESS_RATE_FINITE_TEMPLATE), args: metricArgs() },
                 scaleDownDelaySeconds: 30,
             },
         },
@@ -391,8 +411,9 @@ function blueGreenPlan(app: AppSpec, prodClass: ProdClass): DeliveryPlan {
         httpRoute: appRoute(app, [{ name: active, weight: 100 }]),
         ...(regulated ? { roles: approvalRoles(app) } : {}),
         behaviour:
-            "blue/green: pre-promotion success-rate analysis on the preview" +
-            (budget ? " and error-budget freeze" : "") +
-            (regulated ? ", manual promotion (autoPromotionEnabled: false)" : ", auto-promotes when analysis passes"),
+            "blue/green: " +
+            (budget ? "error-budget freeze before promotion, " : "") +
+            (regulated ? "manual promotion (autoPromotionEnabled: false)" : "auto-promotes once the preview is ready") +
+            ", then a finite success-rate gate on the promoted version's production traffic; a breach switches the active Service back to the old version",
     };
 }

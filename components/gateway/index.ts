@@ -2,7 +2,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { ClusterRole, MetricsConfig, SharedGatewayConfig } from "../config";
 import { PART_OF, Stage, StageOptions } from "../stage";
-import { ingestListeners, mimirReferenceGrantSpec, spokeReadEndpoint, spokeRouteName, spokeRouteSpec } from "./spokeRoutes";
+import { ingestListeners, mimirReferenceGrantSpec, spokeReadEndpoint, spokeRoutes } from "./spokeRoutes";
 
 export * from "./spokeRoutes";
 
@@ -47,7 +47,7 @@ export class GatewayStage extends Stage {
     readonly sharedGateway: k8s.apiextensions.CustomResource;
     /** `<namespace>/<name>` of the shared Gateway, once the live object has been checked. */
     readonly sharedGatewayRef: pulumi.Output<string>;
-    /** Hub: the spoke-ingest routes, by spoke name. */
+    /** Hub: the spoke routes it declares (ingest, or read beside the observability module's ingest route), by route name. */
     readonly spokeRoutes: Record<string, k8s.apiextensions.CustomResource> = {};
     /** Hub: the read endpoint each spoke's analysis must use (spokes with `query` only). */
     readonly spokeReadEndpoints: pulumi.Output<Record<string, string>>;
@@ -86,20 +86,22 @@ export class GatewayStage extends Stage {
               )
             : undefined;
         for (const spoke of spokes) {
-            this.spokeRoutes[spoke.name] = new k8s.apiextensions.CustomResource(
-                spokeRouteName(spoke),
-                {
-                    apiVersion: "gateway.networking.k8s.io/v1",
-                    kind: "HTTPRoute",
-                    metadata: {
-                        name: spokeRouteName(spoke),
-                        namespace: mimir.spokeRouteNamespace,
-                        labels: { ...PART_OF, "argo-rollouts-addon.platform/spoke": spoke.name },
+            for (const route of spokeRoutes(spoke, mimir)) {
+                this.spokeRoutes[route.name] = new k8s.apiextensions.CustomResource(
+                    route.name,
+                    {
+                        apiVersion: "gateway.networking.k8s.io/v1",
+                        kind: "HTTPRoute",
+                        metadata: {
+                            name: route.name,
+                            namespace: mimir.spokeRouteNamespace,
+                            labels: { ...PART_OF, "argo-rollouts-addon.platform/spoke": spoke.name },
+                        },
+                        spec: route.spec,
                     },
-                    spec: spokeRouteSpec(spoke, mimir),
-                },
-                this.child({ dependsOn: [ingestGateway, ...(grantResource ? [grantResource] : [])] }),
-            );
+                    this.child({ dependsOn: [ingestGateway, ...(grantResource ? [grantResource] : [])] }),
+                );
+            }
         }
         const endpoints: Record<string, string> = {};
         for (const spoke of spokes) {

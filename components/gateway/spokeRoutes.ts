@@ -1,13 +1,17 @@
 import { MimirConfig, SpokeConfig } from "../config";
-import { PROMETHEUS_API_PREFIX, REMOTE_WRITE_PATH, TENANT_HEADER } from "../mimir";
+import { MIMIR_READ_PATHS, PROMETHEUS_API_PREFIX, PathMatch, REMOTE_WRITE_PATH, TENANT_HEADER } from "../mimir";
 
 /**
- * The hub's spoke-ingest HTTPRoutes (ADR-056 D5, as-built W8c): remote write for every spoke and,
- * opt-in, the Prometheus API so a spoke's metric gates can read its own metrics back.
+ * The hub's spoke routes (ADR-056 D5, as-built W8c): remote write for every spoke and, opt-in,
+ * Mimir's Prometheus read endpoints so a spoke's metric gates can read its own metrics back.
+ * Where the observability module already owns a spoke's ingest route, only the read route is
+ * declared, on the same hostname and listener: Gateway API merges the rules of every route
+ * attached to one listener for one hostname, and an `Exact` match outranks any prefix there
+ * (gateway-api apis/v1/httproute_types.go, HTTPRouteSpec.rules precedence).
  */
 
 export interface HttpRouteRule {
-    matches: { path: { type: "PathPrefix"; value: string } }[];
+    matches: { path: PathMatch }[];
     filters: { type: "RequestHeaderModifier"; requestHeaderModifier: { set: { name: string; value: string }[] } }[];
     backendRefs: { group: ""; kind: "Service"; name: string; namespace?: string; port: number; weight: number }[];
 }
@@ -18,8 +22,21 @@ export interface HttpRouteSpec {
     rules: HttpRouteRule[];
 }
 
+/** One HTTPRoute the hub declares for a spoke. */
+export interface SpokeRoute {
+    name: string;
+    /** `ingest`: remote write (and the read rule, when the spoke queries); `read`: the read rule alone. */
+    purpose: "ingest" | "read";
+    spec: HttpRouteSpec;
+}
+
 export function spokeRouteName(spoke: Pick<SpokeConfig, "name">): string {
     return `mimir-spoke-${spoke.name}`;
+}
+
+/** The read route's name where the observability module owns the ingest route. */
+export function spokeReadRouteName(spoke: Pick<SpokeConfig, "name">): string {
+    return `mimir-spoke-${spoke.name}-read`;
 }
 
 /**
@@ -29,10 +46,10 @@ export function spokeRouteName(spoke: Pick<SpokeConfig, "name">): string {
  * out (`group: ""`, `kind`, `weight`) because Cilium wants `group: ""` on Service backends and
  * ArgoCD shows server-filled defaults as drift.
  */
-export function tenantRule(prefix: string, tenant: string, mimir: MimirConfig): HttpRouteRule {
+export function tenantRule(paths: readonly PathMatch[], tenant: string, mimir: MimirConfig): HttpRouteRule {
     const crossNamespace = mimir.spokeRouteNamespace !== mimir.namespace;
     return {
-        matches: [{ path: { type: "PathPrefix", value: prefix } }],
+        matches: paths.map((path) => ({ path: { ...path } })),
         filters: [{ type: "RequestHeaderModifier", requestHeaderModifier: { set: [{ name: TENANT_HEADER, value: tenant }] } }],
         backendRefs: [
             {
@@ -47,17 +64,45 @@ export function tenantRule(prefix: string, tenant: string, mimir: MimirConfig): 
     };
 }
 
-/**
- * A spoke's route: it matches only that spoke's hostname (and listener, where spokes have their
- * own), so one spoke cannot ride another's route, and every rule forces that spoke's tenant.
- */
-export function spokeRouteSpec(spoke: SpokeConfig, mimir: MimirConfig): HttpRouteSpec {
+/** Remote write: everything the spoke pushes lands in its own tenant. */
+export function pushRule(tenant: string, mimir: MimirConfig): HttpRouteRule {
+    return tenantRule([{ type: "PathPrefix", value: REMOTE_WRITE_PATH }], tenant, mimir);
+}
+
+/** Mimir's read endpoints only (see MIMIR_READ_PATHS), in the spoke's own tenant. */
+export function readRule(tenant: string, mimir: MimirConfig): HttpRouteRule {
+    return tenantRule(MIMIR_READ_PATHS, tenant, mimir);
+}
+
+/** A spoke's route with the given rules, matching only that spoke's hostname and listener. */
+function routeSpec(spoke: Pick<SpokeConfig, "hostname" | "listener">, mimir: MimirConfig, rules: HttpRouteRule[]): HttpRouteSpec {
     const gw = mimir.ingestGateway;
     return {
         parentRefs: [{ group: "gateway.networking.k8s.io", kind: "Gateway", name: gw.name, namespace: gw.namespace, sectionName: spoke.listener ?? gw.listener }],
         hostnames: [spoke.hostname],
-        rules: [tenantRule(REMOTE_WRITE_PATH, spoke.tenant, mimir), ...(spoke.query ? [tenantRule(PROMETHEUS_API_PREFIX, spoke.tenant, mimir)] : [])],
+        rules,
     };
+}
+
+/**
+ * The ingest route the hub declares for a spoke whose push route it owns: it matches only that
+ * spoke's hostname (and listener, where spokes have their own), so one spoke cannot ride another's
+ * route, and every rule forces that spoke's tenant.
+ */
+export function spokeRouteSpec(spoke: Omit<SpokeConfig, "pushRouteOwner">, mimir: MimirConfig): HttpRouteSpec {
+    return routeSpec(spoke, mimir, [pushRule(spoke.tenant, mimir), ...(spoke.query ? [readRule(spoke.tenant, mimir)] : [])]);
+}
+
+/**
+ * The routes the hub declares for one spoke: the ingest route where the program owns the push
+ * route; otherwise, for a spoke that queries, the read route alone beside the observability
+ * module's ingest route; nothing for a spoke that neither pushes through the program nor reads.
+ */
+export function spokeRoutes(spoke: SpokeConfig, mimir: MimirConfig): SpokeRoute[] {
+    if (spoke.pushRouteOwner === "addon") {
+        return [{ name: spokeRouteName(spoke), purpose: "ingest", spec: spokeRouteSpec(spoke, mimir) }];
+    }
+    return spoke.query ? [{ name: spokeReadRouteName(spoke), purpose: "read", spec: routeSpec(spoke, mimir, [readRule(spoke.tenant, mimir)]) }] : [];
 }
 
 /**
@@ -74,8 +119,11 @@ export function mimirReferenceGrantSpec(mimir: MimirConfig): Record<string, unkn
     };
 }
 
-/** The URL a spoke's analysis reads its own metrics from; only spokes with `query` have one. */
-export function spokeReadEndpoint(spoke: SpokeConfig, mimir: Pick<MimirConfig, "readScheme">): string | undefined {
+/**
+ * The URL a spoke's analysis reads its own metrics from; only spokes with `query` have one. The
+ * Prometheus provider appends `/api/v1/query`, which the read rule matches exactly.
+ */
+export function spokeReadEndpoint(spoke: Omit<SpokeConfig, "pushRouteOwner">, mimir: Pick<MimirConfig, "readScheme">): string | undefined {
     return spoke.query ? `${mimir.readScheme}://${spoke.hostname}${PROMETHEUS_API_PREFIX}` : undefined;
 }
 

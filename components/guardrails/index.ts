@@ -5,7 +5,7 @@
  */
 import * as YAML from "yaml";
 import { IgnoreRule } from "../config/admission";
-import { ROLLOUT, ResourceIgnoreDifferences, fromApplicationRule, rolloutArrayPathReasons } from "../argocd/ignoreRules";
+import { HTTPROUTE, ROLLOUT, ResourceIgnoreDifferences, RuleScope, SERVICE, canaryRuleReasons, fromApplicationRule, kindLabel, rolloutArrayPathReasons } from "../argocd/ignoreRules";
 import { TENANT_HEADER } from "../mimir";
 import { CRD_TYPE, ROLLOUTS_CRDS } from "../rollouts/crds";
 import { wildcardFields } from "../rollouts/rbac";
@@ -115,17 +115,22 @@ export function rolloutIgnoreProblems(rules: IgnoreRule[]): string[] {
     return rules.flatMap((r) => rolloutArrayPathReasons(r.kind === "*" ? { ...r, ...ROLLOUT } : r).map((reason) => `${r.kind === "*" ? "a rule for all kinds" : "a Rollout rule"}: ${reason}`));
 }
 
-/** The argocd-cm ignore rules that reach a Rollout: its own key and `.all`. */
-export function argocdCmRolloutRules(data: unknown): IgnoreRule[] {
+/**
+ * Every ignore rule of argocd-cm, by its key: `.all` (every kind), `<group>_<Kind>`, or `<Kind>` for
+ * the core group (argo-cd docs, "Diffing Customization").
+ */
+export function argocdCmRules(data: unknown): IgnoreRule[] {
     const out: IgnoreRule[] = [];
     for (const [key, text] of Object.entries(obj(data))) {
         const m = /^resource\.customizations\.ignoreDifferences\.(.+)$/.exec(key);
-        if (!m || typeof text !== "string" || (m[1] !== "all" && m[1] !== "argoproj.io_Rollout")) {
+        if (!m || typeof text !== "string") {
             continue;
         }
+        const split = m[1].lastIndexOf("_");
+        const gk = m[1] === "all" ? { group: "", kind: "*" } : split < 0 ? { group: "", kind: m[1] } : { group: m[1].slice(0, split), kind: m[1].slice(split + 1) };
         const body = obj(YAML.parse(text));
         out.push({
-            ...(m[1] === "all" ? { group: "", kind: "*" } : ROLLOUT),
+            ...gk,
             jsonPointers: list(body.jsonPointers).map(String),
             jqPathExpressions: list(body.jqPathExpressions).map(String),
             managedFieldsManagers: list(body.managedFieldsManagers).map(String),
@@ -135,10 +140,31 @@ export function argocdCmRolloutRules(data: unknown): IgnoreRule[] {
 }
 
 /** Application-level ignore rules (an Application's spec, or an ApplicationSet's template spec). */
-export function applicationRolloutRules(spec: unknown): IgnoreRule[] {
-    return list(obj(spec).ignoreDifferences)
-        .map((r) => fromApplicationRule(obj(r) as unknown as ResourceIgnoreDifferences))
-        .filter((r) => r.kind === "*" || (r.kind === ROLLOUT.kind && r.group === ROLLOUT.group));
+export function applicationRules(spec: unknown): IgnoreRule[] {
+    return list(obj(spec).ignoreDifferences).map((r) => fromApplicationRule(obj(r) as unknown as ResourceIgnoreDifferences));
+}
+
+/** Rules that reach a Rollout: its own kind, or every kind. */
+const reachesRollout = (r: IgnoreRule): boolean => r.kind === "*" || (r.kind === ROLLOUT.kind && r.group === ROLLOUT.group);
+
+/** Rules that would undo the narrow canary rules: see `canaryRuleReasons`. A rule for every kind reaches both kinds. */
+export function canaryIgnoreProblems(rules: IgnoreRule[], scope: RuleScope): string[] {
+    return rules.flatMap((r) =>
+        (r.kind === "*" ? [{ ...r, ...SERVICE }, { ...r, ...HTTPROUTE }] : [r]).flatMap((x) => canaryRuleReasons(x, scope).map((reason) => `${r.kind === "*" ? "a rule for all kinds" : kindLabel(r)} rule: ${reason}`)),
+    );
+}
+
+/** The ignore rules an ArgoCD object of the stack carries, and where they apply. */
+function argoIgnoreRules(r: GuardedResource): { rules: IgnoreRule[]; scope: RuleScope } | undefined {
+    const kind = kindOf(r.type);
+    if ((kind === "ConfigMap" || kind === "ConfigMapPatch") && metaName(r) === "argocd-cm") {
+        return { rules: argocdCmRules(r.props.data), scope: "system" };
+    }
+    if (r.type.startsWith("kubernetes:argoproj.io/v1alpha1:Application")) {
+        const spec = kind.startsWith("ApplicationSet") ? obj(obj(obj(r.props.spec).template).spec) : obj(r.props.spec);
+        return { rules: applicationRules(spec), scope: "application" };
+    }
+    return undefined;
 }
 
 const isPercent = (v: unknown): boolean => typeof v === "string" && v.includes("%");
@@ -210,15 +236,17 @@ export const RESOURCE_CHECKS: readonly ResourceCheck[] = [
         name: "no-array-ignore-rules-on-rollout",
         description: "No ArgoCD ignore rule with an array-element path reaches a Rollout: with RespectIgnoreDifferences it silently freezes the image (ADR-056 as-built 2026-07-14).",
         check: (r) => {
-            const kind = kindOf(r.type);
-            if ((kind === "ConfigMap" || kind === "ConfigMapPatch") && metaName(r) === "argocd-cm") {
-                return rolloutIgnoreProblems(argocdCmRolloutRules(r.props.data));
-            }
-            if (r.type.startsWith("kubernetes:argoproj.io/v1alpha1:Application")) {
-                const spec = kind.startsWith("ApplicationSet") ? obj(obj(obj(r.props.spec).template).spec) : obj(r.props.spec);
-                return rolloutIgnoreProblems(applicationRolloutRules(spec));
-            }
-            return [];
+            const found = argoIgnoreRules(r);
+            return found ? rolloutIgnoreProblems(found.rules.filter(reachesRollout)) : [];
+        },
+    },
+    {
+        name: "narrow-canary-ignore-rules",
+        description:
+            "ArgoCD ignore rules for the canary touch only what the controller and the plugin write: no managedFieldsManagers on HTTPRoute, no HTTPRoute rule in argocd-cm (it applies to every Application), no rule for a whole Service selector. With RespectIgnoreDifferences each of those freezes route or selector edits from git (ADR-056 as-built #871; argo-cd controller/sync.go).",
+        check: (r) => {
+            const found = argoIgnoreRules(r);
+            return found ? canaryIgnoreProblems(found.rules, found.scope) : [];
         },
     },
     {

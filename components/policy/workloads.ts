@@ -5,7 +5,7 @@
  * autogen list does not know rollouts either (design.md §2, Kyverno).
  */
 export interface WorkloadKind {
-    kind: "Deployment" | "StatefulSet" | "Rollout";
+    kind: "Deployment" | "StatefulSet" | "Rollout" | "HorizontalPodAutoscaler";
     group: string;
     version: string;
     /** The plural resource name admission matches on. */
@@ -23,6 +23,16 @@ export const STATEFULSET: WorkloadKind = { kind: "StatefulSet", group: "apps", v
 export const ROLLOUT: WorkloadKind = { kind: "Rollout", group: "argoproj.io", version: "v1alpha1", resource: "rollouts", revisionLabel: "rollouts-pod-template-hash" };
 
 export const WORKLOADS: readonly WorkloadKind[] = [DEPLOYMENT, STATEFULSET, ROLLOUT];
+
+/**
+ * Not a pod controller, but what scales one: an HPA-managed workload's replica floor lives in the
+ * HPA's minReplicas (ADR-056 D2). `autoscaling/v2` is matched; requests through other versions are
+ * converted to it (the webhook's default matchPolicy, Equivalent).
+ */
+export const HPA: WorkloadKind = { kind: "HorizontalPodAutoscaler", group: "autoscaling", version: "v2", resource: "horizontalpodautoscalers" };
+
+/** `<group>/<version>` as Kyverno's resource library and apiVersion fields spell it. */
+export const apiVersion = (w: WorkloadKind): string => (w.group ? `${w.group}/${w.version}` : w.version);
 
 /** Kyverno ClusterPolicy kind reference: `group/version/Kind`. */
 export const gvk = (w: WorkloadKind): string => `${w.group}/${w.version}/${w.kind}`;

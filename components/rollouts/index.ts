@@ -3,7 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { AddonConfig } from "../config";
 import { PART_OF, Stage, StageOptions } from "../stage";
 import { inClusterMimirAddress } from "../mimir";
-import { clusterAnalysisTemplateSpec, errorBudgetTemplateSpec, sharedTemplates } from "./analysis";
+import { ERROR_BUDGET, clusterAnalysisTemplateSpec, errorBudgetTemplateSpec, sharedTemplates } from "./analysis";
 import { NOTIFICATION_CONFIGMAP, NOTIFICATION_SECRET, notificationConfigData, notificationHosts, tokenKey } from "./notifications";
 import { protectCrds, rolloutsCrdUrls } from "./crds";
 import { controllerPolicy, mimirIngressPolicy, namespaceDefaultDeny } from "./network";
@@ -102,27 +102,27 @@ export class RolloutsStage extends Stage {
         this.metricsAddress = this.resolveMetricsAddress(cfg, args.readEndpoint);
         this.networkPolicies(cfg);
         // Templates name a kind of the CRDs, so they wait for them.
-        for (const t of sharedTemplates(cfg.metrics.analysis)) {
-            this.analysisTemplates[t.name] = new k8s.apiextensions.CustomResource(
-                `analysis-${t.name}`,
+        const template = (name: string, spec: pulumi.Input<Record<string, unknown>>) =>
+            new k8s.apiextensions.CustomResource(
+                `analysis-${name}`,
                 {
                     apiVersion: "argoproj.io/v1alpha1",
                     kind: "ClusterAnalysisTemplate",
-                    metadata: { name: t.name, labels: { ...PART_OF, "app.kubernetes.io/component": "analysis" } },
-                    spec: this.metricsAddress.apply((address) => clusterAnalysisTemplateSpec(t, cfg.metrics.analysis, address, cfg.cluster.mimirTenant)),
+                    metadata: { name, labels: { ...PART_OF, "app.kubernetes.io/component": "analysis" } },
+                    spec,
                 },
                 this.child({ dependsOn: [this.crds] }),
             );
+        const analysis = cfg.metrics.analysis;
+        for (const t of sharedTemplates(analysis)) {
+            this.analysisTemplates[t.name] = template(
+                t.name,
+                this.metricsAddress.apply((address) => clusterAnalysisTemplateSpec(t, analysis, address, cfg.cluster.mimirTenant)),
+            );
         }
-        this.analysisTemplates["error-budget"] = new k8s.apiextensions.CustomResource(
-            "analysis-error-budget",
-            {
-                apiVersion: "argoproj.io/v1alpha1",
-                kind: "ClusterAnalysisTemplate",
-                metadata: { name: "error-budget", labels: { ...PART_OF, "app.kubernetes.io/component": "analysis" } },
-                spec: this.metricsAddress.apply((address) => errorBudgetTemplateSpec(cfg.delivery.errorBudget, address, cfg.cluster.mimirTenant)),
-            },
-            this.child({ dependsOn: [this.crds] }),
+        this.analysisTemplates[ERROR_BUDGET] = template(
+            ERROR_BUDGET,
+            this.metricsAddress.apply((address) => errorBudgetTemplateSpec(cfg.delivery.errorBudget, address, cfg.cluster.mimirTenant, analysis)),
         );
         this.registerOutputs({ namespace: this.namespace.metadata.name, pluginLocation: this.pluginLocation, metricsAddress: this.metricsAddress });
     }

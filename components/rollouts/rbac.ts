@@ -33,7 +33,10 @@ export function controllerClusterRules(plugin: Pick<PluginConfig, "tcpRoutes" | 
         { apiGroups: [""], resources: ["podtemplates"], verbs: READ },
         // Stable/canary Service selectors are patched; experiments create and delete Services.
         { apiGroups: [""], resources: ["services"], verbs: [...READ, "create", "patch", "delete"] },
-        { apiGroups: [""], resources: ["pods"], verbs: ["list", "watch", "update"] },
+        // Ephemeral canary/stable metadata is written onto running pods; after an update conflict the
+        // controller re-reads the pod by name (argo-rollouts v1.9.0 rollout/ephemeralmetadata.go,
+        // updatePodMetadataWithRetry), which the upstream ClusterRole does not grant.
+        { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch", "update"] },
         { apiGroups: [""], resources: ["pods/eviction"], verbs: ["create"] },
         { apiGroups: [""], resources: ["events"], verbs: ["create", "update", "patch"] },
         // Analysis args may reference a Secret in the Rollout's namespace, read by name.

@@ -7,10 +7,11 @@ import { restrictedContainerSecurityContext } from "../rollouts/plugin";
 import { OrderedComponent, PART_OF, StageOptions } from "../stage";
 
 /**
- * The per-cluster smoke canary (opt-in): a tiny app delivered with the prod / standard shape on
- * the shared Gateway, so a platform engineer can prove after `pulumi up` that the plugin moves
- * HTTPRoute weights, Cilium honours them, and the gate promotes a healthy version and aborts a
- * failing one.
+ * The per-cluster smoke canary (opt-in): a tiny app delivered with a prod / standard shape of the
+ * strategy library on the shared Gateway, so a platform engineer can prove after `pulumi up` that
+ * the gate promotes a healthy version and aborts a failing one, for either ADR-056 strategy: the
+ * canary (the plugin moves HTTPRoute weights, Cilium honours them) or blue/green (the controller
+ * swaps the active Service, the gate measures the promoted version and swaps back on a breach).
  */
 
 export const SMOKE_APP = "rollouts-smoke";
@@ -36,10 +37,10 @@ export function smokeApp(cfg: SmokeTestConfig, gateway: SharedGatewayConfig): Ap
     };
 }
 
-/** The smoke Rollout's pod template; `revision` changes with every trigger. */
 /** The smoke pods run as a fixed non-root user: the demo images set none. */
 const SMOKE_POD_SECURITY = { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, seccompProfile: { type: "RuntimeDefault" } };
 
+/** The smoke Rollout's pod template; `revision` changes with every trigger. */
 export function smokePodTemplate(cfg: SmokeTestConfig, revision: string): Record<string, unknown> {
     return {
         metadata: { labels: appLabels({ name: SMOKE_APP }), annotations: { [SMOKE_REVISION_ANNOTATION]: revision } },
@@ -60,7 +61,18 @@ export function smokePodTemplate(cfg: SmokeTestConfig, revision: string): Record
     };
 }
 
-/** A steady trickle of requests through the shared Gateway, so the gate has traffic to measure. */
+/**
+ * Requests per second the load generator sends at most (one, then a pause). At the first canary
+ * weight the canary gets a quarter of them: far above the gates' default `analysis.minRequests`
+ * per window, so a smoke run is never Inconclusive for lack of traffic.
+ */
+export const SMOKE_REQUESTS_PER_SECOND = 5;
+
+/**
+ * A steady trickle of requests through the shared Gateway to the app's hostname, so the gate has
+ * traffic to measure: the route sends it to the stable and canary Services by weight (canary) or to
+ * the active Service (blue/green), which after the switch is the version the gate measures.
+ */
 export function loadGeneratorSpec(cfg: SmokeTestConfig): k8s.types.input.apps.v1.DeploymentSpec {
     const labels = { "app.kubernetes.io/name": `${SMOKE_APP}-load` };
     return {
@@ -74,7 +86,7 @@ export function loadGeneratorSpec(cfg: SmokeTestConfig): k8s.types.input.apps.v1
                     {
                         name: "load",
                         image: cfg.loadImage,
-                        command: ["sh", "-c", `while true; do curl -s -o /dev/null --max-time 2 https://${cfg.hostname}/color; sleep 0.2; done`],
+                        command: ["sh", "-c", `while true; do curl -s -o /dev/null --max-time 2 https://${cfg.hostname}/color; sleep ${1 / SMOKE_REQUESTS_PER_SECOND}; done`],
                         resources: { requests: { cpu: "10m", memory: "16Mi" }, limits: { cpu: "100m", memory: "32Mi" } },
                         securityContext: restrictedContainerSecurityContext(),
                     },
@@ -98,7 +110,7 @@ export class SmokeCanary extends OrderedComponent {
         super(SMOKE_CANARY_TYPE, name, opts);
         const cfg = args.config;
         const app = smokeApp(cfg, args.gateway);
-        this.plan = deliveryPlan(app, { tier: "prod", prodClass: "standard", shape: "canary" });
+        this.plan = deliveryPlan(app, { tier: "prod", prodClass: "standard", shape: cfg.strategy });
 
         const ns = new k8s.core.v1.Namespace(
             "smoke-namespace",

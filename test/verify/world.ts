@@ -10,7 +10,7 @@ import { AddonConfig, parseAddonConfig } from "../../components/config";
 import { approvalRoles } from "../../components/delivery/strategy";
 import { spokeRouteName, spokeRouteSpec } from "../../components/gateway/spokeRoutes";
 import { inClusterMimirAddress } from "../../components/mimir";
-import { kyvernoPolicies, pdbGenerationRules } from "../../components/policy";
+import { kyvernoPolicies, pdbGenerationRules, policyContext } from "../../components/policy";
 import { clusterAnalysisTemplateSpec, controllerClusterRules, controllerNamespaceRules, controllerValues, errorBudgetTemplateSpec, PLUGINS_DIGEST_ANNOTATION, PolicyRule, ROLLOUTS_CRDS, sharedTemplates } from "../../components/rollouts";
 import { SMOKE_APP, smokePodTemplate } from "../../components/smoke";
 import type { KubeObject } from "../../tools/verify/cluster";
@@ -32,8 +32,8 @@ export function verifyConfig(patch: Record<string, unknown> = {}): AddonConfig {
         merged(hubConfig(), {
             spokes: [{ name: "preprod", tenant: "preprod", hostname: "mimir-preprod.hub.test.example", query: true }],
             argocd: {
-                projects: { tenants: { namespaceResources: [{ group: "", kind: "Service" }, { group: "apps", kind: "Deployment" }, { group: "gateway.networking.k8s.io", kind: "HTTPRoute" }] } },
-                applicationSets: { "tenant-apps": { syncOptions: ["CreateNamespace=true"] } },
+                projects: { tenants: { owner: "addon", namespaceResources: [{ group: "", kind: "Service" }, { group: "apps", kind: "Deployment" }, { group: "gateway.networking.k8s.io", kind: "HTTPRoute" }] } },
+                applicationSets: { "tenant-apps": { owner: "addon", syncOptions: ["CreateNamespace=true"] } },
                 rbac: { approverRole: "role:approver", deployerRoles: ["role:deployer"] },
             },
             smokeTest: { enabled: true, hostname: "smoke.hub.test.example", image: SMOKE_IMAGE, loadImage: LOAD_IMAGE },
@@ -107,7 +107,7 @@ export function healthyHub(config: AddonConfig): HubWorld {
 
     const celStatus = fixture("cel-policy-status-ready.json");
     const cpolStatus = fixture("cluster-policy-status-ready.json");
-    for (const p of kyvernoPolicies(config.policy)) {
+    for (const p of kyvernoPolicies(config.policy, policyContext(config))) {
         objects.push({ ...(p as unknown as KubeObject), metadata: { ...p.metadata, uid: `uid-${p.metadata.name}`, generation: 1 }, status: p.kind === "ClusterPolicy" ? cpolStatus : celStatus });
     }
     objects.push(fixture("tenant-rollout.json"), fixture("generated-pdb.json"), fixture("clusterrole-edit.json"), ...fixture<KubeObject[]>("rolebindings.json"));

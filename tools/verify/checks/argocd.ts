@@ -93,8 +93,8 @@ export const argocdChecks: CheckGroup = async ({ config, cluster }) => {
         cm: "argocd-cm carries this stack's ignore rules and no global rule reaching Rollout",
         rbac: "argocd-rbac-cm reserves the Rollout actions to the approver",
     };
-    if (!cfg.enabled) {
-        const why = "argocd.enabled is false: this cluster's Applications are governed elsewhere";
+    if (!cfg.local) {
+        const why = `argocd.runsOn is ${cfg.runsOn}: that cluster's ArgoCD syncs this cluster's Applications`;
         return [
             skipped("argocd.projects", what.projects, README.argocd, why),
             skipped("argocd.applicationsets", what.appSets, README.argocd, why),

@@ -3,7 +3,8 @@
  * Kyverno reports them ready, they enforce what the stack configures and match what it declares,
  * and no workload ends up with two PodDisruptionBudgets.
  */
-import { KyvernoPolicy, POLICY_NAMES, kyvernoPolicies } from "../../../components/policy/kyverno";
+import { POLICY_NAMES, policyContext } from "../../../components/policy";
+import { KyvernoPolicy, kyvernoPolicies } from "../../../components/policy/kyverno";
 import type { KubeObject } from "../cluster";
 import { CheckGroup, asArray, conditions, condition, describeCondition, field, nameOf, namespaceOf, ref } from "../context";
 import { Finding, README, outcome } from "../report";
@@ -149,7 +150,7 @@ function workloads(kind: string, list: readonly KubeObject[] | undefined): Workl
 }
 
 export const kyvernoChecks: CheckGroup = async ({ config, cluster }) => {
-    const declared = kyvernoPolicies(config.policy);
+    const declared = kyvernoPolicies(config.policy, policyContext(config));
     const live = await Promise.all(declared.map(async (p) => ({ p, live: await cluster.get(policyPath(p)) })));
     const object = (p: KyvernoPolicy) => ref(p.kind, undefined, p.metadata.name);
     const results = [

@@ -1,0 +1,128 @@
+import type { PolicyConfig, RegulatedConfig } from "../config/admission";
+import { MESSAGES, POLICY_NAMES, PolicyContext, clusterRule, clusterValidating, denyRule, metadata, namespaceSelector, serviceAccountUser, validationActions } from "./builders";
+import type { ClusterPolicy, Condition, NamedExpression, ValidatingPolicy } from "./shapes";
+import { ROLLOUT } from "./workloads";
+
+/**
+ * Regulated prod's separation of duties (ADR-056 D3, ADR-049), enforced at admission, because
+ * Kubernetes RBAC alone leaves two ways around the approval gate:
+ * - changing a Rollout's spec: changing `spec.strategy.canary.steps` (or the pod template) resets
+ *   the status and clears the pause conditions, the approval pause included (argo-rollouts v1.9.0
+ *   `rollout/canary.go` `syncRolloutStatusCanary`, `rollout/sync.go` `resetRolloutStatus`); and a
+ *   newly created Rollout is promoted fully without steps (`rollout/sync.go` `shouldFullPromote`,
+ *   "Initial deploy"). So in a regulated namespace only the GitOps controller creates a Rollout or
+ *   changes its spec; an approver may only unpause it (`spec.paused`).
+ * - writing status: `kubectl argo rollouts promote` clears `status.pauseConditions` (or sets
+ *   `promoteFull`, or moves `currentStepIndex`) through the `rollouts/status` subresource, and
+ *   unpauses with a spec patch `{"spec":{"paused":false}}`; abort and retry patch `status.abort`
+ *   (argo-rollouts v1.9.0 `pkg/kubectl-argo-rollouts/cmd/promote`, `abort`, `retry`). ArgoCD's
+ *   Rollout actions do the same as the ArgoCD server's identity, status first through the
+ *   subresource (argo-cd v3.5.1 `server/application/application.go` `patchResource`,
+ *   `resource_customizations/argoproj.io/Rollout/actions`). So status is written only by the
+ *   controller, by approvers who are no deployers, and by the GitOps identities (ArgoCD's RBAC
+ *   decides who may run an action there).
+ * Both APIs match the `rollouts/status` subresource: CEL policies through the API server's rule
+ * matcher (kyverno/kyverno `pkg/cel/matching/matcher.go`, `resources: [rollouts/status]`), and
+ * ClusterPolicies through the kind `argoproj.io/v1alpha1/Rollout/status` (`pkg/utils/match/kind.go`
+ * `CheckKind`). The rules read the request's user, so they run at admission only (background
+ * evaluation has no user: `pkg/validation/policy/background.go`).
+ */
+
+const STATUS = "status";
+
+/** CEL: the requester is one of `users`. */
+const celUserIn = (users: readonly string[]) => `request.userInfo.username in ${JSON.stringify(users)}`;
+/** CEL: the requester is in one of `groups`. */
+const celGroupIn = (groups: readonly string[]) => `request.userInfo.groups.exists(g, g in ${JSON.stringify(groups)})`;
+
+/**
+ * The controller owns its Rollouts: it writes their status and defaults their replicas. A match
+ * condition, so the API server does not even call Kyverno for it (it becomes the webhook's
+ * matchCondition, kyverno/kyverno `pkg/controllers/webhook/validating.go`) and a Kyverno outage
+ * cannot stop a rollout in progress.
+ */
+function notTheController(ctx: PolicyContext): NamedExpression {
+    return { name: "not-the-rollouts-controller", expression: `request.userInfo.username != ${JSON.stringify(serviceAccountUser(ctx.rolloutsController))}` };
+}
+
+export function approvalCelPolicy(cfg: PolicyConfig, r: RegulatedConfig, ctx: PolicyContext): ValidatingPolicy {
+    const gitops = r.gitopsServiceAccounts.map(serviceAccountUser);
+    return {
+        apiVersion: "policies.kyverno.io/v1",
+        kind: "ValidatingPolicy",
+        metadata: metadata(POLICY_NAMES.approval, MESSAGES.approvalSpec),
+        spec: {
+            validationActions: validationActions(cfg),
+            failurePolicy: "Fail",
+            evaluation: { background: { enabled: false } },
+            matchConstraints: {
+                resourceRules: [{ apiGroups: [ROLLOUT.group], apiVersions: [ROLLOUT.version], resources: [ROLLOUT.resource, `${ROLLOUT.resource}/${STATUS}`], operations: ["CREATE", "UPDATE"] }],
+                namespaceSelector: namespaceSelector(cfg, "regulated"),
+            },
+            matchConditions: [notTheController(ctx)],
+            variables: [
+                { name: "gitops", expression: celUserIn(gitops) },
+                { name: "approver", expression: r.deployerGroups.length > 0 ? `${celGroupIn(r.approverGroups)} && !${celGroupIn(r.deployerGroups)}` : celGroupIn(r.approverGroups) },
+                { name: "status", expression: `request.subResource == "${STATUS}"` },
+                { name: "specUpdate", expression: `request.operation == "UPDATE" && request.subResource == ""` },
+                {
+                    // Every spec field but `paused`, compared key by key (CEL map equality is deep).
+                    name: "otherSpecChanged",
+                    expression:
+                        'variables.specUpdate && (object.spec.exists(k, k != "paused" && (!(k in oldObject.spec) || object.spec[k] != oldObject.spec[k])) || ' +
+                        'oldObject.spec.exists(k, k != "paused" && !(k in object.spec)))',
+                },
+                {
+                    name: "unpausing",
+                    expression: "variables.specUpdate && has(oldObject.spec.paused) && oldObject.spec.paused && !(has(object.spec.paused) && object.spec.paused)",
+                },
+            ],
+            validations: [
+                { expression: "!variables.status || variables.gitops || variables.approver", message: MESSAGES.approvalStatus },
+                { expression: 'request.operation != "CREATE" || variables.gitops', message: MESSAGES.approvalCreate },
+                { expression: "!variables.specUpdate || variables.gitops || (!variables.otherSpecChanged && (!variables.unpausing || variables.approver))", message: MESSAGES.approvalSpec },
+            ],
+        },
+    };
+}
+
+export function approvalClusterPolicy(cfg: PolicyConfig, r: RegulatedConfig, ctx: PolicyContext): ClusterPolicy {
+    const gitops = r.gitopsServiceAccounts.map(serviceAccountUser);
+    const owners = [...gitops, serviceAccountUser(ctx.rolloutsController)];
+    const user = "{{ request.userInfo.username }}";
+    const groups = "{{ request.userInfo.groups || `[]` }}";
+    const notOwner: Condition = { key: user, operator: "AnyNotIn", value: owners };
+    // Not an approver: in no approver group, or in a deployer group.
+    const notApprover: Condition[] = [
+        { key: groups, operator: "AllNotIn", value: [...r.approverGroups] },
+        ...(r.deployerGroups.length > 0 ? [{ key: groups, operator: "AnyIn", value: [...r.deployerGroups] } as Condition] : []),
+    ];
+    // `paused: null` on both sides: every spec field but `paused` is compared (Kyverno's own pattern,
+    // kyverno/kyverno `pkg/validation/policy/on_update_policy_test.go`).
+    const withoutPaused = (o: string) => `{{ request.${o}.spec | merge(@, \`{"paused": null}\`) }}`;
+    const policy = clusterValidating(
+        cfg,
+        POLICY_NAMES.approval,
+        MESSAGES.approvalSpec,
+        [
+            denyRule(cfg, clusterRule(cfg, "approve", ROLLOUT, { operations: ["UPDATE"], scope: "regulated", subresource: STATUS }), MESSAGES.approvalStatus, { all: [notOwner], any: notApprover }),
+            denyRule(cfg, clusterRule(cfg, "create", ROLLOUT, { operations: ["CREATE"], scope: "regulated" }), MESSAGES.approvalCreate, {
+                all: [{ key: user, operator: "AnyNotIn", value: gitops }],
+            }),
+            denyRule(cfg, clusterRule(cfg, "change", ROLLOUT, { operations: ["UPDATE"], scope: "regulated" }), MESSAGES.approvalSpec, {
+                all: [notOwner, { key: withoutPaused("object"), operator: "NotEquals", value: withoutPaused("oldObject") }],
+            }),
+            denyRule(cfg, clusterRule(cfg, "unpause", ROLLOUT, { operations: ["UPDATE"], scope: "regulated" }), MESSAGES.approvalSpec, {
+                all: [
+                    notOwner,
+                    { key: "{{ request.oldObject.spec.paused || `false` }}", operator: "Equals", value: true },
+                    { key: "{{ request.object.spec.paused || `false` }}", operator: "Equals", value: false },
+                ],
+                any: notApprover,
+            }),
+        ],
+        { background: false },
+    );
+    // Kyverno 1.12+ passes these to the webhook; older releases prune them and the rules still let the controller through.
+    return { ...policy, spec: { ...policy.spec, webhookConfiguration: { matchConditions: [notTheController(ctx)] } } };
+}

@@ -1,0 +1,84 @@
+import type { PolicyConfig } from "../config/admission";
+import type { PolicyRule } from "../rollouts/rbac";
+import { ownsAvailability } from "./builders";
+
+/**
+ * What Kyverno's controllers need to run the policies of this stage, granted read-only where
+ * reading is enough and only to Kyverno's own ServiceAccounts.
+ *
+ * The Kyverno chart gives each controller a ClusterRole that aggregates every ClusterRole labelled
+ * `rbac.kyverno.io/aggregate-to-<controller>: "true"` (kyverno/kyverno `charts/kyverno/templates/
+ * {admission,background,reports}-controller/clusterrole.yaml`, 1.14 through 1.19); the same
+ * controllers also read through the cluster's `view` role (`createViewRoleBinding`,
+ * `viewRoleName: view`). `view` does not cover Rollouts: the argo-rollouts chart's aggregate roles
+ * are off, because `aggregate-to-edit` would let every namespace editor promote. Labelling a
+ * read-only role for Kyverno's controllers reaches exactly those three ServiceAccounts; an
+ * `aggregate-to-view` role would extend every viewer of every namespace as well.
+ */
+export const KYVERNO_AGGREGATE_LABELS = {
+    admission: "rbac.kyverno.io/aggregate-to-admission-controller",
+    background: "rbac.kyverno.io/aggregate-to-background-controller",
+    reports: "rbac.kyverno.io/aggregate-to-reports-controller",
+} as const;
+
+export type KyvernoController = keyof typeof KYVERNO_AGGREGATE_LABELS;
+
+const READ = ["get", "list", "watch"];
+
+export interface KyvernoRole {
+    /** The ClusterRole's name and Pulumi name suffix. */
+    name: string;
+    controllers: KyvernoController[];
+    rules: PolicyRule[];
+    why: string;
+}
+
+/**
+ * What Kyverno's background controller needs to generate a PodDisruptionBudget per workload
+ * (ADR-085's generate-workload-pdb, made Rollout-aware by ADR-056 D2 and D8).
+ */
+export function pdbGenerationRules(): PolicyRule[] {
+    return [{ apiGroups: ["policy"], resources: ["poddisruptionbudgets"], verbs: [...READ, "create", "update", "patch", "delete"] }];
+}
+
+/** The roles the stage declares for Kyverno, by the policies it declares. */
+export function kyvernoRoles(cfg: PolicyConfig): KyvernoRole[] {
+    const roles: KyvernoRole[] = [
+        {
+            // The background controller fetches the trigger of every generate request, listing the
+            // trigger's kind (kyverno/kyverno `pkg/background/common/resource.go` `GetTrigger`,
+            // `getTriggerForCreateOperation`, `GetResource`; used by `pkg/background/gpol/
+            // generate_controller.go`), and lists them for generateExisting; the reports controller
+            // lists and reads them for background scans. The admission controller does not read
+            // them: the object is in the request, and for a generating policy it only records an
+            // update request (`pkg/webhooks/resource/gpol/handler.go`). Needed in both modes: in
+            // `complement` the platform's own PDB generator reads Rollouts the same way.
+            name: "read-rollouts",
+            controllers: ["background", "reports"],
+            rules: [{ apiGroups: ["argoproj.io"], resources: ["rollouts"], verbs: [...READ] }],
+            why: "trigger and background-scan reads of Rollouts",
+        },
+    ];
+    if (ownsAvailability(cfg)) {
+        roles.push(
+            {
+                name: "generate-pdb",
+                controllers: ["background"],
+                rules: pdbGenerationRules(),
+                why: "the PodDisruptionBudgets generate-workload-pdb writes",
+            },
+            {
+                // The replica floor lists the namespace's HPAs and the generator its PDBs (resource.List /
+                // apiCall); a refused list is a policy error, and the floor fails closed.
+                name: "read-policy-lookups",
+                controllers: ["admission", "background", "reports"],
+                rules: [
+                    { apiGroups: ["autoscaling"], resources: ["horizontalpodautoscalers"], verbs: [...READ] },
+                    { apiGroups: ["policy"], resources: ["poddisruptionbudgets"], verbs: [...READ] },
+                ],
+                why: "the lookups of the replica floor and the PDB generator",
+            },
+        );
+    }
+    return roles;
+}

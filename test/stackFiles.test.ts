@@ -1,0 +1,67 @@
+import * as assert from "assert";
+import { parseAddonConfig } from "../components/config";
+import { parseConfigText } from "../components/config/load";
+import { EXAMPLE_PLUGIN_DIGEST, controllerValues, examplePluginValue, pluginImage, refuseExamplePluginValue } from "../components/rollouts";
+import { OfflineRun, runOffline } from "../tools/offline";
+import { planStack } from "../tools/plan";
+import { listStacks, placeholderWorld, readStackFile } from "../tools/stackFile";
+
+/** A shipped stack file's configuration, parsed the way the program parses it. */
+function shipped(stack: string) {
+    const file = readStackFile(stack);
+    const raw: Record<string, unknown> = {};
+    for (const [key, text] of Object.entries(file.config)) {
+        if (key.startsWith("argo-rollouts-addon:")) {
+            raw[key.slice("argo-rollouts-addon:".length)] = parseConfigText(text);
+        }
+    }
+    return parseAddonConfig(stack, raw, { awsRegion: file.config["aws:region"], secretKeys: file.secretKeys });
+}
+
+describe("shipped stack files", () => {
+    it("take the plugin from the mirror, pinned by a digest marked as an example", () => {
+        for (const stack of listStacks()) {
+            const cfg = shipped(stack);
+            assert.strictEqual(cfg.plugin.delivery.mode, "image", `${stack}: clusters admit artifacts from the mirror only; no download from github.com`);
+            assert.ok(cfg.images.registry, `${stack}: a mirror is configured`);
+            const image = pluginImage(cfg.plugin, cfg.images.registry)!;
+            assert.ok(image.startsWith(`${cfg.images.registry}/`), image);
+            const values = controllerValues(cfg) as { controller: { initContainers: { image: string }[]; trafficRouterPlugins: { location: string }[] } };
+            assert.strictEqual(values.controller.initContainers[0].image, image);
+            assert.match(values.controller.trafficRouterPlugins[0].location, /^file:\/\//);
+            assert.match(examplePluginValue(stack, cfg.plugin) ?? "", /plugin\.digest is the shipped example value/);
+        }
+    });
+
+    it("route the hub's spokes beside the observability module's ingest routes", async () => {
+        const cfg = shipped("hub");
+        assert.strictEqual(cfg.metrics.mimir.pushRouteOwner, "observability");
+        const run = await planStack(readStackFile("hub"));
+        const routes = run.resources.filter((r) => r.type === "kubernetes:gateway.networking.k8s.io/v1:HTTPRoute").map((r) => r.name);
+        assert.deepStrictEqual(routes, cfg.metrics.spokes.filter((s) => s.query).map((s) => `mimir-spoke-${s.name}-read`));
+        assert.deepStrictEqual(Object.keys(run.outputs.spokeReadEndpoints as object), cfg.metrics.spokes.filter((s) => s.query).map((s) => s.name));
+    });
+
+    describe("the example plugin digest", () => {
+        it("is shaped like a digest and recognised only as itself", () => {
+            assert.match(EXAMPLE_PLUGIN_DIGEST, /^sha256:[a-f0-9]{64}$/);
+            const cfg = shipped("hub");
+            const real = { ...cfg.plugin, delivery: { mode: "image" as const, repository: "x/y", digest: `sha256:${"c".repeat(64)}` } };
+            assert.strictEqual(examplePluginValue("hub", real), undefined);
+        });
+
+        it("passes a preview but stops a real run before anything is declared", async () => {
+            const file = readStackFile("hub");
+            // eslint-disable-next-line @typescript-eslint/no-require-imports
+            const { defineStack } = require("../stacks/program") as typeof import("../stacks/program");
+            const run = (dryRun: boolean): Promise<OfflineRun> =>
+                runOffline({ stack: "hub", config: file.config, secretKeys: file.secretKeys, world: placeholderWorld(file), dryRun, program: () => defineStack() });
+            assert.ok((await run(true)).resources.length > 10);
+            await assert.rejects(run(false), /plugin\.digest is the shipped example value/);
+            const cfg = shipped("hub");
+            const warned: string[] = [];
+            refuseExamplePluginValue("hub", cfg.plugin, true, (m) => warned.push(m));
+            assert.strictEqual(warned.length, 1);
+        });
+    });
+});
