@@ -3,18 +3,21 @@
  *
  *   npm run verify -- --stack hub [--json] [--kubeconfig <file>] [--context <name>]
  *                     [--kyverno-namespace kyverno] [--smoke-timeout <seconds>] [--config-dir <dir>]
+ *   npm run verify -- --print-role [--stack hub]   # the read-only ClusterRole verify's identity needs
  *
  * Exit status: 0 every check passed or was skipped, 1 a check failed, 2 usage, configuration or
  * connection error (no check ran).
  */
 import * as path from "path";
+import * as YAML from "yaml";
+import { verifyClusterRole } from "./verify/access";
 import { ConnectionError, connect } from "./verify/cluster";
 import { configFromStackFile, defaultOptions, runVerify } from "./verify/index";
 import { exitCode, formatJson, formatText } from "./verify/report";
 import { REPO_ROOT, readStackFile } from "./stackFile";
 
 const USAGE =
-    "usage: npm run verify -- --stack <name> [--json] [--kubeconfig <file>] [--context <name>] [--kyverno-namespace <ns>] [--smoke-timeout <seconds>] [--config-dir <dir>]";
+    "usage: npm run verify -- --stack <name> [--json] [--kubeconfig <file>] [--context <name>] [--kyverno-namespace <ns>] [--smoke-timeout <seconds>] [--config-dir <dir>] | --print-role [--stack <name>]";
 
 export interface VerifyArgs {
     stack: string;
@@ -24,12 +27,14 @@ export interface VerifyArgs {
     kyvernoNamespace: string;
     smokeTimeoutSeconds: number;
     configDir: string;
+    /** Print the ClusterRole verify needs and check nothing. */
+    printRole: boolean;
 }
 
 export class UsageError extends Error {}
 
 export function parseVerifyArgs(argv: readonly string[]): VerifyArgs {
-    const args: Partial<VerifyArgs> & { json: boolean } = { json: false, kyvernoNamespace: "kyverno", smokeTimeoutSeconds: 0, configDir: REPO_ROOT };
+    const args: Partial<VerifyArgs> & { json: boolean; printRole: boolean } = { json: false, kyvernoNamespace: "kyverno", smokeTimeoutSeconds: 0, configDir: REPO_ROOT, printRole: false };
     const value = (i: number): string => {
         const v = argv[i + 1];
         if (v === undefined || v.startsWith("--")) {
@@ -44,6 +49,9 @@ export function parseVerifyArgs(argv: readonly string[]): VerifyArgs {
                 break;
             case "--json":
                 args.json = true;
+                break;
+            case "--print-role":
+                args.printRole = true;
                 break;
             case "--kubeconfig":
                 args.kubeconfig = path.resolve(value(i++));
@@ -69,7 +77,7 @@ export function parseVerifyArgs(argv: readonly string[]): VerifyArgs {
                 throw new UsageError(`unknown argument ${argv[i]}; ${USAGE}`);
         }
     }
-    if (!args.stack) {
+    if (!args.stack && !args.printRole) {
         throw new UsageError(USAGE);
     }
     return args as VerifyArgs;
@@ -85,6 +93,10 @@ export async function verifyMain(argv: readonly string[], out: (s: string) => vo
         return 2;
     }
     try {
+        if (args.printRole) {
+            out(YAML.stringify(verifyClusterRole(args.stack ? configFromStackFile(readStackFile(args.stack, args.configDir)) : undefined)).trimEnd());
+            return 0;
+        }
         // The same stack file and the same validation as the program: a bad file fails the same way.
         const config = configFromStackFile(readStackFile(args.stack, args.configDir));
         const cluster = await connect({ connection: config.cluster.connection, kubeconfig: args.kubeconfig, context: args.context });

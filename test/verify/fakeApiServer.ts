@@ -77,7 +77,9 @@ export async function startFakeApiServer(world: FakeWorld): Promise<FakeApiServe
     const requests: string[] = [];
     const violations: string[] = [];
     const server = http.createServer((req, res) => {
-        const url = new URL(req.url ?? "/", "http://127.0.0.1");
+        const parsed = new URL(req.url ?? "/", "http://127.0.0.1");
+        // The API server takes a percent-encoded path as the decoded one (a ClusterRole named with ":").
+        const url = { pathname: decodeURIComponent(parsed.pathname), search: parsed.search, searchParams: parsed.searchParams };
         const method = req.method ?? "GET";
         requests.push(`${method} ${url.pathname}${url.search}`);
         const send = (code: number, body: string) => {

@@ -3,6 +3,8 @@
  * an answer. Decisions come from SubjectAccessReviews; rule matching is only used to name the
  * ClusterRoles that grant something they should not.
  */
+import { METRICS_DEFAULTS } from "../../components/config/metrics";
+import type { AddonConfig } from "../../components/config/types";
 import type { PolicyRule } from "../../components/rollouts/rbac";
 import type { ResourceQuestion, Subject } from "./cluster";
 
@@ -38,7 +40,12 @@ export const ROLLOUT_PATH_CALLS: readonly ControllerCall[] = [
     ...calls("cluster", "argoproj.io", "experiments", ["list", "watch"], `${AR} cmd/rollouts-controller/main.go (informer)`),
     ...calls("cluster", "apps", "replicasets", ["create", "get", "list", "watch", "update", "patch", "delete"], `${AR} rollout/sync.go (Create, Get, Delete), rollout/replicaset.go (Patch), rollout/controller.go (Update)`),
     ...calls("cluster", "", "services", ["get", "list", "watch", "patch"], `${AR} rollout/service.go (Get, Patch of the selector)`),
-    ...calls("cluster", "", "pods", ["list"], `${AR} utils/replicaset/replicaset.go (List)`),
+    ...calls("cluster", "", "pods", ["list"], `${AR} utils/replicaset/replicaset.go, rollout/restart.go (List)`),
+    // Ephemeral canary/stable metadata on running pods: Update, and after a Conflict a Get of the
+    // pod by name before the retry (updatePodMetadataWithRetry).
+    ...calls("cluster", "", "pods", ["get", "update"], `${AR} rollout/ephemeralmetadata.go (Update, Get after a conflict)`),
+    // A restart (`kubectl argo rollouts restart`, ArgoCD's restart action) evicts, never deletes.
+    ...calls("cluster", "", "pods", ["create"], `${AR} rollout/restart.go (Evict)`, "eviction"),
     ...calls("cluster", "", "events", ["create", "patch"], `${AR} utils/record/record.go (event sink)`),
     ...calls("cluster", "batch", "jobs", ["list", "watch"], `${AR} cmd/rollouts-controller/main.go (informer, started whatever the provider)`),
     ...calls("cluster", "networking.k8s.io", "ingresses", ["list", "watch"], `${AR} cmd/rollouts-controller/main.go (ingress informer)`),
@@ -90,3 +97,75 @@ export const describeSubject = (s: BindingSubject): string => `${s.kind} ${s.nam
 
 export const describeQuestion = (q: ResourceQuestion): string =>
     `${q.verb} ${q.group ? `${q.group}/` : ""}${q.resource}${q.subresource ? `/${q.subresource}` : ""}${q.namespace ? ` in ${q.namespace}` : " in every namespace"}`;
+
+/** The ConfigMaps verify reads: the controller's plugin list, argocd-cm and argocd-rbac-cm. */
+export const VERIFY_CONFIGMAPS = ["argo-rollouts-config", "argocd-cm", "argocd-rbac-cm"] as const;
+
+/**
+ * Everything verify asks the API server for, as RBAC rules: what its identity needs, and nothing
+ * it could write with (`create` on SubjectAccessReviews only: the API server evaluates a review and
+ * stores nothing). No Secret is read; ConfigMaps only by name. The service proxy (a GET to a
+ * Service through the API server) is granted for the hub's Mimir gateway only, and not at all for
+ * a spoke. `npm run verify -- --print-role [--stack <name>]` prints them as a ClusterRole; a test
+ * holds every request verify makes to them. `/version` and SelfSubjectAccessReviews are open to
+ * every authenticated user (the default `system:public-info-viewer` and `system:basic-user` roles).
+ */
+export function verifyRules(config?: Pick<AddonConfig, "cluster" | "metrics">): PolicyRule[] {
+    const hub = config === undefined || config.cluster.role === "hub";
+    const gateway = config?.metrics.mimir.gatewayService ?? METRICS_DEFAULTS.mimir.gatewayService;
+    return [
+        { apiGroups: ["apiextensions.k8s.io"], resources: ["customresourcedefinitions"], verbs: ["get"] },
+        { apiGroups: [""], resources: ["namespaces", "pods"], verbs: ["list"] },
+        { apiGroups: [""], resources: ["configmaps"], verbs: ["get"], resourceNames: [...VERIFY_CONFIGMAPS] },
+        { apiGroups: [""], resources: ["services"], verbs: ["get"] },
+        ...(hub ? [{ apiGroups: [""], resources: ["services/proxy"], verbs: ["get"], resourceNames: [gateway] }] : []),
+        { apiGroups: ["apps"], resources: ["deployments"], verbs: ["get", "list"] },
+        { apiGroups: ["apps"], resources: ["statefulsets"], verbs: ["list"] },
+        { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get"] },
+        { apiGroups: ["policy"], resources: ["poddisruptionbudgets"], verbs: ["list"] },
+        { apiGroups: ["rbac.authorization.k8s.io"], resources: ["clusterroles"], verbs: ["get", "list"] },
+        { apiGroups: ["rbac.authorization.k8s.io"], resources: ["rolebindings"], verbs: ["list"] },
+        { apiGroups: ["kyverno.io"], resources: ["clusterpolicies"], verbs: ["get", "list"] },
+        { apiGroups: ["policies.kyverno.io"], resources: ["validatingpolicies", "mutatingpolicies", "generatingpolicies"], verbs: ["get", "list"] },
+        { apiGroups: ["argoproj.io"], resources: ["rollouts"], verbs: ["get", "list"] },
+        { apiGroups: ["argoproj.io"], resources: ["analysisruns", "applications"], verbs: ["list"] },
+        { apiGroups: ["argoproj.io"], resources: ["clusteranalysistemplates", "appprojects", "applicationsets"], verbs: ["get"] },
+        { apiGroups: ["gateway.networking.k8s.io"], resources: ["httproutes"], verbs: ["get"] },
+        { apiGroups: ["authorization.k8s.io"], resources: ["subjectaccessreviews"], verbs: ["create"] },
+    ];
+}
+
+/** The ClusterRole a platform team can bind to verify's identity (`npm run verify -- --print-role`). */
+export const VERIFY_ROLE_NAME = "argo-rollouts-addon-verify";
+
+export function verifyClusterRole(config?: Pick<AddonConfig, "cluster" | "metrics">): Record<string, unknown> {
+    return {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "ClusterRole",
+        metadata: { name: VERIFY_ROLE_NAME, labels: { "app.kubernetes.io/part-of": "argo-rollouts-addon" } },
+        rules: verifyRules(config),
+    };
+}
+
+/**
+ * The RBAC question a request verify sent asks: `GET /api|/apis/.../<resource>[/<name>[/<sub>]]`
+ * (a collection is `list`, an object `get`, the service proxy `get services/proxy`), or a `POST`
+ * of an access review (`create`). Undefined for non-resource paths (`/version`).
+ */
+export function requestQuestion(method: string, rawPath: string): ResourceQuestion | undefined {
+    const path = rawPath.split("?")[0];
+    const parts = path.split("/").filter(Boolean);
+    if (parts[0] !== "api" && parts[0] !== "apis") {
+        return undefined;
+    }
+    const group = parts[0] === "api" ? "" : parts[1];
+    let rest = parts[0] === "api" ? parts.slice(2) : parts.slice(3);
+    let namespace: string | undefined;
+    if (rest[0] === "namespaces" && rest.length > 2) {
+        namespace = rest[1];
+        rest = rest.slice(2);
+    }
+    const [resource, name, subresource] = rest;
+    const verb = method === "POST" ? "create" : name === undefined ? "list" : "get";
+    return { verb, group, resource, ...(namespace ? { namespace } : {}), ...(name ? { name: name.split(":")[0] } : {}), ...(subresource ? { subresource } : {}) };
+}

@@ -72,6 +72,67 @@ export function field(obj: unknown, ...path: (string | number)[]): unknown {
     return cur;
 }
 
+/** JSON with sorted keys, so two objects compare by content. */
+export function canonical(v: unknown): string {
+    if (Array.isArray(v)) {
+        return `[${v.map(canonical).join(",")}]`;
+    }
+    if (v !== null && typeof v === "object") {
+        return `{${Object.keys(v)
+            .sort()
+            .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
+            .join(",")}}`;
+    }
+    return JSON.stringify(v);
+}
+
+/** A value for a finding, shortened. */
+export const shown = (v: unknown, from = 0): string => {
+    const text = JSON.stringify(v) ?? "nothing";
+    if (text.length <= 100) {
+        return text;
+    }
+    const start = Math.max(0, Math.min(from - 40, text.length - 100));
+    return `${start > 0 ? "..." : ""}${text.slice(start, start + 100)}${start + 100 < text.length ? "..." : ""}`;
+};
+
+/** Where two JSON texts first differ, so a long string is shown around its difference. */
+const firstDifference = (a: unknown, b: unknown): number => {
+    const x = JSON.stringify(a) ?? "";
+    const y = JSON.stringify(b) ?? "";
+    let i = 0;
+    while (i < x.length && i < y.length && x[i] === y[i]) {
+        i++;
+    }
+    return i;
+};
+
+/**
+ * Where `live` does not carry what `declared` says: every declared field present with the same
+ * value, lists entry by entry and of the same length. Extra live fields are not drift: the API
+ * server fills in defaults (a CRD's schema defaults such as Kyverno's
+ * `evaluation.admission.enabled` or `rules[].skipBackgroundRequests`, a Service's `clusterIP`).
+ */
+export function drift(declared: unknown, live: unknown, path = ""): string[] {
+    if (Array.isArray(declared)) {
+        if (!Array.isArray(live)) {
+            return [`${path} is ${shown(live)}, the stack declares a list of ${declared.length}`];
+        }
+        if (live.length !== declared.length) {
+            return [`${path} has ${live.length} entries, the stack declares ${declared.length}`];
+        }
+        return declared.flatMap((d, i) => drift(d, live[i], `${path}[${i}]`));
+    }
+    if (declared !== null && typeof declared === "object") {
+        if (live === null || typeof live !== "object" || Array.isArray(live)) {
+            return [`${path} is ${shown(live)}, the stack declares an object`];
+        }
+        return Object.entries(declared).flatMap(([k, v]) => drift(v, (live as Record<string, unknown>)[k], path ? `${path}.${k}` : k));
+    }
+    const at = firstDifference(declared, live);
+    return declared === live ? [] : [`${path} is ${shown(live, at)}, the stack declares ${shown(declared, at)}`];
+}
+
 export const asArray = <T = unknown>(v: unknown): T[] => (Array.isArray(v) ? (v as T[]) : []);
 export const asRecord = (v: unknown): Record<string, string> => (v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, string>) : {});
 

@@ -41,8 +41,12 @@ interface Group {
 /** The checks, in the order of the ADR's stages; ids are listed so a group that cannot read still reports each. */
 export const GROUPS: readonly Group[] = [
     { ids: ["crds.established", "crds.protected", "controller.available", "controller.leader", "controller.plugin", "controller.image"], readme: README.crds, run: crdAndControllerChecks },
-    { ids: ["rbac.controller", "rbac.kyverno-reads-rollouts", "rbac.kyverno-generates-pdbs", "rbac.editor-cannot-promote", "rbac.deployer-cannot-resume"], readme: README.rbac, run: rbacChecks },
-    { ids: ["kyverno.policies-ready", "kyverno.policies-enforced", "kyverno.one-pdb-per-workload"], readme: README.kyverno, run: kyvernoChecks },
+    {
+        ids: ["rbac.controller", "rbac.kyverno-reads-rollouts", "rbac.kyverno-generates-pdbs", "rbac.kyverno-policy-lookups", "rbac.editor-cannot-promote", "rbac.deployer-cannot-resume"],
+        readme: README.rbac,
+        run: rbacChecks,
+    },
+    { ids: ["kyverno.policies-ready", "kyverno.policies-enforced", "kyverno.availability-rollout-aware", "kyverno.one-pdb-per-workload"], readme: README.kyverno, run: kyvernoChecks },
     { ids: ["argocd.projects", "argocd.applicationsets", "argocd.argocd-cm", "argocd.rbac"], readme: README.argocd, run: argocdChecks },
     { ids: ["metrics.templates", "metrics.query", "metrics.spoke-routes"], readme: README.metrics, run: metricChecks },
     { ids: ["smoke.outcome"], readme: README.smoke, run: smokeChecks },

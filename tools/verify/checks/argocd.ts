@@ -1,54 +1,48 @@
 /**
- * ArgoCD (ADR-056 D2 and the as-built corrections): projects permit the Rollout kinds, tenant
- * ApplicationSets (and the Applications they generate) respect the ignore rules, argocd-cm has
- * this stack's keys and no global rule that freezes a Rollout, and the Rollout actions RBAC.
+ * ArgoCD (ADR-056 D2 and the as-built corrections), on the cluster whose ArgoCD syncs this
+ * cluster's Applications (`argocd.runsOn`): projects permit the Rollout kinds, tenant
+ * ApplicationSets (and the Applications they generate) carry the canary ignore rules with
+ * RespectIgnoreDifferences, argocd-cm has this stack's system rules and no rule that freezes a
+ * Rollout or a canary route, and argocd-rbac-cm reserves the Rollout actions to the approver.
+ *
+ * Objects another owner keeps (`owner: external`) are judged by the program's own checks
+ * (components/argocd/verify.ts, the ones the preview runs); objects this stack patches
+ * (`owner: addon`) must also still carry exactly what the stack wrote.
  */
 import * as YAML from "yaml";
-import { HTTPROUTE_WEIGHTS_RULE, ROLLOUT, argocdCmIgnoreData, expandAllKinds, rolloutArrayPathReasons } from "../../../components/argocd/ignoreRules";
-import { projectWhitelist } from "../../../components/argocd/projects";
+import {
+    BUILTIN_KINDS,
+    COMPARE_OPTIONS_ANNOTATION,
+    HTTPROUTE,
+    KeptObjectRef,
+    LiveAppProject,
+    LiveApplicationSet,
+    RESPECT_IGNORE_DIFFERENCES,
+    ROLLOUT,
+    ResourceIgnoreDifferences,
+    appProjectProblems,
+    applicationSetPatch,
+    applicationSetProblems,
+    argocdCmIgnoreData,
+    canaryRuleReasons,
+    coversSelectorKey,
+    coversWeights,
+    expandAllKinds,
+    fromApplicationRule,
+    kindLabel,
+    projectWhitelist,
+    rolloutArrayPathReasons,
+} from "../../../components/argocd";
 import { ROLLOUT_ACTIONS_POLICY_KEY, rolloutActionsPolicyCsv } from "../../../components/argocd/rbac";
-import { applicationSetPatch } from "../../../components/argocd/syncOptions";
-import type { GroupKind } from "../../../components/config/admission";
+import type { GroupKind, IgnoreRule } from "../../../components/config/admission";
 import type { KubeObject } from "../cluster";
-import { CheckGroup, asArray, asRecord, field, nameOf, ref } from "../context";
+import { CheckGroup, asArray, asRecord, canonical, field, nameOf, ref } from "../context";
 import { CheckResult, Finding, README, outcome, skipped } from "../report";
 
 const ARGO = "/apis/argoproj.io/v1alpha1";
+const IGNORE_KEY_PREFIX = "resource.customizations.ignoreDifferences.";
 
-/** ArgoCD matches whitelist entries with filepath.Match globs (argo-cd pkg/apis/application/v1alpha1 isResourceInList). */
-function globMatch(pattern: string, value: string): boolean {
-    const re = pattern.replace(/[.+^${}()|\\]/g, "\\$&").replace(/\*/g, "[^/]*").replace(/\?/g, "[^/]");
-    return new RegExp(`^${re}$`).test(value);
-}
-
-const inList = (gk: GroupKind, list: readonly GroupKind[]): boolean => list.some((i) => globMatch(i.kind ?? "", gk.kind) && globMatch(i.group ?? "", gk.group));
-
-/**
- * Whether a project lets Applications sync a namespaced kind (argo-cd app_project_types.go
- * IsGroupKindNamePermitted: no whitelist permits everything, an empty one nothing; the blacklist wins).
- */
-export function projectPermits(project: KubeObject, gk: GroupKind): boolean {
-    const white = field(project, "spec", "namespaceResourceWhitelist");
-    const black = asArray<GroupKind>(field(project, "spec", "namespaceResourceBlacklist"));
-    const whitelisted = white === undefined || white === null || (Array.isArray(white) && white.length > 0 && inList(gk, white as GroupKind[]));
-    return whitelisted && !inList(gk, black);
-}
-
-/** JSON with sorted keys, so two objects compare by content. */
-export function canonical(v: unknown): string {
-    if (Array.isArray(v)) {
-        return `[${v.map(canonical).join(",")}]`;
-    }
-    if (v !== null && typeof v === "object") {
-        return `{${Object.keys(v)
-            .sort()
-            .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
-            .join(",")}}`;
-    }
-    return JSON.stringify(v);
-}
-
-/** What an Application spec (or an ApplicationSet's template spec) lacks of the tenant settings. */
+/** What an Application spec (or an ApplicationSet's template spec) lacks of what the stack patched in. */
 export function missingTenantSettings(spec: unknown, annotations: Record<string, string>, expected: { syncOptions: string[]; ignoreDifferences: unknown[]; annotations: Record<string, string> }): string[] {
     const out: string[] = [];
     const options = asArray<string>(field(spec, "syncPolicy", "syncOptions"));
@@ -71,30 +65,90 @@ export function missingTenantSettings(spec: unknown, annotations: Record<string,
     return out;
 }
 
-/** An argocd-cm rule under `.all`: a path through an array reaches Rollout too (as-built 2026-07-14). */
-export function globalRuleReasons(text: string | undefined): string[] {
-    if (!text) {
-        return [];
+/**
+ * What a generated Application lacks for a canary, by the same rules the program applies to an
+ * ApplicationSet's template (components/argocd/verify.ts): an ApplicationSet's `templatePatch` or
+ * a generator's values can override the template, so the rendered Applications are read too.
+ */
+export function applicationProblems(app: KubeObject): string[] {
+    const spec = field(app, "spec");
+    const out: string[] = [];
+    const options = asArray<string>(field(spec, "syncPolicy", "syncOptions"));
+    if (!options.includes(RESPECT_IGNORE_DIFFERENCES)) {
+        out.push(`spec.syncPolicy.syncOptions lack ${RESPECT_IGNORE_DIFFERENCES}: a sync triggered by any other change reverts the plugin's weights and the controller's selector key (ADR-056 as-built 2026-06-27)`);
     }
-    const body = asRecord(YAML.parse(text) as unknown) as unknown as Record<string, unknown>;
-    return rolloutArrayPathReasons({
-        ...ROLLOUT,
-        jsonPointers: asArray<string>(body.jsonPointers),
-        jqPathExpressions: asArray<string>(body.jqPathExpressions),
-        managedFieldsManagers: asArray<string>(body.managedFieldsManagers),
+    const rules = asArray<ResourceIgnoreDifferences>(field(spec, "ignoreDifferences"));
+    if (!rules.some(coversSelectorKey)) {
+        out.push("spec.ignoreDifferences has no rule for the Service selector key rollouts-pod-template-hash: selfHeal reverts the controller's selector switch (ADR-056 as-built #871)");
+    }
+    if (!rules.some(coversWeights)) {
+        out.push("spec.ignoreDifferences has no rule for the canary weights of HTTPRoutes: selfHeal reverts the plugin's weights mid-canary (ADR-056 as-built 2026-06-26)");
+    }
+    rules.forEach((raw, i) => {
+        const reasons = rolloutArrayPathReasons(fromApplicationRule(raw));
+        if (reasons.length > 0) {
+            out.push(`spec.ignoreDifferences[${i}] reaches a Rollout with an array path (${reasons.join("; ")}): the sync keeps the Rollout's live arrays, images included (ADR-056 as-built 2026-07-14)`);
+        }
     });
+    return out;
 }
+
+/** The kinds an argocd-cm ignoreDifferences key applies to: `.all` is every kind, else `<group>_<Kind>` or `<Kind>`. */
+export function keyKinds(key: string): readonly Readonly<GroupKind>[] {
+    const suffix = key.slice(IGNORE_KEY_PREFIX.length);
+    if (suffix === "all") {
+        // Every kind, CRDs included: what matters is what it does to a Rollout, a canary route
+        // and a Service (a built-in kind).
+        return [ROLLOUT, HTTPROUTE, ...BUILTIN_KINDS];
+    }
+    const cut = suffix.lastIndexOf("_");
+    return [cut < 0 ? { group: "", kind: suffix } : { group: suffix.slice(0, cut), kind: suffix.slice(cut + 1) }];
+}
+
+/**
+ * Why the rules under one argocd-cm key break a canary or freeze a Rollout, with the program's own
+ * reasons (components/argocd/ignoreRules.ts): an array path reaching Rollout (as-built
+ * 2026-07-14), an HTTPRoute rule into `spec.rules` or a whole-selector Service rule applied to
+ * every Application (as-built #871).
+ */
+export function systemRuleReasons(key: string, text: string): string[] {
+    let body: Record<string, unknown>;
+    try {
+        body = asRecord(YAML.parse(text) as unknown) as unknown as Record<string, unknown>;
+    } catch (e) {
+        return [`is not YAML: ${(e as Error).message}`];
+    }
+    const out = new Set<string>();
+    for (const gk of keyKinds(key)) {
+        const rule: IgnoreRule = {
+            ...gk,
+            jsonPointers: asArray<string>(body.jsonPointers),
+            jqPathExpressions: asArray<string>(body.jqPathExpressions),
+            managedFieldsManagers: asArray<string>(body.managedFieldsManagers),
+        };
+        for (const reason of rolloutArrayPathReasons(rule)) {
+            out.add(`reaches ${kindLabel(ROLLOUT)} and ${reason}: with RespectIgnoreDifferences a sync keeps a Rollout's live arrays, images included (ADR-056 as-built 2026-07-14)`);
+        }
+        for (const reason of canaryRuleReasons(rule, "system")) {
+            out.add(`applies to ${kindLabel(gk)}: ${reason}`);
+        }
+    }
+    return [...out];
+}
+
+const projectRef = (ns: string, name: string): KeptObjectRef => ({ namespace: ns, name, key: `argocd.projects.${name}` });
+const appSetRef = (ns: string, name: string): KeptObjectRef => ({ namespace: ns, name, key: `argocd.applicationSets.${name}` });
 
 export const argocdChecks: CheckGroup = async ({ config, cluster }) => {
     const cfg = config.argocd;
     const what = {
         projects: "AppProjects permit the Rollout kinds",
-        appSets: "tenant ApplicationSets and their Applications respect the ignore rules",
-        cm: "argocd-cm carries this stack's ignore rules and no global rule reaching Rollout",
+        appSets: "tenant ApplicationSets and their Applications respect the canary's ignore rules",
+        cm: "argocd-cm carries the stack's system rules and no rule that freezes a Rollout or a canary route",
         rbac: "argocd-rbac-cm reserves the Rollout actions to the approver",
     };
     if (!cfg.local) {
-        const why = `argocd.runsOn is ${cfg.runsOn}: that cluster's ArgoCD syncs this cluster's Applications`;
+        const why = `argocd.runsOn is ${cfg.runsOn}: the ArgoCD of cluster ${cfg.runsOn} syncs this cluster's Applications; run verify for the stack of ${cfg.runsOn}, which lists these objects`;
         return [
             skipped("argocd.projects", what.projects, README.argocd, why),
             skipped("argocd.applicationsets", what.appSets, README.argocd, why),
@@ -113,15 +167,20 @@ export const argocdChecks: CheckGroup = async ({ config, cluster }) => {
             const live = await cluster.get(`${ARGO}/namespaces/${ns}/appprojects/${p.name}`);
             const object = ref("AppProject", ns, p.name);
             if (!live) {
-                findings.push({ object, found: "not found" });
+                findings.push({ object, found: `not found (argocd.projects.${p.name}, owner ${p.owner})` });
                 continue;
             }
-            const refused = projectWhitelist(p.namespaceResources).filter((gk) => !projectPermits(live, gk));
-            if (refused.length > 0) {
-                findings.push({ object, found: `does not permit ${refused.map((gk) => (gk.group ? `${gk.group}/${gk.kind}` : gk.kind)).join(", ")}: ArgoCD refuses to sync them and hides them from the tree` });
+            findings.push(...appProjectProblems(projectRef(ns, p.name), { spec: live.spec as LiveAppProject["spec"] }).map((found) => ({ object, found })));
+            if (p.owner === "addon") {
+                // The stack owns the whole whitelist (an atomic list of a CRD): another manager's edit shows here.
+                const want = projectWhitelist(p.namespaceResources);
+                const have = field(live, "spec", "namespaceResourceWhitelist");
+                if (canonical(have) !== canonical(want)) {
+                    findings.push({ object, found: `spec.namespaceResourceWhitelist is not the stack's (owner: addon): ${JSON.stringify(have ?? null)}; pulumi up restores it` });
+                }
             }
         }
-        results.push(outcome("argocd.projects", what.projects, README.argocd, findings));
+        results.push(outcome("argocd.projects", what.projects, README.argocd, findings, cfg.projects.map((p) => `${p.name} (${p.owner})`).join(", ")));
     }
 
     if (cfg.applicationSets.length === 0) {
@@ -131,51 +190,55 @@ export const argocdChecks: CheckGroup = async ({ config, cluster }) => {
         const apps = (await cluster.list(`${ARGO}/namespaces/${ns}/applications`)) ?? [];
         let generated = 0;
         for (const set of cfg.applicationSets) {
-            const template = applicationSetPatch(set, ns, cfg.allKinds).spec.template;
-            const expected = { syncOptions: template.spec.syncPolicy.syncOptions, ignoreDifferences: template.spec.ignoreDifferences, annotations: template.metadata.annotations };
             const live = await cluster.get(`${ARGO}/namespaces/${ns}/applicationsets/${set.name}`);
             const object = ref("ApplicationSet", ns, set.name);
             if (!live) {
-                findings.push({ object, found: "not found" });
+                findings.push({ object, found: `not found (argocd.applicationSets.${set.name}, owner ${set.owner})` });
                 continue;
             }
-            for (const found of missingTenantSettings(field(live, "spec", "template", "spec"), asRecord(field(live, "spec", "template", "metadata", "annotations")), expected)) {
-                findings.push({ object, found: `template: ${found}` });
-            }
-            // The set's controller renders Applications from the template; a templatePatch or a
-            // generator's values can still override it, so the Applications themselves are read too.
-            for (const app of apps.filter((a) => (a.metadata?.ownerReferences ?? []).some((o) => o.kind === "ApplicationSet" && o.name === set.name))) {
-                generated++;
-                for (const found of missingTenantSettings(field(app, "spec"), app.metadata?.annotations ?? {}, expected)) {
-                    findings.push({ object: ref("Application", ns, nameOf(app)), found: `${found} (generated by ApplicationSet ${set.name})` });
+            findings.push(...applicationSetProblems(appSetRef(ns, set.name), { spec: live.spec as LiveApplicationSet["spec"] }).map((found) => ({ object, found })));
+            if (set.owner === "addon") {
+                const template = applicationSetPatch(set, ns, cfg.allKinds).spec.template;
+                const expected = { syncOptions: template.spec.syncPolicy.syncOptions, ignoreDifferences: template.spec.ignoreDifferences, annotations: template.metadata.annotations };
+                for (const found of missingTenantSettings(field(live, "spec", "template", "spec"), asRecord(field(live, "spec", "template", "metadata", "annotations")), expected)) {
+                    findings.push({ object, found: `template: ${found} (owner: addon; pulumi up restores it)` });
                 }
             }
+            for (const app of apps.filter((a) => (a.metadata?.ownerReferences ?? []).some((o) => o.kind === "ApplicationSet" && o.name === set.name))) {
+                generated++;
+                const problems = applicationProblems(app);
+                if (set.owner === "addon" && (app.metadata?.annotations ?? {})[COMPARE_OPTIONS_ANNOTATION] === undefined) {
+                    problems.push(`annotation ${COMPARE_OPTIONS_ANNOTATION} is missing: Kyverno's mutations show as drift`);
+                }
+                findings.push(...problems.map((found) => ({ object: ref("Application", ns, nameOf(app)), found: `${found} (generated by ApplicationSet ${set.name})` })));
+            }
         }
-        results.push(outcome("argocd.applicationsets", what.appSets, README.argocd, findings, `${generated} generated Applications read`));
+        results.push(outcome("argocd.applicationsets", what.appSets, README.argocd, findings, `${cfg.applicationSets.map((s) => `${s.name} (${s.owner})`).join(", ")}; ${generated} generated Applications read`));
     }
 
     const cm = await cluster.get(`/api/v1/namespaces/${ns}/configmaps/argocd-cm`);
     const cmObject = ref("ConfigMap", ns, "argocd-cm");
     const cmFindings: Finding[] = [];
+    const expected = argocdCmIgnoreData(expandAllKinds(cfg.ignoreDifferences, cfg.allKinds));
     if (!cm) {
-        cmFindings.push({ object: cmObject, found: "not found: does ArgoCD run here? (argocd.enabled: false if not)" });
+        cmFindings.push({ object: cmObject, found: `not found: does ArgoCD run in namespace ${ns} of this cluster? (argocd.namespace, argocd.runsOn)` });
     } else {
         const data = asRecord(cm.data);
-        const expected = argocdCmIgnoreData([HTTPROUTE_WEIGHTS_RULE, ...expandAllKinds(cfg.ignoreDifferences, cfg.allKinds)]);
         for (const [key, value] of Object.entries(expected)) {
             if (data[key] === undefined) {
-                cmFindings.push({ object: cmObject, found: `no key ${key}` });
+                cmFindings.push({ object: cmObject, found: `no key ${key} (argocd.ignoreDifferences)` });
             } else if (canonical(YAML.parse(data[key])) !== canonical(YAML.parse(value))) {
                 cmFindings.push({ object: cmObject, found: `${key} differs from the stack's: ${data[key].trim().replace(/\n/g, " ")}` });
             }
         }
-        const allKey = "resource.customizations.ignoreDifferences.all";
-        const reasons = globalRuleReasons(data[allKey]);
-        if (reasons.length > 0) {
-            cmFindings.push({ object: cmObject, found: `${allKey} applies to Rollout too and ${reasons.join("; ")}: with RespectIgnoreDifferences a sync keeps a Rollout's live arrays, images included` });
+        for (const key of Object.keys(data).filter((k) => k.startsWith(IGNORE_KEY_PREFIX)).sort()) {
+            for (const reason of systemRuleReasons(key, data[key])) {
+                cmFindings.push({ object: cmObject, found: `${key} ${reason}` });
+            }
         }
     }
-    results.push(outcome("argocd.argocd-cm", what.cm, README.argocd, cmFindings));
+    const keys = Object.keys(expected).length;
+    results.push(outcome("argocd.argocd-cm", what.cm, README.argocd, cmFindings, keys ? `${keys} key(s) of argocd.ignoreDifferences` : "no argocd.ignoreDifferences: the stack writes nothing here"));
 
     const csv = rolloutActionsPolicyCsv(cfg.rbac);
     if (csv === undefined) {
@@ -189,4 +252,3 @@ export const argocdChecks: CheckGroup = async ({ config, cluster }) => {
     }
     return results;
 };
-

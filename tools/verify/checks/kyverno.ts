@@ -1,13 +1,15 @@
 /**
- * The admission layer made Rollout-aware (ADR-056 D2, D8): this stack's Kyverno policies exist,
- * Kyverno reports them ready, they enforce what the stack configures and match what it declares,
- * and no workload ends up with two PodDisruptionBudgets.
+ * The admission layer made Rollout-aware (ADR-056 D2, D3, D8): the policies this stack declares
+ * for its `policy.availabilityPolicies` mode exist, Kyverno reports them ready, they carry what the
+ * stack declares, ADR-085's availability policies match Rollout whoever owns them, and no
+ * workload ends up with two PodDisruptionBudgets.
  */
-import { POLICY_NAMES, policyContext } from "../../../components/policy";
+import type { AvailabilityPolicies } from "../../../components/config/admission";
+import { POLICY_NAMES, ownsAvailability, policyContext } from "../../../components/policy";
 import { KyvernoPolicy, kyvernoPolicies } from "../../../components/policy/kyverno";
 import type { KubeObject } from "../cluster";
-import { CheckGroup, asArray, conditions, condition, describeCondition, field, nameOf, namespaceOf, ref } from "../context";
-import { Finding, README, outcome } from "../report";
+import { CheckGroup, asArray, conditions, condition, describeCondition, drift, field, nameOf, namespaceOf, ref } from "../context";
+import { CheckResult, Finding, README, outcome } from "../report";
 import { LabelSelector, pdbSelects } from "../selectors";
 
 const CEL_PLURALS: Record<string, string> = {
@@ -20,8 +22,20 @@ export function policyPath(p: Pick<KyvernoPolicy, "apiVersion" | "kind"> & { met
     return p.kind === "ClusterPolicy" ? `/apis/kyverno.io/v1/clusterpolicies/${p.metadata.name}` : `/apis/${p.apiVersion}/${CEL_PLURALS[p.kind]}/${p.metadata.name}`;
 }
 
+/** Every cluster-wide Kyverno policy kind, with the collection it is listed from. */
+const POLICY_COLLECTIONS: readonly { kind: string; path: string }[] = [
+    { kind: "ClusterPolicy", path: "/apis/kyverno.io/v1/clusterpolicies" },
+    ...Object.entries(CEL_PLURALS).map(([kind, plural]) => ({ kind, path: `/apis/policies.kyverno.io/v1/${plural}` })),
+];
+
 /** Label Kyverno puts on what it generates (kyverno pkg/background/common/constants.go). */
 export const GENERATED_BY_POLICY = "generate.kyverno.io/policy-name";
+
+/**
+ * ADR-085's availability policies (ADR-056 D2): declared by this stack in `own` mode, the
+ * platform's in `complement` mode. Either way each must match Rollout, or it silently no-ops on one.
+ */
+export const AVAILABILITY_POLICY_NAMES: readonly string[] = [POLICY_NAMES.pdb, POLICY_NAMES.spread, POLICY_NAMES.replicaFloor, POLICY_NAMES.defaultNamespace];
 
 /**
  * Why Kyverno does not report `live` ready. CEL policies (policies.kyverno.io, Kyverno >= 1.17):
@@ -60,13 +74,64 @@ export function notReady(live: KubeObject | undefined, declared: KyvernoPolicy):
     return out;
 }
 
-/** What a policy matches: `group/resource` (CEL) or `group/version/Kind` (ClusterPolicy) entries. */
+/** What a policy matches: `group/resource` (CEL) or kind selector (ClusterPolicy) entries. */
 export function matchedTargets(policy: unknown, kind: string): string[] {
     if (kind === "ClusterPolicy") {
         return asArray(field(policy, "spec", "rules")).flatMap((r) => asArray(field(r, "match", "any")).flatMap((a) => asArray<string>(field(a, "resources", "kinds"))));
     }
     return asArray(field(policy, "spec", "matchConstraints", "resourceRules")).flatMap((r) =>
         asArray<string>(field(r, "apiGroups")).flatMap((g) => asArray<string>(field(r, "resources")).map((res) => `${g}/${res}`)),
+    );
+}
+
+/**
+ * Whether a ClusterPolicy kind selector selects argoproj.io/v1alpha1 Rollout itself (no
+ * subresource). Kyverno reads `Kind`, `version/Kind`, `group/version/Kind`, each with an optional
+ * `/subresource` or `.subresource`, and `*` for any part (kyverno v1.19.0
+ * pkg/utils/kube/kind.go `ParseKindSelector`).
+ */
+export function kindSelectsRollout(selector: string): boolean {
+    const parts = selector.split("/");
+    const last = parts.pop() ?? "";
+    parts.push(...last.split("."));
+    const version = /^(v\d((alpha|beta)\d)?|\*)$/;
+    let group = "*";
+    let ver = "*";
+    let kind = "";
+    let sub = "";
+    if (parts.length === 1) {
+        [kind] = parts;
+    } else if (parts.length === 2) {
+        if (parts[0] === "*" && (parts[1] === "*" || parts[1].toLowerCase() === parts[1])) {
+            [kind, sub] = parts;
+        } else if (version.test(parts[0])) {
+            [ver, kind] = parts;
+        } else {
+            [kind, sub] = parts;
+        }
+    } else if (parts.length === 3) {
+        if (version.test(parts[0])) {
+            [ver, kind, sub] = parts;
+        } else {
+            [group, ver, kind] = parts;
+        }
+    } else if (parts.length === 4) {
+        [group, ver, kind, sub] = parts;
+    } else {
+        return false;
+    }
+    const is = (pattern: string, value: string) => pattern === "*" || pattern === value;
+    return is(group, "argoproj.io") && is(ver, "v1alpha1") && is(kind, "Rollout") && sub === "";
+}
+
+/** Whether a live policy of either API matches Rollouts (the resource, not only a subresource). */
+export function matchesRollout(policy: KubeObject, kind: string): boolean {
+    if (kind === "ClusterPolicy") {
+        return matchedTargets(policy, kind).some(kindSelectsRollout);
+    }
+    const any = (list: unknown, value: string) => asArray<string>(list).some((v) => v === "*" || v === value);
+    return asArray(field(policy, "spec", "matchConstraints", "resourceRules")).some(
+        (r) => any(field(r, "apiGroups"), "argoproj.io") && any(field(r, "apiVersions"), "v1alpha1") && any(field(r, "resources"), "rollouts"),
     );
 }
 
@@ -78,7 +143,10 @@ function clusterPolicyActions(policy: unknown): string[] {
         .map((r) => String(field(r, "validate", "failureAction") ?? fallback));
 }
 
-/** How `live` differs from `declared` in what it enforces and what it matches. */
+/** Paths whose difference `notEnforced` already names in its own words. */
+const NAMED_ELSEWHERE = [/^spec\.validationActions/, /^spec\.failurePolicy$/, /^spec\.validationFailureAction$/, /^spec\.rules\[\d+\]\.validate\.failureAction$/];
+
+/** How `live` differs from `declared`: what it enforces, what it matches, and any other declared field. */
 export function notEnforced(live: KubeObject | undefined, declared: KyvernoPolicy): string[] {
     if (!live) {
         return ["not found"];
@@ -96,7 +164,6 @@ export function notEnforced(live: KubeObject | undefined, declared: KyvernoPolic
         if (want.length > 0 && (have.length !== want.length || have.some((a) => a !== want[0]))) {
             out.push(`validate rules act as ${have.join(", ") || "nothing"}, the stack configures ${want[0]}`);
         }
-        return out;
     }
     if (declared.kind === "ValidatingPolicy") {
         const want = [...declared.spec.validationActions].sort().join(",");
@@ -111,6 +178,8 @@ export function notEnforced(live: KubeObject | undefined, declared: KyvernoPolic
             out.push(`failurePolicy is ${String(have)}, the stack declares ${declared.spec.failurePolicy}`);
         }
     }
+    // Whatever else differs: namespace selectors, groups and identities, expressions, rules.
+    out.push(...drift(declared.spec, live.spec, "spec").filter((d) => !NAMED_ELSEWHERE.some((re) => re.test(d.split(" ")[0]))));
     return out;
 }
 
@@ -119,8 +188,58 @@ export function generatesPdbs(policy: KubeObject): boolean {
     if (policy.kind === "ClusterPolicy") {
         return asArray(field(policy, "spec", "rules")).some((r) => field(r, "generate", "kind") === "PodDisruptionBudget");
     }
+    if (policy.kind !== "GeneratingPolicy") {
+        return false;
+    }
     // A GeneratingPolicy builds its objects in CEL; the kind appears in the expressions' text.
-    return /PodDisruptionBudget|poddisruptionbudgets/.test(JSON.stringify(field(policy, "spec") ?? {}));
+    return /PodDisruptionBudget|poddisruptionbudgets/.test(JSON.stringify(field(policy, "spec", "generate") ?? []));
+}
+
+/**
+ * Which PDB generators are wrong for the mode: `own` expects this stack's policy and no other;
+ * `complement` expects the platform's own one, exactly one (ADR-056 D8: two budgets over the same
+ * pods make every eviction fail).
+ */
+export function generatorProblems(mode: AvailabilityPolicies, generators: readonly KubeObject[], ours: KyvernoPolicy | undefined): Finding[] {
+    const object = (g: KubeObject) => ref(g.kind ?? "", undefined, nameOf(g));
+    if (mode === "own") {
+        return generators
+            .filter((g) => !(ours && g.kind === ours.kind && nameOf(g) === ours.metadata.name))
+            .map((g) => ({ object: object(g), found: `also generates PodDisruptionBudgets beside ${ours ? `${ours.kind} ${ours.metadata.name}` : "this stack's policy"}: two budgets over one workload's pods` }));
+    }
+    if (generators.length === 0) {
+        return [
+            {
+                object: "Kyverno policies",
+                found: `none generates PodDisruptionBudgets: policy.availabilityPolicies is complement, so the platform's own ${POLICY_NAMES.pdb} must, and no Rollout gets a budget (ADR-056 D8)`,
+            },
+        ];
+    }
+    if (generators.length > 1) {
+        return generators.map((g) => ({ object: object(g), found: `one of ${generators.length} policies that generate PodDisruptionBudgets (${generators.map(object).join(", ")}): two budgets over one workload's pods` }));
+    }
+    return [];
+}
+
+/**
+ * For each of ADR-085's availability policies, what is wrong on the live cluster: none of that
+ * name in either API (the CEL API splits topology spread per kind, `<name>-rollout`), or none of
+ * them matches Rollout.
+ */
+export function availabilityProblems(live: readonly KubeObject[], mode: AvailabilityPolicies): Finding[] {
+    const out: Finding[] = [];
+    for (const name of AVAILABILITY_POLICY_NAMES) {
+        const named = live.filter((p) => nameOf(p) === name || nameOf(p).startsWith(`${name}-`));
+        if (named.length === 0) {
+            out.push({
+                object: `policy ${name}`,
+                found: mode === "complement" ? "not found in either Kyverno API: policy.availabilityPolicies is complement, so the platform's must run here" : "not found in either Kyverno API: run pulumi up",
+            });
+        } else if (!named.some((p) => matchesRollout(p, p.kind ?? ""))) {
+            out.push({ object: named.map((p) => ref(p.kind ?? "", undefined, nameOf(p))).join(", "), found: "does not match argoproj.io/v1alpha1 Rollout: it silently does nothing for a Rollout (ADR-056 D2)" });
+        }
+    }
+    return out;
 }
 
 export interface Workload {
@@ -150,48 +269,56 @@ function workloads(kind: string, list: readonly KubeObject[] | undefined): Workl
 }
 
 export const kyvernoChecks: CheckGroup = async ({ config, cluster }) => {
-    const declared = kyvernoPolicies(config.policy, policyContext(config));
+    const cfg = config.policy;
+    const mode = cfg.availabilityPolicies;
+    const declared = kyvernoPolicies(cfg, policyContext(config));
     const live = await Promise.all(declared.map(async (p) => ({ p, live: await cluster.get(policyPath(p)) })));
     const object = (p: KyvernoPolicy) => ref(p.kind, undefined, p.metadata.name);
-    const results = [
+    const results: CheckResult[] = [
         outcome(
             "kyverno.policies-ready",
-            `the stack's ${declared.length} Kyverno policies (${config.policy.kyvernoApi}) exist and Kyverno reports them ready`,
+            `the stack's ${declared.length} Kyverno policies (${cfg.kyvernoApi}, availabilityPolicies ${mode}) exist and Kyverno reports them ready`,
             README.kyverno,
             live.flatMap(({ p, live: l }) => notReady(l, p).map((found) => ({ object: object(p), found }))),
+            declared.map((p) => p.metadata.name).join(", "),
         ),
         outcome(
             "kyverno.policies-enforced",
-            `they match what the stack declares (Rollout included) and act as ${config.policy.validationAction}`,
+            `they carry what the stack declares (Rollout matched, namespaces, identities) and act as ${cfg.validationAction}`,
             README.kyverno,
             live.flatMap(({ p, live: l }) => notEnforced(l, p).map((found) => ({ object: object(p), found }))),
         ),
     ];
 
-    const [pdbs, deployments, statefulsets, rollouts, generating, clusterPolicies] = await Promise.all([
+    const lists = await Promise.all(POLICY_COLLECTIONS.map(async (c) => ((await cluster.list(c.path)) ?? []).map((o) => ({ ...o, kind: c.kind }))));
+    const allPolicies = lists.flat();
+    results.push(
+        outcome(
+            "kyverno.availability-rollout-aware",
+            "ADR-085's availability policies run here and match Rollout",
+            README.kyverno,
+            availabilityProblems(allPolicies, mode),
+            ownsAvailability(cfg) ? "policy.availabilityPolicies is own: this stack's" : "policy.availabilityPolicies is complement: the platform's",
+        ),
+    );
+
+    const [pdbs, deployments, statefulsets, rollouts] = await Promise.all([
         cluster.list("/apis/policy/v1/poddisruptionbudgets"),
         cluster.list("/apis/apps/v1/deployments"),
         cluster.list("/apis/apps/v1/statefulsets"),
         cluster.list("/apis/argoproj.io/v1alpha1/rollouts"),
-        cluster.list("/apis/policies.kyverno.io/v1/generatingpolicies"),
-        cluster.list("/apis/kyverno.io/v1/clusterpolicies"),
     ]);
     const all = [...workloads("Deployment", deployments), ...workloads("StatefulSet", statefulsets), ...workloads("Rollout", rollouts)];
-    const findings = doublyCovered(all, pdbs ?? []);
     const ours = declared.find((p) => p.metadata.name === POLICY_NAMES.pdb);
-    const generators = [...(generating ?? []).map((g) => ({ ...g, kind: "GeneratingPolicy" })), ...(clusterPolicies ?? []).map((c) => ({ ...c, kind: "ClusterPolicy" }))];
-    for (const g of generators) {
-        if (generatesPdbs(g) && !(ours && g.kind === ours.kind && nameOf(g) === ours.metadata.name)) {
-            findings.push({ object: ref(g.kind, undefined, nameOf(g)), found: `also generates PodDisruptionBudgets beside ${ours ? `${ours.kind} ${ours.metadata.name}` : "this stack's policy"}: two budgets over one workload's pods` });
-        }
-    }
+    const generators = allPolicies.filter(generatesPdbs);
+    const findings = [...generatorProblems(mode, generators, ours), ...doublyCovered(all, pdbs ?? [])];
     results.push(
         outcome(
             "kyverno.one-pdb-per-workload",
-            "no two policies generate PodDisruptionBudgets and no workload's pods have two",
+            mode === "own" ? "only this stack's policy generates PodDisruptionBudgets and no workload's pods have two" : "exactly one policy (the platform's) generates PodDisruptionBudgets and no workload's pods have two",
             README.kyverno,
             findings,
-            `${all.length} workloads, ${(pdbs ?? []).length} PodDisruptionBudgets`,
+            `${generators.map((g) => `${g.kind} ${nameOf(g)}`).join(", ") || "no generator"}; ${all.length} workloads, ${(pdbs ?? []).length} PodDisruptionBudgets`,
         ),
     );
     return results;

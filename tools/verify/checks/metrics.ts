@@ -4,12 +4,11 @@
  * every spoke's route forces the spoke's tenant.
  */
 import { TENANT_HEADER, inClusterMimirAddress } from "../../../components/mimir";
-import { spokeRouteName, spokeRouteSpec } from "../../../components/gateway/spokeRoutes";
-import { BEYLA_REQUESTS, sharedTemplates } from "../../../components/rollouts/analysis";
-import { ERROR_BUDGET_TEMPLATE } from "../../../components/delivery/strategy";
+import { HttpRouteSpec, spokeRoutes } from "../../../components/gateway/spokeRoutes";
+import { BEYLA_REQUESTS, ERROR_BUDGET, clusterAnalysisTemplateSpec, errorBudgetTemplateSpec, sharedTemplates } from "../../../components/rollouts/analysis";
 import type { AddonConfig } from "../../../components/config/types";
 import type { KubeObject } from "../cluster";
-import { CheckGroup, VerifyContext, asArray, condition, describeCondition, field, ref } from "../context";
+import { CheckGroup, VerifyContext, asArray, canonical, condition, describeCondition, drift, field, ref } from "../context";
 import { CheckResult, Finding, README, outcome, skipped } from "../report";
 
 /** The query verify sends: the series the success-rate gate reads, counted, in this tenant only. */
@@ -29,10 +28,36 @@ export interface PrometheusProvider {
     headers?: { key: string; value: string }[];
 }
 
-/** What is wrong with a live ClusterAnalysisTemplate's metrics for this cluster. */
-export function templateProblems(template: KubeObject, tenant: string, address: string | undefined): string[] {
+/** A shared template as the stack declares it, for an address (the stack's, or the live one when only the hub stack knows it). */
+export interface DeclaredTemplate {
+    name: string;
+    /** `finite` templates must end: they are referenced in steps and pre/post-promotion analysis. */
+    runs: "background" | "finite";
+    spec: (address: string) => Record<string, unknown>;
+}
+
+/** The four shared metric templates (background and finite) and the error-budget template. */
+export function declaredTemplates(config: AddonConfig): DeclaredTemplate[] {
+    const analysis = config.metrics.analysis;
+    const tenant = config.cluster.mimirTenant;
+    return [
+        ...sharedTemplates(analysis).map((t) => ({ name: t.name, runs: t.runs, spec: (address: string) => clusterAnalysisTemplateSpec(t, analysis, address, tenant) })),
+        { name: ERROR_BUDGET, runs: "finite" as const, spec: (address: string) => errorBudgetTemplateSpec(config.delivery.errorBudget, address, tenant, analysis) },
+    ];
+}
+
+/** The provider fields whose differences `templateProblems` names in its own words. */
+const NAMED_PROVIDER_FIELDS = /^spec\.metrics\[\d+\]\.provider\.prometheus\.(address|headers)/;
+
+/**
+ * What is wrong with a live ClusterAnalysisTemplate for this cluster: a provider other than
+ * Prometheus, another tenant or address, a finite template that does not end, and any other field
+ * that is not what the stack declares (queries with their minRequests floor, conditions, limits).
+ */
+export function templateProblems(template: KubeObject, declared: DeclaredTemplate, tenant: string, address: string | undefined): string[] {
     const out: string[] = [];
-    for (const m of asArray(field(template, "spec", "metrics"))) {
+    const metrics = asArray(field(template, "spec", "metrics"));
+    for (const m of metrics) {
         const name = String(field(m, "name") ?? "?");
         const provider = field(m, "provider") as Record<string, unknown> | undefined;
         const prometheus = provider?.prometheus as PrometheusProvider | undefined;
@@ -47,6 +72,20 @@ export function templateProblems(template: KubeObject, tenant: string, address: 
         }
         if (address !== undefined && prometheus.address !== address) {
             out.push(`metric ${name} queries ${prometheus.address ?? "no address"}, the stack's address is ${address}`);
+        }
+        // Argo Rollouts v1.9.0 refuses a Rollout whose step or pre/post-promotion analysis uses a
+        // metric with an interval and no count (validation_references.go, Metric.EffectiveCount).
+        if (declared.runs === "finite" && field(m, "interval") !== undefined && field(m, "count") === undefined) {
+            out.push(`metric ${name} has an interval and no count, so it runs indefinitely: a Rollout referencing ${declared.name} in a step or pre/post-promotion analysis is refused (InvalidSpec)`);
+        }
+    }
+    const liveAddress = field(metrics[0], "provider", "prometheus", "address");
+    const want = declared.spec(address ?? (typeof liveAddress === "string" ? liveAddress : ""));
+    const endless = out.some((o) => o.includes("runs indefinitely"));
+    for (const d of drift(want, field(template, "spec"), "spec")) {
+        const path = d.split(" ")[0];
+        if (!NAMED_PROVIDER_FIELDS.test(path) && !(endless && path.endsWith(".count"))) {
+            out.push(d);
         }
     }
     return out;
@@ -135,46 +174,65 @@ async function probe(ctx: VerifyContext, address: string, what: string): Promise
     );
 }
 
-/** Why a live spoke route does not force its spoke's tenant, compared with what the hub declares. */
-export function routeProblems(route: KubeObject | undefined, expected: ReturnType<typeof spokeRouteSpec>, tenant: string, gatewayService: string): string[] {
+const matchKey = (m: unknown): string => `${String(field(m, "path", "type") ?? "PathPrefix")} ${String(field(m, "path", "value") ?? "/")}`;
+
+/**
+ * Why a live spoke route does not do what the hub declares: its Gateway listener and hostname, the
+ * paths it routes (exactly the declared ones: remote write and Mimir's read endpoints, nothing
+ * more), a tenant header `set` (never `add`) to the spoke's tenant on every rule to Mimir, and the
+ * Gateway's acceptance.
+ */
+export function routeProblems(route: KubeObject | undefined, expected: HttpRouteSpec, tenant: string, gatewayService: string): string[] {
     if (!route) {
-        return ["not found: the hub's gateway stage declares it"];
+        return ["not found: the hub's gateway stage declares it; run pulumi up"];
     }
     const out: string[] = [];
     const hostnames = asArray<string>(field(route, "spec", "hostnames"));
     if (hostnames.join(",") !== expected.hostnames.join(",")) {
         out.push(`hostnames are [${hostnames.join(", ")}], expected [${expected.hostnames.join(", ")}]`);
     }
+    const parents = asArray(field(route, "spec", "parentRefs"));
+    const wantParents = expected.parentRefs.map((p) => `${p.namespace}/${p.name}/${p.sectionName}`);
+    const haveParents = parents.map((p) => `${String(field(p, "namespace") ?? "")}/${String(field(p, "name") ?? "")}/${String(field(p, "sectionName") ?? "")}`);
+    if (canonical([...haveParents].sort()) !== canonical([...wantParents].sort())) {
+        out.push(`attaches to ${haveParents.join(", ") || "nothing"}, expected ${wantParents.join(", ")} (Gateway/listener)`);
+    }
     const rules = asArray(field(route, "spec", "rules"));
-    const prefixes = (r: unknown) => asArray(field(r, "matches")).map((m) => String(field(m, "path", "value") ?? "/"));
     const tenantOf = (r: unknown, op: "set" | "add") =>
         asArray(field(r, "filters"))
             .filter((f) => field(f, "type") === "RequestHeaderModifier")
             .flatMap((f) => asArray<{ name: string; value: string }>(field(f, "requestHeaderModifier", op)))
             .filter((h) => h.name.toLowerCase() === TENANT_HEADER.toLowerCase())
             .map((h) => h.value);
-    for (const want of expected.rules) {
-        const prefix = want.matches[0].path.value;
-        if (!rules.some((r) => prefixes(r).includes(prefix))) {
-            out.push(`no rule for ${prefix}`);
+    const wanted = new Set(expected.rules.flatMap((r) => r.matches.map(matchKey)));
+    const live = new Set(rules.flatMap((r) => asArray(field(r, "matches")).map(matchKey)));
+    for (const m of wanted) {
+        if (!live.has(m)) {
+            out.push(`no rule for ${m}`);
+        }
+    }
+    for (const m of live) {
+        if (!wanted.has(m)) {
+            out.push(`routes ${m}, which the hub does not declare: only remote write and Mimir's read endpoints may be reachable`);
         }
     }
     rules.forEach((r, i) => {
+        const paths = asArray(field(r, "matches")).map(matchKey).join(", ");
         const toMimir = asArray(field(r, "backendRefs")).some((b) => field(b, "name") === gatewayService);
         const set = tenantOf(r, "set");
         if (tenantOf(r, "add").length > 0) {
-            out.push(`rule ${i} (${prefixes(r).join(", ")}) adds ${TENANT_HEADER} instead of setting it: a spoke could name another tenant`);
+            out.push(`rule ${i} (${paths}) adds ${TENANT_HEADER} instead of setting it: a spoke could name another tenant`);
         }
         if (toMimir && (set.length !== 1 || set[0] !== tenant)) {
-            out.push(`rule ${i} (${prefixes(r).join(", ")}) reaches Mimir setting ${TENANT_HEADER} to ${set.join(", ") || "nothing"}, not ${tenant}`);
+            out.push(`rule ${i} (${paths}) reaches Mimir setting ${TENANT_HEADER} to ${set.join(", ") || "nothing"}, not ${tenant}`);
         }
     });
     // Gateway API route status: each parent reports Accepted and ResolvedRefs.
-    const parents = asArray(field(route, "status", "parents"));
-    if (parents.length === 0) {
+    const statusParents = asArray(field(route, "status", "parents"));
+    if (statusParents.length === 0) {
         out.push("no status.parents: no Gateway has accepted it");
     }
-    for (const p of parents) {
+    for (const p of statusParents) {
         const conds = asArray<{ type: string; status: string; reason?: string; message?: string }>(field(p, "conditions"));
         for (const type of ["Accepted", "ResolvedRefs"]) {
             const c = condition(conds, type);
@@ -190,25 +248,25 @@ export const metricChecks: CheckGroup = async (ctx) => {
     const { config, cluster } = ctx;
     const tenant = config.cluster.mimirTenant;
     const address = expectedAddress(config);
-    const names = [...sharedTemplates(config.metrics.analysis).map((t) => t.name), ERROR_BUDGET_TEMPLATE];
-    const templates = await Promise.all(names.map(async (name) => ({ name, live: await cluster.get(`/apis/argoproj.io/v1alpha1/clusteranalysistemplates/${name}`) })));
+    const declared = declaredTemplates(config);
+    const templates = await Promise.all(declared.map(async (d) => ({ d, live: await cluster.get(`/apis/argoproj.io/v1alpha1/clusteranalysistemplates/${d.name}`) })));
     const findings: Finding[] = [];
     for (const t of templates) {
-        const object = ref("ClusterAnalysisTemplate", undefined, t.name);
+        const object = ref("ClusterAnalysisTemplate", undefined, t.d.name);
         if (!t.live) {
-            findings.push({ object, found: "not found: the rollouts stage declares it" });
+            findings.push({ object, found: "not found: the rollouts stage declares it; run pulumi up" });
         } else {
-            findings.push(...templateProblems(t.live, tenant, address).map((found) => ({ object, found })));
+            findings.push(...templateProblems(t.live, t.d, tenant, address).map((found) => ({ object, found })));
         }
     }
     const liveAddress = field(templates.find((t) => t.live)?.live, "spec", "metrics", 0, "provider", "prometheus", "address");
     const results: CheckResult[] = [
         outcome(
             "metrics.templates",
-            `the shared analysis templates query Mimir through the Prometheus provider as tenant ${tenant}`,
+            `the ${declared.length} shared analysis templates are the stack's and query Mimir through the Prometheus provider as tenant ${tenant}`,
             README.metrics,
             findings,
-            address ? address : `address from the hub stack: ${String(liveAddress ?? "unknown")}`,
+            `${declared.map((d) => d.name).join(", ")} at ${address ?? `${String(liveAddress ?? "unknown")} (from the hub stack)`}`,
         ),
     ];
 
@@ -216,7 +274,7 @@ export const metricChecks: CheckGroup = async (ctx) => {
     const probeAddress = address ?? (typeof liveAddress === "string" ? liveAddress : undefined);
     results.push(probeAddress ? await probe(ctx, probeAddress, what) : skipped("metrics.query", what, README.metrics, "no analysis address: the templates are missing and the stack file names the hub's stack, not a URL"));
 
-    const routesWhat = "each spoke route on the hub forces its spoke's tenant";
+    const routesWhat = "each spoke route the hub declares routes only Mimir's endpoints and forces its spoke's tenant";
     if (config.cluster.role !== "hub") {
         results.push(skipped("metrics.spoke-routes", routesWhat, README.metrics, "a spoke routes no spokes; the hub's verify checks its route"));
     } else if (config.metrics.spokes.length === 0) {
@@ -224,15 +282,23 @@ export const metricChecks: CheckGroup = async (ctx) => {
     } else {
         const mimir = config.metrics.mimir;
         const routeFindings: Finding[] = [];
+        const checked: string[] = [];
         for (const spoke of config.metrics.spokes) {
-            const name = spokeRouteName(spoke);
-            const live = await cluster.get(`/apis/gateway.networking.k8s.io/v1/namespaces/${mimir.spokeRouteNamespace}/httproutes/${name}`);
-            for (const found of routeProblems(live, spokeRouteSpec(spoke, mimir), spoke.tenant, mimir.gatewayService)) {
-                routeFindings.push({ object: ref("HTTPRoute", mimir.spokeRouteNamespace, name), found });
+            // pushRouteOwner addon: one route with remote write (and the read rule); observability:
+            // the read route alone, beside the observability module's ingest route.
+            for (const route of spokeRoutes(spoke, mimir)) {
+                checked.push(`${route.name} (${route.purpose})`);
+                const live = await cluster.get(`/apis/gateway.networking.k8s.io/v1/namespaces/${mimir.spokeRouteNamespace}/httproutes/${route.name}`);
+                for (const found of routeProblems(live, route.spec, spoke.tenant, mimir.gatewayService)) {
+                    routeFindings.push({ object: ref("HTTPRoute", mimir.spokeRouteNamespace, route.name), found });
+                }
             }
         }
-        results.push(outcome("metrics.spoke-routes", routesWhat, README.metrics, routeFindings, `${config.metrics.spokes.length} spoke route(s)`));
+        if (checked.length === 0) {
+            results.push(skipped("metrics.spoke-routes", routesWhat, README.metrics, "the hub declares no spoke route: the observability module owns every spoke's ingest route and no spoke has query: true"));
+        } else {
+            results.push(outcome("metrics.spoke-routes", routesWhat, README.metrics, routeFindings, checked.join(", ")));
+        }
     }
     return results;
 };
-

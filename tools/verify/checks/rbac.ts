@@ -1,30 +1,39 @@
 /**
  * RBAC as the API server decides it: SubjectAccessReviews for the controller, Kyverno's
- * controllers, namespace editors and regulated apps' deployers (ADR-056 D2, D3, ADR-040/049).
+ * controllers, namespace editors and regulated namespaces' deployers (ADR-056 D2, D3,
+ * ADR-040/049), and the ClusterRoles the policy stage labels for Kyverno's aggregation.
+ *
+ * What a SubjectAccessReview can and cannot show: it asks the API server's authorizers (RBAC,
+ * and any webhook authorizer) whether a subject may make a request. Admission runs later, on real
+ * requests only, so no review sees a Kyverno policy. Where RBAC lets a request through and only
+ * admission stops it (a deployer changing a regulated Rollout's steps or unpausing it), verify
+ * checks the admission policy itself under kyverno.*, and its behaviour is tested offline.
  */
-import { approvalRoles } from "../../../components/delivery/strategy";
-import { pdbGenerationRules } from "../../../components/policy";
+import type { AvailabilityPolicies } from "../../../components/config/admission";
+import { approvalRoles } from "../../../components/delivery/approval";
+import { KYVERNO_AGGREGATE_LABELS, KYVERNO_ROLES, KyvernoController, KyvernoRole, kyvernoRoleName, kyvernoRoles, namespaceSelector, pdbGenerationRules } from "../../../components/policy";
 import { PolicyRule } from "../../../components/rollouts/rbac";
 import { RELEASE_NAME } from "../../../components/rollouts/values";
+import type { AddonConfig } from "../../../components/config/types";
 import { BindingSubject, ROLLOUT_PATH_CALLS, describeQuestion, describeSubject, reviewSubject, ruleAllows } from "../access";
-import type { KubeObject, ResourceQuestion } from "../cluster";
-import { CheckGroup, asArray, field, mapLimit, nameOf, namespaceOf, ref } from "../context";
+import type { KubeObject, ReadOnlyCluster, ResourceQuestion } from "../cluster";
 import { CheckResult, Finding, README, outcome, skipped } from "../report";
+import { CheckGroup, VerifyContext, asArray, field, mapLimit, nameOf, namespaceOf, ref } from "../context";
+import { selects } from "../selectors";
 
 const RBAC = "/apis/rbac.authorization.k8s.io/v1";
 const CONCURRENCY = 8;
 
 /**
- * Kyverno's controllers, by the component label its chart gives their Deployments
- * (kyverno charts/kyverno templates/<component>/_helpers.tpl: `app.kubernetes.io/component`;
- * service accounts `<release>-<component>` unless overridden, so they are read from the
- * Deployments). The background controller generates (PDBs) and the reports controller runs
- * background scans: both read the trigger resources. Kyverno's own status controller checks
- * get/list/watch of every matched resource before it reports a policy ready
- * (pkg/controllers/policystatus/controller.go `permissionsCheck`).
+ * Kyverno's controllers by the component label its chart gives their Deployments (kyverno
+ * charts/kyverno templates/<component>/_helpers.tpl: `app.kubernetes.io/component`; service
+ * accounts `<release>-<component>` unless overridden, so they are read from the Deployments).
  */
-export const KYVERNO_READERS = ["background-controller", "reports-controller"] as const;
-const READ = ["get", "list", "watch"];
+export const KYVERNO_COMPONENTS: Readonly<Record<KyvernoController, string>> = {
+    admission: "admission-controller",
+    background: "background-controller",
+    reports: "reports-controller",
+};
 
 /** `<app>-rollout-deployer`: the strategy library names a regulated app's deployer Role this way. */
 export const DEPLOYER_ROLE_SUFFIX = approvalRoles({ name: "", namespace: "" }).deployer.metadata.name;
@@ -57,7 +66,177 @@ export function promotingRules(rules: readonly PolicyRule[]): PolicyRule[] {
     return rules.filter((r) => STATUS_WRITES.some((verb) => ruleAllows(r, promoteQuestion(verb))));
 }
 
-export const rbacChecks: CheckGroup = async ({ config, cluster, options }) => {
+/** Every (verb, group, resource) a list of rules names, as cluster-wide questions. */
+export function questionsOf(rules: readonly PolicyRule[]): ResourceQuestion[] {
+    return rules.flatMap((r) => r.apiGroups.flatMap((group) => r.resources.flatMap((resource) => r.verbs.map((verb) => ({ verb, group, resource })))));
+}
+
+/**
+ * What is wrong with the live ClusterRole of a role the policy stage declares for Kyverno: missing,
+ * without the aggregation label of a controller it is meant for (Kyverno's chart aggregates every
+ * ClusterRole labelled `rbac.kyverno.io/aggregate-to-<controller>: "true"` into that controller's
+ * role), or granting less than declared.
+ */
+export function kyvernoRoleProblems(role: KyvernoRole, live: KubeObject | undefined): string[] {
+    if (!live) {
+        return ["not found: the policy stage declares it; run pulumi up"];
+    }
+    const out: string[] = [];
+    const labels = live.metadata?.labels ?? {};
+    for (const c of role.controllers) {
+        if (labels[KYVERNO_AGGREGATE_LABELS[c]] !== "true") {
+            out.push(`lacks the label ${KYVERNO_AGGREGATE_LABELS[c]}: "true", so Kyverno's ${KYVERNO_COMPONENTS[c]} role does not aggregate it`);
+        }
+    }
+    const rules = asArray<PolicyRule>(live.rules);
+    for (const q of questionsOf(role.rules)) {
+        if (!rules.some((r) => ruleAllows(r, q))) {
+            out.push(`does not grant ${describeQuestion(q)}`);
+        }
+    }
+    return out;
+}
+
+/** Kyverno's controllers' ServiceAccounts, read from their Deployments. */
+async function kyvernoAccounts(cluster: ReadOnlyCluster, namespace: string): Promise<{ accounts: Map<KyvernoController, BindingSubject>; missing: Map<KyvernoController, Finding> }> {
+    const deployments = (await cluster.list(`/apis/apps/v1/namespaces/${namespace}/deployments`)) ?? [];
+    const accounts = new Map<KyvernoController, BindingSubject>();
+    const missing = new Map<KyvernoController, Finding>();
+    for (const [controller, component] of Object.entries(KYVERNO_COMPONENTS) as [KyvernoController, string][]) {
+        const d = deployments.find((x) => x.metadata?.labels?.["app.kubernetes.io/component"] === component);
+        const name = field(d, "spec", "template", "spec", "serviceAccountName");
+        if (!d || typeof name !== "string") {
+            missing.set(controller, { object: `namespace ${namespace}`, found: `no Kyverno Deployment labelled app.kubernetes.io/component=${component} (another namespace? pass --kyverno-namespace)` });
+        } else {
+            accounts.set(controller, { kind: "ServiceAccount", name, namespace });
+        }
+    }
+    return { accounts, missing };
+}
+
+async function askAll(cluster: ReadOnlyCluster, subject: BindingSubject, questions: ResourceQuestion[]): Promise<Finding[]> {
+    const answers = await mapLimit(questions, CONCURRENCY, async (q) => ({ q, d: await cluster.review(reviewSubject(subject), q) }));
+    return answers.filter((a) => !a.d.allowed).map((a) => ({ object: describeSubject(subject), found: `may not ${describeQuestion(a.q)}` }));
+}
+
+/**
+ * The checks of Kyverno's RBAC, one per role the policy stage can declare. A role this mode does
+ * not declare is skipped, except the PDB writes: in `complement` mode the platform's generator
+ * needs them as much, so the background controller is still asked (whoever grants them).
+ */
+async function kyvernoChecks(ctx: VerifyContext): Promise<CheckResult[]> {
+    const { config, cluster, options } = ctx;
+    const mode: AvailabilityPolicies = config.policy.availabilityPolicies;
+    const declared = kyvernoRoles(config.policy);
+    const { accounts, missing } = await kyvernoAccounts(cluster, options.kyvernoNamespace);
+    const specs: { id: string; role: string; what: string; controllers: KyvernoController[]; rules?: PolicyRule[]; askEvenIfUndeclared?: boolean }[] = [
+        { id: "rbac.kyverno-reads-rollouts", role: KYVERNO_ROLES.readRollouts, what: "Kyverno's background and reports controllers may read Rollouts in every namespace, through the stage's aggregated role", controllers: ["background", "reports"] },
+        {
+            id: "rbac.kyverno-generates-pdbs",
+            role: KYVERNO_ROLES.generatePdb,
+            what: "Kyverno's background controller may manage the PodDisruptionBudgets it generates",
+            controllers: ["background"],
+            rules: pdbGenerationRules(),
+            askEvenIfUndeclared: true,
+        },
+        { id: "rbac.kyverno-policy-lookups", role: KYVERNO_ROLES.policyLookups, what: "Kyverno's controllers may list the HorizontalPodAutoscalers and PodDisruptionBudgets the floor and the generator look up", controllers: ["admission", "background", "reports"] },
+    ];
+    const results: CheckResult[] = [];
+    for (const spec of specs) {
+        const role = declared.find((r) => r.name === spec.role);
+        if (!role && !spec.askEvenIfUndeclared) {
+            results.push(skipped(spec.id, spec.what, README.rbac, `policy.availabilityPolicies is ${mode}: the stack declares no ${kyvernoRoleName({ name: spec.role })}; the platform's policies bring their own RBAC`));
+            continue;
+        }
+        const findings: Finding[] = [];
+        if (role) {
+            const live = await cluster.get(`${RBAC}/clusterroles/${encodeURIComponent(kyvernoRoleName(role))}`);
+            findings.push(...kyvernoRoleProblems(role, live).map((found) => ({ object: ref("ClusterRole", undefined, kyvernoRoleName(role)), found })));
+        }
+        const controllers = role?.controllers ?? spec.controllers;
+        const questions = questionsOf(role?.rules ?? spec.rules ?? []);
+        for (const c of controllers) {
+            const sa = accounts.get(c);
+            if (!sa) {
+                findings.push(missing.get(c)!);
+            } else {
+                findings.push(...(await askAll(cluster, sa, questions)));
+            }
+        }
+        const note = role ? `${kyvernoRoleName(role)}, aggregated into ${controllers.map((c) => KYVERNO_COMPONENTS[c]).join(", ")}` : `availabilityPolicies ${mode}: granted by the platform, not by this stack`;
+        results.push(outcome(spec.id, spec.what, README.rbac, findings, note));
+    }
+    return results;
+}
+
+/** The namespaces `policy.regulated` applies to: tenant namespaces with its labels, not excluded. */
+export function regulatedNamespaces(config: AddonConfig, namespaces: readonly KubeObject[]): string[] {
+    if (!config.policy.regulated) {
+        return [];
+    }
+    const selector = namespaceSelector(config.policy, "regulated");
+    return namespaces.filter((n) => selects(selector, n.metadata?.labels ?? {})).map(nameOf);
+}
+
+/**
+ * Deployers in regulated namespaces (ADR-056 D3, ADR-049): each group of
+ * `policy.regulated.deployerGroups`, and every subject bound to a `<app>-rollout-deployer` Role
+ * there, must be refused patch and update on `rollouts/status` (promote, resume, skip and abort
+ * all write it). A group is asked alone: a person in a deployer group and an approver group gets
+ * the approver's RBAC, and only the admission guard refuses them (it treats a deployer as no
+ * approver), which no access review can show.
+ */
+async function deployerCheck(ctx: VerifyContext, allBindings: readonly Binding[]): Promise<CheckResult> {
+    const { config, cluster } = ctx;
+    const id = "rbac.deployer-cannot-resume";
+    const what = "deployers cannot write rollouts/status (promote, resume, abort) in regulated namespaces";
+    const regulated = config.policy.regulated;
+    if (!regulated) {
+        return skipped(id, what, README.rbac, "no policy.regulated in the stack: no regulated namespaces on this cluster");
+    }
+    const namespaces = regulatedNamespaces(config, (await cluster.list("/api/v1/namespaces")) ?? []);
+    if (namespaces.length === 0) {
+        return skipped(id, what, README.rbac, "no namespace matches policy.regulated.namespaceLabels among the tenant namespaces");
+    }
+    // The GitOps identities may write status by design: ArgoCD runs the approved Rollout actions
+    // as them, and ArgoCD's RBAC decides who may (policy.regulated.gitopsServiceAccounts).
+    const gitops = (s: BindingSubject) => s.kind === "ServiceAccount" && regulated.gitopsServiceAccounts.some((g) => g.name === s.name && g.namespace === s.namespace);
+    const subjects: { subject: BindingSubject; namespace: string; via: string }[] = [];
+    for (const ns of namespaces) {
+        for (const group of regulated.deployerGroups) {
+            subjects.push({ subject: { kind: "Group", name: group }, namespace: ns, via: "policy.regulated.deployerGroups" });
+        }
+        for (const b of allBindings.filter((x) => x.namespace === ns && x.roleRef.kind === "Role" && x.roleRef.name.endsWith(DEPLOYER_ROLE_SUFFIX))) {
+            for (const s of b.subjects) {
+                if (!(s.kind === "Group" && regulated.deployerGroups.includes(s.name)) && !gitops({ ...s, namespace: s.namespace ?? ns })) {
+                    subjects.push({ subject: s, namespace: ns, via: `RoleBinding ${ns}/${b.name} to Role ${b.roleRef.name}` });
+                }
+            }
+        }
+    }
+    if (subjects.length === 0) {
+        return skipped(id, what, README.rbac, `policy.regulated.deployerGroups is empty and no RoleBinding to a *${DEPLOYER_ROLE_SUFFIX} Role in ${namespaces.join(", ")}`);
+    }
+    const findings: Finding[] = [];
+    for (const { subject, namespace, via } of subjects) {
+        for (const verb of STATUS_WRITES) {
+            const d = await cluster.review(reviewSubject(subject, namespace), promoteQuestion(verb, namespace));
+            if (d.allowed) {
+                findings.push({ object: `${describeSubject(subject)} (${via})`, found: `may ${verb} rollouts/status in ${namespace}${d.reason ? `: ${d.reason}` : ""}` });
+            }
+        }
+    }
+    return outcome(
+        id,
+        what,
+        README.rbac,
+        findings,
+        `RBAC refuses ${subjects.length} deployer subject(s) in ${namespaces.join(", ")}; spec changes and unpausing are refused by admission (restrict-regulated-rollout-changes, under kyverno.*), which access reviews cannot see`,
+    );
+}
+
+export const rbacChecks: CheckGroup = async (ctx) => {
+    const { config, cluster } = ctx;
     const ns = config.controller.namespace;
     const results: CheckResult[] = [];
 
@@ -74,37 +253,7 @@ export const rbacChecks: CheckGroup = async ({ config, cluster, options }) => {
         ),
     );
 
-    // Kyverno's controllers: their service accounts, from their Deployments.
-    const kyvernoDeployments = (await cluster.list(`/apis/apps/v1/namespaces/${options.kyvernoNamespace}/deployments`)) ?? [];
-    const kyvernoSa = new Map<string, BindingSubject>();
-    const missing: Finding[] = [];
-    for (const component of KYVERNO_READERS) {
-        const d = kyvernoDeployments.find((x) => x.metadata?.labels?.["app.kubernetes.io/component"] === component);
-        const name = field(d, "spec", "template", "spec", "serviceAccountName");
-        if (!d || typeof name !== "string") {
-            missing.push({ object: `namespace ${options.kyvernoNamespace}`, found: `no Kyverno Deployment labelled app.kubernetes.io/component=${component} (another namespace? pass --kyverno-namespace)` });
-        } else {
-            kyvernoSa.set(component, { kind: "ServiceAccount", name, namespace: options.kyvernoNamespace });
-        }
-    }
-    const askAll = async (subject: BindingSubject, questions: ResourceQuestion[]): Promise<Finding[]> => {
-        const answers = await mapLimit(questions, CONCURRENCY, async (q) => ({ q, d: await cluster.review(reviewSubject(subject), q) }));
-        return answers.filter((a) => !a.d.allowed).map((a) => ({ object: describeSubject(subject), found: `may not ${describeQuestion(a.q)}` }));
-    };
-    const readRollouts = READ.map((verb) => ({ verb, group: "argoproj.io", resource: "rollouts" }));
-    const readers: Finding[] = [...missing];
-    for (const subject of kyvernoSa.values()) {
-        readers.push(...(await askAll(subject, readRollouts)));
-    }
-    results.push(outcome("rbac.kyverno-reads-rollouts", "Kyverno's background and reports controllers may read Rollouts in every namespace", README.rbac, readers));
-
-    const background = kyvernoSa.get("background-controller");
-    const pdbQuestions = pdbGenerationRules().flatMap((r) => r.apiGroups.flatMap((group) => r.resources.flatMap((resource) => r.verbs.map((verb) => ({ verb, group, resource })))));
-    results.push(
-        background
-            ? outcome("rbac.kyverno-generates-pdbs", "Kyverno's background controller may manage the PodDisruptionBudgets it generates", README.rbac, await askAll(background, pdbQuestions))
-            : outcome("rbac.kyverno-generates-pdbs", "Kyverno's background controller may manage the PodDisruptionBudgets it generates", README.rbac, missing.filter((f) => f.found.includes("background-controller"))),
-    );
+    results.push(...(await kyvernoChecks(ctx)));
 
     // Namespace editors: the built-in `edit` ClusterRole, as aggregated, must not promote; the
     // chart's aggregate roles would add rollouts/status (chart templates/aggregate-roles.yaml).
@@ -140,24 +289,6 @@ export const rbacChecks: CheckGroup = async ({ config, cluster, options }) => {
         ),
     );
 
-    // Regulated apps: every subject bound to a `<app>-rollout-deployer` Role.
-    const deployerBindings = allBindings.filter((b) => b.roleRef.kind === "Role" && b.roleRef.name.endsWith(DEPLOYER_ROLE_SUFFIX));
-    if (deployerBindings.length === 0) {
-        results.push(skipped("rbac.deployer-cannot-resume", "deployers cannot resume or promote in regulated namespaces", README.rbac, `no RoleBinding to a *${DEPLOYER_ROLE_SUFFIX} Role: no regulated app on this cluster`));
-    } else {
-        const deployers: Finding[] = [];
-        for (const b of deployerBindings) {
-            for (const s of b.subjects) {
-                for (const verb of STATUS_WRITES) {
-                    const d = await cluster.review(reviewSubject(s, b.namespace), promoteQuestion(verb, b.namespace));
-                    if (d.allowed) {
-                        deployers.push({ object: `${describeSubject(s)} (deployer of Role ${b.namespace}/${b.roleRef.name})`, found: `may ${verb} rollouts/status in ${b.namespace}${d.reason ? `: ${d.reason}` : ""}` });
-                    }
-                }
-            }
-        }
-        const namespaces = [...new Set(deployerBindings.map((b) => b.namespace))];
-        results.push(outcome("rbac.deployer-cannot-resume", "deployers cannot resume or promote in regulated namespaces", README.rbac, deployers, `regulated namespaces: ${namespaces.join(", ")}`));
-    }
+    results.push(await deployerCheck(ctx, allBindings));
     return results;
 };

@@ -1,17 +1,26 @@
 /**
- * The smoke canary (opt-in): the smoke Rollout reached the outcome its configuration asks for,
- * promoted when healthy, aborted by the failed gate with `smokeTest.failGate`.
+ * The smoke canary (opt-in): the smoke Rollout, delivered with `smokeTest.strategy`, reached the
+ * outcome its configuration asks for: promoted when healthy, aborted by the failed gate with
+ * `smokeTest.failGate`, with traffic where that outcome puts it.
  */
-import { deliveryPlan } from "../../../components/delivery/strategy";
+import { ROLLOUTS_POD_TEMPLATE_HASH } from "../../../components/argocd/ignoreRules";
+import { DeliveryPlan, deliveryPlan } from "../../../components/delivery/strategy";
 import { SMOKE_APP, SMOKE_REVISION_ANNOTATION, smokeApp, smokePodTemplate } from "../../../components/smoke";
-import type { AddonConfig } from "../../../components/config/types";
-import type { KubeObject } from "../cluster";
-import { CheckGroup, asArray, field } from "../context";
-import { canonical } from "./argocd";
+import type { AddonConfig, SmokeStrategy } from "../../../components/config";
+import type { KubeObject, ReadOnlyCluster } from "../cluster";
+import { CheckGroup, asArray, canonical, drift, field, ref } from "../context";
 import { Finding, README, outcome, skipped } from "../report";
 
-/** Label on a Rollout's ReplicaSets, pods and AnalysisRuns (argo-rollouts v1alpha1 DefaultRolloutUniqueLabelKey). */
-export const POD_HASH_LABEL = "rollouts-pod-template-hash";
+/** Label on a Rollout's ReplicaSets, pods, Services' selectors and AnalysisRuns (argo-rollouts v1alpha1 DefaultRolloutUniqueLabelKey). */
+export const POD_HASH_LABEL = ROLLOUTS_POD_TEMPLATE_HASH;
+
+/**
+ * How the controller labels an AnalysisRun it creates (argo-rollouts v1.9.0 utils/analysis/factory.go
+ * `BackgroundLabels`, `PostPromotionLabels`; pkg/apis/rollouts/v1alpha1/types.go `RolloutTypeLabel`):
+ * the canary's background gate and blue/green's post-promotion gate.
+ */
+export const ROLLOUT_TYPE_LABEL = "rollout-type";
+export const GATE_RUN_TYPE: Readonly<Record<SmokeStrategy, string>> = { canary: "Background", blueGreen: "PostPromotion" };
 
 export type SmokeState =
     | { kind: "promoted" }
@@ -25,7 +34,8 @@ export type SmokeState =
  * Where a Rollout stands, from the status the controller writes (argo-rollouts v1.9.0
  * pkg/apis/rollouts/v1alpha1/types.go RolloutStatus; utils/rollout/rolloututil.go
  * CalculateRolloutPhase): promoted is phase Healthy with the stable ReplicaSet being the current
- * pod hash (IsFullyPromoted); an abort sets `status.abort` and phase Degraded with reason
+ * pod hash (IsFullyPromoted; for blue/green Healthy also needs `status.blueGreen.activeSelector`
+ * on the current hash); an abort sets `status.abort` and phase Degraded with reason
  * RolloutAborted. `observedGeneration` (a string) tells whether the status describes the current spec.
  */
 export function smokeState(rollout: KubeObject): SmokeState {
@@ -54,26 +64,98 @@ export function smokeState(rollout: KubeObject): SmokeState {
 
 const settled = (s: SmokeState): boolean => s.kind === "promoted" || s.kind === "aborted" || s.kind === "degraded";
 
-/** What differs between the live pod template and the one the stack declares for its revision. */
-export function templateDrift(rollout: KubeObject, config: AddonConfig): string | undefined {
+/** What differs between the live Rollout and the one the stack declares for its revision: pod template and strategy. */
+export function rolloutDrift(rollout: KubeObject, config: AddonConfig, plan: DeliveryPlan): string[] {
+    const out: string[] = [];
+    const smoke = config.delivery.smokeTest;
     const template = field(rollout, "spec", "template");
     const revision = String(field(template, "metadata", "annotations", SMOKE_REVISION_ANNOTATION) ?? "");
-    const want = smokePodTemplate(config.delivery.smokeTest, revision);
+    const want = smokePodTemplate(smoke, revision);
     const pick = (t: unknown) => asArray(field(t, "spec", "containers")).map((c) => ({ image: field(c, "image"), env: field(c, "env") ?? [] }));
-    return canonical(pick(template)) === canonical(pick(want))
-        ? undefined
-        : `its pod template is not the stack's (image or ERROR_RATE differ; smokeTest.failGate is ${config.delivery.smokeTest.failGate}): run pulumi up`;
+    if (canonical(pick(template)) !== canonical(pick(want))) {
+        out.push(`its pod template is not the stack's (image or ERROR_RATE differ; smokeTest.failGate is ${smoke.failGate}): run pulumi up`);
+    }
+    const strategy = drift(plan.strategy, field(rollout, "spec", "strategy"), "spec.strategy");
+    if (strategy.length > 0) {
+        out.push(`its strategy is not the stack's ${smoke.strategy} (${strategy.slice(0, 3).join("; ")}): run pulumi up`);
+    }
+    return out;
+}
+
+/** The pod hash a Service's selector pins (the controller writes it), or undefined. */
+export const selectedHash = (service: KubeObject | undefined): string | undefined => field(service, "spec", "selector", POD_HASH_LABEL) as string | undefined;
+
+/**
+ * Where the traffic is after the outcome, read from the objects the controller writes
+ * (argo-rollouts v1.9.0):
+ * - canary: the stable Service selects `status.stableRS` (rollout/service.go
+ *   `reconcileStableAndCanaryService`); after an abort the plugin's weight for the canary Service
+ *   is 0 (rollout/trafficrouting.go, `calculateDesiredWeightOnAbortOrStableRollback`).
+ * - blue/green: promoted, the active Service selects the new hash; aborted, it selects
+ *   `status.stableRS` again (rollout/service.go `reconcileActiveService`: on `status.abort` the
+ *   selector goes back to the stable ReplicaSet), and `status.blueGreen.activeSelector` follows the
+ *   Service (rollout/bluegreen.go `syncRolloutStatusBlueGreen`).
+ */
+export async function trafficProblems(cluster: ReadOnlyCluster, config: AddonConfig, plan: DeliveryPlan, rollout: KubeObject, aborted: boolean): Promise<Finding[]> {
+    const ns = config.delivery.smokeTest.namespace;
+    const hash = String(field(rollout, "status", "currentPodHash") ?? "");
+    const stable = String(field(rollout, "status", "stableRS") ?? "");
+    const service = async (name: string) => ({ name, live: await cluster.get(`/api/v1/namespaces/${ns}/services/${name}`) });
+    const out: Finding[] = [];
+    const expectSelector = async (name: string, want: string, why: string) => {
+        const s = await service(name);
+        const have = selectedHash(s.live);
+        if (!s.live) {
+            out.push({ object: ref("Service", ns, name), found: "not found: the smoke canary declares it; run pulumi up" });
+        } else if (have !== want) {
+            out.push({ object: ref("Service", ns, name), found: `selects ${POD_HASH_LABEL}=${have ?? "nothing"}, ${why} ${want}` });
+        }
+    };
+    if ("blueGreen" in plan.strategy) {
+        const active = plan.strategy.blueGreen.activeService;
+        if (aborted) {
+            await expectSelector(active, stable, "after the abort it must be back on the stable ReplicaSet");
+            if (hash === stable) {
+                out.push({ object: ref("Rollout", ns, SMOKE_APP), found: `aborted, but stableRS is the aborted version ${hash}` });
+            }
+        } else {
+            await expectSelector(active, hash, "the promoted version is");
+        }
+        const activeSelector = field(rollout, "status", "blueGreen", "activeSelector");
+        const want = aborted ? stable : hash;
+        if (activeSelector !== want) {
+            out.push({ object: ref("Rollout", ns, SMOKE_APP), found: `status.blueGreen.activeSelector is ${String(activeSelector ?? "unset")}, expected ${want}` });
+        }
+        return out;
+    }
+    const canary = plan.strategy.canary;
+    if (canary.stableService) {
+        await expectSelector(canary.stableService, stable, "the stable ReplicaSet is");
+    }
+    if (aborted) {
+        const route = await cluster.get(`/apis/gateway.networking.k8s.io/v1/namespaces/${ns}/httproutes/${SMOKE_APP}`);
+        const weights = asArray(field(route, "spec", "rules"))
+            .flatMap((r) => asArray(field(r, "backendRefs")))
+            .filter((b) => field(b, "name") === canary.canaryService);
+        if (!route) {
+            out.push({ object: ref("HTTPRoute", ns, SMOKE_APP), found: "not found" });
+        } else if (weights.some((b) => Number(field(b, "weight") ?? 1) !== 0)) {
+            out.push({ object: ref("HTTPRoute", ns, SMOKE_APP), found: `${canary.canaryService} still has weight ${weights.map((b) => String(field(b, "weight"))).join(", ")} after the abort: traffic did not snap back to stable` });
+        }
+    }
+    return out;
 }
 
 export const smokeChecks: CheckGroup = async ({ config, cluster, options }) => {
     const smoke = config.delivery.smokeTest;
     const expect = smoke.failGate ? "aborted" : "promoted";
-    const what = `the smoke Rollout is ${expect}${smoke.failGate ? " by its failed gate (smokeTest.failGate)" : ""}`;
     if (!smoke.enabled) {
         return [skipped("smoke.outcome", "the smoke Rollout reached the outcome its trigger asks for", README.smoke, "smokeTest.enabled is false")];
     }
+    const what = `the smoke Rollout (${smoke.strategy}) is ${expect}${smoke.failGate ? " by its failed gate (smokeTest.failGate)" : ""}`;
+    const plan = deliveryPlan(smokeApp(smoke, config.gateway), { tier: "prod", prodClass: "standard", shape: smoke.strategy });
     const ns = smoke.namespace;
-    const object = `Rollout ${ns}/${SMOKE_APP}`;
+    const object = ref("Rollout", ns, SMOKE_APP);
     const path = `/apis/argoproj.io/v1alpha1/namespaces/${ns}/rollouts/${SMOKE_APP}`;
     let rollout = await cluster.get(path);
     if (!rollout) {
@@ -86,31 +168,22 @@ export const smokeChecks: CheckGroup = async ({ config, cluster, options }) => {
         rollout = (await cluster.get(path)) ?? rollout;
         state = smokeState(rollout);
     }
-    const findings: Finding[] = [];
-    const drift = templateDrift(rollout, config);
-    if (drift) {
-        findings.push({ object, found: drift });
-    }
+    const findings: Finding[] = rolloutDrift(rollout, config, plan).map((found) => ({ object, found }));
     const revision = String(field(rollout, "spec", "template", "metadata", "annotations", SMOKE_REVISION_ANNOTATION) ?? "?");
+    const hash = String(field(rollout, "status", "currentPodHash") ?? "");
+    const runs = hash ? ((await cluster.list(`/apis/argoproj.io/v1alpha1/namespaces/${ns}/analysisruns`, `${POD_HASH_LABEL}=${hash},${ROLLOUT_TYPE_LABEL}=${GATE_RUN_TYPE[smoke.strategy]}`)) ?? []) : [];
+    const phases = runs.map((r) => String(field(r, "status", "phase") ?? "Pending"));
+    let gate = phases.length > 0 ? `${GATE_RUN_TYPE[smoke.strategy]} run ${phases.join(", ")}` : "no gate run for this version (Argo Rollouts does not analyse a first deploy)";
     if (state.kind !== expect) {
         const waiting = state.kind === "progressing" || state.kind === "stale" ? ` after ${options.smokeTimeoutSeconds} s (wait with --smoke-timeout, or watch: kubectl argo rollouts get rollout ${SMOKE_APP} -n ${ns} --watch)` : "";
         findings.push({ object, found: `is ${state.kind}, expected ${expect}${"message" in state && state.message ? `: ${state.message}` : ""}${waiting}` });
-    } else if (state.kind === "aborted") {
-        // The gate, not something else, must have aborted it: the AnalysisRun of the current pod
-        // hash Failed (an Error means Mimir could not be queried), and traffic is back on stable.
-        const hash = String(field(rollout, "status", "currentPodHash") ?? "");
-        const runs = (await cluster.list(`/apis/argoproj.io/v1alpha1/namespaces/${ns}/analysisruns`, `${POD_HASH_LABEL}=${hash}`)) ?? [];
-        const phases = runs.map((r) => String(field(r, "status", "phase") ?? "Pending"));
-        if (!phases.includes("Failed")) {
-            findings.push({ object, found: `aborted, but no AnalysisRun of pod hash ${hash} Failed (phases: ${phases.join(", ") || "no runs"}): the gate did not catch the failing version` });
+    } else {
+        if (state.kind === "aborted" && !phases.includes("Failed")) {
+            // The gate, not something else, must have aborted it; an Error means Mimir could not be queried.
+            findings.push({ object, found: `aborted, but no ${GATE_RUN_TYPE[smoke.strategy]} AnalysisRun of pod hash ${hash} Failed (phases: ${phases.join(", ") || "no runs"}): the gate did not catch the failing version` });
+            gate = "";
         }
-        const plan = deliveryPlan(smokeApp(smoke, config.gateway), { tier: "prod", prodClass: "standard", shape: "canary" });
-        const canaryService = "canary" in plan.strategy ? plan.strategy.canary.canaryService : undefined;
-        const route = await cluster.get(`/apis/gateway.networking.k8s.io/v1/namespaces/${ns}/httproutes/${SMOKE_APP}`);
-        const weights = asArray(field(route, "spec", "rules")).flatMap((r) => asArray(field(r, "backendRefs"))).filter((b) => field(b, "name") === canaryService);
-        if (weights.some((b) => Number(field(b, "weight") ?? 1) !== 0)) {
-            findings.push({ object: `HTTPRoute ${ns}/${SMOKE_APP}`, found: `${canaryService} still has weight ${weights.map((b) => String(field(b, "weight"))).join(", ")} after the abort: traffic did not snap back to stable` });
-        }
+        findings.push(...(await trafficProblems(cluster, config, plan, rollout, state.kind === "aborted")));
     }
-    return [outcome("smoke.outcome", what, README.smoke, findings, `revision ${revision}, pod hash ${String(field(rollout, "status", "currentPodHash") ?? "-")}`)];
+    return [outcome("smoke.outcome", what, README.smoke, findings, `revision ${revision}, pod hash ${hash || "-"}${gate ? `, ${gate}` : ""}`)];
 };
