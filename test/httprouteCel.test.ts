@@ -262,7 +262,12 @@ describe(`HTTPRoute CEL validation (${TAG})`, () => {
         for (const tier of TIERS) {
             for (const prodClass of tier === "prod" ? PROD_CLASSES : [undefined]) {
                 for (const shape of tier === "prod" ? SHAPES : [undefined]) {
-                    const plan = deliveryPlan(app, { tier, ...(prodClass ? { prodClass } : {}), ...(shape ? { shape } : {}) });
+                    const plan = deliveryPlan(app, {
+                        tier,
+                        ...(prodClass ? { prodClass } : {}),
+                        ...(shape ? { shape } : {}),
+                        ...(prodClass === "regulated" ? { approval: { approverGroups: ["release-approvers"], deployerGroups: [] } } : {}),
+                    });
                     if (plan.httpRoute) {
                         emitted.push({ source: `deliveryPlan ${tier} ${prodClass ?? ""} ${shape ?? ""}`, object: plan.httpRoute as unknown as Record<string, unknown> });
                     }

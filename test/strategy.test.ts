@@ -73,7 +73,7 @@ function everyPlan(): { label: string; plan: DeliveryPlan }[] {
                         if ((shape === "canary" && !a.route) || (shape === "blueGreen" && steps)) {
                             continue;
                         }
-                        out.push({ label: `prod ${prodClass} ${shape}, ${appLabel}, steps ${steps ? steps.join("/") : "default"}`, plan: deliveryPlan(a, { tier, prodClass, shape, steps }) });
+                        out.push({ label: `prod ${prodClass} ${shape}, ${appLabel}, steps ${steps ? steps.join("/") : "default"}`, plan: deliveryPlan(a, { tier, prodClass, shape, steps, ...approvalFor(prodClass) }) });
                     }
                 }
             }
@@ -82,6 +82,10 @@ function everyPlan(): { label: string; plan: DeliveryPlan }[] {
     return out;
 }
 const blueGreen = (p: DeliveryPlan) => (p.strategy as BlueGreenStrategy).blueGreen;
+
+/** The stack's policy.regulated groups, as a regulated app is planned with them. */
+const APPROVAL = { approverGroups: ["release-approvers"], deployerGroups: ["shop-deployers"] };
+const approvalFor = (prodClass: string) => (prodClass === "regulated" ? { approval: APPROVAL } : {});
 
 describe("delivery strategy library", () => {
     describe("every tier and class", () => {
@@ -113,7 +117,7 @@ describe("delivery strategy library", () => {
                 for (const budget of ["none", "slo", "critical"] as const) {
                     it(`prod ${prodClass} ${shape}, error budget: ${budget}`, () => {
                         const a = app(budget === "none" ? {} : { slo: { service: "checkout", name: "availability" }, critical: budget === "critical" });
-                        const p = deliveryPlan(a, { tier: "prod", prodClass, shape });
+                        const p = deliveryPlan(a, { tier: "prod", prodClass, shape, ...approvalFor(prodClass) });
                         const text = JSON.stringify(p.strategy);
                         const gate = shape === "canary" ? "success-rate" : "success-rate-finite";
                         assert.ok(text.includes(`"templateName":"${gate}","clusterScope":true`), "the success-rate gate");
@@ -228,13 +232,35 @@ describe("delivery strategy library", () => {
     });
 
     it("separates approver from deployer by RBAC", () => {
-        const roles = deliveryPlan(app(), { tier: "prod", prodClass: "regulated" }).roles!;
+        const roles = deliveryPlan(app(), { tier: "prod", prodClass: "regulated", approval: APPROVAL }).roles!;
         const can = (rules: { resources: string[]; verbs: string[] }[], resource: string, verb: string) => rules.some((r) => r.resources.includes(resource) && r.verbs.includes(verb));
         assert.ok(can(roles.approver.rules, "rollouts/status", "patch"), "approver promotes");
         assert.ok(!can(roles.approver.rules, "rollouts", "update") && !can(roles.approver.rules, "rollouts", "patch"), "approver cannot change the version");
-        assert.ok(can(roles.deployer.rules, "rollouts", "update"), "deployer ships");
+        // Deployers ship through git: only the GitOps identities change a regulated Rollout, and one
+        // a deployer could delete would come back promoted without any gate.
+        assert.ok(can(roles.deployer.rules, "rollouts", "get"), "deployer follows the rollout");
+        for (const verb of ["create", "update", "patch", "delete"]) {
+            assert.ok(!can(roles.deployer.rules, "rollouts", verb), `deployer cannot ${verb} a Rollout`);
+        }
+        assert.deepStrictEqual(
+            roles.bindings.map((b) => [b.roleRef.name, b.subjects.map((x) => x.name)]),
+            [
+                [roles.approver.metadata.name, APPROVAL.approverGroups],
+                [roles.deployer.metadata.name, APPROVAL.deployerGroups],
+            ],
+        );
         assert.ok(!roles.deployer.rules.some((r) => r.resources.includes("rollouts/status")), "deployer never touches status");
         assert.ok([...roles.approver.rules, ...roles.deployer.rules].every((r) => ![...r.apiGroups, ...r.resources, ...r.verbs].includes("*")));
+    });
+
+    it("needs the approver groups for a regulated app, and no group on both sides", () => {
+        assert.match(checkOptions(app(), { tier: "prod", prodClass: "regulated" })[0], /a regulated app needs approval.approverGroups/);
+        assert.match(
+            checkOptions(app(), { tier: "prod", prodClass: "regulated", approval: { approverGroups: ["a", "b"], deployerGroups: ["b"] } })[0],
+            /approval groups b are both approver and deployer groups/,
+        );
+        assert.match(checkOptions(app(), { tier: "prod", approval: APPROVAL })[0], /prod \/ regulated only/);
+        assert.deepStrictEqual(checkOptions(app(), { tier: "prod", prodClass: "regulated", approval: APPROVAL }), []);
     });
 
     it("refuses what the tier does not allow", () => {

@@ -7,7 +7,7 @@ import { AnalysisConfig, METRICS_DEFAULTS, durationSeconds } from "../config/met
 import { ERROR_BUDGET, SUCCESS_RATE, SUCCESS_RATE_FINITE } from "../rollouts/analysis";
 import { GATEWAY_API_PLUGIN } from "../rollouts/plugin";
 import { PolicyRule } from "../rollouts/rbac";
-import { approvalRoles } from "./approval";
+import { ApprovalGroups, ApprovalRoles, approvalRoles } from "./approval";
 
 export { approvalRoles } from "./approval";
 export type { ApprovalGroups, ApprovalRoles, RoleBindingObject } from "./approval";
@@ -68,6 +68,11 @@ export interface StrategyOptions {
     stepPause?: string;
     /** The cluster's gate timing (config `analysis`); default the platform's defaults. */
     gate?: GateTiming;
+    /**
+     * Regulated prod: the groups the approver and deployer Roles are bound to, the same as the
+     * stack's `policy.regulated` (its admission guard decides by these groups); approvers required.
+     */
+    approval?: ApprovalGroups;
 }
 
 /** When the background gate takes its first measurements (the `analysis` config of the cluster). */
@@ -147,7 +152,7 @@ export interface DeliveryPlan {
     /** The app's route with both Services as weighted backends (canary) or the active one. */
     httpRoute?: HttpRouteObject;
     /** Regulated prod: approver and deployer Roles, so deployer != approver is enforced by RBAC. */
-    roles?: { approver: RoleObject; deployer: RoleObject };
+    roles?: ApprovalRoles;
     /** One line for the README's tier x class table. */
     behaviour: string;
 }
@@ -266,6 +271,18 @@ export function checkOptions(app: AppSpec, opts: StrategyOptions): string[] {
             `stepPause must be at least the gate's initialDelay + interval (${g.initialDelay} + ${g.interval} = ${defaultStepPause(opts.gate)}), got ${opts.stepPause}: the first weight would end before the gate has measured it`,
         );
     }
+    if (opts.approval !== undefined && !(opts.tier === "prod" && opts.prodClass === "regulated")) {
+        problems.push("approval groups apply to prod / regulated only: the other classes have no approval gate");
+    } else if (opts.tier === "prod" && opts.prodClass === "regulated") {
+        const approvers = opts.approval?.approverGroups ?? [];
+        const both = approvers.filter((g) => (opts.approval?.deployerGroups ?? []).includes(g));
+        if (approvers.length === 0) {
+            problems.push("a regulated app needs approval.approverGroups (the stack's policy.regulated.approverGroups): an approver Role nobody holds is no gate (ADR-056 D3, ADR-049)");
+        }
+        if (both.length > 0) {
+            problems.push(`approval groups ${both.join(", ")} are both approver and deployer groups: the deployer is never the approver (ADR-049)`);
+        }
+    }
     if (opts.tier === "prod" && (opts.shape ?? "canary") === "canary" && !app.route) {
         problems.push("a prod canary needs the app's HTTPRoute: its weights are the traffic split (ADR-056 D4)");
     }
@@ -285,7 +302,7 @@ export function deliveryPlan(app: AppSpec, opts: StrategyOptions): DeliveryPlan 
         return lowerTierPlan(app, opts.tier);
     }
     const prodClass = opts.prodClass ?? "standard";
-    return (opts.shape ?? "canary") === "canary" ? prodCanaryPlan(app, prodClass, opts) : blueGreenPlan(app, prodClass);
+    return (opts.shape ?? "canary") === "canary" ? prodCanaryPlan(app, prodClass, opts) : blueGreenPlan(app, prodClass, opts);
 }
 
 /**
@@ -364,7 +381,7 @@ function prodCanaryPlan(app: AppSpec, prodClass: ProdClass, opts: StrategyOption
             { name: stable, weight: 100 },
             { name: canary, weight: 0 },
         ]),
-        ...(regulated ? { roles: approvalRoles(app) } : {}),
+        ...(regulated ? { roles: approvalRoles(app, opts.approval) } : {}),
         behaviour:
             `canary ${weights.join(" -> ")} through the Gateway API plugin, background success-rate gate, abort on breach` +
             (regulated ? ", manual approval (pause) before 100%" : "") +
@@ -389,7 +406,7 @@ function prodCanaryPlan(app: AppSpec, prodClass: ProdClass, opts: StrategyOption
  * default). Inconclusive pauses with the new version active, for a human to promote or abort.
  * Regulated never auto-promotes: an approver looks at the preview before the switch.
  */
-function blueGreenPlan(app: AppSpec, prodClass: ProdClass): DeliveryPlan {
+function blueGreenPlan(app: AppSpec, prodClass: ProdClass, opts: StrategyOptions): DeliveryPlan {
     const [active, preview] = serviceNames(app, "blueGreen");
     const budget = errorBudgetGate(app);
     const regulated = prodClass === "regulated";
@@ -409,7 +426,7 @@ function blueGreenPlan(app: AppSpec, prodClass: ProdClass): DeliveryPlan {
         },
         services: [service(app, active), service(app, preview)],
         httpRoute: appRoute(app, [{ name: active, weight: 100 }]),
-        ...(regulated ? { roles: approvalRoles(app) } : {}),
+        ...(regulated ? { roles: approvalRoles(app, opts.approval) } : {}),
         behaviour:
             "blue/green: " +
             (budget ? "error-budget freeze before promotion, " : "") +
