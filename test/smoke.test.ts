@@ -102,9 +102,20 @@ describe("smoke canary", () => {
         });
 
         it("reports what to expect", () => {
-            const out = run.outputs.smokeCanary as { expect: string; rollout: string; namespace: string };
-            assert.deepStrictEqual([out.expect, out.rollout, out.namespace], ["promoted", "rollouts-smoke", "rollouts-smoke"]);
+            const out = run.outputs.smokeCanary as { expect: string; rollout: string; namespace: string; strategy: string };
+            assert.deepStrictEqual([out.expect, out.rollout, out.namespace, out.strategy], ["promoted", "rollouts-smoke", "rollouts-smoke", "canary"]);
         });
+    });
+
+    it("holds each weight until this cluster's gate has measured it", async () => {
+        // A cluster whose gate starts later (a longer initialDelay) must not promote the smoke canary
+        // past a weight before its first measurement: the run would end Successful unmeasured.
+        const run = await planInline(merged(smoke(), { analysis: { initialDelay: "8m", interval: "2m" } }));
+        const pauses = rolloutSpec(run).strategy.canary.steps.filter((s): s is { pause: { duration: string } } => typeof s === "object" && s !== null && "pause" in s);
+        assert.ok(pauses.length > 0);
+        for (const p of pauses) {
+            assert.strictEqual(p.pause.duration, "10m");
+        }
     });
 
     it("starts a fresh canary when the trigger changes, and only then", async () => {

@@ -2,7 +2,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import * as random from "@pulumi/random";
 import { SharedGatewayConfig, SmokeTestConfig } from "../config";
-import { AppSpec, DeliveryPlan, appLabels, deliveryPlan } from "../delivery";
+import { AppSpec, DeliveryPlan, GateTiming, appLabels, deliveryPlan } from "../delivery";
 import { restrictedContainerSecurityContext } from "../rollouts/plugin";
 import { OrderedComponent, PART_OF, StageOptions } from "../stage";
 
@@ -99,6 +99,8 @@ export function loadGeneratorSpec(cfg: SmokeTestConfig): k8s.types.input.apps.v1
 export interface SmokeCanaryArgs {
     config: SmokeTestConfig;
     gateway: SharedGatewayConfig;
+    /** The cluster's gate timing (`analysis`): each weight holds until the gate has measured it. */
+    gate: GateTiming;
 }
 
 export class SmokeCanary extends OrderedComponent {
@@ -110,7 +112,7 @@ export class SmokeCanary extends OrderedComponent {
         super(SMOKE_CANARY_TYPE, name, opts);
         const cfg = args.config;
         const app = smokeApp(cfg, args.gateway);
-        this.plan = deliveryPlan(app, { tier: "prod", prodClass: "standard", shape: cfg.strategy });
+        this.plan = deliveryPlan(app, { tier: "prod", prodClass: "standard", shape: cfg.strategy, gate: args.gate });
 
         const ns = new k8s.core.v1.Namespace(
             "smoke-namespace",
