@@ -45,7 +45,7 @@ export interface AppSpec {
     port: number;
     /** The Services' port (default 80). */
     servicePort?: number;
-    /** Optional below prod (replica-based canary); required for a prod canary (weighted routing). */
+    /** Optional below prod (replica-based canary); required for a prod canary (weighted routing) and a preview gate. */
     route?: AppRoute;
     /** Critical apps bypass the error-budget freeze. */
     critical?: boolean;
