@@ -31,7 +31,7 @@ export function defineStack(config: AddonConfig = loadAddonConfig()): Record<str
     const argocd = new ArgoCdAppsStage("argocd-apps", { config }, { providers, after: policy });
     // The smoke canary is a tenant-shaped app: it comes after everything a tenant app relies on.
     const smoke = config.delivery.smokeTest.enabled
-        ? new SmokeCanary("smoke-canary", { config: config.delivery.smokeTest, gateway: config.gateway }, { providers, after: argocd })
+        ? new SmokeCanary("smoke-canary", { config: config.delivery.smokeTest, gateway: config.gateway, gate: config.metrics.analysis }, { providers, after: argocd })
         : undefined;
 
     return {
@@ -58,6 +58,7 @@ export function defineStack(config: AddonConfig = loadAddonConfig()): Record<str
                   smokeCanary: {
                       namespace: config.delivery.smokeTest.namespace,
                       rollout: smoke.rollout.metadata.name,
+                      strategy: config.delivery.smokeTest.strategy,
                       url: `https://${config.delivery.smokeTest.hostname}/`,
                       revision: smoke.revision,
                       expect: config.delivery.smokeTest.failGate ? "aborted" : "promoted",

@@ -30,6 +30,10 @@ describe("approval roles (regulated prod, ADR-056 D3, ADR-049)", () => {
         assert.ok(approver.rules.some((r) => r.resources.includes("rollouts/status") && r.verbs.includes("patch")));
         assert.ok(!approver.rules.some((r) => r.resources.includes("rollouts") && r.verbs.some((v) => ["update", "patch"].includes(v))));
         assert.ok(!deployer.rules.some((r) => r.resources.includes("rollouts/status")));
+        // Read only: a deployer ships through git (the admission guard admits spec changes from the
+        // GitOps identities only), and deleting the Rollout would have GitOps recreate it, promoted
+        // fully without a gate.
+        assert.ok(deployer.rules.every((r) => r.verbs.every((v) => ["get", "list", "watch"].includes(v))));
         assert.deepStrictEqual(findWildcards([...approver.rules, ...deployer.rules]), []);
     });
 
@@ -42,7 +46,8 @@ describe("approval roles (regulated prod, ADR-056 D3, ADR-049)", () => {
 
     it("is what a regulated delivery plan carries", () => {
         const route = { name: "checkout", gateway: { name: "internal", namespace: "gateway-system", listener: "https" }, hostnames: ["shop.example.com"] };
-        const plan = deliveryPlan({ ...app, port: 8080, route }, { tier: "prod", prodClass: "regulated" });
-        assert.deepStrictEqual(plan.roles?.approver, approvalRoles(app).approver);
+        const plan = deliveryPlan({ ...app, port: 8080, route }, { tier: "prod", prodClass: "regulated", approval: groups });
+        assert.deepStrictEqual(plan.roles, approvalRoles(app, groups));
+        assert.strictEqual(plan.roles?.bindings.length, 2);
     });
 });

@@ -388,8 +388,10 @@ describe("metric gate semantics", () => {
                     }
                 }
                 if (stack === "blueGreen smoke") {
-                    const bg = run.resources.find((x) => x.type === "kubernetes:argoproj.io/v1alpha1:Rollout")!.inputs.spec as { strategy: { blueGreen: { postPromotionAnalysis: Ref } } };
+                    const bg = run.resources.find((x) => x.type === "kubernetes:argoproj.io/v1alpha1:Rollout")!.inputs.spec as { strategy: { blueGreen: { prePromotionAnalysis?: Ref; postPromotionAnalysis: Ref } } };
                     assert.deepStrictEqual(bg.strategy.blueGreen.postPromotionAnalysis.templates.map((t) => t.templateName), ["success-rate-finite"]);
+                    // The preview gate's run is among those checked above.
+                    assert.deepStrictEqual(bg.strategy.blueGreen.prePromotionAnalysis?.templates.map((t) => t.templateName), ["success-rate-finite"]);
                     for (const r of manifestResources(run)) {
                         const res = validateObject(r.inputs);
                         assert.deepStrictEqual(res.problems, [], `${res.object} (${res.via})`);

@@ -23,7 +23,7 @@
 import * as assert from "assert";
 import { isCelError, parse, run } from "@bufbuild/cel";
 import { parseAddonConfig } from "../components/config";
-import { PROD_CLASSES, SHAPES, TIERS, deliveryPlan } from "../components/delivery";
+import { PROD_CLASSES, PreviewGate, SHAPES, TIERS, deliveryPlan } from "../components/delivery";
 import { spokeRoutes } from "../components/gateway";
 import { OfflineRun } from "../tools/offline";
 import { hubConfig, merged, planInline } from "./harness";
@@ -259,26 +259,47 @@ describe(`HTTPRoute CEL validation (${TAG})`, () => {
         // The delivery library's app routes, every tier, class and shape.
         const route = { name: "checkout", gateway: { name: "shared", namespace: "gateway-system", listener: "https" }, hostnames: ["checkout.shop.example"] };
         const app = { name: "checkout", namespace: "shop", port: 8080, route };
+        // Blue/green also with each preview gate: the header rule in the app's route, or a route of the preview hostname.
+        const previewGates: (PreviewGate | undefined)[] = [
+            undefined,
+            { header: "x-rollouts-preview" },
+            { hostname: "checkout-preview.shop.example" },
+            { hostname: "checkout-preview.shop.example", gateway: { name: "internal", namespace: "gateway-system", listener: "previews" } },
+        ];
         for (const tier of TIERS) {
             for (const prodClass of tier === "prod" ? PROD_CLASSES : [undefined]) {
                 for (const shape of tier === "prod" ? SHAPES : [undefined]) {
-                    const plan = deliveryPlan(app, { tier, ...(prodClass ? { prodClass } : {}), ...(shape ? { shape } : {}) });
-                    if (plan.httpRoute) {
-                        emitted.push({ source: `deliveryPlan ${tier} ${prodClass ?? ""} ${shape ?? ""}`, object: plan.httpRoute as unknown as Record<string, unknown> });
+                    for (const previewGate of shape === "blueGreen" ? previewGates : [undefined]) {
+                        const plan = deliveryPlan(app, {
+                            tier,
+                            ...(prodClass ? { prodClass } : {}),
+                            ...(shape ? { shape } : {}),
+                            ...(previewGate ? { previewGate } : {}),
+                            ...(prodClass === "regulated" ? { approval: { approverGroups: ["release-approvers"], deployerGroups: [] } } : {}),
+                        });
+                        const gate = previewGate === undefined ? "" : "header" in previewGate ? " previewGate header" : ` previewGate hostname${previewGate.gateway ? " own listener" : ""}`;
+                        for (const route of [plan.httpRoute, plan.previewRoute]) {
+                            if (route) {
+                                emitted.push({ source: `deliveryPlan ${tier} ${prodClass ?? ""} ${shape ?? ""}${gate}: ${route.metadata.name}`, object: route as unknown as Record<string, unknown> });
+                            }
+                        }
                     }
                 }
             }
         }
-        // The smoke canary's route, from the program.
-        const smoke = merged(hubConfig(), {
-            smokeTest: {
-                enabled: true,
-                hostname: "smoke.test.example",
-                image: `registry.test.example/mirror/argoproj/rollouts-demo@sha256:${"d".repeat(64)}`,
-                loadImage: `registry.test.example/mirror/curlimages/curl@sha256:${"e".repeat(64)}`,
-            },
-        });
-        emitted.push(...routesOf(await planInline(smoke, { stack: "hub" }), "smoke"));
+        // The smoke canary's route, from the program, for either strategy (blue/green carries the header preview rule).
+        for (const strategy of ["canary", "blueGreen"]) {
+            const smoke = merged(hubConfig(), {
+                smokeTest: {
+                    enabled: true,
+                    strategy,
+                    hostname: "smoke.test.example",
+                    image: `registry.test.example/mirror/argoproj/rollouts-demo@sha256:${"d".repeat(64)}`,
+                    loadImage: `registry.test.example/mirror/curlimages/curl@sha256:${"e".repeat(64)}`,
+                },
+            });
+            emitted.push(...routesOf(await planInline(smoke, { stack: "hub" }), `smoke ${strategy}`));
+        }
     });
 
     it("parses every restated rule", () => {
@@ -292,7 +313,7 @@ describe(`HTTPRoute CEL validation (${TAG})`, () => {
 
     it("sees every kind of route the program emits", () => {
         const sources = emitted.map((e) => e.source);
-        for (const expected of [/^hub \(addon\): mimir-spoke-preprod$/, /^hub \(addon\): mimir-spoke-edge$/, /^hub \(observability\): mimir-spoke-preprod-read$/, /^spokeRoutes: mimir-spoke-other-read$/, /^deliveryPlan prod regulated blueGreen/, /^deliveryPlan dev/, /^smoke: /]) {
+        for (const expected of [/^hub \(addon\): mimir-spoke-preprod$/, /^hub \(addon\): mimir-spoke-edge$/, /^hub \(observability\): mimir-spoke-preprod-read$/, /^spokeRoutes: mimir-spoke-other-read$/, /^deliveryPlan prod regulated blueGreen: checkout$/, /^deliveryPlan prod standard blueGreen previewGate header: checkout$/, /^deliveryPlan prod regulated blueGreen previewGate hostname: checkout-preview$/, /^deliveryPlan prod standard blueGreen previewGate hostname own listener: checkout-preview$/, /^deliveryPlan dev/, /^smoke canary: /, /^smoke blueGreen: /]) {
             assert.ok(sources.some((s) => expected.test(s)), `${expected} in ${sources.join(", ")}`);
         }
     });

@@ -1,10 +1,11 @@
 import * as assert from "assert";
 import { ConfigError, parseAddonConfig } from "../components/config";
-import { DEFAULT_STEPS } from "../components/delivery";
+import { DEFAULT_STEPS, PREVIEW_HEADER } from "../components/delivery";
 import { METRICS_DEFAULTS, durationSeconds } from "../components/config";
-import { SMOKE_REQUESTS_PER_SECOND, SMOKE_REVISION_ANNOTATION } from "../components/smoke";
+import { FAILING_ERROR_RATE, SMOKE_REQUESTS_PER_SECOND, SMOKE_REVISION_ANNOTATION, loadScript } from "../components/smoke";
 import { STAGES } from "../components/stage";
 import { OfflineRun } from "../tools/offline";
+import { MeasurementPhase, Series, evaluatePromQL, measurementPhase, metricPhase } from "./gateModel";
 import { byName, hubConfig, merged, planInline, transitiveDeps } from "./harness";
 
 const IMAGE = `registry.test.example/mirror/argoproj/rollouts-demo@sha256:${"c".repeat(64)}`;
@@ -25,6 +26,52 @@ type RolloutSpec = {
     };
 };
 const rolloutSpec = (run: OfflineRun) => byName(run, "smoke-rollout").inputs.spec as RolloutSpec;
+
+/** The share of the load generator's requests that carry the preview header, read from its loop. */
+function previewShare(script: string): number {
+    const requests = script.match(/curl [^;]*/g) ?? [];
+    assert.ok(requests.length > 0, script);
+    return requests.filter((r) => r.includes(` -H '${PREVIEW_HEADER}: true' `)).length / requests.length;
+}
+
+/** The preview's requests in one rate window at the default timing, as the load generator drives them. */
+function previewRequestsPerWindow(script: string): number {
+    return SMOKE_REQUESTS_PER_SECOND * durationSeconds(METRICS_DEFAULTS.analysis.rateWindow) * previewShare(script);
+}
+
+const PREVIEW_HASH = "6b7c8d9f5";
+/** Beyla's request counters of the smoke preview ReplicaSet across one window (five scrapes), `errorShare` of them 5xx. */
+function previewSeries(requests: number, errorShare: number): Series[] {
+    const labels = { k8s_namespace_name: "rollouts-smoke", k8s_replicaset_name: `rollouts-smoke-${PREVIEW_HASH}`, k8s_deployment_name: "rollouts-smoke" };
+    const ramp = (n: number) => [0, 1, 2, 3, 4].map((i) => Math.round((n * i) / 4));
+    const errors = Math.round(requests * errorShare);
+    return [
+        { labels: { __name__: "http_server_request_duration_seconds_count", ...labels, http_response_status_code: "200" }, samples: ramp(requests - errors) },
+        ...(errors > 0 ? [{ labels: { __name__: "http_server_request_duration_seconds_count", ...labels, http_response_status_code: "500" }, samples: ramp(errors) }] : []),
+    ];
+}
+
+type GateMetric = { count: number; failureLimit: number; inconclusiveLimit: number; consecutiveErrorLimit: number; successCondition: string; failureCondition: string; provider: { prometheus: { query: string } } };
+
+/**
+ * How the blue/green smoke's pre-promotion run ends when the preview sees `series` at every
+ * measurement: the run's template as the stack declares it, its query with the arguments the
+ * Rollout passes (namespace and name from the Rollout, the Latest hash: the preview ReplicaSet),
+ * evaluated with the gate models.
+ */
+function preRunPhase(run: OfflineRun, series: Series[]): string {
+    const pre = rolloutSpec(run).strategy.blueGreen.prePromotionAnalysis!;
+    assert.deepStrictEqual(pre.args.find((a) => a.name === "canary-hash"), { name: "canary-hash", valueFrom: { podTemplateHashValue: "Latest" } });
+    const phases = pre.templates.map((t) => {
+        const template = run.resources.find((r) => r.type === "kubernetes:argoproj.io/v1alpha1:ClusterAnalysisTemplate" && (r.inputs.metadata as { name: string }).name === t.templateName)!;
+        const [m] = (template.inputs.spec as { metrics: GateMetric[] }).metrics;
+        const query = m.provider.prometheus.query.replace(/\{\{args\.([a-z-]+)\}\}/g, (_x, name: string) => ({ namespace: "rollouts-smoke", rollout: "rollouts-smoke", "canary-hash": PREVIEW_HASH })[name]!);
+        const phase: MeasurementPhase = measurementPhase(m, evaluatePromQL(query, series).map((x) => x.value));
+        return metricPhase(m, Array(m.count).fill(phase));
+    });
+    assert.strictEqual(phases.length, 1, "the smoke app has no SLO: only the preview gate runs before promotion");
+    return phases[0];
+}
 
 describe("smoke canary", () => {
     it("is off by default", async () => {
@@ -54,10 +101,15 @@ describe("smoke canary", () => {
         assert.throws(() => parse({ strategy: "bluegreen" }), /smokeTest\.strategy = "bluegreen": must be one of canary, blueGreen/);
     });
 
-    it("sends enough traffic for the gate's floor at the first canary weight", () => {
+    it("sends enough traffic for the gate's floor at the first canary weight, and to a blue/green preview", () => {
         const a = METRICS_DEFAULTS.analysis;
         const perWindow = SMOKE_REQUESTS_PER_SECOND * durationSeconds(a.rateWindow) * (DEFAULT_STEPS[0] / 100);
         assert.ok(perWindow >= 4 * a.minRequests, `${perWindow} canary requests per window at ${DEFAULT_STEPS[0]}%`);
+        // Blue/green: every other request carries the preview header; the rest keeps production going.
+        const script = loadScript("smoke.hub.test.example", { header: PREVIEW_HEADER });
+        assert.strictEqual(previewShare(script), 0.5);
+        assert.ok(previewRequestsPerWindow(script) >= 4 * a.minRequests, `${previewRequestsPerWindow(script)} preview requests per window`);
+        assert.strictEqual(previewShare(loadScript("smoke.hub.test.example")), 0, "the canary's load sends no header");
     });
 
     it("refuses the default namespace", () => {
@@ -102,9 +154,20 @@ describe("smoke canary", () => {
         });
 
         it("reports what to expect", () => {
-            const out = run.outputs.smokeCanary as { expect: string; rollout: string; namespace: string };
-            assert.deepStrictEqual([out.expect, out.rollout, out.namespace], ["promoted", "rollouts-smoke", "rollouts-smoke"]);
+            const out = run.outputs.smokeCanary as { expect: string; rollout: string; namespace: string; strategy: string };
+            assert.deepStrictEqual([out.expect, out.rollout, out.namespace, out.strategy], ["promoted", "rollouts-smoke", "rollouts-smoke", "canary"]);
         });
+    });
+
+    it("holds each weight until this cluster's gate has measured it", async () => {
+        // A cluster whose gate starts later (a longer initialDelay) must not promote the smoke canary
+        // past a weight before its first measurement: the run would end Successful unmeasured.
+        const run = await planInline(merged(smoke(), { analysis: { initialDelay: "8m", interval: "2m" } }));
+        const pauses = rolloutSpec(run).strategy.canary.steps.filter((s): s is { pause: { duration: string } } => typeof s === "object" && s !== null && "pause" in s);
+        assert.ok(pauses.length > 0);
+        for (const p of pauses) {
+            assert.strictEqual(p.pause.duration, "10m");
+        }
     });
 
     it("starts a fresh canary when the trigger changes, and only then", async () => {
@@ -123,27 +186,51 @@ describe("smoke canary", () => {
             run = await planInline(smoke({ strategy: "blueGreen" }), { stack: "hub" });
         });
 
-        it("delivers the app with the prod / standard blue/green strategy", () => {
+        it("delivers the app with the prod / standard blue/green strategy and the header preview gate", () => {
             const bg = rolloutSpec(run).strategy.blueGreen;
             assert.strictEqual(rolloutSpec(run).strategy.canary, undefined);
             assert.deepStrictEqual([bg.activeService, bg.previewService, bg.autoPromotionEnabled], ["rollouts-smoke-active", "rollouts-smoke-preview", true]);
-            assert.strictEqual(bg.prePromotionAnalysis, undefined, "the smoke app has no SLO to freeze on");
+            // The smoke app has no SLO: no freeze, only the preview gate before promotion.
+            assert.deepStrictEqual(bg.prePromotionAnalysis?.templates.map((t) => t.templateName), ["success-rate-finite"]);
             assert.deepStrictEqual(bg.postPromotionAnalysis.templates.map((t) => t.templateName), ["success-rate-finite"]);
             assert.ok(byName(run, "smoke-rollouts-smoke-active") && byName(run, "smoke-rollouts-smoke-preview"));
         });
 
-        it("routes the hostname to the active Service, which the gate measures after the switch", () => {
-            const route = byName(run, "smoke-route").inputs.spec as { hostnames: string[]; rules: { backendRefs: { group: string; kind: string; name: string; weight: number }[] }[] };
+        it("routes the header to the preview and the rest of the hostname to the active Service", () => {
+            type Rule = { matches: { headers?: { type: string; name: string; value: string }[] }[]; backendRefs: { group: string; kind: string; name: string; weight: number }[] };
+            const route = byName(run, "smoke-route").inputs.spec as { hostnames: string[]; rules: Rule[] };
             assert.deepStrictEqual(route.hostnames, ["smoke.hub.test.example"]);
-            assert.deepStrictEqual(route.rules[0].backendRefs.map((b) => [b.group, b.kind, b.name, b.weight]), [["", "Service", "rollouts-smoke-active", 100]]);
-            const load = byName(run, "smoke-load").inputs.spec as { template: { spec: { containers: { command: string[] }[] } } };
-            assert.match(load.template.spec.containers[0].command[2], /https:\/\/smoke\.hub\.test\.example\/color/);
+            assert.deepStrictEqual(
+                route.rules.map((r) => [r.matches[0].headers ?? [], r.backendRefs.map((b) => [b.group, b.kind, b.name, b.weight])]),
+                [
+                    [[{ type: "Exact", name: PREVIEW_HEADER, value: "true" }], [["", "Service", "rollouts-smoke-preview", 100]]],
+                    [[], [["", "Service", "rollouts-smoke-active", 100]]],
+                ],
+            );
         });
 
-        it("proves the abort path with failGate", async () => {
-            const failing = await planInline(smoke({ strategy: "blueGreen", failGate: true }));
+        it("drives the preview with every other request, and production with the rest", () => {
+            const load = byName(run, "smoke-load").inputs.spec as { template: { spec: { containers: { command: string[] }[] } } };
+            const script = load.template.spec.containers[0].command[2];
+            assert.match(script, /https:\/\/smoke\.hub\.test\.example\/color/);
+            assert.strictEqual(previewShare(script), 0.5);
+        });
+
+        it("a healthy version passes the pre-promotion gate on the load generator's preview traffic", () => {
+            const script = (byName(run, "smoke-load").inputs.spec as { template: { spec: { containers: { command: string[] }[] } } }).template.spec.containers[0].command[2];
+            assert.strictEqual(preRunPhase(run, previewSeries(previewRequestsPerWindow(script), 0)), "Successful");
+            // Without the header traffic the floor empties the query: the run is Inconclusive and pauses.
+            assert.strictEqual(preRunPhase(run, []), "Inconclusive");
+        });
+
+        it("proves the abort path before promotion with failGate", async () => {
+            const failing = await planInline(smoke({ strategy: "blueGreen", failGate: true }), { stack: "hub" });
             assert.deepStrictEqual(rolloutSpec(failing).template.spec.containers[0].env, [{ name: "ERROR_RATE", value: "50" }]);
             assert.strictEqual((failing.outputs.smokeCanary as { expect: string }).expect, "aborted");
+            // The preview serves half the load, half of that fails: the pre-promotion run fails, which
+            // aborts before the active Service ever switches (rollout/analysis.go, rollout/service.go).
+            const script = (byName(failing, "smoke-load").inputs.spec as { template: { spec: { containers: { command: string[] }[] } } }).template.spec.containers[0].command[2];
+            assert.strictEqual(preRunPhase(failing, previewSeries(previewRequestsPerWindow(script), Number(FAILING_ERROR_RATE) / 100)), "Failed");
         });
     });
 

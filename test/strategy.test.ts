@@ -7,12 +7,15 @@ import {
     BlueGreenStrategy,
     CanaryStrategy,
     DeliveryPlan,
+    HttpRouteObject,
     PROD_CLASSES,
+    PreviewGate,
     SHAPES,
     TIERS,
     checkOptions,
     deliveryPlan,
 } from "../components/delivery";
+import { validateObject } from "../tools/schemas";
 import { hubConfig } from "./harness";
 
 const route = { name: "checkout", gateway: { name: "shared", namespace: "gateway-system", listener: "https" }, hostnames: ["checkout.shop.example"] };
@@ -52,7 +55,16 @@ function referencedAnalyses(p: DeliveryPlan): { where: string; ref: AnalysisRef;
     ];
 }
 
-/** Every strategy the library can produce, with and without the freeze, with default and custom steps. */
+/** The preview gates a routed blue/green app can have: none, the header, a hostname (on the app's listener or another). */
+const PREVIEW_GATES: (PreviewGate | undefined)[] = [
+    undefined,
+    { header: "x-rollouts-preview" },
+    { hostname: "checkout-preview.shop.example" },
+    { hostname: "checkout-preview.shop.example", gateway: { name: "internal", namespace: "gateway-system", listener: "previews" } },
+];
+const gateLabel = (g: PreviewGate | undefined) => (g === undefined ? "no preview gate" : "header" in g ? "header preview gate" : `hostname preview gate${g.gateway ? " on its own listener" : ""}`);
+
+/** Every strategy the library can produce, with and without the freeze, with default and custom steps, with every preview gate. */
 function everyPlan(): { label: string; plan: DeliveryPlan }[] {
     const out: { label: string; plan: DeliveryPlan }[] = [];
     for (const tier of TIERS) {
@@ -73,7 +85,12 @@ function everyPlan(): { label: string; plan: DeliveryPlan }[] {
                         if ((shape === "canary" && !a.route) || (shape === "blueGreen" && steps)) {
                             continue;
                         }
-                        out.push({ label: `prod ${prodClass} ${shape}, ${appLabel}, steps ${steps ? steps.join("/") : "default"}`, plan: deliveryPlan(a, { tier, prodClass, shape, steps }) });
+                        for (const previewGate of shape === "blueGreen" && a.route ? PREVIEW_GATES : [undefined]) {
+                            out.push({
+                                label: `prod ${prodClass} ${shape}, ${appLabel}, steps ${steps ? steps.join("/") : "default"}${shape === "blueGreen" ? `, ${gateLabel(previewGate)}` : ""}`,
+                                plan: deliveryPlan(a, { tier, prodClass, shape, steps, previewGate, ...approvalFor(prodClass) }),
+                            });
+                        }
                     }
                 }
             }
@@ -82,6 +99,37 @@ function everyPlan(): { label: string; plan: DeliveryPlan }[] {
     return out;
 }
 const blueGreen = (p: DeliveryPlan) => (p.strategy as BlueGreenStrategy).blueGreen;
+
+/**
+ * Gateway API's match precedence, restated for one route (kubernetes-sigs/gateway-api
+ * apis/v1/httproute_types.go, HTTPRouteRule.Matches, the same at v1.2.0 and v1.4.1): of the matches
+ * a request satisfies, an Exact path wins, then the longest PathPrefix, then a method match, then the
+ * most header matches, then the most query-param matches; a tie left goes to the first rule in list
+ * order. A PathPrefix matches whole path elements; header names match case-insensitively
+ * (HTTPHeaderMatch.Name), `Exact` values exactly. Returns the winning rule's backends.
+ */
+function routeFor(route: HttpRouteObject, path: string, headers: Record<string, string>): string[] {
+    const lower = new Map(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
+    type Match = { path: { type: string; value: string }; headers?: { type: string; name: string; value: string }[]; method?: string; queryParams?: unknown[] };
+    const pathOk = (m: Match) =>
+        m.path.type === "Exact" ? path === m.path.value : m.path.value === "/" || path === m.path.value.replace(/\/$/, "") || path.startsWith(m.path.value.replace(/\/$/, "") + "/");
+    const headersOk = (m: Match) => (m.headers ?? []).every((h) => h.type === "Exact" && lower.get(h.name.toLowerCase()) === h.value);
+    const candidates = route.spec.rules.flatMap((rule, index) => (rule.matches as Match[]).filter((m) => pathOk(m) && headersOk(m) && m.method === undefined).map((m) => ({ rule, index, m })));
+    candidates.sort(
+        (a, b) =>
+            Number(b.m.path.type === "Exact") - Number(a.m.path.type === "Exact") ||
+            b.m.path.value.length - a.m.path.value.length ||
+            (b.m.headers ?? []).length - (a.m.headers ?? []).length ||
+            (b.m.queryParams ?? []).length - (a.m.queryParams ?? []).length ||
+            a.index - b.index,
+    );
+    return candidates.length === 0 ? [] : candidates[0].rule.backendRefs.map((b) => b.name);
+}
+
+
+/** The stack's policy.regulated groups, as a regulated app is planned with them. */
+const APPROVAL = { approverGroups: ["release-approvers"], deployerGroups: ["shop-deployers"] };
+const approvalFor = (prodClass: string) => (prodClass === "regulated" ? { approval: APPROVAL } : {});
 
 describe("delivery strategy library", () => {
     describe("every tier and class", () => {
@@ -113,7 +161,7 @@ describe("delivery strategy library", () => {
                 for (const budget of ["none", "slo", "critical"] as const) {
                     it(`prod ${prodClass} ${shape}, error budget: ${budget}`, () => {
                         const a = app(budget === "none" ? {} : { slo: { service: "checkout", name: "availability" }, critical: budget === "critical" });
-                        const p = deliveryPlan(a, { tier: "prod", prodClass, shape });
+                        const p = deliveryPlan(a, { tier: "prod", prodClass, shape, ...approvalFor(prodClass) });
                         const text = JSON.stringify(p.strategy);
                         const gate = shape === "canary" ? "success-rate" : "success-rate-finite";
                         assert.ok(text.includes(`"templateName":"${gate}","clusterScope":true`), "the success-rate gate");
@@ -203,6 +251,145 @@ describe("delivery strategy library", () => {
         }
     });
 
+    it("enumerates the preview gate's pre-promotion runs in the termination check above", () => {
+        const gated = everyPlan().filter(({ plan }) => plan.previewGate !== undefined);
+        assert.strictEqual(gated.length, 2 * 3 * 3, "two classes, three routed apps, three preview gates");
+        for (const { label, plan } of gated) {
+            assert.ok(
+                referencedAnalyses(plan).some((r) => r.where === "prePromotionAnalysis" && r.ref.templates.some((t) => t.templateName === "success-rate-finite")),
+                `${label}: the preview gate's run is checked`,
+            );
+        }
+    });
+
+    describe("blue/green preview gate", () => {
+        const HEADER = { header: "x-rollouts-preview" };
+        const plan = (gate: PreviewGate | undefined, patch: Partial<AppSpec> = {}, prodClass: "standard" | "regulated" = "standard") =>
+            deliveryPlan(app(patch), { tier: "prod", shape: "blueGreen", prodClass, previewGate: gate, ...approvalFor(prodClass) });
+
+        it("writes the header rule first, with every default spelled out, and keeps the path-only rule to the active Service", () => {
+            const route = plan(HEADER).httpRoute!;
+            assert.deepStrictEqual(route.spec.hostnames, ["checkout.shop.example"], "the app's own hostname");
+            assert.deepStrictEqual(route.spec.rules, [
+                {
+                    matches: [{ path: { type: "PathPrefix", value: "/" }, headers: [{ type: "Exact", name: "x-rollouts-preview", value: "true" }] }],
+                    backendRefs: [{ group: "", kind: "Service", name: "checkout-preview", port: 80, weight: 100 }],
+                },
+                {
+                    matches: [{ path: { type: "PathPrefix", value: "/" } }],
+                    backendRefs: [{ group: "", kind: "Service", name: "checkout-active", port: 80, weight: 100 }],
+                },
+            ]);
+            assert.strictEqual(plan(HEADER).previewRoute, undefined);
+        });
+
+        it("sends only requests with the header to the preview (Gateway API match precedence)", () => {
+            const route = plan(HEADER).httpRoute!;
+            assert.deepStrictEqual(routeFor(route, "/color", {}), ["checkout-active"]);
+            assert.deepStrictEqual(routeFor(route, "/color", { "x-rollouts-preview": "true" }), ["checkout-preview"]);
+            assert.deepStrictEqual(routeFor(route, "/", { "X-Rollouts-Preview": "true" }), ["checkout-preview"], "header names match case-insensitively");
+            assert.deepStrictEqual(routeFor(route, "/color", { "x-rollouts-preview": "false" }), ["checkout-active"]);
+            // The header match wins by precedence, not only by list order.
+            const reversed = { ...route, spec: { ...route.spec, rules: [...route.spec.rules].reverse() } };
+            assert.deepStrictEqual(routeFor(reversed, "/color", { "x-rollouts-preview": "true" }), ["checkout-preview"]);
+            assert.deepStrictEqual(routeFor(reversed, "/color", {}), ["checkout-active"]);
+            // The model is not vacuous: without its header match the preview rule would take everything.
+            const headerless = { ...route, spec: { ...route.spec, rules: [{ ...route.spec.rules[0], matches: [{ path: route.spec.rules[0].matches[0].path }] }, route.spec.rules[1]] } };
+            assert.deepStrictEqual(routeFor(headerless, "/color", {}), ["checkout-preview"]);
+        });
+
+        it("a hostname gate leaves the app's route as it was and adds a route of the preview hostname", () => {
+            const p = plan({ hostname: "checkout-preview.shop.example" });
+            assert.deepStrictEqual(p.httpRoute, plan(undefined).httpRoute);
+            const r = p.previewRoute!;
+            assert.strictEqual(r.metadata.name, "checkout-preview");
+            assert.deepStrictEqual(r.spec.hostnames, ["checkout-preview.shop.example"]);
+            assert.deepStrictEqual(r.spec.parentRefs, [{ group: "gateway.networking.k8s.io", kind: "Gateway", name: "shared", namespace: "gateway-system", sectionName: "https" }]);
+            assert.deepStrictEqual(r.spec.rules, [{ matches: [{ path: { type: "PathPrefix", value: "/" } }], backendRefs: [{ group: "", kind: "Service", name: "checkout-preview", port: 80, weight: 100 }] }]);
+            const own = plan({ hostname: "checkout-preview.shop.example", gateway: { name: "internal", namespace: "gateway-system", listener: "previews" } }).previewRoute!;
+            assert.deepStrictEqual(own.spec.parentRefs.map((x) => `${x.namespace}/${x.name}/${x.sectionName}`), ["gateway-system/internal/previews"], "restricted at the listener");
+        });
+
+        it("keeps every rule of a blue/green route to one backend, so ArgoCD's weight rule never freezes its rules", () => {
+            for (const { label, plan: p } of everyPlan().filter((x) => x.plan.shape === "blueGreen")) {
+                for (const r of [p.httpRoute, p.previewRoute].filter((x): x is HttpRouteObject => x !== undefined)) {
+                    assert.ok(r.spec.rules.every((rule) => rule.backendRefs.length === 1), `${label}: ${r.metadata.name}`);
+                }
+            }
+        });
+
+        it("gates the preview ReplicaSet before promotion, and the promoted version after", () => {
+            for (const prodClass of PROD_CLASSES) {
+                for (const gate of PREVIEW_GATES.slice(1)) {
+                    const bg = blueGreen(plan(gate, {}, prodClass));
+                    assert.deepStrictEqual(bg.prePromotionAnalysis, {
+                        templates: [{ templateName: "success-rate-finite", clusterScope: true }],
+                        args: [
+                            { name: "namespace", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } },
+                            { name: "rollout", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
+                            // Latest: the new ReplicaSet, which the preview Service selects before the switch.
+                            { name: "canary-hash", valueFrom: { podTemplateHashValue: "Latest" } },
+                        ],
+                    });
+                    assert.deepStrictEqual(bg.postPromotionAnalysis, bg.prePromotionAnalysis, "the post-promotion gate stays");
+                    assert.strictEqual(bg.autoPromotionEnabled, prodClass === "standard");
+                }
+            }
+            // Without a gate nothing reaches the preview: no metric gate before promotion.
+            assert.strictEqual(blueGreen(plan(undefined)).prePromotionAnalysis, undefined);
+        });
+
+        it("runs the freeze in the same pre-promotion run when it applies", () => {
+            const slo = { slo: { service: "checkout", name: "availability" } };
+            const pre = blueGreen(plan(HEADER, slo)).prePromotionAnalysis!;
+            assert.deepStrictEqual(pre.templates.map((t) => t.templateName), ["error-budget", "success-rate-finite"]);
+            assert.deepStrictEqual(pre.args.map((a) => a.name), ["service", "slo", "namespace", "rollout", "canary-hash"]);
+            assert.deepStrictEqual(blueGreen(plan(HEADER, { ...slo, critical: true })).prePromotionAnalysis!.templates.map((t) => t.templateName), ["success-rate-finite"]);
+            assert.deepStrictEqual(blueGreen(plan(undefined, slo)).prePromotionAnalysis!.templates.map((t) => t.templateName), ["error-budget"]);
+        });
+
+        it("says what it does", () => {
+            assert.match(plan(HEADER).behaviour, /success-rate gate on the preview's test traffic \(header x-rollouts-preview: true\) before the switch, a breach aborts with the active Service untouched; then auto-promotes/);
+            assert.match(plan({ hostname: "checkout-preview.shop.example" }, {}, "regulated").behaviour, /\(hostname checkout-preview\.shop\.example\) before the switch.*then manual promotion/);
+            assert.doesNotMatch(plan(undefined).behaviour, /before the switch/);
+            assert.deepStrictEqual(plan(HEADER).previewGate, HEADER, "the plan says how to reach the preview");
+        });
+
+        it("refuses a preview gate where it cannot work", () => {
+            const problems = (opts: Partial<Parameters<typeof checkOptions>[1]>, a = app()) => checkOptions(a, { tier: "prod", shape: "blueGreen", ...opts });
+            assert.match(problems({ shape: "canary", previewGate: HEADER })[0], /previewGate applies to prod blueGreen only, got prod canary/);
+            assert.match(problems({ shape: undefined, previewGate: HEADER })[0], /previewGate applies to prod blueGreen only, got prod canary/);
+            assert.match(checkOptions(app(), { tier: "preprod", previewGate: HEADER }).join("; "), /previewGate applies to prod blueGreen only, got preprod/);
+            assert.match(problems({ previewGate: HEADER }, app({ route: undefined }))[0], /previewGate needs the app's HTTPRoute/);
+            assert.match(problems({ previewGate: { header: "x-a", hostname: "p.shop.example" } as unknown as PreviewGate })[0], /either header or hostname/);
+            assert.match(problems({ previewGate: {} as unknown as PreviewGate })[0], /either header or hostname/);
+            for (const header of ["", "x preview", "x-a'b", ":authority", "x".repeat(257)]) {
+                assert.match(problems({ previewGate: { header } })[0], /previewGate.header must be a header name/, JSON.stringify(header));
+            }
+            for (const hostname of ["*.shop.example", "Preview.shop.example", "preview.shop.example.", ""]) {
+                assert.match(problems({ previewGate: { hostname } })[0], /previewGate.hostname must be a single lowercase DNS name/, hostname);
+            }
+            assert.match(problems({ previewGate: { hostname: "checkout.shop.example" } })[0], /is one of the app's hostnames/);
+            assert.deepStrictEqual(problems({ previewGate: HEADER }), []);
+            assert.deepStrictEqual(problems({ previewGate: { hostname: "checkout-preview.shop.example" } }), []);
+            assert.throws(() => deliveryPlan(app(), { tier: "prod", previewGate: HEADER }), /app shop\/checkout: previewGate applies to prod blueGreen only/);
+        });
+
+        it("emits schema-valid routes", () => {
+            for (const { label, plan: p } of everyPlan()) {
+                for (const r of [p.httpRoute, p.previewRoute].filter((x): x is HttpRouteObject => x !== undefined)) {
+                    const res = validateObject(r as unknown as Record<string, unknown>);
+                    assert.strictEqual(res.via, "package");
+                    assert.deepStrictEqual(res.problems, [], `${label}: ${r.metadata.name}`);
+                }
+            }
+            // The model checks what the preview rule adds: a header match without its value is refused.
+            const bad = JSON.parse(JSON.stringify(plan(HEADER).httpRoute)) as { spec: { rules: { matches: { headers?: Record<string, unknown>[] }[] }[] } };
+            delete bad.spec.rules[0].matches[0].headers![0].value;
+            assert.notDeepStrictEqual(validateObject(bad as unknown as Record<string, unknown>).problems, []);
+        });
+    });
+
     it("passes the metric arguments from the Rollout itself", () => {
         const c = canary(deliveryPlan(app(), { tier: "prod" }));
         assert.deepStrictEqual(c.analysis?.args, [
@@ -228,13 +415,35 @@ describe("delivery strategy library", () => {
     });
 
     it("separates approver from deployer by RBAC", () => {
-        const roles = deliveryPlan(app(), { tier: "prod", prodClass: "regulated" }).roles!;
+        const roles = deliveryPlan(app(), { tier: "prod", prodClass: "regulated", approval: APPROVAL }).roles!;
         const can = (rules: { resources: string[]; verbs: string[] }[], resource: string, verb: string) => rules.some((r) => r.resources.includes(resource) && r.verbs.includes(verb));
         assert.ok(can(roles.approver.rules, "rollouts/status", "patch"), "approver promotes");
         assert.ok(!can(roles.approver.rules, "rollouts", "update") && !can(roles.approver.rules, "rollouts", "patch"), "approver cannot change the version");
-        assert.ok(can(roles.deployer.rules, "rollouts", "update"), "deployer ships");
+        // Deployers ship through git: only the GitOps identities change a regulated Rollout, and one
+        // a deployer could delete would come back promoted without any gate.
+        assert.ok(can(roles.deployer.rules, "rollouts", "get"), "deployer follows the rollout");
+        for (const verb of ["create", "update", "patch", "delete"]) {
+            assert.ok(!can(roles.deployer.rules, "rollouts", verb), `deployer cannot ${verb} a Rollout`);
+        }
+        assert.deepStrictEqual(
+            roles.bindings.map((b) => [b.roleRef.name, b.subjects.map((x) => x.name)]),
+            [
+                [roles.approver.metadata.name, APPROVAL.approverGroups],
+                [roles.deployer.metadata.name, APPROVAL.deployerGroups],
+            ],
+        );
         assert.ok(!roles.deployer.rules.some((r) => r.resources.includes("rollouts/status")), "deployer never touches status");
         assert.ok([...roles.approver.rules, ...roles.deployer.rules].every((r) => ![...r.apiGroups, ...r.resources, ...r.verbs].includes("*")));
+    });
+
+    it("needs the approver groups for a regulated app, and no group on both sides", () => {
+        assert.match(checkOptions(app(), { tier: "prod", prodClass: "regulated" })[0], /a regulated app needs approval.approverGroups/);
+        assert.match(
+            checkOptions(app(), { tier: "prod", prodClass: "regulated", approval: { approverGroups: ["a", "b"], deployerGroups: ["b"] } })[0],
+            /approval groups b are both approver and deployer groups/,
+        );
+        assert.match(checkOptions(app(), { tier: "prod", approval: APPROVAL })[0], /prod \/ regulated only/);
+        assert.deepStrictEqual(checkOptions(app(), { tier: "prod", prodClass: "regulated", approval: APPROVAL }), []);
     });
 
     it("refuses what the tier does not allow", () => {

@@ -1,8 +1,10 @@
 /**
- * Plan benchmark: wall time, peak memory and resource count of the offline plan for the project's
- * stacks and for synthetic hubs with 1, 10 and 100 spokes, against a baseline Node process that
- * only loads @pulumi/pulumi and @pulumi/kubernetes. Every case runs in a fresh process, so peak
- * memory is the case's own.
+ * Benchmark, every case in a fresh process so peak memory is the case's own:
+ * - program load as the Pulumi CLI does it (the tsconfig Pulumi.yaml names, ts-node registered as
+ *   @pulumi/pulumi's cmd/run/run.js registers it; tools/load-probe.js), against the floor of a Node
+ *   process loading @pulumi/pulumi and @pulumi/kubernetes, and against the same load type-checked;
+ * - the offline plan for the project's stacks and for synthetic hubs with 1, 10 and 100 spokes: wall
+ *   time, peak memory and resource count, against a baseline process loading the two packages.
  *
  *   npm run bench [-- --runs 3]
  */
@@ -10,6 +12,7 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import * as YAML from "yaml";
 import { PROJECT } from "../components/config/types";
 import { planStack, writePlan } from "./plan";
 import { REPO_ROOT, StackFile, readStackFile } from "./stackFile";
@@ -24,6 +27,38 @@ interface Sample {
 }
 
 const SPOKE_COUNTS = [1, 10, 100];
+
+/** Targets for program load under the CLI: at most twice the floor's time, and 250 MiB. */
+export const LOAD_TARGETS = { timeXFloor: 2, peakMiB: 250 } as const;
+
+/** The tsconfig the Pulumi CLI loads the program with: Pulumi.yaml `runtime.options.tsconfig`. */
+export function cliTsconfig(root = REPO_ROOT): string {
+    const project = YAML.parse(fs.readFileSync(path.join(root, "Pulumi.yaml"), "utf8")) as { runtime?: { options?: { tsconfig?: string } } };
+    return project.runtime?.options?.tsconfig ?? "tsconfig.json";
+}
+
+interface LoadSample {
+    loadMs: number;
+    processMs: number;
+    peakRssMiB: number;
+}
+
+function spawnLoad(args: string[]): LoadSample {
+    const env = { ...process.env };
+    // The CLI's own switch would override the tsconfig: measure what the tsconfig decides.
+    delete env.PULUMI_NODEJS_TRANSPILE_ONLY;
+    const start = process.hrtime.bigint();
+    const res = spawnSync(process.execPath, [path.join(REPO_ROOT, "tools", "load-probe.js"), ...args], { cwd: REPO_ROOT, encoding: "utf8", env });
+    const processMs = Number(process.hrtime.bigint() - start) / 1e6;
+    if (res.status !== 0) {
+        throw new Error(`load probe ${args.join(" ")} failed:\n${res.stderr}`);
+    }
+    return { ...(JSON.parse(res.stdout.trim().split("\n").pop() ?? "{}") as Omit<LoadSample, "processMs">), processMs };
+}
+
+function medianLoad(samples: LoadSample[]): LoadSample {
+    return { loadMs: median(samples.map((s) => s.loadMs)), processMs: median(samples.map((s) => s.processMs)), peakRssMiB: Math.max(...samples.map((s) => s.peakRssMiB)) };
+}
 
 /** The hub stack file with `n` synthetic spokes, each with the read rule. */
 export function syntheticHub(n: number, root = REPO_ROOT): StackFile {
@@ -96,6 +131,30 @@ async function main(): Promise<void> {
     if (!Number.isInteger(runs) || runs < 1) {
         throw new Error("--runs takes a whole number of at least 1");
     }
+
+    const tsconfig = cliTsconfig();
+    const loads: [string, string[]][] = [
+        ["floor: @pulumi/pulumi + @pulumi/kubernetes", ["floor"]],
+        [`program, as the CLI loads it (${tsconfig})`, ["program", tsconfig]],
+        ["program, type-checked at load (tsconfig.json)", ["program", "tsconfig.json"]],
+    ];
+    const loadResults = loads.map(([label, args]) => [label, medianLoad(Array.from({ length: runs }, () => spawnLoad(args)))] as const);
+    const floor = loadResults[0][1];
+    const cli = loadResults[1][1];
+    console.log(`program load: median of ${runs} runs, ${os.cpus().length} cores, Node ${process.version}`);
+    console.log("");
+    console.log("| case | load ms | process ms | peak MiB | time x floor | memory x floor |");
+    console.log("|---|---:|---:|---:|---:|---:|");
+    for (const [label, r] of loadResults) {
+        console.log(`| ${label} | ${r.loadMs.toFixed(0)} | ${r.processMs.toFixed(0)} | ${r.peakRssMiB.toFixed(0)} | ${(r.processMs / floor.processMs).toFixed(2)} | ${(r.peakRssMiB / floor.peakRssMiB).toFixed(2)} |`);
+    }
+    const timeX = cli.processMs / floor.processMs;
+    console.log("");
+    console.log(
+        `targets (program as the CLI loads it): <= ${LOAD_TARGETS.timeXFloor}x the floor's time: ${timeX.toFixed(2)}x ${timeX <= LOAD_TARGETS.timeXFloor ? "met" : "MISSED"}; ` +
+            `<= ${LOAD_TARGETS.peakMiB} MiB: ${cli.peakRssMiB.toFixed(0)} MiB ${cli.peakRssMiB <= LOAD_TARGETS.peakMiB ? "met" : "MISSED"}`,
+    );
+    console.log("");
 
     const baseline = summarise(Array.from({ length: runs }, () => spawnCase(["--baseline"])));
     const cases = ["hub", "preprod", ...SPOKE_COUNTS.map((n) => `hub-${n}-spokes`)];

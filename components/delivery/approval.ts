@@ -25,8 +25,8 @@ export interface ApprovalRoles {
 
 /**
  * Regulated prod: approvers may patch `rollouts/status` (promote and abort clear or set the pause
- * conditions there) and read the rest; deployers write `rollouts` and never `rollouts/status`, so
- * nobody who ships a version can approve it (ADR-040/049 separation of duties). Each Role is bound
+ * conditions there) and read the rest; deployers read, and ship through git, never through
+ * `rollouts/status`, so nobody who ships a version can approve it (ADR-040/049 separation of duties). Each Role is bound
  * to its groups. RBAC alone still lets a deployer change the steps, which drops the approval pause
  * (argo-rollouts `rollout/sync.go` `resetRolloutStatus`): the policy stage's
  * restrict-regulated-rollout-changes closes that at admission.
@@ -45,11 +45,16 @@ export function approvalRoles(app: Pick<AppSpec, "name" | "namespace">, groups: 
             observe,
         ],
     };
+    // Read only: in a regulated namespace a deployer ships through git, and only the GitOps
+    // identities may create or change a Rollout (restrict-regulated-rollout-changes). A deployer who
+    // could delete the Rollout would bypass every gate: GitOps recreates it, and Argo Rollouts
+    // promotes a new Rollout's first version fully, without steps or analysis (argo-rollouts
+    // v1.9.0 rollout/sync.go, shouldFullPromote: "Initial deploy").
     const deployer: RoleObject = {
         apiVersion: "rbac.authorization.k8s.io/v1",
         kind: "Role",
         metadata: { name: `${app.name}-rollout-deployer`, namespace: app.namespace, labels },
-        rules: [{ apiGroups: ["argoproj.io"], resources: ["rollouts"], verbs: [...read, "create", "update", "patch", "delete"] }, observe],
+        rules: [{ apiGroups: ["argoproj.io"], resources: ["rollouts"], verbs: read }, observe],
     };
     const bind = (role: RoleObject, names: readonly string[]): RoleBindingObject[] =>
         names.length === 0

@@ -7,7 +7,7 @@ import { AnalysisConfig, METRICS_DEFAULTS, durationSeconds } from "../config/met
 import { ERROR_BUDGET, SUCCESS_RATE, SUCCESS_RATE_FINITE } from "../rollouts/analysis";
 import { GATEWAY_API_PLUGIN } from "../rollouts/plugin";
 import { PolicyRule } from "../rollouts/rbac";
-import { approvalRoles } from "./approval";
+import { ApprovalGroups, ApprovalRoles, approvalRoles } from "./approval";
 
 export { approvalRoles } from "./approval";
 export type { ApprovalGroups, ApprovalRoles, RoleBindingObject } from "./approval";
@@ -45,7 +45,7 @@ export interface AppSpec {
     port: number;
     /** The Services' port (default 80). */
     servicePort?: number;
-    /** Optional below prod (replica-based canary); required for a prod canary (weighted routing). */
+    /** Optional below prod (replica-based canary); required for a prod canary (weighted routing) and a preview gate. */
     route?: AppRoute;
     /** Critical apps bypass the error-budget freeze. */
     critical?: boolean;
@@ -68,7 +68,41 @@ export interface StrategyOptions {
     stepPause?: string;
     /** The cluster's gate timing (config `analysis`); default the platform's defaults. */
     gate?: GateTiming;
+    /**
+     * Regulated prod: the groups the approver and deployer Roles are bound to, the same as the
+     * stack's `policy.regulated` (its admission guard decides by these groups); approvers required.
+     */
+    approval?: ApprovalGroups;
+    /**
+     * Prod blue/green only, opt-in: route test traffic to the preview Service and gate the new
+     * version on it before the switch (see `PreviewGate`). Only for apps where something drives
+     * that traffic: without it the pre-promotion run is Inconclusive and the rollout pauses.
+     */
+    previewGate?: PreviewGate;
 }
+
+/**
+ * How test traffic reaches the preview Service of a blue/green app, so the metric gate can judge
+ * the new version before it takes any production traffic (ADR-056 as-built: blue/green's "a bad
+ * version gets zero prod traffic").
+ *
+ * - `header`: a rule in the app's own HTTPRoute, on its own hostnames, sends requests carrying
+ *   `<header>: true` to the preview Service. Anyone who can reach the Gateway can reach the
+ *   unreleased version by sending the header: for internal Gateways.
+ * - `hostname`: a second HTTPRoute, `<route>-preview`, sends that hostname to the preview Service,
+ *   on the app's Gateway listener or on `gateway` (a listener only trusted clients reach, which is
+ *   what restricts the unreleased version). The app's own route is unchanged.
+ */
+export type PreviewGate = { header: string } | { hostname: string; gateway?: AppRoute["gateway"] };
+
+/** The platform's preview header (what the smoke canary sends); a team may name another. */
+export const PREVIEW_HEADER = "x-rollouts-preview";
+/** The value the preview rule matches exactly. */
+export const PREVIEW_HEADER_VALUE = "true";
+/** Header names a preview gate takes: a subset of Gateway API's HeaderName, safe to pass to curl or a test tool as is. */
+const PREVIEW_HEADER_NAME = /^[A-Za-z0-9][A-Za-z0-9-]{0,255}$/;
+/** A single host, Gateway API's PreciseHostname (apis/v1/shared_types.go): no wildcard. */
+const PRECISE_HOSTNAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 /** When the background gate takes its first measurements (the `analysis` config of the cluster). */
 export type GateTiming = Pick<AnalysisConfig, "initialDelay" | "interval">;
@@ -95,7 +129,10 @@ export interface BlueGreenStrategy {
         activeService: string;
         previewService: string;
         autoPromotionEnabled: boolean;
-        /** The error-budget freeze, when it applies: it measures the app's SLO, not the preview. */
+        /**
+         * Before the switch: the error-budget freeze when it applies, and with a preview gate the
+         * finite success-rate gate on the preview's test traffic.
+         */
         prePromotionAnalysis?: AnalysisRef;
         /** The metric gate on the promoted version, which then serves the production traffic. */
         postPromotionAnalysis: AnalysisRef;
@@ -116,6 +153,10 @@ export interface ServiceObject {
     };
 }
 
+export type HeaderMatch = { type: "Exact"; name: string; value: string };
+export type RouteMatch = { path: { type: "PathPrefix"; value: string }; headers?: HeaderMatch[] };
+export type RouteRule = { matches: RouteMatch[]; backendRefs: { group: ""; kind: "Service"; name: string; port: number; weight: number }[] };
+
 export interface HttpRouteObject {
     apiVersion: "gateway.networking.k8s.io/v1";
     kind: "HTTPRoute";
@@ -123,10 +164,7 @@ export interface HttpRouteObject {
     spec: {
         parentRefs: { group: "gateway.networking.k8s.io"; kind: "Gateway"; name: string; namespace: string; sectionName: string }[];
         hostnames: string[];
-        rules: {
-            matches: { path: { type: "PathPrefix"; value: string } }[];
-            backendRefs: { group: ""; kind: "Service"; name: string; port: number; weight: number }[];
-        }[];
+        rules: RouteRule[];
     };
 }
 
@@ -144,10 +182,17 @@ export interface DeliveryPlan {
     strategy: RolloutStrategy;
     /** The Services the strategy names (stable/canary or active/preview), both ClusterIP. */
     services: ServiceObject[];
-    /** The app's route with both Services as weighted backends (canary) or the active one. */
+    /**
+     * The app's route with both Services as weighted backends (canary) or the active one (with a
+     * header preview gate, also the header rule to the preview).
+     */
     httpRoute?: HttpRouteObject;
+    /** Blue/green with a hostname preview gate: the preview hostname's route to the preview Service. */
+    previewRoute?: HttpRouteObject;
+    /** Blue/green with a preview gate: how test traffic reaches the preview (what to send it). */
+    previewGate?: PreviewGate;
     /** Regulated prod: approver and deployer Roles, so deployer != approver is enforced by RBAC. */
-    roles?: { approver: RoleObject; deployer: RoleObject };
+    roles?: ApprovalRoles;
     /** One line for the README's tier x class table. */
     behaviour: string;
 }
@@ -217,12 +262,27 @@ function service(app: AppSpec, name: string): ServiceObject {
     };
 }
 
+/** A Service backend with the defaults the API server would fill in written out (see `appRoute`). */
+function backendRef(app: AppSpec, name: string, weight: number): RouteRule["backendRefs"][number] {
+    return { group: "", kind: "Service", name, port: app.servicePort ?? 80, weight };
+}
+
+/** Every path: the match the API server defaults a rule to, written out. */
+function everyPath(): RouteMatch["path"] {
+    return { type: "PathPrefix", value: "/" };
+}
+
+function gatewayParent(gateway: AppRoute["gateway"]): HttpRouteObject["spec"]["parentRefs"][number] {
+    return { group: "gateway.networking.k8s.io", kind: "Gateway", name: gateway.name, namespace: gateway.namespace, sectionName: gateway.listener };
+}
+
 /**
- * The app's HTTPRoute with explicit defaults (`group: ""`, `kind`, `weight`, path match): Cilium
- * wants `group: ""` on Service backends, and ArgoCD shows defaults the API server fills in as
- * drift. A canary lists both Services, stable at 100 and canary at 0, for the plugin to move.
+ * The app's HTTPRoute with explicit defaults (`group: ""`, `kind`, `weight`, path match and header
+ * match type): Cilium wants `group: ""` on Service backends, and ArgoCD shows defaults the API
+ * server fills in as drift. A canary lists both Services, stable at 100 and canary at 0, for the
+ * plugin to move. `before` are rules that take precedence (the preview header rule).
  */
-export function appRoute(app: AppSpec, backends: { name: string; weight: number }[]): HttpRouteObject | undefined {
+export function appRoute(app: AppSpec, backends: { name: string; weight: number }[], before: RouteRule[] = []): HttpRouteObject | undefined {
     if (!app.route) {
         return undefined;
     }
@@ -232,16 +292,81 @@ export function appRoute(app: AppSpec, backends: { name: string; weight: number 
         kind: "HTTPRoute",
         metadata: { name: r.name, namespace: app.namespace, labels: appLabels(app) },
         spec: {
-            parentRefs: [{ group: "gateway.networking.k8s.io", kind: "Gateway", name: r.gateway.name, namespace: r.gateway.namespace, sectionName: r.gateway.listener }],
+            parentRefs: [gatewayParent(r.gateway)],
             hostnames: [...r.hostnames],
-            rules: [
-                {
-                    matches: [{ path: { type: "PathPrefix", value: "/" } }],
-                    backendRefs: backends.map((b) => ({ group: "" as const, kind: "Service" as const, name: b.name, port: app.servicePort ?? 80, weight: b.weight })),
-                },
-            ],
+            rules: [...before, { matches: [{ path: everyPath() }], backendRefs: backends.map((b) => backendRef(app, b.name, b.weight)) }],
         },
     };
+}
+
+/**
+ * The header preview gate's rule: every path of the app's hostnames, only with `<header>: true`,
+ * to the preview Service. It wins over the app's path-only rule by Gateway API's match precedence
+ * (kubernetes-sigs/gateway-api apis/v1/httproute_types.go, HTTPRouteRule.Matches, the same at
+ * v1.2.0 and v1.4.1): across rules, the longest Exact or PathPrefix path first, then a method match,
+ * then the largest number of header matches; both rules match PathPrefix "/" and no method, and
+ * this one has a header match where the other has none. Only a tie left after those goes to the
+ * first rule in list order, and this rule is listed first too. Cilium orders its Envoy routes by
+ * those criteria (cilium/cilium operator/pkg/model/translation/envoy_virtual_host.go,
+ * SortableRoute). Header matches are ANDed with the path and `Exact` is Core support; header names
+ * match case-insensitively. A request without the header never matches it, so production traffic
+ * is unchanged. One backend per rule: the ArgoCD weight rule touches only rules with two or more
+ * (components/argocd/ignoreRules.ts, HTTPROUTE_WEIGHTS_RULE), so this route syncs as git says.
+ */
+export function previewHeaderRule(app: AppSpec, header: string, previewService: string): RouteRule {
+    return {
+        matches: [{ path: everyPath(), headers: [{ type: "Exact", name: header, value: PREVIEW_HEADER_VALUE }] }],
+        backendRefs: [backendRef(app, previewService, 100)],
+    };
+}
+
+/**
+ * The hostname preview gate's route, `<app route>-preview`: the preview hostname, every path, to the
+ * preview Service, attached to `gateway` (default the app's listener). A route of its own because
+ * hostnames belong to a route, not a rule; its hostname is precise and not one of the app's, so it
+ * never competes with the app's route for production requests.
+ */
+export function previewHostnameRoute(app: AppSpec, gate: { hostname: string; gateway?: AppRoute["gateway"] }, previewService: string): HttpRouteObject {
+    const r = app.route!;
+    return {
+        apiVersion: "gateway.networking.k8s.io/v1",
+        kind: "HTTPRoute",
+        metadata: { name: `${r.name}-preview`, namespace: app.namespace, labels: appLabels(app) },
+        spec: {
+            parentRefs: [gatewayParent(gate.gateway ?? r.gateway)],
+            hostnames: [gate.hostname],
+            rules: [{ matches: [{ path: everyPath() }], backendRefs: [backendRef(app, previewService, 100)] }],
+        },
+    };
+}
+
+/** The reasons a preview gate cannot be used (empty when fine). */
+function previewGateProblems(app: AppSpec, opts: StrategyOptions): string[] {
+    const gate = opts.previewGate;
+    if (gate === undefined) {
+        return [];
+    }
+    if (opts.tier !== "prod" || opts.shape !== "blueGreen") {
+        return [
+            `previewGate applies to prod blueGreen only, got ${opts.tier}${opts.tier === "prod" ? ` ${opts.shape ?? "canary"}` : ""}: a prod canary's gate already measures the canary's slice of production traffic, and lower tiers are not gated (ADR-056 D3)`,
+        ];
+    }
+    const problems: string[] = [];
+    if (!app.route) {
+        problems.push("previewGate needs the app's HTTPRoute: the preview rule is written into it, or beside it on its Gateway");
+    }
+    const header = "header" in gate ? gate.header : undefined;
+    const hostname = "hostname" in gate ? gate.hostname : undefined;
+    if ((header === undefined) === (hostname === undefined)) {
+        problems.push(`previewGate takes either header or hostname, got ${JSON.stringify(gate)}`);
+    } else if (header !== undefined && !PREVIEW_HEADER_NAME.test(header)) {
+        problems.push(`previewGate.header must be a header name of letters, digits and '-' (at most 256), got ${JSON.stringify(header)}`);
+    } else if (hostname !== undefined && !PRECISE_HOSTNAME.test(hostname)) {
+        problems.push(`previewGate.hostname must be a single lowercase DNS name, no wildcard, got ${JSON.stringify(hostname)}`);
+    } else if (hostname !== undefined && app.route?.hostnames.includes(hostname)) {
+        problems.push(`previewGate.hostname ${hostname} is one of the app's hostnames: its production requests would go to the preview; use a hostname of its own, or the header`);
+    }
+    return problems;
 }
 
 /** Checks the options; returns the reasons they cannot be used (empty when fine). */
@@ -266,9 +391,22 @@ export function checkOptions(app: AppSpec, opts: StrategyOptions): string[] {
             `stepPause must be at least the gate's initialDelay + interval (${g.initialDelay} + ${g.interval} = ${defaultStepPause(opts.gate)}), got ${opts.stepPause}: the first weight would end before the gate has measured it`,
         );
     }
+    if (opts.approval !== undefined && !(opts.tier === "prod" && opts.prodClass === "regulated")) {
+        problems.push("approval groups apply to prod / regulated only: the other classes have no approval gate");
+    } else if (opts.tier === "prod" && opts.prodClass === "regulated") {
+        const approvers = opts.approval?.approverGroups ?? [];
+        const both = approvers.filter((g) => (opts.approval?.deployerGroups ?? []).includes(g));
+        if (approvers.length === 0) {
+            problems.push("a regulated app needs approval.approverGroups (the stack's policy.regulated.approverGroups): an approver Role nobody holds is no gate (ADR-056 D3, ADR-049)");
+        }
+        if (both.length > 0) {
+            problems.push(`approval groups ${both.join(", ")} are both approver and deployer groups: the deployer is never the approver (ADR-049)`);
+        }
+    }
     if (opts.tier === "prod" && (opts.shape ?? "canary") === "canary" && !app.route) {
         problems.push("a prod canary needs the app's HTTPRoute: its weights are the traffic split (ADR-056 D4)");
     }
+    problems.push(...previewGateProblems(app, opts));
     return problems;
 }
 
@@ -285,7 +423,7 @@ export function deliveryPlan(app: AppSpec, opts: StrategyOptions): DeliveryPlan 
         return lowerTierPlan(app, opts.tier);
     }
     const prodClass = opts.prodClass ?? "standard";
-    return (opts.shape ?? "canary") === "canary" ? prodCanaryPlan(app, prodClass, opts) : blueGreenPlan(app, prodClass);
+    return (opts.shape ?? "canary") === "canary" ? prodCanaryPlan(app, prodClass, opts) : blueGreenPlan(app, prodClass, opts);
 }
 
 /**
@@ -364,7 +502,7 @@ function prodCanaryPlan(app: AppSpec, prodClass: ProdClass, opts: StrategyOption
             { name: stable, weight: 100 },
             { name: canary, weight: 0 },
         ]),
-        ...(regulated ? { roles: approvalRoles(app) } : {}),
+        ...(regulated ? { roles: approvalRoles(app, opts.approval) } : {}),
         behaviour:
             `canary ${weights.join(" -> ")} through the Gateway API plugin, background success-rate gate, abort on breach` +
             (regulated ? ", manual approval (pause) before 100%" : "") +
@@ -374,25 +512,50 @@ function prodCanaryPlan(app: AppSpec, prodClass: ProdClass, opts: StrategyOption
 
 /**
  * prod blue/green: the new version comes up behind the preview Service, then takes the active
- * Service, and the finite success-rate gate measures it there, on production traffic. Nothing routes
- * to the preview Service, so a gate on the preview would only ever see no data, and a pre-promotion
- * run must end before the switch (Argo Rollouts rejects an indefinite one, see rollouts/analysis.ts).
+ * Service, and the finite success-rate gate measures it there, on production traffic
+ * (post-promotion). Without a preview gate nothing routes to the preview Service, so a metric gate on
+ * it would only ever see no data; with one (`previewGate`, opt-in) test traffic reaches it and the
+ * same finite gate runs before the switch as well, on the preview ReplicaSet: `podTemplateHashValue:
+ * Latest` is the new ReplicaSet's hash from its creation on (utils/analysis/factory.go,
+ * BuildArgumentsForRolloutAnalysisRun, newRS), and the preview Service selects it as soon as it
+ * exists (rollout/bluegreen.go, reconcilePreviewService). Every pre- and post-promotion run must
+ * end (Argo Rollouts rejects an indefinite one, see rollouts/analysis.ts): both use the finite
+ * templates. Argo Rollouts v1.9.0, rollout/analysis.go and rollout/service.go:
  *
- * Why the switch is safe to undo (argo-rollouts v1.9.0): until the post-promotion run is Successful
- * the old ReplicaSet stays `status.stableRS` (rollout/sync.go, shouldFullPromote), which the
- * controller keeps at full scale (rollout/bluegreen.go, reconcileBlueGreenStableReplicaSet) and never
- * scales down while referenced (rollout/replicaset.go, isReplicaSetReferenced) - whatever
+ * - Pre-promotion starts once the new ReplicaSet is saturated (skipPrePromotionAnalysisRun) and the
+ *   active Service switches only after it is Successful (reconcileActiveService,
+ *   completedPrePromotionAnalysis). With autoPromotionEnabled that is the switch; with it false
+ *   (regulated) the blue/green pause is only added after a Successful run (rollout/bluegreen.go,
+ *   reconcileBlueGreenPause), so the approver promotes a version that has passed the gate.
+ * - A Failed or Error pre-promotion run aborts (setPauseOrAbortForBlueGreen) before any switch: the
+ *   active Service stays on the stable ReplicaSet (reconcileActiveService points an aborted rollout
+ *   at `status.stableRS`), the Rollout is Degraded (utils/rollout/rolloututil.go,
+ *   CalculateRolloutPhase, RolloutAborted), and the preview ReplicaSet is scaled down after
+ *   `abortScaleDownDelaySeconds` (30 s by default; rollout/replicaset.go, reconcileNewReplicaSet,
+ *   shouldDelayScaleDownOnAbort). The bad version served test traffic only.
+ * - An Inconclusive run (no test traffic reaches the preview: the `analysis.minRequests` floor
+ *   empties the query) pauses the rollout before the switch (haltProgress) for a human:
+ *   `promote` starts a fresh pre-promotion run (needsNewAnalysisRun), `promote --full` switches
+ *   without the gate, `abort` gives up.
+ *
+ * After the switch (with or without a preview gate), until the post-promotion run is Successful the
+ * old ReplicaSet stays `status.stableRS` (rollout/sync.go, shouldFullPromote), which the controller
+ * keeps at full scale (rollout/bluegreen.go, reconcileBlueGreenStableReplicaSet) and never scales
+ * down while referenced (rollout/replicaset.go, isReplicaSetReferenced) - whatever
  * `scaleDownDelaySeconds` says, which only starts once the new version is stable. A Failed or Error
- * run aborts the rollout (rollout/analysis.go, setPauseOrAbortForBlueGreen), and an aborted rollout
- * points the active Service back at the stable ReplicaSet (rollout/service.go,
- * reconcileActiveService), then scales the new one down after `abortScaleDownDelaySeconds` (30 s by
- * default). Inconclusive pauses with the new version active, for a human to promote or abort.
- * Regulated never auto-promotes: an approver looks at the preview before the switch.
+ * post-promotion run aborts, and an aborted rollout points the active Service back at the stable
+ * ReplicaSet, then scales the new one down after `abortScaleDownDelaySeconds`. An Inconclusive one
+ * pauses with the new version active, for a human as above. The error-budget freeze, when it
+ * applies, is part of the pre-promotion run: it reads the app's SLO, not the preview, and a Failed
+ * or Inconclusive metric ends the whole run (utils/analysis/helpers.go, IsTerminating).
  */
-function blueGreenPlan(app: AppSpec, prodClass: ProdClass): DeliveryPlan {
+function blueGreenPlan(app: AppSpec, prodClass: ProdClass, opts: StrategyOptions): DeliveryPlan {
     const [active, preview] = serviceNames(app, "blueGreen");
     const budget = errorBudgetGate(app);
     const regulated = prodClass === "regulated";
+    const gate = opts.previewGate;
+    const finiteGate = (): AnalysisRef => ({ templates: templates(SUCCESS_RATE_FINITE_TEMPLATE), args: metricArgs() });
+    const pre = prePromotion(budget, gate ? finiteGate() : undefined);
     return {
         tier: "prod",
         prodClass,
@@ -402,18 +565,34 @@ function blueGreenPlan(app: AppSpec, prodClass: ProdClass): DeliveryPlan {
                 activeService: active,
                 previewService: preview,
                 autoPromotionEnabled: !regulated,
-                ...(budget ? { prePromotionAnalysis: budget } : {}),
-                postPromotionAnalysis: { templates: templates(SUCCESS_RATE_FINITE_TEMPLATE), args: metricArgs() },
+                ...(pre ? { prePromotionAnalysis: pre } : {}),
+                postPromotionAnalysis: finiteGate(),
                 scaleDownDelaySeconds: 30,
             },
         },
         services: [service(app, active), service(app, preview)],
-        httpRoute: appRoute(app, [{ name: active, weight: 100 }]),
-        ...(regulated ? { roles: approvalRoles(app) } : {}),
+        httpRoute: appRoute(app, [{ name: active, weight: 100 }], gate && "header" in gate ? [previewHeaderRule(app, gate.header, preview)] : []),
+        ...(gate && "hostname" in gate ? { previewRoute: previewHostnameRoute(app, gate, preview) } : {}),
+        ...(gate ? { previewGate: gate } : {}),
+        ...(regulated ? { roles: approvalRoles(app, opts.approval) } : {}),
         behaviour:
             "blue/green: " +
             (budget ? "error-budget freeze before promotion, " : "") +
-            (regulated ? "manual promotion (autoPromotionEnabled: false)" : "auto-promotes once the preview is ready") +
+            (gate
+                ? `finite success-rate gate on the preview's test traffic (${"header" in gate ? `header ${gate.header}: ${PREVIEW_HEADER_VALUE}` : `hostname ${gate.hostname}`}) before the switch, a breach aborts with the active Service untouched; ` +
+                  (regulated ? "then manual promotion (autoPromotionEnabled: false)" : "then auto-promotes")
+                : regulated
+                  ? "manual promotion (autoPromotionEnabled: false)"
+                  : "auto-promotes once the preview is ready") +
             ", then a finite success-rate gate on the promoted version's production traffic; a breach switches the active Service back to the old version",
     };
+}
+
+/** One pre-promotion analysis of the freeze and the preview gate, whichever apply (one run: blue/green has one). */
+function prePromotion(budget: AnalysisRef | undefined, previewGate: AnalysisRef | undefined): AnalysisRef | undefined {
+    const parts = [budget, previewGate].filter((a): a is AnalysisRef => a !== undefined);
+    if (parts.length === 0) {
+        return undefined;
+    }
+    return { templates: parts.flatMap((a) => a.templates), args: parts.flatMap((a) => a.args) };
 }

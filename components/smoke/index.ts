@@ -2,7 +2,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import * as random from "@pulumi/random";
 import { SharedGatewayConfig, SmokeTestConfig } from "../config";
-import { AppSpec, DeliveryPlan, appLabels, deliveryPlan } from "../delivery";
+import { AppSpec, DeliveryPlan, GateTiming, PREVIEW_HEADER, PREVIEW_HEADER_VALUE, PreviewGate, StrategyOptions, appLabels, deliveryPlan } from "../delivery";
 import { restrictedContainerSecurityContext } from "../rollouts/plugin";
 import { OrderedComponent, PART_OF, StageOptions } from "../stage";
 
@@ -10,8 +10,9 @@ import { OrderedComponent, PART_OF, StageOptions } from "../stage";
  * The per-cluster smoke canary (opt-in): a tiny app delivered with a prod / standard shape of the
  * strategy library on the shared Gateway, so a platform engineer can prove after `pulumi up` that
  * the gate promotes a healthy version and aborts a failing one, for either ADR-056 strategy: the
- * canary (the plugin moves HTTPRoute weights, Cilium honours them) or blue/green (the controller
- * swaps the active Service, the gate measures the promoted version and swaps back on a breach).
+ * canary (the plugin moves HTTPRoute weights, Cilium honours them) or blue/green with the header
+ * preview gate (the gate measures the preview on the load generator's header traffic and aborts a
+ * bad version before the switch; a good one takes the active Service and is measured again there).
  */
 
 export const SMOKE_APP = "rollouts-smoke";
@@ -34,6 +35,21 @@ export function smokeApp(cfg: SmokeTestConfig, gateway: SharedGatewayConfig): Ap
         route: { name: SMOKE_APP, gateway, hostnames: [cfg.hostname] },
         // The smoke app has no SLO: the error-budget freeze does not apply.
         critical: true,
+    };
+}
+
+/**
+ * The smoke app's strategy: prod / standard of the configured shape, with this cluster's gate
+ * timing. Blue/green gets the header preview gate (the shared Gateway is internal, where the header
+ * variant is the one to use), since the load generator drives the preview.
+ */
+export function smokeStrategyOptions(cfg: SmokeTestConfig, gate: GateTiming): StrategyOptions {
+    return {
+        tier: "prod",
+        prodClass: "standard",
+        shape: cfg.strategy,
+        gate,
+        ...(cfg.strategy === "blueGreen" ? { previewGate: { header: PREVIEW_HEADER } } : {}),
     };
 }
 
@@ -63,17 +79,32 @@ export function smokePodTemplate(cfg: SmokeTestConfig, revision: string): Record
 
 /**
  * Requests per second the load generator sends at most (one, then a pause). At the first canary
- * weight the canary gets a quarter of them: far above the gates' default `analysis.minRequests`
- * per window, so a smoke run is never Inconclusive for lack of traffic.
+ * weight the canary gets a quarter of them, and a blue/green preview half of them (every other
+ * request carries the preview header): far above the gates' default `analysis.minRequests` per
+ * window, so a smoke run is never Inconclusive for lack of traffic.
  */
 export const SMOKE_REQUESTS_PER_SECOND = 5;
+const SAFE_SHELL_WORD = /^[A-Za-z0-9][A-Za-z0-9.-]*$/;
 
 /**
- * A steady trickle of requests through the shared Gateway to the app's hostname, so the gate has
- * traffic to measure: the route sends it to the stable and canary Services by weight (canary) or to
- * the active Service (blue/green), which after the switch is the version the gate measures.
+ * The load generator's loop: requests through the shared Gateway to the app's hostname, which the
+ * route sends to the stable and canary Services by weight (canary) or to the active Service
+ * (blue/green, which after the switch is the version the gate measures). With a header preview
+ * gate every other request carries the header, so the preview's gate has test traffic too.
  */
-export function loadGeneratorSpec(cfg: SmokeTestConfig): k8s.types.input.apps.v1.DeploymentSpec {
+export function loadScript(hostname: string, previewGate?: PreviewGate): string {
+    const preview = previewGate && "header" in previewGate ? previewGate.header : undefined;
+    for (const word of [hostname, ...(preview ? [preview] : [])]) {
+        if (!SAFE_SHELL_WORD.test(word)) {
+            throw new Error(`not safe in the load generator's shell loop: ${word}`);
+        }
+    }
+    const request = (header?: string) => `curl -s -o /dev/null --max-time 2${header ? ` -H '${header}: ${PREVIEW_HEADER_VALUE}'` : ""} https://${hostname}/color; sleep ${1 / SMOKE_REQUESTS_PER_SECOND}`;
+    return `while true; do ${[request(), ...(preview ? [request(preview)] : [])].join("; ")}; done`;
+}
+
+/** A steady trickle of requests through the shared Gateway, so the gate has traffic to measure. */
+export function loadGeneratorSpec(cfg: SmokeTestConfig, previewGate?: PreviewGate): k8s.types.input.apps.v1.DeploymentSpec {
     const labels = { "app.kubernetes.io/name": `${SMOKE_APP}-load` };
     return {
         replicas: 1,
@@ -86,7 +117,7 @@ export function loadGeneratorSpec(cfg: SmokeTestConfig): k8s.types.input.apps.v1
                     {
                         name: "load",
                         image: cfg.loadImage,
-                        command: ["sh", "-c", `while true; do curl -s -o /dev/null --max-time 2 https://${cfg.hostname}/color; sleep ${1 / SMOKE_REQUESTS_PER_SECOND}; done`],
+                        command: ["sh", "-c", loadScript(cfg.hostname, previewGate)],
                         resources: { requests: { cpu: "10m", memory: "16Mi" }, limits: { cpu: "100m", memory: "32Mi" } },
                         securityContext: restrictedContainerSecurityContext(),
                     },
@@ -99,6 +130,8 @@ export function loadGeneratorSpec(cfg: SmokeTestConfig): k8s.types.input.apps.v1
 export interface SmokeCanaryArgs {
     config: SmokeTestConfig;
     gateway: SharedGatewayConfig;
+    /** The cluster's gate timing (`analysis`): each weight holds until the gate has measured it. */
+    gate: GateTiming;
 }
 
 export class SmokeCanary extends OrderedComponent {
@@ -110,7 +143,7 @@ export class SmokeCanary extends OrderedComponent {
         super(SMOKE_CANARY_TYPE, name, opts);
         const cfg = args.config;
         const app = smokeApp(cfg, args.gateway);
-        this.plan = deliveryPlan(app, { tier: "prod", prodClass: "standard", shape: cfg.strategy });
+        this.plan = deliveryPlan(app, smokeStrategyOptions(cfg, args.gate));
 
         const ns = new k8s.core.v1.Namespace(
             "smoke-namespace",
@@ -148,7 +181,7 @@ export class SmokeCanary extends OrderedComponent {
         );
         new k8s.apps.v1.Deployment(
             "smoke-load",
-            { metadata: { name: `${SMOKE_APP}-load`, namespace: cfg.namespace, labels: PART_OF }, spec: loadGeneratorSpec(cfg) },
+            { metadata: { name: `${SMOKE_APP}-load`, namespace: cfg.namespace, labels: PART_OF }, spec: loadGeneratorSpec(cfg, this.plan.previewGate) },
             this.child({ dependsOn: [this.rollout] }),
         );
         this.registerOutputs({ revision: this.revision });
