@@ -248,6 +248,13 @@ describe("npm run verify", () => {
                 rules: [{ apiGroups: ["argoproj.io"], resources: ["rollouts", "rollouts/status"], verbs: ["get", "patch", "update"] }],
                 reason: 'RBAC: allowed by ClusterRoleBinding "tenant-admins" of ClusterRole "tenant-admin" to Group "payments-deployers"',
             });
+            // A team Role that still lets deployers delete their Rollout (the approval Role does not).
+            world.grants.push({
+                group: "payments-deployers",
+                namespace: "payments-prod",
+                rules: [{ apiGroups: ["argoproj.io"], resources: ["rollouts"], verbs: ["delete"] }],
+                reason: 'RBAC: allowed by RoleBinding "payments-team/payments-prod" of Role "payments-team" to Group "payments-deployers"',
+            });
             world.objects.push({
                 apiVersion: "rbac.authorization.k8s.io/v1",
                 kind: "RoleBinding",
@@ -257,8 +264,9 @@ describe("npm run verify", () => {
             });
             world.grants.push({ user: "dana@platform.example", namespace: "payments-prod", rules: [{ apiGroups: ["argoproj.io"], resources: ["rollouts/status"], verbs: ["patch"] }], reason: 'RBAC: allowed by RoleBinding "dana-status/payments-prod" of Role "status-writer" to User "dana@platform.example"' });
             const results = await verify(config, world);
-            expectFail(results, "rbac.deployer-cannot-resume", /Group payments-deployers \(policy\.regulated\.deployerGroups\): may patch rollouts\/status in payments-prod: RBAC: allowed by ClusterRoleBinding "tenant-admins"/);
+            expectFail(results, "rbac.deployer-cannot-resume", /Group payments-deployers \(policy\.regulated\.deployerGroups\): may patch rollouts\/status in payments-prod \(RBAC: allowed by ClusterRoleBinding "tenant-admins"/);
             expectFail(results, "rbac.deployer-cannot-resume", /User dana@platform\.example \(RoleBinding payments-prod\/payments-api-rollout-deployer-extra to Role payments-api-rollout-deployer\): may patch rollouts\/status/);
+            expectFail(results, "rbac.deployer-cannot-resume", /Group payments-deployers \(policy\.regulated\.deployerGroups\): may delete rollouts in payments-prod: GitOps would recreate it and its first version is promoted without a gate/);
             assert.doesNotMatch(found(results, "rbac.deployer-cannot-resume"), /argocd-application-controller/);
         });
 
@@ -571,7 +579,7 @@ describe("npm run verify", () => {
             world.objects.push(fixture("analysisrun-failed.json"));
             const results = await verify(config, world);
             expectPass(results, "smoke.outcome");
-            assert.match(results.get("smoke.outcome")!.note!, /pod hash 7f6b8d9c55, Background run Failed/);
+            assert.match(results.get("smoke.outcome")!.note!, /pod hash 7f6b8d9c55, gate runs: Background Failed/);
         });
 
         it("smoke.outcome fails for failGate when the run errored instead of failing, traffic stayed on the canary, or the template is not the stack's", async () => {
@@ -582,7 +590,7 @@ describe("npm run verify", () => {
             world.objects.push({ ...run, status: { ...(run.status as object), phase: "Error" } });
             replace(world, "HTTPRoute", "rollouts-smoke", (o) => JSON.parse(JSON.stringify(o).replace('"weight":0', '"weight":25')) as typeof o);
             let results = await verify(config, world);
-            expectFail(results, "smoke.outcome", /no Background AnalysisRun of pod hash 7f6b8d9c55 Failed \(phases: Error\)/);
+            expectFail(results, "smoke.outcome", /no Background AnalysisRun of pod hash 7f6b8d9c55 Failed \(Background Error\)/);
             expectFail(results, "smoke.outcome", /HTTPRoute rollouts-smoke\/rollouts-smoke: rollouts-smoke-canary still has weight 25 after the abort/);
             // The Rollout still carries the healthy template: the last `up` with failGate did not land.
             results = await verify(config, healthyCluster(verifyConfig()));
@@ -591,9 +599,15 @@ describe("npm run verify", () => {
 
         it("smoke.outcome (blue/green) passes when promoted: stableRS is the current hash and the active Service selects it", async () => {
             const config = verifyConfig({ smokeTest: { strategy: "blueGreen" } });
-            const results = await verify(config, healthyCluster(config));
+            const world = healthyCluster(config);
+            const run = fixture("analysisrun-failed-prepromotion.json");
+            for (const [type, infix] of [["PrePromotion", "pre"], ["PostPromotion", "post"]]) {
+                world.objects.push({ ...run, metadata: { ...run.metadata, name: `rollouts-smoke-58d4c7f9b6-4-${infix}`, labels: { ...run.metadata?.labels, "rollouts-pod-template-hash": "58d4c7f9b6", "rollout-type": type } }, status: { phase: "Successful" } });
+            }
+            const results = await verify(config, world);
             expectPass(results, "smoke.outcome");
             assert.match(results.get("smoke.outcome")!.what, /the smoke Rollout \(blueGreen\) is promoted/);
+            assert.match(results.get("smoke.outcome")!.note!, /gate runs: PrePromotion Successful, PostPromotion Successful/);
         });
 
         it("smoke.outcome (blue/green) fails when the active Service is not on the promoted hash, or the Rollout still runs the canary strategy", async () => {
@@ -604,17 +618,17 @@ describe("npm run verify", () => {
             expectFail(await verify(config, healthyCluster(verifyConfig())), "smoke.outcome", /its strategy is not the stack's blueGreen/);
         });
 
-        it("smoke.outcome (blue/green) passes for failGate when the post-promotion gate aborted it and the active Service is back on stable", async () => {
+        it("smoke.outcome (blue/green) passes for failGate when the preview gate aborted it before the switch: the active Service never left stable", async () => {
             const config = verifyConfig({ smokeTest: { strategy: "blueGreen", failGate: true } });
             const world = healthyCluster(config);
             setSmokeStatus(world, config, fixture("smoke-status-bluegreen-aborted.json"), 5);
-            world.objects.push(fixture("analysisrun-failed-postpromotion.json"));
+            world.objects.push(fixture("analysisrun-failed-prepromotion.json"));
             const results = await verify(config, world);
             expectPass(results, "smoke.outcome");
-            assert.match(results.get("smoke.outcome")!.note!, /PostPromotion run Failed/);
+            assert.match(results.get("smoke.outcome")!.note!, /gate runs: PrePromotion Failed/);
         });
 
-        it("smoke.outcome (blue/green) fails for failGate when the active Service still selects the aborted version, or only a background run failed", async () => {
+        it("smoke.outcome (blue/green) fails for failGate when the active Service selects the aborted version, or only another kind of run failed", async () => {
             const config = verifyConfig({ smokeTest: { strategy: "blueGreen", failGate: true } });
             const world = healthyCluster(config);
             setSmokeStatus(world, config, fixture("smoke-status-bluegreen-aborted.json"), 5);
@@ -622,7 +636,22 @@ describe("npm run verify", () => {
             replace(world, "Service", "rollouts-smoke-active", (o) => JSON.parse(JSON.stringify(o).replace('"rollouts-pod-template-hash":"58d4c7f9b6"', '"rollouts-pod-template-hash":"7f6b8d9c55"')) as typeof o);
             const results = await verify(config, world);
             expectFail(results, "smoke.outcome", /Service rollouts-smoke\/rollouts-smoke-active: selects rollouts-pod-template-hash=7f6b8d9c55, after the abort it must be back on the stable ReplicaSet 58d4c7f9b6/);
-            expectFail(results, "smoke.outcome", /no PostPromotion AnalysisRun of pod hash 7f6b8d9c55 Failed \(phases: no runs\)/);
+            expectFail(results, "smoke.outcome", /no PrePromotion or PostPromotion AnalysisRun of pod hash 7f6b8d9c55 Failed \(no gate runs\)/);
+        });
+
+        it("smoke.outcome expects the plan the smoke stage builds: this cluster's gate timing, and blue/green's preview gate", async () => {
+            const slow = verifyConfig({ analysis: { initialDelay: "8m" } });
+            expectPass(await verify(slow, healthyCluster(slow)), "smoke.outcome");
+            // The smoke Rollout as the default timing would pause it: each weight ends before this cluster's gate measures.
+            expectFail(await verify(slow, healthyCluster(verifyConfig())), "smoke.outcome", /its strategy is not the stack's canary \(spec\.strategy\.canary\.steps\[1\]\.pause\.duration is "6m", the stack declares "9m"/);
+            const blueGreen = verifyConfig({ smokeTest: { strategy: "blueGreen" } });
+            const world = healthyCluster(blueGreen);
+            replace(world, "Rollout", "rollouts-smoke", (o) => {
+                const spec = o.spec as { strategy: { blueGreen: Record<string, unknown> } };
+                const { prePromotionAnalysis: _gate, ...rest } = spec.strategy.blueGreen;
+                return { ...o, spec: { ...spec, strategy: { blueGreen: rest } } };
+            });
+            expectFail(await verify(blueGreen, world), "smoke.outcome", /spec\.strategy\.blueGreen\.prePromotionAnalysis is nothing/);
         });
 
         it("smoke.outcome waits with --smoke-timeout until the canary settles", async () => {

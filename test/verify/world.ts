@@ -24,7 +24,7 @@ import { spokeRoutes } from "../../components/gateway/spokeRoutes";
 import { inClusterMimirAddress } from "../../components/mimir";
 import { KYVERNO_AGGREGATE_LABELS, KyvernoPolicy, kyvernoPolicies, kyvernoRoleName, kyvernoRoles, pdbGenerationRules, policyContext } from "../../components/policy";
 import { clusterAnalysisTemplateSpec, controllerClusterRules, controllerNamespaceRules, controllerValues, errorBudgetTemplateSpec, ERROR_BUDGET, PLUGINS_DIGEST_ANNOTATION, pluginImage, PolicyRule, ROLLOUTS_CRDS, sharedTemplates } from "../../components/rollouts";
-import { SMOKE_APP, smokeApp, smokePodTemplate } from "../../components/smoke";
+import { SMOKE_APP, smokeApp, smokePodTemplate, smokeStrategyOptions } from "../../components/smoke";
 import { PART_OF } from "../../components/stage";
 import type { KubeObject } from "../../tools/verify/cluster";
 import { CONTROLLER_CONTAINER, expectedControllerImage } from "../../tools/verify/checks/controller";
@@ -168,9 +168,9 @@ export function storedPolicy(p: KyvernoPolicy): KubeObject {
 export const kyvernoAccount = (component: string): string => `system:serviceaccount:kyverno:kyverno-${component}`;
 const COMPONENT = { admission: "admission-controller", background: "background-controller", reports: "reports-controller" } as const;
 
-/** The smoke app's delivery plan, as the program declares it for the configuration. */
+/** The smoke app's delivery plan, as stacks/program.ts has the smoke stage build it (gate timing = `analysis`). */
 export const smokePlan = (config: AddonConfig): DeliveryPlan =>
-    deliveryPlan(smokeApp(config.delivery.smokeTest, config.gateway), { tier: "prod", prodClass: "standard", shape: config.delivery.smokeTest.strategy });
+    deliveryPlan(smokeApp(config.delivery.smokeTest, config.gateway), smokeStrategyOptions(config.delivery.smokeTest, config.metrics.analysis));
 
 /**
  * Sets the smoke Rollout's status and what the controller writes with it: the Services' selectors

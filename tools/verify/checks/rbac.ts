@@ -179,17 +179,29 @@ export function regulatedNamespaces(config: AddonConfig, namespaces: readonly Ku
 }
 
 /**
- * Deployers in regulated namespaces (ADR-056 D3, ADR-049): each group of
- * `policy.regulated.deployerGroups`, and every subject bound to a `<app>-rollout-deployer` Role
- * there, must be refused patch and update on `rollouts/status` (promote, resume, skip and abort
- * all write it). A group is asked alone: a person in a deployer group and an approver group gets
- * the approver's RBAC, and only the admission guard refuses them (it treats a deployer as no
- * approver), which no access review can show.
+ * What a deployer must not be able to do in a regulated namespace (ADR-056 D3, ADR-049), as RBAC
+ * decides it: write `rollouts/status` (promote, resume, skip and abort all do; the admission guard
+ * refuses it too), and delete a Rollout, which only RBAC refuses: the admission guard lets deletes
+ * through, GitOps recreates the Rollout, and Argo Rollouts promotes a new Rollout's first version
+ * fully, without steps or analysis (argo-rollouts v1.9.0 rollout/sync.go `shouldFullPromote`,
+ * "Initial deploy"; components/delivery/approval.ts gives deployers read only).
+ */
+const DEPLOYER_REFUSED: readonly ResourceQuestion[] = [
+    ...STATUS_WRITES.map((verb) => promoteQuestion(verb)),
+    { verb: "delete", group: "argoproj.io", resource: "rollouts" },
+];
+
+/**
+ * Deployers in regulated namespaces: each group of `policy.regulated.deployerGroups`, and every
+ * subject bound to a `<app>-rollout-deployer` Role there, is asked each of DEPLOYER_REFUSED. A
+ * group is asked alone: a person in a deployer group and an approver group gets the approver's
+ * RBAC, and only the admission guard refuses them (it treats a deployer as no approver), which no
+ * access review can show.
  */
 async function deployerCheck(ctx: VerifyContext, allBindings: readonly Binding[]): Promise<CheckResult> {
     const { config, cluster } = ctx;
     const id = "rbac.deployer-cannot-resume";
-    const what = "deployers cannot write rollouts/status (promote, resume, abort) in regulated namespaces";
+    const what = "deployers cannot write rollouts/status (promote, resume, abort) or delete a Rollout in regulated namespaces";
     const regulated = config.policy.regulated;
     if (!regulated) {
         return skipped(id, what, README.rbac, "no policy.regulated in the stack: no regulated namespaces on this cluster");
@@ -219,10 +231,11 @@ async function deployerCheck(ctx: VerifyContext, allBindings: readonly Binding[]
     }
     const findings: Finding[] = [];
     for (const { subject, namespace, via } of subjects) {
-        for (const verb of STATUS_WRITES) {
-            const d = await cluster.review(reviewSubject(subject, namespace), promoteQuestion(verb, namespace));
+        for (const q of DEPLOYER_REFUSED) {
+            const d = await cluster.review(reviewSubject(subject, namespace), { ...q, namespace });
             if (d.allowed) {
-                findings.push({ object: `${describeSubject(subject)} (${via})`, found: `may ${verb} rollouts/status in ${namespace}${d.reason ? `: ${d.reason}` : ""}` });
+                const why = q.verb === "delete" ? ": GitOps would recreate it and its first version is promoted without a gate" : "";
+                findings.push({ object: `${describeSubject(subject)} (${via})`, found: `may ${q.verb} ${q.resource}${q.subresource ? `/${q.subresource}` : ""} in ${namespace}${why}${d.reason ? ` (${d.reason})` : ""}` });
             }
         }
     }

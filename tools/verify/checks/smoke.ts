@@ -5,8 +5,8 @@
  */
 import { ROLLOUTS_POD_TEMPLATE_HASH } from "../../../components/argocd/ignoreRules";
 import { DeliveryPlan, deliveryPlan } from "../../../components/delivery/strategy";
-import { SMOKE_APP, SMOKE_REVISION_ANNOTATION, smokeApp, smokePodTemplate } from "../../../components/smoke";
-import type { AddonConfig, SmokeStrategy } from "../../../components/config";
+import { SMOKE_APP, SMOKE_REVISION_ANNOTATION, smokeApp, smokePodTemplate, smokeStrategyOptions } from "../../../components/smoke";
+import type { AddonConfig } from "../../../components/config";
 import type { KubeObject, ReadOnlyCluster } from "../cluster";
 import { CheckGroup, asArray, canonical, drift, field, ref } from "../context";
 import { Finding, README, outcome, skipped } from "../report";
@@ -16,11 +16,25 @@ export const POD_HASH_LABEL = ROLLOUTS_POD_TEMPLATE_HASH;
 
 /**
  * How the controller labels an AnalysisRun it creates (argo-rollouts v1.9.0 utils/analysis/factory.go
- * `BackgroundLabels`, `PostPromotionLabels`; pkg/apis/rollouts/v1alpha1/types.go `RolloutTypeLabel`):
- * the canary's background gate and blue/green's post-promotion gate.
+ * `BackgroundLabels`, `PrePromotionLabels`, `PostPromotionLabels`; pkg/apis/rollouts/v1alpha1/types.go
+ * `RolloutTypeLabel`), with the pod hash of the version it measures.
  */
 export const ROLLOUT_TYPE_LABEL = "rollout-type";
-export const GATE_RUN_TYPE: Readonly<Record<SmokeStrategy, string>> = { canary: "Background", blueGreen: "PostPromotion" };
+
+/**
+ * The runs that gate the smoke version, by the plan: the canary's background gate; blue/green's
+ * pre-promotion gate (with the preview gate the smoke app uses, on the load generator's header
+ * traffic, before the switch) and its post-promotion gate.
+ */
+export function gateRunTypes(plan: DeliveryPlan): string[] {
+    if ("blueGreen" in plan.strategy) {
+        return [...(plan.strategy.blueGreen.prePromotionAnalysis ? ["PrePromotion"] : []), "PostPromotion"];
+    }
+    return ["Background"];
+}
+
+/** The smoke app's plan, as the smoke stage builds it: prod / standard, this cluster's gate timing, the preview gate for blue/green. */
+export const smokePlan = (config: AddonConfig): DeliveryPlan => deliveryPlan(smokeApp(config.delivery.smokeTest, config.gateway), smokeStrategyOptions(config.delivery.smokeTest, config.metrics.analysis));
 
 export type SmokeState =
     | { kind: "promoted" }
@@ -92,9 +106,10 @@ export const selectedHash = (service: KubeObject | undefined): string | undefine
  *   `reconcileStableAndCanaryService`); after an abort the plugin's weight for the canary Service
  *   is 0 (rollout/trafficrouting.go, `calculateDesiredWeightOnAbortOrStableRollback`).
  * - blue/green: promoted, the active Service selects the new hash; aborted, it selects
- *   `status.stableRS` again (rollout/service.go `reconcileActiveService`: on `status.abort` the
- *   selector goes back to the stable ReplicaSet), and `status.blueGreen.activeSelector` follows the
- *   Service (rollout/bluegreen.go `syncRolloutStatusBlueGreen`).
+ *   `status.stableRS` (rollout/service.go `reconcileActiveService`: on `status.abort` the selector
+ *   is the stable ReplicaSet's, whether the switch had happened, a post-promotion abort, or not, a
+ *   pre-promotion abort), and `status.blueGreen.activeSelector` follows the Service
+ *   (rollout/bluegreen.go `syncRolloutStatusBlueGreen`).
  */
 export async function trafficProblems(cluster: ReadOnlyCluster, config: AddonConfig, plan: DeliveryPlan, rollout: KubeObject, aborted: boolean): Promise<Finding[]> {
     const ns = config.delivery.smokeTest.namespace;
@@ -153,7 +168,8 @@ export const smokeChecks: CheckGroup = async ({ config, cluster, options }) => {
         return [skipped("smoke.outcome", "the smoke Rollout reached the outcome its trigger asks for", README.smoke, "smokeTest.enabled is false")];
     }
     const what = `the smoke Rollout (${smoke.strategy}) is ${expect}${smoke.failGate ? " by its failed gate (smokeTest.failGate)" : ""}`;
-    const plan = deliveryPlan(smokeApp(smoke, config.gateway), { tier: "prod", prodClass: "standard", shape: smoke.strategy });
+    const plan = smokePlan(config);
+    const gates = gateRunTypes(plan);
     const ns = smoke.namespace;
     const object = ref("Rollout", ns, SMOKE_APP);
     const path = `/apis/argoproj.io/v1alpha1/namespaces/${ns}/rollouts/${SMOKE_APP}`;
@@ -171,16 +187,19 @@ export const smokeChecks: CheckGroup = async ({ config, cluster, options }) => {
     const findings: Finding[] = rolloutDrift(rollout, config, plan).map((found) => ({ object, found }));
     const revision = String(field(rollout, "spec", "template", "metadata", "annotations", SMOKE_REVISION_ANNOTATION) ?? "?");
     const hash = String(field(rollout, "status", "currentPodHash") ?? "");
-    const runs = hash ? ((await cluster.list(`/apis/argoproj.io/v1alpha1/namespaces/${ns}/analysisruns`, `${POD_HASH_LABEL}=${hash},${ROLLOUT_TYPE_LABEL}=${GATE_RUN_TYPE[smoke.strategy]}`)) ?? []) : [];
-    const phases = runs.map((r) => String(field(r, "status", "phase") ?? "Pending"));
-    let gate = phases.length > 0 ? `${GATE_RUN_TYPE[smoke.strategy]} run ${phases.join(", ")}` : "no gate run for this version (Argo Rollouts does not analyse a first deploy)";
+    const runs = hash ? ((await cluster.list(`/apis/argoproj.io/v1alpha1/namespaces/${ns}/analysisruns`, `${POD_HASH_LABEL}=${hash}`)) ?? []) : [];
+    const gateRuns = runs
+        .map((r) => ({ type: r.metadata?.labels?.[ROLLOUT_TYPE_LABEL] ?? "", phase: String(field(r, "status", "phase") ?? "Pending") }))
+        .filter((r) => gates.includes(r.type));
+    const phases = gateRuns.map((r) => `${r.type} ${r.phase}`);
+    let gate = phases.length > 0 ? `gate runs: ${phases.join(", ")}` : "no gate run for this version (Argo Rollouts does not analyse a first deploy)";
     if (state.kind !== expect) {
         const waiting = state.kind === "progressing" || state.kind === "stale" ? ` after ${options.smokeTimeoutSeconds} s (wait with --smoke-timeout, or watch: kubectl argo rollouts get rollout ${SMOKE_APP} -n ${ns} --watch)` : "";
         findings.push({ object, found: `is ${state.kind}, expected ${expect}${"message" in state && state.message ? `: ${state.message}` : ""}${waiting}` });
     } else {
-        if (state.kind === "aborted" && !phases.includes("Failed")) {
+        if (state.kind === "aborted" && !gateRuns.some((r) => r.phase === "Failed")) {
             // The gate, not something else, must have aborted it; an Error means Mimir could not be queried.
-            findings.push({ object, found: `aborted, but no ${GATE_RUN_TYPE[smoke.strategy]} AnalysisRun of pod hash ${hash} Failed (phases: ${phases.join(", ") || "no runs"}): the gate did not catch the failing version` });
+            findings.push({ object, found: `aborted, but no ${gates.join(" or ")} AnalysisRun of pod hash ${hash} Failed (${phases.join(", ") || "no gate runs"}): the gate did not catch the failing version` });
             gate = "";
         }
         findings.push(...(await trafficProblems(cluster, config, plan, rollout, state.kind === "aborted")));
