@@ -5,6 +5,15 @@ import * as path from "path";
 import * as YAML from "yaml";
 import { deployOrder, githubOutputLines } from "../tools/deployOrder";
 import { REPO_ROOT, listStacks } from "../tools/stackFile";
+import { parseVerifyArgs } from "../tools/verify";
+
+/** The arguments after `--` of an `npm run ... -- <args> > file` line, as the shell splits them (no spaces inside quotes). */
+const argvOf = (run: string): string[] =>
+    run
+        .split(" -- ")[1]
+        .split(" > ")[0]
+        .split(/\s+/)
+        .map((a) => a.replace(/^"(.*)"$/, "$1"));
 
 type Step = { uses?: string; run?: string; if?: string; with?: Record<string, unknown>; id?: string };
 type Job = { name: string; needs?: string | string[]; steps: Step[]; strategy?: { matrix: { stack: string } } };
@@ -117,9 +126,34 @@ describe("deploy workflow", () => {
             assert.strictEqual(pulumi.if, "steps.creds.outputs.configured == 'true'");
             const creds = j.steps.find((s) => s.id === "creds")!;
             assert.match(creds.run ?? "", /::notice title=pulumi up skipped::/);
-            for (const step of j.steps.filter((s) => s.id !== "creds")) {
+            const up = j.steps.indexOf(pulumi);
+            for (const step of j.steps.slice(0, up + 1).filter((s) => s.id !== "creds")) {
                 assert.strictEqual(step.if, "steps.creds.outputs.configured == 'true'", JSON.stringify(step));
             }
+        });
+
+        it(`${job}: verifies the stack's cluster right after its pulumi up, and keeps the JSON report`, () => {
+            const steps = doc.jobs[job].steps;
+            const up = steps.findIndex((s) => s.uses?.startsWith("pulumi/actions@"));
+            assert.strictEqual(steps[up].id, "up");
+            const verify = steps.findIndex((s) => s.id === "verify");
+            assert.strictEqual(verify, up + 1, "verify is the step right after the up");
+            const step = steps[verify];
+            // Skipped when the up was skipped (no credentials) or did not succeed.
+            assert.strictEqual(step.if, "steps.up.outcome == 'success'");
+            // The stack of this job's matrix entry, the one the up just deployed; JSON for the report.
+            assert.match(step.run ?? "", /^npm run --silent verify -- --stack "\$\{\{ matrix\.stack \}\}" --json .*> "verify-\$\{\{ matrix\.stack \}\}\.json"$/);
+            // As the runner runs it for each stack: GitHub substitutes the expression first.
+            for (const stack of listStacks()) {
+                const args = parseVerifyArgs(argvOf(step.run!.replace(/\$\{\{ matrix\.stack \}\}/g, stack)));
+                assert.deepStrictEqual([args.stack, args.json, args.printRole], [stack, true, false]);
+            }
+            const upload = steps[verify + 1];
+            assert.match(upload.uses ?? "", /^actions\/upload-artifact@/);
+            assert.strictEqual(upload.with?.path, "verify-${{ matrix.stack }}.json");
+            assert.strictEqual(upload.with?.name, "verify-${{ matrix.stack }}");
+            // Kept whether verify passed or failed, never when it did not run.
+            assert.match(upload.if ?? "", /steps\.verify\.outcome == 'success' \|\| steps\.verify\.outcome == 'failure'/);
         });
     }
 

@@ -130,8 +130,8 @@ const WEIGHTS_JQ = [...HTTPROUTE_WEIGHTS_RULE.jqPathExpressions, ".spec.rules[]?
 
 const matchesKind = (r: ResourceIgnoreDifferences, gk: Readonly<GroupKind>): boolean => globMatch(r.group ?? "", gk.group) && globMatch(r.kind, gk.kind);
 
-/** A rule that keeps the controller's selector key from being reverted. */
-function coversSelectorKey(r: ResourceIgnoreDifferences): boolean {
+/** A rule that keeps the controller's selector key from being reverted (also read by `npm run verify` on live Applications). */
+export function coversSelectorKey(r: ResourceIgnoreDifferences): boolean {
     const target = SERVICE_SELECTOR_RULE.jsonPointers[0];
     return (
         matchesKind(r, SERVICE) &&
@@ -141,8 +141,8 @@ function coversSelectorKey(r: ResourceIgnoreDifferences): boolean {
     );
 }
 
-/** A rule that keeps the plugin's weights from being reverted. */
-function coversWeights(r: ResourceIgnoreDifferences): boolean {
+/** A rule that keeps the plugin's weights from being reverted (also read by `npm run verify` on live Applications). */
+export function coversWeights(r: ResourceIgnoreDifferences): boolean {
     return (
         matchesKind(r, HTTPROUTE) &&
         ((r.jqPathExpressions ?? []).some((q) => WEIGHTS_JQ.includes(compact(q))) || (r.jsonPointers ?? []).some((p) => p === "/spec" || p === "/spec/rules"))

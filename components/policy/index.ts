@@ -5,7 +5,7 @@ import { RELEASE_NAME } from "../rollouts/values";
 import { PART_OF, Stage, StageOptions } from "../stage";
 import { PolicyContext } from "./builders";
 import { KyvernoPolicy, kyvernoPolicies } from "./kyverno";
-import { KYVERNO_AGGREGATE_LABELS, kyvernoRoles } from "./rbac";
+import { KYVERNO_AGGREGATE_LABELS, kyvernoRoleName, kyvernoRoles } from "./rbac";
 
 export * from "./approval";
 export * from "./availability";
@@ -47,7 +47,7 @@ export class PolicyStage extends Stage {
                     `kyverno-${role.name}`,
                     {
                         metadata: {
-                            name: `kyverno:argo-rollouts-addon:${role.name}`,
+                            name: kyvernoRoleName(role),
                             labels: { ...PART_OF, ...Object.fromEntries(role.controllers.map((c) => [KYVERNO_AGGREGATE_LABELS[c], "true"])) },
                             annotations: { "argo-rollouts-addon.platform/why": role.why },
                         },

@@ -23,6 +23,12 @@ export const KYVERNO_AGGREGATE_LABELS = {
 
 export type KyvernoController = keyof typeof KYVERNO_AGGREGATE_LABELS;
 
+/** The roles' names, by what each grants (`npm run verify` finds them by these). */
+export const KYVERNO_ROLES = { readRollouts: "read-rollouts", generatePdb: "generate-pdb", policyLookups: "read-policy-lookups" } as const;
+
+/** A role's ClusterRole name in the cluster. */
+export const kyvernoRoleName = (role: Pick<KyvernoRole, "name">): string => `kyverno:argo-rollouts-addon:${role.name}`;
+
 const READ = ["get", "list", "watch"];
 
 export interface KyvernoRole {
@@ -53,7 +59,7 @@ export function kyvernoRoles(cfg: PolicyConfig): KyvernoRole[] {
             // them: the object is in the request, and for a generating policy it only records an
             // update request (`pkg/webhooks/resource/gpol/handler.go`). Needed in both modes: in
             // `complement` the platform's own PDB generator reads Rollouts the same way.
-            name: "read-rollouts",
+            name: KYVERNO_ROLES.readRollouts,
             controllers: ["background", "reports"],
             rules: [{ apiGroups: ["argoproj.io"], resources: ["rollouts"], verbs: [...READ] }],
             why: "trigger and background-scan reads of Rollouts",
@@ -62,7 +68,7 @@ export function kyvernoRoles(cfg: PolicyConfig): KyvernoRole[] {
     if (ownsAvailability(cfg)) {
         roles.push(
             {
-                name: "generate-pdb",
+                name: KYVERNO_ROLES.generatePdb,
                 controllers: ["background"],
                 rules: pdbGenerationRules(),
                 why: "the PodDisruptionBudgets generate-workload-pdb writes",
@@ -70,7 +76,7 @@ export function kyvernoRoles(cfg: PolicyConfig): KyvernoRole[] {
             {
                 // The replica floor lists the namespace's HPAs and the generator its PDBs (resource.List /
                 // apiCall); a refused list is a policy error, and the floor fails closed.
-                name: "read-policy-lookups",
+                name: KYVERNO_ROLES.policyLookups,
                 controllers: ["admission", "background", "reports"],
                 rules: [
                     { apiGroups: ["autoscaling"], resources: ["horizontalpodautoscalers"], verbs: [...READ] },

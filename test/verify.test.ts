@@ -1,0 +1,846 @@
+import * as assert from "assert";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import * as YAML from "yaml";
+import { HTTPROUTE_WEIGHTS_RULE, argocdCmIgnoreData } from "../components/argocd";
+import { controllerClusterRules, controllerNamespaceRules } from "../components/rollouts";
+import { KYVERNO_AGGREGATE_LABELS, KYVERNO_ROLES, POLICY_NAMES, kyvernoRoleName } from "../components/policy";
+import type { AddonConfig } from "../components/config";
+import { ROLLOUT_PATH_CALLS, requestQuestion, ruleAllows, verifyRules } from "../tools/verify/access";
+import { ConnectionError, ReadError, connect, kubeConfigFor, loadClient } from "../tools/verify/cluster";
+import { GROUPS, defaultOptions, runVerify } from "../tools/verify/index";
+import { CheckResult, README, exitCode, formatJson, formatText } from "../tools/verify/report";
+import { parseVerifyArgs, verifyMain } from "../tools/verify";
+import { FakeApiServer, startFakeApiServer } from "./verify/fakeApiServer";
+import { ClusterWorld, HUB_READ_ENDPOINT, NOW, fixture, healthyCluster, kyvernoAccount, replace, setSmokeStatus, shippedConfig, verifyConfig, withStatus } from "./verify/world";
+
+type Results = Map<string, CheckResult>;
+
+describe("npm run verify", () => {
+    let server: FakeApiServer | undefined;
+
+    afterEach(async () => {
+        if (server) {
+            const { violations } = server;
+            await server.close();
+            server = undefined;
+            // The fake API server refuses and records every write: verify must never send one.
+            assert.deepStrictEqual(violations, [], "verify sent a write to the API server");
+        }
+    });
+
+    /** Runs every check against a fake API server holding `world`. */
+    async function verify(config: AddonConfig, world: ClusterWorld, options: Parameters<typeof defaultOptions>[0] = {}): Promise<Results> {
+        if (server) {
+            await server.close();
+        }
+        server = await startFakeApiServer(world);
+        const cluster = await connect({ connection: config.cluster.connection, kubeconfig: server.kubeconfig, context: "fake" });
+        const results = await runVerify(config, cluster, defaultOptions({ now: () => NOW, sleep: async () => undefined, ...options }));
+        return new Map(results.map((r) => [r.id, r]));
+    }
+
+    const status = (results: Results, id: string): string => {
+        const r = results.get(id);
+        assert.ok(r, `no result for ${id}`);
+        return r.status;
+    };
+    const found = (results: Results, id: string): string => (results.get(id)?.findings ?? []).map((f) => `${f.object}: ${f.found}`).join("\n");
+    const expectFail = (results: Results, id: string, pattern: RegExp) => {
+        assert.strictEqual(status(results, id), "FAIL", `${id} should fail`);
+        assert.match(found(results, id), pattern);
+    };
+    const expectPass = (results: Results, id: string) => assert.strictEqual(status(results, id), "PASS", `${id}: ${found(results, id)} ${results.get(id)?.note ?? ""}`);
+    const notPassing = (results: Results) => [...results.values()].filter((r) => r.status !== "PASS").map((r) => `${r.status} ${r.id}: ${found(results, r.id)} ${r.note ?? ""}`.trim());
+    const ALL_IDS = GROUPS.flatMap((g) => g.ids);
+
+    describe("a healthy cluster", () => {
+        it("passes every check of a stack that owns what it can, reading only and asking only access reviews", async () => {
+            const config = verifyConfig();
+            const results = await verify(config, healthyCluster(config));
+            assert.deepStrictEqual(notPassing(results), []);
+            assert.deepStrictEqual([...results.keys()], ALL_IDS);
+            const methods = new Set(server!.requests.map((r) => r.split(" ")[0]));
+            assert.deepStrictEqual([...methods].sort(), ["GET", "POST"]);
+            assert.ok(server!.requests.filter((r) => r.startsWith("POST")).every((r) => /\/apis\/authorization\.k8s\.io\/v1\/(self)?subjectaccessreviews$/.test(r)));
+        });
+
+        it("passes the shipped hub stack as declared: complement, kept ArgoCD objects, the observability module's ingest routes", async () => {
+            const config = shippedConfig("hub");
+            const results = await verify(config, healthyCluster(config));
+            assert.deepStrictEqual(notPassing(results).map((l) => l.split(":")[0]), ["SKIP rbac.kyverno-policy-lookups", "SKIP argocd.rbac", "SKIP smoke.outcome"]);
+            assert.match(results.get("metrics.spoke-routes")!.note!, /^mimir-spoke-preprod-read \(read\)$/);
+            assert.match(results.get("argocd.projects")!.note!, /tenants \(external\)/);
+        });
+
+        it("passes the shipped preprod spoke: templates at the hub's endpoint, queried from here", async () => {
+            const config = shippedConfig("preprod");
+            const results = await verify(config, healthyCluster(config), { httpGet: async () => ({ status: 200, body: JSON.stringify(fixture("prometheus-vector.json")) }) });
+            assert.deepStrictEqual(notPassing(results).map((l) => l.split(":")[0]), ["SKIP rbac.kyverno-policy-lookups", "SKIP argocd.rbac", "SKIP metrics.spoke-routes", "SKIP smoke.outcome"]);
+            assert.match(results.get("metrics.templates")!.note!, new RegExp(`${HUB_READ_ENDPOINT.replace(/[./]/g, "\\$&")} \\(from the hub stack\\)`));
+        });
+    });
+
+    describe("verify's own permissions", () => {
+        for (const stack of ["verifyConfig", "hub", "preprod"]) {
+            it(`cover every request verify makes (${stack}), and nothing more than reads and access reviews`, async () => {
+                const config = stack === "verifyConfig" ? verifyConfig() : shippedConfig(stack);
+                await verify(config, healthyCluster(config), { httpGet: async () => ({ status: 200, body: JSON.stringify(fixture("prometheus-vector.json")) }) });
+                const rules = verifyRules(config);
+                const asked = server!.requests.map((r) => ({ r, q: requestQuestion(r.split(" ")[0], r.split(" ")[1]) })).filter((x) => x.q !== undefined && x.q.resource !== "selfsubjectaccessreviews");
+                assert.ok(asked.length > 40);
+                assert.deepStrictEqual(asked.filter((x) => !rules.some((rule) => ruleAllows(rule, x.q!))).map((x) => x.r), []);
+                for (const rule of rules) {
+                    assert.ok(rule.verbs.every((v) => ["get", "list"].includes(v) || (v === "create" && rule.resources.join() === "subjectaccessreviews")), JSON.stringify(rule));
+                    assert.ok(!rule.resources.includes("secrets"));
+                }
+                assert.strictEqual(rules.some((r) => r.resources.includes("services/proxy")), config.cluster.role === "hub");
+            });
+        }
+
+        it("--print-role prints them as a ClusterRole, the proxy pinned to the stack's Mimir gateway", async () => {
+            const out: string[] = [];
+            assert.strictEqual(await verifyMain(["--print-role", "--stack", "hub"], (x) => out.push(x), () => undefined), 0);
+            const role = YAML.parse(out.join("\n")) as { kind: string; metadata: { name: string }; rules: { resources: string[]; resourceNames?: string[] }[] };
+            assert.strictEqual(role.kind, "ClusterRole");
+            assert.deepStrictEqual(role.rules, verifyRules(shippedConfig("hub")));
+            assert.deepStrictEqual(role.rules.find((r) => r.resources.includes("services/proxy"))?.resourceNames, ["mimir-gateway"]);
+        });
+    });
+
+    describe("CRDs and controller", () => {
+        it("crds.established fails when a CRD is not established or missing", async () => {
+            const config = verifyConfig();
+            const world = healthyCluster(config);
+            replace(world, "CustomResourceDefinition", "rollouts.argoproj.io", (o) => withStatus(o, fixture("crd-not-established.json")));
+            world.objects = world.objects.filter((o) => o.metadata?.name !== "experiments.argoproj.io");
+            const results = await verify(config, world);
+            expectFail(results, "crds.established", /rollouts\.argoproj\.io: Established=False \(NotAccepted: not all names are accepted\)/);
+            expectFail(results, "crds.established", /experiments\.argoproj\.io: not found/);
+        });
+
+        it("crds.protected fails for a CRD a Helm release deletes, passes with resource-policy keep", async () => {
+            const config = verifyConfig();
+            const world = healthyCluster(config);
+            const helm = { "meta.helm.sh/release-name": "argo-rollouts", "meta.helm.sh/release-namespace": "argo-rollouts" };
+            replace(world, "CustomResourceDefinition", "rollouts.argoproj.io", (o) => ({ ...o, metadata: { ...o.metadata, annotations: { ...o.metadata?.annotations, ...helm } } }));
+            replace(world, "CustomResourceDefinition", "analysisruns.argoproj.io", (o) => ({ ...o, metadata: { ...o.metadata, annotations: { ...helm, "helm.sh/resource-policy": "keep" } } }));
+            const results = await verify(config, world);
+            expectFail(results, "crds.protected", /rollouts\.argoproj\.io: belongs to Helm release argo-rollouts without helm.sh\/resource-policy: keep/);
+            assert.doesNotMatch(found(results, "crds.protected"), /analysisruns/);
+        });
+
+        it("controller.available fails when replicas differ or the Deployment is unavailable", async () => {
+            const config = verifyConfig({ controller: { replicas: 3, pdbMaxUnavailable: 1 } });
+            const world = healthyCluster(verifyConfig());
+            replace(world, "Deployment", "argo-rollouts", (o) => withStatus(o, fixture("controller-unavailable-status.json")));
+            const results = await verify(config, world);
+            expectFail(results, "controller.available", /spec\.replicas is 2, the stack configures 3/);
+            expectFail(results, "controller.available", /Available=False \(MinimumReplicasUnavailable/);
+        });
+
+        it("controller.leader fails when the Lease is expired or held by a pod that is gone", async () => {
+            const config = verifyConfig();
+            const world = healthyCluster(config);
+            replace(world, "Lease", "argo-rollouts-controller-lock", (o) => ({ ...o, spec: { ...(o.spec as object), holderIdentity: "argo-rollouts-6b8c4d7f59-zz9qq_1f2e3d4c", renewTime: "2026-06-27T12:00:00.000000Z" } }));
+            const results = await verify(config, world);
+            expectFail(results, "controller.leader", /held by argo-rollouts-6b8c4d7f59-zz9qq_1f2e3d4c, which is not a running, ready pod/);
+            expectFail(results, "controller.leader", /last renewed 2026-06-27T12:00:00\.000Z.*the leader is gone/);
+        });
+
+        it("controller.plugin fails when argo-rollouts-config pins another checksum", async () => {
+            const config = verifyConfig();
+            const world = healthyCluster(config);
+            replace(world, "ConfigMap", "argo-rollouts-config", (o) => ({ ...o, data: { trafficRouterPlugins: String((o.data as Record<string, string>).trafficRouterPlugins).replace(/a{64}/, "f".repeat(64)) } }));
+            const results = await verify(config, world);
+            expectFail(results, "controller.plugin", /argoproj-labs\/gatewayAPI is .* sha256 f{64}, the stack pins .* sha256 a{64}/);
+        });
+
+        it("controller.image fails when a pod runs another image, or lacks the plugin image in image mode", async () => {
+            const config = verifyConfig();
+            const world = healthyCluster(config);
+            replace(world, "Pod", "argo-rollouts-7c9d5f8b64-p7m4n", (o) => ({ ...o, spec: { ...(o.spec as object), containers: [{ name: "argo-rollouts", image: "quay.io/argoproj/argo-rollouts:v1.8.3" }] } }));
+            const results = await verify(config, world);
+            expectFail(results, "controller.image", /Pod argo-rollouts\/argo-rollouts-7c9d5f8b64-p7m4n: runs quay\.io\/argoproj\/argo-rollouts:v1\.8\.3, the stack pins registry\.test\.example\/mirror\/argoproj\/argo-rollouts:v1\.9\.0/);
+            const shipped = shippedConfig("hub");
+            const imageWorld = healthyCluster(shipped);
+            replace(imageWorld, "Pod", "argo-rollouts-7c9d5f8b64-x2k8q", (o) => ({ ...o, spec: { ...(o.spec as object), initContainers: [] } }));
+            expectFail(await verify(shipped, imageWorld), "controller.image", /x2k8q: has no init container with the pinned plugin image registry\.platform\.example\/mirror\/argoproj-labs\/rollouts-plugin-trafficrouter-gatewayapi@sha256:0123/);
+        });
+    });
+
+    describe("RBAC (SubjectAccessReview)", () => {
+        it("rbac.controller fails for a call of the Rollout path the controller may not make, pods get included", async () => {
+            const config = verifyConfig();
+            const world = healthyCluster(config);
+            world.grants[0] = {
+                ...world.grants[0],
+                rules: controllerClusterRules(config.plugin).map((r) => ({ ...r, resources: r.resources.filter((x) => x !== "rollouts/status"), verbs: r.resources.includes("pods") ? r.verbs.filter((v) => v !== "get") : r.verbs })),
+            };
+            const results = await verify(config, world);
+            expectFail(results, "rbac.controller", /ServiceAccount argo-rollouts\/argo-rollouts: may not patch argoproj\.io\/rollouts\/status in every namespace \(argo-rollouts v1\.9\.0 rollout\/sync\.go/);
+            expectFail(results, "rbac.controller", /may not get pods in every namespace \(argo-rollouts v1\.9\.0 rollout\/ephemeralmetadata\.go/);
+        });
+
+        it("rbac.kyverno-reads-rollouts fails when the reports controller may not list Rollouts or the role lost its aggregation label", async () => {
+            const config = verifyConfig();
+            const world = healthyCluster(config);
+            world.grants = world.grants.filter((g) => !(g.user === kyvernoAccount("reports-controller") && g.rules.some((r) => r.resources.includes("rollouts"))));
+            const name = kyvernoRoleName({ name: KYVERNO_ROLES.readRollouts });
+            replace(world, "ClusterRole", name, (o) => ({ ...o, metadata: { ...o.metadata, labels: { [KYVERNO_AGGREGATE_LABELS.background]: "true" } } }));
+            const results = await verify(config, world);
+            expectFail(results, "rbac.kyverno-reads-rollouts", /ServiceAccount kyverno\/kyverno-reports-controller: may not list argoproj\.io\/rollouts in every namespace/);
+            expectFail(results, "rbac.kyverno-reads-rollouts", /ClusterRole kyverno:argo-rollouts-addon:read-rollouts: lacks the label rbac\.kyverno\.io\/aggregate-to-reports-controller: "true"/);
+        });
+
+        it("rbac.kyverno-generates-pdbs fails without the PDB rules; in complement mode it asks whoever grants them", async () => {
+            const config = verifyConfig();
+            const world = healthyCluster(config);
+            world.grants = world.grants.map((g) => (g.user === kyvernoAccount("background-controller") ? { ...g, rules: g.rules.filter((r) => !(r.resources.includes("poddisruptionbudgets") && r.verbs.includes("create"))) } : g));
+            expectFail(await verify(config, world), "rbac.kyverno-generates-pdbs", /kyverno-background-controller: may not create policy\/poddisruptionbudgets/);
+
+            const complement = verifyConfig({ policy: { availabilityPolicies: "complement" } });
+            const platform = healthyCluster(complement);
+            let results = await verify(complement, platform);
+            expectPass(results, "rbac.kyverno-generates-pdbs");
+            assert.match(results.get("rbac.kyverno-generates-pdbs")!.note!, /granted by the platform/);
+            platform.grants = platform.grants.filter((g) => !(g.user === kyvernoAccount("background-controller") && g.rules.some((r) => r.verbs.includes("create"))));
+            results = await verify(complement, platform);
+            expectFail(results, "rbac.kyverno-generates-pdbs", /may not create policy\/poddisruptionbudgets/);
+        });
+
+        it("rbac.kyverno-policy-lookups fails when the admission controller may not list HPAs, and is skipped in complement mode", async () => {
+            const config = verifyConfig();
+            const world = healthyCluster(config);
+            world.grants = world.grants.filter((g) => g.user !== kyvernoAccount("admission-controller"));
+            expectFail(await verify(config, world), "rbac.kyverno-policy-lookups", /kyverno-admission-controller: may not list autoscaling\/horizontalpodautoscalers/);
+            const complement = verifyConfig({ policy: { availabilityPolicies: "complement" } });
+            assert.strictEqual(status(await verify(complement, healthyCluster(complement)), "rbac.kyverno-policy-lookups"), "SKIP");
+        });
+
+        it("rbac.editor-cannot-promote fails when the chart's aggregate role reaches edit", async () => {
+            const config = verifyConfig();
+            const world = healthyCluster(config);
+            const aggregate = fixture("clusterrole-chart-aggregate-to-edit.json");
+            world.objects.push(aggregate);
+            replace(world, "ClusterRole", "edit", (o) => ({ ...o, rules: [...(o.rules as unknown[]), ...(aggregate.rules as unknown[])] }));
+            world.grants = world.grants.map((g) => (g.group === "alpha-team" ? { ...g, rules: [...g.rules, ...(aggregate.rules as never[])] } : g));
+            const results = await verify(config, world);
+            expectFail(results, "rbac.editor-cannot-promote", /ClusterRole edit: grants patch\/update on argoproj\.io rollouts\/status, aggregated from ClusterRole argo-rollouts-aggregate-to-edit/);
+            expectFail(results, "rbac.editor-cannot-promote", /Group alpha-team \(RoleBinding alpha-shop-prod\/alpha-team-edit\): may patch rollouts\/status in alpha-shop-prod: RBAC: allowed by RoleBinding "alpha-team-edit\/alpha-shop-prod" of ClusterRole "edit"/);
+        });
+
+        it("rbac.deployer-cannot-resume asks policy.regulated's deployer groups in the regulated namespaces, and says what admission adds", async () => {
+            const config = verifyConfig();
+            const results = await verify(config, healthyCluster(config));
+            expectPass(results, "rbac.deployer-cannot-resume");
+            assert.match(results.get("rbac.deployer-cannot-resume")!.note!, /RBAC refuses 1 deployer subject\(s\) in payments-prod; spec changes and unpausing are refused by admission \(restrict-regulated-rollout-changes/);
+            const reviews = server!.requests.filter((r) => r.startsWith("POST /apis/authorization.k8s.io/v1/subjectaccessreviews"));
+            assert.ok(reviews.length > 0);
+        });
+
+        it("rbac.deployer-cannot-resume fails when a deployer group or a subject bound to the deployer Role may write rollouts/status; GitOps identities are not deployers", async () => {
+            const config = verifyConfig();
+            const world = healthyCluster(config);
+            world.grants.unshift({
+                group: "payments-deployers",
+                rules: [{ apiGroups: ["argoproj.io"], resources: ["rollouts", "rollouts/status"], verbs: ["get", "patch", "update"] }],
+                reason: 'RBAC: allowed by ClusterRoleBinding "tenant-admins" of ClusterRole "tenant-admin" to Group "payments-deployers"',
+            });
+            // A team Role that still lets deployers delete their Rollout (the approval Role does not).
+            world.grants.push({
+                group: "payments-deployers",
+                namespace: "payments-prod",
+                rules: [{ apiGroups: ["argoproj.io"], resources: ["rollouts"], verbs: ["delete"] }],
+                reason: 'RBAC: allowed by RoleBinding "payments-team/payments-prod" of Role "payments-team" to Group "payments-deployers"',
+            });
+            world.objects.push({
+                apiVersion: "rbac.authorization.k8s.io/v1",
+                kind: "RoleBinding",
+                metadata: { name: "payments-api-rollout-deployer-extra", namespace: "payments-prod" },
+                roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "payments-api-rollout-deployer" },
+                subjects: [{ kind: "ServiceAccount", name: "argocd-application-controller", namespace: "argocd" }, { kind: "User", name: "dana@platform.example" }],
+            });
+            world.grants.push({ user: "dana@platform.example", namespace: "payments-prod", rules: [{ apiGroups: ["argoproj.io"], resources: ["rollouts/status"], verbs: ["patch"] }], reason: 'RBAC: allowed by RoleBinding "dana-status/payments-prod" of Role "status-writer" to User "dana@platform.example"' });
+            const results = await verify(config, world);
+            expectFail(results, "rbac.deployer-cannot-resume", /Group payments-deployers \(policy\.regulated\.deployerGroups\): may patch rollouts\/status in payments-prod \(RBAC: allowed by ClusterRoleBinding "tenant-admins"/);
+            expectFail(results, "rbac.deployer-cannot-resume", /User dana@platform\.example \(RoleBinding payments-prod\/payments-api-rollout-deployer-extra to Role payments-api-rollout-deployer\): may patch rollouts\/status/);
+            expectFail(results, "rbac.deployer-cannot-resume", /Group payments-deployers \(policy\.regulated\.deployerGroups\): may delete rollouts in payments-prod: GitOps would recreate it and its first version is promoted without a gate/);
+            assert.doesNotMatch(found(results, "rbac.deployer-cannot-resume"), /argocd-application-controller/);
+        });
+
+        it("rbac.deployer-cannot-resume is skipped without policy.regulated, or where no namespace is regulated", async () => {
+            const plain = verifyConfig({ policy: { regulated: undefined } });
+            let results = await verify(plain, healthyCluster(plain));
+            assert.strictEqual(status(results, "rbac.deployer-cannot-resume"), "SKIP");
+            assert.match(results.get("rbac.deployer-cannot-resume")!.note!, /no policy\.regulated/);
+            const config = verifyConfig();
+            const world = healthyCluster(config);
+            replace(world, "Namespace", "payments-prod", (o) => ({ ...o, metadata: { ...o.metadata, labels: { "kubernetes.io/metadata.name": "payments-prod", "platform.example/tier": "prod" } } }));
+            results = await verify(config, world);
+            assert.strictEqual(status(results, "rbac.deployer-cannot-resume"), "SKIP");
+            assert.match(results.get("rbac.deployer-cannot-resume")!.note!, /no namespace matches policy\.regulated\.namespaceLabels/);
+        });
+    });
+
+    describe("Kyverno policies", () => {
+        it("kyverno.policies-ready fails when Kyverno reports missing permissions or a policy is absent", async () => {
+            const config = verifyConfig();
+            const world = healthyCluster(config);
+            replace(world, "ValidatingPolicy", POLICY_NAMES.replicaFloor, (o) => withStatus(o, fixture("cel-policy-status-rbac-missing.json")));
+            world.objects = world.objects.filter((o) => !(o.kind === "GeneratingPolicy" && o.metadata?.name === POLICY_NAMES.pdb));
+            const results = await verify(config, world);
+            expectFail(results, "kyverno.policies-ready", /ValidatingPolicy require-prod-replica-floor: RBACPermissionsGranted=False \(Failed: Policy is not ready for reporting, missing permissions: get argoproj\.io/);
+            expectFail(results, "kyverno.policies-ready", /GeneratingPolicy generate-workload-pdb: not found: Kyverno refuses a CEL policy it cannot compile/);
+        });
+
+        it("kyverno.policies-ready expects only the guards and the approval guard in complement mode", async () => {
+            const config = verifyConfig({ policy: { availabilityPolicies: "complement" } });
+            const world = healthyCluster(config);
+            let results = await verify(config, world);
+            expectPass(results, "kyverno.policies-ready");
+            assert.strictEqual(results.get("kyverno.policies-ready")!.note, "restrict-rollout-route-namespace, require-canary-max-surge, restrict-regulated-rollout-changes");
+            world.objects = world.objects.filter((o) => o.metadata?.name !== POLICY_NAMES.approval);
+            results = await verify(config, world);
+            expectFail(results, "kyverno.policies-ready", /ValidatingPolicy restrict-regulated-rollout-changes: not found/);
+        });
+
+        it("kyverno.policies-ready reads the ClusterPolicy Ready condition on the kyverno.io/v1 API", async () => {
+            const config = verifyConfig({ policy: { kyvernoApi: "kyverno.io/v1" } });
+            const world = healthyCluster(config);
+            replace(world, "ClusterPolicy", POLICY_NAMES.spread, (o) => withStatus(o, { conditions: [{ type: "Ready", status: "False", reason: "Failed", message: "policy not ready" }] }));
+            const results = await verify(config, world);
+            expectFail(results, "kyverno.policies-ready", /ClusterPolicy mutate-topology-spread: Ready=False \(Failed: policy not ready\)/);
+            expectPass(results, "kyverno.policies-enforced");
+        });
+
+        it("kyverno.policies-enforced fails for an audit-only policy, one that no longer matches Rollout, and an approval guard with other approvers", async () => {
+            const config = verifyConfig();
+            const world = healthyCluster(config);
+            replace(world, "ValidatingPolicy", POLICY_NAMES.defaultNamespace, (o) => ({ ...o, spec: { ...(o.spec as object), validationActions: ["Audit", "Warn"] } }));
+            replace(world, "ValidatingPolicy", POLICY_NAMES.replicaFloor, (o) => {
+                const spec = o.spec as { matchConstraints: { resourceRules: { resources: string[] }[] } };
+                return { ...o, spec: { ...spec, matchConstraints: { ...spec.matchConstraints, resourceRules: spec.matchConstraints.resourceRules.filter((r) => !r.resources.includes("rollouts")) } } };
+            });
+            replace(world, "ValidatingPolicy", POLICY_NAMES.approval, (o) => JSON.parse(JSON.stringify(o).replace(/payments-approvers/g, "payments-deployers")) as typeof o);
+            const results = await verify(config, world);
+            expectFail(results, "kyverno.policies-enforced", /disallow-default-namespace: validationActions are \[Audit,Warn\], the stack configures \[Deny\]/);
+            expectFail(results, "kyverno.policies-enforced", /require-prod-replica-floor: does not match argoproj\.io\/rollouts/);
+            expectFail(results, "kyverno.policies-enforced", /restrict-regulated-rollout-changes: spec\.variables\[1\]\.expression is .*payments-deployers.*, the stack declares .*payments-approvers/);
+            assert.doesNotMatch(found(results, "kyverno.policies-enforced"), /validationActions\[/, "a difference named in its own words is not repeated");
+        });
+
+        it("kyverno.policies-enforced takes the CRD's defaults on stored ClusterPolicies as no drift, and catches a changed namespace selector", async () => {
+            const config = verifyConfig({ policy: { kyvernoApi: "kyverno.io/v1" } });
+            const world = healthyCluster(config);
+            assert.strictEqual((world.objects.find((o) => o.metadata?.name === POLICY_NAMES.approval)!.spec as { admission: boolean }).admission, true);
+            expectPass(await verify(config, world), "kyverno.policies-enforced");
+            replace(world, "ClusterPolicy", POLICY_NAMES.approval, (o) => JSON.parse(JSON.stringify(o).replace(/platform\.example\/compliance/g, "platform.example/other")) as typeof o);
+            expectFail(await verify(config, world), "kyverno.policies-enforced", /ClusterPolicy restrict-regulated-rollout-changes: spec\.rules\[0\]\.match\.any\[0\]\.resources\.namespaceSelector\.matchExpressions\[1\]\.key is "platform\.example\/other", the stack declares "platform\.example\/compliance"/);
+        });
+
+        it("kyverno.availability-rollout-aware fails in complement mode when the platform's policies miss Rollout or are absent", async () => {
+            const config = verifyConfig({ policy: { availabilityPolicies: "complement" } });
+            const world = healthyCluster(config);
+            expectPass(await verify(config, world), "kyverno.availability-rollout-aware");
+            replace(world, "ClusterPolicy", POLICY_NAMES.pdb, () => fixture("legacy-pdb-clusterpolicy.json"));
+            world.objects = world.objects.filter((o) => o.metadata?.name !== POLICY_NAMES.replicaFloor);
+            const results = await verify(config, world);
+            expectFail(results, "kyverno.availability-rollout-aware", /ClusterPolicy generate-workload-pdb: does not match argoproj\.io\/v1alpha1 Rollout: it silently does nothing for a Rollout/);
+            expectFail(results, "kyverno.availability-rollout-aware", /policy require-prod-replica-floor: not found in either Kyverno API: policy\.availabilityPolicies is complement/);
+        });
+
+        it("reads Kyverno's kind selectors as Kyverno does", async () => {
+            const { kindSelectsRollout } = await import("../tools/verify/checks/kyverno");
+            for (const yes of ["Rollout", "argoproj.io/v1alpha1/Rollout", "v1alpha1/Rollout", "argoproj.io/*/Rollout"]) {
+                assert.ok(kindSelectsRollout(yes), yes);
+            }
+            // `*/*/Rollout` is version/kind/subresource to Kyverno: a subresource named Rollout.
+            for (const no of ["Deployment", "argoproj.io/v1alpha1/Rollout/status", "Rollout/status", "Rollout.status", "apps/v1/Rollout", "*/*/Rollout"]) {
+                assert.ok(!kindSelectsRollout(no), no);
+            }
+        });
+
+        it("kyverno.one-pdb-per-workload fails for a second generator and a workload with two budgets (own mode)", async () => {
+            const config = verifyConfig();
+            const world = healthyCluster(config);
+            world.objects.push(fixture("legacy-pdb-clusterpolicy.json"));
+            const pdb = fixture("generated-pdb.json");
+            world.objects.push({ ...pdb, metadata: { ...pdb.metadata, name: "alpha-shop", labels: { "generate.kyverno.io/policy-name": "generate-workload-pdb" } } });
+            const results = await verify(config, world);
+            expectFail(results, "kyverno.one-pdb-per-workload", /ClusterPolicy generate-workload-pdb: also generates PodDisruptionBudgets beside GeneratingPolicy generate-workload-pdb/);
+            expectFail(results, "kyverno.one-pdb-per-workload", /Rollout alpha-shop-prod\/alpha-shop: its pods are selected by 2 PodDisruptionBudgets/);
+        });
+
+        it("kyverno.one-pdb-per-workload expects exactly the platform's generator in complement mode", async () => {
+            const config = verifyConfig({ policy: { availabilityPolicies: "complement" } });
+            const world = healthyCluster(config);
+            let results = await verify(config, world);
+            expectPass(results, "kyverno.one-pdb-per-workload");
+            assert.match(results.get("kyverno.one-pdb-per-workload")!.note!, /^ClusterPolicy generate-workload-pdb;/);
+            world.objects = world.objects.filter((o) => o.metadata?.name !== POLICY_NAMES.pdb);
+            results = await verify(config, world);
+            expectFail(results, "kyverno.one-pdb-per-workload", /none generates PodDisruptionBudgets: policy\.availabilityPolicies is complement, so the platform's own generate-workload-pdb must/);
+        });
+    });
+
+    describe("ArgoCD", () => {
+        it("argocd.projects fails when a project this stack owns does not permit Rollout or is not the stack's whitelist", async () => {
+            const config = verifyConfig();
+            const world = healthyCluster(config);
+            replace(world, "AppProject", "tenants", (o) => ({ ...o, spec: { ...(o.spec as object), namespaceResourceWhitelist: [{ group: "", kind: "Service" }, { group: "apps", kind: "*" }, { group: "gateway.networking.k8s.io", kind: "HTTPRoute" }] } }));
+            const results = await verify(config, world);
+            expectFail(results, "argocd.projects", /AppProject argocd\/tenants: AppProject argocd\/tenants \(argocd\.projects\.tenants\): spec\.namespaceResourceWhitelist does not permit argoproj\.io\/Rollout, argoproj\.io\/AnalysisTemplate, argoproj\.io\/AnalysisRun/);
+            expectFail(results, "argocd.projects", /spec\.namespaceResourceWhitelist is not the stack's \(owner: addon\)/);
+        });
+
+        it("argocd.projects judges a kept project by the program's own check (blacklist included)", async () => {
+            const config = shippedConfig("hub");
+            const world = healthyCluster(config);
+            replace(world, "AppProject", "tenants", (o) => ({ ...o, spec: { ...(o.spec as object), namespaceResourceBlacklist: [{ group: "argoproj.io", kind: "AnalysisRun" }] } }));
+            const results = await verify(config, world);
+            expectFail(results, "argocd.projects", /spec\.namespaceResourceBlacklist entry \{group: argoproj\.io, kind: AnalysisRun\} refuses argoproj\.io\/AnalysisRun/);
+            assert.doesNotMatch(found(results, "argocd.projects"), /not the stack's/, "nothing is expected of a kept project's other entries");
+        });
+
+        it("argocd.applicationsets fails for a generated Application without RespectIgnoreDifferences", async () => {
+            const config = verifyConfig();
+            const world = healthyCluster(config);
+            replace(world, "Application", "alpha-shop-prod", (o) => ({ ...o, spec: { ...(o.spec as object), syncPolicy: { automated: { selfHeal: true }, syncOptions: ["ServerSideApply=true"] } } }));
+            const results = await verify(config, world);
+            expectFail(results, "argocd.applicationsets", /Application argocd\/alpha-shop-prod: spec\.syncPolicy\.syncOptions lack RespectIgnoreDifferences=true.*\(generated by ApplicationSet tenant-apps\)/);
+        });
+
+        it("argocd.applicationsets judges a kept ApplicationSet by the program's own check: no weight rule, an array rule on Rollout", async () => {
+            const config = shippedConfig("hub");
+            const world = healthyCluster(config);
+            replace(world, "ApplicationSet", "tenant-apps", (o) => {
+                const spec = o.spec as { template: { spec: { ignoreDifferences: { kind: string }[] } } };
+                const rules = [...spec.template.spec.ignoreDifferences.filter((r) => r.kind !== "HTTPRoute"), { group: "argoproj.io", kind: "Rollout", jqPathExpressions: [".spec.template.spec.containers[]?.resources"] }];
+                return { ...o, spec: { ...spec, template: { ...spec.template, spec: { ...spec.template.spec, ignoreDifferences: rules } } } };
+            });
+            const results = await verify(config, world);
+            expectFail(results, "argocd.applicationsets", /ApplicationSet argocd\/tenant-apps \(argocd\.applicationSets\.tenant-apps\): spec\.template\.spec\.ignoreDifferences has no rule for the canary weights of HTTPRoutes/);
+            expectFail(results, "argocd.applicationsets", /ignoreDifferences\[\d\] \(argoproj\.io\/Rollout\) reaches a Rollout with an array path/);
+        });
+
+        it("argocd.argocd-cm fails for a missing system key, a global array rule reaching Rollout, and the old global HTTPRoute weight rule", async () => {
+            const config = verifyConfig();
+            const world = healthyCluster(config);
+            replace(world, "ConfigMap", "argocd-cm", (o) => {
+                const data = { ...(o.data as Record<string, string>), ...fixture<Record<string, string>>("argocd-cm-global-array-rule.json") };
+                delete data["resource.customizations.ignoreDifferences.apps_Deployment"];
+                // What an earlier version of the program wrote to argocd-cm for every Application.
+                Object.assign(data, argocdCmIgnoreData([{ ...HTTPROUTE_WEIGHTS_RULE, jqPathExpressions: [".spec.rules[]?.backendRefs[]?.weight"] }]));
+                return { ...o, data };
+            });
+            const results = await verify(config, world);
+            expectFail(results, "argocd.argocd-cm", /no key resource\.customizations\.ignoreDifferences\.apps_Deployment \(argocd\.ignoreDifferences\)/);
+            expectFail(results, "argocd.argocd-cm", /ignoreDifferences\.all reaches argoproj\.io\/Rollout and jq path \.spec\.template\.spec\.containers\[\]\?\.resources is not a plain field path/);
+            expectFail(results, "argocd.argocd-cm", /ignoreDifferences\.gateway\.networking\.k8s\.io_HTTPRoute applies to gateway\.networking\.k8s\.io\/HTTPRoute: \.spec\.rules\[\]\?\.backendRefs\[\]\?\.weight in argocd-cm applies to every HTTPRoute of every Application/);
+        });
+
+        it("argocd.rbac fails without the approver policy key", async () => {
+            const config = verifyConfig();
+            const world = healthyCluster(config);
+            replace(world, "ConfigMap", "argocd-rbac-cm", (o) => ({ ...o, data: fixture<{ data: object }>("argocd-rbac-cm.json").data }));
+            const results = await verify(config, world);
+            expectFail(results, "argocd.rbac", /no key policy\.argo-rollouts-addon\.csv/);
+        });
+
+        it("skips every ArgoCD check when another cluster's ArgoCD syncs this one, naming that cluster", async () => {
+            const config = verifyConfig({ argocd: { runsOn: "platform", projects: undefined, applicationSets: undefined, ignoreDifferences: undefined, rbac: undefined } });
+            const results = await verify(config, healthyCluster(verifyConfig()));
+            assert.deepStrictEqual(["argocd.projects", "argocd.applicationsets", "argocd.argocd-cm", "argocd.rbac"].map((id) => status(results, id)), ["SKIP", "SKIP", "SKIP", "SKIP"]);
+            assert.match(results.get("argocd.projects")!.note!, /argocd\.runsOn is platform: the ArgoCD of cluster platform syncs this cluster's Applications; run verify for the stack of platform/);
+            assert.ok(!server!.requests.some((r) => r.includes("/namespaces/argocd/")), "nothing of ArgoCD is read on this cluster");
+        });
+    });
+
+    describe("metric path", () => {
+        it("metrics.templates expects the four metric templates and error-budget, and fails for a Job provider and another tenant", async () => {
+            const config = verifyConfig();
+            const world = healthyCluster(config);
+            let results = await verify(config, world);
+            assert.match(results.get("metrics.templates")!.note!, /^success-rate, success-rate-finite, latency-p99, latency-p99-finite, error-budget at http:\/\/mimir-gateway\.observability\.svc:80\/prometheus$/);
+            replace(world, "ClusterAnalysisTemplate", "latency-p99", (o) => ({ ...o, spec: { ...(o.spec as object), metrics: [fixture("job-provider-metric.json")] } }));
+            replace(world, "ClusterAnalysisTemplate", "error-budget", (o) => ({ ...o, spec: JSON.parse(JSON.stringify(o.spec).replace('"value":"hub"', '"value":"preprod"')) }));
+            results = await verify(config, world);
+            expectFail(results, "metrics.templates", /ClusterAnalysisTemplate latency-p99: metric success-rate uses the job provider, not prometheus/);
+            expectFail(results, "metrics.templates", /ClusterAnalysisTemplate error-budget: .* sends X-Scope-OrgID: preprod, this cluster's tenant is hub/);
+        });
+
+        it("metrics.templates fails for a finite template that never ends and a query without the stack's minRequests floor", async () => {
+            const config = verifyConfig();
+            const world = healthyCluster(config);
+            replace(world, "ClusterAnalysisTemplate", "success-rate-finite", (o) => {
+                const spec = o.spec as { metrics: Record<string, unknown>[] };
+                const { count: _count, ...metric } = spec.metrics[0];
+                return { ...o, spec: { ...spec, metrics: [metric] } };
+            });
+            replace(world, "ClusterAnalysisTemplate", "latency-p99", (o) => ({ ...o, spec: JSON.parse(JSON.stringify(o.spec).replace(/>= 50/g, ">= 5")) }));
+            const results = await verify(config, world);
+            expectFail(results, "metrics.templates", /success-rate-finite: metric success-rate has an interval and no count, so it runs indefinitely: a Rollout referencing success-rate-finite in a step or pre\/post-promotion analysis is refused \(InvalidSpec\)/);
+            expectFail(results, "metrics.templates", /latency-p99: spec\.metrics\[0\]\.provider\.prometheus\.query is .*>= 5\).*, the stack declares .*>= 50\)/);
+            assert.doesNotMatch(found(results, "metrics.templates"), /\.count is/, "the endless template is named once, in its own words");
+        });
+
+        it("metrics.query fails when Mimir refuses the tenant through the service proxy", async () => {
+            const config = verifyConfig();
+            const world = healthyCluster(config);
+            world.proxy = () => fixture<{ status: number; body: string }>("mimir-no-org-id.json");
+            const results = await verify(config, world);
+            expectFail(results, "metrics.query", /http:\/\/mimir-gateway\.observability\.svc:80\/prometheus \(tenant hub\): HTTP 401: no org id/);
+            assert.ok(server!.requests.some((r) => r.startsWith("GET /api/v1/namespaces/observability/services/mimir-gateway:80/proxy/prometheus/api/v1/query?query=count")));
+        });
+
+        it("metrics.query is skipped with the in-cluster command when verify may not use the service proxy", async () => {
+            const config = verifyConfig();
+            const world = healthyCluster(config);
+            world.authorizeSelf = (a) => ({ allowed: !(a.resource === "services" && a.subresource === "proxy") });
+            const results = await verify(config, world);
+            assert.strictEqual(status(results, "metrics.query"), "SKIP");
+            assert.match(results.get("metrics.query")!.note!, /kubectl -n argo-rollouts debug .* --profile=restricted --image=registry\.test\.example\/mirror\/curlimages\/curl@sha256:d{64} -- curl -sS -H 'X-Scope-OrgID: hub'/);
+        });
+
+        it("metrics.query on a spoke calls its read endpoint directly and skips when it is out of reach", async () => {
+            const raw = { cluster: { name: "preprod", role: "spoke", mimirTenant: "preprod", eksClusterName: "platform-preprod" }, mimir: { readEndpoint: "https://mimir-preprod.hub.test.example/prometheus" }, spokes: undefined };
+            const config = verifyConfig(raw);
+            const world = healthyCluster(config);
+            const calls: { url: string; headers: Record<string, string> }[] = [];
+            let results = await verify(config, world, {
+                httpGet: async (url, headers) => {
+                    calls.push({ url, headers });
+                    return { status: 200, body: JSON.stringify(fixture("prometheus-vector.json")) };
+                },
+            });
+            expectPass(results, "metrics.query");
+            assert.strictEqual(status(results, "metrics.spoke-routes"), "SKIP");
+            assert.strictEqual(calls[0].url, "https://mimir-preprod.hub.test.example/prometheus/api/v1/query?query=count(http_server_request_duration_seconds_count)");
+            assert.deepStrictEqual(calls[0].headers, { "X-Scope-OrgID": "preprod" });
+            results = await verify(config, world, { httpGet: async () => Promise.reject(new Error("getaddrinfo ENOTFOUND mimir-preprod.hub.test.example")) });
+            assert.strictEqual(status(results, "metrics.query"), "SKIP");
+            assert.match(results.get("metrics.query")!.note!, /not reachable from here .*ENOTFOUND.*kubectl -n argo-rollouts debug/);
+        });
+
+        it("metrics.spoke-routes fails for a route that adds the tenant header or is not accepted (pushRouteOwner addon)", async () => {
+            const config = verifyConfig();
+            const world = healthyCluster(config);
+            replace(world, "HTTPRoute", "mimir-spoke-preprod", (o) => {
+                const text = JSON.stringify(o).replace(/"set":\[/g, '"add":[').replace('"status":"True","reason":"ResolvedRefs"', '"status":"False","reason":"BackendNotFound"');
+                return JSON.parse(text) as typeof o;
+            });
+            const results = await verify(config, world);
+            expectFail(results, "metrics.spoke-routes", /HTTPRoute observability\/mimir-spoke-preprod: rule 0 \(PathPrefix \/api\/v1\/push\) adds X-Scope-OrgID instead of setting it/);
+            expectFail(results, "metrics.spoke-routes", /reaches Mimir setting X-Scope-OrgID to nothing, not preprod/);
+            expectFail(results, "metrics.spoke-routes", /parent internal: ResolvedRefs=False \(BackendNotFound/);
+        });
+
+        it("metrics.spoke-routes checks only the read route beside the observability module's ingest route, and refuses a path Mimir's read rule does not name", async () => {
+            const config = verifyConfig({ mimir: { pushRouteOwner: "observability" } });
+            const world = healthyCluster(config);
+            let results = await verify(config, world);
+            expectPass(results, "metrics.spoke-routes");
+            assert.strictEqual(results.get("metrics.spoke-routes")!.note, "mimir-spoke-preprod-read (read)");
+            assert.ok(!server!.requests.some((r) => r.endsWith("/httproutes/mimir-spoke-preprod")), "the observability module's route is not the hub stack's to check");
+            replace(world, "HTTPRoute", "mimir-spoke-preprod-read", (o) => {
+                const spec = o.spec as { rules: { matches: { path: { type: string; value: string } }[] }[] };
+                const rules = spec.rules.map((r) => ({ ...r, matches: [...r.matches, { path: { type: "PathPrefix", value: "/prometheus" } }] }));
+                return { ...o, spec: { ...spec, rules } };
+            });
+            results = await verify(config, world);
+            expectFail(results, "metrics.spoke-routes", /HTTPRoute observability\/mimir-spoke-preprod-read: routes PathPrefix \/prometheus, which the hub does not declare/);
+        });
+
+        it("metrics.spoke-routes fails when the read route is missing, and is skipped when the hub declares no route", async () => {
+            const config = verifyConfig({ mimir: { pushRouteOwner: "observability" } });
+            const world = healthyCluster(config);
+            world.objects = world.objects.filter((o) => o.metadata?.name !== "mimir-spoke-preprod-read");
+            expectFail(await verify(config, world), "metrics.spoke-routes", /mimir-spoke-preprod-read: not found/);
+            const quiet = verifyConfig({ mimir: { pushRouteOwner: "observability" }, spokes: [{ name: "preprod", tenant: "preprod", hostname: "mimir-preprod.hub.test.example", query: false }] });
+            assert.strictEqual(status(await verify(quiet, healthyCluster(quiet)), "metrics.spoke-routes"), "SKIP");
+        });
+    });
+
+    describe("smoke canary", () => {
+        it("smoke.outcome fails when the canary is paused on an inconclusive gate", async () => {
+            const config = verifyConfig();
+            const world = healthyCluster(config);
+            setSmokeStatus(world, config, fixture("smoke-status-paused-inconclusive.json"));
+            const results = await verify(config, world);
+            expectFail(results, "smoke.outcome", /Rollout rollouts-smoke\/rollouts-smoke: is paused, expected promoted: phase Paused \(InconclusiveAnalysisRun\)/);
+        });
+
+        it("smoke.outcome passes for failGate when the gate aborted the canary and traffic is back on stable", async () => {
+            const config = verifyConfig({ smokeTest: { failGate: true } });
+            const world = healthyCluster(config);
+            setSmokeStatus(world, config, fixture("smoke-status-aborted.json"), 5);
+            world.objects.push(fixture("analysisrun-failed.json"));
+            const results = await verify(config, world);
+            expectPass(results, "smoke.outcome");
+            assert.match(results.get("smoke.outcome")!.note!, /pod hash 7f6b8d9c55, gate runs: Background Failed/);
+        });
+
+        it("smoke.outcome fails for failGate when the run errored instead of failing, traffic stayed on the canary, or the template is not the stack's", async () => {
+            const config = verifyConfig({ smokeTest: { failGate: true } });
+            const world = healthyCluster(config);
+            setSmokeStatus(world, config, fixture("smoke-status-aborted.json"), 5);
+            const run = fixture("analysisrun-failed.json");
+            world.objects.push({ ...run, status: { ...(run.status as object), phase: "Error" } });
+            replace(world, "HTTPRoute", "rollouts-smoke", (o) => JSON.parse(JSON.stringify(o).replace('"weight":0', '"weight":25')) as typeof o);
+            let results = await verify(config, world);
+            expectFail(results, "smoke.outcome", /no Background AnalysisRun of pod hash 7f6b8d9c55 Failed \(Background Error\)/);
+            expectFail(results, "smoke.outcome", /HTTPRoute rollouts-smoke\/rollouts-smoke: rollouts-smoke-canary still has weight 25 after the abort/);
+            // The Rollout still carries the healthy template: the last `up` with failGate did not land.
+            results = await verify(config, healthyCluster(verifyConfig()));
+            expectFail(results, "smoke.outcome", /its pod template is not the stack's/);
+        });
+
+        it("smoke.outcome (blue/green) passes when promoted: stableRS is the current hash and the active Service selects it", async () => {
+            const config = verifyConfig({ smokeTest: { strategy: "blueGreen" } });
+            const world = healthyCluster(config);
+            const run = fixture("analysisrun-failed-prepromotion.json");
+            for (const [type, infix] of [["PrePromotion", "pre"], ["PostPromotion", "post"]]) {
+                world.objects.push({ ...run, metadata: { ...run.metadata, name: `rollouts-smoke-58d4c7f9b6-4-${infix}`, labels: { ...run.metadata?.labels, "rollouts-pod-template-hash": "58d4c7f9b6", "rollout-type": type } }, status: { phase: "Successful" } });
+            }
+            const results = await verify(config, world);
+            expectPass(results, "smoke.outcome");
+            assert.match(results.get("smoke.outcome")!.what, /the smoke Rollout \(blueGreen\) is promoted/);
+            assert.match(results.get("smoke.outcome")!.note!, /gate runs: PrePromotion Successful, PostPromotion Successful/);
+        });
+
+        it("smoke.outcome (blue/green) fails when the active Service is not on the promoted hash, or the Rollout still runs the canary strategy", async () => {
+            const config = verifyConfig({ smokeTest: { strategy: "blueGreen" } });
+            const world = healthyCluster(config);
+            replace(world, "Service", "rollouts-smoke-active", (o) => JSON.parse(JSON.stringify(o).replace('"rollouts-pod-template-hash":"58d4c7f9b6"', '"rollouts-pod-template-hash":"4c8b9d7f6a"')) as typeof o);
+            expectFail(await verify(config, world), "smoke.outcome", /Service rollouts-smoke\/rollouts-smoke-active: selects rollouts-pod-template-hash=4c8b9d7f6a, the promoted version is 58d4c7f9b6/);
+            expectFail(await verify(config, healthyCluster(verifyConfig())), "smoke.outcome", /its strategy is not the stack's blueGreen/);
+        });
+
+        it("smoke.outcome (blue/green) passes for failGate when the preview gate aborted it before the switch: the active Service never left stable", async () => {
+            const config = verifyConfig({ smokeTest: { strategy: "blueGreen", failGate: true } });
+            const world = healthyCluster(config);
+            setSmokeStatus(world, config, fixture("smoke-status-bluegreen-aborted.json"), 5);
+            world.objects.push(fixture("analysisrun-failed-prepromotion.json"));
+            const results = await verify(config, world);
+            expectPass(results, "smoke.outcome");
+            assert.match(results.get("smoke.outcome")!.note!, /gate runs: PrePromotion Failed/);
+        });
+
+        it("smoke.outcome (blue/green) fails for failGate when the active Service selects the aborted version, or only another kind of run failed", async () => {
+            const config = verifyConfig({ smokeTest: { strategy: "blueGreen", failGate: true } });
+            const world = healthyCluster(config);
+            setSmokeStatus(world, config, fixture("smoke-status-bluegreen-aborted.json"), 5);
+            world.objects.push(fixture("analysisrun-failed.json"));
+            replace(world, "Service", "rollouts-smoke-active", (o) => JSON.parse(JSON.stringify(o).replace('"rollouts-pod-template-hash":"58d4c7f9b6"', '"rollouts-pod-template-hash":"7f6b8d9c55"')) as typeof o);
+            const results = await verify(config, world);
+            expectFail(results, "smoke.outcome", /Service rollouts-smoke\/rollouts-smoke-active: selects rollouts-pod-template-hash=7f6b8d9c55, after the abort it must be back on the stable ReplicaSet 58d4c7f9b6/);
+            expectFail(results, "smoke.outcome", /no PrePromotion or PostPromotion AnalysisRun of pod hash 7f6b8d9c55 Failed \(no gate runs\)/);
+        });
+
+        it("smoke.outcome expects the plan the smoke stage builds: this cluster's gate timing, and blue/green's preview gate", async () => {
+            const slow = verifyConfig({ analysis: { initialDelay: "8m" } });
+            expectPass(await verify(slow, healthyCluster(slow)), "smoke.outcome");
+            // The smoke Rollout as the default timing would pause it: each weight ends before this cluster's gate measures.
+            expectFail(await verify(slow, healthyCluster(verifyConfig())), "smoke.outcome", /its strategy is not the stack's canary \(spec\.strategy\.canary\.steps\[1\]\.pause\.duration is "6m", the stack declares "9m"/);
+            const blueGreen = verifyConfig({ smokeTest: { strategy: "blueGreen" } });
+            const world = healthyCluster(blueGreen);
+            replace(world, "Rollout", "rollouts-smoke", (o) => {
+                const spec = o.spec as { strategy: { blueGreen: Record<string, unknown> } };
+                const { prePromotionAnalysis: _gate, ...rest } = spec.strategy.blueGreen;
+                return { ...o, spec: { ...spec, strategy: { blueGreen: rest } } };
+            });
+            expectFail(await verify(blueGreen, world), "smoke.outcome", /spec\.strategy\.blueGreen\.prePromotionAnalysis is nothing/);
+        });
+
+        it("smoke.outcome waits with --smoke-timeout until the canary settles", async () => {
+            const config = verifyConfig();
+            const world = healthyCluster(config);
+            const progressing = { ...fixture<Record<string, unknown>>("smoke-status-promoted.json"), phase: "Progressing", stableRS: "4c8b9d7f6a" };
+            setSmokeStatus(world, config, progressing);
+            let clock = NOW.getTime();
+            let looks = 0;
+            const results = await verify(config, world, {
+                smokeTimeoutSeconds: 600,
+                now: () => new Date(clock),
+                sleep: async (ms) => {
+                    clock += ms;
+                    if (++looks === 3) {
+                        setSmokeStatus(world, config, fixture("smoke-status-promoted.json"));
+                    }
+                },
+            });
+            expectPass(results, "smoke.outcome");
+            assert.strictEqual(looks, 3);
+        });
+
+        it("smoke.outcome is skipped when the smoke test is off", async () => {
+            const config = verifyConfig({ smokeTest: { enabled: false, hostname: undefined, image: undefined, loadImage: undefined } });
+            const results = await verify(config, healthyCluster(verifyConfig()));
+            assert.strictEqual(status(results, "smoke.outcome"), "SKIP");
+        });
+    });
+
+    describe("reads the API server refuses", () => {
+        it("fail the checks that needed them, pointing at verify's own permissions", async () => {
+            const config = verifyConfig();
+            const world = healthyCluster(config);
+            server = await startFakeApiServer(world);
+            const cluster = await connect({ connection: config.cluster.connection, kubeconfig: server.kubeconfig, context: "fake" });
+            const forbidden = { ...cluster, list: async (p: string, s?: string) => (p.includes("rolebindings") ? Promise.reject(new ReadError(p, 403, `GET ${p}: 403 forbidden`)) : cluster.list(p, s)) };
+            const results = new Map((await runVerify(config, forbidden, defaultOptions({ now: () => NOW }))).map((r) => [r.id, r]));
+            assert.strictEqual(status(results, "rbac.editor-cannot-promote"), "FAIL");
+            assert.strictEqual(results.get("rbac.editor-cannot-promote")!.readme, README.permissions);
+            assert.strictEqual(status(results, "crds.established"), "PASS");
+        });
+    });
+});
+
+describe("verify's client, arguments and output", () => {
+    it("loads the ES-module client through a real dynamic import", async () => {
+        const k8s = await loadClient();
+        assert.strictEqual(typeof k8s.KubeConfig, "function");
+    });
+
+    it("connects to EKS like the program: describe-cluster's endpoint and CA, token from aws eks get-token", async () => {
+        const k8s = await loadClient();
+        const kc = await kubeConfigFor(k8s, {
+            connection: { kind: "eks", clusterName: "platform-hub", region: "eu-west-1" },
+            describeEks: async () => ({ endpoint: "https://ABC.gr7.eu-west-1.eks.amazonaws.com", certificateAuthority: Buffer.from("ca").toString("base64") }),
+        });
+        assert.strictEqual(kc.getCurrentCluster()?.server, "https://ABC.gr7.eu-west-1.eks.amazonaws.com");
+        const exec = kc.getCurrentUser()?.exec as { command: string; args: string[] };
+        assert.strictEqual(exec.command, "aws");
+        assert.deepStrictEqual(exec.args.slice(0, 4), ["eks", "get-token", "--cluster-name", "platform-hub"]);
+    });
+
+    it("refuses an unknown kubeconfig context and an unreachable API server as connection errors", async () => {
+        const server = await startFakeApiServer({ objects: [] });
+        await assert.rejects(connect({ connection: { kind: "kubeconfig", context: "nope" }, kubeconfig: server.kubeconfig }), (e: Error) => e instanceof ConnectionError && /no context "nope"/.test(e.message));
+        const url = server.url;
+        const kubeconfig = fs.readFileSync(server.kubeconfig, "utf8");
+        await server.close();
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "verify-gone-"));
+        fs.writeFileSync(path.join(dir, "config"), kubeconfig);
+        await assert.rejects(connect({ connection: { kind: "kubeconfig", context: "fake", path: path.join(dir, "config") } }), (e: Error) => e instanceof ConnectionError && e.message.includes(url));
+        fs.rmSync(dir, { recursive: true, force: true });
+    });
+
+    it("parses its arguments and refuses bad ones", () => {
+        assert.deepStrictEqual(
+            { ...parseVerifyArgs(["--stack", "hub", "--json", "--context", "ctx", "--smoke-timeout", "900"]), configDir: "" },
+            { stack: "hub", json: true, context: "ctx", kyvernoNamespace: "kyverno", smokeTimeoutSeconds: 900, configDir: "", printRole: false },
+        );
+        assert.throws(() => parseVerifyArgs([]), /usage: npm run verify -- --stack <name>/);
+        assert.strictEqual(parseVerifyArgs(["--print-role"]).printRole, true);
+        assert.throws(() => parseVerifyArgs(["--stack", "hub", "--smoke-timeout", "soon"]), /whole seconds/);
+        assert.throws(() => parseVerifyArgs(["--stack", "hub", "--force"]), /unknown argument --force/);
+    });
+
+    describe("exit status", () => {
+        let dir: string;
+        let server: FakeApiServer;
+        const writeStack = (cluster: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+            fs.writeFileSync(
+                path.join(dir, "Pulumi.test.yaml"),
+                YAML.stringify({
+                    config: {
+                        "argo-rollouts-addon:cluster": { name: "hub", role: "hub", mimirTenant: "hub", ...cluster },
+                        "argo-rollouts-addon:gateway": { name: "internal", namespace: "gateway-system", listener: "https" },
+                        "argo-rollouts-addon:imageRegistry": "registry.test.example/mirror",
+                        "argo-rollouts-addon:plugin": { delivery: "download", sha256: "a".repeat(64) },
+                        ...extra,
+                    },
+                }),
+            );
+        beforeEach(async () => {
+            dir = fs.mkdtempSync(path.join(os.tmpdir(), "verify-stack-"));
+            const config = verifyConfig();
+            server = await startFakeApiServer(healthyCluster(config));
+        });
+        afterEach(async () => {
+            await server.close();
+            fs.rmSync(dir, { recursive: true, force: true });
+        });
+
+        it("is 1 with a FAIL (the stack file's kubeconfig connection), with --json for pipelines", async () => {
+            writeStack({ kubeconfigContext: "fake", kubeconfigPath: server.kubeconfig });
+            const out: string[] = [];
+            const code = await verifyMain(["--stack", "test", "--config-dir", dir, "--json"], (s) => out.push(s), () => undefined);
+            assert.strictEqual(code, 1);
+            const report = JSON.parse(out.join("\n")) as { stack: string; results: CheckResult[]; summary: Record<string, number> };
+            assert.strictEqual(report.stack, "test");
+            // This stack file has no spokes, ArgoCD objects or smoke test: what it lacks against the
+            // healthy world shows up, and the rest passes.
+            assert.ok(report.summary.PASS > 10);
+            assert.ok(report.results.every((r) => ["PASS", "FAIL", "SKIP"].includes(r.status) && r.readme.startsWith("#verify")));
+            assert.deepStrictEqual(server.violations, []);
+        });
+
+        it("is 2 for a bad stack file, failing the way the program fails", async () => {
+            writeStack({ kubeconfigContext: "fake", role: "primary" });
+            const errors: string[] = [];
+            const code = await verifyMain(["--stack", "test", "--config-dir", dir], () => undefined, (s) => errors.push(s));
+            assert.strictEqual(code, 2);
+            assert.match(errors.join("\n"), /stack "test": invalid configuration[\s\S]*argo-rollouts-addon:cluster\.role = "primary": must be one of hub, spoke/);
+        });
+
+        it("is 2 when the cluster cannot be reached, and for bad arguments", async () => {
+            writeStack({ kubeconfigContext: "missing-context", kubeconfigPath: server.kubeconfig });
+            const errors: string[] = [];
+            assert.strictEqual(await verifyMain(["--stack", "test", "--config-dir", dir], () => undefined, (s) => errors.push(s)), 2);
+            assert.match(errors.join("\n"), /stack "test": cannot verify: kubeconfig .* has no context "missing-context"/);
+            assert.strictEqual(await verifyMain(["--json"], () => undefined, () => undefined), 2);
+        });
+    });
+
+    it("prints one line per check and, under a FAIL, the object, what was found and the README section", () => {
+        const report = {
+            stack: "hub",
+            cluster: "hub",
+            server: "https://k8s.test",
+            results: [
+                { id: "crds.established", status: "PASS" as const, what: "CRDs established", findings: [], readme: README.crds },
+                { id: "smoke.outcome", status: "SKIP" as const, what: "smoke", findings: [], note: "smokeTest.enabled is false", readme: README.smoke },
+                { id: "controller.leader", status: "FAIL" as const, what: "one leader", findings: [{ object: "Lease argo-rollouts/argo-rollouts-controller-lock", found: "no holder" }], readme: README.crds },
+            ],
+        };
+        const lines = formatText(report).split("\n");
+        assert.match(lines[1], /^PASS {2}crds\.established +CRDs established$/);
+        assert.match(lines[2], /^SKIP {2}smoke\.outcome +smoke \(smokeTest\.enabled is false\)$/);
+        assert.match(lines[3], /^FAIL {2}controller\.leader +one leader$/);
+        assert.strictEqual(lines[4], "      Lease argo-rollouts/argo-rollouts-controller-lock: no holder");
+        assert.strictEqual(lines[5], "      read: README.md#verify-crds-and-controller");
+        assert.strictEqual(exitCode(report.results), 1);
+        assert.strictEqual(exitCode(report.results.slice(0, 2)), 0);
+        assert.deepStrictEqual(JSON.parse(formatJson(report)).summary, { PASS: 1, FAIL: 1, SKIP: 1 });
+    });
+
+    it("every README section a check points at exists", () => {
+        const readme = fs.readFileSync(path.join(__dirname, "..", "README.md"), "utf8");
+        // GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens.
+        const anchors = new Set([...readme.matchAll(/^#+ (.+)$/gm)].map((m) => `#${m[1].trim().toLowerCase().replace(/[^a-z0-9 -]/g, "").replace(/ /g, "-")}`));
+        for (const anchor of Object.values(README)) {
+            assert.ok(anchors.has(anchor), `README has no heading for ${anchor}`);
+        }
+        // And every link inside the README, the verify tables' included, reaches a heading.
+        const broken = [...readme.matchAll(/\]\((#[^)]+)\)/g)].map((m) => m[1]).filter((a) => !anchors.has(a));
+        assert.deepStrictEqual(broken, []);
+    });
+
+    it("the program's controller RBAC grants every call of the Rollout path verify asks about", () => {
+        const cluster = controllerClusterRules({ tcpRoutes: false, tlsRoutes: false });
+        const namespaced = controllerNamespaceRules();
+        const missing = ROLLOUT_PATH_CALLS.filter((c) => !(c.scope === "cluster" ? cluster : [...cluster, ...namespaced]).some((r) => ruleAllows(r, c)));
+        assert.deepStrictEqual(missing, []);
+    });
+
+    it("matches RBAC rules like the RBAC authorizer (wildcards, subresources, resource names)", () => {
+        const q = { verb: "patch", group: "argoproj.io", resource: "rollouts", subresource: "status" };
+        assert.ok(ruleAllows({ apiGroups: ["*"], resources: ["*"], verbs: ["*"] }, q));
+        assert.ok(ruleAllows({ apiGroups: ["argoproj.io"], resources: ["*/status"], verbs: ["patch"] }, q));
+        assert.ok(!ruleAllows({ apiGroups: ["argoproj.io"], resources: ["rollouts"], verbs: ["patch"] }, q));
+        assert.ok(!ruleAllows({ apiGroups: ["argoproj.io"], resources: ["rollouts/status"], verbs: ["patch"], resourceNames: ["one"] }, q));
+    });
+});

@@ -1,0 +1,117 @@
+/**
+ * Verifies a stack's live cluster after `pulumi up`, requirement by requirement (ADR-056).
+ *
+ *   npm run verify -- --stack hub [--json] [--kubeconfig <file>] [--context <name>]
+ *                     [--kyverno-namespace kyverno] [--smoke-timeout <seconds>] [--config-dir <dir>]
+ *   npm run verify -- --print-role [--stack hub]   # the read-only ClusterRole verify's identity needs
+ *
+ * Exit status: 0 every check passed or was skipped, 1 a check failed, 2 usage, configuration or
+ * connection error (no check ran).
+ */
+import * as path from "path";
+import * as YAML from "yaml";
+import { verifyClusterRole } from "./verify/access";
+import { ConnectionError, connect } from "./verify/cluster";
+import { configFromStackFile, defaultOptions, runVerify } from "./verify/index";
+import { exitCode, formatJson, formatText } from "./verify/report";
+import { REPO_ROOT, readStackFile } from "./stackFile";
+
+const USAGE =
+    "usage: npm run verify -- --stack <name> [--json] [--kubeconfig <file>] [--context <name>] [--kyverno-namespace <ns>] [--smoke-timeout <seconds>] [--config-dir <dir>] | --print-role [--stack <name>]";
+
+export interface VerifyArgs {
+    stack: string;
+    json: boolean;
+    kubeconfig?: string;
+    context?: string;
+    kyvernoNamespace: string;
+    smokeTimeoutSeconds: number;
+    configDir: string;
+    /** Print the ClusterRole verify needs and check nothing. */
+    printRole: boolean;
+}
+
+export class UsageError extends Error {}
+
+export function parseVerifyArgs(argv: readonly string[]): VerifyArgs {
+    const args: Partial<VerifyArgs> & { json: boolean; printRole: boolean } = { json: false, kyvernoNamespace: "kyverno", smokeTimeoutSeconds: 0, configDir: REPO_ROOT, printRole: false };
+    const value = (i: number): string => {
+        const v = argv[i + 1];
+        if (v === undefined || v.startsWith("--")) {
+            throw new UsageError(`${argv[i]} needs a value; ${USAGE}`);
+        }
+        return v;
+    };
+    for (let i = 0; i < argv.length; i++) {
+        switch (argv[i]) {
+            case "--stack":
+                args.stack = value(i++);
+                break;
+            case "--json":
+                args.json = true;
+                break;
+            case "--print-role":
+                args.printRole = true;
+                break;
+            case "--kubeconfig":
+                args.kubeconfig = path.resolve(value(i++));
+                break;
+            case "--context":
+                args.context = value(i++);
+                break;
+            case "--kyverno-namespace":
+                args.kyvernoNamespace = value(i++);
+                break;
+            case "--smoke-timeout": {
+                const n = Number(value(i++));
+                if (!Number.isInteger(n) || n < 0) {
+                    throw new UsageError(`--smoke-timeout takes whole seconds, got ${argv[i]}`);
+                }
+                args.smokeTimeoutSeconds = n;
+                break;
+            }
+            case "--config-dir":
+                args.configDir = path.resolve(value(i++));
+                break;
+            default:
+                throw new UsageError(`unknown argument ${argv[i]}; ${USAGE}`);
+        }
+    }
+    if (!args.stack && !args.printRole) {
+        throw new UsageError(USAGE);
+    }
+    return args as VerifyArgs;
+}
+
+/** Runs verify for the arguments; returns the exit status. Output goes to `out`, errors to `err`. */
+export async function verifyMain(argv: readonly string[], out: (s: string) => void = console.log, err: (s: string) => void = console.error): Promise<number> {
+    let args: VerifyArgs;
+    try {
+        args = parseVerifyArgs(argv);
+    } catch (e) {
+        err((e as Error).message);
+        return 2;
+    }
+    try {
+        if (args.printRole) {
+            out(YAML.stringify(verifyClusterRole(args.stack ? configFromStackFile(readStackFile(args.stack, args.configDir)) : undefined)).trimEnd());
+            return 0;
+        }
+        // The same stack file and the same validation as the program: a bad file fails the same way.
+        const config = configFromStackFile(readStackFile(args.stack, args.configDir));
+        const cluster = await connect({ connection: config.cluster.connection, kubeconfig: args.kubeconfig, context: args.context });
+        const results = await runVerify(config, cluster, defaultOptions({ kyvernoNamespace: args.kyvernoNamespace, smokeTimeoutSeconds: args.smokeTimeoutSeconds }));
+        const report = { stack: args.stack, cluster: config.cluster.name, server: cluster.server, results };
+        out(args.json ? formatJson(report) : formatText(report));
+        return exitCode(results);
+    } catch (e) {
+        err(e instanceof ConnectionError ? `stack "${args.stack}": cannot verify: ${e.message}` : (e as Error).message);
+        return 2;
+    }
+}
+
+if (require.main === module) {
+    verifyMain(process.argv.slice(2)).then((code) => {
+        process.exitCode = code;
+    });
+}

@@ -1,0 +1,254 @@
+/**
+ * ArgoCD (ADR-056 D2 and the as-built corrections), on the cluster whose ArgoCD syncs this
+ * cluster's Applications (`argocd.runsOn`): projects permit the Rollout kinds, tenant
+ * ApplicationSets (and the Applications they generate) carry the canary ignore rules with
+ * RespectIgnoreDifferences, argocd-cm has this stack's system rules and no rule that freezes a
+ * Rollout or a canary route, and argocd-rbac-cm reserves the Rollout actions to the approver.
+ *
+ * Objects another owner keeps (`owner: external`) are judged by the program's own checks
+ * (components/argocd/verify.ts, the ones the preview runs); objects this stack patches
+ * (`owner: addon`) must also still carry exactly what the stack wrote.
+ */
+import * as YAML from "yaml";
+import {
+    BUILTIN_KINDS,
+    COMPARE_OPTIONS_ANNOTATION,
+    HTTPROUTE,
+    KeptObjectRef,
+    LiveAppProject,
+    LiveApplicationSet,
+    RESPECT_IGNORE_DIFFERENCES,
+    ROLLOUT,
+    ResourceIgnoreDifferences,
+    appProjectProblems,
+    applicationSetPatch,
+    applicationSetProblems,
+    argocdCmIgnoreData,
+    canaryRuleReasons,
+    coversSelectorKey,
+    coversWeights,
+    expandAllKinds,
+    fromApplicationRule,
+    kindLabel,
+    projectWhitelist,
+    rolloutArrayPathReasons,
+} from "../../../components/argocd";
+import { ROLLOUT_ACTIONS_POLICY_KEY, rolloutActionsPolicyCsv } from "../../../components/argocd/rbac";
+import type { GroupKind, IgnoreRule } from "../../../components/config/admission";
+import type { KubeObject } from "../cluster";
+import { CheckGroup, asArray, asRecord, canonical, field, nameOf, ref } from "../context";
+import { CheckResult, Finding, README, outcome, skipped } from "../report";
+
+const ARGO = "/apis/argoproj.io/v1alpha1";
+const IGNORE_KEY_PREFIX = "resource.customizations.ignoreDifferences.";
+
+/** What an Application spec (or an ApplicationSet's template spec) lacks of what the stack patched in. */
+export function missingTenantSettings(spec: unknown, annotations: Record<string, string>, expected: { syncOptions: string[]; ignoreDifferences: unknown[]; annotations: Record<string, string> }): string[] {
+    const out: string[] = [];
+    const options = asArray<string>(field(spec, "syncPolicy", "syncOptions"));
+    for (const o of expected.syncOptions) {
+        if (!options.includes(o)) {
+            out.push(`syncOptions lack ${o}${options.length ? ` (has: ${options.join(", ")})` : ""}`);
+        }
+    }
+    const rules = new Set(asArray(field(spec, "ignoreDifferences")).map(canonical));
+    for (const r of expected.ignoreDifferences) {
+        if (!rules.has(canonical(r))) {
+            out.push(`ignoreDifferences lack ${canonical(r)}`);
+        }
+    }
+    for (const [k, v] of Object.entries(expected.annotations)) {
+        if (annotations[k] !== v) {
+            out.push(`annotation ${k} is ${annotations[k] === undefined ? "missing" : `"${annotations[k]}"`}, expected "${v}"`);
+        }
+    }
+    return out;
+}
+
+/**
+ * What a generated Application lacks for a canary, by the same rules the program applies to an
+ * ApplicationSet's template (components/argocd/verify.ts): an ApplicationSet's `templatePatch` or
+ * a generator's values can override the template, so the rendered Applications are read too.
+ */
+export function applicationProblems(app: KubeObject): string[] {
+    const spec = field(app, "spec");
+    const out: string[] = [];
+    const options = asArray<string>(field(spec, "syncPolicy", "syncOptions"));
+    if (!options.includes(RESPECT_IGNORE_DIFFERENCES)) {
+        out.push(`spec.syncPolicy.syncOptions lack ${RESPECT_IGNORE_DIFFERENCES}: a sync triggered by any other change reverts the plugin's weights and the controller's selector key (ADR-056 as-built 2026-06-27)`);
+    }
+    const rules = asArray<ResourceIgnoreDifferences>(field(spec, "ignoreDifferences"));
+    if (!rules.some(coversSelectorKey)) {
+        out.push("spec.ignoreDifferences has no rule for the Service selector key rollouts-pod-template-hash: selfHeal reverts the controller's selector switch (ADR-056 as-built #871)");
+    }
+    if (!rules.some(coversWeights)) {
+        out.push("spec.ignoreDifferences has no rule for the canary weights of HTTPRoutes: selfHeal reverts the plugin's weights mid-canary (ADR-056 as-built 2026-06-26)");
+    }
+    rules.forEach((raw, i) => {
+        const reasons = rolloutArrayPathReasons(fromApplicationRule(raw));
+        if (reasons.length > 0) {
+            out.push(`spec.ignoreDifferences[${i}] reaches a Rollout with an array path (${reasons.join("; ")}): the sync keeps the Rollout's live arrays, images included (ADR-056 as-built 2026-07-14)`);
+        }
+    });
+    return out;
+}
+
+/** The kinds an argocd-cm ignoreDifferences key applies to: `.all` is every kind, else `<group>_<Kind>` or `<Kind>`. */
+export function keyKinds(key: string): readonly Readonly<GroupKind>[] {
+    const suffix = key.slice(IGNORE_KEY_PREFIX.length);
+    if (suffix === "all") {
+        // Every kind, CRDs included: what matters is what it does to a Rollout, a canary route
+        // and a Service (a built-in kind).
+        return [ROLLOUT, HTTPROUTE, ...BUILTIN_KINDS];
+    }
+    const cut = suffix.lastIndexOf("_");
+    return [cut < 0 ? { group: "", kind: suffix } : { group: suffix.slice(0, cut), kind: suffix.slice(cut + 1) }];
+}
+
+/**
+ * Why the rules under one argocd-cm key break a canary or freeze a Rollout, with the program's own
+ * reasons (components/argocd/ignoreRules.ts): an array path reaching Rollout (as-built
+ * 2026-07-14), an HTTPRoute rule into `spec.rules` or a whole-selector Service rule applied to
+ * every Application (as-built #871).
+ */
+export function systemRuleReasons(key: string, text: string): string[] {
+    let body: Record<string, unknown>;
+    try {
+        body = asRecord(YAML.parse(text) as unknown) as unknown as Record<string, unknown>;
+    } catch (e) {
+        return [`is not YAML: ${(e as Error).message}`];
+    }
+    const out = new Set<string>();
+    for (const gk of keyKinds(key)) {
+        const rule: IgnoreRule = {
+            ...gk,
+            jsonPointers: asArray<string>(body.jsonPointers),
+            jqPathExpressions: asArray<string>(body.jqPathExpressions),
+            managedFieldsManagers: asArray<string>(body.managedFieldsManagers),
+        };
+        for (const reason of rolloutArrayPathReasons(rule)) {
+            out.add(`reaches ${kindLabel(ROLLOUT)} and ${reason}: with RespectIgnoreDifferences a sync keeps a Rollout's live arrays, images included (ADR-056 as-built 2026-07-14)`);
+        }
+        for (const reason of canaryRuleReasons(rule, "system")) {
+            out.add(`applies to ${kindLabel(gk)}: ${reason}`);
+        }
+    }
+    return [...out];
+}
+
+const projectRef = (ns: string, name: string): KeptObjectRef => ({ namespace: ns, name, key: `argocd.projects.${name}` });
+const appSetRef = (ns: string, name: string): KeptObjectRef => ({ namespace: ns, name, key: `argocd.applicationSets.${name}` });
+
+export const argocdChecks: CheckGroup = async ({ config, cluster }) => {
+    const cfg = config.argocd;
+    const what = {
+        projects: "AppProjects permit the Rollout kinds",
+        appSets: "tenant ApplicationSets and their Applications respect the canary's ignore rules",
+        cm: "argocd-cm carries the stack's system rules and no rule that freezes a Rollout or a canary route",
+        rbac: "argocd-rbac-cm reserves the Rollout actions to the approver",
+    };
+    if (!cfg.local) {
+        const why = `argocd.runsOn is ${cfg.runsOn}: the ArgoCD of cluster ${cfg.runsOn} syncs this cluster's Applications; run verify for the stack of ${cfg.runsOn}, which lists these objects`;
+        return [
+            skipped("argocd.projects", what.projects, README.argocd, why),
+            skipped("argocd.applicationsets", what.appSets, README.argocd, why),
+            skipped("argocd.argocd-cm", what.cm, README.argocd, why),
+            skipped("argocd.rbac", what.rbac, README.argocd, why),
+        ];
+    }
+    const ns = cfg.namespace;
+    const results: CheckResult[] = [];
+
+    if (cfg.projects.length === 0) {
+        results.push(skipped("argocd.projects", what.projects, README.argocd, "no argocd.projects in the stack"));
+    } else {
+        const findings: Finding[] = [];
+        for (const p of cfg.projects) {
+            const live = await cluster.get(`${ARGO}/namespaces/${ns}/appprojects/${p.name}`);
+            const object = ref("AppProject", ns, p.name);
+            if (!live) {
+                findings.push({ object, found: `not found (argocd.projects.${p.name}, owner ${p.owner})` });
+                continue;
+            }
+            findings.push(...appProjectProblems(projectRef(ns, p.name), { spec: live.spec as LiveAppProject["spec"] }).map((found) => ({ object, found })));
+            if (p.owner === "addon") {
+                // The stack owns the whole whitelist (an atomic list of a CRD): another manager's edit shows here.
+                const want = projectWhitelist(p.namespaceResources);
+                const have = field(live, "spec", "namespaceResourceWhitelist");
+                if (canonical(have) !== canonical(want)) {
+                    findings.push({ object, found: `spec.namespaceResourceWhitelist is not the stack's (owner: addon): ${JSON.stringify(have ?? null)}; pulumi up restores it` });
+                }
+            }
+        }
+        results.push(outcome("argocd.projects", what.projects, README.argocd, findings, cfg.projects.map((p) => `${p.name} (${p.owner})`).join(", ")));
+    }
+
+    if (cfg.applicationSets.length === 0) {
+        results.push(skipped("argocd.applicationsets", what.appSets, README.argocd, "no argocd.applicationSets in the stack"));
+    } else {
+        const findings: Finding[] = [];
+        const apps = (await cluster.list(`${ARGO}/namespaces/${ns}/applications`)) ?? [];
+        let generated = 0;
+        for (const set of cfg.applicationSets) {
+            const live = await cluster.get(`${ARGO}/namespaces/${ns}/applicationsets/${set.name}`);
+            const object = ref("ApplicationSet", ns, set.name);
+            if (!live) {
+                findings.push({ object, found: `not found (argocd.applicationSets.${set.name}, owner ${set.owner})` });
+                continue;
+            }
+            findings.push(...applicationSetProblems(appSetRef(ns, set.name), { spec: live.spec as LiveApplicationSet["spec"] }).map((found) => ({ object, found })));
+            if (set.owner === "addon") {
+                const template = applicationSetPatch(set, ns, cfg.allKinds).spec.template;
+                const expected = { syncOptions: template.spec.syncPolicy.syncOptions, ignoreDifferences: template.spec.ignoreDifferences, annotations: template.metadata.annotations };
+                for (const found of missingTenantSettings(field(live, "spec", "template", "spec"), asRecord(field(live, "spec", "template", "metadata", "annotations")), expected)) {
+                    findings.push({ object, found: `template: ${found} (owner: addon; pulumi up restores it)` });
+                }
+            }
+            for (const app of apps.filter((a) => (a.metadata?.ownerReferences ?? []).some((o) => o.kind === "ApplicationSet" && o.name === set.name))) {
+                generated++;
+                const problems = applicationProblems(app);
+                if (set.owner === "addon" && (app.metadata?.annotations ?? {})[COMPARE_OPTIONS_ANNOTATION] === undefined) {
+                    problems.push(`annotation ${COMPARE_OPTIONS_ANNOTATION} is missing: Kyverno's mutations show as drift`);
+                }
+                findings.push(...problems.map((found) => ({ object: ref("Application", ns, nameOf(app)), found: `${found} (generated by ApplicationSet ${set.name})` })));
+            }
+        }
+        results.push(outcome("argocd.applicationsets", what.appSets, README.argocd, findings, `${cfg.applicationSets.map((s) => `${s.name} (${s.owner})`).join(", ")}; ${generated} generated Applications read`));
+    }
+
+    const cm = await cluster.get(`/api/v1/namespaces/${ns}/configmaps/argocd-cm`);
+    const cmObject = ref("ConfigMap", ns, "argocd-cm");
+    const cmFindings: Finding[] = [];
+    const expected = argocdCmIgnoreData(expandAllKinds(cfg.ignoreDifferences, cfg.allKinds));
+    if (!cm) {
+        cmFindings.push({ object: cmObject, found: `not found: does ArgoCD run in namespace ${ns} of this cluster? (argocd.namespace, argocd.runsOn)` });
+    } else {
+        const data = asRecord(cm.data);
+        for (const [key, value] of Object.entries(expected)) {
+            if (data[key] === undefined) {
+                cmFindings.push({ object: cmObject, found: `no key ${key} (argocd.ignoreDifferences)` });
+            } else if (canonical(YAML.parse(data[key])) !== canonical(YAML.parse(value))) {
+                cmFindings.push({ object: cmObject, found: `${key} differs from the stack's: ${data[key].trim().replace(/\n/g, " ")}` });
+            }
+        }
+        for (const key of Object.keys(data).filter((k) => k.startsWith(IGNORE_KEY_PREFIX)).sort()) {
+            for (const reason of systemRuleReasons(key, data[key])) {
+                cmFindings.push({ object: cmObject, found: `${key} ${reason}` });
+            }
+        }
+    }
+    const keys = Object.keys(expected).length;
+    results.push(outcome("argocd.argocd-cm", what.cm, README.argocd, cmFindings, keys ? `${keys} key(s) of argocd.ignoreDifferences` : "no argocd.ignoreDifferences: the stack writes nothing here"));
+
+    const csv = rolloutActionsPolicyCsv(cfg.rbac);
+    if (csv === undefined) {
+        results.push(skipped("argocd.rbac", what.rbac, README.argocd, "no argocd.rbac.approverRole in the stack"));
+    } else {
+        const rbacCm = await cluster.get(`/api/v1/namespaces/${ns}/configmaps/argocd-rbac-cm`);
+        const object = ref("ConfigMap", ns, "argocd-rbac-cm");
+        const have = asRecord(rbacCm?.data)[ROLLOUT_ACTIONS_POLICY_KEY];
+        const findings: Finding[] = !rbacCm ? [{ object, found: "not found" }] : have === undefined ? [{ object, found: `no key ${ROLLOUT_ACTIONS_POLICY_KEY}` }] : have.trim() !== csv.trim() ? [{ object, found: `${ROLLOUT_ACTIONS_POLICY_KEY} differs from the stack's policy` }] : [];
+        results.push(outcome("argocd.rbac", what.rbac, README.argocd, findings));
+    }
+    return results;
+};

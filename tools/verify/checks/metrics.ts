@@ -1,0 +1,304 @@
+/**
+ * The metric path (ADR-056 D5, as-built W8c): the shared templates query Mimir with this cluster's
+ * tenant through the Prometheus provider, that address answers for the tenant, and on the hub
+ * every spoke's route forces the spoke's tenant.
+ */
+import { TENANT_HEADER, inClusterMimirAddress } from "../../../components/mimir";
+import { HttpRouteSpec, spokeRoutes } from "../../../components/gateway/spokeRoutes";
+import { BEYLA_REQUESTS, ERROR_BUDGET, clusterAnalysisTemplateSpec, errorBudgetTemplateSpec, sharedTemplates } from "../../../components/rollouts/analysis";
+import type { AddonConfig } from "../../../components/config/types";
+import type { KubeObject } from "../cluster";
+import { CheckGroup, VerifyContext, asArray, canonical, condition, describeCondition, drift, field, ref } from "../context";
+import { CheckResult, Finding, README, outcome, skipped } from "../report";
+
+/** The query verify sends: the series the success-rate gate reads, counted, in this tenant only. */
+export const PROBE_QUERY = `count(${BEYLA_REQUESTS})`;
+
+/** The address the program gives the templates, when verify can know it from the stack file. */
+export function expectedAddress(config: AddonConfig): string | undefined {
+    if (config.cluster.role === "hub") {
+        return inClusterMimirAddress(config.metrics.mimir);
+    }
+    const source = config.metrics.readEndpoint;
+    return source?.kind === "url" ? source.url : undefined;
+}
+
+export interface PrometheusProvider {
+    address?: string;
+    headers?: { key: string; value: string }[];
+}
+
+/** A shared template as the stack declares it, for an address (the stack's, or the live one when only the hub stack knows it). */
+export interface DeclaredTemplate {
+    name: string;
+    /** `finite` templates must end: they are referenced in steps and pre/post-promotion analysis. */
+    runs: "background" | "finite";
+    spec: (address: string) => Record<string, unknown>;
+}
+
+/** The four shared metric templates (background and finite) and the error-budget template. */
+export function declaredTemplates(config: AddonConfig): DeclaredTemplate[] {
+    const analysis = config.metrics.analysis;
+    const tenant = config.cluster.mimirTenant;
+    return [
+        ...sharedTemplates(analysis).map((t) => ({ name: t.name, runs: t.runs, spec: (address: string) => clusterAnalysisTemplateSpec(t, analysis, address, tenant) })),
+        { name: ERROR_BUDGET, runs: "finite" as const, spec: (address: string) => errorBudgetTemplateSpec(config.delivery.errorBudget, address, tenant, analysis) },
+    ];
+}
+
+/** The provider fields whose differences `templateProblems` names in its own words. */
+const NAMED_PROVIDER_FIELDS = /^spec\.metrics\[\d+\]\.provider\.prometheus\.(address|headers)/;
+
+/**
+ * What is wrong with a live ClusterAnalysisTemplate for this cluster: a provider other than
+ * Prometheus, another tenant or address, a finite template that does not end, and any other field
+ * that is not what the stack declares (queries with their minRequests floor, conditions, limits).
+ */
+export function templateProblems(template: KubeObject, declared: DeclaredTemplate, tenant: string, address: string | undefined): string[] {
+    const out: string[] = [];
+    const metrics = asArray(field(template, "spec", "metrics"));
+    for (const m of metrics) {
+        const name = String(field(m, "name") ?? "?");
+        const provider = field(m, "provider") as Record<string, unknown> | undefined;
+        const prometheus = provider?.prometheus as PrometheusProvider | undefined;
+        if (!prometheus) {
+            // A Job provider's pod is denied by the registry policy (ADR-056 as-built).
+            out.push(`metric ${name} uses the ${Object.keys(provider ?? {}).join(", ") || "no"} provider, not prometheus`);
+            continue;
+        }
+        const header = (prometheus.headers ?? []).filter((h) => h.key.toLowerCase() === TENANT_HEADER.toLowerCase());
+        if (header.length !== 1 || header[0].value !== tenant) {
+            out.push(`metric ${name} sends ${TENANT_HEADER}: ${header.map((h) => h.value).join(", ") || "nothing"}, this cluster's tenant is ${tenant}`);
+        }
+        if (address !== undefined && prometheus.address !== address) {
+            out.push(`metric ${name} queries ${prometheus.address ?? "no address"}, the stack's address is ${address}`);
+        }
+        // Argo Rollouts v1.9.0 refuses a Rollout whose step or pre/post-promotion analysis uses a
+        // metric with an interval and no count (validation_references.go, Metric.EffectiveCount).
+        if (declared.runs === "finite" && field(m, "interval") !== undefined && field(m, "count") === undefined) {
+            out.push(`metric ${name} has an interval and no count, so it runs indefinitely: a Rollout referencing ${declared.name} in a step or pre/post-promotion analysis is refused (InvalidSpec)`);
+        }
+    }
+    const liveAddress = field(metrics[0], "provider", "prometheus", "address");
+    const want = declared.spec(address ?? (typeof liveAddress === "string" ? liveAddress : ""));
+    const endless = out.some((o) => o.includes("runs indefinitely"));
+    for (const d of drift(want, field(template, "spec"), "spec")) {
+        const path = d.split(" ")[0];
+        if (!NAMED_PROVIDER_FIELDS.test(path) && !(endless && path.endsWith(".count"))) {
+            out.push(d);
+        }
+    }
+    return out;
+}
+
+/** `<service>.<namespace>.svc[.cluster.local]` addresses are in-cluster: verify goes through the service proxy. */
+export function inClusterService(address: string): { service: string; namespace: string; port: number; path: string } | undefined {
+    const url = new URL(address);
+    const m = /^([a-z0-9-]+)\.([a-z0-9-]+)\.svc(\.cluster\.local)?$/.exec(url.hostname);
+    if (!m) {
+        return undefined;
+    }
+    return { service: m[1], namespace: m[2], port: Number(url.port || (url.protocol === "https:" ? 443 : 80)), path: url.pathname.replace(/\/+$/, "") };
+}
+
+/** The command that runs the same query from inside the controller's network identity. */
+export function inClusterCommand(config: AddonConfig, address: string): string {
+    const image = config.delivery.smokeTest.loadImage || "<an image with curl, from your mirror>";
+    const ns = config.controller.namespace;
+    const url = `${address.replace(/\/+$/, "")}/api/v1/query?query=${encodeURIComponent(PROBE_QUERY)}`;
+    return (
+        `kubectl -n ${ns} debug "$(kubectl -n ${ns} get pod -l app.kubernetes.io/component=rollouts-controller -o name | head -1)" ` +
+        `--profile=restricted --image=${image} -- curl -sS -H '${TENANT_HEADER}: ${config.cluster.mimirTenant}' '${url}'`
+    );
+}
+
+/** Reads a Prometheus query API answer: `{"status":"success","data":{"resultType":"vector","result":[...]}}`. */
+export function queryAnswer(status: number, body: string): { ok: true; series: number } | { ok: false; why: string } {
+    let parsed: { status?: string; error?: string; data?: { resultType?: string; result?: unknown[] } } | undefined;
+    try {
+        parsed = JSON.parse(body) as typeof parsed;
+    } catch {
+        parsed = undefined;
+    }
+    if (status !== 200) {
+        return { ok: false, why: `HTTP ${status}: ${(parsed?.error ?? body).toString().slice(0, 200).trim()}` };
+    }
+    if (parsed?.status !== "success" || parsed.data?.resultType !== "vector" || !Array.isArray(parsed.data.result)) {
+        return { ok: false, why: `not a Prometheus vector answer: ${body.slice(0, 200)}` };
+    }
+    return { ok: true, series: parsed.data.result.length };
+}
+
+const NETWORK_ERROR = /ENOTFOUND|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|timeout|certificate|self[- ]signed|TLS/i;
+
+async function probe(ctx: VerifyContext, address: string, what: string): Promise<CheckResult> {
+    const { config, cluster } = ctx;
+    const tenant = config.cluster.mimirTenant;
+    const headers = { [TENANT_HEADER]: tenant };
+    const object = `${address} (tenant ${tenant})`;
+    const instead = `run it from inside the cluster: ${inClusterCommand(config, address)}`;
+    const service = inClusterService(address);
+    let answer: { status: number; body: string };
+    if (service) {
+        // Only the API server can reach an in-cluster address from here: its service proxy
+        // forwards a GET (and its headers) to the Service. That needs `get` on services/proxy.
+        const may = await cluster.reviewSelf({ verb: "get", group: "", resource: "services", subresource: "proxy", namespace: service.namespace, name: service.service });
+        if (!may.allowed) {
+            return skipped("metrics.query", what, README.metrics, `verify may not get services/proxy in ${service.namespace}; ${instead}`);
+        }
+        answer = await cluster.proxyGet(service.namespace, service.service, service.port, `${service.path}/api/v1/query`, { query: PROBE_QUERY }, headers);
+        if (answer.status === 503 || answer.status === 502) {
+            return outcome("metrics.query", what, README.metrics, [{ object, found: `the API server could not reach the Service (HTTP ${answer.status}); if the control plane cannot reach pods, ${instead}` }]);
+        }
+    } else {
+        try {
+            answer = await ctx.options.httpGet(`${address.replace(/\/+$/, "")}/api/v1/query?query=${encodeURIComponent(PROBE_QUERY)}`, headers);
+        } catch (e) {
+            const message = (e as Error).message;
+            if (NETWORK_ERROR.test(message)) {
+                return skipped("metrics.query", what, README.metrics, `${address} is not reachable from here (${message}); ${instead}`);
+            }
+            throw e;
+        }
+    }
+    const result = queryAnswer(answer.status, answer.body);
+    if (!result.ok) {
+        return outcome("metrics.query", what, README.metrics, [{ object, found: result.why }]);
+    }
+    return outcome(
+        "metrics.query",
+        what,
+        README.metrics,
+        [],
+        result.series > 0 ? `${PROBE_QUERY} = ${result.series} series` : `answered, but no ${BEYLA_REQUESTS} series in tenant ${tenant} yet: gates stay Inconclusive until Beyla's metrics arrive`,
+    );
+}
+
+const matchKey = (m: unknown): string => `${String(field(m, "path", "type") ?? "PathPrefix")} ${String(field(m, "path", "value") ?? "/")}`;
+
+/**
+ * Why a live spoke route does not do what the hub declares: its Gateway listener and hostname, the
+ * paths it routes (exactly the declared ones: remote write and Mimir's read endpoints, nothing
+ * more), a tenant header `set` (never `add`) to the spoke's tenant on every rule to Mimir, and the
+ * Gateway's acceptance.
+ */
+export function routeProblems(route: KubeObject | undefined, expected: HttpRouteSpec, tenant: string, gatewayService: string): string[] {
+    if (!route) {
+        return ["not found: the hub's gateway stage declares it; run pulumi up"];
+    }
+    const out: string[] = [];
+    const hostnames = asArray<string>(field(route, "spec", "hostnames"));
+    if (hostnames.join(",") !== expected.hostnames.join(",")) {
+        out.push(`hostnames are [${hostnames.join(", ")}], expected [${expected.hostnames.join(", ")}]`);
+    }
+    const parents = asArray(field(route, "spec", "parentRefs"));
+    const wantParents = expected.parentRefs.map((p) => `${p.namespace}/${p.name}/${p.sectionName}`);
+    const haveParents = parents.map((p) => `${String(field(p, "namespace") ?? "")}/${String(field(p, "name") ?? "")}/${String(field(p, "sectionName") ?? "")}`);
+    if (canonical([...haveParents].sort()) !== canonical([...wantParents].sort())) {
+        out.push(`attaches to ${haveParents.join(", ") || "nothing"}, expected ${wantParents.join(", ")} (Gateway/listener)`);
+    }
+    const rules = asArray(field(route, "spec", "rules"));
+    const tenantOf = (r: unknown, op: "set" | "add") =>
+        asArray(field(r, "filters"))
+            .filter((f) => field(f, "type") === "RequestHeaderModifier")
+            .flatMap((f) => asArray<{ name: string; value: string }>(field(f, "requestHeaderModifier", op)))
+            .filter((h) => h.name.toLowerCase() === TENANT_HEADER.toLowerCase())
+            .map((h) => h.value);
+    const wanted = new Set(expected.rules.flatMap((r) => r.matches.map(matchKey)));
+    const live = new Set(rules.flatMap((r) => asArray(field(r, "matches")).map(matchKey)));
+    for (const m of wanted) {
+        if (!live.has(m)) {
+            out.push(`no rule for ${m}`);
+        }
+    }
+    for (const m of live) {
+        if (!wanted.has(m)) {
+            out.push(`routes ${m}, which the hub does not declare: only remote write and Mimir's read endpoints may be reachable`);
+        }
+    }
+    rules.forEach((r, i) => {
+        const paths = asArray(field(r, "matches")).map(matchKey).join(", ");
+        const toMimir = asArray(field(r, "backendRefs")).some((b) => field(b, "name") === gatewayService);
+        const set = tenantOf(r, "set");
+        if (tenantOf(r, "add").length > 0) {
+            out.push(`rule ${i} (${paths}) adds ${TENANT_HEADER} instead of setting it: a spoke could name another tenant`);
+        }
+        if (toMimir && (set.length !== 1 || set[0] !== tenant)) {
+            out.push(`rule ${i} (${paths}) reaches Mimir setting ${TENANT_HEADER} to ${set.join(", ") || "nothing"}, not ${tenant}`);
+        }
+    });
+    // Gateway API route status: each parent reports Accepted and ResolvedRefs.
+    const statusParents = asArray(field(route, "status", "parents"));
+    if (statusParents.length === 0) {
+        out.push("no status.parents: no Gateway has accepted it");
+    }
+    for (const p of statusParents) {
+        const conds = asArray<{ type: string; status: string; reason?: string; message?: string }>(field(p, "conditions"));
+        for (const type of ["Accepted", "ResolvedRefs"]) {
+            const c = condition(conds, type);
+            if (c?.status !== "True") {
+                out.push(`parent ${String(field(p, "parentRef", "name") ?? "?")}: ${describeCondition(c, type)}`);
+            }
+        }
+    }
+    return out;
+}
+
+export const metricChecks: CheckGroup = async (ctx) => {
+    const { config, cluster } = ctx;
+    const tenant = config.cluster.mimirTenant;
+    const address = expectedAddress(config);
+    const declared = declaredTemplates(config);
+    const templates = await Promise.all(declared.map(async (d) => ({ d, live: await cluster.get(`/apis/argoproj.io/v1alpha1/clusteranalysistemplates/${d.name}`) })));
+    const findings: Finding[] = [];
+    for (const t of templates) {
+        const object = ref("ClusterAnalysisTemplate", undefined, t.d.name);
+        if (!t.live) {
+            findings.push({ object, found: "not found: the rollouts stage declares it; run pulumi up" });
+        } else {
+            findings.push(...templateProblems(t.live, t.d, tenant, address).map((found) => ({ object, found })));
+        }
+    }
+    const liveAddress = field(templates.find((t) => t.live)?.live, "spec", "metrics", 0, "provider", "prometheus", "address");
+    const results: CheckResult[] = [
+        outcome(
+            "metrics.templates",
+            `the ${declared.length} shared analysis templates are the stack's and query Mimir through the Prometheus provider as tenant ${tenant}`,
+            README.metrics,
+            findings,
+            `${declared.map((d) => d.name).join(", ")} at ${address ?? `${String(liveAddress ?? "unknown")} (from the hub stack)`}`,
+        ),
+    ];
+
+    const what = `the analysis address answers a query for tenant ${tenant}`;
+    const probeAddress = address ?? (typeof liveAddress === "string" ? liveAddress : undefined);
+    results.push(probeAddress ? await probe(ctx, probeAddress, what) : skipped("metrics.query", what, README.metrics, "no analysis address: the templates are missing and the stack file names the hub's stack, not a URL"));
+
+    const routesWhat = "each spoke route the hub declares routes only Mimir's endpoints and forces its spoke's tenant";
+    if (config.cluster.role !== "hub") {
+        results.push(skipped("metrics.spoke-routes", routesWhat, README.metrics, "a spoke routes no spokes; the hub's verify checks its route"));
+    } else if (config.metrics.spokes.length === 0) {
+        results.push(skipped("metrics.spoke-routes", routesWhat, README.metrics, "no spokes in the stack"));
+    } else {
+        const mimir = config.metrics.mimir;
+        const routeFindings: Finding[] = [];
+        const checked: string[] = [];
+        for (const spoke of config.metrics.spokes) {
+            // pushRouteOwner addon: one route with remote write (and the read rule); observability:
+            // the read route alone, beside the observability module's ingest route.
+            for (const route of spokeRoutes(spoke, mimir)) {
+                checked.push(`${route.name} (${route.purpose})`);
+                const live = await cluster.get(`/apis/gateway.networking.k8s.io/v1/namespaces/${mimir.spokeRouteNamespace}/httproutes/${route.name}`);
+                for (const found of routeProblems(live, route.spec, spoke.tenant, mimir.gatewayService)) {
+                    routeFindings.push({ object: ref("HTTPRoute", mimir.spokeRouteNamespace, route.name), found });
+                }
+            }
+        }
+        if (checked.length === 0) {
+            results.push(skipped("metrics.spoke-routes", routesWhat, README.metrics, "the hub declares no spoke route: the observability module owns every spoke's ingest route and no spoke has query: true"));
+        } else {
+            results.push(outcome("metrics.spoke-routes", routesWhat, README.metrics, routeFindings, checked.join(", ")));
+        }
+    }
+    return results;
+};

@@ -1,0 +1,307 @@
+/**
+ * RBAC as the API server decides it: SubjectAccessReviews for the controller, Kyverno's
+ * controllers, namespace editors and regulated namespaces' deployers (ADR-056 D2, D3,
+ * ADR-040/049), and the ClusterRoles the policy stage labels for Kyverno's aggregation.
+ *
+ * What a SubjectAccessReview can and cannot show: it asks the API server's authorizers (RBAC,
+ * and any webhook authorizer) whether a subject may make a request. Admission runs later, on real
+ * requests only, so no review sees a Kyverno policy. Where RBAC lets a request through and only
+ * admission stops it (a deployer changing a regulated Rollout's steps or unpausing it), verify
+ * checks the admission policy itself under kyverno.*, and its behaviour is tested offline.
+ */
+import type { AvailabilityPolicies } from "../../../components/config/admission";
+import { approvalRoles } from "../../../components/delivery/approval";
+import { KYVERNO_AGGREGATE_LABELS, KYVERNO_ROLES, KyvernoController, KyvernoRole, kyvernoRoleName, kyvernoRoles, namespaceSelector, pdbGenerationRules } from "../../../components/policy";
+import { PolicyRule } from "../../../components/rollouts/rbac";
+import { RELEASE_NAME } from "../../../components/rollouts/values";
+import type { AddonConfig } from "../../../components/config/types";
+import { BindingSubject, ROLLOUT_PATH_CALLS, describeQuestion, describeSubject, reviewSubject, ruleAllows } from "../access";
+import type { KubeObject, ReadOnlyCluster, ResourceQuestion } from "../cluster";
+import { CheckResult, Finding, README, outcome, skipped } from "../report";
+import { CheckGroup, VerifyContext, asArray, field, mapLimit, nameOf, namespaceOf, ref } from "../context";
+import { selects } from "../selectors";
+
+const RBAC = "/apis/rbac.authorization.k8s.io/v1";
+const CONCURRENCY = 8;
+
+/**
+ * Kyverno's controllers by the component label its chart gives their Deployments (kyverno
+ * charts/kyverno templates/<component>/_helpers.tpl: `app.kubernetes.io/component`; service
+ * accounts `<release>-<component>` unless overridden, so they are read from the Deployments).
+ */
+export const KYVERNO_COMPONENTS: Readonly<Record<KyvernoController, string>> = {
+    admission: "admission-controller",
+    background: "background-controller",
+    reports: "reports-controller",
+};
+
+/** `<app>-rollout-deployer`: the strategy library names a regulated app's deployer Role this way. */
+export const DEPLOYER_ROLE_SUFFIX = approvalRoles({ name: "", namespace: "" }).deployer.metadata.name;
+
+/** Verbs that promote, resume or abort: all of them write the Rollout's status subresource. */
+const STATUS_WRITES = ["patch", "update"];
+const promoteQuestion = (verb: string, namespace?: string): ResourceQuestion => ({ verb, group: "argoproj.io", resource: "rollouts", subresource: "status", ...(namespace ? { namespace } : {}) });
+
+/** Most editor bindings whose subjects are asked about: enough to show a real person, few requests. */
+const MAX_EDITOR_SUBJECTS = 20;
+
+export interface Binding {
+    namespace: string;
+    name: string;
+    roleRef: { kind: string; name: string };
+    subjects: BindingSubject[];
+}
+
+export function bindings(list: readonly KubeObject[]): Binding[] {
+    return list.map((b) => ({
+        namespace: namespaceOf(b),
+        name: nameOf(b),
+        roleRef: { kind: String(field(b, "roleRef", "kind") ?? ""), name: String(field(b, "roleRef", "name") ?? "") },
+        subjects: asArray<BindingSubject>(b.subjects),
+    }));
+}
+
+/** Rules of `rules` that let their holder write a Rollout's status (i.e. promote). */
+export function promotingRules(rules: readonly PolicyRule[]): PolicyRule[] {
+    return rules.filter((r) => STATUS_WRITES.some((verb) => ruleAllows(r, promoteQuestion(verb))));
+}
+
+/** Every (verb, group, resource) a list of rules names, as cluster-wide questions. */
+export function questionsOf(rules: readonly PolicyRule[]): ResourceQuestion[] {
+    return rules.flatMap((r) => r.apiGroups.flatMap((group) => r.resources.flatMap((resource) => r.verbs.map((verb) => ({ verb, group, resource })))));
+}
+
+/**
+ * What is wrong with the live ClusterRole of a role the policy stage declares for Kyverno: missing,
+ * without the aggregation label of a controller it is meant for (Kyverno's chart aggregates every
+ * ClusterRole labelled `rbac.kyverno.io/aggregate-to-<controller>: "true"` into that controller's
+ * role), or granting less than declared.
+ */
+export function kyvernoRoleProblems(role: KyvernoRole, live: KubeObject | undefined): string[] {
+    if (!live) {
+        return ["not found: the policy stage declares it; run pulumi up"];
+    }
+    const out: string[] = [];
+    const labels = live.metadata?.labels ?? {};
+    for (const c of role.controllers) {
+        if (labels[KYVERNO_AGGREGATE_LABELS[c]] !== "true") {
+            out.push(`lacks the label ${KYVERNO_AGGREGATE_LABELS[c]}: "true", so Kyverno's ${KYVERNO_COMPONENTS[c]} role does not aggregate it`);
+        }
+    }
+    const rules = asArray<PolicyRule>(live.rules);
+    for (const q of questionsOf(role.rules)) {
+        if (!rules.some((r) => ruleAllows(r, q))) {
+            out.push(`does not grant ${describeQuestion(q)}`);
+        }
+    }
+    return out;
+}
+
+/** Kyverno's controllers' ServiceAccounts, read from their Deployments. */
+async function kyvernoAccounts(cluster: ReadOnlyCluster, namespace: string): Promise<{ accounts: Map<KyvernoController, BindingSubject>; missing: Map<KyvernoController, Finding> }> {
+    const deployments = (await cluster.list(`/apis/apps/v1/namespaces/${namespace}/deployments`)) ?? [];
+    const accounts = new Map<KyvernoController, BindingSubject>();
+    const missing = new Map<KyvernoController, Finding>();
+    for (const [controller, component] of Object.entries(KYVERNO_COMPONENTS) as [KyvernoController, string][]) {
+        const d = deployments.find((x) => x.metadata?.labels?.["app.kubernetes.io/component"] === component);
+        const name = field(d, "spec", "template", "spec", "serviceAccountName");
+        if (!d || typeof name !== "string") {
+            missing.set(controller, { object: `namespace ${namespace}`, found: `no Kyverno Deployment labelled app.kubernetes.io/component=${component} (another namespace? pass --kyverno-namespace)` });
+        } else {
+            accounts.set(controller, { kind: "ServiceAccount", name, namespace });
+        }
+    }
+    return { accounts, missing };
+}
+
+async function askAll(cluster: ReadOnlyCluster, subject: BindingSubject, questions: ResourceQuestion[]): Promise<Finding[]> {
+    const answers = await mapLimit(questions, CONCURRENCY, async (q) => ({ q, d: await cluster.review(reviewSubject(subject), q) }));
+    return answers.filter((a) => !a.d.allowed).map((a) => ({ object: describeSubject(subject), found: `may not ${describeQuestion(a.q)}` }));
+}
+
+/**
+ * The checks of Kyverno's RBAC, one per role the policy stage can declare. A role this mode does
+ * not declare is skipped, except the PDB writes: in `complement` mode the platform's generator
+ * needs them as much, so the background controller is still asked (whoever grants them).
+ */
+async function kyvernoChecks(ctx: VerifyContext): Promise<CheckResult[]> {
+    const { config, cluster, options } = ctx;
+    const mode: AvailabilityPolicies = config.policy.availabilityPolicies;
+    const declared = kyvernoRoles(config.policy);
+    const { accounts, missing } = await kyvernoAccounts(cluster, options.kyvernoNamespace);
+    const specs: { id: string; role: string; what: string; controllers: KyvernoController[]; rules?: PolicyRule[]; askEvenIfUndeclared?: boolean }[] = [
+        { id: "rbac.kyverno-reads-rollouts", role: KYVERNO_ROLES.readRollouts, what: "Kyverno's background and reports controllers may read Rollouts in every namespace, through the stage's aggregated role", controllers: ["background", "reports"] },
+        {
+            id: "rbac.kyverno-generates-pdbs",
+            role: KYVERNO_ROLES.generatePdb,
+            what: "Kyverno's background controller may manage the PodDisruptionBudgets it generates",
+            controllers: ["background"],
+            rules: pdbGenerationRules(),
+            askEvenIfUndeclared: true,
+        },
+        { id: "rbac.kyverno-policy-lookups", role: KYVERNO_ROLES.policyLookups, what: "Kyverno's controllers may list the HorizontalPodAutoscalers and PodDisruptionBudgets the floor and the generator look up", controllers: ["admission", "background", "reports"] },
+    ];
+    const results: CheckResult[] = [];
+    for (const spec of specs) {
+        const role = declared.find((r) => r.name === spec.role);
+        if (!role && !spec.askEvenIfUndeclared) {
+            results.push(skipped(spec.id, spec.what, README.rbac, `policy.availabilityPolicies is ${mode}: the stack declares no ${kyvernoRoleName({ name: spec.role })}; the platform's policies bring their own RBAC`));
+            continue;
+        }
+        const findings: Finding[] = [];
+        if (role) {
+            const live = await cluster.get(`${RBAC}/clusterroles/${encodeURIComponent(kyvernoRoleName(role))}`);
+            findings.push(...kyvernoRoleProblems(role, live).map((found) => ({ object: ref("ClusterRole", undefined, kyvernoRoleName(role)), found })));
+        }
+        const controllers = role?.controllers ?? spec.controllers;
+        const questions = questionsOf(role?.rules ?? spec.rules ?? []);
+        for (const c of controllers) {
+            const sa = accounts.get(c);
+            if (!sa) {
+                findings.push(missing.get(c)!);
+            } else {
+                findings.push(...(await askAll(cluster, sa, questions)));
+            }
+        }
+        const note = role ? `${kyvernoRoleName(role)}, aggregated into ${controllers.map((c) => KYVERNO_COMPONENTS[c]).join(", ")}` : `availabilityPolicies ${mode}: granted by the platform, not by this stack`;
+        results.push(outcome(spec.id, spec.what, README.rbac, findings, note));
+    }
+    return results;
+}
+
+/** The namespaces `policy.regulated` applies to: tenant namespaces with its labels, not excluded. */
+export function regulatedNamespaces(config: AddonConfig, namespaces: readonly KubeObject[]): string[] {
+    if (!config.policy.regulated) {
+        return [];
+    }
+    const selector = namespaceSelector(config.policy, "regulated");
+    return namespaces.filter((n) => selects(selector, n.metadata?.labels ?? {})).map(nameOf);
+}
+
+/**
+ * What a deployer must not be able to do in a regulated namespace (ADR-056 D3, ADR-049), as RBAC
+ * decides it: write `rollouts/status` (promote, resume, skip and abort all do; the admission guard
+ * refuses it too), and delete a Rollout, which only RBAC refuses: the admission guard lets deletes
+ * through, GitOps recreates the Rollout, and Argo Rollouts promotes a new Rollout's first version
+ * fully, without steps or analysis (argo-rollouts v1.9.0 rollout/sync.go `shouldFullPromote`,
+ * "Initial deploy"; components/delivery/approval.ts gives deployers read only).
+ */
+const DEPLOYER_REFUSED: readonly ResourceQuestion[] = [
+    ...STATUS_WRITES.map((verb) => promoteQuestion(verb)),
+    { verb: "delete", group: "argoproj.io", resource: "rollouts" },
+];
+
+/**
+ * Deployers in regulated namespaces: each group of `policy.regulated.deployerGroups`, and every
+ * subject bound to a `<app>-rollout-deployer` Role there, is asked each of DEPLOYER_REFUSED. A
+ * group is asked alone: a person in a deployer group and an approver group gets the approver's
+ * RBAC, and only the admission guard refuses them (it treats a deployer as no approver), which no
+ * access review can show.
+ */
+async function deployerCheck(ctx: VerifyContext, allBindings: readonly Binding[]): Promise<CheckResult> {
+    const { config, cluster } = ctx;
+    const id = "rbac.deployer-cannot-resume";
+    const what = "deployers cannot write rollouts/status (promote, resume, abort) or delete a Rollout in regulated namespaces";
+    const regulated = config.policy.regulated;
+    if (!regulated) {
+        return skipped(id, what, README.rbac, "no policy.regulated in the stack: no regulated namespaces on this cluster");
+    }
+    const namespaces = regulatedNamespaces(config, (await cluster.list("/api/v1/namespaces")) ?? []);
+    if (namespaces.length === 0) {
+        return skipped(id, what, README.rbac, "no namespace matches policy.regulated.namespaceLabels among the tenant namespaces");
+    }
+    // The GitOps identities may write status by design: ArgoCD runs the approved Rollout actions
+    // as them, and ArgoCD's RBAC decides who may (policy.regulated.gitopsServiceAccounts).
+    const gitops = (s: BindingSubject) => s.kind === "ServiceAccount" && regulated.gitopsServiceAccounts.some((g) => g.name === s.name && g.namespace === s.namespace);
+    const subjects: { subject: BindingSubject; namespace: string; via: string }[] = [];
+    for (const ns of namespaces) {
+        for (const group of regulated.deployerGroups) {
+            subjects.push({ subject: { kind: "Group", name: group }, namespace: ns, via: "policy.regulated.deployerGroups" });
+        }
+        for (const b of allBindings.filter((x) => x.namespace === ns && x.roleRef.kind === "Role" && x.roleRef.name.endsWith(DEPLOYER_ROLE_SUFFIX))) {
+            for (const s of b.subjects) {
+                if (!(s.kind === "Group" && regulated.deployerGroups.includes(s.name)) && !gitops({ ...s, namespace: s.namespace ?? ns })) {
+                    subjects.push({ subject: s, namespace: ns, via: `RoleBinding ${ns}/${b.name} to Role ${b.roleRef.name}` });
+                }
+            }
+        }
+    }
+    if (subjects.length === 0) {
+        return skipped(id, what, README.rbac, `policy.regulated.deployerGroups is empty and no RoleBinding to a *${DEPLOYER_ROLE_SUFFIX} Role in ${namespaces.join(", ")}`);
+    }
+    const findings: Finding[] = [];
+    for (const { subject, namespace, via } of subjects) {
+        for (const q of DEPLOYER_REFUSED) {
+            const d = await cluster.review(reviewSubject(subject, namespace), { ...q, namespace });
+            if (d.allowed) {
+                const why = q.verb === "delete" ? ": GitOps would recreate it and its first version is promoted without a gate" : "";
+                findings.push({ object: `${describeSubject(subject)} (${via})`, found: `may ${q.verb} ${q.resource}${q.subresource ? `/${q.subresource}` : ""} in ${namespace}${why}${d.reason ? ` (${d.reason})` : ""}` });
+            }
+        }
+    }
+    return outcome(
+        id,
+        what,
+        README.rbac,
+        findings,
+        `RBAC refuses ${subjects.length} deployer subject(s) in ${namespaces.join(", ")}; spec changes and unpausing are refused by admission (restrict-regulated-rollout-changes, under kyverno.*), which access reviews cannot see`,
+    );
+}
+
+export const rbacChecks: CheckGroup = async (ctx) => {
+    const { config, cluster } = ctx;
+    const ns = config.controller.namespace;
+    const results: CheckResult[] = [];
+
+    // The controller: every call its Rollout path makes.
+    const sa: BindingSubject = { kind: "ServiceAccount", name: RELEASE_NAME, namespace: ns };
+    const controllerCalls = ROLLOUT_PATH_CALLS.map((c) => ({ ...c, namespace: c.scope === "controller" ? ns : undefined }));
+    const controllerAnswers = await mapLimit(controllerCalls, CONCURRENCY, async (q) => ({ q, d: await cluster.review(reviewSubject(sa), q) }));
+    results.push(
+        outcome(
+            "rbac.controller",
+            `the controller's ServiceAccount may make each of the ${controllerCalls.length} calls of the Rollout path`,
+            README.rbac,
+            controllerAnswers.filter((a) => !a.d.allowed).map((a) => ({ object: describeSubject(sa), found: `may not ${describeQuestion(a.q)} (${a.q.source})${a.d.reason ? `: ${a.d.reason}` : ""}` })),
+        ),
+    );
+
+    results.push(...(await kyvernoChecks(ctx)));
+
+    // Namespace editors: the built-in `edit` ClusterRole, as aggregated, must not promote; the
+    // chart's aggregate roles would add rollouts/status (chart templates/aggregate-roles.yaml).
+    const editors: Finding[] = [];
+    const edit = await cluster.get(`${RBAC}/clusterroles/edit`);
+    const editRules = asArray<PolicyRule>(edit?.rules);
+    if (promotingRules(editRules).length > 0) {
+        const aggregated = (await cluster.list(`${RBAC}/clusterroles`, "rbac.authorization.k8s.io/aggregate-to-edit=true")) ?? [];
+        const culprits = aggregated.filter((r) => promotingRules(asArray<PolicyRule>(r.rules)).length > 0).map(nameOf);
+        editors.push({
+            object: ref("ClusterRole", undefined, "edit"),
+            found: `grants patch/update on argoproj.io rollouts/status${culprits.length ? `, aggregated from ${culprits.map((c) => `ClusterRole ${c}`).join(", ")}` : ""}: every namespace editor can promote`,
+        });
+    }
+    const allBindings = bindings((await cluster.list(`${RBAC}/rolebindings`)) ?? []);
+    const editorBindings = allBindings.filter((b) => b.roleRef.kind === "ClusterRole" && b.roleRef.name === "edit").slice(0, MAX_EDITOR_SUBJECTS);
+    for (const b of editorBindings) {
+        for (const s of b.subjects.slice(0, 1)) {
+            const d = await cluster.review(reviewSubject(s, b.namespace), promoteQuestion("patch", b.namespace));
+            // Only a grant through `edit` counts here: an editor may also hold an approver Role.
+            if (d.allowed && (d.reason ?? "").includes('ClusterRole "edit"')) {
+                editors.push({ object: `${describeSubject(s)} (RoleBinding ${b.namespace}/${b.name})`, found: `may patch rollouts/status in ${b.namespace}: ${d.reason}` });
+            }
+        }
+    }
+    results.push(
+        outcome(
+            "rbac.editor-cannot-promote",
+            "a namespace editor cannot patch rollouts/status",
+            README.rbac,
+            editors,
+            editorBindings.length ? `asked for ${editorBindings.length} editor binding(s)` : "no RoleBinding to edit found; ClusterRole edit checked",
+        ),
+    );
+
+    results.push(await deployerCheck(ctx, allBindings));
+    return results;
+};

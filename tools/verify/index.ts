@@ -1,0 +1,109 @@
+/**
+ * `npm run verify`: after `pulumi up`, checks on the live cluster, requirement by requirement,
+ * what ADR-056 asks of it. Read-only: GETs and access reviews only (see cluster.ts).
+ */
+import * as http from "http";
+import * as https from "https";
+import { parseConfigText } from "../../components/config/load";
+import { parseAddonConfig } from "../../components/config/parse";
+import type { Plain } from "../../components/config/reader";
+import { AddonConfig, PROJECT } from "../../components/config/types";
+import type { StackFile } from "../stackFile";
+import { HttpAnswer, ReadError, ReadOnlyCluster } from "./cluster";
+import { argocdChecks } from "./checks/argocd";
+import { crdAndControllerChecks } from "./checks/controller";
+import { kyvernoChecks } from "./checks/kyverno";
+import { metricChecks } from "./checks/metrics";
+import { rbacChecks } from "./checks/rbac";
+import { smokeChecks } from "./checks/smoke";
+import { CheckGroup, VerifyOptions } from "./context";
+import { CheckResult, README } from "./report";
+
+/** The stack's configuration from its file, validated exactly as the program validates it. */
+export function configFromStackFile(file: StackFile): AddonConfig {
+    const prefix = `${PROJECT}:`;
+    const raw: Plain = {};
+    for (const [key, text] of Object.entries(file.config)) {
+        if (key.startsWith(prefix)) {
+            raw[key.slice(prefix.length)] = parseConfigText(text);
+        }
+    }
+    const secretKeys = file.secretKeys.filter((k) => k.startsWith(prefix)).map((k) => k.slice(prefix.length));
+    return parseAddonConfig(file.stack, raw, { awsRegion: file.config["aws:region"], secretKeys });
+}
+
+interface Group {
+    ids: string[];
+    readme: string;
+    run: CheckGroup;
+}
+
+/** The checks, in the order of the ADR's stages; ids are listed so a group that cannot read still reports each. */
+export const GROUPS: readonly Group[] = [
+    { ids: ["crds.established", "crds.protected", "controller.available", "controller.leader", "controller.plugin", "controller.image"], readme: README.crds, run: crdAndControllerChecks },
+    {
+        ids: ["rbac.controller", "rbac.kyverno-reads-rollouts", "rbac.kyverno-generates-pdbs", "rbac.kyverno-policy-lookups", "rbac.editor-cannot-promote", "rbac.deployer-cannot-resume"],
+        readme: README.rbac,
+        run: rbacChecks,
+    },
+    { ids: ["kyverno.policies-ready", "kyverno.policies-enforced", "kyverno.availability-rollout-aware", "kyverno.one-pdb-per-workload"], readme: README.kyverno, run: kyvernoChecks },
+    { ids: ["argocd.projects", "argocd.applicationsets", "argocd.argocd-cm", "argocd.rbac"], readme: README.argocd, run: argocdChecks },
+    { ids: ["metrics.templates", "metrics.query", "metrics.spoke-routes"], readme: README.metrics, run: metricChecks },
+    { ids: ["smoke.outcome"], readme: README.smoke, run: smokeChecks },
+];
+
+/** Runs every check. A read the API server refuses fails the checks that needed it; a lost connection stops the run. */
+export async function runVerify(config: AddonConfig, cluster: ReadOnlyCluster, options: VerifyOptions): Promise<CheckResult[]> {
+    const results: CheckResult[] = [];
+    for (const group of GROUPS) {
+        try {
+            results.push(...(await group.run({ config, cluster, options })));
+        } catch (e) {
+            if (!(e instanceof ReadError)) {
+                throw e;
+            }
+            for (const id of group.ids) {
+                results.push({
+                    id,
+                    status: "FAIL",
+                    what: "could not be checked",
+                    findings: [{ object: e.path, found: e.message }],
+                    note: e.status === 403 ? "verify's credentials may not read this" : undefined,
+                    readme: e.status === 403 ? README.permissions : group.readme,
+                });
+            }
+        }
+    }
+    return results;
+}
+
+const DIRECT_TIMEOUT_MS = 10_000;
+
+/** A GET from this machine (not through the API server), for a spoke's read endpoint. */
+export function directGet(url: string, headers: Record<string, string>): Promise<HttpAnswer> {
+    const target = new URL(url);
+    const transport = target.protocol === "http:" ? http : https;
+    return new Promise((resolve, reject) => {
+        const req = transport.request(target, { method: "GET", headers: { Accept: "application/json", ...headers }, timeout: DIRECT_TIMEOUT_MS }, (res) => {
+            const chunks: Buffer[] = [];
+            res.on("data", (c: Buffer) => chunks.push(c));
+            res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }));
+            res.on("error", reject);
+        });
+        req.on("timeout", () => req.destroy(new Error(`timeout after ${DIRECT_TIMEOUT_MS / 1000} s`)));
+        req.on("error", reject);
+        req.end();
+    });
+}
+
+export function defaultOptions(partial: Partial<VerifyOptions> = {}): VerifyOptions {
+    return {
+        kyvernoNamespace: "kyverno",
+        smokeTimeoutSeconds: 0,
+        smokePollSeconds: 15,
+        now: () => new Date(),
+        sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+        httpGet: directGet,
+        ...partial,
+    };
+}
