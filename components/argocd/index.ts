@@ -1,13 +1,14 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { AddonConfig, IgnoreRule } from "../config";
+import { AddonConfig } from "../config";
 import { Stage, StageOptions } from "../stage";
-import { argocdCmIgnoreData, expandAllKinds } from "./ignoreRules";
+import { IgnoreRule, argocdCmIgnoreData, expandAllKinds } from "./ignoreRules";
 import { appProjectPatch } from "./projects";
 import { ROLLOUT_ACTIONS_POLICY_KEY, rolloutActionsPolicyCsv } from "./rbac";
 import { applicationSetPatch } from "./syncOptions";
 import { KeptObjectRef, LiveAppProject, LiveApplicationSet, appProjectProblems, applicationSetProblems, keptObjectsError } from "./verify";
 
+export * from "./config";
 export * from "./ignoreRules";
 export * from "./ownership";
 export * from "./projects";

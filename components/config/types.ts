@@ -3,7 +3,8 @@
  * is declared; components receive the parts they need and never read Pulumi config themselves.
  */
 
-import { ArgoCdConfig, PolicyConfig } from "./admission";
+import type { ArgoCdConfig } from "../argocd/config";
+import { PolicyConfig } from "./admission";
 import { DeliveryConfig } from "./delivery";
 import { MetricsConfig } from "./metrics";
 
