@@ -1,6 +1,7 @@
 import * as assert from "assert";
-import { ADMISSION_DEFAULTS, AddonConfig, ConfigError, ConfigProblem, parseAddonConfig } from "../components/config";
+import { AddonConfig, ConfigError, ConfigProblem, parseAddonConfig } from "../components/config";
 import { APPROVER_ROLLOUT_ACTIONS, ARGOCD_DEFAULTS, ARGOCD_ROLLOUT_ACTIONS, BUILTIN_KINDS } from "../components/argocd";
+import { POLICY_DEFAULTS } from "../components/policy";
 import { hubConfig, merged, planInline } from "./harness";
 
 function raw(patch: Record<string, unknown> = {}): Record<string, unknown> {
@@ -44,7 +45,7 @@ describe("admission configuration (policy, argocd)", () => {
                 mutationFailurePolicy: "Ignore",
                 tenantNamespaceSelector: { matchExpressions: [{ key: "platform.example/tier", operator: "In", values: ["dev", "test", "preprod", "prod"] }] },
                 pdbMaxUnavailable: 1,
-                prodNamespaceLabels: { ...ADMISSION_DEFAULTS.policy.prodNamespaceLabels },
+                prodNamespaceLabels: { ...POLICY_DEFAULTS.prodNamespaceLabels },
                 prodMinReplicas: 2,
                 topologyKeys: ["topology.kubernetes.io/zone", "kubernetes.io/hostname"],
                 excludeNamespaces: ["kube-system", "kube-public", "kube-node-lease", "kyverno"],

@@ -2,6 +2,5 @@ export * from "./types";
 export * from "./reader";
 export * from "./parse";
 export * from "./load";
-export * from "./admission";
 export * from "./metrics";
 export * from "./delivery";

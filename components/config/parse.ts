@@ -1,5 +1,5 @@
 import { readArgoCd } from "../argocd/config";
-import { readPolicy } from "./admission";
+import { readPolicy } from "../policy/config";
 import { readDelivery } from "./delivery";
 import { readMetrics } from "./metrics";
 import { ConfigError, ConfigReader, DNS_LABEL, HTTPS_URL, MIMIR_TENANT_RULE, Plain, QUANTITY, isPlainObject } from "./reader";

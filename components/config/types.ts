@@ -4,7 +4,7 @@
  */
 
 import type { ArgoCdConfig } from "../argocd/config";
-import { PolicyConfig } from "./admission";
+import type { PolicyConfig } from "../policy/config";
 import { DeliveryConfig } from "./delivery";
 import { MetricsConfig } from "./metrics";
 

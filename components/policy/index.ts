@@ -10,6 +10,7 @@ import { KYVERNO_AGGREGATE_LABELS, kyvernoRoleName, kyvernoRoles } from "./rbac"
 export * from "./approval";
 export * from "./availability";
 export * from "./builders";
+export * from "./config";
 export * from "./guards";
 export * from "./kyverno";
 export * from "./rbac";

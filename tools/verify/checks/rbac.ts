@@ -9,7 +9,7 @@
  * admission stops it (a deployer changing a regulated Rollout's steps or unpausing it), verify
  * checks the admission policy itself under kyverno.*, and its behaviour is tested offline.
  */
-import type { AvailabilityPolicies } from "../../../components/config/admission";
+import type { AvailabilityPolicies } from "../../../components/policy/config";
 import { approvalRoles } from "../../../components/delivery/approval";
 import { KYVERNO_AGGREGATE_LABELS, KYVERNO_ROLES, KyvernoController, KyvernoRole, kyvernoRoleName, kyvernoRoles, namespaceSelector, pdbGenerationRules } from "../../../components/policy";
 import { PolicyRule } from "../../../components/rollouts/rbac";

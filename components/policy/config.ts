@@ -1,12 +1,12 @@
+import { ConfigReader, DNS_LABEL, Plain, isPlainObject } from "../config/reader";
 import { TIERS } from "../delivery/strategy";
-import { preflightPolicy } from "./preflight";
-import { ConfigReader, DNS_LABEL, isPlainObject } from "./reader";
+import { allOf, contradiction } from "./selectors";
 
 /**
- * The policy and argocd-apps stages' configuration (ADR-056 D2, D8 and the as-built
- * corrections). Each section is read by its own function; `parseAddonConfig` composes them.
- * After a section is read, the preflight checks it against the ADR's traps on the same reader,
- * so every problem of the stack file is reported together.
+ * The policy stage's configuration section, `policy` (ADR-056 D2, D3, D8): its types, its
+ * defaults, its reader and its preflight. After the section is read, the preflight checks it
+ * against the ADR's traps on the same reader, so every problem of the stack file is reported
+ * together.
  */
 
 /** The label the platform's example namespaces carry their tier in (ADR-056 D3). */
@@ -93,25 +93,23 @@ export interface PolicyConfig {
     regulated?: RegulatedConfig;
 }
 
-/** Every default of the two sections, in one place; the README's config reference follows it. */
-export const ADMISSION_DEFAULTS = {
-    policy: {
-        kyvernoApi: "policies.kyverno.io/v1" as KyvernoApi,
-        availabilityPolicies: "own" as AvailabilityPolicies,
-        validationAction: "Enforce" as ValidationAction,
-        // A mutation Kyverno cannot answer must not stop every workload in the cluster.
-        mutationFailurePolicy: "Ignore" as FailurePolicy,
-        // Environment namespaces carry their tier (ADR-056 D3); platform namespaces do not match.
-        tenantNamespaceSelector: {
-            matchExpressions: [{ key: TIER_LABEL, operator: "In" as SelectorOperator, values: [...TIERS] }],
-        } as Readonly<LabelSelector>,
-        pdbMaxUnavailable: 1,
-        prodNamespaceLabels: { [TIER_LABEL]: "prod" } as Readonly<Record<string, string>>,
-        prodMinReplicas: 2,
-        topologyKeys: ["topology.kubernetes.io/zone", "kubernetes.io/hostname"] as readonly string[],
-        // Kyverno's own namespace and the control plane's: a policy there can lock the cluster out.
-        excludeNamespaces: ["kube-system", "kube-public", "kube-node-lease", "kyverno"] as readonly string[],
-    },
+/** Every default of the section, in one place; the README's config reference follows it. */
+export const POLICY_DEFAULTS = {
+    kyvernoApi: "policies.kyverno.io/v1" as KyvernoApi,
+    availabilityPolicies: "own" as AvailabilityPolicies,
+    validationAction: "Enforce" as ValidationAction,
+    // A mutation Kyverno cannot answer must not stop every workload in the cluster.
+    mutationFailurePolicy: "Ignore" as FailurePolicy,
+    // Environment namespaces carry their tier (ADR-056 D3); platform namespaces do not match.
+    tenantNamespaceSelector: {
+        matchExpressions: [{ key: TIER_LABEL, operator: "In" as SelectorOperator, values: [...TIERS] }],
+    } as Readonly<LabelSelector>,
+    pdbMaxUnavailable: 1,
+    prodNamespaceLabels: { [TIER_LABEL]: "prod" } as Readonly<Record<string, string>>,
+    prodMinReplicas: 2,
+    topologyKeys: ["topology.kubernetes.io/zone", "kubernetes.io/hostname"] as readonly string[],
+    // Kyverno's own namespace and the control plane's: a policy there can lock the cluster out.
+    excludeNamespaces: ["kube-system", "kube-public", "kube-node-lease", "kyverno"] as readonly string[],
 } as const;
 
 const POLICY_KEYS = [
@@ -140,7 +138,7 @@ const SERVICE_ACCOUNT = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-a-z0-9.]*[a-
 const percent = (v: unknown): boolean => typeof v === "string" && /%\s*$/.test(v);
 
 export function readPolicy(r: ConfigReader, value: unknown): PolicyConfig | undefined {
-    const d = ADMISSION_DEFAULTS.policy;
+    const d = POLICY_DEFAULTS;
     const p = r.object("policy", value, POLICY_KEYS);
     if (!p) {
         return undefined;
@@ -250,4 +248,42 @@ function readRegulated(r: ConfigReader, value: unknown): RegulatedConfig | undef
 function missing(r: ConfigReader, key: string, what: string): Record<string, string> {
     r.problem(key, undefined, `is required: ${what}`);
     return {};
+}
+
+/** The policy section's traps. `raw` is the section as given, for values the reader set aside. */
+export function preflightPolicy(r: ConfigReader, cfg: PolicyConfig, raw: Plain): void {
+    if (typeof raw.pdbMaxUnavailable === "string" && /%\s*$/.test(raw.pdbMaxUnavailable)) {
+        r.problem(
+            "policy.pdbMaxUnavailable",
+            raw.pdbMaxUnavailable,
+            "must be a whole number of pods, not a percentage: a percentage budget is unreliable for Rollout-owned pools, whose stable and canary pods share one budget (ADR-056 D8)",
+        );
+    } else if (cfg.pdbMaxUnavailable >= cfg.prodMinReplicas) {
+        r.problem(
+            "policy.pdbMaxUnavailable",
+            raw.pdbMaxUnavailable ?? cfg.pdbMaxUnavailable,
+            `must be less than policy.prodMinReplicas (${cfg.prodMinReplicas}): a budget as large as the prod floor lets one drain evict every pod of a prod workload (ADR-056 D8)`,
+        );
+    }
+    if (cfg.excludeNamespaces.includes("default")) {
+        r.problem("policy.excludeNamespaces", raw.excludeNamespaces, "must not list default: workloads are refused there, and excluding it turns that policy off (ADR-056 D2)");
+    }
+    // Each narrower selector is ANDed with the tenant selector: a contradiction silently turns a policy off.
+    const narrower: [string, Record<string, string> | undefined, string][] = [
+        ["policy.prodNamespaceLabels", cfg.prodNamespaceLabels, "the prod replica floor would apply nowhere"],
+        ["policy.regulated.namespaceLabels", cfg.regulated?.namespaceLabels, "the regulated approval guard would apply nowhere"],
+    ];
+    for (const [key, labels, consequence] of narrower) {
+        const key2 = labels ? contradiction(allOf(cfg.tenantNamespaceSelector, { matchLabels: labels })) : undefined;
+        if (key2 !== undefined) {
+            r.problem(key, labels, `must be satisfiable together with policy.tenantNamespaceSelector (label ${key2} cannot meet both): ${consequence}`);
+        }
+    }
+    const regulated = cfg.regulated;
+    if (regulated) {
+        const both = regulated.approverGroups.filter((g) => regulated.deployerGroups.includes(g));
+        if (both.length > 0) {
+            r.problem("policy.regulated.deployerGroups", regulated.deployerGroups, `must not include an approver group (${both.join(", ")}): the deployer is never the approver (ADR-056 D3, ADR-049)`);
+        }
+    }
 }
