@@ -1,5 +1,6 @@
 export * from "./types";
 export * from "./reader";
+export * from "./secret";
 export * from "./parse";
 export * from "./load";
 export * from "./metrics";

@@ -67,6 +67,18 @@ export const MIMIR_TENANT_RULE = {
     describe: "a Mimir tenant id: 1-150 of letters, digits and !-_.*'() (no '|', ',' or whitespace)",
 };
 
+/** Converts a Kubernetes quantity to a number in base units, enough to compare two of them. */
+export function parseQuantity(q: string): number {
+    const m = /^([0-9]+(?:\.[0-9]+)?)(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/.exec(q);
+    if (!m) {
+        throw new Error(`not a quantity: ${q}`);
+    }
+    const factor: Record<string, number> = {
+        "": 1, m: 1e-3, k: 1e3, M: 1e6, G: 1e9, T: 1e12, Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3, Ti: 1024 ** 4,
+    };
+    return Number(m[1]) * factor[m[2] ?? ""];
+}
+
 export interface StringRule {
     pattern?: RegExp;
     /** Human description of what is allowed, used in the message. */

@@ -5,6 +5,7 @@
 
 import type { ArgoCdConfig } from "../argocd/config";
 import type { PolicyConfig } from "../policy/config";
+import type { ControllerConfig, ImagesConfig, PluginConfig } from "../rollouts/config";
 import { DeliveryConfig } from "./delivery";
 import { MetricsConfig } from "./metrics";
 
@@ -40,59 +41,6 @@ export interface SharedGatewayConfig {
     namespace: string;
     /** The listener (sectionName) tenant HTTPRoutes attach to; must exist on the live Gateway. */
     listener: string;
-}
-
-export interface Quantities {
-    cpu: string;
-    memory: string;
-}
-
-export interface ControllerConfig {
-    namespace: string;
-    /** Extra namespace labels the platform's admission layer expects (merged over the defaults). */
-    namespaceLabels: Record<string, string>;
-    chartRepository: string;
-    chartVersion: string;
-    /**
-     * The Argo Rollouts version the controller image and the CRDs are both pinned to, so the
-     * CRDs can never drift from the controller that reads them.
-     */
-    appVersion: string;
-    /** Base URL of the Argo Rollouts source tree the CRD manifests are read from, per tag. */
-    crdBaseUrl: string;
-    replicas: number;
-    /** Integer budget for the controller's PodDisruptionBudget (the chart renders minAvailable: 0 otherwise). */
-    pdbMaxUnavailable: number;
-    requests: Quantities;
-    limits: Quantities;
-    logLevel: "debug" | "info" | "warn" | "error";
-    serviceMonitor: boolean;
-    dashboard: boolean;
-    priorityClassName?: string;
-}
-
-export type PluginArch = "amd64" | "arm64";
-
-/** How the Gateway API plugin binary reaches the controller. */
-export type PluginDelivery =
-    | { mode: "download"; arch: PluginArch; baseUrl: string; sha256: string }
-    | { mode: "image"; repository: string; digest: string };
-
-export interface PluginConfig {
-    version: string;
-    delivery: PluginDelivery;
-    /** Grant the plugin TCPRoute access (experimental channel routes; off unless used). */
-    tcpRoutes: boolean;
-    /** Grant the plugin TLSRoute access (experimental channel routes; off unless used). */
-    tlsRoutes: boolean;
-}
-
-export interface ImagesConfig {
-    /**
-     * The registry mirror every image is pulled from (clusters admit only the mirror). Unset means
-     * the upstream registries, which only suits clusters without a registry policy.
-     */
-    registry?: string;
 }
 
 export interface AddonConfig {

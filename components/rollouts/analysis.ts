@@ -1,4 +1,4 @@
-import { AnalysisConfig, METRICS_DEFAULTS } from "../config/metrics";
+import { ANALYSIS_DEFAULTS, AnalysisConfig } from "./config";
 import { TENANT_HEADER } from "../mimir";
 
 /**
@@ -221,7 +221,7 @@ export function errorBudgetTemplateSpec(
     budget: { query: string; minRemaining: number },
     address: string,
     tenant: string,
-    analysis: Pick<AnalysisConfig, "consecutiveErrorLimit"> = METRICS_DEFAULTS.analysis,
+    analysis: Pick<AnalysisConfig, "consecutiveErrorLimit"> = ANALYSIS_DEFAULTS,
 ): Record<string, unknown> {
     return {
         args: ERROR_BUDGET_ARGS.map((name) => ({ name })),

@@ -13,6 +13,7 @@ import { RELEASE_NAME, controllerValues } from "./values";
 
 export * from "./analysis";
 export * from "./chartKeys";
+export * from "./config";
 export * from "./crds";
 export * from "./network";
 export * from "./notifications";

@@ -1,5 +1,5 @@
 import { createHash } from "crypto";
-import { PluginConfig } from "../config";
+import { PluginConfig } from "./config";
 
 /** The name the controller and every Rollout use for the plugin; it must be exactly this. */
 export const GATEWAY_API_PLUGIN = "argoproj-labs/gatewayAPI";
