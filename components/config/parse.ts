@@ -1,10 +1,11 @@
 import { readArgoCd } from "../argocd/config";
+import { readGateway } from "../gateway/config";
 import { readPolicy } from "../policy/config";
 import { readDelivery } from "./delivery";
 import { readMetrics } from "./metrics";
 import { readController, readImages, readPlugin } from "../rollouts/config";
 import { ConfigError, ConfigReader, DNS_LABEL, MIMIR_TENANT_RULE, Plain, isPlainObject } from "./reader";
-import { AddonConfig, ClusterConfig, ClusterConnection, PROJECT, SharedGatewayConfig } from "./types";
+import { AddonConfig, ClusterConfig, ClusterConnection, PROJECT } from "./types";
 
 /** Every default of the section, in one place; the README's config reference follows it. */
 export const DEFAULTS = {
@@ -34,7 +35,6 @@ export const TOP_LEVEL_KEYS = [
 ] as const;
 
 const CLUSTER_KEYS = ["name", "role", "mimirTenant", "eksClusterName", "region", "kubeconfigContext", "kubeconfigPath", "adoptExisting"];
-const GATEWAY_KEYS = ["name", "namespace", "listener"];
 const AWS_REGION = /^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-[0-9]$/;
 const EKS_NAME = /^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$/;
 
@@ -127,22 +127,5 @@ function readCluster(r: ConfigReader, value: unknown, ambient: { awsRegion?: str
         return undefined;
     }
     return { name, role, mimirTenant, connection, adoptExisting };
-}
-
-function readGateway(r: ConfigReader, value: unknown): SharedGatewayConfig | undefined {
-    if (value === undefined) {
-        r.problem("gateway", value, "is required: the shared Gateway's name, namespace and listener");
-        return undefined;
-    }
-    const g = r.object("gateway", value, GATEWAY_KEYS);
-    if (!g) {
-        return undefined;
-    }
-    const label = { pattern: DNS_LABEL, describe: "a DNS label (lowercase letters, digits, '-')", maxLength: 63 };
-    const name = r.requiredString("gateway.name", g.name, { ...label, maxLength: 253 });
-    const namespace = r.requiredString("gateway.namespace", g.namespace, label);
-    // Gateway API listener names are section names: DNS labels.
-    const listener = r.requiredString("gateway.listener", g.listener, label);
-    return name && namespace && listener ? { name, namespace, listener } : undefined;
 }
 

@@ -5,15 +5,14 @@
 
 import type { ArgoCdConfig } from "../argocd/config";
 import type { PolicyConfig } from "../policy/config";
+import type { SharedGatewayConfig } from "../gateway/config";
+import type { ClusterRole } from "../mimir";
 import type { ControllerConfig, ImagesConfig, PluginConfig } from "../rollouts/config";
 import { DeliveryConfig } from "./delivery";
 import { MetricsConfig } from "./metrics";
 
 /** The Pulumi project name, which is also the namespace of every config key. */
 export const PROJECT = "argo-rollouts-addon";
-
-/** Hub runs Mimir; a spoke writes to the hub's Mimir and reads its own metrics back (ADR-056 D5). */
-export type ClusterRole = "hub" | "spoke";
 
 /** How the program reaches the cluster's API server. */
 export type ClusterConnection =
@@ -33,14 +32,6 @@ export interface ClusterConfig {
      * failing with AlreadyExists, and takes its fields over from the previous field manager.
      */
     adoptExisting: boolean;
-}
-
-/** The shared Gateway the traffic-router plugin's HTTPRoutes attach to (ADR-056 D4, D7). */
-export interface SharedGatewayConfig {
-    name: string;
-    namespace: string;
-    /** The listener (sectionName) tenant HTTPRoutes attach to; must exist on the live Gateway. */
-    listener: string;
 }
 
 export interface AddonConfig {

@@ -1,4 +1,4 @@
-import { MimirConfig } from "../config";
+import { MimirConfig } from "../gateway/config";
 import { CanaryTarget, NetworkConfig } from "./config";
 
 /**
