@@ -1,5 +1,6 @@
 import * as assert from "assert";
-import { AddonConfig, ConfigError, ConfigProblem, parseAddonConfig } from "../components/config";
+import { ConfigError, ConfigProblem } from "../components/config";
+import { AddonConfig, parseAddonConfig } from "../stacks/config";
 import { APPROVER_ROLLOUT_ACTIONS, ARGOCD_DEFAULTS, ARGOCD_ROLLOUT_ACTIONS, BUILTIN_KINDS } from "../components/argocd";
 import { POLICY_DEFAULTS } from "../components/policy";
 import { hubConfig, merged, planInline } from "./harness";

@@ -1,5 +1,6 @@
 import * as assert from "assert";
-import { ConfigError, parseAddonConfig, parseConfigText, parseQuantity } from "../components/config";
+import { ConfigError, parseConfigText, parseQuantity } from "../components/config";
+import { parseAddonConfig } from "../stacks/config";
 import { CONTROLLER_DEFAULTS, KNOWN_CHART_APP_VERSIONS, PLUGIN_DEFAULTS } from "../components/rollouts";
 import { TEST_DIGEST, TEST_SHA256, hubConfig, merged } from "./harness";
 

@@ -1,5 +1,5 @@
 import * as assert from "assert";
-import { parseAddonConfig } from "../components/config";
+import { parseAddonConfig } from "../stacks/config";
 import {
     ANALYSIS_DEFAULTS,
     AnalysisConfig,

@@ -1,5 +1,5 @@
 import * as assert from "assert";
-import { parseAddonConfig } from "../components/config";
+import { parseAddonConfig } from "../stacks/config";
 import { PolicyConfig } from "../components/policy";
 import { CelPolicy, MESSAGES, POLICY_NAMES, PolicyContext, ValidatingPolicy, celPolicies } from "../components/policy";
 import { Admission, FakeCluster, Json, REQUEST_TYPE, admit, checkExpression, checkPolicy, sites } from "./kyvernoCel";

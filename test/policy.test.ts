@@ -1,5 +1,5 @@
 import * as assert from "assert";
-import { AddonConfig, parseAddonConfig } from "../components/config";
+import { AddonConfig, parseAddonConfig } from "../stacks/config";
 import {
     CelPolicy,
     ClusterPolicy,

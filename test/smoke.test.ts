@@ -1,5 +1,6 @@
 import * as assert from "assert";
-import { ConfigError, parseAddonConfig } from "../components/config";
+import { ConfigError } from "../components/config";
+import { parseAddonConfig } from "../stacks/config";
 import { DEFAULT_STEPS, PREVIEW_HEADER } from "../components/delivery";
 import { FAILING_ERROR_RATE, SMOKE_REQUESTS_PER_SECOND, SMOKE_REVISION_ANNOTATION, loadScript } from "../components/smoke";
 import { ANALYSIS_DEFAULTS, durationSeconds } from "../components/rollouts";

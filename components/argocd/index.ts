@@ -1,7 +1,7 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { AddonConfig } from "../config";
 import { Stage, StageOptions } from "../stage";
+import { ArgoCdConfig } from "./config";
 import { IgnoreRule, argocdCmIgnoreData, expandAllKinds } from "./ignoreRules";
 import { appProjectPatch } from "./projects";
 import { ROLLOUT_ACTIONS_POLICY_KEY, rolloutActionsPolicyCsv } from "./rbac";
@@ -17,7 +17,8 @@ export * from "./syncOptions";
 export * from "./verify";
 
 export interface ArgoCdAppsStageArgs {
-    config: AddonConfig;
+    /** The stack's name and its argocd section. */
+    config: { stack: string; argocd: ArgoCdConfig };
 }
 
 type KeptKind = "AppProject" | "ApplicationSet";

@@ -4,7 +4,14 @@
  * `pulumi.Config.requireObject` only parses JSON: it checks no shape at all (design.md §2,
  * Pulumi). Every stack key therefore goes through this reader, which records every problem it
  * finds instead of throwing at the first one, so a user fixes a stack file in one pass.
+ *
+ * This folder is the framework only: each stage folder reads its own sections with it (its
+ * `config.ts`), and stacks/config.ts assembles the stack's configuration from them. It imports no
+ * stage folder, so every stage can import it.
  */
+
+/** The Pulumi project name, which is also the namespace of every config key. */
+export const PROJECT = "argo-rollouts-addon";
 
 /** One thing wrong with the configuration of a stack. */
 export interface ConfigProblem {
@@ -41,6 +48,26 @@ export function show(value: unknown): string {
     }
     const text = JSON.stringify(value) ?? String(value);
     return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+/**
+ * A configuration value that must stay secret. It renders as "[secret]" wherever it is printed or
+ * serialised by accident; `reveal()` is called only to wrap it in `pulumi.secret`.
+ */
+export class SecretValue {
+    readonly #value: string;
+    constructor(value: string) {
+        this.#value = value;
+    }
+    reveal(): string {
+        return this.#value;
+    }
+    toString(): string {
+        return "[secret]";
+    }
+    toJSON(): string {
+        return "[secret]";
+    }
 }
 
 export type Plain = Record<string, unknown>;

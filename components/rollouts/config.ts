@@ -1,5 +1,4 @@
-import { ConfigReader, DNS_LABEL, HOSTNAME, HTTPS_URL, QUANTITY, parseQuantity } from "../config/reader";
-import { SecretValue } from "../config/secret";
+import { ConfigReader, DNS_LABEL, HOSTNAME, HTTPS_URL, QUANTITY, SecretValue, parseQuantity } from "../config/reader";
 
 /**
  * The rollouts stage's configuration sections (ADR-056 D4, D5, D6, D7): `imageRegistry`,

@@ -3,7 +3,7 @@
  * an answer. Decisions come from SubjectAccessReviews; rule matching is only used to name the
  * ClusterRoles that grant something they should not.
  */
-import type { AddonConfig } from "../../components/config/types";
+import type { AddonConfig } from "../../stacks/config";
 import { MIMIR_DEFAULTS } from "../../components/gateway/config";
 import type { PolicyRule } from "../../components/rollouts/rbac";
 import type { ResourceQuestion, Subject } from "./cluster";

@@ -14,7 +14,7 @@ import { approvalRoles } from "../../../components/delivery/approval";
 import { KYVERNO_AGGREGATE_LABELS, KYVERNO_ROLES, KyvernoController, KyvernoRole, kyvernoRoleName, kyvernoRoles, namespaceSelector, pdbGenerationRules } from "../../../components/policy";
 import { PolicyRule } from "../../../components/rollouts/rbac";
 import { RELEASE_NAME } from "../../../components/rollouts/values";
-import type { AddonConfig } from "../../../components/config/types";
+import type { AddonConfig } from "../../../stacks/config";
 import { BindingSubject, ROLLOUT_PATH_CALLS, describeQuestion, describeSubject, reviewSubject, ruleAllows } from "../access";
 import type { KubeObject, ReadOnlyCluster, ResourceQuestion } from "../cluster";
 import { CheckResult, Finding, README, outcome, skipped } from "../report";
