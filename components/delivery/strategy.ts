@@ -1,7 +1,8 @@
 /**
- * The delivery strategy library (ADR-056 D3, D4, D6, D8): one manifest shape for every stage of
- * every app, with the strategy decided by the tier, never per app. Pure and exported, so tenant
- * scaffolders and other programs render exactly what the platform tests.
+ * The delivery strategy library (ADR-056 D1, D3, D4, D6, D8): every environment workload is a
+ * Rollout on every stage (D1), one manifest shape for every stage of every app, with the strategy
+ * decided by the tier, never per app (D3). Pure and exported, so tenant scaffolders and other
+ * programs render exactly what the platform tests.
  */
 import { ERROR_BUDGET, SUCCESS_RATE, SUCCESS_RATE_FINITE } from "../rollouts/analysis";
 import { ANALYSIS_DEFAULTS, AnalysisConfig, durationSeconds } from "../rollouts/config";
