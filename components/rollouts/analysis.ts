@@ -114,7 +114,7 @@ export function successRateQuery(matchers: LabelMatcher[], window: string, minRe
  * slowest of them, so the same floor as the success rate applies (`and on()` keeps the quantile
  * only when the label-less request count survived its comparison). A version slower than the
  * highest finite bucket reads as that bucket's bound, which is why the threshold must stay below it
- * (config: BEYLA_HIGHEST_FINITE_BUCKET_SECONDS).
+ * (config.ts: BEYLA_HIGHEST_FINITE_BUCKET_SECONDS).
  */
 export function latencyP99Query(matchers: LabelMatcher[], window: string, minRequests: number): string {
     const quantile = `histogram_quantile(0.99, sum by (le) (rate(${BEYLA_DURATION_BUCKETS}${selector(matchers)}[${window}])))`;
