@@ -2,6 +2,12 @@
  * Mimir facts shared by the stages: the tenant header and the Prometheus API prefix
  * (Mimir serves remote write at /api/v1/push and the Prometheus API under /prometheus).
  */
+/**
+ * The hub runs Mimir; a spoke writes to the hub's Mimir and reads its own metrics back through the
+ * route the hub declares for it (ADR-056 D5). Every stage that treats the two differently asks this.
+ */
+export type ClusterRole = "hub" | "spoke";
+
 export const TENANT_HEADER = "X-Scope-OrgID";
 export const REMOTE_WRITE_PATH = "/api/v1/push";
 export const PROMETHEUS_API_PREFIX = "/prometheus";

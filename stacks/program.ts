@@ -2,12 +2,12 @@ import * as pulumi from "@pulumi/pulumi";
 import { ArgoCdAppsStage } from "../components/argocd";
 import { clusterProvider } from "../components/cluster";
 import { SPOKE_READ_ENDPOINTS_OUTPUT, hubReadEndpoint } from "../components/cluster/hubEndpoint";
-import { AddonConfig, loadAddonConfig } from "../components/config";
 import { GatewayStage } from "../components/gateway";
 import { PolicyStage } from "../components/policy";
 import { RolloutsStage, refuseExamplePluginValue } from "../components/rollouts";
 import { SmokeCanary } from "../components/smoke";
 import { STAGES } from "../components/stage";
+import { AddonConfig, loadAddonConfig } from "./config";
 
 /**
  * The whole addon for one cluster: gateway -> rollouts -> policy -> argocd-apps (ADR-056 D7).

@@ -1,6 +1,8 @@
 import * as assert from "assert";
-import { ADMISSION_DEFAULTS, AddonConfig, ConfigError, ConfigProblem, parseAddonConfig } from "../components/config";
-import { APPROVER_ROLLOUT_ACTIONS, ARGOCD_ROLLOUT_ACTIONS, BUILTIN_KINDS } from "../components/argocd";
+import { ConfigError, ConfigProblem } from "../components/config";
+import { AddonConfig, parseAddonConfig } from "../stacks/config";
+import { APPROVER_ROLLOUT_ACTIONS, ARGOCD_DEFAULTS, ARGOCD_ROLLOUT_ACTIONS, BUILTIN_KINDS } from "../components/argocd";
+import { POLICY_DEFAULTS } from "../components/policy";
 import { hubConfig, merged, planInline } from "./harness";
 
 function raw(patch: Record<string, unknown> = {}): Record<string, unknown> {
@@ -44,7 +46,7 @@ describe("admission configuration (policy, argocd)", () => {
                 mutationFailurePolicy: "Ignore",
                 tenantNamespaceSelector: { matchExpressions: [{ key: "platform.example/tier", operator: "In", values: ["dev", "test", "preprod", "prod"] }] },
                 pdbMaxUnavailable: 1,
-                prodNamespaceLabels: { ...ADMISSION_DEFAULTS.policy.prodNamespaceLabels },
+                prodNamespaceLabels: { ...POLICY_DEFAULTS.prodNamespaceLabels },
                 prodMinReplicas: 2,
                 topologyKeys: ["topology.kubernetes.io/zone", "kubernetes.io/hostname"],
                 excludeNamespaces: ["kube-system", "kube-public", "kube-node-lease", "kyverno"],
@@ -64,8 +66,8 @@ describe("admission configuration (policy, argocd)", () => {
         });
 
         it("reserves only actions ArgoCD has: resume, promote-full, skip-current-step and abort", () => {
-            assert.deepStrictEqual(ADMISSION_DEFAULTS.argocd.rbac.actions, ["resume", "promote-full", "skip-current-step", "abort"]);
-            assert.ok(ADMISSION_DEFAULTS.argocd.rbac.actions.every((a) => ARGOCD_ROLLOUT_ACTIONS.includes(a)));
+            assert.deepStrictEqual(ARGOCD_DEFAULTS.rbac.actions, ["resume", "promote-full", "skip-current-step", "abort"]);
+            assert.ok(ARGOCD_DEFAULTS.rbac.actions.every((a) => ARGOCD_ROLLOUT_ACTIONS.includes(a)));
         });
 
         it("never lets a built-in default reach a Rollout: the all-kinds list holds no CRD", () => {

@@ -2,7 +2,7 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as path from "path";
 import { adoptionRunbook, objectsToRetire, providerAdoptionOptions } from "../components/cluster/adoption";
-import { AddonConfig, parseAddonConfig } from "../components/config";
+import { AddonConfig, parseAddonConfig } from "../stacks/config";
 import { parseConfigText } from "../components/config/load";
 import { ROLLOUTS_CRDS } from "../components/rollouts/crds";
 import { RELEASE_NAME } from "../components/rollouts/values";

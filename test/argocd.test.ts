@@ -33,7 +33,7 @@ import {
     rolloutArrayPathReasons,
     tenantSyncSettings,
 } from "../components/argocd";
-import { IgnoreRule } from "../components/config";
+import { IgnoreRule } from "../components/argocd";
 import { OfflineRun, PlannedResource } from "../tools/offline";
 import { planStack } from "../tools/plan";
 import { fromConfigMap, listStacks, placeholderKeptArgoObjects, placeholderWorld, readStackFile } from "../tools/stackFile";

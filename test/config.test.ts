@@ -1,5 +1,7 @@
 import * as assert from "assert";
-import { ConfigError, DEFAULTS, KNOWN_CHART_APP_VERSIONS, parseAddonConfig, parseConfigText, parseQuantity } from "../components/config";
+import { ConfigError, parseConfigText, parseQuantity } from "../components/config";
+import { parseAddonConfig } from "../stacks/config";
+import { CONTROLLER_DEFAULTS, KNOWN_CHART_APP_VERSIONS, PLUGIN_DEFAULTS } from "../components/rollouts";
 import { TEST_DIGEST, TEST_SHA256, hubConfig, merged } from "./harness";
 
 function raw(patch: Record<string, unknown> = {}): Record<string, unknown> {
@@ -39,13 +41,13 @@ describe("configuration", () => {
             connection: { kind: "eks", clusterName: "platform-hub", region: "eu-west-1" },
             adoptExisting: false,
         });
-        assert.strictEqual(cfg.controller.chartVersion, DEFAULTS.controller.chartVersion);
+        assert.strictEqual(cfg.controller.chartVersion, CONTROLLER_DEFAULTS.chartVersion);
         assert.strictEqual(cfg.controller.appVersion, KNOWN_CHART_APP_VERSIONS["2.41.0"]);
         assert.strictEqual(cfg.controller.replicas, 2);
         assert.strictEqual(cfg.controller.pdbMaxUnavailable, 1);
         assert.deepStrictEqual(cfg.plugin, {
             version: "v0.15.0",
-            delivery: { mode: "download", arch: "amd64", baseUrl: DEFAULTS.plugin.baseUrl, sha256: TEST_SHA256 },
+            delivery: { mode: "download", arch: "amd64", baseUrl: PLUGIN_DEFAULTS.baseUrl, sha256: TEST_SHA256 },
             tcpRoutes: false,
             tlsRoutes: false,
         });
@@ -59,7 +61,7 @@ describe("configuration", () => {
 
     it("accepts image delivery of the plugin pinned by digest", () => {
         const cfg = parseAddonConfig("hub", raw({ plugin: { delivery: "image", sha256: undefined, digest: TEST_DIGEST } }), { awsRegion: "eu-west-1" });
-        assert.deepStrictEqual(cfg.plugin.delivery, { mode: "image", repository: DEFAULTS.plugin.repository, digest: TEST_DIGEST });
+        assert.deepStrictEqual(cfg.plugin.delivery, { mode: "image", repository: PLUGIN_DEFAULTS.repository, digest: TEST_DIGEST });
     });
 
     it("reads scalars given as text, as Pulumi stores them", () => {

@@ -1,7 +1,10 @@
 import * as assert from "assert";
-import { AnalysisConfig, DELIVERY_DEFAULTS, METRICS_DEFAULTS, parseAddonConfig } from "../components/config";
+import { parseAddonConfig } from "../stacks/config";
 import {
+    ANALYSIS_DEFAULTS,
+    AnalysisConfig,
     ERROR_BUDGET,
+    ERROR_BUDGET_DEFAULTS,
     HAS_VALUE,
     canaryMatchers,
     clusterAnalysisTemplateSpec,
@@ -165,7 +168,7 @@ describe("metric gate semantics", () => {
         });
 
         it("the error-budget template's default query, with and without its arguments", () => {
-            const q = DELIVERY_DEFAULTS.errorBudget.query;
+            const q = ERROR_BUDGET_DEFAULTS.query;
             assert.deepStrictEqual(promqlSyntaxErrors(q), []);
             assert.deepStrictEqual(promqlSyntaxErrors(q.replace("{{args.service}}", "checkout").replace("{{args.slo}}", "availability")), []);
         });
@@ -247,7 +250,7 @@ describe("metric gate semantics", () => {
         });
 
         it("guards the error-budget template the same way", () => {
-            const m = (errorBudgetTemplateSpec(DELIVERY_DEFAULTS.errorBudget, "http://m/prometheus", "hub") as { metrics: { successCondition: string; failureCondition: string }[] }).metrics[0];
+            const m = (errorBudgetTemplateSpec(ERROR_BUDGET_DEFAULTS, "http://m/prometheus", "hub") as { metrics: { successCondition: string; failureCondition: string }[] }).metrics[0];
             assert.strictEqual(measurementPhase(m, []), "Inconclusive", "no SLO authored: pause, not abort");
             assert.strictEqual(measurementPhase(m, [NaN]), "Inconclusive");
             assert.strictEqual(measurementPhase(m, [0]), "Failed", "exhausted");
@@ -321,7 +324,7 @@ describe("metric gate semantics", () => {
         const plans = new Map<string, { run: OfflineRun; analysis: AnalysisConfig }>();
         before(async () => {
             for (const stack of ["hub", "preprod"]) {
-                plans.set(stack, { run: await planStack(readStackFile(stack)), analysis: { ...METRICS_DEFAULTS.analysis } });
+                plans.set(stack, { run: await planStack(readStackFile(stack)), analysis: { ...ANALYSIS_DEFAULTS } });
             }
             for (const strategy of ["canary", "blueGreen"]) {
                 const smoke = merged(hubConfig(), {

@@ -22,7 +22,7 @@
  */
 import * as assert from "assert";
 import { isCelError, parse, run } from "@bufbuild/cel";
-import { parseAddonConfig } from "../components/config";
+import { parseAddonConfig } from "../stacks/config";
 import { PROD_CLASSES, PreviewGate, SHAPES, TIERS, deliveryPlan } from "../components/delivery";
 import { spokeRoutes } from "../components/gateway";
 import { OfflineRun } from "../tools/offline";

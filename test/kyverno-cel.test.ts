@@ -1,5 +1,6 @@
 import * as assert from "assert";
-import { PolicyConfig, parseAddonConfig } from "../components/config";
+import { parseAddonConfig } from "../stacks/config";
+import { PolicyConfig } from "../components/policy";
 import { CelPolicy, MESSAGES, POLICY_NAMES, PolicyContext, ValidatingPolicy, celPolicies } from "../components/policy";
 import { Admission, FakeCluster, Json, REQUEST_TYPE, admit, checkExpression, checkPolicy, sites } from "./kyvernoCel";
 import { hubConfig, merged } from "./harness";

@@ -1,5 +1,6 @@
 import * as assert from "assert";
-import { ConfigError, parseAddonConfig } from "../components/config";
+import { ConfigError } from "../components/config";
+import { parseAddonConfig } from "../stacks/config";
 import { spokeReadEndpoint, spokeRouteSpec } from "../components/gateway";
 import { pickSpokeEndpoint } from "../components/cluster/hubEndpoint";
 import {

@@ -1,6 +1,7 @@
 import * as assert from "assert";
 import * as YAML from "yaml";
-import { ConfigError, SecretValue, parseAddonConfig } from "../components/config";
+import { ConfigError, SecretValue } from "../components/config";
+import { parseAddonConfig } from "../stacks/config";
 import { NOTIFICATION_EVENTS, errorBudgetTemplateSpec, guardedConditions, notificationConfigData } from "../components/rollouts";
 import { OfflineRun } from "../tools/offline";
 import { manifestsYaml, resourceRows } from "../tools/plan";

@@ -1,11 +1,12 @@
 import * as assert from "assert";
-import { AddonConfig, PolicyConfig, parseAddonConfig } from "../components/config";
+import { AddonConfig, parseAddonConfig } from "../stacks/config";
 import {
     CelPolicy,
     ClusterPolicy,
     KYVERNO_AGGREGATE_LABELS,
     MESSAGES,
     POLICY_NAMES,
+    PolicyConfig,
     PolicyContext,
     Template,
     ValidatingPolicy,

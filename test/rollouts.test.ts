@@ -1,6 +1,6 @@
 import * as assert from "assert";
 import * as pulumi from "@pulumi/pulumi";
-import { parseAddonConfig, AddonConfig } from "../components/config";
+import { parseAddonConfig, AddonConfig } from "../stacks/config";
 import {
     CHART_VALUE_KEYS,
     CRD_TYPE,

@@ -65,7 +65,7 @@ describe("program load under the Pulumi CLI", function () {
         // uses them right: only the misuse is reported.
         const dir = tempDir();
         try {
-            const config = path.join(REPO_ROOT, "components", "config");
+            const config = path.join(REPO_ROOT, "stacks", "config");
             fs.writeFileSync(path.join(dir, "good.ts"), `import { AddonConfig } from ${JSON.stringify(config)};\nexport const stack = (c: AddonConfig): string => c.stack;\n`);
             fs.writeFileSync(path.join(dir, "bad.ts"), `import { AddonConfig } from ${JSON.stringify(config)};\nexport const replicas = (c: AddonConfig): string => c.controller.replicas;\n`);
             fs.writeFileSync(

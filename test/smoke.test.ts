@@ -1,8 +1,9 @@
 import * as assert from "assert";
-import { ConfigError, parseAddonConfig } from "../components/config";
+import { ConfigError } from "../components/config";
+import { parseAddonConfig } from "../stacks/config";
 import { DEFAULT_STEPS, PREVIEW_HEADER } from "../components/delivery";
-import { METRICS_DEFAULTS, durationSeconds } from "../components/config";
 import { FAILING_ERROR_RATE, SMOKE_REQUESTS_PER_SECOND, SMOKE_REVISION_ANNOTATION, loadScript } from "../components/smoke";
+import { ANALYSIS_DEFAULTS, durationSeconds } from "../components/rollouts";
 import { STAGES } from "../components/stage";
 import { OfflineRun } from "../tools/offline";
 import { MeasurementPhase, Series, evaluatePromQL, measurementPhase, metricPhase } from "./gateModel";
@@ -36,7 +37,7 @@ function previewShare(script: string): number {
 
 /** The preview's requests in one rate window at the default timing, as the load generator drives them. */
 function previewRequestsPerWindow(script: string): number {
-    return SMOKE_REQUESTS_PER_SECOND * durationSeconds(METRICS_DEFAULTS.analysis.rateWindow) * previewShare(script);
+    return SMOKE_REQUESTS_PER_SECOND * durationSeconds(ANALYSIS_DEFAULTS.rateWindow) * previewShare(script);
 }
 
 const PREVIEW_HASH = "6b7c8d9f5";
@@ -102,7 +103,7 @@ describe("smoke canary", () => {
     });
 
     it("sends enough traffic for the gate's floor at the first canary weight, and to a blue/green preview", () => {
-        const a = METRICS_DEFAULTS.analysis;
+        const a = ANALYSIS_DEFAULTS;
         const perWindow = SMOKE_REQUESTS_PER_SECOND * durationSeconds(a.rateWindow) * (DEFAULT_STEPS[0] / 100);
         assert.ok(perWindow >= 4 * a.minRequests, `${perWindow} canary requests per window at ${DEFAULT_STEPS[0]}%`);
         // Blue/green: every other request carries the preview header; the rest keeps production going.

@@ -1,5 +1,6 @@
 import * as assert from "assert";
-import { ConfigError, parseAddonConfig } from "../components/config";
+import { ConfigError } from "../components/config";
+import { parseAddonConfig } from "../stacks/config";
 import { HttpRouteSpec, readRule, spokeRoutes } from "../components/gateway";
 import { MIMIR_READ_PATHS, PathMatch, pathMatches } from "../components/mimir";
 import { checkPlan } from "../tools/guard";

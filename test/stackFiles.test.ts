@@ -1,5 +1,5 @@
 import * as assert from "assert";
-import { parseAddonConfig } from "../components/config";
+import { parseAddonConfig } from "../stacks/config";
 import { parseConfigText } from "../components/config/load";
 import { EXAMPLE_PLUGIN_DIGEST, controllerValues, examplePluginValue, pluginImage, refuseExamplePluginValue } from "../components/rollouts";
 import { OfflineRun, runOffline } from "../tools/offline";

@@ -1,5 +1,5 @@
 import * as assert from "assert";
-import { parseAddonConfig } from "../components/config";
+import { parseAddonConfig } from "../stacks/config";
 import { clusterAnalysisTemplateSpec, errorBudgetTemplateSpec, sharedTemplates } from "../components/rollouts";
 import {
     AnalysisRef,

@@ -6,7 +6,7 @@ import * as YAML from "yaml";
 import { HTTPROUTE_WEIGHTS_RULE, argocdCmIgnoreData } from "../components/argocd";
 import { controllerClusterRules, controllerNamespaceRules } from "../components/rollouts";
 import { KYVERNO_AGGREGATE_LABELS, KYVERNO_ROLES, POLICY_NAMES, kyvernoRoleName } from "../components/policy";
-import type { AddonConfig } from "../components/config";
+import type { AddonConfig } from "../stacks/config";
 import { ROLLOUT_PATH_CALLS, requestQuestion, ruleAllows, verifyRules } from "../tools/verify/access";
 import { ConnectionError, ReadError, connect, kubeConfigFor, loadClient } from "../tools/verify/cluster";
 import { GROUPS, defaultOptions, runVerify } from "../tools/verify/index";

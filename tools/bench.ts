@@ -13,7 +13,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
-import { PROJECT } from "../components/config/types";
+import { PROJECT } from "../components/config/reader";
 import { planStack, writePlan } from "./plan";
 import { REPO_ROOT, StackFile, readStackFile } from "./stackFile";
 

@@ -7,8 +7,7 @@
  */
 import * as path from "path";
 import { parseConfigText } from "../components/config/load";
-import { isPlainObject } from "../components/config/reader";
-import { PROJECT } from "../components/config/types";
+import { PROJECT, isPlainObject } from "../components/config/reader";
 import { REPO_ROOT, listStacks, readStackFile } from "./stackFile";
 
 export interface DeployOrder {

@@ -9,7 +9,7 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { createHash } from "crypto";
-import { PROJECT } from "../components/config/types";
+import { PROJECT } from "../components/config/reader";
 import { STAGE_TYPES, StageName } from "../components/stage";
 
 // Internal modules of @pulumi/pulumi: the request objects and the runtime store.

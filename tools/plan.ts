@@ -7,12 +7,11 @@
 import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
-import { ConfigError } from "../components/config/reader";
+import { ConfigError, PROJECT } from "../components/config/reader";
 import { STAGES } from "../components/stage";
 import { checkPlan } from "./guard";
 import { validateObject } from "./schemas";
 import { OfflineRun, PlannedResource, kubernetesGvk, runOffline } from "./offline";
-import { PROJECT } from "../components/config/types";
 import { REPO_ROOT, StackFile, listStacks, placeholderWorld, readStackFile, referencedHubStack } from "./stackFile";
 import { ROLLOUTS_CRDS } from "../components/rollouts/crds";
 

@@ -1,11 +1,9 @@
 import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
-import { ROLLOUT_PROJECT_KINDS, tenantSyncSettings } from "../components/argocd";
-import { ArgoCdConfig, readArgoCd } from "../components/config/admission";
+import { ArgoCdConfig, ROLLOUT_PROJECT_KINDS, readArgoCd, tenantSyncSettings } from "../components/argocd";
 import { parseConfigText } from "../components/config/load";
-import { ConfigReader, isPlainObject } from "../components/config/reader";
-import { PROJECT } from "../components/config/types";
+import { ConfigReader, PROJECT, isPlainObject } from "../components/config/reader";
 import { OfflineWorld, SECRET } from "./offline";
 
 export const REPO_ROOT = path.resolve(__dirname, "..");

@@ -1,5 +1,4 @@
 import * as YAML from "yaml";
-import type { GroupKind, IgnoreRule } from "../config/admission";
 
 /**
  * ArgoCD ignoreDifferences decisions (ADR-056 as-built corrections of 2026-06-27 and 2026-07-14).
@@ -11,6 +10,27 @@ import type { GroupKind, IgnoreRule } from "../config/admission";
  * ArgoCD reports "synced" (argo-cd #23283, #26588). Rules in argocd-cm's `.all` key cannot be
  * narrowed by kind, so a rule meant for every kind is written once per built-in kind instead.
  */
+
+/** An ArgoCD group/kind pair; `group` is `""` for the core group. */
+export interface GroupKind {
+    group: string;
+    kind: string;
+}
+
+/**
+ * An ArgoCD ignoreDifferences rule. `kind: "*"` means every kind (ArgoCD's `.all`); the program
+ * writes such a rule once per built-in kind instead (ADR-056 as-built 2026-07-14).
+ */
+export interface IgnoreRule {
+    group: string;
+    kind: string;
+    /** Application-level rules only. */
+    name?: string;
+    namespace?: string;
+    jsonPointers: string[];
+    jqPathExpressions: string[];
+    managedFieldsManagers: string[];
+}
 
 export const ROLLOUT: Readonly<GroupKind> = { group: "argoproj.io", kind: "Rollout" };
 export const HTTPROUTE: Readonly<GroupKind> = { group: "gateway.networking.k8s.io", kind: "HTTPRoute" };

@@ -1,13 +1,14 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { AddonConfig, IgnoreRule } from "../config";
 import { Stage, StageOptions } from "../stage";
-import { argocdCmIgnoreData, expandAllKinds } from "./ignoreRules";
+import { ArgoCdConfig } from "./config";
+import { IgnoreRule, argocdCmIgnoreData, expandAllKinds } from "./ignoreRules";
 import { appProjectPatch } from "./projects";
 import { ROLLOUT_ACTIONS_POLICY_KEY, rolloutActionsPolicyCsv } from "./rbac";
 import { applicationSetPatch } from "./syncOptions";
 import { KeptObjectRef, LiveAppProject, LiveApplicationSet, appProjectProblems, applicationSetProblems, keptObjectsError } from "./verify";
 
+export * from "./config";
 export * from "./ignoreRules";
 export * from "./ownership";
 export * from "./projects";
@@ -16,7 +17,8 @@ export * from "./syncOptions";
 export * from "./verify";
 
 export interface ArgoCdAppsStageArgs {
-    config: AddonConfig;
+    /** The stack's name and its argocd section. */
+    config: { stack: string; argocd: ArgoCdConfig };
 }
 
 type KeptKind = "AppProject" | "ApplicationSet";

@@ -1,4 +1,5 @@
-import type { ArgoProjectConfig, GroupKind } from "../config/admission";
+import type { ArgoProjectConfig } from "./config";
+import type { GroupKind } from "./ignoreRules";
 import { sameKind } from "./ignoreRules";
 import { TAKE_OVER_LISTS } from "./ownership";
 

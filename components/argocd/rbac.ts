@@ -1,4 +1,4 @@
-import type { ArgoRbacConfig } from "../config/admission";
+import type { ArgoRbacConfig } from "./config";
 
 /**
  * ArgoCD RBAC for Rollout actions (ADR-056 D3, regulated prod: deployer != approver, ADR-049).

@@ -1,7 +1,9 @@
-import type { GroupKind, IgnoreRule, TenantApplicationSetConfig } from "../config/admission";
+import type { TenantApplicationSetConfig } from "./config";
 import {
     BUILTIN_KINDS,
+    GroupKind,
     HTTPROUTE_WEIGHTS_RULE,
+    IgnoreRule,
     ResourceIgnoreDifferences,
     SERVICE_SELECTOR_RULE,
     canaryRuleReasons,

@@ -1,4 +1,4 @@
-import type { GroupKind } from "../config/admission";
+import type { GroupKind } from "./ignoreRules";
 import {
     CONTROLLER_FIELD_MANAGER,
     HTTPROUTE,

@@ -1,4 +1,4 @@
-import { AddonConfig } from "../config";
+import type { ControllerConfig } from "../rollouts/config";
 import { ROLLOUTS_CRDS } from "../rollouts/crds";
 import { RELEASE_NAME } from "../rollouts/values";
 
@@ -47,7 +47,7 @@ export interface RunbookStep {
  * when this stack runs without the dashboard, the dashboard's objects (templates/dashboard/, all
  * named `<fullname>-dashboard`).
  */
-export function objectsToRetire(cfg: Pick<AddonConfig, "controller">): { kind: string; namespace?: string; name: string }[] {
+export function objectsToRetire(cfg: { controller: Pick<ControllerConfig, "namespace" | "dashboard"> }): { kind: string; namespace?: string; name: string }[] {
     const out: { kind: string; namespace?: string; name: string }[] = ["view", "edit", "admin"].map((r) => ({ kind: "clusterrole", name: `${RELEASE_NAME}-aggregate-to-${r}` }));
     if (!cfg.controller.dashboard) {
         const name = `${RELEASE_NAME}-dashboard`;
@@ -71,7 +71,7 @@ export function objectsToRetire(cfg: Pick<AddonConfig, "controller">): { kind: s
  * Secrets removes the record and nothing else, whereas `helm uninstall` deletes every object of the
  * release that lacks `helm.sh/resource-policy: keep`.
  */
-export function adoptionRunbook(cfg: Pick<AddonConfig, "stack" | "controller">): RunbookStep[] {
+export function adoptionRunbook(cfg: { stack: string; controller: Pick<ControllerConfig, "namespace" | "dashboard"> }): RunbookStep[] {
     const ns = cfg.controller.namespace;
     const crds = ROLLOUTS_CRDS.map((c) => c.name).join(" ");
     const s = `-s ${cfg.stack}`;

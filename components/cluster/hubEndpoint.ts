@@ -1,5 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
-import { AddonConfig } from "../config";
+import type { MimirRoutesConfig } from "../gateway/config";
+import type { ClusterConfig } from "./config";
 
 /** The stack output in which a hub publishes each spoke's read endpoint. */
 export const SPOKE_READ_ENDPOINTS_OUTPUT = "spokeReadEndpoints";
@@ -22,7 +23,11 @@ export function pickSpokeEndpoint(stack: string, hubStack: string, spoke: string
  * A spoke's read endpoint: from the hub's stack (the hub owns the route and knows its URL) or,
  * where the hub stack lives in another backend, from config. Undefined on the hub.
  */
-export function hubReadEndpoint(config: AddonConfig): pulumi.Output<string> | undefined {
+export function hubReadEndpoint(config: {
+    stack: string;
+    cluster: Pick<ClusterConfig, "name" | "role">;
+    metrics: Pick<MimirRoutesConfig, "readEndpoint">;
+}): pulumi.Output<string> | undefined {
     const source = config.metrics.readEndpoint;
     if (config.cluster.role !== "spoke" || !source) {
         return undefined;

@@ -2,10 +2,11 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 // Only the EKS submodule: type-checking the whole @pulumi/aws package costs ~10 s (design.md §2).
 import { getClusterOutput } from "@pulumi/aws/eks/getCluster";
-import { ClusterConfig } from "../config";
 import { providerAdoptionOptions } from "./adoption";
+import { ClusterConfig } from "./config";
 
 export * from "./adoption";
+export * from "./config";
 
 /** A kubeconfig for an EKS cluster whose token comes from the aws CLI's exec plugin. */
 export function eksKubeconfig(args: { clusterName: string; region: string; endpoint: string; certificateAuthority: string }): object {

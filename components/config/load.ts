@@ -1,13 +1,20 @@
 import * as pulumi from "@pulumi/pulumi";
-import { Plain } from "./reader";
-import { parseAddonConfig } from "./parse";
-import { AddonConfig, PROJECT } from "./types";
+import { PROJECT, Plain } from "./reader";
+
+/** A stack's configuration as the Pulumi CLI hands it to the program, before it is validated. */
+export interface StackConfigValues {
+    stack: string;
+    /** Every key of the project's namespace, without the namespace, with structured values parsed. */
+    raw: Plain;
+    /** Keys of other namespaces the program honours, and which of the project's keys are secrets. */
+    ambient: { awsRegion?: string; secretKeys: string[] };
+}
 
 /**
- * Reads every key of the project's namespace from the stack's configuration and validates it.
- * Structured values arrive as JSON text; scalars as plain strings.
+ * Reads every key of the project's namespace from the stack's configuration. Structured values
+ * arrive as JSON text; scalars as plain strings.
  */
-export function loadAddonConfig(): AddonConfig {
+export function readStackConfig(): StackConfigValues {
     const all = pulumi.runtime.allConfig();
     const raw: Plain = {};
     const secretKeys: string[] = [];
@@ -24,7 +31,7 @@ export function loadAddonConfig(): AddonConfig {
             }
         }
     }
-    return parseAddonConfig(pulumi.getStack(), raw, { awsRegion: all["aws:region"], secretKeys });
+    return { stack: pulumi.getStack(), raw, ambient: { awsRegion: all["aws:region"], secretKeys } };
 }
 
 /** Pulumi hands structured config over as JSON; anything that is not JSON stays a string. */

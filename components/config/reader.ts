@@ -4,7 +4,14 @@
  * `pulumi.Config.requireObject` only parses JSON: it checks no shape at all (design.md §2,
  * Pulumi). Every stack key therefore goes through this reader, which records every problem it
  * finds instead of throwing at the first one, so a user fixes a stack file in one pass.
+ *
+ * This folder is the framework only: each stage folder reads its own sections with it (its
+ * `config.ts`), and stacks/config.ts assembles the stack's configuration from them. It imports no
+ * stage folder, so every stage can import it.
  */
+
+/** The Pulumi project name, which is also the namespace of every config key. */
+export const PROJECT = "argo-rollouts-addon";
 
 /** One thing wrong with the configuration of a stack. */
 export interface ConfigProblem {
@@ -43,6 +50,26 @@ export function show(value: unknown): string {
     return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
 
+/**
+ * A configuration value that must stay secret. It renders as "[secret]" wherever it is printed or
+ * serialised by accident; `reveal()` is called only to wrap it in `pulumi.secret`.
+ */
+export class SecretValue {
+    readonly #value: string;
+    constructor(value: string) {
+        this.#value = value;
+    }
+    reveal(): string {
+        return this.#value;
+    }
+    toString(): string {
+        return "[secret]";
+    }
+    toJSON(): string {
+        return "[secret]";
+    }
+}
+
 export type Plain = Record<string, unknown>;
 
 export function isPlainObject(value: unknown): value is Plain {
@@ -66,6 +93,18 @@ export const MIMIR_TENANT_RULE = {
     pattern: MIMIR_TENANT,
     describe: "a Mimir tenant id: 1-150 of letters, digits and !-_.*'() (no '|', ',' or whitespace)",
 };
+
+/** Converts a Kubernetes quantity to a number in base units, enough to compare two of them. */
+export function parseQuantity(q: string): number {
+    const m = /^([0-9]+(?:\.[0-9]+)?)(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/.exec(q);
+    if (!m) {
+        throw new Error(`not a quantity: ${q}`);
+    }
+    const factor: Record<string, number> = {
+        "": 1, m: 1e-3, k: 1e3, M: 1e6, G: 1e9, T: 1e12, Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3, Ti: 1024 ** 4,
+    };
+    return Number(m[1]) * factor[m[2] ?? ""];
+}
 
 export interface StringRule {
     pattern?: RegExp;

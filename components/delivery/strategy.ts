@@ -1,10 +1,11 @@
 /**
- * The delivery strategy library (ADR-056 D3, D4, D6, D8): one manifest shape for every stage of
- * every app, with the strategy decided by the tier, never per app. Pure and exported, so tenant
- * scaffolders and other programs render exactly what the platform tests.
+ * The delivery strategy library (ADR-056 D1, D3, D4, D6, D8): every environment workload is a
+ * Rollout on every stage (D1), one manifest shape for every stage of every app, with the strategy
+ * decided by the tier, never per app (D3). Pure and exported, so tenant scaffolders and other
+ * programs render exactly what the platform tests.
  */
-import { AnalysisConfig, METRICS_DEFAULTS, durationSeconds } from "../config/metrics";
 import { ERROR_BUDGET, SUCCESS_RATE, SUCCESS_RATE_FINITE } from "../rollouts/analysis";
+import { ANALYSIS_DEFAULTS, AnalysisConfig, durationSeconds } from "../rollouts/config";
 import { GATEWAY_API_PLUGIN } from "../rollouts/plugin";
 import { PolicyRule } from "../rollouts/rbac";
 import { ApprovalGroups, ApprovalRoles, approvalRoles } from "./approval";
@@ -205,7 +206,7 @@ export const DEFAULT_STEPS = [25, 50, 100];
  * canary is promoted is terminated without a measurement, which Argo Rollouts counts as
  * Successful (assessMetricStatus): the weights would outrun the gate.
  */
-export function defaultStepPause(gate: GateTiming = METRICS_DEFAULTS.analysis): string {
+export function defaultStepPause(gate: GateTiming = ANALYSIS_DEFAULTS): string {
     const seconds = durationSeconds(gate.initialDelay) + durationSeconds(gate.interval);
     return seconds % 60 === 0 ? `${seconds / 60}m` : `${seconds}s`;
 }
@@ -386,7 +387,7 @@ export function checkOptions(app: AppSpec, opts: StrategyOptions): string[] {
     if (opts.stepPause !== undefined && !DURATION.test(opts.stepPause)) {
         problems.push(`stepPause must be a duration such as 5m, got ${opts.stepPause}`);
     } else if (opts.stepPause !== undefined && opts.tier === "prod" && durationSeconds(opts.stepPause) < durationSeconds(defaultStepPause(opts.gate))) {
-        const g = opts.gate ?? METRICS_DEFAULTS.analysis;
+        const g = opts.gate ?? ANALYSIS_DEFAULTS;
         problems.push(
             `stepPause must be at least the gate's initialDelay + interval (${g.initialDelay} + ${g.interval} = ${defaultStepPause(opts.gate)}), got ${opts.stepPause}: the first weight would end before the gate has measured it`,
         );

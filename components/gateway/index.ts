@@ -1,16 +1,19 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { ClusterRole, MetricsConfig, SharedGatewayConfig } from "../config";
+import { ClusterRole } from "../mimir";
 import { PART_OF, Stage, StageOptions } from "../stage";
+import { MimirRoutesConfig, SharedGatewayConfig } from "./config";
 import { ingestListeners, mimirReferenceGrantSpec, spokeReadEndpoint, spokeRoutes } from "./spokeRoutes";
 
+export * from "./config";
 export * from "./spokeRoutes";
 
 export interface GatewayStageArgs {
     stack: string;
     role: ClusterRole;
     gateway: SharedGatewayConfig;
-    metrics: MetricsConfig;
+    /** The hub's Mimir and the spokes it routes. */
+    metrics: Pick<MimirRoutesConfig, "mimir" | "spokes">;
 }
 
 /** The part of a live Gateway this stage reads. */

@@ -1,5 +1,5 @@
-import { MimirConfig, SpokeConfig } from "../config";
 import { MIMIR_READ_PATHS, PROMETHEUS_API_PREFIX, PathMatch, REMOTE_WRITE_PATH, TENANT_HEADER } from "../mimir";
+import { MimirConfig, SpokeConfig } from "./config";
 
 /**
  * The hub's spoke routes (ADR-056 D5, as-built W8c): remote write for every spoke and, opt-in,

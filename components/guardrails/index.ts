@@ -4,8 +4,7 @@
  * sees, chart children included) and in the offline plan, so the two can never disagree.
  */
 import * as YAML from "yaml";
-import { IgnoreRule } from "../config/admission";
-import { HTTPROUTE, ROLLOUT, ResourceIgnoreDifferences, RuleScope, SERVICE, canaryRuleReasons, fromApplicationRule, kindLabel, rolloutArrayPathReasons } from "../argocd/ignoreRules";
+import { HTTPROUTE, IgnoreRule, ROLLOUT, ResourceIgnoreDifferences, RuleScope, SERVICE, canaryRuleReasons, fromApplicationRule, kindLabel, rolloutArrayPathReasons } from "../argocd/ignoreRules";
 import { TENANT_HEADER } from "../mimir";
 import { CRD_TYPE, ROLLOUTS_CRDS } from "../rollouts/crds";
 import { wildcardFields } from "../rollouts/rbac";

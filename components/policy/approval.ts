@@ -1,4 +1,4 @@
-import type { PolicyConfig, RegulatedConfig } from "../config/admission";
+import type { PolicyConfig, RegulatedConfig } from "./config";
 import { MESSAGES, POLICY_NAMES, PolicyContext, clusterRule, clusterValidating, denyRule, metadata, namespaceSelector, serviceAccountUser, validationActions } from "./builders";
 import type { ClusterPolicy, Condition, NamedExpression, ValidatingPolicy } from "./shapes";
 import { ROLLOUT } from "./workloads";

@@ -1,4 +1,4 @@
-import type { PolicyConfig } from "../config/admission";
+import type { PolicyConfig } from "./config";
 import {
     MESSAGES,
     PDB_SUFFIX,

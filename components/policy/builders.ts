@@ -1,4 +1,4 @@
-import type { PolicyConfig, ServiceAccountRef } from "../config/admission";
+import type { PolicyConfig, ServiceAccountRef } from "./config";
 import { PART_OF } from "../stage";
 import { allOf } from "./selectors";
 import type { ClusterPolicy, ClusterPolicyRule, Condition, Conditions, LabelSelector, MatchConstraints, NamedExpression, PolicyMetadata, ResourceRule, ValidatingPolicy } from "./shapes";

@@ -1,4 +1,4 @@
-import type { PolicyConfig } from "../config/admission";
+import type { PolicyConfig } from "./config";
 import { GATEWAY_API_PLUGIN } from "../rollouts/plugin";
 import { MESSAGES, POLICY_NAMES, clusterDeny, validating } from "./builders";
 import type { ClusterPolicy, ValidatingPolicy } from "./shapes";

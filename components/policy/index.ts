@@ -1,15 +1,17 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { AddonConfig } from "../config";
+import type { ControllerConfig } from "../rollouts/config";
 import { RELEASE_NAME } from "../rollouts/values";
 import { PART_OF, Stage, StageOptions } from "../stage";
 import { PolicyContext } from "./builders";
+import { PolicyConfig } from "./config";
 import { KyvernoPolicy, kyvernoPolicies } from "./kyverno";
 import { KYVERNO_AGGREGATE_LABELS, kyvernoRoleName, kyvernoRoles } from "./rbac";
 
 export * from "./approval";
 export * from "./availability";
 export * from "./builders";
+export * from "./config";
 export * from "./guards";
 export * from "./kyverno";
 export * from "./rbac";
@@ -17,15 +19,21 @@ export * from "./selectors";
 export * from "./template";
 export * from "./workloads";
 
+/** What the policy stage reads of the stack's configuration: its section, and where the rollouts controller runs. */
+export interface PolicyStageConfig {
+    policy: PolicyConfig;
+    controller: Pick<ControllerConfig, "namespace">;
+}
+
 export interface PolicyStageArgs {
-    config: AddonConfig;
+    config: PolicyStageConfig;
 }
 
 /** The Pulumi logical name of a policy: its kind and name, unique across both APIs. */
 export const policyResourceName = (p: KyvernoPolicy): string => `kyverno-${p.kind.toLowerCase()}-${p.metadata.name}`;
 
 /** What the policies know of the rest of the addon: the controller's ServiceAccount (rollouts stage). */
-export function policyContext(config: AddonConfig): PolicyContext {
+export function policyContext(config: Pick<PolicyStageConfig, "controller">): PolicyContext {
     return { rolloutsController: { namespace: config.controller.namespace, name: RELEASE_NAME } };
 }
 

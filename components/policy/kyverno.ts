@@ -1,4 +1,4 @@
-import type { PolicyConfig } from "../config/admission";
+import type { PolicyConfig } from "./config";
 import { approvalCelPolicy, approvalClusterPolicy } from "./approval";
 import { availabilityCelPolicies, availabilityClusterPolicies } from "./availability";
 import { PolicyContext, ownsAvailability } from "./builders";

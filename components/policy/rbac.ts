@@ -1,4 +1,4 @@
-import type { PolicyConfig } from "../config/admission";
+import type { PolicyConfig } from "./config";
 import type { PolicyRule } from "../rollouts/rbac";
 import { ownsAvailability } from "./builders";
 

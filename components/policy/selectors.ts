@@ -1,4 +1,4 @@
-import type { LabelSelector, SelectorOperator } from "../config/admission";
+import type { LabelSelector, SelectorOperator } from "./config";
 
 /** A label selector requirement (`metav1.LabelSelectorRequirement`). */
 export type Requirement = { key: string; operator: SelectorOperator; values?: string[] };

@@ -2,10 +2,10 @@
  * Shapes of the Kyverno objects the policy stage writes: the fields used, named as in the upstream
  * CRDs (kyverno/kyverno `config/crds/policies.kyverno.io/*.yaml`, `config/crds/kyverno/kyverno.io_clusterpolicies.yaml`).
  */
-import type { FailurePolicy, LabelSelector } from "../config/admission";
+import type { FailurePolicy, LabelSelector } from "./config";
 import type { KyvernoValue } from "./template";
 
-export type { LabelSelector } from "../config/admission";
+export type { LabelSelector } from "./config";
 
 export interface PolicyMetadata {
     name: string;

@@ -1,4 +1,4 @@
-import { AnalysisConfig, METRICS_DEFAULTS } from "../config/metrics";
+import { ANALYSIS_DEFAULTS, AnalysisConfig } from "./config";
 import { TENANT_HEADER } from "../mimir";
 
 /**
@@ -114,7 +114,7 @@ export function successRateQuery(matchers: LabelMatcher[], window: string, minRe
  * slowest of them, so the same floor as the success rate applies (`and on()` keeps the quantile
  * only when the label-less request count survived its comparison). A version slower than the
  * highest finite bucket reads as that bucket's bound, which is why the threshold must stay below it
- * (config: BEYLA_HIGHEST_FINITE_BUCKET_SECONDS).
+ * (config.ts: BEYLA_HIGHEST_FINITE_BUCKET_SECONDS).
  */
 export function latencyP99Query(matchers: LabelMatcher[], window: string, minRequests: number): string {
     const quantile = `histogram_quantile(0.99, sum by (le) (rate(${BEYLA_DURATION_BUCKETS}${selector(matchers)}[${window}])))`;
@@ -221,7 +221,7 @@ export function errorBudgetTemplateSpec(
     budget: { query: string; minRemaining: number },
     address: string,
     tenant: string,
-    analysis: Pick<AnalysisConfig, "consecutiveErrorLimit"> = METRICS_DEFAULTS.analysis,
+    analysis: Pick<AnalysisConfig, "consecutiveErrorLimit"> = ANALYSIS_DEFAULTS,
 ): Record<string, unknown> {
     return {
         args: ERROR_BUDGET_ARGS.map((name) => ({ name })),

@@ -1,9 +1,10 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { AddonConfig } from "../config";
+import type { MimirConfig } from "../gateway/config";
+import { ClusterRole, inClusterMimirAddress } from "../mimir";
 import { PART_OF, Stage, StageOptions } from "../stage";
-import { inClusterMimirAddress } from "../mimir";
 import { ERROR_BUDGET, clusterAnalysisTemplateSpec, errorBudgetTemplateSpec, sharedTemplates } from "./analysis";
+import { AnalysisConfig, ControllerConfig, ErrorBudgetConfig, ImagesConfig, NetworkConfig, NotificationsConfig, PluginConfig } from "./config";
 import { NOTIFICATION_CONFIGMAP, NOTIFICATION_SECRET, notificationConfigData, notificationHosts, tokenKey } from "./notifications";
 import { protectCrds, rolloutsCrdUrls } from "./crds";
 import { controllerPolicy, mimirIngressPolicy, namespaceDefaultDeny } from "./network";
@@ -13,6 +14,7 @@ import { RELEASE_NAME, controllerValues } from "./values";
 
 export * from "./analysis";
 export * from "./chartKeys";
+export * from "./config";
 export * from "./crds";
 export * from "./network";
 export * from "./notifications";
@@ -42,8 +44,19 @@ export function chartSource(repository: string): { chart: string; repositoryOpts
     return { chart: "argo-rollouts", repositoryOpts: { repo: repository } };
 }
 
+/** What the rollouts stage reads of the stack's configuration: its own sections, and the cluster's and the hub Mimir's facts. */
+export interface RolloutsStageConfig {
+    stack: string;
+    cluster: { name: string; role: ClusterRole; mimirTenant: string };
+    images: ImagesConfig;
+    controller: ControllerConfig;
+    plugin: PluginConfig;
+    metrics: { mimir: MimirConfig; analysis: AnalysisConfig; network: NetworkConfig };
+    delivery: { errorBudget: ErrorBudgetConfig; notifications: NotificationsConfig };
+}
+
 export interface RolloutsStageArgs {
-    config: AddonConfig;
+    config: RolloutsStageConfig;
     /** Spoke: the read endpoint the hub routes for this spoke (from the hub's stack or config). */
     readEndpoint?: pulumi.Input<string>;
 }
@@ -131,7 +144,7 @@ export class RolloutsStage extends Stage {
      * The notification ConfigMap (templates, triggers, service, default subscription) and, with a
      * service, the Secret holding its token as a Pulumi secret.
      */
-    private notifications(cfg: AddonConfig): pulumi.Resource[] {
+    private notifications(cfg: RolloutsStageConfig): pulumi.Resource[] {
         const n = cfg.delivery.notifications;
         const ns = cfg.controller.namespace;
         // The chart labels these with the controller's component; keep the same.
@@ -160,7 +173,7 @@ export class RolloutsStage extends Stage {
     }
 
     /** Hub: Mimir in-cluster. Spoke: the hub's route for this spoke, which forces its tenant. */
-    private resolveMetricsAddress(cfg: AddonConfig, readEndpoint: pulumi.Input<string> | undefined): pulumi.Output<string> {
+    private resolveMetricsAddress(cfg: RolloutsStageConfig, readEndpoint: pulumi.Input<string> | undefined): pulumi.Output<string> {
         if (cfg.cluster.role === "hub") {
             return pulumi.output(inClusterMimirAddress(cfg.metrics.mimir));
         }
@@ -171,7 +184,7 @@ export class RolloutsStage extends Stage {
     }
 
     /** The controller's CiliumNetworkPolicies, and on the hub the matching ingress into Mimir. */
-    private networkPolicies(cfg: AddonConfig): void {
+    private networkPolicies(cfg: RolloutsStageConfig): void {
         const ns = cfg.controller.namespace;
         const plugin = trafficRouterPlugin(cfg.plugin);
         const labels = { ...PART_OF, "app.kubernetes.io/component": "network-policy" };
@@ -205,7 +218,7 @@ export class RolloutsStage extends Stage {
     }
 
     /** The controller's roles, declared here rather than by the chart (see rbac.ts). */
-    private controllerRbac(ns: string, cfg: AddonConfig): pulumi.Resource[] {
+    private controllerRbac(ns: string, cfg: RolloutsStageConfig): pulumi.Resource[] {
         const subject = [{ kind: "ServiceAccount", name: RELEASE_NAME, namespace: ns }];
         const labels = { ...PART_OF, "app.kubernetes.io/component": "rollouts-controller" };
         const clusterRole = new k8s.rbac.v1.ClusterRole(

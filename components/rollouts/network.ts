@@ -1,4 +1,5 @@
-import { CanaryTarget, MimirConfig, NetworkConfig } from "../config";
+import { MimirConfig } from "../gateway/config";
+import { CanaryTarget, NetworkConfig } from "./config";
 
 /**
  * CiliumNetworkPolicy bodies (cilium.io/v2, Cilium 1.19) for the metric gate: the controller

@@ -1,5 +1,5 @@
 import * as YAML from "yaml";
-import { NotificationsConfig } from "../config";
+import { NotificationsConfig } from "./config";
 
 /**
  * Rollout notifications. The chart ships no triggers or templates, so the addon declares them.

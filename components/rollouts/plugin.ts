@@ -1,5 +1,11 @@
 import { createHash } from "crypto";
-import { PluginConfig } from "../config";
+import { PluginConfig } from "./config";
+
+/**
+ * The Gateway API traffic-router plugin (ADR-056 D4): the L7 canary splits traffic by editing the
+ * weights of the app's HTTPRoute backendRefs on the Cilium Gateway, without a mesh. How the
+ * controller gets the plugin (a checked download or an image), and its entry in the plugin list.
+ */
 
 /** The name the controller and every Rollout use for the plugin; it must be exactly this. */
 export const GATEWAY_API_PLUGIN = "argoproj-labs/gatewayAPI";

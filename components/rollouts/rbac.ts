@@ -1,4 +1,4 @@
-import { PluginConfig } from "../config";
+import { PluginConfig } from "./config";
 
 /** A Kubernetes RBAC policy rule. */
 export interface PolicyRule {

@@ -1,4 +1,4 @@
-import { AddonConfig } from "../config";
+import { ControllerConfig, ImagesConfig, PluginConfig } from "./config";
 import {
     TrafficRouterPlugin,
     pluginImage,
@@ -27,7 +27,7 @@ const MESH_PROVIDERS = [
 ] as const;
 
 /** The chart's values for the controller (chart 2.41.0 keys only; see chartKeys.ts). */
-export function controllerValues(cfg: Pick<AddonConfig, "controller" | "plugin" | "images">): Record<string, unknown> {
+export function controllerValues(cfg: { controller: ControllerConfig; plugin: PluginConfig; images: ImagesConfig }): Record<string, unknown> {
     const c = cfg.controller;
     const registry = cfg.images.registry;
     const plugins: TrafficRouterPlugin[] = [trafficRouterPlugin(cfg.plugin)];

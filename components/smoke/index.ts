@@ -1,10 +1,11 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import * as random from "@pulumi/random";
-import { SharedGatewayConfig, SmokeTestConfig } from "../config";
 import { AppSpec, DeliveryPlan, GateTiming, PREVIEW_HEADER, PREVIEW_HEADER_VALUE, PreviewGate, StrategyOptions, appLabels, deliveryPlan } from "../delivery";
+import { SharedGatewayConfig } from "../gateway/config";
 import { restrictedContainerSecurityContext } from "../rollouts/plugin";
 import { OrderedComponent, PART_OF, StageOptions } from "../stage";
+import { SmokeTestConfig } from "./config";
 
 /**
  * The per-cluster smoke canary (opt-in): a tiny app delivered with a prod / standard shape of the

@@ -17,7 +17,7 @@ import {
     rolloutActionsPolicyCsv,
     tenantSyncSettings,
 } from "../../components/argocd";
-import { AddonConfig, parseAddonConfig } from "../../components/config";
+import { AddonConfig, parseAddonConfig } from "../../stacks/config";
 import { approvalRoles } from "../../components/delivery/approval";
 import { DeliveryPlan, deliveryPlan } from "../../components/delivery/strategy";
 import { spokeRoutes } from "../../components/gateway/spokeRoutes";

@@ -3,8 +3,8 @@
  * an answer. Decisions come from SubjectAccessReviews; rule matching is only used to name the
  * ClusterRoles that grant something they should not.
  */
-import { METRICS_DEFAULTS } from "../../components/config/metrics";
-import type { AddonConfig } from "../../components/config/types";
+import type { AddonConfig } from "../../stacks/config";
+import { MIMIR_DEFAULTS } from "../../components/gateway/config";
 import type { PolicyRule } from "../../components/rollouts/rbac";
 import type { ResourceQuestion, Subject } from "./cluster";
 
@@ -112,7 +112,7 @@ export const VERIFY_CONFIGMAPS = ["argo-rollouts-config", "argocd-cm", "argocd-r
  */
 export function verifyRules(config?: Pick<AddonConfig, "cluster" | "metrics">): PolicyRule[] {
     const hub = config === undefined || config.cluster.role === "hub";
-    const gateway = config?.metrics.mimir.gatewayService ?? METRICS_DEFAULTS.mimir.gatewayService;
+    const gateway = config?.metrics.mimir.gatewayService ?? MIMIR_DEFAULTS.gatewayService;
     return [
         { apiGroups: ["apiextensions.k8s.io"], resources: ["customresourcedefinitions"], verbs: ["get"] },
         { apiGroups: [""], resources: ["namespaces", "pods"], verbs: ["list"] },

@@ -9,7 +9,7 @@ import * as https from "https";
 import { pathToFileURL } from "url";
 import type * as K8s from "@kubernetes/client-node";
 import { eksKubeconfig } from "../../components/cluster";
-import type { ClusterConnection } from "../../components/config/types";
+import type { ClusterConnection } from "../../components/cluster/config";
 
 /** A Kubernetes object as the API server sends it. */
 export interface KubeObject {

@@ -1,4 +1,4 @@
-import type { AddonConfig } from "../../components/config/types";
+import type { AddonConfig } from "../../stacks/config";
 import type { HttpAnswer, KubeObject, ReadOnlyCluster } from "./cluster";
 import type { CheckResult } from "./report";
 

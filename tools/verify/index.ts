@@ -5,9 +5,8 @@
 import * as http from "http";
 import * as https from "https";
 import { parseConfigText } from "../../components/config/load";
-import { parseAddonConfig } from "../../components/config/parse";
-import type { Plain } from "../../components/config/reader";
-import { AddonConfig, PROJECT } from "../../components/config/types";
+import { PROJECT, Plain } from "../../components/config/reader";
+import { AddonConfig, parseAddonConfig } from "../../stacks/config";
 import type { StackFile } from "../stackFile";
 import { HttpAnswer, ReadError, ReadOnlyCluster } from "./cluster";
 import { argocdChecks } from "./checks/argocd";

@@ -2,7 +2,7 @@
  * Label selectors as the API server evaluates them: the program's own `selects`
  * (components/policy/selectors.ts), plus what a PodDisruptionBudget's selector means when absent.
  */
-import type { LabelSelector } from "../../components/config/admission";
+import type { LabelSelector } from "../../components/policy/config";
 import { selects } from "../../components/policy/selectors";
 
 export type { LabelSelector };

@@ -34,7 +34,7 @@ import {
     rolloutArrayPathReasons,
 } from "../../../components/argocd";
 import { ROLLOUT_ACTIONS_POLICY_KEY, rolloutActionsPolicyCsv } from "../../../components/argocd/rbac";
-import type { GroupKind, IgnoreRule } from "../../../components/config/admission";
+import type { GroupKind, IgnoreRule } from "../../../components/argocd/ignoreRules";
 import type { KubeObject } from "../cluster";
 import { CheckGroup, asArray, asRecord, canonical, field, nameOf, ref } from "../context";
 import { CheckResult, Finding, README, outcome, skipped } from "../report";

@@ -4,7 +4,7 @@
  * stack declares, ADR-085's availability policies match Rollout whoever owns them, and no
  * workload ends up with two PodDisruptionBudgets.
  */
-import type { AvailabilityPolicies } from "../../../components/config/admission";
+import type { AvailabilityPolicies } from "../../../components/policy/config";
 import { POLICY_NAMES, ownsAvailability, policyContext } from "../../../components/policy";
 import { KyvernoPolicy, kyvernoPolicies } from "../../../components/policy/kyverno";
 import type { KubeObject } from "../cluster";

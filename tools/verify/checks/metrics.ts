@@ -6,7 +6,7 @@
 import { TENANT_HEADER, inClusterMimirAddress } from "../../../components/mimir";
 import { HttpRouteSpec, spokeRoutes } from "../../../components/gateway/spokeRoutes";
 import { BEYLA_REQUESTS, ERROR_BUDGET, clusterAnalysisTemplateSpec, errorBudgetTemplateSpec, sharedTemplates } from "../../../components/rollouts/analysis";
-import type { AddonConfig } from "../../../components/config/types";
+import type { AddonConfig } from "../../../stacks/config";
 import type { KubeObject } from "../cluster";
 import { CheckGroup, VerifyContext, asArray, canonical, condition, describeCondition, drift, field, ref } from "../context";
 import { CheckResult, Finding, README, outcome, skipped } from "../report";

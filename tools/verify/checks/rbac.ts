@@ -9,12 +9,12 @@
  * admission stops it (a deployer changing a regulated Rollout's steps or unpausing it), verify
  * checks the admission policy itself under kyverno.*, and its behaviour is tested offline.
  */
-import type { AvailabilityPolicies } from "../../../components/config/admission";
+import type { AvailabilityPolicies } from "../../../components/policy/config";
 import { approvalRoles } from "../../../components/delivery/approval";
 import { KYVERNO_AGGREGATE_LABELS, KYVERNO_ROLES, KyvernoController, KyvernoRole, kyvernoRoleName, kyvernoRoles, namespaceSelector, pdbGenerationRules } from "../../../components/policy";
 import { PolicyRule } from "../../../components/rollouts/rbac";
 import { RELEASE_NAME } from "../../../components/rollouts/values";
-import type { AddonConfig } from "../../../components/config/types";
+import type { AddonConfig } from "../../../stacks/config";
 import { BindingSubject, ROLLOUT_PATH_CALLS, describeQuestion, describeSubject, reviewSubject, ruleAllows } from "../access";
 import type { KubeObject, ReadOnlyCluster, ResourceQuestion } from "../cluster";
 import { CheckResult, Finding, README, outcome, skipped } from "../report";

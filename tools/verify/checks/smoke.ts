@@ -6,7 +6,7 @@
 import { ROLLOUTS_POD_TEMPLATE_HASH } from "../../../components/argocd/ignoreRules";
 import { DeliveryPlan, deliveryPlan } from "../../../components/delivery/strategy";
 import { SMOKE_APP, SMOKE_REVISION_ANNOTATION, smokeApp, smokePodTemplate, smokeStrategyOptions } from "../../../components/smoke";
-import type { AddonConfig } from "../../../components/config";
+import type { AddonConfig } from "../../../stacks/config";
 import type { KubeObject, ReadOnlyCluster } from "../cluster";
 import { CheckGroup, asArray, canonical, drift, field, ref } from "../context";
 import { Finding, README, outcome, skipped } from "../report";

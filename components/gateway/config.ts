@@ -1,0 +1,248 @@
+import { ConfigReader, DNS_LABEL, HOSTNAME, MIMIR_TENANT_RULE, Plain, isPlainObject } from "../config/reader";
+import type { ClusterRole } from "../mimir";
+
+/**
+ * The gateway stage's configuration sections (ADR-056 D4, D5, D7 and the 2026-06-27 as-built
+ * W8c): `gateway` (the shared Gateway the plugin's routes attach to) and, for the hub's spoke
+ * routes, `mimir` (where Mimir runs on the hub, where the spoke routes go, and how a spoke finds
+ * the read endpoint the hub routes for it) and `spokes` (the spokes the hub routes). Their types,
+ * defaults and readers.
+ */
+
+/** The shared Gateway the traffic-router plugin's HTTPRoutes attach to (ADR-056 D4, D7). */
+export interface SharedGatewayConfig {
+    name: string;
+    namespace: string;
+    /** The listener (sectionName) tenant HTTPRoutes attach to; must exist on the live Gateway. */
+    listener: string;
+}
+
+/** Mimir on the hub: the mimir-distributed gateway the analysis and the spoke routes reach. */
+export interface MimirConfig {
+    namespace: string;
+    /** `<release>-gateway` of mimir-distributed. */
+    gatewayService: string;
+    gatewayServicePort: number;
+    /** The gateway pods' port: Cilium L4 rules match the pod's port, not the Service's. */
+    gatewayTargetPort: number;
+    gatewayPodLabels: Record<string, string>;
+    /** Namespace of the spoke-ingest HTTPRoutes; a ReferenceGrant is declared when it is not Mimir's. */
+    spokeRouteNamespace: string;
+    /** The Gateway spokes arrive on (the internal one behind the transit network). */
+    ingestGateway: { name: string; namespace: string; listener: string };
+    /** Scheme spokes use to reach their hostnames on the ingest Gateway. */
+    readScheme: "https" | "http";
+    /** Who owns the spokes' ingest (remote write) routes unless a spoke says otherwise. */
+    pushRouteOwner: PushRouteOwner;
+}
+
+/**
+ * Who declares a spoke's ingest route on the hub: this program (`addon`: one route with the push
+ * rule and, for a spoke that queries, the read rule) or the platform's observability module
+ * (`observability`: the program declares only the read route beside it, ADR-056 as-built W8c).
+ */
+export type PushRouteOwner = "addon" | "observability";
+export const PUSH_ROUTE_OWNERS: readonly PushRouteOwner[] = ["addon", "observability"];
+
+/** One spoke the hub routes (hub only). */
+export interface SpokeConfig {
+    name: string;
+    tenant: string;
+    hostname: string;
+    /** A listener of its own on the ingest Gateway, when spokes are separated by listener. */
+    listener?: string;
+    /** Opt-in read path: routes Mimir's Prometheus read endpoints (W8c `query_tenants`). */
+    query: boolean;
+    /** Resolved from `spokes[].pushRouteOwner`, else `mimir.pushRouteOwner`. */
+    pushRouteOwner: PushRouteOwner;
+}
+
+/** How a spoke finds the read endpoint the hub routes for it (spoke only). */
+export type ReadEndpointSource = { kind: "url"; url: string } | { kind: "stack"; stack: string };
+
+/** The hub's Mimir and spoke routes, or a spoke's read endpoint: what `mimir` and `spokes` configure. */
+export interface MimirRoutesConfig {
+    mimir: MimirConfig;
+    spokes: SpokeConfig[];
+    readEndpoint?: ReadEndpointSource;
+}
+
+/** Every default of the `mimir` section, in one place; the README's config reference follows it. */
+export const MIMIR_DEFAULTS = {
+    namespace: "observability",
+    gatewayService: "mimir-gateway",
+    gatewayServicePort: 80,
+    gatewayTargetPort: 8080,
+    gatewayPodLabels: { "app.kubernetes.io/name": "mimir", "app.kubernetes.io/component": "gateway" },
+    readScheme: "https",
+    pushRouteOwner: "addon",
+} as const;
+
+const GATEWAY_KEYS = ["name", "namespace", "listener"];
+
+export const MIMIR_KEYS = [
+    "namespace",
+    "gatewayService",
+    "gatewayServicePort",
+    "gatewayTargetPort",
+    "gatewayPodLabels",
+    "spokeRouteNamespace",
+    "ingestGateway",
+    "readScheme",
+    "readEndpoint",
+    "hubStack",
+    "pushRouteOwner",
+];
+
+const SPOKE_KEYS = ["name", "tenant", "hostname", "listener", "query", "pushRouteOwner"];
+const READ_URL = /^https?:\/\/[a-z0-9.-]+(:[0-9]+)?\/[A-Za-z0-9._~\/-]*$/;
+const STACK_NAME = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/;
+
+export function readGateway(r: ConfigReader, value: unknown): SharedGatewayConfig | undefined {
+    if (value === undefined) {
+        r.problem("gateway", value, "is required: the shared Gateway's name, namespace and listener");
+        return undefined;
+    }
+    const g = r.object("gateway", value, GATEWAY_KEYS);
+    if (!g) {
+        return undefined;
+    }
+    const label = { pattern: DNS_LABEL, describe: "a DNS label (lowercase letters, digits, '-')", maxLength: 63 };
+    const name = r.requiredString("gateway.name", g.name, { ...label, maxLength: 253 });
+    const namespace = r.requiredString("gateway.namespace", g.namespace, label);
+    // Gateway API listener names are section names: DNS labels.
+    const listener = r.requiredString("gateway.listener", g.listener, label);
+    return name && namespace && listener ? { name, namespace, listener } : undefined;
+}
+
+/**
+ * Reads the `mimir` and `spokes` sections. `role` and `mimirTenant` come from the cluster section
+ * and `sharedGateway` from the gateway section: a hub lists spokes, a spoke names its read
+ * endpoint, every tenant must be unique, and spokes arrive on the shared Gateway unless
+ * `mimir.ingestGateway` names another.
+ */
+export function readMimirAndSpokes(
+    r: ConfigReader,
+    raw: Plain,
+    cluster: { role?: ClusterRole; name?: string; mimirTenant?: string },
+    sharedGateway?: { name: string; namespace: string; listener: string },
+): MimirRoutesConfig | undefined {
+    const md = MIMIR_DEFAULTS;
+    const m = r.object("mimir", raw.mimir, MIMIR_KEYS) ?? {};
+    const label = { pattern: DNS_LABEL, describe: "a DNS label (lowercase letters, digits, '-')", maxLength: 63 };
+    const namespace = r.string("mimir.namespace", m.namespace, label, md.namespace);
+
+    let ingestGateway = sharedGateway;
+    if (m.ingestGateway !== undefined) {
+        const g = r.object("mimir.ingestGateway", m.ingestGateway, ["name", "namespace", "listener"]);
+        const name = r.requiredString("mimir.ingestGateway.name", g?.name, label);
+        const ns = r.requiredString("mimir.ingestGateway.namespace", g?.namespace, label);
+        const listener = r.requiredString("mimir.ingestGateway.listener", g?.listener, label);
+        ingestGateway = name && ns && listener ? { name, namespace: ns, listener } : undefined;
+    }
+    const podLabels = m.gatewayPodLabels === undefined ? { ...md.gatewayPodLabels } : r.labels("mimir.gatewayPodLabels", m.gatewayPodLabels);
+    if (Object.keys(podLabels).length === 0) {
+        r.problem("mimir.gatewayPodLabels", m.gatewayPodLabels, "must select the Mimir gateway pods with at least one label");
+    }
+    const pushRouteOwner = r.string("mimir.pushRouteOwner", m.pushRouteOwner, OWNER_RULE, md.pushRouteOwner) as PushRouteOwner;
+    const mimir: MimirConfig | undefined = ingestGateway && {
+        namespace,
+        gatewayService: r.string("mimir.gatewayService", m.gatewayService, label, md.gatewayService),
+        gatewayServicePort: r.integer("mimir.gatewayServicePort", m.gatewayServicePort, 1, 65535, md.gatewayServicePort),
+        gatewayTargetPort: r.integer("mimir.gatewayTargetPort", m.gatewayTargetPort, 1, 65535, md.gatewayTargetPort),
+        gatewayPodLabels: podLabels,
+        spokeRouteNamespace: r.string("mimir.spokeRouteNamespace", m.spokeRouteNamespace, label, namespace),
+        ingestGateway,
+        readScheme: r.string("mimir.readScheme", m.readScheme, { oneOf: ["https", "http"], describe: "" }, md.readScheme) as "https" | "http",
+        pushRouteOwner,
+    };
+
+    const spokes = readSpokes(r, raw.spokes, cluster, pushRouteOwner);
+    let readEndpoint: ReadEndpointSource | undefined;
+    if (cluster.role === "spoke") {
+        if ((m.readEndpoint === undefined) === (m.hubStack === undefined)) {
+            r.problem(
+                "mimir",
+                { readEndpoint: m.readEndpoint, hubStack: m.hubStack },
+                "a spoke sets exactly one of mimir.hubStack (the hub's stack, <org>/<project>/<stack>) or mimir.readEndpoint (the URL the hub routes for this spoke)",
+            );
+        } else if (m.readEndpoint !== undefined) {
+            const url = r.string("mimir.readEndpoint", m.readEndpoint, { pattern: READ_URL, describe: "an http(s) URL ending in the Prometheus API prefix, e.g. https://mimir-preprod.hub.example/prometheus" });
+            readEndpoint = url ? { kind: "url", url: url.replace(/\/+$/, "") } : undefined;
+        } else {
+            const stack = r.string("mimir.hubStack", m.hubStack, { pattern: STACK_NAME, describe: "a fully qualified stack name, <org>/<project>/<stack>" });
+            readEndpoint = stack ? { kind: "stack", stack } : undefined;
+        }
+        if (raw.spokes !== undefined) {
+            r.problem("spokes", raw.spokes, "only a hub routes spokes (cluster.role is spoke)");
+        }
+        if (m.pushRouteOwner !== undefined) {
+            r.problem("mimir.pushRouteOwner", m.pushRouteOwner, "only applies to a hub (spoke routes live on the hub)");
+        }
+    } else {
+        for (const k of ["readEndpoint", "hubStack"]) {
+            if (m[k] !== undefined) {
+                r.problem(`mimir.${k}`, m[k], "only applies to a spoke (the hub reads Mimir in-cluster)");
+            }
+        }
+    }
+
+    if (!mimir || !spokes) {
+        return undefined;
+    }
+    return { mimir, spokes, ...(readEndpoint ? { readEndpoint } : {}) };
+}
+
+const OWNER_RULE = {
+    oneOf: [...PUSH_ROUTE_OWNERS],
+    describe: "addon (this program declares the spoke's ingest route) or observability (the observability module owns it; only the read route is declared)",
+};
+
+function readSpokes(r: ConfigReader, value: unknown, cluster: { mimirTenant?: string }, defaultOwner: PushRouteOwner): SpokeConfig[] | undefined {
+    if (value === undefined || value === null) {
+        return [];
+    }
+    if (!Array.isArray(value)) {
+        r.problem("spokes", value, "must be a list of spokes, each with name, tenant, hostname and query");
+        return undefined;
+    }
+    const label = { pattern: DNS_LABEL, describe: "a DNS label", maxLength: 63 };
+    const spokes: SpokeConfig[] = [];
+    const seen = { name: new Map<string, number>(), tenant: new Map<string, number>(), host: new Map<string, number>() };
+    if (cluster.mimirTenant) {
+        seen.tenant.set(cluster.mimirTenant, -1);
+    }
+    value.forEach((item, i) => {
+        const key = `spokes[${i}]`;
+        if (!isPlainObject(item)) {
+            r.problem(key, item, "must be an object with name, tenant, hostname and query");
+            return;
+        }
+        const s = r.object(key, item, SPOKE_KEYS) ?? {};
+        const name = r.requiredString(`${key}.name`, s.name, label);
+        const tenant = r.requiredString(`${key}.tenant`, s.tenant, MIMIR_TENANT_RULE);
+        const hostname = r.requiredString(`${key}.hostname`, s.hostname, { pattern: HOSTNAME, describe: "a fully qualified lowercase hostname" });
+        const listener = r.string(`${key}.listener`, s.listener, label);
+        const query = r.boolean(`${key}.query`, s.query, false);
+        const pushRouteOwner = r.string(`${key}.pushRouteOwner`, s.pushRouteOwner, OWNER_RULE, defaultOwner) as PushRouteOwner;
+        const unique = (kind: "name" | "tenant" | "host", v: string | undefined, field: string) => {
+            if (v === undefined) {
+                return;
+            }
+            const prev = seen[kind].get(v);
+            if (prev !== undefined) {
+                const other = prev === -1 ? "cluster.mimirTenant (the hub's own tenant)" : `spokes[${prev}].${field}`;
+                r.problem(`${key}.${field}`, v, `must be unique; ${other} has it already (one tenant per cluster keeps tenants isolated)`);
+            } else {
+                seen[kind].set(v, i);
+            }
+        };
+        unique("name", name, "name");
+        unique("tenant", tenant, "tenant");
+        unique("host", hostname, "hostname");
+        if (name && tenant && hostname) {
+            spokes.push({ name, tenant, hostname, ...(listener ? { listener } : {}), query, pushRouteOwner });
+        }
+    });
+    return spokes;
+}

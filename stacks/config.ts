@@ -1,0 +1,148 @@
+import { ArgoCdConfig, readArgoCd } from "../components/argocd/config";
+import { ClusterConfig, readCluster } from "../components/cluster/config";
+import { readStackConfig } from "../components/config/load";
+import { ConfigError, ConfigReader, PROJECT, Plain, isPlainObject } from "../components/config/reader";
+import { MimirRoutesConfig, SharedGatewayConfig, readGateway, readMimirAndSpokes } from "../components/gateway/config";
+import type { ClusterRole } from "../components/mimir";
+import { PolicyConfig, readPolicy } from "../components/policy/config";
+import {
+    AnalysisConfig,
+    ControllerConfig,
+    ErrorBudgetConfig,
+    ImagesConfig,
+    NOTIFICATIONS_TOKEN_KEY,
+    NetworkConfig,
+    NotificationsConfig,
+    PluginConfig,
+    readAnalysis,
+    readController,
+    readErrorBudget,
+    readImages,
+    readNetwork,
+    readNotifications,
+    readPlugin,
+} from "../components/rollouts/config";
+import { SmokeTestConfig, readSmokeTest } from "../components/smoke/config";
+
+/**
+ * The one typed configuration of a stack, assembled from the sections the stage folders own
+ * (each folder's `config.ts`: types, defaults, reader, preflight). It is built once, before any
+ * resource is declared; components receive the parts they need and never read Pulumi config
+ * themselves. It lives beside the program because, like the program, it composes the stages:
+ * components/config holds only the reader framework the sections are written with, so no stage
+ * imports a folder that imports it back.
+ */
+
+/** Metric gates (ADR-056 D5): the hub's Mimir and spoke routes (gateway stage), analysis and network policy (rollouts stage). */
+export interface MetricsConfig extends MimirRoutesConfig {
+    analysis: AnalysisConfig;
+    network: NetworkConfig;
+}
+
+/** Delivery (ADR-056 D6, Phase 3): the error-budget gate and notifications (rollouts stage), the smoke canary. */
+export interface DeliveryConfig {
+    errorBudget: ErrorBudgetConfig;
+    notifications: NotificationsConfig;
+    smokeTest: SmokeTestConfig;
+}
+
+export interface AddonConfig {
+    stack: string;
+    cluster: ClusterConfig;
+    gateway: SharedGatewayConfig;
+    images: ImagesConfig;
+    controller: ControllerConfig;
+    plugin: PluginConfig;
+    /** Metric gates: Mimir, the hub's spokes or this spoke's read endpoint, analysis, network policy. */
+    metrics: MetricsConfig;
+    /** Error-budget freeze, notifications, smoke canary. */
+    delivery: DeliveryConfig;
+    policy: PolicyConfig;
+    argocd: ArgoCdConfig;
+}
+
+/** The keys a stack may set under the `argo-rollouts-addon:` namespace. */
+export const TOP_LEVEL_KEYS = [
+    "cluster",
+    "gateway",
+    "imageRegistry",
+    "controller",
+    "plugin",
+    "mimir",
+    "spokes",
+    "analysis",
+    "network",
+    "errorBudget",
+    "notifications",
+    "notificationsToken",
+    "smokeTest",
+    "policy",
+    "argocd",
+] as const;
+
+/**
+ * Builds the stack's typed configuration from the raw values under the project namespace, or
+ * throws one ConfigError listing every problem. `raw` maps keys without the namespace to values
+ * as parsed from the stack file; `ambient` carries other namespaces' keys the program honours
+ * (only `aws:region`).
+ *
+ * Sections that depend on another are read after it and handed what they need: the spoke routes
+ * and the network policy depend on the cluster's role, tenant uniqueness on its tenant, the ingest
+ * Gateway on the shared one, and ArgoCD's default `runsOn` on the cluster's name.
+ */
+export function parseAddonConfig(stack: string, raw: Plain, ambient: { awsRegion?: string; secretKeys?: readonly string[] } = {}): AddonConfig {
+    const r = new ConfigReader();
+    const secretKeys = ambient.secretKeys ?? [];
+    for (const key of Object.keys(raw)) {
+        if (!(TOP_LEVEL_KEYS as readonly string[]).includes(key)) {
+            r.problem(key, secretKeys.includes(key) ? "[not shown]" : raw[key], `unknown key; the ${PROJECT} namespace takes ${TOP_LEVEL_KEYS.join(", ")}`);
+        }
+    }
+
+    const cluster = readCluster(r, raw.cluster, ambient);
+    const gateway = readGateway(r, raw.gateway);
+    const images = readImages(r, raw.imageRegistry);
+    const controller = readController(r, raw.controller);
+    const plugin = readPlugin(r, raw.plugin);
+    // A cluster section with a problem elsewhere still tells the metric sections its role and tenant.
+    const rawCluster = isPlainObject(raw.cluster) ? raw.cluster : {};
+    const role = cluster?.role ?? (rawCluster.role === "hub" || rawCluster.role === "spoke" ? rawCluster.role : undefined);
+    const mimirTenant = cluster?.mimirTenant ?? (typeof rawCluster.mimirTenant === "string" ? rawCluster.mimirTenant : undefined);
+    const metrics = readMetrics(r, raw, { role, mimirTenant }, gateway);
+    const delivery = readDelivery(r, raw, secretKeys);
+    const policy = readPolicy(r, raw.policy);
+    const argocd = readArgoCd(r, raw.argocd, cluster?.name);
+
+    if (r.problems.length > 0 || !cluster || !gateway || !controller || !plugin || !metrics || !delivery || !policy || !argocd) {
+        throw new ConfigError(stack, PROJECT, r.problems);
+    }
+    return { stack, cluster, gateway, images, controller, plugin, metrics, delivery, policy, argocd };
+}
+
+function readMetrics(
+    r: ConfigReader,
+    raw: Plain,
+    cluster: { role?: ClusterRole; mimirTenant?: string },
+    sharedGateway: SharedGatewayConfig | undefined,
+): MetricsConfig | undefined {
+    const routes = readMimirAndSpokes(r, raw, cluster, sharedGateway);
+    const analysis = readAnalysis(r, raw.analysis);
+    const network = readNetwork(r, raw.network, cluster.role);
+    if (!routes || !analysis || !network) {
+        return undefined;
+    }
+    return { ...routes, analysis, network };
+}
+
+function readDelivery(r: ConfigReader, raw: Plain, secretKeys: readonly string[]): DeliveryConfig | undefined {
+    const errorBudget = readErrorBudget(r, raw.errorBudget);
+    const notifications = readNotifications(r, raw.notifications, raw[NOTIFICATIONS_TOKEN_KEY], secretKeys.includes(NOTIFICATIONS_TOKEN_KEY));
+    const smokeTest = readSmokeTest(r, raw.smokeTest);
+    return errorBudget && notifications && smokeTest ? { errorBudget, notifications, smokeTest } : undefined;
+}
+
+/** Reads and validates this stack's configuration, as the Pulumi CLI hands it to the program. */
+export function loadAddonConfig(): AddonConfig {
+    const { stack, raw, ambient } = readStackConfig();
+    return parseAddonConfig(stack, raw, ambient);
+}

@@ -1,0 +1,286 @@
+import * as assert from "assert";
+import * as fs from "fs";
+import * as path from "path";
+
+/**
+ * The project's layout, read from its source: one direction of imports between folders, the
+ * program's module graph free of tool, test and policy-pack code, and the README's map of where
+ * each ADR-056 decision lives.
+ *
+ * A folder is a stage or library folder under components/ (a single file there, such as
+ * components/stage.ts, is a folder of its own), or one of the top-level folders stacks/, tools/,
+ * policy/ and test/ (their subfolders, tools/verify and test/verify, belong to them).
+ */
+
+const ROOT = path.resolve(__dirname, "..");
+const TOP_LEVEL = ["components", "stacks", "tools", "policy", "test"];
+
+/** Every TypeScript and JavaScript file of the project, relative to its root, with `/` separators. */
+function sourceFiles(): string[] {
+    const out: string[] = [];
+    const walk = (dir: string): void => {
+        for (const entry of fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
+            const rel = path.posix.join(dir, entry.name);
+            if (entry.isDirectory() && entry.name !== "node_modules") {
+                walk(rel);
+            } else if (entry.isFile() && /\.(ts|js)$/.test(entry.name) && !entry.name.endsWith(".d.ts")) {
+                out.push(rel);
+            }
+        }
+    };
+    TOP_LEVEL.forEach(walk);
+    return out.sort();
+}
+
+/** The folder a project file belongs to (see above). */
+export function folderOf(file: string): string {
+    const [top, second, ...rest] = file.split("/");
+    if (top === "components" && second !== undefined) {
+        return rest.length === 0 ? `components/${second.replace(/\.(ts|js)$/, "")}` : `components/${second}`;
+    }
+    return top;
+}
+
+/** The project file a relative specifier names, as Node and TypeScript resolve it. */
+function resolveSpecifier(from: string, specifier: string): string | undefined {
+    const base = path.posix.normalize(path.posix.join(path.posix.dirname(from), specifier));
+    const candidates = [base, `${base}.ts`, `${base}.js`, `${base}/index.ts`, `${base}/index.js`];
+    return candidates.find((c) => fs.existsSync(path.join(ROOT, c)) && fs.statSync(path.join(ROOT, c)).isFile());
+}
+
+/** One import of a relative path: which file imports which. */
+export interface Import {
+    from: string;
+    specifier: string;
+    to: string;
+}
+
+/** Every `import`/`export ... from`, `import()` and `require()` of a relative path in the project's source. */
+function relativeImports(): Import[] {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const ts = require("typescript") as typeof import("typescript");
+    const out: Import[] = [];
+    for (const file of sourceFiles()) {
+        const text = fs.readFileSync(path.join(ROOT, file), "utf8");
+        for (const { fileName } of ts.preProcessFile(text, true, true).importedFiles) {
+            if (!fileName.startsWith("./") && !fileName.startsWith("../")) {
+                continue;
+            }
+            const to = resolveSpecifier(file, fileName);
+            assert.ok(to !== undefined, `${file} imports ${fileName}, which is no file of the project`);
+            out.push({ from: file, specifier: fileName, to });
+        }
+    }
+    return out;
+}
+
+/** Folder -> folder -> the imports that make the edge. */
+export type FolderGraph = Map<string, Map<string, Import[]>>;
+
+export function folderGraph(imports: readonly Import[]): FolderGraph {
+    const graph: FolderGraph = new Map();
+    for (const i of imports) {
+        const a = folderOf(i.from);
+        const b = folderOf(i.to);
+        if (a === b) {
+            continue;
+        }
+        const edges = graph.get(a) ?? new Map<string, Import[]>();
+        edges.set(b, [...(edges.get(b) ?? []), i]);
+        graph.set(a, edges);
+    }
+    return graph;
+}
+
+/** A cycle of folders (first folder repeated at the end), or undefined when the graph is acyclic. */
+export function findCycle(graph: FolderGraph): string[] | undefined {
+    const state = new Map<string, "open" | "done">();
+    const trail: string[] = [];
+    const visit = (node: string): string[] | undefined => {
+        state.set(node, "open");
+        trail.push(node);
+        for (const next of [...(graph.get(node)?.keys() ?? [])].sort()) {
+            if (state.get(next) === "open") {
+                return [...trail.slice(trail.indexOf(next)), next];
+            }
+            if (state.get(next) === undefined) {
+                const found = visit(next);
+                if (found) {
+                    return found;
+                }
+            }
+        }
+        trail.pop();
+        state.set(node, "done");
+        return undefined;
+    };
+    for (const node of [...graph.keys()].sort()) {
+        if (state.get(node) === undefined) {
+            const found = visit(node);
+            if (found) {
+                return found;
+            }
+        }
+    }
+    return undefined;
+}
+
+/** A cycle with, for each step, the imports that make it. */
+function describeCycle(graph: FolderGraph, cycle: string[]): string {
+    const steps = cycle.slice(0, -1).map((a, i) => {
+        const b = cycle[i + 1];
+        const why = (graph.get(a)?.get(b) ?? []).map((imp) => `      ${imp.from} imports "${imp.specifier}"`);
+        return [`  ${a} -> ${b}`, ...why].join("\n");
+    });
+    return `folders import each other: ${cycle.join(" -> ")}\n${steps.join("\n")}`;
+}
+
+describe("layout", () => {
+    let imports: Import[];
+    let graph: FolderGraph;
+    before(() => {
+        imports = relativeImports();
+        graph = folderGraph(imports);
+    });
+
+    it("reads the imports of every folder (a parse that finds nothing proves nothing)", () => {
+        for (const folder of ["components/config", "components/rollouts", "components/policy", "components/argocd", "stacks", "tools", "policy", "test"]) {
+            assert.ok((graph.get(folder)?.size ?? 0) > 0 || [...graph.values()].some((edges) => edges.has(folder)), `no import from or to ${folder}`);
+        }
+    });
+
+    it("finds a cycle where there is one", () => {
+        const cyclic: FolderGraph = new Map([
+            ["components/a", new Map([["components/b", []]])],
+            ["components/b", new Map([["components/c", []]])],
+            ["components/c", new Map([["components/a", []]])],
+        ]);
+        assert.deepStrictEqual(findCycle(cyclic), ["components/a", "components/b", "components/c", "components/a"]);
+        assert.strictEqual(findCycle(new Map([["components/a", new Map([["components/b", []]])]])), undefined);
+        assert.strictEqual(folderOf("components/stage.ts"), "components/stage");
+        assert.strictEqual(folderOf("components/rollouts/config.ts"), "components/rollouts");
+        assert.strictEqual(folderOf("tools/verify/checks/rbac.ts"), "tools");
+    });
+
+    it("no folder imports a folder that imports it back", () => {
+        const cycle = findCycle(graph);
+        assert.ok(cycle === undefined, cycle && describeCycle(graph, cycle));
+    });
+
+    it("the program (stacks/, components/) imports no tool, test or policy-pack code", () => {
+        const program = (f: string) => f.startsWith("stacks/") || f.startsWith("components/");
+        const wrong = imports.filter((i) => program(i.from) && !program(i.to)).map((i) => `${i.from} imports "${i.specifier}"`);
+        assert.deepStrictEqual(wrong, []);
+    });
+
+    it("the policy pack imports the program's guardrails only, never tools or tests", () => {
+        const wrong = imports.filter((i) => i.from.startsWith("policy/") && !i.to.startsWith("policy/") && !i.to.startsWith("components/")).map((i) => `${i.from} imports "${i.specifier}"`);
+        assert.deepStrictEqual(wrong, []);
+    });
+});
+
+/** Whether `file` exports a declaration named `name` (directly, not through `export *`). */
+function exportsName(file: string, name: string): boolean {
+    const text = fs.readFileSync(path.join(ROOT, file), "utf8");
+    const declared = new RegExp(`^export (declare )?(default )?(async )?(abstract )?(function|const|let|class|interface|type|enum) ${name}\\b`, "m");
+    const listed = new RegExp(`^export (type )?\\{[^}]*\\b${name}\\b[^}]*\\}`, "m");
+    return declared.test(text) || listed.test(text);
+}
+
+/** One row of the README's "Where each decision lives": the file and names it points at. */
+interface DecisionRow {
+    id: string;
+    livesIn: string;
+    entryPoints: string[];
+    /** Further files, each with the names the row lists for it. */
+    leadsTo: { file: string; names: string[] }[];
+}
+
+const README = () => fs.readFileSync(path.join(ROOT, "README.md"), "utf8");
+
+function decisionRows(readme: string): DecisionRow[] {
+    const start = readme.indexOf("### Where each decision lives");
+    assert.ok(start >= 0, 'the README has no "Where each decision lives" section');
+    const section = readme.slice(start).split(/\n#{2,3} /)[0];
+    const ticks = (cell: string) => [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1]);
+    const isFile = (token: string) => /^[a-z]+\/[\w./-]+\.ts$/.test(token);
+    return section
+        .split("\n")
+        .filter((line) => /^\| D[0-9] \|/.test(line))
+        .map((line) => {
+            const cells = line.split(" | ").map((c) => c.replace(/^\| ?| ?\|$/g, "").trim());
+            assert.strictEqual(cells.length, 5, `a row of the decision table has ${cells.length} cells: ${line}`);
+            const leadsTo: DecisionRow["leadsTo"] = [];
+            for (const token of ticks(cells[4])) {
+                if (isFile(token)) {
+                    leadsTo.push({ file: token, names: [] });
+                } else if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(token) && leadsTo.length > 0) {
+                    leadsTo[leadsTo.length - 1].names.push(token);
+                }
+            }
+            const [livesIn, ...extra] = ticks(cells[2]);
+            assert.deepStrictEqual(extra, [], `${cells[0]} lives in one place, not ${ticks(cells[2]).join(" and ")}`);
+            return { id: cells[0], livesIn, entryPoints: ticks(cells[3]), leadsTo };
+        });
+}
+
+describe("layout: where each ADR-056 decision lives (README)", () => {
+    let rows: DecisionRow[];
+    before(() => {
+        rows = decisionRows(README());
+    });
+
+    it("names one place for each of D1 to D8, in order", () => {
+        assert.deepStrictEqual(
+            rows.map((r) => r.id),
+            ["D1", "D2", "D3", "D4", "D5", "D6", "D7", "D8"],
+        );
+        for (const row of rows) {
+            assert.ok(row.livesIn !== undefined && row.entryPoints.length > 0, `${row.id} names no file or no entry point`);
+        }
+    });
+
+    it("each place exists, exports its entry points and cites its decision", () => {
+        for (const row of rows) {
+            assert.ok(fs.existsSync(path.join(ROOT, row.livesIn)), `${row.id}: ${row.livesIn} does not exist`);
+            for (const name of row.entryPoints) {
+                assert.ok(exportsName(row.livesIn, name), `${row.id}: ${row.livesIn} exports no ${name}`);
+            }
+            const text = fs.readFileSync(path.join(ROOT, row.livesIn), "utf8");
+            assert.match(text, new RegExp(`\\b${row.id}\\b`), `${row.id}: ${row.livesIn} never cites ${row.id}`);
+        }
+    });
+
+    it("everything a place leads to exists and exports what the row names", () => {
+        for (const row of rows) {
+            assert.ok(row.leadsTo.length > 0, `${row.id} leads nowhere`);
+            for (const { file, names } of row.leadsTo) {
+                assert.ok(fs.existsSync(path.join(ROOT, file)), `${row.id}: ${file} does not exist`);
+                assert.ok(names.length > 0, `${row.id}: ${file} is listed without a name in it`);
+                for (const name of names) {
+                    assert.ok(exportsName(file, name), `${row.id}: ${file} exports no ${name}`);
+                }
+            }
+        }
+    });
+
+    it("reads a table it can check (a parse that finds nothing proves nothing)", () => {
+        const broken = README().replace("`components/rollouts/analysis.ts` | `errorBudgetTemplateSpec`", "`components/rollouts/analysis.ts` | `errorBudgetTemplate`");
+        const d6 = decisionRows(broken).find((r) => r.id === "D6")!;
+        assert.deepStrictEqual(d6.entryPoints, ["errorBudgetTemplate"]);
+        assert.strictEqual(exportsName(d6.livesIn, "errorBudgetTemplate"), false);
+        assert.strictEqual(exportsName(d6.livesIn, "errorBudgetTemplateSpec"), true);
+        assert.strictEqual(exportsName("components/mimir.ts", "ClusterRole"), true);
+    });
+});
+
+describe("layout: the README's paths", () => {
+    it("every project file and folder the README names exists", () => {
+        // `policy/v1` is the Kubernetes API group of PodDisruptionBudgets, not the policy pack.
+        const notPaths = new Set(["policy/v1"]);
+        const named = [...README().matchAll(/(?<![\w./-])((?:components|stacks|tools|policy|test)\/[\w./-]*[\w/])/g)].map((m) => m[1]);
+        assert.ok(named.length > 20, `found only ${named.length} paths in the README`);
+        const missing = [...new Set(named)].filter((p) => !notPaths.has(p) && ![p, `${p}.ts`].some((c) => fs.existsSync(path.join(ROOT, c))));
+        assert.deepStrictEqual(missing, []);
+    });
+});
