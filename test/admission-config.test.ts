@@ -37,7 +37,7 @@ const tenants = {
 
 describe("admission configuration (policy, argocd)", () => {
     describe("defaults", () => {
-        it("fills the policy section from ADMISSION_DEFAULTS when it is not set", () => {
+        it("fills the policy section from POLICY_DEFAULTS when it is not set", () => {
             const cfg = parse();
             assert.deepStrictEqual(cfg.policy, {
                 kyvernoApi: "policies.kyverno.io/v1",
