@@ -2,14 +2,12 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as path from "path";
 import { adoptionRunbook, objectsToRetire, providerAdoptionOptions } from "../components/cluster/adoption";
-import { AddonConfig, parseAddonConfig } from "../stacks/config";
-import { parseConfigText } from "../components/config/load";
 import { ROLLOUTS_CRDS } from "../components/rollouts/crds";
 import { RELEASE_NAME } from "../components/rollouts/values";
 import { guardedResources } from "../tools/guard";
 import { OfflineRun, PlannedResource, runOffline } from "../tools/offline";
 import { adoptions, manifestResources, planStack, resourceRows, summary } from "../tools/plan";
-import { REPO_ROOT, listStacks, placeholderWorld, readStackFile } from "../tools/stackFile";
+import { REPO_ROOT, configFromStackFile, listStacks, placeholderWorld, readStackFile } from "../tools/stackFile";
 import { byName } from "./harness";
 
 const PROVIDER = "pulumi:providers:kubernetes";
@@ -40,17 +38,6 @@ function provider(run: OfflineRun): PlannedResource {
     return found[0];
 }
 
-/** A shipped stack file's configuration, parsed the way the program parses it. */
-function shippedConfig(stack: string): AddonConfig {
-    const file = readStackFile(stack);
-    const raw: Record<string, unknown> = {};
-    for (const [key, text] of Object.entries(file.config)) {
-        if (key.startsWith("argo-rollouts-addon:")) {
-            raw[key.slice("argo-rollouts-addon:".length)] = parseConfigText(text);
-        }
-    }
-    return parseAddonConfig(stack, raw, { awsRegion: file.config["aws:region"], secretKeys: file.secretKeys });
-}
 
 describe("adopting an existing install", () => {
     const runs = new Map<string, OfflineRun>();
@@ -162,14 +149,14 @@ describe("adopting an existing install", () => {
         const blocks = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1].split("\n").map((l) => l.trim()).filter((l) => l !== ""));
 
         it("in the README is the program's runbook, step by step, for the hub", () => {
-            const steps = adoptionRunbook(shippedConfig("hub"));
+            const steps = adoptionRunbook(configFromStackFile(readStackFile("hub")));
             assert.strictEqual(blocks.length, steps.length);
             steps.forEach((step, i) => assert.deepStrictEqual(blocks[i], step.commands, `step ${i + 1}: ${step.title}`));
         });
 
         it("never deletes a CRD or uninstalls the old release", () => {
             for (const stack of ["hub", "preprod"]) {
-                for (const cmd of adoptionRunbook(shippedConfig(stack)).flatMap((s) => s.commands).filter((c) => !c.startsWith("#"))) {
+                for (const cmd of adoptionRunbook(configFromStackFile(readStackFile(stack))).flatMap((s) => s.commands).filter((c) => !c.startsWith("#"))) {
                     assert.doesNotMatch(cmd, /delete\s+(crd|customresourcedefinition)/i, cmd);
                     assert.ok(!(/\bdelete\b/.test(cmd) && /\.argoproj\.io\b/.test(cmd)), `deletes a CRD: ${cmd}`);
                     assert.doesNotMatch(cmd, /helm (uninstall|delete)|terraform destroy|--cascade=true|pulumi destroy/, cmd);
@@ -178,7 +165,7 @@ describe("adopting an existing install", () => {
         });
 
         it("names what the program declares: the release, its namespace, the CRDs, the config key", async () => {
-            const cfg = shippedConfig("hub");
+            const cfg = configFromStackFile(readStackFile("hub"));
             const run = runs.get("hub:off")!;
             const chart = run.resources.find((r) => r.type === "kubernetes:helm.sh/v4:Chart")!;
             const commands = adoptionRunbook(cfg).flatMap((s) => s.commands);
@@ -201,14 +188,14 @@ describe("adopting an existing install", () => {
                         return `${String(r.inputs.kind).toLowerCase()}/${meta.namespace ?? ""}/${meta.name}`;
                     }),
                 );
-                const retired = objectsToRetire(shippedConfig(stack));
+                const retired = objectsToRetire(configFromStackFile(readStackFile(stack)));
                 assert.ok(retired.some((o) => o.name === "argo-rollouts-aggregate-to-edit"), "the aggregate roles let editors promote");
                 for (const o of retired) {
                     assert.ok(!declared.has(`${o.kind}/${o.namespace ?? ""}/${o.name}`), `${o.kind} ${o.name} is declared by the program`);
                     assert.notStrictEqual(o.kind, "customresourcedefinition");
                 }
             }
-            const withDashboard = objectsToRetire({ controller: { ...shippedConfig("hub").controller, dashboard: true } });
+            const withDashboard = objectsToRetire({ controller: { ...configFromStackFile(readStackFile("hub")).controller, dashboard: true } });
             assert.ok(!withDashboard.some((o) => o.name.endsWith("-dashboard")), "a stack with the dashboard re-declares it through the chart");
         });
     });

@@ -1,27 +1,14 @@
 import * as assert from "assert";
-import { parseAddonConfig } from "../stacks/config";
-import { parseConfigText } from "../components/config/load";
 import { EXAMPLE_PLUGIN_DIGEST, controllerValues, examplePluginValue, pluginImage, refuseExamplePluginValue } from "../components/rollouts";
 import { OfflineRun, runOffline } from "../tools/offline";
 import { planStack } from "../tools/plan";
-import { listStacks, placeholderWorld, readStackFile } from "../tools/stackFile";
+import { configFromStackFile, listStacks, placeholderWorld, readStackFile } from "../tools/stackFile";
 
-/** A shipped stack file's configuration, parsed the way the program parses it. */
-function shipped(stack: string) {
-    const file = readStackFile(stack);
-    const raw: Record<string, unknown> = {};
-    for (const [key, text] of Object.entries(file.config)) {
-        if (key.startsWith("argo-rollouts-addon:")) {
-            raw[key.slice("argo-rollouts-addon:".length)] = parseConfigText(text);
-        }
-    }
-    return parseAddonConfig(stack, raw, { awsRegion: file.config["aws:region"], secretKeys: file.secretKeys });
-}
 
 describe("shipped stack files", () => {
     it("take the plugin from the mirror, pinned by a digest marked as an example", () => {
         for (const stack of listStacks()) {
-            const cfg = shipped(stack);
+            const cfg = configFromStackFile(readStackFile(stack));
             assert.strictEqual(cfg.plugin.delivery.mode, "image", `${stack}: clusters admit artifacts from the mirror only; no download from github.com`);
             assert.ok(cfg.images.registry, `${stack}: a mirror is configured`);
             const image = pluginImage(cfg.plugin, cfg.images.registry)!;
@@ -34,7 +21,7 @@ describe("shipped stack files", () => {
     });
 
     it("route the hub's spokes beside the observability module's ingest routes", async () => {
-        const cfg = shipped("hub");
+        const cfg = configFromStackFile(readStackFile("hub"));
         assert.strictEqual(cfg.metrics.mimir.pushRouteOwner, "observability");
         const run = await planStack(readStackFile("hub"));
         const routes = run.resources.filter((r) => r.type === "kubernetes:gateway.networking.k8s.io/v1:HTTPRoute").map((r) => r.name);
@@ -45,7 +32,7 @@ describe("shipped stack files", () => {
     describe("the example plugin digest", () => {
         it("is shaped like a digest and recognised only as itself", () => {
             assert.match(EXAMPLE_PLUGIN_DIGEST, /^sha256:[a-f0-9]{64}$/);
-            const cfg = shipped("hub");
+            const cfg = configFromStackFile(readStackFile("hub"));
             const real = { ...cfg.plugin, delivery: { mode: "image" as const, repository: "x/y", digest: `sha256:${"c".repeat(64)}` } };
             assert.strictEqual(examplePluginValue("hub", real), undefined);
         });
@@ -58,7 +45,7 @@ describe("shipped stack files", () => {
                 runOffline({ stack: "hub", config: file.config, secretKeys: file.secretKeys, world: placeholderWorld(file), dryRun, program: () => defineStack() });
             assert.ok((await run(true)).resources.length > 10);
             await assert.rejects(run(false), /plugin\.digest is the shipped example value/);
-            const cfg = shipped("hub");
+            const cfg = configFromStackFile(readStackFile("hub"));
             const warned: string[] = [];
             refuseExamplePluginValue("hub", cfg.plugin, true, (m) => warned.push(m));
             assert.strictEqual(warned.length, 1);

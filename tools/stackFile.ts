@@ -3,7 +3,8 @@ import * as path from "path";
 import * as YAML from "yaml";
 import { ArgoCdConfig, ROLLOUT_PROJECT_KINDS, readArgoCd, tenantSyncSettings } from "../components/argocd";
 import { parseConfigText } from "../components/config/load";
-import { ConfigReader, PROJECT, isPlainObject } from "../components/config/reader";
+import { ConfigReader, PROJECT, Plain, isPlainObject } from "../components/config/reader";
+import { AddonConfig, parseAddonConfig } from "../stacks/config";
 import { OfflineWorld, SECRET } from "./offline";
 
 export const REPO_ROOT = path.resolve(__dirname, "..");
@@ -143,4 +144,17 @@ export function placeholderWorld(file: StackFile): OfflineWorld {
 function parseJson(text: string | undefined): Record<string, unknown> | undefined {
     const value = text === undefined ? undefined : parseConfigText(text);
     return isPlainObject(value) ? value : undefined;
+}
+
+/** The stack's configuration from its file, validated exactly as the program validates it. */
+export function configFromStackFile(file: StackFile): AddonConfig {
+    const prefix = `${PROJECT}:`;
+    const raw: Plain = {};
+    for (const [key, text] of Object.entries(file.config)) {
+        if (key.startsWith(prefix)) {
+            raw[key.slice(prefix.length)] = parseConfigText(text);
+        }
+    }
+    const secretKeys = file.secretKeys.filter((k) => k.startsWith(prefix)).map((k) => k.slice(prefix.length));
+    return parseAddonConfig(file.stack, raw, { awsRegion: file.config["aws:region"], secretKeys });
 }

@@ -12,9 +12,9 @@ import * as path from "path";
 import * as YAML from "yaml";
 import { verifyClusterRole } from "./verify/access";
 import { ConnectionError, connect } from "./verify/cluster";
-import { configFromStackFile, defaultOptions, runVerify } from "./verify/index";
+import { defaultOptions, runVerify } from "./verify/index";
 import { exitCode, formatJson, formatText } from "./verify/report";
-import { REPO_ROOT, readStackFile } from "./stackFile";
+import { REPO_ROOT, configFromStackFile, readStackFile } from "./stackFile";
 
 const USAGE =
     "usage: npm run verify -- --stack <name> [--json] [--kubeconfig <file>] [--context <name>] [--kyverno-namespace <ns>] [--smoke-timeout <seconds>] [--config-dir <dir>] | --print-role [--stack <name>]";

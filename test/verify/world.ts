@@ -28,8 +28,7 @@ import { SMOKE_APP, smokeApp, smokePodTemplate, smokeStrategyOptions } from "../
 import { PART_OF } from "../../components/stage";
 import type { KubeObject } from "../../tools/verify/cluster";
 import { CONTROLLER_CONTAINER, expectedControllerImage } from "../../tools/verify/checks/controller";
-import { configFromStackFile } from "../../tools/verify/index";
-import { readStackFile } from "../../tools/stackFile";
+import { configFromStackFile, readStackFile } from "../../tools/stackFile";
 import { hubConfig, merged } from "../harness";
 import type { FakeWorld, ReviewSpec } from "./fakeApiServer";
 

@@ -4,10 +4,7 @@
  */
 import * as http from "http";
 import * as https from "https";
-import { parseConfigText } from "../../components/config/load";
-import { PROJECT, Plain } from "../../components/config/reader";
-import { AddonConfig, parseAddonConfig } from "../../stacks/config";
-import type { StackFile } from "../stackFile";
+import { AddonConfig } from "../../stacks/config";
 import { HttpAnswer, ReadError, ReadOnlyCluster } from "./cluster";
 import { argocdChecks } from "./checks/argocd";
 import { crdAndControllerChecks } from "./checks/controller";
@@ -17,19 +14,6 @@ import { rbacChecks } from "./checks/rbac";
 import { smokeChecks } from "./checks/smoke";
 import { CheckGroup, VerifyOptions } from "./context";
 import { CheckResult, README } from "./report";
-
-/** The stack's configuration from its file, validated exactly as the program validates it. */
-export function configFromStackFile(file: StackFile): AddonConfig {
-    const prefix = `${PROJECT}:`;
-    const raw: Plain = {};
-    for (const [key, text] of Object.entries(file.config)) {
-        if (key.startsWith(prefix)) {
-            raw[key.slice(prefix.length)] = parseConfigText(text);
-        }
-    }
-    const secretKeys = file.secretKeys.filter((k) => k.startsWith(prefix)).map((k) => k.slice(prefix.length));
-    return parseAddonConfig(file.stack, raw, { awsRegion: file.config["aws:region"], secretKeys });
-}
 
 interface Group {
     ids: string[];
