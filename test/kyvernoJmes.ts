@@ -17,7 +17,7 @@
  */
 import type { ClusterPolicy, ClusterPolicyRule, Condition, Conditions, LabelSelector } from "../components/policy";
 import { selects } from "../components/policy";
-import { FakeCluster, Json } from "./kyvernoCel";
+import { Admission, FakeCluster, Json } from "./kyvernoCel";
 
 // ---------------------------------------------------------------------------------------------
 // JMESPath
@@ -373,15 +373,9 @@ function conditionsHold(conditions: Conditions, ctx: Json, preconditions: boolea
 // ---------------------------------------------------------------------------------------------
 // Rules
 
-export interface ClusterAdmission {
-    object: Json;
-    oldObject?: Json;
-    operation: "CREATE" | "UPDATE" | "DELETE";
-    subResource?: string;
-    username?: string;
-    groups?: string[];
+/** The same admission request as the CEL side's, plus the labels of the object's namespace. */
+export interface ClusterAdmission extends Admission {
     namespaceLabels?: Record<string, string>;
-    cluster?: FakeCluster;
 }
 
 export interface RuleOutcome {
