@@ -31,10 +31,28 @@ const SPOKE_COUNTS = [1, 10, 100];
 /** Targets for program load under the CLI: at most twice the floor's time, and 250 MiB. */
 export const LOAD_TARGETS = { timeXFloor: 2, peakMiB: 250 } as const;
 
-/** The tsconfig the Pulumi CLI loads the program with: Pulumi.yaml `runtime.options.tsconfig`. */
+/**
+ * The folder the Pulumi CLI runs the program in: Pulumi.yaml `main` when it names a folder. The
+ * Node.js language host passes it as --pwd and @pulumi/pulumi's cmd/run/run.js changes to it before
+ * it reads anything (pulumi/pulumi sdk/nodejs/cmd/pulumi-language-nodejs/main.go constructArguments,
+ * sdk/nodejs/cmd/run/run.js, v3.248.0). Relative to the project root.
+ */
+export function programDirectory(root = REPO_ROOT): string {
+    const project = YAML.parse(fs.readFileSync(path.join(root, "Pulumi.yaml"), "utf8")) as { main?: string };
+    const main = project.main ?? ".";
+    const isDir = fs.existsSync(path.join(root, main)) && fs.statSync(path.join(root, main)).isDirectory();
+    return path.normalize(isDir ? main : path.dirname(main)).replace(/\/$/, "") || ".";
+}
+
+/**
+ * The tsconfig the Pulumi CLI loads the program with, relative to the project root:
+ * Pulumi.yaml `runtime.options.tsconfig`, which run.js resolves from the program directory (it
+ * checks the file exists there and fails the run with "tsconfig path was set to ... but the file
+ * was not found" otherwise).
+ */
 export function cliTsconfig(root = REPO_ROOT): string {
     const project = YAML.parse(fs.readFileSync(path.join(root, "Pulumi.yaml"), "utf8")) as { runtime?: { options?: { tsconfig?: string } } };
-    return project.runtime?.options?.tsconfig ?? "tsconfig.json";
+    return path.normalize(path.join(programDirectory(root), project.runtime?.options?.tsconfig ?? "tsconfig.json"));
 }
 
 interface LoadSample {
