@@ -1,0 +1,43 @@
+/** The engines of the run and their pinned versions, read from the wrapper modules' go.mod files. */
+import * as fs from "fs";
+import * as path from "path";
+import { platformCrdVersions } from "./platform";
+
+const ENGINES_DIR = path.resolve(__dirname, "..", "engines");
+
+/** The engine name, the wrapper folder and the module whose required version is the engine's. */
+const ENGINES: { name: string; dir: string; module: string }[] = [
+    { name: "etcd", dir: "etcd", module: "go.etcd.io/etcd/server/v3" },
+    { name: "kube-apiserver, kube-controller-manager, kube-scheduler, kubectl", dir: "kubernetes", module: "k8s.io/kubernetes" },
+    { name: "kwok", dir: "kwok", module: "sigs.k8s.io/kwok" },
+    { name: "helm", dir: "helm", module: "helm.sh/helm/v3" },
+    { name: "pulumi", dir: "pulumi", module: "github.com/pulumi/pulumi/pkg/v3" },
+    { name: "pulumi-resource-kubernetes", dir: "pulumi-kubernetes", module: "github.com/pulumi/pulumi-kubernetes/provider/v4" },
+];
+
+export function requiredVersion(dir: string, module: string): string {
+    const gomod = fs.readFileSync(path.join(ENGINES_DIR, dir, "go.mod"), "utf8");
+    const escaped = module.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+    const m = gomod.match(new RegExp(`^\\s*(?:require\\s+)?${escaped}\\s+(v\\S+)`, "m"));
+    if (!m) {
+        throw new Error(`e2e/engines/${dir}/go.mod does not require ${module}`);
+    }
+    return m[1];
+}
+
+export function engineVersions(): { name: string; version: string }[] {
+    return [...ENGINES.map((e) => ({ name: e.name, version: requiredVersion(e.dir, e.module) })), ...platformCrdVersions().map((c) => ({ name: `${c.name} (CRDs)`, version: c.version }))];
+}
+
+/**
+ * The release tag of the kubernetes provider the run builds. The proxy serves the provider module
+ * only as a pseudo-version, so its build.sh names the tag at that commit and stamps it.
+ */
+export function providerTag(): string {
+    const build = fs.readFileSync(path.join(ENGINES_DIR, "pulumi-kubernetes", "build.sh"), "utf8");
+    const m = /^version=(v\d+\.\d+\.\d+)/m.exec(build);
+    if (!m) {
+        throw new Error("e2e/engines/pulumi-kubernetes/build.sh names no version=vX.Y.Z");
+    }
+    return m[1];
+}

@@ -1,0 +1,54 @@
+/**
+ * Upstream manifests read from Go modules. e2e/platform-crds/go.mod pins each module and go.sum
+ * holds its hash; `go mod download -json` fetches the zip through the module proxy (or reuses the
+ * module cache) and prints the directory it unpacked to.
+ */
+import * as fs from "fs";
+import * as path from "path";
+import { runOk } from "./procs";
+
+export const E2E_ROOT = path.resolve(__dirname, "..");
+const CRD_MODULES_DIR = path.join(E2E_ROOT, "platform-crds");
+
+const dirs = new Map<string, string>();
+
+/** The unpacked directory of a module pinned in e2e/platform-crds/go.mod. */
+export function moduleDir(module: string): string {
+    const cached = dirs.get(module);
+    if (cached) {
+        return cached;
+    }
+    const out = runOk("go", ["mod", "download", "-json", module], { cwd: CRD_MODULES_DIR, env: { ...process.env, GOTOOLCHAIN: "local", GOFLAGS: "-mod=readonly" } });
+    const info = JSON.parse(out) as { Dir?: string; Version?: string; Error?: string };
+    if (!info.Dir) {
+        throw new Error(`go mod download ${module}: ${info.Error ?? "no Dir"}`);
+    }
+    dirs.set(module, info.Dir);
+    return info.Dir;
+}
+
+/** The version go.mod pins for a module. */
+export function moduleVersion(module: string): string {
+    const gomod = fs.readFileSync(path.join(CRD_MODULES_DIR, "go.mod"), "utf8");
+    const m = gomod.match(new RegExp(`^\\s*${module.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}\\s+(\\S+)`, "m"));
+    if (!m) {
+        throw new Error(`${module} is not pinned in e2e/platform-crds/go.mod`);
+    }
+    return m[1];
+}
+
+/** Files of a module (paths relative to its root), read as text. */
+export function moduleFiles(module: string, relPaths: readonly string[]): string[] {
+    const dir = moduleDir(module);
+    return relPaths.map((p) => fs.readFileSync(path.join(dir, p), "utf8"));
+}
+
+/** Every *.yaml file of one directory of a module (or those whose name matches `only`), kustomization files aside. */
+export function moduleYamlDir(module: string, relDir: string, only?: RegExp): string[] {
+    const dir = path.join(moduleDir(module), relDir);
+    return fs
+        .readdirSync(dir)
+        .filter((f) => f.endsWith(".yaml") && f !== "kustomization.yaml" && (only === undefined || only.test(f)))
+        .sort()
+        .map((f) => fs.readFileSync(path.join(dir, f), "utf8"));
+}

@@ -1,0 +1,114 @@
+/**
+ * The platform as ADR-056's clusters have it before this program runs: the CRDs of Gateway API,
+ * Cilium, Kyverno (both APIs) and ArgoCD from their modules; the shared Gateway with the listener
+ * the stack names; the observability namespace with Mimir's gateway Service; ArgoCD's namespace
+ * with argocd-cm, argocd-rbac-cm and the AppProject and ApplicationSet the stack keeps as
+ * `owner: external`, built to ADR-056's requirements (the same objects the offline plan assumes).
+ */
+import { AddonConfig } from "../../stacks/config";
+import { configFromStackFile, fromConfigMap, placeholderKeptArgoObjects } from "../../tools/stackFile";
+import { Cluster } from "./cluster";
+import { moduleVersion, moduleYamlDir } from "./modules";
+import { waitFor } from "./procs";
+import { ConfigMap } from "./stacks";
+
+export const GATEWAY_API = "sigs.k8s.io/gateway-api";
+export const CILIUM = "github.com/cilium/cilium";
+export const KYVERNO = "github.com/kyverno/kyverno";
+export const ARGO_CD = "github.com/argoproj/argo-cd/v3";
+export const ARGO_ROLLOUTS = "github.com/argoproj/argo-rollouts";
+
+/** Each platform CRD source: module, directory, and (optionally) the files of it to take. */
+const PLATFORM_CRDS: { module: string; dir: string; only?: RegExp }[] = [
+    { module: GATEWAY_API, dir: "config/crd/standard" },
+    { module: CILIUM, dir: "pkg/k8s/apis/cilium.io/client/crds/v2", only: /^cilium(clusterwide)?networkpolicies\.yaml$/ },
+    { module: KYVERNO, dir: "config/crds/kyverno" },
+    { module: KYVERNO, dir: "config/crds/policies.kyverno.io" },
+    { module: ARGO_CD, dir: "manifests/crds" },
+];
+
+export function platformCrdVersions(): { name: string; version: string }[] {
+    return [...new Set(PLATFORM_CRDS.map((c) => c.module))].map((m) => ({ name: m, version: moduleVersion(m) }));
+}
+
+/** Server-side apply: several of these CRDs are past client-side apply's annotation limit. */
+export function applyServerSide(cluster: Cluster, docs: string, manager = "platform-e2e"): void {
+    cluster.kubectl(["apply", "--server-side", `--field-manager=${manager}`, "--force-conflicts", "-f", "-"], docs);
+}
+
+function crdDocs(): string {
+    return PLATFORM_CRDS.flatMap((src) => moduleYamlDir(src.module, src.dir, src.only)).join("\n---\n");
+}
+
+/** Waits until every CRD of the cluster is Established (a fresh CRD has no status at first). */
+export async function waitEstablished(cluster: Cluster, timeoutMs = 60_000): Promise<void> {
+    let last = "";
+    await waitFor("every CRD Established", timeoutMs, () => {
+        last = cluster.kubectl(["get", "crd", "-o", "jsonpath={range .items[*]}{.metadata.name}={.status.conditions[?(@.type==\"Established\")].status}{\"\\n\"}{end}"]);
+        return last.trim().split("\n").every((l) => l.endsWith("=True"));
+    }, () => last);
+}
+
+/** The stack's configuration, read by the program's own reader. */
+export function addonConfig(stack: string, config: ConfigMap): AddonConfig {
+    return configFromStackFile(fromConfigMap(stack, config));
+}
+
+/** Installs the platform the stack expects onto the cluster. */
+export async function installPlatform(cluster: Cluster, stack: string, config: ConfigMap): Promise<void> {
+    applyServerSide(cluster, crdDocs());
+    await waitEstablished(cluster);
+    const cfg = addonConfig(stack, config);
+    const objects: unknown[] = [];
+    const ns = (name: string) => objects.push({ apiVersion: "v1", kind: "Namespace", metadata: { name } });
+    ns(cfg.gateway.namespace);
+    ns(cfg.metrics.mimir.namespace);
+    objects.push({ apiVersion: "gateway.networking.k8s.io/v1", kind: "GatewayClass", metadata: { name: "platform-e2e" }, spec: { controllerName: "platform.example/e2e-gateway" } });
+    objects.push({
+        apiVersion: "v1",
+        kind: "Secret",
+        type: "kubernetes.io/tls",
+        metadata: { name: `${cfg.gateway.name}-tls`, namespace: cfg.gateway.namespace },
+        data: { "tls.crt": "", "tls.key": "" },
+    });
+    objects.push({
+        apiVersion: "gateway.networking.k8s.io/v1",
+        kind: "Gateway",
+        metadata: { name: cfg.gateway.name, namespace: cfg.gateway.namespace },
+        spec: {
+            gatewayClassName: "platform-e2e",
+            listeners: [
+                {
+                    name: cfg.gateway.listener,
+                    port: 443,
+                    protocol: "HTTPS",
+                    tls: { mode: "Terminate", certificateRefs: [{ kind: "Secret", name: `${cfg.gateway.name}-tls` }] },
+                    allowedRoutes: { namespaces: { from: "All" } },
+                },
+            ],
+        },
+    });
+    const mimir = cfg.metrics.mimir;
+    objects.push({
+        apiVersion: "v1",
+        kind: "Service",
+        metadata: { name: mimir.gatewayService, namespace: mimir.namespace, labels: mimir.gatewayPodLabels },
+        spec: { selector: mimir.gatewayPodLabels, ports: [{ name: "http", port: mimir.gatewayServicePort, targetPort: mimir.gatewayTargetPort }] },
+    });
+    if (cfg.argocd.local) {
+        ns(cfg.argocd.namespace);
+        for (const name of ["argocd-cm", "argocd-rbac-cm"]) {
+            objects.push({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: cfg.argocd.namespace, labels: { "app.kubernetes.io/part-of": "argocd" } }, data: {} });
+        }
+        for (const obj of Object.values(placeholderKeptArgoObjects(cfg.argocd))) {
+            const meta = obj.metadata as { annotations?: Record<string, string> };
+            delete meta.annotations;
+            objects.push(obj);
+        }
+    }
+    // Namespaces first, then everything that lives in them.
+    const [first, rest] = [objects.filter((o) => (o as { kind: string }).kind === "Namespace"), objects.filter((o) => (o as { kind: string }).kind !== "Namespace")];
+    applyServerSide(cluster, first.map((o) => JSON.stringify(o)).join("\n---\n"));
+    applyServerSide(cluster, rest.map((o) => JSON.stringify(o)).join("\n---\n"));
+}
+

@@ -1,0 +1,30 @@
+/**
+ * The end-to-end report: one line per scenario (PASS, FAIL or SKIP, seconds), the closing
+ * `N passed, N failed` line, and with --json the machine-readable report
+ * `{ engines, chart, scenarios: [{ name, result, seconds, detail }] }`.
+ */
+export type ScenarioResult = "PASS" | "FAIL" | "SKIP";
+
+export interface ScenarioReport {
+    name: string;
+    result: ScenarioResult;
+    seconds: number;
+    detail: string;
+}
+
+export interface E2eReport {
+    engines: { name: string; version: string }[];
+    chart: "real" | "stand-in";
+    scenarios: ScenarioReport[];
+}
+
+export function scenarioLine(s: ScenarioReport): string {
+    const detail = s.result === "PASS" ? "" : `: ${s.detail.split("\n")[0]}`;
+    return `${s.result} ${s.name} (${s.seconds.toFixed(1)} s)${detail}`;
+}
+
+export function summaryLine(scenarios: readonly ScenarioReport[]): string {
+    const count = (r: ScenarioResult) => scenarios.filter((s) => s.result === r).length;
+    const skipped = count("SKIP");
+    return `${count("PASS")} passed, ${count("FAIL")} failed${skipped > 0 ? `, ${skipped} skipped` : ""}`;
+}

@@ -1,0 +1,149 @@
+/**
+ * What every scenario of a run shares: the engines' binaries, the run's folder, the HTTPS file
+ * server (CRD sources, chart repository), one local cluster per stack with the platform installed,
+ * and Pulumi environments (project folder, file backend). Started lazily, stopped once at the end
+ * of the run, whatever happened.
+ */
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { Cluster, startCluster } from "./cluster";
+import { FileServer, startFileServer } from "./fileserver";
+import { ARGO_ROLLOUTS, installPlatform } from "./platform";
+import { moduleDir, moduleVersion } from "./modules";
+import { run, runOk } from "./procs";
+import { PulumiEnv, pulumiEnv } from "./pulumi";
+import { ConfigMap, localConfig, writeStackFile } from "./stacks";
+import { ROLLOUTS_CRD_FILES } from "../../components/rollouts/crds";
+import { CONTROLLER_DEFAULTS } from "../../components/rollouts/config";
+
+export const STAND_IN_CHART = path.resolve(__dirname, "..", "chart", "argo-rollouts");
+
+export interface StackTarget {
+    stack: string;
+    cluster: Cluster;
+    config: ConfigMap;
+}
+
+export class World {
+    readonly clusters = new Map<string, Cluster>();
+    private envs = new Map<string, PulumiEnv>();
+    chart: "real" | "stand-in" = "stand-in";
+    /** The packaged chart the local repository serves (the old installer's brownfield install uses it too). */
+    chartArchive = "";
+
+    private constructor(
+        readonly dir: string,
+        readonly bin: string,
+        readonly files: FileServer,
+        readonly chartRepository: string,
+        readonly crdBaseUrl: string,
+        readonly keep: boolean,
+    ) {}
+
+    static async start(bin: string, opts: { keep?: boolean } = {}): Promise<World> {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "argo-rollouts-addon-e2e-run-"));
+        const files = await startFileServer(dir);
+        // CRD sources: the argo-rollouts module's manifests at the chart's appVersion, in the
+        // layout controller.crdBaseUrl points at (<base>/<tag>/manifests/crds/<file>).
+        const tag = moduleVersion(ARGO_ROLLOUTS);
+        const crdDir = path.join(files.root, "argo-rollouts", tag, "manifests", "crds");
+        fs.mkdirSync(crdDir, { recursive: true });
+        for (const f of ROLLOUTS_CRD_FILES) {
+            fs.copyFileSync(path.join(moduleDir(ARGO_ROLLOUTS), "manifests", "crds", f), path.join(crdDir, f));
+        }
+        const world = new World(dir, bin, files, `${files.url}/charts`, `${files.url}/argo-rollouts`, opts.keep ?? false);
+        world.publishChart();
+        return world;
+    }
+
+    /** Packages the chart (the real one when ARGO_ROLLOUTS_CHART names it) into the local repository. */
+    private publishChart(): void {
+        const given = process.env.ARGO_ROLLOUTS_CHART;
+        const chartsDir = path.join(this.files.root, "charts");
+        fs.mkdirSync(chartsDir, { recursive: true });
+        const helm = path.join(this.bin, "helm");
+        const helmEnv = { ...process.env, HELM_CACHE_HOME: path.join(this.dir, "helm", "cache"), HELM_CONFIG_HOME: path.join(this.dir, "helm", "config"), HELM_DATA_HOME: path.join(this.dir, "helm", "data") };
+        if (given) {
+            const src = path.resolve(given);
+            if (!fs.existsSync(src)) {
+                throw new Error(`ARGO_ROLLOUTS_CHART=${given}: no such file or directory`);
+            }
+            if (src.endsWith(".tgz")) {
+                fs.copyFileSync(src, path.join(chartsDir, path.basename(src)));
+            } else {
+                runOk(helm, ["package", src, "--destination", chartsDir], { env: helmEnv });
+            }
+            this.chart = "real";
+        } else {
+            // The stand-in takes the five CRDs from the argo-rollouts module (its templates/crds.yaml).
+            const copy = path.join(this.dir, "stand-in-chart", "argo-rollouts");
+            fs.cpSync(STAND_IN_CHART, copy, { recursive: true });
+            fs.mkdirSync(path.join(copy, "crd-sources"));
+            for (const f of ROLLOUTS_CRD_FILES) {
+                fs.copyFileSync(path.join(moduleDir(ARGO_ROLLOUTS), "manifests", "crds", f), path.join(copy, "crd-sources", f));
+            }
+            runOk(helm, ["package", copy, "--destination", chartsDir], { env: helmEnv });
+        }
+        this.chartArchive = path.join(chartsDir, fs.readdirSync(chartsDir).find((f) => f.endsWith(".tgz")) ?? "");
+        runOk(helm, ["repo", "index", chartsDir, "--url", this.chartRepository], { env: helmEnv });
+        const index = fs.readFileSync(path.join(chartsDir, "index.yaml"), "utf8");
+        if (!index.includes(`version: ${CONTROLLER_DEFAULTS.chartVersion}`)) {
+            throw new Error(`the chart in the local repository is not argo-rollouts ${CONTROLLER_DEFAULTS.chartVersion}:\n${index}`);
+        }
+    }
+
+    /** A local cluster for `name`, with the platform the stack expects installed. */
+    async cluster(name: string, stack: string, patch?: (config: ConfigMap) => void): Promise<StackTarget> {
+        let cluster = this.clusters.get(name);
+        if (!cluster) {
+            cluster = await startCluster({ bin: this.bin, keep: this.keep });
+            this.clusters.set(name, cluster);
+        }
+        const config = this.stackConfig(stack, cluster, patch);
+        await installPlatform(cluster, stack, config);
+        return { stack, cluster, config };
+    }
+
+    stackConfig(stack: string, cluster: Cluster, patch?: (config: ConfigMap) => void): ConfigMap {
+        return localConfig(stack, { kubeconfig: cluster.kubeconfig, context: "e2e", chartRepository: this.chartRepository, crdBaseUrl: this.crdBaseUrl }, patch);
+    }
+
+    /** A Pulumi environment (project folder and backend) of this run, by name. */
+    pulumi(name = "main"): PulumiEnv {
+        let env = this.envs.get(name);
+        if (!env) {
+            env = pulumiEnv(path.join(this.dir, `pulumi-${name}`), this.bin, { SSL_CERT_FILE: this.files.caFile });
+            this.envs.set(name, env);
+        }
+        return env;
+    }
+
+    /** Writes the stack file and creates the stack in the environment's backend. */
+    async initStack(env: PulumiEnv, target: StackTarget): Promise<string> {
+        const file = writeStackFile(env.projectDir, target.stack, target.config);
+        const existing = await env.pulumi(["stack", "ls", "--json"]);
+        const stacks = existing.status === 0 ? (JSON.parse(existing.stdout) as { name: string }[]).map((s) => s.name) : [];
+        if (!stacks.includes(target.stack)) {
+            await env.pulumiOk(["stack", "init", target.stack, "--secrets-provider", "passphrase"]);
+            // stack init records the passphrase salt in the file; keep it and the config.
+            writeStackFile(env.projectDir, target.stack, target.config);
+        }
+        return file;
+    }
+
+    async stop(): Promise<void> {
+        for (const cluster of this.clusters.values()) {
+            await cluster.stop();
+        }
+        await this.files.close();
+        if (!this.keep) {
+            fs.rmSync(this.dir, { recursive: true, force: true });
+        }
+    }
+}
+
+/** `npm run <script> -- args` of this repository, as a user runs it. */
+export function npmRun(script: string, args: string[], env: NodeJS.ProcessEnv = process.env): ReturnType<typeof run> {
+    return run("npm", ["run", "--silent", script, "--", ...args], { cwd: path.resolve(__dirname, "..", ".."), env });
+}

@@ -1,0 +1,106 @@
+/**
+ * The end-to-end run: the program under the real Pulumi engine and kubernetes provider, against
+ * real Kubernetes control planes on 127.0.0.1 (see e2e/README.md for what it proves and does not).
+ *
+ *   npm run e2e [-- --json FILE] [--grep PATTERN] [--keep]
+ *
+ * It builds the engines first (e2e/engines/build.sh; cached, or ARGO_ROLLOUTS_ADDON_E2E_BIN), then
+ * runs the scenarios in e2e/scenarios in order, prints one line per scenario and ends with
+ * `N passed, N failed`. Exit status 0 when no scenario failed.
+ */
+import { spawnSync } from "child_process";
+import * as fs from "fs";
+import Mocha from "mocha";
+import * as path from "path";
+import { killAllSync } from "./lib/procs";
+import { E2eReport, ScenarioReport, scenarioLine, summaryLine } from "./lib/report";
+import { engineVersions } from "./lib/engines";
+import { context, stopWorld } from "./lib/context";
+
+const USAGE = "usage: npm run e2e [-- --json FILE] [--grep PATTERN] [--keep]";
+
+function parseArgs(argv: string[]): { json?: string; grep?: string; keep: boolean } {
+    const out: { json?: string; grep?: string; keep: boolean } = { keep: false };
+    for (let i = 0; i < argv.length; i++) {
+        const a = argv[i];
+        if (a === "--json" || a === "--grep") {
+            const v = argv[++i];
+            if (v === undefined) {
+                throw new Error(`${a} needs a value; ${USAGE}`);
+            }
+            out[a === "--json" ? "json" : "grep"] = v;
+        } else if (a === "--keep") {
+            out.keep = true;
+        } else {
+            throw new Error(`unknown argument ${a}; ${USAGE}`);
+        }
+    }
+    return out;
+}
+
+/** Prints PASS/FAIL/SKIP lines as scenarios end and collects them for the summary and JSON. */
+class ScenarioReporter extends Mocha.reporters.Base {
+    static scenarios: ScenarioReport[] = [];
+    constructor(runner: Mocha.Runner, options?: Mocha.MochaOptions) {
+        super(runner, options);
+        const record = (test: Mocha.Test, result: ScenarioReport["result"], detail: string) => {
+            const s: ScenarioReport = { name: test.title, result, seconds: (test.duration ?? 0) / 1000, detail };
+            ScenarioReporter.scenarios.push(s);
+            console.log(scenarioLine(s));
+        };
+        runner.on(Mocha.Runner.constants.EVENT_TEST_PASS, (test) => record(test, "PASS", ""));
+        runner.on(Mocha.Runner.constants.EVENT_TEST_FAIL, (test, err: Error) => {
+            record(test, "FAIL", err?.message ?? String(err));
+            console.log(indent(err?.stack ?? String(err)));
+        });
+        runner.on(Mocha.Runner.constants.EVENT_TEST_PENDING, (test) => record(test, "SKIP", context.skipReasons.get(test.title) ?? "skipped"));
+        // A failing hook fails the scenarios it would have run.
+        runner.on(Mocha.Runner.constants.EVENT_HOOK_END, () => undefined);
+    }
+}
+
+function indent(text: string): string {
+    return text.split("\n").slice(0, 40).map((l) => `    ${l}`).join("\n");
+}
+
+async function main(): Promise<number> {
+    const args = parseArgs(process.argv.slice(2));
+    const root = path.resolve(__dirname, "..");
+    const build = spawnSync("bash", [path.join(root, "e2e", "engines", "build.sh")], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+    if (build.status !== 0) {
+        console.error("e2e: the engines could not be built (see above)");
+        return 1;
+    }
+    context.bin = build.stdout.trim().split("\n").pop() ?? "";
+    context.keep = args.keep;
+    for (const sig of ["SIGINT", "SIGTERM"] as const) {
+        process.on(sig, () => {
+            killAllSync();
+            process.exit(130);
+        });
+    }
+    process.on("exit", () => killAllSync());
+
+    const mocha = new Mocha({ timeout: 20 * 60_000, reporter: ScenarioReporter as unknown as string, grep: args.grep, rootHooks: { afterAll: stopWorld } });
+    const dir = path.join(root, "e2e", "scenarios");
+    for (const f of fs.readdirSync(dir).filter((f) => f.endsWith(".e2e.ts")).sort()) {
+        mocha.addFile(path.join(dir, f));
+    }
+    const failures = await new Promise<number>((resolve) => mocha.run(resolve));
+    const scenarios = ScenarioReporter.scenarios;
+    console.log(summaryLine(scenarios));
+    if (args.json) {
+        const report: E2eReport = { engines: engineVersions(), chart: context.chart, scenarios };
+        fs.writeFileSync(args.json, JSON.stringify(report, null, 2) + "\n");
+    }
+    return failures > 0 || scenarios.some((s) => s.result === "FAIL") ? 1 : 0;
+}
+
+main().then(
+    (code) => process.exit(code),
+    (err) => {
+        console.error(`e2e: ${err instanceof Error ? err.message : String(err)}`);
+        killAllSync();
+        process.exit(2);
+    },
+);
