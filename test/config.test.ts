@@ -146,3 +146,20 @@ describe("configuration", () => {
         assert.ok(parseQuantity("100m") < parseQuantity("1"));
     });
 });
+
+describe("configuration errors under the Pulumi CLI", () => {
+    // @pulumi/pulumi cmd/run/run.js prints a RunError's message alone; any other error it prints
+    // with util.inspect (defaultErrorMessage in cmd/run/error.js), trace and own fields included.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { RunError } = require("@pulumi/pulumi/errors") as typeof import("@pulumi/pulumi/errors");
+    it("is a RunError, so the CLI shows the message and nothing else", () => {
+        const err = problemsOf({ analysis: { successRate: 1.5 } }, "bad");
+        assert.ok(RunError.isInstance(err));
+        assert.match(err.message, /^stack "bad": invalid configuration \(1 problem\):\n {2}- argo-rollouts-addon:analysis\.successRate = 1\.5: must be a number from 0\.5 to 1$/);
+    });
+    it("keeps Error's stack trace: the stack's name is stackName", () => {
+        const err = problemsOf({ analysis: { successRate: 1.5 } }, "bad");
+        assert.strictEqual(err.stackName, "bad");
+        assert.match(String(err.stack), /^ConfigError: stack "bad": invalid configuration/);
+    });
+});

@@ -10,6 +10,8 @@
  * stage folder, so every stage can import it.
  */
 
+import { RunError } from "@pulumi/pulumi/errors";
+
 /** The Pulumi project name, which is also the namespace of every config key. */
 export const PROJECT = "argo-rollouts-addon";
 
@@ -23,14 +25,20 @@ export interface ConfigProblem {
     allowed: string;
 }
 
-/** Raised before any resource is declared when a stack's configuration is not usable. */
-export class ConfigError extends Error {
+/**
+ * Raised before any resource is declared when a stack's configuration is not usable. A RunError,
+ * so the Pulumi CLI prints the message alone (@pulumi/pulumi cmd/run/run.js logs a RunError's
+ * message and hides its stack; any other error it prints with util.inspect, stack trace and own
+ * properties included). The stack's name is `stackName`: a field named `stack` would shadow
+ * Error's stack trace, and the CLI would print the stack's name as the trace.
+ */
+export class ConfigError extends RunError {
     constructor(
-        public readonly stack: string,
+        public readonly stackName: string,
         public readonly namespace: string,
         public readonly problems: ConfigProblem[],
     ) {
-        super(formatProblems(stack, namespace, problems));
+        super(formatProblems(stackName, namespace, problems));
         this.name = "ConfigError";
     }
 }
