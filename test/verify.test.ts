@@ -9,7 +9,7 @@ import { KYVERNO_AGGREGATE_LABELS, KYVERNO_ROLES, POLICY_NAMES, kyvernoRoleName 
 import type { AddonConfig } from "../stacks/config";
 import { ROLLOUT_PATH_CALLS, requestQuestion, ruleAllows, verifyRules } from "../tools/verify/access";
 import { ConnectionError, ReadError, connect, kubeConfigFor, loadClient } from "../tools/verify/cluster";
-import { GROUPS, defaultOptions, runVerify } from "../tools/verify/index";
+import { COMPONENTS, GROUPS, defaultOptions, runVerify, withoutComponents } from "../tools/verify/index";
 import { CheckResult, README, exitCode, formatJson, formatText } from "../tools/verify/report";
 import { parseVerifyArgs, verifyMain } from "../tools/verify";
 import { FakeApiServer, startFakeApiServer } from "./verify/fakeApiServer";
@@ -730,8 +730,10 @@ describe("verify's client, arguments and output", () => {
     it("parses its arguments and refuses bad ones", () => {
         assert.deepStrictEqual(
             { ...parseVerifyArgs(["--stack", "hub", "--json", "--context", "ctx", "--smoke-timeout", "900"]), configDir: "" },
-            { stack: "hub", json: true, context: "ctx", kyvernoNamespace: "kyverno", smokeTimeoutSeconds: 900, configDir: "", printRole: false },
+            { stack: "hub", json: true, context: "ctx", kyvernoNamespace: "kyverno", smokeTimeoutSeconds: 900, configDir: "", printRole: false, without: [] },
         );
+        assert.deepStrictEqual(parseVerifyArgs(["--stack", "hub", "--without", "kyverno", "--without", "mimir"]).without, ["kyverno", "mimir"]);
+        assert.throws(() => parseVerifyArgs(["--stack", "hub", "--without", "cilium"]), /--without takes one of rollouts-controller, kyverno, argocd, gateway-controller, mimir, got cilium/);
         assert.throws(() => parseVerifyArgs([]), /usage: npm run verify -- --stack <name>/);
         assert.strictEqual(parseVerifyArgs(["--print-role"]).printRole, true);
         assert.throws(() => parseVerifyArgs(["--stack", "hub", "--smoke-timeout", "soon"]), /whole seconds/);
@@ -842,5 +844,27 @@ describe("verify's client, arguments and output", () => {
         assert.ok(ruleAllows({ apiGroups: ["argoproj.io"], resources: ["*/status"], verbs: ["patch"] }, q));
         assert.ok(!ruleAllows({ apiGroups: ["argoproj.io"], resources: ["rollouts"], verbs: ["patch"] }, q));
         assert.ok(!ruleAllows({ apiGroups: ["argoproj.io"], resources: ["rollouts/status"], verbs: ["patch"], resourceNames: ["one"] }, q));
+    });
+});
+
+describe("verify --without: checks that need an absent component", () => {
+    const fail = (id: string): CheckResult => ({ id, status: "FAIL", what: `requirement ${id}`, findings: [{ object: "Lease a/b", found: "not found" }], readme: "#x" });
+    const pass = (id: string): CheckResult => ({ id, status: "PASS", what: `requirement ${id}`, findings: [], readme: "#x" });
+    it("SKIPs only the checks of the components named, and says which component and what it saw", () => {
+        const out = withoutComponents([fail("controller.leader"), pass("crds.established"), fail("kyverno.policies-ready"), fail("rbac.controller")], ["rollouts-controller"]);
+        assert.deepStrictEqual(out.map((r) => r.status), ["SKIP", "PASS", "FAIL", "FAIL"]);
+        assert.match(out[0].note ?? "", /^not checked: the Argo Rollouts controller process \(--without rollouts-controller\) does not run on this cluster; without it: Lease a\/b: not found$/);
+    });
+    it("skips nothing by default", () => {
+        const results = [fail("controller.leader"), fail("kyverno.policies-ready")];
+        assert.deepStrictEqual(withoutComponents(results, []), results);
+    });
+    it("names only checks that exist", () => {
+        const ids = GROUPS.flatMap((g) => g.ids);
+        for (const [name, c] of Object.entries(COMPONENTS)) {
+            for (const id of c.checks) {
+                assert.ok(ids.includes(id), `${name} names ${id}, which is no check`);
+            }
+        }
     });
 });

@@ -3,6 +3,7 @@
  *
  *   npm run verify -- --stack hub [--json] [--kubeconfig <file>] [--context <name>]
  *                     [--kyverno-namespace kyverno] [--smoke-timeout <seconds>] [--config-dir <dir>]
+ *                     [--without <component>]...   # a component that does not run here: its checks SKIP
  *   npm run verify -- --print-role [--stack hub]   # the read-only ClusterRole verify's identity needs
  *
  * Exit status: 0 every check passed or was skipped, 1 a check failed, 2 usage, configuration or
@@ -12,12 +13,12 @@ import * as path from "path";
 import * as YAML from "yaml";
 import { verifyClusterRole } from "./verify/access";
 import { ConnectionError, connect } from "./verify/cluster";
-import { defaultOptions, runVerify } from "./verify/index";
+import { COMPONENTS, Component, defaultOptions, isComponent, runVerify } from "./verify/index";
 import { exitCode, formatJson, formatText } from "./verify/report";
 import { REPO_ROOT, configFromStackFile, readStackFile } from "./stackFile";
 
 const USAGE =
-    "usage: npm run verify -- --stack <name> [--json] [--kubeconfig <file>] [--context <name>] [--kyverno-namespace <ns>] [--smoke-timeout <seconds>] [--config-dir <dir>] | --print-role [--stack <name>]";
+    "usage: npm run verify -- --stack <name> [--json] [--kubeconfig <file>] [--context <name>] [--kyverno-namespace <ns>] [--smoke-timeout <seconds>] [--config-dir <dir>] [--without <component>]... | --print-role [--stack <name>]";
 
 export interface VerifyArgs {
     stack: string;
@@ -27,6 +28,8 @@ export interface VerifyArgs {
     kyvernoNamespace: string;
     smokeTimeoutSeconds: number;
     configDir: string;
+    /** Components that do not run on this cluster: their checks SKIP naming them. */
+    without: Component[];
     /** Print the ClusterRole verify needs and check nothing. */
     printRole: boolean;
 }
@@ -34,7 +37,7 @@ export interface VerifyArgs {
 export class UsageError extends Error {}
 
 export function parseVerifyArgs(argv: readonly string[]): VerifyArgs {
-    const args: Partial<VerifyArgs> & { json: boolean; printRole: boolean } = { json: false, kyvernoNamespace: "kyverno", smokeTimeoutSeconds: 0, configDir: REPO_ROOT, printRole: false };
+    const args: Partial<VerifyArgs> & { json: boolean; printRole: boolean; without: Component[] } = { json: false, without: [], kyvernoNamespace: "kyverno", smokeTimeoutSeconds: 0, configDir: REPO_ROOT, printRole: false };
     const value = (i: number): string => {
         const v = argv[i + 1];
         if (v === undefined || v.startsWith("--")) {
@@ -73,6 +76,14 @@ export function parseVerifyArgs(argv: readonly string[]): VerifyArgs {
             case "--config-dir":
                 args.configDir = path.resolve(value(i++));
                 break;
+            case "--without": {
+                const c = value(i++);
+                if (!isComponent(c)) {
+                    throw new UsageError(`--without takes one of ${Object.keys(COMPONENTS).join(", ")}, got ${c}`);
+                }
+                args.without.push(c);
+                break;
+            }
             default:
                 throw new UsageError(`unknown argument ${argv[i]}; ${USAGE}`);
         }
@@ -100,7 +111,7 @@ export async function verifyMain(argv: readonly string[], out: (s: string) => vo
         // The same stack file and the same validation as the program: a bad file fails the same way.
         const config = configFromStackFile(readStackFile(args.stack, args.configDir));
         const cluster = await connect({ connection: config.cluster.connection, kubeconfig: args.kubeconfig, context: args.context });
-        const results = await runVerify(config, cluster, defaultOptions({ kyvernoNamespace: args.kyvernoNamespace, smokeTimeoutSeconds: args.smokeTimeoutSeconds }));
+        const results = await runVerify(config, cluster, defaultOptions({ kyvernoNamespace: args.kyvernoNamespace, smokeTimeoutSeconds: args.smokeTimeoutSeconds, without: args.without }));
         const report = { stack: args.stack, cluster: config.cluster.name, server: cluster.server, results };
         out(args.json ? formatJson(report) : formatText(report));
         return exitCode(results);

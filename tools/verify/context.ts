@@ -5,6 +5,8 @@ import type { CheckResult } from "./report";
 export interface VerifyOptions {
     /** Namespace Kyverno runs in (its chart's release namespace). */
     kyvernoNamespace: string;
+    /** Platform components declared absent on this cluster: the checks that need them SKIP (index.ts COMPONENTS). */
+    without: readonly ("rollouts-controller" | "kyverno" | "argocd" | "gateway-controller" | "mimir")[];
     /** How long to wait for the smoke canary to finish before judging it; 0: judge it as it is. */
     smokeTimeoutSeconds: number;
     /** Seconds between two looks at the smoke canary while waiting. */

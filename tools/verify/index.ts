@@ -35,8 +35,48 @@ export const GROUPS: readonly Group[] = [
     { ids: ["smoke.outcome"], readme: README.smoke, run: smokeChecks },
 ];
 
+/**
+ * The platform components a check needs running, beyond the objects the stack declares. On a
+ * cluster where one of them does not run yet (a bring-up before Kyverno, say, or a test cluster
+ * without a kubelet), `--without <component>` says so: those checks report SKIP naming it,
+ * instead of failing on its absence. Nothing is skipped unless asked.
+ */
+export const COMPONENTS = {
+    "rollouts-controller": { what: "the Argo Rollouts controller process", checks: ["controller.leader", "smoke.outcome"] },
+    kyverno: {
+        what: "Kyverno",
+        checks: ["rbac.kyverno-reads-rollouts", "rbac.kyverno-generates-pdbs", "rbac.kyverno-policy-lookups", "kyverno.policies-ready", "kyverno.policies-enforced", "kyverno.availability-rollout-aware", "kyverno.one-pdb-per-workload"],
+    },
+    argocd: { what: "ArgoCD", checks: ["argocd.projects", "argocd.applicationsets", "argocd.argocd-cm", "argocd.rbac"] },
+    "gateway-controller": { what: "a Gateway API controller for the shared Gateway", checks: ["metrics.spoke-routes"] },
+    mimir: { what: "Mimir's gateway pods", checks: ["metrics.query"] },
+} as const satisfies Record<string, { what: string; checks: readonly string[] }>;
+
+export type Component = keyof typeof COMPONENTS;
+
+export function isComponent(name: string): name is Component {
+    return Object.prototype.hasOwnProperty.call(COMPONENTS, name);
+}
+
+/** The results with every check that needs an absent component turned into a SKIP naming it. */
+export function withoutComponents(results: readonly CheckResult[], absent: readonly Component[]): CheckResult[] {
+    return results.map((r) => {
+        const missing = absent.filter((c) => (COMPONENTS[c].checks as readonly string[]).includes(r.id));
+        if (missing.length === 0 || r.status === "SKIP") {
+            return r;
+        }
+        const names = missing.map((c) => `${COMPONENTS[c].what} (--without ${c})`).join(" and ");
+        const seen = r.status === "FAIL" && r.findings.length > 0 ? `; without it: ${r.findings[0].object}: ${r.findings[0].found}` : "";
+        return { id: r.id, status: "SKIP", what: r.what, findings: [], note: `not checked: ${names} does not run on this cluster${seen}`, readme: r.readme };
+    });
+}
+
 /** Runs every check. A read the API server refuses fails the checks that needed it; a lost connection stops the run. */
 export async function runVerify(config: AddonConfig, cluster: ReadOnlyCluster, options: VerifyOptions): Promise<CheckResult[]> {
+    return withoutComponents(await runAllChecks(config, cluster, options), options.without);
+}
+
+async function runAllChecks(config: AddonConfig, cluster: ReadOnlyCluster, options: VerifyOptions): Promise<CheckResult[]> {
     const results: CheckResult[] = [];
     for (const group of GROUPS) {
         try {
@@ -82,6 +122,7 @@ export function directGet(url: string, headers: Record<string, string>): Promise
 export function defaultOptions(partial: Partial<VerifyOptions> = {}): VerifyOptions {
     return {
         kyvernoNamespace: "kyverno",
+        without: [],
         smokeTimeoutSeconds: 0,
         smokePollSeconds: 15,
         now: () => new Date(),
