@@ -12,6 +12,7 @@ import { differences, refKey, refOf } from "../lib/compare";
 import { world } from "../lib/context";
 import { StackTarget, World, npmRun } from "../lib/world";
 import { PulumiEnv, failure } from "../lib/pulumi";
+import { CheckResult } from "../../tools/verify/report";
 
 interface StateResource {
     urn: string;
@@ -136,20 +137,22 @@ describe("greenfield", function () {
         for (const stack of ["hub", "preprod"]) {
             const target = targets.get(stack);
             assert.ok(target, `${stack} was not brought up`);
-            const r = npmRun("verify", ["--stack", stack, "--json", "--kubeconfig", target.cluster.kubeconfig, "--context", "e2e", "--config-dir", env.projectDir]);
-            let report: { checks?: { id: string; status: string; detail?: string }[] };
+            const r = npmRun("verify", ["--stack", stack, "--json", "--kubeconfig", target.cluster.kubeconfig, "--context", "e2e", "--config-dir", env.projectDir, ...ABSENT.flatMap((c) => ["--without", c])]);
+            let report: { results?: CheckResult[] };
             try {
                 report = JSON.parse(r.stdout);
             } catch {
                 assert.fail(`verify of ${stack} printed no JSON (exit ${r.status}):\n${failure(r)}`);
             }
-            const checks = report.checks ?? [];
-            assert.ok(checks.length > 0, `verify of ${stack} ran no check`);
-            const failed = checks.filter((c) => c.status === "FAIL");
-            assert.deepStrictEqual(failed, [], `verify of ${stack} failed checks:\n${failed.map((c) => `${c.id}: ${c.detail}`).join("\n")}`);
-            // A SKIP must name what is absent here: a controller this cluster does not run.
-            const unexplained = checks.filter((c) => c.status === "SKIP" && !ABSENT_COMPONENT.test(c.detail ?? ""));
-            assert.deepStrictEqual(unexplained, [], `verify of ${stack} skipped checks without naming an absent component:\n${unexplained.map((c) => `${c.id}: ${c.detail}`).join("\n")}`);
+            const results = report.results ?? [];
+            assert.ok(results.length > 0, `verify of ${stack} ran no check`);
+            const failed = results.filter((c) => c.status === "FAIL");
+            assert.deepStrictEqual(failed.map((c) => c.id), [], `verify of ${stack} failed checks:\n${failed.map((c) => `${c.id}: ${c.what}\n  ${c.findings.map((f) => `${f.object}: ${f.found}`).join("\n  ")}`).join("\n")}`);
+            // A SKIP must name why: a component this cluster does not run, or the stack setting
+            // that leaves the requirement out (the shipped stacks enable no smoke canary, say).
+            const unexplained = results.filter((c) => c.status === "SKIP" && !ABSENT_COMPONENT.test(c.note ?? "") && !STACK_SETTING.test(c.note ?? ""));
+            assert.deepStrictEqual(unexplained.map((c) => c.id), [], `verify of ${stack} skipped checks without naming an absent component or a stack setting:\n${unexplained.map((c) => `${c.id}: ${c.note}`).join("\n")}`);
+            assert.strictEqual(r.status, 0, `verify of ${stack} exited ${r.status}`);
         }
     });
 
@@ -167,10 +170,16 @@ describe("greenfield", function () {
         assert.notStrictEqual(preview.status, 0, "pulumi preview accepted analysis.successRate 1.5");
         const plan = npmRun("plan", ["--stack", stack, "--out", path.join(w.dir, "plan-bad"), "--config-dir", env.projectDir]);
         assert.notStrictEqual(plan.status, 0, "the offline plan accepted analysis.successRate 1.5");
-        const planMessage = (plan.stderr + plan.stdout).split("\n").find((l) => l.includes("successRate"));
-        assert.ok(planMessage, `the offline plan's error does not name the key:\n${failure(plan)}`);
-        const message = planMessage.replace(/^.*?(stack "bad")/, "$1").trim();
-        assert.ok((preview.stdout + preview.stderr).includes(message), `pulumi preview does not give the offline plan's message "${message}":\n${failure(preview)}`);
+        // The offline plan's message, line by line, is what the CLI shows (indented as diagnostics).
+        const planLines = (plan.stderr + plan.stdout).split("\n").map((l) => l.trim());
+        const first = planLines.findIndex((l) => l.startsWith(`stack "${stack}": invalid configuration`));
+        assert.ok(first >= 0, `the offline plan's error does not name the stack:\n${failure(plan)}`);
+        const message = planLines.slice(first).filter((l, i) => i === 0 || l.startsWith("- "));
+        assert.ok(message.some((l) => l.includes("analysis.successRate = 1.5")), `the offline plan's error does not name the key and value:\n${message.join("\n")}`);
+        const shown = (preview.stdout + preview.stderr).split("\n").map((l) => l.trim());
+        const at = shown.findIndex((l, i) => l.endsWith(message[0]) && shown[i + 1] === message[1]);
+        assert.ok(at >= 0 && message.every((l, i) => (i === 0 ? shown[at].endsWith(l) : shown[at + i] === l)), `pulumi preview does not show the offline plan's message:\n${message.join("\n")}\n--- it showed ---\n${failure(preview)}`);
+        assert.ok(!shown.some((l) => /^at .*\.(ts|js):\d+/.test(l)), `pulumi preview shows a stack trace with the message:\n${failure(preview)}`);
         const resources = (await stackResources(env, stack)).filter((r) => r.custom);
         assert.deepStrictEqual(resources.map((r) => r.urn), [], "the refused stack recorded resources");
         assert.strictEqual(target.cluster.kubectl(["get", "namespaces,clusterroles,clusteranalysistemplates", "-o", "name"]), before, "the refused preview changed the cluster");
@@ -178,8 +187,15 @@ describe("greenfield", function () {
     });
 });
 
-/** What verify may name as absent on this cluster: controllers that do not run here. */
-const ABSENT_COMPONENT = /kyverno|argo ?cd|argocd|controller|mimir|no .*(pod|deployment)|not (running|installed|deployed)/i;
+/**
+ * What this cluster does not run, told to verify with --without: no kubelet (kwok marks pods
+ * Running, no container starts, so neither the controller nor Mimir's gateway runs), no Kyverno,
+ * no ArgoCD, no Gateway API controller. Every other check is decided by the real API server.
+ */
+const ABSENT = ["rollouts-controller", "kyverno", "argocd", "gateway-controller", "mimir"] as const;
+const ABSENT_COMPONENT = new RegExp(`--without (${ABSENT.join("|")})\\b`);
+/** A stack key named in a SKIP's note: the check does not apply to this stack's configuration. */
+const STACK_SETTING = /\b(policy|smokeTest|argocd|mimir|spokes|analysis|controller|plugin)\.[A-Za-z][\w.]*/;
 
 /** The plan's objects without what only the plan carries (annotations of the offline run). */
 function stripPlanOnly(obj: Record<string, unknown>): Record<string, unknown> {
