@@ -855,6 +855,10 @@ describe("verify --without: checks that need an absent component", () => {
         assert.deepStrictEqual(out.map((r) => r.status), ["SKIP", "PASS", "FAIL", "FAIL"]);
         assert.match(out[0].note ?? "", /^not checked: the Argo Rollouts controller process \(--without rollouts-controller\) does not run on this cluster; without it: Lease a\/b: not found$/);
     });
+    it("names the absent component on a check that skipped for its own reason too", () => {
+        const skipped: CheckResult = { id: "metrics.query", status: "SKIP", what: "q", findings: [], note: "not reachable from here", readme: "#x" };
+        assert.strictEqual(withoutComponents([skipped], ["mimir"])[0].note, "not checked: Mimir's gateway pods (--without mimir) does not run on this cluster; not reachable from here");
+    });
     it("skips nothing by default", () => {
         const results = [fail("controller.leader"), fail("kyverno.policies-ready")];
         assert.deepStrictEqual(withoutComponents(results, []), results);

@@ -6,7 +6,11 @@
  * - the offline plan for the project's stacks and for synthetic hubs with 1, 10 and 100 spokes: wall
  *   time, peak memory and resource count, against a baseline process loading the two packages.
  *
- *   npm run bench [-- --runs 3]
+ * - `pulumi preview` and `pulumi up` of the hub on the real engine against a local control plane,
+ *   against a floor program of one ConfigMap on the same engine (e2e/bench.ts; skip with
+ *   --no-engine).
+ *
+ *   npm run bench [-- --runs 3] [--no-engine]
  */
 import { spawnSync } from "child_process";
 import * as fs from "fs";
@@ -197,6 +201,17 @@ async function main(): Promise<void> {
     const perSpokeHigh = (hundred.planMs - ten.planMs) / (100 - 10);
     console.log("");
     console.log(`plan time per added spoke: ${perSpokeLow.toFixed(1)} ms (1->10), ${perSpokeHigh.toFixed(1)} ms (10->100)`);
+
+    if (argv.includes("--no-engine")) {
+        return;
+    }
+    // The real engine: e2e/bench.ts builds the engines (cached) and starts its own clusters. A
+    // separate process, so the program's tools never import the end-to-end harness.
+    console.log("");
+    const engine = spawnSync(process.execPath, [require.resolve("ts-node/dist/bin"), "--transpile-only", path.join(REPO_ROOT, "e2e", "bench.ts"), "--runs", String(runs)], { cwd: REPO_ROOT, stdio: "inherit" });
+    if (engine.status !== 0) {
+        throw new Error("the engine benchmark failed (see above)");
+    }
 }
 
 if (require.main === module) {

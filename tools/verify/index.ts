@@ -62,10 +62,14 @@ export function isComponent(name: string): name is Component {
 export function withoutComponents(results: readonly CheckResult[], absent: readonly Component[]): CheckResult[] {
     return results.map((r) => {
         const missing = absent.filter((c) => (COMPONENTS[c].checks as readonly string[]).includes(r.id));
-        if (missing.length === 0 || r.status === "SKIP") {
+        if (missing.length === 0) {
             return r;
         }
         const names = missing.map((c) => `${COMPONENTS[c].what} (--without ${c})`).join(" and ");
+        if (r.status === "SKIP") {
+            // Skipped for its own reason as well: say both.
+            return { ...r, note: `not checked: ${names} does not run on this cluster; ${r.note ?? ""}`.trimEnd() };
+        }
         const seen = r.status === "FAIL" && r.findings.length > 0 ? `; without it: ${r.findings[0].object}: ${r.findings[0].found}` : "";
         return { id: r.id, status: "SKIP", what: r.what, findings: [], note: `not checked: ${names} does not run on this cluster${seen}`, readme: r.readme };
     });

@@ -276,7 +276,7 @@ export const metricChecks: CheckGroup = async (ctx) => {
 
     const routesWhat = "each spoke route the hub declares routes only Mimir's endpoints and forces its spoke's tenant";
     if (config.cluster.role !== "hub") {
-        results.push(skipped("metrics.spoke-routes", routesWhat, README.metrics, "a spoke routes no spokes; the hub's verify checks its route"));
+        results.push(skipped("metrics.spoke-routes", routesWhat, README.metrics, "cluster.role is spoke: a spoke routes no spokes; the hub's verify checks its route"));
     } else if (config.metrics.spokes.length === 0) {
         results.push(skipped("metrics.spoke-routes", routesWhat, README.metrics, "no spokes in the stack"));
     } else {
