@@ -27,10 +27,3 @@ export async function stopWorld(): Promise<void> {
     context.world = undefined;
     await w?.stop();
 }
-
-/** Skips the current scenario, saying why (shown in the report). */
-export function skipBecause(test: Mocha.Context, reason: string): never {
-    const title = test.test?.title ?? test.currentTest?.title ?? "";
-    context.skipReasons.set(title, reason);
-    test.skip();
-}

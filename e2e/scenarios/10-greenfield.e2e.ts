@@ -114,7 +114,7 @@ describe("greenfield", function () {
                     problems.push(`${stack}: ${refKey(ref)} is in the plan but not on the API server (${(err as Error).message.split("\n").pop()})`);
                     continue;
                 }
-                for (const d of differences(stripPlanOnly(obj), live)) {
+                for (const d of differences(obj, live)) {
                     problems.push(`${stack}: ${refKey(ref)} ${d}`);
                 }
             }
@@ -196,8 +196,3 @@ const ABSENT = ["rollouts-controller", "kyverno", "argocd", "gateway-controller"
 const ABSENT_COMPONENT = new RegExp(`--without (${ABSENT.join("|")})\\b`);
 /** A stack key named in a SKIP's note: the check does not apply to this stack's configuration. */
 const STACK_SETTING = /\b(policy|smokeTest|argocd|mimir|spokes|analysis|controller|plugin)\.[A-Za-z][\w.]*/;
-
-/** The plan's objects without what only the plan carries (annotations of the offline run). */
-function stripPlanOnly(obj: Record<string, unknown>): Record<string, unknown> {
-    return obj;
-}

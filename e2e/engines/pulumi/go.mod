@@ -3,8 +3,8 @@
 // version of @pulumi/pulumi in package.json. `go install pkg@version` refuses it because pkg/go.mod
 // (pulumi/pulumi pkg/go.mod at v3.248.0) has replace directives: `replace sdk/v3 => ../sdk` (here
 // sdk/v3 v3.248.0 from the proxy takes its place) and the clipboard fork below, copied as is.
-// The go line is pkg/go.mod's own. The module root (main.go) is pulumi-language-nodejs: it sits at the
-// top so that e2e/engines/build.sh, which hashes only top-level *.go files, rebuilds when it changes.
+// The go line is pkg/go.mod's own. The module root (main.go) is pulumi-language-nodejs, our own
+// Node.js language host (the upstream host's module is not served by the Go module proxy).
 module argo-rollouts-addon/e2e/engines/pulumi
 
 go 1.25.11
