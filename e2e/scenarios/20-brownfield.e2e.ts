@@ -25,6 +25,23 @@ import { addonConfig, waitEstablished } from "../lib/platform";
 import { readmeRunbook } from "../lib/readme";
 
 const CRD_NAMES = ROLLOUTS_CRDS.map((c) => c.name);
+/** Every kind the hub stack declares, to prove a refused up created or changed none of them. */
+const SNAPSHOT_KINDS = [
+    "namespaces",
+    "configmaps",
+    "serviceaccounts",
+    "deployments.apps",
+    "poddisruptionbudgets.policy",
+    "roles.rbac.authorization.k8s.io",
+    "rolebindings.rbac.authorization.k8s.io",
+    "clusterroles.rbac.authorization.k8s.io",
+    "clusterrolebindings.rbac.authorization.k8s.io",
+    "customresourcedefinitions.apiextensions.k8s.io",
+    "clusteranalysistemplates.argoproj.io",
+    "httproutes.gateway.networking.k8s.io",
+    "ciliumnetworkpolicies.cilium.io",
+    "validatingpolicies.policies.kyverno.io",
+].join(",");
 const TENANT_NS = "tenant-a";
 
 /** Whether a kubernetes provider release refuses and adopts existing objects (v4.29.0 and later). */
@@ -104,11 +121,11 @@ describe("brownfield", function () {
     });
 
     it("brownfield-refused", async function () {
-        const snapshot = target.cluster.kubectl(["get", "clusterroles,clusteranalysistemplates,httproutes,configmaps", "-A", "-o", "jsonpath={range .items[*]}{.kind}/{.metadata.name}={.metadata.resourceVersion}{\"\\n\"}{end}"]);
+        const snapshot = target.cluster.kubectl(["get", SNAPSHOT_KINDS, "-A", "-o", "jsonpath={range .items[*]}{.kind}/{.metadata.name}={.metadata.resourceVersion}{\"\\n\"}{end}"]);
         const up = await env.pulumi(["up", "--yes", "--skip-preview", "--policy-pack", "policy"], { stack: "hub" });
         assert.notStrictEqual(up.status, 0, "pulumi up without adoption succeeded on a cluster with the old install");
         assert.match(up.stdout + up.stderr, /already exists/, `the refusal does not say "already exists":\n${failure(up)}`);
-        const after = target.cluster.kubectl(["get", "clusterroles,clusteranalysistemplates,httproutes,configmaps", "-A", "-o", "jsonpath={range .items[*]}{.kind}/{.metadata.name}={.metadata.resourceVersion}{\"\\n\"}{end}"]);
+        const after = target.cluster.kubectl(["get", SNAPSHOT_KINDS, "-A", "-o", "jsonpath={range .items[*]}{.kind}/{.metadata.name}={.metadata.resourceVersion}{\"\\n\"}{end}"]);
         assert.strictEqual(after, snapshot, "the refused up changed pre-existing objects");
         assert.deepStrictEqual(uids(target.cluster), uidsBefore);
     });
