@@ -8,7 +8,6 @@
  * transform so the plan and the tests can apply it to the children a real engine would send it.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { createHash } from "crypto";
 import { PROJECT } from "../components/config/reader";
 import { STAGE_TYPES, StageName } from "../components/stage";
 
@@ -199,11 +198,6 @@ export async function runOffline(opts: OfflineOptions): Promise<OfflineRun> {
                     }
                     readAnswers.set(`${args.type}::${args.name}`, live);
                     return { id: args.id, state: live };
-                }
-                if (args.type === "random:index/randomId:RandomId") {
-                    // Deterministic per keepers, like the real id is stable until a keeper changes.
-                    const hex = createHash("sha256").update(JSON.stringify(args.inputs.keepers ?? {})).digest("hex").slice(0, 2 * Number(args.inputs.byteLength ?? 4));
-                    return { id: hex, state: { ...args.inputs, hex, dec: String(parseInt(hex.slice(0, 12), 16)) } };
                 }
                 return { id: args.custom ? `${args.name}-offline-id` : "", state: args.inputs };
             },

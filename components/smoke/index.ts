@@ -1,6 +1,6 @@
+import { createHash } from "crypto";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import * as random from "@pulumi/random";
 import { AppSpec, DeliveryPlan, GateTiming, PREVIEW_HEADER, PREVIEW_HEADER_VALUE, PreviewGate, StrategyOptions, appLabels, deliveryPlan } from "../delivery";
 import { SharedGatewayConfig } from "../gateway/config";
 import { restrictedContainerSecurityContext } from "../rollouts/plugin";
@@ -18,7 +18,7 @@ import { SmokeTestConfig } from "./config";
 
 export const SMOKE_APP = "rollouts-smoke";
 export const SMOKE_PORT = 8080;
-/** Pod-template annotation carrying the trigger's random id: a new id is a new revision. */
+/** Pod-template annotation carrying the trigger's revision (smokeRevision): a new value is a new revision. */
 export const SMOKE_REVISION_ANNOTATION = "argo-rollouts-addon.platform/smoke-revision";
 /**
  * The demo app's error-injection variable. Half the requests fail at 50 whichever way the app
@@ -56,6 +56,17 @@ export function smokeStrategyOptions(cfg: SmokeTestConfig, gate: GateTiming): St
 
 /** The smoke pods run as a fixed non-root user: the demo images set none. */
 const SMOKE_POD_SECURITY = { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, seccompProfile: { type: "RuntimeDefault" } };
+
+/**
+ * The pod-template revision of a trigger value: a new value is a new pod template, so Argo
+ * Rollouts runs a real canary. It is derived from the value alone (no random state, no extra
+ * provider plugin), so an earlier value names an earlier pod template again: the stable one is no
+ * update at all, and ADR-056 as-built saw a return to an in-history revision fast-tracked past the
+ * steps. Hence the README's rule: never reuse a trigger value.
+ */
+export function smokeRevision(trigger: string): string {
+    return createHash("sha256").update(`smoke-trigger:${trigger}`).digest("hex").slice(0, 8);
+}
 
 /** The smoke Rollout's pod template; `revision` changes with every trigger. */
 export function smokePodTemplate(cfg: SmokeTestConfig, revision: string): Record<string, unknown> {
@@ -151,10 +162,9 @@ export class SmokeCanary extends OrderedComponent {
             { metadata: { name: cfg.namespace, labels: { ...PART_OF, "pod-security.kubernetes.io/enforce": "restricted" } } },
             this.child(),
         );
-        // A fresh id per trigger changes the pod template, so Argo Rollouts runs a real canary
-        // instead of fast-tracking a rollback to a revision still in its history (ADR-056 as-built).
-        const revisionId = new random.RandomId("smoke-revision", { byteLength: 4, keepers: { trigger: cfg.trigger } }, this.child());
-        this.revision = revisionId.hex;
+        // A new trigger value is a new pod template, so Argo Rollouts runs a real canary instead of
+        // fast-tracking a rollback to a revision still in its history (ADR-056 as-built).
+        this.revision = pulumi.output(smokeRevision(cfg.trigger));
 
         const inNamespace = this.child({ dependsOn: [ns] });
         const services = this.plan.services.map((s) => new k8s.core.v1.Service(`smoke-${s.metadata.name}`, { metadata: s.metadata, spec: s.spec }, inNamespace));
