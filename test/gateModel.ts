@@ -69,10 +69,16 @@ export function binary(n: PromNode): { lhs: PromNode; op: string; modifiers: Pro
 // PromQL: evaluation of the shapes the program emits
 
 export type Labels = Record<string, string>;
-/** A series as scraped: its labels (with `__name__`) and the counter values inside the window. */
+/**
+ * A series as scraped: its labels (with `__name__`) and the counter values inside the window.
+ * `times` (seconds relative to the evaluation instant, so at most 0) places each sample; with it,
+ * rate/increase select the samples in the window and extrapolate as Prometheus does (see
+ * rangeFunction). Without it the samples are taken to span the window exactly (factor 1).
+ */
 export interface Series {
     labels: Labels;
     samples: number[];
+    times?: number[];
 }
 export interface Sample {
     labels: Labels;
@@ -84,10 +90,9 @@ type Value = { kind: "vector"; samples: Sample[] } | { kind: "scalar"; value: nu
  * Evaluates `query` over `series` at one instant, every range selector seeing the samples given.
  * Restates, for the node types the program emits (anything else throws):
  * - rate/increase (promql/functions.go, extrapolatedRate): a series needs two samples in the
- *   window, else it yields nothing; the increase is last - first plus every counter reset; rate is
- *   increase / range. Prometheus then extrapolates towards the window's edges by a factor per
- *   series; that scales values but never adds or drops a series, and the samples here are laid out
- *   to cover the window, so it is left out.
+ *   window, else it yields nothing; the increase is last - first plus every counter reset,
+ *   extrapolated to the window's edges when the series carries sample times (extrapolatedIncrease),
+ *   which can lift a count over a comparison's threshold; rate is increase / range.
  * - sum [by (...)] (promql/engine.go, aggregation): one sample per group, labelled with the grouping
  *   labels only; no input, no output.
  * - vector(s) (promql/functions.go, funcVector): one sample without labels.
@@ -211,6 +216,52 @@ function durationSeconds(d: string): number {
     return Number(m[1]) * { s: 1, m: 60, h: 3600 }[m[2] as "s" | "m" | "h"];
 }
 
+/**
+ * rate/increase of one series, as Prometheus computes it (promql/functions.go at v3.14.0,
+ * extrapolatedRate): the samples in the left-open window (-range, 0], at least two, the delta
+ * plus every counter reset, then extrapolated to the window's edges. Each edge is reached fully
+ * when the nearest sample is within 1.1 average sample intervals of it, else by half an interval;
+ * towards the start never past the counter's extrapolated zero. The delivery end-to-end scenario
+ * `gate-model-agrees` found the gate floor (`>= minRequests`) decided on the extrapolated value:
+ * a window of raw 45 requests reads 60 there, so the model must extrapolate to agree.
+ */
+export function extrapolatedIncrease(values: number[], times: number[] | undefined, range: number): number | undefined {
+    let v = values;
+    let t = times;
+    if (t) {
+        const inWindow = t.map((x, i) => [x, i] as const).filter(([x]) => x > -range && x <= 0);
+        v = inWindow.map(([, i]) => values[i]);
+        t = inWindow.map(([x]) => x);
+    }
+    if (v.length < 2) {
+        return undefined;
+    }
+    let delta = v[v.length - 1] - v[0];
+    for (let i = 1; i < v.length; i++) {
+        if (v[i] < v[i - 1]) {
+            delta += v[i - 1];
+        }
+    }
+    if (!t) {
+        return delta;
+    }
+    const sampled = t[t.length - 1] - t[0];
+    const average = sampled / (t.length - 1);
+    const threshold = average * 1.1;
+    let toStart = t[0] + range;
+    let toEnd = -t[t.length - 1];
+    if (toStart >= threshold) {
+        toStart = average / 2;
+    }
+    if (delta > 0 && v[0] >= 0) {
+        toStart = Math.min(toStart, sampled * (v[0] / delta));
+    }
+    if (toEnd >= threshold) {
+        toEnd = average / 2;
+    }
+    return sampled === 0 ? delta : (delta * (sampled + toStart + toEnd)) / sampled;
+}
+
 function rangeFunction(matrix: PromNode, q: string, series: Series[], isRate: boolean): Sample[] {
     if (matrix.name !== "MatrixSelector") {
         throw new Error("rate/increase take a range selector");
@@ -219,14 +270,9 @@ function rangeFunction(matrix: PromNode, q: string, series: Series[], isRate: bo
     const range = durationSeconds(text(duration, q));
     const out: Sample[] = [];
     for (const s of select(vs, q, series)) {
-        if (s.samples.length < 2) {
+        const increase = extrapolatedIncrease(s.samples, s.times, range);
+        if (increase === undefined) {
             continue;
-        }
-        let increase = s.samples[s.samples.length - 1] - s.samples[0];
-        for (let i = 1; i < s.samples.length; i++) {
-            if (s.samples[i] < s.samples[i - 1]) {
-                increase += s.samples[i - 1];
-            }
         }
         out.push({ labels: withoutName(s.labels), value: isRate ? increase / range : increase });
     }

@@ -28,6 +28,7 @@ import {
     effectiveCount,
     evalCondition,
     evaluatePromQL,
+    extrapolatedIncrease,
     measurementPhase,
     metricPhase,
     parsePromQL,
@@ -402,5 +403,34 @@ describe("metric gate semantics", () => {
                 }
             });
         }
+    });
+});
+
+describe("rate/increase extrapolation (the model, held to Prometheus by the e2e scenario gate-model-agrees)", () => {
+    // The figures are what Prometheus 3.14 answered in that scenario for the same samples.
+    const counts = (perSecond: number, times: number[]) => times.map((t) => Math.round(1000 + perSecond * (t + 60)));
+    const every5s = [-18, -13, -8, -3];
+
+    it("extrapolates a series that covers the window to both edges", () => {
+        assert.strictEqual(extrapolatedIncrease(counts(10, every5s), every5s, 20), 200);
+        assert.strictEqual(extrapolatedIncrease(counts(3, every5s), every5s, 20), 60);
+    });
+
+    it("extrapolates a series that appeared mid-window by half a sample interval only", () => {
+        assert.strictEqual(extrapolatedIncrease(counts(10, [-7, -2]), [-7, -2], 20), 95);
+    });
+
+    it("yields nothing from fewer than two samples in the left-open window", () => {
+        assert.strictEqual(extrapolatedIncrease([1000], [-2], 20), undefined);
+        assert.strictEqual(extrapolatedIncrease([1000, 1050], [-20, -2], 20), undefined);
+    });
+
+    it("lets a window of 45 raw requests pass a floor of 50, as Prometheus does", () => {
+        const t = sharedTemplates(analysisConfig({ rateWindow: "20s", scrapeInterval: "5s", remoteWriteLag: "1s", initialDelay: "21s", minRequests: 50 })).find((x) => x.name === "success-rate")!;
+        const labels = { k8s_namespace_name: "shop", k8s_replicaset_name: CANARY_RS, http_response_status_code: "200" };
+        const series: Series[] = [{ labels: { __name__: COUNT, ...labels }, samples: counts(3, every5s), times: every5s }];
+        const result = evaluatePromQL(substitute(t.query, ARGS), series).map((x) => x.value);
+        assert.deepStrictEqual(result, [1]);
+        assert.strictEqual(measurementPhase(t, result), "Successful");
     });
 });
