@@ -13,6 +13,10 @@ const ENGINES: { name: string; dir: string; module: string }[] = [
     { name: "helm", dir: "helm", module: "helm.sh/helm/v3" },
     { name: "pulumi", dir: "pulumi", module: "github.com/pulumi/pulumi/pkg/v3" },
     { name: "pulumi-resource-kubernetes", dir: "pulumi-kubernetes", module: "github.com/pulumi/pulumi-kubernetes/provider/v4" },
+    { name: "rollouts-controller", dir: "argo-rollouts", module: "github.com/argoproj/argo-rollouts" },
+    // Our stand-in, built against the controller's plugin protocol (e2e/engines/gatewayapi-plugin/main.go).
+    { name: "gatewayapi-plugin (stand-in, plugin protocol of argo-rollouts)", dir: "gatewayapi-plugin", module: "github.com/argoproj/argo-rollouts" },
+    { name: "prometheus", dir: "prometheus", module: "github.com/prometheus/prometheus" },
 ];
 
 export function requiredVersion(dir: string, module: string): string {
