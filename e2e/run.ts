@@ -90,7 +90,7 @@ async function main(): Promise<number> {
     const scenarios = ScenarioReporter.scenarios;
     console.log(summaryLine(scenarios));
     if (args.json) {
-        const report: E2eReport = { engines: engineVersions(), chart: context.chart, scenarios };
+        const report: E2eReport = { engines: engineVersions(), chart: context.chart, plugin: context.plugin, scenarios };
         fs.writeFileSync(args.json, JSON.stringify(report, null, 2) + "\n");
     }
     return failures > 0 || scenarios.some((s) => s.result === "FAIL") ? 1 : 0;

@@ -7,6 +7,9 @@ import { differences, refKey, refOf } from "../e2e/lib/compare";
 import { scenarioLine, summaryLine } from "../e2e/lib/report";
 import { E2E_PLUGIN_DIGEST, localConfig, shippedConfig } from "../e2e/lib/stacks";
 import { requiredVersion } from "../e2e/lib/engines";
+import { localArgs, permissionErrors } from "../e2e/lib/controller";
+import { FAST_GATES, SmokeSetting, backendWeight, collapse, deliveryPatch, inOrder } from "../e2e/lib/delivery";
+import { addonConfig } from "../e2e/lib/platform";
 
 describe("e2e harness", () => {
     describe("differences", () => {
@@ -72,5 +75,56 @@ describe("e2e harness", () => {
         assert.match(requiredVersion("kubernetes", "k8s.io/kubernetes"), /^v1\.3[345]\.\d+$/);
         assert.match(requiredVersion("etcd", "go.etcd.io/etcd/server/v3"), /^v3\.6\.\d+$/);
         assert.throws(() => requiredVersion("etcd", "example.com/absent"), /does not require example.com\/absent/);
+    });
+
+    describe("delivery scenarios", () => {
+        const targets = { kubeconfig: "/tmp/k", context: "e2e", chartRepository: "https://127.0.0.1:1/charts", crdBaseUrl: "https://127.0.0.1:1/crds" };
+        const patch = (smoke: Partial<SmokeSetting> = {}) =>
+            deliveryPatch({
+                readEndpoint: "http://127.0.0.1:9/prometheus",
+                pluginBaseUrl: "https://127.0.0.1:1/plugin-releases",
+                pluginSha256: "f".repeat(64),
+                smoke: { strategy: "canary", namespace: "rollouts-smoke", trigger: "1", failGate: false, ...smoke },
+            });
+
+        it("shortens the gates only through settings the program accepts", () => {
+            // parseAddonConfig throws with every problem when a rule refuses a value.
+            for (const strategy of ["canary", "blueGreen"] as const) {
+                const cfg = addonConfig("preprod", localConfig("preprod", targets, patch({ strategy })));
+                assert.strictEqual(cfg.metrics.analysis.rateWindow, FAST_GATES.rateWindow);
+                assert.strictEqual(cfg.metrics.analysis.initialDelay, FAST_GATES.initialDelay);
+                assert.deepStrictEqual(cfg.metrics.readEndpoint, { kind: "url", url: "http://127.0.0.1:9/prometheus" });
+                assert.strictEqual(cfg.plugin.delivery.mode, "download");
+                assert.strictEqual(cfg.delivery.smokeTest.strategy, strategy);
+            }
+        });
+
+        it("moves the chart's listen ports and keeps every other argument", () => {
+            assert.deepStrictEqual(localArgs(["--healthzPort=8080", "--metricsPort=8090", "--loglevel=info", "--leader-elect"], { healthz: 1, metrics: 2 }), [
+                "--loglevel=info",
+                "--leader-elect",
+                "--healthzPort=1",
+                "--metricsPort=2",
+            ]);
+        });
+
+        it("finds permission errors in a controller log, and only those", () => {
+            const log = [
+                '{"level":"error","msg":"rollouts.argoproj.io is forbidden: User \\"system:serviceaccount:argo-rollouts:argo-rollouts\\" cannot list resource"}',
+                '{"level":"info","msg":"Reconciling TrafficRouting with type \'GatewayAPI\'"}',
+                "E1201 leases.coordination.k8s.io \"x\" is forbidden",
+            ].join("\n");
+            assert.strictEqual(permissionErrors(log).length, 2);
+            assert.deepStrictEqual(permissionErrors('{"level":"info","msg":"Started 10 Rollout workers"}'), []);
+        });
+
+        it("reads weights off a route and checks their order", () => {
+            const route = { metadata: { name: "r" }, spec: { rules: [{ backendRefs: [{ name: "a-stable", weight: 75 }, { name: "a-canary", weight: 25 }] }] } };
+            assert.strictEqual(backendWeight(route, "a-canary"), 25);
+            assert.strictEqual(backendWeight(route, "other"), undefined);
+            assert.deepStrictEqual(collapse([0, 0, 25, 25, 50, 100, 100, 0]), [0, 25, 50, 100, 0]);
+            assert.ok(inOrder([0, 25, 50, 100, 0], [25, 50, 100]));
+            assert.ok(!inOrder([0, 50, 25, 100], [25, 50, 100]));
+        });
     });
 });

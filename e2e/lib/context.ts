@@ -5,6 +5,7 @@ export const context = {
     bin: process.env.ARGO_ROLLOUTS_ADDON_E2E_BIN ?? "",
     keep: false,
     chart: "stand-in" as "real" | "stand-in",
+    plugin: "not run" as "real" | "stand-in" | "not run",
     /** Why a scenario was skipped, by title: a skip always says what it could not run. */
     skipReasons: new Map<string, string>(),
     world: undefined as World | undefined,

@@ -155,7 +155,7 @@ export function runOk(bin: string, args: string[], opts: SpawnSyncOptions = {}):
 }
 
 /** Polls `check` until it returns true, or fails after `timeoutMs` with `describe()`. */
-export async function waitFor(what: string, timeoutMs: number, check: () => Promise<boolean> | boolean, describe: () => string = () => ""): Promise<void> {
+export async function waitFor(what: string, timeoutMs: number, check: () => Promise<boolean> | boolean, describe: () => string | Promise<string> = () => ""): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     let last: unknown;
     while (Date.now() < deadline) {
@@ -169,5 +169,5 @@ export async function waitFor(what: string, timeoutMs: number, check: () => Prom
         await sleep(250);
     }
     const why = last instanceof Error ? ` (last error: ${last.message})` : "";
-    throw new Error(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what}${why}\n${describe()}`);
+    throw new Error(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what}${why}\n${await describe()}`);
 }

@@ -1,7 +1,7 @@
 /**
  * The end-to-end report: one line per scenario (PASS, FAIL or SKIP, seconds), the closing
  * `N passed, N failed` line, and with --json the machine-readable report
- * `{ engines, chart, scenarios: [{ name, result, seconds, detail }] }`.
+ * `{ engines, chart, plugin, scenarios: [{ name, result, seconds, detail }] }`.
  */
 export type ScenarioResult = "PASS" | "FAIL" | "SKIP";
 
@@ -15,6 +15,8 @@ export interface ScenarioReport {
 export interface E2eReport {
     engines: { name: string; version: string }[];
     chart: "real" | "stand-in";
+    /** Which traffic-router plugin the controller ran ("not run" when no delivery scenario ran). */
+    plugin: "real" | "stand-in" | "not run";
     scenarios: ScenarioReport[];
 }
 

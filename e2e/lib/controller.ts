@@ -1,0 +1,114 @@
+/**
+ * The real Argo Rollouts controller as a local process against a run's cluster, with exactly the
+ * identity the chart gives it: a TokenRequest token of the ServiceAccount the chart's Deployment
+ * runs as, so every call is authorized by the RBAC the program declared. It reads
+ * `argo-rollouts-config` from the API server, in the namespace the Deployment lives in
+ * (POD_NAMESPACE; argo-rollouts utils/defaults/defaults.go at v1.9.0), and downloads the plugins
+ * that ConfigMap lists once at start (controller/controller.go, utils/plugin/downloader.go).
+ * The arguments are the ones the chart rendered on the Deployment, only the two listen ports
+ * changed (both bind 0.0.0.0, controller/controller.go `listenAddr`).
+ */
+import * as fs from "fs";
+import * as path from "path";
+import { Cluster, kubeconfigFor } from "./cluster";
+import { Proc, freePort, logTail, run, startProc, stopProc, waitFor } from "./procs";
+import { request } from "./metrics";
+
+export interface ControllerProc {
+    proc: Proc;
+    /** The ServiceAccount the token belongs to, `system:serviceaccount:<ns>:<name>`. */
+    identity: string;
+    args: string[];
+    healthz: string;
+    stop(): Promise<void>;
+}
+
+interface DeploymentView {
+    spec: { template: { spec: { serviceAccountName?: string; containers: { name: string; args?: string[] }[] } } };
+}
+
+/** The controller Deployment the chart rendered (name `argo-rollouts`, container `argo-rollouts`). */
+export function chartDeployment(cluster: Cluster, namespace: string): { serviceAccount: string; args: string[] } {
+    const d = JSON.parse(cluster.kubectl(["get", "deployment", "argo-rollouts", "-n", namespace, "-o", "json"])) as DeploymentView;
+    const pod = d.spec.template.spec;
+    const container = pod.containers.find((c) => c.name === "argo-rollouts") ?? pod.containers[0];
+    return { serviceAccount: pod.serviceAccountName ?? "default", args: container.args ?? [] };
+}
+
+/** The chart's arguments with the listen ports moved to free ones. */
+export function localArgs(args: readonly string[], ports: { healthz: number; metrics: number }): string[] {
+    const out = args.filter((a) => !/^--(healthzPort|metricsPort)(=|$)/i.test(a));
+    return [...out, `--healthzPort=${ports.healthz}`, `--metricsPort=${ports.metrics}`];
+}
+
+export async function startController(
+    cluster: Cluster,
+    opts: { bin: string; dir: string; namespace: string; name?: string; env?: NodeJS.ProcessEnv; caFile?: string; hostname?: string },
+): Promise<ControllerProc> {
+    const name = opts.name ?? "rollouts-controller";
+    const home = path.join(opts.dir, name);
+    fs.mkdirSync(home, { recursive: true });
+    const deployment = chartDeployment(cluster, opts.namespace);
+    const token = cluster.kubectl(["create", "token", deployment.serviceAccount, "-n", opts.namespace, "--duration=2h"]).trim();
+    const kubeconfig = path.join(home, "kubeconfig");
+    fs.writeFileSync(kubeconfig, kubeconfigFor(cluster.server, cluster.caFile, { name: deployment.serviceAccount, token }), { mode: 0o600 });
+    const ports = { healthz: await freePort(), metrics: await freePort() };
+    const args = [`--kubeconfig=${kubeconfig}`, ...localArgs(deployment.args, ports)];
+    const binary = path.join(opts.bin, "rollouts-controller");
+    const canUnshare = () => {
+        try {
+            return run("unshare", ["--uts", "true"]).status === 0;
+        } catch {
+            return false;
+        }
+    };
+    if (opts.hostname && !canUnshare()) {
+        throw new Error("the controller plays a pod of its Deployment under that pod's hostname, which needs `unshare --uts` (root, or unprivileged user namespaces with --map-root-user)");
+    }
+    // With a hostname, the process runs in its own UTS namespace under that name, as a kubelet
+    // runs a pod's containers under the pod's name (the controller's leader identity is
+    // `<hostname>_<uuid>`, controller/controller.go).
+    const [command, argv] = opts.hostname
+        ? ["unshare", ["--uts", "sh", "-c", 'hostname "$1" && shift && exec "$@"', "sh", opts.hostname, binary, ...args]]
+        : [binary, args];
+    const proc = startProc(name, command, argv, {
+        logDir: opts.dir,
+        cwd: home,
+        env: {
+            PATH: process.env.PATH ?? "/usr/bin:/bin",
+            HOME: home,
+            POD_NAMESPACE: opts.namespace,
+            // The plugin process loads the default kubeconfig rules, not the controller's flag
+            // (rollouts-plugin-trafficrouter-gatewayapi internal/utils/common.go), and go-plugin
+            // hands it the controller's environment.
+            KUBECONFIG: kubeconfig,
+            ...(opts.caFile ? { SSL_CERT_FILE: opts.caFile } : {}),
+            ...opts.env,
+        },
+    });
+    const healthz = `http://127.0.0.1:${ports.healthz}/healthz`;
+    await waitFor(
+        "the Argo Rollouts controller's /healthz",
+        90_000,
+        async () => {
+            if (proc.exited) {
+                throw new Error(`the controller exited ${proc.exitCode}`);
+            }
+            return (await request(healthz)).status === 200;
+        },
+        () => logTail(proc, 40),
+    );
+    return { proc, identity: `system:serviceaccount:${opts.namespace}:${deployment.serviceAccount}`, args, healthz, stop: () => stopProc(proc) };
+}
+
+/**
+ * Lines of a controller log (the plugin's output is relayed into it by go-plugin) that say a call
+ * was refused by authorization or could not be made for lack of permission.
+ */
+export function permissionErrors(log: string): string[] {
+    return log.split("\n").filter((l) => /\bforbidden\b|cannot (get|list|watch|create|update|patch|delete) resource|is not allowed to|Unauthorized/i.test(l));
+}
+
+export function controllerLog(c: Pick<ControllerProc, "proc">): string {
+    return fs.readFileSync(c.proc.log, "utf8");
+}

@@ -1,0 +1,452 @@
+/**
+ * ADR-056's live proof, decided by the real controller: the spoke stack with the smoke canary, the
+ * real Argo Rollouts controller (its chart's ServiceAccount token, its chart-rendered arguments and
+ * ConfigMap), the traffic-router plugin it downloads from the stack's plugin location, and the
+ * gates' PromQL answered by a real Prometheus behind a Mimir stand-in that insists on the tenant.
+ * Canary promote, abort and no-data pause; blue/green promote, pre- and post-promotion abort; then
+ * verify with the controller running, and the controller's and plugin's log free of permission
+ * errors. README, "End-to-end run", says what this proves and what it does not.
+ */
+import assert from "assert";
+import * as path from "path";
+import { context, world } from "../lib/context";
+import { ControllerProc, controllerLog, permissionErrors, startController } from "../lib/controller";
+import {
+    AnalysisRunView,
+    POD_HASH,
+    PublishedPlugin,
+    ReplicaSetView,
+    RolloutView,
+    RouteView,
+    ServiceView,
+    SmokeSetting,
+    analysisRuns,
+    backendWeight,
+    collapse,
+    deliveryPatch,
+    getReplicaSet,
+    getRollout,
+    getService,
+    inOrder,
+    publishPlugin,
+} from "../lib/delivery";
+import { Disagreement, compare, evaluatePromQL, runDisagreements, gateCases, modelSeries, promValues, pushCase, substituteArgs } from "../lib/differential";
+import { Watch, apiGet, watch } from "../lib/kube";
+import { BeylaSeries, MimirStandIn, PromServer, Traffic, startMimirStandIn, startPrometheus } from "../lib/metrics";
+import { addonConfig } from "../lib/platform";
+import { run, stopProc, waitFor } from "../lib/procs";
+import { PulumiEnv, failure } from "../lib/pulumi";
+import { shippedConfig } from "../lib/stacks";
+import { StackTarget, World, npmRun } from "../lib/world";
+import { AppSpec, appLabels, checkOptions, deliveryPlan } from "../../components/delivery";
+import { sharedTemplates } from "../../components/rollouts/analysis";
+import { SMOKE_APP, smokePodTemplate } from "../../components/smoke";
+import { SmokeTestConfig } from "../../components/smoke/config";
+import { CheckResult } from "../../tools/verify/report";
+import { smokeState } from "../../tools/verify/checks/smoke";
+import type { KubeObject } from "../../tools/verify/cluster";
+
+const STACK = "preprod";
+const CANARY_NS = "rollouts-smoke";
+const BLUE_GREEN_NS = "rollouts-smoke-bg";
+const HEALTHY: Traffic = { requestsPerSecond: 10, errorRatio: 0, latencySeconds: 0.02 };
+/** What the demo app serves with `smokeTest.failGate` (ERROR_RATE 50: half the requests 5xx). */
+const FAILING: Traffic = { requestsPerSecond: 10, errorRatio: 0.5, latencySeconds: 0.02 };
+/** Below `analysis.minRequests` (50) per 20 s window. */
+const TRICKLE: Traffic = { requestsPerSecond: 1, errorRatio: 0, latencySeconds: 0.02 };
+const SCENARIO_MS = 5 * 60_000;
+
+/** The smoke section as the stage reads it, for the demo pod template a tenant app borrows. */
+const smokeConfig = (cfg: ReturnType<typeof addonConfig>): SmokeTestConfig => cfg.delivery.smokeTest;
+
+describe("delivery", function () {
+    this.timeout(SCENARIO_MS);
+    let w: World;
+    let env: PulumiEnv;
+    let target: StackTarget;
+    let prom: PromServer;
+    let mimir: MimirStandIn;
+    let series: BeylaSeries;
+    let plugin: PublishedPlugin;
+    let controller: ControllerProc;
+    let tenant: string;
+    let controllerNs: string;
+    let smoke: SmokeSetting = { strategy: "canary", namespace: CANARY_NS, trigger: "1", failGate: false };
+
+    const patch = () => deliveryPatch({ readEndpoint: mimir.readEndpoint, pluginBaseUrl: plugin.baseUrl, pluginSha256: plugin.sha256, smoke });
+    const cluster = () => target.cluster;
+
+    /** Rewrites the stack file for `next` and runs `pulumi up` as the deploy pipeline does. */
+    async function up(next: Partial<SmokeSetting>): Promise<void> {
+        smoke = { ...smoke, ...next };
+        target = { ...target, config: w.stackConfig(STACK, target.cluster, patch()) };
+        await w.initStack(env, target);
+        const r = await env.pulumi(["up", "--yes", "--skip-preview", "--policy-pack", "policy"], { stack: STACK });
+        assert.strictEqual(r.status, 0, `pulumi up (smokeTest ${JSON.stringify(smoke)}) failed:\n${failure(r)}`);
+    }
+
+    const rollout = () => getRollout(cluster(), smoke.namespace, SMOKE_APP);
+    const describeRollout = async () => {
+        try {
+            const r = await rollout();
+            return `rollout status: ${JSON.stringify(r.status)}\nmimir: ${JSON.stringify(mimir.requests.slice(-3))}\nseries: ${series.pushes} pushes, last error ${series.lastError ?? "none"}\ncontroller log:\n${controllerLog(controller).split("\n").slice(-25).join("\n")}`;
+        } catch (err) {
+            return String(err);
+        }
+    };
+
+    /** Waits until the Rollout's status describes its current spec and `done` holds. */
+    async function until(what: string, done: (r: RolloutView) => boolean, timeoutMs = SCENARIO_MS - 30_000): Promise<RolloutView> {
+        let last: RolloutView | undefined;
+        await waitFor(
+            what,
+            timeoutMs,
+            async () => {
+                last = await rollout();
+                return smokeState(last as unknown as KubeObject).kind !== "stale" && done(last);
+            },
+            () => `last status: ${JSON.stringify(last?.status)}\ncontroller log:\n${controllerLog(controller).split("\n").slice(-25).join("\n")}`,
+        );
+        return last!;
+    }
+
+    /** The pod hash of the revision just applied, once the controller has created its ReplicaSet. */
+    async function newRevision(previous: string): Promise<string> {
+        const r = await until("the new revision's ReplicaSet", (r) => !!r.status?.currentPodHash && r.status.currentPodHash !== previous, 120_000);
+        return r.status!.currentPodHash!;
+    }
+
+    const rsName = (hash: string) => `${SMOKE_APP}-${hash}`;
+    const traffic = (hash: string, t: Traffic | undefined) => series.set(smoke.namespace, rsName(hash), t);
+    const runs = (hash: string) => analysisRuns(cluster(), smoke.namespace, hash);
+    /**
+     * The runs of a revision once each has ended: a background run is terminated by the controller
+     * after the promotion it gated, in a later reconcile (argo-rollouts rollout/analysis.go).
+     */
+    const TERMINAL = ["Successful", "Failed", "Error", "Inconclusive"];
+    async function settledRuns(hash: string): Promise<AnalysisRunView[]> {
+        let list: AnalysisRunView[] = [];
+        await waitFor(`the AnalysisRuns of ${rsName(hash)} to end`, 60_000, async () => {
+            list = await runs(hash);
+            return list.length > 0 && list.every((a) => TERMINAL.includes(a.status?.phase ?? ""));
+        }, () => runSummary(list));
+        return list;
+    }
+    /** The runs' verdicts, held to the unit tests' model of Argo Rollouts (collected, asserted per scenario). */
+    const agree = (list: AnalysisRunView[]) => {
+        const d = list.flatMap(runDisagreements);
+        assert.deepStrictEqual(d, [], `the controller and the gate model disagree:\n${d.join("\n")}`);
+    };
+    const runSummary = (list: AnalysisRunView[]) => list.map((a) => `${a.metadata.name}: ${a.status?.phase} ${a.status?.message ?? ""} ${JSON.stringify(a.status?.metricResults?.map((m) => [m.name, m.phase, m.measurements?.map((x) => `${x.phase}:${x.value ?? ""}`)]))}`).join("\n");
+
+    before(async function () {
+        this.timeout(12 * 60_000);
+        w = await world();
+        env = w.pulumi("delivery");
+        prom = await startPrometheus(w.bin, w.dir);
+        plugin = publishPlugin(w.bin, w.files);
+        context.plugin = plugin.kind;
+        // The stack's own tenant: the stand-in refuses any other, so the gates prove they send it.
+        tenant = String((shippedConfig(STACK)["argo-rollouts-addon:cluster"] as { mimirTenant?: string }).mimirTenant);
+        mimir = await startMimirStandIn(prom, tenant);
+        series = new BeylaSeries(prom);
+        series.start();
+        target = await w.cluster("delivery", STACK, patch());
+        await w.initStack(env, target);
+        const r = await env.pulumi(["up", "--yes", "--skip-preview", "--policy-pack", "policy"], { stack: STACK });
+        assert.strictEqual(r.status, 0, `pulumi up of ${STACK} with the smoke canary failed:\n${failure(r)}`);
+        const cfg = addonConfig(STACK, target.config);
+        controllerNs = cfg.controller.namespace;
+        // The controller process plays one of the Deployment's pods (kwok runs them without
+        // containers): it gets that pod's name as its hostname, as a kubelet gives it, so the
+        // leader Lease it takes names a pod of the Deployment.
+        const pods = JSON.parse(cluster().kubectl(["get", "pods", "-n", controllerNs, "-l", "app.kubernetes.io/component=rollouts-controller", "-o", "json"])) as { items: { metadata: { name: string } }[] };
+        controller = await startController(cluster(), { bin: w.bin, dir: w.dir, namespace: controllerNs, caFile: w.files.caFile, hostname: pods.items[0]?.metadata.name });
+    });
+
+    after(async function () {
+        series?.stop();
+        if (controller) {
+            await controller.stop();
+        }
+        await mimir?.close();
+        if (prom) {
+            await stopProc(prom.proc);
+        }
+    });
+
+    it("gate-model-agrees", async function () {
+        // Every shared template, on every case of the gate table, answered by the real Prometheus
+        // and by the unit tests' PromQL model from the same samples at the same times.
+        const analysis = addonConfig(STACK, target.config).metrics.analysis;
+        const templates = sharedTemplates(analysis).filter((t) => t.runs === "finite");
+        const at = Date.now() - 5_000;
+        const cases = gateCases(analysis.minRequests);
+        const disagreements: Disagreement[] = [];
+        let compared = 0;
+        for (const [i, c] of cases.entries()) {
+            const args = { namespace: `gate-case-${i}`, rollout: "app", "canary-hash": "5d8f9c7b6" };
+            await pushCase(prom, c, { namespace: args.namespace, replicaSet: `${args.rollout}-${args["canary-hash"]}` }, at);
+            const series = modelSeries(c, { k8s_namespace_name: args.namespace, k8s_replicaset_name: `${args.rollout}-${args["canary-hash"]}` });
+            for (const t of templates) {
+                const query = substituteArgs(t.query, args);
+                const real = await promValues(prom, query, at);
+                const model = evaluatePromQL(query, series).map((x) => x.value);
+                const d = compare(t, c, query, real, model);
+                compared++;
+                if (d) {
+                    disagreements.push(d);
+                }
+            }
+        }
+        assert.strictEqual(compared, cases.length * templates.length);
+        assert.deepStrictEqual(disagreements, [], `the gate model and Prometheus disagree:\n${disagreements.map((d) => `${d.gate} / ${d.case}: Prometheus ${JSON.stringify(d.prometheus)} (${d.phases[0]}), model ${JSON.stringify(d.model)} (${d.phases[1]})`).join("\n")}`);
+    });
+
+    it("canary-promote", async function () {
+        const initial = await until("the first revision to be fully deployed", (r) => smokeState(r as unknown as KubeObject).kind === "promoted");
+        const stable = initial.status!.stableRS!;
+        traffic(stable, HEALTHY);
+        const routes: Watch<RouteView> = watch(cluster(), `/apis/gateway.networking.k8s.io/v1/namespaces/${CANARY_NS}/httproutes`);
+        try {
+            await up({ trigger: "2" });
+            const canary = await newRevision(stable);
+            traffic(canary, HEALTHY);
+            const done = await until("the canary to be promoted", (r) => smokeState(r as unknown as KubeObject).kind !== "progressing" && smokeState(r as unknown as KubeObject).kind !== "paused" || r.status?.abort === true);
+            const state = smokeState(done as unknown as KubeObject);
+            assert.strictEqual(state.kind, "promoted", `the healthy canary was not promoted: ${JSON.stringify(state)}\n${runSummary(await runs(canary))}`);
+            assert.strictEqual(done.status?.stableRS, canary, "the stable ReplicaSet is not the new revision");
+            const list = await settledRuns(canary);
+            assert.ok(list.every((a) => a.status?.phase === "Successful"), `a gate of the healthy canary did not succeed:\n${runSummary(list)}`);
+            agree(list);
+            // Every write of the route, in order, as the API server recorded it.
+            const weights = collapse(routes.events.filter((e) => e.type === "MODIFIED" && e.object.metadata.name === SMOKE_APP).map((e) => backendWeight(e.object, `${SMOKE_APP}-canary`)));
+            assert.ok(inOrder(weights, [25, 50, 100]), `the canary weights written on the HTTPRoute were ${JSON.stringify(weights)}, not 25 -> 50 -> 100 in order`);
+            assert.ok(weights.every((x) => x !== undefined && [0, 25, 50, 100].includes(x)), `the HTTPRoute carried a weight the strategy does not name: ${JSON.stringify(weights)}`);
+            // The gate read this cluster's tenant through the /prometheus prefix, about the canary.
+            const queries = mimir.requests.filter((q) => q.query?.includes(`${SMOKE_APP}-${canary}`));
+            assert.ok(queries.length > 0, `no gate query about ${SMOKE_APP}-${canary} reached Mimir: ${JSON.stringify(mimir.requests.slice(-5))}`);
+            assert.ok(queries.every((q) => q.tenant === tenant && q.status === 200), `a gate query did not carry X-Scope-OrgID ${tenant}: ${JSON.stringify(queries.filter((q) => q.tenant !== tenant || q.status !== 200).slice(0, 3))}`);
+            traffic(stable, undefined);
+        } finally {
+            routes.stop();
+        }
+    });
+
+    it("canary-abort", async function () {
+        const before = await rollout();
+        const stable = before.status!.stableRS!;
+        const stableRs = await getReplicaSet(cluster(), CANARY_NS, rsName(stable));
+        const stableRsWatch: Watch<ReplicaSetView> = watch(cluster(), `/apis/apps/v1/namespaces/${CANARY_NS}/replicasets?fieldSelector=${encodeURIComponent(`metadata.name=${rsName(stable)}`)}`);
+        traffic(stable, HEALTHY);
+        try {
+            await up({ trigger: "3", failGate: true });
+            const canary = await newRevision(stable);
+            traffic(canary, FAILING);
+            const done = await until("the failing canary to be aborted", (r) => r.status?.abort === true && r.status.phase === "Degraded");
+            assert.strictEqual(done.status?.stableRS, stable, "the abort moved the stable ReplicaSet");
+            const list = await runs(canary);
+            assert.ok(list.some((a) => a.status?.phase === "Failed"), `no AnalysisRun of the failing canary Failed:\n${runSummary(list)}`);
+            agree(list);
+            const route = await apiGet<RouteView>(cluster(), `/apis/gateway.networking.k8s.io/v1/namespaces/${CANARY_NS}/httproutes/${SMOKE_APP}`);
+            await waitFor("the canary weight back to 0", 30_000, async () => backendWeight(await apiGet<RouteView>(cluster(), `/apis/gateway.networking.k8s.io/v1/namespaces/${CANARY_NS}/httproutes/${SMOKE_APP}`), `${SMOKE_APP}-canary`) === 0, () => JSON.stringify(route.spec));
+            const stableService = await getService(cluster(), CANARY_NS, `${SMOKE_APP}-stable`);
+            assert.strictEqual(stableService.spec.selector?.[POD_HASH], stable, "the stable Service no longer selects the stable ReplicaSet");
+            const replicas = stableRsWatch.events.map((e) => e.object.spec.replicas);
+            assert.ok(replicas.every((n) => n === stableRs.spec.replicas), `the stable ReplicaSet was scaled during the abort: ${JSON.stringify(replicas)} (was ${stableRs.spec.replicas})`);
+        } finally {
+            stableRsWatch.stop();
+        }
+        series.clear();
+    });
+
+    it("canary-no-data-pauses", async function () {
+        const before = await rollout();
+        const stable = before.status!.stableRS!;
+        traffic(stable, HEALTHY);
+        await up({ trigger: "4", failGate: false });
+        const canary = await newRevision(stable);
+        // No series at all for the first measurement, then a trickle below analysis.minRequests.
+        await waitFor("the first measurement of the canary", 120_000, async () => (await runs(canary)).some((a) => (a.status?.metricResults ?? []).some((m) => (m.measurements ?? []).length > 0)), async () => runSummary(await runs(canary)));
+        traffic(canary, TRICKLE);
+        const done = await until("the starved canary to pause", (r) => (r.status?.pauseConditions ?? []).some((p) => p.reason === "InconclusiveAnalysisRun") || r.status?.abort === true);
+        assert.notStrictEqual(done.status?.abort, true, `the canary without data was aborted instead of paused: ${JSON.stringify(done.status)}`);
+        assert.strictEqual(done.status?.phase, "Paused", "the Rollout is not Paused");
+        assert.strictEqual(done.status?.stableRS, stable, "the pause moved the stable ReplicaSet");
+        const list = await runs(canary);
+        assert.ok(list.some((a) => a.status?.phase === "Inconclusive"), `no AnalysisRun of the starved canary is Inconclusive:\n${runSummary(list)}`);
+        assert.ok(!list.some((a) => a.status?.phase === "Failed"), `a gate failed the canary for lack of data:\n${runSummary(list)}`);
+        agree(list);
+        series.clear();
+    });
+
+    it("bluegreen-promote", async function () {
+        // A fresh smoke namespace for the other strategy: the canary's paused Rollout goes with its namespace.
+        await up({ strategy: "blueGreen", namespace: BLUE_GREEN_NS, trigger: "bg1", failGate: false });
+        const initial = await until("the first blue/green revision to be fully deployed", (r) => smokeState(r as unknown as KubeObject).kind === "promoted");
+        const old = initial.status!.stableRS!;
+        traffic(old, HEALTHY);
+        const services: Watch<ServiceView> = watch(cluster(), `/api/v1/namespaces/${BLUE_GREEN_NS}/services`);
+        try {
+            await up({ trigger: "bg2" });
+            const next = await newRevision(old);
+            traffic(next, HEALTHY);
+            const done = await until("the new blue/green revision to be promoted", (r) => ["promoted", "aborted", "degraded"].includes(smokeState(r as unknown as KubeObject).kind) || r.status?.phase === "Paused");
+            assert.strictEqual(smokeState(done as unknown as KubeObject).kind, "promoted", `the healthy blue/green revision was not promoted: ${JSON.stringify(done.status)}\n${runSummary(await runs(next))}`);
+            const selectors = services.events.map((e) => [e.object.metadata.name, e.object.spec.selector?.[POD_HASH]] as const);
+            const previewAt = selectors.findIndex(([n, h]) => n === `${SMOKE_APP}-preview` && h === next);
+            const activeAt = selectors.findIndex(([n, h]) => n === `${SMOKE_APP}-active` && h === next);
+            assert.ok(previewAt >= 0, `the preview Service never selected the new revision: ${JSON.stringify(selectors)}`);
+            assert.ok(activeAt > previewAt, `the active Service switched before the preview selected the new revision: ${JSON.stringify(selectors)}`);
+            const list = await settledRuns(next);
+            const phases = (type: string) => list.filter((a) => a.metadata.labels?.["rollout-type"] === type).map((a) => a.status?.phase);
+            assert.deepStrictEqual(phases("PrePromotion"), ["Successful"], `the pre-promotion gate:\n${runSummary(list)}`);
+            assert.deepStrictEqual(phases("PostPromotion"), ["Successful"], `the post-promotion gate:\n${runSummary(list)}`);
+            agree(list);
+        } finally {
+            services.stop();
+        }
+        series.clear();
+    });
+
+    it("bluegreen-abort", async function () {
+        const before = await rollout();
+        const stable = before.status!.stableRS!;
+        traffic(stable, HEALTHY);
+        const activeName = `${SMOKE_APP}-active`;
+        const services: Watch<ServiceView> = watch(cluster(), `/api/v1/namespaces/${BLUE_GREEN_NS}/services`);
+        try {
+            // A failing pre-promotion gate aborts before the switch: the active Service never moves.
+            await up({ trigger: "bg3", failGate: true });
+            const bad = await newRevision(stable);
+            traffic(bad, FAILING);
+            const aborted = await until("the failing preview to be aborted", (r) => r.status?.abort === true && r.status.phase === "Degraded");
+            assert.strictEqual(aborted.status?.stableRS, stable);
+            const pre = (await runs(bad)).filter((a) => a.metadata.labels?.["rollout-type"] === "PrePromotion");
+            assert.ok(pre.some((a) => a.status?.phase === "Failed"), `the pre-promotion gate did not fail:\n${runSummary(pre)}`);
+            agree(pre);
+            const activeHashes = services.events.filter((e) => e.object.metadata.name === activeName).map((e) => e.object.spec.selector?.[POD_HASH]);
+            assert.ok(!activeHashes.includes(bad), `the active Service selected the version the pre-promotion gate failed: ${JSON.stringify(activeHashes)}`);
+            assert.strictEqual((await getService(cluster(), BLUE_GREEN_NS, activeName)).spec.selector?.[POD_HASH], stable);
+            traffic(bad, undefined);
+
+            // Healthy on the preview, failing once it is active: the post-promotion gate switches back.
+            await up({ trigger: "bg5", failGate: false });
+            const late = await newRevision(bad);
+            traffic(late, HEALTHY);
+            await waitFor("the switch to the new revision", 150_000, async () => (await getService(cluster(), BLUE_GREEN_NS, activeName)).spec.selector?.[POD_HASH] === late, describeRollout);
+            const switchedAt = Date.now();
+            traffic(late, FAILING);
+            const back = await until("the post-promotion gate to abort", (r) => r.status?.abort === true && r.status.phase === "Degraded");
+            await waitFor("the active Service back on the stable revision", 60_000, async () => (await getService(cluster(), BLUE_GREEN_NS, activeName)).spec.selector?.[POD_HASH] === stable, describeRollout);
+            const seconds = (Date.now() - switchedAt) / 1000;
+            assert.strictEqual(back.status?.stableRS, stable);
+            const post = (await runs(late)).filter((a) => a.metadata.labels?.["rollout-type"] === "PostPromotion");
+            assert.ok(post.some((a) => a.status?.phase === "Failed"), `the post-promotion gate did not fail:\n${runSummary(post)}`);
+            agree(post);
+            // The old version was still scaled up to take the traffic back (scaleDownDelaySeconds).
+            const oldRs = await getReplicaSet(cluster(), BLUE_GREEN_NS, rsName(stable));
+            assert.ok((oldRs.spec.replicas ?? 0) > 0, `the stable ReplicaSet was scaled down before the switch back (${seconds.toFixed(0)} s after the switch)`);
+        } finally {
+            services.stop();
+        }
+        series.clear();
+    });
+
+    it("regulated-approval", async function () {
+        // A tenant's regulated prod app, delivered with the program's own plan (the strategy
+        // library, the approver and deployer Roles bound to the stack's groups), applied as the
+        // GitOps identity applies it.
+        const cfg = addonConfig(STACK, target.config);
+        const regulated = cfg.policy.regulated;
+        assert.ok(regulated, "the shipped preprod stack configures no policy.regulated");
+        const ns = "payments";
+        const app: AppSpec = { name: "payments-api", namespace: ns, port: 8080, route: { name: "payments-api", gateway: cfg.gateway, hostnames: ["payments.preprod.platform.example"] }, critical: true };
+        const opts = { tier: "prod" as const, prodClass: "regulated" as const, shape: "canary" as const, gate: cfg.metrics.analysis, approval: { approverGroups: regulated.approverGroups, deployerGroups: regulated.deployerGroups } };
+        assert.deepStrictEqual(checkOptions(app, opts), []);
+        const plan = deliveryPlan(app, opts);
+        assert.ok(plan.roles, "the regulated plan has no approval Roles");
+        const labels = { ...regulated.namespaceLabels, "platform.example/tier": "prod", "pod-security.kubernetes.io/enforce": "restricted" };
+        const rolloutDoc = (revision: string) => ({
+            apiVersion: "argoproj.io/v1alpha1",
+            kind: "Rollout",
+            metadata: { name: app.name, namespace: ns, labels: appLabels(app) },
+            spec: { replicas: 2, selector: { matchLabels: appLabels(app) }, template: { ...smokePodTemplate({ ...smokeConfig(cfg), failGate: false }, revision), metadata: { labels: appLabels(app), annotations: { "e2e.platform.example/revision": revision } } }, strategy: plan.strategy },
+        });
+        const apply = (docs: unknown[]) => cluster().kubectl(["apply", "--server-side", "--field-manager=argocd-controller", "-f", "-"], docs.map((d) => JSON.stringify(d)).join("\n---\n"));
+        apply([{ apiVersion: "v1", kind: "Namespace", metadata: { name: ns, labels } }]);
+        apply([...plan.services, plan.httpRoute, plan.roles.approver, plan.roles.deployer, ...plan.roles.bindings, rolloutDoc("v1")]);
+        const get = () => getRollout(cluster(), ns, app.name);
+        const state = async () => smokeState((await get()) as unknown as KubeObject);
+        await waitFor("the regulated app's first version", 120_000, async () => (await state()).kind === "promoted", describeRollout);
+        const stable = (await get()).status!.stableRS!;
+        series.set(ns, `${app.name}-${stable}`, HEALTHY);
+        apply([rolloutDoc("v2")]);
+        let canary = "";
+        await waitFor("the new version's ReplicaSet", 60_000, async () => {
+            canary = (await get()).status?.currentPodHash ?? "";
+            return canary !== "" && canary !== stable;
+        });
+        series.set(ns, `${app.name}-${canary}`, HEALTHY);
+        const approvalStep = (plan.strategy as { canary: { steps: object[] } }).canary.steps.findIndex((st) => "pause" in st && Object.keys((st as { pause: object }).pause).length === 0);
+        await waitFor("the approval pause before 100 %", 200_000, async () => {
+            const r = await get();
+            return r.status?.phase === "Paused" && r.status.currentStepIndex === approvalStep;
+        }, describeRollout);
+
+        // `kubectl argo rollouts promote` clears the pause conditions through the status
+        // subresource, and unpauses the spec when it is paused (argo-rollouts
+        // pkg/kubectl-argo-rollouts/cmd/promote/promote.go at v1.9.0).
+        const promote = (user: string, group: string, subresource: boolean) =>
+            run(path.join(w.bin, "kubectl"), [`--kubeconfig=${cluster().kubeconfig}`, `--as=${user}`, `--as-group=${group}`, "patch", "rollout", app.name, "-n", ns, "--type=merge", ...(subresource ? ["--subresource=status", "-p", '{"status":{"pauseConditions":null}}'] : ["-p", '{"spec":{"paused":false}}'])]);
+        for (const group of regulated.deployerGroups) {
+            for (const subresource of [true, false]) {
+                const r = promote("deployer@platform.example", group, subresource);
+                assert.notStrictEqual(r.status, 0, `a deployer (${group}) could ${subresource ? "clear the approval pause" : "unpause the Rollout"}`);
+                assert.match(r.stderr, /forbidden/i, `the deployer's attempt failed for another reason: ${r.stderr}`);
+            }
+        }
+        assert.strictEqual((await get()).status?.phase, "Paused", "the Rollout left the approval pause after the deployer's attempts");
+        const approve = promote("approver@platform.example", regulated.approverGroups[0], true);
+        assert.strictEqual(approve.status, 0, `an approver (${regulated.approverGroups[0]}) could not approve: ${approve.stderr}`);
+        await waitFor("the approved version to be promoted", 120_000, async () => (await state()).kind === "promoted" && (await get()).status?.stableRS === canary, describeRollout);
+        series.clear();
+    });
+
+    it("verify-live-controller", async function () {
+        // verify's smoke check holds the outcome to the stack's smokeTest: bring the last revision
+        // (aborted above) to the outcome the healthy configuration asks for first.
+        const before = await rollout();
+        await up({ trigger: "bg6", failGate: false });
+        const next = await newRevision(before.status!.currentPodHash!);
+        traffic(next, HEALTHY);
+        await until("the healthy blue/green revision to be promoted", (r) => smokeState(r as unknown as KubeObject).kind === "promoted");
+        // The controller runs: only what this cluster really lacks is declared absent.
+        const absent = ["kyverno", "argocd", "gateway-controller", "mimir"];
+        const r = npmRun("verify", ["--stack", STACK, "--json", "--kubeconfig", cluster().kubeconfig, "--context", "e2e", "--config-dir", env.projectDir, ...absent.flatMap((c) => ["--without", c])]);
+        let report: { results?: CheckResult[] };
+        try {
+            report = JSON.parse(r.stdout);
+        } catch {
+            assert.fail(`verify printed no JSON (exit ${r.status}):\n${failure(r)}`);
+        }
+        const results = report.results ?? [];
+        const byId = new Map(results.map((c) => [c.id, c]));
+        for (const id of ["controller.available", "controller.leader", "controller.plugin", "smoke.outcome"]) {
+            const c = byId.get(id);
+            assert.ok(c, `verify ran no ${id}`);
+            assert.strictEqual(c.status, "PASS", `${id}: ${c.status} ${c.note ?? ""}\n  ${c.findings.map((f) => `${f.object}: ${f.found}`).join("\n  ")}`);
+        }
+        const failed = results.filter((c) => c.status === "FAIL");
+        assert.deepStrictEqual(failed.map((c) => c.id), [], `verify failed checks:\n${failed.map((c) => `${c.id}: ${c.findings.map((f) => `${f.object}: ${f.found}`).join("; ")}`).join("\n")}`);
+    });
+
+    it("controller-rbac-token", function () {
+        const log = controllerLog(controller);
+        assert.ok(controller.identity.startsWith(`system:serviceaccount:${controllerNs}:`), controller.identity);
+        assert.ok(/Started .*controller|Starting .*[Cc]ontroller|Download complete|Copied plugin|plugin/i.test(log), `the controller log shows no start:\n${log.slice(0, 2000)}`);
+        const denied = permissionErrors(log);
+        assert.deepStrictEqual(denied, [], `the controller or the plugin was refused by RBAC (${controller.identity}):\n${denied.slice(0, 20).join("\n")}`);
+        assert.ok(!mimir.requests.some((q) => q.status === 401 || q.status === 403), `a gate reached Mimir without this cluster's tenant: ${JSON.stringify(mimir.requests.filter((q) => q.status === 401 || q.status === 403).slice(0, 3))}`);
+    });
+});
