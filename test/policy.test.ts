@@ -11,6 +11,7 @@ import {
     Template,
     ValidatingPolicy,
     allOf,
+    KYVERNO_WEBHOOK_TIMEOUT_SECONDS,
     celPolicies,
     clusterPolicies,
     contradiction,
@@ -381,7 +382,9 @@ describe("policy stage", () => {
 
         it("let mutations fail open unless the platform asks otherwise; validations always fail closed", () => {
             const spread = (cfg: PolicyConfig) => clusterPolicies(cfg, CTX).find((p) => p.metadata.name === POLICY_NAMES.spread)!;
-            assert.strictEqual(spread(policyConfig()).spec.failurePolicy, "Ignore");
+            // Only webhookConfiguration: Kyverno refuses a ClusterPolicy that also sets the deprecated
+            // spec.failurePolicy (api/kyverno/v1 spec_types.go validateDeprecatedFields; e2e kyverno-ready).
+            assert.ok(!("failurePolicy" in spread(policyConfig()).spec));
             assert.deepStrictEqual(spread(policyConfig()).spec.webhookConfiguration, { failurePolicy: "Ignore" });
             assert.strictEqual(spread(policyConfig({ mutationFailurePolicy: "Fail" })).spec.webhookConfiguration?.failurePolicy, "Fail");
             assert.ok(celPolicies(policyConfig(), CTX).every((p) => p.kind !== "ValidatingPolicy" || p.spec.failurePolicy === "Fail"));
@@ -432,6 +435,34 @@ describe("policy stage", () => {
             assert.deepStrictEqual(kyvernoRoles(policyConfig({ availabilityPolicies: "complement" })).map((r) => r.name), ["read-rollouts"]);
             const lookups = kyvernoRoles(policyConfig()).find((r) => r.name === "read-policy-lookups")!;
             assert.ok(lookups.rules.every((r) => r.verbs.join() === "get,list,watch"));
+        });
+
+        it("gives every CEL policy a webhook of its own, so Kyverno 1.17/1.18 call each for its own namespaces (e2e kyverno-webhook-selectors)", () => {
+            for (const mode of ["own", "complement"] as const) {
+                const policies = celPolicies(policyConfig({ availabilityPolicies: mode, regulated: REGULATED }), CTX);
+                assert.ok(policies.length > 0);
+                for (const p of policies) {
+                    // Any of matchConditions, an Exact matchPolicy or a timeout makes Kyverno build a
+                    // fine-grained webhook (pkg/controllers/webhook/validating.go buildWebhookRules);
+                    // the timeout is the one that changes nothing else.
+                    assert.deepStrictEqual((p.spec as { webhookConfiguration?: unknown }).webhookConfiguration, { timeoutSeconds: KYVERNO_WEBHOOK_TIMEOUT_SECONDS }, p.metadata.name);
+                }
+            }
+            assert.strictEqual(KYVERNO_WEBHOOK_TIMEOUT_SECONDS, 10);
+        });
+
+        it("lets the reports controller read rollouts/status when the CEL approval guard matches it (e2e kyverno-ready)", () => {
+            const status = (cfg: PolicyConfig) => kyvernoRoles(cfg).find((r) => r.name === "read-rollout-status");
+            const role = status(policyConfig({ regulated: REGULATED }));
+            assert.ok(role, "no read-rollout-status role with policy.regulated");
+            assert.deepStrictEqual(role.controllers, ["reports"]);
+            assert.deepStrictEqual(role.rules, [{ apiGroups: ["argoproj.io"], resources: ["rollouts/status"], verbs: ["get", "list", "watch"] }]);
+            // It follows what the guard matches: no guard, or a ClusterPolicy (checked by no such controller), no role.
+            assert.strictEqual(status(policyConfig()), undefined);
+            assert.strictEqual(status(policyConfig({ regulated: REGULATED, kyvernoApi: "kyverno.io/v1" })), undefined);
+            const guard = celPolicies(policyConfig({ regulated: REGULATED }), CTX).find((p) => p.metadata.name === POLICY_NAMES.approval)!;
+            const matched = (guard.spec as { matchConstraints: { resourceRules: { resources: string[] }[] } }).matchConstraints.resourceRules.flatMap((r) => r.resources);
+            assert.ok(matched.includes("rollouts/status"), `the guard no longer matches rollouts/status: ${matched.join(", ")}`);
         });
     });
 

@@ -171,7 +171,8 @@ const matchConstraints = obj(
     ["resourceRules"],
 );
 const failurePolicy = oneOf("Fail", "Ignore");
-const kyvernoCommon = { matchConstraints, matchConditions: arr(celPair), variables: arr(celPair) };
+// `webhookConfiguration.timeoutSeconds`: 1 to 30 (the CRDs' description; Kyverno's default is 10).
+const kyvernoCommon = { matchConstraints, matchConditions: arr(celPair), variables: arr(celPair), webhookConfiguration: obj({ timeoutSeconds: { t: "int", min: 1, max: 30 } }) };
 const kyvernoPolicy = (kind: string, spec: Record<string, Shape>, required: string[]): Shape =>
     obj(
         {

@@ -273,8 +273,10 @@ export function spreadClusterPolicy(cfg: PolicyConfig): ClusterPolicy {
         kind: "ClusterPolicy",
         metadata: metadata(POLICY_NAMES.spread, "topology spread constraints for the pods of a Deployment, StatefulSet or Rollout, unless it sets its own (ADR-056 D2)"),
         spec: {
-            // Both: releases before 1.13 read only the deprecated field (api/kyverno/v1 spec_types.go GetFailurePolicy).
-            failurePolicy: cfg.mutationFailurePolicy,
+            // Only the webhookConfiguration field: Kyverno refuses a ClusterPolicy that also sets the
+            // deprecated spec.failurePolicy ("remove the deprecated field", api/kyverno/v1
+            // spec_types.go validateDeprecatedFields at v1.17.2; the e2e scenario kyverno-ready
+            // showed it). Releases before 1.13 do not read this field and fail closed.
             webhookConfiguration: { failurePolicy: cfg.mutationFailurePolicy },
             background: true,
             rules: WORKLOADS.map((w) => ({

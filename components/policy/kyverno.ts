@@ -16,12 +16,31 @@ export * from "./shapes";
  * 1.18, removal planned for 1.20) for older clusters.
  */
 
+/**
+ * Kyverno's default webhook timeout (kyverno api/kyverno/v1 common_types.go WebhookConfiguration,
+ * "The default timeout is 10s"), written out on every CEL policy for what it does to the webhook
+ * configuration, not for its value. Kyverno 1.17 and 1.18 serve every CEL policy without match
+ * conditions, an Exact match policy or a timeout from one shared webhook, and give that webhook the
+ * namespace selector of whichever of them it reads last (kyverno/kyverno
+ * pkg/controllers/webhook/validating.go buildWebhookRules at v1.17.2 and v1.18.2; fixed in v1.19.0
+ * by #16615): `disallow-default-namespace` (the default namespace) and the prod replica floor
+ * (prod namespaces) cannot both be called then. A policy with a timeout is "fine-grained": it gets
+ * a webhook of its own with its own selector. The e2e scenario kyverno-webhook-selectors showed the
+ * shared webhook on Kyverno 1.17.2 and holds each policy to exactly its namespaces.
+ */
+export const KYVERNO_WEBHOOK_TIMEOUT_SECONDS = 10;
+
+function ownWebhook<P extends CelPolicy>(policy: P): P {
+    const spec = policy.spec as P["spec"] & { webhookConfiguration?: { timeoutSeconds?: number } };
+    return { ...policy, spec: { ...spec, webhookConfiguration: { ...spec.webhookConfiguration, timeoutSeconds: KYVERNO_WEBHOOK_TIMEOUT_SECONDS } } };
+}
+
 export function celPolicies(cfg: PolicyConfig, ctx: PolicyContext): CelPolicy[] {
     return [
         ...(ownsAvailability(cfg) ? availabilityCelPolicies(cfg) : []),
         ...guardCelPolicies(cfg),
         ...(cfg.regulated ? [approvalCelPolicy(cfg, cfg.regulated, ctx)] : []),
-    ];
+    ].map(ownWebhook);
 }
 
 export function clusterPolicies(cfg: PolicyConfig, ctx: PolicyContext): ClusterPolicy[] {

@@ -30,6 +30,11 @@ export interface NamedExpression {
     expression: string;
 }
 
+/** A CEL policy's `spec.webhookConfiguration` (kyverno/api policies.kyverno.io WebhookConfiguration). */
+export interface CelWebhookConfiguration {
+    timeoutSeconds?: number;
+}
+
 export interface ValidatingPolicy {
     apiVersion: "policies.kyverno.io/v1";
     kind: "ValidatingPolicy";
@@ -42,6 +47,7 @@ export interface ValidatingPolicy {
         matchConditions?: NamedExpression[];
         variables?: NamedExpression[];
         validations: { expression: string; message: string }[];
+        webhookConfiguration?: CelWebhookConfiguration;
     };
 }
 
@@ -56,6 +62,7 @@ export interface MutatingPolicy {
         matchConditions: NamedExpression[];
         variables?: NamedExpression[];
         mutations: { patchType: "JSONPatch"; jsonPatch: { expression: string } }[];
+        webhookConfiguration?: CelWebhookConfiguration;
     };
 }
 
@@ -70,6 +77,7 @@ export interface GeneratingPolicy {
         matchConditions: NamedExpression[];
         variables: NamedExpression[];
         generate: { expression: string }[];
+        webhookConfiguration?: CelWebhookConfiguration;
     };
 }
 
@@ -113,8 +121,6 @@ export interface ClusterPolicy {
     spec: {
         /** Deprecated since 1.13 in favour of the rule's `failureAction`, but the only field older releases read. */
         validationFailureAction?: "Enforce" | "Audit";
-        /** Deprecated in favour of `webhookConfiguration.failurePolicy`, which releases before 1.13 do not read. */
-        failurePolicy?: FailurePolicy;
         webhookConfiguration?: { failurePolicy?: FailurePolicy; matchConditions?: NamedExpression[] };
         background: boolean;
         generateExisting?: boolean;

@@ -24,6 +24,9 @@ const PLATFORM_CRDS: { module: string; dir: string; only?: RegExp }[] = [
     { module: CILIUM, dir: "pkg/k8s/apis/cilium.io/client/crds/v2", only: /^cilium(clusterwide)?networkpolicies\.yaml$/ },
     { module: KYVERNO, dir: "config/crds/kyverno" },
     { module: KYVERNO, dir: "config/crds/policies.kyverno.io" },
+    // Kyverno's report kinds: its admission controller watches them (cmd/kyverno/main.go).
+    { module: KYVERNO, dir: "config/crds/reports" },
+    { module: KYVERNO, dir: "config/crds/policyreport" },
     { module: ARGO_CD, dir: "manifests/crds" },
 ];
 

@@ -10,6 +10,6 @@ require (
 	github.com/argoproj/argo-cd/v3 v3.5.1
 	github.com/argoproj/argo-rollouts v1.9.0
 	github.com/cilium/cilium v1.19.5
-	github.com/kyverno/kyverno v1.18.2
+	github.com/kyverno/kyverno v1.17.2
 	sigs.k8s.io/gateway-api v1.4.1
 )

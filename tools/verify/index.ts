@@ -25,7 +25,7 @@ interface Group {
 export const GROUPS: readonly Group[] = [
     { ids: ["crds.established", "crds.protected", "controller.available", "controller.leader", "controller.plugin", "controller.image"], readme: README.crds, run: crdAndControllerChecks },
     {
-        ids: ["rbac.controller", "rbac.kyverno-reads-rollouts", "rbac.kyverno-generates-pdbs", "rbac.kyverno-policy-lookups", "rbac.editor-cannot-promote", "rbac.deployer-cannot-resume"],
+        ids: ["rbac.controller", "rbac.kyverno-reads-rollouts", "rbac.kyverno-reads-rollout-status", "rbac.kyverno-generates-pdbs", "rbac.kyverno-policy-lookups", "rbac.editor-cannot-promote", "rbac.deployer-cannot-resume"],
         readme: README.rbac,
         run: rbacChecks,
     },
@@ -45,7 +45,7 @@ export const COMPONENTS = {
     "rollouts-controller": { what: "the Argo Rollouts controller process", checks: ["controller.leader", "smoke.outcome"] },
     kyverno: {
         what: "Kyverno",
-        checks: ["rbac.kyverno-reads-rollouts", "rbac.kyverno-generates-pdbs", "rbac.kyverno-policy-lookups", "kyverno.policies-ready", "kyverno.policies-enforced", "kyverno.availability-rollout-aware", "kyverno.one-pdb-per-workload"],
+        checks: ["rbac.kyverno-reads-rollouts", "rbac.kyverno-reads-rollout-status", "rbac.kyverno-generates-pdbs", "rbac.kyverno-policy-lookups", "kyverno.policies-ready", "kyverno.policies-enforced", "kyverno.availability-rollout-aware", "kyverno.one-pdb-per-workload"],
     },
     argocd: { what: "ArgoCD", checks: ["argocd.projects", "argocd.applicationsets", "argocd.argocd-cm", "argocd.rbac"] },
     "gateway-controller": { what: "a Gateway API controller for the shared Gateway", checks: ["metrics.spoke-routes"] },

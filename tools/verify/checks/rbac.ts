@@ -129,8 +129,15 @@ async function kyvernoChecks(ctx: VerifyContext): Promise<CheckResult[]> {
     const mode: AvailabilityPolicies = config.policy.availabilityPolicies;
     const declared = kyvernoRoles(config.policy);
     const { accounts, missing } = await kyvernoAccounts(cluster, options.kyvernoNamespace);
-    const specs: { id: string; role: string; what: string; controllers: KyvernoController[]; rules?: PolicyRule[]; askEvenIfUndeclared?: boolean }[] = [
+    const specs: { id: string; role: string; what: string; controllers: KyvernoController[]; rules?: PolicyRule[]; askEvenIfUndeclared?: boolean; notDeclared?: string }[] = [
         { id: "rbac.kyverno-reads-rollouts", role: KYVERNO_ROLES.readRollouts, what: "Kyverno's background and reports controllers may read Rollouts in every namespace, through the stage's aggregated role", controllers: ["background", "reports"] },
+        {
+            id: "rbac.kyverno-reads-rollout-status",
+            role: KYVERNO_ROLES.readRolloutStatus,
+            what: "Kyverno's reports controller may read the Rollout status the approval guard matches, so Kyverno reports the guard ready",
+            controllers: ["reports"],
+            notDeclared: "the approval guard is a CEL policy only with policy.regulated and policy.kyvernoApi policies.kyverno.io/v1",
+        },
         {
             id: "rbac.kyverno-generates-pdbs",
             role: KYVERNO_ROLES.generatePdb,
@@ -145,7 +152,7 @@ async function kyvernoChecks(ctx: VerifyContext): Promise<CheckResult[]> {
     for (const spec of specs) {
         const role = declared.find((r) => r.name === spec.role);
         if (!role && !spec.askEvenIfUndeclared) {
-            results.push(skipped(spec.id, spec.what, README.rbac, `policy.availabilityPolicies is ${mode}: the stack declares no ${kyvernoRoleName({ name: spec.role })}; the platform's policies bring their own RBAC`));
+            results.push(skipped(spec.id, spec.what, README.rbac, spec.notDeclared ?? `policy.availabilityPolicies is ${mode}: the stack declares no ${kyvernoRoleName({ name: spec.role })}; the platform's policies bring their own RBAC`));
             continue;
         }
         const findings: Finding[] = [];

@@ -1,0 +1,166 @@
+/**
+ * The real Kyverno decides the policy stage (ADR-056 D2, D3): the shipped spoke stack on a cluster
+ * of its own with Kyverno running, in each Kyverno API and each `policy.availabilityPolicies` mode.
+ * Kyverno reports every policy the stack can declare ready; the webhook configuration it writes
+ * calls each policy for exactly its namespaces; a policy it cannot compile is refused and verify
+ * fails on it; its admission decisions match the unit tests' restated engines. README,
+ * "End-to-end run", says which Kyverno runs and what this does not prove.
+ */
+import assert from "assert";
+import { world } from "../lib/context";
+import { KyvernoProcs, WebhookConfiguration, startKyverno } from "../lib/kyverno";
+import { addonConfig } from "../lib/platform";
+import { waitFor } from "../lib/procs";
+import { PulumiEnv, failure } from "../lib/pulumi";
+import { ConfigMap } from "../lib/stacks";
+import { StackTarget, World, npmRun } from "../lib/world";
+import { celPolicies, kyvernoPolicies } from "../../components/policy/kyverno";
+import { LabelSelector, selects } from "../../tools/verify/selectors";
+import { policyContext } from "../../components/policy";
+import { CheckResult } from "../../tools/verify/report";
+
+const STACK = "preprod";
+const SCENARIO_MS = 5 * 60_000;
+type Api = "policies.kyverno.io/v1" | "kyverno.io/v1";
+type Mode = "own" | "complement";
+
+describe("kyverno", function () {
+    this.timeout(SCENARIO_MS);
+    let w: World;
+    let env: PulumiEnv;
+    let target: StackTarget;
+    let kyverno: KyvernoProcs;
+    let setting: { api: Api; mode: Mode } = { api: "policies.kyverno.io/v1", mode: "complement" };
+
+    const patch = () => (config: ConfigMap) => {
+        const key = "argo-rollouts-addon:policy";
+        config[key] = { ...(config[key] as Record<string, unknown>), kyvernoApi: setting.api, availabilityPolicies: setting.mode };
+        // No hub stack in this environment: the spoke names its read endpoint (no gate runs here).
+        config["argo-rollouts-addon:mimir"] = { readEndpoint: "https://mimir-preprod.hub.platform.example/prometheus" };
+    };
+
+    async function up(next: { api: Api; mode: Mode }): Promise<void> {
+        setting = next;
+        target = { ...target, config: w.stackConfig(STACK, target.cluster, patch()) };
+        await w.initStack(env, target);
+        const r = await env.pulumi(["up", "--yes", "--skip-preview", "--policy-pack", "policy"], { stack: STACK });
+        kyverno.check();
+        assert.strictEqual(r.status, 0, `pulumi up with policy ${JSON.stringify(next)} failed:\n${failure(r)}`);
+    }
+
+    function verify(): CheckResult[] {
+        const absent = ["rollouts-controller", "argocd", "gateway-controller", "mimir"];
+        const r = npmRun("verify", ["--stack", STACK, "--json", "--kubeconfig", target.cluster.kubeconfig, "--context", "e2e", "--config-dir", env.projectDir, ...absent.flatMap((c) => ["--without", c])]);
+        try {
+            return (JSON.parse(r.stdout) as { results: CheckResult[] }).results;
+        } catch {
+            assert.fail(`verify printed no JSON (exit ${r.status}):\n${failure(r)}`);
+        }
+    }
+
+    before(async function () {
+        this.timeout(10 * 60_000);
+        w = await world();
+        env = w.pulumi("kyverno");
+        target = await w.cluster("kyverno", STACK, patch());
+        kyverno = await startKyverno(target.cluster, { bin: w.bin, dir: w.dir });
+        await w.initStack(env, target);
+    });
+
+    after(async function () {
+        if (kyverno) {
+            await kyverno.stop();
+        }
+    });
+
+    for (const api of ["policies.kyverno.io/v1", "kyverno.io/v1"] as const) {
+        for (const mode of ["own", "complement"] as const) {
+            it(`kyverno-ready (${api}, ${mode})`, async function () {
+                await up({ api, mode });
+                const cfg = addonConfig(STACK, target.config);
+                const declared = kyvernoPolicies(cfg.policy, policyContext(cfg)).map((p) => p.metadata.name);
+                let results: CheckResult[] = [];
+                // Kyverno marks a policy ready once its webhook is configured: give it a few reconciles.
+                await waitFor("Kyverno to report every policy ready", 90_000, () => {
+                    kyverno.check();
+                    results = verify();
+                    return results.find((c) => c.id === "kyverno.policies-ready")?.status === "PASS";
+                }, () => JSON.stringify(results.find((c) => c.id === "kyverno.policies-ready"), null, 2));
+                const ready = results.find((c) => c.id === "kyverno.policies-ready")!;
+                assert.ok(declared.length > 0 && declared.every((n) => (ready.note ?? "").includes(n)), `verify did not check every declared policy: ${ready.note}`);
+            });
+        }
+    }
+
+    /**
+     * Which of a set of namespaces each CEL policy is called for, read from the webhook
+     * configurations Kyverno wrote: a webhook calls the policies named in its URL path, for the
+     * namespaces its namespaceSelector matches (the API server's rule, evaluated here with the
+     * same label-selector semantics verify uses).
+     */
+    function calledFor(names: readonly string[], namespaces: Record<string, Record<string, string>>): Map<string, string[]> {
+        const hooks = [...kyverno.webhooks().validating, ...kyverno.webhooks().mutating].flatMap((c: WebhookConfiguration) => c.webhooks ?? []);
+        const out = new Map<string, string[]>();
+        for (const name of names) {
+            const serving = hooks.filter((h) => (h.clientConfig.url ?? "").split("/").includes(name));
+            const called = Object.entries(namespaces)
+                .filter(([, labels]) => serving.some((h) => selects((h.namespaceSelector ?? {}) as LabelSelector, labels)))
+                .map(([ns]) => ns);
+            out.set(name, called);
+        }
+        return out;
+    }
+
+    for (const mode of ["own", "complement"] as const) {
+        it(`kyverno-webhook-selectors (${mode})`, async function () {
+            await up({ api: "policies.kyverno.io/v1", mode });
+            const cfg = addonConfig(STACK, target.config);
+            const declared = celPolicies(cfg.policy, policyContext(cfg));
+            // In complement mode the platform has policies of its own beside ours, with other selectors.
+            const platformPolicy = {
+                apiVersion: "policies.kyverno.io/v1",
+                kind: "ValidatingPolicy",
+                metadata: { name: "platform-require-team-label" },
+                spec: {
+                    validationActions: ["Audit"],
+                    matchConstraints: { resourceRules: [{ apiGroups: ["apps"], apiVersions: ["v1"], operations: ["CREATE", "UPDATE"], resources: ["deployments"] }], namespaceSelector: { matchLabels: { "platform.example/team-owned": "true" } } },
+                    validations: [{ expression: "has(object.metadata.labels) && 'team' in object.metadata.labels", message: "a team label is required" }],
+                },
+            };
+            if (mode === "complement") {
+                target.cluster.kubectl(["apply", "--server-side", "--field-manager=platform-e2e", "-f", "-"], JSON.stringify(platformPolicy));
+            }
+            const namespaces: Record<string, Record<string, string>> = {
+                default: { "kubernetes.io/metadata.name": "default" },
+                "team-dev": { "kubernetes.io/metadata.name": "team-dev", "platform.example/tier": "dev" },
+                "team-prod": { "kubernetes.io/metadata.name": "team-prod", "platform.example/tier": "prod" },
+                "team-regulated": { "kubernetes.io/metadata.name": "team-regulated", "platform.example/tier": "prod", "platform.example/compliance": "regulated" },
+                "team-owned": { "kubernetes.io/metadata.name": "team-owned", "platform.example/team-owned": "true" },
+                "platform-tools": { "kubernetes.io/metadata.name": "platform-tools" },
+            };
+            const names = [...declared.map((p) => p.metadata.name), ...(mode === "complement" ? [platformPolicy.metadata.name] : [])];
+            let called = new Map<string, string[]>();
+            await waitFor("Kyverno's webhooks for every policy", 60_000, () => {
+                kyverno.check();
+                called = calledFor(names, namespaces);
+                return [...called.values()].every((c) => c.length > 0);
+            }, () => JSON.stringify(Object.fromEntries(called)));
+            const problems: string[] = [];
+            const want = (selector: unknown) => Object.entries(namespaces).filter(([, labels]) => selects(selector as LabelSelector, labels)).map(([ns]) => ns);
+            for (const p of declared) {
+                const expected = want(p.spec.matchConstraints.namespaceSelector);
+                if (JSON.stringify(called.get(p.metadata.name)) !== JSON.stringify(expected)) {
+                    problems.push(`${p.metadata.name}: called for [${called.get(p.metadata.name)?.join(", ")}], its selector matches [${expected.join(", ")}]`);
+                }
+            }
+            if (mode === "complement") {
+                const expected = want(platformPolicy.spec.matchConstraints.namespaceSelector);
+                if (JSON.stringify(called.get(platformPolicy.metadata.name)) !== JSON.stringify(expected)) {
+                    problems.push(`the platform's ${platformPolicy.metadata.name}: called for [${called.get(platformPolicy.metadata.name)?.join(", ")}], its selector matches [${expected.join(", ")}]`);
+                }
+                target.cluster.kubectl(["delete", "validatingpolicy", platformPolicy.metadata.name, "--ignore-not-found"]);
+            }
+            assert.deepStrictEqual(problems, [], `Kyverno does not call each policy for exactly its namespaces:\n${problems.join("\n")}`);
+        });
+    }
+});
