@@ -17,6 +17,7 @@ const ENGINES: { name: string; dir: string; module: string }[] = [
     // Our stand-in, built against the controller's plugin protocol (e2e/engines/gatewayapi-plugin/main.go).
     { name: "gatewayapi-plugin (stand-in, plugin protocol of argo-rollouts)", dir: "gatewayapi-plugin", module: "github.com/argoproj/argo-rollouts" },
     { name: "prometheus", dir: "prometheus", module: "github.com/prometheus/prometheus" },
+    { name: "kyverno, kyverno-background-controller", dir: "kyverno", module: "github.com/kyverno/kyverno" },
 ];
 
 export function requiredVersion(dir: string, module: string): string {
