@@ -451,6 +451,12 @@ describe("policy stage", () => {
             assert.strictEqual(KYVERNO_WEBHOOK_TIMEOUT_SECONDS, 10);
         });
 
+        it("does not synchronize the CEL PDB generator, which on Kyverno 1.17/1.18 would delete every budget when one workload is covered (e2e kyverno-generates-pdb)", () => {
+            const gpol = celPolicies(policyConfig({ availabilityPolicies: "own" }), CTX).find((p) => p.kind === "GeneratingPolicy")!;
+            assert.strictEqual(gpol.metadata.name, POLICY_NAMES.pdb);
+            assert.deepStrictEqual((gpol.spec as { evaluation: unknown }).evaluation, { synchronize: { enabled: false }, generateExisting: { enabled: true } });
+        });
+
         it("lets the reports controller read rollouts/status when the CEL approval guard matches it (e2e kyverno-ready)", () => {
             const status = (cfg: PolicyConfig) => kyvernoRoles(cfg).find((r) => r.name === "read-rollout-status");
             const role = status(policyConfig({ regulated: REGULATED }));

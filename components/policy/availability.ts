@@ -113,9 +113,15 @@ export function pdbGeneratingPolicy(cfg: PolicyConfig): GeneratingPolicy {
         kind: "GeneratingPolicy",
         metadata: metadata(POLICY_NAMES.pdb, AVAILABILITY),
         spec: {
-            // Synchronized: the budget follows the workload's selector and goes with the workload.
+            // Not synchronized. On Kyverno 1.17 and 1.18 a synchronized GeneratingPolicy deletes
+            // every resource it generated, for every workload, whenever one trigger generates none
+            // (pkg/background/gpol/dynamic_watcher.go SyncWatchers at v1.17.2 and v1.18.2, fixed per
+            // trigger in v1.19.0): a workload another budget covers would wipe every generated
+            // budget. The e2e scenario kyverno-generates-pdb saw exactly that on 1.17.2. Unsynchronized,
+            // a generated budget stays when its workload goes (it then selects nothing), and a team
+            // budget added later leaves two, which verify's kyverno.one-pdb-per-workload reports.
             // Existing workloads get theirs when the policy is created: a Rollout had none before.
-            evaluation: { synchronize: { enabled: true }, generateExisting: { enabled: true } },
+            evaluation: { synchronize: { enabled: false }, generateExisting: { enabled: true } },
             matchConstraints: constraints(cfg, WORKLOADS),
             matchConditions: [{ name: "selects-pods-by-labels", expression: SELECTS_BY_LABELS }],
             variables: [
