@@ -232,6 +232,21 @@ describe("admission configuration (policy, argocd)", () => {
                 "policy.regulated.namespaceLabels",
             ]);
         });
+        it("a regulated section that leaves out the approvers or the GitOps identities (a guard nobody passes, or one ArgoCD cannot sync through)", () => {
+            const noApprovers = problemFor({ policy: { regulated: { namespaceLabels: { a: "b" }, gitopsServiceAccounts: ["argocd/x"] } } }, "policy.regulated.approverGroups", /is required: the groups whose members approve/);
+            assert.strictEqual(noApprovers.given, "(not set)");
+            problemFor({ policy: { regulated: { namespaceLabels: { a: "b" }, approverGroups: ["release"] } } }, "policy.regulated.gitopsServiceAccounts", /is required: .*argocd\/argocd-application-controller/);
+        });
+        it("Kyverno's variable marker in a group name, which a ClusterPolicy would substitute", () => {
+            for (const kyvernoApi of ["kyverno.io/v1", "policies.kyverno.io/v1"]) {
+                const regulated = { namespaceLabels: { a: "b" }, approverGroups: ["release", "{{ request.userInfo.groups[0] }}"], deployerGroups: ["{{x}}"], gitopsServiceAccounts: ["argocd/x"] };
+                const all = problems({ policy: { kyvernoApi, regulated } });
+                assert.deepStrictEqual(all.map((p) => p.key).sort(), ["policy.regulated.approverGroups[1]", "policy.regulated.deployerGroups[0]"], kyvernoApi);
+                assert.match(all[0].allowed, /must not contain \{\{.*substitutes/);
+            }
+        });
+        it("a quote in an ArgoCD role, which fails ArgoCD's CSV reader and with it the whole RBAC policy", () =>
+            problemFor({ argocd: { ...tenants, rbac: { approverRole: 'role:"approver' } } }, "argocd.rbac.approverRole", /quotes/));
         it("an unknown key in the regulated section", () =>
             problemFor({ policy: { regulated: { namespaceLabels: { a: "b" }, approverGroups: ["a"], gitopsServiceAccounts: ["argocd/x"], approvers: [] } } }, "policy.regulated.approvers", /unknown key/));
         it("a rule without any path", () => problemFor({ argocd: { ignoreDifferences: [{ kind: "Service" }] } }, "argocd.ignoreDifferences[0]", /at least one of jsonPointers/));

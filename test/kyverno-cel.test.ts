@@ -38,7 +38,7 @@ const named = (cfg: PolicyConfig, name: string): CelPolicy => {
     return found;
 };
 
-type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace: string; labels?: Record<string, string> }; spec: Record<string, Json> };
+type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace: string; labels?: Record<string, string>; annotations?: Record<string, string> }; spec: Record<string, Json> };
 
 function rollout(spec: Record<string, Json> = {}, name = "checkout"): Obj {
     return {
@@ -215,8 +215,12 @@ describe("Kyverno CEL policies, type-checked and evaluated", () => {
         it("admits an HPA-managed Rollout that omits spec.replicas, and one an HPA scales", () => {
             const { replicas: _r, ...spec } = rollout().spec;
             const omitted: Obj = { ...rollout(), spec };
-            // The previous floor read an omitted spec.replicas as 1 and refused it.
-            assert.deepStrictEqual(denied(omitted), []);
+            assert.deepStrictEqual(denied(omitted, [hpa({ kind: "Rollout", name: "checkout" }, 2)]), []);
+            // Without an HPA the controller would write replicas: 1 and be refused: refused at once, saying what to set.
+            assert.deepStrictEqual(denied(omitted), [MESSAGES.replicasOmitted(2)]);
+            assert.match(MESSAGES.replicasOmitted(2), /must set spec\.replicas \(at least 2\)/);
+            // Another workload's HPA does not count.
+            assert.deepStrictEqual(denied(omitted, [hpa({ kind: "Rollout", name: "other" }, 2)]), [MESSAGES.replicasOmitted(2)]);
             // The controller then writes replicas: 1 (argo-rollouts rollout/controller.go); an HPA scales it.
             assert.deepStrictEqual(denied(rollout({ replicas: 1 }), [hpa({ kind: "Rollout", name: "checkout" }, 2)]), []);
         });
@@ -251,6 +255,18 @@ describe("Kyverno CEL policies, type-checked and evaluated", () => {
                 assert.deepStrictEqual(admit(surge, create(r)).denied, [MESSAGES.maxSurge], String(maxSurge));
             }
             assert.deepStrictEqual(admit(surge, create(rollout({ strategy: { blueGreen: { activeService: "a" } } }))).denied, []);
+        });
+
+        it("never intercept the controller's own writes: its revision annotation on a Rollout admitted before the guard", () => {
+            const old = rollout();
+            (old.spec.strategy as { canary: Record<string, Json> }).canary.maxSurge = 0;
+            const annotated: Obj = { ...old, metadata: { ...old.metadata, annotations: { "rollout.argoproj.io/revision": "2" } } };
+            const write = (username: string): Admission => ({ object: annotated as unknown as Json, oldObject: old as unknown as Json, operation: "UPDATE", subResource: "", username, groups: ["system:serviceaccounts"] });
+            for (const name of [POLICY_NAMES.maxSurge, POLICY_NAMES.routeNamespace]) {
+                const guard = named(cfg, name);
+                assert.strictEqual(admit(guard, write(CONTROLLER)).matched, false, `${name}: the API server does not even call Kyverno for the controller`);
+            }
+            assert.deepStrictEqual(admit(named(cfg, POLICY_NAMES.maxSurge), write("bob")).denied, [MESSAGES.maxSurge], "anyone else still meets the guard");
         });
     });
 

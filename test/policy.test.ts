@@ -35,7 +35,7 @@ import { applyClusterPolicy, evalJmes, parseJmes, ruleMatches, substitute } from
 // ---------------------------------------------------------------------------------------------
 // Samples: what a tenant applies, in namespaces labelled as the platform labels them.
 
-type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace: string; labels?: Record<string, string> }; spec: Record<string, Json>; status?: Json };
+type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace: string; labels?: Record<string, string>; annotations?: Record<string, string> }; spec: Record<string, Json>; status?: Json };
 
 const template = (labels: Record<string, string>) => ({ metadata: { labels }, spec: { containers: [{ name: "app", image: "registry.test.example/app:1" }] } });
 
@@ -319,7 +319,13 @@ describe("policy stage", () => {
             delete r.spec.replicas;
             return r;
         };
-        same("the floor admits a prod Rollout that leaves its replicas to an HPA", { object: omitted(), namespaceLabels: PROD }, { denied: [] });
+        same("the floor admits a prod Rollout that leaves its replicas to an HPA", {
+            object: omitted(),
+            namespaceLabels: PROD,
+            objects: { "autoscaling/v2/horizontalpodautoscalers": [hpa({ kind: "Rollout", name: "checkout" }, 2) as unknown as Json] },
+        }, { denied: [] });
+        same("the floor refuses a prod Rollout that omits its replicas without an HPA, saying what to set", { object: omitted(), namespaceLabels: PROD }, { denied: [MESSAGES.replicasOmitted(2)] });
+        same("an omitted replicas outside prod is left to the controller's default", { object: omitted(), namespaceLabels: DEV }, { denied: [] });
         same("the floor refuses one replica without an HPA", { object: sampleRollout({ replicas: 1 }), namespaceLabels: PROD }, { denied: [MESSAGES.replicaFloor(2)] });
         same("the floor admits one replica an HPA scales", {
             object: sampleDeployment({ replicas: 1 }),
@@ -336,6 +342,11 @@ describe("policy stage", () => {
             const r = sampleRollout();
             (r.spec.strategy as { canary: Record<string, Json> }).canary.maxSurge = maxSurge;
             same(`maxSurge ${JSON.stringify(maxSurge)} is refused`, { object: r, namespaceLabels: DEV }, { denied: [MESSAGES.maxSurge] });
+            // The controller's revision annotation on a Rollout admitted before the guard existed.
+            const annotated = sampleRollout();
+            (annotated.spec.strategy as { canary: Record<string, Json> }).canary.maxSurge = maxSurge;
+            annotated.metadata.annotations = { "rollout.argoproj.io/revision": "2" };
+            same(`the controller's own update of a maxSurge ${JSON.stringify(maxSurge)} Rollout is never refused`, { object: annotated, oldObject: r, operation: "UPDATE", namespaceLabels: DEV, username: "system:serviceaccount:argo-rollouts:argo-rollouts" }, { denied: [] });
         }
 
         const approver = { username: "alice", groups: ["release-approvers"] };

@@ -92,8 +92,13 @@ const APP_RULE_KEYS = [...SYSTEM_RULE_KEYS, "name", "namespace"];
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const API_GROUP = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$/;
 const KIND = /^[A-Z][A-Za-z0-9]*$/;
-/** An ArgoCD RBAC subject: a role or an SSO group; commas and spaces would split the CSV line. */
-const RBAC_SUBJECT = /^[^\s,#]+$/;
+/**
+ * An ArgoCD RBAC subject: a role or an SSO group. ArgoCD reads each policy line with Go's
+ * encoding/csv (argo-cd util/rbac/rbac.go `loadPolicyLine`: `csv.NewReader`, no LazyQuotes), so a
+ * comma or blank would split the line and a bare `"` fails it ("bare \" in non-quoted field"),
+ * which fails loading the whole policy; `#` starts a comment.
+ */
+const RBAC_SUBJECT = /^[^\s,#"]+$/;
 const SYNC_OPTION = /^[A-Za-z]+=[^\s,]+$/;
 /** Only ArgoCD's own Rollout actions: a name it does not know would make a policy line that does nothing. */
 const ACTION: StringRule = {
@@ -138,7 +143,7 @@ export function readArgoCd(r: ConfigReader, value: unknown, clusterName: string 
         ignoreDifferences: ruleList(r, `${key}.ignoreDifferences`, entry.ignoreDifferences, APP_RULE_KEYS),
     }));
     const rb = r.object("argocd.rbac", a.rbac, RBAC_KEYS) ?? {};
-    const subject = { pattern: RBAC_SUBJECT, describe: "an ArgoCD role or SSO group such as role:approver (no spaces, commas or #)" };
+    const subject = { pattern: RBAC_SUBJECT, describe: "an ArgoCD role or SSO group such as role:approver (no spaces, commas, quotes or #)" };
     const approverRole = r.string("argocd.rbac.approverRole", rb.approverRole, subject);
     const cfg: ArgoCdConfig = {
         runsOn,

@@ -1,6 +1,6 @@
 import type { PolicyConfig, RegulatedConfig } from "./config";
-import { MESSAGES, POLICY_NAMES, PolicyContext, clusterRule, clusterValidating, denyRule, metadata, namespaceSelector, serviceAccountUser, validationActions } from "./builders";
-import type { ClusterPolicy, Condition, NamedExpression, ValidatingPolicy } from "./shapes";
+import { MESSAGES, POLICY_NAMES, PolicyContext, clusterRule, clusterValidating, denyRule, metadata, namespaceSelector, notTheController, serviceAccountUser, validationActions } from "./builders";
+import type { ClusterPolicy, Condition, ValidatingPolicy } from "./shapes";
 import { ROLLOUT } from "./workloads";
 
 /**
@@ -34,16 +34,6 @@ const STATUS = "status";
 const celUserIn = (users: readonly string[]) => `request.userInfo.username in ${JSON.stringify(users)}`;
 /** CEL: the requester is in one of `groups`. */
 const celGroupIn = (groups: readonly string[]) => `request.userInfo.groups.exists(g, g in ${JSON.stringify(groups)})`;
-
-/**
- * The controller owns its Rollouts: it writes their status and defaults their replicas. A match
- * condition, so the API server does not even call Kyverno for it (it becomes the webhook's
- * matchCondition, kyverno/kyverno `pkg/controllers/webhook/validating.go`) and a Kyverno outage
- * cannot stop a rollout in progress.
- */
-function notTheController(ctx: PolicyContext): NamedExpression {
-    return { name: "not-the-rollouts-controller", expression: `request.userInfo.username != ${JSON.stringify(serviceAccountUser(ctx.rolloutsController))}` };
-}
 
 export function approvalCelPolicy(cfg: PolicyConfig, r: RegulatedConfig, ctx: PolicyContext): ValidatingPolicy {
     const gitops = r.gitopsServiceAccounts.map(serviceAccountUser);

@@ -14,7 +14,7 @@ import {
 } from "./builders";
 import type { ClusterPolicy, ClusterPolicyRule, GeneratingPolicy, LabelSelector, MutatingPolicy, ValidatingPolicy } from "./shapes";
 import { Template, kyvernoVar, ref, toCel, toKyverno } from "./template";
-import { HPA, WORKLOADS, WorkloadKind } from "./workloads";
+import { HPA, ROLLOUT, WORKLOADS, WorkloadKind } from "./workloads";
 
 /**
  * ADR-085's availability policies, made Rollout-aware (ADR-056 D2, D8): a PodDisruptionBudget per
@@ -197,6 +197,14 @@ export function replicaFloorPolicy(cfg: PolicyConfig): ValidatingPolicy {
         message: MESSAGES.replicaFloor(n),
         more: [
             {
+                // The API server defaults a Deployment's and a StatefulSet's replicas; the Rollout CRD
+                // has none, and the controller then reads an omitted value as 1 (argo-rollouts v1.9.0
+                // utils/defaults/defaults.go GetReplicasOrDefault) and writes it back, which this
+                // floor refuses: the Rollout would hang unreconciled instead of failing here.
+                expression: `object.kind != "${ROLLOUT.kind}" || has(object.spec.replicas) || variables.hpaManaged`,
+                message: MESSAGES.replicasOmitted(n),
+            },
+            {
                 expression: `object.kind != "${HPA.kind}" || !(object.spec.scaleTargetRef.kind in ${JSON.stringify(SCALED_KINDS)}) || (has(object.spec.minReplicas) ? object.spec.minReplicas : 1) >= ${n}`,
                 message: MESSAGES.hpaFloor(n),
             },
@@ -324,13 +332,34 @@ export function replicaFloorClusterPolicy(cfg: PolicyConfig): ClusterPolicy {
             ],
         ),
     );
+    // An omitted spec.replicas of a Rollout, refused unless an HPA scales it (see the CEL form).
+    const omitted = denyRule(
+        cfg,
+        clusterRule(cfg, "require-replicas", ROLLOUT, { scope: "prod" }),
+        MESSAGES.replicasOmitted(n),
+        {
+            all: [
+                { key: replicas, operator: "Equals", value: -1 },
+                { key: `{{ ${SCALING_HPAS} }}`, operator: "Equals", value: 0 },
+            ],
+        },
+        [
+            {
+                name: SCALING_HPAS,
+                apiCall: {
+                    urlPath: `/apis/autoscaling/v2/namespaces/${kyvernoVar("metadata.namespace")}/horizontalpodautoscalers`,
+                    jmesPath: `items[?spec.scaleTargetRef.kind == '${ROLLOUT.kind}' && spec.scaleTargetRef.name == '${kyvernoVar("metadata.name")}'] | length(@)`,
+                },
+            },
+        ],
+    );
     const hpa = denyRule(cfg, clusterRule(cfg, "check", HPA, { scope: "prod" }), MESSAGES.hpaFloor(n), {
         all: [
             { key: "{{ request.object.spec.scaleTargetRef.kind }}", operator: "AnyIn", value: [...SCALED_KINDS] },
             { key: "{{ request.object.spec.minReplicas || `1` }}", operator: "LessThan", value: n },
         ],
     });
-    return clusterValidating(cfg, POLICY_NAMES.replicaFloor, MESSAGES.replicaFloor(n), [...workloads, hpa]);
+    return clusterValidating(cfg, POLICY_NAMES.replicaFloor, MESSAGES.replicaFloor(n), [...workloads, omitted, hpa]);
 }
 
 export function defaultNamespaceClusterPolicy(cfg: PolicyConfig): ClusterPolicy {

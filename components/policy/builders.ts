@@ -22,6 +22,8 @@ export const POLICY_NAMES = {
 export const MESSAGES = {
     replicaFloor: (n: number) =>
         `in a prod namespace spec.replicas must be at least ${n}, unless a HorizontalPodAutoscaler scales the workload (its minReplicas then carries the floor); a Rollout counts like a Deployment (ADR-056 D2)`,
+    replicasOmitted: (n: number) =>
+        `in a prod namespace a Rollout must set spec.replicas (at least ${n}) unless a HorizontalPodAutoscaler scales it: the Rollout CRD has no default, Argo Rollouts runs it at 1 replica and its own write of replicas: 1 is then refused, so the Rollout never reconciles (ADR-056 D2)`,
     hpaFloor: (n: number) => `in a prod namespace a HorizontalPodAutoscaler of a Deployment, StatefulSet or Rollout needs minReplicas of at least ${n}: it carries the workload's replica floor (ADR-056 D2)`,
     defaultNamespace: "workloads must not run in the default namespace (ADR-056 D2)",
     routeNamespace:
@@ -49,6 +51,18 @@ export interface PolicyContext {
 
 /** The username the API server gives a ServiceAccount (`request.userInfo.username`). */
 export const serviceAccountUser = (sa: ServiceAccountRef): string => `system:serviceaccount:${sa.namespace}:${sa.name}`;
+
+/**
+ * The controller owns its Rollouts: it writes their status, their revision annotation and, when
+ * unset, their replicas, each as its own ServiceAccount (argo-rollouts v1.9.0 `rollout/sync.go`
+ * `setRolloutRevision`, `rollout/controller.go` "Defaulting .spec.replica to 1"). A match
+ * condition, so the API server does not even call Kyverno for it (it becomes the webhook's
+ * matchCondition, kyverno/kyverno `pkg/controllers/webhook/validating.go`) and a Kyverno outage
+ * cannot stop a rollout in progress.
+ */
+export function notTheController(ctx: PolicyContext): NamedExpression {
+    return { name: "not-the-rollouts-controller", expression: `request.userInfo.username != ${JSON.stringify(serviceAccountUser(ctx.rolloutsController))}` };
+}
 
 export function metadata(name: string, description: string): PolicyMetadata {
     return {
@@ -99,7 +113,7 @@ export function validating(
     cfg: PolicyConfig,
     name: string,
     kinds: readonly WorkloadKind[],
-    check: { expression: string; message: string; variables?: NamedExpression[]; scope?: Scope; more?: { expression: string; message: string }[] },
+    check: { expression: string; message: string; variables?: NamedExpression[]; scope?: Scope; more?: { expression: string; message: string }[]; matchConditions?: NamedExpression[] },
 ): ValidatingPolicy {
     return {
         apiVersion: "policies.kyverno.io/v1",
@@ -111,6 +125,7 @@ export function validating(
             failurePolicy: "Fail",
             evaluation: { background: { enabled: true } },
             matchConstraints: constraints(cfg, kinds, check.scope),
+            ...(check.matchConditions ? { matchConditions: check.matchConditions } : {}),
             ...(check.variables ? { variables: check.variables } : {}),
             validations: [{ expression: check.expression, message: check.message }, ...(check.more ?? [])],
         },

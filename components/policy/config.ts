@@ -234,6 +234,14 @@ function readRegulated(r: ConfigReader, value: unknown): RegulatedConfig | undef
         [],
         { min: 1, max: 20 },
     );
+    // Both are required: without approvers the guard lets nobody approve, and without the GitOps
+    // identities nobody may create or change a regulated Rollout, ArgoCD's sync included.
+    if (g.approverGroups === undefined || g.approverGroups === null) {
+        r.problem("policy.regulated.approverGroups", g.approverGroups, "is required: the groups whose members approve a regulated rollout (without them nobody can pass the approval pause)");
+    }
+    if (g.gitopsServiceAccounts === undefined || g.gitopsServiceAccounts === null) {
+        r.problem("policy.regulated.gitopsServiceAccounts", g.gitopsServiceAccounts, "is required: <namespace>/<name> of the GitOps controller's ServiceAccounts, such as argocd/argocd-application-controller (without them ArgoCD cannot sync a regulated Rollout)");
+    }
     return {
         namespaceLabels: g.namespaceLabels === undefined ? missing(r, "policy.regulated.namespaceLabels", "labels that mark a regulated namespace") : nonEmptyLabels(r, "policy.regulated.namespaceLabels", g.namespaceLabels, "marks a regulated namespace"),
         approverGroups: r.strings("policy.regulated.approverGroups", g.approverGroups, group, [], { min: 1, max: 20 }),
@@ -279,6 +287,13 @@ export function preflightPolicy(r: ConfigReader, cfg: PolicyConfig, raw: Plain):
             r.problem(key, labels, `must be satisfiable together with policy.tenantNamespaceSelector (label ${key2} cannot meet both): ${consequence}`);
         }
     }
+    for (const [key, text] of kyvernoVariables(cfg)) {
+        r.problem(
+            key,
+            text,
+            "must not contain {{: every configured string that reaches a policy body is copied into it, and in a kyverno.io/v1 ClusterPolicy Kyverno substitutes {{ ... }} as a variable (a group name {{ request.userInfo.groups[0] }} would make every user with a group an approver)",
+        );
+    }
     const regulated = cfg.regulated;
     if (regulated) {
         const both = regulated.approverGroups.filter((g) => regulated.deployerGroups.includes(g));
@@ -286,4 +301,38 @@ export function preflightPolicy(r: ConfigReader, cfg: PolicyConfig, raw: Plain):
             r.problem("policy.regulated.deployerGroups", regulated.deployerGroups, `must not include an approver group (${both.join(", ")}): the deployer is never the approver (ADR-056 D3, ADR-049)`);
         }
     }
+}
+
+/**
+ * Every configured string of the section that holds Kyverno's variable marker `{{`, by its key.
+ * The policy bodies copy these strings (group names, label keys and values, namespaces, topology
+ * keys), and a ClusterPolicy substitutes `{{ ... }}` anywhere in its rules (kyverno/kyverno
+ * `pkg/engine/variables/vars.go` at v1.17.2, `SubstituteAll`). Refused whatever the API, so a later
+ * switch of `policy.kyvernoApi` cannot turn a name into a variable. The keys follow the stack file.
+ */
+export function kyvernoVariables(cfg: PolicyConfig): [key: string, value: string][] {
+    const found: [string, string][] = [];
+    const walk = (key: string, v: unknown): void => {
+        if (typeof v === "string") {
+            if (v.includes("{{")) {
+                found.push([key, v]);
+            }
+        } else if (Array.isArray(v)) {
+            v.forEach((x, i) => walk(`${key}[${i}]`, x));
+        } else if (isPlainObject(v)) {
+            for (const [k, x] of Object.entries(v)) {
+                if (k.includes("{{")) {
+                    found.push([`${key}.${k}`, k]);
+                }
+                walk(`${key}.${k}`, x);
+            }
+        }
+    };
+    const { regulated, ...rest } = cfg;
+    walk("policy", rest);
+    if (regulated) {
+        // Stack-file shape: ServiceAccounts as <namespace>/<name>.
+        walk("policy.regulated", { ...regulated, gitopsServiceAccounts: regulated.gitopsServiceAccounts.map((a) => `${a.namespace}/${a.name}`) });
+    }
+    return found;
 }

@@ -38,7 +38,7 @@ function ownWebhook<P extends CelPolicy>(policy: P): P {
 export function celPolicies(cfg: PolicyConfig, ctx: PolicyContext): CelPolicy[] {
     return [
         ...(ownsAvailability(cfg) ? availabilityCelPolicies(cfg) : []),
-        ...guardCelPolicies(cfg),
+        ...guardCelPolicies(cfg, ctx),
         ...(cfg.regulated ? [approvalCelPolicy(cfg, cfg.regulated, ctx)] : []),
     ].map(ownWebhook);
 }
@@ -46,7 +46,7 @@ export function celPolicies(cfg: PolicyConfig, ctx: PolicyContext): CelPolicy[] 
 export function clusterPolicies(cfg: PolicyConfig, ctx: PolicyContext): ClusterPolicy[] {
     return [
         ...(ownsAvailability(cfg) ? availabilityClusterPolicies(cfg) : []),
-        ...guardClusterPolicies(cfg),
+        ...guardClusterPolicies(cfg, ctx),
         ...(cfg.regulated ? [approvalClusterPolicy(cfg, cfg.regulated, ctx)] : []),
     ];
 }
