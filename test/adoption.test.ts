@@ -154,6 +154,13 @@ describe("adopting an existing install", () => {
             steps.forEach((step, i) => assert.deepStrictEqual(blocks[i], step.commands, `step ${i + 1}: ${step.title}`));
         });
 
+        it("retires the old aggregate roles only after the adopting run created the roles that replace them", () => {
+            const steps = adoptionRunbook(configFromStackFile(readStackFile("hub")));
+            const adopt = steps.findIndex((st) => st.commands.some((c) => c.startsWith("pulumi up")));
+            const retire = steps.findIndex((st) => st.commands.some((c) => c.includes("argo-rollouts-aggregate-to-view")));
+            assert.ok(adopt >= 0 && retire > adopt, `retire at step ${retire + 1}, adopt at step ${adopt + 1}`);
+        });
+
         it("never deletes a CRD or uninstalls the old release", () => {
             for (const stack of ["hub", "preprod"]) {
                 for (const cmd of adoptionRunbook(configFromStackFile(readStackFile(stack))).flatMap((s) => s.commands).filter((c) => !c.startsWith("#"))) {

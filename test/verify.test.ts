@@ -1,3 +1,5 @@
+import { TENANT_VIEW_ROLE, tenantOperatorBinding } from "../components/rollouts/tenants";
+import type { KubeObject } from "../tools/verify/cluster";
 import * as assert from "assert";
 import * as fs from "fs";
 import * as os from "os";
@@ -238,6 +240,28 @@ describe("npm run verify", () => {
             assert.match(results.get("rbac.deployer-cannot-resume")!.note!, /RBAC refuses 1 deployer subject\(s\) in payments-prod; spec changes and unpausing are refused by admission \(restrict-regulated-rollout-changes/);
             const reviews = server!.requests.filter((r) => r.startsWith("POST /apis/authorization.k8s.io/v1/subjectaccessreviews"));
             assert.ok(reviews.length > 0);
+        });
+
+        it("rbac.tenants-read-rollouts fails when view does not aggregate the Rollout kinds, and says whether the stage's role exists", async () => {
+            const config = verifyConfig();
+            expectPass(await verify(config, healthyCluster(config)), "rbac.tenants-read-rollouts");
+            const world = healthyCluster(config);
+            replace(world, "ClusterRole", "view", (o) => ({ ...o, rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"] }] }));
+            world.objects = world.objects.filter((o) => o.metadata?.name !== TENANT_VIEW_ROLE);
+            const results = await verify(config, world);
+            expectFail(results, "rbac.tenants-read-rollouts", /ClusterRole view: does not grant get rollouts, list rollouts, watch rollouts, .* and ClusterRole argo-rollouts-addon:rollouts-view does not exist/);
+        });
+
+        it("rbac.operators-outside-regulated fails for an operator binding in a regulated namespace, and passes one elsewhere", async () => {
+            const config = verifyConfig();
+            const world = healthyCluster(config);
+            const binding = (namespace: string) => ({ ...(tenantOperatorBinding({ namespace, groups: ["payments-devs"] }) as unknown as KubeObject), apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding" });
+            world.objects.push(binding("alpha-shop-prod"));
+            expectPass(await verify(config, world), "rbac.operators-outside-regulated");
+            world.objects.push(binding("payments-prod"));
+            const results = await verify(config, world);
+            expectFail(results, "rbac.operators-outside-regulated", /RoleBinding payments-prod\/argo-rollouts-addon-rollouts-operator: binds argo-rollouts-addon:rollouts-operator in regulated namespace payments-prod/);
+            assert.doesNotMatch(found(results, "rbac.operators-outside-regulated"), /alpha-shop-prod/);
         });
 
         it("rbac.deployer-cannot-resume fails when a deployer group or a subject bound to the deployer Role may write rollouts/status; GitOps identities are not deployers", async () => {

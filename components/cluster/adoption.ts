@@ -101,15 +101,18 @@ export function adoptionRunbook(cfg: { stack: string; controller: Pick<Controlle
             ],
         },
         {
-            title: "Retire what the program does not declare",
+            title: "Adopt in one run",
+            commands: [`pulumi config set --path cluster.adoptExisting true ${s}`, `pulumi preview --policy-pack policy ${s}`, `pulumi up --policy-pack policy ${s}`],
+        },
+        {
+            // After the adopting run, never before: the aggregate roles are the tenants' only read on
+            // Rollouts until the run has created the rollouts stage's view role and the policy
+            // stage's Kyverno read role, so retiring them first leaves a window without access.
+            title: "Retire what the program does not declare, once the adopting run has created what replaces it",
             commands: [
                 ...byKind(clusterScoped).map((k) => `kubectl delete ${k} --ignore-not-found`),
                 ...byName(namespaced).map((k) => `kubectl delete -n ${ns} ${k} --ignore-not-found`),
             ],
-        },
-        {
-            title: "Adopt in one run",
-            commands: [`pulumi config set --path cluster.adoptExisting true ${s}`, `pulumi preview --policy-pack policy ${s}`, `pulumi up --policy-pack policy ${s}`],
         },
         {
             title: "Stop adopting",

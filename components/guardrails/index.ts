@@ -55,6 +55,22 @@ export function rbacWildcards(rules: unknown): string[] {
     return wildcardFields(rules).map((w) => `rule ${w.rule} grants ${w.field} "*"`);
 }
 
+const AGGREGATE_TO = /^rbac\.authorization\.k8s\.io\/aggregate-to-(view|edit|admin)$/;
+const WRITE_VERBS = ["create", "update", "patch", "delete", "deletecollection"];
+
+/** The write grants on argoproj.io objects of a role whose labels aggregate it to view, edit or admin. */
+export function aggregatedRolloutWrites(labels: Obj, rules: unknown): string[] {
+    const to = Object.keys(labels).filter((k) => AGGREGATE_TO.test(k) && labels[k] === "true");
+    if (to.length === 0) {
+        return [];
+    }
+    return list(rules).flatMap((rule, i) => {
+        const r = obj(rule);
+        const writes = list(r.verbs).filter((v): v is string => typeof v === "string" && WRITE_VERBS.includes(v));
+        return list(r.apiGroups).includes("argoproj.io") && writes.length > 0 ? [`rule ${i} grants ${writes.join(", ")} on argoproj.io ${list(r.resources).join(", ")} and is aggregated through ${to.join(", ")}`] : [];
+    });
+}
+
 /** A Gateway API plugin list (chart values or the rendered argo-rollouts-config) without checksums. */
 export function pluginChecksumProblems(plugins: unknown): string[] {
     const out: string[] = [];
@@ -196,6 +212,12 @@ export const RESOURCE_CHECKS: readonly ResourceCheck[] = [
         name: "no-rbac-wildcards",
         description: "No RBAC rule grants a wildcard group, resource or verb: the controller and the plugin get exactly what they use.",
         check: (r) => (RBAC_TYPES.test(r.type) ? rbacWildcards(r.props.rules) : []),
+    },
+    {
+        name: "no-aggregated-rollout-writes",
+        description:
+            "No ClusterRole aggregated to view, edit or admin writes Argo Rollouts objects: every namespace viewer, editor or admin would get it, and a write of rollouts/status is a promotion (ADR-056 D3; the chart's aggregate roles stay off).",
+        check: (r) => (RBAC_TYPES.test(r.type) ? aggregatedRolloutWrites(obj(obj(r.props.metadata).labels), r.props.rules) : []),
     },
     {
         name: "rollouts-crds-protected",

@@ -1,4 +1,5 @@
 import { ConfigReader, DNS_LABEL, HOSTNAME, HTTPS_URL, QUANTITY, SecretValue, parseQuantity } from "../config/reader";
+import { TenantOperatorBinding, readTenantOperators } from "./tenants";
 
 /**
  * The rollouts stage's configuration sections (ADR-056 D4, D5, D6, D7): `imageRegistry`,
@@ -44,6 +45,8 @@ export interface ControllerConfig {
     serviceMonitor: boolean;
     dashboard: boolean;
     priorityClassName?: string;
+    /** Namespaces whose groups may restart, abort, retry, promote and scale Rollouts (tenants.ts). */
+    tenantOperators: TenantOperatorBinding[];
 }
 
 export type PluginArch = "amd64" | "arm64";
@@ -197,6 +200,9 @@ export const ERROR_BUDGET_DEFAULTS = { query: SLOTH_REMAINING_BUDGET, minRemaini
 /** The config key holding the notification token; it must be set with `pulumi config set --secret`. */
 export const NOTIFICATIONS_TOKEN_KEY = "notificationsToken";
 
+/** Namespaces the cluster itself owns: no tenant's. */
+const PLATFORM_NAMESPACES: readonly string[] = ["default", "kube-system", "kube-public", "kube-node-lease"];
+
 const CONTROLLER_KEYS = [
     "namespace",
     "namespaceLabels",
@@ -211,6 +217,7 @@ const CONTROLLER_KEYS = [
     "serviceMonitor",
     "dashboard",
     "priorityClassName",
+    "tenantOperators",
 ];
 
 const PLUGIN_KEYS = ["version", "delivery", "arch", "sha256", "baseUrl", "repository", "digest", "tcpRoutes", "tlsRoutes"];
@@ -304,8 +311,9 @@ export function readController(r: ConfigReader, value: unknown): ControllerConfi
     }
 
     const priorityClassName = r.string("controller.priorityClassName", c.priorityClassName, { pattern: DNS_LABEL, describe: "a PriorityClass name" });
+    const namespace = r.string("controller.namespace", c.namespace, { pattern: DNS_LABEL, describe: "a namespace name (DNS label)", maxLength: 63 }, d.namespace);
     const config: ControllerConfig = {
-        namespace: r.string("controller.namespace", c.namespace, { pattern: DNS_LABEL, describe: "a namespace name (DNS label)", maxLength: 63 }, d.namespace),
+        namespace,
         namespaceLabels: r.labels("controller.namespaceLabels", c.namespaceLabels),
         chartRepository: r.string("controller.chartRepository", c.chartRepository, { pattern: CHART_REPO, describe: "an https:// or oci:// chart repository URL" }, d.chartRepository),
         chartVersion,
@@ -319,6 +327,7 @@ export function readController(r: ConfigReader, value: unknown): ControllerConfi
         serviceMonitor: r.boolean("controller.serviceMonitor", c.serviceMonitor, d.serviceMonitor),
         dashboard: r.boolean("controller.dashboard", c.dashboard, d.dashboard),
         ...(priorityClassName ? { priorityClassName } : {}),
+        tenantOperators: readTenantOperators(r, c.tenantOperators, namespace, PLATFORM_NAMESPACES),
     };
     return config;
 }

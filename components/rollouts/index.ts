@@ -10,6 +10,7 @@ import { protectCrds, rolloutsCrdUrls } from "./crds";
 import { controllerPolicy, mimirIngressPolicy, namespaceDefaultDeny } from "./network";
 import { trafficRouterPlugin } from "./plugin";
 import { controllerClusterRules, controllerNamespaceRules } from "./rbac";
+import { tenantOperatorBinding, tenantOperatorRole, tenantViewRole } from "./tenants";
 import { RELEASE_NAME, controllerValues } from "./values";
 
 export * from "./analysis";
@@ -114,6 +115,7 @@ export class RolloutsStage extends Stage {
 
         this.metricsAddress = this.resolveMetricsAddress(cfg, args.readEndpoint);
         this.networkPolicies(cfg);
+        this.tenantRbac(cfg);
         // Templates name a kind of the CRDs, so they wait for them.
         const template = (name: string, spec: pulumi.Input<Record<string, unknown>>) =>
             new k8s.apiextensions.CustomResource(
@@ -214,6 +216,21 @@ export class RolloutsStage extends Stage {
         );
         if (cfg.cluster.role === "hub") {
             cnp("argo-rollouts-metric-gates", cfg.metrics.mimir.namespace, mimirIngressPolicy(cfg.metrics.mimir, ns));
+        }
+    }
+
+    /**
+     * What tenants may do with their Rollouts, in place of the chart's aggregate roles (tenants.ts):
+     * read through `view`, and the operator role where `controller.tenantOperators` binds it. The
+     * roles name kinds of the CRDs, so they wait for them.
+     */
+    private tenantRbac(cfg: RolloutsStageConfig): void {
+        const view = tenantViewRole();
+        new k8s.rbac.v1.ClusterRole("tenant-rollouts-view", view, this.child({ dependsOn: [this.crds] }));
+        const operator = tenantOperatorRole();
+        const role = new k8s.rbac.v1.ClusterRole("tenant-rollouts-operator", operator, this.child({ dependsOn: [this.crds] }));
+        for (const b of cfg.controller.tenantOperators) {
+            new k8s.rbac.v1.RoleBinding(`tenant-rollouts-operator-${b.namespace}`, tenantOperatorBinding(b), this.child({ dependsOn: [role] }));
         }
     }
 

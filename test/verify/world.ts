@@ -4,6 +4,7 @@
  * API server stores them (CRD defaults filled in, server fields set), and an RBAC authorizer that
  * grants what the cluster's roles grant.
  */
+import { tenantViewRole } from "../../components/rollouts/tenants";
 import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
@@ -263,6 +264,11 @@ export function healthyCluster(config: AddonConfig): ClusterWorld {
             reason: 'RBAC: allowed by ClusterRoleBinding "kyverno:background-controller" of ClusterRole "kyverno:background-controller" to ServiceAccount "kyverno-background-controller/kyverno"',
         });
     }
+
+    // Tenant read: the stage's view role, and `view` as the aggregation controller fills it from it.
+    const tenantView = tenantViewRole();
+    objects.push({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { ...tenantView.metadata, uid: "uid-tenant-view" }, rules: tenantView.rules });
+    objects.push({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: "view", uid: "uid-view" }, rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"] }, ...tenantView.rules] });
 
     // Tenants: a canary Rollout with its generated budget, an editor binding, a regulated app.
     objects.push(fixture("tenant-rollout.json"), fixture("generated-pdb.json"), fixture("clusterrole-edit.json"), ...fixture<KubeObject[]>("rolebindings.json"));

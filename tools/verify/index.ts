@@ -25,7 +25,7 @@ interface Group {
 export const GROUPS: readonly Group[] = [
     { ids: ["crds.established", "crds.protected", "controller.available", "controller.leader", "controller.plugin", "controller.image"], readme: README.crds, run: crdAndControllerChecks },
     {
-        ids: ["rbac.controller", "rbac.kyverno-reads-rollouts", "rbac.kyverno-reads-rollout-status", "rbac.kyverno-generates-pdbs", "rbac.kyverno-policy-lookups", "rbac.editor-cannot-promote", "rbac.deployer-cannot-resume"],
+        ids: ["rbac.controller", "rbac.kyverno-reads-rollouts", "rbac.kyverno-reads-rollout-status", "rbac.kyverno-generates-pdbs", "rbac.kyverno-policy-lookups", "rbac.editor-cannot-promote", "rbac.deployer-cannot-resume", "rbac.tenants-read-rollouts", "rbac.operators-outside-regulated"],
         readme: README.rbac,
         run: rbacChecks,
     },

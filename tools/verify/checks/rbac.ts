@@ -13,6 +13,7 @@ import type { AvailabilityPolicies } from "../../../components/policy/config";
 import { approvalRoles } from "../../../components/delivery/approval";
 import { KYVERNO_AGGREGATE_LABELS, KYVERNO_ROLES, KyvernoController, KyvernoRole, kyvernoRoleName, kyvernoRoles, namespaceSelector, pdbGenerationRules } from "../../../components/policy";
 import { PolicyRule } from "../../../components/rollouts/rbac";
+import { TENANT_OPERATOR_ROLE, TENANT_VIEW_ROLE } from "../../../components/rollouts/tenants";
 import { RELEASE_NAME } from "../../../components/rollouts/values";
 import type { AddonConfig } from "../../../stacks/config";
 import { BindingSubject, ROLLOUT_PATH_CALLS, describeQuestion, describeSubject, reviewSubject, ruleAllows } from "../access";
@@ -255,6 +256,50 @@ async function deployerCheck(ctx: VerifyContext, allBindings: readonly Binding[]
     );
 }
 
+/** What a namespace viewer must be able to read: a tenant team's view of its own rollouts. */
+const TENANT_READS: readonly string[] = ["rollouts", "analysisruns", "analysistemplates", "experiments"];
+
+/**
+ * Tenants read their Rollouts: the built-in `view` ClusterRole, as the API server's aggregation
+ * controller filled it, grants get, list and watch on each of TENANT_READS (through the stage's
+ * `argo-rollouts-addon:rollouts-view`, or anything else the platform aggregates). `edit` and
+ * `admin` include `view`.
+ */
+async function tenantReadCheck(ctx: VerifyContext): Promise<CheckResult> {
+    const { cluster } = ctx;
+    const view = await cluster.get(`${RBAC}/clusterroles/view`);
+    const rules = asArray<PolicyRule>(view?.rules);
+    const missing = TENANT_READS.flatMap((resource) =>
+        ["get", "list", "watch"].filter((verb) => !rules.some((r) => ruleAllows(r, { verb, group: "argoproj.io", resource }))).map((verb) => `${verb} ${resource}`),
+    );
+    const ours = await cluster.get(`${RBAC}/clusterroles/${encodeURIComponent(TENANT_VIEW_ROLE)}`);
+    const findings: Finding[] = [];
+    if (missing.length > 0) {
+        findings.push({
+            object: ref("ClusterRole", undefined, "view"),
+            found: `does not grant ${missing.join(", ")} on argoproj.io${ours ? "" : `, and ClusterRole ${TENANT_VIEW_ROLE} does not exist`}: namespace viewers, editors and admins cannot see their Rollouts`,
+        });
+    }
+    return outcome("rbac.tenants-read-rollouts", "namespace viewers (and so editors and admins) may read Rollouts, AnalysisRuns, AnalysisTemplates and Experiments", README.rbac, findings);
+}
+
+/**
+ * The operator role writes `rollouts/status` (abort, retry, promote): bound in a regulated
+ * namespace it is an approval path, so every RoleBinding to it must be outside them.
+ */
+function operatorBindingCheck(config: AddonConfig, allBindings: readonly Binding[], regulated: readonly string[]): CheckResult {
+    const id = "rbac.operators-outside-regulated";
+    const what = `no RoleBinding to ${TENANT_OPERATOR_ROLE} in a regulated namespace`;
+    const bound = allBindings.filter((b) => b.roleRef.kind === "ClusterRole" && b.roleRef.name === TENANT_OPERATOR_ROLE);
+    if (!config.policy.regulated) {
+        return skipped(id, what, README.rbac, `no policy.regulated in the stack: no regulated namespaces on this cluster (${bound.length} operator binding(s))`);
+    }
+    const findings = bound
+        .filter((b) => regulated.includes(b.namespace))
+        .map((b) => ({ object: `RoleBinding ${b.namespace}/${b.name}`, found: `binds ${TENANT_OPERATOR_ROLE} in regulated namespace ${b.namespace}: its subjects may write rollouts/status there, the approval; remove ${b.namespace} from controller.tenantOperators` }));
+    return outcome(id, what, README.rbac, findings, `${bound.length} operator binding(s), none in ${regulated.length} regulated namespace(s)`);
+}
+
 export const rbacChecks: CheckGroup = async (ctx) => {
     const { config, cluster } = ctx;
     const ns = config.controller.namespace;
@@ -310,5 +355,8 @@ export const rbacChecks: CheckGroup = async (ctx) => {
     );
 
     results.push(await deployerCheck(ctx, allBindings));
+    results.push(await tenantReadCheck(ctx));
+    const regulated = config.policy.regulated ? regulatedNamespaces(config, (await cluster.list("/api/v1/namespaces")) ?? []) : [];
+    results.push(operatorBindingCheck(config, allBindings, regulated));
     return results;
 };
