@@ -61,7 +61,13 @@ export const serviceAccountUser = (sa: ServiceAccountRef): string => `system:ser
  * cannot stop a rollout in progress.
  */
 export function notTheController(ctx: PolicyContext): NamedExpression {
-    return { name: "not-the-rollouts-controller", expression: `request.userInfo.username != ${JSON.stringify(serviceAccountUser(ctx.rolloutsController))}` };
+    // `has()` first: a background scan evaluates a CEL policy's match conditions on a request with
+    // an empty userInfo (kyverno/kyverno pkg/controllers/report/utils/scanner.go at v1.17.2,
+    // `authenticationv1.UserInfo{}`), which has no username; there the guard applies.
+    return {
+        name: "not-the-rollouts-controller",
+        expression: `!has(request.userInfo.username) || request.userInfo.username != ${JSON.stringify(serviceAccountUser(ctx.rolloutsController))}`,
+    };
 }
 
 export function metadata(name: string, description: string): PolicyMetadata {
