@@ -1,13 +1,10 @@
 import * as assert from "assert";
-import { AddonConfig, parseAddonConfig } from "../stacks/config";
 import {
-    CelPolicy,
     ClusterPolicy,
     KYVERNO_AGGREGATE_LABELS,
     MESSAGES,
     POLICY_NAMES,
     PolicyConfig,
-    PolicyContext,
     Template,
     ValidatingPolicy,
     allOf,
@@ -29,151 +26,11 @@ import { findWildcards } from "../components/rollouts";
 import { OfflineRun } from "../tools/offline";
 import { validateObject } from "../tools/schemas";
 import { byName, hubConfig, merged, planInline, transitiveDeps } from "./harness";
-import { FakeCluster, Json, admit } from "./kyvernoCel";
-import { applyClusterPolicy, evalJmes, parseJmes, ruleMatches, substitute } from "./kyvernoJmes";
+import { Json } from "./kyvernoCel";
+import { CTX, DEV, Obj, TIER, config, Outcome, PROD, REGULATED, REGULATED_PROD, Request, hpa, pdbObject, policyConfig, sampleDeployment, sampleRollout, sampleStatefulSet, viaCel, viaClusterPolicy } from "./admissionModel";
+import { evalJmes, parseJmes, substitute } from "./kyvernoJmes";
 
 // ---------------------------------------------------------------------------------------------
-// Samples: what a tenant applies, in namespaces labelled as the platform labels them.
-
-type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace: string; labels?: Record<string, string>; annotations?: Record<string, string> }; spec: Record<string, Json>; status?: Json };
-
-const template = (labels: Record<string, string>) => ({ metadata: { labels }, spec: { containers: [{ name: "app", image: "registry.test.example/app:1" }] } });
-
-function sampleRollout(spec: Record<string, Json> = {}, namespace = "shop"): Obj {
-    return {
-        apiVersion: "argoproj.io/v1alpha1",
-        kind: "Rollout",
-        metadata: { name: "checkout", namespace },
-        spec: {
-            replicas: 3,
-            selector: { matchLabels: { app: "checkout" } },
-            template: template({ app: "checkout", team: "shop" }),
-            strategy: {
-                canary: {
-                    maxSurge: 1,
-                    steps: [{ setWeight: 25 }, { pause: {} }, { setWeight: 100 }],
-                    trafficRouting: { plugins: { "argoproj-labs/gatewayAPI": { httpRoute: "checkout", namespace } } },
-                },
-            },
-            ...spec,
-        },
-    };
-}
-
-function sampleDeployment(spec: Record<string, Json> = {}, namespace = "shop"): Obj {
-    return {
-        apiVersion: "apps/v1",
-        kind: "Deployment",
-        metadata: { name: "web", namespace },
-        spec: { replicas: 2, selector: { matchLabels: { app: "web", tier: "front" } }, template: template({ app: "web", tier: "front" }), ...spec },
-    };
-}
-
-const sampleStatefulSet = (): Obj => ({ ...sampleDeployment(), kind: "StatefulSet", metadata: { name: "db", namespace: "shop" } });
-
-const hpa = (target: { kind: string; name: string }, minReplicas?: number): Obj => ({
-    apiVersion: "autoscaling/v2",
-    kind: "HorizontalPodAutoscaler",
-    metadata: { name: `${target.name}-hpa`, namespace: "shop" },
-    spec: { scaleTargetRef: target, maxReplicas: 10, ...(minReplicas === undefined ? {} : { minReplicas }) },
-});
-
-const pdbObject = (name: string, selector?: Json): Json => ({ apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name, namespace: "shop" }, spec: { maxUnavailable: 1, ...(selector === undefined ? {} : { selector }) } });
-
-const TIER = "platform.example/tier";
-const DEV = { [TIER]: "dev" };
-const PROD = { [TIER]: "prod" };
-const REGULATED_PROD = { [TIER]: "prod", "platform.example/class": "regulated" };
-
-const REGULATED = {
-    namespaceLabels: { "platform.example/class": "regulated" },
-    approverGroups: ["release-approvers"],
-    deployerGroups: ["shop-deployers"],
-    gitopsServiceAccounts: ["argocd/argocd-application-controller", "argocd/argocd-server"],
-};
-
-const CTX: PolicyContext = { rolloutsController: { namespace: "argo-rollouts", name: "argo-rollouts" } };
-
-function config(patch: Record<string, unknown> = {}): AddonConfig {
-    const { "aws:region": _region, ...rest } = merged(hubConfig(), patch);
-    return parseAddonConfig("hub", rest, { awsRegion: "eu-west-1" });
-}
-const policyConfig = (patch: Record<string, unknown> = {}): PolicyConfig => config({ policy: patch }).policy;
-
-// ---------------------------------------------------------------------------------------------
-// One admission request through either engine: the CEL policies evaluated by @bufbuild/cel, the
-// ClusterPolicies by the restated Kyverno engine (test/kyvernoJmes.ts).
-
-interface Request {
-    object: Obj;
-    oldObject?: Obj;
-    operation?: "CREATE" | "UPDATE";
-    subResource?: string;
-    username?: string;
-    groups?: string[];
-    namespaceLabels: Record<string, string>;
-    objects?: Record<string, Json[]>;
-}
-
-interface Outcome {
-    /** Names of the policies that matched the request. */
-    applied: string[];
-    denied: string[];
-    /** PodDisruptionBudgets generated. */
-    generated: Json[];
-    /** Topology spread constraints added. */
-    spread: Json[];
-}
-
-function celMatches(p: CelPolicy, r: Request): boolean {
-    const [group, version] = r.object.apiVersion.includes("/") ? r.object.apiVersion.split("/") : ["", r.object.apiVersion];
-    const plural = `${r.object.kind.toLowerCase()}s${r.subResource ? `/${r.subResource}` : ""}`;
-    const mc = p.spec.matchConstraints;
-    const labels = { ...r.namespaceLabels, "kubernetes.io/metadata.name": r.object.metadata.namespace };
-    return (
-        mc.resourceRules.some((rr) => rr.apiGroups.includes(group) && rr.apiVersions.includes(version) && rr.resources.includes(plural) && rr.operations.includes(r.operation ?? "CREATE")) &&
-        (mc.namespaceSelector === undefined || selects(mc.namespaceSelector, labels))
-    );
-}
-
-function viaCel(cfg: PolicyConfig, r: Request): Outcome {
-    const out: Outcome = { applied: [], denied: [], generated: [], spread: [] };
-    for (const p of celPolicies(cfg, CTX).filter((x) => celMatches(x, r))) {
-        out.applied.push(p.metadata.name.replace(/-(deployment|statefulset|rollout)$/, ""));
-        const res = admit(p, { ...r, object: r.object as unknown as Json, oldObject: r.oldObject as unknown as Json, operation: r.operation ?? "CREATE", cluster: new FakeCluster(r.objects ?? {}) });
-        out.denied.push(...res.denied);
-        out.generated.push(...res.generated);
-        out.spread.push(...res.patches.map((x) => (x as { value: Json }).value));
-    }
-    return normalise(out);
-}
-
-/** The spread constraints a mutation added to the pod template. */
-const addedSpread = (patched: Json): Json => (patched as { spec: { template: { spec: Record<string, Json> } } }).spec.template.spec.topologySpreadConstraints;
-
-function viaClusterPolicy(cfg: PolicyConfig, r: Request): Outcome {
-    const out: Outcome = { applied: [], denied: [], generated: [], spread: [] };
-    const legacy = { ...cfg, kyvernoApi: "kyverno.io/v1" as const };
-    for (const p of clusterPolicies(legacy, CTX)) {
-        const a = { ...r, object: r.object as unknown as Json, oldObject: r.oldObject as unknown as Json, operation: r.operation ?? "CREATE", cluster: new FakeCluster(r.objects ?? {}) };
-        if (!p.spec.rules.some((rule) => ruleMatches(rule, a))) {
-            continue;
-        }
-        out.applied.push(p.metadata.name);
-        // The webhook's match conditions are evaluated by the API server, before Kyverno.
-        if ((p.spec.webhookConfiguration?.matchConditions ?? []).length > 0 && r.username === "system:serviceaccount:argo-rollouts:argo-rollouts") {
-            continue;
-        }
-        const results = applyClusterPolicy(p, a);
-        out.denied.push(...results.flatMap((x) => (x.denied ? [x.denied] : [])));
-        out.generated.push(...results.flatMap((x) => (x.generated ? [x.generated] : [])));
-        out.spread.push(...results.flatMap((x) => (x.patch ? [addedSpread(x.patch)] : [])));
-    }
-    return normalise(out);
-}
-
-const normalise = (o: Outcome): Outcome => ({ applied: [...new Set(o.applied)].sort(), denied: [...new Set(o.denied)].sort(), generated: o.generated, spread: o.spread });
-
 const ENGINES = [
     { label: "policies.kyverno.io/v1", run: viaCel },
     { label: "kyverno.io/v1 ClusterPolicy", run: viaClusterPolicy },

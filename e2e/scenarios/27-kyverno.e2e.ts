@@ -10,14 +10,17 @@ import assert from "assert";
 import { world } from "../lib/context";
 import { KyvernoProcs, WebhookConfiguration, startKyverno } from "../lib/kyverno";
 import { addonConfig } from "../lib/platform";
-import { waitFor } from "../lib/procs";
+import { run, waitFor } from "../lib/procs";
 import { PulumiEnv, failure } from "../lib/pulumi";
 import { ConfigMap } from "../lib/stacks";
 import { StackTarget, World, npmRun } from "../lib/world";
 import { celPolicies, kyvernoPolicies } from "../../components/policy/kyverno";
 import { LabelSelector, selects } from "../../tools/verify/selectors";
 import { GENERATED_BY_POLICY } from "../../tools/verify/checks/kyverno";
-import { policyContext } from "../../components/policy";
+import { MESSAGES, PolicyConfig, PolicyContext, policyContext } from "../../components/policy";
+import { Obj, Outcome, Request, hpa, sampleDeployment, sampleRollout, viaCel, viaClusterPolicy } from "../../test/admissionModel";
+import type { Json } from "../../test/kyvernoCel";
+import * as path from "path";
 import { CheckResult } from "../../tools/verify/report";
 
 const STACK = "preprod";
@@ -162,6 +165,102 @@ describe("kyverno", function () {
                 target.cluster.kubectl(["delete", "validatingpolicy", platformPolicy.metadata.name, "--ignore-not-found"]);
             }
             assert.deepStrictEqual(problems, [], `Kyverno does not call each policy for exactly its namespaces:\n${problems.join("\n")}`);
+        });
+    }
+
+    /**
+     * The unit tests' admission samples (test/admissionModel.ts), in namespaces labelled as the
+     * stack's selectors expect. Each is sent to the real API server as a server-side dry run, so
+     * the real Kyverno's webhooks decide it and nothing is stored.
+     */
+    function admissionSamples(cfg: PolicyConfig, tag: string): { label: string; request: Request; exists?: Obj[] }[] {
+        const dev = `adm-dev-${tag}`;
+        const prod = `adm-prod-${tag}`;
+        const devLabels = { "platform.example/tier": "dev" };
+        const prodLabels = { ...devLabels, ...cfg.prodNamespaceLabels };
+        const surge = (maxSurge: Json): Obj => {
+            const r = sampleRollout({}, dev);
+            (r.spec.strategy as { canary: Record<string, Json> }).canary.maxSurge = maxSurge;
+            return r;
+        };
+        const elsewhere = sampleRollout({}, dev);
+        (elsewhere.spec.strategy as { canary: { trafficRouting: { plugins: Record<string, Record<string, string>> } } }).canary.trafficRouting.plugins["argoproj-labs/gatewayAPI"].namespace = "payments";
+        const omitted = (ns: string): Obj => {
+            const r = sampleRollout({}, ns);
+            delete r.spec.replicas;
+            return r;
+        };
+        const inNs = (o: Obj, ns: string): Obj => ({ ...o, metadata: { ...o.metadata, namespace: ns } });
+        const scaler = inNs(hpa({ kind: "Rollout", name: "checkout" }, cfg.prodMinReplicas), prod);
+        return [
+            { label: "maxSurge 0", request: { object: surge(0), namespaceLabels: devLabels } },
+            { label: 'maxSurge "0%"', request: { object: surge("0%"), namespaceLabels: devLabels } },
+            { label: "a route in another namespace", request: { object: elsewhere, namespaceLabels: devLabels } },
+            { label: "a Deployment in the default namespace", request: { object: sampleDeployment({}, "default"), namespaceLabels: {} } },
+            { label: "a prod Rollout below the floor, no HPA", request: { object: sampleRollout({ replicas: 1 }, prod), namespaceLabels: prodLabels } },
+            { label: "a prod Rollout without spec.replicas, no HPA", request: { object: omitted(prod), namespaceLabels: prodLabels } },
+            {
+                label: "a prod Rollout without spec.replicas that an HPA scales",
+                request: { object: omitted(prod), namespaceLabels: prodLabels, objects: { "autoscaling/v2/horizontalpodautoscalers": [scaler as unknown as Json] } },
+                exists: [scaler],
+            },
+            { label: "a dev Rollout gets spread by rollouts-pod-template-hash", request: { object: sampleRollout({}, dev), namespaceLabels: devLabels } },
+            { label: "a dev Deployment gets spread by pod-template-hash", request: { object: sampleDeployment({}, dev), namespaceLabels: devLabels } },
+        ];
+    }
+
+    /** What the real Kyverno decided for one sample: our policies' messages in the refusal, and the spread it added. */
+    function realOutcome(r: Request): Pick<Outcome, "denied" | "spread"> {
+        const res = run(path.join(w.bin, "kubectl"), [`--kubeconfig=${target.cluster.kubeconfig}`, "create", "--dry-run=server", "-o", "json", "-f", "-"], { input: JSON.stringify(r.object) });
+        const messages = Object.values(MESSAGES).map((m) => (typeof m === "function" ? (m as (n: number) => string)(addonConfig(STACK, target.config).policy.prodMinReplicas) : m));
+        if (res.status !== 0) {
+            const denied = messages.filter((m) => res.stderr.includes(m)).sort();
+            assert.ok(denied.length > 0, `the API server refused the sample with no message of ours:\n${res.stderr}`);
+            return { denied, spread: [] };
+        }
+        const created = JSON.parse(res.stdout) as { spec: { template?: { spec?: { topologySpreadConstraints?: Json } } } };
+        const spread = created.spec.template?.spec?.topologySpreadConstraints;
+        return { denied: [], spread: spread === undefined ? [] : [spread] };
+    }
+
+    /** JSON with sorted keys: the API server's key order is not the restated engine's. */
+    const canon = (v: unknown): string => JSON.stringify(v, (_k, x: unknown) => (x && typeof x === "object" && !Array.isArray(x) ? Object.fromEntries(Object.entries(x as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b))) : x));
+
+    for (const api of ["policies.kyverno.io/v1", "kyverno.io/v1"] as const) {
+        it(`kyverno-admission (${api})`, async function () {
+            await up({ api, mode: "own" });
+            const cfg = addonConfig(STACK, target.config);
+            const ctx: PolicyContext = policyContext(cfg);
+            const tag = api === "kyverno.io/v1" ? "cp" : "cel";
+            const samples = admissionSamples(cfg.policy, tag);
+            const apply = (obj: unknown) => target.cluster.kubectl(["apply", "--server-side", "--field-manager=argocd-controller", "-f", "-"], JSON.stringify(obj));
+            for (const [ns, labels] of [[`adm-dev-${tag}`, samples[0].request.namespaceLabels], [`adm-prod-${tag}`, samples[4].request.namespaceLabels]] as const) {
+                apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns, labels } });
+            }
+            for (const o of samples.flatMap((x) => x.exists ?? [])) {
+                apply(o);
+            }
+            // Kyverno reads namespaces and HPAs from its informers: give them a moment.
+            await new Promise((r) => setTimeout(r, 5_000));
+            const model = api === "kyverno.io/v1" ? viaClusterPolicy : viaCel;
+            const problems: string[] = [];
+            for (const sample of samples) {
+                kyverno.check();
+                const want = model(cfg.policy, sample.request, ctx);
+                let got = realOutcome(sample.request);
+                // A policy Kyverno has just configured may need a reconcile: ask once more on a difference.
+                if (canon(got) !== canon({ denied: want.denied, spread: want.spread })) {
+                    await new Promise((r) => setTimeout(r, 5_000));
+                    got = realOutcome(sample.request);
+                }
+                if (JSON.stringify(got.denied) !== JSON.stringify(want.denied)) {
+                    problems.push(`${sample.label}: Kyverno refused with [${got.denied.join(" | ")}], the restated engine with [${want.denied.join(" | ")}]`);
+                }
+                if (canon(got.spread) !== canon(want.spread)) {
+                    problems.push(`${sample.label}: Kyverno added spread ${JSON.stringify(got.spread)}, the restated engine ${JSON.stringify(want.spread)}`);
+                }
+            }
+            assert.deepStrictEqual(problems, [], `the restated ${api} engine disagrees with the real Kyverno:\n${problems.join("\n")}`);
         });
     }
 

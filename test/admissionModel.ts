@@ -1,0 +1,153 @@
+/**
+ * The unit tests' admission samples and the restated engines that decide them: the CEL policies
+ * evaluated by @bufbuild/cel (test/kyvernoCel.ts), the ClusterPolicies by the restated Kyverno
+ * engine (test/kyvernoJmes.ts). Shared by test/policy.test.ts (both restated engines agree) and the
+ * e2e scenario kyverno-admission (each restated engine agrees with the real Kyverno).
+ */
+import { AddonConfig, parseAddonConfig } from "../stacks/config";
+import { CelPolicy, PolicyConfig, PolicyContext, celPolicies, clusterPolicies, selects, serviceAccountUser } from "../components/policy";
+import { hubConfig, merged } from "./harness";
+import { FakeCluster, Json, admit } from "./kyvernoCel";
+import { applyClusterPolicy, ruleMatches } from "./kyvernoJmes";
+
+// Samples: what a tenant applies, in namespaces labelled as the platform labels them.
+
+export type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace: string; labels?: Record<string, string>; annotations?: Record<string, string> }; spec: Record<string, Json>; status?: Json };
+
+export const template = (labels: Record<string, string>) => ({ metadata: { labels }, spec: { containers: [{ name: "app", image: "registry.test.example/app:1" }] } });
+
+export function sampleRollout(spec: Record<string, Json> = {}, namespace = "shop"): Obj {
+    return {
+        apiVersion: "argoproj.io/v1alpha1",
+        kind: "Rollout",
+        metadata: { name: "checkout", namespace },
+        spec: {
+            replicas: 3,
+            selector: { matchLabels: { app: "checkout" } },
+            template: template({ app: "checkout", team: "shop" }),
+            strategy: {
+                canary: {
+                    maxSurge: 1,
+                    steps: [{ setWeight: 25 }, { pause: {} }, { setWeight: 100 }],
+                    trafficRouting: { plugins: { "argoproj-labs/gatewayAPI": { httpRoute: "checkout", namespace } } },
+                },
+            },
+            ...spec,
+        },
+    };
+}
+
+export function sampleDeployment(spec: Record<string, Json> = {}, namespace = "shop"): Obj {
+    return {
+        apiVersion: "apps/v1",
+        kind: "Deployment",
+        metadata: { name: "web", namespace },
+        spec: { replicas: 2, selector: { matchLabels: { app: "web", tier: "front" } }, template: template({ app: "web", tier: "front" }), ...spec },
+    };
+}
+
+export const sampleStatefulSet = (): Obj => ({ ...sampleDeployment(), kind: "StatefulSet", metadata: { name: "db", namespace: "shop" } });
+
+export const hpa = (target: { kind: string; name: string }, minReplicas?: number): Obj => ({
+    apiVersion: "autoscaling/v2",
+    kind: "HorizontalPodAutoscaler",
+    metadata: { name: `${target.name}-hpa`, namespace: "shop" },
+    spec: { scaleTargetRef: target, maxReplicas: 10, ...(minReplicas === undefined ? {} : { minReplicas }) },
+});
+
+export const pdbObject = (name: string, selector?: Json): Json => ({ apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name, namespace: "shop" }, spec: { maxUnavailable: 1, ...(selector === undefined ? {} : { selector }) } });
+
+export const TIER = "platform.example/tier";
+export const DEV = { [TIER]: "dev" };
+export const PROD = { [TIER]: "prod" };
+export const REGULATED_PROD = { [TIER]: "prod", "platform.example/class": "regulated" };
+
+export const REGULATED = {
+    namespaceLabels: { "platform.example/class": "regulated" },
+    approverGroups: ["release-approvers"],
+    deployerGroups: ["shop-deployers"],
+    gitopsServiceAccounts: ["argocd/argocd-application-controller", "argocd/argocd-server"],
+};
+
+export const CTX: PolicyContext = { rolloutsController: { namespace: "argo-rollouts", name: "argo-rollouts" } };
+
+export function config(patch: Record<string, unknown> = {}): AddonConfig {
+    const { "aws:region": _region, ...rest } = merged(hubConfig(), patch);
+    return parseAddonConfig("hub", rest, { awsRegion: "eu-west-1" });
+}
+export const policyConfig = (patch: Record<string, unknown> = {}): PolicyConfig => config({ policy: patch }).policy;
+
+// ---------------------------------------------------------------------------------------------
+// One admission request through either engine: the CEL policies evaluated by @bufbuild/cel, the
+// ClusterPolicies by the restated Kyverno engine (test/kyvernoJmes.ts).
+
+export interface Request {
+    object: Obj;
+    oldObject?: Obj;
+    operation?: "CREATE" | "UPDATE";
+    subResource?: string;
+    username?: string;
+    groups?: string[];
+    namespaceLabels: Record<string, string>;
+    objects?: Record<string, Json[]>;
+}
+
+export interface Outcome {
+    /** Names of the policies that matched the request. */
+    applied: string[];
+    denied: string[];
+    /** PodDisruptionBudgets generated. */
+    generated: Json[];
+    /** Topology spread constraints added. */
+    spread: Json[];
+}
+
+export function celMatches(p: CelPolicy, r: Request): boolean {
+    const [group, version] = r.object.apiVersion.includes("/") ? r.object.apiVersion.split("/") : ["", r.object.apiVersion];
+    const plural = `${r.object.kind.toLowerCase()}s${r.subResource ? `/${r.subResource}` : ""}`;
+    const mc = p.spec.matchConstraints;
+    const labels = { ...r.namespaceLabels, "kubernetes.io/metadata.name": r.object.metadata.namespace };
+    return (
+        mc.resourceRules.some((rr) => rr.apiGroups.includes(group) && rr.apiVersions.includes(version) && rr.resources.includes(plural) && rr.operations.includes(r.operation ?? "CREATE")) &&
+        (mc.namespaceSelector === undefined || selects(mc.namespaceSelector, labels))
+    );
+}
+
+export function viaCel(cfg: PolicyConfig, r: Request, ctx: PolicyContext = CTX): Outcome {
+    const out: Outcome = { applied: [], denied: [], generated: [], spread: [] };
+    for (const p of celPolicies(cfg, ctx).filter((x) => celMatches(x, r))) {
+        out.applied.push(p.metadata.name.replace(/-(deployment|statefulset|rollout)$/, ""));
+        const res = admit(p, { ...r, object: r.object as unknown as Json, oldObject: r.oldObject as unknown as Json, operation: r.operation ?? "CREATE", cluster: new FakeCluster(r.objects ?? {}) });
+        out.denied.push(...res.denied);
+        out.generated.push(...res.generated);
+        out.spread.push(...res.patches.map((x) => (x as { value: Json }).value));
+    }
+    return normalise(out);
+}
+
+/** The spread constraints a mutation added to the pod template. */
+export const addedSpread = (patched: Json): Json => (patched as { spec: { template: { spec: Record<string, Json> } } }).spec.template.spec.topologySpreadConstraints;
+
+export function viaClusterPolicy(cfg: PolicyConfig, r: Request, ctx: PolicyContext = CTX): Outcome {
+    const out: Outcome = { applied: [], denied: [], generated: [], spread: [] };
+    const legacy = { ...cfg, kyvernoApi: "kyverno.io/v1" as const };
+    for (const p of clusterPolicies(legacy, ctx)) {
+        const a = { ...r, object: r.object as unknown as Json, oldObject: r.oldObject as unknown as Json, operation: r.operation ?? "CREATE", cluster: new FakeCluster(r.objects ?? {}) };
+        if (!p.spec.rules.some((rule) => ruleMatches(rule, a))) {
+            continue;
+        }
+        out.applied.push(p.metadata.name);
+        // The webhook's match conditions are evaluated by the API server, before Kyverno.
+        if ((p.spec.webhookConfiguration?.matchConditions ?? []).length > 0 && r.username === serviceAccountUser(ctx.rolloutsController)) {
+            continue;
+        }
+        const results = applyClusterPolicy(p, a);
+        out.denied.push(...results.flatMap((x) => (x.denied ? [x.denied] : [])));
+        out.generated.push(...results.flatMap((x) => (x.generated ? [x.generated] : [])));
+        out.spread.push(...results.flatMap((x) => (x.patch ? [addedSpread(x.patch)] : [])));
+    }
+    return normalise(out);
+}
+
+export const normalise = (o: Outcome): Outcome => ({ applied: [...new Set(o.applied)].sort(), denied: [...new Set(o.denied)].sort(), generated: o.generated, spread: o.spread });
+
