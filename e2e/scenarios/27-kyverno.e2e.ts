@@ -96,6 +96,39 @@ describe("kyverno", function () {
         }
     }
 
+    it("kyverno-ready (a policy Kyverno cannot compile)", async function () {
+        await up({ api: "policies.kyverno.io/v1", mode: "complement" });
+        const name = "require-canary-max-surge";
+        const original = JSON.parse(target.cluster.kubectl(["get", "validatingpolicy", name, "-o", "json"])) as { metadata: Record<string, unknown>; spec: { validations: { expression: string }[] } };
+        const broken = JSON.parse(JSON.stringify(original)) as typeof original;
+        delete broken.metadata.resourceVersion;
+        delete broken.metadata.managedFields;
+        // An undeclared function: cel-go refuses it when Kyverno compiles the policy.
+        broken.spec.validations[0].expression = "undeclaredFunction(object)";
+        const res = run(path.join(w.bin, "kubectl"), [`--kubeconfig=${target.cluster.kubeconfig}`, "replace", "-f", "-"], { input: JSON.stringify(broken) });
+        try {
+            if (res.status !== 0) {
+                // Kyverno's own policy webhook refused it: nothing broken reached the cluster.
+                assert.match(res.stderr, /undeclared|compil/i, `the broken policy was refused, but not for its expression:\n${res.stderr}`);
+                const live = JSON.parse(target.cluster.kubectl(["get", "validatingpolicy", name, "-o", "json"])) as typeof original;
+                assert.strictEqual(live.spec.validations[0].expression, original.spec.validations[0].expression);
+                return;
+            }
+            let results: CheckResult[] = [];
+            await waitFor("verify to fail the policy Kyverno cannot compile", 90_000, () => {
+                kyverno.check();
+                results = verify();
+                const ready = results.find((c) => c.id === "kyverno.policies-ready");
+                return ready?.status === "FAIL" && JSON.stringify(ready.findings ?? []).includes(name);
+            }, () => JSON.stringify(results.find((c) => c.id === "kyverno.policies-ready"), null, 2));
+        } finally {
+            const restore = JSON.parse(JSON.stringify(original)) as typeof original;
+            delete restore.metadata.resourceVersion;
+            delete restore.metadata.managedFields;
+            target.cluster.kubectl(["replace", "-f", "-"], JSON.stringify(restore));
+        }
+    });
+
     /**
      * Which of a set of namespaces each CEL policy is called for, read from the webhook
      * configurations Kyverno wrote: a webhook calls the policies named in its URL path, for the
