@@ -297,6 +297,79 @@ describe("kyverno", function () {
         });
     }
 
+    for (const api of ["policies.kyverno.io/v1", "kyverno.io/v1"] as const) {
+        it(`kyverno-regulated (${api})`, async function () {
+            await up({ api, mode: "complement" });
+            const cfg = addonConfig(STACK, target.config);
+            const regulated = cfg.policy.regulated;
+            assert.ok(regulated, "the shipped preprod stack configures no policy.regulated");
+            const tag = api === "kyverno.io/v1" ? "cp" : "cel";
+            const ns = `team-regulated-${tag}`;
+            const gitops = `system:serviceaccount:${regulated.gitopsServiceAccounts[0].namespace}:${regulated.gitopsServiceAccounts[0].name}`;
+            const controller = `system:serviceaccount:${cfg.controller.namespace}:argo-rollouts`;
+            const deployer = regulated.deployerGroups[0];
+            const approver = regulated.approverGroups[0];
+            assert.ok(deployer && approver, "the stack names no deployer or approver group");
+            const apply = (obj: unknown) => target.cluster.kubectl(["apply", "--server-side", "--field-manager=platform-e2e", "-f", "-"], JSON.stringify(obj));
+            apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns, labels: { "platform.example/tier": "prod", ...cfg.policy.prodNamespaceLabels, ...regulated.namespaceLabels } } });
+            // RBAC as a platform might grant it beyond the program's roles, so that admission is what
+            // decides: the GitOps identity, the deployers and the approvers may write Rollouts and
+            // their status. Deployers get no delete: the program's roles never grant it, and the
+            // admission guard does not refuse deletes (README, "Regulated approval").
+            const writes = ["get", "list", "watch", "create", "update", "patch"];
+            apply({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { name: "e2e-rollout-writer", namespace: ns }, rules: [{ apiGroups: ["argoproj.io"], resources: ["rollouts", "rollouts/status"], verbs: writes }] });
+            apply({
+                apiVersion: "rbac.authorization.k8s.io/v1",
+                kind: "RoleBinding",
+                metadata: { name: "e2e-rollout-writer", namespace: ns },
+                roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "e2e-rollout-writer" },
+                subjects: [
+                    { kind: "User", name: gitops, apiGroup: "rbac.authorization.k8s.io" },
+                    { kind: "Group", name: deployer, apiGroup: "rbac.authorization.k8s.io" },
+                    { kind: "Group", name: approver, apiGroup: "rbac.authorization.k8s.io" },
+                ],
+            });
+            const as = (who: { user: string; group?: string }, args: string[], input?: string) =>
+                run(path.join(w.bin, "kubectl"), [`--kubeconfig=${target.cluster.kubeconfig}`, `--as=${who.user}`, ...(who.group ? [`--as-group=${who.group}`] : []), "-n", ns, ...args], input === undefined ? {} : { input });
+            const asGitops = { user: gitops };
+            const asDeployer = { user: "deployer@platform.example", group: deployer };
+            const asApprover = { user: "approver@platform.example", group: approver };
+            const asController = { user: controller };
+            const rollout = (steps: Json[], paused: boolean) => {
+                const r = sampleRollout({ replicas: Math.max(2, cfg.policy.prodMinReplicas), paused }, ns);
+                (r.spec.strategy as { canary: Record<string, Json> }).canary.steps = steps;
+                return r;
+            };
+            const gated: Json[] = [{ setWeight: 25 }, { pause: {} }, { setWeight: 100 }];
+            const outcomes: string[] = [];
+            const expect = (what: string, r: { status: number; stderr: string }, allowed: boolean, message?: string) => {
+                const ok = allowed ? r.status === 0 : r.status !== 0 && (message === undefined || r.stderr.includes(message) || /forbidden/i.test(r.stderr));
+                if (!ok) {
+                    outcomes.push(`${what}: ${allowed ? "refused" : "admitted"}${r.stderr ? ` (${r.stderr.trim().split("\n")[0]})` : ""}`);
+                }
+            };
+            // Kyverno needs its informers to see the namespace and the RoleBinding.
+            await new Promise((r) => setTimeout(r, 5_000));
+            kyverno.check();
+            const create = (who: typeof asGitops) => as(who, ["create", "-f", "-"], JSON.stringify(rollout(gated, true)));
+            expect("a deployer creates a regulated Rollout", create(asDeployer), false, MESSAGES.approvalCreate);
+            expect("the GitOps controller creates it", create(asGitops), true);
+            const patch = (who: typeof asGitops, body: unknown, status = false) => as(who, ["patch", "rollout", "checkout", "--type=merge", ...(status ? ["--subresource=status"] : []), "-p", JSON.stringify(body)]);
+            expect("a deployer changes the steps", patch(asDeployer, { spec: { strategy: { canary: { steps: [{ setWeight: 100 }] } } } }), false, MESSAGES.approvalSpec);
+            expect("an approver changes the steps", patch(asApprover, { spec: { strategy: { canary: { steps: [{ setWeight: 100 }] } } } }), false, MESSAGES.approvalSpec);
+            expect("the GitOps controller changes the steps", patch(asGitops, { spec: { strategy: { canary: { steps: [{ setWeight: 50 }, { pause: {} }, { setWeight: 100 }] } } } }), true);
+            expect("a deployer writes status (promote)", patch(asDeployer, { status: { pauseConditions: null } }, true), false, MESSAGES.approvalStatus);
+            expect("a deployer unpauses", patch(asDeployer, { spec: { paused: false } }), false, MESSAGES.approvalSpec);
+            expect("a deployer deletes it", as(asDeployer, ["delete", "rollout", "checkout", "--wait=false"]), false);
+            expect("the controller writes its revision annotation", patch(asController, { metadata: { annotations: { "rollout.argoproj.io/revision": "1" } } }), true);
+            expect("the controller writes status", patch(asController, { status: { observedGeneration: "1" } }, true), true);
+            expect("an approver writes status (promote)", patch(asApprover, { status: { pauseConditions: null } }, true), true);
+            expect("an approver unpauses", patch(asApprover, { spec: { paused: false } }), true);
+            kyverno.check();
+            assert.deepStrictEqual(outcomes, [], `regulated admission, ${api}:\n${outcomes.join("\n")}`);
+        });
+    }
+
     /** A minimal tenant workload of `kind` (kwok runs its pods; nothing is pulled). */
     function workload(kind: "Rollout" | "Deployment", name: string, ns: string): Record<string, unknown> {
         const labels = { "app.kubernetes.io/name": name };
