@@ -52,7 +52,8 @@ export const hpa = (target: { kind: string; name: string }, minReplicas?: number
     apiVersion: "autoscaling/v2",
     kind: "HorizontalPodAutoscaler",
     metadata: { name: `${target.name}-hpa`, namespace: "shop" },
-    spec: { scaleTargetRef: target, maxReplicas: 10, ...(minReplicas === undefined ? {} : { minReplicas }) },
+    // The API server requires the target's apiVersion (the e2e scenario kyverno-admission sends these).
+    spec: { scaleTargetRef: { apiVersion: target.kind === "Rollout" ? "argoproj.io/v1alpha1" : target.kind === "SomethingElse" ? "example.com/v1" : "apps/v1", ...target }, maxReplicas: 10, ...(minReplicas === undefined ? {} : { minReplicas }) },
 });
 
 export const pdbObject = (name: string, selector?: Json): Json => ({ apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name, namespace: "shop" }, spec: { maxUnavailable: 1, ...(selector === undefined ? {} : { selector }) } });

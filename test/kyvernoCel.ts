@@ -549,13 +549,17 @@ function bindings(a: Admission, variables: Map<string, unknown>): Record<string,
     const [group, version] = String((a.object as { apiVersion: string }).apiVersion).includes("/")
         ? String((a.object as { apiVersion: string }).apiVersion).split("/")
         : ["", String((a.object as { apiVersion: string }).apiVersion)];
+    // As Kyverno passes it: the AdmissionRequest's JSON, whose empty fields are omitted (k8s.io/api
+    // admission/v1 `omitempty` on subResource, userInfo.username, userInfo.groups), so a policy that
+    // reads one without has() fails here as it fails in Kyverno (e2e kyverno-regulated).
+    const username = a.username ?? "someone";
     const request = {
         kind: { group, version, kind: (a.object as { kind: string }).kind },
-        subResource: a.subResource ?? "",
+        ...(a.subResource ? { subResource: a.subResource } : {}),
         name: (a.object as { metadata: { name: string } }).metadata.name,
         namespace: (a.object as { metadata: { namespace: string } }).metadata.namespace,
         operation: a.operation,
-        userInfo: { username: a.username ?? "someone", groups: a.groups ?? [] },
+        userInfo: { ...(username ? { username } : {}), ...(a.groups && a.groups.length > 0 ? { groups: a.groups } : {}) },
         dryRun: false,
     };
     return {

@@ -30,10 +30,22 @@ import { ROLLOUT } from "./workloads";
 
 const STATUS = "status";
 
+/*
+ * Kyverno hands a CEL policy the admission request as JSON (kyverno/kyverno
+ * pkg/cel/policies/vpol/compiler/eval.go `prepareK8sData` at v1.17.2, ConvertObjectToUnstructured),
+ * and AdmissionRequest omits empty fields (k8s.io/api admission/v1 types.go: `subResource`,
+ * `userInfo.username` and `userInfo.groups` are `omitempty`). So a request without a subresource
+ * has no `subResource` key at all, and reading it is an error ("no such key: subResource"), which
+ * the e2e scenario kyverno-regulated saw refuse every spec change with that error instead of the
+ * policy's message. Every optional field is read through `has()`.
+ */
+
 /** CEL: the requester is one of `users`. */
-const celUserIn = (users: readonly string[]) => `request.userInfo.username in ${JSON.stringify(users)}`;
+const celUserIn = (users: readonly string[]) => `(has(request.userInfo.username) && request.userInfo.username in ${JSON.stringify(users)})`;
 /** CEL: the requester is in one of `groups`. */
-const celGroupIn = (groups: readonly string[]) => `request.userInfo.groups.exists(g, g in ${JSON.stringify(groups)})`;
+const celGroupIn = (groups: readonly string[]) => `(has(request.userInfo.groups) && request.userInfo.groups.exists(g, g in ${JSON.stringify(groups)}))`;
+/** CEL: the request's subresource, "" for the object itself. */
+const CEL_SUBRESOURCE = 'has(request.subResource) ? request.subResource : ""';
 
 export function approvalCelPolicy(cfg: PolicyConfig, r: RegulatedConfig, ctx: PolicyContext): ValidatingPolicy {
     const gitops = r.gitopsServiceAccounts.map(serviceAccountUser);
@@ -53,8 +65,9 @@ export function approvalCelPolicy(cfg: PolicyConfig, r: RegulatedConfig, ctx: Po
             variables: [
                 { name: "gitops", expression: celUserIn(gitops) },
                 { name: "approver", expression: r.deployerGroups.length > 0 ? `${celGroupIn(r.approverGroups)} && !${celGroupIn(r.deployerGroups)}` : celGroupIn(r.approverGroups) },
-                { name: "status", expression: `request.subResource == "${STATUS}"` },
-                { name: "specUpdate", expression: `request.operation == "UPDATE" && request.subResource == ""` },
+                { name: "subResource", expression: CEL_SUBRESOURCE },
+                { name: "status", expression: `variables.subResource == "${STATUS}"` },
+                { name: "specUpdate", expression: `request.operation == "UPDATE" && variables.subResource == ""` },
                 {
                     // Every spec field but `paused`, compared key by key (CEL map equality is deep).
                     name: "otherSpecChanged",

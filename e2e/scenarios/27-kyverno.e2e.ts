@@ -354,7 +354,8 @@ describe("kyverno", function () {
             const expect = (what: string, r: { status: number; stderr: string }, allowed: boolean, message?: string) => {
                 const ok = allowed ? r.status === 0 : r.status !== 0 && (message === undefined || r.stderr.includes(message) || /forbidden/i.test(r.stderr));
                 if (!ok) {
-                    outcomes.push(`${what}: ${allowed ? "refused" : "admitted"}${r.stderr ? ` (${r.stderr.trim().split("\n")[0]})` : ""}`);
+                    const how = allowed ? "refused" : r.status === 0 ? "admitted" : "refused without the guard's message";
+                    outcomes.push(`${what}: ${how}${r.stderr ? `:\n      ${r.stderr.trim().split("\n").join("\n      ")}` : ""}`);
                 }
             };
             // Kyverno needs its informers to see the namespace and the RoleBinding.
