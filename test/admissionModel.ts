@@ -85,7 +85,9 @@ export const policyConfig = (patch: Record<string, unknown> = {}): PolicyConfig 
 export interface Request {
     object: Obj;
     oldObject?: Obj;
-    operation?: "CREATE" | "UPDATE";
+    operation?: "CREATE" | "UPDATE" | "DELETE";
+    /** The namespace's status.phase (default Active). */
+    namespacePhase?: string;
     subResource?: string;
     username?: string;
     groups?: string[];

@@ -536,6 +536,7 @@ export class FakeCluster {
 }
 
 export interface Admission {
+    /** For a DELETE, the object being deleted: Kyverno then passes it as oldObject and object is null. */
     object: Json;
     oldObject?: Json;
     operation: "CREATE" | "UPDATE" | "DELETE";
@@ -543,6 +544,8 @@ export interface Admission {
     username?: string;
     groups?: string[];
     cluster?: FakeCluster;
+    /** The namespace's status.phase (default Active), as `namespaceObject` shows it. */
+    namespacePhase?: string;
 }
 
 function bindings(a: Admission, variables: Map<string, unknown>): Record<string, unknown> {
@@ -562,9 +565,12 @@ function bindings(a: Admission, variables: Map<string, unknown>): Record<string,
         userInfo: { ...(username ? { username } : {}), ...(a.groups && a.groups.length > 0 ? { groups: a.groups } : {}) },
         dryRun: false,
     };
+    const ns = (a.object as { metadata: { namespace: string } }).metadata.namespace;
+    const deleting = a.operation === "DELETE";
     return {
-        object: toCelInput(a.object),
-        oldObject: toCelInput(a.oldObject ?? null),
+        object: toCelInput(deleting ? null : a.object),
+        oldObject: toCelInput(deleting ? a.object : (a.oldObject ?? null)),
+        namespaceObject: toCelInput({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns }, status: { phase: a.namespacePhase ?? "Active" } }),
         request: toCelInput(request),
         resource: new Map(),
         generator: new Map(),

@@ -432,10 +432,13 @@ export function mergeWithAnchors(target: Json, patch: Json): Json {
 /** Applies a ClusterPolicy's rules to an admission request, as Kyverno's engine would. */
 export function applyClusterPolicy(p: ClusterPolicy, a: ClusterAdmission): RuleOutcome[] {
     const cluster = a.cluster ?? new FakeCluster();
+    const deleting = a.operation === "DELETE";
     const request = {
         operation: a.operation,
-        object: a.object,
-        oldObject: a.oldObject ?? null,
+        namespace: (a.object as { metadata: { namespace: string } }).metadata.namespace,
+        // A DELETE carries the object as oldObject (kyverno pkg/engine/context, AddOldResource).
+        object: deleting ? null : a.object,
+        oldObject: deleting ? a.object : (a.oldObject ?? null),
         subResource: a.subResource ?? "",
         userInfo: { username: a.username ?? "someone", ...(a.groups ? { groups: a.groups } : {}) },
     } as Json;
@@ -450,6 +453,12 @@ export function applyClusterPolicy(p: ClusterPolicy, a: ClusterAdmission): RuleO
                 ctx[entry.name] = evalJmes(parseJmes(entry.variable.jmesPath), ctx);
             } else if (entry.apiCall) {
                 const url = substitute(entry.apiCall.urlPath, ctx) as string;
+                const nsGet = /^\/api\/v1\/namespaces\/([^/]+)$/.exec(url);
+                if (nsGet) {
+                    const namespace = { apiVersion: "v1", kind: "Namespace", metadata: { name: nsGet[1] }, status: { phase: a.namespacePhase ?? "Active" } };
+                    ctx[entry.name] = evalJmes(parseJmes(substitute(entry.apiCall.jmesPath, ctx) as string), namespace as Json);
+                    continue;
+                }
                 const m = /^\/apis\/([^/]+)\/([^/]+)\/namespaces\/([^/]+)\/([^/]+)$/.exec(url);
                 if (!m) {
                     throw new Error(`unsupported urlPath ${url}`);

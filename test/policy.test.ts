@@ -135,6 +135,16 @@ describe("policy stage", () => {
                 }
             });
         };
+        // A DELETE reaches the ClusterPolicy generator too (no operations filter, so a synchronized
+        // budget goes with its workload), never the CEL one: only the verdicts are compared.
+        const sameVerdict = (label: string, r: Request, denied: string[]) => {
+            it(label, () => {
+                const cel = viaCel(cfg, r);
+                assert.deepStrictEqual(viaClusterPolicy(cfg, r).denied, cel.denied);
+                assert.deepStrictEqual(cel.denied, denied);
+                assert.deepStrictEqual([cel.generated, cel.spread], [[], []]);
+            });
+        };
         const budget = (name: string, selector: Json) => ({ apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name, namespace: "shop" }, spec: { maxUnavailable: 1, selector } });
         const spreadFor = (selector: Json, hash?: string) =>
             [["topology.kubernetes.io/zone", "kubernetes.io/hostname"].map((topologyKey) => ({ maxSkew: 1, topologyKey, whenUnsatisfiable: "ScheduleAnyway", labelSelector: selector, ...(hash ? { matchLabelKeys: [hash] } : {}) }))];
@@ -221,6 +231,12 @@ describe("policy stage", () => {
         same("ArgoCD's resume action is admitted", regulated({ subResource: "status", username: "system:serviceaccount:argocd:argocd-server" }), { denied: [] });
         same("the controller is never stopped", regulated({ subResource: "status", username: "system:serviceaccount:argo-rollouts:argo-rollouts" }), { denied: [] });
         same("a deployer cannot create a Rollout there", regulated({ operation: "CREATE", oldObject: undefined, ...deployer }), { denied: [MESSAGES.approvalCreate] });
+        // GitOps would recreate a deleted Rollout, and its first version skips every step.
+        sameVerdict("a deployer cannot delete a Rollout there", regulated({ operation: "DELETE", oldObject: undefined, ...deployer }), [MESSAGES.approvalDelete]);
+        sameVerdict("nor can an approver", regulated({ operation: "DELETE", oldObject: undefined, ...approver }), [MESSAGES.approvalDelete]);
+        sameVerdict("the GitOps controller may (a prune)", regulated({ operation: "DELETE", oldObject: undefined, username: "system:serviceaccount:argocd:argocd-application-controller" }), []);
+        sameVerdict("so may the namespace's own deletion", regulated({ operation: "DELETE", oldObject: undefined, namespacePhase: "Terminating", username: "system:serviceaccount:kube-system:namespace-controller" }), []);
+        sameVerdict("a delete outside regulated namespaces is not the guard's", { object: sampleRollout(), operation: "DELETE", namespaceLabels: DEV, ...deployer }, []);
     });
 
     describe("the ClusterPolicy engine restated for the tests", () => {

@@ -21,6 +21,9 @@ import { ROLLOUT } from "./workloads";
  *   `resource_customizations/argoproj.io/Rollout/actions`). So status is written only by the
  *   controller, by approvers who are no deployers, and by the GitOps identities (ArgoCD's RBAC
  *   decides who may run an action there).
+ * - deleting it: GitOps recreates a deleted Rollout, and its first version is promoted fully (the
+ *   same `shouldFullPromote`). So only the GitOps identities delete one, or the namespace's own
+ *   deletion (the namespace is Terminating).
  * Both APIs match the `rollouts/status` subresource: CEL policies through the API server's rule
  * matcher (kyverno/kyverno `pkg/cel/matching/matcher.go`, `resources: [rollouts/status]`), and
  * ClusterPolicies through the kind `argoproj.io/v1alpha1/Rollout/status` (`pkg/utils/match/kind.go`
@@ -58,7 +61,7 @@ export function approvalCelPolicy(cfg: PolicyConfig, r: RegulatedConfig, ctx: Po
             failurePolicy: "Fail",
             evaluation: { background: { enabled: false } },
             matchConstraints: {
-                resourceRules: [{ apiGroups: [ROLLOUT.group], apiVersions: [ROLLOUT.version], resources: [ROLLOUT.resource, `${ROLLOUT.resource}/${STATUS}`], operations: ["CREATE", "UPDATE"] }],
+                resourceRules: [{ apiGroups: [ROLLOUT.group], apiVersions: [ROLLOUT.version], resources: [ROLLOUT.resource, `${ROLLOUT.resource}/${STATUS}`], operations: ["CREATE", "UPDATE", "DELETE"] }],
                 namespaceSelector: namespaceSelector(cfg, "regulated"),
             },
             matchConditions: [notTheController(ctx)],
@@ -75,6 +78,8 @@ export function approvalCelPolicy(cfg: PolicyConfig, r: RegulatedConfig, ctx: Po
                         'variables.specUpdate && (object.spec.exists(k, k != "paused" && (!(k in oldObject.spec) || object.spec[k] != oldObject.spec[k])) || ' +
                         'oldObject.spec.exists(k, k != "paused" && !(k in object.spec)))',
                 },
+                // The namespace is being deleted: its controller removes every Rollout in it.
+                { name: "namespaceTerminating", expression: 'has(namespaceObject.status) && has(namespaceObject.status.phase) && namespaceObject.status.phase == "Terminating"' },
                 {
                     name: "unpausing",
                     expression: "variables.specUpdate && has(oldObject.spec.paused) && oldObject.spec.paused && !(has(object.spec.paused) && object.spec.paused)",
@@ -83,6 +88,7 @@ export function approvalCelPolicy(cfg: PolicyConfig, r: RegulatedConfig, ctx: Po
             validations: [
                 { expression: "!variables.status || variables.gitops || variables.approver", message: MESSAGES.approvalStatus },
                 { expression: 'request.operation != "CREATE" || variables.gitops', message: MESSAGES.approvalCreate },
+                { expression: 'request.operation != "DELETE" || variables.gitops || variables.namespaceTerminating', message: MESSAGES.approvalDelete },
                 { expression: "!variables.specUpdate || variables.gitops || (!variables.otherSpecChanged && (!variables.unpausing || variables.approver))", message: MESSAGES.approvalSpec },
             ],
         },
@@ -112,6 +118,18 @@ export function approvalClusterPolicy(cfg: PolicyConfig, r: RegulatedConfig, ctx
             denyRule(cfg, clusterRule(cfg, "create", ROLLOUT, { operations: ["CREATE"], scope: "regulated" }), MESSAGES.approvalCreate, {
                 all: [{ key: user, operator: "AnyNotIn", value: gitops }],
             }),
+            denyRule(
+                cfg,
+                clusterRule(cfg, "delete", ROLLOUT, { operations: ["DELETE"], scope: "regulated" }),
+                MESSAGES.approvalDelete,
+                {
+                    all: [
+                        { key: user, operator: "AnyNotIn", value: gitops },
+                        { key: "{{ namespacePhase }}", operator: "NotEquals", value: "Terminating" },
+                    ],
+                },
+                [{ name: "namespacePhase", apiCall: { urlPath: "/api/v1/namespaces/{{ request.namespace }}", jmesPath: "status.phase || ''" } }],
+            ),
             denyRule(cfg, clusterRule(cfg, "change", ROLLOUT, { operations: ["UPDATE"], scope: "regulated" }), MESSAGES.approvalSpec, {
                 all: [notOwner, { key: withoutPaused("object"), operator: "NotEquals", value: withoutPaused("oldObject") }],
             }),

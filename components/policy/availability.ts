@@ -307,7 +307,7 @@ export function spreadClusterPolicy(cfg: PolicyConfig): ClusterPolicy {
 export function replicaFloorClusterPolicy(cfg: PolicyConfig): ClusterPolicy {
     const n = cfg.prodMinReplicas;
     // JMESPath `||` falls back only on null (and empty or false values), so an explicit 0 is still 0
-    // and an omitted value is -1, which is not refused.
+    // and an omitted value is -1, which this rule leaves to the require-replicas rule (Rollouts only).
     const replicas = "{{ request.object.spec.replicas || `-1` }}";
     const workloads: ClusterPolicyRule[] = WORKLOADS.map((w) =>
         denyRule(

@@ -32,6 +32,8 @@ export const MESSAGES = {
     approvalStatus:
         "in a regulated namespace only an approver (who is no deployer), or the GitOps controller running an approved ArgoCD action, may change a Rollout's status: promote, resume, skip, abort and retry are approvals (ADR-056 D3, ADR-049)",
     approvalCreate: "in a regulated namespace only the GitOps controller may create a Rollout: a Rollout's first version is promoted without steps, so it would skip the approval (ADR-056 D3)",
+    approvalDelete:
+        "in a regulated namespace only the GitOps controller may delete a Rollout, or the namespace's own deletion: GitOps recreates a deleted Rollout, and its first version is promoted without steps, so it would skip the approval (ADR-056 D3)",
     approvalSpec:
         "in a regulated namespace only the GitOps controller may change a Rollout's spec (changing the steps resets the pause conditions and drops the approval), and only an approver may unpause it (ADR-056 D3, ADR-049)",
 } as const;

@@ -328,10 +328,9 @@ describe("kyverno", function () {
             const apply = (obj: unknown) => target.cluster.kubectl(["apply", "--server-side", "--field-manager=platform-e2e", "-f", "-"], JSON.stringify(obj));
             apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns, labels: { "platform.example/tier": "prod", ...cfg.policy.prodNamespaceLabels, ...regulated.namespaceLabels } } });
             // RBAC as a platform might grant it beyond the program's roles, so that admission is what
-            // decides: the GitOps identity, the deployers and the approvers may write Rollouts and
-            // their status. Deployers get no delete: the program's roles never grant it, and the
-            // admission guard does not refuse deletes (README, "Regulated approval").
-            const writes = ["get", "list", "watch", "create", "update", "patch"];
+            // decides: the GitOps identity, the deployers and the approvers may write and delete
+            // Rollouts and write their status.
+            const writes = ["get", "list", "watch", "create", "update", "patch", "delete"];
             apply({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { name: "e2e-rollout-writer", namespace: ns }, rules: [{ apiGroups: ["argoproj.io"], resources: ["rollouts", "rollouts/status"], verbs: writes }] });
             apply({
                 apiVersion: "rbac.authorization.k8s.io/v1",
@@ -377,11 +376,21 @@ describe("kyverno", function () {
             expect("the GitOps controller changes the steps", patch(asGitops, { spec: { strategy: { canary: { steps: [{ setWeight: 50 }, { pause: {} }, { setWeight: 100 }] } } } }), true);
             expect("a deployer writes status (promote)", patch(asDeployer, { status: { pauseConditions: null } }, true), false, MESSAGES.approvalStatus);
             expect("a deployer unpauses", patch(asDeployer, { spec: { paused: false } }), false, MESSAGES.approvalSpec);
-            expect("a deployer deletes it", as(asDeployer, ["delete", "rollout", "checkout", "--wait=false"]), false);
+            expect("a deployer deletes it", as(asDeployer, ["delete", "rollout", "checkout", "--wait=false"]), false, MESSAGES.approvalDelete);
+            expect("an approver deletes it", as(asApprover, ["delete", "rollout", "checkout", "--wait=false"]), false, MESSAGES.approvalDelete);
             expect("the controller writes its revision annotation", patch(asController, { metadata: { annotations: { "rollout.argoproj.io/revision": "1" } } }), true);
             expect("the controller writes status", patch(asController, { status: { observedGeneration: "1" } }, true), true);
             expect("an approver writes status (promote)", patch(asApprover, { status: { pauseConditions: null } }, true), true);
             expect("an approver unpauses", patch(asApprover, { spec: { paused: false } }), true);
+            expect("the GitOps controller deletes it (a prune)", as(asGitops, ["delete", "rollout", "checkout", "--wait=false"]), true);
+            // The namespace's own deletion removes its Rollouts: the guard lets the namespace
+            // controller through while the namespace is Terminating, or the namespace would hang.
+            expect("the GitOps controller creates another", create(asGitops), true);
+            target.cluster.kubectl(["delete", "namespace", ns, "--wait=false"]);
+            await waitFor(`namespace ${ns} to be deleted with its Rollout`, 90_000, () => {
+                kyverno.check();
+                return run(path.join(w.bin, "kubectl"), [`--kubeconfig=${target.cluster.kubeconfig}`, "get", "namespace", ns]).status !== 0;
+            }, () => target.cluster.kubectl(["get", "namespace", ns, "-o", "json"]));
             kyverno.check();
             assert.deepStrictEqual(outcomes, [], `regulated admission, ${api}:\n${outcomes.join("\n")}`);
         });
