@@ -153,6 +153,7 @@ describe("admission configuration (policy, argocd)", () => {
                 approverGroups: ["release-approvers"],
                 deployerGroups: ["shop-deployers"],
                 gitopsServiceAccounts: [{ namespace: "argocd", name: "argocd-application-controller" }],
+                actionServiceAccounts: [],
             });
         });
 
@@ -236,6 +237,17 @@ describe("admission configuration (policy, argocd)", () => {
             const noApprovers = problemFor({ policy: { regulated: { namespaceLabels: { a: "b" }, gitopsServiceAccounts: ["argocd/x"] } } }, "policy.regulated.approverGroups", /is required: the groups whose members approve/);
             assert.strictEqual(noApprovers.given, "(not set)");
             problemFor({ policy: { regulated: { namespaceLabels: { a: "b" }, approverGroups: ["release"] } } }, "policy.regulated.gitopsServiceAccounts", /is required: .*argocd\/argocd-application-controller/);
+        });
+        it("ArgoCD's API server as a sync identity: it acts for any user ArgoCD's RBAC lets through", () => {
+            const regulated = { namespaceLabels: { a: "b" }, approverGroups: ["release"], gitopsServiceAccounts: ["argocd/argocd-application-controller", "argocd/argocd-server"] };
+            const p = problemFor({ policy: { regulated } }, "policy.regulated.gitopsServiceAccounts", /must not name ArgoCD's API server.*actionServiceAccounts.*status, spec\.paused, spec\.restartAt/);
+            assert.strictEqual(p.given, '"argocd/argocd-server"');
+            problemFor(
+                { policy: { regulated: { ...regulated, gitopsServiceAccounts: ["argocd/argocd-application-controller"], actionServiceAccounts: ["argocd/argocd-application-controller"] } } },
+                "policy.regulated.actionServiceAccounts",
+                /must not repeat a policy.regulated.gitopsServiceAccounts identity/,
+            );
+            problemFor({ policy: { regulated: { ...regulated, gitopsServiceAccounts: ["argocd/argocd-application-controller"], actionServiceAccounts: ["argocd-server"] } } }, "policy.regulated.actionServiceAccounts[0]", /<namespace>\/<name>/);
         });
         it("Kyverno's variable marker in a group name, which a ClusterPolicy would substitute", () => {
             for (const kyvernoApi of ["kyverno.io/v1", "policies.kyverno.io/v1"]) {

@@ -67,7 +67,8 @@ export const REGULATED = {
     namespaceLabels: { "platform.example/class": "regulated" },
     approverGroups: ["release-approvers"],
     deployerGroups: ["shop-deployers"],
-    gitopsServiceAccounts: ["argocd/argocd-application-controller", "argocd/argocd-server"],
+    gitopsServiceAccounts: ["argocd/argocd-application-controller"],
+    actionServiceAccounts: ["argocd/argocd-server"],
 };
 
 export const CTX: PolicyContext = { rolloutsController: { namespace: "argo-rollouts", name: "argo-rollouts" } };

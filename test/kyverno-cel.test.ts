@@ -12,7 +12,8 @@ const REGULATED = {
     namespaceLabels: { "platform.example/class": "regulated" },
     approverGroups: ["release-approvers"],
     deployerGroups: ["shop-deployers"],
-    gitopsServiceAccounts: ["argocd/argocd-application-controller", "argocd/argocd-server"],
+    gitopsServiceAccounts: ["argocd/argocd-application-controller"],
+    actionServiceAccounts: ["argocd/argocd-server"],
 };
 
 function policyConfig(patch: Record<string, unknown> = {}): PolicyConfig {

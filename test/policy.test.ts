@@ -230,6 +230,15 @@ describe("policy stage", () => {
         same("an approver's promote is admitted", regulated({ subResource: "status", ...approver }), { denied: [] });
         same("ArgoCD's resume action is admitted", regulated({ subResource: "status", username: "system:serviceaccount:argocd:argocd-server" }), { denied: [] });
         same("the controller is never stopped", regulated({ subResource: "status", username: "system:serviceaccount:argo-rollouts:argo-rollouts" }), { denied: [] });
+        // ArgoCD's API server writes for any user ArgoCD's RBAC lets through: only what the actions write.
+        const server = { username: "system:serviceaccount:argocd:argocd-server", groups: ["system:serviceaccounts", "system:serviceaccounts:argocd"] };
+        same("ArgoCD's resume action unpauses", regulated({ oldObject: sampleRollout({ paused: true }), object: sampleRollout({ paused: false }), ...server }), { denied: [] });
+        same("ArgoCD's restart action sets restartAt", regulated({ object: sampleRollout({ restartAt: "2026-12-01T10:00:00Z" }), ...server }), { denied: [] });
+        same("ArgoCD's resource patch of the steps is refused", regulated({ object: fewerSteps, ...server }), { denied: [MESSAGES.approvalSpec] });
+        same("ArgoCD's resource patch of the steps beside an unpause is refused", regulated({ oldObject: sampleRollout({ paused: true }), object: { ...fewerSteps, spec: { ...fewerSteps.spec, paused: false } } as Obj, ...server }), { denied: [MESSAGES.approvalSpec] });
+        same("ArgoCD's server cannot create a Rollout", regulated({ operation: "CREATE", oldObject: undefined, ...server }), { denied: [MESSAGES.approvalCreate] });
+        sameVerdict("nor delete one (ArgoCD's resource delete; selfHeal would recreate it fully promoted)", regulated({ operation: "DELETE", oldObject: undefined, ...server }), [MESSAGES.approvalDelete]);
+        same("a deployer's restartAt is a spec change like any other", regulated({ object: sampleRollout({ restartAt: "2026-12-01T10:00:00Z" }), ...deployer }), { denied: [MESSAGES.approvalSpec] });
         same("a deployer cannot create a Rollout there", regulated({ operation: "CREATE", oldObject: undefined, ...deployer }), { denied: [MESSAGES.approvalCreate] });
         // GitOps would recreate a deleted Rollout, and its first version skips every step.
         sameVerdict("a deployer cannot delete a Rollout there", regulated({ operation: "DELETE", oldObject: undefined, ...deployer }), [MESSAGES.approvalDelete]);

@@ -351,7 +351,7 @@ describe("npm run verify", () => {
             const results = await verify(config, world);
             expectFail(results, "kyverno.policies-enforced", /disallow-default-namespace: validationActions are \[Audit,Warn\], the stack configures \[Deny\]/);
             expectFail(results, "kyverno.policies-enforced", /require-prod-replica-floor: does not match argoproj\.io\/rollouts/);
-            expectFail(results, "kyverno.policies-enforced", /restrict-regulated-rollout-changes: spec\.variables\[1\]\.expression is .*payments-deployers.*, the stack declares .*payments-approvers/);
+            expectFail(results, "kyverno.policies-enforced", /restrict-regulated-rollout-changes: spec\.variables\[2\]\.expression is .*payments-deployers.*, the stack declares .*payments-approvers/);
             assert.doesNotMatch(found(results, "kyverno.policies-enforced"), /validationActions\[/, "a difference named in its own words is not repeated");
         });
 

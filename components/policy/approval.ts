@@ -19,8 +19,16 @@ import { ROLLOUT } from "./workloads";
  *   Rollout actions do the same as the ArgoCD server's identity, status first through the
  *   subresource (argo-cd v3.5.1 `server/application/application.go` `patchResource`,
  *   `resource_customizations/argoproj.io/Rollout/actions`). So status is written only by the
- *   controller, by approvers who are no deployers, and by the GitOps identities (ArgoCD's RBAC
- *   decides who may run an action there).
+ *   controller, by approvers who are no deployers, and by ArgoCD (ArgoCD's RBAC decides who may
+ *   run an action there: `argocd.rbac`).
+ * - ArgoCD's two identities are not alike. The application controller (`gitopsServiceAccounts`)
+ *   syncs what git holds. The API server (`actionServiceAccounts`) writes for whichever user
+ *   ArgoCD's RBAC lets through: a Rollout action, but also a resource patch of any spec field
+ *   (`PatchResource`) and a resource delete (`DeleteResource`). So the server may write only what
+ *   the Rollout actions write: status (abort, promote-full, resume, retry, skip-current-step),
+ *   `spec.paused` (pause, resume) and `spec.restartAt` (restart) (argo-cd v3.5.1
+ *   resource_customizations/argoproj.io/Rollout/actions/<action>/action.lua); never a create, a
+ *   delete or another spec field.
  * - deleting it: GitOps recreates a deleted Rollout, and its first version is promoted fully (the
  *   same `shouldFullPromote`). So only the GitOps identities delete one, or the namespace's own
  *   deletion (the namespace is Terminating).
@@ -50,8 +58,21 @@ const celGroupIn = (groups: readonly string[]) => `(has(request.userInfo.groups)
 /** CEL: the request's subresource, "" for the object itself. */
 const CEL_SUBRESOURCE = 'has(request.subResource) ? request.subResource : ""';
 
+/** The spec fields ArgoCD's Rollout actions write (pause, resume: `paused`; restart: `restartAt`). */
+export const ACTION_SPEC_FIELDS: readonly string[] = ["paused", "restartAt"];
+
+/** CEL: a spec update changes a field outside `kept`, compared key by key (CEL map equality is deep). */
+const celSpecChangedBesides = (kept: readonly string[]) => {
+    const other = (k: string) => kept.map((f) => `${k} != "${f}"`).join(" && ");
+    return (
+        `variables.specUpdate && (object.spec.exists(k, ${other("k")} && (!(k in oldObject.spec) || object.spec[k] != oldObject.spec[k])) || ` +
+        `oldObject.spec.exists(k, ${other("k")} && !(k in object.spec)))`
+    );
+};
+
 export function approvalCelPolicy(cfg: PolicyConfig, r: RegulatedConfig, ctx: PolicyContext): ValidatingPolicy {
     const gitops = r.gitopsServiceAccounts.map(serviceAccountUser);
+    const actions = r.actionServiceAccounts.map(serviceAccountUser);
     return {
         apiVersion: "policies.kyverno.io/v1",
         kind: "ValidatingPolicy",
@@ -67,17 +88,13 @@ export function approvalCelPolicy(cfg: PolicyConfig, r: RegulatedConfig, ctx: Po
             matchConditions: [notTheController(ctx)],
             variables: [
                 { name: "gitops", expression: celUserIn(gitops) },
+                { name: "action", expression: actions.length > 0 ? celUserIn(actions) : "false" },
                 { name: "approver", expression: r.deployerGroups.length > 0 ? `${celGroupIn(r.approverGroups)} && !${celGroupIn(r.deployerGroups)}` : celGroupIn(r.approverGroups) },
                 { name: "subResource", expression: CEL_SUBRESOURCE },
                 { name: "status", expression: `variables.subResource == "${STATUS}"` },
                 { name: "specUpdate", expression: `request.operation == "UPDATE" && variables.subResource == ""` },
-                {
-                    // Every spec field but `paused`, compared key by key (CEL map equality is deep).
-                    name: "otherSpecChanged",
-                    expression:
-                        'variables.specUpdate && (object.spec.exists(k, k != "paused" && (!(k in oldObject.spec) || object.spec[k] != oldObject.spec[k])) || ' +
-                        'oldObject.spec.exists(k, k != "paused" && !(k in object.spec)))',
-                },
+                { name: "otherSpecChanged", expression: celSpecChangedBesides(["paused"]) },
+                { name: "nonActionSpecChanged", expression: celSpecChangedBesides(ACTION_SPEC_FIELDS) },
                 // The namespace is being deleted: its controller removes every Rollout in it.
                 { name: "namespaceTerminating", expression: 'has(namespaceObject.status) && has(namespaceObject.status.phase) && namespaceObject.status.phase == "Terminating"' },
                 {
@@ -86,10 +103,14 @@ export function approvalCelPolicy(cfg: PolicyConfig, r: RegulatedConfig, ctx: Po
                 },
             ],
             validations: [
-                { expression: "!variables.status || variables.gitops || variables.approver", message: MESSAGES.approvalStatus },
+                { expression: "!variables.status || variables.gitops || variables.action || variables.approver", message: MESSAGES.approvalStatus },
                 { expression: 'request.operation != "CREATE" || variables.gitops', message: MESSAGES.approvalCreate },
                 { expression: 'request.operation != "DELETE" || variables.gitops || variables.namespaceTerminating', message: MESSAGES.approvalDelete },
-                { expression: "!variables.specUpdate || variables.gitops || (!variables.otherSpecChanged && (!variables.unpausing || variables.approver))", message: MESSAGES.approvalSpec },
+                {
+                    expression:
+                        "!variables.specUpdate || variables.gitops || (variables.action && !variables.nonActionSpecChanged) || (!variables.action && !variables.otherSpecChanged && (!variables.unpausing || variables.approver))",
+                    message: MESSAGES.approvalSpec,
+                },
             ],
         },
     };
@@ -97,24 +118,27 @@ export function approvalCelPolicy(cfg: PolicyConfig, r: RegulatedConfig, ctx: Po
 
 export function approvalClusterPolicy(cfg: PolicyConfig, r: RegulatedConfig, ctx: PolicyContext): ClusterPolicy {
     const gitops = r.gitopsServiceAccounts.map(serviceAccountUser);
-    const owners = [...gitops, serviceAccountUser(ctx.rolloutsController)];
+    const actions = r.actionServiceAccounts.map(serviceAccountUser);
+    const controller = serviceAccountUser(ctx.rolloutsController);
     const user = "{{ request.userInfo.username }}";
+    // The sync identities, the controller, and for status, unpausing and restarts ArgoCD's actions
+    // (its RBAC decides who runs them); the action identity's other spec writes are the next rule's.
+    const notOwnerOrAction: Condition = { key: user, operator: "AnyNotIn", value: [...gitops, controller, ...actions] };
     const groups = "{{ request.userInfo.groups || `[]` }}";
-    const notOwner: Condition = { key: user, operator: "AnyNotIn", value: owners };
     // Not an approver: in no approver group, or in a deployer group.
     const notApprover: Condition[] = [
         { key: groups, operator: "AllNotIn", value: [...r.approverGroups] },
         ...(r.deployerGroups.length > 0 ? [{ key: groups, operator: "AnyIn", value: [...r.deployerGroups] } as Condition] : []),
     ];
-    // `paused: null` on both sides: every spec field but `paused` is compared (Kyverno's own pattern,
-    // kyverno/kyverno `pkg/validation/policy/on_update_policy_test.go`).
-    const withoutPaused = (o: string) => `{{ request.${o}.spec | merge(@, \`{"paused": null}\`) }}`;
+    // `paused: null` on both sides: every spec field but the ones named is compared (Kyverno's own
+    // pattern, kyverno/kyverno `pkg/validation/policy/on_update_policy_test.go`).
+    const without = (o: string, fields: readonly string[]) => `{{ request.${o}.spec | merge(@, \`${JSON.stringify(Object.fromEntries(fields.map((f) => [f, null])))}\`) }}`;
     const policy = clusterValidating(
         cfg,
         POLICY_NAMES.approval,
         MESSAGES.approvalSpec,
         [
-            denyRule(cfg, clusterRule(cfg, "approve", ROLLOUT, { operations: ["UPDATE"], scope: "regulated", subresource: STATUS }), MESSAGES.approvalStatus, { all: [notOwner], any: notApprover }),
+            denyRule(cfg, clusterRule(cfg, "approve", ROLLOUT, { operations: ["UPDATE"], scope: "regulated", subresource: STATUS }), MESSAGES.approvalStatus, { all: [notOwnerOrAction], any: notApprover }),
             denyRule(cfg, clusterRule(cfg, "create", ROLLOUT, { operations: ["CREATE"], scope: "regulated" }), MESSAGES.approvalCreate, {
                 all: [{ key: user, operator: "AnyNotIn", value: gitops }],
             }),
@@ -131,11 +155,21 @@ export function approvalClusterPolicy(cfg: PolicyConfig, r: RegulatedConfig, ctx
                 [{ name: "namespacePhase", apiCall: { urlPath: "/api/v1/namespaces/{{ request.namespace }}", jmesPath: "status.phase || ''" } }],
             ),
             denyRule(cfg, clusterRule(cfg, "change", ROLLOUT, { operations: ["UPDATE"], scope: "regulated" }), MESSAGES.approvalSpec, {
-                all: [notOwner, { key: withoutPaused("object"), operator: "NotEquals", value: withoutPaused("oldObject") }],
+                all: [notOwnerOrAction, { key: without("object", ["paused"]), operator: "NotEquals", value: without("oldObject", ["paused"]) }],
             }),
+            ...(actions.length > 0
+                ? [
+                      denyRule(cfg, clusterRule(cfg, "change-by-action", ROLLOUT, { operations: ["UPDATE"], scope: "regulated" }), MESSAGES.approvalSpec, {
+                          all: [
+                              { key: user, operator: "AnyIn", value: actions },
+                              { key: without("object", ACTION_SPEC_FIELDS), operator: "NotEquals", value: without("oldObject", ACTION_SPEC_FIELDS) },
+                          ],
+                      }),
+                  ]
+                : []),
             denyRule(cfg, clusterRule(cfg, "unpause", ROLLOUT, { operations: ["UPDATE"], scope: "regulated" }), MESSAGES.approvalSpec, {
                 all: [
-                    notOwner,
+                    notOwnerOrAction,
                     { key: "{{ request.oldObject.spec.paused || `false` }}", operator: "Equals", value: true },
                     { key: "{{ request.object.spec.paused || `false` }}", operator: "Equals", value: false },
                 ],

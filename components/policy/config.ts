@@ -62,8 +62,13 @@ export interface RegulatedConfig {
     approverGroups: string[];
     /** Groups whose members ship versions; the approval Roles bind the deployer Role to them. */
     deployerGroups: string[];
-    /** The GitOps controller's identities: the sync (spec) and ArgoCD's Rollout actions (status). */
+    /** The GitOps controller's sync identities (ArgoCD's application controller): they create, change and prune Rollouts. */
     gitopsServiceAccounts: ServiceAccountRef[];
+    /**
+     * The identities ArgoCD's API server runs Rollout actions as (`argocd-server`). It acts for any
+     * user ArgoCD's RBAC lets through, so the guard lets it write only what the actions write.
+     */
+    actionServiceAccounts: ServiceAccountRef[];
 }
 
 /** The policy stage's settings. */
@@ -126,7 +131,7 @@ const POLICY_KEYS = [
     "regulated",
 ];
 const SELECTOR_KEYS = ["matchLabels", "matchExpressions"];
-const REGULATED_KEYS = ["namespaceLabels", "approverGroups", "deployerGroups", "gitopsServiceAccounts"];
+const REGULATED_KEYS = ["namespaceLabels", "approverGroups", "deployerGroups", "gitopsServiceAccounts", "actionServiceAccounts"];
 
 const LABEL_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$/;
@@ -234,6 +239,27 @@ function readRegulated(r: ConfigReader, value: unknown): RegulatedConfig | undef
         [],
         { min: 1, max: 20 },
     );
+    const actionAccounts = r.strings(
+        "policy.regulated.actionServiceAccounts",
+        g.actionServiceAccounts,
+        { pattern: SERVICE_ACCOUNT, describe: "<namespace>/<name> of a ServiceAccount, such as argocd/argocd-server" },
+        [],
+        { min: 0, max: 20 },
+    );
+    // ArgoCD's API server patches and deletes resources, and runs the Rollout actions, as its own
+    // identity for any user ArgoCD's RBAC lets through (argo-cd v3.5.1 server/application/application.go
+    // `PatchResource`, `DeleteResource`, `RunResourceActionV2`): exempting it like the sync identity
+    // would let an ArgoCD `update` or `delete` change or recreate a regulated Rollout.
+    for (const a of accounts.filter((a) => a.split("/")[1] === "argocd-server")) {
+        r.problem(
+            "policy.regulated.gitopsServiceAccounts",
+            a,
+            "must not name ArgoCD's API server: it acts for any user ArgoCD's RBAC lets through (resource patch, delete, Rollout actions). List it in policy.regulated.actionServiceAccounts, where the guard lets it write only what ArgoCD's Rollout actions write (status, spec.paused, spec.restartAt)",
+        );
+    }
+    for (const a of actionAccounts.filter((a) => accounts.includes(a))) {
+        r.problem("policy.regulated.actionServiceAccounts", a, "must not repeat a policy.regulated.gitopsServiceAccounts identity: an action identity is exempted for the actions' writes only");
+    }
     // Both are required: without approvers the guard lets nobody approve, and without the GitOps
     // identities nobody may create or change a regulated Rollout, ArgoCD's sync included.
     if (g.approverGroups === undefined || g.approverGroups === null) {
@@ -246,11 +272,14 @@ function readRegulated(r: ConfigReader, value: unknown): RegulatedConfig | undef
         namespaceLabels: g.namespaceLabels === undefined ? missing(r, "policy.regulated.namespaceLabels", "labels that mark a regulated namespace") : nonEmptyLabels(r, "policy.regulated.namespaceLabels", g.namespaceLabels, "marks a regulated namespace"),
         approverGroups: r.strings("policy.regulated.approverGroups", g.approverGroups, group, [], { min: 1, max: 20 }),
         deployerGroups: r.strings("policy.regulated.deployerGroups", g.deployerGroups, group, [], { min: 0, max: 20 }),
-        gitopsServiceAccounts: accounts.map((a) => {
-            const [namespace, name] = a.split("/");
-            return { namespace, name };
-        }),
+        gitopsServiceAccounts: accounts.map(serviceAccountRef),
+        actionServiceAccounts: actionAccounts.map(serviceAccountRef),
     };
+}
+
+function serviceAccountRef(a: string): ServiceAccountRef {
+    const [namespace, name] = a.split("/");
+    return { namespace, name };
 }
 
 function missing(r: ConfigReader, key: string, what: string): Record<string, string> {
@@ -332,7 +361,8 @@ export function kyvernoVariables(cfg: PolicyConfig): [key: string, value: string
     walk("policy", rest);
     if (regulated) {
         // Stack-file shape: ServiceAccounts as <namespace>/<name>.
-        walk("policy.regulated", { ...regulated, gitopsServiceAccounts: regulated.gitopsServiceAccounts.map((a) => `${a.namespace}/${a.name}`) });
+        const ref = (a: ServiceAccountRef) => `${a.namespace}/${a.name}`;
+        walk("policy.regulated", { ...regulated, gitopsServiceAccounts: regulated.gitopsServiceAccounts.map(ref), actionServiceAccounts: regulated.actionServiceAccounts.map(ref) });
     }
     return found;
 }

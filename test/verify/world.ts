@@ -59,7 +59,8 @@ export function verifyConfig(patch: Record<string, unknown> = {}): AddonConfig {
                     namespaceLabels: { "platform.example/compliance": "regulated" },
                     approverGroups: ["payments-approvers"],
                     deployerGroups: ["payments-deployers"],
-                    gitopsServiceAccounts: ["argocd/argocd-application-controller", "argocd/argocd-server"],
+                    gitopsServiceAccounts: ["argocd/argocd-application-controller"],
+                    actionServiceAccounts: ["argocd/argocd-server"],
                 },
             },
             argocd: {

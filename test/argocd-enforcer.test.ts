@@ -1,0 +1,82 @@
+import * as assert from "assert";
+import { globRegExp, loadArgoRbac, policyCsv, projectPoliciesString, readCsvLine } from "../components/argocd/enforcer";
+
+const app = (action: string, object = "tenants/web") => ({ resource: "applications", action, object });
+
+describe("ArgoCD RBAC enforcer (restated from argo-cd v3.5.1; e2e argocd-rbac-enforcer-agrees checks it)", () => {
+    it("merges policy.csv first, then the other policy.*.csv keys in key order", () => {
+        assert.strictEqual(policyCsv({ "policy.b.csv": "B", "policy.csv": "MAIN", "policy.a.csv": "A", "policy.default": "x", "other.csv": "no" }), "MAIN\nA\nB");
+        assert.strictEqual(policyCsv({ "policy.z.csv": "Z" }), "\nZ");
+    });
+
+    it("reads a line as Go's encoding/csv with TrimLeadingSpace", () => {
+        assert.deepStrictEqual(readCsvLine("p,  a , b"), ["p", "a ", "b"]);
+        assert.deepStrictEqual(readCsvLine('p, "a, b", "say ""hi"""'), ["p", "a, b", 'say "hi"']);
+        assert.deepStrictEqual(readCsvLine("g, a,"), ["g", "a", ""]);
+        assert.throws(() => readCsvLine('p, a"b'), /bare "/);
+        assert.throws(() => readCsvLine('p, "ab" , c'), /extraneous or missing "/);
+        assert.throws(() => readCsvLine('p, "ab'), /extraneous or missing "/);
+    });
+
+    it("compiles gobwas globs: * crosses /, alternatives, classes; a broken pattern matches nothing", () => {
+        assert.ok(globRegExp("update/*")!.test("update/argoproj.io/Rollout/ns/name"));
+        assert.ok(globRegExp("{sync,override}")!.test("override"));
+        assert.ok(!globRegExp("{sync,override}")!.test("syncx"));
+        assert.ok(globRegExp("t?n[a-c]nts/*")!.test("tenants/web"));
+        assert.ok(!globRegExp("[!t]enants/*")!.test("tenants/web"));
+        assert.strictEqual(globRegExp("[abc"), undefined);
+        assert.strictEqual(globRegExp("{a,b"), undefined);
+        assert.ok(globRegExp("a\\*")!.test("a*") && !globRegExp("a\\*")!.test("ab"));
+    });
+
+    it("a deny wins for one subject; an allow through another group of the same user still passes", () => {
+        const rbac = loadArgoRbac({
+            "policy.csv": ["p, role:dev, applications, *, tenants/*, allow", "p, role:dev, applications, sync, tenants/*, deny", "g, devs, role:dev", "g, ops, role:admin"].join("\n"),
+        });
+        assert.strictEqual(rbac.error, undefined);
+        assert.ok(rbac.enforce({ groups: ["devs"] }, app("get")));
+        assert.ok(!rbac.enforce({ groups: ["devs"] }, app("sync")));
+        assert.ok(rbac.enforce({ groups: ["devs", "ops"] }, app("sync")), "ops (role:admin) allows what role:dev denies");
+    });
+
+    it("the default role is tried first and answers alone when it allows", () => {
+        const rbac = loadArgoRbac({ "policy.default": "role:admin", "policy.csv": "p, role:dev, applications, sync, */*, deny\ng, devs, role:dev" });
+        assert.ok(rbac.enforce({ groups: ["devs"] }, app("sync")));
+        assert.ok(!loadArgoRbac({ "policy.csv": "p, role:dev, applications, sync, */*, deny\ng, devs, role:dev" }).enforce({ groups: ["devs"] }, app("sync")));
+    });
+
+    it("a group's own p lines count only when the group is the subject of some g line", () => {
+        assert.ok(!loadArgoRbac({ "policy.csv": "p, devs, applications, sync, */*, allow" }).enforce({ groups: ["devs"] }, app("sync")));
+        assert.ok(loadArgoRbac({ "policy.csv": "p, devs, applications, sync, */*, allow\ng, devs, role:readonly" }).enforce({ groups: ["devs"] }, app("sync")));
+        assert.ok(loadArgoRbac({ "policy.csv": "p, alice, applications, sync, */*, allow" }).enforce({ user: "alice", groups: [] }, app("sync")), "the user's own subject needs no g line");
+    });
+
+    it("follows role links ten levels deep, not eleven", () => {
+        const chain = (n: number) => [...Array.from({ length: n }, (_, i) => `g, r${i}, r${i + 1}`), `p, r${n}, applications, sync, */*, allow`].join("\n");
+        assert.ok(loadArgoRbac({ "policy.csv": chain(10) }).enforce({ groups: ["r0"] }, app("sync")));
+        assert.ok(!loadArgoRbac({ "policy.csv": chain(11) }).enforce({ groups: ["r0"] }, app("sync")));
+    });
+
+    it("one bad line fails the whole policy: every request is denied, the built-in admin included", () => {
+        for (const bad of ['p, role:x, applications, get, "*/*, allow', "p, role:x, applications, get, */*", "g, a, b, c", "x, a, b"]) {
+            const rbac = loadArgoRbac({ "policy.csv": `g, ops, role:admin\n${bad}` });
+            assert.match(rbac.error ?? "", /error loading RBAC policy/, bad);
+            assert.ok(!rbac.enforce({ user: "admin", groups: ["ops"] }, app("get")), bad);
+        }
+        assert.strictEqual(loadArgoRbac({ "policy.csv": "# comment\n\n   p, role:x, applications, get, */*, allow  \n" }).error, undefined);
+    });
+
+    it("regex mode matches unanchored", () => {
+        const rbac = loadArgoRbac({ "policy.matchMode": "regex", "policy.csv": "p, role:dev, applications, sync, ten, allow\ng, devs, role:dev" });
+        assert.ok(rbac.enforce({ groups: ["devs"] }, app("sync", "tenants/web")));
+        assert.ok(rbac.enforce({ groups: ["devs"] }, app("resync", "tenants/web")), "sync matches inside resync");
+    });
+
+    it("adds the request's AppProject roles and their groups", () => {
+        const projects = [{ name: "tenants", roles: [{ name: "release", policies: ["p, proj:tenants:release, applications, action/*, tenants/*, allow"], groups: ["approvers"] }] }];
+        assert.strictEqual(projectPoliciesString(projects[0]).split("\n")[0], "p, proj:tenants:release, projects, get, tenants, allow");
+        const rbac = loadArgoRbac({}, projects);
+        assert.ok(rbac.enforce({ groups: ["approvers"] }, app("action/argoproj.io/Rollout/resume")));
+        assert.ok(!rbac.enforce({ groups: ["approvers"] }, app("action/argoproj.io/Rollout/resume", "other/web")), "another project's request does not load this project's roles");
+    });
+});
