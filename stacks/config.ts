@@ -111,7 +111,7 @@ export function parseAddonConfig(stack: string, raw: Plain, ambient: { awsRegion
     const metrics = readMetrics(r, raw, { role, mimirTenant }, gateway);
     const delivery = readDelivery(r, raw, secretKeys);
     const policy = readPolicy(r, raw.policy);
-    const argocd = readArgoCd(r, raw.argocd, cluster?.name);
+    const argocd = readArgoCd(r, raw.argocd, cluster?.name, policy?.regulated);
 
     if (r.problems.length > 0 || !cluster || !gateway || !controller || !plugin || !metrics || !delivery || !policy || !argocd) {
         throw new ConfigError(stack, PROJECT, r.problems);

@@ -3,11 +3,11 @@ import { ConfigError, ConfigProblem } from "../components/config";
 import { AddonConfig, parseAddonConfig } from "../stacks/config";
 import { APPROVER_ROLLOUT_ACTIONS, ARGOCD_DEFAULTS, ARGOCD_ROLLOUT_ACTIONS, BUILTIN_KINDS } from "../components/argocd";
 import { POLICY_DEFAULTS } from "../components/policy";
-import { hubConfig, merged, planInline } from "./harness";
+import { hubConfig, merged, planInline, withRegulatedArgoRbac } from "./harness";
 
 function raw(patch: Record<string, unknown> = {}): Record<string, unknown> {
     const { "aws:region": _region, ...rest } = merged(hubConfig(), patch);
-    return rest;
+    return withRegulatedArgoRbac(rest);
 }
 
 const parse = (patch: Record<string, unknown> = {}): AddonConfig => parseAddonConfig("hub", raw(patch), { awsRegion: "eu-west-1" });
@@ -62,7 +62,7 @@ describe("admission configuration (policy, argocd)", () => {
             assert.deepStrictEqual(cfg.argocd.projects, []);
             assert.deepStrictEqual(cfg.argocd.applicationSets, []);
             assert.deepStrictEqual(cfg.argocd.allKinds, BUILTIN_KINDS.map((gk) => ({ ...gk })));
-            assert.deepStrictEqual(cfg.argocd.rbac, { deployerRoles: [], projects: [], actions: [...APPROVER_ROLLOUT_ACTIONS] });
+            assert.deepStrictEqual(cfg.argocd.rbac, { deployerRoles: [], projects: [], actions: [...APPROVER_ROLLOUT_ACTIONS], regulatedProjects: [], approverGroups: [], deployerGroups: [] });
         });
 
         it("reserves only actions ArgoCD has: resume, promote-full, skip-current-step and abort", () => {
@@ -109,6 +109,9 @@ describe("admission configuration (policy, argocd)", () => {
                 deployerRoles: ["role:deployer"],
                 projects: ["tenants"],
                 actions: [...APPROVER_ROLLOUT_ACTIONS],
+                regulatedProjects: [],
+                approverGroups: [],
+                deployerGroups: [],
             });
         });
 
@@ -259,6 +262,34 @@ describe("admission configuration (policy, argocd)", () => {
         });
         it("a quote in an ArgoCD role, which fails ArgoCD's CSV reader and with it the whole RBAC policy", () =>
             problemFor({ argocd: { ...tenants, rbac: { approverRole: 'role:"approver' } } }, "argocd.rbac.approverRole", /quotes/));
+        it("a regulated cluster whose ArgoCD gets no RBAC for the regulated projects", () => {
+            const regulated = { namespaceLabels: { a: "b" }, approverGroups: ["release"], deployerGroups: ["shop"], gitopsServiceAccounts: ["argocd/argocd-application-controller"] };
+            const base = merged(hubConfig(), { policy: { regulated } });
+            const { "aws:region": _r, ...rest } = base;
+            const keys = (argocd: Record<string, unknown> | undefined) => {
+                try {
+                    parseAddonConfig("hub", { ...rest, ...(argocd ? { argocd } : {}) }, { awsRegion: "eu-west-1" });
+                } catch (err) {
+                    assert.ok(err instanceof ConfigError);
+                    return err.problems.map((p) => `${p.key}: ${p.allowed}`);
+                }
+                return [];
+            };
+            const none = keys(undefined);
+            assert.strictEqual(none.length, 1, none.join("\n"));
+            assert.match(none[0], /^argocd\.rbac\.regulatedProjects: is required with policy\.regulated where ArgoCD runs.*Replace syncs as its own identities/);
+            const partial = keys({ projects: { "tenants-regulated": {} }, rbac: { regulatedProjects: ["tenants-regulated", "other"] } });
+            assert.deepStrictEqual(partial.map((p) => p.split(":")[0]).sort(), ["argocd.rbac.approverRole", "argocd.rbac.deployerRoles", "argocd.rbac.regulatedProjects"]);
+            assert.ok(partial.some((p) => /regulatedProjects: must be one of argocd.rbac.projects \(tenants-regulated\)/.test(p)));
+            assert.deepStrictEqual(keys({ projects: { "tenants-regulated": {} }, rbac: { approverRole: "role:a", deployerRoles: ["role:d"], regulatedProjects: ["tenants-regulated"] } }), []);
+            // Where another cluster's ArgoCD syncs this one, that cluster's stack writes the RBAC.
+            assert.deepStrictEqual(keys({ runsOn: "mgmt" }), []);
+            // The groups verify asks about default to policy.regulated's, and never overlap.
+            const cfg = parseAddonConfig("hub", { ...rest, argocd: { projects: { r: {} }, rbac: { approverRole: "role:a", deployerRoles: ["role:d"], regulatedProjects: ["r"] } } }, { awsRegion: "eu-west-1" });
+            assert.deepStrictEqual([cfg.argocd.rbac.approverGroups, cfg.argocd.rbac.deployerGroups], [["release"], ["shop"]]);
+            const overlap = keys({ projects: { r: {} }, rbac: { approverRole: "role:a", deployerRoles: ["role:d"], regulatedProjects: ["r"], deployerGroups: ["release"] } });
+            assert.deepStrictEqual(overlap, ["argocd.rbac.deployerGroups: must not include an approver group: the deployer is never the approver (ADR-056 D3, ADR-049)"]);
+        });
         it("an unknown key in the regulated section", () =>
             problemFor({ policy: { regulated: { namespaceLabels: { a: "b" }, approverGroups: ["a"], gitopsServiceAccounts: ["argocd/x"], approvers: [] } } }, "policy.regulated.approvers", /unknown key/));
         it("a rule without any path", () => problemFor({ argocd: { ignoreDifferences: [{ kind: "Service" }] } }, "argocd.ignoreDifferences[0]", /at least one of jsonPointers/));

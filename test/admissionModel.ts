@@ -6,7 +6,7 @@
  */
 import { AddonConfig, parseAddonConfig } from "../stacks/config";
 import { CelPolicy, PolicyConfig, PolicyContext, celPolicies, clusterPolicies, selects, serviceAccountUser } from "../components/policy";
-import { hubConfig, merged } from "./harness";
+import { hubConfig, merged, withRegulatedArgoRbac } from "./harness";
 import { FakeCluster, Json, admit } from "./kyvernoCel";
 import { applyClusterPolicy, ruleMatches } from "./kyvernoJmes";
 
@@ -75,7 +75,7 @@ export const CTX: PolicyContext = { rolloutsController: { namespace: "argo-rollo
 
 export function config(patch: Record<string, unknown> = {}): AddonConfig {
     const { "aws:region": _region, ...rest } = merged(hubConfig(), patch);
-    return parseAddonConfig("hub", rest, { awsRegion: "eu-west-1" });
+    return parseAddonConfig("hub", withRegulatedArgoRbac(rest), { awsRegion: "eu-west-1" });
 }
 export const policyConfig = (patch: Record<string, unknown> = {}): PolicyConfig => config({ policy: patch }).policy;
 

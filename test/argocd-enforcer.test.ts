@@ -72,6 +72,24 @@ describe("ArgoCD RBAC enforcer (restated from argo-cd v3.5.1; e2e argocd-rbac-en
         assert.ok(rbac.enforce({ groups: ["devs"] }, app("resync", "tenants/web")), "sync matches inside resync");
     });
 
+    it("regex mode: a pattern Go cannot compile fails the request, in any line order; Go's own syntax is read", () => {
+        for (const csv of ["p, alice, applications, sync, *, allow\np, alice, applications, sync, .*, allow", "p, alice, applications, sync, .*, allow\np, alice, applications, sync, *, allow"]) {
+            assert.ok(!loadArgoRbac({ "policy.matchMode": "regex", "policy.csv": csv }).enforce({ user: "alice", groups: [] }, app("sync")), csv);
+        }
+        assert.ok(!loadArgoRbac({ "policy.matchMode": "regex", "policy.csv": "g, ops, role:admin" }).enforce({ groups: ["ops"] }, app("get")), "the built-in roles' globs are no regular expressions");
+        for (const pattern of ["(?i)TENANTS/.*", "^\\pL+/", "\\Atenants/web\\z", "(?P<p>tenants)/web"]) {
+            assert.ok(loadArgoRbac({ "policy.matchMode": "regex", "policy.csv": `p, alice, applications, sync, ${pattern}, allow` }).enforce({ user: "alice", groups: [] }, app("sync")), pattern);
+        }
+    });
+
+    it("tries the default role on the policy without the project first, project tokens included", () => {
+        const projects = [{ name: "tenants", roles: [{ name: "r", policies: ["p, role:readonly, applications, get, tenants/*, deny"] }] }, { name: "payments", roles: [{ name: "x" }] }];
+        const rbac = loadArgoRbac({ "policy.default": "role:readonly" }, projects);
+        assert.ok(rbac.enforce({ user: "alice", groups: [] }, app("get")), "the project's deny is not in the policy the default role is tried on");
+        assert.ok(rbac.enforce({ user: "proj:tenants:r", groups: [] }, app("get", "payments/api")));
+        assert.ok(!loadArgoRbac({}, projects).enforce({ user: "proj:tenants:r", groups: [] }, app("get", "payments/api")), "a project token reaches no other project");
+    });
+
     it("adds the request's AppProject roles and their groups", () => {
         const projects = [{ name: "tenants", roles: [{ name: "release", policies: ["p, proj:tenants:release, applications, action/*, tenants/*, allow"], groups: ["approvers"] }] }];
         assert.strictEqual(projectPoliciesString(projects[0]).split("\n")[0], "p, proj:tenants:release, projects, get, tenants, allow");

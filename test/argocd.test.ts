@@ -33,11 +33,15 @@ import {
     rolloutArrayPathReasons,
     tenantSyncSettings,
 } from "../components/argocd";
-import { IgnoreRule } from "../components/argocd";
+import { APPROVER_ROLLOUT_ACTIONS, IgnoreRule } from "../components/argocd";
+import { loadArgoRbac } from "../components/argocd/enforcer";
 import { OfflineRun, PlannedResource } from "../tools/offline";
 import { planStack } from "../tools/plan";
 import { fromConfigMap, listStacks, placeholderKeptArgoObjects, placeholderWorld, readStackFile } from "../tools/stackFile";
 import { byName, hubConfig, merged, planInline, transitiveDeps } from "./harness";
+
+/** An argocd.rbac without regulated projects. */
+const NO_REGULATED = { regulatedProjects: [], approverGroups: [], deployerGroups: [] };
 
 const rule = (r: Partial<IgnoreRule> & Pick<IgnoreRule, "kind">): IgnoreRule => ({ group: "", jsonPointers: [], jqPathExpressions: [], managedFieldsManagers: [], ...r });
 const rollout = (r: Partial<IgnoreRule>) => rule({ group: "argoproj.io", kind: "Rollout", ...r });
@@ -288,7 +292,7 @@ describe("argocd-apps stage", () => {
         });
 
         it("allows the approver and denies each deployer every promote/abort action, per named project", () => {
-            const csv = rolloutActionsPolicyCsv({ approverRole: "role:approver", deployerRoles: ["role:deployer"], projects: ["tenants", "payments"], actions: ["promote-full", "abort"] })!;
+            const csv = rolloutActionsPolicyCsv({ ...NO_REGULATED, approverRole: "role:approver", deployerRoles: ["role:deployer"], projects: ["tenants", "payments"], actions: ["promote-full", "abort"] })!;
             const lines = csv.split("\n").filter((l) => l.startsWith("p, "));
             assert.deepStrictEqual(lines, [
                 "p, role:approver, applications, action/argoproj.io/Rollout/promote-full, tenants/*, allow",
@@ -305,8 +309,27 @@ describe("argocd-apps stage", () => {
         });
 
         it("writes nothing without an approver or without a project", () => {
-            assert.strictEqual(rolloutActionsPolicyCsv({ deployerRoles: ["role:deployer"], projects: ["tenants"], actions: ["abort"] }), undefined);
-            assert.strictEqual(rolloutActionsPolicyCsv({ approverRole: "role:approver", deployerRoles: [], projects: [], actions: ["abort"] }), undefined);
+            assert.strictEqual(rolloutActionsPolicyCsv({ ...NO_REGULATED, deployerRoles: ["role:deployer"], projects: ["tenants"], actions: ["abort"] }), undefined);
+            assert.strictEqual(rolloutActionsPolicyCsv({ ...NO_REGULATED, approverRole: "role:approver", deployerRoles: [], projects: [], actions: ["abort"] }), undefined);
+        });
+
+        it("denies the deployer roles every ArgoCD path that changes, replaces or deletes a Rollout in a regulated project", () => {
+            const rbac = { approverRole: "role:approver", deployerRoles: ["role:deployer"], projects: ["tenants", "regulated"], actions: [...APPROVER_ROLLOUT_ACTIONS], regulatedProjects: ["regulated"], approverGroups: ["approvers"], deployerGroups: ["deployers"] };
+            const csv = rolloutActionsPolicyCsv(rbac)!;
+            const lines = csv.split("\n").filter((l) => l.startsWith("p, role:deployer") && l.includes("regulated/*") && !l.includes("action/"));
+            assert.deepStrictEqual(lines, ["update", "update/*", "delete", "delete/*", "sync", "override"].map((a) => `p, role:deployer, applications, ${a}, regulated/*, deny`));
+            assert.ok(!csv.includes("update, tenants/*"), "a project that is not regulated keeps its deployers' update and sync");
+            // ArgoCD's own decision, restated: a deployer bound to the role through a group, even one the
+            // platform made role:admin of every project, cannot sync, patch or delete a regulated Rollout.
+            const enforcer = loadArgoRbac({ "policy.csv": "g, deployers, role:deployer\np, role:deployer, applications, *, */*, allow\ng, approvers, role:approver", [ROLLOUT_ACTIONS_POLICY_KEY]: csv });
+            assert.strictEqual(enforcer.error, undefined);
+            const can = (group: string, action: string, object = "regulated/checkout") => enforcer.enforce({ groups: [group] }, { resource: "applications", action, object });
+            for (const action of ["sync", "update", "delete", "override", "update/argoproj.io/Rollout/shop/checkout", "delete/argoproj.io/Rollout/shop/checkout", "action/argoproj.io/Rollout/resume"]) {
+                assert.ok(!can("deployers", action), action);
+            }
+            assert.ok(can("deployers", "sync", "tenants/web"), "outside regulated projects the platform's grant stands");
+            assert.ok(can("deployers", "action/argoproj.io/Rollout/restart"), "restart passes no gate");
+            assert.ok(can("approvers", "action/argoproj.io/Rollout/resume"));
         });
     });
 

@@ -20,6 +20,24 @@ export function hubConfig(): Record<string, unknown> {
     };
 }
 
+/** ArgoCD RBAC of a regulated gate, as a stack with policy.regulated needs where ArgoCD runs. */
+export const REGULATED_ARGOCD_RBAC = { approverRole: "role:release-approver", deployerRoles: ["role:tenant-deployer"], projects: ["tenants-regulated"], regulatedProjects: ["tenants-regulated"] };
+
+/**
+ * `raw` with REGULATED_ARGOCD_RBAC where it sets policy.regulated, ArgoCD runs on its cluster and
+ * it says nothing about ArgoCD's RBAC: for tests about something else.
+ */
+export function withRegulatedArgoRbac(raw: Record<string, unknown>): Record<string, unknown> {
+    const policy = raw.policy as Record<string, unknown> | undefined;
+    const argocd = (raw.argocd ?? {}) as Record<string, unknown>;
+    const cluster = raw.cluster as Record<string, unknown> | undefined;
+    const local = argocd.runsOn === undefined || argocd.runsOn === cluster?.name;
+    if (!policy?.regulated || !local || argocd.rbac !== undefined) {
+        return raw;
+    }
+    return { ...raw, argocd: { ...argocd, rbac: REGULATED_ARGOCD_RBAC } };
+}
+
 /** Deep-merges `patch` into `base`; a key set to undefined is removed. */
 export function merged(base: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
     const out: Record<string, unknown> = { ...base };
@@ -42,7 +60,7 @@ function isObj(v: unknown): v is Record<string, unknown> {
 
 /** Plans a stack from an inline config map (the stack file's `config:` section). */
 export async function planInline(configMap: Record<string, unknown>, opts: { stack?: string; world?: OfflineWorld } = {}): Promise<OfflineRun> {
-    const file = fromConfigMap(opts.stack ?? "test", configMap);
+    const file = fromConfigMap(opts.stack ?? "test", withRegulatedArgoRbac(configMap));
     return runOffline({
         stack: file.stack,
         config: file.config,

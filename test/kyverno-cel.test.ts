@@ -3,7 +3,7 @@ import { parseAddonConfig } from "../stacks/config";
 import { PolicyConfig } from "../components/policy";
 import { CelPolicy, MESSAGES, POLICY_NAMES, PolicyContext, ValidatingPolicy, celPolicies } from "../components/policy";
 import { Admission, FakeCluster, Json, REQUEST_TYPE, admit, checkExpression, checkPolicy, sites } from "./kyvernoCel";
-import { hubConfig, merged } from "./harness";
+import { hubConfig, merged, withRegulatedArgoRbac } from "./harness";
 
 // ---------------------------------------------------------------------------------------------
 // Configurations and samples.
@@ -18,7 +18,7 @@ const REGULATED = {
 
 function policyConfig(patch: Record<string, unknown> = {}): PolicyConfig {
     const { "aws:region": _region, ...rest } = merged(hubConfig(), { policy: patch });
-    return parseAddonConfig("hub", rest, { awsRegion: "eu-west-1" }).policy;
+    return parseAddonConfig("hub", withRegulatedArgoRbac(rest), { awsRegion: "eu-west-1" }).policy;
 }
 
 const CTX: PolicyContext = { rolloutsController: { namespace: "argo-rollouts", name: "argo-rollouts" } };

@@ -71,7 +71,7 @@ describe("npm run verify", () => {
         it("passes the shipped hub stack as declared: complement, kept ArgoCD objects, the observability module's ingest routes", async () => {
             const config = shippedConfig("hub");
             const results = await verify(config, healthyCluster(config));
-            assert.deepStrictEqual(notPassing(results).map((l) => l.split(":")[0]), ["SKIP rbac.kyverno-policy-lookups", "SKIP argocd.rbac", "SKIP smoke.outcome"]);
+            assert.deepStrictEqual(notPassing(results).map((l) => l.split(":")[0]), ["SKIP rbac.kyverno-policy-lookups", "SKIP smoke.outcome"]);
             assert.match(results.get("metrics.spoke-routes")!.note!, /^mimir-spoke-preprod-read \(read\)$/);
             assert.match(results.get("argocd.projects")!.note!, /tenants \(external\)/);
         });
@@ -79,7 +79,7 @@ describe("npm run verify", () => {
         it("passes the shipped preprod spoke: templates at the hub's endpoint, queried from here", async () => {
             const config = shippedConfig("preprod");
             const results = await verify(config, healthyCluster(config), { httpGet: async () => ({ status: 200, body: JSON.stringify(fixture("prometheus-vector.json")) }) });
-            assert.deepStrictEqual(notPassing(results).map((l) => l.split(":")[0]), ["SKIP rbac.kyverno-policy-lookups", "SKIP argocd.rbac", "SKIP metrics.spoke-routes", "SKIP smoke.outcome"]);
+            assert.deepStrictEqual(notPassing(results).map((l) => l.split(":")[0]), ["SKIP rbac.kyverno-policy-lookups", "SKIP metrics.spoke-routes", "SKIP smoke.outcome"]);
             assert.match(results.get("metrics.templates")!.note!, new RegExp(`${HUB_READ_ENDPOINT.replace(/[./]/g, "\\$&")} \\(from the hub stack\\)`));
         });
     });
@@ -295,7 +295,7 @@ describe("npm run verify", () => {
         });
 
         it("rbac.deployer-cannot-resume is skipped without policy.regulated, or where no namespace is regulated", async () => {
-            const plain = verifyConfig({ policy: { regulated: undefined } });
+            const plain = verifyConfig({ policy: { regulated: undefined }, argocd: { rbac: { regulatedProjects: [] } } });
             let results = await verify(plain, healthyCluster(plain));
             assert.strictEqual(status(results, "rbac.deployer-cannot-resume"), "SKIP");
             assert.match(results.get("rbac.deployer-cannot-resume")!.note!, /no policy\.regulated/);

@@ -50,6 +50,16 @@ export interface ArgoRbacConfig {
     projects: string[];
     /** ArgoCD's built-in Rollout actions reserved to the approver. */
     actions: string[];
+    /**
+     * Projects whose Applications sync regulated namespaces (ADR-056 D3): there the deployer roles
+     * are also denied every ArgoCD path that changes, replaces or deletes a Rollout as ArgoCD's own
+     * identity (`regulatedDeployerDenials`).
+     */
+    regulatedProjects: string[];
+    /** SSO groups verify asks ArgoCD's enforcer about: they must be able to run the approval actions. */
+    approverGroups: string[];
+    /** SSO groups verify asks ArgoCD's enforcer about: they must be refused every regulated path. */
+    deployerGroups: string[];
 }
 
 /** The argocd-apps stage's settings. */
@@ -84,7 +94,7 @@ export const ARGOCD_DEFAULTS = {
 const ARGOCD_KEYS = ["runsOn", "namespace", "projects", "applicationSets", "ignoreDifferences", "allKinds", "rbac"];
 const PROJECT_KEYS = ["owner", "namespaceResources"];
 const APPSET_KEYS = ["owner", "syncOptions", "ignoreDifferences"];
-const RBAC_KEYS = ["approverRole", "deployerRoles", "projects", "actions"];
+const RBAC_KEYS = ["approverRole", "deployerRoles", "projects", "actions", "regulatedProjects", "approverGroups", "deployerGroups"];
 const SYSTEM_RULE_KEYS = ["group", "kind", "jsonPointers", "jqPathExpressions", "managedFieldsManagers"];
 const APP_RULE_KEYS = [...SYSTEM_RULE_KEYS, "name", "namespace"];
 
@@ -106,8 +116,17 @@ const ACTION: StringRule = {
     describe: `one of ArgoCD's Rollout actions ${ARGOCD_ROLLOUT_ACTIONS.join(", ")} (argo-cd resource_customizations/argoproj.io/Rollout/actions; ${ROLLOUT_ACTIONS_SINCE_3_1.join(" and ")} since ArgoCD 3.1; there is no "promote")`,
 };
 
-/** `clusterName`: this stack's `cluster.name`, where ArgoCD runs unless `argocd.runsOn` says otherwise. */
-export function readArgoCd(r: ConfigReader, value: unknown, clusterName: string | undefined): ArgoCdConfig | undefined {
+/** What the stack's `policy.regulated` says about the groups, for the ArgoCD RBAC it needs. */
+export interface RegulatedGroups {
+    approverGroups: readonly string[];
+    deployerGroups: readonly string[];
+}
+
+/**
+ * `clusterName`: this stack's `cluster.name`, where ArgoCD runs unless `argocd.runsOn` says
+ * otherwise. `regulated`: the stack's `policy.regulated`, when set.
+ */
+export function readArgoCd(r: ConfigReader, value: unknown, clusterName: string | undefined, regulated?: RegulatedGroups): ArgoCdConfig | undefined {
     const d = ARGOCD_DEFAULTS;
     const { enabled, ...rest } = isPlainObject(value) ? value : { enabled: undefined };
     if (enabled !== undefined) {
@@ -144,6 +163,7 @@ export function readArgoCd(r: ConfigReader, value: unknown, clusterName: string 
     }));
     const rb = r.object("argocd.rbac", a.rbac, RBAC_KEYS) ?? {};
     const subject = { pattern: RBAC_SUBJECT, describe: "an ArgoCD role or SSO group such as role:approver (no spaces, commas, quotes or #)" };
+    const group = { pattern: RBAC_SUBJECT, describe: "an SSO group as ArgoCD sees it in the token's groups claim (no spaces, commas, quotes or #)" };
     const approverRole = r.string("argocd.rbac.approverRole", rb.approverRole, subject);
     const cfg: ArgoCdConfig = {
         runsOn,
@@ -159,9 +179,13 @@ export function readArgoCd(r: ConfigReader, value: unknown, clusterName: string 
             deployerRoles: r.strings("argocd.rbac.deployerRoles", rb.deployerRoles, subject, [], { min: 0, max: 20 }),
             projects: r.strings("argocd.rbac.projects", rb.projects, { pattern: DNS_SUBDOMAIN, describe: "an AppProject name" }, projects.map((p) => p.name), { min: 0, max: 50 }),
             actions: r.strings("argocd.rbac.actions", rb.actions, ACTION, d.rbac.actions, { min: 1, max: ARGOCD_ROLLOUT_ACTIONS.length }),
+            regulatedProjects: r.strings("argocd.rbac.regulatedProjects", rb.regulatedProjects, { pattern: DNS_SUBDOMAIN, describe: "an AppProject name" }, [], { min: 0, max: 50 }),
+            // ArgoCD's SSO groups are usually the cluster's groups (one identity provider).
+            approverGroups: r.strings("argocd.rbac.approverGroups", rb.approverGroups, group, [...(regulated?.approverGroups ?? [])], { min: 0, max: 20 }),
+            deployerGroups: r.strings("argocd.rbac.deployerGroups", rb.deployerGroups, group, [...(regulated?.deployerGroups ?? [])], { min: 0, max: 20 }),
         },
     };
-    preflightArgoCd(r, cfg, a);
+    preflightArgoCd(r, cfg, a, regulated !== undefined);
     return cfg;
 }
 
@@ -264,8 +288,8 @@ function readRule(r: ConfigReader, key: string, value: unknown, keys: readonly s
     return { group, kind, ...(name ? { name } : {}), ...(namespace ? { namespace } : {}), jsonPointers, jqPathExpressions, managedFieldsManagers };
 }
 
-/** The argocd section's traps. `raw` is the section as given. */
-export function preflightArgoCd(r: ConfigReader, cfg: ArgoCdConfig, raw: Plain): void {
+/** The argocd section's traps. `raw` is the section as given; `regulated`: the stack sets policy.regulated. */
+export function preflightArgoCd(r: ConfigReader, cfg: ArgoCdConfig, raw: Plain, regulated = false): void {
     if (!cfg.local) {
         // The objects live in the namespace of the ArgoCD that syncs this cluster, on its cluster.
         for (const key of ["projects", "applicationSets", "ignoreDifferences", "rbac"].filter((k) => raw[k] !== undefined)) {
@@ -304,6 +328,38 @@ export function preflightArgoCd(r: ConfigReader, cfg: ArgoCdConfig, raw: Plain):
     }
     if (approver !== undefined && cfg.rbac.projects.length === 0) {
         r.problem("argocd.rbac.projects", [], "must name at least one AppProject with argocd.rbac.approverRole (or set argocd.projects): grants are scoped per project, never to every project");
+    }
+    preflightRegulatedRbac(r, cfg.rbac, regulated);
+}
+
+/**
+ * Regulated prod through ArgoCD (ADR-056 D3): ArgoCD changes, replaces and deletes Rollouts as its
+ * own identities for any user its RBAC lets through, so where a cluster has regulated namespaces
+ * the ArgoCD that syncs them must be told who approves and who only deploys.
+ */
+function preflightRegulatedRbac(r: ConfigReader, rbac: ArgoRbacConfig, regulated: boolean): void {
+    const why = "ArgoCD runs the Rollout actions, resource patches and deletes, and Replace syncs as its own identities for any user its RBAC lets through, so in regulated prod its RBAC is part of the approval gate (ADR-056 D3)";
+    if (regulated && rbac.regulatedProjects.length === 0) {
+        r.problem("argocd.rbac.regulatedProjects", undefined, `is required with policy.regulated where ArgoCD runs: the AppProjects whose Applications sync the regulated namespaces. ${why}`);
+    }
+    if (rbac.regulatedProjects.length === 0) {
+        return;
+    }
+    if (rbac.approverRole === undefined) {
+        r.problem("argocd.rbac.approverRole", undefined, `is required with argocd.rbac.regulatedProjects: the ArgoCD role that alone runs the approval actions. ${why}`);
+    }
+    if (rbac.deployerRoles.length === 0) {
+        r.problem("argocd.rbac.deployerRoles", [], `must name at least one role with argocd.rbac.regulatedProjects: the ArgoCD roles of the deployers, denied the approval actions, update, delete, sync and override there. ${why}`);
+    }
+    // With policy.regulated its own approverGroups are required: reported there, once.
+    if (rbac.approverGroups.length === 0 && !regulated) {
+        r.problem("argocd.rbac.approverGroups", [], "must name at least one SSO group with argocd.rbac.regulatedProjects (default: policy.regulated.approverGroups): verify asks ArgoCD's enforcer whether they can approve");
+    }
+    for (const p of rbac.regulatedProjects.filter((p) => !rbac.projects.includes(p))) {
+        r.problem("argocd.rbac.regulatedProjects", p, `must be one of argocd.rbac.projects (${rbac.projects.join(", ") || "none"}): the approval actions are reserved to the approver there too`);
+    }
+    for (const g of rbac.approverGroups.filter((g) => rbac.deployerGroups.includes(g))) {
+        r.problem("argocd.rbac.deployerGroups", g, "must not include an approver group: the deployer is never the approver (ADR-056 D3, ADR-049)");
     }
 }
 

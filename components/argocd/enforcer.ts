@@ -24,7 +24,12 @@
  *   clusters, logs, exec) adds the AppProject's roles (pkg/apis/application/v1alpha1
  *   app_project_types.go `ProjectPoliciesString`).
  * - util/glob/glob.go `Match`: gobwas/glob without separators (`*` crosses `/`), a pattern that
- *   does not compile matches nothing; regex mode is casbin util `RegexMatch`, unanchored.
+ *   does not compile matches nothing; regex mode is casbin util `RegexMatch`, unanchored, and a
+ *   pattern that does not compile fails the request (so in regex mode the built-in roles, whose
+ *   objects are `*` globs, grant nothing). Regular expressions are Go's RE2; `goRegExp` spells the common
+ *   differences in JavaScript.
+ * - util/rbac/rbac.go `Enforce`: the default role is tried on the policy without the request's
+ *   project first, then the claims.
  * - casbin default role manager: role links followed at most 10 levels deep.
  */
 
@@ -280,7 +285,8 @@ export function globRegExp(pattern: string): RegExp | undefined {
     return body === undefined ? undefined : new RegExp(`^${body}$`, "u");
 }
 
-type Matcher = (value: string, pattern: string) => boolean;
+/** A pattern's verdict; `error` fails the whole request. */
+type Matcher = (value: string, pattern: string) => boolean | "error";
 
 function globMatcher(): Matcher {
     const cache = new Map<string, RegExp | undefined>();
@@ -292,14 +298,48 @@ function globMatcher(): Matcher {
     };
 }
 
-/** casbin util `RegexMatch`: unanchored; an invalid expression fails the request (casbin recovers the panic as an error). */
-function regexMatcher(): Matcher {
-    return (value, pattern) => {
-        try {
-            return new RegExp(pattern, "u").test(value);
-        } catch {
-            return false;
+/**
+ * Go's RE2 syntax as a JavaScript expression, for what the two spell differently: a leading flag
+ * group `(?i)`, `(?s)`, `(?m)`, `(?P<name>`, `\pL`/`\PL`, `\A`, `\z`. Undefined where Go
+ * accepts what JavaScript cannot express here (other flag groups); a pattern either rejects is
+ * an error.
+ */
+export function goRegExp(pattern: string): RegExp | undefined {
+    let flags = "u";
+    let body = pattern;
+    const lead = /^\(\?([imsU]+)\)/.exec(body);
+    if (lead) {
+        if (lead[1].includes("U")) {
+            return undefined;
         }
+        flags += [...new Set(lead[1])].join("");
+        body = body.slice(lead[0].length);
+    }
+    body = body
+        .replace(/\(\?P</g, "(?<")
+        .replace(/\\([pP])([A-Za-z])/g, "\\$1{$2}")
+        .replace(/\\A/g, "^")
+        .replace(/\\z/g, "$(?![\\s\\S])");
+    try {
+        return new RegExp(body, flags);
+    } catch {
+        return undefined;
+    }
+}
+
+/**
+ * casbin util `RegexMatch` (casbin v2.135.0 util/builtin_operators.go): unanchored, and an
+ * expression Go cannot compile panics; casbin recovers the panic as the request's error, and
+ * util/rbac `enforce` denies (`ok && err == nil`): one bad line reached fails the request.
+ */
+function regexMatcher(): Matcher {
+    const cache = new Map<string, RegExp | undefined>();
+    return (value, pattern) => {
+        if (!cache.has(pattern)) {
+            cache.set(pattern, goRegExp(pattern));
+        }
+        const re = cache.get(pattern);
+        return re === undefined ? "error" : re.test(value);
     };
 }
 
@@ -339,11 +379,33 @@ class Casbin {
         return seen;
     }
 
+    /**
+     * The matcher over every `p` line in order, its `&&` short-circuiting left to right (govaluate);
+     * casbin's effector stops at the first deny that matches, and a pattern error fails the request.
+     */
     enforce(sub: string, q: ArgoRbacQuery): boolean {
         const roles = this.roles(sub);
         let allow = false;
         for (const [pSub, res, act, obj, eft] of this.rules.p) {
-            if (roles.has(pSub) && this.match(q.resource, res) && this.match(q.action, act) && this.match(q.object, obj)) {
+            if (!roles.has(pSub)) {
+                continue;
+            }
+            let matched = true;
+            for (const [value, pattern] of [
+                [q.resource, res],
+                [q.action, act],
+                [q.object, obj],
+            ]) {
+                const m = this.match(value, pattern);
+                if (m === "error") {
+                    return false;
+                }
+                if (!m) {
+                    matched = false;
+                    break;
+                }
+            }
+            if (matched) {
                 if (eft === "deny") {
                     return false;
                 }
@@ -396,6 +458,11 @@ export function loadArgoRbac(data: ArgoRbacData, projects: readonly ArgoProjectR
     const withDefault = (e: Casbin, sub: string, q: ArgoRbacQuery) => (defaultRole !== "" && e.enforce(defaultRole, q)) || e.enforce(sub, q);
     return {
         enforce(subject, q) {
+            // util/rbac `Enforce` tries the default role on the policy without any project first,
+            // before the claims reach EnforceClaims (project tokens included).
+            if (defaultRole !== "" && baseEnforcer.enforce(defaultRole, q)) {
+                return true;
+            }
             const project = projectOf(q);
             const user = subject.user ?? "";
             const e = enforcerFor(project);

@@ -32,6 +32,21 @@ export const ROLLOUT_ACTIONS_SINCE_3_1: readonly string[] = ["pause", "skip-curr
 export const APPROVER_ROLLOUT_ACTIONS: readonly string[] = ["resume", "promote-full", "skip-current-step", "abort"];
 
 /**
+ * What a deployer role must not do in a regulated project, each an ArgoCD path that changes,
+ * replaces or deletes a Rollout as ArgoCD's own identity, outside the approval gate (argo-cd v3.5.1
+ * server/application/application.go):
+ * - `update/*`, `delete/*`: a resource patch or delete (`getAppLiveResource` asks
+ *   `update/<group>/<kind>/<ns>/<name>` while fine-grained inheritance is off, ArgoCD 3's default);
+ *   a deleted Rollout comes back through selfHeal and is promoted fully as an initial deploy.
+ * - `update`, `delete`: the Application itself (its sync options, or a cascading delete).
+ * - `sync`: a sync may ask for `Replace=true` with force, which deletes and recreates (`Sync` checks
+ *   `sync` alone; gitops-engine sync_context.go), and a rollback is a sync.
+ * - `override`: a sync of local manifests.
+ * The deployers ship through git, and the automated sync needs no user.
+ */
+export const REGULATED_DEPLOYER_DENIALS: readonly string[] = ["update", "update/*", "delete", "delete/*", "sync", "override"];
+
+/**
  * One line per action and project: `p, <subject>, applications, action/argoproj.io/Rollout/<action>,
  * <project>/*, allow|deny`. The approver is allowed; each deployer role is denied, and in ArgoCD a
  * deny wins over any allow, including a broad `action/*` the platform may grant elsewhere. Scoped to
@@ -52,6 +67,16 @@ export function rolloutActionsPolicyCsv(rbac: Readonly<ArgoRbacConfig>): string 
     grant(rbac.approverRole, "allow");
     for (const deployer of rbac.deployerRoles) {
         grant(deployer, "deny");
+    }
+    if (rbac.regulatedProjects.length > 0) {
+        lines.push("# Regulated projects: deployers change, replace or delete no Rollout through ArgoCD (ADR-056 D3).");
+        for (const deployer of rbac.deployerRoles) {
+            for (const project of rbac.regulatedProjects) {
+                for (const action of REGULATED_DEPLOYER_DENIALS) {
+                    lines.push(`p, ${deployer}, applications, ${action}, ${project}/*, deny`);
+                }
+            }
+        }
     }
     return `${lines.join("\n")}\n`;
 }

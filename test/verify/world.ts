@@ -67,7 +67,7 @@ export function verifyConfig(patch: Record<string, unknown> = {}): AddonConfig {
                 projects: { tenants: { owner: "addon", namespaceResources: [{ group: "", kind: "Service" }, { group: "apps", kind: "Deployment" }, { group: "gateway.networking.k8s.io", kind: "HTTPRoute" }] } },
                 applicationSets: { "tenant-apps": { owner: "addon", syncOptions: ["CreateNamespace=true"] } },
                 ignoreDifferences: [{ group: "apps", kind: "Deployment", jsonPointers: ["/spec/replicas"] }],
-                rbac: { approverRole: "role:approver", deployerRoles: ["role:deployer"] },
+                rbac: { approverRole: "role:approver", deployerRoles: ["role:deployer"], regulatedProjects: ["tenants"] },
             },
             smokeTest: { enabled: true, hostname: "smoke.hub.test.example", image: SMOKE_IMAGE, loadImage: LOAD_IMAGE },
         }),
