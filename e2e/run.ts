@@ -6,15 +6,18 @@
  *
  * It builds the engines first (e2e/engines/build.sh; cached, or ARGO_ROLLOUTS_ADDON_E2E_BIN), then
  * runs the scenarios in e2e/scenarios in order, prints one line per scenario and ends with
- * `N passed, N failed`. Exit status 0 when no scenario failed.
+ * `N passed, N failed`. Exit status 0 when no scenario failed. ARGO_ROLLOUTS_ADDON_E2E_KYVERNO=1.19
+ * also builds the optional e2e/engines/kyverno-1.19 and runs Kyverno v1.19.1 instead of CI's v1.17.2
+ * (e2e/lib/kyvernoRelease.ts); the run then prints which Kyverno it runs before the scenarios.
  */
 import { spawnSync } from "child_process";
 import * as fs from "fs";
 import Mocha from "mocha";
 import * as path from "path";
 import { killAllSync } from "./lib/procs";
-import { E2eReport, ScenarioReport, scenarioLine, summaryLine } from "./lib/report";
-import { engineVersions } from "./lib/engines";
+import { E2eReport, ScenarioReport, kyvernoLine, scenarioLine, summaryLine } from "./lib/report";
+import { engineVersions, requiredVersion } from "./lib/engines";
+import { kyvernoRelease } from "./lib/kyvernoRelease";
 import { context, stopWorld } from "./lib/context";
 
 const USAGE = "usage: npm run e2e [-- --json FILE] [--grep PATTERN] [--keep]";
@@ -65,6 +68,8 @@ function indent(text: string): string {
 
 async function main(): Promise<number> {
     const args = parseArgs(process.argv.slice(2));
+    // Refused before anything is built when it names no Kyverno the run knows.
+    const kyverno = kyvernoRelease();
     const root = path.resolve(__dirname, "..");
     const build = spawnSync("bash", [path.join(root, "e2e", "engines", "build.sh")], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
     if (build.status !== 0) {
@@ -72,6 +77,15 @@ async function main(): Promise<number> {
         return 1;
     }
     context.bin = build.stdout.trim().split("\n").pop() ?? "";
+    if (kyverno.optional) {
+        // An optional engine is built only when named; it links into the same directory.
+        const extra = spawnSync("bash", [path.join(root, "e2e", "engines", "build.sh"), kyverno.engine], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+        if (extra.status !== 0) {
+            console.error(`e2e: the engine ${kyverno.engine} could not be built (see above)`);
+            return 1;
+        }
+        console.log(kyvernoLine(kyverno, requiredVersion(kyverno.engine, "github.com/kyverno/kyverno")));
+    }
     context.keep = args.keep;
     for (const sig of ["SIGINT", "SIGTERM"] as const) {
         process.on(sig, () => {

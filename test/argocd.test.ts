@@ -331,6 +331,18 @@ describe("argocd-apps stage", () => {
             assert.ok(can("deployers", "action/argoproj.io/Rollout/restart"), "restart passes no gate");
             assert.ok(can("approvers", "action/argoproj.io/Rollout/resume"));
         });
+
+        it("binds the configured groups: approvers to the approver role, deployers to a role that only denies, quoted as ArgoCD's CSV reader needs", () => {
+            const rbac = { approverRole: "role:approver", deployerRoles: [], projects: ["regulated"], actions: ["resume"], regulatedProjects: ["regulated"], approverGroups: ["Release Approvers"], deployerGroups: ['ship, "fast"'] };
+            const csv = rolloutActionsPolicyCsv(rbac)!;
+            assert.match(csv, /^g, "Release Approvers", role:approver$/m);
+            assert.match(csv, /^g, "ship, ""fast""", role:argo-rollouts-addon-deployer$/m);
+            assert.ok(!/^p, role:argo-rollouts-addon-deployer, .*, allow$/m.test(csv), "the deployers' role grants nothing");
+            const enforcer = loadArgoRbac({ [ROLLOUT_ACTIONS_POLICY_KEY]: csv });
+            assert.strictEqual(enforcer.error, undefined);
+            assert.ok(enforcer.enforce({ groups: ["Release Approvers"] }, { resource: "applications", action: "action/argoproj.io/Rollout/resume", object: "regulated/web" }));
+            assert.ok(!enforcer.enforce({ groups: ['ship, "fast"'] }, { resource: "applications", action: "get", object: "regulated/web" }), "binding the deployers grants them nothing");
+        });
     });
 
     describe("declared resources", () => {

@@ -10,8 +10,20 @@ import { requiredVersion } from "../e2e/lib/engines";
 import { localArgs, permissionErrors } from "../e2e/lib/controller";
 import { FAST_GATES, SmokeSetting, backendWeight, collapse, deliveryPatch, inOrder } from "../e2e/lib/delivery";
 import { addonConfig } from "../e2e/lib/platform";
+import { kyvernoRelease } from "../e2e/lib/kyvernoRelease";
 
 describe("e2e harness", () => {
+    describe("the Kyverno release of the run", () => {
+        it("is CI's v1.17.2 unless ARGO_ROLLOUTS_ADDON_E2E_KYVERNO names 1.19, whose engine is optional; anything else is refused", () => {
+            assert.deepStrictEqual([kyvernoRelease({}).engine, kyvernoRelease({ ARGO_ROLLOUTS_ADDON_E2E_KYVERNO: "1.17" }).engine], ["kyverno", "kyverno"]);
+            const newer = kyvernoRelease({ ARGO_ROLLOUTS_ADDON_E2E_KYVERNO: "1.19" });
+            assert.deepStrictEqual([newer.engine, newer.optional, newer.admission], ["kyverno-1.19", true, "kyverno-1.19"]);
+            assert.strictEqual(requiredVersion(newer.engine, "github.com/kyverno/kyverno"), "v1.19.1");
+            assert.strictEqual(requiredVersion("kyverno", "github.com/kyverno/kyverno"), "v1.17.2");
+            assert.throws(() => kyvernoRelease({ ARGO_ROLLOUTS_ADDON_E2E_KYVERNO: "1.18" }), /ARGO_ROLLOUTS_ADDON_E2E_KYVERNO=1\.18 names no Kyverno the run can build: use 1\.19/);
+        });
+    });
+
     describe("differences", () => {
         it("ignores what the server adds and reports what it dropped or changed", () => {
             const declared = { metadata: { name: "a", labels: { x: "1" } }, spec: { list: [{ k: 1 }], keep: true } };

@@ -232,8 +232,18 @@ describe("policy stage", () => {
         same("the controller is never stopped", regulated({ subResource: "status", username: "system:serviceaccount:argo-rollouts:argo-rollouts" }), { denied: [] });
         // ArgoCD's API server writes for any user ArgoCD's RBAC lets through: only what the actions write.
         const server = { username: "system:serviceaccount:argocd:argocd-server", groups: ["system:serviceaccounts", "system:serviceaccounts:argocd"] };
-        same("ArgoCD's resume action unpauses", regulated({ oldObject: sampleRollout({ paused: true }), object: sampleRollout({ paused: false }), ...server }), { denied: [] });
-        same("ArgoCD's restart action sets restartAt", regulated({ object: sampleRollout({ restartAt: "2026-12-01T10:00:00Z" }), ...server }), { denied: [] });
+        // The CEL guard lets ArgoCD's spec actions through; the ClusterPolicy only its status writes
+        // (components/policy/approval.ts: Kyverno v1.17.2 refused the narrower rule in e2e).
+        it("ArgoCD's resume (spec.paused) and restart actions: admitted by the CEL guard, refused by the ClusterPolicy", () => {
+            for (const r of [
+                regulated({ oldObject: sampleRollout({ paused: true }), object: sampleRollout({ paused: false }), ...server }),
+                regulated({ object: sampleRollout({ restartAt: "2026-12-01T10:00:00Z" }), ...server }),
+            ]) {
+                assert.deepStrictEqual(viaCel(cfg, r).denied, []);
+                assert.deepStrictEqual(viaClusterPolicy(cfg, r).denied, [MESSAGES.approvalSpec]);
+            }
+        });
+        same("ArgoCD's pause action is admitted", regulated({ object: sampleRollout({ paused: true }), ...server }), { denied: [] });
         same("ArgoCD's resource patch of the steps is refused", regulated({ object: fewerSteps, ...server }), { denied: [MESSAGES.approvalSpec] });
         same("ArgoCD's resource patch of the steps beside an unpause is refused", regulated({ oldObject: sampleRollout({ paused: true }), object: { ...fewerSteps, spec: { ...fewerSteps.spec, paused: false } } as Obj, ...server }), { denied: [MESSAGES.approvalSpec] });
         same("ArgoCD's server cannot create a Rollout", regulated({ operation: "CREATE", oldObject: undefined, ...server }), { denied: [MESSAGES.approvalCreate] });

@@ -5,7 +5,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
-import { HTTPROUTE_WEIGHTS_RULE, argocdCmIgnoreData } from "../components/argocd";
+import { HTTPROUTE_WEIGHTS_RULE, ROLLOUT_ACTIONS_POLICY_KEY, argocdCmIgnoreData } from "../components/argocd";
 import { controllerClusterRules, controllerNamespaceRules } from "../components/rollouts";
 import { KYVERNO_AGGREGATE_LABELS, KYVERNO_ROLES, POLICY_NAMES, kyvernoRoleName } from "../components/policy";
 import type { AddonConfig } from "../stacks/config";
@@ -473,10 +473,33 @@ describe("npm run verify", () => {
             expectFail(results, "argocd.rbac", /no key policy\.argo-rollouts-addon\.csv/);
         });
 
+        it("argocd.regulated-rbac asks ArgoCD's enforcer: a default role, inheritance on, a broken line, an unbound approver fail; a broad grant to the group does not", async () => {
+            const config = verifyConfig();
+            const broken = async (change: { rbac?: (data: Record<string, string>) => Record<string, string>; cm?: (data: Record<string, string>) => Record<string, string> }) => {
+                const world = healthyCluster(config);
+                if (change.rbac) {
+                    replace(world, "ConfigMap", "argocd-rbac-cm", (o) => ({ ...o, data: change.rbac!((o.data ?? {}) as Record<string, string>) }));
+                }
+                if (change.cm) {
+                    replace(world, "ConfigMap", "argocd-cm", (o) => ({ ...o, data: change.cm!((o.data ?? {}) as Record<string, string>) }));
+                }
+                return verify(config, world);
+            };
+            expectFail(await broken({ rbac: (d) => ({ ...d, "policy.default": "role:admin" }) }), "argocd.regulated-rbac", /deployer group payments-deployers may action\/argoproj.io\/Rollout\/resume on tenants\/any-application.*policy\.default/);
+            // A platform grant to the group itself is taken back: the group's own subject carries the program's deny role.
+            assert.strictEqual(status(await broken({ rbac: (d) => ({ ...d, "policy.csv": "p, payments-deployers, applications, *, tenants/*, allow\ng, payments-deployers, role:admin" }) }), "argocd.regulated-rbac"), "PASS");
+            expectFail(await broken({ cm: (d) => ({ ...d, "server.rbac.disableApplicationFineGrainedRBACInheritance": "false" }) }), "argocd.regulated-rbac", /disableApplicationFineGrainedRBACInheritance is "false": an update or delete grant on an Application then patches or deletes its Rollouts/);
+            expectFail(await broken({ rbac: (d) => ({ ...d, "policy.csv": 'p, role:x, applications, get, "*/*, allow' }) }), "argocd.regulated-rbac", /argocd-rbac-cm does not load in ArgoCD \(error loading RBAC policy: error parsing policy line/);
+            const unbound = await broken({ rbac: (d) => ({ ...d, [ROLLOUT_ACTIONS_POLICY_KEY]: d[ROLLOUT_ACTIONS_POLICY_KEY].replace(/^g, payments-approvers, .*$/m, "") }) });
+            expectFail(unbound, "argocd.regulated-rbac", /approver group payments-approvers cannot action\/argoproj.io\/Rollout\/resume.*bind it to the approver role \(g, payments-approvers, role:approver\)/);
+            // The platform may say the same in its own words: inheritance explicitly off passes.
+            assert.strictEqual(status(await broken({ cm: (d) => ({ ...d, "server.rbac.disableApplicationFineGrainedRBACInheritance": "True" }) }), "argocd.regulated-rbac"), "PASS");
+        });
+
         it("skips every ArgoCD check when another cluster's ArgoCD syncs this one, naming that cluster", async () => {
             const config = verifyConfig({ argocd: { runsOn: "platform", projects: undefined, applicationSets: undefined, ignoreDifferences: undefined, rbac: undefined } });
             const results = await verify(config, healthyCluster(verifyConfig()));
-            assert.deepStrictEqual(["argocd.projects", "argocd.applicationsets", "argocd.argocd-cm", "argocd.rbac"].map((id) => status(results, id)), ["SKIP", "SKIP", "SKIP", "SKIP"]);
+            assert.deepStrictEqual(["argocd.projects", "argocd.applicationsets", "argocd.argocd-cm", "argocd.rbac", "argocd.regulated-rbac"].map((id) => status(results, id)), ["SKIP", "SKIP", "SKIP", "SKIP", "SKIP"]);
             assert.match(results.get("argocd.projects")!.note!, /argocd\.runsOn is platform: the ArgoCD of cluster platform syncs this cluster's Applications; run verify for the stack of platform/);
             assert.ok(!server!.requests.some((r) => r.includes("/namespaces/argocd/")), "nothing of ArgoCD is read on this cluster");
         });

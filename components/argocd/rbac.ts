@@ -1,4 +1,5 @@
 import type { ArgoRbacConfig } from "./config";
+import { loadArgoRbac } from "./enforcer";
 
 /**
  * ArgoCD RBAC for Rollout actions (ADR-056 D3, regulated prod: deployer != approver, ADR-049).
@@ -46,6 +47,17 @@ export const APPROVER_ROLLOUT_ACTIONS: readonly string[] = ["resume", "promote-f
  */
 export const REGULATED_DEPLOYER_DENIALS: readonly string[] = ["update", "update/*", "delete", "delete/*", "sync", "override"];
 
+/** The program's own ArgoCD role for the deployer groups: it only denies (never bound to a grant). */
+export const DEPLOYER_DENY_ROLE = "role:argo-rollouts-addon-deployer";
+
+/**
+ * A field as Go's encoding/csv reads it back (argo-cd util/rbac/rbac.go `loadPolicyLine`): quoted
+ * when it holds a comma, a quote, a blank or `#`, with quotes doubled.
+ */
+export function csvField(value: string): string {
+    return /[",\s#]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
+}
+
 /**
  * One line per action and project: `p, <subject>, applications, action/argoproj.io/Rollout/<action>,
  * <project>/*, allow|deny`. The approver is allowed; each deployer role is denied, and in ArgoCD a
@@ -64,13 +76,15 @@ export function rolloutActionsPolicyCsv(rbac: Readonly<ArgoRbacConfig>): string 
             }
         }
     };
+    // The deployer groups get a role of the program's that only denies, so binding them grants nothing.
+    const deployers = [...rbac.deployerRoles, ...(rbac.deployerGroups.length > 0 ? [DEPLOYER_DENY_ROLE] : [])];
     grant(rbac.approverRole, "allow");
-    for (const deployer of rbac.deployerRoles) {
+    for (const deployer of deployers) {
         grant(deployer, "deny");
     }
     if (rbac.regulatedProjects.length > 0) {
         lines.push("# Regulated projects: deployers change, replace or delete no Rollout through ArgoCD (ADR-056 D3).");
-        for (const deployer of rbac.deployerRoles) {
+        for (const deployer of deployers) {
             for (const project of rbac.regulatedProjects) {
                 for (const action of REGULATED_DEPLOYER_DENIALS) {
                     lines.push(`p, ${deployer}, applications, ${action}, ${project}/*, deny`);
@@ -78,5 +92,79 @@ export function rolloutActionsPolicyCsv(rbac: Readonly<ArgoRbacConfig>): string 
             }
         }
     }
+    if (rbac.approverGroups.length + rbac.deployerGroups.length > 0) {
+        lines.push("# The groups of argocd.rbac.approverGroups and deployerGroups.");
+        lines.push(...rbac.approverGroups.map((g) => `g, ${csvField(g)}, ${rbac.approverRole}`));
+        lines.push(...rbac.deployerGroups.map((g) => `g, ${csvField(g)}, ${DEPLOYER_DENY_ROLE}`));
+    }
     return `${lines.join("\n")}\n`;
+}
+
+/** What an AppProject's live spec says about its roles (`spec.roles`). */
+export interface LiveProjectRoles {
+    name: string;
+    roles?: { name?: string; policies?: string[]; groups?: string[] }[];
+}
+
+/** argo-cd v3.5.1 util/settings/settings.go: the argocd-cm key, read with strconv.ParseBool, "" meaning true. */
+export const FINE_GRAINED_INHERITANCE_KEY = "server.rbac.disableApplicationFineGrainedRBACInheritance";
+const GO_TRUE = ["1", "t", "T", "TRUE", "true", "True"];
+const GO_FALSE = ["0", "f", "F", "FALSE", "false", "False"];
+
+/** A synthetic Application and Rollout for the questions: a grant scoped to fewer names is not seen. */
+const ANY_APP = "any-application";
+const ANY_ROLLOUT = "regulated-namespace/any-rollout";
+
+/**
+ * What ArgoCD would let the configured groups do in the regulated projects, asked of ArgoCD's
+ * enforcer as restated in enforcer.ts: deployers may not run an approval action or update,
+ * delete, sync or override (the paths that change, replace or delete a Rollout as ArgoCD's own
+ * identity, REGULATED_DEPLOYER_DENIALS, also per Rollout); approvers must be able to run the
+ * approval actions. `apps`: the live Applications of those projects, asked about by name too.
+ * Returns one line per problem, empty when the gate holds.
+ */
+export function regulatedRbacProblems(
+    rbac: Readonly<ArgoRbacConfig>,
+    live: { rbacCm?: Record<string, string>; argocdCm?: Record<string, string>; projects: readonly LiveProjectRoles[]; apps: readonly { project: string; name: string }[] },
+): string[] {
+    const out: string[] = [];
+    if (live.rbacCm === undefined) {
+        return ["argocd-rbac-cm not found: ArgoCD grants only its built-in roles and policy.default"];
+    }
+    const inheritance = live.argocdCm?.[FINE_GRAINED_INHERITANCE_KEY] ?? "";
+    if (GO_FALSE.includes(inheritance)) {
+        out.push(
+            `argocd-cm ${FINE_GRAINED_INHERITANCE_KEY} is "${inheritance}": an update or delete grant on an Application then patches or deletes its Rollouts, and a deny on update/* cannot take it back (argo-cd server/application/application.go getAppLiveResource); remove the key (ArgoCD 3 defaults to true)`,
+        );
+    } else if (inheritance !== "" && !GO_TRUE.includes(inheritance)) {
+        out.push(`argocd-cm ${FINE_GRAINED_INHERITANCE_KEY} is "${inheritance}", which ArgoCD cannot parse as a boolean: every resource patch and delete fails; set "true" or remove the key`);
+    }
+    const projects = live.projects.map((p) => ({ name: p.name, roles: (p.roles ?? []).map((r) => ({ name: r.name ?? "", policies: r.policies ?? [], groups: r.groups ?? [] })) }));
+    const enforcer = loadArgoRbac(live.rbacCm, projects);
+    if (enforcer.error !== undefined) {
+        return [...out, `argocd-rbac-cm does not load in ArgoCD (${enforcer.error}): ArgoCD denies every request, approvers included`];
+    }
+    const approvalActions = rbac.actions.map((a) => `action/argoproj.io/Rollout/${a}`);
+    const deployerActions = [
+        ...approvalActions,
+        ...REGULATED_DEPLOYER_DENIALS.map((a) => a.replace(/\/\*$/, `/argoproj.io/Rollout/${ANY_ROLLOUT}`)),
+    ];
+    for (const project of rbac.regulatedProjects) {
+        const objects = [`${project}/${ANY_APP}`, ...live.apps.filter((a) => a.project === project).map((a) => `${project}/${a.name}`)];
+        for (const group of rbac.deployerGroups) {
+            for (const action of deployerActions) {
+                const allowed = objects.filter((object) => enforcer.enforce({ groups: [group] }, { resource: "applications", action, object }));
+                if (allowed.length > 0) {
+                    out.push(`deployer group ${group} may ${action} on ${allowed.join(", ")}: deny it (argocd.rbac.deployerRoles deny it for the roles named there; a grant through policy.default or another role of the group is not taken back by a deny)`);
+                }
+            }
+        }
+        for (const group of rbac.approverGroups) {
+            const refused = approvalActions.filter((action) => !enforcer.enforce({ groups: [group] }, { resource: "applications", action, object: `${project}/${ANY_APP}` }));
+            if (refused.length > 0) {
+                out.push(`approver group ${group} cannot ${refused.join(", ")} in project ${project}: bind it to the approver role (g, ${group}, ${rbac.approverRole ?? "<argocd.rbac.approverRole>"})`);
+            }
+        }
+    }
+    return out;
 }

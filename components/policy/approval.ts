@@ -121,18 +121,24 @@ export function approvalClusterPolicy(cfg: PolicyConfig, r: RegulatedConfig, ctx
     const actions = r.actionServiceAccounts.map(serviceAccountUser);
     const controller = serviceAccountUser(ctx.rolloutsController);
     const user = "{{ request.userInfo.username }}";
-    // The sync identities, the controller, and for status, unpausing and restarts ArgoCD's actions
-    // (its RBAC decides who runs them); the action identity's other spec writes are the next rule's.
-    const notOwnerOrAction: Condition = { key: user, operator: "AnyNotIn", value: [...gitops, controller, ...actions] };
+    const owners = [...gitops, controller];
+    const notOwner: Condition = { key: user, operator: "AnyNotIn", value: owners };
+    // Status: ArgoCD's actions too (its RBAC decides who runs them). In this API the action identity
+    // gets nothing more: a rule letting it change `paused` and `restartAt` alone refused ArgoCD's
+    // resume and restart on Kyverno v1.17.2 though Kyverno logged both specs alike (e2e
+    // kyverno-regulated), so here ArgoCD's restart and its resume of a `spec.paused` Rollout are
+    // refused in a regulated namespace, a pause is not (README, troubleshooting); the approval
+    // gate, a `pause: {}` step, is passed through status.
+    const notOwnerOrAction: Condition = { key: user, operator: "AnyNotIn", value: [...owners, ...actions] };
     const groups = "{{ request.userInfo.groups || `[]` }}";
     // Not an approver: in no approver group, or in a deployer group.
     const notApprover: Condition[] = [
         { key: groups, operator: "AllNotIn", value: [...r.approverGroups] },
         ...(r.deployerGroups.length > 0 ? [{ key: groups, operator: "AnyIn", value: [...r.deployerGroups] } as Condition] : []),
     ];
-    // `paused: null` on both sides: every spec field but the ones named is compared (Kyverno's own
-    // pattern, kyverno/kyverno `pkg/validation/policy/on_update_policy_test.go`).
-    const without = (o: string, fields: readonly string[]) => `{{ request.${o}.spec | merge(@, \`${JSON.stringify(Object.fromEntries(fields.map((f) => [f, null])))}\`) }}`;
+    // `paused: null` on both sides: every spec field but `paused` is compared (Kyverno's own pattern,
+    // kyverno/kyverno `pkg/validation/policy/on_update_policy_test.go`).
+    const withoutPaused = (o: string) => `{{ request.${o}.spec | merge(@, \`{"paused": null}\`) }}`;
     const policy = clusterValidating(
         cfg,
         POLICY_NAMES.approval,
@@ -155,21 +161,11 @@ export function approvalClusterPolicy(cfg: PolicyConfig, r: RegulatedConfig, ctx
                 [{ name: "namespacePhase", apiCall: { urlPath: "/api/v1/namespaces/{{ request.namespace }}", jmesPath: "status.phase || ''" } }],
             ),
             denyRule(cfg, clusterRule(cfg, "change", ROLLOUT, { operations: ["UPDATE"], scope: "regulated" }), MESSAGES.approvalSpec, {
-                all: [notOwnerOrAction, { key: without("object", ["paused"]), operator: "NotEquals", value: without("oldObject", ["paused"]) }],
+                all: [notOwner, { key: withoutPaused("object"), operator: "NotEquals", value: withoutPaused("oldObject") }],
             }),
-            ...(actions.length > 0
-                ? [
-                      denyRule(cfg, clusterRule(cfg, "change-by-action", ROLLOUT, { operations: ["UPDATE"], scope: "regulated" }), MESSAGES.approvalSpec, {
-                          all: [
-                              { key: user, operator: "AnyIn", value: actions },
-                              { key: without("object", ACTION_SPEC_FIELDS), operator: "NotEquals", value: without("oldObject", ACTION_SPEC_FIELDS) },
-                          ],
-                      }),
-                  ]
-                : []),
             denyRule(cfg, clusterRule(cfg, "unpause", ROLLOUT, { operations: ["UPDATE"], scope: "regulated" }), MESSAGES.approvalSpec, {
                 all: [
-                    notOwnerOrAction,
+                    notOwner,
                     { key: "{{ request.oldObject.spec.paused || `false` }}", operator: "Equals", value: true },
                     { key: "{{ request.object.spec.paused || `false` }}", operator: "Equals", value: false },
                 ],

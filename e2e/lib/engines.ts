@@ -1,12 +1,13 @@
 /** The engines of the run and their pinned versions, read from the wrapper modules' go.mod files. */
 import * as fs from "fs";
 import * as path from "path";
+import { KyvernoRelease, kyvernoRelease } from "./kyvernoRelease";
 import { platformCrdVersions } from "./platform";
 
 const ENGINES_DIR = path.resolve(__dirname, "..", "engines");
 
 /** The engine name, the wrapper folder and the module whose required version is the engine's. */
-const ENGINES: { name: string; dir: string; module: string }[] = [
+const ENGINES = (kyverno: KyvernoRelease): { name: string; dir: string; module: string }[] => [
     { name: "etcd", dir: "etcd", module: "go.etcd.io/etcd/server/v3" },
     { name: "kube-apiserver, kube-controller-manager, kube-scheduler, kubectl", dir: "kubernetes", module: "k8s.io/kubernetes" },
     { name: "kwok", dir: "kwok", module: "sigs.k8s.io/kwok" },
@@ -17,7 +18,9 @@ const ENGINES: { name: string; dir: string; module: string }[] = [
     // Our stand-in, built against the controller's plugin protocol (e2e/engines/gatewayapi-plugin/main.go).
     { name: "gatewayapi-plugin (stand-in, plugin protocol of argo-rollouts)", dir: "gatewayapi-plugin", module: "github.com/argoproj/argo-rollouts" },
     { name: "prometheus", dir: "prometheus", module: "github.com/prometheus/prometheus" },
-    { name: "kyverno, kyverno-background-controller", dir: "kyverno", module: "github.com/kyverno/kyverno" },
+    { name: "argocd-rbac-enforce (ArgoCD API server RBAC, e2e/engines/argocd-rbac/main.go)", dir: "argocd-rbac", module: "github.com/argoproj/argo-cd/v3" },
+    // The release ARGO_ROLLOUTS_ADDON_E2E_KYVERNO selects (e2e/lib/kyvernoRelease.ts): the one that ran.
+    { name: `${kyverno.admission}, ${kyverno.background}`, dir: kyverno.engine, module: "github.com/kyverno/kyverno" },
 ];
 
 export function requiredVersion(dir: string, module: string): string {
@@ -31,7 +34,7 @@ export function requiredVersion(dir: string, module: string): string {
 }
 
 export function engineVersions(): { name: string; version: string }[] {
-    return [...ENGINES.map((e) => ({ name: e.name, version: requiredVersion(e.dir, e.module) })), ...platformCrdVersions().map((c) => ({ name: `${c.name} (CRDs)`, version: c.version }))];
+    return [...ENGINES(kyvernoRelease()).map((e) => ({ name: e.name, version: requiredVersion(e.dir, e.module) })), ...platformCrdVersions().map((c) => ({ name: `${c.name} (CRDs)`, version: c.version }))];
 }
 
 /**

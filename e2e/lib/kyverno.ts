@@ -5,7 +5,10 @@
  * `--serverIP=127.0.0.1:<port>` so the webhook configurations it writes carry
  * `clientConfig.url = https://127.0.0.1:<port>/...` and its self-signed serving certificate that IP
  * (pkg/controllers/webhook/utils.go newClientConfig, pkg/tls/keypair.go), and the background
- * controller (cmd/background-controller) that carries out generate requests.
+ * controller (cmd/background-controller) that carries out generate requests. CI runs v1.17.2;
+ * ARGO_ROLLOUTS_ADDON_E2E_KYVERNO=1.19 runs v1.19.1 (e2e/lib/kyvernoRelease.ts names the binaries,
+ * and moduleDir reads the chart from the module version that release pins). The flags below are
+ * those of both (cmd/kyverno/main.go, cmd/internal/flag.go at v1.17.2 and v1.19.1).
  *
  * Kyverno's webhooks fail closed: a Kyverno that died would refuse every request its webhooks
  * match. So `stop` removes the webhook configurations Kyverno wrote before it stops the
@@ -17,6 +20,7 @@ import * as path from "path";
 import * as YAML from "yaml";
 import { Cluster, kubeconfigFor } from "./cluster";
 import { moduleDir } from "./modules";
+import { kyvernoRelease } from "./kyvernoRelease";
 import { KYVERNO } from "./platform";
 import { Proc, freePort, logTail, runOk, startProc, stopProc, waitFor } from "./procs";
 
@@ -104,6 +108,7 @@ function serviceAccountKubeconfig(cluster: Cluster, dir: string, sa: string): st
 }
 
 export async function startKyverno(cluster: Cluster, opts: { bin: string; dir: string }): Promise<KyvernoProcs> {
+    const release = kyvernoRelease();
     installKyvernoChartObjects(cluster, opts);
     const webhookPort = await freePort();
     const env = {
@@ -125,7 +130,7 @@ export async function startKyverno(cluster: Cluster, opts: { bin: string; dir: s
     const backgroundConfig = serviceAccountKubeconfig(cluster, opts.dir, "kyverno-background-controller");
     const admission = startProc(
         "kyverno-admission",
-        path.join(opts.bin, "kyverno"),
+        path.join(opts.bin, release.admission),
         [
             ...common,
             `--kubeconfig=${admissionConfig}`,
@@ -142,7 +147,7 @@ export async function startKyverno(cluster: Cluster, opts: { bin: string; dir: s
     );
     const background = startProc(
         "kyverno-background",
-        path.join(opts.bin, "kyverno-background-controller"),
+        path.join(opts.bin, release.background),
         [...common, `--kubeconfig=${backgroundConfig}`, `--metricsPort=${await freePort()}`],
         { logDir: opts.dir, env: { ...env, KYVERNO_SERVICEACCOUNT_NAME: "kyverno-background-controller", KYVERNO_DEPLOYMENT: "kyverno-background-controller", KYVERNO_POD_NAME: "kyverno-background-controller-e2e" } },
     );

@@ -8,13 +8,14 @@
 import { AddonConfig } from "../../stacks/config";
 import { configFromStackFile, fromConfigMap, placeholderKeptArgoObjects } from "../../tools/stackFile";
 import { Cluster } from "./cluster";
+import { KYVERNO_MODULE } from "./kyvernoRelease";
 import { moduleVersion, moduleYamlDir } from "./modules";
 import { waitFor } from "./procs";
 import { ConfigMap } from "./stacks";
 
 export const GATEWAY_API = "sigs.k8s.io/gateway-api";
 export const CILIUM = "github.com/cilium/cilium";
-export const KYVERNO = "github.com/kyverno/kyverno";
+export const KYVERNO = KYVERNO_MODULE;
 export const ARGO_CD = "github.com/argoproj/argo-cd/v3";
 export const ARGO_ROLLOUTS = "github.com/argoproj/argo-rollouts";
 
@@ -100,8 +101,11 @@ export async function installPlatform(cluster: Cluster, stack: string, config: C
     });
     if (cfg.argocd.local) {
         ns(cfg.argocd.namespace);
+        // As ArgoCD's install manifests ship them (argo-cd manifests/base/config/argocd-rbac-cm.yaml
+        // at v3.5.1: no data). Applying `data: {}` server-side would make this manager own the map
+        // itself, and every other manager's key a conflict (README, troubleshooting).
         for (const name of ["argocd-cm", "argocd-rbac-cm"]) {
-            objects.push({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: cfg.argocd.namespace, labels: { "app.kubernetes.io/part-of": "argocd" } }, data: {} });
+            objects.push({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: cfg.argocd.namespace, labels: { "app.kubernetes.io/part-of": "argocd" } } });
         }
         for (const obj of Object.values(placeholderKeptArgoObjects(cfg.argocd))) {
             const meta = obj.metadata as { annotations?: Record<string, string> };

@@ -321,6 +321,8 @@ describe("kyverno", function () {
             const tag = api === "kyverno.io/v1" ? "cp" : "cel";
             const ns = `team-regulated-${tag}`;
             const gitops = `system:serviceaccount:${regulated.gitopsServiceAccounts[0].namespace}:${regulated.gitopsServiceAccounts[0].name}`;
+            assert.ok(regulated.actionServiceAccounts.length > 0, "the shipped preprod stack names no ArgoCD action identity");
+            const server = `system:serviceaccount:${regulated.actionServiceAccounts[0].namespace}:${regulated.actionServiceAccounts[0].name}`;
             const controller = `system:serviceaccount:${cfg.controller.namespace}:argo-rollouts`;
             const deployer = regulated.deployerGroups[0];
             const approver = regulated.approverGroups[0];
@@ -339,6 +341,7 @@ describe("kyverno", function () {
                 roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "e2e-rollout-writer" },
                 subjects: [
                     { kind: "User", name: gitops, apiGroup: "rbac.authorization.k8s.io" },
+                    { kind: "User", name: server, apiGroup: "rbac.authorization.k8s.io" },
                     { kind: "Group", name: deployer, apiGroup: "rbac.authorization.k8s.io" },
                     { kind: "Group", name: approver, apiGroup: "rbac.authorization.k8s.io" },
                 ],
@@ -349,6 +352,8 @@ describe("kyverno", function () {
             const asDeployer = { user: "deployer@platform.example", group: deployer };
             const asApprover = { user: "approver@platform.example", group: approver };
             const asController = { user: controller };
+            // ArgoCD's API server, as it runs an action or a resource patch or delete for a user.
+            const asServer = { user: server };
             const rollout = (steps: Json[], paused: boolean) => {
                 const r = sampleRollout({ replicas: Math.max(2, cfg.policy.prodMinReplicas), paused }, ns);
                 (r.spec.strategy as { canary: Record<string, Json> }).canary.steps = steps;
@@ -369,6 +374,7 @@ describe("kyverno", function () {
             kyverno.check();
             const create = (who: typeof asGitops) => as(who, ["create", "-f", "-"], JSON.stringify(rollout(gated, true)));
             expect("a deployer creates a regulated Rollout", create(asDeployer), false, MESSAGES.approvalCreate);
+            expect("ArgoCD's API server creates it", create(asServer), false, MESSAGES.approvalCreate);
             expect("the GitOps controller creates it", create(asGitops), true);
             const patch = (who: typeof asGitops, body: unknown, status = false) => as(who, ["patch", "rollout", "checkout", "--type=merge", ...(status ? ["--subresource=status"] : []), "-p", JSON.stringify(body)]);
             expect("a deployer changes the steps", patch(asDeployer, { spec: { strategy: { canary: { steps: [{ setWeight: 100 }] } } } }), false, MESSAGES.approvalSpec);
@@ -380,6 +386,13 @@ describe("kyverno", function () {
             expect("an approver deletes it", as(asApprover, ["delete", "rollout", "checkout", "--wait=false"]), false, MESSAGES.approvalDelete);
             expect("the controller writes its revision annotation", patch(asController, { metadata: { annotations: { "rollout.argoproj.io/revision": "1" } } }), true);
             expect("the controller writes status", patch(asController, { status: { observedGeneration: "1" } }, true), true);
+            expect("ArgoCD's API server patches the steps (an ArgoCD resource update)", patch(asServer, { spec: { strategy: { canary: { steps: [{ setWeight: 100 }] } } } }), false, MESSAGES.approvalSpec);
+            expect("ArgoCD's API server deletes it (an ArgoCD resource delete)", as(asServer, ["delete", "rollout", "checkout", "--wait=false"]), false, MESSAGES.approvalDelete);
+            expect("ArgoCD's resume action writes status", patch(asServer, { status: { pauseConditions: null } }, true), true);
+            // The ClusterPolicy lets ArgoCD's server write status only (components/policy/approval.ts).
+            const specActions = api === "policies.kyverno.io/v1";
+            expect("ArgoCD's resume action unpauses", patch(asServer, { spec: { paused: false } }), specActions, MESSAGES.approvalSpec);
+            expect("ArgoCD's restart action sets restartAt", patch(asServer, { spec: { restartAt: "2026-12-01T10:00:00Z" } }), specActions, MESSAGES.approvalSpec);
             expect("an approver writes status (promote)", patch(asApprover, { status: { pauseConditions: null } }, true), true);
             expect("an approver unpauses", patch(asApprover, { spec: { paused: false } }), true);
             expect("the GitOps controller deletes it (a prune)", as(asGitops, ["delete", "rollout", "checkout", "--wait=false"]), true);

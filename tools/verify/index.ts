@@ -30,7 +30,7 @@ export const GROUPS: readonly Group[] = [
         run: rbacChecks,
     },
     { ids: ["kyverno.policies-ready", "kyverno.policies-enforced", "kyverno.availability-rollout-aware", "kyverno.one-pdb-per-workload"], readme: README.kyverno, run: kyvernoChecks },
-    { ids: ["argocd.projects", "argocd.applicationsets", "argocd.argocd-cm", "argocd.rbac"], readme: README.argocd, run: argocdChecks },
+    { ids: ["argocd.projects", "argocd.applicationsets", "argocd.argocd-cm", "argocd.rbac", "argocd.regulated-rbac"], readme: README.argocd, run: argocdChecks },
     { ids: ["metrics.templates", "metrics.query", "metrics.spoke-routes"], readme: README.metrics, run: metricChecks },
     { ids: ["smoke.outcome"], readme: README.smoke, run: smokeChecks },
 ];
@@ -47,7 +47,7 @@ export const COMPONENTS = {
         what: "Kyverno",
         checks: ["rbac.kyverno-reads-rollouts", "rbac.kyverno-reads-rollout-status", "rbac.kyverno-generates-pdbs", "rbac.kyverno-policy-lookups", "kyverno.policies-ready", "kyverno.policies-enforced", "kyverno.availability-rollout-aware", "kyverno.one-pdb-per-workload"],
     },
-    argocd: { what: "ArgoCD", checks: ["argocd.projects", "argocd.applicationsets", "argocd.argocd-cm", "argocd.rbac"] },
+    argocd: { what: "ArgoCD", checks: ["argocd.projects", "argocd.applicationsets", "argocd.argocd-cm", "argocd.rbac", "argocd.regulated-rbac"] },
     "gateway-controller": { what: "a Gateway API controller for the shared Gateway", checks: ["metrics.spoke-routes"] },
     mimir: { what: "Mimir's gateway pods", checks: ["metrics.query"] },
 } as const satisfies Record<string, { what: string; checks: readonly string[] }>;

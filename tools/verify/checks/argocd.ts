@@ -33,7 +33,7 @@ import {
     projectWhitelist,
     rolloutArrayPathReasons,
 } from "../../../components/argocd";
-import { ROLLOUT_ACTIONS_POLICY_KEY, rolloutActionsPolicyCsv } from "../../../components/argocd/rbac";
+import { LiveProjectRoles, ROLLOUT_ACTIONS_POLICY_KEY, regulatedRbacProblems, rolloutActionsPolicyCsv } from "../../../components/argocd/rbac";
 import type { GroupKind, IgnoreRule } from "../../../components/argocd/ignoreRules";
 import type { KubeObject } from "../cluster";
 import { CheckGroup, asArray, asRecord, canonical, field, nameOf, ref } from "../context";
@@ -146,6 +146,7 @@ export const argocdChecks: CheckGroup = async ({ config, cluster }) => {
         appSets: "tenant ApplicationSets and their Applications respect the canary's ignore rules",
         cm: "argocd-cm carries the stack's system rules and no rule that freezes a Rollout or a canary route",
         rbac: "argocd-rbac-cm reserves the Rollout actions to the approver",
+        regulated: "in the regulated projects ArgoCD lets approvers approve and lets deployers change, replace or delete no Rollout",
     };
     if (!cfg.local) {
         const why = `argocd.runsOn is ${cfg.runsOn}: the ArgoCD of cluster ${cfg.runsOn} syncs this cluster's Applications; run verify for the stack of ${cfg.runsOn}, which lists these objects`;
@@ -154,6 +155,7 @@ export const argocdChecks: CheckGroup = async ({ config, cluster }) => {
             skipped("argocd.applicationsets", what.appSets, README.argocd, why),
             skipped("argocd.argocd-cm", what.cm, README.argocd, why),
             skipped("argocd.rbac", what.rbac, README.argocd, why),
+            skipped("argocd.regulated-rbac", what.regulated, README.argocd, why),
         ];
     }
     const ns = cfg.namespace;
@@ -241,14 +243,40 @@ export const argocdChecks: CheckGroup = async ({ config, cluster }) => {
     results.push(outcome("argocd.argocd-cm", what.cm, README.argocd, cmFindings, keys ? `${keys} key(s) of argocd.ignoreDifferences` : "no argocd.ignoreDifferences: the stack writes nothing here"));
 
     const csv = rolloutActionsPolicyCsv(cfg.rbac);
+    const rbacCm = csv === undefined && cfg.rbac.regulatedProjects.length === 0 ? undefined : await cluster.get(`/api/v1/namespaces/${ns}/configmaps/argocd-rbac-cm`);
+    const rbacObject = ref("ConfigMap", ns, "argocd-rbac-cm");
     if (csv === undefined) {
         results.push(skipped("argocd.rbac", what.rbac, README.argocd, "no argocd.rbac.approverRole in the stack"));
     } else {
-        const rbacCm = await cluster.get(`/api/v1/namespaces/${ns}/configmaps/argocd-rbac-cm`);
-        const object = ref("ConfigMap", ns, "argocd-rbac-cm");
         const have = asRecord(rbacCm?.data)[ROLLOUT_ACTIONS_POLICY_KEY];
-        const findings: Finding[] = !rbacCm ? [{ object, found: "not found" }] : have === undefined ? [{ object, found: `no key ${ROLLOUT_ACTIONS_POLICY_KEY}` }] : have.trim() !== csv.trim() ? [{ object, found: `${ROLLOUT_ACTIONS_POLICY_KEY} differs from the stack's policy` }] : [];
+        const findings: Finding[] = !rbacCm ? [{ object: rbacObject, found: "not found" }] : have === undefined ? [{ object: rbacObject, found: `no key ${ROLLOUT_ACTIONS_POLICY_KEY}` }] : have.trim() !== csv.trim() ? [{ object: rbacObject, found: `${ROLLOUT_ACTIONS_POLICY_KEY} differs from the stack's policy` }] : [];
         results.push(outcome("argocd.rbac", what.rbac, README.argocd, findings));
+    }
+
+    // The regulated gate through ArgoCD (ADR-056 D3): what argocd-rbac-cm, as ArgoCD's enforcer
+    // reads it with the AppProjects' roles and policy.default, lets the configured groups do.
+    const regulated = cfg.rbac.regulatedProjects;
+    if (regulated.length === 0) {
+        results.push(skipped("argocd.regulated-rbac", what.regulated, README.argocd, "no argocd.rbac.regulatedProjects in the stack"));
+    } else {
+        const projects: LiveProjectRoles[] = [];
+        for (const name of regulated) {
+            const live = await cluster.get(`${ARGO}/namespaces/${ns}/appprojects/${name}`);
+            projects.push({ name, roles: asArray(field(live, "spec", "roles")) });
+        }
+        const apps = ((await cluster.list(`${ARGO}/namespaces/${ns}/applications`)) ?? [])
+            .map((a) => ({ project: String(field(a, "spec", "project") ?? ""), name: nameOf(a) }))
+            .filter((a) => regulated.includes(a.project));
+        const problems = regulatedRbacProblems(cfg.rbac, { rbacCm: rbacCm ? asRecord(rbacCm.data) : undefined, argocdCm: cm ? asRecord(cm.data) : undefined, projects, apps });
+        results.push(
+            outcome(
+                "argocd.regulated-rbac",
+                what.regulated,
+                README.argocd,
+                problems.map((found) => ({ object: found.startsWith("argocd-cm") ? cmObject : rbacObject, found })),
+                `projects ${regulated.join(", ")}; approver groups ${cfg.rbac.approverGroups.join(", ") || "none"}; deployer groups ${cfg.rbac.deployerGroups.join(", ") || "none"}; ${apps.length} Application(s) asked about by name`,
+            ),
+        );
     }
     return results;
 };

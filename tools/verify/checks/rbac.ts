@@ -218,9 +218,12 @@ async function deployerCheck(ctx: VerifyContext, allBindings: readonly Binding[]
     if (namespaces.length === 0) {
         return skipped(id, what, README.rbac, "no namespace matches policy.regulated.namespaceLabels among the tenant namespaces");
     }
-    // The GitOps identities may write status by design: ArgoCD runs the approved Rollout actions
-    // as them, and ArgoCD's RBAC decides who may (policy.regulated.gitopsServiceAccounts).
-    const gitops = (s: BindingSubject) => s.kind === "ServiceAccount" && regulated.gitopsServiceAccounts.some((g) => g.name === s.name && g.namespace === s.namespace);
+    // ArgoCD's identities may write status by design: its API server runs the approved Rollout
+    // actions as its own (policy.regulated.actionServiceAccounts), the sync as the controller's; the
+    // admission guard limits what each may write, and ArgoCD's RBAC who may make it write
+    // (argocd.regulated-rbac asks ArgoCD's enforcer).
+    const argo = [...regulated.gitopsServiceAccounts, ...regulated.actionServiceAccounts];
+    const gitops = (s: BindingSubject) => s.kind === "ServiceAccount" && argo.some((g) => g.name === s.name && g.namespace === s.namespace);
     const subjects: { subject: BindingSubject; namespace: string; via: string }[] = [];
     for (const ns of namespaces) {
         for (const group of regulated.deployerGroups) {
