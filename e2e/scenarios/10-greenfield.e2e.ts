@@ -119,9 +119,28 @@ describe("greenfield", function () {
                 }
             }
             const planned = new Set(manifests.map((o) => refKey(refOf(o))));
+            // A Patch owns no object, so the plan lists it in resources.json (not manifests.yaml):
+            // the keys it wrote must be the planned ones.
+            const plannedPatches = new Map(
+                (JSON.parse(fs.readFileSync(path.join(out, stack, "resources.json"), "utf8")) as { urn: string; type: string; inputs?: { data?: Record<string, string> } }[])
+                    .filter((p) => p.type.endsWith("Patch"))
+                    .map((p) => [p.urn, p]),
+            );
             for (const r of programObjects(await stackResources(env, stack))) {
-                const live = r.outputs as { apiVersion?: string; kind?: string; metadata?: { name?: string; namespace?: string } } | undefined;
+                const live = r.outputs as { apiVersion?: string; kind?: string; metadata?: { name?: string; namespace?: string }; data?: Record<string, string> } | undefined;
                 if (!live?.kind) {
+                    continue;
+                }
+                if (r.type.endsWith("Patch")) {
+                    const p = plannedPatches.get(r.urn);
+                    if (!p) {
+                        problems.push(`${stack}: the program patched ${refKey(refOf(live))} (${r.type}) and the offline plan's resources.json does not show it`);
+                    }
+                    for (const [k, v] of Object.entries(p?.inputs?.data ?? {})) {
+                        if (live.data?.[k] !== v) {
+                            problems.push(`${stack}: ${refKey(refOf(live))} key ${k} differs from the offline plan's`);
+                        }
+                    }
                     continue;
                 }
                 const key = refKey(refOf(live));
