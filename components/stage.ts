@@ -24,6 +24,8 @@ export interface StageOptions {
     providers: pulumi.ProviderResource[];
     /** The component this one runs after. */
     after?: OrderedComponent;
+    /** Transforms for every resource of the stage, its packaged components' children included. */
+    transforms?: pulumi.ResourceTransform[];
 }
 
 /**
@@ -36,7 +38,7 @@ export abstract class OrderedComponent extends pulumi.ComponentResource {
     private declaredChildren = false;
 
     protected constructor(type: string, name: string, opts: StageOptions) {
-        super(type, name, {}, { providers: opts.providers, dependsOn: opts.after ? [opts.after] : [] });
+        super(type, name, {}, { providers: opts.providers, dependsOn: opts.after ? [opts.after] : [], transforms: opts.transforms ?? [] });
         this.predecessors = opts.after ? opts.after.orderingTargets() : [];
     }
 

@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { ArgoCdAppsStage } from "../components/argocd";
-import { clusterProvider } from "../components/cluster";
+import { adoptionTransforms, clusterProvider } from "../components/cluster";
 import { SPOKE_READ_ENDPOINTS_OUTPUT, hubReadEndpoint } from "../components/cluster/hubEndpoint";
 import { GatewayStage } from "../components/gateway";
 import { PolicyStage } from "../components/policy";
@@ -18,20 +18,22 @@ export function defineStack(config: AddonConfig = loadAddonConfig()): Record<str
     refuseExamplePluginValue(config.stack, config.plugin, pulumi.runtime.isDryRun(), (m) => void pulumi.log.warn(m));
     const provider = clusterProvider(config.cluster);
     const providers = [provider];
+    // The adopting run forces ownership of the stack's whole objects, never of its patches (adoption.ts).
+    const transforms = adoptionTransforms(config.cluster.adoptExisting);
 
     const readEndpoint = hubReadEndpoint(config);
 
     const gateway = new GatewayStage(
         "gateway",
         { stack: config.stack, role: config.cluster.role, gateway: config.gateway, metrics: config.metrics },
-        { providers },
+        { providers, transforms },
     );
-    const rollouts = new RolloutsStage("rollouts", { config, readEndpoint }, { providers, after: gateway });
-    const policy = new PolicyStage("policy", { config }, { providers, after: rollouts });
-    const argocd = new ArgoCdAppsStage("argocd-apps", { config }, { providers, after: policy });
+    const rollouts = new RolloutsStage("rollouts", { config, readEndpoint }, { providers, transforms, after: gateway });
+    const policy = new PolicyStage("policy", { config }, { providers, transforms, after: rollouts });
+    const argocd = new ArgoCdAppsStage("argocd-apps", { config }, { providers, transforms, after: policy });
     // The smoke canary is a tenant-shaped app: it comes after everything a tenant app relies on.
     const smoke = config.delivery.smokeTest.enabled
-        ? new SmokeCanary("smoke-canary", { config: config.delivery.smokeTest, gateway: config.gateway, gate: config.metrics.analysis }, { providers, after: argocd })
+        ? new SmokeCanary("smoke-canary", { config: config.delivery.smokeTest, gateway: config.gateway, gate: config.metrics.analysis }, { providers, transforms, after: argocd })
         : undefined;
 
     return {

@@ -1,7 +1,10 @@
 import * as assert from "assert";
 import * as fs from "fs";
 import * as path from "path";
-import { adoptionRunbook, objectsToRetire, providerAdoptionOptions } from "../components/cluster/adoption";
+import * as pulumi from "@pulumi/pulumi";
+import { PATCH_FORCE_ANNOTATION, adoptionRunbook, forceAdoptedObjects, objectsToRetire, ownsWholeObject, providerAdoptionOptions } from "../components/cluster/adoption";
+import { SMOKE_CANARY_TYPE } from "../components/smoke";
+import { STAGE_TYPES } from "../components/stage";
 import { ROLLOUTS_CRDS } from "../components/rollouts/crds";
 import { RELEASE_NAME } from "../components/rollouts/values";
 import { guardedResources } from "../tools/guard";
@@ -81,13 +84,70 @@ describe("adopting an existing install", () => {
         }
     });
 
-    it("upserts and forces field ownership through the provider, for that run only", () => {
-        assert.deepStrictEqual(providerAdoptionOptions(true), { upsertExistingObjects: true, enablePatchForce: true });
+    it("upserts through the provider for that run only, and never forces provider-wide", () => {
+        assert.deepStrictEqual(providerAdoptionOptions(true), { upsertExistingObjects: true, enablePatchForce: false });
         assert.deepStrictEqual(providerAdoptionOptions(false), { upsertExistingObjects: false, enablePatchForce: false });
         const inputs = provider(runs.get("hub:on")!).inputs;
         assert.strictEqual(inputs.upsertExistingObjects, "true");
-        assert.strictEqual(inputs.enablePatchForce, "true");
+        assert.strictEqual(inputs.enablePatchForce, "false", "a provider-wide force would also force the ArgoCD patches");
         assert.strictEqual(inputs.clusterIdentifier, "hub", "pinned: a changed provider input is an update, not a replacement");
+    });
+
+    describe("forcing ownership per object", () => {
+        const transformArgs = (type: string, props: Record<string, unknown>, custom = true): pulumi.ResourceTransformArgs => ({ type, name: "x", custom, props, opts: {} });
+        const forced = async (type: string, props: Record<string, unknown>, custom = true): Promise<Record<string, unknown> | undefined> => {
+            const result = await forceAdoptedObjects(transformArgs(type, props, custom));
+            if (!result) {
+                return undefined;
+            }
+            const metadata = result.props.metadata;
+            if (pulumi.Output.isInstance(metadata)) {
+                return await new Promise<Record<string, unknown>>((resolve) => (metadata as pulumi.Output<Record<string, unknown>>).apply((m) => resolve(m)));
+            }
+            return metadata as Record<string, unknown>;
+        };
+
+        it("annotates whole objects, keeping their own annotations", async () => {
+            const meta = await forced("kubernetes:apps/v1:Deployment", { kind: "Deployment", metadata: { name: "argo-rollouts", annotations: { a: "b" } } });
+            assert.deepStrictEqual(meta, { name: "argo-rollouts", annotations: { a: "b", [PATCH_FORCE_ANNOTATION]: "true" } });
+            const template = await forced("kubernetes:argoproj.io/v1alpha1:ClusterAnalysisTemplate", { kind: "ClusterAnalysisTemplate", metadata: { name: "success-rate" } });
+            assert.deepStrictEqual(template, { name: "success-rate", annotations: { [PATCH_FORCE_ANNOTATION]: "true" } });
+            const crd = await forced("kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition", { kind: "CustomResourceDefinition", metadata: pulumi.output({ name: "rollouts.argoproj.io" }) });
+            assert.deepStrictEqual(crd, { name: "rollouts.argoproj.io", annotations: { [PATCH_FORCE_ANNOTATION]: "true" } });
+        });
+
+        it("never forces a patch, a component or the provider", async () => {
+            assert.strictEqual(await forceAdoptedObjects(transformArgs("kubernetes:core/v1:ConfigMapPatch", { kind: "ConfigMap", metadata: { name: "argocd-cm" } })), undefined);
+            assert.strictEqual(await forceAdoptedObjects(transformArgs("kubernetes:argoproj.io/v1alpha1:AppProjectPatch", { kind: "AppProject", metadata: { name: "tenants" } })), undefined);
+            assert.strictEqual(await forceAdoptedObjects(transformArgs("kubernetes:helm.sh/v4:Chart", { chart: "argo-rollouts" }, false)), undefined);
+            assert.strictEqual(await forceAdoptedObjects(transformArgs("kubernetes:yaml/v2:ConfigGroup", { files: [] }, false)), undefined);
+            assert.strictEqual(await forceAdoptedObjects(transformArgs("pulumi:providers:kubernetes", { context: "hub" })), undefined);
+            // A custom resource whose kind merely ends in "Patch" is a whole object (IsPatchResource).
+            assert.ok(ownsWholeObject("kubernetes:example.com/v1:ReleasePatch", "ReleasePatch", true));
+        });
+
+        it("is carried by every stage of the adopting run only, and spares every patch the stack declares", async () => {
+            for (const stack of ["hub", "preprod"]) {
+                const stageTypes = new Set<string>([...Object.values(STAGE_TYPES), SMOKE_CANARY_TYPE]);
+                const on = runs.get(`${stack}:on`)!;
+                const stages = on.resources.filter((r) => stageTypes.has(r.type));
+                assert.ok(stages.filter((r) => (Object.values(STAGE_TYPES) as string[]).includes(r.type)).length === 4, stack);
+                for (const r of stages) {
+                    assert.deepStrictEqual(r.transforms, [forceAdoptedObjects], `${r.urn} carries the force transform`);
+                }
+                for (const r of runs.get(`${stack}:off`)!.resources.filter((x) => (Object.values(STAGE_TYPES) as string[]).includes(x.type))) {
+                    assert.deepStrictEqual(r.transforms, [], `${r.urn} forces nothing without adoption`);
+                }
+                const patches = on.resources.filter((r) => r.custom && !r.read && r.type.endsWith("Patch"));
+                assert.ok(stack !== "hub" || patches.length > 0, "the hub patches ArgoCD's objects");
+                for (const r of patches) {
+                    assert.strictEqual(await forceAdoptedObjects(transformArgs(r.type, r.inputs)), undefined, `${r.urn} must conflict, not force`);
+                }
+                for (const r of manifestResources(on)) {
+                    assert.ok(ownsWholeObject(r.type, r.inputs.kind, r.custom), `${r.urn} is forced while adopting`);
+                }
+            }
+        });
     });
 
     it("shows exactly what is adopted, in resources.json and the summary", () => {

@@ -1,3 +1,4 @@
+import * as pulumi from "@pulumi/pulumi";
 import type { ControllerConfig } from "../rollouts/config";
 import { ROLLOUTS_CRDS } from "../rollouts/crds";
 import { RELEASE_NAME } from "../rollouts/values";
@@ -15,21 +16,72 @@ import { RELEASE_NAME } from "../rollouts/values";
  *   of the controller Chart included: both register their children with `pulumi.Parent(comp)`
  *   (provider/pkg/provider/yaml/v2/configgroup.go, helm/v4/chart.go), so they inherit the
  *   component's provider, which is the stack's.
- * - `enablePatchForce`: the apply forces field ownership (await.go, patchForce). Without it every
- *   field the previous manager (Helm, Terraform, kubectl) set to another value is a server-side
- *   apply conflict and the run stops half-way.
+ * - Forcing field ownership is per object, never provider-wide. Without it every field the
+ *   previous manager (Helm, Terraform, kubectl) set to another value is a server-side apply
+ *   conflict and the run stops half-way; but the provider's `enablePatchForce` would also force
+ *   the stack's patches of objects other managers own (argocd-cm, argocd-rbac-cm, the AppProjects
+ *   and ApplicationSets), where a conflict must stop the run. So `enablePatchForce` stays false and
+ *   each whole object the stack declares carries `pulumi.com/patchForce: "true"` for the adopting
+ *   run: the provider reads that annotation before its own setting (pulumi-kubernetes v4.32.0
+ *   provider/pkg/await/await.go, patchForce), and a patch never gets it (`ownsWholeObject`).
  *
- * Both are set explicitly, also to false: unset, the SDK falls back to the environment variables
- * PULUMI_K8S_UPSERT_EXISTING_OBJECTS / PULUMI_K8S_ENABLE_PATCH_FORCE (@pulumi/kubernetes
- * provider.js), and a stack must never adopt because of a shell's environment. A provider input
- * change is an update, never a replacement (provider.go DiffConfig replaces only on a changed
- * cluster, and `clusterIdentifier` is pinned), so turning adoption on and off again touches no
- * resource. Adoption creates nothing twice and replaces nothing: a create that meets an existing
- * object updates it, and a CRD is replaced only when its name changes (provider diff.go,
- * forceNewProperties), which no step does; the CRDs stay protected and retained on delete.
+ * Both provider settings are set explicitly, also to false: unset, the SDK falls back to the
+ * environment variables PULUMI_K8S_UPSERT_EXISTING_OBJECTS / PULUMI_K8S_ENABLE_PATCH_FORCE
+ * (@pulumi/kubernetes provider.js), and a stack must never adopt or force because of a shell's
+ * environment. A provider input change is an update, never a replacement (provider.go DiffConfig
+ * replaces only on a changed cluster, and `clusterIdentifier` is pinned). Adoption creates nothing
+ * twice and replaces nothing: a create that meets an existing object updates it, and a CRD is
+ * replaced only when its name changes (provider diff.go, forceNewProperties), which no step does;
+ * the CRDs stay protected and retained on delete. Turning adoption off again is an update of every
+ * whole object that removes the annotation, and nothing else.
  */
-export function providerAdoptionOptions(adoptExisting: boolean): { upsertExistingObjects: boolean; enablePatchForce: boolean } {
-    return { upsertExistingObjects: adoptExisting, enablePatchForce: adoptExisting };
+export function providerAdoptionOptions(adoptExisting: boolean): { upsertExistingObjects: boolean; enablePatchForce: false } {
+    return { upsertExistingObjects: adoptExisting, enablePatchForce: false };
+}
+
+/** The annotation that makes the provider force one object's server-side apply. */
+export const PATCH_FORCE_ANNOTATION = "pulumi.com/patchForce";
+
+/**
+ * Whether a registered resource is a whole Kubernetes object the stack owns, as opposed to a
+ * patch of an object another manager owns, a component (a Chart or ConfigGroup: their children
+ * are the objects) or the provider. A patch's type is its kind plus "Patch"
+ * (pulumi-kubernetes v4.32.0 provider/pkg/kinds/util.go, IsPatchResource; a CustomResourcePatch
+ * registers as `kubernetes:<apiVersion>:<Kind>Patch`).
+ */
+export function ownsWholeObject(type: string, kind: unknown, custom: boolean): boolean {
+    if (!custom || !type.startsWith("kubernetes:")) {
+        return false;
+    }
+    const typeName = type.slice(type.lastIndexOf(":") + 1);
+    return !(typeof kind === "string" && `${kind}Patch` === typeName);
+}
+
+function withForceAnnotation(metadata: Record<string, unknown>): Record<string, unknown> {
+    const annotations = (metadata.annotations ?? {}) as Record<string, unknown>;
+    return { ...metadata, annotations: { ...annotations, [PATCH_FORCE_ANNOTATION]: "true" } };
+}
+
+/**
+ * The adopting run's transform: every whole object gets the force annotation, patches do not.
+ * Stages carry it, so it reaches what they declare, the chart's rendered objects and the CRD
+ * group's CRDs included (a component's transforms apply to its children, packaged components'
+ * children too, which the Pulumi engine registers through the same callbacks).
+ */
+export const forceAdoptedObjects: pulumi.ResourceTransform = (args) => {
+    if (!ownsWholeObject(args.type, args.props.kind, args.custom)) {
+        return undefined;
+    }
+    const metadata = args.props.metadata;
+    const forced = pulumi.Output.isInstance(metadata)
+        ? metadata.apply((m) => withForceAnnotation((m ?? {}) as Record<string, unknown>))
+        : withForceAnnotation((metadata ?? {}) as Record<string, unknown>);
+    return { props: { ...args.props, metadata: forced }, opts: args.opts };
+};
+
+/** The transforms every stage carries: the force annotation for the adopting run, else none. */
+export function adoptionTransforms(adoptExisting: boolean): pulumi.ResourceTransform[] {
+    return adoptExisting ? [forceAdoptedObjects] : [];
 }
 
 /** One step of the adoption runbook. */
