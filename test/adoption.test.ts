@@ -1,3 +1,4 @@
+import { SUCCESS_RATE } from "../components/rollouts/analysis";
 import * as assert from "assert";
 import * as fs from "fs";
 import * as path from "path";
@@ -162,7 +163,7 @@ describe("adopting an existing install", () => {
         // Same-named policies and templates of the platform are taken over too (the shipped hub
         // complements ADR-085's availability policies, so its own are the Rollout guards).
         assert.ok(rows.some((r) => JSON.stringify(r.adopts) === JSON.stringify(["ValidatingPolicy restrict-rollout-route-namespace"])));
-        assert.ok(rows.some((r) => JSON.stringify(r.adopts) === JSON.stringify(["ClusterAnalysisTemplate success-rate"])));
+        assert.ok(rows.some((r) => JSON.stringify(r.adopts) === JSON.stringify([`ClusterAnalysisTemplate ${SUCCESS_RATE}`])));
         // Reads, patches and the provider adopt nothing.
         for (const r of rows.filter((x) => x.read || String(x.type).endsWith("Patch") || x.type === PROVIDER || !x.custom && x.type !== "kubernetes:yaml/v2:ConfigGroup" && x.type !== "kubernetes:helm.sh/v4:Chart")) {
             assert.strictEqual(r.adopts, null, String(r.urn));

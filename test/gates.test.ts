@@ -1,3 +1,4 @@
+import { templateName } from "../components/rollouts/analysis";
 import * as assert from "assert";
 import { parseAddonConfig } from "../stacks/config";
 import {
@@ -354,7 +355,7 @@ describe("metric gate semantics", () => {
             it(`${stack}: every template guards no-data, fails all-5xx and slow, floors low traffic`, () => {
                 const { run, analysis } = plans.get(stack)!;
                 const templates = templatesOf(run);
-                assert.deepStrictEqual([...templates.keys()].sort(), ["error-budget", "latency-p99", "latency-p99-finite", "success-rate", "success-rate-finite"]);
+                assert.deepStrictEqual([...templates.keys()].sort(), ["error-budget", "latency-p99", "latency-p99-finite", "success-rate", "success-rate-finite"].map(templateName));
                 for (const [name, metrics] of templates) {
                     for (const m of metrics) {
                         assert.deepStrictEqual(promqlSyntaxErrors(m.provider.prometheus.query), [], name);
@@ -393,9 +394,9 @@ describe("metric gate semantics", () => {
                 }
                 if (stack === "blueGreen smoke") {
                     const bg = run.resources.find((x) => x.type === "kubernetes:argoproj.io/v1alpha1:Rollout")!.inputs.spec as { strategy: { blueGreen: { prePromotionAnalysis?: Ref; postPromotionAnalysis: Ref } } };
-                    assert.deepStrictEqual(bg.strategy.blueGreen.postPromotionAnalysis.templates.map((t) => t.templateName), ["success-rate-finite"]);
+                    assert.deepStrictEqual(bg.strategy.blueGreen.postPromotionAnalysis.templates.map((t) => t.templateName), [templateName("success-rate-finite")]);
                     // The preview gate's run is among those checked above.
-                    assert.deepStrictEqual(bg.strategy.blueGreen.prePromotionAnalysis?.templates.map((t) => t.templateName), ["success-rate-finite"]);
+                    assert.deepStrictEqual(bg.strategy.blueGreen.prePromotionAnalysis?.templates.map((t) => t.templateName), [templateName("success-rate-finite")]);
                     for (const r of manifestResources(run)) {
                         const res = validateObject(r.inputs);
                         assert.deepStrictEqual(res.problems, [], `${res.object} (${res.via})`);
@@ -426,7 +427,7 @@ describe("rate/increase extrapolation (the model, held to Prometheus by the e2e 
     });
 
     it("lets a window of 45 raw requests pass a floor of 50, as Prometheus does", () => {
-        const t = sharedTemplates(analysisConfig({ rateWindow: "20s", scrapeInterval: "5s", remoteWriteLag: "1s", initialDelay: "21s", minRequests: 50 })).find((x) => x.name === "success-rate")!;
+        const t = sharedTemplates(analysisConfig({ rateWindow: "20s", scrapeInterval: "5s", remoteWriteLag: "1s", initialDelay: "21s", minRequests: 50 })).find((x) => x.name === templateName("success-rate"))!;
         const labels = { k8s_namespace_name: "shop", k8s_replicaset_name: CANARY_RS, http_response_status_code: "200" };
         const series: Series[] = [{ labels: { __name__: COUNT, ...labels }, samples: counts(3, every5s), times: every5s }];
         const result = evaluatePromQL(substitute(t.query, ARGS), series).map((x) => x.value);

@@ -1,3 +1,4 @@
+import { templateName } from "../components/rollouts/analysis";
 import * as assert from "assert";
 import { ConfigError } from "../components/config";
 import { parseAddonConfig } from "../stacks/config";
@@ -206,10 +207,10 @@ describe("metric gates", () => {
             assert.deepStrictEqual(
                 templates.map((t) => [t.name, t.metric, t.runs]),
                 [
-                    ["success-rate", "success-rate", "background"],
-                    ["success-rate-finite", "success-rate", "finite"],
-                    ["latency-p99", "latency-p99", "background"],
-                    ["latency-p99-finite", "latency-p99", "finite"],
+                    [templateName("success-rate"), "success-rate", "background"],
+                    [templateName("success-rate-finite"), "success-rate", "finite"],
+                    [templateName("latency-p99"), "latency-p99", "background"],
+                    [templateName("latency-p99-finite"), "latency-p99", "finite"],
                 ],
             );
             const [success, successFinite, latency] = templates;

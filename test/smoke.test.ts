@@ -1,3 +1,4 @@
+import { templateName } from "../components/rollouts/analysis";
 import * as assert from "assert";
 import { ConfigError } from "../components/config";
 import { parseAddonConfig } from "../stacks/config";
@@ -127,7 +128,7 @@ describe("smoke canary", () => {
         it("delivers a tiny app with the prod / standard canary on the shared Gateway", () => {
             const spec = rolloutSpec(run);
             assert.deepStrictEqual(spec.strategy.canary.trafficRouting, { plugins: { "argoproj-labs/gatewayAPI": { httpRoute: "rollouts-smoke" } } });
-            assert.deepStrictEqual(spec.strategy.canary.analysis.templates.map((t) => t.templateName), ["success-rate"]);
+            assert.deepStrictEqual(spec.strategy.canary.analysis.templates.map((t) => t.templateName), [templateName("success-rate")]);
             assert.strictEqual(spec.template.spec.containers[0].image, IMAGE);
             assert.deepStrictEqual(spec.template.spec.containers[0].env, []);
             assert.strictEqual(spec.template.spec.containers[0].securityContext.runAsNonRoot, true);
@@ -193,8 +194,8 @@ describe("smoke canary", () => {
             assert.strictEqual(rolloutSpec(run).strategy.canary, undefined);
             assert.deepStrictEqual([bg.activeService, bg.previewService, bg.autoPromotionEnabled], ["rollouts-smoke-active", "rollouts-smoke-preview", true]);
             // The smoke app has no SLO: no freeze, only the preview gate before promotion.
-            assert.deepStrictEqual(bg.prePromotionAnalysis?.templates.map((t) => t.templateName), ["success-rate-finite"]);
-            assert.deepStrictEqual(bg.postPromotionAnalysis.templates.map((t) => t.templateName), ["success-rate-finite"]);
+            assert.deepStrictEqual(bg.prePromotionAnalysis?.templates.map((t) => t.templateName), [templateName("success-rate-finite")]);
+            assert.deepStrictEqual(bg.postPromotionAnalysis.templates.map((t) => t.templateName), [templateName("success-rate-finite")]);
             assert.ok(byName(run, "smoke-rollouts-smoke-active") && byName(run, "smoke-rollouts-smoke-preview"));
         });
 

@@ -1,3 +1,4 @@
+import { templateName } from "../components/rollouts/analysis";
 import * as assert from "assert";
 import { parseAddonConfig } from "../stacks/config";
 import { clusterAnalysisTemplateSpec, errorBudgetTemplateSpec, sharedTemplates } from "../components/rollouts";
@@ -163,7 +164,7 @@ describe("delivery strategy library", () => {
                         const a = app(budget === "none" ? {} : { slo: { service: "checkout", name: "availability" }, critical: budget === "critical" });
                         const p = deliveryPlan(a, { tier: "prod", prodClass, shape, ...approvalFor(prodClass) });
                         const text = JSON.stringify(p.strategy);
-                        const gate = shape === "canary" ? "success-rate" : "success-rate-finite";
+                        const gate = templateName(shape === "canary" ? "success-rate" : "success-rate-finite");
                         assert.ok(text.includes(`"templateName":"${gate}","clusterScope":true`), "the success-rate gate");
                         assert.strictEqual(text.includes("error-budget"), budget === "slo", "the freeze applies to non-critical apps with an SLO only");
                         assert.strictEqual(p.roles !== undefined, prodClass === "regulated");
@@ -199,10 +200,10 @@ describe("delivery strategy library", () => {
                             assert.strictEqual(bg.previewService, "checkout-preview");
                             assert.strictEqual(bg.autoPromotionEnabled, prodClass !== "regulated");
                             // The gate measures the promoted version on production traffic: nothing routes to the preview.
-                            assert.deepStrictEqual(bg.postPromotionAnalysis.templates, [{ templateName: "success-rate-finite", clusterScope: true }]);
+                            assert.deepStrictEqual(bg.postPromotionAnalysis.templates, [{ templateName: templateName("success-rate-finite"), clusterScope: true }]);
                             assert.deepStrictEqual(bg.postPromotionAnalysis.args.find((a) => a.name === "canary-hash"), { name: "canary-hash", valueFrom: { podTemplateHashValue: "Latest" } });
                             // Pre-promotion only holds the freeze, which reads the app's SLO, not the preview.
-                            assert.deepStrictEqual(bg.prePromotionAnalysis?.templates.map((t) => t.templateName), budget === "slo" ? ["error-budget"] : undefined);
+                            assert.deepStrictEqual(bg.prePromotionAnalysis?.templates.map((t) => t.templateName), budget === "slo" ? [templateName("error-budget")] : undefined);
                             assert.strictEqual(bg.scaleDownDelaySeconds, 30);
                             assert.deepStrictEqual(p.httpRoute?.spec.rules[0].backendRefs.map((b) => b.name), ["checkout-active"]);
                         }
@@ -223,7 +224,7 @@ describe("delivery strategy library", () => {
         // The templates the rollouts stage declares, by name.
         const declared = new Map<string, { count?: number; interval?: string }[]>([
             ...sharedTemplates(cfg.metrics.analysis).map((t) => [t.name, (clusterAnalysisTemplateSpec(t, cfg.metrics.analysis, "http://m", "hub") as { metrics: { count?: number; interval?: string }[] }).metrics] as const),
-            ["error-budget", (errorBudgetTemplateSpec(cfg.delivery.errorBudget, "http://m", "hub") as { metrics: { count?: number; interval?: string }[] }).metrics],
+            [templateName("error-budget"), (errorBudgetTemplateSpec(cfg.delivery.errorBudget, "http://m", "hub") as { metrics: { count?: number; interval?: string }[] }).metrics],
         ]);
 
         it("the restated rule tells an indefinite metric from a finite one", () => {
@@ -256,7 +257,7 @@ describe("delivery strategy library", () => {
         assert.strictEqual(gated.length, 2 * 3 * 3, "two classes, three routed apps, three preview gates");
         for (const { label, plan } of gated) {
             assert.ok(
-                referencedAnalyses(plan).some((r) => r.where === "prePromotionAnalysis" && r.ref.templates.some((t) => t.templateName === "success-rate-finite")),
+                referencedAnalyses(plan).some((r) => r.where === "prePromotionAnalysis" && r.ref.templates.some((t) => t.templateName === templateName("success-rate-finite"))),
                 `${label}: the preview gate's run is checked`,
             );
         }
@@ -323,7 +324,7 @@ describe("delivery strategy library", () => {
                 for (const gate of PREVIEW_GATES.slice(1)) {
                     const bg = blueGreen(plan(gate, {}, prodClass));
                     assert.deepStrictEqual(bg.prePromotionAnalysis, {
-                        templates: [{ templateName: "success-rate-finite", clusterScope: true }],
+                        templates: [{ templateName: templateName("success-rate-finite"), clusterScope: true }],
                         args: [
                             { name: "namespace", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } },
                             { name: "rollout", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
@@ -342,10 +343,10 @@ describe("delivery strategy library", () => {
         it("runs the freeze in the same pre-promotion run when it applies", () => {
             const slo = { slo: { service: "checkout", name: "availability" } };
             const pre = blueGreen(plan(HEADER, slo)).prePromotionAnalysis!;
-            assert.deepStrictEqual(pre.templates.map((t) => t.templateName), ["error-budget", "success-rate-finite"]);
+            assert.deepStrictEqual(pre.templates.map((t) => t.templateName), [templateName("error-budget"), templateName("success-rate-finite")]);
             assert.deepStrictEqual(pre.args.map((a) => a.name), ["service", "slo", "namespace", "rollout", "canary-hash"]);
-            assert.deepStrictEqual(blueGreen(plan(HEADER, { ...slo, critical: true })).prePromotionAnalysis!.templates.map((t) => t.templateName), ["success-rate-finite"]);
-            assert.deepStrictEqual(blueGreen(plan(undefined, slo)).prePromotionAnalysis!.templates.map((t) => t.templateName), ["error-budget"]);
+            assert.deepStrictEqual(blueGreen(plan(HEADER, { ...slo, critical: true })).prePromotionAnalysis!.templates.map((t) => t.templateName), [templateName("success-rate-finite")]);
+            assert.deepStrictEqual(blueGreen(plan(undefined, slo)).prePromotionAnalysis!.templates.map((t) => t.templateName), [templateName("error-budget")]);
         });
 
         it("says what it does", () => {

@@ -510,26 +510,26 @@ describe("npm run verify", () => {
             const config = verifyConfig();
             const world = healthyCluster(config);
             let results = await verify(config, world);
-            assert.match(results.get("metrics.templates")!.note!, /^success-rate, success-rate-finite, latency-p99, latency-p99-finite, error-budget at http:\/\/mimir-gateway\.observability\.svc:80\/prometheus$/);
-            replace(world, "ClusterAnalysisTemplate", "latency-p99", (o) => ({ ...o, spec: { ...(o.spec as object), metrics: [fixture("job-provider-metric.json")] } }));
-            replace(world, "ClusterAnalysisTemplate", "error-budget", (o) => ({ ...o, spec: JSON.parse(JSON.stringify(o.spec).replace('"value":"hub"', '"value":"preprod"')) }));
+            assert.match(results.get("metrics.templates")!.note!, /^argo-rollouts-addon-success-rate, argo-rollouts-addon-success-rate-finite, argo-rollouts-addon-latency-p99, argo-rollouts-addon-latency-p99-finite, argo-rollouts-addon-error-budget at http:\/\/mimir-gateway\.observability\.svc:80\/prometheus$/);
+            replace(world, "ClusterAnalysisTemplate", "argo-rollouts-addon-latency-p99", (o) => ({ ...o, spec: { ...(o.spec as object), metrics: [fixture("job-provider-metric.json")] } }));
+            replace(world, "ClusterAnalysisTemplate", "argo-rollouts-addon-error-budget", (o) => ({ ...o, spec: JSON.parse(JSON.stringify(o.spec).replace('"value":"hub"', '"value":"preprod"')) }));
             results = await verify(config, world);
-            expectFail(results, "metrics.templates", /ClusterAnalysisTemplate latency-p99: metric success-rate uses the job provider, not prometheus/);
-            expectFail(results, "metrics.templates", /ClusterAnalysisTemplate error-budget: .* sends X-Scope-OrgID: preprod, this cluster's tenant is hub/);
+            expectFail(results, "metrics.templates", /ClusterAnalysisTemplate argo-rollouts-addon-latency-p99: metric success-rate uses the job provider, not prometheus/);
+            expectFail(results, "metrics.templates", /ClusterAnalysisTemplate argo-rollouts-addon-error-budget: .* sends X-Scope-OrgID: preprod, this cluster's tenant is hub/);
         });
 
         it("metrics.templates fails for a finite template that never ends and a query without the stack's minRequests floor", async () => {
             const config = verifyConfig();
             const world = healthyCluster(config);
-            replace(world, "ClusterAnalysisTemplate", "success-rate-finite", (o) => {
+            replace(world, "ClusterAnalysisTemplate", "argo-rollouts-addon-success-rate-finite", (o) => {
                 const spec = o.spec as { metrics: Record<string, unknown>[] };
                 const { count: _count, ...metric } = spec.metrics[0];
                 return { ...o, spec: { ...spec, metrics: [metric] } };
             });
-            replace(world, "ClusterAnalysisTemplate", "latency-p99", (o) => ({ ...o, spec: JSON.parse(JSON.stringify(o.spec).replace(/>= 50/g, ">= 5")) }));
+            replace(world, "ClusterAnalysisTemplate", "argo-rollouts-addon-latency-p99", (o) => ({ ...o, spec: JSON.parse(JSON.stringify(o.spec).replace(/>= 50/g, ">= 5")) }));
             const results = await verify(config, world);
-            expectFail(results, "metrics.templates", /success-rate-finite: metric success-rate has an interval and no count, so it runs indefinitely: a Rollout referencing success-rate-finite in a step or pre\/post-promotion analysis is refused \(InvalidSpec\)/);
-            expectFail(results, "metrics.templates", /latency-p99: spec\.metrics\[0\]\.provider\.prometheus\.query is .*>= 5\).*, the stack declares .*>= 50\)/);
+            expectFail(results, "metrics.templates", /argo-rollouts-addon-success-rate-finite: metric success-rate has an interval and no count, so it runs indefinitely: a Rollout referencing argo-rollouts-addon-success-rate-finite in a step or pre\/post-promotion analysis is refused \(InvalidSpec\)/);
+            expectFail(results, "metrics.templates", /argo-rollouts-addon-latency-p99: spec\.metrics\[0\]\.provider\.prometheus\.query is .*>= 5\).*, the stack declares .*>= 50\)/);
             assert.doesNotMatch(found(results, "metrics.templates"), /\.count is/, "the endless template is named once, in its own words");
         });
 

@@ -3,7 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { MimirConfig } from "../gateway/config";
 import { ClusterRole, inClusterMimirAddress } from "../mimir";
 import { PART_OF, Stage, StageOptions } from "../stage";
-import { ERROR_BUDGET, clusterAnalysisTemplateSpec, errorBudgetTemplateSpec, sharedTemplates } from "./analysis";
+import { ERROR_BUDGET, clusterAnalysisTemplateSpec, errorBudgetTemplateSpec, sharedTemplates, templateShortName } from "./analysis";
 import { AnalysisConfig, ControllerConfig, ErrorBudgetConfig, ImagesConfig, NetworkConfig, NotificationsConfig, PluginConfig } from "./config";
 import { NOTIFICATION_CONFIGMAP, NOTIFICATION_SECRET, notificationConfigData, notificationHosts, tokenKey } from "./notifications";
 import { protectCrds, rolloutsCrdUrls } from "./crds";
@@ -119,7 +119,7 @@ export class RolloutsStage extends Stage {
         // Templates name a kind of the CRDs, so they wait for them.
         const template = (name: string, spec: pulumi.Input<Record<string, unknown>>) =>
             new k8s.apiextensions.CustomResource(
-                `analysis-${name}`,
+                `analysis-${templateShortName(name)}`,
                 {
                     apiVersion: "argoproj.io/v1alpha1",
                     kind: "ClusterAnalysisTemplate",
