@@ -25,6 +25,8 @@ export interface KubeObject {
         ownerReferences?: { apiVersion?: string; kind?: string; name?: string; controller?: boolean }[];
         deletionTimestamp?: string;
         creationTimestamp?: string;
+        /** Who set which fields, as the API server tracks it (server-side apply and updates alike). */
+        managedFields?: { manager?: string; operation?: string }[];
     };
     // Shapes differ per kind; each check narrows the fields it reads.
     [field: string]: unknown;

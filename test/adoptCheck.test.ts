@@ -1,0 +1,177 @@
+import * as assert from "assert";
+import { SUCCESS_RATE, TEMPLATE_NAME_PREFIX } from "../components/rollouts/analysis";
+import { chartObjects, renderedConfigKeys } from "../components/rollouts/chartObjects";
+import { ROLLOUTS_CRDS } from "../components/rollouts/crds";
+import { controllerValues } from "../components/rollouts/values";
+import { PlannedObject, adoptCheck, adoptExitCode, formatAdoptText } from "../tools/adopt/check";
+import { apiPath, fieldChanges, imageTag, isDowngrade, plural, removeKeysCommand, staleKeys, templateReferences, unresolvedArgs } from "../tools/adopt/inventory";
+import { adoptCheckMain, parseAdoptCheckArgs, plannedObjects } from "../tools/adopt-check";
+import { REPO_ROOT, configFromStackFile, readStackFile } from "../tools/stackFile";
+import type { KubeObject, ReadOnlyCluster } from "../tools/verify/cluster";
+
+/** A read-only cluster over a fixed set of objects: GET by path, LIST by collection and equality selector. */
+function fakeCluster(objects: KubeObject[]): ReadOnlyCluster & { calls: string[] } {
+    const pathOf = (o: KubeObject) => apiPath(o.apiVersion!, o.kind!, o.metadata?.namespace, o.metadata?.name);
+    const calls: string[] = [];
+    const unsupported = () => Promise.reject(new Error("adopt-check must only GET and LIST"));
+    return {
+        server: "https://fake",
+        calls,
+        get: async (path) => {
+            calls.push(`GET ${path}`);
+            return objects.find((o) => pathOf(o) === path);
+        },
+        list: async (path, selector) => {
+            calls.push(`LIST ${path}`);
+            const wanted = (selector ?? "").split(",").filter(Boolean).map((s) => s.split("="));
+            const clusterWide = path.startsWith("/apis/argoproj.io/v1alpha1/") && !path.includes("/namespaces/");
+            return objects.filter((o) => {
+                const p = pathOf(o);
+                const collection = p.slice(0, p.lastIndexOf("/"));
+                const matches = clusterWide ? collection.replace(/\/namespaces\/[^/]+/, "") === path : collection === path;
+                return matches && wanted.every(([k, v]) => o.metadata?.labels?.[k] === v);
+            });
+        },
+        review: unsupported,
+        reviewSelf: unsupported,
+        proxyGet: unsupported,
+    };
+}
+
+const HELM = { "app.kubernetes.io/instance": "argo-rollouts", "app.kubernetes.io/managed-by": "Helm" };
+const helmManaged = [{ manager: "helm", operation: "Update" }];
+
+function rollout(namespace: string, name: string, analysis: Record<string, unknown>): KubeObject {
+    return { apiVersion: "argoproj.io/v1alpha1", kind: "Rollout", metadata: { name, namespace }, spec: { strategy: { canary: { analysis } } } };
+}
+
+/** The old install: Helm release, its CRDs without keep, one owned by Terraform, a newer controller, a stale key, the dashboard's Ingress, a tenant template. */
+function brownfield(ns: string): KubeObject[] {
+    return [
+        ...ROLLOUTS_CRDS.map((c, i) => ({
+            apiVersion: "apiextensions.k8s.io/v1",
+            kind: "CustomResourceDefinition",
+            metadata: { name: c.name, labels: { ...HELM }, annotations: i === 0 ? { "meta.helm.sh/release-name": "argo-rollouts" } : {}, managedFields: i === 1 ? [{ manager: "Terraform", operation: "Apply" }] : helmManaged },
+        })) as KubeObject[],
+        { apiVersion: "v1", kind: "Secret", metadata: { name: "sh.helm.release.v1.argo-rollouts.v1", namespace: ns, labels: { owner: "helm", name: "argo-rollouts" } } },
+        { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "argo-rollouts", namespace: ns, labels: HELM, managedFields: helmManaged }, spec: { template: { spec: { containers: [{ name: "argo-rollouts", image: "quay.io/argoproj/argo-rollouts:v1.9.1" }] } } } },
+        { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "argo-rollouts-config", namespace: ns, labels: HELM, managedFields: helmManaged }, data: { trafficRouterPlugins: "- name: old", metricProviderPlugins: "- name: old-metrics" } },
+        { apiVersion: "networking.k8s.io/v1", kind: "Ingress", metadata: { name: "argo-rollouts-dashboard", namespace: ns, labels: HELM } },
+        { apiVersion: "argoproj.io/v1alpha1", kind: "ClusterAnalysisTemplate", metadata: { name: "success-rate" }, spec: { args: [{ name: "service-name" }], metrics: [] } },
+        rollout("tenant-a", "web", { templates: [{ templateName: "success-rate", clusterScope: true }], args: [{ name: "service-name", value: "web" }] }),
+        rollout("tenant-b", "api", { templates: [{ templateName: SUCCESS_RATE, clusterScope: true }], args: [{ name: "namespace", value: "tenant-b" }] }),
+    ];
+}
+
+describe("adopt-check", () => {
+    describe("inventory rules", () => {
+        it("derives REST paths of the kinds the stack declares", () => {
+            assert.strictEqual(plural("CiliumNetworkPolicy"), "ciliumnetworkpolicies");
+            assert.strictEqual(plural("Ingress"), "ingresses");
+            assert.strictEqual(plural("Namespace"), "namespaces");
+            assert.strictEqual(apiPath("v1", "ConfigMap", "argo-rollouts", "x"), "/api/v1/namespaces/argo-rollouts/configmaps/x");
+            assert.strictEqual(apiPath("rbac.authorization.k8s.io/v1", "ClusterRole", undefined, "x"), "/apis/rbac.authorization.k8s.io/v1/clusterroles/x");
+        });
+
+        it("lists the fields the stack sets to another value, never a Secret's data or the provider's annotations", () => {
+            const planned = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c", labels: { a: "1", b: "2" }, annotations: { "pulumi.com/patchForce": "true" } }, data: { k: "new", same: "v" } };
+            const live: KubeObject = { metadata: { name: "c", labels: { a: "1" } }, data: { k: "old", same: "v", extra: "x" } };
+            assert.deepStrictEqual(fieldChanges(planned, live), ["metadata.labels.b", "data.k"]);
+            assert.deepStrictEqual(fieldChanges({ kind: "Secret", metadata: { name: "s" }, stringData: { token: "plaintext" } }, { metadata: { name: "s" }, data: { token: "b2xk" } }), []);
+            assert.deepStrictEqual(fieldChanges({ kind: "Deployment", spec: { replicas: 2 } }, { spec: { replicas: 2 } }), []);
+        });
+
+        it("finds stale keys and retires them with a JSON patch that removes only them", () => {
+            assert.deepStrictEqual(staleKeys({ data: { a: "1", b: "2" } }, ["a"]), ["b"]);
+            assert.deepStrictEqual(staleKeys(undefined, ["a"]), []);
+            assert.strictEqual(removeKeysCommand("ns", "cm", ["a/b"]), `kubectl patch configmap cm -n ns --type=json -p '[{"op":"remove","path":"/data/a~1b"}]'`);
+        });
+
+        it("finds every cluster template reference of a Rollout, canary and blue/green", () => {
+            const canary: KubeObject = { metadata: { namespace: "t", name: "r" }, spec: { strategy: { canary: { analysis: { templates: [{ templateName: "bg", clusterScope: true }, { templateName: "own" }] }, steps: [{ setWeight: 10 }, { analysis: { templates: [{ templateName: "step", clusterScope: true }], args: [{ name: "a", value: "1" }] } }] } } } };
+            assert.deepStrictEqual(templateReferences(canary).map((r) => `${r.where}:${r.template}`), ["canary.analysis:bg", "canary.steps[1].analysis:step"]);
+            const bg: KubeObject = { metadata: { namespace: "t", name: "r" }, spec: { strategy: { blueGreen: { prePromotionAnalysis: { templates: [{ templateName: "pre", clusterScope: true }] }, postPromotionAnalysis: { templates: [{ templateName: "post", clusterScope: true }] } } } } };
+            assert.deepStrictEqual(templateReferences(bg).map((r) => r.where), ["blueGreen.prePromotionAnalysis", "blueGreen.postPromotionAnalysis"]);
+        });
+
+        it("resolves args as MergeArgs and ResolveArgs do", () => {
+            const template = [{ name: "namespace" }, { name: "rollout" }, { name: "window", value: "5m" }];
+            assert.deepStrictEqual(unresolvedArgs(template, [{ name: "namespace", value: "t" }, { name: "rollout", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } }]), []);
+            // An undeclared incoming arg is ignored; a declared one without a value is not resolved.
+            assert.deepStrictEqual(unresolvedArgs(template, [{ name: "service-name", value: "web" }]), ["namespace", "rollout"]);
+            // A template default is kept when nothing is passed.
+            assert.deepStrictEqual(unresolvedArgs([{ name: "window", value: "5m" }], []), []);
+        });
+
+        it("compares versions and image tags", () => {
+            assert.strictEqual(isDowngrade("v1.9.1", "v1.9.0"), true);
+            assert.strictEqual(isDowngrade("v1.9.0", "v1.9.0"), false);
+            assert.strictEqual(isDowngrade("v1.8.3", "v1.9.0"), false);
+            assert.strictEqual(isDowngrade("latest", "v1.9.0"), undefined);
+            assert.strictEqual(imageTag("registry:5000/argoproj/argo-rollouts:v1.9.1"), "v1.9.1");
+            assert.strictEqual(imageTag("registry:5000/argoproj/argo-rollouts@sha256:abc"), undefined);
+        });
+
+        it("knows what the chart renders for the program's values", () => {
+            const config = configFromStackFile(readStackFile("hub"));
+            const names = chartObjects({ serviceMonitor: false, dashboard: false }).map((o) => `${o.kind}/${o.name}`);
+            assert.deepStrictEqual(names, ["ServiceAccount/argo-rollouts", "ConfigMap/argo-rollouts-config", "Deployment/argo-rollouts", "Service/argo-rollouts-metrics", "PodDisruptionBudget/argo-rollouts"]);
+            assert.ok(chartObjects({ serviceMonitor: false, dashboard: true }).some((o) => o.kind === "ClusterRole" && o.name === "argo-rollouts-dashboard"));
+            assert.deepStrictEqual(renderedConfigKeys(controllerValues(config).controller as Record<string, unknown>), ["trafficRouterPlugins"]);
+        });
+    });
+
+    describe("against a cluster", () => {
+        const config = configFromStackFile(readStackFile("hub"));
+        const ns = config.controller.namespace;
+        let planned: PlannedObject[];
+        before(async () => {
+            planned = await plannedObjects("hub", REPO_ROOT);
+        });
+
+        it("on the old install: reports what it takes over, leaves behind and would break, and exits 1", async () => {
+            const cluster = fakeCluster(brownfield(ns));
+            const report = await adoptCheck(config, planned, cluster, { allowDowngrade: false });
+            assert.ok(cluster.calls.every((c) => /^(GET|LIST) /.test(c)));
+            const text = formatAdoptText(report);
+            assert.strictEqual(adoptExitCode(report), 1);
+            assert.deepStrictEqual(report.controller, { running: "v1.9.1", configured: config.controller.appVersion });
+            const found = report.breaks.map((b) => `${b.object}: ${b.found}`);
+            assert.ok(found.some((f) => /^Deployment argo-rollouts\/argo-rollouts: runs v1\.9\.1; .*downgrades/.test(f)), text);
+            assert.ok(found.some((f) => /^Helm release argo-rollouts\/argo-rollouts: 1 release record/.test(f)), text);
+            assert.ok(found.some((f) => /rollouts\.argoproj\.io.*Helm release argo-rollouts without helm\.sh\/resource-policy: keep/.test(f)), text);
+            assert.ok(found.some((f) => /^CustomResourceDefinition analysistemplates\.argoproj\.io: managed by Terraform \(Apply\)/.test(f)), text);
+            assert.ok(found.some((f) => f.startsWith("Rollout tenant-b/api: canary.analysis references ClusterAnalysisTemplate argo-rollouts-addon-success-rate and passes no args.rollout, args.canary-hash")), text);
+            // The tenant's own success-rate is never adopted: it stays, its user resolves.
+            assert.deepStrictEqual(report.tenantTemplates, [{ template: "success-rate", rollouts: [{ rollout: "tenant-a/web", where: "canary.analysis", resolves: true, unresolved: [] }] }]);
+            assert.ok(!report.objects.some((o) => o.object === "ClusterAnalysisTemplate success-rate"));
+            const left = report.leftovers.map((l) => `${l.object}: ${l.retire}`);
+            assert.ok(left.includes(`ConfigMap ${ns}/argo-rollouts-config: kubectl patch configmap argo-rollouts-config -n ${ns} --type=json -p '[{"op":"remove","path":"/data/metricProviderPlugins"}]'`), text);
+            assert.ok(left.includes(`Ingress ${ns}/argo-rollouts-dashboard: kubectl delete ingress -n ${ns} argo-rollouts-dashboard`), text);
+            const deployment = report.objects.find((o) => o.object === `Deployment ${ns}/argo-rollouts`)!;
+            assert.deepStrictEqual([deployment.present, deployment.declaredBy, deployment.managers], [true, "chart", ["helm (Update)"]]);
+            assert.ok(report.objects.filter((o) => o.declaredBy === "stack").length === planned.length);
+        });
+
+        it("accepts a downgrade only when asked to", async () => {
+            const report = await adoptCheck(config, planned, fakeCluster(brownfield(ns)), { allowDowngrade: true });
+            assert.ok(!report.breaks.some((b) => b.found.includes("downgrades")));
+        });
+
+        it("on an empty cluster: everything absent, nothing left behind, exit 0", async () => {
+            const report = await adoptCheck(config, planned, fakeCluster([]), { allowDowngrade: false });
+            assert.strictEqual(adoptExitCode(report), 0, formatAdoptText(report));
+            assert.ok(report.objects.every((o) => !o.present));
+            assert.deepStrictEqual(report.leftovers, []);
+            assert.ok(planned.some((p) => p.kind === "ClusterAnalysisTemplate" && p.metadata.name.startsWith(TEMPLATE_NAME_PREFIX)));
+        });
+
+        it("is a CLI with usage errors as exit 2", async () => {
+            assert.strictEqual(parseAdoptCheckArgs(["--stack", "hub", "--json"]).json, true);
+            assert.throws(() => parseAdoptCheckArgs(["--stack"]), /--stack needs a value/);
+            const errors: string[] = [];
+            assert.strictEqual(await adoptCheckMain(["--bogus"], () => undefined, (s) => errors.push(s)), 2);
+            assert.match(errors[0], /unknown argument --bogus; usage: npm run adopt-check/);
+        });
+    });
+});

@@ -1,0 +1,105 @@
+/**
+ * Before the adopting run: what `cluster.adoptExisting` takes over on a stack's cluster and what
+ * it would break (ADR-056 as-built, platform introduction). Read-only: the same connection as
+ * verify, GETs and LISTs only; the stack's objects come from its offline plan.
+ *
+ *   npm run adopt-check -- --stack hub [--json] [--kubeconfig <file>] [--context <name>]
+ *                          [--config-dir <dir>] [--allow-downgrade]
+ *
+ * Exit status: 0 adopting breaks nothing adopt-check can see, 1 it would (each BREAK says what to
+ * do first), 2 usage, configuration or connection error.
+ */
+import * as path from "path";
+import { AdoptReport, PlannedObject, adoptCheck, adoptExitCode, formatAdoptText } from "./adopt/check";
+import { manifestResources, planStack } from "./plan";
+import { REPO_ROOT, configFromStackFile, readStackFile } from "./stackFile";
+import { ConnectionError, connect } from "./verify/cluster";
+
+const USAGE = "usage: npm run adopt-check -- --stack <name> [--json] [--kubeconfig <file>] [--context <name>] [--config-dir <dir>] [--allow-downgrade]";
+
+export interface AdoptCheckArgs {
+    stack: string;
+    json: boolean;
+    kubeconfig?: string;
+    context?: string;
+    configDir: string;
+    allowDowngrade: boolean;
+}
+
+export class UsageError extends Error {}
+
+export function parseAdoptCheckArgs(argv: readonly string[]): AdoptCheckArgs {
+    const args: Partial<AdoptCheckArgs> & { json: boolean; allowDowngrade: boolean; configDir: string } = { json: false, allowDowngrade: false, configDir: REPO_ROOT };
+    const value = (i: number): string => {
+        const v = argv[i + 1];
+        if (v === undefined || v.startsWith("--")) {
+            throw new UsageError(`${argv[i]} needs a value; ${USAGE}`);
+        }
+        return v;
+    };
+    for (let i = 0; i < argv.length; i++) {
+        switch (argv[i]) {
+            case "--stack":
+                args.stack = value(i++);
+                break;
+            case "--json":
+                args.json = true;
+                break;
+            case "--allow-downgrade":
+                args.allowDowngrade = true;
+                break;
+            case "--kubeconfig":
+                args.kubeconfig = path.resolve(value(i++));
+                break;
+            case "--context":
+                args.context = value(i++);
+                break;
+            case "--config-dir":
+                args.configDir = path.resolve(value(i++));
+                break;
+            default:
+                throw new UsageError(`unknown argument ${argv[i]}; ${USAGE}`);
+        }
+    }
+    if (!args.stack) {
+        throw new UsageError(USAGE);
+    }
+    return args as AdoptCheckArgs;
+}
+
+/** The whole objects the stack's program declares, from its offline plan. */
+export async function plannedObjects(stack: string, configDir: string): Promise<PlannedObject[]> {
+    const run = await planStack(readStackFile(stack, configDir), configDir);
+    return manifestResources(run)
+        .map((r) => r.inputs as unknown as PlannedObject)
+        .filter((o) => typeof o.metadata?.name === "string" && typeof o.kind === "string" && typeof o.apiVersion === "string");
+}
+
+export async function adoptCheckMain(argv: readonly string[], out: (s: string) => void = console.log, err: (s: string) => void = console.error): Promise<number> {
+    let args: AdoptCheckArgs;
+    try {
+        args = parseAdoptCheckArgs(argv);
+    } catch (e) {
+        err((e as Error).message);
+        return 2;
+    }
+    let report: AdoptReport;
+    try {
+        // The same stack file and validation as the program: a bad file fails the same way.
+        const config = configFromStackFile(readStackFile(args.stack, args.configDir));
+        const planned = await plannedObjects(args.stack, args.configDir);
+        const cluster = await connect({ connection: config.cluster.connection, kubeconfig: args.kubeconfig, context: args.context });
+        report = await adoptCheck(config, planned, cluster, { allowDowngrade: args.allowDowngrade });
+    } catch (e) {
+        err(e instanceof ConnectionError ? `stack "${args.stack}": cannot check adoption: ${e.message}` : (e as Error).message);
+        return 2;
+    }
+    out(args.json ? JSON.stringify({ ...report, exitCode: adoptExitCode(report) }, null, 2) : formatAdoptText(report));
+    return adoptExitCode(report);
+}
+
+if (require.main === module) {
+    adoptCheckMain(process.argv.slice(2)).then((code) => {
+        process.exitCode = code;
+    });
+}
