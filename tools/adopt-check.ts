@@ -6,13 +6,16 @@
  *   npm run adopt-check -- --stack hub [--json] [--kubeconfig <file>] [--context <name>]
  *                          [--config-dir <dir>] [--allow-downgrade]
  *
+ * The stack file is read from --config-dir, by default the directory npm runs the script in (the
+ * project's).
+ *
  * Exit status: 0 adopting breaks nothing adopt-check can see, 1 it would (each BREAK says what to
  * do first), 2 usage, configuration or connection error.
  */
 import * as path from "path";
 import { AdoptReport, PlannedObject, adoptCheck, adoptExitCode, formatAdoptText } from "./adopt/check";
 import { manifestResources, planStack } from "./plan";
-import { REPO_ROOT, configFromStackFile, readStackFile } from "./stackFile";
+import { configFromStackFile, readStackFile } from "./stackFile";
 import { ConnectionError, connect } from "./verify/cluster";
 
 const USAGE = "usage: npm run adopt-check -- --stack <name> [--json] [--kubeconfig <file>] [--context <name>] [--config-dir <dir>] [--allow-downgrade]";
@@ -29,7 +32,8 @@ export interface AdoptCheckArgs {
 export class UsageError extends Error {}
 
 export function parseAdoptCheckArgs(argv: readonly string[]): AdoptCheckArgs {
-    const args: Partial<AdoptCheckArgs> & { json: boolean; allowDowngrade: boolean; configDir: string } = { json: false, allowDowngrade: false, configDir: REPO_ROOT };
+    // The project directory npm runs the script in: where the operator's Pulumi.<stack>.yaml is.
+    const args: Partial<AdoptCheckArgs> & { json: boolean; allowDowngrade: boolean; configDir: string } = { json: false, allowDowngrade: false, configDir: process.cwd() };
     const value = (i: number): string => {
         const v = argv[i + 1];
         if (v === undefined || v.startsWith("--")) {

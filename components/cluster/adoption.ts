@@ -138,6 +138,19 @@ export function adoptionRunbook(cfg: { stack: string; controller: Pick<Controlle
             commands: [`helm list -n ${ns} --filter '^${RELEASE_NAME}$'`, `kubectl get crd ${crds}`, "kubectl get rollouts.argoproj.io -A --no-headers | wc -l"],
         },
         {
+            // ADR-056 as-built: a registry reconcile re-applies units from main. A re-applied Helm
+            // release adopts the objects again with the old values; an ApplicationSet regenerates a
+            // deleted Application; a Terraform unit whose state holds the CRDs deletes them, and
+            // every Rollout, when it is destroyed, whatever their annotations say.
+            title: "Stop whatever re-applies the old install, and make its destroy harmless first",
+            commands: [
+                `# Registry, pipeline or ApplicationSet: remove the old unit from what reconciles main, merged before the next step`,
+                `# Terraform: take the CRDs out of its state before anything else (never terraform destroy)`,
+                `terraform state list | grep -i -e customresourcedefinition -e argoproj`,
+                `terraform state rm '<address of each CRD>'`,
+            ],
+        },
+        {
             title: "Keep the CRDs whatever happens to the old release",
             commands: [`kubectl annotate crd ${crds} helm.sh/resource-policy=keep --overwrite`],
         },
@@ -153,8 +166,14 @@ export function adoptionRunbook(cfg: { stack: string; controller: Pick<Controlle
             ],
         },
         {
-            title: "Adopt in one run",
-            commands: [`pulumi config set --path cluster.adoptExisting true ${s}`, `pulumi preview --policy-pack policy ${s}`, `pulumi up --policy-pack policy ${s}`],
+            // Through the deploy pipeline like every up: a workstation up is break-glass.
+            title: "Adopt in one run, through the deploy pipeline",
+            commands: [
+                `pulumi config set --path cluster.adoptExisting true ${s}`,
+                `npm run adopt-check -- --stack ${cfg.stack}`,
+                `# Merge Pulumi.${cfg.stack}.yaml through a pull request: its preview must show creates only (no replace, no delete); the deploy pipeline then runs`,
+                `pulumi up --policy-pack policy ${s}`,
+            ],
         },
         {
             // After the adopting run, never before: the aggregate roles are the tenants' only read on
@@ -167,8 +186,12 @@ export function adoptionRunbook(cfg: { stack: string; controller: Pick<Controlle
             ],
         },
         {
-            title: "Stop adopting",
-            commands: [`pulumi config set --path cluster.adoptExisting false ${s}`, `pulumi up --policy-pack policy ${s}`],
+            title: "Stop adopting, through the deploy pipeline",
+            commands: [
+                `pulumi config set --path cluster.adoptExisting false ${s}`,
+                `# Merge Pulumi.${cfg.stack}.yaml through a pull request; the deploy pipeline then runs`,
+                `pulumi up --policy-pack policy ${s}`,
+            ],
         },
         {
             title: "Check that no Rollout was lost",

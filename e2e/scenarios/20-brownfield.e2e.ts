@@ -1,26 +1,32 @@
 /**
  * Brownfield: a cluster where the old install exists (the chart installed by the Helm CLI as release
- * argo-rollouts with its five CRDs, a tenant Rollout, and same-named templates, policies and routes
- * created by kubectl). Without adoption `pulumi up` refuses and changes nothing; the README's
- * runbook, step by step as written, adopts it without losing a Rollout; and `pulumi destroy` keeps
- * the CRDs and the Rollout.
+ * argo-rollouts with its five CRDs, a stale plugin key in its config, a tenant ClusterAnalysisTemplate
+ * `success-rate` with args of its own and a tenant Rollout using it, a Rollout that moved to the
+ * addon's template without its args, and a same-named route created by kubectl). adopt-check, read
+ * only, reports each and exits 1; without adoption `pulumi up` refuses and changes nothing; the
+ * README's runbook, step by step as written, adopts it without losing a Rollout or breaking a
+ * tenant's analysis; a `helm upgrade` of the old release afterwards takes nothing back.
  *
  * Refusal and adoption are the kubernetes provider's create semantics since v4.29.0
  * (pulumi/pulumi-kubernetes #4278: a client-side create fails with AlreadyExists;
  * upsertExistingObjects/enablePatchForce turn it into a forced server-side apply). An older
- * provider upserts every create under server-side apply, so these two scenarios need v4.29.0 or
- * later and say so when the run has an older one.
+ * provider upserts every create under server-side apply, so the scenarios that run `pulumi up`
+ * need v4.29.0 or later and say so when the run has an older one; adopt-check only reads and runs
+ * with any provider.
  */
 import assert from "assert";
 import * as path from "path";
 import { ROLLOUTS_CRDS } from "../../components/rollouts/crds";
 import { adoptionRunbook } from "../../components/cluster/adoption";
+import { SUCCESS_RATE } from "../../components/rollouts/analysis";
+import type { AdoptReport } from "../../tools/adopt/check";
+import { Argument, templateReferences, unresolvedArgs } from "../../tools/adopt/inventory";
 import { Cluster } from "../lib/cluster";
 import { context, world } from "../lib/context";
 import { providerTag } from "../lib/engines";
 import { run, runAsync } from "../lib/procs";
 import { PulumiEnv, failure } from "../lib/pulumi";
-import { StackTarget, World } from "../lib/world";
+import { StackTarget, World, npmRun } from "../lib/world";
 import { addonConfig, waitEstablished } from "../lib/platform";
 import { readmeRunbook } from "../lib/readme";
 
@@ -50,20 +56,39 @@ export function providerAdopts(tag: string): boolean {
     return m !== null && Number(m[1]) >= 29;
 }
 
-/** A minimal valid tenant Rollout (the controller never runs here: no kubelet, no controller process). */
-function tenantRollout(): string {
+/** The tenant's own template: the old install's name, with args of its own. */
+const TENANT_TEMPLATE = "success-rate";
+
+/**
+ * A tenant Rollout (the controller never runs here: no kubelet, no controller process). `web`
+ * gates on the tenant's own `success-rate` with its own arg; `api` moved to the addon's template
+ * but passes only `namespace`.
+ */
+function tenantRollout(name: string, analysis: Record<string, unknown>): string {
     return JSON.stringify({
         apiVersion: "argoproj.io/v1alpha1",
         kind: "Rollout",
-        metadata: { name: "web", namespace: TENANT_NS },
+        metadata: { name, namespace: TENANT_NS },
         spec: {
             replicas: 2,
-            selector: { matchLabels: { app: "web" } },
-            template: { metadata: { labels: { app: "web" } }, spec: { containers: [{ name: "web", image: "registry.platform.example/mirror/web:1" }] } },
-            strategy: { canary: { steps: [{ setWeight: 25 }, { pause: { duration: "1m" } }] } },
+            selector: { matchLabels: { app: name } },
+            template: { metadata: { labels: { app: name } }, spec: { containers: [{ name, image: `registry.platform.example/mirror/${name}:1` }] } },
+            strategy: { canary: { analysis, steps: [{ setWeight: 25 }, { pause: { duration: "1m" } }] } },
         },
     });
 }
+
+const WEB_ANALYSIS = { templates: [{ templateName: TENANT_TEMPLATE, clusterScope: true }], args: [{ name: "service-name", value: "web" }] };
+const API_ANALYSIS = { templates: [{ templateName: SUCCESS_RATE, clusterScope: true }], args: [{ name: "namespace", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } }] };
+/** The args the README's metric gates pass. */
+const FULL_ARGS = [
+    { name: "namespace", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } },
+    { name: "rollout", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
+    { name: "canary-hash", valueFrom: { podTemplateHashValue: "Latest" } },
+];
+
+/** What adopt-check prints with --json (tools/adopt/check.ts AdoptReport). */
+type AdoptJson = AdoptReport & { exitCode: number };
 
 export function uids(cluster: Cluster): Record<string, string> {
     const out: Record<string, string> = {};
@@ -82,13 +107,26 @@ describe("brownfield", function () {
     // A directory of the user's own binaries may hold a newer provider: its tag is given then.
     const tag = process.env.ARGO_ROLLOUTS_ADDON_E2E_PROVIDER_TAG ?? providerTag();
 
-    before(async function () {
+    /** The scenarios that run `pulumi up` need a provider that refuses and adopts existing objects. */
+    const needsAdoptingProvider = (test: Mocha.Context) => {
         if (!providerAdopts(tag)) {
-            for (const title of ["brownfield-refused", "brownfield-adopted"]) {
-                context.skipReasons.set(title, `needs pulumi-resource-kubernetes v4.29.0 or later (a create of an existing object fails with AlreadyExists, and upsertExistingObjects/enablePatchForce adopt it: pulumi-kubernetes #4278); this run has ${tag}, the newest release the Go module proxy serves (set ARGO_ROLLOUTS_ADDON_E2E_BIN and ARGO_ROLLOUTS_ADDON_E2E_PROVIDER_TAG to run them with your own provider)`);
-            }
-            this.skip();
+            context.skipReasons.set(test.test!.title, `needs pulumi-resource-kubernetes v4.29.0 or later (a create of an existing object fails with AlreadyExists, and upsertExistingObjects adopts it: pulumi-kubernetes #4278); this run has ${tag}, the newest release the Go module proxy serves (set ARGO_ROLLOUTS_ADDON_E2E_BIN and ARGO_ROLLOUTS_ADDON_E2E_PROVIDER_TAG to run it with your own provider)`);
+            test.skip();
         }
+    };
+    const adoptCheck = (): { status: number | null; report: AdoptJson; stderr: string } => {
+        const r = npmRun("adopt-check", ["--stack", "hub", "--json", "--kubeconfig", target.cluster.kubeconfig, "--context", "e2e", "--config-dir", env.projectDir]);
+        let report: AdoptJson;
+        try {
+            report = JSON.parse(r.stdout) as AdoptJson;
+        } catch {
+            throw new Error(`adopt-check printed no JSON (exit ${r.status}):\n${r.stdout}\n${r.stderr}`);
+        }
+        return { status: r.status, report, stderr: r.stderr };
+    };
+    const snapshot = () => target.cluster.kubectl(["get", SNAPSHOT_KINDS + ",rollouts.argoproj.io", "-A", "-o", "jsonpath={range .items[*]}{.kind}/{.metadata.namespace}/{.metadata.name}={.metadata.resourceVersion}{\"\\n\"}{end}"]);
+
+    before(async function () {
         w = await world();
         env = w.pulumi("brownfield");
         target = await w.cluster("brownfield", "hub");
@@ -98,14 +136,17 @@ describe("brownfield", function () {
         assert.strictEqual(helm.status, 0, `helm install of the old release failed:\n${helm.stderr}`);
         await waitEstablished(c);
         c.kubectl(["create", "namespace", TENANT_NS]);
-        c.kubectl(["create", "-f", "-"], tenantRollout());
-        // Same-named objects another tool created: a template, a policy and a route of the stack.
+        c.kubectl(["create", "-f", "-"], tenantRollout("web", WEB_ANALYSIS));
+        c.kubectl(["create", "-f", "-"], tenantRollout("api", API_ANALYSIS));
+        // A key an older release wrote and the stack's values do not render.
+        c.kubectl(["patch", "configmap", "argo-rollouts-config", "-n", "argo-rollouts", "--type=merge", "-p", JSON.stringify({ data: { metricProviderPlugins: "- name: argoproj-labs/old-metrics\n  location: file:///old" } })]);
+        // The tenant's template, and a same-named route of the stack another tool created.
         const cfg = addonConfig("hub", target.config);
         c.kubectl(["create", "-f", "-"], JSON.stringify({
             apiVersion: "argoproj.io/v1alpha1",
             kind: "ClusterAnalysisTemplate",
-            metadata: { name: "success-rate" },
-            spec: { metrics: [{ name: "old", provider: { prometheus: { address: "http://old-prometheus:9090", query: "vector(1)" } }, successCondition: "result[0] >= 0.9" }] },
+            metadata: { name: TENANT_TEMPLATE },
+            spec: { args: [{ name: "service-name" }], metrics: [{ name: "old", provider: { prometheus: { address: "http://old-prometheus:9090", query: "vector(1)" } }, successCondition: "result[0] >= 0.9" }] },
         }));
         const spoke = cfg.metrics.spokes[0];
         if (spoke) {
@@ -120,7 +161,36 @@ describe("brownfield", function () {
         await w.initStack(env, target);
     });
 
+    it("brownfield-adopt-check", async function () {
+        const before = snapshot();
+        const { status, report, stderr } = adoptCheck();
+        assert.strictEqual(snapshot(), before, "adopt-check changed the cluster");
+        assert.strictEqual(status, 1, `adopt-check must exit 1 before the runbook:\n${stderr}`);
+        assert.strictEqual(report.exitCode, 1);
+        const breaks = report.breaks.map((b) => `${b.object}: ${b.found}`);
+        const has = (re: RegExp, list: string[], what: string) => assert.ok(list.some((x) => re.test(x)), `${what}, in:\n${list.join("\n")}`);
+        has(/^Helm release argo-rollouts\/argo-rollouts: 1 release record/, breaks, "the old release's record");
+        // The chart keeps its CRDs (`keepCRDs`, on by default, writes helm.sh/resource-policy: keep), so none breaks.
+        assert.ok(!breaks.some((b) => b.startsWith("CustomResourceDefinition ")), breaks.join("\n"));
+        assert.ok(report.crds.every((c) => c.present && c.managers.some((m) => m.startsWith("helm"))), JSON.stringify(report.crds));
+        has(new RegExp(`^Rollout ${TENANT_NS}/api: canary\\.analysis references ClusterAnalysisTemplate ${SUCCESS_RATE} and passes no args\\.rollout, args\\.canary-hash`), breaks, "the Rollout whose args do not resolve");
+        assert.deepStrictEqual(report.tenantTemplates.find((t) => t.template === TENANT_TEMPLATE), { template: TENANT_TEMPLATE, rollouts: [{ rollout: `${TENANT_NS}/web`, where: "canary.analysis", resolves: true, unresolved: [] }] });
+        const left = report.leftovers.map((l) => `${l.object}: ${l.retire}`);
+        has(/^ConfigMap argo-rollouts\/argo-rollouts-config: kubectl patch configmap argo-rollouts-config -n argo-rollouts --type=json -p '\[\{"op":"remove","path":"\/data\/metricProviderPlugins"\}\]'$/, left, "the stale plugin key");
+        has(/^ClusterRole argo-rollouts-aggregate-to-edit: kubectl delete clusterrole argo-rollouts-aggregate-to-edit$/, left, "the old aggregate roles");
+        const deployment = report.objects.find((o) => o.object === "Deployment argo-rollouts/argo-rollouts");
+        assert.ok(deployment?.present && deployment.managers.some((m) => m.startsWith("helm")), JSON.stringify(deployment));
+        assert.strictEqual(report.controller.configured, addonConfig("hub", target.config).controller.appVersion);
+        assert.ok(report.controller.running, "the running controller's version is reported");
+        assert.strictEqual(report.crds.length, CRD_NAMES.length);
+        // The fix adopt-check names: the Rollout passes the args; the runbook does the rest.
+        target.cluster.kubectl(["patch", "rollouts.argoproj.io", "api", "-n", TENANT_NS, "--type=json", "-p", JSON.stringify([{ op: "replace", path: "/spec/strategy/canary/analysis/args", value: FULL_ARGS }])]);
+        const again = adoptCheck().report;
+        assert.ok(!again.breaks.some((b) => b.object.startsWith("Rollout ")), again.breaks.map((b) => b.found).join("\n"));
+    });
+
     it("brownfield-refused", async function () {
+        needsAdoptingProvider(this);
         const snapshot = target.cluster.kubectl(["get", SNAPSHOT_KINDS, "-A", "-o", "jsonpath={range .items[*]}{.kind}/{.metadata.name}={.metadata.resourceVersion}{\"\\n\"}{end}"]);
         const up = await env.pulumi(["up", "--yes", "--skip-preview", "--policy-pack", "policy"], { stack: "hub" });
         assert.notStrictEqual(up.status, 0, "pulumi up without adoption succeeded on a cluster with the old install");
@@ -131,6 +201,7 @@ describe("brownfield", function () {
     });
 
     it("brownfield-adopted", async function () {
+        needsAdoptingProvider(this);
         const cfg = addonConfig("hub", target.config);
         const steps = readmeRunbook();
         assert.deepStrictEqual(steps.map((s) => s.commands), adoptionRunbook({ stack: "hub", controller: cfg.controller }).map((s) => s.commands), "the README's runbook is not the program's");
@@ -145,7 +216,42 @@ describe("brownfield", function () {
             }
         }
         assert.deepStrictEqual(uids(target.cluster), uidsBefore, "a CRD or the tenant Rollout was replaced");
+        // The force was the adopting run's only: once adoption is off, no object carries it.
+        const forced = target.cluster.kubectl(["get", "deployments.apps,configmaps,clusteranalysistemplates.argoproj.io,customresourcedefinitions.apiextensions.k8s.io", "-A", "-o", "jsonpath={range .items[*]}{.kind}/{.metadata.name}={.metadata.annotations.pulumi\\.com/patchForce}{\"\\n\"}{end}"]);
+        assert.deepStrictEqual(forced.split("\n").filter((l) => /=.+$/.test(l)), [], "objects still forced after adoption was switched off");
         const again = await env.pulumi(["up", "--yes", "--skip-preview", "--expect-no-changes", "--policy-pack", "policy"], { stack: "hub" });
         assert.strictEqual(again.status, 0, `the up after adoption changed something:\n${failure(again)}`);
+    });
+    it("brownfield-tenant-templates", async function () {
+        needsAdoptingProvider(this);
+        const c = target.cluster;
+        // The tenant's template is never taken over: same object, same args, no new manager.
+        const template = JSON.parse(c.kubectl(["get", "clusteranalysistemplates.argoproj.io", TENANT_TEMPLATE, "-o", "json"])) as { metadata: { uid: string; managedFields?: { manager?: string }[] }; spec: { args: Argument[] } };
+        assert.deepStrictEqual(template.spec.args, [{ name: "service-name" }]);
+        assert.ok(!(template.metadata.managedFields ?? []).some((m) => /pulumi/.test(m.manager ?? "")), "a Pulumi manager took the tenant's template");
+        // Every tenant Rollout's analysis resolves against the templates now live (MergeArgs/ResolveArgs).
+        const live = JSON.parse(c.kubectl(["get", "clusteranalysistemplates.argoproj.io", "-o", "json"])) as { items: { metadata: { name: string }; spec: { args?: Argument[] } }[] };
+        const argsOf = new Map(live.items.map((t) => [t.metadata.name, t.spec.args ?? []]));
+        const rollouts = JSON.parse(c.kubectl(["get", "rollouts.argoproj.io", "-n", TENANT_NS, "-o", "json"])) as { items: Parameters<typeof templateReferences>[0][] };
+        const refs = rollouts.items.flatMap(templateReferences);
+        assert.deepStrictEqual(refs.map((r) => `${r.rollout}->${r.template}`).sort(), [`${TENANT_NS}/api->${SUCCESS_RATE}`, `${TENANT_NS}/web->${TENANT_TEMPLATE}`]);
+        for (const r of refs) {
+            assert.ok(argsOf.has(r.template), `${r.rollout} references ${r.template}, which does not exist`);
+            assert.deepStrictEqual(unresolvedArgs(argsOf.get(r.template)!, r.args), [], `${r.rollout}: args of ${r.template} do not resolve`);
+        }
+        assert.deepStrictEqual(uids(c), uidsBefore);
+    });
+
+    it("brownfield-old-installer-gone", async function () {
+        needsAdoptingProvider(this);
+        const c = target.cluster;
+        // What a registry's reconcile of the old unit runs: an upgrade of the release it knows.
+        const before = snapshot();
+        const helm = run(path.join(w.bin, "helm"), ["upgrade", "argo-rollouts", w.chartArchive, "-n", "argo-rollouts", "--kubeconfig", c.kubeconfig], { env: { ...process.env, HELM_CACHE_HOME: path.join(w.dir, "helm", "cache"), HELM_CONFIG_HOME: path.join(w.dir, "helm", "config"), HELM_DATA_HOME: path.join(w.dir, "helm", "data") } });
+        assert.notStrictEqual(helm.status, 0, "helm upgrade found a release to take back");
+        assert.match(helm.stderr, /has no deployed releases/, helm.stderr);
+        assert.strictEqual(snapshot(), before, "the old installer's upgrade changed something");
+        assert.deepStrictEqual(uids(c), uidsBefore, "a CRD or the tenant Rollout was replaced");
+        assert.strictEqual(c.kubectl(["get", "clusterrole", "argo-rollouts-aggregate-to-edit", "--ignore-not-found", "-o", "name"]), "", "a retired aggregate role came back");
     });
 });
