@@ -213,6 +213,15 @@ describe("brownfield", function () {
                 }
                 const r = await runAsync("bash", ["-o", "pipefail", "-c", command], { cwd: env.projectDir, env: shellEnv });
                 assert.strictEqual(r.status, 0, `runbook step "${step.title}": ${command} failed:\n${failure(r)}`);
+                if (step.title.startsWith("Adopt in one run") && command.startsWith("pulumi up")) {
+                    // The adopting run forced the chart's objects (children of a packaged component) one by one...
+                    const annotation = "jsonpath={.metadata.annotations.pulumi\\.com/patchForce}";
+                    assert.strictEqual(target.cluster.kubectl(["get", "deployment", "argo-rollouts", "-n", "argo-rollouts", "-o", annotation]), "true", "the adopted controller Deployment was not forced");
+                    assert.strictEqual(target.cluster.kubectl(["get", "crd", "rollouts.argoproj.io", "-o", annotation]), "true", "the adopted Rollout CRD was not forced");
+                    // ...and never a patch of an object another manager owns.
+                    const patched = target.cluster.kubectl(["get", "configmaps", "-A", "-l", "app.kubernetes.io/part-of=argocd", "-o", "jsonpath={range .items[*]}{.metadata.name}={.metadata.annotations.pulumi\\.com/patchForce}{\"\\n\"}{end}"]);
+                    assert.deepStrictEqual(patched.split("\n").filter((l) => /=.+$/.test(l)), [], "an ArgoCD ConfigMap patch was forced");
+                }
             }
         }
         assert.deepStrictEqual(uids(target.cluster), uidsBefore, "a CRD or the tenant Rollout was replaced");
