@@ -131,7 +131,7 @@ describe("adopt-check", () => {
 
         it("on the old install: reports what it takes over, leaves behind and would break, and exits 1", async () => {
             const cluster = fakeCluster(brownfield(ns));
-            const report = await adoptCheck(config, planned, cluster, { allowDowngrade: false });
+            const report = await adoptCheck(config, planned, cluster);
             assert.ok(cluster.calls.every((c) => /^(GET|LIST) /.test(c)));
             const text = formatAdoptText(report);
             assert.strictEqual(adoptExitCode(report), 1);
@@ -140,7 +140,7 @@ describe("adopt-check", () => {
             assert.ok(found.some((f) => /^Deployment argo-rollouts\/argo-rollouts: runs v1\.9\.1; .*downgrades/.test(f)), text);
             assert.ok(found.some((f) => /^Helm release argo-rollouts\/argo-rollouts: 1 release record/.test(f)), text);
             assert.ok(found.some((f) => /rollouts\.argoproj\.io.*Helm release argo-rollouts without helm\.sh\/resource-policy: keep/.test(f)), text);
-            assert.ok(found.some((f) => /^CustomResourceDefinition analysistemplates\.argoproj\.io: managed by Terraform \(Apply\)/.test(f)), text);
+            assert.ok(found.some((f) => /^CustomResourceDefinition analysistemplates\.argoproj\.io: managed by Terraform \(Apply\): a destroy of that Terraform state deletes it/.test(f)), text);
             assert.ok(found.some((f) => f.startsWith("Rollout tenant-b/api: canary.analysis references ClusterAnalysisTemplate argo-rollouts-addon-success-rate and passes no args.rollout, args.canary-hash")), text);
             // The tenant's own success-rate is never adopted: it stays, its user resolves.
             assert.deepStrictEqual(report.tenantTemplates, [{ template: "success-rate", rollouts: [{ rollout: "tenant-a/web", where: "canary.analysis", resolves: true, unresolved: [] }] }]);
@@ -148,18 +148,22 @@ describe("adopt-check", () => {
             const left = report.leftovers.map((l) => `${l.object}: ${l.retire}`);
             assert.ok(left.includes(`ConfigMap ${ns}/argo-rollouts-config: kubectl patch configmap argo-rollouts-config -n ${ns} --type=json -p '[{"op":"remove","path":"/data/metricProviderPlugins"}]'`), text);
             assert.ok(left.includes(`Ingress ${ns}/argo-rollouts-dashboard: kubectl delete ingress -n ${ns} argo-rollouts-dashboard`), text);
+            // The CRD that still carries the release's annotation can be taken back by a helm install.
+            assert.ok(left.includes(`CustomResourceDefinition ${ROLLOUTS_CRDS[0].name}: kubectl annotate customresourcedefinition ${ROLLOUTS_CRDS[0].name} meta.helm.sh/release-name- meta.helm.sh/release-namespace-`), text);
+            assert.ok(!left.some((l) => l.startsWith(`CustomResourceDefinition ${ROLLOUTS_CRDS[1].name}:`)), "a CRD without the annotation is not claimable");
             const deployment = report.objects.find((o) => o.object === `Deployment ${ns}/argo-rollouts`)!;
             assert.deepStrictEqual([deployment.present, deployment.declaredBy, deployment.managers], [true, "chart", ["helm (Update)"]]);
             assert.ok(report.objects.filter((o) => o.declaredBy === "stack").length === planned.length);
         });
 
-        it("accepts a downgrade only when asked to", async () => {
-            const report = await adoptCheck(config, planned, fakeCluster(brownfield(ns)), { allowDowngrade: true });
+        it("accepts a downgrade only when the stack allows it for the adopting run", async () => {
+            const allowing = { ...config, cluster: { ...config.cluster, adoptExisting: true, allowDowngrade: true } };
+            const report = await adoptCheck(allowing, planned, fakeCluster(brownfield(ns)));
             assert.ok(!report.breaks.some((b) => b.found.includes("downgrades")));
         });
 
         it("on an empty cluster: everything absent, nothing left behind, exit 0", async () => {
-            const report = await adoptCheck(config, planned, fakeCluster([]), { allowDowngrade: false });
+            const report = await adoptCheck(config, planned, fakeCluster([]));
             assert.strictEqual(adoptExitCode(report), 0, formatAdoptText(report));
             assert.ok(report.objects.every((o) => !o.present));
             assert.deepStrictEqual(report.leftovers, []);

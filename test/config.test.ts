@@ -40,6 +40,7 @@ describe("configuration", () => {
             mimirTenant: "hub",
             connection: { kind: "eks", clusterName: "platform-hub", region: "eu-west-1" },
             adoptExisting: false,
+            allowDowngrade: false,
         });
         assert.strictEqual(cfg.controller.chartVersion, CONTROLLER_DEFAULTS.chartVersion);
         assert.strictEqual(cfg.controller.appVersion, KNOWN_CHART_APP_VERSIONS["2.41.0"]);

@@ -133,6 +133,18 @@ describe("npm run verify", () => {
             assert.doesNotMatch(found(results, "crds.protected"), /analysisruns/);
         });
 
+        it("crds.protected fails for a CRD in a Terraform state, whatever its keep annotation", async () => {
+            const config = verifyConfig();
+            const world = healthyCluster(config);
+            replace(world, "CustomResourceDefinition", "experiments.argoproj.io", (o) => ({
+                ...o,
+                metadata: { ...o.metadata, annotations: { "helm.sh/resource-policy": "keep" }, managedFields: [{ manager: "Terraform", operation: "Apply" }, { manager: "kube-apiserver", operation: "Update" }] },
+            }));
+            const results = await verify(config, world);
+            expectFail(results, "crds.protected", /experiments\.argoproj\.io: managed by Terraform \(Apply\): a destroy of that Terraform state deletes it, and every Rollout/);
+            assert.doesNotMatch(found(results, "crds.protected"), /kube-apiserver/);
+        });
+
         it("controller.available fails when replicas differ or the Deployment is unavailable", async () => {
             const config = verifyConfig({ controller: { replicas: 3, pdbMaxUnavailable: 1 } });
             const world = healthyCluster(verifyConfig());

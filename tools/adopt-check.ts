@@ -4,7 +4,7 @@
  * verify, GETs and LISTs only; the stack's objects come from its offline plan.
  *
  *   npm run adopt-check -- --stack hub [--json] [--kubeconfig <file>] [--context <name>]
- *                          [--config-dir <dir>] [--allow-downgrade]
+ *                          [--config-dir <dir>]
  *
  * The stack file is read from --config-dir, by default the directory npm runs the script in (the
  * project's).
@@ -18,7 +18,7 @@ import { manifestResources, planStack } from "./plan";
 import { configFromStackFile, readStackFile } from "./stackFile";
 import { ConnectionError, connect } from "./verify/cluster";
 
-const USAGE = "usage: npm run adopt-check -- --stack <name> [--json] [--kubeconfig <file>] [--context <name>] [--config-dir <dir>] [--allow-downgrade]";
+const USAGE = "usage: npm run adopt-check -- --stack <name> [--json] [--kubeconfig <file>] [--context <name>] [--config-dir <dir>]";
 
 export interface AdoptCheckArgs {
     stack: string;
@@ -26,14 +26,13 @@ export interface AdoptCheckArgs {
     kubeconfig?: string;
     context?: string;
     configDir: string;
-    allowDowngrade: boolean;
 }
 
 export class UsageError extends Error {}
 
 export function parseAdoptCheckArgs(argv: readonly string[]): AdoptCheckArgs {
     // The project directory npm runs the script in: where the operator's Pulumi.<stack>.yaml is.
-    const args: Partial<AdoptCheckArgs> & { json: boolean; allowDowngrade: boolean; configDir: string } = { json: false, allowDowngrade: false, configDir: process.cwd() };
+    const args: Partial<AdoptCheckArgs> & { json: boolean; configDir: string } = { json: false, configDir: process.cwd() };
     const value = (i: number): string => {
         const v = argv[i + 1];
         if (v === undefined || v.startsWith("--")) {
@@ -48,9 +47,6 @@ export function parseAdoptCheckArgs(argv: readonly string[]): AdoptCheckArgs {
                 break;
             case "--json":
                 args.json = true;
-                break;
-            case "--allow-downgrade":
-                args.allowDowngrade = true;
                 break;
             case "--kubeconfig":
                 args.kubeconfig = path.resolve(value(i++));
@@ -93,7 +89,7 @@ export async function adoptCheckMain(argv: readonly string[], out: (s: string) =
         const config = configFromStackFile(readStackFile(args.stack, args.configDir));
         const planned = await plannedObjects(args.stack, args.configDir);
         const cluster = await connect({ connection: config.cluster.connection, kubeconfig: args.kubeconfig, context: args.context });
-        report = await adoptCheck(config, planned, cluster, { allowDowngrade: args.allowDowngrade });
+        report = await adoptCheck(config, planned, cluster);
     } catch (e) {
         err(e instanceof ConnectionError ? `stack "${args.stack}": cannot check adoption: ${e.message}` : (e as Error).message);
         return 2;

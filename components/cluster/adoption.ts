@@ -84,6 +84,16 @@ export function adoptionTransforms(adoptExisting: boolean): pulumi.ResourceTrans
     return adoptExisting ? [forceAdoptedObjects] : [];
 }
 
+/** The annotations by which Helm recognizes an object of its release (helm pkg/action/validate.go). */
+export const HELM_OWNERSHIP_ANNOTATIONS = ["meta.helm.sh/release-name", "meta.helm.sh/release-namespace"] as const;
+
+/** The chart's selector labels on every object it renders (argo-helm charts/argo-rollouts/templates/_helpers.tpl, argo-rollouts.selectorLabels). */
+export const RELEASE_SELECTOR = `app.kubernetes.io/instance=${RELEASE_NAME}`;
+
+/** Kinds an argo-rollouts release has objects of, in the release's namespace and cluster-wide (chart 2.41.0 templates/). */
+export const RELEASE_NAMESPACED_KINDS = ["deployments", "services", "serviceaccounts", "configmaps", "secrets", "poddisruptionbudgets", "roles", "rolebindings"] as const;
+export const RELEASE_CLUSTER_KINDS = ["clusterroles", "clusterrolebindings"] as const;
+
 /** One step of the adoption runbook. */
 export interface RunbookStep {
     title: string;
@@ -186,6 +196,19 @@ export function adoptionRunbook(cfg: { stack: string; controller: Pick<Controlle
             ],
         },
         {
+            // Helm installs into an existing object only when it carries the release's
+            // meta.helm.sh/release-name and release-namespace annotations and the managed-by
+            // label (helm v3.20.2 pkg/action/validate.go, existingResourceConflict/checkOwnership);
+            // the adopted objects keep Helm's annotations (Helm owns them, the stack never sets
+            // them), so without this a `helm upgrade --install` of the old unit takes them all back.
+            title: "Make the objects unclaimable by the old release",
+            commands: [
+                `kubectl annotate crd ${crds} ${HELM_OWNERSHIP_ANNOTATIONS.map((a) => `${a}-`).join(" ")}`,
+                `kubectl get -n ${ns} ${RELEASE_NAMESPACED_KINDS.join(",")} -l ${RELEASE_SELECTOR} -o name | xargs -r -I{} kubectl annotate -n ${ns} {} ${HELM_OWNERSHIP_ANNOTATIONS.map((a) => `${a}-`).join(" ")}`,
+                `kubectl get ${RELEASE_CLUSTER_KINDS.join(",")} -l ${RELEASE_SELECTOR} -o name | xargs -r -I{} kubectl annotate {} ${HELM_OWNERSHIP_ANNOTATIONS.map((a) => `${a}-`).join(" ")}`,
+            ],
+        },
+        {
             title: "Stop adopting, through the deploy pipeline",
             commands: [
                 `pulumi config set --path cluster.adoptExisting false ${s}`,
@@ -198,4 +221,52 @@ export function adoptionRunbook(cfg: { stack: string; controller: Pick<Controlle
             commands: ["kubectl get rollouts.argoproj.io -A --no-headers | wc -l", `kubectl get crd ${crds}`],
         },
     ];
+}
+
+/** `vX.Y.Z` (a leading v optional, a pre-release suffix ignored) as numbers; undefined when it is none. */
+export function parseVersion(v: string): [number, number, number] | undefined {
+    const m = /^v?(\d+)\.(\d+)\.(\d+)/.exec(v);
+    return m ? [Number(m[1]), Number(m[2]), Number(m[3])] : undefined;
+}
+
+/** Whether moving from `running` to `configured` goes back; undefined when either is not a version. */
+export function isDowngrade(running: string, configured: string): boolean | undefined {
+    const a = parseVersion(running);
+    const b = parseVersion(configured);
+    if (!a || !b) {
+        return undefined;
+    }
+    for (let i = 0; i < 3; i++) {
+        if (a[i] !== b[i]) {
+            return a[i] > b[i];
+        }
+    }
+    return false;
+}
+
+/** The tag of an image reference (`registry/repo:tag` or `repo:tag@sha256:…`); undefined without one. */
+export function imageTag(image: string): string | undefined {
+    const noDigest = image.split("@")[0];
+    const slash = noDigest.lastIndexOf("/");
+    const colon = noDigest.lastIndexOf(":");
+    return colon > slash ? noDigest.slice(colon + 1) : undefined;
+}
+
+/** The container of the chart's controller Deployment that runs the controller. */
+export const CONTROLLER_CONTAINER = "argo-rollouts";
+
+/**
+ * Why the adopting run must stop, or undefined: the controller running now (its image tag) is
+ * newer than the stack's `controller.appVersion`, and `cluster.allowDowngrade` is not set. Every
+ * adopted object previews as a create, so the image and CRDs moving back would not show.
+ */
+export function downgradeRefusal(stack: string, running: string | undefined, configured: string, allowDowngrade: boolean): string | undefined {
+    if (!running || allowDowngrade || !isDowngrade(running, configured)) {
+        return undefined;
+    }
+    return (
+        `stack "${stack}": the cluster runs Argo Rollouts ${running} and argo-rollouts-addon:controller.appVersion = "${configured}": ` +
+        `adopting would downgrade the controller and its CRDs. Set controller.chartVersion to a chart of ${running} or later, ` +
+        `or set cluster.allowDowngrade: true for the adopting run after reading the release notes`
+    );
 }

@@ -25,15 +25,23 @@ export interface ClusterConfig {
      * failing with AlreadyExists, and takes its fields over from the previous field manager.
      */
     adoptExisting: boolean;
+    /**
+     * With adoptExisting: accept a running controller newer than `controller.appVersion`. The
+     * adopting run previews every object as a create, so a downgrade would not show; it is refused
+     * unless this is set for that run.
+     */
+    allowDowngrade: boolean;
 }
 
 /** Every default of the section, in one place; the README's config reference follows it. */
 export const CLUSTER_DEFAULTS = {
     // Adopting is one deliberate run (README, "Adopting an existing install"), never the default.
     adoptExisting: false,
+    // A downgrade is a decision someone takes after reading release notes, never a default.
+    allowDowngrade: false,
 } as const;
 
-const CLUSTER_KEYS = ["name", "role", "mimirTenant", "eksClusterName", "region", "kubeconfigContext", "kubeconfigPath", "adoptExisting"];
+const CLUSTER_KEYS = ["name", "role", "mimirTenant", "eksClusterName", "region", "kubeconfigContext", "kubeconfigPath", "adoptExisting", "allowDowngrade"];
 const AWS_REGION = /^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-[0-9]$/;
 const EKS_NAME = /^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$/;
 
@@ -82,8 +90,12 @@ export function readCluster(r: ConfigReader, value: unknown, ambient: { awsRegio
         }
     }
     const adoptExisting = r.boolean("cluster.adoptExisting", c.adoptExisting, CLUSTER_DEFAULTS.adoptExisting);
+    const allowDowngrade = r.boolean("cluster.allowDowngrade", c.allowDowngrade, CLUSTER_DEFAULTS.allowDowngrade);
+    if (allowDowngrade && !adoptExisting) {
+        r.problem("cluster.allowDowngrade", allowDowngrade, "only applies with cluster.adoptExisting: true (the adopting run is the one whose preview cannot show a downgrade)");
+    }
     if (!name || !role || !mimirTenant || !connection) {
         return undefined;
     }
-    return { name, role, mimirTenant, connection, adoptExisting };
+    return { name, role, mimirTenant, connection, adoptExisting, allowDowngrade };
 }

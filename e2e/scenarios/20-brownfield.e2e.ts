@@ -183,6 +183,25 @@ describe("brownfield", function () {
         assert.strictEqual(report.controller.configured, addonConfig("hub", target.config).controller.appVersion);
         assert.ok(report.controller.running, "the running controller's version is reported");
         assert.strictEqual(report.crds.length, CRD_NAMES.length);
+        // A newer controller than the stack's: adopt-check and the adopting preview both refuse,
+        // before anything is declared (stacks/preflight.ts), whatever the provider's version.
+        const image = target.cluster.kubectl(["get", "deployment", "argo-rollouts", "-n", "argo-rollouts", "-o", "jsonpath={.spec.template.spec.containers[0].image}"]);
+        const newer = image.replace(/:v?\d+\.\d+\.\d+$/, ":v99.0.0");
+        target.cluster.kubectl(["set", "image", "deployment/argo-rollouts", "-n", "argo-rollouts", `argo-rollouts=${newer}`]);
+        try {
+            const downgrade = adoptCheck().report.breaks.find((b) => b.object === "Deployment argo-rollouts/argo-rollouts");
+            assert.match(downgrade?.found ?? "", /runs v99\.0\.0; the stack configures controller\.appVersion .*: adopting downgrades the controller and the CRDs/);
+            const set = await env.pulumi(["config", "set", "--path", "cluster.adoptExisting", "true"], { stack: "hub" });
+            assert.strictEqual(set.status, 0, failure(set));
+            const preview = await env.pulumi(["preview", "--policy-pack", "policy"], { stack: "hub" });
+            assert.notStrictEqual(preview.status, 0, "the adopting preview accepted a downgrade");
+            assert.match(preview.stdout + preview.stderr, /stack "hub": the cluster runs Argo Rollouts v99\.0\.0 and argo-rollouts-addon:controller\.appVersion = "v\d+\.\d+\.\d+": adopting would downgrade the controller and its CRDs/, failure(preview));
+            assert.doesNotMatch(preview.stdout, /\+\s+create/, "the refused preview planned resources");
+        } finally {
+            await env.pulumi(["config", "set", "--path", "cluster.adoptExisting", "false"], { stack: "hub" });
+            target.cluster.kubectl(["set", "image", "deployment/argo-rollouts", "-n", "argo-rollouts", `argo-rollouts=${image}`]);
+        }
+
         // The fix adopt-check names: the Rollout passes the args; the runbook does the rest.
         target.cluster.kubectl(["patch", "rollouts.argoproj.io", "api", "-n", TENANT_NS, "--type=json", "-p", JSON.stringify([{ op: "replace", path: "/spec/strategy/canary/analysis/args", value: FULL_ARGS }])]);
         const again = adoptCheck().report;
@@ -259,6 +278,12 @@ describe("brownfield", function () {
         const helm = run(path.join(w.bin, "helm"), ["upgrade", "argo-rollouts", w.chartArchive, "-n", "argo-rollouts", "--kubeconfig", c.kubeconfig], { env: { ...process.env, HELM_CACHE_HOME: path.join(w.dir, "helm", "cache"), HELM_CONFIG_HOME: path.join(w.dir, "helm", "config"), HELM_DATA_HOME: path.join(w.dir, "helm", "data") } });
         assert.notStrictEqual(helm.status, 0, "helm upgrade found a release to take back");
         assert.match(helm.stderr, /has no deployed releases/, helm.stderr);
+        // And a reconcile that installs when the release is missing: the objects are no longer the release's.
+        const install = run(path.join(w.bin, "helm"), ["upgrade", "--install", "argo-rollouts", w.chartArchive, "-n", "argo-rollouts", "--kubeconfig", c.kubeconfig], { env: { ...process.env, HELM_CACHE_HOME: path.join(w.dir, "helm", "cache"), HELM_CONFIG_HOME: path.join(w.dir, "helm", "config"), HELM_DATA_HOME: path.join(w.dir, "helm", "data") } });
+        assert.notStrictEqual(install.status, 0, "helm upgrade --install took the objects back");
+        assert.match(install.stderr, /exists and cannot be imported into the current release: invalid ownership metadata/, install.stderr);
+        // Helm checks ownership before it records a release (pkg/action/install.go): no record either.
+        assert.strictEqual(c.kubectl(["get", "secret", "-n", "argo-rollouts", "-l", "owner=helm,name=argo-rollouts", "-o", "name"]), "", "the refused install left a release record");
         assert.strictEqual(snapshot(), before, "the old installer's upgrade changed something");
         assert.deepStrictEqual(uids(c), uidsBefore, "a CRD or the tenant Rollout was replaced");
         assert.strictEqual(c.kubectl(["get", "clusterrole", "argo-rollouts-aggregate-to-edit", "--ignore-not-found", "-o", "name"]), "", "a retired aggregate role came back");

@@ -7,12 +7,13 @@
 import type { AddonConfig } from "../../stacks/config";
 import { TEMPLATE_NAME_PREFIX } from "../../components/rollouts/analysis";
 import { chartObjects, renderedConfigKeys } from "../../components/rollouts/chartObjects";
+import { HELM_OWNERSHIP_ANNOTATIONS, RELEASE_SELECTOR } from "../../components/cluster/adoption";
 import { ROLLOUTS_CRDS } from "../../components/rollouts/crds";
 import { NOTIFICATION_CONFIGMAP } from "../../components/rollouts/notifications";
 import { RELEASE_NAME, controllerValues } from "../../components/rollouts/values";
 import { protectedFromDeletion } from "../verify/checks/controller";
-import type { ReadOnlyCluster } from "../verify/cluster";
-import { Argument, apiPath, fieldChanges, fieldManagers, imageTag, isDowngrade, objectName, removeKeysCommand, staleKeys, templateReferences, terraformManagers, unresolvedArgs } from "./inventory";
+import type { KubeObject, ReadOnlyCluster } from "../verify/cluster";
+import { Argument, apiPath, fieldChanges, fieldManagers, imageTag, isDowngrade, objectName, removeKeysCommand, staleKeys, templateReferences, unresolvedArgs } from "./inventory";
 
 /** One object the stack declares, as the cluster has it now. */
 export interface DeclaredObject {
@@ -64,11 +65,6 @@ export interface PlannedObject {
     [field: string]: unknown;
 }
 
-export interface AdoptOptions {
-    /** Accept a controller older than the one running (an explicit decision, never the default). */
-    allowDowngrade: boolean;
-}
-
 /** Kinds an old release may have beside what the stack declares, listed by the release's label. */
 const RELEASE_KINDS: { apiVersion: string; kind: string; namespaced: boolean }[] = [
     { apiVersion: "apps/v1", kind: "Deployment", namespaced: true },
@@ -86,27 +82,27 @@ const RELEASE_KINDS: { apiVersion: string; kind: string; namespaced: boolean }[]
     { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", namespaced: false },
 ];
 
-/** The chart's selector labels (argo-helm charts/argo-rollouts/templates/_helpers.tpl, argo-rollouts.selectorLabels). */
-const RELEASE_SELECTOR = `app.kubernetes.io/instance=${RELEASE_NAME}`;
 
-export async function adoptCheck(config: AddonConfig, planned: PlannedObject[], cluster: ReadOnlyCluster, opts: AdoptOptions): Promise<AdoptReport> {
+export async function adoptCheck(config: AddonConfig, planned: PlannedObject[], cluster: ReadOnlyCluster): Promise<AdoptReport> {
     const ns = config.controller.namespace;
     const breaks: Breakage[] = [];
     const leftovers: Leftover[] = [];
 
     // The CRDs: present, who manages them, and whether the old tool can still delete them.
     const crds = [];
+    const liveCrds = new Map<string, KubeObject | undefined>();
     for (const c of ROLLOUTS_CRDS) {
         const live = await cluster.get(apiPath("apiextensions.k8s.io/v1", "CustomResourceDefinition", undefined, c.name));
+        liveCrds.set(c.name, live);
         crds.push({ name: c.name, present: Boolean(live), managers: live ? fieldManagers(live) : [], version: live?.metadata?.labels?.["app.kubernetes.io/version"] ?? null });
         if (!live) {
             continue;
         }
         for (const f of protectedFromDeletion(live, c.name)) {
-            breaks.push({ object: f.object, found: f.found, fix: `kubectl annotate crd ${c.name} helm.sh/resource-policy=keep --overwrite, and remove the owner (runbook: keep the CRDs)` });
-        }
-        for (const m of terraformManagers(live)) {
-            breaks.push({ object: objectName("CustomResourceDefinition", undefined, c.name), found: `managed by ${m}: a destroy of that Terraform state deletes the CRD and every Rollout`, fix: "terraform state rm the CRD's resource first (runbook: stop what re-applies the old install)" });
+            const fix = /Terraform/i.test(f.found)
+                ? "terraform state rm the CRD's resource first (runbook: stop whatever re-applies the old install)"
+                : `kubectl annotate crd ${c.name} helm.sh/resource-policy=keep --overwrite, and remove any owner (runbook: keep the CRDs)`;
+            breaks.push({ object: f.object, found: f.found, fix });
         }
     }
 
@@ -126,22 +122,33 @@ export async function adoptCheck(config: AddonConfig, planned: PlannedObject[], 
     const image = containers.find((c) => c.name === "argo-rollouts")?.image ?? containers[0]?.image;
     const running = image ? (imageTag(image) ?? null) : null;
     const configured = config.controller.appVersion;
-    if (running && isDowngrade(running, configured) && !opts.allowDowngrade) {
+    if (running && isDowngrade(running, configured) && !config.cluster.allowDowngrade) {
         breaks.push({
             object: objectName("Deployment", ns, RELEASE_NAME),
             found: `runs ${running}; the stack configures controller.appVersion ${configured}: adopting downgrades the controller and the CRDs`,
-            fix: `set controller.chartVersion/appVersion to ${running} or later, or pass --allow-downgrade after reading the release notes`,
+            fix: `set controller.chartVersion (and controller.appVersion) to ${running} or later, or cluster.allowDowngrade: true for the adopting run after reading the release notes (the adopting run refuses it too)`,
         });
     }
 
-    // What the stack declares: the program's own objects, the chart's, the CRDs.
+    // What the stack declares: the program's own objects, the chart's, the CRDs. Each that still
+    // carries the old release's ownership annotations can be taken back by a `helm install` of it.
     const objects: DeclaredObject[] = [];
     const declared = new Set<string>();
+    const claimable = (live: KubeObject | undefined, kind: string, namespace: string | undefined, name: string) => {
+        if (live?.metadata?.annotations?.[HELM_OWNERSHIP_ANNOTATIONS[0]] === RELEASE_NAME) {
+            leftovers.push({
+                object: objectName(kind, namespace, name),
+                what: `carries ${HELM_OWNERSHIP_ANNOTATIONS[0]}: ${RELEASE_NAME}: a helm install of the old release takes it back (after the adopting run: runbook, make the objects unclaimable)`,
+                retire: `kubectl annotate ${kind.toLowerCase()} ${namespace ? `-n ${namespace} ` : ""}${name} ${HELM_OWNERSHIP_ANNOTATIONS.map((a) => `${a}-`).join(" ")}`,
+            });
+        }
+    };
     for (const p of planned) {
         const live = await cluster.get(apiPath(p.apiVersion, p.kind, p.metadata.namespace, p.metadata.name));
         const object = objectName(p.kind, p.metadata.namespace, p.metadata.name);
         declared.add(object);
         objects.push({ object, declaredBy: "stack", present: Boolean(live), managers: live ? fieldManagers(live) : [], changes: live ? fieldChanges(p, live) : [] });
+        claimable(live, p.kind, p.metadata.namespace, p.metadata.name);
     }
     const values = controllerValues(config);
     for (const c of chartObjects({ serviceMonitor: config.controller.serviceMonitor, dashboard: config.controller.dashboard })) {
@@ -150,9 +157,11 @@ export async function adoptCheck(config: AddonConfig, planned: PlannedObject[], 
         const object = objectName(c.kind, c.namespaced ? ns : undefined, c.name);
         declared.add(object);
         objects.push({ object, declaredBy: "chart", present: Boolean(live), managers: live ? fieldManagers(live) : [], changes: null });
+        claimable(live, c.kind, c.namespaced ? ns : undefined, c.name);
     }
     for (const c of crds) {
         objects.push({ object: objectName("CustomResourceDefinition", undefined, c.name), declaredBy: "crds", present: c.present, managers: c.managers, changes: null });
+        claimable(liveCrds.get(c.name), "CustomResourceDefinition", undefined, c.name);
     }
 
     // What stays behind: stale keys the stack no longer writes, and release objects it does not declare.

@@ -5,6 +5,8 @@
  */
 import type { KubeObject } from "../verify/cluster";
 
+export { imageTag, isDowngrade, parseVersion } from "../../components/cluster/adoption";
+
 /** `Kind namespace/name` or `Kind name`, as verify names objects. */
 export function objectName(kind: string, namespace: string | undefined, name: string): string {
     return `${kind} ${namespace ? `${namespace}/` : ""}${name}`;
@@ -150,35 +152,6 @@ export function unresolvedArgs(templateArgs: readonly Argument[], passed: readon
             return value === undefined && valueFrom === undefined;
         })
         .map((a) => a.name);
-}
-
-/** `vX.Y.Z` (a leading v optional, a pre-release suffix ignored) as numbers; undefined when it is none. */
-export function parseVersion(v: string): [number, number, number] | undefined {
-    const m = /^v?(\d+)\.(\d+)\.(\d+)/.exec(v);
-    return m ? [Number(m[1]), Number(m[2]), Number(m[3])] : undefined;
-}
-
-/** Whether moving from `running` to `configured` goes back; undefined when either is not a version. */
-export function isDowngrade(running: string, configured: string): boolean | undefined {
-    const a = parseVersion(running);
-    const b = parseVersion(configured);
-    if (!a || !b) {
-        return undefined;
-    }
-    for (let i = 0; i < 3; i++) {
-        if (a[i] !== b[i]) {
-            return a[i] > b[i];
-        }
-    }
-    return false;
-}
-
-/** The tag of an image reference (`registry/repo:tag` or `repo:tag@sha256:…`); undefined without one. */
-export function imageTag(image: string): string | undefined {
-    const noDigest = image.split("@")[0];
-    const slash = noDigest.lastIndexOf("/");
-    const colon = noDigest.lastIndexOf(":");
-    return colon > slash ? noDigest.slice(colon + 1) : undefined;
 }
 
 /**

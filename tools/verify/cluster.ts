@@ -3,13 +3,10 @@
  * can send are GETs and access reviews (SubjectAccessReview, SelfSubjectAccessReview), which the
  * API server evaluates and does not store. Nothing here can create, change or delete an object.
  */
-import { execFile } from "child_process";
 import * as http from "http";
 import * as https from "https";
-import { pathToFileURL } from "url";
 import type * as K8s from "@kubernetes/client-node";
-import { eksKubeconfig } from "../../components/cluster";
-import type { ClusterConnection } from "../../components/cluster/config";
+import { ConnectOptions, ConnectionError, kubeConfigFor, loadClient } from "../../components/cluster/connect";
 
 /** A Kubernetes object as the API server sends it. */
 export interface KubeObject {
@@ -78,8 +75,8 @@ export interface ReadOnlyCluster {
     proxyGet(namespace: string, service: string, port: number, path: string, query: Record<string, string>, headers: Record<string, string>): Promise<HttpAnswer>;
 }
 
-/** The API server could not be reached or refused verify's credentials: no check can run. */
-export class ConnectionError extends Error {}
+// How the program's tools reach a stack's cluster lives with the program's provider (components/cluster/connect.ts).
+export { ConnectionError, ConnectOptions, describeEksCluster, kubeConfigFor, loadClient } from "../../components/cluster/connect";
 
 /** A read the API server refused or failed (other than 404): reported on the check that needed it. */
 export class ReadError extends Error {
@@ -90,74 +87,6 @@ export class ReadError extends Error {
     ) {
         super(message);
     }
-}
-
-type ClientModule = typeof import("@kubernetes/client-node");
-
-/**
- * `@kubernetes/client-node` 1.x is an ES module only. The project is CommonJS, where TypeScript
- * rewrites `import()` into `require()`; `require()` of an ES module works only from Node 20.19.
- * A dynamic import that TypeScript leaves alone loads it on every Node 20.
- */
-const importModule = new Function("specifier", "return import(specifier)") as (specifier: string) => Promise<unknown>;
-
-export async function loadClient(): Promise<ClientModule> {
-    return (await importModule(pathToFileURL(require.resolve("@kubernetes/client-node")).href)) as ClientModule;
-}
-
-/** How to reach the cluster: the stack's connection, or an explicit kubeconfig/context override. */
-export interface ConnectOptions {
-    connection: ClusterConnection;
-    kubeconfig?: string;
-    context?: string;
-    /** Runs `aws eks describe-cluster`; replaceable in tests. */
-    describeEks?: (clusterName: string, region: string) => Promise<{ endpoint: string; certificateAuthority: string }>;
-}
-
-/** Endpoint and CA of an EKS cluster, as the program's provider gets them (components/cluster). */
-export function describeEksCluster(clusterName: string, region: string): Promise<{ endpoint: string; certificateAuthority: string }> {
-    return new Promise((resolve, reject) => {
-        execFile("aws", ["eks", "describe-cluster", "--name", clusterName, "--region", region, "--output", "json"], { timeout: 60_000 }, (err, stdout, stderr) => {
-            if (err) {
-                reject(new ConnectionError(`aws eks describe-cluster --name ${clusterName} --region ${region} failed: ${(stderr || err.message).trim()}`));
-                return;
-            }
-            try {
-                const c = (JSON.parse(stdout) as { cluster?: { endpoint?: string; certificateAuthority?: { data?: string } } }).cluster;
-                if (!c?.endpoint || !c.certificateAuthority?.data) {
-                    throw new Error("no endpoint or certificate authority in the answer");
-                }
-                resolve({ endpoint: c.endpoint, certificateAuthority: c.certificateAuthority.data });
-            } catch (e) {
-                reject(new ConnectionError(`aws eks describe-cluster --name ${clusterName}: ${(e as Error).message}`));
-            }
-        });
-    });
-}
-
-/** Builds the client configuration the way the program's provider connects (components/cluster). */
-export async function kubeConfigFor(k8s: ClientModule, opts: ConnectOptions): Promise<K8s.KubeConfig> {
-    const kc = new k8s.KubeConfig();
-    const conn = opts.connection;
-    if (opts.kubeconfig !== undefined || opts.context !== undefined || conn.kind === "kubeconfig") {
-        const file = opts.kubeconfig ?? (conn.kind === "kubeconfig" ? conn.path : undefined);
-        if (file) {
-            kc.loadFromFile(file);
-        } else {
-            kc.loadFromDefault();
-        }
-        const context = opts.context ?? (conn.kind === "kubeconfig" ? conn.context : undefined);
-        if (context !== undefined) {
-            if (!kc.getContextObject(context)) {
-                throw new ConnectionError(`kubeconfig ${file ?? "(default)"} has no context "${context}"; it has: ${kc.getContexts().map((c) => c.name).join(", ") || "none"}`);
-            }
-            kc.setCurrentContext(context);
-        }
-        return kc;
-    }
-    const eks = await (opts.describeEks ?? describeEksCluster)(conn.clusterName, conn.region);
-    kc.loadFromString(JSON.stringify(eksKubeconfig({ clusterName: conn.clusterName, region: conn.region, endpoint: eks.endpoint, certificateAuthority: eks.certificateAuthority })));
-    return kc;
 }
 
 const REQUEST_TIMEOUT_MS = 30_000;

@@ -7,6 +7,7 @@ import * as YAML from "yaml";
 import { ROLLOUTS_CRDS } from "../../../components/rollouts/crds";
 import { TrafficRouterPlugin, pluginImage } from "../../../components/rollouts/plugin";
 import { PLUGINS_DIGEST_ANNOTATION, RELEASE_NAME, controllerValues } from "../../../components/rollouts/values";
+import { terraformManagers } from "../../adopt/inventory";
 import type { KubeObject } from "../cluster";
 import { CheckGroup, asArray, asRecord, condition, conditions, describeCondition, field, nameOf, ref } from "../context";
 import { Finding, README, outcome } from "../report";
@@ -65,8 +66,9 @@ export function established(crd: KubeObject | undefined, name: string): Finding[
 /**
  * What verify can see of "protected from deletion" on the live object: Pulumi's protect and
  * retainOnDelete live in the stack's state, not in the cluster. In the cluster a CRD is deleted
- * with its owner by the garbage collector (ownerReferences) and by `helm uninstall` of a release
- * that owns it, unless it carries `helm.sh/resource-policy: keep`.
+ * with its owner by the garbage collector (ownerReferences), by `helm uninstall` of a release
+ * that owns it unless it carries `helm.sh/resource-policy: keep`, and by a destroy of a Terraform
+ * state that holds it (seen as a Terraform field manager), whatever its annotations.
  */
 export function protectedFromDeletion(crd: KubeObject | undefined, name: string): Finding[] {
     if (!crd) {
@@ -82,6 +84,9 @@ export function protectedFromDeletion(crd: KubeObject | undefined, name: string)
     const release = annotations[HELM_RELEASE_ANNOTATION];
     if ((release || labels["app.kubernetes.io/managed-by"] === "Helm") && annotations[HELM_RESOURCE_POLICY] !== "keep") {
         out.push({ object, found: `belongs to Helm release ${release ?? "(unnamed)"} without ${HELM_RESOURCE_POLICY}: keep: uninstalling that release deletes it` });
+    }
+    for (const m of terraformManagers(crd)) {
+        out.push({ object, found: `managed by ${m}: a destroy of that Terraform state deletes it, and every Rollout, whatever its annotations say` });
     }
     if (crd.metadata?.deletionTimestamp) {
         out.push({ object, found: `being deleted since ${crd.metadata.deletionTimestamp}` });

@@ -1,0 +1,82 @@
+/**
+ * How the stack's tools and the adopting run's preflight reach a stack's cluster the way the
+ * program's provider does (components/cluster/index.ts): the stack file's kubeconfig context, or
+ * an EKS cluster with its endpoint from `aws eks describe-cluster` and a token from the aws CLI's
+ * exec plugin. Read-only callers only: nothing here sends a request.
+ */
+import { execFile } from "child_process";
+import { pathToFileURL } from "url";
+import type * as K8s from "@kubernetes/client-node";
+import { eksKubeconfig } from "./eks";
+import type { ClusterConnection } from "./config";
+
+/** The API server could not be reached or refused the credentials. */
+export class ConnectionError extends Error {}
+
+export type ClientModule = typeof import("@kubernetes/client-node");
+
+/**
+ * `@kubernetes/client-node` 1.x is an ES module only. The project is CommonJS, where TypeScript
+ * rewrites `import()` into `require()`; `require()` of an ES module works only from Node 20.19.
+ * A dynamic import that TypeScript leaves alone loads it on every Node 20.
+ */
+const importModule = new Function("specifier", "return import(specifier)") as (specifier: string) => Promise<unknown>;
+
+export async function loadClient(): Promise<ClientModule> {
+    return (await importModule(pathToFileURL(require.resolve("@kubernetes/client-node")).href)) as ClientModule;
+}
+
+/** How to reach the cluster: the stack's connection, or an explicit kubeconfig/context override. */
+export interface ConnectOptions {
+    connection: ClusterConnection;
+    kubeconfig?: string;
+    context?: string;
+    /** Runs `aws eks describe-cluster`; replaceable in tests. */
+    describeEks?: (clusterName: string, region: string) => Promise<{ endpoint: string; certificateAuthority: string }>;
+}
+
+/** Endpoint and CA of an EKS cluster, as the program's provider gets them (components/cluster). */
+export function describeEksCluster(clusterName: string, region: string): Promise<{ endpoint: string; certificateAuthority: string }> {
+    return new Promise((resolve, reject) => {
+        execFile("aws", ["eks", "describe-cluster", "--name", clusterName, "--region", region, "--output", "json"], { timeout: 60_000 }, (err, stdout, stderr) => {
+            if (err) {
+                reject(new ConnectionError(`aws eks describe-cluster --name ${clusterName} --region ${region} failed: ${(stderr || err.message).trim()}`));
+                return;
+            }
+            try {
+                const c = (JSON.parse(stdout) as { cluster?: { endpoint?: string; certificateAuthority?: { data?: string } } }).cluster;
+                if (!c?.endpoint || !c.certificateAuthority?.data) {
+                    throw new Error("no endpoint or certificate authority in the answer");
+                }
+                resolve({ endpoint: c.endpoint, certificateAuthority: c.certificateAuthority.data });
+            } catch (e) {
+                reject(new ConnectionError(`aws eks describe-cluster --name ${clusterName}: ${(e as Error).message}`));
+            }
+        });
+    });
+}
+
+/** Builds the client configuration the way the program's provider connects (components/cluster). */
+export async function kubeConfigFor(k8s: ClientModule, opts: ConnectOptions): Promise<K8s.KubeConfig> {
+    const kc = new k8s.KubeConfig();
+    const conn = opts.connection;
+    if (opts.kubeconfig !== undefined || opts.context !== undefined || conn.kind === "kubeconfig") {
+        const file = opts.kubeconfig ?? (conn.kind === "kubeconfig" ? conn.path : undefined);
+        if (file) {
+            kc.loadFromFile(file);
+        } else {
+            kc.loadFromDefault();
+        }
+        const context = opts.context ?? (conn.kind === "kubeconfig" ? conn.context : undefined);
+        if (context !== undefined) {
+            if (!kc.getContextObject(context)) {
+                throw new ConnectionError(`kubeconfig ${file ?? "(default)"} has no context "${context}"; it has: ${kc.getContexts().map((c) => c.name).join(", ") || "none"}`);
+            }
+            kc.setCurrentContext(context);
+        }
+        return kc;
+    }
+    const eks = await (opts.describeEks ?? describeEksCluster)(conn.clusterName, conn.region);
+    kc.loadFromString(JSON.stringify(eksKubeconfig({ clusterName: conn.clusterName, region: conn.region, endpoint: eks.endpoint, certificateAuthority: eks.certificateAuthority })));
+    return kc;
+}
