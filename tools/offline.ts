@@ -2,7 +2,8 @@
  * Runs the program under Pulumi's mock runtime and records everything it registers: the offline
  * plan and the unit tests share this, so what the tests assert is what the plan shows.
  *
- * Mocks hand `newResource` no dependencies, parents or options (design.md §2, Pulumi), so the
+ * Mocks hand `newResource` no dependencies, parents or options (pulumi/pulumi sdk/nodejs/runtime/mocks.ts
+ * at sdk/v3.248.0, MockResourceArgs: type, name, inputs, provider, id, custom), so the
  * mock monitor's `registerResource`/`readResource` are wrapped to read them off the request the
  * SDK sends. Mocks also refuse the `transforms` option; a stand-in callback server records each
  * transform so the plan and the tests can apply it to the children a real engine would send it.

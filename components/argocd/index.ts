@@ -26,8 +26,8 @@ type KeptKind = "AppProject" | "ApplicationSet";
 /**
  * ArgoCD stage (ADR-056 D2, as-built corrections): the last stage, so no tenant Rollout is synced
  * before the CRDs exist and the admission policies understand Rollout. ArgoCD and its objects
- * belong to the platform. What this stack owns is a Patch of the existing object (design.md §2,
- * Pulumi: a create of an existing object fails with AlreadyExists since @pulumi/kubernetes 4.29);
+ * belong to the platform. What this stack owns is a Patch of the existing object (a create of an
+ * existing object fails with AlreadyExists since @pulumi/kubernetes 4.29, pulumi/pulumi-kubernetes #4278);
  * what another owner keeps is read, and the preview fails naming what ADR-056 needs from it.
  */
 export class ArgoCdAppsStage extends Stage {

@@ -1,7 +1,7 @@
 /**
- * How the program shares objects it does not own (design.md §2, Pulumi: since
- * @pulumi/kubernetes 4.29 creating an existing object fails with AlreadyExists, so fields of
- * objects others manage are set with `*Patch` resources, i.e. server-side apply).
+ * How the program shares objects it does not own: since @pulumi/kubernetes 4.29 creating an
+ * existing object fails with AlreadyExists (pulumi/pulumi-kubernetes #4278), so fields of objects
+ * others manage are set with `*Patch` resources, i.e. server-side apply.
  */
 
 /**

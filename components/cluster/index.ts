@@ -1,6 +1,7 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-// Only the EKS submodule: type-checking the whole @pulumi/aws package costs ~10 s (design.md §2).
+// Only the EKS submodule: type-checking the whole @pulumi/aws package costs about 10 s and 700 MB,
+// the eks submodule about 4 s (measured with tsc --noEmit on @pulumi/aws 7.x).
 import { getClusterOutput } from "@pulumi/aws/eks/getCluster";
 import { providerAdoptionOptions } from "./adoption";
 import { ClusterConfig } from "./config";
@@ -14,7 +15,8 @@ export * from "./eks";
 /**
  * The stack's Kubernetes provider. `clusterIdentifier` is pinned to the cluster's platform name:
  * a kubeconfig that is unknown at preview (an EKS lookup) would otherwise plan to replace the
- * provider and with it every resource of the stack (design.md §2, Pulumi). Server-side apply is
+ * provider and with it every resource of the stack (pulumi-kubernetes provider/pkg/provider/provider.go
+ * DiffConfig: an unknown kubeconfig replaces unless clusterIdentifier is set). Server-side apply is
  * on because the v1.10 Rollout CRD is past client-side apply's annotation limit. Whether this run
  * adopts existing objects is decided here, for every resource at once (see adoption.ts).
  */

@@ -1,8 +1,8 @@
 /**
  * A small, strict reader for untyped configuration values.
  *
- * `pulumi.Config.requireObject` only parses JSON: it checks no shape at all (design.md §2,
- * Pulumi). Every stack key therefore goes through this reader, which records every problem it
+ * `pulumi.Config.requireObject` only parses JSON: it checks no shape at all (pulumi/pulumi
+ * sdk/nodejs/config.ts at sdk/v3.248.0, getObjectImpl: `JSON.parse`). Every stack key therefore goes through this reader, which records every problem it
  * finds instead of throwing at the first one, so a user fixes a stack file in one pass.
  *
  * This folder is the framework only: each stage folder reads its own sections with it (its

@@ -2,7 +2,8 @@
  * The pod controllers the availability policies cover (ADR-056 D2): Rollout beside Deployment and
  * StatefulSet. Rollout is matched by name in every rule: Kyverno's autogen drops Rollout when the
  * autogen list also names a built-in controller (Kyverno #7446, still so in 1.19) and the CEL
- * autogen list does not know rollouts either (design.md §2, Kyverno).
+ * autogen list does not know rollouts either (kyverno v1.17.2 pkg/cel/autogen/data.go: daemonsets,
+ * deployments, replicasets, statefulsets, jobs and cronjobs only).
  */
 export interface WorkloadKind {
     kind: "Deployment" | "StatefulSet" | "Rollout" | "HorizontalPodAutoscaler";

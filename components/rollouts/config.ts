@@ -76,7 +76,7 @@ export interface AnalysisConfig {
     rateWindow: string;
     /** How long a sample takes from the scrape to being queryable in Mimir (remote write). */
     remoteWriteLag: string;
-    /** At least the rate window plus the remote-write lag: an empty window must not look like a bad canary (seed 003). */
+    /** At least the rate window plus the remote-write lag: an empty window must not look like a bad canary (ADR-056 D5). */
     initialDelay: string;
     interval: string;
     /**
@@ -354,7 +354,8 @@ export function readPlugin(r: ConfigReader, value: unknown): PluginConfig | unde
         const arch = r.string("plugin.arch", p.arch, { oneOf: ["amd64", "arm64"], describe: "" }, d.arch) as "amd64" | "arm64";
         const baseUrl = r.string("plugin.baseUrl", p.baseUrl, { pattern: HTTPS_URL, describe: "an https:// URL (the controller checks the sha256 only for http(s) locations)" }, d.baseUrl);
         // No checksum file is published with the plugin's releases: without a configured sha256 the
-        // controller would run whatever the URL serves (design.md §2, plugin).
+        // controller would run whatever the URL serves (argo-rollouts v1.9.0 utils/plugin/downloader.go:
+        // an http(s) download is checked only when the plugin entry has a sha256).
         const sha256 = r.requiredString("plugin.sha256", p.sha256, {
             pattern: SHA256_HEX,
             describe: `the 64-hex sha256 of gatewayapi-plugin-linux-${arch} for ${version} (a download without a checksum is refused)`,
