@@ -6,7 +6,7 @@
  * The hub runs Mimir; a spoke writes to the hub's Mimir and reads its own metrics back through the
  * route the hub declares for it (ADR-056 D5). Every stage that treats the two differently asks this.
  */
-export type ClusterRole = "hub" | "spoke";
+export type MimirRole = "hub" | "spoke";
 
 export const TENANT_HEADER = "X-Scope-OrgID";
 export const REMOTE_WRITE_PATH = "/api/v1/push";

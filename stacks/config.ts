@@ -3,7 +3,7 @@ import { ClusterConfig, readCluster } from "../components/cluster/config";
 import { readStackConfig } from "../components/config/load";
 import { ConfigError, ConfigReader, PROJECT, Plain, isPlainObject } from "../components/config/reader";
 import { MimirRoutesConfig, SharedGatewayConfig, readGateway, readMimirAndSpokes } from "../components/gateway/config";
-import type { ClusterRole } from "../components/mimir";
+import type { MimirRole } from "../components/mimir";
 import { PolicyConfig, readPolicy } from "../components/policy/config";
 import {
     AnalysisConfig,
@@ -122,7 +122,7 @@ export function parseAddonConfig(stack: string, raw: Plain, ambient: { awsRegion
 function readMetrics(
     r: ConfigReader,
     raw: Plain,
-    cluster: { role?: ClusterRole; mimirTenant?: string },
+    cluster: { role?: MimirRole; mimirTenant?: string },
     sharedGateway: SharedGatewayConfig | undefined,
 ): MetricsConfig | undefined {
     const routes = readMimirAndSpokes(r, raw, cluster, sharedGateway);

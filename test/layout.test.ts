@@ -270,7 +270,7 @@ describe("layout: where each ADR-056 decision lives (README)", () => {
         assert.deepStrictEqual(d6.entryPoints, ["errorBudgetTemplate"]);
         assert.strictEqual(exportsName(d6.livesIn, "errorBudgetTemplate"), false);
         assert.strictEqual(exportsName(d6.livesIn, "errorBudgetTemplateSpec"), true);
-        assert.strictEqual(exportsName("components/mimir.ts", "ClusterRole"), true);
+        assert.strictEqual(exportsName("components/mimir.ts", "MimirRole"), true);
     });
 });
 
@@ -282,5 +282,26 @@ describe("layout: the README's paths", () => {
         assert.ok(named.length > 20, `found only ${named.length} paths in the README`);
         const missing = [...new Set(named)].filter((p) => !notPaths.has(p) && ![p, `${p}.ts`].some((c) => fs.existsSync(path.join(ROOT, c))));
         assert.deepStrictEqual(missing, []);
+    });
+});
+
+describe("layout: configuration files", () => {
+    it("no configuration file is over 300 lines (split along the sections)", () => {
+        const files: string[] = [];
+        const walk = (dir: string) => {
+            for (const e of fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
+                const p = path.join(dir, e.name);
+                if (e.isDirectory()) {
+                    walk(p);
+                } else if (/(^|\/)config(\/[^/]+)?\.ts$/.test(p) || /\/config\/[^/]+\.ts$/.test(p)) {
+                    files.push(p);
+                }
+            }
+        };
+        walk("components");
+        walk("stacks");
+        assert.ok(files.length >= 8, files.join(", "));
+        const long = files.map((f) => ({ f, n: fs.readFileSync(path.join(ROOT, f), "utf8").split("\n").length })).filter((x) => x.n > 300);
+        assert.deepStrictEqual(long, []);
     });
 });

@@ -1,25 +1,14 @@
 import { ConfigReader, DNS_LABEL, Plain, StringRule, isPlainObject } from "../config/reader";
-import {
-    BUILTIN_KINDS,
-    GroupKind,
-    HTTPROUTE_WEIGHTS_RULE,
-    IgnoreRule,
-    RuleScope,
-    SERVICE,
-    canaryRuleReasons,
-    expandAllKinds,
-    kindLabel,
-    labelConditionalRouteRule,
-    rolloutArrayPathReasons,
-} from "./ignoreRules";
+import { BUILTIN_KINDS, GroupKind, IgnoreRule } from "./ignoreRules";
 import { ARGO_OBJECT_OWNERS, ArgoObjectOwner } from "./ownership";
 import { APPROVER_ROLLOUT_ACTIONS, ARGOCD_ROLLOUT_ACTIONS, ROLLOUT_ACTIONS_SINCE_3_1 } from "./rbac";
-import { TENANT_SYNC_OPTIONS, conflictingSyncOptions } from "./syncOptions";
+import { preflightArgoCd } from "./preflight";
+
 
 /**
  * The argocd-apps stage's configuration section, `argocd` (ADR-056 D2, D3 and the as-built
- * corrections): its types, its defaults, its reader and its preflight. After the section is read,
- * the preflight checks it against the ADR's traps on the same reader, so every problem of the
+ * corrections): its types, its defaults and its reader. After the section is read, the preflight
+ * (preflight.ts) checks it against the ADR's traps on the same reader, so every problem of the
  * stack file is reported together.
  */
 
@@ -286,112 +275,4 @@ function readRule(r: ConfigReader, key: string, value: unknown, keys: readonly s
         return undefined;
     }
     return { group, kind, ...(name ? { name } : {}), ...(namespace ? { namespace } : {}), jsonPointers, jqPathExpressions, managedFieldsManagers };
-}
-
-/** The argocd section's traps. `raw` is the section as given; `regulated`: the stack sets policy.regulated. */
-export function preflightArgoCd(r: ConfigReader, cfg: ArgoCdConfig, raw: Plain, regulated = false): void {
-    if (!cfg.local) {
-        // The objects live in the namespace of the ArgoCD that syncs this cluster, on its cluster.
-        for (const key of ["projects", "applicationSets", "ignoreDifferences", "rbac"].filter((k) => raw[k] !== undefined)) {
-            r.problem(
-                `argocd.${key}`,
-                raw[key],
-                `only applies where ArgoCD runs: argocd.runsOn is ${cfg.runsOn}, so list this cluster's ArgoCD objects in the stack of cluster ${cfg.runsOn}, whose ArgoCD syncs its Applications`,
-            );
-        }
-        return;
-    }
-    checkRules(r, "argocd.ignoreDifferences", cfg.ignoreDifferences, cfg.allKinds, "system");
-    for (const appSet of cfg.applicationSets) {
-        const key = `argocd.applicationSets.${appSet.name}`;
-        checkRules(r, `${key}.ignoreDifferences`, appSet.ignoreDifferences, cfg.allKinds, "application");
-        for (const option of conflictingSyncOptions(appSet.syncOptions)) {
-            r.problem(
-                `${key}.syncOptions`,
-                option,
-                `must not override ${TENANT_SYNC_OPTIONS.join(" or ")}: ignoreDifferences alone only hides drift, and a sync triggered by any other change overwrites the plugin's weights and the controller's selector key unless RespectIgnoreDifferences=true (ADR-056 as-built 2026-06-27, correction to prerequisite #3)`,
-            );
-        }
-    }
-    for (const project of cfg.projects.filter((p) => p.owner === "addon")) {
-        if (!project.namespaceResources.some((gk) => covers(gk, SERVICE))) {
-            r.problem(
-                `argocd.projects.${project.name}.namespaceResources`,
-                project.namespaceResources.map(kindLabel),
-                'must list every namespaced kind the project\'s Applications sync, at least {group: "", kind: Service} for the stable and canary Services (ADR-056 D4): the program owns the whole whitelist and adds only the Rollout kinds',
-            );
-        }
-    }
-    const approver = cfg.rbac.approverRole;
-    if (approver !== undefined && cfg.rbac.deployerRoles.includes(approver)) {
-        r.problem("argocd.rbac.deployerRoles", cfg.rbac.deployerRoles, `must not include the approver role ${approver}: the deployer is never the approver (ADR-056 D3, ADR-049)`);
-    }
-    if (approver !== undefined && cfg.rbac.projects.length === 0) {
-        r.problem("argocd.rbac.projects", [], "must name at least one AppProject with argocd.rbac.approverRole (or set argocd.projects): grants are scoped per project, never to every project");
-    }
-    preflightRegulatedRbac(r, cfg.rbac, regulated);
-}
-
-/**
- * Regulated prod through ArgoCD (ADR-056 D3): ArgoCD changes, replaces and deletes Rollouts as its
- * own identities for any user its RBAC lets through, so where a cluster has regulated namespaces
- * the ArgoCD that syncs them must be told who approves and who only deploys.
- */
-function preflightRegulatedRbac(r: ConfigReader, rbac: ArgoRbacConfig, regulated: boolean): void {
-    const why = "ArgoCD runs the Rollout actions, resource patches and deletes, and Replace syncs as its own identities for any user its RBAC lets through, so in regulated prod its RBAC is part of the approval gate (ADR-056 D3)";
-    if (regulated && rbac.regulatedProjects.length === 0) {
-        r.problem("argocd.rbac.regulatedProjects", undefined, `is required with policy.regulated where ArgoCD runs: the AppProjects whose Applications sync the regulated namespaces. ${why}`);
-    }
-    if (rbac.regulatedProjects.length === 0) {
-        return;
-    }
-    if (rbac.approverRole === undefined) {
-        r.problem("argocd.rbac.approverRole", undefined, `is required with argocd.rbac.regulatedProjects: the ArgoCD role that alone runs the approval actions. ${why}`);
-    }
-    if (rbac.deployerRoles.length === 0) {
-        r.problem("argocd.rbac.deployerRoles", [], `must name at least one role with argocd.rbac.regulatedProjects: the ArgoCD roles of the deployers, denied the approval actions, update, delete, sync and override there. ${why}`);
-    }
-    // With policy.regulated its own approverGroups are required: reported there, once.
-    if (rbac.approverGroups.length === 0 && !regulated) {
-        r.problem("argocd.rbac.approverGroups", [], "must name at least one SSO group with argocd.rbac.regulatedProjects (default: policy.regulated.approverGroups): verify asks ArgoCD's enforcer whether they can approve");
-    }
-    for (const p of rbac.regulatedProjects.filter((p) => !rbac.projects.includes(p))) {
-        r.problem("argocd.rbac.regulatedProjects", p, `must be one of argocd.rbac.projects (${rbac.projects.join(", ") || "none"}): the approval actions are reserved to the approver there too`);
-    }
-    for (const g of rbac.approverGroups.filter((g) => rbac.deployerGroups.includes(g))) {
-        r.problem("argocd.rbac.deployerGroups", g, "must not include an approver group: the deployer is never the approver (ADR-056 D3, ADR-049)");
-    }
-}
-
-/** ArgoCD whitelists match `*` as a glob. */
-function covers(entry: GroupKind, wanted: Readonly<GroupKind>): boolean {
-    return (entry.group === "*" || entry.group === wanted.group) && (entry.kind === "*" || entry.kind === wanted.kind);
-}
-
-function checkRules(r: ConfigReader, key: string, rules: readonly IgnoreRule[], allKinds: readonly GroupKind[], scope: RuleScope): void {
-    rules.forEach((rule, i) => {
-        for (const expanded of expandAllKinds([rule], allKinds)) {
-            const reasons = rolloutArrayPathReasons(expanded);
-            if (reasons.length > 0) {
-                const via = rule.kind === "*" ? " (a rule for every kind reaches it because argocd.allKinds lists argoproj.io/Rollout)" : "";
-                r.problem(
-                    `${key}[${i}]`,
-                    rule,
-                    `must not reach argoproj.io/Rollout with an array path${via}: ${reasons.join("; ")}. With RespectIgnoreDifferences ArgoCD syncs a CRD with a JSON merge patch that replaces whole arrays, silently keeping the live containers[].image while reporting "synced" (ADR-056 as-built 2026-07-14; argo-cd #23283). Only scalar paths such as /spec/replicas are safe on a Rollout`,
-                );
-            }
-        }
-        const conditional = labelConditionalRouteRule(rule);
-        if (conditional !== undefined) {
-            r.problem(
-                `${key}[${i}]`,
-                conditional,
-                `must not make the HTTPRoute weight rule conditional on a label: the plugin's in-progress-label rule keeps apps OutOfSync forever on ArgoCD 3.x (rollouts-plugin-trafficrouter-gatewayapi #208); the tenant ApplicationSets already ignore ${HTTPROUTE_WEIGHTS_RULE.jqPathExpressions.join(", ")}, whose condition git and live share (ADR-056 as-built 2026-06-26)`,
-            );
-        }
-        const narrow = [...new Set(expandAllKinds([rule], allKinds).flatMap((expanded) => canaryRuleReasons(expanded, scope)))];
-        if (narrow.length > 0) {
-            r.problem(`${key}[${i}]`, rule, `must not undo the narrow canary rules: ${narrow.join("; ")} (ADR-056 as-built #871; argo-cd controller/sync.go normalizeTargetResources)`);
-        }
-    });
 }

@@ -6,7 +6,7 @@ import { IgnoreRule, argocdCmIgnoreData, expandAllKinds } from "./ignoreRules";
 import { appProjectPatch } from "./projects";
 import { ROLLOUT_ACTIONS_POLICY_KEY, rolloutActionsPolicyCsv } from "./rbac";
 import { applicationSetPatch } from "./syncOptions";
-import { KeptObjectRef, LiveAppProject, LiveApplicationSet, appProjectProblems, applicationSetProblems, keptObjectsError } from "./verify";
+import { KeptObjectRef, LiveAppProject, LiveApplicationSet, appProjectProblems, applicationSetProblems, keptObjectsError } from "./keptObjects";
 
 export * from "./config";
 export * from "./ignoreRules";
@@ -14,7 +14,8 @@ export * from "./ownership";
 export * from "./projects";
 export * from "./rbac";
 export * from "./syncOptions";
-export * from "./verify";
+export * from "./keptObjects";
+export * from "./preflight";
 
 export interface ArgoCdAppsStageArgs {
     /** The stack's name and its argocd section. */

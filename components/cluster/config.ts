@@ -1,5 +1,5 @@
 import { ConfigReader, DNS_LABEL, MIMIR_TENANT_RULE } from "../config/reader";
-import type { ClusterRole } from "../mimir";
+import type { MimirRole } from "../mimir";
 
 /**
  * The cluster section, `cluster`: which cluster this stack manages, its role in the Mimir
@@ -15,7 +15,7 @@ export type ClusterConnection =
 export interface ClusterConfig {
     /** The cluster's name in the platform; also the provider's `clusterIdentifier`. */
     name: string;
-    role: ClusterRole;
+    role: MimirRole;
     /** This cluster's Mimir tenant (`X-Scope-OrgID`); its metric gates read only this tenant. */
     mimirTenant: string;
     connection: ClusterConnection;

@@ -1,5 +1,5 @@
 import { ConfigReader, DNS_LABEL, HOSTNAME, MIMIR_TENANT_RULE, Plain, isPlainObject } from "../config/reader";
-import type { ClusterRole } from "../mimir";
+import type { MimirRole } from "../mimir";
 
 /**
  * The gateway stage's configuration sections (ADR-056 D4, D5, D7 and the 2026-06-27 as-built
@@ -124,7 +124,7 @@ export function readGateway(r: ConfigReader, value: unknown): SharedGatewayConfi
 export function readMimirAndSpokes(
     r: ConfigReader,
     raw: Plain,
-    cluster: { role?: ClusterRole; name?: string; mimirTenant?: string },
+    cluster: { role?: MimirRole; name?: string; mimirTenant?: string },
     sharedGateway?: { name: string; namespace: string; listener: string },
 ): MimirRoutesConfig | undefined {
     const md = MIMIR_DEFAULTS;

@@ -1,6 +1,6 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { ClusterRole } from "../mimir";
+import { MimirRole } from "../mimir";
 import { PART_OF, Stage, StageOptions } from "../stage";
 import { MimirRoutesConfig, SharedGatewayConfig } from "./config";
 import { ingestListeners, mimirReferenceGrantSpec, spokeReadEndpoint, spokeRoutes } from "./spokeRoutes";
@@ -10,7 +10,7 @@ export * from "./spokeRoutes";
 
 export interface GatewayStageArgs {
     stack: string;
-    role: ClusterRole;
+    role: MimirRole;
     gateway: SharedGatewayConfig;
     /** The hub's Mimir and the spokes it routes. */
     metrics: Pick<MimirRoutesConfig, "mimir" | "spokes">;

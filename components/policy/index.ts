@@ -12,6 +12,7 @@ export * from "./approval";
 export * from "./availability";
 export * from "./builders";
 export * from "./config";
+export * from "./preflight";
 export * from "./guards";
 export * from "./kyverno";
 export * from "./rbac";

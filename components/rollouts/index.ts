@@ -1,7 +1,7 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import type { MimirConfig } from "../gateway/config";
-import { ClusterRole, inClusterMimirAddress } from "../mimir";
+import { MimirRole, inClusterMimirAddress } from "../mimir";
 import { PART_OF, Stage, StageOptions } from "../stage";
 import { ERROR_BUDGET, clusterAnalysisTemplateSpec, errorBudgetTemplateSpec, sharedTemplates, templateShortName } from "./analysis";
 import { AnalysisConfig, ControllerConfig, ErrorBudgetConfig, ImagesConfig, NetworkConfig, NotificationsConfig, PluginConfig } from "./config";
@@ -48,7 +48,7 @@ export function chartSource(repository: string): { chart: string; repositoryOpts
 /** What the rollouts stage reads of the stack's configuration: its own sections, and the cluster's and the hub Mimir's facts. */
 export interface RolloutsStageConfig {
     stack: string;
-    cluster: { name: string; role: ClusterRole; mimirTenant: string };
+    cluster: { name: string; role: MimirRole; mimirTenant: string };
     images: ImagesConfig;
     controller: ControllerConfig;
     plugin: PluginConfig;

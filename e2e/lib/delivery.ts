@@ -17,7 +17,7 @@ import { SmokeStrategy } from "../../components/smoke/config";
 
 /**
  * Gate timing short enough for a scenario, inside every rule the config enforces
- * (components/rollouts/config.ts readAnalysis): the rate window spans four scrape intervals, the
+ * (components/rollouts/config/analysis.ts readAnalysis): the rate window spans four scrape intervals, the
  * first measurement waits for a full window plus the write lag, and `count` exceeds the two limits.
  * The pushes of the synthetic series come every 2 s, well inside the 5 s "scrape interval".
  */

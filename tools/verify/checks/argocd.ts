@@ -6,7 +6,7 @@
  * Rollout or a canary route, and argocd-rbac-cm reserves the Rollout actions to the approver.
  *
  * Objects another owner keeps (`owner: external`) are judged by the program's own checks
- * (components/argocd/verify.ts, the ones the preview runs); objects this stack patches
+ * (components/argocd/keptObjects.ts, the ones the preview runs); objects this stack patches
  * (`owner: addon`) must also still carry exactly what the stack wrote.
  */
 import * as YAML from "yaml";
@@ -67,7 +67,7 @@ export function missingTenantSettings(spec: unknown, annotations: Record<string,
 
 /**
  * What a generated Application lacks for a canary, by the same rules the program applies to an
- * ApplicationSet's template (components/argocd/verify.ts): an ApplicationSet's `templatePatch` or
+ * ApplicationSet's template (components/argocd/keptObjects.ts): an ApplicationSet's `templatePatch` or
  * a generator's values can override the template, so the rendered Applications are read too.
  */
 export function applicationProblems(app: KubeObject): string[] {

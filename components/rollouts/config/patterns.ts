@@ -1,0 +1,33 @@
+
+
+/** The value patterns the rollouts stage's sections share. */
+
+export const SEMVER = /^[0-9]+\.[0-9]+\.[0-9]+$/;
+
+export const VTAG = /^v[0-9]+\.[0-9]+\.[0-9]+(-rc[0-9]+)?$/;
+
+export const CHART_REPO = /^(https|oci):\/\/[A-Za-z0-9.-]+(:[0-9]+)?(\/[A-Za-z0-9._~%\/-]*)?$/;
+
+export const REGISTRY = /^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]+)?(\/[a-z0-9]+([._-][a-z0-9]+)*)*$/;
+
+export const REPOSITORY = /^[a-z0-9]+([._-][a-z0-9]+)*(\/[a-z0-9]+([._-][a-z0-9]+)*)*$/;
+
+export const SHA256_HEX = /^[A-Fa-f0-9]{64}$/;
+
+export const IMAGE_DIGEST = /^sha256:[a-f0-9]{64}$/;
+
+/** Argo Rollouts durations as used here: a whole number of seconds, minutes or hours. */
+export const DURATION = /^[1-9][0-9]*(s|m|h)$/;
+
+export const CIDR = /^([0-9]{1,3}\.){3}[0-9]{1,3}\/([0-9]|[12][0-9]|3[0-2])$/;
+
+export const SLACK_CHANNEL = /^#?[a-z0-9][a-z0-9._-]{0,79}$/;
+
+/** Seconds in an Argo Rollouts duration such as `2m`. */
+export function durationSeconds(d: string): number {
+    const m = /^([0-9]+)(s|m|h)$/.exec(d);
+    if (!m) {
+        throw new Error(`not a duration: ${d}`);
+    }
+    return Number(m[1]) * { s: 1, m: 60, h: 3600 }[m[2] as "s" | "m" | "h"];
+}
