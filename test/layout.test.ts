@@ -305,3 +305,22 @@ describe("layout: configuration files", () => {
         assert.deepStrictEqual(long, []);
     });
 });
+
+describe("layout: each folder's index.ts", () => {
+    it("is its component or only re-exports, not both", () => {
+        const folders = fs.readdirSync(path.join(ROOT, "components"), { withFileTypes: true }).filter((e) => e.isDirectory());
+        assert.ok(folders.length >= 8);
+        for (const f of folders) {
+            const file = path.join(ROOT, "components", f.name, "index.ts");
+            if (!fs.existsSync(file)) {
+                continue;
+            }
+            const code = fs
+                .readFileSync(file, "utf8")
+                .split("\n")
+                .filter((l) => l.trim() !== "" && !l.trim().startsWith("//") && !l.trim().startsWith("*") && !l.trim().startsWith("/*"));
+            const reexports = code.filter((l) => /^export (\*|\{[^}]*\}) from "\.\/[\w/]+";$/.test(l));
+            assert.ok(reexports.length === 0 || reexports.length === code.length, `components/${f.name}/index.ts both declares and re-exports:\n${code.filter((l) => !reexports.includes(l)).slice(0, 5).join("\n")}`);
+        }
+    });
+});

@@ -1,78 +1,13 @@
-import * as k8s from "@pulumi/kubernetes";
-import * as pulumi from "@pulumi/pulumi";
-import type { ControllerConfig } from "../rollouts/config";
-import { RELEASE_NAME } from "../rollouts/values";
-import { PART_OF, Stage, StageOptions } from "../stage";
-import { PolicyContext } from "./builders";
-import { PolicyConfig } from "./config";
-import { KyvernoPolicy, kyvernoPolicies } from "./kyverno";
-import { KYVERNO_AGGREGATE_LABELS, kyvernoRoleName, kyvernoRoles } from "./rbac";
-
+// The policy folder's public surface: the stage's component (stage.ts) and its parts.
 export * from "./approval";
 export * from "./availability";
 export * from "./builders";
 export * from "./config";
-export * from "./preflight";
 export * from "./guards";
 export * from "./kyverno";
+export * from "./preflight";
 export * from "./rbac";
 export * from "./selectors";
+export * from "./stage";
 export * from "./template";
 export * from "./workloads";
-
-/** What the policy stage reads of the stack's configuration: its section, and where the rollouts controller runs. */
-export interface PolicyStageConfig {
-    policy: PolicyConfig;
-    controller: Pick<ControllerConfig, "namespace">;
-}
-
-export interface PolicyStageArgs {
-    config: PolicyStageConfig;
-}
-
-/** The Pulumi logical name of a policy: its kind and name, unique across both APIs. */
-export const policyResourceName = (p: KyvernoPolicy): string => `kyverno-${p.kind.toLowerCase()}-${p.metadata.name}`;
-
-/** What the policies know of the rest of the addon: the controller's ServiceAccount (rollouts stage). */
-export function policyContext(config: Pick<PolicyStageConfig, "controller">): PolicyContext {
-    return { rolloutsController: { namespace: config.controller.namespace, name: RELEASE_NAME } };
-}
-
-/**
- * Policy stage (ADR-056 D2, D3): the admission layer made Rollout-aware. It runs after the
- * rollouts stage because a Kyverno policy naming a kind whose CRD is absent is refused or left not
- * ready (Kyverno #7839).
- */
-export class PolicyStage extends Stage {
-    readonly kyvernoRoles: k8s.rbac.v1.ClusterRole[];
-    readonly policies: k8s.apiextensions.CustomResource[];
-
-    constructor(name: string, args: PolicyStageArgs, opts: StageOptions) {
-        super("policy", name, opts);
-        const cfg = args.config.policy;
-        this.kyvernoRoles = kyvernoRoles(cfg).map(
-            (role) =>
-                new k8s.rbac.v1.ClusterRole(
-                    `kyverno-${role.name}`,
-                    {
-                        metadata: {
-                            name: kyvernoRoleName(role),
-                            labels: { ...PART_OF, ...Object.fromEntries(role.controllers.map((c) => [KYVERNO_AGGREGATE_LABELS[c], "true"])) },
-                            annotations: { "argo-rollouts-addon.platform/why": role.why },
-                        },
-                        rules: role.rules,
-                    },
-                    this.child(),
-                ),
-        );
-        // After the roles: a policy admitted before its RBAC fails its first requests.
-        this.policies = kyvernoPolicies(cfg, policyContext(args.config)).map(
-            (policy) => new k8s.apiextensions.CustomResource(policyResourceName(policy), { ...policy }, this.child({ dependsOn: this.kyvernoRoles })),
-        );
-        this.registerOutputs({
-            kyvernoApi: cfg.kyvernoApi,
-            availabilityPolicies: cfg.availabilityPolicies,
-            policies: pulumi.output(this.policies.map((p) => p.metadata.name)),
-        });
-    }
-}
