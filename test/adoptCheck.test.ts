@@ -170,8 +170,12 @@ describe("adopt-check", () => {
             assert.ok(planned.some((p) => p.kind === "ClusterAnalysisTemplate" && p.metadata.name.startsWith(TEMPLATE_NAME_PREFIX)));
         });
 
-        it("is a CLI with usage errors as exit 2", async () => {
+        it("is a CLI with usage errors as exit 2, --help and --flag=value", async () => {
             assert.strictEqual(parseAdoptCheckArgs(["--stack", "hub", "--json"]).json, true);
+            assert.strictEqual(parseAdoptCheckArgs(["--stack=preprod"]).stack, "preprod");
+            const help: string[] = [];
+            assert.strictEqual(await adoptCheckMain(["--help"], (s) => help.push(s), () => undefined), 0);
+            assert.match(help.join("\n"), /^usage: npm run adopt-check -- --stack <name>[\s\S]*Exit status: 0 adopting breaks nothing/);
             assert.throws(() => parseAdoptCheckArgs(["--stack"]), /--stack needs a value/);
             const errors: string[] = [];
             assert.strictEqual(await adoptCheckMain(["--bogus"], () => undefined, (s) => errors.push(s)), 2);

@@ -94,6 +94,41 @@ describe("offline plan", () => {
             assert.ok(fs.readFileSync(path.join(out, "hub", "manifests.yaml"), "utf8").includes("kind: ClusterRole"));
         });
 
+        it("prints its usage with the defaults for --help and exits 0", () => {
+            const res = plan(["--help"]);
+            assert.strictEqual(res.status, 0, res.stderr);
+            assert.match(res.stdout, /^usage: npm run plan -- --stack <name>/);
+            assert.match(res.stdout, /--out <dir> +where the plan goes \(default: plan\/ in the project\)/);
+        });
+
+        it("takes --flag=value, and refuses a flag without its value instead of writing into the project", () => {
+            const out = fs.mkdtempSync(path.join(os.tmpdir(), "plan-"));
+            const ok = plan(["--stack=hub", `--out=${out}`]);
+            assert.strictEqual(ok.status, 0, ok.stderr);
+            assert.ok(fs.existsSync(path.join(out, "hub", "resources.json")));
+            const bad = plan(["--stack", "hub", "--out"]);
+            assert.strictEqual(bad.status, 2);
+            assert.match(bad.stderr, /^--out needs a value; usage: npm run plan/);
+            assert.strictEqual(fs.existsSync(path.join(REPO_ROOT, "hub")), false, "wrote hub/ into the project");
+            assert.strictEqual(plan(["--stack", "--out", out]).status, 2, "a flag in the place of a value");
+        });
+
+        it("replaces a previous plan whole, and a failed plan removes the previous one", () => {
+            const dir = fs.mkdtempSync(path.join(os.tmpdir(), "stacks-"));
+            const hub = fs.readFileSync(path.join(REPO_ROOT, "Pulumi.hub.yaml"), "utf8");
+            fs.writeFileSync(path.join(dir, "Pulumi.hub.yaml"), hub);
+            const out = path.join(dir, "out");
+            fs.mkdirSync(path.join(out, "hub"), { recursive: true });
+            fs.writeFileSync(path.join(out, "hub", "resources.json"), "old");
+            fs.writeFileSync(path.join(out, "hub", "stale.txt"), "from an older plan");
+            assert.strictEqual(plan(["--stack", "hub", "--config-dir", dir, "--out", out]).status, 0);
+            assert.deepStrictEqual(fs.readdirSync(path.join(out, "hub")).sort(), ["manifests.yaml", "resources.json"]);
+            assert.deepStrictEqual(fs.readdirSync(out), ["hub"], "no staging folder left behind");
+            fs.writeFileSync(path.join(dir, "Pulumi.hub.yaml"), hub.replace("role: hub", "role: primary"));
+            assert.strictEqual(plan(["--stack", "hub", "--config-dir", dir, "--out", out]).status, 1);
+            assert.strictEqual(fs.existsSync(path.join(out, "hub")), false, "the previous plan of a stack that no longer plans must go");
+        });
+
         it("exits non-zero with the validation message and writes nothing for a bad config", () => {
             const dir = fs.mkdtempSync(path.join(os.tmpdir(), "stacks-"));
             const hub = fs.readFileSync(path.join(REPO_ROOT, "Pulumi.hub.yaml"), "utf8");

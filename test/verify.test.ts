@@ -786,12 +786,19 @@ describe("verify's client, arguments and output", () => {
         fs.rmSync(dir, { recursive: true, force: true });
     });
 
+    it("prints its usage with the defaults for --help and exits 0", async () => {
+        const out: string[] = [];
+        assert.strictEqual(await verifyMain(["--help"], (x) => out.push(x), () => undefined), 0);
+        assert.match(out.join("\n"), /^usage: npm run verify -- --stack <name>[\s\S]*--kyverno-namespace <ns> +where Kyverno runs \(default: kyverno\)/);
+    });
+
     it("parses its arguments and refuses bad ones", () => {
         assert.deepStrictEqual(
             { ...parseVerifyArgs(["--stack", "hub", "--json", "--context", "ctx", "--smoke-timeout", "900"]), configDir: "" },
             { stack: "hub", json: true, context: "ctx", kyvernoNamespace: "kyverno", smokeTimeoutSeconds: 900, configDir: "", printRole: false, without: [] },
         );
         assert.deepStrictEqual(parseVerifyArgs(["--stack", "hub", "--without", "kyverno", "--without", "mimir"]).without, ["kyverno", "mimir"]);
+        assert.deepStrictEqual(parseVerifyArgs(["--stack=hub", "--without=kyverno", "--smoke-timeout=60"]), { ...parseVerifyArgs(["--stack", "hub", "--without", "kyverno", "--smoke-timeout", "60"]) });
         assert.throws(() => parseVerifyArgs(["--stack", "hub", "--without", "cilium"]), /--without takes one of rollouts-controller, kyverno, argocd, gateway-controller, mimir, got cilium/);
         assert.throws(() => parseVerifyArgs([]), /usage: npm run verify -- --stack <name>/);
         assert.strictEqual(parseVerifyArgs(["--print-role"]).printRole, true);

@@ -13,6 +13,7 @@
  * do first), 2 usage, configuration or connection error.
  */
 import * as path from "path";
+import { splitEquals, wantsHelp } from "./cliArgs";
 import { AdoptReport, PlannedObject, adoptCheck, adoptExitCode, formatAdoptText } from "./adopt/check";
 import { manifestResources, planStack } from "./plan";
 import { configFromStackFile, readStackFile } from "./stackFile";
@@ -30,7 +31,8 @@ export interface AdoptCheckArgs {
 
 export class UsageError extends Error {}
 
-export function parseAdoptCheckArgs(argv: readonly string[]): AdoptCheckArgs {
+export function parseAdoptCheckArgs(given: readonly string[]): AdoptCheckArgs {
+    const argv = splitEquals(given);
     // The project directory npm runs the script in: where the operator's Pulumi.<stack>.yaml is.
     const args: Partial<AdoptCheckArgs> & { json: boolean; configDir: string } = { json: false, configDir: process.cwd() };
     const value = (i: number): string => {
@@ -75,7 +77,26 @@ export async function plannedObjects(stack: string, configDir: string): Promise<
         .filter((o) => typeof o.metadata?.name === "string" && typeof o.kind === "string" && typeof o.apiVersion === "string");
 }
 
+const HELP = `${USAGE}
+
+Before the adopting run (cluster.adoptExisting): what it takes over on the stack's cluster, what
+the old install leaves behind and what adopting would break. Read-only.
+
+  --stack <name>        the stack file Pulumi.<name>.yaml (required)
+  --json                one JSON document instead of lines
+  --kubeconfig <file>   another kubeconfig than the stack file's (default: the stack's connection)
+  --context <name>      another kubeconfig context (default: the stack's)
+  --config-dir <dir>    where the stack files are (default: the directory npm runs in)
+  --help, -h            print this and exit
+
+Exit status: 0 adopting breaks nothing adopt-check can see, 1 it would, 2 usage, configuration or
+connection error. Flags take their value as the next argument or after "=".`;
+
 export async function adoptCheckMain(argv: readonly string[], out: (s: string) => void = console.log, err: (s: string) => void = console.error): Promise<number> {
+    if (wantsHelp(argv)) {
+        out(HELP);
+        return 0;
+    }
     let args: AdoptCheckArgs;
     try {
         args = parseAdoptCheckArgs(argv);

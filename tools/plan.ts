@@ -14,6 +14,7 @@ import { validateObject } from "./schemas";
 import { OfflineRun, PlannedResource, kubernetesGvk, runOffline } from "./offline";
 import { REPO_ROOT, StackFile, listStacks, placeholderWorld, readStackFile, referencedHubStack } from "./stackFile";
 import { ROLLOUTS_CRDS } from "../components/rollouts/crds";
+import { flagValue, splitEquals, wantsHelp } from "./cliArgs";
 
 /** Kubernetes types that are not whole objects: patches, and components rendered by the provider. */
 const NOT_MANIFESTS = /(Patch$)|(^kubernetes:helm\.sh\/)|(^kubernetes:yaml\/)|(^kubernetes:kustomize\/)/;
@@ -174,40 +175,86 @@ export function summary(run: OfflineRun): string {
     return lines.join("\n");
 }
 
-/** Writes resources.json and manifests.yaml under `<outDir>/<stack>/`. */
+/**
+ * Writes resources.json and manifests.yaml under `<outDir>/<stack>/`, both or neither: they are
+ * written into a new folder beside it and swapped in by renames, so an interrupt or a full disk
+ * leaves the previous plan or the new one, never one file of each.
+ */
 export function writePlan(run: OfflineRun, outDir: string): string {
     const dir = path.join(outDir, run.stack);
-    fs.mkdirSync(dir, { recursive: true });
-    fs.writeFileSync(path.join(dir, "resources.json"), JSON.stringify(resourceRows(run), null, 2) + "\n");
-    fs.writeFileSync(path.join(dir, "manifests.yaml"), manifestsYaml(run));
+    fs.mkdirSync(outDir, { recursive: true });
+    const staging = fs.mkdtempSync(path.join(outDir, `.${run.stack}.new-`));
+    try {
+        fs.writeFileSync(path.join(staging, "resources.json"), JSON.stringify(resourceRows(run), null, 2) + "\n");
+        fs.writeFileSync(path.join(staging, "manifests.yaml"), manifestsYaml(run));
+        const previous = fs.existsSync(dir) ? `${staging}.old` : undefined;
+        if (previous) {
+            fs.renameSync(dir, previous);
+        }
+        fs.renameSync(staging, dir);
+        if (previous) {
+            fs.rmSync(previous, { recursive: true, force: true });
+        }
+    } catch (e) {
+        fs.rmSync(staging, { recursive: true, force: true });
+        throw e;
+    }
     return dir;
 }
 
-const USAGE = "usage: npm run plan -- --stack <name> [--out <dir>] [--config-dir <dir>]";
+/** Removes the plan of a stack, so a failed plan never leaves the previous one looking current. */
+export function removePlan(stack: string, outDir: string): void {
+    fs.rmSync(path.join(outDir, stack), { recursive: true, force: true });
+}
 
-function parseArgs(argv: string[]): { stack: string; out: string; configDir: string } {
+const USAGE = "usage: npm run plan -- --stack <name> [--out <dir>] [--config-dir <dir>]";
+const HELP = `${USAGE}
+
+Plans a stack offline (no cluster, no credentials) and writes <out>/<stack>/resources.json and
+manifests.yaml, both or neither; a failed plan removes the stack's previous plan.
+
+  --stack <name>       the stack file Pulumi.<name>.yaml (required)
+  --out <dir>          where the plan goes (default: plan/ in the project)
+  --config-dir <dir>   where the stack files are (default: the project)
+  --help, -h           print this and exit
+
+Flags take their value as the next argument or after "=" (--stack=hub).`;
+
+export class PlanUsageError extends Error {}
+
+export function parsePlanArgs(argv: readonly string[]): { stack: string; out: string; configDir: string } | "help" {
+    if (wantsHelp(argv)) {
+        return "help";
+    }
+    const args = splitEquals(argv);
     let stack: string | undefined;
     let out = path.join(REPO_ROOT, "plan");
     let configDir = REPO_ROOT;
-    for (let i = 0; i < argv.length; i++) {
-        if (argv[i] === "--stack") {
-            stack = argv[++i];
-        } else if (argv[i] === "--out") {
-            out = path.resolve(argv[++i] ?? "");
-        } else if (argv[i] === "--config-dir") {
-            configDir = path.resolve(argv[++i] ?? "");
+    const value = (i: number) => flagValue(args, i, USAGE, (m) => new PlanUsageError(m));
+    for (let i = 0; i < args.length; i++) {
+        if (args[i] === "--stack") {
+            stack = value(i++);
+        } else if (args[i] === "--out") {
+            out = path.resolve(value(i++));
+        } else if (args[i] === "--config-dir") {
+            configDir = path.resolve(value(i++));
         } else {
-            throw new Error(`unknown argument ${argv[i]}; ${USAGE}`);
+            throw new PlanUsageError(`unknown argument ${args[i]}; ${USAGE}`);
         }
     }
     if (!stack) {
-        throw new Error(USAGE);
+        throw new PlanUsageError(USAGE);
     }
     return { stack, out, configDir };
 }
 
 async function main(): Promise<void> {
-    const args = parseArgs(process.argv.slice(2));
+    const parsed = parsePlanArgs(process.argv.slice(2));
+    if (parsed === "help") {
+        console.log(HELP);
+        return;
+    }
+    const args = parsed;
     let finished = false;
     // A program that leaves an output pending would let Node exit quietly with status 0.
     process.on("beforeExit", () => {
@@ -216,7 +263,14 @@ async function main(): Promise<void> {
             process.exit(1);
         }
     });
-    const run = await planStack(readStackFile(args.stack, args.configDir), args.configDir);
+    let run: OfflineRun;
+    try {
+        run = await planStack(readStackFile(args.stack, args.configDir), args.configDir);
+    } catch (e) {
+        // No plan of a stack that cannot be planned: the previous one would pass for current.
+        removePlan(args.stack, args.out);
+        throw e;
+    }
     const violations = await checkPlan(run);
     const objects = manifestResources(run);
     const invalid = objects
@@ -250,6 +304,6 @@ async function main(): Promise<void> {
 if (require.main === module) {
     main().catch((err: unknown) => {
         console.error(err instanceof ConfigError || err instanceof Error ? err.message : String(err));
-        process.exit(1);
+        process.exit(err instanceof PlanUsageError ? 2 : 1);
     });
 }

@@ -11,6 +11,7 @@
  */
 import * as path from "path";
 import * as YAML from "yaml";
+import { splitEquals, wantsHelp } from "./cliArgs";
 import { verifyClusterRole } from "./verify/access";
 import { ConnectionError, connect } from "./verify/cluster";
 import { COMPONENTS, Component, defaultOptions, isComponent, runVerify } from "./verify/index";
@@ -36,7 +37,8 @@ export interface VerifyArgs {
 
 export class UsageError extends Error {}
 
-export function parseVerifyArgs(argv: readonly string[]): VerifyArgs {
+export function parseVerifyArgs(given: readonly string[]): VerifyArgs {
+    const argv = splitEquals(given);
     const args: Partial<VerifyArgs> & { json: boolean; printRole: boolean; without: Component[] } = { json: false, without: [], kyvernoNamespace: "kyverno", smokeTimeoutSeconds: 0, configDir: REPO_ROOT, printRole: false };
     const value = (i: number): string => {
         const v = argv[i + 1];
@@ -95,7 +97,29 @@ export function parseVerifyArgs(argv: readonly string[]): VerifyArgs {
 }
 
 /** Runs verify for the arguments; returns the exit status. Output goes to `out`, errors to `err`. */
+const HELP = `${USAGE}
+
+Checks a stack's live cluster after pulumi up, requirement by requirement, read-only.
+
+  --stack <name>              the stack file Pulumi.<name>.yaml (required unless --print-role)
+  --json                      one JSON document instead of lines
+  --kubeconfig <file>         another kubeconfig than the stack file's (default: the stack's connection)
+  --context <name>            another kubeconfig context (default: the stack's)
+  --kyverno-namespace <ns>    where Kyverno runs (default: kyverno)
+  --smoke-timeout <seconds>   wait this long for the smoke canary to settle (default: 0)
+  --config-dir <dir>          where the stack files are (default: the project)
+  --without <component>       a component that does not run here: its checks SKIP (repeatable)
+  --print-role                print the read-only ClusterRole verify needs and check nothing
+  --help, -h                  print this and exit
+
+Exit status: 0 every check passed or was skipped, 1 a check failed, 2 usage, configuration or
+connection error. Flags take their value as the next argument or after "=".`;
+
 export async function verifyMain(argv: readonly string[], out: (s: string) => void = console.log, err: (s: string) => void = console.error): Promise<number> {
+    if (wantsHelp(argv)) {
+        out(HELP);
+        return 0;
+    }
     let args: VerifyArgs;
     try {
         args = parseVerifyArgs(argv);

@@ -1,0 +1,26 @@
+/**
+ * What every command of the project accepts the same way: `--flag value` and `--flag=value`, and
+ * `--help`/`-h`, which prints the usage and exits 0.
+ */
+
+/** Splits `--flag=value` into `--flag value`; everything else is left as given. */
+export function splitEquals(argv: readonly string[]): string[] {
+    return argv.flatMap((a) => {
+        const m = /^(--[A-Za-z][\w-]*)=([\s\S]*)$/.exec(a);
+        return m ? [m[1], m[2]] : [a];
+    });
+}
+
+/** Whether the arguments ask for help. */
+export function wantsHelp(argv: readonly string[]): boolean {
+    return argv.some((a) => a === "--help" || a === "-h");
+}
+
+/** The value of the flag at `i`; a missing value, or another flag in its place, is a usage error. */
+export function flagValue(argv: readonly string[], i: number, usage: string, makeError: (m: string) => Error = (m) => new Error(m)): string {
+    const v = argv[i + 1];
+    if (v === undefined || v === "" || v.startsWith("--")) {
+        throw makeError(`${argv[i]} needs a value; ${usage}`);
+    }
+    return v;
+}
