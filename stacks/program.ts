@@ -10,12 +10,24 @@ import { STAGES } from "../components/stage";
 import { AddonConfig, loadAddonConfig } from "./config";
 
 /**
+ * A warning is said once per process: a preview runs the program once, while the offline plan and
+ * the unit tests run it many times in one process and would repeat it between the results.
+ */
+const warned = new Set<string>();
+function warnOnce(message: string): void {
+    if (!warned.has(message)) {
+        warned.add(message);
+        void pulumi.log.warn(message);
+    }
+}
+
+/**
  * The whole addon for one cluster: gateway -> rollouts -> policy -> argocd-apps (ADR-056 D7).
  * The configuration is validated before the first resource is declared, so a bad stack file
  * stops the program with nothing half-applied.
  */
 export function defineStack(config: AddonConfig = loadAddonConfig()): Record<string, unknown> {
-    refuseExamplePluginValue(config.stack, config.plugin, pulumi.runtime.isDryRun(), (m) => void pulumi.log.warn(m));
+    refuseExamplePluginValue(config.stack, config.plugin, pulumi.runtime.isDryRun(), warnOnce);
     const provider = clusterProvider(config.cluster);
     const providers = [provider];
     // The adopting run forces ownership of the stack's whole objects, never of its patches (adoption.ts).

@@ -1,3 +1,4 @@
+import { nearestKey } from "../components/config/keys";
 import * as assert from "assert";
 import { ConfigError, parseConfigText, parseQuantity } from "../components/config";
 import { parseAddonConfig } from "../stacks/config";
@@ -115,8 +116,28 @@ describe("configuration", () => {
             assertRejects({ cluster: { kubeconfigContext: "x" } }, "cluster", '{"eksClusterName":"platform-hub","kubeconfigContext":"x"}', /exactly one of/));
         it("a missing gateway listener", () => assertRejects({ gateway: { listener: undefined } }, "gateway.listener", "(not set)", /is required/));
         it("a boolean that is not one", () => assertRejects({ controller: { dashboard: "yes" } }, "controller.dashboard", '"yes"', /true or false/));
-        it("an unknown top-level key (a typo)", () => assertRejects({ contoller: { replicas: 3 } }, "contoller", '{"replicas":3}', /unknown key; .* takes cluster, gateway/));
-        it("an unknown nested key (a typo)", () => assertRejects({ plugin: { sha265: TEST_SHA256 } }, "plugin.sha265", `"${TEST_SHA256}"`, /unknown key; plugin takes/));
+        it("an unknown top-level key (a typo), with the key it likely meant and without its value", () =>
+            assertRejects({ contoller: { replicas: 3 } }, "contoller", "[not shown]", /^unknown key; .* takes cluster, gateway, .*; did you mean controller\?$/));
+        it("an unknown nested key (a typo), with the key it likely meant and without its value", () =>
+            assertRejects({ plugin: { sha265: TEST_SHA256 } }, "plugin.sha265", "[not shown]", /^unknown key; plugin takes .*; did you mean sha256\?$/));
+        it("a mistyped secret key never prints the secret", () => {
+            const token = "xoxb-0000-not-a-real-token";
+            const err = (() => {
+                try {
+                    parseAddonConfig("hub", { ...raw(), notificationToken: token }, { awsRegion: "eu-west-1" });
+                } catch (e) {
+                    return e as Error;
+                }
+                throw new Error("accepted");
+            })();
+            assert.ok(!err.message.includes(token), err.message);
+            assert.match(err.message, /argo-rollouts-addon:notificationToken = \[not shown\]: unknown key; .*; did you mean notificationsToken\?/);
+        });
+        it("suggests nothing for a key near no real one, or near two", () => {
+            assert.strictEqual(nearestKey("zzzzzz", ["cluster", "gateway"]), undefined);
+            assert.strictEqual(nearestKey("ab", ["ac", "ad"]), undefined);
+            assert.strictEqual(nearestKey("SmokeTest", ["smokeTest", "policy"]), "smokeTest");
+        });
         it("a download-only key with image delivery", () =>
             assertRejects({ plugin: { delivery: "image", digest: TEST_DIGEST } }, "plugin.sha256", `"${TEST_SHA256}"`, /only applies with plugin.delivery: download/));
     });

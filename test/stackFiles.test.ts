@@ -52,3 +52,29 @@ describe("shipped stack files", () => {
         });
     });
 });
+
+describe("the example-value warning", () => {
+    it("is said once per process, not once per offline run", async () => {
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        const { planStack } = require("../tools/plan") as typeof import("../tools/plan");
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        const { readStackFile } = require("../tools/stackFile") as typeof import("../tools/stackFile");
+        // Everything printed goes through the two streams (console.* included): capture them once each.
+        const said: string[] = [];
+        const streams = [process.stdout, process.stderr];
+        const writes = streams.map((st) => st.write.bind(st));
+        streams.forEach((st, i) => {
+            st.write = ((chunk: unknown, ...rest: unknown[]) => {
+                said.push(String(chunk));
+                return (writes[i] as (...a: unknown[]) => boolean)(chunk, ...rest);
+            }) as typeof st.write;
+        });
+        try {
+            await planStack(readStackFile("hub"));
+            await planStack(readStackFile("hub"));
+        } finally {
+            streams.forEach((st, i) => (st.write = writes[i] as typeof st.write));
+        }
+        assert.ok(said.filter((l) => l.includes("is the shipped example value")).length <= 1, said.join("\n"));
+    });
+});

@@ -11,6 +11,7 @@
  */
 
 import { RunError } from "@pulumi/pulumi/errors";
+import { nearestKey } from "./keys";
 
 /** The Pulumi project name, which is also the namespace of every config key. */
 export const PROJECT = "argo-rollouts-addon";
@@ -48,6 +49,9 @@ export function formatProblems(stack: string, namespace: string, problems: Confi
     const lines = problems.map((p) => `  - ${namespace}:${p.key} = ${p.given}: ${p.allowed}`);
     return `stack "${stack}": invalid configuration (${problems.length} ${noun}):\n${lines.join("\n")}`;
 }
+
+/** What a message shows instead of a value it must not echo. */
+export const NOT_SHOWN = "[not shown]";
 
 /** Renders a given value for an error message; long values are cut so messages stay readable. */
 export function show(value: unknown): string {
@@ -145,10 +149,19 @@ export class ConfigReader {
         }
         for (const k of Object.keys(value)) {
             if (!knownKeys.includes(k)) {
-                this.problem(`${key}.${k}`, value[k], `unknown key; ${key} takes ${knownKeys.join(", ")}`);
+                this.unknownKey(`${key}.${k}`, k, `${key} takes ${knownKeys.join(", ")}`, knownKeys);
             }
         }
         return value;
+    }
+
+    /**
+     * An unknown key: a typo. Its value is never shown (a mistyped `notificationToken` would print
+     * the token), and the nearest real key is suggested.
+     */
+    unknownKey(key: string, given: string, takes: string, knownKeys: readonly string[]): void {
+        const near = nearestKey(given, knownKeys);
+        this.problems.push({ key, given: NOT_SHOWN, allowed: `unknown key; ${takes}${near ? `; did you mean ${near}?` : ""}` });
     }
 
     string(key: string, value: unknown, rule: StringRule): string | undefined;
