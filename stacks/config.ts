@@ -114,6 +114,11 @@ export function parseAddonConfig(stack: string, raw: Plain, ambient: { awsRegion
     const argocd = readArgoCd(r, raw.argocd, cluster?.name, policy?.regulated);
 
     if (r.problems.length > 0 || !cluster || !gateway || !controller || !plugin || !metrics || !delivery || !policy || !argocd) {
+        if (r.problems.length === 0) {
+            // A reader gave up without saying why: name the sections rather than report "0 problems".
+            const missing = Object.entries({ cluster, gateway, controller, plugin, metrics, delivery, policy, argocd }).filter(([, v]) => !v).map(([k]) => k);
+            r.problem(missing.join(", "), undefined, "could not be read; check these sections against the configuration reference");
+        }
         throw new ConfigError(stack, PROJECT, r.problems);
     }
     return { stack, cluster, gateway, images, controller, plugin, metrics, delivery, policy, argocd };

@@ -141,3 +141,38 @@ describe("offline plan", () => {
         });
     });
 });
+
+describe("stack files the plan, verify and adopt-check read", () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { readStackFile: read } = require("../tools/stackFile") as typeof import("../tools/stackFile");
+    const hub = fs.readFileSync(path.join(REPO_ROOT, "Pulumi.hub.yaml"), "utf8");
+    const write = (name: string, text: string) => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "stackfile-"));
+        fs.writeFileSync(path.join(dir, `Pulumi.${name}.yaml`), text);
+        return dir;
+    };
+
+    it("names the file and the stack for a YAML error (duplicate key, tab)", () => {
+        const dup = write("dup", hub.replace("config:\n", "config:\n  argo-rollouts-addon:imageRegistry: x\n  argo-rollouts-addon:imageRegistry: y\n"));
+        assert.throws(() => read("dup", dup), /^Error: stack "dup": Pulumi\.dup\.yaml is not valid YAML: Map keys must be unique at line 4, column 3$/);
+        const tab = write("tab", hub.replace("config:\n", "config:\n\targo-rollouts-addon:x: 1\n"));
+        assert.throws(() => read("tab", tab), /^Error: stack "tab": Pulumi\.tab\.yaml is not valid YAML: Tabs are not allowed as indentation/);
+    });
+
+    it("refuses a config: that is a list, not a map, instead of reporting keys 0 and 1", () => {
+        assert.throws(() => read("list", write("list", "config:\n  - a\n  - b\n")), /^Error: stack "list": Pulumi\.list\.yaml: config: must be a map of keys to values, got a list$/);
+    });
+
+    it("resolves YAML merge keys as the Pulumi CLI does", () => {
+        const merged = write("merge", hub.replace("config:\n", "x-gate: &gate\n  count: 7\nconfig:\n  argo-rollouts-addon:analysis:\n    <<: *gate\n"));
+        assert.deepStrictEqual(JSON.parse(read("merge", merged).config["argo-rollouts-addon:analysis"]), { count: 7 });
+    });
+
+    it("reports `eksClusterName: ~` as a problem, never as 0 problems", () => {
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        const { configFromStackFile } = require("../tools/stackFile") as typeof import("../tools/stackFile");
+        assert.ok(hub.includes("eksClusterName: platform-hub"));
+        const dir = write("tilde", hub.replace("eksClusterName: platform-hub", "eksClusterName: ~"));
+        assert.throws(() => configFromStackFile(read("tilde", dir)), /invalid configuration \(1 problem\):\n {2}- argo-rollouts-addon:cluster = \{"eksClusterName":null\}: set exactly one of cluster\.eksClusterName/);
+    });
+});

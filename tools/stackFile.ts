@@ -34,8 +34,29 @@ export function readStackFile(stack: string, root = REPO_ROOT): StackFile {
     if (!fs.existsSync(file)) {
         throw new Error(`no stack file ${path.relative(process.cwd(), file) || file}; stacks here: ${listStacks(root).join(", ") || "none"}`);
     }
-    const doc = (YAML.parse(fs.readFileSync(file, "utf8")) ?? {}) as { config?: Record<string, unknown> };
-    return fromConfigMap(stack, doc.config ?? {});
+    const name = path.basename(file);
+    let doc: unknown;
+    try {
+        // Merge keys (`<<:`) as the Pulumi CLI's YAML reader (go-yaml v3) resolves them.
+        doc = YAML.parse(fs.readFileSync(file, "utf8"), { merge: true }) ?? {};
+    } catch (e) {
+        // The parser's message names line and column; say which file of which stack it is.
+        throw new Error(`stack "${stack}": ${name} is not valid YAML: ${(e as Error).message.split("\n")[0].replace(/:$/, "")}`);
+    }
+    const config = isPlainMap(doc) ? doc.config : undefined;
+    if (!isPlainMap(doc) || (config !== undefined && config !== null && !isPlainMap(config))) {
+        const got = !isPlainMap(doc) ? describeYaml(doc) : describeYaml(config);
+        throw new Error(`stack "${stack}": ${name}: ${!isPlainMap(doc) ? "the file" : "config:"} must be a map of keys to values, got ${got}`);
+    }
+    return fromConfigMap(stack, (config ?? {}) as Record<string, unknown>);
+}
+
+function isPlainMap(v: unknown): v is Record<string, unknown> {
+    return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function describeYaml(v: unknown): string {
+    return Array.isArray(v) ? "a list" : v === null ? "nothing" : `a ${typeof v}`;
 }
 
 /** Converts a stack file's `config:` map into Pulumi's flat key/value form. */

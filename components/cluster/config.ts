@@ -59,8 +59,9 @@ export function readCluster(r: ConfigReader, value: unknown, ambient: { awsRegio
     const mimirTenant = r.requiredString("cluster.mimirTenant", c.mimirTenant, MIMIR_TENANT_RULE);
 
     let connection: ClusterConnection | undefined;
-    const hasEks = c.eksClusterName !== undefined;
-    const hasKubeconfig = c.kubeconfigContext !== undefined;
+    // `~` (null) is no value: `eksClusterName: ~` is as unset as a missing key.
+    const hasEks = c.eksClusterName !== undefined && c.eksClusterName !== null;
+    const hasKubeconfig = c.kubeconfigContext !== undefined && c.kubeconfigContext !== null;
     if (hasEks === hasKubeconfig) {
         r.problem(
             "cluster",
