@@ -61,6 +61,9 @@ export interface AddonConfig {
     argocd: ArgoCdConfig;
 }
 
+/** Namespaces other than the project's whose keys a stack file may carry: Pulumi's and the providers'. */
+export const KNOWN_NAMESPACES: readonly string[] = ["pulumi", "aws", "kubernetes"];
+
 /** The keys a stack may set under the `argo-rollouts-addon:` namespace. */
 export const TOP_LEVEL_KEYS = [
     "cluster",
@@ -90,9 +93,17 @@ export const TOP_LEVEL_KEYS = [
  * and the network policy depend on the cluster's role, tenant uniqueness on its tenant, the ingest
  * Gateway on the shared one, and ArgoCD's default `runsOn` on the cluster's name.
  */
-export function parseAddonConfig(stack: string, raw: Plain, ambient: { awsRegion?: string; secretKeys?: readonly string[] } = {}): AddonConfig {
+export function parseAddonConfig(stack: string, raw: Plain, ambient: { awsRegion?: string; secretKeys?: readonly string[]; otherKeys?: readonly string[] } = {}): AddonConfig {
     const r = new ConfigReader();
     const secretKeys = ambient.secretKeys ?? [];
+    // A key of another namespace is Pulumi's or a provider's; any other namespace is a typo of
+    // this project's, whose keys would otherwise be ignored without a word.
+    for (const key of ambient.otherKeys ?? []) {
+        const namespace = key.includes(":") ? key.slice(0, key.indexOf(":")) : "";
+        if (!KNOWN_NAMESPACES.includes(namespace)) {
+            r.unknownKey(key, namespace, `the namespace ${namespace}: is neither ${PROJECT}: nor one of Pulumi's and its providers' (${KNOWN_NAMESPACES.map((n) => `${n}:`).join(", ")})`, [PROJECT], { qualified: true });
+        }
+    }
     for (const key of Object.keys(raw)) {
         if (!(TOP_LEVEL_KEYS as readonly string[]).includes(key)) {
             r.unknownKey(key, key, `the ${PROJECT} namespace takes ${TOP_LEVEL_KEYS.join(", ")}`, TOP_LEVEL_KEYS);

@@ -433,3 +433,50 @@ describe("metric gates", () => {
         });
     });
 });
+
+describe("values that would break later are refused when read", () => {
+    const keysOf = (cfg: Record<string, unknown>) => problems(cfg).map((x) => `${x.key}: ${x.allowed}`);
+
+    it("Mimir refuses the tenants . and .. (dskit ValidTenantID)", () => {
+        for (const t of [".", ".."]) {
+            assert.ok(keysOf(merged(hubConfig(), { cluster: { mimirTenant: t } })).some((k) => k.startsWith("cluster.mimirTenant: ")), t);
+            assert.ok(keysOf(merged(hubConfig(), { spokes: [{ name: "a", tenant: t, hostname: "mimir-a.hub.test.example" }] })).some((k) => k.startsWith("spokes[0].tenant")), t);
+        }
+        assert.doesNotThrow(() => parse(merged(hubConfig(), { cluster: { mimirTenant: "..a" } })));
+    });
+
+    it("a hostname label is at most 63 characters", () => {
+        const label = "a".repeat(64);
+        assert.ok(keysOf(merged(hubConfig(), { spokes: [{ name: "a", tenant: "a", hostname: `${label}.hub.test.example` }] })).some((k) => k.startsWith("spokes[0].hostname")));
+        assert.doesNotThrow(() => parse(merged(hubConfig(), { spokes: [{ name: "a", tenant: "a", hostname: `${"a".repeat(63)}.hub.test.example` }] })));
+    });
+
+    it("a spoke's read endpoint ends in Mimir's Prometheus prefix", () => {
+        assert.deepStrictEqual(keysOf(spokeConfig({ mimir: { readEndpoint: "https://mimir-preprod.hub.test.example/" } })).map((k) => k.split(":")[0]), ["mimir.readEndpoint"]);
+        assert.match(keysOf(spokeConfig({ mimir: { readEndpoint: "https://mimir-preprod.hub.test.example/api" } }))[0], /ending in the Prometheus API prefix \/prometheus/);
+        assert.doesNotThrow(() => parse(spokeConfig({ mimir: { readEndpoint: "https://mimir-preprod.hub.test.example/prometheus/" } })));
+    });
+
+    it("a CIDR's octets are at most 255, and the hub's read CIDRs are never /0", () => {
+        for (const cidr of ["10.20.300.0/24", "0.0.0.0/0", "256.1.1.1/32"]) {
+            assert.ok(keysOf(spokeConfig({ network: { hubReadCidrs: [cidr] } })).some((k) => k.startsWith("network.hubReadCidrs[0]")), cidr);
+        }
+        assert.doesNotThrow(() => parse(spokeConfig({ network: { hubReadCidrs: ["10.20.255.0/24"] } })));
+    });
+
+    it("a duration Go's time.ParseDuration cannot read is refused", () => {
+        assert.ok(keysOf(merged(hubConfig(), { analysis: { interval: "99999999h" } })).some((k) => /^analysis\.interval: .*at most 9223372036s/.test(k)));
+    });
+
+    it("a typo in the project's namespace is refused, not ignored", () => {
+        const { "aws:region": _r, ...rest } = hubConfig();
+        assert.throws(
+            () => parseAddonConfig("hub", rest, { awsRegion: "eu-west-1", otherKeys: ["argo-rollouts-adon:cluster", "aws:region", "kubernetes:context", "pulumi:tags"] }),
+            (e: Error) => {
+                assert.match(e.message, /\n {2}- argo-rollouts-adon:cluster = \[not shown\]: unknown key; the namespace argo-rollouts-adon: is neither argo-rollouts-addon: nor one of Pulumi's and its providers' \(pulumi:, aws:, kubernetes:\); did you mean argo-rollouts-addon\?/);
+                assert.doesNotMatch(e.message, /aws:region|kubernetes:context|pulumi:tags/);
+                return true;
+            },
+        );
+    });
+});

@@ -177,5 +177,5 @@ export function configFromStackFile(file: StackFile): AddonConfig {
         }
     }
     const secretKeys = file.secretKeys.filter((k) => k.startsWith(prefix)).map((k) => k.slice(prefix.length));
-    return parseAddonConfig(file.stack, raw, { awsRegion: file.config["aws:region"], secretKeys });
+    return parseAddonConfig(file.stack, raw, { awsRegion: file.config["aws:region"], secretKeys, otherKeys: Object.keys(file.config).filter((k) => !k.startsWith(prefix)) });
 }

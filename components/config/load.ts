@@ -7,7 +7,7 @@ export interface StackConfigValues {
     /** Every key of the project's namespace, without the namespace, with structured values parsed. */
     raw: Plain;
     /** Keys of other namespaces the program honours, and which of the project's keys are secrets. */
-    ambient: { awsRegion?: string; secretKeys: string[] };
+    ambient: { awsRegion?: string; secretKeys: string[]; otherKeys: string[] };
 }
 
 /**
@@ -31,7 +31,7 @@ export function readStackConfig(): StackConfigValues {
             }
         }
     }
-    return { stack: pulumi.getStack(), raw, ambient: { awsRegion: all["aws:region"], secretKeys } };
+    return { stack: pulumi.getStack(), raw, ambient: { awsRegion: all["aws:region"], secretKeys, otherKeys: Object.keys(all).filter((k) => !k.startsWith(prefix)) } };
 }
 
 /** Pulumi hands structured config over as JSON; anything that is not JSON stays a string. */

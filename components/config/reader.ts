@@ -24,6 +24,8 @@ export interface ConfigProblem {
     given: string;
     /** What would have been accepted. */
     allowed: string;
+    /** The key is already namespaced (a key of another namespace than the project's). */
+    qualified?: boolean;
 }
 
 /**
@@ -46,7 +48,7 @@ export class ConfigError extends RunError {
 
 export function formatProblems(stack: string, namespace: string, problems: ConfigProblem[]): string {
     const noun = problems.length === 1 ? "problem" : "problems";
-    const lines = problems.map((p) => `  - ${namespace}:${p.key} = ${p.given}: ${p.allowed}`);
+    const lines = problems.map((p) => `  - ${p.qualified ? "" : `${namespace}:`}${p.key} = ${p.given}: ${p.allowed}`);
     return `stack "${stack}": invalid configuration (${problems.length} ${noun}):\n${lines.join("\n")}`;
 }
 
@@ -93,17 +95,18 @@ export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 /** Kubernetes resource quantities as used for cpu and memory. */
 export const QUANTITY = /^[0-9]+(\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/;
 /** A fully qualified lowercase DNS name. */
-export const HOSTNAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
+export const HOSTNAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)+$/;
 /** An https URL without query or fragment. */
 export const HTTPS_URL = /^https:\/\/[A-Za-z0-9.-]+(:[0-9]+)?(\/[A-Za-z0-9._~%\/-]*)?$/;
 /**
- * Mimir tenant ids: letters, digits and `!-_.*'()`, at most 150 characters (Mimir's tenant id
- * rules). `|` is excluded by construction: with tenant federation it would read several tenants.
+ * Mimir tenant ids: letters, digits and `!-_.*'()`, at most 150 characters, and neither `.` nor
+ * `..` (grafana/dskit tenant/tenant.go, ValidTenantID: errUnsafeTenantID). `|` is excluded by
+ * construction: with tenant federation it would read several tenants.
  */
-export const MIMIR_TENANT = /^[A-Za-z0-9!\-_.*'()]{1,150}$/;
+export const MIMIR_TENANT = /^(?!\.\.?$)[A-Za-z0-9!\-_.*'()]{1,150}$/;
 export const MIMIR_TENANT_RULE = {
     pattern: MIMIR_TENANT,
-    describe: "a Mimir tenant id: 1-150 of letters, digits and !-_.*'() (no '|', ',' or whitespace)",
+    describe: "a Mimir tenant id: 1-150 of letters, digits and !-_.*'() (no '|', ',' or whitespace), not . or ..",
 };
 
 /** Converts a Kubernetes quantity to a number in base units, enough to compare two of them. */
@@ -120,6 +123,8 @@ export function parseQuantity(q: string): number {
 
 export interface StringRule {
     pattern?: RegExp;
+    /** A check the pattern cannot express (a range, say); false refuses the value with `describe`. */
+    valid?: (value: string) => boolean;
     /** Human description of what is allowed, used in the message. */
     describe: string;
     oneOf?: readonly string[];
@@ -159,9 +164,9 @@ export class ConfigReader {
      * An unknown key: a typo. Its value is never shown (a mistyped `notificationToken` would print
      * the token), and the nearest real key is suggested.
      */
-    unknownKey(key: string, given: string, takes: string, knownKeys: readonly string[]): void {
+    unknownKey(key: string, given: string, takes: string, knownKeys: readonly string[], opts: { qualified?: boolean } = {}): void {
         const near = nearestKey(given, knownKeys);
-        this.problems.push({ key, given: NOT_SHOWN, allowed: `unknown key; ${takes}${near ? `; did you mean ${near}?` : ""}` });
+        this.problems.push({ key, given: NOT_SHOWN, allowed: `unknown key; ${takes}${near ? `; did you mean ${near}?` : ""}`, ...(opts.qualified ? { qualified: true } : {}) });
     }
 
     string(key: string, value: unknown, rule: StringRule): string | undefined;
@@ -178,7 +183,8 @@ export class ConfigReader {
         const bad =
             (rule.oneOf !== undefined && !rule.oneOf.includes(value)) ||
             (rule.pattern !== undefined && !rule.pattern.test(value)) ||
-            (rule.maxLength !== undefined && value.length > rule.maxLength);
+            (rule.maxLength !== undefined && value.length > rule.maxLength) ||
+            (rule.valid !== undefined && !rule.valid(value));
         if (bad) {
             this.problem(key, value, allowed);
             return fallback;

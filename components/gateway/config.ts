@@ -1,5 +1,5 @@
 import { ConfigReader, DNS_LABEL, HOSTNAME, MIMIR_TENANT_RULE, Plain, isPlainObject } from "../config/reader";
-import type { MimirRole } from "../mimir";
+import { PROMETHEUS_API_PREFIX, type MimirRole } from "../mimir";
 
 /**
  * The gateway stage's configuration sections (ADR-056 D4, D5, D7 and the 2026-06-27 as-built
@@ -167,7 +167,12 @@ export function readMimirAndSpokes(
                 "a spoke sets exactly one of mimir.hubStack (the hub's stack, <org>/<project>/<stack>) or mimir.readEndpoint (the URL the hub routes for this spoke)",
             );
         } else if (m.readEndpoint !== undefined) {
-            const url = r.string("mimir.readEndpoint", m.readEndpoint, { pattern: READ_URL, describe: "an http(s) URL ending in the Prometheus API prefix, e.g. https://mimir-preprod.hub.example/prometheus" });
+            // Mimir serves the Prometheus API under its prefix only: without it every gate query 404s.
+            const url = r.string("mimir.readEndpoint", m.readEndpoint, {
+                pattern: READ_URL,
+                valid: (u) => u.replace(/\/+$/, "").endsWith(PROMETHEUS_API_PREFIX),
+                describe: `an http(s) URL ending in the Prometheus API prefix ${PROMETHEUS_API_PREFIX}, e.g. https://mimir-preprod.hub.example/prometheus`,
+            });
             readEndpoint = url ? { kind: "url", url: url.replace(/\/+$/, "") } : undefined;
         } else {
             const stack = r.string("mimir.hubStack", m.hubStack, { pattern: STACK_NAME, describe: "a fully qualified stack name, <org>/<project>/<stack>" });

@@ -1,5 +1,5 @@
 import { ConfigReader } from "../../config/reader";
-import { DURATION, durationSeconds } from "./patterns";
+import { DURATION, GO_MAX_DURATION_SECONDS, durationSeconds, goDuration } from "./patterns";
 
 /** The `analysis` section (ADR-056 D5): the shared metric gates' thresholds and timing; the reader refuses the gates' timing traps. */
 
@@ -83,7 +83,7 @@ export function readAnalysis(r: ConfigReader, value: unknown): AnalysisConfig | 
         return undefined;
     }
     const before = r.problems.length;
-    const dur = { pattern: DURATION, describe: "a duration such as 30s, 2m or 1h" };
+    const dur = { pattern: DURATION, valid: goDuration, describe: `a duration such as 30s, 2m or 1h, at most ${GO_MAX_DURATION_SECONDS}s (the longest Go's time.ParseDuration reads)` };
     const out: AnalysisConfig = {
         successRate: r.number("analysis.successRate", a.successRate, 0.5, 1, d.successRate),
         latencyP99Seconds: r.number("analysis.latencyP99Seconds", a.latencyP99Seconds, 0.001, 60, d.latencyP99Seconds),

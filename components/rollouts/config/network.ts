@@ -61,7 +61,8 @@ export function readNetwork(r: ConfigReader, value: unknown, role: "hub" | "spok
         controllerDefaultDeny: r.boolean("network.controllerDefaultDeny", n.controllerDefaultDeny, d.controllerDefaultDeny),
         dnsNamespace: r.string("network.dnsNamespace", n.dnsNamespace, label, d.dnsNamespace),
         dnsPodLabels,
-        hubReadCidrs: r.strings("network.hubReadCidrs", n.hubReadCidrs, { pattern: CIDR, describe: "an IPv4 CIDR such as 10.20.0.0/24" }),
+        // /0 is every address: the controller's egress policy would allow everything.
+        hubReadCidrs: r.strings("network.hubReadCidrs", n.hubReadCidrs, { pattern: CIDR, valid: (c) => !c.endsWith("/0"), describe: "an IPv4 CIDR of the hub's read endpoint such as 10.20.0.0/24 (octets up to 255, not /0)" }),
         hubReadFqdns: r.strings("network.hubReadFqdns", n.hubReadFqdns, { pattern: HOSTNAME, describe: "a fully qualified hostname" }),
         canaryTargets: targets,
         metricsScrapeNamespaces: r.strings("network.metricsScrapeNamespaces", n.metricsScrapeNamespaces, { pattern: DNS_LABEL, describe: "a namespace name" }),

@@ -19,7 +19,20 @@ export const IMAGE_DIGEST = /^sha256:[a-f0-9]{64}$/;
 /** Argo Rollouts durations as used here: a whole number of seconds, minutes or hours. */
 export const DURATION = /^[1-9][0-9]*(s|m|h)$/;
 
-export const CIDR = /^([0-9]{1,3}\.){3}[0-9]{1,3}\/([0-9]|[12][0-9]|3[0-2])$/;
+const OCTET = "(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])";
+export const CIDR = new RegExp(`^(${OCTET}\\.){3}${OCTET}\\/([0-9]|[12][0-9]|3[0-2])$`);
+
+/**
+ * The longest duration Go's time.ParseDuration reads, in whole seconds: a time.Duration is an
+ * int64 of nanoseconds (go src/time/format.go, ParseDuration: "invalid duration" on overflow),
+ * and Argo Rollouts reads every duration of a template with it.
+ */
+export const GO_MAX_DURATION_SECONDS = Math.floor(9223372036854775807 / 1e9);
+
+/** Whether Go's time.ParseDuration reads a duration of the DURATION shape. */
+export function goDuration(d: string): boolean {
+    return DURATION.test(d) && durationSeconds(d) <= GO_MAX_DURATION_SECONDS;
+}
 
 export const SLACK_CHANNEL = /^#?[a-z0-9][a-z0-9._-]{0,79}$/;
 
