@@ -124,6 +124,10 @@ export function parseAddonConfig(stack: string, raw: Plain, ambient: { awsRegion
     const policy = readPolicy(r, raw.policy);
     const argocd = readArgoCd(r, raw.argocd, cluster?.name, policy?.regulated);
 
+    // The smoke stage declares its namespace as the rollouts stage declares the controller's: one object, two owners.
+    if (delivery?.smokeTest.enabled && controller && delivery.smokeTest.namespace === controller.namespace) {
+        r.problem("smokeTest.namespace", delivery.smokeTest.namespace, `must differ from controller.namespace (${controller.namespace}): both stages declare their namespace, and a tenant-shaped canary does not run beside the controller`);
+    }
     if (r.problems.length > 0 || !cluster || !gateway || !controller || !plugin || !metrics || !delivery || !policy || !argocd) {
         if (r.problems.length === 0) {
             // A reader gave up without saying why: name the sections rather than report "0 problems".

@@ -468,6 +468,27 @@ describe("values that would break later are refused when read", () => {
         assert.ok(keysOf(merged(hubConfig(), { analysis: { interval: "99999999h" } })).some((k) => /^analysis\.interval: .*at most 9223372036s/.test(k)));
     });
 
+    it("the addon's namespaces are its own: never Kubernetes', never each other, never a Pod Security override", () => {
+        for (const ns of ["kube-system", "default", "kube-public", "kube-node-lease"]) {
+            assert.ok(keysOf(merged(hubConfig(), { controller: { namespace: ns } })).some((k) => k.startsWith("controller.namespace: ")), ns);
+            assert.ok(keysOf(merged(hubConfig(), { smokeTest: { namespace: ns } })).some((k) => k.startsWith("smokeTest.namespace: ")), ns);
+        }
+        const smoke = {
+            enabled: true,
+            hostname: "smoke.hub.test.example",
+            image: `registry.test.example/mirror/argoproj/rollouts-demo@sha256:${"c".repeat(64)}`,
+            loadImage: `registry.test.example/mirror/curlimages/curl@sha256:${"d".repeat(64)}`,
+        };
+        assert.deepStrictEqual(
+            keysOf(merged(hubConfig(), { smokeTest: { ...smoke, namespace: "argo-rollouts" } })),
+            ["smokeTest.namespace: must differ from controller.namespace (argo-rollouts): both stages declare their namespace, and a tenant-shaped canary does not run beside the controller"],
+        );
+        assert.doesNotThrow(() => parse(merged(hubConfig(), { smokeTest: { ...smoke, namespace: "rollouts-smoke" } })));
+        assert.deepStrictEqual(keysOf(merged(hubConfig(), { controller: { namespaceLabels: { "pod-security.kubernetes.io/enforce": "privileged", team: "platform" } } })).map((k) => k.split(":")[0]), [
+            "controller.namespaceLabels.pod-security.kubernetes.io/enforce",
+        ]);
+    });
+
     it("a typo in the project's namespace is refused, not ignored", () => {
         const { "aws:region": _r, ...rest } = hubConfig();
         assert.throws(

@@ -116,7 +116,7 @@ describe("smoke canary", () => {
 
     it("refuses the default namespace", () => {
         const { "aws:region": _r, ...rest } = smoke({ namespace: "default" });
-        assert.throws(() => parseAddonConfig("hub", rest, { awsRegion: "eu-west-1" }), /smokeTest.namespace = "default": must not be default/);
+        assert.throws(() => parseAddonConfig("hub", rest, { awsRegion: "eu-west-1" }), /smokeTest.namespace = "default": must not be one of Kubernetes' own namespaces \(default, kube-system, kube-public, kube-node-lease\)/);
     });
 
     describe("enabled", () => {

@@ -1,3 +1,4 @@
 export * from "./load";
 export * from "./keys";
+export * from "./namespaces";
 export * from "./reader";

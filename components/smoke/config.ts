@@ -1,4 +1,5 @@
 import { ConfigReader, DNS_LABEL, HOSTNAME } from "../config/reader";
+import { PLATFORM_NAMESPACES } from "../config/namespaces";
 
 /**
  * The smoke canary's configuration section, `smokeTest` (ADR-056 Phase 3: a per-cluster canary
@@ -47,8 +48,8 @@ export function readSmokeTest(r: ConfigReader, value: unknown): SmokeTestConfig 
         : r.string("smokeTest.hostname", s.hostname, { pattern: HOSTNAME, describe: "a hostname" });
     const trigger = typeof s.trigger === "number" ? String(s.trigger) : s.trigger;
     const namespace = r.string("smokeTest.namespace", s.namespace, { pattern: DNS_LABEL, describe: "a namespace name (not default)", maxLength: 63 }, d.namespace);
-    if (namespace === "default") {
-        r.problem("smokeTest.namespace", namespace, "must not be default: the platform refuses workloads there");
+    if (PLATFORM_NAMESPACES.includes(namespace)) {
+        r.problem("smokeTest.namespace", namespace, `must not be one of Kubernetes' own namespaces (${PLATFORM_NAMESPACES.join(", ")}): the stage declares and labels its namespace, and the platform refuses workloads there`);
     }
     const strategy = r.string("smokeTest.strategy", s.strategy, { oneOf: SMOKE_STRATEGIES, describe: "" }, d.strategy) as SmokeStrategy;
     return {

@@ -1,4 +1,5 @@
 import { ConfigReader, DNS_LABEL, HTTPS_URL, QUANTITY, parseQuantity } from "../../config/reader";
+import { PLATFORM_NAMESPACES, POD_SECURITY_LABEL } from "../../config/namespaces";
 import { TenantOperatorBinding, readTenantOperators } from "../tenants";
 import { SEMVER, VTAG, CHART_REPO, REGISTRY } from "./patterns";
 
@@ -72,7 +73,6 @@ export const CONTROLLER_DEFAULTS = {
 } as const;
 
 /** Namespaces the cluster itself owns: no tenant's. */
-const PLATFORM_NAMESPACES: readonly string[] = ["default", "kube-system", "kube-public", "kube-node-lease"];
 
 const CONTROLLER_KEYS = [
     "namespace",
@@ -109,6 +109,20 @@ function readQuantities(r: ConfigReader, key: string, value: unknown, fallback: 
     };
 }
 
+/**
+ * The platform's extra namespace labels, never a Pod Security one: the namespace enforces
+ * restricted because every container of the addon runs restricted, and a label from config would
+ * override it (the stage merges these over its own).
+ */
+function platformLabels(r: ConfigReader, value: unknown): Record<string, string> {
+    const labels = r.labels("controller.namespaceLabels", value);
+    for (const k of Object.keys(labels).filter((k) => POD_SECURITY_LABEL.test(k))) {
+        r.problem(`controller.namespaceLabels.${k}`, labels[k], "must not be set: the controller namespace enforces Pod Security restricted, which the addon's pods meet; a label here would override it");
+        delete labels[k];
+    }
+    return labels;
+}
+
 export function readController(r: ConfigReader, value: unknown): ControllerConfig | undefined {
     const d = CONTROLLER_DEFAULTS;
     const c = r.object("controller", value, CONTROLLER_KEYS);
@@ -142,10 +156,15 @@ export function readController(r: ConfigReader, value: unknown): ControllerConfi
     }
 
     const priorityClassName = r.string("controller.priorityClassName", c.priorityClassName, { pattern: DNS_LABEL, describe: "a PriorityClass name" });
-    const namespace = r.string("controller.namespace", c.namespace, { pattern: DNS_LABEL, describe: "a namespace name (DNS label)", maxLength: 63 }, d.namespace);
+    const namespace = r.string(
+        "controller.namespace",
+        c.namespace,
+        { pattern: DNS_LABEL, valid: (n) => !PLATFORM_NAMESPACES.includes(n), describe: `a namespace name (DNS label) of the addon's own, not one of Kubernetes' (${PLATFORM_NAMESPACES.join(", ")})`, maxLength: 63 },
+        d.namespace,
+    );
     const config: ControllerConfig = {
         namespace,
-        namespaceLabels: r.labels("controller.namespaceLabels", c.namespaceLabels),
+        namespaceLabels: platformLabels(r, c.namespaceLabels),
         chartRepository: r.string("controller.chartRepository", c.chartRepository, { pattern: CHART_REPO, describe: "an https:// or oci:// chart repository URL" }, d.chartRepository),
         chartVersion,
         appVersion: appVersion ?? "",
