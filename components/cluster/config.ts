@@ -1,3 +1,4 @@
+import { defaultsOf, field, readSection } from "../config/declare";
 import { ConfigReader, DNS_LABEL, MIMIR_TENANT_RULE } from "../config/reader";
 import type { MimirRole } from "../mimir";
 
@@ -33,30 +34,39 @@ export interface ClusterConfig {
     allowDowngrade: boolean;
 }
 
-/** Every default of the section, in one place; the README's config reference follows it. */
-export const CLUSTER_DEFAULTS = {
-    // Adopting is one deliberate run (README, "Adopting an existing install"), never the default.
-    adoptExisting: false,
-    // A downgrade is a decision someone takes after reading release notes, never a default.
-    allowDowngrade: false,
-} as const;
-
-const CLUSTER_KEYS = ["name", "role", "mimirTenant", "eksClusterName", "region", "kubeconfigContext", "kubeconfigPath", "adoptExisting", "allowDowngrade"];
 const AWS_REGION = /^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-[0-9]$/;
 const EKS_NAME = /^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$/;
+const NON_BLANK = /^\S+$/;
+
+/** The `cluster` section: every key, once. */
+export const CLUSTER_FIELDS = {
+    name: field.string({ rule: { pattern: DNS_LABEL, describe: "a DNS label (lowercase letters, digits, '-')", maxLength: 63 }, required: true, doc: "the cluster's platform name, also the provider's clusterIdentifier" }),
+    role: field.oneOf(["hub", "spoke"], { required: true, describe: "hub or spoke", doc: "hub (runs Mimir; its gates read it in-cluster) or spoke (reads its metrics back through the hub)" }),
+    mimirTenant: field.string({ rule: MIMIR_TENANT_RULE, required: true, doc: "this cluster's Mimir tenant (X-Scope-OrgID); its metric gates read only this tenant" }),
+    eksClusterName: field.string({ rule: { pattern: EKS_NAME, describe: "an EKS cluster name (1-100 letters, digits, '-', '_')" }, readBySection: true, doc: "EKS cluster to connect to, token through the aws CLI (exactly one of this and kubeconfigContext)" }),
+    region: field.string({ rule: { pattern: AWS_REGION, describe: "an AWS region such as eu-west-1" }, readBySection: true, defaultDoc: "aws:region", doc: "AWS region of the EKS cluster; with eksClusterName only" }),
+    kubeconfigContext: field.string({ rule: { pattern: NON_BLANK, describe: "a kubeconfig context name" }, readBySection: true, doc: "kubeconfig context to connect with (exactly one of this and eksClusterName)" }),
+    kubeconfigPath: field.string({ rule: { pattern: NON_BLANK, describe: "a path to a kubeconfig file" }, readBySection: true, defaultDoc: "the kubeconfig default", doc: "kubeconfig file; with kubeconfigContext only" }),
+    // Adopting is one deliberate run (the adoption runbook), never the default.
+    adoptExisting: field.boolean({ default: false, doc: "true for the one run that takes over objects another tool created (the adoption runbook); false again right after" }),
+    // A downgrade is a decision someone takes after reading release notes, never a default.
+    allowDowngrade: field.boolean({ default: false, doc: "only with adoptExisting: let the adopting run move a running controller newer than controller.appVersion back (refused otherwise)" }),
+} as const;
+
+/** Every default of the section, in one object. */
+export const CLUSTER_DEFAULTS = defaultsOf<{ adoptExisting: boolean; allowDowngrade: boolean }>(CLUSTER_FIELDS);
 
 export function readCluster(r: ConfigReader, value: unknown, ambient: { awsRegion?: string }): ClusterConfig | undefined {
     if (value === undefined) {
         r.problem("cluster", value, "is required: an object with name, role, mimirTenant and eksClusterName or kubeconfigContext");
         return undefined;
     }
-    const c = r.object("cluster", value, CLUSTER_KEYS);
-    if (!c) {
+    const section = readSection(r, "cluster", CLUSTER_FIELDS, value);
+    if (!section) {
         return undefined;
     }
-    const name = r.requiredString("cluster.name", c.name, { pattern: DNS_LABEL, describe: "a DNS label (lowercase letters, digits, '-')", maxLength: 63 });
-    const role = r.requiredString("cluster.role", c.role, { oneOf: ["hub", "spoke"], describe: "hub or spoke" }) as ClusterConfig["role"] | undefined;
-    const mimirTenant = r.requiredString("cluster.mimirTenant", c.mimirTenant, MIMIR_TENANT_RULE);
+    const { name, role, mimirTenant, adoptExisting, allowDowngrade, raw: c } = section;
+    const f = CLUSTER_FIELDS;
 
     let connection: ClusterConnection | undefined;
     // `~` (null) is no value: `eksClusterName: ~` is as unset as a missing key.
@@ -69,8 +79,8 @@ export function readCluster(r: ConfigReader, value: unknown, ambient: { awsRegio
             "set exactly one of cluster.eksClusterName (EKS, token through the aws CLI) or cluster.kubeconfigContext",
         );
     } else if (hasEks) {
-        const clusterName = r.string("cluster.eksClusterName", c.eksClusterName, { pattern: EKS_NAME, describe: "an EKS cluster name (1-100 letters, digits, '-', '_')" });
-        const region = r.string("cluster.region", c.region ?? ambient.awsRegion, { pattern: AWS_REGION, describe: "an AWS region such as eu-west-1" });
+        const clusterName = r.string("cluster.eksClusterName", c.eksClusterName, f.eksClusterName.rule);
+        const region = r.string("cluster.region", c.region ?? ambient.awsRegion, f.region.rule);
         if (region === undefined && c.region === undefined && ambient.awsRegion === undefined) {
             r.problem("cluster.region", undefined, "is required with cluster.eksClusterName (or set aws:region)");
         }
@@ -81,8 +91,8 @@ export function readCluster(r: ConfigReader, value: unknown, ambient: { awsRegio
             connection = { kind: "eks", clusterName, region };
         }
     } else {
-        const context = r.string("cluster.kubeconfigContext", c.kubeconfigContext, { pattern: /^\S+$/, describe: "a kubeconfig context name" });
-        const path = r.string("cluster.kubeconfigPath", c.kubeconfigPath, { pattern: /^\S+$/, describe: "a path to a kubeconfig file" });
+        const context = r.string("cluster.kubeconfigContext", c.kubeconfigContext, f.kubeconfigContext.rule);
+        const path = r.string("cluster.kubeconfigPath", c.kubeconfigPath, f.kubeconfigPath.rule);
         if (c.region !== undefined) {
             r.problem("cluster.region", c.region, "only applies with cluster.eksClusterName");
         }
@@ -90,8 +100,6 @@ export function readCluster(r: ConfigReader, value: unknown, ambient: { awsRegio
             connection = { kind: "kubeconfig", context, ...(path ? { path } : {}) };
         }
     }
-    const adoptExisting = r.boolean("cluster.adoptExisting", c.adoptExisting, CLUSTER_DEFAULTS.adoptExisting);
-    const allowDowngrade = r.boolean("cluster.allowDowngrade", c.allowDowngrade, CLUSTER_DEFAULTS.allowDowngrade);
     if (allowDowngrade && !adoptExisting) {
         r.problem("cluster.allowDowngrade", allowDowngrade, "only applies with cluster.adoptExisting: true (the adopting run is the one whose preview cannot show a downgrade)");
     }

@@ -1,3 +1,4 @@
+import { defaultsOf, field, readSection } from "../config/declare";
 import { ConfigReader, DNS_LABEL, HOSTNAME, MIMIR_TENANT_RULE, Plain, isPlainObject } from "../config/reader";
 import { PROMETHEUS_API_PREFIX, type MimirRole } from "../mimir";
 
@@ -67,52 +68,88 @@ export interface MimirRoutesConfig {
     readEndpoint?: ReadEndpointSource;
 }
 
-/** Every default of the `mimir` section, in one place; the README's config reference follows it. */
-export const MIMIR_DEFAULTS = {
-    namespace: "observability",
-    gatewayService: "mimir-gateway",
-    gatewayServicePort: 80,
-    gatewayTargetPort: 8080,
-    gatewayPodLabels: { "app.kubernetes.io/name": "mimir", "app.kubernetes.io/component": "gateway" },
-    readScheme: "https",
-    pushRouteOwner: "addon",
-} as const;
-
-const GATEWAY_KEYS = ["name", "namespace", "listener"];
-
-export const MIMIR_KEYS = [
-    "namespace",
-    "gatewayService",
-    "gatewayServicePort",
-    "gatewayTargetPort",
-    "gatewayPodLabels",
-    "spokeRouteNamespace",
-    "ingestGateway",
-    "readScheme",
-    "readEndpoint",
-    "hubStack",
-    "pushRouteOwner",
-];
-
-const SPOKE_KEYS = ["name", "tenant", "hostname", "listener", "query", "pushRouteOwner"];
+const LABEL = { pattern: DNS_LABEL, describe: "a DNS label (lowercase letters, digits, '-')", maxLength: 63 };
 const READ_URL = /^https?:\/\/[a-z0-9.-]+(:[0-9]+)?\/[A-Za-z0-9._~\/-]*$/;
 const STACK_NAME = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/;
+const OWNER_RULE = {
+    oneOf: [...PUSH_ROUTE_OWNERS],
+    describe: "addon (this program declares the spoke's ingest route) or observability (the observability module owns it; only the read route is declared)",
+};
+
+/** The `gateway` section: every key, once. */
+export const GATEWAY_FIELDS = {
+    name: field.string({ rule: { ...LABEL, maxLength: 253 }, required: true, doc: "the shared Gateway tenant HTTPRoutes attach to" }),
+    namespace: field.string({ rule: LABEL, required: true, doc: "its namespace" }),
+    // Gateway API listener names are section names: DNS labels.
+    listener: field.string({ rule: LABEL, required: true, doc: "the listener (sectionName) routes attach to; must exist on the live Gateway" }),
+} as const;
+
+/** The `mimir` section: every key, once. */
+export const MIMIR_FIELDS = {
+    namespace: field.string({ rule: LABEL, default: "observability", doc: "namespace of Mimir on the hub" }),
+    gatewayService: field.string({ rule: LABEL, default: "mimir-gateway", doc: "the mimir-distributed gateway Service (<release>-gateway)" }),
+    gatewayServicePort: field.integer({ min: 1, max: 65535, default: 80, doc: "its Service port (analysis address, route backends)" }),
+    gatewayTargetPort: field.integer({ min: 1, max: 65535, default: 8080, doc: "its pods' port (network policy: Cilium L4 rules match the pod's port, not the Service's)" }),
+    gatewayPodLabels: field.labels({ default: { "app.kubernetes.io/name": "mimir", "app.kubernetes.io/component": "gateway" }, doc: "labels of the gateway pods (at least one)" }),
+    spokeRouteNamespace: field.string({ rule: LABEL, defaultDoc: "mimir.namespace", doc: "namespace of the spoke routes; another one gets a ReferenceGrant to the gateway Service" }),
+    ingestGateway: field.section({
+        readBySection: true,
+        defaultDoc: "the shared gateway",
+        doc: "the Gateway spokes arrive on (the internal one behind the transit network)",
+        fields: GATEWAY_FIELDS,
+    }),
+    readScheme: field.oneOf(["https", "http"], { default: "https", describe: "", doc: "scheme of the spoke read endpoints the hub publishes" }),
+    readEndpoint: field.string({
+        rule: { pattern: READ_URL, describe: `an http(s) URL ending in the Prometheus API prefix ${PROMETHEUS_API_PREFIX}, e.g. https://mimir-preprod.hub.example/prometheus` },
+        readBySection: true,
+        doc: "spoke: the read URL the hub routes for it, when the hub stack is not in this backend (exactly one of this and hubStack)",
+    }),
+    hubStack: field.string({
+        rule: { pattern: STACK_NAME, describe: "a fully qualified stack name, <org>/<project>/<stack>" },
+        readBySection: true,
+        doc: "spoke: the hub's stack, <org>/<project>/<stack> (self-managed backends: organization/argo-rollouts-addon/hub)",
+    }),
+    pushRouteOwner: field.oneOf(PUSH_ROUTE_OWNERS, {
+        default: "addon",
+        describe: OWNER_RULE.describe,
+        doc: "hub: who owns the spokes' ingest (remote write) routes: addon (this program) or observability (the observability module; the program declares only the read routes beside them)",
+    }),
+} as const;
+
+/** The `spokes` key: the spokes a hub routes. */
+export const SPOKES_FIELD = field.listReadBySection({
+    describe: "a list of spokes, each with name, tenant, hostname and query",
+    doc: "hub: the spokes it routes; names, tenants and hostnames unique, no tenant equal to the hub's",
+    items: {
+        name: field.string({ rule: { pattern: DNS_LABEL, describe: "a DNS label", maxLength: 63 }, required: true, doc: "the spoke's cluster.name" }),
+        tenant: field.string({ rule: MIMIR_TENANT_RULE, required: true, doc: "the spoke's Mimir tenant (its cluster.mimirTenant)" }),
+        hostname: field.string({ rule: { pattern: HOSTNAME, describe: "a fully qualified lowercase hostname" }, required: true, doc: "the spoke's hostname on the ingest Gateway" }),
+        listener: field.string({ rule: { pattern: DNS_LABEL, describe: "a DNS label", maxLength: 63 }, doc: "a listener of its own on the ingest Gateway, when spokes are separated by listener" }),
+        query: field.boolean({ default: false, doc: "opt-in read path: route Mimir's Prometheus read endpoints for the spoke's gates (W8c)" }),
+        pushRouteOwner: field.oneOf(PUSH_ROUTE_OWNERS, { describe: OWNER_RULE.describe, defaultDoc: "mimir.pushRouteOwner", doc: "overrides mimir.pushRouteOwner for this spoke" }),
+    },
+});
+
+/** Every default of the `mimir` section, in one object. */
+export const MIMIR_DEFAULTS = defaultsOf<{
+    namespace: string;
+    gatewayService: string;
+    gatewayServicePort: number;
+    gatewayTargetPort: number;
+    gatewayPodLabels: Record<string, string>;
+    readScheme: "https" | "http";
+    pushRouteOwner: PushRouteOwner;
+}>(MIMIR_FIELDS);
+
+export const MIMIR_KEYS = Object.keys(MIMIR_FIELDS);
 
 export function readGateway(r: ConfigReader, value: unknown): SharedGatewayConfig | undefined {
     if (value === undefined) {
         r.problem("gateway", value, "is required: the shared Gateway's name, namespace and listener");
         return undefined;
     }
-    const g = r.object("gateway", value, GATEWAY_KEYS);
-    if (!g) {
-        return undefined;
-    }
-    const label = { pattern: DNS_LABEL, describe: "a DNS label (lowercase letters, digits, '-')", maxLength: 63 };
-    const name = r.requiredString("gateway.name", g.name, { ...label, maxLength: 253 });
-    const namespace = r.requiredString("gateway.namespace", g.namespace, label);
-    // Gateway API listener names are section names: DNS labels.
-    const listener = r.requiredString("gateway.listener", g.listener, label);
-    return name && namespace && listener ? { name, namespace, listener } : undefined;
+    const g = readSection(r, "gateway", GATEWAY_FIELDS, value);
+    return g?.name && g.namespace && g.listener ? { name: g.name, namespace: g.namespace, listener: g.listener } : undefined;
 }
 
 /**
@@ -127,10 +164,10 @@ export function readMimirAndSpokes(
     cluster: { role?: MimirRole; name?: string; mimirTenant?: string },
     sharedGateway?: { name: string; namespace: string; listener: string },
 ): MimirRoutesConfig | undefined {
-    const md = MIMIR_DEFAULTS;
-    const m = r.object("mimir", raw.mimir, MIMIR_KEYS) ?? {};
-    const label = { pattern: DNS_LABEL, describe: "a DNS label (lowercase letters, digits, '-')", maxLength: 63 };
-    const namespace = r.string("mimir.namespace", m.namespace, label, md.namespace);
+    const section = readSection(r, "mimir", MIMIR_FIELDS, raw.mimir);
+    const m = section?.raw ?? {};
+    const label = LABEL;
+    const namespace = section?.namespace ?? MIMIR_DEFAULTS.namespace;
 
     let ingestGateway = sharedGateway;
     if (m.ingestGateway !== undefined) {
@@ -140,20 +177,20 @@ export function readMimirAndSpokes(
         const listener = r.requiredString("mimir.ingestGateway.listener", g?.listener, label);
         ingestGateway = name && ns && listener ? { name, namespace: ns, listener } : undefined;
     }
-    const podLabels = m.gatewayPodLabels === undefined ? { ...md.gatewayPodLabels } : r.labels("mimir.gatewayPodLabels", m.gatewayPodLabels);
+    const podLabels = section?.gatewayPodLabels ?? { ...MIMIR_DEFAULTS.gatewayPodLabels };
     if (Object.keys(podLabels).length === 0) {
         r.problem("mimir.gatewayPodLabels", m.gatewayPodLabels, "must select the Mimir gateway pods with at least one label");
     }
-    const pushRouteOwner = r.string("mimir.pushRouteOwner", m.pushRouteOwner, OWNER_RULE, md.pushRouteOwner) as PushRouteOwner;
-    const mimir: MimirConfig | undefined = ingestGateway && {
+    const pushRouteOwner = section?.pushRouteOwner ?? MIMIR_DEFAULTS.pushRouteOwner;
+    const mimir: MimirConfig | undefined = section && ingestGateway && {
         namespace,
-        gatewayService: r.string("mimir.gatewayService", m.gatewayService, label, md.gatewayService),
-        gatewayServicePort: r.integer("mimir.gatewayServicePort", m.gatewayServicePort, 1, 65535, md.gatewayServicePort),
-        gatewayTargetPort: r.integer("mimir.gatewayTargetPort", m.gatewayTargetPort, 1, 65535, md.gatewayTargetPort),
+        gatewayService: section.gatewayService,
+        gatewayServicePort: section.gatewayServicePort,
+        gatewayTargetPort: section.gatewayTargetPort,
         gatewayPodLabels: podLabels,
-        spokeRouteNamespace: r.string("mimir.spokeRouteNamespace", m.spokeRouteNamespace, label, namespace),
+        spokeRouteNamespace: section.spokeRouteNamespace ?? namespace,
         ingestGateway,
-        readScheme: r.string("mimir.readScheme", m.readScheme, { oneOf: ["https", "http"], describe: "" }, md.readScheme) as "https" | "http",
+        readScheme: section.readScheme,
         pushRouteOwner,
     };
 
@@ -169,13 +206,12 @@ export function readMimirAndSpokes(
         } else if (m.readEndpoint !== undefined) {
             // Mimir serves the Prometheus API under its prefix only: without it every gate query 404s.
             const url = r.string("mimir.readEndpoint", m.readEndpoint, {
-                pattern: READ_URL,
+                ...MIMIR_FIELDS.readEndpoint.rule,
                 valid: (u) => u.replace(/\/+$/, "").endsWith(PROMETHEUS_API_PREFIX),
-                describe: `an http(s) URL ending in the Prometheus API prefix ${PROMETHEUS_API_PREFIX}, e.g. https://mimir-preprod.hub.example/prometheus`,
             });
             readEndpoint = url ? { kind: "url", url: url.replace(/\/+$/, "") } : undefined;
         } else {
-            const stack = r.string("mimir.hubStack", m.hubStack, { pattern: STACK_NAME, describe: "a fully qualified stack name, <org>/<project>/<stack>" });
+            const stack = r.string("mimir.hubStack", m.hubStack, MIMIR_FIELDS.hubStack.rule);
             readEndpoint = stack ? { kind: "stack", stack } : undefined;
         }
         if (raw.spokes !== undefined) {
@@ -198,11 +234,6 @@ export function readMimirAndSpokes(
     return { mimir, spokes, ...(readEndpoint ? { readEndpoint } : {}) };
 }
 
-const OWNER_RULE = {
-    oneOf: [...PUSH_ROUTE_OWNERS],
-    describe: "addon (this program declares the spoke's ingest route) or observability (the observability module owns it; only the read route is declared)",
-};
-
 function readSpokes(r: ConfigReader, value: unknown, cluster: { mimirTenant?: string }, defaultOwner: PushRouteOwner): SpokeConfig[] | undefined {
     if (value === undefined || value === null) {
         return [];
@@ -211,7 +242,6 @@ function readSpokes(r: ConfigReader, value: unknown, cluster: { mimirTenant?: st
         r.problem("spokes", value, "must be a list of spokes, each with name, tenant, hostname and query");
         return undefined;
     }
-    const label = { pattern: DNS_LABEL, describe: "a DNS label", maxLength: 63 };
     const spokes: SpokeConfig[] = [];
     const seen = { name: new Map<string, number>(), tenant: new Map<string, number>(), host: new Map<string, number>() };
     if (cluster.mimirTenant) {
@@ -223,13 +253,9 @@ function readSpokes(r: ConfigReader, value: unknown, cluster: { mimirTenant?: st
             r.problem(key, item, "must be an object with name, tenant, hostname and query");
             return;
         }
-        const s = r.object(key, item, SPOKE_KEYS) ?? {};
-        const name = r.requiredString(`${key}.name`, s.name, label);
-        const tenant = r.requiredString(`${key}.tenant`, s.tenant, MIMIR_TENANT_RULE);
-        const hostname = r.requiredString(`${key}.hostname`, s.hostname, { pattern: HOSTNAME, describe: "a fully qualified lowercase hostname" });
-        const listener = r.string(`${key}.listener`, s.listener, label);
-        const query = r.boolean(`${key}.query`, s.query, false);
-        const pushRouteOwner = r.string(`${key}.pushRouteOwner`, s.pushRouteOwner, OWNER_RULE, defaultOwner) as PushRouteOwner;
+        const s = readSection(r, key, SPOKES_FIELD.items, item);
+        const { name, tenant, hostname, listener, query } = s ?? { query: false };
+        const pushRouteOwner = s?.pushRouteOwner ?? defaultOwner;
         const unique = (kind: "name" | "tenant" | "host", v: string | undefined, field: string) => {
             if (v === undefined) {
                 return;

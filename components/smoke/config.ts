@@ -1,3 +1,4 @@
+import { defaultsOf, field, readSection } from "../config/declare";
 import { ConfigReader, DNS_LABEL, HOSTNAME } from "../config/reader";
 import { PLATFORM_NAMESPACES } from "../config/namespaces";
 
@@ -28,39 +29,49 @@ export interface SmokeTestConfig {
     replicas: number;
 }
 
-/** Every default of the section, in one place; the README's config reference follows it. */
-export const SMOKE_TEST_DEFAULTS = { enabled: false, strategy: "canary", namespace: "rollouts-smoke", trigger: "1", failGate: false, replicas: 2 } as const;
-
 const IMAGE_BY_DIGEST = /^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]+)?(\/[a-z0-9]+([._-][a-z0-9]+)*)+@sha256:[a-f0-9]{64}$/;
+const DIGEST = { pattern: IMAGE_BY_DIGEST, describe: "an image reference pinned by digest, registry/repository@sha256:<64 hex>" };
+const enabled = (s: { enabled?: unknown }) => s.enabled === true;
+
+/** The `smokeTest` section: every key, once. */
+export const SMOKE_TEST_FIELDS = {
+    enabled: field.boolean({ default: false, doc: "deploy the smoke canary" }),
+    strategy: field.oneOf(SMOKE_STRATEGIES, { default: "canary", describe: "", doc: "canary or blueGreen: the prod / standard shape the smoke app is delivered with" }),
+    namespace: field.string({ rule: { pattern: DNS_LABEL, describe: "a namespace name (not default)", maxLength: 63 }, default: "rollouts-smoke", doc: "the smoke app's namespace: the addon's own, not one of Kubernetes' nor the controller's" }),
+    hostname: field.string({
+        rule: { pattern: HOSTNAME, describe: "a hostname" },
+        describeWith: (s) => (enabled(s) ? "the smoke app's hostname on the shared Gateway" : "a hostname"),
+        required: enabled,
+        defaultDoc: "required when enabled",
+        doc: "the smoke app's hostname on the shared Gateway (must resolve in the cluster)",
+    }),
+    trigger: field.string({ rule: { pattern: /^[A-Za-z0-9._-]{1,63}$/, describe: "a short token (letters, digits, '.', '_', '-'); change it to start a fresh canary" }, default: "1", doc: "change it to start a fresh canary" }),
+    failGate: field.boolean({ default: false, doc: "make the smoke version fail its gate (proves the abort path)" }),
+    image: field.string({ rule: DIGEST, required: enabled, defaultDoc: "required when enabled", doc: "demo app image pinned by digest (argoproj/rollouts-demo from the mirror)" }),
+    loadImage: field.string({ rule: DIGEST, required: enabled, defaultDoc: "required when enabled", doc: "image with sh and curl, pinned by digest (e.g. curlimages/curl from the mirror)" }),
+    replicas: field.integer({ min: 2, max: 10, default: 2, doc: "smoke app replicas" }),
+} as const;
+
+/** Every default of the section, in one object. */
+export const SMOKE_TEST_DEFAULTS = defaultsOf<{ enabled: boolean; strategy: SmokeStrategy; namespace: string; trigger: string; failGate: boolean; replicas: number }>(SMOKE_TEST_FIELDS);
 
 export function readSmokeTest(r: ConfigReader, value: unknown): SmokeTestConfig | undefined {
-    const d = SMOKE_TEST_DEFAULTS;
-    const s = r.object("smokeTest", value, ["enabled", "strategy", "namespace", "hostname", "trigger", "failGate", "image", "loadImage", "replicas"]);
+    const s = readSection(r, "smokeTest", SMOKE_TEST_FIELDS, value);
     if (!s) {
         return undefined;
     }
-    const enabled = r.boolean("smokeTest.enabled", s.enabled, d.enabled);
-    const digest = { pattern: IMAGE_BY_DIGEST, describe: "an image reference pinned by digest, registry/repository@sha256:<64 hex>" };
-    const image = enabled ? r.requiredString("smokeTest.image", s.image, digest) : r.string("smokeTest.image", s.image, digest);
-    const loadImage = enabled ? r.requiredString("smokeTest.loadImage", s.loadImage, digest) : r.string("smokeTest.loadImage", s.loadImage, digest);
-    const hostname = enabled
-        ? r.requiredString("smokeTest.hostname", s.hostname, { pattern: HOSTNAME, describe: "the smoke app's hostname on the shared Gateway" })
-        : r.string("smokeTest.hostname", s.hostname, { pattern: HOSTNAME, describe: "a hostname" });
-    const trigger = typeof s.trigger === "number" ? String(s.trigger) : s.trigger;
-    const namespace = r.string("smokeTest.namespace", s.namespace, { pattern: DNS_LABEL, describe: "a namespace name (not default)", maxLength: 63 }, d.namespace);
-    if (PLATFORM_NAMESPACES.includes(namespace)) {
-        r.problem("smokeTest.namespace", namespace, `must not be one of Kubernetes' own namespaces (${PLATFORM_NAMESPACES.join(", ")}): the stage declares and labels its namespace, and the platform refuses workloads there`);
+    if (PLATFORM_NAMESPACES.includes(s.namespace)) {
+        r.problem("smokeTest.namespace", s.namespace, `must not be one of Kubernetes' own namespaces (${PLATFORM_NAMESPACES.join(", ")}): the stage declares and labels its namespace, and the platform refuses workloads there`);
     }
-    const strategy = r.string("smokeTest.strategy", s.strategy, { oneOf: SMOKE_STRATEGIES, describe: "" }, d.strategy) as SmokeStrategy;
     return {
-        enabled,
-        strategy,
-        namespace,
-        hostname: hostname ?? "",
-        trigger: r.string("smokeTest.trigger", trigger, { pattern: /^[A-Za-z0-9._-]{1,63}$/, describe: "a short token (letters, digits, '.', '_', '-'); change it to start a fresh canary" }, d.trigger),
-        failGate: r.boolean("smokeTest.failGate", s.failGate, d.failGate),
-        image: image ?? "",
-        loadImage: loadImage ?? "",
-        replicas: r.integer("smokeTest.replicas", s.replicas, 2, 10, d.replicas),
+        enabled: s.enabled,
+        strategy: s.strategy,
+        namespace: s.namespace,
+        hostname: s.hostname ?? "",
+        trigger: s.trigger,
+        failGate: s.failGate,
+        image: s.image ?? "",
+        loadImage: s.loadImage ?? "",
+        replicas: s.replicas,
     };
 }

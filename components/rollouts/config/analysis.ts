@@ -1,63 +1,36 @@
+import { defaultsOf, field, readSection, type Values } from "../../config/declare";
 import { ConfigReader } from "../../config/reader";
 import { DURATION, GO_MAX_DURATION_SECONDS, durationSeconds, goDuration } from "./patterns";
 
 /** The `analysis` section (ADR-056 D5): the shared metric gates' thresholds and timing; the reader refuses the gates' timing traps. */
 
-export interface AnalysisConfig {
-    /** Minimum non-5xx ratio of the canary (ADR-056 as-built: 0.95). */
-    successRate: number;
-    /** Maximum p99 latency of the canary, in seconds; below Beyla's highest finite bucket. */
-    latencyP99Seconds: number;
-    /** How often Beyla's metrics are scraped: the rate window must hold several samples. */
-    scrapeInterval: string;
-    /** PromQL window of every gate query; at least RATE_WINDOW_SCRAPES scrape intervals. */
-    rateWindow: string;
-    /** How long a sample takes from the scrape to being queryable in Mimir (remote write). */
-    remoteWriteLag: string;
-    /** At least the rate window plus the remote-write lag: an empty window must not look like a bad canary (ADR-056 D5). */
-    initialDelay: string;
-    interval: string;
-    /**
-     * Requests the measured ReplicaSet must have served in one rate window for a measurement to
-     * count; below it the query is empty and the measurement Inconclusive.
-     */
-    minRequests: number;
-    /** Measurements of the finite templates (pre/post-promotion and step analysis). */
-    count: number;
-    failureLimit: number;
-    inconclusiveLimit: number;
-    consecutiveErrorLimit: number;
-}
+const DUR = { pattern: DURATION, valid: goDuration, describe: `a duration such as 30s, 2m or 1h, at most ${GO_MAX_DURATION_SECONDS}s (the longest Go's time.ParseDuration reads)` };
 
-export const ANALYSIS_DEFAULTS = {
-    successRate: 0.95,
-    latencyP99Seconds: 0.5,
-    scrapeInterval: "60s",
-    rateWindow: "4m",
-    remoteWriteLag: "1m",
-    initialDelay: "5m",
-    interval: "1m",
-    minRequests: 50,
-    count: 3,
-    failureLimit: 0,
-    inconclusiveLimit: 2,
-    consecutiveErrorLimit: 4,
+/** The `analysis` section: every key, once (the typed config, the defaults, the schema and the reference follow from it). */
+export const ANALYSIS_FIELDS = {
+    successRate: field.number({ min: 0.5, max: 1, default: 0.95, doc: "minimum non-5xx share of the new version's requests (ADR-056 as-built: 0.95); below 1" }),
+    latencyP99Seconds: field.number({ min: 0.001, max: 60, default: 0.5, doc: "maximum p99 of the new version, in seconds; below 10, Beyla's highest finite bucket (a slower p99 reads as 10)" }),
+    scrapeInterval: field.string({ rule: DUR, default: "60s", doc: "how often Beyla's metrics are scraped into Mimir: the rate window must hold several samples" }),
+    rateWindow: field.string({ rule: DUR, default: "4m", doc: "PromQL window of every gate query; at least 4 x scrapeInterval" }),
+    remoteWriteLag: field.string({ rule: DUR, default: "1m", doc: "time from scrape to queryable in Mimir (remote write; a spoke's crosses the transit network)" }),
+    initialDelay: field.string({ rule: DUR, default: "5m", doc: "wait before the first measurement; at least rateWindow + remoteWriteLag, so an empty window never looks like a bad canary (ADR-056 D5)" }),
+    interval: field.string({ rule: DUR, default: "1m", doc: "time between measurements (after an Error, Argo Rollouts retries after 10 s instead)" }),
+    minRequests: field.integer({
+        min: 1,
+        max: 1_000_000,
+        default: 50,
+        doc: "requests the new version must serve in one rateWindow for a measurement to count; below it the measurement is Inconclusive. At least 1 / (1 - successRate)",
+    }),
+    count: field.integer({ min: 1, max: 60, default: 3, doc: "measurements of the finite templates (blue/green, canary steps); more than failureLimit + inconclusiveLimit" }),
+    failureLimit: field.integer({ min: 0, max: 10, default: 0, doc: "failed measurements tolerated before the run fails (and the rollout aborts)" }),
+    inconclusiveLimit: field.integer({ min: 0, max: 10, default: 2, doc: "Inconclusive measurements tolerated over the whole run (a total, not in a row) before it pauses for a human" }),
+    consecutiveErrorLimit: field.integer({ min: 0, max: 20, default: 4, doc: "query errors in a row tolerated before the run errors (and the rollout aborts)" }),
 } as const;
 
-const ANALYSIS_KEYS = [
-    "successRate",
-    "latencyP99Seconds",
-    "scrapeInterval",
-    "rateWindow",
-    "remoteWriteLag",
-    "initialDelay",
-    "interval",
-    "minRequests",
-    "count",
-    "failureLimit",
-    "inconclusiveLimit",
-    "consecutiveErrorLimit",
-];
+/** The shared metric gates' thresholds and timing (ADR-056 D5), as the `analysis` section reads. */
+export type AnalysisConfig = Values<typeof ANALYSIS_FIELDS>;
+
+export const ANALYSIS_DEFAULTS: Readonly<AnalysisConfig> = defaultsOf<AnalysisConfig>(ANALYSIS_FIELDS);
 
 /**
  * Scrapes a rate window must span. `rate()`/`increase()` need two samples of a series in the window
@@ -77,27 +50,12 @@ export const RATE_WINDOW_SCRAPES = 4;
 export const BEYLA_HIGHEST_FINITE_BUCKET_SECONDS = 10;
 
 export function readAnalysis(r: ConfigReader, value: unknown): AnalysisConfig | undefined {
-    const d = ANALYSIS_DEFAULTS;
-    const a = r.object("analysis", value, ANALYSIS_KEYS);
-    if (!a) {
+    const before = r.problems.length;
+    const section = readSection(r, "analysis", ANALYSIS_FIELDS, value);
+    if (!section) {
         return undefined;
     }
-    const before = r.problems.length;
-    const dur = { pattern: DURATION, valid: goDuration, describe: `a duration such as 30s, 2m or 1h, at most ${GO_MAX_DURATION_SECONDS}s (the longest Go's time.ParseDuration reads)` };
-    const out: AnalysisConfig = {
-        successRate: r.number("analysis.successRate", a.successRate, 0.5, 1, d.successRate),
-        latencyP99Seconds: r.number("analysis.latencyP99Seconds", a.latencyP99Seconds, 0.001, 60, d.latencyP99Seconds),
-        scrapeInterval: r.string("analysis.scrapeInterval", a.scrapeInterval, dur, d.scrapeInterval),
-        rateWindow: r.string("analysis.rateWindow", a.rateWindow, dur, d.rateWindow),
-        remoteWriteLag: r.string("analysis.remoteWriteLag", a.remoteWriteLag, dur, d.remoteWriteLag),
-        initialDelay: r.string("analysis.initialDelay", a.initialDelay, dur, d.initialDelay),
-        interval: r.string("analysis.interval", a.interval, dur, d.interval),
-        minRequests: r.integer("analysis.minRequests", a.minRequests, 1, 1_000_000, d.minRequests),
-        count: r.integer("analysis.count", a.count, 1, 60, d.count),
-        failureLimit: r.integer("analysis.failureLimit", a.failureLimit, 0, 10, d.failureLimit),
-        inconclusiveLimit: r.integer("analysis.inconclusiveLimit", a.inconclusiveLimit, 0, 10, d.inconclusiveLimit),
-        consecutiveErrorLimit: r.integer("analysis.consecutiveErrorLimit", a.consecutiveErrorLimit, 0, 20, d.consecutiveErrorLimit),
-    };
+    const out: AnalysisConfig = { ...section };
     // The rules below relate several keys; they only speak when each of those keys was valid.
     const bad = new Set(r.problems.slice(before).map((p) => p.key.replace(/^analysis\./, "")));
     const ok = (...keys: (keyof AnalysisConfig)[]) => keys.every((k) => !bad.has(k));

@@ -1,4 +1,5 @@
-import { ConfigReader, DNS_LABEL, HTTPS_URL, QUANTITY, parseQuantity } from "../../config/reader";
+import { defaultsOf, field, readField, readSection } from "../../config/declare";
+import { ConfigReader, DNS_LABEL, HTTPS_URL, QUANTITY, StringRule, parseQuantity } from "../../config/reader";
 import { PLATFORM_NAMESPACES, POD_SECURITY_LABEL } from "../../config/namespaces";
 import { TenantOperatorBinding, readTenantOperators } from "../tenants";
 import { SEMVER, VTAG, CHART_REPO, REGISTRY } from "./patterns";
@@ -53,60 +54,71 @@ export const KNOWN_CHART_APP_VERSIONS: Readonly<Record<string, string>> = {
     "2.41.0": "v1.9.0",
 };
 
-/**
- * Every default of these sections, one object per section; the README's config reference follows
- * them.
- */
-export const CONTROLLER_DEFAULTS = {
-    namespace: "argo-rollouts",
-    chartRepository: "https://argoproj.github.io/argo-helm",
-    chartVersion: "2.41.0",
-    crdBaseUrl: "https://raw.githubusercontent.com/argoproj/argo-rollouts",
+const QTY: StringRule = { pattern: QUANTITY, describe: "a Kubernetes quantity such as 100m, 1, 256Mi or 1Gi" };
+const quantities = (doc: string, cpu: string, memory: string) =>
+    field.section({ doc, fields: { cpu: field.string({ rule: QTY, default: cpu, doc: "cpu quantity" }), memory: field.string({ rule: QTY, default: memory, doc: "memory quantity" }) } });
+
+/** The `imageRegistry` key: one string, no section. */
+export const IMAGE_REGISTRY_FIELDS = field.string({
+    rule: { pattern: REGISTRY, describe: "a registry host with an optional port and path, e.g. registry.example.com/mirror (no scheme, no trailing slash)" },
+    defaultDoc: "the upstream registries",
+    doc: "registry mirror every image of the addon is pulled from (clusters admit only the mirror); unset suits only clusters without a registry policy",
+});
+
+/** The `controller` section: every key, once. */
+export const CONTROLLER_FIELDS = {
+    namespace: field.string({
+        rule: { pattern: DNS_LABEL, valid: (n) => !PLATFORM_NAMESPACES.includes(n), describe: `a namespace name (DNS label) of the addon's own, not one of Kubernetes' (${PLATFORM_NAMESPACES.join(", ")})`, maxLength: 63 },
+        default: "argo-rollouts",
+        doc: "namespace of the controller",
+    }),
+    namespaceLabels: field.labels({ doc: "extra labels for that namespace, merged over the defaults (restricted Pod Security, app.kubernetes.io/part-of); never a Pod Security label" }),
+    chartRepository: field.string({ rule: { pattern: CHART_REPO, describe: "an https:// or oci:// chart repository URL" }, default: "https://argoproj.github.io/argo-helm", doc: "Helm repository (https://) or OCI registry path (oci://) holding argo-rollouts" }),
+    chartVersion: field.string({ rule: { pattern: SEMVER, describe: "an exact chart version such as 2.41.0 (no ranges)" }, default: "2.41.0", doc: "exact chart version" }),
+    appVersion: field.string({
+        rule: { pattern: VTAG, describe: "an Argo Rollouts release tag such as v1.9.0" },
+        defaultDoc: "the chart's appVersion (v1.9.0 for 2.41.0)",
+        doc: "Argo Rollouts tag of the controller image and the CRDs, so the CRDs never drift from the controller that reads them; required for a chart the program does not know",
+    }),
+    crdBaseUrl: field.string({ rule: { pattern: HTTPS_URL, describe: "an https:// URL without a trailing query" }, default: "https://raw.githubusercontent.com/argoproj/argo-rollouts", doc: "where <appVersion>/manifests/crds/*.yaml are read from (point it at a mirror of the source tree)" }),
     // Two replicas: the controller runs leader election, so one is active and one is warm.
-    replicas: 2,
-    pdbMaxUnavailable: 1,
-    requests: { cpu: "100m", memory: "256Mi" },
-    limits: { cpu: "1", memory: "512Mi" },
-    logLevel: "info",
-    serviceMonitor: false,
-    dashboard: false,
+    replicas: field.integer({ min: 2, max: 5, default: 2, doc: "controller replicas (leader election: one active, the rest warm)" }),
+    pdbMaxUnavailable: field.integer({ min: 1, max: 4, default: 1, doc: "maxUnavailable of the controller's PodDisruptionBudget, less than replicas (the chart renders minAvailable: 0 otherwise)" }),
+    resources: field.section({
+        doc: "the controller container's resources",
+        fields: { requests: quantities("requests, not above the limits", "100m", "256Mi"), limits: quantities("limits", "1", "512Mi") },
+    }),
+    logLevel: field.oneOf(["debug", "info", "warn", "error"], { default: "info", doc: "controller log level (JSON logs)" }),
+    serviceMonitor: field.boolean({ default: false, doc: "declare a Prometheus Operator ServiceMonitor for the metrics Service" }),
+    dashboard: field.boolean({ default: false, doc: "deploy the dashboard; it is always read-only" }),
+    priorityClassName: field.string({ rule: { pattern: DNS_LABEL, describe: "a PriorityClass name" }, defaultDoc: "none", doc: "PriorityClass of the controller pods" }),
+    tenantOperators: field.listReadBySection({
+        describe: "a list of at most 200 { namespace, groups } entries",
+        doc: "tenant namespaces (once each; not the controller's, default or kube-*; never a regulated one; must exist) whose groups get argo-rollouts-addon:rollouts-operator: restart, abort, retry, promote, scale",
+        items: {
+            namespace: field.string({ rule: { pattern: DNS_LABEL, describe: "a tenant namespace name (DNS label)", maxLength: 63 }, required: true, doc: "the tenant namespace" }),
+            groups: field.strings({ rule: { pattern: /^\S(.{0,252}\S)?$/, describe: "a group name as the API server sees it (request.userInfo.groups)" }, size: { min: 1, max: 20 }, doc: "1-20 groups that may operate the namespace's Rollouts" }),
+        },
+    }),
 } as const;
 
-/** Namespaces the cluster itself owns: no tenant's. */
-
-const CONTROLLER_KEYS = [
-    "namespace",
-    "namespaceLabels",
-    "chartRepository",
-    "chartVersion",
-    "appVersion",
-    "crdBaseUrl",
-    "replicas",
-    "pdbMaxUnavailable",
-    "resources",
-    "logLevel",
-    "serviceMonitor",
-    "dashboard",
-    "priorityClassName",
-    "tenantOperators",
-];
+/** Every default of the section, in one object. */
+export const CONTROLLER_DEFAULTS = defaultsOf<{
+    namespace: string;
+    chartRepository: string;
+    chartVersion: string;
+    crdBaseUrl: string;
+    replicas: number;
+    pdbMaxUnavailable: number;
+    resources: { requests: Quantities; limits: Quantities };
+    logLevel: ControllerConfig["logLevel"];
+    serviceMonitor: boolean;
+    dashboard: boolean;
+}>(CONTROLLER_FIELDS);
 
 /** The registry mirror every image is pulled from (`imageRegistry`). */
 export function readImages(r: ConfigReader, value: unknown): ImagesConfig {
-    const registry = r.string("imageRegistry", value, {
-        pattern: REGISTRY,
-        describe: "a registry host with an optional port and path, e.g. registry.example.com/mirror (no scheme, no trailing slash)",
-    });
-    return { registry };
-}
-
-function readQuantities(r: ConfigReader, key: string, value: unknown, fallback: Quantities): Quantities {
-    const q = r.object(key, value, ["cpu", "memory"]) ?? {};
-    const rule = { pattern: QUANTITY, describe: "a Kubernetes quantity such as 100m, 1, 256Mi or 1Gi" };
-    return {
-        cpu: r.string(`${key}.cpu`, q.cpu, rule, fallback.cpu),
-        memory: r.string(`${key}.memory`, q.memory, rule, fallback.memory),
-    };
+    return { registry: readField(r, "imageRegistry", IMAGE_REGISTRY_FIELDS, value) as string | undefined };
 }
 
 /**
@@ -114,8 +126,7 @@ function readQuantities(r: ConfigReader, key: string, value: unknown, fallback: 
  * restricted because every container of the addon runs restricted, and a label from config would
  * override it (the stage merges these over its own).
  */
-function platformLabels(r: ConfigReader, value: unknown): Record<string, string> {
-    const labels = r.labels("controller.namespaceLabels", value);
+function platformLabels(r: ConfigReader, labels: Record<string, string>): Record<string, string> {
     for (const k of Object.keys(labels).filter((k) => POD_SECURITY_LABEL.test(k))) {
         r.problem(`controller.namespaceLabels.${k}`, labels[k], "must not be set: the controller namespace enforces Pod Security restricted, which the addon's pods meet; a label here would override it");
         delete labels[k];
@@ -124,60 +135,43 @@ function platformLabels(r: ConfigReader, value: unknown): Record<string, string>
 }
 
 export function readController(r: ConfigReader, value: unknown): ControllerConfig | undefined {
-    const d = CONTROLLER_DEFAULTS;
-    const c = r.object("controller", value, CONTROLLER_KEYS);
+    const c = readSection(r, "controller", CONTROLLER_FIELDS, value);
     if (!c) {
         return undefined;
     }
-    const chartVersion = r.string("controller.chartVersion", c.chartVersion, { pattern: SEMVER, describe: "an exact chart version such as 2.41.0 (no ranges)" }, d.chartVersion);
-    const explicitApp = r.string("controller.appVersion", c.appVersion, { pattern: VTAG, describe: "an Argo Rollouts release tag such as v1.9.0" });
-    const appVersion = explicitApp ?? KNOWN_CHART_APP_VERSIONS[chartVersion];
-    if (appVersion === undefined && c.appVersion === undefined) {
+    const { chartVersion, replicas, pdbMaxUnavailable } = c;
+    const appVersion = c.appVersion ?? KNOWN_CHART_APP_VERSIONS[chartVersion];
+    if (appVersion === undefined && c.raw.appVersion === undefined) {
         r.problem(
             "controller.appVersion",
             undefined,
             `is required with chart ${chartVersion}: set it to that chart's appVersion (known charts: ${Object.keys(KNOWN_CHART_APP_VERSIONS).join(", ")})`,
         );
     }
-
-    const replicas = r.integer("controller.replicas", c.replicas, 2, 5, d.replicas);
-    const pdbMaxUnavailable = r.integer("controller.pdbMaxUnavailable", c.pdbMaxUnavailable, 1, 4, d.pdbMaxUnavailable);
     if (pdbMaxUnavailable >= replicas) {
-        r.problem("controller.pdbMaxUnavailable", c.pdbMaxUnavailable ?? pdbMaxUnavailable, `must be less than controller.replicas (${replicas}) so a drain keeps a controller running`);
+        r.problem("controller.pdbMaxUnavailable", c.raw.pdbMaxUnavailable ?? pdbMaxUnavailable, `must be less than controller.replicas (${replicas}) so a drain keeps a controller running`);
     }
-
-    const res = r.object("controller.resources", c.resources, ["requests", "limits"]) ?? {};
-    const requests = readQuantities(r, "controller.resources.requests", res.requests, d.requests);
-    const limits = readQuantities(r, "controller.resources.limits", res.limits, d.limits);
+    const { requests, limits } = c.resources;
     for (const kind of ["cpu", "memory"] as const) {
         if (QUANTITY.test(requests[kind]) && QUANTITY.test(limits[kind]) && parseQuantity(requests[kind]) > parseQuantity(limits[kind])) {
             r.problem(`controller.resources.requests.${kind}`, requests[kind], `must not exceed controller.resources.limits.${kind} (${limits[kind]})`);
         }
     }
-
-    const priorityClassName = r.string("controller.priorityClassName", c.priorityClassName, { pattern: DNS_LABEL, describe: "a PriorityClass name" });
-    const namespace = r.string(
-        "controller.namespace",
-        c.namespace,
-        { pattern: DNS_LABEL, valid: (n) => !PLATFORM_NAMESPACES.includes(n), describe: `a namespace name (DNS label) of the addon's own, not one of Kubernetes' (${PLATFORM_NAMESPACES.join(", ")})`, maxLength: 63 },
-        d.namespace,
-    );
-    const config: ControllerConfig = {
-        namespace,
+    return {
+        namespace: c.namespace,
         namespaceLabels: platformLabels(r, c.namespaceLabels),
-        chartRepository: r.string("controller.chartRepository", c.chartRepository, { pattern: CHART_REPO, describe: "an https:// or oci:// chart repository URL" }, d.chartRepository),
+        chartRepository: c.chartRepository,
         chartVersion,
         appVersion: appVersion ?? "",
-        crdBaseUrl: r.string("controller.crdBaseUrl", c.crdBaseUrl, { pattern: HTTPS_URL, describe: "an https:// URL without a trailing query" }, d.crdBaseUrl).replace(/\/+$/, ""),
+        crdBaseUrl: c.crdBaseUrl.replace(/\/+$/, ""),
         replicas,
         pdbMaxUnavailable,
         requests,
         limits,
-        logLevel: r.string("controller.logLevel", c.logLevel, { oneOf: ["debug", "info", "warn", "error"], describe: "" }, d.logLevel) as ControllerConfig["logLevel"],
-        serviceMonitor: r.boolean("controller.serviceMonitor", c.serviceMonitor, d.serviceMonitor),
-        dashboard: r.boolean("controller.dashboard", c.dashboard, d.dashboard),
-        ...(priorityClassName ? { priorityClassName } : {}),
-        tenantOperators: readTenantOperators(r, c.tenantOperators, namespace, PLATFORM_NAMESPACES),
+        logLevel: c.logLevel,
+        serviceMonitor: c.serviceMonitor,
+        dashboard: c.dashboard,
+        ...(c.priorityClassName ? { priorityClassName: c.priorityClassName } : {}),
+        tenantOperators: readTenantOperators(r, c.raw.tenantOperators, c.namespace, PLATFORM_NAMESPACES),
     };
-    return config;
 }

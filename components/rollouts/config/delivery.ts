@@ -1,3 +1,4 @@
+import { defaultsOf, field, readSection } from "../../config/declare";
 import { ConfigReader, HTTPS_URL, SecretValue } from "../../config/reader";
 import { SLACK_CHANNEL } from "./patterns";
 
@@ -28,47 +29,79 @@ export interface NotificationsConfig {
 /** Sloth's metadata rule for the remaining budget over the SLO period (slok/sloth conventions). */
 export const SLOTH_REMAINING_BUDGET = 'slo:period_error_budget_remaining:ratio{sloth_service="{{args.service}}",sloth_slo="{{args.slo}}"}';
 
-export const ERROR_BUDGET_DEFAULTS = { query: SLOTH_REMAINING_BUDGET, minRemaining: 0 } as const;
+/** The `errorBudget` section: every key, once. */
+export const ERROR_BUDGET_FIELDS = {
+    query: field.string({
+        rule: { pattern: /\{\{args\.service\}\}/, describe: "PromQL naming the app's SLO through {{args.service}} (and {{args.slo}})" },
+        default: SLOTH_REMAINING_BUDGET,
+        defaultDoc: "Sloth's slo:period_error_budget_remaining:ratio for {{args.service}} and {{args.slo}}",
+        doc: "PromQL for the app's remaining error budget as a ratio (1 untouched, 0 exhausted); must use {{args.service}}",
+    }),
+    minRemaining: field.number({ min: 0, max: 0.99, default: 0, doc: "the freeze fails at or below this remaining ratio" }),
+} as const;
+
+export const ERROR_BUDGET_DEFAULTS: Readonly<ErrorBudgetConfig> = defaultsOf<ErrorBudgetConfig>(ERROR_BUDGET_FIELDS);
+
+/** The `notifications` section: every key, once. */
+export const NOTIFICATIONS_FIELDS = {
+    service: field.oneOf(["slack", "webhook"], { describe: "", defaultDoc: "none: templates and triggers only, nothing sent", doc: "slack or webhook" }),
+    slackChannel: field.string({
+        rule: { pattern: SLACK_CHANNEL, describe: "a Slack channel such as #platform-deploys" },
+        required: (s) => s.service === "slack",
+        when: (s) => s.service === "slack",
+        doc: "slack: the default subscription's channel",
+    }),
+    webhookUrl: field.string({
+        rule: { pattern: HTTPS_URL, describe: "an https:// URL" },
+        required: (s) => s.service === "webhook",
+        when: (s) => s.service === "webhook",
+        doc: "webhook: https:// URL events are POSTed to (JSON)",
+    }),
+} as const;
 
 /** The config key holding the notification token; it must be set with `pulumi config set --secret`. */
 export const NOTIFICATIONS_TOKEN_KEY = "notificationsToken";
 
+/** The `notificationsToken` key: a secret, read by readNotifications, which never shows it. */
+export const NOTIFICATIONS_TOKEN_FIELDS = field.custom<string>({
+    type: "secret string",
+    schema: { type: "object", properties: { secure: { type: "string" } }, required: ["secure"], additionalProperties: false },
+    secret: true,
+    doc: "Slack bot token or webhook bearer token; must be set with `pulumi config set --secret notificationsToken` (a plaintext value is refused and never printed)",
+});
+
 export function readErrorBudget(r: ConfigReader, value: unknown): ErrorBudgetConfig | undefined {
-    const e = r.object("errorBudget", value, ["query", "minRemaining"]);
-    if (!e) {
-        return undefined;
-    }
-    const query = r.string("errorBudget.query", e.query, { pattern: /\{\{args\.service\}\}/, describe: "PromQL naming the app's SLO through {{args.service}} (and {{args.slo}})" }, ERROR_BUDGET_DEFAULTS.query);
-    return { query, minRemaining: r.number("errorBudget.minRemaining", e.minRemaining, 0, 0.99, ERROR_BUDGET_DEFAULTS.minRemaining) };
+    const e = readSection(r, "errorBudget", ERROR_BUDGET_FIELDS, value);
+    return e && { query: e.query, minRemaining: e.minRemaining };
 }
 
 export function readNotifications(r: ConfigReader, value: unknown, token: unknown, tokenIsSecret: boolean): NotificationsConfig | undefined {
-    const n = r.object("notifications", value, ["service", "slackChannel", "webhookUrl"]);
+    const n = readSection(r, "notifications", NOTIFICATIONS_FIELDS, value);
     if (!n) {
         return undefined;
     }
-    const service = r.string("notifications.service", n.service, { oneOf: ["slack", "webhook"], describe: "" }) as NotificationService | undefined;
+    const { service, raw } = n;
     const out: NotificationsConfig = {};
     if (token !== undefined && !tokenIsSecret) {
         // Never echo the value: it was meant to be a secret.
         r.problem(NOTIFICATIONS_TOKEN_KEY, "[not shown]", "must be a secret: set it with `pulumi config set --secret notificationsToken`");
     }
     if (service === undefined) {
-        if (n.slackChannel !== undefined || n.webhookUrl !== undefined || token !== undefined) {
-            r.problem("notifications.service", n.service, "is required when a channel, URL or token is set: slack or webhook");
+        if (raw.slackChannel !== undefined || raw.webhookUrl !== undefined || token !== undefined) {
+            r.problem("notifications.service", raw.service, "is required when a channel, URL or token is set: slack or webhook");
         }
         return out;
     }
     out.service = service;
     if (service === "slack") {
-        out.slackChannel = r.requiredString("notifications.slackChannel", n.slackChannel, { pattern: SLACK_CHANNEL, describe: "a Slack channel such as #platform-deploys" });
-        if (n.webhookUrl !== undefined) {
-            r.problem("notifications.webhookUrl", n.webhookUrl, "only applies with notifications.service: webhook");
+        out.slackChannel = n.slackChannel;
+        if (raw.webhookUrl !== undefined) {
+            r.problem("notifications.webhookUrl", raw.webhookUrl, "only applies with notifications.service: webhook");
         }
     } else {
-        out.webhookUrl = r.requiredString("notifications.webhookUrl", n.webhookUrl, { pattern: HTTPS_URL, describe: "an https:// URL" });
-        if (n.slackChannel !== undefined) {
-            r.problem("notifications.slackChannel", n.slackChannel, "only applies with notifications.service: slack");
+        out.webhookUrl = n.webhookUrl;
+        if (raw.slackChannel !== undefined) {
+            r.problem("notifications.slackChannel", raw.slackChannel, "only applies with notifications.service: slack");
         }
     }
     if (token === undefined || token === "") {

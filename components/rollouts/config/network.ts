@@ -1,3 +1,4 @@
+import { defaultsOf, field, readSection } from "../../config/declare";
 import { ConfigReader, DNS_LABEL, HOSTNAME } from "../../config/reader";
 import { CIDR } from "./patterns";
 
@@ -23,61 +24,75 @@ export interface NetworkConfig {
     metricsScrapeNamespaces: string[];
 }
 
-export const NETWORK_DEFAULTS = {
-    controllerDefaultDeny: false,
-    dnsNamespace: "kube-system",
-    dnsPodLabels: { "k8s-app": "kube-dns" },
+const NAMESPACE = { pattern: DNS_LABEL, describe: "a namespace name", maxLength: 63 };
+
+/** The `network` section: every key, once. */
+export const NETWORK_FIELDS = {
+    controllerDefaultDeny: field.boolean({ default: false, doc: "give the controller namespace a default-deny policy and a complete allow list" }),
+    dnsNamespace: field.string({ rule: NAMESPACE, default: "kube-system", doc: "namespace of the cluster resolver" }),
+    dnsPodLabels: field.labels({ default: { "k8s-app": "kube-dns" }, doc: "labels of the cluster resolver's pods" }),
+    // /0 is every address: the controller's egress policy would allow everything.
+    hubReadCidrs: field.strings({
+        rule: { pattern: CIDR, valid: (c) => !c.endsWith("/0"), describe: "an IPv4 CIDR of the hub's read endpoint such as 10.20.0.0/24 (octets up to 255, not /0)" },
+        doc: "spoke: CIDRs of the hub's internal load balancer, when FQDN rules are not used",
+    }),
+    hubReadFqdns: field.strings({ rule: { pattern: HOSTNAME, describe: "a fully qualified hostname" }, doc: "spoke: more names of the hub read endpoint (its host is always allowed)" }),
+    canaryTargets: field.listReadBySection({
+        describe: "a list of {namespace, port}",
+        doc: "default-deny only: pods the controller must reach (web analysis against canary Services)",
+        items: {
+            namespace: field.string({ rule: NAMESPACE, required: true, doc: "the canary pods' namespace" }),
+            port: field.integer({ min: 1, max: 65535, doc: "the pods' target port (required)" }),
+        },
+    }),
+    metricsScrapeNamespaces: field.strings({ rule: { pattern: DNS_LABEL, describe: "a namespace name" }, doc: "default-deny only: namespaces allowed to scrape the controller's metrics" }),
 } as const;
 
-const NETWORK_KEYS = ["controllerDefaultDeny", "dnsNamespace", "dnsPodLabels", "hubReadCidrs", "hubReadFqdns", "canaryTargets", "metricsScrapeNamespaces"];
+export const NETWORK_DEFAULTS = defaultsOf<{ controllerDefaultDeny: boolean; dnsNamespace: string; dnsPodLabels: Record<string, string> }>(NETWORK_FIELDS);
 
 export function readNetwork(r: ConfigReader, value: unknown, role: "hub" | "spoke" | undefined): NetworkConfig | undefined {
-    const d = NETWORK_DEFAULTS;
-    const n = r.object("network", value, NETWORK_KEYS);
+    const n = readSection(r, "network", NETWORK_FIELDS, value);
     if (!n) {
         return undefined;
     }
-    const label = { pattern: DNS_LABEL, describe: "a namespace name", maxLength: 63 };
+    const { raw } = n;
+    const items = NETWORK_FIELDS.canaryTargets.items;
     const targets: CanaryTarget[] = [];
-    if (n.canaryTargets !== undefined) {
-        if (!Array.isArray(n.canaryTargets)) {
-            r.problem("network.canaryTargets", n.canaryTargets, "must be a list of {namespace, port}");
+    if (raw.canaryTargets !== undefined) {
+        if (!Array.isArray(raw.canaryTargets)) {
+            r.problem("network.canaryTargets", raw.canaryTargets, "must be a list of {namespace, port}");
         } else {
-            n.canaryTargets.forEach((t, i) => {
-                const o = r.object(`network.canaryTargets[${i}]`, t, ["namespace", "port"]) ?? {};
-                const ns = r.requiredString(`network.canaryTargets[${i}].namespace`, o.namespace, label);
-                const port = r.integer(`network.canaryTargets[${i}].port`, o.port, 1, 65535, 0);
-                if (o.port === undefined) {
+            raw.canaryTargets.forEach((t, i) => {
+                const o = readSection(r, `network.canaryTargets[${i}]`, items, t);
+                if (o && o.raw.port === undefined) {
                     r.problem(`network.canaryTargets[${i}].port`, undefined, "is required: the pods' target port");
                 }
-                if (ns && port > 0) {
-                    targets.push({ namespace: ns, port });
+                if (o?.namespace && o.port !== undefined) {
+                    targets.push({ namespace: o.namespace, port: o.port });
                 }
             });
         }
     }
-    const dnsPodLabels = n.dnsPodLabels === undefined ? { ...d.dnsPodLabels } : r.labels("network.dnsPodLabels", n.dnsPodLabels);
     const out: NetworkConfig = {
-        controllerDefaultDeny: r.boolean("network.controllerDefaultDeny", n.controllerDefaultDeny, d.controllerDefaultDeny),
-        dnsNamespace: r.string("network.dnsNamespace", n.dnsNamespace, label, d.dnsNamespace),
-        dnsPodLabels,
-        // /0 is every address: the controller's egress policy would allow everything.
-        hubReadCidrs: r.strings("network.hubReadCidrs", n.hubReadCidrs, { pattern: CIDR, valid: (c) => !c.endsWith("/0"), describe: "an IPv4 CIDR of the hub's read endpoint such as 10.20.0.0/24 (octets up to 255, not /0)" }),
-        hubReadFqdns: r.strings("network.hubReadFqdns", n.hubReadFqdns, { pattern: HOSTNAME, describe: "a fully qualified hostname" }),
+        controllerDefaultDeny: n.controllerDefaultDeny,
+        dnsNamespace: n.dnsNamespace,
+        dnsPodLabels: n.dnsPodLabels,
+        hubReadCidrs: n.hubReadCidrs,
+        hubReadFqdns: n.hubReadFqdns,
         canaryTargets: targets,
-        metricsScrapeNamespaces: r.strings("network.metricsScrapeNamespaces", n.metricsScrapeNamespaces, { pattern: DNS_LABEL, describe: "a namespace name" }),
+        metricsScrapeNamespaces: n.metricsScrapeNamespaces,
     };
     if (role === "hub") {
         for (const k of ["hubReadCidrs", "hubReadFqdns"] as const) {
             if (out[k].length > 0) {
-                r.problem(`network.${k}`, n[k], "only applies to a spoke (the hub reads Mimir in-cluster)");
+                r.problem(`network.${k}`, raw[k], "only applies to a spoke (the hub reads Mimir in-cluster)");
             }
         }
     }
     if (!out.controllerDefaultDeny) {
         for (const k of ["canaryTargets", "metricsScrapeNamespaces"] as const) {
-            if (n[k] !== undefined) {
-                r.problem(`network.${k}`, n[k], "only applies with network.controllerDefaultDeny: true (without it nothing is denied)");
+            if (raw[k] !== undefined) {
+                r.problem(`network.${k}`, raw[k], "only applies with network.controllerDefaultDeny: true (without it nothing is denied)");
             }
         }
     }

@@ -1,3 +1,4 @@
+import { defaultsOf, field, readSection } from "../../config/declare";
 import { ConfigReader, HTTPS_URL } from "../../config/reader";
 import { VTAG, REPOSITORY, SHA256_HEX, IMAGE_DIGEST } from "./patterns";
 
@@ -19,30 +20,60 @@ export interface PluginConfig {
     tlsRoutes: boolean;
 }
 
-export const PLUGIN_DEFAULTS = {
-    version: "v0.15.0",
-    delivery: "download",
-    arch: "amd64",
-    baseUrl: "https://github.com/argoproj-labs/rollouts-plugin-trafficrouter-gatewayapi/releases/download",
-    repository: "argoproj-labs/rollouts-plugin-trafficrouter-gatewayapi",
-    tcpRoutes: false,
-    tlsRoutes: false,
+const download = (section: { delivery?: unknown }) => section.delivery === "download";
+const image = (section: { delivery?: unknown }) => section.delivery === "image";
+
+/** The `plugin` section: every key, once. */
+export const PLUGIN_FIELDS = {
+    version: field.string({ rule: { pattern: VTAG, describe: "a plugin release tag such as v0.15.0" }, default: "v0.15.0", doc: "Gateway API plugin release tag" }),
+    delivery: field.oneOf(["download", "image"], { default: "download", doc: "download (release asset over https) or image (an init container copies it from the plugin image)" }),
+    arch: field.oneOf(["amd64", "arm64"], { default: "amd64", when: download, doc: "download: the nodes' architecture" }),
+    // No checksum file is published with the plugin's releases: without a configured sha256 the
+    // controller would run whatever the URL serves (argo-rollouts v1.9.0 utils/plugin/downloader.go:
+    // an http(s) download is checked only when the plugin entry has a sha256).
+    sha256: field.string({
+        rule: { pattern: SHA256_HEX, describe: "the 64-hex sha256 of gatewayapi-plugin-linux-<arch> (a download without a checksum is refused)" },
+        describeWith: (s) => `the 64-hex sha256 of gatewayapi-plugin-linux-${s.arch} for ${s.version} (a download without a checksum is refused)`,
+        required: download,
+        when: download,
+        defaultDoc: "required for download",
+        doc: "download: 64-hex sha256 of gatewayapi-plugin-linux-<arch>; the controller checks it",
+    }),
+    baseUrl: field.string({
+        rule: { pattern: HTTPS_URL, describe: "an https:// URL (the controller checks the sha256 only for http(s) locations)" },
+        default: "https://github.com/argoproj-labs/rollouts-plugin-trafficrouter-gatewayapi/releases/download",
+        when: download,
+        doc: "download: https:// base; the asset is <baseUrl>/<version>/gatewayapi-plugin-linux-<arch>",
+    }),
+    repository: field.string({
+        rule: { pattern: REPOSITORY, describe: "an image repository path without registry or tag" },
+        default: "argoproj-labs/rollouts-plugin-trafficrouter-gatewayapi",
+        when: image,
+        doc: "image: repository under imageRegistry (default registry ghcr.io)",
+    }),
+    digest: field.string({
+        rule: { pattern: IMAGE_DIGEST, describe: "the plugin image's digest, sha256: followed by 64 lowercase hex (tags are mutable)" },
+        required: image,
+        when: image,
+        defaultDoc: "required for image",
+        doc: "image: sha256:<64 hex>; tags are mutable, so only a digest is accepted",
+    }),
+    tcpRoutes: field.boolean({ default: false, doc: "also grant the plugin TCPRoute access (experimental channel)" }),
+    tlsRoutes: field.boolean({ default: false, doc: "also grant the plugin TLSRoute access (experimental channel)" }),
 } as const;
 
-const PLUGIN_KEYS = ["version", "delivery", "arch", "sha256", "baseUrl", "repository", "digest", "tcpRoutes", "tlsRoutes"];
+export const PLUGIN_DEFAULTS = defaultsOf<{ version: string; delivery: "download" | "image"; arch: PluginArch; baseUrl: string; repository: string; tcpRoutes: boolean; tlsRoutes: boolean }>(PLUGIN_FIELDS);
 
 export function readPlugin(r: ConfigReader, value: unknown): PluginConfig | undefined {
-    const d = PLUGIN_DEFAULTS;
-    const p = r.object("plugin", value, PLUGIN_KEYS);
+    const p = readSection(r, "plugin", PLUGIN_FIELDS, value);
     if (!p) {
         return undefined;
     }
-    const version = r.string("plugin.version", p.version, { pattern: VTAG, describe: "a plugin release tag such as v0.15.0" }, d.version);
-    const mode = r.string("plugin.delivery", p.delivery, { oneOf: ["download", "image"], describe: "" }, d.delivery);
+    const { version, delivery: mode, raw } = p;
     const misplaced = (keys: string[], why: string) => {
         for (const k of keys) {
-            if (p[k] !== undefined) {
-                r.problem(`plugin.${k}`, p[k], why);
+            if (raw[k] !== undefined) {
+                r.problem(`plugin.${k}`, raw[k], why);
             }
         }
     };
@@ -50,27 +81,14 @@ export function readPlugin(r: ConfigReader, value: unknown): PluginConfig | unde
     let delivery: PluginDelivery | undefined;
     if (mode === "download") {
         misplaced(["repository", "digest"], "only applies with plugin.delivery: image");
-        const arch = r.string("plugin.arch", p.arch, { oneOf: ["amd64", "arm64"], describe: "" }, d.arch) as "amd64" | "arm64";
-        const baseUrl = r.string("plugin.baseUrl", p.baseUrl, { pattern: HTTPS_URL, describe: "an https:// URL (the controller checks the sha256 only for http(s) locations)" }, d.baseUrl);
-        // No checksum file is published with the plugin's releases: without a configured sha256 the
-        // controller would run whatever the URL serves (argo-rollouts v1.9.0 utils/plugin/downloader.go:
-        // an http(s) download is checked only when the plugin entry has a sha256).
-        const sha256 = r.requiredString("plugin.sha256", p.sha256, {
-            pattern: SHA256_HEX,
-            describe: `the 64-hex sha256 of gatewayapi-plugin-linux-${arch} for ${version} (a download without a checksum is refused)`,
-        });
-        if (sha256) {
-            delivery = { mode: "download", arch, baseUrl: baseUrl.replace(/\/+$/, ""), sha256: sha256.toLowerCase() };
+        if (p.sha256 !== undefined && p.arch !== undefined && p.baseUrl !== undefined) {
+            delivery = { mode: "download", arch: p.arch, baseUrl: p.baseUrl.replace(/\/+$/, ""), sha256: p.sha256.toLowerCase() };
         }
     } else {
         misplaced(["arch", "sha256", "baseUrl"], "only applies with plugin.delivery: download");
-        const repository = r.string("plugin.repository", p.repository, { pattern: REPOSITORY, describe: "an image repository path without registry or tag" }, d.repository);
-        const digest = r.requiredString("plugin.digest", p.digest, { pattern: IMAGE_DIGEST, describe: "the plugin image's digest, sha256: followed by 64 lowercase hex (tags are mutable)" });
-        if (digest) {
-            delivery = { mode: "image", repository, digest };
+        if (p.digest && p.repository) {
+            delivery = { mode: "image", repository: p.repository, digest: p.digest };
         }
     }
-    const tcpRoutes = r.boolean("plugin.tcpRoutes", p.tcpRoutes, d.tcpRoutes);
-    const tlsRoutes = r.boolean("plugin.tlsRoutes", p.tlsRoutes, d.tlsRoutes);
-    return delivery ? { version, delivery, tcpRoutes, tlsRoutes } : undefined;
+    return delivery ? { version, delivery, tcpRoutes: p.tcpRoutes, tlsRoutes: p.tlsRoutes } : undefined;
 }
