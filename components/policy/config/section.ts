@@ -1,6 +1,8 @@
-import { ConfigReader, DNS_LABEL, isPlainObject } from "../config/reader";
-import { TIERS } from "../delivery/strategy";
-import { preflightPolicy } from "./preflight";
+import { defaultsOf, field, readField, readSection } from "../../config/declare";
+import { ConfigReader, DNS_LABEL, isPlainObject } from "../../config/reader";
+import { TIERS } from "../../delivery/strategy";
+import { preflightPolicy } from "../preflight";
+import { LABEL_KEY, LabelSelector, SELECTOR_SCHEMA, copySelector, readSelector } from "./selector";
 
 
 /**
@@ -36,15 +38,6 @@ export const FAILURE_POLICIES: readonly FailurePolicy[] = ["Ignore", "Fail"];
  */
 export type AvailabilityPolicies = "own" | "complement";
 export const AVAILABILITY_POLICIES: readonly AvailabilityPolicies[] = ["own", "complement"];
-
-export type SelectorOperator = "In" | "NotIn" | "Exists" | "DoesNotExist";
-export const SELECTOR_OPERATORS: readonly SelectorOperator[] = ["In", "NotIn", "Exists", "DoesNotExist"];
-
-/** A Kubernetes label selector (`metav1.LabelSelector`). */
-export interface LabelSelector {
-    matchLabels?: Record<string, string>;
-    matchExpressions?: { key: string; operator: SelectorOperator; values?: string[] }[];
-}
 
 /** A ServiceAccount, as `request.userInfo.username` names it: `system:serviceaccount:<namespace>:<name>`. */
 export interface ServiceAccountRef {
@@ -99,70 +92,108 @@ export interface PolicyConfig {
     regulated?: RegulatedConfig;
 }
 
-/** Every default of the section, in one place; the README's config reference follows it. */
-export const POLICY_DEFAULTS = {
-    kyvernoApi: "policies.kyverno.io/v1" as KyvernoApi,
-    availabilityPolicies: "own" as AvailabilityPolicies,
-    validationAction: "Enforce" as ValidationAction,
-    // A mutation Kyverno cannot answer must not stop every workload in the cluster.
-    mutationFailurePolicy: "Ignore" as FailurePolicy,
-    // Environment namespaces carry their tier (ADR-056 D3); platform namespaces do not match.
-    tenantNamespaceSelector: {
-        matchExpressions: [{ key: TIER_LABEL, operator: "In" as SelectorOperator, values: [...TIERS] }],
-    } as Readonly<LabelSelector>,
-    pdbMaxUnavailable: 1,
-    prodNamespaceLabels: { [TIER_LABEL]: "prod" } as Readonly<Record<string, string>>,
-    prodMinReplicas: 2,
-    topologyKeys: ["topology.kubernetes.io/zone", "kubernetes.io/hostname"] as readonly string[],
-    // Kyverno's own namespace and the control plane's: a policy there can lock the cluster out.
-    excludeNamespaces: ["kube-system", "kube-public", "kube-node-lease", "kyverno"] as readonly string[],
-} as const;
-
-const POLICY_KEYS = [
-    "kyvernoApi",
-    "availabilityPolicies",
-    "validationAction",
-    "mutationFailurePolicy",
-    "tenantNamespaceSelector",
-    "pdbMaxUnavailable",
-    "prodNamespaceLabels",
-    "prodMinReplicas",
-    "topologyKeys",
-    "excludeNamespaces",
-    "regulated",
-];
-const SELECTOR_KEYS = ["matchLabels", "matchExpressions"];
-const REGULATED_KEYS = ["namespaceLabels", "approverGroups", "deployerGroups", "gitopsServiceAccounts", "actionServiceAccounts"];
-
-const LABEL_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
-const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$/;
 /** A group as authenticators report it: no leading or trailing blanks. */
 const GROUP = /^\S(.{0,252}\S)?$/;
 /** `<namespace>/<name>` of a ServiceAccount. */
 const SERVICE_ACCOUNT = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+const GROUP_RULE = { pattern: GROUP, describe: "a group name as the API server sees it (request.userInfo.groups)" };
+
+/** The `policy` section: every key, once. */
+export const POLICY_FIELDS = {
+    kyvernoApi: field.oneOf(KYVERNO_APIS, { default: "policies.kyverno.io/v1", describe: "", doc: "the Kyverno API the policies are written in: kyverno.io/v1 (ClusterPolicy) for a Kyverno before 1.17, which does not serve policies.kyverno.io/v1; same behaviour" }),
+    availabilityPolicies: field.oneOf(AVAILABILITY_POLICIES, {
+        default: "own",
+        describe: "",
+        doc: "own: this program declares ADR-085's availability policies under their names; complement: the platform keeps its own (already Rollout-aware) and this program adds only what they lack",
+    }),
+    validationAction: field.oneOf(["Enforce", "Audit"], { default: "Enforce", describe: "", doc: "Enforce (refuse) or Audit (report and warn)" }),
+    // A mutation Kyverno cannot answer must not stop every workload in the cluster.
+    mutationFailurePolicy: field.oneOf(FAILURE_POLICIES, { default: "Ignore", describe: "", doc: "Ignore (a mutation Kyverno cannot answer lets the request through) or Fail; validations always fail closed" }),
+    // Environment namespaces carry their tier (ADR-056 D3); platform namespaces do not match.
+    tenantNamespaceSelector: field.custom<LabelSelector>({
+        type: "label selector",
+        schema: SELECTOR_SCHEMA,
+        default: { matchExpressions: [{ key: TIER_LABEL, operator: "In", values: [...TIERS] }] },
+        doc: "label selector (matchLabels, matchExpressions) of the tenant namespaces every policy applies to; never empty",
+    }),
+    // A percentage is reported by the preflight with its reason (ADR-056 D8), not as a type error.
+    pdbMaxUnavailable: field.integer({ min: 1, max: 100, default: 1, readBySection: true, doc: "maxUnavailable of every generated PodDisruptionBudget: a number of pods below prodMinReplicas; a percentage is refused (D8)" }),
+    prodNamespaceLabels: field.labels({ default: { [TIER_LABEL]: "prod" }, readBySection: true, doc: "at least one label marking prod namespaces (among the tenant namespaces); the replica floor applies there" }),
+    prodMinReplicas: field.integer({ min: 2, max: 100, default: 2, doc: "the least spec.replicas, or HPA minReplicas, of a prod workload" }),
+    topologyKeys: field.strings({
+        rule: { pattern: LABEL_KEY, describe: "a node label key such as topology.kubernetes.io/zone" },
+        default: ["topology.kubernetes.io/zone", "kubernetes.io/hostname"],
+        size: { min: 1, max: 3 },
+        doc: "node label keys pods are spread over, in order, one spread constraint each",
+    }),
+    // Kyverno's own namespace and the control plane's: a policy there can lock the cluster out.
+    excludeNamespaces: field.strings({
+        rule: { pattern: DNS_LABEL, describe: "a namespace name" },
+        default: ["kube-system", "kube-public", "kube-node-lease", "kyverno"],
+        size: { min: 0, max: 50 },
+        doc: "namespaces no policy applies to whatever their labels; never default",
+    }),
+    regulated: field.section({
+        readBySection: true,
+        defaultDoc: "unset: no regulated namespaces, no approval guard",
+        doc: "regulated prod (D3, ADR-049): only the GitOps identities change a Rollout, only approvers approve",
+        fields: {
+            namespaceLabels: field.labels({ defaultDoc: "required", doc: "at least one label marking regulated namespaces (among the tenant namespaces)" }),
+            approverGroups: field.strings({ rule: GROUP_RULE, size: { min: 1, max: 20 }, defaultDoc: "required", doc: "1-20 groups (as request.userInfo.groups names them) whose members approve" }),
+            deployerGroups: field.strings({ rule: GROUP_RULE, size: { min: 0, max: 20 }, doc: "groups whose members ship; never an approver group" }),
+            gitopsServiceAccounts: field.strings({
+                rule: { pattern: SERVICE_ACCOUNT, describe: "<namespace>/<name> of a ServiceAccount, such as argocd/argocd-application-controller" },
+                size: { min: 1, max: 20 },
+                defaultDoc: "required",
+                doc: "1-20 <namespace>/<name>: the identities ArgoCD syncs as, which alone create, change and prune a regulated Rollout",
+            }),
+            actionServiceAccounts: field.strings({
+                rule: { pattern: SERVICE_ACCOUNT, describe: "<namespace>/<name> of a ServiceAccount, such as argocd/argocd-server" },
+                size: { min: 0, max: 20 },
+                doc: "0-20 <namespace>/<name>: the identities ArgoCD's API server runs Rollout actions, resource patches and deletes as",
+            }),
+        },
+    }),
+} as const;
+
+/** Every default of the section, in one object. */
+export const POLICY_DEFAULTS = defaultsOf<{
+    kyvernoApi: KyvernoApi;
+    availabilityPolicies: AvailabilityPolicies;
+    validationAction: ValidationAction;
+    mutationFailurePolicy: FailurePolicy;
+    tenantNamespaceSelector: Readonly<LabelSelector>;
+    pdbMaxUnavailable: number;
+    prodNamespaceLabels: Readonly<Record<string, string>>;
+    prodMinReplicas: number;
+    topologyKeys: readonly string[];
+    excludeNamespaces: readonly string[];
+}>(POLICY_FIELDS);
+
 
 const percent = (v: unknown): boolean => typeof v === "string" && /%\s*$/.test(v);
 
 export function readPolicy(r: ConfigReader, value: unknown): PolicyConfig | undefined {
     const d = POLICY_DEFAULTS;
-    const p = r.object("policy", value, POLICY_KEYS);
-    if (!p) {
+    const section = readSection(r, "policy", POLICY_FIELDS, value);
+    if (!section) {
         return undefined;
     }
+    const p = section.raw;
     const prodNamespaceLabels = p.prodNamespaceLabels === undefined ? { ...d.prodNamespaceLabels } : nonEmptyLabels(r, "policy.prodNamespaceLabels", p.prodNamespaceLabels, "marks a prod namespace");
     const regulated = p.regulated === undefined || p.regulated === null ? undefined : readRegulated(r, p.regulated);
     const cfg: PolicyConfig = {
-        kyvernoApi: r.string("policy.kyvernoApi", p.kyvernoApi, { oneOf: KYVERNO_APIS, describe: "" }, d.kyvernoApi) as KyvernoApi,
-        availabilityPolicies: r.string("policy.availabilityPolicies", p.availabilityPolicies, { oneOf: AVAILABILITY_POLICIES, describe: "" }, d.availabilityPolicies) as AvailabilityPolicies,
-        validationAction: r.string("policy.validationAction", p.validationAction, { oneOf: ["Enforce", "Audit"], describe: "" }, d.validationAction) as ValidationAction,
-        mutationFailurePolicy: r.string("policy.mutationFailurePolicy", p.mutationFailurePolicy, { oneOf: FAILURE_POLICIES, describe: "" }, d.mutationFailurePolicy) as FailurePolicy,
+        kyvernoApi: section.kyvernoApi,
+        availabilityPolicies: section.availabilityPolicies,
+        validationAction: section.validationAction,
+        mutationFailurePolicy: section.mutationFailurePolicy,
         tenantNamespaceSelector: p.tenantNamespaceSelector === undefined ? copySelector(d.tenantNamespaceSelector) : readSelector(r, "policy.tenantNamespaceSelector", p.tenantNamespaceSelector),
         // A percentage is reported by the preflight with its reason (ADR-056 D8), not as a type error.
-        pdbMaxUnavailable: percent(p.pdbMaxUnavailable) ? d.pdbMaxUnavailable : r.integer("policy.pdbMaxUnavailable", p.pdbMaxUnavailable, 1, 100, d.pdbMaxUnavailable),
+        pdbMaxUnavailable: percent(p.pdbMaxUnavailable) ? d.pdbMaxUnavailable : (readField(r, "policy.pdbMaxUnavailable", { ...POLICY_FIELDS.pdbMaxUnavailable, readBySection: false }, p.pdbMaxUnavailable) as number),
         prodNamespaceLabels,
-        prodMinReplicas: r.integer("policy.prodMinReplicas", p.prodMinReplicas, 2, 100, d.prodMinReplicas),
-        topologyKeys: r.strings("policy.topologyKeys", p.topologyKeys, { pattern: LABEL_KEY, describe: "a node label key such as topology.kubernetes.io/zone" }, d.topologyKeys, { min: 1, max: 3 }),
-        excludeNamespaces: r.strings("policy.excludeNamespaces", p.excludeNamespaces, { pattern: DNS_LABEL, describe: "a namespace name" }, d.excludeNamespaces, { min: 0, max: 50 }),
+        prodMinReplicas: section.prodMinReplicas,
+        topologyKeys: section.topologyKeys,
+        excludeNamespaces: section.excludeNamespaces,
         ...(regulated ? { regulated } : {}),
     };
     preflightPolicy(r, cfg, p);
@@ -179,74 +210,14 @@ function nonEmptyLabels(r: ConfigReader, key: string, value: unknown, what: stri
     return labels;
 }
 
-function copySelector(s: Readonly<LabelSelector>): LabelSelector {
-    return {
-        ...(s.matchLabels ? { matchLabels: { ...s.matchLabels } } : {}),
-        ...(s.matchExpressions ? { matchExpressions: s.matchExpressions.map((e) => ({ ...e, ...(e.values ? { values: [...e.values] } : {}) })) } : {}),
-    };
-}
-
-/** A namespace label selector, checked as the API server checks one (`metav1.LabelSelector`). */
-function readSelector(r: ConfigReader, key: string, value: unknown): LabelSelector {
-    const o = r.object(key, value, SELECTOR_KEYS);
-    if (!o) {
-        return {};
-    }
-    const out: LabelSelector = {};
-    if (o.matchLabels !== undefined) {
-        out.matchLabels = r.labels(`${key}.matchLabels`, o.matchLabels);
-    }
-    if (o.matchExpressions !== undefined) {
-        if (!Array.isArray(o.matchExpressions)) {
-            r.problem(`${key}.matchExpressions`, o.matchExpressions, "must be a list of {key, operator, values}");
-        } else {
-            out.matchExpressions = [];
-            o.matchExpressions.forEach((e, i) => {
-                const k = `${key}.matchExpressions[${i}]`;
-                const x = r.object(k, e, ["key", "operator", "values"]);
-                if (!x) {
-                    return;
-                }
-                const labelKey = r.requiredString(`${k}.key`, x.key, { pattern: LABEL_KEY, describe: "a label key such as platform.example/tier" });
-                const operator = r.requiredString(`${k}.operator`, x.operator, { oneOf: SELECTOR_OPERATORS, describe: "" }) as SelectorOperator | undefined;
-                const values = r.strings(`${k}.values`, x.values, { pattern: LABEL_VALUE, describe: "a label value" }, [], { min: 0, max: 50 });
-                const needsValues = operator === "In" || operator === "NotIn";
-                if (operator && needsValues !== values.length > 0) {
-                    // The API server's rule for selector requirements.
-                    r.problem(`${k}.values`, x.values, needsValues ? `must list at least one value with ${operator}` : `must be empty with ${operator}`);
-                }
-                if (labelKey && operator) {
-                    out.matchExpressions!.push({ key: labelKey, operator, ...(needsValues ? { values } : {}) });
-                }
-            });
-        }
-    }
-    if (Object.keys(out.matchLabels ?? {}).length === 0 && (out.matchExpressions ?? []).length === 0) {
-        r.problem(key, value, "must select tenant namespaces by at least one label (an empty selector matches every namespace)");
-    }
-    return out;
-}
-
 function readRegulated(r: ConfigReader, value: unknown): RegulatedConfig | undefined {
-    const g = r.object("policy.regulated", value, REGULATED_KEYS);
+    const g = r.object("policy.regulated", value, Object.keys(POLICY_FIELDS.regulated.fields));
     if (!g) {
         return undefined;
     }
-    const group = { pattern: GROUP, describe: "a group name as the API server sees it (request.userInfo.groups)" };
-    const accounts = r.strings(
-        "policy.regulated.gitopsServiceAccounts",
-        g.gitopsServiceAccounts,
-        { pattern: SERVICE_ACCOUNT, describe: "<namespace>/<name> of a ServiceAccount, such as argocd/argocd-application-controller" },
-        [],
-        { min: 1, max: 20 },
-    );
-    const actionAccounts = r.strings(
-        "policy.regulated.actionServiceAccounts",
-        g.actionServiceAccounts,
-        { pattern: SERVICE_ACCOUNT, describe: "<namespace>/<name> of a ServiceAccount, such as argocd/argocd-server" },
-        [],
-        { min: 0, max: 20 },
-    );
+    const f = POLICY_FIELDS.regulated.fields;
+    const accounts = readField(r, "policy.regulated.gitopsServiceAccounts", f.gitopsServiceAccounts, g.gitopsServiceAccounts) as string[];
+    const actionAccounts = readField(r, "policy.regulated.actionServiceAccounts", f.actionServiceAccounts, g.actionServiceAccounts) as string[];
     // ArgoCD's API server patches and deletes resources, and runs the Rollout actions, as its own
     // identity for any user ArgoCD's RBAC lets through (argo-cd v3.5.1 server/application/application.go
     // `PatchResource`, `DeleteResource`, `RunResourceActionV2`): exempting it like the sync identity
@@ -271,8 +242,8 @@ function readRegulated(r: ConfigReader, value: unknown): RegulatedConfig | undef
     }
     return {
         namespaceLabels: g.namespaceLabels === undefined ? missing(r, "policy.regulated.namespaceLabels", "labels that mark a regulated namespace") : nonEmptyLabels(r, "policy.regulated.namespaceLabels", g.namespaceLabels, "marks a regulated namespace"),
-        approverGroups: r.strings("policy.regulated.approverGroups", g.approverGroups, group, [], { min: 1, max: 20 }),
-        deployerGroups: r.strings("policy.regulated.deployerGroups", g.deployerGroups, group, [], { min: 0, max: 20 }),
+        approverGroups: readField(r, "policy.regulated.approverGroups", f.approverGroups, g.approverGroups) as string[],
+        deployerGroups: readField(r, "policy.regulated.deployerGroups", f.deployerGroups, g.deployerGroups) as string[],
         gitopsServiceAccounts: accounts.map(serviceAccountRef),
         actionServiceAccounts: actionAccounts.map(serviceAccountRef),
     };
