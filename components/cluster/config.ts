@@ -35,7 +35,7 @@ export interface ClusterConfig {
 
 /** Every default of the section, in one place; the README's config reference follows it. */
 export const CLUSTER_DEFAULTS = {
-    // Adopting is one deliberate run (README, "Adopting an existing install"), never the default.
+    // Adopting is one deliberate run (docs/operations/adopt.md), never the default.
     adoptExisting: false,
     // A downgrade is a decision someone takes after reading release notes, never a default.
     allowDowngrade: false,
