@@ -1,6 +1,7 @@
 /**
  * The end-to-end run: the program under the real Pulumi engine and kubernetes provider, against
- * real Kubernetes control planes on 127.0.0.1 (README, "End-to-end run": what it proves and does not).
+ * real Kubernetes control planes on 127.0.0.1 (docs/operations/e2e.md: what it proves and does
+ * not).
  *
  *   npm run e2e [-- --json FILE] [--grep PATTERN] [--keep]
  *

@@ -205,11 +205,12 @@ describe("adopting an existing install", () => {
     });
 
     describe("runbook", () => {
-        const readme = fs.readFileSync(path.join(REPO_ROOT, "README.md"), "utf8");
-        const section = readme.slice(readme.indexOf("### Adopting an existing install"), readme.indexOf("## Configuration"));
+        // The runbook is documented in docs/operations/adopt.md, before its adopt-check section.
+        const page = fs.readFileSync(path.join(REPO_ROOT, "docs", "operations", "adopt.md"), "utf8");
+        const section = page.slice(0, page.indexOf("\n## adopt-check"));
         const blocks = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1].split("\n").map((l) => l.trim()).filter((l) => l !== ""));
 
-        it("in the README is the program's runbook, step by step, for the hub", () => {
+        it("in docs/operations/adopt.md is the program's runbook, step by step, for the hub", () => {
             const steps = adoptionRunbook(configFromStackFile(readStackFile("hub")));
             assert.strictEqual(blocks.length, steps.length);
             steps.forEach((step, i) => assert.deepStrictEqual(blocks[i], step.commands, `step ${i + 1}: ${step.title}`));

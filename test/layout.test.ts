@@ -1,11 +1,12 @@
 import * as assert from "assert";
 import * as fs from "fs";
 import * as path from "path";
+import { documentationFiles, readDoc } from "./markdown";
 
 /**
  * The project's layout, read from its source: one direction of imports between folders, the
- * program's module graph free of tool, test and policy-pack code, and the README's map of where
- * each ADR-056 decision lives.
+ * program's module graph free of tool, test and policy-pack code, and the map of where each
+ * ADR-056 decision lives (docs/maintainers/architecture.md).
  *
  * A folder is a stage or library folder under components/ (a single file there, such as
  * components/stage.ts, is a folder of its own), or one of the top-level folders stacks/, tools/,
@@ -187,7 +188,7 @@ function exportsName(file: string, name: string): boolean {
     return declared.test(text) || listed.test(text);
 }
 
-/** One row of the README's "Where each decision lives": the file and names it points at. */
+/** One row of "Where each decision lives" (docs/maintainers/architecture.md): the file and names it points at. */
 interface DecisionRow {
     id: string;
     livesIn: string;
@@ -196,12 +197,13 @@ interface DecisionRow {
     leadsTo: { file: string; names: string[] }[];
 }
 
-const README = () => fs.readFileSync(path.join(ROOT, "README.md"), "utf8");
+const ARCHITECTURE = "docs/maintainers/architecture.md";
+const architecture = () => fs.readFileSync(path.join(ROOT, ARCHITECTURE), "utf8");
 
-function decisionRows(readme: string): DecisionRow[] {
-    const start = readme.indexOf("### Where each decision lives");
-    assert.ok(start >= 0, 'the README has no "Where each decision lives" section');
-    const section = readme.slice(start).split(/\n#{2,3} /)[0];
+function decisionRows(page: string): DecisionRow[] {
+    const start = page.indexOf("### Where each decision lives");
+    assert.ok(start >= 0, `${ARCHITECTURE} has no "Where each decision lives" section`);
+    const section = page.slice(start).split(/\n#{2,3} /)[0];
     const ticks = (cell: string) => [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1]);
     const isFile = (token: string) => /^[a-z]+\/[\w./-]+\.ts$/.test(token);
     return section
@@ -224,10 +226,10 @@ function decisionRows(readme: string): DecisionRow[] {
         });
 }
 
-describe("layout: where each ADR-056 decision lives (README)", () => {
+describe("layout: where each ADR-056 decision lives (docs/maintainers/architecture.md)", () => {
     let rows: DecisionRow[];
     before(() => {
-        rows = decisionRows(README());
+        rows = decisionRows(architecture());
     });
 
     it("names one place for each of D1 to D8, in order", () => {
@@ -265,7 +267,7 @@ describe("layout: where each ADR-056 decision lives (README)", () => {
     });
 
     it("reads a table it can check (a parse that finds nothing proves nothing)", () => {
-        const broken = README().replace("`components/rollouts/analysis.ts` | `errorBudgetTemplateSpec`", "`components/rollouts/analysis.ts` | `errorBudgetTemplate`");
+        const broken = architecture().replace("`components/rollouts/analysis.ts` | `errorBudgetTemplateSpec`", "`components/rollouts/analysis.ts` | `errorBudgetTemplate`");
         const d6 = decisionRows(broken).find((r) => r.id === "D6")!;
         assert.deepStrictEqual(d6.entryPoints, ["errorBudgetTemplate"]);
         assert.strictEqual(exportsName(d6.livesIn, "errorBudgetTemplate"), false);
@@ -274,13 +276,18 @@ describe("layout: where each ADR-056 decision lives (README)", () => {
     });
 });
 
-describe("layout: the README's paths", () => {
-    it("every project file and folder the README names exists", () => {
+describe("layout: the documentation's paths", () => {
+    it("every project file and folder the README and the pages under docs/ name exists", () => {
         // `policy/v1` is the Kubernetes API group of PodDisruptionBudgets, not the policy pack.
         const notPaths = new Set(["policy/v1"]);
-        const named = [...README().matchAll(/(?<![\w./-])((?:components|stacks|tools|policy|test)\/[\w./-]*[\w/])/g)].map((m) => m[1]);
-        assert.ok(named.length > 20, `found only ${named.length} paths in the README`);
-        const missing = [...new Set(named)].filter((p) => !notPaths.has(p) && ![p, `${p}.ts`].some((c) => fs.existsSync(path.join(ROOT, c))));
+        const missing: string[] = [];
+        let count = 0;
+        for (const doc of documentationFiles()) {
+            const named = [...readDoc(doc).matchAll(/(?<![\w./-])((?:components|stacks|tools|policy|test)\/[\w./-]*[\w/])/g)].map((m) => m[1]);
+            count += named.length;
+            missing.push(...[...new Set(named)].filter((p) => !notPaths.has(p) && ![p, `${p}.ts`].some((c) => fs.existsSync(path.join(ROOT, c)))).map((p) => `${doc}: ${p}`));
+        }
+        assert.ok(count > 20, `found only ${count} paths in the documentation`);
         assert.deepStrictEqual(missing, []);
     });
 });

@@ -12,7 +12,8 @@ import type { AddonConfig } from "../stacks/config";
 import { ROLLOUT_PATH_CALLS, requestQuestion, ruleAllows, verifyRules } from "../tools/verify/access";
 import { ConnectionError, ReadError, connect, kubeConfigFor, loadClient } from "../tools/verify/cluster";
 import { COMPONENTS, GROUPS, defaultOptions, runVerify, withoutComponents } from "../tools/verify/index";
-import { CheckResult, README, exitCode, formatJson, formatText } from "../tools/verify/report";
+import { CheckResult, DOCS, VERIFY_PAGE, exitCode, formatJson, formatText } from "../tools/verify/report";
+import { headingAnchors, readDoc } from "./markdown";
 import { parseVerifyArgs, verifyMain } from "../tools/verify";
 import { FakeApiServer, startFakeApiServer } from "./verify/fakeApiServer";
 import { ClusterWorld, HUB_READ_ENDPOINT, NOW, fixture, healthyCluster, kyvernoAccount, replace, setSmokeStatus, shippedConfig, verifyConfig, withStatus } from "./verify/world";
@@ -750,7 +751,7 @@ describe("npm run verify", () => {
             const forbidden = { ...cluster, list: async (p: string, s?: string) => (p.includes("rolebindings") ? Promise.reject(new ReadError(p, 403, `GET ${p}: 403 forbidden`)) : cluster.list(p, s)) };
             const results = new Map((await runVerify(config, forbidden, defaultOptions({ now: () => NOW }))).map((r) => [r.id, r]));
             assert.strictEqual(status(results, "rbac.editor-cannot-promote"), "FAIL");
-            assert.strictEqual(results.get("rbac.editor-cannot-promote")!.readme, README.permissions);
+            assert.strictEqual(results.get("rbac.editor-cannot-promote")!.readme, DOCS.permissions);
             assert.strictEqual(status(results, "crds.established"), "PASS");
         });
     });
@@ -863,15 +864,15 @@ describe("verify's client, arguments and output", () => {
         });
     });
 
-    it("prints one line per check and, under a FAIL, the object, what was found and the README section", () => {
+    it("prints one line per check and, under a FAIL, the object, what was found and the section to read", () => {
         const report = {
             stack: "hub",
             cluster: "hub",
             server: "https://k8s.test",
             results: [
-                { id: "crds.established", status: "PASS" as const, what: "CRDs established", findings: [], readme: README.crds },
-                { id: "smoke.outcome", status: "SKIP" as const, what: "smoke", findings: [], note: "smokeTest.enabled is false", readme: README.smoke },
-                { id: "controller.leader", status: "FAIL" as const, what: "one leader", findings: [{ object: "Lease argo-rollouts/argo-rollouts-controller-lock", found: "no holder" }], readme: README.crds },
+                { id: "crds.established", status: "PASS" as const, what: "CRDs established", findings: [], readme: DOCS.crds },
+                { id: "smoke.outcome", status: "SKIP" as const, what: "smoke", findings: [], note: "smokeTest.enabled is false", readme: DOCS.smoke },
+                { id: "controller.leader", status: "FAIL" as const, what: "one leader", findings: [{ object: "Lease argo-rollouts/argo-rollouts-controller-lock", found: "no holder" }], readme: DOCS.crds },
             ],
         };
         const lines = formatText(report).split("\n");
@@ -879,22 +880,20 @@ describe("verify's client, arguments and output", () => {
         assert.match(lines[2], /^SKIP {2}smoke\.outcome +smoke \(smokeTest\.enabled is false\)$/);
         assert.match(lines[3], /^FAIL {2}controller\.leader +one leader$/);
         assert.strictEqual(lines[4], "      Lease argo-rollouts/argo-rollouts-controller-lock: no holder");
-        assert.strictEqual(lines[5], "      read: README.md#verify-crds-and-controller");
+        assert.strictEqual(lines[5], "      read: docs/operations/verify.md#verify-crds-and-controller");
         assert.strictEqual(exitCode(report.results), 1);
         assert.strictEqual(exitCode(report.results.slice(0, 2)), 0);
         assert.deepStrictEqual(JSON.parse(formatJson(report)).summary, { PASS: 1, FAIL: 1, SKIP: 1 });
     });
 
-    it("every README section a check points at exists", () => {
-        const readme = fs.readFileSync(path.join(__dirname, "..", "README.md"), "utf8");
-        // GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens.
-        const anchors = new Set([...readme.matchAll(/^#+ (.+)$/gm)].map((m) => `#${m[1].trim().toLowerCase().replace(/[^a-z0-9 -]/g, "").replace(/ /g, "-")}`));
-        for (const anchor of Object.values(README)) {
-            assert.ok(anchors.has(anchor), `README has no heading for ${anchor}`);
+    it("every section of the verify page a check points at exists", () => {
+        // GitHub's heading anchors of the page formatText names; the links between pages, the
+        // verify tables' included, are checked in test/docs.test.ts.
+        const anchors = headingAnchors(readDoc(VERIFY_PAGE));
+        for (const anchor of Object.values(DOCS)) {
+            assert.ok(anchors.has(anchor), `${VERIFY_PAGE} has no heading for ${anchor}`);
         }
-        // And every link inside the README, the verify tables' included, reaches a heading.
-        const broken = [...readme.matchAll(/\]\((#[^)]+)\)/g)].map((m) => m[1]).filter((a) => !anchors.has(a));
-        assert.deepStrictEqual(broken, []);
+        assert.ok(anchors.size > Object.keys(DOCS).length, `${VERIFY_PAGE} has only ${[...anchors].join(", ")}`);
     });
 
     it("the program's controller RBAC grants every call of the Rollout path verify asks about", () => {

@@ -36,6 +36,9 @@ describe("pull-request workflow", () => {
     it("runs the README's test command after a clean install", () => {
         const runs = doc.jobs.test.steps.map((s) => s.run).filter(Boolean);
         assert.deepStrictEqual(runs, ["npm ci", "npm test"]);
+        // The README's quick start gives the same two commands as one line.
+        const readme = fs.readFileSync(path.join(REPO_ROOT, "README.md"), "utf8");
+        assert.match(readme, /^npm ci && npm test +# /m);
     });
 
     it("plans every stack file and uploads the plan for review", () => {

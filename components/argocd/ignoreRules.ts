@@ -122,8 +122,8 @@ export const PLUGIN_FIELD_MANAGER = "gatewayAPI";
  * - argo-cd master (3.6, #28220) patches CRDs with a strategic merge built from the OpenAPI
  *   schema, which still replaces lists that have no merge key, as these atomic ones.
  * So this rule keeps the live weights at the price of keeping the live rules of every route it
- * strips a weight from (a route edit shows OutOfSync and a sync does not apply it: README,
- * "Route edits stay OutOfSync"). What keeps that price small:
+ * strips a weight from (a route edit shows OutOfSync and a sync does not apply it:
+ * docs/operations/troubleshooting.md, "Route edits stay OutOfSync"). What keeps that price small:
  * - only rules with two or more backendRefs are touched: the plugin needs the stable and the
  *   canary Service in one rule, so a single-backend rule is never one it weights, and a route
  *   made only of those (blue/green, redirects, other routes of the app) is synced as git says.

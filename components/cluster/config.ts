@@ -47,7 +47,7 @@ export const CLUSTER_FIELDS = {
     region: field.string({ rule: { pattern: AWS_REGION, describe: "an AWS region such as eu-west-1" }, readBySection: true, defaultDoc: "aws:region", doc: "AWS region of the EKS cluster; with eksClusterName only" }),
     kubeconfigContext: field.string({ rule: { pattern: NON_BLANK, describe: "a kubeconfig context name" }, readBySection: true, doc: "kubeconfig context to connect with (exactly one of this and eksClusterName)" }),
     kubeconfigPath: field.string({ rule: { pattern: NON_BLANK, describe: "a path to a kubeconfig file" }, readBySection: true, defaultDoc: "the kubeconfig default", doc: "kubeconfig file; with kubeconfigContext only" }),
-    // Adopting is one deliberate run (the adoption runbook), never the default.
+    // Adopting is one deliberate run (docs/operations/adopt.md), never the default.
     adoptExisting: field.boolean({ default: false, doc: "true for the one run that takes over objects another tool created (the adoption runbook); false again right after" }),
     // A downgrade is a decision someone takes after reading release notes, never a default.
     allowDowngrade: field.boolean({ default: false, doc: "only with adoptExisting: let the adopting run move a running controller newer than controller.appVersion back (refused otherwise)" }),

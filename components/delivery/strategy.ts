@@ -194,7 +194,7 @@ export interface DeliveryPlan {
     previewGate?: PreviewGate;
     /** Regulated prod: approver and deployer Roles, so deployer != approver is enforced by RBAC. */
     roles?: ApprovalRoles;
-    /** One line for the README's tier x class table. */
+    /** One line for the tier x class table of docs/tenants/delivery-strategies.md. */
     behaviour: string;
 }
 

@@ -127,8 +127,8 @@ export function approvalClusterPolicy(cfg: PolicyConfig, r: RegulatedConfig, ctx
     // gets nothing more: a rule letting it change `paused` and `restartAt` alone refused ArgoCD's
     // resume and restart on Kyverno v1.17.2 though Kyverno logged both specs alike (e2e
     // kyverno-regulated), so here ArgoCD's restart and its resume of a `spec.paused` Rollout are
-    // refused in a regulated namespace, a pause is not (README, troubleshooting); the approval
-    // gate, a `pause: {}` step, is passed through status.
+    // refused in a regulated namespace, a pause is not (docs/operations/troubleshooting.md); the
+    // approval gate, a `pause: {}` step, is passed through status.
     const notOwnerOrAction: Condition = { key: user, operator: "AnyNotIn", value: [...owners, ...actions] };
     const groups = "{{ request.userInfo.groups || `[]` }}";
     // Not an approver: in no approver group, or in a deployer group.

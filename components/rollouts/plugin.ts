@@ -37,7 +37,7 @@ export function examplePluginValue(stack: string, plugin: PluginConfig): string 
     if (plugin.delivery.mode === "image" && plugin.delivery.digest === EXAMPLE_PLUGIN_DIGEST) {
         return (
             `stack "${stack}": argo-rollouts-addon:plugin.digest is the shipped example value ${EXAMPLE_PLUGIN_DIGEST}; ` +
-            `set it to the digest of ${plugin.delivery.repository}:${plugin.version} in your mirror (README, "The controller does not start")`
+            `set it to the digest of ${plugin.delivery.repository}:${plugin.version} in your mirror (docs/operations/troubleshooting.md, "The controller does not start: the plugin")`
         );
     }
     return undefined;

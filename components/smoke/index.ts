@@ -62,7 +62,7 @@ const SMOKE_POD_SECURITY = { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 6
  * Rollouts runs a real canary. It is derived from the value alone (no random state, no extra
  * provider plugin), so an earlier value names an earlier pod template again: the stable one is no
  * update at all, and ADR-056 as-built saw a return to an in-history revision fast-tracked past the
- * steps. Hence the README's rule: never reuse a trigger value.
+ * steps. Hence the rule of docs/operations/smoke-canary.md: never reuse a trigger value.
  */
 export function smokeRevision(trigger: string): string {
     return createHash("sha256").update(`smoke-trigger:${trigger}`).digest("hex").slice(0, 8);

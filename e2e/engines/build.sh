@@ -13,7 +13,8 @@
 # $CACHE/current/ (the directory printed on stdout).
 #
 # ARGO_ROLLOUTS_ADDON_E2E_BIN names a directory of binaries you already have: then nothing is built
-# and that directory is printed (it must hold every binary the run needs: README, "End-to-end run").
+# and that directory is printed (it must hold every binary the run needs: docs/operations/e2e.md,
+# "Engines").
 # ARGO_ROLLOUTS_ADDON_E2E_CACHE moves the cache (default ~/.cache/argo-rollouts-addon-e2e).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"

@@ -103,7 +103,8 @@ export async function installPlatform(cluster: Cluster, stack: string, config: C
         ns(cfg.argocd.namespace);
         // As ArgoCD's install manifests ship them (argo-cd manifests/base/config/argocd-rbac-cm.yaml
         // at v3.5.1: no data). Applying `data: {}` server-side would make this manager own the map
-        // itself, and every other manager's key a conflict (README, troubleshooting).
+        // itself, and every other manager's key a conflict (docs/operations/troubleshooting.md,
+        // "argocd-rbac-cm or argocd-cm: ...").
         for (const name of ["argocd-cm", "argocd-rbac-cm"]) {
             objects.push({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: cfg.argocd.namespace, labels: { "app.kubernetes.io/part-of": "argocd" } } });
         }

@@ -1,15 +1,23 @@
-/** The README's adoption runbook, read as a user reads it: each step's shell block, in order. */
+/**
+ * The documented adoption runbook (docs/operations/adopt.md), read as a user reads it: each step's
+ * shell block, in order; and the documented destroy command (docs/operations/troubleshooting.md).
+ */
 import * as fs from "fs";
 import * as path from "path";
 import { REPO_ROOT } from "../../tools/stackFile";
+
+export const ADOPT_PAGE = path.join("docs", "operations", "adopt.md");
+export const TROUBLESHOOTING_PAGE = path.join("docs", "operations", "troubleshooting.md");
 
 export interface ReadmeStep {
     title: string;
     commands: string[];
 }
 
-export function readmeRunbook(readme = fs.readFileSync(path.join(REPO_ROOT, "README.md"), "utf8")): ReadmeStep[] {
-    const section = readme.slice(readme.indexOf("### Adopting an existing install"), readme.indexOf("## Configuration"));
+/** The numbered steps of the runbook, which ends where the page's adopt-check section begins. */
+export function readmeRunbook(page = fs.readFileSync(path.join(REPO_ROOT, ADOPT_PAGE), "utf8")): ReadmeStep[] {
+    const end = page.indexOf("\n## adopt-check");
+    const section = end >= 0 ? page.slice(0, end) : page;
     const steps: ReadmeStep[] = [];
     for (const m of section.matchAll(/^(\d+)\. ([^\n]*)[\s\S]*?```sh\n([\s\S]*?)```/gm)) {
         steps.push({ title: m[2].trim(), commands: m[3].split("\n").map((l) => l.trim()).filter((l) => l !== "") });
@@ -18,18 +26,23 @@ export function readmeRunbook(readme = fs.readFileSync(path.join(REPO_ROOT, "REA
 }
 
 /**
- * The destroy command the README documents ("CRDs are protected and survive `pulumi destroy`"),
- * as arguments to the pulumi CLI, with the flags a non-interactive run adds.
+ * The destroy command the troubleshooting page documents ("CRDs are protected and survive
+ * `pulumi destroy`"), as arguments to the pulumi CLI, with the flags a non-interactive run adds.
  */
-export function readmeDestroy(readme = fs.readFileSync(path.join(REPO_ROOT, "README.md"), "utf8")): string[] {
-    const start = readme.indexOf("### CRDs are protected and survive `pulumi destroy`");
-    const section = readme.slice(start, readme.indexOf("\n### ", start + 1));
+export function readmeDestroy(page = fs.readFileSync(path.join(REPO_ROOT, TROUBLESHOOTING_PAGE), "utf8")): string[] {
+    const start = page.indexOf("### CRDs are protected and survive `pulumi destroy`");
+    if (start < 0) {
+        throw new Error(`${TROUBLESHOOTING_PAGE} has no section "CRDs are protected and survive \`pulumi destroy\`"`);
+    }
+    // The entry ends at the next heading, an entry's (###) or a group's (##).
+    const next = page.slice(start + 1).search(/\n#{2,3} /);
+    const section = next >= 0 ? page.slice(start, start + 1 + next) : page.slice(start);
     const line = /```sh\n(pulumi destroy[^\n]*)\n/.exec(section)?.[1];
     if (!line) {
-        throw new Error("the README documents no `pulumi destroy` command in its CRD protection section");
+        throw new Error(`${TROUBLESHOOTING_PAGE} documents no \`pulumi destroy\` command in its CRD protection section`);
     }
     const words = line.replace(/\s+#.*$/, "").split(/\s+/).slice(1);
-    // The stack is the run's own (`-s <stack>` / `--stack <stack>` in the README names an example).
+    // The stack is the run's own (`-s <stack>` / `--stack <stack>` on the page names an example).
     const args = words.filter((w, i) => !["-s", "--stack"].includes(w) && !["-s", "--stack"].includes(words[i - 1] ?? ""));
     return [...args, "--yes", "--skip-preview"];
 }

@@ -4,8 +4,9 @@
  * `success-rate` with args of its own and a tenant Rollout using it, a Rollout that moved to the
  * addon's template without its args, and a same-named route created by kubectl). adopt-check, read
  * only, reports each and exits 1; without adoption `pulumi up` refuses and changes nothing; the
- * README's runbook, step by step as written, adopts it without losing a Rollout or breaking a
- * tenant's analysis; a `helm upgrade` of the old release afterwards takes nothing back.
+ * documented runbook (docs/operations/adopt.md), step by step as written, adopts it without losing
+ * a Rollout or breaking a tenant's analysis; a `helm upgrade` of the old release afterwards takes
+ * nothing back.
  *
  * Refusal and adoption are the kubernetes provider's create semantics since v4.29.0
  * (pulumi/pulumi-kubernetes #4278: a client-side create fails with AlreadyExists;
@@ -80,7 +81,7 @@ function tenantRollout(name: string, analysis: Record<string, unknown>): string 
 
 const WEB_ANALYSIS = { templates: [{ templateName: TENANT_TEMPLATE, clusterScope: true }], args: [{ name: "service-name", value: "web" }] };
 const API_ANALYSIS = { templates: [{ templateName: SUCCESS_RATE, clusterScope: true }], args: [{ name: "namespace", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } }] };
-/** The args the README's metric gates pass. */
+/** The args the documented metric gates pass (docs/tenants/metric-gates.md). */
 const FULL_ARGS = [
     { name: "namespace", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } },
     { name: "rollout", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
@@ -223,7 +224,7 @@ describe("brownfield", function () {
         needsAdoptingProvider(this);
         const cfg = addonConfig("hub", target.config);
         const steps = readmeRunbook();
-        assert.deepStrictEqual(steps.map((s) => s.commands), adoptionRunbook({ stack: "hub", controller: cfg.controller }).map((s) => s.commands), "the README's runbook is not the program's");
+        assert.deepStrictEqual(steps.map((s) => s.commands), adoptionRunbook({ stack: "hub", controller: cfg.controller }).map((s) => s.commands), "the runbook of docs/operations/adopt.md is not the program's");
         const shellEnv = { ...env.env, KUBECONFIG: target.cluster.kubeconfig, PATH: `${w.bin}${path.delimiter}${env.env.PATH}` };
         for (const step of steps) {
             for (const command of step.commands) {

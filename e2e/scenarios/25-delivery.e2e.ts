@@ -5,7 +5,7 @@
  * gates' PromQL answered by a real Prometheus behind a Mimir stand-in that insists on the tenant.
  * Canary promote, abort and no-data pause; blue/green promote, pre- and post-promotion abort; then
  * verify with the controller running, and the controller's and plugin's log free of permission
- * errors. README, "End-to-end run", says what this proves and what it does not.
+ * errors. docs/operations/e2e.md says what this proves and what it does not.
  */
 import assert from "assert";
 import * as path from "path";

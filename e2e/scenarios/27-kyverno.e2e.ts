@@ -3,8 +3,8 @@
  * of its own with Kyverno running, in each Kyverno API and each `policy.availabilityPolicies` mode.
  * Kyverno reports every policy the stack can declare ready; the webhook configuration it writes
  * calls each policy for exactly its namespaces; a policy it cannot compile is refused and verify
- * fails on it; its admission decisions match the unit tests' restated engines. README,
- * "End-to-end run", says which Kyverno runs and what this does not prove.
+ * fails on it; its admission decisions match the unit tests' restated engines.
+ * docs/operations/e2e.md, "Kyverno", says which Kyverno runs and what this does not prove.
  */
 import assert from "assert";
 import { world } from "../lib/context";
@@ -437,7 +437,8 @@ describe("kyverno", function () {
             // controller): on Kyverno 1.17.2 its admission path evaluates the rule's coveringPdbs
             // API call on the admission request's context, which is cancelled once the response is
             // sent (kyverno pkg/webhooks/resource/handlers.go, handleBackgroundApplies), so a new
-            // workload's budget is left to chance there (README, Troubleshooting).
+            // workload's budget is left to chance there (docs/operations/troubleshooting.md, "A
+            // Rollout gets no PDB or spread constraints").
             const existing = api === "kyverno.io/v1";
             await up({ api, mode: existing ? "complement" : "own" });
             const ns = existing ? "team-pdb-cluster-policy" : "team-pdb-cel";

@@ -1,6 +1,7 @@
 /**
- * `pulumi destroy`, as the README documents it, on the greenfield hub after a tenant has shipped a
- * Rollout: everything the stack declared goes except the five CRDs, and the tenant's Rollout stays.
+ * `pulumi destroy`, as docs/operations/troubleshooting.md documents it, on the greenfield hub after
+ * a tenant has shipped a Rollout: everything the stack declared goes except the five CRDs, and the
+ * tenant's Rollout stays.
  */
 import assert from "assert";
 import { ROLLOUTS_CRDS } from "../../components/rollouts/crds";

@@ -204,7 +204,7 @@ export async function adoptCheck(config: AddonConfig, planned: PlannedObject[], 
             breaks.push({
                 object: `Rollout ${ref.rollout}`,
                 found: `${ref.where} references ClusterAnalysisTemplate ${ref.template} and passes no ${missing.map((m) => `args.${m}`).join(", ")}: after adoption every analysis fails ("args.${missing[0]} was not resolved") and the Rollout goes InvalidSpec`,
-                fix: `the Rollout passes ${missing.join(", ")} as the README's metric gates show, before the adopting run`,
+                fix: `the Rollout passes ${missing.join(", ")} as the metric gates show (docs/tenants/metric-gates.md), before the adopting run`,
             });
         }
     }

@@ -13,7 +13,7 @@ import { metricChecks } from "./checks/metrics";
 import { rbacChecks } from "./checks/rbac";
 import { smokeChecks } from "./checks/smoke";
 import { CheckGroup, VerifyOptions } from "./context";
-import { CheckResult, README } from "./report";
+import { CheckResult, DOCS } from "./report";
 
 interface Group {
     ids: string[];
@@ -23,16 +23,16 @@ interface Group {
 
 /** The checks, in the order of the ADR's stages; ids are listed so a group that cannot read still reports each. */
 export const GROUPS: readonly Group[] = [
-    { ids: ["crds.established", "crds.protected", "controller.available", "controller.leader", "controller.plugin", "controller.image"], readme: README.crds, run: crdAndControllerChecks },
+    { ids: ["crds.established", "crds.protected", "controller.available", "controller.leader", "controller.plugin", "controller.image"], readme: DOCS.crds, run: crdAndControllerChecks },
     {
         ids: ["rbac.controller", "rbac.kyverno-reads-rollouts", "rbac.kyverno-reads-rollout-status", "rbac.kyverno-generates-pdbs", "rbac.kyverno-policy-lookups", "rbac.editor-cannot-promote", "rbac.deployer-cannot-resume", "rbac.tenants-read-rollouts", "rbac.operators-outside-regulated"],
-        readme: README.rbac,
+        readme: DOCS.rbac,
         run: rbacChecks,
     },
-    { ids: ["kyverno.policies-ready", "kyverno.policies-enforced", "kyverno.availability-rollout-aware", "kyverno.one-pdb-per-workload"], readme: README.kyverno, run: kyvernoChecks },
-    { ids: ["argocd.projects", "argocd.applicationsets", "argocd.argocd-cm", "argocd.rbac", "argocd.regulated-rbac"], readme: README.argocd, run: argocdChecks },
-    { ids: ["metrics.templates", "metrics.query", "metrics.spoke-routes"], readme: README.metrics, run: metricChecks },
-    { ids: ["smoke.outcome"], readme: README.smoke, run: smokeChecks },
+    { ids: ["kyverno.policies-ready", "kyverno.policies-enforced", "kyverno.availability-rollout-aware", "kyverno.one-pdb-per-workload"], readme: DOCS.kyverno, run: kyvernoChecks },
+    { ids: ["argocd.projects", "argocd.applicationsets", "argocd.argocd-cm", "argocd.rbac", "argocd.regulated-rbac"], readme: DOCS.argocd, run: argocdChecks },
+    { ids: ["metrics.templates", "metrics.query", "metrics.spoke-routes"], readme: DOCS.metrics, run: metricChecks },
+    { ids: ["smoke.outcome"], readme: DOCS.smoke, run: smokeChecks },
 ];
 
 /**
@@ -96,7 +96,7 @@ async function runAllChecks(config: AddonConfig, cluster: ReadOnlyCluster, optio
                     what: "could not be checked",
                     findings: [{ object: e.path, found: e.message }],
                     note: e.status === 403 ? "verify's credentials may not read this" : undefined,
-                    readme: e.status === 403 ? README.permissions : group.readme,
+                    readme: e.status === 403 ? DOCS.permissions : group.readme,
                 });
             }
         }

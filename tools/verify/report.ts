@@ -1,6 +1,6 @@
 /**
  * Results of `npm run verify`: one line per check, the failing objects under a FAIL, and the
- * README section to read. `--json` prints the same as one document for pipelines.
+ * section of docs/operations/verify.md to read. `--json` prints the same as one document for pipelines.
  */
 
 export type Status = "PASS" | "FAIL" | "SKIP";
@@ -21,12 +21,15 @@ export interface CheckResult {
     findings: Finding[];
     /** PASS/SKIP: what was seen, or why it was skipped (SKIP: with what to run instead). */
     note?: string;
-    /** README anchor to read on FAIL. */
+    /** Anchor of the section of `VERIFY_PAGE` to read on FAIL (the key keeps its name: the JSON report is read by pipelines). */
     readme: string;
 }
 
-/** README sections, by group of checks (headings under "Verify a cluster"). */
-export const README = {
+/** The page that documents every check, relative to the project root. */
+export const VERIFY_PAGE = "docs/operations/verify.md";
+
+/** Sections of `VERIFY_PAGE`, by group of checks (its headings under "Verify a cluster"). */
+export const DOCS = {
     crds: "#verify-crds-and-controller",
     rbac: "#verify-rbac",
     kyverno: "#verify-kyverno-policies",
@@ -62,7 +65,7 @@ export function exitCode(results: readonly CheckResult[]): number {
     return results.some((r) => r.status === "FAIL") ? 1 : 0;
 }
 
-/** The human-readable report: `PASS|FAIL|SKIP  <id>  <what>` and, under a FAIL, object, found, README. */
+/** The human-readable report: `PASS|FAIL|SKIP  <id>  <what>` and, under a FAIL, object, found, the section to read. */
 export function formatText(report: Report): string {
     const width = Math.max(...report.results.map((r) => r.id.length), 10);
     const lines = [`verify stack ${report.stack} (cluster ${report.cluster}) at ${report.server}`];
@@ -76,7 +79,7 @@ export function formatText(report: Report): string {
             if (r.note) {
                 lines.push(`      ${r.note}`);
             }
-            lines.push(`      read: README.md${r.readme}`);
+            lines.push(`      read: ${VERIFY_PAGE}${r.readme}`);
         }
     }
     const s = summary(report.results);

@@ -1,7 +1,7 @@
 // A stand-in for the Argo Rollouts Gateway API traffic-router plugin, used by the end-to-end run
 // when the real plugin cannot be built: the Go module proxy serves no version of
 // github.com/argoproj-labs/rollouts-plugin-trafficrouter-gatewayapi. ARGO_ROLLOUTS_ADDON_E2E_PLUGIN
-// runs the real plugin instead (README, "End-to-end run").
+// runs the real plugin instead (docs/operations/e2e.md, "Engines").
 //
 // It speaks the controller's own plugin protocol (argo-rollouts rollout/trafficrouting/plugin/rpc
 // at v1.9.0, served through hashicorp/go-plugin with the handshake the real plugin uses, its

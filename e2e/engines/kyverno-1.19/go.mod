@@ -1,7 +1,8 @@
-// Kyverno v1.19.1 for maintainers' own end-to-end runs (ARGO_ROLLOUTS_ADDON_E2E_KYVERNO=1.19; README,
-// "End-to-end run"): the admission controller (cmd/kyverno) and the background controller
-// (cmd/background-controller), the newest patch of 1.19. The file `optional` beside this one keeps
-// it out of a build with no arguments, so CI builds the 1.17.2 of e2e/engines/kyverno alone. Its
+// Kyverno v1.19.1 for maintainers' own end-to-end runs (ARGO_ROLLOUTS_ADDON_E2E_KYVERNO=1.19;
+// docs/operations/e2e.md, "Kyverno"): the admission controller (cmd/kyverno) and the background
+// controller (cmd/background-controller), the newest patch of 1.19. The file `optional` beside this
+// one keeps it out of a build with no arguments, so CI builds the 1.17.2 of e2e/engines/kyverno
+// alone. Its
 // go.mod pins pod-security-admission through a replace line, so `go install` is refused
 // (golang/go#44840); it is restated here verbatim from kyverno/kyverno go.mod at v1.19.1 (which, unlike
 // v1.17.2's, names no version on its left side).

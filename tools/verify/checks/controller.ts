@@ -10,7 +10,7 @@ import { PLUGINS_DIGEST_ANNOTATION, RELEASE_NAME, controllerValues } from "../..
 import { terraformManagers } from "../../adopt/inventory";
 import type { KubeObject } from "../cluster";
 import { CheckGroup, asArray, asRecord, condition, conditions, describeCondition, field, nameOf, ref } from "../context";
-import { Finding, README, outcome } from "../report";
+import { Finding, DOCS, outcome } from "../report";
 
 export const crdPath = (name: string): string => `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`;
 
@@ -106,13 +106,13 @@ export const crdAndControllerChecks: CheckGroup = async ({ config, cluster, opti
 
     const crds = await Promise.all(ROLLOUTS_CRDS.map(async (c) => ({ name: c.name, crd: await cluster.get(crdPath(c.name)) })));
     const results = [
-        outcome("crds.established", `the ${crds.length} Argo Rollouts CRDs are established`, README.crds, crds.flatMap((c) => established(c.crd, c.name))),
+        outcome("crds.established", `the ${crds.length} Argo Rollouts CRDs are established`, DOCS.crds, crds.flatMap((c) => established(c.crd, c.name))),
         outcome(
             "crds.protected",
             "no CRD is deleted with an owner or a Helm release",
-            README.crds,
+            DOCS.crds,
             crds.flatMap((c) => protectedFromDeletion(c.crd, c.name)),
-            "Pulumi's protect lives in the stack's state; see the README for the state check",
+            "Pulumi's protect lives in the stack's state; see docs/operations/verify.md#verify-crds-and-controller for the state check",
         ),
     ];
 
@@ -143,7 +143,7 @@ export const crdAndControllerChecks: CheckGroup = async ({ config, cluster, opti
             }
         }
     }
-    results.push(outcome("controller.available", `the controller Deployment is available with ${wanted} replicas`, README.crds, available));
+    results.push(outcome("controller.available", `the controller Deployment is available with ${wanted} replicas`, DOCS.crds, available));
 
     const matchLabels = asRecord(field(deployment, "spec", "selector", "matchLabels"));
     const pods = deployment && Object.keys(matchLabels).length > 0 ? ((await cluster.list(`/api/v1/namespaces/${ns}/pods`, selectorQuery(matchLabels))) ?? []) : [];
@@ -175,7 +175,7 @@ export const crdAndControllerChecks: CheckGroup = async ({ config, cluster, opti
         }
         leaderNote = `leader ${pod}`;
     }
-    results.push(outcome("controller.leader", "one running controller pod holds the leader Lease", README.crds, leader, leaderNote));
+    results.push(outcome("controller.leader", "one running controller pod holds the leader Lease", DOCS.crds, leader, leaderNote));
 
     // The plugin list: the chart renders controller.trafficRouterPlugins as YAML under the
     // ConfigMap's `trafficRouterPlugins` key; the controller reads it only at start, so every
@@ -210,7 +210,7 @@ export const crdAndControllerChecks: CheckGroup = async ({ config, cluster, opti
             plugin.push({ object: ref("Pod", ns, nameOf(p)), found: "started with another plugin list (annotation differs): the controller loads plugins only at start" });
         }
     }
-    results.push(outcome("controller.plugin", `${ROLLOUTS_CONFIGMAP} lists the pinned Gateway API plugin and the pods run it`, README.crds, plugin));
+    results.push(outcome("controller.plugin", `${ROLLOUTS_CONFIGMAP} lists the pinned Gateway API plugin and the pods run it`, DOCS.crds, plugin));
 
     const image = expectedControllerImage(values);
     const initImage = pluginImage(config.plugin, config.images.registry);
@@ -231,6 +231,6 @@ export const crdAndControllerChecks: CheckGroup = async ({ config, cluster, opti
             }
         }
     }
-    results.push(outcome("controller.image", "every controller pod runs the pinned image", README.crds, images, `${image}`));
+    results.push(outcome("controller.image", "every controller pod runs the pinned image", DOCS.crds, images, `${image}`));
     return results;
 };

@@ -9,7 +9,7 @@ import { POLICY_NAMES, ownsAvailability, policyContext } from "../../../componen
 import { KyvernoPolicy, kyvernoPolicies } from "../../../components/policy/kyverno";
 import type { KubeObject } from "../cluster";
 import { CheckGroup, asArray, conditions, condition, describeCondition, drift, field, nameOf, namespaceOf, ref } from "../context";
-import { CheckResult, Finding, README, outcome } from "../report";
+import { CheckResult, Finding, DOCS, outcome } from "../report";
 import { LabelSelector, pdbSelects } from "../selectors";
 
 const CEL_PLURALS: Record<string, string> = {
@@ -278,14 +278,14 @@ export const kyvernoChecks: CheckGroup = async ({ config, cluster }) => {
         outcome(
             "kyverno.policies-ready",
             `the stack's ${declared.length} Kyverno policies (${cfg.kyvernoApi}, availabilityPolicies ${mode}) exist and Kyverno reports them ready`,
-            README.kyverno,
+            DOCS.kyverno,
             live.flatMap(({ p, live: l }) => notReady(l, p).map((found) => ({ object: object(p), found }))),
             declared.map((p) => p.metadata.name).join(", "),
         ),
         outcome(
             "kyverno.policies-enforced",
             `they carry what the stack declares (Rollout matched, namespaces, identities) and act as ${cfg.validationAction}`,
-            README.kyverno,
+            DOCS.kyverno,
             live.flatMap(({ p, live: l }) => notEnforced(l, p).map((found) => ({ object: object(p), found }))),
         ),
     ];
@@ -296,7 +296,7 @@ export const kyvernoChecks: CheckGroup = async ({ config, cluster }) => {
         outcome(
             "kyverno.availability-rollout-aware",
             "ADR-085's availability policies run here and match Rollout",
-            README.kyverno,
+            DOCS.kyverno,
             availabilityProblems(allPolicies, mode),
             ownsAvailability(cfg) ? "policy.availabilityPolicies is own: this stack's" : "policy.availabilityPolicies is complement: the platform's",
         ),
@@ -316,7 +316,7 @@ export const kyvernoChecks: CheckGroup = async ({ config, cluster }) => {
         outcome(
             "kyverno.one-pdb-per-workload",
             mode === "own" ? "only this stack's policy generates PodDisruptionBudgets and no workload's pods have two" : "exactly one policy (the platform's) generates PodDisruptionBudgets and no workload's pods have two",
-            README.kyverno,
+            DOCS.kyverno,
             findings,
             `${generators.map((g) => `${g.kind} ${nameOf(g)}`).join(", ") || "no generator"}; ${all.length} workloads, ${(pdbs ?? []).length} PodDisruptionBudgets`,
         ),

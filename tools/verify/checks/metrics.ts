@@ -9,7 +9,7 @@ import { BEYLA_REQUESTS, ERROR_BUDGET, clusterAnalysisTemplateSpec, errorBudgetT
 import type { AddonConfig } from "../../../stacks/config";
 import type { KubeObject } from "../cluster";
 import { CheckGroup, VerifyContext, asArray, canonical, condition, describeCondition, drift, field, ref } from "../context";
-import { CheckResult, Finding, README, outcome, skipped } from "../report";
+import { CheckResult, Finding, DOCS, outcome, skipped } from "../report";
 
 /** The query verify sends: the series the success-rate gate reads, counted, in this tenant only. */
 export const PROBE_QUERY = `count(${BEYLA_REQUESTS})`;
@@ -144,11 +144,11 @@ async function probe(ctx: VerifyContext, address: string, what: string): Promise
         // forwards a GET (and its headers) to the Service. That needs `get` on services/proxy.
         const may = await cluster.reviewSelf({ verb: "get", group: "", resource: "services", subresource: "proxy", namespace: service.namespace, name: service.service });
         if (!may.allowed) {
-            return skipped("metrics.query", what, README.metrics, `verify may not get services/proxy in ${service.namespace}; ${instead}`);
+            return skipped("metrics.query", what, DOCS.metrics, `verify may not get services/proxy in ${service.namespace}; ${instead}`);
         }
         answer = await cluster.proxyGet(service.namespace, service.service, service.port, `${service.path}/api/v1/query`, { query: PROBE_QUERY }, headers);
         if (answer.status === 503 || answer.status === 502) {
-            return outcome("metrics.query", what, README.metrics, [{ object, found: `the API server could not reach the Service (HTTP ${answer.status}); if the control plane cannot reach pods, ${instead}` }]);
+            return outcome("metrics.query", what, DOCS.metrics, [{ object, found: `the API server could not reach the Service (HTTP ${answer.status}); if the control plane cannot reach pods, ${instead}` }]);
         }
     } else {
         try {
@@ -156,19 +156,19 @@ async function probe(ctx: VerifyContext, address: string, what: string): Promise
         } catch (e) {
             const message = (e as Error).message;
             if (NETWORK_ERROR.test(message)) {
-                return skipped("metrics.query", what, README.metrics, `${address} is not reachable from here (${message}); ${instead}`);
+                return skipped("metrics.query", what, DOCS.metrics, `${address} is not reachable from here (${message}); ${instead}`);
             }
             throw e;
         }
     }
     const result = queryAnswer(answer.status, answer.body);
     if (!result.ok) {
-        return outcome("metrics.query", what, README.metrics, [{ object, found: result.why }]);
+        return outcome("metrics.query", what, DOCS.metrics, [{ object, found: result.why }]);
     }
     return outcome(
         "metrics.query",
         what,
-        README.metrics,
+        DOCS.metrics,
         [],
         result.series > 0 ? `${PROBE_QUERY} = ${result.series} series` : `answered, but no ${BEYLA_REQUESTS} series in tenant ${tenant} yet: gates stay Inconclusive until Beyla's metrics arrive`,
     );
@@ -264,7 +264,7 @@ export const metricChecks: CheckGroup = async (ctx) => {
         outcome(
             "metrics.templates",
             `the ${declared.length} shared analysis templates are the stack's and query Mimir through the Prometheus provider as tenant ${tenant}`,
-            README.metrics,
+            DOCS.metrics,
             findings,
             `${declared.map((d) => d.name).join(", ")} at ${address ?? `${String(liveAddress ?? "unknown")} (from the hub stack)`}`,
         ),
@@ -272,13 +272,13 @@ export const metricChecks: CheckGroup = async (ctx) => {
 
     const what = `the analysis address answers a query for tenant ${tenant}`;
     const probeAddress = address ?? (typeof liveAddress === "string" ? liveAddress : undefined);
-    results.push(probeAddress ? await probe(ctx, probeAddress, what) : skipped("metrics.query", what, README.metrics, "no analysis address: the templates are missing and the stack file names the hub's stack, not a URL"));
+    results.push(probeAddress ? await probe(ctx, probeAddress, what) : skipped("metrics.query", what, DOCS.metrics, "no analysis address: the templates are missing and the stack file names the hub's stack, not a URL"));
 
     const routesWhat = "each spoke route the hub declares routes only Mimir's endpoints and forces its spoke's tenant";
     if (config.cluster.role !== "hub") {
-        results.push(skipped("metrics.spoke-routes", routesWhat, README.metrics, "cluster.role is spoke: a spoke routes no spokes; the hub's verify checks its route"));
+        results.push(skipped("metrics.spoke-routes", routesWhat, DOCS.metrics, "cluster.role is spoke: a spoke routes no spokes; the hub's verify checks its route"));
     } else if (config.metrics.spokes.length === 0) {
-        results.push(skipped("metrics.spoke-routes", routesWhat, README.metrics, "no spokes in the stack"));
+        results.push(skipped("metrics.spoke-routes", routesWhat, DOCS.metrics, "no spokes in the stack"));
     } else {
         const mimir = config.metrics.mimir;
         const routeFindings: Finding[] = [];
@@ -295,9 +295,9 @@ export const metricChecks: CheckGroup = async (ctx) => {
             }
         }
         if (checked.length === 0) {
-            results.push(skipped("metrics.spoke-routes", routesWhat, README.metrics, "the hub declares no spoke route: the observability module owns every spoke's ingest route and no spoke has query: true"));
+            results.push(skipped("metrics.spoke-routes", routesWhat, DOCS.metrics, "the hub declares no spoke route: the observability module owns every spoke's ingest route and no spoke has query: true"));
         } else {
-            results.push(outcome("metrics.spoke-routes", routesWhat, README.metrics, routeFindings, checked.join(", ")));
+            results.push(outcome("metrics.spoke-routes", routesWhat, DOCS.metrics, routeFindings, checked.join(", ")));
         }
     }
     return results;

@@ -18,7 +18,7 @@ import { RELEASE_NAME } from "../../../components/rollouts/values";
 import type { AddonConfig } from "../../../stacks/config";
 import { BindingSubject, ROLLOUT_PATH_CALLS, describeQuestion, describeSubject, reviewSubject, ruleAllows } from "../access";
 import type { KubeObject, ReadOnlyCluster, ResourceQuestion } from "../cluster";
-import { CheckResult, Finding, README, outcome, skipped } from "../report";
+import { CheckResult, Finding, DOCS, outcome, skipped } from "../report";
 import { CheckGroup, VerifyContext, asArray, field, mapLimit, nameOf, namespaceOf, ref } from "../context";
 import { selects } from "../selectors";
 
@@ -153,7 +153,7 @@ async function kyvernoChecks(ctx: VerifyContext): Promise<CheckResult[]> {
     for (const spec of specs) {
         const role = declared.find((r) => r.name === spec.role);
         if (!role && !spec.askEvenIfUndeclared) {
-            results.push(skipped(spec.id, spec.what, README.rbac, spec.notDeclared ?? `policy.availabilityPolicies is ${mode}: the stack declares no ${kyvernoRoleName({ name: spec.role })}; the platform's policies bring their own RBAC`));
+            results.push(skipped(spec.id, spec.what, DOCS.rbac, spec.notDeclared ?? `policy.availabilityPolicies is ${mode}: the stack declares no ${kyvernoRoleName({ name: spec.role })}; the platform's policies bring their own RBAC`));
             continue;
         }
         const findings: Finding[] = [];
@@ -172,7 +172,7 @@ async function kyvernoChecks(ctx: VerifyContext): Promise<CheckResult[]> {
             }
         }
         const note = role ? `${kyvernoRoleName(role)}, aggregated into ${controllers.map((c) => KYVERNO_COMPONENTS[c]).join(", ")}` : `availabilityPolicies ${mode}: granted by the platform, not by this stack`;
-        results.push(outcome(spec.id, spec.what, README.rbac, findings, note));
+        results.push(outcome(spec.id, spec.what, DOCS.rbac, findings, note));
     }
     return results;
 }
@@ -212,11 +212,11 @@ async function deployerCheck(ctx: VerifyContext, allBindings: readonly Binding[]
     const what = "deployers cannot write rollouts/status (promote, resume, abort) or delete a Rollout in regulated namespaces";
     const regulated = config.policy.regulated;
     if (!regulated) {
-        return skipped(id, what, README.rbac, "no policy.regulated in the stack: no regulated namespaces on this cluster");
+        return skipped(id, what, DOCS.rbac, "no policy.regulated in the stack: no regulated namespaces on this cluster");
     }
     const namespaces = regulatedNamespaces(config, (await cluster.list("/api/v1/namespaces")) ?? []);
     if (namespaces.length === 0) {
-        return skipped(id, what, README.rbac, "no namespace matches policy.regulated.namespaceLabels among the tenant namespaces");
+        return skipped(id, what, DOCS.rbac, "no namespace matches policy.regulated.namespaceLabels among the tenant namespaces");
     }
     // ArgoCD's identities may write status by design: its API server runs the approved Rollout
     // actions as its own (policy.regulated.actionServiceAccounts), the sync as the controller's; the
@@ -238,7 +238,7 @@ async function deployerCheck(ctx: VerifyContext, allBindings: readonly Binding[]
         }
     }
     if (subjects.length === 0) {
-        return skipped(id, what, README.rbac, `policy.regulated.deployerGroups is empty and no RoleBinding to a *${DEPLOYER_ROLE_SUFFIX} Role in ${namespaces.join(", ")}`);
+        return skipped(id, what, DOCS.rbac, `policy.regulated.deployerGroups is empty and no RoleBinding to a *${DEPLOYER_ROLE_SUFFIX} Role in ${namespaces.join(", ")}`);
     }
     const findings: Finding[] = [];
     for (const { subject, namespace, via } of subjects) {
@@ -253,7 +253,7 @@ async function deployerCheck(ctx: VerifyContext, allBindings: readonly Binding[]
     return outcome(
         id,
         what,
-        README.rbac,
+        DOCS.rbac,
         findings,
         `RBAC refuses ${subjects.length} deployer subject(s) in ${namespaces.join(", ")}; spec changes and unpausing are refused by admission (restrict-regulated-rollout-changes, under kyverno.*), which access reviews cannot see`,
     );
@@ -283,7 +283,7 @@ async function tenantReadCheck(ctx: VerifyContext): Promise<CheckResult> {
             found: `does not grant ${missing.join(", ")} on argoproj.io${ours ? "" : `, and ClusterRole ${TENANT_VIEW_ROLE} does not exist`}: namespace viewers, editors and admins cannot see their Rollouts`,
         });
     }
-    return outcome("rbac.tenants-read-rollouts", "namespace viewers (and so editors and admins) may read Rollouts, AnalysisRuns, AnalysisTemplates and Experiments", README.rbac, findings);
+    return outcome("rbac.tenants-read-rollouts", "namespace viewers (and so editors and admins) may read Rollouts, AnalysisRuns, AnalysisTemplates and Experiments", DOCS.rbac, findings);
 }
 
 /**
@@ -295,12 +295,12 @@ function operatorBindingCheck(config: AddonConfig, allBindings: readonly Binding
     const what = `no RoleBinding to ${TENANT_OPERATOR_ROLE} in a regulated namespace`;
     const bound = allBindings.filter((b) => b.roleRef.kind === "ClusterRole" && b.roleRef.name === TENANT_OPERATOR_ROLE);
     if (!config.policy.regulated) {
-        return skipped(id, what, README.rbac, `no policy.regulated in the stack: no regulated namespaces on this cluster (${bound.length} operator binding(s))`);
+        return skipped(id, what, DOCS.rbac, `no policy.regulated in the stack: no regulated namespaces on this cluster (${bound.length} operator binding(s))`);
     }
     const findings = bound
         .filter((b) => regulated.includes(b.namespace))
         .map((b) => ({ object: `RoleBinding ${b.namespace}/${b.name}`, found: `binds ${TENANT_OPERATOR_ROLE} in regulated namespace ${b.namespace}: its subjects may write rollouts/status there, the approval; remove ${b.namespace} from controller.tenantOperators` }));
-    return outcome(id, what, README.rbac, findings, `${bound.length} operator binding(s), none in ${regulated.length} regulated namespace(s)`);
+    return outcome(id, what, DOCS.rbac, findings, `${bound.length} operator binding(s), none in ${regulated.length} regulated namespace(s)`);
 }
 
 export const rbacChecks: CheckGroup = async (ctx) => {
@@ -316,7 +316,7 @@ export const rbacChecks: CheckGroup = async (ctx) => {
         outcome(
             "rbac.controller",
             `the controller's ServiceAccount may make each of the ${controllerCalls.length} calls of the Rollout path`,
-            README.rbac,
+            DOCS.rbac,
             controllerAnswers.filter((a) => !a.d.allowed).map((a) => ({ object: describeSubject(sa), found: `may not ${describeQuestion(a.q)} (${a.q.source})${a.d.reason ? `: ${a.d.reason}` : ""}` })),
         ),
     );
@@ -351,7 +351,7 @@ export const rbacChecks: CheckGroup = async (ctx) => {
         outcome(
             "rbac.editor-cannot-promote",
             "a namespace editor cannot patch rollouts/status",
-            README.rbac,
+            DOCS.rbac,
             editors,
             editorBindings.length ? `asked for ${editorBindings.length} editor binding(s)` : "no RoleBinding to edit found; ClusterRole edit checked",
         ),

@@ -9,7 +9,7 @@ import { SMOKE_APP, SMOKE_REVISION_ANNOTATION, smokeApp, smokePodTemplate, smoke
 import type { AddonConfig } from "../../../stacks/config";
 import type { KubeObject, ReadOnlyCluster } from "../cluster";
 import { CheckGroup, asArray, canonical, drift, field, ref } from "../context";
-import { Finding, README, outcome, skipped } from "../report";
+import { Finding, DOCS, outcome, skipped } from "../report";
 
 /** Label on a Rollout's ReplicaSets, pods, Services' selectors and AnalysisRuns (argo-rollouts v1alpha1 DefaultRolloutUniqueLabelKey). */
 export const POD_HASH_LABEL = ROLLOUTS_POD_TEMPLATE_HASH;
@@ -165,7 +165,7 @@ export const smokeChecks: CheckGroup = async ({ config, cluster, options }) => {
     const smoke = config.delivery.smokeTest;
     const expect = smoke.failGate ? "aborted" : "promoted";
     if (!smoke.enabled) {
-        return [skipped("smoke.outcome", "the smoke Rollout reached the outcome its trigger asks for", README.smoke, "smokeTest.enabled is false")];
+        return [skipped("smoke.outcome", "the smoke Rollout reached the outcome its trigger asks for", DOCS.smoke, "smokeTest.enabled is false")];
     }
     const what = `the smoke Rollout (${smoke.strategy}) is ${expect}${smoke.failGate ? " by its failed gate (smokeTest.failGate)" : ""}`;
     const plan = smokePlan(config);
@@ -175,7 +175,7 @@ export const smokeChecks: CheckGroup = async ({ config, cluster, options }) => {
     const path = `/apis/argoproj.io/v1alpha1/namespaces/${ns}/rollouts/${SMOKE_APP}`;
     let rollout = await cluster.get(path);
     if (!rollout) {
-        return [outcome("smoke.outcome", what, README.smoke, [{ object, found: "not found: the smoke canary is declared when smokeTest.enabled is true; run pulumi up" }])];
+        return [outcome("smoke.outcome", what, DOCS.smoke, [{ object, found: "not found: the smoke canary is declared when smokeTest.enabled is true; run pulumi up" }])];
     }
     const deadline = options.now().getTime() + options.smokeTimeoutSeconds * 1000;
     let state = smokeState(rollout);
@@ -204,5 +204,5 @@ export const smokeChecks: CheckGroup = async ({ config, cluster, options }) => {
         }
         findings.push(...(await trafficProblems(cluster, config, plan, rollout, state.kind === "aborted")));
     }
-    return [outcome("smoke.outcome", what, README.smoke, findings, `revision ${revision}, pod hash ${hash || "-"}${gate ? `, ${gate}` : ""}`)];
+    return [outcome("smoke.outcome", what, DOCS.smoke, findings, `revision ${revision}, pod hash ${hash || "-"}${gate ? `, ${gate}` : ""}`)];
 };
