@@ -1,16 +1,28 @@
-import { ArgoCdConfig, readArgoCd } from "../components/argocd/config";
-import { ClusterConfig, readCluster } from "../components/cluster/config";
+import type { ArgoCdStageConfig } from "../components/argocd";
+import { ARGOCD_FIELDS, ArgoCdConfig, readArgoCd } from "../components/argocd/config";
+import { CLUSTER_FIELDS, ClusterConfig, readCluster } from "../components/cluster/config";
+import { field } from "../components/config/declare";
 import { readStackConfig } from "../components/config/load";
 import { ConfigError, ConfigReader, PROJECT, Plain, isPlainObject } from "../components/config/reader";
-import { MimirRoutesConfig, SharedGatewayConfig, readGateway, readMimirAndSpokes } from "../components/gateway/config";
-import type { MimirRole } from "../components/mimir";
-import { PolicyConfig, readPolicy } from "../components/policy/config";
+import { KNOWN_NAMESPACES } from "../components/config/schema";
+import type { GatewayStageConfig } from "../components/gateway";
+import { GATEWAY_FIELDS, MIMIR_FIELDS, MimirConfig, SPOKES_FIELD, SharedGatewayConfig, SpokeConfig, readGateway, readMimirAndSpokes } from "../components/gateway/config";
+import type { PolicyStageConfig } from "../components/policy";
+import { POLICY_FIELDS, PolicyConfig, readPolicy } from "../components/policy/config";
+import type { RolloutsStageConfig } from "../components/rollouts";
 import {
+    ANALYSIS_FIELDS,
     AnalysisConfig,
+    CONTROLLER_FIELDS,
     ControllerConfig,
+    ERROR_BUDGET_FIELDS,
     ErrorBudgetConfig,
-    ImagesConfig,
+    IMAGE_REGISTRY_FIELDS,
+    NETWORK_FIELDS,
+    NOTIFICATIONS_FIELDS,
+    NOTIFICATIONS_TOKEN_FIELDS,
     NOTIFICATIONS_TOKEN_KEY,
+    PLUGIN_FIELDS,
     NetworkConfig,
     NotificationsConfig,
     PluginConfig,
@@ -22,66 +34,76 @@ import {
     readNotifications,
     readPlugin,
 } from "../components/rollouts/config";
-import { SmokeTestConfig, readSmokeTest } from "../components/smoke/config";
+import type { SmokeCanaryConfig } from "../components/smoke";
+import { SMOKE_TEST_FIELDS, SmokeTestConfig, readSmokeTest } from "../components/smoke/config";
 
 /**
  * The one typed configuration of a stack, assembled from the sections the stage folders own
- * (each folder's `config.ts`: types, defaults, reader, preflight). It is built once, before any
- * resource is declared; components receive the parts they need and never read Pulumi config
- * themselves. It lives beside the program because, like the program, it composes the stages:
- * components/config holds only the reader framework the sections are written with, so no stage
- * imports a folder that imports it back.
+ * (each folder's config: the declaration of every key, types, defaults, reader, preflight). It has
+ * the stack file's shape: `config.analysis` is the stack file's `analysis`. It is built once,
+ * before any resource is declared; every stage takes `{ config }` and reads only the sections its
+ * own config type names (each a subset of this one, checked below). It lives beside the program
+ * because, like the program, it composes the stages: components/config holds only the framework
+ * the sections are written with, so no stage imports a folder that imports it back.
  */
-
-/** Metric gates (ADR-056 D5): the hub's Mimir and spoke routes (gateway stage), analysis and network policy (rollouts stage). */
-export interface MetricsConfig extends MimirRoutesConfig {
-    analysis: AnalysisConfig;
-    network: NetworkConfig;
-}
-
-/** Delivery (ADR-056 D6, Phase 3): the error-budget gate and notifications (rollouts stage), the smoke canary. */
-export interface DeliveryConfig {
-    errorBudget: ErrorBudgetConfig;
-    notifications: NotificationsConfig;
-    smokeTest: SmokeTestConfig;
-}
-
 export interface AddonConfig {
     stack: string;
     cluster: ClusterConfig;
     gateway: SharedGatewayConfig;
-    images: ImagesConfig;
+    /** The registry mirror every image is pulled from; unset: the upstream registries. */
+    imageRegistry?: string;
     controller: ControllerConfig;
     plugin: PluginConfig;
-    /** Metric gates: Mimir, the hub's spokes or this spoke's read endpoint, analysis, network policy. */
-    metrics: MetricsConfig;
-    /** Error-budget freeze, notifications, smoke canary. */
-    delivery: DeliveryConfig;
+    /** Hub: where Mimir runs and how spoke routes are owned; spoke: its read endpoint. */
+    mimir: MimirConfig;
+    /** Hub: the spokes it routes. */
+    spokes: SpokeConfig[];
+    analysis: AnalysisConfig;
+    network: NetworkConfig;
+    errorBudget: ErrorBudgetConfig;
+    /** With `notificationsToken`, read as `notifications.token`. */
+    notifications: NotificationsConfig;
+    smokeTest: SmokeTestConfig;
     policy: PolicyConfig;
     argocd: ArgoCdConfig;
 }
 
-/** Namespaces other than the project's whose keys a stack file may carry: Pulumi's and the providers'. */
-export const KNOWN_NAMESPACES: readonly string[] = ["pulumi", "aws", "kubernetes"];
+/**
+ * Every stage's configuration is a part of the stack's: this compiles only while AddonConfig has
+ * every section each stage reads, under the same name and with the same type.
+ */
+export function stageConfigs(c: AddonConfig): [GatewayStageConfig, RolloutsStageConfig, PolicyStageConfig, ArgoCdStageConfig, SmokeCanaryConfig] {
+    return [c, c, c, c, c];
+}
+
+/**
+ * Every key a stack file may set under the `argo-rollouts-addon:` namespace, with its section's
+ * declaration: the keys, the schema (schema/stack.schema.json) and the reference
+ * (docs/configuration.md) follow from it.
+ */
+export const STACK_FIELDS = {
+    cluster: field.section({ doc: "which cluster this stack manages, its role in the Mimir topology (D5), how the program reaches it, and whether this run adopts an existing install", defaultDoc: "required", fields: CLUSTER_FIELDS }),
+    gateway: field.section({ doc: "the shared Gateway the traffic-router plugin's HTTPRoutes attach to (D4, D7); read and checked, never declared", defaultDoc: "required", fields: GATEWAY_FIELDS }),
+    imageRegistry: IMAGE_REGISTRY_FIELDS,
+    controller: field.section({ doc: "the controller chart, its image and CRDs (one pinned version), size and placement (D7)", fields: CONTROLLER_FIELDS }),
+    plugin: field.section({ doc: "the Gateway API traffic-router plugin and how its binary reaches the controller (D4)", fields: PLUGIN_FIELDS }),
+    mimir: field.section({ doc: "hub: where Mimir runs and who owns the spoke routes; spoke: how it finds the read endpoint the hub routes for it (D5, W8c)", fields: MIMIR_FIELDS }),
+    spokes: SPOKES_FIELD,
+    analysis: field.section({ doc: "the shared metric gates' thresholds and timing (D5); the reader refuses the timing traps", fields: ANALYSIS_FIELDS }),
+    network: field.section({ doc: "the controller's network policy (D5, D7)", fields: NETWORK_FIELDS }),
+    errorBudget: field.section({ doc: "the error-budget gate's template (D6)", fields: ERROR_BUDGET_FIELDS }),
+    notifications: field.section({ doc: "where Argo Rollouts sends its events (D6); unset: templates and triggers only", fields: NOTIFICATIONS_FIELDS }),
+    notificationsToken: NOTIFICATIONS_TOKEN_FIELDS,
+    smokeTest: field.section({ doc: "the opt-in smoke canary that proves the whole path, gate and abort included (Phase 3)", fields: SMOKE_TEST_FIELDS }),
+    policy: field.section({ doc: "the admission layer made Rollout-aware (D2, D3, D8)", fields: POLICY_FIELDS }),
+    argocd: field.section({ doc: "ArgoCD's tenant AppProjects, ApplicationSets, argocd-cm and RBAC (D2, D3, as-built)", fields: ARGOCD_FIELDS }),
+} as const;
+
+/** The top-level keys every stack file must set. */
+export const REQUIRED_KEYS: readonly (keyof typeof STACK_FIELDS)[] = ["cluster", "gateway"];
 
 /** The keys a stack may set under the `argo-rollouts-addon:` namespace. */
-export const TOP_LEVEL_KEYS = [
-    "cluster",
-    "gateway",
-    "imageRegistry",
-    "controller",
-    "plugin",
-    "mimir",
-    "spokes",
-    "analysis",
-    "network",
-    "errorBudget",
-    "notifications",
-    "notificationsToken",
-    "smokeTest",
-    "policy",
-    "argocd",
-] as const;
+export const TOP_LEVEL_KEYS = Object.keys(STACK_FIELDS) as (keyof typeof STACK_FIELDS)[];
 
 /**
  * Builds the stack's typed configuration from the raw values under the project namespace, or
@@ -112,53 +134,52 @@ export function parseAddonConfig(stack: string, raw: Plain, ambient: { awsRegion
 
     const cluster = readCluster(r, raw.cluster, ambient);
     const gateway = readGateway(r, raw.gateway);
-    const images = readImages(r, raw.imageRegistry);
+    const { registry: imageRegistry } = readImages(r, raw.imageRegistry);
     const controller = readController(r, raw.controller);
     const plugin = readPlugin(r, raw.plugin);
     // A cluster section with a problem elsewhere still tells the metric sections its role and tenant.
     const rawCluster = isPlainObject(raw.cluster) ? raw.cluster : {};
     const role = cluster?.role ?? (rawCluster.role === "hub" || rawCluster.role === "spoke" ? rawCluster.role : undefined);
     const mimirTenant = cluster?.mimirTenant ?? (typeof rawCluster.mimirTenant === "string" ? rawCluster.mimirTenant : undefined);
-    const metrics = readMetrics(r, raw, { role, mimirTenant }, gateway);
-    const delivery = readDelivery(r, raw, secretKeys);
+    const routes = readMimirAndSpokes(r, raw, { role, mimirTenant }, gateway);
+    const analysis = readAnalysis(r, raw.analysis);
+    const network = readNetwork(r, raw.network, role);
+    const errorBudget = readErrorBudget(r, raw.errorBudget);
+    const notifications = readNotifications(r, raw.notifications, raw[NOTIFICATIONS_TOKEN_KEY], secretKeys.includes(NOTIFICATIONS_TOKEN_KEY));
+    const smokeTest = readSmokeTest(r, raw.smokeTest);
     const policy = readPolicy(r, raw.policy);
     const argocd = readArgoCd(r, raw.argocd, cluster?.name, policy?.regulated);
 
     // The smoke stage declares its namespace as the rollouts stage declares the controller's: one object, two owners.
-    if (delivery?.smokeTest.enabled && controller && delivery.smokeTest.namespace === controller.namespace) {
-        r.problem("smokeTest.namespace", delivery.smokeTest.namespace, `must differ from controller.namespace (${controller.namespace}): both stages declare their namespace, and a tenant-shaped canary does not run beside the controller`);
+    if (smokeTest?.enabled && controller && smokeTest.namespace === controller.namespace) {
+        r.problem("smokeTest.namespace", smokeTest.namespace, `must differ from controller.namespace (${controller.namespace}): both stages declare their namespace, and a tenant-shaped canary does not run beside the controller`);
     }
-    if (r.problems.length > 0 || !cluster || !gateway || !controller || !plugin || !metrics || !delivery || !policy || !argocd) {
+    const sections = { cluster, gateway, controller, plugin, mimir: routes, analysis, network, errorBudget, notifications, smokeTest, policy, argocd };
+    if (r.problems.length > 0 || Object.values(sections).some((v) => !v)) {
         if (r.problems.length === 0) {
             // A reader gave up without saying why: name the sections rather than report "0 problems".
-            const missing = Object.entries({ cluster, gateway, controller, plugin, metrics, delivery, policy, argocd }).filter(([, v]) => !v).map(([k]) => k);
+            const missing = Object.entries(sections).filter(([, v]) => !v).map(([k]) => k);
             r.problem(missing.join(", "), undefined, "could not be read; check these sections against the configuration reference");
         }
         throw new ConfigError(stack, PROJECT, r.problems);
     }
-    return { stack, cluster, gateway, images, controller, plugin, metrics, delivery, policy, argocd };
-}
-
-function readMetrics(
-    r: ConfigReader,
-    raw: Plain,
-    cluster: { role?: MimirRole; mimirTenant?: string },
-    sharedGateway: SharedGatewayConfig | undefined,
-): MetricsConfig | undefined {
-    const routes = readMimirAndSpokes(r, raw, cluster, sharedGateway);
-    const analysis = readAnalysis(r, raw.analysis);
-    const network = readNetwork(r, raw.network, cluster.role);
-    if (!routes || !analysis || !network) {
-        return undefined;
-    }
-    return { ...routes, analysis, network };
-}
-
-function readDelivery(r: ConfigReader, raw: Plain, secretKeys: readonly string[]): DeliveryConfig | undefined {
-    const errorBudget = readErrorBudget(r, raw.errorBudget);
-    const notifications = readNotifications(r, raw.notifications, raw[NOTIFICATIONS_TOKEN_KEY], secretKeys.includes(NOTIFICATIONS_TOKEN_KEY));
-    const smokeTest = readSmokeTest(r, raw.smokeTest);
-    return errorBudget && notifications && smokeTest ? { errorBudget, notifications, smokeTest } : undefined;
+    return {
+        stack,
+        cluster: cluster!,
+        gateway: gateway!,
+        ...(imageRegistry ? { imageRegistry } : {}),
+        controller: controller!,
+        plugin: plugin!,
+        mimir: routes!.mimir,
+        spokes: routes!.spokes,
+        analysis: analysis!,
+        network: network!,
+        errorBudget: errorBudget!,
+        notifications: notifications!,
+        smokeTest: smokeTest!,
+        policy: policy!,
+        argocd: argocd!,
+    };
 }
 
 /** Reads and validates this stack's configuration, as the Pulumi CLI hands it to the program. */

@@ -35,17 +35,13 @@ export function defineStack(config: AddonConfig = loadAddonConfig()): Record<str
 
     const readEndpoint = hubReadEndpoint(config);
 
-    const gateway = new GatewayStage(
-        "gateway",
-        { stack: config.stack, role: config.cluster.role, gateway: config.gateway, metrics: config.metrics },
-        { providers, transforms },
-    );
+    const gateway = new GatewayStage("gateway", { config }, { providers, transforms });
     const rollouts = new RolloutsStage("rollouts", { config, readEndpoint }, { providers, transforms, after: gateway });
     const policy = new PolicyStage("policy", { config }, { providers, transforms, after: rollouts });
     const argocd = new ArgoCdAppsStage("argocd-apps", { config }, { providers, transforms, after: policy });
     // The smoke canary is a tenant-shaped app: it comes after everything a tenant app relies on.
-    const smoke = config.delivery.smokeTest.enabled
-        ? new SmokeCanary("smoke-canary", { config: config.delivery.smokeTest, gateway: config.gateway, gate: config.metrics.analysis }, { providers, transforms, after: argocd })
+    const smoke = config.smokeTest.enabled
+        ? new SmokeCanary("smoke-canary", { config }, { providers, transforms, after: argocd })
         : undefined;
 
     return {
@@ -70,12 +66,12 @@ export function defineStack(config: AddonConfig = loadAddonConfig()): Record<str
         ...(smoke
             ? {
                   smokeCanary: {
-                      namespace: config.delivery.smokeTest.namespace,
+                      namespace: config.smokeTest.namespace,
                       rollout: smoke.rollout.metadata.name,
-                      strategy: config.delivery.smokeTest.strategy,
-                      url: `https://${config.delivery.smokeTest.hostname}/`,
+                      strategy: config.smokeTest.strategy,
+                      url: `https://${config.smokeTest.hostname}/`,
                       revision: smoke.revision,
-                      expect: config.delivery.smokeTest.failGate ? "aborted" : "promoted",
+                      expect: config.smokeTest.failGate ? "aborted" : "promoted",
                   },
               }
             : {}),

@@ -53,7 +53,7 @@ describe("configuration", () => {
             tcpRoutes: false,
             tlsRoutes: false,
         });
-        assert.strictEqual(cfg.images.registry, "registry.test.example/mirror");
+        assert.strictEqual(cfg.imageRegistry, "registry.test.example/mirror");
     });
 
     it("accepts a kubeconfig context instead of an EKS cluster", () => {

@@ -103,11 +103,11 @@ describe("e2e harness", () => {
             // parseAddonConfig throws with every problem when a rule refuses a value.
             for (const strategy of ["canary", "blueGreen"] as const) {
                 const cfg = addonConfig("preprod", localConfig("preprod", targets, patch({ strategy })));
-                assert.strictEqual(cfg.metrics.analysis.rateWindow, FAST_GATES.rateWindow);
-                assert.strictEqual(cfg.metrics.analysis.initialDelay, FAST_GATES.initialDelay);
-                assert.deepStrictEqual(cfg.metrics.readEndpoint, { kind: "url", url: "http://127.0.0.1:9/prometheus" });
+                assert.strictEqual(cfg.analysis.rateWindow, FAST_GATES.rateWindow);
+                assert.strictEqual(cfg.analysis.initialDelay, FAST_GATES.initialDelay);
+                assert.deepStrictEqual(cfg.mimir.readEndpoint, { kind: "url", url: "http://127.0.0.1:9/prometheus" });
                 assert.strictEqual(cfg.plugin.delivery.mode, "download");
-                assert.strictEqual(cfg.delivery.smokeTest.strategy, strategy);
+                assert.strictEqual(cfg.smokeTest.strategy, strategy);
             }
         });
 

@@ -46,7 +46,7 @@ const BEYLA_BUCKETS = [0, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75,
 
 function analysisConfig(patch: Record<string, unknown> = {}): AnalysisConfig {
     const { "aws:region": _r, ...rest } = merged(hubConfig(), { analysis: patch });
-    return parseAddonConfig("hub", rest, { awsRegion: "eu-west-1" }).metrics.analysis;
+    return parseAddonConfig("hub", rest, { awsRegion: "eu-west-1" }).analysis;
 }
 
 /** Valid analysis settings far from the defaults, to show the rules hold for any valid config. */

@@ -251,8 +251,8 @@ describe(`HTTPRoute CEL validation (${TAG})`, () => {
             spokes: spokes.map((s) => ({ ...s, listener: "spokes", pushRouteOwner: "addon" })).concat([{ ...spokes[0], name: "other", tenant: "other", hostname: "o.test.example", pushRouteOwner: "observability" } as never]),
         });
         const cfg = parseAddonConfig("hub", raw, { awsRegion: "eu-west-1" });
-        for (const s of cfg.metrics.spokes) {
-            for (const r of spokeRoutes(s, cfg.metrics.mimir)) {
+        for (const s of cfg.spokes) {
+            for (const r of spokeRoutes(s, cfg.mimir)) {
                 emitted.push({ source: `spokeRoutes: ${r.name}`, object: { apiVersion: "gateway.networking.k8s.io/v1", kind: "HTTPRoute", metadata: { name: r.name, namespace: "gateway-system" }, spec: r.spec } });
             }
         }

@@ -54,12 +54,12 @@ describe("metric gates", () => {
     describe("configuration", () => {
         it("reads a hub's spokes and a spoke's read endpoint", () => {
             const hub = parse(merged(hubConfig(), { spokes: spokes(2) }));
-            assert.deepStrictEqual(hub.metrics.spokes.map((s) => s.tenant), ["tenant-0", "tenant-1"]);
-            assert.deepStrictEqual(hub.metrics.mimir.ingestGateway, { name: "internal", namespace: "gateway-system", listener: "https" });
+            assert.deepStrictEqual(hub.spokes.map((s) => s.tenant), ["tenant-0", "tenant-1"]);
+            assert.deepStrictEqual(hub.mimir.ingestGateway, { name: "internal", namespace: "gateway-system", listener: "https" });
             const spoke = parse(spokeConfig(), "preprod");
-            assert.deepStrictEqual(spoke.metrics.readEndpoint, { kind: "url", url: "https://mimir-preprod.hub.test.example/prometheus" });
+            assert.deepStrictEqual(spoke.mimir.readEndpoint, { kind: "url", url: "https://mimir-preprod.hub.test.example/prometheus" });
             const viaStack = parse(spokeConfig({ mimir: { readEndpoint: undefined, hubStack: "organization/argo-rollouts-addon/hub" } }), "preprod");
-            assert.deepStrictEqual(viaStack.metrics.readEndpoint, { kind: "stack", stack: "organization/argo-rollouts-addon/hub" });
+            assert.deepStrictEqual(viaStack.mimir.readEndpoint, { kind: "stack", stack: "organization/argo-rollouts-addon/hub" });
         });
 
         it("refuses a spoke tenant that would read several tenants", () => {
@@ -97,7 +97,7 @@ describe("metric gates", () => {
         });
 
         it("has defaults that satisfy every analysis rule", () => {
-            const a = parse(hubConfig()).metrics.analysis;
+            const a = parse(hubConfig()).analysis;
             assert.deepStrictEqual(
                 [a.scrapeInterval, a.rateWindow, a.remoteWriteLag, a.initialDelay, a.interval, a.minRequests, a.count],
                 ["60s", "4m", "1m", "5m", "1m", 50, 3],
@@ -109,7 +109,7 @@ describe("metric gates", () => {
             assert.deepStrictEqual(p.map((x) => x.key), ["analysis.rateWindow"]);
             assert.match(p[0].allowed, /at least 4 x analysis\.scrapeInterval \(60s\) = 240s: .*one missed scrape/);
             assert.deepStrictEqual(problems(merged(hubConfig(), { analysis: { scrapeInterval: "2m" } })).map((x) => x.key), ["analysis.rateWindow"]);
-            assert.strictEqual(parse(merged(hubConfig(), { analysis: { scrapeInterval: "30s", rateWindow: "2m", initialDelay: "3m" } })).metrics.analysis.rateWindow, "2m");
+            assert.strictEqual(parse(merged(hubConfig(), { analysis: { scrapeInterval: "30s", rateWindow: "2m", initialDelay: "3m" } })).analysis.rateWindow, "2m");
         });
 
         it("refuses an initialDelay shorter than the rate window plus the remote-write lag", () => {
@@ -132,7 +132,7 @@ describe("metric gates", () => {
             const p = problems(merged(hubConfig(), { analysis: { count: 2 } }));
             assert.deepStrictEqual(p.map((x) => x.key), ["analysis.count"]);
             assert.match(p[0].allowed, /more than analysis\.failureLimit \+ analysis\.inconclusiveLimit \(0 \+ 2\)/);
-            assert.strictEqual(parse(merged(hubConfig(), { analysis: { count: 1, inconclusiveLimit: 0 } })).metrics.analysis.count, 1);
+            assert.strictEqual(parse(merged(hubConfig(), { analysis: { count: 1, inconclusiveLimit: 0 } })).analysis.count, 1);
         });
 
         it("refuses a latency threshold the histogram cannot exceed", () => {
@@ -203,7 +203,7 @@ describe("metric gates", () => {
 
         it("builds each shared template twice, background and finite, from the configured thresholds", () => {
             const cfg = parse(merged(hubConfig(), { analysis: { successRate: 0.99, latencyP99Seconds: 0.25, rateWindow: "5m", initialDelay: "6m", minRequests: 200, count: 4 } }));
-            const templates = sharedTemplates(cfg.metrics.analysis);
+            const templates = sharedTemplates(cfg.analysis);
             assert.deepStrictEqual(
                 templates.map((t) => [t.name, t.metric, t.runs]),
                 [
@@ -221,11 +221,11 @@ describe("metric gates", () => {
             assert.match(success.successCondition, />= 0\.99$/);
             assert.match(latency.failureCondition, /> 0\.25$/);
             type Spec = { metrics: Record<string, unknown>[] };
-            const background = clusterAnalysisTemplateSpec(success, cfg.metrics.analysis, "http://m/prometheus", "hub") as Spec;
+            const background = clusterAnalysisTemplateSpec(success, cfg.analysis, "http://m/prometheus", "hub") as Spec;
             assert.strictEqual(background.metrics[0].initialDelay, "6m");
             assert.strictEqual(background.metrics[0].interval, "1m");
             assert.ok(!("count" in background.metrics[0]), "the background gate runs until the rollout ends");
-            const finite = clusterAnalysisTemplateSpec(successFinite, cfg.metrics.analysis, "http://m/prometheus", "hub") as Spec;
+            const finite = clusterAnalysisTemplateSpec(successFinite, cfg.analysis, "http://m/prometheus", "hub") as Spec;
             assert.strictEqual(finite.metrics[0].count, 4);
         });
     });
@@ -422,7 +422,7 @@ describe("metric gates", () => {
 
     describe("spoke endpoints (pure)", () => {
         it("builds a read endpoint only for spokes with query", () => {
-            const mimir = parse(hubConfig()).metrics.mimir;
+            const mimir = parse(hubConfig()).mimir;
             assert.strictEqual(spokeReadEndpoint({ name: "a", tenant: "a", hostname: "a.example", query: true }, mimir), "https://a.example/prometheus");
             assert.strictEqual(spokeReadEndpoint({ name: "a", tenant: "a", hostname: "a.example", query: false }, mimir), undefined);
             assert.strictEqual(spokeRouteSpec({ name: "a", tenant: "a", hostname: "a.example", listener: "spokes", query: false }, mimir).parentRefs[0].sectionName, "spokes");

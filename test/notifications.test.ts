@@ -75,8 +75,8 @@ describe("notifications", () => {
         it("stays hidden if the configuration is printed", () => {
             const cfg = parse(merged(hubConfig(), { notifications: { service: "slack", slackChannel: "#deploys" }, notificationsToken: TOKEN }), ["notificationsToken"]);
             assert.ok(!JSON.stringify(cfg).includes(TOKEN));
-            assert.strictEqual(`${cfg.delivery.notifications.token}`, "[secret]");
-            assert.strictEqual(cfg.delivery.notifications.token?.reveal(), TOKEN);
+            assert.strictEqual(`${cfg.notifications.token}`, "[secret]");
+            assert.strictEqual(cfg.notifications.token?.reveal(), TOKEN);
         });
 
         it("is required with a service", () => {
@@ -126,7 +126,7 @@ describe("error-budget freeze", () => {
 
     it("takes a query that names the app's SLO, and refuses one that does not", () => {
         const cfg = parse(merged(hubConfig(), { errorBudget: { query: 'my:budget{service="{{args.service}}"}', minRemaining: 0.1 } }));
-        assert.strictEqual(cfg.delivery.errorBudget.minRemaining, 0.1);
+        assert.strictEqual(cfg.errorBudget.minRemaining, 0.1);
         assert.throws(() => parse(merged(hubConfig(), { errorBudget: { query: "my:budget" } })), /errorBudget.query = "my:budget": must be PromQL naming the app's SLO/);
     });
 });

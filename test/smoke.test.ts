@@ -98,8 +98,8 @@ describe("smoke canary", () => {
             const { "aws:region": _r, ...rest } = smoke(patch);
             return parseAddonConfig("hub", rest, { awsRegion: "eu-west-1" });
         };
-        assert.strictEqual(parse({}).delivery.smokeTest.strategy, "canary");
-        assert.strictEqual(parse({ strategy: "blueGreen" }).delivery.smokeTest.strategy, "blueGreen");
+        assert.strictEqual(parse({}).smokeTest.strategy, "canary");
+        assert.strictEqual(parse({ strategy: "blueGreen" }).smokeTest.strategy, "blueGreen");
         assert.throws(() => parse({ strategy: "bluegreen" }), /smokeTest\.strategy = "bluegreen": must be one of canary, blueGreen/);
     });
 

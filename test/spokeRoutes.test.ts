@@ -51,7 +51,7 @@ describe("spoke routes", () => {
     });
 
     describe("the read rule", () => {
-        const mimir = parse(hubConfig()).metrics.mimir;
+        const mimir = parse(hubConfig()).mimir;
         const rule = readRule("preprod", mimir);
         const route: HttpRouteSpec = { parentRefs: [], hostnames: [], rules: [rule] };
 
@@ -99,8 +99,8 @@ describe("spoke routes", () => {
     describe("who owns the ingest route", () => {
         it("defaults to this program: one route per spoke with the push rule, plus the read rule when it queries", () => {
             const cfg = parse(merged(hubConfig(), { spokes: SPOKES }));
-            assert.strictEqual(cfg.metrics.mimir.pushRouteOwner, "addon");
-            const [preprod, edge] = cfg.metrics.spokes.map((s) => spokeRoutes(s, cfg.metrics.mimir));
+            assert.strictEqual(cfg.mimir.pushRouteOwner, "addon");
+            const [preprod, edge] = cfg.spokes.map((s) => spokeRoutes(s, cfg.mimir));
             assert.deepStrictEqual(preprod.map((r) => [r.name, r.purpose, r.spec.rules.length]), [["mimir-spoke-preprod", "ingest", 2]]);
             assert.deepStrictEqual(edge.map((r) => [r.name, r.purpose, r.spec.rules.length]), [["mimir-spoke-edge", "ingest", 1]]);
             assert.ok(admits(preprod[0].spec, "/api/v1/push") && admits(preprod[0].spec, "/prometheus/api/v1/query"));
@@ -110,13 +110,13 @@ describe("spoke routes", () => {
         it("with the observability module owning it, declares the read route alone, on the same hostname and listener", () => {
             const addon = parse(merged(hubConfig(), { spokes: SPOKES }));
             const obs = parse(merged(hubConfig(), { spokes: SPOKES, mimir: { pushRouteOwner: "observability" } }));
-            const [preprod, edge] = obs.metrics.spokes.map((s) => spokeRoutes(s, obs.metrics.mimir));
+            const [preprod, edge] = obs.spokes.map((s) => spokeRoutes(s, obs.mimir));
             assert.deepStrictEqual(preprod.map((r) => [r.name, r.purpose]), [["mimir-spoke-preprod-read", "read"]]);
             assert.ok(!admits(preprod[0].spec, "/api/v1/push"), "the push route is the observability module's");
             assert.ok(admits(preprod[0].spec, "/prometheus/api/v1/query_range"));
             assert.deepStrictEqual(edge, [], "a spoke that neither pushes through the program nor reads gets nothing");
             // Same hostname and listener as the route the program would own: Gateway API merges the rules.
-            const own = spokeRoutes(addon.metrics.spokes[0], addon.metrics.mimir)[0].spec;
+            const own = spokeRoutes(addon.spokes[0], addon.mimir)[0].spec;
             assert.deepStrictEqual(preprod[0].spec.hostnames, own.hostnames);
             assert.deepStrictEqual(preprod[0].spec.parentRefs, own.parentRefs);
         });
@@ -129,10 +129,10 @@ describe("spoke routes", () => {
                 }),
             );
             assert.deepStrictEqual(
-                cfg.metrics.spokes.flatMap((s) => spokeRoutes(s, cfg.metrics.mimir).map((r) => r.name)),
+                cfg.spokes.flatMap((s) => spokeRoutes(s, cfg.mimir).map((r) => r.name)),
                 ["mimir-spoke-preprod", "mimir-spoke-edge-read"],
             );
-            const edge = spokeRoutes(cfg.metrics.spokes[1], cfg.metrics.mimir)[0].spec;
+            const edge = spokeRoutes(cfg.spokes[1], cfg.mimir)[0].spec;
             assert.strictEqual(edge.parentRefs[0].sectionName, "edge", "the spoke's own listener");
         });
 

@@ -10,9 +10,9 @@ describe("shipped stack files", () => {
         for (const stack of listStacks()) {
             const cfg = configFromStackFile(readStackFile(stack));
             assert.strictEqual(cfg.plugin.delivery.mode, "image", `${stack}: clusters admit artifacts from the mirror only; no download from github.com`);
-            assert.ok(cfg.images.registry, `${stack}: a mirror is configured`);
-            const image = pluginImage(cfg.plugin, cfg.images.registry)!;
-            assert.ok(image.startsWith(`${cfg.images.registry}/`), image);
+            assert.ok(cfg.imageRegistry, `${stack}: a mirror is configured`);
+            const image = pluginImage(cfg.plugin, cfg.imageRegistry)!;
+            assert.ok(image.startsWith(`${cfg.imageRegistry}/`), image);
             const values = controllerValues(cfg) as { controller: { initContainers: { image: string }[]; trafficRouterPlugins: { location: string }[] } };
             assert.strictEqual(values.controller.initContainers[0].image, image);
             assert.match(values.controller.trafficRouterPlugins[0].location, /^file:\/\//);
@@ -22,11 +22,11 @@ describe("shipped stack files", () => {
 
     it("route the hub's spokes beside the observability module's ingest routes", async () => {
         const cfg = configFromStackFile(readStackFile("hub"));
-        assert.strictEqual(cfg.metrics.mimir.pushRouteOwner, "observability");
+        assert.strictEqual(cfg.mimir.pushRouteOwner, "observability");
         const run = await planStack(readStackFile("hub"));
         const routes = run.resources.filter((r) => r.type === "kubernetes:gateway.networking.k8s.io/v1:HTTPRoute").map((r) => r.name);
-        assert.deepStrictEqual(routes, cfg.metrics.spokes.filter((s) => s.query).map((s) => `mimir-spoke-${s.name}-read`));
-        assert.deepStrictEqual(Object.keys(run.outputs.spokeReadEndpoints as object), cfg.metrics.spokes.filter((s) => s.query).map((s) => s.name));
+        assert.deepStrictEqual(routes, cfg.spokes.filter((s) => s.query).map((s) => `mimir-spoke-${s.name}-read`));
+        assert.deepStrictEqual(Object.keys(run.outputs.spokeReadEndpoints as object), cfg.spokes.filter((s) => s.query).map((s) => s.name));
     });
 
     describe("the example plugin digest", () => {

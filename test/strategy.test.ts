@@ -223,8 +223,8 @@ describe("delivery strategy library", () => {
         const cfg = parseAddonConfig("hub", raw, { awsRegion: "eu-west-1" });
         // The templates the rollouts stage declares, by name.
         const declared = new Map<string, { count?: number; interval?: string }[]>([
-            ...sharedTemplates(cfg.metrics.analysis).map((t) => [t.name, (clusterAnalysisTemplateSpec(t, cfg.metrics.analysis, "http://m", "hub") as { metrics: { count?: number; interval?: string }[] }).metrics] as const),
-            [templateName("error-budget"), (errorBudgetTemplateSpec(cfg.delivery.errorBudget, "http://m", "hub") as { metrics: { count?: number; interval?: string }[] }).metrics],
+            ...sharedTemplates(cfg.analysis).map((t) => [t.name, (clusterAnalysisTemplateSpec(t, cfg.analysis, "http://m", "hub") as { metrics: { count?: number; interval?: string }[] }).metrics] as const),
+            [templateName("error-budget"), (errorBudgetTemplateSpec(cfg.errorBudget, "http://m", "hub") as { metrics: { count?: number; interval?: string }[] }).metrics],
         ]);
 
         it("the restated rule tells an indefinite metric from a finite one", () => {

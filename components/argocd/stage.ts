@@ -8,9 +8,14 @@ import { ROLLOUT_ACTIONS_POLICY_KEY, rolloutActionsPolicyCsv } from "./rbac";
 import { applicationSetPatch } from "./syncOptions";
 import { KeptObjectRef, LiveAppProject, LiveApplicationSet, appProjectProblems, applicationSetProblems, keptObjectsError } from "./keptObjects";
 
+/** The sections the argocd-apps stage reads: the stack's name and its argocd section. */
+export interface ArgoCdStageConfig {
+    stack: string;
+    argocd: ArgoCdConfig;
+}
+
 export interface ArgoCdAppsStageArgs {
-    /** The stack's name and its argocd section. */
-    config: { stack: string; argocd: ArgoCdConfig };
+    config: ArgoCdStageConfig;
 }
 
 type KeptKind = "AppProject" | "ApplicationSet";

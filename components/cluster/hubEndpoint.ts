@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import type { MimirRoutesConfig } from "../gateway/config";
+import type { MimirConfig } from "../gateway/config";
 import type { ClusterConfig } from "./config";
 
 /** The stack output in which a hub publishes each spoke's read endpoint. */
@@ -26,9 +26,9 @@ export function pickSpokeEndpoint(stack: string, hubStack: string, spoke: string
 export function hubReadEndpoint(config: {
     stack: string;
     cluster: Pick<ClusterConfig, "name" | "role">;
-    metrics: Pick<MimirRoutesConfig, "readEndpoint">;
+    mimir: Pick<MimirConfig, "readEndpoint">;
 }): pulumi.Output<string> | undefined {
-    const source = config.metrics.readEndpoint;
+    const source = config.mimir.readEndpoint;
     if (config.cluster.role !== "spoke" || !source) {
         return undefined;
     }

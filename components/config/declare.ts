@@ -43,6 +43,8 @@ export interface StringField extends FieldBase {
     rule: StringRule;
     /** The rule's description once the fields before it are read (a checksum names its asset). */
     describeWith?: (section: Plain) => string;
+    /** A YAML number is read as its text (a token such as `trigger: 2`). */
+    number?: boolean;
     default?: string;
     required?: Required;
 }
@@ -222,8 +224,7 @@ export function readField(r: ConfigReader, key: string, f: Field, given: unknown
         case "string": {
             const required = typeof f.required === "function" ? f.required(section) : f.required === true;
             const rule = f.describeWith ? { ...f.rule, describe: f.describeWith(section) } : f.rule;
-            // Pulumi hands a scalar over as text; a YAML number given for a token is that token.
-            const text = typeof given === "number" && f.rule.pattern !== undefined ? String(given) : given;
+            const text = typeof given === "number" && f.number ? String(given) : given;
             if (required) {
                 return r.requiredString(key, text, rule);
             }

@@ -35,6 +35,8 @@ export interface MimirConfig {
     readScheme: "https" | "http";
     /** Who owns the spokes' ingest (remote write) routes unless a spoke says otherwise. */
     pushRouteOwner: PushRouteOwner;
+    /** Spoke: how it finds the read endpoint the hub routes for it (`mimir.readEndpoint` or `mimir.hubStack`). */
+    readEndpoint?: ReadEndpointSource;
 }
 
 /**
@@ -65,7 +67,6 @@ export type ReadEndpointSource = { kind: "url"; url: string } | { kind: "stack";
 export interface MimirRoutesConfig {
     mimir: MimirConfig;
     spokes: SpokeConfig[];
-    readEndpoint?: ReadEndpointSource;
 }
 
 const LABEL = { pattern: DNS_LABEL, describe: "a DNS label (lowercase letters, digits, '-')", maxLength: 63 };
@@ -231,7 +232,7 @@ export function readMimirAndSpokes(
     if (!mimir || !spokes) {
         return undefined;
     }
-    return { mimir, spokes, ...(readEndpoint ? { readEndpoint } : {}) };
+    return { mimir: { ...mimir, ...(readEndpoint ? { readEndpoint } : {}) }, spokes };
 }
 
 function readSpokes(r: ConfigReader, value: unknown, cluster: { mimirTenant?: string }, defaultOwner: PushRouteOwner): SpokeConfig[] | undefined {

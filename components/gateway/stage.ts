@@ -2,15 +2,20 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { MimirRole } from "../mimir";
 import { PART_OF, Stage, StageOptions } from "../stage";
-import { MimirRoutesConfig, SharedGatewayConfig } from "./config";
+import { MimirConfig, SharedGatewayConfig, SpokeConfig } from "./config";
 import { ingestListeners, mimirReferenceGrantSpec, spokeReadEndpoint, spokeRoutes } from "./spokeRoutes";
 
-export interface GatewayStageArgs {
+/** The sections the gateway stage reads: the shared Gateway and, on a hub, Mimir and the spokes it routes. */
+export interface GatewayStageConfig {
     stack: string;
-    role: MimirRole;
+    cluster: { role: MimirRole };
     gateway: SharedGatewayConfig;
-    /** The hub's Mimir and the spokes it routes. */
-    metrics: Pick<MimirRoutesConfig, "mimir" | "spokes">;
+    mimir: MimirConfig;
+    spokes: SpokeConfig[];
+}
+
+export interface GatewayStageArgs {
+    config: GatewayStageConfig;
 }
 
 /** The part of a live Gateway this stage reads. */
@@ -54,9 +59,10 @@ export class GatewayStage extends Stage {
 
     constructor(name: string, args: GatewayStageArgs, opts: StageOptions) {
         super("gateway", name, opts);
-        const g = args.gateway;
-        const mimir = args.metrics.mimir;
-        const spokes = args.role === "hub" ? args.metrics.spokes : [];
+        const cfg = args.config;
+        const g = cfg.gateway;
+        const mimir = cfg.mimir;
+        const spokes = cfg.cluster.role === "hub" ? cfg.spokes : [];
         const ingest = mimir.ingestGateway;
         const ingestIsShared = ingest.name === g.name && ingest.namespace === g.namespace;
 
@@ -64,11 +70,11 @@ export class GatewayStage extends Stage {
         const wantedOnIngest = spokes.length === 0 ? [] : ingestListeners(spokes, mimir).map((listener) => ({ listener, key: "mimir.ingestGateway / spokes[].listener" }));
 
         this.sharedGateway = this.readGateway("shared-gateway", g);
-        const checks = [this.checked(args.stack, this.sharedGateway, g, ingestIsShared ? [...wantedOnShared, ...wantedOnIngest] : wantedOnShared)];
+        const checks = [this.checked(cfg.stack, this.sharedGateway, g, ingestIsShared ? [...wantedOnShared, ...wantedOnIngest] : wantedOnShared)];
         let ingestGateway = this.sharedGateway;
         if (!ingestIsShared && spokes.length > 0) {
             ingestGateway = this.readGateway("ingest-gateway", ingest);
-            checks.push(this.checked(args.stack, ingestGateway, ingest, wantedOnIngest));
+            checks.push(this.checked(cfg.stack, ingestGateway, ingest, wantedOnIngest));
         }
         this.sharedGatewayRef = pulumi.all(checks).apply(() => `${g.namespace}/${g.name}`);
 

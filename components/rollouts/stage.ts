@@ -4,7 +4,7 @@ import type { MimirConfig } from "../gateway/config";
 import { MimirRole, inClusterMimirAddress } from "../mimir";
 import { PART_OF, Stage, StageOptions } from "../stage";
 import { ERROR_BUDGET, clusterAnalysisTemplateSpec, errorBudgetTemplateSpec, sharedTemplates, templateShortName } from "./analysis";
-import { AnalysisConfig, ControllerConfig, ErrorBudgetConfig, ImagesConfig, NetworkConfig, NotificationsConfig, PluginConfig } from "./config";
+import { AnalysisConfig, ControllerConfig, ErrorBudgetConfig, NetworkConfig, NotificationsConfig, PluginConfig } from "./config";
 import { NOTIFICATION_CONFIGMAP, NOTIFICATION_SECRET, notificationConfigData, notificationHosts, tokenKey } from "./notifications";
 import { protectCrds, rolloutsCrdUrls } from "./crds";
 import { controllerPolicy, mimirIngressPolicy, namespaceDefaultDeny } from "./network";
@@ -36,19 +36,23 @@ export function chartSource(repository: string): { chart: string; repositoryOpts
 }
 
 /** What the rollouts stage reads of the stack's configuration: its own sections, and the cluster's and the hub Mimir's facts. */
+/** The sections the rollouts stage reads. */
 export interface RolloutsStageConfig {
     stack: string;
     cluster: { name: string; role: MimirRole; mimirTenant: string };
-    images: ImagesConfig;
+    imageRegistry?: string;
     controller: ControllerConfig;
     plugin: PluginConfig;
-    metrics: { mimir: MimirConfig; analysis: AnalysisConfig; network: NetworkConfig };
-    delivery: { errorBudget: ErrorBudgetConfig; notifications: NotificationsConfig };
+    mimir: MimirConfig;
+    analysis: AnalysisConfig;
+    network: NetworkConfig;
+    errorBudget: ErrorBudgetConfig;
+    notifications: NotificationsConfig;
 }
 
 export interface RolloutsStageArgs {
     config: RolloutsStageConfig;
-    /** Spoke: the read endpoint the hub routes for this spoke (from the hub's stack or config). */
+    /** Spoke: the read endpoint the hub routes for this spoke, resolved from the hub's stack (a StackReference) or the stack file. */
     readEndpoint?: pulumi.Input<string>;
 }
 
@@ -118,7 +122,7 @@ export class RolloutsStage extends Stage {
                 },
                 this.child({ dependsOn: [this.crds] }),
             );
-        const analysis = cfg.metrics.analysis;
+        const analysis = cfg.analysis;
         for (const t of sharedTemplates(analysis)) {
             this.analysisTemplates[t.name] = template(
                 t.name,
@@ -127,7 +131,7 @@ export class RolloutsStage extends Stage {
         }
         this.analysisTemplates[ERROR_BUDGET] = template(
             ERROR_BUDGET,
-            this.metricsAddress.apply((address) => errorBudgetTemplateSpec(cfg.delivery.errorBudget, address, cfg.cluster.mimirTenant, analysis)),
+            this.metricsAddress.apply((address) => errorBudgetTemplateSpec(cfg.errorBudget, address, cfg.cluster.mimirTenant, analysis)),
         );
         this.registerOutputs({ namespace: this.namespace.metadata.name, pluginLocation: this.pluginLocation, metricsAddress: this.metricsAddress });
     }
@@ -137,7 +141,7 @@ export class RolloutsStage extends Stage {
      * service, the Secret holding its token as a Pulumi secret.
      */
     private notifications(cfg: RolloutsStageConfig): pulumi.Resource[] {
-        const n = cfg.delivery.notifications;
+        const n = cfg.notifications;
         const ns = cfg.controller.namespace;
         // The chart labels these with the controller's component; keep the same.
         const labels = { ...PART_OF, "app.kubernetes.io/component": "rollouts-controller" };
@@ -167,7 +171,7 @@ export class RolloutsStage extends Stage {
     /** Hub: Mimir in-cluster. Spoke: the hub's route for this spoke, which forces its tenant. */
     private resolveMetricsAddress(cfg: RolloutsStageConfig, readEndpoint: pulumi.Input<string> | undefined): pulumi.Output<string> {
         if (cfg.cluster.role === "hub") {
-            return pulumi.output(inClusterMimirAddress(cfg.metrics.mimir));
+            return pulumi.output(inClusterMimirAddress(cfg.mimir));
         }
         if (readEndpoint === undefined) {
             throw new Error(`stack "${cfg.stack}": a spoke needs the read endpoint the hub routes for it`);
@@ -186,7 +190,7 @@ export class RolloutsStage extends Stage {
                 { apiVersion: "cilium.io/v2", kind: "CiliumNetworkPolicy", metadata: { name, namespace, labels }, spec },
                 this.child({ dependsOn: [this.namespace] }),
             );
-        if (cfg.metrics.network.controllerDefaultDeny) {
+        if (cfg.network.controllerDefaultDeny) {
             cnp("default-deny", ns, namespaceDefaultDeny());
         }
         cnp(
@@ -196,16 +200,16 @@ export class RolloutsStage extends Stage {
                 controllerPolicy({
                     role: cfg.cluster.role,
                     controllerNamespace: ns,
-                    mimir: cfg.metrics.mimir,
-                    network: cfg.metrics.network,
+                    mimir: cfg.mimir,
+                    network: cfg.network,
                     ...(cfg.cluster.role === "spoke" ? { readEndpoint: address } : {}),
                     ...(plugin.location.startsWith("https://") ? { pluginDownloadUrl: plugin.location } : {}),
-                    notificationHosts: notificationHosts(cfg.delivery.notifications),
+                    notificationHosts: notificationHosts(cfg.notifications),
                 }),
             ),
         );
         if (cfg.cluster.role === "hub") {
-            cnp("argo-rollouts-metric-gates", cfg.metrics.mimir.namespace, mimirIngressPolicy(cfg.metrics.mimir, ns));
+            cnp("argo-rollouts-metric-gates", cfg.mimir.namespace, mimirIngressPolicy(cfg.mimir, ns));
         }
     }
 

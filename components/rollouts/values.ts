@@ -1,4 +1,4 @@
-import { ControllerConfig, ImagesConfig, PluginConfig } from "./config";
+import { ControllerConfig, PluginConfig } from "./config";
 import {
     TrafficRouterPlugin,
     pluginImage,
@@ -27,9 +27,9 @@ const MESH_PROVIDERS = [
 ] as const;
 
 /** The chart's values for the controller (chart 2.41.0 keys only; see chartKeys.ts). */
-export function controllerValues(cfg: { controller: ControllerConfig; plugin: PluginConfig; images: ImagesConfig }): Record<string, unknown> {
+export function controllerValues(cfg: { controller: ControllerConfig; plugin: PluginConfig; imageRegistry?: string }): Record<string, unknown> {
     const c = cfg.controller;
-    const registry = cfg.images.registry;
+    const registry = cfg.imageRegistry;
     const plugins: TrafficRouterPlugin[] = [trafficRouterPlugin(cfg.plugin)];
     const imageDelivery = pluginImageDelivery(cfg.plugin, registry);
     const podSecurityContext = { runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } };

@@ -45,7 +45,7 @@ export const SMOKE_TEST_FIELDS = {
         defaultDoc: "required when enabled",
         doc: "the smoke app's hostname on the shared Gateway (must resolve in the cluster)",
     }),
-    trigger: field.string({ rule: { pattern: /^[A-Za-z0-9._-]{1,63}$/, describe: "a short token (letters, digits, '.', '_', '-'); change it to start a fresh canary" }, default: "1", doc: "change it to start a fresh canary" }),
+    trigger: field.string({ rule: { pattern: /^[A-Za-z0-9._-]{1,63}$/, describe: "a short token (letters, digits, '.', '_', '-'); change it to start a fresh canary" }, default: "1", number: true, doc: "change it to start a fresh canary" }),
     failGate: field.boolean({ default: false, doc: "make the smoke version fail its gate (proves the abort path)" }),
     image: field.string({ rule: DIGEST, required: enabled, defaultDoc: "required when enabled", doc: "demo app image pinned by digest (argoproj/rollouts-demo from the mirror)" }),
     loadImage: field.string({ rule: DIGEST, required: enabled, defaultDoc: "required when enabled", doc: "image with sh and curl, pinned by digest (e.g. curlimages/curl from the mirror)" }),

@@ -139,11 +139,15 @@ export function loadGeneratorSpec(cfg: SmokeTestConfig, previewGate?: PreviewGat
     };
 }
 
-export interface SmokeCanaryArgs {
-    config: SmokeTestConfig;
+/** The sections the smoke canary reads; `analysis` is the cluster's gate timing: each weight holds until the gate has measured it. */
+export interface SmokeCanaryConfig {
+    smokeTest: SmokeTestConfig;
     gateway: SharedGatewayConfig;
-    /** The cluster's gate timing (`analysis`): each weight holds until the gate has measured it. */
-    gate: GateTiming;
+    analysis: GateTiming;
+}
+
+export interface SmokeCanaryArgs {
+    config: SmokeCanaryConfig;
 }
 
 export class SmokeCanary extends OrderedComponent {
@@ -153,9 +157,9 @@ export class SmokeCanary extends OrderedComponent {
 
     constructor(name: string, args: SmokeCanaryArgs, opts: StageOptions) {
         super(SMOKE_CANARY_TYPE, name, opts);
-        const cfg = args.config;
-        const app = smokeApp(cfg, args.gateway);
-        this.plan = deliveryPlan(app, smokeStrategyOptions(cfg, args.gate));
+        const cfg = args.config.smokeTest;
+        const app = smokeApp(cfg, args.config.gateway);
+        this.plan = deliveryPlan(app, smokeStrategyOptions(cfg, args.config.analysis));
 
         const ns = new k8s.core.v1.Namespace(
             "smoke-namespace",

@@ -66,7 +66,7 @@ export async function installPlatform(cluster: Cluster, stack: string, config: C
     const objects: unknown[] = [];
     const ns = (name: string) => objects.push({ apiVersion: "v1", kind: "Namespace", metadata: { name } });
     ns(cfg.gateway.namespace);
-    ns(cfg.metrics.mimir.namespace);
+    ns(cfg.mimir.namespace);
     objects.push({ apiVersion: "gateway.networking.k8s.io/v1", kind: "GatewayClass", metadata: { name: "platform-e2e" }, spec: { controllerName: "platform.example/e2e-gateway" } });
     objects.push({
         apiVersion: "v1",
@@ -92,7 +92,7 @@ export async function installPlatform(cluster: Cluster, stack: string, config: C
             ],
         },
     });
-    const mimir = cfg.metrics.mimir;
+    const mimir = cfg.mimir;
     objects.push({
         apiVersion: "v1",
         kind: "Service",

@@ -149,13 +149,13 @@ describe("brownfield", function () {
             metadata: { name: TENANT_TEMPLATE },
             spec: { args: [{ name: "service-name" }], metrics: [{ name: "old", provider: { prometheus: { address: "http://old-prometheus:9090", query: "vector(1)" } }, successCondition: "result[0] >= 0.9" }] },
         }));
-        const spoke = cfg.metrics.spokes[0];
+        const spoke = cfg.spokes[0];
         if (spoke) {
             c.kubectl(["create", "-f", "-"], JSON.stringify({
                 apiVersion: "gateway.networking.k8s.io/v1",
                 kind: "HTTPRoute",
-                metadata: { name: `mimir-spoke-${spoke.name}-read`, namespace: cfg.metrics.mimir.namespace },
-                spec: { parentRefs: [{ name: cfg.gateway.name, namespace: cfg.gateway.namespace }], hostnames: [spoke.hostname], rules: [{ backendRefs: [{ name: cfg.metrics.mimir.gatewayService, port: cfg.metrics.mimir.gatewayServicePort }] }] },
+                metadata: { name: `mimir-spoke-${spoke.name}-read`, namespace: cfg.mimir.namespace },
+                spec: { parentRefs: [{ name: cfg.gateway.name, namespace: cfg.gateway.namespace }], hostnames: [spoke.hostname], rules: [{ backendRefs: [{ name: cfg.mimir.gatewayService, port: cfg.mimir.gatewayServicePort }] }] },
             }));
         }
         uidsBefore = uids(c);

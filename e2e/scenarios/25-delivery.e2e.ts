@@ -57,7 +57,7 @@ const TRICKLE: Traffic = { requestsPerSecond: 1, errorRatio: 0, latencySeconds: 
 const SCENARIO_MS = 5 * 60_000;
 
 /** The smoke section as the stage reads it, for the demo pod template a tenant app borrows. */
-const smokeConfig = (cfg: ReturnType<typeof addonConfig>): SmokeTestConfig => cfg.delivery.smokeTest;
+const smokeConfig = (cfg: ReturnType<typeof addonConfig>): SmokeTestConfig => cfg.smokeTest;
 
 describe("delivery", function () {
     this.timeout(SCENARIO_MS);
@@ -178,7 +178,7 @@ describe("delivery", function () {
     it("gate-model-agrees", async function () {
         // Every shared template, on every case of the gate table, answered by the real Prometheus
         // and by the unit tests' PromQL model from the same samples at the same times.
-        const analysis = addonConfig(STACK, target.config).metrics.analysis;
+        const analysis = addonConfig(STACK, target.config).analysis;
         const templates = sharedTemplates(analysis).filter((t) => t.runs === "finite");
         const at = Date.now() - 5_000;
         const cases = gateCases(analysis.minRequests);
@@ -362,7 +362,7 @@ describe("delivery", function () {
         assert.ok(regulated, "the shipped preprod stack configures no policy.regulated");
         const ns = "payments";
         const app: AppSpec = { name: "payments-api", namespace: ns, port: 8080, route: { name: "payments-api", gateway: cfg.gateway, hostnames: ["payments.preprod.platform.example"] }, critical: true };
-        const opts = { tier: "prod" as const, prodClass: "regulated" as const, shape: "canary" as const, gate: cfg.metrics.analysis, approval: { approverGroups: regulated.approverGroups, deployerGroups: regulated.deployerGroups } };
+        const opts = { tier: "prod" as const, prodClass: "regulated" as const, shape: "canary" as const, gate: cfg.analysis, approval: { approverGroups: regulated.approverGroups, deployerGroups: regulated.deployerGroups } };
         assert.deepStrictEqual(checkOptions(app, opts), []);
         const plan = deliveryPlan(app, opts);
         assert.ok(plan.roles, "the regulated plan has no approval Roles");

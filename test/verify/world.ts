@@ -171,7 +171,7 @@ const COMPONENT = { admission: "admission-controller", background: "background-c
 
 /** The smoke app's delivery plan, as stacks/program.ts has the smoke stage build it (gate timing = `analysis`). */
 export const smokePlan = (config: AddonConfig): DeliveryPlan =>
-    deliveryPlan(smokeApp(config.delivery.smokeTest, config.gateway), smokeStrategyOptions(config.delivery.smokeTest, config.metrics.analysis));
+    deliveryPlan(smokeApp(config.smokeTest, config.gateway), smokeStrategyOptions(config.smokeTest, config.analysis));
 
 /**
  * Sets the smoke Rollout's status and what the controller writes with it: the Services' selectors
@@ -180,7 +180,7 @@ export const smokePlan = (config: AddonConfig): DeliveryPlan =>
  * weights back at 100/0 once promoted or aborted.
  */
 export function setSmokeStatus(world: FakeWorld, config: AddonConfig, status: Record<string, unknown>, generation?: number): void {
-    const ns = config.delivery.smokeTest.namespace;
+    const ns = config.smokeTest.namespace;
     replace(world, "Rollout", SMOKE_APP, (o) => ({ ...o, metadata: { ...o.metadata, ...(generation ? { generation } : {}) }, status }));
     const plan = smokePlan(config);
     const bg = (status.blueGreen ?? {}) as Record<string, string>;
@@ -209,7 +209,7 @@ export function healthyCluster(config: AddonConfig): ClusterWorld {
     // The controller, as the chart renders it from the program's values.
     const values = controllerValues(config);
     const image = expectedControllerImage(values);
-    const initImage = pluginImage(config.plugin, config.images.registry);
+    const initImage = pluginImage(config.plugin, config.imageRegistry);
     const deployment = fixture("controller-deployment.json");
     const podSpec = { serviceAccountName: "argo-rollouts", containers: [{ name: CONTROLLER_CONTAINER, image }], ...(initImage ? { initContainers: [{ name: "gatewayapi-plugin", image: initImage }] } : {}) };
     objects.push({ ...deployment, spec: { ...(deployment.spec as object), replicas: config.controller.replicas, template: { ...(deployment.spec as { template: object }).template, spec: podSpec } } });
@@ -337,14 +337,14 @@ export function healthyCluster(config: AddonConfig): ClusterWorld {
     }
 
     // The metric path: the shared templates at the stack's address (a spoke's from its hub stack).
-    const address = config.cluster.role === "hub" ? inClusterMimirAddress(config.metrics.mimir) : config.metrics.readEndpoint?.kind === "url" ? config.metrics.readEndpoint.url : HUB_READ_ENDPOINT;
+    const address = config.cluster.role === "hub" ? inClusterMimirAddress(config.mimir) : config.mimir.readEndpoint?.kind === "url" ? config.mimir.readEndpoint.url : HUB_READ_ENDPOINT;
     const cat = fixture("cluster-analysis-template.json");
-    for (const t of sharedTemplates(config.metrics.analysis)) {
-        objects.push({ ...cat, metadata: { ...cat.metadata, name: t.name }, spec: clusterAnalysisTemplateSpec(t, config.metrics.analysis, address, config.cluster.mimirTenant) });
+    for (const t of sharedTemplates(config.analysis)) {
+        objects.push({ ...cat, metadata: { ...cat.metadata, name: t.name }, spec: clusterAnalysisTemplateSpec(t, config.analysis, address, config.cluster.mimirTenant) });
     }
-    objects.push({ ...cat, metadata: { ...cat.metadata, name: ERROR_BUDGET }, spec: errorBudgetTemplateSpec(config.delivery.errorBudget, address, config.cluster.mimirTenant, config.metrics.analysis) });
-    const mimir = config.metrics.mimir;
-    for (const spoke of config.metrics.spokes) {
+    objects.push({ ...cat, metadata: { ...cat.metadata, name: ERROR_BUDGET }, spec: errorBudgetTemplateSpec(config.errorBudget, address, config.cluster.mimirTenant, config.analysis) });
+    const mimir = config.mimir;
+    for (const spoke of config.spokes) {
         for (const route of spokeRoutes(spoke, mimir)) {
             objects.push({
                 apiVersion: "gateway.networking.k8s.io/v1",
@@ -357,7 +357,7 @@ export function healthyCluster(config: AddonConfig): ClusterWorld {
     }
 
     // The smoke canary, promoted, with the Services and the route the controller keeps.
-    const smoke = config.delivery.smokeTest;
+    const smoke = config.smokeTest;
     if (smoke.enabled) {
         const plan = smokePlan(config);
         objects.push({

@@ -110,9 +110,9 @@ export const VERIFY_CONFIGMAPS = ["argo-rollouts-config", "argocd-cm", "argocd-r
  * holds every request verify makes to them. `/version` and SelfSubjectAccessReviews are open to
  * every authenticated user (the default `system:public-info-viewer` and `system:basic-user` roles).
  */
-export function verifyRules(config?: Pick<AddonConfig, "cluster" | "metrics">): PolicyRule[] {
+export function verifyRules(config?: Pick<AddonConfig, "cluster" | "mimir">): PolicyRule[] {
     const hub = config === undefined || config.cluster.role === "hub";
-    const gateway = config?.metrics.mimir.gatewayService ?? MIMIR_DEFAULTS.gatewayService;
+    const gateway = config?.mimir.gatewayService ?? MIMIR_DEFAULTS.gatewayService;
     return [
         { apiGroups: ["apiextensions.k8s.io"], resources: ["customresourcedefinitions"], verbs: ["get"] },
         { apiGroups: [""], resources: ["namespaces", "pods"], verbs: ["list"] },
@@ -138,7 +138,7 @@ export function verifyRules(config?: Pick<AddonConfig, "cluster" | "metrics">): 
 /** The ClusterRole a platform team can bind to verify's identity (`npm run verify -- --print-role`). */
 export const VERIFY_ROLE_NAME = "argo-rollouts-addon-verify";
 
-export function verifyClusterRole(config?: Pick<AddonConfig, "cluster" | "metrics">): Record<string, unknown> {
+export function verifyClusterRole(config?: Pick<AddonConfig, "cluster" | "mimir">): Record<string, unknown> {
     return {
         apiVersion: "rbac.authorization.k8s.io/v1",
         kind: "ClusterRole",

@@ -213,7 +213,7 @@ export const crdAndControllerChecks: CheckGroup = async ({ config, cluster, opti
     results.push(outcome("controller.plugin", `${ROLLOUTS_CONFIGMAP} lists the pinned Gateway API plugin and the pods run it`, DOCS.crds, plugin));
 
     const image = expectedControllerImage(values);
-    const initImage = pluginImage(config.plugin, config.images.registry);
+    const initImage = pluginImage(config.plugin, config.imageRegistry);
     const images: Finding[] = [];
     if (deployment && pods.length === 0) {
         images.push({ object: deploymentRef, found: `no pods match its selector ${selectorQuery(matchLabels)}` });

@@ -17,9 +17,9 @@ export const PROBE_QUERY = `count(${BEYLA_REQUESTS})`;
 /** The address the program gives the templates, when verify can know it from the stack file. */
 export function expectedAddress(config: AddonConfig): string | undefined {
     if (config.cluster.role === "hub") {
-        return inClusterMimirAddress(config.metrics.mimir);
+        return inClusterMimirAddress(config.mimir);
     }
-    const source = config.metrics.readEndpoint;
+    const source = config.mimir.readEndpoint;
     return source?.kind === "url" ? source.url : undefined;
 }
 
@@ -38,11 +38,11 @@ export interface DeclaredTemplate {
 
 /** The four shared metric templates (background and finite) and the error-budget template. */
 export function declaredTemplates(config: AddonConfig): DeclaredTemplate[] {
-    const analysis = config.metrics.analysis;
+    const analysis = config.analysis;
     const tenant = config.cluster.mimirTenant;
     return [
         ...sharedTemplates(analysis).map((t) => ({ name: t.name, runs: t.runs, spec: (address: string) => clusterAnalysisTemplateSpec(t, analysis, address, tenant) })),
-        { name: ERROR_BUDGET, runs: "finite" as const, spec: (address: string) => errorBudgetTemplateSpec(config.delivery.errorBudget, address, tenant, analysis) },
+        { name: ERROR_BUDGET, runs: "finite" as const, spec: (address: string) => errorBudgetTemplateSpec(config.errorBudget, address, tenant, analysis) },
     ];
 }
 
@@ -103,7 +103,7 @@ export function inClusterService(address: string): { service: string; namespace:
 
 /** The command that runs the same query from inside the controller's network identity. */
 export function inClusterCommand(config: AddonConfig, address: string): string {
-    const image = config.delivery.smokeTest.loadImage || "<an image with curl, from your mirror>";
+    const image = config.smokeTest.loadImage || "<an image with curl, from your mirror>";
     const ns = config.controller.namespace;
     const url = `${address.replace(/\/+$/, "")}/api/v1/query?query=${encodeURIComponent(PROBE_QUERY)}`;
     return (
@@ -277,13 +277,13 @@ export const metricChecks: CheckGroup = async (ctx) => {
     const routesWhat = "each spoke route the hub declares routes only Mimir's endpoints and forces its spoke's tenant";
     if (config.cluster.role !== "hub") {
         results.push(skipped("metrics.spoke-routes", routesWhat, DOCS.metrics, "cluster.role is spoke: a spoke routes no spokes; the hub's verify checks its route"));
-    } else if (config.metrics.spokes.length === 0) {
+    } else if (config.spokes.length === 0) {
         results.push(skipped("metrics.spoke-routes", routesWhat, DOCS.metrics, "no spokes in the stack"));
     } else {
-        const mimir = config.metrics.mimir;
+        const mimir = config.mimir;
         const routeFindings: Finding[] = [];
         const checked: string[] = [];
-        for (const spoke of config.metrics.spokes) {
+        for (const spoke of config.spokes) {
             // pushRouteOwner addon: one route with remote write (and the read rule); observability:
             // the read route alone, beside the observability module's ingest route.
             for (const route of spokeRoutes(spoke, mimir)) {

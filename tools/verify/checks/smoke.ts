@@ -34,7 +34,7 @@ export function gateRunTypes(plan: DeliveryPlan): string[] {
 }
 
 /** The smoke app's plan, as the smoke stage builds it: prod / standard, this cluster's gate timing, the preview gate for blue/green. */
-export const smokePlan = (config: AddonConfig): DeliveryPlan => deliveryPlan(smokeApp(config.delivery.smokeTest, config.gateway), smokeStrategyOptions(config.delivery.smokeTest, config.metrics.analysis));
+export const smokePlan = (config: AddonConfig): DeliveryPlan => deliveryPlan(smokeApp(config.smokeTest, config.gateway), smokeStrategyOptions(config.smokeTest, config.analysis));
 
 export type SmokeState =
     | { kind: "promoted" }
@@ -81,7 +81,7 @@ const settled = (s: SmokeState): boolean => s.kind === "promoted" || s.kind === 
 /** What differs between the live Rollout and the one the stack declares for its revision: pod template and strategy. */
 export function rolloutDrift(rollout: KubeObject, config: AddonConfig, plan: DeliveryPlan): string[] {
     const out: string[] = [];
-    const smoke = config.delivery.smokeTest;
+    const smoke = config.smokeTest;
     const template = field(rollout, "spec", "template");
     const revision = String(field(template, "metadata", "annotations", SMOKE_REVISION_ANNOTATION) ?? "");
     const want = smokePodTemplate(smoke, revision);
@@ -112,7 +112,7 @@ export const selectedHash = (service: KubeObject | undefined): string | undefine
  *   (rollout/bluegreen.go `syncRolloutStatusBlueGreen`).
  */
 export async function trafficProblems(cluster: ReadOnlyCluster, config: AddonConfig, plan: DeliveryPlan, rollout: KubeObject, aborted: boolean): Promise<Finding[]> {
-    const ns = config.delivery.smokeTest.namespace;
+    const ns = config.smokeTest.namespace;
     const hash = String(field(rollout, "status", "currentPodHash") ?? "");
     const stable = String(field(rollout, "status", "stableRS") ?? "");
     const service = async (name: string) => ({ name, live: await cluster.get(`/api/v1/namespaces/${ns}/services/${name}`) });
@@ -162,7 +162,7 @@ export async function trafficProblems(cluster: ReadOnlyCluster, config: AddonCon
 }
 
 export const smokeChecks: CheckGroup = async ({ config, cluster, options }) => {
-    const smoke = config.delivery.smokeTest;
+    const smoke = config.smokeTest;
     const expect = smoke.failGate ? "aborted" : "promoted";
     if (!smoke.enabled) {
         return [skipped("smoke.outcome", "the smoke Rollout reached the outcome its trigger asks for", DOCS.smoke, "smokeTest.enabled is false")];
