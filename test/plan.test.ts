@@ -154,7 +154,9 @@ describe("stack files the plan, verify and adopt-check read", () => {
 
     it("names the file and the stack for a YAML error (duplicate key, tab)", () => {
         const dup = write("dup", hub.replace("config:\n", "config:\n  argo-rollouts-addon:imageRegistry: x\n  argo-rollouts-addon:imageRegistry: y\n"));
-        assert.throws(() => read("dup", dup), /^Error: stack "dup": Pulumi\.dup\.yaml is not valid YAML: Map keys must be unique at line 4, column 3$/);
+        // The second key's line: after the file's schema and comment lines, `config:` and the first key.
+        const line = hub.split("\n").indexOf("config:") + 3;
+        assert.throws(() => read("dup", dup), new RegExp(`^Error: stack "dup": Pulumi\\.dup\\.yaml is not valid YAML: Map keys must be unique at line ${line}, column 3$`));
         const tab = write("tab", hub.replace("config:\n", "config:\n\targo-rollouts-addon:x: 1\n"));
         assert.throws(() => read("tab", tab), /^Error: stack "tab": Pulumi\.tab\.yaml is not valid YAML: Tabs are not allowed as indentation/);
     });

@@ -97,7 +97,11 @@ export const MIMIR_FIELDS = {
         readBySection: true,
         defaultDoc: "the shared gateway",
         doc: "the Gateway spokes arrive on (the internal one behind the transit network)",
-        fields: GATEWAY_FIELDS,
+        fields: {
+            name: field.string({ ...GATEWAY_FIELDS.name, doc: "the ingest Gateway's name" }),
+            namespace: field.string({ ...GATEWAY_FIELDS.namespace, doc: "its namespace" }),
+            listener: field.string({ ...GATEWAY_FIELDS.listener, doc: "the listener spoke routes attach to, unless a spoke names its own" }),
+        },
     }),
     readScheme: field.oneOf(["https", "http"], { default: "https", describe: "", doc: "scheme of the spoke read endpoints the hub publishes" }),
     readEndpoint: field.string({

@@ -95,7 +95,7 @@ const OWNER = field.oneOf(ARGO_OBJECT_OWNERS, {
 });
 const GROUP_KIND_ITEMS = {
     group: field.string({ rule: { pattern: API_GROUP, describe: 'an API group such as apps, or "" for the core group' }, doc: 'API group ("" for the core group)' }),
-    kind: field.string({ rule: { pattern: /^[A-Z][A-Za-z0-9]*$/, describe: "a Kind such as Deployment" }, required: true, doc: "Kind" }),
+    kind: field.string({ rule: { pattern: /^[A-Z][A-Za-z0-9]*$/, describe: "a Kind such as Deployment" }, required: true, doc: "the Kind" }),
 } as const;
 const RULE_LIST = (doc: string, items: Fields) => field.listReadBySection({ describe: "a list of ignoreDifferences rules", doc, items });
 const paths = (describe: string, pattern: RegExp, doc: string) => field.strings({ rule: { pattern, describe }, size: { min: 0, max: 50 }, doc });

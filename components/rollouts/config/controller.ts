@@ -86,7 +86,7 @@ export const CONTROLLER_FIELDS = {
     pdbMaxUnavailable: field.integer({ min: 1, max: 4, default: 1, doc: "maxUnavailable of the controller's PodDisruptionBudget, less than replicas (the chart renders minAvailable: 0 otherwise)" }),
     resources: field.section({
         doc: "the controller container's resources",
-        fields: { requests: quantities("requests, not above the limits", "100m", "256Mi"), limits: quantities("limits", "1", "512Mi") },
+        fields: { requests: quantities("requests, not above the limits", "100m", "256Mi"), limits: quantities("limits of the controller container", "1", "512Mi") },
     }),
     logLevel: field.oneOf(["debug", "info", "warn", "error"], { default: "info", doc: "controller log level (JSON logs)" }),
     serviceMonitor: field.boolean({ default: false, doc: "declare a Prometheus Operator ServiceMonitor for the metrics Service" }),

@@ -1,0 +1,164 @@
+import * as assert from "assert";
+import * as fs from "fs";
+import * as path from "path";
+import Ajv2020 from "ajv/dist/2020";
+import * as YAML from "yaml";
+import { Field, Fields, readField } from "../components/config/declare";
+import { ConfigError, ConfigReader, PROJECT } from "../components/config/reader";
+import { fieldSchema } from "../components/config/schema";
+import { STACK_FIELDS, TOP_LEVEL_KEYS, parseAddonConfig } from "../stacks/config";
+import { EXAMPLE_STACK_FILE, exampleError, generatedFiles, rowsOf } from "../tools/docs/reference";
+
+/**
+ * The configuration declarations and what follows from them: the reference and the schema are
+ * current, every field is documented, every default passes its own rule and its schema, and the
+ * shipped stack files use only declared keys. The schema is checked with ajv, a JSON Schema
+ * validator editors' language servers agree with, against what the program's reader accepts.
+ */
+
+const ROOT = path.resolve(__dirname, "..");
+
+/** Every declared field, with its dotted key, nested ones included. */
+function everyField(prefix: string, fields: Fields): { key: string; f: Field }[] {
+    return Object.entries(fields).flatMap(([k, f]) => {
+        const key = prefix ? `${prefix}.${k}` : k;
+        const below = f.kind === "section" ? everyField(key, f.fields) : f.kind === "list" ? everyField(`${key}[]`, f.items) : f.kind === "map" ? everyField(`${key}.<name>`, f.values) : [];
+        return [{ key, f }, ...below];
+    });
+}
+
+const ajv = () => new Ajv2020({ allErrors: true, allowUnionTypes: true, strict: true });
+const schema = () => JSON.parse(generatedFiles()["schema/stack.schema.json"]) as object;
+const stackFile = (name: string) => YAML.parse(fs.readFileSync(path.join(ROOT, name), "utf8"), { merge: true }) as Record<string, unknown>;
+
+describe("configuration declarations", () => {
+    const fields = everyField("", STACK_FIELDS);
+
+    it("declare every top-level key the reader takes, and more than a hundred keys in all", () => {
+        assert.deepStrictEqual(TOP_LEVEL_KEYS, Object.keys(STACK_FIELDS));
+        assert.ok(fields.length > 100, `${fields.length} declared keys`);
+    });
+
+    it("give every field a one-line doc", () => {
+        const undocumented = fields.filter(({ f }) => f.doc.trim().length < 8 || f.doc.includes("\n")).map(({ key }) => key);
+        assert.deepStrictEqual(undocumented, []);
+    });
+
+    it("give no field a default its own rule refuses", () => {
+        const refused: string[] = [];
+        for (const { key, f } of fields) {
+            if (!("default" in f) || f.default === undefined || f.kind === "custom") {
+                continue;
+            }
+            const r = new ConfigReader();
+            const value = readField(r, key, { ...f, readBySection: false, when: undefined } as Field, f.default);
+            if (r.problems.length > 0 || JSON.stringify(value) !== JSON.stringify(f.default)) {
+                refused.push(`${key}: ${r.problems.map((p) => p.allowed).join("; ")}`);
+            }
+        }
+        assert.deepStrictEqual(refused, []);
+    });
+
+    it("give no field a default its schema refuses (custom fields included)", () => {
+        const refused: string[] = [];
+        for (const { key, f } of fields) {
+            if ("default" in f && f.default !== undefined && !ajv().validate(fieldSchema(f), f.default)) {
+                refused.push(key);
+            }
+        }
+        assert.deepStrictEqual(refused, []);
+    });
+
+    it("a rule that refuses its default is caught (the check above is not vacuous)", () => {
+        const f = { ...STACK_FIELDS.controller.fields.replicas, default: 9 };
+        const r = new ConfigReader();
+        readField(r, "controller.replicas", f, f.default);
+        assert.strictEqual(r.problems.length, 1);
+    });
+});
+
+describe("configuration reference and schema (npm run docs)", () => {
+    it("docs/configuration.md and schema/stack.schema.json are what npm run docs renders", () => {
+        for (const [rel, text] of Object.entries(generatedFiles())) {
+            const file = path.join(ROOT, rel);
+            assert.ok(fs.existsSync(file), `${rel} is missing: run npm run docs`);
+            assert.ok(fs.readFileSync(file, "utf8") === text, `${rel} is out of date: run npm run docs`);
+        }
+    });
+
+    it("has one table per top-level key, a row for every declared key, and the reader's own example error", () => {
+        const md = generatedFiles()["docs/configuration.md"];
+        for (const key of TOP_LEVEL_KEYS) {
+            assert.ok(md.includes(`\n## ${key}\n`), `no section for ${key}`);
+            for (const row of rowsOf(key, STACK_FIELDS[key] as Field)) {
+                assert.ok(md.includes(`| \`${row.key}\` |`) || (STACK_FIELDS[key].kind === "section" && row.key === key), `no row for ${row.key}`);
+            }
+        }
+        assert.match(exampleError(), /^stack "hub": invalid configuration \(3 problems\):/);
+        assert.ok(md.includes(exampleError()));
+        assert.ok(exampleError().includes("did you mean smokeTest?"));
+    });
+
+    it("the reference's example stack file is valid for the schema and for the program", () => {
+        const file = YAML.parse(EXAMPLE_STACK_FILE) as { config: Record<string, unknown> };
+        const validate = ajv().compile(schema());
+        assert.ok(validate(file), JSON.stringify(validate.errors));
+        const raw = Object.fromEntries(Object.entries(file.config).filter(([k]) => k.startsWith(`${PROJECT}:`)).map(([k, v]) => [k.slice(PROJECT.length + 1), v]));
+        const config = parseAddonConfig("hub", raw, { awsRegion: "eu-west-1" });
+        assert.strictEqual(config.spokes[0].tenant, "preprod");
+    });
+});
+
+describe("stack file schema (schema/stack.schema.json)", () => {
+    const validate = ajv().compile(schema());
+
+    for (const name of ["Pulumi.hub.yaml", "Pulumi.preprod.yaml"]) {
+        it(`accepts the shipped ${name}, which names it on its first line`, () => {
+            assert.ok(validate(stackFile(name)), JSON.stringify(validate.errors, null, 1));
+            assert.match(fs.readFileSync(path.join(ROOT, name), "utf8").split("\n")[0], /^# yaml-language-server: \$schema=\.\/schema\/stack\.schema\.json$/);
+        });
+    }
+
+    it("refuses a key the declarations do not have, at the top and nested, and a namespace that is not known", () => {
+        const file = stackFile("Pulumi.hub.yaml") as { config: Record<string, unknown> };
+        const undeclared: [string, unknown][] = [
+            [`${PROJECT}:smokeTets`, { enabled: true }],
+            [`${PROJECT}:controller`, { replicaz: 2 }],
+            ["argo-rollouts-adon:cluster", {}],
+        ];
+        for (const [key, value] of undeclared) {
+            assert.ok(!validate({ ...file, config: { ...file.config, [key]: value } }), `${key} accepted`);
+        }
+        // Pulumi's and the providers' namespaces stay open.
+        assert.ok(validate({ ...file, config: { ...file.config, "kubernetes:enableServerSideApply": "true" } }), JSON.stringify(validate.errors));
+    });
+
+    it("refuses what the reader refuses on its own key, and the reader agrees", () => {
+        const base = stackFile("Pulumi.hub.yaml") as { config: Record<string, unknown> };
+        const cases: [string, string, unknown][] = [
+            ["cluster", "role", "primary"],
+            ["controller", "replicas", 9],
+            ["analysis", "successRate", 0.2],
+            ["plugin", "digest", "sha256:abc"],
+            ["policy", "kyvernoApi", "kyverno.io/v2"],
+            ["smokeTest", "enabled", "yes"],
+        ];
+        for (const [section, key, value] of cases) {
+            const full = `${PROJECT}:${section}`;
+            const file = { ...base, config: { ...base.config, [full]: { ...(base.config[full] as object), [key]: value } } };
+            assert.ok(!(validate(file) as boolean), `schema accepted ${section}.${key} = ${JSON.stringify(value)}`);
+            const raw = Object.fromEntries(Object.entries(file.config).filter(([k]) => k.startsWith(`${PROJECT}:`)).map(([k, v]) => [k.slice(PROJECT.length + 1), v]));
+            assert.throws(
+                () => parseAddonConfig("hub", raw, { awsRegion: "eu-west-1" }),
+                (e: unknown) => e instanceof ConfigError && e.problems.some((p) => p.key === `${section}.${key}`),
+                `reader accepted ${section}.${key}`,
+            );
+        }
+    });
+
+    it("wants a secret as Pulumi writes one (secure:), never a plaintext token", () => {
+        const file = stackFile("Pulumi.hub.yaml") as { config: Record<string, unknown> };
+        assert.ok(!validate({ ...file, config: { ...file.config, [`${PROJECT}:notificationsToken`]: "xoxb-plaintext" } }));
+        assert.ok(validate({ ...file, config: { ...file.config, [`${PROJECT}:notificationsToken`]: { secure: "v1:abc" } } }), JSON.stringify(validate.errors));
+    });
+});

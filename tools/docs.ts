@@ -1,0 +1,56 @@
+/**
+ * Renders what follows from the configuration declarations: docs/configuration.md (the reference)
+ * and schema/stack.schema.json (the stack file's JSON Schema, for editors).
+ *
+ *   npm run docs              write both files
+ *   npm run docs -- --check   write nothing; exit 1 naming each file that is out of date
+ *
+ * Each file is written to a temporary file beside it and renamed into place, so an interrupted
+ * run leaves the old file or the new one, never half of one.
+ */
+import * as fs from "fs";
+import * as path from "path";
+import { wantsHelp } from "./cliArgs";
+import { generatedFiles } from "./docs/reference";
+
+const USAGE = "usage: npm run docs [-- --check]";
+const ROOT = path.resolve(__dirname, "..");
+
+function main(argv: readonly string[]): number {
+    if (wantsHelp(argv)) {
+        console.log(`${USAGE}\n\n  --check   write nothing; exit 1 if docs/configuration.md or schema/stack.schema.json is out of date`);
+        return 0;
+    }
+    const unknown = argv.filter((a) => a !== "--check");
+    if (unknown.length > 0) {
+        console.error(`unknown argument ${unknown[0]}\n${USAGE}`);
+        return 2;
+    }
+    const check = argv.includes("--check");
+    const stale: string[] = [];
+    for (const [rel, text] of Object.entries(generatedFiles())) {
+        const file = path.join(ROOT, rel);
+        const current = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : undefined;
+        if (current === text) {
+            continue;
+        }
+        stale.push(rel);
+        if (!check) {
+            fs.mkdirSync(path.dirname(file), { recursive: true });
+            const tmp = `${file}.${process.pid}.tmp`;
+            fs.writeFileSync(tmp, text);
+            fs.renameSync(tmp, file);
+            console.log(`wrote ${rel}`);
+        }
+    }
+    if (check && stale.length > 0) {
+        console.error(`out of date (run npm run docs): ${stale.join(", ")}`);
+        return 1;
+    }
+    if (!check && stale.length === 0) {
+        console.log("docs/configuration.md and schema/stack.schema.json are up to date");
+    }
+    return 0;
+}
+
+process.exitCode = main(process.argv.slice(2));
