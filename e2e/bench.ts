@@ -84,8 +84,8 @@ async function main(): Promise<void> {
             const h = await w.cluster(`hub-${i}`, "hub");
             const henv = w.pulumi(`hub-${i}`);
             await w.initStack(henv, h);
-            const hPreview = await timed("hub preview", () => henv.pulumi(["preview", "--policy-pack", "policy"], { stack: "hub" }));
-            const hUp = await timed("hub up", () => henv.pulumi(["up", "--yes", "--skip-preview", "--policy-pack", "policy"], { stack: "hub" }));
+            const hPreview = await timed("hub preview", () => henv.pulumi(["preview", "--policy-pack", "policy-pack"], { stack: "hub" }));
+            const hUp = await timed("hub up", () => henv.pulumi(["up", "--yes", "--skip-preview", "--policy-pack", "policy-pack"], { stack: "hub" }));
             hub.push({ previewMs: hPreview, upMs: hUp });
             for (const name of [`floor-${i}`, `hub-${i}`]) {
                 await w.clusters.get(name)?.stop();

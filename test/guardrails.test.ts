@@ -1,7 +1,7 @@
 import * as assert from "assert";
 import type { PolicyResource, ResourceValidationArgs } from "@pulumi/policy";
 import { GuardedResource, RESOURCE_CHECKS, STACK_CHECKS, runGuardrails } from "../components/guardrails";
-import { policies, resourcePolicies, stackPolicies } from "../policy/policies";
+import { policies, resourcePolicies, stackPolicies } from "../policy-pack/policies";
 import { guardedResources } from "../tools/guard";
 import { OfflineRun } from "../tools/offline";
 import { hubConfig, merged, planInline } from "./harness";

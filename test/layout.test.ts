@@ -10,11 +10,11 @@ import { documentationFiles, readDoc } from "./markdown";
  *
  * A folder is a stage or library folder under components/ (a single file there, such as
  * components/stage.ts, is a folder of its own), or one of the top-level folders stacks/, tools/,
- * policy/ and test/ (their subfolders, tools/verify and test/verify, belong to them).
+ * policy-pack/ and test/ (their subfolders, tools/verify and test/verify, belong to them).
  */
 
 const ROOT = path.resolve(__dirname, "..");
-const TOP_LEVEL = ["components", "stacks", "tools", "policy", "test"];
+const TOP_LEVEL = ["components", "stacks", "tools", "policy-pack", "test"];
 
 /** Every TypeScript and JavaScript file of the project, relative to its root, with `/` separators. */
 function sourceFiles(): string[] {
@@ -145,7 +145,7 @@ describe("layout", () => {
     });
 
     it("reads the imports of every folder (a parse that finds nothing proves nothing)", () => {
-        for (const folder of ["components/config", "components/rollouts", "components/policy", "components/argocd", "stacks", "tools", "policy", "test"]) {
+        for (const folder of ["components/config", "components/rollouts", "components/policy", "components/argocd", "stacks", "tools", "policy-pack", "test"]) {
             assert.ok((graph.get(folder)?.size ?? 0) > 0 || [...graph.values()].some((edges) => edges.has(folder)), `no import from or to ${folder}`);
         }
     });
@@ -175,7 +175,7 @@ describe("layout", () => {
     });
 
     it("the policy pack imports the program's guardrails only, never tools or tests", () => {
-        const wrong = imports.filter((i) => i.from.startsWith("policy/") && !i.to.startsWith("policy/") && !i.to.startsWith("components/")).map((i) => `${i.from} imports "${i.specifier}"`);
+        const wrong = imports.filter((i) => i.from.startsWith("policy-pack/") && !i.to.startsWith("policy-pack/") && !i.to.startsWith("components/")).map((i) => `${i.from} imports "${i.specifier}"`);
         assert.deepStrictEqual(wrong, []);
     });
 });

@@ -7,11 +7,11 @@ import { pickSpokeEndpoint } from "../components/cluster/hubEndpoint";
 import {
     canaryMatchers,
     clusterAnalysisTemplateSpec,
-    controllerPolicy,
+    controllerNetworkPolicy,
     escapeLabelValue,
     guardedConditions,
     latencyP99Query,
-    mimirIngressPolicy,
+    mimirIngressNetworkPolicy,
     selector,
     sharedTemplates,
     successRateQuery,
@@ -313,7 +313,7 @@ describe("metric gates", () => {
         });
 
         it("lets the controller reach the Mimir gateway pods, and only it into Mimir", () => {
-            const egress = byName(run, "argo-rollouts-controller").inputs.spec as ReturnType<typeof controllerPolicy>;
+            const egress = byName(run, "argo-rollouts-controller").inputs.spec as ReturnType<typeof controllerNetworkPolicy>;
             assert.deepStrictEqual(egress.egress?.[0], {
                 toEndpoints: [{ matchLabels: { "k8s:io.kubernetes.pod.namespace": "observability", "app.kubernetes.io/name": "mimir", "app.kubernetes.io/component": "gateway" } }],
                 toPorts: [{ ports: [{ port: "8080", protocol: "TCP" }] }],
@@ -321,7 +321,7 @@ describe("metric gates", () => {
             assert.deepStrictEqual(egress.enableDefaultDeny, { ingress: false, egress: false });
             const ingress = byName(run, "argo-rollouts-metric-gates");
             assert.strictEqual((ingress.inputs.metadata as { namespace: string }).namespace, "observability");
-            assert.deepStrictEqual((ingress.inputs.spec as ReturnType<typeof mimirIngressPolicy>).ingress, [
+            assert.deepStrictEqual((ingress.inputs.spec as ReturnType<typeof mimirIngressNetworkPolicy>).ingress, [
                 {
                     fromEndpoints: [{ matchLabels: { "k8s:io.kubernetes.pod.namespace": "argo-rollouts", "app.kubernetes.io/name": "argo-rollouts", "app.kubernetes.io/component": "rollouts-controller" } }],
                     toPorts: [{ ports: [{ port: "8080", protocol: "TCP" }] }],
@@ -360,7 +360,7 @@ describe("metric gates", () => {
         });
 
         it("lets the controller reach the hub read endpoint and DNS, nothing broader", () => {
-            const spec = byName(run, "argo-rollouts-controller").inputs.spec as ReturnType<typeof controllerPolicy>;
+            const spec = byName(run, "argo-rollouts-controller").inputs.spec as ReturnType<typeof controllerNetworkPolicy>;
             assert.deepStrictEqual(spec.egress, [
                 { toFQDNs: [{ matchName: "mimir-preprod.hub.test.example" }], toPorts: [{ ports: [{ port: "443", protocol: "TCP" }] }] },
                 { toCIDR: ["10.20.0.0/24"], toPorts: [{ ports: [{ port: "443", protocol: "TCP" }] }] },
@@ -398,7 +398,7 @@ describe("metric gates", () => {
                 ingress: [{}],
                 egress: [{}],
             });
-            const spec = byName(r, "argo-rollouts-controller").inputs.spec as ReturnType<typeof controllerPolicy>;
+            const spec = byName(r, "argo-rollouts-controller").inputs.spec as ReturnType<typeof controllerNetworkPolicy>;
             assert.strictEqual(spec.enableDefaultDeny, undefined);
             const egress = spec.egress ?? [];
             assert.ok(egress.some((e) => e.toEntities?.includes("kube-apiserver")), "API server");
@@ -415,7 +415,7 @@ describe("metric gates", () => {
             const r = await planInline(
                 merged(hubConfig(), { network: { controllerDefaultDeny: true }, plugin: { delivery: "image", sha256: undefined, digest: `sha256:${"b".repeat(64)}` } }),
             );
-            const egress = (byName(r, "argo-rollouts-controller").inputs.spec as ReturnType<typeof controllerPolicy>).egress ?? [];
+            const egress = (byName(r, "argo-rollouts-controller").inputs.spec as ReturnType<typeof controllerNetworkPolicy>).egress ?? [];
             assert.ok(!egress.some((e) => e.toFQDNs));
         });
     });

@@ -53,14 +53,14 @@ describe("pull-request workflow", () => {
         const steps = doc.jobs.preview.steps;
         const pulumi = steps.find((s) => s.uses?.startsWith("pulumi/actions@"))!;
         assert.strictEqual(pulumi.with?.command, "preview");
-        assert.strictEqual(pulumi.with?.policyPacks, "policy");
+        assert.strictEqual(pulumi.with?.policyPacks, "policy-pack");
         assert.strictEqual(pulumi.with?.["comment-on-pr"], true);
         assert.strictEqual(pulumi.if, "steps.creds.outputs.configured == 'true'");
         const creds = steps.find((s) => s.id === "creds")!;
         assert.match(creds.run ?? "", /::notice title=pulumi preview skipped::/);
         assert.strictEqual(doc.permissions["pull-requests"], "write");
         // The policy pack the workflow names exists.
-        assert.ok(fs.existsSync(path.join(REPO_ROOT, "policy", "PulumiPolicy.yaml")));
+        assert.ok(fs.existsSync(path.join(REPO_ROOT, "policy-pack", "PulumiPolicy.yaml")));
     });
 });
 
@@ -124,7 +124,7 @@ describe("deploy workflow", () => {
             assert.strictEqual(j.environment, "${{ matrix.stack }}");
             const pulumi = j.steps.find((s) => s.uses?.startsWith("pulumi/actions@"))!;
             assert.strictEqual(pulumi.with?.command, "up");
-            assert.strictEqual(pulumi.with?.policyPacks, "policy");
+            assert.strictEqual(pulumi.with?.policyPacks, "policy-pack");
             assert.match(String(pulumi.with?.["stack-name"]), /matrix\.stack/);
             assert.strictEqual(pulumi.if, "steps.creds.outputs.configured == 'true'");
             const creds = j.steps.find((s) => s.id === "creds")!;

@@ -182,7 +182,7 @@ export function adoptionRunbook(cfg: { stack: string; controller: Pick<Controlle
                 `pulumi config set --path cluster.adoptExisting true ${s}`,
                 `npm run adopt-check -- --stack ${cfg.stack}`,
                 `# Merge Pulumi.${cfg.stack}.yaml through a pull request: its preview must show creates only (no replace, no delete); the deploy pipeline then runs`,
-                `pulumi up --policy-pack policy ${s}`,
+                `pulumi up --policy-pack policy-pack ${s}`,
             ],
         },
         {
@@ -213,7 +213,7 @@ export function adoptionRunbook(cfg: { stack: string; controller: Pick<Controlle
             commands: [
                 `pulumi config set --path cluster.adoptExisting false ${s}`,
                 `# Merge Pulumi.${cfg.stack}.yaml through a pull request; the deploy pipeline then runs`,
-                `pulumi up --policy-pack policy ${s}`,
+                `pulumi up --policy-pack policy-pack ${s}`,
             ],
         },
         {

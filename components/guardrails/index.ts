@@ -1,6 +1,6 @@
 /**
  * Guardrails: the ADR's traps as checks over the resources a stack declares. The same checks run
- * in the Pulumi policy pack (`pulumi preview --policy-pack policy`, on every resource the engine
+ * in the Pulumi policy pack (`pulumi preview --policy-pack policy-pack`, on every resource the engine
  * sees, chart children included) and in the offline plan, so the two can never disagree.
  */
 import * as YAML from "yaml";

@@ -3,7 +3,7 @@ export * from "./approval";
 export * from "./availability";
 export * from "./builders";
 export * from "./config";
-export * from "./guards";
+export * from "./rolloutOnly";
 export * from "./kyverno";
 export * from "./preflight";
 export * from "./rbac";

@@ -2,7 +2,7 @@ import type { PolicyConfig } from "./config";
 import { approvalCelPolicy, approvalClusterPolicy } from "./approval";
 import { availabilityCelPolicies, availabilityClusterPolicies } from "./availability";
 import { PolicyContext, ownsAvailability } from "./builders";
-import { guardCelPolicies, guardClusterPolicies } from "./guards";
+import { rolloutOnlyCelPolicies, rolloutOnlyClusterPolicies } from "./rolloutOnly";
 import type { CelPolicy, ClusterPolicy, KyvernoPolicy } from "./shapes";
 
 export * from "./shapes";
@@ -38,7 +38,7 @@ function ownWebhook<P extends CelPolicy>(policy: P): P {
 export function celPolicies(cfg: PolicyConfig, ctx: PolicyContext): CelPolicy[] {
     return [
         ...(ownsAvailability(cfg) ? availabilityCelPolicies(cfg) : []),
-        ...guardCelPolicies(cfg, ctx),
+        ...rolloutOnlyCelPolicies(cfg, ctx),
         ...(cfg.regulated ? [approvalCelPolicy(cfg, cfg.regulated, ctx)] : []),
     ].map(ownWebhook);
 }
@@ -46,7 +46,7 @@ export function celPolicies(cfg: PolicyConfig, ctx: PolicyContext): CelPolicy[] 
 export function clusterPolicies(cfg: PolicyConfig, ctx: PolicyContext): ClusterPolicy[] {
     return [
         ...(ownsAvailability(cfg) ? availabilityClusterPolicies(cfg) : []),
-        ...guardClusterPolicies(cfg, ctx),
+        ...rolloutOnlyClusterPolicies(cfg, ctx),
         ...(cfg.regulated ? [approvalClusterPolicy(cfg, cfg.regulated, ctx)] : []),
     ];
 }

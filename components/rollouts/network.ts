@@ -29,7 +29,7 @@ export type EgressRule = {
 };
 export type IngressRule = { fromEndpoints?: { matchLabels: Record<string, string> }[]; toPorts?: PortRule[] };
 
-export interface CiliumPolicySpec {
+export interface CiliumNetworkPolicySpec {
     description: string;
     endpointSelector: { matchLabels: Record<string, string> };
     enableDefaultDeny?: { ingress: boolean; egress: boolean };
@@ -111,7 +111,7 @@ export function canaryTargetEgress(targets: CanaryTarget[]): EgressRule[] {
     return targets.map((t) => ({ toEndpoints: [{ matchLabels: { [NAMESPACE_LABEL]: t.namespace } }], toPorts: [tcp(t.port)] }));
 }
 
-export interface ControllerPolicyInput {
+export interface ControllerNetworkPolicyInput {
     role: "hub" | "spoke";
     controllerNamespace: string;
     mimir: MimirConfig;
@@ -130,14 +130,14 @@ export interface ControllerPolicyInput {
  * pods to default-deny and would cut the controller off the API server. With it, it is the
  * complete list of what the controller may reach, next to the namespace's default-deny.
  */
-export function controllerPolicy(input: ControllerPolicyInput): CiliumPolicySpec {
+export function controllerNetworkPolicy(input: ControllerNetworkPolicyInput): CiliumNetworkPolicySpec {
     const n = input.network;
     const gate: EgressRule[] = input.role === "hub" ? [mimirEgress(input.mimir)] : hubReadEgress(input.readEndpoint ?? "", n);
     const strict = n.controllerDefaultDeny;
     const egress = strict
         ? [...controllerBaseEgress(n, input.pluginDownloadUrl), ...gate, ...notificationEgress(input.notificationHosts ?? []), ...canaryTargetEgress(n.canaryTargets)]
         : [...gate, dnsEgress(n)];
-    const spec: CiliumPolicySpec = {
+    const spec: CiliumNetworkPolicySpec = {
         description:
             input.role === "hub"
                 ? "Argo Rollouts controller: metric gates query Mimir in-cluster (ADR-056 D5)"
@@ -175,7 +175,7 @@ export function namespaceDefaultDeny(): Record<string, unknown> {
  * pods only. Additive (`enableDefaultDeny: false`): it must not change how anything else reaches
  * the Mimir gateway.
  */
-export function mimirIngressPolicy(mimir: MimirConfig, controllerNamespace: string): CiliumPolicySpec {
+export function mimirIngressNetworkPolicy(mimir: MimirConfig, controllerNamespace: string): CiliumNetworkPolicySpec {
     return {
         description: "Mimir gateway: Argo Rollouts metric gates from the controller pods (ADR-056 D5)",
         endpointSelector: { matchLabels: { ...mimir.gatewayPodLabels } },

@@ -7,7 +7,7 @@ import { ERROR_BUDGET, clusterAnalysisTemplateSpec, errorBudgetTemplateSpec, sha
 import { AnalysisConfig, ControllerConfig, ErrorBudgetConfig, NetworkConfig, NotificationsConfig, PluginConfig } from "./config";
 import { NOTIFICATION_CONFIGMAP, NOTIFICATION_SECRET, notificationConfigData, notificationHosts, tokenKey } from "./notifications";
 import { protectCrds, rolloutsCrdUrls } from "./crds";
-import { controllerPolicy, mimirIngressPolicy, namespaceDefaultDeny } from "./network";
+import { controllerNetworkPolicy, mimirIngressNetworkPolicy, namespaceDefaultDeny } from "./network";
 import { trafficRouterPlugin } from "./plugin";
 import { controllerClusterRules, controllerNamespaceRules } from "./rbac";
 import { tenantOperatorBinding, tenantOperatorRole, tenantViewRole } from "./tenants";
@@ -197,7 +197,7 @@ export class RolloutsStage extends Stage {
             "argo-rollouts-controller",
             ns,
             this.metricsAddress.apply((address) =>
-                controllerPolicy({
+                controllerNetworkPolicy({
                     role: cfg.cluster.role,
                     controllerNamespace: ns,
                     mimir: cfg.mimir,
@@ -209,7 +209,7 @@ export class RolloutsStage extends Stage {
             ),
         );
         if (cfg.cluster.role === "hub") {
-            cnp("argo-rollouts-metric-gates", cfg.mimir.namespace, mimirIngressPolicy(cfg.mimir, ns));
+            cnp("argo-rollouts-metric-gates", cfg.mimir.namespace, mimirIngressNetworkPolicy(cfg.mimir, ns));
         }
     }
 

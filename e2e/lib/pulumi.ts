@@ -37,7 +37,7 @@ export function pulumiEnv(dir: string, bin: string, extraEnv: NodeJS.ProcessEnv 
     }
     fs.copyFileSync(path.join(REPO_ROOT, "Pulumi.yaml"), path.join(projectDir, "Pulumi.yaml"));
     // tools: the runbook runs `npm run adopt-check` in the project, as an operator does.
-    for (const entry of ["components", "stacks", "policy", "tools", "node_modules", "package.json", "tsconfig.json", "tsconfig.pulumi.json"]) {
+    for (const entry of ["components", "stacks", "policy-pack", "tools", "node_modules", "package.json", "tsconfig.json", "tsconfig.pulumi.json"]) {
         fs.symlinkSync(path.join(REPO_ROOT, entry), path.join(projectDir, entry));
     }
     const env: NodeJS.ProcessEnv = {

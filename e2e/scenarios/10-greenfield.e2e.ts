@@ -39,7 +39,7 @@ export function programObjects(resources: readonly StateResource[]): StateResour
 }
 
 function upArgs(): string[] {
-    return ["up", "--yes", "--skip-preview", "--policy-pack", "policy"];
+    return ["up", "--yes", "--skip-preview", "--policy-pack", "policy-pack"];
 }
 
 describe("greenfield", function () {
@@ -60,7 +60,7 @@ describe("greenfield", function () {
             const target = await w.cluster(stack, stack);
             targets.set(stack, target);
             await w.initStack(env, target);
-            const preview = await env.pulumi(["preview", "--policy-pack", "policy", "--diff"], { stack });
+            const preview = await env.pulumi(["preview", "--policy-pack", "policy-pack", "--diff"], { stack });
             assert.strictEqual(preview.status, 0, `pulumi preview of ${stack} failed:\n${failure(preview)}`);
             const up = await env.pulumi(upArgs(), { stack });
             assert.strictEqual(up.status, 0, `pulumi up of ${stack} failed:\n${failure(up)}`);
@@ -86,7 +86,7 @@ describe("greenfield", function () {
 
     it("idempotent", async function () {
         for (const stack of ["hub", "preprod"]) {
-            const up = await env.pulumi(["up", "--yes", "--skip-preview", "--expect-no-changes", "--policy-pack", "policy", "--diff"], { stack });
+            const up = await env.pulumi(["up", "--yes", "--skip-preview", "--expect-no-changes", "--policy-pack", "policy-pack", "--diff"], { stack });
             assert.strictEqual(up.status, 0, `a second pulumi up of ${stack} changed something:\n${failure(up)}`);
             const preview = await env.pulumi(["preview", "--expect-no-changes", "--diff"], { stack });
             assert.strictEqual(preview.status, 0, `pulumi preview of ${stack} after up shows changes:\n${failure(preview)}`);
@@ -185,7 +185,7 @@ describe("greenfield", function () {
         });
         await w.initStack(env, { stack, cluster: target.cluster, config });
         const before = target.cluster.kubectl(["get", "namespaces,clusterroles,clusteranalysistemplates", "-o", "name"]);
-        const preview = await env.pulumi(["preview", "--policy-pack", "policy"], { stack });
+        const preview = await env.pulumi(["preview", "--policy-pack", "policy-pack"], { stack });
         assert.notStrictEqual(preview.status, 0, "pulumi preview accepted analysis.successRate 1.5");
         const plan = npmRun("plan", ["--stack", stack, "--out", path.join(w.dir, "plan-bad"), "--config-dir", env.projectDir]);
         assert.notStrictEqual(plan.status, 0, "the offline plan accepted analysis.successRate 1.5");

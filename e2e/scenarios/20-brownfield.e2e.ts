@@ -194,7 +194,7 @@ describe("brownfield", function () {
             assert.match(downgrade?.found ?? "", /runs v99\.0\.0; the stack configures controller\.appVersion .*: adopting downgrades the controller and the CRDs/);
             const set = await env.pulumi(["config", "set", "--path", "cluster.adoptExisting", "true"], { stack: "hub" });
             assert.strictEqual(set.status, 0, failure(set));
-            const preview = await env.pulumi(["preview", "--policy-pack", "policy"], { stack: "hub" });
+            const preview = await env.pulumi(["preview", "--policy-pack", "policy-pack"], { stack: "hub" });
             assert.notStrictEqual(preview.status, 0, "the adopting preview accepted a downgrade");
             assert.match(preview.stdout + preview.stderr, /stack "hub": the cluster runs Argo Rollouts v99\.0\.0 and argo-rollouts-addon:controller\.appVersion = "v\d+\.\d+\.\d+": adopting would downgrade the controller and its CRDs/, failure(preview));
             assert.doesNotMatch(preview.stdout, /\+\s+create/, "the refused preview planned resources");
@@ -212,7 +212,7 @@ describe("brownfield", function () {
     it("brownfield-refused", async function () {
         needsAdoptingProvider(this);
         const snapshot = target.cluster.kubectl(["get", SNAPSHOT_KINDS, "-A", "-o", "jsonpath={range .items[*]}{.kind}/{.metadata.name}={.metadata.resourceVersion}{\"\\n\"}{end}"]);
-        const up = await env.pulumi(["up", "--yes", "--skip-preview", "--policy-pack", "policy"], { stack: "hub" });
+        const up = await env.pulumi(["up", "--yes", "--skip-preview", "--policy-pack", "policy-pack"], { stack: "hub" });
         assert.notStrictEqual(up.status, 0, "pulumi up without adoption succeeded on a cluster with the old install");
         assert.match(up.stdout + up.stderr, /already exists/, `the refusal does not say "already exists":\n${failure(up)}`);
         const after = target.cluster.kubectl(["get", SNAPSHOT_KINDS, "-A", "-o", "jsonpath={range .items[*]}{.kind}/{.metadata.name}={.metadata.resourceVersion}{\"\\n\"}{end}"]);
@@ -248,7 +248,7 @@ describe("brownfield", function () {
         // The force was the adopting run's only: once adoption is off, no object carries it.
         const forced = target.cluster.kubectl(["get", "deployments.apps,configmaps,clusteranalysistemplates.argoproj.io,customresourcedefinitions.apiextensions.k8s.io", "-A", "-o", "jsonpath={range .items[*]}{.kind}/{.metadata.name}={.metadata.annotations.pulumi\\.com/patchForce}{\"\\n\"}{end}"]);
         assert.deepStrictEqual(forced.split("\n").filter((l) => /=.+$/.test(l)), [], "objects still forced after adoption was switched off");
-        const again = await env.pulumi(["up", "--yes", "--skip-preview", "--expect-no-changes", "--policy-pack", "policy"], { stack: "hub" });
+        const again = await env.pulumi(["up", "--yes", "--skip-preview", "--expect-no-changes", "--policy-pack", "policy-pack"], { stack: "hub" });
         assert.strictEqual(again.status, 0, `the up after adoption changed something:\n${failure(again)}`);
     });
     it("brownfield-tenant-templates", async function () {

@@ -81,7 +81,7 @@ describe("delivery", function () {
         smoke = { ...smoke, ...next };
         target = { ...target, config: w.stackConfig(STACK, target.cluster, patch()) };
         await w.initStack(env, target);
-        const r = await env.pulumi(["up", "--yes", "--skip-preview", "--policy-pack", "policy"], { stack: STACK });
+        const r = await env.pulumi(["up", "--yes", "--skip-preview", "--policy-pack", "policy-pack"], { stack: STACK });
         assert.strictEqual(r.status, 0, `pulumi up (smokeTest ${JSON.stringify(smoke)}) failed:\n${failure(r)}`);
     }
 
@@ -153,7 +153,7 @@ describe("delivery", function () {
         series.start();
         target = await w.cluster("delivery", STACK, patch());
         await w.initStack(env, target);
-        const r = await env.pulumi(["up", "--yes", "--skip-preview", "--policy-pack", "policy"], { stack: STACK });
+        const r = await env.pulumi(["up", "--yes", "--skip-preview", "--policy-pack", "policy-pack"], { stack: STACK });
         assert.strictEqual(r.status, 0, `pulumi up of ${STACK} with the smoke canary failed:\n${failure(r)}`);
         const cfg = addonConfig(STACK, target.config);
         controllerNs = cfg.controller.namespace;

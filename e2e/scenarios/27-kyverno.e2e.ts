@@ -55,7 +55,7 @@ describe("kyverno", function () {
         setting = next;
         target = { ...target, config: w.stackConfig(STACK, target.cluster, patch()) };
         await w.initStack(env, target);
-        const r = await env.pulumi(["up", "--yes", "--skip-preview", "--policy-pack", "policy"], { stack: STACK });
+        const r = await env.pulumi(["up", "--yes", "--skip-preview", "--policy-pack", "policy-pack"], { stack: STACK });
         kyverno.check();
         assert.strictEqual(r.status, 0, `pulumi up with policy ${JSON.stringify(next)} failed:\n${failure(r)}`);
         applied = JSON.stringify(next);

@@ -1,4 +1,4 @@
-// `pulumi preview --policy-pack policy`: the guardrails as a mandatory policy pack.
+// `pulumi preview --policy-pack policy-pack`: the guardrails as a mandatory policy pack.
 import { PolicyPack } from "@pulumi/policy";
 import { policies } from "./policies";
 

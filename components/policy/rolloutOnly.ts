@@ -26,7 +26,7 @@ const GATEWAY_API_CONFIG =
     `has(object.spec.strategy.canary.trafficRouting.plugins) && ${JSON.stringify(GATEWAY_API_PLUGIN)} in object.spec.strategy.canary.trafficRouting.plugins ` +
     `? object.spec.strategy.canary.trafficRouting.plugins[${JSON.stringify(GATEWAY_API_PLUGIN)}] : dyn({})`;
 
-export function guardCelPolicies(cfg: PolicyConfig, ctx: PolicyContext): ValidatingPolicy[] {
+export function rolloutOnlyCelPolicies(cfg: PolicyConfig, ctx: PolicyContext): ValidatingPolicy[] {
     const matchConditions = [notTheController(ctx)];
     return [
         validating(cfg, POLICY_NAMES.routeNamespace, [ROLLOUT], {
@@ -43,7 +43,7 @@ export function guardCelPolicies(cfg: PolicyConfig, ctx: PolicyContext): Validat
     ];
 }
 
-export function guardClusterPolicies(cfg: PolicyConfig, ctx: PolicyContext): ClusterPolicy[] {
+export function rolloutOnlyClusterPolicies(cfg: PolicyConfig, ctx: PolicyContext): ClusterPolicy[] {
     // Kyverno 1.12+ passes the match condition to the webhook; the rules cannot name the user
     // themselves, because these policies also run in the background, where Kyverno refuses
     // request.userInfo (kyverno/kyverno pkg/validation/policy/background.go).
