@@ -115,7 +115,11 @@ export const TOP_LEVEL_KEYS = Object.keys(STACK_FIELDS) as (keyof typeof STACK_F
  * and the network policy depend on the cluster's role, tenant uniqueness on its tenant, the ingest
  * Gateway on the shared one, and ArgoCD's default `runsOn` on the cluster's name.
  */
-export function parseAddonConfig(stack: string, raw: Plain, ambient: { awsRegion?: string; secretKeys?: readonly string[]; otherKeys?: readonly string[] } = {}): AddonConfig {
+export function parseAddonConfig(
+    stack: string,
+    raw: Plain,
+    ambient: { awsRegion?: string; secretKeys?: readonly string[]; otherKeys?: readonly string[]; projectClusters?: readonly string[] } = {},
+): AddonConfig {
     const r = new ConfigReader();
     const secretKeys = ambient.secretKeys ?? [];
     // A key of another namespace is Pulumi's or a provider's; any other namespace is a typo of
@@ -141,7 +145,8 @@ export function parseAddonConfig(stack: string, raw: Plain, ambient: { awsRegion
     const rawCluster = isPlainObject(raw.cluster) ? raw.cluster : {};
     const role = cluster?.role ?? (rawCluster.role === "hub" || rawCluster.role === "spoke" ? rawCluster.role : undefined);
     const mimirTenant = cluster?.mimirTenant ?? (typeof rawCluster.mimirTenant === "string" ? rawCluster.mimirTenant : undefined);
-    const routes = readMimirAndSpokes(r, raw, { role, mimirTenant }, gateway);
+    const clusterName = cluster?.name ?? (typeof rawCluster.name === "string" ? rawCluster.name : undefined);
+    const routes = readMimirAndSpokes(r, raw, { role, mimirTenant, name: clusterName, stack }, gateway);
     const analysis = readAnalysis(r, raw.analysis);
     const network = readNetwork(r, raw.network, role);
     const errorBudget = readErrorBudget(r, raw.errorBudget);
@@ -150,6 +155,15 @@ export function parseAddonConfig(stack: string, raw: Plain, ambient: { awsRegion
     const policy = readPolicy(r, raw.policy);
     const argocd = readArgoCd(r, raw.argocd, cluster?.name, policy?.regulated);
 
+    // A runsOn no stack of the project manages is a typo: no stack would check ArgoCD's objects for this cluster.
+    const clusters = ambient.projectClusters;
+    if (argocd && !argocd.local && clusters !== undefined && !clusters.includes(argocd.runsOn)) {
+        r.problem(
+            "argocd.runsOn",
+            argocd.runsOn,
+            `must name a cluster this project manages (the cluster.name of one of its stack files: ${clusters.join(", ")}): no stack manages "${argocd.runsOn}", so no stack would check the ArgoCD objects that sync this cluster`,
+        );
+    }
     // The smoke stage declares its namespace as the rollouts stage declares the controller's: one object, two owners.
     if (smokeTest?.enabled && controller && smokeTest.namespace === controller.namespace) {
         r.problem("smokeTest.namespace", smokeTest.namespace, `must differ from controller.namespace (${controller.namespace}): both stages declare their namespace, and a tenant-shaped canary does not run beside the controller`);

@@ -99,6 +99,32 @@ describe("configuration", () => {
         it("a chart version range", () => assertRejects({ controller: { chartVersion: "^2.41.0" } }, "controller.chartVersion", '"^2.41.0"', /exact chart version/));
         it("a chart whose appVersion is not known and not given", () =>
             assertRejects({ controller: { chartVersion: "2.50.0" } }, "controller.appVersion", "(not set)", /is required with chart 2\.50\.0/));
+        it("an appVersion that is not the pinned chart's (CRDs and image of another release)", () =>
+            assertRejects({ controller: { appVersion: "v1.8.3" } }, "controller.appVersion", '"v1.8.3"', /^must be v1\.9\.0, the appVersion of chart 2\.41\.0 \(or unset\)/));
+        it("the pinned chart's own appVersion, given explicitly, is accepted", () => {
+            assert.strictEqual(parseAddonConfig("hub", raw({ controller: { appVersion: "v1.9.0" } }), { awsRegion: "eu-west-1" }).controller.appVersion, "v1.9.0");
+        });
+        it("a spoke named like the hub itself", () =>
+            assertRejects({ spokes: [{ name: "hub", tenant: "edge", hostname: "mimir-edge.hub.example.com", query: false }] }, "spokes[0].name", '"hub"', /must not be the hub's own cluster\.name/));
+        it("a spoke whose mimir.hubStack names its own stack", () => {
+            const spoke = {
+                cluster: { name: "preprod", role: "spoke", mimirTenant: "preprod", kubeconfigContext: "preprod" },
+                gateway: { name: "internal", namespace: "gateway-system", listener: "https" },
+                plugin: { sha256: TEST_SHA256 },
+                mimir: { hubStack: "organization/argo-rollouts-addon/preprod" },
+            };
+            assert.throws(
+                () => parseAddonConfig("preprod", spoke),
+                (e: unknown) => e instanceof ConfigError && e.problems.some((p) => p.key === "mimir.hubStack" && /not this spoke's own \(preprod\)/.test(p.allowed)),
+            );
+            // Another project's stack of the same name is another program's: not this spoke.
+            assert.strictEqual(parseAddonConfig("preprod", { ...spoke, mimir: { hubStack: "organization/argo-rollouts-addon/hub" } }).mimir.readEndpoint?.kind, "stack");
+        });
+        it("an argocd.runsOn that names no cluster of the project's stack files", () => {
+            const attempt = (runsOn: string) => () => parseAddonConfig("hub", raw({ argocd: { runsOn } }), { awsRegion: "eu-west-1", projectClusters: ["hub", "preprod"] });
+            assert.throws(attempt("hubb"), (e: unknown) => e instanceof ConfigError && e.message.includes('argo-rollouts-addon:argocd.runsOn = "hubb": must name a cluster this project manages (the cluster.name of one of its stack files: hub, preprod)'));
+            assert.doesNotThrow(attempt("hub"));
+        });
         it("a memory request above its limit", () =>
             assertRejects(
                 { controller: { resources: { requests: { memory: "1Gi" }, limits: { memory: "512Mi" } } } },

@@ -2,7 +2,7 @@ import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
 import { ArgoCdConfig, ROLLOUT_PROJECT_KINDS, readArgoCd, tenantSyncSettings } from "../components/argocd";
-import { parseConfigText } from "../components/config/load";
+import { parseConfigText, projectClusterNames } from "../components/config/load";
 import { ConfigReader, PROJECT, Plain, isPlainObject } from "../components/config/reader";
 import { AddonConfig, parseAddonConfig } from "../stacks/config";
 import { OfflineWorld, SECRET } from "./offline";
@@ -14,6 +14,8 @@ export interface StackFile {
     /** Full keys to values as Pulumi stores them: scalars as text, structures as JSON. */
     config: Record<string, string>;
     secretKeys: string[];
+    /** The clusters of every stack file beside this one, when it was read from a project directory. */
+    projectClusters?: string[];
 }
 
 /** The stacks that have a `Pulumi.<name>.yaml` in the project. */
@@ -48,7 +50,8 @@ export function readStackFile(stack: string, root = REPO_ROOT): StackFile {
         const got = !isPlainMap(doc) ? describeYaml(doc) : describeYaml(config);
         throw new Error(`stack "${stack}": ${name}: ${!isPlainMap(doc) ? "the file" : "config:"} must be a map of keys to values, got ${got}`);
     }
-    return fromConfigMap(stack, (config ?? {}) as Record<string, unknown>);
+    const projectClusters = projectClusterNames(root);
+    return { ...fromConfigMap(stack, (config ?? {}) as Record<string, unknown>), ...(projectClusters ? { projectClusters } : {}) };
 }
 
 function isPlainMap(v: unknown): v is Record<string, unknown> {
@@ -177,5 +180,10 @@ export function configFromStackFile(file: StackFile): AddonConfig {
         }
     }
     const secretKeys = file.secretKeys.filter((k) => k.startsWith(prefix)).map((k) => k.slice(prefix.length));
-    return parseAddonConfig(file.stack, raw, { awsRegion: file.config["aws:region"], secretKeys, otherKeys: Object.keys(file.config).filter((k) => !k.startsWith(prefix)) });
+    return parseAddonConfig(file.stack, raw, {
+        awsRegion: file.config["aws:region"],
+        secretKeys,
+        otherKeys: Object.keys(file.config).filter((k) => !k.startsWith(prefix)),
+        ...(file.projectClusters ? { projectClusters: file.projectClusters } : {}),
+    });
 }

@@ -1,4 +1,7 @@
+import * as fs from "fs";
+import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
+import * as YAML from "yaml";
 import { PROJECT, Plain } from "./reader";
 
 /** A stack's configuration as the Pulumi CLI hands it to the program, before it is validated. */
@@ -7,7 +10,7 @@ export interface StackConfigValues {
     /** Every key of the project's namespace, without the namespace, with structured values parsed. */
     raw: Plain;
     /** Keys of other namespaces the program honours, and which of the project's keys are secrets. */
-    ambient: { awsRegion?: string; secretKeys: string[]; otherKeys: string[] };
+    ambient: { awsRegion?: string; secretKeys: string[]; otherKeys: string[]; projectClusters?: string[] };
 }
 
 /**
@@ -31,7 +34,15 @@ export function readStackConfig(): StackConfigValues {
             }
         }
     }
-    return { stack: pulumi.getStack(), raw, ambient: { awsRegion: all["aws:region"], secretKeys, otherKeys: Object.keys(all).filter((k) => !k.startsWith(prefix)) } };
+    // The Pulumi CLI runs the program in the project's directory, beside every stack file; a stack
+    // whose own file is not there (configuration from elsewhere) has no project to check against.
+    const stackName = pulumi.getStack();
+    const projectClusters = fs.existsSync(path.join(process.cwd(), `Pulumi.${stackName}.yaml`)) ? projectClusterNames(process.cwd()) : undefined;
+    return {
+        stack: stackName,
+        raw,
+        ambient: { awsRegion: all["aws:region"], secretKeys, otherKeys: Object.keys(all).filter((k) => !k.startsWith(prefix)), ...(projectClusters ? { projectClusters } : {}) },
+    };
 }
 
 /** Pulumi hands structured config over as JSON; anything that is not JSON stays a string. */
@@ -45,4 +56,34 @@ export function parseConfigText(text: string): unknown {
         }
     }
     return text;
+}
+
+/**
+ * The `cluster.name` of every stack file in a project directory (`Pulumi.<stack>.yaml`): the
+ * clusters this project manages, which `argocd.runsOn` must name one of. Undefined when the
+ * directory has no stack file; a file that does not parse is skipped (its own run reports it).
+ */
+export function projectClusterNames(dir: string): string[] | undefined {
+    let files: string[];
+    try {
+        files = fs.readdirSync(dir).filter((f) => /^Pulumi\.[A-Za-z0-9_.-]+\.yaml$/.test(f));
+    } catch {
+        return undefined;
+    }
+    if (files.length === 0) {
+        return undefined;
+    }
+    const names = new Set<string>();
+    for (const f of files) {
+        try {
+            const doc = YAML.parse(fs.readFileSync(path.join(dir, f), "utf8"), { merge: true }) as { config?: Record<string, { name?: unknown } | undefined> } | null;
+            const name = doc?.config?.[`${PROJECT}:cluster`]?.name;
+            if (typeof name === "string") {
+                names.add(name);
+            }
+        } catch {
+            // Not this stack's problem: that stack's own run names the file and the line.
+        }
+    }
+    return [...names].sort();
 }

@@ -1,5 +1,5 @@
 import { defaultsOf, field, readSection } from "../config/declare";
-import { ConfigReader, DNS_LABEL, HOSTNAME, MIMIR_TENANT_RULE, Plain, isPlainObject } from "../config/reader";
+import { ConfigReader, DNS_LABEL, HOSTNAME, MIMIR_TENANT_RULE, PROJECT, Plain, isPlainObject } from "../config/reader";
 import { PROMETHEUS_API_PREFIX, type MimirRole } from "../mimir";
 
 /**
@@ -166,7 +166,7 @@ export function readGateway(r: ConfigReader, value: unknown): SharedGatewayConfi
 export function readMimirAndSpokes(
     r: ConfigReader,
     raw: Plain,
-    cluster: { role?: MimirRole; name?: string; mimirTenant?: string },
+    cluster: { role?: MimirRole; name?: string; mimirTenant?: string; stack?: string },
     sharedGateway?: { name: string; namespace: string; listener: string },
 ): MimirRoutesConfig | undefined {
     const section = readSection(r, "mimir", MIMIR_FIELDS, raw.mimir);
@@ -217,6 +217,10 @@ export function readMimirAndSpokes(
             readEndpoint = url ? { kind: "url", url: url.replace(/\/+$/, "") } : undefined;
         } else {
             const stack = r.string("mimir.hubStack", m.hubStack, MIMIR_FIELDS.hubStack.rule);
+            const [, project, stackName] = stack?.split("/") ?? [];
+            if (stack !== undefined && cluster.stack !== undefined && project === PROJECT && stackName === cluster.stack) {
+                r.problem("mimir.hubStack", stack, `must name the hub's stack, not this spoke's own (${cluster.stack}): a spoke reads the read endpoint the hub routes for it`);
+            }
             readEndpoint = stack ? { kind: "stack", stack } : undefined;
         }
         if (raw.spokes !== undefined) {
@@ -239,7 +243,7 @@ export function readMimirAndSpokes(
     return { mimir: { ...mimir, ...(readEndpoint ? { readEndpoint } : {}) }, spokes };
 }
 
-function readSpokes(r: ConfigReader, value: unknown, cluster: { mimirTenant?: string }, defaultOwner: PushRouteOwner): SpokeConfig[] | undefined {
+function readSpokes(r: ConfigReader, value: unknown, cluster: { mimirTenant?: string; name?: string }, defaultOwner: PushRouteOwner): SpokeConfig[] | undefined {
     if (value === undefined || value === null) {
         return [];
     }
@@ -273,6 +277,9 @@ function readSpokes(r: ConfigReader, value: unknown, cluster: { mimirTenant?: st
                 seen[kind].set(v, i);
             }
         };
+        if (name !== undefined && name === cluster.name) {
+            r.problem(`${key}.name`, name, "must not be the hub's own cluster.name: a hub routes its spokes, not itself");
+        }
         unique("name", name, "name");
         unique("tenant", tenant, "tenant");
         unique("host", hostname, "hostname");

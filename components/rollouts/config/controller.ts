@@ -141,6 +141,15 @@ export function readController(r: ConfigReader, value: unknown): ControllerConfi
     }
     const { chartVersion, replicas, pdbMaxUnavailable } = c;
     const appVersion = c.appVersion ?? KNOWN_CHART_APP_VERSIONS[chartVersion];
+    // The chart's image and the CRDs must be one release: a chart whose appVersion is known pins it.
+    const pinned = KNOWN_CHART_APP_VERSIONS[chartVersion];
+    if (c.appVersion !== undefined && pinned !== undefined && c.appVersion !== pinned) {
+        r.problem(
+            "controller.appVersion",
+            c.appVersion,
+            `must be ${pinned}, the appVersion of chart ${chartVersion} (or unset): the CRDs and the controller image would be another release than the chart's templates and RBAC`,
+        );
+    }
     if (appVersion === undefined && c.raw.appVersion === undefined) {
         r.problem(
             "controller.appVersion",
