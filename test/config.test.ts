@@ -125,6 +125,12 @@ describe("configuration", () => {
             assert.throws(attempt("hubb"), (e: unknown) => e instanceof ConfigError && e.message.includes('argo-rollouts-addon:argocd.runsOn = "hubb": must name a cluster this project manages (the cluster.name of one of its stack files: hub, preprod)'));
             assert.doesNotThrow(attempt("hub"));
         });
+        it("an error-budget query Prometheus cannot parse, after the args are resolved", () => {
+            assertRejects({ errorBudget: { query: 'slo:remaining{service="{{args.service}}"' } }, "errorBudget.query", '"slo:remaining{service=\\"{{args.service}}\\""', /^must be PromQL Prometheus can parse once \{\{args\.\*\}\} are resolved: syntax error at/);
+            assertRejects({ errorBudget: { query: 'sum(rate(x{service="{{args.service}}"}[5m]) ' } }, "errorBudget.query", '"sum(rate(x{service=\\"{{args.service}}\\"}[5m]) "', /syntax error/);
+            const ok = 'min(slo:error_budget_remaining{service="{{args.service}}", slo="{{args.slo}}"}) or vector(1)';
+            assert.strictEqual(parseAddonConfig("hub", raw({ errorBudget: { query: ok } }), { awsRegion: "eu-west-1" }).errorBudget.query, ok);
+        });
         it("a memory request above its limit", () =>
             assertRejects(
                 { controller: { resources: { requests: { memory: "1Gi" }, limits: { memory: "512Mi" } } } },

@@ -6,6 +6,7 @@
  * comes from; anything the models do not know is an error, never a guess.
  */
 import { parser } from "@prometheus-io/lezer-promql";
+import { promqlSyntaxErrors } from "../components/rollouts/promql";
 
 type Tree = ReturnType<typeof parser.parse>;
 export type PromNode = Tree["topNode"];
@@ -17,18 +18,7 @@ export function parsePromQL(query: string): PromNode {
     return parser.parse(query).topNode;
 }
 
-/** Every error node of Prometheus' grammar in `query`, with its position (empty: it parses). */
-export function promqlSyntaxErrors(query: string): string[] {
-    const errors: string[] = [];
-    parser.parse(query).iterate({
-        enter: (n) => {
-            if (n.type.isError) {
-                errors.push(`syntax error at ${n.from}: ...${query.slice(Math.max(0, n.from - 20), n.from)}<here>${query.slice(n.from, n.from + 20)}...`);
-            }
-        },
-    });
-    return errors;
-}
+export { promqlSyntaxErrors };
 
 /** The values of every string literal in `query`, unescaped. */
 export function stringLiterals(query: string): string[] {

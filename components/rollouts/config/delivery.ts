@@ -1,5 +1,6 @@
 import { defaultsOf, field, readSection } from "../../config/declare";
 import { ConfigReader, HTTPS_URL, SecretValue } from "../../config/reader";
+import { promqlSyntaxErrors, withArgsResolved } from "../promql";
 import { SLACK_CHANNEL } from "./patterns";
 
 /** The `errorBudget` and `notifications` sections (ADR-056 D6): the error-budget gate's template and the notification service, with `notificationsToken`. */
@@ -72,7 +73,15 @@ export const NOTIFICATIONS_TOKEN_FIELDS = field.custom<string>({
 
 export function readErrorBudget(r: ConfigReader, value: unknown): ErrorBudgetConfig | undefined {
     const e = readSection(r, "errorBudget", ERROR_BUDGET_FIELDS, value);
-    return e && { query: e.query, minRemaining: e.minRemaining };
+    if (!e) {
+        return undefined;
+    }
+    // Prometheus would refuse the query at every measurement (an Error, then the rollout aborts).
+    const errors = e.raw.query === undefined ? [] : promqlSyntaxErrors(withArgsResolved(e.query));
+    if (errors.length > 0) {
+        r.problem("errorBudget.query", e.query, `must be PromQL Prometheus can parse once {{args.*}} are resolved: ${errors[0]}`);
+    }
+    return { query: e.query, minRemaining: e.minRemaining };
 }
 
 export function readNotifications(r: ConfigReader, value: unknown, token: unknown, tokenIsSecret: boolean): NotificationsConfig | undefined {
