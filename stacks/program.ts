@@ -26,14 +26,14 @@ function warnOnce(message: string): void {
  * The configuration is validated before the first resource is declared, so a bad stack file
  * stops the program with nothing half-applied.
  */
-export function defineStack(config: AddonConfig = loadAddonConfig()): Record<string, unknown> {
+export async function defineStack(config: AddonConfig = loadAddonConfig()): Promise<Record<string, unknown>> {
     refuseExamplePluginValue(config.stack, config.plugin, pulumi.runtime.isDryRun(), warnOnce);
     const provider = clusterProvider(config.cluster);
     const providers = [provider];
     // The adopting run forces ownership of the stack's whole objects, never of its patches (adoption.ts).
     const transforms = adoptionTransforms(config.cluster.adoptExisting);
 
-    const readEndpoint = hubReadEndpoint(config);
+    const readEndpoint = await hubReadEndpoint(config);
 
     const gateway = new GatewayStage("gateway", { config }, { providers, transforms });
     const rollouts = new RolloutsStage("rollouts", { config, readEndpoint }, { providers, transforms, after: gateway });

@@ -11,7 +11,7 @@ export function pickSpokeEndpoint(stack: string, hubStack: string, spoke: string
     const url = map[spoke];
     if (typeof url !== "string" || url === "") {
         const known = Object.keys(map);
-        throw new Error(
+        throw new pulumi.RunError(
             `stack "${stack}": the hub stack ${hubStack} routes no read endpoint for spoke "${spoke}" ` +
                 `(add it to the hub's spokes with query: true); it routes: ${known.length ? known.join(", ") : "none"}`,
         );
@@ -22,19 +22,28 @@ export function pickSpokeEndpoint(stack: string, hubStack: string, spoke: string
 /**
  * A spoke's read endpoint: from the hub's stack (the hub owns the route and knows its URL) or,
  * where the hub stack lives in another backend, from config. Undefined on the hub.
+ *
+ * The hub's output is awaited before anything that uses it is declared: a spoke the hub does not
+ * route then fails the run once, with the message above, rather than once per template that
+ * reads the address, each wrapped in `error serializing property "spec"`. A StackReference's
+ * outputs are read from the backend, so they are known in a preview too (@pulumi/pulumi
+ * stackReference.ts at sdk/v3.248.0, getOutputDetails).
  */
-export function hubReadEndpoint(config: {
+export async function hubReadEndpoint(config: {
     stack: string;
     cluster: Pick<ClusterConfig, "name" | "role">;
     mimir: Pick<MimirConfig, "readEndpoint">;
-}): pulumi.Output<string> | undefined {
+}): Promise<pulumi.Input<string> | undefined> {
     const source = config.mimir.readEndpoint;
     if (config.cluster.role !== "spoke" || !source) {
         return undefined;
     }
     if (source.kind === "url") {
-        return pulumi.output(source.url);
+        return source.url;
     }
     const hub = new pulumi.StackReference("hub", { name: source.stack });
-    return hub.requireOutput(SPOKE_READ_ENDPOINTS_OUTPUT).apply((endpoints) => pickSpokeEndpoint(config.stack, source.stack, config.cluster.name, endpoints));
+    const details = await hub.getOutputDetails(SPOKE_READ_ENDPOINTS_OUTPUT);
+    const url = pickSpokeEndpoint(config.stack, source.stack, config.cluster.name, details.value ?? details.secretValue);
+    // A secret output stays secret in the templates that carry it.
+    return details.secretValue !== undefined ? pulumi.secret(url) : url;
 }
