@@ -57,8 +57,10 @@ describe("pull-request workflow", () => {
         assert.strictEqual(pulumi.with?.["comment-on-pr"], true);
         assert.strictEqual(pulumi.if, "steps.creds.outputs.configured == 'true'");
         const creds = steps.find((s) => s.id === "creds")!;
-        assert.match(creds.run ?? "", /::notice title=pulumi preview skipped::/);
+        assert.match(creds.run ?? "", /::notice title=pulumi preview skipped::.*preview-\$\{\{ matrix\.stack \}\} environment/);
         assert.strictEqual(doc.permissions["pull-requests"], "write");
+        // Its own environment per stack: preview credentials, never the deploy environment's.
+        assert.strictEqual((doc.jobs.preview as Job & { environment?: string }).environment, "preview-${{ matrix.stack }}");
         // The policy pack the workflow names exists.
         assert.ok(fs.existsSync(path.join(REPO_ROOT, "policy-pack", "PulumiPolicy.yaml")));
     });
@@ -113,36 +115,45 @@ describe("deploy workflow", () => {
         const needs = doc.jobs.spokes.needs;
         assert.ok(Array.isArray(needs) && needs.includes("hubs") && needs.includes("order"));
         assert.strictEqual(doc.jobs.hubs.needs, "order");
-        assert.match(doc.jobs.spokes.if ?? "", /needs\.hubs\.result == 'success' \|\| needs\.hubs\.result == 'skipped'/);
+        // A skipped hub job counts only when the project has no hub at all.
+        assert.match(doc.jobs.spokes.if ?? "", /needs\.hubs\.result == 'success' \|\| \(needs\.hubs\.result == 'skipped' && needs\.order\.outputs\.hubs == '\[\]'\)/);
         assert.match(doc.jobs.spokes.if ?? "", /!cancelled\(\)/);
-        assert.strictEqual(doc.jobs.hubs.strategy?.["fail-fast"], true);
+        // A failed hub never cancels a sibling hub's up mid-flight (an interrupted create leaves an
+        // object the state does not know); the spokes wait for all of them.
+        assert.strictEqual(doc.jobs.hubs.strategy?.["fail-fast"], false);
+        assert.strictEqual(doc.jobs.spokes.strategy?.["fail-fast"], false);
     });
 
     for (const job of ["hubs", "spokes"]) {
-        it(`${job}: pulumi up with the policy pack, one environment per cluster, skipped with a notice without credentials`, () => {
+        it(`${job}: a preview with the policy pack gates pulumi up, one environment per cluster, and no credentials fails the job`, () => {
             const j = doc.jobs[job];
             assert.strictEqual(j.environment, "${{ matrix.stack }}");
-            const pulumi = j.steps.find((s) => s.uses?.startsWith("pulumi/actions@"))!;
-            assert.strictEqual(pulumi.with?.command, "up");
-            assert.strictEqual(pulumi.with?.policyPacks, "policy-pack");
-            assert.match(String(pulumi.with?.["stack-name"]), /matrix\.stack/);
-            assert.strictEqual(pulumi.if, "steps.creds.outputs.configured == 'true'");
-            const creds = j.steps.find((s) => s.id === "creds")!;
-            assert.match(creds.run ?? "", /::notice title=pulumi up skipped::/);
-            const up = j.steps.indexOf(pulumi);
-            for (const step of j.steps.slice(0, up + 1).filter((s) => s.id !== "creds")) {
-                assert.strictEqual(step.if, "steps.creds.outputs.configured == 'true'", JSON.stringify(step));
+            const pulumiSteps = j.steps.filter((s) => s.uses?.startsWith("pulumi/actions@"));
+            assert.deepStrictEqual(pulumiSteps.map((s) => [s.id, s.with?.command]), [["preview", "preview"], ["up", "up"]]);
+            const [preview, up] = pulumiSteps;
+            for (const step of pulumiSteps) {
+                assert.strictEqual(step.with?.policyPacks, "policy-pack");
+                assert.match(String(step.with?.["stack-name"]), /matrix\.stack/);
             }
+            assert.strictEqual(preview.with?.["stack-name"], up.with?.["stack-name"]);
+            // The up runs only after the preview of the same stack succeeded: a check that refuses
+            // the stack fails the preview, before anything is changed.
+            assert.strictEqual(up.if, "steps.preview.outcome == 'success'");
+            assert.strictEqual(j.steps.indexOf(up), j.steps.indexOf(preview) + 1);
+            // Missing credentials are an error, never a skip that counts as success.
+            const creds = j.steps.find((s) => s.id === "creds")!;
+            assert.match(creds.run ?? "", /::error title=pulumi up not run::.*\n\s*exit 1/);
+            assert.ok(!j.steps.some((s) => /configured/.test(s.if ?? "")), "no step is skipped for missing credentials");
         });
 
         it(`${job}: verifies the stack's cluster right after its pulumi up, and keeps the JSON report`, () => {
             const steps = doc.jobs[job].steps;
-            const up = steps.findIndex((s) => s.uses?.startsWith("pulumi/actions@"));
+            const up = steps.findIndex((s) => s.uses?.startsWith("pulumi/actions@") && s.with?.command === "up");
             assert.strictEqual(steps[up].id, "up");
             const verify = steps.findIndex((s) => s.id === "verify");
             assert.strictEqual(verify, up + 1, "verify is the step right after the up");
             const step = steps[verify];
-            // Skipped when the up was skipped (no credentials) or did not succeed.
+            // Skipped when the up did not run or did not succeed.
             assert.strictEqual(step.if, "steps.up.outcome == 'success'");
             // The stack of this job's matrix entry, the one the up just deployed; JSON for the report.
             assert.match(step.run ?? "", /^npm run --silent verify -- --stack "\$\{\{ matrix\.stack \}\}" --json .*> "verify-\$\{\{ matrix\.stack \}\}\.json"$/);
