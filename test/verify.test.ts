@@ -657,6 +657,17 @@ describe("npm run verify", () => {
             expectFail(results, "smoke.outcome", /its pod template is not the stack's/);
         });
 
+        it("smoke.outcome SKIPs a promotion no gate judged (a first deploy, a fast-tracked rollback): nothing proven", async () => {
+            for (const strategy of ["canary", "blueGreen"] as const) {
+                const config = verifyConfig({ smokeTest: { strategy } });
+                const world = healthyCluster(config);
+                world.objects = world.objects.filter((o) => o.kind !== "AnalysisRun");
+                const result = (await verify(config, world)).get("smoke.outcome")!;
+                assert.strictEqual(result.status, "SKIP", `${strategy}: ${JSON.stringify(result)}`);
+                assert.match(result.note ?? "", /^promoted, but no gate ran for revision \S+ \(pod hash 58d4c7f9b6\): nothing proven/);
+            }
+        });
+
         it("smoke.outcome (blue/green) passes when promoted: stableRS is the current hash and the active Service selects it", async () => {
             const config = verifyConfig({ smokeTest: { strategy: "blueGreen" } });
             const world = healthyCluster(config);
@@ -861,6 +872,46 @@ describe("verify's client, arguments and output", () => {
             assert.strictEqual(await verifyMain(["--stack", "test", "--config-dir", dir], () => undefined, (s) => errors.push(s)), 2);
             assert.match(errors.join("\n"), /stack "test": cannot verify: kubeconfig .* has no context "missing-context"/);
             assert.strictEqual(await verifyMain(["--json"], () => undefined, () => undefined), 2);
+        });
+
+        it("with --json, prints a JSON error document on stdout when it exits 2, so the pipeline's report is never empty", async () => {
+            writeStack({ kubeconfigContext: "missing-context", kubeconfigPath: server.kubeconfig });
+            for (const argv of [["--stack", "test", "--config-dir", dir, "--json"], ["--json", "--smoke-timeout"]]) {
+                const printed: string[] = [];
+                const errors: string[] = [];
+                assert.strictEqual(await verifyMain(argv, (s) => printed.push(s), (s) => errors.push(s)), 2);
+                assert.strictEqual(printed.length, 1, argv.join(" "));
+                const doc = JSON.parse(printed[0]) as { error: string; exitCode: number; results: unknown[]; stack?: string };
+                assert.strictEqual(doc.exitCode, 2);
+                assert.deepStrictEqual(doc.results, []);
+                assert.strictEqual(doc.error, errors[0]);
+            }
+        });
+
+        it("honours --kubeconfig and --context over an EKS stack's connection, and never reads KUBECONFIG for EKS", async () => {
+            const eks = { kind: "eks" as const, clusterName: "platform-hub", region: "eu-west-1" };
+            const k8s = await loadClient();
+            const described: string[] = [];
+            const describeEks = async (name: string) => {
+                described.push(name);
+                return { endpoint: "https://eks.test.example", certificateAuthority: Buffer.from("ca").toString("base64") };
+            };
+            const saved = process.env.KUBECONFIG;
+            process.env.KUBECONFIG = server.kubeconfig;
+            try {
+                const viaStack = await kubeConfigFor(k8s, { connection: eks, describeEks });
+                assert.strictEqual(viaStack.getCurrentCluster()?.server, "https://eks.test.example");
+                assert.deepStrictEqual(described, ["platform-hub"]);
+                const viaFlag = await kubeConfigFor(k8s, { connection: eks, kubeconfig: server.kubeconfig, describeEks });
+                assert.notStrictEqual(viaFlag.getCurrentCluster()?.server, "https://eks.test.example");
+                assert.deepStrictEqual(described, ["platform-hub"], "an explicit --kubeconfig is honoured: EKS is not asked");
+            } finally {
+                if (saved === undefined) {
+                    delete process.env.KUBECONFIG;
+                } else {
+                    process.env.KUBECONFIG = saved;
+                }
+            }
         });
     });
 

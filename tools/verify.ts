@@ -15,7 +15,7 @@ import { splitEquals, wantsHelp } from "./cliArgs";
 import { verifyClusterRole } from "./verify/access";
 import { ConnectionError, connect } from "./verify/cluster";
 import { COMPONENTS, Component, defaultOptions, isComponent, runVerify } from "./verify/index";
-import { exitCode, formatJson, formatText } from "./verify/report";
+import { exitCode, formatJson, formatJsonError, formatText } from "./verify/report";
 import { REPO_ROOT, configFromStackFile, readStackFile } from "./stackFile";
 
 const USAGE =
@@ -105,6 +105,12 @@ Checks a stack's live cluster after pulumi up, requirement by requirement, read-
   --json                      one JSON document instead of lines
   --kubeconfig <file>         another kubeconfig than the stack file's (default: the stack's connection)
   --context <name>            another kubeconfig context (default: the stack's)
+
+Which connection wins: --kubeconfig and --context, when given; otherwise the stack file's
+connection, as the program's provider uses it: cluster.eksClusterName (aws eks describe-cluster and
+a token from aws eks get-token; KUBECONFIG is not read) or cluster.kubeconfigContext (in
+cluster.kubeconfigPath, else KUBECONFIG, else ~/.kube/config).
+
   --kyverno-namespace <ns>    where Kyverno runs (default: kyverno)
   --smoke-timeout <seconds>   wait this long for the smoke canary to settle (default: 0)
   --config-dir <dir>          where the stack files are (default: the project)
@@ -120,12 +126,21 @@ export async function verifyMain(argv: readonly string[], out: (s: string) => vo
         out(HELP);
         return 0;
     }
+    // With --json the pipeline reads stdout: an error that stops verify is a JSON document there
+    // too, so the report is never empty (and the message still goes to stderr for the log).
+    const json = argv.includes("--json");
+    const fail = (stack: string | undefined, message: string): number => {
+        err(message);
+        if (json) {
+            out(formatJsonError({ stack, error: message }));
+        }
+        return 2;
+    };
     let args: VerifyArgs;
     try {
         args = parseVerifyArgs(argv);
     } catch (e) {
-        err((e as Error).message);
-        return 2;
+        return fail(undefined, (e as Error).message);
     }
     try {
         if (args.printRole) {
@@ -140,8 +155,7 @@ export async function verifyMain(argv: readonly string[], out: (s: string) => vo
         out(args.json ? formatJson(report) : formatText(report));
         return exitCode(results);
     } catch (e) {
-        err(e instanceof ConnectionError ? `stack "${args.stack}": cannot verify: ${e.message}` : (e as Error).message);
-        return 2;
+        return fail(args.stack, e instanceof ConnectionError ? `stack "${args.stack}": cannot verify: ${e.message}` : (e as Error).message);
     }
 }
 

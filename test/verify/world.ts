@@ -26,6 +26,7 @@ import { inClusterMimirAddress } from "../../components/mimir";
 import { KYVERNO_AGGREGATE_LABELS, KyvernoPolicy, kyvernoPolicies, kyvernoRoleName, kyvernoRoles, pdbGenerationRules, policyContext } from "../../components/policy";
 import { clusterAnalysisTemplateSpec, controllerClusterRules, controllerNamespaceRules, controllerValues, errorBudgetTemplateSpec, ERROR_BUDGET, PLUGINS_DIGEST_ANNOTATION, pluginImage, PolicyRule, ROLLOUTS_CRDS, sharedTemplates } from "../../components/rollouts";
 import { SMOKE_APP, smokeApp, smokePodTemplate, smokeStrategyOptions } from "../../components/smoke";
+import { gateRunTypes } from "../../tools/verify/checks/smoke";
 import { PART_OF } from "../../components/stage";
 import type { KubeObject } from "../../tools/verify/cluster";
 import { CONTROLLER_CONTAINER, expectedControllerImage } from "../../tools/verify/checks/controller";
@@ -387,7 +388,17 @@ export function healthyCluster(config: AddonConfig): ClusterWorld {
         },
     };
     if (smoke.enabled) {
-        setSmokeStatus(world, config, fixture(smoke.strategy === "blueGreen" ? "smoke-status-bluegreen-promoted.json" : "smoke-status-promoted.json"));
+        const status = fixture<Record<string, unknown>>(smoke.strategy === "blueGreen" ? "smoke-status-bluegreen-promoted.json" : "smoke-status-promoted.json");
+        setSmokeStatus(world, config, status);
+        // The gates judged the promoted version: one Successful run of each gate type.
+        const run = fixture<KubeObject>("analysisrun-failed.json");
+        for (const type of gateRunTypes(smokePlan(config))) {
+            world.objects.push({
+                ...run,
+                metadata: { ...run.metadata, name: `${SMOKE_APP}-${String(status.currentPodHash)}-${type.toLowerCase()}`, labels: { ...run.metadata?.labels, "rollouts-pod-template-hash": String(status.currentPodHash), "rollout-type": type } },
+                status: { phase: "Successful" },
+            });
+        }
     }
     return world;
 }

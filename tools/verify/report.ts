@@ -87,6 +87,11 @@ export function formatText(report: Report): string {
     return lines.join("\n");
 }
 
+/** What `--json` prints when verify stops before any check ran (exit 2): the error, as a document. */
+export function formatJsonError(e: { stack?: string; error: string }): string {
+    return JSON.stringify({ ...(e.stack ? { stack: e.stack } : {}), error: e.error, exitCode: 2, results: [] }, null, 2);
+}
+
 export function formatJson(report: Report): string {
     return JSON.stringify({ ...report, summary: summary(report.results) }, null, 2);
 }

@@ -203,6 +203,19 @@ export const smokeChecks: CheckGroup = async ({ config, cluster, options }) => {
             gate = "";
         }
         findings.push(...(await trafficProblems(cluster, config, plan, rollout, state.kind === "aborted")));
+        // A promotion no gate judged proves nothing about the gates: Argo Rollouts does not analyse
+        // a first deploy, and a rollback to a known ReplicaSet skips the steps (argo-rollouts v1.9.0
+        // rollout/canary.go, a fast-tracked rollback). Say so rather than pass.
+        if (state.kind === "promoted" && findings.length === 0 && !gateRuns.some((r) => r.phase === "Successful")) {
+            return [
+                skipped(
+                    "smoke.outcome",
+                    what,
+                    DOCS.smoke,
+                    `promoted, but no gate ran for revision ${revision} (pod hash ${hash || "-"}): nothing proven (a first deploy or a fast-tracked rollback is not analysed); change smokeTest.trigger and run pulumi up to send a version through the gates`,
+                ),
+            ];
+        }
     }
     return [outcome("smoke.outcome", what, DOCS.smoke, findings, `revision ${revision}, pod hash ${hash || "-"}${gate ? `, ${gate}` : ""}`)];
 };
