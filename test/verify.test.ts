@@ -577,11 +577,23 @@ describe("npm run verify", () => {
             });
             expectPass(results, "metrics.query");
             assert.strictEqual(status(results, "metrics.spoke-routes"), "SKIP");
-            assert.strictEqual(calls[0].url, "https://mimir-preprod.hub.test.example/prometheus/api/v1/query?query=count(http_server_request_duration_seconds_count)");
+            assert.strictEqual(calls[0].url, `https://mimir-preprod.hub.test.example/prometheus/api/v1/query?query=${encodeURIComponent('count(http_server_request_duration_seconds_count{k8s_namespace_name!="",k8s_replicaset_name!=""})')}`);
+            assert.match(results.get("metrics.query")!.note!, /= 37 series$/);
             assert.deepStrictEqual(calls[0].headers, { "X-Scope-OrgID": "preprod" });
             results = await verify(config, world, { httpGet: async () => Promise.reject(new Error("getaddrinfo ENOTFOUND mimir-preprod.hub.test.example")) });
             assert.strictEqual(status(results, "metrics.query"), "SKIP");
             assert.match(results.get("metrics.query")!.note!, /not reachable from here .*ENOTFOUND.*kubectl -n argo-rollouts debug/);
+        });
+
+        it("metrics.query fails when no series carries the labels the gates select on, and on an untrusted certificate", async () => {
+            const raw = { cluster: { name: "preprod", role: "spoke", mimirTenant: "preprod", eksClusterName: "platform-preprod" }, mimir: { readEndpoint: "https://mimir-preprod.hub.test.example/prometheus" }, spokes: undefined };
+            const config = verifyConfig(raw);
+            const world = healthyCluster(config);
+            const empty = { status: "success", data: { resultType: "vector", result: [] } };
+            let results = await verify(config, world, { httpGet: async () => ({ status: 200, body: JSON.stringify(empty) }) });
+            expectFail(results, "metrics.query", /answered, but no http_server_request_duration_seconds_count series with k8s_namespace_name and k8s_replicaset_name in tenant preprod: every gate of this cluster would be Inconclusive/);
+            results = await verify(config, world, { httpGet: async () => Promise.reject(new Error("unable to verify the first certificate")) });
+            expectFail(results, "metrics.query", /unable to verify the first certificate: the endpoint answered with a certificate verify does not trust; .*NODE_EXTRA_CA_CERTS/);
         });
 
         it("metrics.spoke-routes fails for a route that adds the tenant header or is not accepted (pushRouteOwner addon)", async () => {

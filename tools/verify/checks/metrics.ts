@@ -11,8 +11,14 @@ import type { KubeObject } from "../cluster";
 import { CheckGroup, VerifyContext, asArray, canonical, condition, describeCondition, drift, field, ref } from "../context";
 import { CheckResult, Finding, DOCS, outcome, skipped } from "../report";
 
-/** The query verify sends: the series the success-rate gate reads, counted, in this tenant only. */
-export const PROBE_QUERY = `count(${BEYLA_REQUESTS})`;
+/**
+ * The labels every gate selects the measured ReplicaSet's series by (components/rollouts/analysis.ts,
+ * the canary matchers): a series without them is one no gate can read.
+ */
+export const GATE_SELECTOR_LABELS = ["k8s_namespace_name", "k8s_replicaset_name"] as const;
+
+/** The query verify sends: the series the gates read, with the labels they select on, counted, in this tenant only. */
+export const PROBE_QUERY = `count(${BEYLA_REQUESTS}{${GATE_SELECTOR_LABELS.map((l) => `${l}!=""`).join(",")}})`;
 
 /** The address the program gives the templates, when verify can know it from the stack file. */
 export function expectedAddress(config: AddonConfig): string | undefined {
@@ -126,10 +132,15 @@ export function queryAnswer(status: number, body: string): { ok: true; series: n
     if (parsed?.status !== "success" || parsed.data?.resultType !== "vector" || !Array.isArray(parsed.data.result)) {
         return { ok: false, why: `not a Prometheus vector answer: ${body.slice(0, 200)}` };
     }
-    return { ok: true, series: parsed.data.result.length };
+    // `count(...)` answers one sample holding the count, or nothing when no series matched.
+    const sample = parsed.data.result[0] as { value?: [number, string] } | undefined;
+    return { ok: true, series: sample?.value ? Number(sample.value[1]) : 0 };
 }
 
-const NETWORK_ERROR = /ENOTFOUND|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|timeout|certificate|self[- ]signed|TLS/i;
+/** Not reachable from where verify runs: SKIP, with the command to run from inside the cluster. */
+const NETWORK_ERROR = /ENOTFOUND|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|timeout/i;
+/** Reached, but its certificate is not trusted: a FAIL, since the controller reaches it with no more trust than verify. */
+const TLS_ERROR = /certificate|self[- ]signed|TLS|CERT_|UNABLE_TO_VERIFY/i;
 
 async function probe(ctx: VerifyContext, address: string, what: string): Promise<CheckResult> {
     const { config, cluster } = ctx;
@@ -155,6 +166,14 @@ async function probe(ctx: VerifyContext, address: string, what: string): Promise
             answer = await ctx.options.httpGet(`${address.replace(/\/+$/, "")}/api/v1/query?query=${encodeURIComponent(PROBE_QUERY)}`, headers);
         } catch (e) {
             const message = (e as Error).message;
+            if (TLS_ERROR.test(message)) {
+                return outcome("metrics.query", what, DOCS.metrics, [
+                    {
+                        object,
+                        found: `${message}: the endpoint answered with a certificate verify does not trust; the controller's gates query it the same way and fail. Serve a certificate of a public CA, or make both trust the private one (verify: NODE_EXTRA_CA_CERTS=<bundle>)`,
+                    },
+                ]);
+            }
             if (NETWORK_ERROR.test(message)) {
                 return skipped("metrics.query", what, DOCS.metrics, `${address} is not reachable from here (${message}); ${instead}`);
             }
@@ -165,13 +184,16 @@ async function probe(ctx: VerifyContext, address: string, what: string): Promise
     if (!result.ok) {
         return outcome("metrics.query", what, DOCS.metrics, [{ object, found: result.why }]);
     }
-    return outcome(
-        "metrics.query",
-        what,
-        DOCS.metrics,
-        [],
-        result.series > 0 ? `${PROBE_QUERY} = ${result.series} series` : `answered, but no ${BEYLA_REQUESTS} series in tenant ${tenant} yet: gates stay Inconclusive until Beyla's metrics arrive`,
-    );
+    if (result.series === 0) {
+        // An answer without the series is no gate path: every measurement would be Inconclusive.
+        return outcome("metrics.query", what, DOCS.metrics, [
+            {
+                object,
+                found: `answered, but no ${BEYLA_REQUESTS} series with ${GATE_SELECTOR_LABELS.join(" and ")} in tenant ${tenant}: every gate of this cluster would be Inconclusive. The platform's Beyla must export its request metrics with their Kubernetes metadata to this tenant (docs/tenants/metric-gates.md)`,
+            },
+        ]);
+    }
+    return outcome("metrics.query", what, DOCS.metrics, [], `${PROBE_QUERY} = ${result.series} series`);
 }
 
 const matchKey = (m: unknown): string => `${String(field(m, "path", "type") ?? "PathPrefix")} ${String(field(m, "path", "value") ?? "/")}`;
