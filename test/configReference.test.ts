@@ -162,3 +162,31 @@ describe("stack file schema (schema/stack.schema.json)", () => {
         assert.ok(validate({ ...file, config: { ...file.config, [`${PROJECT}:notificationsToken`]: { secure: "v1:abc" } } }), JSON.stringify(validate.errors));
     });
 });
+
+describe("docs/operations/add-a-spoke.md", () => {
+    const page = fs.readFileSync(path.join(ROOT, "docs", "operations", "add-a-spoke.md"), "utf8");
+    const blocks = [...page.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]);
+
+    it("its new stack file is valid for the schema and for the program, as the hub's spoke entry names it", () => {
+        const file = YAML.parse(blocks.find((b) => b.startsWith("# yaml-language-server"))!) as { config: Record<string, unknown> };
+        const validate = ajv().compile(schema());
+        assert.ok(validate(file), JSON.stringify(validate.errors));
+        const raw = Object.fromEntries(Object.entries(file.config).filter(([k]) => k.startsWith(`${PROJECT}:`)).map(([k, v]) => [k.slice(PROJECT.length + 1), v]));
+        const spoke = parseAddonConfig("prod", raw, { awsRegion: "eu-west-1", projectClusters: ["hub", "preprod", "prod"] });
+        // The hub's entry on the same page names this spoke, its tenant and a hostname.
+        const entry = (YAML.parse(blocks[0].replace(/^ {2}argo-rollouts-addon:spokes:/m, "spokes:")) as { spokes: { name: string; tenant: string }[] }).spokes.find((s) => s.name === "prod");
+        assert.deepStrictEqual([entry?.name, entry?.tenant], [spoke.cluster.name, spoke.cluster.mimirTenant]);
+        assert.strictEqual(spoke.cluster.role, "spoke");
+        assert.strictEqual(spoke.mimir.readEndpoint?.kind, "stack");
+    });
+
+    it("its hub entry is valid in the shipped hub's stack file", () => {
+        const hub = stackFile("Pulumi.hub.yaml") as { config: Record<string, unknown> };
+        const entries = (YAML.parse(blocks[0].replace(/^ {2}argo-rollouts-addon:spokes:/m, "spokes:")) as { spokes: unknown[] }).spokes;
+        const file = { ...hub, config: { ...hub.config, [`${PROJECT}:spokes`]: entries } };
+        const validate = ajv().compile(schema());
+        assert.ok(validate(file), JSON.stringify(validate.errors));
+        const raw = Object.fromEntries(Object.entries(file.config).filter(([k]) => k.startsWith(`${PROJECT}:`)).map(([k, v]) => [k.slice(PROJECT.length + 1), v]));
+        assert.strictEqual(parseAddonConfig("hub", raw, { awsRegion: "eu-west-1" }).spokes.length, 2);
+    });
+});
