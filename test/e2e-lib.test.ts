@@ -3,12 +3,13 @@
  * the derived stack files (only what points at the local platform may differ from the shipped file).
  */
 import assert from "assert";
+import { freezeMeasurements } from "../components/rollouts/analysis";
 import { differences, refKey, refOf } from "../e2e/lib/compare";
 import { scenarioLine, summaryLine } from "../e2e/lib/report";
 import { E2E_PLUGIN_DIGEST, localConfig, shippedConfig } from "../e2e/lib/stacks";
 import { requiredVersion } from "../e2e/lib/engines";
 import { localArgs, permissionErrors } from "../e2e/lib/controller";
-import { FAST_GATES, SmokeSetting, backendWeight, collapse, deliveryPatch, inOrder } from "../e2e/lib/delivery";
+import { FAST_FREEZE, FAST_GATES, SmokeSetting, backendWeight, collapse, deliveryPatch, inOrder } from "../e2e/lib/delivery";
 import { addonConfig } from "../e2e/lib/platform";
 import { kyvernoRelease } from "../e2e/lib/kyvernoRelease";
 
@@ -105,6 +106,8 @@ describe("e2e harness", () => {
                 const cfg = addonConfig("preprod", localConfig("preprod", targets, patch({ strategy })));
                 assert.strictEqual(cfg.analysis.rateWindow, FAST_GATES.rateWindow);
                 assert.strictEqual(cfg.analysis.initialDelay, FAST_GATES.initialDelay);
+                assert.strictEqual(cfg.errorBudget.maxFreeze, FAST_FREEZE.maxFreeze);
+                assert.ok(freezeMeasurements(cfg.errorBudget) <= 10, "every measurement of the freeze stays in the run's history");
                 assert.deepStrictEqual(cfg.mimir.readEndpoint, { kind: "url", url: "http://127.0.0.1:9/prometheus" });
                 assert.strictEqual(cfg.plugin.delivery.mode, "download");
                 assert.strictEqual(cfg.smokeTest.strategy, strategy);

@@ -446,6 +446,7 @@ const ENV_FUNCTIONS = ["len", "isNaN", "isInf", "isNil", "default", "asInt", "as
 type Token = { kind: "num" | "ident" | "op"; text: string };
 type Ast =
     | { t: "num"; v: number }
+    | { t: "bool"; v: boolean }
     | { t: "ident"; name: string }
     | { t: "call"; fn: string; args: Ast[] }
     | { t: "index"; of: Ast; at: Ast }
@@ -508,6 +509,9 @@ function parseExpr(src: string): Ast {
                 }
                 expect(")");
                 node = { t: "call", fn: t.text, args };
+            } else if (t.text === "true" || t.text === "false") {
+                // expr's boolean literals (expr parser/lexer: `true` and `false` are literals, not names).
+                node = { t: "bool", v: t.text === "true" };
             } else {
                 node = { t: "ident", name: t.text };
             }
@@ -599,6 +603,7 @@ type ExprValue = number | boolean | number[];
 function run(a: Ast, result: number[]): ExprValue {
     switch (a.t) {
         case "num":
+        case "bool":
             return a.v;
         case "ident":
             return result;
@@ -718,7 +723,9 @@ export function measurementPhase(metric: { successCondition?: string; failureCon
 export interface MetricLimits {
     count?: number;
     interval?: string;
+    /** -1: failures alone never end the metric. */
     failureLimit?: number;
+    consecutiveSuccessLimit?: number;
     inconclusiveLimit?: number;
     consecutiveErrorLimit?: number;
 }
@@ -737,29 +744,39 @@ export function effectiveCount(m: { count?: number; interval?: string }): number
 
 /**
  * The phase of one metric after `phases` measurements (analysis/analysis.go, assessMetricStatus and
- * assessMetricFailureInconclusiveOrError, v1.9.0): Failed once failures exceed failureLimit
- * (default 0), Inconclusive once inconclusive measurements exceed inconclusiveLimit (default 0),
- * Error once consecutive errors exceed consecutiveErrorLimit (default 4); these are totals over the
- * run except errors, which any other measurement resets, and an Error does not count towards
- * `count`. Reaching the effective count within the limits is Successful; otherwise Running.
+ * assessMetricFailureInconclusiveOrError, v1.9.0):
+ * - Failed once failures exceed failureLimit (default 0; -1 never), Inconclusive once inconclusive
+ *   measurements exceed inconclusiveLimit (default 0), Error once consecutive errors exceed
+ *   consecutiveErrorLimit (default 4); these are totals over the run except errors, which any other
+ *   measurement resets, and an Error does not count towards `count`. Error wins over Inconclusive,
+ *   Inconclusive over Failed (the later check overwrites the phase).
+ * - Then Successful once the successes in a row reach consecutiveSuccessLimit (when above 0).
+ * - Then at the effective count: with both a failureLimit of 0 or more and a
+ *   consecutiveSuccessLimit, Inconclusive (neither limit was reached); with a consecutiveSuccessLimit
+ *   alone (failureLimit -1), Failed; otherwise Successful.
+ * - Otherwise Running.
  */
 export function metricPhase(m: MetricLimits, phases: MeasurementPhase[]): "Running" | "Successful" | "Failed" | "Inconclusive" | "Error" {
     let failed = 0;
     let inconclusive = 0;
     let consecutiveErrors = 0;
+    let consecutiveSuccesses = 0;
     let count = 0;
     for (const p of phases) {
         if (p === "Error") {
             consecutiveErrors++;
+            consecutiveSuccesses = 0;
         } else {
             consecutiveErrors = 0;
             count++;
             failed += p === "Failed" ? 1 : 0;
             inconclusive += p === "Inconclusive" ? 1 : 0;
+            consecutiveSuccesses = p === "Successful" ? consecutiveSuccesses + 1 : 0;
         }
     }
+    const failureLimit = m.failureLimit ?? 0;
     let phase: "Failed" | "Inconclusive" | "Error" | undefined;
-    if (failed > (m.failureLimit ?? 0)) {
+    if (failureLimit >= 0 && failed > failureLimit) {
         phase = "Failed";
     }
     if (inconclusive > (m.inconclusiveLimit ?? 0)) {
@@ -771,6 +788,16 @@ export function metricPhase(m: MetricLimits, phases: MeasurementPhase[]): "Runni
     if (phase) {
         return phase;
     }
+    const successLimit = m.consecutiveSuccessLimit ?? 0;
+    if (successLimit > 0 && consecutiveSuccesses >= successLimit) {
+        return "Successful";
+    }
     const n = effectiveCount(m);
-    return n !== undefined && count >= n ? "Successful" : "Running";
+    if (n !== undefined && count >= n) {
+        if (successLimit > 0) {
+            return failureLimit >= 0 ? "Inconclusive" : "Failed";
+        }
+        return "Successful";
+    }
+    return "Running";
 }

@@ -6,6 +6,9 @@ import {
     AnalysisConfig,
     ERROR_BUDGET,
     ERROR_BUDGET_DEFAULTS,
+    ERROR_BUDGET_WAIT,
+    errorBudgetWaitTemplateSpec,
+    freezeMeasurements,
     HAS_VALUE,
     canaryMatchers,
     clusterAnalysisTemplateSpec,
@@ -70,19 +73,23 @@ const CANARY_RS = "checkout-5d8f9c7b6";
 
 /**
  * Beyla's series for one ReplicaSet as five scrapes across the window: a request counter per
- * status code, and the cumulative duration buckets with `le` (every request lands in the first
- * bucket at or above its duration; +Inf counts all of them).
+ * status code and route, and the cumulative duration buckets with `le` (every request lands in the
+ * first bucket at or above its duration; +Inf counts all of them). Requests without a route are
+ * the app's own (`/api/orders`).
  */
-function beyla(rs: string, requests: { status: string; seconds: number; n: number }[], scrapes = 5): Series[] {
+function beyla(rs: string, requests: { status: string; seconds: number; n: number; route?: string }[], scrapes = 5): Series[] {
     const labels = { k8s_namespace_name: "shop", k8s_replicaset_name: rs, k8s_deployment_name: "checkout" };
     const ramp = (total: number) => (scrapes === 1 ? [total] : Array.from({ length: scrapes }, (_, i) => Math.round((total * i) / (scrapes - 1))));
+    const routeOf = (r: { route?: string }) => r.route ?? "/api/orders";
     const out: Series[] = [];
-    for (const code of [...new Set(requests.map((r) => r.status))]) {
-        const total = requests.filter((r) => r.status === code).reduce((a, r) => a + r.n, 0);
-        out.push({ labels: { __name__: COUNT, ...labels, http_response_status_code: code }, samples: ramp(total) });
+    for (const key of [...new Set(requests.map((r) => `${r.status} ${routeOf(r)}`))]) {
+        const [code, route] = key.split(" ");
+        const mine = requests.filter((r) => r.status === code && routeOf(r) === route);
+        const series = { ...labels, http_response_status_code: code, http_route: route };
+        out.push({ labels: { __name__: COUNT, ...series }, samples: ramp(mine.reduce((a, r) => a + r.n, 0)) });
         for (const le of [...BEYLA_BUCKETS.map(String), "+Inf"]) {
-            const inBucket = requests.filter((r) => r.status === code && (le === "+Inf" || r.seconds <= Number(le))).reduce((a, r) => a + r.n, 0);
-            out.push({ labels: { __name__: BUCKET, ...labels, http_response_status_code: code, le }, samples: ramp(inBucket) });
+            const inBucket = mine.filter((r) => le === "+Inf" || r.seconds <= Number(le)).reduce((a, r) => a + r.n, 0);
+            out.push({ labels: { __name__: BUCKET, ...series, le }, samples: ramp(inBucket) });
         }
     }
     return out;
@@ -115,6 +122,30 @@ function cases(a: AnalysisConfig): Record<string, Series[]> {
         "series that saw no request in the window": [...STABLE, ...beyla(CANARY_RS, [{ status: "200", seconds: 0.02, n: 0 }])],
         "a series that just appeared (one sample)": [...STABLE, ...beyla(CANARY_RS, [{ status: "500", seconds: 0.02, n: enough }], 1)],
         "slow: every request beyond the highest bucket, with enough traffic": [...STABLE, ...beyla(CANARY_RS, [{ status: "200", seconds: 30, n: enough }])],
+        // The kubelet probes every pod whether or not anyone sends traffic (issue: two pods with
+        // 10 s probes make about 96 requests per 4-minute window).
+        "probes only: the kubelet's requests, enough to pass the floor": [
+            ...STABLE,
+            ...beyla(CANARY_RS, [
+                { status: "200", seconds: 0.001, n: enough, route: "/healthz" },
+                { status: "200", seconds: 0.001, n: enough, route: "/readyz" },
+            ]),
+        ],
+        "a quiet canary failing 60 % of its requests among many fast probes": [
+            ...STABLE,
+            ...beyla(CANARY_RS, [
+                { status: "200", seconds: 0.02, n: (enough * 2) / 5 },
+                { status: "500", seconds: 0.02, n: (enough * 3) / 5 },
+                { status: "200", seconds: 0.001, n: enough * 20, route: "/livez" },
+            ]),
+        ],
+        "a quiet canary serving slowly among many fast probes": [
+            ...STABLE,
+            ...beyla(CANARY_RS, [
+                { status: "200", seconds: 30, n: enough },
+                { status: "200", seconds: 0.001, n: enough * 200, route: "/actuator/health/readiness" },
+            ]),
+        ],
     };
 }
 
@@ -128,6 +159,9 @@ const EXPECTED: Record<string, Record<string, MeasurementPhase>> = {
         "series that saw no request in the window": "Inconclusive",
         "a series that just appeared (one sample)": "Inconclusive",
         "slow: every request beyond the highest bucket, with enough traffic": "Successful",
+        "probes only: the kubelet's requests, enough to pass the floor": "Inconclusive",
+        "a quiet canary failing 60 % of its requests among many fast probes": "Failed",
+        "a quiet canary serving slowly among many fast probes": "Successful",
     },
     "latency-p99": {
         "healthy": "Successful",
@@ -138,6 +172,9 @@ const EXPECTED: Record<string, Record<string, MeasurementPhase>> = {
         "series that saw no request in the window": "Inconclusive",
         "a series that just appeared (one sample)": "Inconclusive",
         "slow: every request beyond the highest bucket, with enough traffic": "Failed",
+        "probes only: the kubelet's requests, enough to pass the floor": "Inconclusive",
+        "a quiet canary failing 60 % of its requests among many fast probes": "Successful",
+        "a quiet canary serving slowly among many fast probes": "Failed",
     },
 };
 
@@ -251,12 +288,22 @@ describe("metric gate semantics", () => {
             assert.strictEqual(measurementPhase(l, [0.2]), "Successful");
         });
 
-        it("guards the error-budget template the same way", () => {
+        it("the error-budget check pauses on an exhausted budget and on no data, and never fails a version", () => {
             const m = (errorBudgetTemplateSpec(ERROR_BUDGET_DEFAULTS, "http://m/prometheus", "hub") as { metrics: { successCondition: string; failureCondition: string }[] }).metrics[0];
             assert.strictEqual(measurementPhase(m, []), "Inconclusive", "no SLO authored: pause, not abort");
             assert.strictEqual(measurementPhase(m, [NaN]), "Inconclusive");
-            assert.strictEqual(measurementPhase(m, [0]), "Failed", "exhausted");
+            assert.strictEqual(measurementPhase(m, [0]), "Inconclusive", "exhausted: pause, not abort");
+            assert.strictEqual(measurementPhase(m, [-0.3]), "Inconclusive", "overspent: pause, not abort");
             assert.strictEqual(measurementPhase(m, [0.4]), "Successful");
+            for (const value of [[], [NaN], [-1], [0], [0.5], [1], [2]]) {
+                assert.notStrictEqual(measurementPhase(m, value), "Failed", `${JSON.stringify(value)}: the freeze never fails a version`);
+            }
+        });
+
+        it("reads expr's boolean literals", () => {
+            assert.strictEqual(evalCondition("false", [1]), false);
+            assert.strictEqual(evalCondition("true && len(result) > 0", [1]), true);
+            assert.strictEqual(measurementPhase({ successCondition: "result[0] > 0", failureCondition: "false" }, [0]), "Inconclusive");
         });
     });
 
@@ -284,6 +331,32 @@ describe("metric gate semantics", () => {
                 }
             });
         }
+
+        it("counts the probes again with excludeRoutes: [] (what the exclusion changes)", () => {
+            const a = analysisConfig({ excludeRoutes: [] });
+            const c = cases(a);
+            const [success, , latency] = sharedTemplates(a);
+            assert.strictEqual(measure(success, c["probes only: the kubelet's requests, enough to pass the floor"]).phase, "Successful", "probes alone pass the gate");
+            assert.strictEqual(measure(success, c["a quiet canary failing 60 % of its requests among many fast probes"]).phase, "Successful", "probes dilute the errors");
+            assert.strictEqual(measure(latency, c["a quiet canary serving slowly among many fast probes"]).phase, "Successful", "probes dilute the p99");
+            assert.ok(!success.query.includes("http_route"), "nothing to exclude adds no matcher");
+        });
+
+        it("excludes exactly the listed routes, and keeps series without a route", () => {
+            const a = analysisConfig({ excludeRoutes: ["/healthz", "/v1/*/status"] });
+            const [success] = sharedTemplates(a);
+            assert.ok(success.query.includes('http_route!~"/healthz|/v1/\\\\*/status"'), success.query);
+            const healthy = (route: string | undefined) => beyla(CANARY_RS, [{ status: "200", seconds: 0.02, n: 400, ...(route ? { route } : {}) }]);
+            assert.strictEqual(measure(success, healthy("/healthz")).phase, "Inconclusive");
+            assert.strictEqual(measure(success, healthy("/v1/*/status")).phase, "Inconclusive", "a route pattern is matched literally");
+            assert.strictEqual(measure(success, healthy("/v1/x/status")).phase, "Successful", "not a wildcard");
+            assert.strictEqual(measure(success, healthy("/healthz/deep")).phase, "Successful", "exact, not a prefix");
+            const unrouted = healthy(undefined).map((s) => {
+                const { http_route: _r, ...labels } = s.labels;
+                return { ...s, labels };
+            });
+            assert.strictEqual(measure(success, unrouted).phase, "Successful", "a Beyla without routes is still counted");
+        });
 
         it("one request below the floor is Inconclusive, at the floor it is judged", () => {
             const a = analysisConfig({ minRequests: 20 });
@@ -314,6 +387,56 @@ describe("metric gate semantics", () => {
                 assert.strictEqual(metricPhase(background.metrics[0], Array(50).fill("Successful")), "Running");
             });
         }
+
+        it("consecutiveSuccessLimit ends a metric at its first success; at the count it is Inconclusive, or Failed with failureLimit -1", () => {
+            const m = { interval: "1m", count: 4, consecutiveSuccessLimit: 1, inconclusiveLimit: 3 };
+            assert.strictEqual(metricPhase(m, ["Inconclusive", "Inconclusive", "Successful"]), "Successful");
+            assert.strictEqual(metricPhase(m, ["Inconclusive", "Inconclusive"]), "Running");
+            assert.strictEqual(metricPhase(m, Array(4).fill("Inconclusive")), "Inconclusive");
+            assert.strictEqual(metricPhase({ interval: "1m", count: 3, consecutiveSuccessLimit: 2, failureLimit: 1 }, ["Successful", "Failed", "Successful"]), "Inconclusive", "neither limit reached at the count");
+            assert.strictEqual(metricPhase({ interval: "1m", count: 2, consecutiveSuccessLimit: 1, failureLimit: -1 }, ["Failed", "Failed"]), "Failed");
+            assert.strictEqual(metricPhase({ interval: "1m", count: 5, consecutiveSuccessLimit: 2 }, ["Successful", "Error", "Successful"]), "Running", "an error breaks the streak");
+        });
+
+        it("the waiting freeze goes on at the first measurement with budget left and pauses after maxFreeze, never fails", () => {
+            const budget = { ...ERROR_BUDGET_DEFAULTS, recheckInterval: "5m", maxFreeze: "1h" };
+            type Metric = { name: string; count: number; interval?: string; successCondition: string; failureCondition: string; consecutiveSuccessLimit?: number; inconclusiveLimit: number; failureLimit: number };
+            const [found, wait] = (errorBudgetWaitTemplateSpec(budget, "http://m/prometheus", "hub") as { metrics: Metric[] }).metrics;
+            assert.strictEqual(found.name, "slo-found");
+            assert.strictEqual(metricPhase(found, [measurementPhase(found, [])]), "Inconclusive", "no SLO: the run pauses at once");
+            assert.strictEqual(metricPhase(found, [measurementPhase(found, [0])]), "Successful", "an exhausted SLO exists");
+            const n = freezeMeasurements(budget);
+            assert.strictEqual(n, 13, "one now and one every 5m for an hour");
+            assert.strictEqual(wait.count, n);
+            const exhausted = measurementPhase(wait, [0]);
+            const left = measurementPhase(wait, [0.2]);
+            assert.strictEqual(metricPhase(wait, [exhausted]), "Running", "exhausted: it waits");
+            assert.strictEqual(metricPhase(wait, [...Array(n - 1).fill(exhausted), left]), "Successful", "recovered at the last measurement: it goes on");
+            assert.strictEqual(metricPhase(wait, [exhausted, exhausted, left]), "Successful", "recovered: it goes on by itself");
+            assert.strictEqual(metricPhase(wait, Array(n).fill(exhausted)), "Inconclusive", "never recovered: a human decides");
+            for (let k = 1; k < n; k++) {
+                assert.strictEqual(metricPhase(wait, Array(k).fill(exhausted)), "Running", `${k} exhausted measurements: still waiting`);
+            }
+            for (const value of [[], [NaN], [-1], [0], [0.5]]) {
+                assert.notStrictEqual(measurementPhase(wait, value), "Failed");
+                assert.notStrictEqual(measurementPhase(found, value), "Failed");
+            }
+        });
+
+        it("the waiting freeze's limits are ones Argo Rollouts accepts", () => {
+            // utils/analysis/factory.go ValidateMetric (v1.9.0), restated for these two metrics.
+            for (const [recheckInterval, maxFreeze] of [["5m", "24h"], ["1m", "1m"], ["7m", "1h"], ["5s", "40s"]]) {
+                const budget = { ...ERROR_BUDGET_DEFAULTS, recheckInterval, maxFreeze };
+                type M = { count: number; interval?: string; failureLimit: number; inconclusiveLimit: number; consecutiveSuccessLimit?: number };
+                for (const m of (errorBudgetWaitTemplateSpec(budget, "http://m/prometheus", "hub") as { metrics: M[] }).metrics) {
+                    const success = m.consecutiveSuccessLimit ?? 0;
+                    assert.ok(m.count >= m.failureLimit + success, `count ${m.count} >= failureLimit + consecutiveSuccessLimit`);
+                    assert.ok(m.count >= m.inconclusiveLimit, "count >= inconclusiveLimit");
+                    assert.ok(m.count <= 1 || m.interval !== undefined, "an interval with count > 1");
+                    assert.ok(success > 0 || m.failureLimit >= 0);
+                }
+            }
+        });
 
         it("inconclusive measurements add up over the whole run, errors only in a row", () => {
             const m = { interval: "1m", inconclusiveLimit: 2, consecutiveErrorLimit: 2 };
@@ -355,12 +478,12 @@ describe("metric gate semantics", () => {
             it(`${stack}: every template guards no-data, fails all-5xx and slow, floors low traffic`, () => {
                 const { run, analysis } = plans.get(stack)!;
                 const templates = templatesOf(run);
-                assert.deepStrictEqual([...templates.keys()].sort(), ["error-budget", "latency-p99", "latency-p99-finite", "success-rate", "success-rate-finite"].map(templateName));
+                assert.deepStrictEqual([...templates.keys()].sort(), ["error-budget", "error-budget-wait", "latency-p99", "latency-p99-finite", "success-rate", "success-rate-finite"].map(templateName));
                 for (const [name, metrics] of templates) {
                     for (const m of metrics) {
                         assert.deepStrictEqual(promqlSyntaxErrors(m.provider.prometheus.query), [], name);
                         assert.strictEqual(measurementPhase(m, []), "Inconclusive", `${name}: no data must pause, not abort`);
-                        if (name === ERROR_BUDGET) {
+                        if (name === ERROR_BUDGET || name === ERROR_BUDGET_WAIT) {
                             continue;
                         }
                         const t = { query: m.provider.prometheus.query, successCondition: m.successCondition, failureCondition: m.failureCondition };

@@ -269,7 +269,7 @@ describe("layout: where each ADR-056 decision lives (docs/maintainers/architectu
     it("reads a table it can check (a parse that finds nothing proves nothing)", () => {
         const broken = architecture().replace("`components/rollouts/analysis.ts` | `errorBudgetTemplateSpec`", "`components/rollouts/analysis.ts` | `errorBudgetTemplate`");
         const d6 = decisionRows(broken).find((r) => r.id === "D6")!;
-        assert.deepStrictEqual(d6.entryPoints, ["errorBudgetTemplate"]);
+        assert.deepStrictEqual(d6.entryPoints, ["errorBudgetTemplate", "errorBudgetWaitTemplateSpec", "freezeMeasurements"]);
         assert.strictEqual(exportsName(d6.livesIn, "errorBudgetTemplate"), false);
         assert.strictEqual(exportsName(d6.livesIn, "errorBudgetTemplateSpec"), true);
         assert.strictEqual(exportsName("components/mimir.ts", "MimirRole"), true);

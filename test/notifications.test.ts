@@ -2,7 +2,7 @@ import * as assert from "assert";
 import * as YAML from "yaml";
 import { ConfigError, SecretValue } from "../components/config";
 import { parseAddonConfig } from "../stacks/config";
-import { NOTIFICATION_EVENTS, errorBudgetTemplateSpec, guardedConditions, notificationConfigData } from "../components/rollouts";
+import { NOTIFICATION_EVENTS, errorBudgetTemplateSpec, errorBudgetWaitTemplateSpec, guardedConditions, notificationConfigData } from "../components/rollouts";
 import { OfflineRun } from "../tools/offline";
 import { manifestsYaml, resourceRows } from "../tools/plan";
 import { byName, hubConfig, merged, planInline } from "./harness";
@@ -102,19 +102,63 @@ describe("notifications", () => {
 });
 
 describe("error-budget freeze", () => {
-    it("fails when the remaining budget is exhausted and pauses when there is no SLO", () => {
+    it("the check pauses when the remaining budget is exhausted or there is no SLO, and never fails a version", () => {
         const spec = errorBudgetTemplateSpec({ query: "q", minRemaining: 0 }, "http://m/prometheus", "hub") as {
             args: { name: string }[];
             metrics: { count: number; successCondition: string; failureCondition: string; inconclusiveLimit: number }[];
         };
         assert.deepStrictEqual(spec.args, [{ name: "service" }, { name: "slo" }]);
         const m = spec.metrics[0];
-        assert.strictEqual(m.count, 1, "one check, before traffic moves");
+        assert.strictEqual(m.count, 1, "one check, before the switch");
         assert.strictEqual(m.inconclusiveLimit, 0);
         assert.strictEqual(m.successCondition, "len(result) > 0 && !isNaN(result[0]) && result[0] > 0");
-        assert.strictEqual(m.failureCondition, "len(result) > 0 && !isNaN(result[0]) && result[0] <= 0");
+        assert.strictEqual(m.failureCondition, "false");
         // Same guard as the metric gates: empty and NaN satisfy neither condition.
         assert.ok(m.successCondition.startsWith(guardedConditions("atLeast", 0).successCondition.split(" && result")[0]));
+    });
+
+    it("the waiting freeze measures every recheckInterval until maxFreeze, after a check that the SLO exists", () => {
+        const spec = errorBudgetWaitTemplateSpec({ query: "q", minRemaining: 0.1, recheckInterval: "10m", maxFreeze: "2h" }, "http://m/prometheus", "hub") as {
+            args: { name: string }[];
+            metrics: Record<string, unknown>[];
+        };
+        assert.deepStrictEqual(spec.args, [{ name: "service" }, { name: "slo" }]);
+        const [found, wait] = spec.metrics;
+        assert.deepStrictEqual(
+            { ...found, provider: undefined },
+            { name: "slo-found", count: 1, failureLimit: 0, inconclusiveLimit: 0, consecutiveErrorLimit: 4, successCondition: "len(result) > 0 && !isNaN(result[0])", failureCondition: "false", provider: undefined },
+        );
+        assert.deepStrictEqual(
+            { ...wait, provider: undefined },
+            {
+                name: "error-budget-remaining",
+                interval: "10m",
+                count: 13,
+                consecutiveSuccessLimit: 1,
+                failureLimit: 0,
+                inconclusiveLimit: 12,
+                consecutiveErrorLimit: 4,
+                successCondition: "len(result) > 0 && !isNaN(result[0]) && result[0] > 0.1",
+                failureCondition: "false",
+                provider: undefined,
+            },
+        );
+        assert.deepStrictEqual(found.provider, wait.provider, "both read the same query as the same tenant");
+        assert.deepStrictEqual(found.provider, { prometheus: { address: "http://m/prometheus", query: "q", timeout: 30, headers: [{ key: "X-Scope-OrgID", value: "hub" }] } });
+    });
+
+    it("refuses a maxFreeze shorter than recheckInterval", () => {
+        assert.throws(() => parse(merged(hubConfig(), { errorBudget: { recheckInterval: "10m", maxFreeze: "5m" } })), /errorBudget.maxFreeze = "5m": must be at least errorBudget.recheckInterval \(10m\)/);
+        assert.strictEqual(parse(merged(hubConfig(), { errorBudget: { recheckInterval: "10m", maxFreeze: "10m" } })).errorBudget.maxFreeze, "10m");
+        assert.throws(() => parse(merged(hubConfig(), { errorBudget: { recheckInterval: "99999999h" } })), /errorBudget.recheckInterval/);
+    });
+
+    it("declares both templates on every stack", async () => {
+        const run = await planInline(hubConfig());
+        assert.ok(byName(run, "analysis-error-budget"));
+        const wait = byName(run, "analysis-error-budget-wait").inputs as { metadata: { name: string }; spec: { metrics: { name: string }[] } };
+        assert.strictEqual(wait.metadata.name, "argo-rollouts-addon-error-budget-wait");
+        assert.deepStrictEqual(wait.spec.metrics.map((m) => m.name), ["slo-found", "error-budget-remaining"]);
     });
 
     it("reads Sloth's remaining-budget rule for the app's SLO by default", async () => {

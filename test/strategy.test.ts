@@ -1,7 +1,7 @@
 import { templateName } from "../components/rollouts/analysis";
 import * as assert from "assert";
 import { parseAddonConfig } from "../stacks/config";
-import { clusterAnalysisTemplateSpec, errorBudgetTemplateSpec, sharedTemplates } from "../components/rollouts";
+import { clusterAnalysisTemplateSpec, errorBudgetTemplates, sharedTemplates } from "../components/rollouts";
 import {
     AnalysisRef,
     AppSpec,
@@ -186,6 +186,8 @@ describe("delivery strategy library", () => {
                             assert.strictEqual(c.analysis?.startingStep, firstWeight + 1);
                             if (budget === "slo") {
                                 assert.ok("analysis" in c.steps[0], "the freeze runs before any traffic moves");
+                                const first = c.steps[0] as { analysis: AnalysisRef };
+                                assert.deepStrictEqual(first.analysis.templates, [{ templateName: templateName("error-budget-wait"), clusterScope: true }], "a canary waits for its budget");
                             }
                             assert.deepStrictEqual(
                                 p.httpRoute?.spec.rules[0].backendRefs.map((b) => [b.name, b.weight, b.group, b.kind]),
@@ -224,7 +226,7 @@ describe("delivery strategy library", () => {
         // The templates the rollouts stage declares, by name.
         const declared = new Map<string, { count?: number; interval?: string }[]>([
             ...sharedTemplates(cfg.analysis).map((t) => [t.name, (clusterAnalysisTemplateSpec(t, cfg.analysis, "http://m", "hub") as { metrics: { count?: number; interval?: string }[] }).metrics] as const),
-            [templateName("error-budget"), (errorBudgetTemplateSpec(cfg.errorBudget, "http://m", "hub") as { metrics: { count?: number; interval?: string }[] }).metrics],
+            ...errorBudgetTemplates(cfg.errorBudget, cfg.analysis).map((t) => [t.name, (t.spec("http://m", "hub") as { metrics: { count?: number; interval?: string }[] }).metrics] as const),
         ]);
 
         it("the restated rule tells an indefinite metric from a finite one", () => {

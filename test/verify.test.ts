@@ -519,11 +519,11 @@ describe("npm run verify", () => {
     });
 
     describe("metric path", () => {
-        it("metrics.templates expects the four metric templates and error-budget, and fails for a Job provider and another tenant", async () => {
+        it("metrics.templates expects the four metric templates and the two error-budget ones, and fails for a Job provider and another tenant", async () => {
             const config = verifyConfig();
             const world = healthyCluster(config);
             let results = await verify(config, world);
-            assert.match(results.get("metrics.templates")!.note!, /^argo-rollouts-addon-success-rate, argo-rollouts-addon-success-rate-finite, argo-rollouts-addon-latency-p99, argo-rollouts-addon-latency-p99-finite, argo-rollouts-addon-error-budget at http:\/\/mimir-gateway\.observability\.svc:80\/prometheus$/);
+            assert.match(results.get("metrics.templates")!.note!, /^argo-rollouts-addon-success-rate, argo-rollouts-addon-success-rate-finite, argo-rollouts-addon-latency-p99, argo-rollouts-addon-latency-p99-finite, argo-rollouts-addon-error-budget, argo-rollouts-addon-error-budget-wait at http:\/\/mimir-gateway\.observability\.svc:80\/prometheus$/);
             replace(world, "ClusterAnalysisTemplate", "argo-rollouts-addon-latency-p99", (o) => ({ ...o, spec: { ...(o.spec as object), metrics: [fixture("job-provider-metric.json")] } }));
             replace(world, "ClusterAnalysisTemplate", "argo-rollouts-addon-error-budget", (o) => ({ ...o, spec: JSON.parse(JSON.stringify(o.spec).replace('"value":"hub"', '"value":"preprod"')) }));
             results = await verify(config, world);

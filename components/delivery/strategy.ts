@@ -4,7 +4,7 @@
  * decided by the tier, never per app (D3). Pure and exported, so tenant scaffolders and other
  * programs render exactly what the platform tests.
  */
-import { ERROR_BUDGET, SUCCESS_RATE, SUCCESS_RATE_FINITE } from "../rollouts/analysis";
+import { ERROR_BUDGET, ERROR_BUDGET_WAIT, SUCCESS_RATE, SUCCESS_RATE_FINITE } from "../rollouts/analysis";
 import { ANALYSIS_DEFAULTS, AnalysisConfig, durationSeconds } from "../rollouts/config";
 import { GATEWAY_API_PLUGIN } from "../rollouts/plugin";
 import { PolicyRule } from "../rollouts/rbac";
@@ -30,7 +30,9 @@ export const CRITICAL_LABEL = "argo-rollouts-addon.platform/critical";
  */
 export const SUCCESS_RATE_TEMPLATE = SUCCESS_RATE;
 export const SUCCESS_RATE_FINITE_TEMPLATE = SUCCESS_RATE_FINITE;
+/** The error-budget check (blue/green pre-promotion: exhausted pauses) and the waiting freeze (canary: exhausted waits). */
 export const ERROR_BUDGET_TEMPLATE = ERROR_BUDGET;
+export const ERROR_BUDGET_WAIT_TEMPLATE = ERROR_BUDGET_WAIT;
 
 export interface AppRoute {
     /** The app's single existing HTTPRoute: the hostname is unchanged (ADR-056 D4). */
@@ -231,13 +233,18 @@ function templates(...names: string[]): TemplateRef[] {
     return names.map((templateName) => ({ templateName, clusterScope: true as const }));
 }
 
-/** The error-budget gate applies to non-critical apps that authored an SLO (ADR-056 D6). */
-export function errorBudgetGate(app: AppSpec): AnalysisRef | undefined {
+/**
+ * The error-budget gate applies to non-critical apps that authored an SLO (ADR-056 D6). A canary
+ * waits for the budget in its first step (`wait`); blue/green checks it once before the switch and
+ * pauses when it is exhausted, since only a paused blue/green rollout is spared the progress
+ * deadline (rollouts/analysis.ts, errorBudgetTemplateSpec).
+ */
+export function errorBudgetGate(app: AppSpec, kind: "wait" | "check"): AnalysisRef | undefined {
     if (app.critical || !app.slo) {
         return undefined;
     }
     return {
-        templates: templates(ERROR_BUDGET_TEMPLATE),
+        templates: templates(kind === "wait" ? ERROR_BUDGET_WAIT_TEMPLATE : ERROR_BUDGET_TEMPLATE),
         args: [
             { name: "service", value: app.slo.service },
             { name: "slo", value: app.slo.name },
@@ -465,9 +472,10 @@ function prodCanaryPlan(app: AppSpec, prodClass: ProdClass, opts: StrategyOption
     const pause = opts.stepPause ?? defaultStepPause(opts.gate);
     const weights = opts.steps ?? DEFAULT_STEPS;
     const steps: CanaryStep[] = [];
-    const budget = errorBudgetGate(app);
+    const budget = errorBudgetGate(app, "wait");
     if (budget) {
-        // Pre-promotion freeze: no traffic moves while the app's error budget is exhausted.
+        // The freeze: no traffic moves while the app's error budget is exhausted; the canary goes
+        // on by itself once it recovers, or pauses for a human after errorBudget.maxFreeze.
         steps.push({ analysis: budget });
     }
     const firstWeight = steps.length;
@@ -507,7 +515,7 @@ function prodCanaryPlan(app: AppSpec, prodClass: ProdClass, opts: StrategyOption
         behaviour:
             `canary ${weights.join(" -> ")} through the Gateway API plugin, background success-rate gate, abort on breach` +
             (regulated ? ", manual approval (pause) before 100%" : "") +
-            (budget ? ", error-budget freeze first" : ""),
+            (budget ? ", error-budget freeze first (waits for the budget, pauses after maxFreeze)" : ""),
     };
 }
 
@@ -546,13 +554,14 @@ function prodCanaryPlan(app: AppSpec, prodClass: ProdClass, opts: StrategyOption
  * `scaleDownDelaySeconds` says, which only starts once the new version is stable. A Failed or Error
  * post-promotion run aborts, and an aborted rollout points the active Service back at the stable
  * ReplicaSet, then scales the new one down after `abortScaleDownDelaySeconds`. An Inconclusive one
- * pauses with the new version active, for a human as above. The error-budget freeze, when it
- * applies, is part of the pre-promotion run: it reads the app's SLO, not the preview, and a Failed
- * or Inconclusive metric ends the whole run (utils/analysis/helpers.go, IsTerminating).
+ * pauses with the new version active, for a human as above. The error-budget check, when it
+ * applies, is part of the pre-promotion run: it reads the app's SLO, not the preview, and an
+ * exhausted budget is an Inconclusive metric, which ends the whole run (utils/analysis/helpers.go,
+ * IsTerminating) and pauses the rollout before the switch; `promote` checks it again.
  */
 function blueGreenPlan(app: AppSpec, prodClass: ProdClass, opts: StrategyOptions): DeliveryPlan {
     const [active, preview] = serviceNames(app, "blueGreen");
-    const budget = errorBudgetGate(app);
+    const budget = errorBudgetGate(app, "check");
     const regulated = prodClass === "regulated";
     const gate = opts.previewGate;
     const finiteGate = (): AnalysisRef => ({ templates: templates(SUCCESS_RATE_FINITE_TEMPLATE), args: metricArgs() });
@@ -578,7 +587,7 @@ function blueGreenPlan(app: AppSpec, prodClass: ProdClass, opts: StrategyOptions
         ...(regulated ? { roles: approvalRoles(app, opts.approval) } : {}),
         behaviour:
             "blue/green: " +
-            (budget ? "error-budget freeze before promotion, " : "") +
+            (budget ? "error-budget check before promotion (an exhausted budget pauses), " : "") +
             (gate
                 ? `finite success-rate gate on the preview's test traffic (${"header" in gate ? `header ${gate.header}: ${PREVIEW_HEADER_VALUE}` : `hostname ${gate.hostname}`}) before the switch, a breach aborts with the active Service untouched; ` +
                   (regulated ? "then manual promotion (autoPromotionEnabled: false)" : "then auto-promotes")

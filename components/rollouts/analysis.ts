@@ -1,4 +1,4 @@
-import { ANALYSIS_DEFAULTS, AnalysisConfig } from "./config";
+import { ANALYSIS_DEFAULTS, AnalysisConfig, ErrorBudgetConfig, durationSeconds } from "./config";
 import { TENANT_HEADER } from "../mimir";
 
 /**
@@ -48,6 +48,7 @@ export const SUCCESS_RATE_FINITE = templateName("success-rate-finite");
 export const LATENCY_P99 = templateName("latency-p99");
 export const LATENCY_P99_FINITE = templateName("latency-p99-finite");
 export const ERROR_BUDGET = templateName("error-budget");
+export const ERROR_BUDGET_WAIT = templateName("error-budget-wait");
 
 /**
  * The arguments every shared metric template takes. A Rollout passes them as:
@@ -94,11 +95,31 @@ export function selector(matchers: LabelMatcher[]): string {
  * are not exported), and Argo Rollouts names a ReplicaSet `<rollout>-<pod template hash>`
  * (rollout/sync.go). So the ReplicaSet of the Latest hash is exactly the new version's pods.
  */
-export function canaryMatchers(namespace: string, rollout: string, canaryHash: string): LabelMatcher[] {
+export function canaryMatchers(namespace: string, rollout: string, canaryHash: string, excludeRoutes: readonly string[] = []): LabelMatcher[] {
     return [
         { name: "k8s_namespace_name", op: "=", value: namespace },
         { name: "k8s_replicaset_name", op: "=", value: `${rollout}-${canaryHash}` },
+        ...excludedRoutes(excludeRoutes),
     ];
+}
+
+/** Beyla's route label (OpenTelemetry's `http.route`, go.opentelemetry.io/obi pkg/export/attributes/names/attrs.go). */
+export const BEYLA_ROUTE_LABEL = "http_route";
+
+/** `s` as a regular expression that matches exactly `s` (RE2 and JavaScript agree on these escapes). */
+export function literalRegex(s: string): string {
+    return s.replace(/[\\^$.*+?()[\]{}|]/g, "\\$&");
+}
+
+/**
+ * The matcher that leaves out the requests of `routes` (the kubelet's probes by default): a
+ * negative regex over the exact routes. A series without `http_route` (a Beyla without routes)
+ * reads as the empty string and is kept (Prometheus model/labels/matcher.go: a missing label
+ * matches as ""), so the gates still count everything where no route is reported. Nothing to
+ * exclude adds no matcher.
+ */
+export function excludedRoutes(routes: readonly string[]): LabelMatcher[] {
+    return routes.length === 0 ? [] : [{ name: BEYLA_ROUTE_LABEL, op: "!~", value: routes.map(literalRegex).join("|") }];
 }
 
 /**
@@ -180,7 +201,7 @@ export interface SharedTemplate {
 
 /** The shared metric templates with their thresholds from config, each as background and finite. */
 export function sharedTemplates(analysis: AnalysisConfig): SharedTemplate[] {
-    const target = canaryMatchers(arg("namespace"), arg("rollout"), arg("canary-hash"));
+    const target = canaryMatchers(arg("namespace"), arg("rollout"), arg("canary-hash"), analysis.excludeRoutes);
     const gates = [
         {
             names: [SUCCESS_RATE, SUCCESS_RATE_FINITE],
@@ -232,17 +253,41 @@ export function clusterAnalysisTemplateSpec(t: SharedTemplate, analysis: Analysi
     };
 }
 
-/** Arguments of the error-budget template: the app's SLO as its Sloth rules label it. */
+/** Arguments of the error-budget templates: the app's SLO as its Sloth rules label it. */
 export const ERROR_BUDGET_ARGS = ["service", "slo"] as const;
 
 /**
- * The error-budget freeze (ADR-056 D6): one measurement (`count: 1`, so it terminates wherever it
- * is referenced) of the app's remaining budget before any traffic moves. Exhausted fails the gate,
- * so the rollout aborts until the budget recovers; no data (the team has not authored the SLO) is
- * Inconclusive and pauses for a human. A Mimir outage is tolerated as long as for the metric gates.
+ * The failure condition of the error-budget templates: never true. An exhausted budget says
+ * nothing about the new version, so the freeze never fails one (a Failed run aborts the rollout,
+ * which then stays Degraded until someone retries it, whatever the budget does). With both
+ * conditions set, a measurement that meets neither is Inconclusive (argo-rollouts v1.9.0
+ * utils/evaluate/evaluate.go, EvaluateResult); without a failure condition a false success
+ * condition would be Failed. `false` is an expr boolean literal, which EvalCondition accepts.
+ */
+export const NEVER = "false";
+
+type BudgetConfig = Pick<ErrorBudgetConfig, "query" | "minRemaining">;
+type WaitConfig = BudgetConfig & Pick<ErrorBudgetConfig, "recheckInterval" | "maxFreeze">;
+
+/** Budget left: the query returned a number above `minRemaining`. */
+function budgetLeft(budget: BudgetConfig): string {
+    return `${HAS_VALUE} && result[0] > ${budget.minRemaining}`;
+}
+
+/**
+ * The error-budget check (ADR-056 D6), one measurement (`count: 1`, so it ends wherever it is
+ * referenced), for blue/green's pre-promotion analysis. Budget left: Successful. Exhausted, or no
+ * data (the team has not authored the SLO): Inconclusive, and an Inconclusive pre-promotion run
+ * pauses the rollout before the switch (argo-rollouts v1.9.0 rollout/bluegreen.go and
+ * rollout/analysis.go): `kubectl argo rollouts promote` starts a fresh pre-promotion run, which
+ * checks the budget again. It does not wait in the run: a blue/green rollout that is not paused
+ * times out after `progressDeadlineSeconds` without a change of its ReplicaSets or Services
+ * (utils/conditions/conditions.go RolloutProgressing and RolloutTimedOut; rollout/sync.go
+ * isIndefiniteStep counts only a pause for blue/green), and turns Degraded, or aborts with
+ * `progressDeadlineAbort`. A Mimir outage is tolerated as long as for the metric gates.
  */
 export function errorBudgetTemplateSpec(
-    budget: { query: string; minRemaining: number },
+    budget: BudgetConfig,
     address: string,
     tenant: string,
     analysis: Pick<AnalysisConfig, "consecutiveErrorLimit"> = ANALYSIS_DEFAULTS,
@@ -256,10 +301,84 @@ export function errorBudgetTemplateSpec(
                 failureLimit: 0,
                 inconclusiveLimit: 0,
                 consecutiveErrorLimit: analysis.consecutiveErrorLimit,
-                successCondition: `${HAS_VALUE} && result[0] > ${budget.minRemaining}`,
-                failureCondition: `${HAS_VALUE} && result[0] <= ${budget.minRemaining}`,
+                successCondition: budgetLeft(budget),
+                failureCondition: NEVER,
                 provider: prometheus(address, budget.query, tenant),
             },
         ],
     };
+}
+
+/** Measurements of the waiting freeze: one now, then one every recheckInterval until maxFreeze. */
+export function freezeMeasurements(budget: Pick<ErrorBudgetConfig, "recheckInterval" | "maxFreeze">): number {
+    return Math.floor(durationSeconds(budget.maxFreeze) / durationSeconds(budget.recheckInterval)) + 1;
+}
+
+/**
+ * The waiting error-budget freeze (ADR-056 D6: exhaustion freezes non-critical rollouts until the
+ * budget recovers), the first step of a prod canary, before any traffic moves. Two metrics in one
+ * run, which ends as soon as one metric is Inconclusive (utils/analysis/helpers.go, IsTerminating):
+ *
+ * - `slo-found`, one measurement: no data means the team has not authored the SLO, which no wait
+ *   mends, so the run is Inconclusive at once and the rollout pauses for a human.
+ * - `error-budget-remaining`, measured now and every `recheckInterval`, `consecutiveSuccessLimit: 1`:
+ *   the first measurement with budget left ends the metric Successful (analysis/analysis.go,
+ *   assessMetricStatus: ConsecutiveSuccessLimit Reached), and the canary goes on by itself. An
+ *   exhausted budget is an Inconclusive measurement (NEVER fails), tolerated up to
+ *   `inconclusiveLimit = count - 1`, so the last measurement decides: if the budget has not
+ *   recovered by `maxFreeze` the run is Inconclusive and the rollout pauses for a human
+ *   (`kubectl argo rollouts promote` starts the step's analysis again). Nothing ever aborts it.
+ *   Argo Rollouts accepts the limits: count >= failureLimit + consecutiveSuccessLimit and
+ *   count >= inconclusiveLimit (utils/analysis/factory.go, ValidateMetric), and a step analysis
+ *   holds the rollout without a progress deadline (rollout/sync.go, isIndefiniteStep).
+ */
+export function errorBudgetWaitTemplateSpec(
+    budget: WaitConfig,
+    address: string,
+    tenant: string,
+    analysis: Pick<AnalysisConfig, "consecutiveErrorLimit"> = ANALYSIS_DEFAULTS,
+): Record<string, unknown> {
+    const count = freezeMeasurements(budget);
+    const provider = prometheus(address, budget.query, tenant);
+    return {
+        args: ERROR_BUDGET_ARGS.map((name) => ({ name })),
+        metrics: [
+            {
+                name: "slo-found",
+                count: 1,
+                failureLimit: 0,
+                inconclusiveLimit: 0,
+                consecutiveErrorLimit: analysis.consecutiveErrorLimit,
+                successCondition: HAS_VALUE,
+                failureCondition: NEVER,
+                provider,
+            },
+            {
+                name: "error-budget-remaining",
+                interval: budget.recheckInterval,
+                count,
+                consecutiveSuccessLimit: 1,
+                failureLimit: 0,
+                inconclusiveLimit: count - 1,
+                consecutiveErrorLimit: analysis.consecutiveErrorLimit,
+                successCondition: budgetLeft(budget),
+                failureCondition: NEVER,
+                provider,
+            },
+        ],
+    };
+}
+
+/** One error-budget template by name, for an address and tenant. */
+export interface BudgetTemplate {
+    name: string;
+    spec(address: string, tenant: string): Record<string, unknown>;
+}
+
+/** The error-budget templates a cluster declares: the check (blue/green) and the waiting freeze (canary). */
+export function errorBudgetTemplates(budget: ErrorBudgetConfig, analysis: Pick<AnalysisConfig, "consecutiveErrorLimit"> = ANALYSIS_DEFAULTS): BudgetTemplate[] {
+    return [
+        { name: ERROR_BUDGET, spec: (address, tenant) => errorBudgetTemplateSpec(budget, address, tenant, analysis) },
+        { name: ERROR_BUDGET_WAIT, spec: (address, tenant) => errorBudgetWaitTemplateSpec(budget, address, tenant, analysis) },
+    ];
 }

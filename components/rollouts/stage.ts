@@ -3,7 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { MimirConfig } from "../gateway/config";
 import { MimirRole, inClusterMimirAddress } from "../mimir";
 import { PART_OF, Stage, StageOptions } from "../stage";
-import { ERROR_BUDGET, clusterAnalysisTemplateSpec, errorBudgetTemplateSpec, sharedTemplates, templateShortName } from "./analysis";
+import { clusterAnalysisTemplateSpec, errorBudgetTemplates, sharedTemplates, templateShortName } from "./analysis";
 import { AnalysisConfig, ControllerConfig, ErrorBudgetConfig, NetworkConfig, NotificationsConfig, PluginConfig } from "./config";
 import { NOTIFICATION_CONFIGMAP, NOTIFICATION_SECRET, notificationConfigData, notificationHosts, tokenKey } from "./notifications";
 import { protectCrds, rolloutsCrdUrls } from "./crds";
@@ -129,10 +129,12 @@ export class RolloutsStage extends Stage {
                 this.metricsAddress.apply((address) => clusterAnalysisTemplateSpec(t, analysis, address, cfg.cluster.mimirTenant)),
             );
         }
-        this.analysisTemplates[ERROR_BUDGET] = template(
-            ERROR_BUDGET,
-            this.metricsAddress.apply((address) => errorBudgetTemplateSpec(cfg.errorBudget, address, cfg.cluster.mimirTenant, analysis)),
-        );
+        for (const t of errorBudgetTemplates(cfg.errorBudget, analysis)) {
+            this.analysisTemplates[t.name] = template(
+                t.name,
+                this.metricsAddress.apply((address) => t.spec(address, cfg.cluster.mimirTenant)),
+            );
+        }
         this.registerOutputs({ namespace: this.namespace.metadata.name, pluginLocation: this.pluginLocation, metricsAddress: this.metricsAddress });
     }
 

@@ -33,6 +33,13 @@ export const FAST_GATES = {
     inconclusiveLimit: 2,
 } as const;
 
+/**
+ * The error-budget freeze's timing short enough for a scenario: measured every 5 s, and paused
+ * for a human after 30 s (seven measurements, within the ten Argo Rollouts keeps per metric:
+ * analysis/analysis.go DefaultMeasurementHistoryLimit at v1.9.0, so the model sees every one).
+ */
+export const FAST_FREEZE = { recheckInterval: "5s", maxFreeze: "30s" } as const;
+
 export interface SmokeSetting {
     strategy: SmokeStrategy;
     namespace: string;
@@ -57,6 +64,7 @@ export function deliveryPatch(opts: { readEndpoint: string; pluginBaseUrl: strin
         config[key("mimir")] = mimir;
         config[key("plugin")] = { version: PLUGIN_DEFAULTS.version, delivery: "download", arch: "amd64", baseUrl: opts.pluginBaseUrl, sha256: opts.pluginSha256 };
         config[key("analysis")] = { ...((config[key("analysis")] as Record<string, unknown> | undefined) ?? {}), ...FAST_GATES };
+        config[key("errorBudget")] = { ...((config[key("errorBudget")] as Record<string, unknown> | undefined) ?? {}), ...FAST_FREEZE };
         const reg = registry(config);
         config[key("smokeTest")] = {
             enabled: true,
@@ -127,6 +135,7 @@ export interface RunMetric {
     failureLimit?: number;
     inconclusiveLimit?: number;
     consecutiveErrorLimit?: number;
+    consecutiveSuccessLimit?: number;
 }
 
 export interface AnalysisRunView {

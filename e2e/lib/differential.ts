@@ -15,6 +15,8 @@ interface Flow {
     status: number;
     perSecond: number;
     latencySeconds: number;
+    /** Beyla's `http.route`; none for a Beyla that reports no routes. */
+    route?: string;
 }
 
 export interface GateCase {
@@ -39,6 +41,19 @@ export function gateCases(minRequests: number): GateCase[] {
         { name: "a series that appeared mid-window", flows: [{ status: 200, perSecond: 10, latencySeconds: 0.02 }], times: [-7, -2] },
         { name: "one sample in the window", flows: [{ status: 503, perSecond: 10, latencySeconds: 0.02 }], times: [-2] },
         { name: "slower than the highest bucket", flows: [{ status: 200, perSecond: 10, latencySeconds: 30 }], times: EVERY_5S_OVER_20S },
+        // The kubelet's probes (analysis.excludeRoutes) never count; other routes, and series
+        // without a route, always do.
+        { name: "only probes", flows: [{ status: 200, perSecond: 10, latencySeconds: 0.001, route: "/healthz" }, { status: 200, perSecond: 10, latencySeconds: 0.001, route: "/readyz" }], times: EVERY_5S_OVER_20S },
+        {
+            name: "errors among many probes",
+            flows: [
+                { status: 503, perSecond: 4, latencySeconds: 0.02, route: "/api/orders" },
+                { status: 200, perSecond: 2, latencySeconds: 0.02, route: "/api/orders" },
+                { status: 200, perSecond: 40, latencySeconds: 0.001, route: "/livez" },
+            ],
+            times: EVERY_5S_OVER_20S,
+        },
+        { name: "a route that only starts like a probe", flows: [{ status: 200, perSecond: 10, latencySeconds: 0.02, route: "/healthz/deep" }], times: EVERY_5S_OVER_20S },
     ];
 }
 
@@ -66,7 +81,7 @@ export function modelSeries(c: GateCase, labels: Record<string, string>): Series
     const out: Series[] = [];
     for (const flow of c.flows) {
         const ps = points(flow, c.times);
-        const code = { ...labels, http_response_status_code: String(flow.status) };
+        const code = { ...labels, http_response_status_code: String(flow.status), ...(flow.route ? { http_route: flow.route } : {}) };
         out.push({ labels: { __name__: BEYLA_REQUESTS, ...code }, samples: ps.map((p) => p.count), times: c.times });
         [...BEYLA_BOUNDS.map(String), "+Inf"].forEach((le, i) => {
             const cumulative = ps.map((p) => p.buckets.slice(0, i + 1).reduce((a, b) => a + b, 0));
@@ -85,7 +100,12 @@ export async function pushCase(prom: PromServer, c: GateCase, attrs: { namespace
     const ns = (ms: number) => String(BigInt(Math.round(ms)) * 1_000_000n);
     const dataPoints = c.flows.flatMap((flow) =>
         points(flow, c.times).map((p) => ({
-            attributes: [attr("k8s.namespace.name", attrs.namespace), attr("k8s.replicaset.name", attrs.replicaSet), attr("http.response.status.code", flow.status)],
+            attributes: [
+                attr("k8s.namespace.name", attrs.namespace),
+                attr("k8s.replicaset.name", attrs.replicaSet),
+                attr("http.response.status.code", flow.status),
+                ...(flow.route ? [attr("http.route", flow.route)] : []),
+            ],
             startTimeUnixNano: ns(at - 3600_000),
             timeUnixNano: ns(at + p.t * 1000),
             count: String(p.count),
@@ -183,7 +203,11 @@ export function runDisagreements(run: AnalysisRunView): string[] {
             }
         }
         const model = metricPhase(metric, phases);
-        const terminated = run.spec?.terminate === true && model === "Running" && result.phase === "Successful";
+        // A run terminates when it is told to or when any metric ended Failed, Error or
+        // Inconclusive (utils/analysis/helpers.go IsTerminating, v1.9.0); a metric still running
+        // then ends Successful (analysis/analysis.go assessMetricStatus).
+        const terminating = run.spec?.terminate === true || (run.status?.metricResults ?? []).some((r) => r.name !== result.name && ["Failed", "Error", "Inconclusive"].includes(r.phase ?? ""));
+        const terminated = terminating && model === "Running" && result.phase === "Successful";
         if (model !== result.phase && !terminated && !(model === "Running" && run.status?.phase === "Running")) {
             out.push(`${run.metadata.name}/${result.name}: ${JSON.stringify(phases)} are ${result.phase} for the controller, ${model} for the model`);
         }

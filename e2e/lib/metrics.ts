@@ -24,14 +24,30 @@ export interface PromServer {
     proc: Proc;
 }
 
+/**
+ * The recording rule Sloth generates for an SLO's remaining error budget (slok/sloth: the
+ * `slo:period_error_budget_remaining:ratio` metadata rule), here recorded from the gauge
+ * `SlothBudgets` pushes, so the error-budget templates read the rule they read on a platform, under
+ * its own name and labels.
+ */
+export const SLOTH_BUDGET_RULES = `groups:
+  - name: sloth-stand-in
+    interval: 2s
+    rules:
+      - record: slo:period_error_budget_remaining:ratio
+        expr: e2e_slo_budget_remaining
+`;
+
 /** Starts Prometheus with an empty scrape config, its OTLP receiver on, on a free port. */
 export async function startPrometheus(bin: string, dir: string): Promise<PromServer> {
     const home = path.join(dir, "prometheus");
     fs.mkdirSync(home, { recursive: true });
     const config = path.join(home, "prometheus.yml");
+    const rules = path.join(home, "sloth.rules.yml");
+    fs.writeFileSync(rules, SLOTH_BUDGET_RULES);
     // Nothing is scraped: every sample is pushed. The out-of-order window admits a push that
     // arrives a little behind another one of the same series.
-    fs.writeFileSync(config, "global:\n  evaluation_interval: 5s\nstorage:\n  tsdb:\n    out_of_order_time_window: 1m\n");
+    fs.writeFileSync(config, `global:\n  evaluation_interval: 5s\nrule_files:\n  - ${JSON.stringify(rules)}\nstorage:\n  tsdb:\n    out_of_order_time_window: 1m\n`);
     const port = await freePort();
     const proc = startProc(
         "prometheus",
@@ -124,16 +140,22 @@ export async function startMimirStandIn(prom: PromServer, tenant: string): Promi
  */
 export const BEYLA_BOUNDS = [0, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
 
-/** Traffic of one ReplicaSet's pods, per second: how many requests, which share 5xx, how slow. */
+/** Traffic of one ReplicaSet's pods, per second: how many requests, which share 5xx, how slow, on which route. */
 export interface Traffic {
     requestsPerSecond: number;
     errorRatio: number;
     latencySeconds: number;
+    /** Beyla's `http.route` of these requests (default the demo app's `/color`). */
+    route?: string;
 }
+
+/** The demo app's route (argoproj/rollouts-demo serves its color at /color). */
+export const APP_ROUTE = "/color";
 
 interface SeriesState {
     namespace: string;
     replicaSet: string;
+    route: string;
     status: number;
     count: number;
     sum: number;
@@ -147,7 +169,7 @@ interface SeriesState {
  * no traffic, no series).
  */
 export class BeylaSeries {
-    private traffic = new Map<string, Traffic & { namespace: string; replicaSet: string }>();
+    private traffic = new Map<string, Traffic & { namespace: string; replicaSet: string; route: string }>();
     private series = new Map<string, SeriesState>();
     private timer: NodeJS.Timeout | undefined;
     private last = Date.now();
@@ -159,11 +181,11 @@ export class BeylaSeries {
         private readonly periodMs = 2000,
     ) {}
 
-    /** Sets (or with undefined, stops) the traffic of one ReplicaSet. */
-    set(namespace: string, replicaSet: string, traffic: Traffic | undefined): void {
-        const key = `${namespace}/${replicaSet}`;
+    /** Sets (or with undefined, stops) the traffic of one ReplicaSet on one route (default the app's). */
+    set(namespace: string, replicaSet: string, traffic: Traffic | undefined, route = traffic?.route ?? APP_ROUTE): void {
+        const key = `${namespace}/${replicaSet}${route}`;
         if (traffic) {
-            this.traffic.set(key, { ...traffic, namespace, replicaSet });
+            this.traffic.set(key, { ...traffic, route, namespace, replicaSet });
         } else {
             this.traffic.delete(key);
         }
@@ -185,14 +207,14 @@ export class BeylaSeries {
         this.timer = undefined;
     }
 
-    private account(t: Traffic & { namespace: string; replicaSet: string }, status: number, n: number): void {
+    private account(t: Traffic & { namespace: string; replicaSet: string; route: string }, status: number, n: number): void {
         if (n <= 0) {
             return;
         }
-        const key = `${t.namespace}/${t.replicaSet}/${status}`;
+        const key = `${t.namespace}/${t.replicaSet}/${status}${t.route}`;
         let s = this.series.get(key);
         if (!s) {
-            s = { namespace: t.namespace, replicaSet: t.replicaSet, status, count: 0, sum: 0, buckets: new Array(BEYLA_BOUNDS.length + 1).fill(0), start: BigInt(Date.now()) * 1_000_000n };
+            s = { namespace: t.namespace, replicaSet: t.replicaSet, route: t.route, status, count: 0, sum: 0, buckets: new Array(BEYLA_BOUNDS.length + 1).fill(0), start: BigInt(Date.now()) * 1_000_000n };
             this.series.set(key, s);
         }
         s.count += n;
@@ -217,7 +239,7 @@ export class BeylaSeries {
         const time = String(BigInt(now) * 1_000_000n);
         const attr = (key: string, value: string | number) => ({ key, value: typeof value === "number" ? { intValue: String(value) } : { stringValue: value } });
         const dataPoints = [...this.series.values()].map((s) => ({
-            attributes: [attr("k8s.namespace.name", s.namespace), attr("k8s.replicaset.name", s.replicaSet), attr("http.response.status.code", s.status)],
+            attributes: [attr("k8s.namespace.name", s.namespace), attr("k8s.replicaset.name", s.replicaSet), attr("http.response.status.code", s.status), attr("http.route", s.route)],
             startTimeUnixNano: String(s.start),
             timeUnixNano: time,
             count: String(s.count),
@@ -236,6 +258,73 @@ export class BeylaSeries {
         try {
             const r = await request(`${this.prom.url}/api/v1/otlp/v1/metrics`, { method: "POST", headers: { "content-type": "application/json" }, body });
             this.pushes++;
+            this.lastError = r.status === 200 ? undefined : `${r.status} ${r.body}`;
+        } catch (err) {
+            this.lastError = (err as Error).message;
+        }
+    }
+}
+
+/**
+ * Remaining error budgets of SLOs, pushed every `periodMs` as the gauge `e2e.slo.budget.remaining`
+ * with Sloth's `sloth_service` and `sloth_slo` labels (OTLP, no unit: Prometheus names it
+ * `e2e_slo_budget_remaining`); the recording rule of SLOTH_BUDGET_RULES turns it into Sloth's
+ * metadata series. An SLO never set has no series, as an SLO nobody authored.
+ */
+export class SlothBudgets {
+    private budgets = new Map<string, { service: string; slo: string; remaining: number }>();
+    private timer: NodeJS.Timeout | undefined;
+    lastError: string | undefined;
+
+    constructor(
+        private readonly prom: PromServer,
+        private readonly periodMs = 2000,
+    ) {}
+
+    /**
+     * Sets an SLO's remaining budget and waits until Sloth's recorded series reads it, so the next
+     * measurement of a gate sees the new value, not the one the rule recorded before.
+     */
+    async set(service: string, slo: string, remaining: number): Promise<void> {
+        this.budgets.set(`${service}/${slo}`, { service, slo, remaining });
+        await this.push();
+        const query = `slo:period_error_budget_remaining:ratio{sloth_service="${service}",sloth_slo="${slo}"}`;
+        await waitFor(`Sloth's rule to record ${remaining} for ${service}/${slo}`, 30_000, async () => {
+            const r = await request(`${this.prom.url}/api/v1/query?query=${encodeURIComponent(query)}`);
+            const body = JSON.parse(r.body) as { data?: { result?: { value: [number, string] }[] } };
+            const values = (body.data?.result ?? []).map((x) => Number(x.value[1]));
+            return values.length === 1 && values[0] === remaining;
+        }, () => `last push: ${this.lastError ?? "accepted"}`);
+    }
+
+    start(): void {
+        this.timer = setInterval(() => void this.push(), this.periodMs);
+    }
+
+    stop(): void {
+        if (this.timer) {
+            clearInterval(this.timer);
+        }
+        this.timer = undefined;
+    }
+
+    private async push(): Promise<void> {
+        if (this.budgets.size === 0) {
+            return;
+        }
+        const time = String(BigInt(Date.now()) * 1_000_000n);
+        const attr = (key: string, value: string) => ({ key, value: { stringValue: value } });
+        const dataPoints = [...this.budgets.values()].map((b) => ({ attributes: [attr("sloth_service", b.service), attr("sloth_slo", b.slo)], timeUnixNano: time, asDouble: b.remaining }));
+        const body = JSON.stringify({
+            resourceMetrics: [
+                {
+                    resource: { attributes: [attr("service.name", "sloth-e2e")] },
+                    scopeMetrics: [{ scope: { name: "argo-rollouts-addon-e2e" }, metrics: [{ name: "e2e.slo.budget.remaining", gauge: { dataPoints } }] }],
+                },
+            ],
+        });
+        try {
+            const r = await request(`${this.prom.url}/api/v1/otlp/v1/metrics`, { method: "POST", headers: { "content-type": "application/json" }, body });
             this.lastError = r.status === 200 ? undefined : `${r.status} ${r.body}`;
         } catch (err) {
             this.lastError = (err as Error).message;

@@ -32,14 +32,14 @@ import {
 } from "../lib/delivery";
 import { Disagreement, compare, evaluatePromQL, runDisagreements, gateCases, modelSeries, promValues, pushCase, substituteArgs } from "../lib/differential";
 import { Watch, apiGet, watch } from "../lib/kube";
-import { BeylaSeries, MimirStandIn, PromServer, Traffic, startMimirStandIn, startPrometheus } from "../lib/metrics";
+import { BeylaSeries, MimirStandIn, PromServer, SlothBudgets, Traffic, startMimirStandIn, startPrometheus } from "../lib/metrics";
 import { addonConfig } from "../lib/platform";
 import { run, stopProc, waitFor } from "../lib/procs";
 import { PulumiEnv, failure } from "../lib/pulumi";
 import { shippedConfig } from "../lib/stacks";
 import { StackTarget, World, npmRun } from "../lib/world";
-import { AppSpec, appLabels, checkOptions, deliveryPlan } from "../../components/delivery";
-import { sharedTemplates } from "../../components/rollouts/analysis";
+import { AppSpec, DeliveryPlan, StrategyOptions, appLabels, checkOptions, deliveryPlan } from "../../components/delivery";
+import { freezeMeasurements, sharedTemplates } from "../../components/rollouts/analysis";
 import { SMOKE_APP, smokePodTemplate } from "../../components/smoke";
 import { SmokeTestConfig } from "../../components/smoke/config";
 import { CheckResult } from "../../tools/verify/report";
@@ -54,6 +54,8 @@ const HEALTHY: Traffic = { requestsPerSecond: 10, errorRatio: 0, latencySeconds:
 const FAILING: Traffic = { requestsPerSecond: 10, errorRatio: 0.5, latencySeconds: 0.02 };
 /** Below `analysis.minRequests` (50) per 20 s window. */
 const TRICKLE: Traffic = { requestsPerSecond: 1, errorRatio: 0, latencySeconds: 0.02 };
+/** The kubelet's probes of a pod: far above the floor, on a route of `analysis.excludeRoutes`. */
+const PROBES: Traffic = { requestsPerSecond: 5, errorRatio: 0, latencySeconds: 0.001, route: "/healthz" };
 const SCENARIO_MS = 5 * 60_000;
 
 /** The smoke section as the stage reads it, for the demo pod template a tenant app borrows. */
@@ -67,6 +69,7 @@ describe("delivery", function () {
     let prom: PromServer;
     let mimir: MimirStandIn;
     let series: BeylaSeries;
+    let budgets: SlothBudgets;
     let plugin: PublishedPlugin;
     let controller: ControllerProc;
     let tenant: string;
@@ -132,6 +135,15 @@ describe("delivery", function () {
         }, () => runSummary(list));
         return list;
     }
+    /** As settledRuns, for a tenant app's namespace. */
+    async function settledRunsIn(ns: string, hash: string): Promise<AnalysisRunView[]> {
+        let list: AnalysisRunView[] = [];
+        await waitFor(`the AnalysisRuns of ${hash} in ${ns} to end`, 60_000, async () => {
+            list = await analysisRuns(cluster(), ns, hash);
+            return list.length > 0 && list.every((a) => TERMINAL.includes(a.status?.phase ?? ""));
+        }, () => runSummary(list));
+        return list;
+    }
     /** The runs' verdicts, held to the unit tests' model of Argo Rollouts (collected, asserted per scenario). */
     const agree = (list: AnalysisRunView[]) => {
         const d = list.flatMap(runDisagreements);
@@ -151,6 +163,8 @@ describe("delivery", function () {
         mimir = await startMimirStandIn(prom, tenant);
         series = new BeylaSeries(prom);
         series.start();
+        budgets = new SlothBudgets(prom);
+        budgets.start();
         target = await w.cluster("delivery", STACK, patch());
         await w.initStack(env, target);
         const r = await env.pulumi(["up", "--yes", "--skip-preview", "--policy-pack", "policy-pack"], { stack: STACK });
@@ -166,6 +180,7 @@ describe("delivery", function () {
 
     after(async function () {
         series?.stop();
+        budgets?.stop();
         if (controller) {
             await controller.stop();
         }
@@ -174,6 +189,67 @@ describe("delivery", function () {
             await stopProc(prom.proc);
         }
     });
+
+    /**
+     * A tenant's prod app delivered with the program's own strategy library, applied as the GitOps
+     * identity applies it: its namespace, Services, HTTPRoute and the Rollout of `revision` with
+     * the demo pod template. `spec` adds Rollout fields a team sets (progressDeadlineSeconds).
+     */
+    function tenantApp(app: AppSpec, opts: StrategyOptions, spec: Record<string, unknown> = {}) {
+        const cfg = addonConfig(STACK, target.config);
+        assert.deepStrictEqual(checkOptions(app, opts), []);
+        const plan: DeliveryPlan = deliveryPlan(app, opts);
+        const apply = (docs: unknown[]) => cluster().kubectl(["apply", "--server-side", "--field-manager=argocd-controller", "-f", "-"], docs.map((d) => JSON.stringify(d)).join("\n---\n"));
+        const rolloutDoc = (revision: string) => ({
+            apiVersion: "argoproj.io/v1alpha1",
+            kind: "Rollout",
+            metadata: { name: app.name, namespace: app.namespace, labels: appLabels(app) },
+            spec: {
+                replicas: 2,
+                selector: { matchLabels: appLabels(app) },
+                template: { ...smokePodTemplate({ ...smokeConfig(cfg), failGate: false }, revision), metadata: { labels: appLabels(app), annotations: { "e2e.platform.example/revision": revision } } },
+                strategy: plan.strategy,
+                ...spec,
+            },
+        });
+        const get = () => getRollout(cluster(), app.namespace, app.name);
+        const describe = async () => {
+            const r = await get().catch((e: Error) => undefined);
+            const hash = r?.status?.currentPodHash;
+            return `rollout status: ${JSON.stringify(r?.status)}\n${hash ? runSummary(await analysisRuns(cluster(), app.namespace, hash)) : ""}\nbudgets: ${budgets.lastError ?? "pushed"}\ncontroller log:\n${controllerLog(controller).split("\n").slice(-20).join("\n")}`;
+        };
+        return {
+            plan,
+            get,
+            describe,
+            runs: (hash: string) => analysisRuns(cluster(), app.namespace, hash),
+            /** The namespace, the plan's objects and the first version, until it is fully deployed. */
+            async install(): Promise<string> {
+                apply([{ apiVersion: "v1", kind: "Namespace", metadata: { name: app.namespace, labels: { "platform.example/tier": "prod", "pod-security.kubernetes.io/enforce": "restricted" } } }]);
+                apply([...plan.services, ...(plan.httpRoute ? [plan.httpRoute] : []), rolloutDoc("v1")]);
+                await waitFor(`${app.name}'s first version`, 120_000, async () => smokeState((await get()) as unknown as KubeObject).kind === "promoted", describe);
+                const stable = (await get()).status!.stableRS!;
+                series.set(app.namespace, `${app.name}-${stable}`, HEALTHY);
+                return stable;
+            },
+            /** Applies `revision`; the new ReplicaSet's hash once the controller made it, with healthy traffic. */
+            async deploy(revision: string, previous: string): Promise<string> {
+                apply([rolloutDoc(revision)]);
+                let hash = "";
+                await waitFor(`${app.name} ${revision}'s ReplicaSet`, 60_000, async () => {
+                    hash = (await get()).status?.currentPodHash ?? "";
+                    return hash !== "" && hash !== previous;
+                }, describe);
+                series.set(app.namespace, `${app.name}-${hash}`, HEALTHY);
+                return hash;
+            },
+        };
+    }
+    /** `kubectl argo rollouts promote` on a paused rollout: it clears the pause conditions through the status subresource (pkg/kubectl-argo-rollouts/cmd/promote/promote.go at v1.9.0). */
+    const clearPause = (ns: string, name: string) =>
+        run(path.join(w.bin, "kubectl"), [`--kubeconfig=${cluster().kubeconfig}`, "patch", "rollout", name, "-n", ns, "--type=merge", "--subresource=status", "-p", '{"status":{"pauseConditions":null}}']);
+    const freezeRun = (list: AnalysisRunView[]) => list.filter((a) => a.metadata.labels?.["step-index"] === "0");
+    const measurements = (a: AnalysisRunView | undefined, metric: string) => a?.status?.metricResults?.find((m) => m.name === metric)?.measurements ?? [];
 
     it("gate-model-agrees", async function () {
         // Every shared template, on every case of the gate table, answered by the real Prometheus
@@ -266,7 +342,10 @@ describe("delivery", function () {
         traffic(stable, HEALTHY);
         await up({ trigger: "4", failGate: false });
         const canary = await newRevision(stable);
-        // No series at all for the first measurement, then a trickle below analysis.minRequests.
+        // The kubelet probes the canary's pods from the start: 100 requests per window, twice the
+        // floor, which would pass the gate if they counted (analysis.excludeRoutes).
+        series.set(smoke.namespace, rsName(canary), PROBES);
+        // No app request at all for the first measurement, then a trickle below analysis.minRequests.
         await waitFor("the first measurement of the canary", 120_000, async () => (await runs(canary)).some((a) => (a.status?.metricResults ?? []).some((m) => (m.measurements ?? []).length > 0)), async () => runSummary(await runs(canary)));
         traffic(canary, TRICKLE);
         const done = await until("the starved canary to pause", (r) => (r.status?.pauseConditions ?? []).some((p) => p.reason === "InconclusiveAnalysisRun") || r.status?.abort === true);
@@ -410,6 +489,121 @@ describe("delivery", function () {
         const approve = promote("approver@platform.example", regulated.approverGroups[0], true);
         assert.strictEqual(approve.status, 0, `an approver (${regulated.approverGroups[0]}) could not approve: ${approve.stderr}`);
         await waitFor("the approved version to be promoted", 120_000, async () => (await state()).kind === "promoted" && (await get()).status?.stableRS === canary, describeRollout);
+        series.clear();
+    });
+
+    it("error-budget-freeze-waits", async function () {
+        // ADR-056 D6: an exhausted budget freezes a non-critical canary before any traffic moves,
+        // and the canary goes on by itself once the budget recovers; nothing aborts.
+        const cfg = addonConfig(STACK, target.config);
+        const app: AppSpec = { name: "orders-api", namespace: "orders", port: 8080, route: { name: "orders-api", gateway: cfg.gateway, hostnames: ["orders.preprod.platform.example"] }, slo: { service: "orders-api", name: "availability" } };
+        const t = tenantApp(app, { tier: "prod", prodClass: "standard", shape: "canary", gate: cfg.analysis });
+        await budgets.set("orders-api", "availability", 0);
+        const stable = await t.install();
+        const canary = await t.deploy("v2", stable);
+        // Frozen: three exhausted measurements, the rollout neither paused nor aborted, no weight.
+        await waitFor("three measurements of the exhausted budget", 90_000, async () => measurements(freezeRun(await t.runs(canary))[0], "error-budget-remaining").length >= 3, t.describe);
+        const frozen = await t.get();
+        assert.strictEqual(frozen.status?.currentStepIndex, 0, "the canary moved past the freeze while the budget was exhausted");
+        assert.notStrictEqual(frozen.status?.abort, true, "the freeze aborted the rollout");
+        assert.deepStrictEqual(frozen.status?.pauseConditions ?? [], [], "the freeze paused for a human before maxFreeze");
+        const [during] = freezeRun(await t.runs(canary));
+        assert.strictEqual(during.status?.phase, "Running", runSummary([during]));
+        assert.ok(measurements(during, "error-budget-remaining").every((m) => m.phase === "Inconclusive"), runSummary([during]));
+        const route = await apiGet<RouteView>(cluster(), `/apis/gateway.networking.k8s.io/v1/namespaces/${app.namespace}/httproutes/${app.route!.name}`);
+        assert.strictEqual(backendWeight(route, `${app.name}-canary`), 0, "traffic moved to the frozen canary");
+        // The budget recovers: the canary goes on without anyone touching it.
+        await budgets.set("orders-api", "availability", 0.6);
+        await waitFor("the canary to be promoted once the budget recovered", 200_000, async () => {
+            const r = await t.get();
+            return smokeState(r as unknown as KubeObject).kind === "promoted" && r.status?.stableRS === canary;
+        }, t.describe);
+        const list = await settledRunsIn(app.namespace, canary);
+        const [freeze] = freezeRun(list);
+        assert.strictEqual(freeze?.status?.phase, "Successful", runSummary(list));
+        assert.ok(!list.some((a) => ["Failed", "Error"].includes(a.status?.phase ?? "")), runSummary(list));
+        agree(list);
+        series.clear();
+    });
+
+    it("error-budget-freeze-pauses", async function () {
+        // A budget that does not recover within errorBudget.maxFreeze pauses the canary for a human
+        // (Inconclusive), never aborts it; clearing the pause alone runs the freeze again.
+        const app = { name: "orders-api", namespace: "orders" };
+        const t = tenantApp({ ...app, port: 8080, route: { name: "orders-api", gateway: addonConfig(STACK, target.config).gateway, hostnames: ["orders.preprod.platform.example"] }, slo: { service: "orders-api", name: "availability" } }, {
+            tier: "prod",
+            prodClass: "standard",
+            shape: "canary",
+            gate: addonConfig(STACK, target.config).analysis,
+        });
+        const stable = (await t.get()).status!.stableRS!;
+        series.set(app.namespace, `${app.name}-${stable}`, HEALTHY);
+        await budgets.set("orders-api", "availability", 0);
+        const canary = await t.deploy("v3", stable);
+        const paused = await (async () => {
+            let r: RolloutView | undefined;
+            await waitFor("the freeze to pause for a human after maxFreeze", 90_000, async () => {
+                r = await t.get();
+                return (r.status?.pauseConditions ?? []).some((p) => p.reason === "InconclusiveAnalysisRun") || r.status?.abort === true;
+            }, t.describe);
+            return r!;
+        })();
+        assert.notStrictEqual(paused.status?.abort, true, `the exhausted budget aborted the rollout: ${JSON.stringify(paused.status)}`);
+        assert.strictEqual(paused.status?.phase, "Paused");
+        assert.strictEqual(paused.status?.currentStepIndex, 0);
+        const first = freezeRun(await t.runs(canary));
+        assert.deepStrictEqual(first.map((a) => a.status?.phase), ["Inconclusive"], runSummary(first));
+        assert.strictEqual(measurements(first[0], "error-budget-remaining").length, freezeMeasurements(addonConfig(STACK, target.config).errorBudget), runSummary(first));
+        agree(first);
+        // Wait again: the budget has recovered; clearing the pause conditions starts a new freeze
+        // run at the same step (rollout/analysis.go needsNewAnalysisRun), which lets it through.
+        await budgets.set("orders-api", "availability", 0.6);
+        const cleared = clearPause(app.namespace, app.name);
+        assert.strictEqual(cleared.status, 0, cleared.stderr);
+        await waitFor("a second freeze run to let the canary through", 90_000, async () => {
+            const r = await t.get();
+            return (r.status?.currentStepIndex ?? 0) > 0;
+        }, t.describe);
+        const runs = freezeRun(await t.runs(canary));
+        assert.strictEqual(runs.length, 2, runSummary(runs));
+        assert.ok(runs.some((a) => a.status?.phase === "Successful"), runSummary(runs));
+        agree(runs.filter((a) => a.status?.phase !== "Running"));
+        assert.notStrictEqual((await t.get()).status?.abort, true);
+        cluster().kubectl(["delete", "namespace", app.namespace, "--wait=false"]);
+        series.clear();
+    });
+
+    it("error-budget-bluegreen-pauses", async function () {
+        // Blue/green checks the budget once before the switch; exhausted, it pauses (a paused
+        // rollout is spared the progress deadline, set short here), and promote checks again.
+        const cfg = addonConfig(STACK, target.config);
+        const app: AppSpec = { name: "ledger-api", namespace: "ledger", port: 8080, route: { name: "ledger-api", gateway: cfg.gateway, hostnames: ["ledger.preprod.platform.example"] }, slo: { service: "ledger-api", name: "availability" } };
+        const t = tenantApp(app, { tier: "prod", prodClass: "standard", shape: "blueGreen", gate: cfg.analysis }, { progressDeadlineSeconds: 15 });
+        await budgets.set("ledger-api", "availability", 0);
+        const stable = await t.install();
+        const next = await t.deploy("v2", stable);
+        const active = `${app.name}-active`;
+        await waitFor("the exhausted budget to pause before the switch", 120_000, async () => {
+            const r = await t.get();
+            return (r.status?.pauseConditions ?? []).some((p) => p.reason === "InconclusiveAnalysisRun") || r.status?.abort === true;
+        }, t.describe);
+        // Past the progress deadline, still paused, not Degraded, and the active Service unmoved.
+        await new Promise((resolve) => setTimeout(resolve, 25_000));
+        const held = await t.get();
+        assert.notStrictEqual(held.status?.abort, true, `the exhausted budget aborted: ${JSON.stringify(held.status)}`);
+        assert.strictEqual(held.status?.phase, "Paused", `a paused blue/green rollout timed out: ${JSON.stringify(held.status)}`);
+        assert.strictEqual((await getService(cluster(), app.namespace, active)).spec.selector?.[POD_HASH], stable);
+        const pre = (await t.runs(next)).filter((a) => a.metadata.labels?.["rollout-type"] === "PrePromotion");
+        assert.deepStrictEqual(pre.map((a) => a.status?.phase), ["Inconclusive"], runSummary(pre));
+        agree(pre);
+        // The budget recovers; promote runs the check again, which lets the new version through.
+        await budgets.set("ledger-api", "availability", 0.6);
+        const cleared = clearPause(app.namespace, app.name);
+        assert.strictEqual(cleared.status, 0, cleared.stderr);
+        await waitFor("the switch once the budget recovered", 120_000, async () => (await getService(cluster(), app.namespace, active)).spec.selector?.[POD_HASH] === next, t.describe);
+        const after = (await t.runs(next)).filter((a) => a.metadata.labels?.["rollout-type"] === "PrePromotion");
+        assert.deepStrictEqual(after.map((a) => a.status?.phase).sort(), ["Inconclusive", "Successful"], runSummary(after));
+        cluster().kubectl(["delete", "namespace", app.namespace, "--wait=false"]);
         series.clear();
     });
 

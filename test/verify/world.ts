@@ -24,7 +24,7 @@ import { DeliveryPlan, deliveryPlan } from "../../components/delivery/strategy";
 import { spokeRoutes } from "../../components/gateway/spokeRoutes";
 import { inClusterMimirAddress } from "../../components/mimir";
 import { KYVERNO_AGGREGATE_LABELS, KyvernoPolicy, kyvernoPolicies, kyvernoRoleName, kyvernoRoles, pdbGenerationRules, policyContext } from "../../components/policy";
-import { clusterAnalysisTemplateSpec, controllerClusterRules, controllerNamespaceRules, controllerValues, errorBudgetTemplateSpec, ERROR_BUDGET, PLUGINS_DIGEST_ANNOTATION, pluginImage, PolicyRule, ROLLOUTS_CRDS, sharedTemplates } from "../../components/rollouts";
+import { clusterAnalysisTemplateSpec, controllerClusterRules, controllerNamespaceRules, controllerValues, errorBudgetTemplates, PLUGINS_DIGEST_ANNOTATION, pluginImage, PolicyRule, ROLLOUTS_CRDS, sharedTemplates } from "../../components/rollouts";
 import { SMOKE_APP, smokeApp, smokePodTemplate, smokeStrategyOptions } from "../../components/smoke";
 import { gateRunTypes } from "../../tools/verify/checks/smoke";
 import { PART_OF } from "../../components/stage";
@@ -343,7 +343,9 @@ export function healthyCluster(config: AddonConfig): ClusterWorld {
     for (const t of sharedTemplates(config.analysis)) {
         objects.push({ ...cat, metadata: { ...cat.metadata, name: t.name }, spec: clusterAnalysisTemplateSpec(t, config.analysis, address, config.cluster.mimirTenant) });
     }
-    objects.push({ ...cat, metadata: { ...cat.metadata, name: ERROR_BUDGET }, spec: errorBudgetTemplateSpec(config.errorBudget, address, config.cluster.mimirTenant, config.analysis) });
+    for (const t of errorBudgetTemplates(config.errorBudget, config.analysis)) {
+        objects.push({ ...cat, metadata: { ...cat.metadata, name: t.name }, spec: t.spec(address, config.cluster.mimirTenant) });
+    }
     const mimir = config.mimir;
     for (const spoke of config.spokes) {
         for (const route of spokeRoutes(spoke, mimir)) {

@@ -1,10 +1,22 @@
 import { defaultsOf, field, readSection, type Values } from "../../config/declare";
 import { ConfigReader } from "../../config/reader";
-import { DURATION, GO_MAX_DURATION_SECONDS, durationSeconds, goDuration } from "./patterns";
+import { DURATION_RULE as DUR, durationSeconds } from "./patterns";
 
 /** The `analysis` section (ADR-056 D5): the shared metric gates' thresholds and timing; the reader refuses the gates' timing traps. */
 
-const DUR = { pattern: DURATION, valid: goDuration, describe: `a duration such as 30s, 2m or 1h, at most ${GO_MAX_DURATION_SECONDS}s (the longest Go's time.ParseDuration reads)` };
+/**
+ * The routes of the kubelet's probes by the usual conventions (Kubernetes' own /livez and /readyz,
+ * /healthz, and Spring Boot's actuator health groups). Beyla counts probe requests like any other
+ * (grafana/beyla v3.33.0 ships no ignored routes: pkg/beyla/config.go sets only
+ * `routes.unmatched`), so without this exclusion a quiet version's probes would fill the
+ * `minRequests` floor and dilute its error ratio. Beyla's default route heuristic keeps each of these
+ * paths as its own `http_route` (go.opentelemetry.io/obi pkg/internal/transform/route/clusterurl,
+ * vendored by grafana/beyla v3.33.0: none of their segments reads as gibberish to its model).
+ */
+export const PROBE_ROUTES: readonly string[] = ["/healthz", "/livez", "/readyz", "/health", "/ready", "/live", "/actuator/health", "/actuator/health/liveness", "/actuator/health/readiness"];
+
+/** A Beyla `http_route` value as the gates exclude it: a path, matched exactly. */
+export const ROUTE = { pattern: /^\/[A-Za-z0-9._~!$&'()*+,;=:@%{}/-]{0,199}$/, describe: "an http_route value as Beyla reports it: a path starting with /, at most 200 characters, no spaces or quotes" };
 
 /** The `analysis` section: every key, once (the typed config, the defaults, the schema and the reference follow from it). */
 export const ANALYSIS_FIELDS = {
@@ -25,6 +37,12 @@ export const ANALYSIS_FIELDS = {
     failureLimit: field.integer({ min: 0, max: 10, default: 0, doc: "failed measurements tolerated before the run fails (and the rollout aborts)" }),
     inconclusiveLimit: field.integer({ min: 0, max: 10, default: 2, doc: "Inconclusive measurements tolerated over the whole run (a total, not in a row) before it pauses for a human" }),
     consecutiveErrorLimit: field.integer({ min: 0, max: 20, default: 4, doc: "query errors in a row tolerated before the run errors (and the rollout aborts)" }),
+    excludeRoutes: field.strings({
+        rule: ROUTE,
+        default: PROBE_ROUTES,
+        size: { min: 0, max: 50 },
+        doc: "Beyla http_route values no gate counts, matched exactly: the kubelet's probes, so they neither fill minRequests nor dilute errors; [] counts every request",
+    }),
 } as const;
 
 /** The shared metric gates' thresholds and timing (ADR-056 D5), as the `analysis` section reads. */

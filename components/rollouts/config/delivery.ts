@@ -1,7 +1,7 @@
 import { defaultsOf, field, readSection } from "../../config/declare";
 import { ConfigReader, HTTPS_URL, SecretValue } from "../../config/reader";
 import { promqlSyntaxErrors, withArgsResolved } from "../promql";
-import { SLACK_CHANNEL } from "./patterns";
+import { DURATION_RULE as DUR, SLACK_CHANNEL, durationSeconds } from "./patterns";
 
 /** The `errorBudget` and `notifications` sections (ADR-056 D6): the error-budget gate's template and the notification service, with `notificationsToken`. */
 
@@ -11,8 +11,12 @@ export interface ErrorBudgetConfig {
      * `{{args.service}}` and `{{args.slo}}` where the app's SLO goes.
      */
     query: string;
-    /** The gate fails when the remaining budget is at or below this. */
+    /** The budget counts as exhausted at or below this remaining ratio. */
     minRemaining: number;
+    /** How often a frozen canary's budget is measured again. */
+    recheckInterval: string;
+    /** How long a canary waits for its budget before it pauses for a human. */
+    maxFreeze: string;
 }
 
 export type NotificationService = "slack" | "webhook";
@@ -38,7 +42,9 @@ export const ERROR_BUDGET_FIELDS = {
         defaultDoc: "Sloth's slo:period_error_budget_remaining:ratio for {{args.service}} and {{args.slo}}",
         doc: "PromQL for the app's remaining error budget as a ratio (1 untouched, 0 exhausted); must use {{args.service}}",
     }),
-    minRemaining: field.number({ min: 0, max: 0.99, default: 0, doc: "the freeze fails at or below this remaining ratio" }),
+    minRemaining: field.number({ min: 0, max: 0.99, default: 0, doc: "the budget counts as exhausted at or below this remaining ratio, and the rollout is frozen" }),
+    recheckInterval: field.string({ rule: DUR, default: "5m", doc: "canary: how often a frozen rollout's budget is measured again; it goes on by itself at the first measurement with budget left" }),
+    maxFreeze: field.string({ rule: DUR, default: "24h", doc: "canary: how long a rollout waits for its budget to recover before it pauses for a human; at least recheckInterval" }),
 } as const;
 
 export const ERROR_BUDGET_DEFAULTS: Readonly<ErrorBudgetConfig> = defaultsOf<ErrorBudgetConfig>(ERROR_BUDGET_FIELDS);
@@ -72,6 +78,7 @@ export const NOTIFICATIONS_TOKEN_FIELDS = field.custom<string>({
 });
 
 export function readErrorBudget(r: ConfigReader, value: unknown): ErrorBudgetConfig | undefined {
+    const before = r.problems.length;
     const e = readSection(r, "errorBudget", ERROR_BUDGET_FIELDS, value);
     if (!e) {
         return undefined;
@@ -81,7 +88,15 @@ export function readErrorBudget(r: ConfigReader, value: unknown): ErrorBudgetCon
     if (errors.length > 0) {
         r.problem("errorBudget.query", e.query, `must be PromQL Prometheus can parse once {{args.*}} are resolved: ${errors[0]}`);
     }
-    return { query: e.query, minRemaining: e.minRemaining };
+    const bad = new Set(r.problems.slice(before).map((p) => p.key));
+    if (!bad.has("errorBudget.recheckInterval") && !bad.has("errorBudget.maxFreeze") && durationSeconds(e.maxFreeze) < durationSeconds(e.recheckInterval)) {
+        r.problem(
+            "errorBudget.maxFreeze",
+            e.maxFreeze,
+            `must be at least errorBudget.recheckInterval (${e.recheckInterval}): the freeze measures the budget every recheckInterval and pauses for a human after maxFreeze, so a shorter maxFreeze would never measure twice`,
+        );
+    }
+    return { query: e.query, minRemaining: e.minRemaining, recheckInterval: e.recheckInterval, maxFreeze: e.maxFreeze };
 }
 
 export function readNotifications(r: ConfigReader, value: unknown, token: unknown, tokenIsSecret: boolean): NotificationsConfig | undefined {

@@ -34,6 +34,9 @@ export function goDuration(d: string): boolean {
     return DURATION.test(d) && durationSeconds(d) <= GO_MAX_DURATION_SECONDS;
 }
 
+/** The rule of every duration key: the DURATION shape, within what Go's time.ParseDuration reads. */
+export const DURATION_RULE = { pattern: DURATION, valid: goDuration, describe: `a duration such as 30s, 2m or 1h, at most ${GO_MAX_DURATION_SECONDS}s (the longest Go's time.ParseDuration reads)` };
+
 export const SLACK_CHANNEL = /^#?[a-z0-9][a-z0-9._-]{0,79}$/;
 
 /** Seconds in an Argo Rollouts duration such as `2m`. */

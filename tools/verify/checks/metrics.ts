@@ -5,7 +5,7 @@
  */
 import { TENANT_HEADER, inClusterMimirAddress } from "../../../components/mimir";
 import { HttpRouteSpec, spokeRoutes } from "../../../components/gateway/spokeRoutes";
-import { BEYLA_REQUESTS, ERROR_BUDGET, clusterAnalysisTemplateSpec, errorBudgetTemplateSpec, sharedTemplates } from "../../../components/rollouts/analysis";
+import { BEYLA_REQUESTS, clusterAnalysisTemplateSpec, errorBudgetTemplates, sharedTemplates } from "../../../components/rollouts/analysis";
 import type { AddonConfig } from "../../../stacks/config";
 import type { KubeObject } from "../cluster";
 import { CheckGroup, VerifyContext, asArray, canonical, condition, describeCondition, drift, field, ref } from "../context";
@@ -42,13 +42,13 @@ export interface DeclaredTemplate {
     spec: (address: string) => Record<string, unknown>;
 }
 
-/** The four shared metric templates (background and finite) and the error-budget template. */
+/** The four shared metric templates (background and finite) and the two error-budget templates. */
 export function declaredTemplates(config: AddonConfig): DeclaredTemplate[] {
     const analysis = config.analysis;
     const tenant = config.cluster.mimirTenant;
     return [
         ...sharedTemplates(analysis).map((t) => ({ name: t.name, runs: t.runs, spec: (address: string) => clusterAnalysisTemplateSpec(t, analysis, address, tenant) })),
-        { name: ERROR_BUDGET, runs: "finite" as const, spec: (address: string) => errorBudgetTemplateSpec(config.errorBudget, address, tenant, analysis) },
+        ...errorBudgetTemplates(config.errorBudget, analysis).map((t) => ({ name: t.name, runs: "finite" as const, spec: (address: string) => t.spec(address, tenant) })),
     ];
 }
 
