@@ -19,6 +19,11 @@ describe("benchmark", () => {
         assert.throws(() => planCommand('node "tools/plan.ts"'), /not one plain command/);
     });
 
+    it("plans with the swc loader, not ts-node", () => {
+        const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
+        assert.deepStrictEqual(planCommand(pkg.scripts.plan), ["--require", "./tools/swc-register.js", "tools/plan.ts"]);
+    });
+
     it("makes a synthetic hub of the hub's stack file with n spokes and nothing else changed", () => {
         const hub = YAML.parse(fs.readFileSync(path.join(REPO_ROOT, "Pulumi.hub.yaml"), "utf8")) as { config: Record<string, unknown> };
         const synthetic = YAML.parse(syntheticHubFile(3)) as { config: Record<string, unknown> };
