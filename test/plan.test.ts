@@ -115,9 +115,9 @@ describe("offline plan", () => {
             assert.strictEqual(res.status, 0, res.stderr);
             const figures = JSON.parse(fs.readFileSync(stats, "utf8")) as Record<string, number>;
             const rows = JSON.parse(fs.readFileSync(path.join(out, "hub", "resources.json"), "utf8")) as unknown[];
-            assert.deepStrictEqual(Object.keys(figures).sort(), ["peakRssMiB", "planMs", "resources"]);
+            assert.deepStrictEqual(Object.keys(figures).sort(), ["cpuMs", "peakRssMiB", "planMs", "resources"]);
             assert.strictEqual(figures.resources, rows.length);
-            assert.ok(figures.planMs > 0 && figures.peakRssMiB > 0);
+            assert.ok(figures.planMs > 0 && figures.cpuMs > 0 && figures.peakRssMiB > 0);
         });
 
         it("prints its usage with the defaults for --help and exits 0", () => {

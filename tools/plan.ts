@@ -264,6 +264,8 @@ export function parsePlanArgs(argv: readonly string[]): PlanArgs | "help" {
 export interface PlanStats {
     /** From the start of the plan (its tools loaded) to its end: the program's load and evaluation, the checks, the writing. */
     planMs: number;
+    /** The process's CPU time so far, user and system, every thread: steadier than wall time on a busy machine. */
+    cpuMs: number;
     /** The process's maximum resident set so far. */
     peakRssMiB: number;
     resources: number;
@@ -271,7 +273,8 @@ export interface PlanStats {
 
 /** The figures of a run that started at `start` (process.hrtime.bigint()). */
 export function planStats(start: bigint, resources: number): PlanStats {
-    return { planMs: Number(process.hrtime.bigint() - start) / 1e6, peakRssMiB: process.resourceUsage().maxRSS / 1024, resources };
+    const cpu = process.cpuUsage();
+    return { planMs: Number(process.hrtime.bigint() - start) / 1e6, cpuMs: (cpu.user + cpu.system) / 1000, peakRssMiB: process.resourceUsage().maxRSS / 1024, resources };
 }
 
 async function main(): Promise<void> {
