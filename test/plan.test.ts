@@ -6,7 +6,8 @@ import * as path from "path";
 import * as YAML from "yaml";
 import { STAGES } from "../components/stage";
 import { OfflineRun, SECRET, renderWire } from "../tools/offline";
-import { manifestResources, manifestsYaml, planStack, resourceRows, summary } from "../tools/plan";
+import { planCommand } from "../tools/bench";
+import { manifestResources, manifestsYaml, parsePlanArgs, planStack, resourceRows, summary } from "../tools/plan";
 import { REPO_ROOT, fromConfigMap, listStacks, readStackFile } from "../tools/stackFile";
 
 describe("offline plan", () => {
@@ -71,6 +72,18 @@ describe("offline plan", () => {
         });
     }
 
+    it("reads its arguments", () => {
+        assert.deepStrictEqual(parsePlanArgs(["--stack", "hub", "--out", "/tmp/p", "--config-dir", "/tmp/c", "--stats=/tmp/s.json"]), {
+            stack: "hub",
+            out: "/tmp/p",
+            configDir: "/tmp/c",
+            stats: "/tmp/s.json",
+        });
+        assert.deepStrictEqual(parsePlanArgs(["--stack", "hub"]), { stack: "hub", out: path.join(REPO_ROOT, "plan"), configDir: REPO_ROOT });
+        assert.throws(() => parsePlanArgs(["--stack", "hub", "--stats"]), /--stats needs a value/);
+        assert.strictEqual(parsePlanArgs(["-h"]), "help");
+    });
+
     it("shows secure: values as [secret] and keeps them secret", () => {
         const file = fromConfigMap("x", { "argo-rollouts-addon:token": { secure: "AAABAKsomething" }, plain: 1 });
         assert.strictEqual(file.config["argo-rollouts-addon:token"], SECRET);
@@ -81,8 +94,9 @@ describe("offline plan", () => {
 
     describe("command line", function () {
         this.timeout(60000);
-        const tsNode = path.join(REPO_ROOT, "node_modules", ".bin", "ts-node");
-        const plan = (args: string[]) => spawnSync(tsNode, ["--transpile-only", path.join(REPO_ROOT, "tools", "plan.ts"), ...args], { cwd: REPO_ROOT, encoding: "utf8" });
+        // As `npm run plan` runs it: package.json's script, from the project root.
+        const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
+        const plan = (args: string[]) => spawnSync(process.execPath, [...planCommand(pkg.scripts.plan), ...args], { cwd: REPO_ROOT, encoding: "utf8" });
 
         it("writes resources.json and manifests.yaml under <out>/<stack>/", () => {
             const out = fs.mkdtempSync(path.join(os.tmpdir(), "plan-"));
@@ -92,6 +106,18 @@ describe("offline plan", () => {
             const rows = JSON.parse(fs.readFileSync(path.join(out, "hub", "resources.json"), "utf8")) as unknown[];
             assert.ok(Array.isArray(rows) && rows.length > 10);
             assert.ok(fs.readFileSync(path.join(out, "hub", "manifests.yaml"), "utf8").includes("kind: ClusterRole"));
+        });
+
+        it("writes the run's figures for the benchmark with --stats", () => {
+            const out = fs.mkdtempSync(path.join(os.tmpdir(), "plan-"));
+            const stats = path.join(out, "stats.json");
+            const res = plan(["--stack", "hub", "--out", out, "--stats", stats]);
+            assert.strictEqual(res.status, 0, res.stderr);
+            const figures = JSON.parse(fs.readFileSync(stats, "utf8")) as Record<string, number>;
+            const rows = JSON.parse(fs.readFileSync(path.join(out, "hub", "resources.json"), "utf8")) as unknown[];
+            assert.deepStrictEqual(Object.keys(figures).sort(), ["cpuMs", "peakRssMiB", "planMs", "resources"]);
+            assert.strictEqual(figures.resources, rows.length);
+            assert.ok(figures.planMs > 0 && figures.cpuMs > 0 && figures.peakRssMiB > 0);
         });
 
         it("prints its usage with the defaults for --help and exits 0", () => {

@@ -4,7 +4,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
-import { cliTsconfig, programDirectory } from "../tools/bench";
+import { cliTsconfig, planCommand, programDirectory } from "../tools/bench";
 import { REPO_ROOT } from "../tools/stackFile";
 
 /**
@@ -85,24 +85,25 @@ describe("program load under the Pulumi CLI", function () {
         }
     });
 
-    it("plans the same stack under the CLI's transpiler as under the tests'", () => {
-        // The tests and the offline plan run through TypeScript's transpiler; the CLI through swc.
-        // Both must produce the same program: same resources, same inputs.
-        const plan = (env: Record<string, string>, out: string) => {
-            const res = spawnSync(process.execPath, ["-r", "ts-node/register", path.join(REPO_ROOT, "tools", "plan.ts"), "--stack", "hub", "--out", out], {
-                cwd: REPO_ROOT,
-                encoding: "utf8",
-                env: { ...process.env, ...env },
-            });
+    it("plans the same stack under the CLI's transpiler, the plan's and the tests'", () => {
+        // The tests run through TypeScript's transpiler (ts-node), the CLI through ts-node with swc,
+        // and npm run plan through its own swc loader. All must produce the same program: same
+        // resources, same inputs, same manifests.
+        const plan = (args: string[], env: Record<string, string>, out: string) => {
+            const res = spawnSync(process.execPath, [...args, "--stack", "hub", "--out", out], { cwd: REPO_ROOT, encoding: "utf8", env: { ...process.env, ...env } });
             assert.strictEqual(res.status, 0, res.stderr);
-            return fs.readFileSync(path.join(out, "hub", "resources.json"), "utf8");
+            return ["resources.json", "manifests.yaml"].map((f) => fs.readFileSync(path.join(out, "hub", f), "utf8"));
         };
+        const script = path.join(REPO_ROOT, "tools", "plan.ts");
+        const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
         const dir = tempDir();
         try {
-            const viaSwc = plan({ TS_NODE_PROJECT: path.join(REPO_ROOT, cliTsconfig()) }, path.join(dir, "swc"));
-            const viaTypeScript = plan({ TS_NODE_PROJECT: path.join(REPO_ROOT, "tsconfig.json"), TS_NODE_TRANSPILE_ONLY: "true" }, path.join(dir, "ts"));
-            assert.ok(JSON.parse(viaSwc).length > 20);
-            assert.strictEqual(viaSwc, viaTypeScript);
+            const viaCli = plan(["-r", "ts-node/register", script], { TS_NODE_PROJECT: path.join(REPO_ROOT, cliTsconfig()) }, path.join(dir, "cli"));
+            const viaTypeScript = plan(["-r", "ts-node/register", script], { TS_NODE_PROJECT: path.join(REPO_ROOT, "tsconfig.json"), TS_NODE_TRANSPILE_ONLY: "true" }, path.join(dir, "ts"));
+            const viaPlanScript = plan(planCommand(pkg.scripts.plan), {}, path.join(dir, "plan"));
+            assert.ok((JSON.parse(viaCli[0]) as unknown[]).length > 20);
+            assert.deepStrictEqual(viaCli, viaTypeScript);
+            assert.deepStrictEqual(viaPlanScript, viaTypeScript);
         } finally {
             fs.rmSync(dir, { recursive: true, force: true });
         }

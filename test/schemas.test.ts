@@ -1,6 +1,6 @@
 import * as assert from "assert";
 import { manifestResources } from "../tools/plan";
-import { checkShape, validateObject, CILIUM_NETWORK_POLICY } from "../tools/schemas";
+import { checkShape, loadModel, validateObject, CILIUM_NETWORK_POLICY, PACKAGE_MODELS } from "../tools/schemas";
 import { TEST_DIGEST, hubConfig, merged, planInline } from "./harness";
 
 const everything = () =>
@@ -77,6 +77,20 @@ describe("schema validation", () => {
             spec: { matchConstraints: { resourceRules: [{ apiGroups: ["argoproj.io"], apiVersions: ["v1alpha1"], operations: ["CREATE"], resources: ["rollouts"] }] }, validationActions: ["Block"] },
         });
         assert.deepStrictEqual(res.problems, [".spec.validations: required", ".spec.validationActions[0]: must be one of Deny, Audit, Warn"]);
+    });
+
+    it("loads each package model from its own module, the model of the kind it is listed for", () => {
+        assert.ok(Object.keys(PACKAGE_MODELS).length >= 16);
+        for (const [key, file] of Object.entries(PACKAGE_MODELS)) {
+            const Model = loadModel(key);
+            assert.ok(Model, `${file} exports no ${key}`);
+            assert.strictEqual(`${Model.apiVersion}/${Model.kind}`, key, file);
+            assert.strictEqual(typeof new Model({ metadata: { name: "x" } } as never).validate, "function");
+            // One kind's module, not its group's index (which loads every kind of the group).
+            assert.ok(!/\/v[0-9a-z]+$/.test(file), `${file} is a group's index`);
+        }
+        assert.strictEqual(loadModel("example.com/v1/Widget"), undefined);
+        assert.strictEqual(loadModel("constructor"), undefined);
     });
 
     it("says so when a kind has no schema", () => {

@@ -3,8 +3,9 @@
  * - program load as the Pulumi CLI does it (the tsconfig Pulumi.yaml names, ts-node registered as
  *   @pulumi/pulumi's cmd/run/run.js registers it; tools/load-probe.js), against the floor of a Node
  *   process loading @pulumi/pulumi and @pulumi/kubernetes, and against the same load type-checked;
- * - the offline plan for the project's stacks and for synthetic hubs with 1, 10 and 100 spokes: wall
- *   time, peak memory and resource count, against a baseline process loading the two packages.
+ * - the offline plan for the project's stacks and for synthetic hubs with 1, 10 and 100 spokes, each
+ *   run as `npm run plan` runs it: wall time, peak memory and resource count, against the floor of a
+ *   plain Node process loading the two packages.
  *
  * - `pulumi preview` and `pulumi up` of the hub on the real engine against a local control plane,
  *   against a floor program of one ConfigMap on the same engine (e2e/bench.ts; skip with
@@ -18,19 +19,24 @@ import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
 import { PROJECT } from "../components/config/reader";
-import { planStack, writePlan } from "./plan";
-import { REPO_ROOT, StackFile, readStackFile } from "./stackFile";
+import type { PlanStats } from "./plan";
+import { REPO_ROOT, listStacks } from "./stackFile";
 
 interface Sample {
-    /** Evaluating the program and writing the plan, inside the process. */
+    /** Inside the plan's process, from its start (its tools loaded) to its end (PlanStats). */
     planMs: number;
     /** The whole process, start to exit, as the parent saw it. */
     processMs: number;
+    /** CPU time of the process (every thread) as it reported it at its end. */
+    cpuMs: number;
     peakRssMiB: number;
     resources: number;
 }
 
 const SPOKE_COUNTS = [1, 10, 100];
+
+/** Target for the hub's offline plan: under twice the floor's time. */
+export const PLAN_TARGET_X_FLOOR = 2;
 
 /** Targets for program load under the CLI: at most twice the floor's time, and 250 MiB. */
 export const LOAD_TARGETS = { timeXFloor: 2, peakMiB: 250 } as const;
@@ -82,61 +88,85 @@ function medianLoad(samples: LoadSample[]): LoadSample {
     return { loadMs: median(samples.map((s) => s.loadMs)), processMs: median(samples.map((s) => s.processMs)), peakRssMiB: Math.max(...samples.map((s) => s.peakRssMiB)) };
 }
 
-/** The hub stack file with `n` synthetic spokes, each with the read rule. */
-export function syntheticHub(n: number, root = REPO_ROOT): StackFile {
-    const hub = readStackFile("hub", root);
-    const spokes = Array.from({ length: n }, (_, i) => ({ name: `spoke-${i}`, tenant: `spoke-${i}`, hostname: `mimir-spoke-${i}.hub.bench.example`, query: true }));
-    return { ...hub, stack: `hub-${n}-spokes`, config: { ...hub.config, [`${PROJECT}:spokes`]: JSON.stringify(spokes) } };
+/** The spokes of a synthetic hub with `n` of them, each with the read rule. */
+export function syntheticSpokes(n: number): Record<string, unknown>[] {
+    return Array.from({ length: n }, (_, i) => ({ name: `spoke-${i}`, tenant: `spoke-${i}`, hostname: `mimir-spoke-${i}.hub.bench.example`, query: true }));
 }
 
-function caseFile(name: string): StackFile {
-    const m = /^hub-([0-9]+)-spokes$/.exec(name);
-    return m ? syntheticHub(Number(m[1])) : readStackFile(name);
-}
-
-/** Child mode: plan one case and print its figures as JSON. */
-async function runCase(name: string): Promise<void> {
-    const out = fs.mkdtempSync(path.join(os.tmpdir(), "bench-plan-"));
-    const start = process.hrtime.bigint();
-    const run = await planStack(caseFile(name));
-    writePlan(run, out);
-    const planMs = Number(process.hrtime.bigint() - start) / 1e6;
-    fs.rmSync(out, { recursive: true, force: true });
-    const peakRssMiB = process.resourceUsage().maxRSS / 1024;
-    process.stdout.write(JSON.stringify({ planMs, peakRssMiB, resources: run.resources.length }) + "\n");
-}
-
-/** The floor's child: plain Node loading only the two Pulumi packages. */
-const FLOOR_SCRIPT =
-    'require("@pulumi/pulumi"); require("@pulumi/kubernetes"); process.stdout.write(JSON.stringify({ planMs: 0, peakRssMiB: process.resourceUsage().maxRSS / 1024, resources: 0 }) + "\\n");';
-
-/** Child mode: the baseline, loading only the two Pulumi packages. */
-function runBaseline(): void {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    require("@pulumi/pulumi");
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    require("@pulumi/kubernetes");
-    process.stdout.write(JSON.stringify({ planMs: 0, peakRssMiB: process.resourceUsage().maxRSS / 1024, resources: 0 }) + "\n");
+/** The text of the hub's stack file with `n` synthetic spokes in place of its own. */
+export function syntheticHubFile(n: number, root = REPO_ROOT): string {
+    const doc = YAML.parseDocument(fs.readFileSync(path.join(root, "Pulumi.hub.yaml"), "utf8"));
+    doc.setIn(["config", `${PROJECT}:spokes`], syntheticSpokes(n));
+    return doc.toString();
 }
 
 /**
- * A plan case runs as `npm run plan` runs (package.json: `ts-node --transpile-only`); the floor is
- * plain Node loading the two Pulumi packages, with no TypeScript at all, so the ratio counts
- * everything the plan adds (TypeScript, the tools, schema validation, the mock runtime) to what any
- * Pulumi program pays.
+ * A folder of stack files for the synthetic cases: every stack file of the project (the plan reads
+ * the clusters of the files beside a stack's) and `Pulumi.hub-<n>-spokes.yaml` for each count.
  */
-function spawnCase(args: string[]): Sample {
+export function syntheticStacks(counts: readonly number[], root = REPO_ROOT): string {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "bench-stacks-"));
+    for (const stack of listStacks(root)) {
+        fs.copyFileSync(path.join(root, `Pulumi.${stack}.yaml`), path.join(dir, `Pulumi.${stack}.yaml`));
+    }
+    for (const n of counts) {
+        fs.writeFileSync(path.join(dir, `Pulumi.hub-${n}-spokes.yaml`), syntheticHubFile(n, root));
+    }
+    return dir;
+}
+
+/**
+ * The arguments Node runs `npm run plan` with (package.json `scripts.plan`). npm runs
+ * a script with the project's `node_modules/.bin` first on the PATH and `node` as the Node that runs
+ * npm; a package's command is its bin script, which starts with `#!/usr/bin/env node`.
+ */
+export function planCommand(script: string, root = REPO_ROOT): string[] {
+    if (/["'`$\\|&;<>(){}*?~]/.test(script)) {
+        throw new Error(`the plan script is not one plain command: ${script}`);
+    }
+    const [program, ...args] = script.trim().split(/\s+/);
+    return program === "node" ? args : [fs.realpathSync(path.join(root, "node_modules", ".bin", program)), ...args];
+}
+
+/** The floor's child: plain Node loading only the two Pulumi packages. */
+const FLOOR_SCRIPT = [
+    'require("@pulumi/pulumi"); require("@pulumi/kubernetes");',
+    "const cpu = process.cpuUsage();",
+    'process.stdout.write(JSON.stringify({ planMs: 0, cpuMs: (cpu.user + cpu.system) / 1000, peakRssMiB: process.resourceUsage().maxRSS / 1024, resources: 0 }) + "\\n");',
+].join(" ");
+
+/** The floor: plain Node loading the two Pulumi packages, with no TypeScript at all. */
+function spawnFloor(): Sample {
     const start = process.hrtime.bigint();
-    const floor = args[0] === "--baseline";
-    const res = floor
-        ? spawnSync(process.execPath, ["-e", FLOOR_SCRIPT], { cwd: REPO_ROOT, encoding: "utf8" })
-        : spawnSync(process.execPath, ["-r", "ts-node/register/transpile-only", __filename, ...args], { cwd: REPO_ROOT, encoding: "utf8" });
+    const res = spawnSync(process.execPath, ["-e", FLOOR_SCRIPT], { cwd: REPO_ROOT, encoding: "utf8" });
     const processMs = Number(process.hrtime.bigint() - start) / 1e6;
     if (res.status !== 0) {
-        throw new Error(`bench case ${args.join(" ")} failed:\n${res.stderr}`);
+        throw new Error(`the floor failed:\n${res.stderr}`);
     }
-    const line = res.stdout.trim().split("\n").pop() ?? "{}";
-    return { ...(JSON.parse(line) as Omit<Sample, "processMs">), processMs };
+    return { ...(JSON.parse(res.stdout.trim().split("\n").pop() ?? "{}") as Omit<Sample, "processMs">), processMs };
+}
+
+/**
+ * One plan case, run as `npm run plan` runs it (package.json's script, from the project root), so
+ * the ratio to the floor counts everything the plan adds (its loader, the tools, the program, the
+ * guardrails, schema validation, the mock runtime, writing the plan) to what any Pulumi program
+ * pays. The plan writes its own figures (`--stats`).
+ */
+function spawnPlan(command: readonly string[], stack: string, configDir?: string): Sample {
+    const out = fs.mkdtempSync(path.join(os.tmpdir(), "bench-plan-"));
+    const stats = path.join(out, "stats.json");
+    try {
+        const args = [...command, "--stack", stack, "--out", out, "--stats", stats, ...(configDir ? ["--config-dir", configDir] : [])];
+        const start = process.hrtime.bigint();
+        const res = spawnSync(process.execPath, args, { cwd: REPO_ROOT, encoding: "utf8" });
+        const processMs = Number(process.hrtime.bigint() - start) / 1e6;
+        if (res.status !== 0) {
+            throw new Error(`the plan of ${stack} failed:\n${res.stderr}`);
+        }
+        return { ...(JSON.parse(fs.readFileSync(stats, "utf8")) as PlanStats), processMs };
+    } finally {
+        fs.rmSync(out, { recursive: true, force: true });
+    }
 }
 
 function median(values: number[]): number {
@@ -148,6 +178,7 @@ function summarise(samples: Sample[]): Sample {
     return {
         planMs: median(samples.map((s) => s.planMs)),
         processMs: median(samples.map((s) => s.processMs)),
+        cpuMs: median(samples.map((s) => s.cpuMs)),
         peakRssMiB: Math.max(...samples.map((s) => s.peakRssMiB)),
         resources: samples[0].resources,
     };
@@ -155,12 +186,6 @@ function summarise(samples: Sample[]): Sample {
 
 async function main(): Promise<void> {
     const argv = process.argv.slice(2);
-    if (argv[0] === "--case") {
-        return runCase(argv[1]);
-    }
-    if (argv[0] === "--baseline") {
-        return runBaseline();
-    }
     const runsAt = argv.indexOf("--runs");
     const runs = runsAt >= 0 ? Number(argv[runsAt + 1]) : 3;
     if (!Number.isInteger(runs) || runs < 1) {
@@ -191,24 +216,43 @@ async function main(): Promise<void> {
     );
     console.log("");
 
-    const baseline = summarise(Array.from({ length: runs }, () => spawnCase(["--baseline"])));
-    const cases = ["hub", "preprod", ...SPOKE_COUNTS.map((n) => `hub-${n}-spokes`)];
-    const results = new Map<string, Sample>();
-    for (const c of cases) {
-        results.set(c, summarise(Array.from({ length: runs }, () => spawnCase(["--case", c]))));
+    const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
+    const command = planCommand(pkg.scripts.plan);
+    const synthetic = syntheticStacks(SPOKE_COUNTS);
+    const cases: [string, string | undefined][] = [["hub", undefined], ["preprod", undefined], ...SPOKE_COUNTS.map((n) => [`hub-${n}-spokes`, synthetic] as [string, string])];
+    // Round by round, the floor first: a machine that gets busier or quieter during the run moves
+    // the floor with the cases instead of skewing their ratios.
+    const floorSamples: Sample[] = [];
+    const samples = new Map<string, Sample[]>(cases.map(([stack]) => [stack, []]));
+    try {
+        for (let round = 0; round < runs; round++) {
+            floorSamples.push(spawnFloor());
+            for (const [stack, configDir] of cases) {
+                samples.get(stack)!.push(spawnPlan(command, stack, configDir));
+            }
+        }
+    } finally {
+        fs.rmSync(synthetic, { recursive: true, force: true });
     }
+    const baseline = summarise(floorSamples);
+    const results = new Map([...samples].map(([stack, s]) => [stack, summarise(s)]));
 
-    console.log(`plan benchmark: median of ${runs} runs, ${os.cpus().length} cores, Node ${process.version}`);
-    console.log(`floor (plain Node loading @pulumi/pulumi + @pulumi/kubernetes): ${baseline.processMs.toFixed(0)} ms, ${baseline.peakRssMiB.toFixed(0)} MiB peak`);
+    console.log(`plan benchmark: median of ${runs} runs, ${os.cpus().length} cores, Node ${process.version}; each plan as npm run plan runs it (${pkg.scripts.plan})`);
+    console.log(
+        `floor (plain Node loading @pulumi/pulumi + @pulumi/kubernetes): ${baseline.processMs.toFixed(0)} ms, ${baseline.cpuMs.toFixed(0)} ms CPU, ${baseline.peakRssMiB.toFixed(0)} MiB peak`,
+    );
     console.log("");
-    console.log("| case | resources | plan ms | process ms | peak MiB | time x floor | memory x floor |");
-    console.log("|---|---:|---:|---:|---:|---:|---:|");
+    console.log("| case | resources | plan ms | process ms | CPU ms | peak MiB | time x floor | CPU x floor | memory x floor |");
+    console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (const [name, r] of results) {
         console.log(
-            `| ${name} | ${r.resources} | ${r.planMs.toFixed(0)} | ${r.processMs.toFixed(0)} | ${r.peakRssMiB.toFixed(0)} | ` +
-                `${(r.processMs / baseline.processMs).toFixed(2)} | ${(r.peakRssMiB / baseline.peakRssMiB).toFixed(2)} |`,
+            `| ${name} | ${r.resources} | ${r.planMs.toFixed(0)} | ${r.processMs.toFixed(0)} | ${r.cpuMs.toFixed(0)} | ${r.peakRssMiB.toFixed(0)} | ` +
+                `${(r.processMs / baseline.processMs).toFixed(2)} | ${(r.cpuMs / baseline.cpuMs).toFixed(2)} | ${(r.peakRssMiB / baseline.peakRssMiB).toFixed(2)} |`,
         );
     }
+    const hubX = results.get("hub")!.processMs / baseline.processMs;
+    console.log("");
+    console.log(`target (hub plan): < ${PLAN_TARGET_X_FLOOR}x the floor's time: ${hubX.toFixed(2)}x ${hubX < PLAN_TARGET_X_FLOOR ? "met" : "MISSED"}`);
     const [one, ten, hundred] = SPOKE_COUNTS.map((n) => results.get(`hub-${n}-spokes`)!);
     const perSpokeLow = (ten.planMs - one.planMs) / (10 - 1);
     const perSpokeHigh = (hundred.planMs - ten.planMs) / (100 - 10);

@@ -207,7 +207,7 @@ export function removePlan(stack: string, outDir: string): void {
     fs.rmSync(path.join(outDir, stack), { recursive: true, force: true });
 }
 
-const USAGE = "usage: npm run plan -- --stack <name> [--out <dir>] [--config-dir <dir>]";
+const USAGE = "usage: npm run plan -- --stack <name> [--out <dir>] [--config-dir <dir>] [--stats <file>]";
 const HELP = `${USAGE}
 
 Plans a stack offline (no cluster, no credentials) and writes <out>/<stack>/resources.json and
@@ -216,13 +216,22 @@ manifests.yaml, both or neither; a failed plan removes the stack's previous plan
   --stack <name>       the stack file Pulumi.<name>.yaml (required)
   --out <dir>          where the plan goes (default: plan/ in the project)
   --config-dir <dir>   where the stack files are (default: the project)
+  --stats <file>       also write the run's figures there as JSON (npm run bench reads them)
   --help, -h           print this and exit
 
 Flags take their value as the next argument or after "=" (--stack=hub).`;
 
 export class PlanUsageError extends Error {}
 
-export function parsePlanArgs(argv: readonly string[]): { stack: string; out: string; configDir: string } | "help" {
+export interface PlanArgs {
+    stack: string;
+    out: string;
+    configDir: string;
+    /** Where to write the run's figures (`PlanStats`), if anywhere. */
+    stats?: string;
+}
+
+export function parsePlanArgs(argv: readonly string[]): PlanArgs | "help" {
     if (wantsHelp(argv)) {
         return "help";
     }
@@ -230,6 +239,7 @@ export function parsePlanArgs(argv: readonly string[]): { stack: string; out: st
     let stack: string | undefined;
     let out = path.join(REPO_ROOT, "plan");
     let configDir = REPO_ROOT;
+    let stats: string | undefined;
     const value = (i: number) => flagValue(args, i, USAGE, (m) => new PlanUsageError(m));
     for (let i = 0; i < args.length; i++) {
         if (args[i] === "--stack") {
@@ -238,6 +248,8 @@ export function parsePlanArgs(argv: readonly string[]): { stack: string; out: st
             out = path.resolve(value(i++));
         } else if (args[i] === "--config-dir") {
             configDir = path.resolve(value(i++));
+        } else if (args[i] === "--stats") {
+            stats = path.resolve(value(i++));
         } else {
             throw new PlanUsageError(`unknown argument ${args[i]}; ${USAGE}`);
         }
@@ -245,10 +257,28 @@ export function parsePlanArgs(argv: readonly string[]): { stack: string; out: st
     if (!stack) {
         throw new PlanUsageError(USAGE);
     }
-    return { stack, out, configDir };
+    return { stack, out, configDir, ...(stats ? { stats } : {}) };
+}
+
+/** The figures of one plan run, for `npm run bench`. */
+export interface PlanStats {
+    /** From the start of the plan (its tools loaded) to its end: the program's load and evaluation, the checks, the writing. */
+    planMs: number;
+    /** The process's CPU time so far, user and system, every thread: steadier than wall time on a busy machine. */
+    cpuMs: number;
+    /** The process's maximum resident set so far. */
+    peakRssMiB: number;
+    resources: number;
+}
+
+/** The figures of a run that started at `start` (process.hrtime.bigint()). */
+export function planStats(start: bigint, resources: number): PlanStats {
+    const cpu = process.cpuUsage();
+    return { planMs: Number(process.hrtime.bigint() - start) / 1e6, cpuMs: (cpu.user + cpu.system) / 1000, peakRssMiB: process.resourceUsage().maxRSS / 1024, resources };
 }
 
 async function main(): Promise<void> {
+    const start = process.hrtime.bigint();
     const parsed = parsePlanArgs(process.argv.slice(2));
     if (parsed === "help") {
         console.log(HELP);
@@ -298,6 +328,9 @@ async function main(): Promise<void> {
         process.exitCode = 1;
     } else {
         console.log(`schemas: all ${objects.length} objects valid`);
+    }
+    if (args.stats) {
+        fs.writeFileSync(args.stats, JSON.stringify(planStats(start, run.resources.length)) + "\n");
     }
 }
 

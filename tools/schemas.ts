@@ -9,40 +9,48 @@
  * kinds no such release covers (CiliumNetworkPolicy, Kyverno's policies.kyverno.io/v1 types), a
  * strict typed model of the fields the program sets is used instead: it refuses unknown fields.
  */
-import { AnalysisTemplate, ClusterAnalysisTemplate, Rollout } from "@kubernetes-models/argo-rollouts/argoproj.io/v1alpha1";
-import { HTTPRoute } from "@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1";
-import { ReferenceGrant } from "@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1beta1";
-import { ClusterPolicy } from "@kubernetes-models/kyverno/kyverno.io/v1";
-import { Deployment } from "kubernetes-models/apps/v1";
-import { PodDisruptionBudget } from "kubernetes-models/policy/v1";
-import { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1";
-import { ConfigMap, Namespace, Secret, Service } from "kubernetes-models/v1";
 import { SECRET } from "./offline";
 
 interface Model {
     validate(): void;
 }
-type ModelClass = new (data: never) => Model;
+type ModelClass = (new (data: never) => Model) & { apiVersion: string; kind: string };
 
-/** Kinds validated with a package's model, by `<apiVersion>/<kind>`. */
-export const PACKAGE_MODELS: Readonly<Record<string, ModelClass>> = {
-    "v1/Namespace": Namespace,
-    "v1/Service": Service,
-    "v1/ConfigMap": ConfigMap,
-    "v1/Secret": Secret,
-    "apps/v1/Deployment": Deployment,
-    "policy/v1/PodDisruptionBudget": PodDisruptionBudget,
-    "rbac.authorization.k8s.io/v1/Role": Role,
-    "rbac.authorization.k8s.io/v1/ClusterRole": ClusterRole,
-    "rbac.authorization.k8s.io/v1/RoleBinding": RoleBinding,
-    "rbac.authorization.k8s.io/v1/ClusterRoleBinding": ClusterRoleBinding,
-    "argoproj.io/v1alpha1/Rollout": Rollout,
-    "argoproj.io/v1alpha1/AnalysisTemplate": AnalysisTemplate,
-    "argoproj.io/v1alpha1/ClusterAnalysisTemplate": ClusterAnalysisTemplate,
-    "gateway.networking.k8s.io/v1/HTTPRoute": HTTPRoute,
-    "gateway.networking.k8s.io/v1beta1/ReferenceGrant": ReferenceGrant,
-    "kyverno.io/v1/ClusterPolicy": ClusterPolicy,
-} as unknown as Record<string, ModelClass>;
+/**
+ * The module of each kind validated with a package's model, by `<apiVersion>/<kind>`; it exports
+ * the model under the kind's name. Each is loaded only when a plan has an object of that kind
+ * (`loadModel`): a package's index (`kubernetes-models/v1`) loads every kind of its group, hundreds
+ * of modules, and loading a model registers its schema with the package's validator.
+ */
+export const PACKAGE_MODELS: Readonly<Record<string, string>> = {
+    "v1/Namespace": "kubernetes-models/v1/Namespace",
+    "v1/Service": "kubernetes-models/v1/Service",
+    "v1/ConfigMap": "kubernetes-models/v1/ConfigMap",
+    "v1/Secret": "kubernetes-models/v1/Secret",
+    "apps/v1/Deployment": "kubernetes-models/apps/v1/Deployment",
+    "policy/v1/PodDisruptionBudget": "kubernetes-models/policy/v1/PodDisruptionBudget",
+    "rbac.authorization.k8s.io/v1/Role": "kubernetes-models/rbac.authorization.k8s.io/v1/Role",
+    "rbac.authorization.k8s.io/v1/ClusterRole": "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole",
+    "rbac.authorization.k8s.io/v1/RoleBinding": "kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding",
+    "rbac.authorization.k8s.io/v1/ClusterRoleBinding": "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding",
+    "argoproj.io/v1alpha1/Rollout": "@kubernetes-models/argo-rollouts/argoproj.io/v1alpha1/Rollout",
+    "argoproj.io/v1alpha1/AnalysisTemplate": "@kubernetes-models/argo-rollouts/argoproj.io/v1alpha1/AnalysisTemplate",
+    "argoproj.io/v1alpha1/ClusterAnalysisTemplate": "@kubernetes-models/argo-rollouts/argoproj.io/v1alpha1/ClusterAnalysisTemplate",
+    "gateway.networking.k8s.io/v1/HTTPRoute": "@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/HTTPRoute",
+    "gateway.networking.k8s.io/v1beta1/ReferenceGrant": "@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1beta1/ReferenceGrant",
+    "kyverno.io/v1/ClusterPolicy": "@kubernetes-models/kyverno/kyverno.io/v1/ClusterPolicy",
+};
+
+/** The package model of a kind (`<apiVersion>/<kind>`), or undefined when no package covers it. */
+export function loadModel(key: string): ModelClass | undefined {
+    const file = Object.hasOwn(PACKAGE_MODELS, key) ? PACKAGE_MODELS[key] : undefined;
+    if (!file) {
+        return undefined;
+    }
+    const kind = key.slice(key.lastIndexOf("/") + 1);
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return (require(file) as Record<string, ModelClass>)[kind];
+}
 
 // ---------------------------------------------------------------------------------------------
 // Strict typed models: every field the program sets, nothing else.
@@ -257,7 +265,7 @@ export function validateObject(input: Record<string, unknown>): SchemaResult {
     const key = `${String(o.apiVersion)}/${String(o.kind)}`;
     const name = String((o.metadata as { name?: string } | undefined)?.name ?? "?");
     const object = `${String(o.kind)} ${name}`;
-    const Model = PACKAGE_MODELS[key];
+    const Model = loadModel(key);
     if (Model) {
         try {
             new Model(o as never).validate();

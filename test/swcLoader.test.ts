@@ -1,0 +1,151 @@
+import * as assert from "assert";
+import { spawnSync } from "child_process";
+import * as fs from "fs";
+import Module = require("module");
+import * as os from "os";
+import * as path from "path";
+import { REPO_ROOT } from "../tools/stackFile";
+
+/**
+ * The loader `npm run plan` runs the project's TypeScript with (tools/swcLoader.js): swc instead of
+ * ts-node, with tsconfig.json's compiler options, and no type-check of its own.
+ */
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const loader = require("../tools/swcLoader") as { transpile(source: string, filename: string): string };
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const ts = require("typescript") as typeof import("typescript");
+
+/** tsconfig.json's compiler options as TypeScript reads them. */
+function projectCompilerOptions(): import("typescript").CompilerOptions {
+    const file = path.join(REPO_ROOT, "tsconfig.json");
+    const parsed = ts.parseJsonConfigFileContent(ts.readConfigFile(file, ts.sys.readFile).config, ts.sys, REPO_ROOT);
+    return parsed.options;
+}
+
+/** What TypeScript's own transpiler makes of a file (`ts-node --transpile-only`). */
+function viaTypeScript(source: string, filename: string): string {
+    return ts.transpileModule(source, { compilerOptions: projectCompilerOptions(), fileName: filename }).outputText;
+}
+
+/** Runs transpiled code as a CommonJS module of the project and returns its exports. */
+function run(code: string, filename: string): Record<string, unknown> {
+    const m = new Module(filename) as Module & { _compile(code: string, filename: string): void };
+    m.filename = filename;
+    m.paths = (Module as unknown as { _nodeModulePaths(dir: string): string[] })._nodeModulePaths(path.dirname(filename));
+    m._compile(code, filename);
+    return m.exports as Record<string, unknown>;
+}
+
+// What differs between transpilers when their options differ: class field semantics, CommonJS
+// interop of default and namespace imports, enums, strict mode.
+const SAMPLE = `
+import path from "path";
+import * as fs from "fs";
+import YAML from "yaml";
+import { EventEmitter } from "events";
+
+export enum Colour { Red, Green = "green" }
+
+class Base {
+    constructor() {
+        (this as { late?: string }).late = "set by the base";
+    }
+}
+class Derived extends Base {
+    late?: string;
+    count = 1;
+    static readonly kind = "derived";
+}
+
+export const late = new Derived().late;
+export const fields = Object.keys(new Derived());
+export const kind = Derived.kind;
+export const className = Derived.name;
+export const colours = [Colour.Red, Colour.Green, Colour[0]];
+export const interop = [typeof path.join, typeof fs.readFileSync, typeof YAML.stringify, typeof EventEmitter];
+export const strictThis = (function (this: unknown) { return this === undefined; })();
+export const optional = ({} as { a?: { b?: number } }).a?.b ?? "none";
+export async function later(): Promise<number> {
+    return 2;
+}
+`;
+
+describe("the plan's TypeScript loader (swc)", () => {
+    const filename = path.join(REPO_ROOT, "tools", "loader-sample.ts");
+
+    it("makes the same program as TypeScript's transpiler with tsconfig.json", async () => {
+        const bySwc = run(loader.transpile(SAMPLE, filename), filename);
+        const byTsc = run(viaTypeScript(SAMPLE, filename), filename);
+        const plain = (e: Record<string, unknown>) => JSON.parse(JSON.stringify({ ...e, later: undefined })) as unknown;
+        assert.deepStrictEqual(plain(bySwc), plain(byTsc));
+        assert.strictEqual(await (bySwc.later as () => Promise<number>)(), 2);
+        // Target ES2022 defines class fields: a declared field resets what the base constructor set.
+        assert.strictEqual(bySwc.late, undefined);
+        assert.deepStrictEqual(bySwc.fields, ["late", "count"]);
+        assert.deepStrictEqual(bySwc.interop, ["function", "function", "function", "function"]);
+        assert.strictEqual(bySwc.strictThis, true);
+        assert.strictEqual(bySwc.className, "Derived");
+    });
+
+    it("supports `export =` as TypeScript does", () => {
+        const source = `const value = { answer: 42 };\nexport = value;\n`;
+        assert.deepStrictEqual(run(loader.transpile(source, filename), filename), { answer: 42 });
+        assert.deepStrictEqual(run(viaTypeScript(source, filename), filename), { answer: 42 });
+    });
+
+    it("assumes the compiler options tsconfig.json sets", () => {
+        // tools/swcLoader.js restates these in swc's terms: change both together.
+        const raw = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "tsconfig.json"), "utf8")) as { compilerOptions: Record<string, unknown> };
+        const o = raw.compilerOptions;
+        assert.strictEqual(o.target, "ES2022");
+        assert.strictEqual(o.module, "commonjs");
+        assert.strictEqual(o.esModuleInterop, true);
+        assert.strictEqual(o.strict, true);
+        for (const option of ["useDefineForClassFields", "experimentalDecorators", "emitDecoratorMetadata", "jsx", "alwaysStrict", "importHelpers", "verbatimModuleSyntax"]) {
+            assert.ok(!(option in o), `tsconfig.json sets ${option}: tools/swcLoader.js does not follow it`);
+        }
+    });
+
+    describe("as npm run plan runs it", function () {
+        // Spawns Node and tsc.
+        this.timeout(120000);
+
+        it("runs a file with a type error, which the type-check of npm test refuses", () => {
+            const dir = fs.mkdtempSync(path.join(os.tmpdir(), "swc-loader-"));
+            try {
+                const bad = path.join(dir, "bad.ts");
+                fs.writeFileSync(bad, `const count: number = "three";\nprocess.stdout.write(JSON.stringify({ count }));\n`);
+                const ran = spawnSync(process.execPath, ["--require", path.join(REPO_ROOT, "tools", "swc-register.js"), bad], { cwd: REPO_ROOT, encoding: "utf8" });
+                assert.strictEqual(ran.status, 0, ran.stderr);
+                assert.deepStrictEqual(JSON.parse(ran.stdout), { count: "three" });
+                fs.writeFileSync(
+                    path.join(dir, "tsconfig.json"),
+                    JSON.stringify({ extends: path.join(REPO_ROOT, "tsconfig.json"), compilerOptions: { rootDir: "/", typeRoots: [path.join(REPO_ROOT, "node_modules", "@types")] }, include: [], files: ["bad.ts"] }),
+                );
+                const tsc = spawnSync(process.execPath, [path.join(REPO_ROOT, "node_modules", "typescript", "bin", "tsc"), "--noEmit", "-p", path.join(dir, "tsconfig.json")], { cwd: REPO_ROOT, encoding: "utf8" });
+                assert.notStrictEqual(tsc.status, 0);
+                assert.match(tsc.stdout, /bad\.ts\(1,7\): error TS2322: Type 'string' is not assignable to type 'number'/);
+            } finally {
+                fs.rmSync(dir, { recursive: true, force: true });
+            }
+        });
+
+        it("loads only TypeScript that tsconfig.json type-checks, and not ts-node", () => {
+            const probe = [
+                'require("./tools/plan.ts");',
+                'require("./stacks/program.ts");',
+                "process.stdout.write(JSON.stringify(Object.keys(require.cache)));",
+            ].join(" ");
+            const res = spawnSync(process.execPath, ["--require", "./tools/swc-register.js", "-e", probe], { cwd: REPO_ROOT, encoding: "utf8" });
+            assert.strictEqual(res.status, 0, res.stderr);
+            const loaded = JSON.parse(res.stdout) as string[];
+            const ours = loaded.filter((f) => f.endsWith(".ts")).map((f) => path.relative(REPO_ROOT, f));
+            assert.ok(ours.length > 50, `loaded ${ours.length} TypeScript files`);
+            const include = (JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "tsconfig.json"), "utf8")) as { include: string[] }).include;
+            const checked = (f: string) => include.some((glob) => glob.endsWith("/**/*.ts") && f.startsWith(glob.slice(0, -"**/*.ts".length)));
+            assert.deepStrictEqual(ours.filter((f) => !checked(f)), []);
+            assert.deepStrictEqual(loaded.filter((f) => /node_modules[\\/](ts-node)[\\/]/.test(f)), [], "the plan loaded ts-node");
+        });
+    });
+});
