@@ -1,9 +1,12 @@
 import { TENANT_VIEW_ROLE, tenantOperatorBinding } from "../components/rollouts/tenants";
 import type { KubeObject } from "../tools/verify/cluster";
 import * as assert from "assert";
+import { execFile } from "child_process";
 import * as fs from "fs";
+import * as https from "https";
 import * as os from "os";
 import * as path from "path";
+import * as tls from "tls";
 import * as YAML from "yaml";
 import { HTTPROUTE_WEIGHTS_RULE, ROLLOUT_ACTIONS_POLICY_KEY, argocdCmIgnoreData } from "../components/argocd";
 import { controllerClusterRules, controllerNamespaceRules } from "../components/rollouts";
@@ -11,7 +14,8 @@ import { KYVERNO_AGGREGATE_LABELS, KYVERNO_ROLES, POLICY_NAMES, kyvernoRoleName 
 import type { AddonConfig } from "../stacks/config";
 import { ROLLOUT_PATH_CALLS, requestQuestion, ruleAllows, verifyRules } from "../tools/verify/access";
 import { ConnectionError, ReadError, connect, kubeConfigFor, loadClient } from "../tools/verify/cluster";
-import { COMPONENTS, GROUPS, defaultOptions, runVerify, withoutComponents } from "../tools/verify/index";
+import { COMPONENTS, GROUPS, defaultOptions, runVerify, trustedCas, withoutComponents } from "../tools/verify/index";
+import { certificateAdvice, certificateProblem } from "../tools/verify/checks/metrics";
 import { CheckResult, DOCS, VERIFY_PAGE, exitCode, formatJson, formatText } from "../tools/verify/report";
 import { headingAnchors, readDoc } from "./markdown";
 import { parseVerifyArgs, verifyMain } from "../tools/verify";
@@ -593,7 +597,75 @@ describe("npm run verify", () => {
             let results = await verify(config, world, { httpGet: async () => ({ status: 200, body: JSON.stringify(empty) }) });
             expectFail(results, "metrics.query", /answered, but no http_server_request_duration_seconds_count series with k8s_namespace_name and k8s_replicaset_name in tenant preprod: every gate of this cluster would be Inconclusive/);
             results = await verify(config, world, { httpGet: async () => Promise.reject(new Error("unable to verify the first certificate")) });
-            expectFail(results, "metrics.query", /unable to verify the first certificate: the endpoint answered with a certificate verify does not trust; .*NODE_EXTRA_CA_CERTS/);
+            expectFail(results, "metrics.query", /unable to verify the first certificate: no CA verify trusts issued the endpoint's certificate \(the public roots; the stack sets no mimir\.readCaBundle\); the controller's gates query it with the same trust and fail the same way\. Set argo-rollouts-addon:mimir\.readCaBundle in the spoke's stack file/);
+            assert.doesNotMatch(found(results, "metrics.query"), /NODE_EXTRA_CA_CERTS/);
+        });
+
+        describe("metrics.query against a read endpoint with a private CA", () => {
+            const tlsFile = (f: string) => fs.readFileSync(path.join(__dirname, "fixtures", "tls", f), "utf8");
+            let endpoint: https.Server;
+            let port = 0;
+            const asked: { tenant: unknown; path: string }[] = [];
+            before(async () => {
+                // Mimir's read endpoint behind a certificate of the test CA (fixtures/tls), answering the probe.
+                endpoint = https.createServer({ cert: tlsFile("server.crt"), key: tlsFile("server.key") }, (req, res) => {
+                    asked.push({ tenant: req.headers["x-scope-orgid"], path: (req.url ?? "").split("?")[0] });
+                    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(fixture("prometheus-vector.json")));
+                });
+                await new Promise<void>((resolve) => endpoint.listen(0, "127.0.0.1", resolve));
+                port = (endpoint.address() as { port: number }).port;
+            });
+            after(() => new Promise<void>((resolve) => endpoint.close(() => resolve())));
+            const spoke = (readCaBundle?: string) =>
+                verifyConfig({ cluster: { name: "preprod", role: "spoke", mimirTenant: "preprod", eksClusterName: "platform-preprod" }, mimir: { readEndpoint: `https://127.0.0.1:${port}/prometheus`, readCaBundle }, spokes: undefined });
+
+            it("trusts the stack's mimir.readCaBundle as the controller does, and fails naming the key when it is missing or another CA", async () => {
+                let config = spoke(tlsFile("ca.crt"));
+                let results = await verify(config, healthyCluster(config));
+                expectPass(results, "metrics.query");
+                assert.deepStrictEqual(asked.at(-1), { tenant: "preprod", path: "/prometheus/api/v1/query" });
+                config = spoke();
+                results = await verify(config, healthyCluster(config));
+                expectFail(results, "metrics.query", new RegExp(`https://127\\.0\\.0\\.1:${port}/prometheus \\(tenant preprod\\): unable to verify the first certificate: no CA verify trusts .*Set argo-rollouts-addon:mimir\\.readCaBundle`));
+                config = spoke(tlsFile("other-ca.crt"));
+                results = await verify(config, healthyCluster(config));
+                expectFail(results, "metrics.query", /neither the public roots nor the 1 CA certificate of argo-rollouts-addon:mimir\.readCaBundle issued the endpoint's certificate/);
+            });
+
+            it("hands the bundle to the GET, adds it to the public roots, and ignores NODE_EXTRA_CA_CERTS", async () => {
+                const config = spoke(tlsFile("ca.crt"));
+                let given: { extraCa?: string } | undefined;
+                await verify(config, healthyCluster(config), { httpGet: async (_url, _headers, trust) => ((given = trust), { status: 200, body: JSON.stringify(fixture("prometheus-vector.json")) }) });
+                assert.strictEqual(given?.extraCa, tlsFile("ca.crt"));
+                assert.deepStrictEqual(trustedCas(undefined), [...tls.rootCertificates]);
+                assert.deepStrictEqual(trustedCas("X"), [...tls.rootCertificates, "X"]);
+                assert.ok(tls.rootCertificates.length > 100);
+                // A process whose default store trusts the test CA through NODE_EXTRA_CA_CERTS: a plain
+                // https.get passes, verify's GET without the bundle does not.
+                const script = `
+                    const https = require("https");
+                    const { directGet } = require("./tools/verify/index");
+                    const url = "https://127.0.0.1:${port}/prometheus/api/v1/query";
+                    new Promise((ok, no) => https.get(url, (r) => { r.resume(); r.on("end", () => ok(r.statusCode)); }).on("error", no))
+                        .then((plain) => directGet(url, {}, {}).then(() => [plain, "trusted"], (e) => [plain, e.code]))
+                        .then((r) => console.log(JSON.stringify(r)), (e) => console.log(JSON.stringify(["plain failed", e.code])));`;
+                const out = await new Promise<string>((resolve, reject) =>
+                    execFile(process.execPath, ["-r", "ts-node/register/transpile-only", "-e", script], { cwd: path.join(__dirname, ".."), env: { ...process.env, NODE_EXTRA_CA_CERTS: path.join(__dirname, "fixtures", "tls", "ca.crt") } }, (err, stdout, stderr) =>
+                        err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout.trim()),
+                    ),
+                );
+                assert.deepStrictEqual(JSON.parse(out), [200, "UNABLE_TO_VERIFY_LEAF_SIGNATURE"]);
+            });
+
+            it("names what a bundle cannot fix: an expired certificate, another hostname", () => {
+                assert.strictEqual(certificateProblem({ code: "UNABLE_TO_VERIFY_LEAF_SIGNATURE", message: "unable to verify the first certificate" }), "untrusted");
+                assert.strictEqual(certificateProblem({ code: "SELF_SIGNED_CERT_IN_CHAIN", message: "self-signed certificate in certificate chain" }), "untrusted");
+                assert.strictEqual(certificateProblem({ code: "CERT_HAS_EXPIRED", message: "certificate has expired" }), "validity");
+                assert.strictEqual(certificateProblem({ code: "ERR_TLS_CERT_ALTNAME_INVALID", message: "Hostname/IP does not match certificate's altnames" }), "hostname");
+                assert.strictEqual(certificateProblem({ code: "ECONNREFUSED", message: "connect ECONNREFUSED 127.0.0.1:443" }), undefined);
+                assert.match(certificateAdvice("hostname", undefined, "https://mimir-preprod.hub.example/prometheus"), /does not name mimir-preprod\.hub\.example/);
+                assert.doesNotMatch(certificateAdvice("validity", "x", "https://a.example/prometheus"), /readCaBundle/);
+            });
         });
 
         it("metrics.spoke-routes fails for a route that adds the tenant header or is not accepted (pushRouteOwner addon)", async () => {

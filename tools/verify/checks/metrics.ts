@@ -139,8 +139,56 @@ export function queryAnswer(status: number, body: string): { ok: true; series: n
 
 /** Not reachable from where verify runs: SKIP, with the command to run from inside the cluster. */
 const NETWORK_ERROR = /ENOTFOUND|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|timeout/i;
-/** Reached, but its certificate is not trusted: a FAIL, since the controller reaches it with no more trust than verify. */
-const TLS_ERROR = /certificate|self[- ]signed|TLS|CERT_|UNABLE_TO_VERIFY/i;
+
+/**
+ * Why the endpoint's certificate was refused, from Node's verification error (its OpenSSL code, or
+ * its message when there is none): `untrusted` (no trusted CA issued it: what
+ * `mimir.readCaBundle` fixes), `validity`, `hostname`, or `other` TLS trouble; undefined for an
+ * error that is not about the certificate. The controller refuses the same certificates: Go's
+ * verifier checks the chain to its roots, the validity and the name alike.
+ */
+export function certificateProblem(e: { code?: string; message: string }): "untrusted" | "validity" | "hostname" | "other" | undefined {
+    const code = e.code ?? "";
+    if (/^(UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT(_LOCALLY)?|SELF_SIGNED_CERT_IN_CHAIN|DEPTH_ZERO_SELF_SIGNED_CERT|CERT_UNTRUSTED|CERT_CHAIN_TOO_LONG)$/.test(code)) {
+        return "untrusted";
+    }
+    if (/^CERT_(HAS_EXPIRED|NOT_YET_VALID)$/.test(code)) {
+        return "validity";
+    }
+    if (code === "ERR_TLS_CERT_ALTNAME_INVALID") {
+        return "hostname";
+    }
+    if (/unable to verify|unable to get (local )?issuer|self[- ]signed|signed by unknown authority/i.test(e.message)) {
+        return "untrusted";
+    }
+    if (/certificate has expired|not yet valid/i.test(e.message)) {
+        return "validity";
+    }
+    if (/altnames|does not match certificate/i.test(e.message)) {
+        return "hostname";
+    }
+    return /certificate|TLS|SSL|CERT_/i.test(e.message) || /^(ERR_TLS|ERR_SSL|CERT_)/.test(code) ? "other" : undefined;
+}
+
+/** What to do about a refused certificate: for an untrusted one, name `mimir.readCaBundle`. */
+export function certificateAdvice(kind: "untrusted" | "validity" | "hostname" | "other", readCaBundle: string | undefined, address: string): string {
+    const same = "the controller's gates query it with the same trust and fail the same way";
+    const key = "argo-rollouts-addon:mimir.readCaBundle";
+    if (kind === "untrusted" && readCaBundle === undefined) {
+        return `no CA verify trusts issued the endpoint's certificate (the public roots; the stack sets no mimir.readCaBundle); ${same}. Set ${key} in the spoke's stack file to the PEM of the private CA that issued it (the controller then trusts it too), or serve a certificate of a public CA`;
+    }
+    if (kind === "untrusted") {
+        const n = ((readCaBundle ?? "").match(/-----BEGIN CERTIFICATE-----/g) ?? []).length;
+        return `neither the public roots nor the ${n} CA certificate${n === 1 ? "" : "s"} of ${key} issued the endpoint's certificate; ${same}. Put the CA that issued it in mimir.readCaBundle (with any intermediate CA the endpoint does not send)`;
+    }
+    if (kind === "validity") {
+        return `the endpoint's certificate is outside its validity period; ${same}. Renew it on the hub's ingest Gateway`;
+    }
+    if (kind === "hostname") {
+        return `the endpoint's certificate does not name ${new URL(address).hostname}; ${same}. Serve a certificate for that hostname on the hub's ingest Gateway`;
+    }
+    return `the TLS handshake failed; ${same}`;
+}
 
 async function probe(ctx: VerifyContext, address: string, what: string): Promise<CheckResult> {
     const { config, cluster } = ctx;
@@ -163,16 +211,12 @@ async function probe(ctx: VerifyContext, address: string, what: string): Promise
         }
     } else {
         try {
-            answer = await ctx.options.httpGet(`${address.replace(/\/+$/, "")}/api/v1/query?query=${encodeURIComponent(PROBE_QUERY)}`, headers);
+            answer = await ctx.options.httpGet(`${address.replace(/\/+$/, "")}/api/v1/query?query=${encodeURIComponent(PROBE_QUERY)}`, headers, { extraCa: config.mimir.readCaBundle });
         } catch (e) {
             const message = (e as Error).message;
-            if (TLS_ERROR.test(message)) {
-                return outcome("metrics.query", what, DOCS.metrics, [
-                    {
-                        object,
-                        found: `${message}: the endpoint answered with a certificate verify does not trust; the controller's gates query it the same way and fail. Serve a certificate of a public CA, or make both trust the private one (verify: NODE_EXTRA_CA_CERTS=<bundle>)`,
-                    },
-                ]);
+            const refused = certificateProblem(e as Error & { code?: string });
+            if (refused) {
+                return outcome("metrics.query", what, DOCS.metrics, [{ object, found: `${message}: ${certificateAdvice(refused, config.mimir.readCaBundle, address)}` }]);
             }
             if (NETWORK_ERROR.test(message)) {
                 return skipped("metrics.query", what, DOCS.metrics, `${address} is not reachable from here (${message}); ${instead}`);
