@@ -7,7 +7,9 @@ import { TENANT_HEADER, inClusterMimirAddress } from "../../../components/mimir"
 import { HttpRouteSpec, spokeRoutes } from "../../../components/gateway/spokeRoutes";
 import { BEYLA_REQUESTS, ERROR_BUDGET, clusterAnalysisTemplateSpec, errorBudgetTemplateSpec, sharedTemplates } from "../../../components/rollouts/analysis";
 import type { AddonConfig } from "../../../stacks/config";
-import type { KubeObject } from "../cluster";
+import type { KubeObject, ResourceQuestion } from "../cluster";
+import { describeQuestion } from "../access";
+import { SpokeHost, hostRouteProblems, liveListener, servesSpokeHost } from "../gatewayApi";
 import { CheckGroup, VerifyContext, asArray, canonical, condition, describeCondition, drift, field, ref } from "../context";
 import { CheckResult, Finding, DOCS, outcome, skipped } from "../report";
 
@@ -340,31 +342,112 @@ export const metricChecks: CheckGroup = async (ctx) => {
     const probeAddress = address ?? (typeof liveAddress === "string" ? liveAddress : undefined);
     results.push(probeAddress ? await probe(ctx, probeAddress, what) : skipped("metrics.query", what, DOCS.metrics, "no analysis address: the templates are missing and the stack file names the hub's stack, not a URL"));
 
-    const routesWhat = "each spoke route the hub declares routes only Mimir's endpoints and forces its spoke's tenant";
-    if (config.cluster.role !== "hub") {
-        results.push(skipped("metrics.spoke-routes", routesWhat, DOCS.metrics, "cluster.role is spoke: a spoke routes no spokes; the hub's verify checks its route"));
-    } else if (config.spokes.length === 0) {
-        results.push(skipped("metrics.spoke-routes", routesWhat, DOCS.metrics, "no spokes in the stack"));
-    } else {
-        const mimir = config.mimir;
-        const routeFindings: Finding[] = [];
-        const checked: string[] = [];
-        for (const spoke of config.spokes) {
-            // pushRouteOwner addon: one route with remote write (and the read rule); observability:
-            // the read route alone, beside the observability module's ingest route.
-            for (const route of spokeRoutes(spoke, mimir)) {
-                checked.push(`${route.name} (${route.purpose})`);
-                const live = await cluster.get(`/apis/gateway.networking.k8s.io/v1/namespaces/${mimir.spokeRouteNamespace}/httproutes/${route.name}`);
-                for (const found of routeProblems(live, route.spec, spoke.tenant, mimir.gatewayService)) {
-                    routeFindings.push({ object: ref("HTTPRoute", mimir.spokeRouteNamespace, route.name), found });
-                }
-            }
-        }
-        if (checked.length === 0) {
-            results.push(skipped("metrics.spoke-routes", routesWhat, DOCS.metrics, "the hub declares no spoke route: the observability module owns every spoke's ingest route and no spoke has query: true"));
-        } else {
-            results.push(outcome("metrics.spoke-routes", routesWhat, DOCS.metrics, routeFindings, checked.join(", ")));
-        }
-    }
+    results.push(await spokeRoutesCheck(ctx));
     return results;
 };
+
+const ROUTES_WHAT = "every route on each spoke's hostname and listener reaches Mimir only for remote write and its read endpoints, setting the spoke's tenant; the hub's own spoke routes are as declared";
+
+/**
+ * `metrics.spoke-routes` (hub): the routes the hub declares for its spokes, as declared
+ * (`routeProblems`), and every other HTTPRoute attached to a spoke's listener that serves its
+ * hostname, whoever owns it (`auditSpokeHosts`). FAIL on any finding; SKIP when nothing was found
+ * wrong but the other routes could not be audited, since a PASS would claim more than was seen.
+ */
+async function spokeRoutesCheck(ctx: VerifyContext): Promise<CheckResult> {
+    const { config, cluster } = ctx;
+    if (config.cluster.role !== "hub") {
+        return skipped("metrics.spoke-routes", ROUTES_WHAT, DOCS.metrics, "cluster.role is spoke: a spoke routes no spokes; the hub's verify checks its routes");
+    }
+    if (config.spokes.length === 0) {
+        return skipped("metrics.spoke-routes", ROUTES_WHAT, DOCS.metrics, "no spokes in the stack");
+    }
+    const mimir = config.mimir;
+    const findings: Finding[] = [];
+    const checked: string[] = [];
+    const declared = new Set<string>();
+    for (const spoke of config.spokes) {
+        // pushRouteOwner addon: one route with remote write (and the read rule); observability:
+        // the read route alone, beside the observability module's ingest route.
+        for (const route of spokeRoutes(spoke, mimir)) {
+            checked.push(`${route.name} (${route.purpose})`);
+            declared.add(`${mimir.spokeRouteNamespace}/${route.name}`);
+            const live = await cluster.get(`/apis/gateway.networking.k8s.io/v1/namespaces/${mimir.spokeRouteNamespace}/httproutes/${route.name}`);
+            for (const found of routeProblems(live, route.spec, spoke.tenant, mimir.gatewayService)) {
+                findings.push({ object: ref("HTTPRoute", mimir.spokeRouteNamespace, route.name), found });
+            }
+        }
+    }
+    const audit = await auditSpokeHosts(ctx, declared);
+    findings.push(...audit.findings);
+    const declaredNote = checked.length > 0 ? checked.join(", ") : "the hub declares no spoke route (the observability module owns every ingest route and no spoke has query: true)";
+    if (audit.skipped !== undefined) {
+        return findings.length > 0
+            ? outcome("metrics.spoke-routes", ROUTES_WHAT, DOCS.metrics, findings, `other routes not audited: ${audit.skipped}`)
+            : skipped("metrics.spoke-routes", ROUTES_WHAT, DOCS.metrics, `${declaredNote}: as declared; but ${audit.skipped}`);
+    }
+    const others = audit.audited.length > 0 ? `other routes on the spokes' hostnames: ${audit.audited.join(", ")}` : "no other route on the spokes' hostnames";
+    return outcome("metrics.spoke-routes", ROUTES_WHAT, DOCS.metrics, findings, `${declaredNote}; ${others}`);
+}
+
+/** The Gateway API objects verify reads for the audit (all namespaces for routes). */
+const HTTPROUTES = "/apis/gateway.networking.k8s.io/v1/httproutes";
+
+/**
+ * Every HTTPRoute other than the hub's own that is attached to a spoke's listener on the ingest
+ * Gateway and serves the spoke's hostname, audited rule by rule (tools/verify/gatewayApi.ts). It
+ * needs `list` on HTTPRoutes in every namespace and `get` on the ingest Gateway: verify asks first
+ * and says what it may not read instead of failing on it.
+ */
+export async function auditSpokeHosts(ctx: VerifyContext, declared: ReadonlySet<string>): Promise<{ findings: Finding[]; audited: string[]; skipped?: string }> {
+    const { config, cluster } = ctx;
+    const mimir = config.mimir;
+    const gw = mimir.ingestGateway;
+    const questions: ResourceQuestion[] = [
+        { verb: "list", group: "gateway.networking.k8s.io", resource: "httproutes" },
+        { verb: "get", group: "gateway.networking.k8s.io", resource: "gateways", namespace: gw.namespace, name: gw.name },
+    ];
+    const refused: string[] = [];
+    for (const q of questions) {
+        if (!(await cluster.reviewSelf(q)).allowed) {
+            refused.push(`${describeQuestion(q)}${q.name ? ` (${q.name})` : ""}`);
+        }
+    }
+    if (refused.length > 0) {
+        return { findings: [], audited: [], skipped: `verify may not ${refused.join(" or ")}, so the other routes on the spokes' hostnames were not audited (see Verify's own permissions)` };
+    }
+    const gateway = await cluster.get(`/apis/gateway.networking.k8s.io/v1/namespaces/${gw.namespace}/gateways/${gw.name}`);
+    if (!gateway) {
+        return { findings: [{ object: ref("Gateway", gw.namespace, gw.name), found: "not found: the spokes' routes attach to it (mimir.ingestGateway, else gateway)" }], audited: [] };
+    }
+    const routes = await cluster.list(HTTPROUTES);
+    if (!routes) {
+        return { findings: [], audited: [], skipped: "the API server serves no HTTPRoutes (gateway.networking.k8s.io/v1)" };
+    }
+    const listeners = config.spokes.map((s) => ({ spoke: s, name: s.listener ?? gw.listener, live: liveListener(gateway, s.listener ?? gw.listener) }));
+    let namespaceLabels: Map<string, Record<string, string>> | undefined;
+    if (listeners.some((l) => l.live?.allowedRoutes?.namespaces?.from === "Selector")) {
+        const namespaces = (await cluster.list("/api/v1/namespaces")) ?? [];
+        namespaceLabels = new Map(namespaces.map((n) => [n.metadata?.name ?? "", n.metadata?.labels ?? {}]));
+    }
+    const findings: Finding[] = [];
+    const audited = new Set<string>();
+    for (const { spoke, name, live } of listeners) {
+        if (!live) {
+            findings.push({ object: ref("Gateway", gw.namespace, gw.name), found: `has no listener ${name}, which spoke ${spoke.name}'s routes attach to` });
+            continue;
+        }
+        const host: SpokeHost = { spoke: spoke.name, tenant: spoke.tenant, hostname: spoke.hostname, gateway: { namespace: gw.namespace, name: gw.name }, listener: name };
+        for (const route of routes) {
+            const key = `${route.metadata?.namespace ?? ""}/${route.metadata?.name ?? ""}`;
+            if (declared.has(key) || !servesSpokeHost(route, host, live, (ns) => namespaceLabels?.get(ns))) {
+                continue;
+            }
+            audited.add(key);
+            for (const found of hostRouteProblems(route, host, mimir)) {
+                findings.push({ object: ref("HTTPRoute", route.metadata?.namespace, route.metadata?.name ?? ""), found });
+            }
+        }
+    }
+    return { findings, audited: [...audited] };
+}
