@@ -1,5 +1,7 @@
 import { nearestKey } from "../components/config/keys";
 import * as assert from "assert";
+import * as fs from "fs";
+import * as path from "path";
 import { ConfigError, parseConfigText, parseQuantity } from "../components/config";
 import { parseAddonConfig } from "../stacks/config";
 import { CONTROLLER_DEFAULTS, KNOWN_CHART_APP_VERSIONS, PLUGIN_DEFAULTS } from "../components/rollouts";
@@ -119,6 +121,84 @@ describe("configuration", () => {
             );
             // Another project's stack of the same name is another program's: not this spoke.
             assert.strictEqual(parseAddonConfig("preprod", { ...spoke, mimir: { hubStack: "organization/argo-rollouts-addon/hub" } }).mimir.readEndpoint?.kind, "stack");
+        });
+        describe("mimir.readCaBundle", () => {
+            const tls = (f: string) => fs.readFileSync(path.join(__dirname, "fixtures", "tls", f), "utf8");
+            const spoke = (mimir: Record<string, unknown>) => ({
+                cluster: { name: "preprod", role: "spoke", mimirTenant: "preprod", kubeconfigContext: "preprod" },
+                gateway: { name: "internal", namespace: "gateway-system", listener: "https" },
+                plugin: { sha256: TEST_SHA256 },
+                mimir: { readEndpoint: "https://mimir-preprod.hub.example/prometheus", ...mimir },
+            });
+            const problem = (mimir: Record<string, unknown>) => {
+                try {
+                    parseAddonConfig("preprod", spoke(mimir));
+                } catch (e) {
+                    assert.ok(e instanceof ConfigError, String(e));
+                    const p = e.problems.find((x) => x.key === "mimir.readCaBundle");
+                    assert.ok(p, e.message);
+                    assert.match(e.message, /^stack "preprod": invalid configuration/);
+                    return { ...p, message: e.message };
+                }
+                assert.fail("the bundle was accepted");
+            };
+            const RULE = /^must be one or more PEM CA certificates \(-----BEGIN CERTIFICATE----- \.\.\. -----END CERTIFICATE----- blocks of certificates with basicConstraints CA:TRUE\) and nothing else/;
+
+            it("takes one or more CA certificates and keeps only their blocks, whatever the line ends", () => {
+                const two = `${tls("ca.crt")}\n\n${tls("other-ca.crt").replace(/\n/g, "\r\n")}`;
+                const cfg = parseAddonConfig("preprod", spoke({ readCaBundle: two }));
+                assert.strictEqual(cfg.mimir.readCaBundle, `${tls("ca.crt").trim()}\n${tls("other-ca.crt").trim()}\n`);
+                assert.strictEqual(parseAddonConfig("preprod", spoke({ readCaBundle: tls("ca.crt").trim() })).mimir.readCaBundle, tls("ca.crt"));
+                assert.strictEqual(parseAddonConfig("preprod", spoke({ hubStack: "organization/argo-rollouts-addon/hub", readEndpoint: undefined, readCaBundle: tls("ca.crt") })).mimir.readCaBundle, tls("ca.crt"));
+                assert.strictEqual(parseAddonConfig("preprod", spoke({})).mimir.readCaBundle, undefined);
+            });
+
+            it("refuses a server certificate, naming it, and never shows the value", () => {
+                const p = problem({ readCaBundle: `${tls("ca.crt")}${tls("server.crt")}` });
+                assert.strictEqual(p.given, "[not shown: 2 PEM blocks: CERTIFICATE, CERTIFICATE]");
+                assert.match(p.allowed, RULE);
+                assert.match(p.allowed, /; certificate 2 \(subject CN=127\.0\.0\.1, issuer CN=argo-rollouts-addon test CA\) is not a CA certificate \(no basicConstraints CA:TRUE\)/);
+                assert.ok(p.message.includes("argo-rollouts-addon:mimir.readCaBundle = [not shown: 2 PEM blocks: CERTIFICATE, CERTIFICATE]: must be one or more PEM CA certificates"), p.message);
+            });
+
+            it("refuses a private key without showing any of it", () => {
+                const key = tls("server.key");
+                const p = problem({ readCaBundle: `${tls("ca.crt")}${key}` });
+                assert.strictEqual(p.given, "[not shown: 2 PEM blocks: CERTIFICATE, PRIVATE KEY]");
+                assert.match(p.allowed, /block 2 is a PRIVATE KEY, not a CERTIFICATE \(a private key belongs to the server/);
+                const body = key.split("\n")[1];
+                assert.ok(body.length > 20 && !p.message.includes(body.slice(0, 20)), "the message shows the key");
+            });
+
+            it("refuses text that is no PEM, text between blocks, a block that does not parse, and a value that is not a string", () => {
+                let p = problem({ readCaBundle: "s3cr3t-token-value" });
+                assert.strictEqual(p.given, "[not shown: no PEM block, 18 characters]");
+                assert.match(p.allowed, /; it has no PEM block$/);
+                assert.ok(!p.message.includes("s3cr3t"));
+                p = problem({ readCaBundle: `subject=CN=test\n${tls("ca.crt")}` });
+                assert.match(p.allowed, /; it has text outside its CERTIFICATE blocks/);
+                p = problem({ readCaBundle: "-----BEGIN CERTIFICATE-----\nTUlJQg==\n-----END CERTIFICATE-----\n" });
+                assert.match(p.allowed, /; certificate 1 does not parse as X\.509/);
+                p = problem({ readCaBundle: [tls("ca.crt")] });
+                assert.strictEqual(p.given, "[not shown: a list]");
+                assert.match(p.allowed, /^must be a string: one or more PEM CA certificates/);
+            });
+
+            it("refuses a bundle for an http read endpoint, and on a hub", () => {
+                const p = problem({ readEndpoint: "http://mimir-preprod.hub.example/prometheus", readCaBundle: tls("ca.crt") });
+                assert.strictEqual(p.given, "[1 CA certificate]");
+                assert.match(p.allowed, /^only applies to an https read endpoint; mimir\.readEndpoint is http:\/\/mimir-preprod\.hub\.example\/prometheus, where no certificate is checked$/);
+                const err = problemsOf({ mimir: { readCaBundle: tls("ca.crt") } });
+                const hub = err.problems.find((x) => x.key === "mimir.readCaBundle");
+                assert.ok(hub, err.message);
+                assert.strictEqual(hub.given, "[not shown]");
+                assert.strictEqual(hub.allowed, "only applies to a spoke: the hub's gates read Mimir in-cluster over http (http://mimir-gateway.observability.svc:80/prometheus), where no certificate is checked");
+            });
+
+            it("refuses a bundle past what a ConfigMap holds", () => {
+                const big = tls("ca.crt").repeat(Math.ceil((512 * 1024) / tls("ca.crt").length) + 1);
+                assert.match(problem({ readCaBundle: big }).allowed, /; it is \d+ characters; a ConfigMap holds at most 1 MiB/);
+            });
         });
         it("an argocd.runsOn that names no cluster of the project's stack files", () => {
             const attempt = (runsOn: string) => () => parseAddonConfig("hub", raw({ argocd: { runsOn } }), { awsRegion: "eu-west-1", projectClusters: ["hub", "preprod"] });

@@ -180,6 +180,23 @@ describe("docs/operations/add-a-spoke.md", () => {
         assert.strictEqual(spoke.mimir.readEndpoint?.kind, "stack");
     });
 
+    it("its private-CA example is valid for the schema and the program once a real CA fills it", () => {
+        const example = blocks.find((b) => b.includes("readCaBundle"));
+        assert.ok(example, "the page shows no mimir.readCaBundle example");
+        const ca = fs.readFileSync(path.join(ROOT, "test", "fixtures", "tls", "ca.crt"), "utf8");
+        const body = ca.split("\n").filter((l) => l && !l.startsWith("-----")).map((l) => `      ${l}`).join("\n");
+        const fragment = YAML.parse(example.replace(/^ {6}\.\.\.$/m, body)) as Record<string, unknown>;
+        const file = YAML.parse(blocks.find((b) => b.startsWith("# yaml-language-server"))!) as { config: Record<string, unknown> };
+        const withCa = { ...file, config: { ...file.config, ...fragment } };
+        const validate = ajv().compile(schema());
+        assert.ok(validate(withCa), JSON.stringify(validate.errors));
+        const raw = Object.fromEntries(Object.entries(withCa.config).filter(([k]) => k.startsWith(`${PROJECT}:`)).map(([k, v]) => [k.slice(PROJECT.length + 1), v]));
+        assert.strictEqual(parseAddonConfig("prod", raw, { awsRegion: "eu-west-1", projectClusters: ["hub", "preprod", "prod"] }).mimir.readCaBundle, ca);
+        // The schema refuses what the program refuses for its shape: a key in the bundle.
+        const key = fs.readFileSync(path.join(ROOT, "test", "fixtures", "tls", "server.key"), "utf8");
+        assert.ok(!validate({ ...file, config: { ...file.config, [`${PROJECT}:mimir`]: { hubStack: "organization/argo-rollouts-addon/hub", readCaBundle: `${ca}${key}` } } }));
+    });
+
     it("its hub entry is valid in the shipped hub's stack file", () => {
         const hub = stackFile("Pulumi.hub.yaml") as { config: Record<string, unknown> };
         const entries = (YAML.parse(blocks[0].replace(/^ {2}argo-rollouts-addon:spokes:/m, "spokes:")) as { spokes: unknown[] }).spokes;

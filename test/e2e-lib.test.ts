@@ -4,6 +4,11 @@
  */
 import assert from "assert";
 import { freezeMeasurements } from "../components/rollouts/analysis";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { READ_CA_CONFIGMAP, READ_CA_DIR, READ_CA_KEY, READ_CA_VOLUME, controllerTrust } from "../components/rollouts/trust";
+import { configMapFiles, mapMountPaths, playContainer, writeAtomically } from "../e2e/lib/kubelet";
 import { differences, refKey, refOf } from "../e2e/lib/compare";
 import { scenarioLine, summaryLine } from "../e2e/lib/report";
 import { E2E_PLUGIN_DIGEST, localConfig, shippedConfig } from "../e2e/lib/stacks";
@@ -114,6 +119,14 @@ describe("e2e harness", () => {
             }
         });
 
+        it("sets the read endpoint's CA through mimir.readCaBundle, which the program accepts for an https endpoint", () => {
+            const ca = fs.readFileSync(path.join(__dirname, "fixtures", "tls", "ca.crt"), "utf8");
+            const withCa = deliveryPatch({ readEndpoint: "https://127.0.0.1:9/prometheus", readCaBundle: ca, pluginBaseUrl: "https://127.0.0.1:1/plugin-releases", pluginSha256: "f".repeat(64), smoke: { strategy: "canary", namespace: "rollouts-smoke", trigger: "1", failGate: false } });
+            const cfg = addonConfig("preprod", localConfig("preprod", targets, withCa));
+            assert.strictEqual(cfg.mimir.readCaBundle, ca);
+            assert.strictEqual(addonConfig("preprod", localConfig("preprod", targets, patch())).mimir.readCaBundle, undefined);
+        });
+
         it("moves the chart's listen ports and keeps every other argument", () => {
             assert.deepStrictEqual(localArgs(["--healthzPort=8080", "--metricsPort=8090", "--loglevel=info", "--leader-elect"], { healthz: 1, metrics: 2 }), [
                 "--loglevel=info",
@@ -140,6 +153,53 @@ describe("e2e harness", () => {
             assert.deepStrictEqual(collapse([0, 0, 25, 25, 50, 100, 100, 0]), [0, 25, 50, 100, 0]);
             assert.ok(inOrder([0, 25, 50, 100, 0], [25, 50, 100]));
             assert.ok(!inOrder([0, 50, 25, 100], [25, 50, 100]));
+        });
+    });
+
+    describe("the kubelet's part for the controller container", () => {
+        const ca = fs.readFileSync(path.join(__dirname, "fixtures", "tls", "ca.crt"), "utf8");
+        let dir: string;
+        beforeEach(() => {
+            dir = fs.mkdtempSync(path.join(os.tmpdir(), "e2e-kubelet-"));
+        });
+        afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+        it("writes a ConfigMap volume in the atomic writer's layout, which Go's certificate directory reader reads once per key", () => {
+            writeAtomically(dir, { "ca-bundle.crt": ca, "nested/other.crt": "x" });
+            const data = fs.readlinkSync(path.join(dir, "..data"));
+            assert.match(data, /^\.\.\d{4}_\d{2}_\d{2}_\d{2}_\d{2}_\d{2}\.\w+$/);
+            assert.strictEqual(fs.readlinkSync(path.join(dir, "ca-bundle.crt")), "..data/ca-bundle.crt");
+            assert.strictEqual(fs.readlinkSync(path.join(dir, "nested")), "..data/nested");
+            assert.ok(fs.statSync(path.join(dir, data)).isDirectory());
+            assert.strictEqual(fs.readFileSync(path.join(dir, "ca-bundle.crt"), "utf8"), ca);
+            // Go's readUniqueDirectoryEntries drops a symlink whose target has no slash (..data); the
+            // timestamped directory is not a file; so only the keys' links are read as certificates.
+            const read = fs.readdirSync(dir, { withFileTypes: true }).filter((e) => !(e.isSymbolicLink() && !fs.readlinkSync(path.join(dir, e.name)).includes("/"))).filter((e) => fs.statSync(path.join(dir, e.name)).isFile());
+            assert.deepStrictEqual(read.map((e) => e.name), ["ca-bundle.crt"]);
+        });
+
+        it("maps mount paths inside env values, whole paths only", () => {
+            const mounts = [{ volume: "v", mountPath: READ_CA_DIR, local: "/run/v" }];
+            assert.strictEqual(mapMountPaths(`/etc/ssl/certs:/etc/pki/tls/certs:${READ_CA_DIR}`, mounts), "/etc/ssl/certs:/etc/pki/tls/certs:/run/v");
+            assert.strictEqual(mapMountPaths(`${READ_CA_DIR}/ca-bundle.crt`, mounts), "/run/v/ca-bundle.crt");
+            assert.strictEqual(mapMountPaths(`${READ_CA_DIR}-other:/x${READ_CA_DIR}`, mounts), `${READ_CA_DIR}-other:/x${READ_CA_DIR}`);
+        });
+
+        it("plays the Deployment the program's values render: its ConfigMap volume and SSL_CERT_DIR, and refuses what it cannot play", () => {
+            const trust = controllerTrust(ca)!;
+            const container = { name: "argo-rollouts", env: trust.extraEnv, volumeMounts: [{ name: "plugin-bin", mountPath: "/home/argo-rollouts/plugin-bin" }, ...(trust.volumeMounts as { name: string; mountPath: string }[])] };
+            const volumes = [{ name: "plugin-bin", emptyDir: {} }, ...(trust.volumes as { name: string }[])];
+            const asked: string[] = [];
+            const played = playContainer(container, volumes, (name) => (asked.push(name), name === READ_CA_CONFIGMAP ? trust.configMapData : undefined), dir);
+            assert.deepStrictEqual(asked, [READ_CA_CONFIGMAP]);
+            const local = path.join(dir, READ_CA_VOLUME);
+            assert.deepStrictEqual(played.mounts, [{ volume: READ_CA_VOLUME, mountPath: READ_CA_DIR, local }]);
+            assert.deepStrictEqual(played.env, { SSL_CERT_DIR: `/etc/ssl/certs:/etc/pki/tls/certs:${local}` });
+            assert.strictEqual(fs.readFileSync(path.join(local, READ_CA_KEY), "utf8"), ca);
+            assert.throws(() => playContainer({ name: "c", env: [{ name: "X", valueFrom: { secretKeyRef: {} } }] }, [], () => undefined, dir), /env X is set from valueFrom/);
+            assert.throws(() => playContainer({ name: "c", volumeMounts: [{ name: "v", mountPath: "/m", subPath: "k" }] }, [{ name: "v", configMap: { name: "cm" } }], () => ({ k: "x" }), dir), /subPath/);
+            assert.throws(() => playContainer({ name: "c", volumeMounts: [{ name: "v", mountPath: "/m" }] }, [{ name: "v", configMap: { name: "cm" } }], () => undefined, path.join(dir, "b")), /ConfigMap cm does not exist, so the pod could not start/);
+            assert.deepStrictEqual(configMapFiles({ a: "1", b: "2" }, [{ key: "b", path: "sub/b.pem" }]), { "sub/b.pem": "2" });
         });
     });
 });

@@ -1,4 +1,7 @@
 import * as assert from "assert";
+import { createHash } from "crypto";
+import * as fs from "fs";
+import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
 import { parseAddonConfig, AddonConfig } from "../stacks/config";
 import {
@@ -7,6 +10,12 @@ import {
     GATEWAY_API_PLUGIN,
     PLUGINS_DIGEST_ANNOTATION,
     PLUGIN_SOURCE_FILE,
+    GO_CERT_DIRECTORIES,
+    READ_CA_CONFIGMAP,
+    READ_CA_DIGEST_ANNOTATION,
+    READ_CA_DIR,
+    READ_CA_KEY,
+    READ_CA_VOLUME,
     ROLLOUTS_CRD_FILES,
     controllerClusterRules,
     controllerValues,
@@ -218,6 +227,80 @@ describe("rollouts stage", () => {
             const img = annotation({ plugin: { delivery: "image", sha256: undefined, digest: TEST_DIGEST } });
             assert.notStrictEqual(annotation({ plugin: { delivery: "image", sha256: undefined, digest: `sha256:${"d".repeat(64)}` } }), img);
             assert.strictEqual(pluginListDigest([trafficRouterPlugin(config().plugin)]), pluginListDigest([trafficRouterPlugin(config().plugin)]));
+        });
+    });
+
+    describe("the hub read endpoint's private CA (mimir.readCaBundle)", () => {
+        const tls = (f: string) => fs.readFileSync(path.join(__dirname, "fixtures", "tls", f), "utf8");
+        /** A spoke that reads through the hub at a fixed https URL. */
+        const spoke = (patch: Record<string, unknown> = {}) =>
+            merged(
+                merged(hubConfig(), {
+                    cluster: { name: "preprod", role: "spoke", mimirTenant: "preprod", eksClusterName: "platform-preprod" },
+                    mimir: { readEndpoint: "https://mimir-preprod.hub.test.example/prometheus" },
+                }),
+                patch,
+            );
+        const spokeValues = (patch: Record<string, unknown> = {}) => {
+            const { "aws:region": _region, ...rest } = spoke(patch);
+            return controllerValues(parseAddonConfig("preprod", rest, { awsRegion: "eu-west-1" })) as Values;
+        };
+
+        it("mounts the bundle into the controller and adds its folder to Go's certificate directories, keeping the system roots", () => {
+            const v = spokeValues({ mimir: { readCaBundle: tls("ca.crt") } });
+            // SSL_CERT_FILE stays unset: Go still reads /etc/ssl/certs/ca-certificates.crt first.
+            assert.deepStrictEqual(v.controller.extraEnv, [{ name: "SSL_CERT_DIR", value: `/etc/ssl/certs:/etc/pki/tls/certs:${READ_CA_DIR}` }]);
+            assert.deepStrictEqual(GO_CERT_DIRECTORIES, ["/etc/ssl/certs", "/etc/pki/tls/certs"]);
+            assert.deepStrictEqual(v.controller.volumes, [{ name: READ_CA_VOLUME, configMap: { name: READ_CA_CONFIGMAP } }]);
+            assert.deepStrictEqual(v.controller.volumeMounts, [{ name: READ_CA_VOLUME, mountPath: READ_CA_DIR, readOnly: true }]);
+            assert.ok(!GO_CERT_DIRECTORIES.some((d) => READ_CA_DIR.startsWith(d)), "the bundle's folder must be its own: Go reads every file of it");
+            assert.deepStrictEqual(unknownChartValueKeys(v), []);
+            for (const key of ["controller.extraEnv", "controller.volumes", "controller.volumeMounts"]) {
+                assert.strictEqual(CHART_VALUE_KEYS[key], "any", key);
+            }
+        });
+
+        it("keeps the plugin image's volume beside it, and sets nothing without a bundle", () => {
+            const image = { plugin: { delivery: "image", sha256: undefined, digest: TEST_DIGEST } };
+            const v = spokeValues({ ...image, mimir: { readCaBundle: tls("ca.crt") } });
+            assert.deepStrictEqual(v.controller.volumes.map((x: { name: string }) => x.name), ["gatewayapi-plugin", READ_CA_VOLUME]);
+            assert.deepStrictEqual(v.controller.volumeMounts.map((x: { mountPath: string }) => x.mountPath), ["/plugin-source", READ_CA_DIR]);
+            assert.deepStrictEqual(unknownChartValueKeys(v), []);
+            for (const without of [spokeValues(), values(), spokeValues(image)]) {
+                assert.strictEqual(without.controller.extraEnv, undefined);
+                assert.ok(!(without.controller.volumes ?? []).some((x: { name: string }) => x.name === READ_CA_VOLUME));
+                assert.strictEqual(without.controller.podAnnotations[READ_CA_DIGEST_ANNOTATION], undefined);
+            }
+        });
+
+        it("restarts the controller when the bundle changes: Go reads its roots once per process", () => {
+            const digest = (pem: string) => spokeValues({ mimir: { readCaBundle: pem } }).controller.podAnnotations[READ_CA_DIGEST_ANNOTATION];
+            const one = digest(tls("ca.crt"));
+            assert.strictEqual(one, createHash("sha256").update(tls("ca.crt")).digest("hex"));
+            assert.strictEqual(digest(tls("ca.crt").trimEnd()), one, "a YAML block scalar's trailing newline changes nothing");
+            assert.notStrictEqual(digest(`${tls("ca.crt")}${tls("other-ca.crt")}`), one);
+            assert.match(spokeValues({ mimir: { readCaBundle: tls("ca.crt") } }).controller.podAnnotations[PLUGINS_DIGEST_ANNOTATION], /^[a-f0-9]{64}$/);
+        });
+
+        it("declares the ConfigMap in the controller namespace before the chart, holding the stack's certificates only", async () => {
+            const r = await planInline(spoke({ mimir: { readCaBundle: `${tls("ca.crt")}\n${tls("other-ca.crt")}` } }), { stack: "preprod" });
+            const cm = byName(r, "mimir-read-ca");
+            assert.strictEqual(cm.type, "kubernetes:core/v1:ConfigMap");
+            assert.strictEqual(cm.stage, "rollouts");
+            const meta = cm.inputs.metadata as { name: string; namespace: string; labels: Record<string, string> };
+            assert.deepStrictEqual([meta.name, meta.namespace], [READ_CA_CONFIGMAP, "argo-rollouts"]);
+            assert.strictEqual(meta.labels["app.kubernetes.io/part-of"], "argo-rollouts-addon");
+            const data = cm.inputs.data as Record<string, string>;
+            assert.deepStrictEqual(Object.keys(data), [READ_CA_KEY]);
+            assert.strictEqual(data[READ_CA_KEY], `${tls("ca.crt").trim()}\n${tls("other-ca.crt").trim()}\n`);
+            const chart = byName(r, "rollouts-controller");
+            assert.ok(chart.dependsOn.includes(cm.urn), "the chart does not wait for the ConfigMap its pods mount");
+            assert.ok(cm.dependsOn.includes(byName(r, "controller-namespace").urn));
+            const chartValues = chart.inputs.values as Values;
+            assert.deepStrictEqual(chartValues.controller.volumes, [{ name: READ_CA_VOLUME, configMap: { name: READ_CA_CONFIGMAP } }]);
+            const without = await planInline(spoke(), { stack: "preprod" });
+            assert.strictEqual(without.resources.filter((x) => x.name === "mimir-read-ca").length, 0);
+            assert.strictEqual(run.resources.filter((x) => x.name === "mimir-read-ca").length, 0);
         });
     });
 

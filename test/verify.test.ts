@@ -1,9 +1,12 @@
 import { TENANT_VIEW_ROLE, tenantOperatorBinding } from "../components/rollouts/tenants";
 import type { KubeObject } from "../tools/verify/cluster";
 import * as assert from "assert";
+import { execFile } from "child_process";
 import * as fs from "fs";
+import * as https from "https";
 import * as os from "os";
 import * as path from "path";
+import * as tls from "tls";
 import * as YAML from "yaml";
 import { HTTPROUTE_WEIGHTS_RULE, ROLLOUT_ACTIONS_POLICY_KEY, argocdCmIgnoreData } from "../components/argocd";
 import { controllerClusterRules, controllerNamespaceRules } from "../components/rollouts";
@@ -11,7 +14,8 @@ import { KYVERNO_AGGREGATE_LABELS, KYVERNO_ROLES, POLICY_NAMES, kyvernoRoleName 
 import type { AddonConfig } from "../stacks/config";
 import { ROLLOUT_PATH_CALLS, requestQuestion, ruleAllows, verifyRules } from "../tools/verify/access";
 import { ConnectionError, ReadError, connect, kubeConfigFor, loadClient } from "../tools/verify/cluster";
-import { COMPONENTS, GROUPS, defaultOptions, runVerify, withoutComponents } from "../tools/verify/index";
+import { COMPONENTS, GROUPS, defaultOptions, runVerify, trustedCas, withoutComponents } from "../tools/verify/index";
+import { certificateAdvice, certificateProblem } from "../tools/verify/checks/metrics";
 import { CheckResult, DOCS, VERIFY_PAGE, exitCode, formatJson, formatText } from "../tools/verify/report";
 import { headingAnchors, readDoc } from "./markdown";
 import { parseVerifyArgs, verifyMain } from "../tools/verify";
@@ -73,7 +77,7 @@ describe("npm run verify", () => {
             const config = shippedConfig("hub");
             const results = await verify(config, healthyCluster(config));
             assert.deepStrictEqual(notPassing(results).map((l) => l.split(":")[0]), ["SKIP rbac.kyverno-policy-lookups", "SKIP smoke.outcome"]);
-            assert.match(results.get("metrics.spoke-routes")!.note!, /^mimir-spoke-preprod-read \(read\)$/);
+            assert.match(results.get("metrics.spoke-routes")!.note!, /^mimir-spoke-preprod-read \(read\); other routes on the spokes' hostnames: observability\/mimir-ingest-preprod$/);
             assert.match(results.get("argocd.projects")!.note!, /tenants \(external\)/);
         });
 
@@ -593,7 +597,75 @@ describe("npm run verify", () => {
             let results = await verify(config, world, { httpGet: async () => ({ status: 200, body: JSON.stringify(empty) }) });
             expectFail(results, "metrics.query", /answered, but no http_server_request_duration_seconds_count series with k8s_namespace_name and k8s_replicaset_name in tenant preprod: every gate of this cluster would be Inconclusive/);
             results = await verify(config, world, { httpGet: async () => Promise.reject(new Error("unable to verify the first certificate")) });
-            expectFail(results, "metrics.query", /unable to verify the first certificate: the endpoint answered with a certificate verify does not trust; .*NODE_EXTRA_CA_CERTS/);
+            expectFail(results, "metrics.query", /unable to verify the first certificate: no CA verify trusts issued the endpoint's certificate \(the public roots; the stack sets no mimir\.readCaBundle\); the controller's gates query it with the same trust and fail the same way\. Set argo-rollouts-addon:mimir\.readCaBundle in the spoke's stack file/);
+            assert.doesNotMatch(found(results, "metrics.query"), /NODE_EXTRA_CA_CERTS/);
+        });
+
+        describe("metrics.query against a read endpoint with a private CA", () => {
+            const tlsFile = (f: string) => fs.readFileSync(path.join(__dirname, "fixtures", "tls", f), "utf8");
+            let endpoint: https.Server;
+            let port = 0;
+            const asked: { tenant: unknown; path: string }[] = [];
+            before(async () => {
+                // Mimir's read endpoint behind a certificate of the test CA (fixtures/tls), answering the probe.
+                endpoint = https.createServer({ cert: tlsFile("server.crt"), key: tlsFile("server.key") }, (req, res) => {
+                    asked.push({ tenant: req.headers["x-scope-orgid"], path: (req.url ?? "").split("?")[0] });
+                    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(fixture("prometheus-vector.json")));
+                });
+                await new Promise<void>((resolve) => endpoint.listen(0, "127.0.0.1", resolve));
+                port = (endpoint.address() as { port: number }).port;
+            });
+            after(() => new Promise<void>((resolve) => endpoint.close(() => resolve())));
+            const spoke = (readCaBundle?: string) =>
+                verifyConfig({ cluster: { name: "preprod", role: "spoke", mimirTenant: "preprod", eksClusterName: "platform-preprod" }, mimir: { readEndpoint: `https://127.0.0.1:${port}/prometheus`, readCaBundle }, spokes: undefined });
+
+            it("trusts the stack's mimir.readCaBundle as the controller does, and fails naming the key when it is missing or another CA", async () => {
+                let config = spoke(tlsFile("ca.crt"));
+                let results = await verify(config, healthyCluster(config));
+                expectPass(results, "metrics.query");
+                assert.deepStrictEqual(asked.at(-1), { tenant: "preprod", path: "/prometheus/api/v1/query" });
+                config = spoke();
+                results = await verify(config, healthyCluster(config));
+                expectFail(results, "metrics.query", new RegExp(`https://127\\.0\\.0\\.1:${port}/prometheus \\(tenant preprod\\): unable to verify the first certificate: no CA verify trusts .*Set argo-rollouts-addon:mimir\\.readCaBundle`));
+                config = spoke(tlsFile("other-ca.crt"));
+                results = await verify(config, healthyCluster(config));
+                expectFail(results, "metrics.query", /neither the public roots nor the 1 CA certificate of argo-rollouts-addon:mimir\.readCaBundle issued the endpoint's certificate/);
+            });
+
+            it("hands the bundle to the GET, adds it to the public roots, and ignores NODE_EXTRA_CA_CERTS", async () => {
+                const config = spoke(tlsFile("ca.crt"));
+                let given: { extraCa?: string } | undefined;
+                await verify(config, healthyCluster(config), { httpGet: async (_url, _headers, trust) => ((given = trust), { status: 200, body: JSON.stringify(fixture("prometheus-vector.json")) }) });
+                assert.strictEqual(given?.extraCa, tlsFile("ca.crt"));
+                assert.deepStrictEqual(trustedCas(undefined), [...tls.rootCertificates]);
+                assert.deepStrictEqual(trustedCas("X"), [...tls.rootCertificates, "X"]);
+                assert.ok(tls.rootCertificates.length > 100);
+                // A process whose default store trusts the test CA through NODE_EXTRA_CA_CERTS: a plain
+                // https.get passes, verify's GET without the bundle does not.
+                const script = `
+                    const https = require("https");
+                    const { directGet } = require("./tools/verify/index");
+                    const url = "https://127.0.0.1:${port}/prometheus/api/v1/query";
+                    new Promise((ok, no) => https.get(url, (r) => { r.resume(); r.on("end", () => ok(r.statusCode)); }).on("error", no))
+                        .then((plain) => directGet(url, {}, {}).then(() => [plain, "trusted"], (e) => [plain, e.code]))
+                        .then((r) => console.log(JSON.stringify(r)), (e) => console.log(JSON.stringify(["plain failed", e.code])));`;
+                const out = await new Promise<string>((resolve, reject) =>
+                    execFile(process.execPath, ["-r", "ts-node/register/transpile-only", "-e", script], { cwd: path.join(__dirname, ".."), env: { ...process.env, NODE_EXTRA_CA_CERTS: path.join(__dirname, "fixtures", "tls", "ca.crt") } }, (err, stdout, stderr) =>
+                        err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout.trim()),
+                    ),
+                );
+                assert.deepStrictEqual(JSON.parse(out), [200, "UNABLE_TO_VERIFY_LEAF_SIGNATURE"]);
+            });
+
+            it("names what a bundle cannot fix: an expired certificate, another hostname", () => {
+                assert.strictEqual(certificateProblem({ code: "UNABLE_TO_VERIFY_LEAF_SIGNATURE", message: "unable to verify the first certificate" }), "untrusted");
+                assert.strictEqual(certificateProblem({ code: "SELF_SIGNED_CERT_IN_CHAIN", message: "self-signed certificate in certificate chain" }), "untrusted");
+                assert.strictEqual(certificateProblem({ code: "CERT_HAS_EXPIRED", message: "certificate has expired" }), "validity");
+                assert.strictEqual(certificateProblem({ code: "ERR_TLS_CERT_ALTNAME_INVALID", message: "Hostname/IP does not match certificate's altnames" }), "hostname");
+                assert.strictEqual(certificateProblem({ code: "ECONNREFUSED", message: "connect ECONNREFUSED 127.0.0.1:443" }), undefined);
+                assert.match(certificateAdvice("hostname", undefined, "https://mimir-preprod.hub.example/prometheus"), /does not name mimir-preprod\.hub\.example/);
+                assert.doesNotMatch(certificateAdvice("validity", "x", "https://a.example/prometheus"), /readCaBundle/);
+            });
         });
 
         it("metrics.spoke-routes fails for a route that adds the tenant header or is not accepted (pushRouteOwner addon)", async () => {
@@ -614,7 +686,7 @@ describe("npm run verify", () => {
             const world = healthyCluster(config);
             let results = await verify(config, world);
             expectPass(results, "metrics.spoke-routes");
-            assert.strictEqual(results.get("metrics.spoke-routes")!.note, "mimir-spoke-preprod-read (read)");
+            assert.strictEqual(results.get("metrics.spoke-routes")!.note, "mimir-spoke-preprod-read (read); other routes on the spokes' hostnames: observability/mimir-ingest-preprod");
             assert.ok(!server!.requests.some((r) => r.endsWith("/httproutes/mimir-spoke-preprod")), "the observability module's route is not the hub stack's to check");
             replace(world, "HTTPRoute", "mimir-spoke-preprod-read", (o) => {
                 const spec = o.spec as { rules: { matches: { path: { type: string; value: string } }[] }[] };
@@ -623,15 +695,103 @@ describe("npm run verify", () => {
             });
             results = await verify(config, world);
             expectFail(results, "metrics.spoke-routes", /HTTPRoute observability\/mimir-spoke-preprod-read: routes PathPrefix \/prometheus, which the hub does not declare/);
+            // The hub's own route is held to its declaration, once: the audit of other routes skips it.
+            assert.strictEqual(results.get("metrics.spoke-routes")!.findings.length, 1);
         });
 
-        it("metrics.spoke-routes fails when the read route is missing, and is skipped when the hub declares no route", async () => {
+        it("metrics.spoke-routes fails when the read route is missing, and audits the spoke's hostname even where the hub declares no route", async () => {
             const config = verifyConfig({ mimir: { pushRouteOwner: "observability" } });
             const world = healthyCluster(config);
             world.objects = world.objects.filter((o) => o.metadata?.name !== "mimir-spoke-preprod-read");
             expectFail(await verify(config, world), "metrics.spoke-routes", /mimir-spoke-preprod-read: not found/);
             const quiet = verifyConfig({ mimir: { pushRouteOwner: "observability" }, spokes: [{ name: "preprod", tenant: "preprod", hostname: "mimir-preprod.hub.test.example", query: false }] });
-            assert.strictEqual(status(await verify(quiet, healthyCluster(quiet)), "metrics.spoke-routes"), "SKIP");
+            const quietWorld = healthyCluster(quiet);
+            let results = await verify(quiet, quietWorld);
+            expectPass(results, "metrics.spoke-routes");
+            assert.match(results.get("metrics.spoke-routes")!.note!, /^the hub declares no spoke route .*; other routes on the spokes' hostnames: observability\/mimir-ingest-preprod$/);
+            replace(quietWorld, "HTTPRoute", "mimir-ingest-preprod", (o) => JSON.parse(JSON.stringify(o).replace('"/api/v1/push"', '"/"')) as typeof o);
+            results = await verify(quiet, quietWorld);
+            expectFail(results, "metrics.spoke-routes", /HTTPRoute observability\/mimir-ingest-preprod: rule 0 \(PathPrefix \/\) serves mimir-preprod\.hub\.test\.example/);
+        });
+
+        describe("metrics.spoke-routes audits every route on a spoke's hostname and listener", () => {
+            const observability = () => verifyConfig({ mimir: { pushRouteOwner: "observability" } });
+            const mimirBackend = (namespace?: string) => ({ group: "", kind: "Service", name: "mimir-gateway", ...(namespace ? { namespace } : {}), port: 80, weight: 1 });
+            const setTenant = (tenant: string) => ({ type: "RequestHeaderModifier", requestHeaderModifier: { set: [{ name: "X-Scope-OrgID", value: tenant }] } });
+            const route = (namespace: string, name: string, spec: Record<string, unknown>): KubeObject => ({ apiVersion: "gateway.networking.k8s.io/v1", kind: "HTTPRoute", metadata: { name, namespace, generation: 1 }, spec });
+            const internal = (sectionName?: string) => ({ group: "gateway.networking.k8s.io", kind: "Gateway", name: "internal", namespace: "gateway-system", ...(sectionName ? { sectionName } : {}) });
+
+            it("fails for the observability module's ingest route with a /prometheus prefix: it reaches the ruler beside the hub's read route", async () => {
+                const config = observability();
+                const world = healthyCluster(config);
+                replace(world, "HTTPRoute", "mimir-ingest-preprod", (o) => {
+                    const spec = o.spec as { rules: unknown[] };
+                    return { ...o, spec: { ...spec, rules: [...spec.rules, { matches: [{ path: { type: "PathPrefix", value: "/prometheus" } }], filters: [setTenant("preprod")], backendRefs: [mimirBackend()] }] } };
+                });
+                const results = await verify(config, world);
+                expectFail(
+                    results,
+                    "metrics.spoke-routes",
+                    /^HTTPRoute observability\/mimir-ingest-preprod: rule 1 \(PathPrefix \/prometheus\) serves mimir-preprod\.hub\.test\.example \(spoke preprod\) on gateway-system\/internal\/https and reaches Mimir's gateway Service beyond remote write and Mimir's read endpoints: PathPrefix \/prometheus also reaches \/prometheus\/config\/v1\/rules \(the ruler's rule API, which writes and deletes rule groups\)\. Narrow it to remote write \(PathPrefix \/api\/v1\/push\), or remove it/,
+                );
+                assert.strictEqual(results.get("metrics.spoke-routes")!.findings.length, 1, "the tenant is set: only the paths are wrong");
+            });
+
+            it("fails for a wildcard route of another namespace on every listener that sets another tenant, and for a mirror to Mimir", async () => {
+                const config = observability();
+                const world = healthyCluster(config);
+                world.objects.push(
+                    route("team-x", "catch-all", { parentRefs: [internal()], hostnames: ["*.hub.test.example"], rules: [{ matches: [{ path: { type: "PathPrefix", value: "/api/v1/push" } }], filters: [setTenant("team-x")], backendRefs: [mimirBackend("observability")] }] }),
+                    route("team-y", "mirror", { parentRefs: [internal("https")], rules: [{ filters: [{ type: "RequestMirror", requestMirror: { backendRef: { name: "mimir-gateway", namespace: "observability", port: 80 } } }], backendRefs: [{ name: "team-y-app", port: 8080 }] }] }),
+                );
+                const text = found(await verify(config, world), "metrics.spoke-routes");
+                assert.match(text, /HTTPRoute team-x\/catch-all: rule 0 \(PathPrefix \/api\/v1\/push\) serves mimir-preprod\.hub\.test\.example \(spoke preprod\) on gateway-system\/internal\/https and reaches Mimir through backendRefs\[0\] but sets X-Scope-OrgID to team-x: every rule to Mimir on a spoke's hostname must set X-Scope-OrgID: preprod/);
+                assert.match(text, /HTTPRoute team-y\/mirror: rule 0 \(PathPrefix \/\) serves .* beyond remote write and Mimir's read endpoints: PathPrefix \/ also reaches \/prometheus\/config\/v1\/rules/);
+                assert.match(text, /HTTPRoute team-y\/mirror: rule 0 \(PathPrefix \/\) .* reaches Mimir through filters\[0\] \(RequestMirror\) but sets no X-Scope-OrgID/);
+            });
+
+            it("leaves alone routes that do not serve the spoke's hostname on its listener, or do not reach Mimir", async () => {
+                const config = observability();
+                const world = healthyCluster(config);
+                const wide = { matches: [{ path: { type: "PathPrefix", value: "/" } }], backendRefs: [mimirBackend("observability")] };
+                world.objects.push(
+                    route("team-a", "other-host", { parentRefs: [internal("https")], hostnames: ["grafana.hub.test.example", "*.other.example"], rules: [wide] }),
+                    route("team-b", "other-listener", { parentRefs: [internal("http")], hostnames: ["mimir-preprod.hub.test.example"], rules: [wide] }),
+                    route("team-c", "other-gateway", { parentRefs: [{ ...internal("https"), name: "public" }], hostnames: ["mimir-preprod.hub.test.example"], rules: [wide] }),
+                    route("team-d", "other-backend", { parentRefs: [internal("https")], hostnames: ["mimir-preprod.hub.test.example"], rules: [{ matches: [{ path: { type: "PathPrefix", value: "/" } }], backendRefs: [{ name: "mimir-gateway", port: 80 }] }] }),
+                    route("team-e", "apex", { parentRefs: [internal("https")], hostnames: ["*.mimir-preprod.hub.test.example"], rules: [wide] }),
+                );
+                const results = await verify(config, world);
+                expectPass(results, "metrics.spoke-routes");
+                // team-d's route reaches its own mimir-gateway Service, not the one in observability.
+                assert.match(results.get("metrics.spoke-routes")!.note!, /other routes on the spokes' hostnames: observability\/mimir-ingest-preprod, team-d\/other-backend$/);
+            });
+
+            it("is skipped, saying why, when verify may not list HTTPRoutes, and still fails the hub's own broken route", async () => {
+                const config = observability();
+                const world = healthyCluster(config);
+                world.authorizeSelf = (a) => ({ allowed: !(a.resource === "httproutes" && a.verb === "list") });
+                let results = await verify(config, world);
+                assert.strictEqual(status(results, "metrics.spoke-routes"), "SKIP");
+                assert.strictEqual(
+                    results.get("metrics.spoke-routes")!.note,
+                    "mimir-spoke-preprod-read (read): as declared; but verify may not list gateway.networking.k8s.io/httproutes in every namespace, so the other routes on the spokes' hostnames were not audited (see Verify's own permissions)",
+                );
+                assert.ok(!server!.requests.some((r) => r.startsWith("GET /apis/gateway.networking.k8s.io/v1/httproutes")), "verify listed what it may not");
+                world.objects = world.objects.filter((o) => o.metadata?.name !== "mimir-spoke-preprod-read");
+                world.authorizeSelf = (a) => ({ allowed: a.resource !== "gateways" });
+                results = await verify(config, world);
+                expectFail(results, "metrics.spoke-routes", /mimir-spoke-preprod-read: not found/);
+                assert.match(results.get("metrics.spoke-routes")!.note!, /^other routes not audited: verify may not get gateway\.networking\.k8s\.io\/gateways in gateway-system \(internal\)/);
+            });
+
+            it("fails when the ingest Gateway or a spoke's listener is missing", async () => {
+                const config = verifyConfig({ spokes: [{ name: "preprod", tenant: "preprod", hostname: "mimir-preprod.hub.test.example", query: true, listener: "spoke-preprod" }] });
+                const world = healthyCluster(config);
+                expectFail(await verify(config, world), "metrics.spoke-routes", /Gateway gateway-system\/internal: has no listener spoke-preprod, which spoke preprod's routes attach to/);
+                world.objects = world.objects.filter((o) => o.kind !== "Gateway");
+                expectFail(await verify(config, world), "metrics.spoke-routes", /Gateway gateway-system\/internal: not found/);
+            });
         });
     });
 

@@ -143,6 +143,11 @@ export class ConfigReader {
         this.problems.push({ key, given: show(given), allowed });
     }
 
+    /** A problem with a value that must not be shown: `described` stands for it in the message (what it holds, never its text). */
+    problemDescribed(key: string, described: string, allowed: string): void {
+        this.problems.push({ key, given: described, allowed });
+    }
+
     /** Reads an object and reports keys it does not know: in a stack file they are typos. */
     object(key: string, value: unknown, knownKeys: readonly string[]): Plain | undefined {
         if (value === undefined) {

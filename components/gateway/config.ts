@@ -1,6 +1,7 @@
 import { defaultsOf, field, readSection } from "../config/declare";
 import { ConfigReader, DNS_LABEL, HOSTNAME, MIMIR_TENANT_RULE, PROJECT, Plain, isPlainObject } from "../config/reader";
-import { PROMETHEUS_API_PREFIX, type MimirRole } from "../mimir";
+import { PROMETHEUS_API_PREFIX, inClusterMimirAddress, type MimirRole } from "../mimir";
+import { CA_BUNDLE_RULE, PEM_CERTIFICATES, readSpokeCaBundle } from "./caBundle";
 
 /**
  * The gateway stage's configuration sections (ADR-056 D4, D5, D7 and the 2026-06-27 as-built
@@ -37,6 +38,8 @@ export interface MimirConfig {
     pushRouteOwner: PushRouteOwner;
     /** Spoke: how it finds the read endpoint the hub routes for it (`mimir.readEndpoint` or `mimir.hubStack`). */
     readEndpoint?: ReadEndpointSource;
+    /** Spoke: the CA certificates (PEM, caBundle.ts) of the hub's read endpoint, trusted by the controller and verify. */
+    readCaBundle?: string;
 }
 
 /**
@@ -114,6 +117,7 @@ export const MIMIR_FIELDS = {
         readBySection: true,
         doc: "spoke: the hub's stack, <org>/<project>/<stack> (self-managed backends: organization/argo-rollouts-addon/hub)",
     }),
+    readCaBundle: field.string({ rule: { pattern: PEM_CERTIFICATES, describe: CA_BUNDLE_RULE }, readBySection: true, doc: "spoke: the private CA certificates (PEM) of the hub's read endpoint, trusted by the controller's gates (beside its system roots) and by verify" }),
     pushRouteOwner: field.oneOf(PUSH_ROUTE_OWNERS, {
         default: "addon",
         describe: OWNER_RULE.describe,
@@ -236,11 +240,12 @@ export function readMimirAndSpokes(
             }
         }
     }
+    const readCaBundle = readSpokeCaBundle(r, m.readCaBundle, cluster.role === "spoke" ? { endpointUrl: readEndpoint?.kind === "url" ? readEndpoint.url : undefined } : { hubAddress: inClusterMimirAddress(section ?? MIMIR_DEFAULTS) });
 
     if (!mimir || !spokes) {
         return undefined;
     }
-    return { mimir: { ...mimir, ...(readEndpoint ? { readEndpoint } : {}) }, spokes };
+    return { mimir: { ...mimir, ...(readEndpoint ? { readEndpoint } : {}), ...(readCaBundle ? { readCaBundle } : {}) }, spokes };
 }
 
 function readSpokes(r: ConfigReader, value: unknown, cluster: { mimirTenant?: string; name?: string }, defaultOwner: PushRouteOwner): SpokeConfig[] | undefined {

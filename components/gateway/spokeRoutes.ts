@@ -64,9 +64,12 @@ export function tenantRule(paths: readonly PathMatch[], tenant: string, mimir: M
     };
 }
 
+/** Mimir's remote-write path, the one path of a spoke's push rule. */
+export const REMOTE_WRITE_MATCH: PathMatch = { type: "PathPrefix", value: REMOTE_WRITE_PATH };
+
 /** Remote write: everything the spoke pushes lands in its own tenant. */
 export function pushRule(tenant: string, mimir: MimirConfig): HttpRouteRule {
-    return tenantRule([{ type: "PathPrefix", value: REMOTE_WRITE_PATH }], tenant, mimir);
+    return tenantRule([REMOTE_WRITE_MATCH], tenant, mimir);
 }
 
 /** Mimir's read endpoints only (see MIMIR_READ_PATHS), in the spoke's own tenant. */

@@ -8,4 +8,5 @@ export * from "./notifications";
 export * from "./plugin";
 export * from "./rbac";
 export * from "./stage";
+export * from "./trust";
 export * from "./values";

@@ -11,6 +11,7 @@ import { controllerNetworkPolicy, mimirIngressNetworkPolicy, namespaceDefaultDen
 import { trafficRouterPlugin } from "./plugin";
 import { controllerClusterRules, controllerNamespaceRules } from "./rbac";
 import { tenantOperatorBinding, tenantOperatorRole, tenantViewRole } from "./tenants";
+import { READ_CA_CONFIGMAP, controllerTrust } from "./trust";
 import { RELEASE_NAME, controllerValues } from "./values";
 
 /**
@@ -93,6 +94,7 @@ export class RolloutsStage extends Stage {
 
         const rbac = this.controllerRbac(ns, cfg);
         const notifications = this.notifications(cfg);
+        const trust = this.readCaTrust(cfg);
 
         this.controller = new k8s.helm.v4.Chart(
             "rollouts-controller",
@@ -103,7 +105,7 @@ export class RolloutsStage extends Stage {
                 namespace: ns,
                 values: controllerValues(cfg),
             },
-            this.child({ dependsOn: [this.namespace, this.crds, ...rbac, ...notifications] }),
+            this.child({ dependsOn: [this.namespace, this.crds, ...rbac, ...notifications, ...trust] }),
         );
         this.pluginLocation = trafficRouterPlugin(cfg.plugin).location;
 
@@ -168,6 +170,25 @@ export class RolloutsStage extends Stage {
             );
         }
         return out;
+    }
+
+    /**
+     * A spoke's `mimir.readCaBundle`: the ConfigMap the controller mounts and adds to its trust
+     * (trust.ts). Before the chart: a pod whose ConfigMap volume is missing does not start.
+     */
+    private readCaTrust(cfg: RolloutsStageConfig): pulumi.Resource[] {
+        const trust = controllerTrust(cfg.mimir.readCaBundle);
+        if (!trust) {
+            return [];
+        }
+        const labels = { ...PART_OF, "app.kubernetes.io/component": "rollouts-controller" };
+        return [
+            new k8s.core.v1.ConfigMap(
+                "mimir-read-ca",
+                { metadata: { name: READ_CA_CONFIGMAP, namespace: cfg.controller.namespace, labels }, data: trust.configMapData },
+                this.child({ dependsOn: [this.namespace] }),
+            ),
+        ];
     }
 
     /** Hub: Mimir in-cluster. Spoke: the hub's route for this spoke, which forces its tenant. */

@@ -1,3 +1,4 @@
+import type { MimirConfig } from "../gateway/config";
 import { ControllerConfig, PluginConfig } from "./config";
 import {
     TrafficRouterPlugin,
@@ -7,6 +8,7 @@ import {
     restrictedContainerSecurityContext,
     trafficRouterPlugin,
 } from "./plugin";
+import { controllerTrust } from "./trust";
 
 /** The release's fixed name: the ServiceAccount, Deployment and RBAC subjects all derive from it. */
 export const RELEASE_NAME = "argo-rollouts";
@@ -26,12 +28,19 @@ const MESH_PROVIDERS = [
     "gatewayAPI",
 ] as const;
 
-/** The chart's values for the controller (chart 2.41.0 keys only; see chartKeys.ts). */
-export function controllerValues(cfg: { controller: ControllerConfig; plugin: PluginConfig; imageRegistry?: string }): Record<string, unknown> {
+/**
+ * The chart's values for the controller (chart 2.41.0 keys only; see chartKeys.ts). A spoke's
+ * `mimir.readCaBundle` adds its volume, mount and `SSL_CERT_DIR` (trust.ts) beside the plugin
+ * image's volume.
+ */
+export function controllerValues(cfg: { controller: ControllerConfig; plugin: PluginConfig; imageRegistry?: string; mimir?: Pick<MimirConfig, "readCaBundle"> }): Record<string, unknown> {
     const c = cfg.controller;
     const registry = cfg.imageRegistry;
     const plugins: TrafficRouterPlugin[] = [trafficRouterPlugin(cfg.plugin)];
     const imageDelivery = pluginImageDelivery(cfg.plugin, registry);
+    const trust = controllerTrust(cfg.mimir?.readCaBundle);
+    const volumes = [...(imageDelivery?.volumes ?? []), ...(trust?.volumes ?? [])];
+    const volumeMounts = [...(imageDelivery?.volumeMounts ?? []), ...(trust?.volumeMounts ?? [])];
     const podSecurityContext = { runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } };
 
     return {
@@ -65,9 +74,11 @@ export function controllerValues(cfg: { controller: ControllerConfig; plugin: Pl
                 { maxSkew: 1, topologyKey: "topology.kubernetes.io/zone", whenUnsatisfiable: "ScheduleAnyway" },
             ],
             trafficRouterPlugins: plugins,
-            podAnnotations: { [PLUGINS_DIGEST_ANNOTATION]: pluginListDigest(plugins, pluginImage(cfg.plugin, registry)) },
+            podAnnotations: { [PLUGINS_DIGEST_ANNOTATION]: pluginListDigest(plugins, pluginImage(cfg.plugin, registry)), ...trust?.podAnnotations },
             ...(c.priorityClassName ? { priorityClassName: c.priorityClassName } : {}),
-            ...(imageDelivery ?? {}),
+            ...(imageDelivery ? { initContainers: imageDelivery.initContainers } : {}),
+            ...(volumes.length > 0 ? { volumes, volumeMounts } : {}),
+            ...(trust ? { extraEnv: trust.extraEnv } : {}),
         },
         // The addon declares the notification ConfigMap and Secret itself (notifications.ts), so the
         // token is a Pulumi secret and the templates are visible in the plan.

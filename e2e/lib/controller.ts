@@ -6,11 +6,14 @@
  * (POD_NAMESPACE; argo-rollouts utils/defaults/defaults.go at v1.9.0), and downloads the plugins
  * that ConfigMap lists once at start (controller/controller.go, utils/plugin/downloader.go).
  * The arguments are the ones the chart rendered on the Deployment, only the two listen ports
- * changed (both bind 0.0.0.0, controller/controller.go `listenAddr`).
+ * changed (both bind 0.0.0.0, controller/controller.go `listenAddr`). Its environment and its
+ * ConfigMap volumes are the Deployment's too, played as a kubelet would (kubelet.ts): the trust of
+ * a private CA (`mimir.readCaBundle`) reaches the process only through what the program declares.
  */
 import * as fs from "fs";
 import * as path from "path";
 import { Cluster, kubeconfigFor } from "./cluster";
+import { ContainerView, PlayedMount, Volume, playContainer } from "./kubelet";
 import { Proc, freePort, logTail, run, startProc, stopProc, waitFor } from "./procs";
 import { request } from "./metrics";
 
@@ -19,20 +22,30 @@ export interface ControllerProc {
     /** The ServiceAccount the token belongs to, `system:serviceaccount:<ns>:<name>`. */
     identity: string;
     args: string[];
+    /** The environment the Deployment gave the container, its mount paths mapped to the run's folders. */
+    env: Record<string, string>;
+    /** The ConfigMap volumes played for it. */
+    mounts: PlayedMount[];
     healthz: string;
     stop(): Promise<void>;
 }
 
 interface DeploymentView {
-    spec: { template: { spec: { serviceAccountName?: string; containers: { name: string; args?: string[] }[] } } };
+    spec: { template: { spec: { serviceAccountName?: string; containers: ContainerView[]; volumes?: Volume[] } } };
 }
 
 /** The controller Deployment the chart rendered (name `argo-rollouts`, container `argo-rollouts`). */
-export function chartDeployment(cluster: Cluster, namespace: string): { serviceAccount: string; args: string[] } {
+export function chartDeployment(cluster: Cluster, namespace: string): { serviceAccount: string; args: string[]; container: ContainerView; volumes: Volume[] } {
     const d = JSON.parse(cluster.kubectl(["get", "deployment", "argo-rollouts", "-n", namespace, "-o", "json"])) as DeploymentView;
     const pod = d.spec.template.spec;
     const container = pod.containers.find((c) => c.name === "argo-rollouts") ?? pod.containers[0];
-    return { serviceAccount: pod.serviceAccountName ?? "default", args: container.args ?? [] };
+    return { serviceAccount: pod.serviceAccountName ?? "default", args: container.args ?? [], container, volumes: pod.volumes ?? [] };
+}
+
+/** A ConfigMap's data, or undefined when it does not exist. */
+function configMapData(cluster: Cluster, namespace: string, name: string): Record<string, string> | undefined {
+    const out = cluster.kubectl(["get", "configmap", name, "-n", namespace, "-o", "json", "--ignore-not-found"]).trim();
+    return out === "" ? undefined : ((JSON.parse(out) as { data?: Record<string, string> }).data ?? {});
 }
 
 /** The chart's arguments with the listen ports moved to free ones. */
@@ -43,12 +56,13 @@ export function localArgs(args: readonly string[], ports: { healthz: number; met
 
 export async function startController(
     cluster: Cluster,
-    opts: { bin: string; dir: string; namespace: string; name?: string; env?: NodeJS.ProcessEnv; caFile?: string; hostname?: string },
+    opts: { bin: string; dir: string; namespace: string; name?: string; env?: NodeJS.ProcessEnv; hostname?: string },
 ): Promise<ControllerProc> {
     const name = opts.name ?? "rollouts-controller";
     const home = path.join(opts.dir, name);
     fs.mkdirSync(home, { recursive: true });
     const deployment = chartDeployment(cluster, opts.namespace);
+    const played = playContainer(deployment.container, deployment.volumes, (cm) => configMapData(cluster, opts.namespace, cm), path.join(home, "volumes"));
     const token = cluster.kubectl(["create", "token", deployment.serviceAccount, "-n", opts.namespace, "--duration=2h"]).trim();
     const kubeconfig = path.join(home, "kubeconfig");
     fs.writeFileSync(kubeconfig, kubeconfigFor(cluster.server, cluster.caFile, { name: deployment.serviceAccount, token }), { mode: 0o600 });
@@ -82,7 +96,7 @@ export async function startController(
             // (rollouts-plugin-trafficrouter-gatewayapi internal/utils/common.go), and go-plugin
             // hands it the controller's environment.
             KUBECONFIG: kubeconfig,
-            ...(opts.caFile ? { SSL_CERT_FILE: opts.caFile } : {}),
+            ...played.env,
             ...opts.env,
         },
     });
@@ -98,7 +112,7 @@ export async function startController(
         },
         () => logTail(proc, 40),
     );
-    return { proc, identity: `system:serviceaccount:${opts.namespace}:${deployment.serviceAccount}`, args, healthz, stop: () => stopProc(proc) };
+    return { proc, identity: `system:serviceaccount:${opts.namespace}:${deployment.serviceAccount}`, args, env: played.env, mounts: played.mounts, healthz, stop: () => stopProc(proc) };
 }
 
 /**

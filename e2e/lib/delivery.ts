@@ -54,13 +54,20 @@ function registry(config: ConfigMap): string {
     return String(config[`${PROJECT}:imageRegistry`] ?? "registry.platform.example/mirror");
 }
 
-/** The stack patch of the delivery scenarios (applied on top of the run's local overrides). */
-export function deliveryPatch(opts: { readEndpoint: string; pluginBaseUrl: string; pluginSha256: string; smoke: SmokeSetting }): (config: ConfigMap) => void {
+/**
+ * The stack patch of the delivery scenarios (applied on top of the run's local overrides). With
+ * `readCaBundle` (the PEM of the run's CA, which issued the read endpoint's certificate), the
+ * controller trusts the endpoint only through what the program declares for `mimir.readCaBundle`.
+ */
+export function deliveryPatch(opts: { readEndpoint: string; readCaBundle?: string; pluginBaseUrl: string; pluginSha256: string; smoke: SmokeSetting }): (config: ConfigMap) => void {
     return (config) => {
         const key = (k: string) => `${PROJECT}:${k}`;
         const mimir = { ...((config[key("mimir")] as Record<string, unknown> | undefined) ?? {}) };
         delete mimir.hubStack;
         mimir.readEndpoint = opts.readEndpoint;
+        if (opts.readCaBundle !== undefined) {
+            mimir.readCaBundle = opts.readCaBundle;
+        }
         config[key("mimir")] = mimir;
         config[key("plugin")] = { version: PLUGIN_DEFAULTS.version, delivery: "download", arch: "amd64", baseUrl: opts.pluginBaseUrl, sha256: opts.pluginSha256 };
         config[key("analysis")] = { ...((config[key("analysis")] as Record<string, unknown> | undefined) ?? {}), ...FAST_GATES };

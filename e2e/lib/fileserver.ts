@@ -14,6 +14,9 @@ export interface FileServer {
     url: string;
     root: string;
     caFile: string;
+    /** The server's certificate (127.0.0.1 and localhost, issued by `caFile`) and key, for the run's other HTTPS servers. */
+    certFile: string;
+    keyFile: string;
     /** Paths requested so far (proves what the provider fetched). */
     requests: string[];
     close(): Promise<void>;
@@ -46,6 +49,8 @@ export async function startFileServer(dir: string): Promise<FileServer> {
         url: `https://127.0.0.1:${port}`,
         root,
         caFile: path.join(dir, "www-ca.crt"),
+        certFile: path.join(dir, "www.crt"),
+        keyFile: path.join(dir, "www.key"),
         requests,
         close: () => new Promise<void>((resolve) => server.close(() => resolve())),
     };

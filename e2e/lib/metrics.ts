@@ -8,13 +8,16 @@
  *   underscore escaping and unit suffixes by default (config/config.go), so Beyla's
  *   `http.server.request.duration` (unit s) arrives as `http_server_request_duration_seconds_*`
  *   and its `k8s.replicaset.name` attribute as `k8s_replicaset_name`, as Beyla exports them.
- * - The Mimir stand-in serves only the `/prometheus` prefix and, as Mimir with multi-tenancy on,
+ * - The Mimir stand-in serves only the `/prometheus` prefix, over HTTPS with a certificate of the
+ *   run's private CA when given one (as the hub's ingest Gateway serves a spoke's read endpoint),
+ *   and, as Mimir with multi-tenancy on,
  *   refuses a request without `X-Scope-OrgID` (401 "no org id"); it also refuses any other tenant
  *   than the cluster's, so a gate that sent the wrong tenant fails instead of reading another
  *   tenant's data. Every request is recorded with its tenant.
  */
 import * as fs from "fs";
 import * as http from "http";
+import * as https from "https";
 import * as path from "path";
 import { TENANT_HEADER } from "../../components/mimir";
 import { Proc, freePort, logTail, startProc, waitFor } from "./procs";
@@ -92,11 +95,11 @@ export interface MimirStandIn {
     close(): Promise<void>;
 }
 
-/** Mimir's gateway in front of `prom`, for one tenant. */
-export async function startMimirStandIn(prom: PromServer, tenant: string): Promise<MimirStandIn> {
+/** Mimir's gateway in front of `prom`, for one tenant; over HTTPS with `tls` (PEM files). */
+export async function startMimirStandIn(prom: PromServer, tenant: string, tls?: { certFile: string; keyFile: string }): Promise<MimirStandIn> {
     const requests: MimirRequest[] = [];
     const header = TENANT_HEADER.toLowerCase();
-    const server = http.createServer((req, res) => {
+    const handler: http.RequestListener = (req, res) => {
         let body = "";
         req.on("data", (c) => (body += c));
         req.on("end", () => {
@@ -123,12 +126,13 @@ export async function startMimirStandIn(prom: PromServer, tenant: string): Promi
                 (err: Error) => answer(502, err.message),
             );
         });
-    });
+    };
+    const server = tls ? https.createServer({ cert: fs.readFileSync(tls.certFile), key: fs.readFileSync(tls.keyFile) }, handler) : http.createServer(handler);
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const addr = server.address();
     const port = typeof addr === "object" && addr ? addr.port : 0;
     return {
-        readEndpoint: `http://127.0.0.1:${port}/prometheus`,
+        readEndpoint: `${tls ? "https" : "http"}://127.0.0.1:${port}/prometheus`,
         requests,
         close: () => new Promise<void>((resolve) => server.close(() => resolve())),
     };

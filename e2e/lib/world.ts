@@ -11,7 +11,7 @@ import { Cluster, startCluster } from "./cluster";
 import { FileServer, startFileServer } from "./fileserver";
 import { ARGO_ROLLOUTS, installPlatform } from "./platform";
 import { moduleDir, moduleVersion } from "./modules";
-import { run, runOk } from "./procs";
+import { run, runAsync, runOk } from "./procs";
 import { PulumiEnv, pulumiEnv } from "./pulumi";
 import { ConfigMap, localConfig, writeStackFile } from "./stacks";
 import { ROLLOUTS_CRD_FILES } from "../../components/rollouts/crds";
@@ -146,4 +146,9 @@ export class World {
 /** `npm run <script> -- args` of this repository, as a user runs it. */
 export function npmRun(script: string, args: string[], env: NodeJS.ProcessEnv = process.env): ReturnType<typeof run> {
     return run("npm", ["run", "--silent", script, "--", ...args], { cwd: path.resolve(__dirname, "..", ".."), env });
+}
+
+/** `npmRun` without blocking the event loop: the run's own servers (the Mimir stand-in) keep answering the command. */
+export function npmRunAsync(script: string, args: string[], env: NodeJS.ProcessEnv = process.env): ReturnType<typeof runAsync> {
+    return runAsync("npm", ["run", "--silent", script, "--", ...args], { cwd: path.resolve(__dirname, "..", ".."), env });
 }

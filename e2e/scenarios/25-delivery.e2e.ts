@@ -3,11 +3,14 @@
  * real Argo Rollouts controller (its chart's ServiceAccount token, its chart-rendered arguments and
  * ConfigMap), the traffic-router plugin it downloads from the stack's plugin location, and the
  * gates' PromQL answered by a real Prometheus behind a Mimir stand-in that insists on the tenant.
- * Canary promote, abort and no-data pause; blue/green promote, pre- and post-promotion abort; then
- * verify with the controller running, and the controller's and plugin's log free of permission
- * errors. docs/operations/e2e.md says what this proves and what it does not.
+ * The read endpoint is HTTPS with a certificate of the run's private CA, which the controller
+ * trusts only through the stack's `mimir.readCaBundle` (the ConfigMap and env the program declares,
+ * played by the harness as a kubelet would). Canary promote, abort and no-data pause; blue/green
+ * promote, pre- and post-promotion abort; then verify with the controller running, and the
+ * controller's and plugin's log free of permission errors. docs/operations/e2e.md says what this proves and what it does not.
  */
 import assert from "assert";
+import * as fs from "fs";
 import * as path from "path";
 import { context, world } from "../lib/context";
 import { ControllerProc, controllerLog, permissionErrors, startController } from "../lib/controller";
@@ -37,9 +40,10 @@ import { addonConfig } from "../lib/platform";
 import { run, stopProc, waitFor } from "../lib/procs";
 import { PulumiEnv, failure } from "../lib/pulumi";
 import { shippedConfig } from "../lib/stacks";
-import { StackTarget, World, npmRun } from "../lib/world";
+import { StackTarget, World, npmRunAsync } from "../lib/world";
 import { AppSpec, DeliveryPlan, StrategyOptions, appLabels, checkOptions, deliveryPlan } from "../../components/delivery";
 import { freezeMeasurements, sharedTemplates } from "../../components/rollouts/analysis";
+import { GO_CERT_DIRECTORIES, READ_CA_DIR, READ_CA_KEY } from "../../components/rollouts/trust";
 import { SMOKE_APP, smokePodTemplate } from "../../components/smoke";
 import { SmokeTestConfig } from "../../components/smoke/config";
 import { CheckResult } from "../../tools/verify/report";
@@ -76,7 +80,8 @@ describe("delivery", function () {
     let controllerNs: string;
     let smoke: SmokeSetting = { strategy: "canary", namespace: CANARY_NS, trigger: "1", failGate: false };
 
-    const patch = () => deliveryPatch({ readEndpoint: mimir.readEndpoint, pluginBaseUrl: plugin.baseUrl, pluginSha256: plugin.sha256, smoke });
+    let readCaBundle: string;
+    const patch = () => deliveryPatch({ readEndpoint: mimir.readEndpoint, readCaBundle, pluginBaseUrl: plugin.baseUrl, pluginSha256: plugin.sha256, smoke });
     const cluster = () => target.cluster;
 
     /** Rewrites the stack file for `next` and runs `pulumi up` as the deploy pipeline does. */
@@ -160,7 +165,11 @@ describe("delivery", function () {
         context.plugin = plugin.kind;
         // The stack's own tenant: the stand-in refuses any other, so the gates prove they send it.
         tenant = String((shippedConfig(STACK)["argo-rollouts-addon:cluster"] as { mimirTenant?: string }).mimirTenant);
-        mimir = await startMimirStandIn(prom, tenant);
+        // The read endpoint has a certificate of the run's private CA, which the stack names in
+        // mimir.readCaBundle: the controller trusts it only through the ConfigMap the program
+        // declares and the Deployment mounts (startController plays the kubelet's part).
+        mimir = await startMimirStandIn(prom, tenant, w.files);
+        readCaBundle = fs.readFileSync(w.files.caFile, "utf8");
         series = new BeylaSeries(prom);
         series.start();
         budgets = new SlothBudgets(prom);
@@ -175,7 +184,7 @@ describe("delivery", function () {
         // containers): it gets that pod's name as its hostname, as a kubelet gives it, so the
         // leader Lease it takes names a pod of the Deployment.
         const pods = JSON.parse(cluster().kubectl(["get", "pods", "-n", controllerNs, "-l", "app.kubernetes.io/component=rollouts-controller", "-o", "json"])) as { items: { metadata: { name: string } }[] };
-        controller = await startController(cluster(), { bin: w.bin, dir: w.dir, namespace: controllerNs, caFile: w.files.caFile, hostname: pods.items[0]?.metadata.name });
+        controller = await startController(cluster(), { bin: w.bin, dir: w.dir, namespace: controllerNs, hostname: pods.items[0]?.metadata.name });
     });
 
     after(async function () {
@@ -277,6 +286,18 @@ describe("delivery", function () {
         }
         assert.strictEqual(compared, cases.length * templates.length);
         assert.deepStrictEqual(disagreements, [], `the gate model and Prometheus disagree:\n${disagreements.map((d) => `${d.gate} / ${d.case}: Prometheus ${JSON.stringify(d.prometheus)} (${d.phases[0]}), model ${JSON.stringify(d.model)} (${d.phases[1]})`).join("\n")}`);
+    });
+
+    it("controller-trusts-read-ca", function () {
+        // The read endpoint's CA reaches the controller only as the program declares it: the
+        // ConfigMap mounted into the chart's Deployment and SSL_CERT_DIR keeping Go's own
+        // directories; the harness passes no trust of its own (no SSL_CERT_FILE).
+        assert.ok(!("SSL_CERT_FILE" in controller.env), `the controller was given SSL_CERT_FILE: ${JSON.stringify(controller.env)}`);
+        const mount = controller.mounts.find((m) => m.mountPath === READ_CA_DIR);
+        assert.ok(mount, `the Deployment mounts nothing at ${READ_CA_DIR}: ${JSON.stringify(controller.mounts)}`);
+        assert.strictEqual(controller.env.SSL_CERT_DIR, [...GO_CERT_DIRECTORIES, mount.local].join(":"));
+        assert.strictEqual(fs.readFileSync(path.join(mount.local, READ_CA_KEY), "utf8"), readCaBundle);
+        assert.ok(mimir.readEndpoint.startsWith("https://"), mimir.readEndpoint);
     });
 
     it("canary-promote", async function () {
@@ -615,9 +636,12 @@ describe("delivery", function () {
         const next = await newRevision(before.status!.currentPodHash!);
         traffic(next, HEALTHY);
         await until("the healthy blue/green revision to be promoted", (r) => smokeState(r as unknown as KubeObject).kind === "promoted");
-        // The controller runs: only what this cluster really lacks is declared absent.
-        const absent = ["kyverno", "argocd", "gateway-controller", "mimir"];
-        const r = npmRun("verify", ["--stack", STACK, "--json", "--kubeconfig", cluster().kubeconfig, "--context", "e2e", "--config-dir", env.projectDir, ...absent.flatMap((c) => ["--without", c])]);
+        // The controller runs: only what this cluster really lacks is declared absent. The read
+        // endpoint answers (the stand-in), over HTTPS: verify queries it trusting the stack's
+        // mimir.readCaBundle, as the controller does.
+        const absent = ["kyverno", "argocd", "gateway-controller"];
+        // Without blocking this process: the Mimir stand-in in it answers verify's query.
+        const r = await npmRunAsync("verify", ["--stack", STACK, "--json", "--kubeconfig", cluster().kubeconfig, "--context", "e2e", "--config-dir", env.projectDir, ...absent.flatMap((c) => ["--without", c])]);
         let report: { results?: CheckResult[] };
         try {
             report = JSON.parse(r.stdout);
@@ -626,7 +650,7 @@ describe("delivery", function () {
         }
         const results = report.results ?? [];
         const byId = new Map(results.map((c) => [c.id, c]));
-        for (const id of ["controller.available", "controller.leader", "controller.plugin", "smoke.outcome"]) {
+        for (const id of ["controller.available", "controller.leader", "controller.plugin", "smoke.outcome", "metrics.query"]) {
             const c = byId.get(id);
             assert.ok(c, `verify ran no ${id}`);
             assert.strictEqual(c.status, "PASS", `${id}: ${c.status} ${c.note ?? ""}\n  ${c.findings.map((f) => `${f.object}: ${f.found}`).join("\n  ")}`);

@@ -43,7 +43,8 @@ const REVIEWS = new Set(["/apis/authorization.k8s.io/v1/subjectaccessreviews", "
 
 export function plural(kind: string): string {
     const lower = kind.toLowerCase();
-    return lower.endsWith("y") ? `${lower.slice(0, -1)}ies` : `${lower}s`;
+    // A consonant before the y: policy -> policies; a vowel: gateway -> gateways.
+    return /[^aeiou]y$/.test(lower) ? `${lower.slice(0, -1)}ies` : `${lower}s`;
 }
 
 export function objectPath(o: KubeObject): string {

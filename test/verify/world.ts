@@ -347,6 +347,15 @@ export function healthyCluster(config: AddonConfig): ClusterWorld {
         objects.push({ ...cat, metadata: { ...cat.metadata, name: t.name }, spec: t.spec(address, config.cluster.mimirTenant) });
     }
     const mimir = config.mimir;
+    if (config.cluster.role === "hub" && config.spokes.length > 0) {
+        // The ingest Gateway the spoke routes attach to, and the observability module's ingest route
+        // of each spoke whose push route it owns: remote write only, the spoke's tenant set.
+        const gateway = fixture("gateway.json");
+        objects.push({ ...gateway, metadata: { ...gateway.metadata, name: mimir.ingestGateway.name, namespace: mimir.ingestGateway.namespace } });
+        for (const spoke of config.spokes.filter((s) => s.pushRouteOwner === "observability")) {
+            objects.push(observabilityIngestRoute(config, spoke.name));
+        }
+    }
     for (const spoke of config.spokes) {
         for (const route of spokeRoutes(spoke, mimir)) {
             objects.push({
@@ -403,6 +412,23 @@ export function healthyCluster(config: AddonConfig): ClusterWorld {
         }
     }
     return world;
+}
+
+/** The observability module's ingest route for a spoke of `config` (fixture), on the spoke's hostname, listener and tenant. */
+export function observabilityIngestRoute(config: AddonConfig, spokeName: string): KubeObject {
+    const spoke = config.spokes.find((s) => s.name === spokeName);
+    if (!spoke) {
+        throw new Error(`no spoke ${spokeName} in the test configuration`);
+    }
+    const route = fixture("observability-ingest-route.json");
+    const gw = config.mimir.ingestGateway;
+    const text = JSON.stringify(route)
+        .replaceAll("mimir-preprod.hub.test.example", spoke.hostname)
+        .replaceAll('"preprod"', JSON.stringify(spoke.tenant))
+        .replace('"sectionName":"https"', `"sectionName":${JSON.stringify(spoke.listener ?? gw.listener)}`)
+        .replace('"name":"internal","namespace":"gateway-system"', `"name":${JSON.stringify(gw.name)},"namespace":${JSON.stringify(gw.namespace)}`);
+    const o = JSON.parse(text) as KubeObject;
+    return { ...o, metadata: { ...o.metadata, name: `mimir-ingest-${spoke.name}`, namespace: config.mimir.namespace } };
 }
 
 /** Where a spoke's templates point when its stack names the hub stack (the hub's stack output). */

@@ -106,7 +106,7 @@ export const VERIFY_CONFIGMAPS = ["argo-rollouts-config", "argocd-cm", "argocd-r
  * it could write with (`create` on SubjectAccessReviews only: the API server evaluates a review and
  * stores nothing). No Secret is read; ConfigMaps only by name. The service proxy (a GET to a
  * Service through the API server) is granted for the hub's Mimir gateway only, and not at all for
- * a spoke. `npm run verify -- --print-role [--stack <name>]` prints them as a ClusterRole; a test
+ * a spoke; so are `list` on HTTPRoutes and `get` on the ingest Gateway. `npm run verify -- --print-role [--stack <name>]` prints them as a ClusterRole; a test
  * holds every request verify makes to them. `/version` and SelfSubjectAccessReviews are open to
  * every authenticated user (the default `system:public-info-viewer` and `system:basic-user` roles).
  */
@@ -130,7 +130,10 @@ export function verifyRules(config?: Pick<AddonConfig, "cluster" | "mimir">): Po
         { apiGroups: ["argoproj.io"], resources: ["rollouts"], verbs: ["get", "list"] },
         { apiGroups: ["argoproj.io"], resources: ["analysisruns", "applications"], verbs: ["list"] },
         { apiGroups: ["argoproj.io"], resources: ["clusteranalysistemplates", "appprojects", "applicationsets"], verbs: ["get"] },
-        { apiGroups: ["gateway.networking.k8s.io"], resources: ["httproutes"], verbs: ["get"] },
+        // The hub lists HTTPRoutes in every namespace and reads the ingest Gateway's listeners: every
+        // route on a spoke's hostname and listener is audited, not only the hub's own.
+        { apiGroups: ["gateway.networking.k8s.io"], resources: ["httproutes"], verbs: hub ? ["get", "list"] : ["get"] },
+        ...(hub ? [{ apiGroups: ["gateway.networking.k8s.io"], resources: ["gateways"], verbs: ["get"], ...(config ? { resourceNames: [config.mimir.ingestGateway.name] } : {}) }] : []),
         { apiGroups: ["authorization.k8s.io"], resources: ["subjectaccessreviews"], verbs: ["create"] },
     ];
 }

@@ -13,8 +13,12 @@ export interface VerifyOptions {
     smokePollSeconds: number;
     now: () => Date;
     sleep: (ms: number) => Promise<void>;
-    /** A GET from this machine to an address outside the cluster (a spoke's read endpoint). */
-    httpGet: (url: string, headers: Record<string, string>) => Promise<HttpAnswer>;
+    /**
+     * A GET from this machine to an address outside the cluster (a spoke's read endpoint), trusting
+     * what the controller trusts: the public roots and, when the stack sets `mimir.readCaBundle`,
+     * `trust.extraCa`.
+     */
+    httpGet: (url: string, headers: Record<string, string>, trust: { extraCa?: string }) => Promise<HttpAnswer>;
 }
 
 export interface VerifyContext {

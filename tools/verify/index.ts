@@ -4,6 +4,7 @@
  */
 import * as http from "http";
 import * as https from "https";
+import * as tls from "tls";
 import { AddonConfig } from "../../stacks/config";
 import { HttpAnswer, ReadError, ReadOnlyCluster } from "./cluster";
 import { argocdChecks } from "./checks/argocd";
@@ -106,12 +107,24 @@ async function runAllChecks(config: AddonConfig, cluster: ReadOnlyCluster, optio
 
 const DIRECT_TIMEOUT_MS = 10_000;
 
+/**
+ * The CAs verify trusts for a spoke's read endpoint: what the controller trusts. Node's bundled
+ * roots (Mozilla's, the set Debian's ca-certificates in the controller image is built from) and the
+ * stack's `mimir.readCaBundle`, given explicitly: an explicit `ca` replaces Node's default store,
+ * so NODE_EXTRA_CA_CERTS on this machine cannot make verify pass where the controller fails (Node
+ * tls.createSecureContext, `ca`).
+ */
+export function trustedCas(extraCa: string | undefined): string[] {
+    return [...tls.rootCertificates, ...(extraCa ? [extraCa] : [])];
+}
+
 /** A GET from this machine (not through the API server), for a spoke's read endpoint. */
-export function directGet(url: string, headers: Record<string, string>): Promise<HttpAnswer> {
+export function directGet(url: string, headers: Record<string, string>, trust: { extraCa?: string } = {}): Promise<HttpAnswer> {
     const target = new URL(url);
     const transport = target.protocol === "http:" ? http : https;
+    const options: https.RequestOptions = { method: "GET", headers: { Accept: "application/json", ...headers }, timeout: DIRECT_TIMEOUT_MS, ...(target.protocol === "https:" ? { ca: trustedCas(trust.extraCa) } : {}) };
     return new Promise((resolve, reject) => {
-        const req = transport.request(target, { method: "GET", headers: { Accept: "application/json", ...headers }, timeout: DIRECT_TIMEOUT_MS }, (res) => {
+        const req = transport.request(target, options, (res) => {
             const chunks: Buffer[] = [];
             res.on("data", (c: Buffer) => chunks.push(c));
             res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }));

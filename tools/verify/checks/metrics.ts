@@ -7,7 +7,9 @@ import { TENANT_HEADER, inClusterMimirAddress } from "../../../components/mimir"
 import { HttpRouteSpec, spokeRoutes } from "../../../components/gateway/spokeRoutes";
 import { BEYLA_REQUESTS, clusterAnalysisTemplateSpec, errorBudgetTemplates, sharedTemplates } from "../../../components/rollouts/analysis";
 import type { AddonConfig } from "../../../stacks/config";
-import type { KubeObject } from "../cluster";
+import type { KubeObject, ResourceQuestion } from "../cluster";
+import { describeQuestion } from "../access";
+import { SpokeHost, hostRouteProblems, liveListener, servesSpokeHost } from "../gatewayApi";
 import { CheckGroup, VerifyContext, asArray, canonical, condition, describeCondition, drift, field, ref } from "../context";
 import { CheckResult, Finding, DOCS, outcome, skipped } from "../report";
 
@@ -139,8 +141,56 @@ export function queryAnswer(status: number, body: string): { ok: true; series: n
 
 /** Not reachable from where verify runs: SKIP, with the command to run from inside the cluster. */
 const NETWORK_ERROR = /ENOTFOUND|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|timeout/i;
-/** Reached, but its certificate is not trusted: a FAIL, since the controller reaches it with no more trust than verify. */
-const TLS_ERROR = /certificate|self[- ]signed|TLS|CERT_|UNABLE_TO_VERIFY/i;
+
+/**
+ * Why the endpoint's certificate was refused, from Node's verification error (its OpenSSL code, or
+ * its message when there is none): `untrusted` (no trusted CA issued it: what
+ * `mimir.readCaBundle` fixes), `validity`, `hostname`, or `other` TLS trouble; undefined for an
+ * error that is not about the certificate. The controller refuses the same certificates: Go's
+ * verifier checks the chain to its roots, the validity and the name alike.
+ */
+export function certificateProblem(e: { code?: string; message: string }): "untrusted" | "validity" | "hostname" | "other" | undefined {
+    const code = e.code ?? "";
+    if (/^(UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT(_LOCALLY)?|SELF_SIGNED_CERT_IN_CHAIN|DEPTH_ZERO_SELF_SIGNED_CERT|CERT_UNTRUSTED|CERT_CHAIN_TOO_LONG)$/.test(code)) {
+        return "untrusted";
+    }
+    if (/^CERT_(HAS_EXPIRED|NOT_YET_VALID)$/.test(code)) {
+        return "validity";
+    }
+    if (code === "ERR_TLS_CERT_ALTNAME_INVALID") {
+        return "hostname";
+    }
+    if (/unable to verify|unable to get (local )?issuer|self[- ]signed|signed by unknown authority/i.test(e.message)) {
+        return "untrusted";
+    }
+    if (/certificate has expired|not yet valid/i.test(e.message)) {
+        return "validity";
+    }
+    if (/altnames|does not match certificate/i.test(e.message)) {
+        return "hostname";
+    }
+    return /certificate|TLS|SSL|CERT_/i.test(e.message) || /^(ERR_TLS|ERR_SSL|CERT_)/.test(code) ? "other" : undefined;
+}
+
+/** What to do about a refused certificate: for an untrusted one, name `mimir.readCaBundle`. */
+export function certificateAdvice(kind: "untrusted" | "validity" | "hostname" | "other", readCaBundle: string | undefined, address: string): string {
+    const same = "the controller's gates query it with the same trust and fail the same way";
+    const key = "argo-rollouts-addon:mimir.readCaBundle";
+    if (kind === "untrusted" && readCaBundle === undefined) {
+        return `no CA verify trusts issued the endpoint's certificate (the public roots; the stack sets no mimir.readCaBundle); ${same}. Set ${key} in the spoke's stack file to the PEM of the private CA that issued it (the controller then trusts it too), or serve a certificate of a public CA`;
+    }
+    if (kind === "untrusted") {
+        const n = ((readCaBundle ?? "").match(/-----BEGIN CERTIFICATE-----/g) ?? []).length;
+        return `neither the public roots nor the ${n} CA certificate${n === 1 ? "" : "s"} of ${key} issued the endpoint's certificate; ${same}. Put the CA that issued it in mimir.readCaBundle (with any intermediate CA the endpoint does not send)`;
+    }
+    if (kind === "validity") {
+        return `the endpoint's certificate is outside its validity period; ${same}. Renew it on the hub's ingest Gateway`;
+    }
+    if (kind === "hostname") {
+        return `the endpoint's certificate does not name ${new URL(address).hostname}; ${same}. Serve a certificate for that hostname on the hub's ingest Gateway`;
+    }
+    return `the TLS handshake failed; ${same}`;
+}
 
 async function probe(ctx: VerifyContext, address: string, what: string): Promise<CheckResult> {
     const { config, cluster } = ctx;
@@ -163,16 +213,12 @@ async function probe(ctx: VerifyContext, address: string, what: string): Promise
         }
     } else {
         try {
-            answer = await ctx.options.httpGet(`${address.replace(/\/+$/, "")}/api/v1/query?query=${encodeURIComponent(PROBE_QUERY)}`, headers);
+            answer = await ctx.options.httpGet(`${address.replace(/\/+$/, "")}/api/v1/query?query=${encodeURIComponent(PROBE_QUERY)}`, headers, { extraCa: config.mimir.readCaBundle });
         } catch (e) {
             const message = (e as Error).message;
-            if (TLS_ERROR.test(message)) {
-                return outcome("metrics.query", what, DOCS.metrics, [
-                    {
-                        object,
-                        found: `${message}: the endpoint answered with a certificate verify does not trust; the controller's gates query it the same way and fail. Serve a certificate of a public CA, or make both trust the private one (verify: NODE_EXTRA_CA_CERTS=<bundle>)`,
-                    },
-                ]);
+            const refused = certificateProblem(e as Error & { code?: string });
+            if (refused) {
+                return outcome("metrics.query", what, DOCS.metrics, [{ object, found: `${message}: ${certificateAdvice(refused, config.mimir.readCaBundle, address)}` }]);
             }
             if (NETWORK_ERROR.test(message)) {
                 return skipped("metrics.query", what, DOCS.metrics, `${address} is not reachable from here (${message}); ${instead}`);
@@ -296,31 +342,112 @@ export const metricChecks: CheckGroup = async (ctx) => {
     const probeAddress = address ?? (typeof liveAddress === "string" ? liveAddress : undefined);
     results.push(probeAddress ? await probe(ctx, probeAddress, what) : skipped("metrics.query", what, DOCS.metrics, "no analysis address: the templates are missing and the stack file names the hub's stack, not a URL"));
 
-    const routesWhat = "each spoke route the hub declares routes only Mimir's endpoints and forces its spoke's tenant";
-    if (config.cluster.role !== "hub") {
-        results.push(skipped("metrics.spoke-routes", routesWhat, DOCS.metrics, "cluster.role is spoke: a spoke routes no spokes; the hub's verify checks its route"));
-    } else if (config.spokes.length === 0) {
-        results.push(skipped("metrics.spoke-routes", routesWhat, DOCS.metrics, "no spokes in the stack"));
-    } else {
-        const mimir = config.mimir;
-        const routeFindings: Finding[] = [];
-        const checked: string[] = [];
-        for (const spoke of config.spokes) {
-            // pushRouteOwner addon: one route with remote write (and the read rule); observability:
-            // the read route alone, beside the observability module's ingest route.
-            for (const route of spokeRoutes(spoke, mimir)) {
-                checked.push(`${route.name} (${route.purpose})`);
-                const live = await cluster.get(`/apis/gateway.networking.k8s.io/v1/namespaces/${mimir.spokeRouteNamespace}/httproutes/${route.name}`);
-                for (const found of routeProblems(live, route.spec, spoke.tenant, mimir.gatewayService)) {
-                    routeFindings.push({ object: ref("HTTPRoute", mimir.spokeRouteNamespace, route.name), found });
-                }
-            }
-        }
-        if (checked.length === 0) {
-            results.push(skipped("metrics.spoke-routes", routesWhat, DOCS.metrics, "the hub declares no spoke route: the observability module owns every spoke's ingest route and no spoke has query: true"));
-        } else {
-            results.push(outcome("metrics.spoke-routes", routesWhat, DOCS.metrics, routeFindings, checked.join(", ")));
-        }
-    }
+    results.push(await spokeRoutesCheck(ctx));
     return results;
 };
+
+const ROUTES_WHAT = "every route on each spoke's hostname and listener reaches Mimir only for remote write and its read endpoints, setting the spoke's tenant; the hub's own spoke routes are as declared";
+
+/**
+ * `metrics.spoke-routes` (hub): the routes the hub declares for its spokes, as declared
+ * (`routeProblems`), and every other HTTPRoute attached to a spoke's listener that serves its
+ * hostname, whoever owns it (`auditSpokeHosts`). FAIL on any finding; SKIP when nothing was found
+ * wrong but the other routes could not be audited, since a PASS would claim more than was seen.
+ */
+async function spokeRoutesCheck(ctx: VerifyContext): Promise<CheckResult> {
+    const { config, cluster } = ctx;
+    if (config.cluster.role !== "hub") {
+        return skipped("metrics.spoke-routes", ROUTES_WHAT, DOCS.metrics, "cluster.role is spoke: a spoke routes no spokes; the hub's verify checks its routes");
+    }
+    if (config.spokes.length === 0) {
+        return skipped("metrics.spoke-routes", ROUTES_WHAT, DOCS.metrics, "no spokes in the stack");
+    }
+    const mimir = config.mimir;
+    const findings: Finding[] = [];
+    const checked: string[] = [];
+    const declared = new Set<string>();
+    for (const spoke of config.spokes) {
+        // pushRouteOwner addon: one route with remote write (and the read rule); observability:
+        // the read route alone, beside the observability module's ingest route.
+        for (const route of spokeRoutes(spoke, mimir)) {
+            checked.push(`${route.name} (${route.purpose})`);
+            declared.add(`${mimir.spokeRouteNamespace}/${route.name}`);
+            const live = await cluster.get(`/apis/gateway.networking.k8s.io/v1/namespaces/${mimir.spokeRouteNamespace}/httproutes/${route.name}`);
+            for (const found of routeProblems(live, route.spec, spoke.tenant, mimir.gatewayService)) {
+                findings.push({ object: ref("HTTPRoute", mimir.spokeRouteNamespace, route.name), found });
+            }
+        }
+    }
+    const audit = await auditSpokeHosts(ctx, declared);
+    findings.push(...audit.findings);
+    const declaredNote = checked.length > 0 ? checked.join(", ") : "the hub declares no spoke route (the observability module owns every ingest route and no spoke has query: true)";
+    if (audit.skipped !== undefined) {
+        return findings.length > 0
+            ? outcome("metrics.spoke-routes", ROUTES_WHAT, DOCS.metrics, findings, `other routes not audited: ${audit.skipped}`)
+            : skipped("metrics.spoke-routes", ROUTES_WHAT, DOCS.metrics, `${declaredNote}: as declared; but ${audit.skipped}`);
+    }
+    const others = audit.audited.length > 0 ? `other routes on the spokes' hostnames: ${audit.audited.join(", ")}` : "no other route on the spokes' hostnames";
+    return outcome("metrics.spoke-routes", ROUTES_WHAT, DOCS.metrics, findings, `${declaredNote}; ${others}`);
+}
+
+/** The Gateway API objects verify reads for the audit (all namespaces for routes). */
+const HTTPROUTES = "/apis/gateway.networking.k8s.io/v1/httproutes";
+
+/**
+ * Every HTTPRoute other than the hub's own that is attached to a spoke's listener on the ingest
+ * Gateway and serves the spoke's hostname, audited rule by rule (tools/verify/gatewayApi.ts). It
+ * needs `list` on HTTPRoutes in every namespace and `get` on the ingest Gateway: verify asks first
+ * and says what it may not read instead of failing on it.
+ */
+export async function auditSpokeHosts(ctx: VerifyContext, declared: ReadonlySet<string>): Promise<{ findings: Finding[]; audited: string[]; skipped?: string }> {
+    const { config, cluster } = ctx;
+    const mimir = config.mimir;
+    const gw = mimir.ingestGateway;
+    const questions: ResourceQuestion[] = [
+        { verb: "list", group: "gateway.networking.k8s.io", resource: "httproutes" },
+        { verb: "get", group: "gateway.networking.k8s.io", resource: "gateways", namespace: gw.namespace, name: gw.name },
+    ];
+    const refused: string[] = [];
+    for (const q of questions) {
+        if (!(await cluster.reviewSelf(q)).allowed) {
+            refused.push(`${describeQuestion(q)}${q.name ? ` (${q.name})` : ""}`);
+        }
+    }
+    if (refused.length > 0) {
+        return { findings: [], audited: [], skipped: `verify may not ${refused.join(" or ")}, so the other routes on the spokes' hostnames were not audited (see Verify's own permissions)` };
+    }
+    const gateway = await cluster.get(`/apis/gateway.networking.k8s.io/v1/namespaces/${gw.namespace}/gateways/${gw.name}`);
+    if (!gateway) {
+        return { findings: [{ object: ref("Gateway", gw.namespace, gw.name), found: "not found: the spokes' routes attach to it (mimir.ingestGateway, else gateway)" }], audited: [] };
+    }
+    const routes = await cluster.list(HTTPROUTES);
+    if (!routes) {
+        return { findings: [], audited: [], skipped: "the API server serves no HTTPRoutes (gateway.networking.k8s.io/v1)" };
+    }
+    const listeners = config.spokes.map((s) => ({ spoke: s, name: s.listener ?? gw.listener, live: liveListener(gateway, s.listener ?? gw.listener) }));
+    let namespaceLabels: Map<string, Record<string, string>> | undefined;
+    if (listeners.some((l) => l.live?.allowedRoutes?.namespaces?.from === "Selector")) {
+        const namespaces = (await cluster.list("/api/v1/namespaces")) ?? [];
+        namespaceLabels = new Map(namespaces.map((n) => [n.metadata?.name ?? "", n.metadata?.labels ?? {}]));
+    }
+    const findings: Finding[] = [];
+    const audited = new Set<string>();
+    for (const { spoke, name, live } of listeners) {
+        if (!live) {
+            findings.push({ object: ref("Gateway", gw.namespace, gw.name), found: `has no listener ${name}, which spoke ${spoke.name}'s routes attach to` });
+            continue;
+        }
+        const host: SpokeHost = { spoke: spoke.name, tenant: spoke.tenant, hostname: spoke.hostname, gateway: { namespace: gw.namespace, name: gw.name }, listener: name };
+        for (const route of routes) {
+            const key = `${route.metadata?.namespace ?? ""}/${route.metadata?.name ?? ""}`;
+            if (declared.has(key) || !servesSpokeHost(route, host, live, (ns) => namespaceLabels?.get(ns))) {
+                continue;
+            }
+            audited.add(key);
+            for (const found of hostRouteProblems(route, host, mimir)) {
+                findings.push({ object: ref("HTTPRoute", route.metadata?.namespace, route.metadata?.name ?? ""), found });
+            }
+        }
+    }
+    return { findings, audited: [...audited] };
+}
