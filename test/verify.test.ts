@@ -582,7 +582,8 @@ describe("npm run verify", () => {
             expectPass(results, "metrics.query");
             assert.strictEqual(status(results, "metrics.spoke-routes"), "SKIP");
             assert.strictEqual(calls[0].url, `https://mimir-preprod.hub.test.example/prometheus/api/v1/query?query=${encodeURIComponent('count(http_server_request_duration_seconds_count{k8s_namespace_name!="",k8s_replicaset_name!=""})')}`);
-            assert.match(results.get("metrics.query")!.note!, /= 37 series$/);
+            assert.match(results.get("metrics.query")!.note!, /= 37 series, 37 with http_route$/);
+            assert.strictEqual(calls[1].url, `https://mimir-preprod.hub.test.example/prometheus/api/v1/query?query=${encodeURIComponent('count(http_server_request_duration_seconds_count{k8s_namespace_name!="",k8s_replicaset_name!="",http_route!=""})')}`);
             assert.deepStrictEqual(calls[0].headers, { "X-Scope-OrgID": "preprod" });
             results = await verify(config, world, { httpGet: async () => Promise.reject(new Error("getaddrinfo ENOTFOUND mimir-preprod.hub.test.example")) });
             assert.strictEqual(status(results, "metrics.query"), "SKIP");
@@ -599,6 +600,20 @@ describe("npm run verify", () => {
             results = await verify(config, world, { httpGet: async () => Promise.reject(new Error("unable to verify the first certificate")) });
             expectFail(results, "metrics.query", /unable to verify the first certificate: no CA verify trusts issued the endpoint's certificate \(the public roots; the stack sets no mimir\.readCaBundle\); the controller's gates query it with the same trust and fail the same way\. Set argo-rollouts-addon:mimir\.readCaBundle in the spoke's stack file/);
             assert.doesNotMatch(found(results, "metrics.query"), /NODE_EXTRA_CA_CERTS/);
+        });
+
+        it("metrics.query fails when no series carries http_route while analysis.excludeRoutes leaves probes out, and not when it is empty", async () => {
+            const raw = { cluster: { name: "preprod", role: "spoke", mimirTenant: "preprod", eksClusterName: "platform-preprod" }, mimir: { readEndpoint: "https://mimir-preprod.hub.test.example/prometheus" }, spokes: undefined };
+            const vector = (n: number) => ({ status: 200, body: JSON.stringify({ status: "success", data: { resultType: "vector", result: n === 0 ? [] : [{ metric: {}, value: [1, String(n)] }] } }) });
+            // Beyla without routes: every series has the Kubernetes labels, none has http_route.
+            const noRoutes = async (url: string) => vector(decodeURIComponent(url).includes('http_route!=""') ? 0 : 12);
+            const config = verifyConfig(raw);
+            let results = await verify(config, healthyCluster(config), { httpGet: noRoutes });
+            expectFail(results, "metrics.query", /12 series carry k8s_namespace_name and k8s_replicaset_name, none carries http_route: the gates cannot leave out the kubelet's probes \(analysis\.excludeRoutes\)/);
+            const countAll = verifyConfig({ ...raw, analysis: { excludeRoutes: [] } });
+            results = await verify(countAll, healthyCluster(countAll), { httpGet: noRoutes });
+            expectPass(results, "metrics.query");
+            assert.match(results.get("metrics.query")!.note!, /= 12 series \(analysis\.excludeRoutes is empty: every request counts, probes included\)$/);
         });
 
         describe("metrics.query against a read endpoint with a private CA", () => {

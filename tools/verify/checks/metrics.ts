@@ -5,7 +5,7 @@
  */
 import { TENANT_HEADER, inClusterMimirAddress } from "../../../components/mimir";
 import { HttpRouteSpec, spokeRoutes } from "../../../components/gateway/spokeRoutes";
-import { BEYLA_REQUESTS, clusterAnalysisTemplateSpec, errorBudgetTemplates, sharedTemplates } from "../../../components/rollouts/analysis";
+import { BEYLA_REQUESTS, BEYLA_ROUTE_LABEL, clusterAnalysisTemplateSpec, errorBudgetTemplates, sharedTemplates } from "../../../components/rollouts/analysis";
 import type { AddonConfig } from "../../../stacks/config";
 import type { KubeObject, ResourceQuestion } from "../cluster";
 import { describeQuestion } from "../access";
@@ -21,6 +21,13 @@ export const GATE_SELECTOR_LABELS = ["k8s_namespace_name", "k8s_replicaset_name"
 
 /** The query verify sends: the series the gates read, with the labels they select on, counted, in this tenant only. */
 export const PROBE_QUERY = `count(${BEYLA_REQUESTS}{${GATE_SELECTOR_LABELS.map((l) => `${l}!=""`).join(",")}})`;
+
+/**
+ * The same series that also carry Beyla's route (components/rollouts/analysis.ts, excludedRoutes):
+ * without `http_route` the gates cannot leave the kubelet's probes out, so with
+ * `analysis.excludeRoutes` set at least one must carry it.
+ */
+export const ROUTED_PROBE_QUERY = `count(${BEYLA_REQUESTS}{${[...GATE_SELECTOR_LABELS, BEYLA_ROUTE_LABEL].map((l) => `${l}!=""`).join(",")}})`;
 
 /** The address the program gives the templates, when verify can know it from the stack file. */
 export function expectedAddress(config: AddonConfig): string | undefined {
@@ -199,7 +206,6 @@ async function probe(ctx: VerifyContext, address: string, what: string): Promise
     const object = `${address} (tenant ${tenant})`;
     const instead = `run it from inside the cluster: ${inClusterCommand(config, address)}`;
     const service = inClusterService(address);
-    let answer: { status: number; body: string };
     if (service) {
         // Only the API server can reach an in-cluster address from here: its service proxy
         // forwards a GET (and its headers) to the Service. That needs `get` on services/proxy.
@@ -207,30 +213,38 @@ async function probe(ctx: VerifyContext, address: string, what: string): Promise
         if (!may.allowed) {
             return skipped("metrics.query", what, DOCS.metrics, `verify may not get services/proxy in ${service.namespace}; ${instead}`);
         }
-        answer = await cluster.proxyGet(service.namespace, service.service, service.port, `${service.path}/api/v1/query`, { query: PROBE_QUERY }, headers);
-        if (answer.status === 503 || answer.status === 502) {
-            return outcome("metrics.query", what, DOCS.metrics, [{ object, found: `the API server could not reach the Service (HTTP ${answer.status}); if the control plane cannot reach pods, ${instead}` }]);
-        }
-    } else {
-        try {
-            answer = await ctx.options.httpGet(`${address.replace(/\/+$/, "")}/api/v1/query?query=${encodeURIComponent(PROBE_QUERY)}`, headers, { extraCa: config.mimir.readCaBundle });
-        } catch (e) {
-            const message = (e as Error).message;
-            const refused = certificateProblem(e as Error & { code?: string });
-            if (refused) {
-                return outcome("metrics.query", what, DOCS.metrics, [{ object, found: `${message}: ${certificateAdvice(refused, config.mimir.readCaBundle, address)}` }]);
-            }
-            if (NETWORK_ERROR.test(message)) {
-                return skipped("metrics.query", what, DOCS.metrics, `${address} is not reachable from here (${message}); ${instead}`);
-            }
-            throw e;
-        }
     }
-    const result = queryAnswer(answer.status, answer.body);
-    if (!result.ok) {
-        return outcome("metrics.query", what, DOCS.metrics, [{ object, found: result.why }]);
+    /** One query's count of series, or the result that ends the check. */
+    const count = async (query: string): Promise<number | CheckResult> => {
+        let answer: { status: number; body: string };
+        if (service) {
+            answer = await cluster.proxyGet(service.namespace, service.service, service.port, `${service.path}/api/v1/query`, { query }, headers);
+            if (answer.status === 503 || answer.status === 502) {
+                return outcome("metrics.query", what, DOCS.metrics, [{ object, found: `the API server could not reach the Service (HTTP ${answer.status}); if the control plane cannot reach pods, ${instead}` }]);
+            }
+        } else {
+            try {
+                answer = await ctx.options.httpGet(`${address.replace(/\/+$/, "")}/api/v1/query?query=${encodeURIComponent(query)}`, headers, { extraCa: config.mimir.readCaBundle });
+            } catch (e) {
+                const message = (e as Error).message;
+                const refused = certificateProblem(e as Error & { code?: string });
+                if (refused) {
+                    return outcome("metrics.query", what, DOCS.metrics, [{ object, found: `${message}: ${certificateAdvice(refused, config.mimir.readCaBundle, address)}` }]);
+                }
+                if (NETWORK_ERROR.test(message)) {
+                    return skipped("metrics.query", what, DOCS.metrics, `${address} is not reachable from here (${message}); ${instead}`);
+                }
+                throw e;
+            }
+        }
+        const result = queryAnswer(answer.status, answer.body);
+        return result.ok ? result.series : outcome("metrics.query", what, DOCS.metrics, [{ object, found: result.why }]);
+    };
+    const series = await count(PROBE_QUERY);
+    if (typeof series !== "number") {
+        return series;
     }
-    if (result.series === 0) {
+    if (series === 0) {
         // An answer without the series is no gate path: every measurement would be Inconclusive.
         return outcome("metrics.query", what, DOCS.metrics, [
             {
@@ -239,7 +253,22 @@ async function probe(ctx: VerifyContext, address: string, what: string): Promise
             },
         ]);
     }
-    return outcome("metrics.query", what, DOCS.metrics, [], `${PROBE_QUERY} = ${result.series} series`);
+    if (config.analysis.excludeRoutes.length === 0) {
+        return outcome("metrics.query", what, DOCS.metrics, [], `${PROBE_QUERY} = ${series} series (analysis.excludeRoutes is empty: every request counts, probes included)`);
+    }
+    const routed = await count(ROUTED_PROBE_QUERY);
+    if (typeof routed !== "number") {
+        return routed;
+    }
+    if (routed === 0) {
+        return outcome("metrics.query", what, DOCS.metrics, [
+            {
+                object,
+                found: `${series} series carry ${GATE_SELECTOR_LABELS.join(" and ")}, none carries ${BEYLA_ROUTE_LABEL}: the gates cannot leave out the kubelet's probes (analysis.excludeRoutes), so probes alone can fill analysis.minRequests and pass a version nobody calls. The platform's Beyla must export ${BEYLA_ROUTE_LABEL} (its routes section, on by default in Beyla 3.x; docs/tenants/metric-gates.md#probes-do-not-count), or set analysis.excludeRoutes: [] to count every request`,
+            },
+        ]);
+    }
+    return outcome("metrics.query", what, DOCS.metrics, [], `${PROBE_QUERY} = ${series} series, ${routed} with ${BEYLA_ROUTE_LABEL}`);
 }
 
 const matchKey = (m: unknown): string => `${String(field(m, "path", "type") ?? "PathPrefix")} ${String(field(m, "path", "value") ?? "/")}`;
