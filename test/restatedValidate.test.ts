@@ -1,4 +1,5 @@
 import * as assert from "assert";
+import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
@@ -57,8 +58,11 @@ const RESTATED_KINDS = [
 describe("schema validation through the restated @kubernetes-models/validate 3.1.2", function () {
     this.timeout(60000);
     let dir: string;
-    /** Per kind: the check compiled into an empty cache, and the one loaded back from it. */
-    const checks = new Map<string, { compiled: Check; cached: Check }>();
+    /**
+     * Per kind: the check compiled into an empty cache, the one loaded back from its JavaScript, and
+     * the one loaded with V8's code cache, written once the compiled check first ran.
+     */
+    const checks = new Map<string, { compiled: Check; cached: Check; codeCached: Check }>();
     const objects: Obj[] = [];
 
     before(async () => {
@@ -66,11 +70,13 @@ describe("schema validation through the restated @kubernetes-models/validate 3.1
         for (const key of RESTATED_KINDS) {
             const outcomes: CacheOutcome[] = [];
             const Model = loadModel(key)!;
-            const compiled = restatedCheck(Model, modelFile(key), dir, (o) => outcomes.push(o));
-            const cached = restatedCheck(Model, modelFile(key), dir, (o) => outcomes.push(o));
-            assert.ok(compiled && cached, key);
-            assert.deepStrictEqual(outcomes, [{ hit: false }, { hit: true }], key);
-            checks.set(key, { compiled, cached });
+            const load = () => restatedCheck(Model, modelFile(key), dir, (o) => outcomes.push(o))!;
+            const compiled = load();
+            const cached = load();
+            compiled({});
+            const codeCached = load();
+            assert.deepStrictEqual(outcomes, [{ hit: false }, { hit: true, codeCache: false }, { hit: true, codeCache: true }], key);
+            checks.set(key, { compiled, cached, codeCached });
         }
         for (const stack of ["hub", "preprod"]) {
             const run = await planStack(readStackFile(stack));
@@ -101,6 +107,7 @@ describe("schema validation through the restated @kubernetes-models/validate 3.1
             if (c) {
                 assert.strictEqual(verdict(c.compiled, o), expected, name);
                 assert.strictEqual(verdict(c.cached, o), expected, name);
+                assert.strictEqual(verdict(c.codeCached, o), expected, name);
             }
         }
     });
@@ -198,6 +205,7 @@ describe("schema validation through the restated @kubernetes-models/validate 3.1
             const c = checks.get(key)!;
             assert.strictEqual(verdict(c.compiled, o, key), expected, what);
             assert.strictEqual(verdict(c.cached, o, key), expected, what);
+            assert.strictEqual(verdict(c.codeCached, o, key), expected, what);
             if (keyOf(o) === key) {
                 assert.deepStrictEqual(validateObject(o).problems, expected === undefined ? [] : [expected], what);
             }
@@ -213,7 +221,7 @@ describe("schema validation through the restated @kubernetes-models/validate 3.1
         const own = require(pkg.main) as { register(id: string, s: unknown): void; validate(id: string, data: unknown): void };
         own.register(id, schema);
         const ajv = restatedAjv(pkg);
-        const check = checkWith(loadStandalone(compileStandalone(pkg, { id, schemas: [[id, schema]] }), pkg, ajv.formats, "formats.js"), ajv);
+        const check = checkWith(loadStandalone(compileStandalone(pkg, { id, schemas: [[id, schema]] }), pkg, ajv.formats, "formats.js").validate, ajv);
         const values: Record<string, unknown[]> = {
             byte: ["aGVsbG8=", "not base64!", "abc"],
             quantity: ["100m", "1Gi", "1.5", "+1e3", "lots", "1 Gi"],
@@ -311,27 +319,61 @@ describe("schema validation through the restated @kubernetes-models/validate 3.1
             try {
                 const Model = loadModel(key)!;
                 const outcomes: CacheOutcome[] = [];
-                const check = () => restatedCheck(Model, modelFile(key), cacheDir, (o) => outcomes.push(o))!;
-                check();
-                const [file] = fs.readdirSync(cacheDir).map((f) => path.join(cacheDir, f));
-                const whole = fs.readFileSync(file, "utf8");
+                const load = () => restatedCheck(Model, modelFile(key), cacheDir, (o) => outcomes.push(o))!;
                 const bad = mutated(planned("ClusterAnalysisTemplate", "argo-rollouts-addon-error-budget"), (x) => (x.spec.metrics[0].name = 5));
+                assert.strictEqual(verdict(load(), bad), packageVerdict(bad));
+                const files = fs.readdirSync(cacheDir).sort();
+                assert.deepStrictEqual(files.map((f) => path.extname(f)), [".js", ".v8"]);
+                const js = path.join(cacheDir, files[0]);
+                const whole = fs.readFileSync(js);
                 const broken = [
-                    whole.slice(0, whole.length / 2),
-                    whole.replace("must be string", "must be strong"),
-                    "",
+                    whole.subarray(0, whole.length / 2),
+                    Buffer.from(whole.toString("utf8").replace("must be string", "must be strong")),
+                    Buffer.alloc(0),
                     withChecksum('throw new Error("not a validator");'),
                     withChecksum("module.exports = 42;"),
                 ];
-                for (const text of broken) {
-                    fs.writeFileSync(file, text);
+                for (const bytes of broken) {
+                    fs.writeFileSync(js, bytes);
                     outcomes.length = 0;
-                    const c = check();
-                    assert.deepStrictEqual(outcomes, [{ hit: false }], text.slice(0, 80));
-                    assert.strictEqual(fs.readFileSync(file, "utf8"), whole, "written anew, whole");
+                    const c = load();
+                    assert.deepStrictEqual(outcomes, [{ hit: false }], bytes.subarray(0, 80).toString());
+                    assert.ok(fs.readFileSync(js).equals(whole), "written anew, whole");
                     assert.strictEqual(verdict(c, bad), packageVerdict(bad));
                 }
-                assert.deepStrictEqual(fs.readdirSync(cacheDir), [path.basename(file)], "no temporary file left");
+                assert.deepStrictEqual(fs.readdirSync(cacheDir).sort(), files, "no temporary file left");
+            } finally {
+                fs.rmSync(cacheDir, { recursive: true, force: true });
+            }
+        });
+
+        it("uses V8's code cache in a new process, and writes it anew when cut short or refused by V8", () => {
+            // Each load in a process of its own: V8 reuses a script it compiled earlier in the same
+            // process and then neither takes nor refuses the code cache it is given.
+            const cacheDir = tempDir("validators-");
+            const load = (): CacheOutcome[] => {
+                const script = [
+                    `const { restatedCheck } = require(${JSON.stringify(path.join(__dirname, "..", "tools", "restatedValidate"))});`,
+                    `const file = require.resolve(${JSON.stringify(PACKAGE_MODELS["argoproj.io/v1alpha1/ClusterAnalysisTemplate"])});`,
+                    "const { ClusterAnalysisTemplate } = require(file);",
+                    "const outcomes = [];",
+                    `const check = restatedCheck(ClusterAnalysisTemplate, file, ${JSON.stringify(cacheDir)}, (o) => outcomes.push(o));`,
+                    'check(new ClusterAnalysisTemplate({ metadata: { name: "x" }, spec: { metrics: [] } }));',
+                    "console.log(JSON.stringify(outcomes));",
+                ].join("\n");
+                const res = spawnSync(process.execPath, ["--require", "./tools/swc-register.js", "-e", script], { cwd: path.join(__dirname, ".."), encoding: "utf8" });
+                assert.strictEqual(res.status, 0, res.stderr);
+                return JSON.parse(res.stdout) as CacheOutcome[];
+            };
+            try {
+                assert.deepStrictEqual(load(), [{ hit: false }]);
+                assert.deepStrictEqual(load(), [{ hit: true, codeCache: true }]);
+                const v8 = fs.readdirSync(cacheDir).map((f) => path.join(cacheDir, f)).find((f) => f.endsWith(".v8"))!;
+                for (const bytes of [fs.readFileSync(v8).subarray(0, 1000), withChecksum(Buffer.alloc(4096, 7))]) {
+                    fs.writeFileSync(v8, bytes);
+                    assert.deepStrictEqual(load(), [{ hit: true, codeCache: false }], `${bytes.length} bytes`);
+                    assert.deepStrictEqual(load(), [{ hit: true, codeCache: true }], "written anew");
+                }
             } finally {
                 fs.rmSync(cacheDir, { recursive: true, force: true });
             }

@@ -2,7 +2,7 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { checkedCode, entryPath, readEntry, validatorCacheDir, withChecksum, writeEntry } from "../tools/validatorCache";
+import { checkedData, entryPath, readEntry, validatorCacheDir, withChecksum, writeEntry } from "../tools/validatorCache";
 
 describe("validator cache folder", () => {
     let dir: string;
@@ -13,22 +13,32 @@ describe("validator cache folder", () => {
         const key = "a".repeat(64);
         assert.strictEqual(readEntry(dir, key), undefined);
         assert.strictEqual(writeEntry(dir, key, "module.exports = 1;"), undefined);
-        assert.strictEqual(readEntry(dir, key), "module.exports = 1;");
+        assert.strictEqual(readEntry(dir, key)?.toString(), "module.exports = 1;");
         assert.deepStrictEqual(fs.readdirSync(dir), [`${key}.js`], "no temporary file left");
         assert.strictEqual(writeEntry(dir, key, "module.exports = 2;"), undefined, "an entry is replaced");
-        assert.strictEqual(readEntry(dir, key), "module.exports = 2;");
+        assert.strictEqual(readEntry(dir, key)?.toString(), "module.exports = 2;");
         fs.appendFileSync(entryPath(dir, key), "\n");
         assert.strictEqual(readEntry(dir, key), undefined);
         assert.throws(() => entryPath(dir, "../x"), /not a cache key/);
     });
 
-    it("takes a file's code only with its whole checksum line", () => {
-        const text = withChecksum("x = 1;");
-        assert.match(text, /^\/\/ sha256:[0-9a-f]{64}\nx = 1;$/);
-        assert.strictEqual(checkedCode(text), "x = 1;");
-        assert.strictEqual(checkedCode(text.slice(0, -1)), undefined);
-        assert.strictEqual(checkedCode(text.slice(1)), undefined);
-        assert.strictEqual(checkedCode("x = 1;"), undefined);
+    it("keeps a key's JavaScript and its V8 code cache apart, bytes as written", () => {
+        const key = "c".repeat(64);
+        const bytes = Buffer.from([0, 255, 10, 13, 128, 47, 47]);
+        assert.strictEqual(writeEntry(dir, key, bytes, "v8"), undefined);
+        assert.strictEqual(writeEntry(dir, key, "x = 1;", "js"), undefined);
+        assert.ok(readEntry(dir, key, "v8")?.equals(bytes));
+        assert.strictEqual(readEntry(dir, key, "js")?.toString(), "x = 1;");
+        assert.deepStrictEqual(fs.readdirSync(dir).sort(), [`${key}.js`, `${key}.v8`]);
+    });
+
+    it("takes a file's data only with its whole checksum line", () => {
+        const file = withChecksum("x = 1;");
+        assert.match(file.toString(), /^\/\/ sha256:[0-9a-f]{64}\nx = 1;$/);
+        assert.strictEqual(checkedData(file)?.toString(), "x = 1;");
+        assert.strictEqual(checkedData(file.subarray(0, -1)), undefined);
+        assert.strictEqual(checkedData(file.subarray(1)), undefined);
+        assert.strictEqual(checkedData(Buffer.from("x = 1;")), undefined);
     });
 
     it("reports, rather than throws, a folder it cannot create", () => {

@@ -229,11 +229,21 @@ export function compileStandalone(pkg: ValidatePackage, kind: KindSchemas): stri
     return standaloneCode(ajv, validate);
 }
 
+/** A validator run from its standalone module's code. */
+export interface LoadedValidator {
+    validate: ValidateFunction;
+    /** The compiled module, for V8's code cache of it (`script.createCachedData()`). */
+    script: vm.Script;
+    /** Whether V8 took the code cache it was given instead of compiling the code. */
+    codeCacheUsed: boolean;
+}
+
 /**
  * Runs a standalone module's code and returns its validator. The code may require only the formats
- * (given as `formats`) and ajv's runtime helpers, from the ajv the validate package uses.
+ * (given as `formats`) and ajv's runtime helpers, from the ajv the validate package uses. With
+ * `codeCache`, V8 uses it instead of parsing and compiling the code, unless it refuses it.
  */
-export function loadStandalone(code: string, pkg: ValidatePackage, formats: object, filename: string): ValidateFunction {
+export function loadStandalone(code: string, pkg: ValidatePackage, formats: object, filename: string, codeCache?: Buffer): LoadedValidator {
     const requireForCode = (id: string): unknown => {
         if (id === FORMATS_MODULE) {
             return formats;
@@ -243,12 +253,14 @@ export function loadStandalone(code: string, pkg: ValidatePackage, formats: obje
         }
         throw new Error(`the validator ${filename} requires ${id}`);
     };
+    // A CommonJS module's wrapper, as Node's own; the code's "use strict" applies to it.
+    const script = new vm.Script(`(function (require, module, exports) {${code}\n})`, { filename, ...(codeCache ? { cachedData: codeCache } : {}) });
     const module = { exports: {} as unknown };
-    vm.compileFunction(code, ["require", "module", "exports"], { filename })(requireForCode, module, module.exports);
+    (script.runInThisContext() as (r: typeof requireForCode, m: typeof module, e: unknown) => void)(requireForCode, module, module.exports);
     if (typeof module.exports !== "function") {
         throw new Error(`the validator ${filename} exports no function`);
     }
-    return module.exports as ValidateFunction;
+    return { validate: module.exports as ValidateFunction, script, codeCacheUsed: codeCache !== undefined && !script.cachedDataRejected };
 }
 
 /** Validates one object: undefined when it is valid, else the message the package's `validate()` throws. */
@@ -262,20 +274,40 @@ export function checkWith(validate: ValidateFunction, ajv: AjvCore): Check {
     return (data) => (validate(data) || !validate.errors ? undefined : ajv.errorsText(excludeNullableRefErrors(validate.errors)));
 }
 
-/** How the cache served a kind: "hit", or compiled, with the error that kept it from being cached. */
-export type CacheOutcome = { hit: true } | { hit: false; writeError?: Error };
+/**
+ * How the cache served a kind: a hit (and whether V8's code cache of it was used too), or compiled,
+ * with the error that kept it from being cached.
+ */
+export type CacheOutcome = { hit: true; codeCache: boolean } | { hit: false; writeError?: Error };
 
-/** The validator in the cache under `key`, or undefined when there is none or its code does not load. */
-function cachedValidator(dir: string, key: string, pkg: ValidatePackage, formats: object): ValidateFunction | undefined {
-    const code = readEntry(dir, key);
+/** The validator cached under `key`, or undefined when there is none or its code does not load. */
+function cachedValidator(dir: string, key: string, pkg: ValidatePackage, formats: object): LoadedValidator | undefined {
+    const code = readEntry(dir, key, "js");
     if (code === undefined) {
         return undefined;
     }
     try {
-        return loadStandalone(code, pkg, formats, entryPath(dir, key));
+        return loadStandalone(code.toString("utf8"), pkg, formats, entryPath(dir, key, "js"), readEntry(dir, key, "v8"));
     } catch {
         return undefined;
     }
+}
+
+/**
+ * `check`, which after its first call caches V8's code cache of the validator's module: V8
+ * compiles a function when it first runs, so only then does the code cache hold the validator.
+ * Not cached when the folder cannot be written: the plan goes on the same.
+ */
+function cachingCodeOnFirstCall(check: Check, loaded: LoadedValidator, dir: string, key: string): Check {
+    let first = true;
+    return (data) => {
+        const verdict = check(data);
+        if (first) {
+            first = false;
+            writeEntry(dir, key, loaded.script.createCachedData(), "v8");
+        }
+        return verdict;
+    };
 }
 
 /**
@@ -292,14 +324,16 @@ export function restatedCheck(model: { prototype: object }, modelFile: string, d
     }
     const ajv = restatedAjv(pkg);
     const key = cacheKey(keyInputs(pkg, ajv, kind));
-    const cached = cachedValidator(dir, key, pkg, ajv.formats);
-    if (cached) {
-        report({ hit: true });
-        return checkWith(cached, ajv);
+    let loaded = cachedValidator(dir, key, pkg, ajv.formats);
+    if (loaded) {
+        report({ hit: true, codeCache: loaded.codeCacheUsed });
+    } else {
+        const code = compileStandalone(pkg, kind);
+        const writeError = writeEntry(dir, key, code, "js");
+        report(writeError ? { hit: false, writeError } : { hit: false });
+        // The code just generated runs, as it will when loaded from the cache.
+        loaded = loadStandalone(code, pkg, ajv.formats, `${kind.id}.js`);
     }
-    const code = compileStandalone(pkg, kind);
-    const writeError = writeEntry(dir, key, code);
-    report(writeError ? { hit: false, writeError } : { hit: false });
-    // The code just generated runs, as it will when loaded from the cache.
-    return checkWith(loadStandalone(code, pkg, ajv.formats, `${kind.id}.js`), ajv);
+    const check = checkWith(loaded.validate, ajv);
+    return loaded.codeCacheUsed ? check : cachingCodeOnFirstCall(check, loaded, dir, key);
 }
