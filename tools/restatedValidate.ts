@@ -8,7 +8,7 @@
  * job metric takes, becomes 1.6 MB of JavaScript; compiling it was most of a plan's time. Here that
  * package's setup is restated exactly, the kind's validator is generated once as a standalone
  * module (ajv `ajv/dist/standalone`) and cached under a key of everything that decides its code,
- * and later plans load the code instead of compiling the schema.
+ * with V8's code cache of it, and later plans load the code instead of compiling the schema.
  *
  * The restatement is of tommy351/kubernetes-models-ts `core/validate/src/ajv.ts` (the ajv, its
  * options and formats) and `core/validate/src/validate.ts` (the error filter and message) at
@@ -147,9 +147,11 @@ type AjvModule = { default: typeof AjvCore; _: (strings: TemplateStringsArray, .
 /**
  * A new ajv set up exactly as @kubernetes-models/validate 3.1.2 sets up its own: its options,
  * ajv-formats, ajv-formats-draft2019 and its three formats, from the same packages the validate
- * package resolves. Plus `code.source`, which keeps the generated code for the standalone module,
- * and `code.formats`, the expression that code reaches the formats by (ajv-formats would otherwise
- * point it at its own module, which lacks the other formats); neither changes what is validated.
+ * package resolves. Plus the two options standalone code needs (ajv-validator/ajv
+ * docs/standalone.md, "Configuration and limitations", v8.20.0): `code.source`, which keeps the
+ * generated code, and `code.formats`, the expression that code reaches the formats by (ajv-formats
+ * would otherwise point it at its own module, which lacks the other formats). Neither changes what
+ * is validated: a test compares verdicts and messages with the package's own ajv.
  */
 export function restatedAjv(pkg: ValidatePackage): AjvCore {
     const ajvModule = pkg.require("ajv") as AjvModule;
@@ -186,7 +188,7 @@ export function formatShape(format: unknown): unknown {
     return { type: def.type, async: def.async === true, validate: formatShape(def.validate), compare: typeof def.compare };
 }
 
-/** Bump when the layout of a cached module or how it is loaded changes. */
+/** Bump when the code options above, the layout of a cached module or how it is loaded change. */
 const CACHE_LAYOUT = 1;
 
 /** Everything that decides a kind's generated code. */
