@@ -122,18 +122,22 @@ describe("offline plan", () => {
 
         it("plans the same when its validator cache cannot be written, compiling in memory, and says so", () => {
             const dir = fs.mkdtempSync(path.join(os.tmpdir(), "plan-"));
-            // CACHE_DIR a regular file: the cache folder under it cannot be created, whoever runs this.
-            const blocked = path.join(dir, "not-a-folder");
-            fs.writeFileSync(blocked, "");
-            const cached = plan(["--stack", "hub", "--out", path.join(dir, "cached")]);
-            const uncached = plan(["--stack", "hub", "--out", path.join(dir, "uncached")], { CACHE_DIR: blocked });
-            assert.strictEqual(cached.status, 0, cached.stderr);
-            assert.strictEqual(uncached.status, 0, uncached.stderr);
-            assert.match(uncached.stderr, /^warning: cannot cache compiled schema validators in .*not-a-folder\/argo-rollouts-addon\/validators \(.*\); compiled them in memory$/m);
-            assert.doesNotMatch(cached.stderr, /cannot cache/);
-            assert.match(uncached.stdout, /^schemas: all \d+ objects valid$/m);
-            for (const file of ["resources.json", "manifests.yaml"]) {
-                assert.strictEqual(fs.readFileSync(path.join(dir, "uncached", "hub", file), "utf8"), fs.readFileSync(path.join(dir, "cached", "hub", file), "utf8"), file);
+            try {
+                // CACHE_DIR a regular file: the cache folder under it cannot be created, whoever runs this.
+                const blocked = path.join(dir, "not-a-folder");
+                fs.writeFileSync(blocked, "");
+                const cached = plan(["--stack", "hub", "--out", path.join(dir, "cached")]);
+                const uncached = plan(["--stack", "hub", "--out", path.join(dir, "uncached")], { CACHE_DIR: blocked });
+                assert.strictEqual(cached.status, 0, cached.stderr);
+                assert.strictEqual(uncached.status, 0, uncached.stderr);
+                assert.match(uncached.stderr, /^warning: cannot cache compiled schema validators in .*not-a-folder\/argo-rollouts-addon\/validators \(.*\); compiled them in memory$/m);
+                assert.doesNotMatch(cached.stderr, /cannot cache/);
+                assert.match(uncached.stdout, /^schemas: all \d+ objects valid$/m);
+                for (const file of ["resources.json", "manifests.yaml"]) {
+                    assert.strictEqual(fs.readFileSync(path.join(dir, "uncached", "hub", file), "utf8"), fs.readFileSync(path.join(dir, "cached", "hub", file), "utf8"), file);
+                }
+            } finally {
+                fs.rmSync(dir, { recursive: true, force: true });
             }
         });
 
