@@ -3,7 +3,7 @@ import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
 import { PROJECT } from "../components/config/reader";
-import { planCommand, syntheticHubFile, syntheticStacks } from "../tools/bench";
+import { planCases, planCommand, syntheticHubFile, syntheticStacks } from "../tools/bench";
 import { REPO_ROOT, listStacks, readStackFile } from "../tools/stackFile";
 
 /** The benchmark's plan cases run the plan as `npm run plan` does; no figure is asserted here. */
@@ -22,6 +22,21 @@ describe("benchmark", () => {
     it("plans with the swc loader, not ts-node", () => {
         const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
         assert.deepStrictEqual(planCommand(pkg.scripts.plan), ["--require", "./tools/swc-register.js", "tools/plan.ts"]);
+    });
+
+    it("plans the hub with its validators cached and with an empty cache, every other case cached", () => {
+        const cases = planCases("/synthetic", [1, 10]);
+        assert.deepStrictEqual(
+            cases.map((c) => [c.label, c.stack, c.cold]),
+            [
+                ["hub", "hub", false],
+                ["hub, cold cache", "hub", true],
+                ["preprod", "preprod", false],
+                ["hub-1-spokes", "hub-1-spokes", false],
+                ["hub-10-spokes", "hub-10-spokes", false],
+            ],
+        );
+        assert.deepStrictEqual(cases.filter((c) => c.configDir === "/synthetic").map((c) => c.stack), ["hub-1-spokes", "hub-10-spokes"]);
     });
 
     it("makes a synthetic hub of the hub's stack file with n spokes and nothing else changed", () => {
