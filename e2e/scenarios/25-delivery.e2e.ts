@@ -590,7 +590,6 @@ describe("delivery", function () {
         assert.ok(runs.some((a) => a.status?.phase === "Successful"), runSummary(runs));
         agree(runs.filter((a) => a.status?.phase !== "Running"));
         assert.notStrictEqual((await t.get()).status?.abort, true);
-        cluster().kubectl(["delete", "namespace", app.namespace, "--wait=false"]);
         series.clear();
     });
 
@@ -624,7 +623,6 @@ describe("delivery", function () {
         await waitFor("the switch once the budget recovered", 120_000, async () => (await getService(cluster(), app.namespace, active)).spec.selector?.[POD_HASH] === next, t.describe);
         const after = (await t.runs(next)).filter((a) => a.metadata.labels?.["rollout-type"] === "PrePromotion");
         assert.deepStrictEqual(after.map((a) => a.status?.phase).sort(), ["Inconclusive", "Successful"], runSummary(after));
-        cluster().kubectl(["delete", "namespace", app.namespace, "--wait=false"]);
         series.clear();
     });
 
