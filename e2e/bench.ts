@@ -5,7 +5,7 @@
  * program's tsconfig settings), each on a fresh cluster with the platform installed, as ratios of
  * the same run. Prints a markdown table.
  *
- *   ts-node --transpile-only e2e/bench.ts [--runs N]     (npm run bench runs it)
+ *   node --require ./tools/swc-register.js e2e/bench.ts [--runs N]     (npm run bench runs it)
  */
 import { spawnSync } from "child_process";
 import * as fs from "fs";

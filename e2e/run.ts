@@ -20,27 +20,7 @@ import { E2eReport, ScenarioReport, kyvernoLine, scenarioLine, summaryLine } fro
 import { engineVersions, requiredVersion } from "./lib/engines";
 import { kyvernoRelease } from "./lib/kyvernoRelease";
 import { context, stopWorld } from "./lib/context";
-
-const USAGE = "usage: npm run e2e [-- --json FILE] [--grep PATTERN] [--keep]";
-
-function parseArgs(argv: string[]): { json?: string; grep?: string; keep: boolean } {
-    const out: { json?: string; grep?: string; keep: boolean } = { keep: false };
-    for (let i = 0; i < argv.length; i++) {
-        const a = argv[i];
-        if (a === "--json" || a === "--grep") {
-            const v = argv[++i];
-            if (v === undefined) {
-                throw new Error(`${a} needs a value; ${USAGE}`);
-            }
-            out[a === "--json" ? "json" : "grep"] = v;
-        } else if (a === "--keep") {
-            out.keep = true;
-        } else {
-            throw new Error(`unknown argument ${a}; ${USAGE}`);
-        }
-    }
-    return out;
-}
+import { E2E_HELP, parseE2eArgs } from "./lib/args";
 
 /** Prints PASS/FAIL/SKIP lines as scenarios end and collects them for the summary and JSON. */
 class ScenarioReporter extends Mocha.reporters.Base {
@@ -68,7 +48,11 @@ function indent(text: string): string {
 }
 
 async function main(): Promise<number> {
-    const args = parseArgs(process.argv.slice(2));
+    const args = parseE2eArgs(process.argv.slice(2));
+    if (args === "help") {
+        console.log(E2E_HELP);
+        return 0;
+    }
     // Refused before anything is built when it names no Kyverno the run knows.
     const kyverno = kyvernoRelease();
     const root = path.resolve(__dirname, "..");

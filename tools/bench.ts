@@ -21,6 +21,7 @@ import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
 import { PROJECT } from "../components/config/reader";
+import { flagValue, splitEquals, wantsHelp } from "./cliArgs";
 import type { PlanStats } from "./plan";
 import { REPO_ROOT, listStacks } from "./stackFile";
 
@@ -222,13 +223,46 @@ function summarise(samples: Sample[]): Sample {
     };
 }
 
-async function main(): Promise<void> {
-    const argv = process.argv.slice(2);
-    const runsAt = argv.indexOf("--runs");
-    const runs = runsAt >= 0 ? Number(argv[runsAt + 1]) : 3;
-    if (!Number.isInteger(runs) || runs < 1) {
-        throw new Error("--runs takes a whole number of at least 1");
+const USAGE = "usage: npm run bench [-- --runs N] [--no-engine]";
+const HELP = `${USAGE}
+
+Measures the program's load, the offline plan of every stack and of synthetic hubs with 1, 10 and
+100 spokes, and pulumi preview and up of the hub on the real engine, each as a ratio against a
+floor measured in the same run (docs/maintainers/benchmarks.md). Prints markdown tables.
+
+  --runs N      runs per case, the median is kept (default 3)
+  --no-engine   skip the real engine's part (it builds the engines and starts local clusters)`;
+
+export interface BenchArgs {
+    runs: number;
+    engine: boolean;
+}
+
+/** The bench's arguments; an unknown flag, a flag without its value or a bad count is a usage error. */
+export function parseBenchArgs(argv: readonly string[]): BenchArgs | "help" {
+    if (wantsHelp(argv)) {
+        return "help";
     }
+    const args = splitEquals(argv);
+    const out: BenchArgs = { runs: 3, engine: true };
+    for (let i = 0; i < args.length; i++) {
+        if (args[i] === "--runs") {
+            const v = flagValue(args, i++, USAGE);
+            out.runs = /^[0-9]+$/.test(v) ? Number(v) : NaN;
+            if (!Number.isSafeInteger(out.runs) || out.runs < 1) {
+                throw new Error(`--runs ${JSON.stringify(v)}: must be a whole number of at least 1; ${USAGE}`);
+            }
+        } else if (args[i] === "--no-engine") {
+            out.engine = false;
+        } else {
+            throw new Error(`unknown argument ${args[i]}; ${USAGE}`);
+        }
+    }
+    return out;
+}
+
+async function main(parsed: BenchArgs): Promise<void> {
+    const runs = parsed.runs;
 
     const tsconfig = cliTsconfig();
     const loads: [string, string[]][] = [
@@ -306,20 +340,31 @@ async function main(): Promise<void> {
     console.log("");
     console.log(`plan time per added spoke: ${perSpokeLow.toFixed(1)} ms (1->10), ${perSpokeHigh.toFixed(1)} ms (10->100)`);
 
-    if (argv.includes("--no-engine")) {
+    if (!parsed.engine) {
         return;
     }
     // The real engine: e2e/bench.ts builds the engines (cached) and starts its own clusters. A
     // separate process, so the program's tools never import the end-to-end harness.
     console.log("");
-    const engine = spawnSync(process.execPath, [require.resolve("ts-node/dist/bin"), "--transpile-only", path.join(REPO_ROOT, "e2e", "bench.ts"), "--runs", String(runs)], { cwd: REPO_ROOT, stdio: "inherit" });
+    const engine = spawnSync(process.execPath, ["--require", path.join(REPO_ROOT, "tools", "swc-register.js"), path.join(REPO_ROOT, "e2e", "bench.ts"), "--runs", String(runs)], { cwd: REPO_ROOT, stdio: "inherit" });
     if (engine.status !== 0) {
         throw new Error("the engine benchmark failed (see above)");
     }
 }
 
 if (require.main === module) {
-    main().catch((err: unknown) => {
+    let parsed: ReturnType<typeof parseBenchArgs> = "help";
+    try {
+        parsed = parseBenchArgs(process.argv.slice(2));
+    } catch (err) {
+        console.error(err instanceof Error ? err.message : String(err));
+        process.exit(2);
+    }
+    if (parsed === "help") {
+        console.log(HELP);
+        process.exit(0);
+    }
+    main(parsed).catch((err: unknown) => {
         console.error(err instanceof Error ? err.message : String(err));
         process.exit(1);
     });

@@ -8,7 +8,16 @@
 import * as path from "path";
 import { parseConfigText } from "../components/config/load";
 import { PROJECT, isPlainObject } from "../components/config/reader";
+import { flagValue, splitEquals, wantsHelp } from "./cliArgs";
 import { REPO_ROOT, listStacks, readStackFile } from "./stackFile";
+
+const USAGE = "usage: npm run --silent deploy-order [-- --config-dir <dir>]";
+const HELP = `${USAGE}
+
+Prints the order the deploy pipeline brings the stacks up in, as GitHub Actions step outputs:
+hubs=[...] then spokes=[...], each from the stack files' ${"`"}cluster.role${"`"}.
+
+  --config-dir <dir>   where the Pulumi.<stack>.yaml files are (default: the project's root)`;
 
 export interface DeployOrder {
     hubs: string[];
@@ -38,13 +47,39 @@ export function githubOutputLines(order: DeployOrder): string {
     return `hubs=${JSON.stringify(order.hubs)}\nspokes=${JSON.stringify(order.spokes)}\n`;
 }
 
+/** The command's arguments; an unknown flag or a flag without its value is a usage error. */
+export function parseDeployOrderArgs(argv: readonly string[]): { configDir: string } | "help" {
+    if (wantsHelp(argv)) {
+        return "help";
+    }
+    const args = splitEquals(argv);
+    let configDir = REPO_ROOT;
+    for (let i = 0; i < args.length; i++) {
+        if (args[i] === "--config-dir") {
+            configDir = path.resolve(flagValue(args, i++, USAGE));
+        } else {
+            throw new Error(`unknown argument ${args[i]}; ${USAGE}`);
+        }
+    }
+    return { configDir };
+}
+
 if (require.main === module) {
-    const at = process.argv.indexOf("--config-dir");
-    const root = at >= 0 ? path.resolve(process.argv[at + 1] ?? "") : REPO_ROOT;
+    let parsed: ReturnType<typeof parseDeployOrderArgs>;
     try {
-        process.stdout.write(githubOutputLines(deployOrder(root)));
+        parsed = parseDeployOrderArgs(process.argv.slice(2));
     } catch (err) {
         console.error(err instanceof Error ? err.message : String(err));
-        process.exit(1);
+        process.exit(2);
+    }
+    if (parsed === "help") {
+        console.log(HELP);
+    } else {
+        try {
+            process.stdout.write(githubOutputLines(deployOrder(parsed.configDir)));
+        } catch (err) {
+            console.error(err instanceof Error ? err.message : String(err));
+            process.exit(1);
+        }
     }
 }
