@@ -16,6 +16,8 @@ import { ROLLOUT_PATH_CALLS, requestQuestion, ruleAllows, verifyRules } from "..
 import { ConnectionError, ReadError, connect, kubeConfigFor, loadClient } from "../tools/verify/cluster";
 import { COMPONENTS, GROUPS, defaultOptions, runVerify, trustedCas, withoutComponents } from "../tools/verify/index";
 import { certificateAdvice, certificateProblem } from "../tools/verify/checks/metrics";
+import { caBundleDigest } from "../components/gateway/caBundle";
+import { READ_CA_CONFIGMAP, READ_CA_DIGEST_ANNOTATION, READ_CA_KEY } from "../components/rollouts/trust";
 import { CheckResult, DOCS, VERIFY_PAGE, exitCode, formatJson, formatText } from "../tools/verify/report";
 import { headingAnchors, readDoc } from "./markdown";
 import { parseVerifyArgs, verifyMain } from "../tools/verify";
@@ -174,6 +176,69 @@ describe("npm run verify", () => {
             replace(world, "ConfigMap", "argo-rollouts-config", (o) => ({ ...o, data: { trafficRouterPlugins: String((o.data as Record<string, string>).trafficRouterPlugins).replace(/a{64}/, "f".repeat(64)) } }));
             const results = await verify(config, world);
             expectFail(results, "controller.plugin", /argoproj-labs\/gatewayAPI is .* sha256 f{64}, the stack pins .* sha256 a{64}/);
+        });
+
+        describe("controller.read-ca", () => {
+            const pem = (f: string) => fs.readFileSync(path.join(__dirname, "fixtures", "tls", f), "utf8");
+            // A spoke whose hub serves its read endpoint under a private CA; the GET is answered here.
+            const spoke = (readCaBundle?: string) =>
+                verifyConfig({ cluster: { name: "preprod", role: "spoke", mimirTenant: "preprod", eksClusterName: "platform-preprod" }, mimir: { readEndpoint: "https://mimir.hub.example/prometheus", readCaBundle }, spokes: undefined });
+            const answer = { httpGet: async () => ({ status: 200, body: JSON.stringify(fixture("prometheus-vector.json")) }) };
+            const POD = "argo-rollouts-7c9d5f8b64-p7m4n";
+            const withAnnotation = (o: KubeObject, value: string | undefined): KubeObject => {
+                const annotations = { ...o.metadata?.annotations };
+                delete annotations[READ_CA_DIGEST_ANNOTATION];
+                return { ...o, metadata: { ...o.metadata, annotations: value ? { ...annotations, [READ_CA_DIGEST_ANNOTATION]: value } : annotations } };
+            };
+
+            it("passes when the ConfigMap holds the stack's bundle and every pod started with it", async () => {
+                const config = spoke(pem("ca.crt"));
+                const results = await verify(config, healthyCluster(config), answer);
+                expectPass(results, "controller.read-ca");
+                assert.match(results.get("controller.read-ca")!.note!, new RegExp(`^mimir\\.readCaBundle sha256 ${caBundleDigest(config.mimir.readCaBundle!)}, 2 running pod\\(s\\)$`));
+            });
+
+            it("fails for a pod that started with another bundle or none, and for a ConfigMap that holds another or is gone", async () => {
+                const config = spoke(pem("ca.crt"));
+                const want = caBundleDigest(config.mimir.readCaBundle!);
+                const other = caBundleDigest(pem("other-ca.crt"));
+                let world = healthyCluster(config);
+                replace(world, "Pod", POD, (o) => withAnnotation(o, other));
+                replace(world, "Pod", "argo-rollouts-7c9d5f8b64-x2k8q", (o) => withAnnotation(o, undefined));
+                replace(world, "ConfigMap", READ_CA_CONFIGMAP, (o) => ({ ...o, data: { [READ_CA_KEY]: pem("other-ca.crt") } }));
+                let results = await verify(config, world, answer);
+                expectFail(results, "controller.read-ca", new RegExp(`Pod argo-rollouts/${POD}: started with another CA bundle \\(sha256 ${other}\\), the stack's is sha256 ${want}: Go reads its roots once, at start, and the Deployment's rollout has not replaced it`));
+                expectFail(results, "controller.read-ca", /x2k8q: started with no CA bundle, the stack's is sha256/);
+                expectFail(results, "controller.read-ca", new RegExp(`ConfigMap argo-rollouts/${READ_CA_CONFIGMAP}: ca-bundle\\.crt is another bundle \\(sha256 ${other}\\); the stack's mimir\\.readCaBundle is sha256 ${want}`));
+                world = healthyCluster(config);
+                world.objects = world.objects.filter((o) => !(o.kind === "ConfigMap" && o.metadata?.name === READ_CA_CONFIGMAP));
+                results = await verify(config, world, answer);
+                expectFail(results, "controller.read-ca", new RegExp(`ConfigMap argo-rollouts/${READ_CA_CONFIGMAP}: not found`));
+                assert.strictEqual(results.get("controller.read-ca")!.findings.length, 1, found(results, "controller.read-ca"));
+            });
+
+            it("fails for a pod without SSL_CERT_DIR or the ConfigMap's mount: it reads only the image's roots", async () => {
+                const config = spoke(pem("ca.crt"));
+                const world = healthyCluster(config);
+                replace(world, "Pod", POD, (o) => {
+                    const spec = o.spec as { containers: Record<string, unknown>[] };
+                    return { ...o, spec: { ...spec, volumes: [], containers: spec.containers.map((c) => ({ ...c, env: [{ name: "SSL_CERT_DIR", value: "/etc/argo-rollouts-addon/mimir-read-ca" }], volumeMounts: [] })) } };
+                });
+                const results = await verify(config, world, answer);
+                expectFail(results, "controller.read-ca", new RegExp(`${POD}: argo-rollouts has SSL_CERT_DIR "/etc/argo-rollouts-addon/mimir-read-ca", not /etc/ssl/certs:/etc/pki/tls/certs:/etc/argo-rollouts-addon/mimir-read-ca`));
+                expectFail(results, "controller.read-ca", new RegExp(`${POD}: does not mount ConfigMap ${READ_CA_CONFIGMAP} at /etc/argo-rollouts-addon/mimir-read-ca`));
+                assert.doesNotMatch(found(results, "controller.read-ca"), /x2k8q/);
+            });
+
+            it("without a bundle, passes on public roots and fails for a pod still started with a removed bundle", async () => {
+                const config = spoke();
+                const world = healthyCluster(config);
+                assert.ok(!world.objects.some((o) => o.metadata?.name === READ_CA_CONFIGMAP));
+                expectPass(await verify(config, world, answer), "controller.read-ca");
+                replace(world, "Pod", POD, (o) => withAnnotation(o, caBundleDigest(pem("ca.crt"))));
+                const results = await verify(config, world, answer);
+                expectFail(results, "controller.read-ca", new RegExp(`${POD}: started with a read-endpoint CA bundle \\(sha256 ${caBundleDigest(pem("ca.crt"))}\\) the stack no longer sets`));
+            });
         });
 
         it("controller.image fails when a pod runs another image, or lacks the plugin image in image mode", async () => {

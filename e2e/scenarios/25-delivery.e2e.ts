@@ -648,7 +648,7 @@ describe("delivery", function () {
         }
         const results = report.results ?? [];
         const byId = new Map(results.map((c) => [c.id, c]));
-        for (const id of ["controller.available", "controller.leader", "controller.plugin", "smoke.outcome", "metrics.query"]) {
+        for (const id of ["controller.available", "controller.leader", "controller.plugin", "controller.read-ca", "smoke.outcome", "metrics.query"]) {
             const c = byId.get(id);
             assert.ok(c, `verify ran no ${id}`);
             assert.strictEqual(c.status, "PASS", `${id}: ${c.status} ${c.note ?? ""}\n  ${c.findings.map((f) => `${f.object}: ${f.found}`).join("\n  ")}`);

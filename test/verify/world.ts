@@ -24,7 +24,8 @@ import { DeliveryPlan, deliveryPlan } from "../../components/delivery/strategy";
 import { spokeRoutes } from "../../components/gateway/spokeRoutes";
 import { inClusterMimirAddress } from "../../components/mimir";
 import { KYVERNO_AGGREGATE_LABELS, KyvernoPolicy, kyvernoPolicies, kyvernoRoleName, kyvernoRoles, pdbGenerationRules, policyContext } from "../../components/policy";
-import { clusterAnalysisTemplateSpec, controllerClusterRules, controllerNamespaceRules, controllerValues, errorBudgetTemplates, PLUGINS_DIGEST_ANNOTATION, pluginImage, PolicyRule, ROLLOUTS_CRDS, sharedTemplates } from "../../components/rollouts";
+import { clusterAnalysisTemplateSpec, controllerClusterRules, controllerNamespaceRules, controllerValues, errorBudgetTemplates, pluginImage, PolicyRule, ROLLOUTS_CRDS, sharedTemplates } from "../../components/rollouts";
+import { READ_CA_CONFIGMAP, controllerTrust } from "../../components/rollouts/trust";
 import { SMOKE_APP, smokeApp, smokePodTemplate, smokeStrategyOptions } from "../../components/smoke";
 import { gateRunTypes } from "../../tools/verify/checks/smoke";
 import { PART_OF } from "../../components/stage";
@@ -214,15 +215,21 @@ export function healthyCluster(config: AddonConfig): ClusterWorld {
     const deployment = fixture("controller-deployment.json");
     const podSpec = { serviceAccountName: "argo-rollouts", containers: [{ name: CONTROLLER_CONTAINER, image }], ...(initImage ? { initContainers: [{ name: "gatewayapi-plugin", image: initImage }] } : {}) };
     objects.push({ ...deployment, spec: { ...(deployment.spec as object), replicas: config.controller.replicas, template: { ...(deployment.spec as { template: object }).template, spec: podSpec } } });
-    const digest = (values.controller as { podAnnotations: Record<string, string> }).podAnnotations[PLUGINS_DIGEST_ANNOTATION];
+    const podAnnotations = (values.controller as { podAnnotations: Record<string, string> }).podAnnotations;
+    // A spoke's read-endpoint CA bundle, as the chart renders controller.extraEnv, volumeMounts
+    // and volumes into the pod (argo-helm charts/argo-rollouts templates/controller/deployment.yaml).
+    const trust = controllerTrust(config.mimir.readCaBundle);
     const pod = fixture("controller-pod.json");
     for (const name of ["argo-rollouts-7c9d5f8b64-x2k8q", "argo-rollouts-7c9d5f8b64-p7m4n"]) {
-        const containers = (pod.spec as { containers: Record<string, unknown>[] }).containers.map((c) => ({ ...c, image }));
+        const containers = (pod.spec as { containers: Record<string, unknown>[] }).containers.map((c) => ({ ...c, image, ...(trust ? { env: trust.extraEnv, volumeMounts: trust.volumeMounts } : {}) }));
         objects.push({
             ...pod,
-            metadata: { ...pod.metadata, name, annotations: { ...pod.metadata?.annotations, [PLUGINS_DIGEST_ANNOTATION]: digest } },
-            spec: { ...(pod.spec as object), containers, ...(initImage ? { initContainers: [{ name: "gatewayapi-plugin", image: initImage }] } : {}) },
+            metadata: { ...pod.metadata, name, annotations: { ...pod.metadata?.annotations, ...podAnnotations } },
+            spec: { ...(pod.spec as object), containers, ...(initImage ? { initContainers: [{ name: "gatewayapi-plugin", image: initImage }] } : {}), ...(trust ? { volumes: trust.volumes } : {}) },
         });
+    }
+    if (trust) {
+        objects.push({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: READ_CA_CONFIGMAP, namespace: ns, uid: "uid-read-ca" }, data: trust.configMapData });
     }
     const lease = fixture("lease.json");
     objects.push({ ...lease, spec: { ...(lease.spec as object), renewTime: new Date(NOW.getTime() - 4000).toISOString() } });

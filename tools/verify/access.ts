@@ -6,6 +6,7 @@
 import type { AddonConfig } from "../../stacks/config";
 import { MIMIR_DEFAULTS } from "../../components/gateway/config";
 import type { PolicyRule } from "../../components/rollouts/rbac";
+import { READ_CA_CONFIGMAP } from "../../components/rollouts/trust";
 import type { ResourceQuestion, Subject } from "./cluster";
 
 /** One API call the controller makes, with where the call is in the controller's source. */
@@ -99,7 +100,7 @@ export const describeQuestion = (q: ResourceQuestion): string =>
     `${q.verb} ${q.group ? `${q.group}/` : ""}${q.resource}${q.subresource ? `/${q.subresource}` : ""}${q.namespace ? ` in ${q.namespace}` : " in every namespace"}`;
 
 /** The ConfigMaps verify reads: the controller's plugin list, argocd-cm and argocd-rbac-cm. */
-export const VERIFY_CONFIGMAPS = ["argo-rollouts-config", "argocd-cm", "argocd-rbac-cm"] as const;
+export const VERIFY_CONFIGMAPS = ["argo-rollouts-config", READ_CA_CONFIGMAP, "argocd-cm", "argocd-rbac-cm"] as const;
 
 /**
  * Everything verify asks the API server for, as RBAC rules: what its identity needs, and nothing

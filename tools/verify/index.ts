@@ -24,7 +24,7 @@ interface Group {
 
 /** The checks, in the order of the ADR's stages; ids are listed so a group that cannot read still reports each. */
 export const GROUPS: readonly Group[] = [
-    { ids: ["crds.established", "crds.protected", "controller.available", "controller.leader", "controller.plugin", "controller.image"], readme: DOCS.crds, run: crdAndControllerChecks },
+    { ids: ["crds.established", "crds.protected", "controller.available", "controller.leader", "controller.plugin", "controller.read-ca", "controller.image"], readme: DOCS.crds, run: crdAndControllerChecks },
     {
         ids: ["rbac.controller", "rbac.kyverno-reads-rollouts", "rbac.kyverno-reads-rollout-status", "rbac.kyverno-generates-pdbs", "rbac.kyverno-policy-lookups", "rbac.editor-cannot-promote", "rbac.deployer-cannot-resume", "rbac.tenants-read-rollouts", "rbac.operators-outside-regulated"],
         readme: DOCS.rbac,

@@ -1,11 +1,14 @@
 /**
  * The CRDs and the controller (ADR-056 D7): CRDs served and not deletable as a side effect, the
  * controller Deployment available at the configured size with one leader, the plugin listed in
- * `argo-rollouts-config`, and the controller pods on the pinned image and plugin list.
+ * `argo-rollouts-config`, and the controller pods on the pinned image and plugin list and, on a
+ * spoke with a private CA for the hub's read endpoint, started with the stack's CA bundle.
  */
 import * as YAML from "yaml";
+import { caBundleDigest } from "../../../components/gateway/caBundle";
 import { ROLLOUTS_CRDS } from "../../../components/rollouts/crds";
 import { TrafficRouterPlugin, pluginImage } from "../../../components/rollouts/plugin";
+import { READ_CA_CONFIGMAP, READ_CA_DIGEST_ANNOTATION, READ_CA_KEY, controllerTrust } from "../../../components/rollouts/trust";
 import { PLUGINS_DIGEST_ANNOTATION, RELEASE_NAME, controllerValues } from "../../../components/rollouts/values";
 import { terraformManagers } from "../../adopt/inventory";
 import type { KubeObject } from "../cluster";
@@ -90,6 +93,58 @@ export function protectedFromDeletion(crd: KubeObject | undefined, name: string)
     }
     if (crd.metadata?.deletionTimestamp) {
         out.push({ object, found: `being deleted since ${crd.metadata.deletionTimestamp}` });
+    }
+    return out;
+}
+
+/**
+ * Whether the controller trusts what the stack says for the hub's read endpoint (`mimir.readCaBundle`,
+ * components/rollouts/trust.ts): the ConfigMap holds the stack's bundle and every running pod
+ * started with it, that is with its digest, `SSL_CERT_DIR` and the ConfigMap mounted. Go reads its
+ * roots once per process, so a pod that started with another bundle, or none, trusts what it
+ * started with until it restarts. Without a bundle, no running pod may still trust one.
+ */
+export function readCaFindings(bundle: string | undefined, ns: string, configMap: KubeObject | undefined, running: readonly KubeObject[]): Finding[] {
+    const trust = controllerTrust(bundle);
+    const out: Finding[] = [];
+    const containerOf = (p: KubeObject) => asArray<{ name?: string; env?: { name?: string; value?: string }[]; volumeMounts?: { name?: string; mountPath?: string }[] }>(field(p, "spec", "containers")).find((c) => c.name === CONTROLLER_CONTAINER);
+    const certDir = (p: KubeObject) => containerOf(p)?.env?.find((e) => e.name === "SSL_CERT_DIR")?.value;
+    if (!trust) {
+        for (const p of running) {
+            const digest = p.metadata?.annotations?.[READ_CA_DIGEST_ANNOTATION];
+            if (digest) {
+                out.push({ object: ref("Pod", ns, nameOf(p)), found: `started with a read-endpoint CA bundle (sha256 ${digest}) the stack no longer sets: it trusts that CA until it restarts` });
+            }
+        }
+        return out;
+    }
+    const cmRef = ref("ConfigMap", ns, READ_CA_CONFIGMAP);
+    const want = trust.configMapData[READ_CA_KEY];
+    const wantDigest = trust.podAnnotations[READ_CA_DIGEST_ANNOTATION];
+    const wantDir = trust.extraEnv[0].value;
+    if (!configMap) {
+        out.push({ object: cmRef, found: "not found: the rollouts stage declares it from mimir.readCaBundle; a new pod would not start (its volume is missing)" });
+    } else {
+        const have = asRecord(configMap.data)[READ_CA_KEY];
+        if (have !== want) {
+            out.push({ object: cmRef, found: `${READ_CA_KEY} is ${typeof have === "string" ? `another bundle (sha256 ${caBundleDigest(have)})` : "missing"}; the stack's mimir.readCaBundle is sha256 ${wantDigest}` });
+        }
+    }
+    for (const p of running) {
+        const podRef = ref("Pod", ns, nameOf(p));
+        const digest = p.metadata?.annotations?.[READ_CA_DIGEST_ANNOTATION];
+        if (digest !== wantDigest) {
+            out.push({ object: podRef, found: `started with ${digest ? `another CA bundle (sha256 ${digest})` : "no CA bundle"}, the stack's is sha256 ${wantDigest}: Go reads its roots once, at start, and the Deployment's rollout has not replaced it` });
+        }
+        if (certDir(p) !== wantDir) {
+            out.push({ object: podRef, found: `${CONTROLLER_CONTAINER} has SSL_CERT_DIR ${JSON.stringify(certDir(p) ?? null)}, not ${wantDir}: it does not read the bundle, or no longer reads the image's roots` });
+        }
+        const mountPath = String(asRecord(trust.volumeMounts[0]).mountPath);
+        const mount = containerOf(p)?.volumeMounts?.find((m) => m.mountPath === mountPath);
+        const volume = asArray<{ name?: string; configMap?: { name?: string } }>(field(p, "spec", "volumes")).find((v) => v.name === mount?.name);
+        if (volume?.configMap?.name !== READ_CA_CONFIGMAP) {
+            out.push({ object: podRef, found: `does not mount ConfigMap ${READ_CA_CONFIGMAP} at ${mountPath}` });
+        }
     }
     return out;
 }
@@ -211,6 +266,18 @@ export const crdAndControllerChecks: CheckGroup = async ({ config, cluster, opti
         }
     }
     results.push(outcome("controller.plugin", `${ROLLOUTS_CONFIGMAP} lists the pinned Gateway API plugin and the pods run it`, DOCS.crds, plugin));
+
+    const bundle = config.mimir.readCaBundle;
+    const caMap = bundle ? await cluster.get(`/api/v1/namespaces/${ns}/configmaps/${READ_CA_CONFIGMAP}`) : undefined;
+    results.push(
+        outcome(
+            "controller.read-ca",
+            "every controller pod trusts the stack's CA bundle for the hub's read endpoint, and no other",
+            DOCS.crds,
+            readCaFindings(bundle, ns, caMap, running),
+            bundle ? `mimir.readCaBundle sha256 ${caBundleDigest(bundle)}, ${running.length} running pod(s)` : "no mimir.readCaBundle: the image's public roots only",
+        ),
+    );
 
     const image = expectedControllerImage(values);
     const initImage = pluginImage(config.plugin, config.imageRegistry);
