@@ -21,7 +21,7 @@ import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
 import { PROJECT } from "../components/config/reader";
-import { flagValue, splitEquals, wantsHelp } from "./cliArgs";
+import { argsOrExit, flagValue, splitEquals, wantsHelp } from "./cliArgs";
 import type { PlanStats } from "./plan";
 import { REPO_ROOT, listStacks } from "./stackFile";
 
@@ -353,18 +353,7 @@ async function main(parsed: BenchArgs): Promise<void> {
 }
 
 if (require.main === module) {
-    let parsed: ReturnType<typeof parseBenchArgs> = "help";
-    try {
-        parsed = parseBenchArgs(process.argv.slice(2));
-    } catch (err) {
-        console.error(err instanceof Error ? err.message : String(err));
-        process.exit(2);
-    }
-    if (parsed === "help") {
-        console.log(HELP);
-        process.exit(0);
-    }
-    main(parsed).catch((err: unknown) => {
+    main(argsOrExit(() => parseBenchArgs(process.argv.slice(2)), HELP)).catch((err: unknown) => {
         console.error(err instanceof Error ? err.message : String(err));
         process.exit(1);
     });

@@ -24,3 +24,22 @@ export function flagValue(argv: readonly string[], i: number, usage: string, mak
     }
     return v;
 }
+
+/**
+ * A command's parsed arguments, or the end of the process: `--help` prints `help` and exits 0, a
+ * bad argument prints its message and exits 2, before the command does anything.
+ */
+export function argsOrExit<T>(parse: () => T | "help", help: string): T {
+    let parsed: T | "help";
+    try {
+        parsed = parse();
+    } catch (err) {
+        console.error(err instanceof Error ? err.message : String(err));
+        process.exit(2);
+    }
+    if (parsed === "help") {
+        console.log(help);
+        process.exit(0);
+    }
+    return parsed;
+}

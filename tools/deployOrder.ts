@@ -8,7 +8,7 @@
 import * as path from "path";
 import { parseConfigText } from "../components/config/load";
 import { PROJECT, isPlainObject } from "../components/config/reader";
-import { flagValue, splitEquals, wantsHelp } from "./cliArgs";
+import { argsOrExit, flagValue, splitEquals, wantsHelp } from "./cliArgs";
 import { REPO_ROOT, listStacks, readStackFile } from "./stackFile";
 
 const USAGE = "usage: npm run --silent deploy-order [-- --config-dir <dir>]";
@@ -65,21 +65,11 @@ export function parseDeployOrderArgs(argv: readonly string[]): { configDir: stri
 }
 
 if (require.main === module) {
-    let parsed: ReturnType<typeof parseDeployOrderArgs>;
+    const { configDir } = argsOrExit(() => parseDeployOrderArgs(process.argv.slice(2)), HELP);
     try {
-        parsed = parseDeployOrderArgs(process.argv.slice(2));
+        process.stdout.write(githubOutputLines(deployOrder(configDir)));
     } catch (err) {
         console.error(err instanceof Error ? err.message : String(err));
-        process.exit(2);
-    }
-    if (parsed === "help") {
-        console.log(HELP);
-    } else {
-        try {
-            process.stdout.write(githubOutputLines(deployOrder(parsed.configDir)));
-        } catch (err) {
-            console.error(err instanceof Error ? err.message : String(err));
-            process.exit(1);
-        }
+        process.exit(1);
     }
 }
