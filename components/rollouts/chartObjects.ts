@@ -25,6 +25,26 @@ export interface ChartObjectOptions {
     dashboard: boolean;
 }
 
+/** The apiVersion of each kind the chart renders (chart 2.41.0 and 2.40.7 templates/). */
+const CHART_KIND_VERSIONS: Readonly<Record<string, string>> = {
+    ServiceAccount: "v1",
+    ConfigMap: "v1",
+    Service: "v1",
+    Deployment: "apps/v1",
+    PodDisruptionBudget: "policy/v1",
+    ServiceMonitor: "monitoring.coreos.com/v1",
+    ClusterRole: "rbac.authorization.k8s.io/v1",
+    ClusterRoleBinding: "rbac.authorization.k8s.io/v1",
+};
+
+export function chartObjectApiVersion(kind: string): string {
+    const v = CHART_KIND_VERSIONS[kind];
+    if (!v) {
+        throw new Error(`the chart renders no ${kind}`);
+    }
+    return v;
+}
+
 export function chartObjects(opts: ChartObjectOptions): ChartObject[] {
     const ns = (kind: string, name: string): ChartObject => ({ kind, namespaced: true, name });
     const cluster = (kind: string, name: string): ChartObject => ({ kind, namespaced: false, name });

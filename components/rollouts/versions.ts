@@ -1,0 +1,104 @@
+import { CHART_VALUE_KEYS } from "./chartKeys";
+
+/**
+ * The Argo Rollouts releases the program installs, one entry per chart version (ADR-056 D7: the
+ * controller and its CRDs are one pinned release). A cluster built mid-2026 runs the 1.8 line,
+ * the current chart ships 1.9, so both are a choice, and adding a release is one entry here plus
+ * its checks (test/versions.test.ts: its values keys against that chart's values file, the
+ * controller's RBAC against that release's ClusterRole, the upgrade runbook against this table).
+ */
+export interface ControllerRelease {
+    /** The argo-rollouts chart version (argoproj/argo-helm charts/argo-rollouts). */
+    chartVersion: string;
+    /** The chart's appVersion: the controller image tag and the tag the CRDs are read at. */
+    appVersion: string;
+    /** The controller's minor line, as the stack's acknowledgement names it. */
+    line: string;
+    /**
+     * How the controller computes a Rollout's pod-template hash. Argo Rollouts hashes the JSON of
+     * the pod template with FNV-32a (utils/hash/hash.go, unchanged from v1.8.4 to v1.9.0), so the
+     * hash follows the k8s.io/api version the release builds with: new PodSpec fields change the
+     * JSON of an unchanged template. A controller move between two schemes finds no ReplicaSet
+     * with the new hash and gives every Rollout a new revision (argoproj/argo-rollouts #4696).
+     */
+    hashScheme: string;
+    /** Values keys of this chart that 2.41.0's list has and it lacks (the keys list is 2.41.0's). */
+    missingValueKeys: readonly string[];
+    /** Where each fact of the entry was read. */
+    source: string;
+}
+
+export const CONTROLLER_RELEASES: readonly ControllerRelease[] = [
+    {
+        chartVersion: "2.40.7",
+        appVersion: "v1.8.4",
+        line: "1.8",
+        // argoproj/argo-rollouts go.mod at v1.8.4: k8s.io/api v0.29.3.
+        hashScheme: "json of k8s.io/api v0.29 PodTemplateSpec",
+        // git diff argo-rollouts-2.40.7 argo-rollouts-2.41.0 -- charts/argo-rollouts/values.yaml
+        // (argoproj/argo-helm): 2.41.0 added these, 2.40.7 has none of them. The program sets none.
+        missingValueKeys: [
+            "controller.awsVerifyTargetGroup",
+            "controller.awsTargetGroupBindingAPIVersion",
+            "controller.albTagKeyResourceID",
+            "controller.selfServiceNotification",
+            "controller.pprofAddress",
+            "dashboard.rootPath",
+            "dashboard.httproute.annotations",
+            "dashboard.httproute.enabled",
+            "dashboard.httproute.hostnames",
+            "dashboard.httproute.labels",
+            "dashboard.httproute.parentRefs",
+            "dashboard.httproute.rules",
+        ],
+        source: "argoproj/argo-helm charts/argo-rollouts at argo-rollouts-2.40.7 (Chart.yaml appVersion v1.8.4, values.yaml); argoproj/argo-rollouts go.mod and manifests/role at v1.8.4",
+    },
+    {
+        chartVersion: "2.41.0",
+        appVersion: "v1.9.0",
+        line: "1.9",
+        // argoproj/argo-rollouts go.mod at v1.9.0: k8s.io/api v0.34.1.
+        hashScheme: "json of k8s.io/api v0.34 PodTemplateSpec",
+        missingValueKeys: [],
+        source: "argoproj/argo-helm charts/argo-rollouts at argo-rollouts-2.41.0 (Chart.yaml appVersion v1.9.0, values.yaml); argoproj/argo-rollouts go.mod and manifests/role at v1.9.0",
+    },
+];
+
+/** The release of a chart version, or undefined for a chart the table does not know. */
+export function releaseOfChart(chartVersion: string): ControllerRelease | undefined {
+    return CONTROLLER_RELEASES.find((r) => r.chartVersion === chartVersion);
+}
+
+/** The `X.Y` line of a tag such as v1.8.4; undefined when it is not a version. */
+export function lineOf(tag: string): string | undefined {
+    const m = /^v?(\d+)\.(\d+)\.\d+/.exec(tag);
+    return m ? `${m[1]}.${m[2]}` : undefined;
+}
+
+/** The table's release of the line a running controller's tag belongs to (the newest of that line). */
+export function releaseOfLine(tag: string): ControllerRelease | undefined {
+    const line = lineOf(tag);
+    return [...CONTROLLER_RELEASES].reverse().find((r) => r.line === line);
+}
+
+/** The values keys of one chart version (2.41.0's list less what that chart lacks). */
+export function chartValueKeys(release: ControllerRelease): Readonly<Record<string, "value" | "any">> {
+    const keys: Record<string, "value" | "any"> = { ...CHART_VALUE_KEYS };
+    for (const k of release.missingValueKeys) {
+        delete keys[k];
+    }
+    return keys;
+}
+
+/**
+ * Whether a controller moving from the running tag to the configured one changes how pod-template
+ * hashes are computed; undefined when either tag belongs to no line of the table (nothing is known).
+ */
+export function crossesHashBoundary(running: string, configured: string): boolean | undefined {
+    const from = releaseOfLine(running);
+    const to = releaseOfLine(configured);
+    if (!from || !to) {
+        return undefined;
+    }
+    return from.hashScheme !== to.hashScheme;
+}
