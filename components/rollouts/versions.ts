@@ -24,9 +24,26 @@ export interface ControllerRelease {
     hashScheme: string;
     /** Values keys of this chart that 2.41.0's list has and it lacks (the keys list is 2.41.0's). */
     missingValueKeys: readonly string[];
+    /**
+     * What the release's controller calls, by `group/resource`, beyond the informers' list and
+     * watch: every kubeclientset/argoprojclientset call outside tests, read at the release's tag.
+     * The controller's ClusterRole (rbac.ts) must grant each (test/versions.test.ts).
+     */
+    calls: Readonly<Record<string, readonly string[]>>;
     /** Where each fact of the entry was read. */
     source: string;
 }
+
+/** Calls both lines make alike (argo-rollouts v1.8.4 and v1.9.0: rollout/, experiments/, analysis/, controller/). */
+const COMMON_CALLS = {
+    // rollout/restart.go evicts (never deletes) pods.
+    "/pods/eviction": ["create"],
+    "apps/replicasets": ["create", "delete", "get", "list", "patch", "update", "watch"],
+    "/services": ["create", "delete", "get", "list", "patch", "watch"],
+    "argoproj.io/rollouts/status": ["get", "list", "patch", "update", "watch"],
+    // rollout/scale_utils.go updates a Deployment only for workloadRef scale-down, never used here.
+    "apps/deployments": ["get", "list", "watch"],
+} as const;
 
 export const CONTROLLER_RELEASES: readonly ControllerRelease[] = [
     {
@@ -37,6 +54,8 @@ export const CONTROLLER_RELEASES: readonly ControllerRelease[] = [
         hashScheme: "json of k8s.io/api v0.29 PodTemplateSpec",
         // git diff argo-rollouts-2.40.7 argo-rollouts-2.41.0 -- charts/argo-rollouts/values.yaml
         // (argoproj/argo-helm): 2.41.0 added these, 2.40.7 has none of them. The program sets none.
+        // rollout/ephemeralmetadata.go at v1.8.4 lists and updates pods; it re-reads none by name.
+        calls: { ...COMMON_CALLS, "/pods": ["list", "update", "watch"] },
         missingValueKeys: [
             "controller.awsVerifyTargetGroup",
             "controller.awsTargetGroupBindingAPIVersion",
@@ -59,6 +78,10 @@ export const CONTROLLER_RELEASES: readonly ControllerRelease[] = [
         line: "1.9",
         // argoproj/argo-rollouts go.mod at v1.9.0: k8s.io/api v0.34.1.
         hashScheme: "json of k8s.io/api v0.34 PodTemplateSpec",
+        // rollout/ephemeralmetadata.go at v1.9.0 re-reads a pod by name after an update conflict
+        // (updatePodMetadataWithRetry). manifests/role/argo-rollouts-clusterrole.yaml differs from
+        // v1.8.4's only in the eks.amazonaws.com group of targetgroupbindings (AWS, never granted here).
+        calls: { ...COMMON_CALLS, "/pods": ["get", "list", "update", "watch"] },
         missingValueKeys: [],
         source: "argoproj/argo-helm charts/argo-rollouts at argo-rollouts-2.41.0 (Chart.yaml appVersion v1.9.0, values.yaml); argoproj/argo-rollouts go.mod and manifests/role at v1.9.0",
     },
