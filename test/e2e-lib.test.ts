@@ -17,6 +17,8 @@ import { localArgs, permissionErrors } from "../e2e/lib/controller";
 import { FAST_FREEZE, FAST_GATES, SmokeSetting, backendWeight, collapse, deliveryPatch, inOrder } from "../e2e/lib/delivery";
 import { addonConfig } from "../e2e/lib/platform";
 import { kyvernoRelease } from "../e2e/lib/kyvernoRelease";
+import { E2E_RELEASES } from "../e2e/lib/releases";
+import { CONTROLLER_RELEASES } from "../components/rollouts/versions";
 
 describe("e2e harness", () => {
     describe("the Kyverno release of the run", () => {
@@ -93,6 +95,16 @@ describe("e2e harness", () => {
         assert.match(requiredVersion("kubernetes", "k8s.io/kubernetes"), /^v1\.3[345]\.\d+$/);
         assert.match(requiredVersion("etcd", "go.etcd.io/etcd/server/v3"), /^v3\.6\.\d+$/);
         assert.throws(() => requiredVersion("etcd", "example.com/absent"), /does not require example.com\/absent/);
+    });
+
+    it("runs every release of the version table from a module pinned at that release, with a controller built from it", () => {
+        assert.deepStrictEqual(Object.keys(E2E_RELEASES).sort(), CONTROLLER_RELEASES.map((r) => r.appVersion).sort());
+        for (const r of CONTROLLER_RELEASES) {
+            const e = E2E_RELEASES[r.appVersion];
+            assert.strictEqual(requiredVersion(path.relative(path.join(__dirname, "..", "e2e", "engines"), e.pins), "github.com/argoproj/argo-rollouts"), r.appVersion, r.appVersion);
+            const engine = e.binary === "rollouts-controller" ? "argo-rollouts" : path.basename(e.pins);
+            assert.match(fs.readFileSync(path.join(__dirname, "..", "e2e", "engines", engine, "build.sh"), "utf8"), new RegExp(`version=${r.appVersion.replace(/\./g, "\\.")}[\\s\\S]*-o "\\$\\{OUT\\}/${e.binary}"`));
+        }
     });
 
     describe("delivery scenarios", () => {

@@ -4,6 +4,8 @@
  * pod-template-hash boundary, and the release a stack installs for each chart.
  */
 import * as assert from "assert";
+import * as fs from "fs";
+import * as path from "path";
 import { parseAddonConfig, AddonConfig } from "../stacks/config";
 import {
     CHART_VALUE_KEYS,
@@ -18,7 +20,8 @@ import {
     releaseOfLine,
     unknownChartValueKeys,
 } from "../components/rollouts";
-import { adoptedRelease, hashBoundaryDecision, unsettled } from "../components/rollouts/upgrade";
+import { adoptedRelease, hashBoundaryDecision, unsettled, upgradeRunbook } from "../components/rollouts/upgrade";
+import { upgradeRunbookSteps } from "../e2e/lib/readme";
 import { TEST_DIGEST, byName, hubConfig, merged, planInline } from "./harness";
 
 function config(patch: Record<string, unknown> = {}): AddonConfig {
@@ -136,5 +139,34 @@ describe("the controller's version table", () => {
     it("controller.acknowledgeNewRevisions takes a line, nothing else", () => {
         assert.strictEqual(config({ controller: { acknowledgeNewRevisions: "1.9" } }).controller.acknowledgeNewRevisions, "1.9");
         assert.throws(() => config({ controller: { acknowledgeNewRevisions: "v1.9.0" } }), /argo-rollouts-addon:controller\.acknowledgeNewRevisions = "v1\.9\.0": must be a controller line such as 1\.9/);
+    });
+
+    describe("the upgrade runbook", () => {
+        const [from, to] = CONTROLLER_RELEASES;
+        const steps = upgradeRunbook({ stack: "hub", namespace: "argo-rollouts", from, to });
+
+        it("in docs/operations/upgrade.md is the program's, step by step, for the hub across the boundary", () => {
+            const documented = upgradeRunbookSteps();
+            assert.deepStrictEqual(documented.map((s) => s.commands), steps.map((s) => s.commands));
+            assert.deepStrictEqual(documented.map((s) => s.title.replace(/\.$/, "")), steps.map((s) => s.title));
+        });
+
+        it("settles the Rollouts before the move and acknowledges the new line only across the boundary", () => {
+            const all = steps.flatMap((s) => s.commands);
+            const settle = all.findIndex((c) => c.includes(`awk '$2 != "Healthy"'`));
+            const up = all.findIndex((c) => c.startsWith("pulumi up"));
+            assert.ok(settle >= 0 && settle < up);
+            assert.ok(all.includes(`pulumi config set --path controller.acknowledgeNewRevisions ${to.line} -s hub`));
+            assert.ok(all.includes("pulumi config rm --path controller.acknowledgeNewRevisions -s hub"), "the acknowledgement is taken back");
+            const within = upgradeRunbook({ stack: "hub", namespace: "argo-rollouts", from: to, to }).flatMap((s) => s.commands);
+            assert.ok(!within.some((c) => c.includes("acknowledgeNewRevisions") || c.includes("awk")), within.join("\n"));
+        });
+
+        it("the page's table is the version table", () => {
+            const page = fs.readFileSync(path.join(__dirname, "..", "docs", "operations", "upgrade.md"), "utf8");
+            for (const r of CONTROLLER_RELEASES) {
+                assert.match(page, new RegExp(`^\\| ${r.chartVersion.replace(/\./g, "\\.")} \\| ${r.appVersion.replace(/\./g, "\\.")} \\| ${r.line.replace(/\./g, "\\.")} \\|`, "m"), r.chartVersion);
+            }
+        });
     });
 });

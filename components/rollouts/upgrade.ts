@@ -106,3 +106,72 @@ export function adoptedRelease(args: { releaseFromStackFile: boolean; configured
     const kept = releaseOfLine(args.running);
     return kept && kept.chartVersion !== args.configuredChart ? kept : undefined;
 }
+
+/** One step of the upgrade runbook: shell commands in order; `#` lines say what a human does. */
+export interface UpgradeStep {
+    title: string;
+    commands: string[];
+}
+
+/**
+ * The runbook for moving a stack's controller from one release of the table to another
+ * (docs/operations/upgrade.md, checked against this by test/versions.test.ts). The program applies
+ * the CRDs of the new tag before the chart (rollouts stage: CRDs first, ADR-056 D7) and the
+ * controller's RBAC does not change between the releases (versions.ts `calls`), so the operator's
+ * part is: settle the Rollouts, move the release, acknowledge the new revisions when the move
+ * crosses the hash boundary, watch, and stop acknowledging.
+ */
+export function upgradeRunbook(args: { stack: string; namespace: string; from: ControllerRelease; to: ControllerRelease }): UpgradeStep[] {
+    const s = `-s ${args.stack}`;
+    const crossing = args.from.hashScheme !== args.to.hashScheme;
+    const phases = `kubectl get rollouts.argoproj.io -A -o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.name} {.status.phase}{"\\n"}{end}'`;
+    const steps: UpgradeStep[] = [
+        {
+            title: "Record what runs now",
+            commands: [
+                `kubectl get deployment argo-rollouts -n ${args.namespace} -o jsonpath='{.spec.template.spec.containers[0].image}{"\\n"}'`,
+                "kubectl get rollouts.argoproj.io -A --no-headers | wc -l",
+                `kubectl get replicasets -A -l rollouts-pod-template-hash --no-headers | wc -l`,
+            ],
+        },
+    ];
+    if (crossing) {
+        steps.push({
+            title: "Settle every Rollout: none paused, progressing or aborted",
+            commands: [
+                `# Every line this prints is a Rollout in flight: promote it (kubectl argo rollouts promote) or abort it, and run it again until it prints nothing; the preview refuses while one is left`,
+                `${phases} | awk '$2 != "Healthy"'`,
+            ],
+        });
+    }
+    steps.push({
+        title: `Move the release to chart ${args.to.chartVersion} (Argo Rollouts ${args.to.appVersion}), through the deploy pipeline`,
+        commands: [
+            `pulumi config set --path controller.chartVersion ${args.to.chartVersion} ${s}`,
+            ...(crossing ? [`pulumi config set --path controller.acknowledgeNewRevisions ${args.to.line} ${s}`] : []),
+            crossing
+                ? `# Merge Pulumi.${args.stack}.yaml through a pull request: its preview says how many Rollouts, in which namespaces, get a new revision; the deploy pipeline then runs`
+                : `# Merge Pulumi.${args.stack}.yaml through a pull request; the deploy pipeline then runs`,
+            `pulumi up --policy-pack policy-pack ${s}`,
+        ],
+    });
+    steps.push({
+        title: crossing ? "Watch every Rollout take its new revision" : "Watch the controller",
+        commands: [
+            `kubectl rollout status deployment/argo-rollouts -n ${args.namespace} --timeout=5m`,
+            ...(crossing ? [`# Each Rollout gets exactly one new ReplicaSet and its pods are replaced once, canary steps included: a step with an indefinite pause waits for a promote`, `${phases}`] : []),
+            `kubectl get replicasets -A -l rollouts-pod-template-hash --no-headers | wc -l`,
+        ],
+    });
+    if (crossing) {
+        steps.push({
+            title: "Stop acknowledging, through the deploy pipeline",
+            commands: [
+                `pulumi config rm --path controller.acknowledgeNewRevisions ${s}`,
+                `# Merge Pulumi.${args.stack}.yaml through a pull request; the deploy pipeline then runs`,
+                `pulumi up --policy-pack policy-pack ${s}`,
+            ],
+        });
+    }
+    return steps;
+}

@@ -17,9 +17,11 @@ export interface ControllerRelease {
     /**
      * How the controller computes a Rollout's pod-template hash. Argo Rollouts hashes the JSON of
      * the pod template with FNV-32a (utils/hash/hash.go, unchanged from v1.8.4 to v1.9.0), so the
-     * hash follows the k8s.io/api version the release builds with: new PodSpec fields change the
-     * JSON of an unchanged template. A controller move between two schemes finds no ReplicaSet
-     * with the new hash and gives every Rollout a new revision (argoproj/argo-rollouts #4696).
+     * hash follows the Kubernetes modules the release builds with. From k8s.io/apimachinery v0.34
+     * `ObjectMeta.CreationTimestamp` is tagged `omitzero` (pkg/apis/meta/v1/types.go), so the
+     * template's `"creationTimestamp":null`, in every template's JSON under v0.29, is gone: no
+     * template hashes alike. A controller move between two schemes finds no ReplicaSet with the
+     * new hash and gives every Rollout a new revision (argoproj/argo-rollouts #4696).
      */
     hashScheme: string;
     /** Values keys of this chart that 2.41.0's list has and it lacks (the keys list is 2.41.0's). */
@@ -50,8 +52,8 @@ export const CONTROLLER_RELEASES: readonly ControllerRelease[] = [
         chartVersion: "2.40.7",
         appVersion: "v1.8.4",
         line: "1.8",
-        // argoproj/argo-rollouts go.mod at v1.8.4: k8s.io/api v0.29.3.
-        hashScheme: "json of k8s.io/api v0.29 PodTemplateSpec",
+        // argoproj/argo-rollouts go.mod at v1.8.4: k8s.io/api and apimachinery v0.29.3.
+        hashScheme: "fnv32a of the template's JSON, apimachinery v0.29 (creationTimestamp: null)",
         // git diff argo-rollouts-2.40.7 argo-rollouts-2.41.0 -- charts/argo-rollouts/values.yaml
         // (argoproj/argo-helm): 2.41.0 added these, 2.40.7 has none of them. The program sets none.
         // rollout/ephemeralmetadata.go at v1.8.4 lists and updates pods; it re-reads none by name.
@@ -76,8 +78,8 @@ export const CONTROLLER_RELEASES: readonly ControllerRelease[] = [
         chartVersion: "2.41.0",
         appVersion: "v1.9.0",
         line: "1.9",
-        // argoproj/argo-rollouts go.mod at v1.9.0: k8s.io/api v0.34.1.
-        hashScheme: "json of k8s.io/api v0.34 PodTemplateSpec",
+        // argoproj/argo-rollouts go.mod at v1.9.0: k8s.io/api and apimachinery v0.34.1.
+        hashScheme: "fnv32a of the template's JSON, apimachinery v0.34 (creationTimestamp omitted)",
         // rollout/ephemeralmetadata.go at v1.9.0 re-reads a pod by name after an update conflict
         // (updatePodMetadataWithRetry). manifests/role/argo-rollouts-clusterrole.yaml differs from
         // v1.8.4's only in the eks.amazonaws.com group of targetgroupbindings (AWS, never granted here).

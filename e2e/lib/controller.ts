@@ -56,7 +56,7 @@ export function localArgs(args: readonly string[], ports: { healthz: number; met
 
 export async function startController(
     cluster: Cluster,
-    opts: { bin: string; dir: string; namespace: string; name?: string; env?: NodeJS.ProcessEnv; hostname?: string },
+    opts: { bin: string; dir: string; namespace: string; name?: string; env?: NodeJS.ProcessEnv; hostname?: string; binary?: string },
 ): Promise<ControllerProc> {
     const name = opts.name ?? "rollouts-controller";
     const home = path.join(opts.dir, name);
@@ -68,7 +68,8 @@ export async function startController(
     fs.writeFileSync(kubeconfig, kubeconfigFor(cluster.server, cluster.caFile, { name: deployment.serviceAccount, token }), { mode: 0o600 });
     const ports = { healthz: await freePort(), metrics: await freePort() };
     const args = [`--kubeconfig=${kubeconfig}`, ...localArgs(deployment.args, ports)];
-    const binary = path.join(opts.bin, "rollouts-controller");
+    // Another release's controller (e2e/lib/releases.ts) where a scenario names one.
+    const binary = path.join(opts.bin, opts.binary ?? "rollouts-controller");
     const canUnshare = () => {
         try {
             return run("unshare", ["--uts", "true"]).status === 0;
