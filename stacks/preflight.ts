@@ -2,7 +2,8 @@ import * as pulumi from "@pulumi/pulumi";
 import { CONTROLLER_CONTAINER, downgradeRefusal, imageTag } from "../components/cluster/adoption";
 import { DeclarationGate, DeclaredRef, existingObjectsRefusal, findExisting } from "../components/cluster/existing";
 import { LiveReader, apiPath, liveReader } from "../components/cluster/live";
-import { chartObjects, chartObjectApiVersion } from "../components/rollouts/chartObjects";
+import { CONTROLLER_SELECTOR, chartObjects, chartObjectApiVersion } from "../components/rollouts/chartObjects";
+import { oldInstallProblems } from "../components/cluster/oldInstall";
 import { ROLLOUTS_CRDS } from "../components/rollouts/crds";
 import { RolloutState, adoptedRelease, hashBoundaryDecision } from "../components/rollouts/upgrade";
 import { RELEASE_NAME } from "../components/rollouts/values";
@@ -15,7 +16,9 @@ import type { AddonConfig } from "./config";
  *
  * - the controller running now (one GET of its Deployment): an adopting run keeps its release
  *   unless the stack file names one, and never downgrades it unasked (every adopted object
- *   previews as a create, so a downgrade would not show);
+ *   previews as a create, so a downgrade would not show); it also refuses the shapes of an old
+ *   install adoption cannot take over (one LIST of the Deployments, one GET of the budget:
+ *   components/cluster/oldInstall.ts);
  * - a move across the pod-template-hash boundary (components/rollouts/upgrade.ts): one LIST of
  *   the Rollouts, only then;
  * - without `cluster.adoptExisting`: every whole object the stack creates, so the preview fails
@@ -60,6 +63,22 @@ export async function controllerPreflight(config: AddonConfig, reader: Pick<Live
         const refusal = downgradeRefusal(config.stack, running, run.controller.appVersion, config.cluster.allowDowngrade);
         if (refusal) {
             throw new pulumi.RunError(refusal);
+        }
+        // Shapes of the old install a green preview would not show (components/cluster/oldInstall.ts):
+        // one LIST of the Deployments, one GET of the budget.
+        const ns = config.controller.namespace;
+        const problems = oldInstallProblems({
+            namespace: ns,
+            name: RELEASE_NAME,
+            deployments: (await reader.list("/apis/apps/v1/deployments")) ?? [],
+            chartSelector: CONTROLLER_SELECTOR,
+            pdb: await reader.get(apiPath("policy/v1", "PodDisruptionBudget", ns, RELEASE_NAME)),
+        });
+        if (problems.length > 0) {
+            throw new pulumi.RunError(
+                `stack "${config.stack}": argo-rollouts-addon:cluster.adoptExisting is true, and the old install has ${problems.length} thing(s) adopting would break (npm run adopt-check -- --stack ${config.stack} lists them too):\n` +
+                    problems.map((p) => `  ${p.object}: ${p.found}\n      first: ${p.fix}`).join("\n"),
+            );
         }
     }
     const boundary = hashBoundaryDecision({ stack: config.stack, running, configured: run.controller.appVersion, acknowledged: config.controller.acknowledgeNewRevisions, rollouts: [] });

@@ -17,7 +17,7 @@ import { configFromStackFile, fromConfigMap, placeholderWorld } from "../tools/s
 import { hubConfig, merged, withRegulatedArgoRbac } from "./harness";
 
 /** A cluster that holds `objects` by REST path and Rollouts to list; it records every request. */
-function fakeCluster(objects: Record<string, LiveObject> = {}, rollouts: LiveObject[] = []): Pick<LiveReader, "get" | "list"> & { gets: string[]; lists: string[] } {
+function fakeCluster(objects: Record<string, LiveObject> = {}, rollouts: LiveObject[] = [], deployments?: LiveObject[]): Pick<LiveReader, "get" | "list"> & { gets: string[]; lists: string[] } {
     const gets: string[] = [];
     const lists: string[] = [];
     return {
@@ -29,6 +29,10 @@ function fakeCluster(objects: Record<string, LiveObject> = {}, rollouts: LiveObj
         },
         async list(path) {
             lists.push(path);
+            if (path === "/apis/apps/v1/deployments") {
+                // Every Deployment of the cluster: the ones given, else the controller's of `objects`.
+                return deployments ?? Object.entries(objects).filter(([p]) => p.includes("/deployments/")).map(([, o]) => o);
+            }
             return path === "/apis/argoproj.io/v1alpha1/rollouts" ? rollouts : [];
         },
     };
@@ -123,7 +127,8 @@ describe("the preflight against the live cluster", function () {
         it("reads no object the stack creates on an adopting run", async () => {
             const cluster = fakeCluster({ [ROLLOUT_CRD]: { metadata: { name: "rollouts.argoproj.io", managedFields: HELM } } });
             await runChecked(merged(hubConfig(), { cluster: { adoptExisting: true } }), cluster);
-            assert.deepStrictEqual(cluster.gets, [DEPLOYMENT]);
+            assert.deepStrictEqual(cluster.gets, [DEPLOYMENT, "/apis/policy/v1/namespaces/argo-rollouts/poddisruptionbudgets/argo-rollouts"]);
+            assert.deepStrictEqual(cluster.lists, ["/apis/apps/v1/deployments"]);
         });
 
         it("says nothing when nothing exists", () => {
@@ -215,6 +220,42 @@ describe("the preflight against the live cluster", function () {
             const within = fakeCluster({ [DEPLOYMENT]: controllerDeployment("v1.8.3", PULUMI) });
             await controllerPreflight(config({ controller: { chartVersion: "2.40.7" } }), within);
             assert.deepStrictEqual(within.lists, []);
+        });
+    });
+
+    describe("an adopting run: shapes of the old install it cannot take over", () => {
+        const config = (patch: Record<string, unknown> = {}) => configFromStackFile(fromConfigMap("hub", withRegulatedArgoRbac(merged(hubConfig(), merged({ cluster: { adoptExisting: true } }, patch)))));
+        const deployment = (ns: string, name: string, matchLabels: Record<string, string>, args: string[] = []): LiveObject => ({
+            metadata: { name, namespace: ns, managedFields: HELM },
+            spec: { selector: { matchLabels }, template: { spec: { containers: [{ name: "argo-rollouts", image: "registry.example/mirror/argoproj/argo-rollouts:v1.9.0", args }] } } },
+        });
+        const CHART = { "app.kubernetes.io/component": "rollouts-controller", "app.kubernetes.io/name": "argo-rollouts", "app.kubernetes.io/instance": "argo-rollouts" };
+
+        it("refuses a plain-manifest controller (its selector is immutable), a controller of another release and a budget with minAvailable, each with what to do first", async () => {
+            const plain = deployment("argo-rollouts", "argo-rollouts", { "app.kubernetes.io/name": "argo-rollouts" });
+            const other = deployment("platform-tools", "rollouts", CHART);
+            const dashboard: LiveObject = { metadata: { name: "argo-rollouts-dashboard", namespace: "argo-rollouts" }, spec: { template: { spec: { containers: [{ image: "quay.io/argoproj/kubectl-argo-rollouts:v1.9.0" }] } } } };
+            const cluster = fakeCluster({ [DEPLOYMENT]: plain, "/apis/policy/v1/namespaces/argo-rollouts/poddisruptionbudgets/argo-rollouts": { metadata: { name: "argo-rollouts" }, spec: { minAvailable: 1 } } }, [], [plain, other, dashboard]);
+            await assert.rejects(controllerPreflight(config(), cluster), (e: Error) => {
+                assert.strictEqual(
+                    e.message,
+                    'stack "hub": argo-rollouts-addon:cluster.adoptExisting is true, and the old install has 3 thing(s) adopting would break (npm run adopt-check -- --stack hub lists them too):\n' +
+                        "  Deployment platform-tools/rollouts: runs Argo Rollouts v1.9.0 outside this stack (the stack installs its controller as argo-rollouts/argo-rollouts): after adopting, it and the stack's would reconcile every Rollout of the cluster\n" +
+                        "      first: keep the CRDs first (runbook: keep the CRDs), make its installer forget it (runbook: make the old tool let go), then kubectl delete deployment rollouts -n platform-tools right before the adopting run (Rollouts keep their pods; they resume once the stack's controller runs)\n" +
+                        "  Deployment argo-rollouts/argo-rollouts: selects {app.kubernetes.io/name=argo-rollouts}, the chart {app.kubernetes.io/component=rollouts-controller, app.kubernetes.io/instance=argo-rollouts, app.kubernetes.io/name=argo-rollouts}: a Deployment's selector is immutable, so the adopting up would stop at it (a plain-manifest install, argoproj/argo-rollouts manifests/install.yaml, has this selector)\n" +
+                        "      first: delete it right before the adopting run, as the runbook's adopting step does (kubectl delete deployment argo-rollouts -n argo-rollouts); its pods go, Rollouts keep theirs and resume once the stack's controller runs\n" +
+                        "  PodDisruptionBudget argo-rollouts/argo-rollouts: sets minAvailable 1: the stack sets maxUnavailable, the adopting apply leaves the old minAvailable in place, and a budget with both is invalid\n" +
+                        `      first: kubectl patch poddisruptionbudget argo-rollouts -n argo-rollouts --type=json -p '[{"op":"remove","path":"/spec/minAvailable"}]' before the adopting run`,
+                );
+                return true;
+            });
+        });
+
+        it("lets the chart's own shape through, and a controller that watches other Rollouts (namespaced or another instance id)", async () => {
+            const own = deployment("argo-rollouts", "argo-rollouts", CHART);
+            const namespaced = deployment("team-a", "rollouts", CHART, ["--namespaced"]);
+            const instance = deployment("team-b", "rollouts", CHART, ["--instance-id=team-b"]);
+            await controllerPreflight(config(), fakeCluster({ [DEPLOYMENT]: own }, [], [own, namespaced, instance]));
         });
     });
 });

@@ -35,6 +35,14 @@ export function fieldChanges(planned: Record<string, unknown>, live: KubeObject)
             }
             return;
         }
+        // A list of named items (containers, ports by name) is compared item by item, by name.
+        if (Array.isArray(want) && want.length > 0 && want.every((x) => isRecord(x) && typeof x.name === "string") && Array.isArray(have)) {
+            for (const item of want as Record<string, unknown>[]) {
+                const match = (have as unknown[]).find((h) => isRecord(h) && h.name === item.name);
+                walk(item, match, [...at.slice(0, -1), `${at[at.length - 1]}[${String(item.name)}]`]);
+            }
+            return;
+        }
         if (isRecord(want) && Object.keys(want).length > 0) {
             for (const [k, v] of Object.entries(want)) {
                 if (at.length === 0 && (k === "apiVersion" || k === "kind" || k === "status" || (secret && (k === "data" || k === "stringData")))) {
