@@ -24,7 +24,8 @@ function fakeCluster(objects: KubeObject[]): ReadOnlyCluster & { calls: string[]
         list: async (path, selector) => {
             calls.push(`LIST ${path}`);
             const wanted = (selector ?? "").split(",").filter(Boolean).map((s) => s.split("="));
-            const clusterWide = path.startsWith("/apis/argoproj.io/v1alpha1/") && !path.includes("/namespaces/");
+            // A collection path without a namespace lists every namespace, as the API server does.
+            const clusterWide = !path.includes("/namespaces/");
             return objects.filter((o) => {
                 const p = pathOf(o);
                 const collection = p.slice(0, p.lastIndexOf("/"));
