@@ -11,11 +11,10 @@
 import assert from "assert";
 import * as path from "path";
 import { PROJECT } from "../../components/config/reader";
-import { PLUGIN_DEFAULTS } from "../../components/rollouts/config";
 import { CONTROLLER_RELEASES } from "../../components/rollouts/versions";
 import { world } from "../lib/context";
 import { ControllerProc, controllerLog, startController } from "../lib/controller";
-import { POD_HASH, PublishedPlugin, RolloutView, publishPlugin } from "../lib/delivery";
+import { POD_HASH, PublishedPlugin, RolloutView, pluginDownloadPatch, publishPlugin } from "../lib/delivery";
 import { apiGet } from "../lib/kube";
 import { runAsync, waitFor } from "../lib/procs";
 import { PulumiEnv, failure } from "../lib/pulumi";
@@ -61,7 +60,7 @@ describe("upgrade", function () {
     const patch = (chartVersion: string) => (config: ConfigMap) => {
         const key = (k: string) => `${PROJECT}:${k}`;
         config[key("controller")] = { ...((config[key("controller")] as Record<string, unknown> | undefined) ?? {}), chartVersion };
-        config[key("plugin")] = { version: PLUGIN_DEFAULTS.version, delivery: "download", arch: "amd64", baseUrl: plugin.baseUrl, sha256: plugin.sha256 };
+        pluginDownloadPatch(plugin)(config);
     };
     const cluster = () => target.cluster;
     const ns = "argo-rollouts";
