@@ -146,6 +146,8 @@ describe("e2e harness", () => {
                 "--healthzPort=1",
                 "--metricsPort=2",
             ]);
+            // Chart 2.40.7 renders the v1.8.x spelling, the only one that controller knows.
+            assert.deepStrictEqual(localArgs(["--healthzPort=8080", "--metricsport=8090"], { healthz: 1, metrics: 2 }), ["--healthzPort=1", "--metricsport=2"]);
         });
 
         it("finds permission errors in a controller log, and only those", () => {
