@@ -14,8 +14,8 @@ import type { AddonConfig } from "./config";
  * platform introduction; docs/operations/adopt.md and upgrade.md), through the stack's own
  * connection, GETs only, each bounded (components/cluster/live.ts):
  *
- * - the controller running now (one GET of its Deployment): an adopting run keeps its release
- *   unless the stack file names one, and never downgrades it unasked (every adopted object
+ * - the controller running now (one GET of its Deployment): a stack file that names no release
+ *   keeps the line the cluster runs; an adopting run never downgrades it unasked (every adopted object
  *   previews as a create, so a downgrade would not show); it also refuses the shapes of an old
  *   install adoption cannot take over (one LIST of the Deployments, one GET of the budget:
  *   components/cluster/oldInstall.ts);
@@ -54,12 +54,14 @@ export function providerDeclaredObjects(config: AddonConfig): DeclaredRef[] {
 export async function controllerPreflight(config: AddonConfig, reader: Pick<LiveReader, "get" | "list">, warn: (m: string) => void = (m) => void pulumi.log.warn(m)): Promise<AddonConfig> {
     const running = await runningControllerVersion(config, reader);
     let run = config;
+    // A stack file that names no release keeps the line the cluster runs, on the adopting run and
+    // every run after it: the newest release is the default only where no controller runs yet.
+    const kept = adoptedRelease({ releaseFromStackFile: config.controller.releaseFromStackFile, configuredChart: config.controller.chartVersion, running });
+    if (kept) {
+        warn(`stack "${config.stack}": keeps the release the cluster runs (${running}): chart ${kept.chartVersion}, Argo Rollouts ${kept.appVersion}, because the stack file names none; set controller.chartVersion to move it (docs/operations/upgrade.md)`);
+        run = { ...config, controller: { ...config.controller, chartVersion: kept.chartVersion, appVersion: kept.appVersion } };
+    }
     if (config.cluster.adoptExisting) {
-        const kept = adoptedRelease({ releaseFromStackFile: config.controller.releaseFromStackFile, configuredChart: config.controller.chartVersion, running });
-        if (kept) {
-            warn(`stack "${config.stack}": adopting keeps the release the cluster runs (${running}): chart ${kept.chartVersion}, Argo Rollouts ${kept.appVersion}; set controller.chartVersion to move it (docs/operations/upgrade.md)`);
-            run = { ...config, controller: { ...config.controller, chartVersion: kept.chartVersion, appVersion: kept.appVersion } };
-        }
         const refusal = downgradeRefusal(config.stack, running, run.controller.appVersion, config.cluster.allowDowngrade);
         if (refusal) {
             throw new pulumi.RunError(refusal);

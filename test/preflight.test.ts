@@ -149,20 +149,23 @@ describe("the preflight against the live cluster", function () {
         const rollout = (ns: string, name: string, status: Record<string, unknown> | undefined, spec: Record<string, unknown> = {}): LiveObject => ({ metadata: { name, namespace: ns }, spec, ...(status ? { status } : {}) });
         const healthy = (ns: string, name: string) => rollout(ns, name, { phase: "Healthy" });
 
-        it("an adopting run keeps the line the cluster runs unless the stack file names a release", async () => {
+        it("a stack file that names no release keeps the line the cluster runs, on the adopting run and after", async () => {
             const warnings: string[] = [];
             const kept = await controllerPreflight(config({ cluster: { adoptExisting: true } }), fakeCluster({ [DEPLOYMENT]: controllerDeployment("v1.8.4") }), (m) => warnings.push(m));
             assert.strictEqual(kept.controller.chartVersion, "2.40.7");
             assert.strictEqual(kept.controller.appVersion, "v1.8.4");
-            assert.match(warnings.join("\n"), /adopting keeps the release the cluster runs \(v1\.8\.4\): chart 2\.40\.7, Argo Rollouts v1\.8\.4/);
+            assert.match(warnings.join("\n"), /keeps the release the cluster runs \(v1\.8\.4\): chart 2\.40\.7, Argo Rollouts v1\.8\.4, because the stack file names none/);
+            // And so does every run after it: the stack file still names none.
+            const after = await controllerPreflight(config(), fakeCluster({ [DEPLOYMENT]: controllerDeployment("v1.8.4", PULUMI) }, [healthy("tenant-a", "web")]));
+            assert.strictEqual(after.controller.appVersion, "v1.8.4");
             // Named in the stack file: the stack's release, across the boundary only when acknowledged.
             await assert.rejects(
                 controllerPreflight(config({ cluster: { adoptExisting: true }, controller: { chartVersion: "2.41.0" } }), fakeCluster({ [DEPLOYMENT]: controllerDeployment("v1.8.4") }, [healthy("tenant-a", "web")])),
                 /controller\.acknowledgeNewRevisions = \(unset\): set it to "1\.9"/,
             );
-            // Not adopting: the stack's release, whatever runs.
-            const own = await controllerPreflight(config(), fakeCluster({ [DEPLOYMENT]: controllerDeployment("v1.9.0", PULUMI) }));
-            assert.strictEqual(own.controller.chartVersion, "2.41.0");
+            // No controller yet: the newest release.
+            const fresh = await controllerPreflight(config(), fakeCluster());
+            assert.strictEqual(fresh.controller.chartVersion, "2.41.0");
         });
 
         it("refuses an adopting downgrade unless allowed", async () => {
@@ -184,7 +187,7 @@ describe("the preflight against the live cluster", function () {
                 rollout("tenant-b", "cart", { phase: "Healthy" }, { paused: true }),
             ];
             const cluster = fakeCluster({ [DEPLOYMENT]: controllerDeployment("v1.8.4", PULUMI) }, rollouts);
-            await assert.rejects(controllerPreflight(config({ controller: { acknowledgeNewRevisions: "1.9" } }), cluster), (e: Error) => {
+            await assert.rejects(controllerPreflight(config({ controller: { chartVersion: "2.41.0", acknowledgeNewRevisions: "1.9" } }), cluster), (e: Error) => {
                 assert.strictEqual(
                     e.message,
                     'stack "hub": Argo Rollouts v1.8.4 -> v1.9.0 changes how pod-template hashes are computed (argoproj/argo-rollouts #4696): every Rollout gets a new revision and its pods are replaced: 4 Rollout(s) in 2 namespace(s): tenant-a (2), tenant-b (2). ' +
@@ -202,10 +205,10 @@ describe("the preflight against the live cluster", function () {
         it("needs the acknowledgement of the new line once every Rollout is settled, and then says how many re-revision where", async () => {
             const rollouts = [healthy("tenant-a", "web"), healthy("tenant-a", "api"), healthy("tenant-b", "shop")];
             const cluster = () => fakeCluster({ [DEPLOYMENT]: controllerDeployment("v1.8.4", PULUMI) }, rollouts);
-            await assert.rejects(controllerPreflight(config(), cluster()), /argo-rollouts-addon:controller\.acknowledgeNewRevisions = \(unset\): set it to "1\.9" for this upgrade, after following docs\/operations\/upgrade\.md, or keep controller\.chartVersion at a chart of the 1\.8 line$/);
-            await assert.rejects(controllerPreflight(config({ controller: { acknowledgeNewRevisions: "1.8" } }), cluster()), /acknowledgeNewRevisions = "1\.8": set it to "1\.9"/);
+            await assert.rejects(controllerPreflight(config({ controller: { chartVersion: "2.41.0" } }), cluster()), /argo-rollouts-addon:controller\.acknowledgeNewRevisions = \(unset\): set it to "1\.9" for this upgrade, after following docs\/operations\/upgrade\.md, or keep controller\.chartVersion at a chart of the 1\.8 line$/);
+            await assert.rejects(controllerPreflight(config({ controller: { chartVersion: "2.41.0", acknowledgeNewRevisions: "1.8" } }), cluster()), /acknowledgeNewRevisions = "1\.8": set it to "1\.9"/);
             const warnings: string[] = [];
-            await controllerPreflight(config({ controller: { acknowledgeNewRevisions: "1.9" } }), cluster(), (m) => warnings.push(m));
+            await controllerPreflight(config({ controller: { chartVersion: "2.41.0", acknowledgeNewRevisions: "1.9" } }), cluster(), (m) => warnings.push(m));
             assert.deepStrictEqual(warnings, [
                 'stack "hub": Argo Rollouts v1.8.4 -> v1.9.0 changes how pod-template hashes are computed (argoproj/argo-rollouts #4696): every Rollout gets a new revision and its pods are replaced: 3 Rollout(s) in 2 namespace(s): tenant-a (2), tenant-b (1) (acknowledged by controller.acknowledgeNewRevisions = "1.9")',
             ]);

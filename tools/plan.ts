@@ -174,7 +174,7 @@ export function summary(run: OfflineRun): string {
             lines.push(`    ${o}`);
         }
     }
-    lines.push("  controller release: not checked here; pulumi preview and up read the running controller first (an adopting run keeps its line; a move across the pod-template-hash boundary needs controller.acknowledgeNewRevisions) (needs a cluster)");
+    lines.push("  controller release: not checked here; pulumi preview and up read the running controller first (a stack file naming no release keeps the line the cluster runs; a move across the pod-template-hash boundary needs controller.acknowledgeNewRevisions) (needs a cluster)");
     return lines.join("\n");
 }
 

@@ -95,9 +95,10 @@ export function hashBoundaryDecision(args: {
 }
 
 /**
- * The release an adopting run installs: the one the stack file names, else the table's release of
- * the line the cluster runs, so adopting never moves the controller by itself (and never across
- * the hash boundary). Undefined: keep the stack's (no controller runs, or its line is unknown).
+ * The release a run installs when it is not the stack's configured one: a stack file that names no
+ * release keeps the table's release of the line the cluster runs, so neither the adopting run nor
+ * any run after it moves the controller by itself (never across the hash boundary). Undefined:
+ * the stack's (the file names a release, no controller runs, or its line is unknown).
  */
 export function adoptedRelease(args: { releaseFromStackFile: boolean; configuredChart: string; running: string | undefined }): ControllerRelease | undefined {
     if (args.releaseFromStackFile || !args.running) {

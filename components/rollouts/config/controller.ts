@@ -45,8 +45,8 @@ export interface ControllerConfig {
     /** Namespaces whose groups may restart, abort, retry, promote and scale Rollouts (tenants.ts). */
     tenantOperators: TenantOperatorBinding[];
     /**
-     * Whether the stack file names the release (`chartVersion` or `appVersion`). Unnamed, an
-     * adopting run keeps the release the cluster runs (stacks/preflight.ts).
+     * Whether the stack file names the release (`chartVersion` or `appVersion`). Unnamed, a run
+     * keeps the line the cluster runs (stacks/preflight.ts); the default is for a new cluster.
      */
     releaseFromStackFile: boolean;
     /**
@@ -83,7 +83,7 @@ export const CONTROLLER_FIELDS = {
     }),
     namespaceLabels: field.labels({ doc: "extra labels for that namespace, merged over the defaults (restricted Pod Security, app.kubernetes.io/part-of); never a Pod Security label" }),
     chartRepository: field.string({ rule: { pattern: CHART_REPO, describe: "an https:// or oci:// chart repository URL" }, default: "https://argoproj.github.io/argo-helm", doc: "Helm repository (https://) or OCI registry path (oci://) holding argo-rollouts" }),
-    chartVersion: field.string({ rule: { pattern: SEMVER, describe: "an exact chart version such as 2.41.0 (no ranges)" }, default: "2.41.0", doc: "exact chart version" }),
+    chartVersion: field.string({ rule: { pattern: SEMVER, describe: "an exact chart version such as 2.41.0 (no ranges)" }, default: "2.41.0", doc: "exact chart version; unset, a cluster that runs a controller keeps the release of its line (docs/operations/upgrade.md), a new one gets the default" }),
     appVersion: field.string({
         rule: { pattern: VTAG, describe: "an Argo Rollouts release tag such as v1.9.0" },
         defaultDoc: "the chart's appVersion (v1.9.0 for 2.41.0)",
