@@ -188,9 +188,9 @@ describe("adopt-check", () => {
             assert.ok(found.some((f) => f.startsWith(`Deployment ${ns}/argo-rollouts: selects {app.kubernetes.io/name=argo-rollouts}, the chart {`)), found.join("\n"));
             assert.ok(found.some((f) => f.startsWith(`PodDisruptionBudget ${ns}/argo-rollouts: sets minAvailable 1`)), found.join("\n"));
             // Without the CRD source, their fields are not compared, and the text says so.
-            const unread = await adoptCheck(config, planned, fakeCluster(brownfield(ns)), async () => undefined);
+            const unread = await adoptCheck(config, planned, fakeCluster(brownfield(ns)), async () => ({ error: "connect ECONNREFUSED" }));
             assert.strictEqual(unread.objects.find((o) => o.object === `CustomResourceDefinition ${ROLLOUTS_CRDS[0].name}`)?.changes, null);
-            assert.match(formatAdoptText(unread), /CustomResourceDefinition rollouts\.argoproj\.io \[crds\] managers helm \(Update\); fields: not compared \(the source could not be read\)/);
+            assert.match(formatAdoptText(unread), /CustomResourceDefinition rollouts\.argoproj\.io \[crds\] managers helm \(Update\); fields: not compared \(connect ECONNREFUSED\)/);
         });
 
         it("accepts a downgrade only when the stack allows it for the adopting run", async () => {

@@ -9,7 +9,7 @@ import { loadAddonConfig } from "../stacks/config";
 import { checkedStack, controllerPreflight, providerDeclaredObjects } from "../stacks/preflight";
 import { defineStack } from "../stacks/program";
 import type { LiveObject, LiveReader } from "../components/cluster/live";
-import { existingObjectsRefusal, managedByPulumi } from "../components/cluster/existing";
+import { DeclarationGate, existingObjectsRefusal, managedByPulumi } from "../components/cluster/existing";
 import { ROLLOUTS_CRDS } from "../components/rollouts/crds";
 import { PlannedResource, runOffline } from "../tools/offline";
 import { manifestResources } from "../tools/plan";
@@ -129,6 +129,16 @@ describe("the preflight against the live cluster", function () {
             await runChecked(merged(hubConfig(), { cluster: { adoptExisting: true } }), cluster);
             assert.deepStrictEqual(cluster.gets, [DEPLOYMENT, "/apis/policy/v1/namespaces/argo-rollouts/poddisruptionbudgets/argo-rollouts"]);
             assert.deepStrictEqual(cluster.lists, ["/apis/apps/v1/deployments"]);
+        });
+
+        it("holds back registrations only: a read or a reference to a component's child passes untouched and unrecorded", () => {
+            const gate = new DeclarationGate();
+            const type = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition";
+            // A ConfigGroup's CRDs come back from its outputs as references (opts.urn), with no inputs.
+            for (const opts of [{ urn: "urn:pulumi:hub::argo-rollouts-addon::kubernetes:yaml/v2:ConfigGroup$" + type + "::rollouts-crds:rollouts.argoproj.io" }, { id: "rollouts.argoproj.io" }]) {
+                assert.strictEqual(gate.transformation({ resource: {} as pulumi.Resource, type, name: "x", props: {}, opts }), undefined);
+            }
+            assert.deepStrictEqual(gate.declared, []);
         });
 
         it("says nothing when nothing exists", () => {

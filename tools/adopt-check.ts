@@ -81,8 +81,8 @@ export async function plannedObjects(stack: string, configDir: string): Promise<
 
 /**
  * The CRD manifests the stack applies, read from controller.crdBaseUrl as the program reads them
- * (one HTTPS GET each, bounded); undefined when one cannot be read, and the CRDs' fields are then
- * not compared.
+ * (one HTTPS GET each, bounded); when one cannot be read the CRDs' fields are not compared, and
+ * the report says why.
  */
 export const fetchCrds: CrdSource = async (urls) => {
     const get = (url: string) =>
@@ -98,8 +98,8 @@ export const fetchCrds: CrdSource = async (urls) => {
         });
     try {
         return (await Promise.all(urls.map(get))).map((text) => YAML.parse(text) as Record<string, unknown>);
-    } catch {
-        return undefined;
+    } catch (e) {
+        return { error: (e as Error).message };
     }
 };
 

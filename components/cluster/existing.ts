@@ -87,7 +87,7 @@ export function existingObjectsRefusal(stack: string, found: readonly ExistingOb
  * registrations never reach the engine (failing them instead would report the refusal once per
  * object, each wrapped in "error serializing property"). Reads (`id` set) pass: a GET changes
  * nothing. The provider resource is not Kubernetes-typed and passes too: it is Pulumi's state, not
- * an object of the cluster.
+ * an object of the cluster. So do references to objects a component's provider registered.
  */
 export class DeclarationGate {
     readonly declared: DeclaredRef[] = [];
@@ -107,7 +107,10 @@ export class DeclarationGate {
     }
 
     readonly transformation: pulumi.ResourceTransformation = (args) => {
-        if (!args.type.startsWith("kubernetes:") || args.opts.id !== undefined) {
+        // A read (`id`) changes nothing; a reference (`urn`) is an object a component's provider
+        // registered, rebuilt here from its outputs (a ConfigGroup's CRDs: @pulumi/pulumi
+        // runtime/rpc.ts deserializeProperty), never a registration of this process.
+        if (!args.type.startsWith("kubernetes:") || args.opts.id !== undefined || args.opts.urn !== undefined) {
             return undefined;
         }
         // A transformation runs in the base constructor, before CustomResource marks the object

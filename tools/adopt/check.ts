@@ -24,6 +24,8 @@ export interface DeclaredObject {
     declaredBy: "stack" | "chart" | "crds";
     present: boolean;
     managers: string[];
+    /** Why the fields were not compared, where `changes` is null. */
+    notCompared?: string;
     /**
      * Fields the adopting run sets to another value: of the program's own objects every field it
      * sets; of the chart's those its values decide (chartObjectFields); of the CRDs every field of
@@ -89,8 +91,8 @@ const RELEASE_KINDS: { apiVersion: string; kind: string; namespaced: boolean }[]
 ];
 
 
-/** Reads the CRD manifests the stack applies (controller.crdBaseUrl at controller.appVersion); undefined when they cannot be fetched. */
-export type CrdSource = (urls: string[]) => Promise<Record<string, unknown>[] | undefined>;
+/** Reads the CRD manifests the stack applies (controller.crdBaseUrl at controller.appVersion), or says why it could not. */
+export type CrdSource = (urls: string[]) => Promise<Record<string, unknown>[] | { error: string }>;
 
 export async function adoptCheck(config: AddonConfig, planned: PlannedObject[], cluster: ReadOnlyCluster, crdSource?: CrdSource): Promise<AdoptReport> {
     const ns = config.controller.namespace;
@@ -169,11 +171,20 @@ export async function adoptCheck(config: AddonConfig, planned: PlannedObject[], 
         objects.push({ object, declaredBy: "chart", present: Boolean(live), managers: live ? fieldManagers(live) : [], changes: live ? (expected ? fieldChanges(expected, live) : []) : [] });
         claimable(live, c.kind, c.namespaced ? ns : undefined, c.name);
     }
-    const manifests = crdSource ? await crdSource(rolloutsCrdUrls(config.controller.crdBaseUrl, config.controller.appVersion)) : undefined;
+    const source = crdSource ? await crdSource(rolloutsCrdUrls(config.controller.crdBaseUrl, config.controller.appVersion)) : { error: "no CRD source" };
+    const manifests = Array.isArray(source) ? source : undefined;
+    const crdSourceError = Array.isArray(source) ? undefined : source.error;
     for (const c of crds) {
         const manifest = manifests?.find((m) => (m.metadata as { name?: string } | undefined)?.name === c.name);
         const live = liveCrds.get(c.name);
-        objects.push({ object: objectName("CustomResourceDefinition", undefined, c.name), declaredBy: "crds", present: c.present, managers: c.managers, changes: live ? (manifest ? fieldChanges(manifest, live) : null) : [] });
+        objects.push({
+            object: objectName("CustomResourceDefinition", undefined, c.name),
+            declaredBy: "crds",
+            present: c.present,
+            managers: c.managers,
+            changes: live ? (manifest ? fieldChanges(manifest, live) : null) : [],
+            ...(live && !manifest ? { notCompared: crdSourceError ?? `no manifest of ${c.name} at ${config.controller.crdBaseUrl}` } : {}),
+        });
         claimable(live, "CustomResourceDefinition", undefined, c.name);
     }
 
@@ -271,7 +282,7 @@ export function formatAdoptText(r: AdoptReport): string {
     }
     lines.push("objects the stack declares:");
     for (const o of r.objects) {
-        const changes = o.changes === null ? (o.present ? "; fields: not compared (the source could not be read)" : "") : o.changes.length > 0 ? `; changes ${o.changes.join(", ")}` : o.present ? "; no field changes" : "";
+        const changes = o.changes === null ? (o.present ? `; fields: not compared (${o.notCompared ?? "the source could not be read"})` : "") : o.changes.length > 0 ? `; changes ${o.changes.join(", ")}` : o.present ? "; no field changes" : "";
         lines.push(`  ${o.present ? "present" : "absent "}  ${o.object} [${o.declaredBy}]${o.present ? ` managers ${o.managers.join(", ") || "none"}` : ""}${changes}`);
     }
     lines.push(`left behind (${r.leftovers.length}):`);
