@@ -49,7 +49,9 @@ interface ReplicaSetItem {
 }
 
 describe("upgrade", function () {
-    this.timeout(6 * 60_000);
+    this.timeout(15 * 60_000);
+    /** Where the scenario is, on the run's output: it runs several pulumi commands and two controllers. */
+    const note = (m: string) => console.log(`    upgrade-controller: ${m}`);
     let w: World;
     let env: PulumiEnv;
     let target: StackTarget;
@@ -121,6 +123,7 @@ describe("upgrade", function () {
             const r = await env.pulumi(args, { stack: STACK });
             assert.strictEqual(r.status, 0, failure(r));
         }
+        note("previewing the move while shop is paused");
         const refused = await env.pulumi(["preview", "--policy-pack", "policy-pack"], { stack: STACK });
         assert.notStrictEqual(refused.status, 0, "the move across the boundary was previewed while a Rollout is paused");
         assert.match(refused.stdout + refused.stderr, new RegExp(`Argo Rollouts ${FROM.appVersion} -> ${TO.appVersion} changes how pod-template hashes are computed .*: 3 Rollout\\(s\\) in 1 namespace\\(s\\): ${TENANT_NS} \\(3\\)\\. Refused while a Rollout is paused or progressing`), failure(refused));
@@ -130,6 +133,7 @@ describe("upgrade", function () {
         await w.initStack(env, { ...target, config: w.stackConfig(STACK, cluster(), patch(FROM.chartVersion)) });
         promote("shop");
         await untilAll("shop promoted", (rs) => rs.every(settled));
+        note("shop promoted on v1.8.4; the runbook");
 
         const before = await rollouts();
         const uids = Object.fromEntries(before.map((r) => [r.metadata.name, (r.metadata as { uid?: string }).uid]));
@@ -158,6 +162,7 @@ describe("upgrade", function () {
                     assert.strictEqual(p.status, 0, failure(p));
                     preview = p.stdout + p.stderr;
                 }
+                note(command.length > 100 ? `${command.slice(0, 100)}...` : command);
                 const r = await runAsync("bash", ["-o", "pipefail", "-c", command], { cwd: env.projectDir, env: shellEnv });
                 assert.strictEqual(r.status, 0, `runbook step "${step.title}": ${command} failed:\n${failure(r)}`);
                 if (step.title.startsWith("Settle")) {
