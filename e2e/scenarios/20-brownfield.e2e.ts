@@ -28,7 +28,7 @@ import { Cluster } from "../lib/cluster";
 import { world } from "../lib/context";
 import { run, runAsync } from "../lib/procs";
 import { PulumiEnv, failure } from "../lib/pulumi";
-import { StackTarget, World, npmRun } from "../lib/world";
+import { StackTarget, World, npmRunAsync } from "../lib/world";
 import { addonConfig, waitEstablished } from "../lib/platform";
 import { readmeRunbook } from "../lib/readme";
 
@@ -100,8 +100,9 @@ describe("brownfield", function () {
     let env: PulumiEnv;
     let target: StackTarget;
     let uidsBefore: Record<string, string>;
-    const adoptCheck = (): { status: number | null; report: AdoptJson; stderr: string } => {
-        const r = npmRun("adopt-check", ["--stack", "hub", "--json", "--kubeconfig", target.cluster.kubeconfig, "--context", "e2e", "--config-dir", env.projectDir]);
+    // Without blocking: the run's own file server answers adopt-check's CRD source.
+    const adoptCheck = async (): Promise<{ status: number | null; report: AdoptJson; stderr: string }> => {
+        const r = await npmRunAsync("adopt-check", ["--stack", "hub", "--json", "--kubeconfig", target.cluster.kubeconfig, "--context", "e2e", "--config-dir", env.projectDir], { ...process.env, NODE_EXTRA_CA_CERTS: w.files.caFile });
         let report: AdoptJson;
         try {
             report = JSON.parse(r.stdout) as AdoptJson;
@@ -149,7 +150,7 @@ describe("brownfield", function () {
 
     it("brownfield-adopt-check", async function () {
         const before = snapshot();
-        const { status, report, stderr } = adoptCheck();
+        const { status, report, stderr } = await adoptCheck();
         assert.strictEqual(snapshot(), before, "adopt-check changed the cluster");
         assert.strictEqual(status, 1, `adopt-check must exit 1 before the runbook:\n${stderr}`);
         assert.strictEqual(report.exitCode, 1);
@@ -166,6 +167,11 @@ describe("brownfield", function () {
         has(/^ClusterRole argo-rollouts-aggregate-to-edit: kubectl delete clusterrole argo-rollouts-aggregate-to-edit$/, left, "the old aggregate roles");
         const deployment = report.objects.find((o) => o.object === "Deployment argo-rollouts/argo-rollouts");
         assert.ok(deployment?.present && deployment.managers.some((m) => m.startsWith("helm")), JSON.stringify(deployment));
+        // The chart's objects and the CRDs show their field changes too: the image moves to the
+        // stack's registry, and the CRDs are compared with the manifests the stack applies.
+        assert.ok(deployment.changes?.includes("spec.template.spec.containers[argo-rollouts].image"), JSON.stringify(deployment));
+        const crdObjects = report.objects.filter((o) => o.declaredBy === "crds");
+        assert.ok(crdObjects.length === CRD_NAMES.length && crdObjects.every((o) => Array.isArray(o.changes)), JSON.stringify(crdObjects));
         assert.strictEqual(report.controller.configured, addonConfig("hub", target.config).controller.appVersion);
         assert.ok(report.controller.running, "the running controller's version is reported");
         assert.strictEqual(report.crds.length, CRD_NAMES.length);
@@ -175,7 +181,7 @@ describe("brownfield", function () {
         const newer = image.replace(/:v?\d+\.\d+\.\d+$/, ":v99.0.0");
         target.cluster.kubectl(["set", "image", "deployment/argo-rollouts", "-n", "argo-rollouts", `argo-rollouts=${newer}`]);
         try {
-            const downgrade = adoptCheck().report.breaks.find((b) => b.object === "Deployment argo-rollouts/argo-rollouts");
+            const downgrade = (await adoptCheck()).report.breaks.find((b) => b.object === "Deployment argo-rollouts/argo-rollouts");
             assert.match(downgrade?.found ?? "", /runs v99\.0\.0; the stack configures controller\.appVersion .*: adopting downgrades the controller and the CRDs/);
             const set = await env.pulumi(["config", "set", "--path", "cluster.adoptExisting", "true"], { stack: "hub" });
             assert.strictEqual(set.status, 0, failure(set));
@@ -190,7 +196,7 @@ describe("brownfield", function () {
 
         // The fix adopt-check names: the Rollout passes the args; the runbook does the rest.
         target.cluster.kubectl(["patch", "rollouts.argoproj.io", "api", "-n", TENANT_NS, "--type=json", "-p", JSON.stringify([{ op: "replace", path: "/spec/strategy/canary/analysis/args", value: FULL_ARGS }])]);
-        const again = adoptCheck().report;
+        const again = (await adoptCheck()).report;
         assert.ok(!again.breaks.some((b) => b.object.startsWith("Rollout ")), again.breaks.map((b) => b.found).join("\n"));
     });
 
