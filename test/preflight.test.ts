@@ -200,7 +200,7 @@ describe("the preflight against the live cluster", function () {
             await assert.rejects(controllerPreflight(config({ controller: { chartVersion: "2.41.0", acknowledgeNewRevisions: "1.9" } }), cluster), (e: Error) => {
                 assert.strictEqual(
                     e.message,
-                    'stack "hub": Argo Rollouts v1.8.4 -> v1.9.0 changes how pod-template hashes are computed (argoproj/argo-rollouts #4696): every Rollout gets a new revision and its pods are replaced: 4 Rollout(s) in 2 namespace(s): tenant-a (2), tenant-b (2). ' +
+                    'stack "hub": Argo Rollouts v1.8.4 -> v1.9.0 changes how pod-template hashes are computed (argoproj/argo-rollouts #4696): a Rollout whose ReplicaSet template differs from its own (admission mutations) gets a new revision and its pods are replaced: up to 4 Rollout(s) in 2 namespace(s): tenant-a (2), tenant-b (2). ' +
                         "Refused while a Rollout is paused or progressing: a new revision would start over the rollout in flight:\n" +
                         "  Rollout tenant-a/api: paused mid-rollout (a pause step or an inconclusive analysis waits for a promote)\n" +
                         "  Rollout tenant-b/shop: Progressing (more replicas need to be updated)\n" +
@@ -220,7 +220,7 @@ describe("the preflight against the live cluster", function () {
             const warnings: string[] = [];
             await controllerPreflight(config({ controller: { chartVersion: "2.41.0", acknowledgeNewRevisions: "1.9" } }), cluster(), (m) => warnings.push(m));
             assert.deepStrictEqual(warnings, [
-                'stack "hub": Argo Rollouts v1.8.4 -> v1.9.0 changes how pod-template hashes are computed (argoproj/argo-rollouts #4696): every Rollout gets a new revision and its pods are replaced: 3 Rollout(s) in 2 namespace(s): tenant-a (2), tenant-b (1) (acknowledged by controller.acknowledgeNewRevisions = "1.9")',
+                'stack "hub": Argo Rollouts v1.8.4 -> v1.9.0 changes how pod-template hashes are computed (argoproj/argo-rollouts #4696): a Rollout whose ReplicaSet template differs from its own (admission mutations) gets a new revision and its pods are replaced: up to 3 Rollout(s) in 2 namespace(s): tenant-a (2), tenant-b (1) (acknowledged by controller.acknowledgeNewRevisions = "1.9")',
             ]);
         });
 

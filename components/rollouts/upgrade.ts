@@ -2,8 +2,10 @@ import { ControllerRelease, crossesHashBoundary, releaseOfLine } from "./version
 
 /**
  * A controller change across the pod-template-hash boundary (versions.ts: 1.8.x -> 1.9.x,
- * argoproj/argo-rollouts #4696) gives every Rollout of the cluster a new revision: its pods are
- * replaced, and a canary with an indefinite pause stops there waiting for a promote. Never
+ * argoproj/argo-rollouts #4696) gives a Rollout a new revision whenever its ReplicaSet's template
+ * is not its own after the controller's defaulting (admission mutations of ReplicaSets, as on
+ * ADR-056's clusters with Kyverno's pod policies): its pods are replaced, and a canary with an
+ * indefinite pause stops there waiting for a promote. Never
  * restart a tenant unasked: the change is refused while any Rollout is paused or progressing (a
  * new revision would start over a rollout someone is in the middle of), and otherwise needs
  * `controller.acknowledgeNewRevisions` naming the new line; the preview says how many Rollouts,
@@ -74,7 +76,9 @@ export function hashBoundaryDecision(args: {
     const to = releaseOfLine(configured) as ControllerRelease;
     const perNamespace = rolloutsPerNamespace(args.rollouts);
     const where = perNamespace.map(([ns, n]) => `${ns} (${n})`).join(", ") || "none";
-    const what = `Argo Rollouts ${running} -> ${configured} changes how pod-template hashes are computed (argoproj/argo-rollouts #4696): every Rollout gets a new revision and its pods are replaced: ${args.rollouts.length} Rollout(s) in ${perNamespace.length} namespace(s): ${where}`;
+    // Which ones cannot be told from here (versions.ts hashScheme): each Rollout whose ReplicaSet an
+    // admission webhook mutated, so on a cluster with Kyverno's pod policies nearly every one.
+    const what = `Argo Rollouts ${running} -> ${configured} changes how pod-template hashes are computed (argoproj/argo-rollouts #4696): a Rollout whose ReplicaSet template differs from its own (admission mutations) gets a new revision and its pods are replaced: up to ${args.rollouts.length} Rollout(s) in ${perNamespace.length} namespace(s): ${where}`;
     const held = args.rollouts.map((r) => [r, unsettled(r)] as const).filter(([, why]) => why !== undefined);
     if (held.length > 0) {
         return {
@@ -151,7 +155,7 @@ export function upgradeRunbook(args: { stack: string; namespace: string; from: C
             `pulumi config set --path controller.chartVersion ${args.to.chartVersion} ${s}`,
             ...(crossing ? [`pulumi config set --path controller.acknowledgeNewRevisions ${args.to.line} ${s}`] : []),
             crossing
-                ? `# Merge Pulumi.${args.stack}.yaml through a pull request: its preview says how many Rollouts, in which namespaces, get a new revision; the deploy pipeline then runs`
+                ? `# Merge Pulumi.${args.stack}.yaml through a pull request: its preview says how many Rollouts, in which namespaces, may get a new revision; the deploy pipeline then runs`
                 : `# Merge Pulumi.${args.stack}.yaml through a pull request; the deploy pipeline then runs`,
             `pulumi up --policy-pack policy-pack ${s}`,
         ],
@@ -160,7 +164,12 @@ export function upgradeRunbook(args: { stack: string; namespace: string; from: C
         title: crossing ? "Watch every Rollout take its new revision" : "Watch the controller",
         commands: [
             `kubectl rollout status deployment/argo-rollouts -n ${args.namespace} --timeout=5m`,
-            ...(crossing ? [`# Each Rollout gets exactly one new ReplicaSet and its pods are replaced once, canary steps included: a step with an indefinite pause waits for a promote`, `${phases}`] : []),
+            ...(crossing
+                ? [
+                      `# A Rollout whose ReplicaSet template an admission webhook changed gets exactly one new ReplicaSet and its pods are replaced once, canary steps included (a step with an indefinite pause waits for a promote); any other keeps its ReplicaSet`,
+                      `${phases}`,
+                  ]
+                : []),
             `kubectl get replicasets -A -l rollouts-pod-template-hash --no-headers | wc -l`,
         ],
     });

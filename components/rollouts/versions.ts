@@ -20,8 +20,13 @@ export interface ControllerRelease {
      * hash follows the Kubernetes modules the release builds with. From k8s.io/apimachinery v0.34
      * `ObjectMeta.CreationTimestamp` is tagged `omitzero` (pkg/apis/meta/v1/types.go), so the
      * template's `"creationTimestamp":null`, in every template's JSON under v0.29, is gone: no
-     * template hashes alike. A controller move between two schemes finds no ReplicaSet with the
-     * new hash and gives every Rollout a new revision (argoproj/argo-rollouts #4696).
+     * template hashes alike. After a move between two schemes the controller finds no ReplicaSet
+     * by the new hash and falls back to comparing templates (utils/replicaset/replicaset.go at
+     * v1.9.0, FindNewReplicaSet, PodTemplateEqualIgnoreHash: its own defaults, then semantic
+     * equality): a Rollout whose ReplicaSet template differs from its own (an admission webhook
+     * mutated the ReplicaSet, as Kyverno's autogen rules of pod policies do, or the API server
+     * defaults what the controller's libraries do not) gets a new revision (argoproj/argo-rollouts
+     * #4696); one whose ReplicaSet is its template keeps it (seen in e2e upgrade-controller).
      */
     hashScheme: string;
     /** Values keys of this chart that 2.41.0's list has and it lacks (the keys list is 2.41.0's). */

@@ -51,7 +51,7 @@ export interface ControllerConfig {
     releaseFromStackFile: boolean;
     /**
      * The controller line whose move across the pod-template-hash boundary the platform accepts,
-     * knowing every Rollout gets a new revision (versions.ts, docs/operations/upgrade.md).
+     * knowing that Rollouts get a new revision (versions.ts, docs/operations/upgrade.md).
      */
     acknowledgeNewRevisions?: string;
 }
@@ -105,7 +105,7 @@ export const CONTROLLER_FIELDS = {
     acknowledgeNewRevisions: field.string({
         rule: { pattern: /^\d+\.\d+$/, describe: "a controller line such as 1.9" },
         defaultDoc: "none",
-        doc: "the controller line (e.g. 1.9) of an upgrade across the pod-template-hash boundary, accepting that every Rollout gets a new revision (docs/operations/upgrade.md); refused while a Rollout is paused or progressing",
+        doc: "the controller line (e.g. 1.9) of an upgrade across the pod-template-hash boundary, accepting that Rollouts get a new revision (docs/operations/upgrade.md); refused while a Rollout is paused or progressing",
     }),
     tenantOperators: field.listReadBySection({
         describe: "a list of at most 200 { namespace, groups } entries",
