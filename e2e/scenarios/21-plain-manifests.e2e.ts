@@ -30,7 +30,9 @@ interface ReplicaSetItem {
 }
 
 describe("plain manifests", function () {
-    this.timeout(6 * 60_000);
+    // Two pulumi up, a preview, adopt-check and two controllers: bounded generously for a shared machine.
+    this.timeout(15 * 60_000);
+    const note = (m: string) => console.log(`    brownfield-plain-manifests: ${m}`);
     let controller: ControllerProc | undefined;
 
     after(async function () {
@@ -74,6 +76,7 @@ describe("plain manifests", function () {
         const sets = await replicaSets();
         assert.strictEqual(sets.length, 1, sets.join(", "));
         await w.initStack(env, target);
+        note("the old install runs, the tenant Rollout is Healthy; adopt-check");
 
         // adopt-check names the controller the chart cannot take over, and the adopting preview refuses it.
         // Without blocking: the run's own file server answers its CRD source.
@@ -93,6 +96,7 @@ describe("plain manifests", function () {
         assert.match(preview.stdout + preview.stderr, /Deployment argo-rollouts\/argo-rollouts: selects \{app\.kubernetes\.io\/name=argo-rollouts\}, the chart .*: a Deployment's selector is immutable/, failure(preview));
         await env.pulumi(["config", "set", "--path", "cluster.adoptExisting", "false"], { stack: "hub" });
 
+        note("the runbook");
         // The runbook, step by step as written; the old controller's pod goes with its Deployment.
         const steps = readmeRunbook();
         assert.deepStrictEqual(steps.map((s) => s.commands), adoptionRunbook({ stack: "hub", controller: addonConfig("hub", target.config).controller }).map((s) => s.commands));
@@ -114,6 +118,7 @@ describe("plain manifests", function () {
         }
         assert.match(c.kubectl(["get", "deployment", "argo-rollouts", "-n", NS, "-o", "jsonpath={.spec.selector.matchLabels}"]), /"app.kubernetes.io\/instance":"argo-rollouts"/);
 
+        note("the stack's controller");
         // The stack's controller takes the tenant Rollout over where it was: same UID, same ReplicaSet.
         controller = await startController(c, { bin: w.bin, dir: w.dir, namespace: NS, name: "adopted-controller", env: { SSL_CERT_FILE: w.files.caFile } });
         await waitFor("the stack's controller reconciled the tenant Rollout", 90_000, () => /"msg":"Reconciliation completed"[^\n]*"rollout":"web"|"rollout":"web"[^\n]*"msg":"Reconciliation completed"/.test(controllerLog(controller!)), () => controllerLog(controller!).split("\n").slice(-15).join("\n"));
