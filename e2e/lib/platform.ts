@@ -67,7 +67,7 @@ export async function installPlatform(cluster: Cluster, stack: string, config: C
     const ns = (name: string) => objects.push({ apiVersion: "v1", kind: "Namespace", metadata: { name } });
     ns(cfg.gateway.namespace);
     ns(cfg.mimir.namespace);
-    objects.push({ apiVersion: "gateway.networking.k8s.io/v1", kind: "GatewayClass", metadata: { name: "platform-e2e" }, spec: { controllerName: "platform.example/e2e-gateway" } });
+    objects.push({ apiVersion: "gateway.networking.k8s.io/v1", kind: "GatewayClass", metadata: { name: "platform-e2e" }, spec: { controllerName: "platform.test/e2e-gateway" } });
     objects.push({
         apiVersion: "v1",
         kind: "Secret",
