@@ -15,7 +15,9 @@ import { fixtureConfig, localConfig } from "../e2e/lib/stacks";
 import { requiredVersion } from "../e2e/lib/engines";
 import { localArgs, permissionErrors } from "../e2e/lib/controller";
 import { FAST_FREEZE, FAST_GATES, SmokeSetting, backendWeight, collapse, deliveryPatch, inOrder } from "../e2e/lib/delivery";
-import { addonConfig } from "../e2e/lib/platform";
+import { addonConfig, labelsFor, tenantNamespaces } from "../e2e/lib/platform";
+import { selects } from "../components/policy/selectors";
+import { namespaceSelector } from "../components/policy/builders";
 import { kyvernoRelease } from "../e2e/lib/kyvernoRelease";
 
 describe("e2e harness", () => {
@@ -54,6 +56,25 @@ describe("e2e harness", () => {
             assert.deepStrictEqual(s.map(scenarioLine), ["PASS a (1.3 s)", "FAIL b (2.0 s): boom", "SKIP c (0.0 s): needs X"]);
             assert.strictEqual(summaryLine(s), "1 passed, 1 failed, 1 skipped");
             assert.strictEqual(summaryLine(s.slice(0, 1)), "1 passed, 0 failed");
+        });
+    });
+
+    describe("the platform's tenant namespaces", () => {
+        it("are labelled so that each scope's selector, as the policies apply it, selects its namespace", () => {
+            for (const stack of ["hub", "preprod"]) {
+                const cfg = addonConfig(stack, fixtureConfig(stack));
+                const ns = tenantNamespaces(cfg);
+                assert.deepStrictEqual(ns.map((n) => n.name), ["e2e-tenant-dev", "e2e-tenant-prod", "e2e-tenant-regulated"]);
+                const selected = (scope: "tenant" | "prod" | "regulated") => ns.filter((n) => selects(namespaceSelector(cfg.policy, scope), { ...n.labels, "kubernetes.io/metadata.name": n.name })).map((n) => n.name);
+                assert.deepStrictEqual(selected("tenant"), ["e2e-tenant-dev", "e2e-tenant-prod", "e2e-tenant-regulated"]);
+                assert.deepStrictEqual(selected("prod"), ["e2e-tenant-prod", "e2e-tenant-regulated"]);
+                assert.deepStrictEqual(selected("regulated"), ["e2e-tenant-regulated"]);
+            }
+        });
+
+        it("take the values two In requirements on one key share, and refuse a selector nothing satisfies", () => {
+            assert.deepStrictEqual(labelsFor({ matchExpressions: [{ key: "t", operator: "In", values: ["dev", "prod"] }, { key: "t", operator: "In", values: ["prod"] }, { key: "x", operator: "Exists" }] }), { t: "prod", x: "true" });
+            assert.strictEqual(labelsFor({ matchExpressions: [{ key: "t", operator: "In", values: ["dev"] }, { key: "t", operator: "In", values: ["prod"] }] }), undefined);
         });
     });
 
