@@ -40,7 +40,7 @@ describe("kyverno", function () {
         const key = "argo-rollouts-addon:policy";
         config[key] = { ...(config[key] as Record<string, unknown>), kyvernoApi: setting.api, availabilityPolicies: setting.mode };
         // No hub stack in this environment: the spoke names its read endpoint (no gate runs here).
-        config["argo-rollouts-addon:mimir"] = { readEndpoint: "https://mimir-preprod.hub.platform.example/prometheus" };
+        config["argo-rollouts-addon:mimir"] = { readEndpoint: "https://mimir-preprod.hub.platform.test/prometheus" };
     };
 
     /** The setting the stack was last brought up with: an up of the same setting changes nothing. */
@@ -169,7 +169,7 @@ describe("kyverno", function () {
                 metadata: { name: "platform-require-team-label" },
                 spec: {
                     validationActions: ["Audit"],
-                    matchConstraints: { resourceRules: [{ apiGroups: ["apps"], apiVersions: ["v1"], operations: ["CREATE", "UPDATE"], resources: ["deployments"] }], namespaceSelector: { matchLabels: { "platform.example/team-owned": "true" } } },
+                    matchConstraints: { resourceRules: [{ apiGroups: ["apps"], apiVersions: ["v1"], operations: ["CREATE", "UPDATE"], resources: ["deployments"] }], namespaceSelector: { matchLabels: { "platform.test/team-owned": "true" } } },
                     validations: [{ expression: "has(object.metadata.labels) && 'team' in object.metadata.labels", message: "a team label is required" }],
                 },
             };
@@ -178,10 +178,10 @@ describe("kyverno", function () {
             }
             const namespaces: Record<string, Record<string, string>> = {
                 default: { "kubernetes.io/metadata.name": "default" },
-                "team-dev": { "kubernetes.io/metadata.name": "team-dev", "platform.example/tier": "dev" },
-                "team-prod": { "kubernetes.io/metadata.name": "team-prod", "platform.example/tier": "prod" },
-                "team-regulated": { "kubernetes.io/metadata.name": "team-regulated", "platform.example/tier": "prod", "platform.example/compliance": "regulated" },
-                "team-owned": { "kubernetes.io/metadata.name": "team-owned", "platform.example/team-owned": "true" },
+                "team-dev": { "kubernetes.io/metadata.name": "team-dev", "platform.test/tier": "dev" },
+                "team-prod": { "kubernetes.io/metadata.name": "team-prod", "platform.test/tier": "prod" },
+                "team-regulated": { "kubernetes.io/metadata.name": "team-regulated", "platform.test/tier": "prod", "platform.test/compliance": "regulated" },
+                "team-owned": { "kubernetes.io/metadata.name": "team-owned", "platform.test/team-owned": "true" },
                 "platform-tools": { "kubernetes.io/metadata.name": "platform-tools" },
             };
             const names = [...declared.map((p) => p.metadata.name), ...(mode === "complement" ? [platformPolicy.metadata.name] : [])];
@@ -218,7 +218,7 @@ describe("kyverno", function () {
     function admissionSamples(cfg: PolicyConfig, tag: string): { label: string; request: Request; exists?: Obj[] }[] {
         const dev = `adm-dev-${tag}`;
         const prod = `adm-prod-${tag}`;
-        const devLabels = { "platform.example/tier": "dev" };
+        const devLabels = { "platform.test/tier": "dev" };
         const prodLabels = { ...devLabels, ...cfg.prodNamespaceLabels };
         const surge = (maxSurge: Json): Obj => {
             const r = sampleRollout({}, dev);
@@ -328,7 +328,7 @@ describe("kyverno", function () {
             const approver = regulated.approverGroups[0];
             assert.ok(deployer && approver, "the stack names no deployer or approver group");
             const apply = (obj: unknown) => target.cluster.kubectl(["apply", "--server-side", "--field-manager=platform-e2e", "-f", "-"], JSON.stringify(obj));
-            apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns, labels: { "platform.example/tier": "prod", ...cfg.policy.prodNamespaceLabels, ...regulated.namespaceLabels } } });
+            apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns, labels: { "platform.test/tier": "prod", ...cfg.policy.prodNamespaceLabels, ...regulated.namespaceLabels } } });
             // RBAC as a platform might grant it beyond the program's roles, so that admission is what
             // decides: the GitOps identity, the deployers and the approvers may write and delete
             // Rollouts and write their status.
@@ -349,8 +349,8 @@ describe("kyverno", function () {
             const as = (who: { user: string; group?: string }, args: string[], input?: string) =>
                 run(path.join(w.bin, "kubectl"), [`--kubeconfig=${target.cluster.kubeconfig}`, `--as=${who.user}`, ...(who.group ? [`--as-group=${who.group}`] : []), "-n", ns, ...args], input === undefined ? {} : { input });
             const asGitops = { user: gitops };
-            const asDeployer = { user: "deployer@platform.example", group: deployer };
-            const asApprover = { user: "approver@platform.example", group: approver };
+            const asDeployer = { user: "deployer@platform.test", group: deployer };
+            const asApprover = { user: "approver@platform.test", group: approver };
             const asController = { user: controller };
             // ArgoCD's API server, as it runs an action or a resource patch or delete for a user.
             const asServer = { user: server };
@@ -416,7 +416,7 @@ describe("kyverno", function () {
             metadata: { labels },
             spec: {
                 securityContext: { runAsNonRoot: true, runAsUser: 65532, seccompProfile: { type: "RuntimeDefault" } },
-                containers: [{ name: "app", image: "registry.platform.example/mirror/app@sha256:" + "c".repeat(64), securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } } }],
+                containers: [{ name: "app", image: "registry.platform.test/mirror/app@sha256:" + "c".repeat(64), securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } } }],
             },
         };
         const spec = { replicas: 2, selector: { matchLabels: labels }, template };
@@ -443,7 +443,7 @@ describe("kyverno", function () {
             await up({ api, mode: existing ? "complement" : "own" });
             const ns = existing ? "team-pdb-cluster-policy" : "team-pdb-cel";
             const apply = (obj: unknown) => target.cluster.kubectl(["apply", "--server-side", "--field-manager=argocd-controller", "-f", "-"], JSON.stringify(obj));
-            apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns, labels: { "platform.example/tier": "dev" } } });
+            apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns, labels: { "platform.test/tier": "dev" } } });
             // A workload another budget already covers gets none of ours.
             apply({ apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name: "team-owned-budget", namespace: ns }, spec: { maxUnavailable: 1, selector: { matchLabels: { "app.kubernetes.io/name": "covered" } } } });
             await new Promise((r) => setTimeout(r, 2_000));
@@ -472,7 +472,7 @@ describe("kyverno", function () {
         await up({ api: "policies.kyverno.io/v1", mode: "complement" });
         const ns = "team-pdb-complement";
         const apply = (obj: unknown) => target.cluster.kubectl(["apply", "--server-side", "--field-manager=argocd-controller", "-f", "-"], JSON.stringify(obj));
-        apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns, labels: { "platform.example/tier": "dev" } } });
+        apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns, labels: { "platform.test/tier": "dev" } } });
         apply(workload("Rollout", "checkout", ns));
         await new Promise((r) => setTimeout(r, 15_000));
         kyverno.check();
