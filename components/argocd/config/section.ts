@@ -178,10 +178,12 @@ export const ARGOCD_DEFAULTS = {
     rbac: { actions: APPROVER_ROLLOUT_ACTIONS },
 } as const;
 
-/** What the stack's `policy.regulated` says about the groups, for the ArgoCD RBAC it needs. */
+/** What the stack's `policy.regulated` says about the groups and ArgoCD's identities, for the ArgoCD RBAC it needs. */
 export interface RegulatedGroups {
     approverGroups: readonly string[];
     deployerGroups: readonly string[];
+    /** ArgoCD's API server as the approval guard names it (policy.regulated.actionServiceAccounts). */
+    actionServiceAccounts: readonly { namespace: string; name: string }[];
 }
 
 /**
@@ -249,6 +251,6 @@ export function readArgoCd(r: ConfigReader, value: unknown, clusterName: string 
             deployerGroups: (rb.deployerGroups === undefined || rb.deployerGroups === null) ? [...(regulated?.deployerGroups ?? [])] : (rbs?.deployerGroups ?? []),
         },
     };
-    preflightArgoCd(r, cfg, a, regulated !== undefined);
+    preflightArgoCd(r, cfg, a, regulated);
     return cfg;
 }

@@ -3,4 +3,5 @@
  * defaults and reader (section.ts) and its label selectors (selector.ts).
  */
 export * from "./section";
+export * from "./regulated";
 export * from "./selector";
