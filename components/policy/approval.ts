@@ -5,7 +5,8 @@ import { POD, REPLICASET, ROLLOUT, apiVersion } from "./workloads";
 
 /**
  * Regulated prod's separation of duties (ADR-056 D3, ADR-049), enforced at admission, because
- * Kubernetes RBAC alone leaves two ways around the approval gate:
+ * Kubernetes RBAC alone leaves these ways around the approval gate (a Rollout's ReplicaSets and
+ * Pods: restrict-regulated-rollout-pods, below):
  * - changing a Rollout's spec: changing `spec.strategy.canary.steps` (or the pod template) resets
  *   the status and clears the pause conditions, the approval pause included (argo-rollouts v1.9.0
  *   `rollout/canary.go` `syncRolloutStatusCanary`, `rollout/sync.go` `resetRolloutStatus`); and a
@@ -21,8 +22,8 @@ import { POD, REPLICASET, ROLLOUT, apiVersion } from "./workloads";
  *   `resource_customizations/argoproj.io/Rollout/actions`). So status is written only by the
  *   controller, by approvers who are no deployers, and by ArgoCD (ArgoCD's RBAC decides who may
  *   run an action there: `argocd.rbac`).
- * - ArgoCD's two identities are not alike. The application controller (`gitopsServiceAccounts`)
- *   syncs what git holds. The API server (`actionServiceAccounts`) writes for whichever user
+ * - ArgoCD's two identities are not alike. The application controller (`gitopsServiceAccounts`,
+ *   or as a hub's ArgoCD arrives, `gitopsUsers`, `gitopsGroups`) syncs what git holds. The API server (`actionServiceAccounts`) writes for whichever user
  *   ArgoCD's RBAC lets through: a Rollout action, but also a resource patch of any spec field
  *   (`PatchResource`) and a resource delete (`DeleteResource`). So the server may write only what
  *   the Rollout actions write: status (abort, promote-full, resume, retry, skip-current-step),
