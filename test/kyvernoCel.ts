@@ -650,10 +650,11 @@ export function admit(p: CelPolicy, a: Admission): PolicyOutcome {
     }
     const variables = evaluateVariables(p, req);
     if (p.kind === "ValidatingPolicy") {
-        for (const v of p.spec.validations) {
-            if (evaluate(v.expression, req, variables) !== true) {
-                outcome.denied.push(v.message);
-            }
+        // Kyverno answers with the first validation that fails (kyverno/kyverno v1.17.2
+        // pkg/cel/policies/vpol/compiler/policy.go `evaluate`; e2e regulated-argocd-paths).
+        const failed = p.spec.validations.find((v) => evaluate(v.expression, req, variables) !== true);
+        if (failed) {
+            outcome.denied.push(failed.message);
         }
     } else if (p.kind === "MutatingPolicy") {
         for (const m of p.spec.mutations) {

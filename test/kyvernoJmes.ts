@@ -441,6 +441,26 @@ export function mergeWithAnchors(target: Json, patch: Json): Json {
     return out;
 }
 
+/**
+ * An enforced rule that refuses an UPDATE is evaluated again on the old object as if it were
+ * created; when that fails too, the update is let through as a violation the object already had,
+ * unless the rule sets `allowExistingViolations: false` (kyverno/kyverno v1.17.2
+ * pkg/engine/handlers/validation/validate_resource.go `validateOldObject`: old resource empty, new
+ * the old object, operation CREATE; a rule that does not match CREATE, or fails to evaluate, is
+ * skipped there and lets the refusal stand).
+ */
+function existingViolation(p: ClusterPolicy, rule: ClusterPolicyRule, a: ClusterAdmission): boolean {
+    const enforce = (rule.validate?.failureAction ?? p.spec.validationFailureAction) === "Enforce";
+    if (a.operation !== "UPDATE" || !enforce || rule.validate?.allowExistingViolations === false || a.oldObject === undefined) {
+        return false;
+    }
+    try {
+        return applyClusterPolicy({ ...p, spec: { ...p.spec, rules: [rule] } }, { ...a, object: a.oldObject, oldObject: undefined, operation: "CREATE" }).some((o) => o.denied !== undefined);
+    } catch {
+        return false;
+    }
+}
+
 /** Applies a ClusterPolicy's rules to an admission request, as Kyverno's engine would. */
 export function applyClusterPolicy(p: ClusterPolicy, a: ClusterAdmission): RuleOutcome[] {
     const cluster = a.cluster ?? new FakeCluster();
@@ -483,7 +503,7 @@ export function applyClusterPolicy(p: ClusterPolicy, a: ClusterAdmission): RuleO
             continue;
         }
         if (rule.validate) {
-            if (conditionsHold(rule.validate.deny.conditions, ctx, false)) {
+            if (conditionsHold(rule.validate.deny.conditions, ctx, false) && !existingViolation(p, rule, a)) {
                 out.push({ rule: rule.name, denied: rule.validate.message });
             }
         } else if (rule.generate) {

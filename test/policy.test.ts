@@ -51,7 +51,7 @@ import {
     viaCel,
     viaClusterPolicy,
 } from "./admissionModel";
-import { evalJmes, parseJmes, substitute } from "./kyvernoJmes";
+import { applyClusterPolicy, evalJmes, parseJmes, substitute } from "./kyvernoJmes";
 
 // ---------------------------------------------------------------------------------------------
 const ENGINES = [
@@ -282,7 +282,11 @@ describe("policy stage", () => {
         // The annotations ArgoCD's sync reads from the live Rollout (gitops-engine sync_context.go).
         const gitops = { username: "system:serviceaccount:argocd:argocd-application-controller", groups: ["system:serviceaccounts"] };
         const withOptions = (options: string, spec: Record<string, Json> = {}): Obj => ({ ...sampleRollout(spec), metadata: { ...sampleRollout().metadata, annotations: { "argocd.argoproj.io/sync-options": options } } });
-        same("a deployer cannot give a regulated Rollout a sync option ArgoCD reads from the live object", regulated({ object: withOptions("Replace=true"), ...deployer }), { denied: [MESSAGES.approvalReplaceSync, MESSAGES.approvalSyncAnnotations].sort() });
+        it("a deployer cannot give a regulated Rollout a sync option ArgoCD reads from the live object: each ClusterPolicy rule says why, a CEL policy its first failed validation", () => {
+            const r = regulated({ object: withOptions("Replace=true"), ...deployer });
+            assert.deepStrictEqual(viaCel(cfg, r).denied, [MESSAGES.approvalSyncAnnotations]);
+            assert.deepStrictEqual(viaClusterPolicy(cfg, r).denied, [MESSAGES.approvalReplaceSync, MESSAGES.approvalSyncAnnotations].sort());
+        });
         same("nor change it to one that only looks harmless", regulated({ object: withOptions("PruneLast=true"), ...deployer }), { denied: [MESSAGES.approvalSyncAnnotations] });
         same("nor can ArgoCD's resource patch or an approver", regulated({ object: withOptions("Prune=false"), ...server }), { denied: [MESSAGES.approvalSyncAnnotations] });
         same("an approver's hook annotation on the live object is refused too", regulated({ object: { ...sampleRollout(), metadata: { ...sampleRollout().metadata, annotations: { "helm.sh/hook": "pre-install" } } }, ...approver }), { denied: [MESSAGES.approvalSyncAnnotations] });
@@ -335,6 +339,20 @@ describe("policy stage", () => {
     });
 
     describe("the ClusterPolicy engine restated for the tests", () => {
+        it("lets an update through when the old object failed the same enforced rule, unless the rule says allowExistingViolations: false, as Kyverno does; the approval guards judge the request (e2e regulated-argocd-paths)", () => {
+            const cfg = policyConfig({ kyvernoApi: "kyverno.io/v1", regulated: REGULATED });
+            const guards = clusterPolicies(cfg, CTX).filter((p) => p.metadata.name === POLICY_NAMES.approval || p.metadata.name === POLICY_NAMES.approvalPods);
+            for (const r of guards.flatMap((p) => p.spec.rules).filter((x) => ["CREATE", "UPDATE"].every((o) => x.match.any[0].resources.operations?.includes(o)))) {
+                assert.strictEqual(r.validate?.allowExistingViolations, false, `${r.name} lets a pre-existing violation through`);
+            }
+            const pods = guards.find((p) => p.metadata.name === POLICY_NAMES.approvalPods)!;
+            const edit = { object: sampleReplicaSet({ image: "registry.test.example/app:unapproved" }) as unknown as Json, oldObject: sampleReplicaSet() as unknown as Json, operation: "UPDATE" as const, namespaceLabels: REGULATED_PROD, username: "bob", groups: ["shop-deployers"] };
+            assert.deepStrictEqual(applyClusterPolicy(pods, edit).map((o) => o.denied), [MESSAGES.approvalPods]);
+            const lenient = { ...pods, spec: { ...pods.spec, rules: pods.spec.rules.map((r) => ({ ...r, validate: { ...r.validate!, allowExistingViolations: undefined } })) } };
+            assert.deepStrictEqual(applyClusterPolicy(lenient, edit), [], "Kyverno's default lets the edit of an already labelled ReplicaSet through");
+        });
+
+
         it("evaluates Kyverno's JMESPath: filters, defaults for missing keys, functions", () => {
             const doc = { items: [{ a: { b: 1 } }, { a: {} }, { c: 2 }] } as Json;
             assert.deepStrictEqual(evalJmes(parseJmes("items[?a.b == `1`] | length(@)"), doc), 1);

@@ -263,9 +263,14 @@ export function approvalClusterPolicy(cfg: PolicyConfig, r: RegulatedConfig, ctx
             ...(r.allowReplaceOrForceSync
                 ? []
                 : [
-                      denyRule(cfg, clusterRule(cfg, "replace-sync", ROLLOUT, { operations: ["CREATE", "UPDATE"], scope: "regulated" }), MESSAGES.approvalReplaceSync, {
-                          all: [...notIdentity([controller], []), replaceOrForce],
-                      }),
+                      denyRule(
+                          cfg,
+                          clusterRule(cfg, "replace-sync", ROLLOUT, { operations: ["CREATE", "UPDATE"], scope: "regulated" }),
+                          MESSAGES.approvalReplaceSync,
+                          { all: [...notIdentity([controller], []), replaceOrForce] },
+                          undefined,
+                          { judgeRequest: true },
+                      ),
                   ]),
         ],
         { background: false },
@@ -354,15 +359,19 @@ export function approvalPodsClusterPolicy(cfg: PolicyConfig, ctx: PolicyContext)
         POLICY_NAMES.approvalPods,
         MESSAGES.approvalPods,
         [
-            denyRule(cfg, clusterRule(cfg, "change", REPLICASET, { operations: ["CREATE", "UPDATE"], scope: "regulated" }), MESSAGES.approvalPods, {
-                all: notWriter,
-                any: both((o) => [label(o), owned(o), label(o, "spec.template.metadata")]),
-            }),
-            denyRule(cfg, clusterRule(cfg, "scale", REPLICASET, { operations: ["UPDATE"], scope: "regulated", subresource: "scale" }), MESSAGES.approvalPods, { all: notWriter }),
+            denyRule(
+                cfg,
+                clusterRule(cfg, "change", REPLICASET, { operations: ["CREATE", "UPDATE"], scope: "regulated" }),
+                MESSAGES.approvalPods,
+                { all: notWriter, any: both((o) => [label(o), owned(o), label(o, "spec.template.metadata")]) },
+                undefined,
+                { judgeRequest: true },
+            ),
+            denyRule(cfg, clusterRule(cfg, "scale", REPLICASET, { operations: ["UPDATE"], scope: "regulated", subresource: "scale" }), MESSAGES.approvalPods, { all: notWriter }, undefined, { judgeRequest: true }),
             // Kyverno matches a Pod rule for pods/ephemeralcontainers too, and its webhook asks for
             // them (kyverno/kyverno v1.17.2 pkg/utils/match/kind.go `CheckKind`,
             // pkg/controllers/webhook/utils_webhook.go).
-            denyRule(cfg, clusterRule(cfg, "change", POD, { operations: ["CREATE", "UPDATE"], scope: "regulated" }), MESSAGES.approvalPods, { all: notWriter, any: both((o) => [label(o)]) }),
+            denyRule(cfg, clusterRule(cfg, "change", POD, { operations: ["CREATE", "UPDATE"], scope: "regulated" }), MESSAGES.approvalPods, { all: notWriter, any: both((o) => [label(o)]) }, undefined, { judgeRequest: true }),
         ],
         { background: false },
     );

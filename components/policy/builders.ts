@@ -164,12 +164,20 @@ export function clusterRule(cfg: PolicyConfig, name: string, w: WorkloadKind, op
     };
 }
 
-/** A validate rule: the request is refused when the deny conditions hold. */
-export function denyRule(cfg: PolicyConfig, rule: ClusterPolicyRule, message: string, conditions: Conditions, context?: ClusterPolicyRule["context"]): ClusterPolicyRule {
+/**
+ * A validate rule: the request is refused when the deny conditions hold. `judgeRequest`: the rule
+ * judges who sends the request, not the object, so an update is refused even where the object
+ * already "violated" it. Kyverno otherwise evaluates an enforced rule again on an update's old
+ * object as if it were created, and lets the update through when that fails too
+ * (`allowExistingViolations`, default true: kyverno/kyverno v1.17.2
+ * pkg/engine/handlers/validation/validate_resource.go; e2e regulated-argocd-paths saw a deployer's
+ * edit of a Rollout's ReplicaSet admitted without it).
+ */
+export function denyRule(cfg: PolicyConfig, rule: ClusterPolicyRule, message: string, conditions: Conditions, context?: ClusterPolicyRule["context"], opts: { judgeRequest?: boolean } = {}): ClusterPolicyRule {
     return {
         ...rule,
         ...(context ? { context } : {}),
-        validate: { failureAction: cfg.validationAction, message, deny: { conditions } },
+        validate: { failureAction: cfg.validationAction, message, deny: { conditions }, ...(opts.judgeRequest ? { allowExistingViolations: false } : {}) },
     };
 }
 

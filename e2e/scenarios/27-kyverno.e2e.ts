@@ -514,8 +514,9 @@ describe("kyverno", function () {
                 expect("the GitOps sync identity applies the Rollout", syncApply(asGitops, rollout()), true);
                 // The annotations ArgoCD's sync reads from the live object.
                 expect("a deployer sets a sync option on the live Rollout", patch(asDeployer, "rollout", "checkout", options("PruneLast=true")), false, MESSAGES.approvalSyncAnnotations);
-                expect("a deployer sets Replace=true on it", patch(asDeployer, "rollout", "checkout", options("Replace=true")), false, MESSAGES.approvalReplaceSync);
-                expect("ArgoCD's API server sets it (an ArgoCD resource patch)", patch(asServer, "rollout", "checkout", options("Force=true")), false, MESSAGES.approvalReplaceSync);
+                // A CEL policy answers with its first failed validation, a ClusterPolicy with every rule's.
+                expect("a deployer sets Replace=true on it", patch(asDeployer, "rollout", "checkout", options("Replace=true")), false, MESSAGES.approvalSyncAnnotations);
+                expect("ArgoCD's API server sets it (an ArgoCD resource patch)", patch(asServer, "rollout", "checkout", options("Force=true")), false, MESSAGES.approvalSyncAnnotations);
                 expect("ArgoCD's API server changes the sync wave", patch(asServer, "rollout", "checkout", { metadata: { annotations: { "argocd.argoproj.io/sync-wave": "5" } } }), false, MESSAGES.approvalSyncAnnotations);
                 expect("an approver changes the hook annotations", patch(asApprover, "rollout", "checkout", { metadata: { annotations: { "argocd.argoproj.io/hook": "PreSync" } } }), false, MESSAGES.approvalSyncAnnotations);
                 expect("the GitOps sync identity applies a sync option from git", syncApply(asGitops, rollout({ "argocd.argoproj.io/sync-options": "ServerSideApply=true" })), true);
