@@ -2,6 +2,7 @@ import type { ArgoCdStageConfig } from "../components/argocd";
 import { ARGOCD_FIELDS, ArgoCdConfig, readArgoCd } from "../components/argocd/config";
 import { CLUSTER_FIELDS, ClusterConfig, readCluster } from "../components/cluster/config";
 import { field } from "../components/config/declare";
+import { ExampleValue, exampleValues } from "../components/config/examples";
 import { readStackConfig } from "../components/config/load";
 import { ConfigError, ConfigReader, PROJECT, Plain, isPlainObject } from "../components/config/reader";
 import { KNOWN_NAMESPACES } from "../components/config/schema";
@@ -48,6 +49,8 @@ import { SMOKE_TEST_FIELDS, SmokeTestConfig, readSmokeTest } from "../components
  */
 export interface AddonConfig {
     stack: string;
+    /** The keys that still hold an example value: a preview warns of each, `pulumi up` refuses them. */
+    examples: ExampleValue[];
     cluster: ClusterConfig;
     gateway: SharedGatewayConfig;
     /** The registry mirror every image is pulled from; unset: the upstream registries. */
@@ -100,7 +103,7 @@ export const STACK_FIELDS = {
 } as const;
 
 /** The top-level keys every stack file must set. */
-export const REQUIRED_KEYS: readonly (keyof typeof STACK_FIELDS)[] = ["cluster", "gateway"];
+export const REQUIRED_KEYS: readonly (keyof typeof STACK_FIELDS)[] = ["cluster", "gateway", "policy"];
 
 /** The keys a stack may set under the `argo-rollouts-addon:` namespace. */
 export const TOP_LEVEL_KEYS = Object.keys(STACK_FIELDS) as (keyof typeof STACK_FIELDS)[];
@@ -179,6 +182,7 @@ export function parseAddonConfig(
     }
     return {
         stack,
+        examples: exampleValues(raw, secretKeys),
         cluster: cluster!,
         gateway: gateway!,
         ...(imageRegistry ? { imageRegistry } : {}),

@@ -4,9 +4,11 @@ import { adoptionTransforms, clusterProvider } from "../components/cluster";
 import { SPOKE_READ_ENDPOINTS_OUTPUT, hubReadEndpoint } from "../components/cluster/hubEndpoint";
 import { GatewayStage } from "../components/gateway";
 import { PolicyStage } from "../components/policy";
-import { RolloutsStage, refuseExamplePluginValue } from "../components/rollouts";
+import { RolloutsStage } from "../components/rollouts";
 import { SmokeCanary } from "../components/smoke";
 import { STAGES } from "../components/stage";
+import { refuseExampleValues } from "../components/config/examples";
+import { PROJECT } from "../components/config/reader";
 import { AddonConfig, loadAddonConfig } from "./config";
 
 /**
@@ -14,6 +16,10 @@ import { AddonConfig, loadAddonConfig } from "./config";
  * the unit tests run it many times in one process and would repeat it between the results.
  */
 const warned = new Set<string>();
+/** Forgets what was said: a test that asserts a warning starts from silence. */
+export function forgetWarnings(): void {
+    warned.clear();
+}
 function warnOnce(message: string): void {
     if (!warned.has(message)) {
         warned.add(message);
@@ -27,7 +33,7 @@ function warnOnce(message: string): void {
  * stops the program with nothing half-applied.
  */
 export async function defineStack(config: AddonConfig = loadAddonConfig()): Promise<Record<string, unknown>> {
-    refuseExamplePluginValue(config.stack, config.plugin, pulumi.runtime.isDryRun(), warnOnce);
+    refuseExampleValues(config.stack, PROJECT, config.examples, pulumi.runtime.isDryRun(), warnOnce);
     const provider = clusterProvider(config.cluster);
     const providers = [provider];
     // The adopting run forces ownership of the stack's whole objects, never of its patches (adoption.ts).

@@ -3,7 +3,7 @@ import { ConfigError, ConfigProblem } from "../components/config";
 import { AddonConfig, parseAddonConfig } from "../stacks/config";
 import { APPROVER_ROLLOUT_ACTIONS, ARGOCD_DEFAULTS, ARGOCD_ROLLOUT_ACTIONS, BUILTIN_KINDS } from "../components/argocd";
 import { POLICY_DEFAULTS } from "../components/policy";
-import { hubConfig, merged, planInline, withRegulatedArgoRbac } from "./harness";
+import { TEST_POLICY, hubConfig, merged, planInline, whole, withRegulatedArgoRbac } from "./harness";
 
 function raw(patch: Record<string, unknown> = {}): Record<string, unknown> {
     const { "aws:region": _region, ...rest } = merged(hubConfig(), patch);
@@ -37,16 +37,16 @@ const tenants = {
 
 describe("admission configuration (policy, argocd)", () => {
     describe("defaults", () => {
-        it("fills the policy section from POLICY_DEFAULTS when it is not set", () => {
+        it("fills the policy section from POLICY_DEFAULTS beside the labels the platform must set", () => {
             const cfg = parse();
             assert.deepStrictEqual(cfg.policy, {
                 kyvernoApi: "policies.kyverno.io/v1",
                 availabilityPolicies: "own",
                 validationAction: "Enforce",
                 mutationFailurePolicy: "Ignore",
-                tenantNamespaceSelector: { matchExpressions: [{ key: "platform.example/tier", operator: "In", values: ["dev", "test", "preprod", "prod"] }] },
-                pdbMaxUnavailable: 1,
-                prodNamespaceLabels: { ...POLICY_DEFAULTS.prodNamespaceLabels },
+                tenantNamespaceSelector: TEST_POLICY.tenantNamespaceSelector,
+                pdbMaxUnavailable: POLICY_DEFAULTS.pdbMaxUnavailable,
+                prodNamespaceLabels: TEST_POLICY.prodNamespaceLabels,
                 prodMinReplicas: 2,
                 topologyKeys: ["topology.kubernetes.io/zone", "kubernetes.io/hostname"],
                 excludeNamespaces: ["kube-system", "kube-public", "kube-node-lease", "kyverno"],
@@ -54,7 +54,7 @@ describe("admission configuration (policy, argocd)", () => {
             assert.strictEqual(cfg.policy.regulated, undefined, "no regulated namespaces unless configured");
         });
 
-        it("manages argocd-cm only, with no project, ApplicationSet or RBAC, when the argocd section is not set", () => {
+        it("manages argocd-cm only, with no project, ApplicationSet or RBAC, when the platform names none ({})", () => {
             const cfg = parse();
             assert.strictEqual(cfg.argocd.runsOn, "hub");
             assert.strictEqual(cfg.argocd.local, true);
@@ -116,7 +116,7 @@ describe("admission configuration (policy, argocd)", () => {
         });
 
         it("the ClusterPolicy switch and the prod settings", () => {
-            const cfg = parse({ policy: { kyvernoApi: "kyverno.io/v1", validationAction: "Audit", prodNamespaceLabels: { env: "prod" }, prodMinReplicas: "3", pdbMaxUnavailable: 2 } });
+            const cfg = parse({ policy: { kyvernoApi: "kyverno.io/v1", validationAction: "Audit", prodNamespaceLabels: whole({ env: "prod" }), prodMinReplicas: "3", pdbMaxUnavailable: 2 } });
             assert.strictEqual(cfg.policy.kyvernoApi, "kyverno.io/v1");
             assert.strictEqual(cfg.policy.validationAction, "Audit");
             assert.deepStrictEqual(cfg.policy.prodNamespaceLabels, { env: "prod" });
@@ -129,14 +129,14 @@ describe("admission configuration (policy, argocd)", () => {
                 policy: {
                     availabilityPolicies: "complement",
                     mutationFailurePolicy: "Fail",
-                    tenantNamespaceSelector: { matchLabels: { "platform.example/tenant": "true" }, matchExpressions: [{ key: "platform.example/tier", operator: "Exists" }] },
+                    tenantNamespaceSelector: { matchLabels: { "platform.test/tenant": "true" }, matchExpressions: [{ key: "platform.test/tier", operator: "Exists" }] },
                 },
             });
             assert.strictEqual(cfg.policy.availabilityPolicies, "complement");
             assert.strictEqual(cfg.policy.mutationFailurePolicy, "Fail");
             assert.deepStrictEqual(cfg.policy.tenantNamespaceSelector, {
-                matchLabels: { "platform.example/tenant": "true" },
-                matchExpressions: [{ key: "platform.example/tier", operator: "Exists" }],
+                matchLabels: { "platform.test/tenant": "true" },
+                matchExpressions: [{ key: "platform.test/tier", operator: "Exists" }],
             });
         });
 
@@ -144,7 +144,7 @@ describe("admission configuration (policy, argocd)", () => {
             const cfg = parse({
                 policy: {
                     regulated: {
-                        namespaceLabels: { "platform.example/class": "regulated" },
+                        namespaceLabels: { "platform.test/class": "regulated" },
                         approverGroups: ["release-approvers"],
                         deployerGroups: ["shop-deployers"],
                         gitopsServiceAccounts: ["argocd/argocd-application-controller"],
@@ -152,7 +152,7 @@ describe("admission configuration (policy, argocd)", () => {
                 },
             });
             assert.deepStrictEqual(cfg.policy.regulated, {
-                namespaceLabels: { "platform.example/class": "regulated" },
+                namespaceLabels: { "platform.test/class": "regulated" },
                 approverGroups: ["release-approvers"],
                 deployerGroups: ["shop-deployers"],
                 gitopsServiceAccounts: [{ namespace: "argocd", name: "argocd-application-controller" }],
@@ -177,7 +177,7 @@ describe("admission configuration (policy, argocd)", () => {
     describe("where ArgoCD runs", () => {
         it("on this cluster unless argocd.runsOn names another", () => {
             assert.deepStrictEqual([parse().argocd.runsOn, parse().argocd.local], ["hub", true]);
-            const elsewhere = parse({ argocd: { runsOn: "mgmt" } }).argocd;
+            const elsewhere = parse({ argocd: { runsOn: "mgmt", projects: undefined, applicationSets: undefined } }).argocd;
             assert.deepStrictEqual([elsewhere.runsOn, elsewhere.local], ["mgmt", false]);
         });
 
@@ -221,11 +221,11 @@ describe("admission configuration (policy, argocd)", () => {
         it("a replica floor of one", () => problemFor({ policy: { prodMinReplicas: 1 } }, "policy.prodMinReplicas", /from 2 to 100/));
         it("no topology key", () => problemFor({ policy: { topologyKeys: [] } }, "policy.topologyKeys", /list of 1 to 3 entries/));
         it("an empty prod selector, which would match every namespace", () =>
-            problemFor({ policy: { prodNamespaceLabels: {} } }, "policy.prodNamespaceLabels", /at least one label.*matches every namespace/));
+            problemFor({ policy: { prodNamespaceLabels: whole({}) } }, "policy.prodNamespaceLabels", /at least one label.*matches every namespace/));
         it("an availability mode that does not exist", () => problemFor({ policy: { availabilityPolicies: "both" } }, "policy.availabilityPolicies", /one of own, complement/));
         it("a mutation failure policy Kubernetes does not know", () => problemFor({ policy: { mutationFailurePolicy: "Skip" } }, "policy.mutationFailurePolicy", /one of Ignore, Fail/));
         it("an empty tenant selector, which would match every namespace", () =>
-            problemFor({ policy: { tenantNamespaceSelector: {} } }, "policy.tenantNamespaceSelector", /at least one label.*matches every namespace/));
+            problemFor({ policy: { tenantNamespaceSelector: whole({}) } }, "policy.tenantNamespaceSelector", /at least one label.*matches every namespace/));
         it("a selector requirement the API server refuses", () => {
             problemFor({ policy: { tenantNamespaceSelector: { matchExpressions: [{ key: "tier", operator: "In" }] } } }, "policy.tenantNamespaceSelector.matchExpressions[0].values", /at least one value with In/);
             problemFor({ policy: { tenantNamespaceSelector: { matchExpressions: [{ key: "tier", operator: "Exists", values: ["x"] }] } } }, "policy.tenantNamespaceSelector.matchExpressions[0].values", /empty with Exists/);
@@ -235,6 +235,7 @@ describe("admission configuration (policy, argocd)", () => {
             const all = problems({ policy: { regulated: { approverGroups: [], gitopsServiceAccounts: ["argocd"] } } });
             assert.deepStrictEqual(all.map((p) => p.key).sort(), [
                 "policy.regulated.approverGroups",
+                "policy.regulated.deployerGroups",
                 "policy.regulated.gitopsServiceAccounts",
                 "policy.regulated.gitopsServiceAccounts[0]",
                 "policy.regulated.namespaceLabels",
@@ -255,10 +256,11 @@ describe("admission configuration (policy, argocd)", () => {
             problemFor({ policy: { regulated: { ...regulated, gitopsUsers: ["argocd-hub"], allowReplaceOrForceSync: "yes" } } }, "policy.regulated.allowReplaceOrForceSync", /true or false/);
         });
         it("an action identity where another cluster's ArgoCD syncs this one: its API server arrives as its sync does", () => {
-            const regulated = { namespaceLabels: { a: "b" }, approverGroups: ["release"], gitopsGroups: ["platform:argocd-hub"] };
-            const p = problemFor({ policy: { regulated: { ...regulated, actionServiceAccounts: ["argocd/argocd-server"] } }, argocd: { runsOn: "mgmt" } }, "policy.regulated.actionServiceAccounts", /must be empty where another cluster's ArgoCD syncs this one \(argocd\.runsOn is mgmt\).*same cluster Secret identity/);
+            const regulated = { namespaceLabels: { a: "b" }, approverGroups: ["release"], deployerGroups: [], gitopsGroups: ["platform:argocd-hub"] };
+            const elsewhere = { runsOn: "mgmt", projects: undefined, applicationSets: undefined };
+            const p = problemFor({ policy: { regulated: { ...regulated, actionServiceAccounts: ["argocd/argocd-server"] } }, argocd: elsewhere }, "policy.regulated.actionServiceAccounts", /must be empty where another cluster's ArgoCD syncs this one \(argocd\.runsOn is mgmt\).*same cluster Secret identity/);
             assert.strictEqual(p.given, '["argocd/argocd-server"]');
-            assert.strictEqual(parse({ policy: { regulated }, argocd: { runsOn: "mgmt" } }).policy.regulated!.actionServiceAccounts.length, 0);
+            assert.strictEqual(parse({ policy: { regulated }, argocd: elsewhere }).policy.regulated!.actionServiceAccounts.length, 0);
         });
         it("a regulated section that leaves out the approvers or the GitOps identities (a guard nobody passes, or one ArgoCD cannot sync through)", () => {
             const noApprovers = problemFor({ policy: { regulated: { namespaceLabels: { a: "b" }, gitopsServiceAccounts: ["argocd/x"] } } }, "policy.regulated.approverGroups", /is required: the groups whose members approve/);
@@ -302,21 +304,21 @@ describe("admission configuration (policy, argocd)", () => {
             const none = keys(undefined);
             assert.strictEqual(none.length, 1, none.join("\n"));
             assert.match(none[0], /^argocd\.rbac\.regulatedProjects: is required with policy\.regulated where ArgoCD runs.*Replace syncs as its own identities/);
-            const partial = keys({ projects: { "tenants-regulated": {} }, rbac: { regulatedProjects: ["tenants-regulated", "other"] } });
+            const partial = keys({ projects: { "tenants-regulated": {} }, applicationSets: {}, rbac: { regulatedProjects: ["tenants-regulated", "other"] } });
             assert.deepStrictEqual(partial.map((p) => p.split(":")[0]).sort(), ["argocd.rbac.approverRole", "argocd.rbac.deployerRoles", "argocd.rbac.regulatedProjects"]);
             assert.ok(partial.some((p) => /regulatedProjects: must be one of argocd.rbac.projects \(tenants-regulated\)/.test(p)));
-            assert.deepStrictEqual(keys({ projects: { "tenants-regulated": {} }, rbac: { approverRole: "role:a", deployerRoles: ["role:d"], regulatedProjects: ["tenants-regulated"] } }), []);
+            assert.deepStrictEqual(keys({ projects: { "tenants-regulated": {} }, applicationSets: {}, rbac: { approverRole: "role:a", deployerRoles: ["role:d"], regulatedProjects: ["tenants-regulated"] } }), []);
             // Where another cluster's ArgoCD syncs this one, that cluster's stack writes the RBAC.
             assert.deepStrictEqual(keys({ runsOn: "mgmt" }), []);
             // The groups verify asks about default to policy.regulated's, and never overlap.
-            const cfg = parseAddonConfig("hub", { ...rest, argocd: { projects: { r: {} }, rbac: { approverRole: "role:a", deployerRoles: ["role:d"], regulatedProjects: ["r"] } } }, { awsRegion: "eu-west-1" });
+            const cfg = parseAddonConfig("hub", { ...rest, argocd: { projects: { r: {} }, applicationSets: {}, rbac: { approverRole: "role:a", deployerRoles: ["role:d"], regulatedProjects: ["r"] } } }, { awsRegion: "eu-west-1" });
             assert.deepStrictEqual([cfg.argocd.rbac.approverGroups, cfg.argocd.rbac.deployerGroups], [["release"], ["shop"]]);
-            const overlap = keys({ projects: { r: {} }, rbac: { approverRole: "role:a", deployerRoles: ["role:d"], regulatedProjects: ["r"], deployerGroups: ["release"] } });
+            const overlap = keys({ projects: { r: {} }, applicationSets: {}, rbac: { approverRole: "role:a", deployerRoles: ["role:d"], regulatedProjects: ["r"], deployerGroups: ["release"] } });
             assert.deepStrictEqual(overlap, ["argocd.rbac.deployerGroups: must not include an approver group: the deployer is never the approver (ADR-056 D3, ADR-049)"]);
             // Across the sections: ArgoCD allows what any one of a user's groups allows.
-            const across = keys({ projects: { r: {} }, rbac: { approverRole: "role:a", deployerRoles: ["role:d"], regulatedProjects: ["r"], approverGroups: ["shop"], deployerGroups: ["ops"] } });
+            const across = keys({ projects: { r: {} }, applicationSets: {}, rbac: { approverRole: "role:a", deployerRoles: ["role:d"], regulatedProjects: ["r"], approverGroups: ["shop"], deployerGroups: ["ops"] } });
             assert.deepStrictEqual(across, ["argocd.rbac.approverGroups: must not be a deployer group of policy.regulated.deployerGroups: the deployer is never the approver (ADR-056 D3, ADR-049)"]);
-            const back = keys({ projects: { r: {} }, rbac: { approverRole: "role:a", deployerRoles: ["role:d"], regulatedProjects: ["r"], approverGroups: ["leads"], deployerGroups: ["release"] } });
+            const back = keys({ projects: { r: {} }, applicationSets: {}, rbac: { approverRole: "role:a", deployerRoles: ["role:d"], regulatedProjects: ["r"], approverGroups: ["leads"], deployerGroups: ["release"] } });
             assert.deepStrictEqual(back, ["argocd.rbac.deployerGroups: must not be an approver group of policy.regulated.approverGroups: the deployer is never the approver (ADR-056 D3, ADR-049)"]);
         });
         it("an unknown key in the regulated section", () =>
@@ -430,10 +432,10 @@ describe("admission configuration (policy, argocd)", () => {
             ));
 
         it("prod or regulated labels the tenant selector can never meet", () => {
-            const cut = { tenantNamespaceSelector: { matchLabels: { "platform.example/tier": "dev" } } };
-            problemFor({ policy: cut }, "policy.prodNamespaceLabels", /label platform.example\/tier cannot meet both.*replica floor would apply nowhere/);
+            const cut = { tenantNamespaceSelector: { matchLabels: { "platform.test/tier": "dev" } } };
+            problemFor({ policy: cut }, "policy.prodNamespaceLabels", /label platform.test\/tier cannot meet both.*replica floor would apply nowhere/);
             problemFor(
-                { policy: { ...cut, prodNamespaceLabels: { "platform.example/tier": "dev" }, regulated: { namespaceLabels: { "platform.example/tier": "prod" }, approverGroups: ["a"], gitopsServiceAccounts: ["argocd/x"] } } },
+                { policy: { ...cut, prodNamespaceLabels: { "platform.test/tier": "dev" }, regulated: { namespaceLabels: { "platform.test/tier": "prod" }, approverGroups: ["a"], gitopsServiceAccounts: ["argocd/x"] } } },
                 "policy.regulated.namespaceLabels",
                 /approval guard would apply nowhere/,
             );

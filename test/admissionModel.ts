@@ -14,7 +14,7 @@ import { applyClusterPolicy, ruleMatches } from "./kyvernoJmes";
 
 export type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace: string; labels?: Record<string, string>; annotations?: Record<string, string> }; spec: Record<string, Json>; status?: Json };
 
-export const template = (labels: Record<string, string>) => ({ metadata: { labels }, spec: { containers: [{ name: "app", image: "registry.test.example/app:1" }] } });
+export const template = (labels: Record<string, string>) => ({ metadata: { labels }, spec: { containers: [{ name: "app", image: "registry.platform.test/app:1" }] } });
 
 export function sampleRollout(spec: Record<string, Json> = {}, namespace = "shop"): Obj {
     return {
@@ -97,13 +97,13 @@ export const hpa = (target: { kind: string; name: string }, minReplicas?: number
 
 export const pdbObject = (name: string, selector?: Json): Json => ({ apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name, namespace: "shop" }, spec: { maxUnavailable: 1, ...(selector === undefined ? {} : { selector }) } });
 
-export const TIER = "platform.example/tier";
+export const TIER = "platform.test/tier";
 export const DEV = { [TIER]: "dev" };
 export const PROD = { [TIER]: "prod" };
-export const REGULATED_PROD = { [TIER]: "prod", "platform.example/class": "regulated" };
+export const REGULATED_PROD = { [TIER]: "prod", "platform.test/class": "regulated" };
 
 export const REGULATED = {
-    namespaceLabels: { "platform.example/class": "regulated" },
+    namespaceLabels: { "platform.test/class": "regulated" },
     approverGroups: ["release-approvers"],
     deployerGroups: ["shop-deployers"],
     gitopsServiceAccounts: ["argocd/argocd-application-controller"],

@@ -6,8 +6,9 @@ import { controllerValues } from "../components/rollouts/values";
 import { PlannedObject, adoptCheck, adoptExitCode, formatAdoptText } from "../tools/adopt/check";
 import { apiPath, fieldChanges, imageTag, isDowngrade, plural, removeKeysCommand, staleKeys, templateReferences, unresolvedArgs } from "../tools/adopt/inventory";
 import { adoptCheckMain, parseAdoptCheckArgs, plannedObjects } from "../tools/adopt-check";
-import { REPO_ROOT, configFromStackFile, readStackFile } from "../tools/stackFile";
+import { configFromStackFile, readStackFile } from "../tools/stackFile";
 import type { KubeObject, ReadOnlyCluster } from "../tools/verify/cluster";
+import { FIXTURE_STACKS } from "./harness";
 
 /** A read-only cluster over a fixed set of objects: GET by path, LIST by collection and equality selector. */
 function fakeCluster(objects: KubeObject[]): ReadOnlyCluster & { calls: string[] } {
@@ -113,7 +114,7 @@ describe("adopt-check", () => {
         });
 
         it("knows what the chart renders for the program's values", () => {
-            const config = configFromStackFile(readStackFile("hub"));
+            const config = configFromStackFile(readStackFile("hub", FIXTURE_STACKS));
             const names = chartObjects({ serviceMonitor: false, dashboard: false }).map((o) => `${o.kind}/${o.name}`);
             assert.deepStrictEqual(names, ["ServiceAccount/argo-rollouts", "ConfigMap/argo-rollouts-config", "Deployment/argo-rollouts", "Service/argo-rollouts-metrics", "PodDisruptionBudget/argo-rollouts"]);
             assert.ok(chartObjects({ serviceMonitor: false, dashboard: true }).some((o) => o.kind === "ClusterRole" && o.name === "argo-rollouts-dashboard"));
@@ -122,11 +123,11 @@ describe("adopt-check", () => {
     });
 
     describe("against a cluster", () => {
-        const config = configFromStackFile(readStackFile("hub"));
+        const config = configFromStackFile(readStackFile("hub", FIXTURE_STACKS));
         const ns = config.controller.namespace;
         let planned: PlannedObject[];
         before(async () => {
-            planned = await plannedObjects("hub", REPO_ROOT);
+            planned = await plannedObjects("hub", FIXTURE_STACKS);
         });
 
         it("on the old install: reports what it takes over, leaves behind and would break, and exits 1", async () => {

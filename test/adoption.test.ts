@@ -12,13 +12,13 @@ import { guardedResources } from "../tools/guard";
 import { OfflineRun, PlannedResource, runOffline } from "../tools/offline";
 import { adoptions, manifestResources, planStack, resourceRows, summary } from "../tools/plan";
 import { REPO_ROOT, configFromStackFile, listStacks, placeholderWorld, readStackFile } from "../tools/stackFile";
-import { byName } from "./harness";
+import { byName, FIXTURE_STACKS } from "./harness";
 
 const PROVIDER = "pulumi:providers:kubernetes";
 
 /** Plans a shipped stack file with `cluster.adoptExisting` set as given. */
 async function planShipped(stack: string, adoptExisting: boolean | undefined): Promise<OfflineRun> {
-    const file = readStackFile(stack);
+    const file = readStackFile(stack, FIXTURE_STACKS);
     const key = "argo-rollouts-addon:cluster";
     const cluster = JSON.parse(file.config[key]) as Record<string, unknown>;
     if (adoptExisting === undefined) {
@@ -31,7 +31,7 @@ async function planShipped(stack: string, adoptExisting: boolean | undefined): P
     const { defineStack } = require("../stacks/program") as typeof import("../stacks/program");
     const world = placeholderWorld(file);
     if (stack === "preprod") {
-        world.stackOutputs = { "organization/argo-rollouts-addon/hub": (await planStack(readStackFile("hub"))).outputs };
+        world.stackOutputs = { "organization/argo-rollouts-addon/hub": (await planStack(readStackFile("hub", FIXTURE_STACKS))).outputs };
     }
     return runOffline({ stack, config, secretKeys: file.secretKeys, world, program: () => defineStack() });
 }
@@ -53,8 +53,8 @@ describe("adopting an existing install", () => {
     });
 
     it("is off in every shipped stack, and the provider says so explicitly", () => {
-        for (const stack of listStacks()) {
-            const text = fs.readFileSync(path.join(REPO_ROOT, `Pulumi.${stack}.yaml`), "utf8");
+        for (const stack of listStacks(FIXTURE_STACKS)) {
+            const text = fs.readFileSync(path.join(FIXTURE_STACKS, `Pulumi.${stack}.yaml`), "utf8");
             assert.match(text, /^\s+adoptExisting: false\b/m, `Pulumi.${stack}.yaml states adoptExisting: false`);
         }
         for (const stack of ["hub", "preprod"]) {
@@ -211,13 +211,13 @@ describe("adopting an existing install", () => {
         const blocks = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1].split("\n").map((l) => l.trim()).filter((l) => l !== ""));
 
         it("in docs/operations/adopt.md is the program's runbook, step by step, for the hub", () => {
-            const steps = adoptionRunbook(configFromStackFile(readStackFile("hub")));
+            const steps = adoptionRunbook(configFromStackFile(readStackFile("hub", FIXTURE_STACKS)));
             assert.strictEqual(blocks.length, steps.length);
             steps.forEach((step, i) => assert.deepStrictEqual(blocks[i], step.commands, `step ${i + 1}: ${step.title}`));
         });
 
         it("retires the old aggregate roles only after the adopting run created the roles that replace them", () => {
-            const steps = adoptionRunbook(configFromStackFile(readStackFile("hub")));
+            const steps = adoptionRunbook(configFromStackFile(readStackFile("hub", FIXTURE_STACKS)));
             const adopt = steps.findIndex((st) => st.commands.some((c) => c.startsWith("pulumi up")));
             const retire = steps.findIndex((st) => st.commands.some((c) => c.includes("argo-rollouts-aggregate-to-view")));
             assert.ok(adopt >= 0 && retire > adopt, `retire at step ${retire + 1}, adopt at step ${adopt + 1}`);
@@ -225,7 +225,7 @@ describe("adopting an existing install", () => {
 
         it("never deletes a CRD or uninstalls the old release", () => {
             for (const stack of ["hub", "preprod"]) {
-                for (const cmd of adoptionRunbook(configFromStackFile(readStackFile(stack))).flatMap((s) => s.commands).filter((c) => !c.startsWith("#"))) {
+                for (const cmd of adoptionRunbook(configFromStackFile(readStackFile(stack, FIXTURE_STACKS))).flatMap((s) => s.commands).filter((c) => !c.startsWith("#"))) {
                     assert.doesNotMatch(cmd, /delete\s+(crd|customresourcedefinition)/i, cmd);
                     assert.ok(!(/\bdelete\b/.test(cmd) && /\.argoproj\.io\b/.test(cmd)), `deletes a CRD: ${cmd}`);
                     assert.doesNotMatch(cmd, /helm (uninstall|delete)|terraform destroy|--cascade=true|pulumi destroy/, cmd);
@@ -234,7 +234,7 @@ describe("adopting an existing install", () => {
         });
 
         it("names what the program declares: the release, its namespace, the CRDs, the config key", async () => {
-            const cfg = configFromStackFile(readStackFile("hub"));
+            const cfg = configFromStackFile(readStackFile("hub", FIXTURE_STACKS));
             const run = runs.get("hub:off")!;
             const chart = run.resources.find((r) => r.type === "kubernetes:helm.sh/v4:Chart")!;
             const commands = adoptionRunbook(cfg).flatMap((s) => s.commands);
@@ -257,14 +257,14 @@ describe("adopting an existing install", () => {
                         return `${String(r.inputs.kind).toLowerCase()}/${meta.namespace ?? ""}/${meta.name}`;
                     }),
                 );
-                const retired = objectsToRetire(configFromStackFile(readStackFile(stack)));
+                const retired = objectsToRetire(configFromStackFile(readStackFile(stack, FIXTURE_STACKS)));
                 assert.ok(retired.some((o) => o.name === "argo-rollouts-aggregate-to-edit"), "the aggregate roles let editors promote");
                 for (const o of retired) {
                     assert.ok(!declared.has(`${o.kind}/${o.namespace ?? ""}/${o.name}`), `${o.kind} ${o.name} is declared by the program`);
                     assert.notStrictEqual(o.kind, "customresourcedefinition");
                 }
             }
-            const withDashboard = objectsToRetire({ controller: { ...configFromStackFile(readStackFile("hub")).controller, dashboard: true } });
+            const withDashboard = objectsToRetire({ controller: { ...configFromStackFile(readStackFile("hub", FIXTURE_STACKS)).controller, dashboard: true } });
             assert.ok(!withDashboard.some((o) => o.name.endsWith("-dashboard")), "a stack with the dashboard re-declares it through the chart");
         });
     });
@@ -273,7 +273,7 @@ describe("adopting an existing install", () => {
 describe("the adopting run's downgrade preflight", () => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { adoptionPreflight } = require("../stacks/preflight") as typeof import("../stacks/preflight");
-    const base = configFromStackFile(readStackFile("hub"));
+    const base = configFromStackFile(readStackFile("hub", FIXTURE_STACKS));
     const adopting = (allowDowngrade = false) => ({ ...base, cluster: { ...base.cluster, adoptExisting: true, allowDowngrade } });
 
     it("refuses a running controller newer than controller.appVersion, naming stack, key, values and the way out", async () => {
@@ -303,7 +303,7 @@ describe("the adopting run's downgrade preflight", () => {
     });
 
     it("cluster.allowDowngrade only with adoptExisting", () => {
-        const file = readStackFile("hub");
+        const file = readStackFile("hub", FIXTURE_STACKS);
         const key = "argo-rollouts-addon:cluster";
         const cluster = { ...(JSON.parse(file.config[key]) as Record<string, unknown>), allowDowngrade: true };
         assert.throws(() => configFromStackFile({ ...file, config: { ...file.config, [key]: JSON.stringify(cluster) } }), /argo-rollouts-addon:cluster\.allowDowngrade = true: only applies with cluster\.adoptExisting: true/);

@@ -39,7 +39,7 @@ import { IN_CLUSTER, LiveProject, argoIdentities, destinationPermitted, identity
 import { OfflineRun, PlannedResource } from "../tools/offline";
 import { planStack } from "../tools/plan";
 import { fromConfigMap, listStacks, placeholderKeptArgoObjects, placeholderWorld, readStackFile } from "../tools/stackFile";
-import { byName, hubConfig, merged, planInline, transitiveDeps } from "./harness";
+import { byName, FIXTURE_STACKS, hubConfig, merged, planInline, transitiveDeps } from "./harness";
 
 /** An argocd.rbac without regulated projects. */
 const NO_REGULATED = { regulatedProjects: [], approverGroups: [], deployerGroups: [] };
@@ -459,17 +459,17 @@ describe("argocd-apps stage", () => {
         });
 
         it("declares and reads nothing when this cluster's ArgoCD runs elsewhere, and says where", async () => {
-            const off = await planInline(merged(hubConfig(), { argocd: { runsOn: "mgmt" } }));
+            const off = await planInline(merged(hubConfig(), { argocd: { runsOn: "mgmt", projects: undefined, applicationSets: undefined } }));
             assert.deepStrictEqual(off.resources.filter((x) => x.stage === "argocd-apps" && x.custom), []);
             assert.strictEqual(off.outputs.argocdRunsOn, "mgmt");
             assert.strictEqual(hub.outputs.argocdRunsOn, "hub");
         });
     });
 
-    describe("the shipped stack files", () => {
-        for (const stack of listStacks()) {
+    describe("the fixture stack files", () => {
+        for (const stack of listStacks(FIXTURE_STACKS)) {
             it(`${stack}: say where ArgoCD runs, and the plan shows the whitelist and sync settings it verified`, async () => {
-                const file = readStackFile(stack);
+                const file = readStackFile(stack, FIXTURE_STACKS);
                 const run = await planStack(file);
                 const cluster = JSON.parse(file.config["argo-rollouts-addon:cluster"]) as { name: string };
                 const argocd = JSON.parse(file.config["argo-rollouts-addon:argocd"] ?? "null") as { runsOn?: string } | null;

@@ -5,6 +5,7 @@ import * as YAML from "yaml";
 import { PROJECT } from "../components/config/reader";
 import { planCases, planCommand, syntheticHubFile, syntheticStacks } from "../tools/bench";
 import { REPO_ROOT, listStacks, readStackFile } from "../tools/stackFile";
+import { FIXTURE_STACKS } from "./harness";
 
 /** The benchmark's plan cases run the plan as `npm run plan` does; no figure is asserted here. */
 describe("benchmark", () => {
@@ -40,8 +41,8 @@ describe("benchmark", () => {
     });
 
     it("makes a synthetic hub of the hub's stack file with n spokes and nothing else changed", () => {
-        const hub = YAML.parse(fs.readFileSync(path.join(REPO_ROOT, "Pulumi.hub.yaml"), "utf8")) as { config: Record<string, unknown> };
-        const synthetic = YAML.parse(syntheticHubFile(3)) as { config: Record<string, unknown> };
+        const hub = YAML.parse(fs.readFileSync(path.join(FIXTURE_STACKS, "Pulumi.hub.yaml"), "utf8")) as { config: Record<string, unknown> };
+        const synthetic = YAML.parse(syntheticHubFile(3, FIXTURE_STACKS)) as { config: Record<string, unknown> };
         const spokes = synthetic.config[`${PROJECT}:spokes`] as { name: string; query: boolean }[];
         assert.deepStrictEqual(
             spokes.map((s) => s.name),
@@ -52,13 +53,13 @@ describe("benchmark", () => {
     });
 
     it("puts the synthetic hubs beside the project's stack files", () => {
-        const dir = syntheticStacks([1, 10]);
+        const dir = syntheticStacks([1, 10], FIXTURE_STACKS);
         try {
-            assert.deepStrictEqual(listStacks(dir), [...listStacks(), "hub-1-spokes", "hub-10-spokes"].sort());
+            assert.deepStrictEqual(listStacks(dir), [...listStacks(FIXTURE_STACKS), "hub-1-spokes", "hub-10-spokes"].sort());
             const file = readStackFile("hub-10-spokes", dir);
             assert.strictEqual((JSON.parse(file.config[`${PROJECT}:spokes`]) as unknown[]).length, 10);
             // The clusters of the files beside it are the project's, as for the hub itself.
-            assert.deepStrictEqual(file.projectClusters, readStackFile("hub").projectClusters);
+            assert.deepStrictEqual(file.projectClusters, readStackFile("hub", FIXTURE_STACKS).projectClusters);
         } finally {
             fs.rmSync(dir, { recursive: true, force: true });
         }

@@ -5,7 +5,7 @@ import * as path from "path";
 import { ConfigError, parseConfigText, parseQuantity } from "../components/config";
 import { parseAddonConfig } from "../stacks/config";
 import { CONTROLLER_DEFAULTS, KNOWN_CHART_APP_VERSIONS, PLUGIN_DEFAULTS } from "../components/rollouts";
-import { TEST_DIGEST, TEST_SHA256, hubConfig, merged } from "./harness";
+import { TEST_DIGEST, TEST_POLICY, TEST_SHA256, hubConfig, merged } from "./harness";
 
 function raw(patch: Record<string, unknown> = {}): Record<string, unknown> {
     const { "aws:region": region, ...rest } = merged(hubConfig(), patch);
@@ -41,7 +41,7 @@ describe("configuration", () => {
             name: "hub",
             role: "hub",
             mimirTenant: "hub",
-            connection: { kind: "eks", clusterName: "platform-hub", region: "eu-west-1" },
+            connection: { kind: "eks", clusterName: "test-hub", region: "eu-west-1" },
             adoptExisting: false,
             allowDowngrade: false,
         });
@@ -55,7 +55,7 @@ describe("configuration", () => {
             tcpRoutes: false,
             tlsRoutes: false,
         });
-        assert.strictEqual(cfg.imageRegistry, "registry.test.example/mirror");
+        assert.strictEqual(cfg.imageRegistry, "registry.platform.test/mirror");
     });
 
     it("accepts a kubeconfig context instead of an EKS cluster", () => {
@@ -113,6 +113,8 @@ describe("configuration", () => {
                 cluster: { name: "preprod", role: "spoke", mimirTenant: "preprod", kubeconfigContext: "preprod" },
                 gateway: { name: "internal", namespace: "gateway-system", listener: "https" },
                 plugin: { sha256: TEST_SHA256 },
+                policy: TEST_POLICY,
+                argocd: { projects: {}, applicationSets: {} },
                 mimir: { hubStack: "organization/argo-rollouts-addon/preprod" },
             };
             assert.throws(
@@ -128,6 +130,8 @@ describe("configuration", () => {
                 cluster: { name: "preprod", role: "spoke", mimirTenant: "preprod", kubeconfigContext: "preprod" },
                 gateway: { name: "internal", namespace: "gateway-system", listener: "https" },
                 plugin: { sha256: TEST_SHA256 },
+                policy: TEST_POLICY,
+                argocd: { projects: {}, applicationSets: {} },
                 mimir: { readEndpoint: "https://mimir-preprod.hub.example/prometheus", ...mimir },
             });
             const problem = (mimir: Record<string, unknown>) => {
@@ -225,7 +229,7 @@ describe("configuration", () => {
         it("a namespace that is not a DNS label", () =>
             assertRejects({ controller: { namespace: "Argo_Rollouts" } }, "controller.namespace", '"Argo_Rollouts"', /DNS label/));
         it("both connection kinds at once", () =>
-            assertRejects({ cluster: { kubeconfigContext: "x" } }, "cluster", '{"eksClusterName":"platform-hub","kubeconfigContext":"x"}', /exactly one of/));
+            assertRejects({ cluster: { kubeconfigContext: "x" } }, "cluster", '{"eksClusterName":"test-hub","kubeconfigContext":"x"}', /exactly one of/));
         it("a missing gateway listener", () => assertRejects({ gateway: { listener: undefined } }, "gateway.listener", "(not set)", /is required/));
         it("a boolean that is not one", () => assertRejects({ controller: { dashboard: "yes" } }, "controller.dashboard", '"yes"', /true or false/));
         it("an unknown top-level key (a typo), with the key it likely meant and without its value", () =>
@@ -264,13 +268,13 @@ describe("configuration", () => {
         assert.match(problemsOf({ cluster: { role: "x" } }, "preprod").message, /^stack "preprod"/);
     });
 
-    it("requires the cluster and gateway sections", () => {
+    it("requires the cluster and gateway sections, the tenant and prod labels, and where ArgoCD runs the objects it syncs", () => {
         try {
             parseAddonConfig("empty", {});
             assert.fail("accepted");
         } catch (err) {
             assert.ok(err instanceof ConfigError);
-            assert.deepStrictEqual(err.problems.map((p) => p.key), ["cluster", "gateway", "plugin.sha256"]);
+            assert.deepStrictEqual(err.problems.map((p) => p.key), ["cluster", "gateway", "plugin.sha256", "policy.tenantNamespaceSelector", "policy.prodNamespaceLabels", "argocd.projects", "argocd.applicationSets"]);
         }
     });
 

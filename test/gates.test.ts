@@ -40,7 +40,7 @@ import {
     stringLiterals,
     unparen,
 } from "./gateModel";
-import { hubConfig, merged, planInline } from "./harness";
+import { FIXTURE_STACKS, hubConfig, merged, planInline } from "./harness";
 
 const COUNT = "http_server_request_duration_seconds_count";
 const BUCKET = "http_server_request_duration_seconds_bucket";
@@ -449,7 +449,7 @@ describe("metric gate semantics", () => {
         const plans = new Map<string, { run: OfflineRun; analysis: AnalysisConfig }>();
         before(async () => {
             for (const stack of ["hub", "preprod"]) {
-                plans.set(stack, { run: await planStack(readStackFile(stack)), analysis: { ...ANALYSIS_DEFAULTS } });
+                plans.set(stack, { run: await planStack(readStackFile(stack, FIXTURE_STACKS)), analysis: { ...ANALYSIS_DEFAULTS } });
             }
             for (const strategy of ["canary", "blueGreen"]) {
                 const smoke = merged(hubConfig(), {
@@ -457,8 +457,8 @@ describe("metric gate semantics", () => {
                         enabled: true,
                         strategy,
                         hostname: "smoke.hub.test.example",
-                        image: `registry.test.example/mirror/argoproj/rollouts-demo@sha256:${"c".repeat(64)}`,
-                        loadImage: `registry.test.example/mirror/curlimages/curl@sha256:${"d".repeat(64)}`,
+                        image: `registry.platform.test/mirror/argoproj/rollouts-demo@sha256:${"c".repeat(64)}`,
+                        loadImage: `registry.platform.test/mirror/curlimages/curl@sha256:${"d".repeat(64)}`,
                     },
                 });
                 plans.set(`${strategy} smoke`, { run: await planInline(smoke, { stack: "hub" }), analysis: analysisConfig() });

@@ -1,22 +1,48 @@
 /**
  * Runs the program under mocks for a stack described inline, the same way the offline plan does.
  */
+import * as path from "path";
 import { OfflineRun, OfflineWorld, PlannedResource, runOffline } from "../tools/offline";
-import { fromConfigMap, placeholderWorld } from "../tools/stackFile";
+import { StackFile, fromConfigMap, placeholderWorld, readStackFile } from "../tools/stackFile";
 import { defineStack } from "../stacks/program";
+
+/**
+ * The tests' own stack files (docs/maintainers/tests.md, "Fixtures"): a hub and its spoke with a
+ * test platform's values. Tests read these, never the shipped Pulumi.*.yaml, which are the
+ * platform's to change (test/stackFiles.test.ts alone checks those).
+ */
+export const FIXTURE_STACKS = path.join(__dirname, "fixtures", "stacks");
+
+/** A fixture stack file, read as the plan reads a stack file (`hub` or `preprod`). */
+export function fixtureStack(stack: "hub" | "preprod"): StackFile {
+    return readStackFile(stack, FIXTURE_STACKS);
+}
 
 /** A digest-like value that is clearly a test value. */
 export const TEST_SHA256 = "a".repeat(64);
 export const TEST_DIGEST = `sha256:${"b".repeat(64)}`;
 
-/** A complete, valid hub configuration (keys without the project namespace). */
+/** The label the test platform's namespaces carry their tier in (the fixtures' too). */
+export const TEST_TIER_LABEL = "platform.test/tier";
+/** The test platform's tenant namespace selector and prod labels: what every stack must set. */
+export const TEST_POLICY = {
+    tenantNamespaceSelector: { matchExpressions: [{ key: TEST_TIER_LABEL, operator: "In", values: ["dev", "test", "preprod", "prod"] }] },
+    prodNamespaceLabels: { [TEST_TIER_LABEL]: "prod" },
+};
+
+/**
+ * A complete, valid hub configuration (keys without the project namespace): only what a stack must
+ * set, every other key at its default. ArgoCD runs here and syncs no tenant objects ({}).
+ */
 export function hubConfig(): Record<string, unknown> {
     return {
         "aws:region": "eu-west-1",
-        cluster: { name: "hub", role: "hub", mimirTenant: "hub", eksClusterName: "platform-hub" },
+        cluster: { name: "hub", role: "hub", mimirTenant: "hub", eksClusterName: "test-hub" },
         gateway: { name: "internal", namespace: "gateway-system", listener: "https" },
-        imageRegistry: "registry.test.example/mirror",
+        imageRegistry: "registry.platform.test/mirror",
         plugin: { delivery: "download", sha256: TEST_SHA256 },
+        policy: structuredClone(TEST_POLICY),
+        argocd: { projects: {}, applicationSets: {} },
     };
 }
 
@@ -38,13 +64,22 @@ export function withRegulatedArgoRbac(raw: Record<string, unknown>): Record<stri
     return { ...raw, argocd: { ...argocd, rbac: REGULATED_ARGOCD_RBAC } };
 }
 
-/** Deep-merges `patch` into `base`; a key set to undefined is removed. */
+/** A value `merged` puts in place whole, never merging it into what the base has there. */
+export class Whole {
+    constructor(readonly value: unknown) {}
+}
+/** `value` in place of the base's, whole: `{ prodNamespaceLabels: whole({}) }` empties the labels. */
+export const whole = (value: unknown): Whole => new Whole(value);
+
+/** Deep-merges `patch` into `base`; a key set to undefined is removed, one set to `whole(v)` replaced. */
 export function merged(base: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
     const out: Record<string, unknown> = { ...base };
     for (const [k, v] of Object.entries(patch)) {
         const b = out[k];
         if (v === undefined) {
             delete out[k];
+        } else if (v instanceof Whole) {
+            out[k] = v.value;
         } else if (isObj(v) && isObj(b)) {
             out[k] = merged(b, v);
         } else {

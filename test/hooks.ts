@@ -1,17 +1,19 @@
 /**
- * Root hooks of every mocha run (.mocharc.json `require`). The tests, and the plans they start,
- * cache compiled schema validators (tools/validatorCache.ts) in a folder of their own run: they
+ * Loaded by every mocha process (.mocharc.js `require`). Everything a test writes to the temporary
+ * folder (plans, stack files, caches, and what the commands it starts write there) goes into one
+ * folder per process: TMPDIR points there for the tests and every process they start (Node's
+ * `os.tmpdir()` reads it at each call), and it is removed when the process exits, so a test run
+ * leaves nothing behind. The plans' compiled schema validators are cached there too, so the tests
  * neither depend on what an earlier plan left in the project's cache nor add to it.
  */
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 
-const cacheDir = fs.mkdtempSync(path.join(os.tmpdir(), "test-cache-"));
-process.env.CACHE_DIR = cacheDir;
+const runDir = fs.mkdtempSync(path.join(os.tmpdir(), "argo-rollouts-addon-test-"));
+process.env.TMPDIR = runDir;
+process.env.CACHE_DIR = path.join(runDir, "cache");
 
-export const mochaHooks = {
-    afterAll(): void {
-        fs.rmSync(cacheDir, { recursive: true, force: true });
-    },
-};
+// On exit rather than in a root afterAll hook: in parallel mode every worker and the main process
+// load this file, and only the workers run root hooks.
+process.on("exit", () => fs.rmSync(runDir, { recursive: true, force: true }));

@@ -294,8 +294,8 @@ describe(`HTTPRoute CEL validation (${TAG})`, () => {
                     enabled: true,
                     strategy,
                     hostname: "smoke.test.example",
-                    image: `registry.test.example/mirror/argoproj/rollouts-demo@sha256:${"d".repeat(64)}`,
-                    loadImage: `registry.test.example/mirror/curlimages/curl@sha256:${"e".repeat(64)}`,
+                    image: `registry.platform.test/mirror/argoproj/rollouts-demo@sha256:${"d".repeat(64)}`,
+                    loadImage: `registry.platform.test/mirror/curlimages/curl@sha256:${"e".repeat(64)}`,
                 },
             });
             emitted.push(...routesOf(await planInline(smoke, { stack: "hub" }), `smoke ${strategy}`));

@@ -9,7 +9,7 @@ import { hubConfig, merged, withRegulatedArgoRbac } from "./harness";
 // Configurations and samples.
 
 const REGULATED = {
-    namespaceLabels: { "platform.example/class": "regulated" },
+    namespaceLabels: { "platform.test/class": "regulated" },
     approverGroups: ["release-approvers"],
     deployerGroups: ["shop-deployers"],
     gitopsServiceAccounts: ["argocd/argocd-application-controller"],
@@ -49,7 +49,7 @@ function rollout(spec: Record<string, Json> = {}, name = "checkout"): Obj {
         spec: {
             replicas: 3,
             selector: { matchLabels: { app: name } },
-            template: { metadata: { labels: { app: name, team: "shop" } }, spec: { containers: [{ name, image: `registry.test.example/${name}:1` }] } },
+            template: { metadata: { labels: { app: name, team: "shop" } }, spec: { containers: [{ name, image: `registry.platform.test/${name}:1` }] } },
             strategy: {
                 canary: {
                     maxSurge: 1,
@@ -299,7 +299,7 @@ describe("Kyverno CEL policies, type-checked and evaluated", () => {
             assert.deepStrictEqual(outcome(update(paused(rollout()), withoutPause, deployer)).denied, [MESSAGES.approvalSpec]);
             assert.deepStrictEqual(outcome(update(paused(rollout()), withoutPause, approver)).denied, [MESSAGES.approvalSpec]);
             assert.deepStrictEqual(outcome(update(paused(rollout()), withoutPause, { username: ARGOCD_SYNC, groups: ["system:serviceaccounts"] })).denied, []);
-            const newImage = rollout({ template: { metadata: { labels: { app: "checkout" } }, spec: { containers: [{ name: "checkout", image: "registry.test.example/checkout:2" }] } } });
+            const newImage = rollout({ template: { metadata: { labels: { app: "checkout" } }, spec: { containers: [{ name: "checkout", image: "registry.platform.test/checkout:2" }] } } });
             assert.deepStrictEqual(outcome(update(rollout(), newImage, deployer)).denied, [MESSAGES.approvalSpec]);
         });
 

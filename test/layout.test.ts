@@ -93,6 +93,22 @@ export function folderGraph(imports: readonly Import[]): FolderGraph {
     return graph;
 }
 
+/**
+ * File -> file -> the imports that make the edge, for the program's files (a section's reader, its
+ * preflight and the types both use; the delivery library's strategy and approval). Type-only
+ * imports count: a circle of types is still a circle to read.
+ */
+export function fileGraph(imports: readonly Import[]): FolderGraph {
+    const program = (f: string) => f.startsWith("stacks/") || f.startsWith("components/");
+    const graph: FolderGraph = new Map();
+    for (const i of imports.filter((i) => program(i.from) && program(i.to))) {
+        const edges = graph.get(i.from) ?? new Map<string, Import[]>();
+        edges.set(i.to, [...(edges.get(i.to) ?? []), i]);
+        graph.set(i.from, edges);
+    }
+    return graph;
+}
+
 /** A cycle of folders (first folder repeated at the end), or undefined when the graph is acyclic. */
 export function findCycle(graph: FolderGraph): string[] | undefined {
     const state = new Map<string, "open" | "done">();
@@ -166,6 +182,13 @@ describe("layout", () => {
     it("no folder imports a folder that imports it back", () => {
         const cycle = findCycle(graph);
         assert.ok(cycle === undefined, cycle && describeCycle(graph, cycle));
+    });
+
+    it("no file of the program imports a file that imports it back, not even for a type", () => {
+        const files = fileGraph(imports);
+        assert.ok(files.size > 50, `${files.size} files with imports`);
+        const cycle = findCycle(files);
+        assert.ok(cycle === undefined, cycle && describeCycle(files, cycle).replace("folders import", "files import"));
     });
 
     it("the program (stacks/, components/) imports no tool, test or policy-pack code", () => {
@@ -283,12 +306,58 @@ describe("layout: the documentation's paths", () => {
         const missing: string[] = [];
         let count = 0;
         for (const doc of documentationFiles()) {
-            const named = [...readDoc(doc).matchAll(/(?<![\w./-])((?:components|stacks|tools|policy|test)\/[\w./-]*[\w/])/g)].map((m) => m[1]);
+            // A bare folder (`policy/`) counts too: a page naming a folder that went is as wrong as a file.
+            const named = [...readDoc(doc).matchAll(/(?<![\w./-])((?:components|stacks|tools|policy-pack|policy|test|e2e)\/(?:[\w./-]*[\w/])?)/g)].map((m) => m[1]);
             count += named.length;
             missing.push(...[...new Set(named)].filter((p) => !notPaths.has(p) && ![p, `${p}.ts`].some((c) => fs.existsSync(path.join(ROOT, c)))).map((p) => `${doc}: ${p}`));
         }
         assert.ok(count > 20, `found only ${count} paths in the documentation`);
         assert.deepStrictEqual(missing, []);
+    });
+
+    it("every configuration key the README and the pages under docs/ name is declared", () => {
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        const { STACK_FIELDS } = require("../stacks/config") as typeof import("../stacks/config");
+        type Node = { kind: string; fields?: Record<string, Node>; items?: Record<string, Node>; values?: Record<string, Node> };
+        const declared = (key: string): boolean => {
+            let fields: Record<string, Node> | undefined = STACK_FIELDS as unknown as Record<string, Node>;
+            for (const part of key.replace(/\[\]/g, "").split(".")) {
+                const f: Node | undefined = fields?.[part];
+                if (!f) {
+                    return false;
+                }
+                fields = f.fields ?? f.items ?? f.values;
+            }
+            return true;
+        };
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        const { GROUPS } = require("../tools/verify/index") as typeof import("../tools/verify/index");
+        // Names that look like keys and are not the stack file's: verify's check ids, argocd-rbac-cm's
+        // keys, and the chart's values keys the rollouts stage sets (test/rollouts.test.ts holds those).
+        const notKeys = new Set([...GROUPS.flatMap((g) => g.ids), "policy.csv", "policy.default", "policy.matchMode", "controller.volumes", "controller.volumeMounts", "controller.extraEnv"]);
+        const top = Object.keys(STACK_FIELDS).join("|");
+        const missing: string[] = [];
+        let count = 0;
+        for (const doc of documentationFiles()) {
+            // `policy.prodNamespaceLabels`, `spokes[].hostname`: a key in code quotes, not a map's <name> placeholder.
+            const named = [...readDoc(doc).matchAll(new RegExp(`\`(?:argo-rollouts-addon:)?((?:${top})(?:\\[\\])?(?:\\.[A-Za-z]+(?:\\[\\])?)+)(?:[ :=][^\`]*)?\``, "g"))].map((m) => m[1]);
+            count += named.length;
+            missing.push(...[...new Set(named)].filter((k) => !notKeys.has(k) && !declared(k)).map((k) => `${doc}: ${k}`));
+        }
+        assert.ok(count > 50, `found only ${count} keys in the documentation`);
+        assert.deepStrictEqual(missing, []);
+    });
+
+    it("every provider setting the pages name is one the kubernetes provider takes", () => {
+        const provider = fs.readFileSync(path.join(ROOT, "node_modules", "@pulumi", "kubernetes", "provider.d.ts"), "utf8");
+        const settings = new Set<string>();
+        for (const doc of documentationFiles()) {
+            for (const m of readDoc(doc).matchAll(/`(enable[A-Z]\w+|upsert[A-Z]\w+|deleteUnreachable|skipUpdateUnreachable|clusterIdentifier|suppress[A-Z]\w+)`/g)) {
+                settings.add(m[1]);
+            }
+        }
+        assert.ok(settings.has("upsertExistingObjects") && settings.has("enablePatchForce"), [...settings].join(", "));
+        assert.deepStrictEqual([...settings].filter((s) => !new RegExp(`\\b${s}\\?:`).test(provider)), []);
     });
 });
 

@@ -482,8 +482,8 @@ describe("values that would break later are refused when read", () => {
         const smoke = {
             enabled: true,
             hostname: "smoke.hub.test.example",
-            image: `registry.test.example/mirror/argoproj/rollouts-demo@sha256:${"c".repeat(64)}`,
-            loadImage: `registry.test.example/mirror/curlimages/curl@sha256:${"d".repeat(64)}`,
+            image: `registry.platform.test/mirror/argoproj/rollouts-demo@sha256:${"c".repeat(64)}`,
+            loadImage: `registry.platform.test/mirror/curlimages/curl@sha256:${"d".repeat(64)}`,
         };
         assert.deepStrictEqual(
             keysOf(merged(hubConfig(), { smokeTest: { ...smoke, namespace: "argo-rollouts" } })),

@@ -9,17 +9,18 @@ import { OfflineRun, SECRET, renderWire } from "../tools/offline";
 import { planCommand } from "../tools/bench";
 import { manifestResources, manifestsYaml, parsePlanArgs, planStack, resourceRows, summary } from "../tools/plan";
 import { REPO_ROOT, fromConfigMap, listStacks, readStackFile } from "../tools/stackFile";
+import { FIXTURE_STACKS } from "./harness";
 
 describe("offline plan", () => {
     const runs = new Map<string, OfflineRun>();
     before(async () => {
-        for (const stack of listStacks()) {
-            runs.set(stack, await planStack(readStackFile(stack)));
+        for (const stack of listStacks(FIXTURE_STACKS)) {
+            runs.set(stack, await planStack(readStackFile(stack, FIXTURE_STACKS)));
         }
     });
 
     it("finds the hub and preprod stack files", () => {
-        assert.deepStrictEqual(listStacks(), ["hub", "preprod"]);
+        assert.deepStrictEqual(listStacks(FIXTURE_STACKS), ["hub", "preprod"]);
     });
 
     for (const stack of ["hub", "preprod"]) {
@@ -40,7 +41,7 @@ describe("offline plan", () => {
                     }
                     assert.strictEqual(typeof row.protect, "boolean");
                     assert.ok(row.provider === null || urns.has(row.provider as string), `provider of ${String(row.urn)} is not in the plan`);
-                    assert.strictEqual(row.adopts, null, "the shipped stacks adopt nothing");
+                    assert.strictEqual(row.adopts, null, "the fixtures adopt nothing");
                     assert.strictEqual(typeof row.retainOnDelete, "boolean");
                 }
                 // JSON round trip: nothing in a row that does not serialise.
@@ -96,7 +97,9 @@ describe("offline plan", () => {
         this.timeout(60000);
         // As `npm run plan` runs it: package.json's script, from the project root.
         const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
-        const plan = (args: string[], env: NodeJS.ProcessEnv = {}) => spawnSync(process.execPath, [...planCommand(pkg.scripts.plan), ...args], { cwd: REPO_ROOT, encoding: "utf8", env: { ...process.env, ...env } });
+        // The fixtures unless a test names its own folder: never the shipped stack files, which are the platform's.
+        const plan = (args: string[], env: NodeJS.ProcessEnv = {}) =>
+            spawnSync(process.execPath, [...planCommand(pkg.scripts.plan), ...args, ...(args.some((a) => a.startsWith("--config-dir")) || args.includes("--help") ? [] : ["--config-dir", FIXTURE_STACKS])], { cwd: REPO_ROOT, encoding: "utf8", env: { ...process.env, ...env } });
 
         it("writes resources.json and manifests.yaml under <out>/<stack>/", () => {
             const out = fs.mkdtempSync(path.join(os.tmpdir(), "plan-"));
@@ -162,7 +165,7 @@ describe("offline plan", () => {
 
         it("replaces a previous plan whole, and a failed plan removes the previous one", () => {
             const dir = fs.mkdtempSync(path.join(os.tmpdir(), "stacks-"));
-            const hub = fs.readFileSync(path.join(REPO_ROOT, "Pulumi.hub.yaml"), "utf8");
+            const hub = fs.readFileSync(path.join(FIXTURE_STACKS, "Pulumi.hub.yaml"), "utf8");
             fs.writeFileSync(path.join(dir, "Pulumi.hub.yaml"), hub);
             const out = path.join(dir, "out");
             fs.mkdirSync(path.join(out, "hub"), { recursive: true });
@@ -178,7 +181,7 @@ describe("offline plan", () => {
 
         it("exits non-zero with the validation message and writes nothing for a bad config", () => {
             const dir = fs.mkdtempSync(path.join(os.tmpdir(), "stacks-"));
-            const hub = fs.readFileSync(path.join(REPO_ROOT, "Pulumi.hub.yaml"), "utf8");
+            const hub = fs.readFileSync(path.join(FIXTURE_STACKS, "Pulumi.hub.yaml"), "utf8");
             fs.writeFileSync(path.join(dir, "Pulumi.broken.yaml"), hub.replace("role: hub", "role: primary"));
             const out = path.join(dir, "out");
             const res = plan(["--stack", "broken", "--config-dir", dir, "--out", out]);
@@ -192,7 +195,7 @@ describe("offline plan", () => {
 describe("stack files the plan, verify and adopt-check read", () => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { readStackFile: read } = require("../tools/stackFile") as typeof import("../tools/stackFile");
-    const hub = fs.readFileSync(path.join(REPO_ROOT, "Pulumi.hub.yaml"), "utf8");
+    const hub = fs.readFileSync(path.join(FIXTURE_STACKS, "Pulumi.hub.yaml"), "utf8");
     const write = (name: string, text: string) => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "stackfile-"));
         fs.writeFileSync(path.join(dir, `Pulumi.${name}.yaml`), text);
@@ -220,8 +223,8 @@ describe("stack files the plan, verify and adopt-check read", () => {
     it("reports `eksClusterName: ~` as a problem, never as 0 problems", () => {
         // eslint-disable-next-line @typescript-eslint/no-require-imports
         const { configFromStackFile } = require("../tools/stackFile") as typeof import("../tools/stackFile");
-        assert.ok(hub.includes("eksClusterName: platform-hub"));
-        const dir = write("tilde", hub.replace("eksClusterName: platform-hub", "eksClusterName: ~"));
+        assert.ok(hub.includes("eksClusterName: test-hub"));
+        const dir = write("tilde", hub.replace("eksClusterName: test-hub", "eksClusterName: ~"));
         assert.throws(() => configFromStackFile(read("tilde", dir)), /invalid configuration \(1 problem\):\n {2}- argo-rollouts-addon:cluster = \{"eksClusterName":null\}: set exactly one of cluster\.eksClusterName/);
     });
 });

@@ -24,6 +24,7 @@ import {
     validatePackageOf,
 } from "../tools/restatedValidate";
 import { withChecksum, writeEntry } from "../tools/validatorCache";
+import { FIXTURE_STACKS } from "./harness";
 
 type Obj = Record<string, unknown>;
 
@@ -79,7 +80,7 @@ describe("schema validation through the restated @kubernetes-models/validate 3.1
             checks.set(key, { compiled, cached, codeCached });
         }
         for (const stack of ["hub", "preprod"]) {
-            const run = await planStack(readStackFile(stack));
+            const run = await planStack(readStackFile(stack, FIXTURE_STACKS));
             objects.push(...manifestResources(run).map((r) => withoutSecrets(r.inputs) as Obj));
         }
     });
@@ -130,7 +131,7 @@ describe("schema validation through the restated @kubernetes-models/validate 3.1
         spec: {
             replicas: 2,
             selector: { matchLabels: { app: "shop" } },
-            template: { metadata: { labels: { app: "shop" } }, spec: { containers: [{ name: "shop", image: "registry.test.example/shop:1", ports: [{ containerPort: 8080 }] }] } },
+            template: { metadata: { labels: { app: "shop" } }, spec: { containers: [{ name: "shop", image: "registry.platform.test/shop:1", ports: [{ containerPort: 8080 }] }] } },
             strategy: { canary: { steps: [{ setWeight: 20 }, { pause: { duration: "1m" } }] } },
         },
     });

@@ -105,9 +105,9 @@ describe("rollouts stage", () => {
         });
 
         it("takes an OCI repository as the chart reference", async () => {
-            const r = await planInline(merged(hubConfig(), { controller: { chartRepository: "oci://registry.test.example/charts" } }));
+            const r = await planInline(merged(hubConfig(), { controller: { chartRepository: "oci://registry.platform.test/charts" } }));
             const chart = byName(r, "rollouts-controller");
-            assert.strictEqual(chart.inputs.chart, "oci://registry.test.example/charts/argo-rollouts");
+            assert.strictEqual(chart.inputs.chart, "oci://registry.platform.test/charts/argo-rollouts");
             assert.strictEqual(chart.inputs.repositoryOpts, undefined);
         });
 
@@ -173,9 +173,9 @@ describe("rollouts stage", () => {
 
         it("pulls every image from the mirror", () => {
             const v = values({ plugin: { delivery: "image", sha256: undefined, digest: TEST_DIGEST }, controller: { dashboard: true } });
-            assert.strictEqual(v.controller.image.registry, "registry.test.example/mirror");
-            assert.strictEqual(v.dashboard.image.registry, "registry.test.example/mirror");
-            assert.strictEqual(v.controller.initContainers[0].image, `registry.test.example/mirror/argoproj-labs/rollouts-plugin-trafficrouter-gatewayapi@${TEST_DIGEST}`);
+            assert.strictEqual(v.controller.image.registry, "registry.platform.test/mirror");
+            assert.strictEqual(v.dashboard.image.registry, "registry.platform.test/mirror");
+            assert.strictEqual(v.controller.initContainers[0].image, `registry.platform.test/mirror/argoproj-labs/rollouts-plugin-trafficrouter-gatewayapi@${TEST_DIGEST}`);
         });
 
         it("uses the upstream registries when no mirror is configured", () => {
@@ -390,9 +390,9 @@ describe("rollouts stage", () => {
         });
 
         it("adds labels from config", async () => {
-            const r = await planInline(merged(hubConfig(), { controller: { namespaceLabels: { "platform.example/tier": "platform" } } }));
+            const r = await planInline(merged(hubConfig(), { controller: { namespaceLabels: { "platform.test/tier": "platform" } } }));
             const labels = (byName(r, "controller-namespace").inputs.metadata as { labels: Record<string, string> }).labels;
-            assert.strictEqual(labels["platform.example/tier"], "platform");
+            assert.strictEqual(labels["platform.test/tier"], "platform");
         });
     });
 });

@@ -15,8 +15,8 @@ const everything = () =>
         smokeTest: {
             enabled: true,
             hostname: "smoke.hub.test.example",
-            image: `registry.test.example/mirror/argoproj/rollouts-demo@sha256:${"c".repeat(64)}`,
-            loadImage: `registry.test.example/mirror/curlimages/curl@sha256:${"d".repeat(64)}`,
+            image: `registry.platform.test/mirror/argoproj/rollouts-demo@sha256:${"c".repeat(64)}`,
+            loadImage: `registry.platform.test/mirror/curlimages/curl@sha256:${"d".repeat(64)}`,
         },
         argocd: {
             projects: { tenants: { owner: "addon", namespaceResources: [{ group: "", kind: "Service" }, { group: "", kind: "ConfigMap" }] } },

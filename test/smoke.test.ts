@@ -10,8 +10,8 @@ import { OfflineRun } from "../tools/offline";
 import { MeasurementPhase, Series, evaluatePromQL, measurementPhase, metricPhase } from "./gateModel";
 import { byName, hubConfig, merged, planInline, transitiveDeps } from "./harness";
 
-const IMAGE = `registry.test.example/mirror/argoproj/rollouts-demo@sha256:${"c".repeat(64)}`;
-const LOAD = `registry.test.example/mirror/curlimages/curl@sha256:${"d".repeat(64)}`;
+const IMAGE = `registry.platform.test/mirror/argoproj/rollouts-demo@sha256:${"c".repeat(64)}`;
+const LOAD = `registry.platform.test/mirror/curlimages/curl@sha256:${"d".repeat(64)}`;
 const smoke = (patch: Record<string, unknown> = {}) =>
     merged(hubConfig(), { smokeTest: { enabled: true, hostname: "smoke.hub.test.example", image: IMAGE, loadImage: LOAD, ...patch } });
 

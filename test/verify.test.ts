@@ -22,7 +22,8 @@ import { CheckResult, DOCS, VERIFY_PAGE, exitCode, formatJson, formatText } from
 import { headingAnchors, readDoc } from "./markdown";
 import { parseVerifyArgs, verifyMain } from "../tools/verify";
 import { FakeApiServer, startFakeApiServer } from "./verify/fakeApiServer";
-import { ClusterWorld, HUB_READ_ENDPOINT, NOW, fixture, healthyCluster, kyvernoAccount, replace, setSmokeStatus, shippedConfig, verifyConfig, withStatus } from "./verify/world";
+import { TEST_POLICY } from "./harness";
+import { ClusterWorld, HUB_READ_ENDPOINT, NOW, fixture, healthyCluster, kyvernoAccount, replace, setSmokeStatus, fixtureConfig, verifyConfig, withStatus } from "./verify/world";
 
 type Results = Map<string, CheckResult>;
 
@@ -76,16 +77,16 @@ describe("npm run verify", () => {
             assert.ok(server!.requests.filter((r) => r.startsWith("POST")).every((r) => /\/apis\/authorization\.k8s\.io\/v1\/(self)?subjectaccessreviews$/.test(r)));
         });
 
-        it("passes the shipped hub stack as declared: complement, kept ArgoCD objects, the observability module's ingest routes", async () => {
-            const config = shippedConfig("hub");
+        it("passes the fixture hub stack as declared: complement, kept ArgoCD objects, the observability module's ingest routes", async () => {
+            const config = fixtureConfig("hub");
             const results = await verify(config, healthyCluster(config));
             assert.deepStrictEqual(notPassing(results).map((l) => l.split(":")[0]), ["SKIP rbac.kyverno-policy-lookups", "SKIP smoke.outcome"]);
             assert.match(results.get("metrics.spoke-routes")!.note!, /^mimir-spoke-preprod-read \(read\); other routes on the spokes' hostnames: observability\/mimir-ingest-preprod$/);
             assert.match(results.get("argocd.projects")!.note!, /tenants \(external\)/);
         });
 
-        it("passes the shipped preprod spoke: templates at the hub's endpoint, queried from here", async () => {
-            const config = shippedConfig("preprod");
+        it("passes the fixture preprod spoke: templates at the hub's endpoint, queried from here", async () => {
+            const config = fixtureConfig("preprod");
             const results = await verify(config, healthyCluster(config), { httpGet: async () => ({ status: 200, body: JSON.stringify(fixture("prometheus-vector.json")) }) });
             assert.deepStrictEqual(notPassing(results).map((l) => l.split(":")[0]), ["SKIP rbac.kyverno-policy-lookups", "SKIP metrics.spoke-routes", "SKIP smoke.outcome"]);
             assert.match(results.get("metrics.templates")!.note!, new RegExp(`${HUB_READ_ENDPOINT.replace(/[./]/g, "\\$&")} \\(from the hub stack\\)`));
@@ -95,7 +96,7 @@ describe("npm run verify", () => {
     describe("verify's own permissions", () => {
         for (const stack of ["verifyConfig", "hub", "preprod"]) {
             it(`cover every request verify makes (${stack}), and nothing more than reads and access reviews`, async () => {
-                const config = stack === "verifyConfig" ? verifyConfig() : shippedConfig(stack);
+                const config = stack === "verifyConfig" ? verifyConfig() : fixtureConfig(stack);
                 await verify(config, healthyCluster(config), { httpGet: async () => ({ status: 200, body: JSON.stringify(fixture("prometheus-vector.json")) }) });
                 const rules = verifyRules(config);
                 const asked = server!.requests.map((r) => ({ r, q: requestQuestion(r.split(" ")[0], r.split(" ")[1]) })).filter((x) => x.q !== undefined && x.q.resource !== "selfsubjectaccessreviews");
@@ -114,7 +115,7 @@ describe("npm run verify", () => {
             assert.strictEqual(await verifyMain(["--print-role", "--stack", "hub"], (x) => out.push(x), () => undefined), 0);
             const role = YAML.parse(out.join("\n")) as { kind: string; metadata: { name: string }; rules: { resources: string[]; resourceNames?: string[] }[] };
             assert.strictEqual(role.kind, "ClusterRole");
-            assert.deepStrictEqual(role.rules, verifyRules(shippedConfig("hub")));
+            assert.deepStrictEqual(role.rules, verifyRules(fixtureConfig("hub")));
             assert.deepStrictEqual(role.rules.find((r) => r.resources.includes("services/proxy"))?.resourceNames, ["mimir-gateway"]);
         });
     });
@@ -247,11 +248,11 @@ describe("npm run verify", () => {
             const world = healthyCluster(config);
             replace(world, "Pod", "argo-rollouts-7c9d5f8b64-p7m4n", (o) => ({ ...o, spec: { ...(o.spec as object), containers: [{ name: "argo-rollouts", image: "quay.io/argoproj/argo-rollouts:v1.8.3" }] } }));
             const results = await verify(config, world);
-            expectFail(results, "controller.image", /Pod argo-rollouts\/argo-rollouts-7c9d5f8b64-p7m4n: runs quay\.io\/argoproj\/argo-rollouts:v1\.8\.3, the stack pins registry\.test\.example\/mirror\/argoproj\/argo-rollouts:v1\.9\.0/);
-            const shipped = shippedConfig("hub");
-            const imageWorld = healthyCluster(shipped);
+            expectFail(results, "controller.image", /Pod argo-rollouts\/argo-rollouts-7c9d5f8b64-p7m4n: runs quay\.io\/argoproj\/argo-rollouts:v1\.8\.3, the stack pins registry\.platform\.test\/mirror\/argoproj\/argo-rollouts:v1\.9\.0/);
+            const fixture = fixtureConfig("hub");
+            const imageWorld = healthyCluster(fixture);
             replace(imageWorld, "Pod", "argo-rollouts-7c9d5f8b64-x2k8q", (o) => ({ ...o, spec: { ...(o.spec as object), initContainers: [] } }));
-            expectFail(await verify(shipped, imageWorld), "controller.image", /x2k8q: has no init container with the pinned plugin image registry\.platform\.example\/mirror\/argoproj-labs\/rollouts-plugin-trafficrouter-gatewayapi@sha256:0123/);
+            expectFail(await verify(fixture, imageWorld), "controller.image", /x2k8q: has no init container with the pinned plugin image registry\.platform\.test\/mirror\/argoproj-labs\/rollouts-plugin-trafficrouter-gatewayapi@sha256:7e57/);
         });
     });
 
@@ -367,12 +368,12 @@ describe("npm run verify", () => {
                 kind: "RoleBinding",
                 metadata: { name: "payments-api-rollout-deployer-extra", namespace: "payments-prod" },
                 roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "payments-api-rollout-deployer" },
-                subjects: [{ kind: "ServiceAccount", name: "argocd-application-controller", namespace: "argocd" }, { kind: "User", name: "dana@platform.example" }],
+                subjects: [{ kind: "ServiceAccount", name: "argocd-application-controller", namespace: "argocd" }, { kind: "User", name: "dana@platform.test" }],
             });
-            world.grants.push({ user: "dana@platform.example", namespace: "payments-prod", rules: [{ apiGroups: ["argoproj.io"], resources: ["rollouts/status"], verbs: ["patch"] }], reason: 'RBAC: allowed by RoleBinding "dana-status/payments-prod" of Role "status-writer" to User "dana@platform.example"' });
+            world.grants.push({ user: "dana@platform.test", namespace: "payments-prod", rules: [{ apiGroups: ["argoproj.io"], resources: ["rollouts/status"], verbs: ["patch"] }], reason: 'RBAC: allowed by RoleBinding "dana-status/payments-prod" of Role "status-writer" to User "dana@platform.test"' });
             const results = await verify(config, world);
             expectFail(results, "rbac.deployer-cannot-resume", /Group payments-deployers \(policy\.regulated\.deployerGroups\): may patch rollouts\/status in payments-prod \(RBAC: allowed by ClusterRoleBinding "tenant-admins"/);
-            expectFail(results, "rbac.deployer-cannot-resume", /User dana@platform\.example \(RoleBinding payments-prod\/payments-api-rollout-deployer-extra to Role payments-api-rollout-deployer\): may patch rollouts\/status/);
+            expectFail(results, "rbac.deployer-cannot-resume", /User dana@platform\.test \(RoleBinding payments-prod\/payments-api-rollout-deployer-extra to Role payments-api-rollout-deployer\): may patch rollouts\/status/);
             expectFail(results, "rbac.deployer-cannot-resume", /Group payments-deployers \(policy\.regulated\.deployerGroups\): may delete rollouts in payments-prod: GitOps would recreate it and its first version is promoted without a gate/);
             assert.doesNotMatch(found(results, "rbac.deployer-cannot-resume"), /argocd-application-controller/);
         });
@@ -384,7 +385,7 @@ describe("npm run verify", () => {
             assert.match(results.get("rbac.deployer-cannot-resume")!.note!, /no policy\.regulated/);
             const config = verifyConfig();
             const world = healthyCluster(config);
-            replace(world, "Namespace", "payments-prod", (o) => ({ ...o, metadata: { ...o.metadata, labels: { "kubernetes.io/metadata.name": "payments-prod", "platform.example/tier": "prod" } } }));
+            replace(world, "Namespace", "payments-prod", (o) => ({ ...o, metadata: { ...o.metadata, labels: { "kubernetes.io/metadata.name": "payments-prod", "platform.test/tier": "prod" } } }));
             results = await verify(config, world);
             assert.strictEqual(status(results, "rbac.deployer-cannot-resume"), "SKIP");
             assert.match(results.get("rbac.deployer-cannot-resume")!.note!, /no namespace matches policy\.regulated\.namespaceLabels/);
@@ -423,6 +424,33 @@ describe("npm run verify", () => {
     });
 
     describe("Kyverno policies", () => {
+        it("kyverno.selectors-match passes when the tenant, prod and regulated selectors each match a namespace", async () => {
+            const config = verifyConfig();
+            const results = await verify(config, healthyCluster(config));
+            expectPass(results, "kyverno.selectors-match");
+            assert.match(results.get("kyverno.selectors-match")!.note!, /^policy\.tenantNamespaceSelector: \d+ namespace\(s\); policy\.prodNamespaceLabels: \d+ namespace\(s\); policy\.regulated\.namespaceLabels: [1-9]\d* namespace\(s\)$/);
+        });
+
+        it("kyverno.selectors-match FAILs (never SKIPs) a selector that matches no namespace, naming it and the labels the namespaces carry", async () => {
+            // Someone else's labels, as a copied stack file has them: every guard would select nothing.
+            const config = verifyConfig({
+                policy: {
+                    tenantNamespaceSelector: { matchExpressions: [{ key: "acme.io/env", operator: "In", values: ["dev", "prod"] }] },
+                    prodNamespaceLabels: { "acme.io/env": "prod" },
+                    regulated: { namespaceLabels: { "acme.io/compliance": "pci" } },
+                },
+            });
+            const results = await verify(config, healthyCluster(config));
+            const r = results.get("kyverno.selectors-match")!;
+            assert.strictEqual(r.status, "FAIL");
+            assert.deepStrictEqual(r.findings.map((f) => f.object), ["policy.tenantNamespaceSelector", "policy.prodNamespaceLabels", "policy.regulated.namespaceLabels"]);
+            assert.match(r.findings[0].found, /^\{"matchExpressions":\[\{"key":"acme\.io\/env".*\}\]\} matches none of the cluster's \d+ namespaces \(among the tenant namespaces, minus policy\.excludeNamespaces\); the namespaces carry .*platform\.test\/tier=prod \(\d+\)/);
+            // Only the regulated labels wrong: only that selector fails.
+            const regulatedOnly = verifyConfig({ policy: { regulated: { namespaceLabels: { "platform.test/compliance": "sox" } } } });
+            const again = (await verify(regulatedOnly, healthyCluster(regulatedOnly))).get("kyverno.selectors-match")!;
+            assert.deepStrictEqual(again.findings.map((f) => f.object), ["policy.regulated.namespaceLabels"]);
+        });
+
         it("kyverno.policies-ready fails when Kyverno reports missing permissions or a policy is absent", async () => {
             const config = verifyConfig();
             const world = healthyCluster(config);
@@ -474,8 +502,8 @@ describe("npm run verify", () => {
             const world = healthyCluster(config);
             assert.strictEqual((world.objects.find((o) => o.metadata?.name === POLICY_NAMES.approval)!.spec as { admission: boolean }).admission, true);
             expectPass(await verify(config, world), "kyverno.policies-enforced");
-            replace(world, "ClusterPolicy", POLICY_NAMES.approval, (o) => JSON.parse(JSON.stringify(o).replace(/platform\.example\/compliance/g, "platform.example/other")) as typeof o);
-            expectFail(await verify(config, world), "kyverno.policies-enforced", /ClusterPolicy restrict-regulated-rollout-changes: spec\.rules\[0\]\.match\.any\[0\]\.resources\.namespaceSelector\.matchExpressions\[1\]\.key is "platform\.example\/other", the stack declares "platform\.example\/compliance"/);
+            replace(world, "ClusterPolicy", POLICY_NAMES.approval, (o) => JSON.parse(JSON.stringify(o).replace(/platform\.test\/compliance/g, "platform.test/other")) as typeof o);
+            expectFail(await verify(config, world), "kyverno.policies-enforced", /ClusterPolicy restrict-regulated-rollout-changes: spec\.rules\[0\]\.match\.any\[0\]\.resources\.namespaceSelector\.matchExpressions\[1\]\.key is "platform\.test\/other", the stack declares "platform\.test\/compliance"/);
         });
 
         it("kyverno.availability-rollout-aware fails in complement mode when the platform's policies miss Rollout or are absent", async () => {
@@ -534,7 +562,7 @@ describe("npm run verify", () => {
         });
 
         it("argocd.projects judges a kept project by the program's own check (blacklist included)", async () => {
-            const config = shippedConfig("hub");
+            const config = fixtureConfig("hub");
             const world = healthyCluster(config);
             replace(world, "AppProject", "tenants", (o) => ({ ...o, spec: { ...(o.spec as object), namespaceResourceBlacklist: [{ group: "argoproj.io", kind: "AnalysisRun" }] } }));
             const results = await verify(config, world);
@@ -551,7 +579,7 @@ describe("npm run verify", () => {
         });
 
         it("argocd.applicationsets judges a kept ApplicationSet by the program's own check: no weight rule, an array rule on Rollout", async () => {
-            const config = shippedConfig("hub");
+            const config = fixtureConfig("hub");
             const world = healthyCluster(config);
             replace(world, "ApplicationSet", "tenant-apps", (o) => {
                 const spec = o.spec as { template: { spec: { ignoreDifferences: { kind: string }[] } } };
@@ -722,7 +750,7 @@ describe("npm run verify", () => {
             world.authorizeSelf = (a) => ({ allowed: !(a.resource === "services" && a.subresource === "proxy") });
             const results = await verify(config, world);
             assert.strictEqual(status(results, "metrics.query"), "SKIP");
-            assert.match(results.get("metrics.query")!.note!, /kubectl -n argo-rollouts debug .* --profile=restricted --image=registry\.test\.example\/mirror\/curlimages\/curl@sha256:d{64} -- curl -sS -H 'X-Scope-OrgID: hub'/);
+            assert.match(results.get("metrics.query")!.note!, /kubectl -n argo-rollouts debug .* --profile=restricted --image=registry\.platform\.test\/mirror\/curlimages\/curl@sha256:d{64} -- curl -sS -H 'X-Scope-OrgID: hub'/);
         });
 
         it("metrics.query on a spoke calls its read endpoint directly and skips when it is out of reach", async () => {
@@ -1130,6 +1158,30 @@ describe("verify's client, arguments and output", () => {
         assert.deepStrictEqual(exec.args.slice(0, 4), ["eks", "get-token", "--cluster-name", "platform-hub"]);
     });
 
+    it("says there is no kubeconfig at all, instead of reaching http://localhost:8080 under a made-up context", async () => {
+        const saved = { KUBECONFIG: process.env.KUBECONFIG, HOME: process.env.HOME };
+        const home = fs.mkdtempSync(path.join(os.tmpdir(), "verify-home-"));
+        try {
+            delete process.env.KUBECONFIG;
+            process.env.HOME = home;
+            const k8s = await loadClient();
+            await assert.rejects(kubeConfigFor(k8s, { connection: { kind: "kubeconfig", context: "hub" } }), (e: Error) => {
+                assert.ok(e instanceof ConnectionError, String(e));
+                assert.match(e.message, /^no kubeconfig: KUBECONFIG is not set and .*\/\.kube\/config does not exist; give --kubeconfig, or set cluster\.kubeconfigPath/);
+                assert.doesNotMatch(e.message, /loaded-context/);
+                return true;
+            });
+        } finally {
+            for (const [k, v] of Object.entries(saved)) {
+                if (v === undefined) {
+                    delete process.env[k];
+                } else {
+                    process.env[k] = v;
+                }
+            }
+        }
+    });
+
     it("refuses an unknown kubeconfig context and an unreachable API server as connection errors", async () => {
         const server = await startFakeApiServer({ objects: [] });
         await assert.rejects(connect({ connection: { kind: "kubeconfig", context: "nope" }, kubeconfig: server.kubeconfig }), (e: Error) => e instanceof ConnectionError && /no context "nope"/.test(e.message));
@@ -1172,8 +1224,10 @@ describe("verify's client, arguments and output", () => {
                     config: {
                         "argo-rollouts-addon:cluster": { name: "hub", role: "hub", mimirTenant: "hub", ...cluster },
                         "argo-rollouts-addon:gateway": { name: "internal", namespace: "gateway-system", listener: "https" },
-                        "argo-rollouts-addon:imageRegistry": "registry.test.example/mirror",
+                        "argo-rollouts-addon:imageRegistry": "registry.platform.test/mirror",
                         "argo-rollouts-addon:plugin": { delivery: "download", sha256: "a".repeat(64) },
+                        "argo-rollouts-addon:policy": TEST_POLICY,
+                        "argo-rollouts-addon:argocd": { projects: {}, applicationSets: {} },
                         ...extra,
                     },
                 }),

@@ -7,6 +7,7 @@ import { deployOrder, githubOutputLines } from "../tools/deployOrder";
 import { REPO_ROOT, listStacks } from "../tools/stackFile";
 import { validatorCacheDir } from "../tools/validatorCache";
 import { parseVerifyArgs } from "../tools/verify";
+import { FIXTURE_STACKS } from "./harness";
 
 /** The arguments after `--` of an `npm run ... -- <args> > file` line, as the shell splits them (no spaces inside quotes). */
 const argvOf = (run: string): string[] =>
@@ -105,16 +106,16 @@ describe("deploy workflow", () => {
         assert.strictEqual(doc.jobs.hubs.strategy?.matrix.stack, "${{ fromJSON(needs.order.outputs.hubs) }}");
         assert.strictEqual(doc.jobs.spokes.strategy?.matrix.stack, "${{ fromJSON(needs.order.outputs.spokes) }}");
         const text = fs.readFileSync(path.join(REPO_ROOT, ".github", "workflows", "deploy.yml"), "utf8");
-        for (const stack of listStacks()) {
+        for (const stack of listStacks(FIXTURE_STACKS)) {
             assert.ok(!new RegExp(`\\b${stack}\\b`).test(text.replace(/^\s*#.*$/gm, "")), `the workflow names the stack ${stack}`);
         }
-        assert.deepStrictEqual(deployOrder(), { hubs: ["hub"], spokes: ["preprod"] });
+        assert.deepStrictEqual(deployOrder(FIXTURE_STACKS), { hubs: ["hub"], spokes: ["preprod"] });
     });
 
     it("orders any number of hubs and spokes, and refuses a stack without a role", () => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "order-"));
-        const hub = fs.readFileSync(path.join(REPO_ROOT, "Pulumi.hub.yaml"), "utf8");
-        const spoke = fs.readFileSync(path.join(REPO_ROOT, "Pulumi.preprod.yaml"), "utf8");
+        const hub = fs.readFileSync(path.join(FIXTURE_STACKS, "Pulumi.hub.yaml"), "utf8");
+        const spoke = fs.readFileSync(path.join(FIXTURE_STACKS, "Pulumi.preprod.yaml"), "utf8");
         for (const name of ["hub", "hub-eu"]) {
             fs.writeFileSync(path.join(dir, `Pulumi.${name}.yaml`), hub);
         }
@@ -174,7 +175,7 @@ describe("deploy workflow", () => {
             // The stack of this job's matrix entry, the one the up just deployed; JSON for the report.
             assert.match(step.run ?? "", /^npm run --silent verify -- --stack "\$\{\{ matrix\.stack \}\}" --json .*> "verify-\$\{\{ matrix\.stack \}\}\.json"$/);
             // As the runner runs it for each stack: GitHub substitutes the expression first.
-            for (const stack of listStacks()) {
+            for (const stack of listStacks(FIXTURE_STACKS)) {
                 const args = parseVerifyArgs(argvOf(step.run!.replace(/\$\{\{ matrix\.stack \}\}/g, stack)));
                 assert.deepStrictEqual([args.stack, args.json, args.printRole], [stack, true, false]);
             }

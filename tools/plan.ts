@@ -20,7 +20,7 @@ import { flagValue, splitEquals, wantsHelp } from "./cliArgs";
 const NOT_MANIFESTS = /(Patch$)|(^kubernetes:helm\.sh\/)|(^kubernetes:yaml\/)|(^kubernetes:kustomize\/)/;
 
 /** Runs the program for one stack file under mocks. */
-export async function planStack(file: StackFile, configDir = REPO_ROOT): Promise<OfflineRun> {
+export async function planStack(file: StackFile, configDir = file.dir ?? REPO_ROOT): Promise<OfflineRun> {
     // The program module is loaded only now, after nothing else touched the runtime.
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { defineStack } = require("../stacks/program") as typeof import("../stacks/program");
@@ -167,7 +167,7 @@ export function summary(run: OfflineRun): string {
         lines.push("  adopting: nothing (cluster.adoptExisting is false: a create of an existing object fails)");
     } else {
         const objects = adopted.flatMap((a) => a.objects);
-        lines.push(`  adopting: ${objects.length} objects, each taken over if it exists (cluster.adoptExisting; provider upsertExistingObjects + enablePatchForce):`);
+        lines.push(`  adopting: ${objects.length} objects, each taken over if it exists (cluster.adoptExisting: the provider's upsertExistingObjects, and pulumi.com/patchForce on each whole object; the provider's enablePatchForce stays false):`);
         for (const o of objects) {
             lines.push(`    ${o}`);
         }

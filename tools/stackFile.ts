@@ -16,6 +16,8 @@ export interface StackFile {
     secretKeys: string[];
     /** The clusters of every stack file beside this one, when it was read from a project directory. */
     projectClusters?: string[];
+    /** The folder it was read from: a spoke's hub is planned from the same folder. */
+    dir?: string;
 }
 
 /** The stacks that have a `Pulumi.<name>.yaml` in the project. */
@@ -51,7 +53,7 @@ export function readStackFile(stack: string, root = REPO_ROOT): StackFile {
         throw new Error(`stack "${stack}": ${name}: ${!isPlainMap(doc) ? "the file" : "config:"} must be a map of keys to values, got ${got}`);
     }
     const projectClusters = projectClusterNames(root);
-    return { ...fromConfigMap(stack, (config ?? {}) as Record<string, unknown>), ...(projectClusters ? { projectClusters } : {}) };
+    return { ...fromConfigMap(stack, (config ?? {}) as Record<string, unknown>), ...(projectClusters ? { projectClusters } : {}), dir: root };
 }
 
 function isPlainMap(v: unknown): v is Record<string, unknown> {

@@ -1,7 +1,7 @@
 import { ConfigReader, Plain } from "../config/reader";
 import { GroupKind, HTTPROUTE_WEIGHTS_RULE, IgnoreRule, RuleScope, SERVICE, canaryRuleReasons, expandAllKinds, kindLabel, labelConditionalRouteRule, rolloutArrayPathReasons } from "./ignoreRules";
 import { TENANT_SYNC_OPTIONS, conflictingSyncOptions } from "./syncOptions";
-import type { ArgoCdConfig, ArgoRbacConfig, RegulatedGroups } from "./config";
+import type { ArgoCdConfig, ArgoRbacConfig, RegulatedGroups } from "./config/types";
 
 /**
  * The argocd section's preflight: after the section is read, its values are checked against the

@@ -1,4 +1,4 @@
-import type { ArgoRbacConfig } from "./config";
+import type { ArgoRbacConfig } from "./config/types";
 import { loadArgoRbac } from "./enforcer";
 
 /**

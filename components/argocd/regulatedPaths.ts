@@ -1,4 +1,4 @@
-import type { ArgoRbacConfig } from "./config";
+import type { ArgoRbacConfig } from "./config/types";
 import { globRegExp, loadArgoRbac } from "./enforcer";
 import { anyObjectOf, regulatedQuestions } from "./rbac";
 

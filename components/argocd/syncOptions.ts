@@ -1,4 +1,4 @@
-import type { TenantApplicationSetConfig } from "./config";
+import type { TenantApplicationSetConfig } from "./config/types";
 import {
     BUILTIN_KINDS,
     GroupKind,

@@ -5,6 +5,8 @@
  * exec plugin. Read-only callers only: nothing here sends a request.
  */
 import { execFile } from "child_process";
+import * as os from "os";
+import * as path from "path";
 import { pathToFileURL } from "url";
 import type * as K8s from "@kubernetes/client-node";
 import { eksKubeconfig } from "./eks";
@@ -66,6 +68,14 @@ export async function kubeConfigFor(k8s: ClientModule, opts: ConnectOptions): Pr
             kc.loadFromFile(file);
         } else {
             kc.loadFromDefault();
+            // With no KUBECONFIG, no ~/.kube/config and no in-cluster token, the client falls back to
+            // http://localhost:8080 under a context it names "loaded-context" (@kubernetes/client-node
+            // 1.4.0 dist/config.js `loadFromDefault`, `loadFromClusterAndUser`): that is no kubeconfig.
+            if (kc.getCurrentContext() === "loaded-context") {
+                throw new ConnectionError(
+                    `no kubeconfig: KUBECONFIG is not set and ${path.join(os.homedir(), ".kube", "config")} does not exist; give --kubeconfig, or set cluster.kubeconfigPath in the stack file`,
+                );
+            }
         }
         const context = opts.context ?? (conn.kind === "kubeconfig" ? conn.context : undefined);
         if (context !== undefined) {

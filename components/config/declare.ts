@@ -11,7 +11,6 @@
  * value and what is allowed (and never a secret), and a field may be required only when another is
  * set; each is a line here, and the JSON Schema it exports is a function of the same declaration.
  */
-
 import { ConfigReader, Plain, StringRule, isPlainObject } from "./reader";
 
 /** A JSON Schema fragment (draft 2020-12), as schema.ts emits it. */
@@ -33,6 +32,8 @@ interface FieldBase {
     readBySection?: boolean;
     /** The value must be a Pulumi secret (`pulumi config set --secret`): never shown, read by its section's function. */
     secret?: boolean;
+    /** Must be set (a value only the platform knows has no default), always or once earlier fields say so. */
+    required?: Required;
 }
 
 /** Whether a field is required: always, or once the fields read before it say so. */
@@ -46,7 +47,6 @@ export interface StringField extends FieldBase {
     /** A YAML number is read as its text (a token such as `trigger: 2`). */
     number?: boolean;
     default?: string;
-    required?: Required;
 }
 export interface IntegerField extends FieldBase {
     kind: "integer";
@@ -206,6 +206,10 @@ export function readSection<S extends Fields>(r: ConfigReader, key: string, fiel
     }
     const out: Plain = {};
     for (const [k, f] of Object.entries(fields)) {
+        if (f.kind !== "string" && requiredIn(f, out) && (o[k] === undefined || o[k] === null)) {
+            r.problem(`${key}.${k}`, undefined, `is required: ${f.doc}`);
+            continue;
+        }
         const v = readField(r, `${key}.${k}`, f, o[k], out);
         if (v !== undefined) {
             out[k] = v;
@@ -222,7 +226,7 @@ export function readField(r: ConfigReader, key: string, f: Field, given: unknown
     }
     switch (f.kind) {
         case "string": {
-            const required = typeof f.required === "function" ? f.required(section) : f.required === true;
+            const required = requiredIn(f, section);
             const rule = f.describeWith ? { ...f.rule, describe: f.describeWith(section) } : f.rule;
             const text = typeof given === "number" && f.number ? String(given) : given;
             if (required) {
@@ -282,6 +286,11 @@ export function readField(r: ConfigReader, key: string, f: Field, given: unknown
         case "custom":
             return undefined;
     }
+}
+
+/** Whether `f` must be set, given the fields read before it (a missing one is reported by readSection). */
+export function requiredIn(f: Field, section: Plain): boolean {
+    return typeof f.required === "function" ? f.required(section) : f.required === true;
 }
 
 /** Whether a declared section has a field, for reading code that must name only declared keys. */

@@ -59,7 +59,7 @@ export function fieldSchema(f: Field): JsonSchema {
 /** An object of declared fields: no other key, and the fields that are always required. */
 export function objectSchema(fields: Fields): JsonSchema {
     const required = Object.entries(fields)
-        .filter(([, f]) => f.kind === "string" && f.required === true)
+        .filter(([, f]) => f.required === true)
         .map(([k]) => k);
     return {
         type: "object",

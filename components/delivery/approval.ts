@@ -1,5 +1,13 @@
 import type { PolicyRule } from "../rollouts/rbac";
-import { type AppSpec, type RoleObject, appLabels } from "./strategy";
+import { appLabels } from "./labels";
+
+/** A namespaced Role of an app, as the approval gives it. */
+export interface RoleObject {
+    apiVersion: "rbac.authorization.k8s.io/v1";
+    kind: "Role";
+    metadata: { name: string; namespace: string; labels: Record<string, string> };
+    rules: PolicyRule[];
+}
 
 /** A RoleBinding of one of the approval Roles to groups. */
 export interface RoleBindingObject {
@@ -31,7 +39,7 @@ export interface ApprovalRoles {
  * (argo-rollouts `rollout/sync.go` `resetRolloutStatus`): the policy stage's
  * restrict-regulated-rollout-changes closes that at admission.
  */
-export function approvalRoles(app: Pick<AppSpec, "name" | "namespace">, groups: ApprovalGroups = { approverGroups: [], deployerGroups: [] }): ApprovalRoles {
+export function approvalRoles(app: { name: string; namespace: string }, groups: ApprovalGroups = { approverGroups: [], deployerGroups: [] }): ApprovalRoles {
     const read = ["get", "list", "watch"];
     const observe: PolicyRule = { apiGroups: ["argoproj.io"], resources: ["analysisruns", "experiments"], verbs: read };
     const labels = appLabels(app);

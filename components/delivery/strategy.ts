@@ -7,11 +7,12 @@
 import { ERROR_BUDGET, ERROR_BUDGET_WAIT, SUCCESS_RATE, SUCCESS_RATE_FINITE } from "../rollouts/analysis";
 import { ANALYSIS_DEFAULTS, AnalysisConfig, durationSeconds } from "../rollouts/config";
 import { GATEWAY_API_PLUGIN } from "../rollouts/plugin";
-import { PolicyRule } from "../rollouts/rbac";
 import { ApprovalGroups, ApprovalRoles, approvalRoles } from "./approval";
+import { appLabels } from "./labels";
 
 export { approvalRoles } from "./approval";
-export type { ApprovalGroups, ApprovalRoles, RoleBindingObject } from "./approval";
+export type { ApprovalGroups, ApprovalRoles, RoleBindingObject, RoleObject } from "./approval";
+export { appLabels } from "./labels";
 
 export type Tier = "dev" | "test" | "preprod" | "prod";
 /** How strictly a prod app is gated: standard (metric gate) or regulated (+ human approval). */
@@ -171,13 +172,6 @@ export interface HttpRouteObject {
     };
 }
 
-export interface RoleObject {
-    apiVersion: "rbac.authorization.k8s.io/v1";
-    kind: "Role";
-    metadata: { name: string; namespace: string; labels: Record<string, string> };
-    rules: PolicyRule[];
-}
-
 export interface DeliveryPlan {
     tier: Tier;
     prodClass?: ProdClass;
@@ -215,10 +209,6 @@ export function defaultStepPause(gate: GateTiming = ANALYSIS_DEFAULTS): string {
 export const DEFAULT_STEP_PAUSE = defaultStepPause();
 const DURATION = /^[1-9][0-9]*(s|m|h)$/;
 
-/** The labels every object of an app carries; the Services select the Rollout's pods with them. */
-export function appLabels(app: Pick<AppSpec, "name">): Record<string, string> {
-    return { "app.kubernetes.io/name": app.name };
-}
 
 /** Arguments of the shared metric templates, resolved from the Rollout itself. */
 export function metricArgs(): Arg[] {

@@ -11,9 +11,9 @@ export * from "./shapes";
  * The admission layer made Rollout-aware (ADR-056 D2, D8): ADR-085's availability policies with
  * Rollout matched explicitly, the Rollout-only guards, and regulated prod's approval guard
  * (D3). Every policy is built for both Kyverno APIs from the same names, messages and object
- * templates, so the engine is a per-stack switch with the same behaviour: `policies.kyverno.io/v1`
- * (served from Kyverno 1.17) by default, and `kyverno.io/v1` ClusterPolicy (deprecated since
- * 1.18, removal planned for 1.20) for older clusters.
+ * templates, so the engine is a per-stack switch: `policies.kyverno.io/v1` (served from Kyverno
+ * 1.17) by default, and `kyverno.io/v1` ClusterPolicy (deprecated since 1.18, removal planned for
+ * 1.20) for older clusters. Where the two still differ is in docs/stages/policy.md.
  */
 
 /**

@@ -1,6 +1,6 @@
 import { ConfigReader, Plain, isPlainObject } from "../config/reader";
 import { allOf, contradiction } from "./selectors";
-import type { PolicyConfig, ServiceAccountRef } from "./config";
+import type { PolicyConfig, ServiceAccountRef } from "./config/types";
 
 /**
  * The policy section's preflight (ADR-056 D3, D8): after the section is read, its values are

@@ -1,4 +1,4 @@
-import type { LabelSelector, SelectorOperator } from "./config";
+import type { LabelSelector, SelectorOperator } from "./config/selector";
 
 /** A label selector requirement (`metav1.LabelSelectorRequirement`). */
 export type Requirement = { key: string; operator: SelectorOperator; values?: string[] };

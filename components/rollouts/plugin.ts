@@ -25,37 +25,6 @@ export const PLUGIN_SOURCE_VOLUME = "gatewayapi-plugin";
 export const PLUGIN_SOURCE_DIR = "/plugin-source";
 export const PLUGIN_SOURCE_FILE = `${PLUGIN_SOURCE_DIR}/gatewayapi-plugin`;
 
-/**
- * The digest the shipped stack files carry as an example. It is shaped like a digest so the
- * offline plan runs, but no image has it: a real `pulumi up` with it is refused (a pull that can
- * never succeed would leave the controller's init container waiting and stall the whole run).
- */
-export const EXAMPLE_PLUGIN_DIGEST = `sha256:${"0123456789abcdef".repeat(4)}`;
-
-/** Why a real run must not use this plugin configuration, or undefined. */
-export function examplePluginValue(stack: string, plugin: PluginConfig): string | undefined {
-    if (plugin.delivery.mode === "image" && plugin.delivery.digest === EXAMPLE_PLUGIN_DIGEST) {
-        return (
-            `stack "${stack}": argo-rollouts-addon:plugin.digest is the shipped example value ${EXAMPLE_PLUGIN_DIGEST}; ` +
-            `set it to the digest of ${plugin.delivery.repository}:${plugin.version} in your mirror (docs/operations/troubleshooting.md, "The controller does not start: the plugin")`
-        );
-    }
-    return undefined;
-}
-
-/**
- * Stops a real run that still carries the example digest, before any resource is declared; a
- * preview (and the offline plan) only warns, so the shipped stacks can be reviewed as they are.
- */
-export function refuseExamplePluginValue(stack: string, plugin: PluginConfig, dryRun: boolean, warn: (message: string) => void): void {
-    const example = examplePluginValue(stack, plugin);
-    if (example && dryRun) {
-        warn(example);
-    } else if (example) {
-        throw new Error(example);
-    }
-}
-
 /** One entry of the chart's `controller.trafficRouterPlugins` (rendered into argo-rollouts-config). */
 export interface TrafficRouterPlugin {
     name: string;

@@ -1,4 +1,4 @@
-import { PluginConfig } from "./config";
+import type { PluginConfig } from "./config/plugin";
 
 /** A Kubernetes RBAC policy rule. */
 export interface PolicyRule {

@@ -47,11 +47,11 @@ export interface SmokeSetting {
     failGate: boolean;
 }
 
-export const SMOKE_HOSTNAME = "rollouts-smoke.preprod.platform.example";
+export const SMOKE_HOSTNAME = "rollouts-smoke.preprod.platform.test";
 
 /** The registry prefix the shipped stacks pull from (their `imageRegistry`). */
 function registry(config: ConfigMap): string {
-    return String(config[`${PROJECT}:imageRegistry`] ?? "registry.platform.example/mirror");
+    return String(config[`${PROJECT}:imageRegistry`] ?? "registry.platform.test/mirror");
 }
 
 /**

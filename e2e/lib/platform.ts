@@ -3,8 +3,12 @@
  * Cilium, Kyverno (both APIs) and ArgoCD from their modules; the shared Gateway with the listener
  * the stack names; the observability namespace with Mimir's gateway Service; ArgoCD's namespace
  * with argocd-cm, argocd-rbac-cm and the AppProject and ApplicationSet the stack keeps as
- * `owner: external`, built to ADR-056's requirements (the same objects the offline plan assumes).
+ * `owner: external`, built to ADR-056's requirements (the same objects the offline plan assumes);
+ * and the tenants' namespaces, a lower-tier, a prod and (with policy.regulated) a regulated one,
+ * labelled as the stack's selectors expect, as every cluster of the platform has them.
  */
+import type { LabelSelector } from "../../components/policy/config";
+import { allOf, requirements } from "../../components/policy/selectors";
 import { AddonConfig } from "../../stacks/config";
 import { configFromStackFile, fromConfigMap, placeholderKeptArgoObjects } from "../../tools/stackFile";
 import { Cluster } from "./cluster";
@@ -58,6 +62,44 @@ export function addonConfig(stack: string, config: ConfigMap): AddonConfig {
     return configFromStackFile(fromConfigMap(stack, config));
 }
 
+/** Labels that satisfy `selector` (the first allowed value where a key is restricted), or undefined. */
+export function labelsFor(selector: LabelSelector): Record<string, string> | undefined {
+    const allowed = new Map<string, string[] | undefined>();
+    for (const r of requirements(selector)) {
+        if (r.operator === "In") {
+            const before = allowed.get(r.key);
+            allowed.set(r.key, before === undefined ? [...(r.values ?? [])] : before.filter((v) => r.values?.includes(v)));
+        } else if (r.operator === "Exists" && !allowed.has(r.key)) {
+            allowed.set(r.key, undefined);
+        }
+    }
+    const out: Record<string, string> = {};
+    for (const [key, values] of allowed) {
+        if (values !== undefined && values.length === 0) {
+            return undefined;
+        }
+        out[key] = values?.[0] ?? "true";
+    }
+    return out;
+}
+
+/** The tenants' namespaces of the platform: one per scope the stack's policies select. */
+export function tenantNamespaces(cfg: AddonConfig): { name: string; labels: Record<string, string> }[] {
+    const p = cfg.policy;
+    const scopes: [string, LabelSelector][] = [
+        ["e2e-tenant-dev", p.tenantNamespaceSelector],
+        ["e2e-tenant-prod", allOf(p.tenantNamespaceSelector, { matchLabels: p.prodNamespaceLabels })],
+        ...(p.regulated ? [["e2e-tenant-regulated", allOf(p.tenantNamespaceSelector, { matchLabels: p.prodNamespaceLabels }, { matchLabels: p.regulated.namespaceLabels })] as [string, LabelSelector]] : []),
+    ];
+    return scopes.map(([name, selector]) => {
+        const labels = labelsFor(selector);
+        if (!labels) {
+            throw new Error(`no namespace labels satisfy ${JSON.stringify(selector)} (${name})`);
+        }
+        return { name, labels };
+    });
+}
+
 /** Installs the platform the stack expects onto the cluster. */
 export async function installPlatform(cluster: Cluster, stack: string, config: ConfigMap): Promise<void> {
     applyServerSide(cluster, crdDocs());
@@ -67,7 +109,10 @@ export async function installPlatform(cluster: Cluster, stack: string, config: C
     const ns = (name: string) => objects.push({ apiVersion: "v1", kind: "Namespace", metadata: { name } });
     ns(cfg.gateway.namespace);
     ns(cfg.mimir.namespace);
-    objects.push({ apiVersion: "gateway.networking.k8s.io/v1", kind: "GatewayClass", metadata: { name: "platform-e2e" }, spec: { controllerName: "platform.example/e2e-gateway" } });
+    for (const t of tenantNamespaces(cfg)) {
+        objects.push({ apiVersion: "v1", kind: "Namespace", metadata: { name: t.name, labels: t.labels } });
+    }
+    objects.push({ apiVersion: "gateway.networking.k8s.io/v1", kind: "GatewayClass", metadata: { name: "platform-e2e" }, spec: { controllerName: "platform.test/e2e-gateway" } });
     objects.push({
         apiVersion: "v1",
         kind: "Secret",

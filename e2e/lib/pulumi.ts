@@ -32,7 +32,10 @@ export function pulumiEnv(dir: string, bin: string, extraEnv: NodeJS.ProcessEnv 
     const projectDir = path.join(dir, "project");
     const home = path.join(dir, "pulumi-home");
     const state = path.join(dir, "pulumi-state");
-    for (const d of [projectDir, home, state]) {
+    // The kubernetes provider writes the stack's kubeconfig into a temporary file at each start and
+    // leaves it (/tmp/kubeconfig<digits>): under the run's folder, it goes with the run.
+    const tmp = path.join(dir, "tmp");
+    for (const d of [projectDir, home, state, tmp]) {
         fs.mkdirSync(d, { recursive: true });
     }
     fs.copyFileSync(path.join(REPO_ROOT, "Pulumi.yaml"), path.join(projectDir, "Pulumi.yaml"));
@@ -44,6 +47,7 @@ export function pulumiEnv(dir: string, bin: string, extraEnv: NodeJS.ProcessEnv 
         ...process.env,
         PATH: `${bin}${path.delimiter}${process.env.PATH ?? ""}`,
         PULUMI_HOME: home,
+        TMPDIR: tmp,
         PULUMI_BACKEND_URL: `file://${state}`,
         PULUMI_CONFIG_PASSPHRASE: E2E_PASSPHRASE,
         PULUMI_SKIP_UPDATE_CHECK: "true",

@@ -73,7 +73,7 @@ function tenantRollout(name: string, analysis: Record<string, unknown>): string 
         spec: {
             replicas: 2,
             selector: { matchLabels: { app: name } },
-            template: { metadata: { labels: { app: name } }, spec: { containers: [{ name, image: `registry.platform.example/mirror/${name}:1` }] } },
+            template: { metadata: { labels: { app: name } }, spec: { containers: [{ name, image: `registry.platform.test/mirror/${name}:1` }] } },
             strategy: { canary: { analysis, steps: [{ setWeight: 25 }, { pause: { duration: "1m" } }] } },
         },
     });

@@ -39,7 +39,7 @@ import { BeylaSeries, MimirStandIn, PromServer, SlothBudgets, Traffic, startMimi
 import { addonConfig } from "../lib/platform";
 import { run, stopProc, waitFor } from "../lib/procs";
 import { PulumiEnv, failure } from "../lib/pulumi";
-import { shippedConfig } from "../lib/stacks";
+import { fixtureConfig } from "../lib/stacks";
 import { StackTarget, World, npmRunAsync } from "../lib/world";
 import { AppSpec, DeliveryPlan, StrategyOptions, appLabels, checkOptions, deliveryPlan } from "../../components/delivery";
 import { freezeMeasurements, sharedTemplates } from "../../components/rollouts/analysis";
@@ -164,7 +164,7 @@ describe("delivery", function () {
         plugin = publishPlugin(w.bin, w.files);
         context.plugin = plugin.kind;
         // The stack's own tenant: the stand-in refuses any other, so the gates prove they send it.
-        tenant = String((shippedConfig(STACK)["argo-rollouts-addon:cluster"] as { mimirTenant?: string }).mimirTenant);
+        tenant = String((fixtureConfig(STACK)["argo-rollouts-addon:cluster"] as { mimirTenant?: string }).mimirTenant);
         // The read endpoint has a certificate of the run's private CA, which the stack names in
         // mimir.readCaBundle: the controller trusts it only through the ConfigMap the program
         // declares and the Deployment mounts (startController plays the kubelet's part).
@@ -216,7 +216,7 @@ describe("delivery", function () {
             spec: {
                 replicas: 2,
                 selector: { matchLabels: appLabels(app) },
-                template: { ...smokePodTemplate({ ...smokeConfig(cfg), failGate: false }, revision), metadata: { labels: appLabels(app), annotations: { "e2e.platform.example/revision": revision } } },
+                template: { ...smokePodTemplate({ ...smokeConfig(cfg), failGate: false }, revision), metadata: { labels: appLabels(app), annotations: { "e2e.platform.test/revision": revision } } },
                 strategy: plan.strategy,
                 ...spec,
             },
@@ -234,7 +234,7 @@ describe("delivery", function () {
             runs: (hash: string) => analysisRuns(cluster(), app.namespace, hash),
             /** The namespace, the plan's objects and the first version, until it is fully deployed. */
             async install(): Promise<string> {
-                apply([{ apiVersion: "v1", kind: "Namespace", metadata: { name: app.namespace, labels: { "platform.example/tier": "prod", "pod-security.kubernetes.io/enforce": "restricted" } } }]);
+                apply([{ apiVersion: "v1", kind: "Namespace", metadata: { name: app.namespace, labels: { "platform.test/tier": "prod", "pod-security.kubernetes.io/enforce": "restricted" } } }]);
                 apply([...plan.services, ...(plan.httpRoute ? [plan.httpRoute] : []), rolloutDoc("v1")]);
                 await waitFor(`${app.name}'s first version`, 120_000, async () => smokeState((await get()) as unknown as KubeObject).kind === "promoted", describe);
                 const stable = (await get()).status!.stableRS!;
@@ -461,17 +461,17 @@ describe("delivery", function () {
         const regulated = cfg.policy.regulated;
         assert.ok(regulated, "the shipped preprod stack configures no policy.regulated");
         const ns = "payments";
-        const app: AppSpec = { name: "payments-api", namespace: ns, port: 8080, route: { name: "payments-api", gateway: cfg.gateway, hostnames: ["payments.preprod.platform.example"] }, critical: true };
+        const app: AppSpec = { name: "payments-api", namespace: ns, port: 8080, route: { name: "payments-api", gateway: cfg.gateway, hostnames: ["payments.preprod.platform.test"] }, critical: true };
         const opts = { tier: "prod" as const, prodClass: "regulated" as const, shape: "canary" as const, gate: cfg.analysis, approval: { approverGroups: regulated.approverGroups, deployerGroups: regulated.deployerGroups } };
         assert.deepStrictEqual(checkOptions(app, opts), []);
         const plan = deliveryPlan(app, opts);
         assert.ok(plan.roles, "the regulated plan has no approval Roles");
-        const labels = { ...regulated.namespaceLabels, "platform.example/tier": "prod", "pod-security.kubernetes.io/enforce": "restricted" };
+        const labels = { ...regulated.namespaceLabels, "platform.test/tier": "prod", "pod-security.kubernetes.io/enforce": "restricted" };
         const rolloutDoc = (revision: string) => ({
             apiVersion: "argoproj.io/v1alpha1",
             kind: "Rollout",
             metadata: { name: app.name, namespace: ns, labels: appLabels(app) },
-            spec: { replicas: 2, selector: { matchLabels: appLabels(app) }, template: { ...smokePodTemplate({ ...smokeConfig(cfg), failGate: false }, revision), metadata: { labels: appLabels(app), annotations: { "e2e.platform.example/revision": revision } } }, strategy: plan.strategy },
+            spec: { replicas: 2, selector: { matchLabels: appLabels(app) }, template: { ...smokePodTemplate({ ...smokeConfig(cfg), failGate: false }, revision), metadata: { labels: appLabels(app), annotations: { "e2e.platform.test/revision": revision } } }, strategy: plan.strategy },
         });
         const apply = (docs: unknown[]) => cluster().kubectl(["apply", "--server-side", "--field-manager=argocd-controller", "-f", "-"], docs.map((d) => JSON.stringify(d)).join("\n---\n"));
         apply([{ apiVersion: "v1", kind: "Namespace", metadata: { name: ns, labels } }]);
@@ -501,13 +501,13 @@ describe("delivery", function () {
             run(path.join(w.bin, "kubectl"), [`--kubeconfig=${cluster().kubeconfig}`, `--as=${user}`, `--as-group=${group}`, "patch", "rollout", app.name, "-n", ns, "--type=merge", ...(subresource ? ["--subresource=status", "-p", '{"status":{"pauseConditions":null}}'] : ["-p", '{"spec":{"paused":false}}'])]);
         for (const group of regulated.deployerGroups) {
             for (const subresource of [true, false]) {
-                const r = promote("deployer@platform.example", group, subresource);
+                const r = promote("deployer@platform.test", group, subresource);
                 assert.notStrictEqual(r.status, 0, `a deployer (${group}) could ${subresource ? "clear the approval pause" : "unpause the Rollout"}`);
                 assert.match(r.stderr, /forbidden/i, `the deployer's attempt failed for another reason: ${r.stderr}`);
             }
         }
         assert.strictEqual((await get()).status?.phase, "Paused", "the Rollout left the approval pause after the deployer's attempts");
-        const approve = promote("approver@platform.example", regulated.approverGroups[0], true);
+        const approve = promote("approver@platform.test", regulated.approverGroups[0], true);
         assert.strictEqual(approve.status, 0, `an approver (${regulated.approverGroups[0]}) could not approve: ${approve.stderr}`);
         await waitFor("the approved version to be promoted", 120_000, async () => (await state()).kind === "promoted" && (await get()).status?.stableRS === canary, describeRollout);
         series.clear();
@@ -517,7 +517,7 @@ describe("delivery", function () {
         // ADR-056 D6: an exhausted budget freezes a non-critical canary before any traffic moves,
         // and the canary goes on by itself once the budget recovers; nothing aborts.
         const cfg = addonConfig(STACK, target.config);
-        const app: AppSpec = { name: "orders-api", namespace: "orders", port: 8080, route: { name: "orders-api", gateway: cfg.gateway, hostnames: ["orders.preprod.platform.example"] }, slo: { service: "orders-api", name: "availability" } };
+        const app: AppSpec = { name: "orders-api", namespace: "orders", port: 8080, route: { name: "orders-api", gateway: cfg.gateway, hostnames: ["orders.preprod.platform.test"] }, slo: { service: "orders-api", name: "availability" } };
         const t = tenantApp(app, { tier: "prod", prodClass: "standard", shape: "canary", gate: cfg.analysis });
         await budgets.set("orders-api", "availability", 0);
         const stable = await t.install();
@@ -551,7 +551,7 @@ describe("delivery", function () {
         // A budget that does not recover within errorBudget.maxFreeze pauses the canary for a human
         // (Inconclusive), never aborts it; clearing the pause alone runs the freeze again.
         const app = { name: "orders-api", namespace: "orders" };
-        const t = tenantApp({ ...app, port: 8080, route: { name: "orders-api", gateway: addonConfig(STACK, target.config).gateway, hostnames: ["orders.preprod.platform.example"] }, slo: { service: "orders-api", name: "availability" } }, {
+        const t = tenantApp({ ...app, port: 8080, route: { name: "orders-api", gateway: addonConfig(STACK, target.config).gateway, hostnames: ["orders.preprod.platform.test"] }, slo: { service: "orders-api", name: "availability" } }, {
             tier: "prod",
             prodClass: "standard",
             shape: "canary",
@@ -597,7 +597,7 @@ describe("delivery", function () {
         // Blue/green checks the budget once before the switch; exhausted, it pauses (a paused
         // rollout is spared the progress deadline, set short here), and promote checks again.
         const cfg = addonConfig(STACK, target.config);
-        const app: AppSpec = { name: "ledger-api", namespace: "ledger", port: 8080, route: { name: "ledger-api", gateway: cfg.gateway, hostnames: ["ledger.preprod.platform.example"] }, slo: { service: "ledger-api", name: "availability" } };
+        const app: AppSpec = { name: "ledger-api", namespace: "ledger", port: 8080, route: { name: "ledger-api", gateway: cfg.gateway, hostnames: ["ledger.preprod.platform.test"] }, slo: { service: "ledger-api", name: "availability" } };
         const t = tenantApp(app, { tier: "prod", prodClass: "standard", shape: "blueGreen", gate: cfg.analysis }, { progressDeadlineSeconds: 15 });
         await budgets.set("ledger-api", "availability", 0);
         const stable = await t.install();

@@ -47,7 +47,7 @@ describe("kyverno", function () {
         const regulated = setting.hub ? { regulated: { ...(policy.regulated as Record<string, unknown>), gitopsUsers: [HUB_USER], gitopsGroups: [HUB_GROUP] } } : {};
         config[key] = { ...policy, kyvernoApi: setting.api, availabilityPolicies: setting.mode, ...regulated };
         // No hub stack in this environment: the spoke names its read endpoint (no gate runs here).
-        config["argo-rollouts-addon:mimir"] = { readEndpoint: "https://mimir-preprod.hub.platform.example/prometheus" };
+        config["argo-rollouts-addon:mimir"] = { readEndpoint: "https://mimir-preprod.hub.platform.test/prometheus" };
     };
 
     /** The setting the stack was last brought up with: an up of the same setting changes nothing. */
@@ -176,7 +176,7 @@ describe("kyverno", function () {
                 metadata: { name: "platform-require-team-label" },
                 spec: {
                     validationActions: ["Audit"],
-                    matchConstraints: { resourceRules: [{ apiGroups: ["apps"], apiVersions: ["v1"], operations: ["CREATE", "UPDATE"], resources: ["deployments"] }], namespaceSelector: { matchLabels: { "platform.example/team-owned": "true" } } },
+                    matchConstraints: { resourceRules: [{ apiGroups: ["apps"], apiVersions: ["v1"], operations: ["CREATE", "UPDATE"], resources: ["deployments"] }], namespaceSelector: { matchLabels: { "platform.test/team-owned": "true" } } },
                     validations: [{ expression: "has(object.metadata.labels) && 'team' in object.metadata.labels", message: "a team label is required" }],
                 },
             };
@@ -185,10 +185,10 @@ describe("kyverno", function () {
             }
             const namespaces: Record<string, Record<string, string>> = {
                 default: { "kubernetes.io/metadata.name": "default" },
-                "team-dev": { "kubernetes.io/metadata.name": "team-dev", "platform.example/tier": "dev" },
-                "team-prod": { "kubernetes.io/metadata.name": "team-prod", "platform.example/tier": "prod" },
-                "team-regulated": { "kubernetes.io/metadata.name": "team-regulated", "platform.example/tier": "prod", "platform.example/compliance": "regulated" },
-                "team-owned": { "kubernetes.io/metadata.name": "team-owned", "platform.example/team-owned": "true" },
+                "team-dev": { "kubernetes.io/metadata.name": "team-dev", "platform.test/tier": "dev" },
+                "team-prod": { "kubernetes.io/metadata.name": "team-prod", "platform.test/tier": "prod" },
+                "team-regulated": { "kubernetes.io/metadata.name": "team-regulated", "platform.test/tier": "prod", "platform.test/compliance": "regulated" },
+                "team-owned": { "kubernetes.io/metadata.name": "team-owned", "platform.test/team-owned": "true" },
                 "platform-tools": { "kubernetes.io/metadata.name": "platform-tools" },
             };
             const names = [...declared.map((p) => p.metadata.name), ...(mode === "complement" ? [platformPolicy.metadata.name] : [])];
@@ -225,7 +225,7 @@ describe("kyverno", function () {
     function admissionSamples(cfg: PolicyConfig, tag: string): { label: string; request: Request; exists?: Obj[] }[] {
         const dev = `adm-dev-${tag}`;
         const prod = `adm-prod-${tag}`;
-        const devLabels = { "platform.example/tier": "dev" };
+        const devLabels = { "platform.test/tier": "dev" };
         const prodLabels = { ...devLabels, ...cfg.prodNamespaceLabels };
         const surge = (maxSurge: Json): Obj => {
             const r = sampleRollout({}, dev);
@@ -335,7 +335,7 @@ describe("kyverno", function () {
             const approver = regulated.approverGroups[0];
             assert.ok(deployer && approver, "the stack names no deployer or approver group");
             const apply = (obj: unknown) => target.cluster.kubectl(["apply", "--server-side", "--field-manager=platform-e2e", "-f", "-"], JSON.stringify(obj));
-            apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns, labels: { "platform.example/tier": "prod", ...cfg.policy.prodNamespaceLabels, ...regulated.namespaceLabels } } });
+            apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns, labels: { "platform.test/tier": "prod", ...cfg.policy.prodNamespaceLabels, ...regulated.namespaceLabels } } });
             // RBAC as a platform might grant it beyond the program's roles, so that admission is what
             // decides: the GitOps identity, the deployers and the approvers may write and delete
             // Rollouts and write their status.
@@ -356,8 +356,8 @@ describe("kyverno", function () {
             const as = (who: { user: string; group?: string }, args: string[], input?: string) =>
                 run(path.join(w.bin, "kubectl"), [`--kubeconfig=${target.cluster.kubeconfig}`, `--as=${who.user}`, ...(who.group ? [`--as-group=${who.group}`] : []), "-n", ns, ...args], input === undefined ? {} : { input });
             const asGitops = { user: gitops };
-            const asDeployer = { user: "deployer@platform.example", group: deployer };
-            const asApprover = { user: "approver@platform.example", group: approver };
+            const asDeployer = { user: "deployer@platform.test", group: deployer };
+            const asApprover = { user: "approver@platform.test", group: approver };
             const asController = { user: controller };
             // ArgoCD's API server, as it runs an action or a resource patch or delete for a user.
             const asServer = { user: server };
@@ -441,7 +441,7 @@ describe("kyverno", function () {
             const deployer = regulated.deployerGroups[0];
             const approver = regulated.approverGroups[0];
             const apply = (obj: unknown) => target.cluster.kubectl(["apply", "--server-side", "--field-manager=platform-e2e", "-f", "-"], JSON.stringify(obj));
-            apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns, labels: { "platform.example/tier": "prod", ...cfg.policy.prodNamespaceLabels, ...regulated.namespaceLabels } } });
+            apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns, labels: { "platform.test/tier": "prod", ...cfg.policy.prodNamespaceLabels, ...regulated.namespaceLabels } } });
             // RBAC as a platform might grant it beyond the program's roles (deployers with `edit` on
             // ReplicaSets and Pods, say), so that admission is what decides.
             const writes = ["get", "list", "watch", "create", "update", "patch", "delete"];
@@ -470,8 +470,8 @@ describe("kyverno", function () {
             const asGitops = { user: gitops };
             const asServer = { user: server };
             const asController = { user: controller };
-            const asDeployer = { user: "deployer@platform.example", group: deployer };
-            const asApprover = { user: "approver@platform.example", group: approver };
+            const asDeployer = { user: "deployer@platform.test", group: deployer };
+            const asApprover = { user: "approver@platform.test", group: approver };
             const asHubUser = { user: HUB_USER };
             const asHubGroup = { user: "arn:aws:sts::123456789012:assumed-role/argocd-hub/1767225600", group: HUB_GROUP };
             const asGarbageCollector = { user: "system:serviceaccount:kube-system:generic-garbage-collector" };
@@ -543,7 +543,7 @@ describe("kyverno", function () {
                             labels,
                             ...(o.owned === false ? {} : { ownerReferences: [{ apiVersion: "argoproj.io/v1alpha1", kind: "Rollout", name: "checkout", uid: owner.metadata.uid, controller: true, blockOwnerDeletion: true }] }),
                         },
-                        spec: { replicas: o.replicas ?? 1, selector: { matchLabels: labels }, template: podTemplate(o.image ?? "registry.platform.example/mirror/app:1", labels) },
+                        spec: { replicas: o.replicas ?? 1, selector: { matchLabels: labels }, template: podTemplate(o.image ?? "registry.platform.test/mirror/app:1", labels) },
                     };
                 };
                 expect("the Rollouts controller creates the Rollout's ReplicaSet", as(asController, ["create", "-f", "-"], JSON.stringify(replicaSet())), true);
@@ -554,19 +554,19 @@ describe("kyverno", function () {
                     pod = kubectl(["get", "pods", "-n", ns, "-l", `rollouts-pod-template-hash=${hash}`, "-o", "jsonpath={.items[0].metadata.name}"]).stdout.trim();
                     return pod !== "";
                 }, () => kubectl(["get", "events", "-n", ns, "-o", "wide"]).stdout);
-                expect("a deployer edits the ReplicaSet's template", patch(asDeployer, "replicaset", `checkout-${hash}`, { spec: { template: { spec: { containers: [{ name: "app", image: "registry.platform.example/mirror/app:unapproved" }] } } } }), false, MESSAGES.approvalPods);
+                expect("a deployer edits the ReplicaSet's template", patch(asDeployer, "replicaset", `checkout-${hash}`, { spec: { template: { spec: { containers: [{ name: "app", image: "registry.platform.test/mirror/app:unapproved" }] } } } }), false, MESSAGES.approvalPods);
                 expect("the GitOps sync identity edits it", patch(asGitops, "replicaset", `checkout-${hash}`, { metadata: { labels: { release: "2" } } }), false, MESSAGES.approvalPods);
                 expect("a deployer scales it", as(asDeployer, ["scale", "replicaset", `checkout-${hash}`, "--replicas=3"]), false, MESSAGES.approvalPods);
-                expect("a deployer creates a ReplicaSet with the revision's label beside it", as(asDeployer, ["create", "-f", "-"], JSON.stringify(replicaSet({ name: "checkout-extra", owned: false, image: "registry.platform.example/mirror/app:unapproved" }))), false, MESSAGES.approvalPods);
+                expect("a deployer creates a ReplicaSet with the revision's label beside it", as(asDeployer, ["create", "-f", "-"], JSON.stringify(replicaSet({ name: "checkout-extra", owned: false, image: "registry.platform.test/mirror/app:unapproved" }))), false, MESSAGES.approvalPods);
                 expect("the Rollouts controller scales its ReplicaSet", patch(asController, "replicaset", `checkout-${hash}`, { spec: { replicas: 2 } }), true);
                 expect("the garbage collector patches its owner references", as(asGarbageCollector, ["patch", "replicaset", `checkout-${hash}`, "--type=json", "-p", JSON.stringify([{ op: "replace", path: "/metadata/ownerReferences/0/blockOwnerDeletion", value: false }])]), true);
                 expect("the Rollouts controller writes the Rollout's status", patch(asController, "rollout", "checkout", { status: { observedGeneration: "2" } }, "status"), true);
                 // The Rollout's Pods.
-                const bare = { apiVersion: "v1", kind: "Pod", metadata: { name: "checkout-bare", namespace: ns, labels: { app: "checkout", "rollouts-pod-template-hash": hash } }, spec: podTemplate("registry.platform.example/mirror/app:unapproved", {}).spec };
+                const bare = { apiVersion: "v1", kind: "Pod", metadata: { name: "checkout-bare", namespace: ns, labels: { app: "checkout", "rollouts-pod-template-hash": hash } }, spec: podTemplate("registry.platform.test/mirror/app:unapproved", {}).spec };
                 expect("a deployer creates a Pod wearing the revision's label", as(asDeployer, ["create", "-f", "-"], JSON.stringify(bare)), false, MESSAGES.approvalPods);
                 expect("a deployer relabels one of the Rollout's Pods", patch(asDeployer, "pod", pod, { metadata: { labels: { "rollouts-pod-template-hash": "other" } } }), false, MESSAGES.approvalPods);
                 const live = JSON.parse(kubectl(["get", "pod", pod, "-n", ns, "-o", "json"]).stdout) as { spec: Record<string, unknown> };
-                const debug = { ...live, spec: { ...live.spec, ephemeralContainers: [{ name: "debugger", image: "registry.platform.example/mirror/debug:1", targetContainerName: "app" }] } };
+                const debug = { ...live, spec: { ...live.spec, ephemeralContainers: [{ name: "debugger", image: "registry.platform.test/mirror/debug:1", targetContainerName: "app" }] } };
                 expect("a deployer adds an ephemeral container to one", as(asDeployer, ["replace", "--raw", `/api/v1/namespaces/${ns}/pods/${pod}/ephemeralcontainers`, "-f", "-"], JSON.stringify(debug)), false, MESSAGES.approvalPods);
                 // The controller updates a Pod's labels with a PUT (rollout/ephemeralmetadata.go: Update), which is all its RBAC allows.
                 const labelled = JSON.parse(kubectl(["get", "pod", pod, "-n", ns, "-o", "json"]).stdout) as { metadata: { labels: Record<string, string> } };
@@ -595,7 +595,7 @@ describe("kyverno", function () {
             metadata: { labels },
             spec: {
                 securityContext: { runAsNonRoot: true, runAsUser: 65532, seccompProfile: { type: "RuntimeDefault" } },
-                containers: [{ name: "app", image: "registry.platform.example/mirror/app@sha256:" + "c".repeat(64), securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } } }],
+                containers: [{ name: "app", image: "registry.platform.test/mirror/app@sha256:" + "c".repeat(64), securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } } }],
             },
         };
         const spec = { replicas: 2, selector: { matchLabels: labels }, template };
@@ -622,7 +622,7 @@ describe("kyverno", function () {
             await up({ api, mode: existing ? "complement" : "own" });
             const ns = existing ? "team-pdb-cluster-policy" : "team-pdb-cel";
             const apply = (obj: unknown) => target.cluster.kubectl(["apply", "--server-side", "--field-manager=argocd-controller", "-f", "-"], JSON.stringify(obj));
-            apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns, labels: { "platform.example/tier": "dev" } } });
+            apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns, labels: { "platform.test/tier": "dev" } } });
             // A workload another budget already covers gets none of ours.
             apply({ apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name: "team-owned-budget", namespace: ns }, spec: { maxUnavailable: 1, selector: { matchLabels: { "app.kubernetes.io/name": "covered" } } } });
             await new Promise((r) => setTimeout(r, 2_000));
@@ -651,7 +651,7 @@ describe("kyverno", function () {
         await up({ api: "policies.kyverno.io/v1", mode: "complement" });
         const ns = "team-pdb-complement";
         const apply = (obj: unknown) => target.cluster.kubectl(["apply", "--server-side", "--field-manager=argocd-controller", "-f", "-"], JSON.stringify(obj));
-        apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns, labels: { "platform.example/tier": "dev" } } });
+        apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns, labels: { "platform.test/tier": "dev" } } });
         apply(workload("Rollout", "checkout", ns));
         await new Promise((r) => setTimeout(r, 15_000));
         kyverno.check();

@@ -20,7 +20,7 @@ describe("destroy", function () {
             apiVersion: "argoproj.io/v1alpha1",
             kind: "Rollout",
             metadata: { name: "web", namespace: "tenant-destroy" },
-            spec: { replicas: 1, selector: { matchLabels: { app: "web" } }, template: { metadata: { labels: { app: "web" } }, spec: { containers: [{ name: "web", image: "registry.platform.example/mirror/web:1" }] } }, strategy: { canary: { steps: [{ setWeight: 50 }] } } },
+            spec: { replicas: 1, selector: { matchLabels: { app: "web" } }, template: { metadata: { labels: { app: "web" } }, spec: { containers: [{ name: "web", image: "registry.platform.test/mirror/web:1" }] } }, strategy: { canary: { steps: [{ setWeight: 50 }] } } },
         }));
         const uid = cluster.kubectl(["get", "rollouts.argoproj.io", "web", "-n", "tenant-destroy", "-o", "jsonpath={.metadata.uid}"]);
         const destroy = readmeDestroy();

@@ -32,13 +32,13 @@ import { PART_OF } from "../../components/stage";
 import type { KubeObject } from "../../tools/verify/cluster";
 import { CONTROLLER_CONTAINER, expectedControllerImage } from "../../tools/verify/checks/controller";
 import { configFromStackFile, readStackFile } from "../../tools/stackFile";
-import { hubConfig, merged } from "../harness";
+import { FIXTURE_STACKS, hubConfig, merged } from "../harness";
 import type { FakeWorld, ReviewSpec } from "./fakeApiServer";
 
 export const NOW = new Date("2026-06-27T13:10:00Z");
 export const SMOKE_REVISION = "9f2c4e1a";
-export const SMOKE_IMAGE = `registry.test.example/mirror/argoproj/rollouts-demo@sha256:${"c".repeat(64)}`;
-export const LOAD_IMAGE = `registry.test.example/mirror/curlimages/curl@sha256:${"d".repeat(64)}`;
+export const SMOKE_IMAGE = `registry.platform.test/mirror/argoproj/rollouts-demo@sha256:${"c".repeat(64)}`;
+export const LOAD_IMAGE = `registry.platform.test/mirror/curlimages/curl@sha256:${"d".repeat(64)}`;
 /** A regulated app of the test cluster (namespace payments-prod carries the regulated label). */
 export const REGULATED_APP = { name: "payments-api", namespace: "payments-prod" };
 
@@ -58,7 +58,7 @@ export function verifyConfig(patch: Record<string, unknown> = {}): AddonConfig {
             policy: {
                 availabilityPolicies: "own",
                 regulated: {
-                    namespaceLabels: { "platform.example/compliance": "regulated" },
+                    namespaceLabels: { "platform.test/compliance": "regulated" },
                     approverGroups: ["payments-approvers"],
                     deployerGroups: ["payments-deployers"],
                     gitopsServiceAccounts: ["argocd/argocd-application-controller"],
@@ -79,9 +79,9 @@ export function verifyConfig(patch: Record<string, unknown> = {}): AddonConfig {
     return parseAddonConfig("hub", rest, { awsRegion: String(region) });
 }
 
-/** A shipped stack file's configuration, read and validated as `npm run verify` reads it. */
-export function shippedConfig(stack: string): AddonConfig {
-    return configFromStackFile(readStackFile(stack));
+/** A fixture stack file's configuration (test/fixtures/stacks), read and validated as `npm run verify` reads it. */
+export function fixtureConfig(stack: string): AddonConfig {
+    return configFromStackFile(readStackFile(stack, FIXTURE_STACKS));
 }
 
 /** A grant the fake authorizer evaluates: a subject, its rules, where they apply, and RBAC's reason. */
@@ -447,7 +447,7 @@ export function observabilityIngestRoute(config: AddonConfig, spokeName: string)
 }
 
 /** Where a spoke's templates point when its stack names the hub stack (the hub's stack output). */
-export const HUB_READ_ENDPOINT = "https://mimir-preprod.hub.platform.example/prometheus";
+export const HUB_READ_ENDPOINT = "https://mimir-preprod.hub.platform.test/prometheus";
 
 /** The object of `kind` and `name` in the world (throws when absent). */
 export function find(world: FakeWorld, kind: string, name: string): KubeObject {

@@ -9,6 +9,7 @@
 import { Field, Fields } from "../../components/config/declare";
 import { PROJECT } from "../../components/config/reader";
 import { stackFileSchema } from "../../components/config/schema";
+import { EXAMPLE_SHA256 } from "../../components/config/examples";
 import { REQUIRED_KEYS, STACK_FIELDS, parseAddonConfig } from "../../stacks/config";
 
 /** One row of a section's table. */
@@ -53,7 +54,7 @@ export function defaultOf(f: Field): string {
     if (f.defaultDoc !== undefined) {
         return f.defaultDoc;
     }
-    if (f.kind === "string" && f.required === true) {
+    if (f.required === true) {
         return "required";
     }
     if ("default" in f && f.default !== undefined) {
@@ -120,7 +121,11 @@ export function rowsOf(key: string, f: Field): ReferenceRow[] {
 /** Table cells: pipes escaped, one line each. */
 const cell = (s: string): string => s.replace(/\|/g, "\\|").replace(/\n/g, " ");
 
-/** The example stack file the reference shows (a hub on EKS); `test/docs` parses it with the program's reader. */
+/**
+ * The example stack file the reference shows (a hub on EKS): every key a stack must set, each value
+ * only the platform knows an example (components/config/examples.ts); `test/configReference` parses
+ * it with the program's reader.
+ */
 export const EXAMPLE_STACK_FILE = `# yaml-language-server: $schema=./schema/stack.schema.json
 config:
   aws:region: eu-west-1
@@ -128,7 +133,7 @@ config:
     name: hub
     role: hub
     mimirTenant: hub
-    eksClusterName: platform-hub
+    eksClusterName: example-platform-hub
   ${PROJECT}:gateway:
     name: internal
     namespace: gateway-system
@@ -136,12 +141,25 @@ config:
   ${PROJECT}:imageRegistry: registry.example.com/mirror
   ${PROJECT}:plugin:
     # the sha256 of gatewayapi-plugin-linux-amd64 v0.15.0 as the mirror serves it
-    sha256: 4a1e3a8d0ad6e9ee7c1fd3a6a6a0b4e4a1d0a45c8e45cb0e6c4c4b0c0d0e0f01
+    sha256: ${EXAMPLE_SHA256}
   ${PROJECT}:spokes:
     - name: preprod
       tenant: preprod
       hostname: mimir-preprod.hub.example.com
       query: true
+  ${PROJECT}:policy:
+    tenantNamespaceSelector:
+      matchExpressions:
+        - key: platform.example/tier
+          operator: In
+          values: [dev, test, preprod, prod]
+    prodNamespaceLabels:
+      platform.example/tier: prod
+  ${PROJECT}:argocd:
+    projects:
+      example-tenants: { owner: external }
+    applicationSets:
+      example-tenant-apps: { owner: external }
 `;
 
 /** A stack file with three mistakes, as the validation paragraph shows them. */
@@ -152,6 +170,8 @@ export const BAD_EXAMPLE = {
         gateway: { name: "internal", namespace: "gateway-system", listener: "https" },
         plugin: { sha256: "abc" },
         smokeTets: { enabled: true },
+        policy: { tenantNamespaceSelector: { matchLabels: { "platform.example/tier": "prod" } }, prodNamespaceLabels: { "platform.example/tier": "prod" } },
+        argocd: { projects: {}, applicationSets: {} },
     },
 };
 
@@ -219,7 +239,7 @@ export function renderReference(): string {
         "",
         "## Example",
         "",
-        "A hub on EKS with one spoke, every other key at its default:",
+        "A hub on EKS with one spoke: every key a stack must set, every other at its default. The values with the word `example` and the example checksum stand for your platform's own: `npm run plan` and `pulumi preview` warn about each, `pulumi up` refuses them ([Replace the example values](operations/deploy.md#replace-the-example-values)).",
         "",
         "```yaml",
         EXAMPLE_STACK_FILE.trimEnd(),

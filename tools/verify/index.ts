@@ -30,7 +30,7 @@ export const GROUPS: readonly Group[] = [
         readme: DOCS.rbac,
         run: rbacChecks,
     },
-    { ids: ["kyverno.policies-ready", "kyverno.policies-enforced", "kyverno.availability-rollout-aware", "kyverno.one-pdb-per-workload", "kyverno.resource-filters"], readme: DOCS.kyverno, run: kyvernoChecks },
+    { ids: ["kyverno.selectors-match", "kyverno.policies-ready", "kyverno.policies-enforced", "kyverno.availability-rollout-aware", "kyverno.one-pdb-per-workload", "kyverno.resource-filters"], readme: DOCS.kyverno, run: kyvernoChecks },
     { ids: ["argocd.projects", "argocd.applicationsets", "argocd.argocd-cm", "argocd.rbac", "argocd.regulated-rbac", "argocd.regulated-projects", "argocd.regulated-identities"], readme: DOCS.argocd, run: argocdChecks },
     { ids: ["metrics.templates", "metrics.query", "metrics.spoke-routes"], readme: DOCS.metrics, run: metricChecks },
     { ids: ["smoke.outcome"], readme: DOCS.smoke, run: smokeChecks },

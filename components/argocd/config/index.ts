@@ -4,4 +4,5 @@
  * (lists.ts).
  */
 export * from "./section";
+export * from "./types";
 export { API_GROUP, DNS_SUBDOMAIN } from "./lists";

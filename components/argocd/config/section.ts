@@ -1,11 +1,11 @@
 import { field, readField, readSection, type Fields } from "../../config/declare";
 import { ConfigReader, DNS_LABEL, Plain, StringRule, isPlainObject } from "../../config/reader";
 import { API_GROUP, DNS_SUBDOMAIN, groupKindList, namedMap, ruleList } from "./lists";
-import { BUILTIN_KINDS, GroupKind, IgnoreRule } from "../ignoreRules";
+import { BUILTIN_KINDS } from "../ignoreRules";
 import { ARGO_OBJECT_OWNERS, ArgoObjectOwner } from "../ownership";
 import { APPROVER_ROLLOUT_ACTIONS, ARGOCD_ROLLOUT_ACTIONS, ROLLOUT_ACTIONS_SINCE_3_1 } from "../rbac";
 import { preflightArgoCd } from "../preflight";
-
+import type { ArgoCdConfig, RegulatedGroups } from "./types";
 
 /**
  * The argocd-apps stage's configuration section, `argocd` (ADR-056 D2, D3 and the as-built
@@ -13,65 +13,6 @@ import { preflightArgoCd } from "../preflight";
  * (preflight.ts) checks it against the ADR's traps on the same reader, so every problem of the
  * stack file is reported together.
  */
-
-/** A tenant AppProject: patched (`addon`) or read and checked (`external`), see ownership.ts. */
-export interface ArgoProjectConfig {
-    name: string;
-    owner: ArgoObjectOwner;
-    /** `addon` only: every other namespaced kind the project's Applications sync; the Rollout kinds are added. */
-    namespaceResources: GroupKind[];
-}
-
-/** A tenant ApplicationSet: patched (`addon`) or read and checked (`external`), see ownership.ts. */
-export interface TenantApplicationSetConfig {
-    name: string;
-    owner: ArgoObjectOwner;
-    /** `addon` only: further sync options kept beside the program's own. */
-    syncOptions: string[];
-    /** `addon` only: further Application-level ignore rules kept beside the program's own. */
-    ignoreDifferences: IgnoreRule[];
-}
-
-export interface ArgoRbacConfig {
-    /** The ArgoCD role allowed to promote or abort a Rollout; unset writes no policy. */
-    approverRole?: string;
-    /** Roles explicitly denied those actions (deny wins in ArgoCD's RBAC). */
-    deployerRoles: string[];
-    /** Projects the grants are scoped to (`<project>/*`). */
-    projects: string[];
-    /** ArgoCD's built-in Rollout actions reserved to the approver. */
-    actions: string[];
-    /**
-     * Projects whose Applications sync regulated namespaces (ADR-056 D3): there the deployer roles
-     * are also denied every ArgoCD path that changes, replaces or deletes a Rollout as ArgoCD's own
-     * identity (`regulatedDeployerDenials`).
-     */
-    regulatedProjects: string[];
-    /** SSO groups verify asks ArgoCD's enforcer about: they must be able to run the approval actions. */
-    approverGroups: string[];
-    /** SSO groups verify asks ArgoCD's enforcer about: they must be refused every regulated path. */
-    deployerGroups: string[];
-}
-
-/** The argocd-apps stage's settings. */
-export interface ArgoCdConfig {
-    /**
-     * The cluster whose ArgoCD syncs this cluster's tenant Applications: this one (each cluster runs
-     * its own), or another (a hub's ArgoCD syncing its spokes). Only where ArgoCD runs does a stack
-     * touch ArgoCD's objects; the stack of that cluster lists them for every cluster it syncs.
-     */
-    runsOn: string;
-    /** `runsOn` is this stack's cluster. */
-    local: boolean;
-    namespace: string;
-    projects: ArgoProjectConfig[];
-    applicationSets: TenantApplicationSetConfig[];
-    /** System-level rules written to argocd-cm. */
-    ignoreDifferences: IgnoreRule[];
-    /** The kinds a rule for all kinds is written for. */
-    allKinds: GroupKind[];
-    rbac: ArgoRbacConfig;
-}
 
 /**
  * An ArgoCD RBAC subject: a role or an SSO group. ArgoCD reads each policy line with Go's
@@ -86,7 +27,6 @@ const ACTION: StringRule = {
     pattern: new RegExp(`^(${ARGOCD_ROLLOUT_ACTIONS.join("|")})$`),
     describe: `one of ArgoCD's Rollout actions ${ARGOCD_ROLLOUT_ACTIONS.join(", ")} (argo-cd resource_customizations/argoproj.io/Rollout/actions; ${ROLLOUT_ACTIONS_SINCE_3_1.join(" and ")} since ArgoCD 3.1; there is no "promote")`,
 };
-
 
 const OWNER = field.oneOf(ARGO_OBJECT_OWNERS, {
     default: "external",
@@ -120,6 +60,9 @@ const RBAC_SUBJECT_RULE = { pattern: RBAC_SUBJECT, describe: "an ArgoCD role or 
 const SSO_GROUP_RULE = { pattern: RBAC_SUBJECT, describe: "an SSO group as ArgoCD sees it in the token's groups claim (no spaces, commas, quotes or #)" };
 const PROJECT_NAME_RULE = { pattern: DNS_SUBDOMAIN, describe: "an AppProject name" };
 
+/** Where the AppProjects and ApplicationSets must be named: only the platform knows their names. */
+const WHERE_ARGOCD_RUNS = "required where ArgoCD runs (argocd.runsOn is this cluster)";
+
 /** The `argocd` section: every key, once. */
 export const ARGOCD_FIELDS = {
     runsOn: field.string({
@@ -130,7 +73,8 @@ export const ARGOCD_FIELDS = {
     namespace: field.string({ rule: { pattern: DNS_LABEL, describe: "a namespace name (DNS label)", maxLength: 63 }, default: "argocd", doc: "namespace of argocd-cm, argocd-rbac-cm, the AppProjects and ApplicationSets" }),
     projects: field.mapReadBySection({
         keyRule: { pattern: DNS_SUBDOMAIN, describe: "a Kubernetes object name (lowercase letters, digits, '-', '.')", maxLength: 253 },
-        doc: "the tenant AppProjects, by name",
+        defaultDoc: WHERE_ARGOCD_RUNS,
+        doc: "the tenant AppProjects, by name; {} only where no tenant Application syncs through this ArgoCD",
         values: {
             owner: OWNER,
             namespaceResources: field.listReadBySection({
@@ -142,7 +86,8 @@ export const ARGOCD_FIELDS = {
     }),
     applicationSets: field.mapReadBySection({
         keyRule: { pattern: DNS_SUBDOMAIN, describe: "a Kubernetes object name (lowercase letters, digits, '-', '.')", maxLength: 253 },
-        doc: "the tenant ApplicationSets (the Applications that run canaries), by name",
+        defaultDoc: WHERE_ARGOCD_RUNS,
+        doc: "the tenant ApplicationSets (the Applications that run canaries), by name; {} where tenant Applications are not generated by an ApplicationSet",
         values: {
             owner: OWNER,
             syncOptions: field.strings({ rule: { pattern: SYNC_OPTION, describe: "an ArgoCD sync option such as CreateNamespace=true" }, size: { min: 0, max: 20 }, doc: "addon only: further options kept after RespectIgnoreDifferences=true" }),
@@ -177,14 +122,6 @@ export const ARGOCD_DEFAULTS = {
     allKinds: BUILTIN_KINDS,
     rbac: { actions: APPROVER_ROLLOUT_ACTIONS },
 } as const;
-
-/** What the stack's `policy.regulated` says about the groups and ArgoCD's identities, for the ArgoCD RBAC it needs. */
-export interface RegulatedGroups {
-    approverGroups: readonly string[];
-    deployerGroups: readonly string[];
-    /** ArgoCD's API server as the approval guard names it (policy.regulated.actionServiceAccounts). */
-    actionServiceAccounts: readonly { namespace: string; name: string }[];
-}
 
 /**
  * `clusterName`: this stack's `cluster.name`, where ArgoCD runs unless `argocd.runsOn` says
@@ -226,6 +163,19 @@ export function readArgoCd(r: ConfigReader, value: unknown, clusterName: string 
         syncOptions: readField(r, `${key}.syncOptions`, f.applicationSets.values.syncOptions, entry.syncOptions) as string[],
         ignoreDifferences: ruleList(r, `${key}.ignoreDifferences`, entry.ignoreDifferences, Object.keys(APP_RULE_FIELDS)),
     }));
+    const local = clusterName === undefined || runsOn === clusterName;
+    // ADR-056 D2 and the as-built corrections hold only for the objects named here: an AppProject or
+    // ApplicationSet left out is one nothing checks, so where ArgoCD runs the platform names them (or
+    // says {} on purpose).
+    for (const key of ["projects", "applicationSets"] as const) {
+        if (local && (a[key] === undefined || a[key] === null)) {
+            r.problem(
+                `argocd.${key}`,
+                undefined,
+                `is required where ArgoCD runs (argocd.runsOn is this cluster, ${runsOn || "cluster.name"}): ${key === "projects" ? "the tenant AppProjects, whose whitelist must admit the Rollout kinds (ADR-056 D2)" : "the tenant ApplicationSets, whose Applications must respect the canary's ignore rules (ADR-056 as-built)"}, by name with owner external or addon; {} if there are none`,
+            );
+        }
+    }
     const rbf = f.rbac.fields;
     const rbs = readSection(r, "argocd.rbac", rbf, a.rbac);
     const rb = rbs?.raw ?? {};
@@ -233,7 +183,7 @@ export function readArgoCd(r: ConfigReader, value: unknown, clusterName: string 
     const cfg: ArgoCdConfig = {
         runsOn,
         // Without a valid cluster name the stack fails on that; do not add noise about ArgoCD.
-        local: clusterName === undefined || runsOn === clusterName,
+        local,
         namespace: readField(r, "argocd.namespace", f.namespace, a.namespace) as string,
         projects,
         applicationSets,

@@ -1,51 +1,13 @@
 import { field, readField } from "../../config/declare";
 import { ConfigReader } from "../../config/reader";
 import { missing, nonEmptyLabels } from "./selector";
+import type { RegulatedConfig, ServiceAccountRef } from "./types";
 
 /**
  * `policy.regulated`, regulated prod (ADR-056 D3, ADR-049 separation of duties): who approves, who
  * deploys and the identities ArgoCD acts as, read and checked. Part of the policy section
  * (section.ts).
  */
-
-/** A ServiceAccount, as `request.userInfo.username` names it: `system:serviceaccount:<namespace>:<name>`. */
-export interface ServiceAccountRef {
-    namespace: string;
-    name: string;
-}
-
-/**
- * Regulated prod (ADR-056 D3, ADR-049 separation of duties): in namespaces with these labels only
- * the GitOps controller changes a Rollout, and only approvers approve (promote, resume, skip,
- * abort, retry).
- */
-export interface RegulatedConfig {
-    namespaceLabels: Record<string, string>;
-    /** Groups whose members may approve; a member of a deployer group never may. */
-    approverGroups: string[];
-    /** Groups whose members ship versions; the approval Roles bind the deployer Role to them. */
-    deployerGroups: string[];
-    /**
-     * The GitOps controller's sync identities: they create, change and prune Rollouts. ArgoCD's
-     * application controller on its own cluster, or with sync impersonation the AppProject's
-     * destination ServiceAccount (ServiceAccounts); a hub's ArgoCD arrives with its cluster
-     * Secret's identity, on EKS an IAM role's mapped user name and groups (users, groups).
-     */
-    gitopsServiceAccounts: ServiceAccountRef[];
-    gitopsUsers: string[];
-    gitopsGroups: string[];
-    /**
-     * The identities ArgoCD's API server runs Rollout actions as (`argocd-server`). It acts for any
-     * user ArgoCD's RBAC lets through, so the guard lets it write only what the actions write.
-     */
-    actionServiceAccounts: ServiceAccountRef[];
-    /**
-     * Whether a regulated Rollout may carry the ArgoCD sync options `Replace=true` or `Force=true`:
-     * ArgoCD reads them from the live object too, and with them a sync may delete and recreate the
-     * Rollout, whose first version Argo Rollouts promotes fully, without the approval.
-     */
-    allowReplaceOrForceSync: boolean;
-}
 
 /** A group as authenticators report it: no leading or trailing blanks. */
 const GROUP = /^\S(.{0,252}\S)?$/;
@@ -66,9 +28,9 @@ export const REGULATED_FIELD = field.section({
     defaultDoc: "unset: no regulated namespaces, no approval guard",
     doc: "regulated prod (D3, ADR-049): only the GitOps identities change a Rollout, only approvers approve",
     fields: {
-        namespaceLabels: field.labels({ defaultDoc: "required", doc: "at least one label marking regulated namespaces (among the tenant namespaces)" }),
-        approverGroups: field.strings({ rule: GROUP_RULE, size: { min: 1, max: 20 }, defaultDoc: "required", doc: "1-20 groups (as request.userInfo.groups names them) whose members approve" }),
-        deployerGroups: field.strings({ rule: GROUP_RULE, size: { min: 0, max: 20 }, doc: "groups whose members ship; never an approver group" }),
+        namespaceLabels: field.labels({ required: true, doc: "at least one label marking regulated namespaces (among the tenant namespaces)" }),
+        approverGroups: field.strings({ rule: GROUP_RULE, size: { min: 1, max: 20 }, required: true, doc: "1-20 groups (as request.userInfo.groups names them) whose members approve" }),
+        deployerGroups: field.strings({ rule: GROUP_RULE, size: { min: 0, max: 20 }, required: true, doc: "groups whose members ship (the deployer Role is bound to them, ArgoCD denies them the approval); never an approver group; [] only where nobody ships by hand" }),
         gitopsServiceAccounts: field.strings({
             rule: { pattern: SERVICE_ACCOUNT, describe: "<namespace>/<name> of a ServiceAccount, such as argocd/argocd-application-controller" },
             size: { min: 0, max: 20 },
@@ -144,6 +106,11 @@ export function readRegulated(r: ConfigReader, value: unknown): RegulatedConfig 
     // identities nobody may create or change a regulated Rollout, ArgoCD's sync included.
     if (g.approverGroups === undefined || g.approverGroups === null) {
         r.problem("policy.regulated.approverGroups", g.approverGroups, "is required: the groups whose members approve a regulated rollout (without them nobody can pass the approval pause)");
+    }
+    // Only the platform knows who ships: leaving them out must not quietly bind the deployer Role
+    // to nobody and deny nobody in ArgoCD; [] says so on purpose.
+    if (g.deployerGroups === undefined || g.deployerGroups === null) {
+        r.problem("policy.regulated.deployerGroups", g.deployerGroups, "is required: the groups whose members ship to regulated namespaces (bound to the deployer Role, denied the approval in ArgoCD); [] if nobody ships by hand");
     }
     const given = (v: unknown) => v !== undefined && v !== null;
     if (!given(g.gitopsServiceAccounts) && !given(g.gitopsUsers) && !given(g.gitopsGroups)) {

@@ -34,13 +34,6 @@ export const SELECTOR_SCHEMA = {
     },
 };
 
-export function copySelector(s: Readonly<LabelSelector>): LabelSelector {
-    return {
-        ...(s.matchLabels ? { matchLabels: { ...s.matchLabels } } : {}),
-        ...(s.matchExpressions ? { matchExpressions: s.matchExpressions.map((e) => ({ ...e, ...(e.values ? { values: [...e.values] } : {}) })) } : {}),
-    };
-}
-
 /** A namespace label selector, checked as the API server checks one (`metav1.LabelSelector`). */
 export function readSelector(r: ConfigReader, key: string, value: unknown): LabelSelector {
     const o = r.object(key, value, SELECTOR_KEYS);

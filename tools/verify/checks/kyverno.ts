@@ -6,13 +6,15 @@
  */
 import type { AvailabilityPolicies } from "../../../components/policy/config";
 import { POLICY_NAMES, ownsAvailability, policyContext } from "../../../components/policy";
+import { namespaceSelector } from "../../../components/policy/builders";
+import type { PolicyConfig } from "../../../components/policy/config";
 import { KyvernoPolicy, kyvernoPolicies } from "../../../components/policy/kyverno";
 import type { KubeObject } from "../cluster";
 import { KYVERNO_CONFIGMAP } from "../access";
 import { regulatedNamespaces } from "./rbac";
 import { CheckGroup, asArray, conditions, condition, describeCondition, drift, field, nameOf, namespaceOf, ref } from "../context";
 import { CheckResult, Finding, DOCS, outcome, skipped } from "../report";
-import { LabelSelector, pdbSelects } from "../selectors";
+import { LabelSelector, pdbSelects, selects } from "../selectors";
 
 const CEL_PLURALS: Record<string, string> = {
     ValidatingPolicy: "validatingpolicies",
@@ -365,13 +367,66 @@ function workloads(kind: string, list: readonly KubeObject[] | undefined): Workl
         .map((o) => ({ kind, namespace: namespaceOf(o), name: nameOf(o), podLabels: field(o, "spec", "template", "metadata", "labels") as Record<string, string> }));
 }
 
+/**
+ * The namespace selectors the policies are written with, each as the policies apply it (narrowed to
+ * the tenant namespaces and minus the excluded ones: components/policy/builders.ts `namespaceSelector`):
+ * the tenant namespaces, prod, and regulated where the stack has it.
+ */
+export function configuredSelectors(cfg: PolicyConfig): { key: string; given: unknown; selector: LabelSelector }[] {
+    return [
+        { key: "policy.tenantNamespaceSelector", given: cfg.tenantNamespaceSelector, selector: namespaceSelector(cfg, "tenant") },
+        { key: "policy.prodNamespaceLabels", given: cfg.prodNamespaceLabels, selector: namespaceSelector(cfg, "prod") },
+        ...(cfg.regulated ? [{ key: "policy.regulated.namespaceLabels", given: cfg.regulated.namespaceLabels, selector: namespaceSelector(cfg, "regulated") }] : []),
+    ];
+}
+
+/** The labels the cluster's namespaces carry, most common first, at most `limit` of them. */
+export function namespaceLabelsSeen(namespaces: readonly KubeObject[], limit = 12): string {
+    const counts = new Map<string, number>();
+    for (const n of namespaces) {
+        for (const [k, v] of Object.entries(n.metadata?.labels ?? {})) {
+            // Every namespace carries its own name: saying so names no label the platform chose.
+            if (k !== "kubernetes.io/metadata.name") {
+                counts.set(`${k}=${v}`, (counts.get(`${k}=${v}`) ?? 0) + 1);
+            }
+        }
+    }
+    const seen = [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+    if (seen.length === 0) {
+        return "no namespace carries a label but its name";
+    }
+    const shown = seen.slice(0, limit).map(([l, n]) => `${l} (${n})`).join(", ");
+    return `the namespaces carry ${shown}${seen.length > limit ? `, and ${seen.length - limit} more` : ""}`;
+}
+
+/**
+ * A selector that matches no namespace switches every guard it scopes off without a word (a
+ * typo'd label key, or someone else's labels): the policies admit everything there is.
+ */
+export function unmatchedSelectors(cfg: PolicyConfig, namespaces: readonly KubeObject[]): Finding[] {
+    const labels = namespaceLabelsSeen(namespaces);
+    return configuredSelectors(cfg)
+        .filter((s) => !namespaces.some((n) => selects(s.selector, n.metadata?.labels ?? {})))
+        .map((s) => ({ object: s.key, found: `${JSON.stringify(s.given)} matches none of the cluster's ${namespaces.length} namespaces (among the tenant namespaces, minus policy.excludeNamespaces); ${labels}` }));
+}
+
 export const kyvernoChecks: CheckGroup = async ({ config, cluster, options }) => {
     const cfg = config.policy;
     const mode = cfg.availabilityPolicies;
     const declared = kyvernoPolicies(cfg, policyContext(config));
     const live = await Promise.all(declared.map(async (p) => ({ p, live: await cluster.get(policyPath(p)) })));
     const object = (p: KyvernoPolicy) => ref(p.kind, undefined, p.metadata.name);
+    const namespaces = (await cluster.list("/api/v1/namespaces")) ?? [];
     const results: CheckResult[] = [
+        outcome(
+            "kyverno.selectors-match",
+            "every namespace selector the policies are written with (tenant, prod and regulated) matches at least one namespace",
+            DOCS.kyverno,
+            unmatchedSelectors(cfg, namespaces),
+            configuredSelectors(cfg)
+                .map((s) => `${s.key}: ${namespaces.filter((n) => selects(s.selector, n.metadata?.labels ?? {})).length} namespace(s)`)
+                .join("; "),
+        ),
         outcome(
             "kyverno.policies-ready",
             `the stack's ${declared.length} Kyverno policies (${cfg.kyvernoApi}, availabilityPolicies ${mode}) exist and Kyverno reports them ready`,
@@ -420,7 +475,7 @@ export const kyvernoChecks: CheckGroup = async ({ config, cluster, options }) =>
     );
     // The approval guards see only what Kyverno's own configuration lets it see.
     const what = "Kyverno's resourceFilters let the approval guards see a regulated namespace's Rollouts, ReplicaSets and Pods";
-    const regulated = config.policy.regulated ? regulatedNamespaces(config, (await cluster.list("/api/v1/namespaces")) ?? []) : [];
+    const regulated = config.policy.regulated ? regulatedNamespaces(config, namespaces) : [];
     if (!config.policy.regulated) {
         results.push(skipped("kyverno.resource-filters", what, DOCS.kyverno, "no policy.regulated in the stack"));
     } else if (regulated.length === 0) {
