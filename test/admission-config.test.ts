@@ -156,7 +156,10 @@ describe("admission configuration (policy, argocd)", () => {
                 approverGroups: ["release-approvers"],
                 deployerGroups: ["shop-deployers"],
                 gitopsServiceAccounts: [{ namespace: "argocd", name: "argocd-application-controller" }],
+                gitopsUsers: [],
+                gitopsGroups: [],
                 actionServiceAccounts: [],
+                allowReplaceOrForceSync: false,
             });
         });
 
@@ -233,14 +236,36 @@ describe("admission configuration (policy, argocd)", () => {
             assert.deepStrictEqual(all.map((p) => p.key).sort(), [
                 "policy.regulated.approverGroups",
                 "policy.regulated.deployerGroups",
+                "policy.regulated.gitopsServiceAccounts",
                 "policy.regulated.gitopsServiceAccounts[0]",
                 "policy.regulated.namespaceLabels",
             ]);
+            problemFor({ policy: { regulated: { namespaceLabels: { a: "b" }, approverGroups: ["release"], gitopsServiceAccounts: [], gitopsUsers: [] } } }, "policy.regulated.gitopsServiceAccounts", /must name at least one identity, here or in policy\.regulated\.gitopsUsers or gitopsGroups/);
+        });
+        it("the GitOps identities as a hub's ArgoCD arrives: a user name or a group, never one of every user, a ServiceAccount by user name, or an approver's or deployer's group", () => {
+            const regulated = { namespaceLabels: { a: "b" }, approverGroups: ["release"], deployerGroups: ["shop"] };
+            const cfg = parse({ policy: { regulated: { ...regulated, gitopsUsers: ["arn:aws:iam::123456789012:role/argocd-hub"], gitopsGroups: ["platform:argocd-hub"], allowReplaceOrForceSync: true } } });
+            assert.deepStrictEqual([cfg.policy.regulated!.gitopsServiceAccounts, cfg.policy.regulated!.gitopsUsers, cfg.policy.regulated!.gitopsGroups, cfg.policy.regulated!.allowReplaceOrForceSync], [[], ["arn:aws:iam::123456789012:role/argocd-hub"], ["platform:argocd-hub"], true]);
+            for (const group of ["system:authenticated", "system:serviceaccounts", "system:serviceaccounts:argocd", "system:masters", "system:nodes"]) {
+                problemFor({ policy: { regulated: { ...regulated, gitopsGroups: [group] } } }, "policy.regulated.gitopsGroups", /must not be a Kubernetes group of every user, ServiceAccount, node or cluster admin/);
+            }
+            problemFor({ policy: { regulated: { ...regulated, gitopsGroups: ["release"] } } }, "policy.regulated.gitopsGroups", /must not be an approver group: its members would pass the guard as ArgoCD's sync/);
+            problemFor({ policy: { regulated: { ...regulated, gitopsGroups: ["shop"] } } }, "policy.regulated.gitopsGroups", /must not be a deployer group/);
+            problemFor({ policy: { regulated: { ...regulated, gitopsUsers: ["system:serviceaccount:argocd:argocd-application-controller"] } } }, "policy.regulated.gitopsUsers", /list it in policy\.regulated\.gitopsServiceAccounts as <namespace>\/<name>/);
+            problemFor({ policy: { regulated: { ...regulated, gitopsUsers: ["system:anonymous"] } } }, "policy.regulated.gitopsUsers", /every unauthenticated request would pass as ArgoCD's sync/);
+            problemFor({ policy: { regulated: { ...regulated, gitopsUsers: ["argocd-hub"], allowReplaceOrForceSync: "yes" } } }, "policy.regulated.allowReplaceOrForceSync", /true or false/);
+        });
+        it("an action identity where another cluster's ArgoCD syncs this one: its API server arrives as its sync does", () => {
+            const regulated = { namespaceLabels: { a: "b" }, approverGroups: ["release"], deployerGroups: [], gitopsGroups: ["platform:argocd-hub"] };
+            const elsewhere = { runsOn: "mgmt", projects: undefined, applicationSets: undefined };
+            const p = problemFor({ policy: { regulated: { ...regulated, actionServiceAccounts: ["argocd/argocd-server"] } }, argocd: elsewhere }, "policy.regulated.actionServiceAccounts", /must be empty where another cluster's ArgoCD syncs this one \(argocd\.runsOn is mgmt\).*same cluster Secret identity/);
+            assert.strictEqual(p.given, '["argocd/argocd-server"]');
+            assert.strictEqual(parse({ policy: { regulated }, argocd: elsewhere }).policy.regulated!.actionServiceAccounts.length, 0);
         });
         it("a regulated section that leaves out the approvers or the GitOps identities (a guard nobody passes, or one ArgoCD cannot sync through)", () => {
             const noApprovers = problemFor({ policy: { regulated: { namespaceLabels: { a: "b" }, gitopsServiceAccounts: ["argocd/x"] } } }, "policy.regulated.approverGroups", /is required: the groups whose members approve/);
             assert.strictEqual(noApprovers.given, "(not set)");
-            problemFor({ policy: { regulated: { namespaceLabels: { a: "b" }, approverGroups: ["release"] } } }, "policy.regulated.gitopsServiceAccounts", /is required: .*argocd\/argocd-application-controller/);
+            problemFor({ policy: { regulated: { namespaceLabels: { a: "b" }, approverGroups: ["release"] } } }, "policy.regulated.gitopsServiceAccounts", /is required \(or policy\.regulated\.gitopsUsers, gitopsGroups\): .*argocd\/argocd-application-controller/);
         });
         it("ArgoCD's API server as a sync identity: it acts for any user ArgoCD's RBAC lets through", () => {
             const regulated = { namespaceLabels: { a: "b" }, approverGroups: ["release"], gitopsServiceAccounts: ["argocd/argocd-application-controller", "argocd/argocd-server"] };
@@ -290,6 +315,11 @@ describe("admission configuration (policy, argocd)", () => {
             assert.deepStrictEqual([cfg.argocd.rbac.approverGroups, cfg.argocd.rbac.deployerGroups], [["release"], ["shop"]]);
             const overlap = keys({ projects: { r: {} }, applicationSets: {}, rbac: { approverRole: "role:a", deployerRoles: ["role:d"], regulatedProjects: ["r"], deployerGroups: ["release"] } });
             assert.deepStrictEqual(overlap, ["argocd.rbac.deployerGroups: must not include an approver group: the deployer is never the approver (ADR-056 D3, ADR-049)"]);
+            // Across the sections: ArgoCD allows what any one of a user's groups allows.
+            const across = keys({ projects: { r: {} }, applicationSets: {}, rbac: { approverRole: "role:a", deployerRoles: ["role:d"], regulatedProjects: ["r"], approverGroups: ["shop"], deployerGroups: ["ops"] } });
+            assert.deepStrictEqual(across, ["argocd.rbac.approverGroups: must not be a deployer group of policy.regulated.deployerGroups: the deployer is never the approver (ADR-056 D3, ADR-049)"]);
+            const back = keys({ projects: { r: {} }, applicationSets: {}, rbac: { approverRole: "role:a", deployerRoles: ["role:d"], regulatedProjects: ["r"], approverGroups: ["leads"], deployerGroups: ["release"] } });
+            assert.deepStrictEqual(back, ["argocd.rbac.deployerGroups: must not be an approver group of policy.regulated.approverGroups: the deployer is never the approver (ADR-056 D3, ADR-049)"]);
         });
         it("an unknown key in the regulated section", () =>
             problemFor({ policy: { regulated: { namespaceLabels: { a: "b" }, approverGroups: ["a"], gitopsServiceAccounts: ["argocd/x"], approvers: [] } } }, "policy.regulated.approvers", /unknown key/));

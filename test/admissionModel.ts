@@ -5,9 +5,9 @@
  * e2e scenario kyverno-admission (each restated engine agrees with the real Kyverno).
  */
 import { AddonConfig, parseAddonConfig } from "../stacks/config";
-import { CelPolicy, PolicyConfig, PolicyContext, celPolicies, clusterPolicies, selects, serviceAccountUser } from "../components/policy";
+import { CelPolicy, PolicyConfig, PolicyContext, celPolicies, clusterPolicies, selects } from "../components/policy";
 import { hubConfig, merged, withRegulatedArgoRbac } from "./harness";
-import { FakeCluster, Json, admit } from "./kyvernoCel";
+import { FakeCluster, Json, admit, evaluate, requestKind } from "./kyvernoCel";
 import { applyClusterPolicy, ruleMatches } from "./kyvernoJmes";
 
 // Samples: what a tenant applies, in namespaces labelled as the platform labels them.
@@ -45,6 +45,45 @@ export function sampleDeployment(spec: Record<string, Json> = {}, namespace = "s
         spec: { replicas: 2, selector: { matchLabels: { app: "web", tier: "front" } }, template: template({ app: "web", tier: "front" }), ...spec },
     };
 }
+
+/** A regulated Rollout's ReplicaSet as Argo Rollouts creates it: the revision label on it and its template, the Rollout its controller. */
+export function sampleReplicaSet(opts: { image?: string; owned?: boolean; labelled?: boolean; templateLabelled?: boolean } = {}, namespace = "shop"): Obj {
+    const hash = { "rollouts-pod-template-hash": "6d4f8b7c9" };
+    const { owned = true, labelled = true, templateLabelled = labelled } = opts;
+    return {
+        apiVersion: "apps/v1",
+        kind: "ReplicaSet",
+        metadata: {
+            name: "checkout-6d4f8b7c9",
+            namespace,
+            labels: { app: "checkout", ...(labelled ? hash : {}) },
+            ...(owned ? { ownerReferences: [{ apiVersion: "argoproj.io/v1alpha1", kind: "Rollout", name: "checkout", uid: "0f4e", controller: true, blockOwnerDeletion: true }] } : {}),
+        } as Obj["metadata"],
+        spec: {
+            replicas: 3,
+            selector: { matchLabels: { app: "checkout", ...(labelled ? hash : {}) } },
+            template: { metadata: { labels: { app: "checkout", ...(templateLabelled ? hash : {}) } }, spec: { containers: [{ name: "app", image: opts.image ?? "registry.test.example/app:1" }] } },
+        },
+    };
+}
+
+/** A Pod, by default one of a regulated Rollout's (the revision label its ReplicaSet gives it). */
+export function samplePod(opts: { labelled?: boolean; ephemeral?: string } = {}, namespace = "shop"): Obj {
+    const { labelled = true } = opts;
+    return {
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: "checkout-6d4f8b7c9-x2k8q", namespace, labels: { app: "checkout", ...(labelled ? { "rollouts-pod-template-hash": "6d4f8b7c9" } : {}) } },
+        spec: {
+            containers: [{ name: "app", image: "registry.test.example/app:1" }],
+            ...(opts.ephemeral ? { ephemeralContainers: [{ name: "debugger", image: opts.ephemeral }] } : {}),
+        },
+    };
+}
+
+/** The autoscaling/v1 Scale a `replicasets/scale` request carries. */
+export const scaleOf = (rs: Obj, replicas: number): Obj => ({ apiVersion: "autoscaling/v1", kind: "Scale", metadata: { name: rs.metadata.name, namespace: rs.metadata.namespace }, spec: { replicas } });
+export const REPLICASET_SCALE = { apiVersion: "apps/v1", kind: "ReplicaSet", resource: "replicasets" };
 
 export const sampleStatefulSet = (): Obj => ({ ...sampleDeployment(), kind: "StatefulSet", metadata: { name: "db", namespace: "shop" } });
 
@@ -94,6 +133,8 @@ export interface Request {
     groups?: string[];
     namespaceLabels: Record<string, string>;
     objects?: Record<string, Json[]>;
+    /** The request's kind and resource where the object is of another kind (a ReplicaSet's Scale). */
+    resourceKind?: { apiVersion: string; kind: string; resource: string };
 }
 
 export interface Outcome {
@@ -107,8 +148,8 @@ export interface Outcome {
 }
 
 export function celMatches(p: CelPolicy, r: Request): boolean {
-    const [group, version] = r.object.apiVersion.includes("/") ? r.object.apiVersion.split("/") : ["", r.object.apiVersion];
-    const plural = `${r.object.kind.toLowerCase()}s${r.subResource ? `/${r.subResource}` : ""}`;
+    const { group, version, resource } = requestKind(r as { object: Json; resourceKind?: Request["resourceKind"] });
+    const plural = `${resource}${r.subResource ? `/${r.subResource}` : ""}`;
     const mc = p.spec.matchConstraints;
     const labels = { ...r.namespaceLabels, "kubernetes.io/metadata.name": r.object.metadata.namespace };
     return (
@@ -142,7 +183,7 @@ export function viaClusterPolicy(cfg: PolicyConfig, r: Request, ctx: PolicyConte
         }
         out.applied.push(p.metadata.name);
         // The webhook's match conditions are evaluated by the API server, before Kyverno.
-        if ((p.spec.webhookConfiguration?.matchConditions ?? []).length > 0 && r.username === serviceAccountUser(ctx.rolloutsController)) {
+        if ((p.spec.webhookConfiguration?.matchConditions ?? []).some((c) => evaluate(c.expression, a) !== true)) {
             continue;
         }
         const results = applyClusterPolicy(p, a);

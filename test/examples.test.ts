@@ -168,7 +168,8 @@ describe("example values", () => {
         });
 
         it("where another cluster's ArgoCD syncs this one, the ArgoCD names are that stack's to set", () => {
-            const raw = merged(hubFixture(), { argocd: { runsOn: "preprod", projects: undefined, applicationSets: undefined, rbac: undefined } });
+            // Its API server arrives as its sync does: no action identity here (components/argocd/preflight.ts).
+            const raw = merged(hubFixture(), { policy: { regulated: { actionServiceAccounts: [] } }, argocd: { runsOn: "preprod", projects: undefined, applicationSets: undefined, rbac: undefined } });
             const config = parseAddonConfig("hub", raw, { awsRegion: "eu-west-1", projectClusters: ["hub", "preprod"] });
             assert.deepStrictEqual([config.argocd.local, config.argocd.projects, config.argocd.applicationSets], [false, [], []]);
         });

@@ -331,4 +331,41 @@ describe("Kyverno CEL policies, type-checked and evaluated", () => {
             assert.deepStrictEqual(outcome(create(rollout(), { username: ARGOCD_SYNC })).denied, []);
         });
     });
+    describe("restrict-regulated-rollout-pods", () => {
+        const cfg = policyConfig({ regulated: REGULATED });
+        const guard = () => named(cfg, POLICY_NAMES.approvalPods) as ValidatingPolicy;
+        const hash = { "rollouts-pod-template-hash": "6d4f8b7c9" };
+        const rs = (labels: Record<string, string>, owners: Json[] = []): Json => ({
+            apiVersion: "apps/v1",
+            kind: "ReplicaSet",
+            metadata: { name: "checkout-6d4f8b7c9", namespace: "shop", labels, ...(owners.length ? { ownerReferences: owners } : {}) },
+            spec: { replicas: 1, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: "app", image: "app:1" }] } } },
+        });
+        const rollout = { apiVersion: "argoproj.io/v1alpha1", kind: "Rollout", name: "checkout", uid: "1", controller: true };
+        const write = (object: Json, username: string, extra: Partial<Admission> = {}): Admission => ({ object, oldObject: object, operation: "UPDATE", username, ...extra });
+
+        it("matches ReplicaSets, their scale, Pods and their ephemeral containers in regulated namespaces, at admission only", () => {
+            const p = guard();
+            assert.deepStrictEqual(p.spec.matchConstraints.resourceRules.map((r) => r.resources), [["replicasets", "replicasets/scale"], ["pods", "pods/ephemeralcontainers"]]);
+            assert.deepStrictEqual(p.spec.evaluation, { background: { enabled: false } });
+            assert.ok(!celPolicies(policyConfig(), CTX).some((x) => x.metadata.name === POLICY_NAMES.approvalPods), "no guard without policy.regulated");
+        });
+
+        it("is never called for the workload controllers, nor for a ReplicaSet or Pod of no Rollout: the match conditions, the API server's", () => {
+            for (const user of [CONTROLLER, "system:serviceaccount:kube-system:replicaset-controller", "system:serviceaccount:kube-system:generic-garbage-collector", "system:kube-controller-manager"]) {
+                assert.strictEqual(admit(guard(), write(rs(hash, [rollout]), user)).matched, false, user);
+            }
+            assert.strictEqual(admit(guard(), write(rs({ app: "web", "pod-template-hash": "7f" }), "system:serviceaccount:kube-system:deployment-controller")).matched, false, "a Deployment's ReplicaSet");
+            assert.strictEqual(admit(guard(), write(rs({ app: "checkout" }, [rollout]), "bob")).matched, true, "owned by a Rollout");
+            assert.strictEqual(admit(guard(), write({ apiVersion: "autoscaling/v1", kind: "Scale", metadata: { name: "web", namespace: "shop" }, spec: { replicas: 5 } }, "bob", { subResource: "scale" })).matched, true, "any scale");
+        });
+
+        it("refuses everyone else, the GitOps controller and approvers included", () => {
+            for (const who of [ARGOCD_SYNC, ARGOCD_SERVER, "alice"]) {
+                assert.deepStrictEqual(admit(guard(), write(rs(hash), who, { groups: ["release-approvers"] })).denied, [MESSAGES.approvalPods], who);
+            }
+            const created = admit(guard(), { object: rs({ app: "checkout" }, [rollout]), operation: "CREATE", username: "bob" });
+            assert.deepStrictEqual(created.denied, [MESSAGES.approvalPods]);
+        });
+    });
 });

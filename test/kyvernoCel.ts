@@ -546,18 +546,29 @@ export interface Admission {
     cluster?: FakeCluster;
     /** The namespace's status.phase (default Active), as `namespaceObject` shows it. */
     namespacePhase?: string;
+    /**
+     * The kind and resource the request is for, where the object is of another kind: a
+     * `replicasets/scale` request carries an autoscaling/v1 Scale (k8s.io/api admission/v1
+     * `kind`, `resource`: the top-level resource's; `requestKind` the Scale).
+     */
+    resourceKind?: { apiVersion: string; kind: string; resource: string };
+}
+
+/** The group, version, kind and plural resource a request is for (the object's unless `resourceKind` says otherwise). */
+export function requestKind(a: Pick<Admission, "object" | "resourceKind">): { group: string; version: string; kind: string; resource: string } {
+    const o = a.resourceKind ?? { ...(a.object as { apiVersion: string; kind: string }), resource: `${String((a.object as { kind: string }).kind).toLowerCase()}s` };
+    const [group, version] = String(o.apiVersion).includes("/") ? String(o.apiVersion).split("/") : ["", String(o.apiVersion)];
+    return { group, version, kind: o.kind, resource: o.resource };
 }
 
 function bindings(a: Admission, variables: Map<string, unknown>): Record<string, unknown> {
-    const [group, version] = String((a.object as { apiVersion: string }).apiVersion).includes("/")
-        ? String((a.object as { apiVersion: string }).apiVersion).split("/")
-        : ["", String((a.object as { apiVersion: string }).apiVersion)];
+    const { group, version, kind } = requestKind(a);
     // As Kyverno passes it: the AdmissionRequest's JSON, whose empty fields are omitted (k8s.io/api
     // admission/v1 `omitempty` on subResource, userInfo.username, userInfo.groups), so a policy that
     // reads one without has() fails here as it fails in Kyverno (e2e kyverno-regulated).
     const username = a.username ?? "someone";
     const request = {
-        kind: { group, version, kind: (a.object as { kind: string }).kind },
+        kind: { group, version, kind },
         ...(a.subResource ? { subResource: a.subResource } : {}),
         name: (a.object as { metadata: { name: string } }).metadata.name,
         namespace: (a.object as { metadata: { namespace: string } }).metadata.namespace,
@@ -639,10 +650,11 @@ export function admit(p: CelPolicy, a: Admission): PolicyOutcome {
     }
     const variables = evaluateVariables(p, req);
     if (p.kind === "ValidatingPolicy") {
-        for (const v of p.spec.validations) {
-            if (evaluate(v.expression, req, variables) !== true) {
-                outcome.denied.push(v.message);
-            }
+        // Kyverno answers with the first validation that fails (kyverno/kyverno v1.17.2
+        // pkg/cel/policies/vpol/compiler/policy.go `evaluate`; e2e regulated-argocd-paths).
+        const failed = p.spec.validations.find((v) => evaluate(v.expression, req, variables) !== true);
+        if (failed) {
+            outcome.denied.push(failed.message);
         }
     } else if (p.kind === "MutatingPolicy") {
         for (const m of p.spec.mutations) {

@@ -17,7 +17,7 @@
  */
 import type { ClusterPolicy, ClusterPolicyRule, Condition, Conditions, LabelSelector } from "../components/policy";
 import { selects } from "../components/policy";
-import { Admission, FakeCluster, Json } from "./kyvernoCel";
+import { Admission, FakeCluster, Json, requestKind } from "./kyvernoCel";
 
 // ---------------------------------------------------------------------------------------------
 // JMESPath
@@ -385,21 +385,33 @@ export interface RuleOutcome {
     patch?: Json;
 }
 
-function kindMatches(selector: string, object: { apiVersion: string; kind: string }, subResource: string): boolean {
+/**
+ * kyverno/kyverno v1.17.2 pkg/utils/kube/kind.go `ParseKindSelector` and pkg/utils/match/kind.go
+ * `CheckKind`, for the selectors the policies write: the request's top-level kind (the resource's,
+ * pkg/webhooks/handlers/enrich.go `withTopLevelGVK`), and a Pod rule matches
+ * pods/ephemeralcontainers too (`allowEphemeralContainers`, pkg/engine/utils/match.go).
+ */
+function kindMatches(selector: string, kind: { group: string; version: string; kind: string }, subResource: string): boolean {
     const parts = selector.split("/");
-    const [group, version, kind, sub] = parts.length >= 3 ? [parts[0], parts[1], parts[2], parts[3] ?? ""] : ["*", "*", parts[parts.length - 1], ""];
-    const [g, v] = object.apiVersion.includes("/") ? object.apiVersion.split("/") : ["", object.apiVersion];
-    return (group === "*" || group === g) && (version === "*" || version === v) && kind === object.kind && sub === subResource;
+    const version = /^(v\d((alpha|beta)\d)?|\*)$/;
+    const [group, ver, k, sub] =
+        parts.length === 4 ? parts : parts.length === 3 ? (version.test(parts[0]) ? ["*", ...parts] : [...parts, ""]) : parts.length === 2 ? (version.test(parts[0]) ? ["*", parts[0], parts[1], ""] : ["*", "*", parts[0], parts[1]]) : ["*", "*", parts[0], ""];
+    const is = (pattern: string, value: string) => pattern === "*" || pattern === value;
+    if (!(is(group, kind.group) && is(ver, kind.version) && is(k, kind.kind))) {
+        return false;
+    }
+    return sub === subResource || (kind.group === "" && kind.version === "v1" && kind.kind === "Pod" && subResource === "ephemeralcontainers");
 }
 
 /** Whether a rule's match and exclude blocks select the request. */
 export function ruleMatches(rule: ClusterPolicyRule, a: ClusterAdmission): boolean {
-    const o = a.object as { apiVersion: string; kind: string; metadata: { namespace: string } };
+    const o = a.object as { metadata: { namespace: string } };
     const ns = o.metadata.namespace;
+    const kind = requestKind(a);
     const labels = { ...(a.namespaceLabels ?? {}), "kubernetes.io/metadata.name": ns };
     const matched = rule.match.any.some(
         ({ resources: r }) =>
-            r.kinds.some((k) => kindMatches(k, o, a.subResource ?? "")) &&
+            r.kinds.some((k) => kindMatches(k, kind, a.subResource ?? "")) &&
             (r.operations === undefined || r.operations.includes(a.operation)) &&
             (r.namespaceSelector === undefined || selects(r.namespaceSelector as LabelSelector, labels)),
     );
@@ -427,6 +439,26 @@ export function mergeWithAnchors(target: Json, patch: Json): Json {
         }
     }
     return out;
+}
+
+/**
+ * An enforced rule that refuses an UPDATE is evaluated again on the old object as if it were
+ * created; when that fails too, the update is let through as a violation the object already had,
+ * unless the rule sets `allowExistingViolations: false` (kyverno/kyverno v1.17.2
+ * pkg/engine/handlers/validation/validate_resource.go `validateOldObject`: old resource empty, new
+ * the old object, operation CREATE; a rule that does not match CREATE, or fails to evaluate, is
+ * skipped there and lets the refusal stand).
+ */
+function existingViolation(p: ClusterPolicy, rule: ClusterPolicyRule, a: ClusterAdmission): boolean {
+    const enforce = (rule.validate?.failureAction ?? p.spec.validationFailureAction) === "Enforce";
+    if (a.operation !== "UPDATE" || !enforce || rule.validate?.allowExistingViolations === false || a.oldObject === undefined) {
+        return false;
+    }
+    try {
+        return applyClusterPolicy({ ...p, spec: { ...p.spec, rules: [rule] } }, { ...a, object: a.oldObject, oldObject: undefined, operation: "CREATE" }).some((o) => o.denied !== undefined);
+    } catch {
+        return false;
+    }
 }
 
 /** Applies a ClusterPolicy's rules to an admission request, as Kyverno's engine would. */
@@ -471,7 +503,7 @@ export function applyClusterPolicy(p: ClusterPolicy, a: ClusterAdmission): RuleO
             continue;
         }
         if (rule.validate) {
-            if (conditionsHold(rule.validate.deny.conditions, ctx, false)) {
+            if (conditionsHold(rule.validate.deny.conditions, ctx, false) && !existingViolation(p, rule, a)) {
                 out.push({ rule: rule.name, denied: rule.validate.message });
             }
         } else if (rule.generate) {

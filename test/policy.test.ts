@@ -27,8 +27,31 @@ import { OfflineRun } from "../tools/offline";
 import { validateObject } from "../tools/schemas";
 import { byName, hubConfig, merged, planInline, transitiveDeps } from "./harness";
 import { Json } from "./kyvernoCel";
-import { CTX, DEV, Obj, TIER, config, Outcome, PROD, REGULATED, REGULATED_PROD, Request, hpa, pdbObject, policyConfig, sampleDeployment, sampleRollout, sampleStatefulSet, viaCel, viaClusterPolicy } from "./admissionModel";
-import { evalJmes, parseJmes, substitute } from "./kyvernoJmes";
+import {
+    CTX,
+    DEV,
+    Obj,
+    TIER,
+    config,
+    Outcome,
+    PROD,
+    REGULATED,
+    REGULATED_PROD,
+    REPLICASET_SCALE,
+    Request,
+    hpa,
+    pdbObject,
+    policyConfig,
+    sampleDeployment,
+    samplePod,
+    sampleReplicaSet,
+    sampleRollout,
+    sampleStatefulSet,
+    scaleOf,
+    viaCel,
+    viaClusterPolicy,
+} from "./admissionModel";
+import { applyClusterPolicy, evalJmes, parseJmes, substitute } from "./kyvernoJmes";
 
 // ---------------------------------------------------------------------------------------------
 const ENGINES = [
@@ -82,7 +105,7 @@ describe("policy stage", () => {
                 assert.deepStrictEqual(names(policyConfig({ kyvernoApi: api, regulated: REGULATED })), Object.values(POLICY_NAMES).sort());
             });
             it(`complement: only what ADR-085's policies lack, and never a second PDB generator (${api})`, () => {
-                assert.deepStrictEqual(names(policyConfig({ kyvernoApi: api, availabilityPolicies: "complement", regulated: REGULATED })), [POLICY_NAMES.maxSurge, POLICY_NAMES.approval, POLICY_NAMES.routeNamespace].sort());
+                assert.deepStrictEqual(names(policyConfig({ kyvernoApi: api, availabilityPolicies: "complement", regulated: REGULATED })), [POLICY_NAMES.maxSurge, POLICY_NAMES.approval, POLICY_NAMES.approvalPods, POLICY_NAMES.routeNamespace].sort());
                 assert.deepStrictEqual(names(policyConfig({ kyvernoApi: api, availabilityPolicies: "complement" })), [POLICY_NAMES.maxSurge, POLICY_NAMES.routeNamespace].sort());
             });
         }
@@ -256,9 +279,80 @@ describe("policy stage", () => {
         sameVerdict("the GitOps controller may (a prune)", regulated({ operation: "DELETE", oldObject: undefined, username: "system:serviceaccount:argocd:argocd-application-controller" }), []);
         sameVerdict("so may the namespace's own deletion", regulated({ operation: "DELETE", oldObject: undefined, namespacePhase: "Terminating", username: "system:serviceaccount:kube-system:namespace-controller" }), []);
         sameVerdict("a delete outside regulated namespaces is not the guard's", { object: sampleRollout(), operation: "DELETE", namespaceLabels: DEV, ...deployer }, []);
+        // The annotations ArgoCD's sync reads from the live Rollout (gitops-engine sync_context.go).
+        const gitops = { username: "system:serviceaccount:argocd:argocd-application-controller", groups: ["system:serviceaccounts"] };
+        const withOptions = (options: string, spec: Record<string, Json> = {}): Obj => ({ ...sampleRollout(spec), metadata: { ...sampleRollout().metadata, annotations: { "argocd.argoproj.io/sync-options": options } } });
+        it("a deployer cannot give a regulated Rollout a sync option ArgoCD reads from the live object: each ClusterPolicy rule says why, a CEL policy its first failed validation", () => {
+            const r = regulated({ object: withOptions("Replace=true"), ...deployer });
+            assert.deepStrictEqual(viaCel(cfg, r).denied, [MESSAGES.approvalSyncAnnotations]);
+            assert.deepStrictEqual(viaClusterPolicy(cfg, r).denied, [MESSAGES.approvalReplaceSync, MESSAGES.approvalSyncAnnotations].sort());
+        });
+        same("nor change it to one that only looks harmless", regulated({ object: withOptions("PruneLast=true"), ...deployer }), { denied: [MESSAGES.approvalSyncAnnotations] });
+        same("nor can ArgoCD's resource patch or an approver", regulated({ object: withOptions("Prune=false"), ...server }), { denied: [MESSAGES.approvalSyncAnnotations] });
+        same("an approver's hook annotation on the live object is refused too", regulated({ object: { ...sampleRollout(), metadata: { ...sampleRollout().metadata, annotations: { "helm.sh/hook": "pre-install" } } }, ...approver }), { denied: [MESSAGES.approvalSyncAnnotations] });
+        same("other annotations stay free", regulated({ object: { ...sampleRollout(), metadata: { ...sampleRollout().metadata, annotations: { "team.example/owner": "shop" } } }, ...deployer }), { denied: [] });
+        same("the GitOps controller changes the sync options git holds", regulated({ object: withOptions("ServerSideApply=true"), ...gitops }), { denied: [] });
+        same("but never to Replace=true or Force=true, from git either", regulated({ object: withOptions("ServerSideApply=true, Force=true"), ...gitops }), { denied: [MESSAGES.approvalReplaceSync] });
+        same("nor creates a Rollout with them", regulated({ operation: "CREATE", oldObject: undefined, object: withOptions("Replace=true"), ...gitops }), { denied: [MESSAGES.approvalReplaceSync] });
+        same("Replace=false is no replace", regulated({ object: withOptions("Replace=false"), ...gitops }), { denied: [] });
+        same("an approver's status write to a Rollout that carries them is no sync option", regulated({ oldObject: withOptions("Replace=true"), object: withOptions("Replace=true"), subResource: "status", ...approver }), { denied: [] });
+        it("lets a stack allow Replace and Force, and keeps the annotations the GitOps controller's", () => {
+            const allowing = policyConfig({ regulated: { ...REGULATED, allowReplaceOrForceSync: true } });
+            for (const via of [viaCel, viaClusterPolicy]) {
+                assert.deepStrictEqual(via(allowing, regulated({ object: withOptions("Replace=true"), ...gitops })).denied, [], via.name);
+                assert.deepStrictEqual(via(allowing, regulated({ object: withOptions("Replace=true"), ...deployer })).denied, [MESSAGES.approvalSyncAnnotations], via.name);
+            }
+        });
+        it("takes the GitOps identity as a hub's ArgoCD arrives: a user name or a group", () => {
+            const hub = policyConfig({ regulated: { ...REGULATED, gitopsServiceAccounts: [], gitopsUsers: ["argocd-hub"], gitopsGroups: ["platform:argocd-hub"] } });
+            for (const via of [viaCel, viaClusterPolicy]) {
+                assert.deepStrictEqual(via(hub, regulated({ object: fewerSteps, username: "argocd-hub" })).denied, [], via.name);
+                assert.deepStrictEqual(via(hub, regulated({ object: fewerSteps, username: "arn:aws:sts::123456789012:assumed-role/argocd-hub/1767225600", groups: ["platform:argocd-hub", "system:authenticated"] })).denied, [], via.name);
+                assert.deepStrictEqual(via(hub, regulated({ operation: "CREATE", oldObject: undefined, username: "argocd-hub" })).denied, [], via.name);
+                assert.deepStrictEqual(via(hub, regulated({ object: fewerSteps, ...gitops })).denied, [MESSAGES.approvalSpec], `${via.name}: a ServiceAccount no longer named`);
+                assert.deepStrictEqual(via(hub, regulated({ object: withOptions("PruneLast=true"), username: "someone", groups: ["platform:argocd-hub"] })).denied, [], via.name);
+            }
+        });
+
+        // A regulated Rollout's ReplicaSets and Pods: only Argo Rollouts and Kubernetes' workload controllers write them.
+        const inRegulated = (r: Partial<Request> & { object: Obj }): Request => ({ operation: "UPDATE", namespaceLabels: REGULATED_PROD, ...r });
+        const rs = sampleReplicaSet();
+        const rollouts = { username: "system:serviceaccount:argo-rollouts:argo-rollouts", groups: ["system:serviceaccounts"] };
+        same("a deployer's edit of a Rollout's ReplicaSet template is refused", inRegulated({ object: sampleReplicaSet({ image: "registry.test.example/app:unapproved" }), oldObject: rs, ...deployer }), { denied: [MESSAGES.approvalPods] });
+        same("so is a ReplicaSet created beside the Rollout with its revision label", inRegulated({ operation: "CREATE", object: sampleReplicaSet({ owned: false }), ...deployer }), { denied: [MESSAGES.approvalPods] });
+        same("or owned by it", inRegulated({ operation: "CREATE", object: sampleReplicaSet({ labelled: false }), ...deployer }), { denied: [MESSAGES.approvalPods] });
+        same("or whose pods would wear the label (a Deployment's controller would make them)", inRegulated({ operation: "CREATE", object: sampleReplicaSet({ owned: false, labelled: false, templateLabelled: true }), username: "system:serviceaccount:kube-system:deployment-controller" }), { denied: [MESSAGES.approvalPods] });
+        same("dropping the owner and the label from one is a change of it", inRegulated({ object: sampleReplicaSet({ owned: false, labelled: false }), oldObject: rs, ...approver }), { denied: [MESSAGES.approvalPods] });
+        same("a ReplicaSet of no Rollout is not the guard's", inRegulated({ operation: "CREATE", object: sampleReplicaSet({ owned: false, labelled: false }), username: "system:serviceaccount:kube-system:deployment-controller" }), { denied: [] });
+        same("a deployer's scale of a ReplicaSet is refused", inRegulated({ object: scaleOf(rs, 10), oldObject: scaleOf(rs, 3), subResource: "scale", resourceKind: REPLICASET_SCALE, ...deployer }), { denied: [MESSAGES.approvalPods] });
+        same("Argo Rollouts creates, changes and scales its ReplicaSets", inRegulated({ object: sampleReplicaSet({ image: "registry.test.example/app:2" }), oldObject: rs, ...rollouts }), { denied: [] });
+        same("the garbage collector patches their owner references", inRegulated({ object: sampleReplicaSet({ owned: false }), oldObject: rs, username: "system:serviceaccount:kube-system:generic-garbage-collector" }), { denied: [] });
+        same("the ReplicaSet controller creates their Pods", inRegulated({ operation: "CREATE", object: samplePod(), username: "system:serviceaccount:kube-system:replicaset-controller" }), { denied: [] });
+        same("so does kube-controller-manager under its own identity", inRegulated({ operation: "CREATE", object: samplePod(), username: "system:kube-controller-manager" }), { denied: [] });
+        same("a deployer's Pod wearing a revision's label is refused", inRegulated({ operation: "CREATE", object: samplePod(), ...deployer }), { denied: [MESSAGES.approvalPods] });
+        same("and so is an ephemeral container in a Rollout's Pod", inRegulated({ object: samplePod({ ephemeral: "registry.test.example/debug:1" }), oldObject: samplePod(), subResource: "ephemeralcontainers", ...deployer }), { denied: [MESSAGES.approvalPods] });
+        same("or taking the label off one", inRegulated({ object: samplePod({ labelled: false }), oldObject: samplePod(), ...deployer }), { denied: [MESSAGES.approvalPods] });
+        same("Argo Rollouts' ephemeral metadata on its Pods is admitted", inRegulated({ object: { ...samplePod(), metadata: { ...samplePod().metadata, labels: { ...samplePod().metadata.labels, role: "canary" } } }, oldObject: samplePod(), ...rollouts }), { denied: [] });
+        same("a Pod of no Rollout is not the guard's", inRegulated({ operation: "CREATE", object: samplePod({ labelled: false }), ...deployer }), { denied: [] });
+        same("outside regulated namespaces the ReplicaSets are nobody's to guard", { operation: "UPDATE", namespaceLabels: PROD, object: sampleReplicaSet({ image: "registry.test.example/app:unapproved" }), oldObject: rs, ...deployer }, { denied: [] });
+
     });
 
     describe("the ClusterPolicy engine restated for the tests", () => {
+        it("lets an update through when the old object failed the same enforced rule, unless the rule says allowExistingViolations: false, as Kyverno does; the approval guards judge the request (e2e regulated-argocd-paths)", () => {
+            const cfg = policyConfig({ kyvernoApi: "kyverno.io/v1", regulated: REGULATED });
+            const guards = clusterPolicies(cfg, CTX).filter((p) => p.metadata.name === POLICY_NAMES.approval || p.metadata.name === POLICY_NAMES.approvalPods);
+            for (const r of guards.flatMap((p) => p.spec.rules).filter((x) => ["CREATE", "UPDATE"].every((o) => x.match.any[0].resources.operations?.includes(o)))) {
+                assert.strictEqual(r.validate?.allowExistingViolations, false, `${r.name} lets a pre-existing violation through`);
+            }
+            const pods = guards.find((p) => p.metadata.name === POLICY_NAMES.approvalPods)!;
+            const edit = { object: sampleReplicaSet({ image: "registry.test.example/app:unapproved" }) as unknown as Json, oldObject: sampleReplicaSet() as unknown as Json, operation: "UPDATE" as const, namespaceLabels: REGULATED_PROD, username: "bob", groups: ["shop-deployers"] };
+            assert.deepStrictEqual(applyClusterPolicy(pods, edit).map((o) => o.denied), [MESSAGES.approvalPods]);
+            const lenient = { ...pods, spec: { ...pods.spec, rules: pods.spec.rules.map((r) => ({ ...r, validate: { ...r.validate!, allowExistingViolations: undefined } })) } };
+            assert.deepStrictEqual(applyClusterPolicy(lenient, edit), [], "Kyverno's default lets the edit of an already labelled ReplicaSet through");
+        });
+
+
         it("evaluates Kyverno's JMESPath: filters, defaults for missing keys, functions", () => {
             const doc = { items: [{ a: { b: 1 } }, { a: {} }, { c: 2 }] } as Json;
             assert.deepStrictEqual(evalJmes(parseJmes("items[?a.b == `1`] | length(@)"), doc), 1);
@@ -299,7 +393,9 @@ describe("policy stage", () => {
                     assert.strictEqual(r.match.any.length, 1);
                     assert.strictEqual(r.match.any[0].resources.kinds.length, 1, `${p.metadata.name}/${r.name} mixes kinds`);
                 }
-                assert.ok(p.spec.rules.some((r) => r.match.any[0].resources.kinds[0].startsWith("argoproj.io/v1alpha1/Rollout")), `${p.metadata.name} has no Rollout rule`);
+                // The ReplicaSet and Pod guard matches what a Rollout runs on, never a Rollout.
+                const kinds = p.metadata.name === POLICY_NAMES.approvalPods ? ["apps/v1/ReplicaSet", "v1/Pod"] : ["argoproj.io/v1alpha1/Rollout"];
+                assert.ok(p.spec.rules.some((r) => kinds.some((k) => r.match.any[0].resources.kinds[0].startsWith(k))), `${p.metadata.name} has no rule for ${kinds.join(" or ")}`);
             }
         });
 
@@ -360,18 +456,25 @@ describe("policy stage", () => {
             assert.deepStrictEqual((gpol.spec as { evaluation: unknown }).evaluation, { synchronize: { enabled: false }, generateExisting: { enabled: true } });
         });
 
-        it("lets the reports controller read rollouts/status when the CEL approval guard matches it (e2e kyverno-ready)", () => {
-            const status = (cfg: PolicyConfig) => kyvernoRoles(cfg).find((r) => r.name === "read-rollout-status");
+        it("lets the reports controller read the subresources the CEL approval guards match (e2e kyverno-ready)", () => {
+            const status = (cfg: PolicyConfig) => kyvernoRoles(cfg).find((r) => r.name === "read-approval-subresources");
             const role = status(policyConfig({ regulated: REGULATED }));
-            assert.ok(role, "no read-rollout-status role with policy.regulated");
+            assert.ok(role, "no read-approval-subresources role with policy.regulated");
             assert.deepStrictEqual(role.controllers, ["reports"]);
-            assert.deepStrictEqual(role.rules, [{ apiGroups: ["argoproj.io"], resources: ["rollouts/status"], verbs: ["get", "list", "watch"] }]);
+            assert.deepStrictEqual(role.rules, [
+                { apiGroups: ["argoproj.io"], resources: ["rollouts/status"], verbs: ["get", "list", "watch"] },
+                { apiGroups: [""], resources: ["pods/ephemeralcontainers"], verbs: ["get", "list", "watch"] },
+            ]);
             // It follows what the guard matches: no guard, or a ClusterPolicy (checked by no such controller), no role.
             assert.strictEqual(status(policyConfig()), undefined);
             assert.strictEqual(status(policyConfig({ regulated: REGULATED, kyvernoApi: "kyverno.io/v1" })), undefined);
             const guard = celPolicies(policyConfig({ regulated: REGULATED }), CTX).find((p) => p.metadata.name === POLICY_NAMES.approval)!;
             const matched = (guard.spec as { matchConstraints: { resourceRules: { resources: string[] }[] } }).matchConstraints.resourceRules.flatMap((r) => r.resources);
             assert.ok(matched.includes("rollouts/status"), `the guard no longer matches rollouts/status: ${matched.join(", ")}`);
+            // Every subresource the guards match is in the role, or in `view` (replicasets/scale).
+            const guards = celPolicies(policyConfig({ regulated: REGULATED }), CTX).filter((p) => p.metadata.name === POLICY_NAMES.approval || p.metadata.name === POLICY_NAMES.approvalPods);
+            const subresources = guards.flatMap((g) => (g.spec as { matchConstraints: { resourceRules: { resources: string[] }[] } }).matchConstraints.resourceRules.flatMap((r) => r.resources)).filter((r) => r.includes("/"));
+            assert.deepStrictEqual(subresources.filter((r) => r !== "replicasets/scale" && !role.rules.some((x) => x.resources.includes(r))), []);
         });
     });
 
@@ -391,11 +494,11 @@ describe("policy stage", () => {
             assert.deepStrictEqual(policiesOf(run).map((p) => p.type).sort(), [
                 "kubernetes:policies.kyverno.io/v1:GeneratingPolicy",
                 ...Array(3).fill("kubernetes:policies.kyverno.io/v1:MutatingPolicy"),
-                ...Array(5).fill("kubernetes:policies.kyverno.io/v1:ValidatingPolicy"),
+                ...Array(6).fill("kubernetes:policies.kyverno.io/v1:ValidatingPolicy"),
             ]);
             assert.deepStrictEqual(
                 policiesOf(legacy).map((p) => p.type),
-                Array(7).fill("kubernetes:kyverno.io/v1:ClusterPolicy"),
+                Array(8).fill("kubernetes:kyverno.io/v1:ClusterPolicy"),
             );
             assert.deepStrictEqual(policiesOf(complement).map((p) => (p.inputs as { metadata: { name: string } }).metadata.name).sort(), [POLICY_NAMES.maxSurge, POLICY_NAMES.routeNamespace]);
             assert.deepStrictEqual(

@@ -9,7 +9,7 @@ import * as path from "path";
 import * as tls from "tls";
 import * as YAML from "yaml";
 import { HTTPROUTE_WEIGHTS_RULE, ROLLOUT_ACTIONS_POLICY_KEY, argocdCmIgnoreData } from "../components/argocd";
-import { controllerClusterRules, controllerNamespaceRules } from "../components/rollouts";
+import { PolicyRule, controllerClusterRules, controllerNamespaceRules } from "../components/rollouts";
 import { KYVERNO_AGGREGATE_LABELS, KYVERNO_ROLES, POLICY_NAMES, kyvernoRoleName } from "../components/policy";
 import type { AddonConfig } from "../stacks/config";
 import { ROLLOUT_PATH_CALLS, requestQuestion, ruleAllows, verifyRules } from "../tools/verify/access";
@@ -64,6 +64,7 @@ describe("npm run verify", () => {
     const expectPass = (results: Results, id: string) => assert.strictEqual(status(results, id), "PASS", `${id}: ${found(results, id)} ${results.get(id)?.note ?? ""}`);
     const notPassing = (results: Results) => [...results.values()].filter((r) => r.status !== "PASS").map((r) => `${r.status} ${r.id}: ${found(results, r.id)} ${r.note ?? ""}`.trim());
     const ALL_IDS = GROUPS.flatMap((g) => g.ids);
+    const results0 = (results: Results): string => results.get("argocd.regulated-projects")?.note ?? "";
 
     describe("a healthy cluster", () => {
         it("passes every check of a stack that owns what it can, reading only and asking only access reviews", async () => {
@@ -391,6 +392,37 @@ describe("npm run verify", () => {
         });
     });
 
+    describe("regulated ReplicaSets", () => {
+        it("rbac.deployer-cannot-edit-replicasets fails for a deployer group that may edit, create or scale ReplicaSets in a regulated namespace", async () => {
+            const config = verifyConfig();
+            const world = healthyCluster(config);
+            expectPass(await verify(config, world), "rbac.deployer-cannot-edit-replicasets");
+            // The built-in edit role, bound to the deployers in their regulated namespace.
+            world.grants.push({ group: "payments-deployers", namespace: "payments-prod", rules: fixture<{ rules: PolicyRule[] }>("clusterrole-edit.json").rules, reason: 'RBAC: allowed by RoleBinding "payments-edit/payments-prod" of ClusterRole "edit" to Group "payments-deployers"' });
+            const results = await verify(config, world);
+            expectFail(results, "rbac.deployer-cannot-edit-replicasets", /Group payments-deployers \(policy\.regulated\.deployerGroups\): may patch replicasets in payments-prod: a ReplicaSet edited beside a Rollout runs a version nobody approved/);
+            expectFail(results, "rbac.deployer-cannot-edit-replicasets", /may update replicasets\/scale in payments-prod: a ReplicaSet scaled beside a Rollout/);
+        });
+
+        it("kyverno.resource-filters fails for Kyverno's default ReplicaSet filters and any filter that hides a regulated Rollout or Pod", async () => {
+            const config = verifyConfig();
+            const world = healthyCluster(config);
+            let results = await verify(config, world);
+            expectPass(results, "kyverno.resource-filters");
+            assert.match(results.get("kyverno.resource-filters")!.note!, /regulated namespaces: payments-prod/);
+            // The chart's defaults (charts/kyverno values.yaml at v1.17.2) and a platform's own filter.
+            replace(world, "ConfigMap", "kyverno", (o) => ({ ...o, data: { ...(o.data as object), resourceFilters: `${(o.data as { resourceFilters: string }).resourceFilters}[ReplicaSet,*,*][ReplicaSet/?*,*,*][Pod,payments-*,*][Rollout/status,*,*][Pod/binding,*,*]` } }));
+            results = await verify(config, world);
+            expectFail(results, "kyverno.resource-filters", /ConfigMap kyverno\/kyverno resourceFilters \[ReplicaSet,\*,\*\]: Kyverno admits ReplicaSet in payments-prod without asking a policy.*config\.resourceFiltersExclude: \["\[ReplicaSet,\*,\*\]"\]/);
+            expectFail(results, "kyverno.resource-filters", /resourceFilters \[ReplicaSet\/\?\*,\*,\*\]: Kyverno admits ReplicaSet\/scale in payments-prod/);
+            expectFail(results, "kyverno.resource-filters", /resourceFilters \[Pod,payments-\*,\*\]: Kyverno admits Pod in payments-prod/);
+            expectFail(results, "kyverno.resource-filters", /resourceFilters \[Rollout\/status,\*,\*\]: Kyverno admits Rollout\/status in payments-prod/);
+            assert.doesNotMatch(found(results, "kyverno.resource-filters"), /Pod\/binding|kube-system|Pod\/ephemeralcontainers/, "a filter that hides nothing guarded is no finding");
+            world.objects = world.objects.filter((o) => !(o.kind === "ConfigMap" && o.metadata?.name === "kyverno"));
+            expectFail(await verify(config, world), "kyverno.resource-filters", /ConfigMap kyverno\/kyverno: not found/);
+        });
+    });
+
     describe("Kyverno policies", () => {
         it("kyverno.selectors-match passes when the tenant, prod and regulated selectors each match a namespace", async () => {
             const config = verifyConfig();
@@ -434,7 +466,7 @@ describe("npm run verify", () => {
             const world = healthyCluster(config);
             let results = await verify(config, world);
             expectPass(results, "kyverno.policies-ready");
-            assert.strictEqual(results.get("kyverno.policies-ready")!.note, "restrict-rollout-route-namespace, require-canary-max-surge, restrict-regulated-rollout-changes");
+            assert.strictEqual(results.get("kyverno.policies-ready")!.note, "restrict-rollout-route-namespace, require-canary-max-surge, restrict-regulated-rollout-changes, restrict-regulated-rollout-pods");
             world.objects = world.objects.filter((o) => o.metadata?.name !== POLICY_NAMES.approval);
             results = await verify(config, world);
             expectFail(results, "kyverno.policies-ready", /ValidatingPolicy restrict-regulated-rollout-changes: not found/);
@@ -595,7 +627,7 @@ describe("npm run verify", () => {
                 }
                 return verify(config, world);
             };
-            expectFail(await broken({ rbac: (d) => ({ ...d, "policy.default": "role:admin" }) }), "argocd.regulated-rbac", /deployer group payments-deployers may action\/argoproj.io\/Rollout\/resume on tenants\/any-application.*policy\.default/);
+            expectFail(await broken({ rbac: (d) => ({ ...d, "policy.default": "role:admin" }) }), "argocd.regulated-rbac", /deployer group payments-deployers may action\/argoproj.io\/Rollout\/resume applications on tenants\/any-application.*policy\.default/);
             // A platform grant to the group itself is taken back: the group's own subject carries the program's deny role.
             assert.strictEqual(status(await broken({ rbac: (d) => ({ ...d, "policy.csv": "p, payments-deployers, applications, *, tenants/*, allow\ng, payments-deployers, role:admin" }) }), "argocd.regulated-rbac"), "PASS");
             expectFail(await broken({ cm: (d) => ({ ...d, "server.rbac.disableApplicationFineGrainedRBACInheritance": "false" }) }), "argocd.regulated-rbac", /disableApplicationFineGrainedRBACInheritance is "false": an update or delete grant on an Application then patches or deletes its Rollouts/);
@@ -606,12 +638,72 @@ describe("npm run verify", () => {
             assert.strictEqual(status(await broken({ cm: (d) => ({ ...d, "server.rbac.disableApplicationFineGrainedRBACInheritance": "True" }) }), "argocd.regulated-rbac"), "PASS");
         });
 
-        it("skips every ArgoCD check when another cluster's ArgoCD syncs this one, naming that cluster", async () => {
-            const config = verifyConfig({ argocd: { runsOn: "platform", projects: undefined, applicationSets: undefined, ignoreDifferences: undefined, rbac: undefined } });
-            const results = await verify(config, healthyCluster(verifyConfig()));
-            assert.deepStrictEqual(["argocd.projects", "argocd.applicationsets", "argocd.argocd-cm", "argocd.rbac", "argocd.regulated-rbac"].map((id) => status(results, id)), ["SKIP", "SKIP", "SKIP", "SKIP", "SKIP"]);
+        it("skips every ArgoCD check when another cluster's ArgoCD syncs this one, naming that cluster, and looks up only the guard's ServiceAccounts here", async () => {
+            const config = verifyConfig({ policy: { regulated: { actionServiceAccounts: [] } }, argocd: { runsOn: "platform", projects: undefined, applicationSets: undefined, ignoreDifferences: undefined, rbac: undefined } });
+            const world = healthyCluster(verifyConfig());
+            const results = await verify(config, world);
+            assert.deepStrictEqual(
+                ["argocd.projects", "argocd.applicationsets", "argocd.argocd-cm", "argocd.rbac", "argocd.regulated-rbac", "argocd.regulated-projects"].map((id) => status(results, id)),
+                ["SKIP", "SKIP", "SKIP", "SKIP", "SKIP", "SKIP"],
+            );
             assert.match(results.get("argocd.projects")!.note!, /argocd\.runsOn is platform: the ArgoCD of cluster platform syncs this cluster's Applications; run verify for the stack of platform/);
-            assert.ok(!server!.requests.some((r) => r.includes("/namespaces/argocd/")), "nothing of ArgoCD is read on this cluster");
+            assert.ok(!server!.requests.some((r) => r.includes("/namespaces/argocd/") && !r.includes("/serviceaccounts/")), "nothing of ArgoCD is read on this cluster");
+            // The hub's ArgoCD arrives with its cluster Secret's identity: no argocd ServiceAccount here.
+            expectFail(results, "argocd.regulated-identities", /ServiceAccount argocd\/argocd-application-controller: not found, yet policy\.regulated names it: the ArgoCD of cluster platform reaches this cluster with its cluster Secret's identity \(argocd cluster add: kube-system\/argocd-manager/);
+            world.objects.push({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "argocd-application-controller", namespace: "argocd" } });
+            expectPass(await verify(config, world), "argocd.regulated-identities");
+        });
+
+        it("argocd.regulated-projects fails for another project reaching a regulated namespace, a regulated project's role or token that syncs or approves, source namespaces and a Replace sync", async () => {
+            const config = verifyConfig({ argocd: { projects: { team: { owner: "external" } }, rbac: { projects: ["tenants", "team"] } } });
+            const world = healthyCluster(config);
+            expectPass(await verify(config, world), "argocd.regulated-projects");
+            assert.match(results0(await verify(config, world)), /2 AppProject\(s\) read; regulated namespaces of this cluster: payments-prod/);
+            // `team` keeps out of payments-prod with a "!" entry; without it, its `*-prod` reaches it.
+            replace(world, "AppProject", "team", (o) => ({ ...o, spec: { ...(o.spec as object), destinations: [{ namespace: "*", server: "https://kubernetes.default.svc" }] } }));
+            // The regulated project: a pipeline's role with a token, Applications from a tenant namespace.
+            replace(world, "AppProject", "tenants", (o) => ({
+                ...o,
+                spec: {
+                    ...(o.spec as object),
+                    sourceNamespaces: ["payments-ci"],
+                    roles: [
+                        { name: "ci", policies: ["p, proj:tenants:ci, applications, sync, tenants/*, allow", "p, proj:tenants:ci, applications, action/*, tenants/*, allow"], jwtTokens: [{ iat: 1767225600, id: "ci-2026" }] },
+                        { name: "viewer", policies: ["p, proj:tenants:viewer, applications, get, tenants/*, allow"], groups: ["payments-viewers"] },
+                    ],
+                },
+            }));
+            const app = world.objects.find((o) => o.kind === "Application")!;
+            world.objects.push({ ...app, metadata: { ...app.metadata, name: "payments-api-prod", ownerReferences: [] }, spec: { ...(app.spec as object), project: "tenants", syncPolicy: { syncOptions: ["Replace=true", "Force=true"] } } });
+            const results = await verify(config, world);
+            expectFail(results, "argocd.regulated-projects", /AppProject argocd\/team: is not among argocd\.rbac\.regulatedProjects, yet its destinations reach namespace payments-prod on https:\/\/kubernetes\.default\.svc \(a regulated namespace of this cluster/);
+            expectFail(results, "argocd.regulated-projects", /AppProject argocd\/tenants role ci: \(tokens ci-2026, no group\) may action\/argoproj\.io\/Rollout\/resume applications, .*sync applications/);
+            expectFail(results, "argocd.regulated-projects", /AppProject argocd\/tenants: takes Applications from namespaces payments-ci \(spec\.sourceNamespaces\)/);
+            expectFail(results, "argocd.regulated-projects", /Application argocd\/payments-api-prod: of regulated project tenants syncs with Replace=true, Force=true/);
+            assert.doesNotMatch(found(results, "argocd.regulated-projects"), /role viewer/, "a role that only reads is no path");
+            // The stack may allow Replace and Force; the rest still fails.
+            const allowing = verifyConfig({ policy: { regulated: { allowReplaceOrForceSync: true } }, argocd: { projects: { team: { owner: "external" } }, rbac: { projects: ["tenants", "team"] } } });
+            assert.doesNotMatch(found(await verify(allowing, world), "argocd.regulated-projects"), /Replace=true/);
+        });
+
+        it("argocd.regulated-identities says what to set when sync impersonation is on and the guard names ArgoCD's own ServiceAccounts", async () => {
+            const config = verifyConfig();
+            const world = healthyCluster(config);
+            let results = await verify(config, world);
+            expectPass(results, "argocd.regulated-identities");
+            assert.match(results.get("argocd.regulated-identities")!.note!, /payments-prod: sync as system:serviceaccount:argocd:argocd-application-controller, API server as system:serviceaccount:argocd:argocd-server/);
+            replace(world, "ConfigMap", "argocd-cm", (o) => ({ ...o, data: { ...(o.data as object), "application.sync.impersonation.enabled": "true" } }));
+            replace(world, "AppProject", "tenants", (o) => ({ ...o, spec: { ...(o.spec as object), destinationServiceAccounts: [{ server: "https://kubernetes.default.svc", namespace: "*-prod", defaultServiceAccount: "argocd-sync" }] } }));
+            results = await verify(config, world);
+            expectFail(results, "argocd.regulated-identities", /ArgoCD syncs as system:serviceaccount:payments-prod:argocd-sync .*: the approval guard refuses every sync of a regulated Rollout there; add payments-prod\/argocd-sync to policy\.regulated\.gitopsServiceAccounts/);
+            expectFail(results, "argocd.regulated-identities", /API server acts as system:serviceaccount:payments-prod:argocd-sync, its sync identity.*set it to \[\]/);
+            expectFail(results, "argocd.regulated-identities", /gitopsServiceAccounts names argocd\/argocd-application-controller, which ArgoCD does not sync any regulated namespace as/);
+            // As it says: the impersonated ServiceAccount, and no action identity.
+            const fixed = verifyConfig({ policy: { regulated: { gitopsServiceAccounts: ["payments-prod/argocd-sync"], actionServiceAccounts: [] } } });
+            expectPass(await verify(fixed, world), "argocd.regulated-identities");
+            // Enforced impersonation without a matching entry: ArgoCD refuses to sync there.
+            replace(world, "AppProject", "tenants", (o) => ({ ...o, spec: { ...(o.spec as object), destinationServiceAccounts: [{ server: "https://kubernetes.default.svc", namespace: "alpha-*", defaultServiceAccount: "argocd-sync" }] } }));
+            expectFail(await verify(fixed, world), "argocd.regulated-identities", /no destinationServiceAccounts entry of project tenants matches payments-prod: ArgoCD refuses to sync there/);
         });
     });
 

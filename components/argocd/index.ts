@@ -6,5 +6,6 @@ export * from "./ownership";
 export * from "./preflight";
 export * from "./projects";
 export * from "./rbac";
+export * from "./regulatedPaths";
 export * from "./stage";
 export * from "./syncOptions";

@@ -1,7 +1,7 @@
 import { ConfigReader, Plain } from "../config/reader";
 import { GroupKind, HTTPROUTE_WEIGHTS_RULE, IgnoreRule, RuleScope, SERVICE, canaryRuleReasons, expandAllKinds, kindLabel, labelConditionalRouteRule, rolloutArrayPathReasons } from "./ignoreRules";
 import { TENANT_SYNC_OPTIONS, conflictingSyncOptions } from "./syncOptions";
-import type { ArgoCdConfig, ArgoRbacConfig } from "./config/types";
+import type { ArgoCdConfig, ArgoRbacConfig, RegulatedGroups } from "./config/types";
 
 /**
  * The argocd section's preflight: after the section is read, its values are checked against the
@@ -9,9 +9,20 @@ import type { ArgoCdConfig, ArgoRbacConfig } from "./config/types";
  * stack file is reported together.
  */
 
-/** The argocd section's traps. `raw` is the section as given; `regulated`: the stack sets policy.regulated. */
-export function preflightArgoCd(r: ConfigReader, cfg: ArgoCdConfig, raw: Plain, regulated = false): void {
+/** The argocd section's traps. `raw` is the section as given; `regulated`: the stack's policy.regulated, when set. */
+export function preflightArgoCd(r: ConfigReader, cfg: ArgoCdConfig, raw: Plain, regulated?: RegulatedGroups): void {
     if (!cfg.local) {
+        // Another cluster's ArgoCD reaches this one with its cluster Secret's credentials, for the
+        // sync and the API server alike (argo-cd v3.5.1 controller/sync.go and
+        // server/application/application.go `getApplicationClusterConfig` both use the destination
+        // cluster's `RESTConfig()`): no identity of its API server differs from its sync's.
+        if ((regulated?.actionServiceAccounts.length ?? 0) > 0) {
+            r.problem(
+                "policy.regulated.actionServiceAccounts",
+                regulated!.actionServiceAccounts.map((a) => `${a.namespace}/${a.name}`),
+                `must be empty where another cluster's ArgoCD syncs this one (argocd.runsOn is ${cfg.runsOn}): its API server's resource patches, deletes and Rollout actions arrive with the same cluster Secret identity as its syncs, so the guard cannot tell them apart; name that identity in policy.regulated.gitopsServiceAccounts, gitopsUsers or gitopsGroups, and keep deployers from update/*, delete/* and the approval actions through ArgoCD's RBAC on cluster ${cfg.runsOn}`,
+            );
+        }
         // The objects live in the namespace of the ArgoCD that syncs this cluster, on its cluster.
         for (const key of ["projects", "applicationSets", "ignoreDifferences", "rbac"].filter((k) => raw[k] !== undefined)) {
             r.problem(
@@ -58,7 +69,8 @@ export function preflightArgoCd(r: ConfigReader, cfg: ArgoCdConfig, raw: Plain, 
  * own identities for any user its RBAC lets through, so where a cluster has regulated namespaces
  * the ArgoCD that syncs them must be told who approves and who only deploys.
  */
-function preflightRegulatedRbac(r: ConfigReader, rbac: ArgoRbacConfig, regulated: boolean): void {
+function preflightRegulatedRbac(r: ConfigReader, rbac: ArgoRbacConfig, groups: RegulatedGroups | undefined): void {
+    const regulated = groups !== undefined;
     const why = "ArgoCD runs the Rollout actions, resource patches and deletes, and Replace syncs as its own identities for any user its RBAC lets through, so in regulated prod its RBAC is part of the approval gate (ADR-056 D3)";
     if (regulated && rbac.regulatedProjects.length === 0) {
         r.problem("argocd.rbac.regulatedProjects", undefined, `is required with policy.regulated where ArgoCD runs: the AppProjects whose Applications sync the regulated namespaces. ${why}`);
@@ -70,7 +82,7 @@ function preflightRegulatedRbac(r: ConfigReader, rbac: ArgoRbacConfig, regulated
         r.problem("argocd.rbac.approverRole", undefined, `is required with argocd.rbac.regulatedProjects: the ArgoCD role that alone runs the approval actions. ${why}`);
     }
     if (rbac.deployerRoles.length === 0) {
-        r.problem("argocd.rbac.deployerRoles", [], `must name at least one role with argocd.rbac.regulatedProjects: the ArgoCD roles of the deployers, denied the approval actions, update, delete, sync and override there. ${why}`);
+        r.problem("argocd.rbac.deployerRoles", [], `must name at least one role with argocd.rbac.regulatedProjects: the ArgoCD roles of the deployers, denied the approval actions and create, update, delete, sync and override of Applications (create, update, delete of ApplicationSets) there. ${why}`);
     }
     // With policy.regulated its own approverGroups are required: reported there, once.
     if (rbac.approverGroups.length === 0 && !regulated) {
@@ -81,6 +93,17 @@ function preflightRegulatedRbac(r: ConfigReader, rbac: ArgoRbacConfig, regulated
     }
     for (const g of rbac.approverGroups.filter((g) => rbac.deployerGroups.includes(g))) {
         r.problem("argocd.rbac.deployerGroups", g, "must not include an approver group: the deployer is never the approver (ADR-056 D3, ADR-049)");
+    }
+    // Across the two sections: ArgoCD allows a request when any one of a user's groups allows it
+    // (server/rbacpolicy/rbacpolicy.go `EnforceClaims`), so a group that approves in one and deploys
+    // in the other approves its own release through ArgoCD.
+    if (groups) {
+        for (const g of rbac.approverGroups.filter((g) => groups.deployerGroups.includes(g) && !rbac.deployerGroups.includes(g))) {
+            r.problem("argocd.rbac.approverGroups", g, "must not be a deployer group of policy.regulated.deployerGroups: the deployer is never the approver (ADR-056 D3, ADR-049)");
+        }
+        for (const g of rbac.deployerGroups.filter((g) => groups.approverGroups.includes(g) && !rbac.approverGroups.includes(g))) {
+            r.problem("argocd.rbac.deployerGroups", g, "must not be an approver group of policy.regulated.approverGroups: the deployer is never the approver (ADR-056 D3, ADR-049)");
+        }
     }
 }
 

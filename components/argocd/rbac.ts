@@ -33,20 +33,31 @@ export const ROLLOUT_ACTIONS_SINCE_3_1: readonly string[] = ["pause", "skip-curr
 export const APPROVER_ROLLOUT_ACTIONS: readonly string[] = ["resume", "promote-full", "skip-current-step", "abort"];
 
 /**
- * What a deployer role must not do in a regulated project, each an ArgoCD path that changes,
- * replaces or deletes a Rollout as ArgoCD's own identity, outside the approval gate (argo-cd v3.5.1
- * server/application/application.go):
+ * What a deployer role must not do in a regulated project, each an ArgoCD path that creates,
+ * changes, replaces or deletes a Rollout as ArgoCD's own identity, outside the approval gate
+ * (argo-cd v3.5.1 server/application/application.go):
+ * - `create`: an Application of the project, with an automated sync from any revision; the
+ *   application controller then applies it (`Create` asks `create` and the project's
+ *   destinations only).
  * - `update/*`, `delete/*`: a resource patch or delete (`getAppLiveResource` asks
  *   `update/<group>/<kind>/<ns>/<name>` while fine-grained inheritance is off, ArgoCD 3's default);
  *   a deleted Rollout comes back through selfHeal and is promoted fully as an initial deploy.
- * - `update`, `delete`: the Application itself (its sync options, or a cascading delete).
+ * - `update`, `delete`: the Application itself (its source revision and sync options, or a
+ *   cascading delete).
  * - `sync`: a sync may ask for `Replace=true` with force, which deletes and recreates (`Sync` checks
  *   `sync` alone; gitops-engine sync_context.go), and a rollback is a sync.
  * - `override`: a sync of local manifests.
  * The deployers ship through git, and the automated sync needs no user.
  */
-export const REGULATED_DEPLOYER_DENIALS: readonly string[] = ["update", "update/*", "delete", "delete/*", "sync", "override"];
+export const REGULATED_DEPLOYER_DENIALS: readonly string[] = ["create", "update", "update/*", "delete", "delete/*", "sync", "override"];
 
+/**
+ * The same through ApplicationSets, whose RBAC object is `<template project>/<name>` (argo-cd
+ * v3.5.1 server/applicationset/applicationset.go `Create`, `updateAppSet`, `Delete`;
+ * pkg/apis/application/v1alpha1/applicationset_types.go `RBACName`): the ApplicationSet controller
+ * creates, updates and deletes the Applications it generates, as the controller, for whoever wrote it.
+ */
+export const REGULATED_DEPLOYER_APPSET_DENIALS: readonly string[] = ["create", "update", "delete"];
 /** The program's own ArgoCD role for the deployer groups: it only denies (never bound to a grant). */
 export const DEPLOYER_DENY_ROLE = "role:argo-rollouts-addon-deployer";
 
@@ -83,11 +94,14 @@ export function rolloutActionsPolicyCsv(rbac: Readonly<ArgoRbacConfig>): string 
         grant(deployer, "deny");
     }
     if (rbac.regulatedProjects.length > 0) {
-        lines.push("# Regulated projects: deployers change, replace or delete no Rollout through ArgoCD (ADR-056 D3).");
+        lines.push("# Regulated projects: deployers create, change, replace or delete no Rollout through ArgoCD (ADR-056 D3).");
         for (const deployer of deployers) {
             for (const project of rbac.regulatedProjects) {
                 for (const action of REGULATED_DEPLOYER_DENIALS) {
                     lines.push(`p, ${deployer}, applications, ${action}, ${project}/*, deny`);
+                }
+                for (const action of REGULATED_DEPLOYER_APPSET_DENIALS) {
+                    lines.push(`p, ${deployer}, applicationsets, ${action}, ${project}/*, deny`);
                 }
             }
         }
@@ -114,6 +128,22 @@ const GO_FALSE = ["0", "f", "F", "FALSE", "false", "False"];
 /** A synthetic Application and Rollout for the questions: a grant scoped to fewer names is not seen. */
 const ANY_APP = "any-application";
 const ANY_ROLLOUT = "regulated-namespace/any-rollout";
+
+/**
+ * What ArgoCD must refuse a deployer in a regulated project, as enforcer questions: the approval
+ * actions, every path of REGULATED_DEPLOYER_DENIALS (per Rollout for the resource paths) and of
+ * REGULATED_DEPLOYER_APPSET_DENIALS.
+ */
+export function regulatedQuestions(rbac: Pick<ArgoRbacConfig, "actions">): { resource: "applications" | "applicationsets"; action: string }[] {
+    return [
+        ...rbac.actions.map((a) => ({ resource: "applications" as const, action: `action/argoproj.io/Rollout/${a}` })),
+        ...REGULATED_DEPLOYER_DENIALS.map((a) => ({ resource: "applications" as const, action: a.replace(/\/\*$/, `/argoproj.io/Rollout/${ANY_ROLLOUT}`) })),
+        ...REGULATED_DEPLOYER_APPSET_DENIALS.map((action) => ({ resource: "applicationsets" as const, action })),
+    ];
+}
+
+/** The object a question about any Application (or ApplicationSet) of `project` names. */
+export const anyObjectOf = (project: string): string => `${project}/${ANY_APP}`;
 
 /**
  * What ArgoCD would let the configured groups do in the regulated projects, asked of ArgoCD's
@@ -145,17 +175,16 @@ export function regulatedRbacProblems(
         return [...out, `argocd-rbac-cm does not load in ArgoCD (${enforcer.error}): ArgoCD denies every request, approvers included`];
     }
     const approvalActions = rbac.actions.map((a) => `action/argoproj.io/Rollout/${a}`);
-    const deployerActions = [
-        ...approvalActions,
-        ...REGULATED_DEPLOYER_DENIALS.map((a) => a.replace(/\/\*$/, `/argoproj.io/Rollout/${ANY_ROLLOUT}`)),
-    ];
+    const deployerQuestions = regulatedQuestions(rbac);
     for (const project of rbac.regulatedProjects) {
         const objects = [`${project}/${ANY_APP}`, ...live.apps.filter((a) => a.project === project).map((a) => `${project}/${a.name}`)];
         for (const group of rbac.deployerGroups) {
-            for (const action of deployerActions) {
-                const allowed = objects.filter((object) => enforcer.enforce({ groups: [group] }, { resource: "applications", action, object }));
+            for (const { resource, action } of deployerQuestions) {
+                const allowed = objects.filter((object) => enforcer.enforce({ groups: [group] }, { resource, action, object }));
                 if (allowed.length > 0) {
-                    out.push(`deployer group ${group} may ${action} on ${allowed.join(", ")}: deny it (argocd.rbac.deployerRoles deny it for the roles named there; a grant through policy.default or another role of the group is not taken back by a deny)`);
+                    out.push(
+                        `deployer group ${group} may ${action} ${resource} on ${allowed.join(", ")}: deny it (argocd.rbac.deployerRoles deny it for the roles named there; a grant through policy.default or another role of the group is not taken back by a deny)`,
+                    );
                 }
             }
         }

@@ -17,6 +17,7 @@ export const POLICY_NAMES = {
     routeNamespace: "restrict-rollout-route-namespace",
     maxSurge: "require-canary-max-surge",
     approval: "restrict-regulated-rollout-changes",
+    approvalPods: "restrict-regulated-rollout-pods",
 } as const;
 
 export const MESSAGES = {
@@ -36,6 +37,12 @@ export const MESSAGES = {
         "in a regulated namespace only the GitOps controller may delete a Rollout, or the namespace's own deletion: GitOps recreates a deleted Rollout, and its first version is promoted without steps, so it would skip the approval (ADR-056 D3)",
     approvalSpec:
         "in a regulated namespace only the GitOps controller may change a Rollout's spec (changing the steps resets the pause conditions and drops the approval), and only an approver may unpause it (ADR-056 D3, ADR-049)",
+    approvalSyncAnnotations:
+        "in a regulated namespace only the GitOps controller may change the ArgoCD annotations a sync reads from the live Rollout (argocd.argoproj.io/sync-options, sync-wave, hook, hook-delete-policy and Helm's hook annotations): with Replace=true or Force=true there the next sync deletes and recreates the Rollout, whose first version is promoted without the approval (ADR-056 D3)",
+    approvalReplaceSync:
+        "a regulated Rollout must not carry the ArgoCD sync option Replace=true or Force=true (argocd.argoproj.io/sync-options): a sync may then delete and recreate it, and its first version is promoted without the approval; policy.regulated.allowReplaceOrForceSync allows it (ADR-056 D3)",
+    approvalPods:
+        "in a regulated namespace only the Argo Rollouts controller and Kubernetes' ReplicaSet controller and garbage collector may create or change a Rollout's ReplicaSets and Pods (owned by a Rollout or labelled rollouts-pod-template-hash), or scale a ReplicaSet: Argo Rollouts does not revert an edited ReplicaSet, so it would run an unapproved version beside the approved one (ADR-056 D3)",
 } as const;
 
 /** The suffix of a generated PodDisruptionBudget's name: `<workload>-pdb`. */
@@ -157,12 +164,20 @@ export function clusterRule(cfg: PolicyConfig, name: string, w: WorkloadKind, op
     };
 }
 
-/** A validate rule: the request is refused when the deny conditions hold. */
-export function denyRule(cfg: PolicyConfig, rule: ClusterPolicyRule, message: string, conditions: Conditions, context?: ClusterPolicyRule["context"]): ClusterPolicyRule {
+/**
+ * A validate rule: the request is refused when the deny conditions hold. `judgeRequest`: the rule
+ * judges who sends the request, not the object, so an update is refused even where the object
+ * already "violated" it. Kyverno otherwise evaluates an enforced rule again on an update's old
+ * object as if it were created, and lets the update through when that fails too
+ * (`allowExistingViolations`, default true: kyverno/kyverno v1.17.2
+ * pkg/engine/handlers/validation/validate_resource.go; e2e regulated-argocd-paths saw a deployer's
+ * edit of a Rollout's ReplicaSet admitted without it).
+ */
+export function denyRule(cfg: PolicyConfig, rule: ClusterPolicyRule, message: string, conditions: Conditions, context?: ClusterPolicyRule["context"], opts: { judgeRequest?: boolean } = {}): ClusterPolicyRule {
     return {
         ...rule,
         ...(context ? { context } : {}),
-        validate: { failureAction: cfg.validationAction, message, deny: { conditions } },
+        validate: { failureAction: cfg.validationAction, message, deny: { conditions }, ...(opts.judgeRequest ? { allowExistingViolations: false } : {}) },
     };
 }
 

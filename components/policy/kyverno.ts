@@ -1,5 +1,5 @@
 import type { PolicyConfig } from "./config";
-import { approvalCelPolicy, approvalClusterPolicy } from "./approval";
+import { approvalCelPolicy, approvalClusterPolicy, approvalPodsCelPolicy, approvalPodsClusterPolicy } from "./approval";
 import { availabilityCelPolicies, availabilityClusterPolicies } from "./availability";
 import { PolicyContext, ownsAvailability } from "./builders";
 import { rolloutOnlyCelPolicies, rolloutOnlyClusterPolicies } from "./rolloutOnly";
@@ -39,7 +39,7 @@ export function celPolicies(cfg: PolicyConfig, ctx: PolicyContext): CelPolicy[] 
     return [
         ...(ownsAvailability(cfg) ? availabilityCelPolicies(cfg) : []),
         ...rolloutOnlyCelPolicies(cfg, ctx),
-        ...(cfg.regulated ? [approvalCelPolicy(cfg, cfg.regulated, ctx)] : []),
+        ...(cfg.regulated ? [approvalCelPolicy(cfg, cfg.regulated, ctx), approvalPodsCelPolicy(cfg, ctx)] : []),
     ].map(ownWebhook);
 }
 
@@ -47,7 +47,7 @@ export function clusterPolicies(cfg: PolicyConfig, ctx: PolicyContext): ClusterP
     return [
         ...(ownsAvailability(cfg) ? availabilityClusterPolicies(cfg) : []),
         ...rolloutOnlyClusterPolicies(cfg, ctx),
-        ...(cfg.regulated ? [approvalClusterPolicy(cfg, cfg.regulated, ctx)] : []),
+        ...(cfg.regulated ? [approvalClusterPolicy(cfg, cfg.regulated, ctx), approvalPodsClusterPolicy(cfg, ctx)] : []),
     ];
 }
 

@@ -24,7 +24,7 @@ export const KYVERNO_AGGREGATE_LABELS = {
 export type KyvernoController = keyof typeof KYVERNO_AGGREGATE_LABELS;
 
 /** The roles' names, by what each grants (`npm run verify` finds them by these). */
-export const KYVERNO_ROLES = { readRollouts: "read-rollouts", readRolloutStatus: "read-rollout-status", generatePdb: "generate-pdb", policyLookups: "read-policy-lookups" } as const;
+export const KYVERNO_ROLES = { readRollouts: "read-rollouts", readApprovalSubresources: "read-approval-subresources", generatePdb: "generate-pdb", policyLookups: "read-policy-lookups" } as const;
 
 /** A role's ClusterRole name in the cluster. */
 export const kyvernoRoleName = (role: Pick<KyvernoRole, "name">): string => `kyverno:argo-rollouts-addon:${role.name}`;
@@ -67,17 +67,21 @@ export function kyvernoRoles(cfg: PolicyConfig): KyvernoRole[] {
     ];
     if (cfg.regulated && cfg.kyvernoApi === "policies.kyverno.io/v1") {
         roles.push({
-            // The approval guard matches the rollouts/status subresource. Kyverno's policy status
-            // controller asks, for every resource a CEL policy matches, whether the reports
-            // controller may get, list and watch it, with the subresource in the resource name
-            // (kyverno/kyverno pkg/controllers/policystatus/controller.go resolveGVRs and
-            // permissionsCheck at v1.17.2), and reports the policy not ready otherwise: the e2e
-            // scenario kyverno-ready found restrict-regulated-rollout-changes at
-            // RBACPermissionsGranted=False without this role.
-            name: KYVERNO_ROLES.readRolloutStatus,
+            // The approval guards match subresources: rollouts/status and pods/ephemeralcontainers
+            // (replicasets/scale is in `view`). Kyverno's policy status controller asks, for every
+            // resource a CEL policy matches, whether the reports controller may get, list and watch
+            // it, with the subresource in the resource name (kyverno/kyverno
+            // pkg/controllers/policystatus/controller.go resolveGVRs and permissionsCheck at
+            // v1.17.2), and reports the policy not ready otherwise: the e2e scenario kyverno-ready
+            // found restrict-regulated-rollout-changes at RBACPermissionsGranted=False without this
+            // role. Reading a subresource reads no more than its object.
+            name: KYVERNO_ROLES.readApprovalSubresources,
             controllers: ["reports"],
-            rules: [{ apiGroups: ["argoproj.io"], resources: ["rollouts/status"], verbs: [...READ] }],
-            why: "the reports controller's reads of the Rollout status the approval guard matches",
+            rules: [
+                { apiGroups: ["argoproj.io"], resources: ["rollouts/status"], verbs: [...READ] },
+                { apiGroups: [""], resources: ["pods/ephemeralcontainers"], verbs: [...READ] },
+            ],
+            why: "the reports controller's reads of the subresources the approval guards match (Rollout status, Pod ephemeral containers)",
         });
     }
     if (ownsAvailability(cfg)) {

@@ -109,7 +109,7 @@ export interface ClusterPolicyRule {
     exclude?: { any: { resources: { namespaces: string[] } }[] };
     context?: ContextEntry[];
     preconditions?: Conditions;
-    validate?: { failureAction: "Enforce" | "Audit"; message: string; deny: { conditions: Conditions } };
+    validate?: { failureAction: "Enforce" | "Audit"; message: string; deny: { conditions: Conditions }; allowExistingViolations?: boolean };
     mutate?: { patchStrategicMerge: KyvernoValue };
     generate?: { apiVersion: string; kind: string; name: string; namespace: string; synchronize: boolean; data: KyvernoValue };
 }

@@ -6,7 +6,7 @@
  * deployments, replicasets, statefulsets, jobs and cronjobs only).
  */
 export interface WorkloadKind {
-    kind: "Deployment" | "StatefulSet" | "Rollout" | "HorizontalPodAutoscaler";
+    kind: "Deployment" | "StatefulSet" | "Rollout" | "HorizontalPodAutoscaler" | "ReplicaSet" | "Pod";
     group: string;
     version: string;
     /** The plural resource name admission matches on. */
@@ -32,8 +32,19 @@ export const WORKLOADS: readonly WorkloadKind[] = [DEPLOYMENT, STATEFULSET, ROLL
  */
 export const HPA: WorkloadKind = { kind: "HorizontalPodAutoscaler", group: "autoscaling", version: "v2", resource: "horizontalpodautoscalers" };
 
+/**
+ * What a regulated Rollout runs on (ADR-056 D3): the ReplicaSets Argo Rollouts creates for each
+ * revision and the Pods Kubernetes' ReplicaSet controller creates for them. The approval guard
+ * refuses anyone else's writes to them.
+ */
+export const REPLICASET: WorkloadKind = { kind: "ReplicaSet", group: "apps", version: "v1", resource: "replicasets" };
+export const POD: WorkloadKind = { kind: "Pod", group: "", version: "v1", resource: "pods" };
+
 /** `<group>/<version>` as Kyverno's resource library and apiVersion fields spell it. */
 export const apiVersion = (w: WorkloadKind): string => (w.group ? `${w.group}/${w.version}` : w.version);
 
-/** Kyverno ClusterPolicy kind reference: `group/version/Kind`. */
-export const gvk = (w: WorkloadKind): string => `${w.group}/${w.version}/${w.kind}`;
+/**
+ * Kyverno ClusterPolicy kind reference: `group/version/Kind`, or `version/Kind` for the core group
+ * (kyverno/kyverno pkg/utils/kube/kind.go `ParseKindSelector` at v1.17.2: a version first means no group).
+ */
+export const gvk = (w: WorkloadKind): string => (w.group ? `${w.group}/${w.version}/${w.kind}` : `${w.version}/${w.kind}`);

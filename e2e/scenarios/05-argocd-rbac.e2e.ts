@@ -83,6 +83,8 @@ const OTHER_REQUESTS: ArgoRbacQuery[] = [
     { resource: "projects", action: "update", object: "tenants" },
     { resource: "applicationsets", action: "get", object: "tenants/set" },
     { resource: "applicationsets", action: "create", object: "payments/set" },
+    { resource: "applicationsets", action: "update", object: "payments/set" },
+    { resource: "applicationsets", action: "delete", object: "tenants/set" },
     { resource: "logs", action: "get", object: "tenants/web" },
     { resource: "exec", action: "create", object: "tenants/web" },
     { resource: "clusters", action: "get", object: "https://kubernetes.default.svc" },

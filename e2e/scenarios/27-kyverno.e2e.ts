@@ -27,6 +27,10 @@ const STACK = "preprod";
 const SCENARIO_MS = 5 * 60_000;
 type Api = "policies.kyverno.io/v1" | "kyverno.io/v1";
 type Mode = "own" | "complement";
+/** `hub`: the regulated identities also name a hub's ArgoCD (HUB_USER, HUB_GROUP). */
+type Setting = { api: Api; mode: Mode; hub?: boolean };
+const HUB_USER = "argocd-hub";
+const HUB_GROUP = "e2e:argocd-hub";
 
 describe("kyverno", function () {
     this.timeout(SCENARIO_MS);
@@ -34,11 +38,14 @@ describe("kyverno", function () {
     let env: PulumiEnv;
     let target: StackTarget;
     let kyverno: KyvernoProcs;
-    let setting: { api: Api; mode: Mode } = { api: "policies.kyverno.io/v1", mode: "complement" };
+    let setting: Setting = { api: "policies.kyverno.io/v1", mode: "complement" };
 
     const patch = () => (config: ConfigMap) => {
         const key = "argo-rollouts-addon:policy";
-        config[key] = { ...(config[key] as Record<string, unknown>), kyvernoApi: setting.api, availabilityPolicies: setting.mode };
+        const policy = config[key] as Record<string, unknown>;
+        // A hub's ArgoCD arrives with its cluster Secret's identity: a user name, or a group.
+        const regulated = setting.hub ? { regulated: { ...(policy.regulated as Record<string, unknown>), gitopsUsers: [HUB_USER], gitopsGroups: [HUB_GROUP] } } : {};
+        config[key] = { ...policy, kyvernoApi: setting.api, availabilityPolicies: setting.mode, ...regulated };
         // No hub stack in this environment: the spoke names its read endpoint (no gate runs here).
         config["argo-rollouts-addon:mimir"] = { readEndpoint: "https://mimir-preprod.hub.platform.test/prometheus" };
     };
@@ -46,7 +53,7 @@ describe("kyverno", function () {
     /** The setting the stack was last brought up with: an up of the same setting changes nothing. */
     let applied: string | undefined;
 
-    async function up(next: { api: Api; mode: Mode }): Promise<void> {
+    async function up(next: Setting): Promise<void> {
         if (applied === JSON.stringify(next)) {
             kyverno.check();
             return;
@@ -406,6 +413,178 @@ describe("kyverno", function () {
             }, () => target.cluster.kubectl(["get", "namespace", ns, "-o", "json"]));
             kyverno.check();
             assert.deepStrictEqual(outcomes, [], `regulated admission, ${api}:\n${outcomes.join("\n")}`);
+        });
+    }
+
+    /**
+     * ArgoCD's remaining paths around the regulated approval (ADR-056 D3) that end in an admission
+     * request, decided by the real Kyverno for impersonated identities, with RBAC that lets each of
+     * them write Rollouts, ReplicaSets and Pods (so admission decides): the annotations a sync
+     * reads from the live Rollout, Replace and Force, a hub's ArgoCD arriving as a user or a group,
+     * and a Rollout's ReplicaSets and Pods; the legitimate writes beside them are admitted, and the
+     * real ReplicaSet controller makes the Rollout's Pods. Kyverno's chart filters ReplicaSets out of
+     * admission (config.resourceFilters), so the namespace's guard sees them only once the platform
+     * drops those filters, as docs/stages/policy.md says; verify's kyverno.resource-filters says so.
+     */
+    for (const api of ["policies.kyverno.io/v1", "kyverno.io/v1"] as const) {
+        it(`regulated-argocd-paths (${api})`, async function () {
+            await up({ api, mode: "complement", hub: true });
+            const cfg = addonConfig(STACK, target.config);
+            const regulated = cfg.policy.regulated;
+            assert.ok(regulated && regulated.actionServiceAccounts.length > 0 && regulated.gitopsServiceAccounts.length > 0, "the shipped preprod stack names no ArgoCD identities");
+            const tag = api === "kyverno.io/v1" ? "cp" : "cel";
+            const ns = `team-regulated-paths-${tag}`;
+            const sa = (a: { namespace: string; name: string }) => `system:serviceaccount:${a.namespace}:${a.name}`;
+            const gitops = sa(regulated.gitopsServiceAccounts[0]);
+            const server = sa(regulated.actionServiceAccounts[0]);
+            const controller = `system:serviceaccount:${cfg.controller.namespace}:argo-rollouts`;
+            const deployer = regulated.deployerGroups[0];
+            const approver = regulated.approverGroups[0];
+            const apply = (obj: unknown) => target.cluster.kubectl(["apply", "--server-side", "--field-manager=platform-e2e", "-f", "-"], JSON.stringify(obj));
+            apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns, labels: { "platform.test/tier": "prod", ...cfg.policy.prodNamespaceLabels, ...regulated.namespaceLabels } } });
+            // RBAC as a platform might grant it beyond the program's roles (deployers with `edit` on
+            // ReplicaSets and Pods, say), so that admission is what decides.
+            const writes = ["get", "list", "watch", "create", "update", "patch", "delete"];
+            apply({
+                apiVersion: "rbac.authorization.k8s.io/v1",
+                kind: "Role",
+                metadata: { name: "e2e-workload-writer", namespace: ns },
+                rules: [
+                    { apiGroups: ["argoproj.io"], resources: ["rollouts", "rollouts/status"], verbs: writes },
+                    { apiGroups: ["apps"], resources: ["replicasets", "replicasets/scale"], verbs: writes },
+                    { apiGroups: [""], resources: ["pods", "pods/ephemeralcontainers"], verbs: writes },
+                ],
+            });
+            apply({
+                apiVersion: "rbac.authorization.k8s.io/v1",
+                kind: "RoleBinding",
+                metadata: { name: "e2e-workload-writer", namespace: ns },
+                roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "e2e-workload-writer" },
+                subjects: [
+                    ...[gitops, server, HUB_USER].map((name) => ({ kind: "User", name, apiGroup: "rbac.authorization.k8s.io" })),
+                    ...[deployer, approver, HUB_GROUP].map((name) => ({ kind: "Group", name, apiGroup: "rbac.authorization.k8s.io" })),
+                ],
+            });
+            const kubectl = (args: string[], input?: string) => run(path.join(w.bin, "kubectl"), [`--kubeconfig=${target.cluster.kubeconfig}`, ...args], input === undefined ? {} : { input });
+            const as = (who: { user: string; group?: string }, args: string[], input?: string) => kubectl([`--as=${who.user}`, ...(who.group ? [`--as-group=${who.group}`] : []), "-n", ns, ...args], input);
+            const asGitops = { user: gitops };
+            const asServer = { user: server };
+            const asController = { user: controller };
+            const asDeployer = { user: "deployer@platform.test", group: deployer };
+            const asApprover = { user: "approver@platform.test", group: approver };
+            const asHubUser = { user: HUB_USER };
+            const asHubGroup = { user: "arn:aws:sts::123456789012:assumed-role/argocd-hub/1767225600", group: HUB_GROUP };
+            const asGarbageCollector = { user: "system:serviceaccount:kube-system:generic-garbage-collector" };
+            const outcomes: string[] = [];
+            const expect = (what: string, r: { status: number; stderr: string }, allowed: boolean, message?: string) => {
+                const flat = (t: string) => t.replace(/''/g, "'").replace(/\s+/g, " ");
+                const ok = allowed ? r.status === 0 : r.status !== 0 && message !== undefined && flat(r.stderr).includes(flat(message));
+                if (!ok) {
+                    const how = allowed ? "refused" : r.status === 0 ? "admitted" : "refused without the guard's message";
+                    outcomes.push(`${what}: ${how}${r.stderr ? `:\n      ${r.stderr.trim().split("\n").join("\n      ")}` : ""}`);
+                }
+            };
+            const kyvernoConfig = JSON.parse(target.cluster.kubectl(["get", "configmap", "kyverno", "-n", "kyverno", "-o", "json"])) as { data: Record<string, string> };
+            const filters = kyvernoConfig.data.resourceFilters;
+            const setFilters = (text: string) => target.cluster.kubectl(["patch", "configmap", "kyverno", "-n", "kyverno", "--type=merge", "-p", JSON.stringify({ data: { resourceFilters: text } })]);
+            try {
+                // Kyverno's chart filters ReplicaSets out: verify says so, and what to set.
+                assert.ok(filters.includes("[ReplicaSet,*,*]"), `Kyverno's chart no longer filters ReplicaSets: ${filters}`);
+                let checked = verify().find((c) => c.id === "kyverno.resource-filters");
+                assert.strictEqual(checked?.status, "FAIL", JSON.stringify(checked));
+                assert.match(JSON.stringify(checked.findings), /\[ReplicaSet,\*,\*\].*config\.resourceFiltersExclude/);
+                // The platform drops them, as the policy stage's page says.
+                setFilters(filters.replace("[ReplicaSet,*,*]", "").replace("[ReplicaSet/?*,*,*]", ""));
+                checked = verify().find((c) => c.id === "kyverno.resource-filters");
+                assert.strictEqual(checked?.status, "PASS", JSON.stringify(checked));
+                // Kyverno needs its informers to see the namespace, the RoleBinding and its configuration.
+                await new Promise((r) => setTimeout(r, 5_000));
+                kyverno.check();
+
+                const rollout = (annotations: Record<string, string> = {}, steps: Json[] = [{ setWeight: 25 }, { pause: {} }, { setWeight: 100 }]) => {
+                    const r = sampleRollout({ replicas: Math.max(2, cfg.policy.prodMinReplicas) }, ns);
+                    (r.spec.strategy as { canary: Record<string, Json> }).canary.steps = steps;
+                    return { ...r, metadata: { ...r.metadata, annotations } };
+                };
+                const syncApply = (who: typeof asGitops, obj: unknown) => as(who, ["apply", "--server-side", "--force-conflicts", "--field-manager=argocd-controller", "-f", "-"], JSON.stringify(obj));
+                const patch = (who: typeof asGitops, kind: string, name: string, body: unknown, subresource?: string) =>
+                    as(who, ["patch", kind, name, "--type=merge", ...(subresource ? [`--subresource=${subresource}`] : []), "-p", JSON.stringify(body)]);
+                const options = (value: string) => ({ metadata: { annotations: { "argocd.argoproj.io/sync-options": value } } });
+
+                expect("the GitOps sync identity applies the Rollout", syncApply(asGitops, rollout()), true);
+                // The annotations ArgoCD's sync reads from the live object.
+                expect("a deployer sets a sync option on the live Rollout", patch(asDeployer, "rollout", "checkout", options("PruneLast=true")), false, MESSAGES.approvalSyncAnnotations);
+                // A CEL policy answers with its first failed validation, a ClusterPolicy with every rule's.
+                expect("a deployer sets Replace=true on it", patch(asDeployer, "rollout", "checkout", options("Replace=true")), false, MESSAGES.approvalSyncAnnotations);
+                expect("ArgoCD's API server sets it (an ArgoCD resource patch)", patch(asServer, "rollout", "checkout", options("Force=true")), false, MESSAGES.approvalSyncAnnotations);
+                expect("ArgoCD's API server changes the sync wave", patch(asServer, "rollout", "checkout", { metadata: { annotations: { "argocd.argoproj.io/sync-wave": "5" } } }), false, MESSAGES.approvalSyncAnnotations);
+                expect("an approver changes the hook annotations", patch(asApprover, "rollout", "checkout", { metadata: { annotations: { "argocd.argoproj.io/hook": "PreSync" } } }), false, MESSAGES.approvalSyncAnnotations);
+                expect("the GitOps sync identity applies a sync option from git", syncApply(asGitops, rollout({ "argocd.argoproj.io/sync-options": "ServerSideApply=true" })), true);
+                expect("the GitOps sync identity applies Replace=true from git", syncApply(asGitops, rollout({ "argocd.argoproj.io/sync-options": "ServerSideApply=true,Replace=true" })), false, MESSAGES.approvalReplaceSync);
+                expect("the GitOps sync identity applies Force=true from git", syncApply(asGitops, rollout({ "argocd.argoproj.io/sync-options": "Force=true" })), false, MESSAGES.approvalReplaceSync);
+                // A hub's ArgoCD, as its cluster Secret's user name or group.
+                const twoSteps: Json[] = [{ setWeight: 50 }, { pause: {} }, { setWeight: 100 }];
+                expect("a hub's ArgoCD syncs as a user name (policy.regulated.gitopsUsers)", patch(asHubUser, "rollout", "checkout", { spec: { strategy: { canary: { steps: twoSteps } } } }), true);
+                expect("a hub's ArgoCD syncs in a group (policy.regulated.gitopsGroups)", patch(asHubGroup, "rollout", "checkout", { spec: { strategy: { canary: { steps: [{ setWeight: 25 }, { pause: {} }, { setWeight: 100 }] } } } }), true);
+                expect("a deployer still cannot change the steps", patch(asDeployer, "rollout", "checkout", { spec: { strategy: { canary: { steps: [{ setWeight: 100 }] } } } }), false, MESSAGES.approvalSpec);
+
+                // The Rollout's ReplicaSet, as Argo Rollouts creates it (its controller: the Rollout).
+                const owner = JSON.parse(target.cluster.kubectl(["get", "rollout", "checkout", "-n", ns, "-o", "json"])) as { metadata: { uid: string } };
+                const hash = "6d4f8b7c9";
+                const podTemplate = (image: string, labels: Record<string, string>) => ({ metadata: { labels }, spec: { ...(sampleRollout({}, ns).spec.template as { spec: Record<string, Json> }).spec, containers: [{ name: "app", image }] } });
+                const replicaSet = (o: { name?: string; owned?: boolean; image?: string; replicas?: number } = {}) => {
+                    const labels = { app: "checkout", "rollouts-pod-template-hash": hash };
+                    return {
+                        apiVersion: "apps/v1",
+                        kind: "ReplicaSet",
+                        metadata: {
+                            name: o.name ?? `checkout-${hash}`,
+                            namespace: ns,
+                            labels,
+                            ...(o.owned === false ? {} : { ownerReferences: [{ apiVersion: "argoproj.io/v1alpha1", kind: "Rollout", name: "checkout", uid: owner.metadata.uid, controller: true, blockOwnerDeletion: true }] }),
+                        },
+                        spec: { replicas: o.replicas ?? 1, selector: { matchLabels: labels }, template: podTemplate(o.image ?? "registry.platform.test/mirror/app:1", labels) },
+                    };
+                };
+                expect("the Rollouts controller creates the Rollout's ReplicaSet", as(asController, ["create", "-f", "-"], JSON.stringify(replicaSet())), true);
+                // The real ReplicaSet controller makes its Pod: the guard never stops it.
+                let pod = "";
+                await waitFor("the ReplicaSet controller's Pod of the Rollout's ReplicaSet", 60_000, () => {
+                    kyverno.check();
+                    pod = kubectl(["get", "pods", "-n", ns, "-l", `rollouts-pod-template-hash=${hash}`, "-o", "jsonpath={.items[0].metadata.name}"]).stdout.trim();
+                    return pod !== "";
+                }, () => kubectl(["get", "events", "-n", ns, "-o", "wide"]).stdout);
+                expect("a deployer edits the ReplicaSet's template", patch(asDeployer, "replicaset", `checkout-${hash}`, { spec: { template: { spec: { containers: [{ name: "app", image: "registry.platform.test/mirror/app:unapproved" }] } } } }), false, MESSAGES.approvalPods);
+                expect("the GitOps sync identity edits it", patch(asGitops, "replicaset", `checkout-${hash}`, { metadata: { labels: { release: "2" } } }), false, MESSAGES.approvalPods);
+                expect("a deployer scales it", as(asDeployer, ["scale", "replicaset", `checkout-${hash}`, "--replicas=3"]), false, MESSAGES.approvalPods);
+                expect("a deployer creates a ReplicaSet with the revision's label beside it", as(asDeployer, ["create", "-f", "-"], JSON.stringify(replicaSet({ name: "checkout-extra", owned: false, image: "registry.platform.test/mirror/app:unapproved" }))), false, MESSAGES.approvalPods);
+                expect("the Rollouts controller scales its ReplicaSet", patch(asController, "replicaset", `checkout-${hash}`, { spec: { replicas: 2 } }), true);
+                expect("the garbage collector patches its owner references", as(asGarbageCollector, ["patch", "replicaset", `checkout-${hash}`, "--type=json", "-p", JSON.stringify([{ op: "replace", path: "/metadata/ownerReferences/0/blockOwnerDeletion", value: false }])]), true);
+                expect("the Rollouts controller writes the Rollout's status", patch(asController, "rollout", "checkout", { status: { observedGeneration: "2" } }, "status"), true);
+                // The Rollout's Pods.
+                const bare = { apiVersion: "v1", kind: "Pod", metadata: { name: "checkout-bare", namespace: ns, labels: { app: "checkout", "rollouts-pod-template-hash": hash } }, spec: podTemplate("registry.platform.test/mirror/app:unapproved", {}).spec };
+                expect("a deployer creates a Pod wearing the revision's label", as(asDeployer, ["create", "-f", "-"], JSON.stringify(bare)), false, MESSAGES.approvalPods);
+                expect("a deployer relabels one of the Rollout's Pods", patch(asDeployer, "pod", pod, { metadata: { labels: { "rollouts-pod-template-hash": "other" } } }), false, MESSAGES.approvalPods);
+                const live = JSON.parse(kubectl(["get", "pod", pod, "-n", ns, "-o", "json"]).stdout) as { spec: Record<string, unknown> };
+                const debug = { ...live, spec: { ...live.spec, ephemeralContainers: [{ name: "debugger", image: "registry.platform.test/mirror/debug:1", targetContainerName: "app" }] } };
+                expect("a deployer adds an ephemeral container to one", as(asDeployer, ["replace", "--raw", `/api/v1/namespaces/${ns}/pods/${pod}/ephemeralcontainers`, "-f", "-"], JSON.stringify(debug)), false, MESSAGES.approvalPods);
+                // The controller updates a Pod's labels with a PUT (rollout/ephemeralmetadata.go: Update), which is all its RBAC allows.
+                const labelled = JSON.parse(kubectl(["get", "pod", pod, "-n", ns, "-o", "json"]).stdout) as { metadata: { labels: Record<string, string> } };
+                labelled.metadata.labels = { ...labelled.metadata.labels, role: "canary" };
+                expect("the Rollouts controller's ephemeral metadata on its Pod", as(asController, ["replace", "-f", "-"], JSON.stringify(labelled)), true);
+                // The approval itself.
+                expect("the approver's resume (status)", patch(asApprover, "rollout", "checkout", { status: { pauseConditions: null } }, "status"), true);
+                expect("a deployer's resume (status)", patch(asDeployer, "rollout", "checkout", { status: { pauseConditions: null } }, "status"), false, MESSAGES.approvalStatus);
+                kyverno.check();
+                // verify asks whether the deployers may edit ReplicaSets there: this namespace's Role lets them.
+                const rbac = verify().find((c) => c.id === "rbac.deployer-cannot-edit-replicasets");
+                assert.strictEqual(rbac?.status, "FAIL", JSON.stringify(rbac));
+                assert.match(JSON.stringify(rbac.findings), new RegExp(`may patch replicasets in ${ns}`));
+            } finally {
+                setFilters(filters);
+                target.cluster.kubectl(["delete", "namespace", ns, "--wait=false"]);
+            }
+            assert.deepStrictEqual(outcomes, [], `regulated ArgoCD paths, ${api}:\n${outcomes.join("\n")}`);
         });
     }
 

@@ -236,6 +236,9 @@ export function healthyCluster(config: AddonConfig): ClusterWorld {
     const pluginsConfig = fixture("argo-rollouts-config.json");
     objects.push({ ...pluginsConfig, data: { trafficRouterPlugins: YAML.stringify((values.controller as { trafficRouterPlugins: unknown }).trafficRouterPlugins) } });
     objects.push(...fixture<KubeObject[]>("kyverno-deployments.json"));
+    // Kyverno's configuration as a platform with regulated namespaces sets it: the chart's
+    // resourceFilters without its ReplicaSet entries, so the approval guards see ReplicaSets.
+    objects.push(fixture("kyverno-configmap.json"));
 
     // The policy stage for its mode, and in complement mode the platform's own ADR-085 policies.
     const policy = config.policy;
@@ -305,8 +308,13 @@ export function healthyCluster(config: AddonConfig): ClusterWorld {
         for (const p of argo.projects) {
             const project = fixture("appproject.json");
             const whitelist = p.owner === "addon" ? projectWhitelist(p.namespaceResources) : [{ group: "", kind: "Service" }, { group: "apps", kind: "*" }, ...ROLLOUT_PROJECT_KINDS];
-            objects.push({ ...project, metadata: { ...project.metadata, name: p.name, namespace: argo.namespace }, spec: { ...(project.spec as object), namespaceResourceWhitelist: whitelist } });
+            // A project that is not regulated keeps out of the regulated namespace ("!" refuses one).
+            const destinations = (project.spec as { destinations: { namespace: string; server: string }[] }).destinations;
+            const keepOut = argo.rbac.regulatedProjects.includes(p.name) ? [] : [{ namespace: `!${REGULATED_APP.namespace}`, server: destinations[0].server }];
+            objects.push({ ...project, metadata: { ...project.metadata, name: p.name, namespace: argo.namespace }, spec: { ...(project.spec as object), namespaceResourceWhitelist: whitelist, destinations: [...destinations, ...keepOut] } });
         }
+        // ArgoCD's application controller and API server, each as its own ServiceAccount.
+        objects.push(...fixture<KubeObject[]>("argocd-workloads.json").map((w) => ({ ...w, metadata: { ...w.metadata, namespace: argo.namespace } })));
         const app = fixture("application.json");
         for (const set of argo.applicationSets) {
             const template =

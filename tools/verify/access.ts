@@ -99,8 +99,11 @@ export const describeSubject = (s: BindingSubject): string => `${s.kind} ${s.nam
 export const describeQuestion = (q: ResourceQuestion): string =>
     `${q.verb} ${q.group ? `${q.group}/` : ""}${q.resource}${q.subresource ? `/${q.subresource}` : ""}${q.namespace ? ` in ${q.namespace}` : " in every namespace"}`;
 
-/** The ConfigMaps verify reads: the controller's plugin list, argocd-cm and argocd-rbac-cm. */
-export const VERIFY_CONFIGMAPS = ["argo-rollouts-config", READ_CA_CONFIGMAP, "argocd-cm", "argocd-rbac-cm"] as const;
+/** Kyverno's configuration (its chart's `config.name`, default the release name `kyverno`; the controllers' INIT_CONFIG). */
+export const KYVERNO_CONFIGMAP = "kyverno";
+
+/** The ConfigMaps verify reads: the controller's plugin list and read CA, argocd-cm, argocd-rbac-cm and Kyverno's configuration. */
+export const VERIFY_CONFIGMAPS = ["argo-rollouts-config", READ_CA_CONFIGMAP, "argocd-cm", "argocd-rbac-cm", KYVERNO_CONFIGMAP] as const;
 
 /**
  * Everything verify asks the API server for, as RBAC rules: what its identity needs, and nothing
@@ -119,6 +122,8 @@ export function verifyRules(config?: Pick<AddonConfig, "cluster" | "mimir">): Po
         { apiGroups: [""], resources: ["namespaces", "pods"], verbs: ["list"] },
         { apiGroups: [""], resources: ["configmaps"], verbs: ["get"], resourceNames: [...VERIFY_CONFIGMAPS] },
         { apiGroups: [""], resources: ["services"], verbs: ["get"] },
+        // The regulated identities: a ServiceAccount the approval guard names exists on a spoke.
+        { apiGroups: [""], resources: ["serviceaccounts"], verbs: ["get"] },
         ...(hub ? [{ apiGroups: [""], resources: ["services/proxy"], verbs: ["get"], resourceNames: [gateway] }] : []),
         { apiGroups: ["apps"], resources: ["deployments"], verbs: ["get", "list"] },
         { apiGroups: ["apps"], resources: ["statefulsets"], verbs: ["list"] },
@@ -130,7 +135,9 @@ export function verifyRules(config?: Pick<AddonConfig, "cluster" | "mimir">): Po
         { apiGroups: ["policies.kyverno.io"], resources: ["validatingpolicies", "mutatingpolicies", "generatingpolicies"], verbs: ["get", "list"] },
         { apiGroups: ["argoproj.io"], resources: ["rollouts"], verbs: ["get", "list"] },
         { apiGroups: ["argoproj.io"], resources: ["analysisruns", "applications"], verbs: ["list"] },
-        { apiGroups: ["argoproj.io"], resources: ["clusteranalysistemplates", "appprojects", "applicationsets"], verbs: ["get"] },
+        { apiGroups: ["argoproj.io"], resources: ["clusteranalysistemplates", "applicationsets"], verbs: ["get"] },
+        // Every AppProject: another project's destinations may reach a regulated namespace.
+        { apiGroups: ["argoproj.io"], resources: ["appprojects"], verbs: ["get", "list"] },
         // The hub lists HTTPRoutes in every namespace and reads the ingest Gateway's listeners: every
         // route on a spoke's hostname and listener is audited, not only the hub's own.
         { apiGroups: ["gateway.networking.k8s.io"], resources: ["httproutes"], verbs: hub ? ["get", "list"] : ["get"] },

@@ -26,12 +26,12 @@ interface Group {
 export const GROUPS: readonly Group[] = [
     { ids: ["crds.established", "crds.protected", "controller.available", "controller.leader", "controller.plugin", "controller.read-ca", "controller.image"], readme: DOCS.crds, run: crdAndControllerChecks },
     {
-        ids: ["rbac.controller", "rbac.kyverno-reads-rollouts", "rbac.kyverno-reads-rollout-status", "rbac.kyverno-generates-pdbs", "rbac.kyverno-policy-lookups", "rbac.editor-cannot-promote", "rbac.deployer-cannot-resume", "rbac.tenants-read-rollouts", "rbac.operators-outside-regulated"],
+        ids: ["rbac.controller", "rbac.kyverno-reads-rollouts", "rbac.kyverno-reads-approval-subresources", "rbac.kyverno-generates-pdbs", "rbac.kyverno-policy-lookups", "rbac.editor-cannot-promote", "rbac.deployer-cannot-resume", "rbac.deployer-cannot-edit-replicasets", "rbac.tenants-read-rollouts", "rbac.operators-outside-regulated"],
         readme: DOCS.rbac,
         run: rbacChecks,
     },
-    { ids: ["kyverno.selectors-match", "kyverno.policies-ready", "kyverno.policies-enforced", "kyverno.availability-rollout-aware", "kyverno.one-pdb-per-workload"], readme: DOCS.kyverno, run: kyvernoChecks },
-    { ids: ["argocd.projects", "argocd.applicationsets", "argocd.argocd-cm", "argocd.rbac", "argocd.regulated-rbac"], readme: DOCS.argocd, run: argocdChecks },
+    { ids: ["kyverno.selectors-match", "kyverno.policies-ready", "kyverno.policies-enforced", "kyverno.availability-rollout-aware", "kyverno.one-pdb-per-workload", "kyverno.resource-filters"], readme: DOCS.kyverno, run: kyvernoChecks },
+    { ids: ["argocd.projects", "argocd.applicationsets", "argocd.argocd-cm", "argocd.rbac", "argocd.regulated-rbac", "argocd.regulated-projects", "argocd.regulated-identities"], readme: DOCS.argocd, run: argocdChecks },
     { ids: ["metrics.templates", "metrics.query", "metrics.spoke-routes"], readme: DOCS.metrics, run: metricChecks },
     { ids: ["smoke.outcome"], readme: DOCS.smoke, run: smokeChecks },
 ];
@@ -46,9 +46,9 @@ export const COMPONENTS = {
     "rollouts-controller": { what: "the Argo Rollouts controller process", checks: ["controller.leader", "smoke.outcome"] },
     kyverno: {
         what: "Kyverno",
-        checks: ["rbac.kyverno-reads-rollouts", "rbac.kyverno-reads-rollout-status", "rbac.kyverno-generates-pdbs", "rbac.kyverno-policy-lookups", "kyverno.policies-ready", "kyverno.policies-enforced", "kyverno.availability-rollout-aware", "kyverno.one-pdb-per-workload"],
+        checks: ["rbac.kyverno-reads-rollouts", "rbac.kyverno-reads-approval-subresources", "rbac.kyverno-generates-pdbs", "rbac.kyverno-policy-lookups", "kyverno.policies-ready", "kyverno.policies-enforced", "kyverno.availability-rollout-aware", "kyverno.one-pdb-per-workload", "kyverno.resource-filters"],
     },
-    argocd: { what: "ArgoCD", checks: ["argocd.projects", "argocd.applicationsets", "argocd.argocd-cm", "argocd.rbac", "argocd.regulated-rbac"] },
+    argocd: { what: "ArgoCD", checks: ["argocd.projects", "argocd.applicationsets", "argocd.argocd-cm", "argocd.rbac", "argocd.regulated-rbac", "argocd.regulated-projects", "argocd.regulated-identities"] },
     "gateway-controller": { what: "a Gateway API controller for the shared Gateway", checks: ["metrics.spoke-routes"] },
     mimir: { what: "Mimir's gateway pods", checks: ["metrics.query"] },
 } as const satisfies Record<string, { what: string; checks: readonly string[] }>;

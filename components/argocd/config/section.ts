@@ -5,7 +5,7 @@ import { BUILTIN_KINDS } from "../ignoreRules";
 import { ARGO_OBJECT_OWNERS, ArgoObjectOwner } from "../ownership";
 import { APPROVER_ROLLOUT_ACTIONS, ARGOCD_ROLLOUT_ACTIONS, ROLLOUT_ACTIONS_SINCE_3_1 } from "../rbac";
 import { preflightArgoCd } from "../preflight";
-import type { ArgoCdConfig } from "./types";
+import type { ArgoCdConfig, RegulatedGroups } from "./types";
 
 /**
  * The argocd-apps stage's configuration section, `argocd` (ADR-056 D2, D3 and the as-built
@@ -123,12 +123,6 @@ export const ARGOCD_DEFAULTS = {
     rbac: { actions: APPROVER_ROLLOUT_ACTIONS },
 } as const;
 
-/** What the stack's `policy.regulated` says about the groups, for the ArgoCD RBAC it needs. */
-export interface RegulatedGroups {
-    approverGroups: readonly string[];
-    deployerGroups: readonly string[];
-}
-
 /**
  * `clusterName`: this stack's `cluster.name`, where ArgoCD runs unless `argocd.runsOn` says
  * otherwise. `regulated`: the stack's `policy.regulated`, when set.
@@ -207,6 +201,6 @@ export function readArgoCd(r: ConfigReader, value: unknown, clusterName: string 
             deployerGroups: (rb.deployerGroups === undefined || rb.deployerGroups === null) ? [...(regulated?.deployerGroups ?? [])] : (rbs?.deployerGroups ?? []),
         },
     };
-    preflightArgoCd(r, cfg, a, regulated !== undefined);
+    preflightArgoCd(r, cfg, a, regulated);
     return cfg;
 }

@@ -63,3 +63,11 @@ export interface ArgoCdConfig {
     allKinds: GroupKind[];
     rbac: ArgoRbacConfig;
 }
+
+/** What the stack's `policy.regulated` says about the groups and ArgoCD's identities, for the ArgoCD RBAC it needs. */
+export interface RegulatedGroups {
+    approverGroups: readonly string[];
+    deployerGroups: readonly string[];
+    /** ArgoCD's API server as the approval guard names it (policy.regulated.actionServiceAccounts). */
+    actionServiceAccounts: readonly { namespace: string; name: string }[];
+}

@@ -1,4 +1,4 @@
-import { ConfigReader } from "../../config/reader";
+import { ConfigReader, isPlainObject } from "../../config/reader";
 
 /** Label selectors in the `policy` section: their type, schema and reader, checked as the API server checks one. */
 
@@ -73,4 +73,20 @@ export function readSelector(r: ConfigReader, key: string, value: unknown): Labe
         r.problem(key, value, "must select tenant namespaces by at least one label (an empty selector matches every namespace)");
     }
     return out;
+}
+
+/** Labels that must select something narrower than every namespace. */
+export function nonEmptyLabels(r: ConfigReader, key: string, value: unknown, what: string): Record<string, string> {
+    const labels = r.labels(key, value);
+    if (isPlainObject(value) && Object.keys(value).length === 0) {
+        // An empty selector matches every namespace.
+        r.problem(key, value, `must name at least one label that ${what} (an empty selector matches every namespace)`);
+    }
+    return labels;
+}
+
+/** A required key that is missing: reported, and an empty value read in its place. */
+export function missing(r: ConfigReader, key: string, what: string): Record<string, string> {
+    r.problem(key, undefined, `is required: ${what}`);
+    return {};
 }

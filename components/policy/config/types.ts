@@ -42,13 +42,26 @@ export interface RegulatedConfig {
     approverGroups: string[];
     /** Groups whose members ship versions; the approval Roles bind the deployer Role to them. */
     deployerGroups: string[];
-    /** The GitOps controller's sync identities (ArgoCD's application controller): they create, change and prune Rollouts. */
+    /**
+     * The GitOps controller's sync identities: they create, change and prune Rollouts. ArgoCD's
+     * application controller on its own cluster, or with sync impersonation the AppProject's
+     * destination ServiceAccount (ServiceAccounts); a hub's ArgoCD arrives with its cluster
+     * Secret's identity, on EKS an IAM role's mapped user name and groups (users, groups).
+     */
     gitopsServiceAccounts: ServiceAccountRef[];
+    gitopsUsers: string[];
+    gitopsGroups: string[];
     /**
      * The identities ArgoCD's API server runs Rollout actions as (`argocd-server`). It acts for any
      * user ArgoCD's RBAC lets through, so the guard lets it write only what the actions write.
      */
     actionServiceAccounts: ServiceAccountRef[];
+    /**
+     * Whether a regulated Rollout may carry the ArgoCD sync options `Replace=true` or `Force=true`:
+     * ArgoCD reads them from the live object too, and with them a sync may delete and recreate the
+     * Rollout, whose first version Argo Rollouts promotes fully, without the approval.
+     */
+    allowReplaceOrForceSync: boolean;
 }
 
 /** The policy stage's settings. */

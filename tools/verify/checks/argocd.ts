@@ -34,8 +34,12 @@ import {
     rolloutArrayPathReasons,
 } from "../../../components/argocd";
 import { LiveProjectRoles, ROLLOUT_ACTIONS_POLICY_KEY, regulatedRbacProblems, rolloutActionsPolicyCsv } from "../../../components/argocd/rbac";
+import { GuardIdentities, LiveProject, argoIdentities, identityProblems, regulatedProjectProblems, regulatedTargets } from "../../../components/argocd/regulatedPaths";
+import { gitopsIdentities, serviceAccountUser } from "../../../components/policy";
+import { regulatedNamespaces } from "./rbac";
 import type { GroupKind, IgnoreRule } from "../../../components/argocd/ignoreRules";
-import type { KubeObject } from "../cluster";
+import type { KubeObject, ReadOnlyCluster } from "../cluster";
+import type { AddonConfig } from "../../../stacks/config";
 import { CheckGroup, asArray, asRecord, canonical, field, nameOf, ref } from "../context";
 import { CheckResult, Finding, DOCS, outcome, skipped } from "../report";
 
@@ -146,7 +150,9 @@ export const argocdChecks: CheckGroup = async ({ config, cluster }) => {
         appSets: "tenant ApplicationSets and their Applications respect the canary's ignore rules",
         cm: "argocd-cm carries the stack's system rules and no rule that freezes a Rollout or a canary route",
         rbac: "argocd-rbac-cm reserves the Rollout actions to the approver",
-        regulated: "in the regulated projects ArgoCD lets approvers approve and lets deployers change, replace or delete no Rollout",
+        regulated: "in the regulated projects ArgoCD lets approvers approve and lets deployers create, change, replace or delete no Rollout",
+        regulatedProjects: "no AppProject outside the regulated ones reaches a regulated namespace, and no role or token of a regulated project syncs, changes or approves",
+        identities: "the approval guard's GitOps and action identities are the ones ArgoCD acts as on the regulated namespaces",
     };
     if (!cfg.local) {
         const why = `argocd.runsOn is ${cfg.runsOn}: the ArgoCD of cluster ${cfg.runsOn} syncs this cluster's Applications; run verify for the stack of ${cfg.runsOn}, which lists these objects`;
@@ -156,6 +162,8 @@ export const argocdChecks: CheckGroup = async ({ config, cluster }) => {
             skipped("argocd.argocd-cm", what.cm, DOCS.argocd, why),
             skipped("argocd.rbac", what.rbac, DOCS.argocd, why),
             skipped("argocd.regulated-rbac", what.regulated, DOCS.argocd, why),
+            skipped("argocd.regulated-projects", what.regulatedProjects, DOCS.argocd, why),
+            await spokeIdentities(config, cluster, what.identities),
         ];
     }
     const ns = cfg.namespace;
@@ -278,5 +286,121 @@ export const argocdChecks: CheckGroup = async ({ config, cluster }) => {
             ),
         );
     }
+
+    // The paths around the regulated projects' RBAC (ADR-056 D3): other projects' destinations,
+    // project roles and tokens, Applications from other namespaces, Replace and Force syncs.
+    const allProjects = ((await cluster.list(`${ARGO}/namespaces/${ns}/appprojects`)) ?? []).map(liveProject);
+    const namespaces = config.policy.regulated ? regulatedNamespaces(config, (await cluster.list("/api/v1/namespaces")) ?? []) : [];
+    if (regulated.length === 0) {
+        results.push(skipped("argocd.regulated-projects", what.regulatedProjects, DOCS.argocd, "no argocd.rbac.regulatedProjects in the stack"));
+    } else {
+        const found = regulatedProjectProblems(cfg.rbac, {
+            projects: allProjects,
+            targets: regulatedTargets(
+                namespaces,
+                allProjects.filter((p) => regulated.includes(p.name)),
+            ),
+            rbacCm: rbacCm ? asRecord(rbacCm.data) : undefined,
+            apps: ((await cluster.list(`${ARGO}/namespaces/${ns}/applications`)) ?? []).map((a) => ({
+                project: String(field(a, "spec", "project") ?? ""),
+                name: nameOf(a),
+                syncOptions: asArray<string>(field(a, "spec", "syncPolicy", "syncOptions")),
+            })),
+            allowReplaceOrForceSync: config.policy.regulated?.allowReplaceOrForceSync ?? false,
+        });
+        const missing = regulated.filter((p) => !allProjects.some((x) => x.name === p)).map((p) => ({ object: ref("AppProject", ns, p), found: "not found (argocd.rbac.regulatedProjects)" }));
+        results.push(
+            outcome(
+                "argocd.regulated-projects",
+                what.regulatedProjects,
+                DOCS.argocd,
+                [...missing, ...found.map((f) => ({ object: f.object.replace(/^AppProject /, `AppProject ${ns}/`).replace(/^Application /, `Application ${ns}/`), found: f.found }))],
+                `${allProjects.length} AppProject(s) read; regulated namespaces of this cluster: ${namespaces.join(", ") || "none"}`,
+            ),
+        );
+    }
+
+    // Who ArgoCD acts as on the regulated namespaces, against the guard's identities.
+    const guard = config.policy.regulated;
+    if (!guard) {
+        results.push(skipped("argocd.regulated-identities", what.identities, DOCS.argocd, "no policy.regulated in the stack"));
+    } else if (namespaces.length === 0 || regulated.length === 0) {
+        results.push(skipped("argocd.regulated-identities", what.identities, DOCS.argocd, namespaces.length === 0 ? "no namespace of this cluster matches policy.regulated.namespaceLabels" : "no argocd.rbac.regulatedProjects in the stack"));
+    } else {
+        const own = await argoCdServiceAccounts(cluster, ns);
+        const acting = argoIdentities(cm ? asRecord(cm.data) : {}, allProjects.filter((p) => regulated.includes(p.name)), namespaces, own);
+        const ids = gitopsIdentities(guard);
+        const guardIds: GuardIdentities = { gitops: ids.users, gitopsGroups: ids.groups, action: guard.actionServiceAccounts.map(serviceAccountUser) };
+        results.push(
+            outcome(
+                "argocd.regulated-identities",
+                what.identities,
+                DOCS.argocd,
+                identityProblems(guardIds, acting).map((found) => ({ object: "policy.regulated", found })),
+                [...new Set(acting.map((a) => `${a.namespace}: sync as ${a.sync ?? "nobody"}, API server as ${a.server ?? "nobody"}`))].join("; ") || "no regulated project may target a regulated namespace of this cluster",
+            ),
+        );
+    }
     return results;
 };
+
+/** A live AppProject, as the regulated checks read it: destinations, source namespaces, impersonation and roles with their tokens. */
+export function liveProject(o: KubeObject): LiveProject {
+    const spec = field(o, "spec");
+    const byRole = asRecord(field(o, "status", "jwtTokensByRole") as Record<string, string> | undefined) as unknown as Record<string, unknown>;
+    return {
+        name: nameOf(o),
+        destinations: asArray(field(spec, "destinations")),
+        sourceNamespaces: asArray<string>(field(spec, "sourceNamespaces")),
+        destinationServiceAccounts: asArray(field(spec, "destinationServiceAccounts")),
+        roles: asArray(field(spec, "roles")).map((r) => {
+            const name = String(field(r, "name") ?? "");
+            const tokens = [...asArray(field(r, "jwtTokens")), ...asArray(field(byRole?.[name], "items"))].map((t) => String(field(t, "id") ?? field(t, "iat") ?? ""));
+            return { name, policies: asArray<string>(field(r, "policies")), groups: asArray<string>(field(r, "groups")), tokens: [...new Set(tokens)] };
+        }),
+    };
+}
+
+/**
+ * ArgoCD's application controller's and API server's ServiceAccounts, read from their workloads by
+ * the component label ArgoCD's manifests and chart give them (`app.kubernetes.io/component`:
+ * application-controller, a StatefulSet or, with dynamic sharding, a Deployment; server).
+ */
+async function argoCdServiceAccounts(cluster: ReadOnlyCluster, ns: string): Promise<{ controller?: string; server?: string }> {
+    const workloads = [...((await cluster.list(`/apis/apps/v1/namespaces/${ns}/statefulsets`)) ?? []), ...((await cluster.list(`/apis/apps/v1/namespaces/${ns}/deployments`)) ?? [])];
+    const sa = (component: string): string | undefined => {
+        const w = workloads.find((x) => x.metadata?.labels?.["app.kubernetes.io/component"] === component);
+        return w ? `system:serviceaccount:${ns}:${String(field(w, "spec", "template", "spec", "serviceAccountName") ?? "default")}` : undefined;
+    };
+    return { controller: sa("application-controller"), server: sa("server") };
+}
+
+/**
+ * On a cluster another cluster's ArgoCD syncs (argocd.runsOn), its sync and its API server arrive
+ * alike, with its cluster Secret's credentials (`argocd cluster add` makes the ServiceAccount
+ * kube-system/argocd-manager; on EKS an IAM role maps to a user name and groups), and this
+ * cluster's verify cannot read that ArgoCD's settings. What it can see: each ServiceAccount the
+ * guard names exists here, or the guard names an identity nobody arrives as.
+ */
+async function spokeIdentities(config: AddonConfig, cluster: ReadOnlyCluster, what: string): Promise<CheckResult> {
+    const guard = config.policy.regulated;
+    if (!guard) {
+        return skipped("argocd.regulated-identities", what, DOCS.argocd, "no policy.regulated in the stack");
+    }
+    const findings: Finding[] = [];
+    for (const sa of [...guard.gitopsServiceAccounts, ...guard.actionServiceAccounts]) {
+        if (!(await cluster.get(`/api/v1/namespaces/${sa.namespace}/serviceaccounts/${sa.name}`))) {
+            findings.push({
+                object: ref("ServiceAccount", sa.namespace, sa.name),
+                found: `not found, yet policy.regulated names it: the ArgoCD of cluster ${config.argocd.runsOn} reaches this cluster with its cluster Secret's identity (argocd cluster add: kube-system/argocd-manager; on EKS the IAM role's mapped user and groups, policy.regulated.gitopsUsers, gitopsGroups), for its syncs and its API server alike`,
+            });
+        }
+    }
+    return outcome(
+        "argocd.regulated-identities",
+        what,
+        DOCS.argocd,
+        findings,
+        `ArgoCD runs on cluster ${config.argocd.runsOn}: its sync impersonation and cluster Secret are read there, not here; each ServiceAccount policy.regulated names was looked up on this cluster`,
+    );
+}

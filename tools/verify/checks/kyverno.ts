@@ -10,8 +10,10 @@ import { namespaceSelector } from "../../../components/policy/builders";
 import type { PolicyConfig } from "../../../components/policy/config";
 import { KyvernoPolicy, kyvernoPolicies } from "../../../components/policy/kyverno";
 import type { KubeObject } from "../cluster";
+import { KYVERNO_CONFIGMAP } from "../access";
+import { regulatedNamespaces } from "./rbac";
 import { CheckGroup, asArray, conditions, condition, describeCondition, drift, field, nameOf, namespaceOf, ref } from "../context";
-import { CheckResult, Finding, DOCS, outcome } from "../report";
+import { CheckResult, Finding, DOCS, outcome, skipped } from "../report";
 import { LabelSelector, pdbSelects, selects } from "../selectors";
 
 const CEL_PLURALS: Record<string, string> = {
@@ -93,37 +95,132 @@ export function matchedTargets(policy: unknown, kind: string): string[] {
  * pkg/utils/kube/kind.go `ParseKindSelector`).
  */
 export function kindSelectsRollout(selector: string): boolean {
+    const [group, ver, kind, sub] = parseKindSelector(selector);
+    const is = (pattern: string, value: string) => pattern === "*" || pattern === value;
+    return kind !== "" && is(group, "argoproj.io") && is(ver, "v1alpha1") && is(kind, "Rollout") && sub === "";
+}
+
+/** kyverno/kyverno pkg/utils/kube/kind.go `ParseKindSelector`: [group, version, kind, subresource], all "" when unreadable. */
+export function parseKindSelector(selector: string): [string, string, string, string] {
     const parts = selector.split("/");
     const last = parts.pop() ?? "";
     parts.push(...last.split("."));
     const version = /^(v\d((alpha|beta)\d)?|\*)$/;
-    let group = "*";
-    let ver = "*";
-    let kind = "";
-    let sub = "";
     if (parts.length === 1) {
-        [kind] = parts;
-    } else if (parts.length === 2) {
-        if (parts[0] === "*" && (parts[1] === "*" || parts[1].toLowerCase() === parts[1])) {
-            [kind, sub] = parts;
-        } else if (version.test(parts[0])) {
-            [ver, kind] = parts;
-        } else {
-            [kind, sub] = parts;
-        }
-    } else if (parts.length === 3) {
-        if (version.test(parts[0])) {
-            [ver, kind, sub] = parts;
-        } else {
-            [group, ver, kind] = parts;
-        }
-    } else if (parts.length === 4) {
-        [group, ver, kind, sub] = parts;
-    } else {
-        return false;
+        return ["*", "*", parts[0], ""];
     }
-    const is = (pattern: string, value: string) => pattern === "*" || pattern === value;
-    return is(group, "argoproj.io") && is(ver, "v1alpha1") && is(kind, "Rollout") && sub === "";
+    if (parts.length === 2) {
+        if (parts[0] === "*" && parts[1] === "*") {
+            return ["*", "*", "*", "*"];
+        }
+        if (parts[0] === "*" && parts[1].toLowerCase() === parts[1]) {
+            return ["*", "*", parts[0], parts[1]];
+        }
+        return version.test(parts[0]) ? ["*", parts[0], parts[1], ""] : ["*", "*", parts[0], parts[1]];
+    }
+    if (parts.length === 3) {
+        return version.test(parts[0]) ? ["*", parts[0], parts[1], parts[2]] : [parts[0], parts[1], parts[2], ""];
+    }
+    return parts.length === 4 ? [parts[0], parts[1], parts[2], parts[3]] : ["", "", "", ""];
+}
+
+/**
+ * Kyverno's wildcard match (kyverno/kyverno ext/wildcard, IGLOU-EU/go-wildcard v1.0.3 `Match`):
+ * `*` any run, `?` exactly one character, "" only "".
+ */
+export function kyvernoWildcard(pattern: string, name: string): boolean {
+    if (pattern === "") {
+        return name === "";
+    }
+    if (pattern === "*") {
+        return true;
+    }
+    const p = [...pattern];
+    const n = [...name];
+    const match = (i: number, j: number): boolean => {
+        for (; j < p.length; i++, j++) {
+            if (p[j] === "*") {
+                return match(i, j + 1) || (i < n.length && match(i + 1, j));
+            }
+            if (i >= n.length || (p[j] !== "?" && n[i] !== p[j])) {
+                return false;
+            }
+        }
+        return i === n.length;
+    };
+    return match(0, 0);
+}
+
+/** One entry of Kyverno's `resourceFilters`: `[kind,namespace,name]`. */
+export interface KyvernoResourceFilter {
+    text: string;
+    group: string;
+    version: string;
+    kind: string;
+    subresource: string;
+    namespace: string;
+    name: string;
+}
+
+/**
+ * Kyverno's `resourceFilters` (kyverno/kyverno v1.17.2 pkg/config/types.go `parseKinds`,
+ * `newFilter`): each `[...]` is split at commas into kind, namespace and name (missing parts "").
+ */
+export function parseResourceFilters(text: string): KyvernoResourceFilter[] {
+    return [...text.matchAll(/\[([^[\]]*)\]/g)].map((m) => {
+        const [kind = "", namespace = "", name = ""] = m[1].split(",");
+        const [group, version, k, subresource] = kind === "" ? ["", "", "", ""] : parseKindSelector(kind);
+        return { text: m[0], group, version, kind: k, subresource, namespace, name };
+    });
+}
+
+/**
+ * The filter that keeps Kyverno from a request for `gvk` (and its subresource) in `namespace`,
+ * whatever the object's name (pkg/config/config.go `ToFilter`): Kyverno admits a filtered request
+ * without evaluating any policy (pkg/webhooks/handlers/filter.go).
+ */
+export function resourceFilterFor(filters: readonly KyvernoResourceFilter[], gvk: { group: string; version: string; kind: string }, subresource: string, namespace: string): KyvernoResourceFilter | undefined {
+    return filters.find(
+        (f) =>
+            kyvernoWildcard(f.group, gvk.group) &&
+            kyvernoWildcard(f.version, gvk.version) &&
+            kyvernoWildcard(f.kind, gvk.kind) &&
+            kyvernoWildcard(f.subresource, subresource) &&
+            kyvernoWildcard(f.namespace, namespace),
+    );
+}
+
+/**
+ * What the approval guards must see in a regulated namespace (ADR-056 D3): the Rollout and its
+ * status, its ReplicaSets and their scale, its Pods and their ephemeral containers. Kyverno's chart
+ * filters ReplicaSets out by default (charts/kyverno values.yaml `config.resourceFilters`:
+ * `[ReplicaSet,*,*]`, `[ReplicaSet/?*,*,*]`).
+ */
+const GUARDED_REQUESTS: readonly { group: string; version: string; kind: string; subresource: string }[] = [
+    { group: "argoproj.io", version: "v1alpha1", kind: "Rollout", subresource: "" },
+    { group: "argoproj.io", version: "v1alpha1", kind: "Rollout", subresource: "status" },
+    { group: "apps", version: "v1", kind: "ReplicaSet", subresource: "" },
+    { group: "apps", version: "v1", kind: "ReplicaSet", subresource: "scale" },
+    { group: "", version: "v1", kind: "Pod", subresource: "" },
+    { group: "", version: "v1", kind: "Pod", subresource: "ephemeralcontainers" },
+];
+
+/** Each filter of Kyverno's configuration that hides a guarded request in a regulated namespace. */
+export function filteredGuardRequests(resourceFilters: string, namespaces: readonly string[]): Finding[] {
+    const filters = parseResourceFilters(resourceFilters);
+    const out = new Map<string, string[]>();
+    for (const ns of namespaces) {
+        for (const r of GUARDED_REQUESTS) {
+            const f = resourceFilterFor(filters, r, r.subresource, ns);
+            if (f) {
+                out.set(f.text, [...(out.get(f.text) ?? []), `${r.kind}${r.subresource ? `/${r.subresource}` : ""} in ${ns}`]);
+            }
+        }
+    }
+    return [...out].map(([text, hidden]) => ({
+        object: `resourceFilters ${text}`,
+        found: `Kyverno admits ${[...new Set(hidden)].join(", ")} without asking a policy, so the approval guards never see them; remove it (Kyverno chart: config.resourceFiltersExclude: ["${text.replace(/"/g, '\\"')}"])`,
+    }));
 }
 
 /** Whether a live policy of either API matches Rollouts (the resource, not only a subresource). */
@@ -313,7 +410,7 @@ export function unmatchedSelectors(cfg: PolicyConfig, namespaces: readonly KubeO
         .map((s) => ({ object: s.key, found: `${JSON.stringify(s.given)} matches none of the cluster's ${namespaces.length} namespaces (among the tenant namespaces, minus policy.excludeNamespaces); ${labels}` }));
 }
 
-export const kyvernoChecks: CheckGroup = async ({ config, cluster }) => {
+export const kyvernoChecks: CheckGroup = async ({ config, cluster, options }) => {
     const cfg = config.policy;
     const mode = cfg.availabilityPolicies;
     const declared = kyvernoPolicies(cfg, policyContext(config));
@@ -376,5 +473,19 @@ export const kyvernoChecks: CheckGroup = async ({ config, cluster }) => {
             `${generators.map((g) => `${g.kind} ${nameOf(g)}`).join(", ") || "no generator"}; ${all.length} workloads, ${(pdbs ?? []).length} PodDisruptionBudgets`,
         ),
     );
+    // The approval guards see only what Kyverno's own configuration lets it see.
+    const what = "Kyverno's resourceFilters let the approval guards see a regulated namespace's Rollouts, ReplicaSets and Pods";
+    const regulated = config.policy.regulated ? regulatedNamespaces(config, namespaces) : [];
+    if (!config.policy.regulated) {
+        results.push(skipped("kyverno.resource-filters", what, DOCS.kyverno, "no policy.regulated in the stack"));
+    } else if (regulated.length === 0) {
+        results.push(skipped("kyverno.resource-filters", what, DOCS.kyverno, "no namespace of this cluster matches policy.regulated.namespaceLabels"));
+    } else {
+        const cm = await cluster.get(`/api/v1/namespaces/${options.kyvernoNamespace}/configmaps/${KYVERNO_CONFIGMAP}`);
+        const findings: Finding[] = cm
+            ? filteredGuardRequests(String(field(cm, "data", "resourceFilters") ?? ""), regulated)
+            : [{ object: ref("ConfigMap", options.kyvernoNamespace, KYVERNO_CONFIGMAP), found: `not found: Kyverno's configuration (its controllers' INIT_CONFIG) is read here; another namespace? pass --kyverno-namespace` }];
+        results.push(outcome("kyverno.resource-filters", what, DOCS.kyverno, findings.map((f) => ({ ...f, object: f.object.startsWith("resourceFilters") ? `${ref("ConfigMap", options.kyvernoNamespace, KYVERNO_CONFIGMAP)} ${f.object}` : f.object })), `regulated namespaces: ${regulated.join(", ")}`));
+    }
     return results;
 };

@@ -133,11 +133,11 @@ async function kyvernoChecks(ctx: VerifyContext): Promise<CheckResult[]> {
     const specs: { id: string; role: string; what: string; controllers: KyvernoController[]; rules?: PolicyRule[]; askEvenIfUndeclared?: boolean; notDeclared?: string }[] = [
         { id: "rbac.kyverno-reads-rollouts", role: KYVERNO_ROLES.readRollouts, what: "Kyverno's background and reports controllers may read Rollouts in every namespace, through the stage's aggregated role", controllers: ["background", "reports"] },
         {
-            id: "rbac.kyverno-reads-rollout-status",
-            role: KYVERNO_ROLES.readRolloutStatus,
-            what: "Kyverno's reports controller may read the Rollout status the approval guard matches, so Kyverno reports the guard ready",
+            id: "rbac.kyverno-reads-approval-subresources",
+            role: KYVERNO_ROLES.readApprovalSubresources,
+            what: "Kyverno's reports controller may read the subresources the approval guards match (Rollout status, Pod ephemeral containers), so Kyverno reports the guards ready",
             controllers: ["reports"],
-            notDeclared: "the approval guard is a CEL policy only with policy.regulated and policy.kyvernoApi policies.kyverno.io/v1",
+            notDeclared: "the approval guards are CEL policies only with policy.regulated and policy.kyvernoApi policies.kyverno.io/v1",
         },
         {
             id: "rbac.kyverno-generates-pdbs",
@@ -200,31 +200,49 @@ const DEPLOYER_REFUSED: readonly ResourceQuestion[] = [
 ];
 
 /**
- * Deployers in regulated namespaces: each group of `policy.regulated.deployerGroups`, and every
- * subject bound to a `<app>-rollout-deployer` Role there, is asked each of DEPLOYER_REFUSED. A
- * group is asked alone: a person in a deployer group and an approver group gets the approver's
- * RBAC, and only the admission guard refuses them (it treats a deployer as no approver), which no
- * access review can show.
+ * What a deployer must not be able to do to a regulated Rollout's ReplicaSets (ADR-056 D3): create
+ * one, change one (its template is what runs; Argo Rollouts does not revert an edit) or scale one.
+ * The approval guard restrict-regulated-rollout-pods refuses them at admission too, but only where
+ * Kyverno admits ReplicaSets at all (kyverno.resource-filters) and runs: RBAC is the first line.
  */
-async function deployerCheck(ctx: VerifyContext, allBindings: readonly Binding[]): Promise<CheckResult> {
+const DEPLOYER_REPLICASET_REFUSED: readonly ResourceQuestion[] = [
+    ...["create", "update", "patch"].map((verb) => ({ verb, group: "apps", resource: "replicasets" })),
+    ...["update", "patch"].map((verb) => ({ verb, group: "apps", resource: "replicasets", subresource: "scale" })),
+];
+
+interface DeployerSubject {
+    subject: BindingSubject;
+    namespace: string;
+    via: string;
+}
+
+/**
+ * Deployers in regulated namespaces: each group of `policy.regulated.deployerGroups`, and every
+ * subject bound to a `<app>-rollout-deployer` Role there. A group is asked alone: a person in a
+ * deployer group and an approver group gets the approver's RBAC, and only the admission guard
+ * refuses them (it treats a deployer as no approver), which no access review can show. A string
+ * is the reason there is nobody to ask.
+ */
+async function regulatedDeployers(ctx: VerifyContext, allBindings: readonly Binding[]): Promise<{ namespaces: string[]; subjects: DeployerSubject[] } | string> {
     const { config, cluster } = ctx;
-    const id = "rbac.deployer-cannot-resume";
-    const what = "deployers cannot write rollouts/status (promote, resume, abort) or delete a Rollout in regulated namespaces";
     const regulated = config.policy.regulated;
     if (!regulated) {
-        return skipped(id, what, DOCS.rbac, "no policy.regulated in the stack: no regulated namespaces on this cluster");
+        return "no policy.regulated in the stack: no regulated namespaces on this cluster";
     }
     const namespaces = regulatedNamespaces(config, (await cluster.list("/api/v1/namespaces")) ?? []);
     if (namespaces.length === 0) {
-        return skipped(id, what, DOCS.rbac, "no namespace matches policy.regulated.namespaceLabels among the tenant namespaces");
+        return "no namespace matches policy.regulated.namespaceLabels among the tenant namespaces";
     }
     // ArgoCD's identities may write status by design: its API server runs the approved Rollout
     // actions as its own (policy.regulated.actionServiceAccounts), the sync as the controller's; the
     // admission guard limits what each may write, and ArgoCD's RBAC who may make it write
     // (argocd.regulated-rbac asks ArgoCD's enforcer).
     const argo = [...regulated.gitopsServiceAccounts, ...regulated.actionServiceAccounts];
-    const gitops = (s: BindingSubject) => s.kind === "ServiceAccount" && argo.some((g) => g.name === s.name && g.namespace === s.namespace);
-    const subjects: { subject: BindingSubject; namespace: string; via: string }[] = [];
+    const gitops = (s: BindingSubject) =>
+        (s.kind === "ServiceAccount" && argo.some((g) => g.name === s.name && g.namespace === s.namespace)) ||
+        (s.kind === "User" && regulated.gitopsUsers.includes(s.name)) ||
+        (s.kind === "Group" && regulated.gitopsGroups.includes(s.name));
+    const subjects: DeployerSubject[] = [];
     for (const ns of namespaces) {
         for (const group of regulated.deployerGroups) {
             subjects.push({ subject: { kind: "Group", name: group }, namespace: ns, via: "policy.regulated.deployerGroups" });
@@ -238,24 +256,59 @@ async function deployerCheck(ctx: VerifyContext, allBindings: readonly Binding[]
         }
     }
     if (subjects.length === 0) {
-        return skipped(id, what, DOCS.rbac, `policy.regulated.deployerGroups is empty and no RoleBinding to a *${DEPLOYER_ROLE_SUFFIX} Role in ${namespaces.join(", ")}`);
+        return `policy.regulated.deployerGroups is empty and no RoleBinding to a *${DEPLOYER_ROLE_SUFFIX} Role in ${namespaces.join(", ")}`;
     }
+    return { namespaces, subjects };
+}
+
+/** Asks each deployer each question in its namespace; one finding per allowed request. */
+async function deployerFindings(cluster: ReadOnlyCluster, subjects: readonly DeployerSubject[], questions: readonly ResourceQuestion[], why: (q: ResourceQuestion) => string): Promise<Finding[]> {
     const findings: Finding[] = [];
     for (const { subject, namespace, via } of subjects) {
-        for (const q of DEPLOYER_REFUSED) {
+        for (const q of questions) {
             const d = await cluster.review(reviewSubject(subject, namespace), { ...q, namespace });
             if (d.allowed) {
-                const why = q.verb === "delete" ? ": GitOps would recreate it and its first version is promoted without a gate" : "";
-                findings.push({ object: `${describeSubject(subject)} (${via})`, found: `may ${q.verb} ${q.resource}${q.subresource ? `/${q.subresource}` : ""} in ${namespace}${why}${d.reason ? ` (${d.reason})` : ""}` });
+                findings.push({ object: `${describeSubject(subject)} (${via})`, found: `may ${q.verb} ${q.resource}${q.subresource ? `/${q.subresource}` : ""} in ${namespace}${why(q)}${d.reason ? ` (${d.reason})` : ""}` });
             }
         }
     }
+    return findings;
+}
+
+async function deployerCheck(ctx: VerifyContext, deployers: Awaited<ReturnType<typeof regulatedDeployers>>): Promise<CheckResult> {
+    const id = "rbac.deployer-cannot-resume";
+    const what = "deployers cannot write rollouts/status (promote, resume, abort) or delete a Rollout in regulated namespaces";
+    if (typeof deployers === "string") {
+        return skipped(id, what, DOCS.rbac, deployers);
+    }
+    const findings = await deployerFindings(ctx.cluster, deployers.subjects, DEPLOYER_REFUSED, (q) => (q.verb === "delete" ? ": GitOps would recreate it and its first version is promoted without a gate" : ""));
     return outcome(
         id,
         what,
         DOCS.rbac,
         findings,
-        `RBAC refuses ${subjects.length} deployer subject(s) in ${namespaces.join(", ")}; spec changes and unpausing are refused by admission (restrict-regulated-rollout-changes, under kyverno.*), which access reviews cannot see`,
+        `RBAC refuses ${deployers.subjects.length} deployer subject(s) in ${deployers.namespaces.join(", ")}; spec changes and unpausing are refused by admission (restrict-regulated-rollout-changes, under kyverno.*), which access reviews cannot see`,
+    );
+}
+
+async function deployerReplicaSetCheck(ctx: VerifyContext, deployers: Awaited<ReturnType<typeof regulatedDeployers>>): Promise<CheckResult> {
+    const id = "rbac.deployer-cannot-edit-replicasets";
+    const what = "deployers cannot create, change or scale ReplicaSets in regulated namespaces";
+    if (typeof deployers === "string") {
+        return skipped(id, what, DOCS.rbac, deployers);
+    }
+    const findings = await deployerFindings(
+        ctx.cluster,
+        deployers.subjects,
+        DEPLOYER_REPLICASET_REFUSED,
+        (q) => `: a ReplicaSet ${q.subresource === "scale" ? "scaled" : q.verb === "create" ? "created" : "edited"} beside a Rollout runs a version nobody approved (Argo Rollouts does not revert it)`,
+    );
+    return outcome(
+        id,
+        what,
+        DOCS.rbac,
+        findings,
+        `RBAC refuses ${deployers.subjects.length} deployer subject(s) in ${deployers.namespaces.join(", ")}; restrict-regulated-rollout-pods refuses the same at admission where Kyverno sees ReplicaSets (kyverno.resource-filters)`,
     );
 }
 
@@ -357,7 +410,9 @@ export const rbacChecks: CheckGroup = async (ctx) => {
         ),
     );
 
-    results.push(await deployerCheck(ctx, allBindings));
+    const deployers = await regulatedDeployers(ctx, allBindings);
+    results.push(await deployerCheck(ctx, deployers));
+    results.push(await deployerReplicaSetCheck(ctx, deployers));
     results.push(await tenantReadCheck(ctx));
     const regulated = config.policy.regulated ? regulatedNamespaces(config, (await cluster.list("/api/v1/namespaces")) ?? []) : [];
     results.push(operatorBindingCheck(config, allBindings, regulated));
