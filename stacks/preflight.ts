@@ -1,48 +1,136 @@
 import * as pulumi from "@pulumi/pulumi";
 import { CONTROLLER_CONTAINER, downgradeRefusal, imageTag } from "../components/cluster/adoption";
-import { kubeConfigFor, loadClient } from "../components/cluster/connect";
+import { DeclarationGate, DeclaredRef, existingObjectsRefusal, findExisting } from "../components/cluster/existing";
+import { LiveReader, apiPath, liveReader } from "../components/cluster/live";
+import { CONTROLLER_SELECTOR, chartObjects, chartObjectApiVersion } from "../components/rollouts/chartObjects";
+import { oldInstallProblems } from "../components/cluster/oldInstall";
+import { ROLLOUTS_CRDS } from "../components/rollouts/crds";
+import { RolloutState, adoptedRelease, hashBoundaryDecision } from "../components/rollouts/upgrade";
 import { RELEASE_NAME } from "../components/rollouts/values";
 import type { AddonConfig } from "./config";
 
 /**
- * What the adopting run checks on the live cluster before it declares anything. Every adopted
- * object previews as a create (`upsertExistingObjects`), so a controller newer than the stack's
- * would be downgraded, CRDs included, without a line of the preview saying so (ADR-056 as-built,
- * platform introduction). Only the adopting run reads: any other run shows a version change as
- * an update of the Deployment and the CRDs. The read goes through the stack's own connection
- * as verify makes it (components/cluster/connect.ts): one GET of the controller Deployment.
+ * What the program checks on the live cluster before it declares anything (ADR-056 as-built,
+ * platform introduction; docs/operations/adopt.md and upgrade.md), through the stack's own
+ * connection, GETs only, each bounded (components/cluster/live.ts):
+ *
+ * - the controller running now (one GET of its Deployment): a stack file that names no release
+ *   keeps the line the cluster runs; an adopting run never downgrades it unasked (every adopted object
+ *   previews as a create, so a downgrade would not show); it also refuses the shapes of an old
+ *   install adoption cannot take over (one LIST of the Deployments, one GET of the budget:
+ *   components/cluster/oldInstall.ts);
+ * - a move across the pod-template-hash boundary (components/rollouts/upgrade.ts): one LIST of
+ *   the Rollouts, only then;
+ * - without `cluster.adoptExisting`: every whole object the stack creates, so the preview fails
+ *   where `up` would when another tool's install is there (components/cluster/existing.ts).
+ *
+ * The offline plan runs none of this: it has no cluster (it says so in its summary).
  */
 
 /** The tag of the controller image running in the cluster, or undefined when none runs. */
-export async function runningControllerVersion(config: AddonConfig): Promise<string | undefined> {
-    const k8s = await loadClient();
-    const kc = await kubeConfigFor(k8s, { connection: config.cluster.connection });
-    let deployment: { spec?: { template?: { spec?: { containers?: { name?: string; image?: string }[] } } } };
-    try {
-        deployment = await kc.makeApiClient(k8s.AppsV1Api).readNamespacedDeployment({ name: RELEASE_NAME, namespace: config.controller.namespace });
-    } catch (e) {
-        if ((e as { code?: number }).code === 404) {
-            return undefined; // nothing runs: nothing to downgrade
-        }
-        throw e;
-    }
-    const image = deployment.spec?.template?.spec?.containers?.find((c) => c.name === CONTROLLER_CONTAINER)?.image;
+export async function runningControllerVersion(config: AddonConfig, reader: Pick<LiveReader, "get">): Promise<string | undefined> {
+    const deployment = await reader.get(apiPath("apps/v1", "Deployment", config.controller.namespace, RELEASE_NAME));
+    const containers = ((deployment?.spec as { template?: { spec?: { containers?: { name?: string; image?: string }[] } } } | undefined)?.template?.spec?.containers ?? []);
+    const image = containers.find((c) => c.name === CONTROLLER_CONTAINER)?.image;
     return image ? imageTag(image) : undefined;
 }
 
-/** Refuses the adopting run of a downgrade; `read` is the live read (a parameter for the tests). */
-export async function adoptionPreflight(config: AddonConfig, read: (c: AddonConfig) => Promise<string | undefined> = runningControllerVersion): Promise<void> {
-    if (!config.cluster.adoptExisting) {
-        return;
+/** The objects the chart and the CRD group create, which the provider registers, not this process. */
+export function providerDeclaredObjects(config: AddonConfig): DeclaredRef[] {
+    const ns = config.controller.namespace;
+    return [
+        ...chartObjects({ serviceMonitor: config.controller.serviceMonitor, dashboard: config.controller.dashboard }).map((c): DeclaredRef => ({
+            apiVersion: chartObjectApiVersion(c.kind),
+            kind: c.kind,
+            ...(c.namespaced ? { namespace: ns } : {}),
+            name: c.name,
+            declaredBy: "chart",
+        })),
+        ...ROLLOUTS_CRDS.map((c): DeclaredRef => ({ apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", name: c.name, declaredBy: "crds" })),
+    ];
+}
+
+/** Reads the controller and decides the release and the hash boundary; returns the run's config. */
+export async function controllerPreflight(config: AddonConfig, reader: Pick<LiveReader, "get" | "list">, warn: (m: string) => void = (m) => void pulumi.log.warn(m)): Promise<AddonConfig> {
+    const running = await runningControllerVersion(config, reader);
+    let run = config;
+    // A stack file that names no release keeps the line the cluster runs, on the adopting run and
+    // every run after it: the newest release is the default only where no controller runs yet.
+    const kept = adoptedRelease({ releaseFromStackFile: config.controller.releaseFromStackFile, configuredChart: config.controller.chartVersion, running });
+    if (kept) {
+        warn(`stack "${config.stack}": keeps the release the cluster runs (${running}): chart ${kept.chartVersion}, Argo Rollouts ${kept.appVersion}, because the stack file names none; set controller.chartVersion to move it (docs/operations/upgrade.md)`);
+        run = { ...config, controller: { ...config.controller, chartVersion: kept.chartVersion, appVersion: kept.appVersion } };
     }
-    let running: string | undefined;
+    if (config.cluster.adoptExisting) {
+        const refusal = downgradeRefusal(config.stack, running, run.controller.appVersion, config.cluster.allowDowngrade);
+        if (refusal) {
+            throw new pulumi.RunError(refusal);
+        }
+        // Shapes of the old install a green preview would not show (components/cluster/oldInstall.ts):
+        // one LIST of the Deployments, one GET of the budget.
+        const ns = config.controller.namespace;
+        const problems = oldInstallProblems({
+            namespace: ns,
+            name: RELEASE_NAME,
+            deployments: (await reader.list("/apis/apps/v1/deployments")) ?? [],
+            chartSelector: CONTROLLER_SELECTOR,
+            pdb: await reader.get(apiPath("policy/v1", "PodDisruptionBudget", ns, RELEASE_NAME)),
+        });
+        if (problems.length > 0) {
+            throw new pulumi.RunError(
+                `stack "${config.stack}": argo-rollouts-addon:cluster.adoptExisting is true, and the old install has ${problems.length} thing(s) adopting would break (npm run adopt-check -- --stack ${config.stack} lists them too):\n` +
+                    problems.map((p) => `  ${p.object}: ${p.found}\n      first: ${p.fix}`).join("\n"),
+            );
+        }
+    }
+    const boundary = hashBoundaryDecision({ stack: config.stack, running, configured: run.controller.appVersion, acknowledged: config.controller.acknowledgeNewRevisions, rollouts: [] });
+    if (boundary.refusal || boundary.notice) {
+        // Only a move across the boundary lists the Rollouts (cluster-wide read of one kind).
+        const rollouts = ((await reader.list("/apis/argoproj.io/v1alpha1/rollouts")) ?? []) as RolloutState[];
+        const decision = hashBoundaryDecision({ stack: config.stack, running, configured: run.controller.appVersion, acknowledged: config.controller.acknowledgeNewRevisions, rollouts });
+        if (decision.refusal) {
+            throw new pulumi.RunError(decision.refusal);
+        }
+        if (decision.notice) {
+            warn(decision.notice);
+        }
+    }
+    return run;
+}
+
+/**
+ * The program's entry (stacks/index.ts): read, decide, then declare behind the gate and open it
+ * only once no object the stack creates belongs to another tool.
+ */
+export async function checkedStack(
+    config: AddonConfig,
+    define: (config: AddonConfig) => Promise<Record<string, unknown>>,
+    opts: { reader?: Pick<LiveReader, "get" | "list">; register?: (t: pulumi.ResourceTransformation) => void; warn?: (m: string) => void } = {},
+): Promise<Record<string, unknown>> {
+    let reader = opts.reader;
     try {
-        running = await read(config);
+        reader ??= await liveReader({ connection: config.cluster.connection });
+        config = await controllerPreflight(config, reader, opts.warn);
     } catch (e) {
-        throw new pulumi.RunError(`stack "${config.stack}": argo-rollouts-addon:cluster.adoptExisting is true, and the running controller's version cannot be read to rule out a downgrade: ${(e as Error).message}`);
+        if (e instanceof pulumi.RunError) {
+            throw e;
+        }
+        throw new pulumi.RunError(`stack "${config.stack}": the program reads the cluster before it declares anything (the running controller, and the objects it would create), and cannot: ${(e as Error).message}`);
     }
-    const refusal = downgradeRefusal(config.stack, running, config.controller.appVersion, config.cluster.allowDowngrade);
-    if (refusal) {
-        throw new pulumi.RunError(refusal);
+    const gate = new DeclarationGate();
+    (opts.register ?? pulumi.runtime.registerStackTransformation)(gate.transformation);
+    const outputs = await define(config);
+    if (!config.cluster.adoptExisting) {
+        let refusal: string | undefined;
+        try {
+            refusal = existingObjectsRefusal(config.stack, await findExisting([...gate.declared, ...providerDeclaredObjects(config)], reader));
+        } catch (e) {
+            refusal = `stack "${config.stack}": the program reads every object it would create before it declares them, and cannot: ${(e as Error).message}`;
+        }
+        if (refusal) {
+            throw new pulumi.RunError(refusal);
+        }
     }
+    gate.open();
+    return outputs;
 }

@@ -25,7 +25,8 @@ function fakeCluster(objects: KubeObject[]): ReadOnlyCluster & { calls: string[]
         list: async (path, selector) => {
             calls.push(`LIST ${path}`);
             const wanted = (selector ?? "").split(",").filter(Boolean).map((s) => s.split("="));
-            const clusterWide = path.startsWith("/apis/argoproj.io/v1alpha1/") && !path.includes("/namespaces/");
+            // A collection path without a namespace lists every namespace, as the API server does.
+            const clusterWide = !path.includes("/namespaces/");
             return objects.filter((o) => {
                 const p = pathOf(o);
                 const collection = p.slice(0, p.lastIndexOf("/"));
@@ -155,6 +156,42 @@ describe("adopt-check", () => {
             const deployment = report.objects.find((o) => o.object === `Deployment ${ns}/argo-rollouts`)!;
             assert.deepStrictEqual([deployment.present, deployment.declaredBy, deployment.managers], [true, "chart", ["helm (Update)"]]);
             assert.ok(report.objects.filter((o) => o.declaredBy === "stack").length === planned.length);
+        });
+
+        it("shows the field changes on the chart's objects and the CRDs, and the old install's shapes it cannot take over", async () => {
+            const objects = brownfield(ns);
+            // A plain-manifest controller's selector and a budget with minAvailable.
+            const deployment = objects.find((o) => o.kind === "Deployment")!;
+            (deployment.spec as Record<string, unknown>).selector = { matchLabels: { "app.kubernetes.io/name": "argo-rollouts" } };
+            objects.push({ apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name: "argo-rollouts", namespace: ns, labels: HELM, managedFields: helmManaged }, spec: { minAvailable: 1 } });
+            const urls: string[][] = [];
+            const report = await adoptCheck(config, planned, fakeCluster(objects), async (u) => {
+                urls.push(u);
+                return ROLLOUTS_CRDS.map((c) => ({ apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", metadata: { name: c.name, labels: { ...HELM, "app.kubernetes.io/version": "v1.9.0" } }, spec: { group: "argoproj.io" } }));
+            });
+            assert.deepStrictEqual(urls, [ROLLOUTS_CRDS.map((c) => `${config.controller.crdBaseUrl}/${config.controller.appVersion}/manifests/crds/${c.file}`)]);
+            const changes = (name: string) => report.objects.find((o) => o.object === name)?.changes;
+            assert.deepStrictEqual(changes(`Deployment ${ns}/argo-rollouts`), [
+                "spec.selector.matchLabels.app.kubernetes.io/component",
+                "spec.selector.matchLabels.app.kubernetes.io/instance",
+                "spec.replicas",
+                "spec.template.spec.serviceAccountName",
+                "spec.template.spec.containers[argo-rollouts].image",
+            ]);
+            assert.deepStrictEqual(changes(`PodDisruptionBudget ${ns}/argo-rollouts`), [
+                "spec.maxUnavailable",
+                "spec.selector.matchLabels.app.kubernetes.io/component",
+                "spec.selector.matchLabels.app.kubernetes.io/name",
+                "spec.selector.matchLabels.app.kubernetes.io/instance",
+            ]);
+            assert.deepStrictEqual(changes(`CustomResourceDefinition ${ROLLOUTS_CRDS[0].name}`), ["metadata.labels.app.kubernetes.io/version", "spec.group"]);
+            const found = report.breaks.map((b) => `${b.object}: ${b.found}`);
+            assert.ok(found.some((f) => f.startsWith(`Deployment ${ns}/argo-rollouts: selects {app.kubernetes.io/name=argo-rollouts}, the chart {`)), found.join("\n"));
+            assert.ok(found.some((f) => f.startsWith(`PodDisruptionBudget ${ns}/argo-rollouts: sets minAvailable 1`)), found.join("\n"));
+            // Without the CRD source, their fields are not compared, and the text says so.
+            const unread = await adoptCheck(config, planned, fakeCluster(brownfield(ns)), async () => ({ error: "connect ECONNREFUSED" }));
+            assert.strictEqual(unread.objects.find((o) => o.object === `CustomResourceDefinition ${ROLLOUTS_CRDS[0].name}`)?.changes, null);
+            assert.match(formatAdoptText(unread), /CustomResourceDefinition rollouts\.argoproj\.io \[crds\] managers helm \(Update\); fields: not compared \(connect ECONNREFUSED\)/);
         });
 
         it("accepts a downgrade only when the stack allows it for the adopting run", async () => {

@@ -19,6 +19,8 @@ import { addonConfig, labelsFor, tenantNamespaces } from "../e2e/lib/platform";
 import { selects } from "../components/policy/selectors";
 import { namespaceSelector } from "../components/policy/builders";
 import { kyvernoRelease } from "../e2e/lib/kyvernoRelease";
+import { E2E_RELEASES } from "../e2e/lib/releases";
+import { CONTROLLER_RELEASES } from "../components/rollouts/versions";
 
 describe("e2e harness", () => {
     describe("the Kyverno release of the run", () => {
@@ -114,6 +116,16 @@ describe("e2e harness", () => {
         assert.throws(() => requiredVersion("etcd", "example.com/absent"), /does not require example.com\/absent/);
     });
 
+    it("runs every release of the version table from a module pinned at that release, with a controller built from it", () => {
+        assert.deepStrictEqual(Object.keys(E2E_RELEASES).sort(), CONTROLLER_RELEASES.map((r) => r.appVersion).sort());
+        for (const r of CONTROLLER_RELEASES) {
+            const e = E2E_RELEASES[r.appVersion];
+            assert.strictEqual(requiredVersion(path.relative(path.join(__dirname, "..", "e2e", "engines"), e.pins), "github.com/argoproj/argo-rollouts"), r.appVersion, r.appVersion);
+            const engine = e.binary === "rollouts-controller" ? "argo-rollouts" : path.basename(e.pins);
+            assert.match(fs.readFileSync(path.join(__dirname, "..", "e2e", "engines", engine, "build.sh"), "utf8"), new RegExp(`version=${r.appVersion.replace(/\./g, "\\.")}[\\s\\S]*-o "\\$\\{OUT\\}/${e.binary}"`));
+        }
+    });
+
     describe("delivery scenarios", () => {
         const targets = { kubeconfig: "/tmp/k", context: "e2e", chartRepository: "https://127.0.0.1:1/charts", crdBaseUrl: "https://127.0.0.1:1/crds" };
         const patch = (smoke: Partial<SmokeSetting> = {}) =>
@@ -153,6 +165,8 @@ describe("e2e harness", () => {
                 "--healthzPort=1",
                 "--metricsPort=2",
             ]);
+            // Chart 2.40.7 renders the v1.8.x spelling, the only one that controller knows.
+            assert.deepStrictEqual(localArgs(["--healthzPort=8080", "--metricsport=8090"], { healthz: 1, metrics: 2 }), ["--healthzPort=1", "--metricsport=2"]);
         });
 
         it("finds permission errors in a controller log, and only those", () => {

@@ -69,6 +69,9 @@ describe("offline plan", () => {
                 assert.match(text, /stages: gateway -> rollouts -> policy -> argocd-apps/);
                 assert.match(text, /rollouts\s+\d+\s+.*Chart x1/);
                 assert.match(text, /adopting: nothing/);
+                // The live checks of stacks/preflight.ts: the plan says it did not run them.
+                assert.match(text, /existing objects: not checked here; .* \(needs a cluster\)/);
+                assert.match(text, /controller release: not checked here; .* \(needs a cluster\)/);
             });
         });
     }

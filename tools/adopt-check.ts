@@ -12,9 +12,11 @@
  * Exit status: 0 adopting breaks nothing adopt-check can see, 1 it would (each BREAK says what to
  * do first), 2 usage, configuration or connection error.
  */
+import * as https from "https";
 import * as path from "path";
+import * as YAML from "yaml";
 import { splitEquals, wantsHelp } from "./cliArgs";
-import { AdoptReport, PlannedObject, adoptCheck, adoptExitCode, formatAdoptText } from "./adopt/check";
+import { AdoptReport, CrdSource, PlannedObject, adoptCheck, adoptExitCode, formatAdoptText } from "./adopt/check";
 import { manifestResources, planStack } from "./plan";
 import { configFromStackFile, readStackFile } from "./stackFile";
 import { ConnectionError, connect } from "./verify/cluster";
@@ -77,6 +79,30 @@ export async function plannedObjects(stack: string, configDir: string): Promise<
         .filter((o) => typeof o.metadata?.name === "string" && typeof o.kind === "string" && typeof o.apiVersion === "string");
 }
 
+/**
+ * The CRD manifests the stack applies, read from controller.crdBaseUrl as the program reads them
+ * (one HTTPS GET each, bounded); when one cannot be read the CRDs' fields are not compared, and
+ * the report says why.
+ */
+export const fetchCrds: CrdSource = async (urls) => {
+    const get = (url: string) =>
+        new Promise<string>((resolve, reject) => {
+            const req = https.get(url, { timeout: 15_000 }, (res) => {
+                const chunks: Buffer[] = [];
+                res.on("data", (c: Buffer) => chunks.push(c));
+                res.on("end", () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks).toString("utf8")) : reject(new Error(`${url}: ${res.statusCode}`))));
+                res.on("error", reject);
+            });
+            req.on("timeout", () => req.destroy(new Error(`${url}: no answer within 15 s`)));
+            req.on("error", reject);
+        });
+    try {
+        return (await Promise.all(urls.map(get))).map((text) => YAML.parse(text) as Record<string, unknown>);
+    } catch (e) {
+        return { error: (e as Error).message };
+    }
+};
+
 const HELP = `${USAGE}
 
 Before the adopting run (cluster.adoptExisting): what it takes over on the stack's cluster, what
@@ -110,7 +136,7 @@ export async function adoptCheckMain(argv: readonly string[], out: (s: string) =
         const config = configFromStackFile(readStackFile(args.stack, args.configDir));
         const planned = await plannedObjects(args.stack, args.configDir);
         const cluster = await connect({ connection: config.cluster.connection, kubeconfig: args.kubeconfig, context: args.context });
-        report = await adoptCheck(config, planned, cluster);
+        report = await adoptCheck(config, planned, cluster, fetchCrds);
     } catch (e) {
         err(e instanceof ConnectionError ? `stack "${args.stack}": cannot check adoption: ${e.message}` : (e as Error).message);
         return 2;

@@ -310,6 +310,12 @@ export async function runOffline(opts: OfflineOptions): Promise<OfflineRun> {
     let outputs: Record<string, unknown>;
     try {
         outputs = await Promise.race([work(), failed]);
+    } catch (e) {
+        // What reached the engine before the failure: a refusal before any declaration has none.
+        if (e instanceof Error) {
+            Object.defineProperty(e, "registered", { value: order.map((urn) => records.get(urn)!), enumerable: false, configurable: true });
+        }
+        throw e;
     } finally {
         process.off("unhandledRejection", onRejection);
     }

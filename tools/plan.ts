@@ -165,6 +165,8 @@ export function summary(run: OfflineRun): string {
     const adopted = adoptions(run);
     if (adopted.length === 0) {
         lines.push("  adopting: nothing (cluster.adoptExisting is false: a create of an existing object fails)");
+        // stacks/preflight.ts: the offline plan has no cluster to read.
+        lines.push("  existing objects: not checked here; pulumi preview and up read every object above against the cluster first and refuse another tool's (needs a cluster)");
     } else {
         const objects = adopted.flatMap((a) => a.objects);
         lines.push(`  adopting: ${objects.length} objects, each taken over if it exists (cluster.adoptExisting: the provider's upsertExistingObjects, and pulumi.com/patchForce on each whole object; the provider's enablePatchForce stays false):`);
@@ -172,6 +174,7 @@ export function summary(run: OfflineRun): string {
             lines.push(`    ${o}`);
         }
     }
+    lines.push("  controller release: not checked here; pulumi preview and up read the running controller first (a stack file naming no release keeps the line the cluster runs; a move across the pod-template-hash boundary needs controller.acknowledgeNewRevisions) (needs a cluster)");
     return lines.join("\n");
 }
 

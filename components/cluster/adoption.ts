@@ -179,6 +179,13 @@ export function adoptionRunbook(cfg: { stack: string; controller: Pick<Controlle
             // Through the deploy pipeline like every up: a workstation up is break-glass.
             title: "Adopt in one run, through the deploy pipeline",
             commands: [
+                // A Deployment's selector is immutable (components/cluster/oldInstall.ts): a
+                // plain-manifest controller (argoproj/argo-rollouts manifests/install.yaml selects
+                // app.kubernetes.io/name only) cannot become the chart's, so it goes right before the
+                // run that installs the chart's; the adopting preflight refuses until it is gone.
+                `# A plain-manifest install (upstream install.yaml): its controller's selector cannot become the chart's; this deletes it (and only then): no controller runs until the adopting run, Rollouts keep their pods`,
+                `kubectl get deployment ${RELEASE_NAME} -n ${ns} -o jsonpath='{.spec.selector.matchLabels.app\\.kubernetes\\.io/instance}' --ignore-not-found | grep -qx ${RELEASE_NAME} || kubectl delete deployment ${RELEASE_NAME} -n ${ns} --ignore-not-found`,
+                `# A controller Deployment outside this stack that adopt-check names (another release or namespace): delete it now too, kubectl delete deployment <name> -n <namespace>`,
                 `pulumi config set --path cluster.adoptExisting true ${s}`,
                 `npm run adopt-check -- --stack ${cfg.stack}`,
                 `# Merge Pulumi.${cfg.stack}.yaml through a pull request: its preview must show creates only (no replace, no delete); the deploy pipeline then runs`,

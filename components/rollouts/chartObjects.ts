@@ -25,6 +25,26 @@ export interface ChartObjectOptions {
     dashboard: boolean;
 }
 
+/** The apiVersion of each kind the chart renders (chart 2.41.0 and 2.40.7 templates/). */
+const CHART_KIND_VERSIONS: Readonly<Record<string, string>> = {
+    ServiceAccount: "v1",
+    ConfigMap: "v1",
+    Service: "v1",
+    Deployment: "apps/v1",
+    PodDisruptionBudget: "policy/v1",
+    ServiceMonitor: "monitoring.coreos.com/v1",
+    ClusterRole: "rbac.authorization.k8s.io/v1",
+    ClusterRoleBinding: "rbac.authorization.k8s.io/v1",
+};
+
+export function chartObjectApiVersion(kind: string): string {
+    const v = CHART_KIND_VERSIONS[kind];
+    if (!v) {
+        throw new Error(`the chart renders no ${kind}`);
+    }
+    return v;
+}
+
 export function chartObjects(opts: ChartObjectOptions): ChartObject[] {
     const ns = (kind: string, name: string): ChartObject => ({ kind, namespaced: true, name });
     const cluster = (kind: string, name: string): ChartObject => ({ kind, namespaced: false, name });
@@ -58,4 +78,51 @@ export function renderedConfigKeys(controllerValues: Record<string, unknown>): s
         const v = controllerValues[k];
         return Array.isArray(v) ? v.length > 0 : v !== undefined && v !== null && v !== "";
     });
+}
+
+/**
+ * The controller Deployment's selector (templates/controller/deployment.yaml: the component plus
+ * argo-rollouts.selectorLabels of _helpers.tpl, the same in 2.40.7 and 2.41.0). A Deployment's
+ * selector is immutable, so a live controller Deployment with another one cannot be adopted.
+ */
+export const CONTROLLER_SELECTOR: Readonly<Record<string, string>> = {
+    "app.kubernetes.io/component": "rollouts-controller",
+    "app.kubernetes.io/name": "argo-rollouts",
+    "app.kubernetes.io/instance": RELEASE_NAME,
+};
+
+/**
+ * The fields of the chart's objects that the program's values decide, as the templates render them
+ * (the rest is the chart's own and shows in `pulumi preview`), so adopt-check can show what the
+ * adopting run changes on them: the controller Deployment's selector, replicas, service account and
+ * image (templates/controller/deployment.yaml), the budget (poddisruptionbudget.yaml: maxUnavailable
+ * when set) and the metrics Service's selector (metrics-service.yaml).
+ */
+export function chartObjectFields(values: { controller: { replicas: number; image: { registry: string; repository: string; tag: string }; pdb: { maxUnavailable: number } } }, namespace: string): { apiVersion: string; kind: string; metadata: { name: string; namespace: string }; [field: string]: unknown }[] {
+    const c = values.controller;
+    const meta = (name: string) => ({ name, namespace });
+    return [
+        {
+            apiVersion: "apps/v1",
+            kind: "Deployment",
+            metadata: meta(RELEASE_NAME),
+            spec: {
+                selector: { matchLabels: { ...CONTROLLER_SELECTOR } },
+                replicas: c.replicas,
+                template: { spec: { serviceAccountName: RELEASE_NAME, containers: [{ name: "argo-rollouts", image: `${c.image.registry}/${c.image.repository}:${c.image.tag}` }] } },
+            },
+        },
+        {
+            apiVersion: "policy/v1",
+            kind: "PodDisruptionBudget",
+            metadata: meta(RELEASE_NAME),
+            spec: { maxUnavailable: c.pdb.maxUnavailable, selector: { matchLabels: { ...CONTROLLER_SELECTOR } } },
+        },
+        {
+            apiVersion: "v1",
+            kind: "Service",
+            metadata: meta(`${RELEASE_NAME}-metrics`),
+            spec: { selector: { ...CONTROLLER_SELECTOR } },
+        },
+    ];
 }

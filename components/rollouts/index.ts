@@ -10,3 +10,5 @@ export * from "./rbac";
 export * from "./stage";
 export * from "./trust";
 export * from "./values";
+export * from "./versions";
+export * from "./upgrade";

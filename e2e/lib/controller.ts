@@ -48,15 +48,20 @@ function configMapData(cluster: Cluster, namespace: string, name: string): Recor
     return out === "" ? undefined : ((JSON.parse(out) as { data?: Record<string, string> }).data ?? {});
 }
 
-/** The chart's arguments with the listen ports moved to free ones. */
+/**
+ * The chart's arguments with the listen ports moved to free ones, each flag spelt as the chart
+ * spelt it: v1.8.x knows only `--metricsport` (cmd/rollouts-controller/main.go at v1.8.4; chart
+ * 2.40.7 renders it), v1.9.0 both spellings.
+ */
 export function localArgs(args: readonly string[], ports: { healthz: number; metrics: number }): string[] {
+    const metrics = args.map((a) => /^--(metricsPort|metricsport)(=|$)/.exec(a)?.[1]).find((f) => f !== undefined) ?? "metricsPort";
     const out = args.filter((a) => !/^--(healthzPort|metricsPort)(=|$)/i.test(a));
-    return [...out, `--healthzPort=${ports.healthz}`, `--metricsPort=${ports.metrics}`];
+    return [...out, `--healthzPort=${ports.healthz}`, `--${metrics}=${ports.metrics}`];
 }
 
 export async function startController(
     cluster: Cluster,
-    opts: { bin: string; dir: string; namespace: string; name?: string; env?: NodeJS.ProcessEnv; hostname?: string },
+    opts: { bin: string; dir: string; namespace: string; name?: string; env?: NodeJS.ProcessEnv; hostname?: string; binary?: string },
 ): Promise<ControllerProc> {
     const name = opts.name ?? "rollouts-controller";
     const home = path.join(opts.dir, name);
@@ -68,7 +73,8 @@ export async function startController(
     fs.writeFileSync(kubeconfig, kubeconfigFor(cluster.server, cluster.caFile, { name: deployment.serviceAccount, token }), { mode: 0o600 });
     const ports = { healthz: await freePort(), metrics: await freePort() };
     const args = [`--kubeconfig=${kubeconfig}`, ...localArgs(deployment.args, ports)];
-    const binary = path.join(opts.bin, "rollouts-controller");
+    // Another release's controller (e2e/lib/releases.ts) where a scenario names one.
+    const binary = path.join(opts.bin, opts.binary ?? "rollouts-controller");
     const canUnshare = () => {
         try {
             return run("unshare", ["--uts", "true"]).status === 0;

@@ -88,6 +88,16 @@ export function deliveryPatch(opts: { readEndpoint: string; readCaBundle?: strin
     };
 }
 
+/**
+ * The stack's plugin downloaded from the run's server (`plugin.delivery: download`), as a cluster
+ * whose controller fetches it: for the scenarios that run the real controller on the hub stack.
+ */
+export function pluginDownloadPatch(plugin: Pick<PublishedPlugin, "baseUrl" | "sha256">): (config: ConfigMap) => void {
+    return (config) => {
+        config[`${PROJECT}:plugin`] = { version: PLUGIN_DEFAULTS.version, delivery: "download", arch: "amd64", baseUrl: plugin.baseUrl, sha256: plugin.sha256 };
+    };
+}
+
 export interface PublishedPlugin {
     kind: "real" | "stand-in";
     source: string;

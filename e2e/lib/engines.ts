@@ -15,6 +15,7 @@ const ENGINES = (kyverno: KyvernoRelease): { name: string; dir: string; module: 
     { name: "pulumi", dir: "pulumi", module: "github.com/pulumi/pulumi/pkg/v3" },
     { name: "pulumi-resource-kubernetes", dir: "pulumi-kubernetes", module: "github.com/pulumi/pulumi-kubernetes/provider/v4" },
     { name: "rollouts-controller", dir: "argo-rollouts", module: "github.com/argoproj/argo-rollouts" },
+    { name: "rollouts-controller-1.8 (upgrade-controller)", dir: "argo-rollouts-1.8", module: "github.com/argoproj/argo-rollouts" },
     // Our stand-in, built against the controller's plugin protocol (e2e/engines/gatewayapi-plugin/main.go).
     { name: "gatewayapi-plugin (stand-in, plugin protocol of argo-rollouts)", dir: "gatewayapi-plugin", module: "github.com/argoproj/argo-rollouts" },
     { name: "prometheus", dir: "prometheus", module: "github.com/prometheus/prometheus" },
@@ -35,17 +36,4 @@ export function requiredVersion(dir: string, module: string): string {
 
 export function engineVersions(): { name: string; version: string }[] {
     return [...ENGINES(kyvernoRelease()).map((e) => ({ name: e.name, version: requiredVersion(e.dir, e.module) })), ...platformCrdVersions().map((c) => ({ name: `${c.name} (CRDs)`, version: c.version }))];
-}
-
-/**
- * The release tag of the kubernetes provider the run builds. The proxy serves the provider module
- * only as a pseudo-version, so its build.sh names the tag at that commit and stamps it.
- */
-export function providerTag(): string {
-    const build = fs.readFileSync(path.join(ENGINES_DIR, "pulumi-kubernetes", "build.sh"), "utf8");
-    const m = /^version=(v\d+\.\d+\.\d+)/m.exec(build);
-    if (!m) {
-        throw new Error("e2e/engines/pulumi-kubernetes/build.sh names no version=vX.Y.Z");
-    }
-    return m[1];
 }

@@ -22,16 +22,22 @@ const dirs = new Map<string, string>();
 
 /** The unpacked directory of a module pinned in e2e/platform-crds/go.mod (or, for Kyverno, by the selected release). */
 export function moduleDir(module: string): string {
-    const cached = dirs.get(module);
+    return moduleDirPinnedIn(pinDir(module), module);
+}
+
+/** The unpacked directory of a module at the version the go.mod of `pins` (a folder) requires. */
+export function moduleDirPinnedIn(pins: string, module: string): string {
+    const key = `${pins}\0${module}`;
+    const cached = dirs.get(key);
     if (cached) {
         return cached;
     }
-    const out = runOk("go", ["mod", "download", "-json", module], { cwd: pinDir(module), env: { ...process.env, GOTOOLCHAIN: "local", GOFLAGS: "-mod=readonly" } });
+    const out = runOk("go", ["mod", "download", "-json", module], { cwd: pins, env: { ...process.env, GOTOOLCHAIN: "local", GOFLAGS: "-mod=readonly" } });
     const info = JSON.parse(out) as { Dir?: string; Version?: string; Error?: string };
     if (!info.Dir) {
         throw new Error(`go mod download ${module}: ${info.Error ?? "no Dir"}`);
     }
-    dirs.set(module, info.Dir);
+    dirs.set(key, info.Dir);
     return info.Dir;
 }
 

@@ -7,6 +7,7 @@ import * as path from "path";
 import { REPO_ROOT } from "../../tools/stackFile";
 
 export const ADOPT_PAGE = path.join("docs", "operations", "adopt.md");
+export const UPGRADE_PAGE = path.join("docs", "operations", "upgrade.md");
 export const TROUBLESHOOTING_PAGE = path.join("docs", "operations", "troubleshooting.md");
 
 export interface ReadmeStep {
@@ -14,10 +15,22 @@ export interface ReadmeStep {
     commands: string[];
 }
 
-/** The numbered steps of the runbook, which ends where the page's adopt-check section begins. */
+/** The numbered steps of the adoption runbook, which ends where the page's adopt-check section begins. */
 export function readmeRunbook(page = fs.readFileSync(path.join(REPO_ROOT, ADOPT_PAGE), "utf8")): ReadmeStep[] {
-    const end = page.indexOf("\n## adopt-check");
-    const section = end >= 0 ? page.slice(0, end) : page;
+    return numberedSteps(page, 0, page.indexOf("\n## adopt-check"));
+}
+
+/** The numbered steps of the upgrade runbook (docs/operations/upgrade.md, its "Runbook" section). */
+export function upgradeRunbookSteps(page = fs.readFileSync(path.join(REPO_ROOT, UPGRADE_PAGE), "utf8")): ReadmeStep[] {
+    const start = page.indexOf("\n## Runbook");
+    if (start < 0) {
+        throw new Error(`${UPGRADE_PAGE} has no section "Runbook"`);
+    }
+    return numberedSteps(page, start, page.indexOf("\n## ", start + 1));
+}
+
+function numberedSteps(page: string, start: number, end: number): ReadmeStep[] {
+    const section = end >= 0 ? page.slice(start, end) : page.slice(start);
     const steps: ReadmeStep[] = [];
     for (const m of section.matchAll(/^(\d+)\. ([^\n]*)[\s\S]*?```sh\n([\s\S]*?)```/gm)) {
         steps.push({ title: m[2].trim(), commands: m[3].split("\n").map((l) => l.trim()).filter((l) => l !== "") });

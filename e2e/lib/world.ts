@@ -10,12 +10,14 @@ import * as path from "path";
 import { Cluster, startCluster } from "./cluster";
 import { FileServer, startFileServer } from "./fileserver";
 import { ARGO_ROLLOUTS, installPlatform } from "./platform";
-import { moduleDir, moduleVersion } from "./modules";
+import { moduleDirPinnedIn } from "./modules";
+import { e2eRelease } from "./releases";
 import { run, runAsync, runOk } from "./procs";
 import { PulumiEnv, pulumiEnv } from "./pulumi";
 import { ConfigMap, localConfig, writeStackFile } from "./stacks";
 import { ROLLOUTS_CRD_FILES } from "../../components/rollouts/crds";
 import { CONTROLLER_DEFAULTS } from "../../components/rollouts/config";
+import { CONTROLLER_RELEASES, ControllerRelease } from "../../components/rollouts/versions";
 
 export const STAND_IN_CHART = path.resolve(__dirname, "..", "chart", "argo-rollouts");
 
@@ -29,8 +31,10 @@ export class World {
     readonly clusters = new Map<string, Cluster>();
     private envs = new Map<string, PulumiEnv>();
     chart: "real" | "stand-in" = "stand-in";
-    /** The packaged chart the local repository serves (the old installer's brownfield install uses it too). */
+    /** The packaged chart of the default release (the old installer's brownfield install uses it too). */
     chartArchive = "";
+    /** Every packaged chart the local repository serves, by chart version. */
+    readonly chartArchives = new Map<string, string>();
 
     private constructor(
         readonly dir: string,
@@ -44,26 +48,32 @@ export class World {
     static async start(bin: string, opts: { keep?: boolean } = {}): Promise<World> {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "argo-rollouts-addon-e2e-run-"));
         const files = await startFileServer(dir);
-        // CRD sources: the argo-rollouts module's manifests at the chart's appVersion, in the
-        // layout controller.crdBaseUrl points at (<base>/<tag>/manifests/crds/<file>).
-        const tag = moduleVersion(ARGO_ROLLOUTS);
-        const crdDir = path.join(files.root, "argo-rollouts", tag, "manifests", "crds");
-        fs.mkdirSync(crdDir, { recursive: true });
-        for (const f of ROLLOUTS_CRD_FILES) {
-            fs.copyFileSync(path.join(moduleDir(ARGO_ROLLOUTS), "manifests", "crds", f), path.join(crdDir, f));
+        // CRD sources: each release's manifests from its argo-rollouts module, in the layout
+        // controller.crdBaseUrl points at (<base>/<tag>/manifests/crds/<file>).
+        for (const release of CONTROLLER_RELEASES) {
+            const crdDir = path.join(files.root, "argo-rollouts", release.appVersion, "manifests", "crds");
+            fs.mkdirSync(crdDir, { recursive: true });
+            for (const f of ROLLOUTS_CRD_FILES) {
+                fs.copyFileSync(path.join(releaseModule(release), "manifests", "crds", f), path.join(crdDir, f));
+            }
         }
         const world = new World(dir, bin, files, `${files.url}/charts`, `${files.url}/argo-rollouts`, opts.keep ?? false);
         world.publishChart();
         return world;
     }
 
-    /** Packages the chart (the real one when ARGO_ROLLOUTS_CHART names it) into the local repository. */
+    /**
+     * Packages the charts into the local repository: the real one when ARGO_ROLLOUTS_CHART names it,
+     * and the stand-in of every release of the version table it is not.
+     */
     private publishChart(): void {
         const given = process.env.ARGO_ROLLOUTS_CHART;
         const chartsDir = path.join(this.files.root, "charts");
         fs.mkdirSync(chartsDir, { recursive: true });
         const helm = path.join(this.bin, "helm");
         const helmEnv = { ...process.env, HELM_CACHE_HOME: path.join(this.dir, "helm", "cache"), HELM_CONFIG_HOME: path.join(this.dir, "helm", "config"), HELM_DATA_HOME: path.join(this.dir, "helm", "data") };
+        const packaged = () => new Set(fs.readdirSync(chartsDir).filter((f) => f.endsWith(".tgz")));
+        let realVersion: string | undefined;
         if (given) {
             const src = path.resolve(given);
             if (!fs.existsSync(src)) {
@@ -75,21 +85,33 @@ export class World {
                 runOk(helm, ["package", src, "--destination", chartsDir], { env: helmEnv });
             }
             this.chart = "real";
-        } else {
-            // The stand-in takes the five CRDs from the argo-rollouts module (its templates/crds.yaml).
-            const copy = path.join(this.dir, "stand-in-chart", "argo-rollouts");
+            realVersion = /argo-rollouts-(\d+\.\d+\.\d+)\.tgz$/.exec([...packaged()][0] ?? "")?.[1];
+        }
+        for (const release of CONTROLLER_RELEASES.filter((r) => r.chartVersion !== realVersion)) {
+            // The stand-in takes the five CRDs from the release's argo-rollouts module (its templates/crds.yaml).
+            const copy = path.join(this.dir, "stand-in-chart", release.chartVersion, "argo-rollouts");
             fs.cpSync(STAND_IN_CHART, copy, { recursive: true });
+            const chartYaml = path.join(copy, "Chart.yaml");
+            fs.writeFileSync(chartYaml, fs.readFileSync(chartYaml, "utf8").replace(/^version: .*$/m, `version: ${release.chartVersion}`).replace(/^appVersion: .*$/m, `appVersion: ${release.appVersion}`));
             fs.mkdirSync(path.join(copy, "crd-sources"));
             for (const f of ROLLOUTS_CRD_FILES) {
-                fs.copyFileSync(path.join(moduleDir(ARGO_ROLLOUTS), "manifests", "crds", f), path.join(copy, "crd-sources", f));
+                fs.copyFileSync(path.join(releaseModule(release), "manifests", "crds", f), path.join(copy, "crd-sources", f));
             }
             runOk(helm, ["package", copy, "--destination", chartsDir], { env: helmEnv });
         }
-        this.chartArchive = path.join(chartsDir, fs.readdirSync(chartsDir).find((f) => f.endsWith(".tgz")) ?? "");
+        for (const f of packaged()) {
+            const version = /argo-rollouts-(\d+\.\d+\.\d+)\.tgz$/.exec(f)?.[1];
+            if (version) {
+                this.chartArchives.set(version, path.join(chartsDir, f));
+            }
+        }
+        this.chartArchive = this.chartArchives.get(CONTROLLER_DEFAULTS.chartVersion) ?? "";
         runOk(helm, ["repo", "index", chartsDir, "--url", this.chartRepository], { env: helmEnv });
         const index = fs.readFileSync(path.join(chartsDir, "index.yaml"), "utf8");
-        if (!index.includes(`version: ${CONTROLLER_DEFAULTS.chartVersion}`)) {
-            throw new Error(`the chart in the local repository is not argo-rollouts ${CONTROLLER_DEFAULTS.chartVersion}:\n${index}`);
+        for (const release of CONTROLLER_RELEASES) {
+            if (!index.includes(`version: ${release.chartVersion}`)) {
+                throw new Error(`the local repository has no argo-rollouts ${release.chartVersion}:\n${index}`);
+            }
         }
     }
 
@@ -141,6 +163,11 @@ export class World {
             fs.rmSync(this.dir, { recursive: true, force: true });
         }
     }
+}
+
+/** The argo-rollouts module of a release of the version table, as the run pins it. */
+export function releaseModule(release: ControllerRelease): string {
+    return moduleDirPinnedIn(e2eRelease(release.appVersion).pins, ARGO_ROLLOUTS);
 }
 
 /** `npm run <script> -- args` of this repository, as a user runs it. */

@@ -6,7 +6,9 @@
  */
 import type { AddonConfig } from "../../stacks/config";
 import { TEMPLATE_NAME_PREFIX } from "../../components/rollouts/analysis";
-import { chartObjects, renderedConfigKeys } from "../../components/rollouts/chartObjects";
+import { CONTROLLER_SELECTOR, chartObjectApiVersion, chartObjectFields, chartObjects, renderedConfigKeys } from "../../components/rollouts/chartObjects";
+import { oldInstallProblems } from "../../components/cluster/oldInstall";
+import { rolloutsCrdUrls } from "../../components/rollouts/crds";
 import { HELM_OWNERSHIP_ANNOTATIONS, RELEASE_SELECTOR } from "../../components/cluster/adoption";
 import { ROLLOUTS_CRDS } from "../../components/rollouts/crds";
 import { NOTIFICATION_CONFIGMAP } from "../../components/rollouts/notifications";
@@ -22,7 +24,13 @@ export interface DeclaredObject {
     declaredBy: "stack" | "chart" | "crds";
     present: boolean;
     managers: string[];
-    /** Fields the adopting run sets to another value; null where the plan cannot tell (chart, CRDs). */
+    /** Why the fields were not compared, where `changes` is null. */
+    notCompared?: string;
+    /**
+     * Fields the adopting run sets to another value: of the program's own objects every field it
+     * sets; of the chart's those its values decide (chartObjectFields); of the CRDs every field of
+     * the manifest at controller.appVersion. Null where nothing could be compared.
+     */
     changes: string[] | null;
 }
 
@@ -83,7 +91,10 @@ const RELEASE_KINDS: { apiVersion: string; kind: string; namespaced: boolean }[]
 ];
 
 
-export async function adoptCheck(config: AddonConfig, planned: PlannedObject[], cluster: ReadOnlyCluster): Promise<AdoptReport> {
+/** Reads the CRD manifests the stack applies (controller.crdBaseUrl at controller.appVersion), or says why it could not. */
+export type CrdSource = (urls: string[]) => Promise<Record<string, unknown>[] | { error: string }>;
+
+export async function adoptCheck(config: AddonConfig, planned: PlannedObject[], cluster: ReadOnlyCluster, crdSource?: CrdSource): Promise<AdoptReport> {
     const ns = config.controller.namespace;
     const breaks: Breakage[] = [];
     const leftovers: Leftover[] = [];
@@ -151,17 +162,37 @@ export async function adoptCheck(config: AddonConfig, planned: PlannedObject[], 
         claimable(live, p.kind, p.metadata.namespace, p.metadata.name);
     }
     const values = controllerValues(config);
+    const chartFields = chartObjectFields(values as Parameters<typeof chartObjectFields>[0], ns);
     for (const c of chartObjects({ serviceMonitor: config.controller.serviceMonitor, dashboard: config.controller.dashboard })) {
-        const version = RELEASE_KINDS.find((k) => k.kind === c.kind)?.apiVersion ?? "v1";
-        const live = await cluster.get(apiPath(version, c.kind, c.namespaced ? ns : undefined, c.name));
+        const live = await cluster.get(apiPath(chartObjectApiVersion(c.kind), c.kind, c.namespaced ? ns : undefined, c.name));
         const object = objectName(c.kind, c.namespaced ? ns : undefined, c.name);
         declared.add(object);
-        objects.push({ object, declaredBy: "chart", present: Boolean(live), managers: live ? fieldManagers(live) : [], changes: null });
+        const expected = chartFields.find((f) => f.kind === c.kind && f.metadata.name === c.name);
+        objects.push({ object, declaredBy: "chart", present: Boolean(live), managers: live ? fieldManagers(live) : [], changes: live ? (expected ? fieldChanges(expected, live) : []) : [] });
         claimable(live, c.kind, c.namespaced ? ns : undefined, c.name);
     }
+    const source = crdSource ? await crdSource(rolloutsCrdUrls(config.controller.crdBaseUrl, config.controller.appVersion)) : { error: "no CRD source" };
+    const manifests = Array.isArray(source) ? source : undefined;
+    const crdSourceError = Array.isArray(source) ? undefined : source.error;
     for (const c of crds) {
-        objects.push({ object: objectName("CustomResourceDefinition", undefined, c.name), declaredBy: "crds", present: c.present, managers: c.managers, changes: null });
-        claimable(liveCrds.get(c.name), "CustomResourceDefinition", undefined, c.name);
+        const manifest = manifests?.find((m) => (m.metadata as { name?: string } | undefined)?.name === c.name);
+        const live = liveCrds.get(c.name);
+        objects.push({
+            object: objectName("CustomResourceDefinition", undefined, c.name),
+            declaredBy: "crds",
+            present: c.present,
+            managers: c.managers,
+            changes: live ? (manifest ? fieldChanges(manifest, live) : null) : [],
+            ...(live && !manifest ? { notCompared: crdSourceError ?? `no manifest of ${c.name} at ${config.controller.crdBaseUrl}` } : {}),
+        });
+        claimable(live, "CustomResourceDefinition", undefined, c.name);
+    }
+
+    // Shapes of the old install adopting cannot take over (components/cluster/oldInstall.ts).
+    const deployments = (await cluster.list("/apis/apps/v1/deployments")) ?? [];
+    const pdb = await cluster.get(apiPath("policy/v1", "PodDisruptionBudget", ns, RELEASE_NAME));
+    for (const p of oldInstallProblems({ namespace: ns, name: RELEASE_NAME, deployments, chartSelector: CONTROLLER_SELECTOR, pdb })) {
+        breaks.push(p);
     }
 
     // What stays behind: stale keys the stack no longer writes, and release objects it does not declare.
@@ -251,7 +282,7 @@ export function formatAdoptText(r: AdoptReport): string {
     }
     lines.push("objects the stack declares:");
     for (const o of r.objects) {
-        const changes = o.changes === null ? (o.present ? "; fields: shown by pulumi preview" : "") : o.changes.length > 0 ? `; changes ${o.changes.join(", ")}` : o.present ? "; no field changes" : "";
+        const changes = o.changes === null ? (o.present ? `; fields: not compared (${o.notCompared ?? "the source could not be read"})` : "") : o.changes.length > 0 ? `; changes ${o.changes.join(", ")}` : o.present ? "; no field changes" : "";
         lines.push(`  ${o.present ? "present" : "absent "}  ${o.object} [${o.declaredBy}]${o.present ? ` managers ${o.managers.join(", ") || "none"}` : ""}${changes}`);
     }
     lines.push(`left behind (${r.leftovers.length}):`);

@@ -7,25 +7,7 @@ import type { KubeObject } from "../verify/cluster";
 
 export { imageTag, isDowngrade, parseVersion } from "../../components/cluster/adoption";
 
-/** `Kind namespace/name` or `Kind name`, as verify names objects. */
-export function objectName(kind: string, namespace: string | undefined, name: string): string {
-    return `${kind} ${namespace ? `${namespace}/` : ""}${name}`;
-}
-
-/** The REST path of one object or (without a name) of a collection, from its apiVersion and kind. */
-export function apiPath(apiVersion: string, kind: string, namespace: string | undefined, name?: string): string {
-    const base = apiVersion.includes("/") ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
-    return `${base}${namespace ? `/namespaces/${namespace}` : ""}/${plural(kind)}${name ? `/${name}` : ""}`;
-}
-
-/** The resource name of a kind, as the API server derives it for the kinds the stack declares. */
-export function plural(kind: string): string {
-    const k = kind.toLowerCase();
-    if (k.endsWith("y")) {
-        return `${k.slice(0, -1)}ies`;
-    }
-    return k.endsWith("s") ? `${k}es` : `${k}s`;
-}
+export { apiPath, objectName, plural } from "../../components/cluster/live";
 
 /** The field managers of a live object, `manager (operation)`, in the API server's order. */
 export function fieldManagers(live: KubeObject): string[] {
@@ -50,6 +32,14 @@ export function fieldChanges(planned: Record<string, unknown>, live: KubeObject)
                 if (!INTERNAL_ANNOTATION.test(k)) {
                     walk(v, isRecord(have) ? have[k] : undefined, [...at, k]);
                 }
+            }
+            return;
+        }
+        // A list of named items (containers, ports by name) is compared item by item, by name.
+        if (Array.isArray(want) && want.length > 0 && want.every((x) => isRecord(x) && typeof x.name === "string") && Array.isArray(have)) {
+            for (const item of want as Record<string, unknown>[]) {
+                const match = (have as unknown[]).find((h) => isRecord(h) && h.name === item.name);
+                walk(item, match, [...at.slice(0, -1), `${at[at.length - 1]}[${String(item.name)}]`]);
             }
             return;
         }

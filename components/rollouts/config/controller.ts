@@ -3,6 +3,7 @@ import { ConfigReader, DNS_LABEL, HTTPS_URL, QUANTITY, StringRule, parseQuantity
 import { PLATFORM_NAMESPACES, POD_SECURITY_LABEL } from "../../config/namespaces";
 import { TenantOperatorBinding, readTenantOperators } from "../tenants";
 import { SEMVER, VTAG, CHART_REPO, REGISTRY } from "./patterns";
+import { CONTROLLER_RELEASES } from "../versions";
 
 /** The `imageRegistry` and `controller` sections (ADR-056 D7): the controller chart, its image and CRDs, size and placement. */
 
@@ -43,16 +44,24 @@ export interface ControllerConfig {
     priorityClassName?: string;
     /** Namespaces whose groups may restart, abort, retry, promote and scale Rollouts (tenants.ts). */
     tenantOperators: TenantOperatorBinding[];
+    /**
+     * Whether the stack file names the release (`chartVersion` or `appVersion`). Unnamed, a run
+     * keeps the line the cluster runs (stacks/preflight.ts); the default is for a new cluster.
+     */
+    releaseFromStackFile: boolean;
+    /**
+     * The controller line whose move across the pod-template-hash boundary the platform accepts,
+     * knowing that Rollouts get a new revision (versions.ts, docs/operations/upgrade.md).
+     */
+    acknowledgeNewRevisions?: string;
 }
 
 /**
- * Chart versions whose appVersion is known. A chart not listed here needs `controller.appVersion`,
- * because the CRDs are pinned to the controller's version and must not be guessed.
- * Source: argoproj/argo-helm charts/argo-rollouts Chart.yaml (2.41.0 -> appVersion v1.9.0).
+ * Chart versions whose appVersion is known: the version table's (versions.ts). A chart not listed
+ * here needs `controller.appVersion`, because the CRDs are pinned to the controller's version and
+ * must not be guessed.
  */
-export const KNOWN_CHART_APP_VERSIONS: Readonly<Record<string, string>> = {
-    "2.41.0": "v1.9.0",
-};
+export const KNOWN_CHART_APP_VERSIONS: Readonly<Record<string, string>> = Object.fromEntries(CONTROLLER_RELEASES.map((r) => [r.chartVersion, r.appVersion]));
 
 const QTY: StringRule = { pattern: QUANTITY, describe: "a Kubernetes quantity such as 100m, 1, 256Mi or 1Gi" };
 const quantities = (doc: string, cpu: string, memory: string) =>
@@ -74,7 +83,7 @@ export const CONTROLLER_FIELDS = {
     }),
     namespaceLabels: field.labels({ doc: "extra labels for that namespace, merged over the defaults (restricted Pod Security, app.kubernetes.io/part-of); never a Pod Security label" }),
     chartRepository: field.string({ rule: { pattern: CHART_REPO, describe: "an https:// or oci:// chart repository URL" }, default: "https://argoproj.github.io/argo-helm", doc: "Helm repository (https://) or OCI registry path (oci://) holding argo-rollouts" }),
-    chartVersion: field.string({ rule: { pattern: SEMVER, describe: "an exact chart version such as 2.41.0 (no ranges)" }, default: "2.41.0", doc: "exact chart version" }),
+    chartVersion: field.string({ rule: { pattern: SEMVER, describe: "an exact chart version such as 2.41.0 (no ranges)" }, default: "2.41.0", doc: "exact chart version; unset, a cluster that runs a controller keeps the release of its line (docs/operations/upgrade.md), a new one gets the default" }),
     appVersion: field.string({
         rule: { pattern: VTAG, describe: "an Argo Rollouts release tag such as v1.9.0" },
         defaultDoc: "the chart's appVersion (v1.9.0 for 2.41.0)",
@@ -92,6 +101,12 @@ export const CONTROLLER_FIELDS = {
     serviceMonitor: field.boolean({ default: false, doc: "declare a Prometheus Operator ServiceMonitor for the metrics Service" }),
     dashboard: field.boolean({ default: false, doc: "deploy the dashboard; it is always read-only" }),
     priorityClassName: field.string({ rule: { pattern: DNS_LABEL, describe: "a PriorityClass name" }, defaultDoc: "none", doc: "PriorityClass of the controller pods" }),
+    // Never a default: every Rollout restarting is a decision someone takes for one upgrade.
+    acknowledgeNewRevisions: field.string({
+        rule: { pattern: /^\d+\.\d+$/, describe: "a controller line such as 1.9" },
+        defaultDoc: "none",
+        doc: "the controller line (e.g. 1.9) of an upgrade across the pod-template-hash boundary, accepting that Rollouts get a new revision (docs/operations/upgrade.md); refused while a Rollout is paused or progressing",
+    }),
     tenantOperators: field.listReadBySection({
         describe: "a list of at most 200 { namespace, groups } entries",
         doc: "tenant namespaces (once each; not the controller's, default or kube-*; never a regulated one; must exist) whose groups get argo-rollouts-addon:rollouts-operator: restart, abort, retry, promote, scale",
@@ -182,5 +197,7 @@ export function readController(r: ConfigReader, value: unknown): ControllerConfi
         dashboard: c.dashboard,
         ...(c.priorityClassName ? { priorityClassName: c.priorityClassName } : {}),
         tenantOperators: readTenantOperators(r, c.raw.tenantOperators, c.namespace, PLATFORM_NAMESPACES),
+        releaseFromStackFile: c.raw.chartVersion !== undefined || c.raw.appVersion !== undefined,
+        ...(c.acknowledgeNewRevisions ? { acknowledgeNewRevisions: c.acknowledgeNewRevisions } : {}),
     };
 }
