@@ -2,7 +2,7 @@
  * The offline plan: evaluates the program for one stack file with Pulumi's mock runtime (no
  * credentials, no network, no Pulumi CLI) and writes what the stack declares.
  *
- *   npm run plan -- --stack hub [--out plan]
+ *   npm run plan -- --stack hub [--out plan] [--against main]
  */
 import * as fs from "fs";
 import * as path from "path";
@@ -15,6 +15,8 @@ import { OfflineRun, PlannedResource, kubernetesGvk, runOffline } from "./offlin
 import { REPO_ROOT, StackFile, listStacks, placeholderWorld, readStackFile, referencedHubStack } from "./stackFile";
 import { ROLLOUTS_CRDS } from "../components/rollouts/crds";
 import { flagValue, splitEquals, wantsHelp } from "./cliArgs";
+import { PlanRow, diffPlans, renderFullDiff, renderShortDiff } from "./planDiff";
+import { planAtRef } from "./planAgainst";
 
 /** Kubernetes types that are not whole objects: patches, and components rendered by the provider. */
 const NOT_MANIFESTS = /(Patch$)|(^kubernetes:helm\.sh\/)|(^kubernetes:yaml\/)|(^kubernetes:kustomize\/)/;
@@ -183,13 +185,16 @@ export function summary(run: OfflineRun): string {
  * written into a new folder beside it and swapped in by renames, so an interrupt or a full disk
  * leaves the previous plan or the new one, never one file of each.
  */
-export function writePlan(run: OfflineRun, outDir: string): string {
+export function writePlan(run: OfflineRun, outDir: string, extra: Record<string, string> = {}): string {
     const dir = path.join(outDir, run.stack);
     fs.mkdirSync(outDir, { recursive: true });
     const staging = fs.mkdtempSync(path.join(outDir, `.${run.stack}.new-`));
     try {
         fs.writeFileSync(path.join(staging, "resources.json"), JSON.stringify(resourceRows(run), null, 2) + "\n");
         fs.writeFileSync(path.join(staging, "manifests.yaml"), manifestsYaml(run));
+        for (const [name, text] of Object.entries(extra)) {
+            fs.writeFileSync(path.join(staging, name), text);
+        }
         const previous = fs.existsSync(dir) ? `${staging}.old` : undefined;
         if (previous) {
             fs.renameSync(dir, previous);
@@ -210,7 +215,7 @@ export function removePlan(stack: string, outDir: string): void {
     fs.rmSync(path.join(outDir, stack), { recursive: true, force: true });
 }
 
-const USAGE = "usage: npm run plan -- --stack <name> [--out <dir>] [--config-dir <dir>] [--stats <file>]";
+const USAGE = "usage: npm run plan -- --stack <name> [--out <dir>] [--config-dir <dir>] [--against <git ref>] [--stats <file>]";
 const HELP = `${USAGE}
 
 Plans a stack offline (no cluster, no credentials) and writes <out>/<stack>/resources.json and
@@ -219,6 +224,9 @@ manifests.yaml, both or neither; a failed plan removes the stack's previous plan
   --stack <name>       the stack file Pulumi.<name>.yaml (required)
   --out <dir>          where the plan goes (default: plan/ in the project)
   --config-dir <dir>   where the stack files are (default: the project)
+  --against <git ref>  also plan the stack as it was at that ref (a temporary worktree; the checkout
+                       is left alone), print the review diff and write it: diff.md (complete) and
+                       diff-summary.md (short, for a pull-request comment)
   --stats <file>       also write the run's figures there as JSON (npm run bench reads them)
   --help, -h           print this and exit
 
@@ -232,6 +240,8 @@ export interface PlanArgs {
     configDir: string;
     /** Where to write the run's figures (`PlanStats`), if anywhere. */
     stats?: string;
+    /** The git ref to diff the plan against, if any. */
+    against?: string;
 }
 
 export function parsePlanArgs(argv: readonly string[]): PlanArgs | "help" {
@@ -243,6 +253,7 @@ export function parsePlanArgs(argv: readonly string[]): PlanArgs | "help" {
     let out = path.join(REPO_ROOT, "plan");
     let configDir = REPO_ROOT;
     let stats: string | undefined;
+    let against: string | undefined;
     const value = (i: number) => flagValue(args, i, USAGE, (m) => new PlanUsageError(m));
     for (let i = 0; i < args.length; i++) {
         if (args[i] === "--stack") {
@@ -253,6 +264,8 @@ export function parsePlanArgs(argv: readonly string[]): PlanArgs | "help" {
             configDir = path.resolve(value(i++));
         } else if (args[i] === "--stats") {
             stats = path.resolve(value(i++));
+        } else if (args[i] === "--against") {
+            against = value(i++);
         } else {
             throw new PlanUsageError(`unknown argument ${args[i]}; ${USAGE}`);
         }
@@ -260,7 +273,7 @@ export function parsePlanArgs(argv: readonly string[]): PlanArgs | "help" {
     if (!stack) {
         throw new PlanUsageError(USAGE);
     }
-    return { stack, out, configDir, ...(stats ? { stats } : {}) };
+    return { stack, out, configDir, ...(stats ? { stats } : {}), ...(against ? { against } : {}) };
 }
 
 /** The figures of one plan run, for `npm run bench`. */
@@ -310,9 +323,35 @@ async function main(): Promise<void> {
         .map((r) => validateObject(r.inputs))
         .filter((res) => res.problems.length > 0);
     finished = true;
-    const dir = writePlan(run, args.out);
+    const extra: Record<string, string> = {};
+    let short: string | undefined;
+    let diffError: Error | undefined;
+    if (args.against) {
+        try {
+            const base = planAtRef({ repoRoot: REPO_ROOT, ref: args.against, stack: args.stack, configDir: args.configDir });
+            const diff = diffPlans(base.rows, JSON.parse(JSON.stringify(resourceRows(run))) as PlanRow[]);
+            const opts = { stack: run.stack, against: args.against, commit: base.commit, fullAt: `diff.md beside the plan (plan/${run.stack}/diff.md; in a pull request, the plan-${run.stack} artifact)` };
+            const note = base.existed ? "" : `\nThe stack file Pulumi.${run.stack}.yaml did not exist at \`${args.against}\`: every object is new.\n`;
+            extra["diff.md"] = renderFullDiff(diff, opts) + note;
+            short = renderShortDiff(diff, opts) + note;
+            extra["diff-summary.md"] = short;
+        } catch (e) {
+            diffError = e instanceof Error ? e : new Error(String(e));
+        }
+    }
+    const dir = writePlan(run, args.out, extra);
     console.log(summary(run));
-    console.log(`wrote ${path.relative(process.cwd(), dir) || dir}/resources.json and manifests.yaml`);
+    const shown = path.relative(process.cwd(), dir) || dir;
+    console.log(`wrote ${shown}/resources.json and manifests.yaml${short ? `, diff.md and diff-summary.md` : ""}`);
+    if (short) {
+        console.log("");
+        console.log(short);
+    }
+    // The plan itself stands; only the comparison failed.
+    if (diffError) {
+        console.error(`no diff against ${args.against}: ${diffError.message}`);
+        process.exitCode = 1;
+    }
     // The policy pack's checks, offline: a plan that breaks one fails like `pulumi preview` would.
     if (violations.length > 0) {
         console.error(`stack "${run.stack}": ${violations.length} guardrail violation(s):`);
