@@ -48,9 +48,9 @@ describe("plan diff", () => {
     });
 
     describe("objects", () => {
-        it("labels objects by kind and namespace/name, a patch by the kind it patches, a chart by its release", () => {
+        it("labels objects by kind and namespace/name, a chart by its release", () => {
             assert.strictEqual(objectLabel(row("u", { kind: "ConfigMap", metadata: { name: "n", namespace: "ns" } })), "ConfigMap ns/n");
-            assert.strictEqual(objectLabel({ ...row("u", { kind: "AppProject", metadata: { name: "tenants", namespace: "argocd" } }), type: "kubernetes:apiextensions.k8s.io:CustomResourcePatch" }), "AppProject patch argocd/tenants");
+            assert.strictEqual(objectLabel({ ...row("u", { kind: "AppProject", metadata: { name: "tenants", namespace: "argocd" } }), type: "kubernetes:argoproj.io/v1alpha1:AppProjectPatch" }), "AppProjectPatch argocd/tenants");
             assert.strictEqual(objectLabel({ ...row("u", { chart: "argo-rollouts", version: "2.41.0", name: "argo-rollouts", namespace: "argo-rollouts" }), type: "kubernetes:helm.sh/v4:Chart" }), "Chart argo-rollouts 2.41.0 (release argo-rollouts/argo-rollouts)");
             assert.strictEqual(objectLabel({ ...row("u", {}), type: "argo-rollouts-addon:stages:Policy", name: "policy" }), "argo-rollouts-addon:stages:Policy policy");
         });
@@ -169,8 +169,8 @@ describe("plan diff", () => {
             assert.match(res.stdout, /^### Offline plan of stack `hub` against `HEAD` \([0-9a-f]{12}\)$/m);
             assert.match(res.stdout, /^1 added, 0 removed, 1 changed, \d+ unchanged\.$/m);
             assert.match(res.stdout, /^- \+ added `HTTPRoute observability\/mimir-spoke-prod-read`$/m);
-            assert.match(res.stdout, /^wrote .*resources\.json and manifests\.yaml, diff\.md and diff-summary\.md$/m);
-            assert.deepStrictEqual(fs.readdirSync(path.join(out, "hub")).sort(), ["diff-summary.md", "diff.md", "manifests.yaml", "resources.json"]);
+            assert.match(res.stdout, /^wrote .*resources\.json, manifests\.yaml, patches\.yaml, diff\.md and diff-summary\.md$/m);
+            assert.deepStrictEqual(fs.readdirSync(path.join(out, "hub")).sort(), ["diff-summary.md", "diff.md", "manifests.yaml", "patches.yaml", "resources.json"]);
             assert.match(fs.readFileSync(path.join(out, "hub", "diff.md"), "utf8"), /^ {4}\+ g, platform-release-approvers, role:release-managers$/m);
             assert.ok(res.stdout.includes(fs.readFileSync(path.join(out, "hub", "diff-summary.md"), "utf8")));
             // The checkout: same files changed, same HEAD, no worktree left registered.
@@ -199,7 +199,7 @@ describe("plan diff", () => {
             const res = plan("--stack", "hub", "--config-dir", "test/fixtures/stacks", "--out", out, "--against", "no-such-ref");
             assert.strictEqual(res.status, 1);
             assert.match(res.stderr, /^no diff against no-such-ref: --against no-such-ref: not a commit of the repository at /m);
-            assert.deepStrictEqual(fs.readdirSync(path.join(out, "hub")).sort(), ["manifests.yaml", "resources.json"]);
+            assert.deepStrictEqual(fs.readdirSync(path.join(out, "hub")).sort(), ["manifests.yaml", "patches.yaml", "resources.json"]);
         });
     });
 });

@@ -150,6 +150,36 @@ export function manifestsYaml(run: OfflineRun): string {
         .join("---\n");
 }
 
+/** The patches the stack applies to objects another owner keeps (argocd-cm, argocd-rbac-cm, AppProjects), dependencies first. */
+export function patchResources(run: OfflineRun): PlannedResource[] {
+    const patches = run.resources.filter((r) => r.custom && !r.read && kubernetesGvk(r.type) && /Patch$/.test(r.type));
+    return topologicalOrder(patches, run.resources);
+}
+
+/**
+ * patches.yaml: each patch as the fields it writes, one document each under a comment naming the
+ * object, with texts (argocd-rbac-cm's policy CSV, argocd-cm's ignore rules) as readable lines.
+ * Not applied as a whole object: server-side apply sets these fields only, the object's other
+ * fields stay its owner's, and dropping the patch gives its fields up (pulumi/docs
+ * themes/default/content/registry/packages/kubernetes/how-to-guides/managing-resources-with-server-side-apply.md).
+ */
+export function patchesYaml(run: OfflineRun): string {
+    const patches = patchResources(run);
+    if (patches.length === 0) {
+        return `# stack ${run.stack}: no patches; this stack writes no field of an object another owner keeps.\n`;
+    }
+    return patches
+        .map((r) => {
+            const { apiVersion, kind, metadata, ...rest } = r.inputs;
+            const meta = (metadata ?? {}) as { name?: string; namespace?: string };
+            const doc = new YAML.Document({ apiVersion, kind, metadata, ...rest });
+            const type = kubernetesGvk(r.type)!.kind;
+            doc.commentBefore = ` ${type} of ${String(kind)} ${meta.namespace ? `${meta.namespace}/` : ""}${String(meta.name)} (stage ${r.stage ?? "none"}, resource ${r.name}): server-side apply of these fields only`;
+            return doc.toString({ lineWidth: 0 });
+        })
+        .join("---\n");
+}
+
 /** The short summary the plan prints: resources per stage and kind, and the stage DAG. */
 export function summary(run: OfflineRun): string {
     const lines = [`stack ${run.stack}: ${run.resources.length} resources`];
@@ -181,9 +211,9 @@ export function summary(run: OfflineRun): string {
 }
 
 /**
- * Writes resources.json and manifests.yaml under `<outDir>/<stack>/`, both or neither: they are
- * written into a new folder beside it and swapped in by renames, so an interrupt or a full disk
- * leaves the previous plan or the new one, never one file of each.
+ * Writes resources.json, manifests.yaml, patches.yaml and `extra` (the diff) under
+ * `<outDir>/<stack>/`, all or none: they are written into a new folder beside it and swapped in by
+ * renames, so an interrupt or a full disk leaves the previous plan or the new one, never a mix.
  */
 export function writePlan(run: OfflineRun, outDir: string, extra: Record<string, string> = {}): string {
     const dir = path.join(outDir, run.stack);
@@ -192,6 +222,7 @@ export function writePlan(run: OfflineRun, outDir: string, extra: Record<string,
     try {
         fs.writeFileSync(path.join(staging, "resources.json"), JSON.stringify(resourceRows(run), null, 2) + "\n");
         fs.writeFileSync(path.join(staging, "manifests.yaml"), manifestsYaml(run));
+        fs.writeFileSync(path.join(staging, "patches.yaml"), patchesYaml(run));
         for (const [name, text] of Object.entries(extra)) {
             fs.writeFileSync(path.join(staging, name), text);
         }
@@ -218,8 +249,8 @@ export function removePlan(stack: string, outDir: string): void {
 const USAGE = "usage: npm run plan -- --stack <name> [--out <dir>] [--config-dir <dir>] [--against <git ref>] [--stats <file>]";
 const HELP = `${USAGE}
 
-Plans a stack offline (no cluster, no credentials) and writes <out>/<stack>/resources.json and
-manifests.yaml, both or neither; a failed plan removes the stack's previous plan.
+Plans a stack offline (no cluster, no credentials) and writes <out>/<stack>/resources.json,
+manifests.yaml and patches.yaml, all or none; a failed plan removes the stack's previous plan.
 
   --stack <name>       the stack file Pulumi.<name>.yaml (required)
   --out <dir>          where the plan goes (default: plan/ in the project)
@@ -342,7 +373,7 @@ async function main(): Promise<void> {
     const dir = writePlan(run, args.out, extra);
     console.log(summary(run));
     const shown = path.relative(process.cwd(), dir) || dir;
-    console.log(`wrote ${shown}/resources.json and manifests.yaml${short ? `, diff.md and diff-summary.md` : ""}`);
+    console.log(`wrote ${shown}/resources.json, manifests.yaml, patches.yaml${short ? `, diff.md and diff-summary.md` : ""}`);
     if (short) {
         console.log("");
         console.log(short);

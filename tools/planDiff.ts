@@ -59,9 +59,7 @@ export function objectLabel(row: PlanRow): string {
     const token = /^kubernetes:[^:]+:([A-Za-z0-9]+)$/.exec(row.type);
     const meta = (inputs.metadata ?? {}) as { name?: unknown; namespace?: unknown };
     if (token && typeof meta.name === "string") {
-        // A CustomResourcePatch names the kind it patches in its inputs.
-        const kind = token[1] === "CustomResourcePatch" && typeof inputs.kind === "string" ? `${inputs.kind} patch` : token[1];
-        return `${kind} ${typeof meta.namespace === "string" ? `${meta.namespace}/` : ""}${meta.name}`;
+        return `${token[1]} ${typeof meta.namespace === "string" ? `${meta.namespace}/` : ""}${meta.name}`;
     }
     return `${token ? token[1] : row.type} ${row.name}`;
 }
