@@ -113,7 +113,8 @@ describe("offline plan", () => {
             assert.match(cm.comment, /^ ConfigMapPatch of ConfigMap argocd\/argocd-cm /);
             assert.ok(Object.values(cm.doc.data!).every((v) => v.includes(".spec.template.spec.containers[]?.securityContext")));
             assert.match(docs.find((d) => d.doc.kind === "AppProject")!.comment, /^ AppProjectPatch of AppProject argocd\/tenants /);
-            assert.strictEqual(patchesYaml(runs.get("preprod")!), "# stack preprod: no patches; this stack writes no field of an object another owner keeps.\n");
+            // The defaults: ArgoCD's objects are left as they are.
+            assert.strictEqual(patchesYaml(await planInline(hubConfig(), { stack: "bare" })), "# stack bare: no patches; this stack writes no field of an object another owner keeps.\n");
         });
     });
 
