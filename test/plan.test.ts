@@ -72,6 +72,9 @@ describe("offline plan", () => {
                 // The live checks of stacks/preflight.ts: the plan says it did not run them.
                 assert.match(text, /existing objects: not checked here; .* \(needs a cluster\)/);
                 assert.match(text, /controller release: not checked here; .* \(needs a cluster\)/);
+                // What the plan cannot show, and where it is seen.
+                assert.match(text, /^ {2}chart objects: not shown; the provider renders chart argo-rollouts \d+\.\d+\.\d+ for release argo-rollouts\/argo-rollouts at deploy time, with the values in resources\.json \(rollouts-controller\); pulumi preview lists them \(needs a cluster\)$/m);
+                assert.match(text, /^ {2}CRD objects: not shown; the provider reads the 5 file\(s\) of rollouts-crds \(resources\.json\) at deploy time; pulumi preview lists them \(needs a cluster\)$/m);
             });
         });
     }

@@ -206,6 +206,14 @@ export function summary(run: OfflineRun): string {
             lines.push(`    ${o}`);
         }
     }
+    for (const chart of run.resources.filter((r) => r.type === HELM_CHART)) {
+        // The mock runtime never sees a chart's children: the provider renders them at deploy time.
+        lines.push(`  chart objects: not shown; the provider renders chart ${String(chart.inputs.chart)} ${String(chart.inputs.version)} for release ${String(chart.inputs.namespace)}/${String(chart.inputs.name)} at deploy time, with the values in resources.json (${chart.name}); pulumi preview lists them (needs a cluster)`);
+    }
+    for (const group of run.resources.filter((r) => r.type === CONFIG_GROUP)) {
+        const files = Array.isArray(group.inputs.files) ? group.inputs.files.length : 0;
+        lines.push(`  CRD objects: not shown; the provider reads the ${files} file(s) of ${group.name} (resources.json) at deploy time; pulumi preview lists them (needs a cluster)`);
+    }
     lines.push("  controller release: not checked here; pulumi preview and up read the running controller first (a stack file naming no release keeps the line the cluster runs; a move across the pod-template-hash boundary needs controller.acknowledgeNewRevisions) (needs a cluster)");
     return lines.join("\n");
 }
