@@ -51,14 +51,12 @@ export function planAtRef(opts: { repoRoot: string; ref: string; stack: string; 
     }
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "plan-against-"));
     const tree = path.join(tmp, "tree");
-    // An interrupt while the ref's plan runs would leave the worktree registered: defer it until
-    // the worktree is removed, then exit as the signal would have.
-    let interrupted: NodeJS.Signals | undefined;
-    const defer = (signal: NodeJS.Signals) => {
-        interrupted = signal;
-    };
-    process.on("SIGINT", defer);
-    process.on("SIGTERM", defer);
+    // An interrupt (Ctrl-C reaches the ref's plan too) would end this process by default before the
+    // worktree is removed: while the ref is planned, it ends that plan only, and the command goes on
+    // to remove the worktree and fail without a diff.
+    const ignore = () => undefined;
+    process.on("SIGINT", ignore);
+    process.on("SIGTERM", ignore);
     try {
         git(repoRoot, ["worktree", "add", "--detach", "--quiet", tree, commit]);
         const modules = path.join(tree, "node_modules");
@@ -87,10 +85,7 @@ export function planAtRef(opts: { repoRoot: string; ref: string; stack: string; 
             git(repoRoot, ["worktree", "remove", "--force", tree]);
         }
         fs.rmSync(tmp, { recursive: true, force: true });
-        process.off("SIGINT", defer);
-        process.off("SIGTERM", defer);
-        if (interrupted) {
-            process.kill(process.pid, interrupted);
-        }
+        process.off("SIGINT", ignore);
+        process.off("SIGTERM", ignore);
     }
 }
