@@ -2,3 +2,4 @@ export * from "./load";
 export * from "./keys";
 export * from "./namespaces";
 export * from "./reader";
+export * from "./identity";

@@ -12,6 +12,9 @@
 
 import { RunError } from "@pulumi/pulumi/errors";
 import { nearestKey } from "./keys";
+import { NOT_SHOWN, show } from "./show";
+
+export { NOT_SHOWN, show, withoutUrlSecrets } from "./show";
 
 /** The Pulumi project name, which is also the namespace of every config key. */
 export const PROJECT = "argo-rollouts-addon";
@@ -50,23 +53,6 @@ export function formatProblems(stack: string, namespace: string, problems: Confi
     const noun = problems.length === 1 ? "problem" : "problems";
     const lines = problems.map((p) => `  - ${p.qualified ? "" : `${namespace}:`}${p.key} = ${p.given}: ${p.allowed}`);
     return `stack "${stack}": invalid configuration (${problems.length} ${noun}):\n${lines.join("\n")}`;
-}
-
-/** What a message shows instead of a value it must not echo. */
-export const NOT_SHOWN = "[not shown]";
-
-/** Every URL in a text without its user-info and query (tokens live there), the query shown as `?[not shown]`. */
-export function withoutUrlSecrets(text: string): string {
-    return text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)(?:[^\/?#@\s"]*@)?([^?#\s"]*)(\?[^#\s"]*)?(#[^\s"]*)?/gi, (_m, scheme: string, rest: string, query?: string) => `${scheme}${rest}${query ? `?${NOT_SHOWN}` : ""}`);
-}
-
-/** Renders a given value for an error message; long values are cut so messages stay readable. */
-export function show(value: unknown): string {
-    if (value === undefined) {
-        return "(not set)";
-    }
-    const text = withoutUrlSecrets(JSON.stringify(value) ?? String(value));
-    return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
 
 /**
@@ -264,6 +250,12 @@ export class ConfigReader {
         }
         const out: string[] = [];
         value.forEach((v, i) => {
+            if (v === null || v === undefined) {
+                // A YAML `~` (or empty) item: `string` would read it as "not set" and the list would
+                // shrink silently (an approver list of one such item approves nobody).
+                this.problem(`${key}[${i}]`, null, `is an empty list item (~ or null); remove it or give ${rule.oneOf ? `one of ${rule.oneOf.join(", ")}` : rule.describe}`);
+                return;
+            }
             const s = this.string(`${key}[${i}]`, v, rule);
             if (s !== undefined && !out.includes(s)) {
                 out.push(s);

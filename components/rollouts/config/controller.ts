@@ -1,6 +1,7 @@
 import { defaultsOf, field, readField, readSection } from "../../config/declare";
 import { ConfigReader, DNS_LABEL, HTTPS_URL, QUANTITY, StringRule, parseQuantity } from "../../config/reader";
 import { PLATFORM_NAMESPACES, POD_SECURITY_LABEL } from "../../config/namespaces";
+import { PEOPLE_GROUP_RULE } from "../../config/identity";
 import { TenantOperatorBinding, readTenantOperators } from "../tenants";
 import { SEMVER, VTAG, CHART_REPO, REGISTRY } from "./patterns";
 import { CONTROLLER_RELEASES } from "../versions";
@@ -112,7 +113,7 @@ export const CONTROLLER_FIELDS = {
         doc: "tenant namespaces (once each; not the controller's, default or kube-*; never a regulated one; must exist) whose groups get argo-rollouts-addon:rollouts-operator: restart, abort, retry, promote, scale",
         items: {
             namespace: field.string({ rule: { pattern: DNS_LABEL, describe: "a tenant namespace name (DNS label)", maxLength: 63 }, required: true, doc: "the tenant namespace" }),
-            groups: field.strings({ rule: { pattern: /^\S(.{0,252}\S)?$/, describe: "a group name as the API server sees it (request.userInfo.groups)" }, size: { min: 1, max: 20 }, doc: "1-20 groups that may operate the namespace's Rollouts" }),
+            groups: field.strings({ rule: PEOPLE_GROUP_RULE, size: { min: 1, max: 20 }, doc: "1-20 groups that may operate the namespace's Rollouts (blanks inside allowed); never a Kubernetes system: group (system:authenticated is every user), never * or ?" }),
         },
     }),
 } as const;

@@ -1,0 +1,105 @@
+/**
+ * Values that planned cleanly and broke on a cluster, valid values that were refused, and messages
+ * that said too little or too much: each class, read from a stack value that passed before.
+ */
+import * as assert from "assert";
+import { ConfigError, ConfigProblem } from "../components/config";
+import { AddonConfig, parseAddonConfig } from "../stacks/config";
+import { hubConfig, merged, withRegulatedArgoRbac } from "./harness";
+
+function raw(patch: Record<string, unknown> = {}): Record<string, unknown> {
+    const { "aws:region": _region, ...rest } = merged(hubConfig(), patch);
+    return withRegulatedArgoRbac(rest);
+}
+
+const parse = (patch: Record<string, unknown> = {}, ambient: Parameters<typeof parseAddonConfig>[2] = {}): AddonConfig => parseAddonConfig("hub", raw(patch), { awsRegion: "eu-west-1", ...ambient });
+
+function problems(patch: Record<string, unknown>, ambient: Parameters<typeof parseAddonConfig>[2] = {}): ConfigProblem[] {
+    try {
+        parse(patch, ambient);
+    } catch (err) {
+        assert.ok(err instanceof ConfigError, `expected a ConfigError, got ${String(err)}`);
+        return err.problems;
+    }
+    assert.fail("configuration was accepted");
+}
+
+/** The problem reported for `key`, whose `allowed` text matches `allowed`. */
+function problemFor(patch: Record<string, unknown>, key: string, allowed: RegExp, ambient: Parameters<typeof parseAddonConfig>[2] = {}): ConfigProblem {
+    const all = problems(patch, ambient);
+    const found = all.filter((p) => p.key === key);
+    assert.ok(found.length >= 1, `expected a problem for ${key}, got: ${JSON.stringify(all, null, 1)}`);
+    assert.ok(
+        found.some((p) => allowed.test(p.allowed)),
+        `no problem for ${key} matches ${allowed}: ${JSON.stringify(found, null, 1)}`,
+    );
+    return found.find((p) => allowed.test(p.allowed))!;
+}
+
+const REGULATED = {
+    namespaceLabels: { "platform.test/class": "regulated" },
+    approverGroups: ["release-approvers"],
+    deployerGroups: ["shop-deployers"],
+    gitopsServiceAccounts: ["argocd/argocd-application-controller"],
+};
+
+describe("edge cases (third round)", () => {
+    describe("null list items", () => {
+        it("refuses a ~ item in an approver list instead of building a guard nobody passes", () => {
+            const p = problemFor({ policy: { regulated: { ...REGULATED, approverGroups: [null] } } }, "policy.regulated.approverGroups[0]", /empty list item \(~ or null\)/);
+            assert.strictEqual(p.given, "null");
+        });
+
+        it("refuses a ~ item in every list of strings (excludeNamespaces, topologyKeys, selector values, ignore rules)", () => {
+            problemFor({ policy: { excludeNamespaces: ["kyverno", null] } }, "policy.excludeNamespaces[1]", /empty list item/);
+            problemFor({ policy: { topologyKeys: [null] } }, "policy.topologyKeys[0]", /empty list item/);
+            problemFor(
+                { policy: { tenantNamespaceSelector: { matchExpressions: [{ key: "platform.test/tier", operator: "In", values: ["prod", null] }] } } },
+                "policy.tenantNamespaceSelector.matchExpressions[0].values[1]",
+                /empty list item/,
+            );
+            problemFor({ argocd: { ignoreDifferences: [{ kind: "Service", jsonPointers: ["/spec/clusterIP", null] }] } }, "argocd.ignoreDifferences[0].jsonPointers[1]", /empty list item/);
+        });
+
+        it("refuses a ~ item in a list of objects", () => {
+            problemFor({ controller: { tenantOperators: [null] } }, "controller.tenantOperators[0]", /must be an object/);
+        });
+    });
+
+    describe("identities", () => {
+        for (const group of ["system:authenticated", "system:serviceaccounts", "system:serviceaccounts:shop", "system:bootstrappers"]) {
+            it(`refuses the Kubernetes group ${group} as approver, deployer and tenant operator`, () => {
+                problemFor({ policy: { regulated: { ...REGULATED, approverGroups: [group] } } }, "policy.regulated.approverGroups[0]", /no Kubernetes system: group/);
+                problemFor({ policy: { regulated: { ...REGULATED, deployerGroups: [group] } } }, "policy.regulated.deployerGroups[0]", /no Kubernetes system: group/);
+                problemFor({ controller: { tenantOperators: [{ namespace: "shop", groups: [group] }] } }, "controller.tenantOperators[0].groups[0]", /no Kubernetes system: group/);
+            });
+        }
+
+        it("refuses an approver group that is also a deployer group", () => {
+            problemFor({ policy: { regulated: { ...REGULATED, deployerGroups: ["shop-deployers", "release-approvers"] } } }, "policy.regulated.deployerGroups", /must not include an approver group/);
+        });
+
+        for (const group of ["release-*", "release-approver?"]) {
+            it(`refuses the wildcard group ${group} in every group and user key (kyverno.io/v1 matches it, CEL does not)`, () => {
+                for (const key of ["approverGroups", "deployerGroups", "gitopsGroups", "gitopsUsers"]) {
+                    problemFor({ policy: { regulated: { ...REGULATED, [key]: [group] } } }, `policy.regulated.${key}[0]`, /no \* or \?/);
+                }
+                problemFor({ controller: { tenantOperators: [{ namespace: "shop", groups: [group] }] } }, "controller.tenantOperators[0].groups[0]", /no \* or \?/);
+                problemFor({ argocd: { rbac: { approverGroups: [group] } } }, "argocd.rbac.approverGroups[0]", /no \* or \?/);
+            });
+        }
+
+        it("accepts SSO group names with blanks in every group key", () => {
+            const cfg = parse({
+                policy: { regulated: { ...REGULATED, approverGroups: ["Release Approvers"], deployerGroups: ["Shop Deployers"], gitopsGroups: ["Argo CD Hub"] } },
+                controller: { tenantOperators: [{ namespace: "shop", groups: ["Shop On Call"] }] },
+                argocd: { rbac: { approverRole: "role:release-approver", deployerRoles: ["role:tenant-deployer"], projects: ["tenants-regulated"], regulatedProjects: ["tenants-regulated"], approverGroups: ["Release Approvers"], deployerGroups: ["Shop Deployers"] } },
+            });
+            assert.deepStrictEqual(cfg.policy.regulated?.approverGroups, ["Release Approvers"]);
+            assert.deepStrictEqual(cfg.policy.regulated?.gitopsGroups, ["Argo CD Hub"]);
+            assert.deepStrictEqual(cfg.controller.tenantOperators, [{ namespace: "shop", groups: ["Shop On Call"] }]);
+            assert.deepStrictEqual(cfg.argocd.rbac.approverGroups, ["Release Approvers"]);
+            assert.deepStrictEqual(cfg.argocd.rbac.deployerGroups, ["Shop Deployers"]);
+        });
+    });
+});
