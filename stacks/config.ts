@@ -4,6 +4,7 @@ import { CLUSTER_FIELDS, ClusterConfig, readCluster } from "../components/cluste
 import { field } from "../components/config/declare";
 import { ExampleValue, exampleValues } from "../components/config/examples";
 import { readStackConfig } from "../components/config/load";
+import { PLATFORM_NAMESPACES, foreignNamespace } from "../components/config/namespaces";
 import { ConfigError, ConfigReader, PROJECT, Plain, isPlainObject } from "../components/config/reader";
 import { KNOWN_NAMESPACES } from "../components/config/schema";
 import type { GatewayStageConfig } from "../components/gateway";
@@ -170,6 +171,23 @@ export function parseAddonConfig(
     // The smoke stage declares its namespace as the rollouts stage declares the controller's: one object, two owners.
     if (smokeTest?.enabled && controller && smokeTest.namespace === controller.namespace) {
         r.problem("smokeTest.namespace", smokeTest.namespace, `must differ from controller.namespace (${controller.namespace}): both stages declare their namespace, and a tenant-shaped canary does not run beside the controller`);
+    }
+    // The namespaces the addon creates, and a destroy deletes, are its own: never one another key of
+    // this stack names as someone else's, nor Kubernetes' (reported by the section itself).
+    const others = {
+        "gateway.namespace": gateway?.namespace,
+        "mimir.ingestGateway.namespace": routes?.mimir.ingestGateway.namespace,
+        "mimir.namespace (Mimir, the observability namespace)": routes?.mimir.namespace,
+        "mimir.spokeRouteNamespace": routes?.mimir.spokeRouteNamespace,
+        "argocd.namespace (ArgoCD's)": argocd?.namespace,
+        "network.dnsNamespace (the cluster resolver's)": network?.dnsNamespace,
+    };
+    const created: [string, string | undefined][] = [["controller.namespace", controller?.namespace], ["smokeTest.namespace", smokeTest?.enabled ? smokeTest.namespace : undefined]];
+    for (const [key, ns] of created) {
+        const foreign = ns === undefined || PLATFORM_NAMESPACES.includes(ns) ? undefined : foreignNamespace(ns, others);
+        if (foreign) {
+            r.problem(key, ns, `must be a namespace of the addon's own, not ${foreign}`);
+        }
     }
     const sections = { cluster, gateway, controller, plugin, mimir: routes, analysis, network, errorBudget, notifications, smokeTest, policy, argocd };
     if (r.problems.length > 0 || Object.values(sections).some((v) => !v)) {

@@ -5,7 +5,7 @@
 import * as assert from "assert";
 import { ConfigError, ConfigProblem } from "../components/config";
 import { AddonConfig, parseAddonConfig } from "../stacks/config";
-import { hubConfig, merged, withRegulatedArgoRbac } from "./harness";
+import { TEST_DIGEST, hubConfig, merged, whole, withRegulatedArgoRbac } from "./harness";
 
 function raw(patch: Record<string, unknown> = {}): Record<string, unknown> {
     const { "aws:region": _region, ...rest } = merged(hubConfig(), patch);
@@ -42,6 +42,15 @@ const REGULATED = {
     deployerGroups: ["shop-deployers"],
     gitopsServiceAccounts: ["argocd/argocd-application-controller"],
 };
+
+/** An enabled smoke canary, with `patch` over it. */
+const SMOKE = (patch: Record<string, unknown> = {}) => ({
+    enabled: true,
+    hostname: "smoke.platform.test",
+    image: `registry.platform.test/mirror/argoproj/rollouts-demo@${TEST_DIGEST}`,
+    loadImage: `registry.platform.test/mirror/curlimages/curl@${TEST_DIGEST}`,
+    ...patch,
+});
 
 describe("edge cases (third round)", () => {
     describe("null list items", () => {
@@ -100,6 +109,50 @@ describe("edge cases (third round)", () => {
             assert.deepStrictEqual(cfg.controller.tenantOperators, [{ namespace: "shop", groups: ["Shop On Call"] }]);
             assert.deepStrictEqual(cfg.argocd.rbac.approverGroups, ["Release Approvers"]);
             assert.deepStrictEqual(cfg.argocd.rbac.deployerGroups, ["Shop Deployers"]);
+        });
+    });
+
+    describe("Kubernetes limits wherever a value lands", () => {
+        const long = "n".repeat(64);
+        it("refuses a 64-character namespace in every namespace key (the webhook's namespaceSelector values included)", () => {
+            problemFor({ policy: { excludeNamespaces: ["kyverno", long] } }, "policy.excludeNamespaces[1]", /at most 63/);
+            problemFor({ network: { controllerDefaultDeny: true, metricsScrapeNamespaces: [long] } }, "network.metricsScrapeNamespaces[0]", /at most 63/);
+            problemFor({ argocd: { ignoreDifferences: [{ kind: "Service", jsonPointers: ["/spec/clusterIP"] }], applicationSets: { shop: { owner: "addon", ignoreDifferences: [{ kind: "Service", namespace: long, jsonPointers: ["/spec/clusterIP"] }] } } } }, "argocd.applicationSets.shop.ignoreDifferences[0].namespace", /at most 63/);
+        });
+
+        it("refuses a label key prefix over 253 characters, and accepts one of 253", () => {
+            const prefix = (n: number) => `${"a".repeat(63)}.`.repeat(4).slice(0, n);
+            problemFor({ policy: { prodNamespaceLabels: whole({ [`${prefix(254)}/tier`]: "prod" }) } }, `policy.prodNamespaceLabels.${prefix(254)}/tier`, /prefix of at most 253/);
+            problemFor({ policy: { topologyKeys: [`${prefix(254)}/zone`] } }, "policy.topologyKeys[0]", /node label key/);
+            const ok = `${prefix(252)}a/tier`;
+            assert.deepStrictEqual(parse({ policy: { prodNamespaceLabels: whole({ [ok]: "prod" }) } }).policy.prodNamespaceLabels, { [ok]: "prod" });
+        });
+
+        it("refuses a label value over 63 characters in a selector", () => {
+            problemFor(
+                { policy: { tenantNamespaceSelector: whole({ matchExpressions: [{ key: "platform.test/tier", operator: "In", values: ["v".repeat(64)] }] }) } },
+                "policy.tenantNamespaceSelector.matchExpressions[0].values[0]",
+                /a label value/,
+            );
+        });
+
+        it("refuses kubernetes.io/metadata.name among the controller namespace's labels (the API server owns it)", () => {
+            problemFor({ controller: { namespaceLabels: { "kubernetes.io/metadata.name": "argo-rollouts" } } }, "controller.namespaceLabels.kubernetes.io/metadata.name", /the API server sets it/);
+        });
+
+        it("refuses a kube- namespace for the namespaces the addon creates", () => {
+            problemFor({ controller: { namespace: "kube-rollouts" } }, "controller.namespace", /Kubernetes reserves the prefix/);
+            problemFor({ smokeTest: SMOKE({ namespace: "kube-smoke" }) }, "smokeTest.namespace", /Kubernetes reserves the prefix/);
+        });
+
+        it("refuses the controller's or the smoke canary's namespace set to someone else's", () => {
+            problemFor({ controller: { namespace: "gateway-system" } }, "controller.namespace", /not the namespace of gateway\.namespace/);
+            problemFor({ controller: { namespace: "argocd" } }, "controller.namespace", /not the namespace of argocd\.namespace/);
+            problemFor({ controller: { namespace: "observability" } }, "controller.namespace", /not the namespace of mimir\.namespace/);
+            problemFor({ smokeTest: SMOKE({ namespace: "observability" }) }, "smokeTest.namespace", /not the namespace of mimir\.namespace/);
+            problemFor({ smokeTest: SMOKE({ namespace: "gateway-system" }) }, "smokeTest.namespace", /not the namespace of gateway\.namespace/);
+            problemFor({ smokeTest: SMOKE({ namespace: "kube-system" }) }, "smokeTest.namespace", /Kubernetes' own namespaces/);
+            problemFor({ controller: { namespace: "default" } }, "controller.namespace", /not one of Kubernetes'/);
         });
     });
 });

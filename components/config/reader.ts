@@ -276,7 +276,7 @@ export class ConfigReader {
         const out: Record<string, string> = {};
         for (const [k, v] of Object.entries(value)) {
             if (!LABEL_KEY.test(k)) {
-                this.problem(`${key}.${k}`, k, "must be a valid label key ([prefix/]name, at most 63 characters of name)");
+                this.problem(`${key}.${k}`, k, "must be a valid label key ([prefix/]name: a DNS subdomain prefix of at most 253 characters, a name of at most 63)");
             } else if (typeof v !== "string" || !LABEL_VALUE.test(v)) {
                 this.problem(`${key}.${k}`, v, "must be a label value (at most 63 alphanumerics, '-', '_' or '.')");
             } else {
@@ -287,5 +287,10 @@ export class ConfigReader {
     }
 }
 
-const LABEL_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
-const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$/;
+/**
+ * A label key, `[prefix/]name` (k8s.io/apimachinery pkg/util/validation/validation.go v0.34.0
+ * `IsQualifiedName`): the prefix a DNS-1123 subdomain of at most 253 characters, the name at most 63.
+ */
+export const LABEL_KEY = /^((?=[^\/]{1,253}\/)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+/** A label value: at most 63 characters (same file, `IsValidLabelValue`). */
+export const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$/;

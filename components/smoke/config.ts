@@ -37,7 +37,7 @@ const enabled = (s: { enabled?: unknown }) => s.enabled === true;
 export const SMOKE_TEST_FIELDS = {
     enabled: field.boolean({ default: false, doc: "deploy the smoke canary" }),
     strategy: field.oneOf(SMOKE_STRATEGIES, { default: "canary", describe: "", doc: "canary or blueGreen: the prod / standard shape the smoke app is delivered with" }),
-    namespace: field.string({ rule: { pattern: DNS_LABEL, describe: "a namespace name (not default)", maxLength: 63 }, default: "rollouts-smoke", doc: "the smoke app's namespace: the addon's own, not one of Kubernetes' nor the controller's" }),
+    namespace: field.string({ rule: { pattern: DNS_LABEL, describe: "a namespace name (not default)", maxLength: 63 }, default: "rollouts-smoke", doc: "the smoke app's namespace: the addon's own, not one of Kubernetes' (nor kube-*), the controller's, or the namespace of the Gateway, Mimir, ArgoCD or the resolver this stack names" }),
     hostname: field.string({
         rule: { pattern: HOSTNAME, describe: "a hostname" },
         describeWith: (s) => (enabled(s) ? "the smoke app's hostname on the shared Gateway" : "a hostname"),

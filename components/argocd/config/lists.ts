@@ -1,4 +1,5 @@
-import { ConfigReader, DNS_LABEL, Plain, StringRule, isPlainObject } from "../../config/reader";
+import { ConfigReader, Plain, StringRule, isPlainObject } from "../../config/reader";
+import { NAMESPACE_RULE } from "../../config/namespaces";
 import type { GroupKind, IgnoreRule } from "../ignoreRules";
 
 /**
@@ -103,7 +104,7 @@ function readRule(r: ConfigReader, key: string, value: unknown, keys: readonly s
         r.problem(key, value, "must set at least one of jsonPointers, jqPathExpressions, managedFieldsManagers");
     }
     const name = r.string(`${key}.name`, o.name, { pattern: DNS_SUBDOMAIN, describe: "an object name" });
-    const namespace = r.string(`${key}.namespace`, o.namespace, { pattern: DNS_LABEL, describe: "a namespace name" });
+    const namespace = r.string(`${key}.namespace`, o.namespace, NAMESPACE_RULE);
     if (!kind) {
         return undefined;
     }

@@ -1,6 +1,7 @@
 import { field, readField, readSection, type Fields } from "../../config/declare";
 import { ConfigReader, DNS_LABEL, Plain, StringRule, isPlainObject } from "../../config/reader";
 import { IDENTITY_TEXT, WILDCARD } from "../../config/identity";
+import { NAMESPACE_RULE } from "../../config/namespaces";
 import { API_GROUP, DNS_SUBDOMAIN, groupKindList, namedMap, ruleList } from "./lists";
 import { BUILTIN_KINDS } from "../ignoreRules";
 import { ARGO_OBJECT_OWNERS, ArgoObjectOwner } from "../ownership";
@@ -54,7 +55,7 @@ export const SYSTEM_RULE_FIELDS = {
 export const APP_RULE_FIELDS = {
     ...SYSTEM_RULE_FIELDS,
     name: field.string({ rule: { pattern: DNS_SUBDOMAIN, describe: "an object name" }, doc: "only the object of this name" }),
-    namespace: field.string({ rule: { pattern: DNS_LABEL, describe: "a namespace name" }, doc: "only objects in this namespace" }),
+    namespace: field.string({ rule: NAMESPACE_RULE, doc: "only objects in this namespace" }),
 } as const;
 
 const RBAC_SUBJECT_RULE = { pattern: RBAC_SUBJECT, describe: "an ArgoCD role or SSO group such as role:approver (no spaces, commas, quotes or #)" };

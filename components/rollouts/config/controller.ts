@@ -1,6 +1,6 @@
 import { defaultsOf, field, readField, readSection } from "../../config/declare";
 import { ConfigReader, DNS_LABEL, HTTPS_URL, QUANTITY, StringRule, parseQuantity } from "../../config/reader";
-import { PLATFORM_NAMESPACES, POD_SECURITY_LABEL } from "../../config/namespaces";
+import { METADATA_NAME_LABEL, PLATFORM_NAMESPACES, POD_SECURITY_LABEL } from "../../config/namespaces";
 import { PEOPLE_GROUP_RULE } from "../../config/identity";
 import { TenantOperatorBinding, readTenantOperators } from "../tenants";
 import { SEMVER, VTAG, CHART_REPO, REGISTRY } from "./patterns";
@@ -80,9 +80,9 @@ export const CONTROLLER_FIELDS = {
     namespace: field.string({
         rule: { pattern: DNS_LABEL, valid: (n) => !PLATFORM_NAMESPACES.includes(n), describe: `a namespace name (DNS label) of the addon's own, not one of Kubernetes' (${PLATFORM_NAMESPACES.join(", ")})`, maxLength: 63 },
         default: "argo-rollouts",
-        doc: "namespace of the controller",
+        doc: "namespace of the controller, created by the addon: never kube-*, nor the namespace of the Gateway, Mimir, ArgoCD or the resolver this stack names",
     }),
-    namespaceLabels: field.labels({ doc: "extra labels for that namespace, merged over the defaults (restricted Pod Security, app.kubernetes.io/part-of); never a Pod Security label" }),
+    namespaceLabels: field.labels({ doc: "extra labels for that namespace, merged over the defaults (restricted Pod Security, app.kubernetes.io/part-of); never a Pod Security label nor kubernetes.io/metadata.name (the API server owns it)" }),
     chartRepository: field.string({ rule: { pattern: CHART_REPO, describe: "an https:// or oci:// chart repository URL" }, default: "https://argoproj.github.io/argo-helm", doc: "Helm repository (https://) or OCI registry path (oci://) holding argo-rollouts" }),
     chartVersion: field.string({ rule: { pattern: SEMVER, describe: "an exact chart version such as 2.41.0 (no ranges)" }, default: "2.41.0", doc: "exact chart version; unset, a cluster that runs a controller keeps the release of its line (docs/operations/upgrade.md), a new one gets the default" }),
     appVersion: field.string({
@@ -146,6 +146,10 @@ function platformLabels(r: ConfigReader, labels: Record<string, string>): Record
     for (const k of Object.keys(labels).filter((k) => POD_SECURITY_LABEL.test(k))) {
         r.problem(`controller.namespaceLabels.${k}`, labels[k], "must not be set: the controller namespace enforces Pod Security restricted, which the addon's pods meet; a label here would override it");
         delete labels[k];
+    }
+    if (METADATA_NAME_LABEL in labels) {
+        r.problem(`controller.namespaceLabels.${METADATA_NAME_LABEL}`, labels[METADATA_NAME_LABEL], "must not be set: the API server sets it to the namespace's name on every write, so a value here is overwritten and shows as a change on every preview");
+        delete labels[METADATA_NAME_LABEL];
     }
     return labels;
 }
