@@ -5,6 +5,8 @@ import { field } from "../components/config/declare";
 import { ExampleValue, exampleValues } from "../components/config/examples";
 import { readStackConfig } from "../components/config/load";
 import { PLATFORM_NAMESPACES, foreignNamespace } from "../components/config/namespaces";
+import { NAME_TOTAL_LENGTH_MAX } from "../components/config/images";
+import { PLUGIN_UPSTREAM_REGISTRY } from "../components/rollouts/plugin";
 import { ConfigError, ConfigReader, PROJECT, Plain, isPlainObject } from "../components/config/reader";
 import { KNOWN_NAMESPACES } from "../components/config/schema";
 import type { GatewayStageConfig } from "../components/gateway";
@@ -187,6 +189,14 @@ export function parseAddonConfig(
         const foreign = ns === undefined || PLATFORM_NAMESPACES.includes(ns) ? undefined : foreignNamespace(ns, others);
         if (foreign) {
             r.problem(key, ns, `must be a namespace of the addon's own, not ${foreign}`);
+        }
+    }
+    // The plugin image's name is the registry and the repository together (rollouts/plugin.ts):
+    // within the runtime's name limit as a whole.
+    if (plugin?.delivery.mode === "image") {
+        const name = `${imageRegistry ?? PLUGIN_UPSTREAM_REGISTRY}/${plugin.delivery.repository}`;
+        if (name.length > NAME_TOTAL_LENGTH_MAX) {
+            r.problem("plugin.repository", plugin.delivery.repository, `must leave the image name ${imageRegistry ? "(imageRegistry/repository)" : "(ghcr.io/repository)"} within ${NAME_TOTAL_LENGTH_MAX} characters (distribution/reference NameTotalLengthMax); it is ${name.length}`);
         }
     }
     const sections = { cluster, gateway, controller, plugin, mimir: routes, analysis, network, errorBudget, notifications, smokeTest, policy, argocd };

@@ -155,4 +155,34 @@ describe("edge cases (third round)", () => {
             problemFor({ controller: { namespace: "default" } }, "controller.namespace", /not one of Kubernetes'/);
         });
     });
+
+    describe("image references and checksums", () => {
+        const digest = `sha256:${"c".repeat(64)}`;
+        it("refuses a registry without a host part (a Docker Hub namespace)", () => {
+            problemFor({ imageRegistry: "mirror/platform" }, "imageRegistry", /Docker Hub namespace/);
+            problemFor({ smokeTest: SMOKE({ image: `mirror/argoproj/rollouts-demo@${digest}` }) }, "smokeTest.image", /Docker Hub namespace/);
+            assert.strictEqual(parse({ imageRegistry: "localhost:5000/mirror" }).imageRegistry, "localhost:5000/mirror");
+            assert.strictEqual(parse({ imageRegistry: "localhost/mirror" }).imageRegistry, "localhost/mirror");
+        });
+
+        it("refuses image names over 255 characters", () => {
+            const longPath = Array.from({ length: 6 }, () => "p".repeat(40)).join("/");
+            problemFor({ smokeTest: SMOKE({ image: `registry.platform.test/${longPath}/rollouts-demo@${digest}` }) }, "smokeTest.image", /at most 255/);
+            problemFor({ imageRegistry: `registry.platform.test/${longPath}` }, "imageRegistry", /at most 224 characters/);
+            problemFor({ plugin: { delivery: "image", sha256: undefined, digest, repository: `${longPath}/plugin` } }, "plugin.repository", /within 255 characters/);
+        });
+
+        it("accepts a pinned reference that keeps its tag, name:tag@sha256:<64 hex>", () => {
+            const image = `registry.platform.test/mirror/argoproj/rollouts-demo:blue@${digest}`;
+            assert.strictEqual(parse({ smokeTest: SMOKE({ image }) }).smokeTest.image, image);
+        });
+
+        it("refuses the sha256 of zero bytes as a checksum or a digest", () => {
+            const empty = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+            problemFor({ plugin: { sha256: empty } }, "plugin.sha256", /sha256 of zero bytes/);
+            problemFor({ plugin: { sha256: empty.toUpperCase() } }, "plugin.sha256", /sha256 of zero bytes/);
+            problemFor({ plugin: { delivery: "image", sha256: undefined, digest: `sha256:${empty}` } }, "plugin.digest", /sha256 of zero bytes/);
+            problemFor({ smokeTest: SMOKE({ loadImage: `registry.platform.test/mirror/curlimages/curl@sha256:${empty}` }) }, "smokeTest.loadImage", /sha256 of zero bytes/);
+        });
+    });
 });

@@ -3,3 +3,4 @@ export * from "./keys";
 export * from "./namespaces";
 export * from "./reader";
 export * from "./identity";
+export * from "./images";

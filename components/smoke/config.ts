@@ -1,6 +1,7 @@
 import { defaultsOf, field, readSection } from "../config/declare";
 import { ConfigReader, DNS_LABEL, HOSTNAME } from "../config/reader";
 import { PLATFORM_NAMESPACES } from "../config/namespaces";
+import { IMAGE_BY_DIGEST_RULE } from "../config/images";
 
 /**
  * The smoke canary's configuration section, `smokeTest` (ADR-056 Phase 3: a per-cluster canary
@@ -29,8 +30,7 @@ export interface SmokeTestConfig {
     replicas: number;
 }
 
-const IMAGE_BY_DIGEST = /^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]+)?(\/[a-z0-9]+([._-][a-z0-9]+)*)+@sha256:[a-f0-9]{64}$/;
-const DIGEST = { pattern: IMAGE_BY_DIGEST, describe: "an image reference pinned by digest, registry/repository@sha256:<64 hex>" };
+const DIGEST = IMAGE_BY_DIGEST_RULE;
 const enabled = (s: { enabled?: unknown }) => s.enabled === true;
 
 /** The `smokeTest` section: every key, once. */

@@ -4,6 +4,7 @@ import { METADATA_NAME_LABEL, PLATFORM_NAMESPACES, POD_SECURITY_LABEL } from "..
 import { PEOPLE_GROUP_RULE } from "../../config/identity";
 import { TenantOperatorBinding, readTenantOperators } from "../tenants";
 import { SEMVER, VTAG, CHART_REPO, REGISTRY } from "./patterns";
+import { NAME_TOTAL_LENGTH_MAX, hasRegistryHost } from "../../config/images";
 import { CONTROLLER_RELEASES } from "../versions";
 
 /** The `imageRegistry` and `controller` sections (ADR-056 D7): the controller chart, its image and CRDs, size and placement. */
@@ -68,9 +69,23 @@ const QTY: StringRule = { pattern: QUANTITY, describe: "a Kubernetes quantity su
 const quantities = (doc: string, cpu: string, memory: string) =>
     field.section({ doc, fields: { cpu: field.string({ rule: QTY, default: cpu, doc: "cpu quantity" }), memory: field.string({ rule: QTY, default: memory, doc: "memory quantity" }) } });
 
+/**
+ * The longest repository the addon pulls under imageRegistry (the dashboard's
+ * argoproj/kubectl-argo-rollouts; the plugin's repository is checked with it, stacks/config.ts):
+ * the registry leaves room for it within the image name limit.
+ */
+export const LONGEST_ADDON_REPOSITORY = "argoproj/kubectl-argo-rollouts";
+export const REGISTRY_MAX_LENGTH = NAME_TOTAL_LENGTH_MAX - LONGEST_ADDON_REPOSITORY.length - 1;
+
 /** The `imageRegistry` key: one string, no section. */
 export const IMAGE_REGISTRY_FIELDS = field.string({
-    rule: { pattern: REGISTRY, describe: "a registry host with an optional port and path, e.g. registry.example.com/mirror (no scheme, no trailing slash)" },
+    rule: {
+        pattern: REGISTRY,
+        // Without a host part the runtime pulls from Docker Hub (../../config/images.ts).
+        valid: hasRegistryHost,
+        maxLength: REGISTRY_MAX_LENGTH,
+        describe: `a registry host (with a '.' or ':', or localhost: otherwise the runtime reads it as a Docker Hub namespace) with an optional port and path, e.g. registry.example.com/mirror (no scheme, no trailing slash), at most ${REGISTRY_MAX_LENGTH} characters so every image name under it stays within ${NAME_TOTAL_LENGTH_MAX}`,
+    },
     defaultDoc: "the upstream registries",
     doc: "registry mirror every image of the addon is pulled from (clusters admit only the mirror); unset suits only clusters without a registry policy",
 });
