@@ -7,7 +7,7 @@ import { readStackConfig } from "../components/config/load";
 import { PLATFORM_NAMESPACES, foreignNamespace } from "../components/config/namespaces";
 import { NAME_TOTAL_LENGTH_MAX } from "../components/config/images";
 import { PLUGIN_UPSTREAM_REGISTRY } from "../components/rollouts/plugin";
-import { ConfigError, ConfigReader, PROJECT, Plain, isPlainObject } from "../components/config/reader";
+import { ConfigError, ConfigProblem, ConfigReader, OFFLINE_SECRET, PROJECT, Plain, isPlainObject } from "../components/config/reader";
 import { KNOWN_NAMESPACES } from "../components/config/schema";
 import type { GatewayStageConfig } from "../components/gateway";
 import { GATEWAY_FIELDS, MIMIR_FIELDS, MimirConfig, SPOKES_FIELD, SharedGatewayConfig, SpokeConfig, readGateway, readMimirAndSpokes } from "../components/gateway/config";
@@ -206,7 +206,7 @@ export function parseAddonConfig(
             const missing = Object.entries(sections).filter(([, v]) => !v).map(([k]) => k);
             r.problem(missing.join(", "), undefined, "could not be read; check these sections against the configuration reference");
         }
-        throw new ConfigError(stack, PROJECT, r.problems);
+        throw new ConfigError(stack, PROJECT, secretsHidden(r.problems, raw, secretKeys));
     }
     return {
         stack,
@@ -226,6 +226,26 @@ export function parseAddonConfig(
         policy: policy!,
         argocd: argocd!,
     };
+}
+
+/**
+ * Problems of keys that were set as secrets (`pulumi config set --secret`, `secure:`): the value is
+ * never shown (a `pulumi up` hands the program the decrypted text), and where the offline plan read
+ * the placeholder of a value it cannot decrypt, the message says so: the key needs its plain text.
+ */
+export function secretsHidden(problems: readonly ConfigProblem[], raw: Plain, secretKeys: readonly string[]): ConfigProblem[] {
+    return problems.map((p) => {
+        const top = p.key.split(/[.[]/)[0];
+        if (p.qualified || top === NOTIFICATIONS_TOKEN_KEY || !secretKeys.includes(top)) {
+            return p;
+        }
+        const offline = JSON.stringify(raw[top] ?? null).includes(OFFLINE_SECRET);
+        return {
+            ...p,
+            given: "[secret]",
+            allowed: offline ? `is a secret (secure:), and the offline plan cannot decrypt secrets: this key needs its plain text (set it without --secret; pulumi preview decrypts it). It ${p.allowed}` : p.allowed,
+        };
+    });
 }
 
 /** Reads and validates this stack's configuration, as the Pulumi CLI hands it to the program. */

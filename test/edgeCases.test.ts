@@ -3,7 +3,9 @@
  * that said too little or too much: each class, read from a stack value that passed before.
  */
 import * as assert from "assert";
-import { ConfigError, ConfigProblem } from "../components/config";
+import { ConfigError, ConfigProblem, OFFLINE_SECRET } from "../components/config";
+import { fromConfigMap } from "../tools/stackFile";
+import { verifyMain } from "../tools/verify";
 import { AddonConfig, parseAddonConfig } from "../stacks/config";
 import { TEST_DIGEST, hubConfig, merged, whole, withRegulatedArgoRbac } from "./harness";
 
@@ -183,6 +185,59 @@ describe("edge cases (third round)", () => {
             problemFor({ plugin: { sha256: empty.toUpperCase() } }, "plugin.sha256", /sha256 of zero bytes/);
             problemFor({ plugin: { delivery: "image", sha256: undefined, digest: `sha256:${empty}` } }, "plugin.digest", /sha256 of zero bytes/);
             problemFor({ smokeTest: SMOKE({ loadImage: `registry.platform.test/mirror/curlimages/curl@sha256:${empty}` }) }, "smokeTest.loadImage", /sha256 of zero bytes/);
+        });
+    });
+
+    describe("messages", () => {
+        it("never prints a URL's user-info or query string in a configuration message", () => {
+            const err = (() => {
+                try {
+                    parse({ controller: { crdBaseUrl: "https://deploy:hunter2@raw.platform.test/argo?token=s3cr3t" } });
+                } catch (e) {
+                    return e as Error;
+                }
+                assert.fail("accepted");
+            })();
+            assert.match(err.message, /controller\.crdBaseUrl = "https:\/\/raw\.platform\.test\/argo\?\[not shown\]"/);
+            assert.doesNotMatch(err.message, /hunter2|s3cr3t|deploy:/);
+        });
+
+        it("never prints a URL's user-info or query string in verify's output", async () => {
+            const printed: string[] = [];
+            const errors: string[] = [];
+            assert.strictEqual(await verifyMain(["--stack", "hub", "--without", "https://ci:t0ken@hooks.platform.test/x?sig=abc", "--json"], (s) => printed.push(s), (s) => errors.push(s)), 2);
+            const all = [...printed, ...errors].join("\n");
+            assert.match(all, /got https:\/\/hooks\.platform\.test\/x\?\[not shown\]/);
+            assert.doesNotMatch(all, /t0ken|sig=abc|ci:/);
+        });
+
+        it("says the offline plan cannot decrypt a secure: value where a key needs plain text, and never shows a secret's text", () => {
+            const offline = problemFor({ imageRegistry: OFFLINE_SECRET }, "imageRegistry", /the offline plan cannot decrypt secrets/, { secretKeys: ["imageRegistry"] });
+            assert.strictEqual(offline.given, "[secret]");
+            // In pulumi up the program gets the decrypted text: a bad one is refused without being shown.
+            const live = problemFor({ imageRegistry: "mirror/Decrypted" }, "imageRegistry", /Docker Hub namespace/, { secretKeys: ["imageRegistry"] });
+            assert.strictEqual(live.given, "[secret]");
+            assert.doesNotMatch(live.allowed, /offline/);
+        });
+
+        it("reads a secure: value nested in a structure as a secret the offline plan cannot decrypt", () => {
+            const file = fromConfigMap("hub", { cluster: { name: { secure: "v1:AAAA" }, role: "hub" } });
+            assert.deepStrictEqual(file.secretKeys, ["argo-rollouts-addon:cluster"]);
+            assert.strictEqual(file.config["argo-rollouts-addon:cluster"], JSON.stringify({ name: OFFLINE_SECRET, role: "hub" }));
+            assert.doesNotMatch(file.config["argo-rollouts-addon:cluster"], /v1:AAAA/);
+        });
+
+        it("shows invisible characters escaped, in values and in keys", () => {
+            const value = problemFor({ cluster: { name: "hub\u200b" } }, "cluster.name", /DNS label/);
+            assert.strictEqual(value.given, '"hub\\u200b"');
+            let message = "";
+            try {
+                parse({ "contro\u200bller": {} });
+            } catch (e) {
+                message = (e as Error).message;
+            }
+            assert.match(message, /contro\\u200bller/);
+            assert.doesNotMatch(message, /\u200b/);
         });
     });
 });

@@ -19,6 +19,7 @@ import { splitEquals, wantsHelp } from "./cliArgs";
 import { AdoptReport, CrdSource, PlannedObject, adoptCheck, adoptExitCode, formatAdoptText } from "./adopt/check";
 import { manifestResources, planStack } from "./plan";
 import { configFromStackFile, readStackFile } from "./stackFile";
+import { printable } from "../components/config/show";
 import { ConnectionError, connect } from "./verify/cluster";
 
 const USAGE = "usage: npm run adopt-check -- --stack <name> [--json] [--kubeconfig <file>] [--context <name>] [--config-dir <dir>]";
@@ -118,7 +119,10 @@ the old install leaves behind and what adopting would break. Read-only.
 Exit status: 0 adopting breaks nothing adopt-check can see, 1 it would, 2 usage, configuration or
 connection error. Flags take their value as the next argument or after "=".`;
 
-export async function adoptCheckMain(argv: readonly string[], out: (s: string) => void = console.log, err: (s: string) => void = console.error): Promise<number> {
+export async function adoptCheckMain(argv: readonly string[], toOut: (s: string) => void = console.log, toErr: (s: string) => void = console.error): Promise<number> {
+    // What it prints quotes the cluster's objects: never a URL's user-info or query, nothing invisible.
+    const out = (s: string) => toOut(printable(s));
+    const err = (s: string) => toErr(printable(s));
     if (wantsHelp(argv)) {
         out(HELP);
         return 0;

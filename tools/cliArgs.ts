@@ -3,6 +3,8 @@
  * `--help`/`-h`, which prints the usage and exits 0.
  */
 
+import { printable } from "../components/config/show";
+
 /** Splits `--flag=value` into `--flag value`; everything else is left as given. */
 export function splitEquals(argv: readonly string[]): string[] {
     return argv.flatMap((a) => {
@@ -34,7 +36,7 @@ export function argsOrExit<T>(parse: () => T | "help", help: string): T {
     try {
         parsed = parse();
     } catch (err) {
-        console.error(err instanceof Error ? err.message : String(err));
+        console.error(printable(err instanceof Error ? err.message : String(err)));
         process.exit(2);
     }
     if (parsed === "help") {

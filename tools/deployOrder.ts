@@ -7,7 +7,7 @@
  */
 import * as path from "path";
 import { parseConfigText } from "../components/config/load";
-import { PROJECT, isPlainObject } from "../components/config/reader";
+import { PROJECT, isPlainObject, printable } from "../components/config/reader";
 import { argsOrExit, flagValue, splitEquals, wantsHelp } from "./cliArgs";
 import { REPO_ROOT, listStacks, readStackFile } from "./stackFile";
 
@@ -69,7 +69,7 @@ if (require.main === module) {
     try {
         process.stdout.write(githubOutputLines(deployOrder(configDir)));
     } catch (err) {
-        console.error(err instanceof Error ? err.message : String(err));
+        console.error(printable(err instanceof Error ? err.message : String(err)));
         process.exit(1);
     }
 }

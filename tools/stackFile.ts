@@ -74,12 +74,33 @@ export function fromConfigMap(stack: string, map: Record<string, unknown>): Stac
             config[key] = SECRET;
             secretKeys.push(key);
         } else if (value !== null && typeof value === "object") {
-            config[key] = JSON.stringify(value);
+            // A `secure:` value inside a structure (`pulumi config set --path --secret`) makes the
+            // whole key a secret, as the Pulumi CLI treats it; the plan cannot decrypt it either.
+            const nested = { found: false };
+            config[key] = JSON.stringify(withoutSecure(value, nested));
+            if (nested.found) {
+                secretKeys.push(key);
+            }
         } else {
             config[key] = String(value);
         }
     }
     return { stack, config, secretKeys };
+}
+
+/** `value` with every `{secure: ...}` inside it replaced by the placeholder of a value the plan cannot decrypt. */
+function withoutSecure(value: unknown, seen: { found: boolean }): unknown {
+    if (isSecure(value)) {
+        seen.found = true;
+        return SECRET;
+    }
+    if (Array.isArray(value)) {
+        return value.map((v) => withoutSecure(v, seen));
+    }
+    if (value !== null && typeof value === "object") {
+        return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withoutSecure(v, seen)]));
+    }
+    return value;
 }
 
 function isSecure(value: unknown): boolean {

@@ -17,6 +17,7 @@ import { ConnectionError, connect } from "./verify/cluster";
 import { COMPONENTS, Component, defaultOptions, isComponent, runVerify } from "./verify/index";
 import { exitCode, formatJson, formatJsonError, formatText } from "./verify/report";
 import { REPO_ROOT, configFromStackFile, readStackFile } from "./stackFile";
+import { printable } from "../components/config/show";
 
 const USAGE =
     "usage: npm run verify -- --stack <name> [--json] [--kubeconfig <file>] [--context <name>] [--kyverno-namespace <ns>] [--smoke-timeout <seconds>] [--config-dir <dir>] [--without <component>]... | --print-role [--stack <name>]";
@@ -121,7 +122,11 @@ cluster.kubeconfigPath, else KUBECONFIG, else ~/.kube/config).
 Exit status: 0 every check passed or was skipped, 1 a check failed, 2 usage, configuration or
 connection error. Flags take their value as the next argument or after "=".`;
 
-export async function verifyMain(argv: readonly string[], out: (s: string) => void = console.log, err: (s: string) => void = console.error): Promise<number> {
+export async function verifyMain(argv: readonly string[], toOut: (s: string) => void = console.log, toErr: (s: string) => void = console.error): Promise<number> {
+    // Findings quote what the cluster holds (URLs of endpoints, webhook and repository addresses):
+    // nothing leaves verify with a URL's user-info or query, or a character the terminal hides.
+    const out = (s: string) => toOut(printable(s));
+    const err = (s: string) => toErr(printable(s));
     if (wantsHelp(argv)) {
         out(HELP);
         return 0;

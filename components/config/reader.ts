@@ -12,9 +12,9 @@
 
 import { RunError } from "@pulumi/pulumi/errors";
 import { nearestKey } from "./keys";
-import { NOT_SHOWN, show } from "./show";
+import { NOT_SHOWN, printable, show } from "./show";
 
-export { NOT_SHOWN, show, withoutUrlSecrets } from "./show";
+export { NOT_SHOWN, OFFLINE_SECRET, escapeInvisible, printable, show, withoutUrlSecrets } from "./show";
 
 /** The Pulumi project name, which is also the namespace of every config key. */
 export const PROJECT = "argo-rollouts-addon";
@@ -52,7 +52,7 @@ export class ConfigError extends RunError {
 export function formatProblems(stack: string, namespace: string, problems: ConfigProblem[]): string {
     const noun = problems.length === 1 ? "problem" : "problems";
     const lines = problems.map((p) => `  - ${p.qualified ? "" : `${namespace}:`}${p.key} = ${p.given}: ${p.allowed}`);
-    return `stack "${stack}": invalid configuration (${problems.length} ${noun}):\n${lines.join("\n")}`;
+    return printable(`stack "${stack}": invalid configuration (${problems.length} ${noun}):\n${lines.join("\n")}`);
 }
 
 /**
