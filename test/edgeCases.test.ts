@@ -3,11 +3,14 @@
  * that said too little or too much: each class, read from a stack value that passed before.
  */
 import * as assert from "assert";
+import * as fs from "fs";
+import * as path from "path";
+import { readCaBundle } from "../components/gateway/caBundle";
 import { ConfigError, ConfigProblem, OFFLINE_SECRET } from "../components/config";
 import { fromConfigMap } from "../tools/stackFile";
 import { verifyMain } from "../tools/verify";
 import { AddonConfig, parseAddonConfig } from "../stacks/config";
-import { TEST_DIGEST, hubConfig, merged, whole, withRegulatedArgoRbac } from "./harness";
+import { TEST_DIGEST, TEST_POLICY, TEST_SHA256, hubConfig, merged, whole, withRegulatedArgoRbac } from "./harness";
 
 function raw(patch: Record<string, unknown> = {}): Record<string, unknown> {
     const { "aws:region": _region, ...rest } = merged(hubConfig(), patch);
@@ -238,6 +241,50 @@ describe("edge cases (third round)", () => {
             }
             assert.match(message, /contro\\u200bller/);
             assert.doesNotMatch(message, /\u200b/);
+        });
+    });
+
+    describe("certificates the controller will not trust", () => {
+        const tls = (f: string) => fs.readFileSync(path.join(__dirname, "fixtures", "tls", f), "utf8");
+        const spoke = (readCaBundle: string) => ({
+            cluster: { name: "preprod", role: "spoke", mimirTenant: "preprod", kubeconfigContext: "preprod" },
+            gateway: { name: "internal", namespace: "gateway-system", listener: "https" },
+            plugin: { sha256: TEST_SHA256 },
+            policy: TEST_POLICY,
+            argocd: { projects: {}, applicationSets: {} },
+            mimir: { readEndpoint: "https://mimir-preprod.hub.platform.test/prometheus", readCaBundle },
+        });
+        const refused = (bundle: string): string => {
+            try {
+                parseAddonConfig("preprod", spoke(bundle));
+            } catch (e) {
+                assert.ok(e instanceof ConfigError);
+                const p = e.problems.find((x) => x.key === "mimir.readCaBundle");
+                assert.ok(p, e.message);
+                assert.doesNotMatch(e.message, /MII/, "the certificate is never echoed");
+                return p.allowed;
+            }
+            assert.fail("the bundle was accepted");
+        };
+
+        it("refuses an expired CA, naming it and its end date", () => {
+            assert.match(refused(tls("expired-ca.crt")), /certificate 1 \(subject CN=argo-rollouts-addon test expired CA\) expired on Jan  1 00:00:00 2001 GMT/);
+        });
+
+        it("refuses a CA that is not valid yet, after a good one", () => {
+            assert.match(refused(`${tls("ca.crt")}${tls("future-ca.crt")}`), /certificate 2 \(subject CN=argo-rollouts-addon test future CA\) is not valid before Jan  1 00:00:00 2100 GMT/);
+        });
+
+        it("refuses a CA whose keyUsage lacks keyCertSign, saying so rather than blaming basicConstraints", () => {
+            const why = refused(tls("nosign-ca.crt"));
+            assert.match(why, /has a keyUsage without keyCertSign/);
+            assert.doesNotMatch(why, /no basicConstraints/);
+        });
+
+        it("reads validity against the time it is given (a pure rule)", () => {
+            assert.strictEqual(readCaBundle(tls("ca.crt"), new Date("2027-01-01T00:00:00Z")).ok, true);
+            assert.strictEqual(readCaBundle(tls("expired-ca.crt"), new Date("2000-06-01T00:00:00Z")).ok, true);
+            assert.strictEqual(readCaBundle(tls("ca.crt"), new Date("2200-01-01T00:00:00Z")).ok, false);
         });
     });
 });
