@@ -3,7 +3,8 @@ import { ARGOCD_FIELDS, ArgoCdConfig, readArgoCd } from "../components/argocd/co
 import { CLUSTER_FIELDS, ClusterConfig, readCluster } from "../components/cluster/config";
 import { field } from "../components/config/declare";
 import { ExampleValue, exampleValues } from "../components/config/examples";
-import { readStackConfig } from "../components/config/load";
+import { ProjectStack, readStackConfig } from "../components/config/load";
+import { checkAcrossProject } from "../components/config/project";
 import { PLATFORM_NAMESPACES, foreignNamespace } from "../components/config/namespaces";
 import { NAME_TOTAL_LENGTH_MAX } from "../components/config/images";
 import { PLUGIN_UPSTREAM_REGISTRY } from "../components/rollouts/plugin";
@@ -124,7 +125,7 @@ export const TOP_LEVEL_KEYS = Object.keys(STACK_FIELDS) as (keyof typeof STACK_F
 export function parseAddonConfig(
     stack: string,
     raw: Plain,
-    ambient: { awsRegion?: string; secretKeys?: readonly string[]; otherKeys?: readonly string[]; projectClusters?: readonly string[] } = {},
+    ambient: { awsRegion?: string; secretKeys?: readonly string[]; otherKeys?: readonly string[]; projectClusters?: readonly string[]; projectStacks?: readonly ProjectStack[] } = {},
 ): AddonConfig {
     const r = new ConfigReader();
     const secretKeys = ambient.secretKeys ?? [];
@@ -169,6 +170,9 @@ export function parseAddonConfig(
             argocd.runsOn,
             `must name a cluster this project manages (the cluster.name of one of its stack files: ${clusters.join(", ")}): no stack manages "${argocd.runsOn}", so no stack would check the ArgoCD objects that sync this cluster`,
         );
+    }
+    if (ambient.projectStacks) {
+        checkAcrossProject(r, { stack, cluster: clusterName, mimirTenant, spokes: routes?.spokes ?? [] }, ambient.projectStacks);
     }
     // The smoke stage declares its namespace as the rollouts stage declares the controller's: one object, two owners.
     if (smokeTest?.enabled && controller && smokeTest.namespace === controller.namespace) {

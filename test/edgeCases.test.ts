@@ -4,13 +4,14 @@
  */
 import * as assert from "assert";
 import * as fs from "fs";
+import * as os from "os";
 import * as path from "path";
 import { readCaBundle } from "../components/gateway/caBundle";
 import { ConfigError, ConfigProblem, OFFLINE_SECRET } from "../components/config";
-import { fromConfigMap } from "../tools/stackFile";
+import { configFromStackFile, fromConfigMap, readStackFile } from "../tools/stackFile";
 import { verifyMain } from "../tools/verify";
 import { AddonConfig, parseAddonConfig } from "../stacks/config";
-import { TEST_DIGEST, TEST_POLICY, TEST_SHA256, hubConfig, merged, whole, withRegulatedArgoRbac } from "./harness";
+import { FIXTURE_STACKS, TEST_DIGEST, TEST_POLICY, TEST_SHA256, hubConfig, merged, whole, withRegulatedArgoRbac } from "./harness";
 
 function raw(patch: Record<string, unknown> = {}): Record<string, unknown> {
     const { "aws:region": _region, ...rest } = merged(hubConfig(), patch);
@@ -285,6 +286,57 @@ describe("edge cases (third round)", () => {
             assert.strictEqual(readCaBundle(tls("ca.crt"), new Date("2027-01-01T00:00:00Z")).ok, true);
             assert.strictEqual(readCaBundle(tls("expired-ca.crt"), new Date("2000-06-01T00:00:00Z")).ok, true);
             assert.strictEqual(readCaBundle(tls("ca.crt"), new Date("2200-01-01T00:00:00Z")).ok, false);
+        });
+    });
+
+    describe("one project, many stack files", () => {
+        let dir: string;
+        beforeEach(() => {
+            dir = fs.mkdtempSync(path.join(os.tmpdir(), "project-stacks-"));
+            for (const stack of ["hub", "preprod"]) {
+                fs.copyFileSync(path.join(FIXTURE_STACKS, `Pulumi.${stack}.yaml`), path.join(dir, `Pulumi.${stack}.yaml`));
+            }
+        });
+        afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+        /** Writes `Pulumi.<stack>.yaml` as the fixture `from` with `edit` applied to its text. */
+        const write = (stack: string, from: "hub" | "preprod", edit: (text: string) => string) =>
+            fs.writeFileSync(path.join(dir, `Pulumi.${stack}.yaml`), edit(fs.readFileSync(path.join(FIXTURE_STACKS, `Pulumi.${from}.yaml`), "utf8")));
+        const problemsOf = (stack: string): ConfigProblem[] => {
+            try {
+                configFromStackFile(readStackFile(stack, dir));
+            } catch (e) {
+                assert.ok(e instanceof ConfigError, String(e));
+                return e.problems;
+            }
+            return [];
+        };
+
+        it("accepts the fixtures' hub and spoke side by side", () => {
+            assert.deepStrictEqual(problemsOf("hub"), []);
+            assert.deepStrictEqual(problemsOf("preprod"), []);
+        });
+
+        it("refuses two stack files for the same cluster", () => {
+            write("preprod-copy", "preprod", (t) => t.replace("mimirTenant: preprod", "mimirTenant: preprod-copy"));
+            const found = problemsOf("preprod-copy").filter((p) => p.key === "cluster.name");
+            assert.strictEqual(found.length, 1, JSON.stringify(found));
+            assert.match(found[0].allowed, /Pulumi\.preprod\.yaml names the same cluster/);
+        });
+
+        it("refuses one Mimir tenant for two clusters", () => {
+            write("prod", "preprod", (t) => t.replace(/name: preprod\n/, "name: prod\n"));
+            const found = problemsOf("prod").filter((p) => p.key === "cluster.mimirTenant");
+            assert.ok(found.some((p) => /Pulumi\.preprod\.yaml gives cluster preprod the same tenant/.test(p.allowed)), JSON.stringify(found));
+        });
+
+        it("refuses a hub's spoke entry whose tenant differs from the spoke's own stack file, from either side", () => {
+            write("hub", "hub", (t) => t.replace("tenant: preprod", "tenant: preprod-old"));
+            const hub = problemsOf("hub").filter((p) => p.key === "spokes[0].tenant");
+            assert.strictEqual(hub.length, 1, JSON.stringify(hub));
+            assert.match(hub[0].allowed, /must be the spoke's own cluster\.mimirTenant, preprod \(Pulumi\.preprod\.yaml\)/);
+            const spoke = problemsOf("preprod").filter((p) => p.key === "cluster.mimirTenant");
+            assert.ok(spoke.some((p) => /Pulumi\.hub\.yaml lists preprod under tenant preprod-old/.test(p.allowed)), JSON.stringify(spoke));
         });
     });
 });

@@ -40,9 +40,9 @@ const NON_BLANK = /^\S+$/;
 
 /** The `cluster` section: every key, once. */
 export const CLUSTER_FIELDS = {
-    name: field.string({ rule: { pattern: DNS_LABEL, describe: "a DNS label (lowercase letters, digits, '-')", maxLength: 63 }, required: true, doc: "the cluster's platform name, also the provider's clusterIdentifier" }),
+    name: field.string({ rule: { pattern: DNS_LABEL, describe: "a DNS label (lowercase letters, digits, '-')", maxLength: 63 }, required: true, doc: "the cluster's platform name, also the provider's clusterIdentifier; one stack file per cluster in the project" }),
     role: field.oneOf(["hub", "spoke"], { required: true, describe: "hub or spoke", doc: "hub (runs Mimir; its gates read it in-cluster) or spoke (reads its metrics back through the hub)" }),
-    mimirTenant: field.string({ rule: MIMIR_TENANT_RULE, required: true, doc: "this cluster's Mimir tenant (X-Scope-OrgID); its metric gates read only this tenant" }),
+    mimirTenant: field.string({ rule: MIMIR_TENANT_RULE, required: true, doc: "this cluster's Mimir tenant (X-Scope-OrgID); its metric gates read only this tenant; no other cluster of the project's stack files shares it, and a hub listing this cluster gives it the same" }),
     eksClusterName: field.string({ rule: { pattern: EKS_NAME, describe: "an EKS cluster name (1-100 letters, digits, '-', '_')" }, readBySection: true, doc: "EKS cluster to connect to, token through the aws CLI (exactly one of this and kubeconfigContext)" }),
     region: field.string({ rule: { pattern: AWS_REGION, describe: "an AWS region such as eu-west-1" }, readBySection: true, defaultDoc: "aws:region", doc: "AWS region of the EKS cluster; with eksClusterName only" }),
     kubeconfigContext: field.string({ rule: { pattern: NON_BLANK, describe: "a kubeconfig context name" }, readBySection: true, doc: "kubeconfig context to connect with (exactly one of this and eksClusterName)" }),
