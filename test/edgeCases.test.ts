@@ -9,7 +9,13 @@ import * as path from "path";
 import { readCaBundle } from "../components/gateway/caBundle";
 import { ConfigError, ConfigProblem, OFFLINE_SECRET } from "../components/config";
 import { configFromStackFile, fromConfigMap, readStackFile } from "../tools/stackFile";
-import { verifyMain } from "../tools/verify";
+import { parseVerifyArgs, verifyMain } from "../tools/verify";
+import { parsePlanArgs } from "../tools/plan";
+import { parseAdoptCheckArgs } from "../tools/adopt-check";
+import { deployOrder, parseDeployOrderArgs } from "../tools/deployOrder";
+import { parseBenchArgs } from "../tools/bench";
+import { parseE2eArgs } from "../e2e/lib/args";
+import { docsMain } from "../tools/docs";
 import { AddonConfig, parseAddonConfig } from "../stacks/config";
 import { FIXTURE_STACKS, TEST_DIGEST, TEST_POLICY, TEST_SHA256, hubConfig, merged, whole, withRegulatedArgoRbac } from "./harness";
 
@@ -337,6 +343,51 @@ describe("edge cases (third round)", () => {
             assert.match(hub[0].allowed, /must be the spoke's own cluster\.mimirTenant, preprod \(Pulumi\.preprod\.yaml\)/);
             const spoke = problemsOf("preprod").filter((p) => p.key === "cluster.mimirTenant");
             assert.ok(spoke.some((p) => /Pulumi\.hub\.yaml lists preprod under tenant preprod-old/.test(p.allowed)), JSON.stringify(spoke));
+        });
+    });
+
+    describe("flags of every npm run command", () => {
+        /** Each command's parser, its flags that take a value and its switches. */
+        const commands: { name: string; parse: (argv: string[]) => unknown; base: string[]; flags: string[]; switches: string[] }[] = [
+            { name: "plan", parse: parsePlanArgs, base: ["--stack", "hub"], flags: ["--stack", "--out", "--config-dir", "--stats"], switches: [] },
+            { name: "verify", parse: parseVerifyArgs, base: ["--stack", "hub"], flags: ["--stack", "--kubeconfig", "--context", "--kyverno-namespace", "--smoke-timeout", "--config-dir", "--without"], switches: ["--json", "--print-role"] },
+            { name: "adopt-check", parse: parseAdoptCheckArgs, base: ["--stack", "hub"], flags: ["--stack", "--kubeconfig", "--context", "--config-dir"], switches: ["--json"] },
+            { name: "deploy-order", parse: parseDeployOrderArgs, base: [], flags: ["--config-dir"], switches: [] },
+            { name: "bench", parse: parseBenchArgs, base: [], flags: ["--runs"], switches: ["--no-engine"] },
+            { name: "e2e", parse: parseE2eArgs, base: [], flags: ["--json", "--grep"], switches: ["--keep"] },
+        ];
+        for (const c of commands) {
+            it(`${c.name}: refuses an empty value and a value given to a switch, naming the flag`, () => {
+                for (const flag of c.flags) {
+                    assert.throws(() => c.parse([...c.base, `${flag}=`]), (e: Error) => e.message.startsWith(`${flag} needs a value (it was given an empty one)`), `${c.name} ${flag}=`);
+                }
+                for (const s of c.switches) {
+                    assert.throws(() => c.parse([...c.base, `${s}=false`]), (e: Error) => e.message.startsWith(`${s} is a switch and takes no value (got ${s}=false)`), `${c.name} ${s}=false`);
+                }
+            });
+        }
+
+        it("docs: refuses a value given to --check, naming it", () => {
+            const errors: string[] = [];
+            const original = console.error;
+            console.error = (m: string) => errors.push(m);
+            try {
+                assert.strictEqual(docsMain(["--check=false"]), 2);
+            } finally {
+                console.error = original;
+            }
+            assert.match(errors.join("\n"), /^--check is a switch and takes no value/);
+        });
+
+        it("deploy-order fails on a folder with no stack files, and on one that does not exist", () => {
+            const empty = fs.mkdtempSync(path.join(os.tmpdir(), "deploy-order-"));
+            try {
+                assert.throws(() => deployOrder(empty), /no stack file \(Pulumi\.<stack>\.yaml\) in .*: nothing to order/);
+                assert.throws(() => deployOrder(path.join(empty, "missing")), /is not a folder/);
+            } finally {
+                fs.rmSync(empty, { recursive: true, force: true });
+            }
+            assert.deepStrictEqual(deployOrder(FIXTURE_STACKS), { hubs: ["hub"], spokes: ["preprod"] });
         });
     });
 });

@@ -15,7 +15,7 @@
 import * as https from "https";
 import * as path from "path";
 import * as YAML from "yaml";
-import { splitEquals, wantsHelp } from "./cliArgs";
+import { flagValue, splitEquals, wantsHelp } from "./cliArgs";
 import { AdoptReport, CrdSource, PlannedObject, adoptCheck, adoptExitCode, formatAdoptText } from "./adopt/check";
 import { manifestResources, planStack } from "./plan";
 import { configFromStackFile, readStackFile } from "./stackFile";
@@ -35,16 +35,10 @@ export interface AdoptCheckArgs {
 export class UsageError extends Error {}
 
 export function parseAdoptCheckArgs(given: readonly string[]): AdoptCheckArgs {
-    const argv = splitEquals(given);
+    const argv = splitEquals(given, ["--json"], (m) => new UsageError(m));
     // The project directory npm runs the script in: where the operator's Pulumi.<stack>.yaml is.
     const args: Partial<AdoptCheckArgs> & { json: boolean; configDir: string } = { json: false, configDir: process.cwd() };
-    const value = (i: number): string => {
-        const v = argv[i + 1];
-        if (v === undefined || v.startsWith("--")) {
-            throw new UsageError(`${argv[i]} needs a value; ${USAGE}`);
-        }
-        return v;
-    };
+    const value = (i: number): string => flagValue(argv, i, USAGE, (m) => new UsageError(m));
     for (let i = 0; i < argv.length; i++) {
         switch (argv[i]) {
             case "--stack":

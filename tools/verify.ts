@@ -11,7 +11,7 @@
  */
 import * as path from "path";
 import * as YAML from "yaml";
-import { splitEquals, wantsHelp } from "./cliArgs";
+import { flagValue, splitEquals, wantsHelp } from "./cliArgs";
 import { verifyClusterRole } from "./verify/access";
 import { ConnectionError, connect } from "./verify/cluster";
 import { COMPONENTS, Component, defaultOptions, isComponent, runVerify } from "./verify/index";
@@ -39,15 +39,9 @@ export interface VerifyArgs {
 export class UsageError extends Error {}
 
 export function parseVerifyArgs(given: readonly string[]): VerifyArgs {
-    const argv = splitEquals(given);
+    const argv = splitEquals(given, ["--json", "--print-role"], (m) => new UsageError(m));
     const args: Partial<VerifyArgs> & { json: boolean; printRole: boolean; without: Component[] } = { json: false, without: [], kyvernoNamespace: "kyverno", smokeTimeoutSeconds: 0, configDir: REPO_ROOT, printRole: false };
-    const value = (i: number): string => {
-        const v = argv[i + 1];
-        if (v === undefined || v.startsWith("--")) {
-            throw new UsageError(`${argv[i]} needs a value; ${USAGE}`);
-        }
-        return v;
-    };
+    const value = (i: number): string => flagValue(argv, i, USAGE, (m) => new UsageError(m));
     for (let i = 0; i < argv.length; i++) {
         switch (argv[i]) {
             case "--stack":
