@@ -390,4 +390,26 @@ describe("edge cases (third round)", () => {
             assert.deepStrictEqual(deployOrder(FIXTURE_STACKS), { hubs: ["hub"], spokes: ["preprod"] });
         });
     });
+
+    describe("valid values that were refused", () => {
+        it("accepts {{ args.service }} with blanks inside the braces, as Argo Rollouts trims them", () => {
+            const query = 'slo:period_error_budget_remaining:ratio{sloth_service="{{ args.service }}",sloth_slo="{{ args.slo }}"}';
+            assert.strictEqual(parse({ errorBudget: { query } }).errorBudget.query, query);
+        });
+
+        it("refuses an argument the error budget template does not declare", () => {
+            problemFor({ errorBudget: { query: 'slo:period_error_budget_remaining:ratio{sloth_service="{{args.service}}",team="{{args.team}}"}' } }, "errorBudget.query", /the template declares only service and slo/);
+        });
+
+        it("accepts a PriorityClass name with dots", () => {
+            assert.strictEqual(parse({ controller: { priorityClassName: "platform.critical" } }).controller.priorityClassName, "platform.critical");
+            problemFor({ controller: { priorityClassName: "Platform_Critical" } }, "controller.priorityClassName", /DNS subdomain/);
+        });
+
+        it("accepts a Slack channel ID as the channel", () => {
+            const cfg = parse({ notifications: { service: "slack", slackChannel: "C0123ABCD" }, notificationsToken: "xoxb-test" }, { secretKeys: ["notificationsToken"] });
+            assert.strictEqual(cfg.notifications.slackChannel, "C0123ABCD");
+            problemFor({ notifications: { service: "slack", slackChannel: "X0123ABCD" }, notificationsToken: "xoxb-test" }, "notifications.slackChannel", /channel ID such as C0123ABCD/, { secretKeys: ["notificationsToken"] });
+        });
+    });
 });

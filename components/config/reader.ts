@@ -83,6 +83,8 @@ export function isPlainObject(value: unknown): value is Plain {
 
 /** Kubernetes object names (RFC 1123 label), used for namespaces and most object names. */
 export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+/** A Kubernetes object name (DNS subdomain; at most 253 characters, checked by the rule's maxLength). */
+export const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 /** Kubernetes resource quantities as used for cpu and memory. */
 export const QUANTITY = /^[0-9]+(\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/;
 /** A fully qualified lowercase DNS name. */

@@ -1,4 +1,4 @@
-import { ConfigReader, Plain, StringRule, isPlainObject } from "../../config/reader";
+import { ConfigReader, DNS_SUBDOMAIN, Plain, StringRule, isPlainObject } from "../../config/reader";
 import { NAMESPACE_RULE } from "../../config/namespaces";
 import type { GroupKind, IgnoreRule } from "../ignoreRules";
 
@@ -8,7 +8,7 @@ import type { GroupKind, IgnoreRule } from "../ignoreRules";
  */
 
 /** A Kubernetes object name (DNS subdomain), as AppProjects and ApplicationSets are named. */
-export const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+export { DNS_SUBDOMAIN };
 export const API_GROUP = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$/;
 const KIND = /^[A-Z][A-Za-z0-9]*$/;
 

@@ -1,5 +1,5 @@
 import { defaultsOf, field, readField, readSection } from "../../config/declare";
-import { ConfigReader, DNS_LABEL, HTTPS_URL, QUANTITY, StringRule, parseQuantity } from "../../config/reader";
+import { ConfigReader, DNS_LABEL, DNS_SUBDOMAIN, HTTPS_URL, QUANTITY, StringRule, parseQuantity } from "../../config/reader";
 import { METADATA_NAME_LABEL, PLATFORM_NAMESPACES, POD_SECURITY_LABEL } from "../../config/namespaces";
 import { PEOPLE_GROUP_RULE } from "../../config/identity";
 import { TenantOperatorBinding, readTenantOperators } from "../tenants";
@@ -116,7 +116,9 @@ export const CONTROLLER_FIELDS = {
     logLevel: field.oneOf(["debug", "info", "warn", "error"], { default: "info", doc: "controller log level (JSON logs)" }),
     serviceMonitor: field.boolean({ default: false, doc: "declare a Prometheus Operator ServiceMonitor for the metrics Service" }),
     dashboard: field.boolean({ default: false, doc: "deploy the dashboard; it is always read-only" }),
-    priorityClassName: field.string({ rule: { pattern: DNS_LABEL, describe: "a PriorityClass name" }, defaultDoc: "none", doc: "PriorityClass of the controller pods" }),
+    // PriorityClass names are DNS subdomains (kubernetes pkg/apis/scheduling/validation/validation.go
+    // v1.34.0 `ValidatePriorityClass`: `apimachineryvalidation.NameIsDNSSubdomain`): dots allowed.
+    priorityClassName: field.string({ rule: { pattern: DNS_SUBDOMAIN, maxLength: 253, describe: "a PriorityClass name (DNS subdomain: lowercase letters, digits, '-', '.', at most 253)" }, defaultDoc: "none", doc: "PriorityClass of the controller pods (dots allowed)" }),
     // Never a default: every Rollout restarting is a decision someone takes for one upgrade.
     acknowledgeNewRevisions: field.string({
         rule: { pattern: /^\d+\.\d+$/, describe: "a controller line such as 1.9" },
