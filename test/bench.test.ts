@@ -1,9 +1,10 @@
 import * as assert from "assert";
 import * as fs from "fs";
+import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
 import { PROJECT } from "../components/config/reader";
-import { planCases, planCommand, syntheticHubFile, syntheticStacks } from "../tools/bench";
+import { hubStacks, planCases, planCommand, syntheticHubFile, syntheticStacks } from "../tools/bench";
 import { REPO_ROOT, listStacks, readStackFile } from "../tools/stackFile";
 import { FIXTURE_STACKS } from "./harness";
 
@@ -25,19 +26,30 @@ describe("benchmark", () => {
         assert.deepStrictEqual(planCommand(pkg.scripts.plan), ["--require", "./tools/swc-register.js", "tools/plan.ts"]);
     });
 
-    it("plans the hub with its validators cached and with an empty cache, every other case cached", () => {
-        const cases = planCases("/synthetic", [1, 10]);
+    it("plans every stack file of the project, then the synthetic hubs from their own folder", () => {
+        const cases = planCases(["central", "staging"], "/synthetic", [1, 10]);
         assert.deepStrictEqual(
-            cases.map((c) => [c.label, c.stack, c.cold]),
+            cases.map((c) => [c.label, c.stack, c.configDir]),
             [
-                ["hub", "hub", false],
-                ["hub, cold cache", "hub", true],
-                ["preprod", "preprod", false],
-                ["hub-1-spokes", "hub-1-spokes", false],
-                ["hub-10-spokes", "hub-10-spokes", false],
+                ["central", "central", undefined],
+                ["staging", "staging", undefined],
+                ["hub-1-spokes", "hub-1-spokes", "/synthetic"],
+                ["hub-10-spokes", "hub-10-spokes", "/synthetic"],
             ],
         );
-        assert.deepStrictEqual(cases.filter((c) => c.configDir === "/synthetic").map((c) => c.stack), ["hub-1-spokes", "hub-10-spokes"]);
+    });
+
+    it("makes its synthetic hubs of a stack file whose role is hub, whatever its name", () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "bench-hubs-"));
+        try {
+            fs.copyFileSync(path.join(FIXTURE_STACKS, "Pulumi.hub.yaml"), path.join(dir, "Pulumi.central.yaml"));
+            fs.copyFileSync(path.join(FIXTURE_STACKS, "Pulumi.preprod.yaml"), path.join(dir, "Pulumi.staging.yaml"));
+            assert.deepStrictEqual(hubStacks(dir), ["central"]);
+            const synthetic = YAML.parse(syntheticHubFile(2, dir, "central")) as { config: Record<string, unknown> };
+            assert.strictEqual((synthetic.config["argo-rollouts-addon:spokes"] as unknown[]).length, 2);
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
     });
 
     it("makes a synthetic hub of the hub's stack file with n spokes and nothing else changed", () => {
@@ -53,7 +65,7 @@ describe("benchmark", () => {
     });
 
     it("puts the synthetic hubs beside the project's stack files", () => {
-        const dir = syntheticStacks([1, 10], FIXTURE_STACKS);
+        const dir = syntheticStacks([1, 10], "hub", FIXTURE_STACKS);
         try {
             assert.deepStrictEqual(listStacks(dir), [...listStacks(FIXTURE_STACKS), "hub-1-spokes", "hub-10-spokes"].sort());
             const file = readStackFile("hub-10-spokes", dir);

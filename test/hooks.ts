@@ -3,8 +3,7 @@
  * folder (plans, stack files, caches, and what the commands it starts write there) goes into one
  * folder per process: TMPDIR points there for the tests and every process they start (Node's
  * `os.tmpdir()` reads it at each call), and it is removed when the process exits, so a test run
- * leaves nothing behind. The plans' compiled schema validators are cached there too, so the tests
- * neither depend on what an earlier plan left in the project's cache nor add to it.
+ * leaves nothing behind.
  */
 import * as fs from "fs";
 import * as os from "os";
@@ -12,7 +11,6 @@ import * as path from "path";
 
 const runDir = fs.mkdtempSync(path.join(os.tmpdir(), "argo-rollouts-addon-test-"));
 process.env.TMPDIR = runDir;
-process.env.CACHE_DIR = path.join(runDir, "cache");
 
 // On exit rather than in a root afterAll hook: in parallel mode every worker and the main process
 // load this file, and only the workers run root hooks.

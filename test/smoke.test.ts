@@ -155,6 +155,18 @@ describe("smoke canary", () => {
             }
         });
 
+        it("goes with its namespace: nothing in it is deleted on its own", () => {
+            // The engine skips the delete of a resource whose deletedWith target goes in the same
+            // update, so moving or turning off the canary deletes the namespace alone.
+            const ns = byName(run, "smoke-namespace");
+            const inside = run.resources.filter((r) => r.custom && r.parent === ns.parent && r !== ns);
+            assert.deepStrictEqual(inside.map((r) => r.name).sort(), ["smoke-load", "smoke-rollout", "smoke-rollouts-smoke-canary", "smoke-rollouts-smoke-stable", "smoke-route"]);
+            for (const r of inside) {
+                assert.strictEqual(r.deletedWith, ns.urn, `${r.name} is deleted on its own`);
+            }
+            assert.strictEqual(ns.deletedWith, null);
+        });
+
         it("reports what to expect", () => {
             const out = run.outputs.smokeCanary as { expect: string; rollout: string; namespace: string; strategy: string };
             assert.deepStrictEqual([out.expect, out.rollout, out.namespace, out.strategy], ["promoted", "rollouts-smoke", "rollouts-smoke", "canary"]);

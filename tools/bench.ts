@@ -5,9 +5,8 @@
  *   process loading @pulumi/pulumi and @pulumi/kubernetes, and against the same load type-checked;
  * - the offline plan for the project's stacks and for synthetic hubs with 1, 10 and 100 spokes, each
  *   run as `npm run plan` runs it: wall time, peak memory and resource count, against the floor of a
- *   plain Node process loading the two packages. Every case runs with the compiled schema
- *   validators cached (warm, as a plan usually runs), and the hub also with an empty cache (cold,
- *   as the first plan of a fresh clone); the bench keeps its own cache folders for both.
+ *   plain Node process loading the two packages. The plan validates every object with the schema
+ *   packages as their authors ship them, so every plan compiles the schemas it needs.
  *
  * - `pulumi preview` and `pulumi up` of the hub on the real engine against a local control plane,
  *   against a floor program of one ConfigMap on the same engine (e2e/bench.ts; skip with
@@ -38,8 +37,12 @@ interface Sample {
 
 const SPOKE_COUNTS = [1, 10, 100];
 
-/** Target for the hub's offline plan: under twice the floor's time. */
-export const PLAN_TARGET_X_FLOOR = 2;
+/**
+ * Target for a hub's offline plan: at most three times the floor's time. Schema validation with
+ * the packages as shipped compiles a kind's schema in every plan; a faster plan is not worth a
+ * restatement of their validator to maintain.
+ */
+export const PLAN_TARGET_X_FLOOR = 3;
 
 /** Targets for program load under the CLI: at most twice the floor's time, and 250 MiB. */
 export const LOAD_TARGETS = { timeXFloor: 2, peakMiB: 250 } as const;
@@ -96,24 +99,33 @@ export function syntheticSpokes(n: number): Record<string, unknown>[] {
     return Array.from({ length: n }, (_, i) => ({ name: `spoke-${i}`, tenant: `spoke-${i}`, hostname: `mimir-spoke-${i}.hub.bench.example`, query: true }));
 }
 
-/** The text of the hub's stack file with `n` synthetic spokes in place of its own. */
-export function syntheticHubFile(n: number, root = REPO_ROOT): string {
-    const doc = YAML.parseDocument(fs.readFileSync(path.join(root, "Pulumi.hub.yaml"), "utf8"));
+/** The project's hub stacks: the stack files whose `cluster.role` is `hub`, in name order. */
+export function hubStacks(root = REPO_ROOT): string[] {
+    return listStacks(root).filter((stack) => {
+        const doc = YAML.parse(fs.readFileSync(path.join(root, `Pulumi.${stack}.yaml`), "utf8")) as { config?: Record<string, { role?: unknown } | undefined> } | null;
+        return doc?.config?.[`${PROJECT}:cluster`]?.role === "hub";
+    });
+}
+
+/** The text of a hub's stack file with `n` synthetic spokes in place of its own. */
+export function syntheticHubFile(n: number, root = REPO_ROOT, hub = "hub"): string {
+    const doc = YAML.parseDocument(fs.readFileSync(path.join(root, `Pulumi.${hub}.yaml`), "utf8"));
     doc.setIn(["config", `${PROJECT}:spokes`], syntheticSpokes(n));
     return doc.toString();
 }
 
 /**
  * A folder of stack files for the synthetic cases: every stack file of the project (the plan reads
- * the clusters of the files beside a stack's) and `Pulumi.hub-<n>-spokes.yaml` for each count.
+ * the clusters of the files beside a stack's) and `Pulumi.hub-<n>-spokes.yaml`, made of `hub`, for
+ * each count.
  */
-export function syntheticStacks(counts: readonly number[], root = REPO_ROOT): string {
+export function syntheticStacks(counts: readonly number[], hub: string, root = REPO_ROOT): string {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "bench-stacks-"));
     for (const stack of listStacks(root)) {
         fs.copyFileSync(path.join(root, `Pulumi.${stack}.yaml`), path.join(dir, `Pulumi.${stack}.yaml`));
     }
     for (const n of counts) {
-        fs.writeFileSync(path.join(dir, `Pulumi.hub-${n}-spokes.yaml`), syntheticHubFile(n, root));
+        fs.writeFileSync(path.join(dir, `Pulumi.hub-${n}-spokes.yaml`), syntheticHubFile(n, root, hub));
     }
     return dir;
 }
@@ -131,39 +143,16 @@ export function planCommand(script: string, root = REPO_ROOT): string[] {
     return program === "node" ? args : [fs.realpathSync(path.join(root, "node_modules", ".bin", program)), ...args];
 }
 
-/** A plan case: its row's label, the stack, the folder of its stack file, and whether its cache starts empty. */
+/** A plan case: its row's label, the stack, and the folder of its stack file. */
 export interface PlanCase {
     label: string;
     stack: string;
     configDir?: string;
-    cold: boolean;
 }
 
-/**
- * The plan cases: the hub with its validators cached (warm: every plan after the first) and with
- * an empty cache (cold: the first plan of a fresh clone, which compiles them), then preprod and the
- * synthetic hubs, warm.
- */
-export function planCases(syntheticDir: string, counts: readonly number[] = SPOKE_COUNTS): PlanCase[] {
-    return [
-        { label: "hub", stack: "hub", cold: false },
-        { label: "hub, cold cache", stack: "hub", cold: true },
-        { label: "preprod", stack: "preprod", cold: false },
-        ...counts.map((n) => ({ label: `hub-${n}-spokes`, stack: `hub-${n}-spokes`, configDir: syntheticDir, cold: false })),
-    ];
-}
-
-/** Runs a case: a warm one with `warmCache`, a cold one with a new empty cache folder, removed after. */
-function runCase(command: readonly string[], c: PlanCase, warmCache: string): Sample {
-    if (!c.cold) {
-        return spawnPlan(command, c.stack, warmCache, c.configDir);
-    }
-    const empty = fs.mkdtempSync(path.join(os.tmpdir(), "bench-cold-cache-"));
-    try {
-        return spawnPlan(command, c.stack, empty, c.configDir);
-    } finally {
-        fs.rmSync(empty, { recursive: true, force: true });
-    }
+/** The plan cases: every stack file of the project, then the synthetic hubs. */
+export function planCases(stacks: readonly string[], syntheticDir: string, counts: readonly number[] = SPOKE_COUNTS): PlanCase[] {
+    return [...stacks.map((stack) => ({ label: stack, stack })), ...counts.map((n) => ({ label: `hub-${n}-spokes`, stack: `hub-${n}-spokes`, configDir: syntheticDir }))];
 }
 
 /** The floor's child: plain Node loading only the two Pulumi packages. */
@@ -188,16 +177,15 @@ function spawnFloor(): Sample {
  * One plan case, run as `npm run plan` runs it (package.json's script, from the project root), so
  * the ratio to the floor counts everything the plan adds (its loader, the tools, the program, the
  * guardrails, schema validation, the mock runtime, writing the plan) to what any Pulumi program
- * pays. The plan writes its own figures (`--stats`). `cacheDir` is the CACHE_DIR it caches its
- * compiled schema validators under (tools/validatorCache.ts).
+ * pays. The plan writes its own figures (`--stats`).
  */
-function spawnPlan(command: readonly string[], stack: string, cacheDir: string, configDir?: string): Sample {
+function spawnPlan(command: readonly string[], stack: string, configDir?: string): Sample {
     const out = fs.mkdtempSync(path.join(os.tmpdir(), "bench-plan-"));
     const stats = path.join(out, "stats.json");
     try {
         const args = [...command, "--stack", stack, "--out", out, "--stats", stats, ...(configDir ? ["--config-dir", configDir] : [])];
         const start = process.hrtime.bigint();
-        const res = spawnSync(process.execPath, args, { cwd: REPO_ROOT, encoding: "utf8", env: { ...process.env, CACHE_DIR: cacheDir } });
+        const res = spawnSync(process.execPath, args, { cwd: REPO_ROOT, encoding: "utf8" });
         const processMs = Number(process.hrtime.bigint() - start) / 1e6;
         if (res.status !== 0) {
             throw new Error(`the plan of ${stack} failed:\n${res.stderr}`);
@@ -290,28 +278,26 @@ async function main(parsed: BenchArgs): Promise<void> {
 
     const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
     const command = planCommand(pkg.scripts.plan);
-    const synthetic = syntheticStacks(SPOKE_COUNTS);
-    const cases = planCases(synthetic);
-    // The bench's own cache, never the project's: filled by one plan of each warm case first, so
-    // the warm rows measure loading the cached validators and the cold row compiling them.
-    const warmCache = fs.mkdtempSync(path.join(os.tmpdir(), "bench-warm-cache-"));
+    const stacks = listStacks();
+    const hub = hubStacks()[0];
+    if (!hub) {
+        throw new Error(`no stack file in ${REPO_ROOT} has role: hub; the synthetic hubs are made of one`);
+    }
+    const synthetic = syntheticStacks(SPOKE_COUNTS, hub);
+    const cases = planCases(stacks, synthetic);
     // Round by round, the floor first: a machine that gets busier or quieter during the run moves
     // the floor with the cases instead of skewing their ratios.
     const floorSamples: Sample[] = [];
     const samples = new Map<string, Sample[]>(cases.map((c) => [c.label, []]));
     try {
-        for (const c of cases.filter((x) => !x.cold)) {
-            runCase(command, c, warmCache);
-        }
         for (let round = 0; round < runs; round++) {
             floorSamples.push(spawnFloor());
             for (const c of cases) {
-                samples.get(c.label)!.push(runCase(command, c, warmCache));
+                samples.get(c.label)!.push(spawnPlan(command, c.stack, c.configDir));
             }
         }
     } finally {
         fs.rmSync(synthetic, { recursive: true, force: true });
-        fs.rmSync(warmCache, { recursive: true, force: true });
     }
     const baseline = summarise(floorSamples);
     const results = new Map([...samples].map(([stack, s]) => [stack, summarise(s)]));
@@ -329,11 +315,9 @@ async function main(parsed: BenchArgs): Promise<void> {
                 `${(r.processMs / baseline.processMs).toFixed(2)} | ${(r.cpuMs / baseline.cpuMs).toFixed(2)} | ${(r.peakRssMiB / baseline.peakRssMiB).toFixed(2)} |`,
         );
     }
-    const hubX = results.get("hub")!.processMs / baseline.processMs;
-    const coldX = results.get("hub, cold cache")!.processMs / baseline.processMs;
+    const hubX = results.get(hub)!.processMs / baseline.processMs;
     console.log("");
-    console.log(`target (hub plan, validators cached): < ${PLAN_TARGET_X_FLOOR}x the floor's time: ${hubX.toFixed(2)}x ${hubX < PLAN_TARGET_X_FLOOR ? "met" : "MISSED"}`);
-    console.log(`hub plan with an empty cache (the first plan of a clone): ${coldX.toFixed(2)}x the floor's time`);
+    console.log(`target (${hub} plan): <= ${PLAN_TARGET_X_FLOOR}x the floor's time: ${hubX.toFixed(2)}x ${hubX <= PLAN_TARGET_X_FLOOR ? "met" : "MISSED"}`);
     const [one, ten, hundred] = SPOKE_COUNTS.map((n) => results.get(`hub-${n}-spokes`)!);
     const perSpokeLow = (ten.planMs - one.planMs) / (10 - 1);
     const perSpokeHigh = (hundred.planMs - ten.planMs) / (100 - 10);

@@ -36,6 +36,8 @@ export interface PlannedResource {
     dependsOn: string[];
     protect: boolean;
     retainOnDelete: boolean;
+    /** The `deletedWith` option: the URN of the resource whose delete takes this one along, else null. */
+    deletedWith: string | null;
     /** The `deleteBeforeReplace` option when the program sets one, else null (the provider decides). */
     deleteBeforeReplace: boolean | null;
     /** The `import` option: the id of an existing object the engine adopts, else null. */
@@ -256,6 +258,7 @@ export async function runOffline(opts: OfflineOptions): Promise<OfflineRun> {
             dependsOn: [...deps].sort(),
             protect: Boolean(req.getProtect?.()),
             retainOnDelete: Boolean(req.getRetainondelete?.()),
+            deletedWith: req.getDeletedwith?.() || null,
             deleteBeforeReplace: req.getDeletebeforereplacedefined?.() ? Boolean(req.getDeletebeforereplace?.()) : null,
             importId: req.getImportid?.() || null,
             provider: providerUrn(req.getProvider?.() ?? ""),
@@ -363,6 +366,7 @@ interface RegisterLike {
     getRemote?(): boolean;
     getProtect?(): boolean | undefined;
     getRetainondelete?(): boolean | undefined;
+    getDeletedwith?(): string;
     getDeletebeforereplace?(): boolean;
     getDeletebeforereplacedefined?(): boolean;
     getImportid?(): string;

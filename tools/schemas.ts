@@ -9,13 +9,11 @@
  * kinds no such release covers (CiliumNetworkPolicy, Kyverno's policies.kyverno.io/v1 types), a
  * strict typed model of the fields the program sets is used instead: it refuses unknown fields.
  *
- * The models of @kubernetes-models/argo-rollouts and @kubernetes-models/gateway-api compile their
- * schema when first used, which was most of a plan's time; they are checked through a restatement
- * of their validation whose compiled code is cached (tools/restatedValidate.ts).
+ * Each model validates as its authors ship it. The models of @kubernetes-models/argo-rollouts and
+ * @kubernetes-models/gateway-api compile their kind's schema the first time an object of that kind
+ * is validated (most of a plan's time: docs/maintainers/benchmarks.md has the figures).
  */
 import { SECRET } from "./offline";
-import { CacheOutcome, Check, restatedCheck } from "./restatedValidate";
-import { validatorCacheDir } from "./validatorCache";
 
 interface Model {
     validate(): void;
@@ -56,31 +54,6 @@ export function loadModel(key: string): ModelClass | undefined {
     const kind = key.slice(key.lastIndexOf("/") + 1);
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     return (require(file) as Record<string, ModelClass>)[kind];
-}
-
-let cacheWarned = false;
-
-/** Says once per process that the compiled validators could not be cached, and why. */
-function warnUncached(dir: string, outcome: CacheOutcome): void {
-    if (!outcome.hit && outcome.writeError && !cacheWarned) {
-        cacheWarned = true;
-        console.warn(`warning: cannot cache compiled schema validators in ${dir} (${outcome.writeError.message}); compiled them in memory`);
-    }
-}
-
-const checks = new Map<string, Check | undefined>();
-
-/**
- * The check of a package model kind through the restated validation with its cached validator
- * (tools/restatedValidate.ts), once per kind and process; undefined for the models that do not
- * validate through it.
- */
-export function packageCheck(key: string, Model: ModelClass): Check | undefined {
-    if (!checks.has(key)) {
-        const dir = validatorCacheDir();
-        checks.set(key, restatedCheck(Model, require.resolve(PACKAGE_MODELS[key]), dir, (outcome) => warnUncached(dir, outcome)));
-    }
-    return checks.get(key);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -298,14 +271,8 @@ export function validateObject(input: Record<string, unknown>): SchemaResult {
     const object = `${String(o.kind)} ${name}`;
     const Model = loadModel(key);
     if (Model) {
-        // The model's constructor drops undefined values and sets apiVersion and kind: both
-        // validations see the object the model holds.
+        // The model's constructor drops undefined values and sets apiVersion and kind.
         const model = new Model(o as never);
-        const check = packageCheck(key, Model);
-        if (check) {
-            const problem = check(model);
-            return { object, via: "package", problems: problem === undefined ? [] : [problem] };
-        }
         try {
             model.validate();
             return { object, via: "package", problems: [] };

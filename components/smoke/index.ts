@@ -170,13 +170,22 @@ export class SmokeCanary extends OrderedComponent {
         // fast-tracking a rollback to a revision still in its history (ADR-056 as-built).
         this.revision = pulumi.output(smokeRevision(cfg.trigger));
 
-        const inNamespace = this.child({ dependsOn: [ns] });
+        // Every object of the app lives in its namespace and goes with it (`deletedWith`): turning
+        // the canary off or moving it to another namespace deletes the namespace alone, and the
+        // namespace controller removes what it holds. The provider's own delete of a Rollout waits
+        // on the object with kstatus (pulumi/pulumi-kubernetes provider/pkg/await/condition/deleted.go
+        // at the v4.25.0 commit), which cannot read a Rollout's string status.observedGeneration
+        // (sigs.k8s.io/cli-utils v0.37.2 pkg/kstatus/status/generic.go checkGeneration; argoproj/argo-rollouts
+        // pkg/apis/rollouts/v1alpha1/types.go v1.9.0 RolloutStatus.ObservedGeneration) and can crash
+        // the provider mid-update. Pulumi skips the delete of a resource whose `deletedWith` target
+        // is deleted in the same update (pulumi/pulumi pkg/resource/deploy/step.go v3.248.0 isDeletedWith).
+        const inNamespace = this.child({ dependsOn: [ns], deletedWith: ns });
         const services = this.plan.services.map((s) => new k8s.core.v1.Service(`smoke-${s.metadata.name}`, { metadata: s.metadata, spec: s.spec }, inNamespace));
         const route = this.plan.httpRoute!;
         const httpRoute = new k8s.apiextensions.CustomResource(
             "smoke-route",
             { apiVersion: route.apiVersion, kind: route.kind, metadata: route.metadata, spec: route.spec },
-            this.child({ dependsOn: [ns, ...services] }),
+            this.child({ dependsOn: [ns, ...services], deletedWith: ns }),
         );
         this.rollout = new k8s.apiextensions.CustomResource(
             "smoke-rollout",
@@ -192,12 +201,12 @@ export class SmokeCanary extends OrderedComponent {
                     strategy: this.plan.strategy,
                 },
             },
-            this.child({ dependsOn: [httpRoute, ...services] }),
+            this.child({ dependsOn: [httpRoute, ...services], deletedWith: ns }),
         );
         new k8s.apps.v1.Deployment(
             "smoke-load",
             { metadata: { name: `${SMOKE_APP}-load`, namespace: cfg.namespace, labels: PART_OF }, spec: loadGeneratorSpec(cfg, this.plan.previewGate) },
-            this.child({ dependsOn: [this.rollout] }),
+            this.child({ dependsOn: [this.rollout], deletedWith: ns }),
         );
         this.registerOutputs({ revision: this.revision });
     }
