@@ -195,6 +195,16 @@ export function parseAddonConfig(
             r.problem(key, ns, `must be a namespace of the addon's own, not ${foreign}`);
         }
     }
+    // Where imageRegistry is set the cluster admits only the mirror (IMAGE_REGISTRY_FIELDS): a smoke
+    // image from elsewhere plans and then never starts (refused by admission, or ImagePullBackOff).
+    if (imageRegistry && smokeTest?.enabled) {
+        for (const key of ["image", "loadImage"] as const) {
+            const ref = smokeTest[key];
+            if (ref && !ref.startsWith(`${imageRegistry}/`)) {
+                r.problem(`smokeTest.${key}`, ref, `must come from imageRegistry (${imageRegistry}/<repository>@sha256:...): every image of the addon is pulled from the mirror, which the cluster admits alone`);
+            }
+        }
+    }
     // The plugin image's name is the registry and the repository together (rollouts/plugin.ts):
     // within the runtime's name limit as a whole.
     if (plugin?.delivery.mode === "image") {

@@ -184,6 +184,12 @@ describe("edge cases (third round)", () => {
             problemFor({ plugin: { delivery: "image", sha256: undefined, digest, repository: `${longPath}/plugin` } }, "plugin.repository", /within 255 characters/);
         });
 
+        it("refuses a smoke image from outside imageRegistry, where every image must come from the mirror", () => {
+            problemFor({ smokeTest: SMOKE({ image: `ghcr.io/argoproj/rollouts-demo@${digest}` }) }, "smokeTest.image", /must come from imageRegistry \(registry\.platform\.test\/mirror\//);
+            problemFor({ smokeTest: SMOKE({ loadImage: `registry.platform.test/mirror-old/curl@${digest}` }) }, "smokeTest.loadImage", /must come from imageRegistry/);
+            assert.strictEqual(parse({ imageRegistry: undefined, smokeTest: SMOKE({ image: `ghcr.io/argoproj/rollouts-demo@${digest}` }) }).smokeTest.image, `ghcr.io/argoproj/rollouts-demo@${digest}`);
+        });
+
         it("accepts a pinned reference that keeps its tag, name:tag@sha256:<64 hex>", () => {
             const image = `registry.platform.test/mirror/argoproj/rollouts-demo:blue@${digest}`;
             assert.strictEqual(parse({ smokeTest: SMOKE({ image }) }).smokeTest.image, image);

@@ -47,8 +47,8 @@ export const SMOKE_TEST_FIELDS = {
     }),
     trigger: field.string({ rule: { pattern: /^[A-Za-z0-9._-]{1,63}$/, describe: "a short token (letters, digits, '.', '_', '-'); change it to start a fresh canary" }, default: "1", number: true, doc: "change it to start a fresh canary" }),
     failGate: field.boolean({ default: false, doc: "make the smoke version fail its gate (proves the abort path)" }),
-    image: field.string({ rule: DIGEST, required: enabled, defaultDoc: "required when enabled", doc: "demo app image pinned by digest (argoproj/rollouts-demo from the mirror)" }),
-    loadImage: field.string({ rule: DIGEST, required: enabled, defaultDoc: "required when enabled", doc: "image with sh and curl, pinned by digest (e.g. curlimages/curl from the mirror)" }),
+    image: field.string({ rule: DIGEST, required: enabled, defaultDoc: "required when enabled", doc: "demo app image pinned by digest (argoproj/rollouts-demo from the mirror; under imageRegistry when that is set)" }),
+    loadImage: field.string({ rule: DIGEST, required: enabled, defaultDoc: "required when enabled", doc: "image with sh and curl, pinned by digest (e.g. curlimages/curl from the mirror; under imageRegistry when that is set)" }),
     replicas: field.integer({ min: 2, max: 10, default: 2, doc: "smoke app replicas" }),
 } as const;
 
