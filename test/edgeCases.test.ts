@@ -243,6 +243,12 @@ describe("edge cases (third round)", () => {
             assert.doesNotMatch(file.config["argo-rollouts-addon:cluster"], /v1:AAAA/);
         });
 
+        it("names aws:region, the key the user set, when the EKS region comes from it", () => {
+            const p = problemFor({}, "aws:region", /cluster\.region is not set, so the EKS cluster's region is read from aws:region/, { awsRegion: "eu-west" });
+            assert.strictEqual(p.given, '"eu-west"');
+            assert.ok(!problems({}, { awsRegion: "eu-west" }).some((x) => x.key === "cluster.region"));
+        });
+
         it("shows invisible characters escaped, in values and in keys", () => {
             const value = problemFor({ cluster: { name: "hub\u200b" } }, "cluster.name", /DNS label/);
             assert.strictEqual(value.given, '"hub\\u200b"');

@@ -1,5 +1,5 @@
 import { defaultsOf, field, readSection } from "../config/declare";
-import { ConfigReader, DNS_LABEL, MIMIR_TENANT_RULE } from "../config/reader";
+import { ConfigReader, DNS_LABEL, MIMIR_TENANT_RULE, StringRule, show } from "../config/reader";
 import type { MimirRole } from "../mimir";
 
 /**
@@ -56,6 +56,15 @@ export const CLUSTER_FIELDS = {
 /** Every default of the section, in one object. */
 export const CLUSTER_DEFAULTS = defaultsOf<{ adoptExisting: boolean; allowDowngrade: boolean }>(CLUSTER_FIELDS);
 
+/** `aws:region` as the EKS cluster's region: a problem is reported under `aws:region` itself. */
+function awsRegion(r: ConfigReader, value: string, rule: StringRule): string | undefined {
+    if (rule.pattern?.test(value)) {
+        return value;
+    }
+    r.problems.push({ key: "aws:region", given: show(value), allowed: `must be ${rule.describe} (cluster.region is not set, so the EKS cluster's region is read from aws:region)`, qualified: true });
+    return undefined;
+}
+
 export function readCluster(r: ConfigReader, value: unknown, ambient: { awsRegion?: string }): ClusterConfig | undefined {
     if (value === undefined) {
         r.problem("cluster", value, "is required: an object with name, role, mimirTenant and eksClusterName or kubeconfigContext");
@@ -80,7 +89,9 @@ export function readCluster(r: ConfigReader, value: unknown, ambient: { awsRegio
         );
     } else if (hasEks) {
         const clusterName = r.string("cluster.eksClusterName", c.eksClusterName, f.eksClusterName.rule);
-        const region = r.string("cluster.region", c.region ?? ambient.awsRegion, f.region.rule);
+        // Unset here, the region is aws:region's: a bad one is reported under the key the user set.
+        const fromAws = c.region === undefined || c.region === null;
+        const region = fromAws && ambient.awsRegion !== undefined ? awsRegion(r, ambient.awsRegion, f.region.rule) : r.string("cluster.region", c.region, f.region.rule);
         if (region === undefined && c.region === undefined && ambient.awsRegion === undefined) {
             r.problem("cluster.region", undefined, "is required with cluster.eksClusterName (or set aws:region)");
         }
