@@ -7,9 +7,9 @@ import * as YAML from "yaml";
 import { STAGES } from "../components/stage";
 import { OfflineRun, SECRET, renderWire } from "../tools/offline";
 import { planCommand } from "../tools/bench";
-import { manifestResources, manifestsYaml, parsePlanArgs, planStack, resourceRows, summary } from "../tools/plan";
+import { manifestResources, manifestsYaml, parsePlanArgs, patchesYaml, planStack, resourceRows, summary } from "../tools/plan";
 import { REPO_ROOT, fromConfigMap, listStacks, readStackFile } from "../tools/stackFile";
-import { FIXTURE_STACKS } from "./harness";
+import { FIXTURE_STACKS, hubConfig, merged, planInline } from "./harness";
 
 describe("offline plan", () => {
     const runs = new Map<string, OfflineRun>();
@@ -72,9 +72,54 @@ describe("offline plan", () => {
                 // The live checks of stacks/preflight.ts: the plan says it did not run them.
                 assert.match(text, /existing objects: not checked here; .* \(needs a cluster\)/);
                 assert.match(text, /controller release: not checked here; .* \(needs a cluster\)/);
+                // What the plan cannot show, and where it is seen.
+                assert.match(text, /^ {2}chart objects: not shown; the provider renders chart argo-rollouts \d+\.\d+\.\d+ for release argo-rollouts\/argo-rollouts at deploy time, with the values in resources\.json \(rollouts-controller\); pulumi preview lists them \(needs a cluster\)$/m);
+                assert.match(text, /^ {2}CRD objects: not shown; the provider reads the 5 file\(s\) of rollouts-crds \(resources\.json\) at deploy time; pulumi preview lists them \(needs a cluster\)$/m);
             });
         });
     }
+
+    describe("patches.yaml", () => {
+        type Doc = { kind: string; metadata: { name: string; namespace: string }; data?: Record<string, string>; spec?: Record<string, unknown> };
+        // Each document's first line is its comment.
+        const docsOf = (text: string) => text.split(/^---\n/m).map((chunk) => ({ comment: /^#(.*)\n/.exec(chunk)?.[1] ?? "", doc: YAML.parse(chunk) as Doc }));
+
+        it("gives argocd-rbac-cm's policy as the lines it writes, under a comment naming the object", () => {
+            const run = runs.get("hub")!;
+            const text = patchesYaml(run);
+            const docs = docsOf(text);
+            assert.deepStrictEqual(docs.map((d) => [d.doc.kind, d.doc.metadata.namespace, d.doc.metadata.name]), [["ConfigMap", "argocd", "argocd-rbac-cm"]]);
+            assert.match(docs[0].comment, /^ ConfigMapPatch of ConfigMap argocd\/argocd-rbac-cm \(stage argocd-apps, resource argocd-rbac-rollout-actions\): server-side apply of these fields only$/);
+            const patch = run.resources.find((r) => r.name === "argocd-rbac-rollout-actions")!;
+            assert.deepStrictEqual(docs[0].doc.data, (patch.inputs as { data: Record<string, string> }).data);
+            // Readable: each rule a line of the file as ArgoCD reads it, not an escaped string.
+            assert.match(text, /^ {4}p, role:release-approver, applications, action\/argoproj\.io\/Rollout\/resume, tenants\/\*, allow$/m);
+            assert.match(text, /^ {4}g, platform-release-approvers, role:release-approver$/m);
+            // Never among the whole objects: a patch is a part of an object another owner keeps.
+            assert.ok(!manifestsYaml(run).includes("argocd-rbac-cm"));
+        });
+
+        it("gives every AppProject, ApplicationSet and argocd-cm patch, and says when there is none", async () => {
+            const run = await planInline(
+                merged(hubConfig(), {
+                    argocd: {
+                        projects: { tenants: { owner: "addon", namespaceResources: [{ group: "", kind: "Service" }] } },
+                        applicationSets: { "tenant-apps": { owner: "addon", syncOptions: ["CreateNamespace=true"] } },
+                        ignoreDifferences: [{ kind: "*", jqPathExpressions: [".spec.template.spec.containers[]?.securityContext"] }],
+                    },
+                }),
+                { stack: "hub" },
+            );
+            const docs = docsOf(patchesYaml(run));
+            assert.deepStrictEqual(docs.map((d) => `${d.doc.kind} ${d.doc.metadata.name}`).sort(), ["AppProject tenants", "ApplicationSet tenant-apps", "ConfigMap argocd-cm"]);
+            const cm = docs.find((d) => d.doc.kind === "ConfigMap")!;
+            assert.match(cm.comment, /^ ConfigMapPatch of ConfigMap argocd\/argocd-cm /);
+            assert.ok(Object.values(cm.doc.data!).every((v) => v.includes(".spec.template.spec.containers[]?.securityContext")));
+            assert.match(docs.find((d) => d.doc.kind === "AppProject")!.comment, /^ AppProjectPatch of AppProject argocd\/tenants /);
+            // The defaults: ArgoCD's objects are left as they are.
+            assert.strictEqual(patchesYaml(await planInline(hubConfig(), { stack: "bare" })), "# stack bare: no patches; this stack writes no field of an object another owner keeps.\n");
+        });
+    });
 
     it("reads its arguments", () => {
         assert.deepStrictEqual(parsePlanArgs(["--stack", "hub", "--out", "/tmp/p", "--config-dir", "/tmp/c", "--stats=/tmp/s.json"]), {
@@ -112,6 +157,7 @@ describe("offline plan", () => {
             const rows = JSON.parse(fs.readFileSync(path.join(out, "hub", "resources.json"), "utf8")) as unknown[];
             assert.ok(Array.isArray(rows) && rows.length > 10);
             assert.ok(fs.readFileSync(path.join(out, "hub", "manifests.yaml"), "utf8").includes("kind: ClusterRole"));
+            assert.ok(fs.readFileSync(path.join(out, "hub", "patches.yaml"), "utf8").includes("name: argocd-rbac-cm"));
         });
 
         it("writes the run's figures for the benchmark with --stats", () => {
@@ -154,7 +200,7 @@ describe("offline plan", () => {
             fs.writeFileSync(path.join(out, "hub", "resources.json"), "old");
             fs.writeFileSync(path.join(out, "hub", "stale.txt"), "from an older plan");
             assert.strictEqual(plan(["--stack", "hub", "--config-dir", dir, "--out", out]).status, 0);
-            assert.deepStrictEqual(fs.readdirSync(path.join(out, "hub")).sort(), ["manifests.yaml", "resources.json"]);
+            assert.deepStrictEqual(fs.readdirSync(path.join(out, "hub")).sort(), ["manifests.yaml", "patches.yaml", "resources.json"]);
             assert.deepStrictEqual(fs.readdirSync(out), ["hub"], "no staging folder left behind");
             fs.writeFileSync(path.join(dir, "Pulumi.hub.yaml"), hub.replace("role: hub", "role: primary"));
             assert.strictEqual(plan(["--stack", "hub", "--config-dir", dir, "--out", out]).status, 1);

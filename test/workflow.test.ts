@@ -6,6 +6,8 @@ import * as YAML from "yaml";
 import { deployOrder, githubOutputLines } from "../tools/deployOrder";
 import { REPO_ROOT, listStacks } from "../tools/stackFile";
 import { parseVerifyArgs } from "../tools/verify";
+import { parsePlanArgs } from "../tools/plan";
+import { parseCommentArgs } from "../tools/prComment";
 import { FIXTURE_STACKS } from "./harness";
 
 /** The arguments after `--` of an `npm run ... -- <args> > file` line, as the shell splits them (no spaces inside quotes). */
@@ -42,12 +44,40 @@ describe("pull-request workflow", () => {
         assert.match(readme, /^npm ci && npm test +# /m);
     });
 
-    it("plans every stack file and uploads the plan for review", () => {
+    it("plans every stack file against the base branch and uploads the plan and its diff for review", () => {
         const plan = doc.jobs.plan;
         assert.strictEqual(plan.strategy?.matrix.stack, "${{ fromJSON(needs.stacks.outputs.stacks) }}");
-        assert.ok(plan.steps.some((s) => s.run === 'npm run plan -- --stack "${{ matrix.stack }}" --out plan'));
+        const run = plan.steps.find((s) => s.run?.startsWith("npm run plan"))?.run ?? "";
+        assert.strictEqual(run, 'npm run plan -- --stack "${{ matrix.stack }}" --out plan --against "origin/${{ github.base_ref }}"');
+        // As the runner runs it for each stack and base branch: GitHub substitutes the expressions first.
+        for (const stack of listStacks(FIXTURE_STACKS)) {
+            const args = parsePlanArgs(argvOf(run.replace("${{ matrix.stack }}", stack).replace("${{ github.base_ref }}", "main")));
+            assert.ok(args !== "help");
+            assert.deepStrictEqual([args.stack, args.out, args.against], [stack, path.resolve("plan"), "origin/main"]);
+        }
+        // The base branch's commits are there to plan.
+        assert.strictEqual(plan.steps.find((s) => s.uses?.startsWith("actions/checkout@"))?.with?.["fetch-depth"], 0);
         const upload = plan.steps.find((s) => s.uses?.startsWith("actions/upload-artifact@"));
         assert.strictEqual(upload?.with?.path, "plan/${{ matrix.stack }}/");
+        assert.strictEqual(upload?.if, "always()");
+    });
+
+    it("comments the short diff on the pull request per stack, also after a failed guardrail, never failing the job", () => {
+        const steps = doc.jobs.plan.steps as (Step & { env?: Record<string, string>; "continue-on-error"?: boolean })[];
+        const plan = steps.findIndex((s) => s.run?.startsWith("npm run plan"));
+        const comment = steps.findIndex((s) => s.run?.includes("tools/prComment.ts"));
+        assert.ok(comment > plan);
+        const step = steps[comment];
+        // The file the plan writes with --against, for the stack of this matrix entry.
+        assert.strictEqual(step.run, 'node --require ./tools/swc-register.js tools/prComment.ts --stack "${{ matrix.stack }}" --file "plan/${{ matrix.stack }}/diff-summary.md"');
+        assert.deepStrictEqual(parseCommentArgs(argvOf(` -- ${step.run!.split("tools/prComment.ts ")[1]}`.replace(/\$\{\{ matrix\.stack \}\}/g, "hub"))), { stack: "hub", file: "plan/hub/diff-summary.md" });
+        assert.strictEqual(step.if, "always() && hashFiles(format('plan/{0}/diff-summary.md', matrix.stack)) != ''");
+        assert.strictEqual(step["continue-on-error"], true);
+        assert.strictEqual(step.env?.GITHUB_TOKEN, "${{ secrets.GITHUB_TOKEN }}");
+        assert.strictEqual(doc.permissions["pull-requests"], "write");
+        // The script is run as the plan runs: the command is the plan script's loader.
+        const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
+        assert.ok(pkg.scripts.plan.startsWith("node --require ./tools/swc-register.js "));
     });
 
     it("plans on the Node.js the README names", () => {

@@ -2,7 +2,7 @@
  * The offline plan: evaluates the program for one stack file with Pulumi's mock runtime (no
  * credentials, no network, no Pulumi CLI) and writes what the stack declares.
  *
- *   npm run plan -- --stack hub [--out plan]
+ *   npm run plan -- --stack hub [--out plan] [--against main]
  */
 import * as fs from "fs";
 import * as path from "path";
@@ -15,6 +15,8 @@ import { OfflineRun, PlannedResource, kubernetesGvk, runOffline } from "./offlin
 import { REPO_ROOT, StackFile, listStacks, placeholderWorld, readStackFile, referencedHubStack } from "./stackFile";
 import { ROLLOUTS_CRDS } from "../components/rollouts/crds";
 import { flagValue, splitEquals, wantsHelp } from "./cliArgs";
+import { PlanRow, diffPlans, renderFullDiff, renderShortDiff } from "./planDiff";
+import { planAtRef } from "./planAgainst";
 
 /** Kubernetes types that are not whole objects: patches, and components rendered by the provider. */
 const NOT_MANIFESTS = /(Patch$)|(^kubernetes:helm\.sh\/)|(^kubernetes:yaml\/)|(^kubernetes:kustomize\/)/;
@@ -148,6 +150,36 @@ export function manifestsYaml(run: OfflineRun): string {
         .join("---\n");
 }
 
+/** The patches the stack applies to objects another owner keeps (argocd-cm, argocd-rbac-cm, AppProjects), dependencies first. */
+export function patchResources(run: OfflineRun): PlannedResource[] {
+    const patches = run.resources.filter((r) => r.custom && !r.read && kubernetesGvk(r.type) && /Patch$/.test(r.type));
+    return topologicalOrder(patches, run.resources);
+}
+
+/**
+ * patches.yaml: each patch as the fields it writes, one document each under a comment naming the
+ * object, with texts (argocd-rbac-cm's policy CSV, argocd-cm's ignore rules) as readable lines.
+ * Not applied as a whole object: server-side apply sets these fields only, the object's other
+ * fields stay its owner's, and dropping the patch gives its fields up (pulumi/docs
+ * themes/default/content/registry/packages/kubernetes/how-to-guides/managing-resources-with-server-side-apply.md).
+ */
+export function patchesYaml(run: OfflineRun): string {
+    const patches = patchResources(run);
+    if (patches.length === 0) {
+        return `# stack ${run.stack}: no patches; this stack writes no field of an object another owner keeps.\n`;
+    }
+    return patches
+        .map((r) => {
+            const { apiVersion, kind, metadata, ...rest } = r.inputs;
+            const meta = (metadata ?? {}) as { name?: string; namespace?: string };
+            const doc = new YAML.Document({ apiVersion, kind, metadata, ...rest });
+            const type = kubernetesGvk(r.type)!.kind;
+            doc.commentBefore = ` ${type} of ${String(kind)} ${meta.namespace ? `${meta.namespace}/` : ""}${String(meta.name)} (stage ${r.stage ?? "none"}, resource ${r.name}): server-side apply of these fields only`;
+            return doc.toString({ lineWidth: 0 });
+        })
+        .join("---\n");
+}
+
 /** The short summary the plan prints: resources per stage and kind, and the stage DAG. */
 export function summary(run: OfflineRun): string {
     const lines = [`stack ${run.stack}: ${run.resources.length} resources`];
@@ -174,22 +206,34 @@ export function summary(run: OfflineRun): string {
             lines.push(`    ${o}`);
         }
     }
+    for (const chart of run.resources.filter((r) => r.type === HELM_CHART)) {
+        // The mock runtime never sees a chart's children: the provider renders them at deploy time.
+        lines.push(`  chart objects: not shown; the provider renders chart ${String(chart.inputs.chart)} ${String(chart.inputs.version)} for release ${String(chart.inputs.namespace)}/${String(chart.inputs.name)} at deploy time, with the values in resources.json (${chart.name}); pulumi preview lists them (needs a cluster)`);
+    }
+    for (const group of run.resources.filter((r) => r.type === CONFIG_GROUP)) {
+        const files = Array.isArray(group.inputs.files) ? group.inputs.files.length : 0;
+        lines.push(`  CRD objects: not shown; the provider reads the ${files} file(s) of ${group.name} (resources.json) at deploy time; pulumi preview lists them (needs a cluster)`);
+    }
     lines.push("  controller release: not checked here; pulumi preview and up read the running controller first (a stack file naming no release keeps the line the cluster runs; a move across the pod-template-hash boundary needs controller.acknowledgeNewRevisions) (needs a cluster)");
     return lines.join("\n");
 }
 
 /**
- * Writes resources.json and manifests.yaml under `<outDir>/<stack>/`, both or neither: they are
- * written into a new folder beside it and swapped in by renames, so an interrupt or a full disk
- * leaves the previous plan or the new one, never one file of each.
+ * Writes resources.json, manifests.yaml, patches.yaml and `extra` (the diff) under
+ * `<outDir>/<stack>/`, all or none: they are written into a new folder beside it and swapped in by
+ * renames, so an interrupt or a full disk leaves the previous plan or the new one, never a mix.
  */
-export function writePlan(run: OfflineRun, outDir: string): string {
+export function writePlan(run: OfflineRun, outDir: string, extra: Record<string, string> = {}): string {
     const dir = path.join(outDir, run.stack);
     fs.mkdirSync(outDir, { recursive: true });
     const staging = fs.mkdtempSync(path.join(outDir, `.${run.stack}.new-`));
     try {
         fs.writeFileSync(path.join(staging, "resources.json"), JSON.stringify(resourceRows(run), null, 2) + "\n");
         fs.writeFileSync(path.join(staging, "manifests.yaml"), manifestsYaml(run));
+        fs.writeFileSync(path.join(staging, "patches.yaml"), patchesYaml(run));
+        for (const [name, text] of Object.entries(extra)) {
+            fs.writeFileSync(path.join(staging, name), text);
+        }
         const previous = fs.existsSync(dir) ? `${staging}.old` : undefined;
         if (previous) {
             fs.renameSync(dir, previous);
@@ -210,15 +254,18 @@ export function removePlan(stack: string, outDir: string): void {
     fs.rmSync(path.join(outDir, stack), { recursive: true, force: true });
 }
 
-const USAGE = "usage: npm run plan -- --stack <name> [--out <dir>] [--config-dir <dir>] [--stats <file>]";
+const USAGE = "usage: npm run plan -- --stack <name> [--out <dir>] [--config-dir <dir>] [--against <git ref>] [--stats <file>]";
 const HELP = `${USAGE}
 
-Plans a stack offline (no cluster, no credentials) and writes <out>/<stack>/resources.json and
-manifests.yaml, both or neither; a failed plan removes the stack's previous plan.
+Plans a stack offline (no cluster, no credentials) and writes <out>/<stack>/resources.json,
+manifests.yaml and patches.yaml, all or none; a failed plan removes the stack's previous plan.
 
   --stack <name>       the stack file Pulumi.<name>.yaml (required)
   --out <dir>          where the plan goes (default: plan/ in the project)
   --config-dir <dir>   where the stack files are (default: the project)
+  --against <git ref>  also plan the stack as it was at that ref (a temporary worktree; the checkout
+                       is left alone), print the review diff and write it: diff.md (complete) and
+                       diff-summary.md (short, for a pull-request comment)
   --stats <file>       also write the run's figures there as JSON (npm run bench reads them)
   --help, -h           print this and exit
 
@@ -232,6 +279,8 @@ export interface PlanArgs {
     configDir: string;
     /** Where to write the run's figures (`PlanStats`), if anywhere. */
     stats?: string;
+    /** The git ref to diff the plan against, if any. */
+    against?: string;
 }
 
 export function parsePlanArgs(argv: readonly string[]): PlanArgs | "help" {
@@ -243,6 +292,7 @@ export function parsePlanArgs(argv: readonly string[]): PlanArgs | "help" {
     let out = path.join(REPO_ROOT, "plan");
     let configDir = REPO_ROOT;
     let stats: string | undefined;
+    let against: string | undefined;
     const value = (i: number) => flagValue(args, i, USAGE, (m) => new PlanUsageError(m));
     for (let i = 0; i < args.length; i++) {
         if (args[i] === "--stack") {
@@ -253,6 +303,8 @@ export function parsePlanArgs(argv: readonly string[]): PlanArgs | "help" {
             configDir = path.resolve(value(i++));
         } else if (args[i] === "--stats") {
             stats = path.resolve(value(i++));
+        } else if (args[i] === "--against") {
+            against = value(i++);
         } else {
             throw new PlanUsageError(`unknown argument ${args[i]}; ${USAGE}`);
         }
@@ -260,7 +312,7 @@ export function parsePlanArgs(argv: readonly string[]): PlanArgs | "help" {
     if (!stack) {
         throw new PlanUsageError(USAGE);
     }
-    return { stack, out, configDir, ...(stats ? { stats } : {}) };
+    return { stack, out, configDir, ...(stats ? { stats } : {}), ...(against ? { against } : {}) };
 }
 
 /** The figures of one plan run, for `npm run bench`. */
@@ -310,9 +362,35 @@ async function main(): Promise<void> {
         .map((r) => validateObject(r.inputs))
         .filter((res) => res.problems.length > 0);
     finished = true;
-    const dir = writePlan(run, args.out);
+    const extra: Record<string, string> = {};
+    let short: string | undefined;
+    let diffError: Error | undefined;
+    if (args.against) {
+        try {
+            const base = planAtRef({ repoRoot: REPO_ROOT, ref: args.against, stack: args.stack, configDir: args.configDir });
+            const diff = diffPlans(base.rows, JSON.parse(JSON.stringify(resourceRows(run))) as PlanRow[]);
+            const opts = { stack: run.stack, against: args.against, commit: base.commit, fullAt: `diff.md beside the plan (plan/${run.stack}/diff.md; in a pull request, the plan-${run.stack} artifact)` };
+            const note = base.existed ? "" : `\nThe stack file Pulumi.${run.stack}.yaml did not exist at \`${args.against}\`: every object is new.\n`;
+            extra["diff.md"] = renderFullDiff(diff, opts) + note;
+            short = renderShortDiff(diff, opts) + note;
+            extra["diff-summary.md"] = short;
+        } catch (e) {
+            diffError = e instanceof Error ? e : new Error(String(e));
+        }
+    }
+    const dir = writePlan(run, args.out, extra);
     console.log(summary(run));
-    console.log(`wrote ${path.relative(process.cwd(), dir) || dir}/resources.json and manifests.yaml`);
+    const shown = path.relative(process.cwd(), dir) || dir;
+    console.log(`wrote ${shown}/resources.json, manifests.yaml, patches.yaml${short ? `, diff.md and diff-summary.md` : ""}`);
+    if (short) {
+        console.log("");
+        console.log(short);
+    }
+    // The plan itself stands; only the comparison failed.
+    if (diffError) {
+        console.error(`no diff against ${args.against}: ${diffError.message}`);
+        process.exitCode = 1;
+    }
     // The policy pack's checks, offline: a plan that breaks one fails like `pulumi preview` would.
     if (violations.length > 0) {
         console.error(printable(`stack "${run.stack}": ${violations.length} guardrail violation(s):`));

@@ -41,9 +41,12 @@ function transpile(source, filename, swc = require("@swc/core")) {
     return swc.transformSync(source, swcOptions(filename)).code;
 }
 
-/** Registers the `.ts` loader, unless one (ts-node's, in the tests) already is. */
-function register() {
-    if (Module._extensions[".ts"]) {
+/**
+ * Registers the `.ts` loader, unless one (ts-node's, in the tests) already is; with `replace`, in
+ * place of it (the policy pack, whose runner registers a type-checking ts-node first).
+ */
+function register({ replace = false } = {}) {
+    if (Module._extensions[".ts"] && !replace) {
         return;
     }
     const swc = require("@swc/core");

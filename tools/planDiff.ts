@@ -1,0 +1,301 @@
+/**
+ * The review diff of two offline plans of one stack: per stage, each object added, removed or
+ * changed, with the fields that changed. Pure: it reads two lists of resources.json rows and
+ * returns text, so the plan (`npm run plan -- --against <ref>`) and the tests share it.
+ */
+import * as YAML from "yaml";
+import { STAGES } from "../components/stage";
+
+/** The fields of a resources.json row the diff reads (tools/plan.ts resourceRows). */
+export interface PlanRow {
+    urn: string;
+    name: string;
+    type: string;
+    stage: string | null;
+    read?: boolean;
+    inputs: Record<string, unknown>;
+    [option: string]: unknown;
+}
+
+/**
+ * The resource options a review must see besides the inputs: what survives a delete, what is
+ * adopted or imported, which provider applies it. Not `dependsOn`: every resource of a stage waits
+ * for every one of the earlier stages, so one new object would list the whole later plan as
+ * changed; the order itself is checked by the stages-in-order guardrail.
+ */
+export const DIFFED_OPTIONS = ["protect", "retainOnDelete", "deleteBeforeReplace", "import", "adopts", "provider", "transforms"] as const;
+
+export interface FieldChange {
+    /** `spec.rules[0].verbs`, `data["policy.csv"]`; an option as `(option) protect`. */
+    path: string;
+    change: "added" | "removed" | "changed";
+    before?: unknown;
+    after?: unknown;
+}
+
+export interface ObjectChange {
+    action: "added" | "removed" | "changed";
+    stage: string | null;
+    urn: string;
+    /** `ClusterRole argo-rollouts`, `HTTPRoute observability/mimir-spoke-prod-read`. */
+    label: string;
+    /** For a changed object: each field that differs. For an added one: its inputs; removed: none. */
+    fields: FieldChange[];
+    after?: Record<string, unknown>;
+}
+
+export interface PlanDiff {
+    changes: ObjectChange[];
+    /** Objects declared the same on both sides. */
+    unchanged: number;
+}
+
+/** What a review names an object by: its kind and namespace/name when it is a Kubernetes object. */
+export function objectLabel(row: PlanRow): string {
+    const inputs = row.inputs ?? {};
+    if (row.type === "kubernetes:helm.sh/v4:Chart") {
+        return `Chart ${String(inputs.chart)} ${inputs.version === undefined ? "" : `${String(inputs.version)} `}(release ${String(inputs.namespace)}/${String(inputs.name)})`;
+    }
+    const token = /^kubernetes:[^:]+:([A-Za-z0-9]+)$/.exec(row.type);
+    const meta = (inputs.metadata ?? {}) as { name?: unknown; namespace?: unknown };
+    if (token && typeof meta.name === "string") {
+        return `${token[1]} ${typeof meta.namespace === "string" ? `${meta.namespace}/` : ""}${meta.name}`;
+    }
+    return `${token ? token[1] : row.type} ${row.name}`;
+}
+
+const IDENT = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+
+function join(path: string, key: string | number): string {
+    if (typeof key === "number") {
+        return `${path}[${key}]`;
+    }
+    if (IDENT.test(key)) {
+        return path === "" ? key : `${path}.${key}`;
+    }
+    return `${path}[${JSON.stringify(key)}]`;
+}
+
+const isScalar = (v: unknown) => v === null || typeof v !== "object";
+const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
+
+/**
+ * The fields that differ between two values, deepest first reached. Objects compare key by key;
+ * lists of objects item by item; a list of scalars (verbs, hostnames, groups) is one field, so an
+ * item inserted in the middle reads as one change, not as every later index changed.
+ */
+export function fieldChanges(before: unknown, after: unknown, path = ""): FieldChange[] {
+    if (isPlainObject(before) && isPlainObject(after)) {
+        const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])];
+        return keys.flatMap((k) => {
+            const p = join(path, k);
+            if (!(k in after)) {
+                return [{ path: p, change: "removed" as const, before: before[k] }];
+            }
+            if (!(k in before)) {
+                return [{ path: p, change: "added" as const, after: after[k] }];
+            }
+            return fieldChanges(before[k], after[k], p);
+        });
+    }
+    if (Array.isArray(before) && Array.isArray(after) && !(before.every(isScalar) && after.every(isScalar))) {
+        const out: FieldChange[] = [];
+        for (let i = 0; i < Math.max(before.length, after.length); i++) {
+            const p = join(path, i);
+            if (i >= after.length) {
+                out.push({ path: p, change: "removed", before: before[i] });
+            } else if (i >= before.length) {
+                out.push({ path: p, change: "added", after: after[i] });
+            } else {
+                out.push(...fieldChanges(before[i], after[i], p));
+            }
+        }
+        return out;
+    }
+    return JSON.stringify(before) === JSON.stringify(after) ? [] : [{ path, change: "changed", before, after }];
+}
+
+/** The diff of two plans of one stack: `base` (the ref reviewed against) to `head`. */
+export function diffPlans(base: readonly PlanRow[], head: readonly PlanRow[]): PlanDiff {
+    // Reads are objects the stack only checks: nothing is written to them (offline they are placeholders).
+    const applied = (rows: readonly PlanRow[]) => new Map(rows.filter((r) => !r.read).map((r) => [r.urn, r]));
+    const before = applied(base);
+    const after = applied(head);
+    const changes: ObjectChange[] = [];
+    let unchanged = 0;
+    for (const [urn, row] of after) {
+        const old = before.get(urn);
+        if (!old) {
+            changes.push({ action: "added", stage: row.stage, urn, label: objectLabel(row), fields: [], after: row.inputs });
+            continue;
+        }
+        const fields = [
+            ...fieldChanges(old.inputs ?? {}, row.inputs ?? {}),
+            ...DIFFED_OPTIONS.flatMap((o) => fieldChanges(old[o] ?? null, row[o] ?? null).map((f) => ({ ...f, path: `(option) ${o}${f.path}` }))),
+        ];
+        if (fields.length === 0) {
+            unchanged++;
+        } else {
+            changes.push({ action: "changed", stage: row.stage, urn, label: objectLabel(row), fields });
+        }
+    }
+    for (const [urn, row] of before) {
+        if (!after.has(urn)) {
+            changes.push({ action: "removed", stage: row.stage, urn, label: objectLabel(row), fields: [] });
+        }
+    }
+    return { changes, unchanged };
+}
+
+/** Lines removed (`-`) and added (`+`) between two texts, with unchanged lines left out. */
+export function lineDiff(before: string, after: string): string[] {
+    const a = before.split("\n");
+    const b = after.split("\n");
+    // A longest common subsequence; texts too long for it are shown whole, old then new.
+    if (a.length * b.length > 4_000_000) {
+        return [...a.map((l) => `- ${l}`), ...b.map((l) => `+ ${l}`)];
+    }
+    const lcs: number[][] = Array.from({ length: a.length + 1 }, () => new Array<number>(b.length + 1).fill(0));
+    for (let i = a.length - 1; i >= 0; i--) {
+        for (let j = b.length - 1; j >= 0; j--) {
+            lcs[i][j] = a[i] === b[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
+        }
+    }
+    const out: string[] = [];
+    let i = 0;
+    let j = 0;
+    while (i < a.length || j < b.length) {
+        if (i < a.length && j < b.length && a[i] === b[j]) {
+            i++;
+            j++;
+        } else if (i < a.length && (j === b.length || lcs[i + 1][j] >= lcs[i][j + 1])) {
+            // Removed lines first, as `diff -u` shows a replaced line.
+            out.push(`- ${a[i++]}`);
+        } else {
+            out.push(`+ ${b[j++]}`);
+        }
+    }
+    return out;
+}
+
+const SYMBOL = { added: "+", removed: "-", changed: "~" } as const;
+
+function stageTitle(stage: string | null): string {
+    return stage ?? "(stack)";
+}
+
+function stageOrder(stage: string | null): number {
+    return stage === null ? -1 : (STAGES as readonly string[]).indexOf(stage);
+}
+
+/** The count line: `2 added, 1 removed, 3 changed, 30 unchanged`. */
+export function diffCounts(diff: PlanDiff): string {
+    const n = (a: ObjectChange["action"]) => diff.changes.filter((c) => c.action === a).length;
+    return `${n("added")} added, ${n("removed")} removed, ${n("changed")} changed, ${diff.unchanged} unchanged`;
+}
+
+function byStage(diff: PlanDiff): [string | null, ObjectChange[]][] {
+    const stages = [...new Set(diff.changes.map((c) => c.stage))].sort((x, y) => stageOrder(x) - stageOrder(y));
+    return stages.map((s) => [s, diff.changes.filter((c) => c.stage === s)]);
+}
+
+function inline(v: unknown): string {
+    return JSON.stringify(v) ?? "undefined";
+}
+
+/** One field of the complete diff, as markdown lines. */
+function fieldLines(f: FieldChange): string[] {
+    if (f.change === "changed" && typeof f.before === "string" && typeof f.after === "string" && (f.before.includes("\n") || f.after.includes("\n"))) {
+        return [`  - \`${f.path}\` changed:`, "", "    ```diff", ...lineDiff(f.before, f.after).map((l) => `    ${l}`), "    ```", ""];
+    }
+    const text = f.change === "added" ? `added ${inline(f.after)}` : f.change === "removed" ? `removed (was ${inline(f.before)})` : `${inline(f.before)} → ${inline(f.after)}`;
+    return [`  - \`${f.path}\` ${text}`];
+}
+
+export interface RenderOptions {
+    stack: string;
+    /** The ref the head is compared with, as given (`main`, `origin/main`). */
+    against: string;
+    /** The commit the ref named, shown beside it. */
+    commit?: string;
+    /** Where the complete diff is, for the short one to point to. */
+    fullAt?: string;
+}
+
+function heading(diff: PlanDiff, o: RenderOptions): string[] {
+    const ref = o.commit ? `\`${o.against}\` (${o.commit.slice(0, 12)})` : `\`${o.against}\``;
+    return [`### Offline plan of stack \`${o.stack}\` against ${ref}`, "", diffCounts(diff) + (diff.changes.length === 0 ? ": the change declares nothing new on this cluster." : ".")];
+}
+
+/** The complete diff: every object, every field with its old and new value, added objects whole. */
+export function renderFullDiff(diff: PlanDiff, o: RenderOptions): string {
+    const lines = heading(diff, o);
+    for (const [stage, changes] of byStage(diff)) {
+        lines.push("", `#### ${stageTitle(stage)}`, "");
+        for (const c of changes) {
+            lines.push(`- ${SYMBOL[c.action]} ${c.action} \`${c.label}\``);
+            if (c.action === "added" && c.after) {
+                lines.push("", "  ```yaml", ...YAML.stringify(c.after, { lineWidth: 0 }).trimEnd().split("\n").map((l) => `  ${l}`), "  ```", "");
+            }
+            for (const f of c.fields) {
+                lines.push(...fieldLines(f));
+            }
+        }
+    }
+    return lines.join("\n").replace(/\n{3,}/g, "\n\n") + "\n";
+}
+
+/** What the short diff says beside a path: added or removed, or the lines a text gained and lost. */
+function fieldNote(f: FieldChange): string {
+    if (f.change !== "changed") {
+        return ` (${f.change})`;
+    }
+    if (typeof f.before === "string" && typeof f.after === "string" && (f.before.includes("\n") || f.after.includes("\n"))) {
+        const lines = lineDiff(f.before, f.after);
+        return ` (${lines.filter((l) => l.startsWith("-")).length} lines removed, ${lines.filter((l) => l.startsWith("+")).length} added)`;
+    }
+    return "";
+}
+
+export interface ShortLimits {
+    /** Objects listed before the rest are counted. */
+    objects: number;
+    /** Field paths listed per object before the rest are counted. */
+    fields: number;
+}
+
+/** GitHub refuses a comment over 65536 characters; the short diff stays far below. */
+export const SHORT_LIMITS: ShortLimits = { objects: 60, fields: 8 };
+
+/**
+ * The short diff for a pull-request comment: each object with the paths of its changed fields,
+ * cut at `limits` with a count of what was left out and where the complete diff is.
+ */
+export function renderShortDiff(diff: PlanDiff, o: RenderOptions, limits: ShortLimits = SHORT_LIMITS): string {
+    const lines = heading(diff, o);
+    let listed = 0;
+    for (const [stage, changes] of byStage(diff)) {
+        if (listed >= limits.objects) {
+            break;
+        }
+        lines.push("", `**${stageTitle(stage)}**`, "");
+        for (const c of changes) {
+            if (listed >= limits.objects) {
+                break;
+            }
+            listed++;
+            const paths = c.fields.slice(0, limits.fields).map((f) => `\`${f.path}\`${fieldNote(f)}`);
+            const more = c.fields.length > limits.fields ? ` and ${c.fields.length - limits.fields} more` : "";
+            lines.push(`- ${SYMBOL[c.action]} ${c.action} \`${c.label}\`${paths.length > 0 ? `: ${paths.join(", ")}${more}` : ""}`);
+        }
+    }
+    const left = diff.changes.length - listed;
+    const fieldsLeft = diff.changes.some((c) => c.fields.length > limits.fields);
+    if (left > 0) {
+        lines.push("", `… and ${left} more object${left === 1 ? "" : "s"} not listed here.`);
+    }
+    if (diff.changes.length > 0) {
+        lines.push("", `Every field with its old and new value${left > 0 || fieldsLeft ? ", and what is not listed here," : ""}: ${o.fullAt ?? "diff.md beside the plan"}.`);
+    }
+    return lines.join("\n") + "\n";
+}
