@@ -16,6 +16,7 @@ import { deployOrder, parseDeployOrderArgs } from "../tools/deployOrder";
 import { parseBenchArgs } from "../tools/bench";
 import { parseE2eArgs } from "../e2e/lib/args";
 import { docsMain } from "../tools/docs";
+import { parseCommentArgs } from "../tools/prComment";
 import { AddonConfig, parseAddonConfig } from "../stacks/config";
 import { FIXTURE_STACKS, TEST_DIGEST, TEST_POLICY, TEST_SHA256, hubConfig, merged, whole, withRegulatedArgoRbac } from "./harness";
 
@@ -361,7 +362,8 @@ describe("edge cases (third round)", () => {
     describe("flags of every npm run command", () => {
         /** Each command's parser, its flags that take a value and its switches. */
         const commands: { name: string; parse: (argv: string[]) => unknown; base: string[]; flags: string[]; switches: string[] }[] = [
-            { name: "plan", parse: parsePlanArgs, base: ["--stack", "hub"], flags: ["--stack", "--out", "--config-dir", "--stats"], switches: [] },
+            { name: "plan", parse: parsePlanArgs, base: ["--stack", "hub"], flags: ["--stack", "--out", "--config-dir", "--stats", "--against"], switches: [] },
+            { name: "prComment (the workflow's)", parse: parseCommentArgs, base: ["--stack", "hub", "--file", "summary.md"], flags: ["--stack", "--file"], switches: [] },
             { name: "verify", parse: parseVerifyArgs, base: ["--stack", "hub"], flags: ["--stack", "--kubeconfig", "--context", "--kyverno-namespace", "--smoke-timeout", "--config-dir", "--without"], switches: ["--json", "--print-role"] },
             { name: "adopt-check", parse: parseAdoptCheckArgs, base: ["--stack", "hub"], flags: ["--stack", "--kubeconfig", "--context", "--config-dir"], switches: ["--json"] },
             { name: "deploy-order", parse: parseDeployOrderArgs, base: [], flags: ["--config-dir"], switches: [] },
