@@ -57,7 +57,7 @@ describe("the project's commands", function () {
             fs.writeFileSync(path.join(dir, "Pulumi.a.yaml"), "config:\n  argo-rollouts-addon:cluster:\n    role: hub\n");
             const res = run("deploy-order", [`--config-dir=${dir}`]);
             assert.strictEqual(res.status, 0, res.stderr);
-            assert.strictEqual(res.stdout, 'hubs=["a"]\nspokes=["b"]\n');
+            assert.strictEqual(res.stdout, 'hubs=["a"]\nspokes=["b"]\nstacks=["a","b"]\n');
         } finally {
             fs.rmSync(dir, { recursive: true, force: true });
         }

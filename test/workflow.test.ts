@@ -141,7 +141,7 @@ describe("deploy workflow", () => {
             fs.writeFileSync(path.join(dir, `Pulumi.${name}.yaml`), spoke);
         }
         assert.deepStrictEqual(deployOrder(dir), { hubs: ["hub", "hub-eu"], spokes: ["preprod", "prod", "prod-eu"] });
-        assert.strictEqual(githubOutputLines(deployOrder(dir)), 'hubs=["hub","hub-eu"]\nspokes=["preprod","prod","prod-eu"]\n');
+        assert.strictEqual(githubOutputLines(deployOrder(dir)), 'hubs=["hub","hub-eu"]\nspokes=["preprod","prod","prod-eu"]\nstacks=["hub","hub-eu","preprod","prod","prod-eu"]\n');
         fs.writeFileSync(path.join(dir, "Pulumi.odd.yaml"), hub.replace("role: hub", "role: primary"));
         assert.throws(() => deployOrder(dir), /stack "odd": argo-rollouts-addon:cluster\.role = "primary": must be one of hub, spoke/);
     });
