@@ -161,6 +161,13 @@ describe("drift report", () => {
         assert.deepStrictEqual(section(md, "#### Namespace argo-rollouts (delete)").slice(1), ["No longer declared by the stack at `main`: the next `up` deletes it."]);
     });
 
+    it("never shows a Secret's values", () => {
+        const step = drifted.steps!.find((s) => s.op === "update" && s.urn.includes("ConfigMapPatch"))!;
+        const asSecret = (state: typeof step.oldState) => ({ ...state, outputs: { ...state!.outputs, kind: "Secret" }, inputs: { ...state!.inputs, kind: "Secret" } });
+        const [o] = driftedObjects({ steps: [{ ...step, oldState: asSecret(step.oldState), newState: asSecret(step.newState) }] });
+        assert.deepStrictEqual([o.object, o.fields[0].live, o.fields[0].declared, o.fields[0].managers.map((m) => m.manager)], ["Secret argocd/argocd-rbac-cm", "[secret]", "[secret]", ["argocd-server"]]);
+    });
+
     it("compares texts of several lines line by line", () => {
         assert.deepStrictEqual(changedLines("a\nb\nc\n", "a\nB\nc\n"), ["b", "B"]);
         assert.deepStrictEqual(changedLines("one", "two"), ["one", "two"]);

@@ -8,7 +8,8 @@
  * The preview's JSON is the CLI's preview digest (pulumi/pulumi pkg/display/json.go v3.248.0,
  * `PreviewDigest`, `PreviewStep`, `PropertyDiff`; written by ShowPreviewDigest in
  * pkg/backend/display/json.go v3.248.0). With `--refresh` the engine first refreshes every
- * resource of the state (op `refresh`, pkg/resource/deploy/deployment_executor.go v3.248.0), then
+ * resource of the state (op `refresh`) and rebuilds the base state from what it read
+ * (pkg/resource/deploy/deployment_executor.go v3.248.0, `refresh`, `rebuildBaseState`), then
  * diffs the refreshed state against the program: a step other than `same` is what the next `up`
  * would change back. Its `oldState.outputs` is the refreshed live object, `metadata.managedFields`
  * included, with the program's own manager as `__fieldManager` (pulumi/pulumi-kubernetes
@@ -215,11 +216,15 @@ export function driftedObjects(digest: PreviewDigest): DriftedObject[] {
         }
         const live = step.oldState?.outputs;
         const declared = step.newState?.inputs;
+        // A Secret's values never reach the issue, whether or not the state marks them secret
+        // (the digest already prints marked ones as "[secret]", pkg/backend/display/json.go v3.248.0).
+        const secret = at(live ?? declared, ["kind"]) === "Secret";
         const paths = step.detailedDiff ? Object.keys(step.detailedDiff) : [...(step.diffReasons ?? [])];
         const fields = paths.sort().map((p): FieldDrift => {
             const path = parsePropertyPath(p);
             const [was, want] = changedLines(at(live, path), at(declared, path));
-            return { path: p, kind: step.detailedDiff?.[p]?.kind ?? "update", live: show(was), declared: show(want), managers: managersOf(live, path) };
+            const hide = (v: unknown) => (secret && v !== undefined ? "[secret]" : show(v));
+            return { path: p, kind: step.detailedDiff?.[p]?.kind ?? "update", live: hide(was), declared: hide(want), managers: managersOf(live, path) };
         });
         out.push({ op: step.op, urn: step.urn, object: objectName(step), fields });
     }
