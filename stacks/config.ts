@@ -3,8 +3,12 @@ import { ARGOCD_FIELDS, ArgoCdConfig, readArgoCd } from "../components/argocd/co
 import { CLUSTER_FIELDS, ClusterConfig, readCluster } from "../components/cluster/config";
 import { field } from "../components/config/declare";
 import { ExampleValue, exampleValues } from "../components/config/examples";
-import { readStackConfig } from "../components/config/load";
-import { ConfigError, ConfigReader, PROJECT, Plain, isPlainObject } from "../components/config/reader";
+import { ProjectStack, readStackConfig } from "../components/config/load";
+import { checkAcrossProject } from "../components/config/project";
+import { PLATFORM_NAMESPACES, foreignNamespace } from "../components/config/namespaces";
+import { NAME_TOTAL_LENGTH_MAX } from "../components/config/images";
+import { PLUGIN_UPSTREAM_REGISTRY } from "../components/rollouts/plugin";
+import { ConfigError, ConfigProblem, ConfigReader, OFFLINE_SECRET, PROJECT, Plain, isPlainObject } from "../components/config/reader";
 import { KNOWN_NAMESPACES } from "../components/config/schema";
 import type { GatewayStageConfig } from "../components/gateway";
 import { GATEWAY_FIELDS, MIMIR_FIELDS, MimirConfig, SPOKES_FIELD, SharedGatewayConfig, SpokeConfig, readGateway, readMimirAndSpokes } from "../components/gateway/config";
@@ -121,7 +125,7 @@ export const TOP_LEVEL_KEYS = Object.keys(STACK_FIELDS) as (keyof typeof STACK_F
 export function parseAddonConfig(
     stack: string,
     raw: Plain,
-    ambient: { awsRegion?: string; secretKeys?: readonly string[]; otherKeys?: readonly string[]; projectClusters?: readonly string[] } = {},
+    ambient: { awsRegion?: string; secretKeys?: readonly string[]; otherKeys?: readonly string[]; projectClusters?: readonly string[]; projectStacks?: readonly ProjectStack[] } = {},
 ): AddonConfig {
     const r = new ConfigReader();
     const secretKeys = ambient.secretKeys ?? [];
@@ -167,9 +171,47 @@ export function parseAddonConfig(
             `must name a cluster this project manages (the cluster.name of one of its stack files: ${clusters.join(", ")}): no stack manages "${argocd.runsOn}", so no stack would check the ArgoCD objects that sync this cluster`,
         );
     }
+    if (ambient.projectStacks) {
+        checkAcrossProject(r, { stack, cluster: clusterName, mimirTenant, spokes: routes?.spokes ?? [] }, ambient.projectStacks);
+    }
     // The smoke stage declares its namespace as the rollouts stage declares the controller's: one object, two owners.
     if (smokeTest?.enabled && controller && smokeTest.namespace === controller.namespace) {
         r.problem("smokeTest.namespace", smokeTest.namespace, `must differ from controller.namespace (${controller.namespace}): both stages declare their namespace, and a tenant-shaped canary does not run beside the controller`);
+    }
+    // The namespaces the addon creates, and a destroy deletes, are its own: never one another key of
+    // this stack names as someone else's, nor Kubernetes' (reported by the section itself).
+    const others = {
+        "gateway.namespace": gateway?.namespace,
+        "mimir.ingestGateway.namespace": routes?.mimir.ingestGateway.namespace,
+        "mimir.namespace (Mimir, the observability namespace)": routes?.mimir.namespace,
+        "mimir.spokeRouteNamespace": routes?.mimir.spokeRouteNamespace,
+        "argocd.namespace (ArgoCD's)": argocd?.namespace,
+        "network.dnsNamespace (the cluster resolver's)": network?.dnsNamespace,
+    };
+    const created: [string, string | undefined][] = [["controller.namespace", controller?.namespace], ["smokeTest.namespace", smokeTest?.enabled ? smokeTest.namespace : undefined]];
+    for (const [key, ns] of created) {
+        const foreign = ns === undefined || PLATFORM_NAMESPACES.includes(ns) ? undefined : foreignNamespace(ns, others);
+        if (foreign) {
+            r.problem(key, ns, `must be a namespace of the addon's own, not ${foreign}`);
+        }
+    }
+    // Where imageRegistry is set the cluster admits only the mirror (IMAGE_REGISTRY_FIELDS): a smoke
+    // image from elsewhere plans and then never starts (refused by admission, or ImagePullBackOff).
+    if (imageRegistry && smokeTest?.enabled) {
+        for (const key of ["image", "loadImage"] as const) {
+            const ref = smokeTest[key];
+            if (ref && !ref.startsWith(`${imageRegistry}/`)) {
+                r.problem(`smokeTest.${key}`, ref, `must come from imageRegistry (${imageRegistry}/<repository>@sha256:...): every image of the addon is pulled from the mirror, which the cluster admits alone`);
+            }
+        }
+    }
+    // The plugin image's name is the registry and the repository together (rollouts/plugin.ts):
+    // within the runtime's name limit as a whole.
+    if (plugin?.delivery.mode === "image") {
+        const name = `${imageRegistry ?? PLUGIN_UPSTREAM_REGISTRY}/${plugin.delivery.repository}`;
+        if (name.length > NAME_TOTAL_LENGTH_MAX) {
+            r.problem("plugin.repository", plugin.delivery.repository, `must leave the image name ${imageRegistry ? "(imageRegistry/repository)" : "(ghcr.io/repository)"} within ${NAME_TOTAL_LENGTH_MAX} characters (distribution/reference NameTotalLengthMax); it is ${name.length}`);
+        }
     }
     const sections = { cluster, gateway, controller, plugin, mimir: routes, analysis, network, errorBudget, notifications, smokeTest, policy, argocd };
     if (r.problems.length > 0 || Object.values(sections).some((v) => !v)) {
@@ -178,7 +220,7 @@ export function parseAddonConfig(
             const missing = Object.entries(sections).filter(([, v]) => !v).map(([k]) => k);
             r.problem(missing.join(", "), undefined, "could not be read; check these sections against the configuration reference");
         }
-        throw new ConfigError(stack, PROJECT, r.problems);
+        throw new ConfigError(stack, PROJECT, secretsHidden(r.problems, raw, secretKeys));
     }
     return {
         stack,
@@ -198,6 +240,26 @@ export function parseAddonConfig(
         policy: policy!,
         argocd: argocd!,
     };
+}
+
+/**
+ * Problems of keys that were set as secrets (`pulumi config set --secret`, `secure:`): the value is
+ * never shown (a `pulumi up` hands the program the decrypted text), and where the offline plan read
+ * the placeholder of a value it cannot decrypt, the message says so: the key needs its plain text.
+ */
+export function secretsHidden(problems: readonly ConfigProblem[], raw: Plain, secretKeys: readonly string[]): ConfigProblem[] {
+    return problems.map((p) => {
+        const top = p.key.split(/[.[]/)[0];
+        if (p.qualified || top === NOTIFICATIONS_TOKEN_KEY || !secretKeys.includes(top)) {
+            return p;
+        }
+        const offline = JSON.stringify(raw[top] ?? null).includes(OFFLINE_SECRET);
+        return {
+            ...p,
+            given: "[secret]",
+            allowed: offline ? `is a secret (secure:), and the offline plan cannot decrypt secrets: this key needs its plain text (set it without --secret; pulumi preview decrypts it). It ${p.allowed}` : p.allowed,
+        };
+    });
 }
 
 /** Reads and validates this stack's configuration, as the Pulumi CLI hands it to the program. */

@@ -146,7 +146,7 @@ describe("configuration", () => {
                 }
                 assert.fail("the bundle was accepted");
             };
-            const RULE = /^must be one or more PEM CA certificates \(-----BEGIN CERTIFICATE----- \.\.\. -----END CERTIFICATE----- blocks of certificates with basicConstraints CA:TRUE\) and nothing else/;
+            const RULE = /^must be one or more PEM CA certificates \(-----BEGIN CERTIFICATE----- \.\.\. -----END CERTIFICATE----- blocks of certificates with basicConstraints CA:TRUE, valid now, with keyCertSign where they carry a keyUsage\) and nothing else/;
 
             it("takes one or more CA certificates and keeps only their blocks, whatever the line ends", () => {
                 const two = `${tls("ca.crt")}\n\n${tls("other-ca.crt").replace(/\n/g, "\r\n")}`;

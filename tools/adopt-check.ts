@@ -15,10 +15,11 @@
 import * as https from "https";
 import * as path from "path";
 import * as YAML from "yaml";
-import { splitEquals, wantsHelp } from "./cliArgs";
+import { flagValue, splitEquals, wantsHelp } from "./cliArgs";
 import { AdoptReport, CrdSource, PlannedObject, adoptCheck, adoptExitCode, formatAdoptText } from "./adopt/check";
 import { manifestResources, planStack } from "./plan";
 import { configFromStackFile, readStackFile } from "./stackFile";
+import { printable } from "../components/config/show";
 import { ConnectionError, connect } from "./verify/cluster";
 
 const USAGE = "usage: npm run adopt-check -- --stack <name> [--json] [--kubeconfig <file>] [--context <name>] [--config-dir <dir>]";
@@ -34,16 +35,10 @@ export interface AdoptCheckArgs {
 export class UsageError extends Error {}
 
 export function parseAdoptCheckArgs(given: readonly string[]): AdoptCheckArgs {
-    const argv = splitEquals(given);
+    const argv = splitEquals(given, ["--json"], (m) => new UsageError(m));
     // The project directory npm runs the script in: where the operator's Pulumi.<stack>.yaml is.
     const args: Partial<AdoptCheckArgs> & { json: boolean; configDir: string } = { json: false, configDir: process.cwd() };
-    const value = (i: number): string => {
-        const v = argv[i + 1];
-        if (v === undefined || v.startsWith("--")) {
-            throw new UsageError(`${argv[i]} needs a value; ${USAGE}`);
-        }
-        return v;
-    };
+    const value = (i: number): string => flagValue(argv, i, USAGE, (m) => new UsageError(m));
     for (let i = 0; i < argv.length; i++) {
         switch (argv[i]) {
             case "--stack":
@@ -118,7 +113,10 @@ the old install leaves behind and what adopting would break. Read-only.
 Exit status: 0 adopting breaks nothing adopt-check can see, 1 it would, 2 usage, configuration or
 connection error. Flags take their value as the next argument or after "=".`;
 
-export async function adoptCheckMain(argv: readonly string[], out: (s: string) => void = console.log, err: (s: string) => void = console.error): Promise<number> {
+export async function adoptCheckMain(argv: readonly string[], toOut: (s: string) => void = console.log, toErr: (s: string) => void = console.error): Promise<number> {
+    // What it prints quotes the cluster's objects: never a URL's user-info or query, nothing invisible.
+    const out = (s: string) => toOut(printable(s));
+    const err = (s: string) => toErr(printable(s));
     if (wantsHelp(argv)) {
         out(HELP);
         return 0;

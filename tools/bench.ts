@@ -231,7 +231,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs | "help" {
     if (wantsHelp(argv)) {
         return "help";
     }
-    const args = splitEquals(argv);
+    const args = splitEquals(argv, ["--no-engine"]);
     const out: BenchArgs = { runs: 3, engine: true };
     for (let i = 0; i < args.length; i++) {
         if (args[i] === "--runs") {

@@ -3,10 +3,20 @@
  * `--help`/`-h`, which prints the usage and exits 0.
  */
 
-/** Splits `--flag=value` into `--flag value`; everything else is left as given. */
-export function splitEquals(argv: readonly string[]): string[] {
+import { printable } from "../components/config/show";
+
+/**
+ * Splits `--flag=value` into `--flag value`; everything else is left as given. A switch (a flag
+ * that takes no value, `switches`) given a value (`--json=false`) is a usage error naming it: read
+ * as the switch plus a stray argument, `--json=false` would turn JSON on. An empty value
+ * (`--kubeconfig=`) stays empty, for flagValue to refuse.
+ */
+export function splitEquals(argv: readonly string[], switches: readonly string[] = [], makeError: (m: string) => Error = (m) => new Error(m)): string[] {
     return argv.flatMap((a) => {
         const m = /^(--[A-Za-z][\w-]*)=([\s\S]*)$/.exec(a);
+        if (m && switches.includes(m[1])) {
+            throw makeError(`${m[1]} is a switch and takes no value (got ${a}): give ${m[1]} alone, or leave it out`);
+        }
         return m ? [m[1], m[2]] : [a];
     });
 }
@@ -20,7 +30,7 @@ export function wantsHelp(argv: readonly string[]): boolean {
 export function flagValue(argv: readonly string[], i: number, usage: string, makeError: (m: string) => Error = (m) => new Error(m)): string {
     const v = argv[i + 1];
     if (v === undefined || v === "" || v.startsWith("--")) {
-        throw makeError(`${argv[i]} needs a value; ${usage}`);
+        throw makeError(`${argv[i]} needs a value${v === "" ? " (it was given an empty one)" : ""}; ${usage}`);
     }
     return v;
 }
@@ -34,7 +44,7 @@ export function argsOrExit<T>(parse: () => T | "help", help: string): T {
     try {
         parsed = parse();
     } catch (err) {
-        console.error(err instanceof Error ? err.message : String(err));
+        console.error(printable(err instanceof Error ? err.message : String(err)));
         process.exit(2);
     }
     if (parsed === "help") {

@@ -5,9 +5,10 @@
  *
  *   npm run --silent deploy-order [-- --config-dir <dir>]   # prints hubs=[...], spokes=[...], stacks=[...]
  */
+import * as fs from "fs";
 import * as path from "path";
 import { parseConfigText } from "../components/config/load";
-import { PROJECT, isPlainObject } from "../components/config/reader";
+import { PROJECT, isPlainObject, printable } from "../components/config/reader";
 import { argsOrExit, flagValue, splitEquals, wantsHelp } from "./cliArgs";
 import { REPO_ROOT, listStacks, readStackFile } from "./stackFile";
 
@@ -28,7 +29,15 @@ export interface DeployOrder {
 /** Splits the project's stacks by `cluster.role`; a stack file without a valid role is an error. */
 export function deployOrder(root = REPO_ROOT): DeployOrder {
     const order: DeployOrder = { hubs: [], spokes: [] };
-    for (const stack of listStacks(root)) {
+    if (!fs.existsSync(root) || !fs.statSync(root).isDirectory()) {
+        throw new Error(`deploy-order: ${root} is not a folder`);
+    }
+    const stacks = listStacks(root);
+    // An empty order would let the pipeline's matrix run nothing and pass: a wrong --config-dir.
+    if (stacks.length === 0) {
+        throw new Error(`deploy-order: no stack file (Pulumi.<stack>.yaml) in ${root}: nothing to order; give the project's folder with --config-dir`);
+    }
+    for (const stack of stacks) {
         const text = readStackFile(stack, root).config[`${PROJECT}:cluster`];
         const cluster = text === undefined ? undefined : parseConfigText(text);
         const role = isPlainObject(cluster) ? cluster.role : undefined;
@@ -70,7 +79,7 @@ if (require.main === module) {
     try {
         process.stdout.write(githubOutputLines(deployOrder(configDir)));
     } catch (err) {
-        console.error(err instanceof Error ? err.message : String(err));
+        console.error(printable(err instanceof Error ? err.message : String(err)));
         process.exit(1);
     }
 }

@@ -10,18 +10,25 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { wantsHelp } from "./cliArgs";
+import { splitEquals, wantsHelp } from "./cliArgs";
 import { generatedFiles } from "./docs/reference";
 
 const USAGE = "usage: npm run docs [-- --check]";
 const ROOT = path.resolve(__dirname, "..");
 
-function main(argv: readonly string[]): number {
+export function docsMain(argv: readonly string[]): number {
     if (wantsHelp(argv)) {
         console.log(`${USAGE}\n\n  --check   write nothing; exit 1 if docs/configuration.md or schema/stack.schema.json is out of date`);
         return 0;
     }
-    const unknown = argv.filter((a) => a !== "--check");
+    let args: string[];
+    try {
+        args = splitEquals(argv, ["--check"]);
+    } catch (e) {
+        console.error(`${(e as Error).message}\n${USAGE}`);
+        return 2;
+    }
+    const unknown = args.filter((a) => a !== "--check");
     if (unknown.length > 0) {
         console.error(`unknown argument ${unknown[0]}\n${USAGE}`);
         return 2;
@@ -53,4 +60,6 @@ function main(argv: readonly string[]): number {
     return 0;
 }
 
-process.exitCode = main(process.argv.slice(2));
+if (require.main === module) {
+    process.exitCode = docsMain(process.argv.slice(2));
+}

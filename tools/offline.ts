@@ -9,7 +9,7 @@
  * transform so the plan and the tests can apply it to the children a real engine would send it.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { PROJECT } from "../components/config/reader";
+import { OFFLINE_SECRET, PROJECT } from "../components/config/reader";
 import { STAGE_TYPES, StageName } from "../components/stage";
 
 // Internal modules of @pulumi/pulumi: the request objects and the runtime store.
@@ -80,7 +80,7 @@ export interface OfflineOptions {
     program: () => Record<string, unknown> | Promise<Record<string, unknown>>;
 }
 
-export const SECRET = "[secret]";
+export const SECRET = OFFLINE_SECRET;
 export const UNKNOWN = "[unknown]";
 const SIG_KEY = "4dabf18193072939515e22adb298388d";
 const SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270";

@@ -7,7 +7,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
-import { ConfigError, PROJECT } from "../components/config/reader";
+import { ConfigError, PROJECT, printable } from "../components/config/reader";
 import { STAGES } from "../components/stage";
 import { checkPlan } from "./guard";
 import { validateObject } from "./schemas";
@@ -344,7 +344,7 @@ async function main(): Promise<void> {
     // A program that leaves an output pending would let Node exit quietly with status 0.
     process.on("beforeExit", () => {
         if (!finished) {
-            console.error(`stack "${args.stack}": the program did not finish (an output never resolved)`);
+            console.error(printable(`stack "${args.stack}": the program did not finish (an output never resolved)`));
             process.exit(1);
         }
     });
@@ -393,18 +393,18 @@ async function main(): Promise<void> {
     }
     // The policy pack's checks, offline: a plan that breaks one fails like `pulumi preview` would.
     if (violations.length > 0) {
-        console.error(`stack "${run.stack}": ${violations.length} guardrail violation(s):`);
+        console.error(printable(`stack "${run.stack}": ${violations.length} guardrail violation(s):`));
         for (const v of violations) {
-            console.error(`  - [${v.check}] ${v.urn ? `${v.urn.split("::").pop()}: ` : ""}${v.message}`);
+            console.error(printable(`  - [${v.check}] ${v.urn ? `${v.urn.split("::").pop()}: ` : ""}${v.message}`));
         }
         process.exitCode = 1;
     } else {
         console.log("guardrails: every check passed");
     }
     if (invalid.length > 0) {
-        console.error(`stack "${run.stack}": ${invalid.length} object(s) fail schema validation:`);
+        console.error(printable(`stack "${run.stack}": ${invalid.length} object(s) fail schema validation:`));
         for (const res of invalid) {
-            console.error(`  - ${res.object} (${res.via}): ${res.problems.join("; ")}`);
+            console.error(printable(`  - ${res.object} (${res.via}): ${res.problems.join("; ")}`));
         }
         process.exitCode = 1;
     } else {
@@ -417,7 +417,7 @@ async function main(): Promise<void> {
 
 if (require.main === module) {
     main().catch((err: unknown) => {
-        console.error(err instanceof ConfigError || err instanceof Error ? err.message : String(err));
+        console.error(printable(err instanceof ConfigError || err instanceof Error ? err.message : String(err)));
         process.exit(err instanceof PlanUsageError ? 2 : 1);
     });
 }

@@ -2,7 +2,7 @@ import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
 import { ArgoCdConfig, ROLLOUT_PROJECT_KINDS, readArgoCd, tenantSyncSettings } from "../components/argocd";
-import { parseConfigText, projectClusterNames } from "../components/config/load";
+import { ProjectStack, parseConfigText, projectClusterNames, readProjectStacks } from "../components/config/load";
 import { ConfigReader, PROJECT, Plain, isPlainObject } from "../components/config/reader";
 import { AddonConfig, parseAddonConfig } from "../stacks/config";
 import { OfflineWorld, SECRET } from "./offline";
@@ -16,6 +16,8 @@ export interface StackFile {
     secretKeys: string[];
     /** The clusters of every stack file beside this one, when it was read from a project directory. */
     projectClusters?: string[];
+    /** What every stack file beside this one says about its cluster, for the rules between them. */
+    projectStacks?: ProjectStack[];
     /** The folder it was read from: a spoke's hub is planned from the same folder. */
     dir?: string;
 }
@@ -53,7 +55,8 @@ export function readStackFile(stack: string, root = REPO_ROOT): StackFile {
         throw new Error(`stack "${stack}": ${name}: ${!isPlainMap(doc) ? "the file" : "config:"} must be a map of keys to values, got ${got}`);
     }
     const projectClusters = projectClusterNames(root);
-    return { ...fromConfigMap(stack, (config ?? {}) as Record<string, unknown>), ...(projectClusters ? { projectClusters } : {}), dir: root };
+    const projectStacks = readProjectStacks(root);
+    return { ...fromConfigMap(stack, (config ?? {}) as Record<string, unknown>), ...(projectClusters ? { projectClusters } : {}), ...(projectStacks ? { projectStacks } : {}), dir: root };
 }
 
 function isPlainMap(v: unknown): v is Record<string, unknown> {
@@ -74,12 +77,33 @@ export function fromConfigMap(stack: string, map: Record<string, unknown>): Stac
             config[key] = SECRET;
             secretKeys.push(key);
         } else if (value !== null && typeof value === "object") {
-            config[key] = JSON.stringify(value);
+            // A `secure:` value inside a structure (`pulumi config set --path --secret`) makes the
+            // whole key a secret, as the Pulumi CLI treats it; the plan cannot decrypt it either.
+            const nested = { found: false };
+            config[key] = JSON.stringify(withoutSecure(value, nested));
+            if (nested.found) {
+                secretKeys.push(key);
+            }
         } else {
             config[key] = String(value);
         }
     }
     return { stack, config, secretKeys };
+}
+
+/** `value` with every `{secure: ...}` inside it replaced by the placeholder of a value the plan cannot decrypt. */
+function withoutSecure(value: unknown, seen: { found: boolean }): unknown {
+    if (isSecure(value)) {
+        seen.found = true;
+        return SECRET;
+    }
+    if (Array.isArray(value)) {
+        return value.map((v) => withoutSecure(v, seen));
+    }
+    if (value !== null && typeof value === "object") {
+        return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withoutSecure(v, seen)]));
+    }
+    return value;
 }
 
 function isSecure(value: unknown): boolean {
@@ -187,5 +211,6 @@ export function configFromStackFile(file: StackFile): AddonConfig {
         secretKeys,
         otherKeys: Object.keys(file.config).filter((k) => !k.startsWith(prefix)),
         ...(file.projectClusters ? { projectClusters: file.projectClusters } : {}),
+        ...(file.projectStacks ? { projectStacks: file.projectStacks } : {}),
     });
 }

@@ -11,12 +11,13 @@
  */
 import * as path from "path";
 import * as YAML from "yaml";
-import { splitEquals, wantsHelp } from "./cliArgs";
+import { flagValue, splitEquals, wantsHelp } from "./cliArgs";
 import { verifyClusterRole } from "./verify/access";
 import { ConnectionError, connect } from "./verify/cluster";
 import { COMPONENTS, Component, defaultOptions, isComponent, runVerify } from "./verify/index";
 import { exitCode, formatJson, formatJsonError, formatText } from "./verify/report";
 import { REPO_ROOT, configFromStackFile, readStackFile } from "./stackFile";
+import { printable } from "../components/config/show";
 
 const USAGE =
     "usage: npm run verify -- --stack <name> [--json] [--kubeconfig <file>] [--context <name>] [--kyverno-namespace <ns>] [--smoke-timeout <seconds>] [--config-dir <dir>] [--without <component>]... | --print-role [--stack <name>]";
@@ -38,15 +39,9 @@ export interface VerifyArgs {
 export class UsageError extends Error {}
 
 export function parseVerifyArgs(given: readonly string[]): VerifyArgs {
-    const argv = splitEquals(given);
+    const argv = splitEquals(given, ["--json", "--print-role"], (m) => new UsageError(m));
     const args: Partial<VerifyArgs> & { json: boolean; printRole: boolean; without: Component[] } = { json: false, without: [], kyvernoNamespace: "kyverno", smokeTimeoutSeconds: 0, configDir: REPO_ROOT, printRole: false };
-    const value = (i: number): string => {
-        const v = argv[i + 1];
-        if (v === undefined || v.startsWith("--")) {
-            throw new UsageError(`${argv[i]} needs a value; ${USAGE}`);
-        }
-        return v;
-    };
+    const value = (i: number): string => flagValue(argv, i, USAGE, (m) => new UsageError(m));
     for (let i = 0; i < argv.length; i++) {
         switch (argv[i]) {
             case "--stack":
@@ -121,7 +116,11 @@ cluster.kubeconfigPath, else KUBECONFIG, else ~/.kube/config).
 Exit status: 0 every check passed or was skipped, 1 a check failed, 2 usage, configuration or
 connection error. Flags take their value as the next argument or after "=".`;
 
-export async function verifyMain(argv: readonly string[], out: (s: string) => void = console.log, err: (s: string) => void = console.error): Promise<number> {
+export async function verifyMain(argv: readonly string[], toOut: (s: string) => void = console.log, toErr: (s: string) => void = console.error): Promise<number> {
+    // Findings quote what the cluster holds (URLs of endpoints, webhook and repository addresses):
+    // nothing leaves verify with a URL's user-info or query, or a character the terminal hides.
+    const out = (s: string) => toOut(printable(s));
+    const err = (s: string) => toErr(printable(s));
     if (wantsHelp(argv)) {
         out(HELP);
         return 0;

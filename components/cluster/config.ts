@@ -1,5 +1,5 @@
 import { defaultsOf, field, readSection } from "../config/declare";
-import { ConfigReader, DNS_LABEL, MIMIR_TENANT_RULE } from "../config/reader";
+import { ConfigReader, DNS_LABEL, MIMIR_TENANT_RULE, StringRule, show } from "../config/reader";
 import type { MimirRole } from "../mimir";
 
 /**
@@ -40,9 +40,9 @@ const NON_BLANK = /^\S+$/;
 
 /** The `cluster` section: every key, once. */
 export const CLUSTER_FIELDS = {
-    name: field.string({ rule: { pattern: DNS_LABEL, describe: "a DNS label (lowercase letters, digits, '-')", maxLength: 63 }, required: true, doc: "the cluster's platform name, also the provider's clusterIdentifier" }),
+    name: field.string({ rule: { pattern: DNS_LABEL, describe: "a DNS label (lowercase letters, digits, '-')", maxLength: 63 }, required: true, doc: "the cluster's platform name, also the provider's clusterIdentifier; one stack file per cluster in the project" }),
     role: field.oneOf(["hub", "spoke"], { required: true, describe: "hub or spoke", doc: "hub (runs Mimir; its gates read it in-cluster) or spoke (reads its metrics back through the hub)" }),
-    mimirTenant: field.string({ rule: MIMIR_TENANT_RULE, required: true, doc: "this cluster's Mimir tenant (X-Scope-OrgID); its metric gates read only this tenant" }),
+    mimirTenant: field.string({ rule: MIMIR_TENANT_RULE, required: true, doc: "this cluster's Mimir tenant (X-Scope-OrgID); its metric gates read only this tenant; no other cluster of the project's stack files shares it, and a hub listing this cluster gives it the same" }),
     eksClusterName: field.string({ rule: { pattern: EKS_NAME, describe: "an EKS cluster name (1-100 letters, digits, '-', '_')" }, readBySection: true, doc: "EKS cluster to connect to, token through the aws CLI (exactly one of this and kubeconfigContext)" }),
     region: field.string({ rule: { pattern: AWS_REGION, describe: "an AWS region such as eu-west-1" }, readBySection: true, defaultDoc: "aws:region", doc: "AWS region of the EKS cluster; with eksClusterName only" }),
     kubeconfigContext: field.string({ rule: { pattern: NON_BLANK, describe: "a kubeconfig context name" }, readBySection: true, doc: "kubeconfig context to connect with (exactly one of this and eksClusterName)" }),
@@ -55,6 +55,15 @@ export const CLUSTER_FIELDS = {
 
 /** Every default of the section, in one object. */
 export const CLUSTER_DEFAULTS = defaultsOf<{ adoptExisting: boolean; allowDowngrade: boolean }>(CLUSTER_FIELDS);
+
+/** `aws:region` as the EKS cluster's region: a problem is reported under `aws:region` itself. */
+function awsRegion(r: ConfigReader, value: string, rule: StringRule): string | undefined {
+    if (rule.pattern?.test(value)) {
+        return value;
+    }
+    r.problems.push({ key: "aws:region", given: show(value), allowed: `must be ${rule.describe} (cluster.region is not set, so the EKS cluster's region is read from aws:region)`, qualified: true });
+    return undefined;
+}
 
 export function readCluster(r: ConfigReader, value: unknown, ambient: { awsRegion?: string }): ClusterConfig | undefined {
     if (value === undefined) {
@@ -80,7 +89,9 @@ export function readCluster(r: ConfigReader, value: unknown, ambient: { awsRegio
         );
     } else if (hasEks) {
         const clusterName = r.string("cluster.eksClusterName", c.eksClusterName, f.eksClusterName.rule);
-        const region = r.string("cluster.region", c.region ?? ambient.awsRegion, f.region.rule);
+        // Unset here, the region is aws:region's: a bad one is reported under the key the user set.
+        const fromAws = c.region === undefined || c.region === null;
+        const region = fromAws && ambient.awsRegion !== undefined ? awsRegion(r, ambient.awsRegion, f.region.rule) : r.string("cluster.region", c.region, f.region.rule);
         if (region === undefined && c.region === undefined && ambient.awsRegion === undefined) {
             r.problem("cluster.region", undefined, "is required with cluster.eksClusterName (or set aws:region)");
         }

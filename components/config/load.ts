@@ -10,7 +10,17 @@ export interface StackConfigValues {
     /** Every key of the project's namespace, without the namespace, with structured values parsed. */
     raw: Plain;
     /** Keys of other namespaces the program honours, and which of the project's keys are secrets. */
-    ambient: { awsRegion?: string; secretKeys: string[]; otherKeys: string[]; projectClusters?: string[] };
+    ambient: { awsRegion?: string; secretKeys: string[]; otherKeys: string[]; projectClusters?: string[]; projectStacks?: ProjectStack[] };
+}
+
+/** What one stack file of the project says about its cluster: enough to check the stacks against each other. */
+export interface ProjectStack {
+    /** `<stack>` of `Pulumi.<stack>.yaml`. */
+    stack: string;
+    cluster?: string;
+    mimirTenant?: string;
+    /** A hub's `spokes`: each spoke's name and the tenant the hub gives it. */
+    spokes: { name: string; tenant?: string }[];
 }
 
 /**
@@ -37,11 +47,13 @@ export function readStackConfig(): StackConfigValues {
     // The Pulumi CLI runs the program in the project's directory, beside every stack file; a stack
     // whose own file is not there (configuration from elsewhere) has no project to check against.
     const stackName = pulumi.getStack();
-    const projectClusters = fs.existsSync(path.join(process.cwd(), `Pulumi.${stackName}.yaml`)) ? projectClusterNames(process.cwd()) : undefined;
+    const own = fs.existsSync(path.join(process.cwd(), `Pulumi.${stackName}.yaml`));
+    const projectClusters = own ? projectClusterNames(process.cwd()) : undefined;
+    const projectStacks = own ? readProjectStacks(process.cwd()) : undefined;
     return {
         stack: stackName,
         raw,
-        ambient: { awsRegion: all["aws:region"], secretKeys, otherKeys: Object.keys(all).filter((k) => !k.startsWith(prefix)), ...(projectClusters ? { projectClusters } : {}) },
+        ambient: { awsRegion: all["aws:region"], secretKeys, otherKeys: Object.keys(all).filter((k) => !k.startsWith(prefix)), ...(projectClusters ? { projectClusters } : {}), ...(projectStacks ? { projectStacks } : {}) },
     };
 }
 
@@ -64,26 +76,44 @@ export function parseConfigText(text: string): unknown {
  * directory has no stack file; a file that does not parse is skipped (its own run reports it).
  */
 export function projectClusterNames(dir: string): string[] | undefined {
+    const stacks = readProjectStacks(dir);
+    return stacks && [...new Set(stacks.map((s) => s.cluster).filter((c): c is string => c !== undefined))].sort();
+}
+
+/**
+ * Every stack file of a project directory, read for what the stacks must agree on (one stack per
+ * cluster, one Mimir tenant per cluster, a hub's spoke tenants as the spokes' own files give them).
+ * Undefined when the directory has no stack file; a file that does not parse is skipped (its own
+ * run reports it).
+ */
+export function readProjectStacks(dir: string): ProjectStack[] | undefined {
     let files: string[];
     try {
-        files = fs.readdirSync(dir).filter((f) => /^Pulumi\.[A-Za-z0-9_.-]+\.yaml$/.test(f));
+        files = fs.readdirSync(dir).filter((f) => /^Pulumi\.[A-Za-z0-9_.-]+\.yaml$/.test(f)).sort();
     } catch {
         return undefined;
     }
     if (files.length === 0) {
         return undefined;
     }
-    const names = new Set<string>();
+    const text = (v: unknown) => (typeof v === "string" ? v : undefined);
+    const out: ProjectStack[] = [];
     for (const f of files) {
         try {
-            const doc = YAML.parse(fs.readFileSync(path.join(dir, f), "utf8"), { merge: true }) as { config?: Record<string, { name?: unknown } | undefined> } | null;
-            const name = doc?.config?.[`${PROJECT}:cluster`]?.name;
-            if (typeof name === "string") {
-                names.add(name);
-            }
+            const doc = YAML.parse(fs.readFileSync(path.join(dir, f), "utf8"), { merge: true }) as { config?: Record<string, unknown> } | null;
+            const cluster = (doc?.config?.[`${PROJECT}:cluster`] ?? {}) as { name?: unknown; mimirTenant?: unknown };
+            const spokes = doc?.config?.[`${PROJECT}:spokes`];
+            out.push({
+                stack: f.slice("Pulumi.".length, -".yaml".length),
+                ...(text(cluster.name) ? { cluster: text(cluster.name) } : {}),
+                ...(text(cluster.mimirTenant) ? { mimirTenant: text(cluster.mimirTenant) } : {}),
+                spokes: Array.isArray(spokes)
+                    ? spokes.flatMap((s: { name?: unknown; tenant?: unknown } | null) => (s && text(s.name) ? [{ name: text(s.name)!, ...(text(s.tenant) ? { tenant: text(s.tenant) } : {}) }] : []))
+                    : [],
+            });
         } catch {
             // Not this stack's problem: that stack's own run names the file and the line.
         }
     }
-    return [...names].sort();
+    return out;
 }

@@ -12,6 +12,9 @@
 
 import { RunError } from "@pulumi/pulumi/errors";
 import { nearestKey } from "./keys";
+import { NOT_SHOWN, printable, show } from "./show";
+
+export { NOT_SHOWN, OFFLINE_SECRET, escapeInvisible, printable, show, withoutUrlSecrets } from "./show";
 
 /** The Pulumi project name, which is also the namespace of every config key. */
 export const PROJECT = "argo-rollouts-addon";
@@ -49,24 +52,7 @@ export class ConfigError extends RunError {
 export function formatProblems(stack: string, namespace: string, problems: ConfigProblem[]): string {
     const noun = problems.length === 1 ? "problem" : "problems";
     const lines = problems.map((p) => `  - ${p.qualified ? "" : `${namespace}:`}${p.key} = ${p.given}: ${p.allowed}`);
-    return `stack "${stack}": invalid configuration (${problems.length} ${noun}):\n${lines.join("\n")}`;
-}
-
-/** What a message shows instead of a value it must not echo. */
-export const NOT_SHOWN = "[not shown]";
-
-/** Every URL in a text without its user-info and query (tokens live there), the query shown as `?[not shown]`. */
-export function withoutUrlSecrets(text: string): string {
-    return text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)(?:[^\/?#@\s"]*@)?([^?#\s"]*)(\?[^#\s"]*)?(#[^\s"]*)?/gi, (_m, scheme: string, rest: string, query?: string) => `${scheme}${rest}${query ? `?${NOT_SHOWN}` : ""}`);
-}
-
-/** Renders a given value for an error message; long values are cut so messages stay readable. */
-export function show(value: unknown): string {
-    if (value === undefined) {
-        return "(not set)";
-    }
-    const text = withoutUrlSecrets(JSON.stringify(value) ?? String(value));
-    return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+    return printable(`stack "${stack}": invalid configuration (${problems.length} ${noun}):\n${lines.join("\n")}`);
 }
 
 /**
@@ -97,6 +83,8 @@ export function isPlainObject(value: unknown): value is Plain {
 
 /** Kubernetes object names (RFC 1123 label), used for namespaces and most object names. */
 export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+/** A Kubernetes object name (DNS subdomain; at most 253 characters, checked by the rule's maxLength). */
+export const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 /** Kubernetes resource quantities as used for cpu and memory. */
 export const QUANTITY = /^[0-9]+(\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/;
 /** A fully qualified lowercase DNS name. */
@@ -264,6 +252,12 @@ export class ConfigReader {
         }
         const out: string[] = [];
         value.forEach((v, i) => {
+            if (v === null || v === undefined) {
+                // A YAML `~` (or empty) item: `string` would read it as "not set" and the list would
+                // shrink silently (an approver list of one such item approves nobody).
+                this.problem(`${key}[${i}]`, null, `is an empty list item (~ or null); remove it or give ${rule.oneOf ? `one of ${rule.oneOf.join(", ")}` : rule.describe}`);
+                return;
+            }
             const s = this.string(`${key}[${i}]`, v, rule);
             if (s !== undefined && !out.includes(s)) {
                 out.push(s);
@@ -284,7 +278,7 @@ export class ConfigReader {
         const out: Record<string, string> = {};
         for (const [k, v] of Object.entries(value)) {
             if (!LABEL_KEY.test(k)) {
-                this.problem(`${key}.${k}`, k, "must be a valid label key ([prefix/]name, at most 63 characters of name)");
+                this.problem(`${key}.${k}`, k, "must be a valid label key ([prefix/]name: a DNS subdomain prefix of at most 253 characters, a name of at most 63)");
             } else if (typeof v !== "string" || !LABEL_VALUE.test(v)) {
                 this.problem(`${key}.${k}`, v, "must be a label value (at most 63 alphanumerics, '-', '_' or '.')");
             } else {
@@ -295,5 +289,10 @@ export class ConfigReader {
     }
 }
 
-const LABEL_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
-const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$/;
+/**
+ * A label key, `[prefix/]name` (k8s.io/apimachinery pkg/util/validation/validation.go v0.34.0
+ * `IsQualifiedName`): the prefix a DNS-1123 subdomain of at most 253 characters, the name at most 63.
+ */
+export const LABEL_KEY = /^((?=[^\/]{1,253}\/)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+/** A label value: at most 63 characters (same file, `IsValidLabelValue`). */
+export const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$/;

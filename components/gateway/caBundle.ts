@@ -17,7 +17,7 @@ export const PEM_CERTIFICATES = /^\s*(-----BEGIN CERTIFICATE-----[A-Za-z0-9+/=\s
 
 /** What a bundle must be, for the configuration reference and every message. */
 export const CA_BUNDLE_RULE =
-    "one or more PEM CA certificates (-----BEGIN CERTIFICATE----- ... -----END CERTIFICATE----- blocks of certificates with basicConstraints CA:TRUE) and nothing else: no key, no leaf certificate, no text between the blocks";
+    "one or more PEM CA certificates (-----BEGIN CERTIFICATE----- ... -----END CERTIFICATE----- blocks of certificates with basicConstraints CA:TRUE, valid now, with keyCertSign where they carry a keyUsage) and nothing else: no key, no leaf certificate, no text between the blocks";
 
 /**
  * Longest bundle accepted: the API server refuses a ConfigMap whose data exceeds 1 MiB (kubernetes
@@ -39,6 +39,35 @@ export type CaBundleReading =
     | { ok: true; pem: string; certificates: CaCertificate[] }
     | { ok: false; given: string; why: string };
 
+/**
+ * Whether a certificate's keyUsage extension (2.5.29.15), when it has one, lacks keyCertSign. Go's
+ * crypto/x509 then refuses to verify anything it signed (golang/go src/crypto/x509/x509.go go1.24
+ * `CheckSignatureFrom`: `parent.KeyUsage != 0 && parent.KeyUsage&KeyUsageCertSign == 0` is a
+ * ConstraintViolationError), so the controller and verify would trust nothing through it. Node's
+ * X509Certificate names the extended key usages only, so the extension is read from the DER here:
+ * OID, an optional critical flag, and an OCTET STRING holding the BIT STRING of usages.
+ */
+export function lacksKeyCertSign(der: Uint8Array): boolean {
+    const oid = [0x06, 0x03, 0x55, 0x1d, 0x0f];
+    for (let i = 0; i + oid.length < der.length; i++) {
+        if (!oid.every((b, j) => der[i + j] === b)) {
+            continue;
+        }
+        let p = i + oid.length;
+        if (der[p] === 0x01 && der[p + 1] === 0x01) {
+            p += 3;
+        }
+        // OCTET STRING (short length), then BIT STRING: length, unused bits, then the usage bits.
+        if (der[p] !== 0x04 || der[p + 2] !== 0x03) {
+            return false;
+        }
+        const bits = der[p + 3] >= 2 ? der[p + 5] : 0;
+        // keyCertSign is bit 5 of the first byte, counted from its most significant bit.
+        return (bits & 0x04) === 0;
+    }
+    return false;
+}
+
 /** `CN=x\nO=y` as `CN=x, O=y`. */
 const oneLine = (dn: string): string => dn.split("\n").filter(Boolean).join(", ");
 
@@ -49,7 +78,7 @@ const oneLine = (dn: string): string => dn.split("\n").filter(Boolean).join(", "
  * certificates only. On failure, `given` describes the value without showing it and `why` says
  * what is wrong with it.
  */
-export function readCaBundle(value: string): CaBundleReading {
+export function readCaBundle(value: string, now: Date = new Date()): CaBundleReading {
     const text = value.replace(/\r\n/g, "\n");
     const blocks = [...text.matchAll(PEM_BLOCK)].map((m) => ({ label: m[1], text: m[0] }));
     const given = blocks.length === 0 ? `[not shown: no PEM block, ${text.length} characters]` : `[not shown: ${blocks.length} PEM block${blocks.length === 1 ? "" : "s"}: ${blocks.map((b) => b.label).join(", ")}]`;
@@ -76,10 +105,25 @@ export function readCaBundle(value: string): CaBundleReading {
         } catch (e) {
             return fail(`certificate ${i + 1} does not parse as X.509 (${(e as Error).message})`);
         }
+        const named = `certificate ${i + 1} (subject ${oneLine(cert.subject)})`;
+        // Before the CA check: OpenSSL, under Node's `ca`, counts such a certificate as no CA at all,
+        // and the message would blame basicConstraints.
+        if (lacksKeyCertSign(cert.raw)) {
+            return fail(`${named} has a keyUsage without keyCertSign: Go's crypto/x509, which the controller and verify use, refuses anything it signed; give a CA whose keyUsage includes keyCertSign`);
+        }
         if (!cert.ca) {
             return fail(
                 `certificate ${i + 1} (subject ${oneLine(cert.subject)}, issuer ${oneLine(cert.issuer)}) is not a CA certificate (no basicConstraints CA:TRUE): give the CA that issued the read endpoint's certificate, not that certificate itself`,
             );
+        }
+        // Go verifies every certificate of a chain at the current time, the root's included (golang/go
+        // src/crypto/x509/verify.go go1.24 `isValid`: `now.Before(c.NotBefore)`, `now.After(c.NotAfter)`
+        // are an Expired CertificateInvalidError), and checks the parent's keyUsage (lacksKeyCertSign).
+        if (now.getTime() > Date.parse(cert.validTo)) {
+            return fail(`${named} expired on ${cert.validTo}: the controller's gates and verify would trust nothing it signed; give its renewed CA`);
+        }
+        if (now.getTime() < Date.parse(cert.validFrom)) {
+            return fail(`${named} is not valid before ${cert.validFrom}: until then the controller's gates and verify would trust nothing it signed`);
         }
         certificates.push({ subject: oneLine(cert.subject), notAfter: cert.validTo, fingerprint256: cert.fingerprint256 });
     }

@@ -131,7 +131,7 @@ export const SPOKES_FIELD = field.listReadBySection({
     doc: "hub: the spokes it routes; names, tenants and hostnames unique, no tenant equal to the hub's",
     items: {
         name: field.string({ rule: { pattern: DNS_LABEL, describe: "a DNS label", maxLength: 63 }, required: true, doc: "the spoke's cluster.name" }),
-        tenant: field.string({ rule: MIMIR_TENANT_RULE, required: true, doc: "the spoke's Mimir tenant (its cluster.mimirTenant)" }),
+        tenant: field.string({ rule: MIMIR_TENANT_RULE, required: true, doc: "the spoke's Mimir tenant: its cluster.mimirTenant, checked against its stack file when that is in the project" }),
         hostname: field.string({ rule: { pattern: HOSTNAME, describe: "a fully qualified lowercase hostname" }, required: true, doc: "the spoke's hostname on the ingest Gateway" }),
         listener: field.string({ rule: { pattern: DNS_LABEL, describe: "a DNS label", maxLength: 63 }, doc: "a listener of its own on the ingest Gateway, when spokes are separated by listener" }),
         query: field.boolean({ default: false, doc: "opt-in read path: route Mimir's Prometheus read endpoints for the spoke's gates (W8c)" }),

@@ -1,4 +1,4 @@
-import { ANALYSIS_DEFAULTS, AnalysisConfig, ErrorBudgetConfig, durationSeconds } from "./config";
+import { ANALYSIS_DEFAULTS, AnalysisConfig, ERROR_BUDGET_ARGS, ErrorBudgetConfig, durationSeconds } from "./config";
 import { TENANT_HEADER } from "../mimir";
 
 /**
@@ -253,8 +253,8 @@ export function clusterAnalysisTemplateSpec(t: SharedTemplate, analysis: Analysi
     };
 }
 
-/** Arguments of the error-budget templates: the app's SLO as its Sloth rules label it. */
-export const ERROR_BUDGET_ARGS = ["service", "slo"] as const;
+/** Arguments of the error-budget templates: the app's SLO as its Sloth rules label it (declared beside errorBudget.query, which may use only these). */
+export { ERROR_BUDGET_ARGS } from "./config";
 
 /**
  * The failure condition of the error-budget templates: never true. An exhausted budget says

@@ -1,4 +1,5 @@
 import { ConfigReader, DNS_LABEL } from "../config/reader";
+import { PEOPLE_GROUP_RULE } from "../config/identity";
 import { PART_OF } from "../stage";
 import type { PolicyRule } from "./rbac";
 
@@ -85,8 +86,6 @@ export function tenantOperatorBinding(b: TenantOperatorBinding): TenantRoleBindi
 }
 
 const KEY = "controller.tenantOperators";
-/** A group as authenticators report it: no leading or trailing blanks. */
-const GROUP = /^\S(.{0,252}\S)?$/;
 
 /**
  * `controller.tenantOperators`: a list of `{ namespace, groups }`. Each namespace once; never the
@@ -108,7 +107,7 @@ export function readTenantOperators(r: ConfigReader, value: unknown, controllerN
             return;
         }
         const namespace = r.requiredString(`${key}.namespace`, e.namespace, { pattern: DNS_LABEL, describe: "a tenant namespace name (DNS label)", maxLength: 63 });
-        const groups = r.strings(`${key}.groups`, e.groups, { pattern: GROUP, describe: "a group name as the API server sees it (request.userInfo.groups)" }, [], { min: 1, max: 20 });
+        const groups = r.strings(`${key}.groups`, e.groups, PEOPLE_GROUP_RULE, [], { min: 1, max: 20 });
         if (e.groups === undefined || e.groups === null) {
             r.problem(`${key}.groups`, e.groups, "is required: 1-20 groups that may restart, abort, retry, promote and scale the namespace's Rollouts");
         }

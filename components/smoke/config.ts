@@ -1,6 +1,7 @@
 import { defaultsOf, field, readSection } from "../config/declare";
 import { ConfigReader, DNS_LABEL, HOSTNAME } from "../config/reader";
 import { PLATFORM_NAMESPACES } from "../config/namespaces";
+import { IMAGE_BY_DIGEST_RULE } from "../config/images";
 
 /**
  * The smoke canary's configuration section, `smokeTest` (ADR-056 Phase 3: a per-cluster canary
@@ -29,15 +30,14 @@ export interface SmokeTestConfig {
     replicas: number;
 }
 
-const IMAGE_BY_DIGEST = /^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]+)?(\/[a-z0-9]+([._-][a-z0-9]+)*)+@sha256:[a-f0-9]{64}$/;
-const DIGEST = { pattern: IMAGE_BY_DIGEST, describe: "an image reference pinned by digest, registry/repository@sha256:<64 hex>" };
+const DIGEST = IMAGE_BY_DIGEST_RULE;
 const enabled = (s: { enabled?: unknown }) => s.enabled === true;
 
 /** The `smokeTest` section: every key, once. */
 export const SMOKE_TEST_FIELDS = {
     enabled: field.boolean({ default: false, doc: "deploy the smoke canary" }),
     strategy: field.oneOf(SMOKE_STRATEGIES, { default: "canary", describe: "", doc: "canary or blueGreen: the prod / standard shape the smoke app is delivered with" }),
-    namespace: field.string({ rule: { pattern: DNS_LABEL, describe: "a namespace name (not default)", maxLength: 63 }, default: "rollouts-smoke", doc: "the smoke app's namespace: the addon's own, not one of Kubernetes' nor the controller's" }),
+    namespace: field.string({ rule: { pattern: DNS_LABEL, describe: "a namespace name (not default)", maxLength: 63 }, default: "rollouts-smoke", doc: "the smoke app's namespace: the addon's own, not one of Kubernetes' (nor kube-*), the controller's, or the namespace of the Gateway, Mimir, ArgoCD or the resolver this stack names" }),
     hostname: field.string({
         rule: { pattern: HOSTNAME, describe: "a hostname" },
         describeWith: (s) => (enabled(s) ? "the smoke app's hostname on the shared Gateway" : "a hostname"),
@@ -47,8 +47,8 @@ export const SMOKE_TEST_FIELDS = {
     }),
     trigger: field.string({ rule: { pattern: /^[A-Za-z0-9._-]{1,63}$/, describe: "a short token (letters, digits, '.', '_', '-'); change it to start a fresh canary" }, default: "1", number: true, doc: "change it to start a fresh canary" }),
     failGate: field.boolean({ default: false, doc: "make the smoke version fail its gate (proves the abort path)" }),
-    image: field.string({ rule: DIGEST, required: enabled, defaultDoc: "required when enabled", doc: "demo app image pinned by digest (argoproj/rollouts-demo from the mirror)" }),
-    loadImage: field.string({ rule: DIGEST, required: enabled, defaultDoc: "required when enabled", doc: "image with sh and curl, pinned by digest (e.g. curlimages/curl from the mirror)" }),
+    image: field.string({ rule: DIGEST, required: enabled, defaultDoc: "required when enabled", doc: "demo app image pinned by digest (argoproj/rollouts-demo from the mirror; under imageRegistry when that is set)" }),
+    loadImage: field.string({ rule: DIGEST, required: enabled, defaultDoc: "required when enabled", doc: "image with sh and curl, pinned by digest (e.g. curlimages/curl from the mirror; under imageRegistry when that is set)" }),
     replicas: field.integer({ min: 2, max: 10, default: 2, doc: "smoke app replicas" }),
 } as const;
 

@@ -26,7 +26,7 @@ export function parseE2eArgs(argv: readonly string[]): E2eArgs | "help" {
     if (wantsHelp(argv)) {
         return "help";
     }
-    const args = splitEquals(argv);
+    const args = splitEquals(argv, ["--keep"]);
     const out: E2eArgs = { keep: false };
     for (let i = 0; i < args.length; i++) {
         const a = args[i];

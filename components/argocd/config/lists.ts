@@ -1,4 +1,5 @@
-import { ConfigReader, DNS_LABEL, Plain, StringRule, isPlainObject } from "../../config/reader";
+import { ConfigReader, DNS_SUBDOMAIN, Plain, StringRule, isPlainObject } from "../../config/reader";
+import { NAMESPACE_RULE } from "../../config/namespaces";
 import type { GroupKind, IgnoreRule } from "../ignoreRules";
 
 /**
@@ -7,7 +8,7 @@ import type { GroupKind, IgnoreRule } from "../ignoreRules";
  */
 
 /** A Kubernetes object name (DNS subdomain), as AppProjects and ApplicationSets are named. */
-export const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+export { DNS_SUBDOMAIN };
 export const API_GROUP = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$/;
 const KIND = /^[A-Z][A-Za-z0-9]*$/;
 
@@ -103,7 +104,7 @@ function readRule(r: ConfigReader, key: string, value: unknown, keys: readonly s
         r.problem(key, value, "must set at least one of jsonPointers, jqPathExpressions, managedFieldsManagers");
     }
     const name = r.string(`${key}.name`, o.name, { pattern: DNS_SUBDOMAIN, describe: "an object name" });
-    const namespace = r.string(`${key}.namespace`, o.namespace, { pattern: DNS_LABEL, describe: "a namespace name" });
+    const namespace = r.string(`${key}.namespace`, o.namespace, NAMESPACE_RULE);
     if (!kind) {
         return undefined;
     }

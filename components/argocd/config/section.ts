@@ -1,5 +1,7 @@
 import { field, readField, readSection, type Fields } from "../../config/declare";
 import { ConfigReader, DNS_LABEL, Plain, StringRule, isPlainObject } from "../../config/reader";
+import { IDENTITY_TEXT, WILDCARD } from "../../config/identity";
+import { NAMESPACE_RULE } from "../../config/namespaces";
 import { API_GROUP, DNS_SUBDOMAIN, groupKindList, namedMap, ruleList } from "./lists";
 import { BUILTIN_KINDS } from "../ignoreRules";
 import { ARGO_OBJECT_OWNERS, ArgoObjectOwner } from "../ownership";
@@ -53,11 +55,17 @@ export const SYSTEM_RULE_FIELDS = {
 export const APP_RULE_FIELDS = {
     ...SYSTEM_RULE_FIELDS,
     name: field.string({ rule: { pattern: DNS_SUBDOMAIN, describe: "an object name" }, doc: "only the object of this name" }),
-    namespace: field.string({ rule: { pattern: DNS_LABEL, describe: "a namespace name" }, doc: "only objects in this namespace" }),
+    namespace: field.string({ rule: NAMESPACE_RULE, doc: "only objects in this namespace" }),
 } as const;
 
 const RBAC_SUBJECT_RULE = { pattern: RBAC_SUBJECT, describe: "an ArgoCD role or SSO group such as role:approver (no spaces, commas, quotes or #)" };
-const SSO_GROUP_RULE = { pattern: RBAC_SUBJECT, describe: "an SSO group as ArgoCD sees it in the token's groups claim (no spaces, commas, quotes or #)" };
+/**
+ * An SSO group in a `g` line: written through csvField (../rbac.ts), quoted when it holds a blank,
+ * comma, quote or `#`, which Go's encoding/csv reads back whole (TrimLeadingSpace only trims before
+ * the opening quote), so `Release Approvers` is a group as the IdP names it. No leading or trailing
+ * blank (a token's claim has none), no `*` or `?`: the same names reach Kyverno (../../config/identity.ts).
+ */
+const SSO_GROUP_RULE = { pattern: IDENTITY_TEXT, valid: (g: string) => !WILDCARD.test(g), describe: "an SSO group as ArgoCD sees it in the token's groups claim (blanks inside allowed; no * or ?)" };
 const PROJECT_NAME_RULE = { pattern: DNS_SUBDOMAIN, describe: "an AppProject name" };
 
 /** Where the AppProjects and ApplicationSets must be named: only the platform knows their names. */

@@ -1,4 +1,5 @@
 import { field, readField } from "../../config/declare";
+import { PEOPLE_GROUP_RULE, identityRule } from "../../config/identity";
 import { ConfigReader } from "../../config/reader";
 import { missing, nonEmptyLabels } from "./selector";
 import type { RegulatedConfig, ServiceAccountRef } from "./types";
@@ -9,12 +10,12 @@ import type { RegulatedConfig, ServiceAccountRef } from "./types";
  * (section.ts).
  */
 
-/** A group as authenticators report it: no leading or trailing blanks. */
-const GROUP = /^\S(.{0,252}\S)?$/;
 /** `<namespace>/<name>` of a ServiceAccount. */
 const SERVICE_ACCOUNT = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
-const GROUP_RULE = { pattern: GROUP, describe: "a group name as the API server sees it (request.userInfo.groups)" };
-const USER_RULE = { pattern: GROUP, describe: "a user name as the API server sees it (request.userInfo.username)" };
+/** Approvers and deployers are people: never a Kubernetes system: group, never a wildcard (../../config/identity.ts). */
+const GROUP_RULE = PEOPLE_GROUP_RULE;
+const GITOPS_GROUP_RULE = identityRule("group");
+const USER_RULE = identityRule("user");
 
 /**
  * Groups that hold every user, every ServiceAccount, every node or every cluster admin
@@ -29,8 +30,8 @@ export const REGULATED_FIELD = field.section({
     doc: "regulated prod (D3, ADR-049): only the GitOps identities change a Rollout, only approvers approve",
     fields: {
         namespaceLabels: field.labels({ required: true, doc: "at least one label marking regulated namespaces (among the tenant namespaces)" }),
-        approverGroups: field.strings({ rule: GROUP_RULE, size: { min: 1, max: 20 }, required: true, doc: "1-20 groups (as request.userInfo.groups names them) whose members approve" }),
-        deployerGroups: field.strings({ rule: GROUP_RULE, size: { min: 0, max: 20 }, required: true, doc: "groups whose members ship (the deployer Role is bound to them, ArgoCD denies them the approval); never an approver group; [] only where nobody ships by hand" }),
+        approverGroups: field.strings({ rule: GROUP_RULE, size: { min: 1, max: 20 }, required: true, doc: "1-20 groups (as request.userInfo.groups names them; blanks inside allowed) whose members approve; never a Kubernetes system: group, never * or ? (kyverno.io/v1 matches them as wildcards, CEL exactly)" }),
+        deployerGroups: field.strings({ rule: GROUP_RULE, size: { min: 0, max: 20 }, required: true, doc: "groups whose members ship (the deployer Role is bound to them, ArgoCD denies them the approval); never an approver group, a system: group, * or ?; [] only where nobody ships by hand" }),
         gitopsServiceAccounts: field.strings({
             rule: { pattern: SERVICE_ACCOUNT, describe: "<namespace>/<name> of a ServiceAccount, such as argocd/argocd-application-controller" },
             size: { min: 0, max: 20 },
@@ -40,12 +41,12 @@ export const REGULATED_FIELD = field.section({
         gitopsUsers: field.strings({
             rule: USER_RULE,
             size: { min: 0, max: 20 },
-            doc: "0-20 user names a hub's ArgoCD syncs this cluster as (its cluster Secret's identity, on EKS the IAM role's mapped user name); never a ServiceAccount's",
+            doc: "0-20 user names a hub's ArgoCD syncs this cluster as (its cluster Secret's identity, on EKS the IAM role's mapped user name); never a ServiceAccount's, never * or ?",
         }),
         gitopsGroups: field.strings({
-            rule: GROUP_RULE,
+            rule: GITOPS_GROUP_RULE,
             size: { min: 0, max: 20 },
-            doc: "0-20 groups a hub's ArgoCD syncs this cluster as (on EKS the IAM role's mapped groups, where the user name varies by session); never an approver or deployer group, nor a group of every user, ServiceAccount, node or admin",
+            doc: "0-20 groups a hub's ArgoCD syncs this cluster as (on EKS the IAM role's mapped groups, where the user name varies by session); never an approver or deployer group, nor a group of every user, ServiceAccount, node or admin, nor * or ?",
         }),
         actionServiceAccounts: field.strings({
             rule: { pattern: SERVICE_ACCOUNT, describe: "<namespace>/<name> of a ServiceAccount, such as argocd/argocd-server" },

@@ -1,5 +1,6 @@
 import { defaultsOf, field, readField, readSection } from "../../config/declare";
-import { ConfigReader, DNS_LABEL } from "../../config/reader";
+import { ConfigReader } from "../../config/reader";
+import { NAMESPACE_RULE } from "../../config/namespaces";
 import { preflightPolicy } from "../preflight";
 import { REGULATED_FIELD, readRegulated } from "./regulated";
 import { LABEL_KEY, LabelSelector, SELECTOR_SCHEMA, nonEmptyLabels, readSelector } from "./selector";
@@ -49,7 +50,7 @@ export const POLICY_FIELDS = {
     }),
     // Kyverno's own namespace and the control plane's: a policy there can lock the cluster out.
     excludeNamespaces: field.strings({
-        rule: { pattern: DNS_LABEL, describe: "a namespace name" },
+        rule: NAMESPACE_RULE,
         default: ["kube-system", "kube-public", "kube-node-lease", "kyverno"],
         size: { min: 0, max: 50 },
         doc: "namespaces no policy applies to whatever their labels; never default",

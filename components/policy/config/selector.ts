@@ -1,10 +1,8 @@
-import { ConfigReader, isPlainObject } from "../../config/reader";
+import { ConfigReader, LABEL_KEY, LABEL_VALUE, isPlainObject } from "../../config/reader";
 
 /** Label selectors in the `policy` section: their type, schema and reader, checked as the API server checks one. */
 
-/** A label key, `[prefix/]name` (apimachinery validation IsQualifiedName). */
-export const LABEL_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
-const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$/;
+export { LABEL_KEY } from "../../config/reader";
 const SELECTOR_KEYS = ["matchLabels", "matchExpressions"];
 
 export type SelectorOperator = "In" | "NotIn" | "Exists" | "DoesNotExist";

@@ -1,8 +1,10 @@
 import { defaultsOf, field, readField, readSection } from "../../config/declare";
-import { ConfigReader, DNS_LABEL, HTTPS_URL, QUANTITY, StringRule, parseQuantity } from "../../config/reader";
-import { PLATFORM_NAMESPACES, POD_SECURITY_LABEL } from "../../config/namespaces";
+import { ConfigReader, DNS_LABEL, DNS_SUBDOMAIN, HTTPS_URL, QUANTITY, StringRule, parseQuantity } from "../../config/reader";
+import { METADATA_NAME_LABEL, PLATFORM_NAMESPACES, POD_SECURITY_LABEL } from "../../config/namespaces";
+import { PEOPLE_GROUP_RULE } from "../../config/identity";
 import { TenantOperatorBinding, readTenantOperators } from "../tenants";
 import { SEMVER, VTAG, CHART_REPO, REGISTRY } from "./patterns";
+import { NAME_TOTAL_LENGTH_MAX, hasRegistryHost } from "../../config/images";
 import { CONTROLLER_RELEASES } from "../versions";
 
 /** The `imageRegistry` and `controller` sections (ADR-056 D7): the controller chart, its image and CRDs, size and placement. */
@@ -67,9 +69,23 @@ const QTY: StringRule = { pattern: QUANTITY, describe: "a Kubernetes quantity su
 const quantities = (doc: string, cpu: string, memory: string) =>
     field.section({ doc, fields: { cpu: field.string({ rule: QTY, default: cpu, doc: "cpu quantity" }), memory: field.string({ rule: QTY, default: memory, doc: "memory quantity" }) } });
 
+/**
+ * The longest repository the addon pulls under imageRegistry (the dashboard's
+ * argoproj/kubectl-argo-rollouts; the plugin's repository is checked with it, stacks/config.ts):
+ * the registry leaves room for it within the image name limit.
+ */
+export const LONGEST_ADDON_REPOSITORY = "argoproj/kubectl-argo-rollouts";
+export const REGISTRY_MAX_LENGTH = NAME_TOTAL_LENGTH_MAX - LONGEST_ADDON_REPOSITORY.length - 1;
+
 /** The `imageRegistry` key: one string, no section. */
 export const IMAGE_REGISTRY_FIELDS = field.string({
-    rule: { pattern: REGISTRY, describe: "a registry host with an optional port and path, e.g. registry.example.com/mirror (no scheme, no trailing slash)" },
+    rule: {
+        pattern: REGISTRY,
+        // Without a host part the runtime pulls from Docker Hub (../../config/images.ts).
+        valid: hasRegistryHost,
+        maxLength: REGISTRY_MAX_LENGTH,
+        describe: `a registry host (with a '.' or ':', or localhost: otherwise the runtime reads it as a Docker Hub namespace) with an optional port and path, e.g. registry.example.com/mirror (no scheme, no trailing slash), at most ${REGISTRY_MAX_LENGTH} characters so every image name under it stays within ${NAME_TOTAL_LENGTH_MAX}`,
+    },
     defaultDoc: "the upstream registries",
     doc: "registry mirror every image of the addon is pulled from (clusters admit only the mirror); unset suits only clusters without a registry policy",
 });
@@ -79,9 +95,9 @@ export const CONTROLLER_FIELDS = {
     namespace: field.string({
         rule: { pattern: DNS_LABEL, valid: (n) => !PLATFORM_NAMESPACES.includes(n), describe: `a namespace name (DNS label) of the addon's own, not one of Kubernetes' (${PLATFORM_NAMESPACES.join(", ")})`, maxLength: 63 },
         default: "argo-rollouts",
-        doc: "namespace of the controller",
+        doc: "namespace of the controller, created by the addon: never kube-*, nor the namespace of the Gateway, Mimir, ArgoCD or the resolver this stack names",
     }),
-    namespaceLabels: field.labels({ doc: "extra labels for that namespace, merged over the defaults (restricted Pod Security, app.kubernetes.io/part-of); never a Pod Security label" }),
+    namespaceLabels: field.labels({ doc: "extra labels for that namespace, merged over the defaults (restricted Pod Security, app.kubernetes.io/part-of); never a Pod Security label nor kubernetes.io/metadata.name (the API server owns it)" }),
     chartRepository: field.string({ rule: { pattern: CHART_REPO, describe: "an https:// or oci:// chart repository URL" }, default: "https://argoproj.github.io/argo-helm", doc: "Helm repository (https://) or OCI registry path (oci://) holding argo-rollouts" }),
     chartVersion: field.string({ rule: { pattern: SEMVER, describe: "an exact chart version such as 2.41.0 (no ranges)" }, default: "2.41.0", doc: "exact chart version; unset, a cluster that runs a controller keeps the release of its line (docs/operations/upgrade.md), a new one gets the default" }),
     appVersion: field.string({
@@ -100,7 +116,9 @@ export const CONTROLLER_FIELDS = {
     logLevel: field.oneOf(["debug", "info", "warn", "error"], { default: "info", doc: "controller log level (JSON logs)" }),
     serviceMonitor: field.boolean({ default: false, doc: "declare a Prometheus Operator ServiceMonitor for the metrics Service" }),
     dashboard: field.boolean({ default: false, doc: "deploy the dashboard; it is always read-only" }),
-    priorityClassName: field.string({ rule: { pattern: DNS_LABEL, describe: "a PriorityClass name" }, defaultDoc: "none", doc: "PriorityClass of the controller pods" }),
+    // PriorityClass names are DNS subdomains (kubernetes pkg/apis/scheduling/validation/validation.go
+    // v1.34.0 `ValidatePriorityClass`: `apimachineryvalidation.NameIsDNSSubdomain`): dots allowed.
+    priorityClassName: field.string({ rule: { pattern: DNS_SUBDOMAIN, maxLength: 253, describe: "a PriorityClass name (DNS subdomain: lowercase letters, digits, '-', '.', at most 253)" }, defaultDoc: "none", doc: "PriorityClass of the controller pods (dots allowed)" }),
     // Never a default: every Rollout restarting is a decision someone takes for one upgrade.
     acknowledgeNewRevisions: field.string({
         rule: { pattern: /^\d+\.\d+$/, describe: "a controller line such as 1.9" },
@@ -112,7 +130,7 @@ export const CONTROLLER_FIELDS = {
         doc: "tenant namespaces (once each; not the controller's, default or kube-*; never a regulated one; must exist) whose groups get argo-rollouts-addon:rollouts-operator: restart, abort, retry, promote, scale",
         items: {
             namespace: field.string({ rule: { pattern: DNS_LABEL, describe: "a tenant namespace name (DNS label)", maxLength: 63 }, required: true, doc: "the tenant namespace" }),
-            groups: field.strings({ rule: { pattern: /^\S(.{0,252}\S)?$/, describe: "a group name as the API server sees it (request.userInfo.groups)" }, size: { min: 1, max: 20 }, doc: "1-20 groups that may operate the namespace's Rollouts" }),
+            groups: field.strings({ rule: PEOPLE_GROUP_RULE, size: { min: 1, max: 20 }, doc: "1-20 groups that may operate the namespace's Rollouts (blanks inside allowed); never a Kubernetes system: group (system:authenticated is every user), never * or ?" }),
         },
     }),
 } as const;
@@ -145,6 +163,10 @@ function platformLabels(r: ConfigReader, labels: Record<string, string>): Record
     for (const k of Object.keys(labels).filter((k) => POD_SECURITY_LABEL.test(k))) {
         r.problem(`controller.namespaceLabels.${k}`, labels[k], "must not be set: the controller namespace enforces Pod Security restricted, which the addon's pods meet; a label here would override it");
         delete labels[k];
+    }
+    if (METADATA_NAME_LABEL in labels) {
+        r.problem(`controller.namespaceLabels.${METADATA_NAME_LABEL}`, labels[METADATA_NAME_LABEL], "must not be set: the API server sets it to the namespace's name on every write, so a value here is overwritten and shows as a change on every preview");
+        delete labels[METADATA_NAME_LABEL];
     }
     return labels;
 }

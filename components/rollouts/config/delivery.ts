@@ -34,13 +34,28 @@ export interface NotificationsConfig {
 /** Sloth's metadata rule for the remaining budget over the SLO period (slok/sloth conventions). */
 export const SLOTH_REMAINING_BUDGET = 'slo:period_error_budget_remaining:ratio{sloth_service="{{args.service}}",sloth_slo="{{args.slo}}"}';
 
+/** The arguments the error budget templates declare (analysis.ts): a query may use these alone. */
+export const ERROR_BUDGET_ARGS = ["service", "slo"] as const;
+
+/**
+ * `{{ args.<name> }}` as Argo Rollouts reads it: the tag between the braces is trimmed
+ * (argo-rollouts v1.9.0 utils/template/template.go `resolve`: `strings.TrimSpace(tag)`), so
+ * `{{ args.service }}` is `{{args.service}}`. A name the template does not declare fails every
+ * measurement ("failed to resolve {{args.x}}").
+ */
+const ARG_TAG = /\{\{\s*args\.([^\s}]*)\s*\}\}/g;
+const usedArgs = (query: string): string[] => [...query.matchAll(ARG_TAG)].map((m) => m[1]);
+
 /** The `errorBudget` section: every key, once. */
 export const ERROR_BUDGET_FIELDS = {
     query: field.string({
-        rule: { pattern: /\{\{args\.service\}\}/, describe: "PromQL naming the app's SLO through {{args.service}} (and {{args.slo}})" },
+        rule: {
+            valid: (q) => usedArgs(q).includes("service") && usedArgs(q).every((a) => (ERROR_BUDGET_ARGS as readonly string[]).includes(a)),
+            describe: "PromQL naming the app's SLO through {{args.service}} (and {{args.slo}}; blanks inside the braces allowed), no other {{args.*}}: the template declares only service and slo",
+        },
         default: SLOTH_REMAINING_BUDGET,
         defaultDoc: "Sloth's slo:period_error_budget_remaining:ratio for {{args.service}} and {{args.slo}}",
-        doc: "PromQL for the app's remaining error budget as a ratio (1 untouched, 0 exhausted); must use {{args.service}}",
+        doc: "PromQL for the app's remaining error budget as a ratio (1 untouched, 0 exhausted); must use {{args.service}} ({{ args.service }} alike) and no argument but service and slo",
     }),
     minRemaining: field.number({ min: 0, max: 0.99, default: 0, doc: "the budget counts as exhausted at or below this remaining ratio, and the rollout is frozen" }),
     recheckInterval: field.string({ rule: DUR, default: "5m", doc: "canary: how often a frozen rollout's budget is measured again; it goes on by itself at the first measurement with budget left" }),
@@ -53,10 +68,10 @@ export const ERROR_BUDGET_DEFAULTS: Readonly<ErrorBudgetConfig> = defaultsOf<Err
 export const NOTIFICATIONS_FIELDS = {
     service: field.oneOf(["slack", "webhook"], { describe: "", defaultDoc: "none: templates and triggers only, nothing sent", doc: "slack or webhook" }),
     slackChannel: field.string({
-        rule: { pattern: SLACK_CHANNEL, describe: "a Slack channel such as #platform-deploys" },
+        rule: { pattern: SLACK_CHANNEL, describe: "a Slack channel such as #platform-deploys, or a channel ID such as C0123ABCD" },
         required: (s) => s.service === "slack",
         when: (s) => s.service === "slack",
-        doc: "slack: the default subscription's channel",
+        doc: "slack: the default subscription's channel, by name or by ID (C0123ABCD)",
     }),
     webhookUrl: field.string({
         rule: { pattern: HTTPS_URL, describe: "an https:// URL" },

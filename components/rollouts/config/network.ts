@@ -1,5 +1,6 @@
 import { defaultsOf, field, readSection } from "../../config/declare";
-import { ConfigReader, DNS_LABEL, HOSTNAME } from "../../config/reader";
+import { ConfigReader, HOSTNAME } from "../../config/reader";
+import { NAMESPACE_RULE } from "../../config/namespaces";
 import { CIDR } from "./patterns";
 
 /** The `network` section (ADR-056 D5, D7): the controller's network policy. */
@@ -24,7 +25,7 @@ export interface NetworkConfig {
     metricsScrapeNamespaces: string[];
 }
 
-const NAMESPACE = { pattern: DNS_LABEL, describe: "a namespace name", maxLength: 63 };
+const NAMESPACE = NAMESPACE_RULE;
 
 /** The `network` section: every key, once. */
 export const NETWORK_FIELDS = {
@@ -45,7 +46,7 @@ export const NETWORK_FIELDS = {
             port: field.integer({ min: 1, max: 65535, doc: "the pods' target port (required)" }),
         },
     }),
-    metricsScrapeNamespaces: field.strings({ rule: { pattern: DNS_LABEL, describe: "a namespace name" }, doc: "default-deny only: namespaces allowed to scrape the controller's metrics" }),
+    metricsScrapeNamespaces: field.strings({ rule: NAMESPACE, doc: "default-deny only: namespaces allowed to scrape the controller's metrics" }),
 } as const;
 
 export const NETWORK_DEFAULTS = defaultsOf<{ controllerDefaultDeny: boolean; dnsNamespace: string; dnsPodLabels: Record<string, string> }>(NETWORK_FIELDS);

@@ -37,7 +37,13 @@ export function goDuration(d: string): boolean {
 /** The rule of every duration key: the DURATION shape, within what Go's time.ParseDuration reads. */
 export const DURATION_RULE = { pattern: DURATION, valid: goDuration, describe: `a duration such as 30s, 2m or 1h, at most ${GO_MAX_DURATION_SECONDS}s (the longest Go's time.ParseDuration reads)` };
 
-export const SLACK_CHANNEL = /^#?[a-z0-9][a-z0-9._-]{0,79}$/;
+/**
+ * A Slack channel as the notifications engine hands it to chat.postMessage (argoproj/notifications-engine
+ * pkg/services/slack.go v0.4.0: the recipient goes to `slack.PostMessageContext(ctx, recipient, ...)`
+ * unchanged): a name (`#deploys`, `deploys`) or a conversation ID (`C0123ABCD`; G for private
+ * channels and D for direct messages), which Slack's API takes as the channel too.
+ */
+export const SLACK_CHANNEL = /^(#?[a-z0-9][a-z0-9._-]{0,79}|[CGD][A-Z0-9]{8,20})$/;
 
 /** Seconds in an Argo Rollouts duration such as `2m`. */
 export function durationSeconds(d: string): number {

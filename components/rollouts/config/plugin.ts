@@ -1,6 +1,7 @@
 import { defaultsOf, field, readSection } from "../../config/declare";
 import { ConfigReader, HTTPS_URL } from "../../config/reader";
 import { VTAG, REPOSITORY, SHA256_HEX, IMAGE_DIGEST } from "./patterns";
+import { isEmptyDigest } from "../../config/images";
 
 /** The `plugin` section (ADR-056 D4): the Gateway API traffic-router plugin and how its binary reaches the controller. */
 
@@ -32,8 +33,8 @@ export const PLUGIN_FIELDS = {
     // controller would run whatever the URL serves (argo-rollouts v1.9.0 utils/plugin/downloader.go:
     // an http(s) download is checked only when the plugin entry has a sha256).
     sha256: field.string({
-        rule: { pattern: SHA256_HEX, describe: "the 64-hex sha256 of gatewayapi-plugin-linux-<arch> (a download without a checksum is refused)" },
-        describeWith: (s) => `the 64-hex sha256 of gatewayapi-plugin-linux-${s.arch} for ${s.version} (a download without a checksum is refused)`,
+        rule: { pattern: SHA256_HEX, valid: (v) => !isEmptyDigest(v), describe: "the 64-hex sha256 of gatewayapi-plugin-linux-<arch> (a download without a checksum is refused; never the sha256 of zero bytes)" },
+        describeWith: (s) => `the 64-hex sha256 of gatewayapi-plugin-linux-${s.arch} for ${s.version} (a download without a checksum is refused; never the sha256 of zero bytes, e3b0c442...b855, an empty file's)`,
         required: download,
         when: download,
         defaultDoc: "required for download",
@@ -52,7 +53,7 @@ export const PLUGIN_FIELDS = {
         doc: "image: repository under imageRegistry (default registry ghcr.io)",
     }),
     digest: field.string({
-        rule: { pattern: IMAGE_DIGEST, describe: "the plugin image's digest, sha256: followed by 64 lowercase hex (tags are mutable)" },
+        rule: { pattern: IMAGE_DIGEST, valid: (v) => !isEmptyDigest(v), describe: "the plugin image's digest, sha256: followed by 64 lowercase hex (tags are mutable), never the sha256 of zero bytes" },
         required: image,
         when: image,
         defaultDoc: "required for image",

@@ -1,0 +1,58 @@
+/**
+ * The rules between the stack files of one project (`Pulumi.<stack>.yaml` beside each other),
+ * checked from each stack's own run as `argocd.runsOn` is: each file is read alone by Pulumi, so
+ * nothing else would notice two files that contradict each other.
+ */
+import type { ProjectStack } from "./load";
+import type { ConfigReader } from "./reader";
+
+/** This stack's side of the comparison. */
+export interface OwnStack {
+    stack: string;
+    cluster?: string;
+    mimirTenant?: string;
+    /** A hub's spokes, in the order of its `spokes` list. */
+    spokes: readonly { name: string; tenant: string }[];
+}
+
+export function checkAcrossProject(r: ConfigReader, own: OwnStack, project: readonly ProjectStack[]): void {
+    const others = project.filter((s) => s.stack !== own.stack);
+    // One cluster, two stacks: each `pulumi up` would take the other's objects over, and a destroy
+    // of either would delete what the other still runs.
+    const sameCluster = others.find((s) => own.cluster !== undefined && s.cluster === own.cluster);
+    if (sameCluster) {
+        r.problem("cluster.name", own.cluster, `must be unique among the project's stack files: Pulumi.${sameCluster.stack}.yaml names the same cluster, and two stacks would each manage (and on destroy delete) the other's objects`);
+    }
+    // One tenant, two clusters: their series mix, and each cluster's gates read the other's traffic.
+    const sameTenant = others.find((s) => own.mimirTenant !== undefined && s.mimirTenant === own.mimirTenant && s.cluster !== own.cluster);
+    if (sameTenant) {
+        r.problem(
+            "cluster.mimirTenant",
+            own.mimirTenant,
+            `must be unique among the project's clusters: Pulumi.${sameTenant.stack}.yaml gives cluster ${sameTenant.cluster ?? "(unnamed)"} the same tenant, and their metrics would mix (one tenant per cluster keeps tenants isolated)`,
+        );
+    }
+    // A hub's spoke entry says which tenant the hub routes and reads for the spoke; the spoke's own
+    // file says which tenant it writes. Two answers: the gates read a tenant nobody writes.
+    own.spokes.forEach((spoke, i) => {
+        const file = others.find((s) => s.cluster === spoke.name);
+        if (file?.mimirTenant !== undefined && file.mimirTenant !== spoke.tenant) {
+            r.problem(
+                `spokes[${i}].tenant`,
+                spoke.tenant,
+                `must be the spoke's own cluster.mimirTenant, ${file.mimirTenant} (Pulumi.${file.stack}.yaml): the hub would route and read a tenant the spoke never writes, and its gates would see no data`,
+            );
+        }
+    });
+    // The reverse, from the spoke's run: a hub that lists this cluster under another tenant.
+    for (const hub of others) {
+        const entry = hub.spokes.find((s) => s.name === own.cluster);
+        if (entry?.tenant !== undefined && own.mimirTenant !== undefined && entry.tenant !== own.mimirTenant) {
+            r.problem(
+                "cluster.mimirTenant",
+                own.mimirTenant,
+                `must be the tenant the hub gives this spoke: Pulumi.${hub.stack}.yaml lists ${own.cluster} under tenant ${entry.tenant}, so the hub would read a tenant this cluster never writes`,
+            );
+        }
+    }
+}
