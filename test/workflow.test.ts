@@ -8,6 +8,8 @@ import { REPO_ROOT, listStacks } from "../tools/stackFile";
 import { parseVerifyArgs } from "../tools/verify";
 import { parsePlanArgs } from "../tools/plan";
 import { parseCommentArgs } from "../tools/prComment";
+import { parseDriftArgs } from "../tools/driftReport";
+import { parseIssueArgs } from "../tools/driftIssue";
 import { FIXTURE_STACKS } from "./harness";
 
 /** The arguments after `--` of an `npm run ... -- <args> > file` line, as the shell splits them (no spaces inside quotes). */
@@ -141,7 +143,7 @@ describe("deploy workflow", () => {
             fs.writeFileSync(path.join(dir, `Pulumi.${name}.yaml`), spoke);
         }
         assert.deepStrictEqual(deployOrder(dir), { hubs: ["hub", "hub-eu"], spokes: ["preprod", "prod", "prod-eu"] });
-        assert.strictEqual(githubOutputLines(deployOrder(dir)), 'hubs=["hub","hub-eu"]\nspokes=["preprod","prod","prod-eu"]\n');
+        assert.strictEqual(githubOutputLines(deployOrder(dir)), 'hubs=["hub","hub-eu"]\nspokes=["preprod","prod","prod-eu"]\nstacks=["hub","hub-eu","preprod","prod","prod-eu"]\n');
         fs.writeFileSync(path.join(dir, "Pulumi.odd.yaml"), hub.replace("role: hub", "role: primary"));
         assert.throws(() => deployOrder(dir), /stack "odd": argo-rollouts-addon:cluster\.role = "primary": must be one of hub, spoke/);
     });
@@ -208,5 +210,119 @@ describe("deploy workflow", () => {
 
     it("can mint cloud credentials and nothing more", () => {
         assert.deepStrictEqual(doc.permissions, { contents: "read", "id-token": "write" });
+    });
+});
+
+describe("drift workflow", () => {
+    type DriftStep = Step & { name?: string; env?: Record<string, string>; "continue-on-error"?: boolean };
+    type DriftJob = Omit<Job, "steps" | "strategy"> & { if?: string; environment?: string; outputs?: Record<string, string>; env?: Record<string, string>; steps: DriftStep[]; strategy?: { "fail-fast"?: boolean; matrix: { stack: string } } };
+    const text = fs.readFileSync(path.join(REPO_ROOT, ".github", "workflows", "drift.yml"), "utf8");
+    const doc = YAML.parse(text) as {
+        on: { schedule?: { cron: string }[]; workflow_dispatch?: unknown };
+        permissions: Record<string, string>;
+        concurrency: { group: string; "cancel-in-progress": boolean };
+        jobs: Record<string, DriftJob>;
+    };
+    const job = doc.jobs.drift;
+    const steps = job.steps;
+    const stepNamed = (re: RegExp) => steps.find((s) => re.test(s.run ?? ""))!;
+    /** The run line as the runner runs it for a stack: GitHub substitutes the expressions first. */
+    const forStack = (run: string, stack: string, exit = "255") =>
+        run.replace(/\$\{\{ matrix\.stack \}\}/g, stack).replace("${{ steps.preview.outputs.exit }}", exit).replace("${{ github.server_url }}/${{ github.repository }}/actions/runs/${{ github.run_id }}", "https://github.test/o/r/actions/runs/7");
+
+    it("runs on a schedule (and by hand), never on a push or a pull request, one run at a time", () => {
+        assert.deepStrictEqual(Object.keys(doc.on).sort(), ["schedule", "workflow_dispatch"]);
+        assert.strictEqual(doc.on.schedule?.length, 1);
+        // Five fields, a daily time: minute and hour fixed, every day.
+        assert.match(doc.on.schedule![0].cron, /^\d{1,2} \d{1,2} \* \* \*$/);
+        assert.strictEqual(doc.concurrency.group, "drift");
+        assert.deepStrictEqual(Object.keys(doc.jobs), ["order", "drift"]);
+    });
+
+    it("can read the code, write issues and mint cloud credentials, and nothing more", () => {
+        assert.deepStrictEqual(doc.permissions, { contents: "read", issues: "write", "id-token": "write" });
+    });
+
+    it("checks every stack of the deploy order, each in its own environment, one failure hiding no other", () => {
+        assert.ok(doc.jobs.order.steps.some((s) => s.run === 'npm run --silent deploy-order >> "$GITHUB_OUTPUT"'));
+        assert.strictEqual(doc.jobs.order.outputs?.stacks, "${{ steps.order.outputs.stacks }}");
+        assert.strictEqual(job.strategy?.matrix.stack, "${{ fromJSON(needs.order.outputs.stacks) }}");
+        assert.strictEqual(job.strategy?.["fail-fast"], false);
+        assert.strictEqual(job.environment, "drift-${{ matrix.stack }}");
+        // The matrix the order job's output gives: every stack file, hubs first.
+        const lines = githubOutputLines(deployOrder(FIXTURE_STACKS));
+        const stacks = JSON.parse(/^stacks=(.*)$/m.exec(lines)![1]) as string[];
+        assert.deepStrictEqual(stacks, [...deployOrder(FIXTURE_STACKS).hubs, ...deployOrder(FIXTURE_STACKS).spokes]);
+        assert.deepStrictEqual([...stacks].sort(), listStacks(FIXTURE_STACKS).sort());
+        for (const stack of listStacks(FIXTURE_STACKS)) {
+            assert.ok(!new RegExp(`\\b${stack}\\b`).test(text.replace(/^\s*#.*$/gm, "")), `the workflow names the stack ${stack}`);
+        }
+        // Missing credentials are an error: a cluster that was not checked is not clean.
+        assert.match(steps.find((s) => s.id === "creds")?.run ?? "", /::error title=drift not checked::.*drift-\$\{\{ matrix\.stack \}\} environment.*\n\s*exit 1/);
+    });
+
+    it("installs the Node.js and the Pulumi CLI the project pins", () => {
+        for (const j of Object.values(doc.jobs)) {
+            assert.strictEqual(j.steps.find((s) => s.uses?.startsWith("actions/setup-node@"))?.with?.["node-version"], 20);
+            assert.ok(j.steps.some((s) => s.run === "npm ci"));
+        }
+        const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { dependencies: Record<string, string> };
+        const install = steps.find((s) => s.uses?.startsWith("pulumi/actions@"))!;
+        // No command: the action only installs the CLI, whose preview JSON the report reads.
+        assert.deepStrictEqual(install.with, { "pulumi-version": pkg.dependencies["@pulumi/pulumi"] });
+    });
+
+    it("previews the stack refreshed, expecting no change, with the policy pack, as JSON, keeping the exit status", () => {
+        const preview = steps.find((s) => s.id === "preview")!;
+        const line = (preview.run ?? "").split("\n").find((l) => l.startsWith("pulumi preview "))!;
+        const argv = line.split(" > ")[0].split(/\s+/);
+        for (const flag of ["--refresh", "--expect-no-changes", "--json", "--non-interactive"]) {
+            assert.ok(argv.includes(flag), flag);
+        }
+        assert.strictEqual(argv[argv.indexOf("--policy-pack") + 1], "policy-pack");
+        assert.strictEqual(argv[argv.indexOf("--stack") + 1], '"${STACK_NAME}"');
+        assert.strictEqual(job.env?.STACK_NAME, "${{ vars.PULUMI_ORG && format('{0}/{1}', vars.PULUMI_ORG, matrix.stack) || matrix.stack }}");
+        assert.strictEqual(line.split(" > ")[1], '"preview-${{ matrix.stack }}.json"');
+        // Drift makes the preview exit non-zero: the step records it and goes on to the report.
+        assert.match(preview.run ?? "", /set \+e\n.*\necho "exit=\$\?" >> "\$GITHUB_OUTPUT"/);
+        assert.ok(fs.existsSync(path.join(REPO_ROOT, "policy-pack", "PulumiPolicy.yaml")));
+    });
+
+    it("verifies the stack read-only, as JSON, without stopping the report", () => {
+        const verify = steps.find((s) => s.id === "verify")!;
+        assert.strictEqual(verify["continue-on-error"], true);
+        assert.ok(steps.indexOf(verify) > steps.findIndex((s) => s.id === "preview"));
+        for (const stack of listStacks(FIXTURE_STACKS)) {
+            const args = parseVerifyArgs(argvOf(forStack(verify.run!, stack)));
+            assert.deepStrictEqual([args.stack, args.json, args.printRole], [stack, true, false]);
+            assert.ok(forStack(verify.run!, stack).endsWith(` > "verify-${stack}.json"`));
+        }
+    });
+
+    it("turns the preview's JSON and verify's report into the stack's report, then its one issue", () => {
+        const report = steps.find((s) => s.id === "report")!;
+        assert.strictEqual(report["continue-on-error"], true);
+        assert.ok(steps.indexOf(report) > steps.findIndex((s) => s.id === "verify"));
+        for (const stack of listStacks(FIXTURE_STACKS)) {
+            const args = parseDriftArgs(argvOf(forStack(report.run!, stack)));
+            assert.deepStrictEqual(args, { stack, preview: `preview-${stack}.json`, previewExit: 255, verify: `verify-${stack}.json`, runUrl: "https://github.test/o/r/actions/runs/7", out: `drift-${stack}.md` });
+        }
+        assert.ok(report.run!.startsWith("npm run --silent drift-report -- "));
+        const issue = stepNamed(/tools\/driftIssue\.ts/);
+        assert.ok(steps.indexOf(issue) > steps.indexOf(report));
+        assert.strictEqual(issue.if, "steps.report.outcome == 'success' || steps.report.outcome == 'failure'");
+        assert.strictEqual(issue.env?.GITHUB_TOKEN, "${{ secrets.GITHUB_TOKEN }}");
+        // One issue per stack: the stack of this matrix entry, its report.
+        for (const stack of listStacks(FIXTURE_STACKS)) {
+            assert.deepStrictEqual(parseIssueArgs(argvOf(` -- ${forStack(issue.run!, stack).split("tools/driftIssue.ts ")[1]}`)), { stack, file: `drift-${stack}.md` });
+        }
+        const upload = steps.find((s) => s.uses?.startsWith("actions/upload-artifact@"))!;
+        assert.strictEqual(upload.if, "always()");
+        assert.strictEqual(upload.with?.name, "drift-${{ matrix.stack }}");
+        assert.deepStrictEqual(String(upload.with?.path).trim().split("\n").map((l) => l.trim()), ["preview-${{ matrix.stack }}.json", "verify-${{ matrix.stack }}.json", "drift-${{ matrix.stack }}.md"]);
+        // Drift fails the job too, after the issue is written.
+        const last = steps[steps.length - 1];
+        assert.strictEqual(last.if, "steps.report.outcome != 'success'");
+        assert.match(last.run ?? "", /::error title=drift on \$\{\{ matrix\.stack \}\}::.*\n\s*exit 1/);
     });
 });

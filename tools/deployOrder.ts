@@ -3,7 +3,7 @@
  * a spoke reads the endpoint its hub routes for it (ADR-056 D5). Nothing here assumes how many of
  * either there are.
  *
- *   npm run --silent deploy-order [-- --config-dir <dir>]   # prints hubs=[...] and spokes=[...]
+ *   npm run --silent deploy-order [-- --config-dir <dir>]   # prints hubs=[...], spokes=[...], stacks=[...]
  */
 import * as fs from "fs";
 import * as path from "path";
@@ -16,7 +16,8 @@ const USAGE = "usage: npm run --silent deploy-order [-- --config-dir <dir>]";
 const HELP = `${USAGE}
 
 Prints the order the deploy pipeline brings the stacks up in, as GitHub Actions step outputs:
-hubs=[...] then spokes=[...], each from the stack files' ${"`"}cluster.role${"`"}.
+hubs=[...] then spokes=[...], each from the stack files' ${"`"}cluster.role${"`"}, then stacks=[...],
+all of them in that order.
 
   --config-dir <dir>   where the Pulumi.<stack>.yaml files are (default: the project's root)`;
 
@@ -51,9 +52,9 @@ export function deployOrder(root = REPO_ROOT): DeployOrder {
     return order;
 }
 
-/** The lines a GitHub Actions step appends to $GITHUB_OUTPUT. */
+/** The lines a GitHub Actions step appends to $GITHUB_OUTPUT: also every stack in that order, for one matrix over all. */
 export function githubOutputLines(order: DeployOrder): string {
-    return `hubs=${JSON.stringify(order.hubs)}\nspokes=${JSON.stringify(order.spokes)}\n`;
+    return `hubs=${JSON.stringify(order.hubs)}\nspokes=${JSON.stringify(order.spokes)}\nstacks=${JSON.stringify([...order.hubs, ...order.spokes])}\n`;
 }
 
 /** The command's arguments; an unknown flag or a flag without its value is a usage error. */
