@@ -2,6 +2,7 @@ import type { ArgoCdStageConfig } from "../components/argocd";
 import { ARGOCD_FIELDS, ArgoCdConfig, readArgoCd } from "../components/argocd/config";
 import { CLUSTER_FIELDS, ClusterConfig, readCluster } from "../components/cluster/config";
 import { field } from "../components/config/declare";
+import { DELIVERY_FIELDS, DeliveryConfig, readDelivery } from "../components/delivery/config";
 import { ExampleValue, exampleValues } from "../components/config/examples";
 import { ProjectStack, readStackConfig } from "../components/config/load";
 import { checkAcrossProject } from "../components/config/project";
@@ -16,6 +17,7 @@ import type { PolicyStageConfig } from "../components/policy";
 import { POLICY_FIELDS, PolicyConfig, readPolicy } from "../components/policy/config";
 import type { RolloutsStageConfig } from "../components/rollouts";
 import {
+    ANALYSIS_DEFAULTS,
     ANALYSIS_FIELDS,
     AnalysisConfig,
     CONTROLLER_FIELDS,
@@ -71,6 +73,8 @@ export interface AddonConfig {
     /** With `notificationsToken`, read as `notifications.token`. */
     notifications: NotificationsConfig;
     smokeTest: SmokeTestConfig;
+    /** Per tier and prod class, the strategy tenants' Rollouts are delivered with (D3). */
+    delivery: DeliveryConfig;
     policy: PolicyConfig;
     argocd: ArgoCdConfig;
 }
@@ -102,6 +106,7 @@ export const STACK_FIELDS = {
     notifications: field.section({ doc: "where Argo Rollouts sends its events (D6); unset: templates and triggers only", fields: NOTIFICATIONS_FIELDS }),
     notificationsToken: NOTIFICATIONS_TOKEN_FIELDS,
     smokeTest: field.section({ doc: "the opt-in smoke canary that proves the whole path, gate and abort included (Phase 3)", fields: SMOKE_TEST_FIELDS }),
+    delivery: field.section({ doc: "the delivery strategy per tier and prod class (D3): what `npm run delivery` renders as kustomize components and the stack output deliveryStrategies shows", fields: DELIVERY_FIELDS }),
     policy: field.section({ doc: "the admission layer made Rollout-aware (D2, D3, D8)", fields: POLICY_FIELDS }),
     argocd: field.section({ doc: "ArgoCD's tenant AppProjects, ApplicationSets, argocd-cm and RBAC (D2, D3, as-built)", fields: ARGOCD_FIELDS }),
 } as const;
@@ -159,6 +164,8 @@ export function parseAddonConfig(
     const errorBudget = readErrorBudget(r, raw.errorBudget);
     const notifications = readNotifications(r, raw.notifications, raw[NOTIFICATIONS_TOKEN_KEY], secretKeys.includes(NOTIFICATIONS_TOKEN_KEY));
     const smokeTest = readSmokeTest(r, raw.smokeTest);
+    // A canary's pause per weight is checked against the gate's timing; a broken analysis section is reported on its own.
+    const delivery = readDelivery(r, raw.delivery, analysis ?? ANALYSIS_DEFAULTS);
     const policy = readPolicy(r, raw.policy);
     const argocd = readArgoCd(r, raw.argocd, cluster?.name, policy?.regulated);
 
@@ -213,7 +220,7 @@ export function parseAddonConfig(
             r.problem("plugin.repository", plugin.delivery.repository, `must leave the image name ${imageRegistry ? "(imageRegistry/repository)" : "(ghcr.io/repository)"} within ${NAME_TOTAL_LENGTH_MAX} characters (distribution/reference NameTotalLengthMax); it is ${name.length}`);
         }
     }
-    const sections = { cluster, gateway, controller, plugin, mimir: routes, analysis, network, errorBudget, notifications, smokeTest, policy, argocd };
+    const sections = { cluster, gateway, controller, plugin, mimir: routes, analysis, network, errorBudget, notifications, smokeTest, delivery, policy, argocd };
     if (r.problems.length > 0 || Object.values(sections).some((v) => !v)) {
         if (r.problems.length === 0) {
             // A reader gave up without saying why: name the sections rather than report "0 problems".
@@ -237,6 +244,7 @@ export function parseAddonConfig(
         errorBudget: errorBudget!,
         notifications: notifications!,
         smokeTest: smokeTest!,
+        delivery: delivery!,
         policy: policy!,
         argocd: argocd!,
     };

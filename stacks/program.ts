@@ -7,6 +7,8 @@ import { PolicyStage } from "../components/policy";
 import { RolloutsStage } from "../components/rollouts";
 import { SmokeCanary } from "../components/smoke";
 import { STAGES } from "../components/stage";
+import { stackStrategies } from "../components/delivery/config";
+import { deliveryStrategiesOutput } from "../components/delivery/kustomize";
 import { refuseExampleValues } from "../components/config/examples";
 import { PROJECT } from "../components/config/reader";
 import { AddonConfig, loadAddonConfig } from "./config";
@@ -67,6 +69,8 @@ export async function defineStack(config: AddonConfig = loadAddonConfig()): Prom
         argocdRunsOn: config.argocd.runsOn,
         argocdPatched: argocd.patched,
         argocdVerified: argocd.verified,
+        // The tier strategies (delivery section) by component name, as `npm run delivery` renders them.
+        deliveryStrategies: deliveryStrategiesOutput(stackStrategies(config)),
         // Hub: what each spoke's analysis reads; a spoke's StackReference picks its own entry.
         ...(config.cluster.role === "hub" ? { [SPOKE_READ_ENDPOINTS_OUTPUT]: gateway.spokeReadEndpoints } : {}),
         ...(smoke

@@ -22,7 +22,7 @@ describe("the project's commands", function () {
     this.timeout(120_000);
 
     it("are the ones the README lists, each loading its TypeScript through the swc loader, not ts-node", () => {
-        assert.deepStrictEqual(COMMANDS.sort(), ["adopt-check", "bench", "deploy-order", "docs", "drift-report", "e2e", "plan", "verify"]);
+        assert.deepStrictEqual(COMMANDS.sort(), ["adopt-check", "bench", "delivery", "deploy-order", "docs", "drift-report", "e2e", "plan", "verify"]);
         for (const name of COMMANDS) {
             assert.match(pkg.scripts[name], /^node --require \.\/tools\/swc-register\.js (tools|e2e)\/[\w-]+\.ts$/, name);
         }
@@ -32,7 +32,7 @@ describe("the project's commands", function () {
         }
     });
 
-    for (const name of ["plan", "verify", "drift-report", "adopt-check", "deploy-order", "docs", "bench", "e2e"]) {
+    for (const name of ["plan", "verify", "drift-report", "adopt-check", "deploy-order", "delivery", "docs", "bench", "e2e"]) {
         it(`${name}: --help prints the usage and exits 0, doing nothing else`, () => {
             const res = run(name, ["--help"]);
             assert.strictEqual(res.status, 0, res.stderr);
@@ -41,7 +41,7 @@ describe("the project's commands", function () {
         });
     }
 
-    for (const name of ["deploy-order", "drift-report", "bench", "e2e"]) {
+    for (const name of ["deploy-order", "delivery", "drift-report", "bench", "e2e"]) {
         it(`${name}: an unknown argument is a usage error (exit 2) before anything runs`, () => {
             const res = run(name, ["--nope"]);
             assert.strictEqual(res.status, 2, res.stdout + res.stderr);

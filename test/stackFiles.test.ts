@@ -1,5 +1,6 @@
 import * as assert from "assert";
 import * as fs from "fs";
+import * as os from "os";
 import * as path from "path";
 import Ajv2020 from "ajv/dist/2020";
 import * as YAML from "yaml";
@@ -8,6 +9,7 @@ import { PROJECT } from "../components/config/reader";
 import { OfflineRun, runOffline } from "../tools/offline";
 import { REPO_ROOT, StackFile, configFromStackFile, fromConfigMap, listStacks, placeholderWorld, readStackFile } from "../tools/stackFile";
 import { generatedFiles } from "../tools/docs/reference";
+import { writeDeliveryComponents } from "../tools/delivery";
 
 /**
  * The shipped stack files are the platform's: it replaces their example values, deletes one and adds
@@ -99,6 +101,22 @@ describe("shipped stack files", () => {
                 const text = fs.readFileSync(path.join(REPO_ROOT, `Pulumi.${stack}.yaml`), "utf8");
                 assert.match(text.split("\n")[0], /^# yaml-language-server: \$schema=\.\/schema\/stack\.schema\.json$/);
                 assert.ok(validate(YAML.parse(text, { merge: true })), JSON.stringify(validate.errors, null, 1));
+            });
+
+            it("renders its tier components (npm run delivery), every folder a kustomize Component", () => {
+                const dir = fs.mkdtempSync(path.join(os.tmpdir(), `delivery-${stack}-`));
+                try {
+                    const written = writeDeliveryComponents(stack, REPO_ROOT, dir);
+                    const components = [...new Set(written.filter((f) => f.includes("/")).map((f) => f.split("/")[0]))];
+                    assert.ok(components.includes("prod-standard-canary"), components.join(", "));
+                    for (const c of components) {
+                        const k = YAML.parse(fs.readFileSync(path.join(dir, c, "kustomization.yaml"), "utf8")) as { apiVersion: string; kind: string };
+                        assert.deepStrictEqual([k.apiVersion, k.kind], ["kustomize.config.k8s.io/v1alpha1", "Component"], c);
+                    }
+                    assert.ok(written.includes("README.md"));
+                } finally {
+                    fs.rmSync(dir, { recursive: true, force: true });
+                }
             });
 
             it("plans, warning once per key that still holds an example value", async () => {

@@ -7,6 +7,7 @@ import {
     AppSpec,
     BlueGreenStrategy,
     CanaryStrategy,
+    DELIVERY_DEFAULTS,
     DeliveryPlan,
     HttpRouteObject,
     PROD_CLASSES,
@@ -174,7 +175,7 @@ describe("delivery strategy library", () => {
                             assert.strictEqual(c.canaryService, "checkout-canary");
                             assert.deepStrictEqual(c.trafficRouting, { plugins: { "argoproj-labs/gatewayAPI": { httpRoute: "checkout" } } });
                             const weights = c.steps.filter((s): s is { setWeight: number } => "setWeight" in s).map((s) => s.setWeight);
-                            assert.deepStrictEqual(weights, [25, 50, 100]);
+                            assert.deepStrictEqual(weights, DELIVERY_DEFAULTS.prod[prodClass].steps, "the delivery section's default weights");
                             const manual = c.steps.filter((s) => "pause" in s && s.pause.duration === undefined);
                             assert.strictEqual(manual.length, prodClass === "regulated" ? 1 : 0);
                             if (prodClass === "regulated") {

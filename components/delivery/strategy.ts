@@ -8,20 +8,18 @@ import { ERROR_BUDGET, ERROR_BUDGET_WAIT, SUCCESS_RATE, SUCCESS_RATE_FINITE } fr
 import { ANALYSIS_DEFAULTS, AnalysisConfig, durationSeconds } from "../rollouts/config";
 import { GATEWAY_API_PLUGIN } from "../rollouts/plugin";
 import { ApprovalGroups, ApprovalRoles, approvalRoles } from "./approval";
+import { DELIVERY_DEFAULTS, DeliveryConfig } from "./fields";
 import { appLabels } from "./labels";
+import { LOWER_TIERS, PROD_CLASSES, ProdClass, Shape, TIERS, Tier } from "./tiers";
 
 export { approvalRoles } from "./approval";
+export { DELIVERY_DEFAULTS, DELIVERY_FIELDS } from "./fields";
+export type { DeliveryConfig, LowerTierConfig, PreviewGateKind, ProdClassConfig } from "./fields";
 export type { ApprovalGroups, ApprovalRoles, RoleBindingObject, RoleObject } from "./approval";
 export { appLabels } from "./labels";
 
-export type Tier = "dev" | "test" | "preprod" | "prod";
-/** How strictly a prod app is gated: standard (metric gate) or regulated (+ human approval). */
-export type ProdClass = "standard" | "regulated";
-export type Shape = "canary" | "blueGreen";
-
-export const TIERS: readonly Tier[] = ["dev", "test", "preprod", "prod"];
-export const PROD_CLASSES: readonly ProdClass[] = ["standard", "regulated"];
-export const SHAPES: readonly Shape[] = ["canary", "blueGreen"];
+export { LOWER_TIERS, PREVIEW_HEADER, PROD_CLASSES, SHAPES, TIERS } from "./tiers";
+export type { LowerTier, ProdClass, Shape, Tier } from "./tiers";
 
 /** Apps with this label set to "true" bypass the error-budget freeze (ADR-056 D6). */
 export const CRITICAL_LABEL = "argo-rollouts-addon.platform/critical";
@@ -63,7 +61,7 @@ export interface StrategyOptions {
     prodClass?: ProdClass;
     /** Prod only (default canary). */
     shape?: Shape;
-    /** Prod canary weights, ascending, ending at 100 (default 25, 50, 100 as proven in ADR-056). */
+    /** Prod canary weights, ascending, ending at 100 (default the `delivery` section's: 25, 50, 100 as proven in ADR-056). */
     steps?: number[];
     /**
      * How long each weight holds before the next: at least the gate's `initialDelay + interval`, so
@@ -83,6 +81,14 @@ export interface StrategyOptions {
      * that traffic: without it the pre-promotion run is Inconclusive and the rollout pauses.
      */
     previewGate?: PreviewGate;
+    /**
+     * Prod only: whether the last step needs nobody (default true for standard, false for
+     * regulated, which must keep it false). False adds the approval: `pause: {}` before 100% on a
+     * canary, `autoPromotionEnabled: false` on blue/green.
+     */
+    autoPromotion?: boolean;
+    /** Prod only: whether an app with an SLO (and not critical) waits for its error budget (default true, ADR-056 D6). */
+    errorBudgetFreeze?: boolean;
 }
 
 /**
@@ -99,8 +105,6 @@ export interface StrategyOptions {
  */
 export type PreviewGate = { header: string } | { hostname: string; gateway?: AppRoute["gateway"] };
 
-/** The platform's preview header (what the smoke canary sends); a team may name another. */
-export const PREVIEW_HEADER = "x-rollouts-preview";
 /** The value the preview rule matches exactly. */
 export const PREVIEW_HEADER_VALUE = "true";
 /** Header names a preview gate takes: a subset of Gateway API's HeaderName, safe to pass to curl or a test tool as is. */
@@ -194,7 +198,8 @@ export interface DeliveryPlan {
     behaviour: string;
 }
 
-export const DEFAULT_STEPS = [25, 50, 100];
+/** The prod canary weights when the caller names none: the `delivery` section's default (fields.ts). */
+export const DEFAULT_STEPS: readonly number[] = DELIVERY_DEFAULTS.prod.standard.steps;
 /**
  * The shortest pause per weight that lets the background gate measure the first weight: the run
  * starts with it and measures first after `initialDelay` (analysis/analysis.go), and a measurement
@@ -229,8 +234,8 @@ function templates(...names: string[]): TemplateRef[] {
  * pauses when it is exhausted, since only a paused blue/green rollout is spared the progress
  * deadline (rollouts/analysis.ts, errorBudgetTemplateSpec).
  */
-export function errorBudgetGate(app: AppSpec, kind: "wait" | "check"): AnalysisRef | undefined {
-    if (app.critical || !app.slo) {
+export function errorBudgetGate(app: AppSpec, kind: "wait" | "check", freeze = true): AnalysisRef | undefined {
+    if (!freeze || app.critical || !app.slo) {
         return undefined;
     }
     return {
@@ -367,40 +372,79 @@ function previewGateProblems(app: AppSpec, opts: StrategyOptions): string[] {
     return problems;
 }
 
-/** Checks the options; returns the reasons they cannot be used (empty when fine). */
-export function checkOptions(app: AppSpec, opts: StrategyOptions): string[] {
-    const problems: string[] = [];
+/**
+ * A problem with one option, apart from any app: `option` names it as the `delivery` section's key
+ * does, `given` is the value, `allowed` what it must be. The stack's reader (config.ts) reports
+ * these for the key of the tier that set it; `checkOptions` for a library caller.
+ */
+export interface OptionProblem {
+    option: "tier" | "prodClass" | "steps" | "stepPause" | "autoPromotion" | "approval" | "previewGate";
+    given: unknown;
+    allowed: string;
+}
+
+/** The problems of the options alone (no app): what a tier of the stack's `delivery` section may say. */
+export function optionProblems(opts: StrategyOptions): OptionProblem[] {
+    const problems: OptionProblem[] = [];
+    const prod = opts.tier === "prod";
     if (!TIERS.includes(opts.tier)) {
-        problems.push(`tier must be one of ${TIERS.join(", ")}, got ${String(opts.tier)}`);
+        problems.push({ option: "tier", given: opts.tier, allowed: `must be one of ${TIERS.join(", ")}` });
     }
-    if (opts.tier !== "prod" && (opts.prodClass !== undefined || opts.shape !== undefined || opts.steps !== undefined)) {
-        problems.push(`prodClass, shape and steps apply to prod only; ${opts.tier} always gets the auto-promoting canary (ADR-056 D3)`);
+    if (!prod && (opts.prodClass !== undefined || opts.shape !== undefined || opts.steps !== undefined || opts.autoPromotion !== undefined || opts.errorBudgetFreeze !== undefined)) {
+        problems.push({ option: "prodClass", given: opts.tier, allowed: `prodClass, shape, steps, autoPromotion and errorBudgetFreeze apply to prod only; ${opts.tier} always gets the auto-promoting canary (ADR-056 D3)` });
     }
     const steps = opts.steps ?? DEFAULT_STEPS;
-    const ascending = steps.every((w, i) => Number.isInteger(w) && w > 0 && w <= 100 && (i === 0 || w > steps[i - 1]));
+    const ascending = Array.isArray(steps) && steps.length > 0 && steps.every((w, i) => Number.isInteger(w) && w > 0 && w <= 100 && (i === 0 || w > steps[i - 1]));
     if (!ascending || steps[steps.length - 1] !== 100) {
-        problems.push(`steps must be ascending whole percentages ending at 100, got ${JSON.stringify(steps)}`);
+        problems.push({ option: "steps", given: steps, allowed: "must be ascending whole percentages ending at 100 (each weight a step of the canary, the last one full promotion)" });
     }
     if (opts.stepPause !== undefined && !DURATION.test(opts.stepPause)) {
-        problems.push(`stepPause must be a duration such as 5m, got ${opts.stepPause}`);
-    } else if (opts.stepPause !== undefined && opts.tier === "prod" && durationSeconds(opts.stepPause) < durationSeconds(defaultStepPause(opts.gate))) {
+        problems.push({ option: "stepPause", given: opts.stepPause, allowed: "must be a duration such as 5m" });
+    } else if (opts.stepPause !== undefined && prod && durationSeconds(opts.stepPause) < durationSeconds(defaultStepPause(opts.gate))) {
         const g = opts.gate ?? ANALYSIS_DEFAULTS;
-        problems.push(
-            `stepPause must be at least the gate's initialDelay + interval (${g.initialDelay} + ${g.interval} = ${defaultStepPause(opts.gate)}), got ${opts.stepPause}: the first weight would end before the gate has measured it`,
-        );
+        problems.push({
+            option: "stepPause",
+            given: opts.stepPause,
+            allowed: `must be at least the gate's initialDelay + interval (${g.initialDelay} + ${g.interval} = ${defaultStepPause(opts.gate)}): the first weight would end before the gate has measured it`,
+        });
     }
-    if (opts.approval !== undefined && !(opts.tier === "prod" && opts.prodClass === "regulated")) {
-        problems.push("approval groups apply to prod / regulated only: the other classes have no approval gate");
-    } else if (opts.tier === "prod" && opts.prodClass === "regulated") {
+    const regulated = prod && opts.prodClass === "regulated";
+    if (regulated && opts.autoPromotion === true) {
+        problems.push({ option: "autoPromotion", given: true, allowed: "must be false for prod / regulated: only an approver continues before 100% or the switch (ADR-056 D3, ADR-049)" });
+    }
+    if (opts.approval !== undefined && !regulated) {
+        problems.push({ option: "approval", given: "approval groups", allowed: "apply to prod / regulated only: the other classes have no approval gate" });
+    } else if (regulated) {
         const approvers = opts.approval?.approverGroups ?? [];
         const both = approvers.filter((g) => (opts.approval?.deployerGroups ?? []).includes(g));
         if (approvers.length === 0) {
-            problems.push("a regulated app needs approval.approverGroups (the stack's policy.regulated.approverGroups): an approver Role nobody holds is no gate (ADR-056 D3, ADR-049)");
+            problems.push({ option: "approval", given: approvers, allowed: "a regulated app needs approval.approverGroups (the stack's policy.regulated.approverGroups): an approver Role nobody holds is no gate (ADR-056 D3, ADR-049)" });
         }
         if (both.length > 0) {
-            problems.push(`approval groups ${both.join(", ")} are both approver and deployer groups: the deployer is never the approver (ADR-049)`);
+            problems.push({ option: "approval", given: both, allowed: `approval groups ${both.join(", ")} are both approver and deployer groups: the deployer is never the approver (ADR-049)` });
         }
     }
+    return problems;
+}
+
+/** How `checkOptions` words an option problem for a library caller (the option, then the rule, then the value). */
+function worded(p: OptionProblem): string {
+    switch (p.option) {
+        case "steps":
+        case "stepPause":
+            return `${p.option} ${p.allowed.replace(/^must be (.*?)(:|$)/, (_m, rule: string, colon: string) => `must be ${rule}, got ${typeof p.given === "string" ? p.given : JSON.stringify(p.given)}${colon}`)}`;
+        case "autoPromotion":
+            return `autoPromotion ${p.allowed}`;
+        case "tier":
+            return `tier ${p.allowed}, got ${String(p.given)}`;
+        default:
+            return p.allowed;
+    }
+}
+
+/** Checks the options; returns the reasons they cannot be used (empty when fine). */
+export function checkOptions(app: AppSpec, opts: StrategyOptions): string[] {
+    const problems = optionProblems(opts).map(worded);
     if (opts.tier === "prod" && (opts.shape ?? "canary") === "canary" && !app.route) {
         problems.push("a prod canary needs the app's HTTPRoute: its weights are the traffic split (ADR-056 D4)");
     }
@@ -455,14 +499,15 @@ function lowerTierPlan(app: AppSpec, tier: Tier): DeliveryPlan {
 /**
  * prod canary: stepped weights through the Gateway API plugin with the success-rate gate running
  * in the background once the first weight is in effect; a breach aborts and traffic snaps back to
- * stable. Regulated adds `pause: {}` before full promotion: only an approver can continue.
+ * stable. Regulated (or `autoPromotion: false`) adds `pause: {}` before full promotion: only an approver can continue.
  */
 function prodCanaryPlan(app: AppSpec, prodClass: ProdClass, opts: StrategyOptions): DeliveryPlan {
     const [stable, canary] = serviceNames(app, "canary");
     const pause = opts.stepPause ?? defaultStepPause(opts.gate);
     const weights = opts.steps ?? DEFAULT_STEPS;
     const steps: CanaryStep[] = [];
-    const budget = errorBudgetGate(app, "wait");
+    const budget = errorBudgetGate(app, "wait", opts.errorBudgetFreeze ?? true);
+    const manual = !(opts.autoPromotion ?? prodClass !== "regulated");
     if (budget) {
         // The freeze: no traffic moves while the app's error budget is exhausted; the canary goes
         // on by itself once it recovers, or pauses for a human after errorBudget.maxFreeze.
@@ -471,7 +516,7 @@ function prodCanaryPlan(app: AppSpec, prodClass: ProdClass, opts: StrategyOption
     const firstWeight = steps.length;
     weights.forEach((w, i) => {
         const last = i === weights.length - 1;
-        if (last && prodClass === "regulated") {
+        if (last && manual) {
             steps.push({ pause: {} });
         }
         steps.push({ setWeight: w });
@@ -504,7 +549,7 @@ function prodCanaryPlan(app: AppSpec, prodClass: ProdClass, opts: StrategyOption
         ...(regulated ? { roles: approvalRoles(app, opts.approval) } : {}),
         behaviour:
             `canary ${weights.join(" -> ")} through the Gateway API plugin, background success-rate gate, abort on breach` +
-            (regulated ? ", manual approval (pause) before 100%" : "") +
+            (manual ? ", manual approval (pause) before 100%" : "") +
             (budget ? ", error-budget freeze first (waits for the budget, pauses after maxFreeze)" : ""),
     };
 }
@@ -551,8 +596,9 @@ function prodCanaryPlan(app: AppSpec, prodClass: ProdClass, opts: StrategyOption
  */
 function blueGreenPlan(app: AppSpec, prodClass: ProdClass, opts: StrategyOptions): DeliveryPlan {
     const [active, preview] = serviceNames(app, "blueGreen");
-    const budget = errorBudgetGate(app, "check");
+    const budget = errorBudgetGate(app, "check", opts.errorBudgetFreeze ?? true);
     const regulated = prodClass === "regulated";
+    const manual = !(opts.autoPromotion ?? !regulated);
     const gate = opts.previewGate;
     const finiteGate = (): AnalysisRef => ({ templates: templates(SUCCESS_RATE_FINITE_TEMPLATE), args: metricArgs() });
     const pre = prePromotion(budget, gate ? finiteGate() : undefined);
@@ -564,7 +610,7 @@ function blueGreenPlan(app: AppSpec, prodClass: ProdClass, opts: StrategyOptions
             blueGreen: {
                 activeService: active,
                 previewService: preview,
-                autoPromotionEnabled: !regulated,
+                autoPromotionEnabled: !manual,
                 ...(pre ? { prePromotionAnalysis: pre } : {}),
                 postPromotionAnalysis: finiteGate(),
                 scaleDownDelaySeconds: 30,
@@ -580,8 +626,8 @@ function blueGreenPlan(app: AppSpec, prodClass: ProdClass, opts: StrategyOptions
             (budget ? "error-budget check before promotion (an exhausted budget pauses), " : "") +
             (gate
                 ? `finite success-rate gate on the preview's test traffic (${"header" in gate ? `header ${gate.header}: ${PREVIEW_HEADER_VALUE}` : `hostname ${gate.hostname}`}) before the switch, a breach aborts with the active Service untouched; ` +
-                  (regulated ? "then manual promotion (autoPromotionEnabled: false)" : "then auto-promotes")
-                : regulated
+                  (manual ? "then manual promotion (autoPromotionEnabled: false)" : "then auto-promotes")
+                : manual
                   ? "manual promotion (autoPromotionEnabled: false)"
                   : "auto-promotes once the preview is ready") +
             ", then a finite success-rate gate on the promoted version's production traffic; a breach switches the active Service back to the old version",
@@ -595,4 +641,51 @@ function prePromotion(budget: AnalysisRef | undefined, previewGate: AnalysisRef 
         return undefined;
     }
     return { templates: parts.flatMap((a) => a.templates), args: parts.flatMap((a) => a.args) };
+}
+
+/**
+ * One strategy the stack's `delivery` section configures: the tier (and prod class and shape), and
+ * the options the library renders it with. `id` names its component folder (`npm run delivery`)
+ * and its entry in the stack output `deliveryStrategies`.
+ */
+export interface TierStrategy {
+    /** `<tier>-canary` below prod, `prod-<class>-<shape>` (e.g. `prod-regulated-canary`). */
+    id: string;
+    tier: Tier;
+    prodClass?: ProdClass;
+    shape: Shape;
+    /** Whether the app must have an HTTPRoute (the plugin moves its weights, or it carries the preview rule). */
+    routed: boolean;
+    options: StrategyOptions;
+}
+
+/**
+ * Every strategy a stack's `delivery` section configures, with the cluster's gate timing and the
+ * approval groups of `policy.regulated`: the lower tiers' canary, and each shape each prod class
+ * offers. Regulated strategies need those groups (their Roles are bound to them), so a stack
+ * without `policy.regulated` configures no regulated strategy.
+ */
+export function tierStrategies(delivery: DeliveryConfig, gate: GateTiming, approval?: ApprovalGroups): TierStrategy[] {
+    const out: TierStrategy[] = LOWER_TIERS.map((tier) => ({ id: `${tier}-canary`, tier, shape: "canary" as const, routed: delivery[tier].trafficRouting, options: { tier, gate } }));
+    for (const prodClass of PROD_CLASSES) {
+        if (prodClass === "regulated" && approval === undefined) {
+            continue;
+        }
+        const c = delivery.prod[prodClass];
+        for (const shape of c.shapes) {
+            const options: StrategyOptions = {
+                tier: "prod",
+                prodClass,
+                shape,
+                gate,
+                autoPromotion: c.autoPromotion,
+                errorBudgetFreeze: c.errorBudgetFreeze,
+                ...(shape === "canary" ? { steps: [...c.steps], stepPause: c.stepPause } : {}),
+                ...(shape === "blueGreen" && c.previewGate === "header" ? { previewGate: { header: c.previewHeader } } : {}),
+                ...(prodClass === "regulated" ? { approval } : {}),
+            };
+            out.push({ id: `prod-${prodClass}-${shape}`, tier: "prod", prodClass, shape, routed: true, options });
+        }
+    }
+    return out;
 }

@@ -1,7 +1,7 @@
 import { createHash } from "crypto";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { AppSpec, DeliveryPlan, GateTiming, PREVIEW_HEADER, PREVIEW_HEADER_VALUE, PreviewGate, StrategyOptions, appLabels, deliveryPlan } from "../delivery";
+import { AppSpec, DeliveryConfig, DeliveryPlan, GateTiming, PREVIEW_HEADER, PREVIEW_HEADER_VALUE, PreviewGate, ProdClassConfig, StrategyOptions, appLabels, deliveryPlan } from "../delivery";
 import { SharedGatewayConfig } from "../gateway/config";
 import { restrictedContainerSecurityContext } from "../rollouts/plugin";
 import { OrderedComponent, PART_OF, StageOptions } from "../stage";
@@ -41,15 +41,19 @@ export function smokeApp(cfg: SmokeTestConfig, gateway: SharedGatewayConfig): Ap
 
 /**
  * The smoke app's strategy: prod / standard of the configured shape, with this cluster's gate
- * timing. Blue/green gets the header preview gate (the shared Gateway is internal, where the header
- * variant is the one to use), since the load generator drives the preview.
+ * timing and the stack's prod / standard canary steps and pause (`delivery.prod.standard`), so the
+ * smoke canary proves the weights tenants get. It always promotes by itself (it proves the gate,
+ * not an approval), and the error-budget freeze does not apply (it has no SLO). Blue/green gets the
+ * header preview gate (the shared Gateway is internal, where the header variant is the one to use),
+ * since the load generator drives the preview.
  */
-export function smokeStrategyOptions(cfg: SmokeTestConfig, gate: GateTiming): StrategyOptions {
+export function smokeStrategyOptions(cfg: SmokeTestConfig, gate: GateTiming, standard: Pick<ProdClassConfig, "steps" | "stepPause">): StrategyOptions {
     return {
         tier: "prod",
         prodClass: "standard",
         shape: cfg.strategy,
         gate,
+        ...(cfg.strategy === "canary" ? { steps: [...standard.steps], stepPause: standard.stepPause } : {}),
         ...(cfg.strategy === "blueGreen" ? { previewGate: { header: PREVIEW_HEADER } } : {}),
     };
 }
@@ -144,6 +148,7 @@ export interface SmokeCanaryConfig {
     smokeTest: SmokeTestConfig;
     gateway: SharedGatewayConfig;
     analysis: GateTiming;
+    delivery: Pick<DeliveryConfig, "prod">;
 }
 
 export interface SmokeCanaryArgs {
@@ -159,7 +164,7 @@ export class SmokeCanary extends OrderedComponent {
         super(SMOKE_CANARY_TYPE, name, opts);
         const cfg = args.config.smokeTest;
         const app = smokeApp(cfg, args.config.gateway);
-        this.plan = deliveryPlan(app, smokeStrategyOptions(cfg, args.config.analysis));
+        this.plan = deliveryPlan(app, smokeStrategyOptions(cfg, args.config.analysis, args.config.delivery.prod.standard));
 
         const ns = new k8s.core.v1.Namespace(
             "smoke-namespace",

@@ -318,8 +318,10 @@ describe("delivery", function () {
             agree(list);
             // Every write of the route, in order, as the API server recorded it.
             const weights = collapse(routes.events.filter((e) => e.type === "MODIFIED" && e.object.metadata.name === SMOKE_APP).map((e) => backendWeight(e.object, `${SMOKE_APP}-canary`)));
-            assert.ok(inOrder(weights, [25, 50, 100]), `the canary weights written on the HTTPRoute were ${JSON.stringify(weights)}, not 25 -> 50 -> 100 in order`);
-            assert.ok(weights.every((x) => x !== undefined && [0, 25, 50, 100].includes(x)), `the HTTPRoute carried a weight the strategy does not name: ${JSON.stringify(weights)}`);
+            // The stack's prod / standard weights (delivery.prod.standard.steps), which the smoke canary takes.
+            const steps = addonConfig(STACK, target.config).delivery.prod.standard.steps;
+            assert.ok(inOrder(weights, steps), `the canary weights written on the HTTPRoute were ${JSON.stringify(weights)}, not ${steps.join(" -> ")} in order`);
+            assert.ok(weights.every((x) => x !== undefined && [0, ...steps].includes(x)), `the HTTPRoute carried a weight the strategy does not name: ${JSON.stringify(weights)}`);
             // The gate read this cluster's tenant through the /prometheus prefix, about the canary.
             const queries = mimir.requests.filter((q) => q.query?.includes(`${SMOKE_APP}-${canary}`));
             assert.ok(queries.length > 0, `no gate query about ${SMOKE_APP}-${canary} reached Mimir: ${JSON.stringify(mimir.requests.slice(-5))}`);

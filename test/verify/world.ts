@@ -173,7 +173,7 @@ const COMPONENT = { admission: "admission-controller", background: "background-c
 
 /** The smoke app's delivery plan, as stacks/program.ts has the smoke stage build it (gate timing = `analysis`). */
 export const smokePlan = (config: AddonConfig): DeliveryPlan =>
-    deliveryPlan(smokeApp(config.smokeTest, config.gateway), smokeStrategyOptions(config.smokeTest, config.analysis));
+    deliveryPlan(smokeApp(config.smokeTest, config.gateway), smokeStrategyOptions(config.smokeTest, config.analysis, config.delivery.prod.standard));
 
 /**
  * Sets the smoke Rollout's status and what the controller writes with it: the Services' selectors

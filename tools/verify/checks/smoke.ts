@@ -34,7 +34,7 @@ export function gateRunTypes(plan: DeliveryPlan): string[] {
 }
 
 /** The smoke app's plan, as the smoke stage builds it: prod / standard, this cluster's gate timing, the preview gate for blue/green. */
-export const smokePlan = (config: AddonConfig): DeliveryPlan => deliveryPlan(smokeApp(config.smokeTest, config.gateway), smokeStrategyOptions(config.smokeTest, config.analysis));
+export const smokePlan = (config: AddonConfig): DeliveryPlan => deliveryPlan(smokeApp(config.smokeTest, config.gateway), smokeStrategyOptions(config.smokeTest, config.analysis, config.delivery.prod.standard));
 
 export type SmokeState =
     | { kind: "promoted" }

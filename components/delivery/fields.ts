@@ -1,0 +1,126 @@
+import { Fields, JsonSchema, defaultsOf, field } from "../config/declare";
+import { DURATION_RULE } from "../rollouts/config/patterns";
+import { LowerTier, PREVIEW_HEADER, ProdClass, SHAPES, Shape } from "./tiers";
+
+/**
+ * The stack's `delivery` section (ADR-056 D3, "the rollout strategy is a tier/stage property"):
+ * per tier, and for prod per class, what the strategy library (strategy.ts) renders. Every key is
+ * declared once here; the library takes its defaults from these declarations, so a platform team
+ * changes a tier in its stack file, never in code. The defaults are what ADR-056 proved: the
+ * lower tiers auto-promote, prod canaries 25 -> 50 -> 100 under the background success-rate gate,
+ * and regulated adds the approval before 100%. The rules between keys (weights ascending to 100, a
+ * pause long enough for the gate to have measured, regulated keeps its approval) are the library's
+ * `optionProblems`, run by config.ts's reader.
+ */
+
+/** A lower tier: always the trivial auto-promoting canary (ADR-056 D3); only how it reaches traffic is the platform's to choose. */
+export interface LowerTierConfig {
+    /** Through the Gateway API plugin and the app's HTTPRoute, or replica-based (D4: lower tiers may omit it). */
+    trafficRouting: boolean;
+}
+
+/** The blue/green preview gate a class's blue/green component carries (strategy.ts, `PreviewGate`). */
+export type PreviewGateKind = "none" | "header";
+export const PREVIEW_GATE_KINDS: readonly PreviewGateKind[] = ["none", "header"];
+
+export interface ProdClassConfig {
+    /** The shapes the platform offers this class: one component each. */
+    shapes: Shape[];
+    /** Canary weights, ascending, ending at 100. */
+    steps: number[];
+    /** How long each weight holds; resolved from the cluster's gate timing when the stack file has none. */
+    stepPause: string;
+    /** Whether the last step needs nobody: false adds the approval (a `pause: {}` before 100%, `autoPromotionEnabled: false`). */
+    autoPromotion: boolean;
+    /** Blue/green: the preview gate (none, or the header rule). */
+    previewGate: PreviewGateKind;
+    /** The header of the header preview gate. */
+    previewHeader: string;
+    /** Apps that authored an SLO and are not critical wait for their error budget (D6). */
+    errorBudgetFreeze: boolean;
+}
+
+export interface DeliveryConfig {
+    dev: LowerTierConfig;
+    test: LowerTierConfig;
+    preprod: LowerTierConfig;
+    prod: Record<ProdClass, ProdClassConfig>;
+}
+
+/** A subset of Gateway API's HeaderName (strategy.ts checks it again for a library caller). */
+const HEADER_NAME = { pattern: /^[A-Za-z0-9][A-Za-z0-9-]{0,255}$/, describe: "an HTTP header name of letters, digits and '-' (at most 256)" };
+
+const STEPS_SCHEMA: JsonSchema = { type: "array", items: { type: "integer", minimum: 1, maximum: 100 }, minItems: 1, maxItems: 20 };
+
+const lowerTierFields = (tier: LowerTier) =>
+    ({
+        trafficRouting: field.boolean({
+            default: true,
+            doc: `${tier}: route through the Gateway API plugin (the component adds stable and canary Services and puts both on the app's HTTPRoute); false: the replica-based canary, for apps without an HTTPRoute`,
+        }),
+    }) as const;
+
+const prodClassFields = (prodClass: ProdClass) =>
+    ({
+        shapes: field.strings({
+            rule: { oneOf: SHAPES, describe: SHAPES.join(", ") },
+            default: [...SHAPES],
+            size: { min: 1, max: 2 },
+            doc: `the shapes prod / ${prodClass} apps may use (canary, blueGreen): one component each`,
+        }),
+        steps: field.custom<number[]>({
+            type: "list of integers",
+            schema: STEPS_SCHEMA,
+            default: [25, 50, 100],
+            doc: "canary weights in percent, ascending, ending at 100 (ADR-056 proved 25 -> 50 -> 100)",
+        }),
+        stepPause: field.string({
+            rule: DURATION_RULE,
+            readBySection: true,
+            defaultDoc: "analysis.initialDelay + analysis.interval (6m with their defaults)",
+            doc: "how long each canary weight holds before the next: at least analysis.initialDelay + analysis.interval, so the background gate has measured it",
+        }),
+        autoPromotion: field.boolean({
+            default: prodClass === "standard",
+            doc:
+                prodClass === "standard"
+                    ? "true: a canary reaches 100% and a blue/green switches by itself once the gate allows; false: an approver promotes (pause before 100%, autoPromotionEnabled: false)"
+                    : "must stay false: a regulated app waits for an approver before 100% (canary) or the switch (blue/green) (ADR-056 D3, ADR-049)",
+        }),
+        previewGate: field.oneOf(PREVIEW_GATE_KINDS, {
+            default: "none",
+            describe: "",
+            doc: "blue/green: header routes requests carrying previewHeader: true to the preview Service and gates the new version on them before the switch; none: the gate runs after the switch only",
+        }),
+        previewHeader: field.string({
+            rule: HEADER_NAME,
+            default: PREVIEW_HEADER,
+            when: (s) => s.previewGate === "header",
+            doc: "the header of the header preview gate (only with previewGate: header)",
+        }),
+        errorBudgetFreeze: field.boolean({
+            default: true,
+            doc: "apps that authored an SLO and are not critical wait for their error budget before any traffic moves (canary) or before the switch (blue/green) (D6)",
+        }),
+    }) as const;
+
+export const STANDARD_FIELDS = prodClassFields("standard");
+export const REGULATED_FIELDS = prodClassFields("regulated");
+
+/** The `delivery` section: every key, once. */
+export const DELIVERY_FIELDS = {
+    dev: field.section({ doc: "dev: the auto-promoting canary (setWeight 100, no analysis)", fields: lowerTierFields("dev") }),
+    test: field.section({ doc: "test: the auto-promoting canary (setWeight 100, no analysis)", fields: lowerTierFields("test") }),
+    preprod: field.section({ doc: "preprod: the auto-promoting canary (setWeight 100, no analysis)", fields: lowerTierFields("preprod") }),
+    prod: field.section({
+        doc: "prod, per class: standard (the metric gate) and regulated (the metric gate and an approver)",
+        fields: {
+            standard: field.section({ doc: "prod / standard: stepped canary or blue/green under the success-rate gate, aborted on a breach", fields: STANDARD_FIELDS }),
+            regulated: field.section({ doc: "prod / regulated: as standard, and an approver continues before 100% (approver and deployer Roles from policy.regulated)", fields: REGULATED_FIELDS }),
+        },
+    }),
+} as const satisfies Fields;
+
+type ClassDefaults = Omit<ProdClassConfig, "stepPause">;
+/** Every default of the section, in one object (stepPause follows the cluster's gate timing). */
+export const DELIVERY_DEFAULTS = defaultsOf<{ dev: LowerTierConfig; test: LowerTierConfig; preprod: LowerTierConfig; prod: Record<ProdClass, ClassDefaults> }>(DELIVERY_FIELDS);

@@ -1,0 +1,103 @@
+/**
+ * Writes the tier strategies of a stack (its `delivery` section, ADR-056 D3) as kustomize
+ * Components, one folder per tier, class and shape, and a README saying how to use each:
+ *
+ *   npm run delivery -- --stack hub --out delivery/
+ *
+ * A tenant's overlay adds one line (`components: [<out>/prod-regulated-canary]`). The stack file is
+ * validated exactly as the program validates it; no cluster and no credentials are needed.
+ */
+import * as fs from "fs";
+import * as path from "path";
+import { stackStrategies } from "../components/delivery/config";
+import { renderComponents } from "../components/delivery/kustomize";
+import { argsOrExit, flagValue, splitEquals, wantsHelp } from "./cliArgs";
+import { REPO_ROOT, configFromStackFile, readStackFile } from "./stackFile";
+
+const USAGE = "usage: npm run delivery -- --stack <name> --out <dir> [--config-dir <dir>]";
+const HELP = `${USAGE}
+
+Writes one kustomize Component per delivery strategy the stack configures (its delivery section:
+the lower tiers' canary, each shape of each prod class) into <out>/<tier>[-<class>]-<shape>/, and
+<out>/README.md on how to use each. Folders of strategies the stack no longer configures are
+removed; nothing else in <out> is touched.
+
+  --stack <name>       the stack file Pulumi.<name>.yaml (required)
+  --out <dir>          where the components go (required)
+  --config-dir <dir>   where the stack files are (default: the project)
+  --help, -h           print this and exit
+
+Flags take their value as the next argument or after "=" (--stack=hub).`;
+
+export interface DeliveryArgs {
+    stack: string;
+    out: string;
+    configDir: string;
+}
+
+export function parseDeliveryArgs(argv: readonly string[]): DeliveryArgs | "help" {
+    if (wantsHelp(argv)) {
+        return "help";
+    }
+    const args = splitEquals(argv);
+    let stack: string | undefined;
+    let out: string | undefined;
+    let configDir = REPO_ROOT;
+    for (let i = 0; i < args.length; i++) {
+        if (args[i] === "--stack") {
+            stack = flagValue(args, i++, USAGE);
+        } else if (args[i] === "--out") {
+            out = path.resolve(flagValue(args, i++, USAGE));
+        } else if (args[i] === "--config-dir") {
+            configDir = path.resolve(flagValue(args, i++, USAGE));
+        } else {
+            throw new Error(`unknown argument ${args[i]}; ${USAGE}`);
+        }
+    }
+    if (!stack || !out) {
+        throw new Error(`${!stack ? "--stack" : "--out"} is required; ${USAGE}`);
+    }
+    return { stack, out, configDir };
+}
+
+/** The folder names a component folder has: `dev-canary`, `prod-regulated-blueGreen`. */
+const COMPONENT_DIR = /^(dev|test|preprod)-canary$|^prod-(standard|regulated)-(canary|blueGreen)$/;
+
+/**
+ * Renders the stack's components and writes them under `out`: every file rendered, a component
+ * folder the stack no longer configures removed (a tenant overlay naming it then fails to build,
+ * rather than keep a strategy the platform dropped). Returns the paths written, relative to `out`.
+ */
+export function writeDeliveryComponents(stack: string, configDir: string, out: string): string[] {
+    const config = configFromStackFile(readStackFile(stack, configDir));
+    const files = renderComponents(stack, stackStrategies(config));
+    const dirs = new Set(Object.keys(files).filter((f) => f.includes("/")).map((f) => f.split("/")[0]));
+    fs.mkdirSync(out, { recursive: true });
+    for (const entry of fs.readdirSync(out, { withFileTypes: true })) {
+        if (entry.isDirectory() && COMPONENT_DIR.test(entry.name) && !dirs.has(entry.name)) {
+            fs.rmSync(path.join(out, entry.name), { recursive: true, force: true });
+        }
+    }
+    for (const dir of dirs) {
+        // A folder holds exactly what is rendered for it now: a file of an earlier rendering (the approval Roles of a class that lost them) goes.
+        fs.rmSync(path.join(out, dir), { recursive: true, force: true });
+    }
+    for (const [file, text] of Object.entries(files)) {
+        const p = path.join(out, file);
+        fs.mkdirSync(path.dirname(p), { recursive: true });
+        fs.writeFileSync(p, text);
+    }
+    return Object.keys(files).sort();
+}
+
+if (require.main === module) {
+    const args = argsOrExit(() => parseDeliveryArgs(process.argv.slice(2)), HELP);
+    try {
+        const written = writeDeliveryComponents(args.stack, args.configDir, args.out);
+        const components = [...new Set(written.filter((f) => f.includes("/")).map((f) => f.split("/")[0]))];
+        console.log(`stack "${args.stack}": wrote ${components.length} components (${components.join(", ")}) and README.md to ${path.relative(process.cwd(), args.out) || args.out}`);
+    } catch (err) {
+        console.error(err instanceof Error ? err.message : String(err));
+        process.exit(1);
+    }
+}
