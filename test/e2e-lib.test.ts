@@ -179,6 +179,14 @@ describe("e2e harness", () => {
             assert.deepStrictEqual(permissionErrors('{"level":"info","msg":"Started 10 Rollout workers"}'), []);
         });
 
+        it("does not count a namespace being deleted as a permission error", () => {
+            const terminating =
+                '{"level":"error","msg":"rollout syncHandler error: replicasets.apps \\"rollouts-smoke-55f7d4c477\\" is forbidden: unable to create new content in namespace rollouts-smoke because it is being terminated"}';
+            assert.deepStrictEqual(permissionErrors(terminating), []);
+            const rbac = '{"level":"error","msg":"replicasets.apps is forbidden: User \\"system:serviceaccount:argo-rollouts:argo-rollouts\\" cannot create resource \\"replicasets\\" in API group \\"apps\\" in the namespace \\"shop\\""}';
+            assert.deepStrictEqual(permissionErrors([terminating, rbac].join("\n")), [rbac]);
+        });
+
         it("reads weights off a route and checks their order", () => {
             const route = { metadata: { name: "r" }, spec: { rules: [{ backendRefs: [{ name: "a-stable", weight: 75 }, { name: "a-canary", weight: 25 }] }] } };
             assert.strictEqual(backendWeight(route, "a-canary"), 25);

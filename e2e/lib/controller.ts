@@ -122,11 +122,23 @@ export async function startController(
 }
 
 /**
+ * The refusal of the NamespaceLifecycle admission plugin: no new object in a namespace being deleted
+ * (kubernetes/apiserver pkg/admission/plugin/namespace/lifecycle/admission.go, v0.35.4, "unable to
+ * create new content in namespace %s because it is being terminated"). A 403 like RBAC's, but not a
+ * permission: the controller meets it when a namespace holding a Rollout is deleted (the smoke
+ * canary moved or turned off) and it recreates a ReplicaSet the namespace controller removed first.
+ */
+const NAMESPACE_TERMINATING = /unable to create new content in namespace \S+ because it is being terminated/;
+
+/**
  * Lines of a controller log (the plugin's output is relayed into it by go-plugin) that say a call
  * was refused by authorization or could not be made for lack of permission.
  */
 export function permissionErrors(log: string): string[] {
-    return log.split("\n").filter((l) => /\bforbidden\b|cannot (get|list|watch|create|update|patch|delete) resource|is not allowed to|Unauthorized/i.test(l));
+    return log
+        .split("\n")
+        .filter((l) => /\bforbidden\b|cannot (get|list|watch|create|update|patch|delete) resource|is not allowed to|Unauthorized/i.test(l))
+        .filter((l) => !NAMESPACE_TERMINATING.test(l) || /cannot (get|list|watch|create|update|patch|delete) resource/.test(l));
 }
 
 export function controllerLog(c: Pick<ControllerProc, "proc">): string {
