@@ -5,7 +5,8 @@
  *
  *   npm run e2e [-- --json FILE] [--grep PATTERN] [--keep]
  *
- * It builds the engines first (e2e/engines/build.sh; cached, or ARGO_ROLLOUTS_ADDON_E2E_BIN), then
+ * It loads the scenarios (and refuses a --grep that is no regular expression or selects none, exit
+ * 2), builds the engines (e2e/engines/build.sh; cached, or ARGO_ROLLOUTS_ADDON_E2E_BIN), then
  * runs the scenarios in e2e/scenarios in order, prints one line per scenario and ends with
  * `N passed, N failed`. Exit status 0 when no scenario failed. ARGO_ROLLOUTS_ADDON_E2E_KYVERNO=1.19
  * also builds the optional e2e/engines/kyverno-1.19 and runs Kyverno v1.19.1 instead of CI's v1.17.2
@@ -20,7 +21,7 @@ import { E2eReport, ScenarioReport, kyvernoLine, scenarioLine, summaryLine } fro
 import { engineVersions, requiredVersion } from "./lib/engines";
 import { kyvernoRelease } from "./lib/kyvernoRelease";
 import { context, stopWorld } from "./lib/context";
-import { E2E_HELP, parseE2eArgs } from "./lib/args";
+import { E2E_HELP, grepScenarios, parseE2eArgs, scenarioTitles } from "./lib/args";
 
 /** Prints PASS/FAIL/SKIP lines as scenarios end and collects them for the summary and JSON. */
 class ScenarioReporter extends Mocha.reporters.Base {
@@ -56,6 +57,18 @@ async function main(): Promise<number> {
     // Refused before anything is built when it names no Kyverno the run knows.
     const kyverno = kyvernoRelease();
     const root = path.resolve(__dirname, "..");
+    // The scenarios are registered (their files loaded: describe/it only, nothing runs) before
+    // anything is built, so that a --grep selecting nothing is refused at once, naming them.
+    const mocha = new Mocha({ timeout: 20 * 60_000, reporter: ScenarioReporter as unknown as string, rootHooks: { afterAll: stopWorld } });
+    const dir = path.join(root, "e2e", "scenarios");
+    for (const f of fs.readdirSync(dir).filter((f) => f.endsWith(".e2e.ts")).sort()) {
+        mocha.addFile(path.join(dir, f));
+    }
+    await mocha.loadFilesAsync();
+    if (args.grep !== undefined) {
+        grepScenarios(args.grep, scenarioTitles(mocha.suite));
+        mocha.grep(args.grep);
+    }
     const build = spawnSync("bash", [path.join(root, "e2e", "engines", "build.sh")], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
     if (build.status !== 0) {
         console.error("e2e: the engines could not be built (see above)");
@@ -80,11 +93,6 @@ async function main(): Promise<number> {
     }
     process.on("exit", () => killAllSync());
 
-    const mocha = new Mocha({ timeout: 20 * 60_000, reporter: ScenarioReporter as unknown as string, grep: args.grep, rootHooks: { afterAll: stopWorld } });
-    const dir = path.join(root, "e2e", "scenarios");
-    for (const f of fs.readdirSync(dir).filter((f) => f.endsWith(".e2e.ts")).sort()) {
-        mocha.addFile(path.join(dir, f));
-    }
     const failures = await new Promise<number>((resolve) => mocha.run(resolve));
     const scenarios = ScenarioReporter.scenarios;
     console.log(summaryLine(scenarios));

@@ -3,7 +3,7 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { parseE2eArgs } from "../e2e/lib/args";
+import { grepScenarios, parseE2eArgs } from "../e2e/lib/args";
 import { parseBenchArgs, planCommand } from "../tools/bench";
 import { parseDeployOrderArgs } from "../tools/deployOrder";
 import { REPO_ROOT } from "../tools/stackFile";
@@ -84,5 +84,44 @@ describe("the project's commands", function () {
         assert.throws(() => parseE2eArgs(["--json"]), /--json needs a value; usage: npm run e2e/);
         assert.throws(() => parseE2eArgs(["--grep", "--keep"]), /--grep needs a value/);
         assert.strictEqual(parseE2eArgs(["--keep", "--help"]), "help");
+    });
+
+    it("e2e: --grep is a regular expression, as Mocha reads it, that must select a scenario; otherwise the error lists them", () => {
+        const titles = ["greenfield greenfield-hub", "greenfield idempotent", "kyverno kyverno-ready (kyverno.io/v1, own)", "destroy destroy-keeps-crds"];
+        assert.deepStrictEqual(grepScenarios("greenfield", titles), titles.slice(0, 2));
+        assert.deepStrictEqual(grepScenarios("hub$|destroy", titles), [titles[0], titles[3]]);
+        // Mocha's /re/flags form, and its regular-expression reading of parentheses.
+        assert.deepStrictEqual(grepScenarios("/GREENFIELD-HUB/i", titles), [titles[0]]);
+        assert.deepStrictEqual(grepScenarios("kyverno-ready \\(kyverno\\.io", titles), [titles[2]]);
+        const listed = /; the scenarios are:\n {2}greenfield greenfield-hub\n {2}greenfield idempotent\n {2}kyverno kyverno-ready \(kyverno\.io\/v1, own\)\n {2}destroy destroy-keeps-crds$/;
+        assert.throws(() => grepScenarios("kyverno-ready (kyverno.io", titles), (e: Error) => /^--grep "kyverno-ready \(kyverno\.io" is not a regular expression \(.*Unterminated group.*\)/.test(e.message) && listed.test(e.message));
+        assert.throws(() => grepScenarios("smoke", titles), (e: Error) => /^--grep "smoke" matches no scenario/.test(e.message) && listed.test(e.message));
+        assert.throws(() => grepScenarios("/greenfield/z", titles), /is not a regular expression/);
+    });
+
+    it("e2e: a --grep that selects no scenario is refused (exit 2) with the scenarios' titles, before any engine is built", () => {
+        // With ARGO_ROLLOUTS_ADDON_E2E_BIN the build script only names the folder ("engines: using
+        // the binaries in ..."): its absence from stderr shows the build never started.
+        const bin = fs.mkdtempSync(path.join(os.tmpdir(), "e2e-bin-"));
+        try {
+            const env: NodeJS.ProcessEnv = { ...process.env, ARGO_ROLLOUTS_ADDON_E2E_BIN: bin };
+            delete env.ARGO_ROLLOUTS_ADDON_E2E_KYVERNO;
+            for (const [pattern, why] of [
+                ["no-such-scenario", "matches no scenario"],
+                ["greenfield(", "is not a regular expression"],
+            ]) {
+                const res = spawnSync(process.execPath, [...planCommand(pkg.scripts.e2e), "--grep", pattern], { cwd: REPO_ROOT, encoding: "utf8", timeout: 60_000, env });
+                assert.strictEqual(res.status, 2, res.stdout + res.stderr);
+                assert.ok(res.stderr.startsWith(`e2e: --grep ${JSON.stringify(pattern)} ${why}`), res.stderr);
+                // Titles as Mocha registers them, from the scenario files themselves.
+                for (const title of ["greenfield greenfield-hub", "delivery canary-promote", "kyverno kyverno-ready (kyverno.io/v1, own)", "destroy destroy-keeps-crds"]) {
+                    assert.ok(res.stderr.includes(`\n  ${title}`), title);
+                }
+                assert.doesNotMatch(res.stderr, /engines:/);
+                assert.strictEqual(res.stdout, "");
+            }
+        } finally {
+            fs.rmSync(bin, { recursive: true, force: true });
+        }
     });
 });

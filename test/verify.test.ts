@@ -16,6 +16,7 @@ import { ROLLOUT_PATH_CALLS, requestQuestion, ruleAllows, verifyRules } from "..
 import { ConnectionError, ReadError, connect, kubeConfigFor, loadClient } from "../tools/verify/cluster";
 import { COMPONENTS, GROUPS, defaultOptions, runVerify, trustedCas, withoutComponents } from "../tools/verify/index";
 import { certificateAdvice, certificateProblem } from "../tools/verify/checks/metrics";
+import { FOLDED_ROUTE_QUERY } from "../tools/verify/probeRoutes";
 import { caBundleDigest } from "../components/gateway/caBundle";
 import { READ_CA_CONFIGMAP, READ_CA_DIGEST_ANNOTATION, READ_CA_KEY } from "../components/rollouts/trust";
 import { CheckResult, DOCS, VERIFY_PAGE, exitCode, formatJson, formatText } from "../tools/verify/report";
@@ -767,7 +768,8 @@ describe("npm run verify", () => {
             expectPass(results, "metrics.query");
             assert.strictEqual(status(results, "metrics.spoke-routes"), "SKIP");
             assert.strictEqual(calls[0].url, `https://mimir-preprod.hub.test.example/prometheus/api/v1/query?query=${encodeURIComponent('count(http_server_request_duration_seconds_count{k8s_namespace_name!="",k8s_replicaset_name!=""})')}`);
-            assert.match(results.get("metrics.query")!.note!, /= 37 series, 37 with http_route$/);
+            assert.match(results.get("metrics.query")!.note!, /= 37 series, 37 with http_route; 1 Rollout with a request gate, none with a probe route folded into a counted route$/);
+            assert.strictEqual(calls[2].url, `https://mimir-preprod.hub.test.example/prometheus/api/v1/query?query=${encodeURIComponent(FOLDED_ROUTE_QUERY)}`);
             assert.strictEqual(calls[1].url, `https://mimir-preprod.hub.test.example/prometheus/api/v1/query?query=${encodeURIComponent('count(http_server_request_duration_seconds_count{k8s_namespace_name!="",k8s_replicaset_name!="",http_route!=""})')}`);
             assert.deepStrictEqual(calls[0].headers, { "X-Scope-OrgID": "preprod" });
             results = await verify(config, world, { httpGet: async () => Promise.reject(new Error("getaddrinfo ENOTFOUND mimir-preprod.hub.test.example")) });
@@ -799,6 +801,56 @@ describe("npm run verify", () => {
             results = await verify(countAll, healthyCluster(countAll), { httpGet: noRoutes });
             expectPass(results, "metrics.query");
             assert.match(results.get("metrics.query")!.note!, /= 12 series \(analysis\.excludeRoutes is empty: every request counts, probes included\)$/);
+        });
+
+        it("metrics.query fails when a gated Rollout's series carry a route Beyla folded a probe into, and only then", async () => {
+            const raw = { cluster: { name: "preprod", role: "spoke", mimirTenant: "preprod", eksClusterName: "platform-preprod" }, mimir: { readEndpoint: "https://mimir-preprod.hub.test.example/prometheus" }, spokes: undefined };
+            const vector = (result: unknown[]) => ({ status: 200, body: JSON.stringify({ status: "success", data: { resultType: "vector", result } }) });
+            const series = (ns: string, rs: string, route: string) => ({ metric: { k8s_namespace_name: ns, k8s_replicaset_name: rs, http_route: route }, value: [1, "1"] });
+            // Mimir's answers: 37 series with the gate labels and routes; the wildcard routes as listed.
+            const mimir = (folded: unknown[]) => async (url: string) => (decodeURIComponent(url).includes("count by") ? vector(folded) : vector([{ metric: {}, value: [1, "37"] }]));
+            const gated = (world: ClusterWorld) =>
+                replace(world, "Rollout", "alpha-shop", (o) => ({
+                    ...o,
+                    spec: {
+                        ...(o.spec as object),
+                        strategy: {
+                            canary: {
+                                analysis: { templates: [{ templateName: "argo-rollouts-addon-latency-p99", clusterScope: true }] },
+                                steps: [{ setWeight: 20 }, { analysis: { templates: [{ templateName: "argo-rollouts-addon-success-rate-finite", clusterScope: true }] } }],
+                            },
+                        },
+                    },
+                }));
+            const answer = [
+                series("alpha-shop-prod", "alpha-shop-6d9f7c8b5", "/*"),
+                // Not a probe's fold with the default probe routes.
+                series("alpha-shop-prod", "alpha-shop-6d9f7c8b5", "/api/*"),
+                // Another Rollout's ReplicaSet (alpha-shop-canary), and a workload no gate reads.
+                series("alpha-shop-prod", "alpha-shop-canary-5f6d7c8b9", "/*"),
+                series("web", "web-7c9d5f8b64", "/*"),
+            ];
+            let config = verifyConfig(raw);
+            let world = healthyCluster(config);
+            gated(world);
+            let results = await verify(config, world, { httpGet: mimir(answer) });
+            expectFail(
+                results,
+                "metrics.query",
+                /^Rollout alpha-shop-prod\/alpha-shop: its series \(ReplicaSet alpha-shop-6d9f7c8b5\) carry http_route="\/\*", a route Beyla folded that can hold the probe routes \/healthz, \/livez, \/readyz, \/health, \/ready, \/live; argo-rollouts-addon-latency-p99, argo-rollouts-addon-success-rate-finite count it .*routes\.ignored_patterns .*ignore_mode metrics/,
+            );
+            assert.strictEqual(results.get("metrics.query")!.findings.length, 1, found(results, "metrics.query"));
+            // The same series, the Rollout without a request gate: nothing to report.
+            world = healthyCluster(config);
+            results = await verify(config, world, { httpGet: mimir(answer) });
+            expectPass(results, "metrics.query");
+            // Multi-segment probes fold at any level; a route listed in excludeRoutes is not counted.
+            config = verifyConfig({ ...raw, analysis: { excludeRoutes: ["/actuator/health/liveness", "/*"] } });
+            world = healthyCluster(config);
+            gated(world);
+            results = await verify(config, world, { httpGet: mimir([...answer, series("alpha-shop-prod", "alpha-shop-6d9f7c8b5", "/actuator/*/liveness")]) });
+            expectFail(results, "metrics.query", /^Rollout alpha-shop-prod\/alpha-shop: its series \(ReplicaSet alpha-shop-6d9f7c8b5\) carry http_route="\/actuator\/\*\/liveness", a route Beyla folded that can hold the probe route \/actuator\/health\/liveness;/);
+            assert.strictEqual(results.get("metrics.query")!.findings.length, 1, found(results, "metrics.query"));
         });
 
         describe("metrics.query against a read endpoint with a private CA", () => {

@@ -2,6 +2,7 @@
  * The arguments of `npm run e2e`, read the way every command of the project reads its own
  * (tools/cliArgs.ts): `--flag value` or `--flag=value`, `--help` prints the usage and exits 0.
  */
+import Mocha from "mocha";
 import { flagValue, splitEquals, wantsHelp } from "../../tools/cliArgs";
 
 export const E2E_USAGE = "usage: npm run e2e [-- --json FILE] [--grep PATTERN] [--keep]";
@@ -12,7 +13,9 @@ Builds the engines (cached outside the clone) and runs every end-to-end scenario
 control planes on 127.0.0.1; exit status 0 when no scenario failed (docs/operations/e2e.md).
 
   --json FILE      also write the report (engines, chart, every scenario's result) to FILE
-  --grep PATTERN   run only the scenarios whose name matches PATTERN
+  --grep PATTERN   run only the scenarios whose full title ("<group> <scenario>") matches
+                   PATTERN, a regular expression (/PATTERN/FLAGS for flags), checked before
+                   anything is built
   --keep           keep the run's folders (logs, kubeconfigs, Pulumi state) after it ends`;
 
 export interface E2eArgs {
@@ -39,4 +42,31 @@ export function parseE2eArgs(argv: readonly string[]): E2eArgs | "help" {
         }
     }
     return out;
+}
+
+/**
+ * The scenarios `--grep` selects, out of every scenario's full title, checked before any engine is
+ * built: a pattern that is no regular expression, or that matches no scenario, is a usage error
+ * listing the scenarios. The pattern is compiled by Mocha itself (Mocha#grep: `/re/flags` or a
+ * plain regular expression, tested against each test's fullTitle()), so what is checked here is
+ * what the run selects.
+ */
+export function grepScenarios(pattern: string, titles: readonly string[]): string[] {
+    const list = () => `the scenarios are:\n${titles.map((t) => `  ${t}`).join("\n")}`;
+    let re: RegExp;
+    try {
+        re = new Mocha().grep(pattern).options.grep as RegExp;
+    } catch (e) {
+        throw new Error(`--grep ${JSON.stringify(pattern)} is not a regular expression (${(e as Error).message}); ${list()}`);
+    }
+    const chosen = titles.filter((t) => re.test(t));
+    if (chosen.length === 0) {
+        throw new Error(`--grep ${JSON.stringify(pattern)} matches no scenario; ${list()}`);
+    }
+    return chosen;
+}
+
+/** Every test's full title under `suite`, in the order Mocha runs them. */
+export function scenarioTitles(suite: Mocha.Suite): string[] {
+    return [...suite.tests.map((t) => t.fullTitle()), ...suite.suites.flatMap(scenarioTitles)];
 }

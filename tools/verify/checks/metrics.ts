@@ -12,6 +12,7 @@ import { describeQuestion } from "../access";
 import { SpokeHost, hostRouteProblems, liveListener, servesSpokeHost } from "../gatewayApi";
 import { CheckGroup, VerifyContext, asArray, canonical, condition, describeCondition, drift, field, ref } from "../context";
 import { CheckResult, Finding, DOCS, outcome, skipped } from "../report";
+import { FOLDED_ROUTE_QUERY, foldedProbeRoutes, gatedRollouts, routeSeries } from "../probeRoutes";
 
 /**
  * The labels every gate selects the measured ReplicaSet's series by (components/rollouts/analysis.ts,
@@ -128,7 +129,7 @@ export function inClusterCommand(config: AddonConfig, address: string): string {
 }
 
 /** Reads a Prometheus query API answer: `{"status":"success","data":{"resultType":"vector","result":[...]}}`. */
-export function queryAnswer(status: number, body: string): { ok: true; series: number } | { ok: false; why: string } {
+export function queryAnswer(status: number, body: string): { ok: true; series: number; result: unknown[] } | { ok: false; why: string } {
     let parsed: { status?: string; error?: string; data?: { resultType?: string; result?: unknown[] } } | undefined;
     try {
         parsed = JSON.parse(body) as typeof parsed;
@@ -143,7 +144,7 @@ export function queryAnswer(status: number, body: string): { ok: true; series: n
     }
     // `count(...)` answers one sample holding the count, or nothing when no series matched.
     const sample = parsed.data.result[0] as { value?: [number, string] } | undefined;
-    return { ok: true, series: sample?.value ? Number(sample.value[1]) : 0 };
+    return { ok: true, series: sample?.value ? Number(sample.value[1]) : 0, result: parsed.data.result };
 }
 
 /** Not reachable from where verify runs: SKIP, with the command to run from inside the cluster. */
@@ -214,8 +215,8 @@ async function probe(ctx: VerifyContext, address: string, what: string): Promise
             return skipped("metrics.query", what, DOCS.metrics, `verify may not get services/proxy in ${service.namespace}; ${instead}`);
         }
     }
-    /** One query's count of series, or the result that ends the check. */
-    const count = async (query: string): Promise<number | CheckResult> => {
+    /** One query's answer, or the result that ends the check. */
+    const ask = async (query: string): Promise<{ series: number; result: unknown[] } | CheckResult> => {
         let answer: { status: number; body: string };
         if (service) {
             answer = await cluster.proxyGet(service.namespace, service.service, service.port, `${service.path}/api/v1/query`, { query }, headers);
@@ -238,7 +239,12 @@ async function probe(ctx: VerifyContext, address: string, what: string): Promise
             }
         }
         const result = queryAnswer(answer.status, answer.body);
-        return result.ok ? result.series : outcome("metrics.query", what, DOCS.metrics, [{ object, found: result.why }]);
+        return result.ok ? result : outcome("metrics.query", what, DOCS.metrics, [{ object, found: result.why }]);
+    };
+    /** One query's count of series, or the result that ends the check. */
+    const count = async (query: string): Promise<number | CheckResult> => {
+        const answer = await ask(query);
+        return "series" in answer ? answer.series : answer;
     };
     const series = await count(PROBE_QUERY);
     if (typeof series !== "number") {
@@ -268,7 +274,25 @@ async function probe(ctx: VerifyContext, address: string, what: string): Promise
             },
         ]);
     }
-    return outcome("metrics.query", what, DOCS.metrics, [], `${PROBE_QUERY} = ${series} series, ${routed} with ${BEYLA_ROUTE_LABEL}`);
+    const counted = `${PROBE_QUERY} = ${series} series, ${routed} with ${BEYLA_ROUTE_LABEL}`;
+    const gated = gatedRollouts((await cluster.list("/apis/argoproj.io/v1alpha1/rollouts")) ?? []);
+    if (gated.length === 0) {
+        return outcome("metrics.query", what, DOCS.metrics, [], `${counted}; no Rollout references a request gate, so no folded probe route was looked for`);
+    }
+    const wildcard = await ask(FOLDED_ROUTE_QUERY);
+    if (!("series" in wildcard)) {
+        return wildcard;
+    }
+    const folded = foldedProbeRoutes(routeSeries(wildcard.result), gated, config.analysis.excludeRoutes);
+    const findings = folded.map((f) => ({
+        object: ref("Rollout", f.rollout.namespace, f.rollout.name),
+        found:
+            `its series (ReplicaSet ${f.replicaSets.join(", ")}) carry ${BEYLA_ROUTE_LABEL}="${f.route}", a route Beyla folded that can hold the probe route${f.probes.length === 1 ? "" : "s"} ${f.probes.join(", ")}; ` +
+            `${f.rollout.gates.join(", ")} count${f.rollout.gates.length === 1 ? "s" : ""} it (analysis.excludeRoutes matches routes exactly), so probes can fill analysis.minRequests and dilute errors and p99. ` +
+            `Keep the probes out in the platform's Beyla: routes.ignored_patterns with the probe paths and ignore_mode metrics (or all), or routes.patterns naming them (docs/tenants/metric-gates.md#when-beyla-folds-a-probes-route)`,
+    }));
+    const rollouts = `${gated.length} Rollout${gated.length === 1 ? "" : "s"} with a request gate`;
+    return outcome("metrics.query", what, DOCS.metrics, findings, findings.length > 0 ? `${counted}; ${rollouts}` : `${counted}; ${rollouts}, none with a probe route folded into a counted route`);
 }
 
 const matchKey = (m: unknown): string => `${String(field(m, "path", "type") ?? "PathPrefix")} ${String(field(m, "path", "value") ?? "/")}`;
