@@ -181,6 +181,16 @@ export function parseAddonConfig(
     if (ambient.projectStacks) {
         checkAcrossProject(r, { stack, cluster: clusterName, mimirTenant, spokes: routes?.spokes ?? [] }, ambient.projectStacks);
     }
+    // A ServiceMonitor behind the controller namespace's own default-deny: the policy admits the
+    // metrics port from the scrape namespaces alone (components/rollouts/network.ts,
+    // controllerNetworkPolicy), so with none listed every scrape is dropped and the target is down.
+    if (controller?.serviceMonitor && network?.controllerDefaultDeny && network.metricsScrapeNamespaces.length === 0) {
+        r.problem(
+            "network.metricsScrapeNamespaces",
+            isPlainObject(raw.network) ? raw.network.metricsScrapeNamespaces : undefined,
+            "must name the namespace of the Prometheus that scrapes the controller when controller.serviceMonitor is true and network.controllerDefaultDeny is true: the default-deny policy admits the metrics port from these namespaces alone, so the ServiceMonitor's scrapes would all be denied",
+        );
+    }
     // The smoke stage declares its namespace as the rollouts stage declares the controller's: one object, two owners.
     if (smokeTest?.enabled && controller && smokeTest.namespace === controller.namespace) {
         r.problem("smokeTest.namespace", smokeTest.namespace, `must differ from controller.namespace (${controller.namespace}): both stages declare their namespace, and a tenant-shaped canary does not run beside the controller`);
