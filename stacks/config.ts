@@ -179,7 +179,9 @@ export function parseAddonConfig(
         );
     }
     if (ambient.projectStacks) {
-        checkAcrossProject(r, { stack, cluster: clusterName, mimirTenant, spokes: routes?.spokes ?? [] }, ambient.projectStacks);
+        const source = routes?.mimir.readEndpoint;
+        const hubStack = source?.kind === "stack" ? source.stack : undefined;
+        checkAcrossProject(r, { stack, cluster: clusterName, mimirTenant, spokes: routes?.spokes ?? [], ...(hubStack ? { hubStack } : {}) }, ambient.projectStacks);
     }
     // A ServiceMonitor behind the controller namespace's own default-deny: the policy admits the
     // metrics port from the scrape namespaces alone (components/rollouts/network.ts,
