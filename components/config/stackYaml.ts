@@ -297,3 +297,15 @@ export function goJson(v: StackValue): string {
         .map((k) => `${JSON.stringify(k)}:${goJson(v[k])}`)
         .join(",")}}`;
 }
+
+/**
+ * A parse error of the `yaml` library in the product's words: where it is and what is wrong, never
+ * the library's own text (which quotes the document, secrets included, and gives advice).
+ */
+export function yamlErrorText(e: unknown): string {
+    if (e instanceof YAML.YAMLError) {
+        const at = e.linePos?.[0];
+        return `${at ? `line ${at.line}, column ${at.col}: ` : ""}${yamlProblem(e.code)}`;
+    }
+    return "it does not parse";
+}
