@@ -73,6 +73,8 @@ describe("edge cases, third round", () => {
                 JSON.stringify(all, null, 1),
             );
             assert.strictEqual(parse({ delivery: { prod: { standard: { stepPause: "596523h" } } } }).delivery.prod.standard.stepPause, "596523h");
+            // The shortest pause, initialDelay + interval, is derived: it must fit too.
+            problemFor({ analysis: { initialDelay: "596523h", interval: "1h" } }, "analysis.initialDelay", /at most 2147483647s.*int32/);
         });
     });
 
