@@ -10,7 +10,7 @@
  * (`owner: addon`) must also still carry exactly what the stack wrote.
  */
 import * as YAML from "yaml";
-import { yamlErrorText } from "../../../components/config/stackYaml";
+import { yamlErrorText } from "../../../components/config/yamlErrors";
 import {
     BUILTIN_KINDS,
     COMPARE_OPTIONS_ANNOTATION,

@@ -5,7 +5,7 @@
  * spoke with a private CA for the hub's read endpoint, started with the stack's CA bundle.
  */
 import * as YAML from "yaml";
-import { yamlErrorText } from "../../../components/config/stackYaml";
+import { yamlErrorText } from "../../../components/config/yamlErrors";
 import { caBundleDigest } from "../../../components/gateway/caBundle";
 import { ROLLOUTS_CRDS } from "../../../components/rollouts/crds";
 import { TrafficRouterPlugin, pluginImage } from "../../../components/rollouts/plugin";
