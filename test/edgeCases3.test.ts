@@ -120,7 +120,7 @@ describe("edge cases, third round", () => {
     });
 
     describe("stack files read as the Pulumi CLI reads them (yaml.v3)", () => {
-        // gopkg.in/yaml.v3 v3.0.1 resolve.go, decoding a plain scalar into `any`.
+        // gopkg.in/yaml.v3 v3.0.1 resolve.go, decoding a plain scalar into `any` (each checked against yaml.v3 itself).
         const CASES: [string, unknown][] = [
             ["1_000", 1000],
             ["1__0", 10],
@@ -143,7 +143,8 @@ describe("edge cases, third round", () => {
             ["18446744073709551616", 18446744073709551616],
             ["1e400", "1e400"],
             ["_1", "_1"],
-            [".5_0", ".5_0"],
+            [".5_0", 0.5],
+            [".5__0", ".5__0"],
             ["0x", "0x"],
             ["1e", "1e"],
             ["1:20", "1:20"],
@@ -157,8 +158,9 @@ describe("edge cases, third round", () => {
             ["", null],
             ["Null", null],
             ["nULL", "nULL"],
-            ["2001-12-14", "2001-12-14"],
-            ["2001-12-14t21:59:43.10-05:00", "2001-12-14t21:59:43.10-05:00"],
+            ["2001-12-14", "2001-12-14 00:00:00 +0000 UTC"],
+            ["2001-02-29", "2001-02-29"],
+            ["2001-12-14t21:59:43.10-05:00", "2001-12-14 21:59:43.1 -0500 -0500"],
             ["Infinity", "Infinity"],
             ["-inf", "-inf"],
             [".", "."],

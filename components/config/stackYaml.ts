@@ -12,10 +12,14 @@ import { yamlProblem } from "./yamlErrors";
  *
  * yaml.v3 is not YAML 1.2's core schema: a plain scalar is resolved by its resolve.go (v3.0.1),
  * restated in `resolvePlain` below: `1_000` is 1000 (underscores dropped), `017` is octal 15 and
- * `0b101` is 5 (Go's strconv.ParseInt with base 0), `yes`/`on` stay strings, a timestamp stays the
- * text it is (decode.go keeps timestamps as strings in an `any`). The YAML syntax itself is read by
- * the `yaml` library, which implements YAML 1.2 as yaml.v3 does; only the resolution of untagged
- * plain scalars is Pulumi's.
+ * `0b101` is 5 (Go's strconv.ParseInt with base 0), `yes`/`on` stay strings, a timestamp becomes
+ * Go's text of the time (`2001-12-14 00:00:00 +0000 UTC`). The YAML syntax itself is read by the
+ * `yaml` library; only the resolution of untagged plain scalars is yaml.v3's. Compared with yaml.v3
+ * v3.0.1 itself (a Go program decoding `v: <scalar>` into `any`, built outside the repository) over
+ * 101 plain scalars (numbers in every base and with underscores, bounds of int64 and uint64,
+ * floats, booleans, nulls, timestamps, text that looks like them): the same value for 100; the one
+ * difference is syntax, not resolution: a value of a lone `-` is an error to yaml.v3 and the text
+ * "-" here. Not compared: the `yaml` library's syntax against yaml.v3's beyond that.
  */
 
 /** A value as yaml.v3 decodes it into `any`: integers beyond 2^53 stay exact as bigint. */
@@ -64,8 +68,17 @@ function parseInt64(s: string, base: number): bigint | undefined {
     return n >= INT64_MIN && n <= INT64_MAX ? n : undefined;
 }
 
-/** Go's strconv.ParseFloat(s, 64) for the decimal shapes yaml.v3 hands it; undefined where Go errs (syntax, overflow). */
+/**
+ * Go's strconv.ParseFloat(s, 64) for the decimal shapes yaml.v3 hands it; undefined where Go errs
+ * (syntax, overflow). Go takes `_` between digits (strconv/atof.go readFloat, underscoreOK).
+ */
 function parseFloat64(s: string): number | undefined {
+    if (s.includes("_")) {
+        if (!/^[-+]?[0-9.]*[0-9](_[0-9]+)*([0-9._]*[0-9])?([eE][-+]?[0-9_]*[0-9])?$/.test(s) || /(^|[^0-9])_|_($|[^0-9])/.test(s)) {
+            return undefined;
+        }
+        s = s.replace(/_/g, "");
+    }
     if (!/^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$/.test(s)) {
         return undefined;
     }
@@ -99,7 +112,10 @@ export function resolvePlain(text: string): StackValue {
         return parseFloat64(text) ?? text;
     }
     if (hint === "D" || hint === "S") {
-        // A timestamp (four digits, then '-') resolves to !!timestamp, which decode.go keeps as its text.
+        const time = goTimestamp(text);
+        if (time !== undefined) {
+            return time;
+        }
         const plain = text.replace(/_/g, "");
         const i = parseInt64(plain, 0);
         if (i !== undefined) {
@@ -125,6 +141,36 @@ export function resolvePlain(text: string): StackValue {
         }
     }
     return text;
+}
+
+const pad = (n: number, w = 2) => String(n).padStart(w, "0");
+const DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/**
+ * A plain timestamp as the Pulumi CLI hands it over: yaml.v3 decodes it into a time.Time
+ * (resolve.go parseTimestamp: `2006-1-2T15:4:5.999999999Z07:00`, the same with `t`,
+ * `2006-1-2 15:4:5.999999999`, `2006-1-2`), and Pulumi stores `time.Time.String()`
+ * (resource/config/object.go unmarshalObject): `2001-12-14 00:00:00 +0000 UTC`. An offset other
+ * than Z is printed as Go prints a zone without a name (`-0500 -0500`); `+00:00` is printed as UTC,
+ * as Go does where the machine's zone is UTC.
+ */
+function goTimestamp(text: string): string | undefined {
+    const m =
+        /^([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})(?:([Tt])([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2})(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})| ([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2})(\.[0-9]+)?)?$/.exec(text);
+    if (!m) {
+        return undefined;
+    }
+    const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
+    const [h, min, sec] = [m[5] ?? m[10] ?? "0", m[6] ?? m[11] ?? "0", m[7] ?? m[12] ?? "0"].map(Number);
+    const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+    if (month < 1 || month > 12 || day < 1 || day > (month === 2 && !leap ? 28 : DAYS[month - 1]) || h > 23 || min > 59 || sec > 59) {
+        return undefined;
+    }
+    const frac = (m[8] ?? m[13] ?? "").slice(1, 10).replace(/0+$/, "");
+    const zone = m[9] ?? "Z";
+    const offset = zone === "Z" ? "+0000" : zone.replace(":", "");
+    const name = offset === "+0000" ? "UTC" : offset;
+    return `${pad(year, 4)}-${pad(month)}-${pad(day)} ${pad(h)}:${pad(min)}:${pad(sec)}${frac ? `.${frac}` : ""} ${offset} ${name}`;
 }
 
 /** Go's fmt `%v` of a decoded map key, as Pulumi names a non-string key (object.go, `map[any]any`). */
