@@ -179,7 +179,19 @@ export function parseAddonConfig(
         );
     }
     if (ambient.projectStacks) {
-        checkAcrossProject(r, { stack, cluster: clusterName, mimirTenant, spokes: routes?.spokes ?? [] }, ambient.projectStacks);
+        const source = routes?.mimir.readEndpoint;
+        const hubStack = source?.kind === "stack" ? source.stack : undefined;
+        checkAcrossProject(r, { stack, cluster: clusterName, mimirTenant, spokes: routes?.spokes ?? [], ...(hubStack ? { hubStack } : {}) }, ambient.projectStacks);
+    }
+    // A ServiceMonitor behind the controller namespace's own default-deny: the policy admits the
+    // metrics port from the scrape namespaces alone (components/rollouts/network.ts,
+    // controllerNetworkPolicy), so with none listed every scrape is dropped and the target is down.
+    if (controller?.serviceMonitor && network?.controllerDefaultDeny && network.metricsScrapeNamespaces.length === 0) {
+        r.problem(
+            "network.metricsScrapeNamespaces",
+            isPlainObject(raw.network) ? raw.network.metricsScrapeNamespaces : undefined,
+            "must name the namespace of the Prometheus that scrapes the controller when controller.serviceMonitor is true and network.controllerDefaultDeny is true: the default-deny policy admits the metrics port from these namespaces alone, so the ServiceMonitor's scrapes would all be denied",
+        );
     }
     // The smoke stage declares its namespace as the rollouts stage declares the controller's: one object, two owners.
     if (smokeTest?.enabled && controller && smokeTest.namespace === controller.namespace) {

@@ -19,6 +19,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
+import { parseStackYaml } from "../components/config/stackYaml";
 import { PROJECT } from "../components/config/reader";
 import { argsOrExit, flagValue, splitEquals, wantsHelp } from "./cliArgs";
 import type { PlanStats } from "./plan";
@@ -102,7 +103,7 @@ export function syntheticSpokes(n: number): Record<string, unknown>[] {
 /** The project's hub stacks: the stack files whose `cluster.role` is `hub`, in name order. */
 export function hubStacks(root = REPO_ROOT): string[] {
     return listStacks(root).filter((stack) => {
-        const doc = YAML.parse(fs.readFileSync(path.join(root, `Pulumi.${stack}.yaml`), "utf8")) as { config?: Record<string, { role?: unknown } | undefined> } | null;
+        const doc = parseStackYaml(fs.readFileSync(path.join(root, `Pulumi.${stack}.yaml`), "utf8")) as { config?: Record<string, { role?: unknown } | undefined> } | null;
         return doc?.config?.[`${PROJECT}:cluster`]?.role === "hub";
     });
 }

@@ -447,7 +447,9 @@ export function readJson(file: string): Record<string, unknown> | { error: strin
         const v = JSON.parse(text) as unknown;
         return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : { error: `${file} is not a JSON object` };
     } catch (e) {
-        return { error: `${file} is not JSON (${(e as Error).message})` };
+        // Node's message quotes the text it read; say only that it is not JSON.
+        void e;
+        return { error: `${file} is not JSON` };
     }
 }
 

@@ -1,9 +1,9 @@
 import * as fs from "fs";
 import * as path from "path";
-import * as YAML from "yaml";
 import { ArgoCdConfig, ROLLOUT_PROJECT_KINDS, readArgoCd, tenantSyncSettings } from "../components/argocd";
 import { ProjectStack, parseConfigText, projectClusterNames, readProjectStacks } from "../components/config/load";
 import { ConfigReader, PROJECT, Plain, isPlainObject } from "../components/config/reader";
+import { StackValue, StackYamlError, configText, goJson, parseStackYaml } from "../components/config/stackYaml";
 import { AddonConfig, parseAddonConfig } from "../stacks/config";
 import { OfflineWorld, SECRET } from "./offline";
 
@@ -43,11 +43,13 @@ export function readStackFile(stack: string, root = REPO_ROOT): StackFile {
     const name = path.basename(file);
     let doc: unknown;
     try {
-        // Merge keys (`<<:`) as the Pulumi CLI's YAML reader (go-yaml v3) resolves them.
-        doc = YAML.parse(fs.readFileSync(file, "utf8"), { merge: true }) ?? {};
+        // As the Pulumi CLI reads it (components/config/stackYaml.ts): yaml.v3's scalars, merge keys.
+        doc = parseStackYaml(fs.readFileSync(file, "utf8")) ?? {};
     } catch (e) {
-        // The parser's message names line and column; say which file of which stack it is.
-        throw new Error(`stack "${stack}": ${name} is not valid YAML: ${(e as Error).message.split("\n")[0].replace(/:$/, "")}`);
+        if (e instanceof StackYamlError) {
+            throw new Error(`stack "${stack}": ${name} ${e.message}`);
+        }
+        throw e;
     }
     const config = isPlainMap(doc) ? doc.config : undefined;
     if (!isPlainMap(doc) || (config !== undefined && config !== null && !isPlainMap(config))) {
@@ -80,12 +82,13 @@ export function fromConfigMap(stack: string, map: Record<string, unknown>): Stac
             // A `secure:` value inside a structure (`pulumi config set --path --secret`) makes the
             // whole key a secret, as the Pulumi CLI treats it; the plan cannot decrypt it either.
             const nested = { found: false };
-            config[key] = JSON.stringify(withoutSecure(value, nested));
+            config[key] = goJson(withoutSecure(value, nested) as StackValue);
             if (nested.found) {
                 secretKeys.push(key);
             }
         } else {
-            config[key] = String(value);
+            // The text the CLI hands the program: an empty value is "", a number its JSON (stackYaml.ts).
+            config[key] = configText(value as StackValue);
         }
     }
     return { stack, config, secretKeys };
@@ -106,8 +109,9 @@ function withoutSecure(value: unknown, seen: { found: boolean }): unknown {
     return value;
 }
 
+/** pulumi sdk/v3.248.0 resource/config/object.go isSecureValue: a map of one key, `secure`, holding a string. */
 function isSecure(value: unknown): boolean {
-    return value !== null && typeof value === "object" && !Array.isArray(value) && Object.keys(value).length === 1 && "secure" in value;
+    return value !== null && typeof value === "object" && !Array.isArray(value) && Object.keys(value).length === 1 && typeof (value as { secure?: unknown }).secure === "string";
 }
 
 /** The fully qualified hub stack a spoke's file names in `mimir.hubStack`, if any. */

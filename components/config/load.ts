@@ -1,8 +1,8 @@
 import * as fs from "fs";
 import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
-import * as YAML from "yaml";
 import { PROJECT, Plain } from "./reader";
+import { parseStackYaml } from "./stackYaml";
 
 /** A stack's configuration as the Pulumi CLI hands it to the program, before it is validated. */
 export interface StackConfigValues {
@@ -100,7 +100,7 @@ export function readProjectStacks(dir: string): ProjectStack[] | undefined {
     const out: ProjectStack[] = [];
     for (const f of files) {
         try {
-            const doc = YAML.parse(fs.readFileSync(path.join(dir, f), "utf8"), { merge: true }) as { config?: Record<string, unknown> } | null;
+            const doc = parseStackYaml(fs.readFileSync(path.join(dir, f), "utf8")) as { config?: Record<string, unknown> } | null;
             const cluster = (doc?.config?.[`${PROJECT}:cluster`] ?? {}) as { name?: unknown; mimirTenant?: unknown };
             const spokes = doc?.config?.[`${PROJECT}:spokes`];
             out.push({

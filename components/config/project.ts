@@ -4,7 +4,7 @@
  * nothing else would notice two files that contradict each other.
  */
 import type { ProjectStack } from "./load";
-import type { ConfigReader } from "./reader";
+import { ConfigReader, PROJECT } from "./reader";
 
 /** This stack's side of the comparison. */
 export interface OwnStack {
@@ -13,6 +13,8 @@ export interface OwnStack {
     mimirTenant?: string;
     /** A hub's spokes, in the order of its `spokes` list. */
     spokes: readonly { name: string; tenant: string }[];
+    /** A spoke's `mimir.hubStack` (`<org>/<project>/<stack>`), when it names one. */
+    hubStack?: string;
 }
 
 export function checkAcrossProject(r: ConfigReader, own: OwnStack, project: readonly ProjectStack[]): void {
@@ -44,8 +46,25 @@ export function checkAcrossProject(r: ConfigReader, own: OwnStack, project: read
             );
         }
     });
+    // A spoke's hubStack that names a stack file of this project: that hub must route this spoke,
+    // or the run fails later on the hub's output (cluster/hubEndpoint.ts, pickSpokeEndpoint).
+    const [, hubProject, hubName] = own.hubStack?.split("/") ?? [];
+    const named = hubProject === PROJECT ? others.find((s) => s.stack === hubName) : undefined;
+    if (named && own.cluster !== undefined && !named.spokes.some((s) => s.name === own.cluster)) {
+        const routing = others.filter((s) => s.spokes.some((e) => e.name === own.cluster)).map((s) => s.stack);
+        r.problem(
+            "mimir.hubStack",
+            own.hubStack,
+            `must name the hub that routes this spoke: Pulumi.${named.stack}.yaml has no spokes entry for ${own.cluster}, so that hub routes no read endpoint for it` +
+                (routing.length > 0 ? `; ${routing.map((h) => `Pulumi.${h}.yaml`).join(", ")} does: name that hub's stack` : `; add ${own.cluster} to that hub's spokes`),
+        );
+    }
     // The reverse, from the spoke's run: a hub that lists this cluster under another tenant.
     for (const hub of others) {
+        if (named && hub !== named) {
+            // Only the hub this spoke reads from decides its tenant (hubStack is reported above).
+            continue;
+        }
         const entry = hub.spokes.find((s) => s.name === own.cluster);
         if (entry?.tenant !== undefined && own.mimirTenant !== undefined && entry.tenant !== own.mimirTenant) {
             r.problem(

@@ -1,5 +1,5 @@
 import { Fields, JsonSchema, defaultsOf, field } from "../config/declare";
-import { DURATION_RULE } from "../rollouts/config/patterns";
+import { PAUSE_RULE } from "../rollouts/config/patterns";
 import { LowerTier, PREVIEW_HEADER, ProdClass, SHAPES, Shape } from "./tiers";
 
 /**
@@ -75,7 +75,7 @@ const prodClassFields = (prodClass: ProdClass) =>
             doc: "canary weights in percent, ascending, ending at 100 (ADR-056 proved 25 -> 50 -> 100)",
         }),
         stepPause: field.string({
-            rule: DURATION_RULE,
+            rule: PAUSE_RULE,
             readBySection: true,
             defaultDoc: "analysis.initialDelay + analysis.interval (6m with their defaults)",
             doc: "how long each canary weight holds before the next: at least analysis.initialDelay + analysis.interval, so the background gate has measured it",

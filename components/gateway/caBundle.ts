@@ -103,7 +103,9 @@ export function readCaBundle(value: string, now: Date = new Date()): CaBundleRea
         try {
             cert = new X509Certificate(b.text);
         } catch (e) {
-            return fail(`certificate ${i + 1} does not parse as X.509 (${(e as Error).message})`);
+            // OpenSSL's reason (ASN.1 internals) is not the user's to decode: say what the block is not.
+            void e;
+            return fail(`certificate ${i + 1} does not parse as X.509 (a PEM CERTIFICATE block whose DER is not a certificate)`);
         }
         const named = `certificate ${i + 1} (subject ${oneLine(cert.subject)})`;
         // Before the CA check: OpenSSL, under Node's `ca`, counts such a certificate as no CA at all,

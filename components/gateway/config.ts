@@ -115,7 +115,7 @@ export const MIMIR_FIELDS = {
     hubStack: field.string({
         rule: { pattern: STACK_NAME, describe: "a fully qualified stack name, <org>/<project>/<stack>" },
         readBySection: true,
-        doc: "spoke: the hub's stack, <org>/<project>/<stack> (self-managed backends: organization/argo-rollouts-addon/hub)",
+        doc: "spoke: the hub's stack, <org>/<project>/<stack> (self-managed backends: organization/argo-rollouts-addon/hub); when it names a stack file of this project, that hub's spokes must list this cluster",
     }),
     readCaBundle: field.string({ rule: { pattern: PEM_CERTIFICATES, describe: CA_BUNDLE_RULE }, readBySection: true, doc: "spoke: the private CA certificates (PEM) of the hub's read endpoint, trusted by the controller's gates (beside its system roots) and by verify" }),
     pushRouteOwner: field.oneOf(PUSH_ROUTE_OWNERS, {

@@ -1,5 +1,7 @@
 import { parser } from "@prometheus-io/lezer-promql";
 
+type SyntaxNode = ReturnType<typeof parser.parse>["topNode"];
+
 /**
  * PromQL as Prometheus' own grammar reads it (`@prometheus-io/lezer-promql`, the grammar the
  * Prometheus project publishes from prometheus/prometheus `web/ui/module/lezer-promql`), so a query
@@ -26,4 +28,52 @@ export function promqlSyntaxErrors(query: string): string[] {
  */
 export function withArgsResolved(query: string, value = "arg"): string {
     return query.replace(/\{\{\s*args\.[A-Za-z0-9_-]+\s*\}\}/g, value);
+}
+
+/** What a PromQL expression evaluates to, in Prometheus' own words (promql/parser/value.go ValueType). */
+export type PromqlType = "scalar" | "instant vector" | "range vector" | "string";
+
+/** Functions whose result is a scalar (prometheus/prometheus promql/parser/functions.go: ReturnType ValueTypeScalar). */
+const SCALAR_FUNCTIONS = new Set(["Scalar", "Time", "Pi"]);
+
+/**
+ * The type of a query that parses (promqlSyntaxErrors is empty), as Prometheus' type checker gives
+ * it (prometheus/prometheus promql/parser/ast.go, `Type()` of each node): a matrix selector or a
+ * subquery is a range vector; parentheses, `offset`, `@` and a unary sign keep their operand's
+ * type; an aggregation is an instant vector; a binary operation is a scalar only between scalars;
+ * a function call is what the function returns (a scalar for scalar(), time() and pi() alone).
+ */
+export function promqlResultType(query: string): PromqlType {
+    const typeOf = (n: SyntaxNode | null): PromqlType => {
+        if (!n) {
+            return "instant vector";
+        }
+        switch (n.name) {
+            case "StringLiteral":
+                return "string";
+            case "NumberDurationLiteral":
+            case "NumberLiteral":
+                return "scalar";
+            case "MatrixSelector":
+            case "SubqueryExpr":
+                return "range vector";
+            case "ParenExpr":
+            case "OffsetExpr":
+            case "StepInvariantExpr":
+                return typeOf(n.firstChild);
+            case "UnaryExpr":
+                return typeOf(n.lastChild);
+            case "BinaryExpr": {
+                const sides = [typeOf(n.firstChild), typeOf(n.lastChild)];
+                return sides.every((t) => t === "scalar") ? "scalar" : "instant vector";
+            }
+            case "FunctionCall": {
+                const name = n.getChild("FunctionIdentifier")?.firstChild?.name ?? "";
+                return SCALAR_FUNCTIONS.has(name) ? "scalar" : "instant vector";
+            }
+            default:
+                return "instant vector";
+        }
+    };
+    return typeOf(parser.parse(query).topNode.firstChild);
 }

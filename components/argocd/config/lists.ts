@@ -1,6 +1,7 @@
 import { ConfigReader, DNS_SUBDOMAIN, Plain, StringRule, isPlainObject } from "../../config/reader";
 import { NAMESPACE_RULE } from "../../config/namespaces";
 import type { GroupKind, IgnoreRule } from "../ignoreRules";
+import { jqPathProblem, jsonPointerProblem } from "../jq";
 
 /**
  * The `argocd` section's list shapes: maps of named objects, `{group, kind}` lists and
@@ -97,9 +98,23 @@ function readRule(r: ConfigReader, key: string, value: unknown, keys: readonly s
         r.problem(`${key}.group`, o.group, 'must be unset with kind "*" (a rule for every kind has no group)');
     }
     const list = (field: string, rule: StringRule) => r.strings(`${key}.${field}`, o[field], rule, [], { min: 0, max: 50 });
-    const jsonPointers = list("jsonPointers", { pattern: /^\/\S*$/, describe: "a JSON pointer such as /spec/replicas" });
-    const jqPathExpressions = list("jqPathExpressions", { pattern: /^\S.*$/, describe: "a jq path expression such as .spec.replicas" });
+    const jsonPointers = list("jsonPointers", { pattern: /^\/\S*$/, describe: "a JSON pointer such as /spec/replicas (~ escaped as ~0, / as ~1; not ending in /-)" });
+    const jqPathExpressions = list("jqPathExpressions", { pattern: /^\S.*$/, describe: "a jq path expression such as .spec.replicas, which gojq compiles inside del() as ArgoCD does" });
     const managedFieldsManagers = list("managedFieldsManagers", { pattern: /^\S+$/, describe: "a field manager name" });
+    // What ArgoCD's normalizer does with each (argocd/jq.ts): a jq path gojq cannot compile fails
+    // every diff the rule applies to; a pointer json-patch cannot follow ignores nothing.
+    jqPathExpressions.forEach((q, i) => {
+        const why = jqPathProblem(q);
+        if (why) {
+            r.problem(`${key}.jqPathExpressions[${i}]`, q, `must be a jq path expression ArgoCD can compile (gojq v0.12.19, as del(${q})): ${why}; a broken rule fails the diff of every Application it applies to`);
+        }
+    });
+    jsonPointers.forEach((p, i) => {
+        const why = jsonPointerProblem(p);
+        if (why) {
+            r.problem(`${key}.jsonPointers[${i}]`, p, why);
+        }
+    });
     if (jsonPointers.length + jqPathExpressions.length + managedFieldsManagers.length === 0) {
         r.problem(key, value, "must set at least one of jsonPointers, jqPathExpressions, managedFieldsManagers");
     }

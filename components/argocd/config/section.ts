@@ -46,8 +46,8 @@ const paths = (describe: string, pattern: RegExp, doc: string) => field.strings(
 export const SYSTEM_RULE_FIELDS = {
     group: field.string({ rule: { pattern: API_GROUP, describe: 'an API group such as apps ("" or unset for the core group)' }, default: "", doc: "API group; unset with kind \"*\"" }),
     kind: field.string({ rule: { pattern: /^(\*|[A-Z][A-Za-z0-9]*)$/, describe: 'a Kind such as Deployment, or "*" for every kind' }, required: true, doc: 'Kind, or "*" for every kind of argocd.allKinds' }),
-    jsonPointers: paths("a JSON pointer such as /spec/replicas", /^\/\S*$/, "JSON pointers to ignore"),
-    jqPathExpressions: paths("a jq path expression such as .spec.replicas", /^\S.*$/, "jq path expressions to ignore"),
+    jsonPointers: paths("a JSON pointer such as /spec/replicas (~ escaped as ~0, / as ~1; not ending in /-)", /^\/\S*$/, "JSON pointers to ignore; each one ArgoCD's normalizer can follow (argo-cd v3.5.1 util/argo/normalizers/diff_normalizer.go, evanphx/json-patch v5.9.11: RFC 6901 escapes ~0 and ~1 only, no /- at the end), else the rule ignores nothing"),
+    jqPathExpressions: paths("a jq path expression such as .spec.replicas, which gojq compiles inside del() as ArgoCD does", /^\S.*$/, "jq path expressions to ignore; each one gojq v0.12.19 parses and compiles as del(<expression>) (argo-cd v3.5.1 diff_normalizer.go NewIgnoreNormalizer), else every Application's diff fails"),
     managedFieldsManagers: paths("a field manager name", /^\S+$/, "field managers whose fields are ignored"),
 } as const;
 

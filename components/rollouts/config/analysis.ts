@@ -1,6 +1,6 @@
 import { defaultsOf, field, readSection, type Values } from "../../config/declare";
 import { ConfigReader } from "../../config/reader";
-import { DURATION_RULE as DUR, durationSeconds } from "./patterns";
+import { DURATION_RULE as DUR, INT32_MAX, durationSeconds } from "./patterns";
 
 /** The `analysis` section (ADR-056 D5): the shared metric gates' thresholds and timing; the reader refuses the gates' timing traps. */
 
@@ -25,7 +25,7 @@ export const ANALYSIS_FIELDS = {
     scrapeInterval: field.string({ rule: DUR, default: "60s", doc: "how often Beyla's metrics are scraped into Mimir: the rate window must hold several samples" }),
     rateWindow: field.string({ rule: DUR, default: "4m", doc: "PromQL window of every gate query; at least 4 x scrapeInterval" }),
     remoteWriteLag: field.string({ rule: DUR, default: "1m", doc: "time from scrape to queryable in Mimir (remote write; a spoke's crosses the transit network)" }),
-    initialDelay: field.string({ rule: DUR, default: "5m", doc: "wait before the first measurement; at least rateWindow + remoteWriteLag, so an empty window never looks like a bad canary (ADR-056 D5)" }),
+    initialDelay: field.string({ rule: DUR, default: "5m", doc: "wait before the first measurement; at least rateWindow + remoteWriteLag, so an empty window never looks like a bad canary (ADR-056 D5); initialDelay + interval at most 2147483647s (the shortest canary pause, an int32 to Argo Rollouts)" }),
     interval: field.string({ rule: DUR, default: "1m", doc: "time between measurements (after an Error, Argo Rollouts retries after 10 s instead)" }),
     minRequests: field.integer({
         min: 1,
@@ -98,6 +98,16 @@ export function readAnalysis(r: ConfigReader, value: unknown): AnalysisConfig | 
             "analysis.initialDelay",
             out.initialDelay,
             `must be at least analysis.rateWindow (${out.rateWindow}) + analysis.remoteWriteLag (${out.remoteWriteLag}) = ${seconds("rateWindow") + seconds("remoteWriteLag")}s: before a full window of the new version's traffic has reached Mimir the query is empty or partial, and an empty window must not look like a bad canary`,
+        );
+    }
+    // A canary weight pauses at least initialDelay + interval (delivery/strategy.ts defaultStepPause,
+    // the default and the floor of every prod stepPause), and Argo Rollouts reads a pause's seconds
+    // as an int32 (argo-rollouts v1.9.0 pkg/apis/rollouts/v1alpha1/types.go RolloutPause.DurationSeconds).
+    if (ok("initialDelay", "interval") && durationSeconds(out.initialDelay) + durationSeconds(out.interval) > INT32_MAX) {
+        r.problem(
+            "analysis.initialDelay",
+            out.initialDelay,
+            `must leave analysis.initialDelay + analysis.interval (${out.interval}) at most ${INT32_MAX}s: each canary weight pauses at least that long, and Argo Rollouts converts a pause's seconds to an int32`,
         );
     }
     if (ok("successRate") && out.successRate >= 1) {

@@ -1,7 +1,7 @@
 import { defaultsOf, field, readSection } from "../../config/declare";
 import { ConfigReader, HTTPS_URL, SecretValue } from "../../config/reader";
-import { promqlSyntaxErrors, withArgsResolved } from "../promql";
-import { DURATION_RULE as DUR, SLACK_CHANNEL, durationSeconds } from "./patterns";
+import { promqlResultType, promqlSyntaxErrors, withArgsResolved } from "../promql";
+import { DURATION_RULE as DUR, INT32_MAX, SLACK_CHANNEL, durationSeconds } from "./patterns";
 
 /** The `errorBudget` and `notifications` sections (ADR-056 D6): the error-budget gate's template and the notification service, with `notificationsToken`. */
 
@@ -55,11 +55,11 @@ export const ERROR_BUDGET_FIELDS = {
         },
         default: SLOTH_REMAINING_BUDGET,
         defaultDoc: "Sloth's slo:period_error_budget_remaining:ratio for {{args.service}} and {{args.slo}}",
-        doc: "PromQL for the app's remaining error budget as a ratio (1 untouched, 0 exhausted); must use {{args.service}} ({{ args.service }} alike) and no argument but service and slo",
+        doc: "PromQL for the app's remaining error budget as a ratio (1 untouched, 0 exhausted); must use {{args.service}} ({{ args.service }} alike) and no argument but service and slo; its result must be a scalar or an instant vector (Argo Rollouts' Prometheus provider, metricproviders/prometheus/prometheus.go processResponse, refuses a string and flattens a range vector into every raw sample)",
     }),
     minRemaining: field.number({ min: 0, max: 0.99, default: 0, doc: "the budget counts as exhausted at or below this remaining ratio, and the rollout is frozen" }),
     recheckInterval: field.string({ rule: DUR, default: "5m", doc: "canary: how often a frozen rollout's budget is measured again; it goes on by itself at the first measurement with budget left" }),
-    maxFreeze: field.string({ rule: DUR, default: "24h", doc: "canary: how long a rollout waits for its budget to recover before it pauses for a human; at least recheckInterval" }),
+    maxFreeze: field.string({ rule: DUR, default: "24h", doc: "canary: how long a rollout waits for its budget to recover before it pauses for a human; at least recheckInterval, and maxFreeze / recheckInterval + 1 (the freeze's measurement count) at most 2147483647, Argo Rollouts' int32 count (pkg/apis/rollouts/v1alpha1 analysis_types.go)" }),
 } as const;
 
 export const ERROR_BUDGET_DEFAULTS: Readonly<ErrorBudgetConfig> = defaultsOf<ErrorBudgetConfig>(ERROR_BUDGET_FIELDS);
@@ -102,6 +102,24 @@ export function readErrorBudget(r: ConfigReader, value: unknown): ErrorBudgetCon
     const errors = e.raw.query === undefined ? [] : promqlSyntaxErrors(withArgsResolved(e.query));
     if (errors.length > 0) {
         r.problem("errorBudget.query", e.query, `must be PromQL Prometheus can parse once {{args.*}} are resolved: ${errors[0]}`);
+    } else if (e.raw.query !== undefined) {
+        // argo-rollouts v1.8.4 and v1.9.0 metricproviders/prometheus/prometheus.go: the template sets
+        // no rangeQuery, so Run sends an instant query and processResponse takes a scalar, a vector
+        // or a matrix; any other result (a string) is the Error "Prometheus metric type not
+        // supported". A matrix (a range vector) is flattened: every raw sample of every series in
+        // the window, oldest first, so `result[0]`, which the templates' conditions judge
+        // (analysis.ts budgetLeft, HAS_VALUE), is the oldest sample of the first series and not
+        // the budget now. Both are refused; scalars and instant vectors are what the gate reads.
+        const type = promqlResultType(withArgsResolved(e.query));
+        if (type === "string" || type === "range vector") {
+            r.problem(
+                "errorBudget.query",
+                e.query,
+                type === "string"
+                    ? "must evaluate to a scalar or an instant vector, not a string: Argo Rollouts' Prometheus provider refuses a string result at every measurement (\"Prometheus metric type not supported\")"
+                    : "must evaluate to a scalar or an instant vector, not a range vector (a [range] selector or subquery): Argo Rollouts flattens a range vector into every raw sample of the window, and the gate would judge the oldest sample instead of the budget now; wrap it in a function such as avg_over_time() or last_over_time()",
+            );
+        }
     }
     const bad = new Set(r.problems.slice(before).map((p) => p.key));
     if (!bad.has("errorBudget.recheckInterval") && !bad.has("errorBudget.maxFreeze") && durationSeconds(e.maxFreeze) < durationSeconds(e.recheckInterval)) {
@@ -110,6 +128,21 @@ export function readErrorBudget(r: ConfigReader, value: unknown): ErrorBudgetCon
             e.maxFreeze,
             `must be at least errorBudget.recheckInterval (${e.recheckInterval}): the freeze measures the budget every recheckInterval and pauses for a human after maxFreeze, so a shorter maxFreeze would never measure twice`,
         );
+    }
+    // The freeze's count and inconclusiveLimit are maxFreeze / recheckInterval + 1 (analysis.ts
+    // freezeMeasurements); Argo Rollouts reads both as an IntOrString, whose number is an int32
+    // (argo-rollouts v1.9.0 pkg/apis/rollouts/v1alpha1/analysis_types.go Metric.Count,
+    // InconclusiveLimit: *intstrutil.IntOrString; k8s.io/apimachinery intstr IntVal int32), so a
+    // larger count does not decode and the AnalysisTemplate is unreadable to the controller.
+    if (!bad.has("errorBudget.recheckInterval") && !bad.has("errorBudget.maxFreeze") && r.problems.every((p) => p.key !== "errorBudget.maxFreeze")) {
+        const count = Math.floor(durationSeconds(e.maxFreeze) / durationSeconds(e.recheckInterval)) + 1;
+        if (count > INT32_MAX) {
+            r.problem(
+                "errorBudget.maxFreeze",
+                e.maxFreeze,
+                `must be at most ${INT32_MAX - 1} x errorBudget.recheckInterval (${e.recheckInterval}): the freeze measures maxFreeze / recheckInterval + 1 = ${count} times, and Argo Rollouts' count and inconclusiveLimit are 32-bit integers (at most ${INT32_MAX})`,
+            );
+        }
     }
     return { query: e.query, minRemaining: e.minRemaining, recheckInterval: e.recheckInterval, maxFreeze: e.maxFreeze };
 }

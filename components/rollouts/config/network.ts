@@ -46,7 +46,7 @@ export const NETWORK_FIELDS = {
             port: field.integer({ min: 1, max: 65535, doc: "the pods' target port (required)" }),
         },
     }),
-    metricsScrapeNamespaces: field.strings({ rule: NAMESPACE, doc: "default-deny only: namespaces allowed to scrape the controller's metrics" }),
+    metricsScrapeNamespaces: field.strings({ rule: NAMESPACE, doc: "default-deny only: namespaces allowed to scrape the controller's metrics; required (at least one) when controller.serviceMonitor is true, or the policy denies every scrape" }),
 } as const;
 
 export const NETWORK_DEFAULTS = defaultsOf<{ controllerDefaultDeny: boolean; dnsNamespace: string; dnsPodLabels: Record<string, string> }>(NETWORK_FIELDS);

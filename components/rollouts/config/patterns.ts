@@ -29,6 +29,21 @@ export const CIDR = new RegExp(`^(${OCTET}\\.){3}${OCTET}\\/([0-9]|[12][0-9]|3[0
  */
 export const GO_MAX_DURATION_SECONDS = Math.floor(9223372036854775807 / 1e9);
 
+/** The largest int32: Argo Rollouts' counts and limits (IntOrString's IntVal) and a pause's seconds. */
+export const INT32_MAX = 2147483647;
+
+/**
+ * The rule of a canary pause: a duration Go reads whose seconds fit an int32. Argo Rollouts reads a
+ * step's `pause.duration` with time.ParseDuration and converts its seconds with `int32(d.Seconds())`
+ * (argo-rollouts v1.9.0 pkg/apis/rollouts/v1alpha1/types.go RolloutPause.DurationSeconds), which
+ * wraps a longer pause into a negative or wrong one.
+ */
+export const PAUSE_RULE = {
+    pattern: DURATION,
+    valid: (d: string) => DURATION.test(d) && durationSeconds(d) <= INT32_MAX,
+    describe: `a duration such as 30s, 2m or 1h, at most ${INT32_MAX}s (Argo Rollouts converts a pause's seconds to an int32)`,
+};
+
 /** Whether Go's time.ParseDuration reads a duration of the DURATION shape. */
 export function goDuration(d: string): boolean {
     return DURATION.test(d) && durationSeconds(d) <= GO_MAX_DURATION_SECONDS;

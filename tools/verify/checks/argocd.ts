@@ -10,6 +10,7 @@
  * (`owner: addon`) must also still carry exactly what the stack wrote.
  */
 import * as YAML from "yaml";
+import { yamlErrorText } from "../../../components/config/yamlErrors";
 import {
     BUILTIN_KINDS,
     COMPARE_OPTIONS_ANNOTATION,
@@ -120,7 +121,7 @@ export function systemRuleReasons(key: string, text: string): string[] {
     try {
         body = asRecord(YAML.parse(text) as unknown) as unknown as Record<string, unknown>;
     } catch (e) {
-        return [`is not YAML: ${(e as Error).message}`];
+        return [`is not YAML (${yamlErrorText(e)})`];
     }
     const out = new Set<string>();
     for (const gk of keyKinds(key)) {

@@ -5,6 +5,7 @@
  * spoke with a private CA for the hub's read endpoint, started with the stack's CA bundle.
  */
 import * as YAML from "yaml";
+import { yamlErrorText } from "../../../components/config/yamlErrors";
 import { caBundleDigest } from "../../../components/gateway/caBundle";
 import { ROLLOUTS_CRDS } from "../../../components/rollouts/crds";
 import { TrafficRouterPlugin, pluginImage } from "../../../components/rollouts/plugin";
@@ -248,7 +249,7 @@ export const crdAndControllerChecks: CheckGroup = async ({ config, cluster, opti
         try {
             live = text ? asArray<TrafficRouterPlugin>(YAML.parse(text)) : [];
         } catch (e) {
-            plugin.push({ object: cmRef, found: `trafficRouterPlugins is not YAML: ${(e as Error).message}` });
+            plugin.push({ object: cmRef, found: `trafficRouterPlugins is not YAML (${yamlErrorText(e)})` });
         }
         for (const want of expectedPlugins) {
             const have = live.find((p) => p.name === want.name);
