@@ -2,7 +2,7 @@ import type { PolicyConfig, ServiceAccountRef } from "./config";
 import { PART_OF } from "../stage";
 import { allOf } from "./selectors";
 import type { ClusterPolicy, ClusterPolicyRule, Condition, Conditions, LabelSelector, MatchConstraints, NamedExpression, PolicyMetadata, ResourceRule, ValidatingPolicy } from "./shapes";
-import type { TierAdmission } from "./tierAdmission";
+import type { TierAdmission } from "./tierTypes";
 import { WorkloadKind, gvk } from "./workloads";
 
 /**

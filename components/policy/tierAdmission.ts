@@ -5,7 +5,10 @@ import type { ProdClass, Shape } from "../delivery/tiers";
 import type { TierAdmissionAction } from "../delivery/fields";
 import { POLICY_NAMES, PolicyContext, Scope, clusterRule, clusterValidating, denyRule, metadata, namespaceSelector, notTheController, resourceRules, validationActions } from "./builders";
 import type { ClusterPolicy, Condition, ValidatingPolicy } from "./shapes";
+import type { ClassAdmission, TailStep, TierAdmission } from "./tierTypes";
 import { ROLLOUT } from "./workloads";
+
+export type { ClassAdmission, TailStep, TierAdmission } from "./tierTypes";
 
 /**
  * Tier admission (ADR-056 D3, "the rollout strategy is a tier/stage property"): a Rollout in a prod
@@ -30,36 +33,6 @@ import { ROLLOUT } from "./workloads";
  * bad version from most of the traffic, and the freeze needs the app's SLO, which only the app
  * knows (docs/tenants/admission.md).
  */
-
-/** One step of the approval's tail, as the rendered steps end. */
-export type TailStep = { pause: "indefinite" } | { setWeight: number };
-
-export interface ClassAdmission {
-    prodClass: ProdClass;
-    /** Enforce (refuse) or Audit (report and warn). */
-    action: TierAdmissionAction;
-    /** The component of each shape the class offers (`npm run delivery`'s folder names). */
-    components: Partial<Record<Shape, string>>;
-    canary?: {
-        /** The background analysis's cluster-scoped templates. */
-        templates: string[];
-        /** The startingStep values the library renders (the step before each is the first setWeight). */
-        startingSteps: number[];
-        /** Regulated: how the steps end, from the approval pause on. */
-        tail?: TailStep[];
-    };
-    blueGreen?: {
-        /** Per analysis field, the cluster-scoped templates it must name. */
-        analyses: { field: "prePromotionAnalysis" | "postPromotionAnalysis"; templates: string[] }[];
-        /** Regulated: the switch waits for an approver. */
-        manualPromotion: boolean;
-    };
-}
-
-/** What the tier admission rules check: one entry per prod class the stack configures. */
-export interface TierAdmission {
-    classes: ClassAdmission[];
-}
 
 export const TIER_POLICY_NAMES: Record<ProdClass, string> = {
     standard: POLICY_NAMES.tierStandard,
