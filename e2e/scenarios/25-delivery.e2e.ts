@@ -597,7 +597,9 @@ describe("delivery", function () {
             await waitFor(`${id}: the first version`, 180_000, async () => (await state()).kind === "promoted", describe);
             const stable = (await get()).status!.stableRS!;
             series.set(ns, `${name}-${stable}`, HEALTHY);
-            apply(build("v2"));
+            // The second version changes the Rollout alone; the Services' selectors are the
+            // controller's from the first version on (it adds the pod-template hash).
+            apply(build("v2").filter((o) => (o as { kind: string }).kind === "Rollout"));
             let next = "";
             await waitFor(`${id}: the second version's ReplicaSet`, 60_000, async () => {
                 next = (await get()).status?.currentPodHash ?? "";
