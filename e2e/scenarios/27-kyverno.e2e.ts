@@ -386,8 +386,10 @@ describe("kyverno", function () {
             expect("ArgoCD's API server creates it", create(asServer), false, MESSAGES.approvalCreate);
             expect("the GitOps controller creates it", create(asGitops), true);
             const patch = (who: typeof asGitops, body: unknown, status = false) => as(who, ["patch", "rollout", "checkout", "--type=merge", ...(status ? ["--subresource=status"] : []), "-p", JSON.stringify(body)]);
-            expect("a deployer changes the steps", patch(asDeployer, { spec: { strategy: { canary: { steps: [{ setWeight: 100 }] } } } }), false, MESSAGES.approvalSpec);
-            expect("an approver changes the steps", patch(asApprover, { spec: { strategy: { canary: { steps: [{ setWeight: 100 }] } } } }), false, MESSAGES.approvalSpec);
+            // Other steps that keep the tier's gate and approval: only the approval guard decides.
+            const otherSteps: Json[] = [{ setWeight: 10 }, { pause: {} }, { setWeight: 100 }];
+            expect("a deployer changes the steps", patch(asDeployer, { spec: { strategy: { canary: { steps: otherSteps } } } }), false, MESSAGES.approvalSpec);
+            expect("an approver changes the steps", patch(asApprover, { spec: { strategy: { canary: { steps: otherSteps } } } }), false, MESSAGES.approvalSpec);
             expect("the GitOps controller changes the steps", patch(asGitops, { spec: { strategy: { canary: { steps: [{ setWeight: 50 }, { pause: {} }, { setWeight: 100 }] } } } }), true);
             expect("a deployer writes status (promote)", patch(asDeployer, { status: { pauseConditions: null } }, true), false, MESSAGES.approvalStatus);
             expect("a deployer unpauses", patch(asDeployer, { spec: { paused: false } }), false, MESSAGES.approvalSpec);
@@ -395,7 +397,7 @@ describe("kyverno", function () {
             expect("an approver deletes it", as(asApprover, ["delete", "rollout", "checkout", "--wait=false"]), false, MESSAGES.approvalDelete);
             expect("the controller writes its revision annotation", patch(asController, { metadata: { annotations: { "rollout.argoproj.io/revision": "1" } } }), true);
             expect("the controller writes status", patch(asController, { status: { observedGeneration: "1" } }, true), true);
-            expect("ArgoCD's API server patches the steps (an ArgoCD resource update)", patch(asServer, { spec: { strategy: { canary: { steps: [{ setWeight: 100 }] } } } }), false, MESSAGES.approvalSpec);
+            expect("ArgoCD's API server patches the steps (an ArgoCD resource update)", patch(asServer, { spec: { strategy: { canary: { steps: otherSteps } } } }), false, MESSAGES.approvalSpec);
             expect("ArgoCD's API server deletes it (an ArgoCD resource delete)", as(asServer, ["delete", "rollout", "checkout", "--wait=false"]), false, MESSAGES.approvalDelete);
             expect("ArgoCD's resume action writes status", patch(asServer, { status: { pauseConditions: null } }, true), true);
             // The ClusterPolicy lets ArgoCD's server write status only (components/policy/approval.ts).
@@ -625,7 +627,7 @@ describe("kyverno", function () {
                 const twoSteps: Json[] = [{ setWeight: 50 }, { pause: {} }, { setWeight: 100 }];
                 expect("a hub's ArgoCD syncs as a user name (policy.regulated.gitopsUsers)", patch(asHubUser, "rollout", "checkout", { spec: { strategy: { canary: { steps: twoSteps } } } }), true);
                 expect("a hub's ArgoCD syncs in a group (policy.regulated.gitopsGroups)", patch(asHubGroup, "rollout", "checkout", { spec: { strategy: { canary: { steps: [{ setWeight: 25 }, { pause: {} }, { setWeight: 100 }] } } } }), true);
-                expect("a deployer still cannot change the steps", patch(asDeployer, "rollout", "checkout", { spec: { strategy: { canary: { steps: [{ setWeight: 100 }] } } } }), false, MESSAGES.approvalSpec);
+                expect("a deployer still cannot change the steps", patch(asDeployer, "rollout", "checkout", { spec: { strategy: { canary: { steps: twoSteps } } } }), false, MESSAGES.approvalSpec);
 
                 // The Rollout's ReplicaSet, as Argo Rollouts creates it (its controller: the Rollout).
                 const owner = JSON.parse(target.cluster.kubectl(["get", "rollout", "checkout", "-n", ns, "-o", "json"])) as { metadata: { uid: string } };
