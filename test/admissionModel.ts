@@ -5,7 +5,8 @@
  * e2e scenario kyverno-admission (each restated engine agrees with the real Kyverno).
  */
 import { AddonConfig, parseAddonConfig } from "../stacks/config";
-import { CelPolicy, PolicyConfig, PolicyContext, celPolicies, clusterPolicies, selects } from "../components/policy";
+import { CelPolicy, PolicyConfig, PolicyContext, celPolicies, clusterPolicies, policyContext, selects } from "../components/policy";
+import { SUCCESS_RATE_TEMPLATE } from "../components/delivery/strategy";
 import { hubConfig, merged, withRegulatedArgoRbac } from "./harness";
 import { FakeCluster, Json, admit, evaluate, requestKind } from "./kyvernoCel";
 import { applyClusterPolicy, ruleMatches } from "./kyvernoJmes";
@@ -29,6 +30,9 @@ export function sampleRollout(spec: Record<string, Json> = {}, namespace = "shop
                 canary: {
                     maxSurge: 1,
                     steps: [{ setWeight: 25 }, { pause: {} }, { setWeight: 100 }],
+                    // The prod gate from the first weight, and the approval before 100%: the tier
+                    // admission of both prod classes admits it (components/policy/tierAdmission.ts).
+                    analysis: { templates: [{ templateName: SUCCESS_RATE_TEMPLATE, clusterScope: true }], startingStep: 1 },
                     trafficRouting: { plugins: { "argoproj-labs/gatewayAPI": { httpRoute: "checkout", namespace } } },
                 },
             },
@@ -110,7 +114,8 @@ export const REGULATED = {
     actionServiceAccounts: ["argocd/argocd-server"],
 };
 
-export const CTX: PolicyContext = { rolloutsController: { namespace: "argo-rollouts", name: "argo-rollouts" } };
+/** The controller, and the tier admission of the harness's stack with regulated prod (both classes). */
+export const CTX: PolicyContext = { ...policyContext(config({ policy: { regulated: REGULATED } })), rolloutsController: { namespace: "argo-rollouts", name: "argo-rollouts" } };
 
 export function config(patch: Record<string, unknown> = {}): AddonConfig {
     const { "aws:region": _region, ...rest } = merged(hubConfig(), patch);
@@ -141,6 +146,8 @@ export interface Outcome {
     /** Names of the policies that matched the request. */
     applied: string[];
     denied: string[];
+    /** Messages of violations an Audit policy reports (and warns of) without refusing. */
+    audited: string[];
     /** PodDisruptionBudgets generated. */
     generated: Json[];
     /** Topology spread constraints added. */
@@ -159,11 +166,12 @@ export function celMatches(p: CelPolicy, r: Request): boolean {
 }
 
 export function viaCel(cfg: PolicyConfig, r: Request, ctx: PolicyContext = CTX): Outcome {
-    const out: Outcome = { applied: [], denied: [], generated: [], spread: [] };
+    const out: Outcome = { applied: [], denied: [], audited: [], generated: [], spread: [] };
     for (const p of celPolicies(cfg, ctx).filter((x) => celMatches(x, r))) {
         out.applied.push(p.metadata.name.replace(/-(deployment|statefulset|rollout)$/, ""));
         const res = admit(p, { ...r, object: r.object as unknown as Json, oldObject: r.oldObject as unknown as Json, operation: r.operation ?? "CREATE", cluster: new FakeCluster(r.objects ?? {}) });
         out.denied.push(...res.denied);
+        out.audited.push(...res.audited);
         out.generated.push(...res.generated);
         out.spread.push(...res.patches.map((x) => (x as { value: Json }).value));
     }
@@ -174,7 +182,7 @@ export function viaCel(cfg: PolicyConfig, r: Request, ctx: PolicyContext = CTX):
 export const addedSpread = (patched: Json): Json => (patched as { spec: { template: { spec: Record<string, Json> } } }).spec.template.spec.topologySpreadConstraints;
 
 export function viaClusterPolicy(cfg: PolicyConfig, r: Request, ctx: PolicyContext = CTX): Outcome {
-    const out: Outcome = { applied: [], denied: [], generated: [], spread: [] };
+    const out: Outcome = { applied: [], denied: [], audited: [], generated: [], spread: [] };
     const legacy = { ...cfg, kyvernoApi: "kyverno.io/v1" as const };
     for (const p of clusterPolicies(legacy, ctx)) {
         const a = { ...r, object: r.object as unknown as Json, oldObject: r.oldObject as unknown as Json, operation: r.operation ?? "CREATE", cluster: new FakeCluster(r.objects ?? {}) };
@@ -188,11 +196,12 @@ export function viaClusterPolicy(cfg: PolicyConfig, r: Request, ctx: PolicyConte
         }
         const results = applyClusterPolicy(p, a);
         out.denied.push(...results.flatMap((x) => (x.denied ? [x.denied] : [])));
+        out.audited.push(...results.flatMap((x) => (x.audited ? [x.audited] : [])));
         out.generated.push(...results.flatMap((x) => (x.generated ? [x.generated] : [])));
         out.spread.push(...results.flatMap((x) => (x.patch ? [addedSpread(x.patch)] : [])));
     }
     return normalise(out);
 }
 
-export const normalise = (o: Outcome): Outcome => ({ applied: [...new Set(o.applied)].sort(), denied: [...new Set(o.denied)].sort(), generated: o.generated, spread: o.spread });
+export const normalise = (o: Outcome): Outcome => ({ applied: [...new Set(o.applied)].sort(), denied: [...new Set(o.denied)].sort(), audited: [...new Set(o.audited)].sort(), generated: o.generated, spread: o.spread });
 

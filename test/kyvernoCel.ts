@@ -627,8 +627,10 @@ function evaluateVariables(p: CelPolicy, a: Admission): Map<string, unknown> {
 export interface PolicyOutcome {
     /** Every match condition held. */
     matched: boolean;
-    /** ValidatingPolicy: the messages of the failed validations. */
+    /** ValidatingPolicy: the messages of the failed validations, when the policy denies (`Deny`). */
     denied: string[];
+    /** ValidatingPolicy: the message of the failed validation, when the policy only audits (`Audit`, `Warn`). */
+    audited: string[];
     /** MutatingPolicy: the JSON patches. */
     patches: Json[];
     /** GeneratingPolicy: what generator.Apply received. */
@@ -639,7 +641,7 @@ export interface PolicyOutcome {
 export function admit(p: CelPolicy, a: Admission): PolicyOutcome {
     const cluster = a.cluster ?? new FakeCluster();
     const req = { ...a, cluster };
-    const outcome: PolicyOutcome = { matched: true, denied: [], patches: [], generated: [] };
+    const outcome: PolicyOutcome = { matched: true, denied: [], audited: [], patches: [], generated: [] };
     for (const m of p.spec.matchConditions ?? []) {
         const v = evaluate(m.expression, req);
         assert.strictEqual(typeof v, "boolean", `${p.metadata.name} ${m.name} is not a bool`);
@@ -654,7 +656,7 @@ export function admit(p: CelPolicy, a: Admission): PolicyOutcome {
         // pkg/cel/policies/vpol/compiler/policy.go `evaluate`; e2e regulated-argocd-paths).
         const failed = p.spec.validations.find((v) => evaluate(v.expression, req, variables) !== true);
         if (failed) {
-            outcome.denied.push(failed.message);
+            (p.spec.validationActions.includes("Deny") ? outcome.denied : outcome.audited).push(failed.message);
         }
     } else if (p.kind === "MutatingPolicy") {
         for (const m of p.spec.mutations) {

@@ -241,7 +241,8 @@ export function evalJmes(node: Node, value: Json): Json {
             return evalJmes(node.r, evalJmes(node.l, value));
         case "index": {
             const l = evalJmes(node.l, value);
-            return Array.isArray(l) ? (l[node.i] ?? null) : null;
+            // A negative index counts from the end (JMESPath specification, index expressions).
+            return Array.isArray(l) ? (l[node.i < 0 ? l.length + node.i : node.i] ?? null) : null;
         }
         case "filter": {
             const l = lenient(() => evalJmes(node.l, value));
@@ -381,6 +382,8 @@ export interface ClusterAdmission extends Admission {
 export interface RuleOutcome {
     rule: string;
     denied?: string;
+    /** A violation of a rule whose failureAction is Audit: reported, not refused. */
+    audited?: string;
     generated?: Json;
     patch?: Json;
 }
@@ -503,8 +506,9 @@ export function applyClusterPolicy(p: ClusterPolicy, a: ClusterAdmission): RuleO
             continue;
         }
         if (rule.validate) {
+            const enforce = (rule.validate.failureAction ?? p.spec.validationFailureAction) === "Enforce";
             if (conditionsHold(rule.validate.deny.conditions, ctx, false) && !existingViolation(p, rule, a)) {
-                out.push({ rule: rule.name, denied: rule.validate.message });
+                out.push(enforce ? { rule: rule.name, denied: rule.validate.message } : { rule: rule.name, audited: rule.validate.message });
             }
         } else if (rule.generate) {
             const g = rule.generate;

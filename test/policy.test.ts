@@ -105,8 +105,12 @@ describe("policy stage", () => {
                 assert.deepStrictEqual(names(policyConfig({ kyvernoApi: api, regulated: REGULATED })), Object.values(POLICY_NAMES).sort());
             });
             it(`complement: only what ADR-085's policies lack, and never a second PDB generator (${api})`, () => {
-                assert.deepStrictEqual(names(policyConfig({ kyvernoApi: api, availabilityPolicies: "complement", regulated: REGULATED })), [POLICY_NAMES.maxSurge, POLICY_NAMES.approval, POLICY_NAMES.approvalPods, POLICY_NAMES.routeNamespace].sort());
-                assert.deepStrictEqual(names(policyConfig({ kyvernoApi: api, availabilityPolicies: "complement" })), [POLICY_NAMES.maxSurge, POLICY_NAMES.routeNamespace].sort());
+                assert.deepStrictEqual(
+                    names(policyConfig({ kyvernoApi: api, availabilityPolicies: "complement", regulated: REGULATED })),
+                    [POLICY_NAMES.maxSurge, POLICY_NAMES.approval, POLICY_NAMES.approvalPods, POLICY_NAMES.routeNamespace, POLICY_NAMES.tierStandard, POLICY_NAMES.tierRegulated].sort(),
+                );
+                // Without regulated prod, no regulated tier either.
+                assert.deepStrictEqual(names(policyConfig({ kyvernoApi: api, availabilityPolicies: "complement" })), [POLICY_NAMES.maxSurge, POLICY_NAMES.routeNamespace, POLICY_NAMES.tierStandard].sort());
             });
         }
     });
@@ -118,7 +122,7 @@ describe("policy stage", () => {
             it("applies every availability policy and both Rollout guards to a Rollout in a prod namespace", () => {
                 assert.deepStrictEqual(
                     engine.run(cfg, { object: sampleRollout(), namespaceLabels: PROD }).applied,
-                    [POLICY_NAMES.pdb, POLICY_NAMES.spread, POLICY_NAMES.maxSurge, POLICY_NAMES.replicaFloor, POLICY_NAMES.routeNamespace].sort(),
+                    [POLICY_NAMES.pdb, POLICY_NAMES.spread, POLICY_NAMES.maxSurge, POLICY_NAMES.replicaFloor, POLICY_NAMES.routeNamespace, POLICY_NAMES.tierStandard].sort(),
                 );
             });
 
@@ -242,7 +246,8 @@ describe("policy stage", () => {
         const approver = { username: "alice", groups: ["release-approvers"] };
         const deployer = { username: "bob", groups: ["shop-deployers"] };
         const regulated = (r: Partial<Request>): Request => ({ object: sampleRollout(), oldObject: sampleRollout(), operation: "UPDATE", namespaceLabels: REGULATED_PROD, ...r });
-        const fewerSteps = sampleRollout({ strategy: { canary: { maxSurge: 1, steps: [{ setWeight: 100 }] } } });
+        // Fewer steps, still the regulated tier's gate and approval: only the approval guard decides.
+        const fewerSteps = sampleRollout({ strategy: { canary: { maxSurge: 1, steps: [{ setWeight: 50 }, { pause: {} }, { setWeight: 100 }], analysis: (sampleRollout().spec.strategy as { canary: { analysis: Json } }).canary.analysis } } });
         same("a deployer's spec change is refused in a regulated namespace", regulated({ object: fewerSteps, ...deployer }), { denied: [MESSAGES.approvalSpec] });
         same("the GitOps controller's is not", regulated({ object: fewerSteps, username: "system:serviceaccount:argocd:argocd-application-controller" }), { denied: [] });
         same("an approver unpauses", regulated({ oldObject: sampleRollout({ paused: true }), object: sampleRollout({ paused: false }), ...approver }), { denied: [] });
@@ -494,16 +499,16 @@ describe("policy stage", () => {
             assert.deepStrictEqual(policiesOf(run).map((p) => p.type).sort(), [
                 "kubernetes:policies.kyverno.io/v1:GeneratingPolicy",
                 ...Array(3).fill("kubernetes:policies.kyverno.io/v1:MutatingPolicy"),
-                ...Array(6).fill("kubernetes:policies.kyverno.io/v1:ValidatingPolicy"),
+                ...Array(8).fill("kubernetes:policies.kyverno.io/v1:ValidatingPolicy"),
             ]);
             assert.deepStrictEqual(
                 policiesOf(legacy).map((p) => p.type),
-                Array(8).fill("kubernetes:kyverno.io/v1:ClusterPolicy"),
+                Array(10).fill("kubernetes:kyverno.io/v1:ClusterPolicy"),
             );
-            assert.deepStrictEqual(policiesOf(complement).map((p) => (p.inputs as { metadata: { name: string } }).metadata.name).sort(), [POLICY_NAMES.maxSurge, POLICY_NAMES.routeNamespace]);
+            assert.deepStrictEqual(policiesOf(complement).map((p) => (p.inputs as { metadata: { name: string } }).metadata.name).sort(), [POLICY_NAMES.maxSurge, POLICY_NAMES.tierStandard, POLICY_NAMES.routeNamespace]);
             assert.deepStrictEqual(
                 policiesOf(run).map((p) => (p.inputs as { metadata: { name: string } }).metadata.name).sort(),
-                kyvernoPolicies(config({ policy: { regulated: REGULATED } }).policy, policyContext(config())).map((p) => p.metadata.name).sort(),
+                kyvernoPolicies(config({ policy: { regulated: REGULATED } }).policy, policyContext(config({ policy: { regulated: REGULATED } }))).map((p) => p.metadata.name).sort(),
             );
         });
 

@@ -462,12 +462,12 @@ describe("npm run verify", () => {
             expectFail(results, "kyverno.policies-ready", /GeneratingPolicy generate-workload-pdb: not found: Kyverno refuses a CEL policy it cannot compile/);
         });
 
-        it("kyverno.policies-ready expects only the guards and the approval guard in complement mode", async () => {
+        it("kyverno.policies-ready expects only the guards, the approval guard and the tier rules in complement mode", async () => {
             const config = verifyConfig({ policy: { availabilityPolicies: "complement" } });
             const world = healthyCluster(config);
             let results = await verify(config, world);
             expectPass(results, "kyverno.policies-ready");
-            assert.strictEqual(results.get("kyverno.policies-ready")!.note, "restrict-rollout-route-namespace, require-canary-max-surge, restrict-regulated-rollout-changes, restrict-regulated-rollout-pods");
+            assert.strictEqual(results.get("kyverno.policies-ready")!.note, "restrict-rollout-route-namespace, require-canary-max-surge, restrict-regulated-rollout-changes, restrict-regulated-rollout-pods, require-prod-standard-delivery, require-prod-regulated-delivery");
             world.objects = world.objects.filter((o) => o.metadata?.name !== POLICY_NAMES.approval);
             results = await verify(config, world);
             expectFail(results, "kyverno.policies-ready", /ValidatingPolicy restrict-regulated-rollout-changes: not found/);

@@ -1,6 +1,6 @@
 import { readSection } from "../config/declare";
 import { ConfigReader, Plain, isPlainObject } from "../config/reader";
-import { DELIVERY_DEFAULTS, DELIVERY_FIELDS, DeliveryConfig, PreviewGateKind, ProdClassConfig, REGULATED_FIELDS, STANDARD_FIELDS } from "./fields";
+import { DELIVERY_DEFAULTS, DELIVERY_FIELDS, DeliveryConfig, PreviewGateKind, ProdClassConfig, REGULATED_FIELDS, STANDARD_FIELDS, TierAdmissionAction } from "./fields";
 import { ApprovalGroups, GateTiming, OptionProblem, StrategyOptions, TierStrategy, defaultStepPause, optionProblems, tierStrategies } from "./strategy";
 import { PROD_CLASSES, ProdClass, SHAPES, Shape } from "./tiers";
 
@@ -33,7 +33,11 @@ export function readDelivery(r: ConfigReader, value: unknown, gate: GateTiming):
 }
 
 /** The values the generic reader gave one class, completed (steps, stepPause) and checked with the library's rules. */
-function readProdClass(r: ConfigReader, prodClass: ProdClass, read: { shapes: string[]; autoPromotion: boolean; previewGate: PreviewGateKind; previewHeader?: string; errorBudgetFreeze: boolean }, raw: Plain, gate: GateTiming): ProdClassConfig | undefined {
+function readProdClass(
+    r: ConfigReader,
+    prodClass: ProdClass,
+    read: { shapes: string[]; autoPromotion: boolean; previewGate: PreviewGateKind; previewHeader?: string; errorBudgetFreeze: boolean; admission?: TierAdmissionAction },
+    raw: Plain, gate: GateTiming): ProdClassConfig | undefined {
     const key = (k: string) => `delivery.prod.${prodClass}.${k}`;
     const fields = prodClass === "standard" ? STANDARD_FIELDS : REGULATED_FIELDS;
     const steps = raw.steps === undefined || raw.steps === null ? [...DELIVERY_DEFAULTS.prod[prodClass].steps] : raw.steps;
@@ -75,6 +79,7 @@ function readProdClass(r: ConfigReader, prodClass: ProdClass, read: { shapes: st
         previewGate: read.previewGate,
         previewHeader: read.previewHeader ?? DELIVERY_DEFAULTS.prod[prodClass].previewHeader,
         errorBudgetFreeze: read.errorBudgetFreeze,
+        ...(read.admission !== undefined ? { admission: read.admission } : {}),
     };
 }
 

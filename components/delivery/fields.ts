@@ -38,7 +38,17 @@ export interface ProdClassConfig {
     previewHeader: string;
     /** Apps that authored an SLO and are not critical wait for their error budget (D6). */
     errorBudgetFreeze: boolean;
+    /**
+     * Standard only: whether the tier admission rule `require-prod-standard-delivery` refuses
+     * (Enforce) or reports (Audit) a prod Rollout without the class's gate. Regulated is always
+     * enforced (components/policy/tierAdmission.ts).
+     */
+    admission?: TierAdmissionAction;
 }
+
+/** What the tier admission rule of a class does with a Rollout that does not conform. */
+export type TierAdmissionAction = "Enforce" | "Audit";
+export const TIER_ADMISSION_ACTIONS: readonly TierAdmissionAction[] = ["Audit", "Enforce"];
 
 export interface DeliveryConfig {
     dev: LowerTierConfig;
@@ -104,7 +114,14 @@ const prodClassFields = (prodClass: ProdClass) =>
         }),
     }) as const;
 
-export const STANDARD_FIELDS = prodClassFields("standard");
+export const STANDARD_FIELDS = {
+    ...prodClassFields("standard"),
+    admission: field.oneOf(TIER_ADMISSION_ACTIONS, {
+        default: "Audit",
+        describe: "",
+        doc: "what the admission rule require-prod-standard-delivery does with a Rollout in a prod namespace that lacks this class's success-rate gate: Audit (report and warn) or Enforce (refuse); regulated is always enforced, and policy.validationAction Audit makes both Audit",
+    }),
+} as const;
 export const REGULATED_FIELDS = prodClassFields("regulated");
 
 /** The `delivery` section: every key, once. */

@@ -2,6 +2,7 @@ import type { PolicyConfig, ServiceAccountRef } from "./config";
 import { PART_OF } from "../stage";
 import { allOf } from "./selectors";
 import type { ClusterPolicy, ClusterPolicyRule, Condition, Conditions, LabelSelector, MatchConstraints, NamedExpression, PolicyMetadata, ResourceRule, ValidatingPolicy } from "./shapes";
+import type { TierAdmission } from "./tierTypes";
 import { WorkloadKind, gvk } from "./workloads";
 
 /**
@@ -18,6 +19,8 @@ export const POLICY_NAMES = {
     maxSurge: "require-canary-max-surge",
     approval: "restrict-regulated-rollout-changes",
     approvalPods: "restrict-regulated-rollout-pods",
+    tierStandard: "require-prod-standard-delivery",
+    tierRegulated: "require-prod-regulated-delivery",
 } as const;
 
 export const MESSAGES = {
@@ -56,6 +59,8 @@ export const NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name";
 export interface PolicyContext {
     /** The Argo Rollouts controller's ServiceAccount: it writes Rollout status and defaults replicas. */
     rolloutsController: ServiceAccountRef;
+    /** What the tier admission rules check, from the stack's delivery strategies (tierAdmission.ts); none: no tier rules. */
+    tiers?: TierAdmission;
 }
 
 /** The username the API server gives a ServiceAccount (`request.userInfo.username`). */
@@ -97,14 +102,16 @@ export const kindLabel = (w: WorkloadKind): string => w.kind.toLowerCase();
  * them, or the default namespace alone (a policy that refuses workloads there must match it even
  * though it is no tenant's).
  */
-export type Scope = "tenant" | "prod" | "regulated" | "default";
+export type Scope = "tenant" | "prod" | "regulated" | "prod-regulated" | "default";
 
 /** The namespace selector of a policy: the tenant namespaces, narrowed by scope, minus the excluded ones. */
 export function namespaceSelector(cfg: PolicyConfig, scope: Scope = "tenant"): LabelSelector {
     if (scope === "default") {
         return { matchExpressions: [{ key: NAMESPACE_NAME_LABEL, operator: "In", values: ["default"] }] };
     }
-    const narrower = scope === "prod" ? { matchLabels: cfg.prodNamespaceLabels } : scope === "regulated" ? { matchLabels: cfg.regulated?.namespaceLabels ?? {} } : undefined;
+    const regulated = { matchLabels: cfg.regulated?.namespaceLabels ?? {} };
+    const narrower =
+        scope === "prod" ? { matchLabels: cfg.prodNamespaceLabels } : scope === "regulated" ? regulated : scope === "prod-regulated" ? allOf({ matchLabels: cfg.prodNamespaceLabels }, regulated) : undefined;
     const excluded = cfg.excludeNamespaces.length > 0 ? { matchExpressions: [{ key: NAMESPACE_NAME_LABEL, operator: "NotIn" as const, values: [...cfg.excludeNamespaces] }] } : undefined;
     return allOf(cfg.tenantNamespaceSelector, narrower, excluded);
 }

@@ -10,4 +10,5 @@ export * from "./rbac";
 export * from "./selectors";
 export * from "./stage";
 export * from "./template";
+export * from "./tierAdmission";
 export * from "./workloads";

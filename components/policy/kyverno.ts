@@ -3,6 +3,7 @@ import { approvalCelPolicy, approvalClusterPolicy, approvalPodsCelPolicy, approv
 import { availabilityCelPolicies, availabilityClusterPolicies } from "./availability";
 import { PolicyContext, ownsAvailability } from "./builders";
 import { rolloutOnlyCelPolicies, rolloutOnlyClusterPolicies } from "./rolloutOnly";
+import { tierCelPolicies, tierClusterPolicies } from "./tierAdmission";
 import type { CelPolicy, ClusterPolicy, KyvernoPolicy } from "./shapes";
 
 export * from "./shapes";
@@ -40,6 +41,7 @@ export function celPolicies(cfg: PolicyConfig, ctx: PolicyContext): CelPolicy[] 
         ...(ownsAvailability(cfg) ? availabilityCelPolicies(cfg) : []),
         ...rolloutOnlyCelPolicies(cfg, ctx),
         ...(cfg.regulated ? [approvalCelPolicy(cfg, cfg.regulated, ctx), approvalPodsCelPolicy(cfg, ctx)] : []),
+        ...tierCelPolicies(cfg, ctx),
     ].map(ownWebhook);
 }
 
@@ -48,6 +50,7 @@ export function clusterPolicies(cfg: PolicyConfig, ctx: PolicyContext): ClusterP
         ...(ownsAvailability(cfg) ? availabilityClusterPolicies(cfg) : []),
         ...rolloutOnlyClusterPolicies(cfg, ctx),
         ...(cfg.regulated ? [approvalClusterPolicy(cfg, cfg.regulated, ctx), approvalPodsClusterPolicy(cfg, ctx)] : []),
+        ...tierClusterPolicies(cfg, ctx),
     ];
 }
 

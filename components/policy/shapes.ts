@@ -123,6 +123,8 @@ export interface ClusterPolicy {
         validationFailureAction?: "Enforce" | "Audit";
         webhookConfiguration?: { failurePolicy?: FailurePolicy; matchConditions?: NamedExpression[] };
         background: boolean;
+        /** An Audit violation is also a warning in the admission response. */
+        emitWarning?: boolean;
         generateExisting?: boolean;
         rules: ClusterPolicyRule[];
     };

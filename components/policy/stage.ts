@@ -5,6 +5,10 @@ import { RELEASE_NAME } from "../rollouts/values";
 import { PART_OF, Stage, StageOptions } from "../stage";
 import { PolicyContext } from "./builders";
 import { PolicyConfig } from "./config";
+import { stackStrategies } from "../delivery/config";
+import type { DeliveryConfig } from "../delivery/fields";
+import type { GateTiming } from "../delivery/strategy";
+import { tierAdmission } from "./tierAdmission";
 import { KyvernoPolicy, kyvernoPolicies } from "./kyverno";
 import { KYVERNO_AGGREGATE_LABELS, kyvernoRoleName, kyvernoRoles } from "./rbac";
 
@@ -12,6 +16,9 @@ import { KYVERNO_AGGREGATE_LABELS, kyvernoRoleName, kyvernoRoles } from "./rbac"
 export interface PolicyStageConfig {
     policy: PolicyConfig;
     controller: Pick<ControllerConfig, "namespace">;
+    /** The tier strategies the admission rules check (tierAdmission.ts); without them, no tier rules. */
+    delivery?: DeliveryConfig;
+    analysis?: GateTiming;
 }
 
 export interface PolicyStageArgs {
@@ -22,8 +29,13 @@ export interface PolicyStageArgs {
 export const policyResourceName = (p: KyvernoPolicy): string => `kyverno-${p.kind.toLowerCase()}-${p.metadata.name}`;
 
 /** What the policies know of the rest of the addon: the controller's ServiceAccount (rollouts stage). */
-export function policyContext(config: Pick<PolicyStageConfig, "controller">): PolicyContext {
-    return { rolloutsController: { namespace: config.controller.namespace, name: RELEASE_NAME } };
+export function policyContext(config: Pick<PolicyStageConfig, "controller" | "delivery" | "analysis"> & { policy?: Pick<PolicyConfig, "regulated"> }): PolicyContext {
+    const { delivery, analysis } = config;
+    const tiers =
+        delivery && analysis
+            ? tierAdmission(stackStrategies({ delivery, analysis, policy: { regulated: config.policy?.regulated } }), delivery.prod.standard.admission)
+            : undefined;
+    return { rolloutsController: { namespace: config.controller.namespace, name: RELEASE_NAME }, ...(tiers ? { tiers } : {}) };
 }
 
 /**

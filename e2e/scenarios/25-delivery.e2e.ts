@@ -11,6 +11,8 @@
  */
 import assert from "assert";
 import * as fs from "fs";
+import * as os from "os";
+import * as YAML from "yaml";
 import * as path from "path";
 import { context, world } from "../lib/context";
 import { ControllerProc, controllerLog, permissionErrors, startController } from "../lib/controller";
@@ -42,6 +44,8 @@ import { PulumiEnv, failure } from "../lib/pulumi";
 import { fixtureConfig } from "../lib/stacks";
 import { StackTarget, World, npmRunAsync } from "../lib/world";
 import { AppSpec, DeliveryPlan, StrategyOptions, appLabels, checkOptions, deliveryPlan } from "../../components/delivery";
+import { stackStrategies } from "../../components/delivery/config";
+import { componentPlan, renderComponents } from "../../components/delivery/kustomize";
 import { freezeMeasurements, sharedTemplates } from "../../components/rollouts/analysis";
 import { GO_CERT_DIRECTORIES, READ_CA_DIR, READ_CA_KEY } from "../../components/rollouts/trust";
 import { SMOKE_APP, smokePodTemplate } from "../../components/smoke";
@@ -513,6 +517,122 @@ describe("delivery", function () {
         assert.strictEqual(approve.status, 0, `an approver (${regulated.approverGroups[0]}) could not approve: ${approve.stderr}`);
         await waitFor("the approved version to be promoted", 120_000, async () => (await state()).kind === "promoted" && (await get()).status?.stableRS === canary, describeRollout);
         series.clear();
+    });
+
+    /**
+     * The tier components run (ADR-056 D3, `npm run delivery`): an app's base (a Rollout, an
+     * HTTPRoute) with one line of overlay per prod component (standard canary, regulated canary,
+     * standard blue/green), built by the kustomize the run's kubectl embeds from the files the
+     * stack renders, applied as the GitOps identity applies them. The real controller runs each:
+     * a healthy second version is promoted, the regulated one stops at the approval pause, which a
+     * deployer cannot pass and an approver (bound by the component's own Role) does.
+     */
+    it("tier-components-run", async function () {
+        this.timeout(12 * 60_000);
+        const cfg = addonConfig(STACK, target.config);
+        const regulated = cfg.policy.regulated;
+        assert.ok(regulated, "the shipped preprod stack configures no policy.regulated");
+        const strategies = stackStrategies(cfg);
+        const kubectl = path.join(w.bin, "kubectl");
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tier-components-run-"));
+        // The folder as `npm run delivery` writes it.
+        for (const [file, text] of Object.entries(renderComponents(STACK, strategies))) {
+            fs.mkdirSync(path.dirname(path.join(dir, "components", file)), { recursive: true });
+            fs.writeFileSync(path.join(dir, "components", file), text);
+        }
+        const apply = (docs: unknown[]) => cluster().kubectl(["apply", "--server-side", "--field-manager=argocd-controller", "-f", "-"], docs.map((d) => JSON.stringify(d)).join("\n---\n"));
+        const runApp = async (id: string, name: string) => {
+            const s = strategies.find((x) => x.id === id);
+            assert.ok(s, `the stack renders no ${id}`);
+            const ns = `tier-run-${name}`;
+            const labels = appLabels({ name });
+            const gw = cfg.gateway;
+            const base = (revision: string) => [
+                {
+                    apiVersion: "argoproj.io/v1alpha1",
+                    kind: "Rollout",
+                    metadata: { name, namespace: ns, labels },
+                    spec: {
+                        replicas: 2,
+                        selector: { matchLabels: labels },
+                        template: { ...smokePodTemplate({ ...smokeConfig(cfg), failGate: false }, revision), metadata: { labels, annotations: { "e2e.platform.test/revision": revision } } },
+                        strategy: { canary: { steps: [{ setWeight: 100 }] } },
+                    },
+                },
+                {
+                    apiVersion: "gateway.networking.k8s.io/v1",
+                    kind: "HTTPRoute",
+                    metadata: { name, namespace: ns, labels },
+                    spec: {
+                        parentRefs: [{ name: gw.name, namespace: gw.namespace, sectionName: gw.listener }],
+                        hostnames: [`${name}.preprod.platform.test`],
+                        rules: [{ matches: [{ path: { type: "PathPrefix", value: "/" } }], backendRefs: [{ name, port: 80 }] }],
+                    },
+                },
+            ];
+            // The tenant's overlay: its base and one line naming the component.
+            const build = (revision: string): unknown[] => {
+                const at = path.join(dir, name);
+                fs.mkdirSync(path.join(at, "base"), { recursive: true });
+                fs.mkdirSync(path.join(at, "overlay"), { recursive: true });
+                fs.writeFileSync(path.join(at, "base", "app.yaml"), base(revision).map((o) => JSON.stringify(o)).join("\n---\n"));
+                fs.writeFileSync(path.join(at, "base", "kustomization.yaml"), "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - app.yaml\n");
+                fs.writeFileSync(path.join(at, "overlay", "kustomization.yaml"), `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ../base\ncomponents:\n  - ../../components/${id}\n`);
+                const r = run(kubectl, ["kustomize", path.join(at, "overlay")]);
+                assert.strictEqual(r.status, 0, `kubectl kustomize of ${id} failed: ${r.stderr}`);
+                return YAML.parseAllDocuments(r.stdout).map((d) => d.toJS() as unknown);
+            };
+            const get = () => getRollout(cluster(), ns, name);
+            const describe = async () => {
+                const r = await get().catch(() => undefined);
+                const hash = r?.status?.currentPodHash;
+                return `${id}: rollout status: ${JSON.stringify(r?.status)}\n${hash ? runSummary(await analysisRuns(cluster(), ns, hash)) : ""}\ncontroller log:\n${controllerLog(controller).split("\n").slice(-20).join("\n")}`;
+            };
+            const state = async () => smokeState((await get()) as unknown as KubeObject);
+            apply([{ apiVersion: "v1", kind: "Namespace", metadata: { name: ns, labels: { "platform.test/tier": "prod", "pod-security.kubernetes.io/enforce": "restricted", ...(s.prodClass === "regulated" ? regulated.namespaceLabels : {}) } } }]);
+            const v1 = build("v1");
+            const built = (v1.find((o) => (o as { kind: string }).kind === "Rollout") as { spec: { strategy: Record<string, unknown> } }).spec.strategy;
+            assert.deepStrictEqual(Object.keys(built), [s.shape], `${id}: the overlay's Rollout is no ${s.shape}`);
+            apply(v1);
+            await waitFor(`${id}: the first version`, 180_000, async () => (await state()).kind === "promoted", describe);
+            const stable = (await get()).status!.stableRS!;
+            series.set(ns, `${name}-${stable}`, HEALTHY);
+            // The second version changes the Rollout alone; the Services' selectors are the
+            // controller's from the first version on (it adds the pod-template hash).
+            apply(build("v2").filter((o) => (o as { kind: string }).kind === "Rollout"));
+            let next = "";
+            await waitFor(`${id}: the second version's ReplicaSet`, 60_000, async () => {
+                next = (await get()).status?.currentPodHash ?? "";
+                return next !== "" && next !== stable;
+            }, describe);
+            series.set(ns, `${name}-${next}`, HEALTHY);
+            if (s.prodClass === "regulated") {
+                const steps = (componentPlan(s).strategy as { canary: { steps: object[] } }).canary.steps;
+                const approvalStep = steps.findIndex((st) => "pause" in st && Object.keys((st as { pause: object }).pause).length === 0);
+                await waitFor(`${id}: the approval pause before 100 %`, 300_000, async () => {
+                    const r = await get();
+                    return r.status?.phase === "Paused" && r.status.currentStepIndex === approvalStep;
+                }, describe);
+                // Give the paused Rollout a moment: it must stay at the approval.
+                await new Promise((r) => setTimeout(r, 5_000));
+                assert.strictEqual((await get()).status?.currentStepIndex, approvalStep, `${id} left the approval pause by itself`);
+                const promote = (user: string, group: string) =>
+                    run(kubectl, [`--kubeconfig=${cluster().kubeconfig}`, `--as=${user}`, `--as-group=${group}`, "patch", "rollout", name, "-n", ns, "--type=merge", "--subresource=status", "-p", '{"status":{"pauseConditions":null}}']);
+                for (const group of regulated.deployerGroups) {
+                    const r = promote("deployer@platform.test", group);
+                    assert.notStrictEqual(r.status, 0, `a deployer (${group}) could clear the approval pause of ${id}`);
+                }
+                const approve = promote("approver@platform.test", regulated.approverGroups[0]);
+                assert.strictEqual(approve.status, 0, `an approver (${regulated.approverGroups[0]}) could not approve ${id} with the component's Role: ${approve.stderr}`);
+            }
+            await waitFor(`${id}: the second version promoted`, 420_000, async () => (await state()).kind === "promoted" && (await get()).status?.stableRS === next, describe);
+        };
+        try {
+            await Promise.all([runApp("prod-standard-canary", "std-canary"), runApp("prod-regulated-canary", "reg-canary"), runApp("prod-standard-blueGreen", "std-bluegreen")]);
+        } finally {
+            series.clear();
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
     });
 
     it("error-budget-freeze-waits", async function () {

@@ -17,7 +17,9 @@ import { StackTarget, World, npmRun } from "../lib/world";
 import { celPolicies, kyvernoPolicies } from "../../components/policy/kyverno";
 import { LabelSelector, selects } from "../../tools/verify/selectors";
 import { GENERATED_BY_POLICY } from "../../tools/verify/checks/kyverno";
-import { MESSAGES, PolicyConfig, PolicyContext, policyContext } from "../../components/policy";
+import { MESSAGES, PolicyConfig, PolicyContext, policyContext, tierMessage } from "../../components/policy";
+import { stackStrategies } from "../../components/delivery/config";
+import { componentPlan } from "../../components/delivery/kustomize";
 import { Obj, Outcome, Request, hpa, sampleDeployment, sampleRollout, viaCel, viaClusterPolicy } from "../../test/admissionModel";
 import type { Json } from "../../test/kyvernoCel";
 import * as path from "path";
@@ -384,8 +386,10 @@ describe("kyverno", function () {
             expect("ArgoCD's API server creates it", create(asServer), false, MESSAGES.approvalCreate);
             expect("the GitOps controller creates it", create(asGitops), true);
             const patch = (who: typeof asGitops, body: unknown, status = false) => as(who, ["patch", "rollout", "checkout", "--type=merge", ...(status ? ["--subresource=status"] : []), "-p", JSON.stringify(body)]);
-            expect("a deployer changes the steps", patch(asDeployer, { spec: { strategy: { canary: { steps: [{ setWeight: 100 }] } } } }), false, MESSAGES.approvalSpec);
-            expect("an approver changes the steps", patch(asApprover, { spec: { strategy: { canary: { steps: [{ setWeight: 100 }] } } } }), false, MESSAGES.approvalSpec);
+            // Other steps that keep the tier's gate and approval: only the approval guard decides.
+            const otherSteps: Json[] = [{ setWeight: 10 }, { pause: {} }, { setWeight: 100 }];
+            expect("a deployer changes the steps", patch(asDeployer, { spec: { strategy: { canary: { steps: otherSteps } } } }), false, MESSAGES.approvalSpec);
+            expect("an approver changes the steps", patch(asApprover, { spec: { strategy: { canary: { steps: otherSteps } } } }), false, MESSAGES.approvalSpec);
             expect("the GitOps controller changes the steps", patch(asGitops, { spec: { strategy: { canary: { steps: [{ setWeight: 50 }, { pause: {} }, { setWeight: 100 }] } } } }), true);
             expect("a deployer writes status (promote)", patch(asDeployer, { status: { pauseConditions: null } }, true), false, MESSAGES.approvalStatus);
             expect("a deployer unpauses", patch(asDeployer, { spec: { paused: false } }), false, MESSAGES.approvalSpec);
@@ -393,7 +397,7 @@ describe("kyverno", function () {
             expect("an approver deletes it", as(asApprover, ["delete", "rollout", "checkout", "--wait=false"]), false, MESSAGES.approvalDelete);
             expect("the controller writes its revision annotation", patch(asController, { metadata: { annotations: { "rollout.argoproj.io/revision": "1" } } }), true);
             expect("the controller writes status", patch(asController, { status: { observedGeneration: "1" } }, true), true);
-            expect("ArgoCD's API server patches the steps (an ArgoCD resource update)", patch(asServer, { spec: { strategy: { canary: { steps: [{ setWeight: 100 }] } } } }), false, MESSAGES.approvalSpec);
+            expect("ArgoCD's API server patches the steps (an ArgoCD resource update)", patch(asServer, { spec: { strategy: { canary: { steps: otherSteps } } } }), false, MESSAGES.approvalSpec);
             expect("ArgoCD's API server deletes it (an ArgoCD resource delete)", as(asServer, ["delete", "rollout", "checkout", "--wait=false"]), false, MESSAGES.approvalDelete);
             expect("ArgoCD's resume action writes status", patch(asServer, { status: { pauseConditions: null } }, true), true);
             // The ClusterPolicy lets ArgoCD's server write status only (components/policy/approval.ts).
@@ -413,6 +417,103 @@ describe("kyverno", function () {
             }, () => target.cluster.kubectl(["get", "namespace", ns, "-o", "json"]));
             kyverno.check();
             assert.deepStrictEqual(outcomes, [], `regulated admission, ${api}:\n${outcomes.join("\n")}`);
+        });
+    }
+
+    /**
+     * Tier admission (ADR-056 D3) by the real Kyverno: a Rollout of every prod component the stack
+     * renders (its strategy as the component patches it in) is admitted in its class's namespace,
+     * Rollouts without the class's gate or approval are refused (regulated, Enforce) or reported
+     * (standard, Audit: a warning in the response), and each restated engine decides every sample
+     * alike. Server-side dry runs as the GitOps identity, so the approval guard lets the creates
+     * through and only the tier rules decide.
+     */
+    for (const api of ["policies.kyverno.io/v1", "kyverno.io/v1"] as const) {
+        it(`tier-admission (${api})`, async function () {
+            await up({ api, mode: "complement" });
+            const cfg = addonConfig(STACK, target.config);
+            const ctx = policyContext(cfg);
+            const regulated = cfg.policy.regulated;
+            assert.ok(regulated, "the shipped preprod stack configures no policy.regulated");
+            assert.deepStrictEqual(ctx.tiers?.classes.map((c) => c.prodClass), ["standard", "regulated"], "the stack renders no strategy of a prod class");
+            const tag = api === "kyverno.io/v1" ? "cp" : "cel";
+            const prodLabels = { "platform.test/tier": "prod", ...cfg.policy.prodNamespaceLabels };
+            const namespaces = { standard: { name: `tier-standard-${tag}`, labels: prodLabels }, regulated: { name: `tier-regulated-${tag}`, labels: { ...prodLabels, ...regulated.namespaceLabels } } };
+            const gitops = `system:serviceaccount:${regulated.gitopsServiceAccounts[0].namespace}:${regulated.gitopsServiceAccounts[0].name}`;
+            const gitopsGroups = ["system:serviceaccounts", `system:serviceaccounts:${regulated.gitopsServiceAccounts[0].namespace}`, "system:authenticated"];
+            const apply = (obj: unknown) => target.cluster.kubectl(["apply", "--server-side", "--field-manager=platform-e2e", "-f", "-"], JSON.stringify(obj));
+            for (const ns of Object.values(namespaces)) {
+                apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns.name, labels: ns.labels } });
+                apply({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { name: "e2e-rollout-writer", namespace: ns.name }, rules: [{ apiGroups: ["argoproj.io"], resources: ["rollouts"], verbs: ["create"] }] });
+                apply({
+                    apiVersion: "rbac.authorization.k8s.io/v1",
+                    kind: "RoleBinding",
+                    metadata: { name: "e2e-rollout-writer", namespace: ns.name },
+                    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "e2e-rollout-writer" },
+                    subjects: [{ kind: "User", name: gitops, apiGroup: "rbac.authorization.k8s.io" }],
+                });
+            }
+            const rollout = (strategy: unknown, ns: string): Obj => {
+                const r = sampleRollout({ replicas: Math.max(2, cfg.policy.prodMinReplicas) }, ns);
+                return { ...r, spec: { ...r.spec, strategy: strategy as Json } };
+            };
+            const samples: { label: string; object: Obj; labels: Record<string, string>; conforms: boolean }[] = [];
+            for (const s of stackStrategies(cfg).filter((x) => x.tier === "prod")) {
+                const ns = namespaces[s.prodClass!];
+                samples.push({ label: `the ${s.id} component's Rollout`, object: rollout(componentPlan(s).strategy, ns.name), labels: ns.labels, conforms: true });
+            }
+            const bare = { canary: { maxSurge: 1, steps: [{ setWeight: 25 }, { pause: { duration: "6m" } }, { setWeight: 100 }] } };
+            const regulatedCanary = componentPlan(stackStrategies(cfg).find((x) => x.id === "prod-regulated-canary")!).strategy as { canary: Record<string, Json> };
+            const regulatedBlueGreen = componentPlan(stackStrategies(cfg).find((x) => x.id === "prod-regulated-blueGreen")!).strategy as { blueGreen: Record<string, Json> };
+            const late = { canary: { ...regulatedCanary.canary, analysis: { ...(regulatedCanary.canary.analysis as Record<string, Json>), startingStep: 3 } } };
+            const timed = { canary: { ...regulatedCanary.canary, steps: (regulatedCanary.canary.steps as Json[]).map((x) => (JSON.stringify(x) === "{\"pause\":{}}" ? { pause: { duration: "1h" } } : x)) } };
+            samples.push(
+                { label: "a standard canary without the gate", object: rollout(bare, namespaces.standard.name), labels: namespaces.standard.labels, conforms: false },
+                { label: "a regulated canary without the gate", object: rollout(bare, namespaces.regulated.name), labels: namespaces.regulated.labels, conforms: false },
+                { label: "a regulated canary whose gate starts after the second weight", object: rollout(late, namespaces.regulated.name), labels: namespaces.regulated.labels, conforms: false },
+                { label: "a regulated canary with a timed pause for its approval", object: rollout(timed, namespaces.regulated.name), labels: namespaces.regulated.labels, conforms: false },
+                { label: "a regulated blue/green that promotes itself", object: rollout({ blueGreen: { ...regulatedBlueGreen.blueGreen, autoPromotionEnabled: true } }, namespaces.regulated.name), labels: namespaces.regulated.labels, conforms: false },
+            );
+            // Kyverno reads namespaces from its informers: give them a moment.
+            await new Promise((r) => setTimeout(r, 5_000));
+            const model = api === "kyverno.io/v1" ? viaClusterPolicy : viaCel;
+            const tierMessages = ctx.tiers!.classes.flatMap((c) => (["canary", "blueGreen"] as const).map((shape) => tierMessage(c, shape)));
+            const flat = (t: string) => t.replace(/''/g, "'").replace(/\s+/g, " ");
+            // kubectl prints the response's warnings as `Warning: ...` lines, the refusal apart; both
+            // APIs send an audited rule's warning with another rule's refusal too.
+            const real = (o: Obj): { denied: string[]; audited: string[]; status: number } => {
+                const res = run(path.join(w.bin, "kubectl"), [`--kubeconfig=${target.cluster.kubeconfig}`, `--as=${gitops}`, ...gitopsGroups.map((g) => `--as-group=${g}`), "create", "--dry-run=server", "-o", "json", "-f", "-"], { input: JSON.stringify(o) });
+                const lines = res.stderr.split("\n");
+                const warnings = flat(lines.filter((l) => l.startsWith("Warning:")).join(" "));
+                const refusal = flat(lines.filter((l) => !l.startsWith("Warning:")).join(" "));
+                const said = (text: string) => tierMessages.filter((m) => text.includes(flat(m))).sort();
+                return { denied: res.status !== 0 ? said(refusal) : [], audited: said(warnings), status: res.status };
+            };
+            const problems: string[] = [];
+            for (const sample of samples) {
+                kyverno.check();
+                const modelled = model(cfg.policy, { object: sample.object, namespaceLabels: sample.labels, username: gitops, groups: gitopsGroups }, ctx);
+                const want = { denied: modelled.denied, audited: modelled.audited.filter((m) => tierMessages.includes(m)) };
+                let got = real(sample.object);
+                if (JSON.stringify({ denied: got.denied, audited: got.audited }) !== JSON.stringify(want)) {
+                    // A policy Kyverno has just configured may need a reconcile: ask once more.
+                    await new Promise((r) => setTimeout(r, 5_000));
+                    got = real(sample.object);
+                }
+                if (sample.conforms && (got.status !== 0 || got.audited.length > 0)) {
+                    problems.push(`${sample.label}: not admitted cleanly (exit ${got.status}, refused [${got.denied.join(" | ")}], reported [${got.audited.join(" | ")}])`);
+                }
+                if (!sample.conforms && got.denied.length + got.audited.length === 0) {
+                    problems.push(`${sample.label}: neither refused nor reported by a tier rule`);
+                }
+                if (JSON.stringify(got.denied) !== JSON.stringify(want.denied) || JSON.stringify(got.audited) !== JSON.stringify(want.audited)) {
+                    problems.push(`${sample.label}: Kyverno refused [${got.denied.join(" | ")}] and reported [${got.audited.join(" | ")}], the restated engine refused [${want.denied.join(" | ")}] and reported [${want.audited.join(" | ")}]`);
+                }
+            }
+            for (const ns of Object.values(namespaces)) {
+                target.cluster.kubectl(["delete", "namespace", ns.name, "--wait=false"]);
+            }
+            assert.deepStrictEqual(problems, [], `tier admission, ${api}:\n${problems.join("\n")}`);
         });
     }
 
@@ -526,7 +627,7 @@ describe("kyverno", function () {
                 const twoSteps: Json[] = [{ setWeight: 50 }, { pause: {} }, { setWeight: 100 }];
                 expect("a hub's ArgoCD syncs as a user name (policy.regulated.gitopsUsers)", patch(asHubUser, "rollout", "checkout", { spec: { strategy: { canary: { steps: twoSteps } } } }), true);
                 expect("a hub's ArgoCD syncs in a group (policy.regulated.gitopsGroups)", patch(asHubGroup, "rollout", "checkout", { spec: { strategy: { canary: { steps: [{ setWeight: 25 }, { pause: {} }, { setWeight: 100 }] } } } }), true);
-                expect("a deployer still cannot change the steps", patch(asDeployer, "rollout", "checkout", { spec: { strategy: { canary: { steps: [{ setWeight: 100 }] } } } }), false, MESSAGES.approvalSpec);
+                expect("a deployer still cannot change the steps", patch(asDeployer, "rollout", "checkout", { spec: { strategy: { canary: { steps: twoSteps } } } }), false, MESSAGES.approvalSpec);
 
                 // The Rollout's ReplicaSet, as Argo Rollouts creates it (its controller: the Rollout).
                 const owner = JSON.parse(target.cluster.kubectl(["get", "rollout", "checkout", "-n", ns, "-o", "json"])) as { metadata: { uid: string } };

@@ -1,0 +1,37 @@
+import type { TierAdmissionAction } from "../delivery/fields";
+import type { ProdClass, Shape } from "../delivery/tiers";
+
+/**
+ * What the tier admission rules check (tierAdmission.ts derives it from the stack's rendered
+ * strategies): apart, so the policies' context (builders.ts) can name it.
+ */
+
+/** One step of the approval's tail, as the rendered steps end. */
+export type TailStep = { pause: "indefinite" } | { setWeight: number };
+
+export interface ClassAdmission {
+    prodClass: ProdClass;
+    /** Enforce (refuse) or Audit (report and warn). */
+    action: TierAdmissionAction;
+    /** The component of each shape the class offers (`npm run delivery`'s folder names). */
+    components: Partial<Record<Shape, string>>;
+    canary?: {
+        /** The background analysis's cluster-scoped templates. */
+        templates: string[];
+        /** The startingStep values the library renders (the step before each is the first setWeight). */
+        startingSteps: number[];
+        /** Regulated: how the steps end, from the approval pause on. */
+        tail?: TailStep[];
+    };
+    blueGreen?: {
+        /** Per analysis field, the cluster-scoped templates it must name. */
+        analyses: { field: "prePromotionAnalysis" | "postPromotionAnalysis"; templates: string[] }[];
+        /** Regulated: the switch waits for an approver. */
+        manualPromotion: boolean;
+    };
+}
+
+/** What the tier admission rules check: one entry per prod class the stack configures. */
+export interface TierAdmission {
+    classes: ClassAdmission[];
+}
