@@ -90,7 +90,8 @@ export function parseRendered(manifest: string): RenderedObject[] {
     return YAML.parseAllDocuments(manifest)
         .map((doc) => {
             const object = doc.toJS() as Record<string, unknown> | null;
-            const source = /Source: (\S+)/.exec(doc.commentBefore ?? "")?.[1];
+            // helm writes `# Source: <template>` above each document; the parser gives it to the document or its first node.
+            const source = /Source: (\S+)/.exec(`${doc.commentBefore ?? ""}\n${(doc.contents as { commentBefore?: string } | null)?.commentBefore ?? ""}`)?.[1];
             return object && typeof object === "object" ? { object, ...(source ? { source } : {}) } : undefined;
         })
         .filter((o): o is RenderedObject => o !== undefined);
