@@ -10,7 +10,7 @@ import * as path from "path";
 import * as YAML from "yaml";
 import { differences, refKey, refOf } from "../lib/compare";
 import { world } from "../lib/context";
-import { StackTarget, World, npmRun } from "../lib/world";
+import { StackTarget, World, npmRun, npmRunAsync } from "../lib/world";
 import { PulumiEnv, failure } from "../lib/pulumi";
 import { CheckResult } from "../../tools/verify/report";
 
@@ -110,7 +110,8 @@ describe("greenfield", function () {
             // the URLs the stack names (the run's file server, its CA trusted through
             // NODE_EXTRA_CA_CERTS): the plan shows the chart's and the CRDs' objects too.
             const kubeVersion = (JSON.parse(target.cluster.kubectl(["version", "-o", "json"])) as { serverVersion: { gitVersion: string } }).serverVersion.gitVersion.replace(/[-+].*$/, "");
-            const plan = npmRun("plan", ["--stack", stack, "--out", out, "--config-dir", env.projectDir, "--chart", w.chartArchive, "--kube-version", kubeVersion, "--crds", "remote"], {
+            // Not blocking: the run's file server, in this process, answers the plan's requests for the CRDs.
+            const plan = await npmRunAsync("plan", ["--stack", stack, "--out", out, "--config-dir", env.projectDir, "--chart", w.chartArchive, "--kube-version", kubeVersion, "--crds", "remote"], {
                 ...process.env,
                 HELM: path.join(w.bin, "helm"),
                 NODE_EXTRA_CA_CERTS: w.files.caFile,
