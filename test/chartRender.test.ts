@@ -5,7 +5,7 @@ import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
 import { ChartRelease, chartRelease, renderChart, templateArgs } from "../tools/chartRender";
-import { readCrdFiles } from "../tools/crdSources";
+import { httpsGet, readCrdFiles } from "../tools/crdSources";
 import { ProviderRendered, comparedRendered, manifestsYaml, parsePlanArgs, renderProviderObjects, resourceRows, summary } from "../tools/plan";
 import { PlanRow, diffPlans, renderFullDiff } from "../tools/planDiff";
 import { hubConfig, merged, planInline } from "./harness";
@@ -203,5 +203,15 @@ describe("CRD sources (tools/crdSources.ts)", () => {
         const down = await readCrdFiles(urls, { kind: "remote" }, () => Promise.reject(new Error("https://h.test/x/a.yaml: HTTP 404")));
         assert.ok("notShown" in down && /not reachable: .*404; give a local folder/.test(down.notShown));
         assert.ok("notShown" in (await readCrdFiles(urls, undefined)));
+    });
+
+    it("names a URL it cannot read without its user-info or query", async () => {
+        const err = await httpsGet("https://user:hunter2@127.0.0.1:1/crds/a.yaml?token=s3cret", 2000).then(
+            () => undefined,
+            (e: Error) => e,
+        );
+        assert.ok(err, "a closed port answered");
+        assert.match(err.message, /^https:\/\/127\.0\.0\.1:1\/crds\/a\.yaml: /);
+        assert.ok(!/hunter2|s3cret|user/.test(err.message), err.message);
     });
 });
