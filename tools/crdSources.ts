@@ -56,7 +56,7 @@ export function httpsGet(url: string, timeoutMs = 15_000): Promise<string> {
             res.on("error", reject);
         });
         req.on("timeout", () => req.destroy(new Error(`${shown}: no answer within ${timeoutMs / 1000} s`)));
-        req.on("error", (e) => reject(new Error(`${shown}: ${e.message}`)));
+        req.on("error", (e) => reject(e.message.startsWith(shown) ? e : new Error(`${shown}: ${e.message}`)));
     });
 }
 
@@ -80,7 +80,7 @@ export async function readCrdFiles(files: readonly string[], source: CrdSourceSp
         return { objects };
     }
     try {
-        const texts = await Promise.all(files.map(get));
+        const texts = await Promise.all(files.map((f) => get(f)));
         return { objects: texts.flatMap((t, i) => parseAll(t, files[i])) };
     } catch (e) {
         return { notShown: `not reachable: ${(e as Error).message}; give a local folder of the files with --crds <dir>` };
