@@ -81,6 +81,7 @@ async function timed(what: string, f: () => Promise<{ status: number; stdout: st
 /** What the apply floor applies: the hub's offline plan (no chart section) and the chart's release. */
 interface ApplyInputs {
     crds: string;
+    crdNames: string[];
     objects: string;
     patches: string;
     release: { name: string; namespace: string; version: string; values: Record<string, unknown> };
@@ -108,6 +109,7 @@ async function applyInputs(w: World, configDir: string): Promise<ApplyInputs> {
     const patches = YAML.parseAllDocuments(fs.readFileSync(path.join(dir, "patches.yaml"), "utf8")).filter((d) => (d.toJS() as { kind?: string } | null)?.kind);
     return {
         crds: docs.filter(isCrd).map((d) => d.toString()).join("---\n"),
+        crdNames: docs.filter(isCrd).map((d) => (d.toJS() as { metadata: { name: string } }).metadata.name),
         objects: docs.filter((d) => !isCrd(d)).map((d) => d.toString()).join("---\n"),
         patches: patches.map((d) => d.toString()).join("---\n"),
         release: { name: chart.inputs.name, namespace: chart.inputs.namespace, version: chart.inputs.version, values: chart.inputs.values },
@@ -131,7 +133,7 @@ async function applyFloor(w: World, cluster: Cluster, inputs: ApplyInputs, chart
         if (crds.status !== 0) {
             return crds;
         }
-        const established = await k(["wait", "--for", "condition=Established", "--timeout", "120s", "crd", ...(YAML.parseAllDocuments(inputs.crds).map((d) => (d.toJS() as { metadata: { name: string } }).metadata.name))]);
+        const established = await k(["wait", "--for", "condition=Established", "--timeout", "120s", "crd", ...inputs.crdNames]);
         if (established.status !== 0) {
             return established;
         }
