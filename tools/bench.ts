@@ -8,11 +8,11 @@
  *   plain Node process loading the two packages. The plan validates every object with the schema
  *   packages as their authors ship them, so every plan compiles the schemas it needs.
  *
- * - `pulumi preview` and `pulumi up` of the hub on the real engine against a local control plane,
- *   against a floor program of one ConfigMap on the same engine (e2e/bench.ts; skip with
- *   --no-engine).
+ * - `pulumi preview` and `pulumi up` of the hub on the real engine against a local control plane:
+ *   preview against a floor program of one ConfigMap on the same engine, up against the same
+ *   objects applied without Pulumi (kubectl and helm; e2e/bench.ts; skip with --no-engine).
  *
- *   npm run bench [-- --runs 3] [--no-engine]
+ *   npm run bench [-- --runs 3] [--no-engine] [--json FILE]
  */
 import { spawnSync } from "child_process";
 import * as fs from "fs";
