@@ -71,6 +71,7 @@ describe("the project's commands", function () {
         assert.deepStrictEqual(parseBenchArgs([]), { runs: 3, engine: true });
         assert.deepStrictEqual(parseBenchArgs(["--runs=5", "--no-engine"]), { runs: 5, engine: false });
         assert.deepStrictEqual(parseBenchArgs(["--runs", "1"]), { runs: 1, engine: true });
+        assert.deepStrictEqual(parseBenchArgs(["--json", "figures.json"]), { runs: 3, engine: true, json: path.resolve("figures.json") });
         for (const bad of ["0", "-1", "1.5", "2x", "1e3"]) {
             assert.throws(() => parseBenchArgs(["--runs", bad]), new RegExp(`--runs "${bad.replace(".", "\\.")}": must be a whole number of at least 1`), bad);
         }

@@ -362,12 +362,12 @@ describe("edge cases (third round)", () => {
     describe("flags of every npm run command", () => {
         /** Each command's parser, its flags that take a value and its switches. */
         const commands: { name: string; parse: (argv: string[]) => unknown; base: string[]; flags: string[]; switches: string[] }[] = [
-            { name: "plan", parse: parsePlanArgs, base: ["--stack", "hub"], flags: ["--stack", "--out", "--config-dir", "--stats", "--against"], switches: [] },
+            { name: "plan", parse: parsePlanArgs, base: ["--stack", "hub"], flags: ["--stack", "--out", "--config-dir", "--stats", "--against", "--chart", "--kube-version", "--crds"], switches: [] },
             { name: "prComment (the workflow's)", parse: parseCommentArgs, base: ["--stack", "hub", "--file", "summary.md"], flags: ["--stack", "--file"], switches: [] },
             { name: "verify", parse: parseVerifyArgs, base: ["--stack", "hub"], flags: ["--stack", "--kubeconfig", "--context", "--kyverno-namespace", "--smoke-timeout", "--config-dir", "--without"], switches: ["--json", "--print-role"] },
             { name: "adopt-check", parse: parseAdoptCheckArgs, base: ["--stack", "hub"], flags: ["--stack", "--kubeconfig", "--context", "--config-dir"], switches: ["--json"] },
             { name: "deploy-order", parse: parseDeployOrderArgs, base: [], flags: ["--config-dir"], switches: [] },
-            { name: "bench", parse: parseBenchArgs, base: [], flags: ["--runs"], switches: ["--no-engine"] },
+            { name: "bench", parse: parseBenchArgs, base: [], flags: ["--runs", "--json"], switches: ["--no-engine"] },
             { name: "e2e", parse: parseE2eArgs, base: [], flags: ["--json", "--grep"], switches: ["--keep"] },
         ];
         for (const c of commands) {

@@ -73,8 +73,8 @@ describe("offline plan", () => {
                 assert.match(text, /existing objects: not checked here; .* \(needs a cluster\)/);
                 assert.match(text, /controller release: not checked here; .* \(needs a cluster\)/);
                 // What the plan cannot show, and where it is seen.
-                assert.match(text, /^ {2}chart objects: not shown; the provider renders chart argo-rollouts \d+\.\d+\.\d+ for release argo-rollouts\/argo-rollouts at deploy time, with the values in resources\.json \(rollouts-controller\); pulumi preview lists them \(needs a cluster\)$/m);
-                assert.match(text, /^ {2}CRD objects: not shown; the provider reads the 5 file\(s\) of rollouts-crds \(resources\.json\) at deploy time; pulumi preview lists them \(needs a cluster\)$/m);
+                assert.match(text, /^ {2}chart objects: not shown; plan with --chart <path> \(or ARGO_ROLLOUTS_CHART\) and a Kubernetes version to show them; pulumi preview lists them \(needs a cluster\)$/m);
+                assert.match(text, /^ {2}CRD objects: not shown; the provider reads the 5 file\(s\) of rollouts-crds \(resources\.json\) at deploy time: plan with --crds <dir>\|remote \(or ARGO_ROLLOUTS_CRDS\) to show them; pulumi preview lists them \(needs a cluster\)$/m);
             });
         });
     }

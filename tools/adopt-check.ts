@@ -12,12 +12,11 @@
  * Exit status: 0 adopting breaks nothing adopt-check can see, 1 it would (each BREAK says what to
  * do first), 2 usage, configuration or connection error.
  */
-import * as https from "https";
 import * as path from "path";
-import * as YAML from "yaml";
 import { flagValue, splitEquals, wantsHelp } from "./cliArgs";
 import { AdoptReport, CrdSource, PlannedObject, adoptCheck, adoptExitCode, formatAdoptText } from "./adopt/check";
 import { manifestResources, planStack } from "./plan";
+import { readCrdFiles } from "./crdSources";
 import { configFromStackFile, readStackFile } from "./stackFile";
 import { printable } from "../components/config/show";
 import { ConnectionError, connect } from "./verify/cluster";
@@ -76,26 +75,12 @@ export async function plannedObjects(stack: string, configDir: string): Promise<
 
 /**
  * The CRD manifests the stack applies, read from controller.crdBaseUrl as the program reads them
- * (one HTTPS GET each, bounded); when one cannot be read the CRDs' fields are not compared, and
- * the report says why.
+ * (tools/crdSources.ts); when one cannot be read the CRDs' fields are not compared, and the report
+ * says why.
  */
 export const fetchCrds: CrdSource = async (urls) => {
-    const get = (url: string) =>
-        new Promise<string>((resolve, reject) => {
-            const req = https.get(url, { timeout: 15_000 }, (res) => {
-                const chunks: Buffer[] = [];
-                res.on("data", (c: Buffer) => chunks.push(c));
-                res.on("end", () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks).toString("utf8")) : reject(new Error(`${url}: ${res.statusCode}`))));
-                res.on("error", reject);
-            });
-            req.on("timeout", () => req.destroy(new Error(`${url}: no answer within 15 s`)));
-            req.on("error", reject);
-        });
-    try {
-        return (await Promise.all(urls.map(get))).map((text) => YAML.parse(text) as Record<string, unknown>);
-    } catch (e) {
-        return { error: (e as Error).message };
-    }
+    const read = await readCrdFiles(urls, { kind: "remote" });
+    return "objects" in read ? read.objects.map((o) => o.object) : { error: read.notShown };
 };
 
 const HELP = `${USAGE}

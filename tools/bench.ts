@@ -8,11 +8,11 @@
  *   plain Node process loading the two packages. The plan validates every object with the schema
  *   packages as their authors ship them, so every plan compiles the schemas it needs.
  *
- * - `pulumi preview` and `pulumi up` of the hub on the real engine against a local control plane,
- *   against a floor program of one ConfigMap on the same engine (e2e/bench.ts; skip with
- *   --no-engine).
+ * - `pulumi preview` and `pulumi up` of the hub on the real engine against a local control plane:
+ *   preview against a floor program of one ConfigMap on the same engine, up against the same
+ *   objects applied without Pulumi (kubectl and helm; e2e/bench.ts; skip with --no-engine).
  *
- *   npm run bench [-- --runs 3] [--no-engine]
+ *   npm run bench [-- --runs 3] [--no-engine] [--json FILE]
  */
 import { spawnSync } from "child_process";
 import * as fs from "fs";
@@ -212,7 +212,7 @@ function summarise(samples: Sample[]): Sample {
     };
 }
 
-const USAGE = "usage: npm run bench [-- --runs N] [--no-engine]";
+const USAGE = "usage: npm run bench [-- --runs N] [--no-engine] [--json FILE]";
 const HELP = `${USAGE}
 
 Measures the program's load, the offline plan of every stack and of synthetic hubs with 1, 10 and
@@ -220,11 +220,14 @@ Measures the program's load, the offline plan of every stack and of synthetic hu
 floor measured in the same run (docs/maintainers/benchmarks.md). Prints markdown tables.
 
   --runs N      runs per case, the median is kept (default 3)
-  --no-engine   skip the real engine's part (it builds the engines and starts local clusters)`;
+  --no-engine   skip the real engine's part (it builds the engines and starts local clusters)
+  --json FILE   also write every figure with its floor and target there`;
 
 export interface BenchArgs {
     runs: number;
     engine: boolean;
+    /** Where to write every figure as JSON, if anywhere. */
+    json?: string;
 }
 
 /** The bench's arguments; an unknown flag, a flag without its value or a bad count is a usage error. */
@@ -243,6 +246,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs | "help" {
             }
         } else if (args[i] === "--no-engine") {
             out.engine = false;
+        } else if (args[i] === "--json") {
+            out.json = path.resolve(flagValue(args, i++, USAGE));
         } else {
             throw new Error(`unknown argument ${args[i]}; ${USAGE}`);
         }
@@ -270,6 +275,20 @@ async function main(parsed: BenchArgs): Promise<void> {
         console.log(`| ${label} | ${r.loadMs.toFixed(0)} | ${r.processMs.toFixed(0)} | ${r.peakRssMiB.toFixed(0)} | ${(r.processMs / floor.processMs).toFixed(2)} | ${(r.peakRssMiB / floor.peakRssMiB).toFixed(2)} |`);
     }
     const timeX = cli.processMs / floor.processMs;
+    const figures: Record<string, unknown> = {
+        machine: { cores: os.cpus().length, node: process.version },
+        runs,
+        load: {
+            floor: { label: loadResults[0][0], ...floor },
+            cases: loadResults.slice(1).map(([label, r]) => ({ label, ...r, timeXFloor: r.processMs / floor.processMs, memoryXFloor: r.peakRssMiB / floor.peakRssMiB })),
+            target: { ...LOAD_TARGETS, met: timeX <= LOAD_TARGETS.timeXFloor && cli.peakRssMiB <= LOAD_TARGETS.peakMiB },
+        },
+    };
+    const writeJson = () => {
+        if (parsed.json) {
+            fs.writeFileSync(parsed.json, JSON.stringify(figures, null, 2) + "\n");
+        }
+    };
     console.log("");
     console.log(
         `targets (program as the CLI loads it): <= ${LOAD_TARGETS.timeXFloor}x the floor's time: ${timeX.toFixed(2)}x ${timeX <= LOAD_TARGETS.timeXFloor ? "met" : "MISSED"}; ` +
@@ -317,6 +336,11 @@ async function main(parsed: BenchArgs): Promise<void> {
         );
     }
     const hubX = results.get(hub)!.processMs / baseline.processMs;
+    figures.plan = {
+        floor: { label: "plain Node loading @pulumi/pulumi + @pulumi/kubernetes", ...baseline },
+        cases: [...results].map(([label, r]) => ({ label, ...r, timeXFloor: r.processMs / baseline.processMs, cpuXFloor: r.cpuMs / baseline.cpuMs, memoryXFloor: r.peakRssMiB / baseline.peakRssMiB })),
+        target: { stack: hub, timeXFloor: PLAN_TARGET_X_FLOOR, met: hubX <= PLAN_TARGET_X_FLOOR },
+    };
     console.log("");
     console.log(`target (${hub} plan): <= ${PLAN_TARGET_X_FLOOR}x the floor's time: ${hubX.toFixed(2)}x ${hubX <= PLAN_TARGET_X_FLOOR ? "met" : "MISSED"}`);
     const [one, ten, hundred] = SPOKE_COUNTS.map((n) => results.get(`hub-${n}-spokes`)!);
@@ -326,15 +350,21 @@ async function main(parsed: BenchArgs): Promise<void> {
     console.log(`plan time per added spoke: ${perSpokeLow.toFixed(1)} ms (1->10), ${perSpokeHigh.toFixed(1)} ms (10->100)`);
 
     if (!parsed.engine) {
+        writeJson();
         return;
     }
     // The real engine: e2e/bench.ts builds the engines (cached) and starts its own clusters. A
     // separate process, so the program's tools never import the end-to-end harness.
     console.log("");
-    const engine = spawnSync(process.execPath, ["--require", path.join(REPO_ROOT, "tools", "swc-register.js"), path.join(REPO_ROOT, "e2e", "bench.ts"), "--runs", String(runs)], { cwd: REPO_ROOT, stdio: "inherit" });
+    const engineJson = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "bench-engine-")), "engine.json");
+    const engine = spawnSync(process.execPath, ["--require", path.join(REPO_ROOT, "tools", "swc-register.js"), path.join(REPO_ROOT, "e2e", "bench.ts"), "--runs", String(runs), "--json", engineJson], { cwd: REPO_ROOT, stdio: "inherit" });
     if (engine.status !== 0) {
+        writeJson();
         throw new Error("the engine benchmark failed (see above)");
     }
+    figures.engine = JSON.parse(fs.readFileSync(engineJson, "utf8")) as unknown;
+    fs.rmSync(path.dirname(engineJson), { recursive: true, force: true });
+    writeJson();
 }
 
 if (require.main === module) {

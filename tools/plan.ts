@@ -14,9 +14,12 @@ import { validateObject } from "./schemas";
 import { OfflineRun, PlannedResource, kubernetesGvk, runOffline } from "./offline";
 import { REPO_ROOT, StackFile, listStacks, placeholderWorld, readStackFile, referencedHubStack } from "./stackFile";
 import { ROLLOUTS_CRDS } from "../components/rollouts/crds";
+import { KUBERNETES_VERSION } from "../components/cluster/config";
 import { flagValue, splitEquals, wantsHelp } from "./cliArgs";
 import { PlanRow, diffPlans, renderFullDiff, renderShortDiff } from "./planDiff";
 import { planAtRef } from "./planAgainst";
+import { ChartRender, HELM_CHART, RenderedObject, chartPathFrom, chartRelease, renderChart } from "./chartRender";
+import { CONFIG_GROUP, CrdRead, CrdSourceSpec, crdSourceFrom, readCrdFiles } from "./crdSources";
 
 /** Kubernetes types that are not whole objects: patches, and components rendered by the provider. */
 const NOT_MANIFESTS = /(Patch$)|(^kubernetes:helm\.sh\/)|(^kubernetes:yaml\/)|(^kubernetes:kustomize\/)/;
@@ -38,9 +41,6 @@ export async function planStack(file: StackFile, configDir = file.dir ?? REPO_RO
     return runOffline({ stack: file.stack, config: file.config, secretKeys: file.secretKeys, world, program: () => defineStack() });
 }
 
-/** The provider-rendered components whose children the mock runtime does not see. */
-const CONFIG_GROUP = "kubernetes:yaml/v2:ConfigGroup";
-const HELM_CHART = "kubernetes:helm.sh/v4:Chart";
 
 /** Whether a provider creates with server-side apply over existing objects (`upsertExistingObjects`). */
 function upserts(provider: PlannedResource | undefined): boolean {
@@ -140,14 +140,117 @@ export function topologicalOrder(subset: PlannedResource[], all: PlannedResource
     return out;
 }
 
-/** One YAML document per object, in dependency order. */
-export function manifestsYaml(run: OfflineRun): string {
-    return manifestResources(run)
-        .map((r) => {
-            const { apiVersion, kind, ...rest } = r.inputs;
-            return YAML.stringify({ apiVersion, kind, ...rest }, { lineWidth: 0 });
-        })
-        .join("---\n");
+/**
+ * What the provider renders of the stack's components, which the mock runtime never sees: each
+ * Chart row's objects (tools/chartRender.ts) and each ConfigGroup row's CRDs (tools/crdSources.ts),
+ * or why they are not shown.
+ */
+export interface ProviderRendered {
+    charts: { row: PlanRow; render: ChartRender }[];
+    crds: { row: PlanRow; read: CrdRead }[];
+}
+
+export interface RenderOptions {
+    /** The pinned chart's folder or .tgz. */
+    chartPath?: string;
+    /** The Kubernetes version the chart renders for (vX.Y[.Z]). */
+    kubeVersion?: string;
+    crds?: CrdSourceSpec;
+    env?: NodeJS.ProcessEnv;
+}
+
+export const NOTHING_RENDERED: ProviderRendered = { charts: [], crds: [] };
+
+/** Renders the charts and reads the CRDs of a plan's rows (this plan's, or the one at `--against`'s ref). */
+export async function renderProviderObjects(rows: readonly PlanRow[], opts: RenderOptions): Promise<ProviderRendered> {
+    const charts = rows.filter((r) => r.type === HELM_CHART).map((row) => ({ row, render: renderChart(chartRelease(row.inputs), opts) }));
+    const crds: ProviderRendered["crds"] = [];
+    for (const row of rows.filter((r) => r.type === CONFIG_GROUP)) {
+        const files = Array.isArray(row.inputs.files) ? (row.inputs.files as string[]) : [];
+        crds.push({ row, read: await readCrdFiles(files, opts.crds) });
+    }
+    return { charts, crds };
+}
+
+/** The identity of a Kubernetes object: the type token and the namespace/name. */
+function objectType(o: Record<string, unknown>): string {
+    const apiVersion = String(o.apiVersion);
+    return `kubernetes:${apiVersion.includes("/") ? apiVersion : `core/${apiVersion}`}:${String(o.kind)}`;
+}
+
+function objectName(o: Record<string, unknown>): string {
+    const meta = (o.metadata ?? {}) as { name?: unknown; namespace?: unknown };
+    return `${typeof meta.namespace === "string" ? `${meta.namespace}/` : ""}${String(meta.name)}`;
+}
+
+/**
+ * The rendered objects as resources.json-like rows, so the review diff compares them like the
+ * program's own: under the component that renders them, marked as the chart's or the CRDs'.
+ */
+export function renderedRows(r: ProviderRendered): PlanRow[] {
+    const row = (parent: PlanRow, object: Record<string, unknown>, renderedBy: string, source: string | undefined): PlanRow => ({
+        urn: `${parent.urn}$${objectType(object)}::${objectName(object)}`,
+        name: objectName(object),
+        type: objectType(object),
+        stage: parent.stage,
+        parent: parent.urn,
+        renderedBy,
+        source: source ?? null,
+        inputs: object,
+    });
+    return [
+        ...r.crds.flatMap((c) => ("objects" in c.read ? c.read.objects.map((o) => row(c.row, o.object, "CRDs", o.source)) : [])),
+        ...r.charts.flatMap((c) => ("objects" in c.render ? c.render.objects.map((o) => row(c.row, o.object, "chart", o.source)) : [])),
+    ];
+}
+
+function document(object: Record<string, unknown>, comment: string): string {
+    const { apiVersion, kind, ...rest } = object;
+    const doc = new YAML.Document({ apiVersion, kind, ...rest });
+    doc.commentBefore = comment;
+    return doc.toString({ lineWidth: 0 });
+}
+
+/**
+ * manifests.yaml: every whole object `up` applies, one YAML document each under a comment naming
+ * its owner, in three sections: the CRDs (when read), the program's own objects in dependency
+ * order, the chart's (when rendered), as helm orders them. The file's first comment says what is
+ * not shown and how to show it.
+ */
+export function manifestsYaml(run: OfflineRun, rendered: ProviderRendered = NOTHING_RENDERED): string {
+    const header: string[] = [` stack ${run.stack}: what up applies as whole objects: the CRDs, the program's own objects, the chart's`];
+    const docs: string[] = [];
+    for (const c of rendered.crds) {
+        if ("notShown" in c.read) {
+            header.push(` CRDs of ${c.row.name}: not shown; ${c.read.notShown}`);
+            continue;
+        }
+        for (const o of c.read.objects) {
+            docs.push(document(o.object, ` CRDs: ${String(o.object.kind)} ${objectName(o.object)}, of ConfigGroup ${c.row.name} (stage ${c.row.stage ?? "none"}), from ${o.source}`));
+        }
+    }
+    for (const r of manifestResources(run)) {
+        docs.push(document(r.inputs, ` program: ${kubernetesGvk(r.type)!.kind} ${objectName(r.inputs)}, resource ${r.name} (stage ${r.stage ?? "none"})`));
+    }
+    for (const c of rendered.charts) {
+        if ("notShown" in c.render) {
+            header.push(` chart objects of ${c.row.name}: not shown; ${c.render.notShown}`);
+            continue;
+        }
+        const { chart } = c.render;
+        for (const o of c.render.objects as RenderedObject[]) {
+            const release = `${String(c.row.inputs.namespace)}/${String(c.row.inputs.name)}`;
+            docs.push(document(o.object, ` chart: ${String(o.object.kind)} ${objectName(o.object)}, chart ${chart.name} ${chart.version} release ${release} (resource ${c.row.name}, stage ${c.row.stage ?? "none"})${o.source ? `, ${o.source}` : ""}`));
+        }
+    }
+    if (rendered.charts.length === 0 && run.resources.some((r) => r.type === HELM_CHART)) {
+        header.push(" chart objects: not shown; plan with --chart <path> (or ARGO_ROLLOUTS_CHART) to show them");
+    }
+    if (rendered.crds.length === 0 && run.resources.some((r) => r.type === CONFIG_GROUP)) {
+        header.push(" CRDs: not shown; plan with --crds <dir>|remote (or ARGO_ROLLOUTS_CRDS) to show them");
+    }
+    const head = header.map((l) => `#${l}`).join("\n") + "\n";
+    return head + docs.join("---\n");
 }
 
 /** The patches the stack applies to objects another owner keeps (argocd-cm, argocd-rbac-cm, AppProjects), dependencies first. */
@@ -181,7 +284,7 @@ export function patchesYaml(run: OfflineRun): string {
 }
 
 /** The short summary the plan prints: resources per stage and kind, and the stage DAG. */
-export function summary(run: OfflineRun): string {
+export function summary(run: OfflineRun, rendered: ProviderRendered = NOTHING_RENDERED): string {
     const lines = [`stack ${run.stack}: ${run.resources.length} resources`];
     for (const stage of [null, ...STAGES]) {
         const inStage = run.resources.filter((r) => r.stage === stage);
@@ -207,12 +310,23 @@ export function summary(run: OfflineRun): string {
         }
     }
     for (const chart of run.resources.filter((r) => r.type === HELM_CHART)) {
-        // The mock runtime never sees a chart's children: the provider renders them at deploy time.
-        lines.push(`  chart objects: not shown; the provider renders chart ${String(chart.inputs.chart)} ${String(chart.inputs.version)} for release ${String(chart.inputs.namespace)}/${String(chart.inputs.name)} at deploy time, with the values in resources.json (${chart.name}); pulumi preview lists them (needs a cluster)`);
+        const render = rendered.charts.find((c) => c.row.urn === chart.urn)?.render;
+        if (render && "objects" in render) {
+            lines.push(`  chart objects: ${render.objects.length} in manifests.yaml, chart ${render.chart.name} ${render.chart.version} rendered by helm for release ${String(chart.inputs.namespace)}/${String(chart.inputs.name)} with the values in resources.json (${chart.name}), as the provider renders it`);
+        } else {
+            // The mock runtime never sees a chart's children: the provider renders them at deploy time.
+            const why = render ? render.notShown : "plan with --chart <path> (or ARGO_ROLLOUTS_CHART) and a Kubernetes version to show them";
+            lines.push(`  chart objects: not shown; ${why}; pulumi preview lists them (needs a cluster)`);
+        }
     }
     for (const group of run.resources.filter((r) => r.type === CONFIG_GROUP)) {
         const files = Array.isArray(group.inputs.files) ? group.inputs.files.length : 0;
-        lines.push(`  CRD objects: not shown; the provider reads the ${files} file(s) of ${group.name} (resources.json) at deploy time; pulumi preview lists them (needs a cluster)`);
+        const read = rendered.crds.find((c) => c.row.urn === group.urn)?.read;
+        if (read && "objects" in read) {
+            lines.push(`  CRD objects: ${read.objects.length} in manifests.yaml, from the ${files} file(s) of ${group.name}`);
+        } else {
+            lines.push(`  CRD objects: not shown; the provider reads the ${files} file(s) of ${group.name} (resources.json) at deploy time: ${read ? read.notShown : "plan with --crds <dir>|remote (or ARGO_ROLLOUTS_CRDS) to show them"}; pulumi preview lists them (needs a cluster)`);
+        }
     }
     lines.push("  controller release: not checked here; pulumi preview and up read the running controller first (a stack file naming no release keeps the line the cluster runs; a move across the pod-template-hash boundary needs controller.acknowledgeNewRevisions) (needs a cluster)");
     return lines.join("\n");
@@ -223,13 +337,13 @@ export function summary(run: OfflineRun): string {
  * `<outDir>/<stack>/`, all or none: they are written into a new folder beside it and swapped in by
  * renames, so an interrupt or a full disk leaves the previous plan or the new one, never a mix.
  */
-export function writePlan(run: OfflineRun, outDir: string, extra: Record<string, string> = {}): string {
+export function writePlan(run: OfflineRun, outDir: string, extra: Record<string, string> = {}, rendered: ProviderRendered = NOTHING_RENDERED): string {
     const dir = path.join(outDir, run.stack);
     fs.mkdirSync(outDir, { recursive: true });
     const staging = fs.mkdtempSync(path.join(outDir, `.${run.stack}.new-`));
     try {
         fs.writeFileSync(path.join(staging, "resources.json"), JSON.stringify(resourceRows(run), null, 2) + "\n");
-        fs.writeFileSync(path.join(staging, "manifests.yaml"), manifestsYaml(run));
+        fs.writeFileSync(path.join(staging, "manifests.yaml"), manifestsYaml(run, rendered));
         fs.writeFileSync(path.join(staging, "patches.yaml"), patchesYaml(run));
         for (const [name, text] of Object.entries(extra)) {
             fs.writeFileSync(path.join(staging, name), text);
@@ -254,7 +368,47 @@ export function removePlan(stack: string, outDir: string): void {
     fs.rmSync(path.join(outDir, stack), { recursive: true, force: true });
 }
 
-const USAGE = "usage: npm run plan -- --stack <name> [--out <dir>] [--config-dir <dir>] [--against <git ref>] [--stats <file>]";
+/** The stack file's cluster.kubernetesVersion (the program has validated it by now). */
+export function stackKubernetesVersion(file: StackFile): string | undefined {
+    const text = file.config[`${PROJECT}:cluster`];
+    try {
+        const v = (JSON.parse(text ?? "{}") as { kubernetesVersion?: unknown }).kubernetesVersion;
+        return typeof v === "string" ? v : undefined;
+    } catch {
+        return undefined;
+    }
+}
+
+/**
+ * The rendered objects the review diff compares: the chart's, and the CRDs', only when both sides
+ * show them (one chart given renders one version: a ref pinning another shows none, and its
+ * objects would read as all added or all removed); otherwise a note says they are not compared.
+ */
+export function comparedRendered(head: ProviderRendered, base: ProviderRendered, baseExisted: boolean): { head: PlanRow[]; base: PlanRow[]; notes: string[] } {
+    if (!baseExisted) {
+        return { head: renderedRows(head), base: [], notes: [] };
+    }
+    const shown = (r: ProviderRendered) => ({
+        charts: r.charts.length > 0 && r.charts.every((c) => "objects" in c.render),
+        crds: r.crds.length > 0 && r.crds.every((c) => "objects" in c.read),
+    });
+    const h = shown(head);
+    const b = shown(base);
+    const pick = (r: ProviderRendered, charts: boolean, crds: boolean): ProviderRendered => ({ charts: charts ? r.charts : [], crds: crds ? r.crds : [] });
+    const why = (r: ProviderRendered, kind: "charts" | "crds") =>
+        (kind === "charts" ? r.charts.map((c) => ("notShown" in c.render ? c.render.notShown : "")) : r.crds.map((c) => ("notShown" in c.read ? c.read.notShown : ""))).filter(Boolean).join("; ");
+    const reasons = (kind: "charts" | "crds") => [why(head, kind) && `here, ${why(head, kind)}`, why(base, kind) && `at the ref, ${why(base, kind)}`].filter(Boolean).join("; ") || "one side has none";
+    const notes: string[] = [];
+    if (!(h.charts && b.charts)) {
+        notes.push(`The chart's objects are not compared: ${reasons("charts")}.`);
+    }
+    if (!(h.crds && b.crds)) {
+        notes.push(`The CRDs are not compared: ${reasons("crds")}.`);
+    }
+    return { head: renderedRows(pick(head, h.charts && b.charts, h.crds && b.crds)), base: renderedRows(pick(base, h.charts && b.charts, h.crds && b.crds)), notes };
+}
+
+const USAGE = "usage: npm run plan -- --stack <name> [--out <dir>] [--config-dir <dir>] [--chart <path>] [--kube-version <vX.Y.Z>] [--crds <dir>|remote] [--against <git ref>] [--stats <file>]";
 const HELP = `${USAGE}
 
 Plans a stack offline (no cluster, no credentials) and writes <out>/<stack>/resources.json,
@@ -263,6 +417,13 @@ manifests.yaml and patches.yaml, all or none; a failed plan removes the stack's 
   --stack <name>       the stack file Pulumi.<name>.yaml (required)
   --out <dir>          where the plan goes (default: plan/ in the project)
   --config-dir <dir>   where the stack files are (default: the project)
+  --chart <path>       the pinned chart's folder or .tgz (default: ARGO_ROLLOUTS_CHART): its objects,
+                       rendered by helm (HELM, or helm on the PATH) with the stack's values, go into
+                       manifests.yaml; without it they are not shown
+  --kube-version <v>   the Kubernetes version the chart renders for (default: the stack's
+                       cluster.kubernetesVersion); without one the chart's objects are not shown
+  --crds <dir>|remote  the CRDs up applies, from a folder holding the same files or from their URLs
+                       (default: ARGO_ROLLOUTS_CRDS); without it they are not shown
   --against <git ref>  also plan the stack as it was at that ref (a temporary worktree; the checkout
                        is left alone), print the review diff and write it: diff.md (complete) and
                        diff-summary.md (short, for a pull-request comment)
@@ -281,6 +442,9 @@ export interface PlanArgs {
     stats?: string;
     /** The git ref to diff the plan against, if any. */
     against?: string;
+    chart?: string;
+    kubeVersion?: string;
+    crds?: string;
 }
 
 export function parsePlanArgs(argv: readonly string[]): PlanArgs | "help" {
@@ -293,6 +457,7 @@ export function parsePlanArgs(argv: readonly string[]): PlanArgs | "help" {
     let configDir = REPO_ROOT;
     let stats: string | undefined;
     let against: string | undefined;
+    const extra: Pick<PlanArgs, "chart" | "kubeVersion" | "crds"> = {};
     const value = (i: number) => flagValue(args, i, USAGE, (m) => new PlanUsageError(m));
     for (let i = 0; i < args.length; i++) {
         if (args[i] === "--stack") {
@@ -305,6 +470,12 @@ export function parsePlanArgs(argv: readonly string[]): PlanArgs | "help" {
             stats = path.resolve(value(i++));
         } else if (args[i] === "--against") {
             against = value(i++);
+        } else if (args[i] === "--chart") {
+            extra.chart = value(i++);
+        } else if (args[i] === "--kube-version") {
+            extra.kubeVersion = value(i++);
+        } else if (args[i] === "--crds") {
+            extra.crds = value(i++);
         } else {
             throw new PlanUsageError(`unknown argument ${args[i]}; ${USAGE}`);
         }
@@ -312,7 +483,10 @@ export function parsePlanArgs(argv: readonly string[]): PlanArgs | "help" {
     if (!stack) {
         throw new PlanUsageError(USAGE);
     }
-    return { stack, out, configDir, ...(stats ? { stats } : {}), ...(against ? { against } : {}) };
+    if (extra.kubeVersion !== undefined && !KUBERNETES_VERSION.test(extra.kubeVersion)) {
+        throw new PlanUsageError(`--kube-version ${JSON.stringify(extra.kubeVersion)}: must be a Kubernetes version such as v1.33 or v1.33.4`);
+    }
+    return { stack, out, configDir, ...(stats ? { stats } : {}), ...(against ? { against } : {}), ...extra };
 }
 
 /** The figures of one plan run, for `npm run bench`. */
@@ -349,8 +523,10 @@ async function main(): Promise<void> {
         }
     });
     let run: OfflineRun;
+    let file: StackFile;
     try {
-        run = await planStack(readStackFile(args.stack, args.configDir), args.configDir);
+        file = readStackFile(args.stack, args.configDir);
+        run = await planStack(file, args.configDir);
     } catch (e) {
         // No plan of a stack that cannot be planned: the previous one would pass for current.
         removePlan(args.stack, args.out);
@@ -361,6 +537,13 @@ async function main(): Promise<void> {
     const invalid = objects
         .map((r) => validateObject(r.inputs))
         .filter((res) => res.problems.length > 0);
+    const renderOpts: RenderOptions = {
+        chartPath: chartPathFrom(args.chart),
+        kubeVersion: args.kubeVersion ?? stackKubernetesVersion(file),
+        crds: crdSourceFrom(args.crds),
+    };
+    const rows = JSON.parse(JSON.stringify(resourceRows(run))) as PlanRow[];
+    const rendered = await renderProviderObjects(rows, renderOpts);
     finished = true;
     const extra: Record<string, string> = {};
     let short: string | undefined;
@@ -368,9 +551,13 @@ async function main(): Promise<void> {
     if (args.against) {
         try {
             const base = planAtRef({ repoRoot: REPO_ROOT, ref: args.against, stack: args.stack, configDir: args.configDir });
-            const diff = diffPlans(base.rows, JSON.parse(JSON.stringify(resourceRows(run))) as PlanRow[]);
+            const baseRendered = base.existed ? await renderProviderObjects(base.rows, renderOpts) : NOTHING_RENDERED;
+            const compared = comparedRendered(rendered, baseRendered, base.existed);
+            const diff = diffPlans([...base.rows, ...compared.base], [...rows, ...compared.head]);
             const opts = { stack: run.stack, against: args.against, commit: base.commit, fullAt: `diff.md beside the plan (plan/${run.stack}/diff.md; in a pull request, the plan-${run.stack} artifact)` };
-            const note = base.existed ? "" : `\nThe stack file Pulumi.${run.stack}.yaml did not exist at \`${args.against}\`: every object is new.\n`;
+            const note =
+                (base.existed ? "" : `\nThe stack file Pulumi.${run.stack}.yaml did not exist at \`${args.against}\`: every object is new.\n`) +
+                compared.notes.map((n) => `\n${n}\n`).join("");
             extra["diff.md"] = renderFullDiff(diff, opts) + note;
             short = renderShortDiff(diff, opts) + note;
             extra["diff-summary.md"] = short;
@@ -378,8 +565,8 @@ async function main(): Promise<void> {
             diffError = e instanceof Error ? e : new Error(String(e));
         }
     }
-    const dir = writePlan(run, args.out, extra);
-    console.log(summary(run));
+    const dir = writePlan(run, args.out, extra, rendered);
+    console.log(summary(run, rendered));
     const shown = path.relative(process.cwd(), dir) || dir;
     console.log(`wrote ${shown}/resources.json, manifests.yaml, patches.yaml${short ? `, diff.md and diff-summary.md` : ""}`);
     if (short) {

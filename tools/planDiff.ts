@@ -59,7 +59,9 @@ export function objectLabel(row: PlanRow): string {
     const token = /^kubernetes:[^:]+:([A-Za-z0-9]+)$/.exec(row.type);
     const meta = (inputs.metadata ?? {}) as { name?: unknown; namespace?: unknown };
     if (token && typeof meta.name === "string") {
-        return `${token[1]} ${typeof meta.namespace === "string" ? `${meta.namespace}/` : ""}${meta.name}`;
+        // The chart's and the CRDs' objects say so: the program does not declare them one by one.
+        const by = typeof row.renderedBy === "string" ? ` (${row.renderedBy})` : "";
+        return `${token[1]} ${typeof meta.namespace === "string" ? `${meta.namespace}/` : ""}${meta.name}${by}`;
     }
     return `${token ? token[1] : row.type} ${row.name}`;
 }

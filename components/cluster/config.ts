@@ -32,7 +32,16 @@ export interface ClusterConfig {
      * unless this is set for that run.
      */
     allowDowngrade: boolean;
+    /**
+     * The cluster's Kubernetes version, for the offline plan alone: the chart is rendered for it
+     * (Helm's `.Capabilities.KubeVersion`), as the provider renders it for the version the API
+     * server reports at deploy time. Unset, the plan does not show the chart's objects.
+     */
+    kubernetesVersion?: string;
 }
+
+/** A Kubernetes version as Helm's --kube-version takes it: vMAJOR.MINOR or vMAJOR.MINOR.PATCH. */
+export const KUBERNETES_VERSION = /^v[0-9]{1,3}\.[0-9]{1,3}(\.[0-9]{1,3})?$/;
 
 const AWS_REGION = /^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-[0-9]$/;
 const EKS_NAME = /^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$/;
@@ -51,6 +60,7 @@ export const CLUSTER_FIELDS = {
     adoptExisting: field.boolean({ default: false, doc: "true for the one run that takes over objects another tool created (the adoption runbook); false again right after" }),
     // A downgrade is a decision someone takes after reading release notes, never a default.
     allowDowngrade: field.boolean({ default: false, doc: "only with adoptExisting: let the adopting run move a running controller newer than controller.appVersion back (refused otherwise)" }),
+    kubernetesVersion: field.string({ rule: { pattern: KUBERNETES_VERSION, describe: "a Kubernetes version such as v1.33 or v1.33.4" }, defaultDoc: "none (the plan does not show the chart's objects)", doc: "the cluster's Kubernetes version; the offline plan renders the chart for it (the provider renders it for the version the API server reports); read by the plan only" }),
 } as const;
 
 /** Every default of the section, in one object. */
@@ -74,7 +84,7 @@ export function readCluster(r: ConfigReader, value: unknown, ambient: { awsRegio
     if (!section) {
         return undefined;
     }
-    const { name, role, mimirTenant, adoptExisting, allowDowngrade, raw: c } = section;
+    const { name, role, mimirTenant, adoptExisting, allowDowngrade, kubernetesVersion, raw: c } = section;
     const f = CLUSTER_FIELDS;
 
     let connection: ClusterConnection | undefined;
@@ -117,5 +127,5 @@ export function readCluster(r: ConfigReader, value: unknown, ambient: { awsRegio
     if (!name || !role || !mimirTenant || !connection) {
         return undefined;
     }
-    return { name, role, mimirTenant, connection, adoptExisting, allowDowngrade };
+    return { name, role, mimirTenant, connection, adoptExisting, allowDowngrade, ...(kubernetesVersion ? { kubernetesVersion } : {}) };
 }

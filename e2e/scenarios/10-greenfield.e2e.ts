@@ -10,7 +10,7 @@ import * as path from "path";
 import * as YAML from "yaml";
 import { differences, refKey, refOf } from "../lib/compare";
 import { world } from "../lib/context";
-import { StackTarget, World, npmRun } from "../lib/world";
+import { StackTarget, World, npmRun, npmRunAsync } from "../lib/world";
 import { PulumiEnv, failure } from "../lib/pulumi";
 import { CheckResult } from "../../tools/verify/report";
 
@@ -30,12 +30,19 @@ export async function stackResources(env: PulumiEnv, stack: string): Promise<Sta
 
 /** The live objects the program itself declared (the chart's and the CRD group's children aside). */
 export function programObjects(resources: readonly StateResource[]): StateResource[] {
-    const byUrn = new Map(resources.map((r) => [r.urn, r]));
-    const renderedBy = (r: StateResource) => {
-        const parent = r.parent ? byUrn.get(r.parent) : undefined;
-        return parent?.type === "kubernetes:helm.sh/v4:Chart" || parent?.type === "kubernetes:yaml/v2:ConfigGroup";
-    };
-    return resources.filter((r) => r.custom && r.type.startsWith("kubernetes:") && !r.type.startsWith("pulumi:providers:") && !r.external && !renderedBy(r));
+    return resources.filter((r) => isObject(r) && renderedBy(resources, r) === undefined);
+}
+
+/** The live objects the provider rendered for a component: the chart's, or the CRD group's. */
+export function renderedObjects(resources: readonly StateResource[], by: "chart" | "CRDs"): StateResource[] {
+    return resources.filter((r) => isObject(r) && renderedBy(resources, r) === by);
+}
+
+const isObject = (r: StateResource) => Boolean(r.custom) && r.type.startsWith("kubernetes:") && !r.type.startsWith("pulumi:providers:") && !r.external;
+
+function renderedBy(resources: readonly StateResource[], r: StateResource): "chart" | "CRDs" | undefined {
+    const parent = r.parent ? resources.find((p) => p.urn === r.parent) : undefined;
+    return parent?.type === "kubernetes:helm.sh/v4:Chart" ? "chart" : parent?.type === "kubernetes:yaml/v2:ConfigGroup" ? "CRDs" : undefined;
 }
 
 function upArgs(): string[] {
@@ -99,8 +106,19 @@ describe("greenfield", function () {
             const target = targets.get(stack);
             assert.ok(target, `${stack} was not brought up`);
             const out = path.join(w.dir, "plan");
-            const plan = npmRun("plan", ["--stack", stack, "--out", out, "--config-dir", env.projectDir]);
+            // With the chart the run serves, the cluster's Kubernetes version and the CRDs read from
+            // the URLs the stack names (the run's file server, its CA trusted through
+            // NODE_EXTRA_CA_CERTS): the plan shows the chart's and the CRDs' objects too.
+            const kubeVersion = (JSON.parse(target.cluster.kubectl(["version", "-o", "json"])) as { serverVersion: { gitVersion: string } }).serverVersion.gitVersion.replace(/[-+].*$/, "");
+            // Not blocking: the run's file server, in this process, answers the plan's requests for the CRDs.
+            const plan = await npmRunAsync("plan", ["--stack", stack, "--out", out, "--config-dir", env.projectDir, "--chart", w.chartArchive, "--kube-version", kubeVersion, "--crds", "remote"], {
+                ...process.env,
+                HELM: path.join(w.bin, "helm"),
+                NODE_EXTRA_CA_CERTS: w.files.caFile,
+            });
             assert.strictEqual(plan.status, 0, `the offline plan of ${stack} failed:\n${failure(plan)}`);
+            assert.match(plan.stdout, /chart objects: \d+ in manifests\.yaml/, `the plan of ${stack} does not show the chart's objects:\n${plan.stdout}`);
+            assert.match(plan.stdout, /CRD objects: 5 in manifests\.yaml/, `the plan of ${stack} does not show the CRDs:\n${plan.stdout}`);
             const manifests = YAML.parseAllDocuments(fs.readFileSync(path.join(out, stack, "manifests.yaml"), "utf8"))
                 .map((d) => d.toJSON() as Record<string, unknown> & { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } })
                 .filter((o) => o && o.kind);
@@ -126,7 +144,16 @@ describe("greenfield", function () {
                     .filter((p) => p.type.endsWith("Patch"))
                     .map((p) => [p.urn, p]),
             );
-            for (const r of programObjects(await stackResources(env, stack))) {
+            const state = await stackResources(env, stack);
+            // Every object the real release and the CRD group created is in the plan (its fields
+            // were compared with the live object above).
+            for (const r of [...renderedObjects(state, "chart"), ...renderedObjects(state, "CRDs")]) {
+                const live = r.outputs as { apiVersion?: string; kind?: string; metadata?: { name?: string; namespace?: string } } | undefined;
+                if (live?.kind && !planned.has(refKey(refOf(live)))) {
+                    problems.push(`${stack}: the provider created ${refKey(refOf(live))} (${r.type}, ${renderedBy(state, r)}) and the offline plan does not show it`);
+                }
+            }
+            for (const r of programObjects(state)) {
                 const live = r.outputs as { apiVersion?: string; kind?: string; metadata?: { name?: string; namespace?: string }; data?: Record<string, string> } | undefined;
                 if (!live?.kind) {
                     continue;

@@ -1,0 +1,217 @@
+import * as assert from "assert";
+import { spawnSync } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import * as YAML from "yaml";
+import { ChartRelease, chartRelease, renderChart, templateArgs } from "../tools/chartRender";
+import { httpsGet, readCrdFiles } from "../tools/crdSources";
+import { ProviderRendered, comparedRendered, manifestsYaml, parsePlanArgs, renderProviderObjects, resourceRows, summary } from "../tools/plan";
+import { PlanRow, diffPlans, renderFullDiff } from "../tools/planDiff";
+import { hubConfig, merged, planInline } from "./harness";
+
+/**
+ * The real helm renders the tests' own chart (test/fixtures/chart-render), never the argo-rollouts
+ * chart. The helm binary: HELM, else the one the end-to-end engines build
+ * (ARGO_ROLLOUTS_ADDON_E2E_BIN or the engines' cache, e2e/engines/build.sh), else helm on the PATH;
+ * without any of them these tests fail, saying so.
+ */
+const HELM =
+    process.env.HELM ||
+    [process.env.ARGO_ROLLOUTS_ADDON_E2E_BIN, path.join(process.env.ARGO_ROLLOUTS_ADDON_E2E_CACHE ?? path.join(os.homedir(), ".cache", "argo-rollouts-addon-e2e"), "current")]
+        .filter((d): d is string => Boolean(d))
+        .map((d) => path.join(d, "helm"))
+        .find((f) => fs.existsSync(f)) ||
+    "helm";
+const ENV = { ...process.env, HELM };
+const FIXTURE_CHART = path.join(__dirname, "fixtures", "chart-render");
+
+/** The fixture chart under another name and version, in a temporary folder. */
+function fixtureChartAs(name: string, version: string): string {
+    const dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "chart-render-")), name);
+    fs.cpSync(FIXTURE_CHART, dir, { recursive: true });
+    const chartFile = path.join(dir, "Chart.yaml");
+    const meta = YAML.parse(fs.readFileSync(chartFile, "utf8")) as Record<string, unknown>;
+    fs.writeFileSync(chartFile, YAML.stringify({ ...meta, name, version }));
+    return dir;
+}
+
+const RELEASE: ChartRelease = {
+    chart: "fixture",
+    version: "0.1.0",
+    name: "rel",
+    namespace: "ns-a",
+    values: { fullnameOverride: "ctl", controller: { replicas: 3, image: { registry: "r.test", repository: "ctl", tag: "v9" }, trafficRouterPlugins: [{ name: "p", location: "file:///p" }] } },
+};
+
+type Obj = { kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; spec?: { replicas?: number } };
+
+describe("chart rendering (tools/chartRender.ts)", () => {
+    it("runs helm template as the provider does: release, namespace, --no-hooks, --include-crds unless skipCrds, the Kubernetes version, the values", () => {
+        const args = templateArgs(RELEASE, "/c", "v1.33.4", "/v.json");
+        assert.deepStrictEqual(args, ["template", "rel", "/c", "--namespace", "ns-a", "--no-hooks", "--include-crds", "--kube-version", "v1.33.4", "--values", "/v.json"]);
+        assert.ok(!templateArgs({ ...RELEASE, skipCrds: true }, "/c", "v1.33", "/v").includes("--include-crds"));
+    });
+
+    it("renders the chart with the release's values for the Kubernetes version: no hook, the chart's CRD, each object's template", () => {
+        const r = renderChart(RELEASE, { chartPath: FIXTURE_CHART, kubeVersion: "v1.33.4", env: ENV });
+        assert.ok("objects" in r, JSON.stringify(r));
+        const objs = r.objects.map((o) => o.object as Obj);
+        assert.deepStrictEqual(objs.map((o) => o.kind).sort(), ["ConfigMap", "CustomResourceDefinition", "Deployment"]);
+        const deploy = objs.find((o) => o.kind === "Deployment")!;
+        assert.strictEqual(deploy.metadata.name, "ctl");
+        assert.strictEqual(deploy.metadata.namespace, "ns-a");
+        assert.strictEqual(deploy.spec?.replicas, 3);
+        assert.strictEqual(deploy.metadata.labels?.["kube-version"], "v1.33.4");
+        assert.strictEqual(r.objects.find((o) => (o.object as Obj).kind === "Deployment")!.source, "fixture/templates/deployment.yaml");
+        assert.deepStrictEqual(r.chart, { name: "fixture", version: "0.1.0" });
+    });
+
+    it("renders for the version given: a template the version turns off renders nothing", () => {
+        const r = renderChart(RELEASE, { chartPath: FIXTURE_CHART, kubeVersion: "v1.29.0", env: ENV });
+        assert.ok("objects" in r, JSON.stringify(r));
+        assert.ok(!r.objects.some((o) => (o.object as Obj).kind === "ConfigMap"));
+    });
+
+    it("renders a packaged chart (.tgz) the same as its folder", () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "chart-tgz-"));
+        const res = spawnSync(HELM, ["package", FIXTURE_CHART, "--destination", dir], { encoding: "utf8" });
+        assert.strictEqual(res.status, 0, res.stderr);
+        const tgz = path.join(dir, "fixture-0.1.0.tgz");
+        const a = renderChart(RELEASE, { chartPath: tgz, kubeVersion: "v1.33.4", env: ENV });
+        const b = renderChart(RELEASE, { chartPath: FIXTURE_CHART, kubeVersion: "v1.33.4", env: ENV });
+        assert.ok("objects" in a && "objects" in b);
+        assert.deepStrictEqual(a.objects.map((o) => o.object), b.objects.map((o) => o.object));
+    });
+
+    it("says why and how when the objects are not shown: no chart, no Kubernetes version, another chart or version, no helm", () => {
+        const why = (opts: Parameters<typeof renderChart>[1], release = RELEASE) => {
+            const r = renderChart(release, { env: ENV, ...opts });
+            assert.ok("notShown" in r, JSON.stringify(r));
+            return r.notShown;
+        };
+        assert.match(why({ kubeVersion: "v1.33" }), /no chart given; give the pinned chart's folder or \.tgz with --chart <path> or ARGO_ROLLOUTS_CHART/);
+        assert.match(why({ chartPath: FIXTURE_CHART }), /no Kubernetes version; .*set cluster\.kubernetesVersion in the stack file or give --kube-version/);
+        assert.match(why({ chartPath: FIXTURE_CHART, kubeVersion: "1.33" }), /is not a Kubernetes version/);
+        assert.match(why({ chartPath: FIXTURE_CHART, kubeVersion: "v1.33" }, { ...RELEASE, version: "0.2.0" }), /is fixture 0\.1\.0, not the one the stack pins/);
+        assert.match(why({ chartPath: FIXTURE_CHART, kubeVersion: "v1.33" }, { ...RELEASE, chart: "oci://r.test/charts/other" }), /not the one the stack pins/);
+        assert.match(why({ chartPath: FIXTURE_CHART, kubeVersion: "v1.33", env: { ...ENV, HELM: "/nonexistent/helm" } }), /could not run .*set HELM to a helm binary or put helm on the PATH/);
+    });
+
+    it("refuses a --kube-version that is not vX.Y[.Z] before planning", () => {
+        assert.throws(() => parsePlanArgs(["--stack", "hub", "--kube-version", "1.33"]), /--kube-version "1\.33": must be a Kubernetes version such as v1\.33/);
+        assert.deepStrictEqual(parsePlanArgs(["--stack", "hub", "--kube-version=v1.33.4", "--chart", "c.tgz", "--crds", "remote"]), {
+            stack: "hub",
+            out: path.join(path.resolve(__dirname, ".."), "plan"),
+            configDir: path.resolve(__dirname, ".."),
+            kubeVersion: "v1.33.4",
+            chart: "c.tgz",
+            crds: "remote",
+        });
+    });
+});
+
+describe("the plan with the chart and the CRDs", () => {
+    const crdDir = () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "crds-"));
+        for (const f of ["rollout-crd.yaml", "analysis-template-crd.yaml", "cluster-analysis-template-crd.yaml", "analysis-run-crd.yaml", "experiment-crd.yaml"]) {
+            const name = f.replace(/-crd\.yaml$/, "").replace(/-/g, "") + "s.argoproj.io";
+            fs.writeFileSync(path.join(dir, f), YAML.stringify({ apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", metadata: { name } }));
+        }
+        return dir;
+    };
+
+    async function planned(config: Record<string, unknown>, chartPath: string, crds: string): Promise<{ rows: PlanRow[]; rendered: ProviderRendered; run: Awaited<ReturnType<typeof planInline>> }> {
+        const run = await planInline(config);
+        const rows = JSON.parse(JSON.stringify(resourceRows(run))) as PlanRow[];
+        const rendered = await renderProviderObjects(rows, { chartPath, kubeVersion: "v1.33.4", crds: { kind: "dir", dir: crds }, env: ENV });
+        return { rows, rendered, run };
+    }
+
+    it("writes the CRDs, the program's objects and the chart's, each under its owner, rendered with the values the program passes", async () => {
+        const chart = fixtureChartAs("argo-rollouts", "2.41.0");
+        const { rows, rendered, run } = await planned(hubConfig(), chart, crdDir());
+        const text = manifestsYaml(run, rendered);
+        const docs = YAML.parseAllDocuments(text);
+        // The comment above a document: the parser gives it to the document or to its first node.
+        const comment = (d: YAML.Document) => `${d.commentBefore ?? ""}\n${(d.contents as { commentBefore?: string } | null)?.commentBefore ?? ""}`.trim().split("\n").pop() ?? "";
+        const owners = docs.map((d) => /^ ?(CRDs|program|chart):/.exec(comment(d))?.[1]);
+        // Sections in order: five CRDs, the program's objects, the chart's.
+        assert.deepStrictEqual(owners.slice(0, 5), ["CRDs", "CRDs", "CRDs", "CRDs", "CRDs"]);
+        const firstChart = owners.indexOf("chart");
+        assert.ok(firstChart > 5 && owners.slice(5, firstChart).every((o) => o === "program") && owners.slice(firstChart).every((o) => o === "chart"), owners.join(","));
+        assert.match(text, /^# chart: Deployment argo-rollouts\/argo-rollouts, chart argo-rollouts 2\.41\.0 release argo-rollouts\/argo-rollouts \(resource rollouts-controller, stage rollouts\), argo-rollouts\/templates\/deployment\.yaml$/m);
+        assert.match(text, /^# CRDs: CustomResourceDefinition rollouts\.argoproj\.io, of ConfigGroup rollouts-crds \(stage rollouts\), from .*rollout-crd\.yaml$/m);
+        // The values the program passed: the Chart row's, as helm received them.
+        const values = rows.find((r) => r.type === "kubernetes:helm.sh/v4:Chart")!.inputs.values as { controller: { replicas: number; image: { registry: string; tag: string } } };
+        const deploy = docs.map((d) => d.toJS() as Obj & { spec: { template: { spec: { containers: { image: string }[] } } } }).find((o) => o.kind === "Deployment" && o.metadata.name === "argo-rollouts")!;
+        assert.strictEqual(deploy.spec.replicas, values.controller.replicas);
+        assert.strictEqual(deploy.spec.template.spec.containers[0].image, `${values.controller.image.registry}/argoproj/argo-rollouts:${values.controller.image.tag}`);
+        assert.match(summary(run, rendered), /^ {2}chart objects: 3 in manifests\.yaml, chart argo-rollouts 2\.41\.0 rendered by helm/m);
+        assert.match(summary(run, rendered), /^ {2}CRD objects: 5 in manifests\.yaml, from the 5 file\(s\) of rollouts-crds$/m);
+        assert.strictEqual(chartRelease(rows.find((r) => r.type === "kubernetes:helm.sh/v4:Chart")!.inputs).namespace, "argo-rollouts");
+    });
+
+    it("says in manifests.yaml and the summary what is not shown and how to show it", async () => {
+        const run = await planInline(hubConfig());
+        const rows = JSON.parse(JSON.stringify(resourceRows(run))) as PlanRow[];
+        const rendered = await renderProviderObjects(rows, { env: ENV });
+        const head = manifestsYaml(run, rendered).split("\n").filter((l) => l.startsWith("# ") && !/^# (program|chart|CRDs):/.test(l));
+        assert.ok(head.some((l) => /^# chart objects of rollouts-controller: not shown; .*--chart <path> or ARGO_ROLLOUTS_CHART/.test(l)), head.join("\n"));
+        assert.ok(head.some((l) => /^# CRDs of rollouts-crds: not shown; .*--crds <dir>/.test(l)), head.join("\n"));
+        assert.match(summary(run, rendered), /^ {2}chart objects: not shown; chart argo-rollouts 2\.41\.0 for release argo-rollouts\/argo-rollouts: no chart given; .*pulumi preview lists them \(needs a cluster\)$/m);
+    });
+
+    it("the review diff names a changed field of the chart's objects when the values change", async () => {
+        const chart = fixtureChartAs("argo-rollouts", "2.41.0");
+        const crds = crdDir();
+        const base = await planned(hubConfig(), chart, crds);
+        const head = await planned(merged(hubConfig(), { controller: { replicas: 3 } }), chart, crds);
+        const compared = comparedRendered(head.rendered, base.rendered, true);
+        assert.deepStrictEqual(compared.notes, []);
+        const diff = diffPlans([...base.rows, ...compared.base], [...head.rows, ...compared.head]);
+        const deploy = diff.changes.find((c) => c.label === "Deployment argo-rollouts/argo-rollouts (chart)");
+        assert.ok(deploy, renderFullDiff(diff, { stack: "test", against: "main", commit: "0".repeat(40), fullAt: "diff.md" }));
+        assert.deepStrictEqual(deploy.fields.filter((f) => f.path === "inputs.spec.replicas" || f.path === "spec.replicas").map((f) => [f.before, f.after]), [[2, 3]]);
+        // The CRDs are the same on both sides: no change of theirs.
+        assert.ok(!diff.changes.some((c) => c.label.endsWith("(CRDs)")));
+    });
+
+    it("does not compare the chart's objects when one side does not show them, and says why", async () => {
+        const chart = fixtureChartAs("argo-rollouts", "2.41.0");
+        const crds = crdDir();
+        const head = await planned(hubConfig(), chart, crds);
+        const base = await planned(merged(hubConfig(), { controller: { chartVersion: "2.40.7", appVersion: "v1.8.4" } }), chart, crds);
+        const compared = comparedRendered(head.rendered, base.rendered, true);
+        assert.ok(!compared.head.some((r) => r.renderedBy === "chart") && !compared.base.some((r) => r.renderedBy === "chart"));
+        assert.match(compared.notes.join("\n"), /The chart's objects are not compared: at the ref, chart argo-rollouts 2\.40\.7 .*not the one the stack pins/);
+    });
+});
+
+describe("CRD sources (tools/crdSources.ts)", () => {
+    it("reads each file by its name from a folder, or from its URL, and says what is missing or unreachable", async () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "crd-src-"));
+        fs.writeFileSync(path.join(dir, "a.yaml"), "kind: A\n---\nkind: B\n");
+        const urls = ["https://u:p@h.test/x/a.yaml?tok=1"];
+        const local = await readCrdFiles(urls, { kind: "dir", dir });
+        assert.ok("objects" in local);
+        assert.deepStrictEqual(local.objects.map((o) => o.object.kind), ["A", "B"]);
+        const missing = await readCrdFiles(["https://h.test/x/b.yaml"], { kind: "dir", dir });
+        assert.ok("notShown" in missing && /b\.yaml does not exist/.test(missing.notShown));
+        const remote = await readCrdFiles(urls, { kind: "remote" }, async () => "kind: C\n");
+        assert.ok("objects" in remote && remote.objects[0].object.kind === "C");
+        const down = await readCrdFiles(urls, { kind: "remote" }, () => Promise.reject(new Error("https://h.test/x/a.yaml: HTTP 404")));
+        assert.ok("notShown" in down && /not reachable: .*404; give a local folder/.test(down.notShown));
+        assert.ok("notShown" in (await readCrdFiles(urls, undefined)));
+    });
+
+    it("names a URL it cannot read without its user-info or query", async () => {
+        const err = await httpsGet("https://user:hunter2@127.0.0.1:1/crds/a.yaml?token=s3cret", 2000).then(
+            () => undefined,
+            (e: Error) => e,
+        );
+        assert.ok(err, "a closed port answered");
+        assert.match(err.message, /^https:\/\/127\.0\.0\.1:1\/crds\/a\.yaml: /);
+        assert.ok(!/hunter2|s3cret|user/.test(err.message), err.message);
+    });
+});

@@ -1,0 +1,88 @@
+/**
+ * The CRDs as `up` applies them: the files of the rollouts stage's ConfigGroup
+ * (components/rollouts/crds.ts rolloutsCrdUrls: controller.crdBaseUrl at the controller's release
+ * tag), read from a local folder holding the same files (`--crds <dir>`, ARGO_ROLLOUTS_CRDS) or
+ * from their URLs (`--crds remote`, one HTTPS GET each, bounded), as the provider reads them.
+ */
+import * as fs from "fs";
+import * as https from "https";
+import * as path from "path";
+import * as YAML from "yaml";
+
+export const CONFIG_GROUP = "kubernetes:yaml/v2:ConfigGroup";
+
+/** Where the CRD manifests come from: a local folder, or their URLs. */
+export type CrdSourceSpec = { kind: "dir"; dir: string } | { kind: "remote" };
+
+/** `--crds <dir>|remote`, else ARGO_ROLLOUTS_CRDS; undefined when neither is given. */
+export function crdSourceFrom(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): CrdSourceSpec | undefined {
+    const v = flag ?? (env.ARGO_ROLLOUTS_CRDS || undefined);
+    if (!v) {
+        return undefined;
+    }
+    return v === "remote" ? { kind: "remote" } : { kind: "dir", dir: path.resolve(v) };
+}
+
+/** One manifest of a file, with the file it came from. */
+export interface SourcedObject {
+    object: Record<string, unknown>;
+    source: string;
+}
+
+export type CrdRead = { objects: SourcedObject[] } | { notShown: string };
+
+function parseAll(text: string, source: string): SourcedObject[] {
+    return YAML.parseAllDocuments(text)
+        .map((d) => d.toJS() as Record<string, unknown> | null)
+        .filter((o): o is Record<string, unknown> => o !== null && typeof o === "object")
+        .map((object) => ({ object, source }));
+}
+
+/** The text at an HTTPS URL, or an error naming it (never its user-info or query). */
+export function httpsGet(url: string, timeoutMs = 15_000): Promise<string> {
+    const shown = (() => {
+        try {
+            const u = new URL(url);
+            return `${u.protocol}//${u.host}${u.pathname}`;
+        } catch {
+            return "(not a URL)";
+        }
+    })();
+    return new Promise<string>((resolve, reject) => {
+        const req = https.get(url, { timeout: timeoutMs }, (res) => {
+            const chunks: Buffer[] = [];
+            res.on("data", (c: Buffer) => chunks.push(c));
+            res.on("end", () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks).toString("utf8")) : reject(new Error(`${shown}: HTTP ${res.statusCode}`))));
+            res.on("error", reject);
+        });
+        req.on("timeout", () => req.destroy(new Error(`${shown}: no answer within ${timeoutMs / 1000} s`)));
+        req.on("error", (e) => reject(e.message.startsWith(shown) ? e : new Error(`${shown}: ${e.message}`)));
+    });
+}
+
+/**
+ * The manifests of `files` (the ConfigGroup's inputs): from the folder, each by its file name, or
+ * from the URLs themselves; or why they are not shown.
+ */
+export async function readCrdFiles(files: readonly string[], source: CrdSourceSpec | undefined, get: (url: string) => Promise<string> = httpsGet): Promise<CrdRead> {
+    if (!source) {
+        return { notShown: `give the folder of these files with --crds <dir> or ARGO_ROLLOUTS_CRDS, or --crds remote to read them from their URLs` };
+    }
+    if (source.kind === "dir") {
+        const objects: SourcedObject[] = [];
+        for (const f of files) {
+            const file = path.join(source.dir, path.posix.basename(new URL(f, "file:///").pathname));
+            if (!fs.existsSync(file)) {
+                return { notShown: `${file} does not exist (the folder given must hold ${files.map((u) => path.posix.basename(u)).join(", ")})` };
+            }
+            objects.push(...parseAll(fs.readFileSync(file, "utf8"), file));
+        }
+        return { objects };
+    }
+    try {
+        const texts = await Promise.all(files.map((f) => get(f)));
+        return { objects: texts.flatMap((t, i) => parseAll(t, files[i])) };
+    } catch (e) {
+        return { notShown: `not reachable: ${(e as Error).message}; give a local folder of the files with --crds <dir>` };
+    }
+}
