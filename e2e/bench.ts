@@ -52,10 +52,19 @@ function median(xs: number[]): number {
 /** The floor program: a provider for the cluster and one ConfigMap, nothing else. */
 function writeFloorProject(dir: string, kubeconfig: string): void {
     fs.mkdirSync(dir, { recursive: true });
-    fs.writeFileSync(path.join(dir, "Pulumi.yaml"), "name: floor\nruntime:\n  name: nodejs\n  options:\n    typescript: true\n    tsconfig: tsconfig.json\nmain: index.ts\n");
+    fs.writeFileSync(
+        path.join(dir, "Pulumi.yaml"),
+        "name: floor\nruntime:\n  name: nodejs\n  options:\n    typescript: true\n    tsconfig: tsconfig.json\nmain: index.ts\n",
+    );
     fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: "floor", private: true, main: "index.ts" }));
     // The program's own load settings (tsconfig.pulumi.json): transpile-only, with swc.
-    fs.writeFileSync(path.join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions: { target: "ES2022", module: "commonjs", strict: true, noCheck: true, skipLibCheck: true }, "ts-node": { swc: true } }));
+    fs.writeFileSync(
+        path.join(dir, "tsconfig.json"),
+        JSON.stringify({
+            compilerOptions: { target: "ES2022", module: "commonjs", strict: true, noCheck: true, skipLibCheck: true },
+            "ts-node": { swc: true },
+        }),
+    );
     fs.writeFileSync(
         path.join(dir, "index.ts"),
         [
@@ -94,7 +103,11 @@ interface ApplyInputs {
 async function applyInputs(w: World, configDir: string): Promise<ApplyInputs> {
     const out = path.join(w.dir, "bench-plan");
     // Not blocking: the run's file server, in this process, answers the plan's requests for the CRDs.
-    const plan = await npmRunAsync("plan", ["--stack", "hub", "--out", out, "--config-dir", configDir, "--crds", "remote"], { ...process.env, NODE_EXTRA_CA_CERTS: w.files.caFile, ARGO_ROLLOUTS_CHART: "" });
+    const plan = await npmRunAsync("plan", ["--stack", "hub", "--out", out, "--config-dir", configDir, "--crds", "remote"], {
+        ...process.env,
+        NODE_EXTRA_CA_CERTS: w.files.caFile,
+        ARGO_ROLLOUTS_CHART: "",
+    });
     if (plan.status !== 0 || !/CRD objects: 5 in manifests\.yaml/.test(plan.stdout)) {
         throw new Error(`the hub's offline plan for the apply floor failed or shows no CRDs:\n${failure(plan)}`);
     }
@@ -108,9 +121,15 @@ async function applyInputs(w: World, configDir: string): Promise<ApplyInputs> {
     }
     const patches = YAML.parseAllDocuments(fs.readFileSync(path.join(dir, "patches.yaml"), "utf8")).filter((d) => (d.toJS() as { kind?: string } | null)?.kind);
     return {
-        crds: docs.filter(isCrd).map((d) => d.toString()).join("---\n"),
+        crds: docs
+            .filter(isCrd)
+            .map((d) => d.toString())
+            .join("---\n"),
         crdNames: docs.filter(isCrd).map((d) => (d.toJS() as { metadata: { name: string } }).metadata.name),
-        objects: docs.filter((d) => !isCrd(d)).map((d) => d.toString()).join("---\n"),
+        objects: docs
+            .filter((d) => !isCrd(d))
+            .map((d) => d.toString())
+            .join("---\n"),
         patches: patches.map((d) => d.toString()).join("---\n"),
         release: { name: chart.inputs.name, namespace: chart.inputs.namespace, version: chart.inputs.version, values: chart.inputs.values },
     };
@@ -144,9 +163,31 @@ async function applyFloor(w: World, cluster: Cluster, inputs: ApplyInputs, chart
         return k([...ssa.slice(0, -2), "--force-conflicts", "-f", "-"], inputs.patches);
     });
     const helmMs = await timed("helm install", () =>
-        runAsync(helm, ["install", inputs.release.name, chartArchive, "--namespace", inputs.release.namespace, "--values", valuesFile, "--wait", "--timeout", "5m", "--kubeconfig", cluster.kubeconfig], {
-            env: { ...process.env, HELM_CACHE_HOME: path.join(w.dir, "helm-bench", "cache"), HELM_CONFIG_HOME: path.join(w.dir, "helm-bench", "config"), HELM_DATA_HOME: path.join(w.dir, "helm-bench", "data") },
-        }),
+        runAsync(
+            helm,
+            [
+                "install",
+                inputs.release.name,
+                chartArchive,
+                "--namespace",
+                inputs.release.namespace,
+                "--values",
+                valuesFile,
+                "--wait",
+                "--timeout",
+                "5m",
+                "--kubeconfig",
+                cluster.kubeconfig,
+            ],
+            {
+                env: {
+                    ...process.env,
+                    HELM_CACHE_HOME: path.join(w.dir, "helm-bench", "cache"),
+                    HELM_CONFIG_HOME: path.join(w.dir, "helm-bench", "config"),
+                    HELM_DATA_HOME: path.join(w.dir, "helm-bench", "data"),
+                },
+            },
+        ),
     );
     return { kubectlMs, helmMs };
 }
@@ -222,23 +263,43 @@ async function main(): Promise<void> {
     const figures: EngineFigures = {
         runs,
         engines,
-        preview: { hubMs: m(hub, "previewMs"), floorMs: m(floor, "previewMs"), floor: "pulumi preview of one ConfigMap", ratio: m(hub, "previewMs") / m(floor, "previewMs"), target: PREVIEW_TARGET_X_FLOOR, met: m(hub, "previewMs") / m(floor, "previewMs") <= PREVIEW_TARGET_X_FLOOR },
-        up: { hubMs: m(hub, "upMs"), floorMs: applyMs, floor: "the plan's manifests and patches applied server-side by kubectl, then helm install --wait of the same chart with the same values", ratio: m(hub, "upMs") / applyMs, target: UP_TARGET_X_FLOOR, met: m(hub, "upMs") / applyMs <= UP_TARGET_X_FLOOR },
+        preview: {
+            hubMs: m(hub, "previewMs"),
+            floorMs: m(floor, "previewMs"),
+            floor: "pulumi preview of one ConfigMap",
+            ratio: m(hub, "previewMs") / m(floor, "previewMs"),
+            target: PREVIEW_TARGET_X_FLOOR,
+            met: m(hub, "previewMs") / m(floor, "previewMs") <= PREVIEW_TARGET_X_FLOOR,
+        },
+        up: {
+            hubMs: m(hub, "upMs"),
+            floorMs: applyMs,
+            floor: "the plan's manifests and patches applied server-side by kubectl, then helm install --wait of the same chart with the same values",
+            ratio: m(hub, "upMs") / applyMs,
+            target: UP_TARGET_X_FLOOR,
+            met: m(hub, "upMs") / applyMs <= UP_TARGET_X_FLOOR,
+        },
         upAgainstConfigMap: { hubMs: m(hub, "upMs"), floorMs: m(floor, "upMs"), floor: "pulumi up of one ConfigMap", ratio: m(hub, "upMs") / m(floor, "upMs") },
         applyFloorParts: { kubectlMs: median(apply.map((a) => a.kubectlMs)), helmMs: median(apply.map((a) => a.helmMs)) },
         samples: { floorConfigMap: floor, hub, applyFloor: apply },
     };
-    console.log(`engine benchmark: pulumi preview and up on the real engine (${engines}), median of ${runs} runs, each case on a fresh local control plane with the platform`);
+    console.log(
+        `engine benchmark: pulumi preview and up on the real engine (${engines}), median of ${runs} runs, each case on a fresh local control plane with the platform`,
+    );
     console.log("");
     console.log("| case | ms | floor | floor ms | x floor | target |");
     console.log("|---|---:|---|---:|---:|---|");
     const row = (label: string, f: { hubMs: number; floorMs: number; floor: string; ratio: number }, target?: { target: number; met: boolean }) =>
-        console.log(`| ${label} | ${f.hubMs.toFixed(0)} | ${f.floor} | ${f.floorMs.toFixed(0)} | ${f.ratio.toFixed(2)} | ${target ? `<= ${target.target}: ${target.met ? "met" : "MISSED"}` : ""} |`);
+        console.log(
+            `| ${label} | ${f.hubMs.toFixed(0)} | ${f.floor} | ${f.floorMs.toFixed(0)} | ${f.ratio.toFixed(2)} | ${target ? `<= ${target.target}: ${target.met ? "met" : "MISSED"}` : ""} |`,
+        );
     row("hub preview, with the policy pack", figures.preview, figures.preview);
     row("hub up, with the policy pack", figures.up, figures.up);
     row("hub up, with the policy pack", figures.upAgainstConfigMap);
     console.log("");
-    console.log(`apply floor: kubectl ${figures.applyFloorParts.kubectlMs.toFixed(0)} ms, helm install ${figures.applyFloorParts.helmMs.toFixed(0)} ms; one-ConfigMap floor up ${m(floor, "upMs").toFixed(0)} ms`);
+    console.log(
+        `apply floor: kubectl ${figures.applyFloorParts.kubectlMs.toFixed(0)} ms, helm install ${figures.applyFloorParts.helmMs.toFixed(0)} ms; one-ConfigMap floor up ${m(floor, "upMs").toFixed(0)} ms`,
+    );
     if (json) {
         fs.writeFileSync(json, JSON.stringify(figures, null, 2) + "\n");
     }

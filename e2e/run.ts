@@ -45,7 +45,11 @@ class ScenarioReporter extends Mocha.reporters.Base {
 }
 
 function indent(text: string): string {
-    return text.split("\n").slice(0, 40).map((l) => `    ${l}`).join("\n");
+    return text
+        .split("\n")
+        .slice(0, 40)
+        .map((l) => `    ${l}`)
+        .join("\n");
 }
 
 async function main(): Promise<number> {
@@ -61,7 +65,10 @@ async function main(): Promise<number> {
     // anything is built, so that a --grep selecting nothing is refused at once, naming them.
     const mocha = new Mocha({ timeout: 20 * 60_000, reporter: ScenarioReporter as unknown as string, rootHooks: { afterAll: stopWorld } });
     const dir = path.join(root, "e2e", "scenarios");
-    for (const f of fs.readdirSync(dir).filter((f) => f.endsWith(".e2e.ts")).sort()) {
+    for (const f of fs
+        .readdirSync(dir)
+        .filter((f) => f.endsWith(".e2e.ts"))
+        .sort()) {
         mocha.addFile(path.join(dir, f));
     }
     await mocha.loadFilesAsync();
@@ -77,7 +84,10 @@ async function main(): Promise<number> {
     context.bin = build.stdout.trim().split("\n").pop() ?? "";
     if (kyverno.optional) {
         // An optional engine is built only when named; it links into the same directory.
-        const extra = spawnSync("bash", [path.join(root, "e2e", "engines", "build.sh"), kyverno.engine], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+        const extra = spawnSync("bash", [path.join(root, "e2e", "engines", "build.sh"), kyverno.engine], {
+            encoding: "utf8",
+            stdio: ["ignore", "pipe", "inherit"],
+        });
         if (extra.status !== 0) {
             console.error(`e2e: the engine ${kyverno.engine} could not be built (see above)`);
             return 1;

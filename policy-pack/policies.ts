@@ -20,7 +20,9 @@ export function fromArgs(args: Pick<ResourceValidationArgs, "urn" | "type" | "na
 }
 
 /** A resource of the whole stack, with its parent and dependencies, in the checks' shape. */
-export function fromPolicyResource(r: Pick<PolicyResource, "urn" | "type" | "name" | "props" | "opts" | "provider" | "parent" | "dependencies">): GuardedResource {
+export function fromPolicyResource(
+    r: Pick<PolicyResource, "urn" | "type" | "name" | "props" | "opts" | "provider" | "parent" | "dependencies">,
+): GuardedResource {
     return {
         urn: r.urn,
         type: r.type,

@@ -12,7 +12,16 @@ import { PLUGIN_UPSTREAM_REGISTRY } from "../components/rollouts/plugin";
 import { ConfigError, ConfigProblem, ConfigReader, OFFLINE_SECRET, PROJECT, Plain, isPlainObject } from "../components/config/reader";
 import { KNOWN_NAMESPACES } from "../components/config/schema";
 import type { GatewayStageConfig } from "../components/gateway";
-import { GATEWAY_FIELDS, MIMIR_FIELDS, MimirConfig, SPOKES_FIELD, SharedGatewayConfig, SpokeConfig, readGateway, readMimirAndSpokes } from "../components/gateway/config";
+import {
+    GATEWAY_FIELDS,
+    MIMIR_FIELDS,
+    MimirConfig,
+    SPOKES_FIELD,
+    SharedGatewayConfig,
+    SpokeConfig,
+    readGateway,
+    readMimirAndSpokes,
+} from "../components/gateway/config";
 import type { PolicyStageConfig } from "../components/policy";
 import { POLICY_FIELDS, PolicyConfig, readPolicy } from "../components/policy/config";
 import type { RolloutsStageConfig } from "../components/rollouts";
@@ -93,12 +102,23 @@ export function stageConfigs(c: AddonConfig): [GatewayStageConfig, RolloutsStage
  * (docs/configuration.md) follow from it.
  */
 export const STACK_FIELDS = {
-    cluster: field.section({ doc: "which cluster this stack manages, its role in the Mimir topology (D5), how the program reaches it, and whether this run adopts an existing install", defaultDoc: "required", fields: CLUSTER_FIELDS }),
-    gateway: field.section({ doc: "the shared Gateway the traffic-router plugin's HTTPRoutes attach to (D4, D7); read and checked, never declared", defaultDoc: "required", fields: GATEWAY_FIELDS }),
+    cluster: field.section({
+        doc: "which cluster this stack manages, its role in the Mimir topology (D5), how the program reaches it, and whether this run adopts an existing install",
+        defaultDoc: "required",
+        fields: CLUSTER_FIELDS,
+    }),
+    gateway: field.section({
+        doc: "the shared Gateway the traffic-router plugin's HTTPRoutes attach to (D4, D7); read and checked, never declared",
+        defaultDoc: "required",
+        fields: GATEWAY_FIELDS,
+    }),
     imageRegistry: IMAGE_REGISTRY_FIELDS,
     controller: field.section({ doc: "the controller chart, its image and CRDs (one pinned version), size and placement (D7)", fields: CONTROLLER_FIELDS }),
     plugin: field.section({ doc: "the Gateway API traffic-router plugin and how its binary reaches the controller (D4)", fields: PLUGIN_FIELDS }),
-    mimir: field.section({ doc: "hub: where Mimir runs and who owns the spoke routes; spoke: how it finds the read endpoint the hub routes for it (D5, W8c)", fields: MIMIR_FIELDS }),
+    mimir: field.section({
+        doc: "hub: where Mimir runs and who owns the spoke routes; spoke: how it finds the read endpoint the hub routes for it (D5, W8c)",
+        fields: MIMIR_FIELDS,
+    }),
     spokes: SPOKES_FIELD,
     analysis: field.section({ doc: "the shared metric gates' thresholds and timing (D5); the reader refuses the timing traps", fields: ANALYSIS_FIELDS }),
     network: field.section({ doc: "the controller's network policy (D5, D7)", fields: NETWORK_FIELDS }),
@@ -106,7 +126,10 @@ export const STACK_FIELDS = {
     notifications: field.section({ doc: "where Argo Rollouts sends its events (D6); unset: templates and triggers only", fields: NOTIFICATIONS_FIELDS }),
     notificationsToken: NOTIFICATIONS_TOKEN_FIELDS,
     smokeTest: field.section({ doc: "the opt-in smoke canary that proves the whole path, gate and abort included (Phase 3)", fields: SMOKE_TEST_FIELDS }),
-    delivery: field.section({ doc: "the delivery strategy per tier and prod class (D3): what `npm run delivery` renders as kustomize components and the stack output deliveryStrategies shows", fields: DELIVERY_FIELDS }),
+    delivery: field.section({
+        doc: "the delivery strategy per tier and prod class (D3): what `npm run delivery` renders as kustomize components and the stack output deliveryStrategies shows",
+        fields: DELIVERY_FIELDS,
+    }),
     policy: field.section({ doc: "the admission layer made Rollout-aware (D2, D3, D8)", fields: POLICY_FIELDS }),
     argocd: field.section({ doc: "ArgoCD's tenant AppProjects, ApplicationSets, argocd-cm and RBAC (D2, D3, as-built)", fields: ARGOCD_FIELDS }),
 } as const;
@@ -130,7 +153,13 @@ export const TOP_LEVEL_KEYS = Object.keys(STACK_FIELDS) as (keyof typeof STACK_F
 export function parseAddonConfig(
     stack: string,
     raw: Plain,
-    ambient: { awsRegion?: string; secretKeys?: readonly string[]; otherKeys?: readonly string[]; projectClusters?: readonly string[]; projectStacks?: readonly ProjectStack[] } = {},
+    ambient: {
+        awsRegion?: string;
+        secretKeys?: readonly string[];
+        otherKeys?: readonly string[];
+        projectClusters?: readonly string[];
+        projectStacks?: readonly ProjectStack[];
+    } = {},
 ): AddonConfig {
     const r = new ConfigReader();
     const secretKeys = ambient.secretKeys ?? [];
@@ -139,7 +168,13 @@ export function parseAddonConfig(
     for (const key of ambient.otherKeys ?? []) {
         const namespace = key.includes(":") ? key.slice(0, key.indexOf(":")) : "";
         if (!KNOWN_NAMESPACES.includes(namespace)) {
-            r.unknownKey(key, namespace, `the namespace ${namespace}: is neither ${PROJECT}: nor one of Pulumi's and its providers' (${KNOWN_NAMESPACES.map((n) => `${n}:`).join(", ")})`, [PROJECT], { qualified: true });
+            r.unknownKey(
+                key,
+                namespace,
+                `the namespace ${namespace}: is neither ${PROJECT}: nor one of Pulumi's and its providers' (${KNOWN_NAMESPACES.map((n) => `${n}:`).join(", ")})`,
+                [PROJECT],
+                { qualified: true },
+            );
         }
     }
     for (const key of Object.keys(raw)) {
@@ -181,7 +216,11 @@ export function parseAddonConfig(
     if (ambient.projectStacks) {
         const source = routes?.mimir.readEndpoint;
         const hubStack = source?.kind === "stack" ? source.stack : undefined;
-        checkAcrossProject(r, { stack, cluster: clusterName, mimirTenant, spokes: routes?.spokes ?? [], ...(hubStack ? { hubStack } : {}) }, ambient.projectStacks);
+        checkAcrossProject(
+            r,
+            { stack, cluster: clusterName, mimirTenant, spokes: routes?.spokes ?? [], ...(hubStack ? { hubStack } : {}) },
+            ambient.projectStacks,
+        );
     }
     // A ServiceMonitor behind the controller namespace's own default-deny: the policy admits the
     // metrics port from the scrape namespaces alone (components/rollouts/network.ts,
@@ -195,7 +234,11 @@ export function parseAddonConfig(
     }
     // The smoke stage declares its namespace as the rollouts stage declares the controller's: one object, two owners.
     if (smokeTest?.enabled && controller && smokeTest.namespace === controller.namespace) {
-        r.problem("smokeTest.namespace", smokeTest.namespace, `must differ from controller.namespace (${controller.namespace}): both stages declare their namespace, and a tenant-shaped canary does not run beside the controller`);
+        r.problem(
+            "smokeTest.namespace",
+            smokeTest.namespace,
+            `must differ from controller.namespace (${controller.namespace}): both stages declare their namespace, and a tenant-shaped canary does not run beside the controller`,
+        );
     }
     // The namespaces the addon creates, and a destroy deletes, are its own: never one another key of
     // this stack names as someone else's, nor Kubernetes' (reported by the section itself).
@@ -207,7 +250,10 @@ export function parseAddonConfig(
         "argocd.namespace (ArgoCD's)": argocd?.namespace,
         "network.dnsNamespace (the cluster resolver's)": network?.dnsNamespace,
     };
-    const created: [string, string | undefined][] = [["controller.namespace", controller?.namespace], ["smokeTest.namespace", smokeTest?.enabled ? smokeTest.namespace : undefined]];
+    const created: [string, string | undefined][] = [
+        ["controller.namespace", controller?.namespace],
+        ["smokeTest.namespace", smokeTest?.enabled ? smokeTest.namespace : undefined],
+    ];
     for (const [key, ns] of created) {
         const foreign = ns === undefined || PLATFORM_NAMESPACES.includes(ns) ? undefined : foreignNamespace(ns, others);
         if (foreign) {
@@ -220,7 +266,11 @@ export function parseAddonConfig(
         for (const key of ["image", "loadImage"] as const) {
             const ref = smokeTest[key];
             if (ref && !ref.startsWith(`${imageRegistry}/`)) {
-                r.problem(`smokeTest.${key}`, ref, `must come from imageRegistry (${imageRegistry}/<repository>@sha256:...): every image of the addon is pulled from the mirror, which the cluster admits alone`);
+                r.problem(
+                    `smokeTest.${key}`,
+                    ref,
+                    `must come from imageRegistry (${imageRegistry}/<repository>@sha256:...): every image of the addon is pulled from the mirror, which the cluster admits alone`,
+                );
             }
         }
     }
@@ -229,14 +279,34 @@ export function parseAddonConfig(
     if (plugin?.delivery.mode === "image") {
         const name = `${imageRegistry ?? PLUGIN_UPSTREAM_REGISTRY}/${plugin.delivery.repository}`;
         if (name.length > NAME_TOTAL_LENGTH_MAX) {
-            r.problem("plugin.repository", plugin.delivery.repository, `must leave the image name ${imageRegistry ? "(imageRegistry/repository)" : "(ghcr.io/repository)"} within ${NAME_TOTAL_LENGTH_MAX} characters (distribution/reference NameTotalLengthMax); it is ${name.length}`);
+            r.problem(
+                "plugin.repository",
+                plugin.delivery.repository,
+                `must leave the image name ${imageRegistry ? "(imageRegistry/repository)" : "(ghcr.io/repository)"} within ${NAME_TOTAL_LENGTH_MAX} characters (distribution/reference NameTotalLengthMax); it is ${name.length}`,
+            );
         }
     }
-    const sections = { cluster, gateway, controller, plugin, mimir: routes, analysis, network, errorBudget, notifications, smokeTest, delivery, policy, argocd };
+    const sections = {
+        cluster,
+        gateway,
+        controller,
+        plugin,
+        mimir: routes,
+        analysis,
+        network,
+        errorBudget,
+        notifications,
+        smokeTest,
+        delivery,
+        policy,
+        argocd,
+    };
     if (r.problems.length > 0 || Object.values(sections).some((v) => !v)) {
         if (r.problems.length === 0) {
             // A reader gave up without saying why: name the sections rather than report "0 problems".
-            const missing = Object.entries(sections).filter(([, v]) => !v).map(([k]) => k);
+            const missing = Object.entries(sections)
+                .filter(([, v]) => !v)
+                .map(([k]) => k);
             r.problem(missing.join(", "), undefined, "could not be read; check these sections against the configuration reference");
         }
         throw new ConfigError(stack, PROJECT, secretsHidden(r.problems, raw, secretKeys));
@@ -277,7 +347,9 @@ export function secretsHidden(problems: readonly ConfigProblem[], raw: Plain, se
         return {
             ...p,
             given: "[secret]",
-            allowed: offline ? `is a secret (secure:), and the offline plan cannot decrypt secrets: this key needs its plain text (set it without --secret; pulumi preview decrypts it). It ${p.allowed}` : p.allowed,
+            allowed: offline
+                ? `is a secret (secure:), and the offline plan cannot decrypt secrets: this key needs its plain text (set it without --secret; pulumi preview decrypts it). It ${p.allowed}`
+                : p.allowed,
         };
     });
 }

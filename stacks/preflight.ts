@@ -30,7 +30,8 @@ import type { AddonConfig } from "./config";
 /** The tag of the controller image running in the cluster, or undefined when none runs. */
 export async function runningControllerVersion(config: AddonConfig, reader: Pick<LiveReader, "get">): Promise<string | undefined> {
     const deployment = await reader.get(apiPath("apps/v1", "Deployment", config.controller.namespace, RELEASE_NAME));
-    const containers = ((deployment?.spec as { template?: { spec?: { containers?: { name?: string; image?: string }[] } } } | undefined)?.template?.spec?.containers ?? []);
+    const containers =
+        (deployment?.spec as { template?: { spec?: { containers?: { name?: string; image?: string }[] } } } | undefined)?.template?.spec?.containers ?? [];
     const image = containers.find((c) => c.name === CONTROLLER_CONTAINER)?.image;
     return image ? imageTag(image) : undefined;
 }
@@ -46,19 +47,30 @@ export function providerDeclaredObjects(config: AddonConfig): DeclaredRef[] {
             name: c.name,
             declaredBy: "chart",
         })),
-        ...ROLLOUTS_CRDS.map((c): DeclaredRef => ({ apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", name: c.name, declaredBy: "crds" })),
+        ...ROLLOUTS_CRDS.map((c): DeclaredRef => ({
+            apiVersion: "apiextensions.k8s.io/v1",
+            kind: "CustomResourceDefinition",
+            name: c.name,
+            declaredBy: "crds",
+        })),
     ];
 }
 
 /** Reads the controller and decides the release and the hash boundary; returns the run's config. */
-export async function controllerPreflight(config: AddonConfig, reader: Pick<LiveReader, "get" | "list">, warn: (m: string) => void = (m) => void pulumi.log.warn(m)): Promise<AddonConfig> {
+export async function controllerPreflight(
+    config: AddonConfig,
+    reader: Pick<LiveReader, "get" | "list">,
+    warn: (m: string) => void = (m) => void pulumi.log.warn(m),
+): Promise<AddonConfig> {
     const running = await runningControllerVersion(config, reader);
     let run = config;
     // A stack file that names no release keeps the line the cluster runs, on the adopting run and
     // every run after it: the newest release is the default only where no controller runs yet.
     const kept = adoptedRelease({ releaseFromStackFile: config.controller.releaseFromStackFile, configuredChart: config.controller.chartVersion, running });
     if (kept) {
-        warn(`stack "${config.stack}": keeps the release the cluster runs (${running}): chart ${kept.chartVersion}, Argo Rollouts ${kept.appVersion}, because the stack file names none; set controller.chartVersion to move it (docs/operations/upgrade.md)`);
+        warn(
+            `stack "${config.stack}": keeps the release the cluster runs (${running}): chart ${kept.chartVersion}, Argo Rollouts ${kept.appVersion}, because the stack file names none; set controller.chartVersion to move it (docs/operations/upgrade.md)`,
+        );
         run = { ...config, controller: { ...config.controller, chartVersion: kept.chartVersion, appVersion: kept.appVersion } };
     }
     if (config.cluster.adoptExisting) {
@@ -83,11 +95,23 @@ export async function controllerPreflight(config: AddonConfig, reader: Pick<Live
             );
         }
     }
-    const boundary = hashBoundaryDecision({ stack: config.stack, running, configured: run.controller.appVersion, acknowledged: config.controller.acknowledgeNewRevisions, rollouts: [] });
+    const boundary = hashBoundaryDecision({
+        stack: config.stack,
+        running,
+        configured: run.controller.appVersion,
+        acknowledged: config.controller.acknowledgeNewRevisions,
+        rollouts: [],
+    });
     if (boundary.refusal || boundary.notice) {
         // Only a move across the boundary lists the Rollouts (cluster-wide read of one kind).
         const rollouts = ((await reader.list("/apis/argoproj.io/v1alpha1/rollouts")) ?? []) as RolloutState[];
-        const decision = hashBoundaryDecision({ stack: config.stack, running, configured: run.controller.appVersion, acknowledged: config.controller.acknowledgeNewRevisions, rollouts });
+        const decision = hashBoundaryDecision({
+            stack: config.stack,
+            running,
+            configured: run.controller.appVersion,
+            acknowledged: config.controller.acknowledgeNewRevisions,
+            rollouts,
+        });
         if (decision.refusal) {
             throw new pulumi.RunError(decision.refusal);
         }
@@ -115,7 +139,9 @@ export async function checkedStack(
         if (e instanceof pulumi.RunError) {
             throw e;
         }
-        throw new pulumi.RunError(`stack "${config.stack}": the program reads the cluster before it declares anything (the running controller, and the objects it would create), and cannot: ${(e as Error).message}`);
+        throw new pulumi.RunError(
+            `stack "${config.stack}": the program reads the cluster before it declares anything (the running controller, and the objects it would create), and cannot: ${(e as Error).message}`,
+        );
     }
     const gate = new DeclarationGate();
     (opts.register ?? pulumi.runtime.registerStackTransformation)(gate.transformation);

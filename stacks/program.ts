@@ -48,9 +48,7 @@ export async function defineStack(config: AddonConfig = loadAddonConfig()): Prom
     const policy = new PolicyStage("policy", { config }, { providers, transforms, after: rollouts });
     const argocd = new ArgoCdAppsStage("argocd-apps", { config }, { providers, transforms, after: policy });
     // The smoke canary is a tenant-shaped app: it comes after everything a tenant app relies on.
-    const smoke = config.smokeTest.enabled
-        ? new SmokeCanary("smoke-canary", { config }, { providers, transforms, after: argocd })
-        : undefined;
+    const smoke = config.smokeTest.enabled ? new SmokeCanary("smoke-canary", { config }, { providers, transforms, after: argocd }) : undefined;
 
     return {
         cluster: config.cluster.name,

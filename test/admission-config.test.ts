@@ -32,7 +32,15 @@ function problemFor(patch: Record<string, unknown>, key: string, allowed: RegExp
 }
 
 const tenants = {
-    projects: { tenants: { owner: "addon", namespaceResources: [{ group: "", kind: "Service" }, { group: "apps", kind: "Deployment" }] } },
+    projects: {
+        tenants: {
+            owner: "addon",
+            namespaceResources: [
+                { group: "", kind: "Service" },
+                { group: "apps", kind: "Deployment" },
+            ],
+        },
+    },
 };
 
 describe("admission configuration (policy, argocd)", () => {
@@ -61,8 +69,18 @@ describe("admission configuration (policy, argocd)", () => {
             assert.strictEqual(cfg.argocd.namespace, "argocd");
             assert.deepStrictEqual(cfg.argocd.projects, []);
             assert.deepStrictEqual(cfg.argocd.applicationSets, []);
-            assert.deepStrictEqual(cfg.argocd.allKinds, BUILTIN_KINDS.map((gk) => ({ ...gk })));
-            assert.deepStrictEqual(cfg.argocd.rbac, { deployerRoles: [], projects: [], actions: [...APPROVER_ROLLOUT_ACTIONS], regulatedProjects: [], approverGroups: [], deployerGroups: [] });
+            assert.deepStrictEqual(
+                cfg.argocd.allKinds,
+                BUILTIN_KINDS.map((gk) => ({ ...gk })),
+            );
+            assert.deepStrictEqual(cfg.argocd.rbac, {
+                deployerRoles: [],
+                projects: [],
+                actions: [...APPROVER_ROLLOUT_ACTIONS],
+                regulatedProjects: [],
+                approverGroups: [],
+                deployerGroups: [],
+            });
         });
 
         it("reserves only actions ArgoCD has: resume, promote-full, skip-current-step and abort", () => {
@@ -93,16 +111,29 @@ describe("admission configuration (policy, argocd)", () => {
                 },
             });
             assert.strictEqual(cfg.argocd.namespace, "gitops");
-            assert.deepStrictEqual(cfg.argocd.projects, [{ name: "tenants", owner: "addon", namespaceResources: [{ group: "", kind: "Service" }, { group: "apps", kind: "Deployment" }] }]);
+            assert.deepStrictEqual(cfg.argocd.projects, [
+                {
+                    name: "tenants",
+                    owner: "addon",
+                    namespaceResources: [
+                        { group: "", kind: "Service" },
+                        { group: "apps", kind: "Deployment" },
+                    ],
+                },
+            ]);
             assert.deepStrictEqual(cfg.argocd.applicationSets, [
                 {
                     name: "tenant-apps",
                     owner: "addon",
                     syncOptions: ["CreateNamespace=true", "ServerSideApply=true"],
-                    ignoreDifferences: [{ group: "apps", kind: "Deployment", name: "web", jsonPointers: ["/spec/replicas"], jqPathExpressions: [], managedFieldsManagers: [] }],
+                    ignoreDifferences: [
+                        { group: "apps", kind: "Deployment", name: "web", jsonPointers: ["/spec/replicas"], jqPathExpressions: [], managedFieldsManagers: [] },
+                    ],
                 },
             ]);
-            assert.deepStrictEqual(cfg.argocd.ignoreDifferences, [{ group: "", kind: "*", jsonPointers: [], jqPathExpressions: [".metadata.annotations"], managedFieldsManagers: [] }]);
+            assert.deepStrictEqual(cfg.argocd.ignoreDifferences, [
+                { group: "", kind: "*", jsonPointers: [], jqPathExpressions: [".metadata.annotations"], managedFieldsManagers: [] },
+            ]);
             // Duplicates collapse; the grant's scope defaults to the managed projects.
             assert.deepStrictEqual(cfg.argocd.rbac, {
                 approverRole: "role:approver",
@@ -116,7 +147,15 @@ describe("admission configuration (policy, argocd)", () => {
         });
 
         it("the ClusterPolicy switch and the prod settings", () => {
-            const cfg = parse({ policy: { kyvernoApi: "kyverno.io/v1", validationAction: "Audit", prodNamespaceLabels: whole({ env: "prod" }), prodMinReplicas: "3", pdbMaxUnavailable: 2 } });
+            const cfg = parse({
+                policy: {
+                    kyvernoApi: "kyverno.io/v1",
+                    validationAction: "Audit",
+                    prodNamespaceLabels: whole({ env: "prod" }),
+                    prodMinReplicas: "3",
+                    pdbMaxUnavailable: 2,
+                },
+            });
             assert.strictEqual(cfg.policy.kyvernoApi, "kyverno.io/v1");
             assert.strictEqual(cfg.policy.validationAction, "Audit");
             assert.deepStrictEqual(cfg.policy.prodNamespaceLabels, { env: "prod" });
@@ -129,7 +168,10 @@ describe("admission configuration (policy, argocd)", () => {
                 policy: {
                     availabilityPolicies: "complement",
                     mutationFailurePolicy: "Fail",
-                    tenantNamespaceSelector: { matchLabels: { "platform.test/tenant": "true" }, matchExpressions: [{ key: "platform.test/tier", operator: "Exists" }] },
+                    tenantNamespaceSelector: {
+                        matchLabels: { "platform.test/tenant": "true" },
+                        matchExpressions: [{ key: "platform.test/tier", operator: "Exists" }],
+                    },
                 },
             });
             assert.strictEqual(cfg.policy.availabilityPolicies, "complement");
@@ -182,13 +224,25 @@ describe("admission configuration (policy, argocd)", () => {
         });
 
         it("refuses ArgoCD objects in the stack of a cluster whose ArgoCD runs elsewhere, naming where they go", () => {
-            const all = problems({ argocd: { runsOn: "mgmt", projects: { tenants: {} }, applicationSets: { apps: {} }, rbac: { approverRole: "role:approver" } } });
-            assert.deepStrictEqual(all.map((p) => p.key), ["argocd.projects", "argocd.applicationSets", "argocd.rbac"]);
-            assert.match(all[0].allowed, /only applies where ArgoCD runs: argocd.runsOn is mgmt, so list this cluster's ArgoCD objects in the stack of cluster mgmt/);
+            const all = problems({
+                argocd: { runsOn: "mgmt", projects: { tenants: {} }, applicationSets: { apps: {} }, rbac: { approverRole: "role:approver" } },
+            });
+            assert.deepStrictEqual(
+                all.map((p) => p.key),
+                ["argocd.projects", "argocd.applicationSets", "argocd.rbac"],
+            );
+            assert.match(
+                all[0].allowed,
+                /only applies where ArgoCD runs: argocd.runsOn is mgmt, so list this cluster's ArgoCD objects in the stack of cluster mgmt/,
+            );
         });
 
         it("says what replaced argocd.enabled", () =>
-            problemFor({ argocd: { enabled: false } }, "argocd.enabled", /replaced by argocd.runsOn: this cluster's name \(cluster.name\).*or the name of the cluster whose ArgoCD does/));
+            problemFor(
+                { argocd: { enabled: false } },
+                "argocd.enabled",
+                /replaced by argocd.runsOn: this cluster's name \(cluster.name\).*or the name of the cluster whose ArgoCD does/,
+            ));
     });
 
     describe("owners", () => {
@@ -199,8 +253,16 @@ describe("admission configuration (policy, argocd)", () => {
         });
 
         it("refuses settings that only a patched object takes, naming the owner key", () => {
-            problemFor({ argocd: { projects: { tenants: { namespaceResources: [{ group: "", kind: "Service" }] } } } }, "argocd.projects.tenants.namespaceResources", /only applies with argocd.projects.tenants.owner: addon.*reads and checks it/);
-            problemFor({ argocd: { applicationSets: { apps: { owner: "external", syncOptions: ["PruneLast=true"] } } } }, "argocd.applicationSets.apps.syncOptions", /only applies with argocd.applicationSets.apps.owner: addon/);
+            problemFor(
+                { argocd: { projects: { tenants: { namespaceResources: [{ group: "", kind: "Service" }] } } } },
+                "argocd.projects.tenants.namespaceResources",
+                /only applies with argocd.projects.tenants.owner: addon.*reads and checks it/,
+            );
+            problemFor(
+                { argocd: { applicationSets: { apps: { owner: "external", syncOptions: ["PruneLast=true"] } } } },
+                "argocd.applicationSets.apps.syncOptions",
+                /only applies with argocd.applicationSets.apps.owner: addon/,
+            );
             problemFor({ argocd: { applicationSets: { apps: { owner: "gitops" } } } }, "argocd.applicationSets.apps.owner", /one of addon, external/);
         });
 
@@ -212,24 +274,46 @@ describe("admission configuration (policy, argocd)", () => {
 
     describe("rejects with the key, the value and what is allowed", () => {
         it("an unknown key in policy", () => problemFor({ policy: { engine: "cel" } }, "policy.engine", /unknown key; policy takes kyvernoApi/));
-        it("an unknown key in argocd", () => problemFor({ argocd: { project: {} } }, "argocd.project", /unknown key; argocd takes runsOn, namespace, projects/));
-        it("an unknown key in a project", () => problemFor({ argocd: { projects: { tenants: { whitelist: [] } } } }, "argocd.projects.tenants.whitelist", /unknown key/));
+        it("an unknown key in argocd", () =>
+            problemFor({ argocd: { project: {} } }, "argocd.project", /unknown key; argocd takes runsOn, namespace, projects/));
+        it("an unknown key in a project", () =>
+            problemFor({ argocd: { projects: { tenants: { whitelist: [] } } } }, "argocd.projects.tenants.whitelist", /unknown key/));
         it("an unknown key in a rule", () =>
-            problemFor({ argocd: { ignoreDifferences: [{ kind: "Service", jsonPointer: ["/spec"] }] } }, "argocd.ignoreDifferences[0].jsonPointer", /unknown key/));
-        it("a Kyverno API that does not exist", () => problemFor({ policy: { kyvernoApi: "kyverno.io/v2" } }, "policy.kyvernoApi", /one of policies.kyverno.io\/v1, kyverno.io\/v1/));
-        it("a validation action Kyverno does not know", () => problemFor({ policy: { validationAction: "Deny" } }, "policy.validationAction", /one of Enforce, Audit/));
+            problemFor(
+                { argocd: { ignoreDifferences: [{ kind: "Service", jsonPointer: ["/spec"] }] } },
+                "argocd.ignoreDifferences[0].jsonPointer",
+                /unknown key/,
+            ));
+        it("a Kyverno API that does not exist", () =>
+            problemFor({ policy: { kyvernoApi: "kyverno.io/v2" } }, "policy.kyvernoApi", /one of policies.kyverno.io\/v1, kyverno.io\/v1/));
+        it("a validation action Kyverno does not know", () =>
+            problemFor({ policy: { validationAction: "Deny" } }, "policy.validationAction", /one of Enforce, Audit/));
         it("a replica floor of one", () => problemFor({ policy: { prodMinReplicas: 1 } }, "policy.prodMinReplicas", /from 2 to 100/));
         it("no topology key", () => problemFor({ policy: { topologyKeys: [] } }, "policy.topologyKeys", /list of 1 to 3 entries/));
         it("an empty prod selector, which would match every namespace", () =>
             problemFor({ policy: { prodNamespaceLabels: whole({}) } }, "policy.prodNamespaceLabels", /at least one label.*matches every namespace/));
-        it("an availability mode that does not exist", () => problemFor({ policy: { availabilityPolicies: "both" } }, "policy.availabilityPolicies", /one of own, complement/));
-        it("a mutation failure policy Kubernetes does not know", () => problemFor({ policy: { mutationFailurePolicy: "Skip" } }, "policy.mutationFailurePolicy", /one of Ignore, Fail/));
+        it("an availability mode that does not exist", () =>
+            problemFor({ policy: { availabilityPolicies: "both" } }, "policy.availabilityPolicies", /one of own, complement/));
+        it("a mutation failure policy Kubernetes does not know", () =>
+            problemFor({ policy: { mutationFailurePolicy: "Skip" } }, "policy.mutationFailurePolicy", /one of Ignore, Fail/));
         it("an empty tenant selector, which would match every namespace", () =>
             problemFor({ policy: { tenantNamespaceSelector: whole({}) } }, "policy.tenantNamespaceSelector", /at least one label.*matches every namespace/));
         it("a selector requirement the API server refuses", () => {
-            problemFor({ policy: { tenantNamespaceSelector: { matchExpressions: [{ key: "tier", operator: "In" }] } } }, "policy.tenantNamespaceSelector.matchExpressions[0].values", /at least one value with In/);
-            problemFor({ policy: { tenantNamespaceSelector: { matchExpressions: [{ key: "tier", operator: "Exists", values: ["x"] }] } } }, "policy.tenantNamespaceSelector.matchExpressions[0].values", /empty with Exists/);
-            problemFor({ policy: { tenantNamespaceSelector: { matchExpressions: [{ key: "tier", operator: "Equals", values: ["x"] }] } } }, "policy.tenantNamespaceSelector.matchExpressions[0].operator", /one of In, NotIn, Exists, DoesNotExist/);
+            problemFor(
+                { policy: { tenantNamespaceSelector: { matchExpressions: [{ key: "tier", operator: "In" }] } } },
+                "policy.tenantNamespaceSelector.matchExpressions[0].values",
+                /at least one value with In/,
+            );
+            problemFor(
+                { policy: { tenantNamespaceSelector: { matchExpressions: [{ key: "tier", operator: "Exists", values: ["x"] }] } } },
+                "policy.tenantNamespaceSelector.matchExpressions[0].values",
+                /empty with Exists/,
+            );
+            problemFor(
+                { policy: { tenantNamespaceSelector: { matchExpressions: [{ key: "tier", operator: "Equals", values: ["x"] }] } } },
+                "policy.tenantNamespaceSelector.matchExpressions[0].operator",
+                /one of In, NotIn, Exists, DoesNotExist/,
+            );
         });
         it("a regulated section without approvers, GitOps identities or namespace labels", () => {
             const all = problems({ policy: { regulated: { approverGroups: [], gitopsServiceAccounts: ["argocd"] } } });
@@ -240,47 +324,129 @@ describe("admission configuration (policy, argocd)", () => {
                 "policy.regulated.gitopsServiceAccounts[0]",
                 "policy.regulated.namespaceLabels",
             ]);
-            problemFor({ policy: { regulated: { namespaceLabels: { a: "b" }, approverGroups: ["release"], gitopsServiceAccounts: [], gitopsUsers: [] } } }, "policy.regulated.gitopsServiceAccounts", /must name at least one identity, here or in policy\.regulated\.gitopsUsers or gitopsGroups/);
+            problemFor(
+                { policy: { regulated: { namespaceLabels: { a: "b" }, approverGroups: ["release"], gitopsServiceAccounts: [], gitopsUsers: [] } } },
+                "policy.regulated.gitopsServiceAccounts",
+                /must name at least one identity, here or in policy\.regulated\.gitopsUsers or gitopsGroups/,
+            );
         });
         it("the GitOps identities as a hub's ArgoCD arrives: a user name or a group, never one of every user, a ServiceAccount by user name, or an approver's or deployer's group", () => {
             const regulated = { namespaceLabels: { a: "b" }, approverGroups: ["release"], deployerGroups: ["shop"] };
-            const cfg = parse({ policy: { regulated: { ...regulated, gitopsUsers: ["arn:aws:iam::123456789012:role/argocd-hub"], gitopsGroups: ["platform:argocd-hub"], allowReplaceOrForceSync: true } } });
-            assert.deepStrictEqual([cfg.policy.regulated!.gitopsServiceAccounts, cfg.policy.regulated!.gitopsUsers, cfg.policy.regulated!.gitopsGroups, cfg.policy.regulated!.allowReplaceOrForceSync], [[], ["arn:aws:iam::123456789012:role/argocd-hub"], ["platform:argocd-hub"], true]);
+            const cfg = parse({
+                policy: {
+                    regulated: {
+                        ...regulated,
+                        gitopsUsers: ["arn:aws:iam::123456789012:role/argocd-hub"],
+                        gitopsGroups: ["platform:argocd-hub"],
+                        allowReplaceOrForceSync: true,
+                    },
+                },
+            });
+            assert.deepStrictEqual(
+                [
+                    cfg.policy.regulated!.gitopsServiceAccounts,
+                    cfg.policy.regulated!.gitopsUsers,
+                    cfg.policy.regulated!.gitopsGroups,
+                    cfg.policy.regulated!.allowReplaceOrForceSync,
+                ],
+                [[], ["arn:aws:iam::123456789012:role/argocd-hub"], ["platform:argocd-hub"], true],
+            );
             for (const group of ["system:authenticated", "system:serviceaccounts", "system:serviceaccounts:argocd", "system:masters", "system:nodes"]) {
-                problemFor({ policy: { regulated: { ...regulated, gitopsGroups: [group] } } }, "policy.regulated.gitopsGroups", /must not be a Kubernetes group of every user, ServiceAccount, node or cluster admin/);
+                problemFor(
+                    { policy: { regulated: { ...regulated, gitopsGroups: [group] } } },
+                    "policy.regulated.gitopsGroups",
+                    /must not be a Kubernetes group of every user, ServiceAccount, node or cluster admin/,
+                );
             }
-            problemFor({ policy: { regulated: { ...regulated, gitopsGroups: ["release"] } } }, "policy.regulated.gitopsGroups", /must not be an approver group: its members would pass the guard as ArgoCD's sync/);
+            problemFor(
+                { policy: { regulated: { ...regulated, gitopsGroups: ["release"] } } },
+                "policy.regulated.gitopsGroups",
+                /must not be an approver group: its members would pass the guard as ArgoCD's sync/,
+            );
             problemFor({ policy: { regulated: { ...regulated, gitopsGroups: ["shop"] } } }, "policy.regulated.gitopsGroups", /must not be a deployer group/);
-            problemFor({ policy: { regulated: { ...regulated, gitopsUsers: ["system:serviceaccount:argocd:argocd-application-controller"] } } }, "policy.regulated.gitopsUsers", /list it in policy\.regulated\.gitopsServiceAccounts as <namespace>\/<name>/);
-            problemFor({ policy: { regulated: { ...regulated, gitopsUsers: ["system:anonymous"] } } }, "policy.regulated.gitopsUsers", /every unauthenticated request would pass as ArgoCD's sync/);
-            problemFor({ policy: { regulated: { ...regulated, gitopsUsers: ["argocd-hub"], allowReplaceOrForceSync: "yes" } } }, "policy.regulated.allowReplaceOrForceSync", /true or false/);
+            problemFor(
+                { policy: { regulated: { ...regulated, gitopsUsers: ["system:serviceaccount:argocd:argocd-application-controller"] } } },
+                "policy.regulated.gitopsUsers",
+                /list it in policy\.regulated\.gitopsServiceAccounts as <namespace>\/<name>/,
+            );
+            problemFor(
+                { policy: { regulated: { ...regulated, gitopsUsers: ["system:anonymous"] } } },
+                "policy.regulated.gitopsUsers",
+                /every unauthenticated request would pass as ArgoCD's sync/,
+            );
+            problemFor(
+                { policy: { regulated: { ...regulated, gitopsUsers: ["argocd-hub"], allowReplaceOrForceSync: "yes" } } },
+                "policy.regulated.allowReplaceOrForceSync",
+                /true or false/,
+            );
         });
         it("an action identity where another cluster's ArgoCD syncs this one: its API server arrives as its sync does", () => {
             const regulated = { namespaceLabels: { a: "b" }, approverGroups: ["release"], deployerGroups: [], gitopsGroups: ["platform:argocd-hub"] };
             const elsewhere = { runsOn: "mgmt", projects: undefined, applicationSets: undefined };
-            const p = problemFor({ policy: { regulated: { ...regulated, actionServiceAccounts: ["argocd/argocd-server"] } }, argocd: elsewhere }, "policy.regulated.actionServiceAccounts", /must be empty where another cluster's ArgoCD syncs this one \(argocd\.runsOn is mgmt\).*same cluster Secret identity/);
+            const p = problemFor(
+                { policy: { regulated: { ...regulated, actionServiceAccounts: ["argocd/argocd-server"] } }, argocd: elsewhere },
+                "policy.regulated.actionServiceAccounts",
+                /must be empty where another cluster's ArgoCD syncs this one \(argocd\.runsOn is mgmt\).*same cluster Secret identity/,
+            );
             assert.strictEqual(p.given, '["argocd/argocd-server"]');
             assert.strictEqual(parse({ policy: { regulated }, argocd: elsewhere }).policy.regulated!.actionServiceAccounts.length, 0);
         });
         it("a regulated section that leaves out the approvers or the GitOps identities (a guard nobody passes, or one ArgoCD cannot sync through)", () => {
-            const noApprovers = problemFor({ policy: { regulated: { namespaceLabels: { a: "b" }, gitopsServiceAccounts: ["argocd/x"] } } }, "policy.regulated.approverGroups", /is required: the groups whose members approve/);
+            const noApprovers = problemFor(
+                { policy: { regulated: { namespaceLabels: { a: "b" }, gitopsServiceAccounts: ["argocd/x"] } } },
+                "policy.regulated.approverGroups",
+                /is required: the groups whose members approve/,
+            );
             assert.strictEqual(noApprovers.given, "(not set)");
-            problemFor({ policy: { regulated: { namespaceLabels: { a: "b" }, approverGroups: ["release"] } } }, "policy.regulated.gitopsServiceAccounts", /is required \(or policy\.regulated\.gitopsUsers, gitopsGroups\): .*argocd\/argocd-application-controller/);
+            problemFor(
+                { policy: { regulated: { namespaceLabels: { a: "b" }, approverGroups: ["release"] } } },
+                "policy.regulated.gitopsServiceAccounts",
+                /is required \(or policy\.regulated\.gitopsUsers, gitopsGroups\): .*argocd\/argocd-application-controller/,
+            );
         });
         it("ArgoCD's API server as a sync identity: it acts for any user ArgoCD's RBAC lets through", () => {
-            const regulated = { namespaceLabels: { a: "b" }, approverGroups: ["release"], gitopsServiceAccounts: ["argocd/argocd-application-controller", "argocd/argocd-server"] };
-            const p = problemFor({ policy: { regulated } }, "policy.regulated.gitopsServiceAccounts", /must not name ArgoCD's API server.*actionServiceAccounts.*status, spec\.paused, spec\.restartAt/);
+            const regulated = {
+                namespaceLabels: { a: "b" },
+                approverGroups: ["release"],
+                gitopsServiceAccounts: ["argocd/argocd-application-controller", "argocd/argocd-server"],
+            };
+            const p = problemFor(
+                { policy: { regulated } },
+                "policy.regulated.gitopsServiceAccounts",
+                /must not name ArgoCD's API server.*actionServiceAccounts.*status, spec\.paused, spec\.restartAt/,
+            );
             assert.strictEqual(p.given, '"argocd/argocd-server"');
             problemFor(
-                { policy: { regulated: { ...regulated, gitopsServiceAccounts: ["argocd/argocd-application-controller"], actionServiceAccounts: ["argocd/argocd-application-controller"] } } },
+                {
+                    policy: {
+                        regulated: {
+                            ...regulated,
+                            gitopsServiceAccounts: ["argocd/argocd-application-controller"],
+                            actionServiceAccounts: ["argocd/argocd-application-controller"],
+                        },
+                    },
+                },
                 "policy.regulated.actionServiceAccounts",
                 /must not repeat a policy.regulated.gitopsServiceAccounts identity/,
             );
-            problemFor({ policy: { regulated: { ...regulated, gitopsServiceAccounts: ["argocd/argocd-application-controller"], actionServiceAccounts: ["argocd-server"] } } }, "policy.regulated.actionServiceAccounts[0]", /<namespace>\/<name>/);
+            problemFor(
+                {
+                    policy: {
+                        regulated: { ...regulated, gitopsServiceAccounts: ["argocd/argocd-application-controller"], actionServiceAccounts: ["argocd-server"] },
+                    },
+                },
+                "policy.regulated.actionServiceAccounts[0]",
+                /<namespace>\/<name>/,
+            );
         });
         it("Kyverno's variable marker in a group name, which a ClusterPolicy would substitute", () => {
             for (const kyvernoApi of ["kyverno.io/v1", "policies.kyverno.io/v1"]) {
-                const regulated = { namespaceLabels: { a: "b" }, approverGroups: ["release", "{{ request.userInfo.groups[0] }}"], deployerGroups: ["{{x}}"], gitopsServiceAccounts: ["argocd/x"] };
+                const regulated = {
+                    namespaceLabels: { a: "b" },
+                    approverGroups: ["release", "{{ request.userInfo.groups[0] }}"],
+                    deployerGroups: ["{{x}}"],
+                    gitopsServiceAccounts: ["argocd/x"],
+                };
                 const all = problems({ policy: { kyvernoApi, regulated } });
                 assert.deepStrictEqual(all.map((p) => p.key).sort(), ["policy.regulated.approverGroups[1]", "policy.regulated.deployerGroups[0]"], kyvernoApi);
                 assert.match(all[0].allowed, /must not contain \{\{.*substitutes/);
@@ -289,7 +455,12 @@ describe("admission configuration (policy, argocd)", () => {
         it("a quote in an ArgoCD role, which fails ArgoCD's CSV reader and with it the whole RBAC policy", () =>
             problemFor({ argocd: { ...tenants, rbac: { approverRole: 'role:"approver' } } }, "argocd.rbac.approverRole", /quotes/));
         it("a regulated cluster whose ArgoCD gets no RBAC for the regulated projects", () => {
-            const regulated = { namespaceLabels: { a: "b" }, approverGroups: ["release"], deployerGroups: ["shop"], gitopsServiceAccounts: ["argocd/argocd-application-controller"] };
+            const regulated = {
+                namespaceLabels: { a: "b" },
+                approverGroups: ["release"],
+                deployerGroups: ["shop"],
+                gitopsServiceAccounts: ["argocd/argocd-application-controller"],
+            };
             const base = merged(hubConfig(), { policy: { regulated } });
             const { "aws:region": _r, ...rest } = base;
             const keys = (argocd: Record<string, unknown> | undefined) => {
@@ -303,69 +474,163 @@ describe("admission configuration (policy, argocd)", () => {
             };
             const none = keys(undefined);
             assert.strictEqual(none.length, 1, none.join("\n"));
-            assert.match(none[0], /^argocd\.rbac\.regulatedProjects: is required with policy\.regulated where ArgoCD runs.*Replace syncs as its own identities/);
+            assert.match(
+                none[0],
+                /^argocd\.rbac\.regulatedProjects: is required with policy\.regulated where ArgoCD runs.*Replace syncs as its own identities/,
+            );
             const partial = keys({ projects: { "tenants-regulated": {} }, applicationSets: {}, rbac: { regulatedProjects: ["tenants-regulated", "other"] } });
-            assert.deepStrictEqual(partial.map((p) => p.split(":")[0]).sort(), ["argocd.rbac.approverRole", "argocd.rbac.deployerRoles", "argocd.rbac.regulatedProjects"]);
+            assert.deepStrictEqual(partial.map((p) => p.split(":")[0]).sort(), [
+                "argocd.rbac.approverRole",
+                "argocd.rbac.deployerRoles",
+                "argocd.rbac.regulatedProjects",
+            ]);
             assert.ok(partial.some((p) => /regulatedProjects: must be one of argocd.rbac.projects \(tenants-regulated\)/.test(p)));
-            assert.deepStrictEqual(keys({ projects: { "tenants-regulated": {} }, applicationSets: {}, rbac: { approverRole: "role:a", deployerRoles: ["role:d"], regulatedProjects: ["tenants-regulated"] } }), []);
+            assert.deepStrictEqual(
+                keys({
+                    projects: { "tenants-regulated": {} },
+                    applicationSets: {},
+                    rbac: { approverRole: "role:a", deployerRoles: ["role:d"], regulatedProjects: ["tenants-regulated"] },
+                }),
+                [],
+            );
             // Where another cluster's ArgoCD syncs this one, that cluster's stack writes the RBAC.
             assert.deepStrictEqual(keys({ runsOn: "mgmt" }), []);
             // The groups verify asks about default to policy.regulated's, and never overlap.
-            const cfg = parseAddonConfig("hub", { ...rest, argocd: { projects: { r: {} }, applicationSets: {}, rbac: { approverRole: "role:a", deployerRoles: ["role:d"], regulatedProjects: ["r"] } } }, { awsRegion: "eu-west-1" });
+            const cfg = parseAddonConfig(
+                "hub",
+                {
+                    ...rest,
+                    argocd: { projects: { r: {} }, applicationSets: {}, rbac: { approverRole: "role:a", deployerRoles: ["role:d"], regulatedProjects: ["r"] } },
+                },
+                { awsRegion: "eu-west-1" },
+            );
             assert.deepStrictEqual([cfg.argocd.rbac.approverGroups, cfg.argocd.rbac.deployerGroups], [["release"], ["shop"]]);
-            const overlap = keys({ projects: { r: {} }, applicationSets: {}, rbac: { approverRole: "role:a", deployerRoles: ["role:d"], regulatedProjects: ["r"], deployerGroups: ["release"] } });
-            assert.deepStrictEqual(overlap, ["argocd.rbac.deployerGroups: must not include an approver group: the deployer is never the approver (ADR-056 D3, ADR-049)"]);
+            const overlap = keys({
+                projects: { r: {} },
+                applicationSets: {},
+                rbac: { approverRole: "role:a", deployerRoles: ["role:d"], regulatedProjects: ["r"], deployerGroups: ["release"] },
+            });
+            assert.deepStrictEqual(overlap, [
+                "argocd.rbac.deployerGroups: must not include an approver group: the deployer is never the approver (ADR-056 D3, ADR-049)",
+            ]);
             // Across the sections: ArgoCD allows what any one of a user's groups allows.
-            const across = keys({ projects: { r: {} }, applicationSets: {}, rbac: { approverRole: "role:a", deployerRoles: ["role:d"], regulatedProjects: ["r"], approverGroups: ["shop"], deployerGroups: ["ops"] } });
-            assert.deepStrictEqual(across, ["argocd.rbac.approverGroups: must not be a deployer group of policy.regulated.deployerGroups: the deployer is never the approver (ADR-056 D3, ADR-049)"]);
-            const back = keys({ projects: { r: {} }, applicationSets: {}, rbac: { approverRole: "role:a", deployerRoles: ["role:d"], regulatedProjects: ["r"], approverGroups: ["leads"], deployerGroups: ["release"] } });
-            assert.deepStrictEqual(back, ["argocd.rbac.deployerGroups: must not be an approver group of policy.regulated.approverGroups: the deployer is never the approver (ADR-056 D3, ADR-049)"]);
+            const across = keys({
+                projects: { r: {} },
+                applicationSets: {},
+                rbac: { approverRole: "role:a", deployerRoles: ["role:d"], regulatedProjects: ["r"], approverGroups: ["shop"], deployerGroups: ["ops"] },
+            });
+            assert.deepStrictEqual(across, [
+                "argocd.rbac.approverGroups: must not be a deployer group of policy.regulated.deployerGroups: the deployer is never the approver (ADR-056 D3, ADR-049)",
+            ]);
+            const back = keys({
+                projects: { r: {} },
+                applicationSets: {},
+                rbac: { approverRole: "role:a", deployerRoles: ["role:d"], regulatedProjects: ["r"], approverGroups: ["leads"], deployerGroups: ["release"] },
+            });
+            assert.deepStrictEqual(back, [
+                "argocd.rbac.deployerGroups: must not be an approver group of policy.regulated.approverGroups: the deployer is never the approver (ADR-056 D3, ADR-049)",
+            ]);
         });
         it("an unknown key in the regulated section", () =>
-            problemFor({ policy: { regulated: { namespaceLabels: { a: "b" }, approverGroups: ["a"], gitopsServiceAccounts: ["argocd/x"], approvers: [] } } }, "policy.regulated.approvers", /unknown key/));
-        it("a rule without any path", () => problemFor({ argocd: { ignoreDifferences: [{ kind: "Service" }] } }, "argocd.ignoreDifferences[0]", /at least one of jsonPointers/));
+            problemFor(
+                { policy: { regulated: { namespaceLabels: { a: "b" }, approverGroups: ["a"], gitopsServiceAccounts: ["argocd/x"], approvers: [] } } },
+                "policy.regulated.approvers",
+                /unknown key/,
+            ));
+        it("a rule without any path", () =>
+            problemFor({ argocd: { ignoreDifferences: [{ kind: "Service" }] } }, "argocd.ignoreDifferences[0]", /at least one of jsonPointers/));
         it("a group on a rule for every kind", () =>
-            problemFor({ argocd: { ignoreDifferences: [{ kind: "*", group: "apps", jsonPointers: ["/spec"] }] } }, "argocd.ignoreDifferences[0].group", /unset with kind "\*"/));
+            problemFor(
+                { argocd: { ignoreDifferences: [{ kind: "*", group: "apps", jsonPointers: ["/spec"] }] } },
+                "argocd.ignoreDifferences[0].group",
+                /unset with kind "\*"/,
+            ));
         it("a name or namespace on a system-level rule (argocd-cm rules are per kind)", () =>
-            problemFor({ argocd: { ignoreDifferences: [{ kind: "Service", name: "web", jsonPointers: ["/spec"] }] } }, "argocd.ignoreDifferences[0].name", /unknown key/));
+            problemFor(
+                { argocd: { ignoreDifferences: [{ kind: "Service", name: "web", jsonPointers: ["/spec"] }] } },
+                "argocd.ignoreDifferences[0].name",
+                /unknown key/,
+            ));
         it("an RBAC subject with a comma, which would split the CSV line", () =>
             problemFor({ argocd: { ...tenants, rbac: { approverRole: "role:a,role:b" } } }, "argocd.rbac.approverRole", /no spaces, commas/));
         it("promote, which is not an ArgoCD Rollout action (promote-full is)", () => {
-            const p = problemFor({ argocd: { ...tenants, rbac: { approverRole: "role:approver", actions: ["promote-full", "promote"] } } }, "argocd.rbac.actions[1]", /one of ArgoCD's Rollout actions abort, pause, promote-full, restart, resume, retry, skip-current-step .*there is no "promote"/);
+            const p = problemFor(
+                { argocd: { ...tenants, rbac: { approverRole: "role:approver", actions: ["promote-full", "promote"] } } },
+                "argocd.rbac.actions[1]",
+                /one of ArgoCD's Rollout actions abort, pause, promote-full, restart, resume, retry, skip-current-step .*there is no "promote"/,
+            );
             assert.strictEqual(p.given, '"promote"');
         });
-        it("a project name that is not an object name", () => problemFor({ argocd: { projects: { Tenants: {} } } }, "argocd.projects.Tenants", /Kubernetes object name/));
+        it("a project name that is not an object name", () =>
+            problemFor({ argocd: { projects: { Tenants: {} } } }, "argocd.projects.Tenants", /Kubernetes object name/));
     });
 
     describe("preflight: the ADR's traps, each with its ADR section", () => {
         it("a percentage PDB budget (D8)", () => {
-            const p = problemFor({ policy: { pdbMaxUnavailable: "25%" } }, "policy.pdbMaxUnavailable", /whole number of pods, not a percentage.*\(ADR-056 D8\)/);
+            const p = problemFor(
+                { policy: { pdbMaxUnavailable: "25%" } },
+                "policy.pdbMaxUnavailable",
+                /whole number of pods, not a percentage.*\(ADR-056 D8\)/,
+            );
             assert.strictEqual(p.given, '"25%"');
         });
         it("a PDB budget as large as the prod floor (D8)", () =>
-            problemFor({ policy: { pdbMaxUnavailable: 3, prodMinReplicas: 3 } }, "policy.pdbMaxUnavailable", /less than policy.prodMinReplicas \(3\).*ADR-056 D8/));
+            problemFor(
+                { policy: { pdbMaxUnavailable: 3, prodMinReplicas: 3 } },
+                "policy.pdbMaxUnavailable",
+                /less than policy.prodMinReplicas \(3\).*ADR-056 D8/,
+            ));
         it("excluding the default namespace, which turns its policy off (D2)", () =>
             problemFor({ policy: { excludeNamespaces: ["kube-system", "default"] } }, "policy.excludeNamespaces", /must not list default.*ADR-056 D2/));
 
         for (const [label, rule, reason] of [
-            ["a jq path through containers[]", { group: "argoproj.io", kind: "Rollout", jqPathExpressions: [".spec.template.spec.containers[].image"] }, /jq path .* may run through an array/],
-            ["a JSON pointer to a list element", { group: "argoproj.io", kind: "Rollout", jsonPointers: ["/spec/template/spec/containers/0/image"] }, /addresses an array element/],
+            [
+                "a jq path through containers[]",
+                { group: "argoproj.io", kind: "Rollout", jqPathExpressions: [".spec.template.spec.containers[].image"] },
+                /jq path .* may run through an array/,
+            ],
+            [
+                "a JSON pointer to a list element",
+                { group: "argoproj.io", kind: "Rollout", jsonPointers: ["/spec/template/spec/containers/0/image"] },
+                /addresses an array element/,
+            ],
             ["managed-fields managers", { group: "argoproj.io", kind: "Rollout", managedFieldsManagers: ["kyverno"] }, /ignore whatever those managers own/],
         ] as const) {
             it(`an argocd-cm rule reaching argoproj.io/Rollout with ${label} (as-built 2026-07-14)`, () =>
-                problemFor({ argocd: { ignoreDifferences: [rule] } }, "argocd.ignoreDifferences[0]", new RegExp(`reach argoproj.io/Rollout with an array path: .*${reason.source}.*ADR-056 as-built 2026-07-14`)));
+                problemFor(
+                    { argocd: { ignoreDifferences: [rule] } },
+                    "argocd.ignoreDifferences[0]",
+                    new RegExp(`reach argoproj.io/Rollout with an array path: .*${reason.source}.*ADR-056 as-built 2026-07-14`),
+                ));
         }
 
         it("the same on a tenant ApplicationSet's own rules", () =>
             problemFor(
-                { argocd: { applicationSets: { tenants: { owner: "addon", ignoreDifferences: [{ group: "argoproj.io", kind: "Rollout", jqPathExpressions: [".spec.template.spec.containers[]?.env"] }] } } } },
+                {
+                    argocd: {
+                        applicationSets: {
+                            tenants: {
+                                owner: "addon",
+                                ignoreDifferences: [{ group: "argoproj.io", kind: "Rollout", jqPathExpressions: [".spec.template.spec.containers[]?.env"] }],
+                            },
+                        },
+                    },
+                },
                 "argocd.applicationSets.tenants.ignoreDifferences[0]",
                 /array path.*JSON merge patch/,
             ));
 
         it("a rule for every kind when argocd.allKinds lists Rollout", () =>
             problemFor(
-                { argocd: { allKinds: [{ group: "apps", kind: "Deployment" }, { group: "argoproj.io", kind: "Rollout" }], ignoreDifferences: [{ kind: "*", jqPathExpressions: [".spec.template.spec.tolerations[]"] }] } },
+                {
+                    argocd: {
+                        allKinds: [
+                            { group: "apps", kind: "Deployment" },
+                            { group: "argoproj.io", kind: "Rollout" },
+                        ],
+                        ignoreDifferences: [{ kind: "*", jqPathExpressions: [".spec.template.spec.tolerations[]"] }],
+                    },
+                },
                 "argocd.ignoreDifferences[0]",
                 /because argocd.allKinds lists argoproj.io\/Rollout/,
             ));
@@ -384,7 +649,11 @@ describe("admission configuration (policy, argocd)", () => {
                 {
                     argocd: {
                         ignoreDifferences: [
-                            { group: "gateway.networking.k8s.io", kind: "HTTPRoute", jqPathExpressions: ['select(.metadata.labels["rollouts.argoproj.io/gatewayapi-canary"] == "in-progress") | .spec.rules'] },
+                            {
+                                group: "gateway.networking.k8s.io",
+                                kind: "HTTPRoute",
+                                jqPathExpressions: ['select(.metadata.labels["rollouts.argoproj.io/gatewayapi-canary"] == "in-progress") | .spec.rules'],
+                            },
                         ],
                     },
                 },
@@ -394,20 +663,39 @@ describe("admission configuration (policy, argocd)", () => {
 
         it("an argocd-cm HTTPRoute weight rule, which would apply to every Application (as-built #871)", () =>
             problemFor(
-                { argocd: { ignoreDifferences: [{ group: "gateway.networking.k8s.io", kind: "HTTPRoute", jqPathExpressions: [".spec.rules[]?.backendRefs[]?.weight"] }] } },
+                {
+                    argocd: {
+                        ignoreDifferences: [
+                            { group: "gateway.networking.k8s.io", kind: "HTTPRoute", jqPathExpressions: [".spec.rules[]?.backendRefs[]?.weight"] },
+                        ],
+                    },
+                },
                 "argocd.ignoreDifferences[0]",
                 /every HTTPRoute of every Application.*tenant ApplicationSets.*ADR-056 as-built #871/,
             ));
 
         it("a managedFieldsManagers rule on HTTPRoute, which hides and freezes every route edit", () =>
             problemFor(
-                { argocd: { applicationSets: { tenants: { owner: "addon", ignoreDifferences: [{ group: "gateway.networking.k8s.io", kind: "HTTPRoute", managedFieldsManagers: ["gatewayAPI"] }] } } } },
+                {
+                    argocd: {
+                        applicationSets: {
+                            tenants: {
+                                owner: "addon",
+                                ignoreDifferences: [{ group: "gateway.networking.k8s.io", kind: "HTTPRoute", managedFieldsManagers: ["gatewayAPI"] }],
+                            },
+                        },
+                    },
+                },
                 "argocd.applicationSets.tenants.ignoreDifferences[0]",
                 /field manager gatewayAPI.*atomic list.*never applied while the Application reports Synced/,
             ));
 
         it("a rule for every kind that ignores the whole selector, since it is written for Service too", () =>
-            problemFor({ argocd: { ignoreDifferences: [{ kind: "*", jsonPointers: ["/spec/selector"] }] } }, "argocd.ignoreDifferences[0]", /whole Service selector/));
+            problemFor(
+                { argocd: { ignoreDifferences: [{ kind: "*", jsonPointers: ["/spec/selector"] }] } },
+                "argocd.ignoreDifferences[0]",
+                /whole Service selector/,
+            ));
 
         it("a rule for the whole Service selector, which freezes selector edits", () =>
             problemFor(
@@ -417,7 +705,11 @@ describe("admission configuration (policy, argocd)", () => {
             ));
 
         it("a project whitelist without Services (D4: the program owns the whole list)", () =>
-            problemFor({ argocd: { projects: { tenants: { owner: "addon", namespaceResources: [{ group: "apps", kind: "Deployment" }] } } } }, "argocd.projects.tenants.namespaceResources", /stable and canary Services \(ADR-056 D4\)/));
+            problemFor(
+                { argocd: { projects: { tenants: { owner: "addon", namespaceResources: [{ group: "apps", kind: "Deployment" }] } } } },
+                "argocd.projects.tenants.namespaceResources",
+                /stable and canary Services \(ADR-056 D4\)/,
+            ));
 
         it("accepts a wildcard whitelist as covering Services", () => {
             const cfg = parse({ argocd: { projects: { tenants: { owner: "addon", namespaceResources: [{ group: "*", kind: "*" }] } } } });
@@ -426,7 +718,16 @@ describe("admission configuration (policy, argocd)", () => {
 
         it("an approver group among the deployer groups (D3, ADR-049)", () =>
             problemFor(
-                { policy: { regulated: { namespaceLabels: { a: "b" }, approverGroups: ["release"], deployerGroups: ["release", "shop"], gitopsServiceAccounts: ["argocd/x"] } } },
+                {
+                    policy: {
+                        regulated: {
+                            namespaceLabels: { a: "b" },
+                            approverGroups: ["release"],
+                            deployerGroups: ["release", "shop"],
+                            gitopsServiceAccounts: ["argocd/x"],
+                        },
+                    },
+                },
                 "policy.regulated.deployerGroups",
                 /must not include an approver group \(release\).*ADR-056 D3, ADR-049/,
             ));
@@ -435,16 +736,27 @@ describe("admission configuration (policy, argocd)", () => {
             const cut = { tenantNamespaceSelector: { matchLabels: { "platform.test/tier": "dev" } } };
             problemFor({ policy: cut }, "policy.prodNamespaceLabels", /label platform.test\/tier cannot meet both.*replica floor would apply nowhere/);
             problemFor(
-                { policy: { ...cut, prodNamespaceLabels: { "platform.test/tier": "dev" }, regulated: { namespaceLabels: { "platform.test/tier": "prod" }, approverGroups: ["a"], gitopsServiceAccounts: ["argocd/x"] } } },
+                {
+                    policy: {
+                        ...cut,
+                        prodNamespaceLabels: { "platform.test/tier": "dev" },
+                        regulated: { namespaceLabels: { "platform.test/tier": "prod" }, approverGroups: ["a"], gitopsServiceAccounts: ["argocd/x"] },
+                    },
+                },
                 "policy.regulated.namespaceLabels",
                 /approval guard would apply nowhere/,
             );
         });
 
         it("the approver among the deployers (D3: deployer is never the approver)", () =>
-            problemFor({ argocd: { ...tenants, rbac: { approverRole: "role:release", deployerRoles: ["role:release"] } } }, "argocd.rbac.deployerRoles", /ADR-056 D3/));
+            problemFor(
+                { argocd: { ...tenants, rbac: { approverRole: "role:release", deployerRoles: ["role:release"] } } },
+                "argocd.rbac.deployerRoles",
+                /ADR-056 D3/,
+            ));
 
-        it("an approver without a project to scope the grant to", () => problemFor({ argocd: { rbac: { approverRole: "role:approver" } } }, "argocd.rbac.projects", /never to every project/));
+        it("an approver without a project to scope the grant to", () =>
+            problemFor({ argocd: { rbac: { approverRole: "role:approver" } } }, "argocd.rbac.projects", /never to every project/));
 
         it("reports type errors and traps of both sections together, in one error", () => {
             const all = problems({

@@ -13,9 +13,18 @@ import { applyClusterPolicy, ruleMatches } from "./kyvernoJmes";
 
 // Samples: what a tenant applies, in namespaces labelled as the platform labels them.
 
-export type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace: string; labels?: Record<string, string>; annotations?: Record<string, string> }; spec: Record<string, Json>; status?: Json };
+export type Obj = {
+    apiVersion: string;
+    kind: string;
+    metadata: { name: string; namespace: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+    spec: Record<string, Json>;
+    status?: Json;
+};
 
-export const template = (labels: Record<string, string>) => ({ metadata: { labels }, spec: { containers: [{ name: "app", image: "registry.platform.test/app:1" }] } });
+export const template = (labels: Record<string, string>) => ({
+    metadata: { labels },
+    spec: { containers: [{ name: "app", image: "registry.platform.test/app:1" }] },
+});
 
 export function sampleRollout(spec: Record<string, Json> = {}, namespace = "shop"): Obj {
     return {
@@ -61,12 +70,21 @@ export function sampleReplicaSet(opts: { image?: string; owned?: boolean; labell
             name: "checkout-6d4f8b7c9",
             namespace,
             labels: { app: "checkout", ...(labelled ? hash : {}) },
-            ...(owned ? { ownerReferences: [{ apiVersion: "argoproj.io/v1alpha1", kind: "Rollout", name: "checkout", uid: "0f4e", controller: true, blockOwnerDeletion: true }] } : {}),
+            ...(owned
+                ? {
+                      ownerReferences: [
+                          { apiVersion: "argoproj.io/v1alpha1", kind: "Rollout", name: "checkout", uid: "0f4e", controller: true, blockOwnerDeletion: true },
+                      ],
+                  }
+                : {}),
         } as Obj["metadata"],
         spec: {
             replicas: 3,
             selector: { matchLabels: { app: "checkout", ...(labelled ? hash : {}) } },
-            template: { metadata: { labels: { app: "checkout", ...(templateLabelled ? hash : {}) } }, spec: { containers: [{ name: "app", image: opts.image ?? "registry.test.example/app:1" }] } },
+            template: {
+                metadata: { labels: { app: "checkout", ...(templateLabelled ? hash : {}) } },
+                spec: { containers: [{ name: "app", image: opts.image ?? "registry.test.example/app:1" }] },
+            },
         },
     };
 }
@@ -77,7 +95,11 @@ export function samplePod(opts: { labelled?: boolean; ephemeral?: string } = {},
     return {
         apiVersion: "v1",
         kind: "Pod",
-        metadata: { name: "checkout-6d4f8b7c9-x2k8q", namespace, labels: { app: "checkout", ...(labelled ? { "rollouts-pod-template-hash": "6d4f8b7c9" } : {}) } },
+        metadata: {
+            name: "checkout-6d4f8b7c9-x2k8q",
+            namespace,
+            labels: { app: "checkout", ...(labelled ? { "rollouts-pod-template-hash": "6d4f8b7c9" } : {}) },
+        },
         spec: {
             containers: [{ name: "app", image: "registry.test.example/app:1" }],
             ...(opts.ephemeral ? { ephemeralContainers: [{ name: "debugger", image: opts.ephemeral }] } : {}),
@@ -86,7 +108,12 @@ export function samplePod(opts: { labelled?: boolean; ephemeral?: string } = {},
 }
 
 /** The autoscaling/v1 Scale a `replicasets/scale` request carries. */
-export const scaleOf = (rs: Obj, replicas: number): Obj => ({ apiVersion: "autoscaling/v1", kind: "Scale", metadata: { name: rs.metadata.name, namespace: rs.metadata.namespace }, spec: { replicas } });
+export const scaleOf = (rs: Obj, replicas: number): Obj => ({
+    apiVersion: "autoscaling/v1",
+    kind: "Scale",
+    metadata: { name: rs.metadata.name, namespace: rs.metadata.namespace },
+    spec: { replicas },
+});
 export const REPLICASET_SCALE = { apiVersion: "apps/v1", kind: "ReplicaSet", resource: "replicasets" };
 
 export const sampleStatefulSet = (): Obj => ({ ...sampleDeployment(), kind: "StatefulSet", metadata: { name: "db", namespace: "shop" } });
@@ -96,10 +123,22 @@ export const hpa = (target: { kind: string; name: string }, minReplicas?: number
     kind: "HorizontalPodAutoscaler",
     metadata: { name: `${target.name}-hpa`, namespace: "shop" },
     // The API server requires the target's apiVersion (the e2e scenario kyverno-admission sends these).
-    spec: { scaleTargetRef: { apiVersion: target.kind === "Rollout" ? "argoproj.io/v1alpha1" : target.kind === "SomethingElse" ? "example.com/v1" : "apps/v1", ...target }, maxReplicas: 10, ...(minReplicas === undefined ? {} : { minReplicas }) },
+    spec: {
+        scaleTargetRef: {
+            apiVersion: target.kind === "Rollout" ? "argoproj.io/v1alpha1" : target.kind === "SomethingElse" ? "example.com/v1" : "apps/v1",
+            ...target,
+        },
+        maxReplicas: 10,
+        ...(minReplicas === undefined ? {} : { minReplicas }),
+    },
 });
 
-export const pdbObject = (name: string, selector?: Json): Json => ({ apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name, namespace: "shop" }, spec: { maxUnavailable: 1, ...(selector === undefined ? {} : { selector }) } });
+export const pdbObject = (name: string, selector?: Json): Json => ({
+    apiVersion: "policy/v1",
+    kind: "PodDisruptionBudget",
+    metadata: { name, namespace: "shop" },
+    spec: { maxUnavailable: 1, ...(selector === undefined ? {} : { selector }) },
+});
 
 export const TIER = "platform.test/tier";
 export const DEV = { [TIER]: "dev" };
@@ -115,7 +154,10 @@ export const REGULATED = {
 };
 
 /** The controller, and the tier admission of the harness's stack with regulated prod (both classes). */
-export const CTX: PolicyContext = { ...policyContext(config({ policy: { regulated: REGULATED } })), rolloutsController: { namespace: "argo-rollouts", name: "argo-rollouts" } };
+export const CTX: PolicyContext = {
+    ...policyContext(config({ policy: { regulated: REGULATED } })),
+    rolloutsController: { namespace: "argo-rollouts", name: "argo-rollouts" },
+};
 
 export function config(patch: Record<string, unknown> = {}): AddonConfig {
     const { "aws:region": _region, ...rest } = merged(hubConfig(), patch);
@@ -160,7 +202,13 @@ export function celMatches(p: CelPolicy, r: Request): boolean {
     const mc = p.spec.matchConstraints;
     const labels = { ...r.namespaceLabels, "kubernetes.io/metadata.name": r.object.metadata.namespace };
     return (
-        mc.resourceRules.some((rr) => rr.apiGroups.includes(group) && rr.apiVersions.includes(version) && rr.resources.includes(plural) && rr.operations.includes(r.operation ?? "CREATE")) &&
+        mc.resourceRules.some(
+            (rr) =>
+                rr.apiGroups.includes(group) &&
+                rr.apiVersions.includes(version) &&
+                rr.resources.includes(plural) &&
+                rr.operations.includes(r.operation ?? "CREATE"),
+        ) &&
         (mc.namespaceSelector === undefined || selects(mc.namespaceSelector, labels))
     );
 }
@@ -169,7 +217,13 @@ export function viaCel(cfg: PolicyConfig, r: Request, ctx: PolicyContext = CTX):
     const out: Outcome = { applied: [], denied: [], audited: [], generated: [], spread: [] };
     for (const p of celPolicies(cfg, ctx).filter((x) => celMatches(x, r))) {
         out.applied.push(p.metadata.name.replace(/-(deployment|statefulset|rollout)$/, ""));
-        const res = admit(p, { ...r, object: r.object as unknown as Json, oldObject: r.oldObject as unknown as Json, operation: r.operation ?? "CREATE", cluster: new FakeCluster(r.objects ?? {}) });
+        const res = admit(p, {
+            ...r,
+            object: r.object as unknown as Json,
+            oldObject: r.oldObject as unknown as Json,
+            operation: r.operation ?? "CREATE",
+            cluster: new FakeCluster(r.objects ?? {}),
+        });
         out.denied.push(...res.denied);
         out.audited.push(...res.audited);
         out.generated.push(...res.generated);
@@ -179,13 +233,20 @@ export function viaCel(cfg: PolicyConfig, r: Request, ctx: PolicyContext = CTX):
 }
 
 /** The spread constraints a mutation added to the pod template. */
-export const addedSpread = (patched: Json): Json => (patched as { spec: { template: { spec: Record<string, Json> } } }).spec.template.spec.topologySpreadConstraints;
+export const addedSpread = (patched: Json): Json =>
+    (patched as { spec: { template: { spec: Record<string, Json> } } }).spec.template.spec.topologySpreadConstraints;
 
 export function viaClusterPolicy(cfg: PolicyConfig, r: Request, ctx: PolicyContext = CTX): Outcome {
     const out: Outcome = { applied: [], denied: [], audited: [], generated: [], spread: [] };
     const legacy = { ...cfg, kyvernoApi: "kyverno.io/v1" as const };
     for (const p of clusterPolicies(legacy, ctx)) {
-        const a = { ...r, object: r.object as unknown as Json, oldObject: r.oldObject as unknown as Json, operation: r.operation ?? "CREATE", cluster: new FakeCluster(r.objects ?? {}) };
+        const a = {
+            ...r,
+            object: r.object as unknown as Json,
+            oldObject: r.oldObject as unknown as Json,
+            operation: r.operation ?? "CREATE",
+            cluster: new FakeCluster(r.objects ?? {}),
+        };
         if (!p.spec.rules.some((rule) => ruleMatches(rule, a))) {
             continue;
         }
@@ -203,5 +264,10 @@ export function viaClusterPolicy(cfg: PolicyConfig, r: Request, ctx: PolicyConte
     return normalise(out);
 }
 
-export const normalise = (o: Outcome): Outcome => ({ applied: [...new Set(o.applied)].sort(), denied: [...new Set(o.denied)].sort(), audited: [...new Set(o.audited)].sort(), generated: o.generated, spread: o.spread });
-
+export const normalise = (o: Outcome): Outcome => ({
+    applied: [...new Set(o.applied)].sort(),
+    denied: [...new Set(o.denied)].sort(),
+    audited: [...new Set(o.audited)].sort(),
+    generated: o.generated,
+    spread: o.spread,
+});

@@ -4,7 +4,17 @@ import { chartObjects, renderedConfigKeys } from "../components/rollouts/chartOb
 import { ROLLOUTS_CRDS } from "../components/rollouts/crds";
 import { controllerValues } from "../components/rollouts/values";
 import { PlannedObject, adoptCheck, adoptExitCode, formatAdoptText } from "../tools/adopt/check";
-import { apiPath, fieldChanges, imageTag, isDowngrade, plural, removeKeysCommand, staleKeys, templateReferences, unresolvedArgs } from "../tools/adopt/inventory";
+import {
+    apiPath,
+    fieldChanges,
+    imageTag,
+    isDowngrade,
+    plural,
+    removeKeysCommand,
+    staleKeys,
+    templateReferences,
+    unresolvedArgs,
+} from "../tools/adopt/inventory";
 import { adoptCheckMain, parseAdoptCheckArgs, plannedObjects } from "../tools/adopt-check";
 import { configFromStackFile, readStackFile } from "../tools/stackFile";
 import type { KubeObject, ReadOnlyCluster } from "../tools/verify/cluster";
@@ -24,7 +34,10 @@ function fakeCluster(objects: KubeObject[]): ReadOnlyCluster & { calls: string[]
         },
         list: async (path, selector) => {
             calls.push(`LIST ${path}`);
-            const wanted = (selector ?? "").split(",").filter(Boolean).map((s) => s.split("="));
+            const wanted = (selector ?? "")
+                .split(",")
+                .filter(Boolean)
+                .map((s) => s.split("="));
             // A collection path without a namespace lists every namespace, as the API server does.
             const clusterWide = !path.includes("/namespaces/");
             return objects.filter((o) => {
@@ -50,16 +63,40 @@ function rollout(namespace: string, name: string, analysis: Record<string, unkno
 /** The old install: Helm release, its CRDs without keep, one owned by Terraform, a newer controller, a stale key, the dashboard's Ingress, a tenant template. */
 function brownfield(ns: string): KubeObject[] {
     return [
-        ...ROLLOUTS_CRDS.map((c, i) => ({
+        ...(ROLLOUTS_CRDS.map((c, i) => ({
             apiVersion: "apiextensions.k8s.io/v1",
             kind: "CustomResourceDefinition",
-            metadata: { name: c.name, labels: { ...HELM }, annotations: i === 0 ? { "meta.helm.sh/release-name": "argo-rollouts" } : {}, managedFields: i === 1 ? [{ manager: "Terraform", operation: "Apply" }] : helmManaged },
-        })) as KubeObject[],
-        { apiVersion: "v1", kind: "Secret", metadata: { name: "sh.helm.release.v1.argo-rollouts.v1", namespace: ns, labels: { owner: "helm", name: "argo-rollouts" } } },
-        { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "argo-rollouts", namespace: ns, labels: HELM, managedFields: helmManaged }, spec: { template: { spec: { containers: [{ name: "argo-rollouts", image: "quay.io/argoproj/argo-rollouts:v1.9.1" }] } } } },
-        { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "argo-rollouts-config", namespace: ns, labels: HELM, managedFields: helmManaged }, data: { trafficRouterPlugins: "- name: old", metricProviderPlugins: "- name: old-metrics" } },
+            metadata: {
+                name: c.name,
+                labels: { ...HELM },
+                annotations: i === 0 ? { "meta.helm.sh/release-name": "argo-rollouts" } : {},
+                managedFields: i === 1 ? [{ manager: "Terraform", operation: "Apply" }] : helmManaged,
+            },
+        })) as KubeObject[]),
+        {
+            apiVersion: "v1",
+            kind: "Secret",
+            metadata: { name: "sh.helm.release.v1.argo-rollouts.v1", namespace: ns, labels: { owner: "helm", name: "argo-rollouts" } },
+        },
+        {
+            apiVersion: "apps/v1",
+            kind: "Deployment",
+            metadata: { name: "argo-rollouts", namespace: ns, labels: HELM, managedFields: helmManaged },
+            spec: { template: { spec: { containers: [{ name: "argo-rollouts", image: "quay.io/argoproj/argo-rollouts:v1.9.1" }] } } },
+        },
+        {
+            apiVersion: "v1",
+            kind: "ConfigMap",
+            metadata: { name: "argo-rollouts-config", namespace: ns, labels: HELM, managedFields: helmManaged },
+            data: { trafficRouterPlugins: "- name: old", metricProviderPlugins: "- name: old-metrics" },
+        },
         { apiVersion: "networking.k8s.io/v1", kind: "Ingress", metadata: { name: "argo-rollouts-dashboard", namespace: ns, labels: HELM } },
-        { apiVersion: "argoproj.io/v1alpha1", kind: "ClusterAnalysisTemplate", metadata: { name: "success-rate" }, spec: { args: [{ name: "service-name" }], metrics: [] } },
+        {
+            apiVersion: "argoproj.io/v1alpha1",
+            kind: "ClusterAnalysisTemplate",
+            metadata: { name: "success-rate" },
+            spec: { args: [{ name: "service-name" }], metrics: [] },
+        },
         rollout("tenant-a", "web", { templates: [{ templateName: "success-rate", clusterScope: true }], args: [{ name: "service-name", value: "web" }] }),
         rollout("tenant-b", "api", { templates: [{ templateName: SUCCESS_RATE, clusterScope: true }], args: [{ name: "namespace", value: "tenant-b" }] }),
     ];
@@ -76,29 +113,78 @@ describe("adopt-check", () => {
         });
 
         it("lists the fields the stack sets to another value, never a Secret's data or the provider's annotations", () => {
-            const planned = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c", labels: { a: "1", b: "2" }, annotations: { "pulumi.com/patchForce": "true" } }, data: { k: "new", same: "v" } };
+            const planned = {
+                apiVersion: "v1",
+                kind: "ConfigMap",
+                metadata: { name: "c", labels: { a: "1", b: "2" }, annotations: { "pulumi.com/patchForce": "true" } },
+                data: { k: "new", same: "v" },
+            };
             const live: KubeObject = { metadata: { name: "c", labels: { a: "1" } }, data: { k: "old", same: "v", extra: "x" } };
             assert.deepStrictEqual(fieldChanges(planned, live), ["metadata.labels.b", "data.k"]);
-            assert.deepStrictEqual(fieldChanges({ kind: "Secret", metadata: { name: "s" }, stringData: { token: "plaintext" } }, { metadata: { name: "s" }, data: { token: "b2xk" } }), []);
+            assert.deepStrictEqual(
+                fieldChanges(
+                    { kind: "Secret", metadata: { name: "s" }, stringData: { token: "plaintext" } },
+                    { metadata: { name: "s" }, data: { token: "b2xk" } },
+                ),
+                [],
+            );
             assert.deepStrictEqual(fieldChanges({ kind: "Deployment", spec: { replicas: 2 } }, { spec: { replicas: 2 } }), []);
         });
 
         it("finds stale keys and retires them with a JSON patch that removes only them", () => {
             assert.deepStrictEqual(staleKeys({ data: { a: "1", b: "2" } }, ["a"]), ["b"]);
             assert.deepStrictEqual(staleKeys(undefined, ["a"]), []);
-            assert.strictEqual(removeKeysCommand("ns", "cm", ["a/b"]), `kubectl patch configmap cm -n ns --type=json -p '[{"op":"remove","path":"/data/a~1b"}]'`);
+            assert.strictEqual(
+                removeKeysCommand("ns", "cm", ["a/b"]),
+                `kubectl patch configmap cm -n ns --type=json -p '[{"op":"remove","path":"/data/a~1b"}]'`,
+            );
         });
 
         it("finds every cluster template reference of a Rollout, canary and blue/green", () => {
-            const canary: KubeObject = { metadata: { namespace: "t", name: "r" }, spec: { strategy: { canary: { analysis: { templates: [{ templateName: "bg", clusterScope: true }, { templateName: "own" }] }, steps: [{ setWeight: 10 }, { analysis: { templates: [{ templateName: "step", clusterScope: true }], args: [{ name: "a", value: "1" }] } }] } } } };
-            assert.deepStrictEqual(templateReferences(canary).map((r) => `${r.where}:${r.template}`), ["canary.analysis:bg", "canary.steps[1].analysis:step"]);
-            const bg: KubeObject = { metadata: { namespace: "t", name: "r" }, spec: { strategy: { blueGreen: { prePromotionAnalysis: { templates: [{ templateName: "pre", clusterScope: true }] }, postPromotionAnalysis: { templates: [{ templateName: "post", clusterScope: true }] } } } } };
-            assert.deepStrictEqual(templateReferences(bg).map((r) => r.where), ["blueGreen.prePromotionAnalysis", "blueGreen.postPromotionAnalysis"]);
+            const canary: KubeObject = {
+                metadata: { namespace: "t", name: "r" },
+                spec: {
+                    strategy: {
+                        canary: {
+                            analysis: { templates: [{ templateName: "bg", clusterScope: true }, { templateName: "own" }] },
+                            steps: [
+                                { setWeight: 10 },
+                                { analysis: { templates: [{ templateName: "step", clusterScope: true }], args: [{ name: "a", value: "1" }] } },
+                            ],
+                        },
+                    },
+                },
+            };
+            assert.deepStrictEqual(
+                templateReferences(canary).map((r) => `${r.where}:${r.template}`),
+                ["canary.analysis:bg", "canary.steps[1].analysis:step"],
+            );
+            const bg: KubeObject = {
+                metadata: { namespace: "t", name: "r" },
+                spec: {
+                    strategy: {
+                        blueGreen: {
+                            prePromotionAnalysis: { templates: [{ templateName: "pre", clusterScope: true }] },
+                            postPromotionAnalysis: { templates: [{ templateName: "post", clusterScope: true }] },
+                        },
+                    },
+                },
+            };
+            assert.deepStrictEqual(
+                templateReferences(bg).map((r) => r.where),
+                ["blueGreen.prePromotionAnalysis", "blueGreen.postPromotionAnalysis"],
+            );
         });
 
         it("resolves args as MergeArgs and ResolveArgs do", () => {
             const template = [{ name: "namespace" }, { name: "rollout" }, { name: "window", value: "5m" }];
-            assert.deepStrictEqual(unresolvedArgs(template, [{ name: "namespace", value: "t" }, { name: "rollout", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } }]), []);
+            assert.deepStrictEqual(
+                unresolvedArgs(template, [
+                    { name: "namespace", value: "t" },
+                    { name: "rollout", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
+                ]),
+                [],
+            );
             // An undeclared incoming arg is ignored; a declared one without a value is not resolved.
             assert.deepStrictEqual(unresolvedArgs(template, [{ name: "service-name", value: "web" }]), ["namespace", "rollout"]);
             // A template default is kept when nothing is passed.
@@ -117,7 +203,13 @@ describe("adopt-check", () => {
         it("knows what the chart renders for the program's values", () => {
             const config = configFromStackFile(readStackFile("hub", FIXTURE_STACKS));
             const names = chartObjects({ serviceMonitor: false, dashboard: false }).map((o) => `${o.kind}/${o.name}`);
-            assert.deepStrictEqual(names, ["ServiceAccount/argo-rollouts", "ConfigMap/argo-rollouts-config", "Deployment/argo-rollouts", "Service/argo-rollouts-metrics", "PodDisruptionBudget/argo-rollouts"]);
+            assert.deepStrictEqual(names, [
+                "ServiceAccount/argo-rollouts",
+                "ConfigMap/argo-rollouts-config",
+                "Deployment/argo-rollouts",
+                "Service/argo-rollouts-metrics",
+                "PodDisruptionBudget/argo-rollouts",
+            ]);
             assert.ok(chartObjects({ serviceMonitor: false, dashboard: true }).some((o) => o.kind === "ClusterRole" && o.name === "argo-rollouts-dashboard"));
             assert.deepStrictEqual(renderedConfigKeys(controllerValues(config).controller as Record<string, unknown>), ["trafficRouterPlugins"]);
         });
@@ -139,19 +231,54 @@ describe("adopt-check", () => {
             assert.strictEqual(adoptExitCode(report), 1);
             assert.deepStrictEqual(report.controller, { running: "v1.9.1", configured: config.controller.appVersion });
             const found = report.breaks.map((b) => `${b.object}: ${b.found}`);
-            assert.ok(found.some((f) => /^Deployment argo-rollouts\/argo-rollouts: runs v1\.9\.1; .*downgrades/.test(f)), text);
-            assert.ok(found.some((f) => /^Helm release argo-rollouts\/argo-rollouts: 1 release record/.test(f)), text);
-            assert.ok(found.some((f) => /rollouts\.argoproj\.io.*Helm release argo-rollouts without helm\.sh\/resource-policy: keep/.test(f)), text);
-            assert.ok(found.some((f) => /^CustomResourceDefinition analysistemplates\.argoproj\.io: managed by Terraform \(Apply\): a destroy of that Terraform state deletes it/.test(f)), text);
-            assert.ok(found.some((f) => f.startsWith("Rollout tenant-b/api: canary.analysis references ClusterAnalysisTemplate argo-rollouts-addon-success-rate and passes no args.rollout, args.canary-hash")), text);
+            assert.ok(
+                found.some((f) => /^Deployment argo-rollouts\/argo-rollouts: runs v1\.9\.1; .*downgrades/.test(f)),
+                text,
+            );
+            assert.ok(
+                found.some((f) => /^Helm release argo-rollouts\/argo-rollouts: 1 release record/.test(f)),
+                text,
+            );
+            assert.ok(
+                found.some((f) => /rollouts\.argoproj\.io.*Helm release argo-rollouts without helm\.sh\/resource-policy: keep/.test(f)),
+                text,
+            );
+            assert.ok(
+                found.some((f) =>
+                    /^CustomResourceDefinition analysistemplates\.argoproj\.io: managed by Terraform \(Apply\): a destroy of that Terraform state deletes it/.test(
+                        f,
+                    ),
+                ),
+                text,
+            );
+            assert.ok(
+                found.some((f) =>
+                    f.startsWith(
+                        "Rollout tenant-b/api: canary.analysis references ClusterAnalysisTemplate argo-rollouts-addon-success-rate and passes no args.rollout, args.canary-hash",
+                    ),
+                ),
+                text,
+            );
             // The tenant's own success-rate is never adopted: it stays, its user resolves.
-            assert.deepStrictEqual(report.tenantTemplates, [{ template: "success-rate", rollouts: [{ rollout: "tenant-a/web", where: "canary.analysis", resolves: true, unresolved: [] }] }]);
+            assert.deepStrictEqual(report.tenantTemplates, [
+                { template: "success-rate", rollouts: [{ rollout: "tenant-a/web", where: "canary.analysis", resolves: true, unresolved: [] }] },
+            ]);
             assert.ok(!report.objects.some((o) => o.object === "ClusterAnalysisTemplate success-rate"));
             const left = report.leftovers.map((l) => `${l.object}: ${l.retire}`);
-            assert.ok(left.includes(`ConfigMap ${ns}/argo-rollouts-config: kubectl patch configmap argo-rollouts-config -n ${ns} --type=json -p '[{"op":"remove","path":"/data/metricProviderPlugins"}]'`), text);
+            assert.ok(
+                left.includes(
+                    `ConfigMap ${ns}/argo-rollouts-config: kubectl patch configmap argo-rollouts-config -n ${ns} --type=json -p '[{"op":"remove","path":"/data/metricProviderPlugins"}]'`,
+                ),
+                text,
+            );
             assert.ok(left.includes(`Ingress ${ns}/argo-rollouts-dashboard: kubectl delete ingress -n ${ns} argo-rollouts-dashboard`), text);
             // The CRD that still carries the release's annotation can be taken back by a helm install.
-            assert.ok(left.includes(`CustomResourceDefinition ${ROLLOUTS_CRDS[0].name}: kubectl annotate customresourcedefinition ${ROLLOUTS_CRDS[0].name} meta.helm.sh/release-name- meta.helm.sh/release-namespace-`), text);
+            assert.ok(
+                left.includes(
+                    `CustomResourceDefinition ${ROLLOUTS_CRDS[0].name}: kubectl annotate customresourcedefinition ${ROLLOUTS_CRDS[0].name} meta.helm.sh/release-name- meta.helm.sh/release-namespace-`,
+                ),
+                text,
+            );
             assert.ok(!left.some((l) => l.startsWith(`CustomResourceDefinition ${ROLLOUTS_CRDS[1].name}:`)), "a CRD without the annotation is not claimable");
             const deployment = report.objects.find((o) => o.object === `Deployment ${ns}/argo-rollouts`)!;
             assert.deepStrictEqual([deployment.present, deployment.declaredBy, deployment.managers], [true, "chart", ["helm (Update)"]]);
@@ -163,13 +290,25 @@ describe("adopt-check", () => {
             // A plain-manifest controller's selector and a budget with minAvailable.
             const deployment = objects.find((o) => o.kind === "Deployment")!;
             (deployment.spec as Record<string, unknown>).selector = { matchLabels: { "app.kubernetes.io/name": "argo-rollouts" } };
-            objects.push({ apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name: "argo-rollouts", namespace: ns, labels: HELM, managedFields: helmManaged }, spec: { minAvailable: 1 } });
+            objects.push({
+                apiVersion: "policy/v1",
+                kind: "PodDisruptionBudget",
+                metadata: { name: "argo-rollouts", namespace: ns, labels: HELM, managedFields: helmManaged },
+                spec: { minAvailable: 1 },
+            });
             const urls: string[][] = [];
             const report = await adoptCheck(config, planned, fakeCluster(objects), async (u) => {
                 urls.push(u);
-                return ROLLOUTS_CRDS.map((c) => ({ apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", metadata: { name: c.name, labels: { ...HELM, "app.kubernetes.io/version": "v1.9.0" } }, spec: { group: "argoproj.io" } }));
+                return ROLLOUTS_CRDS.map((c) => ({
+                    apiVersion: "apiextensions.k8s.io/v1",
+                    kind: "CustomResourceDefinition",
+                    metadata: { name: c.name, labels: { ...HELM, "app.kubernetes.io/version": "v1.9.0" } },
+                    spec: { group: "argoproj.io" },
+                }));
             });
-            assert.deepStrictEqual(urls, [ROLLOUTS_CRDS.map((c) => `${config.controller.crdBaseUrl}/${config.controller.appVersion}/manifests/crds/${c.file}`)]);
+            assert.deepStrictEqual(urls, [
+                ROLLOUTS_CRDS.map((c) => `${config.controller.crdBaseUrl}/${config.controller.appVersion}/manifests/crds/${c.file}`),
+            ]);
             const changes = (name: string) => report.objects.find((o) => o.object === name)?.changes;
             assert.deepStrictEqual(changes(`Deployment ${ns}/argo-rollouts`), [
                 "spec.selector.matchLabels.app.kubernetes.io/component",
@@ -186,12 +325,21 @@ describe("adopt-check", () => {
             ]);
             assert.deepStrictEqual(changes(`CustomResourceDefinition ${ROLLOUTS_CRDS[0].name}`), ["metadata.labels.app.kubernetes.io/version", "spec.group"]);
             const found = report.breaks.map((b) => `${b.object}: ${b.found}`);
-            assert.ok(found.some((f) => f.startsWith(`Deployment ${ns}/argo-rollouts: selects {app.kubernetes.io/name=argo-rollouts}, the chart {`)), found.join("\n"));
-            assert.ok(found.some((f) => f.startsWith(`PodDisruptionBudget ${ns}/argo-rollouts: sets minAvailable 1`)), found.join("\n"));
+            assert.ok(
+                found.some((f) => f.startsWith(`Deployment ${ns}/argo-rollouts: selects {app.kubernetes.io/name=argo-rollouts}, the chart {`)),
+                found.join("\n"),
+            );
+            assert.ok(
+                found.some((f) => f.startsWith(`PodDisruptionBudget ${ns}/argo-rollouts: sets minAvailable 1`)),
+                found.join("\n"),
+            );
             // Without the CRD source, their fields are not compared, and the text says so.
             const unread = await adoptCheck(config, planned, fakeCluster(brownfield(ns)), async () => ({ error: "connect ECONNREFUSED" }));
             assert.strictEqual(unread.objects.find((o) => o.object === `CustomResourceDefinition ${ROLLOUTS_CRDS[0].name}`)?.changes, null);
-            assert.match(formatAdoptText(unread), /CustomResourceDefinition rollouts\.argoproj\.io \[crds\] managers helm \(Update\); fields: not compared \(connect ECONNREFUSED\)/);
+            assert.match(
+                formatAdoptText(unread),
+                /CustomResourceDefinition rollouts\.argoproj\.io \[crds\] managers helm \(Update\); fields: not compared \(connect ECONNREFUSED\)/,
+            );
         });
 
         it("accepts a downgrade only when the stack allows it for the adopting run", async () => {
@@ -212,11 +360,25 @@ describe("adopt-check", () => {
             assert.strictEqual(parseAdoptCheckArgs(["--stack", "hub", "--json"]).json, true);
             assert.strictEqual(parseAdoptCheckArgs(["--stack=preprod"]).stack, "preprod");
             const help: string[] = [];
-            assert.strictEqual(await adoptCheckMain(["--help"], (s) => help.push(s), () => undefined), 0);
+            assert.strictEqual(
+                await adoptCheckMain(
+                    ["--help"],
+                    (s) => help.push(s),
+                    () => undefined,
+                ),
+                0,
+            );
             assert.match(help.join("\n"), /^usage: npm run adopt-check -- --stack <name>[\s\S]*Exit status: 0 adopting breaks nothing/);
             assert.throws(() => parseAdoptCheckArgs(["--stack"]), /--stack needs a value/);
             const errors: string[] = [];
-            assert.strictEqual(await adoptCheckMain(["--bogus"], () => undefined, (s) => errors.push(s)), 2);
+            assert.strictEqual(
+                await adoptCheckMain(
+                    ["--bogus"],
+                    () => undefined,
+                    (s) => errors.push(s),
+                ),
+                2,
+            );
             assert.match(errors[0], /unknown argument --bogus; usage: npm run adopt-check/);
         });
     });

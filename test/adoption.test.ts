@@ -3,7 +3,14 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
-import { PATCH_FORCE_ANNOTATION, adoptionRunbook, forceAdoptedObjects, objectsToRetire, ownsWholeObject, providerAdoptionOptions } from "../components/cluster/adoption";
+import {
+    PATCH_FORCE_ANNOTATION,
+    adoptionRunbook,
+    forceAdoptedObjects,
+    objectsToRetire,
+    ownsWholeObject,
+    providerAdoptionOptions,
+} from "../components/cluster/adoption";
 import { SMOKE_CANARY_TYPE } from "../components/smoke";
 import { STAGE_TYPES } from "../components/stage";
 import { ROLLOUTS_CRDS } from "../components/rollouts/crds";
@@ -42,7 +49,6 @@ function provider(run: OfflineRun): PlannedResource {
     return found[0];
 }
 
-
 describe("adopting an existing install", () => {
     const runs = new Map<string, OfflineRun>();
     before(async () => {
@@ -75,7 +81,10 @@ describe("adopting an existing install", () => {
             assert.strictEqual(provider(run).inputs.upsertExistingObjects, "false");
             assert.strictEqual(provider(run).inputs.enablePatchForce, "false");
         } finally {
-            for (const [k, v] of [["PULUMI_K8S_UPSERT_EXISTING_OBJECTS", saved.u], ["PULUMI_K8S_ENABLE_PATCH_FORCE", saved.f]] as const) {
+            for (const [k, v] of [
+                ["PULUMI_K8S_UPSERT_EXISTING_OBJECTS", saved.u],
+                ["PULUMI_K8S_ENABLE_PATCH_FORCE", saved.f],
+            ] as const) {
                 if (v === undefined) {
                     delete process.env[k];
                 } else {
@@ -95,7 +104,13 @@ describe("adopting an existing install", () => {
     });
 
     describe("forcing ownership per object", () => {
-        const transformArgs = (type: string, props: Record<string, unknown>, custom = true): pulumi.ResourceTransformArgs => ({ type, name: "x", custom, props, opts: {} });
+        const transformArgs = (type: string, props: Record<string, unknown>, custom = true): pulumi.ResourceTransformArgs => ({
+            type,
+            name: "x",
+            custom,
+            props,
+            opts: {},
+        });
         const forced = async (type: string, props: Record<string, unknown>, custom = true): Promise<Record<string, unknown> | undefined> => {
             const result = await forceAdoptedObjects(transformArgs(type, props, custom));
             if (!result) {
@@ -111,15 +126,29 @@ describe("adopting an existing install", () => {
         it("annotates whole objects, keeping their own annotations", async () => {
             const meta = await forced("kubernetes:apps/v1:Deployment", { kind: "Deployment", metadata: { name: "argo-rollouts", annotations: { a: "b" } } });
             assert.deepStrictEqual(meta, { name: "argo-rollouts", annotations: { a: "b", [PATCH_FORCE_ANNOTATION]: "true" } });
-            const template = await forced("kubernetes:argoproj.io/v1alpha1:ClusterAnalysisTemplate", { kind: "ClusterAnalysisTemplate", metadata: { name: "success-rate" } });
+            const template = await forced("kubernetes:argoproj.io/v1alpha1:ClusterAnalysisTemplate", {
+                kind: "ClusterAnalysisTemplate",
+                metadata: { name: "success-rate" },
+            });
             assert.deepStrictEqual(template, { name: "success-rate", annotations: { [PATCH_FORCE_ANNOTATION]: "true" } });
-            const crd = await forced("kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition", { kind: "CustomResourceDefinition", metadata: pulumi.output({ name: "rollouts.argoproj.io" }) });
+            const crd = await forced("kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition", {
+                kind: "CustomResourceDefinition",
+                metadata: pulumi.output({ name: "rollouts.argoproj.io" }),
+            });
             assert.deepStrictEqual(crd, { name: "rollouts.argoproj.io", annotations: { [PATCH_FORCE_ANNOTATION]: "true" } });
         });
 
         it("never forces a patch, a component or the provider", async () => {
-            assert.strictEqual(await forceAdoptedObjects(transformArgs("kubernetes:core/v1:ConfigMapPatch", { kind: "ConfigMap", metadata: { name: "argocd-cm" } })), undefined);
-            assert.strictEqual(await forceAdoptedObjects(transformArgs("kubernetes:argoproj.io/v1alpha1:AppProjectPatch", { kind: "AppProject", metadata: { name: "tenants" } })), undefined);
+            assert.strictEqual(
+                await forceAdoptedObjects(transformArgs("kubernetes:core/v1:ConfigMapPatch", { kind: "ConfigMap", metadata: { name: "argocd-cm" } })),
+                undefined,
+            );
+            assert.strictEqual(
+                await forceAdoptedObjects(
+                    transformArgs("kubernetes:argoproj.io/v1alpha1:AppProjectPatch", { kind: "AppProject", metadata: { name: "tenants" } }),
+                ),
+                undefined,
+            );
             assert.strictEqual(await forceAdoptedObjects(transformArgs("kubernetes:helm.sh/v4:Chart", { chart: "argo-rollouts" }, false)), undefined);
             assert.strictEqual(await forceAdoptedObjects(transformArgs("kubernetes:yaml/v2:ConfigGroup", { files: [] }, false)), undefined);
             assert.strictEqual(await forceAdoptedObjects(transformArgs("pulumi:providers:kubernetes", { context: "hub" })), undefined);
@@ -155,7 +184,10 @@ describe("adopting an existing install", () => {
         const run = runs.get("hub:on")!;
         const rows = resourceRows(run);
         const crds = rows.find((r) => r.name === "rollouts-crds")!;
-        assert.deepStrictEqual(crds.adopts, ROLLOUTS_CRDS.map((c) => `CustomResourceDefinition ${c.name}`));
+        assert.deepStrictEqual(
+            crds.adopts,
+            ROLLOUTS_CRDS.map((c) => `CustomResourceDefinition ${c.name}`),
+        );
         const chart = rows.find((r) => r.type === "kubernetes:helm.sh/v4:Chart")!;
         assert.deepStrictEqual(chart.adopts, [`every object chart argo-rollouts 2.41.0 renders for release ${RELEASE_NAME} in namespace argo-rollouts`]);
         assert.deepStrictEqual(rows.find((r) => r.name === "controller-namespace")!.adopts, ["Namespace argo-rollouts"]);
@@ -165,7 +197,13 @@ describe("adopting an existing install", () => {
         assert.ok(rows.some((r) => JSON.stringify(r.adopts) === JSON.stringify(["ValidatingPolicy restrict-rollout-route-namespace"])));
         assert.ok(rows.some((r) => JSON.stringify(r.adopts) === JSON.stringify([`ClusterAnalysisTemplate ${SUCCESS_RATE}`])));
         // Reads, patches and the provider adopt nothing.
-        for (const r of rows.filter((x) => x.read || String(x.type).endsWith("Patch") || x.type === PROVIDER || !x.custom && x.type !== "kubernetes:yaml/v2:ConfigGroup" && x.type !== "kubernetes:helm.sh/v4:Chart")) {
+        for (const r of rows.filter(
+            (x) =>
+                x.read ||
+                String(x.type).endsWith("Patch") ||
+                x.type === PROVIDER ||
+                (!x.custom && x.type !== "kubernetes:yaml/v2:ConfigGroup" && x.type !== "kubernetes:helm.sh/v4:Chart"),
+        )) {
             assert.strictEqual(r.adopts, null, String(r.urn));
         }
         const objects = adoptions(run).flatMap((a) => a.objects);
@@ -182,7 +220,10 @@ describe("adopting an existing install", () => {
         for (const stack of ["hub", "preprod"]) {
             const off = runs.get(`${stack}:off`)!;
             const on = runs.get(`${stack}:on`)!;
-            assert.deepStrictEqual(on.resources.map((r) => r.urn), off.resources.map((r) => r.urn));
+            assert.deepStrictEqual(
+                on.resources.map((r) => r.urn),
+                off.resources.map((r) => r.urn),
+            );
             for (const r of on.resources) {
                 const o = off.resources.find((x) => x.urn === r.urn)!;
                 assert.strictEqual(r.protect, o.protect, r.urn);
@@ -197,7 +238,10 @@ describe("adopting an existing install", () => {
             assert.ok(group.protect && group.retainOnDelete);
             assert.strictEqual(group.inputs.resourcePrefix, undefined, "the CRDs keep their names rollouts-crds:<crd>");
             const crds = (await guardedResources(on)).filter((g) => g.type === "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition");
-            assert.deepStrictEqual(crds.map((c) => c.name), ROLLOUTS_CRDS.map((c) => c.name));
+            assert.deepStrictEqual(
+                crds.map((c) => c.name),
+                ROLLOUTS_CRDS.map((c) => c.name),
+            );
             for (const c of crds) {
                 assert.ok(c.protect && c.retainOnDelete, `${c.name} stays protected and retained while adopting`);
             }
@@ -208,7 +252,12 @@ describe("adopting an existing install", () => {
         // The runbook is documented in docs/operations/adopt.md, before its adopt-check section.
         const page = fs.readFileSync(path.join(REPO_ROOT, "docs", "operations", "adopt.md"), "utf8");
         const section = page.slice(0, page.indexOf("\n## adopt-check"));
-        const blocks = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1].split("\n").map((l) => l.trim()).filter((l) => l !== ""));
+        const blocks = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) =>
+            m[1]
+                .split("\n")
+                .map((l) => l.trim())
+                .filter((l) => l !== ""),
+        );
 
         it("in docs/operations/adopt.md is the program's runbook, step by step, for the hub", () => {
             const steps = adoptionRunbook(configFromStackFile(readStackFile("hub", FIXTURE_STACKS)));
@@ -225,7 +274,9 @@ describe("adopting an existing install", () => {
 
         it("never deletes a CRD or uninstalls the old release", () => {
             for (const stack of ["hub", "preprod"]) {
-                for (const cmd of adoptionRunbook(configFromStackFile(readStackFile(stack, FIXTURE_STACKS))).flatMap((s) => s.commands).filter((c) => !c.startsWith("#"))) {
+                for (const cmd of adoptionRunbook(configFromStackFile(readStackFile(stack, FIXTURE_STACKS)))
+                    .flatMap((s) => s.commands)
+                    .filter((c) => !c.startsWith("#"))) {
                     assert.doesNotMatch(cmd, /delete\s+(crd|customresourcedefinition)/i, cmd);
                     assert.ok(!(/\bdelete\b/.test(cmd) && /\.argoproj\.io\b/.test(cmd)), `deletes a CRD: ${cmd}`);
                     assert.doesNotMatch(cmd, /helm (uninstall|delete)|terraform destroy|--cascade=true|pulumi destroy/, cmd);
@@ -241,7 +292,11 @@ describe("adopting an existing install", () => {
             assert.ok(commands.includes(`kubectl delete secret -n ${String(chart.inputs.namespace)} -l owner=helm,name=${String(chart.inputs.name)}`));
             const crdNames = ROLLOUTS_CRDS.map((c) => c.name);
             const files = byName(run, "rollouts-crds").inputs.files as string[];
-            assert.deepStrictEqual(files.map((f) => ROLLOUTS_CRDS.find((c) => f.endsWith(`/${c.file}`))?.name), crdNames, "the runbook's CRDs are the ones the program applies");
+            assert.deepStrictEqual(
+                files.map((f) => ROLLOUTS_CRDS.find((c) => f.endsWith(`/${c.file}`))?.name),
+                crdNames,
+                "the runbook's CRDs are the ones the program applies",
+            );
             assert.ok(commands.includes(`kubectl annotate crd ${crdNames.join(" ")} helm.sh/resource-policy=keep --overwrite`));
             // `pulumi config set --path cluster.adoptExisting true` yields the config the program reads.
             const adopting = await planShipped("hub", true);
@@ -258,7 +313,10 @@ describe("adopting an existing install", () => {
                     }),
                 );
                 const retired = objectsToRetire(configFromStackFile(readStackFile(stack, FIXTURE_STACKS)));
-                assert.ok(retired.some((o) => o.name === "argo-rollouts-aggregate-to-edit"), "the aggregate roles let editors promote");
+                assert.ok(
+                    retired.some((o) => o.name === "argo-rollouts-aggregate-to-edit"),
+                    "the aggregate roles let editors promote",
+                );
                 for (const o of retired) {
                     assert.ok(!declared.has(`${o.kind}/${o.namespace ?? ""}/${o.name}`), `${o.kind} ${o.name} is declared by the program`);
                     assert.notStrictEqual(o.kind, "customresourcedefinition");
@@ -275,6 +333,9 @@ describe("cluster.allowDowngrade", () => {
         const file = readStackFile("hub", FIXTURE_STACKS);
         const key = "argo-rollouts-addon:cluster";
         const cluster = { ...(JSON.parse(file.config[key]) as Record<string, unknown>), allowDowngrade: true };
-        assert.throws(() => configFromStackFile({ ...file, config: { ...file.config, [key]: JSON.stringify(cluster) } }), /argo-rollouts-addon:cluster\.allowDowngrade = true: only applies with cluster\.adoptExisting: true/);
+        assert.throws(
+            () => configFromStackFile({ ...file, config: { ...file.config, [key]: JSON.stringify(cluster) } }),
+            /argo-rollouts-addon:cluster\.allowDowngrade = true: only applies with cluster\.adoptExisting: true/,
+        );
     });
 });

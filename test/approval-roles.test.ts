@@ -13,7 +13,11 @@ describe("approval roles (regulated prod, ADR-056 D3, ADR-049)", () => {
             bindings.map((b) => [b.metadata.name, b.roleRef, b.subjects.map((s) => `${s.kind}:${s.name}`)]),
             [
                 [approver.metadata.name, { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: approver.metadata.name }, ["Group:release-approvers"]],
-                [deployer.metadata.name, { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: deployer.metadata.name }, ["Group:shop-deployers", "Group:oncall"]],
+                [
+                    deployer.metadata.name,
+                    { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: deployer.metadata.name },
+                    ["Group:shop-deployers", "Group:oncall"],
+                ],
             ],
         );
         assert.ok(bindings.every((b) => b.metadata.namespace === "shop"));
@@ -21,7 +25,10 @@ describe("approval roles (regulated prod, ADR-056 D3, ADR-049)", () => {
 
     it("binds nothing for a side without groups, and stays pure", () => {
         assert.deepStrictEqual(approvalRoles(app).bindings, []);
-        assert.deepStrictEqual(approvalRoles(app, { approverGroups: ["a"], deployerGroups: [] }).bindings.map((b) => b.roleRef.name), ["checkout-rollout-approver"]);
+        assert.deepStrictEqual(
+            approvalRoles(app, { approverGroups: ["a"], deployerGroups: [] }).bindings.map((b) => b.roleRef.name),
+            ["checkout-rollout-approver"],
+        );
         assert.deepStrictEqual(approvalRoles(app, groups), approvalRoles(app, groups));
     });
 

@@ -5,7 +5,10 @@ const app = (action: string, object = "tenants/web") => ({ resource: "applicatio
 
 describe("ArgoCD RBAC enforcer (restated from argo-cd v3.5.1; e2e argocd-rbac-enforcer-agrees checks it)", () => {
     it("merges policy.csv first, then the other policy.*.csv keys in key order", () => {
-        assert.strictEqual(policyCsv({ "policy.b.csv": "B", "policy.csv": "MAIN", "policy.a.csv": "A", "policy.default": "x", "other.csv": "no" }), "MAIN\nA\nB");
+        assert.strictEqual(
+            policyCsv({ "policy.b.csv": "B", "policy.csv": "MAIN", "policy.a.csv": "A", "policy.default": "x", "other.csv": "no" }),
+            "MAIN\nA\nB",
+        );
         assert.strictEqual(policyCsv({ "policy.z.csv": "Z" }), "\nZ");
     });
 
@@ -31,7 +34,12 @@ describe("ArgoCD RBAC enforcer (restated from argo-cd v3.5.1; e2e argocd-rbac-en
 
     it("a deny wins for one subject; an allow through another group of the same user still passes", () => {
         const rbac = loadArgoRbac({
-            "policy.csv": ["p, role:dev, applications, *, tenants/*, allow", "p, role:dev, applications, sync, tenants/*, deny", "g, devs, role:dev", "g, ops, role:admin"].join("\n"),
+            "policy.csv": [
+                "p, role:dev, applications, *, tenants/*, allow",
+                "p, role:dev, applications, sync, tenants/*, deny",
+                "g, devs, role:dev",
+                "g, ops, role:admin",
+            ].join("\n"),
         });
         assert.strictEqual(rbac.error, undefined);
         assert.ok(rbac.enforce({ groups: ["devs"] }, app("get")));
@@ -48,7 +56,10 @@ describe("ArgoCD RBAC enforcer (restated from argo-cd v3.5.1; e2e argocd-rbac-en
     it("a group's own p lines count only when the group is the subject of some g line", () => {
         assert.ok(!loadArgoRbac({ "policy.csv": "p, devs, applications, sync, */*, allow" }).enforce({ groups: ["devs"] }, app("sync")));
         assert.ok(loadArgoRbac({ "policy.csv": "p, devs, applications, sync, */*, allow\ng, devs, role:readonly" }).enforce({ groups: ["devs"] }, app("sync")));
-        assert.ok(loadArgoRbac({ "policy.csv": "p, alice, applications, sync, */*, allow" }).enforce({ user: "alice", groups: [] }, app("sync")), "the user's own subject needs no g line");
+        assert.ok(
+            loadArgoRbac({ "policy.csv": "p, alice, applications, sync, */*, allow" }).enforce({ user: "alice", groups: [] }, app("sync")),
+            "the user's own subject needs no g line",
+        );
     });
 
     it("follows role links ten levels deep, not eleven", () => {
@@ -73,28 +84,54 @@ describe("ArgoCD RBAC enforcer (restated from argo-cd v3.5.1; e2e argocd-rbac-en
     });
 
     it("regex mode: a pattern Go cannot compile fails the request, in any line order; Go's own syntax is read", () => {
-        for (const csv of ["p, alice, applications, sync, *, allow\np, alice, applications, sync, .*, allow", "p, alice, applications, sync, .*, allow\np, alice, applications, sync, *, allow"]) {
+        for (const csv of [
+            "p, alice, applications, sync, *, allow\np, alice, applications, sync, .*, allow",
+            "p, alice, applications, sync, .*, allow\np, alice, applications, sync, *, allow",
+        ]) {
             assert.ok(!loadArgoRbac({ "policy.matchMode": "regex", "policy.csv": csv }).enforce({ user: "alice", groups: [] }, app("sync")), csv);
         }
-        assert.ok(!loadArgoRbac({ "policy.matchMode": "regex", "policy.csv": "g, ops, role:admin" }).enforce({ groups: ["ops"] }, app("get")), "the built-in roles' globs are no regular expressions");
+        assert.ok(
+            !loadArgoRbac({ "policy.matchMode": "regex", "policy.csv": "g, ops, role:admin" }).enforce({ groups: ["ops"] }, app("get")),
+            "the built-in roles' globs are no regular expressions",
+        );
         for (const pattern of ["(?i)TENANTS/.*", "^\\pL+/", "\\Atenants/web\\z", "(?P<p>tenants)/web"]) {
-            assert.ok(loadArgoRbac({ "policy.matchMode": "regex", "policy.csv": `p, alice, applications, sync, ${pattern}, allow` }).enforce({ user: "alice", groups: [] }, app("sync")), pattern);
+            assert.ok(
+                loadArgoRbac({ "policy.matchMode": "regex", "policy.csv": `p, alice, applications, sync, ${pattern}, allow` }).enforce(
+                    { user: "alice", groups: [] },
+                    app("sync"),
+                ),
+                pattern,
+            );
         }
     });
 
     it("tries the default role on the policy without the project first, project tokens included", () => {
-        const projects = [{ name: "tenants", roles: [{ name: "r", policies: ["p, role:readonly, applications, get, tenants/*, deny"] }] }, { name: "payments", roles: [{ name: "x" }] }];
+        const projects = [
+            { name: "tenants", roles: [{ name: "r", policies: ["p, role:readonly, applications, get, tenants/*, deny"] }] },
+            { name: "payments", roles: [{ name: "x" }] },
+        ];
         const rbac = loadArgoRbac({ "policy.default": "role:readonly" }, projects);
         assert.ok(rbac.enforce({ user: "alice", groups: [] }, app("get")), "the project's deny is not in the policy the default role is tried on");
         assert.ok(rbac.enforce({ user: "proj:tenants:r", groups: [] }, app("get", "payments/api")));
-        assert.ok(!loadArgoRbac({}, projects).enforce({ user: "proj:tenants:r", groups: [] }, app("get", "payments/api")), "a project token reaches no other project");
+        assert.ok(
+            !loadArgoRbac({}, projects).enforce({ user: "proj:tenants:r", groups: [] }, app("get", "payments/api")),
+            "a project token reaches no other project",
+        );
     });
 
     it("adds the request's AppProject roles and their groups", () => {
-        const projects = [{ name: "tenants", roles: [{ name: "release", policies: ["p, proj:tenants:release, applications, action/*, tenants/*, allow"], groups: ["approvers"] }] }];
+        const projects = [
+            {
+                name: "tenants",
+                roles: [{ name: "release", policies: ["p, proj:tenants:release, applications, action/*, tenants/*, allow"], groups: ["approvers"] }],
+            },
+        ];
         assert.strictEqual(projectPoliciesString(projects[0]).split("\n")[0], "p, proj:tenants:release, projects, get, tenants, allow");
         const rbac = loadArgoRbac({}, projects);
         assert.ok(rbac.enforce({ groups: ["approvers"] }, app("action/argoproj.io/Rollout/resume")));
-        assert.ok(!rbac.enforce({ groups: ["approvers"] }, app("action/argoproj.io/Rollout/resume", "other/web")), "another project's request does not load this project's roles");
+        assert.ok(
+            !rbac.enforce({ groups: ["approvers"] }, app("action/argoproj.io/Rollout/resume", "other/web")),
+            "another project's request does not load this project's roles",
+        );
     });
 });

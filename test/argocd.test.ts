@@ -35,7 +35,16 @@ import {
 } from "../components/argocd";
 import { APPROVER_ROLLOUT_ACTIONS, IgnoreRule } from "../components/argocd";
 import { loadArgoRbac } from "../components/argocd/enforcer";
-import { IN_CLUSTER, LiveProject, argoIdentities, destinationPermitted, identityProblems, regulatedProjectProblems, regulatedTargets, serviceAccountToImpersonate } from "../components/argocd/regulatedPaths";
+import {
+    IN_CLUSTER,
+    LiveProject,
+    argoIdentities,
+    destinationPermitted,
+    identityProblems,
+    regulatedProjectProblems,
+    regulatedTargets,
+    serviceAccountToImpersonate,
+} from "../components/argocd/regulatedPaths";
 import { OfflineRun, PlannedResource } from "../tools/offline";
 import { planStack } from "../tools/plan";
 import { fromConfigMap, listStacks, placeholderKeptArgoObjects, placeholderWorld, readStackFile } from "../tools/stackFile";
@@ -44,7 +53,13 @@ import { byName, FIXTURE_STACKS, hubConfig, merged, planInline, transitiveDeps }
 /** An argocd.rbac without regulated projects. */
 const NO_REGULATED = { regulatedProjects: [], approverGroups: [], deployerGroups: [] };
 
-const rule = (r: Partial<IgnoreRule> & Pick<IgnoreRule, "kind">): IgnoreRule => ({ group: "", jsonPointers: [], jqPathExpressions: [], managedFieldsManagers: [], ...r });
+const rule = (r: Partial<IgnoreRule> & Pick<IgnoreRule, "kind">): IgnoreRule => ({
+    group: "",
+    jsonPointers: [],
+    jqPathExpressions: [],
+    managedFieldsManagers: [],
+    ...r,
+});
 const rollout = (r: Partial<IgnoreRule>) => rule({ group: "argoproj.io", kind: "Rollout", ...r });
 
 const tenantArgoCd = {
@@ -58,7 +73,13 @@ const tenantArgoCd = {
             ],
         },
     },
-    applicationSets: { "tenant-apps": { owner: "addon", syncOptions: ["CreateNamespace=true"], ignoreDifferences: [{ group: "apps", kind: "Deployment", jsonPointers: ["/spec/replicas"] }] } },
+    applicationSets: {
+        "tenant-apps": {
+            owner: "addon",
+            syncOptions: ["CreateNamespace=true"],
+            ignoreDifferences: [{ group: "apps", kind: "Deployment", jsonPointers: ["/spec/replicas"] }],
+        },
+    },
     ignoreDifferences: [{ kind: "*", jqPathExpressions: [".spec.template.spec.containers[]?.securityContext"] }],
     rbac: { approverRole: "role:approver", deployerRoles: ["role:deployer"] },
 };
@@ -66,12 +87,17 @@ const tenantArgoCd = {
 describe("argocd-apps stage", () => {
     describe("ignore rules (pure)", () => {
         it("keys argocd-cm rules by <group>_<Kind>, and by <Kind> alone for the core group", () => {
-            assert.strictEqual(argocdCmKey({ group: "gateway.networking.k8s.io", kind: "HTTPRoute" }), "resource.customizations.ignoreDifferences.gateway.networking.k8s.io_HTTPRoute");
+            assert.strictEqual(
+                argocdCmKey({ group: "gateway.networking.k8s.io", kind: "HTTPRoute" }),
+                "resource.customizations.ignoreDifferences.gateway.networking.k8s.io_HTTPRoute",
+            );
             assert.strictEqual(argocdCmKey({ group: "", kind: "Service" }), "resource.customizations.ignoreDifferences.Service");
         });
 
         it("ignores only the weights of rules that can carry a canary, and only the controller's selector key", () => {
-            assert.deepStrictEqual(HTTPROUTE_WEIGHTS_RULE.jqPathExpressions, [".spec.rules[]? | select((.backendRefs // []) | length > 1) | .backendRefs[]?.weight"]);
+            assert.deepStrictEqual(HTTPROUTE_WEIGHTS_RULE.jqPathExpressions, [
+                ".spec.rules[]? | select((.backendRefs // []) | length > 1) | .backendRefs[]?.weight",
+            ]);
             assert.deepStrictEqual(HTTPROUTE_WEIGHTS_RULE.managedFieldsManagers, []);
             assert.strictEqual(labelConditionalRouteRule(HTTPROUTE_WEIGHTS_RULE), undefined);
             assert.deepStrictEqual(SERVICE_SELECTOR_RULE.jsonPointers, ["/spec/selector/rollouts-pod-template-hash"]);
@@ -88,12 +114,25 @@ describe("argocd-apps stage", () => {
         it("refuses rules that would freeze route or selector edits, with the reason", () => {
             const route = (r: Partial<IgnoreRule>) => rule({ group: "gateway.networking.k8s.io", kind: "HTTPRoute", ...r });
             assert.match(canaryRuleReasons(route({ managedFieldsManagers: ["gatewayAPI"] }), "application")[0], /spec.rules is an atomic list.*reports Synced/);
-            assert.match(canaryRuleReasons(route({ jqPathExpressions: [".spec.rules[]?.backendRefs[]?.weight"] }), "system")[0], /every HTTPRoute of every Application/);
-            assert.match(canaryRuleReasons(route({ jsonPointers: ["/spec/rules/0/backendRefs/1/weight"] }), "system")[0], /every HTTPRoute of every Application/);
+            assert.match(
+                canaryRuleReasons(route({ jqPathExpressions: [".spec.rules[]?.backendRefs[]?.weight"] }), "system")[0],
+                /every HTTPRoute of every Application/,
+            );
+            assert.match(
+                canaryRuleReasons(route({ jsonPointers: ["/spec/rules/0/backendRefs/1/weight"] }), "system")[0],
+                /every HTTPRoute of every Application/,
+            );
             assert.deepStrictEqual(canaryRuleReasons(route({ jqPathExpressions: [".spec.rules[]?.backendRefs[]?.weight"] }), "application"), []);
             assert.deepStrictEqual(canaryRuleReasons(route({ jsonPointers: ["/metadata/annotations"] }), "system"), []);
-            for (const whole of [{ jsonPointers: ["/spec/selector"] }, { jqPathExpressions: [" .spec.selector "] }, { managedFieldsManagers: ["rollouts-controller"] }]) {
-                assert.match(canaryRuleReasons(rule({ kind: "Service", ...whole }), "application")[0], /whole Service selector.*\/spec\/selector\/rollouts-pod-template-hash/);
+            for (const whole of [
+                { jsonPointers: ["/spec/selector"] },
+                { jqPathExpressions: [" .spec.selector "] },
+                { managedFieldsManagers: ["rollouts-controller"] },
+            ]) {
+                assert.match(
+                    canaryRuleReasons(rule({ kind: "Service", ...whole }), "application")[0],
+                    /whole Service selector.*\/spec\/selector\/rollouts-pod-template-hash/,
+                );
             }
             assert.deepStrictEqual(canaryRuleReasons(rule({ kind: "Service", jsonPointers: ["/spec/clusterIP"] }), "system"), []);
         });
@@ -106,7 +145,10 @@ describe("argocd-apps stage", () => {
         });
 
         it("writes a rule for every kind once per built-in kind and keeps a per-kind rule as it is", () => {
-            const expanded = expandAllKinds([rule({ kind: "*", jsonPointers: ["/metadata/annotations"] }), rule({ group: "apps", kind: "Deployment", jsonPointers: ["/spec/replicas"] })], BUILTIN_KINDS);
+            const expanded = expandAllKinds(
+                [rule({ kind: "*", jsonPointers: ["/metadata/annotations"] }), rule({ group: "apps", kind: "Deployment", jsonPointers: ["/spec/replicas"] })],
+                BUILTIN_KINDS,
+            );
             assert.strictEqual(expanded.length, BUILTIN_KINDS.length + 1);
             assert.ok(expanded.every((r) => r.kind !== "*"));
             assert.ok(!expanded.some((r) => r.group === "argoproj.io"), "a rule for every kind reached a CRD");
@@ -118,7 +160,10 @@ describe("argocd-apps stage", () => {
                 rule({ group: "apps", kind: "Deployment", jsonPointers: ["/spec/replicas"] }),
                 rule({ group: "apps", kind: "Deployment", jqPathExpressions: [".spec.template.spec.tolerations"], jsonPointers: ["/spec/replicas"] }),
             ]);
-            assert.deepStrictEqual(Object.keys(data), ["resource.customizations.ignoreDifferences.apps_Deployment", "resource.customizations.ignoreDifferences.gateway.networking.k8s.io_HTTPRoute"]);
+            assert.deepStrictEqual(Object.keys(data), [
+                "resource.customizations.ignoreDifferences.apps_Deployment",
+                "resource.customizations.ignoreDifferences.gateway.networking.k8s.io_HTTPRoute",
+            ]);
             assert.deepStrictEqual(YAML.parse(data["resource.customizations.ignoreDifferences.apps_Deployment"]), {
                 jsonPointers: ["/spec/replicas"],
                 jqPathExpressions: [".spec.template.spec.tolerations"],
@@ -129,21 +174,36 @@ describe("argocd-apps stage", () => {
         it("flags array paths that reach a Rollout and lets scalar ones and other kinds through", () => {
             assert.deepStrictEqual(rolloutArrayPathReasons(rollout({ jsonPointers: ["/spec/replicas"], jqPathExpressions: [".spec.paused"] })), []);
             assert.strictEqual(rolloutArrayPathReasons(rollout({ jqPathExpressions: [".spec.template.spec.containers[] | .image"] })).length, 1);
-            assert.strictEqual(rolloutArrayPathReasons(rollout({ jsonPointers: ["/spec/template/spec/containers/0/image", "/spec/template/spec/volumes/-"] })).length, 2);
+            assert.strictEqual(
+                rolloutArrayPathReasons(rollout({ jsonPointers: ["/spec/template/spec/containers/0/image", "/spec/template/spec/volumes/-"] })).length,
+                2,
+            );
             assert.strictEqual(rolloutArrayPathReasons(rollout({ managedFieldsManagers: ["kyverno"] })).length, 1);
             // The HTTPRoute weight rule is an array path on a CRD, but not on a Rollout (ADR-056 as-built).
             assert.deepStrictEqual(rolloutArrayPathReasons(HTTPROUTE_WEIGHTS_RULE), []);
-            assert.deepStrictEqual(rolloutArrayPathReasons(rule({ group: "apps", kind: "Deployment", jqPathExpressions: [".spec.template.spec.containers[].image"] })), []);
+            assert.deepStrictEqual(
+                rolloutArrayPathReasons(rule({ group: "apps", kind: "Deployment", jqPathExpressions: [".spec.template.spec.containers[].image"] })),
+                [],
+            );
         });
     });
 
     describe("AppProject whitelist (pure)", () => {
         it("keeps the project's own kinds first and adds each Rollout kind once", () => {
-            const list = projectWhitelist([{ group: "", kind: "Service" }, { group: "argoproj.io", kind: "Rollout" }]);
-            assert.deepStrictEqual(list.slice(0, 2), [{ group: "", kind: "Service" }, { group: "argoproj.io", kind: "Rollout" }]);
+            const list = projectWhitelist([
+                { group: "", kind: "Service" },
+                { group: "argoproj.io", kind: "Rollout" },
+            ]);
+            assert.deepStrictEqual(list.slice(0, 2), [
+                { group: "", kind: "Service" },
+                { group: "argoproj.io", kind: "Rollout" },
+            ]);
             assert.strictEqual(list.filter((gk) => gk.kind === "Rollout").length, 1);
             for (const gk of ROLLOUT_PROJECT_KINDS) {
-                assert.ok(list.some((x) => x.group === gk.group && x.kind === gk.kind), `${gk.kind} missing`);
+                assert.ok(
+                    list.some((x) => x.group === gk.group && x.kind === gk.kind),
+                    `${gk.kind} missing`,
+                );
             }
             // ADR-056 D2's kinds, and no kind a controller creates and ArgoCD never syncs.
             assert.deepStrictEqual(
@@ -184,19 +244,42 @@ describe("argocd-apps stage", () => {
         });
 
         it("names the project, the missing kinds, the entries to add and ADR-056 D2", () => {
-            const [p] = appProjectProblems(projectRef, project({ namespaceResourceWhitelist: [{ group: "", kind: "Service" }, { group: "argoproj.io", kind: "Rollout" }] }));
-            assert.match(p, /^AppProject argocd\/tenants \(argocd.projects.tenants\): spec.namespaceResourceWhitelist does not permit argoproj.io\/AnalysisTemplate, argoproj.io\/AnalysisRun/);
+            const [p] = appProjectProblems(
+                projectRef,
+                project({
+                    namespaceResourceWhitelist: [
+                        { group: "", kind: "Service" },
+                        { group: "argoproj.io", kind: "Rollout" },
+                    ],
+                }),
+            );
+            assert.match(
+                p,
+                /^AppProject argocd\/tenants \(argocd.projects.tenants\): spec.namespaceResourceWhitelist does not permit argoproj.io\/AnalysisTemplate, argoproj.io\/AnalysisRun/,
+            );
             assert.match(p, /ADR-056 D2/);
             assert.match(p, /add \{group: argoproj.io, kind: AnalysisTemplate\}, \{group: argoproj.io, kind: AnalysisRun\} in the project's source$/);
             // An empty list permits nothing (IsGroupKindNamePermitted), unlike an absent one.
-            assert.match(appProjectProblems(projectRef, project({ namespaceResourceWhitelist: [] }))[0], /does not permit argoproj.io\/Rollout, argoproj.io\/AnalysisTemplate, argoproj.io\/AnalysisRun/);
+            assert.match(
+                appProjectProblems(projectRef, project({ namespaceResourceWhitelist: [] }))[0],
+                /does not permit argoproj.io\/Rollout, argoproj.io\/AnalysisTemplate, argoproj.io\/AnalysisRun/,
+            );
             const black = appProjectProblems(projectRef, project({ namespaceResourceBlacklist: [{ group: "argoproj.io", kind: "Analysis*" }] }));
             assert.deepStrictEqual(black.length, 2);
             assert.match(black[0], /namespaceResourceBlacklist entry \{group: argoproj.io, kind: Analysis\*\} refuses argoproj.io\/AnalysisTemplate/);
         });
 
         it("passes an ApplicationSet that syncs with RespectIgnoreDifferences and carries both rules, the program's or the ADR's own", () => {
-            assert.deepStrictEqual(applicationSetProblems(appSetRef, appSet(["CreateNamespace=true", "RespectIgnoreDifferences=true"], [{ group: "apps", kind: "Deployment", jsonPointers: ["/spec/replicas"] }, ...compliantRules()])), []);
+            assert.deepStrictEqual(
+                applicationSetProblems(
+                    appSetRef,
+                    appSet(
+                        ["CreateNamespace=true", "RespectIgnoreDifferences=true"],
+                        [{ group: "apps", kind: "Deployment", jsonPointers: ["/spec/replicas"] }, ...compliantRules()],
+                    ),
+                ),
+                [],
+            );
             const asBuilt = [
                 { kind: "Service", jqPathExpressions: ['.spec.selector["rollouts-pod-template-hash"]'] },
                 { group: "gateway.networking.k8s.io", kind: "HTTPRoute", jqPathExpressions: [".spec.rules[]?.backendRefs[]?.weight"] },
@@ -205,12 +288,27 @@ describe("argocd-apps stage", () => {
         });
 
         it("names every missing requirement with its ADR section and the rule to add", () => {
-            const problems = applicationSetProblems(appSetRef, appSet(["ServerSideApply=true"], [{ group: "apps", kind: "Deployment", jsonPointers: ["/spec/replicas"] }]));
+            const problems = applicationSetProblems(
+                appSetRef,
+                appSet(["ServerSideApply=true"], [{ group: "apps", kind: "Deployment", jsonPointers: ["/spec/replicas"] }]),
+            );
             assert.strictEqual(problems.length, 3);
-            assert.match(problems[0], /^ApplicationSet argocd\/tenant-apps \(argocd.applicationSets.tenant-apps\): spec.template.spec.syncPolicy.syncOptions lacks RespectIgnoreDifferences=true: .*ADR-056 as-built 2026-06-27/);
-            assert.match(problems[1], /no rule for the Service selector key rollouts-pod-template-hash: .*ADR-056 as-built #871\); add \{"kind":"Service","jsonPointers":\["\/spec\/selector\/rollouts-pod-template-hash"\]\}/);
-            assert.match(problems[2], /no rule for the canary weights of HTTPRoutes: .*ADR-056 as-built 2026-06-26\); add \{"group":"gateway.networking.k8s.io","kind":"HTTPRoute"/);
-            assert.match(applicationSetProblems(appSetRef, appSet(["RespectIgnoreDifferences=false"], compliantRules()))[0], /syncOptions sets RespectIgnoreDifferences=false/);
+            assert.match(
+                problems[0],
+                /^ApplicationSet argocd\/tenant-apps \(argocd.applicationSets.tenant-apps\): spec.template.spec.syncPolicy.syncOptions lacks RespectIgnoreDifferences=true: .*ADR-056 as-built 2026-06-27/,
+            );
+            assert.match(
+                problems[1],
+                /no rule for the Service selector key rollouts-pod-template-hash: .*ADR-056 as-built #871\); add \{"kind":"Service","jsonPointers":\["\/spec\/selector\/rollouts-pod-template-hash"\]\}/,
+            );
+            assert.match(
+                problems[2],
+                /no rule for the canary weights of HTTPRoutes: .*ADR-056 as-built 2026-06-26\); add \{"group":"gateway.networking.k8s.io","kind":"HTTPRoute"/,
+            );
+            assert.match(
+                applicationSetProblems(appSetRef, appSet(["RespectIgnoreDifferences=false"], compliantRules()))[0],
+                /syncOptions sets RespectIgnoreDifferences=false/,
+            );
             assert.match(applicationSetProblems(appSetRef, appSet(undefined, undefined, { templatePatch: "spec: {}" }))[0], /spec.templatePatch is not read/);
         });
 
@@ -218,7 +316,11 @@ describe("argocd-apps stage", () => {
             const rules = [
                 ...compliantRules(),
                 { group: "argoproj.io", kind: "Rollout", jqPathExpressions: [".spec.template.spec.containers[]?.image"] },
-                { group: "gateway.networking.k8s.io", kind: "HTTPRoute", jqPathExpressions: ['select(.metadata.labels["rollouts.argoproj.io/gatewayapi-canary"] == "in-progress") | .spec.rules'] },
+                {
+                    group: "gateway.networking.k8s.io",
+                    kind: "HTTPRoute",
+                    jqPathExpressions: ['select(.metadata.labels["rollouts.argoproj.io/gatewayapi-canary"] == "in-progress") | .spec.rules'],
+                },
                 { group: "gateway.networking.k8s.io", kind: "HTTPRoute", managedFieldsManagers: ["gatewayAPI"] },
                 { kind: "Service", jsonPointers: ["/spec/selector"] },
             ];
@@ -233,15 +335,24 @@ describe("argocd-apps stage", () => {
         it("the offline plan's placeholders are marked as such and pass every check", () => {
             const objects = placeholderKeptArgoObjects({
                 namespace: "argocd",
-                projects: [{ name: "tenants", owner: "external", namespaceResources: [] }, { name: "mine", owner: "addon", namespaceResources: [] }],
+                projects: [
+                    { name: "tenants", owner: "external", namespaceResources: [] },
+                    { name: "mine", owner: "addon", namespaceResources: [] },
+                ],
                 applicationSets: [{ name: "tenant-apps", owner: "external", syncOptions: [], ignoreDifferences: [] }],
             });
-            assert.deepStrictEqual(Object.keys(objects), ["argoproj.io/v1alpha1/AppProject/argocd/tenants", "argoproj.io/v1alpha1/ApplicationSet/argocd/tenant-apps"]);
+            assert.deepStrictEqual(Object.keys(objects), [
+                "argoproj.io/v1alpha1/AppProject/argocd/tenants",
+                "argoproj.io/v1alpha1/ApplicationSet/argocd/tenant-apps",
+            ]);
             for (const o of Object.values(objects)) {
                 assert.deepStrictEqual((o.metadata as { annotations: object }).annotations, { "argo-rollouts-addon.platform/offline": "placeholder" });
             }
             assert.deepStrictEqual(appProjectProblems(projectRef, objects["argoproj.io/v1alpha1/AppProject/argocd/tenants"] as LiveAppProject), []);
-            assert.deepStrictEqual(applicationSetProblems(appSetRef, objects["argoproj.io/v1alpha1/ApplicationSet/argocd/tenant-apps"] as LiveApplicationSet), []);
+            assert.deepStrictEqual(
+                applicationSetProblems(appSetRef, objects["argoproj.io/v1alpha1/ApplicationSet/argocd/tenant-apps"] as LiveApplicationSet),
+                [],
+            );
         });
     });
 
@@ -251,7 +362,11 @@ describe("argocd-apps stage", () => {
             assert.deepStrictEqual(s.syncOptions, ["RespectIgnoreDifferences=true"]);
             assert.deepStrictEqual(s.ignoreDifferences, [
                 { kind: "Service", jsonPointers: ["/spec/selector/rollouts-pod-template-hash"] },
-                { group: "gateway.networking.k8s.io", kind: "HTTPRoute", jqPathExpressions: [".spec.rules[]? | select((.backendRefs // []) | length > 1) | .backendRefs[]?.weight"] },
+                {
+                    group: "gateway.networking.k8s.io",
+                    kind: "HTTPRoute",
+                    jqPathExpressions: [".spec.rules[]? | select((.backendRefs // []) | length > 1) | .backendRefs[]?.weight"],
+                },
             ]);
             assert.deepStrictEqual(s.annotations, { "argocd.argoproj.io/compare-options": "ServerSideDiff=true,IncludeMutationWebhook=true" });
         });
@@ -259,7 +374,10 @@ describe("argocd-apps stage", () => {
         it("keeps extra options and rules after its own, without duplicates, expanding rules for every kind", () => {
             const s = tenantSyncSettings({
                 syncOptions: ["CreateNamespace=true", "ServerSideApply=true"],
-                ignoreDifferences: [{ kind: "Service", jsonPointers: ["/spec/selector/rollouts-pod-template-hash"] }, { kind: "*", jsonPointers: ["/metadata/labels"] }],
+                ignoreDifferences: [
+                    { kind: "Service", jsonPointers: ["/spec/selector/rollouts-pod-template-hash"] },
+                    { kind: "*", jsonPointers: ["/metadata/labels"] },
+                ],
                 allKinds: [{ group: "apps", kind: "Deployment" }],
             });
             assert.deepStrictEqual(s.syncOptions, ["RespectIgnoreDifferences=true", "CreateNamespace=true", "ServerSideApply=true"]);
@@ -267,18 +385,39 @@ describe("argocd-apps stage", () => {
         });
 
         it("refuses the traps the preflight refuses, with the same ADR reference", () => {
-            assert.throws(() => tenantSyncSettings({ syncOptions: ["RespectIgnoreDifferences=false"] }), /overrides RespectIgnoreDifferences=true.*as-built 2026-06-27/);
             assert.throws(
-                () => tenantSyncSettings({ ignoreDifferences: [{ group: "argoproj.io", kind: "Rollout", jqPathExpressions: [".spec.template.spec.containers[].image"] }] }),
+                () => tenantSyncSettings({ syncOptions: ["RespectIgnoreDifferences=false"] }),
+                /overrides RespectIgnoreDifferences=true.*as-built 2026-06-27/,
+            );
+            assert.throws(
+                () =>
+                    tenantSyncSettings({
+                        ignoreDifferences: [{ group: "argoproj.io", kind: "Rollout", jqPathExpressions: [".spec.template.spec.containers[].image"] }],
+                    }),
                 /argoproj.io\/Rollout reaches a Rollout with an array path.*as-built 2026-07-14/,
             );
-            assert.deepStrictEqual(conflictingSyncOptions(["ServerSideApply=false", "RespectIgnoreDifferences=false", "Prune=false"]), ["RespectIgnoreDifferences=false"]);
-            assert.throws(() => tenantSyncSettings({ ignoreDifferences: [{ kind: "Service", jsonPointers: ["/spec/selector"] }] }), /whole Service selector.*as-built #871/);
-            assert.throws(() => tenantSyncSettings({ ignoreDifferences: [{ group: "gateway.networking.k8s.io", kind: "HTTPRoute", managedFieldsManagers: ["gatewayAPI"] }] }), /atomic list/);
+            assert.deepStrictEqual(conflictingSyncOptions(["ServerSideApply=false", "RespectIgnoreDifferences=false", "Prune=false"]), [
+                "RespectIgnoreDifferences=false",
+            ]);
+            assert.throws(
+                () => tenantSyncSettings({ ignoreDifferences: [{ kind: "Service", jsonPointers: ["/spec/selector"] }] }),
+                /whole Service selector.*as-built #871/,
+            );
+            assert.throws(
+                () =>
+                    tenantSyncSettings({
+                        ignoreDifferences: [{ group: "gateway.networking.k8s.io", kind: "HTTPRoute", managedFieldsManagers: ["gatewayAPI"] }],
+                    }),
+                /atomic list/,
+            );
         });
 
         it("patches a tenant ApplicationSet's template with them", () => {
-            const body = applicationSetPatch({ name: "tenant-apps", owner: "addon", syncOptions: ["PruneLast=true"], ignoreDifferences: [] }, "argocd", BUILTIN_KINDS);
+            const body = applicationSetPatch(
+                { name: "tenant-apps", owner: "addon", syncOptions: ["PruneLast=true"], ignoreDifferences: [] },
+                "argocd",
+                BUILTIN_KINDS,
+            );
             assert.deepStrictEqual(body.metadata, { name: "tenant-apps", namespace: "argocd", annotations: { ...TAKE_OVER_LISTS } });
             assert.deepStrictEqual(body.spec.template.metadata.annotations, { [COMPARE_OPTIONS_ANNOTATION]: TENANT_COMPARE_OPTIONS });
             assert.deepStrictEqual(body.spec.template.spec.syncPolicy.syncOptions, [...TENANT_SYNC_OPTIONS, "PruneLast=true"]);
@@ -293,7 +432,13 @@ describe("argocd-apps stage", () => {
         });
 
         it("allows the approver and denies each deployer every promote/abort action, per named project", () => {
-            const csv = rolloutActionsPolicyCsv({ ...NO_REGULATED, approverRole: "role:approver", deployerRoles: ["role:deployer"], projects: ["tenants", "payments"], actions: ["promote-full", "abort"] })!;
+            const csv = rolloutActionsPolicyCsv({
+                ...NO_REGULATED,
+                approverRole: "role:approver",
+                deployerRoles: ["role:deployer"],
+                projects: ["tenants", "payments"],
+                actions: ["promote-full", "abort"],
+            })!;
             const lines = csv.split("\n").filter((l) => l.startsWith("p, "));
             assert.deepStrictEqual(lines, [
                 "p, role:approver, applications, action/argoproj.io/Rollout/promote-full, tenants/*, allow",
@@ -310,33 +455,71 @@ describe("argocd-apps stage", () => {
         });
 
         it("writes nothing without an approver or without a project", () => {
-            assert.strictEqual(rolloutActionsPolicyCsv({ ...NO_REGULATED, deployerRoles: ["role:deployer"], projects: ["tenants"], actions: ["abort"] }), undefined);
-            assert.strictEqual(rolloutActionsPolicyCsv({ ...NO_REGULATED, approverRole: "role:approver", deployerRoles: [], projects: [], actions: ["abort"] }), undefined);
+            assert.strictEqual(
+                rolloutActionsPolicyCsv({ ...NO_REGULATED, deployerRoles: ["role:deployer"], projects: ["tenants"], actions: ["abort"] }),
+                undefined,
+            );
+            assert.strictEqual(
+                rolloutActionsPolicyCsv({ ...NO_REGULATED, approverRole: "role:approver", deployerRoles: [], projects: [], actions: ["abort"] }),
+                undefined,
+            );
         });
 
         it("denies the deployer roles every ArgoCD path that creates, changes, replaces or deletes a Rollout in a regulated project", () => {
-            const rbac = { approverRole: "role:approver", deployerRoles: ["role:deployer"], projects: ["tenants", "regulated"], actions: [...APPROVER_ROLLOUT_ACTIONS], regulatedProjects: ["regulated"], approverGroups: ["approvers"], deployerGroups: ["deployers"] };
+            const rbac = {
+                approverRole: "role:approver",
+                deployerRoles: ["role:deployer"],
+                projects: ["tenants", "regulated"],
+                actions: [...APPROVER_ROLLOUT_ACTIONS],
+                regulatedProjects: ["regulated"],
+                approverGroups: ["approvers"],
+                deployerGroups: ["deployers"],
+            };
             const csv = rolloutActionsPolicyCsv(rbac)!;
             const lines = csv.split("\n").filter((l) => l.startsWith("p, role:deployer") && l.includes("regulated/*") && !l.includes("action/"));
             assert.deepStrictEqual(lines, [
-                ...["create", "update", "update/*", "delete", "delete/*", "sync", "override"].map((a) => `p, role:deployer, applications, ${a}, regulated/*, deny`),
+                ...["create", "update", "update/*", "delete", "delete/*", "sync", "override"].map(
+                    (a) => `p, role:deployer, applications, ${a}, regulated/*, deny`,
+                ),
                 ...["create", "update", "delete"].map((a) => `p, role:deployer, applicationsets, ${a}, regulated/*, deny`),
             ]);
             assert.ok(!csv.includes("update, tenants/*"), "a project that is not regulated keeps its deployers' update and sync");
             // ArgoCD's own decision, restated: a deployer bound to the role through a group, even one the
             // platform made role:admin of every project, cannot sync, patch or delete a regulated Rollout.
-            const enforcer = loadArgoRbac({ "policy.csv": "g, deployers, role:deployer\np, role:deployer, applications, *, */*, allow\ng, approvers, role:approver", [ROLLOUT_ACTIONS_POLICY_KEY]: csv });
+            const enforcer = loadArgoRbac({
+                "policy.csv": "g, deployers, role:deployer\np, role:deployer, applications, *, */*, allow\ng, approvers, role:approver",
+                [ROLLOUT_ACTIONS_POLICY_KEY]: csv,
+            });
             assert.strictEqual(enforcer.error, undefined);
-            const can = (group: string, action: string, object = "regulated/checkout") => enforcer.enforce({ groups: [group] }, { resource: "applications", action, object });
-            for (const action of ["create", "sync", "update", "delete", "override", "update/argoproj.io/Rollout/shop/checkout", "delete/argoproj.io/Rollout/shop/checkout", "action/argoproj.io/Rollout/resume"]) {
+            const can = (group: string, action: string, object = "regulated/checkout") =>
+                enforcer.enforce({ groups: [group] }, { resource: "applications", action, object });
+            for (const action of [
+                "create",
+                "sync",
+                "update",
+                "delete",
+                "override",
+                "update/argoproj.io/Rollout/shop/checkout",
+                "delete/argoproj.io/Rollout/shop/checkout",
+                "action/argoproj.io/Rollout/resume",
+            ]) {
                 assert.ok(!can("deployers", action), action);
             }
             // A common tenant grant, `applications, *, <project>/*`, creates an Application with an
             // automated sync; an ApplicationSet's generated Applications are its controller's writes.
-            const appsets = loadArgoRbac({ "policy.csv": "g, deployers, role:deployer\np, role:deployer, applicationsets, *, */*, allow", [ROLLOUT_ACTIONS_POLICY_KEY]: csv });
+            const appsets = loadArgoRbac({
+                "policy.csv": "g, deployers, role:deployer\np, role:deployer, applicationsets, *, */*, allow",
+                [ROLLOUT_ACTIONS_POLICY_KEY]: csv,
+            });
             for (const action of ["create", "update", "delete"]) {
-                assert.ok(!appsets.enforce({ groups: ["deployers"] }, { resource: "applicationsets", action, object: "regulated/payments" }), `applicationsets ${action}`);
-                assert.ok(appsets.enforce({ groups: ["deployers"] }, { resource: "applicationsets", action, object: "tenants/web" }), `applicationsets ${action} outside`);
+                assert.ok(
+                    !appsets.enforce({ groups: ["deployers"] }, { resource: "applicationsets", action, object: "regulated/payments" }),
+                    `applicationsets ${action}`,
+                );
+                assert.ok(
+                    appsets.enforce({ groups: ["deployers"] }, { resource: "applicationsets", action, object: "tenants/web" }),
+                    `applicationsets ${action} outside`,
+                );
             }
             assert.ok(can("deployers", "sync", "tenants/web"), "outside regulated projects the platform's grant stands");
             assert.ok(can("deployers", "action/argoproj.io/Rollout/restart"), "restart passes no gate");
@@ -344,15 +527,31 @@ describe("argocd-apps stage", () => {
         });
 
         it("binds the configured groups: approvers to the approver role, deployers to a role that only denies, quoted as ArgoCD's CSV reader needs", () => {
-            const rbac = { approverRole: "role:approver", deployerRoles: [], projects: ["regulated"], actions: ["resume"], regulatedProjects: ["regulated"], approverGroups: ["Release Approvers"], deployerGroups: ['ship, "fast"'] };
+            const rbac = {
+                approverRole: "role:approver",
+                deployerRoles: [],
+                projects: ["regulated"],
+                actions: ["resume"],
+                regulatedProjects: ["regulated"],
+                approverGroups: ["Release Approvers"],
+                deployerGroups: ['ship, "fast"'],
+            };
             const csv = rolloutActionsPolicyCsv(rbac)!;
             assert.match(csv, /^g, "Release Approvers", role:approver$/m);
             assert.match(csv, /^g, "ship, ""fast""", role:argo-rollouts-addon-deployer$/m);
             assert.ok(!/^p, role:argo-rollouts-addon-deployer, .*, allow$/m.test(csv), "the deployers' role grants nothing");
             const enforcer = loadArgoRbac({ [ROLLOUT_ACTIONS_POLICY_KEY]: csv });
             assert.strictEqual(enforcer.error, undefined);
-            assert.ok(enforcer.enforce({ groups: ["Release Approvers"] }, { resource: "applications", action: "action/argoproj.io/Rollout/resume", object: "regulated/web" }));
-            assert.ok(!enforcer.enforce({ groups: ['ship, "fast"'] }, { resource: "applications", action: "get", object: "regulated/web" }), "binding the deployers grants them nothing");
+            assert.ok(
+                enforcer.enforce(
+                    { groups: ["Release Approvers"] },
+                    { resource: "applications", action: "action/argoproj.io/Rollout/resume", object: "regulated/web" },
+                ),
+            );
+            assert.ok(
+                !enforcer.enforce({ groups: ['ship, "fast"'] }, { resource: "applications", action: "get", object: "regulated/web" }),
+                "binding the deployers grants them nothing",
+            );
         });
     });
 
@@ -377,7 +576,10 @@ describe("argocd-apps stage", () => {
             assert.ok(!keys.some((k) => k.endsWith(".all")));
             assert.strictEqual(keys.length, BUILTIN_KINDS.length);
             assert.ok(keys.includes("resource.customizations.ignoreDifferences.apps_Deployment"));
-            assert.ok(!keys.includes("resource.customizations.ignoreDifferences.gateway.networking.k8s.io_HTTPRoute"), "the weight rule is written for every Application");
+            assert.ok(
+                !keys.includes("resource.customizations.ignoreDifferences.gateway.networking.k8s.io_HTTPRoute"),
+                "the weight rule is written for every Application",
+            );
             assert.ok(!keys.includes("resource.customizations.ignoreDifferences.argoproj.io_Rollout"));
         });
 
@@ -385,20 +587,33 @@ describe("argocd-apps stage", () => {
             const project = byName(full, "appproject-tenants");
             assert.strictEqual(project.type, "kubernetes:argoproj.io/v1alpha1:AppProjectPatch");
             const whitelist = (project.inputs as { spec: { namespaceResourceWhitelist: { group: string; kind: string }[] } }).spec.namespaceResourceWhitelist;
-            assert.deepStrictEqual(whitelist.slice(0, 3).map((gk) => gk.kind), ["Service", "Deployment", "HTTPRoute"]);
+            assert.deepStrictEqual(
+                whitelist.slice(0, 3).map((gk) => gk.kind),
+                ["Service", "Deployment", "HTTPRoute"],
+            );
             assert.ok(whitelist.some((gk) => gk.group === "argoproj.io" && gk.kind === "Rollout"));
 
             const appSet = byName(full, "applicationset-tenant-apps");
             assert.strictEqual(appSet.type, "kubernetes:argoproj.io/v1alpha1:ApplicationSetPatch");
-            const tmpl = (appSet.inputs as { spec: { template: { spec: { syncPolicy: { syncOptions: string[] }; ignoreDifferences: { kind: string }[] } } } }).spec.template.spec;
+            const tmpl = (appSet.inputs as { spec: { template: { spec: { syncPolicy: { syncOptions: string[] }; ignoreDifferences: { kind: string }[] } } } })
+                .spec.template.spec;
             assert.deepStrictEqual(tmpl.syncPolicy.syncOptions, ["RespectIgnoreDifferences=true", "CreateNamespace=true"]);
-            assert.deepStrictEqual(tmpl.ignoreDifferences.map((r) => r.kind), ["Service", "HTTPRoute", "Deployment"]);
+            assert.deepStrictEqual(
+                tmpl.ignoreDifferences.map((r) => r.kind),
+                ["Service", "HTTPRoute", "Deployment"],
+            );
 
             const rbac = byName(full, "argocd-rbac-rollout-actions");
             assert.strictEqual(rbac.type, "kubernetes:core/v1:ConfigMapPatch");
             assert.deepStrictEqual(Object.keys(data(rbac)), [ROLLOUT_ACTIONS_POLICY_KEY]);
-            assert.match(data(rbac)[ROLLOUT_ACTIONS_POLICY_KEY], /^p, role:approver, applications, action\/argoproj.io\/Rollout\/promote-full, tenants\/\*, allow$/m);
-            assert.match(data(rbac)[ROLLOUT_ACTIONS_POLICY_KEY], /^p, role:deployer, applications, action\/argoproj.io\/Rollout\/promote-full, tenants\/\*, deny$/m);
+            assert.match(
+                data(rbac)[ROLLOUT_ACTIONS_POLICY_KEY],
+                /^p, role:approver, applications, action\/argoproj.io\/Rollout\/promote-full, tenants\/\*, allow$/m,
+            );
+            assert.match(
+                data(rbac)[ROLLOUT_ACTIONS_POLICY_KEY],
+                /^p, role:deployer, applications, action\/argoproj.io\/Rollout\/promote-full, tenants\/\*, deny$/m,
+            );
         });
 
         it("names every patched object explicitly and waits for the policy stage and the CRDs", () => {
@@ -421,11 +636,17 @@ describe("argocd-apps stage", () => {
             it("reads them, declares nothing on them, and reports them verified", async () => {
                 const run = await planInline(config(), { stack: "hub" });
                 const reads = run.resources.filter((r) => r.stage === "argocd-apps" && r.read);
-                assert.deepStrictEqual(reads.map((r) => [r.name, r.type]), [
-                    ["kept-appproject-tenants", "kubernetes:argoproj.io/v1alpha1:AppProject"],
-                    ["kept-applicationset-tenant-apps", "kubernetes:argoproj.io/v1alpha1:ApplicationSet"],
-                ]);
-                assert.deepStrictEqual(stageResources(run).filter((r) => !r.read), []);
+                assert.deepStrictEqual(
+                    reads.map((r) => [r.name, r.type]),
+                    [
+                        ["kept-appproject-tenants", "kubernetes:argoproj.io/v1alpha1:AppProject"],
+                        ["kept-applicationset-tenant-apps", "kubernetes:argoproj.io/v1alpha1:ApplicationSet"],
+                    ],
+                );
+                assert.deepStrictEqual(
+                    stageResources(run).filter((r) => !r.read),
+                    [],
+                );
                 assert.deepStrictEqual(run.outputs.argocdVerified, ["AppProject/tenants", "ApplicationSet/tenant-apps"]);
                 assert.deepStrictEqual(run.outputs.argocdPatched, []);
                 for (const r of reads) {
@@ -435,16 +656,31 @@ describe("argocd-apps stage", () => {
 
             it("fails the preview with every problem of every object, each naming the object and what ADR-056 requires", async () => {
                 const world = placeholderWorld(fromConfigMap("hub", config()));
-                world.objects!["argoproj.io/v1alpha1/AppProject/argocd/tenants"] = { apiVersion: "argoproj.io/v1alpha1", kind: "AppProject", metadata: { name: "tenants", namespace: "argocd" }, spec: { namespaceResourceWhitelist: [{ group: "", kind: "Service" }] } };
+                world.objects!["argoproj.io/v1alpha1/AppProject/argocd/tenants"] = {
+                    apiVersion: "argoproj.io/v1alpha1",
+                    kind: "AppProject",
+                    metadata: { name: "tenants", namespace: "argocd" },
+                    spec: { namespaceResourceWhitelist: [{ group: "", kind: "Service" }] },
+                };
                 world.objects!["argoproj.io/v1alpha1/ApplicationSet/argocd/tenant-apps"] = {
                     apiVersion: "argoproj.io/v1alpha1",
                     kind: "ApplicationSet",
                     metadata: { name: "tenant-apps", namespace: "argocd" },
-                    spec: { template: { spec: { syncPolicy: { syncOptions: ["ServerSideApply=true"] }, ignoreDifferences: [{ kind: "Service", jsonPointers: ["/spec/selector/rollouts-pod-template-hash"] }] } } },
+                    spec: {
+                        template: {
+                            spec: {
+                                syncPolicy: { syncOptions: ["ServerSideApply=true"] },
+                                ignoreDifferences: [{ kind: "Service", jsonPointers: ["/spec/selector/rollouts-pod-template-hash"] }],
+                            },
+                        },
+                    },
                 };
                 await assert.rejects(planInline(config(), { stack: "hub", world }), (err: Error) => {
                     assert.match(err.message, /stack "hub": ArgoCD objects kept by another owner miss what ADR-056 requires \(3\)/);
-                    assert.match(err.message, /AppProject argocd\/tenants \(argocd.projects.tenants\): spec.namespaceResourceWhitelist does not permit argoproj.io\/Rollout, argoproj.io\/AnalysisTemplate, argoproj.io\/AnalysisRun.*ADR-056 D2/);
+                    assert.match(
+                        err.message,
+                        /AppProject argocd\/tenants \(argocd.projects.tenants\): spec.namespaceResourceWhitelist does not permit argoproj.io\/Rollout, argoproj.io\/AnalysisTemplate, argoproj.io\/AnalysisRun.*ADR-056 D2/,
+                    );
                     assert.match(err.message, /ApplicationSet argocd\/tenant-apps .*lacks RespectIgnoreDifferences=true.*as-built 2026-06-27/);
                     assert.match(err.message, /ApplicationSet argocd\/tenant-apps .*no rule for the canary weights of HTTPRoutes/);
                     assert.doesNotMatch(err.message, /Service selector key/);
@@ -460,7 +696,10 @@ describe("argocd-apps stage", () => {
 
         it("declares and reads nothing when this cluster's ArgoCD runs elsewhere, and says where", async () => {
             const off = await planInline(merged(hubConfig(), { argocd: { runsOn: "mgmt", projects: undefined, applicationSets: undefined } }));
-            assert.deepStrictEqual(off.resources.filter((x) => x.stage === "argocd-apps" && x.custom), []);
+            assert.deepStrictEqual(
+                off.resources.filter((x) => x.stage === "argocd-apps" && x.custom),
+                [],
+            );
             assert.strictEqual(off.outputs.argocdRunsOn, "mgmt");
             assert.strictEqual(hub.outputs.argocdRunsOn, "hub");
         });
@@ -482,20 +721,38 @@ describe("argocd-apps stage", () => {
                 const project = reads.find((r) => r.type === "kubernetes:argoproj.io/v1alpha1:AppProject");
                 const appSet = reads.find((r) => r.type === "kubernetes:argoproj.io/v1alpha1:ApplicationSet");
                 assert.ok(project && appSet, "no tenant AppProject or ApplicationSet is checked");
-                const whitelist = (project.inputs as { spec: { namespaceResourceWhitelist: { group: string; kind: string }[] } }).spec.namespaceResourceWhitelist;
-                assert.deepStrictEqual(whitelist.map((gk) => gk.kind), ["Rollout", "AnalysisTemplate", "AnalysisRun"]);
-                const tmpl = (appSet.inputs as { spec: { template: { spec: { syncPolicy: { syncOptions: string[] }; ignoreDifferences: unknown[] } } } }).spec.template.spec;
+                const whitelist = (project.inputs as { spec: { namespaceResourceWhitelist: { group: string; kind: string }[] } }).spec
+                    .namespaceResourceWhitelist;
+                assert.deepStrictEqual(
+                    whitelist.map((gk) => gk.kind),
+                    ["Rollout", "AnalysisTemplate", "AnalysisRun"],
+                );
+                const tmpl = (appSet.inputs as { spec: { template: { spec: { syncPolicy: { syncOptions: string[] }; ignoreDifferences: unknown[] } } } }).spec
+                    .template.spec;
                 assert.deepStrictEqual(tmpl.syncPolicy.syncOptions, ["RespectIgnoreDifferences=true"]);
                 assert.deepStrictEqual(tmpl.ignoreDifferences, tenantSyncSettings().ignoreDifferences);
                 for (const r of reads) {
-                    assert.strictEqual((r.inputs as { metadata: { annotations: Record<string, string> } }).metadata.annotations["argo-rollouts-addon.platform/offline"], "placeholder");
+                    assert.strictEqual(
+                        (r.inputs as { metadata: { annotations: Record<string, string> } }).metadata.annotations["argo-rollouts-addon.platform/offline"],
+                        "placeholder",
+                    );
                 }
-                assert.deepStrictEqual(run.outputs.argocdVerified, reads.map((r) => `${r.type.split(":").pop()}/${(r.inputs as { metadata: { name: string } }).metadata.name}`));
+                assert.deepStrictEqual(
+                    run.outputs.argocdVerified,
+                    reads.map((r) => `${r.type.split(":").pop()}/${(r.inputs as { metadata: { name: string } }).metadata.name}`),
+                );
             });
         }
     });
     describe("paths around the regulated projects (pure, argo-cd v3.5.1 restated)", () => {
-        const project = (name: string, spec: Partial<LiveProject> = {}): LiveProject => ({ name, destinations: [], sourceNamespaces: [], destinationServiceAccounts: [], roles: [], ...spec });
+        const project = (name: string, spec: Partial<LiveProject> = {}): LiveProject => ({
+            name,
+            destinations: [],
+            sourceNamespaces: [],
+            destinationServiceAccounts: [],
+            roles: [],
+            ...spec,
+        });
         const inCluster = (namespace: string) => ({ ...IN_CLUSTER, namespace });
 
         it("matches destinations as AppProject.isDestinationMatched does: server or name, globs, and negations that refuse outright", () => {
@@ -513,14 +770,29 @@ describe("argocd-apps stage", () => {
         });
 
         it("finds another project reaching a regulated namespace, here or on a spoke a regulated project names", () => {
-            const regulated = project("tenants-regulated", { destinations: [{ server: "https://kubernetes.default.svc", namespace: "payments-prod" }, { server: "https://prod.spoke.example", namespace: "ledger-prod" }, { server: "*", namespace: "audit-*" }] });
+            const regulated = project("tenants-regulated", {
+                destinations: [
+                    { server: "https://kubernetes.default.svc", namespace: "payments-prod" },
+                    { server: "https://prod.spoke.example", namespace: "ledger-prod" },
+                    { server: "*", namespace: "audit-*" },
+                ],
+            });
             const targets = regulatedTargets(["payments-prod"], [regulated]);
-            assert.deepStrictEqual(targets.map((t) => `${t.server || t.name}/${t.namespace}`), ["https://kubernetes.default.svc/payments-prod", "https://prod.spoke.example/ledger-prod"], "a pattern is no target");
+            assert.deepStrictEqual(
+                targets.map((t) => `${t.server || t.name}/${t.namespace}`),
+                ["https://kubernetes.default.svc/payments-prod", "https://prod.spoke.example/ledger-prod"],
+                "a pattern is no target",
+            );
             const rbac = { regulatedProjects: ["tenants-regulated"], actions: ["resume"] };
             const problems = regulatedProjectProblems(rbac, {
                 projects: [
                     regulated,
-                    project("tenants", { destinations: [{ server: "*", namespace: "*" }, { server: "*", namespace: "!payments-prod" }] }),
+                    project("tenants", {
+                        destinations: [
+                            { server: "*", namespace: "*" },
+                            { server: "*", namespace: "!payments-prod" },
+                        ],
+                    }),
                     project("platform", { destinations: [{ server: "https://kubernetes.default.svc", namespace: "*-dev" }] }),
                 ],
                 targets,
@@ -528,24 +800,51 @@ describe("argocd-apps stage", () => {
                 apps: [],
                 allowReplaceOrForceSync: false,
             });
-            assert.deepStrictEqual(problems.map((p) => p.object), ["AppProject tenants"]);
-            assert.match(problems[0].found, /reach namespace ledger-prod on https:\/\/prod\.spoke\.example \(a destination of regulated project tenants-regulated\)/);
-            assert.doesNotMatch(problems[0].found, /payments-prod/, "the \"!\" entry keeps it out");
+            assert.deepStrictEqual(
+                problems.map((p) => p.object),
+                ["AppProject tenants"],
+            );
+            assert.match(
+                problems[0].found,
+                /reach namespace ledger-prod on https:\/\/prod\.spoke\.example \(a destination of regulated project tenants-regulated\)/,
+            );
+            assert.doesNotMatch(problems[0].found, /payments-prod/, 'the "!" entry keeps it out');
         });
 
         it("judges each role of a regulated project as its tokens arrive (proj:<project>:<role>), and Replace or Force syncs", () => {
             const rbac = { regulatedProjects: ["tenants-regulated"], actions: ["resume", "promote-full"] };
-            const live = (roles: LiveProject["roles"], apps: { project: string; name: string; syncOptions: string[] }[] = [], allowReplaceOrForceSync = false) =>
-                regulatedProjectProblems(rbac, { projects: [project("tenants-regulated", { roles })], targets: [], rbacCm: { "policy.csv": "" }, apps, allowReplaceOrForceSync });
-            const role = (name: string, policies: string[], extra: Partial<LiveProject["roles"][number]> = {}) => ({ name, policies, groups: [], tokens: [], ...extra });
+            const live = (
+                roles: LiveProject["roles"],
+                apps: { project: string; name: string; syncOptions: string[] }[] = [],
+                allowReplaceOrForceSync = false,
+            ) =>
+                regulatedProjectProblems(rbac, {
+                    projects: [project("tenants-regulated", { roles })],
+                    targets: [],
+                    rbacCm: { "policy.csv": "" },
+                    apps,
+                    allowReplaceOrForceSync,
+                });
+            const role = (name: string, policies: string[], extra: Partial<LiveProject["roles"][number]> = {}) => ({
+                name,
+                policies,
+                groups: [],
+                tokens: [],
+                ...extra,
+            });
             const found = live([
                 role("pipeline", ["p, proj:tenants-regulated:pipeline, applications, sync, tenants-regulated/*, allow"], { tokens: ["1767225600"] }),
-                role("approvers", ["p, proj:tenants-regulated:approvers, applications, action/argoproj.io/Rollout/resume, tenants-regulated/*, allow"], { groups: ["release"] }),
+                role("approvers", ["p, proj:tenants-regulated:approvers, applications, action/argoproj.io/Rollout/resume, tenants-regulated/*, allow"], {
+                    groups: ["release"],
+                }),
                 role("sets", ["p, proj:tenants-regulated:sets, applicationsets, create, tenants-regulated/*, allow"]),
                 role("reader", ["p, proj:tenants-regulated:reader, applications, get, tenants-regulated/*, allow"], { tokens: ["ro"] }),
                 role("elsewhere", ["p, proj:tenants-regulated:elsewhere, applications, sync, tenants/*, allow"]),
             ]);
-            assert.deepStrictEqual(found.map((f) => f.object), ["AppProject tenants-regulated role pipeline", "AppProject tenants-regulated role approvers", "AppProject tenants-regulated role sets"]);
+            assert.deepStrictEqual(
+                found.map((f) => f.object),
+                ["AppProject tenants-regulated role pipeline", "AppProject tenants-regulated role approvers", "AppProject tenants-regulated role sets"],
+            );
             assert.match(found[0].found, /^\(tokens 1767225600, no group\) may sync applications:/);
             assert.match(found[1].found, /^\(no token yet, groups release\) may action\/argoproj\.io\/Rollout\/resume applications:/);
             assert.match(found[2].found, /may create applicationsets/);
@@ -554,37 +853,79 @@ describe("argocd-apps stage", () => {
                 { project: "tenants-regulated", name: "ledger", syncOptions: [" Force=true"] },
                 { project: "tenants", name: "web", syncOptions: ["Replace=true"] },
             ];
-            assert.deepStrictEqual(live([], apps).map((f) => `${f.object}: ${f.found.split(" (")[0]}`), ["Application payments: of regulated project tenants-regulated syncs with Replace=true", "Application ledger: of regulated project tenants-regulated syncs with Force=true"]);
+            assert.deepStrictEqual(
+                live([], apps).map((f) => `${f.object}: ${f.found.split(" (")[0]}`),
+                [
+                    "Application payments: of regulated project tenants-regulated syncs with Replace=true",
+                    "Application ledger: of regulated project tenants-regulated syncs with Force=true",
+                ],
+            );
             assert.deepStrictEqual(live([], apps, true), [], "allowReplaceOrForceSync");
         });
 
         it("derives the ServiceAccount ArgoCD impersonates as DeriveServiceAccountToImpersonate does", () => {
             const p = (items: LiveProject["destinationServiceAccounts"]) => project("p", { destinationServiceAccounts: items });
             const dst = { server: IN_CLUSTER.server, namespace: "payments-prod" };
-            assert.strictEqual(serviceAccountToImpersonate(p([{ server: "*", namespace: "*-prod", defaultServiceAccount: "deployer" }]), dst), "system:serviceaccount:payments-prod:deployer");
-            assert.strictEqual(serviceAccountToImpersonate(p([{ server: "*", namespace: "*", defaultServiceAccount: "argocd:sync" }]), dst), "system:serviceaccount:argocd:sync");
+            assert.strictEqual(
+                serviceAccountToImpersonate(p([{ server: "*", namespace: "*-prod", defaultServiceAccount: "deployer" }]), dst),
+                "system:serviceaccount:payments-prod:deployer",
+            );
+            assert.strictEqual(
+                serviceAccountToImpersonate(p([{ server: "*", namespace: "*", defaultServiceAccount: "argocd:sync" }]), dst),
+                "system:serviceaccount:argocd:sync",
+            );
             assert.strictEqual(serviceAccountToImpersonate(p([{ server: "https://spoke", namespace: "*", defaultServiceAccount: "x" }]), dst), "");
-            assert.deepStrictEqual(serviceAccountToImpersonate(p([{ server: "*", namespace: "*", defaultServiceAccount: "a/b" }]), dst), { error: "default service account contains invalid chars 'a/b'" });
+            assert.deepStrictEqual(serviceAccountToImpersonate(p([{ server: "*", namespace: "*", defaultServiceAccount: "a/b" }]), dst), {
+                error: "default service account contains invalid chars 'a/b'",
+            });
         });
 
         it("says who ArgoCD acts as and what the guard must name, impersonation on or off", () => {
             const own = { controller: "system:serviceaccount:argocd:argocd-application-controller", server: "system:serviceaccount:argocd:argocd-server" };
-            const projects = [project("r", { destinations: [{ server: "*", namespace: "*-prod" }], destinationServiceAccounts: [{ server: "*", namespace: "payments-*", defaultServiceAccount: "sync" }] })];
+            const projects = [
+                project("r", {
+                    destinations: [{ server: "*", namespace: "*-prod" }],
+                    destinationServiceAccounts: [{ server: "*", namespace: "payments-*", defaultServiceAccount: "sync" }],
+                }),
+            ];
             const off = argoIdentities({}, projects, ["payments-prod", "ledger-prod"], own);
-            assert.deepStrictEqual(off.map((a) => [a.namespace, a.sync, a.server]), [["payments-prod", own.controller, own.server], ["ledger-prod", own.controller, own.server]]);
+            assert.deepStrictEqual(
+                off.map((a) => [a.namespace, a.sync, a.server]),
+                [
+                    ["payments-prod", own.controller, own.server],
+                    ["ledger-prod", own.controller, own.server],
+                ],
+            );
             const guard = { gitops: [own.controller], gitopsGroups: [], action: [own.server] };
             assert.deepStrictEqual(identityProblems(guard, off), []);
             const on = argoIdentities({ "application.sync.impersonation.enabled": "true" }, projects, ["payments-prod", "ledger-prod"], own);
-            assert.deepStrictEqual(on.map((a) => [a.namespace, a.sync ?? null]), [["payments-prod", "system:serviceaccount:payments-prod:sync"], ["ledger-prod", null]]);
+            assert.deepStrictEqual(
+                on.map((a) => [a.namespace, a.sync ?? null]),
+                [
+                    ["payments-prod", "system:serviceaccount:payments-prod:sync"],
+                    ["ledger-prod", null],
+                ],
+            );
             assert.match(on[1].note, /enforced, and no destinationServiceAccounts entry of project r matches ledger-prod: ArgoCD refuses to sync there/);
-            const notEnforced = argoIdentities({ "application.sync.impersonation.enabled": "true", "application.sync.impersonation.enforced": "false" }, projects, ["ledger-prod"], own);
+            const notEnforced = argoIdentities(
+                { "application.sync.impersonation.enabled": "true", "application.sync.impersonation.enforced": "false" },
+                projects,
+                ["ledger-prod"],
+                own,
+            );
             assert.deepStrictEqual([notEnforced[0].sync, notEnforced[0].server], [own.controller, own.server]);
             const problems = identityProblems(guard, on.slice(0, 1));
             assert.strictEqual(problems.length, 3, problems.join("\n"));
-            assert.match(problems[0], /ArgoCD syncs as system:serviceaccount:payments-prod:sync .*add payments-prod\/sync to policy\.regulated\.gitopsServiceAccounts/);
+            assert.match(
+                problems[0],
+                /ArgoCD syncs as system:serviceaccount:payments-prod:sync .*add payments-prod\/sync to policy\.regulated\.gitopsServiceAccounts/,
+            );
             assert.match(problems[1], /API server acts as system:serviceaccount:payments-prod:sync, its sync identity.*set it to \[\]/);
             assert.match(problems[2], /names argocd\/argocd-application-controller, which ArgoCD does not sync any regulated namespace as/);
-            assert.deepStrictEqual(identityProblems({ gitops: ["system:serviceaccount:payments-prod:sync"], gitopsGroups: [], action: [] }, on.slice(0, 1)), []);
+            assert.deepStrictEqual(
+                identityProblems({ gitops: ["system:serviceaccount:payments-prod:sync"], gitopsGroups: [], action: [] }, on.slice(0, 1)),
+                [],
+            );
             // "true" exactly: ArgoCD reads no other spelling as on.
             assert.strictEqual(argoIdentities({ "application.sync.impersonation.enabled": "True" }, projects, ["payments-prod"], own)[0].sync, own.controller);
         });

@@ -18,7 +18,10 @@ import { hubConfig, merged, planInline } from "./harness";
  */
 const HELM =
     process.env.HELM ||
-    [process.env.ARGO_ROLLOUTS_ADDON_E2E_BIN, path.join(process.env.ARGO_ROLLOUTS_ADDON_E2E_CACHE ?? path.join(os.homedir(), ".cache", "argo-rollouts-addon-e2e"), "current")]
+    [
+        process.env.ARGO_ROLLOUTS_ADDON_E2E_BIN,
+        path.join(process.env.ARGO_ROLLOUTS_ADDON_E2E_CACHE ?? path.join(os.homedir(), ".cache", "argo-rollouts-addon-e2e"), "current"),
+    ]
         .filter((d): d is string => Boolean(d))
         .map((d) => path.join(d, "helm"))
         .find((f) => fs.existsSync(f)) ||
@@ -41,7 +44,10 @@ const RELEASE: ChartRelease = {
     version: "0.1.0",
     name: "rel",
     namespace: "ns-a",
-    values: { fullnameOverride: "ctl", controller: { replicas: 3, image: { registry: "r.test", repository: "ctl", tag: "v9" }, trafficRouterPlugins: [{ name: "p", location: "file:///p" }] } },
+    values: {
+        fullnameOverride: "ctl",
+        controller: { replicas: 3, image: { registry: "r.test", repository: "ctl", tag: "v9" }, trafficRouterPlugins: [{ name: "p", location: "file:///p" }] },
+    },
 };
 
 type Obj = { kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; spec?: { replicas?: number } };
@@ -49,7 +55,19 @@ type Obj = { kind: string; metadata: { name: string; namespace?: string; labels?
 describe("chart rendering (tools/chartRender.ts)", () => {
     it("runs helm template as the provider does: release, namespace, --no-hooks, --include-crds unless skipCrds, the Kubernetes version, the values", () => {
         const args = templateArgs(RELEASE, "/c", "v1.33.4", "/v.json");
-        assert.deepStrictEqual(args, ["template", "rel", "/c", "--namespace", "ns-a", "--no-hooks", "--include-crds", "--kube-version", "v1.33.4", "--values", "/v.json"]);
+        assert.deepStrictEqual(args, [
+            "template",
+            "rel",
+            "/c",
+            "--namespace",
+            "ns-a",
+            "--no-hooks",
+            "--include-crds",
+            "--kube-version",
+            "v1.33.4",
+            "--values",
+            "/v.json",
+        ]);
         assert.ok(!templateArgs({ ...RELEASE, skipCrds: true }, "/c", "v1.33", "/v").includes("--include-crds"));
     });
 
@@ -81,7 +99,10 @@ describe("chart rendering (tools/chartRender.ts)", () => {
         const a = renderChart(RELEASE, { chartPath: tgz, kubeVersion: "v1.33.4", env: ENV });
         const b = renderChart(RELEASE, { chartPath: FIXTURE_CHART, kubeVersion: "v1.33.4", env: ENV });
         assert.ok("objects" in a && "objects" in b);
-        assert.deepStrictEqual(a.objects.map((o) => o.object), b.objects.map((o) => o.object));
+        assert.deepStrictEqual(
+            a.objects.map((o) => o.object),
+            b.objects.map((o) => o.object),
+        );
     });
 
     it("says why and how when the objects are not shown: no chart, no Kubernetes version, another chart or version, no helm", () => {
@@ -93,9 +114,15 @@ describe("chart rendering (tools/chartRender.ts)", () => {
         assert.match(why({ kubeVersion: "v1.33" }), /no chart given; give the pinned chart's folder or \.tgz with --chart <path> or ARGO_ROLLOUTS_CHART/);
         assert.match(why({ chartPath: FIXTURE_CHART }), /no Kubernetes version; .*set cluster\.kubernetesVersion in the stack file or give --kube-version/);
         assert.match(why({ chartPath: FIXTURE_CHART, kubeVersion: "1.33" }), /is not a Kubernetes version/);
-        assert.match(why({ chartPath: FIXTURE_CHART, kubeVersion: "v1.33" }, { ...RELEASE, version: "0.2.0" }), /is fixture 0\.1\.0, not the one the stack pins/);
+        assert.match(
+            why({ chartPath: FIXTURE_CHART, kubeVersion: "v1.33" }, { ...RELEASE, version: "0.2.0" }),
+            /is fixture 0\.1\.0, not the one the stack pins/,
+        );
         assert.match(why({ chartPath: FIXTURE_CHART, kubeVersion: "v1.33" }, { ...RELEASE, chart: "oci://r.test/charts/other" }), /not the one the stack pins/);
-        assert.match(why({ chartPath: FIXTURE_CHART, kubeVersion: "v1.33", env: { ...ENV, HELM: "/nonexistent/helm" } }), /could not run .*set HELM to a helm binary or put helm on the PATH/);
+        assert.match(
+            why({ chartPath: FIXTURE_CHART, kubeVersion: "v1.33", env: { ...ENV, HELM: "/nonexistent/helm" } }),
+            /could not run .*set HELM to a helm binary or put helm on the PATH/,
+        );
     });
 
     it("refuses a --kube-version that is not vX.Y[.Z] before planning", () => {
@@ -114,14 +141,27 @@ describe("chart rendering (tools/chartRender.ts)", () => {
 describe("the plan with the chart and the CRDs", () => {
     const crdDir = () => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "crds-"));
-        for (const f of ["rollout-crd.yaml", "analysis-template-crd.yaml", "cluster-analysis-template-crd.yaml", "analysis-run-crd.yaml", "experiment-crd.yaml"]) {
+        for (const f of [
+            "rollout-crd.yaml",
+            "analysis-template-crd.yaml",
+            "cluster-analysis-template-crd.yaml",
+            "analysis-run-crd.yaml",
+            "experiment-crd.yaml",
+        ]) {
             const name = f.replace(/-crd\.yaml$/, "").replace(/-/g, "") + "s.argoproj.io";
-            fs.writeFileSync(path.join(dir, f), YAML.stringify({ apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", metadata: { name } }));
+            fs.writeFileSync(
+                path.join(dir, f),
+                YAML.stringify({ apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", metadata: { name } }),
+            );
         }
         return dir;
     };
 
-    async function planned(config: Record<string, unknown>, chartPath: string, crds: string): Promise<{ rows: PlanRow[]; rendered: ProviderRendered; run: Awaited<ReturnType<typeof planInline>> }> {
+    async function planned(
+        config: Record<string, unknown>,
+        chartPath: string,
+        crds: string,
+    ): Promise<{ rows: PlanRow[]; rendered: ProviderRendered; run: Awaited<ReturnType<typeof planInline>> }> {
         const run = await planInline(config);
         const rows = JSON.parse(JSON.stringify(resourceRows(run))) as PlanRow[];
         const rendered = await renderProviderObjects(rows, { chartPath, kubeVersion: "v1.33.4", crds: { kind: "dir", dir: crds }, env: ENV });
@@ -134,19 +174,36 @@ describe("the plan with the chart and the CRDs", () => {
         const text = manifestsYaml(run, rendered);
         const docs = YAML.parseAllDocuments(text);
         // The comment above a document: the parser gives it to the document or to its first node.
-        const comment = (d: YAML.Document) => `${d.commentBefore ?? ""}\n${(d.contents as { commentBefore?: string } | null)?.commentBefore ?? ""}`.trim().split("\n").pop() ?? "";
+        const comment = (d: YAML.Document) =>
+            `${d.commentBefore ?? ""}\n${(d.contents as { commentBefore?: string } | null)?.commentBefore ?? ""}`.trim().split("\n").pop() ?? "";
         const owners = docs.map((d) => /^ ?(CRDs|program|chart):/.exec(comment(d))?.[1]);
         // Sections in order: five CRDs, the program's objects, the chart's.
         assert.deepStrictEqual(owners.slice(0, 5), ["CRDs", "CRDs", "CRDs", "CRDs", "CRDs"]);
         const firstChart = owners.indexOf("chart");
-        assert.ok(firstChart > 5 && owners.slice(5, firstChart).every((o) => o === "program") && owners.slice(firstChart).every((o) => o === "chart"), owners.join(","));
-        assert.match(text, /^# chart: Deployment argo-rollouts\/argo-rollouts, chart argo-rollouts 2\.41\.0 release argo-rollouts\/argo-rollouts \(resource rollouts-controller, stage rollouts\), argo-rollouts\/templates\/deployment\.yaml$/m);
-        assert.match(text, /^# CRDs: CustomResourceDefinition rollouts\.argoproj\.io, of ConfigGroup rollouts-crds \(stage rollouts\), from .*rollout-crd\.yaml$/m);
+        assert.ok(
+            firstChart > 5 && owners.slice(5, firstChart).every((o) => o === "program") && owners.slice(firstChart).every((o) => o === "chart"),
+            owners.join(","),
+        );
+        assert.match(
+            text,
+            /^# chart: Deployment argo-rollouts\/argo-rollouts, chart argo-rollouts 2\.41\.0 release argo-rollouts\/argo-rollouts \(resource rollouts-controller, stage rollouts\), argo-rollouts\/templates\/deployment\.yaml$/m,
+        );
+        assert.match(
+            text,
+            /^# CRDs: CustomResourceDefinition rollouts\.argoproj\.io, of ConfigGroup rollouts-crds \(stage rollouts\), from .*rollout-crd\.yaml$/m,
+        );
         // The values the program passed: the Chart row's, as helm received them.
-        const values = rows.find((r) => r.type === "kubernetes:helm.sh/v4:Chart")!.inputs.values as { controller: { replicas: number; image: { registry: string; tag: string } } };
-        const deploy = docs.map((d) => d.toJS() as Obj & { spec: { template: { spec: { containers: { image: string }[] } } } }).find((o) => o.kind === "Deployment" && o.metadata.name === "argo-rollouts")!;
+        const values = rows.find((r) => r.type === "kubernetes:helm.sh/v4:Chart")!.inputs.values as {
+            controller: { replicas: number; image: { registry: string; tag: string } };
+        };
+        const deploy = docs
+            .map((d) => d.toJS() as Obj & { spec: { template: { spec: { containers: { image: string }[] } } } })
+            .find((o) => o.kind === "Deployment" && o.metadata.name === "argo-rollouts")!;
         assert.strictEqual(deploy.spec.replicas, values.controller.replicas);
-        assert.strictEqual(deploy.spec.template.spec.containers[0].image, `${values.controller.image.registry}/argoproj/argo-rollouts:${values.controller.image.tag}`);
+        assert.strictEqual(
+            deploy.spec.template.spec.containers[0].image,
+            `${values.controller.image.registry}/argoproj/argo-rollouts:${values.controller.image.tag}`,
+        );
         assert.match(summary(run, rendered), /^ {2}chart objects: 3 in manifests\.yaml, chart argo-rollouts 2\.41\.0 rendered by helm/m);
         assert.match(summary(run, rendered), /^ {2}CRD objects: 5 in manifests\.yaml, from the 5 file\(s\) of rollouts-crds$/m);
         assert.strictEqual(chartRelease(rows.find((r) => r.type === "kubernetes:helm.sh/v4:Chart")!.inputs).namespace, "argo-rollouts");
@@ -156,10 +213,21 @@ describe("the plan with the chart and the CRDs", () => {
         const run = await planInline(hubConfig());
         const rows = JSON.parse(JSON.stringify(resourceRows(run))) as PlanRow[];
         const rendered = await renderProviderObjects(rows, { env: ENV });
-        const head = manifestsYaml(run, rendered).split("\n").filter((l) => l.startsWith("# ") && !/^# (program|chart|CRDs):/.test(l));
-        assert.ok(head.some((l) => /^# chart objects of rollouts-controller: not shown; .*--chart <path> or ARGO_ROLLOUTS_CHART/.test(l)), head.join("\n"));
-        assert.ok(head.some((l) => /^# CRDs of rollouts-crds: not shown; .*--crds <dir>/.test(l)), head.join("\n"));
-        assert.match(summary(run, rendered), /^ {2}chart objects: not shown; chart argo-rollouts 2\.41\.0 for release argo-rollouts\/argo-rollouts: no chart given; .*pulumi preview lists them \(needs a cluster\)$/m);
+        const head = manifestsYaml(run, rendered)
+            .split("\n")
+            .filter((l) => l.startsWith("# ") && !/^# (program|chart|CRDs):/.test(l));
+        assert.ok(
+            head.some((l) => /^# chart objects of rollouts-controller: not shown; .*--chart <path> or ARGO_ROLLOUTS_CHART/.test(l)),
+            head.join("\n"),
+        );
+        assert.ok(
+            head.some((l) => /^# CRDs of rollouts-crds: not shown; .*--crds <dir>/.test(l)),
+            head.join("\n"),
+        );
+        assert.match(
+            summary(run, rendered),
+            /^ {2}chart objects: not shown; chart argo-rollouts 2\.41\.0 for release argo-rollouts\/argo-rollouts: no chart given; .*pulumi preview lists them \(needs a cluster\)$/m,
+        );
     });
 
     it("the review diff names a changed field of the chart's objects when the values change", async () => {
@@ -172,7 +240,10 @@ describe("the plan with the chart and the CRDs", () => {
         const diff = diffPlans([...base.rows, ...compared.base], [...head.rows, ...compared.head]);
         const deploy = diff.changes.find((c) => c.label === "Deployment argo-rollouts/argo-rollouts (chart)");
         assert.ok(deploy, renderFullDiff(diff, { stack: "test", against: "main", commit: "0".repeat(40), fullAt: "diff.md" }));
-        assert.deepStrictEqual(deploy.fields.filter((f) => f.path === "inputs.spec.replicas" || f.path === "spec.replicas").map((f) => [f.before, f.after]), [[2, 3]]);
+        assert.deepStrictEqual(
+            deploy.fields.filter((f) => f.path === "inputs.spec.replicas" || f.path === "spec.replicas").map((f) => [f.before, f.after]),
+            [[2, 3]],
+        );
         // The CRDs are the same on both sides: no change of theirs.
         assert.ok(!diff.changes.some((c) => c.label.endsWith("(CRDs)")));
     });
@@ -195,7 +266,10 @@ describe("CRD sources (tools/crdSources.ts)", () => {
         const urls = ["https://u:p@h.test/x/a.yaml?tok=1"];
         const local = await readCrdFiles(urls, { kind: "dir", dir });
         assert.ok("objects" in local);
-        assert.deepStrictEqual(local.objects.map((o) => o.object.kind), ["A", "B"]);
+        assert.deepStrictEqual(
+            local.objects.map((o) => o.object.kind),
+            ["A", "B"],
+        );
         const missing = await readCrdFiles(["https://h.test/x/b.yaml"], { kind: "dir", dir });
         assert.ok("notShown" in missing && /b\.yaml does not exist/.test(missing.notShown));
         const remote = await readCrdFiles(urls, { kind: "remote" }, async () => "kind: C\n");

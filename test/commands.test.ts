@@ -10,8 +10,8 @@ import { REPO_ROOT } from "../tools/stackFile";
 
 const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
 
-/** The project's own commands: every npm script but the type-check and the tests. */
-const COMMANDS = Object.keys(pkg.scripts).filter((name) => !["typecheck", "test", "test:unit"].includes(name));
+/** The project's own commands: every npm script but the type-check, the tests, the linter and the formatter. */
+const COMMANDS = Object.keys(pkg.scripts).filter((name) => !["typecheck", "test", "test:unit", "lint", "format"].includes(name));
 
 /** `npm run <name> -- args`, as npm runs it: package.json's script with the same Node, from the project root. */
 function run(name: string, args: string[]) {
@@ -94,9 +94,17 @@ describe("the project's commands", function () {
         // Mocha's /re/flags form, and its regular-expression reading of parentheses.
         assert.deepStrictEqual(grepScenarios("/GREENFIELD-HUB/i", titles), [titles[0]]);
         assert.deepStrictEqual(grepScenarios("kyverno-ready \\(kyverno\\.io", titles), [titles[2]]);
-        const listed = /; the scenarios are:\n {2}greenfield greenfield-hub\n {2}greenfield idempotent\n {2}kyverno kyverno-ready \(kyverno\.io\/v1, own\)\n {2}destroy destroy-keeps-crds$/;
-        assert.throws(() => grepScenarios("kyverno-ready (kyverno.io", titles), (e: Error) => /^--grep "kyverno-ready \(kyverno\.io" is not a regular expression \(.*Unterminated group.*\)/.test(e.message) && listed.test(e.message));
-        assert.throws(() => grepScenarios("smoke", titles), (e: Error) => /^--grep "smoke" matches no scenario/.test(e.message) && listed.test(e.message));
+        const listed =
+            /; the scenarios are:\n {2}greenfield greenfield-hub\n {2}greenfield idempotent\n {2}kyverno kyverno-ready \(kyverno\.io\/v1, own\)\n {2}destroy destroy-keeps-crds$/;
+        assert.throws(
+            () => grepScenarios("kyverno-ready (kyverno.io", titles),
+            (e: Error) =>
+                /^--grep "kyverno-ready \(kyverno\.io" is not a regular expression \(.*Unterminated group.*\)/.test(e.message) && listed.test(e.message),
+        );
+        assert.throws(
+            () => grepScenarios("smoke", titles),
+            (e: Error) => /^--grep "smoke" matches no scenario/.test(e.message) && listed.test(e.message),
+        );
         assert.throws(() => grepScenarios("/greenfield/z", titles), /is not a regular expression/);
     });
 
@@ -111,11 +119,21 @@ describe("the project's commands", function () {
                 ["no-such-scenario", "matches no scenario"],
                 ["greenfield(", "is not a regular expression"],
             ]) {
-                const res = spawnSync(process.execPath, [...planCommand(pkg.scripts.e2e), "--grep", pattern], { cwd: REPO_ROOT, encoding: "utf8", timeout: 60_000, env });
+                const res = spawnSync(process.execPath, [...planCommand(pkg.scripts.e2e), "--grep", pattern], {
+                    cwd: REPO_ROOT,
+                    encoding: "utf8",
+                    timeout: 60_000,
+                    env,
+                });
                 assert.strictEqual(res.status, 2, res.stdout + res.stderr);
                 assert.ok(res.stderr.startsWith(`e2e: --grep ${JSON.stringify(pattern)} ${why}`), res.stderr);
                 // Titles as Mocha registers them, from the scenario files themselves.
-                for (const title of ["greenfield greenfield-hub", "delivery canary-promote", "kyverno kyverno-ready (kyverno.io/v1, own)", "destroy destroy-keeps-crds"]) {
+                for (const title of [
+                    "greenfield greenfield-hub",
+                    "delivery canary-promote",
+                    "kyverno kyverno-ready (kyverno.io/v1, own)",
+                    "destroy destroy-keeps-crds",
+                ]) {
                     assert.ok(res.stderr.includes(`\n  ${title}`), title);
                 }
                 assert.doesNotMatch(res.stderr, /engines:/);

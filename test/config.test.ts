@@ -77,7 +77,8 @@ describe("configuration", () => {
     });
 
     describe("rejects bad input with the key, the value and what is allowed", () => {
-        it("an adoptExisting that is not a boolean", () => assertRejects({ cluster: { adoptExisting: "yes" } }, "cluster.adoptExisting", '"yes"', /true or false/));
+        it("an adoptExisting that is not a boolean", () =>
+            assertRejects({ cluster: { adoptExisting: "yes" } }, "cluster.adoptExisting", '"yes"', /true or false/));
         it("a download without a sha256", () => assertRejects({ plugin: { sha256: undefined } }, "plugin.sha256", "(not set)", /is required.*64-hex sha256/));
         it("a sha256 that is not 64 hex", () => assertRejects({ plugin: { sha256: "abc123" } }, "plugin.sha256", '"abc123"', /64-hex/));
         it("an image without a digest", () =>
@@ -98,16 +99,30 @@ describe("configuration", () => {
             assertRejects({ controller: { pdbMaxUnavailable: "50%" } }, "controller.pdbMaxUnavailable", '"50%"', /whole number/));
         it("a PDB budget that allows every replica down", () =>
             assertRejects({ controller: { replicas: 2, pdbMaxUnavailable: 2 } }, "controller.pdbMaxUnavailable", "2", /less than controller.replicas/));
-        it("a chart version range", () => assertRejects({ controller: { chartVersion: "^2.41.0" } }, "controller.chartVersion", '"^2.41.0"', /exact chart version/));
+        it("a chart version range", () =>
+            assertRejects({ controller: { chartVersion: "^2.41.0" } }, "controller.chartVersion", '"^2.41.0"', /exact chart version/));
         it("a chart whose appVersion is not known and not given", () =>
             assertRejects({ controller: { chartVersion: "2.50.0" } }, "controller.appVersion", "(not set)", /is required with chart 2\.50\.0/));
         it("an appVersion that is not the pinned chart's (CRDs and image of another release)", () =>
-            assertRejects({ controller: { appVersion: "v1.8.3" } }, "controller.appVersion", '"v1.8.3"', /^must be v1\.9\.0, the appVersion of chart 2\.41\.0 \(or unset\)/));
+            assertRejects(
+                { controller: { appVersion: "v1.8.3" } },
+                "controller.appVersion",
+                '"v1.8.3"',
+                /^must be v1\.9\.0, the appVersion of chart 2\.41\.0 \(or unset\)/,
+            ));
         it("the pinned chart's own appVersion, given explicitly, is accepted", () => {
-            assert.strictEqual(parseAddonConfig("hub", raw({ controller: { appVersion: "v1.9.0" } }), { awsRegion: "eu-west-1" }).controller.appVersion, "v1.9.0");
+            assert.strictEqual(
+                parseAddonConfig("hub", raw({ controller: { appVersion: "v1.9.0" } }), { awsRegion: "eu-west-1" }).controller.appVersion,
+                "v1.9.0",
+            );
         });
         it("a spoke named like the hub itself", () =>
-            assertRejects({ spokes: [{ name: "hub", tenant: "edge", hostname: "mimir-edge.hub.example.com", query: false }] }, "spokes[0].name", '"hub"', /must not be the hub's own cluster\.name/));
+            assertRejects(
+                { spokes: [{ name: "hub", tenant: "edge", hostname: "mimir-edge.hub.example.com", query: false }] },
+                "spokes[0].name",
+                '"hub"',
+                /must not be the hub's own cluster\.name/,
+            ));
         it("a spoke whose mimir.hubStack names its own stack", () => {
             const spoke = {
                 cluster: { name: "preprod", role: "spoke", mimirTenant: "preprod", kubeconfigContext: "preprod" },
@@ -119,10 +134,14 @@ describe("configuration", () => {
             };
             assert.throws(
                 () => parseAddonConfig("preprod", spoke),
-                (e: unknown) => e instanceof ConfigError && e.problems.some((p) => p.key === "mimir.hubStack" && /not this spoke's own \(preprod\)/.test(p.allowed)),
+                (e: unknown) =>
+                    e instanceof ConfigError && e.problems.some((p) => p.key === "mimir.hubStack" && /not this spoke's own \(preprod\)/.test(p.allowed)),
             );
             // Another project's stack of the same name is another program's: not this spoke.
-            assert.strictEqual(parseAddonConfig("preprod", { ...spoke, mimir: { hubStack: "organization/argo-rollouts-addon/hub" } }).mimir.readEndpoint?.kind, "stack");
+            assert.strictEqual(
+                parseAddonConfig("preprod", { ...spoke, mimir: { hubStack: "organization/argo-rollouts-addon/hub" } }).mimir.readEndpoint?.kind,
+                "stack",
+            );
         });
         describe("mimir.readCaBundle", () => {
             const tls = (f: string) => fs.readFileSync(path.join(__dirname, "fixtures", "tls", f), "utf8");
@@ -146,14 +165,21 @@ describe("configuration", () => {
                 }
                 assert.fail("the bundle was accepted");
             };
-            const RULE = /^must be one or more PEM CA certificates \(-----BEGIN CERTIFICATE----- \.\.\. -----END CERTIFICATE----- blocks of certificates with basicConstraints CA:TRUE, valid now, with keyCertSign where they carry a keyUsage\) and nothing else/;
+            const RULE =
+                /^must be one or more PEM CA certificates \(-----BEGIN CERTIFICATE----- \.\.\. -----END CERTIFICATE----- blocks of certificates with basicConstraints CA:TRUE, valid now, with keyCertSign where they carry a keyUsage\) and nothing else/;
 
             it("takes one or more CA certificates and keeps only their blocks, whatever the line ends", () => {
                 const two = `${tls("ca.crt")}\n\n${tls("other-ca.crt").replace(/\n/g, "\r\n")}`;
                 const cfg = parseAddonConfig("preprod", spoke({ readCaBundle: two }));
                 assert.strictEqual(cfg.mimir.readCaBundle, `${tls("ca.crt").trim()}\n${tls("other-ca.crt").trim()}\n`);
                 assert.strictEqual(parseAddonConfig("preprod", spoke({ readCaBundle: tls("ca.crt").trim() })).mimir.readCaBundle, tls("ca.crt"));
-                assert.strictEqual(parseAddonConfig("preprod", spoke({ hubStack: "organization/argo-rollouts-addon/hub", readEndpoint: undefined, readCaBundle: tls("ca.crt") })).mimir.readCaBundle, tls("ca.crt"));
+                assert.strictEqual(
+                    parseAddonConfig(
+                        "preprod",
+                        spoke({ hubStack: "organization/argo-rollouts-addon/hub", readEndpoint: undefined, readCaBundle: tls("ca.crt") }),
+                    ).mimir.readCaBundle,
+                    tls("ca.crt"),
+                );
                 assert.strictEqual(parseAddonConfig("preprod", spoke({})).mimir.readCaBundle, undefined);
             });
 
@@ -161,8 +187,16 @@ describe("configuration", () => {
                 const p = problem({ readCaBundle: `${tls("ca.crt")}${tls("server.crt")}` });
                 assert.strictEqual(p.given, "[not shown: 2 PEM blocks: CERTIFICATE, CERTIFICATE]");
                 assert.match(p.allowed, RULE);
-                assert.match(p.allowed, /; certificate 2 \(subject CN=127\.0\.0\.1, issuer CN=argo-rollouts-addon test CA\) is not a CA certificate \(no basicConstraints CA:TRUE\)/);
-                assert.ok(p.message.includes("argo-rollouts-addon:mimir.readCaBundle = [not shown: 2 PEM blocks: CERTIFICATE, CERTIFICATE]: must be one or more PEM CA certificates"), p.message);
+                assert.match(
+                    p.allowed,
+                    /; certificate 2 \(subject CN=127\.0\.0\.1, issuer CN=argo-rollouts-addon test CA\) is not a CA certificate \(no basicConstraints CA:TRUE\)/,
+                );
+                assert.ok(
+                    p.message.includes(
+                        "argo-rollouts-addon:mimir.readCaBundle = [not shown: 2 PEM blocks: CERTIFICATE, CERTIFICATE]: must be one or more PEM CA certificates",
+                    ),
+                    p.message,
+                );
             });
 
             it("refuses a private key without showing any of it", () => {
@@ -191,12 +225,18 @@ describe("configuration", () => {
             it("refuses a bundle for an http read endpoint, and on a hub", () => {
                 const p = problem({ readEndpoint: "http://mimir-preprod.hub.example/prometheus", readCaBundle: tls("ca.crt") });
                 assert.strictEqual(p.given, "[1 CA certificate]");
-                assert.match(p.allowed, /^only applies to an https read endpoint; mimir\.readEndpoint is http:\/\/mimir-preprod\.hub\.example\/prometheus, where no certificate is checked$/);
+                assert.match(
+                    p.allowed,
+                    /^only applies to an https read endpoint; mimir\.readEndpoint is http:\/\/mimir-preprod\.hub\.example\/prometheus, where no certificate is checked$/,
+                );
                 const err = problemsOf({ mimir: { readCaBundle: tls("ca.crt") } });
                 const hub = err.problems.find((x) => x.key === "mimir.readCaBundle");
                 assert.ok(hub, err.message);
                 assert.strictEqual(hub.given, "[not shown]");
-                assert.strictEqual(hub.allowed, "only applies to a spoke: the hub's gates read Mimir in-cluster over http (http://mimir-gateway.observability.svc:80/prometheus), where no certificate is checked");
+                assert.strictEqual(
+                    hub.allowed,
+                    "only applies to a spoke: the hub's gates read Mimir in-cluster over http (http://mimir-gateway.observability.svc:80/prometheus), where no certificate is checked",
+                );
             });
 
             it("refuses a bundle past what a ConfigMap holds", () => {
@@ -205,13 +245,31 @@ describe("configuration", () => {
             });
         });
         it("an argocd.runsOn that names no cluster of the project's stack files", () => {
-            const attempt = (runsOn: string) => () => parseAddonConfig("hub", raw({ argocd: { runsOn } }), { awsRegion: "eu-west-1", projectClusters: ["hub", "preprod"] });
-            assert.throws(attempt("hubb"), (e: unknown) => e instanceof ConfigError && e.message.includes('argo-rollouts-addon:argocd.runsOn = "hubb": must name a cluster this project manages (the cluster.name of one of its stack files: hub, preprod)'));
+            const attempt = (runsOn: string) => () =>
+                parseAddonConfig("hub", raw({ argocd: { runsOn } }), { awsRegion: "eu-west-1", projectClusters: ["hub", "preprod"] });
+            assert.throws(
+                attempt("hubb"),
+                (e: unknown) =>
+                    e instanceof ConfigError &&
+                    e.message.includes(
+                        'argo-rollouts-addon:argocd.runsOn = "hubb": must name a cluster this project manages (the cluster.name of one of its stack files: hub, preprod)',
+                    ),
+            );
             assert.doesNotThrow(attempt("hub"));
         });
         it("an error-budget query Prometheus cannot parse, after the args are resolved", () => {
-            assertRejects({ errorBudget: { query: 'slo:remaining{service="{{args.service}}"' } }, "errorBudget.query", '"slo:remaining{service=\\"{{args.service}}\\""', /^must be PromQL Prometheus can parse once \{\{args\.\*\}\} are resolved: syntax error at/);
-            assertRejects({ errorBudget: { query: 'sum(rate(x{service="{{args.service}}"}[5m]) ' } }, "errorBudget.query", '"sum(rate(x{service=\\"{{args.service}}\\"}[5m]) "', /syntax error/);
+            assertRejects(
+                { errorBudget: { query: 'slo:remaining{service="{{args.service}}"' } },
+                "errorBudget.query",
+                '"slo:remaining{service=\\"{{args.service}}\\""',
+                /^must be PromQL Prometheus can parse once \{\{args\.\*\}\} are resolved: syntax error at/,
+            );
+            assertRejects(
+                { errorBudget: { query: 'sum(rate(x{service="{{args.service}}"}[5m]) ' } },
+                "errorBudget.query",
+                '"sum(rate(x{service=\\"{{args.service}}\\"}[5m]) "',
+                /syntax error/,
+            );
             const ok = 'min(slo:error_budget_remaining{service="{{args.service}}", slo="{{args.slo}}"}) or vector(1)';
             assert.strictEqual(parseAddonConfig("hub", raw({ errorBudget: { query: ok } }), { awsRegion: "eu-west-1" }).errorBudget.query, ok);
         });
@@ -233,7 +291,12 @@ describe("configuration", () => {
         it("a missing gateway listener", () => assertRejects({ gateway: { listener: undefined } }, "gateway.listener", "(not set)", /is required/));
         it("a boolean that is not one", () => assertRejects({ controller: { dashboard: "yes" } }, "controller.dashboard", '"yes"', /true or false/));
         it("an unknown top-level key (a typo), with the key it likely meant and without its value", () =>
-            assertRejects({ contoller: { replicas: 3 } }, "contoller", "[not shown]", /^unknown key; .* takes cluster, gateway, .*; did you mean controller\?$/));
+            assertRejects(
+                { contoller: { replicas: 3 } },
+                "contoller",
+                "[not shown]",
+                /^unknown key; .* takes cluster, gateway, .*; did you mean controller\?$/,
+            ));
         it("an unknown nested key (a typo), with the key it likely meant and without its value", () =>
             assertRejects({ plugin: { sha265: TEST_SHA256 } }, "plugin.sha265", "[not shown]", /^unknown key; plugin takes .*; did you mean sha256\?$/));
         it("a mistyped secret key never prints the secret", () => {
@@ -255,7 +318,12 @@ describe("configuration", () => {
             assert.strictEqual(nearestKey("SmokeTest", ["smokeTest", "policy"]), "smokeTest");
         });
         it("a download-only key with image delivery", () =>
-            assertRejects({ plugin: { delivery: "image", digest: TEST_DIGEST } }, "plugin.sha256", `"${TEST_SHA256}"`, /only applies with plugin.delivery: download/));
+            assertRejects(
+                { plugin: { delivery: "image", digest: TEST_DIGEST } },
+                "plugin.sha256",
+                `"${TEST_SHA256}"`,
+                /only applies with plugin.delivery: download/,
+            ));
     });
 
     it("reports every problem at once, not one per run", () => {
@@ -274,7 +342,18 @@ describe("configuration", () => {
             assert.fail("accepted");
         } catch (err) {
             assert.ok(err instanceof ConfigError);
-            assert.deepStrictEqual(err.problems.map((p) => p.key), ["cluster", "gateway", "plugin.sha256", "policy.tenantNamespaceSelector", "policy.prodNamespaceLabels", "argocd.projects", "argocd.applicationSets"]);
+            assert.deepStrictEqual(
+                err.problems.map((p) => p.key),
+                [
+                    "cluster",
+                    "gateway",
+                    "plugin.sha256",
+                    "policy.tenantNamespaceSelector",
+                    "policy.prodNamespaceLabels",
+                    "argocd.projects",
+                    "argocd.applicationSets",
+                ],
+            );
         }
     });
 
@@ -293,7 +372,10 @@ describe("configuration errors under the Pulumi CLI", () => {
     it("is a RunError, so the CLI shows the message and nothing else", () => {
         const err = problemsOf({ analysis: { successRate: 1.5 } }, "bad");
         assert.ok(RunError.isInstance(err));
-        assert.match(err.message, /^stack "bad": invalid configuration \(1 problem\):\n {2}- argo-rollouts-addon:analysis\.successRate = 1\.5: must be a number from 0\.5 to 1$/);
+        assert.match(
+            err.message,
+            /^stack "bad": invalid configuration \(1 problem\):\n {2}- argo-rollouts-addon:analysis\.successRate = 1\.5: must be a number from 0\.5 to 1$/,
+        );
     });
     it("keeps Error's stack trace: the stack's name is stackName", () => {
         const err = problemsOf({ analysis: { successRate: 1.5 } }, "bad");

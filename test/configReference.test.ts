@@ -22,7 +22,14 @@ const ROOT = path.resolve(__dirname, "..");
 function everyField(prefix: string, fields: Fields): { key: string; f: Field }[] {
     return Object.entries(fields).flatMap(([k, f]) => {
         const key = prefix ? `${prefix}.${k}` : k;
-        const below = f.kind === "section" ? everyField(key, f.fields) : f.kind === "list" ? everyField(`${key}[]`, f.items) : f.kind === "map" ? everyField(`${key}.<name>`, f.values) : [];
+        const below =
+            f.kind === "section"
+                ? everyField(key, f.fields)
+                : f.kind === "list"
+                  ? everyField(`${key}[]`, f.items)
+                  : f.kind === "map"
+                    ? everyField(`${key}.<name>`, f.values)
+                    : [];
         return [{ key, f }, ...below];
     });
 }
@@ -30,7 +37,8 @@ function everyField(prefix: string, fields: Fields): { key: string; f: Field }[]
 const ajv = () => new Ajv2020({ allErrors: true, allowUnionTypes: true, strict: true });
 const schema = () => JSON.parse(generatedFiles()["schema/stack.schema.json"]) as object;
 /** A fixture stack file (test/fixtures/stacks), parsed. */
-const stackFile = (name: string) => YAML.parse(fs.readFileSync(path.join(ROOT, "test", "fixtures", "stacks", name), "utf8"), { merge: true }) as Record<string, unknown>;
+const stackFile = (name: string) =>
+    YAML.parse(fs.readFileSync(path.join(ROOT, "test", "fixtures", "stacks", name), "utf8"), { merge: true }) as Record<string, unknown>;
 
 describe("configuration declarations", () => {
     const fields = everyField("", STACK_FIELDS);
@@ -104,7 +112,11 @@ describe("configuration reference and schema (npm run docs)", () => {
         const file = YAML.parse(EXAMPLE_STACK_FILE) as { config: Record<string, unknown> };
         const validate = ajv().compile(schema());
         assert.ok(validate(file), JSON.stringify(validate.errors));
-        const raw = Object.fromEntries(Object.entries(file.config).filter(([k]) => k.startsWith(`${PROJECT}:`)).map(([k, v]) => [k.slice(PROJECT.length + 1), v]));
+        const raw = Object.fromEntries(
+            Object.entries(file.config)
+                .filter(([k]) => k.startsWith(`${PROJECT}:`))
+                .map(([k, v]) => [k.slice(PROJECT.length + 1), v]),
+        );
         const config = parseAddonConfig("hub", raw, { awsRegion: "eu-west-1" });
         assert.strictEqual(config.spokes[0].tenant, "preprod");
     });
@@ -148,7 +160,11 @@ describe("stack file schema (schema/stack.schema.json)", () => {
             const full = `${PROJECT}:${section}`;
             const file = { ...base, config: { ...base.config, [full]: { ...(base.config[full] as object), [key]: value } } };
             assert.ok(!(validate(file) as boolean), `schema accepted ${section}.${key} = ${JSON.stringify(value)}`);
-            const raw = Object.fromEntries(Object.entries(file.config).filter(([k]) => k.startsWith(`${PROJECT}:`)).map(([k, v]) => [k.slice(PROJECT.length + 1), v]));
+            const raw = Object.fromEntries(
+                Object.entries(file.config)
+                    .filter(([k]) => k.startsWith(`${PROJECT}:`))
+                    .map(([k, v]) => [k.slice(PROJECT.length + 1), v]),
+            );
             assert.throws(
                 () => parseAddonConfig("hub", raw, { awsRegion: "eu-west-1" }),
                 (e: unknown) => e instanceof ConfigError && e.problems.some((p) => p.key === `${section}.${key}`),
@@ -172,10 +188,16 @@ describe("docs/operations/add-a-spoke.md", () => {
         const file = YAML.parse(blocks.find((b) => b.startsWith("# yaml-language-server"))!) as { config: Record<string, unknown> };
         const validate = ajv().compile(schema());
         assert.ok(validate(file), JSON.stringify(validate.errors));
-        const raw = Object.fromEntries(Object.entries(file.config).filter(([k]) => k.startsWith(`${PROJECT}:`)).map(([k, v]) => [k.slice(PROJECT.length + 1), v]));
+        const raw = Object.fromEntries(
+            Object.entries(file.config)
+                .filter(([k]) => k.startsWith(`${PROJECT}:`))
+                .map(([k, v]) => [k.slice(PROJECT.length + 1), v]),
+        );
         const spoke = parseAddonConfig("prod", raw, { awsRegion: "eu-west-1", projectClusters: ["hub", "preprod", "prod"] });
         // The hub's entry on the same page names this spoke, its tenant and a hostname.
-        const entry = (YAML.parse(blocks[0].replace(/^ {2}argo-rollouts-addon:spokes:/m, "spokes:")) as { spokes: { name: string; tenant: string }[] }).spokes.find((s) => s.name === "prod");
+        const entry = (
+            YAML.parse(blocks[0].replace(/^ {2}argo-rollouts-addon:spokes:/m, "spokes:")) as { spokes: { name: string; tenant: string }[] }
+        ).spokes.find((s) => s.name === "prod");
         assert.deepStrictEqual([entry?.name, entry?.tenant], [spoke.cluster.name, spoke.cluster.mimirTenant]);
         assert.strictEqual(spoke.cluster.role, "spoke");
         assert.strictEqual(spoke.mimir.readEndpoint?.kind, "stack");
@@ -185,17 +207,30 @@ describe("docs/operations/add-a-spoke.md", () => {
         const example = blocks.find((b) => b.includes("readCaBundle"));
         assert.ok(example, "the page shows no mimir.readCaBundle example");
         const ca = fs.readFileSync(path.join(ROOT, "test", "fixtures", "tls", "ca.crt"), "utf8");
-        const body = ca.split("\n").filter((l) => l && !l.startsWith("-----")).map((l) => `      ${l}`).join("\n");
+        const body = ca
+            .split("\n")
+            .filter((l) => l && !l.startsWith("-----"))
+            .map((l) => `      ${l}`)
+            .join("\n");
         const fragment = YAML.parse(example.replace(/^ {6}\.\.\.$/m, body)) as Record<string, unknown>;
         const file = YAML.parse(blocks.find((b) => b.startsWith("# yaml-language-server"))!) as { config: Record<string, unknown> };
         const withCa = { ...file, config: { ...file.config, ...fragment } };
         const validate = ajv().compile(schema());
         assert.ok(validate(withCa), JSON.stringify(validate.errors));
-        const raw = Object.fromEntries(Object.entries(withCa.config).filter(([k]) => k.startsWith(`${PROJECT}:`)).map(([k, v]) => [k.slice(PROJECT.length + 1), v]));
+        const raw = Object.fromEntries(
+            Object.entries(withCa.config)
+                .filter(([k]) => k.startsWith(`${PROJECT}:`))
+                .map(([k, v]) => [k.slice(PROJECT.length + 1), v]),
+        );
         assert.strictEqual(parseAddonConfig("prod", raw, { awsRegion: "eu-west-1", projectClusters: ["hub", "preprod", "prod"] }).mimir.readCaBundle, ca);
         // The schema refuses what the program refuses for its shape: a key in the bundle.
         const key = fs.readFileSync(path.join(ROOT, "test", "fixtures", "tls", "server.key"), "utf8");
-        assert.ok(!validate({ ...file, config: { ...file.config, [`${PROJECT}:mimir`]: { hubStack: "organization/argo-rollouts-addon/hub", readCaBundle: `${ca}${key}` } } }));
+        assert.ok(
+            !validate({
+                ...file,
+                config: { ...file.config, [`${PROJECT}:mimir`]: { hubStack: "organization/argo-rollouts-addon/hub", readCaBundle: `${ca}${key}` } },
+            }),
+        );
     });
 
     it("its hub entry is valid in a hub's stack file", () => {
@@ -204,7 +239,11 @@ describe("docs/operations/add-a-spoke.md", () => {
         const file = { ...hub, config: { ...hub.config, [`${PROJECT}:spokes`]: entries } };
         const validate = ajv().compile(schema());
         assert.ok(validate(file), JSON.stringify(validate.errors));
-        const raw = Object.fromEntries(Object.entries(file.config).filter(([k]) => k.startsWith(`${PROJECT}:`)).map(([k, v]) => [k.slice(PROJECT.length + 1), v]));
+        const raw = Object.fromEntries(
+            Object.entries(file.config)
+                .filter(([k]) => k.startsWith(`${PROJECT}:`))
+                .map(([k, v]) => [k.slice(PROJECT.length + 1), v]),
+        );
         assert.strictEqual(parseAddonConfig("hub", raw, { awsRegion: "eu-west-1" }).spokes.length, 2);
     });
 });

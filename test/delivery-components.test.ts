@@ -24,12 +24,29 @@ describe("delivery components (npm run delivery)", () => {
     it("renders every strategy the fixture hub configures", () => {
         assert.deepStrictEqual(
             strategies.map((s) => s.id),
-            ["dev-canary", "test-canary", "preprod-canary", "prod-standard-canary", "prod-standard-blueGreen", "prod-regulated-canary", "prod-regulated-blueGreen"],
+            [
+                "dev-canary",
+                "test-canary",
+                "preprod-canary",
+                "prod-standard-canary",
+                "prod-standard-blueGreen",
+                "prod-regulated-canary",
+                "prod-regulated-blueGreen",
+            ],
         );
     });
 
     const headerGated = stackStrategies(
-        parseAddonConfig("hub", withRegulatedArgoRbac(merged(hubConfig(), { "aws:region": undefined, delivery: { prod: { standard: { previewGate: "header", previewHeader: "x-orders-preview" } } } })), { awsRegion: "eu-west-1" }),
+        parseAddonConfig(
+            "hub",
+            withRegulatedArgoRbac(
+                merged(hubConfig(), {
+                    "aws:region": undefined,
+                    delivery: { prod: { standard: { previewGate: "header", previewHeader: "x-orders-preview" } } },
+                }),
+            ),
+            { awsRegion: "eu-west-1" },
+        ),
     ).filter((s) => s.shape === "blueGreen" && s.prodClass === "standard");
     for (const s of [...stackStrategies(hub()), ...headerGated]) {
         it(`${s.id}${s.options.previewGate ? " with the header preview gate" : ""}: an app's base built with it has the library's strategy, Services and route, with the app's own values`, () => {
@@ -37,10 +54,20 @@ describe("delivery components (npm run delivery)", () => {
             const out = build(appBase(), renderComponent(s));
             const rollout = byKind(out, "Rollout")[0] as { spec: { strategy: unknown; selector: { matchLabels: Obj } } };
             // The library's strategy for this app, exactly: the placeholder's names replaced by the app's.
-            const expected = JSON.parse(JSON.stringify(plan.strategy).replace(/"app-(stable|canary|active|preview)"/g, '"orders-api-$1"').replace(/"httpRoute":"app"/, '"httpRoute":"orders"'));
+            const expected = JSON.parse(
+                JSON.stringify(plan.strategy)
+                    .replace(/"app-(stable|canary|active|preview)"/g, '"orders-api-$1"')
+                    .replace(/"httpRoute":"app"/, '"httpRoute":"orders"'),
+            );
             assert.deepStrictEqual(rollout.spec.strategy, expected);
-            const services = byKind(out, "Service") as { metadata: { name: string; namespace: string; labels: Obj }; spec: { selector: Obj; ports: { port: number; targetPort: number }[] } }[];
-            assert.deepStrictEqual(services.map((x) => x.metadata.name).sort(), plan.services.map((x) => x.metadata.name.replace(/^app-/, "orders-api-")).sort());
+            const services = byKind(out, "Service") as {
+                metadata: { name: string; namespace: string; labels: Obj };
+                spec: { selector: Obj; ports: { port: number; targetPort: number }[] };
+            }[];
+            assert.deepStrictEqual(
+                services.map((x) => x.metadata.name).sort(),
+                plan.services.map((x) => x.metadata.name.replace(/^app-/, "orders-api-")).sort(),
+            );
             for (const svc of services) {
                 assert.strictEqual(svc.metadata.namespace, "shop");
                 assert.deepStrictEqual(svc.metadata.labels, { "app.kubernetes.io/name": "orders-api" });
@@ -48,15 +75,27 @@ describe("delivery components (npm run delivery)", () => {
                 assert.deepStrictEqual([svc.spec.ports[0].port, svc.spec.ports[0].targetPort], [8081, 9090], "the route's port, the container's port");
                 assert.deepStrictEqual(validateObject(svc as unknown as Obj).problems, []);
             }
-            const route = byKind(out, "HTTPRoute")[0] as { spec: { hostnames: string[]; rules: { matches: { path: Obj; headers?: Obj[] }[]; backendRefs: { name: string; port: number; weight?: number }[] }[] } };
+            const route = byKind(out, "HTTPRoute")[0] as {
+                spec: {
+                    hostnames: string[];
+                    rules: { matches: { path: Obj; headers?: Obj[] }[]; backendRefs: { name: string; port: number; weight?: number }[] }[];
+                };
+            };
             assert.deepStrictEqual(route.spec.hostnames, ["orders.shop.platform.test"], "the hostname is unchanged (ADR-056 D4)");
             const own = route.spec.rules[route.spec.rules.length - 1];
             assert.deepStrictEqual(own.matches, [{ path: { type: "PathPrefix", value: "/api" } }], "the app's own matches are kept");
             const expectedRules = plan.httpRoute!.spec.rules.map((r) => r.backendRefs.map((b) => [b.name.replace(/^app-/, "orders-api-"), 8081, b.weight]));
-            assert.deepStrictEqual(route.spec.rules.map((r) => r.backendRefs.map((b) => [b.name, b.port, b.weight])), expectedRules);
+            assert.deepStrictEqual(
+                route.spec.rules.map((r) => r.backendRefs.map((b) => [b.name, b.port, b.weight])),
+                expectedRules,
+            );
             assert.strictEqual(route.spec.rules.length, s.options.previewGate ? 2 : 1);
             if (route.spec.rules.length > 1) {
-                assert.deepStrictEqual(route.spec.rules[0].matches[0].path, own.matches[0].path, "the preview rule takes the app's path, so it wins by header count");
+                assert.deepStrictEqual(
+                    route.spec.rules[0].matches[0].path,
+                    own.matches[0].path,
+                    "the preview rule takes the app's path, so it wins by header count",
+                );
                 assert.deepStrictEqual(route.spec.rules[0].matches[0].headers, [{ type: "Exact", name: "x-orders-preview", value: "true" }]);
             }
             assert.deepStrictEqual(validateObject(route as unknown as Obj).problems, []);
@@ -77,13 +116,19 @@ describe("delivery components (npm run delivery)", () => {
     }
 
     it("a lower tier without traffic routing patches the strategy alone, and needs no route", () => {
-        const cfg = parseAddonConfig("hub", withRegulatedArgoRbac(merged(hubConfig(), { "aws:region": undefined, delivery: { dev: { trafficRouting: false } } })), { awsRegion: "eu-west-1" });
+        const cfg = parseAddonConfig(
+            "hub",
+            withRegulatedArgoRbac(merged(hubConfig(), { "aws:region": undefined, delivery: { dev: { trafficRouting: false } } })),
+            { awsRegion: "eu-west-1" },
+        );
         const dev = stackStrategies(cfg).find((s) => s.id === "dev-canary")!;
         const files = renderComponent(dev);
         assert.deepStrictEqual(Object.keys(files).sort(), ["kustomization.yaml", "rollout-strategy.yaml"]);
         const out = build(appBase(false), files);
         assert.deepStrictEqual(out.length, 1);
-        assert.deepStrictEqual((out[0] as { spec: { strategy: unknown } }).spec.strategy, { canary: { maxSurge: 1, maxUnavailable: 0, steps: [{ setWeight: 100 }] } });
+        assert.deepStrictEqual((out[0] as { spec: { strategy: unknown } }).spec.strategy, {
+            canary: { maxSurge: 1, maxUnavailable: 0, steps: [{ setWeight: 100 }] },
+        });
     });
 
     it("the restated kustomize refuses what the real one refuses (the checks above are not vacuous)", () => {
@@ -120,7 +165,9 @@ describe("delivery components (npm run delivery)", () => {
             // A stack that no longer offers blue/green for regulated apps: its folder goes.
             const dir = path.join(out, "narrowed");
             fs.mkdirSync(dir);
-            const file = fs.readFileSync(path.join(FIXTURE_STACKS, "Pulumi.hub.yaml"), "utf8") + "  argo-rollouts-addon:delivery:\n    prod:\n      regulated:\n        shapes: [canary]\n";
+            const file =
+                fs.readFileSync(path.join(FIXTURE_STACKS, "Pulumi.hub.yaml"), "utf8") +
+                "  argo-rollouts-addon:delivery:\n    prod:\n      regulated:\n        shapes: [canary]\n";
             const configDir = path.join(out, "stacks");
             fs.mkdirSync(configDir);
             fs.writeFileSync(path.join(configDir, "Pulumi.hub.yaml"), file);
@@ -135,14 +182,25 @@ describe("delivery components (npm run delivery)", () => {
     });
 
     it("changes the rendered steps with the stack file's, no code edit", () => {
-        const cfg = parseAddonConfig("hub", withRegulatedArgoRbac(merged(hubConfig(), { "aws:region": undefined, delivery: { prod: { standard: { steps: [5, 40, 100] } } } })), { awsRegion: "eu-west-1" });
+        const cfg = parseAddonConfig(
+            "hub",
+            withRegulatedArgoRbac(merged(hubConfig(), { "aws:region": undefined, delivery: { prod: { standard: { steps: [5, 40, 100] } } } })),
+            { awsRegion: "eu-west-1" },
+        );
         const s = stackStrategies(cfg).find((x) => x.id === "prod-standard-canary")!;
         const patch = YAML.parse(renderComponent(s)["rollout-strategy.yaml"]) as { value: CanaryStrategy }[];
-        assert.deepStrictEqual(patch[0].value.canary.steps.flatMap((x) => ("setWeight" in x ? [x.setWeight] : [])), [5, 40, 100]);
+        assert.deepStrictEqual(
+            patch[0].value.canary.steps.flatMap((x) => ("setWeight" in x ? [x.setWeight] : [])),
+            [5, 40, 100],
+        );
     });
 
     it("parses its arguments like the other commands", () => {
-        assert.deepStrictEqual(parseDeliveryArgs(["--stack", "hub", "--out=dist", "--config-dir", "x"]), { stack: "hub", out: path.resolve("dist"), configDir: path.resolve("x") });
+        assert.deepStrictEqual(parseDeliveryArgs(["--stack", "hub", "--out=dist", "--config-dir", "x"]), {
+            stack: "hub",
+            out: path.resolve("dist"),
+            configDir: path.resolve("x"),
+        });
         assert.strictEqual(parseDeliveryArgs(["-h"]), "help");
         assert.throws(() => parseDeliveryArgs(["--stack", "hub"]), /--out is required; usage: npm run delivery/);
         assert.throws(() => parseDeliveryArgs(["--out", "x"]), /--stack is required/);
@@ -154,7 +212,10 @@ describe("delivery components (npm run delivery)", () => {
         const run = await planStack(fixtureStack("hub"));
         const output = run.outputs.deliveryStrategies as Record<string, { steps?: number[]; strategy: unknown; behaviour: string }>;
         assert.deepStrictEqual(output, JSON.parse(JSON.stringify(deliveryStrategiesOutput(strategies))));
-        assert.deepStrictEqual(Object.keys(output), strategies.map((s) => s.id));
+        assert.deepStrictEqual(
+            Object.keys(output),
+            strategies.map((s) => s.id),
+        );
         assert.deepStrictEqual(output["prod-standard-canary"].steps, hub().delivery.prod.standard.steps);
         for (const s of strategies) {
             const patch = YAML.parse(renderComponent(s)["rollout-strategy.yaml"]) as { value: unknown }[];
@@ -165,4 +226,3 @@ describe("delivery components (npm run delivery)", () => {
         assert.strictEqual(COMPONENT_APP.name.includes("-"), false, "the placeholder name is one part of a '-' delimited name");
     });
 });
-

@@ -30,9 +30,21 @@ function problemFor(patch: Record<string, unknown>, key: string, allowed: RegExp
     return found[0];
 }
 
-const REGULATED = { namespaceLabels: { "platform.test/compliance": "regulated" }, approverGroups: ["release-approvers"], deployerGroups: ["shop-deployers"], gitopsServiceAccounts: ["argocd/argocd-application-controller"] };
-const app: AppSpec = { name: "checkout", namespace: "shop", port: 8080, route: { name: "checkout", gateway: { name: "internal", namespace: "gateway-system", listener: "https" }, hostnames: ["checkout.shop.test"] }, slo: { service: "checkout", name: "availability" } };
-const plans = (cfg: AddonConfig): Map<string, DeliveryPlan> => new Map(stackStrategies(cfg).map((s) => [s.id, deliveryPlan(s.routed ? app : { ...app, route: undefined }, s.options)]));
+const REGULATED = {
+    namespaceLabels: { "platform.test/compliance": "regulated" },
+    approverGroups: ["release-approvers"],
+    deployerGroups: ["shop-deployers"],
+    gitopsServiceAccounts: ["argocd/argocd-application-controller"],
+};
+const app: AppSpec = {
+    name: "checkout",
+    namespace: "shop",
+    port: 8080,
+    route: { name: "checkout", gateway: { name: "internal", namespace: "gateway-system", listener: "https" }, hostnames: ["checkout.shop.test"] },
+    slo: { service: "checkout", name: "availability" },
+};
+const plans = (cfg: AddonConfig): Map<string, DeliveryPlan> =>
+    new Map(stackStrategies(cfg).map((s) => [s.id, deliveryPlan(s.routed ? app : { ...app, route: undefined }, s.options)]));
 const canary = (p: DeliveryPlan | undefined) => (p!.strategy as CanaryStrategy).canary;
 const weights = (p: DeliveryPlan | undefined) => canary(p).steps.flatMap((s) => ("setWeight" in s ? [s.setWeight] : []));
 
@@ -55,12 +67,29 @@ describe("delivery configuration (ADR-056 D3)", () => {
             "no policy.regulated: no regulated strategy (its Roles need the groups)",
         );
         const withRegulated = parse({ policy: { regulated: REGULATED } });
-        assert.deepStrictEqual(stackStrategies(withRegulated).map((s) => s.id).slice(-2), ["prod-regulated-canary", "prod-regulated-blueGreen"]);
-        const only = parse({ policy: { regulated: REGULATED }, delivery: { prod: { standard: { shapes: ["canary"] }, regulated: { shapes: ["blueGreen"] } }, dev: { trafficRouting: false } } });
+        assert.deepStrictEqual(
+            stackStrategies(withRegulated)
+                .map((s) => s.id)
+                .slice(-2),
+            ["prod-regulated-canary", "prod-regulated-blueGreen"],
+        );
+        const only = parse({
+            policy: { regulated: REGULATED },
+            delivery: { prod: { standard: { shapes: ["canary"] }, regulated: { shapes: ["blueGreen"] } }, dev: { trafficRouting: false } },
+        });
         const ids = stackStrategies(only);
-        assert.deepStrictEqual(ids.map((s) => s.id), ["dev-canary", "test-canary", "preprod-canary", "prod-standard-canary", "prod-regulated-blueGreen"]);
-        assert.deepStrictEqual(ids.map((s) => s.routed), [false, true, true, true, true]);
-        assert.deepStrictEqual(ids.find((s) => s.id === "prod-regulated-blueGreen")?.options.approval, { approverGroups: ["release-approvers"], deployerGroups: ["shop-deployers"] });
+        assert.deepStrictEqual(
+            ids.map((s) => s.id),
+            ["dev-canary", "test-canary", "preprod-canary", "prod-standard-canary", "prod-regulated-blueGreen"],
+        );
+        assert.deepStrictEqual(
+            ids.map((s) => s.routed),
+            [false, true, true, true, true],
+        );
+        assert.deepStrictEqual(ids.find((s) => s.id === "prod-regulated-blueGreen")?.options.approval, {
+            approverGroups: ["release-approvers"],
+            deployerGroups: ["shop-deployers"],
+        });
     });
 
     it("renders the default strategies exactly as the library's defaults", () => {
@@ -68,12 +97,18 @@ describe("delivery configuration (ADR-056 D3)", () => {
         const lib = (opts: Parameters<typeof deliveryPlan>[1]) => deliveryPlan(app, opts).strategy;
         assert.deepStrictEqual(p.get("prod-standard-canary")!.strategy, lib({ tier: "prod" }));
         assert.deepStrictEqual(p.get("prod-standard-blueGreen")!.strategy, lib({ tier: "prod", shape: "blueGreen" }));
-        assert.deepStrictEqual(p.get("prod-regulated-canary")!.strategy, lib({ tier: "prod", prodClass: "regulated", approval: { approverGroups: ["a"], deployerGroups: [] } }));
+        assert.deepStrictEqual(
+            p.get("prod-regulated-canary")!.strategy,
+            lib({ tier: "prod", prodClass: "regulated", approval: { approverGroups: ["a"], deployerGroups: [] } }),
+        );
         assert.deepStrictEqual(p.get("dev-canary")!.strategy, lib({ tier: "dev" }));
     });
 
     it("changes a tier from the stack file alone", () => {
-        const cfg = parse({ policy: { regulated: REGULATED }, delivery: { prod: { standard: { steps: [10, 20, 50, 100], stepPause: "15m" }, regulated: { steps: ["5", "100"] } } } });
+        const cfg = parse({
+            policy: { regulated: REGULATED },
+            delivery: { prod: { standard: { steps: [10, 20, 50, 100], stepPause: "15m" }, regulated: { steps: ["5", "100"] } } },
+        });
         const p = plans(cfg);
         assert.deepStrictEqual(weights(p.get("prod-standard-canary")), [10, 20, 50, 100]);
         assert.deepStrictEqual(
@@ -86,7 +121,11 @@ describe("delivery configuration (ADR-056 D3)", () => {
     });
 
     it("turns the approval on for standard and the freeze off where the stack says", () => {
-        const p = plans(parse({ delivery: { prod: { standard: { autoPromotion: false, errorBudgetFreeze: false, previewGate: "header", previewHeader: "x-shop-preview" } } } }));
+        const p = plans(
+            parse({
+                delivery: { prod: { standard: { autoPromotion: false, errorBudgetFreeze: false, previewGate: "header", previewHeader: "x-shop-preview" } } },
+            }),
+        );
         const c = canary(p.get("prod-standard-canary"));
         assert.deepStrictEqual(c.steps.slice(-2), [{ pause: {} }, { setWeight: 100 }]);
         assert.ok(!JSON.stringify(c).includes("error-budget"), "no freeze although the app has an SLO");
@@ -109,19 +148,35 @@ describe("delivery configuration (ADR-056 D3)", () => {
             problemFor({ delivery: { prod: { standard: { steps: whole([]) } } } }, "delivery.prod.standard.steps", /ascending/);
         });
         it("a pause shorter than the gate needs, with this cluster's timing", () => {
-            const p = problemFor({ delivery: { prod: { standard: { stepPause: "5m" } } } }, "delivery.prod.standard.stepPause", /at least the gate's initialDelay \+ interval \(5m \+ 1m = 6m\)/);
+            const p = problemFor(
+                { delivery: { prod: { standard: { stepPause: "5m" } } } },
+                "delivery.prod.standard.stepPause",
+                /at least the gate's initialDelay \+ interval \(5m \+ 1m = 6m\)/,
+            );
             assert.strictEqual(p.given, '"5m"');
-            problemFor({ analysis: { initialDelay: "9m" }, delivery: { prod: { standard: { stepPause: "8m" } } } }, "delivery.prod.standard.stepPause", /\(9m \+ 1m = 10m\)/);
+            problemFor(
+                { analysis: { initialDelay: "9m" }, delivery: { prod: { standard: { stepPause: "8m" } } } },
+                "delivery.prod.standard.stepPause",
+                /\(9m \+ 1m = 10m\)/,
+            );
             problemFor({ delivery: { prod: { standard: { stepPause: "5 minutes" } } } }, "delivery.prod.standard.stepPause", /a duration such as 30s/);
         });
         it("a regulated class that would promote by itself", () => {
-            problemFor({ delivery: { prod: { regulated: { autoPromotion: true } } } }, "delivery.prod.regulated.autoPromotion", /must be false for prod \/ regulated/);
+            problemFor(
+                { delivery: { prod: { regulated: { autoPromotion: true } } } },
+                "delivery.prod.regulated.autoPromotion",
+                /must be false for prod \/ regulated/,
+            );
         });
         it("unknown keys, shapes and header names", () => {
             problemFor({ delivery: { prod: { standard: { step: [10, 100] } } } }, "delivery.prod.standard.step", /did you mean steps/);
             problemFor({ delivery: { prod: { standard: { shapes: ["linear"] } } } }, "delivery.prod.standard.shapes[0]", /canary, blueGreen/);
             problemFor({ delivery: { prod: { standard: { shapes: whole([]) } } } }, "delivery.prod.standard.shapes", /1 to 2 entries/);
-            problemFor({ delivery: { prod: { standard: { previewGate: "header", previewHeader: "x preview" } } } }, "delivery.prod.standard.previewHeader", /header name/);
+            problemFor(
+                { delivery: { prod: { standard: { previewGate: "header", previewHeader: "x preview" } } } },
+                "delivery.prod.standard.previewHeader",
+                /header name/,
+            );
             problemFor({ delivery: { prod: { standard: { previewGate: "cookie" } } } }, "delivery.prod.standard.previewGate", /none, header/);
             problemFor({ delivery: { staging: {} } }, "delivery.staging", /dev, test, preprod, prod/);
         });

@@ -41,7 +41,10 @@ describe("documentation: the README and docs/", () => {
     it("has pages for each reader besides the README", () => {
         assert.ok(files.length > 10, `found only ${files.join(", ")}`);
         for (const dir of ["docs/operations/", "docs/stages/", "docs/tenants/", "docs/maintainers/"]) {
-            assert.ok(files.some((f) => f.startsWith(dir)), `no page under ${dir}`);
+            assert.ok(
+                files.some((f) => f.startsWith(dir)),
+                `no page under ${dir}`,
+            );
         }
     });
 
@@ -64,14 +67,20 @@ describe("documentation: the README and docs/", () => {
         const page = "docs/operations/verify.md";
         const fake = (name: string) => name === page;
         const none = () => new Set<string>();
-        assert.deepStrictEqual(brokenLinks("docs/operations/x.md", "[v](verify.md) [g](../configuration.md#cluster)", fake, none), [], "the generated page may be absent");
+        assert.deepStrictEqual(
+            brokenLinks("docs/operations/x.md", "[v](verify.md) [g](../configuration.md#cluster)", fake, none),
+            [],
+            "the generated page may be absent",
+        );
         assert.deepStrictEqual(brokenLinks("docs/operations/x.md", "[v](verify.md#nowhere) [m](missing.md)", fake, none), [
             "docs/operations/x.md: verify.md#nowhere (no heading #nowhere in docs/operations/verify.md)",
             "docs/operations/x.md: missing.md (no file docs/operations/missing.md)",
         ]);
-        assert.deepStrictEqual(brokenLinks("docs/operations/x.md", "[g](../configuration.md#cluster)", (f) => f === GENERATED, none), [
-            "docs/operations/x.md: ../configuration.md#cluster (no heading #cluster in docs/configuration.md)",
-        ], "once the generated page exists, its anchors are checked");
+        assert.deepStrictEqual(
+            brokenLinks("docs/operations/x.md", "[g](../configuration.md#cluster)", (f) => f === GENERATED, none),
+            ["docs/operations/x.md: ../configuration.md#cluster (no heading #cluster in docs/configuration.md)"],
+            "once the generated page exists, its anchors are checked",
+        );
         const links = files.flatMap((f) => relativeLinks(readDoc(f)));
         assert.ok(links.filter((l) => l.includes("#")).length > 50, `found only ${links.length} links`);
     });

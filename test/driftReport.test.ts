@@ -6,7 +6,21 @@ import { AddressInfo } from "net";
 import * as os from "os";
 import * as path from "path";
 import { planCommand } from "../tools/bench";
-import { CLEAN_MARK, PreviewDigest, VerifyJson, changedLines, driftReport, driftedObjects, issueMarker, managerAdvice, managersOf, ownsPath, parseDriftArgs, parsePropertyPath, readJson } from "../tools/driftReport";
+import {
+    CLEAN_MARK,
+    PreviewDigest,
+    VerifyJson,
+    changedLines,
+    driftReport,
+    driftedObjects,
+    issueMarker,
+    managerAdvice,
+    managersOf,
+    ownsPath,
+    parseDriftArgs,
+    parsePropertyPath,
+    readJson,
+} from "../tools/driftReport";
 import { Issue, findIssue, issueAction, issueTitle, parseIssueArgs, syncIssue } from "../tools/driftIssue";
 import { REPO_ROOT } from "../tools/stackFile";
 
@@ -31,7 +45,11 @@ describe("drift report", () => {
     it("reads the provider's property paths", () => {
         assert.deepStrictEqual(parsePropertyPath("spec.template.spec.containers[0].args[2]"), ["spec", "template", "spec", "containers", 0, "args", 2]);
         assert.deepStrictEqual(parsePropertyPath('data["policy.argo-rollouts-addon.csv"]'), ["data", "policy.argo-rollouts-addon.csv"]);
-        assert.deepStrictEqual(parsePropertyPath('metadata.labels["pod-security.kubernetes.io/enforce"]'), ["metadata", "labels", "pod-security.kubernetes.io/enforce"]);
+        assert.deepStrictEqual(parsePropertyPath('metadata.labels["pod-security.kubernetes.io/enforce"]'), [
+            "metadata",
+            "labels",
+            "pod-security.kubernetes.io/enforce",
+        ]);
         assert.deepStrictEqual(parsePropertyPath('metadata.annotations["a\\"b"].x'), ["metadata", "annotations", 'a"b', "x"]);
     });
 
@@ -44,12 +62,21 @@ describe("drift report", () => {
         assert.ok(ownsPath({ "f:spec": { "f:finalizers": { 'v:"kubernetes"': {} } } }, { spec: { finalizers: ["kubernetes"] } }, ["spec", "finalizers", 0]));
         assert.ok(!ownsPath(undefined, live, ["spec"]));
         // A field the program applies and another manager shares: the other one is named, never the program.
-        const shared = { __fieldManager: "pulumi-kubernetes-5c8a3b2f", metadata: { managedFields: [
-            { manager: "pulumi-kubernetes-5c8a3b2f", operation: "Apply", fieldsV1: { "f:data": { "f:k": {} } } },
-            { manager: "argocd-controller", operation: "Apply", fieldsV1: { "f:data": { "f:k": {} } } },
-            { manager: "kubectl-edit", operation: "Update", fieldsV1: { "f:data": { "f:other": {} } } },
-        ] }, data: { k: "v", other: "w" } };
-        assert.deepStrictEqual(managersOf(shared, ["data", "k"]).map((m) => m.manager), ["argocd-controller"]);
+        const shared = {
+            __fieldManager: "pulumi-kubernetes-5c8a3b2f",
+            metadata: {
+                managedFields: [
+                    { manager: "pulumi-kubernetes-5c8a3b2f", operation: "Apply", fieldsV1: { "f:data": { "f:k": {} } } },
+                    { manager: "argocd-controller", operation: "Apply", fieldsV1: { "f:data": { "f:k": {} } } },
+                    { manager: "kubectl-edit", operation: "Update", fieldsV1: { "f:data": { "f:other": {} } } },
+                ],
+            },
+            data: { k: "v", other: "w" },
+        };
+        assert.deepStrictEqual(
+            managersOf(shared, ["data", "k"]).map((m) => m.manager),
+            ["argocd-controller"],
+        );
         assert.deepStrictEqual(managersOf({ data: {} }, ["data", "k"]), []);
     });
 
@@ -58,8 +85,16 @@ describe("drift report", () => {
         assert.deepStrictEqual(
             objects.map((o) => [o.op, o.object, o.fields.map((f) => [f.path, f.kind, f.live, f.declared, f.managers.map((m) => m.manager)])]),
             [
-                ["update", "Namespace argo-rollouts", [['metadata.labels["pod-security.kubernetes.io/enforce"]', "update", "baseline", "restricted", ["kyverno"]]]],
-                ["update", "Deployment argo-rollouts/argo-rollouts", [["spec.template.spec.containers[0].args[2]", "update", "--loglevel=debug", "--loglevel=info", ["helm"]]]],
+                [
+                    "update",
+                    "Namespace argo-rollouts",
+                    [['metadata.labels["pod-security.kubernetes.io/enforce"]', "update", "baseline", "restricted", ["kyverno"]]],
+                ],
+                [
+                    "update",
+                    "Deployment argo-rollouts/argo-rollouts",
+                    [["spec.template.spec.containers[0].args[2]", "update", "--loglevel=debug", "--loglevel=info", ["helm"]]],
+                ],
                 [
                     "update",
                     "ConfigMap argocd/argocd-rbac-cm",
@@ -87,7 +122,9 @@ describe("drift report", () => {
         const md = report.markdown;
         assert.ok(md.startsWith(`${issueMarker("hub")}\n## Drift on stack \`hub\`\n`), md);
         assert.ok(!md.includes(CLEAN_MARK));
-        assert.deepStrictEqual(section(md, "## Drift on stack `hub`").slice(0, 1), ["3 drifted objects, 1 verify FAIL. The next `pulumi up` reverts every field below to what the stack declares."]);
+        assert.deepStrictEqual(section(md, "## Drift on stack `hub`").slice(0, 1), [
+            "3 drifted objects, 1 verify FAIL. The next `pulumi up` reverts every field below to what the stack declares.",
+        ]);
         assert.deepStrictEqual(section(md, "#### Deployment argo-rollouts/argo-rollouts (update)"), [
             "`urn:pulumi:hub::argo-rollouts-addon::argo-rollouts-addon:stages:Rollouts$kubernetes:helm.sh/v4:Chart$kubernetes:apps/v1:Deployment::rollouts-controller:argo-rollouts/argo-rollouts`",
             "| field | change | live | declared | written by |",
@@ -95,7 +132,7 @@ describe("drift report", () => {
             "| `spec.template.spec.containers[0].args[2]` | update | `--loglevel=debug` | `--loglevel=info` | `helm` (Update, 2026-12-01T22:47:03Z) |",
         ]);
         assert.deepStrictEqual(section(md, "#### ConfigMap argocd/argocd-rbac-cm (update)").slice(3), [
-            "| `data[\"policy.argo-rollouts-addon.csv\"]` | update | `p, role:rollouts-approver, applications, action/argoproj.io/Rollout/promote-full, */*, allow` | `p, role:rollouts-approver, applications, action/argoproj.io/Rollout/promote-full, tenants-regulated/*, allow` | `argocd-server` (Update, 2026-12-02T08:05:11Z) |",
+            '| `data["policy.argo-rollouts-addon.csv"]` | update | `p, role:rollouts-approver, applications, action/argoproj.io/Rollout/promote-full, */*, allow` | `p, role:rollouts-approver, applications, action/argoproj.io/Rollout/promote-full, tenants-regulated/*, allow` | `argocd-server` (Update, 2026-12-02T08:05:11Z) |',
         ]);
         assert.deepStrictEqual(section(md, "#### Namespace argo-rollouts (update)").slice(3), [
             '| `metadata.labels["pod-security.kubernetes.io/enforce"]` | update | `baseline` | `restricted` | `kyverno` (Update, 2026-12-01T03:00:12Z) |',
@@ -116,7 +153,17 @@ describe("drift report", () => {
     });
 
     it("tells each kind of writer apart", () => {
-        const advice = ["helm", "argocd-controller", "argocd-application-controller", "argocd-server", "kyverno", "kubectl-edit", "kubectl-client-side-apply", "pulumi-kubernetes-0a1b2c3d", "some-operator"].map(managerAdvice);
+        const advice = [
+            "helm",
+            "argocd-controller",
+            "argocd-application-controller",
+            "argocd-server",
+            "kyverno",
+            "kubectl-edit",
+            "kubectl-client-side-apply",
+            "pulumi-kubernetes-0a1b2c3d",
+            "some-operator",
+        ].map(managerAdvice);
         assert.match(advice[0], /Helm release/);
         assert.match(advice[1], /ArgoCD syncs an Application/);
         assert.strictEqual(advice[2], advice[1]);
@@ -132,7 +179,9 @@ describe("drift report", () => {
         const report = driftReport({ stack: "preprod", preview: clean, previewExit: 0, verify: verifyPass });
         assert.strictEqual(report.clean, true);
         assert.deepStrictEqual(report.markdown.split("\n").slice(0, 3), [issueMarker("preprod"), CLEAN_MARK, "## Drift on stack `preprod`"]);
-        assert.deepStrictEqual(section(report.markdown, "## Drift on stack `preprod`").slice(0, 1), ["No drift: the refreshed preview proposes no change and every verify check passed or was skipped."]);
+        assert.deepStrictEqual(section(report.markdown, "## Drift on stack `preprod`").slice(0, 1), [
+            "No drift: the refreshed preview proposes no change and every verify check passed or was skipped.",
+        ]);
         assert.deepStrictEqual(section(report.markdown, "### Drifted objects"), ["None."]);
         assert.deepStrictEqual(section(report.markdown, "### verify"), ["Every check passed or was skipped (4 checks)."]);
         // A verify FAIL alone is not clean.
@@ -146,26 +195,63 @@ describe("drift report", () => {
         // Exit non-zero without a change: a policy violation (the digest leaves policy events out) or an error.
         const refused = driftReport({ stack: "hub", preview: clean, previewExit: 255, verify: verifyPass });
         assert.strictEqual(refused.clean, false);
-        assert.deepStrictEqual(section(refused.markdown, "### Preview errors"), ["The preview exited 255 without naming a change: a policy violation or an error (the run's log has it)."]);
-        const errored = driftReport({ stack: "hub", preview: { ...clean, diagnostics: [{ message: "error: configured Kubernetes cluster is unreachable\n  more", severity: "error" }, { message: "a warning", severity: "warning" }] }, verify: verifyPass });
+        assert.deepStrictEqual(section(refused.markdown, "### Preview errors"), [
+            "The preview exited 255 without naming a change: a policy violation or an error (the run's log has it).",
+        ]);
+        const errored = driftReport({
+            stack: "hub",
+            preview: {
+                ...clean,
+                diagnostics: [
+                    { message: "error: configured Kubernetes cluster is unreachable\n  more", severity: "error" },
+                    { message: "a warning", severity: "warning" },
+                ],
+            },
+            verify: verifyPass,
+        });
         assert.deepStrictEqual(section(errored.markdown, "### Preview errors"), ["- error: configured Kubernetes cluster is unreachable more"]);
-        const unverified = driftReport({ stack: "hub", preview: clean, previewExit: 0, verify: { stack: "hub", error: 'stack "hub": cannot verify: connection refused', results: [] } });
+        const unverified = driftReport({
+            stack: "hub",
+            preview: clean,
+            previewExit: 0,
+            verify: { stack: "hub", error: 'stack "hub": cannot verify: connection refused', results: [] },
+        });
         assert.strictEqual(unverified.clean, false);
         assert.deepStrictEqual(section(unverified.markdown, "### verify"), ['verify did not run its checks: stack "hub": cannot verify: connection refused']);
     });
 
     it("shows what was deleted on the cluster and what the stack no longer declares", () => {
         const step = drifted.steps!.find((s) => s.op === "update" && s.urn.includes("Namespace"))!;
-        const md = driftReport({ stack: "hub", preview: { steps: [{ ...step, op: "create", oldState: undefined, detailedDiff: null, diffReasons: [] }, { ...step, op: "delete", newState: undefined, detailedDiff: null, diffReasons: [] }] }, verify: verifyPass }).markdown;
-        assert.deepStrictEqual(section(md, "#### Namespace argo-rollouts (create)").slice(1), ["Missing on the cluster: deleted outside the program; the next `up` creates it again."]);
-        assert.deepStrictEqual(section(md, "#### Namespace argo-rollouts (delete)").slice(1), ["No longer declared by the stack at `main`: the next `up` deletes it."]);
+        const md = driftReport({
+            stack: "hub",
+            preview: {
+                steps: [
+                    { ...step, op: "create", oldState: undefined, detailedDiff: null, diffReasons: [] },
+                    { ...step, op: "delete", newState: undefined, detailedDiff: null, diffReasons: [] },
+                ],
+            },
+            verify: verifyPass,
+        }).markdown;
+        assert.deepStrictEqual(section(md, "#### Namespace argo-rollouts (create)").slice(1), [
+            "Missing on the cluster: deleted outside the program; the next `up` creates it again.",
+        ]);
+        assert.deepStrictEqual(section(md, "#### Namespace argo-rollouts (delete)").slice(1), [
+            "No longer declared by the stack at `main`: the next `up` deletes it.",
+        ]);
     });
 
     it("never shows a Secret's values", () => {
         const step = drifted.steps!.find((s) => s.op === "update" && s.urn.includes("ConfigMapPatch"))!;
-        const asSecret = (state: typeof step.oldState) => ({ ...state, outputs: { ...state!.outputs, kind: "Secret" }, inputs: { ...state!.inputs, kind: "Secret" } });
+        const asSecret = (state: typeof step.oldState) => ({
+            ...state,
+            outputs: { ...state!.outputs, kind: "Secret" },
+            inputs: { ...state!.inputs, kind: "Secret" },
+        });
         const [o] = driftedObjects({ steps: [{ ...step, oldState: asSecret(step.oldState), newState: asSecret(step.newState) }] });
-        assert.deepStrictEqual([o.object, o.fields[0].live, o.fields[0].declared, o.fields[0].managers.map((m) => m.manager)], ["Secret argocd/argocd-rbac-cm", "[secret]", "[secret]", ["argocd-server"]]);
+        assert.deepStrictEqual(
+            [o.object, o.fields[0].live, o.fields[0].declared, o.fields[0].managers.map((m) => m.manager)],
+            ["Secret argocd/argocd-rbac-cm", "[secret]", "[secret]", ["argocd-server"]],
+        );
     });
 
     it("compares texts of several lines line by line", () => {
@@ -175,10 +261,28 @@ describe("drift report", () => {
     });
 
     it("takes its flags the project's way", () => {
-        assert.deepStrictEqual(parseDriftArgs(["--stack", "hub", "--preview=p.json", "--verify", "v.json", "--preview-exit", "255", "--run-url", "https://x.test/r", "--out", "d.md"]), { stack: "hub", preview: "p.json", verify: "v.json", previewExit: 255, runUrl: "https://x.test/r", out: "d.md" });
+        assert.deepStrictEqual(
+            parseDriftArgs([
+                "--stack",
+                "hub",
+                "--preview=p.json",
+                "--verify",
+                "v.json",
+                "--preview-exit",
+                "255",
+                "--run-url",
+                "https://x.test/r",
+                "--out",
+                "d.md",
+            ]),
+            { stack: "hub", preview: "p.json", verify: "v.json", previewExit: 255, runUrl: "https://x.test/r", out: "d.md" },
+        );
         assert.strictEqual(parseDriftArgs(["-h"]), "help");
         assert.throws(() => parseDriftArgs(["--stack", "hub"]), /^Error: --preview, --verify missing; usage: npm run --silent drift-report/);
-        assert.throws(() => parseDriftArgs(["--stack", "hub", "--preview", "p", "--verify", "v", "--preview-exit", "x"]), /--preview-exit "x": must be a whole number/);
+        assert.throws(
+            () => parseDriftArgs(["--stack", "hub", "--preview", "p", "--verify", "v", "--preview-exit", "x"]),
+            /--preview-exit "x": must be a whole number/,
+        );
         assert.throws(() => parseDriftArgs(["--stack"]), /--stack needs a value/);
         assert.throws(() => parseDriftArgs(["--nope"]), /unknown argument --nope; usage/);
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "drift-"));
@@ -192,10 +296,29 @@ describe("drift report", () => {
         const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "drift-"));
         const run = (preview: string, verify: string, out: string) =>
-            spawnSync(process.execPath, [...planCommand(pkg.scripts["drift-report"]), "--stack", "hub", "--preview", path.join(FIXTURES, preview), "--verify", path.join(FIXTURES, verify), "--preview-exit", "0", "--out", path.join(dir, out)], { cwd: REPO_ROOT, encoding: "utf8" });
+            spawnSync(
+                process.execPath,
+                [
+                    ...planCommand(pkg.scripts["drift-report"]),
+                    "--stack",
+                    "hub",
+                    "--preview",
+                    path.join(FIXTURES, preview),
+                    "--verify",
+                    path.join(FIXTURES, verify),
+                    "--preview-exit",
+                    "0",
+                    "--out",
+                    path.join(dir, out),
+                ],
+                { cwd: REPO_ROOT, encoding: "utf8" },
+            );
         const bad = run("preview-drift.json", "verify-pass.json", "drift.md");
         assert.strictEqual(bad.status, 1, bad.stderr);
-        assert.strictEqual(fs.readFileSync(path.join(dir, "drift.md"), "utf8"), driftReport({ stack: "hub", preview: drifted, previewExit: 0, verify: verifyPass }).markdown);
+        assert.strictEqual(
+            fs.readFileSync(path.join(dir, "drift.md"), "utf8"),
+            driftReport({ stack: "hub", preview: drifted, previewExit: 0, verify: verifyPass }).markdown,
+        );
         const good = run("preview-clean.json", "verify-pass.json", "clean.md");
         assert.strictEqual(good.status, 0, good.stderr);
         assert.ok(fs.readFileSync(path.join(dir, "clean.md"), "utf8").includes(CLEAN_MARK));
@@ -234,7 +357,9 @@ describe("drift issue per stack", () => {
 
     it("keeps one issue per stack through runs, against an API that keeps issues", async function () {
         this.timeout(30_000);
-        const issues: (Issue & { title: string; state_reason?: string })[] = [{ number: 1, state: "open", title: "unrelated", body: "hello", user: { type: "User" } }];
+        const issues: (Issue & { title: string; state_reason?: string })[] = [
+            { number: 1, state: "open", title: "unrelated", body: "hello", user: { type: "User" } },
+        ];
         const calls: string[] = [];
         const server = http.createServer((req, res) => {
             let data = "";
@@ -267,14 +392,23 @@ describe("drift issue per stack", () => {
             const repo = { api: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, token: "test-token", repository: "o/r" };
             assert.deepStrictEqual(await syncIssue(repo, "hub", cleanText), { action: "none" });
             assert.deepStrictEqual(await syncIssue(repo, "hub", driftText), { action: "created", number: 2 });
-            assert.deepStrictEqual(await syncIssue(repo, "preprod", driftReport({ stack: "preprod", preview: drifted, verify: verifyPass }).markdown), { action: "created", number: 3 });
+            assert.deepStrictEqual(await syncIssue(repo, "preprod", driftReport({ stack: "preprod", preview: drifted, verify: verifyPass }).markdown), {
+                action: "created",
+                number: 3,
+            });
             assert.deepStrictEqual(await syncIssue(repo, "hub", driftText), { action: "updated", number: 2 });
             assert.deepStrictEqual(await syncIssue(repo, "hub", cleanText), { action: "closed", number: 2 });
-            assert.deepStrictEqual([issues[1].state, issues[1].state_reason, issues[1].title, issues[1].body], ["closed", "completed", issueTitle("hub"), cleanText]);
+            assert.deepStrictEqual(
+                [issues[1].state, issues[1].state_reason, issues[1].title, issues[1].body],
+                ["closed", "completed", issueTitle("hub"), cleanText],
+            );
             assert.deepStrictEqual(await syncIssue(repo, "hub", driftText), { action: "updated", number: 2 });
             assert.strictEqual(issues[1].state, "open");
             assert.strictEqual(issues.length, 3, "one issue per stack");
-            assert.deepStrictEqual(calls.filter((c) => !c.startsWith("GET")), ["POST /repos/o/r/issues", "POST /repos/o/r/issues", "PATCH /repos/o/r/issues/2", "PATCH /repos/o/r/issues/2", "PATCH /repos/o/r/issues/2"]);
+            assert.deepStrictEqual(
+                calls.filter((c) => !c.startsWith("GET")),
+                ["POST /repos/o/r/issues", "POST /repos/o/r/issues", "PATCH /repos/o/r/issues/2", "PATCH /repos/o/r/issues/2", "PATCH /repos/o/r/issues/2"],
+            );
         } finally {
             server.close();
         }

@@ -30,16 +30,26 @@ describe("e2e harness", () => {
             assert.deepStrictEqual([newer.engine, newer.optional, newer.admission], ["kyverno-1.19", true, "kyverno-1.19"]);
             assert.strictEqual(requiredVersion(newer.engine, "github.com/kyverno/kyverno"), "v1.19.1");
             assert.strictEqual(requiredVersion("kyverno", "github.com/kyverno/kyverno"), "v1.17.2");
-            assert.throws(() => kyvernoRelease({ ARGO_ROLLOUTS_ADDON_E2E_KYVERNO: "1.18" }), /ARGO_ROLLOUTS_ADDON_E2E_KYVERNO=1\.18 names no Kyverno the run can build: use 1\.19/);
+            assert.throws(
+                () => kyvernoRelease({ ARGO_ROLLOUTS_ADDON_E2E_KYVERNO: "1.18" }),
+                /ARGO_ROLLOUTS_ADDON_E2E_KYVERNO=1\.18 names no Kyverno the run can build: use 1\.19/,
+            );
         });
     });
 
     describe("differences", () => {
         it("ignores what the server adds and reports what it dropped or changed", () => {
             const declared = { metadata: { name: "a", labels: { x: "1" } }, spec: { list: [{ k: 1 }], keep: true } };
-            const live = { metadata: { name: "a", labels: { x: "1", added: "y" }, uid: "u" }, spec: { list: [{ k: 1, defaulted: 0 }], keep: true }, status: {} };
+            const live = {
+                metadata: { name: "a", labels: { x: "1", added: "y" }, uid: "u" },
+                spec: { list: [{ k: 1, defaulted: 0 }], keep: true },
+                status: {},
+            };
             assert.deepStrictEqual(differences(declared, live), []);
-            assert.deepStrictEqual(differences(declared, { ...live, spec: { list: [{ k: 2 }] } }), [".spec.list[0].k: declared 1, live 2", ".spec.keep: declared true, live undefined"]);
+            assert.deepStrictEqual(differences(declared, { ...live, spec: { list: [{ k: 2 }] } }), [
+                ".spec.list[0].k: declared 1, live 2",
+                ".spec.keep: declared true, live undefined",
+            ]);
             assert.deepStrictEqual(differences({ a: [1, 2] }, { a: [1] }), [".a: declared 2 items, live has 1"]);
         });
         it("names objects by kind, namespace and name", () => {
@@ -66,8 +76,12 @@ describe("e2e harness", () => {
             for (const stack of ["hub", "preprod"]) {
                 const cfg = addonConfig(stack, fixtureConfig(stack));
                 const ns = tenantNamespaces(cfg);
-                assert.deepStrictEqual(ns.map((n) => n.name), ["e2e-tenant-dev", "e2e-tenant-prod", "e2e-tenant-regulated"]);
-                const selected = (scope: "tenant" | "prod" | "regulated") => ns.filter((n) => selects(namespaceSelector(cfg.policy, scope), { ...n.labels, "kubernetes.io/metadata.name": n.name })).map((n) => n.name);
+                assert.deepStrictEqual(
+                    ns.map((n) => n.name),
+                    ["e2e-tenant-dev", "e2e-tenant-prod", "e2e-tenant-regulated"],
+                );
+                const selected = (scope: "tenant" | "prod" | "regulated") =>
+                    ns.filter((n) => selects(namespaceSelector(cfg.policy, scope), { ...n.labels, "kubernetes.io/metadata.name": n.name })).map((n) => n.name);
                 assert.deepStrictEqual(selected("tenant"), ["e2e-tenant-dev", "e2e-tenant-prod", "e2e-tenant-regulated"]);
                 assert.deepStrictEqual(selected("prod"), ["e2e-tenant-prod", "e2e-tenant-regulated"]);
                 assert.deepStrictEqual(selected("regulated"), ["e2e-tenant-regulated"]);
@@ -75,8 +89,25 @@ describe("e2e harness", () => {
         });
 
         it("take the values two In requirements on one key share, and refuse a selector nothing satisfies", () => {
-            assert.deepStrictEqual(labelsFor({ matchExpressions: [{ key: "t", operator: "In", values: ["dev", "prod"] }, { key: "t", operator: "In", values: ["prod"] }, { key: "x", operator: "Exists" }] }), { t: "prod", x: "true" });
-            assert.strictEqual(labelsFor({ matchExpressions: [{ key: "t", operator: "In", values: ["dev"] }, { key: "t", operator: "In", values: ["prod"] }] }), undefined);
+            assert.deepStrictEqual(
+                labelsFor({
+                    matchExpressions: [
+                        { key: "t", operator: "In", values: ["dev", "prod"] },
+                        { key: "t", operator: "In", values: ["prod"] },
+                        { key: "x", operator: "Exists" },
+                    ],
+                }),
+                { t: "prod", x: "true" },
+            );
+            assert.strictEqual(
+                labelsFor({
+                    matchExpressions: [
+                        { key: "t", operator: "In", values: ["dev"] },
+                        { key: "t", operator: "In", values: ["prod"] },
+                    ],
+                }),
+                undefined,
+            );
         });
     });
 
@@ -120,9 +151,16 @@ describe("e2e harness", () => {
         assert.deepStrictEqual(Object.keys(E2E_RELEASES).sort(), CONTROLLER_RELEASES.map((r) => r.appVersion).sort());
         for (const r of CONTROLLER_RELEASES) {
             const e = E2E_RELEASES[r.appVersion];
-            assert.strictEqual(requiredVersion(path.relative(path.join(__dirname, "..", "e2e", "engines"), e.pins), "github.com/argoproj/argo-rollouts"), r.appVersion, r.appVersion);
+            assert.strictEqual(
+                requiredVersion(path.relative(path.join(__dirname, "..", "e2e", "engines"), e.pins), "github.com/argoproj/argo-rollouts"),
+                r.appVersion,
+                r.appVersion,
+            );
             const engine = e.binary === "rollouts-controller" ? "argo-rollouts" : path.basename(e.pins);
-            assert.match(fs.readFileSync(path.join(__dirname, "..", "e2e", "engines", engine, "build.sh"), "utf8"), new RegExp(`version=${r.appVersion.replace(/\./g, "\\.")}[\\s\\S]*-o "\\$\\{OUT\\}/${e.binary}"`));
+            assert.match(
+                fs.readFileSync(path.join(__dirname, "..", "e2e", "engines", engine, "build.sh"), "utf8"),
+                new RegExp(`version=${r.appVersion.replace(/\./g, "\\.")}[\\s\\S]*-o "\\$\\{OUT\\}/${e.binary}"`),
+            );
         }
     });
 
@@ -152,7 +190,13 @@ describe("e2e harness", () => {
 
         it("sets the read endpoint's CA through mimir.readCaBundle, which the program accepts for an https endpoint", () => {
             const ca = fs.readFileSync(path.join(__dirname, "fixtures", "tls", "ca.crt"), "utf8");
-            const withCa = deliveryPatch({ readEndpoint: "https://127.0.0.1:9/prometheus", readCaBundle: ca, pluginBaseUrl: "https://127.0.0.1:1/plugin-releases", pluginSha256: "f".repeat(64), smoke: { strategy: "canary", namespace: "rollouts-smoke", trigger: "1", failGate: false } });
+            const withCa = deliveryPatch({
+                readEndpoint: "https://127.0.0.1:9/prometheus",
+                readCaBundle: ca,
+                pluginBaseUrl: "https://127.0.0.1:1/plugin-releases",
+                pluginSha256: "f".repeat(64),
+                smoke: { strategy: "canary", namespace: "rollouts-smoke", trigger: "1", failGate: false },
+            });
             const cfg = addonConfig("preprod", localConfig("preprod", targets, withCa));
             assert.strictEqual(cfg.mimir.readCaBundle, ca);
             assert.strictEqual(addonConfig("preprod", localConfig("preprod", targets, patch())).mimir.readCaBundle, undefined);
@@ -173,7 +217,7 @@ describe("e2e harness", () => {
             const log = [
                 '{"level":"error","msg":"rollouts.argoproj.io is forbidden: User \\"system:serviceaccount:argo-rollouts:argo-rollouts\\" cannot list resource"}',
                 '{"level":"info","msg":"Reconciling TrafficRouting with type \'GatewayAPI\'"}',
-                "E1201 leases.coordination.k8s.io \"x\" is forbidden",
+                'E1201 leases.coordination.k8s.io "x" is forbidden',
             ].join("\n");
             assert.strictEqual(permissionErrors(log).length, 2);
             assert.deepStrictEqual(permissionErrors('{"level":"info","msg":"Started 10 Rollout workers"}'), []);
@@ -183,12 +227,25 @@ describe("e2e harness", () => {
             const terminating =
                 '{"level":"error","msg":"rollout syncHandler error: replicasets.apps \\"rollouts-smoke-55f7d4c477\\" is forbidden: unable to create new content in namespace rollouts-smoke because it is being terminated"}';
             assert.deepStrictEqual(permissionErrors(terminating), []);
-            const rbac = '{"level":"error","msg":"replicasets.apps is forbidden: User \\"system:serviceaccount:argo-rollouts:argo-rollouts\\" cannot create resource \\"replicasets\\" in API group \\"apps\\" in the namespace \\"shop\\""}';
+            const rbac =
+                '{"level":"error","msg":"replicasets.apps is forbidden: User \\"system:serviceaccount:argo-rollouts:argo-rollouts\\" cannot create resource \\"replicasets\\" in API group \\"apps\\" in the namespace \\"shop\\""}';
             assert.deepStrictEqual(permissionErrors([terminating, rbac].join("\n")), [rbac]);
         });
 
         it("reads weights off a route and checks their order", () => {
-            const route = { metadata: { name: "r" }, spec: { rules: [{ backendRefs: [{ name: "a-stable", weight: 75 }, { name: "a-canary", weight: 25 }] }] } };
+            const route = {
+                metadata: { name: "r" },
+                spec: {
+                    rules: [
+                        {
+                            backendRefs: [
+                                { name: "a-stable", weight: 75 },
+                                { name: "a-canary", weight: 25 },
+                            ],
+                        },
+                    ],
+                },
+            };
             assert.strictEqual(backendWeight(route, "a-canary"), 25);
             assert.strictEqual(backendWeight(route, "other"), undefined);
             assert.deepStrictEqual(collapse([0, 0, 25, 25, 50, 100, 100, 0]), [0, 25, 50, 100, 0]);
@@ -215,8 +272,14 @@ describe("e2e harness", () => {
             assert.strictEqual(fs.readFileSync(path.join(dir, "ca-bundle.crt"), "utf8"), ca);
             // Go's readUniqueDirectoryEntries drops a symlink whose target has no slash (..data); the
             // timestamped directory is not a file; so only the keys' links are read as certificates.
-            const read = fs.readdirSync(dir, { withFileTypes: true }).filter((e) => !(e.isSymbolicLink() && !fs.readlinkSync(path.join(dir, e.name)).includes("/"))).filter((e) => fs.statSync(path.join(dir, e.name)).isFile());
-            assert.deepStrictEqual(read.map((e) => e.name), ["ca-bundle.crt"]);
+            const read = fs
+                .readdirSync(dir, { withFileTypes: true })
+                .filter((e) => !(e.isSymbolicLink() && !fs.readlinkSync(path.join(dir, e.name)).includes("/")))
+                .filter((e) => fs.statSync(path.join(dir, e.name)).isFile());
+            assert.deepStrictEqual(
+                read.map((e) => e.name),
+                ["ca-bundle.crt"],
+            );
         });
 
         it("maps mount paths inside env values, whole paths only", () => {
@@ -228,7 +291,14 @@ describe("e2e harness", () => {
 
         it("plays the Deployment the program's values render: its ConfigMap volume and SSL_CERT_DIR, and refuses what it cannot play", () => {
             const trust = controllerTrust(ca)!;
-            const container = { name: "argo-rollouts", env: trust.extraEnv, volumeMounts: [{ name: "plugin-bin", mountPath: "/home/argo-rollouts/plugin-bin" }, ...(trust.volumeMounts as { name: string; mountPath: string }[])] };
+            const container = {
+                name: "argo-rollouts",
+                env: trust.extraEnv,
+                volumeMounts: [
+                    { name: "plugin-bin", mountPath: "/home/argo-rollouts/plugin-bin" },
+                    ...(trust.volumeMounts as { name: string; mountPath: string }[]),
+                ],
+            };
             const volumes = [{ name: "plugin-bin", emptyDir: {} }, ...(trust.volumes as { name: string }[])];
             const asked: string[] = [];
             const played = playContainer(container, volumes, (name) => (asked.push(name), name === READ_CA_CONFIGMAP ? trust.configMapData : undefined), dir);
@@ -237,9 +307,30 @@ describe("e2e harness", () => {
             assert.deepStrictEqual(played.mounts, [{ volume: READ_CA_VOLUME, mountPath: READ_CA_DIR, local }]);
             assert.deepStrictEqual(played.env, { SSL_CERT_DIR: `/etc/ssl/certs:/etc/pki/tls/certs:${local}` });
             assert.strictEqual(fs.readFileSync(path.join(local, READ_CA_KEY), "utf8"), ca);
-            assert.throws(() => playContainer({ name: "c", env: [{ name: "X", valueFrom: { secretKeyRef: {} } }] }, [], () => undefined, dir), /env X is set from valueFrom/);
-            assert.throws(() => playContainer({ name: "c", volumeMounts: [{ name: "v", mountPath: "/m", subPath: "k" }] }, [{ name: "v", configMap: { name: "cm" } }], () => ({ k: "x" }), dir), /subPath/);
-            assert.throws(() => playContainer({ name: "c", volumeMounts: [{ name: "v", mountPath: "/m" }] }, [{ name: "v", configMap: { name: "cm" } }], () => undefined, path.join(dir, "b")), /ConfigMap cm does not exist, so the pod could not start/);
+            assert.throws(
+                () => playContainer({ name: "c", env: [{ name: "X", valueFrom: { secretKeyRef: {} } }] }, [], () => undefined, dir),
+                /env X is set from valueFrom/,
+            );
+            assert.throws(
+                () =>
+                    playContainer(
+                        { name: "c", volumeMounts: [{ name: "v", mountPath: "/m", subPath: "k" }] },
+                        [{ name: "v", configMap: { name: "cm" } }],
+                        () => ({ k: "x" }),
+                        dir,
+                    ),
+                /subPath/,
+            );
+            assert.throws(
+                () =>
+                    playContainer(
+                        { name: "c", volumeMounts: [{ name: "v", mountPath: "/m" }] },
+                        [{ name: "v", configMap: { name: "cm" } }],
+                        () => undefined,
+                        path.join(dir, "b"),
+                    ),
+                /ConfigMap cm does not exist, so the pod could not start/,
+            );
             assert.deepStrictEqual(configMapFiles({ a: "1", b: "2" }, [{ key: "b", path: "sub/b.pem" }]), { "sub/b.pem": "2" });
         });
     });

@@ -25,7 +25,8 @@ function raw(patch: Record<string, unknown> = {}): Record<string, unknown> {
     return withRegulatedArgoRbac(rest);
 }
 
-const parse = (patch: Record<string, unknown> = {}, ambient: Parameters<typeof parseAddonConfig>[2] = {}): AddonConfig => parseAddonConfig("hub", raw(patch), { awsRegion: "eu-west-1", ...ambient });
+const parse = (patch: Record<string, unknown> = {}, ambient: Parameters<typeof parseAddonConfig>[2] = {}): AddonConfig =>
+    parseAddonConfig("hub", raw(patch), { awsRegion: "eu-west-1", ...ambient });
 
 function problems(patch: Record<string, unknown>, ambient: Parameters<typeof parseAddonConfig>[2] = {}): ConfigProblem[] {
     try {
@@ -68,7 +69,11 @@ const SMOKE = (patch: Record<string, unknown> = {}) => ({
 describe("edge cases (third round)", () => {
     describe("null list items", () => {
         it("refuses a ~ item in an approver list instead of building a guard nobody passes", () => {
-            const p = problemFor({ policy: { regulated: { ...REGULATED, approverGroups: [null] } } }, "policy.regulated.approverGroups[0]", /empty list item \(~ or null\)/);
+            const p = problemFor(
+                { policy: { regulated: { ...REGULATED, approverGroups: [null] } } },
+                "policy.regulated.approverGroups[0]",
+                /empty list item \(~ or null\)/,
+            );
             assert.strictEqual(p.given, "null");
         });
 
@@ -80,7 +85,11 @@ describe("edge cases (third round)", () => {
                 "policy.tenantNamespaceSelector.matchExpressions[0].values[1]",
                 /empty list item/,
             );
-            problemFor({ argocd: { ignoreDifferences: [{ kind: "Service", jsonPointers: ["/spec/clusterIP", null] }] } }, "argocd.ignoreDifferences[0].jsonPointers[1]", /empty list item/);
+            problemFor(
+                { argocd: { ignoreDifferences: [{ kind: "Service", jsonPointers: ["/spec/clusterIP", null] }] } },
+                "argocd.ignoreDifferences[0].jsonPointers[1]",
+                /empty list item/,
+            );
         });
 
         it("refuses a ~ item in a list of objects", () => {
@@ -91,14 +100,30 @@ describe("edge cases (third round)", () => {
     describe("identities", () => {
         for (const group of ["system:authenticated", "system:serviceaccounts", "system:serviceaccounts:shop", "system:bootstrappers"]) {
             it(`refuses the Kubernetes group ${group} as approver, deployer and tenant operator`, () => {
-                problemFor({ policy: { regulated: { ...REGULATED, approverGroups: [group] } } }, "policy.regulated.approverGroups[0]", /no Kubernetes system: group/);
-                problemFor({ policy: { regulated: { ...REGULATED, deployerGroups: [group] } } }, "policy.regulated.deployerGroups[0]", /no Kubernetes system: group/);
-                problemFor({ controller: { tenantOperators: [{ namespace: "shop", groups: [group] }] } }, "controller.tenantOperators[0].groups[0]", /no Kubernetes system: group/);
+                problemFor(
+                    { policy: { regulated: { ...REGULATED, approverGroups: [group] } } },
+                    "policy.regulated.approverGroups[0]",
+                    /no Kubernetes system: group/,
+                );
+                problemFor(
+                    { policy: { regulated: { ...REGULATED, deployerGroups: [group] } } },
+                    "policy.regulated.deployerGroups[0]",
+                    /no Kubernetes system: group/,
+                );
+                problemFor(
+                    { controller: { tenantOperators: [{ namespace: "shop", groups: [group] }] } },
+                    "controller.tenantOperators[0].groups[0]",
+                    /no Kubernetes system: group/,
+                );
             });
         }
 
         it("refuses an approver group that is also a deployer group", () => {
-            problemFor({ policy: { regulated: { ...REGULATED, deployerGroups: ["shop-deployers", "release-approvers"] } } }, "policy.regulated.deployerGroups", /must not include an approver group/);
+            problemFor(
+                { policy: { regulated: { ...REGULATED, deployerGroups: ["shop-deployers", "release-approvers"] } } },
+                "policy.regulated.deployerGroups",
+                /must not include an approver group/,
+            );
         });
 
         for (const group of ["release-*", "release-approver?"]) {
@@ -106,16 +131,31 @@ describe("edge cases (third round)", () => {
                 for (const key of ["approverGroups", "deployerGroups", "gitopsGroups", "gitopsUsers"]) {
                     problemFor({ policy: { regulated: { ...REGULATED, [key]: [group] } } }, `policy.regulated.${key}[0]`, /no \* or \?/);
                 }
-                problemFor({ controller: { tenantOperators: [{ namespace: "shop", groups: [group] }] } }, "controller.tenantOperators[0].groups[0]", /no \* or \?/);
+                problemFor(
+                    { controller: { tenantOperators: [{ namespace: "shop", groups: [group] }] } },
+                    "controller.tenantOperators[0].groups[0]",
+                    /no \* or \?/,
+                );
                 problemFor({ argocd: { rbac: { approverGroups: [group] } } }, "argocd.rbac.approverGroups[0]", /no \* or \?/);
             });
         }
 
         it("accepts SSO group names with blanks in every group key", () => {
             const cfg = parse({
-                policy: { regulated: { ...REGULATED, approverGroups: ["Release Approvers"], deployerGroups: ["Shop Deployers"], gitopsGroups: ["Argo CD Hub"] } },
+                policy: {
+                    regulated: { ...REGULATED, approverGroups: ["Release Approvers"], deployerGroups: ["Shop Deployers"], gitopsGroups: ["Argo CD Hub"] },
+                },
                 controller: { tenantOperators: [{ namespace: "shop", groups: ["Shop On Call"] }] },
-                argocd: { rbac: { approverRole: "role:release-approver", deployerRoles: ["role:tenant-deployer"], projects: ["tenants-regulated"], regulatedProjects: ["tenants-regulated"], approverGroups: ["Release Approvers"], deployerGroups: ["Shop Deployers"] } },
+                argocd: {
+                    rbac: {
+                        approverRole: "role:release-approver",
+                        deployerRoles: ["role:tenant-deployer"],
+                        projects: ["tenants-regulated"],
+                        regulatedProjects: ["tenants-regulated"],
+                        approverGroups: ["Release Approvers"],
+                        deployerGroups: ["Shop Deployers"],
+                    },
+                },
             });
             assert.deepStrictEqual(cfg.policy.regulated?.approverGroups, ["Release Approvers"]);
             assert.deepStrictEqual(cfg.policy.regulated?.gitopsGroups, ["Argo CD Hub"]);
@@ -130,12 +170,27 @@ describe("edge cases (third round)", () => {
         it("refuses a 64-character namespace in every namespace key (the webhook's namespaceSelector values included)", () => {
             problemFor({ policy: { excludeNamespaces: ["kyverno", long] } }, "policy.excludeNamespaces[1]", /at most 63/);
             problemFor({ network: { controllerDefaultDeny: true, metricsScrapeNamespaces: [long] } }, "network.metricsScrapeNamespaces[0]", /at most 63/);
-            problemFor({ argocd: { ignoreDifferences: [{ kind: "Service", jsonPointers: ["/spec/clusterIP"] }], applicationSets: { shop: { owner: "addon", ignoreDifferences: [{ kind: "Service", namespace: long, jsonPointers: ["/spec/clusterIP"] }] } } } }, "argocd.applicationSets.shop.ignoreDifferences[0].namespace", /at most 63/);
+            problemFor(
+                {
+                    argocd: {
+                        ignoreDifferences: [{ kind: "Service", jsonPointers: ["/spec/clusterIP"] }],
+                        applicationSets: {
+                            shop: { owner: "addon", ignoreDifferences: [{ kind: "Service", namespace: long, jsonPointers: ["/spec/clusterIP"] }] },
+                        },
+                    },
+                },
+                "argocd.applicationSets.shop.ignoreDifferences[0].namespace",
+                /at most 63/,
+            );
         });
 
         it("refuses a label key prefix over 253 characters, and accepts one of 253", () => {
             const prefix = (n: number) => `${"a".repeat(63)}.`.repeat(4).slice(0, n);
-            problemFor({ policy: { prodNamespaceLabels: whole({ [`${prefix(254)}/tier`]: "prod" }) } }, `policy.prodNamespaceLabels.${prefix(254)}/tier`, /prefix of at most 253/);
+            problemFor(
+                { policy: { prodNamespaceLabels: whole({ [`${prefix(254)}/tier`]: "prod" }) } },
+                `policy.prodNamespaceLabels.${prefix(254)}/tier`,
+                /prefix of at most 253/,
+            );
             problemFor({ policy: { topologyKeys: [`${prefix(254)}/zone`] } }, "policy.topologyKeys[0]", /node label key/);
             const ok = `${prefix(252)}a/tier`;
             assert.deepStrictEqual(parse({ policy: { prodNamespaceLabels: whole({ [ok]: "prod" }) } }).policy.prodNamespaceLabels, { [ok]: "prod" });
@@ -150,7 +205,11 @@ describe("edge cases (third round)", () => {
         });
 
         it("refuses kubernetes.io/metadata.name among the controller namespace's labels (the API server owns it)", () => {
-            problemFor({ controller: { namespaceLabels: { "kubernetes.io/metadata.name": "argo-rollouts" } } }, "controller.namespaceLabels.kubernetes.io/metadata.name", /the API server sets it/);
+            problemFor(
+                { controller: { namespaceLabels: { "kubernetes.io/metadata.name": "argo-rollouts" } } },
+                "controller.namespaceLabels.kubernetes.io/metadata.name",
+                /the API server sets it/,
+            );
         });
 
         it("refuses a kube- namespace for the namespaces the addon creates", () => {
@@ -182,13 +241,28 @@ describe("edge cases (third round)", () => {
             const longPath = Array.from({ length: 6 }, () => "p".repeat(40)).join("/");
             problemFor({ smokeTest: SMOKE({ image: `registry.platform.test/${longPath}/rollouts-demo@${digest}` }) }, "smokeTest.image", /at most 255/);
             problemFor({ imageRegistry: `registry.platform.test/${longPath}` }, "imageRegistry", /at most 224 characters/);
-            problemFor({ plugin: { delivery: "image", sha256: undefined, digest, repository: `${longPath}/plugin` } }, "plugin.repository", /within 255 characters/);
+            problemFor(
+                { plugin: { delivery: "image", sha256: undefined, digest, repository: `${longPath}/plugin` } },
+                "plugin.repository",
+                /within 255 characters/,
+            );
         });
 
         it("refuses a smoke image from outside imageRegistry, where every image must come from the mirror", () => {
-            problemFor({ smokeTest: SMOKE({ image: `ghcr.io/argoproj/rollouts-demo@${digest}` }) }, "smokeTest.image", /must come from imageRegistry \(registry\.platform\.test\/mirror\//);
-            problemFor({ smokeTest: SMOKE({ loadImage: `registry.platform.test/mirror-old/curl@${digest}` }) }, "smokeTest.loadImage", /must come from imageRegistry/);
-            assert.strictEqual(parse({ imageRegistry: undefined, smokeTest: SMOKE({ image: `ghcr.io/argoproj/rollouts-demo@${digest}` }) }).smokeTest.image, `ghcr.io/argoproj/rollouts-demo@${digest}`);
+            problemFor(
+                { smokeTest: SMOKE({ image: `ghcr.io/argoproj/rollouts-demo@${digest}` }) },
+                "smokeTest.image",
+                /must come from imageRegistry \(registry\.platform\.test\/mirror\//,
+            );
+            problemFor(
+                { smokeTest: SMOKE({ loadImage: `registry.platform.test/mirror-old/curl@${digest}` }) },
+                "smokeTest.loadImage",
+                /must come from imageRegistry/,
+            );
+            assert.strictEqual(
+                parse({ imageRegistry: undefined, smokeTest: SMOKE({ image: `ghcr.io/argoproj/rollouts-demo@${digest}` }) }).smokeTest.image,
+                `ghcr.io/argoproj/rollouts-demo@${digest}`,
+            );
         });
 
         it("accepts a pinned reference that keeps its tag, name:tag@sha256:<64 hex>", () => {
@@ -201,7 +275,11 @@ describe("edge cases (third round)", () => {
             problemFor({ plugin: { sha256: empty } }, "plugin.sha256", /sha256 of zero bytes/);
             problemFor({ plugin: { sha256: empty.toUpperCase() } }, "plugin.sha256", /sha256 of zero bytes/);
             problemFor({ plugin: { delivery: "image", sha256: undefined, digest: `sha256:${empty}` } }, "plugin.digest", /sha256 of zero bytes/);
-            problemFor({ smokeTest: SMOKE({ loadImage: `registry.platform.test/mirror/curlimages/curl@sha256:${empty}` }) }, "smokeTest.loadImage", /sha256 of zero bytes/);
+            problemFor(
+                { smokeTest: SMOKE({ loadImage: `registry.platform.test/mirror/curlimages/curl@sha256:${empty}` }) },
+                "smokeTest.loadImage",
+                /sha256 of zero bytes/,
+            );
         });
     });
 
@@ -222,14 +300,23 @@ describe("edge cases (third round)", () => {
         it("never prints a URL's user-info or query string in verify's output", async () => {
             const printed: string[] = [];
             const errors: string[] = [];
-            assert.strictEqual(await verifyMain(["--stack", "hub", "--without", "https://ci:t0ken@hooks.platform.test/x?sig=abc", "--json"], (s) => printed.push(s), (s) => errors.push(s)), 2);
+            assert.strictEqual(
+                await verifyMain(
+                    ["--stack", "hub", "--without", "https://ci:t0ken@hooks.platform.test/x?sig=abc", "--json"],
+                    (s) => printed.push(s),
+                    (s) => errors.push(s),
+                ),
+                2,
+            );
             const all = [...printed, ...errors].join("\n");
             assert.match(all, /got https:\/\/hooks\.platform\.test\/x\?\[not shown\]/);
             assert.doesNotMatch(all, /t0ken|sig=abc|ci:/);
         });
 
         it("says the offline plan cannot decrypt a secure: value where a key needs plain text, and never shows a secret's text", () => {
-            const offline = problemFor({ imageRegistry: OFFLINE_SECRET }, "imageRegistry", /the offline plan cannot decrypt secrets/, { secretKeys: ["imageRegistry"] });
+            const offline = problemFor({ imageRegistry: OFFLINE_SECRET }, "imageRegistry", /the offline plan cannot decrypt secrets/, {
+                secretKeys: ["imageRegistry"],
+            });
             assert.strictEqual(offline.given, "[secret]");
             // In pulumi up the program gets the decrypted text: a bad one is refused without being shown.
             const live = problemFor({ imageRegistry: "mirror/Decrypted" }, "imageRegistry", /Docker Hub namespace/, { secretKeys: ["imageRegistry"] });
@@ -288,11 +375,17 @@ describe("edge cases (third round)", () => {
         };
 
         it("refuses an expired CA, naming it and its end date", () => {
-            assert.match(refused(tls("expired-ca.crt")), /certificate 1 \(subject CN=argo-rollouts-addon test expired CA\) expired on Jan  1 00:00:00 2001 GMT/);
+            assert.match(
+                refused(tls("expired-ca.crt")),
+                /certificate 1 \(subject CN=argo-rollouts-addon test expired CA\) expired on Jan {2}1 00:00:00 2001 GMT/,
+            );
         });
 
         it("refuses a CA that is not valid yet, after a good one", () => {
-            assert.match(refused(`${tls("ca.crt")}${tls("future-ca.crt")}`), /certificate 2 \(subject CN=argo-rollouts-addon test future CA\) is not valid before Jan  1 00:00:00 2100 GMT/);
+            assert.match(
+                refused(`${tls("ca.crt")}${tls("future-ca.crt")}`),
+                /certificate 2 \(subject CN=argo-rollouts-addon test future CA\) is not valid before Jan {2}1 00:00:00 2100 GMT/,
+            );
         });
 
         it("refuses a CA whose keyUsage lacks keyCertSign, saying so rather than blaming basicConstraints", () => {
@@ -346,7 +439,10 @@ describe("edge cases (third round)", () => {
         it("refuses one Mimir tenant for two clusters", () => {
             write("prod", "preprod", (t) => t.replace(/name: preprod\n/, "name: prod\n"));
             const found = problemsOf("prod").filter((p) => p.key === "cluster.mimirTenant");
-            assert.ok(found.some((p) => /Pulumi\.preprod\.yaml gives cluster preprod the same tenant/.test(p.allowed)), JSON.stringify(found));
+            assert.ok(
+                found.some((p) => /Pulumi\.preprod\.yaml gives cluster preprod the same tenant/.test(p.allowed)),
+                JSON.stringify(found),
+            );
         });
 
         it("refuses a hub's spoke entry whose tenant differs from the spoke's own stack file, from either side", () => {
@@ -355,17 +451,44 @@ describe("edge cases (third round)", () => {
             assert.strictEqual(hub.length, 1, JSON.stringify(hub));
             assert.match(hub[0].allowed, /must be the spoke's own cluster\.mimirTenant, preprod \(Pulumi\.preprod\.yaml\)/);
             const spoke = problemsOf("preprod").filter((p) => p.key === "cluster.mimirTenant");
-            assert.ok(spoke.some((p) => /Pulumi\.hub\.yaml lists preprod under tenant preprod-old/.test(p.allowed)), JSON.stringify(spoke));
+            assert.ok(
+                spoke.some((p) => /Pulumi\.hub\.yaml lists preprod under tenant preprod-old/.test(p.allowed)),
+                JSON.stringify(spoke),
+            );
         });
     });
 
     describe("flags of every npm run command", () => {
         /** Each command's parser, its flags that take a value and its switches. */
         const commands: { name: string; parse: (argv: string[]) => unknown; base: string[]; flags: string[]; switches: string[] }[] = [
-            { name: "plan", parse: parsePlanArgs, base: ["--stack", "hub"], flags: ["--stack", "--out", "--config-dir", "--stats", "--against", "--chart", "--kube-version", "--crds"], switches: [] },
-            { name: "prComment (the workflow's)", parse: parseCommentArgs, base: ["--stack", "hub", "--file", "summary.md"], flags: ["--stack", "--file"], switches: [] },
-            { name: "verify", parse: parseVerifyArgs, base: ["--stack", "hub"], flags: ["--stack", "--kubeconfig", "--context", "--kyverno-namespace", "--smoke-timeout", "--config-dir", "--without"], switches: ["--json", "--print-role"] },
-            { name: "adopt-check", parse: parseAdoptCheckArgs, base: ["--stack", "hub"], flags: ["--stack", "--kubeconfig", "--context", "--config-dir"], switches: ["--json"] },
+            {
+                name: "plan",
+                parse: parsePlanArgs,
+                base: ["--stack", "hub"],
+                flags: ["--stack", "--out", "--config-dir", "--stats", "--against", "--chart", "--kube-version", "--crds"],
+                switches: [],
+            },
+            {
+                name: "prComment (the workflow's)",
+                parse: parseCommentArgs,
+                base: ["--stack", "hub", "--file", "summary.md"],
+                flags: ["--stack", "--file"],
+                switches: [],
+            },
+            {
+                name: "verify",
+                parse: parseVerifyArgs,
+                base: ["--stack", "hub"],
+                flags: ["--stack", "--kubeconfig", "--context", "--kyverno-namespace", "--smoke-timeout", "--config-dir", "--without"],
+                switches: ["--json", "--print-role"],
+            },
+            {
+                name: "adopt-check",
+                parse: parseAdoptCheckArgs,
+                base: ["--stack", "hub"],
+                flags: ["--stack", "--kubeconfig", "--context", "--config-dir"],
+                switches: ["--json"],
+            },
             { name: "deploy-order", parse: parseDeployOrderArgs, base: [], flags: ["--config-dir"], switches: [] },
             { name: "bench", parse: parseBenchArgs, base: [], flags: ["--runs", "--json"], switches: ["--no-engine"] },
             { name: "e2e", parse: parseE2eArgs, base: [], flags: ["--json", "--grep"], switches: ["--keep"] },
@@ -373,10 +496,18 @@ describe("edge cases (third round)", () => {
         for (const c of commands) {
             it(`${c.name}: refuses an empty value and a value given to a switch, naming the flag`, () => {
                 for (const flag of c.flags) {
-                    assert.throws(() => c.parse([...c.base, `${flag}=`]), (e: Error) => e.message.startsWith(`${flag} needs a value (it was given an empty one)`), `${c.name} ${flag}=`);
+                    assert.throws(
+                        () => c.parse([...c.base, `${flag}=`]),
+                        (e: Error) => e.message.startsWith(`${flag} needs a value (it was given an empty one)`),
+                        `${c.name} ${flag}=`,
+                    );
                 }
                 for (const s of c.switches) {
-                    assert.throws(() => c.parse([...c.base, `${s}=false`]), (e: Error) => e.message.startsWith(`${s} is a switch and takes no value (got ${s}=false)`), `${c.name} ${s}=false`);
+                    assert.throws(
+                        () => c.parse([...c.base, `${s}=false`]),
+                        (e: Error) => e.message.startsWith(`${s} is a switch and takes no value (got ${s}=false)`),
+                        `${c.name} ${s}=false`,
+                    );
                 }
             });
         }
@@ -412,7 +543,11 @@ describe("edge cases (third round)", () => {
         });
 
         it("refuses an argument the error budget template does not declare", () => {
-            problemFor({ errorBudget: { query: 'slo:period_error_budget_remaining:ratio{sloth_service="{{args.service}}",team="{{args.team}}"}' } }, "errorBudget.query", /the template declares only service and slo/);
+            problemFor(
+                { errorBudget: { query: 'slo:period_error_budget_remaining:ratio{sloth_service="{{args.service}}",team="{{args.team}}"}' } },
+                "errorBudget.query",
+                /the template declares only service and slo/,
+            );
         });
 
         it("accepts a PriorityClass name with dots", () => {
@@ -421,9 +556,17 @@ describe("edge cases (third round)", () => {
         });
 
         it("accepts a Slack channel ID as the channel", () => {
-            const cfg = parse({ notifications: { service: "slack", slackChannel: "C0123ABCD" }, notificationsToken: "xoxb-test" }, { secretKeys: ["notificationsToken"] });
+            const cfg = parse(
+                { notifications: { service: "slack", slackChannel: "C0123ABCD" }, notificationsToken: "xoxb-test" },
+                { secretKeys: ["notificationsToken"] },
+            );
             assert.strictEqual(cfg.notifications.slackChannel, "C0123ABCD");
-            problemFor({ notifications: { service: "slack", slackChannel: "X0123ABCD" }, notificationsToken: "xoxb-test" }, "notifications.slackChannel", /channel ID such as C0123ABCD/, { secretKeys: ["notificationsToken"] });
+            problemFor(
+                { notifications: { service: "slack", slackChannel: "X0123ABCD" }, notificationsToken: "xoxb-test" },
+                "notifications.slackChannel",
+                /channel ID such as C0123ABCD/,
+                { secretKeys: ["notificationsToken"] },
+            );
         });
     });
 });

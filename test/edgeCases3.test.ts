@@ -20,7 +20,8 @@ function raw(patch: Record<string, unknown> = {}): Record<string, unknown> {
     return withRegulatedArgoRbac(rest);
 }
 
-const parse = (patch: Record<string, unknown> = {}, ambient: Parameters<typeof parseAddonConfig>[2] = {}): AddonConfig => parseAddonConfig("hub", raw(patch), { awsRegion: "eu-west-1", ...ambient });
+const parse = (patch: Record<string, unknown> = {}, ambient: Parameters<typeof parseAddonConfig>[2] = {}): AddonConfig =>
+    parseAddonConfig("hub", raw(patch), { awsRegion: "eu-west-1", ...ambient });
 
 function problems(patch: Record<string, unknown>, ambient: Parameters<typeof parseAddonConfig>[2] = {}): ConfigProblem[] {
     try {
@@ -82,24 +83,63 @@ describe("edge cases, third round", () => {
         const rule = (r: Record<string, unknown>) => ({ argocd: { ignoreDifferences: [{ group: "apps", kind: "Deployment", ...r }] } });
 
         it("refuses a jq path gojq cannot compile inside del(), naming the key and the value", () => {
-            const p = problemFor(rule({ jqPathExpressions: [".spec.replicas", ".metadata.annotations.my-key"] }), "argocd.ignoreDifferences[0].jqPathExpressions[1]", /function not defined: key\/0/);
+            const p = problemFor(
+                rule({ jqPathExpressions: [".spec.replicas", ".metadata.annotations.my-key"] }),
+                "argocd.ignoreDifferences[0].jqPathExpressions[1]",
+                /function not defined: key\/0/,
+            );
             assert.strictEqual(p.given, '".metadata.annotations.my-key"');
-            problemFor(rule({ jqPathExpressions: [".spec.containers[] | select(.name == 'app')"] }), "argocd.ignoreDifferences[0].jqPathExpressions[0]", /unexpected token/);
+            problemFor(
+                rule({ jqPathExpressions: [".spec.containers[] | select(.name == 'app')"] }),
+                "argocd.ignoreDifferences[0].jqPathExpressions[0]",
+                /unexpected token/,
+            );
             problemFor(rule({ jqPathExpressions: [".spec.x["] }), "argocd.ignoreDifferences[0].jqPathExpressions[0]", /unexpected token "\)" at character 9/);
             // The paths ArgoCD's documentation and our own rules use stay accepted.
-            const jq = [".spec.rules[]? | select((.backendRefs // []) | length > 1) | .backendRefs[]?.weight", '.metadata.annotations["kubectl.kubernetes.io/last-applied-configuration"]', '.spec.template.spec.containers[] | select(.name == "istio-proxy")'];
+            const jq = [
+                ".spec.rules[]? | select((.backendRefs // []) | length > 1) | .backendRefs[]?.weight",
+                '.metadata.annotations["kubectl.kubernetes.io/last-applied-configuration"]',
+                '.spec.template.spec.containers[] | select(.name == "istio-proxy")',
+            ];
             assert.deepStrictEqual(parse(rule({ jqPathExpressions: jq })).argocd.ignoreDifferences[0].jqPathExpressions, jq);
         });
 
         it("refuses a JSON pointer json-patch cannot follow (a ~ not escaped, a trailing /-)", () => {
             problemFor(rule({ jsonPointers: ["/metadata/annotations/a~b"] }), "argocd.ignoreDifferences[0].jsonPointers[0]", /escape ~ as ~0/);
             problemFor(rule({ jsonPointers: ["/spec/template/spec/containers/-"] }), "argocd.ignoreDifferences[0].jsonPointers[0]", /must not end in \/-/);
-            assert.deepStrictEqual(parse(rule({ jsonPointers: ["/metadata/annotations/a~1b~0c"] })).argocd.ignoreDifferences[0].jsonPointers, ["/metadata/annotations/a~1b~0c"]);
+            assert.deepStrictEqual(parse(rule({ jsonPointers: ["/metadata/annotations/a~1b~0c"] })).argocd.ignoreDifferences[0].jsonPointers, [
+                "/metadata/annotations/a~1b~0c",
+            ]);
         });
 
         // A sample of the comparison with gojq v0.12.19 recorded in components/argocd/jq.ts: gojq's verdict on each.
-        const GOJQ_COMPILES = [".a? // 1", ". .a", "1.", "try .a catch .b + 1", "if . then 1 end.a", "label $f | label $g | break $f", ".a as [$x, {b: $y}] | $y", '{"\\(.a)": 1}', ".a.b.[0]", "def f($x): x | .a; f(.b)", "reduce .a + .b as $x (0; .)", ".a | @base64 \"x\\(.)\""];
-        const GOJQ_REFUSES = [".a?//1", ".a | input", ".a | $__loc__", "{$__loc__}", ".a = .b = .c", ".a == .b == .c", "..a", ".a | \"\\a\"", "def if: .a; .b", ".a | break $out", "if .a then .b elif .c then .d"];
+        const GOJQ_COMPILES = [
+            ".a? // 1",
+            ". .a",
+            "1.",
+            "try .a catch .b + 1",
+            "if . then 1 end.a",
+            "label $f | label $g | break $f",
+            ".a as [$x, {b: $y}] | $y",
+            '{"\\(.a)": 1}',
+            ".a.b.[0]",
+            "def f($x): x | .a; f(.b)",
+            "reduce .a + .b as $x (0; .)",
+            '.a | @base64 "x\\(.)"',
+        ];
+        const GOJQ_REFUSES = [
+            ".a?//1",
+            ".a | input",
+            ".a | $__loc__",
+            "{$__loc__}",
+            ".a = .b = .c",
+            ".a == .b == .c",
+            "..a",
+            '.a | "\\a"',
+            "def if: .a; .b",
+            ".a | break $out",
+            "if .a then .b elif .c then .d",
+        ];
 
         it("agrees with gojq on the recorded sample", () => {
             for (const q of GOJQ_COMPILES) {
@@ -114,8 +154,16 @@ describe("edge cases, third round", () => {
 
     describe("a ServiceMonitor our own default-deny policy would block", () => {
         it("refuses controller.serviceMonitor with controllerDefaultDeny and no scrape namespaces", () => {
-            problemFor({ controller: { serviceMonitor: true }, network: { controllerDefaultDeny: true } }, "network.metricsScrapeNamespaces", /ServiceMonitor's scrapes would all be denied/);
-            assert.deepStrictEqual(parse({ controller: { serviceMonitor: true }, network: { controllerDefaultDeny: true, metricsScrapeNamespaces: ["monitoring"] } }).network.metricsScrapeNamespaces, ["monitoring"]);
+            problemFor(
+                { controller: { serviceMonitor: true }, network: { controllerDefaultDeny: true } },
+                "network.metricsScrapeNamespaces",
+                /ServiceMonitor's scrapes would all be denied/,
+            );
+            assert.deepStrictEqual(
+                parse({ controller: { serviceMonitor: true }, network: { controllerDefaultDeny: true, metricsScrapeNamespaces: ["monitoring"] } }).network
+                    .metricsScrapeNamespaces,
+                ["monitoring"],
+            );
         });
     });
 
@@ -181,10 +229,21 @@ describe("edge cases, third round", () => {
             assert.strictEqual(resolvePlain("-.Inf"), -Infinity);
         });
 
-        it("hands the program what the CLI hands it: numbers as JSON, an empty value as \"\", quoted text as is", () => {
-            const doc = parseStackYaml('config:\n  a: 1_000\n  b:\n  c: "1_000"\n  d: 1e3\n  e: 017\n  f: {x: 0x10, y: ~, z: yes}\n  g: !!str 12\n  h: 12345678901234567890\n') as { config: Record<string, never> };
+        it('hands the program what the CLI hands it: numbers as JSON, an empty value as "", quoted text as is', () => {
+            const doc = parseStackYaml(
+                'config:\n  a: 1_000\n  b:\n  c: "1_000"\n  d: 1e3\n  e: 017\n  f: {x: 0x10, y: ~, z: yes}\n  g: !!str 12\n  h: 12345678901234567890\n',
+            ) as { config: Record<string, never> };
             const text = Object.fromEntries(Object.entries(doc.config).map(([k, v]) => [k, configText(v)]));
-            assert.deepStrictEqual(text, { a: "1000", b: "", c: "1_000", d: "1000", e: "15", f: '{"x":16,"y":null,"z":"yes"}', g: "12", h: "12345678901234567890" });
+            assert.deepStrictEqual(text, {
+                a: "1000",
+                b: "",
+                c: "1_000",
+                d: "1000",
+                e: "15",
+                f: '{"x":16,"y":null,"z":"yes"}',
+                g: "12",
+                h: "12345678901234567890",
+            });
         });
 
         it("refuses NaN and infinities, which the CLI cannot store", () => {
@@ -198,7 +257,10 @@ describe("edge cases, third round", () => {
 
         it("the offline plan reads a stack file's empty value and 1_000 as `pulumi up` does", () => {
             const dir = fs.mkdtempSync(path.join(os.tmpdir(), "stackyaml-"));
-            fs.writeFileSync(path.join(dir, "Pulumi.x.yaml"), "config:\n  argo-rollouts-addon:a:\n  argo-rollouts-addon:b: 1_000\n  argo-rollouts-addon:c: {n: 0o10}\n");
+            fs.writeFileSync(
+                path.join(dir, "Pulumi.x.yaml"),
+                "config:\n  argo-rollouts-addon:a:\n  argo-rollouts-addon:b: 1_000\n  argo-rollouts-addon:c: {n: 0o10}\n",
+            );
             const file = readStackFile("x", dir);
             assert.deepStrictEqual(file.config, { "argo-rollouts-addon:a": "", "argo-rollouts-addon:b": "1000", "argo-rollouts-addon:c": '{"n":8}' });
         });
@@ -217,7 +279,10 @@ describe("edge cases, third round", () => {
             // Plain `1_000` and `017` would be the numbers 1000 and 15 to the Pulumi CLI.
             assert.match(text, /argo-rollouts-addon:tenant: "1_000"/);
             assert.match(text, /argo-rollouts-addon:n: "017"/);
-            assert.deepStrictEqual((parseStackYaml(text) as { config: unknown }).config, { "argo-rollouts-addon:tenant": "1_000", "argo-rollouts-addon:n": "017" });
+            assert.deepStrictEqual((parseStackYaml(text) as { config: unknown }).config, {
+                "argo-rollouts-addon:tenant": "1_000",
+                "argo-rollouts-addon:n": "017",
+            });
         });
     });
 
@@ -233,7 +298,13 @@ describe("edge cases, third round", () => {
                     return true;
                 },
             );
-            assert.throws(() => parseStackYaml("a: 1\na: 2\n"), (e: Error) => e instanceof StackYamlError && /line 2, column 1 \(the key "a" is set twice in one map\)/.test(e.message) && !/Map keys must be unique/.test(e.message));
+            assert.throws(
+                () => parseStackYaml("a: 1\na: 2\n"),
+                (e: Error) =>
+                    e instanceof StackYamlError &&
+                    /line 2, column 1 \(the key "a" is set twice in one map\)/.test(e.message) &&
+                    !/Map keys must be unique/.test(e.message),
+            );
         });
 
         it("a certificate that does not parse is not explained in OpenSSL's words", () => {
@@ -243,7 +314,10 @@ describe("edge cases, third round", () => {
                 plugin: { sha256: TEST_SHA256 },
                 policy: TEST_POLICY,
                 argocd: { projects: {}, applicationSets: {} },
-                mimir: { readEndpoint: "https://mimir-preprod.hub.platform.test/prometheus", readCaBundle: "-----BEGIN CERTIFICATE-----\nMIIBAAAA\n-----END CERTIFICATE-----\n" },
+                mimir: {
+                    readEndpoint: "https://mimir-preprod.hub.platform.test/prometheus",
+                    readCaBundle: "-----BEGIN CERTIFICATE-----\nMIIBAAAA\n-----END CERTIFICATE-----\n",
+                },
             };
             try {
                 parseAddonConfig("preprod", spoke);
@@ -292,7 +366,10 @@ describe("edge cases, third round", () => {
             // Where hubStack names the hub that lists it, the tenant is the key to fix, as before.
             const named = refusals("acme/argo-rollouts-addon/hub-b");
             assert.ok(!named.some((x) => x.key === "mimir.hubStack"), JSON.stringify(named, null, 1));
-            assert.ok(named.some((x) => x.key === "cluster.mimirTenant" && /Pulumi\.hub-b\.yaml lists preprod under tenant preprod-old/.test(x.allowed)), JSON.stringify(named, null, 1));
+            assert.ok(
+                named.some((x) => x.key === "cluster.mimirTenant" && /Pulumi\.hub-b\.yaml lists preprod under tenant preprod-old/.test(x.allowed)),
+                JSON.stringify(named, null, 1),
+            );
         });
     });
 });

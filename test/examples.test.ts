@@ -19,7 +19,11 @@ import { FIXTURE_STACKS, merged } from "./harness";
 /** The hub fixture's project keys, without the namespace (what parseAddonConfig reads). */
 function hubFixture(): Record<string, unknown> {
     const doc = YAML.parse(fs.readFileSync(path.join(FIXTURE_STACKS, "Pulumi.hub.yaml"), "utf8")) as { config: Record<string, unknown> };
-    return Object.fromEntries(Object.entries(doc.config).filter(([k]) => k.startsWith(`${PROJECT}:`)).map(([k, v]) => [k.slice(PROJECT.length + 1), v]));
+    return Object.fromEntries(
+        Object.entries(doc.config)
+            .filter(([k]) => k.startsWith(`${PROJECT}:`))
+            .map(([k, v]) => [k.slice(PROJECT.length + 1), v]),
+    );
 }
 
 async function run(config: Record<string, unknown>, dryRun: boolean): Promise<{ run: OfflineRun; warned: string[] }> {
@@ -36,7 +40,17 @@ async function run(config: Record<string, unknown>, dryRun: boolean): Promise<{ 
         return Promise.resolve();
     };
     try {
-        return { run: await runOffline({ stack: "hub", config: file.config, secretKeys: file.secretKeys, world: placeholderWorld(file), dryRun, program: () => defineStack() }), warned };
+        return {
+            run: await runOffline({
+                stack: "hub",
+                config: file.config,
+                secretKeys: file.secretKeys,
+                world: placeholderWorld(file),
+                dryRun,
+                program: () => defineStack(),
+            }),
+            warned,
+        };
     } finally {
         pulumi.log.warn = warn;
     }
@@ -62,7 +76,15 @@ describe("example values", () => {
         });
 
         it("leaves every value that only contains the letters inside a longer word", () => {
-            for (const v of ["counterexamples", "examples-team", "exampled", "registry.acme.io/mirror", "platform.test/tier", `sha256:${"ab".repeat(32)}`, "tenants"]) {
+            for (const v of [
+                "counterexamples",
+                "examples-team",
+                "exampled",
+                "registry.acme.io/mirror",
+                "platform.test/tier",
+                `sha256:${"ab".repeat(32)}`,
+                "tenants",
+            ]) {
                 assert.ok(!isExampleValue(v), v);
             }
         });
@@ -72,7 +94,10 @@ describe("example values", () => {
         it("names each key once, in the stack file's order, map keys (labels, names) included", () => {
             const raw = {
                 imageRegistry: "registry.example.com/mirror",
-                policy: { prodNamespaceLabels: { "platform.example/tier": "prod", "platform.example/other": "x" }, regulated: { approverGroups: ["ops", "example-approvers"] } },
+                policy: {
+                    prodNamespaceLabels: { "platform.example/tier": "prod", "platform.example/other": "x" },
+                    regulated: { approverGroups: ["ops", "example-approvers"] },
+                },
                 argocd: { projects: { "example-tenants": { owner: "external" }, tenants: {} } },
                 spokes: [{ hostname: "a.test" }, { hostname: "b.example" }],
             };
@@ -107,7 +132,10 @@ describe("example values", () => {
             ["imageRegistry", { imageRegistry: "registry.platform.example/mirror" }],
             ["controller.namespaceLabels", { controller: { namespaceLabels: { "platform.example/tier": "platform" } } }],
             ["spokes[0].hostname", { spokes: [{ name: "preprod", tenant: "preprod", hostname: "mimir-preprod.hub.platform.example", query: true }] }],
-            ["policy.tenantNamespaceSelector.matchExpressions[0].key", { policy: { tenantNamespaceSelector: { matchExpressions: [{ key: "platform.example/tier", operator: "Exists" }] } } }],
+            [
+                "policy.tenantNamespaceSelector.matchExpressions[0].key",
+                { policy: { tenantNamespaceSelector: { matchExpressions: [{ key: "platform.example/tier", operator: "Exists" }] } } },
+            ],
             ["policy.prodNamespaceLabels", { policy: { prodNamespaceLabels: { "platform.example/tier": "prod" } } }],
             ["policy.regulated.namespaceLabels", { policy: { regulated: { namespaceLabels: { "platform.example/compliance": "regulated" } } } }],
             ["policy.regulated.approverGroups[0]", { policy: { regulated: { approverGroups: ["example-release-approvers"] } } }],
@@ -118,22 +146,44 @@ describe("example values", () => {
             ["argocd.rbac.deployerRoles[0]", { argocd: { rbac: { deployerRoles: ["role:example-tenant-deployer"] } } }],
             ["plugin.digest", { plugin: { digest: EXAMPLE_DIGEST } }],
             ["plugin.sha256", { plugin: { delivery: "download", sha256: EXAMPLE_SHA256, digest: undefined, repository: undefined } }],
-            ["smokeTest.hostname", { smokeTest: { enabled: true, hostname: "rollouts-smoke.example.com", image: `registry.platform.test/mirror/demo@sha256:${"1".repeat(64)}`, loadImage: `registry.platform.test/mirror/curl@sha256:${"2".repeat(64)}` } }],
-            ["notifications.webhookUrl", { notifications: { service: "webhook", webhookUrl: "https://hooks.example.com/rollouts" }, notificationsToken: { secure: "v1:c2VjcmV0" } }],
+            [
+                "smokeTest.hostname",
+                {
+                    smokeTest: {
+                        enabled: true,
+                        hostname: "rollouts-smoke.example.com",
+                        image: `registry.platform.test/mirror/demo@sha256:${"1".repeat(64)}`,
+                        loadImage: `registry.platform.test/mirror/curl@sha256:${"2".repeat(64)}`,
+                    },
+                },
+            ],
+            [
+                "notifications.webhookUrl",
+                { notifications: { service: "webhook", webhookUrl: "https://hooks.example.com/rollouts" }, notificationsToken: { secure: "v1:c2VjcmV0" } },
+            ],
         ];
         for (const [key, patch] of cases) {
             it(`${key}: warned about by a preview, refused by pulumi up before anything is declared`, async () => {
                 const config = merged(hubFixture(), patch);
                 const { warned } = await run(config, true);
-                assert.ok(warned.some((w) => w.includes(`${PROJECT}:${key} holds the example value`)), `no warning for ${key}:\n${warned.join("\n")}`);
-                await assert.rejects(run(config, false), (e: Error) => e.message.includes(`${PROJECT}:${key} = `) && !e.message.includes("invalid configuration"));
+                assert.ok(
+                    warned.some((w) => w.includes(`${PROJECT}:${key} holds the example value`)),
+                    `no warning for ${key}:\n${warned.join("\n")}`,
+                );
+                await assert.rejects(
+                    run(config, false),
+                    (e: Error) => e.message.includes(`${PROJECT}:${key} = `) && !e.message.includes("invalid configuration"),
+                );
             });
         }
 
         it("pulumi up of the fixture, with no example left, is not refused", async () => {
             const { run: planned, warned } = await run(hubFixture(), false);
             assert.ok(planned.resources.length > 10);
-            assert.deepStrictEqual(warned.filter((w) => w.includes("example")), []);
+            assert.deepStrictEqual(
+                warned.filter((w) => w.includes("example")),
+                [],
+            );
         });
     });
 
@@ -163,21 +213,35 @@ describe("example values", () => {
             const raw = merged(hubFixture(), { policy: undefined });
             assert.throws(
                 () => parseAddonConfig("hub", raw, { awsRegion: "eu-west-1" }),
-                (e: unknown) => e instanceof ConfigError && ["policy.tenantNamespaceSelector", "policy.prodNamespaceLabels"].every((k) => e.problems.some((p) => p.key === k)),
+                (e: unknown) =>
+                    e instanceof ConfigError &&
+                    ["policy.tenantNamespaceSelector", "policy.prodNamespaceLabels"].every((k) => e.problems.some((p) => p.key === k)),
             );
         });
 
         it("where another cluster's ArgoCD syncs this one, the ArgoCD names are that stack's to set", () => {
             // Its API server arrives as its sync does: no action identity here (components/argocd/preflight.ts).
-            const raw = merged(hubFixture(), { policy: { regulated: { actionServiceAccounts: [] } }, argocd: { runsOn: "preprod", projects: undefined, applicationSets: undefined, rbac: undefined } });
+            const raw = merged(hubFixture(), {
+                policy: { regulated: { actionServiceAccounts: [] } },
+                argocd: { runsOn: "preprod", projects: undefined, applicationSets: undefined, rbac: undefined },
+            });
             const config = parseAddonConfig("hub", raw, { awsRegion: "eu-west-1", projectClusters: ["hub", "preprod"] });
             assert.deepStrictEqual([config.argocd.local, config.argocd.projects, config.argocd.applicationSets], [false, [], []]);
         });
 
         it("optional keys left out plan with no example value in their place", async () => {
-            const raw = merged(hubFixture(), { policy: { regulated: undefined }, argocd: { projects: {}, applicationSets: {}, rbac: undefined }, spokes: undefined, controller: undefined, imageRegistry: undefined });
+            const raw = merged(hubFixture(), {
+                policy: { regulated: undefined },
+                argocd: { projects: {}, applicationSets: {}, rbac: undefined },
+                spokes: undefined,
+                controller: undefined,
+                imageRegistry: undefined,
+            });
             const { run: planned, warned } = await run(raw, true);
-            assert.deepStrictEqual(warned.filter((w) => w.includes("example")), []);
+            assert.deepStrictEqual(
+                warned.filter((w) => w.includes("example")),
+                [],
+            );
             const texts = JSON.stringify(planned.resources.map((r) => r.inputs));
             assert.ok(!/(^|[^A-Za-z0-9])example([^A-Za-z0-9]|$)/i.test(texts), "a planned object carries an example value");
         });

@@ -379,7 +379,11 @@ function binaryOp(n: PromNode, q: string, series: Series[]): Value {
     const signature = (l: Labels) => {
         const base = withoutName(l);
         const kept = on === undefined ? base : Object.fromEntries(on.filter((k) => base[k] !== undefined).map((k) => [k, base[k]]));
-        return JSON.stringify(Object.keys(kept).sort().map((k) => [k, kept[k]]));
+        return JSON.stringify(
+            Object.keys(kept)
+                .sort()
+                .map((k) => [k, kept[k]]),
+        );
     };
     const left = evalNode(lhs, q, series);
     const right = evalNode(rhs, q, series);
@@ -471,7 +475,11 @@ function tokenize(src: string): Token[] {
             out.push({ kind: "num", text: m[1] });
         } else if (m[2] !== undefined) {
             const word = m[2];
-            out.push(word === "and" || word === "or" || word === "not" ? { kind: "op", text: { and: "&&", or: "||", not: "!" }[word] } : { kind: "ident", text: word });
+            out.push(
+                word === "and" || word === "or" || word === "not"
+                    ? { kind: "op", text: { and: "&&", or: "||", not: "!" }[word] }
+                    : { kind: "ident", text: word },
+            );
         } else {
             out.push({ kind: "op", text: m[3] });
         }

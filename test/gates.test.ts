@@ -55,8 +55,28 @@ function analysisConfig(patch: Record<string, unknown> = {}): AnalysisConfig {
 /** Valid analysis settings far from the defaults, to show the rules hold for any valid config. */
 const CONFIGS: Record<string, Record<string, unknown>> = {
     defaults: {},
-    strict: { successRate: 0.999, minRequests: 1000, latencyP99Seconds: 0.05, scrapeInterval: "15s", rateWindow: "1m", remoteWriteLag: "30s", initialDelay: "90s", count: 10, inconclusiveLimit: 4 },
-    lenient: { successRate: 0.5, minRequests: 2, latencyP99Seconds: 9.5, scrapeInterval: "2m", rateWindow: "1h", remoteWriteLag: "5m", initialDelay: "2h", count: 1, inconclusiveLimit: 0 },
+    strict: {
+        successRate: 0.999,
+        minRequests: 1000,
+        latencyP99Seconds: 0.05,
+        scrapeInterval: "15s",
+        rateWindow: "1m",
+        remoteWriteLag: "30s",
+        initialDelay: "90s",
+        count: 10,
+        inconclusiveLimit: 4,
+    },
+    lenient: {
+        successRate: 0.5,
+        minRequests: 2,
+        latencyP99Seconds: 9.5,
+        scrapeInterval: "2m",
+        rateWindow: "1h",
+        remoteWriteLag: "5m",
+        initialDelay: "2h",
+        count: 1,
+        inconclusiveLimit: 0,
+    },
 };
 
 /** What Argo Rollouts does to a template's query: plain substitution of the argument values. */
@@ -102,7 +122,7 @@ const STABLE = beyla("checkout-7c9d8e6f5", [{ status: "200", seconds: 0.02, n: 4
 function cases(a: AnalysisConfig): Record<string, Series[]> {
     const enough = Math.max(400, a.minRequests * 4);
     return {
-        "healthy": [...STABLE, ...beyla(CANARY_RS, [{ status: "200", seconds: 0.02, n: enough }])],
+        healthy: [...STABLE, ...beyla(CANARY_RS, [{ status: "200", seconds: 0.02, n: enough }])],
         "every request a 5xx, with enough traffic": [
             ...STABLE,
             ...beyla(CANARY_RS, [
@@ -152,7 +172,7 @@ function cases(a: AnalysisConfig): Record<string, Series[]> {
 /** What each gate must conclude in each case. */
 const EXPECTED: Record<string, Record<string, MeasurementPhase>> = {
     "success-rate": {
-        "healthy": "Successful",
+        healthy: "Successful",
         "every request a 5xx, with enough traffic": "Failed",
         "no traffic": "Inconclusive",
         "low traffic: one 5xx in ten requests": "Inconclusive",
@@ -164,7 +184,7 @@ const EXPECTED: Record<string, Record<string, MeasurementPhase>> = {
         "a quiet canary serving slowly among many fast probes": "Successful",
     },
     "latency-p99": {
-        "healthy": "Successful",
+        healthy: "Successful",
         // Fast errors are the success rate's to catch.
         "every request a 5xx, with enough traffic": "Successful",
         "no traffic": "Inconclusive",
@@ -232,7 +252,12 @@ describe("metric gate semantics", () => {
         const a = analysisConfig();
         const isFloor = (n: PromNode, q: string) => {
             const f = binary(unparen(n));
-            return f.op === "Gte" && f.rhs.name === "NumberDurationLiteral" && Number(q.slice(f.rhs.from, f.rhs.to)) === a.minRequests && unparen(f.lhs).name === "AggregateExpr";
+            return (
+                f.op === "Gte" &&
+                f.rhs.name === "NumberDurationLiteral" &&
+                Number(q.slice(f.rhs.from, f.rhs.to)) === a.minRequests &&
+                unparen(f.lhs).name === "AggregateExpr"
+            );
         };
 
         it("success rate: (numerator or vector(0)) / (requests >= minRequests)", () => {
@@ -289,7 +314,11 @@ describe("metric gate semantics", () => {
         });
 
         it("the error-budget check pauses on an exhausted budget and on no data, and never fails a version", () => {
-            const m = (errorBudgetTemplateSpec(ERROR_BUDGET_DEFAULTS, "http://m/prometheus", "hub") as { metrics: { successCondition: string; failureCondition: string }[] }).metrics[0];
+            const m = (
+                errorBudgetTemplateSpec(ERROR_BUDGET_DEFAULTS, "http://m/prometheus", "hub") as {
+                    metrics: { successCondition: string; failureCondition: string }[];
+                }
+            ).metrics[0];
             assert.strictEqual(measurementPhase(m, []), "Inconclusive", "no SLO authored: pause, not abort");
             assert.strictEqual(measurementPhase(m, [NaN]), "Inconclusive");
             assert.strictEqual(measurementPhase(m, [0]), "Inconclusive", "exhausted: pause, not abort");
@@ -336,8 +365,16 @@ describe("metric gate semantics", () => {
             const a = analysisConfig({ excludeRoutes: [] });
             const c = cases(a);
             const [success, , latency] = sharedTemplates(a);
-            assert.strictEqual(measure(success, c["probes only: the kubelet's requests, enough to pass the floor"]).phase, "Successful", "probes alone pass the gate");
-            assert.strictEqual(measure(success, c["a quiet canary failing 60 % of its requests among many fast probes"]).phase, "Successful", "probes dilute the errors");
+            assert.strictEqual(
+                measure(success, c["probes only: the kubelet's requests, enough to pass the floor"]).phase,
+                "Successful",
+                "probes alone pass the gate",
+            );
+            assert.strictEqual(
+                measure(success, c["a quiet canary failing 60 % of its requests among many fast probes"]).phase,
+                "Successful",
+                "probes dilute the errors",
+            );
             assert.strictEqual(measure(latency, c["a quiet canary serving slowly among many fast probes"]).phase, "Successful", "probes dilute the p99");
             assert.ok(!success.query.includes("http_route"), "nothing to exclude adds no matcher");
         });
@@ -361,7 +398,14 @@ describe("metric gate semantics", () => {
         it("one request below the floor is Inconclusive, at the floor it is judged", () => {
             const a = analysisConfig({ minRequests: 20 });
             const [success] = sharedTemplates(a);
-            const at = (ok: number, bad: number) => measure(success, beyla(CANARY_RS, [{ status: "200", seconds: 0.02, n: ok }, { status: "500", seconds: 0.02, n: bad }])).phase;
+            const at = (ok: number, bad: number) =>
+                measure(
+                    success,
+                    beyla(CANARY_RS, [
+                        { status: "200", seconds: 0.02, n: ok },
+                        { status: "500", seconds: 0.02, n: bad },
+                    ]),
+                ).phase;
             assert.strictEqual(at(18, 1), "Inconclusive");
             assert.strictEqual(at(19, 1), "Successful", "one 5xx in twenty is exactly 0.95");
             assert.strictEqual(at(0, 20), "Failed");
@@ -373,7 +417,12 @@ describe("metric gate semantics", () => {
             it(`${name} settings`, () => {
                 const a = analysisConfig(patch);
                 type Limits = { count: number; interval: string; failureLimit: number; inconclusiveLimit: number; consecutiveErrorLimit: number };
-                const finite = clusterAnalysisTemplateSpec(sharedTemplates(a).find((t) => t.runs === "finite")!, a, "http://m/prometheus", "hub") as { metrics: Limits[] };
+                const finite = clusterAnalysisTemplateSpec(
+                    sharedTemplates(a).find((t) => t.runs === "finite")!,
+                    a,
+                    "http://m/prometheus",
+                    "hub",
+                ) as { metrics: Limits[] };
                 const m = finite.metrics[0];
                 const n = effectiveCount(m)!;
                 assert.strictEqual(n, a.count);
@@ -382,7 +431,12 @@ describe("metric gate semantics", () => {
                 assert.strictEqual(metricPhase(m, Array(a.failureLimit + 1).fill("Failed")), "Failed", "a breach fails it");
                 assert.notStrictEqual(metricPhase(m, Array(n).fill("Inconclusive")), "Successful", "no data never passes");
                 assert.strictEqual(metricPhase(m, Array(a.consecutiveErrorLimit + 1).fill("Error")), "Error");
-                const background = clusterAnalysisTemplateSpec(sharedTemplates(a).find((t) => t.runs === "background")!, a, "http://m/prometheus", "hub") as { metrics: { interval: string; count?: number }[] };
+                const background = clusterAnalysisTemplateSpec(
+                    sharedTemplates(a).find((t) => t.runs === "background")!,
+                    a,
+                    "http://m/prometheus",
+                    "hub",
+                ) as { metrics: { interval: string; count?: number }[] };
                 assert.strictEqual(effectiveCount(background.metrics[0]), undefined);
                 assert.strictEqual(metricPhase(background.metrics[0], Array(50).fill("Successful")), "Running");
             });
@@ -393,14 +447,31 @@ describe("metric gate semantics", () => {
             assert.strictEqual(metricPhase(m, ["Inconclusive", "Inconclusive", "Successful"]), "Successful");
             assert.strictEqual(metricPhase(m, ["Inconclusive", "Inconclusive"]), "Running");
             assert.strictEqual(metricPhase(m, Array(4).fill("Inconclusive")), "Inconclusive");
-            assert.strictEqual(metricPhase({ interval: "1m", count: 3, consecutiveSuccessLimit: 2, failureLimit: 1 }, ["Successful", "Failed", "Successful"]), "Inconclusive", "neither limit reached at the count");
+            assert.strictEqual(
+                metricPhase({ interval: "1m", count: 3, consecutiveSuccessLimit: 2, failureLimit: 1 }, ["Successful", "Failed", "Successful"]),
+                "Inconclusive",
+                "neither limit reached at the count",
+            );
             assert.strictEqual(metricPhase({ interval: "1m", count: 2, consecutiveSuccessLimit: 1, failureLimit: -1 }, ["Failed", "Failed"]), "Failed");
-            assert.strictEqual(metricPhase({ interval: "1m", count: 5, consecutiveSuccessLimit: 2 }, ["Successful", "Error", "Successful"]), "Running", "an error breaks the streak");
+            assert.strictEqual(
+                metricPhase({ interval: "1m", count: 5, consecutiveSuccessLimit: 2 }, ["Successful", "Error", "Successful"]),
+                "Running",
+                "an error breaks the streak",
+            );
         });
 
         it("the waiting freeze goes on at the first measurement with budget left and pauses after maxFreeze, never fails", () => {
             const budget = { ...ERROR_BUDGET_DEFAULTS, recheckInterval: "5m", maxFreeze: "1h" };
-            type Metric = { name: string; count: number; interval?: string; successCondition: string; failureCondition: string; consecutiveSuccessLimit?: number; inconclusiveLimit: number; failureLimit: number };
+            type Metric = {
+                name: string;
+                count: number;
+                interval?: string;
+                successCondition: string;
+                failureCondition: string;
+                consecutiveSuccessLimit?: number;
+                inconclusiveLimit: number;
+                failureLimit: number;
+            };
             const [found, wait] = (errorBudgetWaitTemplateSpec(budget, "http://m/prometheus", "hub") as { metrics: Metric[] }).metrics;
             assert.strictEqual(found.name, "slo-found");
             assert.strictEqual(metricPhase(found, [measurementPhase(found, [])]), "Inconclusive", "no SLO: the run pauses at once");
@@ -425,7 +496,12 @@ describe("metric gate semantics", () => {
 
         it("the waiting freeze's limits are ones Argo Rollouts accepts", () => {
             // utils/analysis/factory.go ValidateMetric (v1.9.0), restated for these two metrics.
-            for (const [recheckInterval, maxFreeze] of [["5m", "24h"], ["1m", "1m"], ["7m", "1h"], ["5s", "40s"]]) {
+            for (const [recheckInterval, maxFreeze] of [
+                ["5m", "24h"],
+                ["1m", "1m"],
+                ["7m", "1h"],
+                ["5s", "40s"],
+            ]) {
                 const budget = { ...ERROR_BUDGET_DEFAULTS, recheckInterval, maxFreeze };
                 type M = { count: number; interval?: string; failureLimit: number; inconclusiveLimit: number; consecutiveSuccessLimit?: number };
                 for (const m of (errorBudgetWaitTemplateSpec(budget, "http://m/prometheus", "hub") as { metrics: M[] }).metrics) {
@@ -465,7 +541,15 @@ describe("metric gate semantics", () => {
             }
         });
 
-        type Metric = { name: string; count?: number; interval?: string; initialDelay?: string; successCondition: string; failureCondition: string; provider: { prometheus: { query: string } } };
+        type Metric = {
+            name: string;
+            count?: number;
+            interval?: string;
+            initialDelay?: string;
+            successCondition: string;
+            failureCondition: string;
+            provider: { prometheus: { query: string } };
+        };
         type Ref = { templates: { templateName: string; clusterScope?: boolean }[] };
         const templatesOf = (run: OfflineRun) =>
             new Map(
@@ -478,7 +562,10 @@ describe("metric gate semantics", () => {
             it(`${stack}: every template guards no-data, fails all-5xx and slow, floors low traffic`, () => {
                 const { run, analysis } = plans.get(stack)!;
                 const templates = templatesOf(run);
-                assert.deepStrictEqual([...templates.keys()].sort(), ["error-budget", "error-budget-wait", "latency-p99", "latency-p99-finite", "success-rate", "success-rate-finite"].map(templateName));
+                assert.deepStrictEqual(
+                    [...templates.keys()].sort(),
+                    ["error-budget", "error-budget-wait", "latency-p99", "latency-p99-finite", "success-rate", "success-rate-finite"].map(templateName),
+                );
                 for (const [name, metrics] of templates) {
                     for (const m of metrics) {
                         assert.deepStrictEqual(promqlSyntaxErrors(m.provider.prometheus.query), [], name);
@@ -500,7 +587,11 @@ describe("metric gate semantics", () => {
                 const { run } = plans.get(stack)!;
                 const templates = templatesOf(run);
                 for (const r of run.resources.filter((x) => x.type === "kubernetes:argoproj.io/v1alpha1:Rollout")) {
-                    const strategy = (r.inputs.spec as { strategy: { canary?: { steps: { analysis?: Ref }[] }; blueGreen?: { prePromotionAnalysis?: Ref; postPromotionAnalysis?: Ref } } }).strategy;
+                    const strategy = (
+                        r.inputs.spec as {
+                            strategy: { canary?: { steps: { analysis?: Ref }[] }; blueGreen?: { prePromotionAnalysis?: Ref; postPromotionAnalysis?: Ref } };
+                        }
+                    ).strategy;
                     const mustEnd: Ref[] = [
                         ...(strategy.canary?.steps ?? []).flatMap((s) => (s.analysis ? [s.analysis] : [])),
                         ...[strategy.blueGreen?.prePromotionAnalysis, strategy.blueGreen?.postPromotionAnalysis].filter((x): x is Ref => x !== undefined),
@@ -516,10 +607,18 @@ describe("metric gate semantics", () => {
                     }
                 }
                 if (stack === "blueGreen smoke") {
-                    const bg = run.resources.find((x) => x.type === "kubernetes:argoproj.io/v1alpha1:Rollout")!.inputs.spec as { strategy: { blueGreen: { prePromotionAnalysis?: Ref; postPromotionAnalysis: Ref } } };
-                    assert.deepStrictEqual(bg.strategy.blueGreen.postPromotionAnalysis.templates.map((t) => t.templateName), [templateName("success-rate-finite")]);
+                    const bg = run.resources.find((x) => x.type === "kubernetes:argoproj.io/v1alpha1:Rollout")!.inputs.spec as {
+                        strategy: { blueGreen: { prePromotionAnalysis?: Ref; postPromotionAnalysis: Ref } };
+                    };
+                    assert.deepStrictEqual(
+                        bg.strategy.blueGreen.postPromotionAnalysis.templates.map((t) => t.templateName),
+                        [templateName("success-rate-finite")],
+                    );
                     // The preview gate's run is among those checked above.
-                    assert.deepStrictEqual(bg.strategy.blueGreen.prePromotionAnalysis?.templates.map((t) => t.templateName), [templateName("success-rate-finite")]);
+                    assert.deepStrictEqual(
+                        bg.strategy.blueGreen.prePromotionAnalysis?.templates.map((t) => t.templateName),
+                        [templateName("success-rate-finite")],
+                    );
                     for (const r of manifestResources(run)) {
                         const res = validateObject(r.inputs);
                         assert.deepStrictEqual(res.problems, [], `${res.object} (${res.via})`);
@@ -550,7 +649,9 @@ describe("rate/increase extrapolation (the model, held to Prometheus by the e2e 
     });
 
     it("lets a window of 45 raw requests pass a floor of 50, as Prometheus does", () => {
-        const t = sharedTemplates(analysisConfig({ rateWindow: "20s", scrapeInterval: "5s", remoteWriteLag: "1s", initialDelay: "21s", minRequests: 50 })).find((x) => x.name === templateName("success-rate"))!;
+        const t = sharedTemplates(analysisConfig({ rateWindow: "20s", scrapeInterval: "5s", remoteWriteLag: "1s", initialDelay: "21s", minRequests: 50 })).find(
+            (x) => x.name === templateName("success-rate"),
+        )!;
         const labels = { k8s_namespace_name: "shop", k8s_replicaset_name: CANARY_RS, http_response_status_code: "200" };
         const series: Series[] = [{ labels: { __name__: COUNT, ...labels }, samples: counts(3, every5s), times: every5s }];
         const result = evaluatePromQL(substitute(t.query, ARGS), series).map((x) => x.value);

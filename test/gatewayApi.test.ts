@@ -24,11 +24,29 @@ import {
  */
 describe("Gateway API matching for the spoke-route audit", () => {
     const MIMIR = { namespace: "observability", gatewayService: "mimir-gateway" };
-    const HOST: SpokeHost = { spoke: "preprod", tenant: "preprod", hostname: "mimir-preprod.hub.example", gateway: { namespace: "gateway-system", name: "internal" }, listener: "https" };
+    const HOST: SpokeHost = {
+        spoke: "preprod",
+        tenant: "preprod",
+        hostname: "mimir-preprod.hub.example",
+        gateway: { namespace: "gateway-system", name: "internal" },
+        listener: "https",
+    };
     const HTTPS: Listener = { name: "https", port: 443, protocol: "HTTPS", allowedRoutes: { namespaces: { from: "All" } } };
-    const toMimir = (extra: Record<string, unknown> = {}) => ({ group: "", kind: "Service", name: "mimir-gateway", namespace: "observability", port: 80, ...extra });
+    const toMimir = (extra: Record<string, unknown> = {}) => ({
+        group: "",
+        kind: "Service",
+        name: "mimir-gateway",
+        namespace: "observability",
+        port: 80,
+        ...extra,
+    });
     const setTenant = (tenant: string) => ({ type: "RequestHeaderModifier", requestHeaderModifier: { set: [{ name: "X-Scope-OrgID", value: tenant }] } });
-    const route = (namespace: string, spec: Record<string, unknown>): KubeObject => ({ apiVersion: "gateway.networking.k8s.io/v1", kind: "HTTPRoute", metadata: { name: "r", namespace }, spec });
+    const route = (namespace: string, spec: Record<string, unknown>): KubeObject => ({
+        apiVersion: "gateway.networking.k8s.io/v1",
+        kind: "HTTPRoute",
+        metadata: { name: "r", namespace },
+        spec,
+    });
 
     describe("hostname intersection", () => {
         it("matches a precise hostname exactly, without case", () => {
@@ -53,7 +71,10 @@ describe("Gateway API matching for the spoke-route audit", () => {
             assert.ok(!routeServesHost([], "*.other.example", "mimir-preprod.hub.example"));
             assert.ok(routeServesHost(["grafana.hub.example", "*.hub.example"], undefined, "mimir-preprod.hub.example"));
             assert.ok(!routeServesHost(["grafana.hub.example"], undefined, "mimir-preprod.hub.example"));
-            assert.ok(!routeServesHost(["mimir-preprod.hub.example"], "*.other.example", "mimir-preprod.hub.example"), "the listener does not serve the host at all");
+            assert.ok(
+                !routeServesHost(["mimir-preprod.hub.example"], "*.other.example", "mimir-preprod.hub.example"),
+                "the listener does not serve the host at all",
+            );
         });
     });
 
@@ -66,7 +87,10 @@ describe("Gateway API matching for the spoke-route audit", () => {
             assert.ok(!refersToListener({ name: "internal" }, "observability", GW, HTTPS));
             assert.ok(!refersToListener({ name: "internal", namespace: "gateway-system", sectionName: "http" }, "observability", GW, HTTPS));
             assert.ok(!refersToListener({ name: "public", namespace: "gateway-system" }, "observability", GW, HTTPS));
-            assert.ok(!refersToListener({ group: "", kind: "Service", name: "internal", namespace: "gateway-system" }, "observability", GW, HTTPS), "a Service parent is a mesh route");
+            assert.ok(
+                !refersToListener({ group: "", kind: "Service", name: "internal", namespace: "gateway-system" }, "observability", GW, HTTPS),
+                "a Service parent is a mesh route",
+            );
             assert.ok(refersToListener({ name: "internal", namespace: "gateway-system", port: 443 }, "observability", GW, HTTPS));
             assert.ok(!refersToListener({ name: "internal", namespace: "gateway-system", port: 80 }, "observability", GW, HTTPS));
         });
@@ -77,22 +101,56 @@ describe("Gateway API matching for the spoke-route audit", () => {
             assert.ok(listenerAdmits(same, "gateway-system", "gateway-system", labels));
             assert.ok(!listenerAdmits(same, "observability", "gateway-system", labels), "Same is the default");
             assert.ok(listenerAdmits(HTTPS, "observability", "gateway-system", labels));
-            const selector: Listener = { name: "https", protocol: "HTTPS", allowedRoutes: { namespaces: { from: "Selector", selector: { matchLabels: { team: "obs" } } } } };
+            const selector: Listener = {
+                name: "https",
+                protocol: "HTTPS",
+                allowedRoutes: { namespaces: { from: "Selector", selector: { matchLabels: { team: "obs" } } } },
+            };
             assert.ok(listenerAdmits(selector, "observability", "gateway-system", labels));
             assert.ok(!listenerAdmits(selector, "team-x", "gateway-system", labels));
-            assert.ok(listenerAdmits(selector, "unknown", "gateway-system", () => undefined), "labels unknown: assume selected, an audit must not miss a route");
-            assert.ok(!listenerAdmits({ name: "tls", protocol: "TLS", allowedRoutes: { namespaces: { from: "All" } } }, "observability", "gateway-system", labels));
-            assert.ok(!listenerAdmits({ ...HTTPS, allowedRoutes: { namespaces: { from: "All" }, kinds: [{ kind: "GRPCRoute" }] } }, "observability", "gateway-system", labels));
-            assert.ok(listenerAdmits({ ...HTTPS, allowedRoutes: { namespaces: { from: "All" }, kinds: [{ group: "gateway.networking.k8s.io", kind: "HTTPRoute" }] } }, "observability", "gateway-system", labels));
+            assert.ok(
+                listenerAdmits(selector, "unknown", "gateway-system", () => undefined),
+                "labels unknown: assume selected, an audit must not miss a route",
+            );
+            assert.ok(
+                !listenerAdmits({ name: "tls", protocol: "TLS", allowedRoutes: { namespaces: { from: "All" } } }, "observability", "gateway-system", labels),
+            );
+            assert.ok(
+                !listenerAdmits(
+                    { ...HTTPS, allowedRoutes: { namespaces: { from: "All" }, kinds: [{ kind: "GRPCRoute" }] } },
+                    "observability",
+                    "gateway-system",
+                    labels,
+                ),
+            );
+            assert.ok(
+                listenerAdmits(
+                    { ...HTTPS, allowedRoutes: { namespaces: { from: "All" }, kinds: [{ group: "gateway.networking.k8s.io", kind: "HTTPRoute" }] } },
+                    "observability",
+                    "gateway-system",
+                    labels,
+                ),
+            );
         });
 
         it("serves the spoke's host only when attached, admitted and intersecting", () => {
-            const spec = (extra: Record<string, unknown>) => ({ parentRefs: [{ name: "internal", namespace: "gateway-system", sectionName: "https" }], rules: [], ...extra });
+            const spec = (extra: Record<string, unknown>) => ({
+                parentRefs: [{ name: "internal", namespace: "gateway-system", sectionName: "https" }],
+                rules: [],
+                ...extra,
+            });
             const none = () => undefined;
             assert.ok(servesSpokeHost(route("observability", spec({ hostnames: ["mimir-preprod.hub.example"] })), HOST, HTTPS, none));
             assert.ok(servesSpokeHost(route("observability", spec({})), HOST, HTTPS, none));
             assert.ok(!servesSpokeHost(route("observability", spec({ hostnames: ["grafana.hub.example"] })), HOST, HTTPS, none));
-            assert.ok(!servesSpokeHost(route("observability", spec({ parentRefs: [{ name: "internal", namespace: "gateway-system", sectionName: "http" }] })), HOST, HTTPS, none));
+            assert.ok(
+                !servesSpokeHost(
+                    route("observability", spec({ parentRefs: [{ name: "internal", namespace: "gateway-system", sectionName: "http" }] })),
+                    HOST,
+                    HTTPS,
+                    none,
+                ),
+            );
             assert.ok(!servesSpokeHost(route("observability", spec({})), HOST, { name: "https", protocol: "HTTPS" }, none), "Same namespace only");
         });
     });
@@ -100,15 +158,25 @@ describe("Gateway API matching for the spoke-route audit", () => {
     describe("which rules reach Mimir", () => {
         it("finds Mimir as a backend (its namespace defaulting to the route's) and as a mirror target, with the tenant header each carries", () => {
             const rule = {
-                filters: [setTenant("preprod"), { type: "RequestMirror", requestMirror: { backendRef: { name: "mimir-gateway", namespace: "observability", port: 80 } } }],
+                filters: [
+                    setTenant("preprod"),
+                    { type: "RequestMirror", requestMirror: { backendRef: { name: "mimir-gateway", namespace: "observability", port: 80 } } },
+                ],
                 backendRefs: [{ name: "app", port: 80 }, toMimir({ namespace: undefined, filters: [setTenant("hub")] })],
             };
             assert.deepStrictEqual(mimirReaches(rule, "observability", MIMIR), [
                 { via: "backendRefs[1]", set: ["preprod", "hub"], add: [], remove: false },
                 { via: "filters[1] (RequestMirror)", set: ["preprod"], add: [], remove: false },
             ]);
-            assert.deepStrictEqual(mimirReaches(rule, "team-x", MIMIR).map((r) => r.via), ["filters[1] (RequestMirror)"], "mimir-gateway of another namespace is another Service");
-            assert.deepStrictEqual(mimirReaches({ backendRefs: [toMimir({ kind: "ServiceImport", group: "multicluster.x-k8s.io" })] }, "observability", MIMIR), []);
+            assert.deepStrictEqual(
+                mimirReaches(rule, "team-x", MIMIR).map((r) => r.via),
+                ["filters[1] (RequestMirror)"],
+                "mimir-gateway of another namespace is another Service",
+            );
+            assert.deepStrictEqual(
+                mimirReaches({ backendRefs: [toMimir({ kind: "ServiceImport", group: "multicluster.x-k8s.io" })] }, "observability", MIMIR),
+                [],
+            );
             const mirrorFirst = { filters: [{ type: "RequestMirror", requestMirror: { backendRef: toMimir() } }, setTenant("preprod")] };
             assert.deepStrictEqual(mimirReaches(mirrorFirst, "x", MIMIR)[0].set, [], "a mirror sees only the changes made before it");
         });
@@ -152,28 +220,66 @@ describe("Gateway API matching for the spoke-route audit", () => {
         });
 
         it("names a path the wide match reaches: the ruler's rule API where it can", () => {
-            assert.strictEqual(uncoveredExample({ type: "PathPrefix", value: "/prometheus" }, SPOKE_MIMIR_PATHS), "/prometheus/config/v1/rules (the ruler's rule API, which writes and deletes rule groups)");
+            assert.strictEqual(
+                uncoveredExample({ type: "PathPrefix", value: "/prometheus" }, SPOKE_MIMIR_PATHS),
+                "/prometheus/config/v1/rules (the ruler's rule API, which writes and deletes rule groups)",
+            );
             assert.strictEqual(uncoveredExample({ type: "PathPrefix", value: "/prometheus/api" }, SPOKE_MIMIR_PATHS), "/prometheus/api/v1/read (remote read)");
             assert.strictEqual(uncoveredExample({ type: "PathPrefix", value: "/api/v1" }, SPOKE_MIMIR_PATHS), "/api/v1/... (anything below it)");
-            assert.strictEqual(uncoveredExample({ type: "Exact", value: "/prometheus/api/v1/status/config" }, SPOKE_MIMIR_PATHS), "/prometheus/api/v1/status/config");
+            assert.strictEqual(
+                uncoveredExample({ type: "Exact", value: "/prometheus/api/v1/status/config" }, SPOKE_MIMIR_PATHS),
+                "/prometheus/api/v1/status/config",
+            );
         });
     });
 
     describe("the findings for one route", () => {
-        const obs = (rules: unknown[]) => route("observability", { parentRefs: [{ name: "internal", namespace: "gateway-system", sectionName: "https" }], hostnames: [HOST.hostname], rules });
+        const obs = (rules: unknown[]) =>
+            route("observability", {
+                parentRefs: [{ name: "internal", namespace: "gateway-system", sectionName: "https" }],
+                hostnames: [HOST.hostname],
+                rules,
+            });
         const ok = { matches: [{ path: REMOTE_WRITE_MATCH }], filters: [setTenant("preprod")], backendRefs: [toMimir()] };
 
         it("has none for remote write and the read endpoints with the tenant set, nor for rules to other backends", () => {
-            assert.deepStrictEqual(hostRouteProblems(obs([ok, { matches: MIMIR_READ_PATHS.map((path) => ({ path })), filters: [setTenant("preprod")], backendRefs: [toMimir()] }, { backendRefs: [{ name: "grafana", port: 80 }] }]), HOST, MIMIR), []);
+            assert.deepStrictEqual(
+                hostRouteProblems(
+                    obs([
+                        ok,
+                        { matches: MIMIR_READ_PATHS.map((path) => ({ path })), filters: [setTenant("preprod")], backendRefs: [toMimir()] },
+                        { backendRefs: [{ name: "grafana", port: 80 }] },
+                    ]),
+                    HOST,
+                    MIMIR,
+                ),
+                [],
+            );
         });
 
         it("names each rule, its paths and what to change", () => {
             const problems = hostRouteProblems(
                 obs([
                     ok,
-                    { name: "read-all", matches: [{ path: { type: "PathPrefix", value: "/prometheus" } }, { path: { type: "Exact", value: "/prometheus/api/v1/query" } }], filters: [setTenant("preprod")], backendRefs: [toMimir()] },
-                    { matches: [{ path: REMOTE_WRITE_MATCH }], filters: [{ type: "RequestHeaderModifier", requestHeaderModifier: { add: [{ name: "x-scope-orgid", value: "preprod" }] } }], backendRefs: [toMimir()] },
-                    { matches: [{ path: REMOTE_WRITE_MATCH }], filters: [setTenant("preprod"), { type: "URLRewrite", urlRewrite: { path: { type: "ReplacePrefixMatch", replacePrefixMatch: "/prometheus" } } }], backendRefs: [toMimir()] },
+                    {
+                        name: "read-all",
+                        matches: [{ path: { type: "PathPrefix", value: "/prometheus" } }, { path: { type: "Exact", value: "/prometheus/api/v1/query" } }],
+                        filters: [setTenant("preprod")],
+                        backendRefs: [toMimir()],
+                    },
+                    {
+                        matches: [{ path: REMOTE_WRITE_MATCH }],
+                        filters: [{ type: "RequestHeaderModifier", requestHeaderModifier: { add: [{ name: "x-scope-orgid", value: "preprod" }] } }],
+                        backendRefs: [toMimir()],
+                    },
+                    {
+                        matches: [{ path: REMOTE_WRITE_MATCH }],
+                        filters: [
+                            setTenant("preprod"),
+                            { type: "URLRewrite", urlRewrite: { path: { type: "ReplacePrefixMatch", replacePrefixMatch: "/prometheus" } } },
+                        ],
+                        backendRefs: [toMimir()],
+                    },
                     { matches: [{ path: { type: "RegularExpression", value: "^/api/v1/push$" } }], filters: [setTenant("preprod")], backendRefs: [toMimir()] },
                 ]),
                 HOST,

@@ -19,7 +19,13 @@ function violations(policy: string, type: string, props: Props, opts: { protect?
         props,
         urn: `urn:pulumi:test::argo-rollouts-addon::${type}::x`,
         name: "x",
-        opts: { protect: opts.protect ?? false, ignoreChanges: [], aliases: [], customTimeouts: { createSeconds: 0, updateSeconds: 0, deleteSeconds: 0 }, additionalSecretOutputs: [] },
+        opts: {
+            protect: opts.protect ?? false,
+            ignoreChanges: [],
+            aliases: [],
+            customTimeouts: { createSeconds: 0, updateSeconds: 0, deleteSeconds: 0 },
+            additionalSecretOutputs: [],
+        },
         ...(opts.provider === false ? {} : { provider: { type: "pulumi:providers:kubernetes", props: {}, urn: "p", name: "p" } }),
     } as unknown as ResourceValidationArgs;
     void p.validateResource;
@@ -61,15 +67,30 @@ describe("guardrails", () => {
 
         it("plugin-download-checksum", () => {
             const url = "https://github.com/argoproj-labs/rollouts-plugin-trafficrouter-gatewayapi/releases/download/v0.15.0/gatewayapi-plugin-linux-amd64";
-            const plugin = (sha256?: string) => ({ controller: { trafficRouterPlugins: [{ name: "argoproj-labs/gatewayAPI", location: url, ...(sha256 ? { sha256 } : {}) }] } });
-            assert.deepStrictEqual(violations("plugin-download-checksum", "kubernetes:helm.sh/v4:Chart", chart(plugin("a".repeat(64))), { provider: false }), []);
-            assert.match(violations("plugin-download-checksum", "kubernetes:helm.sh/v4:Chart", chart(plugin()), { provider: false })[0], /without a 64-hex sha256/);
+            const plugin = (sha256?: string) => ({
+                controller: { trafficRouterPlugins: [{ name: "argoproj-labs/gatewayAPI", location: url, ...(sha256 ? { sha256 } : {}) }] },
+            });
+            assert.deepStrictEqual(
+                violations("plugin-download-checksum", "kubernetes:helm.sh/v4:Chart", chart(plugin("a".repeat(64))), { provider: false }),
+                [],
+            );
+            assert.match(
+                violations("plugin-download-checksum", "kubernetes:helm.sh/v4:Chart", chart(plugin()), { provider: false })[0],
+                /without a 64-hex sha256/,
+            );
             // The chart's rendered ConfigMap, as the pack sees it in a real preview.
-            const cm = (sha: string) => ({ metadata: { name: "argo-rollouts-config" }, data: { trafficRouterPlugins: `- name: argoproj-labs/gatewayAPI\n  location: ${url}\n  sha256: ${sha}\n` } });
+            const cm = (sha: string) => ({
+                metadata: { name: "argo-rollouts-config" },
+                data: { trafficRouterPlugins: `- name: argoproj-labs/gatewayAPI\n  location: ${url}\n  sha256: ${sha}\n` },
+            });
             assert.deepStrictEqual(violations("plugin-download-checksum", "kubernetes:core/v1:ConfigMap", cm("b".repeat(64))), []);
             assert.strictEqual(violations("plugin-download-checksum", "kubernetes:core/v1:ConfigMap", cm("abc")).length, 1);
             const file = { controller: { trafficRouterPlugins: [{ name: "argoproj-labs/gatewayAPI", location: "file:///plugin-source/gatewayapi-plugin" }] } };
-            assert.deepStrictEqual(violations("plugin-download-checksum", "kubernetes:helm.sh/v4:Chart", chart(file), { provider: false }), [], "image mode is pinned by digest instead");
+            assert.deepStrictEqual(
+                violations("plugin-download-checksum", "kubernetes:helm.sh/v4:Chart", chart(file), { provider: false }),
+                [],
+                "image mode is pinned by digest instead",
+            );
         });
 
         it("analysis-prometheus-with-tenant", () => {
@@ -84,10 +105,18 @@ describe("guardrails", () => {
         it("mimir-routes-set-tenant", () => {
             const type = "kubernetes:gateway.networking.k8s.io/v1:HTTPRoute";
             const route = (modifier: Props) => ({
-                spec: { rules: [{ filters: [{ type: "RequestHeaderModifier", requestHeaderModifier: modifier }], backendRefs: [{ name: "mimir-gateway", port: 80 }] }] },
+                spec: {
+                    rules: [
+                        { filters: [{ type: "RequestHeaderModifier", requestHeaderModifier: modifier }], backendRefs: [{ name: "mimir-gateway", port: 80 }] },
+                    ],
+                },
             });
             assert.deepStrictEqual(violations("mimir-routes-set-tenant", type, route({ set: [{ name: "X-Scope-OrgID", value: "preprod" }] })), []);
-            assert.strictEqual(violations("mimir-routes-set-tenant", type, route({ add: [{ name: "X-Scope-OrgID", value: "preprod" }] })).length, 2, "add, and no set");
+            assert.strictEqual(
+                violations("mimir-routes-set-tenant", type, route({ add: [{ name: "X-Scope-OrgID", value: "preprod" }] })).length,
+                2,
+                "add, and no set",
+            );
             const app = { spec: { rules: [{ backendRefs: [{ name: "checkout-stable" }] }] } };
             assert.deepStrictEqual(violations("mimir-routes-set-tenant", type, app), [], "routes to other backends are not Mimir's");
         });
@@ -95,40 +124,104 @@ describe("guardrails", () => {
         it("no-array-ignore-rules-on-rollout", () => {
             const cm = (key: string, body: string) => ({ metadata: { name: "argocd-cm", namespace: "argocd" }, data: { [key]: body } });
             const type = "kubernetes:core/v1:ConfigMapPatch";
-            assert.deepStrictEqual(violations("no-array-ignore-rules-on-rollout", type, cm("resource.customizations.ignoreDifferences.argoproj.io_Rollout", "jsonPointers:\n- /spec/replicas\n")), []);
+            assert.deepStrictEqual(
+                violations(
+                    "no-array-ignore-rules-on-rollout",
+                    type,
+                    cm("resource.customizations.ignoreDifferences.argoproj.io_Rollout", "jsonPointers:\n- /spec/replicas\n"),
+                ),
+                [],
+            );
             assert.match(
-                violations("no-array-ignore-rules-on-rollout", type, cm("resource.customizations.ignoreDifferences.all", "jqPathExpressions:\n- .spec.template.spec.containers[].image\n"))[0],
+                violations(
+                    "no-array-ignore-rules-on-rollout",
+                    type,
+                    cm("resource.customizations.ignoreDifferences.all", "jqPathExpressions:\n- .spec.template.spec.containers[].image\n"),
+                )[0],
                 /a rule for all kinds: jq path/,
             );
-            assert.deepStrictEqual(violations("no-array-ignore-rules-on-rollout", type, cm("resource.customizations.ignoreDifferences.apps_Deployment", "jqPathExpressions:\n- .spec.template.spec.containers[].image\n")), []);
+            assert.deepStrictEqual(
+                violations(
+                    "no-array-ignore-rules-on-rollout",
+                    type,
+                    cm("resource.customizations.ignoreDifferences.apps_Deployment", "jqPathExpressions:\n- .spec.template.spec.containers[].image\n"),
+                ),
+                [],
+            );
             const appSet = (rules: unknown[]) => ({ spec: { template: { spec: { ignoreDifferences: rules } } } });
             const atype = "kubernetes:argoproj.io/v1alpha1:ApplicationSetPatch";
-            assert.deepStrictEqual(violations("no-array-ignore-rules-on-rollout", atype, appSet([{ group: "", kind: "Service", jsonPointers: ["/spec/selector"] }])), []);
-            assert.strictEqual(violations("no-array-ignore-rules-on-rollout", atype, appSet([{ group: "argoproj.io", kind: "Rollout", jsonPointers: ["/spec/template/spec/containers/0/image"] }])).length, 1);
+            assert.deepStrictEqual(
+                violations("no-array-ignore-rules-on-rollout", atype, appSet([{ group: "", kind: "Service", jsonPointers: ["/spec/selector"] }])),
+                [],
+            );
+            assert.strictEqual(
+                violations(
+                    "no-array-ignore-rules-on-rollout",
+                    atype,
+                    appSet([{ group: "argoproj.io", kind: "Rollout", jsonPointers: ["/spec/template/spec/containers/0/image"] }]),
+                ).length,
+                1,
+            );
         });
 
         it("narrow-canary-ignore-rules", () => {
             const cm = (key: string, body: string) => ({ metadata: { name: "argocd-cm", namespace: "argocd" }, data: { [key]: body } });
             const type = "kubernetes:core/v1:ConfigMapPatch";
             const routeKey = "resource.customizations.ignoreDifferences.gateway.networking.k8s.io_HTTPRoute";
-            assert.match(violations("narrow-canary-ignore-rules", type, cm(routeKey, "jqPathExpressions:\n- .spec.rules[]?.backendRefs[]?.weight\n"))[0], / x: gateway.networking.k8s.io\/HTTPRoute rule: .*every HTTPRoute of every Application/);
-            assert.match(violations("narrow-canary-ignore-rules", type, cm("resource.customizations.ignoreDifferences.Service", "jsonPointers:\n- /spec/selector\n"))[0], / x: Service rule: .*whole Service selector/);
-            assert.deepStrictEqual(violations("narrow-canary-ignore-rules", type, cm("resource.customizations.ignoreDifferences.apps_Deployment", "jsonPointers:\n- /spec/replicas\n")), []);
-            assert.match(violations("narrow-canary-ignore-rules", type, cm("resource.customizations.ignoreDifferences.all", "jsonPointers:\n- /spec/selector\n"))[0], / x: a rule for all kinds rule: .*whole Service selector/);
+            assert.match(
+                violations("narrow-canary-ignore-rules", type, cm(routeKey, "jqPathExpressions:\n- .spec.rules[]?.backendRefs[]?.weight\n"))[0],
+                / x: gateway.networking.k8s.io\/HTTPRoute rule: .*every HTTPRoute of every Application/,
+            );
+            assert.match(
+                violations("narrow-canary-ignore-rules", type, cm("resource.customizations.ignoreDifferences.Service", "jsonPointers:\n- /spec/selector\n"))[0],
+                / x: Service rule: .*whole Service selector/,
+            );
+            assert.deepStrictEqual(
+                violations(
+                    "narrow-canary-ignore-rules",
+                    type,
+                    cm("resource.customizations.ignoreDifferences.apps_Deployment", "jsonPointers:\n- /spec/replicas\n"),
+                ),
+                [],
+            );
+            assert.match(
+                violations("narrow-canary-ignore-rules", type, cm("resource.customizations.ignoreDifferences.all", "jsonPointers:\n- /spec/selector\n"))[0],
+                / x: a rule for all kinds rule: .*whole Service selector/,
+            );
             const appSet = (rules: unknown[]) => ({ spec: { template: { spec: { ignoreDifferences: rules } } } });
             const atype = "kubernetes:argoproj.io/v1alpha1:ApplicationSetPatch";
             assert.deepStrictEqual(
-                violations("narrow-canary-ignore-rules", atype, appSet([{ kind: "Service", jsonPointers: ["/spec/selector/rollouts-pod-template-hash"] }, { group: "gateway.networking.k8s.io", kind: "HTTPRoute", jqPathExpressions: [".spec.rules[]?.backendRefs[]?.weight"] }])),
+                violations(
+                    "narrow-canary-ignore-rules",
+                    atype,
+                    appSet([
+                        { kind: "Service", jsonPointers: ["/spec/selector/rollouts-pod-template-hash"] },
+                        { group: "gateway.networking.k8s.io", kind: "HTTPRoute", jqPathExpressions: [".spec.rules[]?.backendRefs[]?.weight"] },
+                    ]),
+                ),
                 [],
             );
-            assert.match(violations("narrow-canary-ignore-rules", atype, appSet([{ group: "gateway.networking.k8s.io", kind: "HTTPRoute", managedFieldsManagers: ["gatewayAPI"] }]))[0], /atomic list/);
+            assert.match(
+                violations(
+                    "narrow-canary-ignore-rules",
+                    atype,
+                    appSet([{ group: "gateway.networking.k8s.io", kind: "HTTPRoute", managedFieldsManagers: ["gatewayAPI"] }]),
+                )[0],
+                /atomic list/,
+            );
         });
 
         it("integer-pdb-budgets", () => {
             assert.deepStrictEqual(violations("integer-pdb-budgets", "kubernetes:policy/v1:PodDisruptionBudget", { spec: { maxUnavailable: 1 } }), []);
             assert.match(violations("integer-pdb-budgets", "kubernetes:policy/v1:PodDisruptionBudget", { spec: { maxUnavailable: "25%" } })[0], /percentage/);
-            assert.deepStrictEqual(violations("integer-pdb-budgets", "kubernetes:helm.sh/v4:Chart", chart({ controller: { pdb: { enabled: true, maxUnavailable: 1 } } })), []);
-            assert.match(violations("integer-pdb-budgets", "kubernetes:helm.sh/v4:Chart", chart({ controller: { pdb: { enabled: true } } }))[0], /minAvailable: 0/);
+            assert.deepStrictEqual(
+                violations("integer-pdb-budgets", "kubernetes:helm.sh/v4:Chart", chart({ controller: { pdb: { enabled: true, maxUnavailable: 1 } } })),
+                [],
+            );
+            assert.match(
+                violations("integer-pdb-budgets", "kubernetes:helm.sh/v4:Chart", chart({ controller: { pdb: { enabled: true } } }))[0],
+                /minAvailable: 0/,
+            );
             const gen = (n: string) => ({ spec: { variables: [{ name: "pdb", expression: `[{"spec": dyn({"maxUnavailable": dyn(${n})})}]` }] } });
             assert.deepStrictEqual(violations("integer-pdb-budgets", "kubernetes:policies.kyverno.io/v1:GeneratingPolicy", gen("1")), []);
             assert.strictEqual(violations("integer-pdb-budgets", "kubernetes:policies.kyverno.io/v1:GeneratingPolicy", gen('"25%"')).length, 1);
@@ -138,7 +231,10 @@ describe("guardrails", () => {
         });
 
         it("dashboard-read-only", () => {
-            assert.deepStrictEqual(violations("dashboard-read-only", "kubernetes:helm.sh/v4:Chart", chart({ dashboard: { enabled: true, readonly: true } })), []);
+            assert.deepStrictEqual(
+                violations("dashboard-read-only", "kubernetes:helm.sh/v4:Chart", chart({ dashboard: { enabled: true, readonly: true } })),
+                [],
+            );
             assert.deepStrictEqual(violations("dashboard-read-only", "kubernetes:helm.sh/v4:Chart", chart({ dashboard: { enabled: false } })), []);
             assert.strictEqual(violations("dashboard-read-only", "kubernetes:helm.sh/v4:Chart", chart({ dashboard: { enabled: true } })).length, 1);
         });
@@ -158,7 +254,14 @@ describe("guardrails", () => {
             // The engine's shape: parent and dependencies as resource objects.
             const byUrn = new Map<string, PolicyResource>();
             for (const r of rs) {
-                byUrn.set(r.urn, { urn: r.urn, type: r.type, name: r.name, props: r.props, opts: { protect: r.protect }, ...(r.component ? {} : { provider: {} }) } as unknown as PolicyResource);
+                byUrn.set(r.urn, {
+                    urn: r.urn,
+                    type: r.type,
+                    name: r.name,
+                    props: r.props,
+                    opts: { protect: r.protect },
+                    ...(r.component ? {} : { provider: {} }),
+                } as unknown as PolicyResource);
             }
             for (const r of rs) {
                 const pr = byUrn.get(r.urn)! as unknown as { parent?: PolicyResource; dependencies: PolicyResource[] };
@@ -178,12 +281,20 @@ describe("guardrails", () => {
 
         it("see the CRDs the group renders, with the options its transform gives them", () => {
             const crds = resources.filter((r) => r.type === CRD);
-            assert.deepStrictEqual(crds.map((c) => c.name).sort(), ["analysisruns.argoproj.io", "analysistemplates.argoproj.io", "clusteranalysistemplates.argoproj.io", "experiments.argoproj.io", "rollouts.argoproj.io"]);
+            assert.deepStrictEqual(crds.map((c) => c.name).sort(), [
+                "analysisruns.argoproj.io",
+                "analysistemplates.argoproj.io",
+                "clusteranalysistemplates.argoproj.io",
+                "experiments.argoproj.io",
+                "rollouts.argoproj.io",
+            ]);
             assert.ok(crds.every((c) => c.protect && c.retainOnDelete));
         });
 
         it("catch a CRD group without the protecting transform", async () => {
-            const unprotected = (await guardedResources({ ...run, resources: run.resources.map((r) => (r.name === "rollouts-crds" ? { ...r, transforms: [] } : r)) })).filter((r) => r.type === CRD);
+            const unprotected = (
+                await guardedResources({ ...run, resources: run.resources.map((r) => (r.name === "rollouts-crds" ? { ...r, transforms: [] } : r)) })
+            ).filter((r) => r.type === CRD);
             const v = runGuardrails(unprotected);
             const found = v.filter((x) => x.check === "rollouts-crds-protected").map((x) => x.message);
             assert.strictEqual(found.filter((m) => m === "is not protected").length, 5);
@@ -191,15 +302,27 @@ describe("guardrails", () => {
         });
 
         it("catch a policy that does not wait for the CRDs, and a stage out of order", () => {
-            const policy = resources.find((r) => r.type === "kubernetes:policies.kyverno.io/v1:ValidatingPolicy" && r.name.includes("restrict-rollout-route-namespace"))!;
+            const policy = resources.find(
+                (r) => r.type === "kubernetes:policies.kyverno.io/v1:ValidatingPolicy" && r.name.includes("restrict-rollout-route-namespace"),
+            )!;
             const cut = resources.map((r) => (r.urn === policy.urn ? { ...r, dependencies: [] } : r));
-            assert.match(stackViolations("admission-after-crds", cut)[0], /ValidatingPolicy restrict-rollout-route-namespace names Rollout but does not wait for the rollouts.argoproj.io CRD/);
-            assert.ok(stackViolations("stages-in-order", cut).some((m) => /policy\/kyverno-validatingpolicy-restrict-rollout-route-namespace does not wait for gateway\/shared-gateway/.test(m)));
+            assert.match(
+                stackViolations("admission-after-crds", cut)[0],
+                /ValidatingPolicy restrict-rollout-route-namespace names Rollout but does not wait for the rollouts.argoproj.io CRD/,
+            );
+            assert.ok(
+                stackViolations("stages-in-order", cut).some((m) =>
+                    /policy\/kyverno-validatingpolicy-restrict-rollout-route-namespace does not wait for gateway\/shared-gateway/.test(m),
+                ),
+            );
         });
     });
 
     it("find nothing in either stack file's plan", async () => {
-        for (const cfg of [hubConfig(), merged(hubConfig(), { controller: { dashboard: true }, plugin: { delivery: "image", sha256: undefined, digest: `sha256:${"b".repeat(64)}` } })]) {
+        for (const cfg of [
+            hubConfig(),
+            merged(hubConfig(), { controller: { dashboard: true }, plugin: { delivery: "image", sha256: undefined, digest: `sha256:${"b".repeat(64)}` } }),
+        ]) {
             const run = await planInline(cfg);
             assert.deepStrictEqual(runGuardrails(await guardedResources(run)), []);
         }

@@ -47,7 +47,12 @@ export function hubConfig(): Record<string, unknown> {
 }
 
 /** ArgoCD RBAC of a regulated gate, as a stack with policy.regulated needs where ArgoCD runs. */
-export const REGULATED_ARGOCD_RBAC = { approverRole: "role:release-approver", deployerRoles: ["role:tenant-deployer"], projects: ["tenants-regulated"], regulatedProjects: ["tenants-regulated"] };
+export const REGULATED_ARGOCD_RBAC = {
+    approverRole: "role:release-approver",
+    deployerRoles: ["role:tenant-deployer"],
+    projects: ["tenants-regulated"],
+    regulatedProjects: ["tenants-regulated"],
+};
 
 /**
  * `raw` with REGULATED_ARGOCD_RBAC where it sets policy.regulated, ArgoCD runs on its cluster and

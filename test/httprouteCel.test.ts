@@ -48,7 +48,10 @@ const FILTER_FIELDS: [string, string][] = [
     ["extensionRef", "ExtensionRef"],
     ["cors", "CORS"],
 ];
-const FILTER_RULES = FILTER_FIELDS.flatMap(([field, type]) => [`!(has(self.${field}) && self.type != '${type}')`, `!(!has(self.${field}) && self.type == '${type}')`]);
+const FILTER_RULES = FILTER_FIELDS.flatMap(([field, type]) => [
+    `!(has(self.${field}) && self.type != '${type}')`,
+    `!(!has(self.${field}) && self.type == '${type}')`,
+]);
 const PATH_MODIFIER_RULES = [
     "self.type == 'ReplaceFullPath' ? has(self.replaceFullPath) : true",
     "has(self.replaceFullPath) ? self.type == 'ReplaceFullPath' : true",
@@ -73,18 +76,25 @@ function filterRules(at: string): { at: string; rule: string }[] {
 
 const SAME_PARENT =
     "p1.group == p2.group && p1.kind == p2.kind && p1.name == p2.name && (((!has(p1.__namespace__) || p1.__namespace__ == '') && (!has(p2.__namespace__) || p2.__namespace__ == '')) || (has(p1.__namespace__) && has(p2.__namespace__) && p1.__namespace__ == p2.__namespace__ ))";
-const REPLACE_PREFIX_NEEDS_ONE_PREFIX_MATCH = "((size(self.matches) != 1 || !has(self.matches[0].path) || self.matches[0].path.type != 'PathPrefix') ? false : true)";
+const REPLACE_PREFIX_NEEDS_ONE_PREFIX_MATCH =
+    "((size(self.matches) != 1 || !has(self.matches[0].path) || self.matches[0].path.type != 'PathPrefix') ? false : true)";
 const EXACT_OR_PREFIX = "(self.type in ['Exact','PathPrefix'])";
 
 /** Every x-kubernetes-validations rule of HTTPRoute v1's spec, at its schema location. */
 const HTTPROUTE_RULES: { at: string; rule: string }[] = [
-    { at: ".spec.parentRefs", rule: `self.all(p1, self.all(p2, ${SAME_PARENT} ? ((!has(p1.sectionName) || p1.sectionName == '') == (!has(p2.sectionName) || p2.sectionName == '')) : true))` },
+    {
+        at: ".spec.parentRefs",
+        rule: `self.all(p1, self.all(p2, ${SAME_PARENT} ? ((!has(p1.sectionName) || p1.sectionName == '') == (!has(p2.sectionName) || p2.sectionName == '')) : true))`,
+    },
     {
         at: ".spec.parentRefs",
         rule: `self.all(p1, self.exists_one(p2, ${SAME_PARENT} && (((!has(p1.sectionName) || p1.sectionName == '') && (!has(p2.sectionName) || p2.sectionName == '')) || (has(p1.sectionName) && has(p2.sectionName) && p1.sectionName == p2.sectionName))))`,
     },
     { at: ".spec.rules", rule: `${Array.from({ length: 16 }, (_, i) => `(self.size() > ${i} ? self[${i}].matches.size() : 0)`).join(" + ")} <= 128` },
-    { at: ".spec.rules[]", rule: "(has(self.backendRefs) && size(self.backendRefs) > 0) ? (!has(self.filters) || self.filters.all(f, !has(f.requestRedirect))): true" },
+    {
+        at: ".spec.rules[]",
+        rule: "(has(self.backendRefs) && size(self.backendRefs) > 0) ? (!has(self.filters) || self.filters.all(f, !has(f.requestRedirect))): true",
+    },
     {
         at: ".spec.rules[]",
         rule: `(has(self.filters) && self.filters.exists_one(f, has(f.requestRedirect) && has(f.requestRedirect.path) && f.requestRedirect.path.type == 'ReplacePrefixMatch' && has(f.requestRedirect.path.replacePrefixMatch))) ? ${REPLACE_PREFIX_NEEDS_ONE_PREFIX_MATCH} : true`,
@@ -105,11 +115,20 @@ const HTTPROUTE_RULES: { at: string; rule: string }[] = [
     ...filterRules(".spec.rules[].backendRefs[].filters"),
     ...filterRules(".spec.rules[].filters"),
     { at: ".spec.rules[].matches[].path", rule: `${EXACT_OR_PREFIX} ? self.value.startsWith('/') : true` },
-    ...["//", "/./", "/../", "%2f", "%2F", "#"].map((s) => ({ at: ".spec.rules[].matches[].path", rule: `${EXACT_OR_PREFIX} ? !self.value.contains('${s}') : true` })),
+    ...["//", "/./", "/../", "%2f", "%2F", "#"].map((s) => ({
+        at: ".spec.rules[].matches[].path",
+        rule: `${EXACT_OR_PREFIX} ? !self.value.contains('${s}') : true`,
+    })),
     ...["/..", "/."].map((s) => ({ at: ".spec.rules[].matches[].path", rule: `${EXACT_OR_PREFIX} ? !self.value.endsWith('${s}') : true` })),
     { at: ".spec.rules[].matches[].path", rule: "self.type in ['Exact','PathPrefix'] || self.type == 'RegularExpression'" },
-    { at: ".spec.rules[].matches[].path", rule: `${EXACT_OR_PREFIX} ? self.value.matches(r"""^(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|[%][0-9a-fA-F]{2})+$""") : true` },
-    { at: ".spec.rules[].timeouts", rule: "!(has(self.request) && has(self.backendRequest) && duration(self.request) != duration('0s') && duration(self.backendRequest) > duration(self.request))" },
+    {
+        at: ".spec.rules[].matches[].path",
+        rule: `${EXACT_OR_PREFIX} ? self.value.matches(r"""^(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|[%][0-9a-fA-F]{2})+$""") : true`,
+    },
+    {
+        at: ".spec.rules[].timeouts",
+        rule: "!(has(self.request) && has(self.backendRequest) && duration(self.request) != duration('0s') && duration(self.backendRequest) > duration(self.request))",
+    },
 ];
 
 /** The schema defaults of HTTPRoute v1 (same CRD), applied before validation like the API server does. */
@@ -160,7 +179,29 @@ function withDefaults(route: Record<string, unknown>): Record<string, unknown> {
 }
 
 /** CEL reserved words, escaped as `__<word>__` in object property names (k8s.io/apiserver pkg/cel/escaping.go). */
-const CEL_RESERVED = new Set(["true", "false", "null", "in", "as", "break", "const", "continue", "else", "for", "function", "if", "import", "let", "loop", "package", "namespace", "return", "var", "void", "while"]);
+const CEL_RESERVED = new Set([
+    "true",
+    "false",
+    "null",
+    "in",
+    "as",
+    "break",
+    "const",
+    "continue",
+    "else",
+    "for",
+    "function",
+    "if",
+    "import",
+    "let",
+    "loop",
+    "package",
+    "namespace",
+    "return",
+    "var",
+    "void",
+    "while",
+]);
 
 function escapeProperty(name: string): string {
     if (CEL_RESERVED.has(name)) {
@@ -230,7 +271,10 @@ interface EmittedRoute {
 function routesOf(run: OfflineRun, source: string): EmittedRoute[] {
     return run.resources
         .filter((r) => r.type === "kubernetes:gateway.networking.k8s.io/v1:HTTPRoute")
-        .map((r) => ({ source: `${source}: ${r.name}`, object: { apiVersion: r.inputs.apiVersion, kind: r.inputs.kind, metadata: r.inputs.metadata, spec: r.inputs.spec } }));
+        .map((r) => ({
+            source: `${source}: ${r.name}`,
+            object: { apiVersion: r.inputs.apiVersion, kind: r.inputs.kind, metadata: r.inputs.metadata, spec: r.inputs.spec },
+        }));
 }
 
 describe(`HTTPRoute CEL validation (${TAG})`, () => {
@@ -248,12 +292,22 @@ describe(`HTTPRoute CEL validation (${TAG})`, () => {
         // Cross-namespace routes (backendRef with a namespace) and per-spoke listeners, from the pure function.
         const { "aws:region": _r, ...raw } = merged(hubConfig(), {
             mimir: { spokeRouteNamespace: "gateway-system" },
-            spokes: spokes.map((s) => ({ ...s, listener: "spokes", pushRouteOwner: "addon" })).concat([{ ...spokes[0], name: "other", tenant: "other", hostname: "o.test.example", pushRouteOwner: "observability" } as never]),
+            spokes: spokes
+                .map((s) => ({ ...s, listener: "spokes", pushRouteOwner: "addon" }))
+                .concat([{ ...spokes[0], name: "other", tenant: "other", hostname: "o.test.example", pushRouteOwner: "observability" } as never]),
         });
         const cfg = parseAddonConfig("hub", raw, { awsRegion: "eu-west-1" });
         for (const s of cfg.spokes) {
             for (const r of spokeRoutes(s, cfg.mimir)) {
-                emitted.push({ source: `spokeRoutes: ${r.name}`, object: { apiVersion: "gateway.networking.k8s.io/v1", kind: "HTTPRoute", metadata: { name: r.name, namespace: "gateway-system" }, spec: r.spec } });
+                emitted.push({
+                    source: `spokeRoutes: ${r.name}`,
+                    object: {
+                        apiVersion: "gateway.networking.k8s.io/v1",
+                        kind: "HTTPRoute",
+                        metadata: { name: r.name, namespace: "gateway-system" },
+                        spec: r.spec,
+                    },
+                });
             }
         }
         // The delivery library's app routes, every tier, class and shape.
@@ -277,10 +331,18 @@ describe(`HTTPRoute CEL validation (${TAG})`, () => {
                             ...(previewGate ? { previewGate } : {}),
                             ...(prodClass === "regulated" ? { approval: { approverGroups: ["release-approvers"], deployerGroups: [] } } : {}),
                         });
-                        const gate = previewGate === undefined ? "" : "header" in previewGate ? " previewGate header" : ` previewGate hostname${previewGate.gateway ? " own listener" : ""}`;
+                        const gate =
+                            previewGate === undefined
+                                ? ""
+                                : "header" in previewGate
+                                  ? " previewGate header"
+                                  : ` previewGate hostname${previewGate.gateway ? " own listener" : ""}`;
                         for (const route of [plan.httpRoute, plan.previewRoute]) {
                             if (route) {
-                                emitted.push({ source: `deliveryPlan ${tier} ${prodClass ?? ""} ${shape ?? ""}${gate}: ${route.metadata.name}`, object: route as unknown as Record<string, unknown> });
+                                emitted.push({
+                                    source: `deliveryPlan ${tier} ${prodClass ?? ""} ${shape ?? ""}${gate}: ${route.metadata.name}`,
+                                    object: route as unknown as Record<string, unknown>,
+                                });
                             }
                         }
                     }
@@ -313,8 +375,23 @@ describe(`HTTPRoute CEL validation (${TAG})`, () => {
 
     it("sees every kind of route the program emits", () => {
         const sources = emitted.map((e) => e.source);
-        for (const expected of [/^hub \(addon\): mimir-spoke-preprod$/, /^hub \(addon\): mimir-spoke-edge$/, /^hub \(observability\): mimir-spoke-preprod-read$/, /^spokeRoutes: mimir-spoke-other-read$/, /^deliveryPlan prod regulated blueGreen: checkout$/, /^deliveryPlan prod standard blueGreen previewGate header: checkout$/, /^deliveryPlan prod regulated blueGreen previewGate hostname: checkout-preview$/, /^deliveryPlan prod standard blueGreen previewGate hostname own listener: checkout-preview$/, /^deliveryPlan dev/, /^smoke canary: /, /^smoke blueGreen: /]) {
-            assert.ok(sources.some((s) => expected.test(s)), `${expected} in ${sources.join(", ")}`);
+        for (const expected of [
+            /^hub \(addon\): mimir-spoke-preprod$/,
+            /^hub \(addon\): mimir-spoke-edge$/,
+            /^hub \(observability\): mimir-spoke-preprod-read$/,
+            /^spokeRoutes: mimir-spoke-other-read$/,
+            /^deliveryPlan prod regulated blueGreen: checkout$/,
+            /^deliveryPlan prod standard blueGreen previewGate header: checkout$/,
+            /^deliveryPlan prod regulated blueGreen previewGate hostname: checkout-preview$/,
+            /^deliveryPlan prod standard blueGreen previewGate hostname own listener: checkout-preview$/,
+            /^deliveryPlan dev/,
+            /^smoke canary: /,
+            /^smoke blueGreen: /,
+        ]) {
+            assert.ok(
+                sources.some((s) => expected.test(s)),
+                `${expected} in ${sources.join(", ")}`,
+            );
         }
     });
 
@@ -325,16 +402,24 @@ describe(`HTTPRoute CEL validation (${TAG})`, () => {
     });
 
     it("refuses routes that break a rule (the evaluator is not vacuous)", () => {
-        const base = emitted.find((e) => e.source === "hub (addon): mimir-spoke-preprod")!.object as { spec: { rules: Record<string, unknown>[]; parentRefs: Record<string, unknown>[] } };
+        const base = emitted.find((e) => e.source === "hub (addon): mimir-spoke-preprod")!.object as {
+            spec: { rules: Record<string, unknown>[]; parentRefs: Record<string, unknown>[] };
+        };
         const broken = (mutate: (spec: { rules: Record<string, unknown>[]; parentRefs: Record<string, unknown>[] }) => void): string[] => {
             const copy = JSON.parse(JSON.stringify(base)) as typeof base;
             mutate(copy.spec);
             return violations(copy as unknown as Record<string, unknown>);
         };
-        assert.match(broken((s) => ((s.rules[1].matches as { path: { value: string } }[])[0].path.value = "/prometheus//api")).join("\n"), /contains\('\/\/'\)/);
+        assert.match(
+            broken((s) => ((s.rules[1].matches as { path: { value: string } }[])[0].path.value = "/prometheus//api")).join("\n"),
+            /contains\('\/\/'\)/,
+        );
         assert.match(broken((s) => ((s.rules[1].matches as { path: { value: string } }[])[0].path.value = "prometheus")).join("\n"), /startsWith/);
         assert.match(broken((s) => delete (s.rules[0].backendRefs as Record<string, unknown>[])[0].port).join("\n"), /has\(self\.port\)/);
-        assert.match(broken((s) => (s.rules[0].filters as unknown[]).push((s.rules[0].filters as unknown[])[0])).join("\n"), /RequestHeaderModifier'\)\.size\(\) <= 1/);
+        assert.match(
+            broken((s) => (s.rules[0].filters as unknown[]).push((s.rules[0].filters as unknown[])[0])).join("\n"),
+            /RequestHeaderModifier'\)\.size\(\) <= 1/,
+        );
         assert.match(broken((s) => s.parentRefs.push({ ...s.parentRefs[0], sectionName: undefined })).join("\n"), /sectionName/);
         assert.match(broken((s) => (s.rules[0].filters = [{ type: "RequestHeaderModifier" }])).join("\n"), /requestHeaderModifier/);
     });

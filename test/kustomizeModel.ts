@@ -18,7 +18,10 @@ export type Obj = Record<string, unknown>;
  * `tier-components-build` builds the same components with the real kustomize.
  */
 function pointer(p: string): string[] {
-    return p.split("/").slice(1).map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
+    return p
+        .split("/")
+        .slice(1)
+        .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
 }
 function applyOp(doc: Obj, op: { op: string; path: string; value: unknown }): void {
     const parts = pointer(op.path);
@@ -72,7 +75,11 @@ function setField(o: Obj, fieldPath: string, value: unknown, options: { delimite
 }
 const groupOf = (o: Obj) => (String(o.apiVersion).includes("/") ? String(o.apiVersion).split("/")[0] : "");
 function selects(sel: { group?: string; kind: string; name?: string }, o: Obj): boolean {
-    return o.kind === sel.kind && (sel.group === undefined || groupOf(o) === sel.group) && (sel.name === undefined || (o.metadata as { name: string }).name === sel.name);
+    return (
+        o.kind === sel.kind &&
+        (sel.group === undefined || groupOf(o) === sel.group) &&
+        (sel.name === undefined || (o.metadata as { name: string }).name === sel.name)
+    );
 }
 
 /** An overlay of `base` with one component, as `kubectl kustomize` would build it. */
@@ -82,7 +89,14 @@ export function build(base: Obj[], files: Record<string, string>): Obj[] {
         kind: string;
         resources?: string[];
         patches: { path: string; target: { group?: string; kind: string } }[];
-        replacements: { source: { group?: string; kind: string; fieldPath: string }; targets: { select: { group?: string; kind: string; name?: string }; fieldPaths: string[]; options?: { delimiter?: string; index?: number; create?: boolean } }[] }[];
+        replacements: {
+            source: { group?: string; kind: string; fieldPath: string };
+            targets: {
+                select: { group?: string; kind: string; name?: string };
+                fieldPaths: string[];
+                options?: { delimiter?: string; index?: number; create?: boolean };
+            }[];
+        }[];
     };
     assert.strictEqual(k.apiVersion, "kustomize.config.k8s.io/v1alpha1");
     assert.strictEqual(k.kind, "Component");
@@ -120,7 +134,10 @@ export function appBase(routed = true): Obj[] {
         spec: {
             replicas: 3,
             selector: { matchLabels: { app: "orders-api", team: "shop" } },
-            template: { metadata: { labels: { app: "orders-api", team: "shop" } }, spec: { containers: [{ name: "api", image: "registry.platform.test/shop/orders:1", ports: [{ name: "http", containerPort: 9090 }] }] } },
+            template: {
+                metadata: { labels: { app: "orders-api", team: "shop" } },
+                spec: { containers: [{ name: "api", image: "registry.platform.test/shop/orders:1", ports: [{ name: "http", containerPort: 9090 }] }] },
+            },
             strategy: { canary: { steps: [{ setWeight: 50 }] } },
         },
     };
@@ -136,4 +153,3 @@ export function appBase(routed = true): Obj[] {
     };
     return routed ? [rollout, route] : [rollout];
 }
-

@@ -39,7 +39,12 @@ const named = (cfg: PolicyConfig, name: string): CelPolicy => {
     return found;
 };
 
-type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace: string; labels?: Record<string, string>; annotations?: Record<string, string> }; spec: Record<string, Json> };
+type Obj = {
+    apiVersion: string;
+    kind: string;
+    metadata: { name: string; namespace: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+    spec: Record<string, Json>;
+};
 
 function rollout(spec: Record<string, Json> = {}, name = "checkout"): Obj {
     return {
@@ -67,12 +72,22 @@ function deployment(spec: Record<string, Json> = {}): Obj {
         apiVersion: "apps/v1",
         kind: "Deployment",
         metadata: { name: "web", namespace: "shop" },
-        spec: { replicas: 2, selector: { matchLabels: { app: "web", tier: "front" } }, template: { metadata: { labels: { app: "web", tier: "front" } }, spec: {} }, ...spec },
+        spec: {
+            replicas: 2,
+            selector: { matchLabels: { app: "web", tier: "front" } },
+            template: { metadata: { labels: { app: "web", tier: "front" } }, spec: {} },
+            ...spec,
+        },
     };
 }
 
 function pdb(name: string, selector: Json | undefined, namespace = "shop"): Json {
-    return { apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name, namespace }, spec: { maxUnavailable: 1, ...(selector === undefined ? {} : { selector }) } };
+    return {
+        apiVersion: "policy/v1",
+        kind: "PodDisruptionBudget",
+        metadata: { name, namespace },
+        spec: { maxUnavailable: 1, ...(selector === undefined ? {} : { selector }) },
+    };
 }
 
 function hpa(target: { kind: string; name: string }, minReplicas?: number): Obj {
@@ -88,18 +103,26 @@ const create = (object: Obj, extra: Partial<Admission> = {}): Admission => ({ ob
 
 describe("Kyverno CEL policies, type-checked and evaluated", () => {
     describe("the static rules of cel-go's checker", () => {
-        const env = { idents: { resource: { k: "opaque", name: "resource.Context" } as const, object: { k: "dyn" } as const, request: REQUEST_TYPE }, types: {} };
+        const env = {
+            idents: { resource: { k: "opaque", name: "resource.Context" } as const, object: { k: "dyn" } as const, request: REQUEST_TYPE },
+            types: {},
+        };
 
         it("refuses a library result typed Any as a comprehension range, and accepts it through dyn()", () => {
             const bad = checkExpression('resource.List("policy/v1", "poddisruptionbudgets", "shop").items.exists(p, true)', env);
-            assert.deepStrictEqual(bad.problems, ["expression of type 'google.protobuf.Any' cannot be range of a comprehension (must be list, map, or dynamic)"]);
+            assert.deepStrictEqual(bad.problems, [
+                "expression of type 'google.protobuf.Any' cannot be range of a comprehension (must be list, map, or dynamic)",
+            ]);
             assert.deepStrictEqual(checkExpression('dyn(resource.List("policy/v1", "poddisruptionbudgets", "shop").items).exists(p, true)', env).problems, []);
             // Selecting from an Any is allowed (it yields dyn): only the iteration is refused.
             assert.deepStrictEqual(checkExpression('resource.List("policy/v1", "poddisruptionbudgets", "shop").items.size() >= 0', env).problems, []);
         });
 
         it("refuses a library call with the wrong arguments, and a mixed aggregate literal", () => {
-            assert.match(checkExpression('resource.List("policy/v1", "poddisruptionbudgets")', env).problems.join(), /no matching overload for 'resource.Context.List'/);
+            assert.match(
+                checkExpression('resource.List("policy/v1", "poddisruptionbudgets")', env).problems.join(),
+                /no matching overload for 'resource.Context.List'/,
+            );
             assert.match(checkExpression('{"a": 1, "b": "x"}', env).problems.join(), /type mismatch/);
             assert.match(checkExpression("request.userInfo.group", env).problems.join(), /undefined field 'group'/);
         });
@@ -133,7 +156,8 @@ describe("Kyverno CEL policies, type-checked and evaluated", () => {
     describe("generate-workload-pdb", () => {
         const cfg = policyConfig();
         const gen = () => named(cfg, POLICY_NAMES.pdb);
-        const budgetFor = (object: Obj, pdbs: Json[]) => admit(gen(), create(object, { cluster: new FakeCluster({ "policy/v1/poddisruptionbudgets": pdbs }) })).generated;
+        const budgetFor = (object: Obj, pdbs: Json[]) =>
+            admit(gen(), create(object, { cluster: new FakeCluster({ "policy/v1/poddisruptionbudgets": pdbs }) })).generated;
 
         it("generates a budget with the workload's selector when none selects its pods", () => {
             assert.deepStrictEqual(budgetFor(rollout(), []), [
@@ -150,7 +174,10 @@ describe("Kyverno CEL policies, type-checked and evaluated", () => {
             // The previous generator compared matchLabels for equality: {app: web} != {app: web, tier: front},
             // so it added a second budget over the same pods and evictions failed.
             assert.deepStrictEqual(budgetFor(deployment(), [pdb("web-budget", { matchLabels: { app: "web" } })]), []);
-            assert.deepStrictEqual(budgetFor(deployment(), [pdb("front", { matchExpressions: [{ key: "tier", operator: "In", values: ["front", "back"] }] })]), []);
+            assert.deepStrictEqual(
+                budgetFor(deployment(), [pdb("front", { matchExpressions: [{ key: "tier", operator: "In", values: ["front", "back"] }] })]),
+                [],
+            );
             assert.deepStrictEqual(budgetFor(deployment(), [pdb("all-of-shop", {})]), [], "an empty policy/v1 selector selects every pod");
             assert.deepStrictEqual(budgetFor(deployment(), [pdb("exists", { matchExpressions: [{ key: "app", operator: "Exists" }] })]), []);
         });
@@ -204,14 +231,23 @@ describe("Kyverno CEL policies, type-checked and evaluated", () => {
         });
 
         it("fails open by default and closed when the platform asks for it", () => {
-            assert.ok(celPolicies(policyConfig(), CTX).filter((p) => p.kind === "MutatingPolicy").every((p) => p.spec.failurePolicy === "Ignore"));
-            assert.ok(celPolicies(policyConfig({ mutationFailurePolicy: "Fail" }), CTX).filter((p) => p.kind === "MutatingPolicy").every((p) => p.spec.failurePolicy === "Fail"));
+            assert.ok(
+                celPolicies(policyConfig(), CTX)
+                    .filter((p) => p.kind === "MutatingPolicy")
+                    .every((p) => p.spec.failurePolicy === "Ignore"),
+            );
+            assert.ok(
+                celPolicies(policyConfig({ mutationFailurePolicy: "Fail" }), CTX)
+                    .filter((p) => p.kind === "MutatingPolicy")
+                    .every((p) => p.spec.failurePolicy === "Fail"),
+            );
         });
     });
 
     describe("require-prod-replica-floor", () => {
         const floor = () => named(policyConfig(), POLICY_NAMES.replicaFloor);
-        const denied = (object: Obj, hpas: Obj[] = []) => admit(floor(), create(object, { cluster: new FakeCluster({ "autoscaling/v2/horizontalpodautoscalers": hpas as unknown as Json[] }) })).denied;
+        const denied = (object: Obj, hpas: Obj[] = []) =>
+            admit(floor(), create(object, { cluster: new FakeCluster({ "autoscaling/v2/horizontalpodautoscalers": hpas as unknown as Json[] }) })).denied;
 
         it("admits an HPA-managed Rollout that omits spec.replicas, and one an HPA scales", () => {
             const { replicas: _r, ...spec } = rollout().spec;
@@ -247,7 +283,9 @@ describe("Kyverno CEL policies, type-checked and evaluated", () => {
             const route = named(cfg, POLICY_NAMES.routeNamespace);
             assert.deepStrictEqual(admit(route, create(rollout())).denied, []);
             const elsewhere = rollout();
-            ((elsewhere.spec.strategy as { canary: { trafficRouting: { plugins: Record<string, Record<string, string>> } } }).canary.trafficRouting.plugins["argoproj-labs/gatewayAPI"]).namespace = "payments";
+            (elsewhere.spec.strategy as { canary: { trafficRouting: { plugins: Record<string, Record<string, string>> } } }).canary.trafficRouting.plugins[
+                "argoproj-labs/gatewayAPI"
+            ].namespace = "payments";
             assert.deepStrictEqual(admit(route, create(elsewhere)).denied, [MESSAGES.routeNamespace]);
             const surge = named(cfg, POLICY_NAMES.maxSurge);
             for (const maxSurge of [0, "0", "0%", "00%"]) {
@@ -262,7 +300,14 @@ describe("Kyverno CEL policies, type-checked and evaluated", () => {
             const old = rollout();
             (old.spec.strategy as { canary: Record<string, Json> }).canary.maxSurge = 0;
             const annotated: Obj = { ...old, metadata: { ...old.metadata, annotations: { "rollout.argoproj.io/revision": "2" } } };
-            const write = (username: string): Admission => ({ object: annotated as unknown as Json, oldObject: old as unknown as Json, operation: "UPDATE", subResource: "", username, groups: ["system:serviceaccounts"] });
+            const write = (username: string): Admission => ({
+                object: annotated as unknown as Json,
+                oldObject: old as unknown as Json,
+                operation: "UPDATE",
+                subResource: "",
+                username,
+                groups: ["system:serviceaccounts"],
+            });
             for (const name of [POLICY_NAMES.maxSurge, POLICY_NAMES.routeNamespace]) {
                 const guard = named(cfg, name);
                 assert.strictEqual(admit(guard, write(CONTROLLER)).matched, false, `${name}: the API server does not even call Kyverno for the controller`);
@@ -274,7 +319,8 @@ describe("Kyverno CEL policies, type-checked and evaluated", () => {
     describe("restrict-regulated-rollout-changes", () => {
         const cfg = policyConfig({ regulated: REGULATED });
         const guard = () => named(cfg, POLICY_NAMES.approval) as ValidatingPolicy;
-        const paused = (r: Obj): Obj => ({ ...r, status: { pauseConditions: [{ reason: "CanaryPauseStep", startTime: "2026-07-01T00:00:00Z" }], currentStepIndex: 1 } } as Obj);
+        const paused = (r: Obj): Obj =>
+            ({ ...r, status: { pauseConditions: [{ reason: "CanaryPauseStep", startTime: "2026-07-01T00:00:00Z" }], currentStepIndex: 1 } }) as Obj;
         const approver = { username: "alice", groups: ["release-approvers", "system:authenticated"] };
         const deployer = { username: "bob", groups: ["shop-deployers", "system:authenticated"] };
         const both = { username: "carol", groups: ["release-approvers", "shop-deployers"] };
@@ -299,7 +345,12 @@ describe("Kyverno CEL policies, type-checked and evaluated", () => {
             assert.deepStrictEqual(outcome(update(paused(rollout()), withoutPause, deployer)).denied, [MESSAGES.approvalSpec]);
             assert.deepStrictEqual(outcome(update(paused(rollout()), withoutPause, approver)).denied, [MESSAGES.approvalSpec]);
             assert.deepStrictEqual(outcome(update(paused(rollout()), withoutPause, { username: ARGOCD_SYNC, groups: ["system:serviceaccounts"] })).denied, []);
-            const newImage = rollout({ template: { metadata: { labels: { app: "checkout" } }, spec: { containers: [{ name: "checkout", image: "registry.platform.test/checkout:2" }] } } });
+            const newImage = rollout({
+                template: {
+                    metadata: { labels: { app: "checkout" } },
+                    spec: { containers: [{ name: "checkout", image: "registry.platform.test/checkout:2" }] },
+                },
+            });
             assert.deepStrictEqual(outcome(update(rollout(), newImage, deployer)).denied, [MESSAGES.approvalSpec]);
         });
 
@@ -339,25 +390,59 @@ describe("Kyverno CEL policies, type-checked and evaluated", () => {
             apiVersion: "apps/v1",
             kind: "ReplicaSet",
             metadata: { name: "checkout-6d4f8b7c9", namespace: "shop", labels, ...(owners.length ? { ownerReferences: owners } : {}) },
-            spec: { replicas: 1, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: "app", image: "app:1" }] } } },
+            spec: {
+                replicas: 1,
+                selector: { matchLabels: labels },
+                template: { metadata: { labels }, spec: { containers: [{ name: "app", image: "app:1" }] } },
+            },
         });
         const rollout = { apiVersion: "argoproj.io/v1alpha1", kind: "Rollout", name: "checkout", uid: "1", controller: true };
-        const write = (object: Json, username: string, extra: Partial<Admission> = {}): Admission => ({ object, oldObject: object, operation: "UPDATE", username, ...extra });
+        const write = (object: Json, username: string, extra: Partial<Admission> = {}): Admission => ({
+            object,
+            oldObject: object,
+            operation: "UPDATE",
+            username,
+            ...extra,
+        });
 
         it("matches ReplicaSets, their scale, Pods and their ephemeral containers in regulated namespaces, at admission only", () => {
             const p = guard();
-            assert.deepStrictEqual(p.spec.matchConstraints.resourceRules.map((r) => r.resources), [["replicasets", "replicasets/scale"], ["pods", "pods/ephemeralcontainers"]]);
+            assert.deepStrictEqual(
+                p.spec.matchConstraints.resourceRules.map((r) => r.resources),
+                [
+                    ["replicasets", "replicasets/scale"],
+                    ["pods", "pods/ephemeralcontainers"],
+                ],
+            );
             assert.deepStrictEqual(p.spec.evaluation, { background: { enabled: false } });
             assert.ok(!celPolicies(policyConfig(), CTX).some((x) => x.metadata.name === POLICY_NAMES.approvalPods), "no guard without policy.regulated");
         });
 
         it("is never called for the workload controllers, nor for a ReplicaSet or Pod of no Rollout: the match conditions, the API server's", () => {
-            for (const user of [CONTROLLER, "system:serviceaccount:kube-system:replicaset-controller", "system:serviceaccount:kube-system:generic-garbage-collector", "system:kube-controller-manager"]) {
+            for (const user of [
+                CONTROLLER,
+                "system:serviceaccount:kube-system:replicaset-controller",
+                "system:serviceaccount:kube-system:generic-garbage-collector",
+                "system:kube-controller-manager",
+            ]) {
                 assert.strictEqual(admit(guard(), write(rs(hash, [rollout]), user)).matched, false, user);
             }
-            assert.strictEqual(admit(guard(), write(rs({ app: "web", "pod-template-hash": "7f" }), "system:serviceaccount:kube-system:deployment-controller")).matched, false, "a Deployment's ReplicaSet");
+            assert.strictEqual(
+                admit(guard(), write(rs({ app: "web", "pod-template-hash": "7f" }), "system:serviceaccount:kube-system:deployment-controller")).matched,
+                false,
+                "a Deployment's ReplicaSet",
+            );
             assert.strictEqual(admit(guard(), write(rs({ app: "checkout" }, [rollout]), "bob")).matched, true, "owned by a Rollout");
-            assert.strictEqual(admit(guard(), write({ apiVersion: "autoscaling/v1", kind: "Scale", metadata: { name: "web", namespace: "shop" }, spec: { replicas: 5 } }, "bob", { subResource: "scale" })).matched, true, "any scale");
+            assert.strictEqual(
+                admit(
+                    guard(),
+                    write({ apiVersion: "autoscaling/v1", kind: "Scale", metadata: { name: "web", namespace: "shop" }, spec: { replicas: 5 } }, "bob", {
+                        subResource: "scale",
+                    }),
+                ).matched,
+                true,
+                "any scale",
+            );
         });
 
         it("refuses everyone else, the GitOps controller and approvers included", () => {

@@ -382,7 +382,17 @@ export function checkExpression(expression: string, env: CheckEnv): { type: CelT
                     problems.push(`the branches of ?: disagree: ${format(a)} and ${format(b)}`);
                     return T.error;
                 }
-                return a.k === "typeparam" ? b : b.k === "typeparam" ? a : isDynLike(a) ? a : isDynLike(b) ? b : a.k === "list" && b.k === "list" && b.e.k !== "typeparam" ? b : a;
+                return a.k === "typeparam"
+                    ? b
+                    : b.k === "typeparam"
+                      ? a
+                      : isDynLike(a)
+                        ? a
+                        : isDynLike(b)
+                          ? b
+                          : a.k === "list" && b.k === "list" && b.e.k !== "typeparam"
+                            ? b
+                            : a;
             }
             case "_[_]": {
                 const [c] = args;
@@ -435,7 +445,9 @@ export function sites(p: CelPolicy): Site[] {
         p.spec.validations.forEach((v, i) => out.push({ policy: p.metadata.name, field: `validations[${i}]`, expression: v.expression, expect: T.bool }));
     }
     if (p.kind === "MutatingPolicy") {
-        p.spec.mutations.forEach((m, i) => out.push({ policy: p.metadata.name, field: `mutations[${i}]`, expression: m.jsonPatch.expression, expect: T.list(JSON_PATCH) }));
+        p.spec.mutations.forEach((m, i) =>
+            out.push({ policy: p.metadata.name, field: `mutations[${i}]`, expression: m.jsonPatch.expression, expect: T.list(JSON_PATCH) }),
+        );
     }
     if (p.kind === "GeneratingPolicy") {
         p.spec.generate.forEach((g, i) => out.push({ policy: p.metadata.name, field: `generate[${i}]`, expression: g.expression, expect: T.bool }));
@@ -451,7 +463,11 @@ export function sites(p: CelPolicy): Site[] {
 export function checkPolicy(p: CelPolicy): string[] {
     const base: Record<string, CelT> = { object: T.dyn, oldObject: T.dyn, request: REQUEST_TYPE, namespaceObject: T.dyn };
     const variables: Record<string, CelT> = {};
-    const libs: Record<string, CelT> = { resource: RESOURCE_CONTEXT, generator: GENERATOR_CONTEXT, variables: { k: "object", name: "kyverno.variables", fields: variables } };
+    const libs: Record<string, CelT> = {
+        resource: RESOURCE_CONTEXT,
+        generator: GENERATOR_CONTEXT,
+        variables: { k: "object", name: "kyverno.variables", fields: variables },
+    };
     const types: Record<string, CelT> = p.kind === "MutatingPolicy" ? { JSONPatch: JSON_PATCH } : {};
     const problems: string[] = [];
     for (const site of sites(p)) {
@@ -530,7 +546,9 @@ export class FakeCluster {
 
     list(apiVersion: string, resource: string, namespace: string): Json {
         this.calls.push(`list ${apiVersion} ${resource} ${namespace}`);
-        const items = (this.objects[`${apiVersion}/${resource}`] ?? []).filter((o) => (o as { metadata: { namespace?: string } }).metadata.namespace === namespace);
+        const items = (this.objects[`${apiVersion}/${resource}`] ?? []).filter(
+            (o) => (o as { metadata: { namespace?: string } }).metadata.namespace === namespace,
+        );
         return { apiVersion: "v1", kind: "List", items };
     }
 }
@@ -556,7 +574,10 @@ export interface Admission {
 
 /** The group, version, kind and plural resource a request is for (the object's unless `resourceKind` says otherwise). */
 export function requestKind(a: Pick<Admission, "object" | "resourceKind">): { group: string; version: string; kind: string; resource: string } {
-    const o = a.resourceKind ?? { ...(a.object as { apiVersion: string; kind: string }), resource: `${String((a.object as { kind: string }).kind).toLowerCase()}s` };
+    const o = a.resourceKind ?? {
+        ...(a.object as { apiVersion: string; kind: string }),
+        resource: `${String((a.object as { kind: string }).kind).toLowerCase()}s`,
+    };
     const [group, version] = String(o.apiVersion).includes("/") ? String(o.apiVersion).split("/") : ["", String(o.apiVersion)];
     return { group, version, kind: o.kind, resource: o.resource };
 }
@@ -591,8 +612,12 @@ function bindings(a: Admission, variables: Map<string, unknown>): Record<string,
 
 function libraryFuncs(cluster: FakeCluster) {
     return [
-        celMethod("List", CelScalar.DYN, [CelScalar.STRING, CelScalar.STRING, CelScalar.STRING], mapType(CelScalar.STRING, CelScalar.DYN), (apiVersion, resource, namespace) =>
-            toCelInput(cluster.list(apiVersion, resource, namespace)) as never,
+        celMethod(
+            "List",
+            CelScalar.DYN,
+            [CelScalar.STRING, CelScalar.STRING, CelScalar.STRING],
+            mapType(CelScalar.STRING, CelScalar.DYN),
+            (apiVersion, resource, namespace) => toCelInput(cluster.list(apiVersion, resource, namespace)) as never,
         ),
         celMethod("Apply", CelScalar.DYN, [CelScalar.STRING, listType(CelScalar.DYN)], CelScalar.BOOL, (namespace, list) => {
             cluster.generated.push({ namespace, objects: [...list].map(fromCel) });

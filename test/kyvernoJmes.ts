@@ -81,7 +81,22 @@ type Node =
     | { n: "call"; name: string; args: Node[] };
 
 /** kyverno/go-jmespath `parser.go` bindingPowers. */
-const BP: Record<string, number> = { "|": 1, "||": 2, "&&": 3, "==": 5, "!=": 5, "<": 5, "<=": 5, ">": 5, ">=": 5, "[?": 21, ".": 40, "!": 45, "[": 55, "(": 60 };
+const BP: Record<string, number> = {
+    "|": 1,
+    "||": 2,
+    "&&": 3,
+    "==": 5,
+    "!=": 5,
+    "<": 5,
+    "<=": 5,
+    ">": 5,
+    ">=": 5,
+    "[?": 21,
+    ".": 40,
+    "!": 45,
+    "[": 55,
+    "(": 60,
+};
 const bp = (t: string) => BP[t] ?? 0;
 
 export function parseJmes(src: string): Node {
@@ -181,7 +196,8 @@ export function parseJmes(src: string): Node {
 
 const isObject = (v: unknown): v is { [k: string]: Json } => v !== null && typeof v === "object" && !Array.isArray(v);
 /** JMESPath truthiness: false, null, "", [] and {} are false. */
-const isFalse = (v: Json): boolean => v === null || v === false || v === "" || (Array.isArray(v) && v.length === 0) || (isObject(v) && Object.keys(v).length === 0);
+const isFalse = (v: Json): boolean =>
+    v === null || v === false || v === "" || (Array.isArray(v) && v.length === 0) || (isObject(v) && Object.keys(v).length === 0);
 export const deepEqual = (a: Json, b: Json): boolean => canonical(a) === canonical(b);
 /** Go's json.Marshal of unstructured data: map keys sorted. */
 export function canonical(v: Json): string {
@@ -211,7 +227,8 @@ const lenient = (f: () => Json): Json => {
 const FUNCTIONS: Record<string, (...a: Json[]) => Json> = {
     length: (x) => (typeof x === "string" || Array.isArray(x) ? x.length : isObject(x) ? Object.keys(x).length : fail("length")),
     contains: (s, x) => (Array.isArray(s) ? s.some((e) => deepEqual(e, x)) : typeof s === "string" && typeof x === "string" ? s.includes(x) : fail("contains")),
-    label_match: (sel, labels) => (isObject(sel) && isObject(labels) ? Object.entries(sel).every(([k, v]) => k in labels && deepEqual(labels[k], v)) : fail("label_match")),
+    label_match: (sel, labels) =>
+        isObject(sel) && isObject(labels) ? Object.entries(sel).every(([k, v]) => k in labels && deepEqual(labels[k], v)) : fail("label_match"),
     lookup: (o, k) => (isObject(o) && typeof k === "string" ? (o[k] ?? null) : fail("lookup")),
     to_string: (x) => (typeof x === "string" ? x : canonical(x)),
     regex_match: (re, s) => new RegExp(String(re)).test(String(s)),
@@ -284,7 +301,10 @@ export function evalJmes(node: Node, value: Json): Json {
         case "not":
             return isFalse(lenient(() => evalJmes(node.e, value)));
         case "pipe":
-            return evalJmes(node.r, lenient(() => evalJmes(node.l, value)));
+            return evalJmes(
+                node.r,
+                lenient(() => evalJmes(node.l, value)),
+            );
         case "call": {
             const f = FUNCTIONS[node.name];
             if (!f) {
@@ -338,7 +358,8 @@ export function substitute(value: Json, ctx: Json, opts: { preconditions?: boole
     return value;
 }
 
-const asStrings = (v: Json): string[] => (Array.isArray(v) ? v.map((x) => (typeof x === "string" ? x : canonical(x))) : [typeof v === "string" ? v : canonical(v)]);
+const asStrings = (v: Json): string[] =>
+    Array.isArray(v) ? v.map((x) => (typeof x === "string" ? x : canonical(x))) : [typeof v === "string" ? v : canonical(v)];
 
 /** kyverno/kyverno `pkg/engine/variables/operator`: the operators the policies use. */
 export function holds(c: { key: Json; operator: Condition["operator"]; value: Json }): boolean {
@@ -367,7 +388,8 @@ export function holds(c: { key: Json; operator: Condition["operator"]; value: Js
 }
 
 function conditionsHold(conditions: Conditions, ctx: Json, preconditions: boolean): boolean {
-    const one = (c: Condition) => holds({ key: substitute(c.key as Json, ctx, { preconditions }), operator: c.operator, value: substitute(c.value as Json, ctx, { preconditions }) });
+    const one = (c: Condition) =>
+        holds({ key: substitute(c.key as Json, ctx, { preconditions }), operator: c.operator, value: substitute(c.value as Json, ctx, { preconditions }) });
     return (conditions.all ?? []).every(one) && (conditions.any === undefined || conditions.any.some(one));
 }
 
@@ -398,7 +420,17 @@ function kindMatches(selector: string, kind: { group: string; version: string; k
     const parts = selector.split("/");
     const version = /^(v\d((alpha|beta)\d)?|\*)$/;
     const [group, ver, k, sub] =
-        parts.length === 4 ? parts : parts.length === 3 ? (version.test(parts[0]) ? ["*", ...parts] : [...parts, ""]) : parts.length === 2 ? (version.test(parts[0]) ? ["*", parts[0], parts[1], ""] : ["*", "*", parts[0], parts[1]]) : ["*", "*", parts[0], ""];
+        parts.length === 4
+            ? parts
+            : parts.length === 3
+              ? version.test(parts[0])
+                  ? ["*", ...parts]
+                  : [...parts, ""]
+              : parts.length === 2
+                ? version.test(parts[0])
+                    ? ["*", parts[0], parts[1], ""]
+                    : ["*", "*", parts[0], parts[1]]
+                : ["*", "*", parts[0], ""];
     const is = (pattern: string, value: string) => pattern === "*" || pattern === value;
     if (!(is(group, kind.group) && is(ver, kind.version) && is(k, kind.kind))) {
         return false;
@@ -458,7 +490,9 @@ function existingViolation(p: ClusterPolicy, rule: ClusterPolicyRule, a: Cluster
         return false;
     }
     try {
-        return applyClusterPolicy({ ...p, spec: { ...p.spec, rules: [rule] } }, { ...a, object: a.oldObject, oldObject: undefined, operation: "CREATE" }).some((o) => o.denied !== undefined);
+        return applyClusterPolicy({ ...p, spec: { ...p.spec, rules: [rule] } }, { ...a, object: a.oldObject, oldObject: undefined, operation: "CREATE" }).some(
+            (o) => o.denied !== undefined,
+        );
     } catch {
         return false;
     }
@@ -513,7 +547,15 @@ export function applyClusterPolicy(p: ClusterPolicy, a: ClusterAdmission): RuleO
         } else if (rule.generate) {
             const g = rule.generate;
             const data = substitute(g.data as Json, ctx) as { [k: string]: Json };
-            out.push({ rule: rule.name, generated: { apiVersion: g.apiVersion, kind: g.kind, metadata: { name: substitute(g.name, ctx), namespace: substitute(g.namespace, ctx) }, ...data } });
+            out.push({
+                rule: rule.name,
+                generated: {
+                    apiVersion: g.apiVersion,
+                    kind: g.kind,
+                    metadata: { name: substitute(g.name, ctx), namespace: substitute(g.namespace, ctx) },
+                    ...data,
+                },
+            });
         } else if (rule.mutate) {
             const mutated = mergeWithAnchors(a.object, substitute(rule.mutate.patchStrategicMerge as Json, ctx));
             if (!deepEqual(mutated, a.object)) {

@@ -200,7 +200,9 @@ describe("layout", () => {
     it("the policy pack imports the program's guardrails only, never tools or tests", () => {
         // Its entry's TypeScript loader aside: the one the commands load their TypeScript with.
         const loader = (i: { from: string; to: string }) => i.from === "policy-pack/index.js" && i.to === "tools/swcLoader.js";
-        const wrong = imports.filter((i) => i.from.startsWith("policy-pack/") && !i.to.startsWith("policy-pack/") && !i.to.startsWith("components/") && !loader(i)).map((i) => `${i.from} imports "${i.specifier}"`);
+        const wrong = imports
+            .filter((i) => i.from.startsWith("policy-pack/") && !i.to.startsWith("policy-pack/") && !i.to.startsWith("components/") && !loader(i))
+            .map((i) => `${i.from} imports "${i.specifier}"`);
         assert.deepStrictEqual(wrong, []);
         assert.ok(imports.some(loader), "the pack's entry loads its TypeScript with tools/swcLoader.js");
     });
@@ -293,7 +295,10 @@ describe("layout: where each ADR-056 decision lives (docs/maintainers/architectu
     });
 
     it("reads a table it can check (a parse that finds nothing proves nothing)", () => {
-        const broken = architecture().replace("`components/rollouts/analysis.ts` | `errorBudgetTemplateSpec`", "`components/rollouts/analysis.ts` | `errorBudgetTemplate`");
+        const broken = architecture().replace(
+            "`components/rollouts/analysis.ts` | `errorBudgetTemplateSpec`",
+            "`components/rollouts/analysis.ts` | `errorBudgetTemplate`",
+        );
         const d6 = decisionRows(broken).find((r) => r.id === "D6")!;
         assert.deepStrictEqual(d6.entryPoints, ["errorBudgetTemplate", "errorBudgetWaitTemplateSpec", "freezeMeasurements"]);
         assert.strictEqual(exportsName(d6.livesIn, "errorBudgetTemplate"), false);
@@ -310,9 +315,15 @@ describe("layout: the documentation's paths", () => {
         let count = 0;
         for (const doc of documentationFiles()) {
             // A bare folder (`policy/`) counts too: a page naming a folder that went is as wrong as a file.
-            const named = [...readDoc(doc).matchAll(/(?<![\w./-])((?:components|stacks|tools|policy-pack|policy|test|e2e)\/(?:[\w./-]*[\w/])?)/g)].map((m) => m[1]);
+            const named = [...readDoc(doc).matchAll(/(?<![\w./-])((?:components|stacks|tools|policy-pack|policy|test|e2e)\/(?:[\w./-]*[\w/])?)/g)].map(
+                (m) => m[1],
+            );
             count += named.length;
-            missing.push(...[...new Set(named)].filter((p) => !notPaths.has(p) && ![p, `${p}.ts`].some((c) => fs.existsSync(path.join(ROOT, c)))).map((p) => `${doc}: ${p}`));
+            missing.push(
+                ...[...new Set(named)]
+                    .filter((p) => !notPaths.has(p) && ![p, `${p}.ts`].some((c) => fs.existsSync(path.join(ROOT, c))))
+                    .map((p) => `${doc}: ${p}`),
+            );
         }
         assert.ok(count > 20, `found only ${count} paths in the documentation`);
         assert.deepStrictEqual(missing, []);
@@ -339,13 +350,23 @@ describe("layout: the documentation's paths", () => {
         const { GROUPS } = require("../tools/verify/index") as typeof import("../tools/verify/index");
         // Names that look like keys and are not the stack file's: verify's check ids, argocd-rbac-cm's
         // keys, and the chart's values keys the rollouts stage sets (test/rollouts.test.ts holds those).
-        const notKeys = new Set([...GROUPS.flatMap((g) => g.ids), "policy.csv", "policy.default", "policy.matchMode", "controller.volumes", "controller.volumeMounts", "controller.extraEnv"]);
+        const notKeys = new Set([
+            ...GROUPS.flatMap((g) => g.ids),
+            "policy.csv",
+            "policy.default",
+            "policy.matchMode",
+            "controller.volumes",
+            "controller.volumeMounts",
+            "controller.extraEnv",
+        ]);
         const top = Object.keys(STACK_FIELDS).join("|");
         const missing: string[] = [];
         let count = 0;
         for (const doc of documentationFiles()) {
             // `policy.prodNamespaceLabels`, `spokes[].hostname`: a key in code quotes, not a map's <name> placeholder.
-            const named = [...readDoc(doc).matchAll(new RegExp(`\`(?:argo-rollouts-addon:)?((?:${top})(?:\\[\\])?(?:\\.[A-Za-z]+(?:\\[\\])?)+)(?:[ :=][^\`]*)?\``, "g"))].map((m) => m[1]);
+            const named = [
+                ...readDoc(doc).matchAll(new RegExp(`\`(?:argo-rollouts-addon:)?((?:${top})(?:\\[\\])?(?:\\.[A-Za-z]+(?:\\[\\])?)+)(?:[ :=][^\`]*)?\``, "g")),
+            ].map((m) => m[1]);
             count += named.length;
             missing.push(...[...new Set(named)].filter((k) => !notKeys.has(k) && !declared(k)).map((k) => `${doc}: ${k}`));
         }
@@ -357,17 +378,39 @@ describe("layout: the documentation's paths", () => {
         const provider = fs.readFileSync(path.join(ROOT, "node_modules", "@pulumi", "kubernetes", "provider.d.ts"), "utf8");
         const settings = new Set<string>();
         for (const doc of documentationFiles()) {
-            for (const m of readDoc(doc).matchAll(/`(enable[A-Z]\w+|upsert[A-Z]\w+|deleteUnreachable|skipUpdateUnreachable|clusterIdentifier|suppress[A-Z]\w+)`/g)) {
+            for (const m of readDoc(doc).matchAll(
+                /`(enable[A-Z]\w+|upsert[A-Z]\w+|deleteUnreachable|skipUpdateUnreachable|clusterIdentifier|suppress[A-Z]\w+)`/g,
+            )) {
                 settings.add(m[1]);
             }
         }
         assert.ok(settings.has("upsertExistingObjects") && settings.has("enablePatchForce"), [...settings].join(", "));
-        assert.deepStrictEqual([...settings].filter((s) => !new RegExp(`\\b${s}\\?:`).test(provider)), []);
+        assert.deepStrictEqual(
+            [...settings].filter((s) => !new RegExp(`\\b${s}\\?:`).test(provider)),
+            [],
+        );
     });
 });
 
+/** The lines of a TypeScript source that are code: neither blank nor only a comment. */
+export function codeLines(text: string): number {
+    let n = 0;
+    let inBlock = false;
+    for (const raw of text.split("\n")) {
+        const line = raw.trim();
+        if (inBlock) {
+            inBlock = !line.includes("*/");
+        } else if (line.startsWith("/*")) {
+            inBlock = !line.includes("*/");
+        } else if (line !== "" && !line.startsWith("//")) {
+            n++;
+        }
+    }
+    return n;
+}
+
 describe("layout: configuration files", () => {
-    it("no configuration file is over 300 lines (split along the sections)", () => {
+    it("no configuration file has over 300 lines of code (split along the sections)", () => {
         const files: string[] = [];
         const walk = (dir: string) => {
             for (const e of fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
@@ -382,7 +425,7 @@ describe("layout: configuration files", () => {
         walk("components");
         walk("stacks");
         assert.ok(files.length >= 8, files.join(", "));
-        const long = files.map((f) => ({ f, n: fs.readFileSync(path.join(ROOT, f), "utf8").split("\n").length })).filter((x) => x.n > 300);
+        const long = files.map((f) => ({ f, n: codeLines(fs.readFileSync(path.join(ROOT, f), "utf8")) })).filter((x) => x.n > 300);
         assert.deepStrictEqual(long, []);
     });
 });
@@ -401,7 +444,13 @@ describe("layout: each folder's index.ts", () => {
                 .split("\n")
                 .filter((l) => l.trim() !== "" && !l.trim().startsWith("//") && !l.trim().startsWith("*") && !l.trim().startsWith("/*"));
             const reexports = code.filter((l) => /^export (\*|\{[^}]*\}) from "\.\/[\w/]+";$/.test(l));
-            assert.ok(reexports.length === 0 || reexports.length === code.length, `components/${f.name}/index.ts both declares and re-exports:\n${code.filter((l) => !reexports.includes(l)).slice(0, 5).join("\n")}`);
+            assert.ok(
+                reexports.length === 0 || reexports.length === code.length,
+                `components/${f.name}/index.ts both declares and re-exports:\n${code
+                    .filter((l) => !reexports.includes(l))
+                    .slice(0, 5)
+                    .join("\n")}`,
+            );
         }
     });
 });

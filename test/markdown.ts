@@ -44,7 +44,11 @@ function prose(markdown: string): string[] {
 
 /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens. */
 export function anchorOf(heading: string): string {
-    return `#${heading.trim().toLowerCase().replace(/[^a-z0-9 -]/g, "").replace(/ /g, "-")}`;
+    return `#${heading
+        .trim()
+        .toLowerCase()
+        .replace(/[^a-z0-9 -]/g, "")
+        .replace(/ /g, "-")}`;
 }
 
 /** Every heading anchor of a page; a repeated heading gets `-1`, `-2`, ... as on GitHub. */

@@ -55,7 +55,10 @@ describe("metric gates", () => {
     describe("configuration", () => {
         it("reads a hub's spokes and a spoke's read endpoint", () => {
             const hub = parse(merged(hubConfig(), { spokes: spokes(2) }));
-            assert.deepStrictEqual(hub.spokes.map((s) => s.tenant), ["tenant-0", "tenant-1"]);
+            assert.deepStrictEqual(
+                hub.spokes.map((s) => s.tenant),
+                ["tenant-0", "tenant-1"],
+            );
             assert.deepStrictEqual(hub.mimir.ingestGateway, { name: "internal", namespace: "gateway-system", listener: "https" });
             const spoke = parse(spokeConfig(), "preprod");
             assert.deepStrictEqual(spoke.mimir.readEndpoint, { kind: "url", url: "https://mimir-preprod.hub.test.example/prometheus" });
@@ -65,7 +68,10 @@ describe("metric gates", () => {
 
         it("refuses a spoke tenant that would read several tenants", () => {
             const p = problems(merged(hubConfig(), { spokes: [{ name: "a", tenant: "a|hub", hostname: "a.test.example", query: true }] }));
-            assert.deepStrictEqual(p.map((x) => x.key), ["spokes[0].tenant"]);
+            assert.deepStrictEqual(
+                p.map((x) => x.key),
+                ["spokes[0].tenant"],
+            );
             assert.match(p[0].allowed, /no '\|'/);
         });
 
@@ -79,22 +85,50 @@ describe("metric gates", () => {
                     ],
                 }),
             );
-            assert.deepStrictEqual(p.map((x) => x.key), ["spokes[1].tenant", "spokes[2].tenant"]);
+            assert.deepStrictEqual(
+                p.map((x) => x.key),
+                ["spokes[1].tenant", "spokes[2].tenant"],
+            );
             assert.match(p[0].allowed, /spokes\[0\]\.tenant has it already/);
             assert.match(p[1].allowed, /cluster\.mimirTenant \(the hub's own tenant\)/);
         });
 
         it("refuses two spokes on one hostname", () => {
-            const p = problems(merged(hubConfig(), { spokes: [{ name: "a", tenant: "a", hostname: "x.test.example" }, { name: "b", tenant: "b", hostname: "x.test.example" }] }));
-            assert.deepStrictEqual(p.map((x) => x.key), ["spokes[1].hostname"]);
+            const p = problems(
+                merged(hubConfig(), {
+                    spokes: [
+                        { name: "a", tenant: "a", hostname: "x.test.example" },
+                        { name: "b", tenant: "b", hostname: "x.test.example" },
+                    ],
+                }),
+            );
+            assert.deepStrictEqual(
+                p.map((x) => x.key),
+                ["spokes[1].hostname"],
+            );
         });
 
         it("makes a spoke name exactly one way to its read endpoint", () => {
-            assert.deepStrictEqual(problems(spokeConfig({ mimir: { readEndpoint: undefined } })).map((x) => x.key), ["mimir"]);
-            assert.deepStrictEqual(problems(spokeConfig({ mimir: { hubStack: "o/p/hub" } })).map((x) => x.key), ["mimir"]);
-            assert.deepStrictEqual(problems(spokeConfig({ mimir: { readEndpoint: "mimir.example" } })).map((x) => x.key), ["mimir.readEndpoint"]);
-            assert.deepStrictEqual(problems(spokeConfig({ spokes: spokes(1) })).map((x) => x.key), ["spokes"]);
-            assert.deepStrictEqual(problems(merged(hubConfig(), { mimir: { readEndpoint: "https://x.example/prometheus" } })).map((x) => x.key), ["mimir.readEndpoint"]);
+            assert.deepStrictEqual(
+                problems(spokeConfig({ mimir: { readEndpoint: undefined } })).map((x) => x.key),
+                ["mimir"],
+            );
+            assert.deepStrictEqual(
+                problems(spokeConfig({ mimir: { hubStack: "o/p/hub" } })).map((x) => x.key),
+                ["mimir"],
+            );
+            assert.deepStrictEqual(
+                problems(spokeConfig({ mimir: { readEndpoint: "mimir.example" } })).map((x) => x.key),
+                ["mimir.readEndpoint"],
+            );
+            assert.deepStrictEqual(
+                problems(spokeConfig({ spokes: spokes(1) })).map((x) => x.key),
+                ["spokes"],
+            );
+            assert.deepStrictEqual(
+                problems(merged(hubConfig(), { mimir: { readEndpoint: "https://x.example/prometheus" } })).map((x) => x.key),
+                ["mimir.readEndpoint"],
+            );
         });
 
         it("has defaults that satisfy every analysis rule", () => {
@@ -107,38 +141,68 @@ describe("metric gates", () => {
 
         it("refuses a rate window of fewer than four scrapes", () => {
             const p = problems(merged(hubConfig(), { analysis: { rateWindow: "2m" } }));
-            assert.deepStrictEqual(p.map((x) => x.key), ["analysis.rateWindow"]);
+            assert.deepStrictEqual(
+                p.map((x) => x.key),
+                ["analysis.rateWindow"],
+            );
             assert.match(p[0].allowed, /at least 4 x analysis\.scrapeInterval \(60s\) = 240s: .*one missed scrape/);
-            assert.deepStrictEqual(problems(merged(hubConfig(), { analysis: { scrapeInterval: "2m" } })).map((x) => x.key), ["analysis.rateWindow"]);
-            assert.strictEqual(parse(merged(hubConfig(), { analysis: { scrapeInterval: "30s", rateWindow: "2m", initialDelay: "3m" } })).analysis.rateWindow, "2m");
+            assert.deepStrictEqual(
+                problems(merged(hubConfig(), { analysis: { scrapeInterval: "2m" } })).map((x) => x.key),
+                ["analysis.rateWindow"],
+            );
+            assert.strictEqual(
+                parse(merged(hubConfig(), { analysis: { scrapeInterval: "30s", rateWindow: "2m", initialDelay: "3m" } })).analysis.rateWindow,
+                "2m",
+            );
         });
 
         it("refuses an initialDelay shorter than the rate window plus the remote-write lag", () => {
             const p = problems(merged(hubConfig(), { analysis: { rateWindow: "5m", initialDelay: "5m" } }));
-            assert.deepStrictEqual(p.map((x) => x.key), ["analysis.initialDelay"]);
-            assert.match(p[0].allowed, /at least analysis\.rateWindow \(5m\) \+ analysis\.remoteWriteLag \(1m\) = 360s: .*empty window must not look like a bad canary/);
-            assert.deepStrictEqual(problems(merged(hubConfig(), { analysis: { remoteWriteLag: "2m" } })).map((x) => x.key), ["analysis.initialDelay"]);
+            assert.deepStrictEqual(
+                p.map((x) => x.key),
+                ["analysis.initialDelay"],
+            );
+            assert.match(
+                p[0].allowed,
+                /at least analysis\.rateWindow \(5m\) \+ analysis\.remoteWriteLag \(1m\) = 360s: .*empty window must not look like a bad canary/,
+            );
+            assert.deepStrictEqual(
+                problems(merged(hubConfig(), { analysis: { remoteWriteLag: "2m" } })).map((x) => x.key),
+                ["analysis.initialDelay"],
+            );
         });
 
         it("refuses a traffic floor at which one 5xx fails the gate", () => {
             const p = problems(merged(hubConfig(), { analysis: { minRequests: 10 } }));
-            assert.deepStrictEqual(p.map((x) => x.key), ["analysis.minRequests"]);
+            assert.deepStrictEqual(
+                p.map((x) => x.key),
+                ["analysis.minRequests"],
+            );
             assert.match(p[0].allowed, /at least 1 \/ \(1 - analysis\.successRate \(0\.95\)\) = 20: .*single 5xx/);
             assert.match(problems(merged(hubConfig(), { analysis: { successRate: 0.99 } }))[0].allowed, /= 100/);
             assert.match(problems(merged(hubConfig(), { analysis: { successRate: 1 } }))[0].allowed, /must be below 1/);
-            assert.deepStrictEqual(problems(merged(hubConfig(), { analysis: { minRequests: 0 } })).map((x) => x.key), ["analysis.minRequests"]);
+            assert.deepStrictEqual(
+                problems(merged(hubConfig(), { analysis: { minRequests: 0 } })).map((x) => x.key),
+                ["analysis.minRequests"],
+            );
         });
 
         it("refuses a count that lets a finite run pass without one successful measurement", () => {
             const p = problems(merged(hubConfig(), { analysis: { count: 2 } }));
-            assert.deepStrictEqual(p.map((x) => x.key), ["analysis.count"]);
+            assert.deepStrictEqual(
+                p.map((x) => x.key),
+                ["analysis.count"],
+            );
             assert.match(p[0].allowed, /more than analysis\.failureLimit \+ analysis\.inconclusiveLimit \(0 \+ 2\)/);
             assert.strictEqual(parse(merged(hubConfig(), { analysis: { count: 1, inconclusiveLimit: 0 } })).analysis.count, 1);
         });
 
         it("refuses a latency threshold the histogram cannot exceed", () => {
             const p = problems(merged(hubConfig(), { analysis: { latencyP99Seconds: 10 } }));
-            assert.deepStrictEqual(p.map((x) => x.key), ["analysis.latencyP99Seconds"]);
+            assert.deepStrictEqual(
+                p.map((x) => x.key),
+                ["analysis.latencyP99Seconds"],
+            );
             assert.match(p[0].allowed, /below 10, the highest finite bucket/);
         });
 
@@ -203,7 +267,11 @@ describe("metric gates", () => {
         });
 
         it("builds each shared template twice, background and finite, from the configured thresholds", () => {
-            const cfg = parse(merged(hubConfig(), { analysis: { successRate: 0.99, latencyP99Seconds: 0.25, rateWindow: "5m", initialDelay: "6m", minRequests: 200, count: 4 } }));
+            const cfg = parse(
+                merged(hubConfig(), {
+                    analysis: { successRate: 0.99, latencyP99Seconds: 0.25, rateWindow: "5m", initialDelay: "6m", minRequests: 200, count: 4 },
+                }),
+            );
             const templates = sharedTemplates(cfg.analysis);
             assert.deepStrictEqual(
                 templates.map((t) => [t.name, t.metric, t.runs]),
@@ -252,15 +320,23 @@ describe("metric gates", () => {
                 assert.strictEqual(r.stage, "gateway");
                 const spec = r.inputs.spec as { hostnames: string[]; parentRefs: { name: string; sectionName: string }[] };
                 assert.strictEqual(spec.hostnames.length, 1);
-                assert.deepStrictEqual(spec.parentRefs.map((p) => `${p.name}/${p.sectionName}`), ["internal/https"]);
+                assert.deepStrictEqual(
+                    spec.parentRefs.map((p) => `${p.name}/${p.sectionName}`),
+                    ["internal/https"],
+                );
             }
         });
 
         it("sets, never adds, the spoke's own tenant on every rule", () => {
-            for (const [name, tenant] of [["mimir-spoke-preprod", "preprod"], ["mimir-spoke-edge", "edge"]]) {
+            for (const [name, tenant] of [
+                ["mimir-spoke-preprod", "preprod"],
+                ["mimir-spoke-edge", "edge"],
+            ]) {
                 const rules = (byName(run, name).inputs.spec as { rules: { filters: { requestHeaderModifier: Record<string, unknown> }[] }[] }).rules;
                 for (const rule of rules) {
-                    assert.deepStrictEqual(rule.filters, [{ type: "RequestHeaderModifier", requestHeaderModifier: { set: [{ name: "X-Scope-OrgID", value: tenant }] } }]);
+                    assert.deepStrictEqual(rule.filters, [
+                        { type: "RequestHeaderModifier", requestHeaderModifier: { set: [{ name: "X-Scope-OrgID", value: tenant }] } },
+                    ]);
                 }
             }
         });
@@ -302,7 +378,13 @@ describe("metric gates", () => {
         });
 
         it("queries Mimir in-cluster with its own tenant through the Prometheus provider", () => {
-            for (const name of ["analysis-success-rate", "analysis-success-rate-finite", "analysis-latency-p99", "analysis-latency-p99-finite", "analysis-error-budget"]) {
+            for (const name of [
+                "analysis-success-rate",
+                "analysis-success-rate-finite",
+                "analysis-latency-p99",
+                "analysis-latency-p99-finite",
+                "analysis-error-budget",
+            ]) {
                 const t = byName(run, name);
                 assert.strictEqual(t.type, "kubernetes:argoproj.io/v1alpha1:ClusterAnalysisTemplate");
                 const metric = (t.inputs.spec as { metrics: { provider: Record<string, { address: string; headers: unknown[] }> }[] }).metrics[0];
@@ -316,7 +398,15 @@ describe("metric gates", () => {
         it("lets the controller reach the Mimir gateway pods, and only it into Mimir", () => {
             const egress = byName(run, "argo-rollouts-controller").inputs.spec as ReturnType<typeof controllerNetworkPolicy>;
             assert.deepStrictEqual(egress.egress?.[0], {
-                toEndpoints: [{ matchLabels: { "k8s:io.kubernetes.pod.namespace": "observability", "app.kubernetes.io/name": "mimir", "app.kubernetes.io/component": "gateway" } }],
+                toEndpoints: [
+                    {
+                        matchLabels: {
+                            "k8s:io.kubernetes.pod.namespace": "observability",
+                            "app.kubernetes.io/name": "mimir",
+                            "app.kubernetes.io/component": "gateway",
+                        },
+                    },
+                ],
                 toPorts: [{ ports: [{ port: "8080", protocol: "TCP" }] }],
             });
             assert.deepStrictEqual(egress.enableDefaultDeny, { ingress: false, egress: false });
@@ -324,7 +414,15 @@ describe("metric gates", () => {
             assert.strictEqual((ingress.inputs.metadata as { namespace: string }).namespace, "observability");
             assert.deepStrictEqual((ingress.inputs.spec as ReturnType<typeof mimirIngressNetworkPolicy>).ingress, [
                 {
-                    fromEndpoints: [{ matchLabels: { "k8s:io.kubernetes.pod.namespace": "argo-rollouts", "app.kubernetes.io/name": "argo-rollouts", "app.kubernetes.io/component": "rollouts-controller" } }],
+                    fromEndpoints: [
+                        {
+                            matchLabels: {
+                                "k8s:io.kubernetes.pod.namespace": "argo-rollouts",
+                                "app.kubernetes.io/name": "argo-rollouts",
+                                "app.kubernetes.io/component": "rollouts-controller",
+                            },
+                        },
+                    ],
                     toPorts: [{ ports: [{ port: "8080", protocol: "TCP" }] }],
                 },
             ]);
@@ -336,7 +434,11 @@ describe("metric gates", () => {
             const tenants = new Set(
                 big.resources
                     .filter((r) => r.type.endsWith(":HTTPRoute"))
-                    .map((r) => (r.inputs.spec as { rules: { filters: { requestHeaderModifier: { set: { value: string }[] } }[] }[] }).rules[0].filters[0].requestHeaderModifier.set[0].value),
+                    .map(
+                        (r) =>
+                            (r.inputs.spec as { rules: { filters: { requestHeaderModifier: { set: { value: string }[] } }[] }[] }).rules[0].filters[0]
+                                .requestHeaderModifier.set[0].value,
+                    ),
             );
             assert.strictEqual(tenants.size, 100);
             assert.strictEqual(Object.keys(big.outputs.spokeReadEndpoints as object).length, 100);
@@ -350,7 +452,9 @@ describe("metric gates", () => {
         });
 
         it("reads its own tenant through the hub's route", () => {
-            const metric = (byName(run, "analysis-success-rate").inputs.spec as { metrics: { provider: { prometheus: { address: string; headers: unknown[] } } }[] }).metrics[0];
+            const metric = (
+                byName(run, "analysis-success-rate").inputs.spec as { metrics: { provider: { prometheus: { address: string; headers: unknown[] } } }[] }
+            ).metrics[0];
             assert.strictEqual(metric.provider.prometheus.address, "https://mimir-preprod.hub.test.example/prometheus");
             assert.deepStrictEqual(metric.provider.prometheus.headers, [{ key: "X-Scope-OrgID", value: "preprod" }]);
         });
@@ -367,7 +471,15 @@ describe("metric gates", () => {
                 { toCIDR: ["10.20.0.0/24"], toPorts: [{ ports: [{ port: "443", protocol: "TCP" }] }] },
                 {
                     toEndpoints: [{ matchLabels: { "k8s:io.kubernetes.pod.namespace": "kube-system", "k8s-app": "kube-dns" } }],
-                    toPorts: [{ ports: [{ port: "53", protocol: "UDP" }, { port: "53", protocol: "TCP" }], rules: { dns: [{ matchPattern: "*" }] } }],
+                    toPorts: [
+                        {
+                            ports: [
+                                { port: "53", protocol: "UDP" },
+                                { port: "53", protocol: "TCP" },
+                            ],
+                            rules: { dns: [{ matchPattern: "*" }] },
+                        },
+                    ],
                 },
             ]);
         });
@@ -383,7 +495,10 @@ describe("metric gates", () => {
             const noRoute = { ...world, stackOutputs: { "organization/argo-rollouts-addon/hub": { spokeReadEndpoints: { other: "https://x/prometheus" } } } };
             // Once, as the run's own error: before any template that reads the address is declared.
             await assert.rejects(planInline(cfg, { stack: "preprod", world: noRoute }), (e: Error) => {
-                assert.match(e.message, /^stack "preprod": the hub stack organization\/argo-rollouts-addon\/hub routes no read endpoint for spoke "preprod" \(add it to the hub's spokes with query: true\); it routes: other$/);
+                assert.match(
+                    e.message,
+                    /^stack "preprod": the hub stack organization\/argo-rollouts-addon\/hub routes no read endpoint for spoke "preprod" \(add it to the hub's spokes with query: true\); it routes: other$/,
+                );
                 assert.ok(e instanceof RunError, "a RunError: the Pulumi CLI prints its message alone");
                 return true;
             });
@@ -395,7 +510,9 @@ describe("metric gates", () => {
 
         it("denies the namespace and lists everything the controller still needs", async () => {
             const r = await planInline(
-                merged(hubConfig(), { network: { controllerDefaultDeny: true, canaryTargets: [{ namespace: "shop", port: 8080 }], metricsScrapeNamespaces: ["observability"] } }),
+                merged(hubConfig(), {
+                    network: { controllerDefaultDeny: true, canaryTargets: [{ namespace: "shop", port: 8080 }], metricsScrapeNamespaces: ["observability"] },
+                }),
             );
             const deny = byName(r, "default-deny");
             assert.deepStrictEqual(deny.inputs.spec, {
@@ -407,11 +524,20 @@ describe("metric gates", () => {
             const spec = byName(r, "argo-rollouts-controller").inputs.spec as ReturnType<typeof controllerNetworkPolicy>;
             assert.strictEqual(spec.enableDefaultDeny, undefined);
             const egress = spec.egress ?? [];
-            assert.ok(egress.some((e) => e.toEntities?.includes("kube-apiserver")), "API server");
+            assert.ok(
+                egress.some((e) => e.toEntities?.includes("kube-apiserver")),
+                "API server",
+            );
             const fqdns = egress.flatMap((e) => e.toFQDNs ?? []).map((f) => f.matchName);
             assert.deepStrictEqual(fqdns, ["github.com", "objects.githubusercontent.com", "release-assets.githubusercontent.com"], "plugin download");
-            assert.ok(egress.some((e) => e.toEndpoints?.[0].matchLabels["k8s:io.kubernetes.pod.namespace"] === "shop" && e.toPorts?.[0].ports[0].port === "8080"), "canary");
-            assert.ok(egress.some((e) => e.toEndpoints?.[0].matchLabels["app.kubernetes.io/name"] === "mimir"), "Mimir");
+            assert.ok(
+                egress.some((e) => e.toEndpoints?.[0].matchLabels["k8s:io.kubernetes.pod.namespace"] === "shop" && e.toPorts?.[0].ports[0].port === "8080"),
+                "canary",
+            );
+            assert.ok(
+                egress.some((e) => e.toEndpoints?.[0].matchLabels["app.kubernetes.io/name"] === "mimir"),
+                "Mimir",
+            );
             assert.deepStrictEqual(spec.ingress?.[0].toPorts, [{ ports: [{ port: "8090", protocol: "TCP" }] }]);
             assert.ok(!egress.some((e) => e.toEntities?.includes("world") || e.toEntities?.includes("all")), "nothing broader");
             assert.strictEqual(policies(r).length, 3);
@@ -419,7 +545,10 @@ describe("metric gates", () => {
 
         it("needs no download egress when the plugin comes from an image", async () => {
             const r = await planInline(
-                merged(hubConfig(), { network: { controllerDefaultDeny: true }, plugin: { delivery: "image", sha256: undefined, digest: `sha256:${"b".repeat(64)}` } }),
+                merged(hubConfig(), {
+                    network: { controllerDefaultDeny: true },
+                    plugin: { delivery: "image", sha256: undefined, digest: `sha256:${"b".repeat(64)}` },
+                }),
             );
             const egress = (byName(r, "argo-rollouts-controller").inputs.spec as ReturnType<typeof controllerNetworkPolicy>).egress ?? [];
             assert.ok(!egress.some((e) => e.toFQDNs));
@@ -431,7 +560,10 @@ describe("metric gates", () => {
             const mimir = parse(hubConfig()).mimir;
             assert.strictEqual(spokeReadEndpoint({ name: "a", tenant: "a", hostname: "a.example", query: true }, mimir), "https://a.example/prometheus");
             assert.strictEqual(spokeReadEndpoint({ name: "a", tenant: "a", hostname: "a.example", query: false }, mimir), undefined);
-            assert.strictEqual(spokeRouteSpec({ name: "a", tenant: "a", hostname: "a.example", listener: "spokes", query: false }, mimir).parentRefs[0].sectionName, "spokes");
+            assert.strictEqual(
+                spokeRouteSpec({ name: "a", tenant: "a", hostname: "a.example", listener: "spokes", query: false }, mimir).parentRefs[0].sectionName,
+                "spokes",
+            );
         });
         it("explains a hub that does not route the spoke", () => {
             assert.strictEqual(pickSpokeEndpoint("p", "o/p/hub", "p", { p: "https://x/prometheus" }), "https://x/prometheus");
@@ -445,27 +577,48 @@ describe("values that would break later are refused when read", () => {
 
     it("Mimir refuses the tenants . and .. (dskit ValidTenantID)", () => {
         for (const t of [".", ".."]) {
-            assert.ok(keysOf(merged(hubConfig(), { cluster: { mimirTenant: t } })).some((k) => k.startsWith("cluster.mimirTenant: ")), t);
-            assert.ok(keysOf(merged(hubConfig(), { spokes: [{ name: "a", tenant: t, hostname: "mimir-a.hub.test.example" }] })).some((k) => k.startsWith("spokes[0].tenant")), t);
+            assert.ok(
+                keysOf(merged(hubConfig(), { cluster: { mimirTenant: t } })).some((k) => k.startsWith("cluster.mimirTenant: ")),
+                t,
+            );
+            assert.ok(
+                keysOf(merged(hubConfig(), { spokes: [{ name: "a", tenant: t, hostname: "mimir-a.hub.test.example" }] })).some((k) =>
+                    k.startsWith("spokes[0].tenant"),
+                ),
+                t,
+            );
         }
         assert.doesNotThrow(() => parse(merged(hubConfig(), { cluster: { mimirTenant: "..a" } })));
     });
 
     it("a hostname label is at most 63 characters", () => {
         const label = "a".repeat(64);
-        assert.ok(keysOf(merged(hubConfig(), { spokes: [{ name: "a", tenant: "a", hostname: `${label}.hub.test.example` }] })).some((k) => k.startsWith("spokes[0].hostname")));
+        assert.ok(
+            keysOf(merged(hubConfig(), { spokes: [{ name: "a", tenant: "a", hostname: `${label}.hub.test.example` }] })).some((k) =>
+                k.startsWith("spokes[0].hostname"),
+            ),
+        );
         assert.doesNotThrow(() => parse(merged(hubConfig(), { spokes: [{ name: "a", tenant: "a", hostname: `${"a".repeat(63)}.hub.test.example` }] })));
     });
 
     it("a spoke's read endpoint ends in Mimir's Prometheus prefix", () => {
-        assert.deepStrictEqual(keysOf(spokeConfig({ mimir: { readEndpoint: "https://mimir-preprod.hub.test.example/" } })).map((k) => k.split(":")[0]), ["mimir.readEndpoint"]);
-        assert.match(keysOf(spokeConfig({ mimir: { readEndpoint: "https://mimir-preprod.hub.test.example/api" } }))[0], /ending in the Prometheus API prefix \/prometheus/);
+        assert.deepStrictEqual(
+            keysOf(spokeConfig({ mimir: { readEndpoint: "https://mimir-preprod.hub.test.example/" } })).map((k) => k.split(":")[0]),
+            ["mimir.readEndpoint"],
+        );
+        assert.match(
+            keysOf(spokeConfig({ mimir: { readEndpoint: "https://mimir-preprod.hub.test.example/api" } }))[0],
+            /ending in the Prometheus API prefix \/prometheus/,
+        );
         assert.doesNotThrow(() => parse(spokeConfig({ mimir: { readEndpoint: "https://mimir-preprod.hub.test.example/prometheus/" } })));
     });
 
     it("a CIDR's octets are at most 255, and the hub's read CIDRs are never /0", () => {
         for (const cidr of ["10.20.300.0/24", "0.0.0.0/0", "256.1.1.1/32"]) {
-            assert.ok(keysOf(spokeConfig({ network: { hubReadCidrs: [cidr] } })).some((k) => k.startsWith("network.hubReadCidrs[0]")), cidr);
+            assert.ok(
+                keysOf(spokeConfig({ network: { hubReadCidrs: [cidr] } })).some((k) => k.startsWith("network.hubReadCidrs[0]")),
+                cidr,
+            );
         }
         assert.doesNotThrow(() => parse(spokeConfig({ network: { hubReadCidrs: ["10.20.255.0/24"] } })));
     });
@@ -476,8 +629,14 @@ describe("values that would break later are refused when read", () => {
 
     it("the addon's namespaces are its own: never Kubernetes', never each other, never a Pod Security override", () => {
         for (const ns of ["kube-system", "default", "kube-public", "kube-node-lease"]) {
-            assert.ok(keysOf(merged(hubConfig(), { controller: { namespace: ns } })).some((k) => k.startsWith("controller.namespace: ")), ns);
-            assert.ok(keysOf(merged(hubConfig(), { smokeTest: { namespace: ns } })).some((k) => k.startsWith("smokeTest.namespace: ")), ns);
+            assert.ok(
+                keysOf(merged(hubConfig(), { controller: { namespace: ns } })).some((k) => k.startsWith("controller.namespace: ")),
+                ns,
+            );
+            assert.ok(
+                keysOf(merged(hubConfig(), { smokeTest: { namespace: ns } })).some((k) => k.startsWith("smokeTest.namespace: ")),
+                ns,
+            );
         }
         const smoke = {
             enabled: true,
@@ -485,22 +644,31 @@ describe("values that would break later are refused when read", () => {
             image: `registry.platform.test/mirror/argoproj/rollouts-demo@sha256:${"c".repeat(64)}`,
             loadImage: `registry.platform.test/mirror/curlimages/curl@sha256:${"d".repeat(64)}`,
         };
-        assert.deepStrictEqual(
-            keysOf(merged(hubConfig(), { smokeTest: { ...smoke, namespace: "argo-rollouts" } })),
-            ["smokeTest.namespace: must differ from controller.namespace (argo-rollouts): both stages declare their namespace, and a tenant-shaped canary does not run beside the controller"],
-        );
-        assert.doesNotThrow(() => parse(merged(hubConfig(), { smokeTest: { ...smoke, namespace: "rollouts-smoke" } })));
-        assert.deepStrictEqual(keysOf(merged(hubConfig(), { controller: { namespaceLabels: { "pod-security.kubernetes.io/enforce": "privileged", team: "platform" } } })).map((k) => k.split(":")[0]), [
-            "controller.namespaceLabels.pod-security.kubernetes.io/enforce",
+        assert.deepStrictEqual(keysOf(merged(hubConfig(), { smokeTest: { ...smoke, namespace: "argo-rollouts" } })), [
+            "smokeTest.namespace: must differ from controller.namespace (argo-rollouts): both stages declare their namespace, and a tenant-shaped canary does not run beside the controller",
         ]);
+        assert.doesNotThrow(() => parse(merged(hubConfig(), { smokeTest: { ...smoke, namespace: "rollouts-smoke" } })));
+        assert.deepStrictEqual(
+            keysOf(merged(hubConfig(), { controller: { namespaceLabels: { "pod-security.kubernetes.io/enforce": "privileged", team: "platform" } } })).map(
+                (k) => k.split(":")[0],
+            ),
+            ["controller.namespaceLabels.pod-security.kubernetes.io/enforce"],
+        );
     });
 
     it("a typo in the project's namespace is refused, not ignored", () => {
         const { "aws:region": _r, ...rest } = hubConfig();
         assert.throws(
-            () => parseAddonConfig("hub", rest, { awsRegion: "eu-west-1", otherKeys: ["argo-rollouts-adon:cluster", "aws:region", "kubernetes:context", "pulumi:tags"] }),
+            () =>
+                parseAddonConfig("hub", rest, {
+                    awsRegion: "eu-west-1",
+                    otherKeys: ["argo-rollouts-adon:cluster", "aws:region", "kubernetes:context", "pulumi:tags"],
+                }),
             (e: Error) => {
-                assert.match(e.message, /\n {2}- argo-rollouts-adon:cluster = \[not shown\]: unknown key; the namespace argo-rollouts-adon: is neither argo-rollouts-addon: nor one of Pulumi's and its providers' \(pulumi:, aws:, kubernetes:\); did you mean argo-rollouts-addon\?/);
+                assert.match(
+                    e.message,
+                    /\n {2}- argo-rollouts-adon:cluster = \[not shown\]: unknown key; the namespace argo-rollouts-adon: is neither argo-rollouts-addon: nor one of Pulumi's and its providers' \(pulumi:, aws:, kubernetes:\); did you mean argo-rollouts-addon\?/,
+                );
                 assert.doesNotMatch(e.message, /aws:region|kubernetes:context|pulumi:tags/);
                 return true;
             },

@@ -17,11 +17,23 @@ function parse(cfg: Record<string, unknown>, secretKeys: string[] = []) {
 describe("notifications", () => {
     it("declares the triggers and templates the chart does not ship, for every event", () => {
         const data = notificationConfigData({}, "hub");
-        const triggers = Object.keys(data).filter((k) => k.startsWith("trigger.")).map((k) => k.slice("trigger.".length));
-        assert.deepStrictEqual(triggers, ["on-rollout-aborted", "on-analysis-run-failed", "on-analysis-run-error", "on-rollout-paused", "on-rollout-resumed", "on-rollout-completed"]);
+        const triggers = Object.keys(data)
+            .filter((k) => k.startsWith("trigger."))
+            .map((k) => k.slice("trigger.".length));
+        assert.deepStrictEqual(triggers, [
+            "on-rollout-aborted",
+            "on-analysis-run-failed",
+            "on-analysis-run-error",
+            "on-rollout-paused",
+            "on-rollout-resumed",
+            "on-rollout-completed",
+        ]);
         for (const e of NOTIFICATION_EVENTS) {
             assert.deepStrictEqual(YAML.parse(data[`trigger.${e.trigger}`]), [{ send: [e.template] }]);
-            assert.match((YAML.parse(data[`template.${e.template}`]) as { message: string }).message, /^\[hub\] Rollout \{\{\.rollout\.metadata\.namespace\}\}\/\{\{\.rollout\.metadata\.name\}\} /);
+            assert.match(
+                (YAML.parse(data[`template.${e.template}`]) as { message: string }).message,
+                /^\[hub\] Rollout \{\{\.rollout\.metadata\.namespace\}\}\/\{\{\.rollout\.metadata\.name\}\} /,
+            );
         }
         assert.strictEqual(data.subscriptions, undefined, "no service, no subscription");
     });
@@ -29,7 +41,9 @@ describe("notifications", () => {
     it("subscribes the stack's Slack channel to every event, the token by reference only", () => {
         const data = notificationConfigData({ service: "slack", slackChannel: "#platform-deploys", token: new SecretValue(TOKEN) }, "hub");
         assert.deepStrictEqual(YAML.parse(data["service.slack"]), { token: "$slack-token" });
-        assert.deepStrictEqual(YAML.parse(data.subscriptions), [{ recipients: ["slack:platform-deploys"], triggers: NOTIFICATION_EVENTS.map((e) => e.trigger) }]);
+        assert.deepStrictEqual(YAML.parse(data.subscriptions), [
+            { recipients: ["slack:platform-deploys"], triggers: NOTIFICATION_EVENTS.map((e) => e.trigger) },
+        ]);
         assert.ok(!JSON.stringify(data).includes(TOKEN));
     });
 
@@ -46,7 +60,9 @@ describe("notifications", () => {
     describe("the token", () => {
         let run: OfflineRun;
         before(async () => {
-            run = await planInline(merged(hubConfig(), { notifications: { service: "slack", slackChannel: "#deploys" }, notificationsToken: { secure: "v1:AAAAencrypted" } }));
+            run = await planInline(
+                merged(hubConfig(), { notifications: { service: "slack", slackChannel: "#deploys" }, notificationsToken: { secure: "v1:AAAAencrypted" } }),
+            );
         });
 
         it("is stored in the notification Secret as a Pulumi secret", () => {
@@ -73,14 +89,19 @@ describe("notifications", () => {
         });
 
         it("stays hidden if the configuration is printed", () => {
-            const cfg = parse(merged(hubConfig(), { notifications: { service: "slack", slackChannel: "#deploys" }, notificationsToken: TOKEN }), ["notificationsToken"]);
+            const cfg = parse(merged(hubConfig(), { notifications: { service: "slack", slackChannel: "#deploys" }, notificationsToken: TOKEN }), [
+                "notificationsToken",
+            ]);
             assert.ok(!JSON.stringify(cfg).includes(TOKEN));
             assert.strictEqual(`${cfg.notifications.token}`, "[secret]");
             assert.strictEqual(cfg.notifications.token?.reveal(), TOKEN);
         });
 
         it("is required with a service", () => {
-            assert.throws(() => parse(merged(hubConfig(), { notifications: { service: "webhook", webhookUrl: "https://x.example/h" } })), /notificationsToken = \(not set\): is required with notifications.service: webhook/);
+            assert.throws(
+                () => parse(merged(hubConfig(), { notifications: { service: "webhook", webhookUrl: "https://x.example/h" } })),
+                /notificationsToken = \(not set\): is required with notifications.service: webhook/,
+            );
         });
     });
 
@@ -94,7 +115,11 @@ describe("notifications", () => {
 
     it("lets a default-deny controller reach the notification service", async () => {
         const run = await planInline(
-            merged(hubConfig(), { network: { controllerDefaultDeny: true }, notifications: { service: "slack", slackChannel: "#d" }, notificationsToken: { secure: "x" } }),
+            merged(hubConfig(), {
+                network: { controllerDefaultDeny: true },
+                notifications: { service: "slack", slackChannel: "#d" },
+                notificationsToken: { secure: "x" },
+            }),
         );
         const egress = (byName(run, "argo-rollouts-controller").inputs.spec as { egress: { toFQDNs?: { matchName: string }[] }[] }).egress;
         assert.ok(egress.some((e) => e.toFQDNs?.some((f) => f.matchName === "slack.com")));
@@ -126,7 +151,16 @@ describe("error-budget freeze", () => {
         const [found, wait] = spec.metrics;
         assert.deepStrictEqual(
             { ...found, provider: undefined },
-            { name: "slo-found", count: 1, failureLimit: 0, inconclusiveLimit: 0, consecutiveErrorLimit: 4, successCondition: "len(result) > 0 && !isNaN(result[0])", failureCondition: "false", provider: undefined },
+            {
+                name: "slo-found",
+                count: 1,
+                failureLimit: 0,
+                inconclusiveLimit: 0,
+                consecutiveErrorLimit: 4,
+                successCondition: "len(result) > 0 && !isNaN(result[0])",
+                failureCondition: "false",
+                provider: undefined,
+            },
         );
         assert.deepStrictEqual(
             { ...wait, provider: undefined },
@@ -144,11 +178,16 @@ describe("error-budget freeze", () => {
             },
         );
         assert.deepStrictEqual(found.provider, wait.provider, "both read the same query as the same tenant");
-        assert.deepStrictEqual(found.provider, { prometheus: { address: "http://m/prometheus", query: "q", timeout: 30, headers: [{ key: "X-Scope-OrgID", value: "hub" }] } });
+        assert.deepStrictEqual(found.provider, {
+            prometheus: { address: "http://m/prometheus", query: "q", timeout: 30, headers: [{ key: "X-Scope-OrgID", value: "hub" }] },
+        });
     });
 
     it("refuses a maxFreeze shorter than recheckInterval", () => {
-        assert.throws(() => parse(merged(hubConfig(), { errorBudget: { recheckInterval: "10m", maxFreeze: "5m" } })), /errorBudget.maxFreeze = "5m": must be at least errorBudget.recheckInterval \(10m\)/);
+        assert.throws(
+            () => parse(merged(hubConfig(), { errorBudget: { recheckInterval: "10m", maxFreeze: "5m" } })),
+            /errorBudget.maxFreeze = "5m": must be at least errorBudget.recheckInterval \(10m\)/,
+        );
         assert.strictEqual(parse(merged(hubConfig(), { errorBudget: { recheckInterval: "10m", maxFreeze: "10m" } })).errorBudget.maxFreeze, "10m");
         assert.throws(() => parse(merged(hubConfig(), { errorBudget: { recheckInterval: "99999999h" } })), /errorBudget.recheckInterval/);
     });
@@ -158,19 +197,29 @@ describe("error-budget freeze", () => {
         assert.ok(byName(run, "analysis-error-budget"));
         const wait = byName(run, "analysis-error-budget-wait").inputs as { metadata: { name: string }; spec: { metrics: { name: string }[] } };
         assert.strictEqual(wait.metadata.name, "argo-rollouts-addon-error-budget-wait");
-        assert.deepStrictEqual(wait.spec.metrics.map((m) => m.name), ["slo-found", "error-budget-remaining"]);
+        assert.deepStrictEqual(
+            wait.spec.metrics.map((m) => m.name),
+            ["slo-found", "error-budget-remaining"],
+        );
     });
 
     it("reads Sloth's remaining-budget rule for the app's SLO by default", async () => {
         const run = await planInline(hubConfig());
-        const metric = (byName(run, "analysis-error-budget").inputs.spec as { metrics: { provider: { prometheus: { query: string; headers: unknown } } }[] }).metrics[0];
-        assert.strictEqual(metric.provider.prometheus.query, 'slo:period_error_budget_remaining:ratio{sloth_service="{{args.service}}",sloth_slo="{{args.slo}}"}');
+        const metric = (byName(run, "analysis-error-budget").inputs.spec as { metrics: { provider: { prometheus: { query: string; headers: unknown } } }[] })
+            .metrics[0];
+        assert.strictEqual(
+            metric.provider.prometheus.query,
+            'slo:period_error_budget_remaining:ratio{sloth_service="{{args.service}}",sloth_slo="{{args.slo}}"}',
+        );
         assert.deepStrictEqual(metric.provider.prometheus.headers, [{ key: "X-Scope-OrgID", value: "hub" }]);
     });
 
     it("takes a query that names the app's SLO, and refuses one that does not", () => {
         const cfg = parse(merged(hubConfig(), { errorBudget: { query: 'my:budget{service="{{args.service}}"}', minRemaining: 0.1 } }));
         assert.strictEqual(cfg.errorBudget.minRemaining, 0.1);
-        assert.throws(() => parse(merged(hubConfig(), { errorBudget: { query: "my:budget" } })), /errorBudget.query = "my:budget": must be PromQL naming the app's SLO/);
+        assert.throws(
+            () => parse(merged(hubConfig(), { errorBudget: { query: "my:budget" } })),
+            /errorBudget.query = "my:budget": must be PromQL naming the app's SLO/,
+        );
     });
 });

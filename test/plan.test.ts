@@ -31,7 +31,21 @@ describe("offline plan", () => {
                 const urns = new Set(rows.map((r) => r.urn));
                 assert.ok(rows.length > 10);
                 for (const row of rows) {
-                    for (const field of ["urn", "name", "type", "stage", "parent", "dependsOn", "protect", "retainOnDelete", "deleteBeforeReplace", "import", "provider", "adopts", "inputs"]) {
+                    for (const field of [
+                        "urn",
+                        "name",
+                        "type",
+                        "stage",
+                        "parent",
+                        "dependsOn",
+                        "protect",
+                        "retainOnDelete",
+                        "deleteBeforeReplace",
+                        "import",
+                        "provider",
+                        "adopts",
+                        "inputs",
+                    ]) {
                         assert.ok(field in row, `${String(row.urn)} lacks ${field}`);
                     }
                     assert.ok(row.stage === null || (STAGES as readonly string[]).includes(row.stage as string));
@@ -50,7 +64,9 @@ describe("offline plan", () => {
 
             it("writes whole Kubernetes objects, dependencies first, and no chart or patch", () => {
                 const run = runs.get(stack)!;
-                const docs = YAML.parseAllDocuments(manifestsYaml(run)).map((d) => d.toJS() as { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } });
+                const docs = YAML.parseAllDocuments(manifestsYaml(run)).map(
+                    (d) => d.toJS() as { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } },
+                );
                 assert.strictEqual(docs.length, manifestResources(run).length);
                 assert.ok(docs.length >= 6);
                 for (const doc of docs) {
@@ -73,8 +89,14 @@ describe("offline plan", () => {
                 assert.match(text, /existing objects: not checked here; .* \(needs a cluster\)/);
                 assert.match(text, /controller release: not checked here; .* \(needs a cluster\)/);
                 // What the plan cannot show, and where it is seen.
-                assert.match(text, /^ {2}chart objects: not shown; plan with --chart <path> \(or ARGO_ROLLOUTS_CHART\) and a Kubernetes version to show them; pulumi preview lists them \(needs a cluster\)$/m);
-                assert.match(text, /^ {2}CRD objects: not shown; the provider reads the 5 file\(s\) of rollouts-crds \(resources\.json\) at deploy time: plan with --crds <dir>\|remote \(or ARGO_ROLLOUTS_CRDS\) to show them; pulumi preview lists them \(needs a cluster\)$/m);
+                assert.match(
+                    text,
+                    /^ {2}chart objects: not shown; plan with --chart <path> \(or ARGO_ROLLOUTS_CHART\) and a Kubernetes version to show them; pulumi preview lists them \(needs a cluster\)$/m,
+                );
+                assert.match(
+                    text,
+                    /^ {2}CRD objects: not shown; the provider reads the 5 file\(s\) of rollouts-crds \(resources\.json\) at deploy time: plan with --crds <dir>\|remote \(or ARGO_ROLLOUTS_CRDS\) to show them; pulumi preview lists them \(needs a cluster\)$/m,
+                );
             });
         });
     }
@@ -88,8 +110,14 @@ describe("offline plan", () => {
             const run = runs.get("hub")!;
             const text = patchesYaml(run);
             const docs = docsOf(text);
-            assert.deepStrictEqual(docs.map((d) => [d.doc.kind, d.doc.metadata.namespace, d.doc.metadata.name]), [["ConfigMap", "argocd", "argocd-rbac-cm"]]);
-            assert.match(docs[0].comment, /^ ConfigMapPatch of ConfigMap argocd\/argocd-rbac-cm \(stage argocd-apps, resource argocd-rbac-rollout-actions\): server-side apply of these fields only$/);
+            assert.deepStrictEqual(
+                docs.map((d) => [d.doc.kind, d.doc.metadata.namespace, d.doc.metadata.name]),
+                [["ConfigMap", "argocd", "argocd-rbac-cm"]],
+            );
+            assert.match(
+                docs[0].comment,
+                /^ ConfigMapPatch of ConfigMap argocd\/argocd-rbac-cm \(stage argocd-apps, resource argocd-rbac-rollout-actions\): server-side apply of these fields only$/,
+            );
             const patch = run.resources.find((r) => r.name === "argocd-rbac-rollout-actions")!;
             assert.deepStrictEqual(docs[0].doc.data, (patch.inputs as { data: Record<string, string> }).data);
             // Readable: each rule a line of the file as ArgoCD reads it, not an escaped string.
@@ -111,13 +139,20 @@ describe("offline plan", () => {
                 { stack: "hub" },
             );
             const docs = docsOf(patchesYaml(run));
-            assert.deepStrictEqual(docs.map((d) => `${d.doc.kind} ${d.doc.metadata.name}`).sort(), ["AppProject tenants", "ApplicationSet tenant-apps", "ConfigMap argocd-cm"]);
+            assert.deepStrictEqual(docs.map((d) => `${d.doc.kind} ${d.doc.metadata.name}`).sort(), [
+                "AppProject tenants",
+                "ApplicationSet tenant-apps",
+                "ConfigMap argocd-cm",
+            ]);
             const cm = docs.find((d) => d.doc.kind === "ConfigMap")!;
             assert.match(cm.comment, /^ ConfigMapPatch of ConfigMap argocd\/argocd-cm /);
             assert.ok(Object.values(cm.doc.data!).every((v) => v.includes(".spec.template.spec.containers[]?.securityContext")));
             assert.match(docs.find((d) => d.doc.kind === "AppProject")!.comment, /^ AppProjectPatch of AppProject argocd\/tenants /);
             // The defaults: ArgoCD's objects are left as they are.
-            assert.strictEqual(patchesYaml(await planInline(hubConfig(), { stack: "bare" })), "# stack bare: no patches; this stack writes no field of an object another owner keeps.\n");
+            assert.strictEqual(
+                patchesYaml(await planInline(hubConfig(), { stack: "bare" })),
+                "# stack bare: no patches; this stack writes no field of an object another owner keeps.\n",
+            );
         });
     });
 
@@ -147,7 +182,15 @@ describe("offline plan", () => {
         const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
         // The fixtures unless a test names its own folder: never the shipped stack files, which are the platform's.
         const plan = (args: string[], env: NodeJS.ProcessEnv = {}) =>
-            spawnSync(process.execPath, [...planCommand(pkg.scripts.plan), ...args, ...(args.some((a) => a.startsWith("--config-dir")) || args.includes("--help") ? [] : ["--config-dir", FIXTURE_STACKS])], { cwd: REPO_ROOT, encoding: "utf8", env: { ...process.env, ...env } });
+            spawnSync(
+                process.execPath,
+                [
+                    ...planCommand(pkg.scripts.plan),
+                    ...args,
+                    ...(args.some((a) => a.startsWith("--config-dir")) || args.includes("--help") ? [] : ["--config-dir", FIXTURE_STACKS]),
+                ],
+                { cwd: REPO_ROOT, encoding: "utf8", env: { ...process.env, ...env } },
+            );
 
         it("writes resources.json and manifests.yaml under <out>/<stack>/", () => {
             const out = fs.mkdtempSync(path.join(os.tmpdir(), "plan-"));
@@ -214,7 +257,10 @@ describe("offline plan", () => {
             const out = path.join(dir, "out");
             const res = plan(["--stack", "broken", "--config-dir", dir, "--out", out]);
             assert.strictEqual(res.status, 1);
-            assert.match(res.stderr, /stack "broken": invalid configuration \(1 problem\):\n {2}- argo-rollouts-addon:cluster\.role = "primary": must be one of hub, spoke/);
+            assert.match(
+                res.stderr,
+                /stack "broken": invalid configuration \(1 problem\):\n {2}- argo-rollouts-addon:cluster\.role = "primary": must be one of hub, spoke/,
+            );
             assert.strictEqual(fs.existsSync(out), false, "a failed plan must write nothing");
         });
     });
@@ -234,13 +280,24 @@ describe("stack files the plan, verify and adopt-check read", () => {
         const dup = write("dup", hub.replace("config:\n", "config:\n  argo-rollouts-addon:imageRegistry: x\n  argo-rollouts-addon:imageRegistry: y\n"));
         // The second key's line: after the file's schema and comment lines, `config:` and the first key.
         const line = hub.split("\n").indexOf("config:") + 3;
-        assert.throws(() => read("dup", dup), new RegExp(`^Error: stack "dup": Pulumi\\.dup\\.yaml is not valid YAML at line ${line}, column 3 \\(the key "argo-rollouts-addon:imageRegistry" is set twice in one map\\)$`));
+        assert.throws(
+            () => read("dup", dup),
+            new RegExp(
+                `^Error: stack "dup": Pulumi\\.dup\\.yaml is not valid YAML at line ${line}, column 3 \\(the key "argo-rollouts-addon:imageRegistry" is set twice in one map\\)$`,
+            ),
+        );
         const tab = write("tab", hub.replace("config:\n", "config:\n\targo-rollouts-addon:x: 1\n"));
-        assert.throws(() => read("tab", tab), /^Error: stack "tab": Pulumi\.tab\.yaml is not valid YAML at line \d+, column \d+ \(a tab is used for indentation\)$/);
+        assert.throws(
+            () => read("tab", tab),
+            /^Error: stack "tab": Pulumi\.tab\.yaml is not valid YAML at line \d+, column \d+ \(a tab is used for indentation\)$/,
+        );
     });
 
     it("refuses a config: that is a list, not a map, instead of reporting keys 0 and 1", () => {
-        assert.throws(() => read("list", write("list", "config:\n  - a\n  - b\n")), /^Error: stack "list": Pulumi\.list\.yaml: config: must be a map of keys to values, got a list$/);
+        assert.throws(
+            () => read("list", write("list", "config:\n  - a\n  - b\n")),
+            /^Error: stack "list": Pulumi\.list\.yaml: config: must be a map of keys to values, got a list$/,
+        );
     });
 
     it("resolves YAML merge keys as the Pulumi CLI does", () => {
@@ -253,6 +310,9 @@ describe("stack files the plan, verify and adopt-check read", () => {
         const { configFromStackFile } = require("../tools/stackFile") as typeof import("../tools/stackFile");
         assert.ok(hub.includes("eksClusterName: test-hub"));
         const dir = write("tilde", hub.replace("eksClusterName: test-hub", "eksClusterName: ~"));
-        assert.throws(() => configFromStackFile(read("tilde", dir)), /invalid configuration \(1 problem\):\n {2}- argo-rollouts-addon:cluster = \{"eksClusterName":null\}: set exactly one of cluster\.eksClusterName/);
+        assert.throws(
+            () => configFromStackFile(read("tilde", dir)),
+            /invalid configuration \(1 problem\):\n {2}- argo-rollouts-addon:cluster = \{"eksClusterName":null\}: set exactly one of cluster\.eksClusterName/,
+        );
     });
 });

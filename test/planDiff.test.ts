@@ -16,10 +16,21 @@ const HUB = fs.readFileSync(path.join(FIXTURE_STACKS, "Pulumi.hub.yaml"), "utf8"
 function changedHub(): string {
     const spoke = "      query: true\n";
     assert.ok(HUB.includes(spoke) && HUB.includes("approverRole: role:release-approver"));
-    return HUB.replace(spoke, `${spoke}    - name: prod\n      tenant: prod\n      hostname: mimir-prod.hub.platform.test\n      query: true\n`).replace("approverRole: role:release-approver", "approverRole: role:release-managers");
+    return HUB.replace(spoke, `${spoke}    - name: prod\n      tenant: prod\n      hostname: mimir-prod.hub.platform.test\n      query: true\n`).replace(
+        "approverRole: role:release-approver",
+        "approverRole: role:release-managers",
+    );
 }
 
-const row = (urn: string, inputs: Record<string, unknown>, extra: Partial<PlanRow> = {}): PlanRow => ({ urn, name: urn, type: "kubernetes:core/v1:ConfigMap", stage: "rollouts", inputs, protect: false, ...extra });
+const row = (urn: string, inputs: Record<string, unknown>, extra: Partial<PlanRow> = {}): PlanRow => ({
+    urn,
+    name: urn,
+    type: "kubernetes:core/v1:ConfigMap",
+    stage: "rollouts",
+    inputs,
+    protect: false,
+    ...extra,
+});
 
 describe("plan diff", () => {
     describe("fields", () => {
@@ -34,11 +45,22 @@ describe("plan diff", () => {
         });
 
         it("compares lists of objects item by item and a list of scalars as one field", () => {
-            const rules = (verbs: string[]) => ({ rules: [{ apiGroups: ["argoproj.io"], verbs }, { apiGroups: [""], verbs: ["get"] }] });
+            const rules = (verbs: string[]) => ({
+                rules: [
+                    { apiGroups: ["argoproj.io"], verbs },
+                    { apiGroups: [""], verbs: ["get"] },
+                ],
+            });
             // A verb inserted in the middle: one field, not every later index.
-            assert.deepStrictEqual(fieldChanges(rules(["get", "list"]), rules(["get", "patch", "list"])), [{ path: "rules[0].verbs", change: "changed", before: ["get", "list"], after: ["get", "patch", "list"] }]);
-            assert.deepStrictEqual(fieldChanges({ rules: [{ a: 1 }] }, { rules: [{ a: 1 }, { b: 2 }] }), [{ path: "rules[1]", change: "added", after: { b: 2 } }]);
-            assert.deepStrictEqual(fieldChanges({ rules: [{ a: 1 }, { b: 2 }] }, { rules: [{ a: 1 }] }), [{ path: "rules[1]", change: "removed", before: { b: 2 } }]);
+            assert.deepStrictEqual(fieldChanges(rules(["get", "list"]), rules(["get", "patch", "list"])), [
+                { path: "rules[0].verbs", change: "changed", before: ["get", "list"], after: ["get", "patch", "list"] },
+            ]);
+            assert.deepStrictEqual(fieldChanges({ rules: [{ a: 1 }] }, { rules: [{ a: 1 }, { b: 2 }] }), [
+                { path: "rules[1]", change: "added", after: { b: 2 } },
+            ]);
+            assert.deepStrictEqual(fieldChanges({ rules: [{ a: 1 }, { b: 2 }] }, { rules: [{ a: 1 }] }), [
+                { path: "rules[1]", change: "removed", before: { b: 2 } },
+            ]);
         });
 
         it("diffs texts by line, removed lines before added ones", () => {
@@ -50,14 +72,34 @@ describe("plan diff", () => {
     describe("objects", () => {
         it("labels objects by kind and namespace/name, a chart by its release", () => {
             assert.strictEqual(objectLabel(row("u", { kind: "ConfigMap", metadata: { name: "n", namespace: "ns" } })), "ConfigMap ns/n");
-            assert.strictEqual(objectLabel({ ...row("u", { kind: "AppProject", metadata: { name: "tenants", namespace: "argocd" } }), type: "kubernetes:argoproj.io/v1alpha1:AppProjectPatch" }), "AppProjectPatch argocd/tenants");
-            assert.strictEqual(objectLabel({ ...row("u", { chart: "argo-rollouts", version: "2.41.0", name: "argo-rollouts", namespace: "argo-rollouts" }), type: "kubernetes:helm.sh/v4:Chart" }), "Chart argo-rollouts 2.41.0 (release argo-rollouts/argo-rollouts)");
-            assert.strictEqual(objectLabel({ ...row("u", {}), type: "argo-rollouts-addon:stages:Policy", name: "policy" }), "argo-rollouts-addon:stages:Policy policy");
+            assert.strictEqual(
+                objectLabel({
+                    ...row("u", { kind: "AppProject", metadata: { name: "tenants", namespace: "argocd" } }),
+                    type: "kubernetes:argoproj.io/v1alpha1:AppProjectPatch",
+                }),
+                "AppProjectPatch argocd/tenants",
+            );
+            assert.strictEqual(
+                objectLabel({
+                    ...row("u", { chart: "argo-rollouts", version: "2.41.0", name: "argo-rollouts", namespace: "argo-rollouts" }),
+                    type: "kubernetes:helm.sh/v4:Chart",
+                }),
+                "Chart argo-rollouts 2.41.0 (release argo-rollouts/argo-rollouts)",
+            );
+            assert.strictEqual(
+                objectLabel({ ...row("u", {}), type: "argo-rollouts-addon:stages:Policy", name: "policy" }),
+                "argo-rollouts-addon:stages:Policy policy",
+            );
         });
 
         it("finds added, removed and changed objects and options, counts the unchanged, and leaves reads out", () => {
             const base = [row("same", { a: 1 }), row("gone", { a: 1 }), row("opt", { a: 1 }), row("read", { a: 1 }, { read: true })];
-            const head = [row("same", { a: 1 }), row("new", { a: 1 }, { stage: "gateway" }), row("opt", { a: 1 }, { protect: true }), row("read", { a: 2 }, { read: true })];
+            const head = [
+                row("same", { a: 1 }),
+                row("new", { a: 1 }, { stage: "gateway" }),
+                row("opt", { a: 1 }, { protect: true }),
+                row("read", { a: 2 }, { read: true }),
+            ];
             const diff = diffPlans(base, head);
             assert.strictEqual(diff.unchanged, 1);
             assert.deepStrictEqual(
@@ -119,7 +161,10 @@ describe("plan diff", () => {
             // Only the rules that changed: the deployers' denials are the same on both sides.
             assert.doesNotMatch(full, /^ {4}[-+] p, role:tenant-deployer/m);
             const short = renderShortDiff(diffPlans(base, head), { stack: "hub", against: "main" });
-            assert.match(short, /^- ~ changed `ConfigMapPatch argocd\/argocd-rbac-cm`: `data\["policy\.argo-rollouts-addon\.csv"\]` \(9 lines removed, 9 added\)$/m);
+            assert.match(
+                short,
+                /^- ~ changed `ConfigMapPatch argocd\/argocd-rbac-cm`: `data\["policy\.argo-rollouts-addon\.csv"\]` \(9 lines removed, 9 added\)$/m,
+            );
         });
     });
 
@@ -133,7 +178,11 @@ describe("plan diff", () => {
         this.timeout(120000);
         let repo: string;
         const git = (...args: string[]) => {
-            const res = spawnSync("git", ["-C", repo, "-c", "user.name=plan test", "-c", "user.email=plan@test.invalid", "-c", "commit.gpgsign=false", ...args], { encoding: "utf8" });
+            const res = spawnSync(
+                "git",
+                ["-C", repo, "-c", "user.name=plan test", "-c", "user.email=plan@test.invalid", "-c", "commit.gpgsign=false", ...args],
+                { encoding: "utf8" },
+            );
             assert.strictEqual(res.status, 0, res.stderr);
             return res.stdout;
         };
@@ -145,7 +194,9 @@ describe("plan diff", () => {
             // A repository of its own holding the project's files as they are now: one commit, then
             // the fixture hub changed in its checkout.
             repo = fs.mkdtempSync(path.join(os.tmpdir(), "plan-repo-"));
-            const files = spawnSync("git", ["-C", REPO_ROOT, "ls-files", "-z", "--cached", "--others", "--exclude-standard"], { encoding: "utf8" }).stdout.split("\0").filter(Boolean);
+            const files = spawnSync("git", ["-C", REPO_ROOT, "ls-files", "-z", "--cached", "--others", "--exclude-standard"], { encoding: "utf8" })
+                .stdout.split("\0")
+                .filter(Boolean);
             for (const f of files) {
                 if (fs.existsSync(path.join(REPO_ROOT, f))) {
                     fs.mkdirSync(path.dirname(path.join(repo, f)), { recursive: true });
@@ -170,7 +221,13 @@ describe("plan diff", () => {
             assert.match(res.stdout, /^1 added, 0 removed, 1 changed, \d+ unchanged\.$/m);
             assert.match(res.stdout, /^- \+ added `HTTPRoute observability\/mimir-spoke-prod-read`$/m);
             assert.match(res.stdout, /^wrote .*resources\.json, manifests\.yaml, patches\.yaml, diff\.md and diff-summary\.md$/m);
-            assert.deepStrictEqual(fs.readdirSync(path.join(out, "hub")).sort(), ["diff-summary.md", "diff.md", "manifests.yaml", "patches.yaml", "resources.json"]);
+            assert.deepStrictEqual(fs.readdirSync(path.join(out, "hub")).sort(), [
+                "diff-summary.md",
+                "diff.md",
+                "manifests.yaml",
+                "patches.yaml",
+                "resources.json",
+            ]);
             assert.match(fs.readFileSync(path.join(out, "hub", "diff.md"), "utf8"), /^ {4}\+ g, platform-release-approvers, role:release-managers$/m);
             assert.ok(res.stdout.includes(fs.readFileSync(path.join(out, "hub", "diff-summary.md"), "utf8")));
             // The checkout: same files changed, same HEAD, no worktree left registered.

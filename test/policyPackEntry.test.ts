@@ -41,7 +41,10 @@ function runPack(program: string, cwd: string, probeOut: string): Promise<{ port
     const start = Date.now();
     // @pulumi/pulumi's runner of policy packs: it registers ts-node with typeCheck before loading the pack.
     const runner = path.join(REPO_ROOT, "node_modules", "@pulumi", "pulumi", "cmd", "run-policy-pack");
-    const child: ChildProcess = spawn(process.execPath, ["--require", probe, runner, "127.0.0.1:1", program], { cwd, env: { ...process.env, PROBE_OUT: probeOut } });
+    const child: ChildProcess = spawn(process.execPath, ["--require", probe, runner, "127.0.0.1:1", program], {
+        cwd,
+        env: { ...process.env, PROBE_OUT: probeOut },
+    });
     return new Promise((resolve, reject) => {
         let stderr = "";
         child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
@@ -77,7 +80,7 @@ describe("policy pack entry", function () {
 
     it("(the probe sees what ts-node compiles: a TypeScript program under the same runner)", async () => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pack-ts-"));
-        fs.writeFileSync(path.join(dir, "main.ts"), 'const port: number = 1;\nconsole.log(String(port));\nsetTimeout(() => undefined, 60000);\n');
+        fs.writeFileSync(path.join(dir, "main.ts"), "const port: number = 1;\nconsole.log(String(port));\nsetTimeout(() => undefined, 60000);\n");
         const out = path.join(dir, "probe.txt");
         await runPack("./main.ts", dir, out);
         assert.deepStrictEqual(fs.readFileSync(out, "utf8").trim().split("\n"), ["register typeCheck=true", `compile ${fs.realpathSync(dir)}/main.ts`]);

@@ -26,7 +26,10 @@ describe("pull-request comment of the plan diff", () => {
     it("links the run and cuts a body GitHub would refuse", () => {
         const body = commentBody("hub", "x".repeat(100000), "https://github.test/o/r/actions/runs/7");
         assert.ok(body.length <= MAX_BODY, String(body.length));
-        assert.match(body, /… \(cut to fit a comment\)\n\n---\nThe plan and the complete diff: the `plan-hub` artifact of \[this run\]\(https:\/\/github\.test\/o\/r\/actions\/runs\/7\)\.\n$/);
+        assert.match(
+            body,
+            /… \(cut to fit a comment\)\n\n---\nThe plan and the complete diff: the `plan-hub` artifact of \[this run\]\(https:\/\/github\.test\/o\/r\/actions\/runs\/7\)\.\n$/,
+        );
     });
 
     it("reads its arguments and the pull request from the Actions environment", () => {
@@ -34,7 +37,12 @@ describe("pull-request comment of the plan diff", () => {
         assert.throws(() => parseCommentArgs(["--stack", "hub"]), /usage/);
         const event = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "event-")), "event.json");
         fs.writeFileSync(event, JSON.stringify({ pull_request: { number: 12 } }));
-        assert.deepStrictEqual(targetFromEnv({ GITHUB_TOKEN: "t", GITHUB_REPOSITORY: "o/r", GITHUB_EVENT_PATH: event }), { api: "https://api.github.com", token: "t", repository: "o/r", pullRequest: 12 });
+        assert.deepStrictEqual(targetFromEnv({ GITHUB_TOKEN: "t", GITHUB_REPOSITORY: "o/r", GITHUB_EVENT_PATH: event }), {
+            api: "https://api.github.com",
+            token: "t",
+            repository: "o/r",
+            pullRequest: 12,
+        });
         assert.throws(() => targetFromEnv({ GITHUB_REPOSITORY: "o/r" }), /GITHUB_TOKEN, GITHUB_EVENT_PATH not set/);
         fs.writeFileSync(event, JSON.stringify({ push: {} }));
         assert.throws(() => targetFromEnv({ GITHUB_TOKEN: "t", GITHUB_REPOSITORY: "o/r", GITHUB_EVENT_PATH: event }), /not a pull request/);
@@ -101,8 +109,11 @@ describe("pull-request comment of the plan diff", () => {
                 GITHUB_RUN_ID: "7",
             };
             return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-                execFile(process.execPath, ["--require", "./tools/swc-register.js", "tools/prComment.ts", "--stack", stack, "--file", file], { cwd: REPO_ROOT, env }, (err, stdout, stderr) =>
-                    resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+                execFile(
+                    process.execPath,
+                    ["--require", "./tools/swc-register.js", "tools/prComment.ts", "--stack", stack, "--file", file],
+                    { cwd: REPO_ROOT, env },
+                    (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
                 );
             });
         };

@@ -17,7 +17,11 @@ import { configFromStackFile, fromConfigMap, placeholderWorld } from "../tools/s
 import { hubConfig, merged, withRegulatedArgoRbac } from "./harness";
 
 /** A cluster that holds `objects` by REST path and Rollouts to list; it records every request. */
-function fakeCluster(objects: Record<string, LiveObject> = {}, rollouts: LiveObject[] = [], deployments?: LiveObject[]): Pick<LiveReader, "get" | "list"> & { gets: string[]; lists: string[] } {
+function fakeCluster(
+    objects: Record<string, LiveObject> = {},
+    rollouts: LiveObject[] = [],
+    deployments?: LiveObject[],
+): Pick<LiveReader, "get" | "list"> & { gets: string[]; lists: string[] } {
     const gets: string[] = [];
     const lists: string[] = [];
     return {
@@ -31,7 +35,12 @@ function fakeCluster(objects: Record<string, LiveObject> = {}, rollouts: LiveObj
             lists.push(path);
             if (path === "/apis/apps/v1/deployments") {
                 // Every Deployment of the cluster: the ones given, else the controller's of `objects`.
-                return deployments ?? Object.entries(objects).filter(([p]) => p.includes("/deployments/")).map(([, o]) => o);
+                return (
+                    deployments ??
+                    Object.entries(objects)
+                        .filter(([p]) => p.includes("/deployments/"))
+                        .map(([, o]) => o)
+                );
             }
             return path === "/apis/argoproj.io/v1alpha1/rollouts" ? rollouts : [];
         },
@@ -59,7 +68,10 @@ async function runChecked(raw: Record<string, unknown>, cluster: ReturnType<type
         secretKeys: file.secretKeys,
         world: placeholderWorld(file),
         // As the language host runs the entry: inside the root stack resource, whose transformations reach every resource.
-        program: async () => (await pulumi.runtime.runInPulumiStack(() => checkedStack(loadAddonConfig(), defineStack, { reader: cluster, warn: (m) => warnings.push(m) }))) as Record<string, unknown>,
+        program: async () =>
+            (await pulumi.runtime.runInPulumiStack(() =>
+                checkedStack(loadAddonConfig(), defineStack, { reader: cluster, warn: (m) => warnings.push(m) }),
+            )) as Record<string, unknown>,
     });
 }
 
@@ -81,7 +93,10 @@ describe("the preflight against the live cluster", function () {
             assert.ok(declared.length > 10);
             for (const d of declared) {
                 const [ns, name] = d.split("/");
-                assert.ok(cluster.gets.some((p) => p.endsWith(`/${name}`) && (ns === "" || p.includes(`/namespaces/${ns}/`))), `${d} was not read`);
+                assert.ok(
+                    cluster.gets.some((p) => p.endsWith(`/${name}`) && (ns === "" || p.includes(`/namespaces/${ns}/`))),
+                    `${d} was not read`,
+                );
             }
             for (const c of ROLLOUTS_CRDS) {
                 assert.ok(cluster.gets.includes(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${c.name}`), c.name);
@@ -95,7 +110,9 @@ describe("the preflight against the live cluster", function () {
             const cluster = fakeCluster({
                 [DEPLOYMENT]: controllerDeployment("v1.9.0"),
                 [ROLLOUT_CRD]: { metadata: { name: "rollouts.argoproj.io", managedFields: HELM } },
-                "/apis/rbac.authorization.k8s.io/v1/clusterroles/argo-rollouts-addon:rollouts-view": { metadata: { name: "argo-rollouts-addon:rollouts-view", managedFields: [{ manager: "kubectl-create", operation: "Update" }] } },
+                "/apis/rbac.authorization.k8s.io/v1/clusterroles/argo-rollouts-addon:rollouts-view": {
+                    metadata: { name: "argo-rollouts-addon:rollouts-view", managedFields: [{ manager: "kubectl-create", operation: "Update" }] },
+                },
             });
             let error: unknown;
             await runChecked(hubConfig(), cluster).catch((e) => (error = e));
@@ -111,7 +128,11 @@ describe("the preflight against the live cluster", function () {
                     "then cluster.adoptExisting: true for one run. Never delete the old CRDs to make room: deleting the Rollout CRD deletes every Rollout.",
             );
             const k8sObjects = registered(error).filter((r) => r.type.startsWith("kubernetes:") && !r.read);
-            assert.deepStrictEqual(k8sObjects.map((r) => r.name), [], "objects reached the engine before the refusal");
+            assert.deepStrictEqual(
+                k8sObjects.map((r) => r.name),
+                [],
+                "objects reached the engine before the refusal",
+            );
         });
 
         it("passes objects a Pulumi stack already manages (this stack's earlier runs, or an adopted install)", async () => {
@@ -135,7 +156,10 @@ describe("the preflight against the live cluster", function () {
             const gate = new DeclarationGate();
             const type = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition";
             // A ConfigGroup's CRDs come back from its outputs as references (opts.urn), with no inputs.
-            for (const opts of [{ urn: "urn:pulumi:hub::argo-rollouts-addon::kubernetes:yaml/v2:ConfigGroup$" + type + "::rollouts-crds:rollouts.argoproj.io" }, { id: "rollouts.argoproj.io" }]) {
+            for (const opts of [
+                { urn: "urn:pulumi:hub::argo-rollouts-addon::kubernetes:yaml/v2:ConfigGroup$" + type + "::rollouts-crds:rollouts.argoproj.io" },
+                { id: "rollouts.argoproj.io" },
+            ]) {
                 assert.strictEqual(gate.transformation({ resource: {} as pulumi.Resource, type, name: "x", props: {}, opts }), undefined);
             }
             assert.deepStrictEqual(gate.declared, []);
@@ -156,21 +180,38 @@ describe("the preflight against the live cluster", function () {
 
     describe("the controller's release", () => {
         const config = (patch: Record<string, unknown> = {}) => configFromStackFile(fromConfigMap("hub", withRegulatedArgoRbac(merged(hubConfig(), patch))));
-        const rollout = (ns: string, name: string, status: Record<string, unknown> | undefined, spec: Record<string, unknown> = {}): LiveObject => ({ metadata: { name, namespace: ns }, spec, ...(status ? { status } : {}) });
+        const rollout = (ns: string, name: string, status: Record<string, unknown> | undefined, spec: Record<string, unknown> = {}): LiveObject => ({
+            metadata: { name, namespace: ns },
+            spec,
+            ...(status ? { status } : {}),
+        });
         const healthy = (ns: string, name: string) => rollout(ns, name, { phase: "Healthy" });
 
         it("a stack file that names no release keeps the line the cluster runs, on the adopting run and after", async () => {
             const warnings: string[] = [];
-            const kept = await controllerPreflight(config({ cluster: { adoptExisting: true } }), fakeCluster({ [DEPLOYMENT]: controllerDeployment("v1.8.4") }), (m) => warnings.push(m));
+            const kept = await controllerPreflight(
+                config({ cluster: { adoptExisting: true } }),
+                fakeCluster({ [DEPLOYMENT]: controllerDeployment("v1.8.4") }),
+                (m) => warnings.push(m),
+            );
             assert.strictEqual(kept.controller.chartVersion, "2.40.7");
             assert.strictEqual(kept.controller.appVersion, "v1.8.4");
-            assert.match(warnings.join("\n"), /keeps the release the cluster runs \(v1\.8\.4\): chart 2\.40\.7, Argo Rollouts v1\.8\.4, because the stack file names none/);
+            assert.match(
+                warnings.join("\n"),
+                /keeps the release the cluster runs \(v1\.8\.4\): chart 2\.40\.7, Argo Rollouts v1\.8\.4, because the stack file names none/,
+            );
             // And so does every run after it: the stack file still names none.
-            const after = await controllerPreflight(config(), fakeCluster({ [DEPLOYMENT]: controllerDeployment("v1.8.4", PULUMI) }, [healthy("tenant-a", "web")]));
+            const after = await controllerPreflight(
+                config(),
+                fakeCluster({ [DEPLOYMENT]: controllerDeployment("v1.8.4", PULUMI) }, [healthy("tenant-a", "web")]),
+            );
             assert.strictEqual(after.controller.appVersion, "v1.8.4");
             // Named in the stack file: the stack's release, across the boundary only when acknowledged.
             await assert.rejects(
-                controllerPreflight(config({ cluster: { adoptExisting: true }, controller: { chartVersion: "2.41.0" } }), fakeCluster({ [DEPLOYMENT]: controllerDeployment("v1.8.4") }, [healthy("tenant-a", "web")])),
+                controllerPreflight(
+                    config({ cluster: { adoptExisting: true }, controller: { chartVersion: "2.41.0" } }),
+                    fakeCluster({ [DEPLOYMENT]: controllerDeployment("v1.8.4") }, [healthy("tenant-a", "web")]),
+                ),
                 /controller\.acknowledgeNewRevisions = \(unset\): set it to "1\.9"/,
             );
             // No controller yet: the newest release.
@@ -179,14 +220,23 @@ describe("the preflight against the live cluster", function () {
         });
 
         it("refuses an adopting downgrade unless allowed", async () => {
-            await assert.rejects(controllerPreflight(config({ cluster: { adoptExisting: true }, controller: { chartVersion: "2.41.0" } }), fakeCluster({ [DEPLOYMENT]: controllerDeployment("v1.9.1") })), (e: Error) => {
-                assert.strictEqual(
-                    e.message,
-                    'stack "hub": the cluster runs Argo Rollouts v1.9.1 and argo-rollouts-addon:controller.appVersion = "v1.9.0": adopting would downgrade the controller and its CRDs. Set controller.chartVersion to a chart of v1.9.1 or later, or set cluster.allowDowngrade: true for the adopting run after reading the release notes',
-                );
-                return true;
-            });
-            await controllerPreflight(config({ cluster: { adoptExisting: true, allowDowngrade: true }, controller: { chartVersion: "2.41.0" } }), fakeCluster({ [DEPLOYMENT]: controllerDeployment("v1.9.1") }));
+            await assert.rejects(
+                controllerPreflight(
+                    config({ cluster: { adoptExisting: true }, controller: { chartVersion: "2.41.0" } }),
+                    fakeCluster({ [DEPLOYMENT]: controllerDeployment("v1.9.1") }),
+                ),
+                (e: Error) => {
+                    assert.strictEqual(
+                        e.message,
+                        'stack "hub": the cluster runs Argo Rollouts v1.9.1 and argo-rollouts-addon:controller.appVersion = "v1.9.0": adopting would downgrade the controller and its CRDs. Set controller.chartVersion to a chart of v1.9.1 or later, or set cluster.allowDowngrade: true for the adopting run after reading the release notes',
+                    );
+                    return true;
+                },
+            );
+            await controllerPreflight(
+                config({ cluster: { adoptExisting: true, allowDowngrade: true }, controller: { chartVersion: "2.41.0" } }),
+                fakeCluster({ [DEPLOYMENT]: controllerDeployment("v1.9.1") }),
+            );
         });
 
         it("refuses the hash boundary while any Rollout is paused or progressing, naming each", async () => {
@@ -197,26 +247,35 @@ describe("the preflight against the live cluster", function () {
                 rollout("tenant-b", "cart", { phase: "Healthy" }, { paused: true }),
             ];
             const cluster = fakeCluster({ [DEPLOYMENT]: controllerDeployment("v1.8.4", PULUMI) }, rollouts);
-            await assert.rejects(controllerPreflight(config({ controller: { chartVersion: "2.41.0", acknowledgeNewRevisions: "1.9" } }), cluster), (e: Error) => {
-                assert.strictEqual(
-                    e.message,
-                    'stack "hub": Argo Rollouts v1.8.4 -> v1.9.0 changes how pod-template hashes are computed (argoproj/argo-rollouts #4696): a Rollout whose ReplicaSet template differs from its own (admission mutations) gets a new revision and its pods are replaced: up to 4 Rollout(s) in 2 namespace(s): tenant-a (2), tenant-b (2). ' +
-                        "Refused while a Rollout is paused or progressing: a new revision would start over the rollout in flight:\n" +
-                        "  Rollout tenant-a/api: paused mid-rollout (a pause step or an inconclusive analysis waits for a promote)\n" +
-                        "  Rollout tenant-b/shop: Progressing (more replicas need to be updated)\n" +
-                        "  Rollout tenant-b/cart: paused (spec.paused)\n" +
-                        "Promote or abort each of them first, then run again (docs/operations/upgrade.md).",
-                );
-                return true;
-            });
+            await assert.rejects(
+                controllerPreflight(config({ controller: { chartVersion: "2.41.0", acknowledgeNewRevisions: "1.9" } }), cluster),
+                (e: Error) => {
+                    assert.strictEqual(
+                        e.message,
+                        'stack "hub": Argo Rollouts v1.8.4 -> v1.9.0 changes how pod-template hashes are computed (argoproj/argo-rollouts #4696): a Rollout whose ReplicaSet template differs from its own (admission mutations) gets a new revision and its pods are replaced: up to 4 Rollout(s) in 2 namespace(s): tenant-a (2), tenant-b (2). ' +
+                            "Refused while a Rollout is paused or progressing: a new revision would start over the rollout in flight:\n" +
+                            "  Rollout tenant-a/api: paused mid-rollout (a pause step or an inconclusive analysis waits for a promote)\n" +
+                            "  Rollout tenant-b/shop: Progressing (more replicas need to be updated)\n" +
+                            "  Rollout tenant-b/cart: paused (spec.paused)\n" +
+                            "Promote or abort each of them first, then run again (docs/operations/upgrade.md).",
+                    );
+                    return true;
+                },
+            );
             assert.deepStrictEqual(cluster.lists, ["/apis/argoproj.io/v1alpha1/rollouts"]);
         });
 
         it("needs the acknowledgement of the new line once every Rollout is settled, and then says how many re-revision where", async () => {
             const rollouts = [healthy("tenant-a", "web"), healthy("tenant-a", "api"), healthy("tenant-b", "shop")];
             const cluster = () => fakeCluster({ [DEPLOYMENT]: controllerDeployment("v1.8.4", PULUMI) }, rollouts);
-            await assert.rejects(controllerPreflight(config({ controller: { chartVersion: "2.41.0" } }), cluster()), /argo-rollouts-addon:controller\.acknowledgeNewRevisions = \(unset\): set it to "1\.9" for this upgrade, after following docs\/operations\/upgrade\.md, or keep controller\.chartVersion at a chart of the 1\.8 line$/);
-            await assert.rejects(controllerPreflight(config({ controller: { chartVersion: "2.41.0", acknowledgeNewRevisions: "1.8" } }), cluster()), /acknowledgeNewRevisions = "1\.8": set it to "1\.9"/);
+            await assert.rejects(
+                controllerPreflight(config({ controller: { chartVersion: "2.41.0" } }), cluster()),
+                /argo-rollouts-addon:controller\.acknowledgeNewRevisions = \(unset\): set it to "1\.9" for this upgrade, after following docs\/operations\/upgrade\.md, or keep controller\.chartVersion at a chart of the 1\.8 line$/,
+            );
+            await assert.rejects(
+                controllerPreflight(config({ controller: { chartVersion: "2.41.0", acknowledgeNewRevisions: "1.8" } }), cluster()),
+                /acknowledgeNewRevisions = "1\.8": set it to "1\.9"/,
+            );
             const warnings: string[] = [];
             await controllerPreflight(config({ controller: { chartVersion: "2.41.0", acknowledgeNewRevisions: "1.9" } }), cluster(), (m) => warnings.push(m));
             assert.deepStrictEqual(warnings, [
@@ -237,18 +296,39 @@ describe("the preflight against the live cluster", function () {
     });
 
     describe("an adopting run: shapes of the old install it cannot take over", () => {
-        const config = (patch: Record<string, unknown> = {}) => configFromStackFile(fromConfigMap("hub", withRegulatedArgoRbac(merged(hubConfig(), merged({ cluster: { adoptExisting: true } }, patch)))));
+        const config = (patch: Record<string, unknown> = {}) =>
+            configFromStackFile(fromConfigMap("hub", withRegulatedArgoRbac(merged(hubConfig(), merged({ cluster: { adoptExisting: true } }, patch)))));
         const deployment = (ns: string, name: string, matchLabels: Record<string, string>, args: string[] = []): LiveObject => ({
             metadata: { name, namespace: ns, managedFields: HELM },
-            spec: { selector: { matchLabels }, template: { spec: { containers: [{ name: "argo-rollouts", image: "registry.example/mirror/argoproj/argo-rollouts:v1.9.0", args }] } } },
+            spec: {
+                selector: { matchLabels },
+                template: { spec: { containers: [{ name: "argo-rollouts", image: "registry.example/mirror/argoproj/argo-rollouts:v1.9.0", args }] } },
+            },
         });
-        const CHART = { "app.kubernetes.io/component": "rollouts-controller", "app.kubernetes.io/name": "argo-rollouts", "app.kubernetes.io/instance": "argo-rollouts" };
+        const CHART = {
+            "app.kubernetes.io/component": "rollouts-controller",
+            "app.kubernetes.io/name": "argo-rollouts",
+            "app.kubernetes.io/instance": "argo-rollouts",
+        };
 
         it("refuses a plain-manifest controller (its selector is immutable), a controller of another release and a budget with minAvailable, each with what to do first", async () => {
             const plain = deployment("argo-rollouts", "argo-rollouts", { "app.kubernetes.io/name": "argo-rollouts" });
             const other = deployment("platform-tools", "rollouts", CHART);
-            const dashboard: LiveObject = { metadata: { name: "argo-rollouts-dashboard", namespace: "argo-rollouts" }, spec: { template: { spec: { containers: [{ image: "quay.io/argoproj/kubectl-argo-rollouts:v1.9.0" }] } } } };
-            const cluster = fakeCluster({ [DEPLOYMENT]: plain, "/apis/policy/v1/namespaces/argo-rollouts/poddisruptionbudgets/argo-rollouts": { metadata: { name: "argo-rollouts" }, spec: { minAvailable: 1 } } }, [], [plain, other, dashboard]);
+            const dashboard: LiveObject = {
+                metadata: { name: "argo-rollouts-dashboard", namespace: "argo-rollouts" },
+                spec: { template: { spec: { containers: [{ image: "quay.io/argoproj/kubectl-argo-rollouts:v1.9.0" }] } } },
+            };
+            const cluster = fakeCluster(
+                {
+                    [DEPLOYMENT]: plain,
+                    "/apis/policy/v1/namespaces/argo-rollouts/poddisruptionbudgets/argo-rollouts": {
+                        metadata: { name: "argo-rollouts" },
+                        spec: { minAvailable: 1 },
+                    },
+                },
+                [],
+                [plain, other, dashboard],
+            );
             await assert.rejects(controllerPreflight(config(), cluster), (e: Error) => {
                 assert.strictEqual(
                     e.message,

@@ -2,7 +2,12 @@ import * as assert from "assert";
 import type { KubeObject } from "../tools/verify/cluster";
 import { FOLDED_ROUTE_QUERY, foldedProbeRoutes, foldsInto, gatedRollouts, routeSeries } from "../tools/verify/probeRoutes";
 
-const rollout = (namespace: string, name: string, strategy: unknown): KubeObject => ({ apiVersion: "argoproj.io/v1alpha1", kind: "Rollout", metadata: { namespace, name }, spec: { strategy } });
+const rollout = (namespace: string, name: string, strategy: unknown): KubeObject => ({
+    apiVersion: "argoproj.io/v1alpha1",
+    kind: "Rollout",
+    metadata: { namespace, name },
+    spec: { strategy },
+});
 const ref = (templateName: string, clusterScope = true) => ({ templates: [{ templateName, clusterScope }] });
 
 describe("probe routes Beyla folded (verify's metrics.query)", () => {
@@ -25,7 +30,12 @@ describe("probe routes Beyla folded (verify's metrics.query)", () => {
         const rollouts = [
             rollout("a", "background", { canary: { analysis: ref("argo-rollouts-addon-success-rate") } }),
             rollout("a", "step", { canary: { steps: [{ setWeight: 10 }, { analysis: ref("argo-rollouts-addon-latency-p99-finite") }] } }),
-            rollout("b", "bluegreen", { blueGreen: { prePromotionAnalysis: ref("argo-rollouts-addon-success-rate-finite"), postPromotionAnalysis: ref("argo-rollouts-addon-latency-p99-finite") } }),
+            rollout("b", "bluegreen", {
+                blueGreen: {
+                    prePromotionAnalysis: ref("argo-rollouts-addon-success-rate-finite"),
+                    postPromotionAnalysis: ref("argo-rollouts-addon-latency-p99-finite"),
+                },
+            }),
             // The error budget counts no requests; a namespaced template of the same name is the team's own.
             rollout("b", "budget", { canary: { steps: [{ analysis: ref("argo-rollouts-addon-error-budget-wait") }] } }),
             rollout("b", "own", { canary: { analysis: ref("argo-rollouts-addon-success-rate", false) } }),
@@ -56,7 +66,10 @@ describe("probe routes Beyla folded (verify's metrics.query)", () => {
     });
 
     it("reads Mimir's answer to the wildcard-route query, per workload and route", () => {
-        assert.strictEqual(FOLDED_ROUTE_QUERY, 'count by (k8s_namespace_name, k8s_replicaset_name, http_route) (http_server_request_duration_seconds_count{k8s_namespace_name!="",k8s_replicaset_name!="",http_route=~".*[*].*"})');
+        assert.strictEqual(
+            FOLDED_ROUTE_QUERY,
+            'count by (k8s_namespace_name, k8s_replicaset_name, http_route) (http_server_request_duration_seconds_count{k8s_namespace_name!="",k8s_replicaset_name!="",http_route=~".*[*].*"})',
+        );
         assert.deepStrictEqual(
             routeSeries([
                 { metric: { k8s_namespace_name: "shop", k8s_replicaset_name: "web-6d9f7c8b5", http_route: "/*" }, value: [1, "2"] },

@@ -32,11 +32,13 @@ function config(patch: Record<string, unknown> = {}): AddonConfig {
     return parseAddonConfig("hub", rest, { awsRegion: "eu-west-1" });
 }
 
+/* eslint-disable @typescript-eslint/no-explicit-any -- the chart values are untyped JSON, read deep */
 type Values = {
     controller: Record<string, any>;
     dashboard: Record<string, any>;
     [k: string]: any;
 };
+/* eslint-enable @typescript-eslint/no-explicit-any */
 const values = (patch: Record<string, unknown> = {}) => controllerValues(config(patch)) as Values;
 
 async function applyTransform(t: pulumi.ResourceTransform, type: string): Promise<pulumi.ResourceOptions | undefined> {
@@ -113,7 +115,13 @@ describe("rollouts stage", () => {
 
         for (const [label, patch] of [
             ["download mode", {}],
-            ["image mode with dashboard and ServiceMonitor", { plugin: { delivery: "image", sha256: undefined, digest: TEST_DIGEST }, controller: { dashboard: true, serviceMonitor: true, priorityClassName: "platform" } }],
+            [
+                "image mode with dashboard and ServiceMonitor",
+                {
+                    plugin: { delivery: "image", sha256: undefined, digest: TEST_DIGEST },
+                    controller: { dashboard: true, serviceMonitor: true, priorityClassName: "platform" },
+                },
+            ],
         ] as const) {
             it(`sets only keys the chart's values file has (${label})`, () => {
                 assert.deepStrictEqual(unknownChartValueKeys(values(patch as Record<string, unknown>)), []);
@@ -121,11 +129,10 @@ describe("rollouts stage", () => {
         }
 
         it("notices a key the chart does not have", () => {
-            assert.deepStrictEqual(unknownChartValueKeys({ controller: { replicas: 2, replica: 2, pdb: { maxUnavailable: 1, maxUnavaliable: 1 } }, installCRD: false }), [
-                "controller.replica",
-                "controller.pdb.maxUnavaliable",
-                "installCRD",
-            ]);
+            assert.deepStrictEqual(
+                unknownChartValueKeys({ controller: { replicas: 2, replica: 2, pdb: { maxUnavailable: 1, maxUnavaliable: 1 } }, installCRD: false }),
+                ["controller.replica", "controller.pdb.maxUnavaliable", "installCRD"],
+            );
             assert.strictEqual(CHART_VALUE_KEYS["controller.trafficRouterPlugins"], "any");
         });
 
@@ -157,7 +164,7 @@ describe("rollouts stage", () => {
 
         it("runs every container restricted", () => {
             const v = values({ plugin: { delivery: "image", sha256: undefined, digest: TEST_DIGEST }, controller: { dashboard: true } });
-            const restricted = (sc: Record<string, any>) => {
+            const restricted = (sc: Values) => {
                 assert.strictEqual(sc.allowPrivilegeEscalation, false);
                 assert.strictEqual(sc.readOnlyRootFilesystem, true);
                 assert.strictEqual(sc.runAsNonRoot, true);
@@ -175,7 +182,10 @@ describe("rollouts stage", () => {
             const v = values({ plugin: { delivery: "image", sha256: undefined, digest: TEST_DIGEST }, controller: { dashboard: true } });
             assert.strictEqual(v.controller.image.registry, "registry.platform.test/mirror");
             assert.strictEqual(v.dashboard.image.registry, "registry.platform.test/mirror");
-            assert.strictEqual(v.controller.initContainers[0].image, `registry.platform.test/mirror/argoproj-labs/rollouts-plugin-trafficrouter-gatewayapi@${TEST_DIGEST}`);
+            assert.strictEqual(
+                v.controller.initContainers[0].image,
+                `registry.platform.test/mirror/argoproj-labs/rollouts-plugin-trafficrouter-gatewayapi@${TEST_DIGEST}`,
+            );
         });
 
         it("uses the upstream registries when no mirror is configured", () => {
@@ -198,7 +208,8 @@ describe("rollouts stage", () => {
             assert.deepStrictEqual(v.controller.trafficRouterPlugins, [
                 {
                     name: "argoproj-labs/gatewayAPI",
-                    location: "https://github.com/argoproj-labs/rollouts-plugin-trafficrouter-gatewayapi/releases/download/v0.15.0/gatewayapi-plugin-linux-arm64",
+                    location:
+                        "https://github.com/argoproj-labs/rollouts-plugin-trafficrouter-gatewayapi/releases/download/v0.15.0/gatewayapi-plugin-linux-arm64",
                     sha256: TEST_SHA256,
                 },
             ]);
@@ -263,8 +274,14 @@ describe("rollouts stage", () => {
         it("keeps the plugin image's volume beside it, and sets nothing without a bundle", () => {
             const image = { plugin: { delivery: "image", sha256: undefined, digest: TEST_DIGEST } };
             const v = spokeValues({ ...image, mimir: { readCaBundle: tls("ca.crt") } });
-            assert.deepStrictEqual(v.controller.volumes.map((x: { name: string }) => x.name), ["gatewayapi-plugin", READ_CA_VOLUME]);
-            assert.deepStrictEqual(v.controller.volumeMounts.map((x: { mountPath: string }) => x.mountPath), ["/plugin-source", READ_CA_DIR]);
+            assert.deepStrictEqual(
+                v.controller.volumes.map((x: { name: string }) => x.name),
+                ["gatewayapi-plugin", READ_CA_VOLUME],
+            );
+            assert.deepStrictEqual(
+                v.controller.volumeMounts.map((x: { mountPath: string }) => x.mountPath),
+                ["/plugin-source", READ_CA_DIR],
+            );
             assert.deepStrictEqual(unknownChartValueKeys(v), []);
             for (const without of [spokeValues(), values(), spokeValues(image)]) {
                 assert.strictEqual(without.controller.extraEnv, undefined);
@@ -323,7 +340,9 @@ describe("rollouts stage", () => {
 
         it("grants the plugin get/list/watch/update on HTTP and gRPC routes and nothing more by default", () => {
             const routes = controllerClusterRules({ tcpRoutes: false, tlsRoutes: false }).filter((r) => r.apiGroups.includes("gateway.networking.k8s.io"));
-            assert.deepStrictEqual(routes, [{ apiGroups: ["gateway.networking.k8s.io"], resources: ["httproutes", "grpcroutes"], verbs: ["get", "list", "watch", "update"] }]);
+            assert.deepStrictEqual(routes, [
+                { apiGroups: ["gateway.networking.k8s.io"], resources: ["httproutes", "grpcroutes"], verbs: ["get", "list", "watch", "update"] },
+            ]);
             const withTcp = controllerClusterRules({ tcpRoutes: true, tlsRoutes: false }).find((r) => r.apiGroups.includes("gateway.networking.k8s.io"))!;
             assert.deepStrictEqual(withTcp.resources, ["httproutes", "grpcroutes", "tcproutes"]);
         });

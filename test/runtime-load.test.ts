@@ -45,7 +45,10 @@ describe("program load under the Pulumi CLI", function () {
         assert.notStrictEqual(file, "tsconfig.json", "the CLI would type-check the whole program at every preview");
         // run.js looks for the file from the program folder (Pulumi.yaml main), not the project root.
         assert.strictEqual(programDirectory(), "stacks");
-        assert.ok(fs.existsSync(path.join(REPO_ROOT, file)), `${file} (the tsconfig option resolved from the program folder) does not exist: the CLI fails with "tsconfig path was set to ... but the file was not found"`);
+        assert.ok(
+            fs.existsSync(path.join(REPO_ROOT, file)),
+            `${file} (the tsconfig option resolved from the program folder) does not exist: the CLI fails with "tsconfig path was set to ... but the file was not found"`,
+        );
         assert.strictEqual(tsutils.loadTypeScriptCompilerOptions(path.join(REPO_ROOT, file)).noCheck, true);
         const config = readTsconfig(file);
         assert.strictEqual(config.extends, "./tsconfig.json", "same compiler options as the type-check");
@@ -59,7 +62,10 @@ describe("program load under the Pulumi CLI", function () {
         assert.notStrictEqual(tsutils.loadTypeScriptCompilerOptions(path.join(REPO_ROOT, "tsconfig.json")).noCheck, true);
         const include = readTsconfig("tsconfig.json").include as string[];
         for (const folder of ["components", "stacks", "tools", "test", "policy-pack"]) {
-            assert.ok(include.some((g) => g.startsWith(`${folder}/`)), `tsconfig.json does not type-check ${folder}/`);
+            assert.ok(
+                include.some((g) => g.startsWith(`${folder}/`)),
+                `tsconfig.json does not type-check ${folder}/`,
+            );
         }
     });
 
@@ -69,11 +75,22 @@ describe("program load under the Pulumi CLI", function () {
         const dir = tempDir();
         try {
             const config = path.join(REPO_ROOT, "stacks", "config");
-            fs.writeFileSync(path.join(dir, "good.ts"), `import { AddonConfig } from ${JSON.stringify(config)};\nexport const stack = (c: AddonConfig): string => c.stack;\n`);
-            fs.writeFileSync(path.join(dir, "bad.ts"), `import { AddonConfig } from ${JSON.stringify(config)};\nexport const replicas = (c: AddonConfig): string => c.controller.replicas;\n`);
+            fs.writeFileSync(
+                path.join(dir, "good.ts"),
+                `import { AddonConfig } from ${JSON.stringify(config)};\nexport const stack = (c: AddonConfig): string => c.stack;\n`,
+            );
+            fs.writeFileSync(
+                path.join(dir, "bad.ts"),
+                `import { AddonConfig } from ${JSON.stringify(config)};\nexport const replicas = (c: AddonConfig): string => c.controller.replicas;\n`,
+            );
             fs.writeFileSync(
                 path.join(dir, "tsconfig.json"),
-                JSON.stringify({ extends: path.join(REPO_ROOT, "tsconfig.json"), compilerOptions: { rootDir: "/", typeRoots: [path.join(REPO_ROOT, "node_modules", "@types")] }, include: [], files: ["good.ts", "bad.ts"] }),
+                JSON.stringify({
+                    extends: path.join(REPO_ROOT, "tsconfig.json"),
+                    compilerOptions: { rootDir: "/", typeRoots: [path.join(REPO_ROOT, "node_modules", "@types")] },
+                    include: [],
+                    files: ["good.ts", "bad.ts"],
+                }),
             );
             const res = spawnSync(process.execPath, [TSC, "--noEmit", "-p", path.join(dir, "tsconfig.json")], { cwd: REPO_ROOT, encoding: "utf8" });
             assert.notStrictEqual(res.status, 0, "tsc accepted a type error");
@@ -90,7 +107,11 @@ describe("program load under the Pulumi CLI", function () {
         // and npm run plan through its own swc loader. All must produce the same program: same
         // resources, same inputs, same manifests.
         const plan = (args: string[], env: Record<string, string>, out: string) => {
-            const res = spawnSync(process.execPath, [...args, "--stack", "hub", "--out", out], { cwd: REPO_ROOT, encoding: "utf8", env: { ...process.env, ...env } });
+            const res = spawnSync(process.execPath, [...args, "--stack", "hub", "--out", out], {
+                cwd: REPO_ROOT,
+                encoding: "utf8",
+                env: { ...process.env, ...env },
+            });
             assert.strictEqual(res.status, 0, res.stderr);
             return ["resources.json", "manifests.yaml"].map((f) => fs.readFileSync(path.join(out, "hub", f), "utf8"));
         };
@@ -99,7 +120,11 @@ describe("program load under the Pulumi CLI", function () {
         const dir = tempDir();
         try {
             const viaCli = plan(["-r", "ts-node/register", script], { TS_NODE_PROJECT: path.join(REPO_ROOT, cliTsconfig()) }, path.join(dir, "cli"));
-            const viaTypeScript = plan(["-r", "ts-node/register", script], { TS_NODE_PROJECT: path.join(REPO_ROOT, "tsconfig.json"), TS_NODE_TRANSPILE_ONLY: "true" }, path.join(dir, "ts"));
+            const viaTypeScript = plan(
+                ["-r", "ts-node/register", script],
+                { TS_NODE_PROJECT: path.join(REPO_ROOT, "tsconfig.json"), TS_NODE_TRANSPILE_ONLY: "true" },
+                path.join(dir, "ts"),
+            );
             const viaPlanScript = plan(planCommand(pkg.scripts.plan), {}, path.join(dir, "plan"));
             assert.ok((JSON.parse(viaCli[0]) as unknown[]).length > 20);
             assert.deepStrictEqual(viaCli, viaTypeScript);
@@ -110,7 +135,10 @@ describe("program load under the Pulumi CLI", function () {
     });
 
     it("loads the program the way the CLI does", () => {
-        const res = spawnSync(process.execPath, [path.join(REPO_ROOT, "tools", "load-probe.js"), "program", cliTsconfig()], { cwd: REPO_ROOT, encoding: "utf8" });
+        const res = spawnSync(process.execPath, [path.join(REPO_ROOT, "tools", "load-probe.js"), "program", cliTsconfig()], {
+            cwd: REPO_ROOT,
+            encoding: "utf8",
+        });
         assert.strictEqual(res.status, 0, res.stderr);
         const figures = JSON.parse(res.stdout) as { loadMs: number; peakRssMiB: number };
         assert.ok(figures.loadMs > 0 && figures.peakRssMiB > 0);

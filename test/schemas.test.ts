@@ -19,7 +19,15 @@ const everything = () =>
             loadImage: `registry.platform.test/mirror/curlimages/curl@sha256:${"d".repeat(64)}`,
         },
         argocd: {
-            projects: { tenants: { owner: "addon", namespaceResources: [{ group: "", kind: "Service" }, { group: "", kind: "ConfigMap" }] } },
+            projects: {
+                tenants: {
+                    owner: "addon",
+                    namespaceResources: [
+                        { group: "", kind: "Service" },
+                        { group: "", kind: "ConfigMap" },
+                    ],
+                },
+            },
             applicationSets: { tenants: {} },
             rbac: { approverRole: "role:release-approver", deployerRoles: ["role:deployer"] },
         },
@@ -61,12 +69,22 @@ describe("schema validation", () => {
     });
 
     it("refuses unknown fields and removed ones in a CiliumNetworkPolicy (typed model)", () => {
-        const cnp = (egress: unknown) => ({ apiVersion: "cilium.io/v2", kind: "CiliumNetworkPolicy", metadata: { name: "x" }, spec: { endpointSelector: {}, egress } });
+        const cnp = (egress: unknown) => ({
+            apiVersion: "cilium.io/v2",
+            kind: "CiliumNetworkPolicy",
+            metadata: { name: "x" },
+            spec: { endpointSelector: {}, egress },
+        });
         assert.deepStrictEqual(validateObject(cnp([{ toEntities: ["kube-apiserver"] }])).problems, []);
         // toRequires was removed in Cilium 1.19.
         assert.deepStrictEqual(validateObject(cnp([{ toRequires: [{}] }])).problems, [".spec.egress[0].toRequires: unknown field"]);
-        assert.deepStrictEqual(validateObject(cnp([{ toEntities: ["everything"] }])).problems, [".spec.egress[0].toEntities[0]: must be one of all, world, cluster, host, init, ingress, unmanaged, remote-node, health, none, kube-apiserver"]);
-        assert.deepStrictEqual(checkShape(CILIUM_NETWORK_POLICY, { apiVersion: "cilium.io/v2", kind: "CiliumNetworkPolicy", metadata: { name: "x" }, spec: {} }), [".spec.endpointSelector: required"]);
+        assert.deepStrictEqual(validateObject(cnp([{ toEntities: ["everything"] }])).problems, [
+            ".spec.egress[0].toEntities[0]: must be one of all, world, cluster, host, init, ingress, unmanaged, remote-node, health, none, kube-apiserver",
+        ]);
+        assert.deepStrictEqual(
+            checkShape(CILIUM_NETWORK_POLICY, { apiVersion: "cilium.io/v2", kind: "CiliumNetworkPolicy", metadata: { name: "x" }, spec: {} }),
+            [".spec.endpointSelector: required"],
+        );
     });
 
     it("refuses a Kyverno CEL policy without its body (typed model)", () => {
@@ -74,7 +92,12 @@ describe("schema validation", () => {
             apiVersion: "policies.kyverno.io/v1",
             kind: "ValidatingPolicy",
             metadata: { name: "x" },
-            spec: { matchConstraints: { resourceRules: [{ apiGroups: ["argoproj.io"], apiVersions: ["v1alpha1"], operations: ["CREATE"], resources: ["rollouts"] }] }, validationActions: ["Block"] },
+            spec: {
+                matchConstraints: {
+                    resourceRules: [{ apiGroups: ["argoproj.io"], apiVersions: ["v1alpha1"], operations: ["CREATE"], resources: ["rollouts"] }],
+                },
+                validationActions: ["Block"],
+            },
         });
         assert.deepStrictEqual(res.problems, [".spec.validations: required", ".spec.validationActions[0]: must be one of Deny, Audit, Warn"]);
     });
@@ -94,6 +117,9 @@ describe("schema validation", () => {
     });
 
     it("says so when a kind has no schema", () => {
-        assert.match(validateObject({ apiVersion: "example.com/v1", kind: "Widget", metadata: { name: "x" } }).problems[0], /no schema for example.com\/v1\/Widget/);
+        assert.match(
+            validateObject({ apiVersion: "example.com/v1", kind: "Widget", metadata: { name: "x" } }).problems[0],
+            /no schema for example.com\/v1\/Widget/,
+        );
     });
 });

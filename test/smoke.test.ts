@@ -49,11 +49,21 @@ function previewSeries(requests: number, errorShare: number): Series[] {
     const errors = Math.round(requests * errorShare);
     return [
         { labels: { __name__: "http_server_request_duration_seconds_count", ...labels, http_response_status_code: "200" }, samples: ramp(requests - errors) },
-        ...(errors > 0 ? [{ labels: { __name__: "http_server_request_duration_seconds_count", ...labels, http_response_status_code: "500" }, samples: ramp(errors) }] : []),
+        ...(errors > 0
+            ? [{ labels: { __name__: "http_server_request_duration_seconds_count", ...labels, http_response_status_code: "500" }, samples: ramp(errors) }]
+            : []),
     ];
 }
 
-type GateMetric = { count: number; failureLimit: number; inconclusiveLimit: number; consecutiveErrorLimit: number; successCondition: string; failureCondition: string; provider: { prometheus: { query: string } } };
+type GateMetric = {
+    count: number;
+    failureLimit: number;
+    inconclusiveLimit: number;
+    consecutiveErrorLimit: number;
+    successCondition: string;
+    failureCondition: string;
+    provider: { prometheus: { query: string } };
+};
 
 /**
  * How the blue/green smoke's pre-promotion run ends when the preview sees `series` at every
@@ -63,12 +73,23 @@ type GateMetric = { count: number; failureLimit: number; inconclusiveLimit: numb
  */
 function preRunPhase(run: OfflineRun, series: Series[]): string {
     const pre = rolloutSpec(run).strategy.blueGreen.prePromotionAnalysis!;
-    assert.deepStrictEqual(pre.args.find((a) => a.name === "canary-hash"), { name: "canary-hash", valueFrom: { podTemplateHashValue: "Latest" } });
+    assert.deepStrictEqual(
+        pre.args.find((a) => a.name === "canary-hash"),
+        { name: "canary-hash", valueFrom: { podTemplateHashValue: "Latest" } },
+    );
     const phases = pre.templates.map((t) => {
-        const template = run.resources.find((r) => r.type === "kubernetes:argoproj.io/v1alpha1:ClusterAnalysisTemplate" && (r.inputs.metadata as { name: string }).name === t.templateName)!;
+        const template = run.resources.find(
+            (r) => r.type === "kubernetes:argoproj.io/v1alpha1:ClusterAnalysisTemplate" && (r.inputs.metadata as { name: string }).name === t.templateName,
+        )!;
         const [m] = (template.inputs.spec as { metrics: GateMetric[] }).metrics;
-        const query = m.provider.prometheus.query.replace(/\{\{args\.([a-z-]+)\}\}/g, (_x, name: string) => ({ namespace: "rollouts-smoke", rollout: "rollouts-smoke", "canary-hash": PREVIEW_HASH })[name]!);
-        const phase: MeasurementPhase = measurementPhase(m, evaluatePromQL(query, series).map((x) => x.value));
+        const query = m.provider.prometheus.query.replace(
+            /\{\{args\.([a-z-]+)\}\}/g,
+            (_x, name: string) => ({ namespace: "rollouts-smoke", rollout: "rollouts-smoke", "canary-hash": PREVIEW_HASH })[name]!,
+        );
+        const phase: MeasurementPhase = measurementPhase(
+            m,
+            evaluatePromQL(query, series).map((x) => x.value),
+        );
         return metricPhase(m, Array(m.count).fill(phase));
     });
     assert.strictEqual(phases.length, 1, "the smoke app has no SLO: only the preview gate runs before promotion");
@@ -116,7 +137,10 @@ describe("smoke canary", () => {
 
     it("refuses the default namespace", () => {
         const { "aws:region": _r, ...rest } = smoke({ namespace: "default" });
-        assert.throws(() => parseAddonConfig("hub", rest, { awsRegion: "eu-west-1" }), /smokeTest.namespace = "default": must not be one of Kubernetes' own namespaces \(default, kube-system, kube-public, kube-node-lease\)/);
+        assert.throws(
+            () => parseAddonConfig("hub", rest, { awsRegion: "eu-west-1" }),
+            /smokeTest.namespace = "default": must not be one of Kubernetes' own namespaces \(default, kube-system, kube-public, kube-node-lease\)/,
+        );
     });
 
     describe("enabled", () => {
@@ -128,17 +152,30 @@ describe("smoke canary", () => {
         it("delivers a tiny app with the prod / standard canary on the shared Gateway", () => {
             const spec = rolloutSpec(run);
             assert.deepStrictEqual(spec.strategy.canary.trafficRouting, { plugins: { "argoproj-labs/gatewayAPI": { httpRoute: "rollouts-smoke" } } });
-            assert.deepStrictEqual(spec.strategy.canary.analysis.templates.map((t) => t.templateName), [templateName("success-rate")]);
+            assert.deepStrictEqual(
+                spec.strategy.canary.analysis.templates.map((t) => t.templateName),
+                [templateName("success-rate")],
+            );
             assert.strictEqual(spec.template.spec.containers[0].image, IMAGE);
             assert.deepStrictEqual(spec.template.spec.containers[0].env, []);
             assert.strictEqual(spec.template.spec.containers[0].securityContext.runAsNonRoot, true);
-            const route = byName(run, "smoke-route").inputs.spec as { parentRefs: { name: string; sectionName: string }[]; hostnames: string[]; rules: { backendRefs: { name: string; weight: number }[] }[] };
-            assert.deepStrictEqual(route.parentRefs.map((p) => `${p.name}/${p.sectionName}`), ["internal/https"]);
+            const route = byName(run, "smoke-route").inputs.spec as {
+                parentRefs: { name: string; sectionName: string }[];
+                hostnames: string[];
+                rules: { backendRefs: { name: string; weight: number }[] }[];
+            };
+            assert.deepStrictEqual(
+                route.parentRefs.map((p) => `${p.name}/${p.sectionName}`),
+                ["internal/https"],
+            );
             assert.deepStrictEqual(route.hostnames, ["smoke.hub.test.example"]);
-            assert.deepStrictEqual(route.rules[0].backendRefs.map((b) => [b.name, b.weight]), [
-                ["rollouts-smoke-stable", 100],
-                ["rollouts-smoke-canary", 0],
-            ]);
+            assert.deepStrictEqual(
+                route.rules[0].backendRefs.map((b) => [b.name, b.weight]),
+                [
+                    ["rollouts-smoke-stable", 100],
+                    ["rollouts-smoke-canary", 0],
+                ],
+            );
             assert.ok(byName(run, "smoke-rollouts-smoke-stable") && byName(run, "smoke-rollouts-smoke-canary"));
         });
 
@@ -160,7 +197,13 @@ describe("smoke canary", () => {
             // update, so moving or turning off the canary deletes the namespace alone.
             const ns = byName(run, "smoke-namespace");
             const inside = run.resources.filter((r) => r.custom && r.parent === ns.parent && r !== ns);
-            assert.deepStrictEqual(inside.map((r) => r.name).sort(), ["smoke-load", "smoke-rollout", "smoke-rollouts-smoke-canary", "smoke-rollouts-smoke-stable", "smoke-route"]);
+            assert.deepStrictEqual(inside.map((r) => r.name).sort(), [
+                "smoke-load",
+                "smoke-rollout",
+                "smoke-rollouts-smoke-canary",
+                "smoke-rollouts-smoke-stable",
+                "smoke-route",
+            ]);
             for (const r of inside) {
                 assert.strictEqual(r.deletedWith, ns.urn, `${r.name} is deleted on its own`);
             }
@@ -177,7 +220,9 @@ describe("smoke canary", () => {
         // A cluster whose gate starts later (a longer initialDelay) must not promote the smoke canary
         // past a weight before its first measurement: the run would end Successful unmeasured.
         const run = await planInline(merged(smoke(), { analysis: { initialDelay: "8m", interval: "2m" } }));
-        const pauses = rolloutSpec(run).strategy.canary.steps.filter((s): s is { pause: { duration: string } } => typeof s === "object" && s !== null && "pause" in s);
+        const pauses = rolloutSpec(run).strategy.canary.steps.filter(
+            (s): s is { pause: { duration: string } } => typeof s === "object" && s !== null && "pause" in s,
+        );
         assert.ok(pauses.length > 0);
         for (const p of pauses) {
             assert.strictEqual(p.pause.duration, "10m");
@@ -206,13 +251,22 @@ describe("smoke canary", () => {
             assert.strictEqual(rolloutSpec(run).strategy.canary, undefined);
             assert.deepStrictEqual([bg.activeService, bg.previewService, bg.autoPromotionEnabled], ["rollouts-smoke-active", "rollouts-smoke-preview", true]);
             // The smoke app has no SLO: no freeze, only the preview gate before promotion.
-            assert.deepStrictEqual(bg.prePromotionAnalysis?.templates.map((t) => t.templateName), [templateName("success-rate-finite")]);
-            assert.deepStrictEqual(bg.postPromotionAnalysis.templates.map((t) => t.templateName), [templateName("success-rate-finite")]);
+            assert.deepStrictEqual(
+                bg.prePromotionAnalysis?.templates.map((t) => t.templateName),
+                [templateName("success-rate-finite")],
+            );
+            assert.deepStrictEqual(
+                bg.postPromotionAnalysis.templates.map((t) => t.templateName),
+                [templateName("success-rate-finite")],
+            );
             assert.ok(byName(run, "smoke-rollouts-smoke-active") && byName(run, "smoke-rollouts-smoke-preview"));
         });
 
         it("routes the header to the preview and the rest of the hostname to the active Service", () => {
-            type Rule = { matches: { headers?: { type: string; name: string; value: string }[] }[]; backendRefs: { group: string; kind: string; name: string; weight: number }[] };
+            type Rule = {
+                matches: { headers?: { type: string; name: string; value: string }[] }[];
+                backendRefs: { group: string; kind: string; name: string; weight: number }[];
+            };
             const route = byName(run, "smoke-route").inputs.spec as { hostnames: string[]; rules: Rule[] };
             assert.deepStrictEqual(route.hostnames, ["smoke.hub.test.example"]);
             assert.deepStrictEqual(
@@ -232,7 +286,8 @@ describe("smoke canary", () => {
         });
 
         it("a healthy version passes the pre-promotion gate on the load generator's preview traffic", () => {
-            const script = (byName(run, "smoke-load").inputs.spec as { template: { spec: { containers: { command: string[] }[] } } }).template.spec.containers[0].command[2];
+            const script = (byName(run, "smoke-load").inputs.spec as { template: { spec: { containers: { command: string[] }[] } } }).template.spec
+                .containers[0].command[2];
             assert.strictEqual(preRunPhase(run, previewSeries(previewRequestsPerWindow(script), 0)), "Successful");
             // Without the header traffic the floor empties the query: the run is Inconclusive and pauses.
             assert.strictEqual(preRunPhase(run, []), "Inconclusive");
@@ -244,7 +299,8 @@ describe("smoke canary", () => {
             assert.strictEqual((failing.outputs.smokeCanary as { expect: string }).expect, "aborted");
             // The preview serves half the load, half of that fails: the pre-promotion run fails, which
             // aborts before the active Service ever switches (rollout/analysis.go, rollout/service.go).
-            const script = (byName(failing, "smoke-load").inputs.spec as { template: { spec: { containers: { command: string[] }[] } } }).template.spec.containers[0].command[2];
+            const script = (byName(failing, "smoke-load").inputs.spec as { template: { spec: { containers: { command: string[] }[] } } }).template.spec
+                .containers[0].command[2];
             assert.strictEqual(preRunPhase(failing, previewSeries(previewRequestsPerWindow(script), Number(FAILING_ERROR_RATE) / 100)), "Failed");
         });
     });

@@ -90,7 +90,9 @@ describe("spoke routes", () => {
         });
 
         it("forces the spoke's tenant with set and reaches only the Mimir gateway", () => {
-            assert.deepStrictEqual(rule.filters, [{ type: "RequestHeaderModifier", requestHeaderModifier: { set: [{ name: "X-Scope-OrgID", value: "preprod" }] } }]);
+            assert.deepStrictEqual(rule.filters, [
+                { type: "RequestHeaderModifier", requestHeaderModifier: { set: [{ name: "X-Scope-OrgID", value: "preprod" }] } },
+            ]);
             assert.deepStrictEqual(rule.backendRefs, [{ group: "", kind: "Service", name: "mimir-gateway", port: 80, weight: 1 }]);
             assert.strictEqual(rule.matches.length, MIMIR_READ_PATHS.length);
         });
@@ -101,8 +103,14 @@ describe("spoke routes", () => {
             const cfg = parse(merged(hubConfig(), { spokes: SPOKES }));
             assert.strictEqual(cfg.mimir.pushRouteOwner, "addon");
             const [preprod, edge] = cfg.spokes.map((s) => spokeRoutes(s, cfg.mimir));
-            assert.deepStrictEqual(preprod.map((r) => [r.name, r.purpose, r.spec.rules.length]), [["mimir-spoke-preprod", "ingest", 2]]);
-            assert.deepStrictEqual(edge.map((r) => [r.name, r.purpose, r.spec.rules.length]), [["mimir-spoke-edge", "ingest", 1]]);
+            assert.deepStrictEqual(
+                preprod.map((r) => [r.name, r.purpose, r.spec.rules.length]),
+                [["mimir-spoke-preprod", "ingest", 2]],
+            );
+            assert.deepStrictEqual(
+                edge.map((r) => [r.name, r.purpose, r.spec.rules.length]),
+                [["mimir-spoke-edge", "ingest", 1]],
+            );
             assert.ok(admits(preprod[0].spec, "/api/v1/push") && admits(preprod[0].spec, "/prometheus/api/v1/query"));
             assert.ok(admits(edge[0].spec, "/api/v1/push") && !admits(edge[0].spec, "/prometheus/api/v1/query"));
         });
@@ -111,7 +119,10 @@ describe("spoke routes", () => {
             const addon = parse(merged(hubConfig(), { spokes: SPOKES }));
             const obs = parse(merged(hubConfig(), { spokes: SPOKES, mimir: { pushRouteOwner: "observability" } }));
             const [preprod, edge] = obs.spokes.map((s) => spokeRoutes(s, obs.mimir));
-            assert.deepStrictEqual(preprod.map((r) => [r.name, r.purpose]), [["mimir-spoke-preprod-read", "read"]]);
+            assert.deepStrictEqual(
+                preprod.map((r) => [r.name, r.purpose]),
+                [["mimir-spoke-preprod-read", "read"]],
+            );
             assert.ok(!admits(preprod[0].spec, "/api/v1/push"), "the push route is the observability module's");
             assert.ok(admits(preprod[0].spec, "/prometheus/api/v1/query_range"));
             assert.deepStrictEqual(edge, [], "a spoke that neither pushes through the program nor reads gets nothing");
@@ -125,7 +136,10 @@ describe("spoke routes", () => {
             const cfg = parse(
                 merged(hubConfig(), {
                     mimir: { pushRouteOwner: "observability" },
-                    spokes: [{ ...SPOKES[0], pushRouteOwner: "addon" }, { ...SPOKES[1], query: true }],
+                    spokes: [
+                        { ...SPOKES[0], pushRouteOwner: "addon" },
+                        { ...SPOKES[1], query: true },
+                    ],
                 }),
             );
             assert.deepStrictEqual(
@@ -140,7 +154,10 @@ describe("spoke routes", () => {
             assert.deepStrictEqual(problems(merged(hubConfig(), { mimir: { pushRouteOwner: "obs" } })), [
                 `mimir.pushRouteOwner = "obs": must be one of addon, observability`,
             ]);
-            assert.match(problems(merged(hubConfig(), { spokes: [{ ...SPOKES[0], pushRouteOwner: "grafana" }] })).join("\n"), /spokes\[0\]\.pushRouteOwner = "grafana"/);
+            assert.match(
+                problems(merged(hubConfig(), { spokes: [{ ...SPOKES[0], pushRouteOwner: "grafana" }] })).join("\n"),
+                /spokes\[0\]\.pushRouteOwner = "grafana"/,
+            );
             const spoke = merged(hubConfig(), {
                 cluster: { name: "preprod", role: "spoke", mimirTenant: "preprod", eksClusterName: "platform-preprod" },
                 mimir: { readEndpoint: "https://mimir-preprod.hub.test.example/prometheus", pushRouteOwner: "observability" },
@@ -160,10 +177,21 @@ describe("spoke routes", () => {
         });
 
         it("declares the read route alone where the observability module owns ingest", () => {
-            assert.deepStrictEqual(routes(addon).map((r) => r.name).sort(), ["mimir-spoke-edge", "mimir-spoke-preprod"]);
-            assert.deepStrictEqual(routes(obs).map((r) => r.name), ["mimir-spoke-preprod-read"]);
+            assert.deepStrictEqual(
+                routes(addon)
+                    .map((r) => r.name)
+                    .sort(),
+                ["mimir-spoke-edge", "mimir-spoke-preprod"],
+            );
+            assert.deepStrictEqual(
+                routes(obs).map((r) => r.name),
+                ["mimir-spoke-preprod-read"],
+            );
             const meta = routes(obs)[0].inputs.metadata as { name: string; namespace: string; labels: Record<string, string> };
-            assert.deepStrictEqual([meta.name, meta.namespace, meta.labels["argo-rollouts-addon.platform/spoke"]], ["mimir-spoke-preprod-read", "observability", "preprod"]);
+            assert.deepStrictEqual(
+                [meta.name, meta.namespace, meta.labels["argo-rollouts-addon.platform/spoke"]],
+                ["mimir-spoke-preprod-read", "observability", "preprod"],
+            );
         });
 
         it("publishes the same read endpoints either way, so spokes keep working", () => {

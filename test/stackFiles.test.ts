@@ -42,6 +42,7 @@ async function plan(file: StackFile, dryRun: boolean): Promise<{ run: OfflineRun
     const { defineStack, forgetWarnings } = require("../stacks/program") as typeof import("../stacks/program");
     forgetWarnings();
     const warned: string[] = [];
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
     const pulumi = require("@pulumi/pulumi") as typeof import("@pulumi/pulumi");
     const warn = pulumi.log.warn;
     pulumi.log.warn = (message: string) => {
@@ -49,7 +50,14 @@ async function plan(file: StackFile, dryRun: boolean): Promise<{ run: OfflineRun
         return Promise.resolve();
     };
     try {
-        const run = await runOffline({ stack: file.stack, config: file.config, secretKeys: file.secretKeys, world: placeholderWorld(file), dryRun, program: () => defineStack() });
+        const run = await runOffline({
+            stack: file.stack,
+            config: file.config,
+            secretKeys: file.secretKeys,
+            world: placeholderWorld(file),
+            dryRun,
+            program: () => defineStack(),
+        });
         return { run, warned };
     } finally {
         pulumi.log.warn = warn;
@@ -79,7 +87,13 @@ function replaced(stack: string): StackFile {
         .replace(/(^|[^A-Za-z0-9])example(?=[^A-Za-z0-9]|$)/gim, "$1acme");
     const doc = YAML.parse(text) as { config: Record<string, unknown> };
     const file = fromConfigMap(stack, doc.config);
-    const clusters = listStacks().map((s) => String((YAML.parse(fs.readFileSync(path.join(REPO_ROOT, `Pulumi.${s}.yaml`), "utf8")) as { config: Record<string, { name?: string }> }).config[`${PROJECT}:cluster`]?.name));
+    const clusters = listStacks().map((s) =>
+        String(
+            (YAML.parse(fs.readFileSync(path.join(REPO_ROOT, `Pulumi.${s}.yaml`), "utf8")) as { config: Record<string, { name?: string }> }).config[
+                `${PROJECT}:cluster`
+            ]?.name,
+        ),
+    );
     return { ...file, projectClusters: clusters };
 }
 
@@ -89,13 +103,20 @@ describe("shipped stack files", () => {
 
     it("there is at least one, with a hub", () => {
         assert.ok(stacks.length > 0, "no Pulumi.<stack>.yaml in the project");
-        assert.ok(stacks.some((s) => configFromStackFile(readStackFile(s)).cluster.role === "hub"), "no hub among the stack files: a spoke reads its metrics through one");
+        assert.ok(
+            stacks.some((s) => configFromStackFile(readStackFile(s)).cluster.role === "hub"),
+            "no hub among the stack files: a spoke reads its metrics through one",
+        );
     });
 
     for (const stack of stacks) {
         describe(`Pulumi.${stack}.yaml`, () => {
             const file = () => readStackFile(stack);
-            const examples = (): ExampleValue[] => exampleValues(rawOf(file()), file().secretKeys.map((k) => k.slice(PROJECT.length + 1)));
+            const examples = (): ExampleValue[] =>
+                exampleValues(
+                    rawOf(file()),
+                    file().secretKeys.map((k) => k.slice(PROJECT.length + 1)),
+                );
 
             it("is valid for the schema it names on its first line", () => {
                 const text = fs.readFileSync(path.join(REPO_ROOT, `Pulumi.${stack}.yaml`), "utf8");
@@ -152,7 +173,10 @@ describe("shipped stack files", () => {
                 assert.deepStrictEqual(exampleValues(rawOf(own)), []);
                 const { run, warned } = await plan(own, false);
                 assert.ok(run.resources.length > 10);
-                assert.deepStrictEqual(warned.filter((w) => w.includes("example")), []);
+                assert.deepStrictEqual(
+                    warned.filter((w) => w.includes("example")),
+                    [],
+                );
                 const leftovers = strings(run.resources.map((r) => r.inputs)).filter(isExampleValue);
                 assert.deepStrictEqual(leftovers, []);
             });

@@ -72,7 +72,10 @@ describe("the four stages", () => {
                 },
             },
         };
-        await assert.rejects(planInline(hubConfig(), { stack: "hub", world }), /stack "hub": the Gateway gateway-system\/internal has no listener "https" \(gateway.listener\); it has: http, grpc/);
+        await assert.rejects(
+            planInline(hubConfig(), { stack: "hub", world }),
+            /stack "hub": the Gateway gateway-system\/internal has no listener "https" \(gateway.listener\); it has: http, grpc/,
+        );
     });
 
     it("uses a kubeconfig context when one is configured", async () => {
@@ -100,7 +103,10 @@ describe("gateway checks (pure)", () => {
     it("names the missing listeners and those that exist", () => {
         assert.match(checkGatewayListeners("hub", ref, wanted, { spec: {} }) ?? "", /no listener "https" \(gateway.listener\); it has: none/);
         const two = [...wanted, { listener: "spoke-a", key: "spokes[].listener" }];
-        assert.match(checkGatewayListeners("hub", ref, two, { spec: { listeners: [{ name: "https" }] } }) ?? "", /no listener "spoke-a" \(spokes\[\]\.listener\); it has: https/);
+        assert.match(
+            checkGatewayListeners("hub", ref, two, { spec: { listeners: [{ name: "https" }] } }) ?? "",
+            /no listener "spoke-a" \(spokes\[\]\.listener\); it has: https/,
+        );
     });
 });
 

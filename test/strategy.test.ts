@@ -64,7 +64,8 @@ const PREVIEW_GATES: (PreviewGate | undefined)[] = [
     { hostname: "checkout-preview.shop.example" },
     { hostname: "checkout-preview.shop.example", gateway: { name: "internal", namespace: "gateway-system", listener: "previews" } },
 ];
-const gateLabel = (g: PreviewGate | undefined) => (g === undefined ? "no preview gate" : "header" in g ? "header preview gate" : `hostname preview gate${g.gateway ? " on its own listener" : ""}`);
+const gateLabel = (g: PreviewGate | undefined) =>
+    g === undefined ? "no preview gate" : "header" in g ? "header preview gate" : `hostname preview gate${g.gateway ? " on its own listener" : ""}`;
 
 /** Every strategy the library can produce, with and without the freeze, with default and custom steps, with every preview gate. */
 function everyPlan(): { label: string; plan: DeliveryPlan }[] {
@@ -114,9 +115,13 @@ function routeFor(route: HttpRouteObject, path: string, headers: Record<string, 
     const lower = new Map(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
     type Match = { path: { type: string; value: string }; headers?: { type: string; name: string; value: string }[]; method?: string; queryParams?: unknown[] };
     const pathOk = (m: Match) =>
-        m.path.type === "Exact" ? path === m.path.value : m.path.value === "/" || path === m.path.value.replace(/\/$/, "") || path.startsWith(m.path.value.replace(/\/$/, "") + "/");
+        m.path.type === "Exact"
+            ? path === m.path.value
+            : m.path.value === "/" || path === m.path.value.replace(/\/$/, "") || path.startsWith(m.path.value.replace(/\/$/, "") + "/");
     const headersOk = (m: Match) => (m.headers ?? []).every((h) => h.type === "Exact" && lower.get(h.name.toLowerCase()) === h.value);
-    const candidates = route.spec.rules.flatMap((rule, index) => (rule.matches as Match[]).filter((m) => pathOk(m) && headersOk(m) && m.method === undefined).map((m) => ({ rule, index, m })));
+    const candidates = route.spec.rules.flatMap((rule, index) =>
+        (rule.matches as Match[]).filter((m) => pathOk(m) && headersOk(m) && m.method === undefined).map((m) => ({ rule, index, m })),
+    );
     candidates.sort(
         (a, b) =>
             Number(b.m.path.type === "Exact") - Number(a.m.path.type === "Exact") ||
@@ -127,7 +132,6 @@ function routeFor(route: HttpRouteObject, path: string, headers: Record<string, 
     );
     return candidates.length === 0 ? [] : candidates[0].rule.backendRefs.map((b) => b.name);
 }
-
 
 /** The stack's policy.regulated groups, as a regulated app is planned with them. */
 const APPROVAL = { approverGroups: ["release-approvers"], deployerGroups: ["shop-deployers"] };
@@ -148,7 +152,10 @@ describe("delivery strategy library", () => {
                     assert.strictEqual(p.roles, undefined);
                     if (routed) {
                         assert.deepStrictEqual(c.trafficRouting, { plugins: { "argoproj-labs/gatewayAPI": { httpRoute: "checkout" } } });
-                        assert.deepStrictEqual(p.services.map((s) => s.metadata.name), ["checkout-stable", "checkout-canary"]);
+                        assert.deepStrictEqual(
+                            p.services.map((s) => s.metadata.name),
+                            ["checkout-stable", "checkout-canary"],
+                        );
                     } else {
                         assert.strictEqual(c.trafficRouting, undefined);
                         assert.deepStrictEqual(p.services, []);
@@ -188,7 +195,11 @@ describe("delivery strategy library", () => {
                             if (budget === "slo") {
                                 assert.ok("analysis" in c.steps[0], "the freeze runs before any traffic moves");
                                 const first = c.steps[0] as { analysis: AnalysisRef };
-                                assert.deepStrictEqual(first.analysis.templates, [{ templateName: templateName("error-budget-wait"), clusterScope: true }], "a canary waits for its budget");
+                                assert.deepStrictEqual(
+                                    first.analysis.templates,
+                                    [{ templateName: templateName("error-budget-wait"), clusterScope: true }],
+                                    "a canary waits for its budget",
+                                );
                             }
                             assert.deepStrictEqual(
                                 p.httpRoute?.spec.rules[0].backendRefs.map((b) => [b.name, b.weight, b.group, b.kind]),
@@ -203,12 +214,23 @@ describe("delivery strategy library", () => {
                             assert.strictEqual(bg.previewService, "checkout-preview");
                             assert.strictEqual(bg.autoPromotionEnabled, prodClass !== "regulated");
                             // The gate measures the promoted version on production traffic: nothing routes to the preview.
-                            assert.deepStrictEqual(bg.postPromotionAnalysis.templates, [{ templateName: templateName("success-rate-finite"), clusterScope: true }]);
-                            assert.deepStrictEqual(bg.postPromotionAnalysis.args.find((a) => a.name === "canary-hash"), { name: "canary-hash", valueFrom: { podTemplateHashValue: "Latest" } });
+                            assert.deepStrictEqual(bg.postPromotionAnalysis.templates, [
+                                { templateName: templateName("success-rate-finite"), clusterScope: true },
+                            ]);
+                            assert.deepStrictEqual(
+                                bg.postPromotionAnalysis.args.find((a) => a.name === "canary-hash"),
+                                { name: "canary-hash", valueFrom: { podTemplateHashValue: "Latest" } },
+                            );
                             // Pre-promotion only holds the freeze, which reads the app's SLO, not the preview.
-                            assert.deepStrictEqual(bg.prePromotionAnalysis?.templates.map((t) => t.templateName), budget === "slo" ? [templateName("error-budget")] : undefined);
+                            assert.deepStrictEqual(
+                                bg.prePromotionAnalysis?.templates.map((t) => t.templateName),
+                                budget === "slo" ? [templateName("error-budget")] : undefined,
+                            );
                             assert.strictEqual(bg.scaleDownDelaySeconds, 30);
-                            assert.deepStrictEqual(p.httpRoute?.spec.rules[0].backendRefs.map((b) => b.name), ["checkout-active"]);
+                            assert.deepStrictEqual(
+                                p.httpRoute?.spec.rules[0].backendRefs.map((b) => b.name),
+                                ["checkout-active"],
+                            );
                         }
                         for (const s of p.services) {
                             assert.strictEqual(s.spec.type, "ClusterIP");
@@ -226,8 +248,16 @@ describe("delivery strategy library", () => {
         const cfg = parseAddonConfig("hub", raw, { awsRegion: "eu-west-1" });
         // The templates the rollouts stage declares, by name.
         const declared = new Map<string, { count?: number; interval?: string }[]>([
-            ...sharedTemplates(cfg.analysis).map((t) => [t.name, (clusterAnalysisTemplateSpec(t, cfg.analysis, "http://m", "hub") as { metrics: { count?: number; interval?: string }[] }).metrics] as const),
-            ...errorBudgetTemplates(cfg.errorBudget, cfg.analysis).map((t) => [t.name, (t.spec("http://m", "hub") as { metrics: { count?: number; interval?: string }[] }).metrics] as const),
+            ...sharedTemplates(cfg.analysis).map(
+                (t) =>
+                    [
+                        t.name,
+                        (clusterAnalysisTemplateSpec(t, cfg.analysis, "http://m", "hub") as { metrics: { count?: number; interval?: string }[] }).metrics,
+                    ] as const,
+            ),
+            ...errorBudgetTemplates(cfg.errorBudget, cfg.analysis).map(
+                (t) => [t.name, (t.spec("http://m", "hub") as { metrics: { count?: number; interval?: string }[] }).metrics] as const,
+            ),
         ]);
 
         it("the restated rule tells an indefinite metric from a finite one", () => {
@@ -246,7 +276,11 @@ describe("delivery strategy library", () => {
                         assert.strictEqual(t.clusterScope, true);
                         if (!mayRunIndefinitely) {
                             for (const m of metrics) {
-                                assert.notStrictEqual(effectiveCount(m), undefined, `${where}: ${t.templateName} runs indefinitely; the controller rejects the Rollout`);
+                                assert.notStrictEqual(
+                                    effectiveCount(m),
+                                    undefined,
+                                    `${where}: ${t.templateName} runs indefinitely; the controller rejects the Rollout`,
+                                );
                             }
                         }
                     }
@@ -260,7 +294,9 @@ describe("delivery strategy library", () => {
         assert.strictEqual(gated.length, 2 * 3 * 3, "two classes, three routed apps, three preview gates");
         for (const { label, plan } of gated) {
             assert.ok(
-                referencedAnalyses(plan).some((r) => r.where === "prePromotionAnalysis" && r.ref.templates.some((t) => t.templateName === templateName("success-rate-finite"))),
+                referencedAnalyses(plan).some(
+                    (r) => r.where === "prePromotionAnalysis" && r.ref.templates.some((t) => t.templateName === templateName("success-rate-finite")),
+                ),
                 `${label}: the preview gate's run is checked`,
             );
         }
@@ -298,7 +334,10 @@ describe("delivery strategy library", () => {
             assert.deepStrictEqual(routeFor(reversed, "/color", { "x-rollouts-preview": "true" }), ["checkout-preview"]);
             assert.deepStrictEqual(routeFor(reversed, "/color", {}), ["checkout-active"]);
             // The model is not vacuous: without its header match the preview rule would take everything.
-            const headerless = { ...route, spec: { ...route.spec, rules: [{ ...route.spec.rules[0], matches: [{ path: route.spec.rules[0].matches[0].path }] }, route.spec.rules[1]] } };
+            const headerless = {
+                ...route,
+                spec: { ...route.spec, rules: [{ ...route.spec.rules[0], matches: [{ path: route.spec.rules[0].matches[0].path }] }, route.spec.rules[1]] },
+            };
             assert.deepStrictEqual(routeFor(headerless, "/color", {}), ["checkout-preview"]);
         });
 
@@ -308,16 +347,33 @@ describe("delivery strategy library", () => {
             const r = p.previewRoute!;
             assert.strictEqual(r.metadata.name, "checkout-preview");
             assert.deepStrictEqual(r.spec.hostnames, ["checkout-preview.shop.example"]);
-            assert.deepStrictEqual(r.spec.parentRefs, [{ group: "gateway.networking.k8s.io", kind: "Gateway", name: "shared", namespace: "gateway-system", sectionName: "https" }]);
-            assert.deepStrictEqual(r.spec.rules, [{ matches: [{ path: { type: "PathPrefix", value: "/" } }], backendRefs: [{ group: "", kind: "Service", name: "checkout-preview", port: 80, weight: 100 }] }]);
-            const own = plan({ hostname: "checkout-preview.shop.example", gateway: { name: "internal", namespace: "gateway-system", listener: "previews" } }).previewRoute!;
-            assert.deepStrictEqual(own.spec.parentRefs.map((x) => `${x.namespace}/${x.name}/${x.sectionName}`), ["gateway-system/internal/previews"], "restricted at the listener");
+            assert.deepStrictEqual(r.spec.parentRefs, [
+                { group: "gateway.networking.k8s.io", kind: "Gateway", name: "shared", namespace: "gateway-system", sectionName: "https" },
+            ]);
+            assert.deepStrictEqual(r.spec.rules, [
+                {
+                    matches: [{ path: { type: "PathPrefix", value: "/" } }],
+                    backendRefs: [{ group: "", kind: "Service", name: "checkout-preview", port: 80, weight: 100 }],
+                },
+            ]);
+            const own = plan({
+                hostname: "checkout-preview.shop.example",
+                gateway: { name: "internal", namespace: "gateway-system", listener: "previews" },
+            }).previewRoute!;
+            assert.deepStrictEqual(
+                own.spec.parentRefs.map((x) => `${x.namespace}/${x.name}/${x.sectionName}`),
+                ["gateway-system/internal/previews"],
+                "restricted at the listener",
+            );
         });
 
         it("keeps every rule of a blue/green route to one backend, so ArgoCD's weight rule never freezes its rules", () => {
             for (const { label, plan: p } of everyPlan().filter((x) => x.plan.shape === "blueGreen")) {
                 for (const r of [p.httpRoute, p.previewRoute].filter((x): x is HttpRouteObject => x !== undefined)) {
-                    assert.ok(r.spec.rules.every((rule) => rule.backendRefs.length === 1), `${label}: ${r.metadata.name}`);
+                    assert.ok(
+                        r.spec.rules.every((rule) => rule.backendRefs.length === 1),
+                        `${label}: ${r.metadata.name}`,
+                    );
                 }
             }
         });
@@ -346,15 +402,33 @@ describe("delivery strategy library", () => {
         it("runs the freeze in the same pre-promotion run when it applies", () => {
             const slo = { slo: { service: "checkout", name: "availability" } };
             const pre = blueGreen(plan(HEADER, slo)).prePromotionAnalysis!;
-            assert.deepStrictEqual(pre.templates.map((t) => t.templateName), [templateName("error-budget"), templateName("success-rate-finite")]);
-            assert.deepStrictEqual(pre.args.map((a) => a.name), ["service", "slo", "namespace", "rollout", "canary-hash"]);
-            assert.deepStrictEqual(blueGreen(plan(HEADER, { ...slo, critical: true })).prePromotionAnalysis!.templates.map((t) => t.templateName), [templateName("success-rate-finite")]);
-            assert.deepStrictEqual(blueGreen(plan(undefined, slo)).prePromotionAnalysis!.templates.map((t) => t.templateName), [templateName("error-budget")]);
+            assert.deepStrictEqual(
+                pre.templates.map((t) => t.templateName),
+                [templateName("error-budget"), templateName("success-rate-finite")],
+            );
+            assert.deepStrictEqual(
+                pre.args.map((a) => a.name),
+                ["service", "slo", "namespace", "rollout", "canary-hash"],
+            );
+            assert.deepStrictEqual(
+                blueGreen(plan(HEADER, { ...slo, critical: true })).prePromotionAnalysis!.templates.map((t) => t.templateName),
+                [templateName("success-rate-finite")],
+            );
+            assert.deepStrictEqual(
+                blueGreen(plan(undefined, slo)).prePromotionAnalysis!.templates.map((t) => t.templateName),
+                [templateName("error-budget")],
+            );
         });
 
         it("says what it does", () => {
-            assert.match(plan(HEADER).behaviour, /success-rate gate on the preview's test traffic \(header x-rollouts-preview: true\) before the switch, a breach aborts with the active Service untouched; then auto-promotes/);
-            assert.match(plan({ hostname: "checkout-preview.shop.example" }, {}, "regulated").behaviour, /\(hostname checkout-preview\.shop\.example\) before the switch.*then manual promotion/);
+            assert.match(
+                plan(HEADER).behaviour,
+                /success-rate gate on the preview's test traffic \(header x-rollouts-preview: true\) before the switch, a breach aborts with the active Service untouched; then auto-promotes/,
+            );
+            assert.match(
+                plan({ hostname: "checkout-preview.shop.example" }, {}, "regulated").behaviour,
+                /\(hostname checkout-preview\.shop\.example\) before the switch.*then manual promotion/,
+            );
             assert.doesNotMatch(plan(undefined).behaviour, /before the switch/);
             assert.deepStrictEqual(plan(HEADER).previewGate, HEADER, "the plan says how to reach the preview");
         });
@@ -405,7 +479,13 @@ describe("delivery strategy library", () => {
 
     it("takes configurable steps and pauses", () => {
         const c = canary(deliveryPlan(app(), { tier: "prod", steps: [10, 30, 100], stepPause: "10m" }));
-        assert.deepStrictEqual(c.steps, [{ setWeight: 10 }, { pause: { duration: "10m" } }, { setWeight: 30 }, { pause: { duration: "10m" } }, { setWeight: 100 }]);
+        assert.deepStrictEqual(c.steps, [
+            { setWeight: 10 },
+            { pause: { duration: "10m" } },
+            { setWeight: 30 },
+            { pause: { duration: "10m" } },
+            { setWeight: 100 },
+        ]);
     });
 
     it("holds each weight until the gate has measured it", () => {
@@ -413,14 +493,18 @@ describe("delivery strategy library", () => {
         // Default gate timing: initialDelay 5m + interval 1m.
         assert.deepStrictEqual(pauses(deliveryPlan(app(), { tier: "prod" })), ["6m", "6m"]);
         assert.deepStrictEqual(pauses(deliveryPlan(app(), { tier: "prod", gate: { initialDelay: "10m", interval: "30s" } })), ["630s", "630s"]);
-        assert.match(checkOptions(app(), { tier: "prod", stepPause: "5m" })[0], /at least the gate's initialDelay \+ interval \(5m \+ 1m = 6m\), got 5m: the first weight would end before the gate has measured it/);
+        assert.match(
+            checkOptions(app(), { tier: "prod", stepPause: "5m" })[0],
+            /at least the gate's initialDelay \+ interval \(5m \+ 1m = 6m\), got 5m: the first weight would end before the gate has measured it/,
+        );
         assert.deepStrictEqual(checkOptions(app(), { tier: "prod", stepPause: "6m" }), []);
         assert.match(checkOptions(app(), { tier: "prod", stepPause: "8m", gate: { initialDelay: "8m", interval: "1m" } })[0], /= 9m\), got 8m/);
     });
 
     it("separates approver from deployer by RBAC", () => {
         const roles = deliveryPlan(app(), { tier: "prod", prodClass: "regulated", approval: APPROVAL }).roles!;
-        const can = (rules: { resources: string[]; verbs: string[] }[], resource: string, verb: string) => rules.some((r) => r.resources.includes(resource) && r.verbs.includes(verb));
+        const can = (rules: { resources: string[]; verbs: string[] }[], resource: string, verb: string) =>
+            rules.some((r) => r.resources.includes(resource) && r.verbs.includes(verb));
         assert.ok(can(roles.approver.rules, "rollouts/status", "patch"), "approver promotes");
         assert.ok(!can(roles.approver.rules, "rollouts", "update") && !can(roles.approver.rules, "rollouts", "patch"), "approver cannot change the version");
         // Deployers ship through git: only the GitOps identities change a regulated Rollout, and one

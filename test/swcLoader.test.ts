@@ -1,7 +1,7 @@
 import * as assert from "assert";
 import { spawnSync } from "child_process";
 import * as fs from "fs";
-import Module = require("module");
+import Module from "module";
 import * as os from "os";
 import * as path from "path";
 import { REPO_ROOT } from "../tools/stackFile";
@@ -102,7 +102,15 @@ describe("the plan's TypeScript loader (swc)", () => {
         assert.strictEqual(o.module, "commonjs");
         assert.strictEqual(o.esModuleInterop, true);
         assert.strictEqual(o.strict, true);
-        for (const option of ["useDefineForClassFields", "experimentalDecorators", "emitDecoratorMetadata", "jsx", "alwaysStrict", "importHelpers", "verbatimModuleSyntax"]) {
+        for (const option of [
+            "useDefineForClassFields",
+            "experimentalDecorators",
+            "emitDecoratorMetadata",
+            "jsx",
+            "alwaysStrict",
+            "importHelpers",
+            "verbatimModuleSyntax",
+        ]) {
             assert.ok(!(option in o), `tsconfig.json sets ${option}: tools/swcLoader.js does not follow it`);
         }
     });
@@ -116,14 +124,26 @@ describe("the plan's TypeScript loader (swc)", () => {
             try {
                 const bad = path.join(dir, "bad.ts");
                 fs.writeFileSync(bad, `const count: number = "three";\nprocess.stdout.write(JSON.stringify({ count }));\n`);
-                const ran = spawnSync(process.execPath, ["--require", path.join(REPO_ROOT, "tools", "swc-register.js"), bad], { cwd: REPO_ROOT, encoding: "utf8" });
+                const ran = spawnSync(process.execPath, ["--require", path.join(REPO_ROOT, "tools", "swc-register.js"), bad], {
+                    cwd: REPO_ROOT,
+                    encoding: "utf8",
+                });
                 assert.strictEqual(ran.status, 0, ran.stderr);
                 assert.deepStrictEqual(JSON.parse(ran.stdout), { count: "three" });
                 fs.writeFileSync(
                     path.join(dir, "tsconfig.json"),
-                    JSON.stringify({ extends: path.join(REPO_ROOT, "tsconfig.json"), compilerOptions: { rootDir: "/", typeRoots: [path.join(REPO_ROOT, "node_modules", "@types")] }, include: [], files: ["bad.ts"] }),
+                    JSON.stringify({
+                        extends: path.join(REPO_ROOT, "tsconfig.json"),
+                        compilerOptions: { rootDir: "/", typeRoots: [path.join(REPO_ROOT, "node_modules", "@types")] },
+                        include: [],
+                        files: ["bad.ts"],
+                    }),
                 );
-                const tsc = spawnSync(process.execPath, [path.join(REPO_ROOT, "node_modules", "typescript", "bin", "tsc"), "--noEmit", "-p", path.join(dir, "tsconfig.json")], { cwd: REPO_ROOT, encoding: "utf8" });
+                const tsc = spawnSync(
+                    process.execPath,
+                    [path.join(REPO_ROOT, "node_modules", "typescript", "bin", "tsc"), "--noEmit", "-p", path.join(dir, "tsconfig.json")],
+                    { cwd: REPO_ROOT, encoding: "utf8" },
+                );
                 assert.notStrictEqual(tsc.status, 0);
                 assert.match(tsc.stdout, /bad\.ts\(1,7\): error TS2322: Type 'string' is not assignable to type 'number'/);
             } finally {
@@ -144,8 +164,15 @@ describe("the plan's TypeScript loader (swc)", () => {
             assert.ok(ours.length > 50, `loaded ${ours.length} TypeScript files`);
             const include = (JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "tsconfig.json"), "utf8")) as { include: string[] }).include;
             const checked = (f: string) => include.some((glob) => glob.endsWith("/**/*.ts") && f.startsWith(glob.slice(0, -"**/*.ts".length)));
-            assert.deepStrictEqual(ours.filter((f) => !checked(f)), []);
-            assert.deepStrictEqual(loaded.filter((f) => /node_modules[\\/](ts-node)[\\/]/.test(f)), [], "the plan loaded ts-node");
+            assert.deepStrictEqual(
+                ours.filter((f) => !checked(f)),
+                [],
+            );
+            assert.deepStrictEqual(
+                loaded.filter((f) => /node_modules[\\/](ts-node)[\\/]/.test(f)),
+                [],
+                "the plan loaded ts-node",
+            );
         });
     });
 });

@@ -34,18 +34,29 @@ describe("tenant access to Rollouts", () => {
         assert.ok(!Object.keys(meta.labels).some((k) => k.includes("aggregate-to")), JSON.stringify(meta.labels));
         assert.ok(!run.resources.some((r) => r.name.startsWith("tenant-rollouts-operator-")), "no binding without controller.tenantOperators");
 
-        const bound = await planInline(merged(hubConfig(), { controller: { tenantOperators: [{ namespace: "shop-dev", groups: ["shop-devs", "shop-oncall"] }] } }));
+        const bound = await planInline(
+            merged(hubConfig(), { controller: { tenantOperators: [{ namespace: "shop-dev", groups: ["shop-devs", "shop-oncall"] }] } }),
+        );
         const b = byName(bound, "tenant-rollouts-operator-shop-dev");
         assert.strictEqual(b.type, "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding");
         assert.deepStrictEqual((b.inputs.metadata as { namespace: string }).namespace, "shop-dev");
         assert.deepStrictEqual(b.inputs.roleRef, { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: TENANT_OPERATOR_ROLE });
-        assert.deepStrictEqual((b.inputs.subjects as { name: string }[]).map((s) => s.name), ["shop-devs", "shop-oncall"]);
+        assert.deepStrictEqual(
+            (b.inputs.subjects as { name: string }[]).map((s) => s.name),
+            ["shop-devs", "shop-oncall"],
+        );
     });
 
     it("gives the operator restart, abort, retry, promote and scale, and never create or delete", () => {
         const g = grants(tenantOperatorRules());
         // kubectl-argo-rollouts v1.9.0: restart patches the Rollout, abort/retry/promote its status.
-        for (const x of ["argoproj.io/rollouts:patch", "argoproj.io/rollouts/status:patch", "argoproj.io/rollouts/scale:patch", "argoproj.io/rollouts/scale:update", "argoproj.io/experiments:patch"]) {
+        for (const x of [
+            "argoproj.io/rollouts:patch",
+            "argoproj.io/rollouts/status:patch",
+            "argoproj.io/rollouts/scale:patch",
+            "argoproj.io/rollouts/scale:update",
+            "argoproj.io/experiments:patch",
+        ]) {
             assert.ok(g.has(x), x);
         }
         assert.ok(![...g].some((x) => /:(create|delete|deletecollection)$/.test(x)), "Rollouts come from git");
@@ -62,9 +73,18 @@ describe("tenant access to Rollouts", () => {
             }
             assert.fail("accepted");
         };
-        assert.match(problems([{ namespace: "argo-rollouts", groups: ["a"] }]).join("\n"), /controller\.tenantOperators\[0\]\.namespace: must be a tenant namespace, not the controller's own/);
+        assert.match(
+            problems([{ namespace: "argo-rollouts", groups: ["a"] }]).join("\n"),
+            /controller\.tenantOperators\[0\]\.namespace: must be a tenant namespace, not the controller's own/,
+        );
         assert.match(problems([{ namespace: "kube-system", groups: ["a"] }]).join("\n"), /not a platform namespace/);
-        assert.match(problems([{ namespace: "shop", groups: ["a"] }, { namespace: "shop", groups: ["b"] }]).join("\n"), /controller\.tenantOperators\[1\]\.namespace: must appear once/);
+        assert.match(
+            problems([
+                { namespace: "shop", groups: ["a"] },
+                { namespace: "shop", groups: ["b"] },
+            ]).join("\n"),
+            /controller\.tenantOperators\[1\]\.namespace: must appear once/,
+        );
         assert.match(problems([{ namespace: "shop" }]).join("\n"), /controller\.tenantOperators\[0\]\.groups: is required/);
         assert.match(problems({ namespace: "shop" }).join("\n"), /controller\.tenantOperators: must be a list/);
     });
@@ -73,7 +93,10 @@ describe("tenant access to Rollouts", () => {
 describe("guardrail no-aggregated-rollout-writes", () => {
     it("refuses a role aggregated to edit that writes rollouts/status, as the chart's aggregate roles do", () => {
         const rules = [{ apiGroups: ["argoproj.io"], resources: ["rollouts", "rollouts/status"], verbs: ["get", "patch"] }];
-        assert.match(aggregatedRolloutWrites({ "rbac.authorization.k8s.io/aggregate-to-edit": "true" }, rules)[0], /grants patch on argoproj.io rollouts, rollouts\/status and is aggregated/);
+        assert.match(
+            aggregatedRolloutWrites({ "rbac.authorization.k8s.io/aggregate-to-edit": "true" }, rules)[0],
+            /grants patch on argoproj.io rollouts, rollouts\/status and is aggregated/,
+        );
         assert.deepStrictEqual(aggregatedRolloutWrites({}, rules), [], "a role nobody aggregates is bound on purpose");
         assert.deepStrictEqual(aggregatedRolloutWrites({ "rbac.authorization.k8s.io/aggregate-to-view": "false" }, rules), []);
     });

@@ -25,12 +25,17 @@ function problemsOf(patch: Record<string, unknown>): string[] {
  * without its class's gate (or regulated's approval) is refused (Enforce) or reported (Audit).
  */
 
-const withRegulated = (delivery: Record<string, unknown> = {}, policy: Record<string, unknown> = {}): AddonConfig => config({ policy: { regulated: REGULATED, ...policy }, delivery });
+const withRegulated = (delivery: Record<string, unknown> = {}, policy: Record<string, unknown> = {}): AddonConfig =>
+    config({ policy: { regulated: REGULATED, ...policy }, delivery });
 const classOf = (cfg: AddonConfig, prodClass: "standard" | "regulated") => policyContext(cfg).tiers!.classes.find((c) => c.prodClass === prodClass)!;
 
 /** A Rollout carrying a strategy as the component patches it in (its `add /spec/strategy`). */
-const withStrategy = (strategy: unknown, namespace = "shop"): Obj => ({ ...sampleRollout({}, namespace), spec: { ...sampleRollout({}, namespace).spec, strategy: strategy as Json } });
-const strategyOf = (cfg: AddonConfig, id: string): Json => componentPlan(stackStrategies(cfg).find((s: TierStrategy) => s.id === id)!).strategy as unknown as Json;
+const withStrategy = (strategy: unknown, namespace = "shop"): Obj => ({
+    ...sampleRollout({}, namespace),
+    spec: { ...sampleRollout({}, namespace).spec, strategy: strategy as Json },
+});
+const strategyOf = (cfg: AddonConfig, id: string): Json =>
+    componentPlan(stackStrategies(cfg).find((s: TierStrategy) => s.id === id)!).strategy as unknown as Json;
 
 const ENGINES = [
     { label: "policies.kyverno.io/v1 (CEL)", run: (cfg: AddonConfig, r: Request, ctx: PolicyContext) => viaCel(cfg.policy, r, ctx) },
@@ -44,7 +49,10 @@ describe("tier admission", () => {
             const standard = classOf(cfg, "standard");
             const regulated = classOf(cfg, "regulated");
             assert.deepStrictEqual(standard.canary, { templates: ["argo-rollouts-addon-success-rate"], startingSteps: [1, 2] });
-            assert.deepStrictEqual(standard.blueGreen, { analyses: [{ field: "postPromotionAnalysis", templates: ["argo-rollouts-addon-success-rate-finite"] }], manualPromotion: false });
+            assert.deepStrictEqual(standard.blueGreen, {
+                analyses: [{ field: "postPromotionAnalysis", templates: ["argo-rollouts-addon-success-rate-finite"] }],
+                manualPromotion: false,
+            });
             assert.deepStrictEqual(regulated.canary?.tail, [{ pause: "indefinite" }, { setWeight: 100 }]);
             assert.strictEqual(regulated.blueGreen?.manualPromotion, true);
             assert.deepStrictEqual([standard.action, regulated.action], ["Audit", "Enforce"]);
@@ -52,27 +60,41 @@ describe("tier admission", () => {
         });
 
         it("follows the stack file: the freeze off leaves one starting step, a preview gate adds the pre-promotion gate, shapes name the components", () => {
-            const cfg = withRegulated({ prod: { standard: { errorBudgetFreeze: false, previewGate: "header" }, regulated: { shapes: ["canary"], steps: [10, 40, 100] } } });
+            const cfg = withRegulated({
+                prod: { standard: { errorBudgetFreeze: false, previewGate: "header" }, regulated: { shapes: ["canary"], steps: [10, 40, 100] } },
+            });
             assert.deepStrictEqual(classOf(cfg, "standard").canary?.startingSteps, [1]);
             assert.deepStrictEqual(
                 classOf(cfg, "standard").blueGreen?.analyses.map((a) => a.field),
                 ["prePromotionAnalysis", "postPromotionAnalysis"],
             );
             assert.deepStrictEqual(classOf(cfg, "regulated").components, { canary: "prod-regulated-canary" });
-            assert.match(tierMessage(classOf(cfg, "regulated"), "blueGreen"), /offers \(canary\); add components: \[<npm run delivery output>\/prod-regulated-canary\]/);
+            assert.match(
+                tierMessage(classOf(cfg, "regulated"), "blueGreen"),
+                /offers \(canary\); add components: \[<npm run delivery output>\/prod-regulated-canary\]/,
+            );
         });
 
         it("has no regulated rule without policy.regulated, and none at all without prod classes", () => {
-            assert.deepStrictEqual(policyContext(config()).tiers!.classes.map((c) => c.prodClass), ["standard"]);
+            assert.deepStrictEqual(
+                policyContext(config()).tiers!.classes.map((c) => c.prodClass),
+                ["standard"],
+            );
             assert.deepStrictEqual(tierAdmission([]).classes, []);
         });
 
         it("standard is Enforce when the stack asks for it; a bad value is refused by its key", () => {
             assert.strictEqual(classOf(withRegulated({ prod: { standard: { admission: "Enforce" } } }), "standard").action, "Enforce");
             const problems = problemsOf({ delivery: { prod: { standard: { admission: "Deny" } } } });
-            assert.ok(problems.some((p) => p.includes("delivery.prod.standard.admission") && p.includes("Deny") && /Audit, Enforce/.test(p)), problems.join("\n"));
+            assert.ok(
+                problems.some((p) => p.includes("delivery.prod.standard.admission") && p.includes("Deny") && /Audit, Enforce/.test(p)),
+                problems.join("\n"),
+            );
             const regulatedKey = problemsOf({ delivery: { prod: { regulated: { admission: "Audit" } } } });
-            assert.ok(regulatedKey.some((p) => p.includes("delivery.prod.regulated") && p.includes("admission")), `regulated has no admission key: ${regulatedKey.join("\n")}`);
+            assert.ok(
+                regulatedKey.some((p) => p.includes("delivery.prod.regulated") && p.includes("admission")),
+                `regulated has no admission key: ${regulatedKey.join("\n")}`,
+            );
         });
     });
 
@@ -80,7 +102,8 @@ describe("tier admission", () => {
         describe(`decided in ${engine.label}`, () => {
             const cfg = withRegulated();
             const ctx = policyContext(cfg);
-            const decide = (object: Obj, namespaceLabels: Record<string, string>, more: Partial<Request> = {}): Outcome => engine.run(cfg, { object, namespaceLabels, ...more }, ctx);
+            const decide = (object: Obj, namespaceLabels: Record<string, string>, more: Partial<Request> = {}): Outcome =>
+                engine.run(cfg, { object, namespaceLabels, ...more }, ctx);
             const std = classOf(cfg, "standard");
             const reg = classOf(cfg, "regulated");
             // The tier rules' messages only: the approval guard also judges a create in a regulated namespace.
@@ -92,7 +115,11 @@ describe("tier admission", () => {
                     const labels = s.prodClass === "regulated" ? REGULATED_PROD : PROD;
                     assert.deepStrictEqual(tierMessages(decide(withStrategy(strategyOf(cfg, s.id)), labels)), { denied: [], audited: [] }, s.id);
                     if (s.prodClass === "regulated") {
-                        assert.deepStrictEqual(tierMessages(decide(withStrategy(strategyOf(cfg, s.id)), PROD)), { denied: [], audited: [] }, `${s.id} in standard`);
+                        assert.deepStrictEqual(
+                            tierMessages(decide(withStrategy(strategyOf(cfg, s.id)), PROD)),
+                            { denied: [], audited: [] },
+                            `${s.id} in standard`,
+                        );
                     }
                 }
             });
@@ -107,17 +134,27 @@ describe("tier admission", () => {
             it("reports (Audit) a standard canary without the gate, and refuses it in a regulated namespace", () => {
                 const bare = withStrategy({ canary: { maxSurge: 1, steps: [{ setWeight: 25 }, { pause: { duration: "6m" } }, { setWeight: 100 }] } });
                 assert.deepStrictEqual(tierMessages(decide(bare, PROD)), { denied: [], audited: [tierMessage(std, "canary")] });
-                assert.deepStrictEqual(tierMessages(decide(bare, REGULATED_PROD)), { denied: [tierMessage(reg, "canary")], audited: [tierMessage(std, "canary")] });
+                assert.deepStrictEqual(tierMessages(decide(bare, REGULATED_PROD)), {
+                    denied: [tierMessage(reg, "canary")],
+                    audited: [tierMessage(std, "canary")],
+                });
             });
 
-            const gated = (canary: Record<string, Json>) => withStrategy({ canary: { maxSurge: 1, ...(strategyOf(cfg, "prod-regulated-canary") as { canary: Record<string, Json> }).canary, ...canary } });
+            const gated = (canary: Record<string, Json>) =>
+                withStrategy({ canary: { maxSurge: 1, ...(strategyOf(cfg, "prod-regulated-canary") as { canary: Record<string, Json> }).canary, ...canary } });
             const analysis = (strategyOf(cfg, "prod-regulated-canary") as { canary: { analysis: Record<string, Json> } }).canary.analysis;
             for (const [label, rollout] of [
                 ["the gate starting after the second weight", gated({ analysis: { ...analysis, startingStep: 3 } })],
                 ["the gate before any step", gated({ analysis: { ...analysis, startingStep: 0 } })],
-                ["a namespaced template of the gate's name", gated({ analysis: { ...analysis, templates: [{ templateName: "argo-rollouts-addon-success-rate" }] } })],
+                [
+                    "a namespaced template of the gate's name",
+                    gated({ analysis: { ...analysis, templates: [{ templateName: "argo-rollouts-addon-success-rate" }] } }),
+                ],
                 ["another template", gated({ analysis: { ...analysis, templates: [{ templateName: "my-own-check", clusterScope: true }] } })],
-                ["a timed pause before 100%", gated({ steps: [{ setWeight: 25 }, { pause: { duration: "6m" } }, { setWeight: 50 }, { pause: { duration: "6m" } }, { setWeight: 100 }] })],
+                [
+                    "a timed pause before 100%",
+                    gated({ steps: [{ setWeight: 25 }, { pause: { duration: "6m" } }, { setWeight: 50 }, { pause: { duration: "6m" } }, { setWeight: 100 }] }),
+                ],
                 ["no step to 100% after the approval", gated({ steps: [{ setWeight: 25 }, { pause: {} }, { setWeight: 50 }] })],
             ] as const) {
                 it(`refuses a regulated canary with ${label}`, () => {
@@ -127,7 +164,14 @@ describe("tier admission", () => {
 
             it("admits a regulated canary behind the error-budget freeze (the gate from the step after it)", () => {
                 const frozen = gated({
-                    steps: [{ analysis: { templates: [{ templateName: "argo-rollouts-addon-error-budget-wait", clusterScope: true }], args: [] } }, { setWeight: 25 }, { pause: { duration: "6m" } }, { setWeight: 50 }, { pause: {} }, { setWeight: 100 }],
+                    steps: [
+                        { analysis: { templates: [{ templateName: "argo-rollouts-addon-error-budget-wait", clusterScope: true }], args: [] } },
+                        { setWeight: 25 },
+                        { pause: { duration: "6m" } },
+                        { setWeight: 50 },
+                        { pause: {} },
+                        { setWeight: 100 },
+                    ],
                     analysis: { ...analysis, startingStep: 2 },
                 });
                 assert.deepStrictEqual(tierMessages(decide(frozen, REGULATED_PROD)), { denied: [], audited: [] });
@@ -135,9 +179,16 @@ describe("tier admission", () => {
 
             it("refuses a regulated blue/green that promotes itself, and reports a standard one without the finite gate", () => {
                 const bg = strategyOf(cfg, "prod-regulated-blueGreen") as { blueGreen: Record<string, Json> };
-                assert.deepStrictEqual(tierMessages(decide(withStrategy({ blueGreen: { ...bg.blueGreen, autoPromotionEnabled: true } }), REGULATED_PROD)).denied, [tierMessage(reg, "blueGreen")]);
-                const { postPromotionAnalysis: _gate, ...ungated } = (strategyOf(cfg, "prod-standard-blueGreen") as { blueGreen: Record<string, Json> }).blueGreen;
-                assert.deepStrictEqual(tierMessages(decide(withStrategy({ blueGreen: ungated }), PROD)), { denied: [], audited: [tierMessage(std, "blueGreen")] });
+                assert.deepStrictEqual(
+                    tierMessages(decide(withStrategy({ blueGreen: { ...bg.blueGreen, autoPromotionEnabled: true } }), REGULATED_PROD)).denied,
+                    [tierMessage(reg, "blueGreen")],
+                );
+                const { postPromotionAnalysis: _gate, ...ungated } = (strategyOf(cfg, "prod-standard-blueGreen") as { blueGreen: Record<string, Json> })
+                    .blueGreen;
+                assert.deepStrictEqual(tierMessages(decide(withStrategy({ blueGreen: ungated }), PROD)), {
+                    denied: [],
+                    audited: [tierMessage(std, "blueGreen")],
+                });
             });
 
             it("never stops the controller's own writes", () => {
@@ -149,7 +200,9 @@ describe("tier admission", () => {
             it("refuses standard too when the stack enforces it; policy.validationAction Audit only reports regulated", () => {
                 const bare = withStrategy({ canary: { maxSurge: 1, steps: [{ setWeight: 100 }] } });
                 const enforcing = withRegulated({ prod: { standard: { admission: "Enforce" } } });
-                assert.deepStrictEqual(tierMessages(engine.run(enforcing, { object: bare, namespaceLabels: PROD }, policyContext(enforcing))).denied, [tierMessage(std, "canary")]);
+                assert.deepStrictEqual(tierMessages(engine.run(enforcing, { object: bare, namespaceLabels: PROD }, policyContext(enforcing))).denied, [
+                    tierMessage(std, "canary"),
+                ]);
                 const auditing = withRegulated({}, { validationAction: "Audit" });
                 const o = engine.run(auditing, { object: bare, namespaceLabels: REGULATED_PROD }, policyContext(auditing));
                 assert.deepStrictEqual(tierMessages(o), { denied: [], audited: [tierMessage(std, "canary"), tierMessage(reg, "canary")].sort() });

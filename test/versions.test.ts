@@ -61,7 +61,10 @@ describe("the controller's version table", () => {
                 const keys = chartValueKeys(release);
                 for (const patch of [
                     {},
-                    { plugin: { delivery: "image", sha256: undefined, digest: TEST_DIGEST }, controller: { dashboard: true, serviceMonitor: true, priorityClassName: "platform" } },
+                    {
+                        plugin: { delivery: "image", sha256: undefined, digest: TEST_DIGEST },
+                        controller: { dashboard: true, serviceMonitor: true, priorityClassName: "platform" },
+                    },
                 ]) {
                     const values = controllerValues(config(merged(patch, { controller: { chartVersion: release.chartVersion } })));
                     assert.deepStrictEqual(unknownChartValueKeys(values, keys), []);
@@ -138,7 +141,10 @@ describe("the controller's version table", () => {
 
     it("controller.acknowledgeNewRevisions takes a line, nothing else", () => {
         assert.strictEqual(config({ controller: { acknowledgeNewRevisions: "1.9" } }).controller.acknowledgeNewRevisions, "1.9");
-        assert.throws(() => config({ controller: { acknowledgeNewRevisions: "v1.9.0" } }), /argo-rollouts-addon:controller\.acknowledgeNewRevisions = "v1\.9\.0": must be a controller line such as 1\.9/);
+        assert.throws(
+            () => config({ controller: { acknowledgeNewRevisions: "v1.9.0" } }),
+            /argo-rollouts-addon:controller\.acknowledgeNewRevisions = "v1\.9\.0": must be a controller line such as 1\.9/,
+        );
     });
 
     describe("the upgrade runbook", () => {
@@ -147,8 +153,14 @@ describe("the controller's version table", () => {
 
         it("in docs/operations/upgrade.md is the program's, step by step, for the hub across the boundary", () => {
             const documented = upgradeRunbookSteps();
-            assert.deepStrictEqual(documented.map((s) => s.commands), steps.map((s) => s.commands));
-            assert.deepStrictEqual(documented.map((s) => s.title.replace(/\.$/, "")), steps.map((s) => s.title));
+            assert.deepStrictEqual(
+                documented.map((s) => s.commands),
+                steps.map((s) => s.commands),
+            );
+            assert.deepStrictEqual(
+                documented.map((s) => s.title.replace(/\.$/, "")),
+                steps.map((s) => s.title),
+            );
         });
 
         it("settles the Rollouts before the move and acknowledges the new line only across the boundary", () => {
@@ -165,7 +177,14 @@ describe("the controller's version table", () => {
         it("the page's table is the version table", () => {
             const page = fs.readFileSync(path.join(__dirname, "..", "docs", "operations", "upgrade.md"), "utf8");
             for (const r of CONTROLLER_RELEASES) {
-                assert.match(page, new RegExp(`^\\| ${r.chartVersion.replace(/\./g, "\\.")} \\| ${r.appVersion.replace(/\./g, "\\.")} \\| ${r.line.replace(/\./g, "\\.")} \\|`, "m"), r.chartVersion);
+                assert.match(
+                    page,
+                    new RegExp(
+                        `^\\| ${r.chartVersion.replace(/\./g, "\\.")} \\| ${r.appVersion.replace(/\./g, "\\.")} \\| ${r.line.replace(/\./g, "\\.")} \\|`,
+                        "m",
+                    ),
+                    r.chartVersion,
+                );
             }
         });
     });

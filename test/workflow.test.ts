@@ -71,8 +71,14 @@ describe("pull-request workflow", () => {
         assert.ok(comment > plan);
         const step = steps[comment];
         // The file the plan writes with --against, for the stack of this matrix entry.
-        assert.strictEqual(step.run, 'node --require ./tools/swc-register.js tools/prComment.ts --stack "${{ matrix.stack }}" --file "plan/${{ matrix.stack }}/diff-summary.md"');
-        assert.deepStrictEqual(parseCommentArgs(argvOf(` -- ${step.run!.split("tools/prComment.ts ")[1]}`.replace(/\$\{\{ matrix\.stack \}\}/g, "hub"))), { stack: "hub", file: "plan/hub/diff-summary.md" });
+        assert.strictEqual(
+            step.run,
+            'node --require ./tools/swc-register.js tools/prComment.ts --stack "${{ matrix.stack }}" --file "plan/${{ matrix.stack }}/diff-summary.md"',
+        );
+        assert.deepStrictEqual(parseCommentArgs(argvOf(` -- ${step.run!.split("tools/prComment.ts ")[1]}`.replace(/\$\{\{ matrix\.stack \}\}/g, "hub"))), {
+            stack: "hub",
+            file: "plan/hub/diff-summary.md",
+        });
         assert.strictEqual(step.if, "always() && hashFiles(format('plan/{0}/diff-summary.md', matrix.stack)) != ''");
         assert.strictEqual(step["continue-on-error"], true);
         assert.strictEqual(step.env?.GITHUB_TOKEN, "${{ secrets.GITHUB_TOKEN }}");
@@ -104,7 +110,12 @@ describe("pull-request workflow", () => {
 });
 
 describe("deploy workflow", () => {
-    type DeployJob = Job & { if?: string; environment?: string; outputs?: Record<string, string>; strategy?: { "fail-fast"?: boolean; matrix: { stack: string } } };
+    type DeployJob = Job & {
+        if?: string;
+        environment?: string;
+        outputs?: Record<string, string>;
+        strategy?: { "fail-fast"?: boolean; matrix: { stack: string } };
+    };
     const doc = YAML.parse(fs.readFileSync(path.join(REPO_ROOT, ".github", "workflows", "deploy.yml"), "utf8")) as {
         on: Record<string, { branches?: string[] }>;
         permissions: Record<string, string>;
@@ -143,7 +154,10 @@ describe("deploy workflow", () => {
             fs.writeFileSync(path.join(dir, `Pulumi.${name}.yaml`), spoke);
         }
         assert.deepStrictEqual(deployOrder(dir), { hubs: ["hub", "hub-eu"], spokes: ["preprod", "prod", "prod-eu"] });
-        assert.strictEqual(githubOutputLines(deployOrder(dir)), 'hubs=["hub","hub-eu"]\nspokes=["preprod","prod","prod-eu"]\nstacks=["hub","hub-eu","preprod","prod","prod-eu"]\n');
+        assert.strictEqual(
+            githubOutputLines(deployOrder(dir)),
+            'hubs=["hub","hub-eu"]\nspokes=["preprod","prod","prod-eu"]\nstacks=["hub","hub-eu","preprod","prod","prod-eu"]\n',
+        );
         fs.writeFileSync(path.join(dir, "Pulumi.odd.yaml"), hub.replace("role: hub", "role: primary"));
         assert.throws(() => deployOrder(dir), /stack "odd": argo-rollouts-addon:cluster\.role = "primary": must be one of hub, spoke/);
     });
@@ -153,7 +167,10 @@ describe("deploy workflow", () => {
         assert.ok(Array.isArray(needs) && needs.includes("hubs") && needs.includes("order"));
         assert.strictEqual(doc.jobs.hubs.needs, "order");
         // A skipped hub job counts only when the project has no hub at all.
-        assert.match(doc.jobs.spokes.if ?? "", /needs\.hubs\.result == 'success' \|\| \(needs\.hubs\.result == 'skipped' && needs\.order\.outputs\.hubs == '\[\]'\)/);
+        assert.match(
+            doc.jobs.spokes.if ?? "",
+            /needs\.hubs\.result == 'success' \|\| \(needs\.hubs\.result == 'skipped' && needs\.order\.outputs\.hubs == '\[\]'\)/,
+        );
         assert.match(doc.jobs.spokes.if ?? "", /!cancelled\(\)/);
         // A failed hub never cancels a sibling hub's up mid-flight (an interrupted create leaves an
         // object the state does not know); the spokes wait for all of them.
@@ -166,7 +183,13 @@ describe("deploy workflow", () => {
             const j = doc.jobs[job];
             assert.strictEqual(j.environment, "${{ matrix.stack }}");
             const pulumiSteps = j.steps.filter((s) => s.uses?.startsWith("pulumi/actions@"));
-            assert.deepStrictEqual(pulumiSteps.map((s) => [s.id, s.with?.command]), [["preview", "preview"], ["up", "up"]]);
+            assert.deepStrictEqual(
+                pulumiSteps.map((s) => [s.id, s.with?.command]),
+                [
+                    ["preview", "preview"],
+                    ["up", "up"],
+                ],
+            );
             const [preview, up] = pulumiSteps;
             for (const step of pulumiSteps) {
                 assert.strictEqual(step.with?.policyPacks, "policy-pack");
@@ -193,7 +216,10 @@ describe("deploy workflow", () => {
             // Skipped when the up did not run or did not succeed.
             assert.strictEqual(step.if, "steps.up.outcome == 'success'");
             // The stack of this job's matrix entry, the one the up just deployed; JSON for the report.
-            assert.match(step.run ?? "", /^npm run --silent verify -- --stack "\$\{\{ matrix\.stack \}\}" --json .*> "verify-\$\{\{ matrix\.stack \}\}\.json"$/);
+            assert.match(
+                step.run ?? "",
+                /^npm run --silent verify -- --stack "\$\{\{ matrix\.stack \}\}" --json .*> "verify-\$\{\{ matrix\.stack \}\}\.json"$/,
+            );
             // As the runner runs it for each stack: GitHub substitutes the expression first.
             for (const stack of listStacks(FIXTURE_STACKS)) {
                 const args = parseVerifyArgs(argvOf(step.run!.replace(/\$\{\{ matrix\.stack \}\}/g, stack)));
@@ -215,7 +241,14 @@ describe("deploy workflow", () => {
 
 describe("drift workflow", () => {
     type DriftStep = Step & { name?: string; env?: Record<string, string>; "continue-on-error"?: boolean };
-    type DriftJob = Omit<Job, "steps" | "strategy"> & { if?: string; environment?: string; outputs?: Record<string, string>; env?: Record<string, string>; steps: DriftStep[]; strategy?: { "fail-fast"?: boolean; matrix: { stack: string } } };
+    type DriftJob = Omit<Job, "steps" | "strategy"> & {
+        if?: string;
+        environment?: string;
+        outputs?: Record<string, string>;
+        env?: Record<string, string>;
+        steps: DriftStep[];
+        strategy?: { "fail-fast"?: boolean; matrix: { stack: string } };
+    };
     const text = fs.readFileSync(path.join(REPO_ROOT, ".github", "workflows", "drift.yml"), "utf8");
     const doc = YAML.parse(text) as {
         on: { schedule?: { cron: string }[]; workflow_dispatch?: unknown };
@@ -228,7 +261,10 @@ describe("drift workflow", () => {
     const stepNamed = (re: RegExp) => steps.find((s) => re.test(s.run ?? ""))!;
     /** The run line as the runner runs it for a stack: GitHub substitutes the expressions first. */
     const forStack = (run: string, stack: string, exit = "255") =>
-        run.replace(/\$\{\{ matrix\.stack \}\}/g, stack).replace("${{ steps.preview.outputs.exit }}", exit).replace("${{ github.server_url }}/${{ github.repository }}/actions/runs/${{ github.run_id }}", "https://github.test/o/r/actions/runs/7");
+        run
+            .replace(/\$\{\{ matrix\.stack \}\}/g, stack)
+            .replace("${{ steps.preview.outputs.exit }}", exit)
+            .replace("${{ github.server_url }}/${{ github.repository }}/actions/runs/${{ github.run_id }}", "https://github.test/o/r/actions/runs/7");
 
     it("runs on a schedule (and by hand), never on a push or a pull request, one run at a time", () => {
         assert.deepStrictEqual(Object.keys(doc.on).sort(), ["schedule", "workflow_dispatch"]);
@@ -258,7 +294,10 @@ describe("drift workflow", () => {
             assert.ok(!new RegExp(`\\b${stack}\\b`).test(text.replace(/^\s*#.*$/gm, "")), `the workflow names the stack ${stack}`);
         }
         // Missing credentials are an error: a cluster that was not checked is not clean.
-        assert.match(steps.find((s) => s.id === "creds")?.run ?? "", /::error title=drift not checked::.*drift-\$\{\{ matrix\.stack \}\} environment.*\n\s*exit 1/);
+        assert.match(
+            steps.find((s) => s.id === "creds")?.run ?? "",
+            /::error title=drift not checked::.*drift-\$\{\{ matrix\.stack \}\} environment.*\n\s*exit 1/,
+        );
     });
 
     it("installs the Node.js and the Pulumi CLI the project pins", () => {
@@ -305,7 +344,14 @@ describe("drift workflow", () => {
         assert.ok(steps.indexOf(report) > steps.findIndex((s) => s.id === "verify"));
         for (const stack of listStacks(FIXTURE_STACKS)) {
             const args = parseDriftArgs(argvOf(forStack(report.run!, stack)));
-            assert.deepStrictEqual(args, { stack, preview: `preview-${stack}.json`, previewExit: 255, verify: `verify-${stack}.json`, runUrl: "https://github.test/o/r/actions/runs/7", out: `drift-${stack}.md` });
+            assert.deepStrictEqual(args, {
+                stack,
+                preview: `preview-${stack}.json`,
+                previewExit: 255,
+                verify: `verify-${stack}.json`,
+                runUrl: "https://github.test/o/r/actions/runs/7",
+                out: `drift-${stack}.md`,
+            });
         }
         assert.ok(report.run!.startsWith("npm run --silent drift-report -- "));
         const issue = stepNamed(/tools\/driftIssue\.ts/);
@@ -314,12 +360,21 @@ describe("drift workflow", () => {
         assert.strictEqual(issue.env?.GITHUB_TOKEN, "${{ secrets.GITHUB_TOKEN }}");
         // One issue per stack: the stack of this matrix entry, its report.
         for (const stack of listStacks(FIXTURE_STACKS)) {
-            assert.deepStrictEqual(parseIssueArgs(argvOf(` -- ${forStack(issue.run!, stack).split("tools/driftIssue.ts ")[1]}`)), { stack, file: `drift-${stack}.md` });
+            assert.deepStrictEqual(parseIssueArgs(argvOf(` -- ${forStack(issue.run!, stack).split("tools/driftIssue.ts ")[1]}`)), {
+                stack,
+                file: `drift-${stack}.md`,
+            });
         }
         const upload = steps.find((s) => s.uses?.startsWith("actions/upload-artifact@"))!;
         assert.strictEqual(upload.if, "always()");
         assert.strictEqual(upload.with?.name, "drift-${{ matrix.stack }}");
-        assert.deepStrictEqual(String(upload.with?.path).trim().split("\n").map((l) => l.trim()), ["preview-${{ matrix.stack }}.json", "verify-${{ matrix.stack }}.json", "drift-${{ matrix.stack }}.md"]);
+        assert.deepStrictEqual(
+            String(upload.with?.path)
+                .trim()
+                .split("\n")
+                .map((l) => l.trim()),
+            ["preview-${{ matrix.stack }}.json", "verify-${{ matrix.stack }}.json", "drift-${{ matrix.stack }}.md"],
+        );
         // Drift fails the job too, after the issue is written.
         const last = steps[steps.length - 1];
         assert.strictEqual(last.if, "steps.report.outcome != 'success'");

@@ -98,7 +98,11 @@ the old install leaves behind and what adopting would break. Read-only.
 Exit status: 0 adopting breaks nothing adopt-check can see, 1 it would, 2 usage, configuration or
 connection error. Flags take their value as the next argument or after "=".`;
 
-export async function adoptCheckMain(argv: readonly string[], toOut: (s: string) => void = console.log, toErr: (s: string) => void = console.error): Promise<number> {
+export async function adoptCheckMain(
+    argv: readonly string[],
+    toOut: (s: string) => void = console.log,
+    toErr: (s: string) => void = console.error,
+): Promise<number> {
     // What it prints quotes the cluster's objects: never a URL's user-info or query, nothing invisible.
     const out = (s: string) => toOut(printable(s));
     const err = (s: string) => toErr(printable(s));

@@ -92,7 +92,11 @@ function spawnLoad(args: string[]): LoadSample {
 }
 
 function medianLoad(samples: LoadSample[]): LoadSample {
-    return { loadMs: median(samples.map((s) => s.loadMs)), processMs: median(samples.map((s) => s.processMs)), peakRssMiB: Math.max(...samples.map((s) => s.peakRssMiB)) };
+    return {
+        loadMs: median(samples.map((s) => s.loadMs)),
+        processMs: median(samples.map((s) => s.processMs)),
+        peakRssMiB: Math.max(...samples.map((s) => s.peakRssMiB)),
+    };
 }
 
 /** The spokes of a synthetic hub with `n` of them, each with the read rule. */
@@ -103,7 +107,9 @@ export function syntheticSpokes(n: number): Record<string, unknown>[] {
 /** The project's hub stacks: the stack files whose `cluster.role` is `hub`, in name order. */
 export function hubStacks(root = REPO_ROOT): string[] {
     return listStacks(root).filter((stack) => {
-        const doc = parseStackYaml(fs.readFileSync(path.join(root, `Pulumi.${stack}.yaml`), "utf8")) as { config?: Record<string, { role?: unknown } | undefined> } | null;
+        const doc = parseStackYaml(fs.readFileSync(path.join(root, `Pulumi.${stack}.yaml`), "utf8")) as {
+            config?: Record<string, { role?: unknown } | undefined>;
+        } | null;
         return doc?.config?.[`${PROJECT}:cluster`]?.role === "hub";
     });
 }
@@ -153,7 +159,10 @@ export interface PlanCase {
 
 /** The plan cases: every stack file of the project, then the synthetic hubs. */
 export function planCases(stacks: readonly string[], syntheticDir: string, counts: readonly number[] = SPOKE_COUNTS): PlanCase[] {
-    return [...stacks.map((stack) => ({ label: stack, stack })), ...counts.map((n) => ({ label: `hub-${n}-spokes`, stack: `hub-${n}-spokes`, configDir: syntheticDir }))];
+    return [
+        ...stacks.map((stack) => ({ label: stack, stack })),
+        ...counts.map((n) => ({ label: `hub-${n}-spokes`, stack: `hub-${n}-spokes`, configDir: syntheticDir })),
+    ];
 }
 
 /** The floor's child: plain Node loading only the two Pulumi packages. */
@@ -272,7 +281,9 @@ async function main(parsed: BenchArgs): Promise<void> {
     console.log("| case | load ms | process ms | peak MiB | time x floor | memory x floor |");
     console.log("|---|---:|---:|---:|---:|---:|");
     for (const [label, r] of loadResults) {
-        console.log(`| ${label} | ${r.loadMs.toFixed(0)} | ${r.processMs.toFixed(0)} | ${r.peakRssMiB.toFixed(0)} | ${(r.processMs / floor.processMs).toFixed(2)} | ${(r.peakRssMiB / floor.peakRssMiB).toFixed(2)} |`);
+        console.log(
+            `| ${label} | ${r.loadMs.toFixed(0)} | ${r.processMs.toFixed(0)} | ${r.peakRssMiB.toFixed(0)} | ${(r.processMs / floor.processMs).toFixed(2)} | ${(r.peakRssMiB / floor.peakRssMiB).toFixed(2)} |`,
+        );
     }
     const timeX = cli.processMs / floor.processMs;
     const figures: Record<string, unknown> = {
@@ -280,7 +291,9 @@ async function main(parsed: BenchArgs): Promise<void> {
         runs,
         load: {
             floor: { label: loadResults[0][0], ...floor },
-            cases: loadResults.slice(1).map(([label, r]) => ({ label, ...r, timeXFloor: r.processMs / floor.processMs, memoryXFloor: r.peakRssMiB / floor.peakRssMiB })),
+            cases: loadResults
+                .slice(1)
+                .map(([label, r]) => ({ label, ...r, timeXFloor: r.processMs / floor.processMs, memoryXFloor: r.peakRssMiB / floor.peakRssMiB })),
             target: { ...LOAD_TARGETS, met: timeX <= LOAD_TARGETS.timeXFloor && cli.peakRssMiB <= LOAD_TARGETS.peakMiB },
         },
     };
@@ -322,7 +335,9 @@ async function main(parsed: BenchArgs): Promise<void> {
     const baseline = summarise(floorSamples);
     const results = new Map([...samples].map(([stack, s]) => [stack, summarise(s)]));
 
-    console.log(`plan benchmark: median of ${runs} runs, ${os.cpus().length} cores, Node ${process.version}; each plan as npm run plan runs it (${pkg.scripts.plan})`);
+    console.log(
+        `plan benchmark: median of ${runs} runs, ${os.cpus().length} cores, Node ${process.version}; each plan as npm run plan runs it (${pkg.scripts.plan})`,
+    );
     console.log(
         `floor (plain Node loading @pulumi/pulumi + @pulumi/kubernetes): ${baseline.processMs.toFixed(0)} ms, ${baseline.cpuMs.toFixed(0)} ms CPU, ${baseline.peakRssMiB.toFixed(0)} MiB peak`,
     );
@@ -338,7 +353,13 @@ async function main(parsed: BenchArgs): Promise<void> {
     const hubX = results.get(hub)!.processMs / baseline.processMs;
     figures.plan = {
         floor: { label: "plain Node loading @pulumi/pulumi + @pulumi/kubernetes", ...baseline },
-        cases: [...results].map(([label, r]) => ({ label, ...r, timeXFloor: r.processMs / baseline.processMs, cpuXFloor: r.cpuMs / baseline.cpuMs, memoryXFloor: r.peakRssMiB / baseline.peakRssMiB })),
+        cases: [...results].map(([label, r]) => ({
+            label,
+            ...r,
+            timeXFloor: r.processMs / baseline.processMs,
+            cpuXFloor: r.cpuMs / baseline.cpuMs,
+            memoryXFloor: r.peakRssMiB / baseline.peakRssMiB,
+        })),
         target: { stack: hub, timeXFloor: PLAN_TARGET_X_FLOOR, met: hubX <= PLAN_TARGET_X_FLOOR },
     };
     console.log("");
@@ -357,7 +378,11 @@ async function main(parsed: BenchArgs): Promise<void> {
     // separate process, so the program's tools never import the end-to-end harness.
     console.log("");
     const engineJson = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "bench-engine-")), "engine.json");
-    const engine = spawnSync(process.execPath, ["--require", path.join(REPO_ROOT, "tools", "swc-register.js"), path.join(REPO_ROOT, "e2e", "bench.ts"), "--runs", String(runs), "--json", engineJson], { cwd: REPO_ROOT, stdio: "inherit" });
+    const engine = spawnSync(
+        process.execPath,
+        ["--require", path.join(REPO_ROOT, "tools", "swc-register.js"), path.join(REPO_ROOT, "e2e", "bench.ts"), "--runs", String(runs), "--json", engineJson],
+        { cwd: REPO_ROOT, stdio: "inherit" },
+    );
     if (engine.status !== 0) {
         writeJson();
         throw new Error("the engine benchmark failed (see above)");

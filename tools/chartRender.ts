@@ -117,10 +117,14 @@ export function renderChart(release: ChartRelease, opts: { chartPath?: string; k
     const env = opts.env ?? process.env;
     const pinned = `chart ${release.chart}${release.version ? ` ${release.version}` : ""} for release ${release.namespace}/${release.name}`;
     if (!opts.chartPath) {
-        return { notShown: `${pinned}: no chart given; give the pinned chart's folder or .tgz with --chart <path> or ARGO_ROLLOUTS_CHART (helm pull ${release.chart} --version ${release.version ?? "<version>"})` };
+        return {
+            notShown: `${pinned}: no chart given; give the pinned chart's folder or .tgz with --chart <path> or ARGO_ROLLOUTS_CHART (helm pull ${release.chart} --version ${release.version ?? "<version>"})`,
+        };
     }
     if (!opts.kubeVersion) {
-        return { notShown: `${pinned}: no Kubernetes version; the chart renders for the cluster's (.Capabilities.KubeVersion): set cluster.kubernetesVersion in the stack file or give --kube-version vX.Y.Z` };
+        return {
+            notShown: `${pinned}: no Kubernetes version; the chart renders for the cluster's (.Capabilities.KubeVersion): set cluster.kubernetesVersion in the stack file or give --kube-version vX.Y.Z`,
+        };
     }
     if (!KUBERNETES_VERSION.test(opts.kubeVersion)) {
         return { notShown: `${pinned}: --kube-version ${JSON.stringify(opts.kubeVersion)} is not a Kubernetes version such as v1.33 or v1.33.4` };

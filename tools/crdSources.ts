@@ -52,7 +52,9 @@ export function httpsGet(url: string, timeoutMs = 15_000): Promise<string> {
         const req = https.get(url, { timeout: timeoutMs }, (res) => {
             const chunks: Buffer[] = [];
             res.on("data", (c: Buffer) => chunks.push(c));
-            res.on("end", () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks).toString("utf8")) : reject(new Error(`${shown}: HTTP ${res.statusCode}`))));
+            res.on("end", () =>
+                res.statusCode === 200 ? resolve(Buffer.concat(chunks).toString("utf8")) : reject(new Error(`${shown}: HTTP ${res.statusCode}`)),
+            );
             res.on("error", reject);
         });
         req.on("timeout", () => req.destroy(new Error(`${shown}: no answer within ${timeoutMs / 1000} s`)));
@@ -64,7 +66,11 @@ export function httpsGet(url: string, timeoutMs = 15_000): Promise<string> {
  * The manifests of `files` (the ConfigGroup's inputs): from the folder, each by its file name, or
  * from the URLs themselves; or why they are not shown.
  */
-export async function readCrdFiles(files: readonly string[], source: CrdSourceSpec | undefined, get: (url: string) => Promise<string> = httpsGet): Promise<CrdRead> {
+export async function readCrdFiles(
+    files: readonly string[],
+    source: CrdSourceSpec | undefined,
+    get: (url: string) => Promise<string> = httpsGet,
+): Promise<CrdRead> {
     if (!source) {
         return { notShown: `give the folder of these files with --crds <dir> or ARGO_ROLLOUTS_CRDS, or --crds remote to read them from their URLs` };
     }

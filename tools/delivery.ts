@@ -71,7 +71,11 @@ const COMPONENT_DIR = /^(dev|test|preprod)-canary$|^prod-(standard|regulated)-(c
 export function writeDeliveryComponents(stack: string, configDir: string, out: string): string[] {
     const config = configFromStackFile(readStackFile(stack, configDir));
     const files = renderComponents(stack, stackStrategies(config));
-    const dirs = new Set(Object.keys(files).filter((f) => f.includes("/")).map((f) => f.split("/")[0]));
+    const dirs = new Set(
+        Object.keys(files)
+            .filter((f) => f.includes("/"))
+            .map((f) => f.split("/")[0]),
+    );
     fs.mkdirSync(out, { recursive: true });
     for (const entry of fs.readdirSync(out, { withFileTypes: true })) {
         if (entry.isDirectory() && COMPONENT_DIR.test(entry.name) && !dirs.has(entry.name)) {
@@ -95,7 +99,9 @@ if (require.main === module) {
     try {
         const written = writeDeliveryComponents(args.stack, args.configDir, args.out);
         const components = [...new Set(written.filter((f) => f.includes("/")).map((f) => f.split("/")[0]))];
-        console.log(`stack "${args.stack}": wrote ${components.length} components (${components.join(", ")}) and README.md to ${path.relative(process.cwd(), args.out) || args.out}`);
+        console.log(
+            `stack "${args.stack}": wrote ${components.length} components (${components.join(", ")}) and README.md to ${path.relative(process.cwd(), args.out) || args.out}`,
+        );
     } catch (err) {
         console.error(err instanceof Error ? err.message : String(err));
         process.exit(1);

@@ -36,7 +36,8 @@ export function issueTitle(stack: string): string {
     return `Drift on stack ${stack}`;
 }
 
-export type IssueAction = { action: "create"; body: string } | { action: "update"; number: number; state: "open" | "closed"; body: string } | { action: "none" };
+export type IssueAction =
+    { action: "create"; body: string } | { action: "update"; number: number; state: "open" | "closed"; body: string } | { action: "none" };
 
 /** What to do with the stack's issue for this report: open or update on drift, close when clean, nothing for a clean stack without an open issue. */
 export function issueAction(existing: Issue | undefined, report: string): IssueAction {
@@ -58,7 +59,12 @@ export interface Repo {
 async function call(r: Repo, method: string, path: string, body?: unknown): Promise<unknown> {
     const res = await fetch(`${r.api}${path}`, {
         method,
-        headers: { authorization: `Bearer ${r.token}`, accept: "application/vnd.github+json", "x-github-api-version": "2022-11-28", ...(body ? { "content-type": "application/json" } : {}) },
+        headers: {
+            authorization: `Bearer ${r.token}`,
+            accept: "application/vnd.github+json",
+            "x-github-api-version": "2022-11-28",
+            ...(body ? { "content-type": "application/json" } : {}),
+        },
         body: body ? JSON.stringify(body) : undefined,
     });
     if (!res.ok) {
@@ -85,7 +91,12 @@ export async function syncIssue(r: Repo, stack: string, report: string): Promise
         return { action: "created", number: created.number };
     }
     if (todo.action === "update") {
-        await call(r, "PATCH", `/repos/${r.repository}/issues/${todo.number}`, { title: issueTitle(stack), body: todo.body, state: todo.state, ...(todo.state === "closed" ? { state_reason: "completed" } : {}) });
+        await call(r, "PATCH", `/repos/${r.repository}/issues/${todo.number}`, {
+            title: issueTitle(stack),
+            body: todo.body,
+            state: todo.state,
+            ...(todo.state === "closed" ? { state_reason: "completed" } : {}),
+        });
         return { action: todo.state === "closed" ? "closed" : "updated", number: todo.number };
     }
     return { action: "none" };

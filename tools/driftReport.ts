@@ -126,7 +126,11 @@ function at(value: unknown, path: readonly (string | number)[]): unknown {
 function keyMatches(key: string, element: unknown): boolean {
     try {
         const fields = JSON.parse(key.slice(2)) as Record<string, unknown>;
-        return element !== null && typeof element === "object" && Object.entries(fields).every(([k, v]) => JSON.stringify((element as Record<string, unknown>)[k]) === JSON.stringify(v));
+        return (
+            element !== null &&
+            typeof element === "object" &&
+            Object.entries(fields).every(([k, v]) => JSON.stringify((element as Record<string, unknown>)[k]) === JSON.stringify(v))
+        );
     } catch {
         return false;
     }
@@ -296,7 +300,8 @@ export function driftReport(input: DriftInput): DriftReport {
     const errors = (digest.diagnostics ?? []).filter((d) => d.severity === "error");
     const verify = input.verify;
     const fails = (verify.results ?? []).filter((r) => r.status === "FAIL");
-    const previewFailed = previewError !== undefined || errors.length > 0 || (objects.length === 0 && input.previewExit !== undefined && input.previewExit !== 0);
+    const previewFailed =
+        previewError !== undefined || errors.length > 0 || (objects.length === 0 && input.previewExit !== undefined && input.previewExit !== 0);
     const clean = objects.length === 0 && !previewFailed && fails.length === 0 && verify.error === undefined;
     if (clean) {
         lines.push(CLEAN_MARK);
@@ -341,7 +346,12 @@ export function driftReport(input: DriftInput): DriftReport {
         }
         lines.push("");
     } else if (previewFailed && previewError === undefined && objects.length === 0) {
-        lines.push("### Preview errors", "", `The preview exited ${input.previewExit} without naming a change: a policy violation or an error (the run's log has it).`, "");
+        lines.push(
+            "### Preview errors",
+            "",
+            `The preview exited ${input.previewExit} without naming a change: a policy violation or an error (the run's log has it).`,
+            "",
+        );
     }
 
     const managers = [...new Set(objects.flatMap((o) => o.fields.flatMap((f) => f.managers.map((m) => m.manager ?? "?"))))].sort();
@@ -372,7 +382,8 @@ export function driftReport(input: DriftInput): DriftReport {
     return { clean, objects, markdown: lines.join("\n") };
 }
 
-const USAGE = "usage: npm run --silent drift-report -- --stack <name> --preview <preview.json> --verify <verify.json> [--preview-exit <code>] [--run-url <url>] [--out <file>]";
+const USAGE =
+    "usage: npm run --silent drift-report -- --stack <name> --preview <preview.json> --verify <verify.json> [--preview-exit <code>] [--run-url <url>] [--out <file>]";
 const HELP = `${USAGE}
 
 Writes the drift issue's text for a stack from \`pulumi preview --refresh --expect-no-changes --json\`
@@ -455,7 +466,13 @@ export function readJson(file: string): Record<string, unknown> | { error: strin
 
 if (require.main === module) {
     const args = argsOrExit(() => parseDriftArgs(process.argv.slice(2)), HELP);
-    const report = driftReport({ stack: args.stack, preview: readJson(args.preview) as PreviewDigest, previewExit: args.previewExit, verify: readJson(args.verify) as VerifyJson, runUrl: args.runUrl });
+    const report = driftReport({
+        stack: args.stack,
+        preview: readJson(args.preview) as PreviewDigest,
+        previewExit: args.previewExit,
+        verify: readJson(args.verify) as VerifyJson,
+        runUrl: args.runUrl,
+    });
     if (args.out) {
         fs.writeFileSync(args.out, report.markdown);
     } else {

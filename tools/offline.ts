@@ -245,7 +245,8 @@ export async function runOffline(opts: OfflineOptions): Promise<OfflineRun> {
             }
         }
         const type = req.getType();
-        const raw = (read ? readAnswers.get(`${type}::${req.getName()}`) : undefined) ?? (read ? req.getProperties?.() : req.getObject?.())?.toJavaScript() ?? {};
+        const raw =
+            (read ? readAnswers.get(`${type}::${req.getName()}`) : undefined) ?? (read ? req.getProperties?.() : req.getObject?.())?.toJavaScript() ?? {};
         records.set(urn, {
             urn,
             name: req.getName(),

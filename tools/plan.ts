@@ -41,7 +41,6 @@ export async function planStack(file: StackFile, configDir = file.dir ?? REPO_RO
     return runOffline({ stack: file.stack, config: file.config, secretKeys: file.secretKeys, world, program: () => defineStack() });
 }
 
-
 /** Whether a provider creates with server-side apply over existing objects (`upsertExistingObjects`). */
 function upserts(provider: PlannedResource | undefined): boolean {
     return provider?.inputs.upsertExistingObjects === "true" || provider?.inputs.upsertExistingObjects === true;
@@ -66,7 +65,9 @@ export function adoptedBy(r: PlannedResource, byUrn: Map<string, PlannedResource
         });
     }
     if (r.type === HELM_CHART) {
-        return [`every object chart ${String(r.inputs.chart)} ${String(r.inputs.version)} renders for release ${String(r.inputs.name)} in namespace ${String(r.inputs.namespace)}`];
+        return [
+            `every object chart ${String(r.inputs.chart)} ${String(r.inputs.version)} renders for release ${String(r.inputs.name)} in namespace ${String(r.inputs.namespace)}`,
+        ];
     }
     const gvk = kubernetesGvk(r.type);
     if (!r.custom || !gvk || NOT_MANIFESTS.test(r.type)) {
@@ -226,7 +227,12 @@ export function manifestsYaml(run: OfflineRun, rendered: ProviderRendered = NOTH
             continue;
         }
         for (const o of c.read.objects) {
-            docs.push(document(o.object, ` CRDs: ${String(o.object.kind)} ${objectName(o.object)}, of ConfigGroup ${c.row.name} (stage ${c.row.stage ?? "none"}), from ${o.source}`));
+            docs.push(
+                document(
+                    o.object,
+                    ` CRDs: ${String(o.object.kind)} ${objectName(o.object)}, of ConfigGroup ${c.row.name} (stage ${c.row.stage ?? "none"}), from ${o.source}`,
+                ),
+            );
         }
     }
     for (const r of manifestResources(run)) {
@@ -240,7 +246,12 @@ export function manifestsYaml(run: OfflineRun, rendered: ProviderRendered = NOTH
         const { chart } = c.render;
         for (const o of c.render.objects as RenderedObject[]) {
             const release = `${String(c.row.inputs.namespace)}/${String(c.row.inputs.name)}`;
-            docs.push(document(o.object, ` chart: ${String(o.object.kind)} ${objectName(o.object)}, chart ${chart.name} ${chart.version} release ${release} (resource ${c.row.name}, stage ${c.row.stage ?? "none"})${o.source ? `, ${o.source}` : ""}`));
+            docs.push(
+                document(
+                    o.object,
+                    ` chart: ${String(o.object.kind)} ${objectName(o.object)}, chart ${chart.name} ${chart.version} release ${release} (resource ${c.row.name}, stage ${c.row.stage ?? "none"})${o.source ? `, ${o.source}` : ""}`,
+                ),
+            );
         }
     }
     if (rendered.charts.length === 0 && run.resources.some((r) => r.type === HELM_CHART)) {
@@ -301,10 +312,14 @@ export function summary(run: OfflineRun, rendered: ProviderRendered = NOTHING_RE
     if (adopted.length === 0) {
         lines.push("  adopting: nothing (cluster.adoptExisting is false: a create of an existing object fails)");
         // stacks/preflight.ts: the offline plan has no cluster to read.
-        lines.push("  existing objects: not checked here; pulumi preview and up read every object above against the cluster first and refuse another tool's (needs a cluster)");
+        lines.push(
+            "  existing objects: not checked here; pulumi preview and up read every object above against the cluster first and refuse another tool's (needs a cluster)",
+        );
     } else {
         const objects = adopted.flatMap((a) => a.objects);
-        lines.push(`  adopting: ${objects.length} objects, each taken over if it exists (cluster.adoptExisting: the provider's upsertExistingObjects, and pulumi.com/patchForce on each whole object; the provider's enablePatchForce stays false):`);
+        lines.push(
+            `  adopting: ${objects.length} objects, each taken over if it exists (cluster.adoptExisting: the provider's upsertExistingObjects, and pulumi.com/patchForce on each whole object; the provider's enablePatchForce stays false):`,
+        );
         for (const o of objects) {
             lines.push(`    ${o}`);
         }
@@ -312,7 +327,9 @@ export function summary(run: OfflineRun, rendered: ProviderRendered = NOTHING_RE
     for (const chart of run.resources.filter((r) => r.type === HELM_CHART)) {
         const render = rendered.charts.find((c) => c.row.urn === chart.urn)?.render;
         if (render && "objects" in render) {
-            lines.push(`  chart objects: ${render.objects.length} in manifests.yaml, chart ${render.chart.name} ${render.chart.version} rendered by helm for release ${String(chart.inputs.namespace)}/${String(chart.inputs.name)} with the values in resources.json (${chart.name}), as the provider renders it`);
+            lines.push(
+                `  chart objects: ${render.objects.length} in manifests.yaml, chart ${render.chart.name} ${render.chart.version} rendered by helm for release ${String(chart.inputs.namespace)}/${String(chart.inputs.name)} with the values in resources.json (${chart.name}), as the provider renders it`,
+            );
         } else {
             // The mock runtime never sees a chart's children: the provider renders them at deploy time.
             const why = render ? render.notShown : "plan with --chart <path> (or ARGO_ROLLOUTS_CHART) and a Kubernetes version to show them";
@@ -325,10 +342,14 @@ export function summary(run: OfflineRun, rendered: ProviderRendered = NOTHING_RE
         if (read && "objects" in read) {
             lines.push(`  CRD objects: ${read.objects.length} in manifests.yaml, from the ${files} file(s) of ${group.name}`);
         } else {
-            lines.push(`  CRD objects: not shown; the provider reads the ${files} file(s) of ${group.name} (resources.json) at deploy time: ${read ? read.notShown : "plan with --crds <dir>|remote (or ARGO_ROLLOUTS_CRDS) to show them"}; pulumi preview lists them (needs a cluster)`);
+            lines.push(
+                `  CRD objects: not shown; the provider reads the ${files} file(s) of ${group.name} (resources.json) at deploy time: ${read ? read.notShown : "plan with --crds <dir>|remote (or ARGO_ROLLOUTS_CRDS) to show them"}; pulumi preview lists them (needs a cluster)`,
+            );
         }
     }
-    lines.push("  controller release: not checked here; pulumi preview and up read the running controller first (a stack file naming no release keeps the line the cluster runs; a move across the pod-template-hash boundary needs controller.acknowledgeNewRevisions) (needs a cluster)");
+    lines.push(
+        "  controller release: not checked here; pulumi preview and up read the running controller first (a stack file naming no release keeps the line the cluster runs; a move across the pod-template-hash boundary needs controller.acknowledgeNewRevisions) (needs a cluster)",
+    );
     return lines.join("\n");
 }
 
@@ -396,8 +417,14 @@ export function comparedRendered(head: ProviderRendered, base: ProviderRendered,
     const b = shown(base);
     const pick = (r: ProviderRendered, charts: boolean, crds: boolean): ProviderRendered => ({ charts: charts ? r.charts : [], crds: crds ? r.crds : [] });
     const why = (r: ProviderRendered, kind: "charts" | "crds") =>
-        (kind === "charts" ? r.charts.map((c) => ("notShown" in c.render ? c.render.notShown : "")) : r.crds.map((c) => ("notShown" in c.read ? c.read.notShown : ""))).filter(Boolean).join("; ");
-    const reasons = (kind: "charts" | "crds") => [why(head, kind) && `here, ${why(head, kind)}`, why(base, kind) && `at the ref, ${why(base, kind)}`].filter(Boolean).join("; ") || "one side has none";
+        (kind === "charts"
+            ? r.charts.map((c) => ("notShown" in c.render ? c.render.notShown : ""))
+            : r.crds.map((c) => ("notShown" in c.read ? c.read.notShown : ""))
+        )
+            .filter(Boolean)
+            .join("; ");
+    const reasons = (kind: "charts" | "crds") =>
+        [why(head, kind) && `here, ${why(head, kind)}`, why(base, kind) && `at the ref, ${why(base, kind)}`].filter(Boolean).join("; ") || "one side has none";
     const notes: string[] = [];
     if (!(h.charts && b.charts)) {
         notes.push(`The chart's objects are not compared: ${reasons("charts")}.`);
@@ -405,10 +432,15 @@ export function comparedRendered(head: ProviderRendered, base: ProviderRendered,
     if (!(h.crds && b.crds)) {
         notes.push(`The CRDs are not compared: ${reasons("crds")}.`);
     }
-    return { head: renderedRows(pick(head, h.charts && b.charts, h.crds && b.crds)), base: renderedRows(pick(base, h.charts && b.charts, h.crds && b.crds)), notes };
+    return {
+        head: renderedRows(pick(head, h.charts && b.charts, h.crds && b.crds)),
+        base: renderedRows(pick(base, h.charts && b.charts, h.crds && b.crds)),
+        notes,
+    };
 }
 
-const USAGE = "usage: npm run plan -- --stack <name> [--out <dir>] [--config-dir <dir>] [--chart <path>] [--kube-version <vX.Y.Z>] [--crds <dir>|remote] [--against <git ref>] [--stats <file>]";
+const USAGE =
+    "usage: npm run plan -- --stack <name> [--out <dir>] [--config-dir <dir>] [--chart <path>] [--kube-version <vX.Y.Z>] [--crds <dir>|remote] [--against <git ref>] [--stats <file>]";
 const HELP = `${USAGE}
 
 Plans a stack offline (no cluster, no credentials) and writes <out>/<stack>/resources.json,
@@ -503,7 +535,12 @@ export interface PlanStats {
 /** The figures of a run that started at `start` (process.hrtime.bigint()). */
 export function planStats(start: bigint, resources: number): PlanStats {
     const cpu = process.cpuUsage();
-    return { planMs: Number(process.hrtime.bigint() - start) / 1e6, cpuMs: (cpu.user + cpu.system) / 1000, peakRssMiB: process.resourceUsage().maxRSS / 1024, resources };
+    return {
+        planMs: Number(process.hrtime.bigint() - start) / 1e6,
+        cpuMs: (cpu.user + cpu.system) / 1000,
+        peakRssMiB: process.resourceUsage().maxRSS / 1024,
+        resources,
+    };
 }
 
 async function main(): Promise<void> {
@@ -534,9 +571,7 @@ async function main(): Promise<void> {
     }
     const violations = await checkPlan(run);
     const objects = manifestResources(run);
-    const invalid = objects
-        .map((r) => validateObject(r.inputs))
-        .filter((res) => res.problems.length > 0);
+    const invalid = objects.map((r) => validateObject(r.inputs)).filter((res) => res.problems.length > 0);
     const renderOpts: RenderOptions = {
         chartPath: chartPathFrom(args.chart),
         kubeVersion: args.kubeVersion ?? stackKubernetesVersion(file),
@@ -554,7 +589,12 @@ async function main(): Promise<void> {
             const baseRendered = base.existed ? await renderProviderObjects(base.rows, renderOpts) : NOTHING_RENDERED;
             const compared = comparedRendered(rendered, baseRendered, base.existed);
             const diff = diffPlans([...base.rows, ...compared.base], [...rows, ...compared.head]);
-            const opts = { stack: run.stack, against: args.against, commit: base.commit, fullAt: `diff.md beside the plan (plan/${run.stack}/diff.md; in a pull request, the plan-${run.stack} artifact)` };
+            const opts = {
+                stack: run.stack,
+                against: args.against,
+                commit: base.commit,
+                fullAt: `diff.md beside the plan (plan/${run.stack}/diff.md; in a pull request, the plan-${run.stack} artifact)`,
+            };
             const note =
                 (base.existed ? "" : `\nThe stack file Pulumi.${run.stack}.yaml did not exist at \`${args.against}\`: every object is new.\n`) +
                 compared.notes.map((n) => `\n${n}\n`).join("");

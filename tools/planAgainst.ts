@@ -70,7 +70,10 @@ export function planAtRef(opts: { repoRoot: string; ref: string; stack: string; 
         // The ref's own plan command, as its package.json runs it.
         const pkg = JSON.parse(fs.readFileSync(path.join(tree, "package.json"), "utf8")) as { scripts: Record<string, string> };
         const out = path.join(tmp, "out");
-        const res = spawnSync(process.execPath, [...planCommand(pkg.scripts.plan, tree), "--stack", stack, "--out", out, "--config-dir", configDir], { cwd: tree, encoding: "utf8" });
+        const res = spawnSync(process.execPath, [...planCommand(pkg.scripts.plan, tree), "--stack", stack, "--out", out, "--config-dir", configDir], {
+            cwd: tree,
+            encoding: "utf8",
+        });
         const rowsFile = path.join(out, stack, "resources.json");
         // A plan that fails its guardrails still writes its plan (and exits 1): it is diffed all the same.
         if (!fs.existsSync(rowsFile)) {

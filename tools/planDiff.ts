@@ -210,7 +210,12 @@ function fieldLines(f: FieldChange): string[] {
     if (f.change === "changed" && typeof f.before === "string" && typeof f.after === "string" && (f.before.includes("\n") || f.after.includes("\n"))) {
         return [`  - \`${f.path}\` changed:`, "", "    ```diff", ...lineDiff(f.before, f.after).map((l) => `    ${l}`), "    ```", ""];
     }
-    const text = f.change === "added" ? `added ${inline(f.after)}` : f.change === "removed" ? `removed (was ${inline(f.before)})` : `${inline(f.before)} → ${inline(f.after)}`;
+    const text =
+        f.change === "added"
+            ? `added ${inline(f.after)}`
+            : f.change === "removed"
+              ? `removed (was ${inline(f.before)})`
+              : `${inline(f.before)} → ${inline(f.after)}`;
     return [`  - \`${f.path}\` ${text}`];
 }
 
@@ -226,7 +231,11 @@ export interface RenderOptions {
 
 function heading(diff: PlanDiff, o: RenderOptions): string[] {
     const ref = o.commit ? `\`${o.against}\` (${o.commit.slice(0, 12)})` : `\`${o.against}\``;
-    return [`### Offline plan of stack \`${o.stack}\` against ${ref}`, "", diffCounts(diff) + (diff.changes.length === 0 ? ": the change declares nothing new on this cluster." : ".")];
+    return [
+        `### Offline plan of stack \`${o.stack}\` against ${ref}`,
+        "",
+        diffCounts(diff) + (diff.changes.length === 0 ? ": the change declares nothing new on this cluster." : "."),
+    ];
 }
 
 /** The complete diff: every object, every field with its old and new value, added objects whole. */
@@ -237,7 +246,16 @@ export function renderFullDiff(diff: PlanDiff, o: RenderOptions): string {
         for (const c of changes) {
             lines.push(`- ${SYMBOL[c.action]} ${c.action} \`${c.label}\``);
             if (c.action === "added" && c.after) {
-                lines.push("", "  ```yaml", ...YAML.stringify(c.after, { lineWidth: 0 }).trimEnd().split("\n").map((l) => `  ${l}`), "  ```", "");
+                lines.push(
+                    "",
+                    "  ```yaml",
+                    ...YAML.stringify(c.after, { lineWidth: 0 })
+                        .trimEnd()
+                        .split("\n")
+                        .map((l) => `  ${l}`),
+                    "  ```",
+                    "",
+                );
             }
             for (const f of c.fields) {
                 lines.push(...fieldLines(f));
@@ -297,7 +315,10 @@ export function renderShortDiff(diff: PlanDiff, o: RenderOptions, limits: ShortL
         lines.push("", `… and ${left} more object${left === 1 ? "" : "s"} not listed here.`);
     }
     if (diff.changes.length > 0) {
-        lines.push("", `Every field with its old and new value${left > 0 || fieldsLeft ? ", and what is not listed here," : ""}: ${o.fullAt ?? "diff.md beside the plan"}.`);
+        lines.push(
+            "",
+            `Every field with its old and new value${left > 0 || fieldsLeft ? ", and what is not listed here," : ""}: ${o.fullAt ?? "diff.md beside the plan"}.`,
+        );
     }
     return lines.join("\n") + "\n";
 }

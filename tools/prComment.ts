@@ -54,7 +54,12 @@ export interface GitHubTarget {
 async function call(t: GitHubTarget, method: string, path: string, body?: unknown): Promise<unknown> {
     const res = await fetch(`${t.api}${path}`, {
         method,
-        headers: { authorization: `Bearer ${t.token}`, accept: "application/vnd.github+json", "x-github-api-version": "2022-11-28", ...(body ? { "content-type": "application/json" } : {}) },
+        headers: {
+            authorization: `Bearer ${t.token}`,
+            accept: "application/vnd.github+json",
+            "x-github-api-version": "2022-11-28",
+            ...(body ? { "content-type": "application/json" } : {}),
+        },
         body: body ? JSON.stringify(body) : undefined,
     });
     if (!res.ok) {
@@ -125,7 +130,10 @@ export function targetFromEnv(env: NodeJS.ProcessEnv): GitHubTarget {
 async function main(): Promise<void> {
     const args = argsOrExit(() => parseCommentArgs(process.argv.slice(2)), USAGE);
     const target = targetFromEnv(process.env);
-    const runUrl = process.env.GITHUB_SERVER_URL && process.env.GITHUB_RUN_ID ? `${process.env.GITHUB_SERVER_URL}/${target.repository}/actions/runs/${process.env.GITHUB_RUN_ID}` : undefined;
+    const runUrl =
+        process.env.GITHUB_SERVER_URL && process.env.GITHUB_RUN_ID
+            ? `${process.env.GITHUB_SERVER_URL}/${target.repository}/actions/runs/${process.env.GITHUB_RUN_ID}`
+            : undefined;
     const body = commentBody(args.stack, fs.readFileSync(args.file, "utf8"), runUrl);
     const done = await upsertComment(target, args.stack, body);
     console.log(`${done.action} comment ${done.id} on pull request #${target.pullRequest} (stack ${args.stack})`);

@@ -87,7 +87,9 @@ export function checkShape(shape: Shape, value: unknown, path = ""): string[] {
             }
             return shape.pattern && !shape.pattern.test(value) ? [`${at}: ${JSON.stringify(value)} does not match ${shape.pattern}`] : [];
         case "int":
-            return Number.isInteger(value) && (shape.min === undefined || (value as number) >= shape.min) && (shape.max === undefined || (value as number) <= shape.max)
+            return Number.isInteger(value) &&
+                (shape.min === undefined || (value as number) >= shape.min) &&
+                (shape.max === undefined || (value as number) <= shape.max)
                 ? []
                 : [`${at}: must be an integer`];
         case "bool":
@@ -184,7 +186,12 @@ const matchConstraints = obj(
 );
 const failurePolicy = oneOf("Fail", "Ignore");
 // `webhookConfiguration.timeoutSeconds`: 1 to 30 (the CRDs' description; Kyverno's default is 10).
-const kyvernoCommon = { matchConstraints, matchConditions: arr(celPair), variables: arr(celPair), webhookConfiguration: obj({ timeoutSeconds: { t: "int", min: 1, max: 30 } }) };
+const kyvernoCommon = {
+    matchConstraints,
+    matchConditions: arr(celPair),
+    variables: arr(celPair),
+    webhookConfiguration: obj({ timeoutSeconds: { t: "int", min: 1, max: 30 } }),
+};
 const kyvernoPolicy = (kind: string, spec: Record<string, Shape>, required: string[]): Shape =>
     obj(
         {
@@ -211,7 +218,11 @@ export const MUTATING_POLICY = kyvernoPolicy(
         failurePolicy,
         mutations: arr(
             obj(
-                { patchType: oneOf("ApplyConfiguration", "JSONPatch"), applyConfiguration: obj({ expression: str() }, ["expression"]), jsonPatch: obj({ expression: str() }, ["expression"]) },
+                {
+                    patchType: oneOf("ApplyConfiguration", "JSONPatch"),
+                    applyConfiguration: obj({ expression: str() }, ["expression"]),
+                    jsonPatch: obj({ expression: str() }, ["expression"]),
+                },
                 ["patchType"],
             ),
             1,
@@ -226,7 +237,12 @@ export const GENERATING_POLICY = kyvernoPolicy(
     "GeneratingPolicy",
     {
         generate: arr(obj({ expression: str() }, ["expression"]), 1),
-        evaluation: obj({ generateExisting: obj({ enabled: bool }), synchronize: obj({ enabled: bool }), orphanDownstreamOnPolicyDelete: obj({ enabled: bool }), admission: obj({ enabled: bool }) }),
+        evaluation: obj({
+            generateExisting: obj({ enabled: bool }),
+            synchronize: obj({ enabled: bool }),
+            orphanDownstreamOnPolicyDelete: obj({ enabled: bool }),
+            admission: obj({ enabled: bool }),
+        }),
     },
     ["generate"],
 );

@@ -47,7 +47,7 @@ export function readStackFile(stack: string, root = REPO_ROOT): StackFile {
         doc = parseStackYaml(fs.readFileSync(file, "utf8")) ?? {};
     } catch (e) {
         if (e instanceof StackYamlError) {
-            throw new Error(`stack "${stack}": ${name} ${e.message}`);
+            throw new Error(`stack "${stack}": ${name} ${e.message}`, { cause: e });
         }
         throw e;
     }
@@ -58,7 +58,12 @@ export function readStackFile(stack: string, root = REPO_ROOT): StackFile {
     }
     const projectClusters = projectClusterNames(root);
     const projectStacks = readProjectStacks(root);
-    return { ...fromConfigMap(stack, (config ?? {}) as Record<string, unknown>), ...(projectClusters ? { projectClusters } : {}), ...(projectStacks ? { projectStacks } : {}), dir: root };
+    return {
+        ...fromConfigMap(stack, (config ?? {}) as Record<string, unknown>),
+        ...(projectClusters ? { projectClusters } : {}),
+        ...(projectStacks ? { projectStacks } : {}),
+        dir: root,
+    };
 }
 
 function isPlainMap(v: unknown): v is Record<string, unknown> {
@@ -111,7 +116,13 @@ function withoutSecure(value: unknown, seen: { found: boolean }): unknown {
 
 /** pulumi sdk/v3.248.0 resource/config/object.go isSecureValue: a map of one key, `secure`, holding a string. */
 function isSecure(value: unknown): boolean {
-    return value !== null && typeof value === "object" && !Array.isArray(value) && Object.keys(value).length === 1 && typeof (value as { secure?: unknown }).secure === "string";
+    return (
+        value !== null &&
+        typeof value === "object" &&
+        !Array.isArray(value) &&
+        Object.keys(value).length === 1 &&
+        typeof (value as { secure?: unknown }).secure === "string"
+    );
 }
 
 /** The fully qualified hub stack a spoke's file names in `mimir.hubStack`, if any. */
@@ -182,7 +193,11 @@ export function placeholderWorld(file: StackFile): OfflineWorld {
     }
     const cluster = parseJson(file.config[`${PROJECT}:cluster`]);
     // The program's own reading of the argocd section (its problems are the program's to report).
-    const argocd = readArgoCd(new ConfigReader(), parseConfigText(file.config[`${PROJECT}:argocd`] ?? "{}"), typeof cluster?.name === "string" ? cluster.name : undefined);
+    const argocd = readArgoCd(
+        new ConfigReader(),
+        parseConfigText(file.config[`${PROJECT}:argocd`] ?? "{}"),
+        typeof cluster?.name === "string" ? cluster.name : undefined,
+    );
     if (argocd?.local) {
         Object.assign(objects, placeholderKeptArgoObjects(argocd));
     }

@@ -40,7 +40,14 @@ export class UsageError extends Error {}
 
 export function parseVerifyArgs(given: readonly string[]): VerifyArgs {
     const argv = splitEquals(given, ["--json", "--print-role"], (m) => new UsageError(m));
-    const args: Partial<VerifyArgs> & { json: boolean; printRole: boolean; without: Component[] } = { json: false, without: [], kyvernoNamespace: "kyverno", smokeTimeoutSeconds: 0, configDir: REPO_ROOT, printRole: false };
+    const args: Partial<VerifyArgs> & { json: boolean; printRole: boolean; without: Component[] } = {
+        json: false,
+        without: [],
+        kyvernoNamespace: "kyverno",
+        smokeTimeoutSeconds: 0,
+        configDir: REPO_ROOT,
+        printRole: false,
+    };
     const value = (i: number): string => flagValue(argv, i, USAGE, (m) => new UsageError(m));
     for (let i = 0; i < argv.length; i++) {
         switch (argv[i]) {
@@ -116,7 +123,11 @@ cluster.kubeconfigPath, else KUBECONFIG, else ~/.kube/config).
 Exit status: 0 every check passed or was skipped, 1 a check failed, 2 usage, configuration or
 connection error. Flags take their value as the next argument or after "=".`;
 
-export async function verifyMain(argv: readonly string[], toOut: (s: string) => void = console.log, toErr: (s: string) => void = console.error): Promise<number> {
+export async function verifyMain(
+    argv: readonly string[],
+    toOut: (s: string) => void = console.log,
+    toErr: (s: string) => void = console.error,
+): Promise<number> {
     // Findings quote what the cluster holds (URLs of endpoints, webhook and repository addresses):
     // nothing leaves verify with a URL's user-info or query, or a character the terminal hides.
     const out = (s: string) => toOut(printable(s));
@@ -149,7 +160,11 @@ export async function verifyMain(argv: readonly string[], toOut: (s: string) => 
         // The same stack file and the same validation as the program: a bad file fails the same way.
         const config = configFromStackFile(readStackFile(args.stack, args.configDir));
         const cluster = await connect({ connection: config.cluster.connection, kubeconfig: args.kubeconfig, context: args.context });
-        const results = await runVerify(config, cluster, defaultOptions({ kyvernoNamespace: args.kyvernoNamespace, smokeTimeoutSeconds: args.smokeTimeoutSeconds, without: args.without }));
+        const results = await runVerify(
+            config,
+            cluster,
+            defaultOptions({ kyvernoNamespace: args.kyvernoNamespace, smokeTimeoutSeconds: args.smokeTimeoutSeconds, without: args.without }),
+        );
         const report = { stack: args.stack, cluster: config.cluster.name, server: cluster.server, results };
         out(args.json ? formatJson(report) : formatText(report));
         return exitCode(results);

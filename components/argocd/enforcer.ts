@@ -75,7 +75,9 @@ export const BUILTIN_POLICY_CSV = [
     "p, role:readonly, logs, get, */*, allow",
     ...["create", "update", "update/*", "delete", "delete/*", "sync", "override", "action/*"].map((a) => `p, role:admin, applications, ${a}, */*, allow`),
     ...["get", "create", "update", "delete"].map((a) => `p, role:admin, applicationsets, ${a}, */*, allow`),
-    ...["certificates", "clusters", "repositories", "write-repositories", "projects"].flatMap((res) => ["create", "update", "delete"].map((a) => `p, role:admin, ${res}, ${a}, *, allow`)),
+    ...["certificates", "clusters", "repositories", "write-repositories", "projects"].flatMap((res) =>
+        ["create", "update", "delete"].map((a) => `p, role:admin, ${res}, ${a}, *, allow`),
+    ),
     "p, role:admin, accounts, update, *, allow",
     "p, role:admin, gpgkeys, create, *, allow",
     "p, role:admin, gpgkeys, delete, *, allow",

@@ -199,7 +199,11 @@ export function labelConditionalRouteRule(r: Readonly<IgnoreRule>): string | und
 export type RuleScope = "system" | "application";
 
 const normalizeJq = (q: string): string => q.replace(/\s+/g, "");
-const pointerPrefixes = (pointer: string): string[] => pointer.split("/").slice(1).map((_, i, parts) => `/${parts.slice(0, i + 1).join("/")}`);
+const pointerPrefixes = (pointer: string): string[] =>
+    pointer
+        .split("/")
+        .slice(1)
+        .map((_, i, parts) => `/${parts.slice(0, i + 1).join("/")}`);
 
 /**
  * Why `r` would undo the narrow canary rules (issue of ADR-056 as-built #871 and 2026-06-26, read
@@ -219,7 +223,10 @@ export function canaryRuleReasons(r: Readonly<IgnoreRule>, scope: RuleScope): st
                 `managedFieldsManagers ${r.managedFieldsManagers.join(", ")} on HTTPRoute: the plugin (field manager ${PLUGIN_FIELD_MANAGER}) updates the whole route, and spec.rules is an atomic list, so it owns every rule: each route edit in git is hidden from the diff and, with RespectIgnoreDifferences, never applied while the Application reports Synced`,
             );
         }
-        const intoRules = [...r.jsonPointers.filter((p) => p === "/spec" || p.startsWith("/spec/rules")), ...r.jqPathExpressions.filter((q) => /^\.spec(\.rules|\s*$)/.test(q.trim()))];
+        const intoRules = [
+            ...r.jsonPointers.filter((p) => p === "/spec" || p.startsWith("/spec/rules")),
+            ...r.jqPathExpressions.filter((q) => /^\.spec(\.rules|\s*$)/.test(q.trim())),
+        ];
         if (scope === "system" && intoRules.length > 0) {
             reasons.push(
                 `${intoRules.join(", ")} in argocd-cm applies to every HTTPRoute of every Application, and with RespectIgnoreDifferences each of those routes keeps its live spec.rules: the weight rule belongs on the Applications that run canaries (the tenant ApplicationSets)`,

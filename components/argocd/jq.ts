@@ -39,10 +39,38 @@ const BUILTINS: Readonly<Record<string, readonly number[]>> = Object.fromEntries
         "y0:0 y1:0 yn:2"
     )
         .split(" ")
-        .map((e) => [e.slice(0, e.indexOf(":")), e.slice(e.indexOf(":") + 1).split(",").map(Number)]),
+        .map((e) => [
+            e.slice(0, e.indexOf(":")),
+            e
+                .slice(e.indexOf(":") + 1)
+                .split(",")
+                .map(Number),
+        ]),
 );
 
-const KEYWORDS = new Set(["or", "and", "module", "import", "include", "def", "as", "label", "break", "null", "true", "false", "if", "then", "elif", "else", "end", "try", "catch", "reduce", "foreach"]);
+const KEYWORDS = new Set([
+    "or",
+    "and",
+    "module",
+    "import",
+    "include",
+    "def",
+    "as",
+    "label",
+    "break",
+    "null",
+    "true",
+    "false",
+    "if",
+    "then",
+    "elif",
+    "else",
+    "end",
+    "try",
+    "catch",
+    "reduce",
+    "foreach",
+]);
 
 type Tok =
     | { k: "ident" | "modident" | "var" | "modvar" | "number" | "index" | "format" | "kw" | "op" | "punct"; v: string; at: number }

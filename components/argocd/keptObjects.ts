@@ -188,7 +188,9 @@ export function applicationSetProblems(ref: KeptObjectRef, live: LiveApplication
         }
         const conditional = labelConditionalRouteRule(r);
         if (conditional !== undefined) {
-            problems.push(`${at} ${conditional} is conditional on a label only live carries, which keeps apps OutOfSync forever on ArgoCD 3.x (rollouts-plugin-trafficrouter-gatewayapi #208)`);
+            problems.push(
+                `${at} ${conditional} is conditional on a label only live carries, which keeps apps OutOfSync forever on ArgoCD 3.x (rollouts-plugin-trafficrouter-gatewayapi #208)`,
+            );
         }
         for (const reason of canaryRuleReasons(r, "application")) {
             problems.push(`${at}: ${reason} (ADR-056 as-built #871)`);

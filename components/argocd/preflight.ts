@@ -1,5 +1,16 @@
 import { ConfigReader, Plain } from "../config/reader";
-import { GroupKind, HTTPROUTE_WEIGHTS_RULE, IgnoreRule, RuleScope, SERVICE, canaryRuleReasons, expandAllKinds, kindLabel, labelConditionalRouteRule, rolloutArrayPathReasons } from "./ignoreRules";
+import {
+    GroupKind,
+    HTTPROUTE_WEIGHTS_RULE,
+    IgnoreRule,
+    RuleScope,
+    SERVICE,
+    canaryRuleReasons,
+    expandAllKinds,
+    kindLabel,
+    labelConditionalRouteRule,
+    rolloutArrayPathReasons,
+} from "./ignoreRules";
 import { TENANT_SYNC_OPTIONS, conflictingSyncOptions } from "./syncOptions";
 import type { ArgoCdConfig, ArgoRbacConfig, RegulatedGroups } from "./config/types";
 
@@ -56,10 +67,18 @@ export function preflightArgoCd(r: ConfigReader, cfg: ArgoCdConfig, raw: Plain, 
     }
     const approver = cfg.rbac.approverRole;
     if (approver !== undefined && cfg.rbac.deployerRoles.includes(approver)) {
-        r.problem("argocd.rbac.deployerRoles", cfg.rbac.deployerRoles, `must not include the approver role ${approver}: the deployer is never the approver (ADR-056 D3, ADR-049)`);
+        r.problem(
+            "argocd.rbac.deployerRoles",
+            cfg.rbac.deployerRoles,
+            `must not include the approver role ${approver}: the deployer is never the approver (ADR-056 D3, ADR-049)`,
+        );
     }
     if (approver !== undefined && cfg.rbac.projects.length === 0) {
-        r.problem("argocd.rbac.projects", [], "must name at least one AppProject with argocd.rbac.approverRole (or set argocd.projects): grants are scoped per project, never to every project");
+        r.problem(
+            "argocd.rbac.projects",
+            [],
+            "must name at least one AppProject with argocd.rbac.approverRole (or set argocd.projects): grants are scoped per project, never to every project",
+        );
     }
     preflightRegulatedRbac(r, cfg.rbac, regulated);
 }
@@ -71,25 +90,46 @@ export function preflightArgoCd(r: ConfigReader, cfg: ArgoCdConfig, raw: Plain, 
  */
 function preflightRegulatedRbac(r: ConfigReader, rbac: ArgoRbacConfig, groups: RegulatedGroups | undefined): void {
     const regulated = groups !== undefined;
-    const why = "ArgoCD runs the Rollout actions, resource patches and deletes, and Replace syncs as its own identities for any user its RBAC lets through, so in regulated prod its RBAC is part of the approval gate (ADR-056 D3)";
+    const why =
+        "ArgoCD runs the Rollout actions, resource patches and deletes, and Replace syncs as its own identities for any user its RBAC lets through, so in regulated prod its RBAC is part of the approval gate (ADR-056 D3)";
     if (regulated && rbac.regulatedProjects.length === 0) {
-        r.problem("argocd.rbac.regulatedProjects", undefined, `is required with policy.regulated where ArgoCD runs: the AppProjects whose Applications sync the regulated namespaces. ${why}`);
+        r.problem(
+            "argocd.rbac.regulatedProjects",
+            undefined,
+            `is required with policy.regulated where ArgoCD runs: the AppProjects whose Applications sync the regulated namespaces. ${why}`,
+        );
     }
     if (rbac.regulatedProjects.length === 0) {
         return;
     }
     if (rbac.approverRole === undefined) {
-        r.problem("argocd.rbac.approverRole", undefined, `is required with argocd.rbac.regulatedProjects: the ArgoCD role that alone runs the approval actions. ${why}`);
+        r.problem(
+            "argocd.rbac.approverRole",
+            undefined,
+            `is required with argocd.rbac.regulatedProjects: the ArgoCD role that alone runs the approval actions. ${why}`,
+        );
     }
     if (rbac.deployerRoles.length === 0) {
-        r.problem("argocd.rbac.deployerRoles", [], `must name at least one role with argocd.rbac.regulatedProjects: the ArgoCD roles of the deployers, denied the approval actions and create, update, delete, sync and override of Applications (create, update, delete of ApplicationSets) there. ${why}`);
+        r.problem(
+            "argocd.rbac.deployerRoles",
+            [],
+            `must name at least one role with argocd.rbac.regulatedProjects: the ArgoCD roles of the deployers, denied the approval actions and create, update, delete, sync and override of Applications (create, update, delete of ApplicationSets) there. ${why}`,
+        );
     }
     // With policy.regulated its own approverGroups are required: reported there, once.
     if (rbac.approverGroups.length === 0 && !regulated) {
-        r.problem("argocd.rbac.approverGroups", [], "must name at least one SSO group with argocd.rbac.regulatedProjects (default: policy.regulated.approverGroups): verify asks ArgoCD's enforcer whether they can approve");
+        r.problem(
+            "argocd.rbac.approverGroups",
+            [],
+            "must name at least one SSO group with argocd.rbac.regulatedProjects (default: policy.regulated.approverGroups): verify asks ArgoCD's enforcer whether they can approve",
+        );
     }
     for (const p of rbac.regulatedProjects.filter((p) => !rbac.projects.includes(p))) {
-        r.problem("argocd.rbac.regulatedProjects", p, `must be one of argocd.rbac.projects (${rbac.projects.join(", ") || "none"}): the approval actions are reserved to the approver there too`);
+        r.problem(
+            "argocd.rbac.regulatedProjects",
+            p,
+            `must be one of argocd.rbac.projects (${rbac.projects.join(", ") || "none"}): the approval actions are reserved to the approver there too`,
+        );
     }
     for (const g of rbac.approverGroups.filter((g) => rbac.deployerGroups.includes(g))) {
         r.problem("argocd.rbac.deployerGroups", g, "must not include an approver group: the deployer is never the approver (ADR-056 D3, ADR-049)");
@@ -99,10 +139,18 @@ function preflightRegulatedRbac(r: ConfigReader, rbac: ArgoRbacConfig, groups: R
     // in the other approves its own release through ArgoCD.
     if (groups) {
         for (const g of rbac.approverGroups.filter((g) => groups.deployerGroups.includes(g) && !rbac.deployerGroups.includes(g))) {
-            r.problem("argocd.rbac.approverGroups", g, "must not be a deployer group of policy.regulated.deployerGroups: the deployer is never the approver (ADR-056 D3, ADR-049)");
+            r.problem(
+                "argocd.rbac.approverGroups",
+                g,
+                "must not be a deployer group of policy.regulated.deployerGroups: the deployer is never the approver (ADR-056 D3, ADR-049)",
+            );
         }
         for (const g of rbac.deployerGroups.filter((g) => groups.approverGroups.includes(g) && !rbac.approverGroups.includes(g))) {
-            r.problem("argocd.rbac.deployerGroups", g, "must not be an approver group of policy.regulated.approverGroups: the deployer is never the approver (ADR-056 D3, ADR-049)");
+            r.problem(
+                "argocd.rbac.deployerGroups",
+                g,
+                "must not be an approver group of policy.regulated.approverGroups: the deployer is never the approver (ADR-056 D3, ADR-049)",
+            );
         }
     }
 }
@@ -135,7 +183,11 @@ function checkRules(r: ConfigReader, key: string, rules: readonly IgnoreRule[], 
         }
         const narrow = [...new Set(expandAllKinds([rule], allKinds).flatMap((expanded) => canaryRuleReasons(expanded, scope)))];
         if (narrow.length > 0) {
-            r.problem(`${key}[${i}]`, rule, `must not undo the narrow canary rules: ${narrow.join("; ")} (ADR-056 as-built #871; argo-cd controller/sync.go normalizeTargetResources)`);
+            r.problem(
+                `${key}[${i}]`,
+                rule,
+                `must not undo the narrow canary rules: ${narrow.join("; ")} (ADR-056 as-built #871; argo-cd controller/sync.go normalizeTargetResources)`,
+            );
         }
     });
 }

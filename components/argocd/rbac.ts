@@ -155,7 +155,12 @@ export const anyObjectOf = (project: string): string => `${project}/${ANY_APP}`;
  */
 export function regulatedRbacProblems(
     rbac: Readonly<ArgoRbacConfig>,
-    live: { rbacCm?: Record<string, string>; argocdCm?: Record<string, string>; projects: readonly LiveProjectRoles[]; apps: readonly { project: string; name: string }[] },
+    live: {
+        rbacCm?: Record<string, string>;
+        argocdCm?: Record<string, string>;
+        projects: readonly LiveProjectRoles[];
+        apps: readonly { project: string; name: string }[];
+    },
 ): string[] {
     const out: string[] = [];
     if (live.rbacCm === undefined) {
@@ -167,9 +172,14 @@ export function regulatedRbacProblems(
             `argocd-cm ${FINE_GRAINED_INHERITANCE_KEY} is "${inheritance}": an update or delete grant on an Application then patches or deletes its Rollouts, and a deny on update/* cannot take it back (argo-cd server/application/application.go getAppLiveResource); remove the key (ArgoCD 3 defaults to true)`,
         );
     } else if (inheritance !== "" && !GO_TRUE.includes(inheritance)) {
-        out.push(`argocd-cm ${FINE_GRAINED_INHERITANCE_KEY} is "${inheritance}", which ArgoCD cannot parse as a boolean: every resource patch and delete fails; set "true" or remove the key`);
+        out.push(
+            `argocd-cm ${FINE_GRAINED_INHERITANCE_KEY} is "${inheritance}", which ArgoCD cannot parse as a boolean: every resource patch and delete fails; set "true" or remove the key`,
+        );
     }
-    const projects = live.projects.map((p) => ({ name: p.name, roles: (p.roles ?? []).map((r) => ({ name: r.name ?? "", policies: r.policies ?? [], groups: r.groups ?? [] })) }));
+    const projects = live.projects.map((p) => ({
+        name: p.name,
+        roles: (p.roles ?? []).map((r) => ({ name: r.name ?? "", policies: r.policies ?? [], groups: r.groups ?? [] })),
+    }));
     const enforcer = loadArgoRbac(live.rbacCm, projects);
     if (enforcer.error !== undefined) {
         return [...out, `argocd-rbac-cm does not load in ArgoCD (${enforcer.error}): ArgoCD denies every request, approvers included`];
@@ -189,9 +199,13 @@ export function regulatedRbacProblems(
             }
         }
         for (const group of rbac.approverGroups) {
-            const refused = approvalActions.filter((action) => !enforcer.enforce({ groups: [group] }, { resource: "applications", action, object: `${project}/${ANY_APP}` }));
+            const refused = approvalActions.filter(
+                (action) => !enforcer.enforce({ groups: [group] }, { resource: "applications", action, object: `${project}/${ANY_APP}` }),
+            );
             if (refused.length > 0) {
-                out.push(`approver group ${group} cannot ${refused.join(", ")} in project ${project}: bind it to the approver role (g, ${group}, ${rbac.approverRole ?? "<argocd.rbac.approverRole>"})`);
+                out.push(
+                    `approver group ${group} cannot ${refused.join(", ")} in project ${project}: bind it to the approver role (g, ${group}, ${rbac.approverRole ?? "<argocd.rbac.approverRole>"})`,
+                );
             }
         }
     }

@@ -86,7 +86,11 @@ const GLOB = /[*?[\]{}!\\]/;
  * ArgoCD syncing a spoke's regulated namespaces).
  */
 export function regulatedTargets(regulatedNamespaces: readonly string[], regulatedProjects: readonly LiveProject[]): RegulatedTarget[] {
-    const out: RegulatedTarget[] = regulatedNamespaces.map((namespace) => ({ ...IN_CLUSTER, namespace, why: "a regulated namespace of this cluster (policy.regulated.namespaceLabels)" }));
+    const out: RegulatedTarget[] = regulatedNamespaces.map((namespace) => ({
+        ...IN_CLUSTER,
+        namespace,
+        why: "a regulated namespace of this cluster (policy.regulated.namespaceLabels)",
+    }));
     for (const p of regulatedProjects) {
         for (const d of p.destinations) {
             const namespace = d.namespace ?? "";
@@ -138,7 +142,13 @@ export function regulatedProjectProblems(
             });
         }
     }
-    const enforcer = live.rbacCm === undefined ? undefined : loadArgoRbac(live.rbacCm, live.projects.map((p) => ({ name: p.name, roles: p.roles })));
+    const enforcer =
+        live.rbacCm === undefined
+            ? undefined
+            : loadArgoRbac(
+                  live.rbacCm,
+                  live.projects.map((p) => ({ name: p.name, roles: p.roles })),
+              );
     const questions = regulatedQuestions(rbac);
     for (const p of live.projects.filter((x) => regulated.has(x.name))) {
         if (p.sourceNamespaces.length > 0) {
@@ -189,7 +199,8 @@ export const IMPERSONATION_ENFORCED_KEY = "application.sync.impersonation.enforc
 /** settings.go `IsImpersonationEnabled`: exactly "true". */
 export const impersonationEnabled = (argocdCm: Readonly<Record<string, string>>): boolean => argocdCm[IMPERSONATION_ENABLED_KEY] === "true";
 /** settings.go `IsImpersonationEnforced`: on unless the key is there and "false". */
-export const impersonationEnforced = (argocdCm: Readonly<Record<string, string>>): boolean => argocdCm[IMPERSONATION_ENFORCED_KEY] === undefined || argocdCm[IMPERSONATION_ENFORCED_KEY] !== "false";
+export const impersonationEnforced = (argocdCm: Readonly<Record<string, string>>): boolean =>
+    argocdCm[IMPERSONATION_ENFORCED_KEY] === undefined || argocdCm[IMPERSONATION_ENFORCED_KEY] !== "false";
 
 /**
  * util/settings/impersonation.go `DeriveServiceAccountToImpersonate`: the first of the project's
@@ -197,7 +208,10 @@ export const impersonationEnforced = (argocdCm: Readonly<Record<string, string>>
  * names the ServiceAccount, in the destination namespace unless it says `<namespace>:<name>`.
  * "" when none matches; an error for a pattern that does not compile or a name with `!*[]{}\/`.
  */
-export function serviceAccountToImpersonate(project: Pick<LiveProject, "destinationServiceAccounts">, destination: { server: string; namespace: string }): string | { error: string } {
+export function serviceAccountToImpersonate(
+    project: Pick<LiveProject, "destinationServiceAccounts">,
+    destination: { server: string; namespace: string },
+): string | { error: string } {
     for (const item of project.destinationServiceAccounts) {
         const server = globRegExp(item.server ?? "");
         const namespace = globRegExp(item.namespace ?? "");
@@ -247,18 +261,40 @@ export function argoIdentities(
     for (const p of projects) {
         for (const namespace of namespaces.filter((ns) => destinationPermitted(p.destinations, { ...IN_CLUSTER, namespace: ns }))) {
             if (!impersonating) {
-                out.push({ project: p.name, namespace, sync: own.controller, server: own.server, note: `sync impersonation is off (argocd-cm ${IMPERSONATION_ENABLED_KEY}): ArgoCD acts as its own ServiceAccounts` });
+                out.push({
+                    project: p.name,
+                    namespace,
+                    sync: own.controller,
+                    server: own.server,
+                    note: `sync impersonation is off (argocd-cm ${IMPERSONATION_ENABLED_KEY}): ArgoCD acts as its own ServiceAccounts`,
+                });
                 continue;
             }
             const derived = serviceAccountToImpersonate(p, { server: IN_CLUSTER.server, namespace });
             if (typeof derived !== "string") {
                 out.push({ project: p.name, namespace, note: `ArgoCD cannot derive the ServiceAccount to impersonate: ${derived.error}` });
             } else if (derived !== "") {
-                out.push({ project: p.name, namespace, sync: derived, server: derived, note: `sync impersonation is on: the project's destinationServiceAccounts name ${derived} for ${namespace}, for the sync and the API server alike` });
+                out.push({
+                    project: p.name,
+                    namespace,
+                    sync: derived,
+                    server: derived,
+                    note: `sync impersonation is on: the project's destinationServiceAccounts name ${derived} for ${namespace}, for the sync and the API server alike`,
+                });
             } else if (impersonationEnforced(argocdCm)) {
-                out.push({ project: p.name, namespace, note: `sync impersonation is on and enforced, and no destinationServiceAccounts entry of project ${p.name} matches ${namespace}: ArgoCD refuses to sync there` });
+                out.push({
+                    project: p.name,
+                    namespace,
+                    note: `sync impersonation is on and enforced, and no destinationServiceAccounts entry of project ${p.name} matches ${namespace}: ArgoCD refuses to sync there`,
+                });
             } else {
-                out.push({ project: p.name, namespace, sync: own.controller, server: own.server, note: `sync impersonation is on but not enforced, and no destinationServiceAccounts entry of project ${p.name} matches ${namespace}: ArgoCD falls back to its own ServiceAccounts` });
+                out.push({
+                    project: p.name,
+                    namespace,
+                    sync: own.controller,
+                    server: own.server,
+                    note: `sync impersonation is on but not enforced, and no destinationServiceAccounts entry of project ${p.name} matches ${namespace}: ArgoCD falls back to its own ServiceAccounts`,
+                });
             }
         }
     }
@@ -293,10 +329,14 @@ export function identityProblems(guard: GuardIdentities, acting: readonly ArgoId
         out.push(`project ${a.project}, namespace ${a.namespace}: ${a.note}`);
     }
     for (const a of acting.filter((x) => x.sync !== undefined && !guard.gitops.includes(x.sync))) {
-        out.push(`project ${a.project}, namespace ${a.namespace}: ArgoCD syncs as ${a.sync} (${a.note}), which policy.regulated does not name: the approval guard refuses every sync of a regulated Rollout there; add ${saRef(a.sync!)} to policy.regulated.gitopsServiceAccounts`);
+        out.push(
+            `project ${a.project}, namespace ${a.namespace}: ArgoCD syncs as ${a.sync} (${a.note}), which policy.regulated does not name: the approval guard refuses every sync of a regulated Rollout there; add ${saRef(a.sync!)} to policy.regulated.gitopsServiceAccounts`,
+        );
     }
     for (const s of servers.filter((x) => !guard.action.includes(x) && !guard.gitops.includes(x))) {
-        out.push(`ArgoCD's API server acts as ${s}, which policy.regulated does not name: the guard refuses its Rollout actions (an approver's resume through ArgoCD included); add ${saRef(s)} to policy.regulated.actionServiceAccounts`);
+        out.push(
+            `ArgoCD's API server acts as ${s}, which policy.regulated does not name: the guard refuses its Rollout actions (an approver's resume through ArgoCD included); add ${saRef(s)} to policy.regulated.actionServiceAccounts`,
+        );
     }
     if (sameAsSync.length > 0 && guard.action.length > 0) {
         out.push(
@@ -306,7 +346,9 @@ export function identityProblems(guard: GuardIdentities, acting: readonly ArgoId
     if (acting.length > 0) {
         const wanted = new Set([...syncs, ...servers]);
         for (const g of guard.gitops.filter((x) => x.startsWith("system:serviceaccount:") && !wanted.has(x))) {
-            out.push(`policy.regulated.gitopsServiceAccounts names ${saRef(g)}, which ArgoCD does not sync any regulated namespace as (${[...new Set(acting.map((a) => a.note))].join("; ")}): an exemption nobody needs; remove it`);
+            out.push(
+                `policy.regulated.gitopsServiceAccounts names ${saRef(g)}, which ArgoCD does not sync any regulated namespace as (${[...new Set(acting.map((a) => a.note))].join("; ")}): an exemption nobody needs; remove it`,
+            );
         }
         if (sameAsSync.length === 0) {
             for (const g of guard.action.filter((x) => !wanted.has(x))) {

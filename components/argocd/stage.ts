@@ -61,7 +61,11 @@ export class ArgoCdAppsStage extends Stage {
                 const ref = { namespace: cfg.namespace, name: appSet.name, key: `argocd.applicationSets.${appSet.name}` };
                 if (appSet.owner === "addon") {
                     // Tenant Applications neither revert a canary nor freeze a Rollout (as-built corrections).
-                    new k8s.apiextensions.CustomResourcePatch(`applicationset-${appSet.name}`, applicationSetPatch(appSet, cfg.namespace, cfg.allKinds), this.child());
+                    new k8s.apiextensions.CustomResourcePatch(
+                        `applicationset-${appSet.name}`,
+                        applicationSetPatch(appSet, cfg.namespace, cfg.allKinds),
+                        this.child(),
+                    );
                     this.patched.push(`ApplicationSet/${appSet.name}`);
                 } else {
                     checks.push(this.kept("ApplicationSet", ref, (spec) => applicationSetProblems(ref, { spec: spec as LiveApplicationSet["spec"] })));
@@ -107,11 +111,7 @@ export class ArgoCdAppsStage extends Stage {
      */
     private diffCustomizations(namespace: string, rules: readonly IgnoreRule[]): void {
         const data = argocdCmIgnoreData(rules);
-        new k8s.core.v1.ConfigMapPatch(
-            "argocd-cm-diff-customizations",
-            { metadata: { name: "argocd-cm", namespace }, data },
-            this.child(),
-        );
+        new k8s.core.v1.ConfigMapPatch("argocd-cm-diff-customizations", { metadata: { name: "argocd-cm", namespace }, data }, this.child());
         this.patched.push(`ConfigMap/argocd-cm[${Object.keys(data).length} keys]`);
     }
 }

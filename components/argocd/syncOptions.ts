@@ -135,7 +135,11 @@ export interface ApplicationSetPatchBody {
  * lists of a CRD: the program owns them whole (see ownership.ts), which is why config carries the
  * tenant's other entries.
  */
-export function applicationSetPatch(appSet: Readonly<TenantApplicationSetConfig>, namespace: string, allKinds: readonly Readonly<GroupKind>[]): ApplicationSetPatchBody {
+export function applicationSetPatch(
+    appSet: Readonly<TenantApplicationSetConfig>,
+    namespace: string,
+    allKinds: readonly Readonly<GroupKind>[],
+): ApplicationSetPatchBody {
     const settings = tenantSyncSettings({
         syncOptions: appSet.syncOptions,
         ignoreDifferences: appSet.ignoreDifferences.map(toApplicationRule),

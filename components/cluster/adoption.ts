@@ -91,7 +91,16 @@ export const HELM_OWNERSHIP_ANNOTATIONS = ["meta.helm.sh/release-name", "meta.he
 export const RELEASE_SELECTOR = `app.kubernetes.io/instance=${RELEASE_NAME}`;
 
 /** Kinds an argo-rollouts release has objects of, in the release's namespace and cluster-wide (chart 2.41.0 templates/). */
-export const RELEASE_NAMESPACED_KINDS = ["deployments", "services", "serviceaccounts", "configmaps", "secrets", "poddisruptionbudgets", "roles", "rolebindings"] as const;
+export const RELEASE_NAMESPACED_KINDS = [
+    "deployments",
+    "services",
+    "serviceaccounts",
+    "configmaps",
+    "secrets",
+    "poddisruptionbudgets",
+    "roles",
+    "rolebindings",
+] as const;
 export const RELEASE_CLUSTER_KINDS = ["clusterroles", "clusterrolebindings"] as const;
 
 /** One step of the adoption runbook. */
@@ -110,7 +119,10 @@ export interface RunbookStep {
  * named `<fullname>-dashboard`).
  */
 export function objectsToRetire(cfg: { controller: Pick<ControllerConfig, "namespace" | "dashboard"> }): { kind: string; namespace?: string; name: string }[] {
-    const out: { kind: string; namespace?: string; name: string }[] = ["view", "edit", "admin"].map((r) => ({ kind: "clusterrole", name: `${RELEASE_NAME}-aggregate-to-${r}` }));
+    const out: { kind: string; namespace?: string; name: string }[] = ["view", "edit", "admin"].map((r) => ({
+        kind: "clusterrole",
+        name: `${RELEASE_NAME}-aggregate-to-${r}`,
+    }));
     if (!cfg.controller.dashboard) {
         const name = `${RELEASE_NAME}-dashboard`;
         out.push(
@@ -140,12 +152,30 @@ export function adoptionRunbook(cfg: { stack: string; controller: Pick<Controlle
     const retire = objectsToRetire(cfg);
     const clusterScoped = retire.filter((o) => !o.namespace);
     const namespaced = retire.filter((o) => o.namespace);
-    const byKind = (objs: typeof retire) => [...new Set(objs.map((o) => o.kind))].map((kind) => `${kind} ${objs.filter((o) => o.kind === kind).map((o) => o.name).join(" ")}`);
-    const byName = (objs: typeof retire) => [...new Set(objs.map((o) => o.name))].map((name) => `${objs.filter((o) => o.name === name).map((o) => o.kind).join(",")} ${name}`);
+    const byKind = (objs: typeof retire) =>
+        [...new Set(objs.map((o) => o.kind))].map(
+            (kind) =>
+                `${kind} ${objs
+                    .filter((o) => o.kind === kind)
+                    .map((o) => o.name)
+                    .join(" ")}`,
+        );
+    const byName = (objs: typeof retire) =>
+        [...new Set(objs.map((o) => o.name))].map(
+            (name) =>
+                `${objs
+                    .filter((o) => o.name === name)
+                    .map((o) => o.kind)
+                    .join(",")} ${name}`,
+        );
     return [
         {
             title: "Record what runs now",
-            commands: [`helm list -n ${ns} --filter '^${RELEASE_NAME}$'`, `kubectl get crd ${crds}`, "kubectl get rollouts.argoproj.io -A --no-headers | wc -l"],
+            commands: [
+                `helm list -n ${ns} --filter '^${RELEASE_NAME}$'`,
+                `kubectl get crd ${crds}`,
+                "kubectl get rollouts.argoproj.io -A --no-headers | wc -l",
+            ],
         },
         {
             // ADR-056 as-built: a registry reconcile re-applies units from main. A re-applied Helm

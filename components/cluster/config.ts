@@ -9,9 +9,7 @@ import type { MimirRole } from "../mimir";
  */
 
 /** How the program reaches the cluster's API server. */
-export type ClusterConnection =
-    | { kind: "eks"; clusterName: string; region: string }
-    | { kind: "kubeconfig"; context: string; path?: string };
+export type ClusterConnection = { kind: "eks"; clusterName: string; region: string } | { kind: "kubeconfig"; context: string; path?: string };
 
 export interface ClusterConfig {
     /** The cluster's name in the platform; also the provider's `clusterIdentifier`. */
@@ -49,18 +47,58 @@ const NON_BLANK = /^\S+$/;
 
 /** The `cluster` section: every key, once. */
 export const CLUSTER_FIELDS = {
-    name: field.string({ rule: { pattern: DNS_LABEL, describe: "a DNS label (lowercase letters, digits, '-')", maxLength: 63 }, required: true, doc: "the cluster's platform name, also the provider's clusterIdentifier; one stack file per cluster in the project" }),
-    role: field.oneOf(["hub", "spoke"], { required: true, describe: "hub or spoke", doc: "hub (runs Mimir; its gates read it in-cluster) or spoke (reads its metrics back through the hub)" }),
-    mimirTenant: field.string({ rule: MIMIR_TENANT_RULE, required: true, doc: "this cluster's Mimir tenant (X-Scope-OrgID); its metric gates read only this tenant; no other cluster of the project's stack files shares it, and a hub listing this cluster gives it the same" }),
-    eksClusterName: field.string({ rule: { pattern: EKS_NAME, describe: "an EKS cluster name (1-100 letters, digits, '-', '_')" }, readBySection: true, doc: "EKS cluster to connect to, token through the aws CLI (exactly one of this and kubeconfigContext)" }),
-    region: field.string({ rule: { pattern: AWS_REGION, describe: "an AWS region such as eu-west-1" }, readBySection: true, defaultDoc: "aws:region", doc: "AWS region of the EKS cluster; with eksClusterName only" }),
-    kubeconfigContext: field.string({ rule: { pattern: NON_BLANK, describe: "a kubeconfig context name" }, readBySection: true, doc: "kubeconfig context to connect with (exactly one of this and eksClusterName)" }),
-    kubeconfigPath: field.string({ rule: { pattern: NON_BLANK, describe: "a path to a kubeconfig file" }, readBySection: true, defaultDoc: "the kubeconfig default", doc: "kubeconfig file; with kubeconfigContext only" }),
+    name: field.string({
+        rule: { pattern: DNS_LABEL, describe: "a DNS label (lowercase letters, digits, '-')", maxLength: 63 },
+        required: true,
+        doc: "the cluster's platform name, also the provider's clusterIdentifier; one stack file per cluster in the project",
+    }),
+    role: field.oneOf(["hub", "spoke"], {
+        required: true,
+        describe: "hub or spoke",
+        doc: "hub (runs Mimir; its gates read it in-cluster) or spoke (reads its metrics back through the hub)",
+    }),
+    mimirTenant: field.string({
+        rule: MIMIR_TENANT_RULE,
+        required: true,
+        doc: "this cluster's Mimir tenant (X-Scope-OrgID); its metric gates read only this tenant; no other cluster of the project's stack files shares it, and a hub listing this cluster gives it the same",
+    }),
+    eksClusterName: field.string({
+        rule: { pattern: EKS_NAME, describe: "an EKS cluster name (1-100 letters, digits, '-', '_')" },
+        readBySection: true,
+        doc: "EKS cluster to connect to, token through the aws CLI (exactly one of this and kubeconfigContext)",
+    }),
+    region: field.string({
+        rule: { pattern: AWS_REGION, describe: "an AWS region such as eu-west-1" },
+        readBySection: true,
+        defaultDoc: "aws:region",
+        doc: "AWS region of the EKS cluster; with eksClusterName only",
+    }),
+    kubeconfigContext: field.string({
+        rule: { pattern: NON_BLANK, describe: "a kubeconfig context name" },
+        readBySection: true,
+        doc: "kubeconfig context to connect with (exactly one of this and eksClusterName)",
+    }),
+    kubeconfigPath: field.string({
+        rule: { pattern: NON_BLANK, describe: "a path to a kubeconfig file" },
+        readBySection: true,
+        defaultDoc: "the kubeconfig default",
+        doc: "kubeconfig file; with kubeconfigContext only",
+    }),
     // Adopting is one deliberate run (docs/operations/adopt.md), never the default.
-    adoptExisting: field.boolean({ default: false, doc: "true for the one run that takes over objects another tool created (the adoption runbook); false again right after" }),
+    adoptExisting: field.boolean({
+        default: false,
+        doc: "true for the one run that takes over objects another tool created (the adoption runbook); false again right after",
+    }),
     // A downgrade is a decision someone takes after reading release notes, never a default.
-    allowDowngrade: field.boolean({ default: false, doc: "only with adoptExisting: let the adopting run move a running controller newer than controller.appVersion back (refused otherwise)" }),
-    kubernetesVersion: field.string({ rule: { pattern: KUBERNETES_VERSION, describe: "a Kubernetes version such as v1.33 or v1.33.4" }, defaultDoc: "none (the plan does not show the chart's objects)", doc: "the cluster's Kubernetes version; the offline plan renders the chart for it (the provider renders it for the version the API server reports); read by the plan only" }),
+    allowDowngrade: field.boolean({
+        default: false,
+        doc: "only with adoptExisting: let the adopting run move a running controller newer than controller.appVersion back (refused otherwise)",
+    }),
+    kubernetesVersion: field.string({
+        rule: { pattern: KUBERNETES_VERSION, describe: "a Kubernetes version such as v1.33 or v1.33.4" },
+        defaultDoc: "none (the plan does not show the chart's objects)",
+        doc: "the cluster's Kubernetes version; the offline plan renders the chart for it (the provider renders it for the version the API server reports); read by the plan only",
+    }),
 } as const;
 
 /** Every default of the section, in one object. */
@@ -71,7 +109,12 @@ function awsRegion(r: ConfigReader, value: string, rule: StringRule): string | u
     if (rule.pattern?.test(value)) {
         return value;
     }
-    r.problems.push({ key: "aws:region", given: show(value), allowed: `must be ${rule.describe} (cluster.region is not set, so the EKS cluster's region is read from aws:region)`, qualified: true });
+    r.problems.push({
+        key: "aws:region",
+        given: show(value),
+        allowed: `must be ${rule.describe} (cluster.region is not set, so the EKS cluster's region is read from aws:region)`,
+        qualified: true,
+    });
     return undefined;
 }
 
@@ -101,7 +144,8 @@ export function readCluster(r: ConfigReader, value: unknown, ambient: { awsRegio
         const clusterName = r.string("cluster.eksClusterName", c.eksClusterName, f.eksClusterName.rule);
         // Unset here, the region is aws:region's: a bad one is reported under the key the user set.
         const fromAws = c.region === undefined || c.region === null;
-        const region = fromAws && ambient.awsRegion !== undefined ? awsRegion(r, ambient.awsRegion, f.region.rule) : r.string("cluster.region", c.region, f.region.rule);
+        const region =
+            fromAws && ambient.awsRegion !== undefined ? awsRegion(r, ambient.awsRegion, f.region.rule) : r.string("cluster.region", c.region, f.region.rule);
         if (region === undefined && c.region === undefined && ambient.awsRegion === undefined) {
             r.problem("cluster.region", undefined, "is required with cluster.eksClusterName (or set aws:region)");
         }
@@ -122,7 +166,11 @@ export function readCluster(r: ConfigReader, value: unknown, ambient: { awsRegio
         }
     }
     if (allowDowngrade && !adoptExisting) {
-        r.problem("cluster.allowDowngrade", allowDowngrade, "only applies with cluster.adoptExisting: true (the adopting run is the one whose preview cannot show a downgrade)");
+        r.problem(
+            "cluster.allowDowngrade",
+            allowDowngrade,
+            "only applies with cluster.adoptExisting: true (the adopting run is the one whose preview cannot show a downgrade)",
+        );
     }
     if (!name || !role || !mimirTenant || !connection) {
         return undefined;

@@ -40,21 +40,26 @@ export interface ConnectOptions {
 /** Endpoint and CA of an EKS cluster, as the program's provider gets them (components/cluster). */
 export function describeEksCluster(clusterName: string, region: string): Promise<{ endpoint: string; certificateAuthority: string }> {
     return new Promise((resolve, reject) => {
-        execFile("aws", ["eks", "describe-cluster", "--name", clusterName, "--region", region, "--output", "json"], { timeout: 60_000 }, (err, stdout, stderr) => {
-            if (err) {
-                reject(new ConnectionError(`aws eks describe-cluster --name ${clusterName} --region ${region} failed: ${(stderr || err.message).trim()}`));
-                return;
-            }
-            try {
-                const c = (JSON.parse(stdout) as { cluster?: { endpoint?: string; certificateAuthority?: { data?: string } } }).cluster;
-                if (!c?.endpoint || !c.certificateAuthority?.data) {
-                    throw new Error("no endpoint or certificate authority in the answer");
+        execFile(
+            "aws",
+            ["eks", "describe-cluster", "--name", clusterName, "--region", region, "--output", "json"],
+            { timeout: 60_000 },
+            (err, stdout, stderr) => {
+                if (err) {
+                    reject(new ConnectionError(`aws eks describe-cluster --name ${clusterName} --region ${region} failed: ${(stderr || err.message).trim()}`));
+                    return;
                 }
-                resolve({ endpoint: c.endpoint, certificateAuthority: c.certificateAuthority.data });
-            } catch (e) {
-                reject(new ConnectionError(`aws eks describe-cluster --name ${clusterName}: ${(e as Error).message}`));
-            }
-        });
+                try {
+                    const c = (JSON.parse(stdout) as { cluster?: { endpoint?: string; certificateAuthority?: { data?: string } } }).cluster;
+                    if (!c?.endpoint || !c.certificateAuthority?.data) {
+                        throw new Error("no endpoint or certificate authority in the answer");
+                    }
+                    resolve({ endpoint: c.endpoint, certificateAuthority: c.certificateAuthority.data });
+                } catch (e) {
+                    reject(new ConnectionError(`aws eks describe-cluster --name ${clusterName}: ${(e as Error).message}`));
+                }
+            },
+        );
     });
 }
 
@@ -80,13 +85,24 @@ export async function kubeConfigFor(k8s: ClientModule, opts: ConnectOptions): Pr
         const context = opts.context ?? (conn.kind === "kubeconfig" ? conn.context : undefined);
         if (context !== undefined) {
             if (!kc.getContextObject(context)) {
-                throw new ConnectionError(`kubeconfig ${file ?? "(default)"} has no context "${context}"; it has: ${kc.getContexts().map((c) => c.name).join(", ") || "none"}`);
+                throw new ConnectionError(
+                    `kubeconfig ${file ?? "(default)"} has no context "${context}"; it has: ${
+                        kc
+                            .getContexts()
+                            .map((c) => c.name)
+                            .join(", ") || "none"
+                    }`,
+                );
             }
             kc.setCurrentContext(context);
         }
         return kc;
     }
     const eks = await (opts.describeEks ?? describeEksCluster)(conn.clusterName, conn.region);
-    kc.loadFromString(JSON.stringify(eksKubeconfig({ clusterName: conn.clusterName, region: conn.region, endpoint: eks.endpoint, certificateAuthority: eks.certificateAuthority })));
+    kc.loadFromString(
+        JSON.stringify(
+            eksKubeconfig({ clusterName: conn.clusterName, region: conn.region, endpoint: eks.endpoint, certificateAuthority: eks.certificateAuthority }),
+        ),
+    );
     return kc;
 }

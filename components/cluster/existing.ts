@@ -71,7 +71,9 @@ export function existingObjectsRefusal(stack: string, found: readonly ExistingOb
     if (found.length === 0) {
         return undefined;
     }
-    const lines = found.map((f) => `  ${objectName(f.ref.kind, f.ref.namespace, f.ref.name)} [${f.ref.declaredBy}], managers: ${f.managers.join(", ") || "none"}`);
+    const lines = found.map(
+        (f) => `  ${objectName(f.ref.kind, f.ref.namespace, f.ref.name)} [${f.ref.declaredBy}], managers: ${f.managers.join(", ") || "none"}`,
+    );
     return (
         `stack "${stack}": ${found.length} object(s) this stack creates already exist, made by another tool, and argo-rollouts-addon:cluster.adoptExisting is false:\n` +
         `${lines.join("\n")}\n` +

@@ -41,7 +41,10 @@ const CONTROLLER_IMAGE = /(^|\/)argoproj\/argo-rollouts(:|@|$)/;
 
 interface DeploymentLike {
     metadata?: { name?: string; namespace?: string };
-    spec?: { selector?: { matchLabels?: Record<string, string> }; template?: { spec?: { containers?: { image?: string; args?: string[]; command?: string[] }[] } } };
+    spec?: {
+        selector?: { matchLabels?: Record<string, string> };
+        template?: { spec?: { containers?: { image?: string; args?: string[]; command?: string[] }[] } };
+    };
 }
 
 /** Every Deployment of a cluster-wide list that runs the controller. */
@@ -117,5 +120,7 @@ function sorted(m: Readonly<Record<string, string>>): [string, string][] {
 }
 
 function labels(m: Readonly<Record<string, string>>): string {
-    return `{${sorted(m).map(([k, v]) => `${k}=${v}`).join(", ")}}`;
+    return `{${sorted(m)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(", ")}}`;
 }

@@ -130,7 +130,10 @@ export const field = {
         return { kind: "string", ...o };
     },
     /** A string out of a fixed set; its type is the union of the set. */
-    oneOf<const V extends string, const O extends Omit<Opts<StringField>, "rule" | "default"> & { default?: NoInfer<V>; describe?: string }>(values: readonly V[], o: O): StringField & Typed<V, HasDefault<O>> {
+    oneOf<const V extends string, const O extends Omit<Opts<StringField>, "rule" | "default"> & { default?: NoInfer<V>; describe?: string }>(
+        values: readonly V[],
+        o: O,
+    ): StringField & Typed<V, HasDefault<O>> {
         const { describe, ...rest } = o;
         return { kind: "string", rule: { oneOf: values, describe: describe ?? values.join(", ") }, ...rest };
     },
@@ -158,7 +161,9 @@ export const field = {
     list<const S extends Fields>(o: Omit<Opts<ListField>, "readBySection"> & { items: S }): ListField & { items: S } & Typed<Values<S>[], true> {
         return { kind: "list", ...o };
     },
-    map<const S extends Fields>(o: Omit<Opts<MapField>, "readBySection"> & { values: S }): MapField & { values: S } & Typed<{ name: string; value: Values<S> }[], true> {
+    map<const S extends Fields>(
+        o: Omit<Opts<MapField>, "readBySection"> & { values: S },
+    ): MapField & { values: S } & Typed<{ name: string; value: Values<S> }[], true> {
         return { kind: "map", ...o };
     },
     /** A list whose items are declared here and read by the section's function. */
@@ -271,7 +276,9 @@ export function readField(r: ConfigReader, key: string, f: Field, given: unknown
             const out: { name: string; value: unknown }[] = [];
             for (const [name, entry] of Object.entries(given)) {
                 const entryKey = `${key}.${name}`;
-                const bad = (f.keyRule.pattern !== undefined && !f.keyRule.pattern.test(name)) || (f.keyRule.maxLength !== undefined && name.length > f.keyRule.maxLength);
+                const bad =
+                    (f.keyRule.pattern !== undefined && !f.keyRule.pattern.test(name)) ||
+                    (f.keyRule.maxLength !== undefined && name.length > f.keyRule.maxLength);
                 if (bad) {
                     r.problem(entryKey, name, `must be ${f.keyRule.describe}`);
                     continue;

@@ -92,7 +92,13 @@ export function exampleRefusal(stack: string, namespace: string, examples: reado
  * (and the offline plan) warns once per key instead, so the shipped stack files can be reviewed as
  * they are.
  */
-export function refuseExampleValues(stack: string, namespace: string, examples: readonly ExampleValue[], dryRun: boolean, warn: (message: string) => void): void {
+export function refuseExampleValues(
+    stack: string,
+    namespace: string,
+    examples: readonly ExampleValue[],
+    dryRun: boolean,
+    warn: (message: string) => void,
+): void {
     if (examples.length === 0) {
         return;
     }

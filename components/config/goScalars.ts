@@ -70,7 +70,9 @@ const DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
  */
 export function goTimestamp(text: string): string | undefined {
     const m =
-        /^([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})(?:([Tt])([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2})(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})| ([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2})(\.[0-9]+)?)?$/.exec(text);
+        /^([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})(?:([Tt])([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2})(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})| ([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2})(\.[0-9]+)?)?$/.exec(
+            text,
+        );
     if (!m) {
         return undefined;
     }
@@ -86,4 +88,3 @@ export function goTimestamp(text: string): string | undefined {
     const name = offset === "+0000" ? "UTC" : offset;
     return `${pad(year, 4)}-${pad(month)}-${pad(day)} ${pad(h)}:${pad(min)}:${pad(sec)}${frac ? `.${frac}` : ""} ${offset} ${name}`;
 }
-

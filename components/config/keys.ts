@@ -17,7 +17,10 @@ export function keyDistance(a: string, b: string): number {
 /** The known key a typo most likely meant: the nearest within a third of its length (at least 2 edits), if one is nearest. */
 export function nearestKey(given: string, known: readonly string[]): string | undefined {
     const limit = Math.max(2, Math.floor(given.length / 3));
-    const scored = known.map((k) => ({ k, d: keyDistance(given, k) })).filter((s) => s.d <= limit).sort((a, b) => a.d - b.d);
+    const scored = known
+        .map((k) => ({ k, d: keyDistance(given, k) }))
+        .filter((s) => s.d <= limit)
+        .sort((a, b) => a.d - b.d);
     if (scored.length === 0 || (scored.length > 1 && scored[1].d === scored[0].d)) {
         return undefined;
     }

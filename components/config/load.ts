@@ -53,7 +53,13 @@ export function readStackConfig(): StackConfigValues {
     return {
         stack: stackName,
         raw,
-        ambient: { awsRegion: all["aws:region"], secretKeys, otherKeys: Object.keys(all).filter((k) => !k.startsWith(prefix)), ...(projectClusters ? { projectClusters } : {}), ...(projectStacks ? { projectStacks } : {}) },
+        ambient: {
+            awsRegion: all["aws:region"],
+            secretKeys,
+            otherKeys: Object.keys(all).filter((k) => !k.startsWith(prefix)),
+            ...(projectClusters ? { projectClusters } : {}),
+            ...(projectStacks ? { projectStacks } : {}),
+        },
     };
 }
 
@@ -89,7 +95,10 @@ export function projectClusterNames(dir: string): string[] | undefined {
 export function readProjectStacks(dir: string): ProjectStack[] | undefined {
     let files: string[];
     try {
-        files = fs.readdirSync(dir).filter((f) => /^Pulumi\.[A-Za-z0-9_.-]+\.yaml$/.test(f)).sort();
+        files = fs
+            .readdirSync(dir)
+            .filter((f) => /^Pulumi\.[A-Za-z0-9_.-]+\.yaml$/.test(f))
+            .sort();
     } catch {
         return undefined;
     }
@@ -108,7 +117,9 @@ export function readProjectStacks(dir: string): ProjectStack[] | undefined {
                 ...(text(cluster.name) ? { cluster: text(cluster.name) } : {}),
                 ...(text(cluster.mimirTenant) ? { mimirTenant: text(cluster.mimirTenant) } : {}),
                 spokes: Array.isArray(spokes)
-                    ? spokes.flatMap((s: { name?: unknown; tenant?: unknown } | null) => (s && text(s.name) ? [{ name: text(s.name)!, ...(text(s.tenant) ? { tenant: text(s.tenant) } : {}) }] : []))
+                    ? spokes.flatMap((s: { name?: unknown; tenant?: unknown } | null) =>
+                          s && text(s.name) ? [{ name: text(s.name)!, ...(text(s.tenant) ? { tenant: text(s.tenant) } : {}) }] : [],
+                      )
                     : [],
             });
         } catch {

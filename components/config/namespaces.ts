@@ -13,7 +13,11 @@ export const POD_SECURITY_LABEL = /^pod-security\.kubernetes\.io\/(enforce|audit
  * pkg/api/validation/generic.go v0.34.0 `ValidateNamespaceName` = `NameIsDNSLabel`). The pattern
  * alone allows any length; the API server refuses the 64th character when the object is created.
  */
-export const NAMESPACE_RULE = { pattern: /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, maxLength: 63, describe: "a namespace name (DNS label: at most 63 lowercase letters, digits, '-')" };
+export const NAMESPACE_RULE = {
+    pattern: /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/,
+    maxLength: 63,
+    describe: "a namespace name (DNS label: at most 63 lowercase letters, digits, '-')",
+};
 
 /**
  * `kube-` is the prefix Kubernetes keeps for its own namespaces (kubernetes/website

@@ -23,7 +23,11 @@ export function checkAcrossProject(r: ConfigReader, own: OwnStack, project: read
     // of either would delete what the other still runs.
     const sameCluster = others.find((s) => own.cluster !== undefined && s.cluster === own.cluster);
     if (sameCluster) {
-        r.problem("cluster.name", own.cluster, `must be unique among the project's stack files: Pulumi.${sameCluster.stack}.yaml names the same cluster, and two stacks would each manage (and on destroy delete) the other's objects`);
+        r.problem(
+            "cluster.name",
+            own.cluster,
+            `must be unique among the project's stack files: Pulumi.${sameCluster.stack}.yaml names the same cluster, and two stacks would each manage (and on destroy delete) the other's objects`,
+        );
     }
     // One tenant, two clusters: their series mix, and each cluster's gates read the other's traffic.
     const sameTenant = others.find((s) => own.mimirTenant !== undefined && s.mimirTenant === own.mimirTenant && s.cluster !== own.cluster);
@@ -56,7 +60,9 @@ export function checkAcrossProject(r: ConfigReader, own: OwnStack, project: read
             "mimir.hubStack",
             own.hubStack,
             `must name the hub that routes this spoke: Pulumi.${named.stack}.yaml has no spokes entry for ${own.cluster}, so that hub routes no read endpoint for it` +
-                (routing.length > 0 ? `; ${routing.map((h) => `Pulumi.${h}.yaml`).join(", ")} does: name that hub's stack` : `; add ${own.cluster} to that hub's spokes`),
+                (routing.length > 0
+                    ? `; ${routing.map((h) => `Pulumi.${h}.yaml`).join(", ")} does: name that hub's stack`
+                    : `; add ${own.cluster} to that hub's spokes`),
         );
     }
     // The reverse, from the spoke's run: a hub that lists this cluster under another tenant.

@@ -90,7 +90,7 @@ export const QUANTITY = /^[0-9]+(\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/;
 /** A fully qualified lowercase DNS name. */
 export const HOSTNAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)+$/;
 /** An https URL without query or fragment. */
-export const HTTPS_URL = /^https:\/\/[A-Za-z0-9.-]+(:[0-9]+)?(\/[A-Za-z0-9._~%\/-]*)?$/;
+export const HTTPS_URL = /^https:\/\/[A-Za-z0-9.-]+(:[0-9]+)?(\/[A-Za-z0-9._~%/-]*)?$/;
 /**
  * Mimir tenant ids: letters, digits and `!-_.*'()`, at most 150 characters, and neither `.` nor
  * `..` (grafana/dskit tenant/tenant.go, ValidTenantID: errUnsafeTenantID). `|` is excluded by
@@ -109,7 +109,16 @@ export function parseQuantity(q: string): number {
         throw new Error(`not a quantity: ${q}`);
     }
     const factor: Record<string, number> = {
-        "": 1, m: 1e-3, k: 1e3, M: 1e6, G: 1e9, T: 1e12, Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3, Ti: 1024 ** 4,
+        "": 1,
+        m: 1e-3,
+        k: 1e3,
+        M: 1e6,
+        G: 1e9,
+        T: 1e12,
+        Ki: 1024,
+        Mi: 1024 ** 2,
+        Gi: 1024 ** 3,
+        Ti: 1024 ** 4,
     };
     return Number(m[1]) * factor[m[2] ?? ""];
 }
@@ -164,7 +173,12 @@ export class ConfigReader {
      */
     unknownKey(key: string, given: string, takes: string, knownKeys: readonly string[], opts: { qualified?: boolean } = {}): void {
         const near = nearestKey(given, knownKeys);
-        this.problems.push({ key, given: NOT_SHOWN, allowed: `unknown key; ${takes}${near ? `; did you mean ${near}?` : ""}`, ...(opts.qualified ? { qualified: true } : {}) });
+        this.problems.push({
+            key,
+            given: NOT_SHOWN,
+            allowed: `unknown key; ${takes}${near ? `; did you mean ${near}?` : ""}`,
+            ...(opts.qualified ? { qualified: true } : {}),
+        });
     }
 
     string(key: string, value: unknown, rule: StringRule): string | undefined;
@@ -242,12 +256,22 @@ export class ConfigReader {
      * A list of strings each matching `rule`, duplicates dropped; `fallback` when not set. The
      * list's length must be within `size`.
      */
-    strings(key: string, value: unknown, rule: StringRule, fallback: readonly string[] = [], size: { min: number; max: number } = { min: 0, max: 100 }): string[] {
+    strings(
+        key: string,
+        value: unknown,
+        rule: StringRule,
+        fallback: readonly string[] = [],
+        size: { min: number; max: number } = { min: 0, max: 100 },
+    ): string[] {
         if (value === undefined || value === null) {
             return [...fallback];
         }
         if (!Array.isArray(value) || value.length < size.min || value.length > size.max) {
-            this.problem(key, value, `must be a list of ${size.min} to ${size.max} entries, each ${rule.oneOf ? `one of ${rule.oneOf.join(", ")}` : rule.describe}`);
+            this.problem(
+                key,
+                value,
+                `must be a list of ${size.min} to ${size.max} entries, each ${rule.oneOf ? `one of ${rule.oneOf.join(", ")}` : rule.describe}`,
+            );
             return [...fallback];
         }
         const out: string[] = [];
@@ -255,7 +279,11 @@ export class ConfigReader {
             if (v === null || v === undefined) {
                 // A YAML `~` (or empty) item: `string` would read it as "not set" and the list would
                 // shrink silently (an approver list of one such item approves nobody).
-                this.problem(`${key}[${i}]`, null, `is an empty list item (~ or null); remove it or give ${rule.oneOf ? `one of ${rule.oneOf.join(", ")}` : rule.describe}`);
+                this.problem(
+                    `${key}[${i}]`,
+                    null,
+                    `is an empty list item (~ or null); remove it or give ${rule.oneOf ? `one of ${rule.oneOf.join(", ")}` : rule.describe}`,
+                );
                 return;
             }
             const s = this.string(`${key}[${i}]`, v, rule);
@@ -278,7 +306,11 @@ export class ConfigReader {
         const out: Record<string, string> = {};
         for (const [k, v] of Object.entries(value)) {
             if (!LABEL_KEY.test(k)) {
-                this.problem(`${key}.${k}`, k, "must be a valid label key ([prefix/]name: a DNS subdomain prefix of at most 253 characters, a name of at most 63)");
+                this.problem(
+                    `${key}.${k}`,
+                    k,
+                    "must be a valid label key ([prefix/]name: a DNS subdomain prefix of at most 253 characters, a name of at most 63)",
+                );
             } else if (typeof v !== "string" || !LABEL_VALUE.test(v)) {
                 this.problem(`${key}.${k}`, v, "must be a label value (at most 63 alphanumerics, '-', '_' or '.')");
             } else {
@@ -293,6 +325,6 @@ export class ConfigReader {
  * A label key, `[prefix/]name` (k8s.io/apimachinery pkg/util/validation/validation.go v0.34.0
  * `IsQualifiedName`): the prefix a DNS-1123 subdomain of at most 253 characters, the name at most 63.
  */
-export const LABEL_KEY = /^((?=[^\/]{1,253}\/)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+export const LABEL_KEY = /^((?=[^/]{1,253}\/)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 /** A label value: at most 63 characters (same file, `IsValidLabelValue`). */
 export const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$/;

@@ -50,7 +50,12 @@ export function fieldSchema(f: Field): JsonSchema {
         case "list":
             return { ...base, type: "array", items: objectSchema(f.items), ...(f.maxItems !== undefined ? { maxItems: f.maxItems } : {}) };
         case "map":
-            return { ...base, type: "object", propertyNames: f.keyRule.pattern ? { pattern: f.keyRule.pattern.source } : {}, additionalProperties: objectSchema(f.values) };
+            return {
+                ...base,
+                type: "object",
+                propertyNames: f.keyRule.pattern ? { pattern: f.keyRule.pattern.source } : {},
+                additionalProperties: objectSchema(f.values),
+            };
         case "custom":
             return { ...base, ...f.schema, ...(f.default !== undefined ? { default: f.default } : {}) };
     }

@@ -8,7 +8,10 @@ export const NOT_SHOWN = "[not shown]";
 
 /** Every URL in a text without its user-info and query (tokens live there), the query shown as `?[not shown]`; applied twice, the same. */
 export function withoutUrlSecrets(text: string): string {
-    return text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)(?:[^\/?#@\s"]*@)?([^?#\s"]*)(\?(?!\[not shown\])[^#\s"]*)?(#[^\s"]*)?/gi, (_m, scheme: string, rest: string, query?: string) => `${scheme}${rest}${query ? `?${NOT_SHOWN}` : ""}`);
+    return text.replace(
+        /\b([a-z][a-z0-9+.-]*:\/\/)(?:[^/?#@\s"]*@)?([^?#\s"]*)(\?(?!\[not shown\])[^#\s"]*)?(#[^\s"]*)?/gi,
+        (_m, scheme: string, rest: string, query?: string) => `${scheme}${rest}${query ? `?${NOT_SHOWN}` : ""}`,
+    );
 }
 
 /**
@@ -16,6 +19,7 @@ export function withoutUrlSecrets(text: string): string {
  * direction marks, the line and paragraph separators, word joiners and the byte order mark. A value
  * that holds one looks right in the message and is still refused; escaped, the reader sees why.
  */
+// eslint-disable-next-line no-control-regex -- the control characters are what this finds
 const INVISIBLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u206a-\u206f\ufeff]/g;
 
 /** `text` with every invisible character written as `\\uXXXX`. */

@@ -35,18 +35,35 @@ const YAML_STYLE_FLOAT = /^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$/
 const int = (n: bigint): number | bigint => (n >= BigInt(Number.MIN_SAFE_INTEGER) && n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n);
 
 const SPECIAL: Record<string, StackValue> = {
-    true: true, True: true, TRUE: true,
-    false: false, False: false, FALSE: false,
-    "": null, "~": null, null: null, Null: null, NULL: null,
-    ".nan": NaN, ".NaN": NaN, ".NAN": NaN,
-    ".inf": Infinity, ".Inf": Infinity, ".INF": Infinity,
-    "+.inf": Infinity, "+.Inf": Infinity, "+.INF": Infinity,
-    "-.inf": -Infinity, "-.Inf": -Infinity, "-.INF": -Infinity,
+    true: true,
+    True: true,
+    TRUE: true,
+    false: false,
+    False: false,
+    FALSE: false,
+    "": null,
+    "~": null,
+    null: null,
+    Null: null,
+    NULL: null,
+    ".nan": NaN,
+    ".NaN": NaN,
+    ".NAN": NaN,
+    ".inf": Infinity,
+    ".Inf": Infinity,
+    ".INF": Infinity,
+    "+.inf": Infinity,
+    "+.Inf": Infinity,
+    "+.INF": Infinity,
+    "-.inf": -Infinity,
+    "-.Inf": -Infinity,
+    "-.INF": -Infinity,
 };
 
 /** yaml.v3 v3.0.1 resolve.go `resolve("", in)` for an untagged plain scalar, as decoded into `any`. */
 export function resolvePlain(text: string): StackValue {
-    const hint = text === "" ? "N" : /[+-]/.test(text[0]) ? "S" : /[0-9]/.test(text[0]) ? "D" : /[yYnNtTfFoO~]/.test(text[0]) ? "M" : text[0] === "." ? "." : "";
+    const hint =
+        text === "" ? "N" : /[+-]/.test(text[0]) ? "S" : /[0-9]/.test(text[0]) ? "D" : /[yYnNtTfFoO~]/.test(text[0]) ? "M" : text[0] === "." ? "." : "";
     if (hint === "") {
         return text;
     }
@@ -77,9 +94,16 @@ export function resolvePlain(text: string): StackValue {
                 return f;
             }
         }
-        for (const [prefix, base] of [["0b", 2], ["-0b", 2], ["0o", 8], ["-0o", 8]] as const) {
+        for (const [prefix, base] of [
+            ["0b", 2],
+            ["-0b", 2],
+            ["0o", 8],
+            ["-0o", 8],
+        ] as const) {
             if (plain.startsWith(prefix)) {
-                const n = parseInt64((prefix.startsWith("-") ? "-" : "") + plain.slice(prefix.length), base) ?? (prefix.startsWith("-") ? undefined : parseUint(plain.slice(prefix.length), base));
+                const n =
+                    parseInt64((prefix.startsWith("-") ? "-" : "") + plain.slice(prefix.length), base) ??
+                    (prefix.startsWith("-") ? undefined : parseUint(plain.slice(prefix.length), base));
                 if (n !== undefined) {
                     return int(n);
                 }
@@ -140,7 +164,16 @@ export function parseStackYaml(text: string): StackValue {
                 return source;
             }
             const resolved = resolvePlain(source);
-            const kind = resolved === null ? "!!null" : typeof resolved === "boolean" ? "!!bool" : typeof resolved === "string" ? "!!str" : Number.isInteger(resolved) || typeof resolved === "bigint" ? "!!int" : "!!float";
+            const kind =
+                resolved === null
+                    ? "!!null"
+                    : typeof resolved === "boolean"
+                      ? "!!bool"
+                      : typeof resolved === "string"
+                        ? "!!str"
+                        : Number.isInteger(resolved) || typeof resolved === "bigint"
+                          ? "!!int"
+                          : "!!float";
             if (short === kind || (short === "!!float" && kind === "!!int")) {
                 return short === "!!float" && typeof resolved === "bigint" ? Number(resolved) : resolved;
             }
@@ -164,7 +197,9 @@ export function parseStackYaml(text: string): StackValue {
                 }
                 const key = keyText(value(k));
                 if (Object.prototype.hasOwnProperty.call(out, key)) {
-                    throw new StackYamlError(`is not valid YAML at ${where(doc, k as YAML.Node, lines)} (the key ${JSON.stringify(key)} is set twice in one map)`);
+                    throw new StackYamlError(
+                        `is not valid YAML at ${where(doc, k as YAML.Node, lines)} (the key ${JSON.stringify(key)} is set twice in one map)`,
+                    );
                 }
                 out[key] = value(pair.value);
             }
@@ -216,7 +251,9 @@ export function goJson(v: StackValue): string {
     }
     if (typeof v === "number") {
         if (!Number.isFinite(v)) {
-            throw new StackYamlError(`holds ${Number.isNaN(v) ? ".nan" : v > 0 ? ".inf" : "-.inf"}, which the Pulumi CLI cannot store (encoding/json has no NaN or infinity): quote it to mean the text`);
+            throw new StackYamlError(
+                `holds ${Number.isNaN(v) ? ".nan" : v > 0 ? ".inf" : "-.inf"}, which the Pulumi CLI cannot store (encoding/json has no NaN or infinity): quote it to mean the text`,
+            );
         }
         return JSON.stringify(v);
     }

@@ -1,6 +1,15 @@
 import { readSection } from "../config/declare";
 import { ConfigReader, Plain, isPlainObject } from "../config/reader";
-import { DELIVERY_DEFAULTS, DELIVERY_FIELDS, DeliveryConfig, PreviewGateKind, ProdClassConfig, REGULATED_FIELDS, STANDARD_FIELDS, TierAdmissionAction } from "./fields";
+import {
+    DELIVERY_DEFAULTS,
+    DELIVERY_FIELDS,
+    DeliveryConfig,
+    PreviewGateKind,
+    ProdClassConfig,
+    REGULATED_FIELDS,
+    STANDARD_FIELDS,
+    TierAdmissionAction,
+} from "./fields";
 import { ApprovalGroups, GateTiming, OptionProblem, StrategyOptions, TierStrategy, defaultStepPause, optionProblems, tierStrategies } from "./strategy";
 import { PROD_CLASSES, ProdClass, SHAPES, Shape } from "./tiers";
 
@@ -36,8 +45,17 @@ export function readDelivery(r: ConfigReader, value: unknown, gate: GateTiming):
 function readProdClass(
     r: ConfigReader,
     prodClass: ProdClass,
-    read: { shapes: string[]; autoPromotion: boolean; previewGate: PreviewGateKind; previewHeader?: string; errorBudgetFreeze: boolean; admission?: TierAdmissionAction },
-    raw: Plain, gate: GateTiming): ProdClassConfig | undefined {
+    read: {
+        shapes: string[];
+        autoPromotion: boolean;
+        previewGate: PreviewGateKind;
+        previewHeader?: string;
+        errorBudgetFreeze: boolean;
+        admission?: TierAdmissionAction;
+    },
+    raw: Plain,
+    gate: GateTiming,
+): ProdClassConfig | undefined {
     const key = (k: string) => `delivery.prod.${prodClass}.${k}`;
     const fields = prodClass === "standard" ? STANDARD_FIELDS : REGULATED_FIELDS;
     const steps = raw.steps === undefined || raw.steps === null ? [...DELIVERY_DEFAULTS.prod[prodClass].steps] : raw.steps;
@@ -98,5 +116,9 @@ export interface StrategiesConfig {
 export function stackStrategies(c: StrategiesConfig): TierStrategy[] {
     const regulated = c.policy.regulated;
     const gate: GateTiming = { initialDelay: c.analysis.initialDelay, interval: c.analysis.interval };
-    return tierStrategies(c.delivery, gate, regulated ? { approverGroups: [...regulated.approverGroups], deployerGroups: [...regulated.deployerGroups] } : undefined);
+    return tierStrategies(
+        c.delivery,
+        gate,
+        regulated ? { approverGroups: [...regulated.approverGroups], deployerGroups: [...regulated.deployerGroups] } : undefined,
+    );
 }

@@ -132,12 +132,20 @@ export const DELIVERY_FIELDS = {
     prod: field.section({
         doc: "prod, per class: standard (the metric gate) and regulated (the metric gate and an approver)",
         fields: {
-            standard: field.section({ doc: "prod / standard: stepped canary or blue/green under the success-rate gate, aborted on a breach", fields: STANDARD_FIELDS }),
-            regulated: field.section({ doc: "prod / regulated: as standard, and an approver continues before 100% (approver and deployer Roles from policy.regulated)", fields: REGULATED_FIELDS }),
+            standard: field.section({
+                doc: "prod / standard: stepped canary or blue/green under the success-rate gate, aborted on a breach",
+                fields: STANDARD_FIELDS,
+            }),
+            regulated: field.section({
+                doc: "prod / regulated: as standard, and an approver continues before 100% (approver and deployer Roles from policy.regulated)",
+                fields: REGULATED_FIELDS,
+            }),
         },
     }),
 } as const satisfies Fields;
 
 type ClassDefaults = Omit<ProdClassConfig, "stepPause">;
 /** Every default of the section, in one object (stepPause follows the cluster's gate timing). */
-export const DELIVERY_DEFAULTS = defaultsOf<{ dev: LowerTierConfig; test: LowerTierConfig; preprod: LowerTierConfig; prod: Record<ProdClass, ClassDefaults> }>(DELIVERY_FIELDS);
+export const DELIVERY_DEFAULTS = defaultsOf<{ dev: LowerTierConfig; test: LowerTierConfig; preprod: LowerTierConfig; prod: Record<ProdClass, ClassDefaults> }>(
+    DELIVERY_FIELDS,
+);

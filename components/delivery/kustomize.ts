@@ -67,7 +67,10 @@ function routeOps(plan: DeliveryPlan): { ops: Op[]; portAt: string; added: strin
     const before = rules.slice(0, -1);
     before.forEach((rule, i) => ops.push({ op: "add", path: `/spec/rules/${i}`, value: rule }));
     if (before.length > 0) {
-        added = [...added.map((p) => p.replace("spec.rules.0.", `spec.rules.${before.length}.`)), ...before.flatMap((rule, i) => rule.backendRefs.map((_b, j) => `spec.rules.${i}.backendRefs.${j}`))];
+        added = [
+            ...added.map((p) => p.replace("spec.rules.0.", `spec.rules.${before.length}.`)),
+            ...before.flatMap((rule, i) => rule.backendRefs.map((_b, j) => `spec.rules.${i}.backendRefs.${j}`)),
+        ];
     }
     const mainAt = `spec.rules.${before.length}.backendRefs.0`;
     return { ops, portAt: `${mainAt}.port`, added, mainAt, before: before.length };
@@ -94,16 +97,29 @@ function addedObjects(plan: DeliveryPlan): Json[] {
 function replacements(plan: DeliveryPlan, route: ReturnType<typeof routeOps> | undefined): Replacement[] {
     const out: Replacement[] = [];
     const objects = addedObjects(plan) as { kind: string; apiVersion: string; metadata: { name: string } }[];
-    const select = (o: { kind: string; apiVersion: string; metadata: { name: string } }) => ({ ...(o.apiVersion.includes("/") ? { group: o.apiVersion.split("/")[0] } : {}), kind: o.kind, name: o.metadata.name });
+    const select = (o: { kind: string; apiVersion: string; metadata: { name: string } }) => ({
+        ...(o.apiVersion.includes("/") ? { group: o.apiVersion.split("/")[0] } : {}),
+        kind: o.kind,
+        name: o.metadata.name,
+    });
     const services = objects.filter((o) => o.kind === "Service");
     if (services.length > 0) {
-        out.push({ source: { ...ROLLOUT, fieldPath: "spec.selector.matchLabels" }, targets: services.map((s) => ({ select: select(s), fieldPaths: ["spec.selector"] })) });
-        out.push({ source: { ...ROLLOUT, fieldPath: "spec.template.spec.containers.0.ports.0.containerPort" }, targets: services.map((s) => ({ select: select(s), fieldPaths: ["spec.ports.0.targetPort"] })) });
+        out.push({
+            source: { ...ROLLOUT, fieldPath: "spec.selector.matchLabels" },
+            targets: services.map((s) => ({ select: select(s), fieldPaths: ["spec.selector"] })),
+        });
+        out.push({
+            source: { ...ROLLOUT, fieldPath: "spec.template.spec.containers.0.ports.0.containerPort" },
+            targets: services.map((s) => ({ select: select(s), fieldPaths: ["spec.ports.0.targetPort"] })),
+        });
     }
     if (route) {
         out.push({
             source: { ...ROUTE, fieldPath: route.portAt },
-            targets: [...services.map((s) => ({ select: select(s), fieldPaths: ["spec.ports.0.port"] })), ...(route.added.length > 0 ? [{ select: { ...ROUTE }, fieldPaths: route.added.map((p) => `${p}.port`) }] : [])],
+            targets: [
+                ...services.map((s) => ({ select: select(s), fieldPaths: ["spec.ports.0.port"] })),
+                ...(route.added.length > 0 ? [{ select: { ...ROUTE }, fieldPaths: route.added.map((p) => `${p}.port`) }] : []),
+            ],
         });
         if (route.before > 0) {
             // The header rule takes the path of the app's own first match: across rules the longest
@@ -115,13 +131,19 @@ function replacements(plan: DeliveryPlan, route: ReturnType<typeof routeOps> | u
             });
         }
         if ("canary" in plan.strategy) {
-            out.push({ source: { ...ROUTE, fieldPath: "metadata.name" }, targets: [{ select: { ...ROLLOUT }, fieldPaths: [`spec.strategy.canary.trafficRouting.plugins.${GATEWAY_API_PLUGIN}.httpRoute`] }] });
+            out.push({
+                source: { ...ROUTE, fieldPath: "metadata.name" },
+                targets: [{ select: { ...ROLLOUT }, fieldPaths: [`spec.strategy.canary.trafficRouting.plugins.${GATEWAY_API_PLUGIN}.httpRoute`] }],
+            });
         }
     }
     if (objects.length === 0) {
         return out;
     }
-    out.push({ source: { ...ROLLOUT, fieldPath: "metadata.namespace" }, targets: objects.map((o) => ({ select: select(o), fieldPaths: ["metadata.namespace"], options: { create: true } })) });
+    out.push({
+        source: { ...ROLLOUT, fieldPath: "metadata.namespace" },
+        targets: objects.map((o) => ({ select: select(o), fieldPaths: ["metadata.namespace"], options: { create: true } })),
+    });
     // The app's name: exact in the labels, as the prefix of every name the strategy derives from it.
     // The objects' own names come last: the targets before select them by the placeholder's.
     const prefixed = { delimiter: "-", index: 0 };
@@ -131,7 +153,9 @@ function replacements(plan: DeliveryPlan, route: ReturnType<typeof routeOps> | u
         targets: [
             ...objects.map((o) => ({ select: select(o), fieldPaths: [NAME_LABEL] })),
             ...(serviceFields(plan).length > 0 ? [{ select: { ...ROLLOUT }, fieldPaths: serviceFields(plan), options: prefixed }] : []),
-            ...(route ? [{ select: { ...ROUTE }, fieldPaths: [`${route.mainAt}.name`, ...route.added.map((p) => `${p}.name`)].sort(), options: prefixed }] : []),
+            ...(route
+                ? [{ select: { ...ROUTE }, fieldPaths: [`${route.mainAt}.name`, ...route.added.map((p) => `${p}.name`)].sort(), options: prefixed }]
+                : []),
             ...bindings.map((b) => ({ select: select(b), fieldPaths: ["roleRef.name"], options: prefixed })),
             ...objects.map((o) => ({ select: select(o), fieldPaths: ["metadata.name"], options: prefixed })),
         ],
@@ -185,7 +209,9 @@ export function renderComponent(s: TierStrategy): ComponentFiles {
 export function baseNeeds(s: TierStrategy): string[] {
     return [
         "one Rollout with `metadata.namespace`, `spec.selector.matchLabels` and its first container's first `containerPort`",
-        ...(s.routed ? ["one HTTPRoute whose first rule's first backendRef is the app's Service with its `port` (the component points it at the strategy's Services)"] : []),
+        ...(s.routed
+            ? ["one HTTPRoute whose first rule's first backendRef is the app's Service with its `port` (the component points it at the strategy's Services)"]
+            : []),
         ...(s.options.previewGate ? ["that rule's first match with its `path` spelled out (the preview header rule takes the same path)"] : []),
     ];
 }
@@ -227,7 +253,9 @@ export function renderReadme(stack: string, strategies: readonly TierStrategy[])
             ...(plan.roles ? [`Roles \`<app>-rollout-approver\`, \`<app>-rollout-deployer\` and their bindings`] : []),
             ...(plan.httpRoute ? ["the HTTPRoute's backendRefs"] : []),
         ];
-        lines.push(`| \`${s.id}/\` | ${s.tier} | ${s.prodClass ?? "-"} | ${s.shape} | ${plan.behaviour} | ${adds.join(", ") || "the Rollout's strategy only"} |`);
+        lines.push(
+            `| \`${s.id}/\` | ${s.tier} | ${s.prodClass ?? "-"} | ${s.shape} | ${plan.behaviour} | ${adds.join(", ") || "the Rollout's strategy only"} |`,
+        );
     }
     const gated = strategies.filter((s) => s.options.previewGate && "header" in s.options.previewGate);
     lines.push(
@@ -240,7 +268,8 @@ export function renderReadme(stack: string, strategies: readonly TierStrategy[])
         "- The error-budget freeze (ADR-056 D6) needs the app's SLO, which a component cannot know: these",
         "  components carry no freeze.",
         ...gated.map(
-            (s) => `- \`${s.id}/\` gates the preview on test traffic: send requests with \`${(s.options.previewGate as { header: string }).header}: ${PREVIEW_HEADER_VALUE}\` to your hostname, or the rollout pauses before the switch.`,
+            (s) =>
+                `- \`${s.id}/\` gates the preview on test traffic: send requests with \`${(s.options.previewGate as { header: string }).header}: ${PREVIEW_HEADER_VALUE}\` to your hostname, or the rollout pauses before the switch.`,
         ),
         "",
     );

@@ -214,7 +214,6 @@ export function defaultStepPause(gate: GateTiming = ANALYSIS_DEFAULTS): string {
 export const DEFAULT_STEP_PAUSE = defaultStepPause();
 const DURATION = /^[1-9][0-9]*(s|m|h)$/;
 
-
 /** Arguments of the shared metric templates, resolved from the Rollout itself. */
 export function metricArgs(): Arg[] {
     return [
@@ -367,7 +366,9 @@ function previewGateProblems(app: AppSpec, opts: StrategyOptions): string[] {
     } else if (hostname !== undefined && !PRECISE_HOSTNAME.test(hostname)) {
         problems.push(`previewGate.hostname must be a single lowercase DNS name, no wildcard, got ${JSON.stringify(hostname)}`);
     } else if (hostname !== undefined && app.route?.hostnames.includes(hostname)) {
-        problems.push(`previewGate.hostname ${hostname} is one of the app's hostnames: its production requests would go to the preview; use a hostname of its own, or the header`);
+        problems.push(
+            `previewGate.hostname ${hostname} is one of the app's hostnames: its production requests would go to the preview; use a hostname of its own, or the header`,
+        );
     }
     return problems;
 }
@@ -390,13 +391,29 @@ export function optionProblems(opts: StrategyOptions): OptionProblem[] {
     if (!TIERS.includes(opts.tier)) {
         problems.push({ option: "tier", given: opts.tier, allowed: `must be one of ${TIERS.join(", ")}` });
     }
-    if (!prod && (opts.prodClass !== undefined || opts.shape !== undefined || opts.steps !== undefined || opts.autoPromotion !== undefined || opts.errorBudgetFreeze !== undefined)) {
-        problems.push({ option: "prodClass", given: opts.tier, allowed: `prodClass, shape, steps, autoPromotion and errorBudgetFreeze apply to prod only; ${opts.tier} always gets the auto-promoting canary (ADR-056 D3)` });
+    if (
+        !prod &&
+        (opts.prodClass !== undefined ||
+            opts.shape !== undefined ||
+            opts.steps !== undefined ||
+            opts.autoPromotion !== undefined ||
+            opts.errorBudgetFreeze !== undefined)
+    ) {
+        problems.push({
+            option: "prodClass",
+            given: opts.tier,
+            allowed: `prodClass, shape, steps, autoPromotion and errorBudgetFreeze apply to prod only; ${opts.tier} always gets the auto-promoting canary (ADR-056 D3)`,
+        });
     }
     const steps = opts.steps ?? DEFAULT_STEPS;
-    const ascending = Array.isArray(steps) && steps.length > 0 && steps.every((w, i) => Number.isInteger(w) && w > 0 && w <= 100 && (i === 0 || w > steps[i - 1]));
+    const ascending =
+        Array.isArray(steps) && steps.length > 0 && steps.every((w, i) => Number.isInteger(w) && w > 0 && w <= 100 && (i === 0 || w > steps[i - 1]));
     if (!ascending || steps[steps.length - 1] !== 100) {
-        problems.push({ option: "steps", given: steps, allowed: "must be ascending whole percentages ending at 100 (each weight a step of the canary, the last one full promotion)" });
+        problems.push({
+            option: "steps",
+            given: steps,
+            allowed: "must be ascending whole percentages ending at 100 (each weight a step of the canary, the last one full promotion)",
+        });
     }
     if (opts.stepPause !== undefined && !DURATION.test(opts.stepPause)) {
         problems.push({ option: "stepPause", given: opts.stepPause, allowed: "must be a duration such as 5m" });
@@ -410,7 +427,11 @@ export function optionProblems(opts: StrategyOptions): OptionProblem[] {
     }
     const regulated = prod && opts.prodClass === "regulated";
     if (regulated && opts.autoPromotion === true) {
-        problems.push({ option: "autoPromotion", given: true, allowed: "must be false for prod / regulated: only an approver continues before 100% or the switch (ADR-056 D3, ADR-049)" });
+        problems.push({
+            option: "autoPromotion",
+            given: true,
+            allowed: "must be false for prod / regulated: only an approver continues before 100% or the switch (ADR-056 D3, ADR-049)",
+        });
     }
     if (opts.approval !== undefined && !regulated) {
         problems.push({ option: "approval", given: "approval groups", allowed: "apply to prod / regulated only: the other classes have no approval gate" });
@@ -418,10 +439,19 @@ export function optionProblems(opts: StrategyOptions): OptionProblem[] {
         const approvers = opts.approval?.approverGroups ?? [];
         const both = approvers.filter((g) => (opts.approval?.deployerGroups ?? []).includes(g));
         if (approvers.length === 0) {
-            problems.push({ option: "approval", given: approvers, allowed: "a regulated app needs approval.approverGroups (the stack's policy.regulated.approverGroups): an approver Role nobody holds is no gate (ADR-056 D3, ADR-049)" });
+            problems.push({
+                option: "approval",
+                given: approvers,
+                allowed:
+                    "a regulated app needs approval.approverGroups (the stack's policy.regulated.approverGroups): an approver Role nobody holds is no gate (ADR-056 D3, ADR-049)",
+            });
         }
         if (both.length > 0) {
-            problems.push({ option: "approval", given: both, allowed: `approval groups ${both.join(", ")} are both approver and deployer groups: the deployer is never the approver (ADR-049)` });
+            problems.push({
+                option: "approval",
+                given: both,
+                allowed: `approval groups ${both.join(", ")} are both approver and deployer groups: the deployer is never the approver (ADR-049)`,
+            });
         }
     }
     return problems;
@@ -484,7 +514,9 @@ function lowerTierPlan(app: AppSpec, tier: Tier): DeliveryPlan {
                 maxSurge: 1,
                 maxUnavailable: 0,
                 steps: [{ setWeight: 100 }],
-                ...(routed ? { canaryService: canary, stableService: stable, trafficRouting: { plugins: { [GATEWAY_API_PLUGIN]: { httpRoute: app.route!.name } } } } : {}),
+                ...(routed
+                    ? { canaryService: canary, stableService: stable, trafficRouting: { plugins: { [GATEWAY_API_PLUGIN]: { httpRoute: app.route!.name } } } }
+                    : {}),
             },
         },
         services: routed ? [service(app, stable), service(app, canary)] : [],
@@ -666,7 +698,13 @@ export interface TierStrategy {
  * without `policy.regulated` configures no regulated strategy.
  */
 export function tierStrategies(delivery: DeliveryConfig, gate: GateTiming, approval?: ApprovalGroups): TierStrategy[] {
-    const out: TierStrategy[] = LOWER_TIERS.map((tier) => ({ id: `${tier}-canary`, tier, shape: "canary" as const, routed: delivery[tier].trafficRouting, options: { tier, gate } }));
+    const out: TierStrategy[] = LOWER_TIERS.map((tier) => ({
+        id: `${tier}-canary`,
+        tier,
+        shape: "canary" as const,
+        routed: delivery[tier].trafficRouting,
+        options: { tier, gate },
+    }));
     for (const prodClass of PROD_CLASSES) {
         if (prodClass === "regulated" && approval === undefined) {
             continue;

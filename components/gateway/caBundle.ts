@@ -35,9 +35,7 @@ export interface CaCertificate {
     fingerprint256: string;
 }
 
-export type CaBundleReading =
-    | { ok: true; pem: string; certificates: CaCertificate[] }
-    | { ok: false; given: string; why: string };
+export type CaBundleReading = { ok: true; pem: string; certificates: CaCertificate[] } | { ok: false; given: string; why: string };
 
 /**
  * Whether a certificate's keyUsage extension (2.5.29.15), when it has one, lacks keyCertSign. Go's
@@ -81,17 +79,24 @@ const oneLine = (dn: string): string => dn.split("\n").filter(Boolean).join(", "
 export function readCaBundle(value: string, now: Date = new Date()): CaBundleReading {
     const text = value.replace(/\r\n/g, "\n");
     const blocks = [...text.matchAll(PEM_BLOCK)].map((m) => ({ label: m[1], text: m[0] }));
-    const given = blocks.length === 0 ? `[not shown: no PEM block, ${text.length} characters]` : `[not shown: ${blocks.length} PEM block${blocks.length === 1 ? "" : "s"}: ${blocks.map((b) => b.label).join(", ")}]`;
+    const given =
+        blocks.length === 0
+            ? `[not shown: no PEM block, ${text.length} characters]`
+            : `[not shown: ${blocks.length} PEM block${blocks.length === 1 ? "" : "s"}: ${blocks.map((b) => b.label).join(", ")}]`;
     const fail = (why: string): CaBundleReading => ({ ok: false, given, why });
     if (text.length > CA_BUNDLE_MAX_LENGTH) {
-        return fail(`it is ${text.length} characters; a ConfigMap holds at most 1 MiB: give only the private CAs that sign the hub's read endpoint (the public roots stay trusted)`);
+        return fail(
+            `it is ${text.length} characters; a ConfigMap holds at most 1 MiB: give only the private CAs that sign the hub's read endpoint (the public roots stay trusted)`,
+        );
     }
     if (blocks.length === 0) {
         return fail("it has no PEM block");
     }
     const other = blocks.findIndex((b) => b.label !== "CERTIFICATE");
     if (other >= 0) {
-        const key = /PRIVATE KEY/.test(blocks[other].label) ? " (a private key belongs to the server that presents the certificate, never in a stack file)" : "";
+        const key = /PRIVATE KEY/.test(blocks[other].label)
+            ? " (a private key belongs to the server that presents the certificate, never in a stack file)"
+            : "";
         return fail(`block ${other + 1} is a ${blocks[other].label}, not a CERTIFICATE${key}`);
     }
     if (!PEM_CERTIFICATES.test(text)) {
@@ -111,7 +116,9 @@ export function readCaBundle(value: string, now: Date = new Date()): CaBundleRea
         // Before the CA check: OpenSSL, under Node's `ca`, counts such a certificate as no CA at all,
         // and the message would blame basicConstraints.
         if (lacksKeyCertSign(cert.raw)) {
-            return fail(`${named} has a keyUsage without keyCertSign: Go's crypto/x509, which the controller and verify use, refuses anything it signed; give a CA whose keyUsage includes keyCertSign`);
+            return fail(
+                `${named} has a keyUsage without keyCertSign: Go's crypto/x509, which the controller and verify use, refuses anything it signed; give a CA whose keyUsage includes keyCertSign`,
+            );
         }
         if (!cert.ca) {
             return fail(
@@ -151,11 +158,19 @@ export function readSpokeCaBundle(r: ConfigReader, value: unknown, where: { endp
         return undefined;
     }
     if (where.hubAddress !== undefined) {
-        r.problemDescribed(key, NOT_SHOWN, `only applies to a spoke: the hub's gates read Mimir in-cluster over http (${where.hubAddress}), where no certificate is checked`);
+        r.problemDescribed(
+            key,
+            NOT_SHOWN,
+            `only applies to a spoke: the hub's gates read Mimir in-cluster over http (${where.hubAddress}), where no certificate is checked`,
+        );
         return undefined;
     }
     if (typeof value !== "string") {
-        r.problemDescribed(key, `[not shown: ${Array.isArray(value) ? "a list" : typeof value}]`, `must be a string: ${CA_BUNDLE_RULE} (a YAML block scalar, readCaBundle: |)`);
+        r.problemDescribed(
+            key,
+            `[not shown: ${Array.isArray(value) ? "a list" : typeof value}]`,
+            `must be a string: ${CA_BUNDLE_RULE} (a YAML block scalar, readCaBundle: |)`,
+        );
         return undefined;
     }
     const bundle = readCaBundle(value);
@@ -164,7 +179,11 @@ export function readSpokeCaBundle(r: ConfigReader, value: unknown, where: { endp
         return undefined;
     }
     if (endpointUrl?.startsWith("http://")) {
-        r.problemDescribed(key, `[${bundle.certificates.length} CA certificate${bundle.certificates.length === 1 ? "" : "s"}]`, `only applies to an https read endpoint; mimir.readEndpoint is ${endpointUrl}, where no certificate is checked`);
+        r.problemDescribed(
+            key,
+            `[${bundle.certificates.length} CA certificate${bundle.certificates.length === 1 ? "" : "s"}]`,
+            `only applies to an https read endpoint; mimir.readEndpoint is ${endpointUrl}, where no certificate is checked`,
+        );
         return undefined;
     }
     return bundle.pem;

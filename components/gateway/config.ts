@@ -73,7 +73,7 @@ export interface MimirRoutesConfig {
 }
 
 const LABEL = { pattern: DNS_LABEL, describe: "a DNS label (lowercase letters, digits, '-')", maxLength: 63 };
-const READ_URL = /^https?:\/\/[a-z0-9.-]+(:[0-9]+)?\/[A-Za-z0-9._~\/-]*$/;
+const READ_URL = /^https?:\/\/[a-z0-9.-]+(:[0-9]+)?\/[A-Za-z0-9._~/-]*$/;
 const STACK_NAME = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/;
 const OWNER_RULE = {
     oneOf: [...PUSH_ROUTE_OWNERS],
@@ -93,9 +93,21 @@ export const MIMIR_FIELDS = {
     namespace: field.string({ rule: LABEL, default: "observability", doc: "namespace of Mimir on the hub" }),
     gatewayService: field.string({ rule: LABEL, default: "mimir-gateway", doc: "the mimir-distributed gateway Service (<release>-gateway)" }),
     gatewayServicePort: field.integer({ min: 1, max: 65535, default: 80, doc: "its Service port (analysis address, route backends)" }),
-    gatewayTargetPort: field.integer({ min: 1, max: 65535, default: 8080, doc: "its pods' port (network policy: Cilium L4 rules match the pod's port, not the Service's)" }),
-    gatewayPodLabels: field.labels({ default: { "app.kubernetes.io/name": "mimir", "app.kubernetes.io/component": "gateway" }, doc: "labels of the gateway pods (at least one)" }),
-    spokeRouteNamespace: field.string({ rule: LABEL, defaultDoc: "mimir.namespace", doc: "namespace of the spoke routes; another one gets a ReferenceGrant to the gateway Service" }),
+    gatewayTargetPort: field.integer({
+        min: 1,
+        max: 65535,
+        default: 8080,
+        doc: "its pods' port (network policy: Cilium L4 rules match the pod's port, not the Service's)",
+    }),
+    gatewayPodLabels: field.labels({
+        default: { "app.kubernetes.io/name": "mimir", "app.kubernetes.io/component": "gateway" },
+        doc: "labels of the gateway pods (at least one)",
+    }),
+    spokeRouteNamespace: field.string({
+        rule: LABEL,
+        defaultDoc: "mimir.namespace",
+        doc: "namespace of the spoke routes; another one gets a ReferenceGrant to the gateway Service",
+    }),
     ingestGateway: field.section({
         readBySection: true,
         defaultDoc: "the shared gateway",
@@ -108,7 +120,10 @@ export const MIMIR_FIELDS = {
     }),
     readScheme: field.oneOf(["https", "http"], { default: "https", describe: "", doc: "scheme of the spoke read endpoints the hub publishes" }),
     readEndpoint: field.string({
-        rule: { pattern: READ_URL, describe: `an http(s) URL ending in the Prometheus API prefix ${PROMETHEUS_API_PREFIX}, e.g. https://mimir-preprod.hub.example/prometheus` },
+        rule: {
+            pattern: READ_URL,
+            describe: `an http(s) URL ending in the Prometheus API prefix ${PROMETHEUS_API_PREFIX}, e.g. https://mimir-preprod.hub.example/prometheus`,
+        },
         readBySection: true,
         doc: "spoke: the read URL the hub routes for it, when the hub stack is not in this backend (exactly one of this and hubStack)",
     }),
@@ -117,7 +132,11 @@ export const MIMIR_FIELDS = {
         readBySection: true,
         doc: "spoke: the hub's stack, <org>/<project>/<stack> (self-managed backends: organization/argo-rollouts-addon/hub); when it names a stack file of this project, that hub's spokes must list this cluster",
     }),
-    readCaBundle: field.string({ rule: { pattern: PEM_CERTIFICATES, describe: CA_BUNDLE_RULE }, readBySection: true, doc: "spoke: the private CA certificates (PEM) of the hub's read endpoint, trusted by the controller's gates (beside its system roots) and by verify" }),
+    readCaBundle: field.string({
+        rule: { pattern: PEM_CERTIFICATES, describe: CA_BUNDLE_RULE },
+        readBySection: true,
+        doc: "spoke: the private CA certificates (PEM) of the hub's read endpoint, trusted by the controller's gates (beside its system roots) and by verify",
+    }),
     pushRouteOwner: field.oneOf(PUSH_ROUTE_OWNERS, {
         default: "addon",
         describe: OWNER_RULE.describe,
@@ -131,11 +150,26 @@ export const SPOKES_FIELD = field.listReadBySection({
     doc: "hub: the spokes it routes; names, tenants and hostnames unique, no tenant equal to the hub's",
     items: {
         name: field.string({ rule: { pattern: DNS_LABEL, describe: "a DNS label", maxLength: 63 }, required: true, doc: "the spoke's cluster.name" }),
-        tenant: field.string({ rule: MIMIR_TENANT_RULE, required: true, doc: "the spoke's Mimir tenant: its cluster.mimirTenant, checked against its stack file when that is in the project" }),
-        hostname: field.string({ rule: { pattern: HOSTNAME, describe: "a fully qualified lowercase hostname" }, required: true, doc: "the spoke's hostname on the ingest Gateway" }),
-        listener: field.string({ rule: { pattern: DNS_LABEL, describe: "a DNS label", maxLength: 63 }, doc: "a listener of its own on the ingest Gateway, when spokes are separated by listener" }),
+        tenant: field.string({
+            rule: MIMIR_TENANT_RULE,
+            required: true,
+            doc: "the spoke's Mimir tenant: its cluster.mimirTenant, checked against its stack file when that is in the project",
+        }),
+        hostname: field.string({
+            rule: { pattern: HOSTNAME, describe: "a fully qualified lowercase hostname" },
+            required: true,
+            doc: "the spoke's hostname on the ingest Gateway",
+        }),
+        listener: field.string({
+            rule: { pattern: DNS_LABEL, describe: "a DNS label", maxLength: 63 },
+            doc: "a listener of its own on the ingest Gateway, when spokes are separated by listener",
+        }),
         query: field.boolean({ default: false, doc: "opt-in read path: route Mimir's Prometheus read endpoints for the spoke's gates (W8c)" }),
-        pushRouteOwner: field.oneOf(PUSH_ROUTE_OWNERS, { describe: OWNER_RULE.describe, defaultDoc: "mimir.pushRouteOwner", doc: "overrides mimir.pushRouteOwner for this spoke" }),
+        pushRouteOwner: field.oneOf(PUSH_ROUTE_OWNERS, {
+            describe: OWNER_RULE.describe,
+            defaultDoc: "mimir.pushRouteOwner",
+            doc: "overrides mimir.pushRouteOwner for this spoke",
+        }),
     },
 });
 
@@ -191,17 +225,18 @@ export function readMimirAndSpokes(
         r.problem("mimir.gatewayPodLabels", m.gatewayPodLabels, "must select the Mimir gateway pods with at least one label");
     }
     const pushRouteOwner = section?.pushRouteOwner ?? MIMIR_DEFAULTS.pushRouteOwner;
-    const mimir: MimirConfig | undefined = section && ingestGateway && {
-        namespace,
-        gatewayService: section.gatewayService,
-        gatewayServicePort: section.gatewayServicePort,
-        gatewayTargetPort: section.gatewayTargetPort,
-        gatewayPodLabels: podLabels,
-        spokeRouteNamespace: section.spokeRouteNamespace ?? namespace,
-        ingestGateway,
-        readScheme: section.readScheme,
-        pushRouteOwner,
-    };
+    const mimir: MimirConfig | undefined = section &&
+        ingestGateway && {
+            namespace,
+            gatewayService: section.gatewayService,
+            gatewayServicePort: section.gatewayServicePort,
+            gatewayTargetPort: section.gatewayTargetPort,
+            gatewayPodLabels: podLabels,
+            spokeRouteNamespace: section.spokeRouteNamespace ?? namespace,
+            ingestGateway,
+            readScheme: section.readScheme,
+            pushRouteOwner,
+        };
 
     const spokes = readSpokes(r, raw.spokes, cluster, pushRouteOwner);
     let readEndpoint: ReadEndpointSource | undefined;
@@ -223,7 +258,11 @@ export function readMimirAndSpokes(
             const stack = r.string("mimir.hubStack", m.hubStack, MIMIR_FIELDS.hubStack.rule);
             const [, project, stackName] = stack?.split("/") ?? [];
             if (stack !== undefined && cluster.stack !== undefined && project === PROJECT && stackName === cluster.stack) {
-                r.problem("mimir.hubStack", stack, `must name the hub's stack, not this spoke's own (${cluster.stack}): a spoke reads the read endpoint the hub routes for it`);
+                r.problem(
+                    "mimir.hubStack",
+                    stack,
+                    `must name the hub's stack, not this spoke's own (${cluster.stack}): a spoke reads the read endpoint the hub routes for it`,
+                );
             }
             readEndpoint = stack ? { kind: "stack", stack } : undefined;
         }
@@ -240,7 +279,13 @@ export function readMimirAndSpokes(
             }
         }
     }
-    const readCaBundle = readSpokeCaBundle(r, m.readCaBundle, cluster.role === "spoke" ? { endpointUrl: readEndpoint?.kind === "url" ? readEndpoint.url : undefined } : { hubAddress: inClusterMimirAddress(section ?? MIMIR_DEFAULTS) });
+    const readCaBundle = readSpokeCaBundle(
+        r,
+        m.readCaBundle,
+        cluster.role === "spoke"
+            ? { endpointUrl: readEndpoint?.kind === "url" ? readEndpoint.url : undefined }
+            : { hubAddress: inClusterMimirAddress(section ?? MIMIR_DEFAULTS) },
+    );
 
     if (!mimir || !spokes) {
         return undefined;
@@ -248,7 +293,12 @@ export function readMimirAndSpokes(
     return { mimir: { ...mimir, ...(readEndpoint ? { readEndpoint } : {}), ...(readCaBundle ? { readCaBundle } : {}) }, spokes };
 }
 
-function readSpokes(r: ConfigReader, value: unknown, cluster: { mimirTenant?: string; name?: string }, defaultOwner: PushRouteOwner): SpokeConfig[] | undefined {
+function readSpokes(
+    r: ConfigReader,
+    value: unknown,
+    cluster: { mimirTenant?: string; name?: string },
+    defaultOwner: PushRouteOwner,
+): SpokeConfig[] | undefined {
     if (value === undefined || value === null) {
         return [];
     }

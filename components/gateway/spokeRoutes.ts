@@ -81,7 +81,9 @@ export function readRule(tenant: string, mimir: MimirConfig): HttpRouteRule {
 function routeSpec(spoke: Pick<SpokeConfig, "hostname" | "listener">, mimir: MimirConfig, rules: HttpRouteRule[]): HttpRouteSpec {
     const gw = mimir.ingestGateway;
     return {
-        parentRefs: [{ group: "gateway.networking.k8s.io", kind: "Gateway", name: gw.name, namespace: gw.namespace, sectionName: spoke.listener ?? gw.listener }],
+        parentRefs: [
+            { group: "gateway.networking.k8s.io", kind: "Gateway", name: gw.name, namespace: gw.namespace, sectionName: spoke.listener ?? gw.listener },
+        ],
         hostnames: [spoke.hostname],
         rules,
     };

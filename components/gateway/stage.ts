@@ -32,7 +32,12 @@ export function listenerNames(gateway: LiveGateway): string[] {
  * Checks that a live Gateway offers every listener the stack attaches routes to; returns the
  * reason it does not, or undefined.
  */
-export function checkGatewayListeners(stack: string, ref: { name: string; namespace: string }, wanted: { listener: string; key: string }[], live: LiveGateway): string | undefined {
+export function checkGatewayListeners(
+    stack: string,
+    ref: { name: string; namespace: string },
+    wanted: { listener: string; key: string }[],
+    live: LiveGateway,
+): string | undefined {
     const names = listenerNames(live);
     const missing = wanted.filter((w) => !names.includes(w.listener));
     if (missing.length === 0) {
@@ -67,7 +72,8 @@ export class GatewayStage extends Stage {
         const ingestIsShared = ingest.name === g.name && ingest.namespace === g.namespace;
 
         const wantedOnShared = [{ listener: g.listener, key: "gateway.listener" }];
-        const wantedOnIngest = spokes.length === 0 ? [] : ingestListeners(spokes, mimir).map((listener) => ({ listener, key: "mimir.ingestGateway / spokes[].listener" }));
+        const wantedOnIngest =
+            spokes.length === 0 ? [] : ingestListeners(spokes, mimir).map((listener) => ({ listener, key: "mimir.ingestGateway / spokes[].listener" }));
 
         this.sharedGateway = this.readGateway("shared-gateway", g);
         const checks = [this.checked(cfg.stack, this.sharedGateway, g, ingestIsShared ? [...wantedOnShared, ...wantedOnIngest] : wantedOnShared)];
@@ -130,7 +136,12 @@ export class GatewayStage extends Stage {
         );
     }
 
-    private checked(stack: string, gateway: k8s.apiextensions.CustomResource, ref: { name: string; namespace: string }, wanted: { listener: string; key: string }[]): pulumi.Output<string> {
+    private checked(
+        stack: string,
+        gateway: k8s.apiextensions.CustomResource,
+        ref: { name: string; namespace: string },
+        wanted: { listener: string; key: string }[],
+    ): pulumi.Output<string> {
         const liveSpec = (gateway as unknown as { spec: pulumi.Output<LiveGateway["spec"]> }).spec;
         return liveSpec.apply((spec) => {
             const problem = checkGatewayListeners(stack, ref, wanted, { spec });

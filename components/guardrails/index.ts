@@ -4,7 +4,18 @@
  * sees, chart children included) and in the offline plan, so the two can never disagree.
  */
 import * as YAML from "yaml";
-import { HTTPROUTE, IgnoreRule, ROLLOUT, ResourceIgnoreDifferences, RuleScope, SERVICE, canaryRuleReasons, fromApplicationRule, kindLabel, rolloutArrayPathReasons } from "../argocd/ignoreRules";
+import {
+    HTTPROUTE,
+    IgnoreRule,
+    ROLLOUT,
+    ResourceIgnoreDifferences,
+    RuleScope,
+    SERVICE,
+    canaryRuleReasons,
+    fromApplicationRule,
+    kindLabel,
+    rolloutArrayPathReasons,
+} from "../argocd/ignoreRules";
 import { TENANT_HEADER } from "../mimir";
 import { CRD_TYPE, ROLLOUTS_CRDS } from "../rollouts/crds";
 import { wildcardFields } from "../rollouts/rbac";
@@ -67,7 +78,9 @@ export function aggregatedRolloutWrites(labels: Obj, rules: unknown): string[] {
     return list(rules).flatMap((rule, i) => {
         const r = obj(rule);
         const writes = list(r.verbs).filter((v): v is string => typeof v === "string" && WRITE_VERBS.includes(v));
-        return list(r.apiGroups).includes("argoproj.io") && writes.length > 0 ? [`rule ${i} grants ${writes.join(", ")} on argoproj.io ${list(r.resources).join(", ")} and is aggregated through ${to.join(", ")}`] : [];
+        return list(r.apiGroups).includes("argoproj.io") && writes.length > 0
+            ? [`rule ${i} grants ${writes.join(", ")} on argoproj.io ${list(r.resources).join(", ")} and is aggregated through ${to.join(", ")}`]
+            : [];
     });
 }
 
@@ -127,7 +140,11 @@ export function tenantHeaderProblems(spec: unknown): string[] {
 
 /** ignoreDifferences rules that reach a Rollout through an array path (ADR-056 as-built 2026-07-14). */
 export function rolloutIgnoreProblems(rules: IgnoreRule[]): string[] {
-    return rules.flatMap((r) => rolloutArrayPathReasons(r.kind === "*" ? { ...r, ...ROLLOUT } : r).map((reason) => `${r.kind === "*" ? "a rule for all kinds" : "a Rollout rule"}: ${reason}`));
+    return rules.flatMap((r) =>
+        rolloutArrayPathReasons(r.kind === "*" ? { ...r, ...ROLLOUT } : r).map(
+            (reason) => `${r.kind === "*" ? "a rule for all kinds" : "a Rollout rule"}: ${reason}`,
+        ),
+    );
 }
 
 /**
@@ -142,7 +159,8 @@ export function argocdCmRules(data: unknown): IgnoreRule[] {
             continue;
         }
         const split = m[1].lastIndexOf("_");
-        const gk = m[1] === "all" ? { group: "", kind: "*" } : split < 0 ? { group: "", kind: m[1] } : { group: m[1].slice(0, split), kind: m[1].slice(split + 1) };
+        const gk =
+            m[1] === "all" ? { group: "", kind: "*" } : split < 0 ? { group: "", kind: m[1] } : { group: m[1].slice(0, split), kind: m[1].slice(split + 1) };
         const body = obj(YAML.parse(text));
         out.push({
             ...gk,
@@ -165,7 +183,13 @@ const reachesRollout = (r: IgnoreRule): boolean => r.kind === "*" || (r.kind ===
 /** Rules that would undo the narrow canary rules: see `canaryRuleReasons`. A rule for every kind reaches both kinds. */
 export function canaryIgnoreProblems(rules: IgnoreRule[], scope: RuleScope): string[] {
     return rules.flatMap((r) =>
-        (r.kind === "*" ? [{ ...r, ...SERVICE }, { ...r, ...HTTPROUTE }] : [r]).flatMap((x) => canaryRuleReasons(x, scope).map((reason) => `${r.kind === "*" ? "a rule for all kinds" : kindLabel(r)} rule: ${reason}`)),
+        (r.kind === "*"
+            ? [
+                  { ...r, ...SERVICE },
+                  { ...r, ...HTTPROUTE },
+              ]
+            : [r]
+        ).flatMap((x) => canaryRuleReasons(x, scope).map((reason) => `${r.kind === "*" ? "a rule for all kinds" : kindLabel(r)} rule: ${reason}`)),
     );
 }
 
@@ -189,7 +213,9 @@ export function pdbBudgetProblems(r: GuardedResource): string[] {
     const kind = kindOf(r.type);
     if (kind === "PodDisruptionBudget") {
         const spec = obj(r.props.spec);
-        return ["maxUnavailable", "minAvailable"].filter((f) => isPercent(spec[f])).map((f) => `${f} is a percentage (${String(spec[f])}); use a whole number of pods`);
+        return ["maxUnavailable", "minAvailable"]
+            .filter((f) => isPercent(spec[f]))
+            .map((f) => `${f} is a percentage (${String(spec[f])}); use a whole number of pods`);
     }
     if (CHART_TYPE.test(r.type)) {
         const pdb = obj(obj(obj(r.props.values).controller).pdb);
@@ -202,7 +228,9 @@ export function pdbBudgetProblems(r: GuardedResource): string[] {
         // Both forms carry the generated PDB's budget as a literal: a CEL `"maxUnavailable": dyn("25%")`
         // or a ClusterPolicy `maxUnavailable: "25%"` in the generate data.
         const text = JSON.stringify(r.props);
-        return /maxUnavailable\\?"?:\s*(dyn\()?\\?"[0-9]+%/.test(text) ? ["the generated PodDisruptionBudget's maxUnavailable is a percentage; use a whole number of pods"] : [];
+        return /maxUnavailable\\?"?:\s*(dyn\()?\\?"[0-9]+%/.test(text)
+            ? ["the generated PodDisruptionBudget's maxUnavailable is a percentage; use a whole number of pods"]
+            : [];
     }
     return [];
 }
@@ -245,8 +273,10 @@ export const RESOURCE_CHECKS: readonly ResourceCheck[] = [
     },
     {
         name: "analysis-prometheus-with-tenant",
-        description: "Analysis templates use the Prometheus provider (a Job's pod is denied by the registry policy) and send X-Scope-OrgID (ADR-056 D5, as-built).",
-        check: (r) => (/:(Cluster)?AnalysisTemplate$/.test(r.type) && r.type.startsWith("kubernetes:argoproj.io/") ? analysisProviderProblems(r.props.spec) : []),
+        description:
+            "Analysis templates use the Prometheus provider (a Job's pod is denied by the registry policy) and send X-Scope-OrgID (ADR-056 D5, as-built).",
+        check: (r) =>
+            /:(Cluster)?AnalysisTemplate$/.test(r.type) && r.type.startsWith("kubernetes:argoproj.io/") ? analysisProviderProblems(r.props.spec) : [],
     },
     {
         name: "mimir-routes-set-tenant",
@@ -255,7 +285,8 @@ export const RESOURCE_CHECKS: readonly ResourceCheck[] = [
     },
     {
         name: "no-array-ignore-rules-on-rollout",
-        description: "No ArgoCD ignore rule with an array-element path reaches a Rollout: with RespectIgnoreDifferences it silently freezes the image (ADR-056 as-built 2026-07-14).",
+        description:
+            "No ArgoCD ignore rule with an array-element path reaches a Rollout: with RespectIgnoreDifferences it silently freezes the image (ADR-056 as-built 2026-07-14).",
         check: (r) => {
             const found = argoIgnoreRules(r);
             return found ? rolloutIgnoreProblems(found.rules.filter(reachesRollout)) : [];
@@ -280,7 +311,9 @@ export const RESOURCE_CHECKS: readonly ResourceCheck[] = [
         description: "The Argo Rollouts dashboard, when enabled, is read-only: otherwise it promotes with its own ServiceAccount, bypassing the approver role.",
         check: (r) => {
             const dashboard = obj(obj(r.props.values).dashboard);
-            return CHART_TYPE.test(r.type) && dashboard.enabled === true && dashboard.readonly !== true ? ["dashboard.enabled without dashboard.readonly: true"] : [];
+            return CHART_TYPE.test(r.type) && dashboard.enabled === true && dashboard.readonly !== true
+                ? ["dashboard.enabled without dashboard.readonly: true"]
+                : [];
         },
     },
 ];
@@ -354,7 +387,8 @@ const KYVERNO_POLICY = /^kubernetes:(policies\.kyverno\.io\/v1:(Validating|Mutat
 export const STACK_CHECKS: readonly StackCheck[] = [
     {
         name: "admission-after-crds",
-        description: "Every admission policy that names Rollout waits for the Rollout CRD: Kyverno refuses, or leaves not ready, a policy for a kind whose CRD is absent (Kyverno #7839, ADR-056 D2).",
+        description:
+            "Every admission policy that names Rollout waits for the Rollout CRD: Kyverno refuses, or leaves not ready, a policy for a kind whose CRD is absent (Kyverno #7839, ADR-056 D2).",
         check: (resources) => {
             const deps = waitsFor(resources);
             const crds = new Set(resources.filter((r) => r.type === CRD_TYPE && metaName(r) === "rollouts.argoproj.io").map((r) => r.urn));
@@ -369,7 +403,8 @@ export const STACK_CHECKS: readonly StackCheck[] = [
     },
     {
         name: "stages-in-order",
-        description: "The four stages run in order, gateway -> rollouts -> policy -> argocd-apps: every resource of a later stage waits for every resource of the earlier ones (ADR-056 D7).",
+        description:
+            "The four stages run in order, gateway -> rollouts -> policy -> argocd-apps: every resource of a later stage waits for every resource of the earlier ones (ADR-056 D7).",
         check: (resources) => {
             const stages = stagesOf(resources);
             const deps = waitsFor(resources);
@@ -414,4 +449,3 @@ export function runGuardrails(resources: GuardedResource[]): Violation[] {
     }
     return out;
 }
-

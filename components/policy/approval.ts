@@ -1,5 +1,17 @@
 import type { PolicyConfig, RegulatedConfig } from "./config";
-import { MESSAGES, POLICY_NAMES, PolicyContext, clusterRule, clusterValidating, denyRule, metadata, namespaceSelector, notTheController, serviceAccountUser, validationActions } from "./builders";
+import {
+    MESSAGES,
+    POLICY_NAMES,
+    PolicyContext,
+    clusterRule,
+    clusterValidating,
+    denyRule,
+    metadata,
+    namespaceSelector,
+    notTheController,
+    serviceAccountUser,
+    validationActions,
+} from "./builders";
 import type { ClusterPolicy, Condition, NamedExpression, ValidatingPolicy } from "./shapes";
 import { POD, REPLICASET, ROLLOUT, apiVersion } from "./workloads";
 
@@ -139,7 +151,8 @@ const celIdentityIn = (id: { users: readonly string[]; groups: readonly string[]
     [...(id.users.length > 0 ? [celUserIn(id.users)] : []), ...(id.groups.length > 0 ? [celGroupIn(id.groups)] : [])].join(" || ") || "false";
 
 /** CEL: the value of the annotation `key` (a CEL expression) of `o` (object or oldObject), "" when unset. */
-const celAnnotation = (o: string, key: string) => `(has(${o}.metadata.annotations) && ${key} in ${o}.metadata.annotations ? string(${o}.metadata.annotations[${key}]) : "")`;
+const celAnnotation = (o: string, key: string) =>
+    `(has(${o}.metadata.annotations) && ${key} in ${o}.metadata.annotations ? string(${o}.metadata.annotations[${key}]) : "")`;
 
 export function approvalCelPolicy(cfg: PolicyConfig, r: RegulatedConfig, ctx: PolicyContext): ValidatingPolicy {
     const gitops = gitopsIdentities(r);
@@ -153,24 +166,39 @@ export function approvalCelPolicy(cfg: PolicyConfig, r: RegulatedConfig, ctx: Po
             failurePolicy: "Fail",
             evaluation: { background: { enabled: false } },
             matchConstraints: {
-                resourceRules: [{ apiGroups: [ROLLOUT.group], apiVersions: [ROLLOUT.version], resources: [ROLLOUT.resource, `${ROLLOUT.resource}/${STATUS}`], operations: ["CREATE", "UPDATE", "DELETE"] }],
+                resourceRules: [
+                    {
+                        apiGroups: [ROLLOUT.group],
+                        apiVersions: [ROLLOUT.version],
+                        resources: [ROLLOUT.resource, `${ROLLOUT.resource}/${STATUS}`],
+                        operations: ["CREATE", "UPDATE", "DELETE"],
+                    },
+                ],
                 namespaceSelector: namespaceSelector(cfg, "regulated"),
             },
             matchConditions: [notTheController(ctx)],
             variables: [
                 { name: "gitops", expression: celIdentityIn(gitops) },
                 { name: "action", expression: actions.length > 0 ? celUserIn(actions) : "false" },
-                { name: "approver", expression: r.deployerGroups.length > 0 ? `${celGroupIn(r.approverGroups)} && !${celGroupIn(r.deployerGroups)}` : celGroupIn(r.approverGroups) },
+                {
+                    name: "approver",
+                    expression:
+                        r.deployerGroups.length > 0 ? `${celGroupIn(r.approverGroups)} && !${celGroupIn(r.deployerGroups)}` : celGroupIn(r.approverGroups),
+                },
                 { name: "subResource", expression: CEL_SUBRESOURCE },
                 { name: "status", expression: `variables.subResource == "${STATUS}"` },
                 { name: "specUpdate", expression: `request.operation == "UPDATE" && variables.subResource == ""` },
                 { name: "otherSpecChanged", expression: celSpecChangedBesides(["paused"]) },
                 { name: "nonActionSpecChanged", expression: celSpecChangedBesides(ACTION_SPEC_FIELDS) },
                 // The namespace is being deleted: its controller removes every Rollout in it.
-                { name: "namespaceTerminating", expression: 'has(namespaceObject.status) && has(namespaceObject.status.phase) && namespaceObject.status.phase == "Terminating"' },
+                {
+                    name: "namespaceTerminating",
+                    expression: 'has(namespaceObject.status) && has(namespaceObject.status.phase) && namespaceObject.status.phase == "Terminating"',
+                },
                 {
                     name: "unpausing",
-                    expression: "variables.specUpdate && has(oldObject.spec.paused) && oldObject.spec.paused && !(has(object.spec.paused) && object.spec.paused)",
+                    expression:
+                        "variables.specUpdate && has(oldObject.spec.paused) && oldObject.spec.paused && !(has(object.spec.paused) && object.spec.paused)",
                 },
                 {
                     name: "liveSyncAnnotationsChanged",
@@ -232,14 +260,25 @@ export function approvalClusterPolicy(cfg: PolicyConfig, r: RegulatedConfig, ctx
     // `paused: null` on both sides: every spec field but `paused` is compared (Kyverno's own pattern,
     // kyverno/kyverno `pkg/validation/policy/on_update_policy_test.go`).
     const withoutPaused = (o: string) => `{{ request.${o}.spec | merge(@, \`{"paused": null}\`) }}`;
-    const liveAnnotationChanged: Condition[] = LIVE_SYNC_ANNOTATIONS.map((key) => ({ key: jmesAnnotation("object", key), operator: "NotEquals", value: jmesAnnotation("oldObject", key) }));
-    const replaceOrForce: Condition = { key: `{{ regex_match('${REPLACE_OR_FORCE}', request.object.metadata.annotations.${JSON.stringify(SYNC_OPTIONS_ANNOTATION)} || '') }}`, operator: "Equals", value: true };
+    const liveAnnotationChanged: Condition[] = LIVE_SYNC_ANNOTATIONS.map((key) => ({
+        key: jmesAnnotation("object", key),
+        operator: "NotEquals",
+        value: jmesAnnotation("oldObject", key),
+    }));
+    const replaceOrForce: Condition = {
+        key: `{{ regex_match('${REPLACE_OR_FORCE}', request.object.metadata.annotations.${JSON.stringify(SYNC_OPTIONS_ANNOTATION)} || '') }}`,
+        operator: "Equals",
+        value: true,
+    };
     const policy = clusterValidating(
         cfg,
         POLICY_NAMES.approval,
         MESSAGES.approvalSpec,
         [
-            denyRule(cfg, clusterRule(cfg, "approve", ROLLOUT, { operations: ["UPDATE"], scope: "regulated", subresource: STATUS }), MESSAGES.approvalStatus, { all: notOwnerOrAction, any: notApprover }),
+            denyRule(cfg, clusterRule(cfg, "approve", ROLLOUT, { operations: ["UPDATE"], scope: "regulated", subresource: STATUS }), MESSAGES.approvalStatus, {
+                all: notOwnerOrAction,
+                any: notApprover,
+            }),
             denyRule(cfg, clusterRule(cfg, "create", ROLLOUT, { operations: ["CREATE"], scope: "regulated" }), MESSAGES.approvalCreate, { all: notGitops }),
             denyRule(
                 cfg,
@@ -259,7 +298,10 @@ export function approvalClusterPolicy(cfg: PolicyConfig, r: RegulatedConfig, ctx
                 ],
                 any: notApprover,
             }),
-            denyRule(cfg, clusterRule(cfg, "sync-annotations", ROLLOUT, { operations: ["UPDATE"], scope: "regulated" }), MESSAGES.approvalSyncAnnotations, { all: notOwner, any: liveAnnotationChanged }),
+            denyRule(cfg, clusterRule(cfg, "sync-annotations", ROLLOUT, { operations: ["UPDATE"], scope: "regulated" }), MESSAGES.approvalSyncAnnotations, {
+                all: notOwner,
+                any: liveAnnotationChanged,
+            }),
             ...(r.allowReplaceOrForceSync
                 ? []
                 : [
@@ -315,7 +357,10 @@ function celOfRollout(o: string): string {
 /** The match conditions of the ReplicaSet and Pod guard, in both APIs (the API server evaluates them). */
 function approvalPodsMatchConditions(ctx: PolicyContext): NamedExpression[] {
     return [
-        { name: "not-a-workload-controller", expression: `!has(request.userInfo.username) || !(request.userInfo.username in ${JSON.stringify(workloadWriters(ctx))})` },
+        {
+            name: "not-a-workload-controller",
+            expression: `!has(request.userInfo.username) || !(request.userInfo.username in ${JSON.stringify(workloadWriters(ctx))})`,
+        },
         {
             name: "a-rollouts-replicaset-or-pod",
             expression: `(has(request.subResource) && request.subResource == "scale") || ${celOfRollout("object")} || (request.operation == "UPDATE" && ${celOfRollout("oldObject")})`,
@@ -334,8 +379,18 @@ export function approvalPodsCelPolicy(cfg: PolicyConfig, ctx: PolicyContext): Va
             evaluation: { background: { enabled: false } },
             matchConstraints: {
                 resourceRules: [
-                    { apiGroups: [REPLICASET.group], apiVersions: [REPLICASET.version], resources: [REPLICASET.resource, `${REPLICASET.resource}/scale`], operations: ["CREATE", "UPDATE"] },
-                    { apiGroups: [POD.group], apiVersions: [POD.version], resources: [POD.resource, `${POD.resource}/ephemeralcontainers`], operations: ["CREATE", "UPDATE"] },
+                    {
+                        apiGroups: [REPLICASET.group],
+                        apiVersions: [REPLICASET.version],
+                        resources: [REPLICASET.resource, `${REPLICASET.resource}/scale`],
+                        operations: ["CREATE", "UPDATE"],
+                    },
+                    {
+                        apiGroups: [POD.group],
+                        apiVersions: [POD.version],
+                        resources: [POD.resource, `${POD.resource}/ephemeralcontainers`],
+                        operations: ["CREATE", "UPDATE"],
+                    },
                 ],
                 namespaceSelector: namespaceSelector(cfg, "regulated"),
             },
@@ -350,9 +405,14 @@ export function approvalPodsClusterPolicy(cfg: PolicyConfig, ctx: PolicyContext)
     // The rules repeat the match conditions: a Kyverno before 1.12 prunes them and calls the rules
     // for every ReplicaSet and Pod write.
     const notWriter = notIdentity(workloadWriters(ctx), []);
-    const label = (o: string, path = "metadata") => ({ key: `{{ request.${o}.${path}.labels.${JSON.stringify(REVISION_LABEL)} || '' }}`, operator: "NotEquals", value: "" }) as Condition;
+    const label = (o: string, path = "metadata") =>
+        ({ key: `{{ request.${o}.${path}.labels.${JSON.stringify(REVISION_LABEL)} || '' }}`, operator: "NotEquals", value: "" }) as Condition;
     const owned = (o: string) =>
-        ({ key: `{{ length(request.${o}.metadata.ownerReferences[?kind=='${ROLLOUT.kind}' && apiVersion=='${apiVersion(ROLLOUT)}'] || \`[]\`) }}`, operator: "GreaterThan", value: 0 }) as Condition;
+        ({
+            key: `{{ length(request.${o}.metadata.ownerReferences[?kind=='${ROLLOUT.kind}' && apiVersion=='${apiVersion(ROLLOUT)}'] || \`[]\`) }}`,
+            operator: "GreaterThan",
+            value: 0,
+        }) as Condition;
     const both = (f: (o: string) => Condition[]) => [...f("object"), ...f("oldObject")];
     const policy = clusterValidating(
         cfg,
@@ -367,11 +427,25 @@ export function approvalPodsClusterPolicy(cfg: PolicyConfig, ctx: PolicyContext)
                 undefined,
                 { judgeRequest: true },
             ),
-            denyRule(cfg, clusterRule(cfg, "scale", REPLICASET, { operations: ["UPDATE"], scope: "regulated", subresource: "scale" }), MESSAGES.approvalPods, { all: notWriter }, undefined, { judgeRequest: true }),
+            denyRule(
+                cfg,
+                clusterRule(cfg, "scale", REPLICASET, { operations: ["UPDATE"], scope: "regulated", subresource: "scale" }),
+                MESSAGES.approvalPods,
+                { all: notWriter },
+                undefined,
+                { judgeRequest: true },
+            ),
             // Kyverno matches a Pod rule for pods/ephemeralcontainers too, and its webhook asks for
             // them (kyverno/kyverno v1.17.2 pkg/utils/match/kind.go `CheckKind`,
             // pkg/controllers/webhook/utils_webhook.go).
-            denyRule(cfg, clusterRule(cfg, "change", POD, { operations: ["CREATE", "UPDATE"], scope: "regulated" }), MESSAGES.approvalPods, { all: notWriter, any: both((o) => [label(o)]) }, undefined, { judgeRequest: true }),
+            denyRule(
+                cfg,
+                clusterRule(cfg, "change", POD, { operations: ["CREATE", "UPDATE"], scope: "regulated" }),
+                MESSAGES.approvalPods,
+                { all: notWriter, any: both((o) => [label(o)]) },
+                undefined,
+                { judgeRequest: true },
+            ),
         ],
         { background: false },
     );

@@ -52,7 +52,8 @@ export function topologySpreadTemplate(w: WorkloadKind, topologyKeys: readonly s
     }));
 }
 
-const AVAILABILITY = "a PodDisruptionBudget with an integer maxUnavailable per Deployment, StatefulSet and Rollout, unless a budget already selects its pods (ADR-056 D2, D8)";
+const AVAILABILITY =
+    "a PodDisruptionBudget with an integer maxUnavailable per Deployment, StatefulSet and Rollout, unless a budget already selects its pods (ADR-056 D2, D8)";
 
 // ---------------------------------------------------------------------------------------------
 // Selector coverage: does an existing budget already select the workload's pods?
@@ -159,13 +160,18 @@ export function spreadMutatingPolicies(cfg: PolicyConfig): MutatingPolicy[] {
             matchConditions: [
                 { name: "has-pod-template", expression: "has(object.spec.template) && has(object.spec.template.spec)" },
                 // Self-guarded: every condition is evaluated, and one that errors fails the request.
-                { name: "no-spread-set", expression: "!(has(object.spec.template) && has(object.spec.template.spec) && has(object.spec.template.spec.topologySpreadConstraints))" },
+                {
+                    name: "no-spread-set",
+                    expression: "!(has(object.spec.template) && has(object.spec.template.spec) && has(object.spec.template.spec.topologySpreadConstraints))",
+                },
             ],
             // JSONPatch rather than ApplyConfiguration: it needs no schema of the Rollout CRD.
             mutations: [
                 {
                     patchType: "JSONPatch",
-                    jsonPatch: { expression: `[JSONPatch{op: "add", path: "/spec/template/spec/topologySpreadConstraints", value: ${toCel(topologySpreadTemplate(w, cfg.topologyKeys))}}]` },
+                    jsonPatch: {
+                        expression: `[JSONPatch{op: "add", path: "/spec/template/spec/topologySpreadConstraints", value: ${toCel(topologySpreadTemplate(w, cfg.topologyKeys))}}]`,
+                    },
                 },
             ],
         },
@@ -285,7 +291,10 @@ export function spreadClusterPolicy(cfg: PolicyConfig): ClusterPolicy {
     return {
         apiVersion: "kyverno.io/v1",
         kind: "ClusterPolicy",
-        metadata: metadata(POLICY_NAMES.spread, "topology spread constraints for the pods of a Deployment, StatefulSet or Rollout, unless it sets its own (ADR-056 D2)"),
+        metadata: metadata(
+            POLICY_NAMES.spread,
+            "topology spread constraints for the pods of a Deployment, StatefulSet or Rollout, unless it sets its own (ADR-056 D2)",
+        ),
         spec: {
             // Only the webhookConfiguration field: Kyverno refuses a ClusterPolicy that also sets the
             // deprecated spec.failurePolicy ("remove the deprecated field", api/kyverno/v1
@@ -298,7 +307,11 @@ export function spreadClusterPolicy(cfg: PolicyConfig): ClusterPolicy {
                 // A workloadRef Rollout has no pod template to mutate.
                 preconditions: { all: [{ key: "{{ request.object.spec.workloadRef.name || '' }}", operator: "Equals", value: "" }] },
                 // `+(...)`: add only when the workload sets no constraints of its own.
-                mutate: { patchStrategicMerge: { spec: { template: { spec: { "+(topologySpreadConstraints)": toKyverno(topologySpreadTemplate(w, cfg.topologyKeys)) } } } } },
+                mutate: {
+                    patchStrategicMerge: {
+                        spec: { template: { spec: { "+(topologySpreadConstraints)": toKyverno(topologySpreadTemplate(w, cfg.topologyKeys)) } } },
+                    },
+                },
             })),
         },
     };

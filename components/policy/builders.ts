@@ -1,7 +1,18 @@
 import type { PolicyConfig, ServiceAccountRef } from "./config";
 import { PART_OF } from "../stage";
 import { allOf } from "./selectors";
-import type { ClusterPolicy, ClusterPolicyRule, Condition, Conditions, LabelSelector, MatchConstraints, NamedExpression, PolicyMetadata, ResourceRule, ValidatingPolicy } from "./shapes";
+import type {
+    ClusterPolicy,
+    ClusterPolicyRule,
+    Condition,
+    Conditions,
+    LabelSelector,
+    MatchConstraints,
+    NamedExpression,
+    PolicyMetadata,
+    ResourceRule,
+    ValidatingPolicy,
+} from "./shapes";
 import type { TierAdmission } from "./tierTypes";
 import { WorkloadKind, gvk } from "./workloads";
 
@@ -28,14 +39,16 @@ export const MESSAGES = {
         `in a prod namespace spec.replicas must be at least ${n}, unless a HorizontalPodAutoscaler scales the workload (its minReplicas then carries the floor); a Rollout counts like a Deployment (ADR-056 D2)`,
     replicasOmitted: (n: number) =>
         `in a prod namespace a Rollout must set spec.replicas (at least ${n}) unless a HorizontalPodAutoscaler scales it: the Rollout CRD has no default, Argo Rollouts runs it at 1 replica and its own write of replicas: 1 is then refused, so the Rollout never reconciles (ADR-056 D2)`,
-    hpaFloor: (n: number) => `in a prod namespace a HorizontalPodAutoscaler of a Deployment, StatefulSet or Rollout needs minReplicas of at least ${n}: it carries the workload's replica floor (ADR-056 D2)`,
+    hpaFloor: (n: number) =>
+        `in a prod namespace a HorizontalPodAutoscaler of a Deployment, StatefulSet or Rollout needs minReplicas of at least ${n}: it carries the workload's replica floor (ADR-056 D2)`,
     defaultNamespace: "workloads must not run in the default namespace (ADR-056 D2)",
     routeNamespace:
         "a Rollout's gatewayAPI traffic-routing plugin may only name routes in the Rollout's own namespace: the controller can update routes in every namespace, so another namespace's route would be another tenant's (ADR-056 D4)",
     maxSurge: "a canary Rollout needs maxSurge of at least 1, so the canary has headroom and cannot deadlock against the PodDisruptionBudget (ADR-056 D8)",
     approvalStatus:
         "in a regulated namespace only an approver (who is no deployer), or the GitOps controller running an approved ArgoCD action, may change a Rollout's status: promote, resume, skip, abort and retry are approvals (ADR-056 D3, ADR-049)",
-    approvalCreate: "in a regulated namespace only the GitOps controller may create a Rollout: a Rollout's first version is promoted without steps, so it would skip the approval (ADR-056 D3)",
+    approvalCreate:
+        "in a regulated namespace only the GitOps controller may create a Rollout: a Rollout's first version is promoted without steps, so it would skip the approval (ADR-056 D3)",
     approvalDelete:
         "in a regulated namespace only the GitOps controller may delete a Rollout, or the namespace's own deletion: GitOps recreates a deleted Rollout, and its first version is promoted without steps, so it would skip the approval (ADR-056 D3)",
     approvalSpec:
@@ -111,8 +124,17 @@ export function namespaceSelector(cfg: PolicyConfig, scope: Scope = "tenant"): L
     }
     const regulated = { matchLabels: cfg.regulated?.namespaceLabels ?? {} };
     const narrower =
-        scope === "prod" ? { matchLabels: cfg.prodNamespaceLabels } : scope === "regulated" ? regulated : scope === "prod-regulated" ? allOf({ matchLabels: cfg.prodNamespaceLabels }, regulated) : undefined;
-    const excluded = cfg.excludeNamespaces.length > 0 ? { matchExpressions: [{ key: NAMESPACE_NAME_LABEL, operator: "NotIn" as const, values: [...cfg.excludeNamespaces] }] } : undefined;
+        scope === "prod"
+            ? { matchLabels: cfg.prodNamespaceLabels }
+            : scope === "regulated"
+              ? regulated
+              : scope === "prod-regulated"
+                ? allOf({ matchLabels: cfg.prodNamespaceLabels }, regulated)
+                : undefined;
+    const excluded =
+        cfg.excludeNamespaces.length > 0
+            ? { matchExpressions: [{ key: NAMESPACE_NAME_LABEL, operator: "NotIn" as const, values: [...cfg.excludeNamespaces] }] }
+            : undefined;
     return allOf(cfg.tenantNamespaceSelector, narrower, excluded);
 }
 
@@ -135,7 +157,14 @@ export function validating(
     cfg: PolicyConfig,
     name: string,
     kinds: readonly WorkloadKind[],
-    check: { expression: string; message: string; variables?: NamedExpression[]; scope?: Scope; more?: { expression: string; message: string }[]; matchConditions?: NamedExpression[] },
+    check: {
+        expression: string;
+        message: string;
+        variables?: NamedExpression[];
+        scope?: Scope;
+        more?: { expression: string; message: string }[];
+        matchConditions?: NamedExpression[];
+    },
 ): ValidatingPolicy {
     return {
         apiVersion: "policies.kyverno.io/v1",
@@ -157,7 +186,12 @@ export function validating(
 // ---------------------------------------------------------------------------------------------
 // kyverno.io/v1 ClusterPolicy: one rule per kind, so Rollout is always its own rule (Kyverno #7446).
 
-export function clusterRule(cfg: PolicyConfig, name: string, w: WorkloadKind, opts: { operations?: readonly string[] | false; scope?: Scope; subresource?: string } = {}): ClusterPolicyRule {
+export function clusterRule(
+    cfg: PolicyConfig,
+    name: string,
+    w: WorkloadKind,
+    opts: { operations?: readonly string[] | false; scope?: Scope; subresource?: string } = {},
+): ClusterPolicyRule {
     const operations = opts.operations === false ? undefined : (opts.operations ?? OPERATIONS);
     const resources = {
         kinds: [opts.subresource ? `${gvk(w)}/${opts.subresource}` : gvk(w)],
@@ -180,7 +214,14 @@ export function clusterRule(cfg: PolicyConfig, name: string, w: WorkloadKind, op
  * pkg/engine/handlers/validation/validate_resource.go; e2e regulated-argocd-paths saw a deployer's
  * edit of a Rollout's ReplicaSet admitted without it).
  */
-export function denyRule(cfg: PolicyConfig, rule: ClusterPolicyRule, message: string, conditions: Conditions, context?: ClusterPolicyRule["context"], opts: { judgeRequest?: boolean } = {}): ClusterPolicyRule {
+export function denyRule(
+    cfg: PolicyConfig,
+    rule: ClusterPolicyRule,
+    message: string,
+    conditions: Conditions,
+    context?: ClusterPolicyRule["context"],
+    opts: { judgeRequest?: boolean } = {},
+): ClusterPolicyRule {
     return {
         ...rule,
         ...(context ? { context } : {}),
@@ -188,7 +229,13 @@ export function denyRule(cfg: PolicyConfig, rule: ClusterPolicyRule, message: st
     };
 }
 
-export function clusterValidating(cfg: PolicyConfig, name: string, description: string, rules: ClusterPolicyRule[], opts: { background?: boolean } = {}): ClusterPolicy {
+export function clusterValidating(
+    cfg: PolicyConfig,
+    name: string,
+    description: string,
+    rules: ClusterPolicyRule[],
+    opts: { background?: boolean } = {},
+): ClusterPolicy {
     return {
         apiVersion: "kyverno.io/v1",
         kind: "ClusterPolicy",
@@ -204,7 +251,12 @@ export function clusterValidating(cfg: PolicyConfig, name: string, description: 
 }
 
 /** A one-condition deny rule per kind. */
-export function clusterDeny(cfg: PolicyConfig, name: string, kinds: readonly WorkloadKind[], check: { deny: Condition; message: string; scope?: Scope }): ClusterPolicy {
+export function clusterDeny(
+    cfg: PolicyConfig,
+    name: string,
+    kinds: readonly WorkloadKind[],
+    check: { deny: Condition; message: string; scope?: Scope },
+): ClusterPolicy {
     return clusterValidating(
         cfg,
         name,
@@ -212,4 +264,3 @@ export function clusterDeny(cfg: PolicyConfig, name: string, kinds: readonly Wor
         kinds.map((w) => denyRule(cfg, clusterRule(cfg, "check", w, { scope: check.scope }), check.message, { any: [check.deny] })),
     );
 }
-

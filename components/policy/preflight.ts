@@ -24,7 +24,11 @@ export function preflightPolicy(r: ConfigReader, cfg: PolicyConfig, raw: Plain):
         );
     }
     if (cfg.excludeNamespaces.includes("default")) {
-        r.problem("policy.excludeNamespaces", raw.excludeNamespaces, "must not list default: workloads are refused there, and excluding it turns that policy off (ADR-056 D2)");
+        r.problem(
+            "policy.excludeNamespaces",
+            raw.excludeNamespaces,
+            "must not list default: workloads are refused there, and excluding it turns that policy off (ADR-056 D2)",
+        );
     }
     // Each narrower selector is ANDed with the tenant selector: a contradiction silently turns a policy off.
     const narrower: [string, Record<string, string> | undefined, string][] = [
@@ -48,7 +52,11 @@ export function preflightPolicy(r: ConfigReader, cfg: PolicyConfig, raw: Plain):
     if (regulated) {
         const both = regulated.approverGroups.filter((g) => regulated.deployerGroups.includes(g));
         if (both.length > 0) {
-            r.problem("policy.regulated.deployerGroups", regulated.deployerGroups, `must not include an approver group (${both.join(", ")}): the deployer is never the approver (ADR-056 D3, ADR-049)`);
+            r.problem(
+                "policy.regulated.deployerGroups",
+                regulated.deployerGroups,
+                `must not include an approver group (${both.join(", ")}): the deployer is never the approver (ADR-056 D3, ADR-049)`,
+            );
         }
     }
 }
@@ -83,7 +91,11 @@ export function kyvernoVariables(cfg: PolicyConfig): [key: string, value: string
     if (regulated) {
         // Stack-file shape: ServiceAccounts as <namespace>/<name>.
         const ref = (a: ServiceAccountRef) => `${a.namespace}/${a.name}`;
-        walk("policy.regulated", { ...regulated, gitopsServiceAccounts: regulated.gitopsServiceAccounts.map(ref), actionServiceAccounts: regulated.actionServiceAccounts.map(ref) });
+        walk("policy.regulated", {
+            ...regulated,
+            gitopsServiceAccounts: regulated.gitopsServiceAccounts.map(ref),
+            actionServiceAccounts: regulated.actionServiceAccounts.map(ref),
+        });
     }
     return found;
 }

@@ -24,7 +24,12 @@ export const KYVERNO_AGGREGATE_LABELS = {
 export type KyvernoController = keyof typeof KYVERNO_AGGREGATE_LABELS;
 
 /** The roles' names, by what each grants (`npm run verify` finds them by these). */
-export const KYVERNO_ROLES = { readRollouts: "read-rollouts", readApprovalSubresources: "read-approval-subresources", generatePdb: "generate-pdb", policyLookups: "read-policy-lookups" } as const;
+export const KYVERNO_ROLES = {
+    readRollouts: "read-rollouts",
+    readApprovalSubresources: "read-approval-subresources",
+    generatePdb: "generate-pdb",
+    policyLookups: "read-policy-lookups",
+} as const;
 
 /** A role's ClusterRole name in the cluster. */
 export const kyvernoRoleName = (role: Pick<KyvernoRole, "name">): string => `kyverno:argo-rollouts-addon:${role.name}`;

@@ -32,7 +32,8 @@ export function rolloutOnlyCelPolicies(cfg: PolicyConfig, ctx: PolicyContext): V
         validating(cfg, POLICY_NAMES.routeNamespace, [ROLLOUT], {
             matchConditions,
             variables: [{ name: "gatewayApi", expression: GATEWAY_API_CONFIG }],
-            expression: '!("namespace" in variables.gatewayApi) || variables.gatewayApi["namespace"] == "" || variables.gatewayApi["namespace"] == object.metadata.namespace',
+            expression:
+                '!("namespace" in variables.gatewayApi) || variables.gatewayApi["namespace"] == "" || variables.gatewayApi["namespace"] == object.metadata.namespace',
             message: MESSAGES.routeNamespace,
         }),
         validating(cfg, POLICY_NAMES.maxSurge, [ROLLOUT], {
@@ -47,7 +48,10 @@ export function rolloutOnlyClusterPolicies(cfg: PolicyConfig, ctx: PolicyContext
     // Kyverno 1.12+ passes the match condition to the webhook; the rules cannot name the user
     // themselves, because these policies also run in the background, where Kyverno refuses
     // request.userInfo (kyverno/kyverno pkg/validation/policy/background.go).
-    const exempt = (p: ClusterPolicy): ClusterPolicy => ({ ...p, spec: { ...p.spec, webhookConfiguration: { ...p.spec.webhookConfiguration, matchConditions: [notTheController(ctx)] } } });
+    const exempt = (p: ClusterPolicy): ClusterPolicy => ({
+        ...p,
+        spec: { ...p.spec, webhookConfiguration: { ...p.spec.webhookConfiguration, matchConditions: [notTheController(ctx)] } },
+    });
     return [
         clusterDeny(cfg, POLICY_NAMES.routeNamespace, [ROLLOUT], {
             deny: {

@@ -29,7 +29,9 @@ export interface PolicyStageArgs {
 export const policyResourceName = (p: KyvernoPolicy): string => `kyverno-${p.kind.toLowerCase()}-${p.metadata.name}`;
 
 /** What the policies know of the rest of the addon: the controller's ServiceAccount (rollouts stage). */
-export function policyContext(config: Pick<PolicyStageConfig, "controller" | "delivery" | "analysis"> & { policy?: Pick<PolicyConfig, "regulated"> }): PolicyContext {
+export function policyContext(
+    config: Pick<PolicyStageConfig, "controller" | "delivery" | "analysis"> & { policy?: Pick<PolicyConfig, "regulated"> },
+): PolicyContext {
     const { delivery, analysis } = config;
     const tiers =
         delivery && analysis

@@ -3,7 +3,19 @@ import { componentPlan, COMPONENT_APP } from "../delivery/kustomize";
 import { AnalysisRef, CanaryStep, DeliveryPlan, TierStrategy, deliveryPlan } from "../delivery/strategy";
 import type { ProdClass, Shape } from "../delivery/tiers";
 import type { TierAdmissionAction } from "../delivery/fields";
-import { POLICY_NAMES, PolicyContext, Scope, clusterRule, clusterValidating, denyRule, metadata, namespaceSelector, notTheController, resourceRules, validationActions } from "./builders";
+import {
+    POLICY_NAMES,
+    PolicyContext,
+    Scope,
+    clusterRule,
+    clusterValidating,
+    denyRule,
+    metadata,
+    namespaceSelector,
+    notTheController,
+    resourceRules,
+    validationActions,
+} from "./builders";
 import type { ClusterPolicy, Condition, ValidatingPolicy } from "./shapes";
 import type { ClassAdmission, TailStep, TierAdmission } from "./tierTypes";
 import { ROLLOUT } from "./workloads";
@@ -125,8 +137,10 @@ export function tierMessage(c: ClassAdmission, shape: Shape): string {
     }
     const what =
         shape === "canary"
-            ? `the shared success-rate gate as background analysis (${c.canary!.templates.join(", ")}, cluster-scoped) from its first setWeight` + (c.canary!.tail ? ", and the approval: its steps ending pause: {} then setWeight 100" : "")
-            : `the finite success-rate gate (${c.blueGreen!.analyses.map((a) => `${a.field}: ${a.templates.join(", ")}`).join("; ")}, cluster-scoped)` + (c.blueGreen!.manualPromotion ? ", and the approval: autoPromotionEnabled: false" : "");
+            ? `the shared success-rate gate as background analysis (${c.canary!.templates.join(", ")}, cluster-scoped) from its first setWeight` +
+              (c.canary!.tail ? ", and the approval: its steps ending pause: {} then setWeight 100" : "")
+            : `the finite success-rate gate (${c.blueGreen!.analyses.map((a) => `${a.field}: ${a.templates.join(", ")}`).join("; ")}, cluster-scoped)` +
+              (c.blueGreen!.manualPromotion ? ", and the approval: autoPromotionEnabled: false" : "");
     return `in a prod ${c.prodClass} namespace a ${shape === "canary" ? "canary" : "blue/green"} Rollout must run ${what}; add ${use(id)} to its overlay (ADR-056 D3)`;
 }
 
@@ -137,12 +151,20 @@ const CANARY = "object.spec.strategy.canary";
 const BLUE_GREEN = "object.spec.strategy.blueGreen";
 
 const celNames = (list: string, names: readonly string[]) =>
-    names.map((n) => `(has(${list}) && ${list}.exists(t, has(t.templateName) && t.templateName == ${JSON.stringify(n)} && has(t.clusterScope) && t.clusterScope == true))`);
+    names.map(
+        (n) =>
+            `(has(${list}) && ${list}.exists(t, has(t.templateName) && t.templateName == ${JSON.stringify(n)} && has(t.clusterScope) && t.clusterScope == true))`,
+    );
 
 /** CEL: the canary's background gate starts at step k, right after its first setWeight. */
 function celStartsAt(k: number): string {
     const step = (i: number) => `${CANARY}.steps[${i}]`;
-    return [`${CANARY}.analysis.startingStep == ${k}`, `size(${CANARY}.steps) >= ${k}`, `has(${step(k - 1)}.setWeight)`, ...Array.from({ length: k - 1 }, (_x, i) => `!has(${step(i)}.setWeight)`)].join(" && ");
+    return [
+        `${CANARY}.analysis.startingStep == ${k}`,
+        `size(${CANARY}.steps) >= ${k}`,
+        `has(${step(k - 1)}.setWeight)`,
+        ...Array.from({ length: k - 1 }, (_x, i) => `!has(${step(i)}.setWeight)`),
+    ].join(" && ");
 }
 
 function celTail(tail: readonly TailStep[]): string {
@@ -150,7 +172,9 @@ function celTail(tail: readonly TailStep[]): string {
     const step = (i: number) => `${CANARY}.steps[size(${CANARY}.steps) - ${n - i}]`;
     return [
         `size(${CANARY}.steps) >= ${n}`,
-        ...tail.map((t, i) => ("pause" in t ? `has(${step(i)}.pause) && !has(${step(i)}.pause.duration)` : `has(${step(i)}.setWeight) && ${step(i)}.setWeight == ${t.setWeight}`)),
+        ...tail.map((t, i) =>
+            "pause" in t ? `has(${step(i)}.pause) && !has(${step(i)}.pause.duration)` : `has(${step(i)}.setWeight) && ${step(i)}.setWeight == ${t.setWeight}`,
+        ),
     ].join(" && ");
 }
 
@@ -166,7 +190,12 @@ export function celCanaryConforms(c: NonNullable<ClassAdmission["canary"]>): str
 }
 
 export function celBlueGreenConforms(b: NonNullable<ClassAdmission["blueGreen"]>): string {
-    return [...b.analyses.flatMap((a) => [`has(${BLUE_GREEN}.${a.field})`, ...celNames(`${BLUE_GREEN}.${a.field}.templates`, a.templates)]), ...(b.manualPromotion ? [`has(${BLUE_GREEN}.autoPromotionEnabled) && ${BLUE_GREEN}.autoPromotionEnabled == false`] : [])].join(" && ") || "true";
+    return (
+        [
+            ...b.analyses.flatMap((a) => [`has(${BLUE_GREEN}.${a.field})`, ...celNames(`${BLUE_GREEN}.${a.field}.templates`, a.templates)]),
+            ...(b.manualPromotion ? [`has(${BLUE_GREEN}.autoPromotionEnabled) && ${BLUE_GREEN}.autoPromotionEnabled == false`] : []),
+        ].join(" && ") || "true"
+    );
 }
 
 const IS_CANARY = "has(object.spec.strategy) && has(object.spec.strategy.canary)";
@@ -177,14 +206,20 @@ function scopeOf(prodClass: ProdClass): Scope {
     return prodClass === "regulated" ? "prod-regulated" : "prod";
 }
 
-const withAction = (cfg: PolicyConfig, c: ClassAdmission): PolicyConfig => ({ ...cfg, validationAction: cfg.validationAction === "Audit" ? "Audit" : c.action });
+const withAction = (cfg: PolicyConfig, c: ClassAdmission): PolicyConfig => ({
+    ...cfg,
+    validationAction: cfg.validationAction === "Audit" ? "Audit" : c.action,
+});
 
 export function tierCelPolicies(cfg: PolicyConfig, ctx: PolicyContext): ValidatingPolicy[] {
     return (ctx.tiers?.classes ?? [])
         .filter((c) => c.prodClass !== "regulated" || cfg.regulated !== undefined)
         .map((c) => {
             const name = TIER_POLICY_NAMES[c.prodClass];
-            const validation = (shape: Shape, is: string) => ({ expression: `!(${is}) || (${c[shape] ? (shape === "canary" ? celCanaryConforms(c.canary!) : celBlueGreenConforms(c.blueGreen!)) : "false"})`, message: tierMessage(c, shape) });
+            const validation = (shape: Shape, is: string) => ({
+                expression: `!(${is}) || (${c[shape] ? (shape === "canary" ? celCanaryConforms(c.canary!) : celBlueGreenConforms(c.blueGreen!)) : "false"})`,
+                message: tierMessage(c, shape),
+            });
             const acting = withAction(cfg, c);
             return {
                 apiVersion: "policies.kyverno.io/v1",
@@ -213,21 +248,38 @@ const jmesNames = (list: string, names: readonly string[]) => names.map((n) => `
 
 function jmesStartsAt(k: number): string {
     const step = (i: number) => `${J_CANARY}.steps[${i}]`;
-    return [`to_string(${J_CANARY}.analysis.startingStep) == '${k}'`, `${step(k - 1)}.setWeight != \`null\``, ...Array.from({ length: k - 1 }, (_x, i) => `${step(i)}.setWeight == \`null\``)].join(" && ");
+    return [
+        `to_string(${J_CANARY}.analysis.startingStep) == '${k}'`,
+        `${step(k - 1)}.setWeight != \`null\``,
+        ...Array.from({ length: k - 1 }, (_x, i) => `${step(i)}.setWeight == \`null\``),
+    ].join(" && ");
 }
 
 function jmesTail(tail: readonly TailStep[]): string {
     const n = tail.length;
     const step = (i: number) => `${J_CANARY}.steps[${i - n}]`;
-    return tail.map((t, i) => ("pause" in t ? `${step(i)}.pause != \`null\` && ${step(i)}.pause.duration == \`null\`` : `to_string(${step(i)}.setWeight) == '${t.setWeight}'`)).join(" && ");
+    return tail
+        .map((t, i) =>
+            "pause" in t ? `${step(i)}.pause != \`null\` && ${step(i)}.pause.duration == \`null\`` : `to_string(${step(i)}.setWeight) == '${t.setWeight}'`,
+        )
+        .join(" && ");
 }
 
 export function jmesCanaryConforms(c: NonNullable<ClassAdmission["canary"]>): string {
-    return [...jmesNames(`${J_CANARY}.analysis.templates`, c.templates), `(${c.startingSteps.map((k) => `(${jmesStartsAt(k)})`).join(" || ")})`, ...(c.tail ? [`(${jmesTail(c.tail)})`] : [])].join(" && ");
+    return [
+        ...jmesNames(`${J_CANARY}.analysis.templates`, c.templates),
+        `(${c.startingSteps.map((k) => `(${jmesStartsAt(k)})`).join(" || ")})`,
+        ...(c.tail ? [`(${jmesTail(c.tail)})`] : []),
+    ].join(" && ");
 }
 
 export function jmesBlueGreenConforms(b: NonNullable<ClassAdmission["blueGreen"]>): string {
-    return [...b.analyses.flatMap((a) => jmesNames(`${J_BLUE_GREEN}.${a.field}.templates`, a.templates)), ...(b.manualPromotion ? [`${J_BLUE_GREEN}.autoPromotionEnabled == \`false\``] : [])].join(" && ") || "`true`";
+    return (
+        [
+            ...b.analyses.flatMap((a) => jmesNames(`${J_BLUE_GREEN}.${a.field}.templates`, a.templates)),
+            ...(b.manualPromotion ? [`${J_BLUE_GREEN}.autoPromotionEnabled == \`false\``] : []),
+        ].join(" && ") || "`true`"
+    );
 }
 
 export function tierClusterPolicies(cfg: PolicyConfig, ctx: PolicyContext): ClusterPolicy[] {
@@ -241,7 +293,10 @@ export function tierClusterPolicies(cfg: PolicyConfig, ctx: PolicyContext): Clus
                 const base = clusterRule(cfg, shape.toLowerCase(), ROLLOUT, { scope: scopeOf(c.prodClass) });
                 return denyRule(acting, base, tierMessage(c, shape), { all: [is, { key: `{{ ${conforms} }}`, operator: "Equals", value: false }] });
             };
-            const policy = clusterValidating(acting, TIER_POLICY_NAMES[c.prodClass], tierMessage(c, c.components.canary ? "canary" : "blueGreen"), [rule("canary"), rule("blueGreen")]);
+            const policy = clusterValidating(acting, TIER_POLICY_NAMES[c.prodClass], tierMessage(c, c.components.canary ? "canary" : "blueGreen"), [
+                rule("canary"),
+                rule("blueGreen"),
+            ]);
             return {
                 ...policy,
                 spec: {

@@ -21,7 +21,13 @@ export interface WorkloadKind {
 
 export const DEPLOYMENT: WorkloadKind = { kind: "Deployment", group: "apps", version: "v1", resource: "deployments", revisionLabel: "pod-template-hash" };
 export const STATEFULSET: WorkloadKind = { kind: "StatefulSet", group: "apps", version: "v1", resource: "statefulsets" };
-export const ROLLOUT: WorkloadKind = { kind: "Rollout", group: "argoproj.io", version: "v1alpha1", resource: "rollouts", revisionLabel: "rollouts-pod-template-hash" };
+export const ROLLOUT: WorkloadKind = {
+    kind: "Rollout",
+    group: "argoproj.io",
+    version: "v1alpha1",
+    resource: "rollouts",
+    revisionLabel: "rollouts-pod-template-hash",
+};
 
 export const WORKLOADS: readonly WorkloadKind[] = [DEPLOYMENT, STATEFULSET, ROLLOUT];
 

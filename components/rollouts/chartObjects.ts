@@ -62,7 +62,14 @@ export function chartObjects(opts: ChartObjectOptions): ChartObject[] {
         // dashboard/{deployment,service,serviceaccount,poddisruptionbudget,clusterrole,clusterrolebinding}.yaml;
         // its Ingress and HTTPRoute stay off (dashboard.ingress/httproute.enabled default false).
         const name = `${RELEASE_NAME}-dashboard`;
-        out.push(ns("Deployment", name), ns("Service", name), ns("ServiceAccount", name), ns("PodDisruptionBudget", name), cluster("ClusterRole", name), cluster("ClusterRoleBinding", name));
+        out.push(
+            ns("Deployment", name),
+            ns("Service", name),
+            ns("ServiceAccount", name),
+            ns("PodDisruptionBudget", name),
+            cluster("ClusterRole", name),
+            cluster("ClusterRoleBinding", name),
+        );
     }
     return out;
 }
@@ -98,7 +105,10 @@ export const CONTROLLER_SELECTOR: Readonly<Record<string, string>> = {
  * image (templates/controller/deployment.yaml), the budget (poddisruptionbudget.yaml: maxUnavailable
  * when set) and the metrics Service's selector (metrics-service.yaml).
  */
-export function chartObjectFields(values: { controller: { replicas: number; image: { registry: string; repository: string; tag: string }; pdb: { maxUnavailable: number } } }, namespace: string): { apiVersion: string; kind: string; metadata: { name: string; namespace: string }; [field: string]: unknown }[] {
+export function chartObjectFields(
+    values: { controller: { replicas: number; image: { registry: string; repository: string; tag: string }; pdb: { maxUnavailable: number } } },
+    namespace: string,
+): { apiVersion: string; kind: string; metadata: { name: string; namespace: string }; [field: string]: unknown }[] {
     const c = values.controller;
     const meta = (name: string) => ({ name, namespace });
     return [
@@ -109,7 +119,12 @@ export function chartObjectFields(values: { controller: { replicas: number; imag
             spec: {
                 selector: { matchLabels: { ...CONTROLLER_SELECTOR } },
                 replicas: c.replicas,
-                template: { spec: { serviceAccountName: RELEASE_NAME, containers: [{ name: "argo-rollouts", image: `${c.image.registry}/${c.image.repository}:${c.image.tag}` }] } },
+                template: {
+                    spec: {
+                        serviceAccountName: RELEASE_NAME,
+                        containers: [{ name: "argo-rollouts", image: `${c.image.registry}/${c.image.repository}:${c.image.tag}` }],
+                    },
+                },
             },
         },
         {

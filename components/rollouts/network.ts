@@ -135,7 +135,12 @@ export function controllerNetworkPolicy(input: ControllerNetworkPolicyInput): Ci
     const gate: EgressRule[] = input.role === "hub" ? [mimirEgress(input.mimir)] : hubReadEgress(input.readEndpoint ?? "", n);
     const strict = n.controllerDefaultDeny;
     const egress = strict
-        ? [...controllerBaseEgress(n, input.pluginDownloadUrl), ...gate, ...notificationEgress(input.notificationHosts ?? []), ...canaryTargetEgress(n.canaryTargets)]
+        ? [
+              ...controllerBaseEgress(n, input.pluginDownloadUrl),
+              ...gate,
+              ...notificationEgress(input.notificationHosts ?? []),
+              ...canaryTargetEgress(n.canaryTargets),
+          ]
         : [...gate, dnsEgress(n)];
     const spec: CiliumNetworkPolicySpec = {
         description:

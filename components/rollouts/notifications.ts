@@ -43,7 +43,13 @@ export function notificationConfigData(cfg: NotificationsConfig, cluster: string
         const message = `[${cluster}] Rollout ${WHO} ${e.says}.`;
         const template: Record<string, unknown> = { message };
         if (cfg.service === "webhook") {
-            const body = JSON.stringify({ cluster, event: e.template, namespace: "{{.rollout.metadata.namespace}}", rollout: "{{.rollout.metadata.name}}", message });
+            const body = JSON.stringify({
+                cluster,
+                event: e.template,
+                namespace: "{{.rollout.metadata.namespace}}",
+                rollout: "{{.rollout.metadata.name}}",
+                message,
+            });
             template.webhook = { [WEBHOOK_NAME]: { method: "POST", body } };
         }
         data[`template.${e.template}`] = YAML.stringify(template);
@@ -51,7 +57,9 @@ export function notificationConfigData(cfg: NotificationsConfig, cluster: string
     }
     if (cfg.service === "slack" && cfg.slackChannel) {
         data["service.slack"] = YAML.stringify({ token: `$${tokenKey("slack")}` });
-        data.subscriptions = YAML.stringify([{ recipients: [`slack:${cfg.slackChannel.replace(/^#/, "")}`], triggers: NOTIFICATION_EVENTS.map((e) => e.trigger) }]);
+        data.subscriptions = YAML.stringify([
+            { recipients: [`slack:${cfg.slackChannel.replace(/^#/, "")}`], triggers: NOTIFICATION_EVENTS.map((e) => e.trigger) },
+        ]);
     }
     if (cfg.service === "webhook" && cfg.webhookUrl) {
         data[`service.webhook.${WEBHOOK_NAME}`] = YAML.stringify({

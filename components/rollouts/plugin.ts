@@ -63,7 +63,9 @@ export function trafficRouterPlugin(plugin: PluginConfig): TrafficRouterPlugin {
  * digest goes on the pod template: any change to it rolls the controller pods.
  */
 export function pluginListDigest(plugins: TrafficRouterPlugin[], image?: string): string {
-    return createHash("sha256").update(JSON.stringify({ plugins, image: image ?? null })).digest("hex");
+    return createHash("sha256")
+        .update(JSON.stringify({ plugins, image: image ?? null }))
+        .digest("hex");
 }
 
 /** The restricted Pod Security profile of a container. */
@@ -87,9 +89,10 @@ export function restrictedContainerSecurityContext(): RestrictedSecurityContext 
 }
 
 /** Image mode only: the init container, the shared volume and the controller's mount of it. */
-export function pluginImageDelivery(plugin: PluginConfig, registry: string | undefined):
-    | { initContainers: Record<string, unknown>[]; volumes: Record<string, unknown>[]; volumeMounts: Record<string, unknown>[] }
-    | undefined {
+export function pluginImageDelivery(
+    plugin: PluginConfig,
+    registry: string | undefined,
+): { initContainers: Record<string, unknown>[]; volumes: Record<string, unknown>[]; volumeMounts: Record<string, unknown>[] } | undefined {
     const image = pluginImage(plugin, registry);
     if (!image) {
         return undefined;

@@ -27,7 +27,15 @@ export const AGGREGATE_TO_VIEW = "rbac.authorization.k8s.io/aggregate-to-view";
 const READ = ["get", "list", "watch"];
 
 /** The Argo Rollouts resources a namespace viewer reads (the chart's view role lists the same kinds). */
-export const TENANT_READ_RESOURCES: readonly string[] = ["rollouts", "rollouts/scale", "rollouts/status", "analysisruns", "analysistemplates", "clusteranalysistemplates", "experiments"];
+export const TENANT_READ_RESOURCES: readonly string[] = [
+    "rollouts",
+    "rollouts/scale",
+    "rollouts/status",
+    "analysisruns",
+    "analysistemplates",
+    "clusteranalysistemplates",
+    "experiments",
+];
 
 export function tenantViewRules(): PolicyRule[] {
     return [{ apiGroups: ["argoproj.io"], resources: [...TENANT_READ_RESOURCES], verbs: [...READ] }];
@@ -91,7 +99,12 @@ const KEY = "controller.tenantOperators";
  * `controller.tenantOperators`: a list of `{ namespace, groups }`. Each namespace once; never the
  * controller's own namespace or one no tenant owns.
  */
-export function readTenantOperators(r: ConfigReader, value: unknown, controllerNamespace: string, platformNamespaces: readonly string[]): TenantOperatorBinding[] {
+export function readTenantOperators(
+    r: ConfigReader,
+    value: unknown,
+    controllerNamespace: string,
+    platformNamespaces: readonly string[],
+): TenantOperatorBinding[] {
     if (value === undefined || value === null) {
         return [];
     }
@@ -106,7 +119,11 @@ export function readTenantOperators(r: ConfigReader, value: unknown, controllerN
         if (!e) {
             return;
         }
-        const namespace = r.requiredString(`${key}.namespace`, e.namespace, { pattern: DNS_LABEL, describe: "a tenant namespace name (DNS label)", maxLength: 63 });
+        const namespace = r.requiredString(`${key}.namespace`, e.namespace, {
+            pattern: DNS_LABEL,
+            describe: "a tenant namespace name (DNS label)",
+            maxLength: 63,
+        });
         const groups = r.strings(`${key}.groups`, e.groups, PEOPLE_GROUP_RULE, [], { min: 1, max: 20 });
         if (e.groups === undefined || e.groups === null) {
             r.problem(`${key}.groups`, e.groups, "is required: 1-20 groups that may restart, abort, retry, promote and scale the namespace's Rollouts");
@@ -115,7 +132,11 @@ export function readTenantOperators(r: ConfigReader, value: unknown, controllerN
             return;
         }
         if (namespace === controllerNamespace || platformNamespaces.includes(namespace)) {
-            r.problem(`${key}.namespace`, namespace, `must be a tenant namespace, not ${namespace === controllerNamespace ? "the controller's own (controller.namespace)" : "a platform namespace"}`);
+            r.problem(
+                `${key}.namespace`,
+                namespace,
+                `must be a tenant namespace, not ${namespace === controllerNamespace ? "the controller's own (controller.namespace)" : "a platform namespace"}`,
+            );
         } else if (out.some((o) => o.namespace === namespace)) {
             r.problem(`${key}.namespace`, namespace, "must appear once: list every group of the namespace in one entry");
         } else if (groups.length > 0) {

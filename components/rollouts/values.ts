@@ -1,13 +1,6 @@
 import type { MimirConfig } from "../gateway/config";
 import { ControllerConfig, PluginConfig } from "./config";
-import {
-    TrafficRouterPlugin,
-    pluginImage,
-    pluginImageDelivery,
-    pluginListDigest,
-    restrictedContainerSecurityContext,
-    trafficRouterPlugin,
-} from "./plugin";
+import { TrafficRouterPlugin, pluginImage, pluginImageDelivery, pluginListDigest, restrictedContainerSecurityContext, trafficRouterPlugin } from "./plugin";
 import { controllerTrust } from "./trust";
 
 /** The release's fixed name: the ServiceAccount, Deployment and RBAC subjects all derive from it. */
@@ -33,7 +26,12 @@ const MESH_PROVIDERS = [
  * `mimir.readCaBundle` adds its volume, mount and `SSL_CERT_DIR` (trust.ts) beside the plugin
  * image's volume.
  */
-export function controllerValues(cfg: { controller: ControllerConfig; plugin: PluginConfig; imageRegistry?: string; mimir?: Pick<MimirConfig, "readCaBundle"> }): Record<string, unknown> {
+export function controllerValues(cfg: {
+    controller: ControllerConfig;
+    plugin: PluginConfig;
+    imageRegistry?: string;
+    mimir?: Pick<MimirConfig, "readCaBundle">;
+}): Record<string, unknown> {
     const c = cfg.controller;
     const registry = cfg.imageRegistry;
     const plugins: TrafficRouterPlugin[] = [trafficRouterPlugin(cfg.plugin)];
@@ -70,9 +68,7 @@ export function controllerValues(cfg: { controller: ControllerConfig; plugin: Pl
             // An integer budget: with neither bound the chart renders minAvailable: 0, and 0 here is
             // falsy in the chart's template and renders the same (chart <= 2.43.4).
             pdb: { enabled: true, maxUnavailable: c.pdbMaxUnavailable },
-            topologySpreadConstraints: [
-                { maxSkew: 1, topologyKey: "topology.kubernetes.io/zone", whenUnsatisfiable: "ScheduleAnyway" },
-            ],
+            topologySpreadConstraints: [{ maxSkew: 1, topologyKey: "topology.kubernetes.io/zone", whenUnsatisfiable: "ScheduleAnyway" }],
             trafficRouterPlugins: plugins,
             podAnnotations: { [PLUGINS_DIGEST_ANNOTATION]: pluginListDigest(plugins, pluginImage(cfg.plugin, registry)), ...trust?.podAnnotations },
             ...(c.priorityClassName ? { priorityClassName: c.priorityClassName } : {}),

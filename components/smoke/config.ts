@@ -36,8 +36,16 @@ const enabled = (s: { enabled?: unknown }) => s.enabled === true;
 /** The `smokeTest` section: every key, once. */
 export const SMOKE_TEST_FIELDS = {
     enabled: field.boolean({ default: false, doc: "deploy the smoke canary" }),
-    strategy: field.oneOf(SMOKE_STRATEGIES, { default: "canary", describe: "", doc: "canary or blueGreen: the prod / standard shape the smoke app is delivered with" }),
-    namespace: field.string({ rule: { pattern: DNS_LABEL, describe: "a namespace name (not default)", maxLength: 63 }, default: "rollouts-smoke", doc: "the smoke app's namespace: the addon's own, not one of Kubernetes' (nor kube-*), the controller's, or the namespace of the Gateway, Mimir, ArgoCD or the resolver this stack names" }),
+    strategy: field.oneOf(SMOKE_STRATEGIES, {
+        default: "canary",
+        describe: "",
+        doc: "canary or blueGreen: the prod / standard shape the smoke app is delivered with",
+    }),
+    namespace: field.string({
+        rule: { pattern: DNS_LABEL, describe: "a namespace name (not default)", maxLength: 63 },
+        default: "rollouts-smoke",
+        doc: "the smoke app's namespace: the addon's own, not one of Kubernetes' (nor kube-*), the controller's, or the namespace of the Gateway, Mimir, ArgoCD or the resolver this stack names",
+    }),
     hostname: field.string({
         rule: { pattern: HOSTNAME, describe: "a hostname" },
         describeWith: (s) => (enabled(s) ? "the smoke app's hostname on the shared Gateway" : "a hostname"),
@@ -45,15 +53,37 @@ export const SMOKE_TEST_FIELDS = {
         defaultDoc: "required when enabled",
         doc: "the smoke app's hostname on the shared Gateway (must resolve in the cluster)",
     }),
-    trigger: field.string({ rule: { pattern: /^[A-Za-z0-9._-]{1,63}$/, describe: "a short token (letters, digits, '.', '_', '-'); change it to start a fresh canary" }, default: "1", number: true, doc: "change it to start a fresh canary" }),
+    trigger: field.string({
+        rule: { pattern: /^[A-Za-z0-9._-]{1,63}$/, describe: "a short token (letters, digits, '.', '_', '-'); change it to start a fresh canary" },
+        default: "1",
+        number: true,
+        doc: "change it to start a fresh canary",
+    }),
     failGate: field.boolean({ default: false, doc: "make the smoke version fail its gate (proves the abort path)" }),
-    image: field.string({ rule: DIGEST, required: enabled, defaultDoc: "required when enabled", doc: "demo app image pinned by digest (argoproj/rollouts-demo from the mirror; under imageRegistry when that is set)" }),
-    loadImage: field.string({ rule: DIGEST, required: enabled, defaultDoc: "required when enabled", doc: "image with sh and curl, pinned by digest (e.g. curlimages/curl from the mirror; under imageRegistry when that is set)" }),
+    image: field.string({
+        rule: DIGEST,
+        required: enabled,
+        defaultDoc: "required when enabled",
+        doc: "demo app image pinned by digest (argoproj/rollouts-demo from the mirror; under imageRegistry when that is set)",
+    }),
+    loadImage: field.string({
+        rule: DIGEST,
+        required: enabled,
+        defaultDoc: "required when enabled",
+        doc: "image with sh and curl, pinned by digest (e.g. curlimages/curl from the mirror; under imageRegistry when that is set)",
+    }),
     replicas: field.integer({ min: 2, max: 10, default: 2, doc: "smoke app replicas" }),
 } as const;
 
 /** Every default of the section, in one object. */
-export const SMOKE_TEST_DEFAULTS = defaultsOf<{ enabled: boolean; strategy: SmokeStrategy; namespace: string; trigger: string; failGate: boolean; replicas: number }>(SMOKE_TEST_FIELDS);
+export const SMOKE_TEST_DEFAULTS = defaultsOf<{
+    enabled: boolean;
+    strategy: SmokeStrategy;
+    namespace: string;
+    trigger: string;
+    failGate: boolean;
+    replicas: number;
+}>(SMOKE_TEST_FIELDS);
 
 export function readSmokeTest(r: ConfigReader, value: unknown): SmokeTestConfig | undefined {
     const s = readSection(r, "smokeTest", SMOKE_TEST_FIELDS, value);
@@ -61,7 +91,11 @@ export function readSmokeTest(r: ConfigReader, value: unknown): SmokeTestConfig 
         return undefined;
     }
     if (PLATFORM_NAMESPACES.includes(s.namespace)) {
-        r.problem("smokeTest.namespace", s.namespace, `must not be one of Kubernetes' own namespaces (${PLATFORM_NAMESPACES.join(", ")}): the stage declares and labels its namespace, and the platform refuses workloads there`);
+        r.problem(
+            "smokeTest.namespace",
+            s.namespace,
+            `must not be one of Kubernetes' own namespaces (${PLATFORM_NAMESPACES.join(", ")}): the stage declares and labels its namespace, and the platform refuses workloads there`,
+        );
     }
     return {
         enabled: s.enabled,

@@ -1,7 +1,19 @@
 import { createHash } from "crypto";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { AppSpec, DeliveryConfig, DeliveryPlan, GateTiming, PREVIEW_HEADER, PREVIEW_HEADER_VALUE, PreviewGate, ProdClassConfig, StrategyOptions, appLabels, deliveryPlan } from "../delivery";
+import {
+    AppSpec,
+    DeliveryConfig,
+    DeliveryPlan,
+    GateTiming,
+    PREVIEW_HEADER,
+    PREVIEW_HEADER_VALUE,
+    PreviewGate,
+    ProdClassConfig,
+    StrategyOptions,
+    appLabels,
+    deliveryPlan,
+} from "../delivery";
 import { SharedGatewayConfig } from "../gateway/config";
 import { restrictedContainerSecurityContext } from "../rollouts/plugin";
 import { OrderedComponent, PART_OF, StageOptions } from "../stage";
@@ -115,7 +127,8 @@ export function loadScript(hostname: string, previewGate?: PreviewGate): string 
             throw new Error(`not safe in the load generator's shell loop: ${word}`);
         }
     }
-    const request = (header?: string) => `curl -s -o /dev/null --max-time 2${header ? ` -H '${header}: ${PREVIEW_HEADER_VALUE}'` : ""} https://${hostname}/color; sleep ${1 / SMOKE_REQUESTS_PER_SECOND}`;
+    const request = (header?: string) =>
+        `curl -s -o /dev/null --max-time 2${header ? ` -H '${header}: ${PREVIEW_HEADER_VALUE}'` : ""} https://${hostname}/color; sleep ${1 / SMOKE_REQUESTS_PER_SECOND}`;
     return `while true; do ${[request(), ...(preview ? [request(preview)] : [])].join("; ")}; done`;
 }
 
@@ -185,7 +198,9 @@ export class SmokeCanary extends OrderedComponent {
         // the provider mid-update. Pulumi skips the delete of a resource whose `deletedWith` target
         // is deleted in the same update (pulumi/pulumi pkg/resource/deploy/step.go v3.248.0 isDeletedWith).
         const inNamespace = this.child({ dependsOn: [ns], deletedWith: ns });
-        const services = this.plan.services.map((s) => new k8s.core.v1.Service(`smoke-${s.metadata.name}`, { metadata: s.metadata, spec: s.spec }, inNamespace));
+        const services = this.plan.services.map(
+            (s) => new k8s.core.v1.Service(`smoke-${s.metadata.name}`, { metadata: s.metadata, spec: s.spec }, inNamespace),
+        );
         const route = this.plan.httpRoute!;
         const httpRoute = new k8s.apiextensions.CustomResource(
             "smoke-route",

@@ -57,7 +57,7 @@ export function grepScenarios(pattern: string, titles: readonly string[]): strin
     try {
         re = new Mocha().grep(pattern).options.grep as RegExp;
     } catch (e) {
-        throw new Error(`--grep ${JSON.stringify(pattern)} is not a regular expression (${(e as Error).message}); ${list()}`);
+        throw new Error(`--grep ${JSON.stringify(pattern)} is not a regular expression (${(e as Error).message}); ${list()}`, { cause: e });
     }
     const chosen = titles.filter((t) => re.test(t));
     if (chosen.length === 0) {

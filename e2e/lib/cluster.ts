@@ -43,11 +43,41 @@ function openssl(dir: string, args: string[]): void {
 
 /** One CA, the API server's serving certificate, client certificates per component, the SA key pair. */
 function writePki(dir: string): void {
-    openssl(dir, ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", "2", "-subj", "/CN=argo-rollouts-addon-e2e-ca"]);
+    openssl(dir, [
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=argo-rollouts-addon-e2e-ca",
+    ]);
     const sign = (name: string, subj: string, ext: string) => {
         fs.writeFileSync(path.join(dir, `${name}.ext`), ext);
         openssl(dir, ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", subj]);
-        openssl(dir, ["x509", "-req", "-in", `${name}.csr`, "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", `${name}.crt`, "-days", "2", "-extfile", `${name}.ext`]);
+        openssl(dir, [
+            "x509",
+            "-req",
+            "-in",
+            `${name}.csr`,
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            `${name}.crt`,
+            "-days",
+            "2",
+            "-extfile",
+            `${name}.ext`,
+        ]);
     };
     sign(
         "apiserver",
@@ -64,9 +94,7 @@ function writePki(dir: string): void {
 }
 
 export function kubeconfigFor(server: string, caFile: string, user: { name: string; cert?: string; key?: string; token?: string }): string {
-    const auth = user.token
-        ? `    token: ${user.token}\n`
-        : `    client-certificate: ${user.cert}\n    client-key: ${user.key}\n`;
+    const auth = user.token ? `    token: ${user.token}\n` : `    client-certificate: ${user.cert}\n    client-key: ${user.key}\n`;
     return [
         "apiVersion: v1",
         "kind: Config",
@@ -92,7 +120,12 @@ function get(url: string, dir: string): Promise<{ status: number; body: string }
     return new Promise((resolve, reject) => {
         const req = https.get(
             url,
-            { ca: fs.readFileSync(path.join(dir, "ca.crt")), cert: fs.readFileSync(path.join(dir, "admin.crt")), key: fs.readFileSync(path.join(dir, "admin.key")), timeout: 5000 },
+            {
+                ca: fs.readFileSync(path.join(dir, "ca.crt")),
+                cert: fs.readFileSync(path.join(dir, "admin.crt")),
+                key: fs.readFileSync(path.join(dir, "admin.key")),
+                timeout: 5000,
+            },
             (res) => {
                 let body = "";
                 res.on("data", (c) => (body += c));
@@ -125,111 +158,172 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
             }
         };
 
-        const etcd = startProc("etcd", bin("etcd"), [
-            "--name=e2e",
-            `--data-dir=${path.join(dir, "etcd")}`,
-            `--listen-client-urls=http://127.0.0.1:${etcdClient}`,
-            `--advertise-client-urls=http://127.0.0.1:${etcdClient}`,
-            `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`,
-            `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
-            `--initial-cluster=e2e=http://127.0.0.1:${etcdPeer}`,
-            "--unsafe-no-fsync=true",
-            "--quota-backend-bytes=2147483648",
-            // The Kyverno and ApplicationSet CRDs are over a MiB each (kyverno config/crds; argo-cd manifests/crds).
-            "--max-request-bytes=4194304",
-        ], { logDir });
+        const etcd = startProc(
+            "etcd",
+            bin("etcd"),
+            [
+                "--name=e2e",
+                `--data-dir=${path.join(dir, "etcd")}`,
+                `--listen-client-urls=http://127.0.0.1:${etcdClient}`,
+                `--advertise-client-urls=http://127.0.0.1:${etcdClient}`,
+                `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`,
+                `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
+                `--initial-cluster=e2e=http://127.0.0.1:${etcdPeer}`,
+                "--unsafe-no-fsync=true",
+                "--quota-backend-bytes=2147483648",
+                // The Kyverno and ApplicationSet CRDs are over a MiB each (kyverno config/crds; argo-cd manifests/crds).
+                "--max-request-bytes=4194304",
+            ],
+            { logDir },
+        );
         procs.push(etcd);
 
         const server = `https://127.0.0.1:${apiPort}`;
-        const apiserver = startProc("kube-apiserver", bin("kube-apiserver"), [
-            `--etcd-servers=http://127.0.0.1:${etcdClient}`,
-            "--bind-address=127.0.0.1",
-            `--secure-port=${apiPort}`,
-            // A loopback advertise address is refused by the endpoint reconcilers; with none the
-            // kubernetes Service has no endpoints, which nothing here needs (kubernetes#121942).
-            "--advertise-address=127.0.0.1",
-            "--endpoint-reconciler-type=none",
-            `--cert-dir=${path.join(dir, "apiserver-certs")}`,
-            `--tls-cert-file=${path.join(dir, "apiserver.crt")}`,
-            `--tls-private-key-file=${path.join(dir, "apiserver.key")}`,
-            `--client-ca-file=${path.join(dir, "ca.crt")}`,
-            "--authorization-mode=Node,RBAC",
-            "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-            `--service-account-signing-key-file=${path.join(dir, "sa.key")}`,
-            `--service-account-key-file=${path.join(dir, "sa.pub")}`,
-            // The default 10.0.0.0/24 collides with kwok's default pod CIDR.
-            "--service-cluster-ip-range=10.96.0.0/16",
-            "--allow-privileged=true",
-        ], { logDir });
+        const apiserver = startProc(
+            "kube-apiserver",
+            bin("kube-apiserver"),
+            [
+                `--etcd-servers=http://127.0.0.1:${etcdClient}`,
+                "--bind-address=127.0.0.1",
+                `--secure-port=${apiPort}`,
+                // A loopback advertise address is refused by the endpoint reconcilers; with none the
+                // kubernetes Service has no endpoints, which nothing here needs (kubernetes#121942).
+                "--advertise-address=127.0.0.1",
+                "--endpoint-reconciler-type=none",
+                `--cert-dir=${path.join(dir, "apiserver-certs")}`,
+                `--tls-cert-file=${path.join(dir, "apiserver.crt")}`,
+                `--tls-private-key-file=${path.join(dir, "apiserver.key")}`,
+                `--client-ca-file=${path.join(dir, "ca.crt")}`,
+                "--authorization-mode=Node,RBAC",
+                "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+                `--service-account-signing-key-file=${path.join(dir, "sa.key")}`,
+                `--service-account-key-file=${path.join(dir, "sa.pub")}`,
+                // The default 10.0.0.0/24 collides with kwok's default pod CIDR.
+                "--service-cluster-ip-range=10.96.0.0/16",
+                "--allow-privileged=true",
+            ],
+            { logDir },
+        );
         procs.push(apiserver);
-        await waitFor("kube-apiserver /readyz", timeout, async () => {
-            alive(etcd)();
-            alive(apiserver)();
-            return (await get(`${server}/readyz`, dir)).status === 200;
-        }, () => `kube-apiserver log:\n${logTail(apiserver)}\netcd log:\n${logTail(etcd)}`);
+        await waitFor(
+            "kube-apiserver /readyz",
+            timeout,
+            async () => {
+                alive(etcd)();
+                alive(apiserver)();
+                return (await get(`${server}/readyz`, dir)).status === 200;
+            },
+            () => `kube-apiserver log:\n${logTail(apiserver)}\netcd log:\n${logTail(etcd)}`,
+        );
 
         const kubeconfig = path.join(dir, "admin.kubeconfig");
-        fs.writeFileSync(kubeconfig, kubeconfigFor(server, path.join(dir, "ca.crt"), { name: "admin", cert: path.join(dir, "admin.crt"), key: path.join(dir, "admin.key") }));
+        fs.writeFileSync(
+            kubeconfig,
+            kubeconfigFor(server, path.join(dir, "ca.crt"), { name: "admin", cert: path.join(dir, "admin.crt"), key: path.join(dir, "admin.key") }),
+        );
         const kcmConfig = path.join(dir, "controller-manager.kubeconfig");
-        fs.writeFileSync(kcmConfig, kubeconfigFor(server, path.join(dir, "ca.crt"), { name: "kcm", cert: path.join(dir, "controller-manager.crt"), key: path.join(dir, "controller-manager.key") }));
+        fs.writeFileSync(
+            kcmConfig,
+            kubeconfigFor(server, path.join(dir, "ca.crt"), {
+                name: "kcm",
+                cert: path.join(dir, "controller-manager.crt"),
+                key: path.join(dir, "controller-manager.key"),
+            }),
+        );
         const schedConfig = path.join(dir, "scheduler.kubeconfig");
-        fs.writeFileSync(schedConfig, kubeconfigFor(server, path.join(dir, "ca.crt"), { name: "scheduler", cert: path.join(dir, "scheduler.crt"), key: path.join(dir, "scheduler.key") }));
+        fs.writeFileSync(
+            schedConfig,
+            kubeconfigFor(server, path.join(dir, "ca.crt"), { name: "scheduler", cert: path.join(dir, "scheduler.crt"), key: path.join(dir, "scheduler.key") }),
+        );
 
-        const kcm = startProc("kube-controller-manager", bin("kube-controller-manager"), [
-            `--kubeconfig=${kcmConfig}`,
-            `--authentication-kubeconfig=${kcmConfig}`,
-            `--authorization-kubeconfig=${kcmConfig}`,
-            "--bind-address=127.0.0.1",
-            "--secure-port=0",
-            "--leader-elect=false",
-            "--use-service-account-credentials=true",
-            `--root-ca-file=${path.join(dir, "ca.crt")}`,
-            `--service-account-private-key-file=${path.join(dir, "sa.key")}`,
-            `--cluster-signing-cert-file=${path.join(dir, "ca.crt")}`,
-            `--cluster-signing-key-file=${path.join(dir, "ca.key")}`,
-            // kwok renews node leases; the grace period is kwokctl's.
-            "--node-monitor-period=25s",
-            "--node-monitor-grace-period=3m20s",
-        ], { logDir });
+        const kcm = startProc(
+            "kube-controller-manager",
+            bin("kube-controller-manager"),
+            [
+                `--kubeconfig=${kcmConfig}`,
+                `--authentication-kubeconfig=${kcmConfig}`,
+                `--authorization-kubeconfig=${kcmConfig}`,
+                "--bind-address=127.0.0.1",
+                "--secure-port=0",
+                "--leader-elect=false",
+                "--use-service-account-credentials=true",
+                `--root-ca-file=${path.join(dir, "ca.crt")}`,
+                `--service-account-private-key-file=${path.join(dir, "sa.key")}`,
+                `--cluster-signing-cert-file=${path.join(dir, "ca.crt")}`,
+                `--cluster-signing-key-file=${path.join(dir, "ca.key")}`,
+                // kwok renews node leases; the grace period is kwokctl's.
+                "--node-monitor-period=25s",
+                "--node-monitor-grace-period=3m20s",
+            ],
+            { logDir },
+        );
         procs.push(kcm);
-        const scheduler = startProc("kube-scheduler", bin("kube-scheduler"), [
-            `--kubeconfig=${schedConfig}`,
-            `--authentication-kubeconfig=${schedConfig}`,
-            `--authorization-kubeconfig=${schedConfig}`,
-            "--bind-address=127.0.0.1",
-            "--secure-port=0",
-            "--leader-elect=false",
-        ], { logDir });
+        const scheduler = startProc(
+            "kube-scheduler",
+            bin("kube-scheduler"),
+            [
+                `--kubeconfig=${schedConfig}`,
+                `--authentication-kubeconfig=${schedConfig}`,
+                `--authorization-kubeconfig=${schedConfig}`,
+                "--bind-address=127.0.0.1",
+                "--secure-port=0",
+                "--leader-elect=false",
+            ],
+            { logDir },
+        );
         procs.push(scheduler);
-        const stages = fs.readdirSync(bin("kwok-stages")).filter((f) => f.endsWith(".yaml")).map((f) => `--config=${path.join(bin("kwok-stages"), f)}`);
-        const kwok = startProc("kwok", bin("kwok"), [
-            `--kubeconfig=${kubeconfig}`,
-            "--manage-all-nodes=true",
-            "--cidr=10.244.0.0/16",
-            "--node-ip=127.0.0.1",
-            "--node-lease-duration-seconds=200",
-            ...stages,
-        ], { logDir });
+        const stages = fs
+            .readdirSync(bin("kwok-stages"))
+            .filter((f) => f.endsWith(".yaml"))
+            .map((f) => `--config=${path.join(bin("kwok-stages"), f)}`);
+        const kwok = startProc(
+            "kwok",
+            bin("kwok"),
+            [
+                `--kubeconfig=${kubeconfig}`,
+                "--manage-all-nodes=true",
+                "--cidr=10.244.0.0/16",
+                "--node-ip=127.0.0.1",
+                "--node-lease-duration-seconds=200",
+                ...stages,
+            ],
+            { logDir },
+        );
         procs.push(kwok);
 
         const kubectl = (args: string[], input?: string) => runOk(bin("kubectl"), [`--kubeconfig=${kubeconfig}`, ...args], { input });
         const nodes = opts.nodes ?? 3;
         const nodeDocs = Array.from({ length: nodes }, (_, i) => nodeManifest(`e2e-node-${i + 1}`)).join("\n---\n");
-        await waitFor("the default ServiceAccount and the node API", timeout, () => {
-            for (const p of [kcm, scheduler, kwok]) {
-                alive(p)();
-            }
-            kubectl(["apply", "-f", "-"], nodeDocs);
-            return true;
-        }, () => procs.map((p) => `${p.name}:\n${logTail(p, 10)}`).join("\n"));
-        await waitFor(`${nodes} Ready nodes`, timeout, () => {
-            for (const p of [kcm, scheduler, kwok]) {
-                alive(p)();
-            }
-            const out = kubectl(["get", "nodes", "-o", "jsonpath={range .items[*]}{.status.conditions[?(@.type==\"Ready\")].status}{\"\\n\"}{end}"]);
-            return out.split("\n").filter((s) => s === "True").length === nodes;
-        }, () => `kwok log:\n${logTail(kwok)}`);
-        await waitFor("the default ServiceAccount in default", timeout, () => kubectl(["get", "serviceaccount", "default", "-n", "default", "-o", "name"]).trim() !== "", () => `kube-controller-manager log:\n${logTail(kcm)}`);
+        await waitFor(
+            "the default ServiceAccount and the node API",
+            timeout,
+            () => {
+                for (const p of [kcm, scheduler, kwok]) {
+                    alive(p)();
+                }
+                kubectl(["apply", "-f", "-"], nodeDocs);
+                return true;
+            },
+            () => procs.map((p) => `${p.name}:\n${logTail(p, 10)}`).join("\n"),
+        );
+        await waitFor(
+            `${nodes} Ready nodes`,
+            timeout,
+            () => {
+                for (const p of [kcm, scheduler, kwok]) {
+                    alive(p)();
+                }
+                const out = kubectl(["get", "nodes", "-o", 'jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}']);
+                return out.split("\n").filter((s) => s === "True").length === nodes;
+            },
+            () => `kwok log:\n${logTail(kwok)}`,
+        );
+        await waitFor(
+            "the default ServiceAccount in default",
+            timeout,
+            () => kubectl(["get", "serviceaccount", "default", "-n", "default", "-o", "name"]).trim() !== "",
+            () => `kube-controller-manager log:\n${logTail(kcm)}`,
+        );
 
         return { dir, bin: opts.bin, server, kubeconfig, caFile: path.join(dir, "ca.crt"), caKey: path.join(dir, "ca.key"), procs, kubectl, stop };
     } catch (err) {

@@ -37,7 +37,12 @@ export interface ObjectRef {
 }
 
 export function refOf(obj: { apiVersion?: string; kind?: string; metadata?: { name?: string; namespace?: string } }): ObjectRef {
-    return { apiVersion: obj.apiVersion ?? "", kind: obj.kind ?? "", name: obj.metadata?.name ?? "", ...(obj.metadata?.namespace ? { namespace: obj.metadata.namespace } : {}) };
+    return {
+        apiVersion: obj.apiVersion ?? "",
+        kind: obj.kind ?? "",
+        name: obj.metadata?.name ?? "",
+        ...(obj.metadata?.namespace ? { namespace: obj.metadata.namespace } : {}),
+    };
 }
 
 export function refKey(r: ObjectRef): string {

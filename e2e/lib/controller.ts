@@ -83,7 +83,9 @@ export async function startController(
         }
     };
     if (opts.hostname && !canUnshare()) {
-        throw new Error("the controller plays a pod of its Deployment under that pod's hostname, which needs `unshare --uts` (root, or unprivileged user namespaces with --map-root-user)");
+        throw new Error(
+            "the controller plays a pod of its Deployment under that pod's hostname, which needs `unshare --uts` (root, or unprivileged user namespaces with --map-root-user)",
+        );
     }
     // With a hostname, the process runs in its own UTS namespace under that name, as a kubelet
     // runs a pod's containers under the pod's name (the controller's leader identity is
@@ -118,7 +120,15 @@ export async function startController(
         },
         () => logTail(proc, 40),
     );
-    return { proc, identity: `system:serviceaccount:${opts.namespace}:${deployment.serviceAccount}`, args, env: played.env, mounts: played.mounts, healthz, stop: () => stopProc(proc) };
+    return {
+        proc,
+        identity: `system:serviceaccount:${opts.namespace}:${deployment.serviceAccount}`,
+        args,
+        env: played.env,
+        mounts: played.mounts,
+        healthz,
+        stop: () => stopProc(proc),
+    };
 }
 
 /**

@@ -59,7 +59,13 @@ function registry(config: ConfigMap): string {
  * `readCaBundle` (the PEM of the run's CA, which issued the read endpoint's certificate), the
  * controller trusts the endpoint only through what the program declares for `mimir.readCaBundle`.
  */
-export function deliveryPatch(opts: { readEndpoint: string; readCaBundle?: string; pluginBaseUrl: string; pluginSha256: string; smoke: SmokeSetting }): (config: ConfigMap) => void {
+export function deliveryPatch(opts: {
+    readEndpoint: string;
+    readCaBundle?: string;
+    pluginBaseUrl: string;
+    pluginSha256: string;
+    smoke: SmokeSetting;
+}): (config: ConfigMap) => void {
     return (config) => {
         const key = (k: string) => `${PROJECT}:${k}`;
         const mimir = { ...((config[key("mimir")] as Record<string, unknown> | undefined) ?? {}) };
@@ -69,7 +75,13 @@ export function deliveryPatch(opts: { readEndpoint: string; readCaBundle?: strin
             mimir.readCaBundle = opts.readCaBundle;
         }
         config[key("mimir")] = mimir;
-        config[key("plugin")] = { version: PLUGIN_DEFAULTS.version, delivery: "download", arch: "amd64", baseUrl: opts.pluginBaseUrl, sha256: opts.pluginSha256 };
+        config[key("plugin")] = {
+            version: PLUGIN_DEFAULTS.version,
+            delivery: "download",
+            arch: "amd64",
+            baseUrl: opts.pluginBaseUrl,
+            sha256: opts.pluginSha256,
+        };
         config[key("analysis")] = { ...((config[key("analysis")] as Record<string, unknown> | undefined) ?? {}), ...FAST_GATES };
         config[key("errorBudget")] = { ...((config[key("errorBudget")] as Record<string, unknown> | undefined) ?? {}), ...FAST_FREEZE };
         const reg = registry(config);
@@ -181,7 +193,10 @@ export const POD_HASH = "rollouts-pod-template-hash";
 export const getRollout = (c: Cluster, ns: string, name: string) => apiGet<RolloutView>(c, `/apis/argoproj.io/v1alpha1/namespaces/${ns}/rollouts/${name}`);
 
 export async function analysisRuns(c: Cluster, ns: string, podHash: string): Promise<AnalysisRunView[]> {
-    const list = await apiGet<{ items: AnalysisRunView[] }>(c, `/apis/argoproj.io/v1alpha1/namespaces/${ns}/analysisruns?labelSelector=${encodeURIComponent(`${POD_HASH}=${podHash}`)}`);
+    const list = await apiGet<{ items: AnalysisRunView[] }>(
+        c,
+        `/apis/argoproj.io/v1alpha1/namespaces/${ns}/analysisruns?labelSelector=${encodeURIComponent(`${POD_HASH}=${podHash}`)}`,
+    );
     return list.items;
 }
 

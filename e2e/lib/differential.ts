@@ -32,18 +32,36 @@ const EVERY_5S_OVER_20S = [-18, -13, -8, -3];
 export function gateCases(minRequests: number): GateCase[] {
     return [
         { name: "healthy", flows: [{ status: 200, perSecond: 10, latencySeconds: 0.02 }], times: EVERY_5S_OVER_20S },
-        { name: "half the requests 5xx", flows: [{ status: 200, perSecond: 5, latencySeconds: 0.02 }, { status: 503, perSecond: 5, latencySeconds: 0.02 }], times: EVERY_5S_OVER_20S },
+        {
+            name: "half the requests 5xx",
+            flows: [
+                { status: 200, perSecond: 5, latencySeconds: 0.02 },
+                { status: 503, perSecond: 5, latencySeconds: 0.02 },
+            ],
+            times: EVERY_5S_OVER_20S,
+        },
         { name: "every request a 5xx", flows: [{ status: 503, perSecond: 10, latencySeconds: 0.02 }], times: EVERY_5S_OVER_20S },
         { name: "no series", flows: [], times: EVERY_5S_OVER_20S },
         { name: "a trickle far below the floor", flows: [{ status: 200, perSecond: 1, latencySeconds: 0.02 }], times: EVERY_5S_OVER_20S },
         // Raw delta over the sampled 15 s just under the floor; extrapolated to the window, over it.
-        { name: "just under the floor before extrapolation", flows: [{ status: 200, perSecond: (minRequests - 5) / 15, latencySeconds: 0.02 }], times: EVERY_5S_OVER_20S },
+        {
+            name: "just under the floor before extrapolation",
+            flows: [{ status: 200, perSecond: (minRequests - 5) / 15, latencySeconds: 0.02 }],
+            times: EVERY_5S_OVER_20S,
+        },
         { name: "a series that appeared mid-window", flows: [{ status: 200, perSecond: 10, latencySeconds: 0.02 }], times: [-7, -2] },
         { name: "one sample in the window", flows: [{ status: 503, perSecond: 10, latencySeconds: 0.02 }], times: [-2] },
         { name: "slower than the highest bucket", flows: [{ status: 200, perSecond: 10, latencySeconds: 30 }], times: EVERY_5S_OVER_20S },
         // The kubelet's probes (analysis.excludeRoutes) never count; other routes, and series
         // without a route, always do.
-        { name: "only probes", flows: [{ status: 200, perSecond: 10, latencySeconds: 0.001, route: "/healthz" }, { status: 200, perSecond: 10, latencySeconds: 0.001, route: "/readyz" }], times: EVERY_5S_OVER_20S },
+        {
+            name: "only probes",
+            flows: [
+                { status: 200, perSecond: 10, latencySeconds: 0.001, route: "/healthz" },
+                { status: 200, perSecond: 10, latencySeconds: 0.001, route: "/readyz" },
+            ],
+            times: EVERY_5S_OVER_20S,
+        },
         {
             name: "errors among many probes",
             flows: [
@@ -53,7 +71,11 @@ export function gateCases(minRequests: number): GateCase[] {
             ],
             times: EVERY_5S_OVER_20S,
         },
-        { name: "a route that only starts like a probe", flows: [{ status: 200, perSecond: 10, latencySeconds: 0.02, route: "/healthz/deep" }], times: EVERY_5S_OVER_20S },
+        {
+            name: "a route that only starts like a probe",
+            flows: [{ status: 200, perSecond: 10, latencySeconds: 0.02, route: "/healthz/deep" }],
+            times: EVERY_5S_OVER_20S,
+        },
     ];
 }
 
@@ -85,7 +107,11 @@ export function modelSeries(c: GateCase, labels: Record<string, string>): Series
         out.push({ labels: { __name__: BEYLA_REQUESTS, ...code }, samples: ps.map((p) => p.count), times: c.times });
         [...BEYLA_BOUNDS.map(String), "+Inf"].forEach((le, i) => {
             const cumulative = ps.map((p) => p.buckets.slice(0, i + 1).reduce((a, b) => a + b, 0));
-            out.push({ labels: { __name__: BEYLA_DURATION_BUCKETS, ...code, le }, samples: i === BEYLA_BOUNDS.length ? ps.map((p) => p.count) : cumulative, times: c.times });
+            out.push({
+                labels: { __name__: BEYLA_DURATION_BUCKETS, ...code, le },
+                samples: i === BEYLA_BOUNDS.length ? ps.map((p) => p.count) : cumulative,
+                times: c.times,
+            });
         });
     }
     return out;
@@ -118,7 +144,12 @@ export async function pushCase(prom: PromServer, c: GateCase, attrs: { namespace
         resourceMetrics: [
             {
                 resource: { attributes: [attr("service.name", "beyla-e2e")] },
-                scopeMetrics: [{ scope: { name: "argo-rollouts-addon-e2e" }, metrics: [{ name: "http.server.request.duration", unit: "s", histogram: { aggregationTemporality: 2, dataPoints } }] }],
+                scopeMetrics: [
+                    {
+                        scope: { name: "argo-rollouts-addon-e2e" },
+                        metrics: [{ name: "http.server.request.duration", unit: "s", histogram: { aggregationTemporality: 2, dataPoints } }],
+                    },
+                ],
             },
         ],
     });
@@ -196,7 +227,11 @@ export function runDisagreements(run: AnalysisRunView): string[] {
             }
             // The controller records a vector as "[v1,v2]" (metricproviders/prometheus/prometheus.go
             // sampleValuesToResultStr at v1.9.0): "[1]", "[]", "[NaN]".
-            const value = m.value.replace(/^\[|\]$/g, "").split(/[ ,]+/).filter((x) => x !== "").map(Number);
+            const value = m.value
+                .replace(/^\[|\]$/g, "")
+                .split(/[ ,]+/)
+                .filter((x) => x !== "")
+                .map(Number);
             const model = measurementPhase(metric, value);
             if (model !== m.phase) {
                 out.push(`${run.metadata.name}/${result.name}: value ${m.value} measured ${m.phase} by the controller, ${model} by the model`);
@@ -206,7 +241,9 @@ export function runDisagreements(run: AnalysisRunView): string[] {
         // A run terminates when it is told to or when any metric ended Failed, Error or
         // Inconclusive (utils/analysis/helpers.go IsTerminating, v1.9.0); a metric still running
         // then ends Successful (analysis/analysis.go assessMetricStatus).
-        const terminating = run.spec?.terminate === true || (run.status?.metricResults ?? []).some((r) => r.name !== result.name && ["Failed", "Error", "Inconclusive"].includes(r.phase ?? ""));
+        const terminating =
+            run.spec?.terminate === true ||
+            (run.status?.metricResults ?? []).some((r) => r.name !== result.name && ["Failed", "Error", "Inconclusive"].includes(r.phase ?? ""));
         const terminated = terminating && model === "Running" && result.phase === "Successful";
         if (model !== result.phase && !terminated && !(model === "Running" && run.status?.phase === "Running")) {
             out.push(`${run.metadata.name}/${result.name}: ${JSON.stringify(phases)} are ${result.phase} for the controller, ${model} for the model`);

@@ -35,5 +35,8 @@ export function requiredVersion(dir: string, module: string): string {
 }
 
 export function engineVersions(): { name: string; version: string }[] {
-    return [...ENGINES(kyvernoRelease()).map((e) => ({ name: e.name, version: requiredVersion(e.dir, e.module) })), ...platformCrdVersions().map((c) => ({ name: `${c.name} (CRDs)`, version: c.version }))];
+    return [
+        ...ENGINES(kyvernoRelease()).map((e) => ({ name: e.name, version: requiredVersion(e.dir, e.module) })),
+        ...platformCrdVersions().map((c) => ({ name: `${c.name} (CRDs)`, version: c.version })),
+    ];
 }

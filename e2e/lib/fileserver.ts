@@ -26,10 +26,40 @@ export async function startFileServer(dir: string): Promise<FileServer> {
     const root = path.join(dir, "www");
     fs.mkdirSync(root, { recursive: true });
     const o = (args: string[]) => runOk("openssl", args, { cwd: dir });
-    o(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "www-ca.key", "-out", "www-ca.crt", "-days", "2", "-subj", "/CN=argo-rollouts-addon-e2e-files-ca"]);
+    o([
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "www-ca.key",
+        "-out",
+        "www-ca.crt",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=argo-rollouts-addon-e2e-files-ca",
+    ]);
     fs.writeFileSync(path.join(dir, "www.ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n");
     o(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "www.key", "-out", "www.csr", "-subj", "/CN=127.0.0.1"]);
-    o(["x509", "-req", "-in", "www.csr", "-CA", "www-ca.crt", "-CAkey", "www-ca.key", "-CAcreateserial", "-out", "www.crt", "-days", "2", "-extfile", "www.ext"]);
+    o([
+        "x509",
+        "-req",
+        "-in",
+        "www.csr",
+        "-CA",
+        "www-ca.crt",
+        "-CAkey",
+        "www-ca.key",
+        "-CAcreateserial",
+        "-out",
+        "www.crt",
+        "-days",
+        "2",
+        "-extfile",
+        "www.ext",
+    ]);
     const requests: string[] = [];
     const server = https.createServer({ cert: fs.readFileSync(path.join(dir, "www.crt")), key: fs.readFileSync(path.join(dir, "www.key")) }, (req, res) => {
         const url = decodeURIComponent((req.url ?? "/").split("?")[0]);

@@ -67,12 +67,14 @@ export function configMapFiles(data: Record<string, string>, items?: { key: stri
     if (!items || items.length === 0) {
         return { ...data };
     }
-    return Object.fromEntries(items.map((i) => {
-        if (!(i.key in data)) {
-            throw new Error(`the ConfigMap has no key ${i.key}`);
-        }
-        return [i.path, data[i.key]];
-    }));
+    return Object.fromEntries(
+        items.map((i) => {
+            if (!(i.key in data)) {
+                throw new Error(`the ConfigMap has no key ${i.key}`);
+            }
+            return [i.path, data[i.key]];
+        }),
+    );
 }
 
 /** `value` with every mount path that appears as a whole path (or the start of one) replaced by its folder. */
@@ -91,7 +93,12 @@ export function mapMountPaths(value: string, mounts: readonly PlayedMount[]): st
  * Refuses what it does not play rather than run the process differently from the pod: an env var
  * from `valueFrom`, a `subPath` mount of a ConfigMap, a missing ConfigMap that is not optional.
  */
-export function playContainer(container: ContainerView, volumes: readonly Volume[], readConfigMap: (name: string) => Record<string, string> | undefined, dir: string): { env: Record<string, string>; mounts: PlayedMount[] } {
+export function playContainer(
+    container: ContainerView,
+    volumes: readonly Volume[],
+    readConfigMap: (name: string) => Record<string, string> | undefined,
+    dir: string,
+): { env: Record<string, string>; mounts: PlayedMount[] } {
     const mounts: PlayedMount[] = [];
     for (const m of container.volumeMounts ?? []) {
         const volume = volumes.find((v) => v.name === m.name);

@@ -40,7 +40,14 @@ export interface KyvernoProcs {
 
 export interface WebhookConfiguration {
     metadata: { name: string };
-    webhooks?: { name: string; namespaceSelector?: LabelSelectorView; objectSelector?: LabelSelectorView; matchConditions?: { name: string }[]; clientConfig: { url?: string }; rules?: { resources?: string[] }[] }[];
+    webhooks?: {
+        name: string;
+        namespaceSelector?: LabelSelectorView;
+        objectSelector?: LabelSelectorView;
+        matchConditions?: { name: string }[];
+        clientConfig: { url?: string };
+        rules?: { resources?: string[] }[];
+    }[];
 }
 
 export interface LabelSelectorView {
@@ -60,7 +67,9 @@ function removeWebhooks(cluster: Cluster): void {
 
 /** The chart templates of what a Kyverno install has besides its Deployments: identities, RBAC, configuration. */
 const CHART_TEMPLATES = [
-    ...["admission-controller", "background-controller", "reports-controller"].flatMap((c) => ["serviceaccount", "clusterrole", "clusterrolebinding", "role", "rolebinding"].map((f) => `templates/${c}/${f}.yaml`)),
+    ...["admission-controller", "background-controller", "reports-controller"].flatMap((c) =>
+        ["serviceaccount", "clusterrole", "clusterrolebinding", "role", "rolebinding"].map((f) => `templates/${c}/${f}.yaml`),
+    ),
     "templates/rbac/policies.yaml",
     "templates/rbac/updaterequests.yaml",
     "templates/config/configmap.yaml",
@@ -92,10 +101,22 @@ function installKyvernoChartObjects(cluster: Cluster, opts: { bin: string; dir: 
     const version = JSON.parse(cluster.kubectl(["version", "-o", "json"])) as { serverVersion: { gitVersion: string } };
     const rendered = runOk(
         path.join(opts.bin, "helm"),
-        ["template", "kyverno", chart, "--namespace", KYVERNO_NAMESPACE, "--kube-version", version.serverVersion.gitVersion, ...CHART_TEMPLATES.flatMap((t) => ["--show-only", t])],
+        [
+            "template",
+            "kyverno",
+            chart,
+            "--namespace",
+            KYVERNO_NAMESPACE,
+            "--kube-version",
+            version.serverVersion.gitVersion,
+            ...CHART_TEMPLATES.flatMap((t) => ["--show-only", t]),
+        ],
         { env: { ...process.env, HELM_CACHE_HOME: helmHome, HELM_CONFIG_HOME: helmHome, HELM_DATA_HOME: helmHome } },
     );
-    cluster.kubectl(["apply", "--server-side", "--field-manager=platform-e2e", "-f", "-"], JSON.stringify({ apiVersion: "v1", kind: "Namespace", metadata: { name: KYVERNO_NAMESPACE } }));
+    cluster.kubectl(
+        ["apply", "--server-side", "--field-manager=platform-e2e", "-f", "-"],
+        JSON.stringify({ apiVersion: "v1", kind: "Namespace", metadata: { name: KYVERNO_NAMESPACE } }),
+    );
     cluster.kubectl(["apply", "--server-side", "--field-manager=platform-e2e", "-f", "-"], rendered);
 }
 
@@ -149,7 +170,15 @@ export async function startKyverno(cluster: Cluster, opts: { bin: string; dir: s
         "kyverno-background",
         path.join(opts.bin, release.background),
         [...common, `--kubeconfig=${backgroundConfig}`, `--metricsPort=${await freePort()}`],
-        { logDir: opts.dir, env: { ...env, KYVERNO_SERVICEACCOUNT_NAME: "kyverno-background-controller", KYVERNO_DEPLOYMENT: "kyverno-background-controller", KYVERNO_POD_NAME: "kyverno-background-controller-e2e" } },
+        {
+            logDir: opts.dir,
+            env: {
+                ...env,
+                KYVERNO_SERVICEACCOUNT_NAME: "kyverno-background-controller",
+                KYVERNO_DEPLOYMENT: "kyverno-background-controller",
+                KYVERNO_POD_NAME: "kyverno-background-controller-e2e",
+            },
+        },
     );
     const check = () => {
         for (const p of [admission, background]) {
@@ -159,8 +188,16 @@ export async function startKyverno(cluster: Cluster, opts: { bin: string; dir: s
         }
     };
     const webhooks = () => ({
-        validating: (JSON.parse(cluster.kubectl(["get", "validatingwebhookconfigurations", "-l", KYVERNO_WEBHOOK_LABEL, "-o", "json"])) as { items: WebhookConfiguration[] }).items,
-        mutating: (JSON.parse(cluster.kubectl(["get", "mutatingwebhookconfigurations", "-l", KYVERNO_WEBHOOK_LABEL, "-o", "json"])) as { items: WebhookConfiguration[] }).items,
+        validating: (
+            JSON.parse(cluster.kubectl(["get", "validatingwebhookconfigurations", "-l", KYVERNO_WEBHOOK_LABEL, "-o", "json"])) as {
+                items: WebhookConfiguration[];
+            }
+        ).items,
+        mutating: (
+            JSON.parse(cluster.kubectl(["get", "mutatingwebhookconfigurations", "-l", KYVERNO_WEBHOOK_LABEL, "-o", "json"])) as {
+                items: WebhookConfiguration[];
+            }
+        ).items,
     });
     const stop = async () => {
         removeWebhooks(cluster);

@@ -60,7 +60,9 @@ export function kyvernoRelease(env: NodeJS.ProcessEnv = process.env): KyvernoRel
     }
     const release = RELEASES.get(value);
     if (!release) {
-        throw new Error(`${KYVERNO_ENV}=${value} names no Kyverno the run can build: use 1.19 (e2e/engines/kyverno-1.19, v1.19.1), or 1.17 or nothing for CI's v1.17.2 (e2e/engines/kyverno)`);
+        throw new Error(
+            `${KYVERNO_ENV}=${value} names no Kyverno the run can build: use 1.19 (e2e/engines/kyverno-1.19, v1.19.1), or 1.17 or nothing for CI's v1.17.2 (e2e/engines/kyverno)`,
+        );
     }
     return release;
 }

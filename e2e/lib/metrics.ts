@@ -50,7 +50,10 @@ export async function startPrometheus(bin: string, dir: string): Promise<PromSer
     fs.writeFileSync(rules, SLOTH_BUDGET_RULES);
     // Nothing is scraped: every sample is pushed. The out-of-order window admits a push that
     // arrives a little behind another one of the same series.
-    fs.writeFileSync(config, `global:\n  evaluation_interval: 5s\nrule_files:\n  - ${JSON.stringify(rules)}\nstorage:\n  tsdb:\n    out_of_order_time_window: 1m\n`);
+    fs.writeFileSync(
+        config,
+        `global:\n  evaluation_interval: 5s\nrule_files:\n  - ${JSON.stringify(rules)}\nstorage:\n  tsdb:\n    out_of_order_time_window: 1m\n`,
+    );
     const port = await freePort();
     const proc = startProc(
         "prometheus",
@@ -59,7 +62,12 @@ export async function startPrometheus(bin: string, dir: string): Promise<PromSer
         { logDir: dir },
     );
     const url = `http://127.0.0.1:${port}`;
-    await waitFor("Prometheus /-/ready", 60_000, async () => (await request(`${url}/-/ready`)).status === 200, () => logTail(proc));
+    await waitFor(
+        "Prometheus /-/ready",
+        60_000,
+        async () => (await request(`${url}/-/ready`)).status === 200,
+        () => logTail(proc),
+    );
     return { url, proc };
 }
 
@@ -121,7 +129,11 @@ export async function startMimirStandIn(prom: PromServer, tenant: string, tls?: 
                 return answer(403, `tenant ${org} is not served here\n`);
             }
             const upstream = `${prom.url}${url.pathname.slice("/prometheus".length)}${url.search}`;
-            request(upstream, { method: req.method, headers: { "content-type": req.headers["content-type"] ?? "application/x-www-form-urlencoded" }, body: body || undefined }).then(
+            request(upstream, {
+                method: req.method,
+                headers: { "content-type": req.headers["content-type"] ?? "application/x-www-form-urlencoded" },
+                body: body || undefined,
+            }).then(
                 (r) => answer(r.status, r.body, "application/json"),
                 (err: Error) => answer(502, err.message),
             );
@@ -218,7 +230,16 @@ export class BeylaSeries {
         const key = `${t.namespace}/${t.replicaSet}/${status}${t.route}`;
         let s = this.series.get(key);
         if (!s) {
-            s = { namespace: t.namespace, replicaSet: t.replicaSet, route: t.route, status, count: 0, sum: 0, buckets: new Array(BEYLA_BOUNDS.length + 1).fill(0), start: BigInt(Date.now()) * 1_000_000n };
+            s = {
+                namespace: t.namespace,
+                replicaSet: t.replicaSet,
+                route: t.route,
+                status,
+                count: 0,
+                sum: 0,
+                buckets: new Array(BEYLA_BOUNDS.length + 1).fill(0),
+                start: BigInt(Date.now()) * 1_000_000n,
+            };
             this.series.set(key, s);
         }
         s.count += n;
@@ -241,9 +262,17 @@ export class BeylaSeries {
             return;
         }
         const time = String(BigInt(now) * 1_000_000n);
-        const attr = (key: string, value: string | number) => ({ key, value: typeof value === "number" ? { intValue: String(value) } : { stringValue: value } });
+        const attr = (key: string, value: string | number) => ({
+            key,
+            value: typeof value === "number" ? { intValue: String(value) } : { stringValue: value },
+        });
         const dataPoints = [...this.series.values()].map((s) => ({
-            attributes: [attr("k8s.namespace.name", s.namespace), attr("k8s.replicaset.name", s.replicaSet), attr("http.response.status.code", s.status), attr("http.route", s.route)],
+            attributes: [
+                attr("k8s.namespace.name", s.namespace),
+                attr("k8s.replicaset.name", s.replicaSet),
+                attr("http.response.status.code", s.status),
+                attr("http.route", s.route),
+            ],
             startTimeUnixNano: String(s.start),
             timeUnixNano: time,
             count: String(s.count),
@@ -255,7 +284,12 @@ export class BeylaSeries {
             resourceMetrics: [
                 {
                     resource: { attributes: [attr("service.name", "beyla-e2e")] },
-                    scopeMetrics: [{ scope: { name: "argo-rollouts-addon-e2e" }, metrics: [{ name: "http.server.request.duration", unit: "s", histogram: { aggregationTemporality: 2, dataPoints } }] }],
+                    scopeMetrics: [
+                        {
+                            scope: { name: "argo-rollouts-addon-e2e" },
+                            metrics: [{ name: "http.server.request.duration", unit: "s", histogram: { aggregationTemporality: 2, dataPoints } }],
+                        },
+                    ],
                 },
             ],
         });
@@ -293,12 +327,17 @@ export class SlothBudgets {
         this.budgets.set(`${service}/${slo}`, { service, slo, remaining });
         await this.push();
         const query = `slo:period_error_budget_remaining:ratio{sloth_service="${service}",sloth_slo="${slo}"}`;
-        await waitFor(`Sloth's rule to record ${remaining} for ${service}/${slo}`, 30_000, async () => {
-            const r = await request(`${this.prom.url}/api/v1/query?query=${encodeURIComponent(query)}`);
-            const body = JSON.parse(r.body) as { data?: { result?: { value: [number, string] }[] } };
-            const values = (body.data?.result ?? []).map((x) => Number(x.value[1]));
-            return values.length === 1 && values[0] === remaining;
-        }, () => `last push: ${this.lastError ?? "accepted"}`);
+        await waitFor(
+            `Sloth's rule to record ${remaining} for ${service}/${slo}`,
+            30_000,
+            async () => {
+                const r = await request(`${this.prom.url}/api/v1/query?query=${encodeURIComponent(query)}`);
+                const body = JSON.parse(r.body) as { data?: { result?: { value: [number, string] }[] } };
+                const values = (body.data?.result ?? []).map((x) => Number(x.value[1]));
+                return values.length === 1 && values[0] === remaining;
+            },
+            () => `last push: ${this.lastError ?? "accepted"}`,
+        );
     }
 
     start(): void {
@@ -318,7 +357,11 @@ export class SlothBudgets {
         }
         const time = String(BigInt(Date.now()) * 1_000_000n);
         const attr = (key: string, value: string) => ({ key, value: { stringValue: value } });
-        const dataPoints = [...this.budgets.values()].map((b) => ({ attributes: [attr("sloth_service", b.service), attr("sloth_slo", b.slo)], timeUnixNano: time, asDouble: b.remaining }));
+        const dataPoints = [...this.budgets.values()].map((b) => ({
+            attributes: [attr("sloth_service", b.service), attr("sloth_slo", b.slo)],
+            timeUnixNano: time,
+            asDouble: b.remaining,
+        }));
         const body = JSON.stringify({
             resourceMetrics: [
                 {

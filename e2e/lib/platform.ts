@@ -51,10 +51,23 @@ function crdDocs(): string {
 /** Waits until every CRD of the cluster is Established (a fresh CRD has no status at first). */
 export async function waitEstablished(cluster: Cluster, timeoutMs = 60_000): Promise<void> {
     let last = "";
-    await waitFor("every CRD Established", timeoutMs, () => {
-        last = cluster.kubectl(["get", "crd", "-o", "jsonpath={range .items[*]}{.metadata.name}={.status.conditions[?(@.type==\"Established\")].status}{\"\\n\"}{end}"]);
-        return last.trim().split("\n").every((l) => l.endsWith("=True"));
-    }, () => last);
+    await waitFor(
+        "every CRD Established",
+        timeoutMs,
+        () => {
+            last = cluster.kubectl([
+                "get",
+                "crd",
+                "-o",
+                'jsonpath={range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Established")].status}{"\\n"}{end}',
+            ]);
+            return last
+                .trim()
+                .split("\n")
+                .every((l) => l.endsWith("=True"));
+        },
+        () => last,
+    );
 }
 
 /** The stack's configuration, read by the program's own reader. */
@@ -89,7 +102,14 @@ export function tenantNamespaces(cfg: AddonConfig): { name: string; labels: Reco
     const scopes: [string, LabelSelector][] = [
         ["e2e-tenant-dev", p.tenantNamespaceSelector],
         ["e2e-tenant-prod", allOf(p.tenantNamespaceSelector, { matchLabels: p.prodNamespaceLabels })],
-        ...(p.regulated ? [["e2e-tenant-regulated", allOf(p.tenantNamespaceSelector, { matchLabels: p.prodNamespaceLabels }, { matchLabels: p.regulated.namespaceLabels })] as [string, LabelSelector]] : []),
+        ...(p.regulated
+            ? [
+                  [
+                      "e2e-tenant-regulated",
+                      allOf(p.tenantNamespaceSelector, { matchLabels: p.prodNamespaceLabels }, { matchLabels: p.regulated.namespaceLabels }),
+                  ] as [string, LabelSelector],
+              ]
+            : []),
     ];
     return scopes.map(([name, selector]) => {
         const labels = labelsFor(selector);
@@ -112,7 +132,12 @@ export async function installPlatform(cluster: Cluster, stack: string, config: C
     for (const t of tenantNamespaces(cfg)) {
         objects.push({ apiVersion: "v1", kind: "Namespace", metadata: { name: t.name, labels: t.labels } });
     }
-    objects.push({ apiVersion: "gateway.networking.k8s.io/v1", kind: "GatewayClass", metadata: { name: "platform-e2e" }, spec: { controllerName: "platform.test/e2e-gateway" } });
+    objects.push({
+        apiVersion: "gateway.networking.k8s.io/v1",
+        kind: "GatewayClass",
+        metadata: { name: "platform-e2e" },
+        spec: { controllerName: "platform.test/e2e-gateway" },
+    });
     objects.push({
         apiVersion: "v1",
         kind: "Secret",
@@ -151,7 +176,11 @@ export async function installPlatform(cluster: Cluster, stack: string, config: C
         // itself, and every other manager's key a conflict (docs/operations/troubleshooting.md,
         // "argocd-rbac-cm or argocd-cm: ...").
         for (const name of ["argocd-cm", "argocd-rbac-cm"]) {
-            objects.push({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: cfg.argocd.namespace, labels: { "app.kubernetes.io/part-of": "argocd" } } });
+            objects.push({
+                apiVersion: "v1",
+                kind: "ConfigMap",
+                metadata: { name, namespace: cfg.argocd.namespace, labels: { "app.kubernetes.io/part-of": "argocd" } },
+            });
         }
         for (const obj of Object.values(placeholderKeptArgoObjects(cfg.argocd))) {
             const meta = obj.metadata as { annotations?: Record<string, string> };
@@ -160,8 +189,10 @@ export async function installPlatform(cluster: Cluster, stack: string, config: C
         }
     }
     // Namespaces first, then everything that lives in them.
-    const [first, rest] = [objects.filter((o) => (o as { kind: string }).kind === "Namespace"), objects.filter((o) => (o as { kind: string }).kind !== "Namespace")];
+    const [first, rest] = [
+        objects.filter((o) => (o as { kind: string }).kind === "Namespace"),
+        objects.filter((o) => (o as { kind: string }).kind !== "Namespace"),
+    ];
     applyServerSide(cluster, first.map((o) => JSON.stringify(o)).join("\n---\n"));
     applyServerSide(cluster, rest.map((o) => JSON.stringify(o)).join("\n---\n"));
 }
-

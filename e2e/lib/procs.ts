@@ -155,7 +155,12 @@ export function runOk(bin: string, args: string[], opts: SpawnSyncOptions = {}):
 }
 
 /** Polls `check` until it returns true, or fails after `timeoutMs` with `describe()`. */
-export async function waitFor(what: string, timeoutMs: number, check: () => Promise<boolean> | boolean, describe: () => string | Promise<string> = () => ""): Promise<void> {
+export async function waitFor(
+    what: string,
+    timeoutMs: number,
+    check: () => Promise<boolean> | boolean,
+    describe: () => string | Promise<string> = () => "",
+): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     let last: unknown;
     while (Date.now() < deadline) {

@@ -12,7 +12,10 @@ import { RunResult, runAsync, runOk } from "./procs";
 
 /** The resource plugins the program loads and the versions the npm packages request. */
 export function requestedPluginVersion(pkg: string): string {
-    const json = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "node_modules", pkg, "package.json"), "utf8")) as { version: string; pulumi?: { version?: string } };
+    const json = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "node_modules", pkg, "package.json"), "utf8")) as {
+        version: string;
+        pulumi?: { version?: string };
+    };
     return `v${json.pulumi?.version ?? json.version}`;
 }
 
@@ -62,7 +65,11 @@ export function pulumiEnv(dir: string, bin: string, extraEnv: NodeJS.ProcessEnv 
         ...extraEnv,
     };
     const pulumi = (args: string[], opts: { stack?: string; input?: string; env?: NodeJS.ProcessEnv } = {}) =>
-        runAsync(path.join(bin, "pulumi"), [...args, ...(opts.stack ? ["--stack", opts.stack] : [])], { cwd: projectDir, env: { ...env, ...opts.env }, input: opts.input });
+        runAsync(path.join(bin, "pulumi"), [...args, ...(opts.stack ? ["--stack", opts.stack] : [])], {
+            cwd: projectDir,
+            env: { ...env, ...opts.env },
+            input: opts.input,
+        });
     const pulumiOk = async (args: string[], opts: { stack?: string; env?: NodeJS.ProcessEnv } = {}) => {
         const r = await pulumi(args, opts);
         if (r.status !== 0) {
@@ -72,7 +79,11 @@ export function pulumiEnv(dir: string, bin: string, extraEnv: NodeJS.ProcessEnv 
     };
     // The kubernetes provider under the version @pulumi/kubernetes requests (the plugin cache
     // needs an exact version match: sdk/go/common/workspace/plugins.go SelectCompatiblePlugin).
-    runOk(path.join(bin, "pulumi"), ["plugin", "install", "resource", "kubernetes", requestedPluginVersion("@pulumi/kubernetes"), "--file", path.join(bin, "pulumi-resource-kubernetes")], { cwd: projectDir, env });
+    runOk(
+        path.join(bin, "pulumi"),
+        ["plugin", "install", "resource", "kubernetes", requestedPluginVersion("@pulumi/kubernetes"), "--file", path.join(bin, "pulumi-resource-kubernetes")],
+        { cwd: projectDir, env },
+    );
     return { projectDir, home, backend: state, env, pulumi, pulumiOk };
 }
 
@@ -82,7 +93,14 @@ export function pulumiEnv(dir: string, bin: string, extraEnv: NodeJS.ProcessEnv 
  */
 export function failure(r: RunResult, lines = 30): string {
     const all = `${r.stdout}\n${r.stderr}`;
-    const diagnostics = [...new Set(all.split("\n").filter((l) => /\b(error|failed|refused|denied)\b/i.test(l)).map((l) => l.trim()))];
+    const diagnostics = [
+        ...new Set(
+            all
+                .split("\n")
+                .filter((l) => /\b(error|failed|refused|denied)\b/i.test(l))
+                .map((l) => l.trim()),
+        ),
+    ];
     return `${diagnostics.slice(0, 40).join("\n")}\n--- last ${lines} lines ---\n${tail(all, lines)}`;
 }
 

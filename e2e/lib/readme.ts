@@ -33,7 +33,13 @@ function numberedSteps(page: string, start: number, end: number): ReadmeStep[] {
     const section = end >= 0 ? page.slice(start, end) : page.slice(start);
     const steps: ReadmeStep[] = [];
     for (const m of section.matchAll(/^(\d+)\. ([^\n]*)[\s\S]*?```sh\n([\s\S]*?)```/gm)) {
-        steps.push({ title: m[2].trim(), commands: m[3].split("\n").map((l) => l.trim()).filter((l) => l !== "") });
+        steps.push({
+            title: m[2].trim(),
+            commands: m[3]
+                .split("\n")
+                .map((l) => l.trim())
+                .filter((l) => l !== ""),
+        });
     }
     return steps;
 }
@@ -54,7 +60,10 @@ export function readmeDestroy(page = fs.readFileSync(path.join(REPO_ROOT, TROUBL
     if (!line) {
         throw new Error(`${TROUBLESHOOTING_PAGE} documents no \`pulumi destroy\` command in its CRD protection section`);
     }
-    const words = line.replace(/\s+#.*$/, "").split(/\s+/).slice(1);
+    const words = line
+        .replace(/\s+#.*$/, "")
+        .split(/\s+/)
+        .slice(1);
     // The stack is the run's own (`-s <stack>` / `--stack <stack>` on the page names an example).
     const args = words.filter((w, i) => !["-s", "--stack"].includes(w) && !["-s", "--stack"].includes(words[i - 1] ?? ""));
     return [...args, "--yes", "--skip-preview"];

@@ -71,7 +71,12 @@ export class World {
         const chartsDir = path.join(this.files.root, "charts");
         fs.mkdirSync(chartsDir, { recursive: true });
         const helm = path.join(this.bin, "helm");
-        const helmEnv = { ...process.env, HELM_CACHE_HOME: path.join(this.dir, "helm", "cache"), HELM_CONFIG_HOME: path.join(this.dir, "helm", "config"), HELM_DATA_HOME: path.join(this.dir, "helm", "data") };
+        const helmEnv = {
+            ...process.env,
+            HELM_CACHE_HOME: path.join(this.dir, "helm", "cache"),
+            HELM_CONFIG_HOME: path.join(this.dir, "helm", "config"),
+            HELM_DATA_HOME: path.join(this.dir, "helm", "data"),
+        };
         const packaged = () => new Set(fs.readdirSync(chartsDir).filter((f) => f.endsWith(".tgz")));
         let realVersion: string | undefined;
         if (given) {
@@ -92,7 +97,13 @@ export class World {
             const copy = path.join(this.dir, "stand-in-chart", release.chartVersion, "argo-rollouts");
             fs.cpSync(STAND_IN_CHART, copy, { recursive: true });
             const chartYaml = path.join(copy, "Chart.yaml");
-            fs.writeFileSync(chartYaml, fs.readFileSync(chartYaml, "utf8").replace(/^version: .*$/m, `version: ${release.chartVersion}`).replace(/^appVersion: .*$/m, `appVersion: ${release.appVersion}`));
+            fs.writeFileSync(
+                chartYaml,
+                fs
+                    .readFileSync(chartYaml, "utf8")
+                    .replace(/^version: .*$/m, `version: ${release.chartVersion}`)
+                    .replace(/^appVersion: .*$/m, `appVersion: ${release.appVersion}`),
+            );
             fs.mkdirSync(path.join(copy, "crd-sources"));
             for (const f of ROLLOUTS_CRD_FILES) {
                 fs.copyFileSync(path.join(releaseModule(release), "manifests", "crds", f), path.join(copy, "crd-sources", f));
@@ -128,7 +139,11 @@ export class World {
     }
 
     stackConfig(stack: string, cluster: Cluster, patch?: (config: ConfigMap) => void): ConfigMap {
-        return localConfig(stack, { kubeconfig: cluster.kubeconfig, context: "e2e", chartRepository: this.chartRepository, crdBaseUrl: this.crdBaseUrl }, patch);
+        return localConfig(
+            stack,
+            { kubeconfig: cluster.kubeconfig, context: "e2e", chartRepository: this.chartRepository, crdBaseUrl: this.crdBaseUrl },
+            patch,
+        );
     }
 
     /** A Pulumi environment (project folder and backend) of this run, by name. */

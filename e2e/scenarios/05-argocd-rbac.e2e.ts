@@ -96,7 +96,10 @@ const OTHER_REQUESTS: ArgoRbacQuery[] = [
     { resource: "gpgkeys", action: "get", object: "ABCDEF" },
     { resource: "extensions", action: "invoke", object: "metrics" },
 ];
-const REQUESTS: ArgoRbacQuery[] = [...APP_ACTIONS.flatMap((action) => APP_OBJECTS.map((object) => ({ resource: "applications", action, object }))), ...OTHER_REQUESTS];
+const REQUESTS: ArgoRbacQuery[] = [
+    ...APP_ACTIONS.flatMap((action) => APP_OBJECTS.map((object) => ({ resource: "applications", action, object }))),
+    ...OTHER_REQUESTS,
+];
 
 // ---- the policies ---------------------------------------------------------------------------
 
@@ -115,14 +118,28 @@ const PLATFORM_POLICY = [
 
 /** `g, chain-0, chain-1` ... with the grant on the last link: casbin follows 10 links, not 11. */
 function chain(prefix: string, links: number, grant: string): string[] {
-    return [...Array.from({ length: links }, (_, i) => `g, ${prefix}${i === 0 ? "" : `-${i}`}, ${prefix}-${i + 1}`), `p, ${prefix}-${links}, applications, ${grant}, */*, allow`];
+    return [
+        ...Array.from({ length: links }, (_, i) => `g, ${prefix}${i === 0 ? "" : `-${i}`}, ${prefix}-${i + 1}`),
+        `p, ${prefix}-${links}, applications, ${grant}, */*, allow`,
+    ];
 }
 
 const TENANTS_PROJECT: ArgoProjectRoles = {
     name: "tenants",
     roles: [
-        { name: "r", policies: ["p, proj:tenants:r, applications, sync, tenants/*, allow", "p, proj:tenants:r, applications, get, tenants/*, allow"], groups: ["g1"] },
-        { name: "deployer", policies: ["p, proj:tenants:deployer, applications, action/*, tenants/*, allow", "p, proj:tenants:deployer, applications, action/argoproj.io/Rollout/resume, tenants/*, deny"], groups: ["platform-deployers"] },
+        {
+            name: "r",
+            policies: ["p, proj:tenants:r, applications, sync, tenants/*, allow", "p, proj:tenants:r, applications, get, tenants/*, allow"],
+            groups: ["g1"],
+        },
+        {
+            name: "deployer",
+            policies: [
+                "p, proj:tenants:deployer, applications, action/*, tenants/*, allow",
+                "p, proj:tenants:deployer, applications, action/argoproj.io/Rollout/resume, tenants/*, deny",
+            ],
+            groups: ["platform-deployers"],
+        },
         // A role granting outside its project: ArgoCD adds a project's roles only to requests on that project.
         { name: "wide", policies: ["p, proj:tenants:wide, applications, delete, */*, allow"], groups: [] },
     ],
@@ -130,14 +147,26 @@ const TENANTS_PROJECT: ArgoProjectRoles = {
 const PAYMENTS_PROJECT: ArgoProjectRoles = {
     name: "payments",
     roles: [
-        { name: "ops", policies: ["p, proj:payments:ops, applications, *, payments/*, allow", "p, proj:payments:ops, applications, sync, tenants/*, allow"], groups: ["payments-ops"] },
+        {
+            name: "ops",
+            policies: ["p, proj:payments:ops, applications, *, payments/*, allow", "p, proj:payments:ops, applications, sync, tenants/*, allow"],
+            groups: ["payments-ops"],
+        },
         { name: "empty", groups: ["nobody"] },
     ],
 };
 
 /** The program's policy as components/argocd/rbac.ts writes it, over a platform policy. */
 function programCase(name: string, actions: readonly string[], extra: Record<string, string> = {}): RbacCase {
-    const csv = rolloutActionsPolicyCsv({ approverRole: "role:approver", deployerRoles: ["role:deployer", "role:tenant-deployer"], projects: ["tenants", "payments"], actions: [...actions], regulatedProjects: ["payments"], approverGroups: [], deployerGroups: [] });
+    const csv = rolloutActionsPolicyCsv({
+        approverRole: "role:approver",
+        deployerRoles: ["role:deployer", "role:tenant-deployer"],
+        projects: ["tenants", "payments"],
+        actions: [...actions],
+        regulatedProjects: ["payments"],
+        approverGroups: [],
+        deployerGroups: [],
+    });
     assert.ok(csv, "rolloutActionsPolicyCsv wrote no policy for a configured approver");
     return { name, data: { "policy.csv": PLATFORM_POLICY, [ROLLOUT_ACTIONS_POLICY_KEY]: csv, ...extra }, projects: [TENANTS_PROJECT, PAYMENTS_PROJECT] };
 }
@@ -145,12 +174,29 @@ function programCase(name: string, actions: readonly string[], extra: Record<str
 const CASES: RbacCase[] = [
     { name: "built-in roles only (no ConfigMap data)", data: {} },
     { name: "policy.default: role:readonly", data: { "policy.default": "role:readonly" } },
-    { name: "policy.default: role:admin with a deny for a group", data: { "policy.default": "role:admin", "policy.csv": "p, role:deployer, applications, sync, */*, deny\ng, platform-deployers, role:deployer" } },
-    { name: "policy.default: a role the policy defines", data: { "policy.default": "role:viewer", "policy.csv": "p, role:viewer, applications, get, tenants/*, allow\np, role:viewer, projects, get, tenants, allow" } },
+    {
+        name: "policy.default: role:admin with a deny for a group",
+        data: { "policy.default": "role:admin", "policy.csv": "p, role:deployer, applications, sync, */*, deny\ng, platform-deployers, role:deployer" },
+    },
+    {
+        name: "policy.default: a role the policy defines",
+        data: {
+            "policy.default": "role:viewer",
+            "policy.csv": "p, role:viewer, applications, get, tenants/*, allow\np, role:viewer, projects, get, tenants, allow",
+        },
+    },
     { name: "platform groups, roles and inheritance", data: { "policy.csv": PLATFORM_POLICY } },
     {
         name: "role chains 10 and 11 links deep, and a cycle",
-        data: { "policy.csv": [...chain("chain-10", 10, "sync"), ...chain("chain-11", 11, "sync"), "g, loop-a, loop-b", "g, loop-b, loop-a", "p, loop-b, applications, get, */*, allow"].join("\n") },
+        data: {
+            "policy.csv": [
+                ...chain("chain-10", 10, "sync"),
+                ...chain("chain-11", 11, "sync"),
+                "g, loop-a, loop-b",
+                "g, loop-b, loop-a",
+                "p, loop-b, applications, get, */*, allow",
+            ].join("\n"),
+        },
         subjects: [{ user: "x", groups: ["loop-a"] }],
     },
     {
@@ -212,11 +258,18 @@ const CASES: RbacCase[] = [
     },
     {
         name: "policy.matchMode: regex, one pattern Go's regexp refuses next to valid ones",
-        data: { "policy.matchMode": "regex", "policy.csv": "p, role:re, applications, sync, .*, allow\np, role:re, applications, sync, *, allow\ng, platform-deployers, role:re" },
+        data: {
+            "policy.matchMode": "regex",
+            "policy.csv": "p, role:re, applications, sync, .*, allow\np, role:re, applications, sync, *, allow\ng, platform-deployers, role:re",
+        },
     },
     {
         name: "policy.matchMode: regex, RE2-only and JavaScript-only syntax",
-        data: { "policy.matchMode": "regex", "policy.csv": "p, role:re, applications, sync, (?i)TENANTS/.*, allow\np, role:re, applications, get, ^\\pL+/, allow\ng, platform-deployers, role:re" },
+        data: {
+            "policy.matchMode": "regex",
+            "policy.csv":
+                "p, role:re, applications, sync, (?i)TENANTS/.*, allow\np, role:re, applications, get, ^\\pL+/, allow\ng, platform-deployers, role:re",
+        },
     },
     {
         name: "policy.csv and several policy.<x>.csv keys",
@@ -231,7 +284,10 @@ const CASES: RbacCase[] = [
             "policy.UPPER.CSV": 'p, "broken',
         },
     },
-    { name: "policy.<x>.csv keys without policy.csv", data: { "policy.one.csv": "g, platform-deployers, role:admin", "policy.two.csv": "p, role:admin, applications, sync, tenants/*, deny" } },
+    {
+        name: "policy.<x>.csv keys without policy.csv",
+        data: { "policy.one.csv": "g, platform-deployers, role:admin", "policy.two.csv": "p, role:admin, applications, sync, tenants/*, deny" },
+    },
     {
         name: "quoted fields with commas and quotes",
         data: {
@@ -240,11 +296,14 @@ const CASES: RbacCase[] = [
                 'g, "group, with comma", "role:a,b"',
                 'p, "say ""hi""", applications, sync, */*, allow',
                 'g, platform-deployers, "say ""hi"""',
-                'p,role:tight,applications,override,*/*,allow',
+                "p,role:tight,applications,override,*/*,allow",
                 "g,platform-approvers,role:tight",
             ].join("\n"),
         },
-        subjects: [{ user: "q", groups: ["group, with comma"] }, { user: 'say "hi"', groups: [] }],
+        subjects: [
+            { user: "q", groups: ["group, with comma"] },
+            { user: 'say "hi"', groups: [] },
+        ],
     },
     {
         name: "leading spaces, tabs, trailing spaces, comments and odd effects",
@@ -265,8 +324,16 @@ const CASES: RbacCase[] = [
             ].join("\n"),
         },
     },
-    { name: "an unquoted {a,b} glob splits the line (load error)", data: { "policy.csv": "p, role:g, applications, {sync,override}, */*, allow" }, broken: true },
-    { name: "a bare quote in a field (load error)", data: { "policy.csv": 'p, role:x, applications, get, tenants/"web, allow\ng, platform-deployers, role:x' }, broken: true },
+    {
+        name: "an unquoted {a,b} glob splits the line (load error)",
+        data: { "policy.csv": "p, role:g, applications, {sync,override}, */*, allow" },
+        broken: true,
+    },
+    {
+        name: "a bare quote in a field (load error)",
+        data: { "policy.csv": 'p, role:x, applications, get, tenants/"web, allow\ng, platform-deployers, role:x' },
+        broken: true,
+    },
     { name: "an unterminated quoted field (load error)", data: { "policy.csv": 'p, "role:x, applications, get, */*, allow' }, broken: true },
     { name: "text after a closing quote (load error)", data: { "policy.csv": 'p, "role:x" y, applications, get, */*, allow' }, broken: true },
     { name: "a p line with 5 fields (load error)", data: { "policy.csv": "p, role:x, applications, get, */*" }, broken: true },
@@ -274,10 +341,22 @@ const CASES: RbacCase[] = [
     { name: "a g line with 2 fields (load error)", data: { "policy.csv": "g, platform-deployers" }, broken: true },
     { name: "a g line with 4 fields (load error)", data: { "policy.csv": "g, platform-deployers, role:admin, extra" }, broken: true },
     { name: "an unknown line type (load error)", data: { "policy.csv": "g2, platform-deployers, role:admin" }, broken: true },
-    { name: "a bad line in an overlay key (load error)", data: { "policy.csv": "g, platform-deployers, role:admin", "policy.zz.csv": "p, role:x" }, broken: true },
-    { name: "bad lines in two overlay keys: the first in key order fails", data: { "policy.csv": "g, platform-deployers, role:admin", "policy.b.csv": "p, role:b", "policy.a.csv": "g, role:a" }, broken: true },
+    {
+        name: "a bad line in an overlay key (load error)",
+        data: { "policy.csv": "g, platform-deployers, role:admin", "policy.zz.csv": "p, role:x" },
+        broken: true,
+    },
+    {
+        name: "bad lines in two overlay keys: the first in key order fails",
+        data: { "policy.csv": "g, platform-deployers, role:admin", "policy.b.csv": "p, role:b", "policy.a.csv": "g, role:a" },
+        broken: true,
+    },
     { name: "bad lines in policy.csv and an overlay: policy.csv fails first", data: { "policy.csv": 'p, "role:x', "policy.a.csv": "g, role:a" }, broken: true },
-    { name: "a bad line under policy.default and regex mode (load error)", data: { "policy.default": "role:admin", "policy.matchMode": "regex", "policy.csv": "p, a, b" }, broken: true },
+    {
+        name: "a bad line under policy.default and regex mode (load error)",
+        data: { "policy.default": "role:admin", "policy.matchMode": "regex", "policy.csv": "p, a, b" },
+        broken: true,
+    },
     { name: "AppProject roles with groups", data: { "policy.csv": "g, platform-approvers, role:readonly" }, projects: [TENANTS_PROJECT, PAYMENTS_PROJECT] },
     {
         name: "AppProject roles over a platform policy with denies",
@@ -287,12 +366,29 @@ const CASES: RbacCase[] = [
     {
         name: "an AppProject whose role policy does not load (falls back to the policy without it)",
         data: { "policy.csv": "g, platform-deployers, role:readonly" },
-        projects: [{ name: "tenants", roles: [{ name: "r", policies: ["p, proj:tenants:r, applications, sync, tenants/*, allow", "p, proj:tenants:r, broken"], groups: ["g1"] }] }, PAYMENTS_PROJECT],
+        projects: [
+            {
+                name: "tenants",
+                roles: [{ name: "r", policies: ["p, proj:tenants:r, applications, sync, tenants/*, allow", "p, proj:tenants:r, broken"], groups: ["g1"] }],
+            },
+            PAYMENTS_PROJECT,
+        ],
     },
     {
         name: "policy.default with an AppProject role that denies the default role",
         data: { "policy.default": "role:readonly" },
-        projects: [{ name: "tenants", roles: [{ name: "r", policies: ["p, role:readonly, applications, get, tenants/*, deny", "p, proj:tenants:r, applications, sync, tenants/*, allow"], groups: ["g1"] }] }],
+        projects: [
+            {
+                name: "tenants",
+                roles: [
+                    {
+                        name: "r",
+                        policies: ["p, role:readonly, applications, get, tenants/*, deny", "p, proj:tenants:r, applications, sync, tenants/*, allow"],
+                        groups: ["g1"],
+                    },
+                ],
+            },
+        ],
     },
     {
         name: "policy.default with project tokens",
@@ -324,7 +420,10 @@ function failingLine(error: string): string | undefined {
 function askEngine(bin: string, c: RbacCase, queries: { subject: ArgoRbacSubject; q: ArgoRbacQuery }[]): EngineAnswer {
     const input = {
         data: c.data,
-        projects: (c.projects ?? []).map((p) => ({ name: p.name, roles: p.roles.map((r) => ({ name: r.name, policies: r.policies ?? [], groups: r.groups ?? [] })) })),
+        projects: (c.projects ?? []).map((p) => ({
+            name: p.name,
+            roles: p.roles.map((r) => ({ name: r.name, policies: r.policies ?? [], groups: r.groups ?? [] })),
+        })),
         queries: queries.map(({ subject, q }) => ({ user: subject.user ?? "", groups: [...subject.groups], ...q })),
     };
     const r = run(bin, [], { input: JSON.stringify(input) });
@@ -366,7 +465,10 @@ describe("argocd-rbac", function () {
             }
             // ArgoCD panics on every request exactly when the policy did not load.
             if (go.panics.length !== (go.loadError !== null ? queries.length : 0)) {
-                problem(c, `${go.panics.length} of ${queries.length} requests panicked in ArgoCD (load error ${JSON.stringify(go.loadError)}; first: ${JSON.stringify(Object.values(go.panicText ?? {})[0])})`);
+                problem(
+                    c,
+                    `${go.panics.length} of ${queries.length} requests panicked in ArgoCD (load error ${JSON.stringify(go.loadError)}; first: ${JSON.stringify(Object.values(go.panicText ?? {})[0])})`,
+                );
             }
 
             queries.forEach(({ subject, q }, i) => {
@@ -375,14 +477,28 @@ describe("argocd-rbac", function () {
                     allowed++;
                 }
                 if (mine !== go.verdicts[i]) {
-                    problem(c, `${subjectText(subject)} ${q.resource} ${q.action} ${q.object}: ArgoCD ${go.verdicts[i] ? "allows" : "denies"}, TypeScript ${mine ? "allows" : "denies"}`);
+                    problem(
+                        c,
+                        `${subjectText(subject)} ${q.resource} ${q.action} ${q.object}: ArgoCD ${go.verdicts[i] ? "allows" : "denies"}, TypeScript ${mine ? "allows" : "denies"}`,
+                    );
                 }
             });
         }
         // Not vacuous: ArgoCD both allowed and denied a good share.
-        assert.ok(allowed > total / 20 && allowed < total - total / 20, `ArgoCD allowed ${allowed} of ${total} requests: the cases do not exercise both verdicts`);
+        assert.ok(
+            allowed > total / 20 && allowed < total - total / 20,
+            `ArgoCD allowed ${allowed} of ${total} requests: the cases do not exercise both verdicts`,
+        );
         const count = [...problems.values()].reduce((n, p) => n + p.length, 0);
-        const shown = [...problems].map(([name, ps]) => `${name}: ${ps.length} disagreement(s), e.g.\n${ps.slice(0, 4).map((p) => `      ${p}`).join("\n")}`).join("\n");
+        const shown = [...problems]
+            .map(
+                ([name, ps]) =>
+                    `${name}: ${ps.length} disagreement(s), e.g.\n${ps
+                        .slice(0, 4)
+                        .map((p) => `      ${p}`)
+                        .join("\n")}`,
+            )
+            .join("\n");
         assert.strictEqual(count, 0, `${count} disagreements in ${problems.size} of ${CASES.length} cases (${total} requests):\n${shown}`);
     });
 });

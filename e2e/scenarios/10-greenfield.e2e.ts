@@ -72,17 +72,34 @@ describe("greenfield", function () {
             const up = await env.pulumi(upArgs(), { stack });
             assert.strictEqual(up.status, 0, `pulumi up of ${stack} failed:\n${failure(up)}`);
             // Every CRD the program installs is Established on the real API server.
-            const crds = target.cluster.kubectl(["get", "crd", "-o", "jsonpath={range .items[?(@.spec.group==\"argoproj.io\")]}{.metadata.name}={.status.conditions[?(@.type==\"Established\")].status}{\"\\n\"}{end}"]);
-            for (const name of ["rollouts.argoproj.io", "analysistemplates.argoproj.io", "clusteranalysistemplates.argoproj.io", "analysisruns.argoproj.io", "experiments.argoproj.io"]) {
+            const crds = target.cluster.kubectl([
+                "get",
+                "crd",
+                "-o",
+                'jsonpath={range .items[?(@.spec.group=="argoproj.io")]}{.metadata.name}={.status.conditions[?(@.type=="Established")].status}{"\\n"}{end}',
+            ]);
+            for (const name of [
+                "rollouts.argoproj.io",
+                "analysistemplates.argoproj.io",
+                "clusteranalysistemplates.argoproj.io",
+                "analysisruns.argoproj.io",
+                "experiments.argoproj.io",
+            ]) {
                 assert.ok(crds.includes(`${name}=True`), `${name} is not Established:\n${crds}`);
             }
             if (stack === "preprod") {
                 // The spoke's gates query the endpoint the hub routes for it (the real StackReference).
-                const hubOut = JSON.parse(await env.pulumiOk(["stack", "output", "--json"], { stack: "hub" })) as { spokeReadEndpoints?: Record<string, string> };
+                const hubOut = JSON.parse(await env.pulumiOk(["stack", "output", "--json"], { stack: "hub" })) as {
+                    spokeReadEndpoints?: Record<string, string>;
+                };
                 const endpoint = hubOut.spokeReadEndpoints?.preprod;
                 assert.ok(endpoint, `the hub publishes no read endpoint for preprod: ${JSON.stringify(hubOut)}`);
-                const templates = JSON.parse(target.cluster.kubectl(["get", "clusteranalysistemplates", "-o", "json"])) as { items: { metadata: { name: string }; spec: { metrics: { provider?: { prometheus?: { address?: string } } }[] } }[] };
-                const addresses = templates.items.flatMap((t) => t.spec.metrics.map((m) => m.provider?.prometheus?.address).filter((a): a is string => a !== undefined));
+                const templates = JSON.parse(target.cluster.kubectl(["get", "clusteranalysistemplates", "-o", "json"])) as {
+                    items: { metadata: { name: string }; spec: { metrics: { provider?: { prometheus?: { address?: string } } }[] } }[];
+                };
+                const addresses = templates.items.flatMap((t) =>
+                    t.spec.metrics.map((m) => m.provider?.prometheus?.address).filter((a): a is string => a !== undefined),
+                );
                 assert.ok(addresses.length > 0, "no Prometheus gate in the spoke's templates");
                 for (const a of addresses) {
                     assert.strictEqual(a, endpoint, `a spoke gate queries ${a}, not the hub's route ${endpoint}`);
@@ -109,13 +126,19 @@ describe("greenfield", function () {
             // With the chart the run serves, the cluster's Kubernetes version and the CRDs read from
             // the URLs the stack names (the run's file server, its CA trusted through
             // NODE_EXTRA_CA_CERTS): the plan shows the chart's and the CRDs' objects too.
-            const kubeVersion = (JSON.parse(target.cluster.kubectl(["version", "-o", "json"])) as { serverVersion: { gitVersion: string } }).serverVersion.gitVersion.replace(/[-+].*$/, "");
+            const kubeVersion = (
+                JSON.parse(target.cluster.kubectl(["version", "-o", "json"])) as { serverVersion: { gitVersion: string } }
+            ).serverVersion.gitVersion.replace(/[-+].*$/, "");
             // Not blocking: the run's file server, in this process, answers the plan's requests for the CRDs.
-            const plan = await npmRunAsync("plan", ["--stack", stack, "--out", out, "--config-dir", env.projectDir, "--chart", w.chartArchive, "--kube-version", kubeVersion, "--crds", "remote"], {
-                ...process.env,
-                HELM: path.join(w.bin, "helm"),
-                NODE_EXTRA_CA_CERTS: w.files.caFile,
-            });
+            const plan = await npmRunAsync(
+                "plan",
+                ["--stack", stack, "--out", out, "--config-dir", env.projectDir, "--chart", w.chartArchive, "--kube-version", kubeVersion, "--crds", "remote"],
+                {
+                    ...process.env,
+                    HELM: path.join(w.bin, "helm"),
+                    NODE_EXTRA_CA_CERTS: w.files.caFile,
+                },
+            );
             assert.strictEqual(plan.status, 0, `the offline plan of ${stack} failed:\n${failure(plan)}`);
             assert.match(plan.stdout, /chart objects: \d+ in manifests\.yaml/, `the plan of ${stack} does not show the chart's objects:\n${plan.stdout}`);
             assert.match(plan.stdout, /CRD objects: 5 in manifests\.yaml/, `the plan of ${stack} does not show the CRDs:\n${plan.stdout}`);
@@ -124,7 +147,14 @@ describe("greenfield", function () {
                 .filter((o) => o && o.kind);
             for (const obj of manifests) {
                 const ref = refOf(obj);
-                const args = ["get", `${obj.kind}.${obj.apiVersion.includes("/") ? obj.apiVersion.split("/")[0] : ""}`.replace(/\.$/, ""), obj.metadata.name, "-o", "json", ...(ref.namespace ? ["-n", ref.namespace] : [])];
+                const args = [
+                    "get",
+                    `${obj.kind}.${obj.apiVersion.includes("/") ? obj.apiVersion.split("/")[0] : ""}`.replace(/\.$/, ""),
+                    obj.metadata.name,
+                    "-o",
+                    "json",
+                    ...(ref.namespace ? ["-n", ref.namespace] : []),
+                ];
                 let live: unknown;
                 try {
                     live = JSON.parse(target.cluster.kubectl(args));
@@ -140,7 +170,13 @@ describe("greenfield", function () {
             // A Patch owns no object, so the plan lists it in resources.json (not manifests.yaml):
             // the keys it wrote must be the planned ones.
             const plannedPatches = new Map(
-                (JSON.parse(fs.readFileSync(path.join(out, stack, "resources.json"), "utf8")) as { urn: string; type: string; inputs?: { data?: Record<string, string> } }[])
+                (
+                    JSON.parse(fs.readFileSync(path.join(out, stack, "resources.json"), "utf8")) as {
+                        urn: string;
+                        type: string;
+                        inputs?: { data?: Record<string, string> };
+                    }[]
+                )
                     .filter((p) => p.type.endsWith("Patch"))
                     .map((p) => [p.urn, p]),
             );
@@ -150,18 +186,23 @@ describe("greenfield", function () {
             for (const r of [...renderedObjects(state, "chart"), ...renderedObjects(state, "CRDs")]) {
                 const live = r.outputs as { apiVersion?: string; kind?: string; metadata?: { name?: string; namespace?: string } } | undefined;
                 if (live?.kind && !planned.has(refKey(refOf(live)))) {
-                    problems.push(`${stack}: the provider created ${refKey(refOf(live))} (${r.type}, ${renderedBy(state, r)}) and the offline plan does not show it`);
+                    problems.push(
+                        `${stack}: the provider created ${refKey(refOf(live))} (${r.type}, ${renderedBy(state, r)}) and the offline plan does not show it`,
+                    );
                 }
             }
             for (const r of programObjects(state)) {
-                const live = r.outputs as { apiVersion?: string; kind?: string; metadata?: { name?: string; namespace?: string }; data?: Record<string, string> } | undefined;
+                const live = r.outputs as
+                    { apiVersion?: string; kind?: string; metadata?: { name?: string; namespace?: string }; data?: Record<string, string> } | undefined;
                 if (!live?.kind) {
                     continue;
                 }
                 if (r.type.endsWith("Patch")) {
                     const p = plannedPatches.get(r.urn);
                     if (!p) {
-                        problems.push(`${stack}: the program patched ${refKey(refOf(live))} (${r.type}) and the offline plan's resources.json does not show it`);
+                        problems.push(
+                            `${stack}: the program patched ${refKey(refOf(live))} (${r.type}) and the offline plan's resources.json does not show it`,
+                        );
                     }
                     for (const [k, v] of Object.entries(p?.inputs?.data ?? {})) {
                         if (live.data?.[k] !== v) {
@@ -183,7 +224,18 @@ describe("greenfield", function () {
         for (const stack of ["hub", "preprod"]) {
             const target = targets.get(stack);
             assert.ok(target, `${stack} was not brought up`);
-            const r = npmRun("verify", ["--stack", stack, "--json", "--kubeconfig", target.cluster.kubeconfig, "--context", "e2e", "--config-dir", env.projectDir, ...ABSENT.flatMap((c) => ["--without", c])]);
+            const r = npmRun("verify", [
+                "--stack",
+                stack,
+                "--json",
+                "--kubeconfig",
+                target.cluster.kubeconfig,
+                "--context",
+                "e2e",
+                "--config-dir",
+                env.projectDir,
+                ...ABSENT.flatMap((c) => ["--without", c]),
+            ]);
             let report: { results?: CheckResult[] };
             try {
                 report = JSON.parse(r.stdout);
@@ -193,11 +245,19 @@ describe("greenfield", function () {
             const results = report.results ?? [];
             assert.ok(results.length > 0, `verify of ${stack} ran no check`);
             const failed = results.filter((c) => c.status === "FAIL");
-            assert.deepStrictEqual(failed.map((c) => c.id), [], `verify of ${stack} failed checks:\n${failed.map((c) => `${c.id}: ${c.what}\n  ${c.findings.map((f) => `${f.object}: ${f.found}`).join("\n  ")}`).join("\n")}`);
+            assert.deepStrictEqual(
+                failed.map((c) => c.id),
+                [],
+                `verify of ${stack} failed checks:\n${failed.map((c) => `${c.id}: ${c.what}\n  ${c.findings.map((f) => `${f.object}: ${f.found}`).join("\n  ")}`).join("\n")}`,
+            );
             // A SKIP must name why: a component this cluster does not run, or the stack setting
             // that leaves the requirement out (the shipped stacks enable no smoke canary, say).
             const unexplained = results.filter((c) => c.status === "SKIP" && !ABSENT_COMPONENT.test(c.note ?? "") && !STACK_SETTING.test(c.note ?? ""));
-            assert.deepStrictEqual(unexplained.map((c) => c.id), [], `verify of ${stack} skipped checks without naming an absent component or a stack setting:\n${unexplained.map((c) => `${c.id}: ${c.note}`).join("\n")}`);
+            assert.deepStrictEqual(
+                unexplained.map((c) => c.id),
+                [],
+                `verify of ${stack} skipped checks without naming an absent component or a stack setting:\n${unexplained.map((c) => `${c.id}: ${c.note}`).join("\n")}`,
+            );
             assert.strictEqual(r.status, 0, `verify of ${stack} exited ${r.status}`);
         }
     });
@@ -207,7 +267,7 @@ describe("greenfield", function () {
         assert.ok(target, "hub was not brought up");
         const stack = "bad";
         const config = w.stackConfig("hub", target.cluster, (c) => {
-            (c["argo-rollouts-addon:analysis"] as Record<string, unknown> | undefined) ?? (c["argo-rollouts-addon:analysis"] = {});
+            c["argo-rollouts-addon:analysis"] ??= {};
             (c["argo-rollouts-addon:analysis"] as Record<string, unknown>).successRate = 1.5;
         });
         await w.initStack(env, { stack, cluster: target.cluster, config });
@@ -221,14 +281,28 @@ describe("greenfield", function () {
         const first = planLines.findIndex((l) => l.startsWith(`stack "${stack}": invalid configuration`));
         assert.ok(first >= 0, `the offline plan's error does not name the stack:\n${failure(plan)}`);
         const message = planLines.slice(first).filter((l, i) => i === 0 || l.startsWith("- "));
-        assert.ok(message.some((l) => l.includes("analysis.successRate = 1.5")), `the offline plan's error does not name the key and value:\n${message.join("\n")}`);
+        assert.ok(
+            message.some((l) => l.includes("analysis.successRate = 1.5")),
+            `the offline plan's error does not name the key and value:\n${message.join("\n")}`,
+        );
         const shown = (preview.stdout + preview.stderr).split("\n").map((l) => l.trim());
         const at = shown.findIndex((l, i) => l.endsWith(message[0]) && shown[i + 1] === message[1]);
-        assert.ok(at >= 0 && message.every((l, i) => (i === 0 ? shown[at].endsWith(l) : shown[at + i] === l)), `pulumi preview does not show the offline plan's message:\n${message.join("\n")}\n--- it showed ---\n${failure(preview)}`);
+        assert.ok(
+            at >= 0 && message.every((l, i) => (i === 0 ? shown[at].endsWith(l) : shown[at + i] === l)),
+            `pulumi preview does not show the offline plan's message:\n${message.join("\n")}\n--- it showed ---\n${failure(preview)}`,
+        );
         assert.ok(!shown.some((l) => /^at .*\.(ts|js):\d+/.test(l)), `pulumi preview shows a stack trace with the message:\n${failure(preview)}`);
         const resources = (await stackResources(env, stack)).filter((r) => r.custom);
-        assert.deepStrictEqual(resources.map((r) => r.urn), [], "the refused stack recorded resources");
-        assert.strictEqual(target.cluster.kubectl(["get", "namespaces,clusterroles,clusteranalysistemplates", "-o", "name"]), before, "the refused preview changed the cluster");
+        assert.deepStrictEqual(
+            resources.map((r) => r.urn),
+            [],
+            "the refused stack recorded resources",
+        );
+        assert.strictEqual(
+            target.cluster.kubectl(["get", "namespaces,clusterroles,clusteranalysistemplates", "-o", "name"]),
+            before,
+            "the refused preview changed the cluster",
+        );
         await env.pulumiOk(["stack", "rm", "--yes", "--force"], { stack });
     });
 });

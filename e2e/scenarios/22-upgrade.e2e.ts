@@ -50,7 +50,6 @@ interface ReplicaSetItem {
     metadata: { name: string; uid: string; labels?: Record<string, string>; ownerReferences?: { name: string }[] };
 }
 
-
 describe("upgrade", function () {
     this.timeout(15 * 60_000);
     /** Where the scenario is, on the run's output: it runs several pulumi commands and two controllers. */
@@ -71,14 +70,26 @@ describe("upgrade", function () {
     const ns = "argo-rollouts";
     const rollouts = async () => (await apiGet<{ items: RolloutView[] }>(cluster(), `/apis/argoproj.io/v1alpha1/namespaces/${TENANT_NS}/rollouts`)).items;
     const replicaSets = async () => (await apiGet<{ items: ReplicaSetItem[] }>(cluster(), `/apis/apps/v1/namespaces/${TENANT_NS}/replicasets`)).items;
-    const settled = (r: RolloutView) => r.status?.phase === "Healthy" && r.status.currentPodHash === r.status.stableRS && String(r.status.observedGeneration) === String(r.metadata.generation);
-    const state = async () => `${JSON.stringify((await rollouts()).map((r) => ({ name: r.metadata.name, status: r.status })))}\ncontroller log:\n${controller ? controllerLog(controller).split("\n").slice(-20).join("\n") : "none"}`;
+    const settled = (r: RolloutView) =>
+        r.status?.phase === "Healthy" && r.status.currentPodHash === r.status.stableRS && String(r.status.observedGeneration) === String(r.metadata.generation);
+    const state = async () =>
+        `${JSON.stringify((await rollouts()).map((r) => ({ name: r.metadata.name, status: r.status })))}\ncontroller log:\n${controller ? controllerLog(controller).split("\n").slice(-20).join("\n") : "none"}`;
     const untilAll = (what: string, done: (rs: RolloutView[]) => boolean) => waitFor(what, WAIT_MS, async () => done(await rollouts()), state);
     const promote = (name: string) => {
         // What `kubectl argo rollouts promote` does for a canary paused at a step (argo-rollouts
         // pkg/kubectl-argo-rollouts/cmd/promote/promote.go at v1.8.4: clear the pause conditions
         // through the status subresource, unpause the spec).
-        cluster().kubectl(["patch", "rollouts.argoproj.io", name, "-n", TENANT_NS, "--subresource=status", "--type=merge", "-p", JSON.stringify({ status: { pauseConditions: null } })]);
+        cluster().kubectl([
+            "patch",
+            "rollouts.argoproj.io",
+            name,
+            "-n",
+            TENANT_NS,
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            JSON.stringify({ status: { pauseConditions: null } }),
+        ]);
         cluster().kubectl(["patch", "rollouts.argoproj.io", name, "-n", TENANT_NS, "--type=merge", "-p", JSON.stringify({ spec: { paused: false } })]);
     };
     const runController = async (release: typeof FROM) => {
@@ -111,7 +122,16 @@ describe("upgrade", function () {
         }
         await untilAll("every tenant Rollout Healthy on v1.8.4", (rs) => rs.length === 3 && rs.every(settled));
         // A new version of shop, stopped mid-canary at its indefinite pause.
-        cluster().kubectl(["patch", "rollouts.argoproj.io", "shop", "-n", TENANT_NS, "--type=json", "-p", JSON.stringify([{ op: "replace", path: "/spec/template/spec/containers/0/image", value: "registry.platform.example/mirror/shop:2" }])]);
+        cluster().kubectl([
+            "patch",
+            "rollouts.argoproj.io",
+            "shop",
+            "-n",
+            TENANT_NS,
+            "--type=json",
+            "-p",
+            JSON.stringify([{ op: "replace", path: "/spec/template/spec/containers/0/image", value: "registry.platform.example/mirror/shop:2" }]),
+        ]);
         await untilAll("shop paused mid-canary", (rs) => rs.some((r) => r.metadata.name === "shop" && (r.status?.pauseConditions ?? []).length > 0));
     });
 
@@ -122,14 +142,23 @@ describe("upgrade", function () {
     it("upgrade-controller", async function () {
         const image = () => cluster().kubectl(["get", "deployment", "argo-rollouts", "-n", ns, "-o", "jsonpath={.spec.template.spec.containers[0].image}"]);
         // Refused while shop is paused, whatever the acknowledgement says, and nothing moves.
-        for (const args of [["config", "set", "--path", "controller.chartVersion", TO.chartVersion], ["config", "set", "--path", "controller.acknowledgeNewRevisions", TO.line]]) {
+        for (const args of [
+            ["config", "set", "--path", "controller.chartVersion", TO.chartVersion],
+            ["config", "set", "--path", "controller.acknowledgeNewRevisions", TO.line],
+        ]) {
             const r = await env.pulumi(args, { stack: STACK });
             assert.strictEqual(r.status, 0, failure(r));
         }
         note("previewing the move while shop is paused");
         const refused = await env.pulumi(["preview", "--policy-pack", "policy-pack"], { stack: STACK });
         assert.notStrictEqual(refused.status, 0, "the move across the boundary was previewed while a Rollout is paused");
-        assert.match(refused.stdout + refused.stderr, new RegExp(`Argo Rollouts ${FROM.appVersion} -> ${TO.appVersion} changes how pod-template hashes are computed .*: up to 3 Rollout\\(s\\) in 1 namespace\\(s\\): ${TENANT_NS} \\(3\\)\\. Refused while a Rollout is paused or progressing`), failure(refused));
+        assert.match(
+            refused.stdout + refused.stderr,
+            new RegExp(
+                `Argo Rollouts ${FROM.appVersion} -> ${TO.appVersion} changes how pod-template hashes are computed .*: up to 3 Rollout\\(s\\) in 1 namespace\\(s\\): ${TENANT_NS} \\(3\\)\\. Refused while a Rollout is paused or progressing`,
+            ),
+            failure(refused),
+        );
         assert.match(refused.stdout + refused.stderr, new RegExp(`Rollout ${TENANT_NS}/shop: paused mid-rollout`));
         assert.match(image(), new RegExp(`:${FROM.appVersion.replace(/\./g, "\\.")}$`));
         // Back to the stack file as it was, then promote shop and let it finish on v1.8.4.
@@ -144,7 +173,16 @@ describe("upgrade", function () {
         // api's ReplicaSet as an admission webhook leaves it (Kyverno's autogen rules of pod policies
         // mutate ReplicaSets): its template is no longer the Rollout's own.
         const apiSet = (await replicaSets()).find((rs) => rs.metadata.labels?.[POD_HASH] === hashes.api)!;
-        cluster().kubectl(["patch", "replicaset", apiSet.metadata.name, "-n", TENANT_NS, "--type=merge", "-p", JSON.stringify({ spec: { template: { spec: { securityContext: { runAsNonRoot: true } } } } })]);
+        cluster().kubectl([
+            "patch",
+            "replicaset",
+            apiSet.metadata.name,
+            "-n",
+            TENANT_NS,
+            "--type=merge",
+            "-p",
+            JSON.stringify({ spec: { template: { spec: { securityContext: { runAsNonRoot: true } } } } }),
+        ]);
         const setsBefore = new Set((await replicaSets()).map((rs) => rs.metadata.uid));
 
         // The runbook, step by step as written; the kubelet's part (the new controller) after its up.
@@ -158,8 +196,19 @@ describe("upgrade", function () {
                 if (step.title.startsWith("Watch") && command.startsWith("kubectl get rollouts")) {
                     // The new controller has looked at every Rollout; api, whose ReplicaSet was mutated, takes a
                     // new revision through its canary steps, as the runbook says.
-                    await waitFor("the v1.9.0 controller reconciled every Rollout", WAIT_MS, () => Object.keys(TENANTS).every((n) => new RegExp(`"msg":"Reconciliation completed"[^\n]*"rollout":"${n}"`).test(controllerLog(controller!))), state);
-                    await untilAll("api on a new revision, Healthy", (rs) => rs.every((r) => settled(r)) && rs.some((r) => r.metadata.name === "api" && r.status?.currentPodHash !== hashes.api));
+                    await waitFor(
+                        "the v1.9.0 controller reconciled every Rollout",
+                        WAIT_MS,
+                        () =>
+                            Object.keys(TENANTS).every((n) =>
+                                new RegExp(`"msg":"Reconciliation completed"[^\n]*"rollout":"${n}"`).test(controllerLog(controller!)),
+                            ),
+                        state,
+                    );
+                    await untilAll(
+                        "api on a new revision, Healthy",
+                        (rs) => rs.every((r) => settled(r)) && rs.some((r) => r.metadata.name === "api" && r.status?.currentPodHash !== hashes.api),
+                    );
                 }
                 if (command.startsWith("pulumi up") && step.title.startsWith("Move")) {
                     const p = await env.pulumi(["preview", "--policy-pack", "policy-pack"], { stack: STACK });
@@ -178,14 +227,25 @@ describe("upgrade", function () {
                 }
             }
         }
-        assert.match(preview, new RegExp(`up to 3 Rollout\\(s\\) in 1 namespace\\(s\\): ${TENANT_NS} \\(3\\) \\(acknowledged by controller\\.acknowledgeNewRevisions = "${TO.line}"\\)`), "the preview did not say how many Rollouts may re-revision where");
+        assert.match(
+            preview,
+            new RegExp(
+                `up to 3 Rollout\\(s\\) in 1 namespace\\(s\\): ${TENANT_NS} \\(3\\) \\(acknowledged by controller\\.acknowledgeNewRevisions = "${TO.line}"\\)`,
+            ),
+            "the preview did not say how many Rollouts may re-revision where",
+        );
 
         const after = await rollouts();
         const replaced = (await replicaSets()).filter((rs) => !setsBefore.has(rs.metadata.uid));
-        console.log(`    upgrade-controller: ${replaced.length} tenant ReplicaSet(s) replaced for ${after.length} Rollout(s) (${replaced.map((r) => r.metadata.name).join(", ")})`);
+        console.log(
+            `    upgrade-controller: ${replaced.length} tenant ReplicaSet(s) replaced for ${after.length} Rollout(s) (${replaced.map((r) => r.metadata.name).join(", ")})`,
+        );
         // The runbook's promise: one new ReplicaSet for each Rollout whose ReplicaSet was mutated, and no
         // other; every Rollout kept, the others on the ReplicaSet they had.
-        assert.deepStrictEqual(replaced.map((rs) => rs.metadata.ownerReferences?.[0]?.name), ["api"]);
+        assert.deepStrictEqual(
+            replaced.map((rs) => rs.metadata.ownerReferences?.[0]?.name),
+            ["api"],
+        );
         for (const r of after) {
             assert.strictEqual((r.metadata as { uid?: string }).uid, uids[r.metadata.name], `${r.metadata.name} was replaced`);
             if (r.metadata.name !== "api") {

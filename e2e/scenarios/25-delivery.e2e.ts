@@ -138,19 +138,29 @@ describe("delivery", function () {
     const TERMINAL = ["Successful", "Failed", "Error", "Inconclusive"];
     async function settledRuns(hash: string): Promise<AnalysisRunView[]> {
         let list: AnalysisRunView[] = [];
-        await waitFor(`the AnalysisRuns of ${rsName(hash)} to end`, 60_000, async () => {
-            list = await runs(hash);
-            return list.length > 0 && list.every((a) => TERMINAL.includes(a.status?.phase ?? ""));
-        }, () => runSummary(list));
+        await waitFor(
+            `the AnalysisRuns of ${rsName(hash)} to end`,
+            60_000,
+            async () => {
+                list = await runs(hash);
+                return list.length > 0 && list.every((a) => TERMINAL.includes(a.status?.phase ?? ""));
+            },
+            () => runSummary(list),
+        );
         return list;
     }
     /** As settledRuns, for a tenant app's namespace. */
     async function settledRunsIn(ns: string, hash: string): Promise<AnalysisRunView[]> {
         let list: AnalysisRunView[] = [];
-        await waitFor(`the AnalysisRuns of ${hash} in ${ns} to end`, 60_000, async () => {
-            list = await analysisRuns(cluster(), ns, hash);
-            return list.length > 0 && list.every((a) => TERMINAL.includes(a.status?.phase ?? ""));
-        }, () => runSummary(list));
+        await waitFor(
+            `the AnalysisRuns of ${hash} in ${ns} to end`,
+            60_000,
+            async () => {
+                list = await analysisRuns(cluster(), ns, hash);
+                return list.length > 0 && list.every((a) => TERMINAL.includes(a.status?.phase ?? ""));
+            },
+            () => runSummary(list),
+        );
         return list;
     }
     /** The runs' verdicts, held to the unit tests' model of Argo Rollouts (collected, asserted per scenario). */
@@ -158,7 +168,13 @@ describe("delivery", function () {
         const d = list.flatMap(runDisagreements);
         assert.deepStrictEqual(d, [], `the controller and the gate model disagree:\n${d.join("\n")}`);
     };
-    const runSummary = (list: AnalysisRunView[]) => list.map((a) => `${a.metadata.name}: ${a.status?.phase} ${a.status?.message ?? ""} ${JSON.stringify(a.status?.metricResults?.map((m) => [m.name, m.phase, m.measurements?.map((x) => `${x.phase}:${x.value ?? ""}`)]))}`).join("\n");
+    const runSummary = (list: AnalysisRunView[]) =>
+        list
+            .map(
+                (a) =>
+                    `${a.metadata.name}: ${a.status?.phase} ${a.status?.message ?? ""} ${JSON.stringify(a.status?.metricResults?.map((m) => [m.name, m.phase, m.measurements?.map((x) => `${x.phase}:${x.value ?? ""}`)]))}`,
+            )
+            .join("\n");
 
     before(async function () {
         this.timeout(12 * 60_000);
@@ -187,7 +203,9 @@ describe("delivery", function () {
         // The controller process plays one of the Deployment's pods (kwok runs them without
         // containers): it gets that pod's name as its hostname, as a kubelet gives it, so the
         // leader Lease it takes names a pod of the Deployment.
-        const pods = JSON.parse(cluster().kubectl(["get", "pods", "-n", controllerNs, "-l", "app.kubernetes.io/component=rollouts-controller", "-o", "json"])) as { items: { metadata: { name: string } }[] };
+        const pods = JSON.parse(
+            cluster().kubectl(["get", "pods", "-n", controllerNs, "-l", "app.kubernetes.io/component=rollouts-controller", "-o", "json"]),
+        ) as { items: { metadata: { name: string } }[] };
         controller = await startController(cluster(), { bin: w.bin, dir: w.dir, namespace: controllerNs, hostname: pods.items[0]?.metadata.name });
     });
 
@@ -212,7 +230,8 @@ describe("delivery", function () {
         const cfg = addonConfig(STACK, target.config);
         assert.deepStrictEqual(checkOptions(app, opts), []);
         const plan: DeliveryPlan = deliveryPlan(app, opts);
-        const apply = (docs: unknown[]) => cluster().kubectl(["apply", "--server-side", "--field-manager=argocd-controller", "-f", "-"], docs.map((d) => JSON.stringify(d)).join("\n---\n"));
+        const apply = (docs: unknown[]) =>
+            cluster().kubectl(["apply", "--server-side", "--field-manager=argocd-controller", "-f", "-"], docs.map((d) => JSON.stringify(d)).join("\n---\n"));
         const rolloutDoc = (revision: string) => ({
             apiVersion: "argoproj.io/v1alpha1",
             kind: "Rollout",
@@ -220,14 +239,17 @@ describe("delivery", function () {
             spec: {
                 replicas: 2,
                 selector: { matchLabels: appLabels(app) },
-                template: { ...smokePodTemplate({ ...smokeConfig(cfg), failGate: false }, revision), metadata: { labels: appLabels(app), annotations: { "e2e.platform.test/revision": revision } } },
+                template: {
+                    ...smokePodTemplate({ ...smokeConfig(cfg), failGate: false }, revision),
+                    metadata: { labels: appLabels(app), annotations: { "e2e.platform.test/revision": revision } },
+                },
                 strategy: plan.strategy,
                 ...spec,
             },
         });
         const get = () => getRollout(cluster(), app.namespace, app.name);
         const describe = async () => {
-            const r = await get().catch((e: Error) => undefined);
+            const r = await get().catch(() => undefined);
             const hash = r?.status?.currentPodHash;
             return `rollout status: ${JSON.stringify(r?.status)}\n${hash ? runSummary(await analysisRuns(cluster(), app.namespace, hash)) : ""}\nbudgets: ${budgets.lastError ?? "pushed"}\ncontroller log:\n${controllerLog(controller).split("\n").slice(-20).join("\n")}`;
         };
@@ -238,9 +260,20 @@ describe("delivery", function () {
             runs: (hash: string) => analysisRuns(cluster(), app.namespace, hash),
             /** The namespace, the plan's objects and the first version, until it is fully deployed. */
             async install(): Promise<string> {
-                apply([{ apiVersion: "v1", kind: "Namespace", metadata: { name: app.namespace, labels: { "platform.test/tier": "prod", "pod-security.kubernetes.io/enforce": "restricted" } } }]);
+                apply([
+                    {
+                        apiVersion: "v1",
+                        kind: "Namespace",
+                        metadata: { name: app.namespace, labels: { "platform.test/tier": "prod", "pod-security.kubernetes.io/enforce": "restricted" } },
+                    },
+                ]);
                 apply([...plan.services, ...(plan.httpRoute ? [plan.httpRoute] : []), rolloutDoc("v1")]);
-                await waitFor(`${app.name}'s first version`, 120_000, async () => smokeState((await get()) as unknown as KubeObject).kind === "promoted", describe);
+                await waitFor(
+                    `${app.name}'s first version`,
+                    120_000,
+                    async () => smokeState((await get()) as unknown as KubeObject).kind === "promoted",
+                    describe,
+                );
                 const stable = (await get()).status!.stableRS!;
                 series.set(app.namespace, `${app.name}-${stable}`, HEALTHY);
                 return stable;
@@ -249,10 +282,15 @@ describe("delivery", function () {
             async deploy(revision: string, previous: string): Promise<string> {
                 apply([rolloutDoc(revision)]);
                 let hash = "";
-                await waitFor(`${app.name} ${revision}'s ReplicaSet`, 60_000, async () => {
-                    hash = (await get()).status?.currentPodHash ?? "";
-                    return hash !== "" && hash !== previous;
-                }, describe);
+                await waitFor(
+                    `${app.name} ${revision}'s ReplicaSet`,
+                    60_000,
+                    async () => {
+                        hash = (await get()).status?.currentPodHash ?? "";
+                        return hash !== "" && hash !== previous;
+                    },
+                    describe,
+                );
                 series.set(app.namespace, `${app.name}-${hash}`, HEALTHY);
                 return hash;
             },
@@ -260,7 +298,18 @@ describe("delivery", function () {
     }
     /** `kubectl argo rollouts promote` on a paused rollout: it clears the pause conditions through the status subresource (pkg/kubectl-argo-rollouts/cmd/promote/promote.go at v1.9.0). */
     const clearPause = (ns: string, name: string) =>
-        run(path.join(w.bin, "kubectl"), [`--kubeconfig=${cluster().kubeconfig}`, "patch", "rollout", name, "-n", ns, "--type=merge", "--subresource=status", "-p", '{"status":{"pauseConditions":null}}']);
+        run(path.join(w.bin, "kubectl"), [
+            `--kubeconfig=${cluster().kubeconfig}`,
+            "patch",
+            "rollout",
+            name,
+            "-n",
+            ns,
+            "--type=merge",
+            "--subresource=status",
+            "-p",
+            '{"status":{"pauseConditions":null}}',
+        ]);
     const freezeRun = (list: AnalysisRunView[]) => list.filter((a) => a.metadata.labels?.["step-index"] === "0");
     const measurements = (a: AnalysisRunView | undefined, metric: string) => a?.status?.metricResults?.find((m) => m.name === metric)?.measurements ?? [];
 
@@ -289,7 +338,11 @@ describe("delivery", function () {
             }
         }
         assert.strictEqual(compared, cases.length * templates.length);
-        assert.deepStrictEqual(disagreements, [], `the gate model and Prometheus disagree:\n${disagreements.map((d) => `${d.gate} / ${d.case}: Prometheus ${JSON.stringify(d.prometheus)} (${d.phases[0]}), model ${JSON.stringify(d.model)} (${d.phases[1]})`).join("\n")}`);
+        assert.deepStrictEqual(
+            disagreements,
+            [],
+            `the gate model and Prometheus disagree:\n${disagreements.map((d) => `${d.gate} / ${d.case}: Prometheus ${JSON.stringify(d.prometheus)} (${d.phases[0]}), model ${JSON.stringify(d.model)} (${d.phases[1]})`).join("\n")}`,
+        );
     });
 
     it("controller-trusts-read-ca", function () {
@@ -313,23 +366,44 @@ describe("delivery", function () {
             await up({ trigger: "2" });
             const canary = await newRevision(stable);
             traffic(canary, HEALTHY);
-            const done = await until("the canary to be promoted", (r) => smokeState(r as unknown as KubeObject).kind !== "progressing" && smokeState(r as unknown as KubeObject).kind !== "paused" || r.status?.abort === true);
+            const done = await until(
+                "the canary to be promoted",
+                (r) =>
+                    (smokeState(r as unknown as KubeObject).kind !== "progressing" && smokeState(r as unknown as KubeObject).kind !== "paused") ||
+                    r.status?.abort === true,
+            );
             const state = smokeState(done as unknown as KubeObject);
             assert.strictEqual(state.kind, "promoted", `the healthy canary was not promoted: ${JSON.stringify(state)}\n${runSummary(await runs(canary))}`);
             assert.strictEqual(done.status?.stableRS, canary, "the stable ReplicaSet is not the new revision");
             const list = await settledRuns(canary);
-            assert.ok(list.every((a) => a.status?.phase === "Successful"), `a gate of the healthy canary did not succeed:\n${runSummary(list)}`);
+            assert.ok(
+                list.every((a) => a.status?.phase === "Successful"),
+                `a gate of the healthy canary did not succeed:\n${runSummary(list)}`,
+            );
             agree(list);
             // Every write of the route, in order, as the API server recorded it.
-            const weights = collapse(routes.events.filter((e) => e.type === "MODIFIED" && e.object.metadata.name === SMOKE_APP).map((e) => backendWeight(e.object, `${SMOKE_APP}-canary`)));
+            const weights = collapse(
+                routes.events
+                    .filter((e) => e.type === "MODIFIED" && e.object.metadata.name === SMOKE_APP)
+                    .map((e) => backendWeight(e.object, `${SMOKE_APP}-canary`)),
+            );
             // The stack's prod / standard weights (delivery.prod.standard.steps), which the smoke canary takes.
             const steps = addonConfig(STACK, target.config).delivery.prod.standard.steps;
-            assert.ok(inOrder(weights, steps), `the canary weights written on the HTTPRoute were ${JSON.stringify(weights)}, not ${steps.join(" -> ")} in order`);
-            assert.ok(weights.every((x) => x !== undefined && [0, ...steps].includes(x)), `the HTTPRoute carried a weight the strategy does not name: ${JSON.stringify(weights)}`);
+            assert.ok(
+                inOrder(weights, steps),
+                `the canary weights written on the HTTPRoute were ${JSON.stringify(weights)}, not ${steps.join(" -> ")} in order`,
+            );
+            assert.ok(
+                weights.every((x) => x !== undefined && [0, ...steps].includes(x)),
+                `the HTTPRoute carried a weight the strategy does not name: ${JSON.stringify(weights)}`,
+            );
             // The gate read this cluster's tenant through the /prometheus prefix, about the canary.
             const queries = mimir.requests.filter((q) => q.query?.includes(`${SMOKE_APP}-${canary}`));
             assert.ok(queries.length > 0, `no gate query about ${SMOKE_APP}-${canary} reached Mimir: ${JSON.stringify(mimir.requests.slice(-5))}`);
-            assert.ok(queries.every((q) => q.tenant === tenant && q.status === 200), `a gate query did not carry X-Scope-OrgID ${tenant}: ${JSON.stringify(queries.filter((q) => q.tenant !== tenant || q.status !== 200).slice(0, 3))}`);
+            assert.ok(
+                queries.every((q) => q.tenant === tenant && q.status === 200),
+                `a gate query did not carry X-Scope-OrgID ${tenant}: ${JSON.stringify(queries.filter((q) => q.tenant !== tenant || q.status !== 200).slice(0, 3))}`,
+            );
             traffic(stable, undefined);
         } finally {
             routes.stop();
@@ -340,7 +414,10 @@ describe("delivery", function () {
         const before = await rollout();
         const stable = before.status!.stableRS!;
         const stableRs = await getReplicaSet(cluster(), CANARY_NS, rsName(stable));
-        const stableRsWatch: Watch<ReplicaSetView> = watch(cluster(), `/apis/apps/v1/namespaces/${CANARY_NS}/replicasets?fieldSelector=${encodeURIComponent(`metadata.name=${rsName(stable)}`)}`);
+        const stableRsWatch: Watch<ReplicaSetView> = watch(
+            cluster(),
+            `/apis/apps/v1/namespaces/${CANARY_NS}/replicasets?fieldSelector=${encodeURIComponent(`metadata.name=${rsName(stable)}`)}`,
+        );
         traffic(stable, HEALTHY);
         try {
             await up({ trigger: "3", failGate: true });
@@ -349,14 +426,29 @@ describe("delivery", function () {
             const done = await until("the failing canary to be aborted", (r) => r.status?.abort === true && r.status.phase === "Degraded");
             assert.strictEqual(done.status?.stableRS, stable, "the abort moved the stable ReplicaSet");
             const list = await runs(canary);
-            assert.ok(list.some((a) => a.status?.phase === "Failed"), `no AnalysisRun of the failing canary Failed:\n${runSummary(list)}`);
+            assert.ok(
+                list.some((a) => a.status?.phase === "Failed"),
+                `no AnalysisRun of the failing canary Failed:\n${runSummary(list)}`,
+            );
             agree(list);
             const route = await apiGet<RouteView>(cluster(), `/apis/gateway.networking.k8s.io/v1/namespaces/${CANARY_NS}/httproutes/${SMOKE_APP}`);
-            await waitFor("the canary weight back to 0", 30_000, async () => backendWeight(await apiGet<RouteView>(cluster(), `/apis/gateway.networking.k8s.io/v1/namespaces/${CANARY_NS}/httproutes/${SMOKE_APP}`), `${SMOKE_APP}-canary`) === 0, () => JSON.stringify(route.spec));
+            await waitFor(
+                "the canary weight back to 0",
+                30_000,
+                async () =>
+                    backendWeight(
+                        await apiGet<RouteView>(cluster(), `/apis/gateway.networking.k8s.io/v1/namespaces/${CANARY_NS}/httproutes/${SMOKE_APP}`),
+                        `${SMOKE_APP}-canary`,
+                    ) === 0,
+                () => JSON.stringify(route.spec),
+            );
             const stableService = await getService(cluster(), CANARY_NS, `${SMOKE_APP}-stable`);
             assert.strictEqual(stableService.spec.selector?.[POD_HASH], stable, "the stable Service no longer selects the stable ReplicaSet");
             const replicas = stableRsWatch.events.map((e) => e.object.spec.replicas);
-            assert.ok(replicas.every((n) => n === stableRs.spec.replicas), `the stable ReplicaSet was scaled during the abort: ${JSON.stringify(replicas)} (was ${stableRs.spec.replicas})`);
+            assert.ok(
+                replicas.every((n) => n === stableRs.spec.replicas),
+                `the stable ReplicaSet was scaled during the abort: ${JSON.stringify(replicas)} (was ${stableRs.spec.replicas})`,
+            );
         } finally {
             stableRsWatch.stop();
         }
@@ -373,14 +465,25 @@ describe("delivery", function () {
         // floor, which would pass the gate if they counted (analysis.excludeRoutes).
         series.set(smoke.namespace, rsName(canary), PROBES);
         // No app request at all for the first measurement, then a trickle below analysis.minRequests.
-        await waitFor("the first measurement of the canary", 120_000, async () => (await runs(canary)).some((a) => (a.status?.metricResults ?? []).some((m) => (m.measurements ?? []).length > 0)), async () => runSummary(await runs(canary)));
+        await waitFor(
+            "the first measurement of the canary",
+            120_000,
+            async () => (await runs(canary)).some((a) => (a.status?.metricResults ?? []).some((m) => (m.measurements ?? []).length > 0)),
+            async () => runSummary(await runs(canary)),
+        );
         traffic(canary, TRICKLE);
-        const done = await until("the starved canary to pause", (r) => (r.status?.pauseConditions ?? []).some((p) => p.reason === "InconclusiveAnalysisRun") || r.status?.abort === true);
+        const done = await until(
+            "the starved canary to pause",
+            (r) => (r.status?.pauseConditions ?? []).some((p) => p.reason === "InconclusiveAnalysisRun") || r.status?.abort === true,
+        );
         assert.notStrictEqual(done.status?.abort, true, `the canary without data was aborted instead of paused: ${JSON.stringify(done.status)}`);
         assert.strictEqual(done.status?.phase, "Paused", "the Rollout is not Paused");
         assert.strictEqual(done.status?.stableRS, stable, "the pause moved the stable ReplicaSet");
         const list = await runs(canary);
-        assert.ok(list.some((a) => a.status?.phase === "Inconclusive"), `no AnalysisRun of the starved canary is Inconclusive:\n${runSummary(list)}`);
+        assert.ok(
+            list.some((a) => a.status?.phase === "Inconclusive"),
+            `no AnalysisRun of the starved canary is Inconclusive:\n${runSummary(list)}`,
+        );
         assert.ok(!list.some((a) => a.status?.phase === "Failed"), `a gate failed the canary for lack of data:\n${runSummary(list)}`);
         agree(list);
         series.clear();
@@ -397,8 +500,15 @@ describe("delivery", function () {
             await up({ trigger: "bg2" });
             const next = await newRevision(old);
             traffic(next, HEALTHY);
-            const done = await until("the new blue/green revision to be promoted", (r) => ["promoted", "aborted", "degraded"].includes(smokeState(r as unknown as KubeObject).kind) || r.status?.phase === "Paused");
-            assert.strictEqual(smokeState(done as unknown as KubeObject).kind, "promoted", `the healthy blue/green revision was not promoted: ${JSON.stringify(done.status)}\n${runSummary(await runs(next))}`);
+            const done = await until(
+                "the new blue/green revision to be promoted",
+                (r) => ["promoted", "aborted", "degraded"].includes(smokeState(r as unknown as KubeObject).kind) || r.status?.phase === "Paused",
+            );
+            assert.strictEqual(
+                smokeState(done as unknown as KubeObject).kind,
+                "promoted",
+                `the healthy blue/green revision was not promoted: ${JSON.stringify(done.status)}\n${runSummary(await runs(next))}`,
+            );
             const selectors = services.events.map((e) => [e.object.metadata.name, e.object.spec.selector?.[POD_HASH]] as const);
             const previewAt = selectors.findIndex(([n, h]) => n === `${SMOKE_APP}-preview` && h === next);
             const activeAt = selectors.findIndex(([n, h]) => n === `${SMOKE_APP}-active` && h === next);
@@ -429,7 +539,10 @@ describe("delivery", function () {
             const aborted = await until("the failing preview to be aborted", (r) => r.status?.abort === true && r.status.phase === "Degraded");
             assert.strictEqual(aborted.status?.stableRS, stable);
             const pre = (await runs(bad)).filter((a) => a.metadata.labels?.["rollout-type"] === "PrePromotion");
-            assert.ok(pre.some((a) => a.status?.phase === "Failed"), `the pre-promotion gate did not fail:\n${runSummary(pre)}`);
+            assert.ok(
+                pre.some((a) => a.status?.phase === "Failed"),
+                `the pre-promotion gate did not fail:\n${runSummary(pre)}`,
+            );
             agree(pre);
             const activeHashes = services.events.filter((e) => e.object.metadata.name === activeName).map((e) => e.object.spec.selector?.[POD_HASH]);
             assert.ok(!activeHashes.includes(bad), `the active Service selected the version the pre-promotion gate failed: ${JSON.stringify(activeHashes)}`);
@@ -440,19 +553,35 @@ describe("delivery", function () {
             await up({ trigger: "bg5", failGate: false });
             const late = await newRevision(bad);
             traffic(late, HEALTHY);
-            await waitFor("the switch to the new revision", 150_000, async () => (await getService(cluster(), BLUE_GREEN_NS, activeName)).spec.selector?.[POD_HASH] === late, describeRollout);
+            await waitFor(
+                "the switch to the new revision",
+                150_000,
+                async () => (await getService(cluster(), BLUE_GREEN_NS, activeName)).spec.selector?.[POD_HASH] === late,
+                describeRollout,
+            );
             const switchedAt = Date.now();
             traffic(late, FAILING);
             const back = await until("the post-promotion gate to abort", (r) => r.status?.abort === true && r.status.phase === "Degraded");
-            await waitFor("the active Service back on the stable revision", 60_000, async () => (await getService(cluster(), BLUE_GREEN_NS, activeName)).spec.selector?.[POD_HASH] === stable, describeRollout);
+            await waitFor(
+                "the active Service back on the stable revision",
+                60_000,
+                async () => (await getService(cluster(), BLUE_GREEN_NS, activeName)).spec.selector?.[POD_HASH] === stable,
+                describeRollout,
+            );
             const seconds = (Date.now() - switchedAt) / 1000;
             assert.strictEqual(back.status?.stableRS, stable);
             const post = (await runs(late)).filter((a) => a.metadata.labels?.["rollout-type"] === "PostPromotion");
-            assert.ok(post.some((a) => a.status?.phase === "Failed"), `the post-promotion gate did not fail:\n${runSummary(post)}`);
+            assert.ok(
+                post.some((a) => a.status?.phase === "Failed"),
+                `the post-promotion gate did not fail:\n${runSummary(post)}`,
+            );
             agree(post);
             // The old version was still scaled up to take the traffic back (scaleDownDelaySeconds).
             const oldRs = await getReplicaSet(cluster(), BLUE_GREEN_NS, rsName(stable));
-            assert.ok((oldRs.spec.replicas ?? 0) > 0, `the stable ReplicaSet was scaled down before the switch back (${seconds.toFixed(0)} s after the switch)`);
+            assert.ok(
+                (oldRs.spec.replicas ?? 0) > 0,
+                `the stable ReplicaSet was scaled down before the switch back (${seconds.toFixed(0)} s after the switch)`,
+            );
         } finally {
             services.stop();
         }
@@ -467,8 +596,20 @@ describe("delivery", function () {
         const regulated = cfg.policy.regulated;
         assert.ok(regulated, "the shipped preprod stack configures no policy.regulated");
         const ns = "payments";
-        const app: AppSpec = { name: "payments-api", namespace: ns, port: 8080, route: { name: "payments-api", gateway: cfg.gateway, hostnames: ["payments.preprod.platform.test"] }, critical: true };
-        const opts = { tier: "prod" as const, prodClass: "regulated" as const, shape: "canary" as const, gate: cfg.analysis, approval: { approverGroups: regulated.approverGroups, deployerGroups: regulated.deployerGroups } };
+        const app: AppSpec = {
+            name: "payments-api",
+            namespace: ns,
+            port: 8080,
+            route: { name: "payments-api", gateway: cfg.gateway, hostnames: ["payments.preprod.platform.test"] },
+            critical: true,
+        };
+        const opts = {
+            tier: "prod" as const,
+            prodClass: "regulated" as const,
+            shape: "canary" as const,
+            gate: cfg.analysis,
+            approval: { approverGroups: regulated.approverGroups, deployerGroups: regulated.deployerGroups },
+        };
         assert.deepStrictEqual(checkOptions(app, opts), []);
         const plan = deliveryPlan(app, opts);
         assert.ok(plan.roles, "the regulated plan has no approval Roles");
@@ -477,9 +618,18 @@ describe("delivery", function () {
             apiVersion: "argoproj.io/v1alpha1",
             kind: "Rollout",
             metadata: { name: app.name, namespace: ns, labels: appLabels(app) },
-            spec: { replicas: 2, selector: { matchLabels: appLabels(app) }, template: { ...smokePodTemplate({ ...smokeConfig(cfg), failGate: false }, revision), metadata: { labels: appLabels(app), annotations: { "e2e.platform.test/revision": revision } } }, strategy: plan.strategy },
+            spec: {
+                replicas: 2,
+                selector: { matchLabels: appLabels(app) },
+                template: {
+                    ...smokePodTemplate({ ...smokeConfig(cfg), failGate: false }, revision),
+                    metadata: { labels: appLabels(app), annotations: { "e2e.platform.test/revision": revision } },
+                },
+                strategy: plan.strategy,
+            },
         });
-        const apply = (docs: unknown[]) => cluster().kubectl(["apply", "--server-side", "--field-manager=argocd-controller", "-f", "-"], docs.map((d) => JSON.stringify(d)).join("\n---\n"));
+        const apply = (docs: unknown[]) =>
+            cluster().kubectl(["apply", "--server-side", "--field-manager=argocd-controller", "-f", "-"], docs.map((d) => JSON.stringify(d)).join("\n---\n"));
         apply([{ apiVersion: "v1", kind: "Namespace", metadata: { name: ns, labels } }]);
         apply([...plan.services, plan.httpRoute, plan.roles.approver, plan.roles.deployer, ...plan.roles.bindings, rolloutDoc("v1")]);
         const get = () => getRollout(cluster(), ns, app.name);
@@ -494,17 +644,35 @@ describe("delivery", function () {
             return canary !== "" && canary !== stable;
         });
         series.set(ns, `${app.name}-${canary}`, HEALTHY);
-        const approvalStep = (plan.strategy as { canary: { steps: object[] } }).canary.steps.findIndex((st) => "pause" in st && Object.keys((st as { pause: object }).pause).length === 0);
-        await waitFor("the approval pause before 100 %", 200_000, async () => {
-            const r = await get();
-            return r.status?.phase === "Paused" && r.status.currentStepIndex === approvalStep;
-        }, describeRollout);
+        const approvalStep = (plan.strategy as { canary: { steps: object[] } }).canary.steps.findIndex(
+            (st) => "pause" in st && Object.keys((st as { pause: object }).pause).length === 0,
+        );
+        await waitFor(
+            "the approval pause before 100 %",
+            200_000,
+            async () => {
+                const r = await get();
+                return r.status?.phase === "Paused" && r.status.currentStepIndex === approvalStep;
+            },
+            describeRollout,
+        );
 
         // `kubectl argo rollouts promote` clears the pause conditions through the status
         // subresource, and unpauses the spec when it is paused (argo-rollouts
         // pkg/kubectl-argo-rollouts/cmd/promote/promote.go at v1.9.0).
         const promote = (user: string, group: string, subresource: boolean) =>
-            run(path.join(w.bin, "kubectl"), [`--kubeconfig=${cluster().kubeconfig}`, `--as=${user}`, `--as-group=${group}`, "patch", "rollout", app.name, "-n", ns, "--type=merge", ...(subresource ? ["--subresource=status", "-p", '{"status":{"pauseConditions":null}}'] : ["-p", '{"spec":{"paused":false}}'])]);
+            run(path.join(w.bin, "kubectl"), [
+                `--kubeconfig=${cluster().kubeconfig}`,
+                `--as=${user}`,
+                `--as-group=${group}`,
+                "patch",
+                "rollout",
+                app.name,
+                "-n",
+                ns,
+                "--type=merge",
+                ...(subresource ? ["--subresource=status", "-p", '{"status":{"pauseConditions":null}}'] : ["-p", '{"spec":{"paused":false}}']),
+            ]);
         for (const group of regulated.deployerGroups) {
             for (const subresource of [true, false]) {
                 const r = promote("deployer@platform.test", group, subresource);
@@ -515,7 +683,12 @@ describe("delivery", function () {
         assert.strictEqual((await get()).status?.phase, "Paused", "the Rollout left the approval pause after the deployer's attempts");
         const approve = promote("approver@platform.test", regulated.approverGroups[0], true);
         assert.strictEqual(approve.status, 0, `an approver (${regulated.approverGroups[0]}) could not approve: ${approve.stderr}`);
-        await waitFor("the approved version to be promoted", 120_000, async () => (await state()).kind === "promoted" && (await get()).status?.stableRS === canary, describeRollout);
+        await waitFor(
+            "the approved version to be promoted",
+            120_000,
+            async () => (await state()).kind === "promoted" && (await get()).status?.stableRS === canary,
+            describeRollout,
+        );
         series.clear();
     });
 
@@ -540,7 +713,8 @@ describe("delivery", function () {
             fs.mkdirSync(path.dirname(path.join(dir, "components", file)), { recursive: true });
             fs.writeFileSync(path.join(dir, "components", file), text);
         }
-        const apply = (docs: unknown[]) => cluster().kubectl(["apply", "--server-side", "--field-manager=argocd-controller", "-f", "-"], docs.map((d) => JSON.stringify(d)).join("\n---\n"));
+        const apply = (docs: unknown[]) =>
+            cluster().kubectl(["apply", "--server-side", "--field-manager=argocd-controller", "-f", "-"], docs.map((d) => JSON.stringify(d)).join("\n---\n"));
         const runApp = async (id: string, name: string) => {
             const s = strategies.find((x) => x.id === id);
             assert.ok(s, `the stack renders no ${id}`);
@@ -555,7 +729,10 @@ describe("delivery", function () {
                     spec: {
                         replicas: 2,
                         selector: { matchLabels: labels },
-                        template: { ...smokePodTemplate({ ...smokeConfig(cfg), failGate: false }, revision), metadata: { labels, annotations: { "e2e.platform.test/revision": revision } } },
+                        template: {
+                            ...smokePodTemplate({ ...smokeConfig(cfg), failGate: false }, revision),
+                            metadata: { labels, annotations: { "e2e.platform.test/revision": revision } },
+                        },
                         strategy: { canary: { steps: [{ setWeight: 100 }] } },
                     },
                 },
@@ -575,9 +752,20 @@ describe("delivery", function () {
                 const at = path.join(dir, name);
                 fs.mkdirSync(path.join(at, "base"), { recursive: true });
                 fs.mkdirSync(path.join(at, "overlay"), { recursive: true });
-                fs.writeFileSync(path.join(at, "base", "app.yaml"), base(revision).map((o) => JSON.stringify(o)).join("\n---\n"));
-                fs.writeFileSync(path.join(at, "base", "kustomization.yaml"), "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - app.yaml\n");
-                fs.writeFileSync(path.join(at, "overlay", "kustomization.yaml"), `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ../base\ncomponents:\n  - ../../components/${id}\n`);
+                fs.writeFileSync(
+                    path.join(at, "base", "app.yaml"),
+                    base(revision)
+                        .map((o) => JSON.stringify(o))
+                        .join("\n---\n"),
+                );
+                fs.writeFileSync(
+                    path.join(at, "base", "kustomization.yaml"),
+                    "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - app.yaml\n",
+                );
+                fs.writeFileSync(
+                    path.join(at, "overlay", "kustomization.yaml"),
+                    `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ../base\ncomponents:\n  - ../../components/${id}\n`,
+                );
                 const r = run(kubectl, ["kustomize", path.join(at, "overlay")]);
                 assert.strictEqual(r.status, 0, `kubectl kustomize of ${id} failed: ${r.stderr}`);
                 return YAML.parseAllDocuments(r.stdout).map((d) => d.toJS() as unknown);
@@ -589,7 +777,20 @@ describe("delivery", function () {
                 return `${id}: rollout status: ${JSON.stringify(r?.status)}\n${hash ? runSummary(await analysisRuns(cluster(), ns, hash)) : ""}\ncontroller log:\n${controllerLog(controller).split("\n").slice(-20).join("\n")}`;
             };
             const state = async () => smokeState((await get()) as unknown as KubeObject);
-            apply([{ apiVersion: "v1", kind: "Namespace", metadata: { name: ns, labels: { "platform.test/tier": "prod", "pod-security.kubernetes.io/enforce": "restricted", ...(s.prodClass === "regulated" ? regulated.namespaceLabels : {}) } } }]);
+            apply([
+                {
+                    apiVersion: "v1",
+                    kind: "Namespace",
+                    metadata: {
+                        name: ns,
+                        labels: {
+                            "platform.test/tier": "prod",
+                            "pod-security.kubernetes.io/enforce": "restricted",
+                            ...(s.prodClass === "regulated" ? regulated.namespaceLabels : {}),
+                        },
+                    },
+                },
+            ]);
             const v1 = build("v1");
             const built = (v1.find((o) => (o as { kind: string }).kind === "Rollout") as { spec: { strategy: Record<string, unknown> } }).spec.strategy;
             assert.deepStrictEqual(Object.keys(built), [s.shape], `${id}: the overlay's Rollout is no ${s.shape}`);
@@ -601,34 +802,70 @@ describe("delivery", function () {
             // controller's from the first version on (it adds the pod-template hash).
             apply(build("v2").filter((o) => (o as { kind: string }).kind === "Rollout"));
             let next = "";
-            await waitFor(`${id}: the second version's ReplicaSet`, 60_000, async () => {
-                next = (await get()).status?.currentPodHash ?? "";
-                return next !== "" && next !== stable;
-            }, describe);
+            await waitFor(
+                `${id}: the second version's ReplicaSet`,
+                60_000,
+                async () => {
+                    next = (await get()).status?.currentPodHash ?? "";
+                    return next !== "" && next !== stable;
+                },
+                describe,
+            );
             series.set(ns, `${name}-${next}`, HEALTHY);
             if (s.prodClass === "regulated") {
                 const steps = (componentPlan(s).strategy as { canary: { steps: object[] } }).canary.steps;
                 const approvalStep = steps.findIndex((st) => "pause" in st && Object.keys((st as { pause: object }).pause).length === 0);
-                await waitFor(`${id}: the approval pause before 100 %`, 300_000, async () => {
-                    const r = await get();
-                    return r.status?.phase === "Paused" && r.status.currentStepIndex === approvalStep;
-                }, describe);
+                await waitFor(
+                    `${id}: the approval pause before 100 %`,
+                    300_000,
+                    async () => {
+                        const r = await get();
+                        return r.status?.phase === "Paused" && r.status.currentStepIndex === approvalStep;
+                    },
+                    describe,
+                );
                 // Give the paused Rollout a moment: it must stay at the approval.
                 await new Promise((r) => setTimeout(r, 5_000));
                 assert.strictEqual((await get()).status?.currentStepIndex, approvalStep, `${id} left the approval pause by itself`);
                 const promote = (user: string, group: string) =>
-                    run(kubectl, [`--kubeconfig=${cluster().kubeconfig}`, `--as=${user}`, `--as-group=${group}`, "patch", "rollout", name, "-n", ns, "--type=merge", "--subresource=status", "-p", '{"status":{"pauseConditions":null}}']);
+                    run(kubectl, [
+                        `--kubeconfig=${cluster().kubeconfig}`,
+                        `--as=${user}`,
+                        `--as-group=${group}`,
+                        "patch",
+                        "rollout",
+                        name,
+                        "-n",
+                        ns,
+                        "--type=merge",
+                        "--subresource=status",
+                        "-p",
+                        '{"status":{"pauseConditions":null}}',
+                    ]);
                 for (const group of regulated.deployerGroups) {
                     const r = promote("deployer@platform.test", group);
                     assert.notStrictEqual(r.status, 0, `a deployer (${group}) could clear the approval pause of ${id}`);
                 }
                 const approve = promote("approver@platform.test", regulated.approverGroups[0]);
-                assert.strictEqual(approve.status, 0, `an approver (${regulated.approverGroups[0]}) could not approve ${id} with the component's Role: ${approve.stderr}`);
+                assert.strictEqual(
+                    approve.status,
+                    0,
+                    `an approver (${regulated.approverGroups[0]}) could not approve ${id} with the component's Role: ${approve.stderr}`,
+                );
             }
-            await waitFor(`${id}: the second version promoted`, 420_000, async () => (await state()).kind === "promoted" && (await get()).status?.stableRS === next, describe);
+            await waitFor(
+                `${id}: the second version promoted`,
+                420_000,
+                async () => (await state()).kind === "promoted" && (await get()).status?.stableRS === next,
+                describe,
+            );
         };
         try {
-            await Promise.all([runApp("prod-standard-canary", "std-canary"), runApp("prod-regulated-canary", "reg-canary"), runApp("prod-standard-blueGreen", "std-bluegreen")]);
+            await Promise.all([
+                runApp("prod-standard-canary", "std-canary"),
+                runApp("prod-regulated-canary", "reg-canary"),
+                runApp("prod-standard-blueGreen", "std-bluegreen"),
+            ]);
         } finally {
             series.clear();
             fs.rmSync(dir, { recursive: true, force: true });
@@ -639,28 +876,47 @@ describe("delivery", function () {
         // ADR-056 D6: an exhausted budget freezes a non-critical canary before any traffic moves,
         // and the canary goes on by itself once the budget recovers; nothing aborts.
         const cfg = addonConfig(STACK, target.config);
-        const app: AppSpec = { name: "orders-api", namespace: "orders", port: 8080, route: { name: "orders-api", gateway: cfg.gateway, hostnames: ["orders.preprod.platform.test"] }, slo: { service: "orders-api", name: "availability" } };
+        const app: AppSpec = {
+            name: "orders-api",
+            namespace: "orders",
+            port: 8080,
+            route: { name: "orders-api", gateway: cfg.gateway, hostnames: ["orders.preprod.platform.test"] },
+            slo: { service: "orders-api", name: "availability" },
+        };
         const t = tenantApp(app, { tier: "prod", prodClass: "standard", shape: "canary", gate: cfg.analysis });
         await budgets.set("orders-api", "availability", 0);
         const stable = await t.install();
         const canary = await t.deploy("v2", stable);
         // Frozen: three exhausted measurements, the rollout neither paused nor aborted, no weight.
-        await waitFor("three measurements of the exhausted budget", 90_000, async () => measurements(freezeRun(await t.runs(canary))[0], "error-budget-remaining").length >= 3, t.describe);
+        await waitFor(
+            "three measurements of the exhausted budget",
+            90_000,
+            async () => measurements(freezeRun(await t.runs(canary))[0], "error-budget-remaining").length >= 3,
+            t.describe,
+        );
         const frozen = await t.get();
         assert.strictEqual(frozen.status?.currentStepIndex, 0, "the canary moved past the freeze while the budget was exhausted");
         assert.notStrictEqual(frozen.status?.abort, true, "the freeze aborted the rollout");
         assert.deepStrictEqual(frozen.status?.pauseConditions ?? [], [], "the freeze paused for a human before maxFreeze");
         const [during] = freezeRun(await t.runs(canary));
         assert.strictEqual(during.status?.phase, "Running", runSummary([during]));
-        assert.ok(measurements(during, "error-budget-remaining").every((m) => m.phase === "Inconclusive"), runSummary([during]));
+        assert.ok(
+            measurements(during, "error-budget-remaining").every((m) => m.phase === "Inconclusive"),
+            runSummary([during]),
+        );
         const route = await apiGet<RouteView>(cluster(), `/apis/gateway.networking.k8s.io/v1/namespaces/${app.namespace}/httproutes/${app.route!.name}`);
         assert.strictEqual(backendWeight(route, `${app.name}-canary`), 0, "traffic moved to the frozen canary");
         // The budget recovers: the canary goes on without anyone touching it.
         await budgets.set("orders-api", "availability", 0.6);
-        await waitFor("the canary to be promoted once the budget recovered", 200_000, async () => {
-            const r = await t.get();
-            return smokeState(r as unknown as KubeObject).kind === "promoted" && r.status?.stableRS === canary;
-        }, t.describe);
+        await waitFor(
+            "the canary to be promoted once the budget recovered",
+            200_000,
+            async () => {
+                const r = await t.get();
+                return smokeState(r as unknown as KubeObject).kind === "promoted" && r.status?.stableRS === canary;
+            },
+            t.describe,
+        );
         const list = await settledRunsIn(app.namespace, canary);
         const [freeze] = freezeRun(list);
         assert.strictEqual(freeze?.status?.phase, "Successful", runSummary(list));
@@ -673,43 +929,72 @@ describe("delivery", function () {
         // A budget that does not recover within errorBudget.maxFreeze pauses the canary for a human
         // (Inconclusive), never aborts it; clearing the pause alone runs the freeze again.
         const app = { name: "orders-api", namespace: "orders" };
-        const t = tenantApp({ ...app, port: 8080, route: { name: "orders-api", gateway: addonConfig(STACK, target.config).gateway, hostnames: ["orders.preprod.platform.test"] }, slo: { service: "orders-api", name: "availability" } }, {
-            tier: "prod",
-            prodClass: "standard",
-            shape: "canary",
-            gate: addonConfig(STACK, target.config).analysis,
-        });
+        const t = tenantApp(
+            {
+                ...app,
+                port: 8080,
+                route: { name: "orders-api", gateway: addonConfig(STACK, target.config).gateway, hostnames: ["orders.preprod.platform.test"] },
+                slo: { service: "orders-api", name: "availability" },
+            },
+            {
+                tier: "prod",
+                prodClass: "standard",
+                shape: "canary",
+                gate: addonConfig(STACK, target.config).analysis,
+            },
+        );
         const stable = (await t.get()).status!.stableRS!;
         series.set(app.namespace, `${app.name}-${stable}`, HEALTHY);
         await budgets.set("orders-api", "availability", 0);
         const canary = await t.deploy("v3", stable);
         const paused = await (async () => {
             let r: RolloutView | undefined;
-            await waitFor("the freeze to pause for a human after maxFreeze", 90_000, async () => {
-                r = await t.get();
-                return (r.status?.pauseConditions ?? []).some((p) => p.reason === "InconclusiveAnalysisRun") || r.status?.abort === true;
-            }, t.describe);
+            await waitFor(
+                "the freeze to pause for a human after maxFreeze",
+                90_000,
+                async () => {
+                    r = await t.get();
+                    return (r.status?.pauseConditions ?? []).some((p) => p.reason === "InconclusiveAnalysisRun") || r.status?.abort === true;
+                },
+                t.describe,
+            );
             return r!;
         })();
         assert.notStrictEqual(paused.status?.abort, true, `the exhausted budget aborted the rollout: ${JSON.stringify(paused.status)}`);
         assert.strictEqual(paused.status?.phase, "Paused");
         assert.strictEqual(paused.status?.currentStepIndex, 0);
         const first = freezeRun(await t.runs(canary));
-        assert.deepStrictEqual(first.map((a) => a.status?.phase), ["Inconclusive"], runSummary(first));
-        assert.strictEqual(measurements(first[0], "error-budget-remaining").length, freezeMeasurements(addonConfig(STACK, target.config).errorBudget), runSummary(first));
+        assert.deepStrictEqual(
+            first.map((a) => a.status?.phase),
+            ["Inconclusive"],
+            runSummary(first),
+        );
+        assert.strictEqual(
+            measurements(first[0], "error-budget-remaining").length,
+            freezeMeasurements(addonConfig(STACK, target.config).errorBudget),
+            runSummary(first),
+        );
         agree(first);
         // Wait again: the budget has recovered; clearing the pause conditions starts a new freeze
         // run at the same step (rollout/analysis.go needsNewAnalysisRun), which lets it through.
         await budgets.set("orders-api", "availability", 0.6);
         const cleared = clearPause(app.namespace, app.name);
         assert.strictEqual(cleared.status, 0, cleared.stderr);
-        await waitFor("a second freeze run to let the canary through", 90_000, async () => {
-            const r = await t.get();
-            return (r.status?.currentStepIndex ?? 0) > 0;
-        }, t.describe);
+        await waitFor(
+            "a second freeze run to let the canary through",
+            90_000,
+            async () => {
+                const r = await t.get();
+                return (r.status?.currentStepIndex ?? 0) > 0;
+            },
+            t.describe,
+        );
         const runs = freezeRun(await t.runs(canary));
         assert.strictEqual(runs.length, 2, runSummary(runs));
-        assert.ok(runs.some((a) => a.status?.phase === "Successful"), runSummary(runs));
+        assert.ok(
+            runs.some((a) => a.status?.phase === "Successful"),
+            runSummary(runs),
+        );
         agree(runs.filter((a) => a.status?.phase !== "Running"));
         assert.notStrictEqual((await t.get()).status?.abort, true);
         series.clear();
@@ -719,16 +1004,27 @@ describe("delivery", function () {
         // Blue/green checks the budget once before the switch; exhausted, it pauses (a paused
         // rollout is spared the progress deadline, set short here), and promote checks again.
         const cfg = addonConfig(STACK, target.config);
-        const app: AppSpec = { name: "ledger-api", namespace: "ledger", port: 8080, route: { name: "ledger-api", gateway: cfg.gateway, hostnames: ["ledger.preprod.platform.test"] }, slo: { service: "ledger-api", name: "availability" } };
+        const app: AppSpec = {
+            name: "ledger-api",
+            namespace: "ledger",
+            port: 8080,
+            route: { name: "ledger-api", gateway: cfg.gateway, hostnames: ["ledger.preprod.platform.test"] },
+            slo: { service: "ledger-api", name: "availability" },
+        };
         const t = tenantApp(app, { tier: "prod", prodClass: "standard", shape: "blueGreen", gate: cfg.analysis }, { progressDeadlineSeconds: 15 });
         await budgets.set("ledger-api", "availability", 0);
         const stable = await t.install();
         const next = await t.deploy("v2", stable);
         const active = `${app.name}-active`;
-        await waitFor("the exhausted budget to pause before the switch", 120_000, async () => {
-            const r = await t.get();
-            return (r.status?.pauseConditions ?? []).some((p) => p.reason === "InconclusiveAnalysisRun") || r.status?.abort === true;
-        }, t.describe);
+        await waitFor(
+            "the exhausted budget to pause before the switch",
+            120_000,
+            async () => {
+                const r = await t.get();
+                return (r.status?.pauseConditions ?? []).some((p) => p.reason === "InconclusiveAnalysisRun") || r.status?.abort === true;
+            },
+            t.describe,
+        );
         // Past the progress deadline, still paused, not Degraded, and the active Service unmoved.
         await new Promise((resolve) => setTimeout(resolve, 25_000));
         const held = await t.get();
@@ -736,13 +1032,22 @@ describe("delivery", function () {
         assert.strictEqual(held.status?.phase, "Paused", `a paused blue/green rollout timed out: ${JSON.stringify(held.status)}`);
         assert.strictEqual((await getService(cluster(), app.namespace, active)).spec.selector?.[POD_HASH], stable);
         const pre = (await t.runs(next)).filter((a) => a.metadata.labels?.["rollout-type"] === "PrePromotion");
-        assert.deepStrictEqual(pre.map((a) => a.status?.phase), ["Inconclusive"], runSummary(pre));
+        assert.deepStrictEqual(
+            pre.map((a) => a.status?.phase),
+            ["Inconclusive"],
+            runSummary(pre),
+        );
         agree(pre);
         // The budget recovers; promote runs the check again, which lets the new version through.
         await budgets.set("ledger-api", "availability", 0.6);
         const cleared = clearPause(app.namespace, app.name);
         assert.strictEqual(cleared.status, 0, cleared.stderr);
-        await waitFor("the switch once the budget recovered", 120_000, async () => (await getService(cluster(), app.namespace, active)).spec.selector?.[POD_HASH] === next, t.describe);
+        await waitFor(
+            "the switch once the budget recovered",
+            120_000,
+            async () => (await getService(cluster(), app.namespace, active)).spec.selector?.[POD_HASH] === next,
+            t.describe,
+        );
         const after = (await t.runs(next)).filter((a) => a.metadata.labels?.["rollout-type"] === "PrePromotion");
         assert.deepStrictEqual(after.map((a) => a.status?.phase).sort(), ["Inconclusive", "Successful"], runSummary(after));
         series.clear();
@@ -761,7 +1066,18 @@ describe("delivery", function () {
         // mimir.readCaBundle, as the controller does.
         const absent = ["kyverno", "argocd", "gateway-controller"];
         // Without blocking this process: the Mimir stand-in in it answers verify's query.
-        const r = await npmRunAsync("verify", ["--stack", STACK, "--json", "--kubeconfig", cluster().kubeconfig, "--context", "e2e", "--config-dir", env.projectDir, ...absent.flatMap((c) => ["--without", c])]);
+        const r = await npmRunAsync("verify", [
+            "--stack",
+            STACK,
+            "--json",
+            "--kubeconfig",
+            cluster().kubeconfig,
+            "--context",
+            "e2e",
+            "--config-dir",
+            env.projectDir,
+            ...absent.flatMap((c) => ["--without", c]),
+        ]);
         let report: { results?: CheckResult[] };
         try {
             report = JSON.parse(r.stdout);
@@ -776,15 +1092,25 @@ describe("delivery", function () {
             assert.strictEqual(c.status, "PASS", `${id}: ${c.status} ${c.note ?? ""}\n  ${c.findings.map((f) => `${f.object}: ${f.found}`).join("\n  ")}`);
         }
         const failed = results.filter((c) => c.status === "FAIL");
-        assert.deepStrictEqual(failed.map((c) => c.id), [], `verify failed checks:\n${failed.map((c) => `${c.id}: ${c.findings.map((f) => `${f.object}: ${f.found}`).join("; ")}`).join("\n")}`);
+        assert.deepStrictEqual(
+            failed.map((c) => c.id),
+            [],
+            `verify failed checks:\n${failed.map((c) => `${c.id}: ${c.findings.map((f) => `${f.object}: ${f.found}`).join("; ")}`).join("\n")}`,
+        );
     });
 
     it("controller-rbac-token", function () {
         const log = controllerLog(controller);
         assert.ok(controller.identity.startsWith(`system:serviceaccount:${controllerNs}:`), controller.identity);
-        assert.ok(/Started .*controller|Starting .*[Cc]ontroller|Download complete|Copied plugin|plugin/i.test(log), `the controller log shows no start:\n${log.slice(0, 2000)}`);
+        assert.ok(
+            /Started .*controller|Starting .*[Cc]ontroller|Download complete|Copied plugin|plugin/i.test(log),
+            `the controller log shows no start:\n${log.slice(0, 2000)}`,
+        );
         const denied = permissionErrors(log);
         assert.deepStrictEqual(denied, [], `the controller or the plugin was refused by RBAC (${controller.identity}):\n${denied.slice(0, 20).join("\n")}`);
-        assert.ok(!mimir.requests.some((q) => q.status === 401 || q.status === 403), `a gate reached Mimir without this cluster's tenant: ${JSON.stringify(mimir.requests.filter((q) => q.status === 401 || q.status === 403).slice(0, 3))}`);
+        assert.ok(
+            !mimir.requests.some((q) => q.status === 401 || q.status === 403),
+            `a gate reached Mimir without this cluster's tenant: ${JSON.stringify(mimir.requests.filter((q) => q.status === 401 || q.status === 403).slice(0, 3))}`,
+        );
     });
 });

@@ -34,8 +34,16 @@ function strategies(): { stack: string; s: TierStrategy }[] {
     for (const stack of ["hub", "preprod"] as const) {
         out.push(...stackStrategies(configFromStackFile(fixtureStack(stack))).map((s) => ({ stack, s })));
     }
-    const gated = parseAddonConfig("hub", withRegulatedArgoRbac(merged(hubConfig(), { "aws:region": undefined, delivery: { prod: { standard: { previewGate: "header" } } } })), { awsRegion: "eu-west-1" });
-    out.push(...stackStrategies(gated).filter((s) => s.id === "prod-standard-blueGreen").map((s) => ({ stack: "hub (header preview gate)", s })));
+    const gated = parseAddonConfig(
+        "hub",
+        withRegulatedArgoRbac(merged(hubConfig(), { "aws:region": undefined, delivery: { prod: { standard: { previewGate: "header" } } } })),
+        { awsRegion: "eu-west-1" },
+    );
+    out.push(
+        ...stackStrategies(gated)
+            .filter((s) => s.id === "prod-standard-blueGreen")
+            .map((s) => ({ stack: "hub (header preview gate)", s })),
+    );
     return out;
 }
 
@@ -48,8 +56,16 @@ describe("tiers", function () {
         try {
             const base = path.join(dir, "base");
             fs.mkdirSync(base);
-            fs.writeFileSync(path.join(base, "app.yaml"), appBase().map((o) => YAML.stringify(o)).join("---\n"));
-            fs.writeFileSync(path.join(base, "kustomization.yaml"), YAML.stringify({ apiVersion: "kustomize.config.k8s.io/v1beta1", kind: "Kustomization", resources: ["app.yaml"] }));
+            fs.writeFileSync(
+                path.join(base, "app.yaml"),
+                appBase()
+                    .map((o) => YAML.stringify(o))
+                    .join("---\n"),
+            );
+            fs.writeFileSync(
+                path.join(base, "kustomization.yaml"),
+                YAML.stringify({ apiVersion: "kustomize.config.k8s.io/v1beta1", kind: "Kustomization", resources: ["app.yaml"] }),
+            );
             let built = 0;
             strategies().forEach(({ stack, s }, i) => {
                 const label = `${stack} ${s.id}`;
@@ -73,15 +89,26 @@ describe("tiers", function () {
                 try {
                     assert.deepStrictEqual(sorted(real), sorted(model));
                 } catch (e) {
-                    problems.push(`${label}: the restated kustomize builds other objects than kustomize: ${(e as Error).message.split("\n").slice(0, 30).join("\n")}`);
+                    problems.push(
+                        `${label}: the restated kustomize builds other objects than kustomize: ${(e as Error).message.split("\n").slice(0, 30).join("\n")}`,
+                    );
                 }
                 const plan = componentPlan(s);
                 const rollout = real.find((o) => o.kind === "Rollout") as { spec: { strategy: unknown } } | undefined;
-                const expected = JSON.parse(JSON.stringify(plan.strategy).replace(/"app-(stable|canary|active|preview)"/g, '"orders-api-$1"').replace(/"httpRoute":"app"/, '"httpRoute":"orders"'));
+                const expected = JSON.parse(
+                    JSON.stringify(plan.strategy)
+                        .replace(/"app-(stable|canary|active|preview)"/g, '"orders-api-$1"')
+                        .replace(/"httpRoute":"app"/, '"httpRoute":"orders"'),
+                );
                 if (!isDeepStrictEqual(rollout?.spec.strategy, expected)) {
-                    problems.push(`${label}: the Rollout's strategy is ${JSON.stringify(rollout?.spec.strategy)}, not the library's ${JSON.stringify(expected)}`);
+                    problems.push(
+                        `${label}: the Rollout's strategy is ${JSON.stringify(rollout?.spec.strategy)}, not the library's ${JSON.stringify(expected)}`,
+                    );
                 }
-                const services = real.filter((o) => o.kind === "Service").map((o) => (o.metadata as { name: string }).name).sort();
+                const services = real
+                    .filter((o) => o.kind === "Service")
+                    .map((o) => (o.metadata as { name: string }).name)
+                    .sort();
                 const want = plan.services.map((x) => x.metadata.name.replace(/^app-/, "orders-api-")).sort();
                 if (JSON.stringify(services) !== JSON.stringify(want)) {
                     problems.push(`${label}: Services ${services.join(", ")}, not ${want.join(", ")}`);
@@ -92,8 +119,13 @@ describe("tiers", function () {
                 if (plan.httpRoute && JSON.stringify(refs) !== JSON.stringify(wantRefs)) {
                     problems.push(`${label}: route backends ${refs.join(", ")}, not ${wantRefs.join(", ")}`);
                 }
-                const roles = real.filter((o) => o.kind === "Role").map((o) => (o.metadata as { name: string }).name).sort();
-                if (JSON.stringify(roles) !== JSON.stringify(s.prodClass === "regulated" ? ["orders-api-rollout-approver", "orders-api-rollout-deployer"] : [])) {
+                const roles = real
+                    .filter((o) => o.kind === "Role")
+                    .map((o) => (o.metadata as { name: string }).name)
+                    .sort();
+                if (
+                    JSON.stringify(roles) !== JSON.stringify(s.prodClass === "regulated" ? ["orders-api-rollout-approver", "orders-api-rollout-deployer"] : [])
+                ) {
                     problems.push(`${label}: Roles ${JSON.stringify(roles)}`);
                 }
                 for (const o of real) {

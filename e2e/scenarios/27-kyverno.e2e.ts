@@ -46,7 +46,9 @@ describe("kyverno", function () {
         const key = "argo-rollouts-addon:policy";
         const policy = config[key] as Record<string, unknown>;
         // A hub's ArgoCD arrives with its cluster Secret's identity: a user name, or a group.
-        const regulated = setting.hub ? { regulated: { ...(policy.regulated as Record<string, unknown>), gitopsUsers: [HUB_USER], gitopsGroups: [HUB_GROUP] } } : {};
+        const regulated = setting.hub
+            ? { regulated: { ...(policy.regulated as Record<string, unknown>), gitopsUsers: [HUB_USER], gitopsGroups: [HUB_GROUP] } }
+            : {};
         config[key] = { ...policy, kyvernoApi: setting.api, availabilityPolicies: setting.mode, ...regulated };
         // No hub stack in this environment: the spoke names its read endpoint (no gate runs here).
         config["argo-rollouts-addon:mimir"] = { readEndpoint: "https://mimir-preprod.hub.platform.test/prometheus" };
@@ -72,7 +74,18 @@ describe("kyverno", function () {
 
     function verify(): CheckResult[] {
         const absent = ["rollouts-controller", "argocd", "gateway-controller", "mimir"];
-        const r = npmRun("verify", ["--stack", STACK, "--json", "--kubeconfig", target.cluster.kubeconfig, "--context", "e2e", "--config-dir", env.projectDir, ...absent.flatMap((c) => ["--without", c])]);
+        const r = npmRun("verify", [
+            "--stack",
+            STACK,
+            "--json",
+            "--kubeconfig",
+            target.cluster.kubeconfig,
+            "--context",
+            "e2e",
+            "--config-dir",
+            env.projectDir,
+            ...absent.flatMap((c) => ["--without", c]),
+        ]);
         try {
             return (JSON.parse(r.stdout) as { results: CheckResult[] }).results;
         } catch {
@@ -103,13 +116,26 @@ describe("kyverno", function () {
                 const declared = kyvernoPolicies(cfg.policy, policyContext(cfg)).map((p) => p.metadata.name);
                 let results: CheckResult[] = [];
                 // Kyverno marks a policy ready once its webhook is configured: give it a few reconciles.
-                await waitFor("Kyverno to report every policy ready", 90_000, () => {
-                    kyverno.check();
-                    results = verify();
-                    return results.find((c) => c.id === "kyverno.policies-ready")?.status === "PASS";
-                }, () => JSON.stringify(results.find((c) => c.id === "kyverno.policies-ready"), null, 2));
+                await waitFor(
+                    "Kyverno to report every policy ready",
+                    90_000,
+                    () => {
+                        kyverno.check();
+                        results = verify();
+                        return results.find((c) => c.id === "kyverno.policies-ready")?.status === "PASS";
+                    },
+                    () =>
+                        JSON.stringify(
+                            results.find((c) => c.id === "kyverno.policies-ready"),
+                            null,
+                            2,
+                        ),
+                );
                 const ready = results.find((c) => c.id === "kyverno.policies-ready")!;
-                assert.ok(declared.length > 0 && declared.every((n) => (ready.note ?? "").includes(n)), `verify did not check every declared policy: ${ready.note}`);
+                assert.ok(
+                    declared.length > 0 && declared.every((n) => (ready.note ?? "").includes(n)),
+                    `verify did not check every declared policy: ${ready.note}`,
+                );
             });
         }
     }
@@ -117,7 +143,10 @@ describe("kyverno", function () {
     it("kyverno-ready (a policy Kyverno cannot compile)", async function () {
         await up({ api: "policies.kyverno.io/v1", mode: "complement" });
         const name = "require-canary-max-surge";
-        const original = JSON.parse(target.cluster.kubectl(["get", "validatingpolicy", name, "-o", "json"])) as { metadata: Record<string, unknown>; spec: { validations: { expression: string }[] } };
+        const original = JSON.parse(target.cluster.kubectl(["get", "validatingpolicy", name, "-o", "json"])) as {
+            metadata: Record<string, unknown>;
+            spec: { validations: { expression: string }[] };
+        };
         const broken = JSON.parse(JSON.stringify(original)) as typeof original;
         delete broken.metadata.resourceVersion;
         delete broken.metadata.managedFields;
@@ -133,12 +162,22 @@ describe("kyverno", function () {
                 return;
             }
             let results: CheckResult[] = [];
-            await waitFor("verify to fail the policy Kyverno cannot compile", 90_000, () => {
-                kyverno.check();
-                results = verify();
-                const ready = results.find((c) => c.id === "kyverno.policies-ready");
-                return ready?.status === "FAIL" && JSON.stringify(ready.findings ?? []).includes(name);
-            }, () => JSON.stringify(results.find((c) => c.id === "kyverno.policies-ready"), null, 2));
+            await waitFor(
+                "verify to fail the policy Kyverno cannot compile",
+                90_000,
+                () => {
+                    kyverno.check();
+                    results = verify();
+                    const ready = results.find((c) => c.id === "kyverno.policies-ready");
+                    return ready?.status === "FAIL" && JSON.stringify(ready.findings ?? []).includes(name);
+                },
+                () =>
+                    JSON.stringify(
+                        results.find((c) => c.id === "kyverno.policies-ready"),
+                        null,
+                        2,
+                    ),
+            );
         } finally {
             const restore = JSON.parse(JSON.stringify(original)) as typeof original;
             delete restore.metadata.resourceVersion;
@@ -178,7 +217,10 @@ describe("kyverno", function () {
                 metadata: { name: "platform-require-team-label" },
                 spec: {
                     validationActions: ["Audit"],
-                    matchConstraints: { resourceRules: [{ apiGroups: ["apps"], apiVersions: ["v1"], operations: ["CREATE", "UPDATE"], resources: ["deployments"] }], namespaceSelector: { matchLabels: { "platform.test/team-owned": "true" } } },
+                    matchConstraints: {
+                        resourceRules: [{ apiGroups: ["apps"], apiVersions: ["v1"], operations: ["CREATE", "UPDATE"], resources: ["deployments"] }],
+                        namespaceSelector: { matchLabels: { "platform.test/team-owned": "true" } },
+                    },
                     validations: [{ expression: "has(object.metadata.labels) && 'team' in object.metadata.labels", message: "a team label is required" }],
                 },
             };
@@ -195,13 +237,21 @@ describe("kyverno", function () {
             };
             const names = [...declared.map((p) => p.metadata.name), ...(mode === "complement" ? [platformPolicy.metadata.name] : [])];
             let called = new Map<string, string[]>();
-            await waitFor("Kyverno's webhooks for every policy", 60_000, () => {
-                kyverno.check();
-                called = calledFor(names, namespaces);
-                return [...called.values()].every((c) => c.length > 0);
-            }, () => JSON.stringify(Object.fromEntries(called)));
+            await waitFor(
+                "Kyverno's webhooks for every policy",
+                60_000,
+                () => {
+                    kyverno.check();
+                    called = calledFor(names, namespaces);
+                    return [...called.values()].every((c) => c.length > 0);
+                },
+                () => JSON.stringify(Object.fromEntries(called)),
+            );
             const problems: string[] = [];
-            const want = (selector: unknown) => Object.entries(namespaces).filter(([, labels]) => selects(selector as LabelSelector, labels)).map(([ns]) => ns);
+            const want = (selector: unknown) =>
+                Object.entries(namespaces)
+                    .filter(([, labels]) => selects(selector as LabelSelector, labels))
+                    .map(([ns]) => ns);
             for (const p of declared) {
                 const expected = want(p.spec.matchConstraints.namespaceSelector);
                 if (JSON.stringify(called.get(p.metadata.name)) !== JSON.stringify(expected)) {
@@ -211,7 +261,9 @@ describe("kyverno", function () {
             if (mode === "complement") {
                 const expected = want(platformPolicy.spec.matchConstraints.namespaceSelector);
                 if (JSON.stringify(called.get(platformPolicy.metadata.name)) !== JSON.stringify(expected)) {
-                    problems.push(`the platform's ${platformPolicy.metadata.name}: called for [${called.get(platformPolicy.metadata.name)?.join(", ")}], its selector matches [${expected.join(", ")}]`);
+                    problems.push(
+                        `the platform's ${platformPolicy.metadata.name}: called for [${called.get(platformPolicy.metadata.name)?.join(", ")}], its selector matches [${expected.join(", ")}]`,
+                    );
                 }
                 target.cluster.kubectl(["delete", "validatingpolicy", platformPolicy.metadata.name, "--ignore-not-found"]);
             }
@@ -235,7 +287,9 @@ describe("kyverno", function () {
             return r;
         };
         const elsewhere = sampleRollout({}, dev);
-        (elsewhere.spec.strategy as { canary: { trafficRouting: { plugins: Record<string, Record<string, string>> } } }).canary.trafficRouting.plugins["argoproj-labs/gatewayAPI"].namespace = "payments";
+        (elsewhere.spec.strategy as { canary: { trafficRouting: { plugins: Record<string, Record<string, string>> } } }).canary.trafficRouting.plugins[
+            "argoproj-labs/gatewayAPI"
+        ].namespace = "payments";
         const omitted = (ns: string): Obj => {
             const r = sampleRollout({}, ns);
             delete r.spec.replicas;
@@ -264,8 +318,12 @@ describe("kyverno", function () {
 
     /** What the real Kyverno decided for one sample: our policies' messages in the refusal, and the spread it added. */
     function realOutcome(r: Request): Pick<Outcome, "denied" | "spread"> {
-        const res = run(path.join(w.bin, "kubectl"), [`--kubeconfig=${target.cluster.kubeconfig}`, "create", "--dry-run=server", "-o", "json", "-f", "-"], { input: JSON.stringify(r.object) });
-        const messages = Object.values(MESSAGES).map((m) => (typeof m === "function" ? (m as (n: number) => string)(addonConfig(STACK, target.config).policy.prodMinReplicas) : m));
+        const res = run(path.join(w.bin, "kubectl"), [`--kubeconfig=${target.cluster.kubeconfig}`, "create", "--dry-run=server", "-o", "json", "-f", "-"], {
+            input: JSON.stringify(r.object),
+        });
+        const messages = Object.values(MESSAGES).map((m) =>
+            typeof m === "function" ? (m as (n: number) => string)(addonConfig(STACK, target.config).policy.prodMinReplicas) : m,
+        );
         if (res.status !== 0) {
             // Kyverno prints a ClusterPolicy's messages as folded YAML (wrapped, sometimes quoted).
             const flat = (t: string) => t.replace(/''/g, "'").replace(/\s+/g, " ");
@@ -279,7 +337,12 @@ describe("kyverno", function () {
     }
 
     /** JSON with sorted keys: the API server's key order is not the restated engine's. */
-    const canon = (v: unknown): string => JSON.stringify(v, (_k, x: unknown) => (x && typeof x === "object" && !Array.isArray(x) ? Object.fromEntries(Object.entries(x as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b))) : x));
+    const canon = (v: unknown): string =>
+        JSON.stringify(v, (_k, x: unknown) =>
+            x && typeof x === "object" && !Array.isArray(x)
+                ? Object.fromEntries(Object.entries(x as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b)))
+                : x,
+        );
 
     for (const api of ["policies.kyverno.io/v1", "kyverno.io/v1"] as const) {
         it(`kyverno-admission (${api})`, async function () {
@@ -288,8 +351,12 @@ describe("kyverno", function () {
             const ctx: PolicyContext = policyContext(cfg);
             const tag = api === "kyverno.io/v1" ? "cp" : "cel";
             const samples = admissionSamples(cfg.policy, tag);
-            const apply = (obj: unknown) => target.cluster.kubectl(["apply", "--server-side", "--field-manager=argocd-controller", "-f", "-"], JSON.stringify(obj));
-            for (const [ns, labels] of [[`adm-dev-${tag}`, samples[0].request.namespaceLabels], [`adm-prod-${tag}`, samples[4].request.namespaceLabels]] as const) {
+            const apply = (obj: unknown) =>
+                target.cluster.kubectl(["apply", "--server-side", "--field-manager=argocd-controller", "-f", "-"], JSON.stringify(obj));
+            for (const [ns, labels] of [
+                [`adm-dev-${tag}`, samples[0].request.namespaceLabels],
+                [`adm-prod-${tag}`, samples[4].request.namespaceLabels],
+            ] as const) {
                 apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns, labels } });
             }
             for (const o of samples.flatMap((x) => x.exists ?? [])) {
@@ -337,12 +404,21 @@ describe("kyverno", function () {
             const approver = regulated.approverGroups[0];
             assert.ok(deployer && approver, "the stack names no deployer or approver group");
             const apply = (obj: unknown) => target.cluster.kubectl(["apply", "--server-side", "--field-manager=platform-e2e", "-f", "-"], JSON.stringify(obj));
-            apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns, labels: { "platform.test/tier": "prod", ...cfg.policy.prodNamespaceLabels, ...regulated.namespaceLabels } } });
+            apply({
+                apiVersion: "v1",
+                kind: "Namespace",
+                metadata: { name: ns, labels: { "platform.test/tier": "prod", ...cfg.policy.prodNamespaceLabels, ...regulated.namespaceLabels } },
+            });
             // RBAC as a platform might grant it beyond the program's roles, so that admission is what
             // decides: the GitOps identity, the deployers and the approvers may write and delete
             // Rollouts and write their status.
             const writes = ["get", "list", "watch", "create", "update", "patch", "delete"];
-            apply({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { name: "e2e-rollout-writer", namespace: ns }, rules: [{ apiGroups: ["argoproj.io"], resources: ["rollouts", "rollouts/status"], verbs: writes }] });
+            apply({
+                apiVersion: "rbac.authorization.k8s.io/v1",
+                kind: "Role",
+                metadata: { name: "e2e-rollout-writer", namespace: ns },
+                rules: [{ apiGroups: ["argoproj.io"], resources: ["rollouts", "rollouts/status"], verbs: writes }],
+            });
             apply({
                 apiVersion: "rbac.authorization.k8s.io/v1",
                 kind: "RoleBinding",
@@ -356,7 +432,11 @@ describe("kyverno", function () {
                 ],
             });
             const as = (who: { user: string; group?: string }, args: string[], input?: string) =>
-                run(path.join(w.bin, "kubectl"), [`--kubeconfig=${target.cluster.kubeconfig}`, `--as=${who.user}`, ...(who.group ? [`--as-group=${who.group}`] : []), "-n", ns, ...args], input === undefined ? {} : { input });
+                run(
+                    path.join(w.bin, "kubectl"),
+                    [`--kubeconfig=${target.cluster.kubeconfig}`, `--as=${who.user}`, ...(who.group ? [`--as-group=${who.group}`] : []), "-n", ns, ...args],
+                    input === undefined ? {} : { input },
+                );
             const asGitops = { user: gitops };
             const asDeployer = { user: "deployer@platform.test", group: deployer };
             const asApprover = { user: "approver@platform.test", group: approver };
@@ -372,7 +452,9 @@ describe("kyverno", function () {
             const outcomes: string[] = [];
             const expect = (what: string, r: { status: number; stderr: string }, allowed: boolean, message?: string) => {
                 const flat = (t: string) => t.replace(/''/g, "'").replace(/\s+/g, " ");
-                const ok = allowed ? r.status === 0 : r.status !== 0 && (message === undefined || flat(r.stderr).includes(flat(message)) || /forbidden/i.test(r.stderr));
+                const ok = allowed
+                    ? r.status === 0
+                    : r.status !== 0 && (message === undefined || flat(r.stderr).includes(flat(message)) || /forbidden/i.test(r.stderr));
                 if (!ok) {
                     const how = allowed ? "refused" : r.status === 0 ? "admitted" : "refused without the guard's message";
                     outcomes.push(`${what}: ${how}${r.stderr ? `:\n      ${r.stderr.trim().split("\n").join("\n      ")}` : ""}`);
@@ -385,25 +467,49 @@ describe("kyverno", function () {
             expect("a deployer creates a regulated Rollout", create(asDeployer), false, MESSAGES.approvalCreate);
             expect("ArgoCD's API server creates it", create(asServer), false, MESSAGES.approvalCreate);
             expect("the GitOps controller creates it", create(asGitops), true);
-            const patch = (who: typeof asGitops, body: unknown, status = false) => as(who, ["patch", "rollout", "checkout", "--type=merge", ...(status ? ["--subresource=status"] : []), "-p", JSON.stringify(body)]);
+            const patch = (who: typeof asGitops, body: unknown, status = false) =>
+                as(who, ["patch", "rollout", "checkout", "--type=merge", ...(status ? ["--subresource=status"] : []), "-p", JSON.stringify(body)]);
             // Other steps that keep the tier's gate and approval: only the approval guard decides.
             const otherSteps: Json[] = [{ setWeight: 10 }, { pause: {} }, { setWeight: 100 }];
             expect("a deployer changes the steps", patch(asDeployer, { spec: { strategy: { canary: { steps: otherSteps } } } }), false, MESSAGES.approvalSpec);
             expect("an approver changes the steps", patch(asApprover, { spec: { strategy: { canary: { steps: otherSteps } } } }), false, MESSAGES.approvalSpec);
-            expect("the GitOps controller changes the steps", patch(asGitops, { spec: { strategy: { canary: { steps: [{ setWeight: 50 }, { pause: {} }, { setWeight: 100 }] } } } }), true);
+            expect(
+                "the GitOps controller changes the steps",
+                patch(asGitops, { spec: { strategy: { canary: { steps: [{ setWeight: 50 }, { pause: {} }, { setWeight: 100 }] } } } }),
+                true,
+            );
             expect("a deployer writes status (promote)", patch(asDeployer, { status: { pauseConditions: null } }, true), false, MESSAGES.approvalStatus);
             expect("a deployer unpauses", patch(asDeployer, { spec: { paused: false } }), false, MESSAGES.approvalSpec);
             expect("a deployer deletes it", as(asDeployer, ["delete", "rollout", "checkout", "--wait=false"]), false, MESSAGES.approvalDelete);
             expect("an approver deletes it", as(asApprover, ["delete", "rollout", "checkout", "--wait=false"]), false, MESSAGES.approvalDelete);
-            expect("the controller writes its revision annotation", patch(asController, { metadata: { annotations: { "rollout.argoproj.io/revision": "1" } } }), true);
+            expect(
+                "the controller writes its revision annotation",
+                patch(asController, { metadata: { annotations: { "rollout.argoproj.io/revision": "1" } } }),
+                true,
+            );
             expect("the controller writes status", patch(asController, { status: { observedGeneration: "1" } }, true), true);
-            expect("ArgoCD's API server patches the steps (an ArgoCD resource update)", patch(asServer, { spec: { strategy: { canary: { steps: otherSteps } } } }), false, MESSAGES.approvalSpec);
-            expect("ArgoCD's API server deletes it (an ArgoCD resource delete)", as(asServer, ["delete", "rollout", "checkout", "--wait=false"]), false, MESSAGES.approvalDelete);
+            expect(
+                "ArgoCD's API server patches the steps (an ArgoCD resource update)",
+                patch(asServer, { spec: { strategy: { canary: { steps: otherSteps } } } }),
+                false,
+                MESSAGES.approvalSpec,
+            );
+            expect(
+                "ArgoCD's API server deletes it (an ArgoCD resource delete)",
+                as(asServer, ["delete", "rollout", "checkout", "--wait=false"]),
+                false,
+                MESSAGES.approvalDelete,
+            );
             expect("ArgoCD's resume action writes status", patch(asServer, { status: { pauseConditions: null } }, true), true);
             // The ClusterPolicy lets ArgoCD's server write status only (components/policy/approval.ts).
             const specActions = api === "policies.kyverno.io/v1";
             expect("ArgoCD's resume action unpauses", patch(asServer, { spec: { paused: false } }), specActions, MESSAGES.approvalSpec);
-            expect("ArgoCD's restart action sets restartAt", patch(asServer, { spec: { restartAt: "2026-12-01T10:00:00Z" } }), specActions, MESSAGES.approvalSpec);
+            expect(
+                "ArgoCD's restart action sets restartAt",
+                patch(asServer, { spec: { restartAt: "2026-12-01T10:00:00Z" } }),
+                specActions,
+                MESSAGES.approvalSpec,
+            );
             expect("an approver writes status (promote)", patch(asApprover, { status: { pauseConditions: null } }, true), true);
             expect("an approver unpauses", patch(asApprover, { spec: { paused: false } }), true);
             expect("the GitOps controller deletes it (a prune)", as(asGitops, ["delete", "rollout", "checkout", "--wait=false"]), true);
@@ -411,10 +517,15 @@ describe("kyverno", function () {
             // controller through while the namespace is Terminating, or the namespace would hang.
             expect("the GitOps controller creates another", create(asGitops), true);
             target.cluster.kubectl(["delete", "namespace", ns, "--wait=false"]);
-            await waitFor(`namespace ${ns} to be deleted with its Rollout`, 90_000, () => {
-                kyverno.check();
-                return run(path.join(w.bin, "kubectl"), [`--kubeconfig=${target.cluster.kubeconfig}`, "get", "namespace", ns]).status !== 0;
-            }, () => target.cluster.kubectl(["get", "namespace", ns, "-o", "json"]));
+            await waitFor(
+                `namespace ${ns} to be deleted with its Rollout`,
+                90_000,
+                () => {
+                    kyverno.check();
+                    return run(path.join(w.bin, "kubectl"), [`--kubeconfig=${target.cluster.kubeconfig}`, "get", "namespace", ns]).status !== 0;
+                },
+                () => target.cluster.kubectl(["get", "namespace", ns, "-o", "json"]),
+            );
             kyverno.check();
             assert.deepStrictEqual(outcomes, [], `regulated admission, ${api}:\n${outcomes.join("\n")}`);
         });
@@ -435,16 +546,28 @@ describe("kyverno", function () {
             const ctx = policyContext(cfg);
             const regulated = cfg.policy.regulated;
             assert.ok(regulated, "the shipped preprod stack configures no policy.regulated");
-            assert.deepStrictEqual(ctx.tiers?.classes.map((c) => c.prodClass), ["standard", "regulated"], "the stack renders no strategy of a prod class");
+            assert.deepStrictEqual(
+                ctx.tiers?.classes.map((c) => c.prodClass),
+                ["standard", "regulated"],
+                "the stack renders no strategy of a prod class",
+            );
             const tag = api === "kyverno.io/v1" ? "cp" : "cel";
             const prodLabels = { "platform.test/tier": "prod", ...cfg.policy.prodNamespaceLabels };
-            const namespaces = { standard: { name: `tier-standard-${tag}`, labels: prodLabels }, regulated: { name: `tier-regulated-${tag}`, labels: { ...prodLabels, ...regulated.namespaceLabels } } };
+            const namespaces = {
+                standard: { name: `tier-standard-${tag}`, labels: prodLabels },
+                regulated: { name: `tier-regulated-${tag}`, labels: { ...prodLabels, ...regulated.namespaceLabels } },
+            };
             const gitops = `system:serviceaccount:${regulated.gitopsServiceAccounts[0].namespace}:${regulated.gitopsServiceAccounts[0].name}`;
             const gitopsGroups = ["system:serviceaccounts", `system:serviceaccounts:${regulated.gitopsServiceAccounts[0].namespace}`, "system:authenticated"];
             const apply = (obj: unknown) => target.cluster.kubectl(["apply", "--server-side", "--field-manager=platform-e2e", "-f", "-"], JSON.stringify(obj));
             for (const ns of Object.values(namespaces)) {
                 apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns.name, labels: ns.labels } });
-                apply({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { name: "e2e-rollout-writer", namespace: ns.name }, rules: [{ apiGroups: ["argoproj.io"], resources: ["rollouts"], verbs: ["create"] }] });
+                apply({
+                    apiVersion: "rbac.authorization.k8s.io/v1",
+                    kind: "Role",
+                    metadata: { name: "e2e-rollout-writer", namespace: ns.name },
+                    rules: [{ apiGroups: ["argoproj.io"], resources: ["rollouts"], verbs: ["create"] }],
+                });
                 apply({
                     apiVersion: "rbac.authorization.k8s.io/v1",
                     kind: "RoleBinding",
@@ -460,19 +583,58 @@ describe("kyverno", function () {
             const samples: { label: string; object: Obj; labels: Record<string, string>; conforms: boolean }[] = [];
             for (const s of stackStrategies(cfg).filter((x) => x.tier === "prod")) {
                 const ns = namespaces[s.prodClass!];
-                samples.push({ label: `the ${s.id} component's Rollout`, object: rollout(componentPlan(s).strategy, ns.name), labels: ns.labels, conforms: true });
+                samples.push({
+                    label: `the ${s.id} component's Rollout`,
+                    object: rollout(componentPlan(s).strategy, ns.name),
+                    labels: ns.labels,
+                    conforms: true,
+                });
             }
             const bare = { canary: { maxSurge: 1, steps: [{ setWeight: 25 }, { pause: { duration: "6m" } }, { setWeight: 100 }] } };
-            const regulatedCanary = componentPlan(stackStrategies(cfg).find((x) => x.id === "prod-regulated-canary")!).strategy as { canary: Record<string, Json> };
-            const regulatedBlueGreen = componentPlan(stackStrategies(cfg).find((x) => x.id === "prod-regulated-blueGreen")!).strategy as { blueGreen: Record<string, Json> };
+            const regulatedCanary = componentPlan(stackStrategies(cfg).find((x) => x.id === "prod-regulated-canary")!).strategy as {
+                canary: Record<string, Json>;
+            };
+            const regulatedBlueGreen = componentPlan(stackStrategies(cfg).find((x) => x.id === "prod-regulated-blueGreen")!).strategy as {
+                blueGreen: Record<string, Json>;
+            };
             const late = { canary: { ...regulatedCanary.canary, analysis: { ...(regulatedCanary.canary.analysis as Record<string, Json>), startingStep: 3 } } };
-            const timed = { canary: { ...regulatedCanary.canary, steps: (regulatedCanary.canary.steps as Json[]).map((x) => (JSON.stringify(x) === "{\"pause\":{}}" ? { pause: { duration: "1h" } } : x)) } };
+            const timed = {
+                canary: {
+                    ...regulatedCanary.canary,
+                    steps: (regulatedCanary.canary.steps as Json[]).map((x) => (JSON.stringify(x) === '{"pause":{}}' ? { pause: { duration: "1h" } } : x)),
+                },
+            };
             samples.push(
-                { label: "a standard canary without the gate", object: rollout(bare, namespaces.standard.name), labels: namespaces.standard.labels, conforms: false },
-                { label: "a regulated canary without the gate", object: rollout(bare, namespaces.regulated.name), labels: namespaces.regulated.labels, conforms: false },
-                { label: "a regulated canary whose gate starts after the second weight", object: rollout(late, namespaces.regulated.name), labels: namespaces.regulated.labels, conforms: false },
-                { label: "a regulated canary with a timed pause for its approval", object: rollout(timed, namespaces.regulated.name), labels: namespaces.regulated.labels, conforms: false },
-                { label: "a regulated blue/green that promotes itself", object: rollout({ blueGreen: { ...regulatedBlueGreen.blueGreen, autoPromotionEnabled: true } }, namespaces.regulated.name), labels: namespaces.regulated.labels, conforms: false },
+                {
+                    label: "a standard canary without the gate",
+                    object: rollout(bare, namespaces.standard.name),
+                    labels: namespaces.standard.labels,
+                    conforms: false,
+                },
+                {
+                    label: "a regulated canary without the gate",
+                    object: rollout(bare, namespaces.regulated.name),
+                    labels: namespaces.regulated.labels,
+                    conforms: false,
+                },
+                {
+                    label: "a regulated canary whose gate starts after the second weight",
+                    object: rollout(late, namespaces.regulated.name),
+                    labels: namespaces.regulated.labels,
+                    conforms: false,
+                },
+                {
+                    label: "a regulated canary with a timed pause for its approval",
+                    object: rollout(timed, namespaces.regulated.name),
+                    labels: namespaces.regulated.labels,
+                    conforms: false,
+                },
+                {
+                    label: "a regulated blue/green that promotes itself",
+                    object: rollout({ blueGreen: { ...regulatedBlueGreen.blueGreen, autoPromotionEnabled: true } }, namespaces.regulated.name),
+                    labels: namespaces.regulated.labels,
+                    conforms: false,
+                },
             );
             // Kyverno reads namespaces from its informers: give them a moment.
             await new Promise((r) => setTimeout(r, 5_000));
@@ -482,7 +644,21 @@ describe("kyverno", function () {
             // kubectl prints the response's warnings as `Warning: ...` lines, the refusal apart; both
             // APIs send an audited rule's warning with another rule's refusal too.
             const real = (o: Obj): { denied: string[]; audited: string[]; status: number } => {
-                const res = run(path.join(w.bin, "kubectl"), [`--kubeconfig=${target.cluster.kubeconfig}`, `--as=${gitops}`, ...gitopsGroups.map((g) => `--as-group=${g}`), "create", "--dry-run=server", "-o", "json", "-f", "-"], { input: JSON.stringify(o) });
+                const res = run(
+                    path.join(w.bin, "kubectl"),
+                    [
+                        `--kubeconfig=${target.cluster.kubeconfig}`,
+                        `--as=${gitops}`,
+                        ...gitopsGroups.map((g) => `--as-group=${g}`),
+                        "create",
+                        "--dry-run=server",
+                        "-o",
+                        "json",
+                        "-f",
+                        "-",
+                    ],
+                    { input: JSON.stringify(o) },
+                );
                 const lines = res.stderr.split("\n");
                 const warnings = flat(lines.filter((l) => l.startsWith("Warning:")).join(" "));
                 const refusal = flat(lines.filter((l) => !l.startsWith("Warning:")).join(" "));
@@ -501,13 +677,17 @@ describe("kyverno", function () {
                     got = real(sample.object);
                 }
                 if (sample.conforms && (got.status !== 0 || got.audited.length > 0)) {
-                    problems.push(`${sample.label}: not admitted cleanly (exit ${got.status}, refused [${got.denied.join(" | ")}], reported [${got.audited.join(" | ")}])`);
+                    problems.push(
+                        `${sample.label}: not admitted cleanly (exit ${got.status}, refused [${got.denied.join(" | ")}], reported [${got.audited.join(" | ")}])`,
+                    );
                 }
                 if (!sample.conforms && got.denied.length + got.audited.length === 0) {
                     problems.push(`${sample.label}: neither refused nor reported by a tier rule`);
                 }
                 if (JSON.stringify(got.denied) !== JSON.stringify(want.denied) || JSON.stringify(got.audited) !== JSON.stringify(want.audited)) {
-                    problems.push(`${sample.label}: Kyverno refused [${got.denied.join(" | ")}] and reported [${got.audited.join(" | ")}], the restated engine refused [${want.denied.join(" | ")}] and reported [${want.audited.join(" | ")}]`);
+                    problems.push(
+                        `${sample.label}: Kyverno refused [${got.denied.join(" | ")}] and reported [${got.audited.join(" | ")}], the restated engine refused [${want.denied.join(" | ")}] and reported [${want.audited.join(" | ")}]`,
+                    );
                 }
             }
             for (const ns of Object.values(namespaces)) {
@@ -532,7 +712,10 @@ describe("kyverno", function () {
             await up({ api, mode: "complement", hub: true });
             const cfg = addonConfig(STACK, target.config);
             const regulated = cfg.policy.regulated;
-            assert.ok(regulated && regulated.actionServiceAccounts.length > 0 && regulated.gitopsServiceAccounts.length > 0, "the shipped preprod stack names no ArgoCD identities");
+            assert.ok(
+                regulated && regulated.actionServiceAccounts.length > 0 && regulated.gitopsServiceAccounts.length > 0,
+                "the shipped preprod stack names no ArgoCD identities",
+            );
             const tag = api === "kyverno.io/v1" ? "cp" : "cel";
             const ns = `team-regulated-paths-${tag}`;
             const sa = (a: { namespace: string; name: string }) => `system:serviceaccount:${a.namespace}:${a.name}`;
@@ -542,7 +725,11 @@ describe("kyverno", function () {
             const deployer = regulated.deployerGroups[0];
             const approver = regulated.approverGroups[0];
             const apply = (obj: unknown) => target.cluster.kubectl(["apply", "--server-side", "--field-manager=platform-e2e", "-f", "-"], JSON.stringify(obj));
-            apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns, labels: { "platform.test/tier": "prod", ...cfg.policy.prodNamespaceLabels, ...regulated.namespaceLabels } } });
+            apply({
+                apiVersion: "v1",
+                kind: "Namespace",
+                metadata: { name: ns, labels: { "platform.test/tier": "prod", ...cfg.policy.prodNamespaceLabels, ...regulated.namespaceLabels } },
+            });
             // RBAC as a platform might grant it beyond the program's roles (deployers with `edit` on
             // ReplicaSets and Pods, say), so that admission is what decides.
             const writes = ["get", "list", "watch", "create", "update", "patch", "delete"];
@@ -566,8 +753,10 @@ describe("kyverno", function () {
                     ...[deployer, approver, HUB_GROUP].map((name) => ({ kind: "Group", name, apiGroup: "rbac.authorization.k8s.io" })),
                 ],
             });
-            const kubectl = (args: string[], input?: string) => run(path.join(w.bin, "kubectl"), [`--kubeconfig=${target.cluster.kubeconfig}`, ...args], input === undefined ? {} : { input });
-            const as = (who: { user: string; group?: string }, args: string[], input?: string) => kubectl([`--as=${who.user}`, ...(who.group ? [`--as-group=${who.group}`] : []), "-n", ns, ...args], input);
+            const kubectl = (args: string[], input?: string) =>
+                run(path.join(w.bin, "kubectl"), [`--kubeconfig=${target.cluster.kubeconfig}`, ...args], input === undefined ? {} : { input });
+            const as = (who: { user: string; group?: string }, args: string[], input?: string) =>
+                kubectl([`--as=${who.user}`, ...(who.group ? [`--as-group=${who.group}`] : []), "-n", ns, ...args], input);
             const asGitops = { user: gitops };
             const asServer = { user: server };
             const asController = { user: controller };
@@ -585,9 +774,21 @@ describe("kyverno", function () {
                     outcomes.push(`${what}: ${how}${r.stderr ? `:\n      ${r.stderr.trim().split("\n").join("\n      ")}` : ""}`);
                 }
             };
-            const kyvernoConfig = JSON.parse(target.cluster.kubectl(["get", "configmap", "kyverno", "-n", "kyverno", "-o", "json"])) as { data: Record<string, string> };
+            const kyvernoConfig = JSON.parse(target.cluster.kubectl(["get", "configmap", "kyverno", "-n", "kyverno", "-o", "json"])) as {
+                data: Record<string, string>;
+            };
             const filters = kyvernoConfig.data.resourceFilters;
-            const setFilters = (text: string) => target.cluster.kubectl(["patch", "configmap", "kyverno", "-n", "kyverno", "--type=merge", "-p", JSON.stringify({ data: { resourceFilters: text } })]);
+            const setFilters = (text: string) =>
+                target.cluster.kubectl([
+                    "patch",
+                    "configmap",
+                    "kyverno",
+                    "-n",
+                    "kyverno",
+                    "--type=merge",
+                    "-p",
+                    JSON.stringify({ data: { resourceFilters: text } }),
+                ]);
             try {
                 // Kyverno's chart filters ReplicaSets out: verify says so, and what to set.
                 assert.ok(filters.includes("[ReplicaSet,*,*]"), `Kyverno's chart no longer filters ReplicaSets: ${filters}`);
@@ -607,32 +808,90 @@ describe("kyverno", function () {
                     (r.spec.strategy as { canary: Record<string, Json> }).canary.steps = steps;
                     return { ...r, metadata: { ...r.metadata, annotations } };
                 };
-                const syncApply = (who: typeof asGitops, obj: unknown) => as(who, ["apply", "--server-side", "--force-conflicts", "--field-manager=argocd-controller", "-f", "-"], JSON.stringify(obj));
+                const syncApply = (who: typeof asGitops, obj: unknown) =>
+                    as(who, ["apply", "--server-side", "--force-conflicts", "--field-manager=argocd-controller", "-f", "-"], JSON.stringify(obj));
                 const patch = (who: typeof asGitops, kind: string, name: string, body: unknown, subresource?: string) =>
                     as(who, ["patch", kind, name, "--type=merge", ...(subresource ? [`--subresource=${subresource}`] : []), "-p", JSON.stringify(body)]);
                 const options = (value: string) => ({ metadata: { annotations: { "argocd.argoproj.io/sync-options": value } } });
 
                 expect("the GitOps sync identity applies the Rollout", syncApply(asGitops, rollout()), true);
                 // The annotations ArgoCD's sync reads from the live object.
-                expect("a deployer sets a sync option on the live Rollout", patch(asDeployer, "rollout", "checkout", options("PruneLast=true")), false, MESSAGES.approvalSyncAnnotations);
+                expect(
+                    "a deployer sets a sync option on the live Rollout",
+                    patch(asDeployer, "rollout", "checkout", options("PruneLast=true")),
+                    false,
+                    MESSAGES.approvalSyncAnnotations,
+                );
                 // A CEL policy answers with its first failed validation, a ClusterPolicy with every rule's.
-                expect("a deployer sets Replace=true on it", patch(asDeployer, "rollout", "checkout", options("Replace=true")), false, MESSAGES.approvalSyncAnnotations);
-                expect("ArgoCD's API server sets it (an ArgoCD resource patch)", patch(asServer, "rollout", "checkout", options("Force=true")), false, MESSAGES.approvalSyncAnnotations);
-                expect("ArgoCD's API server changes the sync wave", patch(asServer, "rollout", "checkout", { metadata: { annotations: { "argocd.argoproj.io/sync-wave": "5" } } }), false, MESSAGES.approvalSyncAnnotations);
-                expect("an approver changes the hook annotations", patch(asApprover, "rollout", "checkout", { metadata: { annotations: { "argocd.argoproj.io/hook": "PreSync" } } }), false, MESSAGES.approvalSyncAnnotations);
-                expect("the GitOps sync identity applies a sync option from git", syncApply(asGitops, rollout({ "argocd.argoproj.io/sync-options": "ServerSideApply=true" })), true);
-                expect("the GitOps sync identity applies Replace=true from git", syncApply(asGitops, rollout({ "argocd.argoproj.io/sync-options": "ServerSideApply=true,Replace=true" })), false, MESSAGES.approvalReplaceSync);
-                expect("the GitOps sync identity applies Force=true from git", syncApply(asGitops, rollout({ "argocd.argoproj.io/sync-options": "Force=true" })), false, MESSAGES.approvalReplaceSync);
+                expect(
+                    "a deployer sets Replace=true on it",
+                    patch(asDeployer, "rollout", "checkout", options("Replace=true")),
+                    false,
+                    MESSAGES.approvalSyncAnnotations,
+                );
+                expect(
+                    "ArgoCD's API server sets it (an ArgoCD resource patch)",
+                    patch(asServer, "rollout", "checkout", options("Force=true")),
+                    false,
+                    MESSAGES.approvalSyncAnnotations,
+                );
+                expect(
+                    "ArgoCD's API server changes the sync wave",
+                    patch(asServer, "rollout", "checkout", { metadata: { annotations: { "argocd.argoproj.io/sync-wave": "5" } } }),
+                    false,
+                    MESSAGES.approvalSyncAnnotations,
+                );
+                expect(
+                    "an approver changes the hook annotations",
+                    patch(asApprover, "rollout", "checkout", { metadata: { annotations: { "argocd.argoproj.io/hook": "PreSync" } } }),
+                    false,
+                    MESSAGES.approvalSyncAnnotations,
+                );
+                expect(
+                    "the GitOps sync identity applies a sync option from git",
+                    syncApply(asGitops, rollout({ "argocd.argoproj.io/sync-options": "ServerSideApply=true" })),
+                    true,
+                );
+                expect(
+                    "the GitOps sync identity applies Replace=true from git",
+                    syncApply(asGitops, rollout({ "argocd.argoproj.io/sync-options": "ServerSideApply=true,Replace=true" })),
+                    false,
+                    MESSAGES.approvalReplaceSync,
+                );
+                expect(
+                    "the GitOps sync identity applies Force=true from git",
+                    syncApply(asGitops, rollout({ "argocd.argoproj.io/sync-options": "Force=true" })),
+                    false,
+                    MESSAGES.approvalReplaceSync,
+                );
                 // A hub's ArgoCD, as its cluster Secret's user name or group.
                 const twoSteps: Json[] = [{ setWeight: 50 }, { pause: {} }, { setWeight: 100 }];
-                expect("a hub's ArgoCD syncs as a user name (policy.regulated.gitopsUsers)", patch(asHubUser, "rollout", "checkout", { spec: { strategy: { canary: { steps: twoSteps } } } }), true);
-                expect("a hub's ArgoCD syncs in a group (policy.regulated.gitopsGroups)", patch(asHubGroup, "rollout", "checkout", { spec: { strategy: { canary: { steps: [{ setWeight: 25 }, { pause: {} }, { setWeight: 100 }] } } } }), true);
-                expect("a deployer still cannot change the steps", patch(asDeployer, "rollout", "checkout", { spec: { strategy: { canary: { steps: twoSteps } } } }), false, MESSAGES.approvalSpec);
+                expect(
+                    "a hub's ArgoCD syncs as a user name (policy.regulated.gitopsUsers)",
+                    patch(asHubUser, "rollout", "checkout", { spec: { strategy: { canary: { steps: twoSteps } } } }),
+                    true,
+                );
+                expect(
+                    "a hub's ArgoCD syncs in a group (policy.regulated.gitopsGroups)",
+                    patch(asHubGroup, "rollout", "checkout", {
+                        spec: { strategy: { canary: { steps: [{ setWeight: 25 }, { pause: {} }, { setWeight: 100 }] } } },
+                    }),
+                    true,
+                );
+                expect(
+                    "a deployer still cannot change the steps",
+                    patch(asDeployer, "rollout", "checkout", { spec: { strategy: { canary: { steps: twoSteps } } } }),
+                    false,
+                    MESSAGES.approvalSpec,
+                );
 
                 // The Rollout's ReplicaSet, as Argo Rollouts creates it (its controller: the Rollout).
                 const owner = JSON.parse(target.cluster.kubectl(["get", "rollout", "checkout", "-n", ns, "-o", "json"])) as { metadata: { uid: string } };
                 const hash = "6d4f8b7c9";
-                const podTemplate = (image: string, labels: Record<string, string>) => ({ metadata: { labels }, spec: { ...(sampleRollout({}, ns).spec.template as { spec: Record<string, Json> }).spec, containers: [{ name: "app", image }] } });
+                const podTemplate = (image: string, labels: Record<string, string>) => ({
+                    metadata: { labels },
+                    spec: { ...(sampleRollout({}, ns).spec.template as { spec: Record<string, Json> }).spec, containers: [{ name: "app", image }] },
+                });
                 const replicaSet = (o: { name?: string; owned?: boolean; image?: string; replicas?: number } = {}) => {
                     const labels = { app: "checkout", "rollouts-pod-template-hash": hash };
                     return {
@@ -642,40 +901,138 @@ describe("kyverno", function () {
                             name: o.name ?? `checkout-${hash}`,
                             namespace: ns,
                             labels,
-                            ...(o.owned === false ? {} : { ownerReferences: [{ apiVersion: "argoproj.io/v1alpha1", kind: "Rollout", name: "checkout", uid: owner.metadata.uid, controller: true, blockOwnerDeletion: true }] }),
+                            ...(o.owned === false
+                                ? {}
+                                : {
+                                      ownerReferences: [
+                                          {
+                                              apiVersion: "argoproj.io/v1alpha1",
+                                              kind: "Rollout",
+                                              name: "checkout",
+                                              uid: owner.metadata.uid,
+                                              controller: true,
+                                              blockOwnerDeletion: true,
+                                          },
+                                      ],
+                                  }),
                         },
-                        spec: { replicas: o.replicas ?? 1, selector: { matchLabels: labels }, template: podTemplate(o.image ?? "registry.platform.test/mirror/app:1", labels) },
+                        spec: {
+                            replicas: o.replicas ?? 1,
+                            selector: { matchLabels: labels },
+                            template: podTemplate(o.image ?? "registry.platform.test/mirror/app:1", labels),
+                        },
                     };
                 };
                 expect("the Rollouts controller creates the Rollout's ReplicaSet", as(asController, ["create", "-f", "-"], JSON.stringify(replicaSet())), true);
                 // The real ReplicaSet controller makes its Pod: the guard never stops it.
                 let pod = "";
-                await waitFor("the ReplicaSet controller's Pod of the Rollout's ReplicaSet", 60_000, () => {
-                    kyverno.check();
-                    pod = kubectl(["get", "pods", "-n", ns, "-l", `rollouts-pod-template-hash=${hash}`, "-o", "jsonpath={.items[0].metadata.name}"]).stdout.trim();
-                    return pod !== "";
-                }, () => kubectl(["get", "events", "-n", ns, "-o", "wide"]).stdout);
-                expect("a deployer edits the ReplicaSet's template", patch(asDeployer, "replicaset", `checkout-${hash}`, { spec: { template: { spec: { containers: [{ name: "app", image: "registry.platform.test/mirror/app:unapproved" }] } } } }), false, MESSAGES.approvalPods);
-                expect("the GitOps sync identity edits it", patch(asGitops, "replicaset", `checkout-${hash}`, { metadata: { labels: { release: "2" } } }), false, MESSAGES.approvalPods);
+                await waitFor(
+                    "the ReplicaSet controller's Pod of the Rollout's ReplicaSet",
+                    60_000,
+                    () => {
+                        kyverno.check();
+                        pod = kubectl([
+                            "get",
+                            "pods",
+                            "-n",
+                            ns,
+                            "-l",
+                            `rollouts-pod-template-hash=${hash}`,
+                            "-o",
+                            "jsonpath={.items[0].metadata.name}",
+                        ]).stdout.trim();
+                        return pod !== "";
+                    },
+                    () => kubectl(["get", "events", "-n", ns, "-o", "wide"]).stdout,
+                );
+                expect(
+                    "a deployer edits the ReplicaSet's template",
+                    patch(asDeployer, "replicaset", `checkout-${hash}`, {
+                        spec: { template: { spec: { containers: [{ name: "app", image: "registry.platform.test/mirror/app:unapproved" }] } } },
+                    }),
+                    false,
+                    MESSAGES.approvalPods,
+                );
+                expect(
+                    "the GitOps sync identity edits it",
+                    patch(asGitops, "replicaset", `checkout-${hash}`, { metadata: { labels: { release: "2" } } }),
+                    false,
+                    MESSAGES.approvalPods,
+                );
                 expect("a deployer scales it", as(asDeployer, ["scale", "replicaset", `checkout-${hash}`, "--replicas=3"]), false, MESSAGES.approvalPods);
-                expect("a deployer creates a ReplicaSet with the revision's label beside it", as(asDeployer, ["create", "-f", "-"], JSON.stringify(replicaSet({ name: "checkout-extra", owned: false, image: "registry.platform.test/mirror/app:unapproved" }))), false, MESSAGES.approvalPods);
+                expect(
+                    "a deployer creates a ReplicaSet with the revision's label beside it",
+                    as(
+                        asDeployer,
+                        ["create", "-f", "-"],
+                        JSON.stringify(replicaSet({ name: "checkout-extra", owned: false, image: "registry.platform.test/mirror/app:unapproved" })),
+                    ),
+                    false,
+                    MESSAGES.approvalPods,
+                );
                 expect("the Rollouts controller scales its ReplicaSet", patch(asController, "replicaset", `checkout-${hash}`, { spec: { replicas: 2 } }), true);
-                expect("the garbage collector patches its owner references", as(asGarbageCollector, ["patch", "replicaset", `checkout-${hash}`, "--type=json", "-p", JSON.stringify([{ op: "replace", path: "/metadata/ownerReferences/0/blockOwnerDeletion", value: false }])]), true);
-                expect("the Rollouts controller writes the Rollout's status", patch(asController, "rollout", "checkout", { status: { observedGeneration: "2" } }, "status"), true);
+                expect(
+                    "the garbage collector patches its owner references",
+                    as(asGarbageCollector, [
+                        "patch",
+                        "replicaset",
+                        `checkout-${hash}`,
+                        "--type=json",
+                        "-p",
+                        JSON.stringify([{ op: "replace", path: "/metadata/ownerReferences/0/blockOwnerDeletion", value: false }]),
+                    ]),
+                    true,
+                );
+                expect(
+                    "the Rollouts controller writes the Rollout's status",
+                    patch(asController, "rollout", "checkout", { status: { observedGeneration: "2" } }, "status"),
+                    true,
+                );
                 // The Rollout's Pods.
-                const bare = { apiVersion: "v1", kind: "Pod", metadata: { name: "checkout-bare", namespace: ns, labels: { app: "checkout", "rollouts-pod-template-hash": hash } }, spec: podTemplate("registry.platform.test/mirror/app:unapproved", {}).spec };
-                expect("a deployer creates a Pod wearing the revision's label", as(asDeployer, ["create", "-f", "-"], JSON.stringify(bare)), false, MESSAGES.approvalPods);
-                expect("a deployer relabels one of the Rollout's Pods", patch(asDeployer, "pod", pod, { metadata: { labels: { "rollouts-pod-template-hash": "other" } } }), false, MESSAGES.approvalPods);
+                const bare = {
+                    apiVersion: "v1",
+                    kind: "Pod",
+                    metadata: { name: "checkout-bare", namespace: ns, labels: { app: "checkout", "rollouts-pod-template-hash": hash } },
+                    spec: podTemplate("registry.platform.test/mirror/app:unapproved", {}).spec,
+                };
+                expect(
+                    "a deployer creates a Pod wearing the revision's label",
+                    as(asDeployer, ["create", "-f", "-"], JSON.stringify(bare)),
+                    false,
+                    MESSAGES.approvalPods,
+                );
+                expect(
+                    "a deployer relabels one of the Rollout's Pods",
+                    patch(asDeployer, "pod", pod, { metadata: { labels: { "rollouts-pod-template-hash": "other" } } }),
+                    false,
+                    MESSAGES.approvalPods,
+                );
                 const live = JSON.parse(kubectl(["get", "pod", pod, "-n", ns, "-o", "json"]).stdout) as { spec: Record<string, unknown> };
-                const debug = { ...live, spec: { ...live.spec, ephemeralContainers: [{ name: "debugger", image: "registry.platform.test/mirror/debug:1", targetContainerName: "app" }] } };
-                expect("a deployer adds an ephemeral container to one", as(asDeployer, ["replace", "--raw", `/api/v1/namespaces/${ns}/pods/${pod}/ephemeralcontainers`, "-f", "-"], JSON.stringify(debug)), false, MESSAGES.approvalPods);
+                const debug = {
+                    ...live,
+                    spec: {
+                        ...live.spec,
+                        ephemeralContainers: [{ name: "debugger", image: "registry.platform.test/mirror/debug:1", targetContainerName: "app" }],
+                    },
+                };
+                expect(
+                    "a deployer adds an ephemeral container to one",
+                    as(asDeployer, ["replace", "--raw", `/api/v1/namespaces/${ns}/pods/${pod}/ephemeralcontainers`, "-f", "-"], JSON.stringify(debug)),
+                    false,
+                    MESSAGES.approvalPods,
+                );
                 // The controller updates a Pod's labels with a PUT (rollout/ephemeralmetadata.go: Update), which is all its RBAC allows.
                 const labelled = JSON.parse(kubectl(["get", "pod", pod, "-n", ns, "-o", "json"]).stdout) as { metadata: { labels: Record<string, string> } };
                 labelled.metadata.labels = { ...labelled.metadata.labels, role: "canary" };
                 expect("the Rollouts controller's ephemeral metadata on its Pod", as(asController, ["replace", "-f", "-"], JSON.stringify(labelled)), true);
                 // The approval itself.
                 expect("the approver's resume (status)", patch(asApprover, "rollout", "checkout", { status: { pauseConditions: null } }, "status"), true);
-                expect("a deployer's resume (status)", patch(asDeployer, "rollout", "checkout", { status: { pauseConditions: null } }, "status"), false, MESSAGES.approvalStatus);
+                expect(
+                    "a deployer's resume (status)",
+                    patch(asDeployer, "rollout", "checkout", { status: { pauseConditions: null } }, "status"),
+                    false,
+                    MESSAGES.approvalStatus,
+                );
                 kyverno.check();
                 // verify asks whether the deployers may edit ReplicaSets there: this namespace's Role lets them.
                 const rbac = verify().find((c) => c.id === "rbac.deployer-cannot-edit-replicasets");
@@ -696,12 +1053,23 @@ describe("kyverno", function () {
             metadata: { labels },
             spec: {
                 securityContext: { runAsNonRoot: true, runAsUser: 65532, seccompProfile: { type: "RuntimeDefault" } },
-                containers: [{ name: "app", image: "registry.platform.test/mirror/app@sha256:" + "c".repeat(64), securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } } }],
+                containers: [
+                    {
+                        name: "app",
+                        image: "registry.platform.test/mirror/app@sha256:" + "c".repeat(64),
+                        securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } },
+                    },
+                ],
             },
         };
         const spec = { replicas: 2, selector: { matchLabels: labels }, template };
         return kind === "Rollout"
-            ? { apiVersion: "argoproj.io/v1alpha1", kind, metadata: { name, namespace: ns }, spec: { ...spec, strategy: { canary: { maxSurge: 1, maxUnavailable: 0 } } } }
+            ? {
+                  apiVersion: "argoproj.io/v1alpha1",
+                  kind,
+                  metadata: { name, namespace: ns },
+                  spec: { ...spec, strategy: { canary: { maxSurge: 1, maxUnavailable: 0 } } },
+              }
             : { apiVersion: "apps/v1", kind, metadata: { name, namespace: ns }, spec };
     }
 
@@ -722,10 +1090,16 @@ describe("kyverno", function () {
             const existing = api === "kyverno.io/v1";
             await up({ api, mode: existing ? "complement" : "own" });
             const ns = existing ? "team-pdb-cluster-policy" : "team-pdb-cel";
-            const apply = (obj: unknown) => target.cluster.kubectl(["apply", "--server-side", "--field-manager=argocd-controller", "-f", "-"], JSON.stringify(obj));
+            const apply = (obj: unknown) =>
+                target.cluster.kubectl(["apply", "--server-side", "--field-manager=argocd-controller", "-f", "-"], JSON.stringify(obj));
             apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns, labels: { "platform.test/tier": "dev" } } });
             // A workload another budget already covers gets none of ours.
-            apply({ apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name: "team-owned-budget", namespace: ns }, spec: { maxUnavailable: 1, selector: { matchLabels: { "app.kubernetes.io/name": "covered" } } } });
+            apply({
+                apiVersion: "policy/v1",
+                kind: "PodDisruptionBudget",
+                metadata: { name: "team-owned-budget", namespace: ns },
+                spec: { maxUnavailable: 1, selector: { matchLabels: { "app.kubernetes.io/name": "covered" } } },
+            });
             await new Promise((r) => setTimeout(r, 2_000));
             apply(workload("Rollout", "checkout", ns));
             apply(workload("Deployment", "covered", ns));
@@ -733,18 +1107,35 @@ describe("kyverno", function () {
                 await up({ api, mode: "own" });
             }
             const pdbs = () => (JSON.parse(target.cluster.kubectl(["get", "pdb", "-n", ns, "-o", "json"])) as { items: PdbView[] }).items;
-            await waitFor("the generated PodDisruptionBudget of the Rollout", 90_000, () => {
-                kyverno.check();
-                return pdbs().some((p) => p.metadata.name === "checkout-pdb");
-            }, () => `${JSON.stringify(pdbs().map((p) => p.metadata.name))}\nbackground log:\n${kyverno.background.log}`);
+            await waitFor(
+                "the generated PodDisruptionBudget of the Rollout",
+                90_000,
+                () => {
+                    kyverno.check();
+                    return pdbs().some((p) => p.metadata.name === "checkout-pdb");
+                },
+                () => `${JSON.stringify(pdbs().map((p) => p.metadata.name))}\nbackground log:\n${kyverno.background.log}`,
+            );
             // Give the generator time to (wrongly) add one for the covered Deployment too.
             await new Promise((r) => setTimeout(r, 10_000));
             const all = pdbs();
             const forRollout = all.filter((p) => selects(p.spec.selector ?? {}, { "app.kubernetes.io/name": "checkout" }));
-            assert.strictEqual(forRollout.length, 1, `the Rollout's pods are selected by ${forRollout.length} budgets: ${JSON.stringify(all.map((p) => p.metadata.name))}`);
-            assert.strictEqual(typeof forRollout[0].spec.maxUnavailable, "number", `the generated budget's maxUnavailable is ${JSON.stringify(forRollout[0].spec.maxUnavailable)}, not a number of pods`);
+            assert.strictEqual(
+                forRollout.length,
+                1,
+                `the Rollout's pods are selected by ${forRollout.length} budgets: ${JSON.stringify(all.map((p) => p.metadata.name))}`,
+            );
+            assert.strictEqual(
+                typeof forRollout[0].spec.maxUnavailable,
+                "number",
+                `the generated budget's maxUnavailable is ${JSON.stringify(forRollout[0].spec.maxUnavailable)}, not a number of pods`,
+            );
             const forCovered = all.filter((p) => selects(p.spec.selector ?? {}, { "app.kubernetes.io/name": "covered" }));
-            assert.deepStrictEqual(forCovered.map((p) => p.metadata.name), ["team-owned-budget"], "a workload another budget covers got a generated one as well");
+            assert.deepStrictEqual(
+                forCovered.map((p) => p.metadata.name),
+                ["team-owned-budget"],
+                "a workload another budget covers got a generated one as well",
+            );
         });
     }
 
@@ -757,7 +1148,15 @@ describe("kyverno", function () {
         await new Promise((r) => setTimeout(r, 15_000));
         kyverno.check();
         const generated = (JSON.parse(target.cluster.kubectl(["get", "pdb", "-A", "-l", GENERATED_BY_POLICY, "-o", "json"])) as { items: PdbView[] }).items;
-        const ours = generated.filter((p) => p.metadata.labels?.[GENERATED_BY_POLICY] === "generate-workload-pdb" && (p as unknown as { metadata: { namespace: string } }).metadata.namespace === ns);
-        assert.deepStrictEqual(ours.map((p) => p.metadata.name), [], "in complement mode this stack generated a budget: the platform's generator owns that");
+        const ours = generated.filter(
+            (p) =>
+                p.metadata.labels?.[GENERATED_BY_POLICY] === "generate-workload-pdb" &&
+                (p as unknown as { metadata: { namespace: string } }).metadata.namespace === ns,
+        );
+        assert.deepStrictEqual(
+            ours.map((p) => p.metadata.name),
+            [],
+            "in complement mode this stack generated a budget: the platform's generator owns that",
+        );
     });
 });

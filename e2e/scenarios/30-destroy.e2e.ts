@@ -16,12 +16,20 @@ describe("destroy", function () {
         const cluster = w.clusters.get("hub");
         assert.ok(cluster, "the greenfield hub is not up");
         cluster.kubectl(["create", "namespace", "tenant-destroy"]);
-        cluster.kubectl(["create", "-f", "-"], JSON.stringify({
-            apiVersion: "argoproj.io/v1alpha1",
-            kind: "Rollout",
-            metadata: { name: "web", namespace: "tenant-destroy" },
-            spec: { replicas: 1, selector: { matchLabels: { app: "web" } }, template: { metadata: { labels: { app: "web" } }, spec: { containers: [{ name: "web", image: "registry.platform.test/mirror/web:1" }] } }, strategy: { canary: { steps: [{ setWeight: 50 }] } } },
-        }));
+        cluster.kubectl(
+            ["create", "-f", "-"],
+            JSON.stringify({
+                apiVersion: "argoproj.io/v1alpha1",
+                kind: "Rollout",
+                metadata: { name: "web", namespace: "tenant-destroy" },
+                spec: {
+                    replicas: 1,
+                    selector: { matchLabels: { app: "web" } },
+                    template: { metadata: { labels: { app: "web" } }, spec: { containers: [{ name: "web", image: "registry.platform.test/mirror/web:1" }] } },
+                    strategy: { canary: { steps: [{ setWeight: 50 }] } },
+                },
+            }),
+        );
         const uid = cluster.kubectl(["get", "rollouts.argoproj.io", "web", "-n", "tenant-destroy", "-o", "jsonpath={.metadata.uid}"]);
         const destroy = readmeDestroy();
         // preprod reads the hub's outputs: destroy the spoke first, then the hub, as documented.
@@ -39,6 +47,10 @@ describe("destroy", function () {
             const templates = c.kubectl(["get", "clusteranalysistemplates", "-o", "name"]).trim();
             assert.strictEqual(templates, "", `destroy of ${stack} left the stack's templates: ${templates}`);
         }
-        assert.strictEqual(cluster.kubectl(["get", "rollouts.argoproj.io", "web", "-n", "tenant-destroy", "-o", "jsonpath={.metadata.uid}"]), uid, "the tenant Rollout was lost");
+        assert.strictEqual(
+            cluster.kubectl(["get", "rollouts.argoproj.io", "web", "-n", "tenant-destroy", "-o", "jsonpath={.metadata.uid}"]),
+            uid,
+            "the tenant Rollout was lost",
+        );
     });
 });

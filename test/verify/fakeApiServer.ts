@@ -23,7 +23,10 @@ export interface FakeWorld {
     /** SelfSubjectAccessReview: verify's own permissions; default allow. */
     authorizeSelf?: (attrs: NonNullable<ReviewSpec["resourceAttributes"]>) => { allowed: boolean; reason?: string };
     /** Answers of the service proxy. */
-    proxy?: (req: { namespace: string; service: string; port: string; path: string; query: URLSearchParams; headers: http.IncomingHttpHeaders }) => { status: number; body: string };
+    proxy?: (req: { namespace: string; service: string; port: string; path: string; query: URLSearchParams; headers: http.IncomingHttpHeaders }) => {
+        status: number;
+        body: string;
+    };
     /** Collections that are not served (404), e.g. a CRD that is not installed. */
     notServed?: string[];
 }
@@ -72,7 +75,8 @@ function collectionsOf(o: KubeObject): string[] {
     return collection === all ? [collection] : [collection, all];
 }
 
-const status = (code: number, message: string) => JSON.stringify({ kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message, reason: code === 404 ? "NotFound" : "Forbidden", code });
+const status = (code: number, message: string) =>
+    JSON.stringify({ kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message, reason: code === 404 ? "NotFound" : "Forbidden", code });
 
 export async function startFakeApiServer(world: FakeWorld): Promise<FakeApiServer> {
     const requests: string[] = [];
@@ -94,8 +98,19 @@ export async function startFakeApiServer(world: FakeWorld): Promise<FakeApiServe
                 const review = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { spec?: ReviewSpec };
                 const spec = review.spec ?? {};
                 const self = url.pathname.endsWith("selfsubjectaccessreviews");
-                const decision = self ? (world.authorizeSelf ?? (() => ({ allowed: true })))(spec.resourceAttributes ?? {}) : (world.authorize ?? (() => ({ allowed: false })))(spec);
-                send(201, JSON.stringify({ kind: self ? "SelfSubjectAccessReview" : "SubjectAccessReview", apiVersion: "authorization.k8s.io/v1", metadata: {}, spec, status: decision }));
+                const decision = self
+                    ? (world.authorizeSelf ?? (() => ({ allowed: true })))(spec.resourceAttributes ?? {})
+                    : (world.authorize ?? (() => ({ allowed: false })))(spec);
+                send(
+                    201,
+                    JSON.stringify({
+                        kind: self ? "SelfSubjectAccessReview" : "SubjectAccessReview",
+                        apiVersion: "authorization.k8s.io/v1",
+                        metadata: {},
+                        spec,
+                        status: decision,
+                    }),
+                );
                 return;
             }
             if (method !== "GET") {
@@ -109,7 +124,9 @@ export async function startFakeApiServer(world: FakeWorld): Promise<FakeApiServe
             }
             const proxy = /^\/api\/v1\/namespaces\/([^/]+)\/services\/([^/:]+):([^/]+)\/proxy(\/.*)$/.exec(url.pathname);
             if (proxy) {
-                const answer = world.proxy ? world.proxy({ namespace: proxy[1], service: proxy[2], port: proxy[3], path: proxy[4], query: url.searchParams, headers: req.headers }) : { status: 503, body: "no endpoints" };
+                const answer = world.proxy
+                    ? world.proxy({ namespace: proxy[1], service: proxy[2], port: proxy[3], path: proxy[4], query: url.searchParams, headers: req.headers })
+                    : { status: 503, body: "no endpoints" };
                 send(answer.status, answer.body);
                 return;
             }
@@ -123,7 +140,9 @@ export async function startFakeApiServer(world: FakeWorld): Promise<FakeApiServe
                 return;
             }
             const items = world.objects.filter((o) => collectionsOf(o).includes(url.pathname) && matchesSelector(o, url.searchParams.get("labelSelector")));
-            const isCollection = world.objects.some((o) => collectionsOf(o).includes(url.pathname)) || /\/(namespaces\/[^/]+\/)?[a-z]+$/.test(url.pathname) && !looksLikeObject(url.pathname);
+            const isCollection =
+                world.objects.some((o) => collectionsOf(o).includes(url.pathname)) ||
+                (/\/(namespaces\/[^/]+\/)?[a-z]+$/.test(url.pathname) && !looksLikeObject(url.pathname));
             if (items.length > 0 || isCollection) {
                 send(200, JSON.stringify({ kind: "List", apiVersion: "v1", metadata: { resourceVersion: "1" }, items }));
                 return;

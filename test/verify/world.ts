@@ -23,8 +23,26 @@ import { approvalRoles } from "../../components/delivery/approval";
 import { DeliveryPlan, deliveryPlan } from "../../components/delivery/strategy";
 import { spokeRoutes } from "../../components/gateway/spokeRoutes";
 import { inClusterMimirAddress } from "../../components/mimir";
-import { KYVERNO_AGGREGATE_LABELS, KyvernoPolicy, kyvernoPolicies, kyvernoRoleName, kyvernoRoles, pdbGenerationRules, policyContext } from "../../components/policy";
-import { clusterAnalysisTemplateSpec, controllerClusterRules, controllerNamespaceRules, controllerValues, errorBudgetTemplates, pluginImage, PolicyRule, ROLLOUTS_CRDS, sharedTemplates } from "../../components/rollouts";
+import {
+    KYVERNO_AGGREGATE_LABELS,
+    KyvernoPolicy,
+    kyvernoPolicies,
+    kyvernoRoleName,
+    kyvernoRoles,
+    pdbGenerationRules,
+    policyContext,
+} from "../../components/policy";
+import {
+    clusterAnalysisTemplateSpec,
+    controllerClusterRules,
+    controllerNamespaceRules,
+    controllerValues,
+    errorBudgetTemplates,
+    pluginImage,
+    PolicyRule,
+    ROLLOUTS_CRDS,
+    sharedTemplates,
+} from "../../components/rollouts";
 import { READ_CA_CONFIGMAP, controllerTrust } from "../../components/rollouts/trust";
 import { SMOKE_APP, smokeApp, smokePodTemplate, smokeStrategyOptions } from "../../components/smoke";
 import { gateRunTypes } from "../../tools/verify/checks/smoke";
@@ -66,7 +84,16 @@ export function verifyConfig(patch: Record<string, unknown> = {}): AddonConfig {
                 },
             },
             argocd: {
-                projects: { tenants: { owner: "addon", namespaceResources: [{ group: "", kind: "Service" }, { group: "apps", kind: "Deployment" }, { group: "gateway.networking.k8s.io", kind: "HTTPRoute" }] } },
+                projects: {
+                    tenants: {
+                        owner: "addon",
+                        namespaceResources: [
+                            { group: "", kind: "Service" },
+                            { group: "apps", kind: "Deployment" },
+                            { group: "gateway.networking.k8s.io", kind: "HTTPRoute" },
+                        ],
+                    },
+                },
                 applicationSets: { "tenant-apps": { owner: "addon", syncOptions: ["CreateNamespace=true"] } },
                 ignoreDifferences: [{ group: "apps", kind: "Deployment", jsonPointers: ["/spec/replicas"] }],
                 rbac: { approverRole: "role:approver", deployerRoles: ["role:deployer"], regulatedProjects: ["tenants"] },
@@ -189,12 +216,18 @@ export function setSmokeStatus(world: FakeWorld, config: AddonConfig, status: Re
     const selectors: Record<string, string | undefined> =
         "blueGreen" in plan.strategy
             ? { [plan.strategy.blueGreen.activeService]: bg.activeSelector, [plan.strategy.blueGreen.previewService]: bg.previewSelector }
-            : { [plan.strategy.canary.stableService ?? ""]: status.stableRS as string, [plan.strategy.canary.canaryService ?? ""]: status.currentPodHash as string };
+            : {
+                  [plan.strategy.canary.stableService ?? ""]: status.stableRS as string,
+                  [plan.strategy.canary.canaryService ?? ""]: status.currentPodHash as string,
+              };
     for (const [name, hash] of Object.entries(selectors)) {
         const i = world.objects.findIndex((o) => o.kind === "Service" && o.metadata?.namespace === ns && o.metadata?.name === name);
         if (i >= 0 && hash) {
             const s = world.objects[i];
-            world.objects[i] = { ...s, spec: { ...(s.spec as object), selector: { ...((s.spec as { selector: object }).selector ?? {}), "rollouts-pod-template-hash": hash } } };
+            world.objects[i] = {
+                ...s,
+                spec: { ...(s.spec as object), selector: { ...((s.spec as { selector: object }).selector ?? {}), "rollouts-pod-template-hash": hash } },
+            };
         }
     }
 }
@@ -213,28 +246,56 @@ export function healthyCluster(config: AddonConfig): ClusterWorld {
     const image = expectedControllerImage(values);
     const initImage = pluginImage(config.plugin, config.imageRegistry);
     const deployment = fixture("controller-deployment.json");
-    const podSpec = { serviceAccountName: "argo-rollouts", containers: [{ name: CONTROLLER_CONTAINER, image }], ...(initImage ? { initContainers: [{ name: "gatewayapi-plugin", image: initImage }] } : {}) };
-    objects.push({ ...deployment, spec: { ...(deployment.spec as object), replicas: config.controller.replicas, template: { ...(deployment.spec as { template: object }).template, spec: podSpec } } });
+    const podSpec = {
+        serviceAccountName: "argo-rollouts",
+        containers: [{ name: CONTROLLER_CONTAINER, image }],
+        ...(initImage ? { initContainers: [{ name: "gatewayapi-plugin", image: initImage }] } : {}),
+    };
+    objects.push({
+        ...deployment,
+        spec: {
+            ...(deployment.spec as object),
+            replicas: config.controller.replicas,
+            template: { ...(deployment.spec as { template: object }).template, spec: podSpec },
+        },
+    });
     const podAnnotations = (values.controller as { podAnnotations: Record<string, string> }).podAnnotations;
     // A spoke's read-endpoint CA bundle, as the chart renders controller.extraEnv, volumeMounts
     // and volumes into the pod (argo-helm charts/argo-rollouts templates/controller/deployment.yaml).
     const trust = controllerTrust(config.mimir.readCaBundle);
     const pod = fixture("controller-pod.json");
     for (const name of ["argo-rollouts-7c9d5f8b64-x2k8q", "argo-rollouts-7c9d5f8b64-p7m4n"]) {
-        const containers = (pod.spec as { containers: Record<string, unknown>[] }).containers.map((c) => ({ ...c, image, ...(trust ? { env: trust.extraEnv, volumeMounts: trust.volumeMounts } : {}) }));
+        const containers = (pod.spec as { containers: Record<string, unknown>[] }).containers.map((c) => ({
+            ...c,
+            image,
+            ...(trust ? { env: trust.extraEnv, volumeMounts: trust.volumeMounts } : {}),
+        }));
         objects.push({
             ...pod,
             metadata: { ...pod.metadata, name, annotations: { ...pod.metadata?.annotations, ...podAnnotations } },
-            spec: { ...(pod.spec as object), containers, ...(initImage ? { initContainers: [{ name: "gatewayapi-plugin", image: initImage }] } : {}), ...(trust ? { volumes: trust.volumes } : {}) },
+            spec: {
+                ...(pod.spec as object),
+                containers,
+                ...(initImage ? { initContainers: [{ name: "gatewayapi-plugin", image: initImage }] } : {}),
+                ...(trust ? { volumes: trust.volumes } : {}),
+            },
         });
     }
     if (trust) {
-        objects.push({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: READ_CA_CONFIGMAP, namespace: ns, uid: "uid-read-ca" }, data: trust.configMapData });
+        objects.push({
+            apiVersion: "v1",
+            kind: "ConfigMap",
+            metadata: { name: READ_CA_CONFIGMAP, namespace: ns, uid: "uid-read-ca" },
+            data: trust.configMapData,
+        });
     }
     const lease = fixture("lease.json");
     objects.push({ ...lease, spec: { ...(lease.spec as object), renewTime: new Date(NOW.getTime() - 4000).toISOString() } });
     const pluginsConfig = fixture("argo-rollouts-config.json");
-    objects.push({ ...pluginsConfig, data: { trafficRouterPlugins: YAML.stringify((values.controller as { trafficRouterPlugins: unknown }).trafficRouterPlugins) } });
+    objects.push({
+        ...pluginsConfig,
+        data: { trafficRouterPlugins: YAML.stringify((values.controller as { trafficRouterPlugins: unknown }).trafficRouterPlugins) },
+    });
     objects.push(...fixture<KubeObject[]>("kyverno-deployments.json"));
     // Kyverno's configuration as a platform with regulated namespaces sets it: the chart's
     // resourceFilters without its ReplicaSet entries, so the approval guards see ReplicaSets.
@@ -249,15 +310,29 @@ export function healthyCluster(config: AddonConfig): ClusterWorld {
         objects.push(...fixture<KubeObject[]>("platform-availability-clusterpolicies.json"));
     }
     const grantList: Grant[] = [
-        { user: `system:serviceaccount:${ns}:argo-rollouts`, rules: controllerClusterRules(config.plugin), reason: 'RBAC: allowed by ClusterRoleBinding "argo-rollouts" of ClusterRole "argo-rollouts" to ServiceAccount "argo-rollouts/argo-rollouts"' },
-        { user: `system:serviceaccount:${ns}:argo-rollouts`, namespace: ns, rules: controllerNamespaceRules(), reason: 'RBAC: allowed by RoleBinding "argo-rollouts/argo-rollouts" of Role "argo-rollouts" to ServiceAccount "argo-rollouts/argo-rollouts"' },
+        {
+            user: `system:serviceaccount:${ns}:argo-rollouts`,
+            rules: controllerClusterRules(config.plugin),
+            reason: 'RBAC: allowed by ClusterRoleBinding "argo-rollouts" of ClusterRole "argo-rollouts" to ServiceAccount "argo-rollouts/argo-rollouts"',
+        },
+        {
+            user: `system:serviceaccount:${ns}:argo-rollouts`,
+            namespace: ns,
+            rules: controllerNamespaceRules(),
+            reason: 'RBAC: allowed by RoleBinding "argo-rollouts/argo-rollouts" of Role "argo-rollouts" to ServiceAccount "argo-rollouts/argo-rollouts"',
+        },
     ];
     for (const role of kyvernoRoles(policy)) {
         const name = kyvernoRoleName(role);
         objects.push({
             apiVersion: "rbac.authorization.k8s.io/v1",
             kind: "ClusterRole",
-            metadata: { name, uid: `uid-${role.name}`, labels: { ...PART_OF, ...Object.fromEntries(role.controllers.map((c) => [KYVERNO_AGGREGATE_LABELS[c], "true"])) }, annotations: { "argo-rollouts-addon.platform/why": role.why } },
+            metadata: {
+                name,
+                uid: `uid-${role.name}`,
+                labels: { ...PART_OF, ...Object.fromEntries(role.controllers.map((c) => [KYVERNO_AGGREGATE_LABELS[c], "true"])) },
+                annotations: { "argo-rollouts-addon.platform/why": role.why },
+            },
             rules: role.rules,
         });
         // Kyverno's chart aggregates the labelled role into each controller's ClusterRole.
@@ -279,19 +354,44 @@ export function healthyCluster(config: AddonConfig): ClusterWorld {
 
     // Tenant read: the stage's view role, and `view` as the aggregation controller fills it from it.
     const tenantView = tenantViewRole();
-    objects.push({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { ...tenantView.metadata, uid: "uid-tenant-view" }, rules: tenantView.rules });
-    objects.push({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: "view", uid: "uid-view" }, rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"] }, ...tenantView.rules] });
+    objects.push({
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "ClusterRole",
+        metadata: { ...tenantView.metadata, uid: "uid-tenant-view" },
+        rules: tenantView.rules,
+    });
+    objects.push({
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "ClusterRole",
+        metadata: { name: "view", uid: "uid-view" },
+        rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"] }, ...tenantView.rules],
+    });
 
     // Tenants: a canary Rollout with its generated budget, an editor binding, a regulated app.
-    objects.push(fixture("tenant-rollout.json"), fixture("generated-pdb.json"), fixture("clusterrole-edit.json"), ...fixture<KubeObject[]>("rolebindings.json"));
-    grantList.push({ group: "alpha-team", namespace: "alpha-shop-prod", rules: fixture<{ rules: PolicyRule[] }>("clusterrole-edit.json").rules, reason: fixture<{ reason: string }>("sar-allowed-by-edit.json").reason });
+    objects.push(
+        fixture("tenant-rollout.json"),
+        fixture("generated-pdb.json"),
+        fixture("clusterrole-edit.json"),
+        ...fixture<KubeObject[]>("rolebindings.json"),
+    );
+    grantList.push({
+        group: "alpha-team",
+        namespace: "alpha-shop-prod",
+        rules: fixture<{ rules: PolicyRule[] }>("clusterrole-edit.json").rules,
+        reason: fixture<{ reason: string }>("sar-allowed-by-edit.json").reason,
+    });
     const groups = policy.regulated ?? { approverGroups: [], deployerGroups: [] };
     const approval = approvalRoles(REGULATED_APP, groups);
     objects.push(approval.approver as unknown as KubeObject, approval.deployer as unknown as KubeObject, ...(approval.bindings as unknown as KubeObject[]));
     for (const b of approval.bindings) {
         const role = b.roleRef.name === approval.approver.metadata.name ? approval.approver : approval.deployer;
         for (const s of b.subjects) {
-            grantList.push({ group: s.name, namespace: REGULATED_APP.namespace, rules: role.rules, reason: `RBAC: allowed by RoleBinding "${b.metadata.name}/${REGULATED_APP.namespace}" of Role "${role.metadata.name}" to Group "${s.name}"` });
+            grantList.push({
+                group: s.name,
+                namespace: REGULATED_APP.namespace,
+                rules: role.rules,
+                reason: `RBAC: allowed by RoleBinding "${b.metadata.name}/${REGULATED_APP.namespace}" of Role "${role.metadata.name}" to Group "${s.name}"`,
+            });
         }
     }
     // ArgoCD's application controller may do anything (its upstream ClusterRole): a GitOps identity.
@@ -307,11 +407,18 @@ export function healthyCluster(config: AddonConfig): ClusterWorld {
         const settings = tenantSyncSettings({ ignoreDifferences: [{ group: "apps", kind: "Deployment", jsonPointers: ["/spec/replicas"] }] });
         for (const p of argo.projects) {
             const project = fixture("appproject.json");
-            const whitelist = p.owner === "addon" ? projectWhitelist(p.namespaceResources) : [{ group: "", kind: "Service" }, { group: "apps", kind: "*" }, ...ROLLOUT_PROJECT_KINDS];
+            const whitelist =
+                p.owner === "addon"
+                    ? projectWhitelist(p.namespaceResources)
+                    : [{ group: "", kind: "Service" }, { group: "apps", kind: "*" }, ...ROLLOUT_PROJECT_KINDS];
             // A project that is not regulated keeps out of the regulated namespace ("!" refuses one).
             const destinations = (project.spec as { destinations: { namespace: string; server: string }[] }).destinations;
             const keepOut = argo.rbac.regulatedProjects.includes(p.name) ? [] : [{ namespace: `!${REGULATED_APP.namespace}`, server: destinations[0].server }];
-            objects.push({ ...project, metadata: { ...project.metadata, name: p.name, namespace: argo.namespace }, spec: { ...(project.spec as object), namespaceResourceWhitelist: whitelist, destinations: [...destinations, ...keepOut] } });
+            objects.push({
+                ...project,
+                metadata: { ...project.metadata, name: p.name, namespace: argo.namespace },
+                spec: { ...(project.spec as object), namespaceResourceWhitelist: whitelist, destinations: [...destinations, ...keepOut] },
+            });
         }
         // ArgoCD's application controller and API server, each as its own ServiceAccount.
         objects.push(...fixture<KubeObject[]>("argocd-workloads.json").map((w) => ({ ...w, metadata: { ...w.metadata, namespace: argo.namespace } })));
@@ -320,7 +427,10 @@ export function healthyCluster(config: AddonConfig): ClusterWorld {
             const template =
                 set.owner === "addon"
                     ? applicationSetPatch(set, argo.namespace, argo.allKinds).spec.template
-                    : { metadata: { annotations: settings.annotations }, spec: { syncPolicy: { syncOptions: settings.syncOptions }, ignoreDifferences: settings.ignoreDifferences } };
+                    : {
+                          metadata: { annotations: settings.annotations },
+                          spec: { syncPolicy: { syncOptions: settings.syncOptions }, ignoreDifferences: settings.ignoreDifferences },
+                      };
             const appSet = fixture("applicationset.json");
             const setTemplate = (appSet.spec as { template: { metadata: Record<string, unknown>; spec: Record<string, unknown> } }).template;
             objects.push({
@@ -330,7 +440,11 @@ export function healthyCluster(config: AddonConfig): ClusterWorld {
                     ...(appSet.spec as object),
                     template: {
                         metadata: { ...setTemplate.metadata, annotations: template.metadata.annotations },
-                        spec: { ...setTemplate.spec, syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: template.spec.syncPolicy.syncOptions }, ignoreDifferences: template.spec.ignoreDifferences },
+                        spec: {
+                            ...setTemplate.spec,
+                            syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: template.spec.syncPolicy.syncOptions },
+                            ignoreDifferences: template.spec.ignoreDifferences,
+                        },
                     },
                 },
             });
@@ -342,21 +456,42 @@ export function healthyCluster(config: AddonConfig): ClusterWorld {
                     annotations: template.metadata.annotations,
                     ownerReferences: (app.metadata?.ownerReferences ?? []).map((o) => ({ ...o, name: set.name })),
                 },
-                spec: { ...(app.spec as object), syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: template.spec.syncPolicy.syncOptions }, ignoreDifferences: template.spec.ignoreDifferences },
+                spec: {
+                    ...(app.spec as object),
+                    syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: template.spec.syncPolicy.syncOptions },
+                    ignoreDifferences: template.spec.ignoreDifferences,
+                },
             });
         }
         const cm = fixture("argocd-cm.json");
-        objects.push({ ...cm, metadata: { ...cm.metadata, namespace: argo.namespace }, data: { ...(cm.data as object), ...argocdCmIgnoreData(expandAllKinds(argo.ignoreDifferences, argo.allKinds)) } });
+        objects.push({
+            ...cm,
+            metadata: { ...cm.metadata, namespace: argo.namespace },
+            data: { ...(cm.data as object), ...argocdCmIgnoreData(expandAllKinds(argo.ignoreDifferences, argo.allKinds)) },
+        });
         const rbacCm = fixture("argocd-rbac-cm.json");
         const csv = rolloutActionsPolicyCsv(argo.rbac);
-        objects.push({ ...rbacCm, metadata: { ...rbacCm.metadata, namespace: argo.namespace }, data: { ...(rbacCm.data as object), ...(csv ? { [ROLLOUT_ACTIONS_POLICY_KEY]: csv } : {}) } });
+        objects.push({
+            ...rbacCm,
+            metadata: { ...rbacCm.metadata, namespace: argo.namespace },
+            data: { ...(rbacCm.data as object), ...(csv ? { [ROLLOUT_ACTIONS_POLICY_KEY]: csv } : {}) },
+        });
     }
 
     // The metric path: the shared templates at the stack's address (a spoke's from its hub stack).
-    const address = config.cluster.role === "hub" ? inClusterMimirAddress(config.mimir) : config.mimir.readEndpoint?.kind === "url" ? config.mimir.readEndpoint.url : HUB_READ_ENDPOINT;
+    const address =
+        config.cluster.role === "hub"
+            ? inClusterMimirAddress(config.mimir)
+            : config.mimir.readEndpoint?.kind === "url"
+              ? config.mimir.readEndpoint.url
+              : HUB_READ_ENDPOINT;
     const cat = fixture("cluster-analysis-template.json");
     for (const t of sharedTemplates(config.analysis)) {
-        objects.push({ ...cat, metadata: { ...cat.metadata, name: t.name }, spec: clusterAnalysisTemplateSpec(t, config.analysis, address, config.cluster.mimirTenant) });
+        objects.push({
+            ...cat,
+            metadata: { ...cat.metadata, name: t.name },
+            spec: clusterAnalysisTemplateSpec(t, config.analysis, address, config.cluster.mimirTenant),
+        });
     }
     for (const t of errorBudgetTemplates(config.errorBudget, config.analysis)) {
         objects.push({ ...cat, metadata: { ...cat.metadata, name: t.name }, spec: t.spec(address, config.cluster.mimirTenant) });
@@ -391,12 +526,22 @@ export function healthyCluster(config: AddonConfig): ClusterWorld {
             apiVersion: "argoproj.io/v1alpha1",
             kind: "Rollout",
             metadata: { name: SMOKE_APP, namespace: smoke.namespace, generation: 4, labels: { "app.kubernetes.io/name": SMOKE_APP } },
-            spec: { replicas: smoke.replicas, revisionHistoryLimit: 3, selector: { matchLabels: { "app.kubernetes.io/name": SMOKE_APP } }, template: smokePodTemplate(smoke, SMOKE_REVISION), strategy: plan.strategy },
+            spec: {
+                replicas: smoke.replicas,
+                revisionHistoryLimit: 3,
+                selector: { matchLabels: { "app.kubernetes.io/name": SMOKE_APP } },
+                template: smokePodTemplate(smoke, SMOKE_REVISION),
+                strategy: plan.strategy,
+            },
             status: {},
         });
         const service = fixture("smoke-service.json");
         for (const s of plan.services) {
-            objects.push({ ...service, metadata: { ...service.metadata, name: s.metadata.name, namespace: s.metadata.namespace }, spec: { ...(service.spec as object), selector: { ...s.spec.selector } } });
+            objects.push({
+                ...service,
+                metadata: { ...service.metadata, name: s.metadata.name, namespace: s.metadata.namespace },
+                spec: { ...(service.spec as object), selector: { ...s.spec.selector } },
+            });
         }
         objects.push({ ...fixture("smoke-route.json"), spec: plan.httpRoute!.spec });
     }
@@ -407,7 +552,13 @@ export function healthyCluster(config: AddonConfig): ClusterWorld {
         authorize: (spec) => authorizer(world.grants)(spec),
         proxy: (req) => {
             const tenantOk = req.headers["x-scope-orgid"] === config.cluster.mimirTenant;
-            if (req.namespace === mimir.namespace && req.service === mimir.gatewayService && req.port === String(mimir.gatewayServicePort) && req.path === "/prometheus/api/v1/query" && tenantOk) {
+            if (
+                req.namespace === mimir.namespace &&
+                req.service === mimir.gatewayService &&
+                req.port === String(mimir.gatewayServicePort) &&
+                req.path === "/prometheus/api/v1/query" &&
+                tenantOk
+            ) {
                 return { status: 200, body: JSON.stringify(fixture("prometheus-vector.json")) };
             }
             return fixture<{ status: number; body: string }>("mimir-no-org-id.json");
@@ -421,7 +572,11 @@ export function healthyCluster(config: AddonConfig): ClusterWorld {
         for (const type of gateRunTypes(smokePlan(config))) {
             world.objects.push({
                 ...run,
-                metadata: { ...run.metadata, name: `${SMOKE_APP}-${String(status.currentPodHash)}-${type.toLowerCase()}`, labels: { ...run.metadata?.labels, "rollouts-pod-template-hash": String(status.currentPodHash), "rollout-type": type } },
+                metadata: {
+                    ...run.metadata,
+                    name: `${SMOKE_APP}-${String(status.currentPodHash)}-${type.toLowerCase()}`,
+                    labels: { ...run.metadata?.labels, "rollouts-pod-template-hash": String(status.currentPodHash), "rollout-type": type },
+                },
                 status: { phase: "Successful" },
             });
         }

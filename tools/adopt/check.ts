@@ -15,7 +15,19 @@ import { NOTIFICATION_CONFIGMAP } from "../../components/rollouts/notifications"
 import { RELEASE_NAME, controllerValues } from "../../components/rollouts/values";
 import { protectedFromDeletion } from "../verify/checks/controller";
 import type { KubeObject, ReadOnlyCluster } from "../verify/cluster";
-import { Argument, apiPath, fieldChanges, fieldManagers, imageTag, isDowngrade, objectName, removeKeysCommand, staleKeys, templateReferences, unresolvedArgs } from "./inventory";
+import {
+    Argument,
+    apiPath,
+    fieldChanges,
+    fieldManagers,
+    imageTag,
+    isDowngrade,
+    objectName,
+    removeKeysCommand,
+    staleKeys,
+    templateReferences,
+    unresolvedArgs,
+} from "./inventory";
 
 /** One object the stack declares, as the cluster has it now. */
 export interface DeclaredObject {
@@ -90,7 +102,6 @@ const RELEASE_KINDS: { apiVersion: string; kind: string; namespaced: boolean }[]
     { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", namespaced: false },
 ];
 
-
 /** Reads the CRD manifests the stack applies (controller.crdBaseUrl at controller.appVersion), or says why it could not. */
 export type CrdSource = (urls: string[]) => Promise<Record<string, unknown>[] | { error: string }>;
 
@@ -105,7 +116,12 @@ export async function adoptCheck(config: AddonConfig, planned: PlannedObject[], 
     for (const c of ROLLOUTS_CRDS) {
         const live = await cluster.get(apiPath("apiextensions.k8s.io/v1", "CustomResourceDefinition", undefined, c.name));
         liveCrds.set(c.name, live);
-        crds.push({ name: c.name, present: Boolean(live), managers: live ? fieldManagers(live) : [], version: live?.metadata?.labels?.["app.kubernetes.io/version"] ?? null });
+        crds.push({
+            name: c.name,
+            present: Boolean(live),
+            managers: live ? fieldManagers(live) : [],
+            version: live?.metadata?.labels?.["app.kubernetes.io/version"] ?? null,
+        });
         if (!live) {
             continue;
         }
@@ -129,7 +145,8 @@ export async function adoptCheck(config: AddonConfig, planned: PlannedObject[], 
 
     // The controller's version: never a silent downgrade.
     const deployment = await cluster.get(apiPath("apps/v1", "Deployment", ns, RELEASE_NAME));
-    const containers = ((deployment?.spec as { template?: { spec?: { containers?: { name?: string; image?: string }[] } } } | undefined)?.template?.spec?.containers ?? []);
+    const containers =
+        (deployment?.spec as { template?: { spec?: { containers?: { name?: string; image?: string }[] } } } | undefined)?.template?.spec?.containers ?? [];
     const image = containers.find((c) => c.name === "argo-rollouts")?.image ?? containers[0]?.image;
     const running = image ? (imageTag(image) ?? null) : null;
     const configured = config.controller.appVersion;
@@ -158,7 +175,13 @@ export async function adoptCheck(config: AddonConfig, planned: PlannedObject[], 
         const live = await cluster.get(apiPath(p.apiVersion, p.kind, p.metadata.namespace, p.metadata.name));
         const object = objectName(p.kind, p.metadata.namespace, p.metadata.name);
         declared.add(object);
-        objects.push({ object, declaredBy: "stack", present: Boolean(live), managers: live ? fieldManagers(live) : [], changes: live ? fieldChanges(p, live) : [] });
+        objects.push({
+            object,
+            declaredBy: "stack",
+            present: Boolean(live),
+            managers: live ? fieldManagers(live) : [],
+            changes: live ? fieldChanges(p, live) : [],
+        });
         claimable(live, p.kind, p.metadata.namespace, p.metadata.name);
     }
     const values = controllerValues(config);
@@ -168,7 +191,13 @@ export async function adoptCheck(config: AddonConfig, planned: PlannedObject[], 
         const object = objectName(c.kind, c.namespaced ? ns : undefined, c.name);
         declared.add(object);
         const expected = chartFields.find((f) => f.kind === c.kind && f.metadata.name === c.name);
-        objects.push({ object, declaredBy: "chart", present: Boolean(live), managers: live ? fieldManagers(live) : [], changes: live ? (expected ? fieldChanges(expected, live) : []) : [] });
+        objects.push({
+            object,
+            declaredBy: "chart",
+            present: Boolean(live),
+            managers: live ? fieldManagers(live) : [],
+            changes: live ? (expected ? fieldChanges(expected, live) : []) : [],
+        });
         claimable(live, c.kind, c.namespaced ? ns : undefined, c.name);
     }
     const source = crdSource ? await crdSource(rolloutsCrdUrls(config.controller.crdBaseUrl, config.controller.appVersion)) : { error: "no CRD source" };
@@ -199,14 +228,22 @@ export async function adoptCheck(config: AddonConfig, planned: PlannedObject[], 
     const rolloutsConfig = await cluster.get(apiPath("v1", "ConfigMap", ns, "argo-rollouts-config"));
     const stale = staleKeys(rolloutsConfig, renderedConfigKeys(values.controller as Record<string, unknown>));
     if (stale.length > 0) {
-        leftovers.push({ object: objectName("ConfigMap", ns, "argo-rollouts-config"), what: `keys ${stale.join(", ")} stay, owned by the old manager, and the controller keeps loading them`, retire: removeKeysCommand(ns, "argo-rollouts-config", stale) });
+        leftovers.push({
+            object: objectName("ConfigMap", ns, "argo-rollouts-config"),
+            what: `keys ${stale.join(", ")} stay, owned by the old manager, and the controller keeps loading them`,
+            retire: removeKeysCommand(ns, "argo-rollouts-config", stale),
+        });
     }
     const notifications = planned.find((p) => p.kind === "ConfigMap" && p.metadata.name === NOTIFICATION_CONFIGMAP);
     if (notifications) {
         const live = await cluster.get(apiPath("v1", "ConfigMap", ns, NOTIFICATION_CONFIGMAP));
         const old = staleKeys(live, Object.keys((notifications.data ?? {}) as Record<string, unknown>));
         if (old.length > 0) {
-            leftovers.push({ object: objectName("ConfigMap", ns, NOTIFICATION_CONFIGMAP), what: `old notification keys ${old.join(", ")} stay, owned by the old manager`, retire: removeKeysCommand(ns, NOTIFICATION_CONFIGMAP, old) });
+            leftovers.push({
+                object: objectName("ConfigMap", ns, NOTIFICATION_CONFIGMAP),
+                what: `old notification keys ${old.join(", ")} stay, owned by the old manager`,
+                retire: removeKeysCommand(ns, NOTIFICATION_CONFIGMAP, old),
+            });
         }
     }
     for (const k of RELEASE_KINDS) {
@@ -218,7 +255,11 @@ export async function adoptCheck(config: AddonConfig, planned: PlannedObject[], 
             }
             const object = objectName(k.kind, k.namespaced ? ns : undefined, name);
             if (!declared.has(object)) {
-                leftovers.push({ object, what: "of the old release; the stack does not declare it", retire: `kubectl delete ${k.kind.toLowerCase()} ${k.namespaced ? `-n ${ns} ` : ""}${name}` });
+                leftovers.push({
+                    object,
+                    what: "of the old release; the stack does not declare it",
+                    retire: `kubectl delete ${k.kind.toLowerCase()} ${k.namespaced ? `-n ${ns} ` : ""}${name}`,
+                });
             }
         }
     }
@@ -227,7 +268,11 @@ export async function adoptCheck(config: AddonConfig, planned: PlannedObject[], 
     // a tenant's template is never taken over, and its users are listed for their migration.
     const rollouts = (await cluster.list("/apis/argoproj.io/v1alpha1/rollouts")) ?? [];
     const references = rollouts.flatMap(templateReferences);
-    const plannedTemplates = new Map(planned.filter((p) => p.kind === "ClusterAnalysisTemplate").map((p) => [p.metadata.name, ((p.spec as { args?: Argument[] } | undefined)?.args ?? []) as Argument[]]));
+    const plannedTemplates = new Map(
+        planned
+            .filter((p) => p.kind === "ClusterAnalysisTemplate")
+            .map((p) => [p.metadata.name, ((p.spec as { args?: Argument[] } | undefined)?.args ?? []) as Argument[]]),
+    );
     const liveTemplates = (await cluster.list("/apis/argoproj.io/v1alpha1/clusteranalysistemplates")) ?? [];
     for (const ref of references.filter((r) => plannedTemplates.has(r.template))) {
         const missing = unresolvedArgs(plannedTemplates.get(ref.template)!, ref.args);
@@ -246,14 +291,20 @@ export async function adoptCheck(config: AddonConfig, planned: PlannedObject[], 
             const args = ((t.spec as { args?: Argument[] } | undefined)?.args ?? []) as Argument[];
             return {
                 template: name,
-                rollouts: references.filter((r) => r.template === name).map((r) => {
-                    const unresolved = unresolvedArgs(args, r.args);
-                    return { rollout: r.rollout, where: r.where, resolves: unresolved.length === 0, unresolved };
-                }),
+                rollouts: references
+                    .filter((r) => r.template === name)
+                    .map((r) => {
+                        const unresolved = unresolvedArgs(args, r.args);
+                        return { rollout: r.rollout, where: r.where, resolves: unresolved.length === 0, unresolved };
+                    }),
             };
         });
     for (const t of tenantTemplates.filter((x) => x.rollouts.length === 0 && !x.template.startsWith(TEMPLATE_NAME_PREFIX))) {
-        leftovers.push({ object: objectName("ClusterAnalysisTemplate", undefined, t.template), what: "not the stack's and no Rollout references it", retire: `kubectl delete clusteranalysistemplate ${t.template}` });
+        leftovers.push({
+            object: objectName("ClusterAnalysisTemplate", undefined, t.template),
+            what: "not the stack's and no Rollout references it",
+            retire: `kubectl delete clusteranalysistemplate ${t.template}`,
+        });
     }
 
     return {
@@ -278,12 +329,25 @@ export function formatAdoptText(r: AdoptReport): string {
     const lines = [`adopt-check stack ${r.stack} (cluster ${r.cluster}) at ${r.server}`];
     lines.push(`controller: running ${r.controller.running ?? "none"}, the stack configures ${r.controller.configured}`);
     for (const c of r.crds) {
-        lines.push(`crd ${c.name}: ${c.present ? `present${c.version ? `, version label ${c.version}` : ""}, managers ${c.managers.join(", ") || "none"}` : "absent"}`);
+        lines.push(
+            `crd ${c.name}: ${c.present ? `present${c.version ? `, version label ${c.version}` : ""}, managers ${c.managers.join(", ") || "none"}` : "absent"}`,
+        );
     }
     lines.push("objects the stack declares:");
     for (const o of r.objects) {
-        const changes = o.changes === null ? (o.present ? `; fields: not compared (${o.notCompared ?? "the source could not be read"})` : "") : o.changes.length > 0 ? `; changes ${o.changes.join(", ")}` : o.present ? "; no field changes" : "";
-        lines.push(`  ${o.present ? "present" : "absent "}  ${o.object} [${o.declaredBy}]${o.present ? ` managers ${o.managers.join(", ") || "none"}` : ""}${changes}`);
+        const changes =
+            o.changes === null
+                ? o.present
+                    ? `; fields: not compared (${o.notCompared ?? "the source could not be read"})`
+                    : ""
+                : o.changes.length > 0
+                  ? `; changes ${o.changes.join(", ")}`
+                  : o.present
+                    ? "; no field changes"
+                    : "";
+        lines.push(
+            `  ${o.present ? "present" : "absent "}  ${o.object} [${o.declaredBy}]${o.present ? ` managers ${o.managers.join(", ") || "none"}` : ""}${changes}`,
+        );
     }
     lines.push(`left behind (${r.leftovers.length}):`);
     for (const l of r.leftovers) {
@@ -300,6 +364,10 @@ export function formatAdoptText(r: AdoptReport): string {
     for (const b of r.breaks) {
         lines.push(`  BREAK ${b.object}: ${b.found}`, `      first: ${b.fix}`);
     }
-    lines.push(r.breaks.length > 0 ? `adopting stack ${r.stack} now would break ${r.breaks.length} thing(s): fix them first` : `adopting stack ${r.stack} breaks nothing adopt-check can see`);
+    lines.push(
+        r.breaks.length > 0
+            ? `adopting stack ${r.stack} now would break ${r.breaks.length} thing(s): fix them first`
+            : `adopting stack ${r.stack} breaks nothing adopt-check can see`,
+    );
     return lines.join("\n");
 }

@@ -123,7 +123,9 @@ export function templateReferences(rollout: KubeObject): TemplateReference[] {
         }
     }
     return found.flatMap(({ where, analysis }) =>
-        (analysis.templates ?? []).filter((t) => t.clusterScope && t.templateName).map((t) => ({ rollout: name, where, template: t.templateName!, args: analysis.args ?? [] })),
+        (analysis.templates ?? [])
+            .filter((t) => t.clusterScope && t.templateName)
+            .map((t) => ({ rollout: name, where, template: t.templateName!, args: analysis.args ?? [] })),
     );
 }
 

@@ -247,7 +247,12 @@ export function renderReference(): string {
         "",
     ];
     for (const [key, f] of Object.entries(STACK_FIELDS) as [string, Field][]) {
-        out.push(`## ${key}`, "", `${f.doc[0].toUpperCase()}${f.doc.slice(1)}.${REQUIRED_KEYS.includes(key as (typeof REQUIRED_KEYS)[number]) ? " Required." : ""}`, "");
+        out.push(
+            `## ${key}`,
+            "",
+            `${f.doc[0].toUpperCase()}${f.doc.slice(1)}.${REQUIRED_KEYS.includes(key as (typeof REQUIRED_KEYS)[number]) ? " Required." : ""}`,
+            "",
+        );
         out.push("| key | type | default | allowed | meaning |", "|---|---|---|---|---|");
         const rows = rowsOf(key, f);
         // A section's own row says only what the heading says; its keys follow.

@@ -29,17 +29,35 @@ const calls = (scope: ControllerCall["scope"], group: string, resource: string, 
  * `components/rollouts/rbac.ts` must grant every one of them (a unit test holds it to that).
  */
 export const ROLLOUT_PATH_CALLS: readonly ControllerCall[] = [
-    ...calls("cluster", "argoproj.io", "rollouts", ["get", "list", "watch", "update"], `${AR} rollout/controller.go (informer, Update), rollout/replicaset.go (Get)`),
+    ...calls(
+        "cluster",
+        "argoproj.io",
+        "rollouts",
+        ["get", "list", "watch", "update"],
+        `${AR} rollout/controller.go (informer, Update), rollout/replicaset.go (Get)`,
+    ),
     ...calls("cluster", "argoproj.io", "rollouts", ["update", "patch"], `${AR} rollout/sync.go (UpdateStatus, Patch "status")`, "status"),
     // metav1.NewControllerRef sets blockOwnerDeletion on the ReplicaSets and AnalysisRuns a Rollout
     // owns; with the OwnerReferencesPermissionEnforcement admission plugin that needs update on the
     // owner's finalizers.
     ...calls("cluster", "argoproj.io", "rollouts", ["update"], `${AR} utils/replicaset (owner references with blockOwnerDeletion)`, "finalizers"),
-    ...calls("cluster", "argoproj.io", "analysisruns", ["create", "get", "list", "watch", "patch", "delete"], `${AR} utils/analysis/helpers.go (CreateWithCollisionCounter), rollout/analysis.go (Patch, Delete)`),
+    ...calls(
+        "cluster",
+        "argoproj.io",
+        "analysisruns",
+        ["create", "get", "list", "watch", "patch", "delete"],
+        `${AR} utils/analysis/helpers.go (CreateWithCollisionCounter), rollout/analysis.go (Patch, Delete)`,
+    ),
     ...calls("cluster", "argoproj.io", "analysistemplates", ["get", "list", "watch"], `${AR} cmd/rollouts-controller/main.go (informer)`),
     ...calls("cluster", "argoproj.io", "clusteranalysistemplates", ["get", "list", "watch"], `${AR} cmd/rollouts-controller/main.go (informer)`),
     ...calls("cluster", "argoproj.io", "experiments", ["list", "watch"], `${AR} cmd/rollouts-controller/main.go (informer)`),
-    ...calls("cluster", "apps", "replicasets", ["create", "get", "list", "watch", "update", "patch", "delete"], `${AR} rollout/sync.go (Create, Get, Delete), rollout/replicaset.go (Patch), rollout/controller.go (Update)`),
+    ...calls(
+        "cluster",
+        "apps",
+        "replicasets",
+        ["create", "get", "list", "watch", "update", "patch", "delete"],
+        `${AR} rollout/sync.go (Create, Get, Delete), rollout/replicaset.go (Patch), rollout/controller.go (Update)`,
+    ),
     ...calls("cluster", "", "services", ["get", "list", "watch", "patch"], `${AR} rollout/service.go (Get, Patch of the selector)`),
     ...calls("cluster", "", "pods", ["list"], `${AR} utils/replicaset/replicaset.go, rollout/restart.go (List)`),
     // Ephemeral canary/stable metadata on running pods: Update, and after a Conflict a Get of the
@@ -50,9 +68,27 @@ export const ROLLOUT_PATH_CALLS: readonly ControllerCall[] = [
     ...calls("cluster", "", "events", ["create", "patch"], `${AR} utils/record/record.go (event sink)`),
     ...calls("cluster", "batch", "jobs", ["list", "watch"], `${AR} cmd/rollouts-controller/main.go (informer, started whatever the provider)`),
     ...calls("cluster", "networking.k8s.io", "ingresses", ["list", "watch"], `${AR} cmd/rollouts-controller/main.go (ingress informer)`),
-    ...calls("cluster", "gateway.networking.k8s.io", "httproutes", ["get", "list", "update"], `${PLUGIN} pkg/plugin/httproute.go (Get, Update), pkg/plugin/plugin.go (List)`),
-    ...calls("controller", "coordination.k8s.io", "leases", ["get", "create", "update"], `${AR} controller/controller.go (LeaseLock argo-rollouts-controller-lock)`),
-    ...calls("controller", "", "configmaps", ["get", "list", "watch"], `${AR} controller/controller.go (argo-rollouts-config, notification ConfigMap informer)`),
+    ...calls(
+        "cluster",
+        "gateway.networking.k8s.io",
+        "httproutes",
+        ["get", "list", "update"],
+        `${PLUGIN} pkg/plugin/httproute.go (Get, Update), pkg/plugin/plugin.go (List)`,
+    ),
+    ...calls(
+        "controller",
+        "coordination.k8s.io",
+        "leases",
+        ["get", "create", "update"],
+        `${AR} controller/controller.go (LeaseLock argo-rollouts-controller-lock)`,
+    ),
+    ...calls(
+        "controller",
+        "",
+        "configmaps",
+        ["get", "list", "watch"],
+        `${AR} controller/controller.go (argo-rollouts-config, notification ConfigMap informer)`,
+    ),
     ...calls("controller", "", "secrets", ["list", "watch"], `${AR} controller/controller.go (notification Secret informer)`),
 ];
 
@@ -141,7 +177,16 @@ export function verifyRules(config?: Pick<AddonConfig, "cluster" | "mimir">): Po
         // The hub lists HTTPRoutes in every namespace and reads the ingest Gateway's listeners: every
         // route on a spoke's hostname and listener is audited, not only the hub's own.
         { apiGroups: ["gateway.networking.k8s.io"], resources: ["httproutes"], verbs: hub ? ["get", "list"] : ["get"] },
-        ...(hub ? [{ apiGroups: ["gateway.networking.k8s.io"], resources: ["gateways"], verbs: ["get"], ...(config ? { resourceNames: [config.mimir.ingestGateway.name] } : {}) }] : []),
+        ...(hub
+            ? [
+                  {
+                      apiGroups: ["gateway.networking.k8s.io"],
+                      resources: ["gateways"],
+                      verbs: ["get"],
+                      ...(config ? { resourceNames: [config.mimir.ingestGateway.name] } : {}),
+                  },
+              ]
+            : []),
         { apiGroups: ["authorization.k8s.io"], resources: ["subjectaccessreviews"], verbs: ["create"] },
     ];
 }
@@ -178,5 +223,12 @@ export function requestQuestion(method: string, rawPath: string): ResourceQuesti
     }
     const [resource, name, subresource] = rest;
     const verb = method === "POST" ? "create" : name === undefined ? "list" : "get";
-    return { verb, group, resource, ...(namespace ? { namespace } : {}), ...(name ? { name: name.split(":")[0] } : {}), ...(subresource ? { subresource } : {}) };
+    return {
+        verb,
+        group,
+        resource,
+        ...(namespace ? { namespace } : {}),
+        ...(name ? { name: name.split(":")[0] } : {}),
+        ...(subresource ? { subresource } : {}),
+    };
 }

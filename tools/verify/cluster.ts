@@ -72,7 +72,14 @@ export interface ReadOnlyCluster {
     /** SelfSubjectAccessReview: what verify's own credentials may do. */
     reviewSelf(question: ResourceQuestion): Promise<AccessDecision>;
     /** GET through the API server's service proxy (`services/proxy`), with extra headers. */
-    proxyGet(namespace: string, service: string, port: number, path: string, query: Record<string, string>, headers: Record<string, string>): Promise<HttpAnswer>;
+    proxyGet(
+        namespace: string,
+        service: string,
+        port: number,
+        path: string,
+        query: Record<string, string>,
+        headers: Record<string, string>,
+    ): Promise<HttpAnswer>;
 }
 
 // How the program's tools reach a stack's cluster lives with the program's provider (components/cluster/connect.ts).
@@ -180,7 +187,11 @@ export async function connect(opts: ConnectOptions): Promise<ReadOnlyCluster> {
                     body: {
                         apiVersion: "authorization.k8s.io/v1",
                         kind: "SubjectAccessReview",
-                        spec: { ...(subject.user ? { user: subject.user } : {}), ...(subject.groups ? { groups: subject.groups } : {}), resourceAttributes: attributes(question) },
+                        spec: {
+                            ...(subject.user ? { user: subject.user } : {}),
+                            ...(subject.groups ? { groups: subject.groups } : {}),
+                            resourceAttributes: attributes(question),
+                        },
                     },
                 });
                 return decision(answer.status);

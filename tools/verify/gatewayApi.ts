@@ -80,7 +80,12 @@ export interface ParentRef {
  * the route's; without `sectionName` it names every listener of the Gateway, and a `port` narrows
  * to listeners on that port (gateway-api apis/v1/shared_types.go `ParentReference`).
  */
-export function refersToListener(ref: ParentRef, routeNamespace: string, gateway: { namespace: string; name: string }, listener: Pick<Listener, "name" | "port">): boolean {
+export function refersToListener(
+    ref: ParentRef,
+    routeNamespace: string,
+    gateway: { namespace: string; name: string },
+    listener: Pick<Listener, "name" | "port">,
+): boolean {
     return (
         (ref.group ?? GATEWAY_GROUP) === GATEWAY_GROUP &&
         (ref.kind ?? "Gateway") === "Gateway" &&
@@ -96,9 +101,17 @@ export function refersToListener(ref: ParentRef, routeNamespace: string, gateway
  * `AllowedRoutes`): namespaces `Same` by default, `All`, or those its selector selects; kinds as
  * listed, or by the listener's protocol (HTTP and HTTPS carry HTTPRoutes).
  */
-export function listenerAdmits(listener: Listener, routeNamespace: string, gatewayNamespace: string, namespaceLabels: (ns: string) => Record<string, string> | undefined): boolean {
+export function listenerAdmits(
+    listener: Listener,
+    routeNamespace: string,
+    gatewayNamespace: string,
+    namespaceLabels: (ns: string) => Record<string, string> | undefined,
+): boolean {
     const kinds = listener.allowedRoutes?.kinds ?? [];
-    const kindOk = kinds.length === 0 ? ["HTTP", "HTTPS", undefined].includes(listener.protocol) : kinds.some((k) => (k.group ?? GATEWAY_GROUP) === GATEWAY_GROUP && k.kind === "HTTPRoute");
+    const kindOk =
+        kinds.length === 0
+            ? ["HTTP", "HTTPS", undefined].includes(listener.protocol)
+            : kinds.some((k) => (k.group ?? GATEWAY_GROUP) === GATEWAY_GROUP && k.kind === "HTTPRoute");
     if (!kindOk) {
         return false;
     }
@@ -163,13 +176,19 @@ export function ruleMatches(rule: unknown): { type: string; value: string }[] {
 }
 
 const isMimir = (ref: unknown, routeNamespace: string, mimir: { namespace: string; gatewayService: string }): boolean =>
-    (field(ref, "group") ?? "") === "" && (field(ref, "kind") ?? "Service") === "Service" && field(ref, "name") === mimir.gatewayService && (field(ref, "namespace") ?? routeNamespace) === mimir.namespace;
+    (field(ref, "group") ?? "") === "" &&
+    (field(ref, "kind") ?? "Service") === "Service" &&
+    field(ref, "name") === mimir.gatewayService &&
+    (field(ref, "namespace") ?? routeNamespace) === mimir.namespace;
 
 /** The header modifications a filter list makes to the tenant header: values `set`, and whether it `add`s or removes it. */
 function tenantEdits(filters: unknown[]): { set: string[]; add: string[]; remove: boolean } {
     const out = { set: [] as string[], add: [] as string[], remove: false };
     for (const f of filters.filter((x) => field(x, "type") === "RequestHeaderModifier")) {
-        const named = (op: string) => asArray<{ name?: string; value?: string }>(field(f, "requestHeaderModifier", op)).filter((h) => (h.name ?? "").toLowerCase() === TENANT_HEADER.toLowerCase());
+        const named = (op: string) =>
+            asArray<{ name?: string; value?: string }>(field(f, "requestHeaderModifier", op)).filter(
+                (h) => (h.name ?? "").toLowerCase() === TENANT_HEADER.toLowerCase(),
+            );
         out.set.push(...named("set").map((h) => String(h.value)));
         out.add.push(...named("add").map((h) => String(h.value)));
         out.remove ||= asArray<string>(field(f, "requestHeaderModifier", "remove")).some((h) => h.toLowerCase() === TENANT_HEADER.toLowerCase());
@@ -183,7 +202,11 @@ function tenantEdits(filters: unknown[]): { set: string[]; add: string[]; remove
  * request carries the rule's header changes made before it; its answer is dropped, but a mirrored
  * write still writes). Empty when the rule does not reach Mimir.
  */
-export function mimirReaches(rule: unknown, routeNamespace: string, mimir: { namespace: string; gatewayService: string }): { via: string; set: string[]; add: string[]; remove: boolean }[] {
+export function mimirReaches(
+    rule: unknown,
+    routeNamespace: string,
+    mimir: { namespace: string; gatewayService: string },
+): { via: string; set: string[]; add: string[]; remove: boolean }[] {
     const ruleFilters = asArray(field(rule, "filters"));
     const out: { via: string; set: string[]; add: string[]; remove: boolean }[] = [];
     asArray(field(rule, "backendRefs")).forEach((b, i) => {
@@ -202,7 +225,9 @@ export function mimirReaches(rule: unknown, routeNamespace: string, mimir: { nam
 
 /** Whether a rule rewrites the path before forwarding: then its matches say nothing of the path Mimir sees. */
 const rewritesPath = (rule: unknown): boolean =>
-    [...asArray(field(rule, "filters")), ...asArray(field(rule, "backendRefs")).flatMap((b) => asArray(field(b, "filters")))].some((f) => field(f, "type") === "URLRewrite" && field(f, "urlRewrite", "path") !== undefined);
+    [...asArray(field(rule, "filters")), ...asArray(field(rule, "backendRefs")).flatMap((b) => asArray(field(b, "filters")))].some(
+        (f) => field(f, "type") === "URLRewrite" && field(f, "urlRewrite", "path") !== undefined,
+    );
 
 export interface SpokeHost {
     spoke: string;
@@ -218,7 +243,12 @@ export interface SpokeHost {
  * must `set` the spoke's tenant (never `add` or remove it). The caller has established that the
  * route is attached to the spoke's listener and serves its hostname.
  */
-export function hostRouteProblems(route: KubeObject, host: SpokeHost, mimir: { namespace: string; gatewayService: string }, allowed: readonly PathMatch[] = SPOKE_MIMIR_PATHS): string[] {
+export function hostRouteProblems(
+    route: KubeObject,
+    host: SpokeHost,
+    mimir: { namespace: string; gatewayService: string },
+    allowed: readonly PathMatch[] = SPOKE_MIMIR_PATHS,
+): string[] {
     const ns = route.metadata?.namespace ?? "";
     const where = `serves ${host.hostname} (spoke ${host.spoke}) on ${host.gateway.namespace}/${host.gateway.name}/${host.listener}`;
     const out: string[] = [];
@@ -238,12 +268,20 @@ export function hostRouteProblems(route: KubeObject, host: SpokeHost, mimir: { n
             );
         }
         if (rewritesPath(rule)) {
-            out.push(`${label} ${where} and rewrites the path before Mimir (URLRewrite), so its matches do not say which of Mimir's APIs it reaches: remove the rewrite`);
+            out.push(
+                `${label} ${where} and rewrites the path before Mimir (URLRewrite), so its matches do not say which of Mimir's APIs it reaches: remove the rewrite`,
+            );
         }
         for (const r of reaches) {
             if (r.set.length !== 1 || r.set[0] !== host.tenant || r.add.length > 0 || r.remove) {
-                const did = [r.set.length > 0 ? `sets ${TENANT_HEADER} to ${r.set.join(", ")}` : `sets no ${TENANT_HEADER}`, ...(r.add.length > 0 ? [`adds ${r.add.join(", ")}`] : []), ...(r.remove ? ["removes it"] : [])].join(", ");
-                out.push(`${label} ${where} and reaches Mimir through ${r.via} but ${did}: every rule to Mimir on a spoke's hostname must set ${TENANT_HEADER}: ${host.tenant} with a RequestHeaderModifier set (never add), or another tenant's data is in reach`);
+                const did = [
+                    r.set.length > 0 ? `sets ${TENANT_HEADER} to ${r.set.join(", ")}` : `sets no ${TENANT_HEADER}`,
+                    ...(r.add.length > 0 ? [`adds ${r.add.join(", ")}`] : []),
+                    ...(r.remove ? ["removes it"] : []),
+                ].join(", ");
+                out.push(
+                    `${label} ${where} and reaches Mimir through ${r.via} but ${did}: every rule to Mimir on a spoke's hostname must set ${TENANT_HEADER}: ${host.tenant} with a RequestHeaderModifier set (never add), or another tenant's data is in reach`,
+                );
             }
         }
     });
@@ -256,8 +294,17 @@ export function hostRouteProblems(route: KubeObject, host: SpokeHost, mimir: { n
  * Attachment is judged from the objects, not from the route's status: a route a Gateway has not
  * (yet) accepted is still a route that would serve the hostname.
  */
-export function servesSpokeHost(route: KubeObject, host: SpokeHost, listener: Listener, namespaceLabels: (ns: string) => Record<string, string> | undefined): boolean {
+export function servesSpokeHost(
+    route: KubeObject,
+    host: SpokeHost,
+    listener: Listener,
+    namespaceLabels: (ns: string) => Record<string, string> | undefined,
+): boolean {
     const ns = route.metadata?.namespace ?? "";
     const attached = asArray<ParentRef>(field(route, "spec", "parentRefs")).some((p) => refersToListener(p, ns, host.gateway, listener));
-    return attached && listenerAdmits(listener, ns, host.gateway.namespace, namespaceLabels) && routeServesHost(asArray<string>(field(route, "spec", "hostnames")), listener.hostname, host.hostname);
+    return (
+        attached &&
+        listenerAdmits(listener, ns, host.gateway.namespace, namespaceLabels) &&
+        routeServesHost(asArray<string>(field(route, "spec", "hostnames")), listener.hostname, host.hostname)
+    );
 }

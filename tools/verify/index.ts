@@ -24,14 +24,52 @@ interface Group {
 
 /** The checks, in the order of the ADR's stages; ids are listed so a group that cannot read still reports each. */
 export const GROUPS: readonly Group[] = [
-    { ids: ["crds.established", "crds.protected", "controller.available", "controller.leader", "controller.plugin", "controller.read-ca", "controller.image"], readme: DOCS.crds, run: crdAndControllerChecks },
     {
-        ids: ["rbac.controller", "rbac.kyverno-reads-rollouts", "rbac.kyverno-reads-approval-subresources", "rbac.kyverno-generates-pdbs", "rbac.kyverno-policy-lookups", "rbac.editor-cannot-promote", "rbac.deployer-cannot-resume", "rbac.deployer-cannot-edit-replicasets", "rbac.tenants-read-rollouts", "rbac.operators-outside-regulated"],
+        ids: ["crds.established", "crds.protected", "controller.available", "controller.leader", "controller.plugin", "controller.read-ca", "controller.image"],
+        readme: DOCS.crds,
+        run: crdAndControllerChecks,
+    },
+    {
+        ids: [
+            "rbac.controller",
+            "rbac.kyverno-reads-rollouts",
+            "rbac.kyverno-reads-approval-subresources",
+            "rbac.kyverno-generates-pdbs",
+            "rbac.kyverno-policy-lookups",
+            "rbac.editor-cannot-promote",
+            "rbac.deployer-cannot-resume",
+            "rbac.deployer-cannot-edit-replicasets",
+            "rbac.tenants-read-rollouts",
+            "rbac.operators-outside-regulated",
+        ],
         readme: DOCS.rbac,
         run: rbacChecks,
     },
-    { ids: ["kyverno.selectors-match", "kyverno.policies-ready", "kyverno.policies-enforced", "kyverno.availability-rollout-aware", "kyverno.one-pdb-per-workload", "kyverno.resource-filters"], readme: DOCS.kyverno, run: kyvernoChecks },
-    { ids: ["argocd.projects", "argocd.applicationsets", "argocd.argocd-cm", "argocd.rbac", "argocd.regulated-rbac", "argocd.regulated-projects", "argocd.regulated-identities"], readme: DOCS.argocd, run: argocdChecks },
+    {
+        ids: [
+            "kyverno.selectors-match",
+            "kyverno.policies-ready",
+            "kyverno.policies-enforced",
+            "kyverno.availability-rollout-aware",
+            "kyverno.one-pdb-per-workload",
+            "kyverno.resource-filters",
+        ],
+        readme: DOCS.kyverno,
+        run: kyvernoChecks,
+    },
+    {
+        ids: [
+            "argocd.projects",
+            "argocd.applicationsets",
+            "argocd.argocd-cm",
+            "argocd.rbac",
+            "argocd.regulated-rbac",
+            "argocd.regulated-projects",
+            "argocd.regulated-identities",
+        ],
+        readme: DOCS.argocd,
+        run: argocdChecks,
+    },
     { ids: ["metrics.templates", "metrics.query", "metrics.spoke-routes"], readme: DOCS.metrics, run: metricChecks },
     { ids: ["smoke.outcome"], readme: DOCS.smoke, run: smokeChecks },
 ];
@@ -46,9 +84,30 @@ export const COMPONENTS = {
     "rollouts-controller": { what: "the Argo Rollouts controller process", checks: ["controller.leader", "smoke.outcome"] },
     kyverno: {
         what: "Kyverno",
-        checks: ["rbac.kyverno-reads-rollouts", "rbac.kyverno-reads-approval-subresources", "rbac.kyverno-generates-pdbs", "rbac.kyverno-policy-lookups", "kyverno.policies-ready", "kyverno.policies-enforced", "kyverno.availability-rollout-aware", "kyverno.one-pdb-per-workload", "kyverno.resource-filters"],
+        checks: [
+            "rbac.kyverno-reads-rollouts",
+            "rbac.kyverno-reads-approval-subresources",
+            "rbac.kyverno-generates-pdbs",
+            "rbac.kyverno-policy-lookups",
+            "kyverno.policies-ready",
+            "kyverno.policies-enforced",
+            "kyverno.availability-rollout-aware",
+            "kyverno.one-pdb-per-workload",
+            "kyverno.resource-filters",
+        ],
     },
-    argocd: { what: "ArgoCD", checks: ["argocd.projects", "argocd.applicationsets", "argocd.argocd-cm", "argocd.rbac", "argocd.regulated-rbac", "argocd.regulated-projects", "argocd.regulated-identities"] },
+    argocd: {
+        what: "ArgoCD",
+        checks: [
+            "argocd.projects",
+            "argocd.applicationsets",
+            "argocd.argocd-cm",
+            "argocd.rbac",
+            "argocd.regulated-rbac",
+            "argocd.regulated-projects",
+            "argocd.regulated-identities",
+        ],
+    },
     "gateway-controller": { what: "a Gateway API controller for the shared Gateway", checks: ["metrics.spoke-routes"] },
     mimir: { what: "Mimir's gateway pods", checks: ["metrics.query"] },
 } as const satisfies Record<string, { what: string; checks: readonly string[] }>;
@@ -122,7 +181,12 @@ export function trustedCas(extraCa: string | undefined): string[] {
 export function directGet(url: string, headers: Record<string, string>, trust: { extraCa?: string } = {}): Promise<HttpAnswer> {
     const target = new URL(url);
     const transport = target.protocol === "http:" ? http : https;
-    const options: https.RequestOptions = { method: "GET", headers: { Accept: "application/json", ...headers }, timeout: DIRECT_TIMEOUT_MS, ...(target.protocol === "https:" ? { ca: trustedCas(trust.extraCa) } : {}) };
+    const options: https.RequestOptions = {
+        method: "GET",
+        headers: { Accept: "application/json", ...headers },
+        timeout: DIRECT_TIMEOUT_MS,
+        ...(target.protocol === "https:" ? { ca: trustedCas(trust.extraCa) } : {}),
+    };
     return new Promise((resolve, reject) => {
         const req = transport.request(target, options, (res) => {
             const chunks: Buffer[] = [];

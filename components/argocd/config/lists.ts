@@ -43,7 +43,7 @@ export function groupKindList(r: ConfigReader, key: string, value: unknown, glob
         return undefined;
     }
     if (!Array.isArray(value)) {
-        r.problem(key, value, "must be a list of {group, kind} (group \"\" for the core group)");
+        r.problem(key, value, 'must be a list of {group, kind} (group "" for the core group)');
         return undefined;
     }
     const out: GroupKind[] = [];
@@ -98,15 +98,25 @@ function readRule(r: ConfigReader, key: string, value: unknown, keys: readonly s
         r.problem(`${key}.group`, o.group, 'must be unset with kind "*" (a rule for every kind has no group)');
     }
     const list = (field: string, rule: StringRule) => r.strings(`${key}.${field}`, o[field], rule, [], { min: 0, max: 50 });
-    const jsonPointers = list("jsonPointers", { pattern: /^\/\S*$/, describe: "a JSON pointer such as /spec/replicas (~ escaped as ~0, / as ~1; not ending in /-)" });
-    const jqPathExpressions = list("jqPathExpressions", { pattern: /^\S.*$/, describe: "a jq path expression such as .spec.replicas, which gojq compiles inside del() as ArgoCD does" });
+    const jsonPointers = list("jsonPointers", {
+        pattern: /^\/\S*$/,
+        describe: "a JSON pointer such as /spec/replicas (~ escaped as ~0, / as ~1; not ending in /-)",
+    });
+    const jqPathExpressions = list("jqPathExpressions", {
+        pattern: /^\S.*$/,
+        describe: "a jq path expression such as .spec.replicas, which gojq compiles inside del() as ArgoCD does",
+    });
     const managedFieldsManagers = list("managedFieldsManagers", { pattern: /^\S+$/, describe: "a field manager name" });
     // What ArgoCD's normalizer does with each (argocd/jq.ts): a jq path gojq cannot compile fails
     // every diff the rule applies to; a pointer json-patch cannot follow ignores nothing.
     jqPathExpressions.forEach((q, i) => {
         const why = jqPathProblem(q);
         if (why) {
-            r.problem(`${key}.jqPathExpressions[${i}]`, q, `must be a jq path expression ArgoCD can compile (gojq v0.12.19, as del(${q})): ${why}; a broken rule fails the diff of every Application it applies to`);
+            r.problem(
+                `${key}.jqPathExpressions[${i}]`,
+                q,
+                `must be a jq path expression ArgoCD can compile (gojq v0.12.19, as del(${q})): ${why}; a broken rule fails the diff of every Application it applies to`,
+            );
         }
     });
     jsonPointers.forEach((p, i) => {

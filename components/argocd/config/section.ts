@@ -36,7 +36,10 @@ const OWNER = field.oneOf(ARGO_OBJECT_OWNERS, {
     doc: "external (another owner keeps it: read and checked, nothing declared on it) or addon (this stack patches it)",
 });
 const GROUP_KIND_ITEMS = {
-    group: field.string({ rule: { pattern: API_GROUP, describe: 'an API group such as apps, or "" for the core group' }, doc: 'API group ("" for the core group)' }),
+    group: field.string({
+        rule: { pattern: API_GROUP, describe: 'an API group such as apps, or "" for the core group' },
+        doc: 'API group ("" for the core group)',
+    }),
     kind: field.string({ rule: { pattern: /^[A-Z][A-Za-z0-9]*$/, describe: "a Kind such as Deployment" }, required: true, doc: "the Kind" }),
 } as const;
 const RULE_LIST = (doc: string, items: Fields) => field.listReadBySection({ describe: "a list of ignoreDifferences rules", doc, items });
@@ -44,10 +47,26 @@ const paths = (describe: string, pattern: RegExp, doc: string) => field.strings(
 
 /** The fields of an argocd-cm ignoreDifferences rule (every Application). */
 export const SYSTEM_RULE_FIELDS = {
-    group: field.string({ rule: { pattern: API_GROUP, describe: 'an API group such as apps ("" or unset for the core group)' }, default: "", doc: "API group; unset with kind \"*\"" }),
-    kind: field.string({ rule: { pattern: /^(\*|[A-Z][A-Za-z0-9]*)$/, describe: 'a Kind such as Deployment, or "*" for every kind' }, required: true, doc: 'Kind, or "*" for every kind of argocd.allKinds' }),
-    jsonPointers: paths("a JSON pointer such as /spec/replicas (~ escaped as ~0, / as ~1; not ending in /-)", /^\/\S*$/, "JSON pointers to ignore; each one ArgoCD's normalizer can follow (argo-cd v3.5.1 util/argo/normalizers/diff_normalizer.go, evanphx/json-patch v5.9.11: RFC 6901 escapes ~0 and ~1 only, no /- at the end), else the rule ignores nothing"),
-    jqPathExpressions: paths("a jq path expression such as .spec.replicas, which gojq compiles inside del() as ArgoCD does", /^\S.*$/, "jq path expressions to ignore; each one gojq v0.12.19 parses and compiles as del(<expression>) (argo-cd v3.5.1 diff_normalizer.go NewIgnoreNormalizer), else every Application's diff fails"),
+    group: field.string({
+        rule: { pattern: API_GROUP, describe: 'an API group such as apps ("" or unset for the core group)' },
+        default: "",
+        doc: 'API group; unset with kind "*"',
+    }),
+    kind: field.string({
+        rule: { pattern: /^(\*|[A-Z][A-Za-z0-9]*)$/, describe: 'a Kind such as Deployment, or "*" for every kind' },
+        required: true,
+        doc: 'Kind, or "*" for every kind of argocd.allKinds',
+    }),
+    jsonPointers: paths(
+        "a JSON pointer such as /spec/replicas (~ escaped as ~0, / as ~1; not ending in /-)",
+        /^\/\S*$/,
+        "JSON pointers to ignore; each one ArgoCD's normalizer can follow (argo-cd v3.5.1 util/argo/normalizers/diff_normalizer.go, evanphx/json-patch v5.9.11: RFC 6901 escapes ~0 and ~1 only, no /- at the end), else the rule ignores nothing",
+    ),
+    jqPathExpressions: paths(
+        "a jq path expression such as .spec.replicas, which gojq compiles inside del() as ArgoCD does",
+        /^\S.*$/,
+        "jq path expressions to ignore; each one gojq v0.12.19 parses and compiles as del(<expression>) (argo-cd v3.5.1 diff_normalizer.go NewIgnoreNormalizer), else every Application's diff fails",
+    ),
     managedFieldsManagers: paths("a field manager name", /^\S+$/, "field managers whose fields are ignored"),
 } as const;
 
@@ -65,7 +84,11 @@ const RBAC_SUBJECT_RULE = { pattern: RBAC_SUBJECT, describe: "an ArgoCD role or 
  * the opening quote), so `Release Approvers` is a group as the IdP names it. No leading or trailing
  * blank (a token's claim has none), no `*` or `?`: the same names reach Kyverno (../../config/identity.ts).
  */
-const SSO_GROUP_RULE = { pattern: IDENTITY_TEXT, valid: (g: string) => !WILDCARD.test(g), describe: "an SSO group as ArgoCD sees it in the token's groups claim (blanks inside allowed; no * or ?)" };
+const SSO_GROUP_RULE = {
+    pattern: IDENTITY_TEXT,
+    valid: (g: string) => !WILDCARD.test(g),
+    describe: "an SSO group as ArgoCD sees it in the token's groups claim (blanks inside allowed; no * or ?)",
+};
 const PROJECT_NAME_RULE = { pattern: DNS_SUBDOMAIN, describe: "an AppProject name" };
 
 /** Where the AppProjects and ApplicationSets must be named: only the platform knows their names. */
@@ -78,7 +101,11 @@ export const ARGOCD_FIELDS = {
         defaultDoc: "this stack's cluster.name",
         doc: "the cluster whose ArgoCD syncs this cluster's tenant Applications; only there does a stack touch ArgoCD's objects",
     }),
-    namespace: field.string({ rule: { pattern: DNS_LABEL, describe: "a namespace name (DNS label)", maxLength: 63 }, default: "argocd", doc: "namespace of argocd-cm, argocd-rbac-cm, the AppProjects and ApplicationSets" }),
+    namespace: field.string({
+        rule: { pattern: DNS_LABEL, describe: "a namespace name (DNS label)", maxLength: 63 },
+        default: "argocd",
+        doc: "namespace of argocd-cm, argocd-rbac-cm, the AppProjects and ApplicationSets",
+    }),
     projects: field.mapReadBySection({
         keyRule: { pattern: DNS_SUBDOMAIN, describe: "a Kubernetes object name (lowercase letters, digits, '-', '.')", maxLength: 253 },
         defaultDoc: WHERE_ARGOCD_RUNS,
@@ -98,7 +125,11 @@ export const ARGOCD_FIELDS = {
         doc: "the tenant ApplicationSets (the Applications that run canaries), by name; {} where tenant Applications are not generated by an ApplicationSet",
         values: {
             owner: OWNER,
-            syncOptions: field.strings({ rule: { pattern: SYNC_OPTION, describe: "an ArgoCD sync option such as CreateNamespace=true" }, size: { min: 0, max: 20 }, doc: "addon only: further options kept after RespectIgnoreDifferences=true" }),
+            syncOptions: field.strings({
+                rule: { pattern: SYNC_OPTION, describe: "an ArgoCD sync option such as CreateNamespace=true" },
+                size: { min: 0, max: 20 },
+                doc: "addon only: further options kept after RespectIgnoreDifferences=true",
+            }),
             ignoreDifferences: RULE_LIST("addon only: further Application-level rules", APP_RULE_FIELDS),
         },
     }),
@@ -112,13 +143,45 @@ export const ARGOCD_FIELDS = {
     rbac: field.section({
         doc: "ArgoCD RBAC for the Rollout actions (ADR-056 D3)",
         fields: {
-            approverRole: field.string({ rule: RBAC_SUBJECT_RULE, defaultDoc: "unset: no RBAC written", doc: "ArgoCD role or SSO group allowed the Rollout approval actions (ArgoCD reads each policy line with Go's CSV reader)" }),
-            deployerRoles: field.strings({ rule: RBAC_SUBJECT_RULE, size: { min: 0, max: 20 }, doc: "roles explicitly denied those actions; never the approver" }),
-            projects: field.strings({ rule: PROJECT_NAME_RULE, size: { min: 0, max: 50 }, defaultDoc: "the names in argocd.projects", doc: "projects the grants are scoped to; required with an approver" }),
-            actions: field.strings({ rule: ACTION, default: APPROVER_ROLLOUT_ACTIONS, size: { min: 1, max: ARGOCD_ROLLOUT_ACTIONS.length }, doc: "ArgoCD's Rollout actions reserved to the approver" }),
-            regulatedProjects: field.strings({ rule: PROJECT_NAME_RULE, size: { min: 0, max: 50 }, doc: "AppProjects (among rbac.projects) whose Applications sync regulated namespaces; required with policy.regulated where ArgoCD runs" }),
-            approverGroups: field.strings({ rule: SSO_GROUP_RULE, size: { min: 0, max: 20 }, defaultDoc: "policy.regulated.approverGroups", doc: "SSO groups bound to approverRole; verify asks ArgoCD's enforcer that they can approve" }),
-            deployerGroups: field.strings({ rule: SSO_GROUP_RULE, size: { min: 0, max: 20 }, defaultDoc: "policy.regulated.deployerGroups", doc: "SSO groups bound to the deny-only deployer role; never an approver group" }),
+            approverRole: field.string({
+                rule: RBAC_SUBJECT_RULE,
+                defaultDoc: "unset: no RBAC written",
+                doc: "ArgoCD role or SSO group allowed the Rollout approval actions (ArgoCD reads each policy line with Go's CSV reader)",
+            }),
+            deployerRoles: field.strings({
+                rule: RBAC_SUBJECT_RULE,
+                size: { min: 0, max: 20 },
+                doc: "roles explicitly denied those actions; never the approver",
+            }),
+            projects: field.strings({
+                rule: PROJECT_NAME_RULE,
+                size: { min: 0, max: 50 },
+                defaultDoc: "the names in argocd.projects",
+                doc: "projects the grants are scoped to; required with an approver",
+            }),
+            actions: field.strings({
+                rule: ACTION,
+                default: APPROVER_ROLLOUT_ACTIONS,
+                size: { min: 1, max: ARGOCD_ROLLOUT_ACTIONS.length },
+                doc: "ArgoCD's Rollout actions reserved to the approver",
+            }),
+            regulatedProjects: field.strings({
+                rule: PROJECT_NAME_RULE,
+                size: { min: 0, max: 50 },
+                doc: "AppProjects (among rbac.projects) whose Applications sync regulated namespaces; required with policy.regulated where ArgoCD runs",
+            }),
+            approverGroups: field.strings({
+                rule: SSO_GROUP_RULE,
+                size: { min: 0, max: 20 },
+                defaultDoc: "policy.regulated.approverGroups",
+                doc: "SSO groups bound to approverRole; verify asks ArgoCD's enforcer that they can approve",
+            }),
+            deployerGroups: field.strings({
+                rule: SSO_GROUP_RULE,
+                size: { min: 0, max: 20 },
+                defaultDoc: "policy.regulated.deployerGroups",
+                doc: "SSO groups bound to the deny-only deployer role; never an approver group",
+            }),
         },
     }),
 } as const;
@@ -139,7 +202,11 @@ export function readArgoCd(r: ConfigReader, value: unknown, clusterName: string 
     const d = ARGOCD_DEFAULTS;
     const { enabled, ...rest } = isPlainObject(value) ? value : { enabled: undefined };
     if (enabled !== undefined) {
-        r.problem("argocd.enabled", enabled, "is replaced by argocd.runsOn: this cluster's name (cluster.name) when its own ArgoCD syncs its Applications, or the name of the cluster whose ArgoCD does");
+        r.problem(
+            "argocd.enabled",
+            enabled,
+            "is replaced by argocd.runsOn: this cluster's name (cluster.name) when its own ArgoCD syncs its Applications, or the name of the cluster whose ArgoCD does",
+        );
     }
     const a = r.object("argocd", isPlainObject(value) ? rest : value, Object.keys(ARGOCD_FIELDS));
     if (!a) {
@@ -202,11 +269,13 @@ export function readArgoCd(r: ConfigReader, value: unknown, clusterName: string 
             deployerRoles: rbs?.deployerRoles ?? [],
             // Defaults that depend on other sections: the projects named above, the regulated groups
             // (ArgoCD's SSO groups are usually the cluster's groups: one identity provider).
-            projects: (rb.projects === undefined || rb.projects === null) ? projects.map((p) => p.name) : (rbs?.projects ?? []),
+            projects: rb.projects === undefined || rb.projects === null ? projects.map((p) => p.name) : (rbs?.projects ?? []),
             actions: rbs?.actions ?? [...d.rbac.actions],
             regulatedProjects: rbs?.regulatedProjects ?? [],
-            approverGroups: (rb.approverGroups === undefined || rb.approverGroups === null) ? [...(regulated?.approverGroups ?? [])] : (rbs?.approverGroups ?? []),
-            deployerGroups: (rb.deployerGroups === undefined || rb.deployerGroups === null) ? [...(regulated?.deployerGroups ?? [])] : (rbs?.deployerGroups ?? []),
+            approverGroups:
+                rb.approverGroups === undefined || rb.approverGroups === null ? [...(regulated?.approverGroups ?? [])] : (rbs?.approverGroups ?? []),
+            deployerGroups:
+                rb.deployerGroups === undefined || rb.deployerGroups === null ? [...(regulated?.deployerGroups ?? [])] : (rbs?.deployerGroups ?? []),
         },
     };
     preflightArgoCd(r, cfg, a, regulated);

@@ -30,8 +30,18 @@ export const REGULATED_FIELD = field.section({
     doc: "regulated prod (D3, ADR-049): only the GitOps identities change a Rollout, only approvers approve",
     fields: {
         namespaceLabels: field.labels({ required: true, doc: "at least one label marking regulated namespaces (among the tenant namespaces)" }),
-        approverGroups: field.strings({ rule: GROUP_RULE, size: { min: 1, max: 20 }, required: true, doc: "1-20 groups (as request.userInfo.groups names them; blanks inside allowed) whose members approve; never a Kubernetes system: group, never * or ? (kyverno.io/v1 matches them as wildcards, CEL exactly)" }),
-        deployerGroups: field.strings({ rule: GROUP_RULE, size: { min: 0, max: 20 }, required: true, doc: "groups whose members ship (the deployer Role is bound to them, ArgoCD denies them the approval); never an approver group, a system: group, * or ?; [] only where nobody ships by hand" }),
+        approverGroups: field.strings({
+            rule: GROUP_RULE,
+            size: { min: 1, max: 20 },
+            required: true,
+            doc: "1-20 groups (as request.userInfo.groups names them; blanks inside allowed) whose members approve; never a Kubernetes system: group, never * or ? (kyverno.io/v1 matches them as wildcards, CEL exactly)",
+        }),
+        deployerGroups: field.strings({
+            rule: GROUP_RULE,
+            size: { min: 0, max: 20 },
+            required: true,
+            doc: "groups whose members ship (the deployer Role is bound to them, ArgoCD denies them the approval); never an approver group, a system: group, * or ?; [] only where nobody ships by hand",
+        }),
         gitopsServiceAccounts: field.strings({
             rule: { pattern: SERVICE_ACCOUNT, describe: "<namespace>/<name> of a ServiceAccount, such as argocd/argocd-application-controller" },
             size: { min: 0, max: 20 },
@@ -84,7 +94,11 @@ export function readRegulated(r: ConfigReader, value: unknown): RegulatedConfig 
         );
     }
     for (const a of actionAccounts.filter((a) => accounts.includes(a))) {
-        r.problem("policy.regulated.actionServiceAccounts", a, "must not repeat a policy.regulated.gitopsServiceAccounts identity: an action identity is exempted for the actions' writes only");
+        r.problem(
+            "policy.regulated.actionServiceAccounts",
+            a,
+            "must not repeat a policy.regulated.gitopsServiceAccounts identity: an action identity is exempted for the actions' writes only",
+        );
     }
     // A ServiceAccount authenticates as system:serviceaccount:<namespace>:<name> (k8s.io/apiserver
     // pkg/authentication/serviceaccount/util.go `MakeUsername`), which the guard builds from
@@ -93,25 +107,43 @@ export function readRegulated(r: ConfigReader, value: unknown): RegulatedConfig 
         r.problem(
             "policy.regulated.gitopsUsers",
             u,
-            u === "system:anonymous" ? "must not name the anonymous user: every unauthenticated request would pass as ArgoCD's sync" : "must not name a ServiceAccount: list it in policy.regulated.gitopsServiceAccounts as <namespace>/<name>",
+            u === "system:anonymous"
+                ? "must not name the anonymous user: every unauthenticated request would pass as ArgoCD's sync"
+                : "must not name a ServiceAccount: list it in policy.regulated.gitopsServiceAccounts as <namespace>/<name>",
         );
     }
     for (const group of groups) {
         if (BROAD_GROUPS.test(group)) {
-            r.problem("policy.regulated.gitopsGroups", group, "must not be a Kubernetes group of every user, ServiceAccount, node or cluster admin: each of them would pass the guard as ArgoCD's sync");
+            r.problem(
+                "policy.regulated.gitopsGroups",
+                group,
+                "must not be a Kubernetes group of every user, ServiceAccount, node or cluster admin: each of them would pass the guard as ArgoCD's sync",
+            );
         } else if (approverGroups.includes(group) || deployerGroups.includes(group)) {
-            r.problem("policy.regulated.gitopsGroups", group, `must not be ${approverGroups.includes(group) ? "an approver" : "a deployer"} group: its members would pass the guard as ArgoCD's sync (ADR-056 D3, ADR-049)`);
+            r.problem(
+                "policy.regulated.gitopsGroups",
+                group,
+                `must not be ${approverGroups.includes(group) ? "an approver" : "a deployer"} group: its members would pass the guard as ArgoCD's sync (ADR-056 D3, ADR-049)`,
+            );
         }
     }
     // Both are required: without approvers the guard lets nobody approve, and without the GitOps
     // identities nobody may create or change a regulated Rollout, ArgoCD's sync included.
     if (g.approverGroups === undefined || g.approverGroups === null) {
-        r.problem("policy.regulated.approverGroups", g.approverGroups, "is required: the groups whose members approve a regulated rollout (without them nobody can pass the approval pause)");
+        r.problem(
+            "policy.regulated.approverGroups",
+            g.approverGroups,
+            "is required: the groups whose members approve a regulated rollout (without them nobody can pass the approval pause)",
+        );
     }
     // Only the platform knows who ships: leaving them out must not quietly bind the deployer Role
     // to nobody and deny nobody in ArgoCD; [] says so on purpose.
     if (g.deployerGroups === undefined || g.deployerGroups === null) {
-        r.problem("policy.regulated.deployerGroups", g.deployerGroups, "is required: the groups whose members ship to regulated namespaces (bound to the deployer Role, denied the approval in ArgoCD); [] if nobody ships by hand");
+        r.problem(
+            "policy.regulated.deployerGroups",
+            g.deployerGroups,
+            "is required: the groups whose members ship to regulated namespaces (bound to the deployer Role, denied the approval in ArgoCD); [] if nobody ships by hand",
+        );
     }
     const given = (v: unknown) => v !== undefined && v !== null;
     if (!given(g.gitopsServiceAccounts) && !given(g.gitopsUsers) && !given(g.gitopsGroups)) {
@@ -121,10 +153,17 @@ export function readRegulated(r: ConfigReader, value: unknown): RegulatedConfig 
             "is required (or policy.regulated.gitopsUsers, gitopsGroups): the identities ArgoCD syncs this cluster as, such as argocd/argocd-application-controller, or a hub's cluster Secret identity (without them ArgoCD cannot sync a regulated Rollout)",
         );
     } else if (accounts.length + users.length + groups.length === 0) {
-        r.problem("policy.regulated.gitopsServiceAccounts", [], "must name at least one identity, here or in policy.regulated.gitopsUsers or gitopsGroups: without one ArgoCD cannot sync a regulated Rollout");
+        r.problem(
+            "policy.regulated.gitopsServiceAccounts",
+            [],
+            "must name at least one identity, here or in policy.regulated.gitopsUsers or gitopsGroups: without one ArgoCD cannot sync a regulated Rollout",
+        );
     }
     return {
-        namespaceLabels: g.namespaceLabels === undefined ? missing(r, "policy.regulated.namespaceLabels", "labels that mark a regulated namespace") : nonEmptyLabels(r, "policy.regulated.namespaceLabels", g.namespaceLabels, "marks a regulated namespace"),
+        namespaceLabels:
+            g.namespaceLabels === undefined
+                ? missing(r, "policy.regulated.namespaceLabels", "labels that mark a regulated namespace")
+                : nonEmptyLabels(r, "policy.regulated.namespaceLabels", g.namespaceLabels, "marks a regulated namespace"),
         approverGroups,
         deployerGroups,
         gitopsServiceAccounts: accounts.map(serviceAccountRef),
@@ -139,4 +178,3 @@ function serviceAccountRef(a: string): ServiceAccountRef {
     const [namespace, name] = a.split("/");
     return { namespace, name };
 }
-

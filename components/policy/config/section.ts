@@ -21,7 +21,11 @@ export const AVAILABILITY_POLICIES: readonly AvailabilityPolicies[] = ["own", "c
 
 /** The `policy` section: every key, once. */
 export const POLICY_FIELDS = {
-    kyvernoApi: field.oneOf(KYVERNO_APIS, { default: "policies.kyverno.io/v1", describe: "", doc: "the Kyverno API the policies are written in: kyverno.io/v1 (ClusterPolicy) for a Kyverno before 1.17, which does not serve policies.kyverno.io/v1; where the two differ, and switching a live cluster: docs/stages/policy.md" }),
+    kyvernoApi: field.oneOf(KYVERNO_APIS, {
+        default: "policies.kyverno.io/v1",
+        describe: "",
+        doc: "the Kyverno API the policies are written in: kyverno.io/v1 (ClusterPolicy) for a Kyverno before 1.17, which does not serve policies.kyverno.io/v1; where the two differ, and switching a live cluster: docs/stages/policy.md",
+    }),
     availabilityPolicies: field.oneOf(AVAILABILITY_POLICIES, {
         default: "own",
         describe: "",
@@ -29,7 +33,11 @@ export const POLICY_FIELDS = {
     }),
     validationAction: field.oneOf(["Enforce", "Audit"], { default: "Enforce", describe: "", doc: "Enforce (refuse) or Audit (report and warn)" }),
     // A mutation Kyverno cannot answer must not stop every workload in the cluster.
-    mutationFailurePolicy: field.oneOf(FAILURE_POLICIES, { default: "Ignore", describe: "", doc: "Ignore (a mutation Kyverno cannot answer lets the request through) or Fail; validations always fail closed" }),
+    mutationFailurePolicy: field.oneOf(FAILURE_POLICIES, {
+        default: "Ignore",
+        describe: "",
+        doc: "Ignore (a mutation Kyverno cannot answer lets the request through) or Fail; validations always fail closed",
+    }),
     // Environment namespaces carry their tier (ADR-056 D3) in labels only the platform knows: no
     // default, or the guards would select someone else's namespaces, or none.
     tenantNamespaceSelector: field.custom<LabelSelector>({
@@ -39,8 +47,18 @@ export const POLICY_FIELDS = {
         doc: "label selector (matchLabels, matchExpressions) of the tenant namespaces every policy applies to, by the labels the platform's namespaces carry (their tier, ADR-056 D3); never empty",
     }),
     // A percentage is reported by the preflight with its reason (ADR-056 D8), not as a type error.
-    pdbMaxUnavailable: field.integer({ min: 1, max: 100, default: 1, readBySection: true, doc: "maxUnavailable of every generated PodDisruptionBudget: a number of pods below prodMinReplicas; a percentage is refused (D8)" }),
-    prodNamespaceLabels: field.labels({ required: true, readBySection: true, doc: "at least one label marking prod namespaces (among the tenant namespaces); the replica floor applies there" }),
+    pdbMaxUnavailable: field.integer({
+        min: 1,
+        max: 100,
+        default: 1,
+        readBySection: true,
+        doc: "maxUnavailable of every generated PodDisruptionBudget: a number of pods below prodMinReplicas; a percentage is refused (D8)",
+    }),
+    prodNamespaceLabels: field.labels({
+        required: true,
+        readBySection: true,
+        doc: "at least one label marking prod namespaces (among the tenant namespaces); the replica floor applies there",
+    }),
     prodMinReplicas: field.integer({ min: 2, max: 100, default: 2, doc: "the least spec.replicas, or HPA minReplicas, of a prod workload" }),
     topologyKeys: field.strings({
         rule: { pattern: LABEL_KEY, describe: "a node label key such as topology.kubernetes.io/zone" },
@@ -80,16 +98,24 @@ export function readPolicy(r: ConfigReader, value: unknown): PolicyConfig | unde
     }
     const p = section.raw;
     // Required: reported by readSection when missing.
-    const prodNamespaceLabels = p.prodNamespaceLabels === undefined || p.prodNamespaceLabels === null ? {} : nonEmptyLabels(r, "policy.prodNamespaceLabels", p.prodNamespaceLabels, "marks a prod namespace");
+    const prodNamespaceLabels =
+        p.prodNamespaceLabels === undefined || p.prodNamespaceLabels === null
+            ? {}
+            : nonEmptyLabels(r, "policy.prodNamespaceLabels", p.prodNamespaceLabels, "marks a prod namespace");
     const regulated = p.regulated === undefined || p.regulated === null ? undefined : readRegulated(r, p.regulated);
     const cfg: PolicyConfig = {
         kyvernoApi: section.kyvernoApi,
         availabilityPolicies: section.availabilityPolicies,
         validationAction: section.validationAction,
         mutationFailurePolicy: section.mutationFailurePolicy,
-        tenantNamespaceSelector: p.tenantNamespaceSelector === undefined || p.tenantNamespaceSelector === null ? {} : readSelector(r, "policy.tenantNamespaceSelector", p.tenantNamespaceSelector),
+        tenantNamespaceSelector:
+            p.tenantNamespaceSelector === undefined || p.tenantNamespaceSelector === null
+                ? {}
+                : readSelector(r, "policy.tenantNamespaceSelector", p.tenantNamespaceSelector),
         // A percentage is reported by the preflight with its reason (ADR-056 D8), not as a type error.
-        pdbMaxUnavailable: percent(p.pdbMaxUnavailable) ? d.pdbMaxUnavailable : (readField(r, "policy.pdbMaxUnavailable", { ...POLICY_FIELDS.pdbMaxUnavailable, readBySection: false }, p.pdbMaxUnavailable) as number),
+        pdbMaxUnavailable: percent(p.pdbMaxUnavailable)
+            ? d.pdbMaxUnavailable
+            : (readField(r, "policy.pdbMaxUnavailable", { ...POLICY_FIELDS.pdbMaxUnavailable, readBySection: false }, p.pdbMaxUnavailable) as number),
         prodNamespaceLabels,
         prodMinReplicas: section.prodMinReplicas,
         topologyKeys: section.topologyKeys,

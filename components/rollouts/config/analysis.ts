@@ -13,19 +13,54 @@ import { DURATION_RULE as DUR, INT32_MAX, durationSeconds } from "./patterns";
  * paths as its own `http_route` (go.opentelemetry.io/obi pkg/internal/transform/route/clusterurl,
  * vendored by grafana/beyla v3.33.0: none of their segments reads as gibberish to its model).
  */
-export const PROBE_ROUTES: readonly string[] = ["/healthz", "/livez", "/readyz", "/health", "/ready", "/live", "/actuator/health", "/actuator/health/liveness", "/actuator/health/readiness"];
+export const PROBE_ROUTES: readonly string[] = [
+    "/healthz",
+    "/livez",
+    "/readyz",
+    "/health",
+    "/ready",
+    "/live",
+    "/actuator/health",
+    "/actuator/health/liveness",
+    "/actuator/health/readiness",
+];
 
 /** A Beyla `http_route` value as the gates exclude it: a path, matched exactly. */
-export const ROUTE = { pattern: /^\/[A-Za-z0-9._~!$&'()*+,;=:@%{}/-]{0,199}$/, describe: "an http_route value as Beyla reports it: a path starting with /, at most 200 characters, no spaces or quotes" };
+export const ROUTE = {
+    pattern: /^\/[A-Za-z0-9._~!$&'()*+,;=:@%{}/-]{0,199}$/,
+    describe: "an http_route value as Beyla reports it: a path starting with /, at most 200 characters, no spaces or quotes",
+};
 
 /** The `analysis` section: every key, once (the typed config, the defaults, the schema and the reference follow from it). */
 export const ANALYSIS_FIELDS = {
-    successRate: field.number({ min: 0.5, max: 1, default: 0.95, doc: "minimum non-5xx share of the new version's requests (ADR-056 as-built: 0.95); below 1" }),
-    latencyP99Seconds: field.number({ min: 0.001, max: 60, default: 0.5, doc: "maximum p99 of the new version, in seconds; below 10, Beyla's highest finite bucket (a slower p99 reads as 10)" }),
-    scrapeInterval: field.string({ rule: DUR, default: "60s", doc: "how often Beyla's metrics are scraped into Mimir: the rate window must hold several samples" }),
+    successRate: field.number({
+        min: 0.5,
+        max: 1,
+        default: 0.95,
+        doc: "minimum non-5xx share of the new version's requests (ADR-056 as-built: 0.95); below 1",
+    }),
+    latencyP99Seconds: field.number({
+        min: 0.001,
+        max: 60,
+        default: 0.5,
+        doc: "maximum p99 of the new version, in seconds; below 10, Beyla's highest finite bucket (a slower p99 reads as 10)",
+    }),
+    scrapeInterval: field.string({
+        rule: DUR,
+        default: "60s",
+        doc: "how often Beyla's metrics are scraped into Mimir: the rate window must hold several samples",
+    }),
     rateWindow: field.string({ rule: DUR, default: "4m", doc: "PromQL window of every gate query; at least 4 x scrapeInterval" }),
-    remoteWriteLag: field.string({ rule: DUR, default: "1m", doc: "time from scrape to queryable in Mimir (remote write; a spoke's crosses the transit network)" }),
-    initialDelay: field.string({ rule: DUR, default: "5m", doc: "wait before the first measurement; at least rateWindow + remoteWriteLag, so an empty window never looks like a bad canary (ADR-056 D5); initialDelay + interval at most 2147483647s (the shortest canary pause, an int32 to Argo Rollouts)" }),
+    remoteWriteLag: field.string({
+        rule: DUR,
+        default: "1m",
+        doc: "time from scrape to queryable in Mimir (remote write; a spoke's crosses the transit network)",
+    }),
+    initialDelay: field.string({
+        rule: DUR,
+        default: "5m",
+        doc: "wait before the first measurement; at least rateWindow + remoteWriteLag, so an empty window never looks like a bad canary (ADR-056 D5); initialDelay + interval at most 2147483647s (the shortest canary pause, an int32 to Argo Rollouts)",
+    }),
     interval: field.string({ rule: DUR, default: "1m", doc: "time between measurements (after an Error, Argo Rollouts retries after 10 s instead)" }),
     minRequests: field.integer({
         min: 1,
@@ -33,10 +68,25 @@ export const ANALYSIS_FIELDS = {
         default: 50,
         doc: "requests the new version must serve in one rateWindow for a measurement to count; below it the measurement is Inconclusive. At least 1 / (1 - successRate)",
     }),
-    count: field.integer({ min: 1, max: 60, default: 3, doc: "measurements of the finite templates (blue/green, canary steps); more than failureLimit + inconclusiveLimit" }),
+    count: field.integer({
+        min: 1,
+        max: 60,
+        default: 3,
+        doc: "measurements of the finite templates (blue/green, canary steps); more than failureLimit + inconclusiveLimit",
+    }),
     failureLimit: field.integer({ min: 0, max: 10, default: 0, doc: "failed measurements tolerated before the run fails (and the rollout aborts)" }),
-    inconclusiveLimit: field.integer({ min: 0, max: 10, default: 2, doc: "Inconclusive measurements tolerated over the whole run (a total, not in a row) before it pauses for a human" }),
-    consecutiveErrorLimit: field.integer({ min: 0, max: 20, default: 4, doc: "query errors in a row tolerated before the run errors (and the rollout aborts)" }),
+    inconclusiveLimit: field.integer({
+        min: 0,
+        max: 10,
+        default: 2,
+        doc: "Inconclusive measurements tolerated over the whole run (a total, not in a row) before it pauses for a human",
+    }),
+    consecutiveErrorLimit: field.integer({
+        min: 0,
+        max: 20,
+        default: 4,
+        doc: "query errors in a row tolerated before the run errors (and the rollout aborts)",
+    }),
     excludeRoutes: field.strings({
         rule: ROUTE,
         default: PROBE_ROUTES,

@@ -67,7 +67,13 @@ export const KNOWN_CHART_APP_VERSIONS: Readonly<Record<string, string>> = Object
 
 const QTY: StringRule = { pattern: QUANTITY, describe: "a Kubernetes quantity such as 100m, 1, 256Mi or 1Gi" };
 const quantities = (doc: string, cpu: string, memory: string) =>
-    field.section({ doc, fields: { cpu: field.string({ rule: QTY, default: cpu, doc: "cpu quantity" }), memory: field.string({ rule: QTY, default: memory, doc: "memory quantity" }) } });
+    field.section({
+        doc,
+        fields: {
+            cpu: field.string({ rule: QTY, default: cpu, doc: "cpu quantity" }),
+            memory: field.string({ rule: QTY, default: memory, doc: "memory quantity" }),
+        },
+    });
 
 /**
  * The longest repository the addon pulls under imageRegistry (the dashboard's
@@ -93,32 +99,63 @@ export const IMAGE_REGISTRY_FIELDS = field.string({
 /** The `controller` section: every key, once. */
 export const CONTROLLER_FIELDS = {
     namespace: field.string({
-        rule: { pattern: DNS_LABEL, valid: (n) => !PLATFORM_NAMESPACES.includes(n), describe: `a namespace name (DNS label) of the addon's own, not one of Kubernetes' (${PLATFORM_NAMESPACES.join(", ")})`, maxLength: 63 },
+        rule: {
+            pattern: DNS_LABEL,
+            valid: (n) => !PLATFORM_NAMESPACES.includes(n),
+            describe: `a namespace name (DNS label) of the addon's own, not one of Kubernetes' (${PLATFORM_NAMESPACES.join(", ")})`,
+            maxLength: 63,
+        },
         default: "argo-rollouts",
         doc: "namespace of the controller, created by the addon: never kube-*, nor the namespace of the Gateway, Mimir, ArgoCD or the resolver this stack names",
     }),
-    namespaceLabels: field.labels({ doc: "extra labels for that namespace, merged over the defaults (restricted Pod Security, app.kubernetes.io/part-of); never a Pod Security label nor kubernetes.io/metadata.name (the API server owns it)" }),
-    chartRepository: field.string({ rule: { pattern: CHART_REPO, describe: "an https:// or oci:// chart repository URL" }, default: "https://argoproj.github.io/argo-helm", doc: "Helm repository (https://) or OCI registry path (oci://) holding argo-rollouts" }),
-    chartVersion: field.string({ rule: { pattern: SEMVER, describe: "an exact chart version such as 2.41.0 (no ranges)" }, default: "2.41.0", doc: "exact chart version; unset, a cluster that runs a controller keeps the release of its line (docs/operations/upgrade.md), a new one gets the default" }),
+    namespaceLabels: field.labels({
+        doc: "extra labels for that namespace, merged over the defaults (restricted Pod Security, app.kubernetes.io/part-of); never a Pod Security label nor kubernetes.io/metadata.name (the API server owns it)",
+    }),
+    chartRepository: field.string({
+        rule: { pattern: CHART_REPO, describe: "an https:// or oci:// chart repository URL" },
+        default: "https://argoproj.github.io/argo-helm",
+        doc: "Helm repository (https://) or OCI registry path (oci://) holding argo-rollouts",
+    }),
+    chartVersion: field.string({
+        rule: { pattern: SEMVER, describe: "an exact chart version such as 2.41.0 (no ranges)" },
+        default: "2.41.0",
+        doc: "exact chart version; unset, a cluster that runs a controller keeps the release of its line (docs/operations/upgrade.md), a new one gets the default",
+    }),
     appVersion: field.string({
         rule: { pattern: VTAG, describe: "an Argo Rollouts release tag such as v1.9.0" },
         defaultDoc: "the chart's appVersion (v1.9.0 for 2.41.0)",
         doc: "Argo Rollouts tag of the controller image and the CRDs, so the CRDs never drift from the controller that reads them; required for a chart the program does not know",
     }),
-    crdBaseUrl: field.string({ rule: { pattern: HTTPS_URL, describe: "an https:// URL without a trailing query" }, default: "https://raw.githubusercontent.com/argoproj/argo-rollouts", doc: "where <appVersion>/manifests/crds/*.yaml are read from (point it at a mirror of the source tree)" }),
+    crdBaseUrl: field.string({
+        rule: { pattern: HTTPS_URL, describe: "an https:// URL without a trailing query" },
+        default: "https://raw.githubusercontent.com/argoproj/argo-rollouts",
+        doc: "where <appVersion>/manifests/crds/*.yaml are read from (point it at a mirror of the source tree)",
+    }),
     // Two replicas: the controller runs leader election, so one is active and one is warm.
     replicas: field.integer({ min: 2, max: 5, default: 2, doc: "controller replicas (leader election: one active, the rest warm)" }),
-    pdbMaxUnavailable: field.integer({ min: 1, max: 4, default: 1, doc: "maxUnavailable of the controller's PodDisruptionBudget, less than replicas (the chart renders minAvailable: 0 otherwise)" }),
+    pdbMaxUnavailable: field.integer({
+        min: 1,
+        max: 4,
+        default: 1,
+        doc: "maxUnavailable of the controller's PodDisruptionBudget, less than replicas (the chart renders minAvailable: 0 otherwise)",
+    }),
     resources: field.section({
         doc: "the controller container's resources",
-        fields: { requests: quantities("requests, not above the limits", "100m", "256Mi"), limits: quantities("limits of the controller container", "1", "512Mi") },
+        fields: {
+            requests: quantities("requests, not above the limits", "100m", "256Mi"),
+            limits: quantities("limits of the controller container", "1", "512Mi"),
+        },
     }),
     logLevel: field.oneOf(["debug", "info", "warn", "error"], { default: "info", doc: "controller log level (JSON logs)" }),
     serviceMonitor: field.boolean({ default: false, doc: "declare a Prometheus Operator ServiceMonitor for the metrics Service" }),
     dashboard: field.boolean({ default: false, doc: "deploy the dashboard; it is always read-only" }),
     // PriorityClass names are DNS subdomains (kubernetes pkg/apis/scheduling/validation/validation.go
     // v1.34.0 `ValidatePriorityClass`: `apimachineryvalidation.NameIsDNSSubdomain`): dots allowed.
-    priorityClassName: field.string({ rule: { pattern: DNS_SUBDOMAIN, maxLength: 253, describe: "a PriorityClass name (DNS subdomain: lowercase letters, digits, '-', '.', at most 253)" }, defaultDoc: "none", doc: "PriorityClass of the controller pods (dots allowed)" }),
+    priorityClassName: field.string({
+        rule: { pattern: DNS_SUBDOMAIN, maxLength: 253, describe: "a PriorityClass name (DNS subdomain: lowercase letters, digits, '-', '.', at most 253)" },
+        defaultDoc: "none",
+        doc: "PriorityClass of the controller pods (dots allowed)",
+    }),
     // Never a default: every Rollout restarting is a decision someone takes for one upgrade.
     acknowledgeNewRevisions: field.string({
         rule: { pattern: /^\d+\.\d+$/, describe: "a controller line such as 1.9" },
@@ -129,8 +166,16 @@ export const CONTROLLER_FIELDS = {
         describe: "a list of at most 200 { namespace, groups } entries",
         doc: "tenant namespaces (once each; not the controller's, default or kube-*; never a regulated one; must exist) whose groups get argo-rollouts-addon:rollouts-operator: restart, abort, retry, promote, scale",
         items: {
-            namespace: field.string({ rule: { pattern: DNS_LABEL, describe: "a tenant namespace name (DNS label)", maxLength: 63 }, required: true, doc: "the tenant namespace" }),
-            groups: field.strings({ rule: PEOPLE_GROUP_RULE, size: { min: 1, max: 20 }, doc: "1-20 groups that may operate the namespace's Rollouts (blanks inside allowed); never a Kubernetes system: group (system:authenticated is every user), never * or ?" }),
+            namespace: field.string({
+                rule: { pattern: DNS_LABEL, describe: "a tenant namespace name (DNS label)", maxLength: 63 },
+                required: true,
+                doc: "the tenant namespace",
+            }),
+            groups: field.strings({
+                rule: PEOPLE_GROUP_RULE,
+                size: { min: 1, max: 20 },
+                doc: "1-20 groups that may operate the namespace's Rollouts (blanks inside allowed); never a Kubernetes system: group (system:authenticated is every user), never * or ?",
+            }),
         },
     }),
 } as const;
@@ -161,11 +206,19 @@ export function readImages(r: ConfigReader, value: unknown): ImagesConfig {
  */
 function platformLabels(r: ConfigReader, labels: Record<string, string>): Record<string, string> {
     for (const k of Object.keys(labels).filter((k) => POD_SECURITY_LABEL.test(k))) {
-        r.problem(`controller.namespaceLabels.${k}`, labels[k], "must not be set: the controller namespace enforces Pod Security restricted, which the addon's pods meet; a label here would override it");
+        r.problem(
+            `controller.namespaceLabels.${k}`,
+            labels[k],
+            "must not be set: the controller namespace enforces Pod Security restricted, which the addon's pods meet; a label here would override it",
+        );
         delete labels[k];
     }
     if (METADATA_NAME_LABEL in labels) {
-        r.problem(`controller.namespaceLabels.${METADATA_NAME_LABEL}`, labels[METADATA_NAME_LABEL], "must not be set: the API server sets it to the namespace's name on every write, so a value here is overwritten and shows as a change on every preview");
+        r.problem(
+            `controller.namespaceLabels.${METADATA_NAME_LABEL}`,
+            labels[METADATA_NAME_LABEL],
+            "must not be set: the API server sets it to the namespace's name on every write, so a value here is overwritten and shows as a change on every preview",
+        );
         delete labels[METADATA_NAME_LABEL];
     }
     return labels;
@@ -195,7 +248,11 @@ export function readController(r: ConfigReader, value: unknown): ControllerConfi
         );
     }
     if (pdbMaxUnavailable >= replicas) {
-        r.problem("controller.pdbMaxUnavailable", c.raw.pdbMaxUnavailable ?? pdbMaxUnavailable, `must be less than controller.replicas (${replicas}) so a drain keeps a controller running`);
+        r.problem(
+            "controller.pdbMaxUnavailable",
+            c.raw.pdbMaxUnavailable ?? pdbMaxUnavailable,
+            `must be less than controller.replicas (${replicas}) so a drain keeps a controller running`,
+        );
     }
     const { requests, limits } = c.resources;
     for (const kind of ["cpu", "memory"] as const) {

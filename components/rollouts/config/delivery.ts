@@ -51,15 +51,29 @@ export const ERROR_BUDGET_FIELDS = {
     query: field.string({
         rule: {
             valid: (q) => usedArgs(q).includes("service") && usedArgs(q).every((a) => (ERROR_BUDGET_ARGS as readonly string[]).includes(a)),
-            describe: "PromQL naming the app's SLO through {{args.service}} (and {{args.slo}}; blanks inside the braces allowed), no other {{args.*}}: the template declares only service and slo",
+            describe:
+                "PromQL naming the app's SLO through {{args.service}} (and {{args.slo}}; blanks inside the braces allowed), no other {{args.*}}: the template declares only service and slo",
         },
         default: SLOTH_REMAINING_BUDGET,
         defaultDoc: "Sloth's slo:period_error_budget_remaining:ratio for {{args.service}} and {{args.slo}}",
         doc: "PromQL for the app's remaining error budget as a ratio (1 untouched, 0 exhausted); must use {{args.service}} ({{ args.service }} alike) and no argument but service and slo; its result must be a scalar or an instant vector (Argo Rollouts' Prometheus provider, metricproviders/prometheus/prometheus.go processResponse, refuses a string and flattens a range vector into every raw sample)",
     }),
-    minRemaining: field.number({ min: 0, max: 0.99, default: 0, doc: "the budget counts as exhausted at or below this remaining ratio, and the rollout is frozen" }),
-    recheckInterval: field.string({ rule: DUR, default: "5m", doc: "canary: how often a frozen rollout's budget is measured again; it goes on by itself at the first measurement with budget left" }),
-    maxFreeze: field.string({ rule: DUR, default: "24h", doc: "canary: how long a rollout waits for its budget to recover before it pauses for a human; at least recheckInterval, and maxFreeze / recheckInterval + 1 (the freeze's measurement count) at most 2147483647, Argo Rollouts' int32 count (pkg/apis/rollouts/v1alpha1 analysis_types.go)" }),
+    minRemaining: field.number({
+        min: 0,
+        max: 0.99,
+        default: 0,
+        doc: "the budget counts as exhausted at or below this remaining ratio, and the rollout is frozen",
+    }),
+    recheckInterval: field.string({
+        rule: DUR,
+        default: "5m",
+        doc: "canary: how often a frozen rollout's budget is measured again; it goes on by itself at the first measurement with budget left",
+    }),
+    maxFreeze: field.string({
+        rule: DUR,
+        default: "24h",
+        doc: "canary: how long a rollout waits for its budget to recover before it pauses for a human; at least recheckInterval, and maxFreeze / recheckInterval + 1 (the freeze's measurement count) at most 2147483647, Argo Rollouts' int32 count (pkg/apis/rollouts/v1alpha1 analysis_types.go)",
+    }),
 } as const;
 
 export const ERROR_BUDGET_DEFAULTS: Readonly<ErrorBudgetConfig> = defaultsOf<ErrorBudgetConfig>(ERROR_BUDGET_FIELDS);
@@ -116,7 +130,7 @@ export function readErrorBudget(r: ConfigReader, value: unknown): ErrorBudgetCon
                 "errorBudget.query",
                 e.query,
                 type === "string"
-                    ? "must evaluate to a scalar or an instant vector, not a string: Argo Rollouts' Prometheus provider refuses a string result at every measurement (\"Prometheus metric type not supported\")"
+                    ? 'must evaluate to a scalar or an instant vector, not a string: Argo Rollouts\' Prometheus provider refuses a string result at every measurement ("Prometheus metric type not supported")'
                     : "must evaluate to a scalar or an instant vector, not a range vector (a [range] selector or subquery): Argo Rollouts flattens a range vector into every raw sample of the window, and the gate would judge the oldest sample instead of the budget now; wrap it in a function such as avg_over_time() or last_over_time()",
             );
         }
@@ -177,7 +191,11 @@ export function readNotifications(r: ConfigReader, value: unknown, token: unknow
         }
     }
     if (token === undefined || token === "") {
-        r.problem(NOTIFICATIONS_TOKEN_KEY, undefined, `is required with notifications.service: ${service}; set it with \`pulumi config set --secret notificationsToken\``);
+        r.problem(
+            NOTIFICATIONS_TOKEN_KEY,
+            undefined,
+            `is required with notifications.service: ${service}; set it with \`pulumi config set --secret notificationsToken\``,
+        );
     } else if (typeof token === "string" && tokenIsSecret) {
         out.token = new SecretValue(token);
     }

@@ -34,10 +34,17 @@ export const NETWORK_FIELDS = {
     dnsPodLabels: field.labels({ default: { "k8s-app": "kube-dns" }, doc: "labels of the cluster resolver's pods" }),
     // /0 is every address: the controller's egress policy would allow everything.
     hubReadCidrs: field.strings({
-        rule: { pattern: CIDR, valid: (c) => !c.endsWith("/0"), describe: "an IPv4 CIDR of the hub's read endpoint such as 10.20.0.0/24 (octets up to 255, not /0)" },
+        rule: {
+            pattern: CIDR,
+            valid: (c) => !c.endsWith("/0"),
+            describe: "an IPv4 CIDR of the hub's read endpoint such as 10.20.0.0/24 (octets up to 255, not /0)",
+        },
         doc: "spoke: CIDRs of the hub's internal load balancer, when FQDN rules are not used",
     }),
-    hubReadFqdns: field.strings({ rule: { pattern: HOSTNAME, describe: "a fully qualified hostname" }, doc: "spoke: more names of the hub read endpoint (its host is always allowed)" }),
+    hubReadFqdns: field.strings({
+        rule: { pattern: HOSTNAME, describe: "a fully qualified hostname" },
+        doc: "spoke: more names of the hub read endpoint (its host is always allowed)",
+    }),
     canaryTargets: field.listReadBySection({
         describe: "a list of {namespace, port}",
         doc: "default-deny only: pods the controller must reach (web analysis against canary Services)",
@@ -46,7 +53,10 @@ export const NETWORK_FIELDS = {
             port: field.integer({ min: 1, max: 65535, doc: "the pods' target port (required)" }),
         },
     }),
-    metricsScrapeNamespaces: field.strings({ rule: NAMESPACE, doc: "default-deny only: namespaces allowed to scrape the controller's metrics; required (at least one) when controller.serviceMonitor is true, or the policy denies every scrape" }),
+    metricsScrapeNamespaces: field.strings({
+        rule: NAMESPACE,
+        doc: "default-deny only: namespaces allowed to scrape the controller's metrics; required (at least one) when controller.serviceMonitor is true, or the policy denies every scrape",
+    }),
 } as const;
 
 export const NETWORK_DEFAULTS = defaultsOf<{ controllerDefaultDeny: boolean; dnsNamespace: string; dnsPodLabels: Record<string, string> }>(NETWORK_FIELDS);

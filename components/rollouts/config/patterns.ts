@@ -1,12 +1,10 @@
-
-
 /** The value patterns the rollouts stage's sections share. */
 
 export const SEMVER = /^[0-9]+\.[0-9]+\.[0-9]+$/;
 
 export const VTAG = /^v[0-9]+\.[0-9]+\.[0-9]+(-rc[0-9]+)?$/;
 
-export const CHART_REPO = /^(https|oci):\/\/[A-Za-z0-9.-]+(:[0-9]+)?(\/[A-Za-z0-9._~%\/-]*)?$/;
+export const CHART_REPO = /^(https|oci):\/\/[A-Za-z0-9.-]+(:[0-9]+)?(\/[A-Za-z0-9._~%/-]*)?$/;
 
 export const REGISTRY = /^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]+)?(\/[a-z0-9]+([._-][a-z0-9]+)*)*$/;
 
@@ -27,7 +25,7 @@ export const CIDR = new RegExp(`^(${OCTET}\\.){3}${OCTET}\\/([0-9]|[12][0-9]|3[0
  * int64 of nanoseconds (go src/time/format.go, ParseDuration: "invalid duration" on overflow),
  * and Argo Rollouts reads every duration of a template with it.
  */
-export const GO_MAX_DURATION_SECONDS = Math.floor(9223372036854775807 / 1e9);
+export const GO_MAX_DURATION_SECONDS = Number((2n ** 63n - 1n) / 1_000_000_000n);
 
 /** The largest int32: Argo Rollouts' counts and limits (IntOrString's IntVal) and a pause's seconds. */
 export const INT32_MAX = 2147483647;
@@ -50,7 +48,11 @@ export function goDuration(d: string): boolean {
 }
 
 /** The rule of every duration key: the DURATION shape, within what Go's time.ParseDuration reads. */
-export const DURATION_RULE = { pattern: DURATION, valid: goDuration, describe: `a duration such as 30s, 2m or 1h, at most ${GO_MAX_DURATION_SECONDS}s (the longest Go's time.ParseDuration reads)` };
+export const DURATION_RULE = {
+    pattern: DURATION,
+    valid: goDuration,
+    describe: `a duration such as 30s, 2m or 1h, at most ${GO_MAX_DURATION_SECONDS}s (the longest Go's time.ParseDuration reads)`,
+};
 
 /**
  * A Slack channel as the notifications engine hands it to chat.postMessage (argoproj/notifications-engine

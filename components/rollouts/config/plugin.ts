@@ -8,9 +8,7 @@ import { isEmptyDigest } from "../../config/images";
 export type PluginArch = "amd64" | "arm64";
 
 /** How the Gateway API plugin binary reaches the controller. */
-export type PluginDelivery =
-    | { mode: "download"; arch: PluginArch; baseUrl: string; sha256: string }
-    | { mode: "image"; repository: string; digest: string };
+export type PluginDelivery = { mode: "download"; arch: PluginArch; baseUrl: string; sha256: string } | { mode: "image"; repository: string; digest: string };
 
 export interface PluginConfig {
     version: string;
@@ -26,15 +24,27 @@ const image = (section: { delivery?: unknown }) => section.delivery === "image";
 
 /** The `plugin` section: every key, once. */
 export const PLUGIN_FIELDS = {
-    version: field.string({ rule: { pattern: VTAG, describe: "a plugin release tag such as v0.15.0" }, default: "v0.15.0", doc: "Gateway API plugin release tag" }),
-    delivery: field.oneOf(["download", "image"], { default: "download", doc: "download (release asset over https) or image (an init container copies it from the plugin image)" }),
+    version: field.string({
+        rule: { pattern: VTAG, describe: "a plugin release tag such as v0.15.0" },
+        default: "v0.15.0",
+        doc: "Gateway API plugin release tag",
+    }),
+    delivery: field.oneOf(["download", "image"], {
+        default: "download",
+        doc: "download (release asset over https) or image (an init container copies it from the plugin image)",
+    }),
     arch: field.oneOf(["amd64", "arm64"], { default: "amd64", when: download, doc: "download: the nodes' architecture" }),
     // No checksum file is published with the plugin's releases: without a configured sha256 the
     // controller would run whatever the URL serves (argo-rollouts v1.9.0 utils/plugin/downloader.go:
     // an http(s) download is checked only when the plugin entry has a sha256).
     sha256: field.string({
-        rule: { pattern: SHA256_HEX, valid: (v) => !isEmptyDigest(v), describe: "the 64-hex sha256 of gatewayapi-plugin-linux-<arch> (a download without a checksum is refused; never the sha256 of zero bytes)" },
-        describeWith: (s) => `the 64-hex sha256 of gatewayapi-plugin-linux-${s.arch} for ${s.version} (a download without a checksum is refused; never the sha256 of zero bytes, e3b0c442...b855, an empty file's)`,
+        rule: {
+            pattern: SHA256_HEX,
+            valid: (v) => !isEmptyDigest(v),
+            describe: "the 64-hex sha256 of gatewayapi-plugin-linux-<arch> (a download without a checksum is refused; never the sha256 of zero bytes)",
+        },
+        describeWith: (s) =>
+            `the 64-hex sha256 of gatewayapi-plugin-linux-${s.arch} for ${s.version} (a download without a checksum is refused; never the sha256 of zero bytes, e3b0c442...b855, an empty file's)`,
         required: download,
         when: download,
         defaultDoc: "required for download",
@@ -53,7 +63,11 @@ export const PLUGIN_FIELDS = {
         doc: "image: repository under imageRegistry (default registry ghcr.io)",
     }),
     digest: field.string({
-        rule: { pattern: IMAGE_DIGEST, valid: (v) => !isEmptyDigest(v), describe: "the plugin image's digest, sha256: followed by 64 lowercase hex (tags are mutable), never the sha256 of zero bytes" },
+        rule: {
+            pattern: IMAGE_DIGEST,
+            valid: (v) => !isEmptyDigest(v),
+            describe: "the plugin image's digest, sha256: followed by 64 lowercase hex (tags are mutable), never the sha256 of zero bytes",
+        },
         required: image,
         when: image,
         defaultDoc: "required for image",
@@ -63,7 +77,15 @@ export const PLUGIN_FIELDS = {
     tlsRoutes: field.boolean({ default: false, doc: "also grant the plugin TLSRoute access (experimental channel)" }),
 } as const;
 
-export const PLUGIN_DEFAULTS = defaultsOf<{ version: string; delivery: "download" | "image"; arch: PluginArch; baseUrl: string; repository: string; tcpRoutes: boolean; tlsRoutes: boolean }>(PLUGIN_FIELDS);
+export const PLUGIN_DEFAULTS = defaultsOf<{
+    version: string;
+    delivery: "download" | "image";
+    arch: PluginArch;
+    baseUrl: string;
+    repository: string;
+    tcpRoutes: boolean;
+    tlsRoutes: boolean;
+}>(PLUGIN_FIELDS);
 
 export function readPlugin(r: ConfigReader, value: unknown): PluginConfig | undefined {
     const p = readSection(r, "plugin", PLUGIN_FIELDS, value);

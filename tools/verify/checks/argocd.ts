@@ -35,7 +35,14 @@ import {
     rolloutArrayPathReasons,
 } from "../../../components/argocd";
 import { LiveProjectRoles, ROLLOUT_ACTIONS_POLICY_KEY, regulatedRbacProblems, rolloutActionsPolicyCsv } from "../../../components/argocd/rbac";
-import { GuardIdentities, LiveProject, argoIdentities, identityProblems, regulatedProjectProblems, regulatedTargets } from "../../../components/argocd/regulatedPaths";
+import {
+    GuardIdentities,
+    LiveProject,
+    argoIdentities,
+    identityProblems,
+    regulatedProjectProblems,
+    regulatedTargets,
+} from "../../../components/argocd/regulatedPaths";
 import { gitopsIdentities, serviceAccountUser } from "../../../components/policy";
 import { regulatedNamespaces } from "./rbac";
 import type { GroupKind, IgnoreRule } from "../../../components/argocd/ignoreRules";
@@ -48,7 +55,11 @@ const ARGO = "/apis/argoproj.io/v1alpha1";
 const IGNORE_KEY_PREFIX = "resource.customizations.ignoreDifferences.";
 
 /** What an Application spec (or an ApplicationSet's template spec) lacks of what the stack patched in. */
-export function missingTenantSettings(spec: unknown, annotations: Record<string, string>, expected: { syncOptions: string[]; ignoreDifferences: unknown[]; annotations: Record<string, string> }): string[] {
+export function missingTenantSettings(
+    spec: unknown,
+    annotations: Record<string, string>,
+    expected: { syncOptions: string[]; ignoreDifferences: unknown[]; annotations: Record<string, string> },
+): string[] {
     const out: string[] = [];
     const options = asArray<string>(field(spec, "syncPolicy", "syncOptions"));
     for (const o of expected.syncOptions) {
@@ -80,19 +91,27 @@ export function applicationProblems(app: KubeObject): string[] {
     const out: string[] = [];
     const options = asArray<string>(field(spec, "syncPolicy", "syncOptions"));
     if (!options.includes(RESPECT_IGNORE_DIFFERENCES)) {
-        out.push(`spec.syncPolicy.syncOptions lack ${RESPECT_IGNORE_DIFFERENCES}: a sync triggered by any other change reverts the plugin's weights and the controller's selector key (ADR-056 as-built 2026-06-27)`);
+        out.push(
+            `spec.syncPolicy.syncOptions lack ${RESPECT_IGNORE_DIFFERENCES}: a sync triggered by any other change reverts the plugin's weights and the controller's selector key (ADR-056 as-built 2026-06-27)`,
+        );
     }
     const rules = asArray<ResourceIgnoreDifferences>(field(spec, "ignoreDifferences"));
     if (!rules.some(coversSelectorKey)) {
-        out.push("spec.ignoreDifferences has no rule for the Service selector key rollouts-pod-template-hash: selfHeal reverts the controller's selector switch (ADR-056 as-built #871)");
+        out.push(
+            "spec.ignoreDifferences has no rule for the Service selector key rollouts-pod-template-hash: selfHeal reverts the controller's selector switch (ADR-056 as-built #871)",
+        );
     }
     if (!rules.some(coversWeights)) {
-        out.push("spec.ignoreDifferences has no rule for the canary weights of HTTPRoutes: selfHeal reverts the plugin's weights mid-canary (ADR-056 as-built 2026-06-26)");
+        out.push(
+            "spec.ignoreDifferences has no rule for the canary weights of HTTPRoutes: selfHeal reverts the plugin's weights mid-canary (ADR-056 as-built 2026-06-26)",
+        );
     }
     rules.forEach((raw, i) => {
         const reasons = rolloutArrayPathReasons(fromApplicationRule(raw));
         if (reasons.length > 0) {
-            out.push(`spec.ignoreDifferences[${i}] reaches a Rollout with an array path (${reasons.join("; ")}): the sync keeps the Rollout's live arrays, images included (ADR-056 as-built 2026-07-14)`);
+            out.push(
+                `spec.ignoreDifferences[${i}] reaches a Rollout with an array path (${reasons.join("; ")}): the sync keeps the Rollout's live arrays, images included (ADR-056 as-built 2026-07-14)`,
+            );
         }
     });
     return out;
@@ -132,7 +151,9 @@ export function systemRuleReasons(key: string, text: string): string[] {
             managedFieldsManagers: asArray<string>(body.managedFieldsManagers),
         };
         for (const reason of rolloutArrayPathReasons(rule)) {
-            out.add(`reaches ${kindLabel(ROLLOUT)} and ${reason}: with RespectIgnoreDifferences a sync keeps a Rollout's live arrays, images included (ADR-056 as-built 2026-07-14)`);
+            out.add(
+                `reaches ${kindLabel(ROLLOUT)} and ${reason}: with RespectIgnoreDifferences a sync keeps a Rollout's live arrays, images included (ADR-056 as-built 2026-07-14)`,
+            );
         }
         for (const reason of canaryRuleReasons(rule, "system")) {
             out.add(`applies to ${kindLabel(gk)}: ${reason}`);
@@ -152,7 +173,8 @@ export const argocdChecks: CheckGroup = async ({ config, cluster }) => {
         cm: "argocd-cm carries the stack's system rules and no rule that freezes a Rollout or a canary route",
         rbac: "argocd-rbac-cm reserves the Rollout actions to the approver",
         regulated: "in the regulated projects ArgoCD lets approvers approve and lets deployers create, change, replace or delete no Rollout",
-        regulatedProjects: "no AppProject outside the regulated ones reaches a regulated namespace, and no role or token of a regulated project syncs, changes or approves",
+        regulatedProjects:
+            "no AppProject outside the regulated ones reaches a regulated namespace, and no role or token of a regulated project syncs, changes or approves",
         identities: "the approval guard's GitOps and action identities are the ones ArgoCD acts as on the regulated namespaces",
     };
     if (!cfg.local) {
@@ -187,7 +209,10 @@ export const argocdChecks: CheckGroup = async ({ config, cluster }) => {
                 const want = projectWhitelist(p.namespaceResources);
                 const have = field(live, "spec", "namespaceResourceWhitelist");
                 if (canonical(have) !== canonical(want)) {
-                    findings.push({ object, found: `spec.namespaceResourceWhitelist is not the stack's (owner: addon): ${JSON.stringify(have ?? null)}; pulumi up restores it` });
+                    findings.push({
+                        object,
+                        found: `spec.namespaceResourceWhitelist is not the stack's (owner: addon): ${JSON.stringify(have ?? null)}; pulumi up restores it`,
+                    });
                 }
             }
         }
@@ -207,11 +232,21 @@ export const argocdChecks: CheckGroup = async ({ config, cluster }) => {
                 findings.push({ object, found: `not found (argocd.applicationSets.${set.name}, owner ${set.owner})` });
                 continue;
             }
-            findings.push(...applicationSetProblems(appSetRef(ns, set.name), { spec: live.spec as LiveApplicationSet["spec"] }).map((found) => ({ object, found })));
+            findings.push(
+                ...applicationSetProblems(appSetRef(ns, set.name), { spec: live.spec as LiveApplicationSet["spec"] }).map((found) => ({ object, found })),
+            );
             if (set.owner === "addon") {
                 const template = applicationSetPatch(set, ns, cfg.allKinds).spec.template;
-                const expected = { syncOptions: template.spec.syncPolicy.syncOptions, ignoreDifferences: template.spec.ignoreDifferences, annotations: template.metadata.annotations };
-                for (const found of missingTenantSettings(field(live, "spec", "template", "spec"), asRecord(field(live, "spec", "template", "metadata", "annotations")), expected)) {
+                const expected = {
+                    syncOptions: template.spec.syncPolicy.syncOptions,
+                    ignoreDifferences: template.spec.ignoreDifferences,
+                    annotations: template.metadata.annotations,
+                };
+                for (const found of missingTenantSettings(
+                    field(live, "spec", "template", "spec"),
+                    asRecord(field(live, "spec", "template", "metadata", "annotations")),
+                    expected,
+                )) {
                     findings.push({ object, found: `template: ${found} (owner: addon; pulumi up restores it)` });
                 }
             }
@@ -221,10 +256,20 @@ export const argocdChecks: CheckGroup = async ({ config, cluster }) => {
                 if (set.owner === "addon" && (app.metadata?.annotations ?? {})[COMPARE_OPTIONS_ANNOTATION] === undefined) {
                     problems.push(`annotation ${COMPARE_OPTIONS_ANNOTATION} is missing: Kyverno's mutations show as drift`);
                 }
-                findings.push(...problems.map((found) => ({ object: ref("Application", ns, nameOf(app)), found: `${found} (generated by ApplicationSet ${set.name})` })));
+                findings.push(
+                    ...problems.map((found) => ({ object: ref("Application", ns, nameOf(app)), found: `${found} (generated by ApplicationSet ${set.name})` })),
+                );
             }
         }
-        results.push(outcome("argocd.applicationsets", what.appSets, DOCS.argocd, findings, `${cfg.applicationSets.map((s) => `${s.name} (${s.owner})`).join(", ")}; ${generated} generated Applications read`));
+        results.push(
+            outcome(
+                "argocd.applicationsets",
+                what.appSets,
+                DOCS.argocd,
+                findings,
+                `${cfg.applicationSets.map((s) => `${s.name} (${s.owner})`).join(", ")}; ${generated} generated Applications read`,
+            ),
+        );
     }
 
     const cm = await cluster.get(`/api/v1/namespaces/${ns}/configmaps/argocd-cm`);
@@ -242,23 +287,40 @@ export const argocdChecks: CheckGroup = async ({ config, cluster }) => {
                 cmFindings.push({ object: cmObject, found: `${key} differs from the stack's: ${data[key].trim().replace(/\n/g, " ")}` });
             }
         }
-        for (const key of Object.keys(data).filter((k) => k.startsWith(IGNORE_KEY_PREFIX)).sort()) {
+        for (const key of Object.keys(data)
+            .filter((k) => k.startsWith(IGNORE_KEY_PREFIX))
+            .sort()) {
             for (const reason of systemRuleReasons(key, data[key])) {
                 cmFindings.push({ object: cmObject, found: `${key} ${reason}` });
             }
         }
     }
     const keys = Object.keys(expected).length;
-    results.push(outcome("argocd.argocd-cm", what.cm, DOCS.argocd, cmFindings, keys ? `${keys} key(s) of argocd.ignoreDifferences` : "no argocd.ignoreDifferences: the stack writes nothing here"));
+    results.push(
+        outcome(
+            "argocd.argocd-cm",
+            what.cm,
+            DOCS.argocd,
+            cmFindings,
+            keys ? `${keys} key(s) of argocd.ignoreDifferences` : "no argocd.ignoreDifferences: the stack writes nothing here",
+        ),
+    );
 
     const csv = rolloutActionsPolicyCsv(cfg.rbac);
-    const rbacCm = csv === undefined && cfg.rbac.regulatedProjects.length === 0 ? undefined : await cluster.get(`/api/v1/namespaces/${ns}/configmaps/argocd-rbac-cm`);
+    const rbacCm =
+        csv === undefined && cfg.rbac.regulatedProjects.length === 0 ? undefined : await cluster.get(`/api/v1/namespaces/${ns}/configmaps/argocd-rbac-cm`);
     const rbacObject = ref("ConfigMap", ns, "argocd-rbac-cm");
     if (csv === undefined) {
         results.push(skipped("argocd.rbac", what.rbac, DOCS.argocd, "no argocd.rbac.approverRole in the stack"));
     } else {
         const have = asRecord(rbacCm?.data)[ROLLOUT_ACTIONS_POLICY_KEY];
-        const findings: Finding[] = !rbacCm ? [{ object: rbacObject, found: "not found" }] : have === undefined ? [{ object: rbacObject, found: `no key ${ROLLOUT_ACTIONS_POLICY_KEY}` }] : have.trim() !== csv.trim() ? [{ object: rbacObject, found: `${ROLLOUT_ACTIONS_POLICY_KEY} differs from the stack's policy` }] : [];
+        const findings: Finding[] = !rbacCm
+            ? [{ object: rbacObject, found: "not found" }]
+            : have === undefined
+              ? [{ object: rbacObject, found: `no key ${ROLLOUT_ACTIONS_POLICY_KEY}` }]
+              : have.trim() !== csv.trim()
+                ? [{ object: rbacObject, found: `${ROLLOUT_ACTIONS_POLICY_KEY} differs from the stack's policy` }]
+                : [];
         results.push(outcome("argocd.rbac", what.rbac, DOCS.argocd, findings));
     }
 
@@ -276,7 +338,12 @@ export const argocdChecks: CheckGroup = async ({ config, cluster }) => {
         const apps = ((await cluster.list(`${ARGO}/namespaces/${ns}/applications`)) ?? [])
             .map((a) => ({ project: String(field(a, "spec", "project") ?? ""), name: nameOf(a) }))
             .filter((a) => regulated.includes(a.project));
-        const problems = regulatedRbacProblems(cfg.rbac, { rbacCm: rbacCm ? asRecord(rbacCm.data) : undefined, argocdCm: cm ? asRecord(cm.data) : undefined, projects, apps });
+        const problems = regulatedRbacProblems(cfg.rbac, {
+            rbacCm: rbacCm ? asRecord(rbacCm.data) : undefined,
+            argocdCm: cm ? asRecord(cm.data) : undefined,
+            projects,
+            apps,
+        });
         results.push(
             outcome(
                 "argocd.regulated-rbac",
@@ -309,13 +376,21 @@ export const argocdChecks: CheckGroup = async ({ config, cluster }) => {
             })),
             allowReplaceOrForceSync: config.policy.regulated?.allowReplaceOrForceSync ?? false,
         });
-        const missing = regulated.filter((p) => !allProjects.some((x) => x.name === p)).map((p) => ({ object: ref("AppProject", ns, p), found: "not found (argocd.rbac.regulatedProjects)" }));
+        const missing = regulated
+            .filter((p) => !allProjects.some((x) => x.name === p))
+            .map((p) => ({ object: ref("AppProject", ns, p), found: "not found (argocd.rbac.regulatedProjects)" }));
         results.push(
             outcome(
                 "argocd.regulated-projects",
                 what.regulatedProjects,
                 DOCS.argocd,
-                [...missing, ...found.map((f) => ({ object: f.object.replace(/^AppProject /, `AppProject ${ns}/`).replace(/^Application /, `Application ${ns}/`), found: f.found }))],
+                [
+                    ...missing,
+                    ...found.map((f) => ({
+                        object: f.object.replace(/^AppProject /, `AppProject ${ns}/`).replace(/^Application /, `Application ${ns}/`),
+                        found: f.found,
+                    })),
+                ],
                 `${allProjects.length} AppProject(s) read; regulated namespaces of this cluster: ${namespaces.join(", ") || "none"}`,
             ),
         );
@@ -326,10 +401,24 @@ export const argocdChecks: CheckGroup = async ({ config, cluster }) => {
     if (!guard) {
         results.push(skipped("argocd.regulated-identities", what.identities, DOCS.argocd, "no policy.regulated in the stack"));
     } else if (namespaces.length === 0 || regulated.length === 0) {
-        results.push(skipped("argocd.regulated-identities", what.identities, DOCS.argocd, namespaces.length === 0 ? "no namespace of this cluster matches policy.regulated.namespaceLabels" : "no argocd.rbac.regulatedProjects in the stack"));
+        results.push(
+            skipped(
+                "argocd.regulated-identities",
+                what.identities,
+                DOCS.argocd,
+                namespaces.length === 0
+                    ? "no namespace of this cluster matches policy.regulated.namespaceLabels"
+                    : "no argocd.rbac.regulatedProjects in the stack",
+            ),
+        );
     } else {
         const own = await argoCdServiceAccounts(cluster, ns);
-        const acting = argoIdentities(cm ? asRecord(cm.data) : {}, allProjects.filter((p) => regulated.includes(p.name)), namespaces, own);
+        const acting = argoIdentities(
+            cm ? asRecord(cm.data) : {},
+            allProjects.filter((p) => regulated.includes(p.name)),
+            namespaces,
+            own,
+        );
         const ids = gitopsIdentities(guard);
         const guardIds: GuardIdentities = { gitops: ids.users, gitopsGroups: ids.groups, action: guard.actionServiceAccounts.map(serviceAccountUser) };
         results.push(
@@ -338,7 +427,8 @@ export const argocdChecks: CheckGroup = async ({ config, cluster }) => {
                 what.identities,
                 DOCS.argocd,
                 identityProblems(guardIds, acting).map((found) => ({ object: "policy.regulated", found })),
-                [...new Set(acting.map((a) => `${a.namespace}: sync as ${a.sync ?? "nobody"}, API server as ${a.server ?? "nobody"}`))].join("; ") || "no regulated project may target a regulated namespace of this cluster",
+                [...new Set(acting.map((a) => `${a.namespace}: sync as ${a.sync ?? "nobody"}, API server as ${a.server ?? "nobody"}`))].join("; ") ||
+                    "no regulated project may target a regulated namespace of this cluster",
             ),
         );
     }
@@ -356,7 +446,9 @@ export function liveProject(o: KubeObject): LiveProject {
         destinationServiceAccounts: asArray(field(spec, "destinationServiceAccounts")),
         roles: asArray(field(spec, "roles")).map((r) => {
             const name = String(field(r, "name") ?? "");
-            const tokens = [...asArray(field(r, "jwtTokens")), ...asArray(field(byRole?.[name], "items"))].map((t) => String(field(t, "id") ?? field(t, "iat") ?? ""));
+            const tokens = [...asArray(field(r, "jwtTokens")), ...asArray(field(byRole?.[name], "items"))].map((t) =>
+                String(field(t, "id") ?? field(t, "iat") ?? ""),
+            );
             return { name, policies: asArray<string>(field(r, "policies")), groups: asArray<string>(field(r, "groups")), tokens: [...new Set(tokens)] };
         }),
     };
@@ -368,7 +460,10 @@ export function liveProject(o: KubeObject): LiveProject {
  * application-controller, a StatefulSet or, with dynamic sharding, a Deployment; server).
  */
 async function argoCdServiceAccounts(cluster: ReadOnlyCluster, ns: string): Promise<{ controller?: string; server?: string }> {
-    const workloads = [...((await cluster.list(`/apis/apps/v1/namespaces/${ns}/statefulsets`)) ?? []), ...((await cluster.list(`/apis/apps/v1/namespaces/${ns}/deployments`)) ?? [])];
+    const workloads = [
+        ...((await cluster.list(`/apis/apps/v1/namespaces/${ns}/statefulsets`)) ?? []),
+        ...((await cluster.list(`/apis/apps/v1/namespaces/${ns}/deployments`)) ?? []),
+    ];
     const sa = (component: string): string | undefined => {
         const w = workloads.find((x) => x.metadata?.labels?.["app.kubernetes.io/component"] === component);
         return w ? `system:serviceaccount:${ns}:${String(field(w, "spec", "template", "spec", "serviceAccountName") ?? "default")}` : undefined;

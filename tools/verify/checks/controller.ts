@@ -87,7 +87,10 @@ export function protectedFromDeletion(crd: KubeObject | undefined, name: string)
     const labels = crd.metadata?.labels ?? {};
     const release = annotations[HELM_RELEASE_ANNOTATION];
     if ((release || labels["app.kubernetes.io/managed-by"] === "Helm") && annotations[HELM_RESOURCE_POLICY] !== "keep") {
-        out.push({ object, found: `belongs to Helm release ${release ?? "(unnamed)"} without ${HELM_RESOURCE_POLICY}: keep: uninstalling that release deletes it` });
+        out.push({
+            object,
+            found: `belongs to Helm release ${release ?? "(unnamed)"} without ${HELM_RESOURCE_POLICY}: keep: uninstalling that release deletes it`,
+        });
     }
     for (const m of terraformManagers(crd)) {
         out.push({ object, found: `managed by ${m}: a destroy of that Terraform state deletes it, and every Rollout, whatever its annotations say` });
@@ -108,13 +111,19 @@ export function protectedFromDeletion(crd: KubeObject | undefined, name: string)
 export function readCaFindings(bundle: string | undefined, ns: string, configMap: KubeObject | undefined, running: readonly KubeObject[]): Finding[] {
     const trust = controllerTrust(bundle);
     const out: Finding[] = [];
-    const containerOf = (p: KubeObject) => asArray<{ name?: string; env?: { name?: string; value?: string }[]; volumeMounts?: { name?: string; mountPath?: string }[] }>(field(p, "spec", "containers")).find((c) => c.name === CONTROLLER_CONTAINER);
+    const containerOf = (p: KubeObject) =>
+        asArray<{ name?: string; env?: { name?: string; value?: string }[]; volumeMounts?: { name?: string; mountPath?: string }[] }>(
+            field(p, "spec", "containers"),
+        ).find((c) => c.name === CONTROLLER_CONTAINER);
     const certDir = (p: KubeObject) => containerOf(p)?.env?.find((e) => e.name === "SSL_CERT_DIR")?.value;
     if (!trust) {
         for (const p of running) {
             const digest = p.metadata?.annotations?.[READ_CA_DIGEST_ANNOTATION];
             if (digest) {
-                out.push({ object: ref("Pod", ns, nameOf(p)), found: `started with a read-endpoint CA bundle (sha256 ${digest}) the stack no longer sets: it trusts that CA until it restarts` });
+                out.push({
+                    object: ref("Pod", ns, nameOf(p)),
+                    found: `started with a read-endpoint CA bundle (sha256 ${digest}) the stack no longer sets: it trusts that CA until it restarts`,
+                });
             }
         }
         return out;
@@ -124,21 +133,33 @@ export function readCaFindings(bundle: string | undefined, ns: string, configMap
     const wantDigest = trust.podAnnotations[READ_CA_DIGEST_ANNOTATION];
     const wantDir = trust.extraEnv[0].value;
     if (!configMap) {
-        out.push({ object: cmRef, found: "not found: the rollouts stage declares it from mimir.readCaBundle; a new pod would not start (its volume is missing)" });
+        out.push({
+            object: cmRef,
+            found: "not found: the rollouts stage declares it from mimir.readCaBundle; a new pod would not start (its volume is missing)",
+        });
     } else {
         const have = asRecord(configMap.data)[READ_CA_KEY];
         if (have !== want) {
-            out.push({ object: cmRef, found: `${READ_CA_KEY} is ${typeof have === "string" ? `another bundle (sha256 ${caBundleDigest(have)})` : "missing"}; the stack's mimir.readCaBundle is sha256 ${wantDigest}` });
+            out.push({
+                object: cmRef,
+                found: `${READ_CA_KEY} is ${typeof have === "string" ? `another bundle (sha256 ${caBundleDigest(have)})` : "missing"}; the stack's mimir.readCaBundle is sha256 ${wantDigest}`,
+            });
         }
     }
     for (const p of running) {
         const podRef = ref("Pod", ns, nameOf(p));
         const digest = p.metadata?.annotations?.[READ_CA_DIGEST_ANNOTATION];
         if (digest !== wantDigest) {
-            out.push({ object: podRef, found: `started with ${digest ? `another CA bundle (sha256 ${digest})` : "no CA bundle"}, the stack's is sha256 ${wantDigest}: Go reads its roots once, at start, and the Deployment's rollout has not replaced it` });
+            out.push({
+                object: podRef,
+                found: `started with ${digest ? `another CA bundle (sha256 ${digest})` : "no CA bundle"}, the stack's is sha256 ${wantDigest}: Go reads its roots once, at start, and the Deployment's rollout has not replaced it`,
+            });
         }
         if (certDir(p) !== wantDir) {
-            out.push({ object: podRef, found: `${CONTROLLER_CONTAINER} has SSL_CERT_DIR ${JSON.stringify(certDir(p) ?? null)}, not ${wantDir}: it does not read the bundle, or no longer reads the image's roots` });
+            out.push({
+                object: podRef,
+                found: `${CONTROLLER_CONTAINER} has SSL_CERT_DIR ${JSON.stringify(certDir(p) ?? null)}, not ${wantDir}: it does not read the bundle, or no longer reads the image's roots`,
+            });
         }
         const mountPath = String(asRecord(trust.volumeMounts[0]).mountPath);
         const mount = containerOf(p)?.volumeMounts?.find((m) => m.mountPath === mountPath);
@@ -162,7 +183,12 @@ export const crdAndControllerChecks: CheckGroup = async ({ config, cluster, opti
 
     const crds = await Promise.all(ROLLOUTS_CRDS.map(async (c) => ({ name: c.name, crd: await cluster.get(crdPath(c.name)) })));
     const results = [
-        outcome("crds.established", `the ${crds.length} Argo Rollouts CRDs are established`, DOCS.crds, crds.flatMap((c) => established(c.crd, c.name))),
+        outcome(
+            "crds.established",
+            `the ${crds.length} Argo Rollouts CRDs are established`,
+            DOCS.crds,
+            crds.flatMap((c) => established(c.crd, c.name)),
+        ),
         outcome(
             "crds.protected",
             "no CRD is deleted with an owner or a Helm release",
@@ -202,7 +228,8 @@ export const crdAndControllerChecks: CheckGroup = async ({ config, cluster, opti
     results.push(outcome("controller.available", `the controller Deployment is available with ${wanted} replicas`, DOCS.crds, available));
 
     const matchLabels = asRecord(field(deployment, "spec", "selector", "matchLabels"));
-    const pods = deployment && Object.keys(matchLabels).length > 0 ? ((await cluster.list(`/api/v1/namespaces/${ns}/pods`, selectorQuery(matchLabels))) ?? []) : [];
+    const pods =
+        deployment && Object.keys(matchLabels).length > 0 ? ((await cluster.list(`/api/v1/namespaces/${ns}/pods`, selectorQuery(matchLabels))) ?? []) : [];
     const running = pods.filter((p) => isReadyPod(p) && !p.metadata?.deletionTimestamp);
 
     // Leader election (client-go tools/leaderelection): the holder renews the Lease every retry
@@ -254,16 +281,25 @@ export const crdAndControllerChecks: CheckGroup = async ({ config, cluster, opti
         for (const want of expectedPlugins) {
             const have = live.find((p) => p.name === want.name);
             if (!have) {
-                plugin.push({ object: cmRef, found: `trafficRouterPlugins does not list ${want.name} (it lists: ${live.map((p) => p.name).join(", ") || "nothing"})` });
+                plugin.push({
+                    object: cmRef,
+                    found: `trafficRouterPlugins does not list ${want.name} (it lists: ${live.map((p) => p.name).join(", ") || "nothing"})`,
+                });
             } else if (have.location !== want.location || (have.sha256 ?? "") !== (want.sha256 ?? "")) {
-                plugin.push({ object: cmRef, found: `${want.name} is ${have.location} sha256 ${have.sha256 ?? "-"}, the stack pins ${want.location} sha256 ${want.sha256 ?? "-"}` });
+                plugin.push({
+                    object: cmRef,
+                    found: `${want.name} is ${have.location} sha256 ${have.sha256 ?? "-"}, the stack pins ${want.location} sha256 ${want.sha256 ?? "-"}`,
+                });
             }
         }
     }
     for (const p of running) {
         const digest = p.metadata?.annotations?.[PLUGINS_DIGEST_ANNOTATION];
         if (expectedDigest && digest !== expectedDigest) {
-            plugin.push({ object: ref("Pod", ns, nameOf(p)), found: "started with another plugin list (annotation differs): the controller loads plugins only at start" });
+            plugin.push({
+                object: ref("Pod", ns, nameOf(p)),
+                found: "started with another plugin list (annotation differs): the controller loads plugins only at start",
+            });
         }
     }
     results.push(outcome("controller.plugin", `${ROLLOUTS_CONFIGMAP} lists the pinned Gateway API plugin and the pods run it`, DOCS.crds, plugin));
@@ -276,7 +312,9 @@ export const crdAndControllerChecks: CheckGroup = async ({ config, cluster, opti
             "every controller pod trusts the stack's CA bundle for the hub's read endpoint, and no other",
             DOCS.crds,
             readCaFindings(bundle, ns, caMap, running),
-            bundle ? `mimir.readCaBundle sha256 ${caBundleDigest(bundle)}, ${running.length} running pod(s)` : "no mimir.readCaBundle: the image's public roots only",
+            bundle
+                ? `mimir.readCaBundle sha256 ${caBundleDigest(bundle)}, ${running.length} running pod(s)`
+                : "no mimir.readCaBundle: the image's public roots only",
         ),
     );
 

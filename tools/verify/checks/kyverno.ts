@@ -23,7 +23,9 @@ const CEL_PLURALS: Record<string, string> = {
 };
 
 export function policyPath(p: Pick<KyvernoPolicy, "apiVersion" | "kind"> & { metadata: { name: string } }): string {
-    return p.kind === "ClusterPolicy" ? `/apis/kyverno.io/v1/clusterpolicies/${p.metadata.name}` : `/apis/${p.apiVersion}/${CEL_PLURALS[p.kind]}/${p.metadata.name}`;
+    return p.kind === "ClusterPolicy"
+        ? `/apis/kyverno.io/v1/clusterpolicies/${p.metadata.name}`
+        : `/apis/${p.apiVersion}/${CEL_PLURALS[p.kind]}/${p.metadata.name}`;
 }
 
 /** Every cluster-wide Kyverno policy kind, with the collection it is listed from. */
@@ -81,7 +83,9 @@ export function notReady(live: KubeObject | undefined, declared: KyvernoPolicy):
 /** What a policy matches: `group/resource` (CEL) or kind selector (ClusterPolicy) entries. */
 export function matchedTargets(policy: unknown, kind: string): string[] {
     if (kind === "ClusterPolicy") {
-        return asArray(field(policy, "spec", "rules")).flatMap((r) => asArray(field(r, "match", "any")).flatMap((a) => asArray<string>(field(a, "resources", "kinds"))));
+        return asArray(field(policy, "spec", "rules")).flatMap((r) =>
+            asArray(field(r, "match", "any")).flatMap((a) => asArray<string>(field(a, "resources", "kinds"))),
+        );
     }
     return asArray(field(policy, "spec", "matchConstraints", "resourceRules")).flatMap((r) =>
         asArray<string>(field(r, "apiGroups")).flatMap((g) => asArray<string>(field(r, "resources")).map((res) => `${g}/${res}`)),
@@ -179,7 +183,12 @@ export function parseResourceFilters(text: string): KyvernoResourceFilter[] {
  * whatever the object's name (pkg/config/config.go `ToFilter`): Kyverno admits a filtered request
  * without evaluating any policy (pkg/webhooks/handlers/filter.go).
  */
-export function resourceFilterFor(filters: readonly KyvernoResourceFilter[], gvk: { group: string; version: string; kind: string }, subresource: string, namespace: string): KyvernoResourceFilter | undefined {
+export function resourceFilterFor(
+    filters: readonly KyvernoResourceFilter[],
+    gvk: { group: string; version: string; kind: string },
+    subresource: string,
+    namespace: string,
+): KyvernoResourceFilter | undefined {
     return filters.find(
         (f) =>
             kyvernoWildcard(f.group, gvk.group) &&
@@ -243,7 +252,12 @@ function clusterPolicyActions(policy: unknown): string[] {
 }
 
 /** Paths whose difference `notEnforced` already names in its own words. */
-const NAMED_ELSEWHERE = [/^spec\.validationActions/, /^spec\.failurePolicy$/, /^spec\.validationFailureAction$/, /^spec\.rules\[\d+\]\.validate\.failureAction$/];
+const NAMED_ELSEWHERE = [
+    /^spec\.validationActions/,
+    /^spec\.failurePolicy$/,
+    /^spec\.validationFailureAction$/,
+    /^spec\.rules\[\d+\]\.validate\.failureAction$/,
+];
 
 /** How `live` differs from `declared`: what it enforces, what it matches, and any other declared field. */
 export function notEnforced(live: KubeObject | undefined, declared: KyvernoPolicy): string[] {
@@ -266,7 +280,9 @@ export function notEnforced(live: KubeObject | undefined, declared: KyvernoPolic
     }
     if (declared.kind === "ValidatingPolicy") {
         const want = [...declared.spec.validationActions].sort().join(",");
-        const have = asArray<string>(field(live, "spec", "validationActions")).sort().join(",");
+        const have = asArray<string>(field(live, "spec", "validationActions"))
+            .sort()
+            .join(",");
         if (want !== have) {
             out.push(`validationActions are [${have}], the stack configures [${want}]`);
         }
@@ -304,7 +320,10 @@ export function generatorProblems(mode: AvailabilityPolicies, generators: readon
     if (mode === "own") {
         return generators
             .filter((g) => !(ours && g.kind === ours.kind && nameOf(g) === ours.metadata.name))
-            .map((g) => ({ object: object(g), found: `also generates PodDisruptionBudgets beside ${ours ? `${ours.kind} ${ours.metadata.name}` : "this stack's policy"}: two budgets over one workload's pods` }));
+            .map((g) => ({
+                object: object(g),
+                found: `also generates PodDisruptionBudgets beside ${ours ? `${ours.kind} ${ours.metadata.name}` : "this stack's policy"}: two budgets over one workload's pods`,
+            }));
     }
     if (generators.length === 0) {
         return [
@@ -315,7 +334,10 @@ export function generatorProblems(mode: AvailabilityPolicies, generators: readon
         ];
     }
     if (generators.length > 1) {
-        return generators.map((g) => ({ object: object(g), found: `one of ${generators.length} policies that generate PodDisruptionBudgets (${generators.map(object).join(", ")}): two budgets over one workload's pods` }));
+        return generators.map((g) => ({
+            object: object(g),
+            found: `one of ${generators.length} policies that generate PodDisruptionBudgets (${generators.map(object).join(", ")}): two budgets over one workload's pods`,
+        }));
     }
     return [];
 }
@@ -332,10 +354,16 @@ export function availabilityProblems(live: readonly KubeObject[], mode: Availabi
         if (named.length === 0) {
             out.push({
                 object: `policy ${name}`,
-                found: mode === "complement" ? "not found in either Kyverno API: policy.availabilityPolicies is complement, so the platform's must run here" : "not found in either Kyverno API: run pulumi up",
+                found:
+                    mode === "complement"
+                        ? "not found in either Kyverno API: policy.availabilityPolicies is complement, so the platform's must run here"
+                        : "not found in either Kyverno API: run pulumi up",
             });
         } else if (!named.some((p) => matchesRollout(p, p.kind ?? ""))) {
-            out.push({ object: named.map((p) => ref(p.kind ?? "", undefined, nameOf(p))).join(", "), found: "does not match argoproj.io/v1alpha1 Rollout: it silently does nothing for a Rollout (ADR-056 D2)" });
+            out.push({
+                object: named.map((p) => ref(p.kind ?? "", undefined, nameOf(p))).join(", "),
+                found: "does not match argoproj.io/v1alpha1 Rollout: it silently does nothing for a Rollout (ADR-056 D2)",
+            });
         }
     }
     return out;
@@ -352,10 +380,17 @@ export interface Workload {
 export function doublyCovered(workloads: readonly Workload[], pdbs: readonly KubeObject[]): Finding[] {
     const out: Finding[] = [];
     for (const w of workloads) {
-        const covering = pdbs.filter((p) => namespaceOf(p) === w.namespace && pdbSelects(field(p, "spec", "selector") as LabelSelector | undefined, w.podLabels));
+        const covering = pdbs.filter(
+            (p) => namespaceOf(p) === w.namespace && pdbSelects(field(p, "spec", "selector") as LabelSelector | undefined, w.podLabels),
+        );
         if (covering.length > 1) {
-            const names = covering.map((p) => `${nameOf(p)}${p.metadata?.labels?.[GENERATED_BY_POLICY] ? ` (generated by ${p.metadata.labels[GENERATED_BY_POLICY]})` : ""}`);
-            out.push({ object: ref(w.kind, w.namespace, w.name), found: `its pods are selected by ${covering.length} PodDisruptionBudgets: ${names.join(", ")}; evictions of them fail` });
+            const names = covering.map(
+                (p) => `${nameOf(p)}${p.metadata?.labels?.[GENERATED_BY_POLICY] ? ` (generated by ${p.metadata.labels[GENERATED_BY_POLICY]})` : ""}`,
+            );
+            out.push({
+                object: ref(w.kind, w.namespace, w.name),
+                found: `its pods are selected by ${covering.length} PodDisruptionBudgets: ${names.join(", ")}; evictions of them fail`,
+            });
         }
     }
     return out;
@@ -364,7 +399,12 @@ export function doublyCovered(workloads: readonly Workload[], pdbs: readonly Kub
 function workloads(kind: string, list: readonly KubeObject[] | undefined): Workload[] {
     return (list ?? [])
         .filter((o) => field(o, "spec", "template", "metadata", "labels") !== undefined)
-        .map((o) => ({ kind, namespace: namespaceOf(o), name: nameOf(o), podLabels: field(o, "spec", "template", "metadata", "labels") as Record<string, string> }));
+        .map((o) => ({
+            kind,
+            namespace: namespaceOf(o),
+            name: nameOf(o),
+            podLabels: field(o, "spec", "template", "metadata", "labels") as Record<string, string>,
+        }));
 }
 
 /**
@@ -376,7 +416,9 @@ export function configuredSelectors(cfg: PolicyConfig): { key: string; given: un
     return [
         { key: "policy.tenantNamespaceSelector", given: cfg.tenantNamespaceSelector, selector: namespaceSelector(cfg, "tenant") },
         { key: "policy.prodNamespaceLabels", given: cfg.prodNamespaceLabels, selector: namespaceSelector(cfg, "prod") },
-        ...(cfg.regulated ? [{ key: "policy.regulated.namespaceLabels", given: cfg.regulated.namespaceLabels, selector: namespaceSelector(cfg, "regulated") }] : []),
+        ...(cfg.regulated
+            ? [{ key: "policy.regulated.namespaceLabels", given: cfg.regulated.namespaceLabels, selector: namespaceSelector(cfg, "regulated") }]
+            : []),
     ];
 }
 
@@ -395,7 +437,10 @@ export function namespaceLabelsSeen(namespaces: readonly KubeObject[], limit = 1
     if (seen.length === 0) {
         return "no namespace carries a label but its name";
     }
-    const shown = seen.slice(0, limit).map(([l, n]) => `${l} (${n})`).join(", ");
+    const shown = seen
+        .slice(0, limit)
+        .map(([l, n]) => `${l} (${n})`)
+        .join(", ");
     return `the namespaces carry ${shown}${seen.length > limit ? `, and ${seen.length - limit} more` : ""}`;
 }
 
@@ -407,7 +452,10 @@ export function unmatchedSelectors(cfg: PolicyConfig, namespaces: readonly KubeO
     const labels = namespaceLabelsSeen(namespaces);
     return configuredSelectors(cfg)
         .filter((s) => !namespaces.some((n) => selects(s.selector, n.metadata?.labels ?? {})))
-        .map((s) => ({ object: s.key, found: `${JSON.stringify(s.given)} matches none of the cluster's ${namespaces.length} namespaces (among the tenant namespaces, minus policy.excludeNamespaces); ${labels}` }));
+        .map((s) => ({
+            object: s.key,
+            found: `${JSON.stringify(s.given)} matches none of the cluster's ${namespaces.length} namespaces (among the tenant namespaces, minus policy.excludeNamespaces); ${labels}`,
+        }));
 }
 
 export const kyvernoChecks: CheckGroup = async ({ config, cluster, options }) => {
@@ -467,7 +515,9 @@ export const kyvernoChecks: CheckGroup = async ({ config, cluster, options }) =>
     results.push(
         outcome(
             "kyverno.one-pdb-per-workload",
-            mode === "own" ? "only this stack's policy generates PodDisruptionBudgets and no workload's pods have two" : "exactly one policy (the platform's) generates PodDisruptionBudgets and no workload's pods have two",
+            mode === "own"
+                ? "only this stack's policy generates PodDisruptionBudgets and no workload's pods have two"
+                : "exactly one policy (the platform's) generates PodDisruptionBudgets and no workload's pods have two",
             DOCS.kyverno,
             findings,
             `${generators.map((g) => `${g.kind} ${nameOf(g)}`).join(", ") || "no generator"}; ${all.length} workloads, ${(pdbs ?? []).length} PodDisruptionBudgets`,
@@ -484,8 +534,24 @@ export const kyvernoChecks: CheckGroup = async ({ config, cluster, options }) =>
         const cm = await cluster.get(`/api/v1/namespaces/${options.kyvernoNamespace}/configmaps/${KYVERNO_CONFIGMAP}`);
         const findings: Finding[] = cm
             ? filteredGuardRequests(String(field(cm, "data", "resourceFilters") ?? ""), regulated)
-            : [{ object: ref("ConfigMap", options.kyvernoNamespace, KYVERNO_CONFIGMAP), found: `not found: Kyverno's configuration (its controllers' INIT_CONFIG) is read here; another namespace? pass --kyverno-namespace` }];
-        results.push(outcome("kyverno.resource-filters", what, DOCS.kyverno, findings.map((f) => ({ ...f, object: f.object.startsWith("resourceFilters") ? `${ref("ConfigMap", options.kyvernoNamespace, KYVERNO_CONFIGMAP)} ${f.object}` : f.object })), `regulated namespaces: ${regulated.join(", ")}`));
+            : [
+                  {
+                      object: ref("ConfigMap", options.kyvernoNamespace, KYVERNO_CONFIGMAP),
+                      found: `not found: Kyverno's configuration (its controllers' INIT_CONFIG) is read here; another namespace? pass --kyverno-namespace`,
+                  },
+              ];
+        results.push(
+            outcome(
+                "kyverno.resource-filters",
+                what,
+                DOCS.kyverno,
+                findings.map((f) => ({
+                    ...f,
+                    object: f.object.startsWith("resourceFilters") ? `${ref("ConfigMap", options.kyvernoNamespace, KYVERNO_CONFIGMAP)} ${f.object}` : f.object,
+                })),
+                `regulated namespaces: ${regulated.join(", ")}`,
+            ),
+        );
     }
     return results;
 };

@@ -57,8 +57,16 @@ export function declaredTemplates(config: AddonConfig): DeclaredTemplate[] {
     const analysis = config.analysis;
     const tenant = config.cluster.mimirTenant;
     return [
-        ...sharedTemplates(analysis).map((t) => ({ name: t.name, runs: t.runs, spec: (address: string) => clusterAnalysisTemplateSpec(t, analysis, address, tenant) })),
-        ...errorBudgetTemplates(config.errorBudget, analysis).map((t) => ({ name: t.name, runs: "finite" as const, spec: (address: string) => t.spec(address, tenant) })),
+        ...sharedTemplates(analysis).map((t) => ({
+            name: t.name,
+            runs: t.runs,
+            spec: (address: string) => clusterAnalysisTemplateSpec(t, analysis, address, tenant),
+        })),
+        ...errorBudgetTemplates(config.errorBudget, analysis).map((t) => ({
+            name: t.name,
+            runs: "finite" as const,
+            spec: (address: string) => t.spec(address, tenant),
+        })),
     ];
 }
 
@@ -92,7 +100,9 @@ export function templateProblems(template: KubeObject, declared: DeclaredTemplat
         // Argo Rollouts v1.9.0 refuses a Rollout whose step or pre/post-promotion analysis uses a
         // metric with an interval and no count (validation_references.go, Metric.EffectiveCount).
         if (declared.runs === "finite" && field(m, "interval") !== undefined && field(m, "count") === undefined) {
-            out.push(`metric ${name} has an interval and no count, so it runs indefinitely: a Rollout referencing ${declared.name} in a step or pre/post-promotion analysis is refused (InvalidSpec)`);
+            out.push(
+                `metric ${name} has an interval and no count, so it runs indefinitely: a Rollout referencing ${declared.name} in a step or pre/post-promotion analysis is refused (InvalidSpec)`,
+            );
         }
     }
     const liveAddress = field(metrics[0], "provider", "prometheus", "address");
@@ -159,7 +169,11 @@ const NETWORK_ERROR = /ENOTFOUND|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|
  */
 export function certificateProblem(e: { code?: string; message: string }): "untrusted" | "validity" | "hostname" | "other" | undefined {
     const code = e.code ?? "";
-    if (/^(UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT(_LOCALLY)?|SELF_SIGNED_CERT_IN_CHAIN|DEPTH_ZERO_SELF_SIGNED_CERT|CERT_UNTRUSTED|CERT_CHAIN_TOO_LONG)$/.test(code)) {
+    if (
+        /^(UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT(_LOCALLY)?|SELF_SIGNED_CERT_IN_CHAIN|DEPTH_ZERO_SELF_SIGNED_CERT|CERT_UNTRUSTED|CERT_CHAIN_TOO_LONG)$/.test(
+            code,
+        )
+    ) {
         return "untrusted";
     }
     if (/^CERT_(HAS_EXPIRED|NOT_YET_VALID)$/.test(code)) {
@@ -210,7 +224,14 @@ async function probe(ctx: VerifyContext, address: string, what: string): Promise
     if (service) {
         // Only the API server can reach an in-cluster address from here: its service proxy
         // forwards a GET (and its headers) to the Service. That needs `get` on services/proxy.
-        const may = await cluster.reviewSelf({ verb: "get", group: "", resource: "services", subresource: "proxy", namespace: service.namespace, name: service.service });
+        const may = await cluster.reviewSelf({
+            verb: "get",
+            group: "",
+            resource: "services",
+            subresource: "proxy",
+            namespace: service.namespace,
+            name: service.service,
+        });
         if (!may.allowed) {
             return skipped("metrics.query", what, DOCS.metrics, `verify may not get services/proxy in ${service.namespace}; ${instead}`);
         }
@@ -221,16 +242,22 @@ async function probe(ctx: VerifyContext, address: string, what: string): Promise
         if (service) {
             answer = await cluster.proxyGet(service.namespace, service.service, service.port, `${service.path}/api/v1/query`, { query }, headers);
             if (answer.status === 503 || answer.status === 502) {
-                return outcome("metrics.query", what, DOCS.metrics, [{ object, found: `the API server could not reach the Service (HTTP ${answer.status}); if the control plane cannot reach pods, ${instead}` }]);
+                return outcome("metrics.query", what, DOCS.metrics, [
+                    { object, found: `the API server could not reach the Service (HTTP ${answer.status}); if the control plane cannot reach pods, ${instead}` },
+                ]);
             }
         } else {
             try {
-                answer = await ctx.options.httpGet(`${address.replace(/\/+$/, "")}/api/v1/query?query=${encodeURIComponent(query)}`, headers, { extraCa: config.mimir.readCaBundle });
+                answer = await ctx.options.httpGet(`${address.replace(/\/+$/, "")}/api/v1/query?query=${encodeURIComponent(query)}`, headers, {
+                    extraCa: config.mimir.readCaBundle,
+                });
             } catch (e) {
                 const message = (e as Error).message;
                 const refused = certificateProblem(e as Error & { code?: string });
                 if (refused) {
-                    return outcome("metrics.query", what, DOCS.metrics, [{ object, found: `${message}: ${certificateAdvice(refused, config.mimir.readCaBundle, address)}` }]);
+                    return outcome("metrics.query", what, DOCS.metrics, [
+                        { object, found: `${message}: ${certificateAdvice(refused, config.mimir.readCaBundle, address)}` },
+                    ]);
                 }
                 if (NETWORK_ERROR.test(message)) {
                     return skipped("metrics.query", what, DOCS.metrics, `${address} is not reachable from here (${message}); ${instead}`);
@@ -260,7 +287,13 @@ async function probe(ctx: VerifyContext, address: string, what: string): Promise
         ]);
     }
     if (config.analysis.excludeRoutes.length === 0) {
-        return outcome("metrics.query", what, DOCS.metrics, [], `${PROBE_QUERY} = ${series} series (analysis.excludeRoutes is empty: every request counts, probes included)`);
+        return outcome(
+            "metrics.query",
+            what,
+            DOCS.metrics,
+            [],
+            `${PROBE_QUERY} = ${series} series (analysis.excludeRoutes is empty: every request counts, probes included)`,
+        );
     }
     const routed = await count(ROUTED_PROBE_QUERY);
     if (typeof routed !== "number") {
@@ -292,7 +325,13 @@ async function probe(ctx: VerifyContext, address: string, what: string): Promise
             `Keep the probes out in the platform's Beyla: routes.ignored_patterns with the probe paths and ignore_mode metrics (or all), or routes.patterns naming them (docs/tenants/metric-gates.md#when-beyla-folds-a-probes-route)`,
     }));
     const rollouts = `${gated.length} Rollout${gated.length === 1 ? "" : "s"} with a request gate`;
-    return outcome("metrics.query", what, DOCS.metrics, findings, findings.length > 0 ? `${counted}; ${rollouts}` : `${counted}; ${rollouts}, none with a probe route folded into a counted route`);
+    return outcome(
+        "metrics.query",
+        what,
+        DOCS.metrics,
+        findings,
+        findings.length > 0 ? `${counted}; ${rollouts}` : `${counted}; ${rollouts}, none with a probe route folded into a counted route`,
+    );
 }
 
 const matchKey = (m: unknown): string => `${String(field(m, "path", "type") ?? "PathPrefix")} ${String(field(m, "path", "value") ?? "/")}`;
@@ -370,7 +409,9 @@ export const metricChecks: CheckGroup = async (ctx) => {
     const tenant = config.cluster.mimirTenant;
     const address = expectedAddress(config);
     const declared = declaredTemplates(config);
-    const templates = await Promise.all(declared.map(async (d) => ({ d, live: await cluster.get(`/apis/argoproj.io/v1alpha1/clusteranalysistemplates/${d.name}`) })));
+    const templates = await Promise.all(
+        declared.map(async (d) => ({ d, live: await cluster.get(`/apis/argoproj.io/v1alpha1/clusteranalysistemplates/${d.name}`) })),
+    );
     const findings: Finding[] = [];
     for (const t of templates) {
         const object = ref("ClusterAnalysisTemplate", undefined, t.d.name);
@@ -393,13 +434,23 @@ export const metricChecks: CheckGroup = async (ctx) => {
 
     const what = `the analysis address answers a query for tenant ${tenant}`;
     const probeAddress = address ?? (typeof liveAddress === "string" ? liveAddress : undefined);
-    results.push(probeAddress ? await probe(ctx, probeAddress, what) : skipped("metrics.query", what, DOCS.metrics, "no analysis address: the templates are missing and the stack file names the hub's stack, not a URL"));
+    results.push(
+        probeAddress
+            ? await probe(ctx, probeAddress, what)
+            : skipped(
+                  "metrics.query",
+                  what,
+                  DOCS.metrics,
+                  "no analysis address: the templates are missing and the stack file names the hub's stack, not a URL",
+              ),
+    );
 
     results.push(await spokeRoutesCheck(ctx));
     return results;
 };
 
-const ROUTES_WHAT = "every route on each spoke's hostname and listener reaches Mimir only for remote write and its read endpoints, setting the spoke's tenant; the hub's own spoke routes are as declared";
+const ROUTES_WHAT =
+    "every route on each spoke's hostname and listener reaches Mimir only for remote write and its read endpoints, setting the spoke's tenant; the hub's own spoke routes are as declared";
 
 /**
  * `metrics.spoke-routes` (hub): the routes the hub declares for its spokes, as declared
@@ -410,7 +461,12 @@ const ROUTES_WHAT = "every route on each spoke's hostname and listener reaches M
 async function spokeRoutesCheck(ctx: VerifyContext): Promise<CheckResult> {
     const { config, cluster } = ctx;
     if (config.cluster.role !== "hub") {
-        return skipped("metrics.spoke-routes", ROUTES_WHAT, DOCS.metrics, "cluster.role is spoke: a spoke routes no spokes; the hub's verify checks its routes");
+        return skipped(
+            "metrics.spoke-routes",
+            ROUTES_WHAT,
+            DOCS.metrics,
+            "cluster.role is spoke: a spoke routes no spokes; the hub's verify checks its routes",
+        );
     }
     if (config.spokes.length === 0) {
         return skipped("metrics.spoke-routes", ROUTES_WHAT, DOCS.metrics, "no spokes in the stack");
@@ -433,7 +489,10 @@ async function spokeRoutesCheck(ctx: VerifyContext): Promise<CheckResult> {
     }
     const audit = await auditSpokeHosts(ctx, declared);
     findings.push(...audit.findings);
-    const declaredNote = checked.length > 0 ? checked.join(", ") : "the hub declares no spoke route (the observability module owns every ingest route and no spoke has query: true)";
+    const declaredNote =
+        checked.length > 0
+            ? checked.join(", ")
+            : "the hub declares no spoke route (the observability module owns every ingest route and no spoke has query: true)";
     if (audit.skipped !== undefined) {
         return findings.length > 0
             ? outcome("metrics.spoke-routes", ROUTES_WHAT, DOCS.metrics, findings, `other routes not audited: ${audit.skipped}`)
@@ -452,7 +511,10 @@ const HTTPROUTES = "/apis/gateway.networking.k8s.io/v1/httproutes";
  * needs `list` on HTTPRoutes in every namespace and `get` on the ingest Gateway: verify asks first
  * and says what it may not read instead of failing on it.
  */
-export async function auditSpokeHosts(ctx: VerifyContext, declared: ReadonlySet<string>): Promise<{ findings: Finding[]; audited: string[]; skipped?: string }> {
+export async function auditSpokeHosts(
+    ctx: VerifyContext,
+    declared: ReadonlySet<string>,
+): Promise<{ findings: Finding[]; audited: string[]; skipped?: string }> {
     const { config, cluster } = ctx;
     const mimir = config.mimir;
     const gw = mimir.ingestGateway;
@@ -467,11 +529,20 @@ export async function auditSpokeHosts(ctx: VerifyContext, declared: ReadonlySet<
         }
     }
     if (refused.length > 0) {
-        return { findings: [], audited: [], skipped: `verify may not ${refused.join(" or ")}, so the other routes on the spokes' hostnames were not audited (see Verify's own permissions)` };
+        return {
+            findings: [],
+            audited: [],
+            skipped: `verify may not ${refused.join(" or ")}, so the other routes on the spokes' hostnames were not audited (see Verify's own permissions)`,
+        };
     }
     const gateway = await cluster.get(`/apis/gateway.networking.k8s.io/v1/namespaces/${gw.namespace}/gateways/${gw.name}`);
     if (!gateway) {
-        return { findings: [{ object: ref("Gateway", gw.namespace, gw.name), found: "not found: the spokes' routes attach to it (mimir.ingestGateway, else gateway)" }], audited: [] };
+        return {
+            findings: [
+                { object: ref("Gateway", gw.namespace, gw.name), found: "not found: the spokes' routes attach to it (mimir.ingestGateway, else gateway)" },
+            ],
+            audited: [],
+        };
     }
     const routes = await cluster.list(HTTPROUTES);
     if (!routes) {
@@ -490,7 +561,13 @@ export async function auditSpokeHosts(ctx: VerifyContext, declared: ReadonlySet<
             findings.push({ object: ref("Gateway", gw.namespace, gw.name), found: `has no listener ${name}, which spoke ${spoke.name}'s routes attach to` });
             continue;
         }
-        const host: SpokeHost = { spoke: spoke.name, tenant: spoke.tenant, hostname: spoke.hostname, gateway: { namespace: gw.namespace, name: gw.name }, listener: name };
+        const host: SpokeHost = {
+            spoke: spoke.name,
+            tenant: spoke.tenant,
+            hostname: spoke.hostname,
+            gateway: { namespace: gw.namespace, name: gw.name },
+            listener: name,
+        };
         for (const route of routes) {
             const key = `${route.metadata?.namespace ?? ""}/${route.metadata?.name ?? ""}`;
             if (declared.has(key) || !servesSpokeHost(route, host, live, (ns) => namespaceLabels?.get(ns))) {

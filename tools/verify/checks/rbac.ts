@@ -11,7 +11,16 @@
  */
 import type { AvailabilityPolicies } from "../../../components/policy/config";
 import { approvalRoles } from "../../../components/delivery/approval";
-import { KYVERNO_AGGREGATE_LABELS, KYVERNO_ROLES, KyvernoController, KyvernoRole, kyvernoRoleName, kyvernoRoles, namespaceSelector, pdbGenerationRules } from "../../../components/policy";
+import {
+    KYVERNO_AGGREGATE_LABELS,
+    KYVERNO_ROLES,
+    KyvernoController,
+    KyvernoRole,
+    kyvernoRoleName,
+    kyvernoRoles,
+    namespaceSelector,
+    pdbGenerationRules,
+} from "../../../components/policy";
 import { PolicyRule } from "../../../components/rollouts/rbac";
 import { TENANT_OPERATOR_ROLE, TENANT_VIEW_ROLE } from "../../../components/rollouts/tenants";
 import { RELEASE_NAME } from "../../../components/rollouts/values";
@@ -41,7 +50,13 @@ export const DEPLOYER_ROLE_SUFFIX = approvalRoles({ name: "", namespace: "" }).d
 
 /** Verbs that promote, resume or abort: all of them write the Rollout's status subresource. */
 const STATUS_WRITES = ["patch", "update"];
-const promoteQuestion = (verb: string, namespace?: string): ResourceQuestion => ({ verb, group: "argoproj.io", resource: "rollouts", subresource: "status", ...(namespace ? { namespace } : {}) });
+const promoteQuestion = (verb: string, namespace?: string): ResourceQuestion => ({
+    verb,
+    group: "argoproj.io",
+    resource: "rollouts",
+    subresource: "status",
+    ...(namespace ? { namespace } : {}),
+});
 
 /** Most editor bindings whose subjects are asked about: enough to show a real person, few requests. */
 const MAX_EDITOR_SUBJECTS = 20;
@@ -99,7 +114,10 @@ export function kyvernoRoleProblems(role: KyvernoRole, live: KubeObject | undefi
 }
 
 /** Kyverno's controllers' ServiceAccounts, read from their Deployments. */
-async function kyvernoAccounts(cluster: ReadOnlyCluster, namespace: string): Promise<{ accounts: Map<KyvernoController, BindingSubject>; missing: Map<KyvernoController, Finding> }> {
+async function kyvernoAccounts(
+    cluster: ReadOnlyCluster,
+    namespace: string,
+): Promise<{ accounts: Map<KyvernoController, BindingSubject>; missing: Map<KyvernoController, Finding> }> {
     const deployments = (await cluster.list(`/apis/apps/v1/namespaces/${namespace}/deployments`)) ?? [];
     const accounts = new Map<KyvernoController, BindingSubject>();
     const missing = new Map<KyvernoController, Finding>();
@@ -107,7 +125,10 @@ async function kyvernoAccounts(cluster: ReadOnlyCluster, namespace: string): Pro
         const d = deployments.find((x) => x.metadata?.labels?.["app.kubernetes.io/component"] === component);
         const name = field(d, "spec", "template", "spec", "serviceAccountName");
         if (!d || typeof name !== "string") {
-            missing.set(controller, { object: `namespace ${namespace}`, found: `no Kyverno Deployment labelled app.kubernetes.io/component=${component} (another namespace? pass --kyverno-namespace)` });
+            missing.set(controller, {
+                object: `namespace ${namespace}`,
+                found: `no Kyverno Deployment labelled app.kubernetes.io/component=${component} (another namespace? pass --kyverno-namespace)`,
+            });
         } else {
             accounts.set(controller, { kind: "ServiceAccount", name, namespace });
         }
@@ -130,8 +151,21 @@ async function kyvernoChecks(ctx: VerifyContext): Promise<CheckResult[]> {
     const mode: AvailabilityPolicies = config.policy.availabilityPolicies;
     const declared = kyvernoRoles(config.policy);
     const { accounts, missing } = await kyvernoAccounts(cluster, options.kyvernoNamespace);
-    const specs: { id: string; role: string; what: string; controllers: KyvernoController[]; rules?: PolicyRule[]; askEvenIfUndeclared?: boolean; notDeclared?: string }[] = [
-        { id: "rbac.kyverno-reads-rollouts", role: KYVERNO_ROLES.readRollouts, what: "Kyverno's background and reports controllers may read Rollouts in every namespace, through the stage's aggregated role", controllers: ["background", "reports"] },
+    const specs: {
+        id: string;
+        role: string;
+        what: string;
+        controllers: KyvernoController[];
+        rules?: PolicyRule[];
+        askEvenIfUndeclared?: boolean;
+        notDeclared?: string;
+    }[] = [
+        {
+            id: "rbac.kyverno-reads-rollouts",
+            role: KYVERNO_ROLES.readRollouts,
+            what: "Kyverno's background and reports controllers may read Rollouts in every namespace, through the stage's aggregated role",
+            controllers: ["background", "reports"],
+        },
         {
             id: "rbac.kyverno-reads-approval-subresources",
             role: KYVERNO_ROLES.readApprovalSubresources,
@@ -147,13 +181,26 @@ async function kyvernoChecks(ctx: VerifyContext): Promise<CheckResult[]> {
             rules: pdbGenerationRules(),
             askEvenIfUndeclared: true,
         },
-        { id: "rbac.kyverno-policy-lookups", role: KYVERNO_ROLES.policyLookups, what: "Kyverno's controllers may list the HorizontalPodAutoscalers and PodDisruptionBudgets the floor and the generator look up", controllers: ["admission", "background", "reports"] },
+        {
+            id: "rbac.kyverno-policy-lookups",
+            role: KYVERNO_ROLES.policyLookups,
+            what: "Kyverno's controllers may list the HorizontalPodAutoscalers and PodDisruptionBudgets the floor and the generator look up",
+            controllers: ["admission", "background", "reports"],
+        },
     ];
     const results: CheckResult[] = [];
     for (const spec of specs) {
         const role = declared.find((r) => r.name === spec.role);
         if (!role && !spec.askEvenIfUndeclared) {
-            results.push(skipped(spec.id, spec.what, DOCS.rbac, spec.notDeclared ?? `policy.availabilityPolicies is ${mode}: the stack declares no ${kyvernoRoleName({ name: spec.role })}; the platform's policies bring their own RBAC`));
+            results.push(
+                skipped(
+                    spec.id,
+                    spec.what,
+                    DOCS.rbac,
+                    spec.notDeclared ??
+                        `policy.availabilityPolicies is ${mode}: the stack declares no ${kyvernoRoleName({ name: spec.role })}; the platform's policies bring their own RBAC`,
+                ),
+            );
             continue;
         }
         const findings: Finding[] = [];
@@ -171,7 +218,9 @@ async function kyvernoChecks(ctx: VerifyContext): Promise<CheckResult[]> {
                 findings.push(...(await askAll(cluster, sa, questions)));
             }
         }
-        const note = role ? `${kyvernoRoleName(role)}, aggregated into ${controllers.map((c) => KYVERNO_COMPONENTS[c]).join(", ")}` : `availabilityPolicies ${mode}: granted by the platform, not by this stack`;
+        const note = role
+            ? `${kyvernoRoleName(role)}, aggregated into ${controllers.map((c) => KYVERNO_COMPONENTS[c]).join(", ")}`
+            : `availabilityPolicies ${mode}: granted by the platform, not by this stack`;
         results.push(outcome(spec.id, spec.what, DOCS.rbac, findings, note));
     }
     return results;
@@ -223,7 +272,10 @@ interface DeployerSubject {
  * refuses them (it treats a deployer as no approver), which no access review can show. A string
  * is the reason there is nobody to ask.
  */
-async function regulatedDeployers(ctx: VerifyContext, allBindings: readonly Binding[]): Promise<{ namespaces: string[]; subjects: DeployerSubject[] } | string> {
+async function regulatedDeployers(
+    ctx: VerifyContext,
+    allBindings: readonly Binding[],
+): Promise<{ namespaces: string[]; subjects: DeployerSubject[] } | string> {
     const { config, cluster } = ctx;
     const regulated = config.policy.regulated;
     if (!regulated) {
@@ -262,13 +314,21 @@ async function regulatedDeployers(ctx: VerifyContext, allBindings: readonly Bind
 }
 
 /** Asks each deployer each question in its namespace; one finding per allowed request. */
-async function deployerFindings(cluster: ReadOnlyCluster, subjects: readonly DeployerSubject[], questions: readonly ResourceQuestion[], why: (q: ResourceQuestion) => string): Promise<Finding[]> {
+async function deployerFindings(
+    cluster: ReadOnlyCluster,
+    subjects: readonly DeployerSubject[],
+    questions: readonly ResourceQuestion[],
+    why: (q: ResourceQuestion) => string,
+): Promise<Finding[]> {
     const findings: Finding[] = [];
     for (const { subject, namespace, via } of subjects) {
         for (const q of questions) {
             const d = await cluster.review(reviewSubject(subject, namespace), { ...q, namespace });
             if (d.allowed) {
-                findings.push({ object: `${describeSubject(subject)} (${via})`, found: `may ${q.verb} ${q.resource}${q.subresource ? `/${q.subresource}` : ""} in ${namespace}${why(q)}${d.reason ? ` (${d.reason})` : ""}` });
+                findings.push({
+                    object: `${describeSubject(subject)} (${via})`,
+                    found: `may ${q.verb} ${q.resource}${q.subresource ? `/${q.subresource}` : ""} in ${namespace}${why(q)}${d.reason ? ` (${d.reason})` : ""}`,
+                });
             }
         }
     }
@@ -281,7 +341,9 @@ async function deployerCheck(ctx: VerifyContext, deployers: Awaited<ReturnType<t
     if (typeof deployers === "string") {
         return skipped(id, what, DOCS.rbac, deployers);
     }
-    const findings = await deployerFindings(ctx.cluster, deployers.subjects, DEPLOYER_REFUSED, (q) => (q.verb === "delete" ? ": GitOps would recreate it and its first version is promoted without a gate" : ""));
+    const findings = await deployerFindings(ctx.cluster, deployers.subjects, DEPLOYER_REFUSED, (q) =>
+        q.verb === "delete" ? ": GitOps would recreate it and its first version is promoted without a gate" : "",
+    );
     return outcome(
         id,
         what,
@@ -301,7 +363,8 @@ async function deployerReplicaSetCheck(ctx: VerifyContext, deployers: Awaited<Re
         ctx.cluster,
         deployers.subjects,
         DEPLOYER_REPLICASET_REFUSED,
-        (q) => `: a ReplicaSet ${q.subresource === "scale" ? "scaled" : q.verb === "create" ? "created" : "edited"} beside a Rollout runs a version nobody approved (Argo Rollouts does not revert it)`,
+        (q) =>
+            `: a ReplicaSet ${q.subresource === "scale" ? "scaled" : q.verb === "create" ? "created" : "edited"} beside a Rollout runs a version nobody approved (Argo Rollouts does not revert it)`,
     );
     return outcome(
         id,
@@ -326,7 +389,9 @@ async function tenantReadCheck(ctx: VerifyContext): Promise<CheckResult> {
     const view = await cluster.get(`${RBAC}/clusterroles/view`);
     const rules = asArray<PolicyRule>(view?.rules);
     const missing = TENANT_READS.flatMap((resource) =>
-        ["get", "list", "watch"].filter((verb) => !rules.some((r) => ruleAllows(r, { verb, group: "argoproj.io", resource }))).map((verb) => `${verb} ${resource}`),
+        ["get", "list", "watch"]
+            .filter((verb) => !rules.some((r) => ruleAllows(r, { verb, group: "argoproj.io", resource })))
+            .map((verb) => `${verb} ${resource}`),
     );
     const ours = await cluster.get(`${RBAC}/clusterroles/${encodeURIComponent(TENANT_VIEW_ROLE)}`);
     const findings: Finding[] = [];
@@ -336,7 +401,12 @@ async function tenantReadCheck(ctx: VerifyContext): Promise<CheckResult> {
             found: `does not grant ${missing.join(", ")} on argoproj.io${ours ? "" : `, and ClusterRole ${TENANT_VIEW_ROLE} does not exist`}: namespace viewers, editors and admins cannot see their Rollouts`,
         });
     }
-    return outcome("rbac.tenants-read-rollouts", "namespace viewers (and so editors and admins) may read Rollouts, AnalysisRuns, AnalysisTemplates and Experiments", DOCS.rbac, findings);
+    return outcome(
+        "rbac.tenants-read-rollouts",
+        "namespace viewers (and so editors and admins) may read Rollouts, AnalysisRuns, AnalysisTemplates and Experiments",
+        DOCS.rbac,
+        findings,
+    );
 }
 
 /**
@@ -352,7 +422,10 @@ function operatorBindingCheck(config: AddonConfig, allBindings: readonly Binding
     }
     const findings = bound
         .filter((b) => regulated.includes(b.namespace))
-        .map((b) => ({ object: `RoleBinding ${b.namespace}/${b.name}`, found: `binds ${TENANT_OPERATOR_ROLE} in regulated namespace ${b.namespace}: its subjects may write rollouts/status there, the approval; remove ${b.namespace} from controller.tenantOperators` }));
+        .map((b) => ({
+            object: `RoleBinding ${b.namespace}/${b.name}`,
+            found: `binds ${TENANT_OPERATOR_ROLE} in regulated namespace ${b.namespace}: its subjects may write rollouts/status there, the approval; remove ${b.namespace} from controller.tenantOperators`,
+        }));
     return outcome(id, what, DOCS.rbac, findings, `${bound.length} operator binding(s), none in ${regulated.length} regulated namespace(s)`);
 }
 
@@ -370,7 +443,9 @@ export const rbacChecks: CheckGroup = async (ctx) => {
             "rbac.controller",
             `the controller's ServiceAccount may make each of the ${controllerCalls.length} calls of the Rollout path`,
             DOCS.rbac,
-            controllerAnswers.filter((a) => !a.d.allowed).map((a) => ({ object: describeSubject(sa), found: `may not ${describeQuestion(a.q)} (${a.q.source})${a.d.reason ? `: ${a.d.reason}` : ""}` })),
+            controllerAnswers
+                .filter((a) => !a.d.allowed)
+                .map((a) => ({ object: describeSubject(sa), found: `may not ${describeQuestion(a.q)} (${a.q.source})${a.d.reason ? `: ${a.d.reason}` : ""}` })),
         ),
     );
 
@@ -396,7 +471,10 @@ export const rbacChecks: CheckGroup = async (ctx) => {
             const d = await cluster.review(reviewSubject(s, b.namespace), promoteQuestion("patch", b.namespace));
             // Only a grant through `edit` counts here: an editor may also hold an approver Role.
             if (d.allowed && (d.reason ?? "").includes('ClusterRole "edit"')) {
-                editors.push({ object: `${describeSubject(s)} (RoleBinding ${b.namespace}/${b.name})`, found: `may patch rollouts/status in ${b.namespace}: ${d.reason}` });
+                editors.push({
+                    object: `${describeSubject(s)} (RoleBinding ${b.namespace}/${b.name})`,
+                    found: `may patch rollouts/status in ${b.namespace}: ${d.reason}`,
+                });
             }
         }
     }

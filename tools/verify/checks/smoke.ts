@@ -34,7 +34,8 @@ export function gateRunTypes(plan: DeliveryPlan): string[] {
 }
 
 /** The smoke app's plan, as the smoke stage builds it: prod / standard, this cluster's gate timing, the preview gate for blue/green. */
-export const smokePlan = (config: AddonConfig): DeliveryPlan => deliveryPlan(smokeApp(config.smokeTest, config.gateway), smokeStrategyOptions(config.smokeTest, config.analysis, config.delivery.prod.standard));
+export const smokePlan = (config: AddonConfig): DeliveryPlan =>
+    deliveryPlan(smokeApp(config.smokeTest, config.gateway), smokeStrategyOptions(config.smokeTest, config.analysis, config.delivery.prod.standard));
 
 export type SmokeState =
     | { kind: "promoted" }
@@ -58,7 +59,10 @@ export function smokeState(rollout: KubeObject): SmokeState {
     const message = String(status.message ?? "");
     const generation = rollout.metadata?.generation;
     if (generation !== undefined && String(status.observedGeneration ?? "") !== String(generation)) {
-        return { kind: "stale", message: `the controller has not processed generation ${generation} yet (observed ${String(status.observedGeneration ?? "none")})` };
+        return {
+            kind: "stale",
+            message: `the controller has not processed generation ${generation} yet (observed ${String(status.observedGeneration ?? "none")})`,
+        };
     }
     if (status.abort === true) {
         return phase === "Degraded" ? { kind: "aborted", message } : { kind: "progressing", message: `aborting (phase ${phase})` };
@@ -111,7 +115,13 @@ export const selectedHash = (service: KubeObject | undefined): string | undefine
  *   pre-promotion abort), and `status.blueGreen.activeSelector` follows the Service
  *   (rollout/bluegreen.go `syncRolloutStatusBlueGreen`).
  */
-export async function trafficProblems(cluster: ReadOnlyCluster, config: AddonConfig, plan: DeliveryPlan, rollout: KubeObject, aborted: boolean): Promise<Finding[]> {
+export async function trafficProblems(
+    cluster: ReadOnlyCluster,
+    config: AddonConfig,
+    plan: DeliveryPlan,
+    rollout: KubeObject,
+    aborted: boolean,
+): Promise<Finding[]> {
     const ns = config.smokeTest.namespace;
     const hash = String(field(rollout, "status", "currentPodHash") ?? "");
     const stable = String(field(rollout, "status", "stableRS") ?? "");
@@ -139,7 +149,10 @@ export async function trafficProblems(cluster: ReadOnlyCluster, config: AddonCon
         const activeSelector = field(rollout, "status", "blueGreen", "activeSelector");
         const want = aborted ? stable : hash;
         if (activeSelector !== want) {
-            out.push({ object: ref("Rollout", ns, SMOKE_APP), found: `status.blueGreen.activeSelector is ${String(activeSelector ?? "unset")}, expected ${want}` });
+            out.push({
+                object: ref("Rollout", ns, SMOKE_APP),
+                found: `status.blueGreen.activeSelector is ${String(activeSelector ?? "unset")}, expected ${want}`,
+            });
         }
         return out;
     }
@@ -155,7 +168,10 @@ export async function trafficProblems(cluster: ReadOnlyCluster, config: AddonCon
         if (!route) {
             out.push({ object: ref("HTTPRoute", ns, SMOKE_APP), found: "not found" });
         } else if (weights.some((b) => Number(field(b, "weight") ?? 1) !== 0)) {
-            out.push({ object: ref("HTTPRoute", ns, SMOKE_APP), found: `${canary.canaryService} still has weight ${weights.map((b) => String(field(b, "weight"))).join(", ")} after the abort: traffic did not snap back to stable` });
+            out.push({
+                object: ref("HTTPRoute", ns, SMOKE_APP),
+                found: `${canary.canaryService} still has weight ${weights.map((b) => String(field(b, "weight"))).join(", ")} after the abort: traffic did not snap back to stable`,
+            });
         }
     }
     return out;
@@ -175,7 +191,11 @@ export const smokeChecks: CheckGroup = async ({ config, cluster, options }) => {
     const path = `/apis/argoproj.io/v1alpha1/namespaces/${ns}/rollouts/${SMOKE_APP}`;
     let rollout = await cluster.get(path);
     if (!rollout) {
-        return [outcome("smoke.outcome", what, DOCS.smoke, [{ object, found: "not found: the smoke canary is declared when smokeTest.enabled is true; run pulumi up" }])];
+        return [
+            outcome("smoke.outcome", what, DOCS.smoke, [
+                { object, found: "not found: the smoke canary is declared when smokeTest.enabled is true; run pulumi up" },
+            ]),
+        ];
     }
     const deadline = options.now().getTime() + options.smokeTimeoutSeconds * 1000;
     let state = smokeState(rollout);
@@ -194,12 +214,18 @@ export const smokeChecks: CheckGroup = async ({ config, cluster, options }) => {
     const phases = gateRuns.map((r) => `${r.type} ${r.phase}`);
     let gate = phases.length > 0 ? `gate runs: ${phases.join(", ")}` : "no gate run for this version (Argo Rollouts does not analyse a first deploy)";
     if (state.kind !== expect) {
-        const waiting = state.kind === "progressing" || state.kind === "stale" ? ` after ${options.smokeTimeoutSeconds} s (wait with --smoke-timeout, or watch: kubectl argo rollouts get rollout ${SMOKE_APP} -n ${ns} --watch)` : "";
+        const waiting =
+            state.kind === "progressing" || state.kind === "stale"
+                ? ` after ${options.smokeTimeoutSeconds} s (wait with --smoke-timeout, or watch: kubectl argo rollouts get rollout ${SMOKE_APP} -n ${ns} --watch)`
+                : "";
         findings.push({ object, found: `is ${state.kind}, expected ${expect}${"message" in state && state.message ? `: ${state.message}` : ""}${waiting}` });
     } else {
         if (state.kind === "aborted" && !gateRuns.some((r) => r.phase === "Failed")) {
             // The gate, not something else, must have aborted it; an Error means Mimir could not be queried.
-            findings.push({ object, found: `aborted, but no ${gates.join(" or ")} AnalysisRun of pod hash ${hash} Failed (${phases.join(", ") || "no gate runs"}): the gate did not catch the failing version` });
+            findings.push({
+                object,
+                found: `aborted, but no ${gates.join(" or ")} AnalysisRun of pod hash ${hash} Failed (${phases.join(", ") || "no gate runs"}): the gate did not catch the failing version`,
+            });
             gate = "";
         }
         findings.push(...(await trafficProblems(cluster, config, plan, rollout, state.kind === "aborted")));
