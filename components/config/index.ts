@@ -1,6 +1,3 @@
-export * from "./load";
-export * from "./keys";
-export * from "./namespaces";
-export * from "./reader";
-export * from "./identity";
-export * from "./images";
+export { ConfigError, ConfigReader, OFFLINE_SECRET, PROJECT, SecretValue, parseQuantity } from "./reader";
+export type { ConfigProblem, Plain, StringRule } from "./reader";
+export { parseConfigText, readStackConfig } from "./load";
