@@ -1,3 +1,2 @@
-export { ConfigError, ConfigReader, OFFLINE_SECRET, PROJECT, SecretValue, parseQuantity } from "./reader";
-export type { ConfigProblem, Plain, StringRule } from "./reader";
+export { ConfigError, ConfigReader, OFFLINE_SECRET, PROJECT, SecretValue, parseQuantity, type ConfigProblem, type Plain, type StringRule } from "./reader";
 export { parseConfigText, readStackConfig } from "./load";
