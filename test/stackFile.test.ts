@@ -6,8 +6,9 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { OFFLINE_SECRET } from "../components/config/reader";
-import { readProjectStacks } from "../components/config/load";
+import * as pulumi from "@pulumi/pulumi";
+import { OFFLINE_SECRET, PROJECT } from "../components/config/reader";
+import { readProjectStacks, readStackConfig } from "../components/config/load";
 import { fromConfigMap, readStackFile } from "../tools/stackFile";
 
 describe("stack files read as the program gets them (stackFile)", () => {
@@ -56,5 +57,26 @@ describe("stack files read as the program gets them (stackFile)", () => {
             /^Error: stack "bad": Pulumi\.bad\.yaml line 2: argo-rollouts-addon:cluster\.mimirTenant = 1_0 is a number/,
         );
         assert.strictEqual(readProjectStacks(path.join(dir, "none")), undefined);
+    });
+
+    it("under the Pulumi CLI, refuses the stack's own file as the plan does, and reads the project beside it", () => {
+        const runAs = (stack: string) => {
+            const cwd = process.cwd();
+            pulumi.runtime.setMocks({ newResource: (a) => ({ id: a.name, state: a.inputs }), call: () => ({}) }, PROJECT, stack, true);
+            pulumi.runtime.setAllConfig({ [`${PROJECT}:imageRegistry`]: "registry.platform.test/mirror", "aws:region": "eu-west-1" });
+            try {
+                process.chdir(dir);
+                return readStackConfig();
+            } finally {
+                process.chdir(cwd);
+            }
+        };
+        write("a", "config:\n  argo-rollouts-addon:cluster: {name: a}\n");
+        write("b", "config:\n  argo-rollouts-addon:controller: {replicas: 017}\n");
+        assert.throws(() => runAs("b"), /^Error: stack "b": Pulumi\.b\.yaml line 2: argo-rollouts-addon:controller\.replicas = 017 is a number/);
+        const a = runAs("a");
+        assert.deepStrictEqual(a.raw, { imageRegistry: "registry.platform.test/mirror" });
+        assert.deepStrictEqual(a.ambient.projectStacks, [{ stack: "a", cluster: "a", spokes: [] }]);
+        assert.deepStrictEqual(a.ambient.otherKeys, ["aws:region"]);
     });
 });

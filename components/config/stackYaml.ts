@@ -83,7 +83,7 @@ export function parseStackYaml(source: string | Buffer): StackValue {
                   ? `${at || "the file"} has the tag ${n.tag.replace("tag:yaml.org,2002:", "!!")}, which YAML readers resolve differently: remove it (quote a text)`
                   : YAML.isScalar(n) && n.type === "PLAIN" && plainScalarProblem(String(n.source));
         if (why) {
-            fail(lineOf(n?.range?.[0]), YAML.isScalar(n) && !n.tag ? `${at} = ${String(n.source)} ${why}` : why);
+            fail(lineOf(n?.range?.[0]), YAML.isScalar(n) && !n.tag ? `${at || "the file"} = ${String(n.source)} ${why}` : why);
         }
         if (YAML.isSeq(n)) {
             n.items.forEach((item, i) => check(item as YAML.Node, `${at}[${i}]`));
