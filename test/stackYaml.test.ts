@@ -24,7 +24,7 @@ describe("stack files read narrowly (stackYaml)", () => {
     // The plain scalars the yaml.v3 restatement was compared on (gopkg.in/yaml.v3 v3.0.1 resolve.go):
     // each that the two readers, or a YAML 1.1 reader, could read differently is refused.
     const REFUSED = [
-        ["1_000", "1__0", "1_", "1_000.5", ".5_0"],
+        ["1_000", "1__0", "1_", "1_000.5", ".5_0", ".5__0"],
         ["017", "08", "0o17", "0x1F", "0X1f", "0b101", "-0b101", "0x"],
         ["+12", "+.5", "-0", "-0.0", ".5", "1."],
         ["9223372036854775807", "9223372036854775808", "18446744073709551616", "1234567890123456", "1e400", "1e-400"],
