@@ -6,11 +6,9 @@ import { DELIVERY_FIELDS, DeliveryConfig, readDelivery } from "../components/del
 import { ExampleValue, exampleValues } from "../components/config/examples";
 import { ProjectStack, readStackConfig } from "../components/config/load";
 import { checkAcrossProject } from "../components/config/project";
-import { PLATFORM_NAMESPACES, foreignNamespace } from "../components/config/namespaces";
-import { NAME_TOTAL_LENGTH_MAX } from "../components/config/images";
 import { PLUGIN_UPSTREAM_REGISTRY } from "../components/rollouts/plugin";
 import { ConfigError, ConfigProblem, ConfigReader, OFFLINE_SECRET, PROJECT, Plain, isPlainObject } from "../components/config/reader";
-import { KNOWN_NAMESPACES } from "../components/config/schema";
+import { KNOWN_NAMESPACES, NAME_TOTAL_LENGTH_MAX, PLATFORM_NAMESPACES, foreignNamespace } from "../components/config/reader";
 import type { GatewayStageConfig } from "../components/gateway";
 import {
     GATEWAY_FIELDS,

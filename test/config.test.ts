@@ -1,4 +1,4 @@
-import { nearestKey } from "../components/config/keys";
+import { nearestKey } from "../components/config/reader";
 import * as assert from "assert";
 import * as fs from "fs";
 import * as path from "path";

@@ -5,7 +5,7 @@ import Ajv2020 from "ajv/dist/2020";
 import * as YAML from "yaml";
 import { Field, Fields, readField } from "../components/config/declare";
 import { ConfigError, ConfigReader, PROJECT } from "../components/config/reader";
-import { fieldSchema } from "../components/config/schema";
+import { fieldSchema } from "../tools/docs/schema";
 import { STACK_FIELDS, TOP_LEVEL_KEYS, parseAddonConfig } from "../stacks/config";
 import { EXAMPLE_STACK_FILE, exampleError, generatedFiles, rowsOf } from "../tools/docs/reference";
 

@@ -282,15 +282,10 @@ describe("stack files the plan, verify and adopt-check read", () => {
         const line = hub.split("\n").indexOf("config:") + 3;
         assert.throws(
             () => read("dup", dup),
-            new RegExp(
-                `^Error: stack "dup": Pulumi\\.dup\\.yaml is not valid YAML at line ${line}, column 3 \\(the key "argo-rollouts-addon:imageRegistry" is set twice in one map\\)$`,
-            ),
+            new RegExp(`^Error: stack "dup": Pulumi\\.dup\\.yaml line ${line}: the key argo-rollouts-addon:imageRegistry is written twice: write it once$`),
         );
         const tab = write("tab", hub.replace("config:\n", "config:\n\targo-rollouts-addon:x: 1\n"));
-        assert.throws(
-            () => read("tab", tab),
-            /^Error: stack "tab": Pulumi\.tab\.yaml is not valid YAML at line \d+, column \d+ \(a tab is used for indentation\)$/,
-        );
+        assert.throws(() => read("tab", tab), /^Error: stack "tab": Pulumi\.tab\.yaml line \d+: is not valid YAML \([a-z ]+\)$/);
     });
 
     it("refuses a config: that is a list, not a map, instead of reporting keys 0 and 1", () => {
@@ -300,9 +295,12 @@ describe("stack files the plan, verify and adopt-check read", () => {
         );
     });
 
-    it("resolves YAML merge keys as the Pulumi CLI does", () => {
+    it("refuses a YAML merge key, which the Pulumi CLI resolves and YAML 1.2 does not, naming the line", () => {
         const merged = write("merge", hub.replace("config:\n", "x-gate: &gate\n  count: 7\nconfig:\n  argo-rollouts-addon:analysis:\n    <<: *gate\n"));
-        assert.deepStrictEqual(JSON.parse(read("merge", merged).config["argo-rollouts-addon:analysis"]), { count: 7 });
+        assert.throws(
+            () => read("merge", merged),
+            /^Error: stack "merge": Pulumi\.merge\.yaml line \d+: argo-rollouts-addon:analysis\.<< = << is a merge key .*write the merged keys out$/,
+        );
     });
 
     it("reports `eksClusterName: ~` as a problem, never as 0 problems", () => {

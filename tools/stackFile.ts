@@ -1,9 +1,9 @@
 import * as fs from "fs";
 import * as path from "path";
 import { ArgoCdConfig, ROLLOUT_PROJECT_KINDS, readArgoCd, tenantSyncSettings } from "../components/argocd";
-import { ProjectStack, parseConfigText, projectClusterNames, readProjectStacks } from "../components/config/load";
+import { ProjectStack, parseConfigText, projectClusterNames, readProjectStacks, readStackYamlFile } from "../components/config/load";
 import { ConfigReader, PROJECT, Plain, isPlainObject } from "../components/config/reader";
-import { StackValue, StackYamlError, configText, goJson, parseStackYaml } from "../components/config/stackYaml";
+import type { StackValue } from "../components/config/stackYaml";
 import { AddonConfig, parseAddonConfig } from "../stacks/config";
 import { OfflineWorld, SECRET } from "./offline";
 
@@ -32,46 +32,28 @@ export function listStacks(root = REPO_ROOT): string[] {
 }
 
 /**
- * Reads a stack file the way the Pulumi CLI hands it to a program. `secure:` values cannot be
- * decrypted without the stack's secrets provider: they become "[secret]" and stay secret.
+ * Reads a stack file narrowly (components/config/stackYaml.ts) into what the Pulumi CLI hands a
+ * program. `secure:` values cannot be decrypted without the stack's secrets provider: they become
+ * "[secret]" and stay secret.
  */
 export function readStackFile(stack: string, root = REPO_ROOT): StackFile {
     const file = path.join(root, `Pulumi.${stack}.yaml`);
     if (!fs.existsSync(file)) {
         throw new Error(`no stack file ${path.relative(process.cwd(), file) || file}; stacks here: ${listStacks(root).join(", ") || "none"}`);
     }
-    const name = path.basename(file);
-    let doc: unknown;
-    try {
-        // As the Pulumi CLI reads it (components/config/stackYaml.ts): yaml.v3's scalars, merge keys.
-        doc = parseStackYaml(fs.readFileSync(file, "utf8")) ?? {};
-    } catch (e) {
-        if (e instanceof StackYamlError) {
-            throw new Error(`stack "${stack}": ${name} ${e.message}`, { cause: e });
-        }
-        throw e;
+    const doc = readStackYamlFile(root, stack) ?? {};
+    const config = isPlainObject(doc) ? (doc.config ?? {}) : undefined;
+    if (!isPlainObject(config)) {
+        const [what, got] = isPlainObject(doc) ? ["config:", config] : ["the file", doc];
+        const kind = Array.isArray(got) ? "a list" : got === null ? "nothing" : `a ${typeof got}`;
+        throw new Error(`stack "${stack}": ${path.basename(file)}: ${what} must be a map of keys to values, got ${kind}`);
     }
-    const config = isPlainMap(doc) ? doc.config : undefined;
-    if (!isPlainMap(doc) || (config !== undefined && config !== null && !isPlainMap(config))) {
-        const got = !isPlainMap(doc) ? describeYaml(doc) : describeYaml(config);
-        throw new Error(`stack "${stack}": ${name}: ${!isPlainMap(doc) ? "the file" : "config:"} must be a map of keys to values, got ${got}`);
-    }
-    const projectClusters = projectClusterNames(root);
     const projectStacks = readProjectStacks(root);
     return {
-        ...fromConfigMap(stack, (config ?? {}) as Record<string, unknown>),
-        ...(projectClusters ? { projectClusters } : {}),
-        ...(projectStacks ? { projectStacks } : {}),
+        ...fromConfigMap(stack, config),
+        ...(projectStacks ? { projectClusters: projectClusterNames(projectStacks), projectStacks } : {}),
         dir: root,
     };
-}
-
-function isPlainMap(v: unknown): v is Record<string, unknown> {
-    return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-function describeYaml(v: unknown): string {
-    return Array.isArray(v) ? "a list" : v === null ? "nothing" : `a ${typeof v}`;
 }
 
 /** Converts a stack file's `config:` map into Pulumi's flat key/value form. */
@@ -83,20 +65,31 @@ export function fromConfigMap(stack: string, map: Record<string, unknown>): Stac
         if (isSecure(value)) {
             config[key] = SECRET;
             secretKeys.push(key);
-        } else if (value !== null && typeof value === "object") {
-            // A `secure:` value inside a structure (`pulumi config set --path --secret`) makes the
-            // whole key a secret, as the Pulumi CLI treats it; the plan cannot decrypt it either.
+        } else {
+            // The text the CLI hands the program; a `secure:` value inside a structure (`pulumi config
+            // set --path --secret`) makes the whole key a secret, as the CLI treats it.
             const nested = { found: false };
-            config[key] = goJson(withoutSecure(value, nested) as StackValue);
+            config[key] = configText(withoutSecure(value, nested) as StackValue);
             if (nested.found) {
                 secretKeys.push(key);
             }
-        } else {
-            // The text the CLI hands the program: an empty value is "", a number its JSON (stackYaml.ts).
-            config[key] = configText(value as StackValue);
         }
     }
     return { stack, config, secretKeys };
+}
+
+/**
+ * The text the Pulumi CLI hands the program for a config value that is not `secure:`
+ * (sdk/go/common/resource/config/object.go MarshalString): a string as it is, null as "", anything
+ * else as JSON with map keys sorted (Go's encoding/json).
+ */
+export function configText(v: StackValue): string {
+    return v === null ? "" : typeof v === "string" ? v : goJson(v);
+}
+
+/** JSON as Go's encoding/json writes a decoded value: map keys sorted. */
+function goJson(v: StackValue): string {
+    return JSON.stringify(v, (_k, x: unknown) => (isPlainObject(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : 1))) : x));
 }
 
 /** `value` with every `{secure: ...}` inside it replaced by the placeholder of a value the plan cannot decrypt. */

@@ -1,18 +1,9 @@
 /**
- * Example values: one mechanism for every key. The shipped stack files and the docs stand in for
- * what only the platform knows (namespace labels, groups, names of ArgoCD objects, the registry,
- * hostnames, digests) with values that are recognisably examples, and the program knows them: a
- * preview and the offline plan warn once per key that still holds one, and `pulumi up` refuses to
- * apply while any does. A value is an example when it
- *
- * - names a host or label prefix under the reserved top-level domain `example`, or under
- *   example.com, example.net or example.org (RFC 2606 sections 2 and 3, RFC 6761 section 6.5), or
- *   carries `example` as a word of its own (`example-tenants`, `role:example-approver`,
- *   `platform.example/tier`); or
- * - is the checksum or digest the shipped files and the docs carry in place of the plugin's (no
- *   file or image has it).
- *
- * A real value never needs the word: rename what carries it.
+ * Example values, one mechanism for every key. The shipped stack files and the docs stand in for
+ * what only the platform knows with values that are recognisably examples: a host or label prefix
+ * under the reserved `example` domains (RFC 2606, RFC 6761 6.5) or `example` as a word of its own
+ * (`example-tenants`, `platform.example/tier`), and the checksum and digest of no file or image.
+ * A preview and the offline plan warn of each, `pulumi up` refuses them; a real value never needs the word.
  */
 import { RunError } from "@pulumi/pulumi/errors";
 import { Plain, isPlainObject, show } from "./reader";
@@ -38,59 +29,47 @@ export interface ExampleValue {
     example: string;
 }
 
-/**
- * Every key of a stack's raw configuration that still holds an example, once per key, in the
- * order of the stack file. Secret keys are never read: a secret is not an example and is never
- * shown.
- */
+/** Every key of a stack's raw configuration that still holds an example, once, in the stack file's order; secret keys are never read. */
 export function exampleValues(raw: Plain, secretKeys: readonly string[] = []): ExampleValue[] {
     const found = new Map<string, string>();
+    const note = (key: string, text: string) => {
+        if (isExampleValue(text) && !found.has(key)) {
+            found.set(key, text);
+        }
+    };
     const walk = (value: unknown, key: string): void => {
         if (typeof value === "string") {
-            if (isExampleValue(value) && !found.has(key)) {
-                found.set(key, value);
-            }
+            note(key, value);
         } else if (Array.isArray(value)) {
             value.forEach((item, i) => walk(item, `${key}[${i}]`));
         } else if (isPlainObject(value)) {
             for (const [k, v] of Object.entries(value)) {
                 // A map's own keys are values too: label keys, AppProject and ApplicationSet names.
-                if (isExampleValue(k) && !found.has(key)) {
-                    found.set(key, k);
-                }
+                note(key, k);
                 walk(v, `${key}.${k}`);
             }
         }
     };
-    for (const [key, value] of Object.entries(raw)) {
-        if (!secretKeys.includes(key)) {
-            walk(value, key);
-        }
-    }
+    Object.entries(raw)
+        .filter(([key]) => !secretKeys.includes(key))
+        .forEach(([key, value]) => walk(value, key));
     return [...found].map(([key, example]) => ({ key, example }));
 }
 
 /** Where a platform reads what each example stands for and how to replace it. */
-export const EXAMPLES_DOC = "docs/operations/deploy.md#replace-the-example-values";
-
-/** The warning a preview gives for one key that still holds an example. */
-export function exampleWarning(stack: string, namespace: string, e: ExampleValue): string {
-    return `stack "${stack}": ${namespace}:${e.key} holds the example value ${show(e.example)}: set your platform's own; pulumi up refuses example values (${EXAMPLES_DOC})`;
-}
+const EXAMPLES_DOC = "docs/operations/deploy.md#replace-the-example-values";
 
 /** Why `pulumi up` refuses this stack: every key that still holds an example. */
 export function exampleRefusal(stack: string, namespace: string, examples: readonly ExampleValue[]): string {
     const lines = examples.map((e) => `  - ${namespace}:${e.key} = ${show(e.example)}`);
-    return (
-        `stack "${stack}": pulumi up refuses to apply while ${examples.length === 1 ? "a key holds an example value" : `${examples.length} keys hold example values`}; ` +
-        `set the platform's own values (${EXAMPLES_DOC}):\n${lines.join("\n")}`
-    );
+    const which = examples.length === 1 ? "a key holds an example value" : `${examples.length} keys hold example values`;
+    return `stack "${stack}": pulumi up refuses to apply while ${which}; set the platform's own values (${EXAMPLES_DOC}):\n${lines.join("\n")}`;
 }
 
 /**
- * Stops a real run while any key holds an example, before any resource is declared; a preview
- * (and the offline plan) warns once per key instead, so the shipped stack files can be reviewed as
- * they are.
+ * Stops a real run while any key holds an example, before any resource is declared (a RunError, so
+ * the CLI prints the message alone); a preview and the offline plan warn once per key instead, so
+ * the shipped stack files can be reviewed as they are.
  */
 export function refuseExampleValues(
     stack: string,
@@ -99,21 +78,12 @@ export function refuseExampleValues(
     dryRun: boolean,
     warn: (message: string) => void,
 ): void {
-    if (examples.length === 0) {
-        return;
+    if (examples.length > 0 && !dryRun) {
+        throw new RunError(exampleRefusal(stack, namespace, examples));
     }
-    if (!dryRun) {
-        throw new ExampleValueError(exampleRefusal(stack, namespace, examples));
-    }
-    for (const e of examples) {
-        warn(exampleWarning(stack, namespace, e));
-    }
-}
-
-/** A RunError, so the Pulumi CLI prints the message alone (as ConfigError, reader.ts). */
-export class ExampleValueError extends RunError {
-    constructor(message: string) {
-        super(message);
-        this.name = "ExampleValueError";
+    for (const e of dryRun ? examples : []) {
+        warn(
+            `stack "${stack}": ${namespace}:${e.key} holds the example value ${show(e.example)}: set your platform's own; pulumi up refuses example values (${EXAMPLES_DOC})`,
+        );
     }
 }

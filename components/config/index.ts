@@ -1,6 +1,2 @@
-export * from "./load";
-export * from "./keys";
-export * from "./namespaces";
-export * from "./reader";
-export * from "./identity";
-export * from "./images";
+export { ConfigError, ConfigReader, OFFLINE_SECRET, PROJECT, SecretValue, parseQuantity, type ConfigProblem, type Plain, type StringRule } from "./reader";
+export { parseConfigText, readStackConfig } from "./load";

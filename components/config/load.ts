@@ -1,8 +1,8 @@
 import * as fs from "fs";
 import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
-import { PROJECT, Plain } from "./reader";
-import { parseStackYaml } from "./stackYaml";
+import { PROJECT, Plain, isPlainObject } from "./reader";
+import { StackValue, StackYamlError, parseStackYaml } from "./stackYaml";
 
 /** A stack's configuration as the Pulumi CLI hands it to the program, before it is validated. */
 export interface StackConfigValues {
@@ -23,108 +23,86 @@ export interface ProjectStack {
     spokes: { name: string; tenant?: string }[];
 }
 
-/**
- * Reads every key of the project's namespace from the stack's configuration. Structured values
- * arrive as JSON text; scalars as plain strings.
- */
+/** Reads every key of the project's namespace from the stack's configuration (structured values arrive as JSON text). */
 export function readStackConfig(): StackConfigValues {
     const all = pulumi.runtime.allConfig();
-    const raw: Plain = {};
-    const secretKeys: string[] = [];
     const prefix = `${PROJECT}:`;
-    // `isConfigSecret` is exported by the SDK's runtime but not typed; without it no key is treated
-    // as secret, and a secret-only key (notificationsToken) is refused rather than leaked.
+    // `isConfigSecret` is exported by the SDK's runtime but not typed; without it no key is secret,
+    // and a secret-only key (notificationsToken) is refused rather than leaked.
     const isSecret = (pulumi.runtime as unknown as { isConfigSecret?: (key: string) => boolean }).isConfigSecret ?? (() => false);
-    for (const [fullKey, text] of Object.entries(all)) {
-        if (fullKey.startsWith(prefix)) {
-            const key = fullKey.slice(prefix.length);
-            raw[key] = parseConfigText(text);
-            if (isSecret(fullKey)) {
-                secretKeys.push(key);
-            }
-        }
-    }
-    // The Pulumi CLI runs the program in the project's directory, beside every stack file; a stack
-    // whose own file is not there (configuration from elsewhere) has no project to check against.
-    const stackName = pulumi.getStack();
-    const own = fs.existsSync(path.join(process.cwd(), `Pulumi.${stackName}.yaml`));
-    const projectClusters = own ? projectClusterNames(process.cwd()) : undefined;
-    const projectStacks = own ? readProjectStacks(process.cwd()) : undefined;
+    const keys = Object.keys(all).filter((k) => k.startsWith(prefix));
+    const stack = pulumi.getStack();
+    // The CLI runs the program beside every stack file. Its own file is read narrowly too, so a
+    // preview refuses what the plan refuses; a stack configured from elsewhere has no project.
+    const own = fs.existsSync(path.join(process.cwd(), `Pulumi.${stack}.yaml`));
+    const projectStacks = own ? readProjectStacks(process.cwd(), stack) : undefined;
     return {
-        stack: stackName,
-        raw,
+        stack,
+        raw: Object.fromEntries(keys.map((k) => [k.slice(prefix.length), parseConfigText(all[k])])),
         ambient: {
             awsRegion: all["aws:region"],
-            secretKeys,
+            secretKeys: keys.filter((k) => isSecret(k)).map((k) => k.slice(prefix.length)),
             otherKeys: Object.keys(all).filter((k) => !k.startsWith(prefix)),
-            ...(projectClusters ? { projectClusters } : {}),
-            ...(projectStacks ? { projectStacks } : {}),
+            ...(projectStacks ? { projectClusters: projectClusterNames(projectStacks), projectStacks } : {}),
         },
     };
 }
 
 /** Pulumi hands structured config over as JSON; anything that is not JSON stays a string. */
 export function parseConfigText(text: string): unknown {
-    const trimmed = text.trim();
-    if (trimmed.startsWith("{") || trimmed.startsWith("[")) {
-        try {
-            return JSON.parse(trimmed);
-        } catch {
-            return text;
-        }
+    try {
+        return /^\s*[{[]/.test(text) ? JSON.parse(text) : text;
+    } catch {
+        return text;
     }
-    return text;
 }
 
-/**
- * The `cluster.name` of every stack file in a project directory (`Pulumi.<stack>.yaml`): the
- * clusters this project manages, which `argocd.runsOn` must name one of. Undefined when the
- * directory has no stack file; a file that does not parse is skipped (its own run reports it).
- */
-export function projectClusterNames(dir: string): string[] | undefined {
-    const stacks = readProjectStacks(dir);
-    return stacks && [...new Set(stacks.map((s) => s.cluster).filter((c): c is string => c !== undefined))].sort();
+/** `Pulumi.<stack>.yaml` of `dir`, read narrowly (stackYaml.ts); a refusal names the stack and the file. */
+export function readStackYamlFile(dir: string, stack: string): StackValue {
+    try {
+        return parseStackYaml(fs.readFileSync(path.join(dir, `Pulumi.${stack}.yaml`)));
+    } catch (e) {
+        throw e instanceof StackYamlError ? new StackYamlError(`stack "${stack}": Pulumi.${stack}.yaml ${e.message}`) : e;
+    }
+}
+
+/** The clusters the project's stack files manage, which `argocd.runsOn` must name one of. */
+export function projectClusterNames(stacks: readonly ProjectStack[]): string[] {
+    return [...new Set(stacks.flatMap((s) => s.cluster ?? []))].sort();
 }
 
 /**
  * Every stack file of a project directory, read for what the stacks must agree on (one stack per
- * cluster, one Mimir tenant per cluster, a hub's spoke tenants as the spokes' own files give them).
- * Undefined when the directory has no stack file; a file that does not parse is skipped (its own
- * run reports it).
+ * cluster, one Mimir tenant per cluster, a hub's spoke tenants); undefined when there is none. A
+ * file refused is skipped (its own run names the file and the line), unless it is `own`'s.
  */
-export function readProjectStacks(dir: string): ProjectStack[] | undefined {
-    let files: string[];
-    try {
-        files = fs
-            .readdirSync(dir)
-            .filter((f) => /^Pulumi\.[A-Za-z0-9_.-]+\.yaml$/.test(f))
-            .sort();
-    } catch {
-        return undefined;
-    }
-    if (files.length === 0) {
-        return undefined;
-    }
+export function readProjectStacks(dir: string, own?: string): ProjectStack[] | undefined {
+    const files = fs.existsSync(dir) && fs.statSync(dir).isDirectory() ? fs.readdirSync(dir).filter((f) => /^Pulumi\.[A-Za-z0-9_.-]+\.yaml$/.test(f)) : [];
     const text = (v: unknown) => (typeof v === "string" ? v : undefined);
-    const out: ProjectStack[] = [];
-    for (const f of files) {
+    const stacks = files.sort().flatMap((f): ProjectStack[] => {
+        const stack = f.slice("Pulumi.".length, -".yaml".length);
+        let config: Plain;
         try {
-            const doc = parseStackYaml(fs.readFileSync(path.join(dir, f), "utf8")) as { config?: Record<string, unknown> } | null;
-            const cluster = (doc?.config?.[`${PROJECT}:cluster`] ?? {}) as { name?: unknown; mimirTenant?: unknown };
-            const spokes = doc?.config?.[`${PROJECT}:spokes`];
-            out.push({
-                stack: f.slice("Pulumi.".length, -".yaml".length),
+            const doc = readStackYamlFile(dir, stack);
+            config = isPlainObject(doc) && isPlainObject(doc.config) ? doc.config : {};
+        } catch (e) {
+            if (stack === own) {
+                throw e;
+            }
+            return [];
+        }
+        const cluster = isPlainObject(config[`${PROJECT}:cluster`]) ? (config[`${PROJECT}:cluster`] as Plain) : {};
+        const spokes = config[`${PROJECT}:spokes`];
+        return [
+            {
+                stack,
                 ...(text(cluster.name) ? { cluster: text(cluster.name) } : {}),
                 ...(text(cluster.mimirTenant) ? { mimirTenant: text(cluster.mimirTenant) } : {}),
-                spokes: Array.isArray(spokes)
-                    ? spokes.flatMap((s: { name?: unknown; tenant?: unknown } | null) =>
-                          s && text(s.name) ? [{ name: text(s.name)!, ...(text(s.tenant) ? { tenant: text(s.tenant) } : {}) }] : [],
-                      )
-                    : [],
-            });
-        } catch {
-            // Not this stack's problem: that stack's own run names the file and the line.
-        }
-    }
-    return out;
+                spokes: (Array.isArray(spokes) ? spokes : []).flatMap((s) =>
+                    isPlainObject(s) && text(s.name) ? [{ name: text(s.name)!, ...(text(s.tenant) ? { tenant: text(s.tenant) } : {}) }] : [],
+                ),
+            },
+        ];
+    });
+    return files.length > 0 ? stacks : undefined;
 }

@@ -1,21 +1,12 @@
 /**
- * The rules between the stack files of one project (`Pulumi.<stack>.yaml` beside each other),
- * checked from each stack's own run as `argocd.runsOn` is: each file is read alone by Pulumi, so
- * nothing else would notice two files that contradict each other.
+ * The rules between the stack files of one project, checked from each stack's own run: Pulumi reads
+ * each file alone, so nothing else would notice two files that contradict each other.
  */
 import type { ProjectStack } from "./load";
 import { ConfigReader, PROJECT } from "./reader";
 
-/** This stack's side of the comparison. */
-export interface OwnStack {
-    stack: string;
-    cluster?: string;
-    mimirTenant?: string;
-    /** A hub's spokes, in the order of its `spokes` list. */
-    spokes: readonly { name: string; tenant: string }[];
-    /** A spoke's `mimir.hubStack` (`<org>/<project>/<stack>`), when it names one. */
-    hubStack?: string;
-}
+/** This stack's side of the comparison: a hub's spokes in the order of its list, a spoke's `mimir.hubStack` (`<org>/<project>/<stack>`). */
+export type OwnStack = Omit<ProjectStack, "spokes"> & { spokes: readonly { name: string; tenant: string }[]; hubStack?: string };
 
 export function checkAcrossProject(r: ConfigReader, own: OwnStack, project: readonly ProjectStack[]): void {
     const others = project.filter((s) => s.stack !== own.stack);
@@ -65,12 +56,9 @@ export function checkAcrossProject(r: ConfigReader, own: OwnStack, project: read
                     : `; add ${own.cluster} to that hub's spokes`),
         );
     }
-    // The reverse, from the spoke's run: a hub that lists this cluster under another tenant.
-    for (const hub of others) {
-        if (named && hub !== named) {
-            // Only the hub this spoke reads from decides its tenant (hubStack is reported above).
-            continue;
-        }
+    // The reverse, from the spoke's run: a hub that lists this cluster under another tenant (only the
+    // hub this spoke reads from decides, when it names one).
+    for (const hub of named ? [named] : others) {
         const entry = hub.spokes.find((s) => s.name === own.cluster);
         if (entry?.tenant !== undefined && own.mimirTenant !== undefined && entry.tenant !== own.mimirTenant) {
             r.problem(

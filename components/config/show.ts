@@ -14,11 +14,7 @@ export function withoutUrlSecrets(text: string): string {
     );
 }
 
-/**
- * Characters a terminal does not show: C0 and C1 controls, DEL, the soft hyphen, zero-width and
- * direction marks, the line and paragraph separators, word joiners and the byte order mark. A value
- * that holds one looks right in the message and is still refused; escaped, the reader sees why.
- */
+/** Characters a terminal does not show (controls, zero-width and direction marks, separators, the BOM): escaped, the reader sees why a value that looks right is refused. */
 // eslint-disable-next-line no-control-regex -- the control characters are what this finds
 const INVISIBLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u206a-\u206f\ufeff]/g;
 
@@ -41,8 +37,5 @@ export function show(value: unknown): string {
     return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
 
-/**
- * What the offline plan reads in place of a `secure:` value (tools/offline.ts): it has no secrets
- * provider, so it cannot decrypt one.
- */
+/** What the offline plan reads in place of a `secure:` value: it has no secrets provider (tools/offline.ts). */
 export const OFFLINE_SECRET = "[secret]";

@@ -1,5 +1,4 @@
-import { ConfigReader, DNS_LABEL } from "../config/reader";
-import { PEOPLE_GROUP_RULE } from "../config/identity";
+import { ConfigReader, DNS_LABEL, PEOPLE_GROUP_RULE } from "../config/reader";
 import { PART_OF } from "../stage";
 import type { PolicyRule } from "./rbac";
 

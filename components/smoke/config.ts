@@ -1,7 +1,5 @@
 import { defaultsOf, field, readSection } from "../config/declare";
-import { ConfigReader, DNS_LABEL, HOSTNAME } from "../config/reader";
-import { PLATFORM_NAMESPACES } from "../config/namespaces";
-import { IMAGE_BY_DIGEST_RULE } from "../config/images";
+import { ConfigReader, DNS_LABEL, HOSTNAME, PLATFORM_NAMESPACES, IMAGE_BY_DIGEST_RULE } from "../config/reader";
 
 /**
  * The smoke canary's configuration section, `smokeTest` (ADR-056 Phase 3: a per-cluster canary

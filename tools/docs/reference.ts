@@ -8,7 +8,7 @@
 
 import { Field, Fields } from "../../components/config/declare";
 import { PROJECT } from "../../components/config/reader";
-import { stackFileSchema } from "../../components/config/schema";
+import { stackFileSchema } from "./schema";
 import { EXAMPLE_SHA256 } from "../../components/config/examples";
 import { REQUIRED_KEYS, STACK_FIELDS, parseAddonConfig } from "../../stacks/config";
 

@@ -1,5 +1,4 @@
-import { ConfigReader, DNS_SUBDOMAIN, Plain, StringRule, isPlainObject } from "../../config/reader";
-import { NAMESPACE_RULE } from "../../config/namespaces";
+import { ConfigReader, DNS_SUBDOMAIN, Plain, StringRule, isPlainObject, NAMESPACE_RULE } from "../../config/reader";
 import type { GroupKind, IgnoreRule } from "../ignoreRules";
 import { jqPathProblem, jsonPointerProblem } from "../jq";
 

@@ -1,7 +1,5 @@
 import { field, readField, readSection, type Fields } from "../../config/declare";
-import { ConfigReader, DNS_LABEL, Plain, StringRule, isPlainObject } from "../../config/reader";
-import { IDENTITY_TEXT, WILDCARD } from "../../config/identity";
-import { NAMESPACE_RULE } from "../../config/namespaces";
+import { ConfigReader, DNS_LABEL, Plain, StringRule, isPlainObject, IDENTITY_TEXT, WILDCARD, NAMESPACE_RULE } from "../../config/reader";
 import { API_GROUP, DNS_SUBDOMAIN, groupKindList, namedMap, ruleList } from "./lists";
 import { BUILTIN_KINDS } from "../ignoreRules";
 import { ARGO_OBJECT_OWNERS, ArgoObjectOwner } from "../ownership";

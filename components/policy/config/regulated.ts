@@ -1,6 +1,5 @@
 import { field, readField } from "../../config/declare";
-import { PEOPLE_GROUP_RULE, identityRule } from "../../config/identity";
-import { ConfigReader } from "../../config/reader";
+import { ConfigReader, PEOPLE_GROUP_RULE, identityRule } from "../../config/reader";
 import { missing, nonEmptyLabels } from "./selector";
 import type { RegulatedConfig, ServiceAccountRef } from "./types";
 

@@ -1,6 +1,5 @@
 import { defaultsOf, field, readField, readSection } from "../../config/declare";
-import { ConfigReader } from "../../config/reader";
-import { NAMESPACE_RULE } from "../../config/namespaces";
+import { ConfigReader, NAMESPACE_RULE } from "../../config/reader";
 import { preflightPolicy } from "../preflight";
 import { REGULATED_FIELD, readRegulated } from "./regulated";
 import { LABEL_KEY, LabelSelector, SELECTOR_SCHEMA, nonEmptyLabels, readSelector } from "./selector";

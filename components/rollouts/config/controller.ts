@@ -1,10 +1,8 @@
 import { defaultsOf, field, readField, readSection } from "../../config/declare";
 import { ConfigReader, DNS_LABEL, DNS_SUBDOMAIN, HTTPS_URL, QUANTITY, StringRule, parseQuantity } from "../../config/reader";
-import { METADATA_NAME_LABEL, PLATFORM_NAMESPACES, POD_SECURITY_LABEL } from "../../config/namespaces";
-import { PEOPLE_GROUP_RULE } from "../../config/identity";
+import { METADATA_NAME_LABEL, NAME_TOTAL_LENGTH_MAX, PEOPLE_GROUP_RULE, PLATFORM_NAMESPACES, POD_SECURITY_LABEL, hasRegistryHost } from "../../config/reader";
 import { TenantOperatorBinding, readTenantOperators } from "../tenants";
 import { SEMVER, VTAG, CHART_REPO, REGISTRY } from "./patterns";
-import { NAME_TOTAL_LENGTH_MAX, hasRegistryHost } from "../../config/images";
 import { CONTROLLER_RELEASES } from "../versions";
 
 /** The `imageRegistry` and `controller` sections (ADR-056 D7): the controller chart, its image and CRDs, size and placement. */

@@ -1,6 +1,5 @@
 import { defaultsOf, field, readSection } from "../../config/declare";
-import { ConfigReader, HOSTNAME } from "../../config/reader";
-import { NAMESPACE_RULE } from "../../config/namespaces";
+import { ConfigReader, HOSTNAME, NAMESPACE_RULE } from "../../config/reader";
 import { CIDR } from "./patterns";
 
 /** The `network` section (ADR-056 D5, D7): the controller's network policy. */

@@ -1,7 +1,6 @@
 import { defaultsOf, field, readSection } from "../../config/declare";
-import { ConfigReader, HTTPS_URL } from "../../config/reader";
+import { ConfigReader, HTTPS_URL, isEmptyDigest } from "../../config/reader";
 import { VTAG, REPOSITORY, SHA256_HEX, IMAGE_DIGEST } from "./patterns";
-import { isEmptyDigest } from "../../config/images";
 
 /** The `plugin` section (ADR-056 D4): the Gateway API traffic-router plugin and how its binary reaches the controller. */
 

@@ -1,0 +1,82 @@
+/**
+ * tools/stackFile.ts and components/config/load.ts: a stack file read into what the Pulumi CLI
+ * hands the program, and the project's stack files read for the rules between them.
+ */
+import * as assert from "assert";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import * as pulumi from "@pulumi/pulumi";
+import { OFFLINE_SECRET, PROJECT } from "../components/config/reader";
+import { readProjectStacks, readStackConfig } from "../components/config/load";
+import { fromConfigMap, readStackFile } from "../tools/stackFile";
+
+describe("stack files read as the program gets them (stackFile)", () => {
+    let dir: string;
+    beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), "stackfile-"))));
+    afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const write = (stack: string, text: string) => fs.writeFileSync(path.join(dir, `Pulumi.${stack}.yaml`), text);
+
+    it('hands the program what the CLI hands it: text as is, an empty value as "", numbers and structures as JSON with keys sorted', () => {
+        write("x", 'config:\n  argo-rollouts-addon:a:\n  b: "017"\n  c: 1e3\n  d: {r: 0.5, q: ~, p: [true, "yes"]}\n  aws:region: eu-west-1\n');
+        assert.deepStrictEqual(readStackFile("x", dir).config, {
+            "argo-rollouts-addon:a": "",
+            "argo-rollouts-addon:b": "017",
+            "argo-rollouts-addon:c": "1000",
+            "argo-rollouts-addon:d": '{"p":[true,"yes"],"q":null,"r":0.5}',
+            "aws:region": "eu-west-1",
+        });
+    });
+
+    it("refuses what the Pulumi CLI may read differently, naming the stack, the file, the line, the key and the value", () => {
+        write("x", "config:\n  argo-rollouts-addon:controller:\n    replicas: 017\n");
+        assert.throws(
+            () => readStackFile("x", dir),
+            /^Error: stack "x": Pulumi\.x\.yaml line 3: argo-rollouts-addon:controller\.replicas = 017 is a number .*quote it/,
+        );
+    });
+
+    it("reads a secure: value nested in a structure as a secret the offline plan cannot decrypt", () => {
+        const file = fromConfigMap("hub", { cluster: { name: { secure: "v1:AAAA" }, role: "hub" } });
+        assert.deepStrictEqual(file.secretKeys, ["argo-rollouts-addon:cluster"]);
+        assert.strictEqual(file.config["argo-rollouts-addon:cluster"], JSON.stringify({ name: OFFLINE_SECRET, role: "hub" }));
+    });
+
+    it("reads the project's other stack files, skipping one it refuses (its own run names it), unless it is the stack's own", () => {
+        write(
+            "a",
+            "config:\n  argo-rollouts-addon:cluster: {name: a, mimirTenant: t-a}\n  argo-rollouts-addon:spokes: [{name: b, tenant: t-b}, {tenant: x}]\n",
+        );
+        write("bad", "config:\n  argo-rollouts-addon:cluster: {name: bad, mimirTenant: 1_0}\n");
+        const a = { stack: "a", cluster: "a", mimirTenant: "t-a", spokes: [{ name: "b", tenant: "t-b" }] };
+        assert.deepStrictEqual(readProjectStacks(dir), [a]);
+        assert.deepStrictEqual(readStackFile("a", dir).projectStacks, [a]);
+        assert.deepStrictEqual(readStackFile("a", dir).projectClusters, ["a"]);
+        assert.throws(
+            () => readProjectStacks(dir, "bad"),
+            /^Error: stack "bad": Pulumi\.bad\.yaml line 2: argo-rollouts-addon:cluster\.mimirTenant = 1_0 is a number/,
+        );
+        assert.strictEqual(readProjectStacks(path.join(dir, "none")), undefined);
+    });
+
+    it("under the Pulumi CLI, refuses the stack's own file as the plan does, and reads the project beside it", () => {
+        const runAs = (stack: string) => {
+            const cwd = process.cwd();
+            pulumi.runtime.setMocks({ newResource: (a) => ({ id: a.name, state: a.inputs }), call: () => ({}) }, PROJECT, stack, true);
+            pulumi.runtime.setAllConfig({ [`${PROJECT}:imageRegistry`]: "registry.platform.test/mirror", "aws:region": "eu-west-1" });
+            try {
+                process.chdir(dir);
+                return readStackConfig();
+            } finally {
+                process.chdir(cwd);
+            }
+        };
+        write("a", "config:\n  argo-rollouts-addon:cluster: {name: a}\n");
+        write("b", "config:\n  argo-rollouts-addon:controller: {replicas: 017}\n");
+        assert.throws(() => runAs("b"), /^Error: stack "b": Pulumi\.b\.yaml line 2: argo-rollouts-addon:controller\.replicas = 017 is a number/);
+        const a = runAs("a");
+        assert.deepStrictEqual(a.raw, { imageRegistry: "registry.platform.test/mirror" });
+        assert.deepStrictEqual(a.ambient.projectStacks, [{ stack: "a", cluster: "a", spokes: [] }]);
+        assert.deepStrictEqual(a.ambient.otherKeys, ["aws:region"]);
+    });
+});
