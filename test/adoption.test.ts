@@ -4,10 +4,10 @@ import * as fs from "fs";
 import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
 import {
+    HELM_OWNERSHIP_ANNOTATIONS,
     PATCH_FORCE_ANNOTATION,
-    adoptionRunbook,
+    RELEASE_SELECTOR,
     forceAdoptedObjects,
-    objectsToRetire,
     ownsWholeObject,
     providerAdoptionOptions,
 } from "../components/cluster/adoption";
@@ -248,82 +248,79 @@ describe("adopting an existing install", () => {
         }
     });
 
-    describe("runbook", () => {
-        // The runbook is documented in docs/operations/adopt.md, before its adopt-check section.
+    describe("the runbook of docs/operations/adopt.md, which the end-to-end run runs as written", () => {
         const page = fs.readFileSync(path.join(REPO_ROOT, "docs", "operations", "adopt.md"), "utf8");
-        const section = page.slice(0, page.indexOf("\n## adopt-check"));
-        const blocks = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) =>
+        const steps = [...page.slice(0, page.indexOf("\n## adopt-check")).matchAll(/```sh\n([\s\S]*?)```/g)].map((m) =>
             m[1]
                 .split("\n")
                 .map((l) => l.trim())
-                .filter((l) => l !== ""),
+                .filter((l) => l !== "" && !l.startsWith("#")),
         );
+        const commands = steps.flat();
+        const crds = ROLLOUTS_CRDS.map((c) => c.name).join(" ");
 
-        it("in docs/operations/adopt.md is the program's runbook, step by step, for the hub", () => {
-            const steps = adoptionRunbook(configFromStackFile(readStackFile("hub", FIXTURE_STACKS)));
-            assert.strictEqual(blocks.length, steps.length);
-            steps.forEach((step, i) => assert.deepStrictEqual(blocks[i], step.commands, `step ${i + 1}: ${step.title}`));
+        it("never deletes a CRD or uninstalls the old release", () => {
+            assert.strictEqual(steps.length, 9);
+            for (const cmd of commands) {
+                assert.ok(!(/\bdelete\b/.test(cmd) && /\b(crd|customresourcedefinition)\b|\.argoproj\.io\b/i.test(cmd)), `deletes a CRD: ${cmd}`);
+                assert.doesNotMatch(cmd, /helm (uninstall|delete)|terraform destroy|--cascade=true|pulumi destroy/, cmd);
+            }
         });
 
         it("retires the old aggregate roles only after the adopting run created the roles that replace them", () => {
-            const steps = adoptionRunbook(configFromStackFile(readStackFile("hub", FIXTURE_STACKS)));
-            const adopt = steps.findIndex((st) => st.commands.some((c) => c.startsWith("pulumi up")));
-            const retire = steps.findIndex((st) => st.commands.some((c) => c.includes("argo-rollouts-aggregate-to-view")));
+            const adopt = steps.findIndex((st) => st.some((c) => c.startsWith("pulumi up")));
+            const retire = steps.findIndex((st) => st.some((c) => c.includes(`${RELEASE_NAME}-aggregate-to-view`)));
             assert.ok(adopt >= 0 && retire > adopt, `retire at step ${retire + 1}, adopt at step ${adopt + 1}`);
         });
 
-        it("never deletes a CRD or uninstalls the old release", () => {
-            for (const stack of ["hub", "preprod"]) {
-                for (const cmd of adoptionRunbook(configFromStackFile(readStackFile(stack, FIXTURE_STACKS)))
-                    .flatMap((s) => s.commands)
-                    .filter((c) => !c.startsWith("#"))) {
-                    assert.doesNotMatch(cmd, /delete\s+(crd|customresourcedefinition)/i, cmd);
-                    assert.ok(!(/\bdelete\b/.test(cmd) && /\.argoproj\.io\b/.test(cmd)), `deletes a CRD: ${cmd}`);
-                    assert.doesNotMatch(cmd, /helm (uninstall|delete)|terraform destroy|--cascade=true|pulumi destroy/, cmd);
-                }
-            }
-        });
-
-        it("names what the program declares: the release, its namespace, the CRDs, the config key", async () => {
-            const cfg = configFromStackFile(readStackFile("hub", FIXTURE_STACKS));
+        it("names what the hub's program declares: the release, its namespace, the CRDs, the config key, Helm's ownership", () => {
             const run = runs.get("hub:off")!;
             const chart = run.resources.find((r) => r.type === "kubernetes:helm.sh/v4:Chart")!;
-            const commands = adoptionRunbook(cfg).flatMap((s) => s.commands);
-            assert.ok(commands.includes(`kubectl delete secret -n ${String(chart.inputs.namespace)} -l owner=helm,name=${String(chart.inputs.name)}`));
-            const crdNames = ROLLOUTS_CRDS.map((c) => c.name);
+            const [ns, release] = [String(chart.inputs.namespace), String(chart.inputs.name)];
             const files = byName(run, "rollouts-crds").inputs.files as string[];
             assert.deepStrictEqual(
                 files.map((f) => ROLLOUTS_CRDS.find((c) => f.endsWith(`/${c.file}`))?.name),
-                crdNames,
+                ROLLOUTS_CRDS.map((c) => c.name),
                 "the runbook's CRDs are the ones the program applies",
             );
-            assert.ok(commands.includes(`kubectl annotate crd ${crdNames.join(" ")} helm.sh/resource-policy=keep --overwrite`));
-            // `pulumi config set --path cluster.adoptExisting true` yields the config the program reads.
-            const adopting = await planShipped("hub", true);
-            assert.ok(commands.includes("pulumi config set --path cluster.adoptExisting true -s hub"));
-            assert.strictEqual(provider(adopting).inputs.upsertExistingObjects, "true");
+            const unclaim = HELM_OWNERSHIP_ANNOTATIONS.map((a) => `${a}-`).join(" ");
+            for (const expected of [
+                `kubectl get crd ${crds}`,
+                `kubectl annotate crd ${crds} helm.sh/resource-policy=keep --overwrite`,
+                `kubectl delete secret -n ${ns} -l owner=helm,name=${release}`,
+                "pulumi config set --path cluster.adoptExisting true -s hub",
+                "npm run adopt-check -- --stack hub",
+                `kubectl annotate crd ${crds} ${unclaim}`,
+                "pulumi config set --path cluster.adoptExisting false -s hub",
+            ]) {
+                assert.ok(commands.includes(expected), expected);
+            }
+            assert.ok(commands.filter((c) => c.includes(`-l ${RELEASE_SELECTOR} -o name`) && c.endsWith(unclaim)).length === 2);
+            // `pulumi config set --path cluster.adoptExisting true` yields the config the adopting run reads.
+            assert.strictEqual(provider(runs.get("hub:on")!).inputs.upsertExistingObjects, "true");
         });
 
-        it("retires only objects the program does not declare", () => {
-            for (const stack of ["hub", "preprod"]) {
-                const declared = new Set(
-                    manifestResources(runs.get(`${stack}:off`)!).map((r) => {
-                        const meta = r.inputs.metadata as { name: string; namespace?: string };
-                        return `${String(r.inputs.kind).toLowerCase()}/${meta.namespace ?? ""}/${meta.name}`;
-                    }),
-                );
-                const retired = objectsToRetire(configFromStackFile(readStackFile(stack, FIXTURE_STACKS)));
-                assert.ok(
-                    retired.some((o) => o.name === "argo-rollouts-aggregate-to-edit"),
-                    "the aggregate roles let editors promote",
-                );
-                for (const o of retired) {
-                    assert.ok(!declared.has(`${o.kind}/${o.namespace ?? ""}/${o.name}`), `${o.kind} ${o.name} is declared by the program`);
-                    assert.notStrictEqual(o.kind, "customresourcedefinition");
-                }
-            }
-            const withDashboard = objectsToRetire({ controller: { ...configFromStackFile(readStackFile("hub", FIXTURE_STACKS)).controller, dashboard: true } });
-            assert.ok(!withDashboard.some((o) => o.name.endsWith("-dashboard")), "a stack with the dashboard re-declares it through the chart");
+        it("retires only objects the program does not declare, the aggregate roles among them", () => {
+            const declared = new Set(
+                manifestResources(runs.get("hub:off")!).map((r) => {
+                    const meta = r.inputs.metadata as { name: string; namespace?: string };
+                    return `${String(r.inputs.kind).toLowerCase()}/${meta.namespace ?? ""}/${meta.name}`;
+                }),
+            );
+            // `kubectl delete [-n <ns>] <kind>[,<kind>] <name>... --ignore-not-found`
+            const retired = commands
+                .filter((c) => /^kubectl delete (-n \S+ )?[a-z,]+ [\w -]+ --ignore-not-found$/.test(c))
+                .flatMap((c) => {
+                    const words = c.split(" ").slice(2, -1);
+                    const ns = words[0] === "-n" ? words.splice(0, 2)[1] : "";
+                    return words[0].split(",").flatMap((kind) => words.slice(1).map((name) => `${kind}/${ns}/${name}`));
+                });
+            assert.ok(retired.includes(`clusterrole//${RELEASE_NAME}-aggregate-to-edit`), "the aggregate roles let editors promote");
+            assert.ok(retired.includes(`deployment/argo-rollouts/${RELEASE_NAME}-dashboard`), retired.join(", "));
+            assert.deepStrictEqual(
+                retired.filter((o) => declared.has(o)),
+                [],
+            );
         });
     });
 });
