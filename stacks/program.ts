@@ -1,7 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { ArgoCdAppsStage } from "../components/argocd";
-import { adoptionTransforms, clusterProvider } from "../components/cluster";
-import { SPOKE_READ_ENDPOINTS_OUTPUT, hubReadEndpoint } from "../components/cluster/hubEndpoint";
+import { SPOKE_READ_ENDPOINTS_OUTPUT, adoptionTransforms, clusterProvider, hubReadEndpoint } from "../components/cluster";
 import { GatewayStage } from "../components/gateway";
 import { PolicyStage } from "../components/policy";
 import { RolloutsStage } from "../components/rollouts";
