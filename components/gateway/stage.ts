@@ -58,21 +58,10 @@ export class GatewayStage extends Stage {
         const ingested = !ingestIsShared && spokes.length > 0 ? this.checkedGateway("ingest-gateway", stack, ingest, onIngest) : shared;
         this.sharedGatewayRef = pulumi.all([shared.checked, ingested.checked]).apply(() => `${g.namespace}/${g.name}`);
 
-        const grant = mimirReferenceGrantSpec(mimir);
-        const grantResource = grant
-            ? [
-                  new k8s.apiextensions.CustomResource(
-                      "mimir-spoke-routes-grant",
-                      {
-                          apiVersion: "gateway.networking.k8s.io/v1beta1",
-                          kind: "ReferenceGrant",
-                          metadata: { name: "mimir-spoke-routes", namespace: mimir.namespace, labels: PART_OF },
-                          spec: grant,
-                      },
-                      this.child(),
-                  ),
-              ]
-            : [];
+        const spec = mimirReferenceGrantSpec(mimir);
+        const metadata = { name: "mimir-spoke-routes", namespace: mimir.namespace, labels: PART_OF };
+        const grant = { apiVersion: "gateway.networking.k8s.io/v1beta1", kind: "ReferenceGrant", metadata, spec };
+        const grants = spec ? [new k8s.apiextensions.CustomResource("mimir-spoke-routes-grant", grant, this.child())] : [];
         for (const spoke of spokes) {
             for (const route of spokeRoutes(spoke, mimir)) {
                 this.spokeRoutes[route.name] = new k8s.apiextensions.CustomResource(
@@ -87,7 +76,7 @@ export class GatewayStage extends Stage {
                         },
                         spec: route.spec,
                     },
-                    this.child({ dependsOn: [ingested.gateway, ...grantResource] }),
+                    this.child({ dependsOn: [ingested.gateway, ...grants] }),
                 );
             }
         }
