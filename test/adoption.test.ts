@@ -73,24 +73,14 @@ describe("adopting an existing install", () => {
     });
 
     it("cannot be switched on by the environment", async () => {
-        const saved = { u: process.env.PULUMI_K8S_UPSERT_EXISTING_OBJECTS, f: process.env.PULUMI_K8S_ENABLE_PATCH_FORCE };
-        process.env.PULUMI_K8S_UPSERT_EXISTING_OBJECTS = "true";
-        process.env.PULUMI_K8S_ENABLE_PATCH_FORCE = "true";
+        const keys = ["PULUMI_K8S_UPSERT_EXISTING_OBJECTS", "PULUMI_K8S_ENABLE_PATCH_FORCE"];
+        const saved = keys.map((k) => process.env[k]);
+        keys.forEach((k) => (process.env[k] = "true"));
         try {
-            const run = await planShipped("hub", false);
-            assert.strictEqual(provider(run).inputs.upsertExistingObjects, "false");
-            assert.strictEqual(provider(run).inputs.enablePatchForce, "false");
+            const { inputs } = provider(await planShipped("hub", false));
+            assert.deepStrictEqual([inputs.upsertExistingObjects, inputs.enablePatchForce], ["false", "false"]);
         } finally {
-            for (const [k, v] of [
-                ["PULUMI_K8S_UPSERT_EXISTING_OBJECTS", saved.u],
-                ["PULUMI_K8S_ENABLE_PATCH_FORCE", saved.f],
-            ] as const) {
-                if (v === undefined) {
-                    delete process.env[k];
-                } else {
-                    process.env[k] = v;
-                }
-            }
+            keys.forEach((k, i) => (saved[i] === undefined ? delete process.env[k] : (process.env[k] = saved[i])));
         }
     });
 
@@ -139,19 +129,15 @@ describe("adopting an existing install", () => {
         });
 
         it("never forces a patch, a component or the provider", async () => {
-            assert.strictEqual(
-                await forceAdoptedObjects(transformArgs("kubernetes:core/v1:ConfigMapPatch", { kind: "ConfigMap", metadata: { name: "argocd-cm" } })),
-                undefined,
-            );
-            assert.strictEqual(
-                await forceAdoptedObjects(
-                    transformArgs("kubernetes:argoproj.io/v1alpha1:AppProjectPatch", { kind: "AppProject", metadata: { name: "tenants" } }),
-                ),
-                undefined,
-            );
-            assert.strictEqual(await forceAdoptedObjects(transformArgs("kubernetes:helm.sh/v4:Chart", { chart: "argo-rollouts" }, false)), undefined);
-            assert.strictEqual(await forceAdoptedObjects(transformArgs("kubernetes:yaml/v2:ConfigGroup", { files: [] }, false)), undefined);
-            assert.strictEqual(await forceAdoptedObjects(transformArgs("pulumi:providers:kubernetes", { context: "hub" })), undefined);
+            for (const [type, props, custom] of [
+                ["kubernetes:core/v1:ConfigMapPatch", { kind: "ConfigMap", metadata: { name: "argocd-cm" } }, true],
+                ["kubernetes:argoproj.io/v1alpha1:AppProjectPatch", { kind: "AppProject", metadata: { name: "tenants" } }, true],
+                ["kubernetes:helm.sh/v4:Chart", { chart: "argo-rollouts" }, false],
+                ["kubernetes:yaml/v2:ConfigGroup", { files: [] }, false],
+                ["pulumi:providers:kubernetes", { context: "hub" }, true],
+            ] as const) {
+                assert.strictEqual(await forceAdoptedObjects(transformArgs(type, props, custom)), undefined, type);
+            }
             // A custom resource whose kind merely ends in "Patch" is a whole object (IsPatchResource).
             assert.ok(ownsWholeObject("kubernetes:example.com/v1:ReleasePatch", "ReleasePatch", true));
         });
