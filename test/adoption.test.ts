@@ -23,7 +23,9 @@ import { byName, FIXTURE_STACKS } from "./harness";
 
 const PROVIDER = "pulumi:providers:kubernetes";
 
-/** Plans a shipped stack file with `cluster.adoptExisting` set as given. */
+let hubOutputs: Record<string, unknown> | undefined;
+
+/** Plans a fixture stack file with `cluster.adoptExisting` set as given (a spoke reads the hub's planned outputs). */
 async function planShipped(stack: string, adoptExisting: boolean | undefined): Promise<OfflineRun> {
     const file = readStackFile(stack, FIXTURE_STACKS);
     const key = "argo-rollouts-addon:cluster";
@@ -38,7 +40,8 @@ async function planShipped(stack: string, adoptExisting: boolean | undefined): P
     const { defineStack } = require("../stacks/program") as typeof import("../stacks/program");
     const world = placeholderWorld(file);
     if (stack === "preprod") {
-        world.stackOutputs = { "organization/argo-rollouts-addon/hub": (await planStack(readStackFile("hub", FIXTURE_STACKS))).outputs };
+        hubOutputs ??= (await planStack(readStackFile("hub", FIXTURE_STACKS))).outputs;
+        world.stackOutputs = { "organization/argo-rollouts-addon/hub": hubOutputs };
     }
     return runOffline({ stack, config, secretKeys: file.secretKeys, world, program: () => defineStack() });
 }
@@ -49,7 +52,9 @@ function provider(run: OfflineRun): PlannedResource {
     return found[0];
 }
 
-describe("adopting an existing install", () => {
+describe("adopting an existing install", function () {
+    // Five offline plans before the first test: a busy machine must not fail them by the clock.
+    this.timeout(180_000);
     const runs = new Map<string, OfflineRun>();
     before(async () => {
         for (const stack of ["hub", "preprod"]) {
