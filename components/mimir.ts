@@ -1,11 +1,6 @@
-/**
- * Mimir facts shared by the stages: the tenant header and the Prometheus API prefix
- * (Mimir serves remote write at /api/v1/push and the Prometheus API under /prometheus).
- */
-/**
- * The hub runs Mimir; a spoke writes to the hub's Mimir and reads its own metrics back through the
- * route the hub declares for it (ADR-056 D5). Every stage that treats the two differently asks this.
- */
+// Mimir facts shared by the stages: Mimir serves remote write at /api/v1/push and the Prometheus API under /prometheus.
+
+/** The hub runs Mimir; a spoke writes to it and reads its own metrics back through the route the hub declares for it (ADR-056 D5). */
 export type MimirRole = "hub" | "spoke";
 
 export const TENANT_HEADER = "X-Scope-OrgID";

@@ -10,94 +10,50 @@ import { PLUGIN_UPSTREAM_REGISTRY } from "../components/rollouts/plugin";
 import { ConfigError, ConfigProblem, ConfigReader, OFFLINE_SECRET, PROJECT, Plain, isPlainObject } from "../components/config/reader";
 import { KNOWN_NAMESPACES, NAME_TOTAL_LENGTH_MAX, PLATFORM_NAMESPACES, foreignNamespace } from "../components/config/reader";
 import type { GatewayStageConfig } from "../components/gateway";
-import {
-    GATEWAY_FIELDS,
-    MIMIR_FIELDS,
-    MimirConfig,
-    SPOKES_FIELD,
-    SharedGatewayConfig,
-    SpokeConfig,
-    readGateway,
-    readMimirAndSpokes,
-} from "../components/gateway/config";
+import * as gw from "../components/gateway/config";
 import type { PolicyStageConfig } from "../components/policy";
 import { POLICY_FIELDS, PolicyConfig, readPolicy } from "../components/policy/config";
 import type { RolloutsStageConfig } from "../components/rollouts";
-import {
-    ANALYSIS_DEFAULTS,
-    ANALYSIS_FIELDS,
-    AnalysisConfig,
-    CONTROLLER_FIELDS,
-    ControllerConfig,
-    ERROR_BUDGET_FIELDS,
-    ErrorBudgetConfig,
-    IMAGE_REGISTRY_FIELDS,
-    NETWORK_FIELDS,
-    NOTIFICATIONS_FIELDS,
-    NOTIFICATIONS_TOKEN_FIELDS,
-    NOTIFICATIONS_TOKEN_KEY,
-    PLUGIN_FIELDS,
-    NetworkConfig,
-    NotificationsConfig,
-    PluginConfig,
-    readAnalysis,
-    readController,
-    readErrorBudget,
-    readImages,
-    readNetwork,
-    readNotifications,
-    readPlugin,
-} from "../components/rollouts/config";
+import * as ro from "../components/rollouts/config";
 import type { SmokeCanaryConfig } from "../components/smoke";
 import { SMOKE_TEST_FIELDS, SmokeTestConfig, readSmokeTest } from "../components/smoke/config";
 
 /**
- * The one typed configuration of a stack, assembled from the sections the stage folders own
- * (each folder's config: the declaration of every key, types, defaults, reader, preflight). It has
- * the stack file's shape: `config.analysis` is the stack file's `analysis`. It is built once,
- * before any resource is declared; every stage takes `{ config }` and reads only the sections its
- * own config type names (each a subset of this one, checked below). It lives beside the program
- * because, like the program, it composes the stages: components/config holds only the framework
- * the sections are written with, so no stage imports a folder that imports it back.
+ * The one typed configuration of a stack, in the stack file's shape, assembled from the sections the
+ * stage folders own and built once, before any resource is declared. It lives beside the program
+ * because, like the program, it composes the stages, so no stage imports a folder that imports it back.
  */
 export interface AddonConfig {
     stack: string;
     /** The keys that still hold an example value: a preview warns of each, `pulumi up` refuses them. */
     examples: ExampleValue[];
     cluster: ClusterConfig;
-    gateway: SharedGatewayConfig;
+    gateway: gw.SharedGatewayConfig;
     /** The registry mirror every image is pulled from; unset: the upstream registries. */
     imageRegistry?: string;
-    controller: ControllerConfig;
-    plugin: PluginConfig;
-    /** Hub: where Mimir runs and how spoke routes are owned; spoke: its read endpoint. */
-    mimir: MimirConfig;
-    /** Hub: the spokes it routes. */
-    spokes: SpokeConfig[];
-    analysis: AnalysisConfig;
-    network: NetworkConfig;
-    errorBudget: ErrorBudgetConfig;
+    controller: ro.ControllerConfig;
+    plugin: ro.PluginConfig;
+    mimir: gw.MimirConfig;
+    spokes: gw.SpokeConfig[];
+    analysis: ro.AnalysisConfig;
+    network: ro.NetworkConfig;
+    errorBudget: ro.ErrorBudgetConfig;
     /** With `notificationsToken`, read as `notifications.token`. */
-    notifications: NotificationsConfig;
+    notifications: ro.NotificationsConfig;
     smokeTest: SmokeTestConfig;
-    /** Per tier and prod class, the strategy tenants' Rollouts are delivered with (D3). */
     delivery: DeliveryConfig;
     policy: PolicyConfig;
     argocd: ArgoCdConfig;
 }
 
-/**
- * Every stage's configuration is a part of the stack's: this compiles only while AddonConfig has
- * every section each stage reads, under the same name and with the same type.
- */
+/** Compiles only while AddonConfig has every section each stage reads, under the same name and with the same type. */
 export function stageConfigs(c: AddonConfig): [GatewayStageConfig, RolloutsStageConfig, PolicyStageConfig, ArgoCdStageConfig, SmokeCanaryConfig] {
     return [c, c, c, c, c];
 }
 
 /**
  * Every key a stack file may set under the `argo-rollouts-addon:` namespace, with its section's
- * declaration: the keys, the schema (schema/stack.schema.json) and the reference
- * (docs/configuration.md) follow from it.
+ * declaration: the schema (schema/stack.schema.json) and the reference (docs/configuration.md) follow.
  */
 export const STACK_FIELDS = {
     cluster: field.section({
@@ -108,21 +64,21 @@ export const STACK_FIELDS = {
     gateway: field.section({
         doc: "the shared Gateway the traffic-router plugin's HTTPRoutes attach to (D4, D7); read and checked, never declared",
         defaultDoc: "required",
-        fields: GATEWAY_FIELDS,
+        fields: gw.GATEWAY_FIELDS,
     }),
-    imageRegistry: IMAGE_REGISTRY_FIELDS,
-    controller: field.section({ doc: "the controller chart, its image and CRDs (one pinned version), size and placement (D7)", fields: CONTROLLER_FIELDS }),
-    plugin: field.section({ doc: "the Gateway API traffic-router plugin and how its binary reaches the controller (D4)", fields: PLUGIN_FIELDS }),
+    imageRegistry: ro.IMAGE_REGISTRY_FIELDS,
+    controller: field.section({ doc: "the controller chart, its image and CRDs (one pinned version), size and placement (D7)", fields: ro.CONTROLLER_FIELDS }),
+    plugin: field.section({ doc: "the Gateway API traffic-router plugin and how its binary reaches the controller (D4)", fields: ro.PLUGIN_FIELDS }),
     mimir: field.section({
         doc: "hub: where Mimir runs and who owns the spoke routes; spoke: how it finds the read endpoint the hub routes for it (D5, W8c)",
-        fields: MIMIR_FIELDS,
+        fields: gw.MIMIR_FIELDS,
     }),
-    spokes: SPOKES_FIELD,
-    analysis: field.section({ doc: "the shared metric gates' thresholds and timing (D5); the reader refuses the timing traps", fields: ANALYSIS_FIELDS }),
-    network: field.section({ doc: "the controller's network policy (D5, D7)", fields: NETWORK_FIELDS }),
-    errorBudget: field.section({ doc: "the error-budget gate's template (D6)", fields: ERROR_BUDGET_FIELDS }),
-    notifications: field.section({ doc: "where Argo Rollouts sends its events (D6); unset: templates and triggers only", fields: NOTIFICATIONS_FIELDS }),
-    notificationsToken: NOTIFICATIONS_TOKEN_FIELDS,
+    spokes: gw.SPOKES_FIELD,
+    analysis: field.section({ doc: "the shared metric gates' thresholds and timing (D5); the reader refuses the timing traps", fields: ro.ANALYSIS_FIELDS }),
+    network: field.section({ doc: "the controller's network policy (D5, D7)", fields: ro.NETWORK_FIELDS }),
+    errorBudget: field.section({ doc: "the error-budget gate's template (D6)", fields: ro.ERROR_BUDGET_FIELDS }),
+    notifications: field.section({ doc: "where Argo Rollouts sends its events (D6); unset: templates and triggers only", fields: ro.NOTIFICATIONS_FIELDS }),
+    notificationsToken: ro.NOTIFICATIONS_TOKEN_FIELDS,
     smokeTest: field.section({ doc: "the opt-in smoke canary that proves the whole path, gate and abort included (Phase 3)", fields: SMOKE_TEST_FIELDS }),
     delivery: field.section({
         doc: "the delivery strategy per tier and prod class (D3): what `npm run delivery` renders as kustomize components and the stack output deliveryStrategies shows",
@@ -139,14 +95,10 @@ export const REQUIRED_KEYS: readonly (keyof typeof STACK_FIELDS)[] = ["cluster",
 export const TOP_LEVEL_KEYS = Object.keys(STACK_FIELDS) as (keyof typeof STACK_FIELDS)[];
 
 /**
- * Builds the stack's typed configuration from the raw values under the project namespace, or
- * throws one ConfigError listing every problem. `raw` maps keys without the namespace to values
- * as parsed from the stack file; `ambient` carries other namespaces' keys the program honours
- * (only `aws:region`).
- *
- * Sections that depend on another are read after it and handed what they need: the spoke routes
- * and the network policy depend on the cluster's role, tenant uniqueness on its tenant, the ingest
- * Gateway on the shared one, and ArgoCD's default `runsOn` on the cluster's name.
+ * Builds the stack's typed configuration from the raw values under the project namespace (`raw`,
+ * keys without the namespace), or throws one ConfigError listing every problem. `ambient` carries
+ * what the program honours from elsewhere (`aws:region`, the secret keys, the project's other stacks).
+ * A section that depends on another is read after it and handed what it needs.
  */
 export function parseAddonConfig(
     stack: string,
@@ -163,16 +115,12 @@ export function parseAddonConfig(
     const secretKeys = ambient.secretKeys ?? [];
     // A key of another namespace is Pulumi's or a provider's; any other namespace is a typo of
     // this project's, whose keys would otherwise be ignored without a word.
+    const known = KNOWN_NAMESPACES.map((n) => `${n}:`).join(", ");
     for (const key of ambient.otherKeys ?? []) {
         const namespace = key.includes(":") ? key.slice(0, key.indexOf(":")) : "";
+        const takes = `the namespace ${namespace}: is neither ${PROJECT}: nor one of Pulumi's and its providers' (${known})`;
         if (!KNOWN_NAMESPACES.includes(namespace)) {
-            r.unknownKey(
-                key,
-                namespace,
-                `the namespace ${namespace}: is neither ${PROJECT}: nor one of Pulumi's and its providers' (${KNOWN_NAMESPACES.map((n) => `${n}:`).join(", ")})`,
-                [PROJECT],
-                { qualified: true },
-            );
+            r.unknownKey(key, namespace, takes, [PROJECT], { qualified: true });
         }
     }
     for (const key of Object.keys(raw)) {
@@ -182,23 +130,23 @@ export function parseAddonConfig(
     }
 
     const cluster = readCluster(r, raw.cluster, ambient);
-    const gateway = readGateway(r, raw.gateway);
-    const { registry: imageRegistry } = readImages(r, raw.imageRegistry);
-    const controller = readController(r, raw.controller);
-    const plugin = readPlugin(r, raw.plugin);
+    const gateway = gw.readGateway(r, raw.gateway);
+    const { registry: imageRegistry } = ro.readImages(r, raw.imageRegistry);
+    const controller = ro.readController(r, raw.controller);
+    const plugin = ro.readPlugin(r, raw.plugin);
     // A cluster section with a problem elsewhere still tells the metric sections its role and tenant.
-    const rawCluster = isPlainObject(raw.cluster) ? raw.cluster : {};
-    const role = cluster?.role ?? (rawCluster.role === "hub" || rawCluster.role === "spoke" ? rawCluster.role : undefined);
-    const mimirTenant = cluster?.mimirTenant ?? (typeof rawCluster.mimirTenant === "string" ? rawCluster.mimirTenant : undefined);
-    const clusterName = cluster?.name ?? (typeof rawCluster.name === "string" ? rawCluster.name : undefined);
-    const routes = readMimirAndSpokes(r, raw, { role, mimirTenant, name: clusterName, stack }, gateway);
-    const analysis = readAnalysis(r, raw.analysis);
-    const network = readNetwork(r, raw.network, role);
-    const errorBudget = readErrorBudget(r, raw.errorBudget);
-    const notifications = readNotifications(r, raw.notifications, raw[NOTIFICATIONS_TOKEN_KEY], secretKeys.includes(NOTIFICATIONS_TOKEN_KEY));
+    const c = isPlainObject(raw.cluster) ? raw.cluster : {};
+    const role = cluster?.role ?? (c.role === "hub" || c.role === "spoke" ? c.role : undefined);
+    const mimirTenant = cluster?.mimirTenant ?? (typeof c.mimirTenant === "string" ? c.mimirTenant : undefined);
+    const clusterName = cluster?.name ?? (typeof c.name === "string" ? c.name : undefined);
+    const routes = gw.readMimirAndSpokes(r, raw, { role, mimirTenant, name: clusterName, stack }, gateway);
+    const analysis = ro.readAnalysis(r, raw.analysis);
+    const network = ro.readNetwork(r, raw.network, role);
+    const errorBudget = ro.readErrorBudget(r, raw.errorBudget);
+    const notifications = ro.readNotifications(r, raw.notifications, raw[ro.NOTIFICATIONS_TOKEN_KEY], secretKeys.includes(ro.NOTIFICATIONS_TOKEN_KEY));
     const smokeTest = readSmokeTest(r, raw.smokeTest);
     // A canary's pause per weight is checked against the gate's timing; a broken analysis section is reported on its own.
-    const delivery = readDelivery(r, raw.delivery, analysis ?? ANALYSIS_DEFAULTS);
+    const delivery = readDelivery(r, raw.delivery, analysis ?? ro.ANALYSIS_DEFAULTS);
     const policy = readPolicy(r, raw.policy);
     const argocd = readArgoCd(r, raw.argocd, cluster?.name, policy?.regulated);
 
@@ -213,16 +161,11 @@ export function parseAddonConfig(
     }
     if (ambient.projectStacks) {
         const source = routes?.mimir.readEndpoint;
-        const hubStack = source?.kind === "stack" ? source.stack : undefined;
-        checkAcrossProject(
-            r,
-            { stack, cluster: clusterName, mimirTenant, spokes: routes?.spokes ?? [], ...(hubStack ? { hubStack } : {}) },
-            ambient.projectStacks,
-        );
+        const hubStack = source?.kind === "stack" ? { hubStack: source.stack } : {};
+        checkAcrossProject(r, { stack, cluster: clusterName, mimirTenant, spokes: routes?.spokes ?? [], ...hubStack }, ambient.projectStacks);
     }
-    // A ServiceMonitor behind the controller namespace's own default-deny: the policy admits the
-    // metrics port from the scrape namespaces alone (components/rollouts/network.ts,
-    // controllerNetworkPolicy), so with none listed every scrape is dropped and the target is down.
+    // The controller namespace's default-deny admits the metrics port from the scrape namespaces
+    // alone (components/rollouts/network.ts), so with none listed every scrape is dropped.
     if (controller?.serviceMonitor && network?.controllerDefaultDeny && network.metricsScrapeNamespaces.length === 0) {
         r.problem(
             "network.metricsScrapeNamespaces",
@@ -248,86 +191,46 @@ export function parseAddonConfig(
         "argocd.namespace (ArgoCD's)": argocd?.namespace,
         "network.dnsNamespace (the cluster resolver's)": network?.dnsNamespace,
     };
-    const created: [string, string | undefined][] = [
+    for (const [key, ns] of [
         ["controller.namespace", controller?.namespace],
         ["smokeTest.namespace", smokeTest?.enabled ? smokeTest.namespace : undefined],
-    ];
-    for (const [key, ns] of created) {
+    ] as const) {
         const foreign = ns === undefined || PLATFORM_NAMESPACES.includes(ns) ? undefined : foreignNamespace(ns, others);
         if (foreign) {
             r.problem(key, ns, `must be a namespace of the addon's own, not ${foreign}`);
         }
     }
-    // Where imageRegistry is set the cluster admits only the mirror (IMAGE_REGISTRY_FIELDS): a smoke
-    // image from elsewhere plans and then never starts (refused by admission, or ImagePullBackOff).
-    if (imageRegistry && smokeTest?.enabled) {
-        for (const key of ["image", "loadImage"] as const) {
-            const ref = smokeTest[key];
-            if (ref && !ref.startsWith(`${imageRegistry}/`)) {
-                r.problem(
-                    `smokeTest.${key}`,
-                    ref,
-                    `must come from imageRegistry (${imageRegistry}/<repository>@sha256:...): every image of the addon is pulled from the mirror, which the cluster admits alone`,
-                );
-            }
-        }
-    }
-    // The plugin image's name is the registry and the repository together (rollouts/plugin.ts):
-    // within the runtime's name limit as a whole.
-    if (plugin?.delivery.mode === "image") {
-        const name = `${imageRegistry ?? PLUGIN_UPSTREAM_REGISTRY}/${plugin.delivery.repository}`;
-        if (name.length > NAME_TOTAL_LENGTH_MAX) {
+    // Where imageRegistry is set the cluster admits only the mirror: a smoke image from elsewhere plans and then never starts.
+    for (const key of ["image", "loadImage"] as const) {
+        const ref = smokeTest?.enabled ? smokeTest[key] : undefined;
+        if (imageRegistry && ref && !ref.startsWith(`${imageRegistry}/`)) {
             r.problem(
-                "plugin.repository",
-                plugin.delivery.repository,
-                `must leave the image name ${imageRegistry ? "(imageRegistry/repository)" : "(ghcr.io/repository)"} within ${NAME_TOTAL_LENGTH_MAX} characters (distribution/reference NameTotalLengthMax); it is ${name.length}`,
+                `smokeTest.${key}`,
+                ref,
+                `must come from imageRegistry (${imageRegistry}/<repository>@sha256:...): every image of the addon is pulled from the mirror, which the cluster admits alone`,
             );
         }
     }
-    const sections = {
-        cluster,
-        gateway,
-        controller,
-        plugin,
-        mimir: routes,
-        analysis,
-        network,
-        errorBudget,
-        notifications,
-        smokeTest,
-        delivery,
-        policy,
-        argocd,
-    };
-    if (r.problems.length > 0 || Object.values(sections).some((v) => !v)) {
+    // The plugin image's name is the registry and the repository together (rollouts/plugin.ts), within the runtime's limit as a whole.
+    const pluginImage = plugin?.delivery.mode === "image" ? `${imageRegistry ?? PLUGIN_UPSTREAM_REGISTRY}/${plugin.delivery.repository}` : "";
+    if (plugin?.delivery.mode === "image" && pluginImage.length > NAME_TOTAL_LENGTH_MAX) {
+        r.problem(
+            "plugin.repository",
+            plugin.delivery.repository,
+            `must leave the image name ${imageRegistry ? "(imageRegistry/repository)" : "(ghcr.io/repository)"} within ${NAME_TOTAL_LENGTH_MAX} characters (distribution/reference NameTotalLengthMax); it is ${pluginImage.length}`,
+        );
+    }
+    const sections = { cluster, gateway, controller, plugin, analysis, network, errorBudget, notifications, smokeTest, delivery, policy, argocd };
+    const missing = Object.entries({ ...sections, mimir: routes }).flatMap(([k, v]) => (v ? [] : [k]));
+    if (r.problems.length > 0 || missing.length > 0) {
         if (r.problems.length === 0) {
             // A reader gave up without saying why: name the sections rather than report "0 problems".
-            const missing = Object.entries(sections)
-                .filter(([, v]) => !v)
-                .map(([k]) => k);
             r.problem(missing.join(", "), undefined, "could not be read; check these sections against the configuration reference");
         }
         throw new ConfigError(stack, PROJECT, secretsHidden(r.problems, raw, secretKeys));
     }
-    return {
-        stack,
-        examples: exampleValues(raw, secretKeys),
-        cluster: cluster!,
-        gateway: gateway!,
-        ...(imageRegistry ? { imageRegistry } : {}),
-        controller: controller!,
-        plugin: plugin!,
-        mimir: routes!.mimir,
-        spokes: routes!.spokes,
-        analysis: analysis!,
-        network: network!,
-        errorBudget: errorBudget!,
-        notifications: notifications!,
-        smokeTest: smokeTest!,
-        delivery: delivery!,
-        policy: policy!,
-        argocd: argocd!,
-    };
+    const read = sections as { [K in keyof typeof sections]: NonNullable<(typeof sections)[K]> };
+    return { stack, examples: exampleValues(raw, secretKeys), ...read, ...routes!, ...(imageRegistry ? { imageRegistry } : {}) };
 }
 
 /**
@@ -338,17 +241,11 @@ export function parseAddonConfig(
 export function secretsHidden(problems: readonly ConfigProblem[], raw: Plain, secretKeys: readonly string[]): ConfigProblem[] {
     return problems.map((p) => {
         const top = p.key.split(/[.[]/)[0];
-        if (p.qualified || top === NOTIFICATIONS_TOKEN_KEY || !secretKeys.includes(top)) {
+        if (p.qualified || top === ro.NOTIFICATIONS_TOKEN_KEY || !secretKeys.includes(top)) {
             return p;
         }
-        const offline = JSON.stringify(raw[top] ?? null).includes(OFFLINE_SECRET);
-        return {
-            ...p,
-            given: "[secret]",
-            allowed: offline
-                ? `is a secret (secure:), and the offline plan cannot decrypt secrets: this key needs its plain text (set it without --secret; pulumi preview decrypts it). It ${p.allowed}`
-                : p.allowed,
-        };
+        const offline = `is a secret (secure:), and the offline plan cannot decrypt secrets: this key needs its plain text (set it without --secret; pulumi preview decrypts it). It ${p.allowed}`;
+        return { ...p, given: "[secret]", allowed: JSON.stringify(raw[top] ?? null).includes(OFFLINE_SECRET) ? offline : p.allowed };
     });
 }
 

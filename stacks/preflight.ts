@@ -10,21 +10,11 @@ import { RELEASE_NAME } from "../components/rollouts/values";
 import type { AddonConfig } from "./config";
 
 /**
- * What the program checks on the live cluster before it declares anything (ADR-056 as-built,
- * platform introduction; docs/operations/adopt.md and upgrade.md), through the stack's own
- * connection, GETs only, each bounded (components/cluster/live.ts):
- *
- * - the controller running now (one GET of its Deployment): a stack file that names no release
- *   keeps the line the cluster runs; an adopting run never downgrades it unasked (every adopted object
- *   previews as a create, so a downgrade would not show); it also refuses the shapes of an old
- *   install adoption cannot take over (one LIST of the Deployments, one GET of the budget:
- *   components/cluster/oldInstall.ts);
- * - a move across the pod-template-hash boundary (components/rollouts/upgrade.ts): one LIST of
- *   the Rollouts, only then;
- * - without `cluster.adoptExisting`: every whole object the stack creates, so the preview fails
- *   where `up` would when another tool's install is there (components/cluster/existing.ts).
- *
- * The offline plan runs none of this: it has no cluster (it says so in its summary).
+ * What the program checks on the live cluster before it declares anything (ADR-056 as-built;
+ * docs/operations/adopt.md and upgrade.md), GETs only, through the stack's own connection: the
+ * controller running now (the release a stack file that names none keeps, a downgrade, the old
+ * install's shapes), a move across the pod-template-hash boundary, and, without adoption, every
+ * whole object the stack creates. The offline plan has no cluster and runs none of this.
  */
 
 /** The tag of the controller image running in the cluster, or undefined when none runs. */
@@ -38,21 +28,13 @@ export async function runningControllerVersion(config: AddonConfig, reader: Pick
 
 /** The objects the chart and the CRD group create, which the provider registers, not this process. */
 export function providerDeclaredObjects(config: AddonConfig): DeclaredRef[] {
-    const ns = config.controller.namespace;
+    const { namespace, serviceMonitor, dashboard } = config.controller;
+    const crd = { apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", declaredBy: "crds" } as const;
     return [
-        ...chartObjects({ serviceMonitor: config.controller.serviceMonitor, dashboard: config.controller.dashboard }).map((c): DeclaredRef => ({
-            apiVersion: chartObjectApiVersion(c.kind),
-            kind: c.kind,
-            ...(c.namespaced ? { namespace: ns } : {}),
-            name: c.name,
-            declaredBy: "chart",
-        })),
-        ...ROLLOUTS_CRDS.map((c): DeclaredRef => ({
-            apiVersion: "apiextensions.k8s.io/v1",
-            kind: "CustomResourceDefinition",
-            name: c.name,
-            declaredBy: "crds",
-        })),
+        ...chartObjects({ serviceMonitor, dashboard }).map((c): DeclaredRef => {
+            return { apiVersion: chartObjectApiVersion(c.kind), kind: c.kind, ...(c.namespaced ? { namespace } : {}), name: c.name, declaredBy: "chart" };
+        }),
+        ...ROLLOUTS_CRDS.map((c): DeclaredRef => ({ ...crd, name: c.name })),
     ];
 }
 
@@ -78,8 +60,7 @@ export async function controllerPreflight(
         if (refusal) {
             throw new pulumi.RunError(refusal);
         }
-        // Shapes of the old install a green preview would not show (components/cluster/oldInstall.ts):
-        // one LIST of the Deployments, one GET of the budget.
+        // Shapes of the old install a green preview would not show: one LIST of the Deployments, one GET of the budget.
         const ns = config.controller.namespace;
         const problems = oldInstallProblems({
             namespace: ns,
@@ -95,29 +76,17 @@ export async function controllerPreflight(
             );
         }
     }
-    const boundary = hashBoundaryDecision({
-        stack: config.stack,
-        running,
-        configured: run.controller.appVersion,
-        acknowledged: config.controller.acknowledgeNewRevisions,
-        rollouts: [],
-    });
-    if (boundary.refusal || boundary.notice) {
+    const boundary = { stack: config.stack, running, configured: run.controller.appVersion, acknowledged: config.controller.acknowledgeNewRevisions };
+    let decision = hashBoundaryDecision({ ...boundary, rollouts: [] });
+    if (decision.refusal || decision.notice) {
         // Only a move across the boundary lists the Rollouts (cluster-wide read of one kind).
-        const rollouts = ((await reader.list("/apis/argoproj.io/v1alpha1/rollouts")) ?? []) as RolloutState[];
-        const decision = hashBoundaryDecision({
-            stack: config.stack,
-            running,
-            configured: run.controller.appVersion,
-            acknowledged: config.controller.acknowledgeNewRevisions,
-            rollouts,
-        });
-        if (decision.refusal) {
-            throw new pulumi.RunError(decision.refusal);
-        }
-        if (decision.notice) {
-            warn(decision.notice);
-        }
+        decision = hashBoundaryDecision({ ...boundary, rollouts: ((await reader.list("/apis/argoproj.io/v1alpha1/rollouts")) ?? []) as RolloutState[] });
+    }
+    if (decision.refusal) {
+        throw new pulumi.RunError(decision.refusal);
+    }
+    if (decision.notice) {
+        warn(decision.notice);
     }
     return run;
 }
@@ -147,12 +116,10 @@ export async function checkedStack(
     (opts.register ?? pulumi.runtime.registerStackTransformation)(gate.transformation);
     const outputs = await define(config);
     if (!config.cluster.adoptExisting) {
-        let refusal: string | undefined;
-        try {
-            refusal = existingObjectsRefusal(config.stack, await findExisting([...gate.declared, ...providerDeclaredObjects(config)], reader));
-        } catch (e) {
-            refusal = `stack "${config.stack}": the program reads every object it would create before it declares them, and cannot: ${(e as Error).message}`;
-        }
+        const refusal = await findExisting([...gate.declared, ...providerDeclaredObjects(config)], reader).then(
+            (found) => existingObjectsRefusal(config.stack, found),
+            (e: Error) => `stack "${config.stack}": the program reads every object it would create before it declares them, and cannot: ${e.message}`,
+        );
         if (refusal) {
             throw new pulumi.RunError(refusal);
         }

@@ -1,7 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { ArgoCdAppsStage } from "../components/argocd";
-import { adoptionTransforms, clusterProvider } from "../components/cluster";
-import { SPOKE_READ_ENDPOINTS_OUTPUT, hubReadEndpoint } from "../components/cluster/hubEndpoint";
+import { SPOKE_READ_ENDPOINTS_OUTPUT, adoptionTransforms, clusterProvider, hubReadEndpoint } from "../components/cluster";
 import { GatewayStage } from "../components/gateway";
 import { PolicyStage } from "../components/policy";
 import { RolloutsStage } from "../components/rollouts";
@@ -13,10 +12,7 @@ import { refuseExampleValues } from "../components/config/examples";
 import { PROJECT } from "../components/config/reader";
 import { AddonConfig, loadAddonConfig } from "./config";
 
-/**
- * A warning is said once per process: a preview runs the program once, while the offline plan and
- * the unit tests run it many times in one process and would repeat it between the results.
- */
+/** A warning is said once per process: the offline plan and the unit tests run the program many times in one. */
 const warned = new Set<string>();
 /** Forgets what was said: a test that asserts a warning starts from silence. */
 export function forgetWarnings(): void {
@@ -29,11 +25,7 @@ function warnOnce(message: string): void {
     }
 }
 
-/**
- * The whole addon for one cluster: gateway -> rollouts -> policy -> argocd-apps (ADR-056 D7).
- * The configuration is validated before the first resource is declared, so a bad stack file
- * stops the program with nothing half-applied.
- */
+/** The whole addon for one cluster: gateway -> rollouts -> policy -> argocd-apps (ADR-056 D7), from a validated configuration. */
 export async function defineStack(config: AddonConfig = loadAddonConfig()): Promise<Record<string, unknown>> {
     refuseExampleValues(config.stack, PROJECT, config.examples, pulumi.runtime.isDryRun(), warnOnce);
     const provider = clusterProvider(config.cluster);
@@ -70,18 +62,16 @@ export async function defineStack(config: AddonConfig = loadAddonConfig()): Prom
         // The tier strategies (delivery section) by component name, as `npm run delivery` renders them.
         deliveryStrategies: deliveryStrategiesOutput(stackStrategies(config)),
         // Hub: what each spoke's analysis reads; a spoke's StackReference picks its own entry.
-        ...(config.cluster.role === "hub" ? { [SPOKE_READ_ENDPOINTS_OUTPUT]: gateway.spokeReadEndpoints } : {}),
-        ...(smoke
-            ? {
-                  smokeCanary: {
-                      namespace: config.smokeTest.namespace,
-                      rollout: smoke.rollout.metadata.name,
-                      strategy: config.smokeTest.strategy,
-                      url: `https://${config.smokeTest.hostname}/`,
-                      revision: smoke.revision,
-                      expect: config.smokeTest.failGate ? "aborted" : "promoted",
-                  },
-              }
-            : {}),
+        ...(config.cluster.role === "hub" && { [SPOKE_READ_ENDPOINTS_OUTPUT]: gateway.spokeReadEndpoints }),
+        ...(smoke && {
+            smokeCanary: {
+                namespace: config.smokeTest.namespace,
+                rollout: smoke.rollout.metadata.name,
+                strategy: config.smokeTest.strategy,
+                url: `https://${config.smokeTest.hostname}/`,
+                revision: smoke.revision,
+                expect: config.smokeTest.failGate ? "aborted" : "promoted",
+            },
+        }),
     };
 }

@@ -1,12 +1,8 @@
-import { defaultsOf, field, readSection } from "../config/declare";
-import { ConfigReader, DNS_LABEL, MIMIR_TENANT_RULE, StringRule, show } from "../config/reader";
+import { field, readSection } from "../config/declare";
+import { ConfigReader, DNS_LABEL, MIMIR_TENANT_RULE, show } from "../config/reader";
 import type { MimirRole } from "../mimir";
 
-/**
- * The cluster section, `cluster`: which cluster this stack manages, its role in the Mimir
- * topology (ADR-056 D5), its Mimir tenant, how the program reaches its API server, and whether
- * this run adopts an existing install. Its types, defaults and reader.
- */
+/** The `cluster` section (ADR-056 D5: the cluster's role and tenant; how the program reaches it; adoption). */
 
 /** How the program reaches the cluster's API server. */
 export type ClusterConnection = { kind: "eks"; clusterName: string; region: string } | { kind: "kubeconfig"; context: string; path?: string };
@@ -15,26 +11,14 @@ export interface ClusterConfig {
     /** The cluster's name in the platform; also the provider's `clusterIdentifier`. */
     name: string;
     role: MimirRole;
-    /** This cluster's Mimir tenant (`X-Scope-OrgID`); its metric gates read only this tenant. */
+    /** This cluster's Mimir tenant (`X-Scope-OrgID`). */
     mimirTenant: string;
     connection: ClusterConnection;
-    /**
-     * The one run that takes over objects another tool created (ADR-056 as-built: hub and preprod
-     * already run Argo Rollouts): the provider updates an existing object on create instead of
-     * failing with AlreadyExists, and takes its fields over from the previous field manager.
-     */
+    /** The one run that takes over objects another tool created (adoption.ts). */
     adoptExisting: boolean;
-    /**
-     * With adoptExisting: accept a running controller newer than `controller.appVersion`. The
-     * adopting run previews every object as a create, so a downgrade would not show; it is refused
-     * unless this is set for that run.
-     */
+    /** With adoptExisting: accept a running controller newer than `controller.appVersion`. */
     allowDowngrade: boolean;
-    /**
-     * The cluster's Kubernetes version, for the offline plan alone: the chart is rendered for it
-     * (Helm's `.Capabilities.KubeVersion`), as the provider renders it for the version the API
-     * server reports at deploy time. Unset, the plan does not show the chart's objects.
-     */
+    /** For the offline plan alone: the chart is rendered for it (Helm's `.Capabilities.KubeVersion`). */
     kubernetesVersion?: string;
 }
 
@@ -64,7 +48,6 @@ export const CLUSTER_FIELDS = {
     }),
     eksClusterName: field.string({
         rule: { pattern: EKS_NAME, describe: "an EKS cluster name (1-100 letters, digits, '-', '_')" },
-        readBySection: true,
         doc: "EKS cluster to connect to, token through the aws CLI (exactly one of this and kubeconfigContext)",
     }),
     region: field.string({
@@ -75,12 +58,10 @@ export const CLUSTER_FIELDS = {
     }),
     kubeconfigContext: field.string({
         rule: { pattern: NON_BLANK, describe: "a kubeconfig context name" },
-        readBySection: true,
         doc: "kubeconfig context to connect with (exactly one of this and eksClusterName)",
     }),
     kubeconfigPath: field.string({
         rule: { pattern: NON_BLANK, describe: "a path to a kubeconfig file" },
-        readBySection: true,
         defaultDoc: "the kubeconfig default",
         doc: "kubeconfig file; with kubeconfigContext only",
     }),
@@ -101,23 +82,6 @@ export const CLUSTER_FIELDS = {
     }),
 } as const;
 
-/** Every default of the section, in one object. */
-export const CLUSTER_DEFAULTS = defaultsOf<{ adoptExisting: boolean; allowDowngrade: boolean }>(CLUSTER_FIELDS);
-
-/** `aws:region` as the EKS cluster's region: a problem is reported under `aws:region` itself. */
-function awsRegion(r: ConfigReader, value: string, rule: StringRule): string | undefined {
-    if (rule.pattern?.test(value)) {
-        return value;
-    }
-    r.problems.push({
-        key: "aws:region",
-        given: show(value),
-        allowed: `must be ${rule.describe} (cluster.region is not set, so the EKS cluster's region is read from aws:region)`,
-        qualified: true,
-    });
-    return undefined;
-}
-
 export function readCluster(r: ConfigReader, value: unknown, ambient: { awsRegion?: string }): ClusterConfig | undefined {
     if (value === undefined) {
         r.problem("cluster", value, "is required: an object with name, role, mimirTenant and eksClusterName or kubeconfigContext");
@@ -127,43 +91,36 @@ export function readCluster(r: ConfigReader, value: unknown, ambient: { awsRegio
     if (!section) {
         return undefined;
     }
-    const { name, role, mimirTenant, adoptExisting, allowDowngrade, kubernetesVersion, raw: c } = section;
-    const f = CLUSTER_FIELDS;
-
+    const { name, role, mimirTenant, eksClusterName, kubeconfigContext, kubeconfigPath, adoptExisting, allowDowngrade, kubernetesVersion, raw: c } = section;
     let connection: ClusterConnection | undefined;
     // `~` (null) is no value: `eksClusterName: ~` is as unset as a missing key.
-    const hasEks = c.eksClusterName !== undefined && c.eksClusterName !== null;
-    const hasKubeconfig = c.kubeconfigContext !== undefined && c.kubeconfigContext !== null;
-    if (hasEks === hasKubeconfig) {
+    const hasEks = c.eksClusterName != null;
+    if (hasEks === (c.kubeconfigContext != null)) {
         r.problem(
             "cluster",
             { eksClusterName: c.eksClusterName, kubeconfigContext: c.kubeconfigContext },
             "set exactly one of cluster.eksClusterName (EKS, token through the aws CLI) or cluster.kubeconfigContext",
         );
     } else if (hasEks) {
-        const clusterName = r.string("cluster.eksClusterName", c.eksClusterName, f.eksClusterName.rule);
         // Unset here, the region is aws:region's: a bad one is reported under the key the user set.
-        const fromAws = c.region === undefined || c.region === null;
-        const region =
-            fromAws && ambient.awsRegion !== undefined ? awsRegion(r, ambient.awsRegion, f.region.rule) : r.string("cluster.region", c.region, f.region.rule);
-        if (region === undefined && c.region === undefined && ambient.awsRegion === undefined) {
+        const aws = c.region == null ? ambient.awsRegion : undefined;
+        const rule = CLUSTER_FIELDS.region.rule;
+        const region = aws === undefined ? r.string("cluster.region", c.region, rule) : AWS_REGION.test(aws) ? aws : undefined;
+        if (aws !== undefined && !region) {
+            const allowed = `must be ${rule.describe} (cluster.region is not set, so the EKS cluster's region is read from aws:region)`;
+            r.problems.push({ key: "aws:region", given: show(aws), allowed, qualified: true });
+        } else if (c.region == null && aws === undefined) {
             r.problem("cluster.region", undefined, "is required with cluster.eksClusterName (or set aws:region)");
         }
         if (c.kubeconfigPath !== undefined) {
             r.problem("cluster.kubeconfigPath", c.kubeconfigPath, "only applies with cluster.kubeconfigContext");
         }
-        if (clusterName && region) {
-            connection = { kind: "eks", clusterName, region };
-        }
+        connection = eksClusterName && region ? { kind: "eks", clusterName: eksClusterName, region } : undefined;
     } else {
-        const context = r.string("cluster.kubeconfigContext", c.kubeconfigContext, f.kubeconfigContext.rule);
-        const path = r.string("cluster.kubeconfigPath", c.kubeconfigPath, f.kubeconfigPath.rule);
         if (c.region !== undefined) {
             r.problem("cluster.region", c.region, "only applies with cluster.eksClusterName");
         }
-        if (context) {
-            connection = { kind: "kubeconfig", context, ...(path ? { path } : {}) };
-        }
+        connection = kubeconfigContext ? { kind: "kubeconfig", context: kubeconfigContext, ...(kubeconfigPath ? { path: kubeconfigPath } : {}) } : undefined;
     }
     if (allowDowngrade && !adoptExisting) {
         r.problem(

@@ -1,12 +1,12 @@
 /**
- * How the stack's tools and the adopting run's preflight reach a stack's cluster the way the
- * program's provider does (components/cluster/index.ts): the stack file's kubeconfig context, or
- * an EKS cluster with its endpoint from `aws eks describe-cluster` and a token from the aws CLI's
- * exec plugin. Read-only callers only: nothing here sends a request.
+ * How the preflight and the tools reach a stack's cluster the way its provider does (provider.ts):
+ * the stack file's kubeconfig context, or an EKS cluster with its endpoint from `aws eks
+ * describe-cluster` and a token from the aws CLI's exec plugin. Nothing here sends a request.
  */
 import { execFile } from "child_process";
 import * as os from "os";
 import * as path from "path";
+import { promisify } from "util";
 import { pathToFileURL } from "url";
 import type * as K8s from "@kubernetes/client-node";
 import { eksKubeconfig } from "./eks";
@@ -37,33 +37,20 @@ export interface ConnectOptions {
     describeEks?: (clusterName: string, region: string) => Promise<{ endpoint: string; certificateAuthority: string }>;
 }
 
-/** Endpoint and CA of an EKS cluster, as the program's provider gets them (components/cluster). */
-export function describeEksCluster(clusterName: string, region: string): Promise<{ endpoint: string; certificateAuthority: string }> {
-    return new Promise((resolve, reject) => {
-        execFile(
-            "aws",
-            ["eks", "describe-cluster", "--name", clusterName, "--region", region, "--output", "json"],
-            { timeout: 60_000 },
-            (err, stdout, stderr) => {
-                if (err) {
-                    reject(new ConnectionError(`aws eks describe-cluster --name ${clusterName} --region ${region} failed: ${(stderr || err.message).trim()}`));
-                    return;
-                }
-                try {
-                    const c = (JSON.parse(stdout) as { cluster?: { endpoint?: string; certificateAuthority?: { data?: string } } }).cluster;
-                    if (!c?.endpoint || !c.certificateAuthority?.data) {
-                        throw new Error("no endpoint or certificate authority in the answer");
-                    }
-                    resolve({ endpoint: c.endpoint, certificateAuthority: c.certificateAuthority.data });
-                } catch (e) {
-                    reject(new ConnectionError(`aws eks describe-cluster --name ${clusterName}: ${(e as Error).message}`));
-                }
-            },
-        );
+/** Endpoint and CA of an EKS cluster, as the program's provider gets them (provider.ts). */
+export async function describeEksCluster(clusterName: string, region: string): Promise<{ endpoint: string; certificateAuthority: string }> {
+    const command = `aws eks describe-cluster --name ${clusterName} --region ${region}`;
+    const { stdout } = await promisify(execFile)("aws", [...command.split(" ").slice(1), "--output", "json"], { timeout: 60_000 }).catch((e) => {
+        throw new ConnectionError(`${command} failed: ${String((e as { stderr?: string }).stderr || (e as Error).message).trim()}`);
     });
+    const c = (JSON.parse(stdout) as { cluster?: { endpoint?: string; certificateAuthority?: { data?: string } } }).cluster;
+    if (!c?.endpoint || !c.certificateAuthority?.data) {
+        throw new ConnectionError(`${command}: no endpoint or certificate authority in the answer`);
+    }
+    return { endpoint: c.endpoint, certificateAuthority: c.certificateAuthority.data };
 }
 
-/** Builds the client configuration the way the program's provider connects (components/cluster). */
+/** Builds the client configuration the way the program's provider connects (provider.ts). */
 export async function kubeConfigFor(k8s: ClientModule, opts: ConnectOptions): Promise<K8s.KubeConfig> {
     const kc = new k8s.KubeConfig();
     const conn = opts.connection;
@@ -85,24 +72,14 @@ export async function kubeConfigFor(k8s: ClientModule, opts: ConnectOptions): Pr
         const context = opts.context ?? (conn.kind === "kubeconfig" ? conn.context : undefined);
         if (context !== undefined) {
             if (!kc.getContextObject(context)) {
-                throw new ConnectionError(
-                    `kubeconfig ${file ?? "(default)"} has no context "${context}"; it has: ${
-                        kc
-                            .getContexts()
-                            .map((c) => c.name)
-                            .join(", ") || "none"
-                    }`,
-                );
+                const names = kc.getContexts().map((c) => c.name);
+                throw new ConnectionError(`kubeconfig ${file ?? "(default)"} has no context "${context}"; it has: ${names.join(", ") || "none"}`);
             }
             kc.setCurrentContext(context);
         }
         return kc;
     }
     const eks = await (opts.describeEks ?? describeEksCluster)(conn.clusterName, conn.region);
-    kc.loadFromString(
-        JSON.stringify(
-            eksKubeconfig({ clusterName: conn.clusterName, region: conn.region, endpoint: eks.endpoint, certificateAuthority: eks.certificateAuthority }),
-        ),
-    );
+    kc.loadFromString(JSON.stringify(eksKubeconfig({ clusterName: conn.clusterName, region: conn.region, ...eks })));
     return kc;
 }

@@ -3,20 +3,11 @@ import { ownsWholeObject } from "./adoption";
 import { LiveObject, LiveReader, apiPath, objectName } from "./live";
 
 /**
- * The preview refuses what `up` would break (ADR-056 as-built, platform introduction). A stack
- * without `cluster.adoptExisting` that meets an object another tool made fails in the middle of
- * `up` on kubernetes provider 4.29 and later (AlreadyExists, after earlier objects were applied),
- * and silently takes it over before 4.29 (a create under server-side apply is an apply PATCH,
- * pulumi/pulumi-kubernetes #4278), while the preview before it is green either way. So before a
- * single object is registered, the program reads each whole object the stack will create (GET
- * only, through the stack's connection) and stops with the adoption guidance when one exists that
- * no Pulumi stack manages: the preview fails where `up` would, on every provider version.
- *
- * Which objects the stack creates is what it declares, not a list kept beside it: a stack
- * transformation (run synchronously in every resource's constructor, @pulumi/pulumi resource.ts)
- * records every whole object and holds its registration back on a gate, so nothing reaches the
- * engine until the check has passed. The chart's objects and the CRDs are registered by the
- * provider, not by this process; their names come from chartObjects.ts and crds.ts.
+ * The preview refuses what `up` would break (ADR-056 as-built, platform introduction): an object
+ * another tool made fails `up` half-way on kubernetes provider 4.29 and later (AlreadyExists) and is
+ * silently taken over before 4.29 (pulumi/pulumi-kubernetes #4278), while the preview is green. So
+ * every whole object the stack declares is recorded by a stack transformation and held back until
+ * each has been read; the chart's objects and the CRDs come from chartObjects.ts and crds.ts.
  */
 
 /** One whole object the stack will create. */
@@ -29,41 +20,31 @@ export interface DeclaredRef {
     declaredBy: "stack" | "chart" | "crds";
 }
 
-/** An object the stack would create that exists and no Pulumi stack manages. */
+/** An object the stack would create that exists and no Pulumi stack manages, with its field managers. */
 export interface ExistingObject {
     ref: DeclaredRef;
-    /** Its field managers, `manager (operation)`. */
     managers: string[];
 }
 
-/**
- * Whether a live object is already a Pulumi stack's: the kubernetes provider applies under field
- * managers named `pulumi-kubernetes-<suffix>` with server-side apply, `pulumi-kubernetes` without
- * (pulumi-kubernetes v4.25.0 provider/pkg/provider/provider.go, fieldManagerName). An object this
- * stack created in an earlier run, or adopted, carries one; an old install's objects do not.
- */
+/** Whether a Pulumi stack manages a live object (its field manager: pulumi-kubernetes v4.25.0 provider/pkg/provider/provider.go, fieldManagerName). */
 export function managedByPulumi(live: LiveObject): boolean {
     return (live.metadata?.managedFields ?? []).some((m) => /^pulumi-kubernetes/.test(m.manager ?? ""));
 }
 
-export function fieldManagersOf(live: LiveObject): string[] {
-    return [...new Set((live.metadata?.managedFields ?? []).map((e) => `${e.manager ?? "?"} (${e.operation ?? "?"})`))];
-}
-
 /** Reads every declared object, a few at a time; each GET is bounded (live.ts). */
 export async function findExisting(refs: readonly DeclaredRef[], reader: Pick<LiveReader, "get">, concurrency = 8): Promise<ExistingObject[]> {
-    const found: (ExistingObject | undefined)[] = new Array(refs.length);
-    let next = 0;
-    const worker = async () => {
-        while (next < refs.length) {
-            const i = next++;
-            const ref = refs[i];
-            const live = await reader.get(apiPath(ref.apiVersion, ref.kind, ref.namespace, ref.name));
-            found[i] = live && !managedByPulumi(live) ? { ref, managers: fieldManagersOf(live) } : undefined;
-        }
-    };
-    await Promise.all(Array.from({ length: Math.min(concurrency, refs.length) }, worker));
-    return found.filter((f): f is ExistingObject => f !== undefined);
+    const found: ExistingObject[] = [];
+    for (let i = 0; i < refs.length; i += concurrency) {
+        const batch = refs.slice(i, i + concurrency);
+        const lives = await Promise.all(batch.map((ref) => reader.get(apiPath(ref.apiVersion, ref.kind, ref.namespace, ref.name))));
+        lives.forEach((live, j) => {
+            const managers = (live?.metadata?.managedFields ?? []).map((e) => `${e.manager ?? "?"} (${e.operation ?? "?"})`);
+            if (live && !managedByPulumi(live)) {
+                found.push({ ref: batch[j], managers: [...new Set(managers)] });
+            }
+        });
+    }
+    return found;
 }
 
 /** Why a run without adoption must stop, naming every object another tool made; undefined when none. */
@@ -84,25 +65,13 @@ export function existingObjectsRefusal(stack: string, found: readonly ExistingOb
 }
 
 /**
- * Records the whole objects the program declares and holds every Kubernetes registration back
- * until `open()`. A refused run never opens it: the program stops with the refusal, and the held
- * registrations never reach the engine (failing them instead would report the refusal once per
- * object, each wrapped in "error serializing property"). Reads (`id` set) pass: a GET changes
- * nothing. The provider resource is not Kubernetes-typed and passes too: it is Pulumi's state, not
- * an object of the cluster. So do references to objects a component's provider registered.
+ * Records the whole objects the program declares and holds every Kubernetes registration back until
+ * `open()`; a refused run never opens it, so nothing reaches the engine and the refusal is said once.
  */
 export class DeclarationGate {
     readonly declared: DeclaredRef[] = [];
     private resolve!: () => void;
-    private readonly gate: pulumi.Output<boolean>;
-
-    constructor() {
-        this.gate = pulumi.output(
-            new Promise<boolean>((resolve) => {
-                this.resolve = () => resolve(true);
-            }),
-        );
-    }
+    private readonly gate = pulumi.output(new Promise<boolean>((resolve) => (this.resolve = () => resolve(true))));
 
     open(): void {
         this.resolve();

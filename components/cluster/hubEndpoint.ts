@@ -9,25 +9,20 @@ export const SPOKE_READ_ENDPOINTS_OUTPUT = "spokeReadEndpoints";
 export function pickSpokeEndpoint(stack: string, hubStack: string, spoke: string, endpoints: unknown): string {
     const map = (endpoints ?? {}) as Record<string, unknown>;
     const url = map[spoke];
-    if (typeof url !== "string" || url === "") {
-        const known = Object.keys(map);
-        throw new pulumi.RunError(
-            `stack "${stack}": the hub stack ${hubStack} routes no read endpoint for spoke "${spoke}" ` +
-                `(add it to the hub's spokes with query: true); it routes: ${known.length ? known.join(", ") : "none"}`,
-        );
+    if (typeof url === "string" && url !== "") {
+        return url;
     }
-    return url;
+    throw new pulumi.RunError(
+        `stack "${stack}": the hub stack ${hubStack} routes no read endpoint for spoke "${spoke}" ` +
+            `(add it to the hub's spokes with query: true); it routes: ${Object.keys(map).join(", ") || "none"}`,
+    );
 }
 
 /**
- * A spoke's read endpoint: from the hub's stack (the hub owns the route and knows its URL) or,
- * where the hub stack lives in another backend, from config. Undefined on the hub.
- *
- * The hub's output is awaited before anything that uses it is declared: a spoke the hub does not
- * route then fails the run once, with the message above, rather than once per template that
- * reads the address, each wrapped in `error serializing property "spec"`. A StackReference's
- * outputs are read from the backend, so they are known in a preview too (@pulumi/pulumi
- * stackReference.ts at sdk/v3.248.0, getOutputDetails).
+ * A spoke's read endpoint: from the hub's stack output or, where the hub stack lives in another
+ * backend, from config; undefined on the hub. Awaited before anything is declared, so a spoke the
+ * hub does not route fails the run once; a StackReference's outputs are known in a preview too
+ * (@pulumi/pulumi stackReference.ts at sdk/v3.248.0, getOutputDetails).
  */
 export async function hubReadEndpoint(config: {
     stack: string;

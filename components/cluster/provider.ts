@@ -5,16 +5,12 @@ import * as pulumi from "@pulumi/pulumi";
 import { getClusterOutput } from "@pulumi/aws/eks/getCluster";
 import { providerAdoptionOptions } from "./adoption";
 import { ClusterConfig } from "./config";
-
 import { eksKubeconfig } from "./eks";
 
 /**
- * The stack's Kubernetes provider. `clusterIdentifier` is pinned to the cluster's platform name:
- * a kubeconfig that is unknown at preview (an EKS lookup) would otherwise plan to replace the
- * provider and with it every resource of the stack (pulumi-kubernetes provider/pkg/provider/provider.go
- * DiffConfig: an unknown kubeconfig replaces unless clusterIdentifier is set). Server-side apply is
- * on because the v1.10 Rollout CRD is past client-side apply's annotation limit. Whether this run
- * adopts existing objects is decided here, for every resource at once (see adoption.ts).
+ * The stack's Kubernetes provider. `clusterIdentifier` is pinned: an EKS kubeconfig unknown at preview
+ * would otherwise replace the provider and every resource (pulumi-kubernetes provider/pkg/provider/provider.go
+ * DiffConfig); server-side apply because the v1.10 Rollout CRD is past client-side apply's annotation limit.
  */
 export function clusterProvider(cluster: ClusterConfig): k8s.Provider {
     const common = { clusterIdentifier: cluster.name, enableServerSideApply: true, ...providerAdoptionOptions(cluster.adoptExisting) };

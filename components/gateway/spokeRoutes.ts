@@ -2,12 +2,11 @@ import { MIMIR_READ_PATHS, PROMETHEUS_API_PREFIX, PathMatch, REMOTE_WRITE_PATH, 
 import { MimirConfig, SpokeConfig } from "./config";
 
 /**
- * The hub's spoke routes (ADR-056 D5, as-built W8c): remote write for every spoke and, opt-in,
- * Mimir's Prometheus read endpoints so a spoke's metric gates can read its own metrics back.
- * Where the observability module already owns a spoke's ingest route, only the read route is
- * declared, on the same hostname and listener: Gateway API merges the rules of every route
- * attached to one listener for one hostname, and an `Exact` match outranks any prefix there
- * (gateway-api apis/v1/httproute_types.go, HTTPRouteSpec.rules precedence).
+ * The hub's spoke routes (ADR-056 D5, as-built W8c): remote write for every spoke and, opt-in, Mimir's
+ * Prometheus read endpoints so a spoke's gates can read its own metrics back. Where the observability
+ * module owns a spoke's ingest route, only the read route is declared, on the same hostname and
+ * listener: Gateway API merges the rules of every route of one listener and hostname, and an `Exact`
+ * match outranks any prefix (gateway-api apis/v1/httproute_types.go, HTTPRouteSpec.rules precedence).
  */
 
 export interface HttpRouteRule {
@@ -22,31 +21,19 @@ export interface HttpRouteSpec {
     rules: HttpRouteRule[];
 }
 
-/** One HTTPRoute the hub declares for a spoke. */
+/** One HTTPRoute the hub declares for a spoke: `ingest` (remote write, and reads when it queries) or `read` alone. */
 export interface SpokeRoute {
     name: string;
-    /** `ingest`: remote write (and the read rule, when the spoke queries); `read`: the read rule alone. */
     purpose: "ingest" | "read";
     spec: HttpRouteSpec;
 }
 
-export function spokeRouteName(spoke: Pick<SpokeConfig, "name">): string {
-    return `mimir-spoke-${spoke.name}`;
-}
-
-/** The read route's name where the observability module owns the ingest route. */
-export function spokeReadRouteName(spoke: Pick<SpokeConfig, "name">): string {
-    return `mimir-spoke-${spoke.name}-read`;
-}
-
 /**
- * One rule to the Mimir gateway. The tenant header is `set`, never `add`: Gateway API
- * conformance makes `set` overwrite whatever the client sent, while `add` appends and would let a
- * spoke name another tenant (or several, `a|b`, with tenant federation on). Defaults are spelled
- * out (`group: ""`, `kind`, `weight`) because Cilium wants `group: ""` on Service backends and
- * ArgoCD shows server-filled defaults as drift.
+ * One rule to the Mimir gateway. The tenant header is `set`, never `add`, which appends and would let
+ * a spoke name another tenant (or several, `a|b`). Defaults are spelled out (`group: ""`, `kind`,
+ * `weight`): Cilium wants `group: ""` on Service backends, and ArgoCD shows server-filled defaults as drift.
  */
-export function tenantRule(paths: readonly PathMatch[], tenant: string, mimir: MimirConfig): HttpRouteRule {
+function tenantRule(paths: readonly PathMatch[], tenant: string, mimir: MimirConfig): HttpRouteRule {
     const crossNamespace = mimir.spokeRouteNamespace !== mimir.namespace;
     return {
         matches: paths.map((path) => ({ path: { ...path } })),
@@ -67,17 +54,12 @@ export function tenantRule(paths: readonly PathMatch[], tenant: string, mimir: M
 /** Mimir's remote-write path, the one path of a spoke's push rule. */
 export const REMOTE_WRITE_MATCH: PathMatch = { type: "PathPrefix", value: REMOTE_WRITE_PATH };
 
-/** Remote write: everything the spoke pushes lands in its own tenant. */
-export function pushRule(tenant: string, mimir: MimirConfig): HttpRouteRule {
-    return tenantRule([REMOTE_WRITE_MATCH], tenant, mimir);
-}
-
 /** Mimir's read endpoints only (see MIMIR_READ_PATHS), in the spoke's own tenant. */
 export function readRule(tenant: string, mimir: MimirConfig): HttpRouteRule {
     return tenantRule(MIMIR_READ_PATHS, tenant, mimir);
 }
 
-/** A spoke's route with the given rules, matching only that spoke's hostname and listener. */
+/** A spoke's route: only that spoke's hostname (and listener, where spokes have their own), so one spoke cannot ride another's. */
 function routeSpec(spoke: Pick<SpokeConfig, "hostname" | "listener">, mimir: MimirConfig, rules: HttpRouteRule[]): HttpRouteSpec {
     const gw = mimir.ingestGateway;
     return {
@@ -89,31 +71,20 @@ function routeSpec(spoke: Pick<SpokeConfig, "hostname" | "listener">, mimir: Mim
     };
 }
 
-/**
- * The ingest route the hub declares for a spoke whose push route it owns: it matches only that
- * spoke's hostname (and listener, where spokes have their own), so one spoke cannot ride another's
- * route, and every rule forces that spoke's tenant.
- */
+/** The ingest route of a spoke whose push route the program owns: every rule forces that spoke's tenant. */
 export function spokeRouteSpec(spoke: Omit<SpokeConfig, "pushRouteOwner">, mimir: MimirConfig): HttpRouteSpec {
-    return routeSpec(spoke, mimir, [pushRule(spoke.tenant, mimir), ...(spoke.query ? [readRule(spoke.tenant, mimir)] : [])]);
+    return routeSpec(spoke, mimir, [tenantRule([REMOTE_WRITE_MATCH], spoke.tenant, mimir), ...(spoke.query ? [readRule(spoke.tenant, mimir)] : [])]);
 }
 
-/**
- * The routes the hub declares for one spoke: the ingest route where the program owns the push
- * route; otherwise, for a spoke that queries, the read route alone beside the observability
- * module's ingest route; nothing for a spoke that neither pushes through the program nor reads.
- */
+/** The routes the hub declares for one spoke: its ingest route, or the read route alone beside the observability module's, or none. */
 export function spokeRoutes(spoke: SpokeConfig, mimir: MimirConfig): SpokeRoute[] {
     if (spoke.pushRouteOwner === "addon") {
-        return [{ name: spokeRouteName(spoke), purpose: "ingest", spec: spokeRouteSpec(spoke, mimir) }];
+        return [{ name: `mimir-spoke-${spoke.name}`, purpose: "ingest", spec: spokeRouteSpec(spoke, mimir) }];
     }
-    return spoke.query ? [{ name: spokeReadRouteName(spoke), purpose: "read", spec: routeSpec(spoke, mimir, [readRule(spoke.tenant, mimir)]) }] : [];
+    return spoke.query ? [{ name: `mimir-spoke-${spoke.name}-read`, purpose: "read", spec: routeSpec(spoke, mimir, [readRule(spoke.tenant, mimir)]) }] : [];
 }
 
-/**
- * The ReferenceGrant a route in another namespace needs to reach the Mimir gateway Service, or
- * undefined when routes live beside Mimir.
- */
+/** The ReferenceGrant routes in another namespace need to reach the Mimir gateway Service; undefined beside Mimir. */
 export function mimirReferenceGrantSpec(mimir: MimirConfig): Record<string, unknown> | undefined {
     if (mimir.spokeRouteNamespace === mimir.namespace) {
         return undefined;
@@ -124,10 +95,7 @@ export function mimirReferenceGrantSpec(mimir: MimirConfig): Record<string, unkn
     };
 }
 
-/**
- * The URL a spoke's analysis reads its own metrics from; only spokes with `query` have one. The
- * Prometheus provider appends `/api/v1/query`, which the read rule matches exactly.
- */
+/** The URL a spoke's analysis reads its own metrics from (`query` only); the provider appends `/api/v1/query`, which the read rule matches exactly. */
 export function spokeReadEndpoint(spoke: Omit<SpokeConfig, "pushRouteOwner">, mimir: Pick<MimirConfig, "readScheme">): string | undefined {
     return spoke.query ? `${mimir.readScheme}://${spoke.hostname}${PROMETHEUS_API_PREFIX}` : undefined;
 }

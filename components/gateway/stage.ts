@@ -14,89 +14,54 @@ export interface GatewayStageConfig {
     spokes: SpokeConfig[];
 }
 
-export interface GatewayStageArgs {
-    config: GatewayStageConfig;
-}
+type GatewayRef = { name: string; namespace: string };
+type Wanted = { listener: string; key: string }[];
 
-/** The part of a live Gateway this stage reads. */
-export interface LiveGateway {
-    spec?: { listeners?: { name?: string }[] };
-}
-
-/** The Gateway API listeners of a live Gateway, by name. */
-export function listenerNames(gateway: LiveGateway): string[] {
-    return (gateway.spec?.listeners ?? []).map((l) => l.name ?? "").filter((n) => n !== "");
-}
-
-/**
- * Checks that a live Gateway offers every listener the stack attaches routes to; returns the
- * reason it does not, or undefined.
- */
+/** Why a live Gateway lacks a listener the stack attaches routes to, or undefined. */
 export function checkGatewayListeners(
     stack: string,
-    ref: { name: string; namespace: string },
-    wanted: { listener: string; key: string }[],
-    live: LiveGateway,
+    ref: GatewayRef,
+    wanted: Wanted,
+    live: { spec?: { listeners?: { name?: string }[] } },
 ): string | undefined {
-    const names = listenerNames(live);
-    const missing = wanted.filter((w) => !names.includes(w.listener));
-    if (missing.length === 0) {
-        return undefined;
-    }
-    const what = missing.map((m) => `"${m.listener}" (${m.key})`).join(", ");
-    return `stack "${stack}": the Gateway ${ref.namespace}/${ref.name} has no listener ${what}; it has: ${names.length ? names.join(", ") : "none"}`;
+    const names = (live.spec?.listeners ?? []).flatMap((l) => (l.name ? [l.name] : []));
+    const missing = wanted.filter((w) => !names.includes(w.listener)).map((m) => `"${m.listener}" (${m.key})`);
+    return missing.length === 0
+        ? undefined
+        : `stack "${stack}": the Gateway ${ref.namespace}/${ref.name} has no listener ${missing.join(", ")}; it has: ${names.join(", ") || "none"}`;
 }
 
 /**
- * Gateway stage (ADR-056 D4, D5, D7). The platform owns the shared Gateway, so this stage reads
- * the live object: a missing Gateway or listener fails the preview here rather than a canary at
- * run time. On the hub it also declares each spoke's Mimir ingest route.
+ * Gateway stage (ADR-056 D4, D5, D7). The platform owns the shared Gateway, so this stage reads the
+ * live object: a missing Gateway or listener fails the preview rather than a canary at run time. On
+ * the hub it also declares each spoke's Mimir route.
  */
 export class GatewayStage extends Stage {
-    /** The shared Gateway as it exists in the cluster. */
-    readonly sharedGateway: k8s.apiextensions.CustomResource;
     /** `<namespace>/<name>` of the shared Gateway, once the live object has been checked. */
     readonly sharedGatewayRef: pulumi.Output<string>;
-    /** Hub: the spoke routes it declares (ingest, or read beside the observability module's ingest route), by route name. */
+    /** Hub: the spoke routes it declares, by route name. */
     readonly spokeRoutes: Record<string, k8s.apiextensions.CustomResource> = {};
     /** Hub: the read endpoint each spoke's analysis must use (spokes with `query` only). */
     readonly spokeReadEndpoints: pulumi.Output<Record<string, string>>;
 
-    constructor(name: string, args: GatewayStageArgs, opts: StageOptions) {
+    constructor(name: string, args: { config: GatewayStageConfig }, opts: StageOptions) {
         super("gateway", name, opts);
-        const cfg = args.config;
-        const g = cfg.gateway;
-        const mimir = cfg.mimir;
-        const spokes = cfg.cluster.role === "hub" ? cfg.spokes : [];
+        const { stack, gateway: g, mimir } = args.config;
+        const spokes = args.config.cluster.role === "hub" ? args.config.spokes : [];
         const ingest = mimir.ingestGateway;
         const ingestIsShared = ingest.name === g.name && ingest.namespace === g.namespace;
-
-        const wantedOnShared = [{ listener: g.listener, key: "gateway.listener" }];
-        const wantedOnIngest =
+        const onShared = [{ listener: g.listener, key: "gateway.listener" }];
+        const onIngest =
             spokes.length === 0 ? [] : ingestListeners(spokes, mimir).map((listener) => ({ listener, key: "mimir.ingestGateway / spokes[].listener" }));
 
-        this.sharedGateway = this.readGateway("shared-gateway", g);
-        const checks = [this.checked(cfg.stack, this.sharedGateway, g, ingestIsShared ? [...wantedOnShared, ...wantedOnIngest] : wantedOnShared)];
-        let ingestGateway = this.sharedGateway;
-        if (!ingestIsShared && spokes.length > 0) {
-            ingestGateway = this.readGateway("ingest-gateway", ingest);
-            checks.push(this.checked(cfg.stack, ingestGateway, ingest, wantedOnIngest));
-        }
-        this.sharedGatewayRef = pulumi.all(checks).apply(() => `${g.namespace}/${g.name}`);
+        const shared = this.checkedGateway("shared-gateway", stack, g, ingestIsShared ? [...onShared, ...onIngest] : onShared);
+        const ingested = !ingestIsShared && spokes.length > 0 ? this.checkedGateway("ingest-gateway", stack, ingest, onIngest) : shared;
+        this.sharedGatewayRef = pulumi.all([shared.checked, ingested.checked]).apply(() => `${g.namespace}/${g.name}`);
 
-        const grant = mimirReferenceGrantSpec(mimir);
-        const grantResource = grant
-            ? new k8s.apiextensions.CustomResource(
-                  "mimir-spoke-routes-grant",
-                  {
-                      apiVersion: "gateway.networking.k8s.io/v1beta1",
-                      kind: "ReferenceGrant",
-                      metadata: { name: "mimir-spoke-routes", namespace: mimir.namespace, labels: PART_OF },
-                      spec: grant,
-                  },
-                  this.child(),
-              )
-            : undefined;
+        const spec = mimirReferenceGrantSpec(mimir);
+        const metadata = { name: "mimir-spoke-routes", namespace: mimir.namespace, labels: PART_OF };
+        const grant = { apiVersion: "gateway.networking.k8s.io/v1beta1", kind: "ReferenceGrant", metadata, spec };
+        const grants = spec ? [new k8s.apiextensions.CustomResource("mimir-spoke-routes-grant", grant, this.child())] : [];
         for (const spoke of spokes) {
             for (const route of spokeRoutes(spoke, mimir)) {
                 this.spokeRoutes[route.name] = new k8s.apiextensions.CustomResource(
@@ -111,44 +76,31 @@ export class GatewayStage extends Stage {
                         },
                         spec: route.spec,
                     },
-                    this.child({ dependsOn: [ingestGateway, ...(grantResource ? [grantResource] : [])] }),
+                    this.child({ dependsOn: [ingested.gateway, ...grants] }),
                 );
             }
         }
-        const endpoints: Record<string, string> = {};
-        for (const spoke of spokes) {
-            const url = spokeReadEndpoint(spoke, mimir);
-            if (url) {
-                endpoints[spoke.name] = url;
-            }
-        }
+        const endpoints = Object.fromEntries(spokes.flatMap((s) => (s.query ? [[s.name, spokeReadEndpoint(s, mimir)!]] : [])));
         // Only after the routes exist does an endpoint mean anything to a spoke.
         this.spokeReadEndpoints = pulumi.all(Object.values(this.spokeRoutes).map((r) => r.id)).apply(() => endpoints);
         this.registerOutputs({ sharedGatewayRef: this.sharedGatewayRef, spokeReadEndpoints: this.spokeReadEndpoints });
     }
 
-    /** A read, not a declaration: naming `spec` makes the live spec an output to check. */
-    private readGateway(name: string, ref: { name: string; namespace: string }): k8s.apiextensions.CustomResource {
-        return new k8s.apiextensions.CustomResource(
+    /** Reads a Gateway (naming `spec` makes the live spec an output) and fails the run when it lacks a wanted listener. */
+    private checkedGateway(name: string, stack: string, ref: GatewayRef, wanted: Wanted) {
+        const gateway = new k8s.apiextensions.CustomResource(
             name,
             { apiVersion: "gateway.networking.k8s.io/v1", kind: "Gateway", metadata: undefined, spec: undefined },
             this.child({ id: `${ref.namespace}/${ref.name}` }),
         );
-    }
-
-    private checked(
-        stack: string,
-        gateway: k8s.apiextensions.CustomResource,
-        ref: { name: string; namespace: string },
-        wanted: { listener: string; key: string }[],
-    ): pulumi.Output<string> {
-        const liveSpec = (gateway as unknown as { spec: pulumi.Output<LiveGateway["spec"]> }).spec;
-        return liveSpec.apply((spec) => {
-            const problem = checkGatewayListeners(stack, ref, wanted, { spec });
+        const spec = (gateway as unknown as { spec: pulumi.Output<{ listeners?: { name?: string }[] } | undefined> }).spec;
+        const checked = spec.apply((live) => {
+            const problem = checkGatewayListeners(stack, ref, wanted, { spec: live });
             if (problem) {
                 throw new Error(problem);
             }
-            return `${ref.namespace}/${ref.name}`;
+            return true;
         });
+        return { gateway, checked };
     }
 }
