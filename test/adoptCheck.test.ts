@@ -15,7 +15,7 @@ import {
     templateReferences,
     unresolvedArgs,
 } from "../tools/adopt/inventory";
-import { adoptCheckMain, parseAdoptCheckArgs, plannedObjects } from "../tools/adopt-check";
+import { AdoptCheckArgs, adoptCheckMain, parseAdoptCheckArgs, plannedObjects } from "../tools/adopt-check";
 import { configFromStackFile, readStackFile } from "../tools/stackFile";
 import type { KubeObject, ReadOnlyCluster } from "../tools/verify/cluster";
 import { FIXTURE_STACKS } from "./harness";
@@ -357,8 +357,8 @@ describe("adopt-check", () => {
         });
 
         it("is a CLI with usage errors as exit 2, --help and --flag=value", async () => {
-            assert.strictEqual(parseAdoptCheckArgs(["--stack", "hub", "--json"]).json, true);
-            assert.strictEqual(parseAdoptCheckArgs(["--stack=preprod"]).stack, "preprod");
+            assert.strictEqual((parseAdoptCheckArgs(["--stack", "hub", "--json"]) as AdoptCheckArgs).json, true);
+            assert.strictEqual((parseAdoptCheckArgs(["--stack=preprod"]) as AdoptCheckArgs).stack, "preprod");
             const help: string[] = [];
             assert.strictEqual(
                 await adoptCheckMain(

@@ -4,7 +4,8 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { grepScenarios, parseE2eArgs } from "../e2e/lib/args";
-import { parseBenchArgs, planCommand } from "../tools/bench";
+import { parseBenchArgs } from "../tools/bench";
+import { scriptArgs } from "../tools/cli";
 import { parseDeployOrderArgs } from "../tools/deployOrder";
 import { REPO_ROOT } from "../tools/stackFile";
 
@@ -15,7 +16,7 @@ const COMMANDS = Object.keys(pkg.scripts).filter((name) => !["typecheck", "test"
 
 /** `npm run <name> -- args`, as npm runs it: package.json's script with the same Node, from the project root. */
 function run(name: string, args: string[]) {
-    return spawnSync(process.execPath, [...planCommand(pkg.scripts[name]), ...args], { cwd: REPO_ROOT, encoding: "utf8", timeout: 60_000 });
+    return spawnSync(process.execPath, [...scriptArgs(pkg.scripts[name], REPO_ROOT), ...args], { cwd: REPO_ROOT, encoding: "utf8", timeout: 60_000 });
 }
 
 describe("the project's commands", function () {
@@ -73,7 +74,11 @@ describe("the project's commands", function () {
         assert.deepStrictEqual(parseBenchArgs(["--runs", "1"]), { runs: 1, engine: true });
         assert.deepStrictEqual(parseBenchArgs(["--json", "figures.json"]), { runs: 3, engine: true, json: path.resolve("figures.json") });
         for (const bad of ["0", "-1", "1.5", "2x", "1e3"]) {
-            assert.throws(() => parseBenchArgs(["--runs", bad]), new RegExp(`--runs "${bad.replace(".", "\\.")}": must be a whole number of at least 1`), bad);
+            assert.throws(
+                () => parseBenchArgs([`--runs=${bad}`]),
+                new RegExp(`--runs "${bad.replace(".", "\\.")}": must be a whole number of at least 1`),
+                bad,
+            );
         }
         assert.throws(() => parseBenchArgs(["--runs"]), /--runs needs a value/);
         assert.throws(() => parseBenchArgs(["--runs", "--no-engine"]), /--runs needs a value/);
@@ -119,7 +124,7 @@ describe("the project's commands", function () {
                 ["no-such-scenario", "matches no scenario"],
                 ["greenfield(", "is not a regular expression"],
             ]) {
-                const res = spawnSync(process.execPath, [...planCommand(pkg.scripts.e2e), "--grep", pattern], {
+                const res = spawnSync(process.execPath, [...scriptArgs(pkg.scripts.e2e, REPO_ROOT), "--grep", pattern], {
                     cwd: REPO_ROOT,
                     encoding: "utf8",
                     timeout: 60_000,

@@ -5,7 +5,7 @@ import * as http from "http";
 import { AddressInfo } from "net";
 import * as os from "os";
 import * as path from "path";
-import { planCommand } from "../tools/bench";
+import { scriptArgs } from "../tools/cli";
 import {
     CLEAN_MARK,
     PreviewDigest,
@@ -299,7 +299,7 @@ describe("drift report", () => {
             spawnSync(
                 process.execPath,
                 [
-                    ...planCommand(pkg.scripts["drift-report"]),
+                    ...scriptArgs(pkg.scripts["drift-report"], REPO_ROOT),
                     "--stack",
                     "hub",
                     "--preview",

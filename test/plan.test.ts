@@ -6,7 +6,7 @@ import * as path from "path";
 import * as YAML from "yaml";
 import { STAGES } from "../components/stage";
 import { OfflineRun, SECRET, renderWire } from "../tools/offline";
-import { planCommand } from "../tools/bench";
+import { scriptArgs } from "../tools/cli";
 import { manifestResources, manifestsYaml, parsePlanArgs, patchesYaml, planStack, resourceRows, summary } from "../tools/plan";
 import { REPO_ROOT, fromConfigMap, listStacks, readStackFile } from "../tools/stackFile";
 import { FIXTURE_STACKS, hubConfig, merged, planInline } from "./harness";
@@ -185,7 +185,7 @@ describe("offline plan", () => {
             spawnSync(
                 process.execPath,
                 [
-                    ...planCommand(pkg.scripts.plan),
+                    ...scriptArgs(pkg.scripts.plan, REPO_ROOT),
                     ...args,
                     ...(args.some((a) => a.startsWith("--config-dir")) || args.includes("--help") ? [] : ["--config-dir", FIXTURE_STACKS]),
                 ],

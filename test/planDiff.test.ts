@@ -3,7 +3,7 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { planCommand } from "../tools/bench";
+import { scriptArgs } from "../tools/cli";
 import { planStack, resourceRows } from "../tools/plan";
 import { configDirAtRef } from "../tools/planAgainst";
 import { PlanRow, diffPlans, fieldChanges, lineDiff, objectLabel, renderFullDiff, renderShortDiff } from "../tools/planDiff";
@@ -188,7 +188,7 @@ describe("plan diff", () => {
         };
         // The project's plan command, run in the copy as `npm run plan` runs it there.
         const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
-        const plan = (...args: string[]) => spawnSync(process.execPath, [...planCommand(pkg.scripts.plan, repo), ...args], { cwd: repo, encoding: "utf8" });
+        const plan = (...args: string[]) => spawnSync(process.execPath, [...scriptArgs(pkg.scripts.plan, repo), ...args], { cwd: repo, encoding: "utf8" });
 
         before(() => {
             // A repository of its own holding the project's files as they are now: one commit, then

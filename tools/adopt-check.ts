@@ -13,7 +13,7 @@
  * do first), 2 usage, configuration or connection error.
  */
 import * as path from "path";
-import { flagValue, splitEquals, wantsHelp } from "./cliArgs";
+import { UsageError, readFlags } from "./cli";
 import { AdoptReport, CrdSource, PlannedObject, adoptCheck, adoptExitCode, formatAdoptText } from "./adopt/check";
 import { manifestResources, planStack } from "./plan";
 import { readCrdFiles } from "./crdSources";
@@ -31,38 +31,22 @@ export interface AdoptCheckArgs {
     configDir: string;
 }
 
-export class UsageError extends Error {}
-
-export function parseAdoptCheckArgs(given: readonly string[]): AdoptCheckArgs {
-    const argv = splitEquals(given, ["--json"], (m) => new UsageError(m));
-    // The project directory npm runs the script in: where the operator's Pulumi.<stack>.yaml is.
-    const args: Partial<AdoptCheckArgs> & { json: boolean; configDir: string } = { json: false, configDir: process.cwd() };
-    const value = (i: number): string => flagValue(argv, i, USAGE, (m) => new UsageError(m));
-    for (let i = 0; i < argv.length; i++) {
-        switch (argv[i]) {
-            case "--stack":
-                args.stack = value(i++);
-                break;
-            case "--json":
-                args.json = true;
-                break;
-            case "--kubeconfig":
-                args.kubeconfig = path.resolve(value(i++));
-                break;
-            case "--context":
-                args.context = value(i++);
-                break;
-            case "--config-dir":
-                args.configDir = path.resolve(value(i++));
-                break;
-            default:
-                throw new UsageError(`unknown argument ${argv[i]}; ${USAGE}`);
-        }
-    }
-    if (!args.stack) {
+export function parseAdoptCheckArgs(argv: readonly string[]): AdoptCheckArgs | "help" {
+    const text = { type: "string" } as const;
+    const flags = readFlags(argv, { stack: text, json: { type: "boolean" }, kubeconfig: text, context: text, "config-dir": text }, USAGE);
+    if (flags !== "help" && !flags.stack) {
         throw new UsageError(USAGE);
     }
-    return args as AdoptCheckArgs;
+    return flags === "help"
+        ? flags
+        : {
+              stack: flags.stack!,
+              json: flags.json === true,
+              ...(flags.kubeconfig ? { kubeconfig: path.resolve(flags.kubeconfig) } : {}),
+              ...(flags.context ? { context: flags.context } : {}),
+              // The project directory npm runs the script in: where the operator's Pulumi.<stack>.yaml is.
+              configDir: path.resolve(flags["config-dir"] ?? process.cwd()),
+          };
 }
 
 /** The whole objects the stack's program declares, from its offline plan. */
@@ -106,16 +90,16 @@ export async function adoptCheckMain(
     // What it prints quotes the cluster's objects: never a URL's user-info or query, nothing invisible.
     const out = (s: string) => toOut(printable(s));
     const err = (s: string) => toErr(printable(s));
-    if (wantsHelp(argv)) {
-        out(HELP);
-        return 0;
-    }
-    let args: AdoptCheckArgs;
+    let args: AdoptCheckArgs | "help";
     try {
         args = parseAdoptCheckArgs(argv);
     } catch (e) {
         err((e as Error).message);
         return 2;
+    }
+    if (args === "help") {
+        out(HELP);
+        return 0;
     }
     let report: AdoptReport;
     try {

@@ -21,7 +21,7 @@ import * as path from "path";
 import * as YAML from "yaml";
 import { parseStackYaml } from "../components/config/stackYaml";
 import { PROJECT } from "../components/config/reader";
-import { argsOrExit, flagValue, splitEquals, wantsHelp } from "./cliArgs";
+import { UsageError, argsOrExit, readFlags, scriptArgs } from "./cli";
 import type { PlanStats } from "./plan";
 import { REPO_ROOT, listStacks } from "./stackFile";
 
@@ -137,19 +137,6 @@ export function syntheticStacks(counts: readonly number[], hub: string, root = R
     return dir;
 }
 
-/**
- * The arguments Node runs `npm run plan` with (package.json `scripts.plan`). npm runs
- * a script with the project's `node_modules/.bin` first on the PATH and `node` as the Node that runs
- * npm; a package's command is its bin script, which starts with `#!/usr/bin/env node`.
- */
-export function planCommand(script: string, root = REPO_ROOT): string[] {
-    if (/["'`$\\|&;<>(){}*?~]/.test(script)) {
-        throw new Error(`the plan script is not one plain command: ${script}`);
-    }
-    const [program, ...args] = script.trim().split(/\s+/);
-    return program === "node" ? args : [fs.realpathSync(path.join(root, "node_modules", ".bin", program)), ...args];
-}
-
 /** A plan case: its row's label, the stack, and the folder of its stack file. */
 export interface PlanCase {
     label: string;
@@ -241,27 +228,15 @@ export interface BenchArgs {
 
 /** The bench's arguments; an unknown flag, a flag without its value or a bad count is a usage error. */
 export function parseBenchArgs(argv: readonly string[]): BenchArgs | "help" {
-    if (wantsHelp(argv)) {
-        return "help";
+    const flags = readFlags(argv, { runs: { type: "string" }, "no-engine": { type: "boolean" }, json: { type: "string" } }, USAGE);
+    if (flags === "help") {
+        return flags;
     }
-    const args = splitEquals(argv, ["--no-engine"]);
-    const out: BenchArgs = { runs: 3, engine: true };
-    for (let i = 0; i < args.length; i++) {
-        if (args[i] === "--runs") {
-            const v = flagValue(args, i++, USAGE);
-            out.runs = /^[0-9]+$/.test(v) ? Number(v) : NaN;
-            if (!Number.isSafeInteger(out.runs) || out.runs < 1) {
-                throw new Error(`--runs ${JSON.stringify(v)}: must be a whole number of at least 1; ${USAGE}`);
-            }
-        } else if (args[i] === "--no-engine") {
-            out.engine = false;
-        } else if (args[i] === "--json") {
-            out.json = path.resolve(flagValue(args, i++, USAGE));
-        } else {
-            throw new Error(`unknown argument ${args[i]}; ${USAGE}`);
-        }
+    const runs = /^[0-9]+$/.test(flags.runs ?? "3") ? Number(flags.runs ?? "3") : NaN;
+    if (!Number.isSafeInteger(runs) || runs < 1) {
+        throw new UsageError(`--runs ${JSON.stringify(flags.runs)}: must be a whole number of at least 1; ${USAGE}`);
     }
-    return out;
+    return { runs, engine: !flags["no-engine"], ...(flags.json ? { json: path.resolve(flags.json) } : {}) };
 }
 
 async function main(parsed: BenchArgs): Promise<void> {
@@ -310,7 +285,7 @@ async function main(parsed: BenchArgs): Promise<void> {
     console.log("");
 
     const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
-    const command = planCommand(pkg.scripts.plan);
+    const command = scriptArgs(pkg.scripts.plan, REPO_ROOT);
     const stacks = listStacks();
     const hub = hubStacks()[0];
     if (!hub) {

@@ -10,7 +10,7 @@
  * (docs.github.com/en/rest/issues/issues): list, create, update.
  */
 import * as fs from "fs";
-import { argsOrExit, flagValue, splitEquals, wantsHelp } from "./cliArgs";
+import { UsageError, argsOrExit, readFlags } from "./cli";
 import { CLEAN_MARK, issueMarker } from "./driftReport";
 
 /** GitHub refuses an issue body over 65536 characters. */
@@ -105,25 +105,11 @@ export async function syncIssue(r: Repo, stack: string, report: string): Promise
 const USAGE = "usage: tools/driftIssue.ts --stack <name> --file <drift report>";
 
 export function parseIssueArgs(argv: readonly string[]): { stack: string; file: string } | "help" {
-    if (wantsHelp(argv)) {
-        return "help";
+    const flags = readFlags(argv, { stack: { type: "string" }, file: { type: "string" } }, USAGE);
+    if (flags !== "help" && (!flags.stack || !flags.file)) {
+        throw new UsageError(USAGE);
     }
-    const args = splitEquals(argv);
-    let stack: string | undefined;
-    let file: string | undefined;
-    for (let i = 0; i < args.length; i++) {
-        if (args[i] === "--stack") {
-            stack = flagValue(args, i++, USAGE);
-        } else if (args[i] === "--file") {
-            file = flagValue(args, i++, USAGE);
-        } else {
-            throw new Error(`unknown argument ${args[i]}; ${USAGE}`);
-        }
-    }
-    if (!stack || !file) {
-        throw new Error(USAGE);
-    }
-    return { stack, file };
+    return flags === "help" ? flags : { stack: flags.stack!, file: flags.file! };
 }
 
 export function repoFromEnv(env: NodeJS.ProcessEnv): Repo {

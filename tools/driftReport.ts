@@ -21,7 +21,7 @@
  * finish (the report is written all the same), 2 usage.
  */
 import * as fs from "fs";
-import { argsOrExit, flagValue, splitEquals, wantsHelp } from "./cliArgs";
+import { UsageError, argsOrExit, readFlags } from "./cli";
 
 /** `PropertyDiff` of the preview digest. */
 export interface PropertyDiff {
@@ -409,38 +409,22 @@ export interface DriftArgs {
 }
 
 export function parseDriftArgs(argv: readonly string[]): DriftArgs | "help" {
-    if (wantsHelp(argv)) {
-        return "help";
+    const text = { type: "string" } as const;
+    const flags = readFlags(argv, { stack: text, preview: text, verify: text, "preview-exit": text, "run-url": text, out: text }, USAGE);
+    if (flags === "help") {
+        return flags;
     }
-    const args = splitEquals(argv);
-    const got: Partial<DriftArgs> = {};
-    for (let i = 0; i < args.length; i++) {
-        const flag = args[i];
-        if (flag === "--stack") {
-            got.stack = flagValue(args, i++, USAGE);
-        } else if (flag === "--preview") {
-            got.preview = flagValue(args, i++, USAGE);
-        } else if (flag === "--verify") {
-            got.verify = flagValue(args, i++, USAGE);
-        } else if (flag === "--run-url") {
-            got.runUrl = flagValue(args, i++, USAGE);
-        } else if (flag === "--out") {
-            got.out = flagValue(args, i++, USAGE);
-        } else if (flag === "--preview-exit") {
-            const v = flagValue(args, i++, USAGE);
-            if (!/^\d+$/.test(v)) {
-                throw new Error(`--preview-exit "${v}": must be a whole number (the preview's exit status)`);
-            }
-            got.previewExit = Number(v);
-        } else {
-            throw new Error(`unknown argument ${flag}; ${USAGE}`);
-        }
+    const { stack, preview, verify, out } = flags;
+    if (!stack || !preview || !verify) {
+        const missing = Object.entries({ stack, preview, verify }).filter(([, v]) => v === undefined);
+        throw new UsageError(`${missing.map(([k]) => `--${k}`).join(", ")} missing; ${USAGE}`);
     }
-    const missing = (["stack", "preview", "verify"] as const).filter((k) => got[k] === undefined);
-    if (missing.length > 0) {
-        throw new Error(`${missing.map((k) => `--${k}`).join(", ")} missing; ${USAGE}`);
+    const exit = flags["preview-exit"];
+    if (exit !== undefined && !/^\d+$/.test(exit)) {
+        throw new UsageError(`--preview-exit "${exit}": must be a whole number (the preview's exit status)`);
     }
-    return got as DriftArgs;
+    const runUrl = flags["run-url"];
+    return { stack, preview, verify, ...(exit ? { previewExit: Number(exit) } : {}), ...(runUrl ? { runUrl } : {}), ...(out ? { out } : {}) };
 }
 
 /** A JSON file, or why it cannot be read (a preview that failed before printing leaves it empty). */

@@ -15,7 +15,7 @@ import { OfflineRun, PlannedResource, kubernetesGvk, runOffline } from "./offlin
 import { REPO_ROOT, StackFile, listStacks, placeholderWorld, readStackFile, referencedHubStack } from "./stackFile";
 import { ROLLOUTS_CRDS } from "../components/rollouts/crds";
 import { KUBERNETES_VERSION } from "../components/cluster/config";
-import { flagValue, splitEquals, wantsHelp } from "./cliArgs";
+import { UsageError, readFlags } from "./cli";
 import { PlanRow, diffPlans, renderFullDiff, renderShortDiff } from "./planDiff";
 import { planAtRef } from "./planAgainst";
 import { ChartRender, HELM_CHART, RenderedObject, chartPathFrom, chartRelease, renderChart } from "./chartRender";
@@ -464,8 +464,6 @@ manifests.yaml and patches.yaml, all or none; a failed plan removes the stack's 
 
 Flags take their value as the next argument or after "=" (--stack=hub).`;
 
-export class PlanUsageError extends Error {}
-
 export interface PlanArgs {
     stack: string;
     out: string;
@@ -480,45 +478,32 @@ export interface PlanArgs {
 }
 
 export function parsePlanArgs(argv: readonly string[]): PlanArgs | "help" {
-    if (wantsHelp(argv)) {
-        return "help";
+    const text = { type: "string" } as const;
+    const flags = readFlags(
+        argv,
+        { stack: text, out: text, "config-dir": text, stats: text, against: text, chart: text, "kube-version": text, crds: text },
+        USAGE,
+    );
+    if (flags === "help") {
+        return flags;
     }
-    const args = splitEquals(argv);
-    let stack: string | undefined;
-    let out = path.join(REPO_ROOT, "plan");
-    let configDir = REPO_ROOT;
-    let stats: string | undefined;
-    let against: string | undefined;
-    const extra: Pick<PlanArgs, "chart" | "kubeVersion" | "crds"> = {};
-    const value = (i: number) => flagValue(args, i, USAGE, (m) => new PlanUsageError(m));
-    for (let i = 0; i < args.length; i++) {
-        if (args[i] === "--stack") {
-            stack = value(i++);
-        } else if (args[i] === "--out") {
-            out = path.resolve(value(i++));
-        } else if (args[i] === "--config-dir") {
-            configDir = path.resolve(value(i++));
-        } else if (args[i] === "--stats") {
-            stats = path.resolve(value(i++));
-        } else if (args[i] === "--against") {
-            against = value(i++);
-        } else if (args[i] === "--chart") {
-            extra.chart = value(i++);
-        } else if (args[i] === "--kube-version") {
-            extra.kubeVersion = value(i++);
-        } else if (args[i] === "--crds") {
-            extra.crds = value(i++);
-        } else {
-            throw new PlanUsageError(`unknown argument ${args[i]}; ${USAGE}`);
-        }
-    }
+    const { stack, stats, against, chart, crds, "kube-version": kubeVersion } = flags;
     if (!stack) {
-        throw new PlanUsageError(USAGE);
+        throw new UsageError(USAGE);
     }
-    if (extra.kubeVersion !== undefined && !KUBERNETES_VERSION.test(extra.kubeVersion)) {
-        throw new PlanUsageError(`--kube-version ${JSON.stringify(extra.kubeVersion)}: must be a Kubernetes version such as v1.33 or v1.33.4`);
+    if (kubeVersion !== undefined && !KUBERNETES_VERSION.test(kubeVersion)) {
+        throw new UsageError(`--kube-version ${JSON.stringify(kubeVersion)}: must be a Kubernetes version such as v1.33 or v1.33.4`);
     }
-    return { stack, out, configDir, ...(stats ? { stats } : {}), ...(against ? { against } : {}), ...extra };
+    return {
+        stack,
+        out: path.resolve(flags.out ?? path.join(REPO_ROOT, "plan")),
+        configDir: path.resolve(flags["config-dir"] ?? REPO_ROOT),
+        ...(stats ? { stats: path.resolve(stats) } : {}),
+        ...(against ? { against } : {}),
+        ...(chart ? { chart } : {}),
+        ...(kubeVersion ? { kubeVersion } : {}),
+        ...(crds ? { crds } : {}),
+    };
 }
 
 /** The figures of one plan run, for `npm run bench`. */
@@ -645,6 +630,6 @@ async function main(): Promise<void> {
 if (require.main === module) {
     main().catch((err: unknown) => {
         console.error(printable(err instanceof ConfigError || err instanceof Error ? err.message : String(err)));
-        process.exit(err instanceof PlanUsageError ? 2 : 1);
+        process.exit(err instanceof UsageError ? 2 : 1);
     });
 }

@@ -10,7 +10,7 @@
  * (docs.github.com/en/rest/issues/comments): list, create, update.
  */
 import * as fs from "fs";
-import { argsOrExit, flagValue, splitEquals, wantsHelp } from "./cliArgs";
+import { UsageError, argsOrExit, readFlags } from "./cli";
 
 /** GitHub refuses a comment body over 65536 characters. */
 export const MAX_BODY = 65536;
@@ -92,25 +92,11 @@ export async function upsertComment(t: GitHubTarget, stack: string, body: string
 const USAGE = "usage: tools/prComment.ts --stack <name> --file <diff-summary.md>";
 
 export function parseCommentArgs(argv: readonly string[]): { stack: string; file: string } | "help" {
-    if (wantsHelp(argv)) {
-        return "help";
+    const flags = readFlags(argv, { stack: { type: "string" }, file: { type: "string" } }, USAGE);
+    if (flags !== "help" && (!flags.stack || !flags.file)) {
+        throw new UsageError(USAGE);
     }
-    const args = splitEquals(argv);
-    let stack: string | undefined;
-    let file: string | undefined;
-    for (let i = 0; i < args.length; i++) {
-        if (args[i] === "--stack") {
-            stack = flagValue(args, i++, USAGE);
-        } else if (args[i] === "--file") {
-            file = flagValue(args, i++, USAGE);
-        } else {
-            throw new Error(`unknown argument ${args[i]}; ${USAGE}`);
-        }
-    }
-    if (!stack || !file) {
-        throw new Error(USAGE);
-    }
-    return { stack, file };
+    return flags === "help" ? flags : { stack: flags.stack!, file: flags.file! };
 }
 
 /** The pull request and repository from the Actions environment, or what is missing. */
