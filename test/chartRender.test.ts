@@ -6,7 +6,8 @@ import * as path from "path";
 import * as YAML from "yaml";
 import { ChartRelease, chartRelease, renderChart, templateArgs } from "../tools/chartRender";
 import { httpsGet, readCrdFiles } from "../tools/crdSources";
-import { ProviderRendered, comparedRendered, manifestsYaml, parsePlanArgs, renderProviderObjects, resourceRows, summary } from "../tools/plan";
+import { manifestsYaml, parsePlanArgs, resourceRows, summary } from "../tools/plan";
+import { ProviderRendered, comparedRendered, renderProviderObjects } from "../tools/planRendered";
 import { PlanRow, diffPlans, renderFullDiff } from "../tools/planDiff";
 import { hubConfig, merged, planInline } from "./harness";
 
