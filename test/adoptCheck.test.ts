@@ -3,7 +3,7 @@ import { SUCCESS_RATE, TEMPLATE_NAME_PREFIX } from "../components/rollouts/analy
 import { chartObjects, renderedConfigKeys } from "../components/rollouts/chartObjects";
 import { ROLLOUTS_CRDS } from "../components/rollouts/crds";
 import { controllerValues } from "../components/rollouts/values";
-import { PlannedObject, adoptCheck, adoptExitCode, formatAdoptText } from "../tools/adopt/check";
+import { PlannedObject, adoptCheck } from "../tools/adopt/check";
 import {
     apiPath,
     fieldChanges,
@@ -15,7 +15,7 @@ import {
     templateReferences,
     unresolvedArgs,
 } from "../tools/adopt/inventory";
-import { AdoptCheckArgs, adoptCheckMain, parseAdoptCheckArgs, plannedObjects } from "../tools/adopt-check";
+import { AdoptCheckArgs, adoptCheckMain, adoptExitCode, formatAdoptText, parseAdoptCheckArgs, plannedObjects } from "../tools/adopt-check";
 import { configFromStackFile, readStackFile } from "../tools/stackFile";
 import type { KubeObject, ReadOnlyCluster } from "../tools/verify/cluster";
 import { FIXTURE_STACKS } from "./harness";

@@ -6,21 +6,8 @@ import { AddressInfo } from "net";
 import * as os from "os";
 import * as path from "path";
 import { scriptArgs } from "../tools/cli";
-import {
-    CLEAN_MARK,
-    PreviewDigest,
-    VerifyJson,
-    changedLines,
-    driftReport,
-    driftedObjects,
-    issueMarker,
-    managerAdvice,
-    managersOf,
-    ownsPath,
-    parseDriftArgs,
-    parsePropertyPath,
-    readJson,
-} from "../tools/driftReport";
+import { CLEAN_MARK, VerifyJson, driftReport, issueMarker, managerAdvice, parseDriftArgs, readJson } from "../tools/driftReport";
+import { PreviewDigest, changedLines, driftedObjects, managersOf, ownsPath, parsePropertyPath } from "../tools/previewDigest";
 import { Issue, findIssue, issueAction, issueTitle, parseIssueArgs, syncIssue } from "../tools/driftIssue";
 import { REPO_ROOT } from "../tools/stackFile";
 

@@ -14,7 +14,7 @@
  */
 import * as path from "path";
 import { UsageError, readFlags } from "./cli";
-import { AdoptReport, CrdSource, PlannedObject, adoptCheck, adoptExitCode, formatAdoptText } from "./adopt/check";
+import { AdoptReport, CrdSource, PlannedObject, adoptCheck } from "./adopt/check";
 import { manifestResources, planStack } from "./plan";
 import { readCrdFiles } from "./crdSources";
 import { configFromStackFile, readStackFile } from "./stackFile";
@@ -114,6 +114,58 @@ export async function adoptCheckMain(
     }
     out(args.json ? JSON.stringify({ ...report, exitCode: adoptExitCode(report) }, null, 2) : formatAdoptText(report));
     return adoptExitCode(report);
+}
+
+/** 1 when adopting would break something, else 0 (2, usage and connection errors, is the CLI's). */
+export function adoptExitCode(report: AdoptReport): number {
+    return report.breaks.length > 0 ? 1 : 0;
+}
+
+export function formatAdoptText(r: AdoptReport): string {
+    const lines = [`adopt-check stack ${r.stack} (cluster ${r.cluster}) at ${r.server}`];
+    lines.push(`controller: running ${r.controller.running ?? "none"}, the stack configures ${r.controller.configured}`);
+    for (const c of r.crds) {
+        lines.push(
+            `crd ${c.name}: ${c.present ? `present${c.version ? `, version label ${c.version}` : ""}, managers ${c.managers.join(", ") || "none"}` : "absent"}`,
+        );
+    }
+    lines.push("objects the stack declares:");
+    for (const o of r.objects) {
+        const changes =
+            o.changes === null
+                ? o.present
+                    ? `; fields: not compared (${o.notCompared ?? "the source could not be read"})`
+                    : ""
+                : o.changes.length > 0
+                  ? `; changes ${o.changes.join(", ")}`
+                  : o.present
+                    ? "; no field changes"
+                    : "";
+        lines.push(
+            `  ${o.present ? "present" : "absent "}  ${o.object} [${o.declaredBy}]${o.present ? ` managers ${o.managers.join(", ") || "none"}` : ""}${changes}`,
+        );
+    }
+    lines.push(`left behind (${r.leftovers.length}):`);
+    for (const l of r.leftovers) {
+        lines.push(`  ${l.object}: ${l.what}`, `      retire: ${l.retire}`);
+    }
+    lines.push(`tenant templates (${r.tenantTemplates.length}), never adopted:`);
+    for (const t of r.tenantTemplates) {
+        lines.push(`  ClusterAnalysisTemplate ${t.template}: ${t.rollouts.length} reference(s)`);
+        for (const u of t.rollouts) {
+            lines.push(`      Rollout ${u.rollout} ${u.where}: ${u.resolves ? "args resolve" : `args ${u.unresolved.join(", ")} do not resolve`}`);
+        }
+    }
+    lines.push(`breaks (${r.breaks.length}):`);
+    for (const b of r.breaks) {
+        lines.push(`  BREAK ${b.object}: ${b.found}`, `      first: ${b.fix}`);
+    }
+    lines.push(
+        r.breaks.length > 0
+            ? `adopting stack ${r.stack} now would break ${r.breaks.length} thing(s): fix them first`
+            : `adopting stack ${r.stack} breaks nothing adopt-check can see`,
+    );
+    return lines.join("\n");
 }
 
 if (require.main === module) {
