@@ -4,7 +4,8 @@ import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
 import { PROJECT } from "../components/config/reader";
-import { hubStacks, planCases, syntheticHubFile, syntheticStacks } from "../tools/bench";
+import { planCases, syntheticHubFile, syntheticStacks } from "../tools/bench";
+import { deployOrder } from "../tools/deployOrder";
 import { scriptArgs } from "../tools/cli";
 import { REPO_ROOT, listStacks, readStackFile } from "../tools/stackFile";
 import { FIXTURE_STACKS } from "./harness";
@@ -49,7 +50,7 @@ describe("benchmark", () => {
         try {
             fs.copyFileSync(path.join(FIXTURE_STACKS, "Pulumi.hub.yaml"), path.join(dir, "Pulumi.central.yaml"));
             fs.copyFileSync(path.join(FIXTURE_STACKS, "Pulumi.preprod.yaml"), path.join(dir, "Pulumi.staging.yaml"));
-            assert.deepStrictEqual(hubStacks(dir), ["central"]);
+            assert.deepStrictEqual(deployOrder(dir).hubs, ["central"]);
             const synthetic = YAML.parse(syntheticHubFile(2, dir, "central")) as { config: Record<string, unknown> };
             assert.strictEqual((synthetic.config["argo-rollouts-addon:spokes"] as unknown[]).length, 2);
         } finally {

@@ -1,16 +1,7 @@
 /**
- * Before the adopting run: what `cluster.adoptExisting` takes over on a stack's cluster and what
- * it would break (ADR-056 as-built, platform introduction). Read-only: the same connection as
- * verify, GETs and LISTs only; the stack's objects come from its offline plan.
- *
- *   npm run adopt-check -- --stack hub [--json] [--kubeconfig <file>] [--context <name>]
- *                          [--config-dir <dir>]
- *
- * The stack file is read from --config-dir, by default the directory npm runs the script in (the
- * project's).
- *
- * Exit status: 0 adopting breaks nothing adopt-check can see, 1 it would (each BREAK says what to
- * do first), 2 usage, configuration or connection error.
+ * `npm run adopt-check`: before the adopting run, what `cluster.adoptExisting` takes over on a
+ * stack's cluster and what it would break (ADR-056 as-built, platform introduction). Read-only, with
+ * verify's connection; the stack's objects come from its offline plan. Usage and exit status: HELP.
  */
 import * as path from "path";
 import { UsageError, readFlags } from "./cli";

@@ -1,29 +1,20 @@
 /**
- * Benchmark, every case in a fresh process so peak memory is the case's own:
- * - program load as the Pulumi CLI does it (the tsconfig Pulumi.yaml names, ts-node registered as
- *   @pulumi/pulumi's cmd/run/run.js registers it; tools/load-probe.js), against the floor of a Node
- *   process loading @pulumi/pulumi and @pulumi/kubernetes, and against the same load type-checked;
- * - the offline plan for the project's stacks and for synthetic hubs with 1, 10 and 100 spokes, each
- *   run as `npm run plan` runs it: wall time, peak memory and resource count, against the floor of a
- *   plain Node process loading the two packages. The plan validates every object with the schema
- *   packages as their authors ship them, so every plan compiles the schemas it needs.
- *
- * - `pulumi preview` and `pulumi up` of the hub on the real engine against a local control plane:
- *   preview against a floor program of one ConfigMap on the same engine, up against the same
- *   objects applied without Pulumi (kubectl and helm; e2e/bench.ts; skip with --no-engine).
- *
- *   npm run bench [-- --runs 3] [--no-engine] [--json FILE]
+ * `npm run bench`, every case in a fresh process so its peak memory is its own, each against a floor
+ * measured in the same run: program load as the Pulumi CLI does it (tools/load-probe.js) against
+ * plain Node loading @pulumi/pulumi and @pulumi/kubernetes; the offline plan of every stack and of
+ * synthetic hubs with 1, 10 and 100 spokes, run as `npm run plan` runs it; and preview and up on the
+ * real engine (e2e/bench.ts). docs/maintainers/benchmarks.md says how each is measured.
  */
 import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
-import { parseStackYaml } from "../components/config/stackYaml";
 import { PROJECT } from "../components/config/reader";
 import { UsageError, argsOrExit, readFlags, scriptArgs } from "./cli";
 import type { PlanStats } from "./plan";
 import { REPO_ROOT, listStacks } from "./stackFile";
+import { deployOrder } from "./deployOrder";
 
 interface Sample {
     /** Inside the plan's process, from its start (its tools loaded) to its end (PlanStats). */
@@ -102,16 +93,6 @@ function medianLoad(samples: LoadSample[]): LoadSample {
 /** The spokes of a synthetic hub with `n` of them, each with the read rule. */
 export function syntheticSpokes(n: number): Record<string, unknown>[] {
     return Array.from({ length: n }, (_, i) => ({ name: `spoke-${i}`, tenant: `spoke-${i}`, hostname: `mimir-spoke-${i}.hub.bench.example`, query: true }));
-}
-
-/** The project's hub stacks: the stack files whose `cluster.role` is `hub`, in name order. */
-export function hubStacks(root = REPO_ROOT): string[] {
-    return listStacks(root).filter((stack) => {
-        const doc = parseStackYaml(fs.readFileSync(path.join(root, `Pulumi.${stack}.yaml`), "utf8")) as {
-            config?: Record<string, { role?: unknown } | undefined>;
-        } | null;
-        return doc?.config?.[`${PROJECT}:cluster`]?.role === "hub";
-    });
 }
 
 /** The text of a hub's stack file with `n` synthetic spokes in place of its own. */
@@ -287,7 +268,8 @@ async function main(parsed: BenchArgs): Promise<void> {
     const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
     const command = scriptArgs(pkg.scripts.plan, REPO_ROOT);
     const stacks = listStacks();
-    const hub = hubStacks()[0];
+    // The deploy order's hubs: the stack files whose cluster.role is hub, in name order.
+    const hub = deployOrder().hubs[0];
     if (!hub) {
         throw new Error(`no stack file in ${REPO_ROOT} has role: hub; the synthetic hubs are made of one`);
     }

@@ -1,11 +1,7 @@
 /**
- * Writes the tier strategies of a stack (its `delivery` section, ADR-056 D3) as kustomize
- * Components, one folder per tier, class and shape, and a README saying how to use each:
- *
- *   npm run delivery -- --stack hub --out delivery/
- *
- * A tenant's overlay adds one line (`components: [<out>/prod-regulated-canary]`). The stack file is
- * validated exactly as the program validates it; no cluster and no credentials are needed.
+ * `npm run delivery`: a stack's tier strategies (its `delivery` section, ADR-056 D3) as kustomize
+ * Components, one folder per tier, class and shape, for a tenant's overlay to name
+ * (`components: [<out>/prod-regulated-canary]`). The stack file is validated as the program does.
  */
 import * as fs from "fs";
 import * as path from "path";

@@ -1,9 +1,6 @@
 /**
- * The order stacks are deployed in, read from the stack files: every hub before any spoke, because
- * a spoke reads the endpoint its hub routes for it (ADR-056 D5). Nothing here assumes how many of
- * either there are.
- *
- *   npm run --silent deploy-order [-- --config-dir <dir>]   # prints hubs=[...], spokes=[...], stacks=[...]
+ * `npm run deploy-order`: the stacks in deploy order, read from the stack files: every hub before
+ * any spoke, because a spoke reads the endpoint its hub routes for it (ADR-056 D5).
  */
 import * as fs from "fs";
 import * as path from "path";

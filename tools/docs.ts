@@ -1,12 +1,7 @@
 /**
- * Renders what follows from the configuration declarations: docs/configuration.md (the reference)
- * and schema/stack.schema.json (the stack file's JSON Schema, for editors).
- *
- *   npm run docs              write both files
- *   npm run docs -- --check   write nothing; exit 1 naming each file that is out of date
- *
- * Each file is written to a temporary file beside it and renamed into place, so an interrupted
- * run leaves the old file or the new one, never half of one.
+ * `npm run docs`: renders docs/configuration.md and schema/stack.schema.json from the configuration
+ * declarations. Each file is written beside itself and renamed into place, so an interrupted run
+ * leaves the old file or the new one, never half of one.
  */
 import * as fs from "fs";
 import * as path from "path";

@@ -1,14 +1,7 @@
 /**
- * Turns a stack's drift check into the text of its drift issue (.github/workflows/drift.yml):
- * `pulumi preview --refresh --expect-no-changes --json` and `npm run verify -- --json`.
- *
- *   npm run --silent drift-report -- --stack hub --preview preview-hub.json --verify verify-hub.json
- *                                    [--preview-exit <code>] [--run-url <url>] [--out drift-hub.md]
- *
- * What drifted is read from the preview's JSON by tools/previewDigest.ts.
- *
- * Exit status: 0 no drift and verify passed, 1 drift, a failed check or a preview that did not
- * finish (the report is written all the same), 2 usage.
+ * `npm run drift-report`: the text of a stack's drift issue (.github/workflows/drift.yml) from
+ * `pulumi preview --refresh --expect-no-changes --json` (read by tools/previewDigest.ts) and
+ * `npm run verify -- --json`. Usage and exit status: HELP.
  */
 import * as fs from "fs";
 import { DriftedObject, ManagedFieldsEntry, PreviewDigest, driftedObjects } from "./previewDigest";

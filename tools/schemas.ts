@@ -1,18 +1,9 @@
 /**
- * Schema validation of every whole Kubernetes object the program declares, in the tests and in
- * the offline plan.
- *
- * Where a well-kept package of schema-validated models exists for a kind (kubernetes-models and
- * @kubernetes-models/*), its `validate()` is used: it checks types, enums and required fields
- * against the upstream schema (it lets unknown fields through). The newest releases of those
- * packages are ESM-only and need Node 22, so the last dual CommonJS releases are pinned. The kinds
- * no such release covers (CiliumNetworkPolicy, Kyverno's policies.kyverno.io/v1 types) are left
- * to the engine that owns their schema: the API server validates them against their CRDs at up,
- * and the end-to-end run applies them to the real CRDs.
- *
- * Each model validates as its authors ship it. The models of @kubernetes-models/argo-rollouts and
- * @kubernetes-models/gateway-api compile their kind's schema the first time an object of that kind
- * is validated (most of a plan's time: docs/maintainers/benchmarks.md has the figures).
+ * Schema validation of every whole Kubernetes object the program declares, in the tests and the
+ * offline plan, with the `validate()` of kubernetes-models and @kubernetes-models/* as their authors
+ * ship them (types, enums and required fields; unknown fields pass). Their newest releases are
+ * ESM-only and need Node 22, so the last CommonJS releases are pinned. The kinds none of those
+ * covers (CiliumNetworkPolicy, policies.kyverno.io/v1) are left to the API server and their CRDs.
  */
 import { SECRET } from "./offline";
 

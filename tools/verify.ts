@@ -1,13 +1,6 @@
 /**
- * Verifies a stack's live cluster after `pulumi up`, requirement by requirement (ADR-056).
- *
- *   npm run verify -- --stack hub [--json] [--kubeconfig <file>] [--context <name>]
- *                     [--kyverno-namespace kyverno] [--smoke-timeout <seconds>] [--config-dir <dir>]
- *                     [--without <component>]...   # a component that does not run here: its checks SKIP
- *   npm run verify -- --print-role [--stack hub]   # the read-only ClusterRole verify's identity needs
- *
- * Exit status: 0 every check passed or was skipped, 1 a check failed, 2 usage, configuration or
- * connection error (no check ran).
+ * `npm run verify`: checks a stack's live cluster after `pulumi up`, requirement by requirement
+ * (ADR-056), read-only. Usage and exit status: HELP.
  */
 import * as path from "path";
 import * as YAML from "yaml";

@@ -80,37 +80,15 @@ export const GROUPS: readonly Group[] = [
  * without a kubelet), `--without <component>` says so: those checks report SKIP naming it,
  * instead of failing on its absence. Nothing is skipped unless asked.
  */
+const checksOf = (re: RegExp): string[] => GROUPS.flatMap((g) => g.ids).filter((id) => re.test(id));
 export const COMPONENTS = {
     "rollouts-controller": { what: "the Argo Rollouts controller process", checks: ["controller.leader", "smoke.outcome"] },
-    kyverno: {
-        what: "Kyverno",
-        checks: [
-            "rbac.kyverno-reads-rollouts",
-            "rbac.kyverno-reads-approval-subresources",
-            "rbac.kyverno-generates-pdbs",
-            "rbac.kyverno-policy-lookups",
-            "kyverno.policies-ready",
-            "kyverno.policies-enforced",
-            "kyverno.availability-rollout-aware",
-            "kyverno.one-pdb-per-workload",
-            "kyverno.resource-filters",
-        ],
-    },
-    argocd: {
-        what: "ArgoCD",
-        checks: [
-            "argocd.projects",
-            "argocd.applicationsets",
-            "argocd.argocd-cm",
-            "argocd.rbac",
-            "argocd.regulated-rbac",
-            "argocd.regulated-projects",
-            "argocd.regulated-identities",
-        ],
-    },
+    // Every check that reads what Kyverno's controllers do; selectors-match reads namespaces only.
+    kyverno: { what: "Kyverno", checks: checksOf(/^rbac\.kyverno-|^kyverno\.(?!selectors-match$)/) },
+    argocd: { what: "ArgoCD", checks: checksOf(/^argocd\./) },
     "gateway-controller": { what: "a Gateway API controller for the shared Gateway", checks: ["metrics.spoke-routes"] },
     mimir: { what: "Mimir's gateway pods", checks: ["metrics.query"] },
-} as const satisfies Record<string, { what: string; checks: readonly string[] }>;
+} satisfies Record<string, { what: string; checks: readonly string[] }>;
 
 export type Component = keyof typeof COMPONENTS;
 

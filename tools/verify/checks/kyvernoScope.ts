@@ -53,26 +53,8 @@ export function parseKindSelector(selector: string): [string, string, string, st
  * `*` any run, `?` exactly one character, "" only "".
  */
 export function kyvernoWildcard(pattern: string, name: string): boolean {
-    if (pattern === "") {
-        return name === "";
-    }
-    if (pattern === "*") {
-        return true;
-    }
-    const p = [...pattern];
-    const n = [...name];
-    const match = (i: number, j: number): boolean => {
-        for (; j < p.length; i++, j++) {
-            if (p[j] === "*") {
-                return match(i, j + 1) || (i < n.length && match(i + 1, j));
-            }
-            if (i >= n.length || (p[j] !== "?" && n[i] !== p[j])) {
-                return false;
-            }
-        }
-        return i === n.length;
-    };
-    return match(0, 0);
+    const re = pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".");
+    return new RegExp(`^${re}$`, "su").test(name);
 }
 
 /** One entry of Kyverno's `resourceFilters`: `[kind,namespace,name]`. */
