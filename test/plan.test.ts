@@ -7,7 +7,7 @@ import * as YAML from "yaml";
 import { STAGES } from "../components/stage";
 import { OfflineRun, SECRET, renderWire } from "../tools/offline";
 import { scriptArgs } from "../tools/cli";
-import { manifestResources, manifestsYaml, parsePlanArgs, patchesYaml, planStack, resourceRows, summary } from "../tools/plan";
+import { manifestResources, manifestsYaml, patchesYaml, planStack, resourceRows, summary } from "../tools/plan";
 import { REPO_ROOT, fromConfigMap, listStacks, readStackFile } from "../tools/stackFile";
 import { FIXTURE_STACKS, hubConfig, merged, planInline } from "./harness";
 
@@ -154,18 +154,6 @@ describe("offline plan", () => {
                 "# stack bare: no patches; this stack writes no field of an object another owner keeps.\n",
             );
         });
-    });
-
-    it("reads its arguments", () => {
-        assert.deepStrictEqual(parsePlanArgs(["--stack", "hub", "--out", "/tmp/p", "--config-dir", "/tmp/c", "--stats=/tmp/s.json"]), {
-            stack: "hub",
-            out: "/tmp/p",
-            configDir: "/tmp/c",
-            stats: "/tmp/s.json",
-        });
-        assert.deepStrictEqual(parsePlanArgs(["--stack", "hub"]), { stack: "hub", out: path.join(REPO_ROOT, "plan"), configDir: REPO_ROOT });
-        assert.throws(() => parsePlanArgs(["--stack", "hub", "--stats"]), /--stats needs a value/);
-        assert.strictEqual(parsePlanArgs(["-h"]), "help");
     });
 
     it("shows secure: values as [secret] and keeps them secret", () => {
