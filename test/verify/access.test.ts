@@ -1,11 +1,42 @@
 import * as assert from "assert";
 import * as YAML from "yaml";
 import { controllerClusterRules, controllerNamespaceRules } from "../../components/rollouts";
-import { ROLLOUT_PATH_CALLS, requestQuestion, ruleAllows, verifyRules } from "../../tools/verify/access";
+import { ROLLOUT_PATH_CALLS, ruleAllows, verifyRules } from "../../tools/verify/access";
+import type { ResourceQuestion } from "../../tools/verify/cluster";
 import { verifyMain } from "../../tools/verify";
 import { fixture, healthyCluster, fixtureConfig, verifyConfig } from "./world";
 
 import { useFakeCluster } from "./run";
+
+/**
+ * The RBAC question a request verify sent asks: `GET /api|/apis/.../<resource>[/<name>[/<sub>]]`
+ * (a collection is `list`, an object `get`, the service proxy `get services/proxy`), or a `POST`
+ * of an access review (`create`). Undefined for non-resource paths (`/version`).
+ */
+function requestQuestion(method: string, rawPath: string): ResourceQuestion | undefined {
+    const path = rawPath.split("?")[0];
+    const parts = path.split("/").filter(Boolean);
+    if (parts[0] !== "api" && parts[0] !== "apis") {
+        return undefined;
+    }
+    const group = parts[0] === "api" ? "" : parts[1];
+    let rest = parts[0] === "api" ? parts.slice(2) : parts.slice(3);
+    let namespace: string | undefined;
+    if (rest[0] === "namespaces" && rest.length > 2) {
+        namespace = rest[1];
+        rest = rest.slice(2);
+    }
+    const [resource, name, subresource] = rest;
+    const verb = method === "POST" ? "create" : name === undefined ? "list" : "get";
+    return {
+        verb,
+        group,
+        resource,
+        ...(namespace ? { namespace } : {}),
+        ...(name ? { name: name.split(":")[0] } : {}),
+        ...(subresource ? { subresource } : {}),
+    };
+}
 
 describe("verify's own permissions", () => {
     const { verify, server } = useFakeCluster();
