@@ -62,7 +62,6 @@ export function promotingRules(rules: readonly PolicyRule[]): PolicyRule[] {
     return rules.filter((r) => STATUS_WRITES.some((verb) => ruleAllows(r, promoteQuestion(verb))));
 }
 
-/** Every (verb, group, resource) a list of rules names, as cluster-wide questions. */
 /** The namespaces `policy.regulated` applies to: tenant namespaces with its labels, not excluded. */
 export function regulatedNamespaces(config: AddonConfig, namespaces: readonly KubeObject[]): string[] {
     if (!config.policy.regulated) {
