@@ -53,7 +53,10 @@ export function parseKindSelector(selector: string): [string, string, string, st
  * `*` any run, `?` exactly one character, "" only "".
  */
 export function kyvernoWildcard(pattern: string, name: string): boolean {
-    const re = pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".");
+    const re = pattern
+        .replace(/[.+^${}()|[\]\\]/g, "\\$&")
+        .replace(/\*/g, ".*")
+        .replace(/\?/g, ".");
     return new RegExp(`^${re}$`, "su").test(name);
 }
 
