@@ -4,26 +4,32 @@ import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
 import { PROJECT } from "../components/config/reader";
-import { hubStacks, planCases, planCommand, syntheticHubFile, syntheticStacks } from "../tools/bench";
+import { planCases, syntheticHubFile, syntheticStacks } from "../tools/bench";
+import { deployOrder } from "../tools/deployOrder";
+import { scriptArgs } from "../tools/cli";
 import { REPO_ROOT, listStacks, readStackFile } from "../tools/stackFile";
 import { FIXTURE_STACKS } from "./harness";
 
 /** The benchmark's plan cases run the plan as `npm run plan` does; no figure is asserted here. */
 describe("benchmark", () => {
     it("runs package.json's plan script with the Node that runs it, as npm does", () => {
-        assert.deepStrictEqual(planCommand("node --require ./tools/swc-register.js tools/plan.ts"), ["--require", "./tools/swc-register.js", "tools/plan.ts"]);
+        assert.deepStrictEqual(scriptArgs("node --require ./tools/swc-register.js tools/plan.ts", REPO_ROOT), [
+            "--require",
+            "./tools/swc-register.js",
+            "tools/plan.ts",
+        ]);
         // A package's command is its bin script, run by the same Node.
-        const [bin, ...rest] = planCommand("ts-node --transpile-only tools/plan.ts");
+        const [bin, ...rest] = scriptArgs("ts-node --transpile-only tools/plan.ts", REPO_ROOT);
         assert.strictEqual(bin, fs.realpathSync(path.join(REPO_ROOT, "node_modules", "ts-node", "dist", "bin.js")));
         assert.deepStrictEqual(rest, ["--transpile-only", "tools/plan.ts"]);
         // Anything a shell would read differently is refused rather than run another way.
-        assert.throws(() => planCommand("node tools/plan.ts && echo done"), /not one plain command/);
-        assert.throws(() => planCommand('node "tools/plan.ts"'), /not one plain command/);
+        assert.throws(() => scriptArgs("node tools/plan.ts && echo done", REPO_ROOT), /not one plain command/);
+        assert.throws(() => scriptArgs('node "tools/plan.ts"', REPO_ROOT), /not one plain command/);
     });
 
     it("plans with the swc loader, not ts-node", () => {
         const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
-        assert.deepStrictEqual(planCommand(pkg.scripts.plan), ["--require", "./tools/swc-register.js", "tools/plan.ts"]);
+        assert.deepStrictEqual(scriptArgs(pkg.scripts.plan, REPO_ROOT), ["--require", "./tools/swc-register.js", "tools/plan.ts"]);
     });
 
     it("plans every stack file of the project, then the synthetic hubs from their own folder", () => {
@@ -44,7 +50,7 @@ describe("benchmark", () => {
         try {
             fs.copyFileSync(path.join(FIXTURE_STACKS, "Pulumi.hub.yaml"), path.join(dir, "Pulumi.central.yaml"));
             fs.copyFileSync(path.join(FIXTURE_STACKS, "Pulumi.preprod.yaml"), path.join(dir, "Pulumi.staging.yaml"));
-            assert.deepStrictEqual(hubStacks(dir), ["central"]);
+            assert.deepStrictEqual(deployOrder(dir).hubs, ["central"]);
             const synthetic = YAML.parse(syntheticHubFile(2, dir, "central")) as { config: Record<string, unknown> };
             assert.strictEqual((synthetic.config["argo-rollouts-addon:spokes"] as unknown[]).length, 2);
         } finally {

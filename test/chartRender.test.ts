@@ -6,7 +6,8 @@ import * as path from "path";
 import * as YAML from "yaml";
 import { ChartRelease, chartRelease, renderChart, templateArgs } from "../tools/chartRender";
 import { httpsGet, readCrdFiles } from "../tools/crdSources";
-import { ProviderRendered, comparedRendered, manifestsYaml, parsePlanArgs, renderProviderObjects, resourceRows, summary } from "../tools/plan";
+import { manifestsYaml, resourceRows, summary } from "../tools/plan";
+import { ProviderRendered, comparedRendered, renderProviderObjects } from "../tools/planRendered";
 import { PlanRow, diffPlans, renderFullDiff } from "../tools/planDiff";
 import { hubConfig, merged, planInline } from "./harness";
 
@@ -123,18 +124,6 @@ describe("chart rendering (tools/chartRender.ts)", () => {
             why({ chartPath: FIXTURE_CHART, kubeVersion: "v1.33", env: { ...ENV, HELM: "/nonexistent/helm" } }),
             /could not run .*set HELM to a helm binary or put helm on the PATH/,
         );
-    });
-
-    it("refuses a --kube-version that is not vX.Y[.Z] before planning", () => {
-        assert.throws(() => parsePlanArgs(["--stack", "hub", "--kube-version", "1.33"]), /--kube-version "1\.33": must be a Kubernetes version such as v1\.33/);
-        assert.deepStrictEqual(parsePlanArgs(["--stack", "hub", "--kube-version=v1.33.4", "--chart", "c.tgz", "--crds", "remote"]), {
-            stack: "hub",
-            out: path.join(path.resolve(__dirname, ".."), "plan"),
-            configDir: path.resolve(__dirname, ".."),
-            kubeVersion: "v1.33.4",
-            chart: "c.tgz",
-            crds: "remote",
-        });
     });
 });
 

@@ -4,7 +4,14 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { grepScenarios, parseE2eArgs } from "../e2e/lib/args";
-import { parseBenchArgs, planCommand } from "../tools/bench";
+import { parseAdoptCheckArgs } from "../tools/adopt-check";
+import { parseBenchArgs } from "../tools/bench";
+import { parseIssueArgs } from "../tools/driftIssue";
+import { parseDriftArgs } from "../tools/driftReport";
+import { parsePlanArgs } from "../tools/plan";
+import { parseCommentArgs } from "../tools/prComment";
+import { parseVerifyArgs } from "../tools/verify";
+import { scriptArgs } from "../tools/cli";
 import { parseDeployOrderArgs } from "../tools/deployOrder";
 import { REPO_ROOT } from "../tools/stackFile";
 
@@ -15,7 +22,7 @@ const COMMANDS = Object.keys(pkg.scripts).filter((name) => !["typecheck", "test"
 
 /** `npm run <name> -- args`, as npm runs it: package.json's script with the same Node, from the project root. */
 function run(name: string, args: string[]) {
-    return spawnSync(process.execPath, [...planCommand(pkg.scripts[name]), ...args], { cwd: REPO_ROOT, encoding: "utf8", timeout: 60_000 });
+    return spawnSync(process.execPath, [...scriptArgs(pkg.scripts[name], REPO_ROOT), ...args], { cwd: REPO_ROOT, encoding: "utf8", timeout: 60_000 });
 }
 
 describe("the project's commands", function () {
@@ -61,31 +68,147 @@ describe("the project's commands", function () {
         } finally {
             fs.rmSync(dir, { recursive: true, force: true });
         }
-        assert.deepStrictEqual(parseDeployOrderArgs([]), { configDir: REPO_ROOT });
-        assert.throws(() => parseDeployOrderArgs(["--config-dir"]), /^Error: --config-dir needs a value; usage: npm run --silent deploy-order/);
-        assert.throws(() => parseDeployOrderArgs(["--config-dir="]), /--config-dir needs a value/);
-        assert.strictEqual(parseDeployOrderArgs(["-h"]), "help");
     });
 
-    it("bench: --runs takes a whole number of at least 1, --no-engine skips the engine", () => {
-        assert.deepStrictEqual(parseBenchArgs([]), { runs: 3, engine: true });
-        assert.deepStrictEqual(parseBenchArgs(["--runs=5", "--no-engine"]), { runs: 5, engine: false });
-        assert.deepStrictEqual(parseBenchArgs(["--runs", "1"]), { runs: 1, engine: true });
-        assert.deepStrictEqual(parseBenchArgs(["--json", "figures.json"]), { runs: 3, engine: true, json: path.resolve("figures.json") });
-        for (const bad of ["0", "-1", "1.5", "2x", "1e3"]) {
-            assert.throws(() => parseBenchArgs(["--runs", bad]), new RegExp(`--runs "${bad.replace(".", "\\.")}": must be a whole number of at least 1`), bad);
-        }
-        assert.throws(() => parseBenchArgs(["--runs"]), /--runs needs a value/);
-        assert.throws(() => parseBenchArgs(["--runs", "--no-engine"]), /--runs needs a value/);
-    });
-
-    it("e2e: --json and --grep take a value, as --flag value or --flag=value", () => {
-        assert.deepStrictEqual(parseE2eArgs([]), { keep: false });
-        assert.deepStrictEqual(parseE2eArgs(["--json", "r.json", "--grep=smoke", "--keep"]), { json: "r.json", grep: "smoke", keep: true });
-        assert.throws(() => parseE2eArgs(["--json"]), /--json needs a value; usage: npm run e2e/);
-        assert.throws(() => parseE2eArgs(["--grep", "--keep"]), /--grep needs a value/);
-        assert.strictEqual(parseE2eArgs(["--keep", "--help"]), "help");
-    });
+    /** Each parser: what it makes of good arguments, and the usage error it gives for bad ones. */
+    const R = REPO_ROOT;
+    const PARSERS: { name: string; parse: (argv: string[]) => unknown; accepts: [string[], unknown][]; refuses: [string[], RegExp][] }[] = [
+        {
+            name: "plan",
+            parse: parsePlanArgs,
+            accepts: [
+                [["--stack", "hub"], { stack: "hub", out: path.join(R, "plan"), configDir: R }],
+                [["--stack", "hub", "--out", "/p", "--config-dir", "/c", "--stats=/s.json"], { stack: "hub", out: "/p", configDir: "/c", stats: "/s.json" }],
+                [
+                    ["--stack", "hub", "--kube-version=v1.33.4", "--chart", "c.tgz", "--crds", "remote", "--against", "main"],
+                    { stack: "hub", out: path.join(R, "plan"), configDir: R, kubeVersion: "v1.33.4", chart: "c.tgz", crds: "remote", against: "main" },
+                ],
+            ],
+            refuses: [
+                [["--stack", "hub", "--stats"], /^Error: --stats needs a value; usage: npm run plan/],
+                [["--stack", "hub", "--kube-version", "1.33"], /--kube-version "1\.33": must be a Kubernetes version such as v1\.33/],
+                [["--out", "x"], /^Error: usage: npm run plan/],
+            ],
+        },
+        {
+            name: "verify",
+            parse: parseVerifyArgs,
+            accepts: [
+                [
+                    ["--stack", "hub", "--json", "--context", "ctx", "--smoke-timeout", "900", "--config-dir=/c"],
+                    {
+                        stack: "hub",
+                        json: true,
+                        printRole: false,
+                        context: "ctx",
+                        kyvernoNamespace: "kyverno",
+                        smokeTimeoutSeconds: 900,
+                        configDir: "/c",
+                        without: [],
+                    },
+                ],
+                [
+                    ["--stack=hub", "--without=kyverno", "--without", "mimir", "--kubeconfig", "/k"],
+                    {
+                        stack: "hub",
+                        json: false,
+                        printRole: false,
+                        kubeconfig: "/k",
+                        kyvernoNamespace: "kyverno",
+                        smokeTimeoutSeconds: 0,
+                        configDir: R,
+                        without: ["kyverno", "mimir"],
+                    },
+                ],
+                [["--print-role"], { stack: "", json: false, printRole: true, kyvernoNamespace: "kyverno", smokeTimeoutSeconds: 0, configDir: R, without: [] }],
+            ],
+            refuses: [
+                [
+                    ["--stack", "hub", "--without", "cilium"],
+                    /--without takes one of rollouts-controller, kyverno, argocd, gateway-controller, mimir, got cilium/,
+                ],
+                [[], /^Error: usage: npm run verify -- --stack <name>/],
+                [["--stack", "hub", "--smoke-timeout", "soon"], /whole seconds/],
+                [["--stack", "hub", "--force"], /unknown argument --force; usage: npm run verify/],
+            ],
+        },
+        {
+            name: "adopt-check",
+            parse: parseAdoptCheckArgs,
+            accepts: [[["--stack=preprod", "--json", "--context", "c"], { stack: "preprod", json: true, context: "c", configDir: process.cwd() }]],
+            refuses: [
+                [["--stack"], /^Error: --stack needs a value; usage: npm run adopt-check/],
+                [["--json"], /^Error: usage: npm run adopt-check/],
+            ],
+        },
+        {
+            name: "drift-report",
+            parse: parseDriftArgs,
+            accepts: [
+                [
+                    ["--stack", "hub", "--preview=p.json", "--verify", "v.json", "--preview-exit", "255", "--run-url", "https://x.test/r", "--out", "d.md"],
+                    { stack: "hub", preview: "p.json", verify: "v.json", previewExit: 255, runUrl: "https://x.test/r", out: "d.md" },
+                ],
+            ],
+            refuses: [
+                [["--stack", "hub"], /^Error: --preview, --verify missing; usage: npm run --silent drift-report/],
+                [["--stack", "hub", "--preview", "p", "--verify", "v", "--preview-exit", "x"], /--preview-exit "x": must be a whole number/],
+            ],
+        },
+        {
+            name: "deploy-order",
+            parse: parseDeployOrderArgs,
+            accepts: [[[], { configDir: R }]],
+            refuses: [[["--config-dir"], /^Error: --config-dir needs a value; usage: npm run --silent deploy-order/]],
+        },
+        {
+            name: "bench",
+            parse: parseBenchArgs,
+            accepts: [
+                [[], { runs: 3, engine: true }],
+                [["--runs=5", "--no-engine"], { runs: 5, engine: false }],
+                [["--json", "figures.json"], { runs: 3, engine: true, json: path.resolve("figures.json") }],
+            ],
+            refuses: [
+                ...["0", "-1", "1.5", "2x", "1e3"].map((bad): [string[], RegExp] => [[`--runs=${bad}`], /--runs ".*": must be a whole number of at least 1/]),
+                [["--runs", "--no-engine"], /--runs needs a value/],
+            ],
+        },
+        {
+            name: "e2e",
+            parse: parseE2eArgs,
+            accepts: [
+                [[], { keep: false }],
+                [["--json", "r.json", "--grep=smoke", "--keep"], { json: "r.json", grep: "smoke", keep: true }],
+            ],
+            refuses: [[["--grep", "--keep"], /^Error: --grep needs a value; usage: npm run e2e/]],
+        },
+        {
+            name: "prComment and driftIssue (the workflows')",
+            parse: (argv) => [parseCommentArgs(argv), parseIssueArgs(argv)],
+            accepts: [
+                [
+                    ["--stack", "hub", "--file=f.md"],
+                    [
+                        { stack: "hub", file: "f.md" },
+                        { stack: "hub", file: "f.md" },
+                    ],
+                ],
+            ],
+            refuses: [[["--stack", "hub"], /^Error: usage: tools\/prComment\.ts/]],
+        },
+    ];
+    for (const c of PARSERS) {
+        it(`${c.name}: reads --flag value and --flag=value, -h or --help anywhere asks for the usage, and refuses bad arguments`, () => {
+            for (const [argv, want] of c.accepts) {
+                assert.deepStrictEqual(c.parse(argv), want, argv.join(" "));
+            }
+            for (const [argv, why] of c.refuses) {
+                assert.throws(() => c.parse(argv), why, argv.join(" "));
+            }
+            assert.ok([c.parse(["-h"]), c.parse(["--nope", "--help"])].flat().every((h) => h === "help"));
+        });
+    }
 
     it("e2e: --grep is a regular expression, as Mocha reads it, that must select a scenario; otherwise the error lists them", () => {
         const titles = ["greenfield greenfield-hub", "greenfield idempotent", "kyverno kyverno-ready (kyverno.io/v1, own)", "destroy destroy-keeps-crds"];
@@ -119,7 +242,7 @@ describe("the project's commands", function () {
                 ["no-such-scenario", "matches no scenario"],
                 ["greenfield(", "is not a regular expression"],
             ]) {
-                const res = spawnSync(process.execPath, [...planCommand(pkg.scripts.e2e), "--grep", pattern], {
+                const res = spawnSync(process.execPath, [...scriptArgs(pkg.scripts.e2e, REPO_ROOT), "--grep", pattern], {
                     cwd: REPO_ROOT,
                     encoding: "utf8",
                     timeout: 60_000,

@@ -5,23 +5,10 @@ import * as http from "http";
 import { AddressInfo } from "net";
 import * as os from "os";
 import * as path from "path";
-import { planCommand } from "../tools/bench";
-import {
-    CLEAN_MARK,
-    PreviewDigest,
-    VerifyJson,
-    changedLines,
-    driftReport,
-    driftedObjects,
-    issueMarker,
-    managerAdvice,
-    managersOf,
-    ownsPath,
-    parseDriftArgs,
-    parsePropertyPath,
-    readJson,
-} from "../tools/driftReport";
-import { Issue, findIssue, issueAction, issueTitle, parseIssueArgs, syncIssue } from "../tools/driftIssue";
+import { scriptArgs } from "../tools/cli";
+import { CLEAN_MARK, VerifyJson, driftReport, issueMarker, managerAdvice, readJson } from "../tools/driftReport";
+import { PreviewDigest, changedLines, driftedObjects, managersOf, ownsPath, parsePropertyPath } from "../tools/previewDigest";
+import { Issue, findIssue, issueAction, issueTitle, syncIssue } from "../tools/driftIssue";
 import { REPO_ROOT } from "../tools/stackFile";
 
 const FIXTURES = path.join(__dirname, "fixtures", "drift");
@@ -260,31 +247,7 @@ describe("drift report", () => {
         assert.deepStrictEqual(changedLines(undefined, "x\ny"), [undefined, "x\ny"]);
     });
 
-    it("takes its flags the project's way", () => {
-        assert.deepStrictEqual(
-            parseDriftArgs([
-                "--stack",
-                "hub",
-                "--preview=p.json",
-                "--verify",
-                "v.json",
-                "--preview-exit",
-                "255",
-                "--run-url",
-                "https://x.test/r",
-                "--out",
-                "d.md",
-            ]),
-            { stack: "hub", preview: "p.json", verify: "v.json", previewExit: 255, runUrl: "https://x.test/r", out: "d.md" },
-        );
-        assert.strictEqual(parseDriftArgs(["-h"]), "help");
-        assert.throws(() => parseDriftArgs(["--stack", "hub"]), /^Error: --preview, --verify missing; usage: npm run --silent drift-report/);
-        assert.throws(
-            () => parseDriftArgs(["--stack", "hub", "--preview", "p", "--verify", "v", "--preview-exit", "x"]),
-            /--preview-exit "x": must be a whole number/,
-        );
-        assert.throws(() => parseDriftArgs(["--stack"]), /--stack needs a value/);
-        assert.throws(() => parseDriftArgs(["--nope"]), /unknown argument --nope; usage/);
+    it("reads a missing or empty JSON file as the reason there is no report", () => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "drift-"));
         fs.writeFileSync(path.join(dir, "empty.json"), "");
         assert.deepStrictEqual(readJson(path.join(dir, "empty.json")), { error: `${path.join(dir, "empty.json")} is empty` });
@@ -299,7 +262,7 @@ describe("drift report", () => {
             spawnSync(
                 process.execPath,
                 [
-                    ...planCommand(pkg.scripts["drift-report"]),
+                    ...scriptArgs(pkg.scripts["drift-report"], REPO_ROOT),
                     "--stack",
                     "hub",
                     "--preview",
@@ -351,8 +314,6 @@ describe("drift issue per stack", () => {
         assert.deepStrictEqual(issueAction(undefined, cleanText), { action: "none" });
         const long = issueAction(undefined, driftText + "x".repeat(70000));
         assert.ok(long.action === "create" && long.body.length <= 65536 && long.body.endsWith("… (cut to fit an issue)\n"));
-        assert.deepStrictEqual(parseIssueArgs(["--stack", "hub", "--file=drift-hub.md"]), { stack: "hub", file: "drift-hub.md" });
-        assert.throws(() => parseIssueArgs(["--stack", "hub"]), /usage/);
     });
 
     it("keeps one issue per stack through runs, against an API that keeps issues", async function () {

@@ -6,8 +6,8 @@ import * as path from "path";
 import * as YAML from "yaml";
 import { STAGES } from "../components/stage";
 import { OfflineRun, SECRET, renderWire } from "../tools/offline";
-import { planCommand } from "../tools/bench";
-import { manifestResources, manifestsYaml, parsePlanArgs, patchesYaml, planStack, resourceRows, summary } from "../tools/plan";
+import { scriptArgs } from "../tools/cli";
+import { manifestResources, manifestsYaml, patchesYaml, planStack, resourceRows, summary } from "../tools/plan";
 import { REPO_ROOT, fromConfigMap, listStacks, readStackFile } from "../tools/stackFile";
 import { FIXTURE_STACKS, hubConfig, merged, planInline } from "./harness";
 
@@ -156,18 +156,6 @@ describe("offline plan", () => {
         });
     });
 
-    it("reads its arguments", () => {
-        assert.deepStrictEqual(parsePlanArgs(["--stack", "hub", "--out", "/tmp/p", "--config-dir", "/tmp/c", "--stats=/tmp/s.json"]), {
-            stack: "hub",
-            out: "/tmp/p",
-            configDir: "/tmp/c",
-            stats: "/tmp/s.json",
-        });
-        assert.deepStrictEqual(parsePlanArgs(["--stack", "hub"]), { stack: "hub", out: path.join(REPO_ROOT, "plan"), configDir: REPO_ROOT });
-        assert.throws(() => parsePlanArgs(["--stack", "hub", "--stats"]), /--stats needs a value/);
-        assert.strictEqual(parsePlanArgs(["-h"]), "help");
-    });
-
     it("shows secure: values as [secret] and keeps them secret", () => {
         const file = fromConfigMap("x", { "argo-rollouts-addon:token": { secure: "AAABAKsomething" }, plain: 1 });
         assert.strictEqual(file.config["argo-rollouts-addon:token"], SECRET);
@@ -185,7 +173,7 @@ describe("offline plan", () => {
             spawnSync(
                 process.execPath,
                 [
-                    ...planCommand(pkg.scripts.plan),
+                    ...scriptArgs(pkg.scripts.plan, REPO_ROOT),
                     ...args,
                     ...(args.some((a) => a.startsWith("--config-dir")) || args.includes("--help") ? [] : ["--config-dir", FIXTURE_STACKS]),
                 ],

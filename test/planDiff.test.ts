@@ -3,7 +3,7 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { planCommand } from "../tools/bench";
+import { scriptArgs } from "../tools/cli";
 import { planStack, resourceRows } from "../tools/plan";
 import { configDirAtRef } from "../tools/planAgainst";
 import { PlanRow, diffPlans, fieldChanges, lineDiff, objectLabel, renderFullDiff, renderShortDiff } from "../tools/planDiff";
@@ -188,7 +188,7 @@ describe("plan diff", () => {
         };
         // The project's plan command, run in the copy as `npm run plan` runs it there.
         const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
-        const plan = (...args: string[]) => spawnSync(process.execPath, [...planCommand(pkg.scripts.plan, repo), ...args], { cwd: repo, encoding: "utf8" });
+        const plan = (...args: string[]) => spawnSync(process.execPath, [...scriptArgs(pkg.scripts.plan, repo), ...args], { cwd: repo, encoding: "utf8" });
 
         before(() => {
             // A repository of its own holding the project's files as they are now: one commit, then
@@ -196,7 +196,8 @@ describe("plan diff", () => {
             repo = fs.mkdtempSync(path.join(os.tmpdir(), "plan-repo-"));
             const files = spawnSync("git", ["-C", REPO_ROOT, "ls-files", "-z", "--cached", "--others", "--exclude-standard"], { encoding: "utf8" })
                 .stdout.split("\0")
-                .filter(Boolean);
+                // A node_modules that is a symlink (a worktree's) is no folder to git's ignore rule: it is linked below.
+                .filter((f) => f !== "" && f !== "node_modules");
             for (const f of files) {
                 if (fs.existsSync(path.join(REPO_ROOT, f))) {
                     fs.mkdirSync(path.dirname(path.join(repo, f)), { recursive: true });

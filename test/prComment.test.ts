@@ -5,7 +5,7 @@ import * as http from "http";
 import { AddressInfo } from "net";
 import * as os from "os";
 import * as path from "path";
-import { IssueComment, MAX_BODY, commentBody, commentMarker, findComment, parseCommentArgs, targetFromEnv } from "../tools/prComment";
+import { IssueComment, MAX_BODY, commentBody, commentMarker, findComment, targetFromEnv } from "../tools/prComment";
 import { REPO_ROOT } from "../tools/stackFile";
 
 describe("pull-request comment of the plan diff", () => {
@@ -33,8 +33,6 @@ describe("pull-request comment of the plan diff", () => {
     });
 
     it("reads its arguments and the pull request from the Actions environment", () => {
-        assert.deepStrictEqual(parseCommentArgs(["--stack", "hub", "--file=plan/hub/diff-summary.md"]), { stack: "hub", file: "plan/hub/diff-summary.md" });
-        assert.throws(() => parseCommentArgs(["--stack", "hub"]), /usage/);
         const event = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "event-")), "event.json");
         fs.writeFileSync(event, JSON.stringify({ pull_request: { number: 12 } }));
         assert.deepStrictEqual(targetFromEnv({ GITHUB_TOKEN: "t", GITHUB_REPOSITORY: "o/r", GITHUB_EVENT_PATH: event }), {

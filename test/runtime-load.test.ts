@@ -4,7 +4,8 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
-import { cliTsconfig, planCommand, programDirectory } from "../tools/bench";
+import { cliTsconfig, programDirectory } from "../tools/bench";
+import { scriptArgs } from "../tools/cli";
 import { REPO_ROOT } from "../tools/stackFile";
 
 /**
@@ -125,7 +126,7 @@ describe("program load under the Pulumi CLI", function () {
                 { TS_NODE_PROJECT: path.join(REPO_ROOT, "tsconfig.json"), TS_NODE_TRANSPILE_ONLY: "true" },
                 path.join(dir, "ts"),
             );
-            const viaPlanScript = plan(planCommand(pkg.scripts.plan), {}, path.join(dir, "plan"));
+            const viaPlanScript = plan(scriptArgs(pkg.scripts.plan, REPO_ROOT), {}, path.join(dir, "plan"));
             assert.ok((JSON.parse(viaCli[0]) as unknown[]).length > 20);
             assert.deepStrictEqual(viaCli, viaTypeScript);
             assert.deepStrictEqual(viaPlanScript, viaTypeScript);

@@ -5,7 +5,7 @@ import * as path from "path";
 import * as YAML from "yaml";
 import { deployOrder, githubOutputLines } from "../tools/deployOrder";
 import { REPO_ROOT, listStacks } from "../tools/stackFile";
-import { parseVerifyArgs } from "../tools/verify";
+import { VerifyArgs, parseVerifyArgs } from "../tools/verify";
 import { parsePlanArgs } from "../tools/plan";
 import { parseCommentArgs } from "../tools/prComment";
 import { parseDriftArgs } from "../tools/driftReport";
@@ -222,7 +222,7 @@ describe("deploy workflow", () => {
             );
             // As the runner runs it for each stack: GitHub substitutes the expression first.
             for (const stack of listStacks(FIXTURE_STACKS)) {
-                const args = parseVerifyArgs(argvOf(step.run!.replace(/\$\{\{ matrix\.stack \}\}/g, stack)));
+                const args = parseVerifyArgs(argvOf(step.run!.replace(/\$\{\{ matrix\.stack \}\}/g, stack))) as VerifyArgs;
                 assert.deepStrictEqual([args.stack, args.json, args.printRole], [stack, true, false]);
             }
             const upload = steps[verify + 1];
@@ -332,7 +332,7 @@ describe("drift workflow", () => {
         assert.strictEqual(verify["continue-on-error"], true);
         assert.ok(steps.indexOf(verify) > steps.findIndex((s) => s.id === "preview"));
         for (const stack of listStacks(FIXTURE_STACKS)) {
-            const args = parseVerifyArgs(argvOf(forStack(verify.run!, stack)));
+            const args = parseVerifyArgs(argvOf(forStack(verify.run!, stack))) as VerifyArgs;
             assert.deepStrictEqual([args.stack, args.json, args.printRole], [stack, true, false]);
             assert.ok(forStack(verify.run!, stack).endsWith(` > "verify-${stack}.json"`));
         }

@@ -1,20 +1,11 @@
 /**
- * Before the adopting run: what `cluster.adoptExisting` takes over on a stack's cluster and what
- * it would break (ADR-056 as-built, platform introduction). Read-only: the same connection as
- * verify, GETs and LISTs only; the stack's objects come from its offline plan.
- *
- *   npm run adopt-check -- --stack hub [--json] [--kubeconfig <file>] [--context <name>]
- *                          [--config-dir <dir>]
- *
- * The stack file is read from --config-dir, by default the directory npm runs the script in (the
- * project's).
- *
- * Exit status: 0 adopting breaks nothing adopt-check can see, 1 it would (each BREAK says what to
- * do first), 2 usage, configuration or connection error.
+ * `npm run adopt-check`: before the adopting run, what `cluster.adoptExisting` takes over on a
+ * stack's cluster and what it would break (ADR-056 as-built, platform introduction). Read-only, with
+ * verify's connection; the stack's objects come from its offline plan. Usage and exit status: HELP.
  */
 import * as path from "path";
-import { flagValue, splitEquals, wantsHelp } from "./cliArgs";
-import { AdoptReport, CrdSource, PlannedObject, adoptCheck, adoptExitCode, formatAdoptText } from "./adopt/check";
+import { UsageError, readFlags } from "./cli";
+import { AdoptReport, CrdSource, PlannedObject, adoptCheck } from "./adopt/check";
 import { manifestResources, planStack } from "./plan";
 import { readCrdFiles } from "./crdSources";
 import { configFromStackFile, readStackFile } from "./stackFile";
@@ -31,38 +22,22 @@ export interface AdoptCheckArgs {
     configDir: string;
 }
 
-export class UsageError extends Error {}
-
-export function parseAdoptCheckArgs(given: readonly string[]): AdoptCheckArgs {
-    const argv = splitEquals(given, ["--json"], (m) => new UsageError(m));
-    // The project directory npm runs the script in: where the operator's Pulumi.<stack>.yaml is.
-    const args: Partial<AdoptCheckArgs> & { json: boolean; configDir: string } = { json: false, configDir: process.cwd() };
-    const value = (i: number): string => flagValue(argv, i, USAGE, (m) => new UsageError(m));
-    for (let i = 0; i < argv.length; i++) {
-        switch (argv[i]) {
-            case "--stack":
-                args.stack = value(i++);
-                break;
-            case "--json":
-                args.json = true;
-                break;
-            case "--kubeconfig":
-                args.kubeconfig = path.resolve(value(i++));
-                break;
-            case "--context":
-                args.context = value(i++);
-                break;
-            case "--config-dir":
-                args.configDir = path.resolve(value(i++));
-                break;
-            default:
-                throw new UsageError(`unknown argument ${argv[i]}; ${USAGE}`);
-        }
-    }
-    if (!args.stack) {
+export function parseAdoptCheckArgs(argv: readonly string[]): AdoptCheckArgs | "help" {
+    const text = { type: "string" } as const;
+    const flags = readFlags(argv, { stack: text, json: { type: "boolean" }, kubeconfig: text, context: text, "config-dir": text }, USAGE);
+    if (flags !== "help" && !flags.stack) {
         throw new UsageError(USAGE);
     }
-    return args as AdoptCheckArgs;
+    return flags === "help"
+        ? flags
+        : {
+              stack: flags.stack!,
+              json: flags.json === true,
+              ...(flags.kubeconfig ? { kubeconfig: path.resolve(flags.kubeconfig) } : {}),
+              ...(flags.context ? { context: flags.context } : {}),
+              // The project directory npm runs the script in: where the operator's Pulumi.<stack>.yaml is.
+              configDir: path.resolve(flags["config-dir"] ?? process.cwd()),
+          };
 }
 
 /** The whole objects the stack's program declares, from its offline plan. */
@@ -106,16 +81,16 @@ export async function adoptCheckMain(
     // What it prints quotes the cluster's objects: never a URL's user-info or query, nothing invisible.
     const out = (s: string) => toOut(printable(s));
     const err = (s: string) => toErr(printable(s));
-    if (wantsHelp(argv)) {
-        out(HELP);
-        return 0;
-    }
-    let args: AdoptCheckArgs;
+    let args: AdoptCheckArgs | "help";
     try {
         args = parseAdoptCheckArgs(argv);
     } catch (e) {
         err((e as Error).message);
         return 2;
+    }
+    if (args === "help") {
+        out(HELP);
+        return 0;
     }
     let report: AdoptReport;
     try {
@@ -130,6 +105,58 @@ export async function adoptCheckMain(
     }
     out(args.json ? JSON.stringify({ ...report, exitCode: adoptExitCode(report) }, null, 2) : formatAdoptText(report));
     return adoptExitCode(report);
+}
+
+/** 1 when adopting would break something, else 0 (2, usage and connection errors, is the CLI's). */
+export function adoptExitCode(report: AdoptReport): number {
+    return report.breaks.length > 0 ? 1 : 0;
+}
+
+export function formatAdoptText(r: AdoptReport): string {
+    const lines = [`adopt-check stack ${r.stack} (cluster ${r.cluster}) at ${r.server}`];
+    lines.push(`controller: running ${r.controller.running ?? "none"}, the stack configures ${r.controller.configured}`);
+    for (const c of r.crds) {
+        lines.push(
+            `crd ${c.name}: ${c.present ? `present${c.version ? `, version label ${c.version}` : ""}, managers ${c.managers.join(", ") || "none"}` : "absent"}`,
+        );
+    }
+    lines.push("objects the stack declares:");
+    for (const o of r.objects) {
+        const changes =
+            o.changes === null
+                ? o.present
+                    ? `; fields: not compared (${o.notCompared ?? "the source could not be read"})`
+                    : ""
+                : o.changes.length > 0
+                  ? `; changes ${o.changes.join(", ")}`
+                  : o.present
+                    ? "; no field changes"
+                    : "";
+        lines.push(
+            `  ${o.present ? "present" : "absent "}  ${o.object} [${o.declaredBy}]${o.present ? ` managers ${o.managers.join(", ") || "none"}` : ""}${changes}`,
+        );
+    }
+    lines.push(`left behind (${r.leftovers.length}):`);
+    for (const l of r.leftovers) {
+        lines.push(`  ${l.object}: ${l.what}`, `      retire: ${l.retire}`);
+    }
+    lines.push(`tenant templates (${r.tenantTemplates.length}), never adopted:`);
+    for (const t of r.tenantTemplates) {
+        lines.push(`  ClusterAnalysisTemplate ${t.template}: ${t.rollouts.length} reference(s)`);
+        for (const u of t.rollouts) {
+            lines.push(`      Rollout ${u.rollout} ${u.where}: ${u.resolves ? "args resolve" : `args ${u.unresolved.join(", ")} do not resolve`}`);
+        }
+    }
+    lines.push(`breaks (${r.breaks.length}):`);
+    for (const b of r.breaks) {
+        lines.push(`  BREAK ${b.object}: ${b.found}`, `      first: ${b.fix}`);
+    }
+    lines.push(
+        r.breaks.length > 0
+            ? `adopting stack ${r.stack} now would break ${r.breaks.length} thing(s): fix them first`
+            : `adopting stack ${r.stack} breaks nothing adopt-check can see`,
+    );
+    return lines.join("\n");
 }
 
 if (require.main === module) {

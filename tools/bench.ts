@@ -1,29 +1,20 @@
 /**
- * Benchmark, every case in a fresh process so peak memory is the case's own:
- * - program load as the Pulumi CLI does it (the tsconfig Pulumi.yaml names, ts-node registered as
- *   @pulumi/pulumi's cmd/run/run.js registers it; tools/load-probe.js), against the floor of a Node
- *   process loading @pulumi/pulumi and @pulumi/kubernetes, and against the same load type-checked;
- * - the offline plan for the project's stacks and for synthetic hubs with 1, 10 and 100 spokes, each
- *   run as `npm run plan` runs it: wall time, peak memory and resource count, against the floor of a
- *   plain Node process loading the two packages. The plan validates every object with the schema
- *   packages as their authors ship them, so every plan compiles the schemas it needs.
- *
- * - `pulumi preview` and `pulumi up` of the hub on the real engine against a local control plane:
- *   preview against a floor program of one ConfigMap on the same engine, up against the same
- *   objects applied without Pulumi (kubectl and helm; e2e/bench.ts; skip with --no-engine).
- *
- *   npm run bench [-- --runs 3] [--no-engine] [--json FILE]
+ * `npm run bench`, every case in a fresh process so its peak memory is its own, each against a floor
+ * measured in the same run: program load as the Pulumi CLI does it (tools/load-probe.js) against
+ * plain Node loading @pulumi/pulumi and @pulumi/kubernetes; the offline plan of every stack and of
+ * synthetic hubs with 1, 10 and 100 spokes, run as `npm run plan` runs it; and preview and up on the
+ * real engine (e2e/bench.ts). docs/maintainers/benchmarks.md says how each is measured.
  */
 import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
-import { parseStackYaml } from "../components/config/stackYaml";
 import { PROJECT } from "../components/config/reader";
-import { argsOrExit, flagValue, splitEquals, wantsHelp } from "./cliArgs";
+import { UsageError, argsOrExit, readFlags, scriptArgs } from "./cli";
 import type { PlanStats } from "./plan";
 import { REPO_ROOT, listStacks } from "./stackFile";
+import { deployOrder } from "./deployOrder";
 
 interface Sample {
     /** Inside the plan's process, from its start (its tools loaded) to its end (PlanStats). */
@@ -104,16 +95,6 @@ export function syntheticSpokes(n: number): Record<string, unknown>[] {
     return Array.from({ length: n }, (_, i) => ({ name: `spoke-${i}`, tenant: `spoke-${i}`, hostname: `mimir-spoke-${i}.hub.bench.example`, query: true }));
 }
 
-/** The project's hub stacks: the stack files whose `cluster.role` is `hub`, in name order. */
-export function hubStacks(root = REPO_ROOT): string[] {
-    return listStacks(root).filter((stack) => {
-        const doc = parseStackYaml(fs.readFileSync(path.join(root, `Pulumi.${stack}.yaml`), "utf8")) as {
-            config?: Record<string, { role?: unknown } | undefined>;
-        } | null;
-        return doc?.config?.[`${PROJECT}:cluster`]?.role === "hub";
-    });
-}
-
 /** The text of a hub's stack file with `n` synthetic spokes in place of its own. */
 export function syntheticHubFile(n: number, root = REPO_ROOT, hub = "hub"): string {
     const doc = YAML.parseDocument(fs.readFileSync(path.join(root, `Pulumi.${hub}.yaml`), "utf8"));
@@ -135,19 +116,6 @@ export function syntheticStacks(counts: readonly number[], hub: string, root = R
         fs.writeFileSync(path.join(dir, `Pulumi.hub-${n}-spokes.yaml`), syntheticHubFile(n, root, hub));
     }
     return dir;
-}
-
-/**
- * The arguments Node runs `npm run plan` with (package.json `scripts.plan`). npm runs
- * a script with the project's `node_modules/.bin` first on the PATH and `node` as the Node that runs
- * npm; a package's command is its bin script, which starts with `#!/usr/bin/env node`.
- */
-export function planCommand(script: string, root = REPO_ROOT): string[] {
-    if (/["'`$\\|&;<>(){}*?~]/.test(script)) {
-        throw new Error(`the plan script is not one plain command: ${script}`);
-    }
-    const [program, ...args] = script.trim().split(/\s+/);
-    return program === "node" ? args : [fs.realpathSync(path.join(root, "node_modules", ".bin", program)), ...args];
 }
 
 /** A plan case: its row's label, the stack, and the folder of its stack file. */
@@ -241,27 +209,15 @@ export interface BenchArgs {
 
 /** The bench's arguments; an unknown flag, a flag without its value or a bad count is a usage error. */
 export function parseBenchArgs(argv: readonly string[]): BenchArgs | "help" {
-    if (wantsHelp(argv)) {
-        return "help";
+    const flags = readFlags(argv, { runs: { type: "string" }, "no-engine": { type: "boolean" }, json: { type: "string" } }, USAGE);
+    if (flags === "help") {
+        return flags;
     }
-    const args = splitEquals(argv, ["--no-engine"]);
-    const out: BenchArgs = { runs: 3, engine: true };
-    for (let i = 0; i < args.length; i++) {
-        if (args[i] === "--runs") {
-            const v = flagValue(args, i++, USAGE);
-            out.runs = /^[0-9]+$/.test(v) ? Number(v) : NaN;
-            if (!Number.isSafeInteger(out.runs) || out.runs < 1) {
-                throw new Error(`--runs ${JSON.stringify(v)}: must be a whole number of at least 1; ${USAGE}`);
-            }
-        } else if (args[i] === "--no-engine") {
-            out.engine = false;
-        } else if (args[i] === "--json") {
-            out.json = path.resolve(flagValue(args, i++, USAGE));
-        } else {
-            throw new Error(`unknown argument ${args[i]}; ${USAGE}`);
-        }
+    const runs = /^[0-9]+$/.test(flags.runs ?? "3") ? Number(flags.runs ?? "3") : NaN;
+    if (!Number.isSafeInteger(runs) || runs < 1) {
+        throw new UsageError(`--runs ${JSON.stringify(flags.runs)}: must be a whole number of at least 1; ${USAGE}`);
     }
-    return out;
+    return { runs, engine: !flags["no-engine"], ...(flags.json ? { json: path.resolve(flags.json) } : {}) };
 }
 
 async function main(parsed: BenchArgs): Promise<void> {
@@ -310,9 +266,10 @@ async function main(parsed: BenchArgs): Promise<void> {
     console.log("");
 
     const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
-    const command = planCommand(pkg.scripts.plan);
+    const command = scriptArgs(pkg.scripts.plan, REPO_ROOT);
     const stacks = listStacks();
-    const hub = hubStacks()[0];
+    // The deploy order's hubs: the stack files whose cluster.role is hub, in name order.
+    const hub = deployOrder().hubs[0];
     if (!hub) {
         throw new Error(`no stack file in ${REPO_ROOT} has role: hub; the synthetic hubs are made of one`);
     }

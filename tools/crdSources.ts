@@ -5,9 +5,9 @@
  * from their URLs (`--crds remote`, one HTTPS GET each, bounded), as the provider reads them.
  */
 import * as fs from "fs";
-import * as https from "https";
 import * as path from "path";
 import * as YAML from "yaml";
+import { httpGet } from "./httpGet";
 
 export const CONFIG_GROUP = "kubernetes:yaml/v2:ConfigGroup";
 
@@ -48,18 +48,10 @@ export function httpsGet(url: string, timeoutMs = 15_000): Promise<string> {
             return "(not a URL)";
         }
     })();
-    return new Promise<string>((resolve, reject) => {
-        const req = https.get(url, { timeout: timeoutMs }, (res) => {
-            const chunks: Buffer[] = [];
-            res.on("data", (c: Buffer) => chunks.push(c));
-            res.on("end", () =>
-                res.statusCode === 200 ? resolve(Buffer.concat(chunks).toString("utf8")) : reject(new Error(`${shown}: HTTP ${res.statusCode}`)),
-            );
-            res.on("error", reject);
-        });
-        req.on("timeout", () => req.destroy(new Error(`${shown}: no answer within ${timeoutMs / 1000} s`)));
-        req.on("error", (e) => reject(e.message.startsWith(shown) ? e : new Error(`${shown}: ${e.message}`)));
-    });
+    return httpGet(new URL(url), {}, timeoutMs).then(
+        (res) => (res.status === 200 ? res.body : Promise.reject(new Error(`${shown}: HTTP ${res.status}`))),
+        (e: Error) => Promise.reject(new Error(`${shown}: ${e.message}`)),
+    );
 }
 
 /**

@@ -1,17 +1,13 @@
 /**
- * Writes the tier strategies of a stack (its `delivery` section, ADR-056 D3) as kustomize
- * Components, one folder per tier, class and shape, and a README saying how to use each:
- *
- *   npm run delivery -- --stack hub --out delivery/
- *
- * A tenant's overlay adds one line (`components: [<out>/prod-regulated-canary]`). The stack file is
- * validated exactly as the program validates it; no cluster and no credentials are needed.
+ * `npm run delivery`: a stack's tier strategies (its `delivery` section, ADR-056 D3) as kustomize
+ * Components, one folder per tier, class and shape, for a tenant's overlay to name
+ * (`components: [<out>/prod-regulated-canary]`). The stack file is validated as the program does.
  */
 import * as fs from "fs";
 import * as path from "path";
 import { stackStrategies } from "../components/delivery/config";
 import { renderComponents } from "../components/delivery/kustomize";
-import { argsOrExit, flagValue, splitEquals, wantsHelp } from "./cliArgs";
+import { UsageError, argsOrExit, readFlags } from "./cli";
 import { REPO_ROOT, configFromStackFile, readStackFile } from "./stackFile";
 
 const USAGE = "usage: npm run delivery -- --stack <name> --out <dir> [--config-dir <dir>]";
@@ -36,28 +32,15 @@ export interface DeliveryArgs {
 }
 
 export function parseDeliveryArgs(argv: readonly string[]): DeliveryArgs | "help" {
-    if (wantsHelp(argv)) {
-        return "help";
+    const flags = readFlags(argv, { stack: { type: "string" }, out: { type: "string" }, "config-dir": { type: "string" } }, USAGE);
+    if (flags === "help") {
+        return flags;
     }
-    const args = splitEquals(argv);
-    let stack: string | undefined;
-    let out: string | undefined;
-    let configDir = REPO_ROOT;
-    for (let i = 0; i < args.length; i++) {
-        if (args[i] === "--stack") {
-            stack = flagValue(args, i++, USAGE);
-        } else if (args[i] === "--out") {
-            out = path.resolve(flagValue(args, i++, USAGE));
-        } else if (args[i] === "--config-dir") {
-            configDir = path.resolve(flagValue(args, i++, USAGE));
-        } else {
-            throw new Error(`unknown argument ${args[i]}; ${USAGE}`);
-        }
-    }
+    const { stack, out } = flags;
     if (!stack || !out) {
-        throw new Error(`${!stack ? "--stack" : "--out"} is required; ${USAGE}`);
+        throw new UsageError(`${!stack ? "--stack" : "--out"} is required; ${USAGE}`);
     }
-    return { stack, out, configDir };
+    return { stack, out: path.resolve(out), configDir: path.resolve(flags["config-dir"] ?? REPO_ROOT) };
 }
 
 /** The folder names a component folder has: `dev-canary`, `prod-regulated-blueGreen`. */

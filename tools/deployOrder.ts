@@ -1,15 +1,12 @@
 /**
- * The order stacks are deployed in, read from the stack files: every hub before any spoke, because
- * a spoke reads the endpoint its hub routes for it (ADR-056 D5). Nothing here assumes how many of
- * either there are.
- *
- *   npm run --silent deploy-order [-- --config-dir <dir>]   # prints hubs=[...], spokes=[...], stacks=[...]
+ * `npm run deploy-order`: the stacks in deploy order, read from the stack files: every hub before
+ * any spoke, because a spoke reads the endpoint its hub routes for it (ADR-056 D5).
  */
 import * as fs from "fs";
 import * as path from "path";
 import { parseConfigText } from "../components/config/load";
 import { PROJECT, isPlainObject, printable } from "../components/config/reader";
-import { argsOrExit, flagValue, splitEquals, wantsHelp } from "./cliArgs";
+import { argsOrExit, readFlags } from "./cli";
 import { REPO_ROOT, listStacks, readStackFile } from "./stackFile";
 
 const USAGE = "usage: npm run --silent deploy-order [-- --config-dir <dir>]";
@@ -59,19 +56,8 @@ export function githubOutputLines(order: DeployOrder): string {
 
 /** The command's arguments; an unknown flag or a flag without its value is a usage error. */
 export function parseDeployOrderArgs(argv: readonly string[]): { configDir: string } | "help" {
-    if (wantsHelp(argv)) {
-        return "help";
-    }
-    const args = splitEquals(argv);
-    let configDir = REPO_ROOT;
-    for (let i = 0; i < args.length; i++) {
-        if (args[i] === "--config-dir") {
-            configDir = path.resolve(flagValue(args, i++, USAGE));
-        } else {
-            throw new Error(`unknown argument ${args[i]}; ${USAGE}`);
-        }
-    }
-    return { configDir };
+    const flags = readFlags(argv, { "config-dir": { type: "string" } }, USAGE);
+    return flags === "help" ? flags : { configDir: path.resolve(flags["config-dir"] ?? REPO_ROOT) };
 }
 
 if (require.main === module) {

@@ -1,39 +1,29 @@
 /**
- * Renders what follows from the configuration declarations: docs/configuration.md (the reference)
- * and schema/stack.schema.json (the stack file's JSON Schema, for editors).
- *
- *   npm run docs              write both files
- *   npm run docs -- --check   write nothing; exit 1 naming each file that is out of date
- *
- * Each file is written to a temporary file beside it and renamed into place, so an interrupted
- * run leaves the old file or the new one, never half of one.
+ * `npm run docs`: renders docs/configuration.md and schema/stack.schema.json from the configuration
+ * declarations. Each file is written beside itself and renamed into place, so an interrupted run
+ * leaves the old file or the new one, never half of one.
  */
 import * as fs from "fs";
 import * as path from "path";
-import { splitEquals, wantsHelp } from "./cliArgs";
+import { readFlags } from "./cli";
 import { generatedFiles } from "./docs/reference";
 
 const USAGE = "usage: npm run docs [-- --check]";
 const ROOT = path.resolve(__dirname, "..");
 
 export function docsMain(argv: readonly string[]): number {
-    if (wantsHelp(argv)) {
+    let flags: ReturnType<typeof readFlags<{ check: { type: "boolean" } }>>;
+    try {
+        flags = readFlags(argv, { check: { type: "boolean" } }, USAGE);
+    } catch (e) {
+        console.error((e as Error).message);
+        return 2;
+    }
+    if (flags === "help") {
         console.log(`${USAGE}\n\n  --check   write nothing; exit 1 if docs/configuration.md or schema/stack.schema.json is out of date`);
         return 0;
     }
-    let args: string[];
-    try {
-        args = splitEquals(argv, ["--check"]);
-    } catch (e) {
-        console.error(`${(e as Error).message}\n${USAGE}`);
-        return 2;
-    }
-    const unknown = args.filter((a) => a !== "--check");
-    if (unknown.length > 0) {
-        console.error(`unknown argument ${unknown[0]}\n${USAGE}`);
-        return 2;
-    }
-    const check = argv.includes("--check");
+    const check = flags.check === true;
     const stale: string[] = [];
     for (const [rel, text] of Object.entries(generatedFiles())) {
         const file = path.join(ROOT, rel);

@@ -1,17 +1,13 @@
 /**
- * Keeps one issue per stack with its drift report (the drift workflow, .github/workflows/drift.yml):
- *
- *   node --require ./tools/swc-register.js tools/driftIssue.ts --stack hub --file drift-hub.md
- *
- * The issue is found by the hidden marker its body starts with (tools/driftReport.ts
- * `issueMarker`), written by a bot, and edited in place: drift opens it (or reopens it), a clean
- * report closes it with the clean text, and a clean stack without an open issue gets none. It reads
- * GITHUB_TOKEN, GITHUB_REPOSITORY and GITHUB_API_URL. The REST calls are GitHub's issues API
- * (docs.github.com/en/rest/issues/issues): list, create, update.
+ * The drift workflow's issue per stack (.github/workflows/drift.yml), found by the hidden marker its
+ * body starts with and edited in place: drift opens or reopens it, a clean report closes it, a clean
+ * stack without an open issue gets none. GitHub's issues API, with GITHUB_TOKEN, GITHUB_REPOSITORY
+ * and GITHUB_API_URL.
  */
 import * as fs from "fs";
-import { argsOrExit, flagValue, splitEquals, wantsHelp } from "./cliArgs";
+import { UsageError, argsOrExit, readFlags } from "./cli";
 import { CLEAN_MARK, issueMarker } from "./driftReport";
+import { call } from "./prComment";
 
 /** GitHub refuses an issue body over 65536 characters. */
 export const MAX_BODY = 65536;
@@ -56,25 +52,6 @@ export interface Repo {
     repository: string;
 }
 
-async function call(r: Repo, method: string, path: string, body?: unknown): Promise<unknown> {
-    const res = await fetch(`${r.api}${path}`, {
-        method,
-        headers: {
-            authorization: `Bearer ${r.token}`,
-            accept: "application/vnd.github+json",
-            "x-github-api-version": "2022-11-28",
-            ...(body ? { "content-type": "application/json" } : {}),
-        },
-        body: body ? JSON.stringify(body) : undefined,
-    });
-    if (!res.ok) {
-        // The response's message, never the request (it carries the token).
-        const text = await res.text();
-        throw new Error(`GitHub ${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
-    }
-    return res.json();
-}
-
 /** Applies the report to the stack's issue; returns what it did. */
 export async function syncIssue(r: Repo, stack: string, report: string): Promise<{ action: string; number?: number }> {
     const issues: Issue[] = [];
@@ -105,25 +82,11 @@ export async function syncIssue(r: Repo, stack: string, report: string): Promise
 const USAGE = "usage: tools/driftIssue.ts --stack <name> --file <drift report>";
 
 export function parseIssueArgs(argv: readonly string[]): { stack: string; file: string } | "help" {
-    if (wantsHelp(argv)) {
-        return "help";
+    const flags = readFlags(argv, { stack: { type: "string" }, file: { type: "string" } }, USAGE);
+    if (flags !== "help" && (!flags.stack || !flags.file)) {
+        throw new UsageError(USAGE);
     }
-    const args = splitEquals(argv);
-    let stack: string | undefined;
-    let file: string | undefined;
-    for (let i = 0; i < args.length; i++) {
-        if (args[i] === "--stack") {
-            stack = flagValue(args, i++, USAGE);
-        } else if (args[i] === "--file") {
-            file = flagValue(args, i++, USAGE);
-        } else {
-            throw new Error(`unknown argument ${args[i]}; ${USAGE}`);
-        }
-    }
-    if (!stack || !file) {
-        throw new Error(USAGE);
-    }
-    return { stack, file };
+    return flags === "help" ? flags : { stack: flags.stack!, file: flags.file! };
 }
 
 export function repoFromEnv(env: NodeJS.ProcessEnv): Repo {

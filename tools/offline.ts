@@ -118,10 +118,7 @@ export function renderWire(value: unknown): unknown {
             return obj.urn;
         }
         if (sig === OUTPUT_SIG) {
-            if (obj.secret) {
-                return SECRET;
-            }
-            return "value" in obj ? renderWire(obj.value) : UNKNOWN;
+            return obj.secret ? SECRET : "value" in obj ? renderWire(obj.value) : UNKNOWN;
         }
         const out: Record<string, unknown> = {};
         for (const [k, v] of Object.entries(obj)) {
@@ -139,10 +136,7 @@ async function resolveOutputs(value: unknown): Promise<unknown> {
         // `promise(true)` resolves unknowns too (an apply callback would never run for them).
         const internal = out as unknown as { promise(withUnknowns: boolean): Promise<unknown>; isSecret: Promise<boolean>; isKnown: Promise<boolean> };
         const [inner, secret, known] = await Promise.all([internal.promise(true), internal.isSecret, internal.isKnown]);
-        if (secret) {
-            return SECRET;
-        }
-        return known ? resolveOutputs(inner) : UNKNOWN;
+        return secret ? SECRET : known ? resolveOutputs(inner) : UNKNOWN;
     }
     if (Array.isArray(value)) {
         return Promise.all(value.map(resolveOutputs));
@@ -154,18 +148,13 @@ async function resolveOutputs(value: unknown): Promise<unknown> {
     return value;
 }
 
-function liveKey(apiVersion: string, kind: string, id: string): string {
-    return `${apiVersion}/${kind}/${id}`;
-}
-
 /** Kubernetes type tokens look like `kubernetes:<group>/<version>:<Kind>` (core group: `core`). */
 export function kubernetesGvk(type: string): { apiVersion: string; kind: string } | undefined {
     const m = /^kubernetes:([^:]+):([A-Za-z0-9]+)$/.exec(type);
     if (!m) {
         return undefined;
     }
-    const groupVersion = m[1].startsWith("core/") ? m[1].slice("core/".length) : m[1];
-    return { apiVersion: groupVersion, kind: m[2] };
+    return { apiVersion: m[1].replace(/^core\//, ""), kind: m[2] };
 }
 
 /**
@@ -195,7 +184,7 @@ export async function runOffline(opts: OfflineOptions): Promise<OfflineRun> {
                 if (args.id !== undefined && args.id !== "" && args.custom) {
                     // A read of an existing object (`Resource.get`): answer from the world.
                     const gvk = kubernetesGvk(args.type);
-                    const live = gvk ? world.objects?.[liveKey(gvk.apiVersion, gvk.kind, args.id)] : undefined;
+                    const live = gvk ? world.objects?.[`${gvk.apiVersion}/${gvk.kind}/${args.id}`] : undefined;
                     if (!live) {
                         throw new Error(`${args.type} ${args.id} does not exist in the cluster`);
                     }
@@ -347,11 +336,8 @@ export async function runOffline(opts: OfflineOptions): Promise<OfflineRun> {
 
 /** The URN of a provider reference (`<urn>::<id>`), or null for none. */
 function providerUrn(ref: string): string | null {
-    if (ref === "") {
-        return null;
-    }
     const at = ref.lastIndexOf("::");
-    return at > 0 ? ref.slice(0, at) : ref;
+    return ref === "" ? null : at > 0 ? ref.slice(0, at) : ref;
 }
 
 /** The parts of Register/ReadResourceRequest the recorder reads. */

@@ -9,7 +9,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { PlanRow } from "./planDiff";
-import { planCommand } from "./bench";
+import { scriptArgs } from "./cli";
 
 export interface BasePlan {
     /** The commit the ref names. */
@@ -70,7 +70,7 @@ export function planAtRef(opts: { repoRoot: string; ref: string; stack: string; 
         // The ref's own plan command, as its package.json runs it.
         const pkg = JSON.parse(fs.readFileSync(path.join(tree, "package.json"), "utf8")) as { scripts: Record<string, string> };
         const out = path.join(tmp, "out");
-        const res = spawnSync(process.execPath, [...planCommand(pkg.scripts.plan, tree), "--stack", stack, "--out", out, "--config-dir", configDir], {
+        const res = spawnSync(process.execPath, [...scriptArgs(pkg.scripts.plan, tree), "--stack", stack, "--out", out, "--config-dir", configDir], {
             cwd: tree,
             encoding: "utf8",
         });

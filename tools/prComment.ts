@@ -1,16 +1,10 @@
 /**
- * Posts a stack's plan diff on its pull request as one comment per stack, updated in place on
- * every push (the pull-request workflow, .github/workflows/preview.yml):
- *
- *   node --require ./tools/swc-register.js tools/prComment.ts --stack hub --file plan/hub/diff-summary.md
- *
- * It reads what GitHub Actions sets: GITHUB_TOKEN (passed in by the step), GITHUB_REPOSITORY,
- * GITHUB_API_URL, GITHUB_EVENT_PATH (the pull request's number), and GITHUB_SERVER_URL with
- * GITHUB_RUN_ID for a link to the run. The REST calls are GitHub's issue comments API
- * (docs.github.com/en/rest/issues/comments): list, create, update.
+ * The pull-request workflow's plan diff (.github/workflows/preview.yml): one comment per stack,
+ * updated in place, through GitHub's issue comments API with what Actions sets (GITHUB_TOKEN,
+ * GITHUB_REPOSITORY, GITHUB_API_URL, GITHUB_EVENT_PATH, GITHUB_SERVER_URL and GITHUB_RUN_ID).
  */
 import * as fs from "fs";
-import { argsOrExit, flagValue, splitEquals, wantsHelp } from "./cliArgs";
+import { UsageError, argsOrExit, readFlags } from "./cli";
 
 /** GitHub refuses a comment body over 65536 characters. */
 export const MAX_BODY = 65536;
@@ -51,21 +45,16 @@ export interface GitHubTarget {
     pullRequest: number;
 }
 
-async function call(t: GitHubTarget, method: string, path: string, body?: unknown): Promise<unknown> {
+/** One call of GitHub's REST API; an error names the response, never the request (it carries the token). */
+export async function call(t: { api: string; token: string }, method: string, path: string, body?: unknown): Promise<unknown> {
+    const headers = { authorization: `Bearer ${t.token}`, accept: "application/vnd.github+json", "x-github-api-version": "2022-11-28" };
     const res = await fetch(`${t.api}${path}`, {
         method,
-        headers: {
-            authorization: `Bearer ${t.token}`,
-            accept: "application/vnd.github+json",
-            "x-github-api-version": "2022-11-28",
-            ...(body ? { "content-type": "application/json" } : {}),
-        },
+        headers: body ? { ...headers, "content-type": "application/json" } : headers,
         body: body ? JSON.stringify(body) : undefined,
     });
     if (!res.ok) {
-        // The response's message, never the request (it carries the token).
-        const text = await res.text();
-        throw new Error(`GitHub ${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
+        throw new Error(`GitHub ${method} ${path}: ${res.status} ${(await res.text()).slice(0, 300)}`);
     }
     return res.json();
 }
@@ -92,25 +81,11 @@ export async function upsertComment(t: GitHubTarget, stack: string, body: string
 const USAGE = "usage: tools/prComment.ts --stack <name> --file <diff-summary.md>";
 
 export function parseCommentArgs(argv: readonly string[]): { stack: string; file: string } | "help" {
-    if (wantsHelp(argv)) {
-        return "help";
+    const flags = readFlags(argv, { stack: { type: "string" }, file: { type: "string" } }, USAGE);
+    if (flags !== "help" && (!flags.stack || !flags.file)) {
+        throw new UsageError(USAGE);
     }
-    const args = splitEquals(argv);
-    let stack: string | undefined;
-    let file: string | undefined;
-    for (let i = 0; i < args.length; i++) {
-        if (args[i] === "--stack") {
-            stack = flagValue(args, i++, USAGE);
-        } else if (args[i] === "--file") {
-            file = flagValue(args, i++, USAGE);
-        } else {
-            throw new Error(`unknown argument ${args[i]}; ${USAGE}`);
-        }
-    }
-    if (!stack || !file) {
-        throw new Error(USAGE);
-    }
-    return { stack, file };
+    return flags === "help" ? flags : { stack: flags.stack!, file: flags.file! };
 }
 
 /** The pull request and repository from the Actions environment, or what is missing. */

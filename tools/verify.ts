@@ -1,17 +1,10 @@
 /**
- * Verifies a stack's live cluster after `pulumi up`, requirement by requirement (ADR-056).
- *
- *   npm run verify -- --stack hub [--json] [--kubeconfig <file>] [--context <name>]
- *                     [--kyverno-namespace kyverno] [--smoke-timeout <seconds>] [--config-dir <dir>]
- *                     [--without <component>]...   # a component that does not run here: its checks SKIP
- *   npm run verify -- --print-role [--stack hub]   # the read-only ClusterRole verify's identity needs
- *
- * Exit status: 0 every check passed or was skipped, 1 a check failed, 2 usage, configuration or
- * connection error (no check ran).
+ * `npm run verify`: checks a stack's live cluster after `pulumi up`, requirement by requirement
+ * (ADR-056), read-only. Usage and exit status: HELP.
  */
 import * as path from "path";
 import * as YAML from "yaml";
-import { flagValue, splitEquals, wantsHelp } from "./cliArgs";
+import { UsageError, readFlags } from "./cli";
 import { verifyClusterRole } from "./verify/access";
 import { ConnectionError, connect } from "./verify/cluster";
 import { COMPONENTS, Component, defaultOptions, isComponent, runVerify } from "./verify/index";
@@ -36,66 +29,49 @@ export interface VerifyArgs {
     printRole: boolean;
 }
 
-export class UsageError extends Error {}
-
-export function parseVerifyArgs(given: readonly string[]): VerifyArgs {
-    const argv = splitEquals(given, ["--json", "--print-role"], (m) => new UsageError(m));
-    const args: Partial<VerifyArgs> & { json: boolean; printRole: boolean; without: Component[] } = {
-        json: false,
-        without: [],
-        kyvernoNamespace: "kyverno",
-        smokeTimeoutSeconds: 0,
-        configDir: REPO_ROOT,
-        printRole: false,
-    };
-    const value = (i: number): string => flagValue(argv, i, USAGE, (m) => new UsageError(m));
-    for (let i = 0; i < argv.length; i++) {
-        switch (argv[i]) {
-            case "--stack":
-                args.stack = value(i++);
-                break;
-            case "--json":
-                args.json = true;
-                break;
-            case "--print-role":
-                args.printRole = true;
-                break;
-            case "--kubeconfig":
-                args.kubeconfig = path.resolve(value(i++));
-                break;
-            case "--context":
-                args.context = value(i++);
-                break;
-            case "--kyverno-namespace":
-                args.kyvernoNamespace = value(i++);
-                break;
-            case "--smoke-timeout": {
-                const n = Number(value(i++));
-                if (!Number.isInteger(n) || n < 0) {
-                    throw new UsageError(`--smoke-timeout takes whole seconds, got ${argv[i]}`);
-                }
-                args.smokeTimeoutSeconds = n;
-                break;
-            }
-            case "--config-dir":
-                args.configDir = path.resolve(value(i++));
-                break;
-            case "--without": {
-                const c = value(i++);
-                if (!isComponent(c)) {
-                    throw new UsageError(`--without takes one of ${Object.keys(COMPONENTS).join(", ")}, got ${c}`);
-                }
-                args.without.push(c);
-                break;
-            }
-            default:
-                throw new UsageError(`unknown argument ${argv[i]}; ${USAGE}`);
-        }
+export function parseVerifyArgs(argv: readonly string[]): VerifyArgs | "help" {
+    const text = { type: "string" } as const;
+    const flags = readFlags(
+        argv,
+        {
+            stack: text,
+            json: { type: "boolean" },
+            "print-role": { type: "boolean" },
+            kubeconfig: text,
+            context: text,
+            "kyverno-namespace": text,
+            "smoke-timeout": text,
+            "config-dir": text,
+            without: { type: "string", multiple: true },
+        },
+        USAGE,
+    );
+    if (flags === "help") {
+        return flags;
     }
-    if (!args.stack && !args.printRole) {
+    const timeout = flags["smoke-timeout"] ?? "0";
+    if (!/^[0-9]+$/.test(timeout)) {
+        throw new UsageError(`--smoke-timeout takes whole seconds, got ${timeout}`);
+    }
+    const without = flags.without ?? [];
+    const unknown = without.find((c) => !isComponent(c));
+    if (unknown !== undefined) {
+        throw new UsageError(`--without takes one of ${Object.keys(COMPONENTS).join(", ")}, got ${unknown}`);
+    }
+    if (!flags.stack && !flags["print-role"]) {
         throw new UsageError(USAGE);
     }
-    return args as VerifyArgs;
+    return {
+        stack: flags.stack ?? "",
+        json: flags.json === true,
+        printRole: flags["print-role"] === true,
+        ...(flags.kubeconfig ? { kubeconfig: path.resolve(flags.kubeconfig) } : {}),
+        ...(flags.context ? { context: flags.context } : {}),
+        kyvernoNamespace: flags["kyverno-namespace"] ?? "kyverno",
+        smokeTimeoutSeconds: Number(timeout),
+        configDir: path.resolve(flags["config-dir"] ?? REPO_ROOT),
+        without: without as Component[],
+    };
 }
 
 /** Runs verify for the arguments; returns the exit status. Output goes to `out`, errors to `err`. */
@@ -132,10 +108,6 @@ export async function verifyMain(
     // nothing leaves verify with a URL's user-info or query, or a character the terminal hides.
     const out = (s: string) => toOut(printable(s));
     const err = (s: string) => toErr(printable(s));
-    if (wantsHelp(argv)) {
-        out(HELP);
-        return 0;
-    }
     // With --json the pipeline reads stdout: an error that stops verify is a JSON document there
     // too, so the report is never empty (and the message still goes to stderr for the log).
     const json = argv.includes("--json");
@@ -146,11 +118,15 @@ export async function verifyMain(
         }
         return 2;
     };
-    let args: VerifyArgs;
+    let args: VerifyArgs | "help";
     try {
         args = parseVerifyArgs(argv);
     } catch (e) {
         return fail(undefined, (e as Error).message);
+    }
+    if (args === "help") {
+        out(HELP);
+        return 0;
     }
     try {
         if (args.printRole) {

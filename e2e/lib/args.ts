@@ -1,9 +1,6 @@
-/**
- * The arguments of `npm run e2e`, read the way every command of the project reads its own
- * (tools/cliArgs.ts): `--flag value` or `--flag=value`, `--help` prints the usage and exits 0.
- */
+/** The arguments of `npm run e2e`, read the way every command of the project reads its own (tools/cli.ts). */
 import Mocha from "mocha";
-import { flagValue, splitEquals, wantsHelp } from "../../tools/cliArgs";
+import { readFlags } from "../../tools/cli";
 
 export const E2E_USAGE = "usage: npm run e2e [-- --json FILE] [--grep PATTERN] [--keep]";
 
@@ -26,22 +23,8 @@ export interface E2eArgs {
 
 /** The run's arguments; an unknown flag or a flag without its value is a usage error. */
 export function parseE2eArgs(argv: readonly string[]): E2eArgs | "help" {
-    if (wantsHelp(argv)) {
-        return "help";
-    }
-    const args = splitEquals(argv, ["--keep"]);
-    const out: E2eArgs = { keep: false };
-    for (let i = 0; i < args.length; i++) {
-        const a = args[i];
-        if (a === "--json" || a === "--grep") {
-            out[a === "--json" ? "json" : "grep"] = flagValue(args, i++, E2E_USAGE);
-        } else if (a === "--keep") {
-            out.keep = true;
-        } else {
-            throw new Error(`unknown argument ${a}; ${E2E_USAGE}`);
-        }
-    }
-    return out;
+    const flags = readFlags(argv, { json: { type: "string" }, grep: { type: "string" }, keep: { type: "boolean" } }, E2E_USAGE);
+    return flags === "help" ? flags : { ...flags, keep: flags.keep === true };
 }
 
 /**

@@ -202,33 +202,3 @@ export function verifyClusterRole(config?: Pick<AddonConfig, "cluster" | "mimir"
         rules: verifyRules(config),
     };
 }
-
-/**
- * The RBAC question a request verify sent asks: `GET /api|/apis/.../<resource>[/<name>[/<sub>]]`
- * (a collection is `list`, an object `get`, the service proxy `get services/proxy`), or a `POST`
- * of an access review (`create`). Undefined for non-resource paths (`/version`).
- */
-export function requestQuestion(method: string, rawPath: string): ResourceQuestion | undefined {
-    const path = rawPath.split("?")[0];
-    const parts = path.split("/").filter(Boolean);
-    if (parts[0] !== "api" && parts[0] !== "apis") {
-        return undefined;
-    }
-    const group = parts[0] === "api" ? "" : parts[1];
-    let rest = parts[0] === "api" ? parts.slice(2) : parts.slice(3);
-    let namespace: string | undefined;
-    if (rest[0] === "namespaces" && rest.length > 2) {
-        namespace = rest[1];
-        rest = rest.slice(2);
-    }
-    const [resource, name, subresource] = rest;
-    const verb = method === "POST" ? "create" : name === undefined ? "list" : "get";
-    return {
-        verb,
-        group,
-        resource,
-        ...(namespace ? { namespace } : {}),
-        ...(name ? { name: name.split(":")[0] } : {}),
-        ...(subresource ? { subresource } : {}),
-    };
-}

@@ -3,10 +3,10 @@
  * can send are GETs and access reviews (SubjectAccessReview, SelfSubjectAccessReview), which the
  * API server evaluates and does not store. Nothing here can create, change or delete an object.
  */
-import * as http from "http";
 import * as https from "https";
 import type * as K8s from "@kubernetes/client-node";
 import { ConnectOptions, ConnectionError, kubeConfigFor, loadClient } from "../../components/cluster/connect";
+import { HttpAnswer, httpGet } from "../httpGet";
 
 /** A Kubernetes object as the API server sends it. */
 export interface KubeObject {
@@ -54,10 +54,7 @@ export interface AccessDecision {
     evaluationError?: string;
 }
 
-export interface HttpAnswer {
-    status: number;
-    body: string;
-}
+export type { HttpAnswer };
 
 /** The only operations verify has. */
 export interface ReadOnlyCluster {
@@ -121,20 +118,10 @@ export async function connect(opts: ConnectOptions): Promise<ReadOnlyCluster> {
     const authz = kc.makeApiClient(k8s.AuthorizationV1Api);
 
     const send = async (path: string, headers: Record<string, string> = {}): Promise<HttpAnswer> => {
-        const url = new URL(server + path);
-        const options: https.RequestOptions = { method: "GET", headers: { Accept: "application/json", ...headers }, timeout: REQUEST_TIMEOUT_MS };
+        const options: https.RequestOptions = { headers: { Accept: "application/json", ...headers } };
         await kc.applyToHTTPSOptions(options);
-        const transport = url.protocol === "http:" ? http : https;
-        return new Promise<HttpAnswer>((resolve, reject) => {
-            const req = transport.request(url, options, (res) => {
-                const chunks: Buffer[] = [];
-                res.on("data", (c: Buffer) => chunks.push(c));
-                res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }));
-                res.on("error", reject);
-            });
-            req.on("timeout", () => req.destroy(new Error(`no answer from ${server} within ${REQUEST_TIMEOUT_MS / 1000} s`)));
-            req.on("error", (e) => reject(new ConnectionError(`${server}: ${e.message}`)));
-            req.end();
+        return httpGet(new URL(server + path), options, REQUEST_TIMEOUT_MS).catch((e: Error) => {
+            throw new ConnectionError(`${server}: ${e.message}`);
         });
     };
 

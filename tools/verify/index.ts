@@ -2,11 +2,10 @@
  * `npm run verify`: after `pulumi up`, checks on the live cluster, requirement by requirement,
  * what ADR-056 asks of it. Read-only: GETs and access reviews only (see cluster.ts).
  */
-import * as http from "http";
-import * as https from "https";
 import * as tls from "tls";
 import { AddonConfig } from "../../stacks/config";
 import { HttpAnswer, ReadError, ReadOnlyCluster } from "./cluster";
+import { httpGet } from "../httpGet";
 import { argocdChecks } from "./checks/argocd";
 import { crdAndControllerChecks } from "./checks/controller";
 import { kyvernoChecks } from "./checks/kyverno";
@@ -80,37 +79,15 @@ export const GROUPS: readonly Group[] = [
  * without a kubelet), `--without <component>` says so: those checks report SKIP naming it,
  * instead of failing on its absence. Nothing is skipped unless asked.
  */
+const checksOf = (re: RegExp): string[] => GROUPS.flatMap((g) => g.ids).filter((id) => re.test(id));
 export const COMPONENTS = {
     "rollouts-controller": { what: "the Argo Rollouts controller process", checks: ["controller.leader", "smoke.outcome"] },
-    kyverno: {
-        what: "Kyverno",
-        checks: [
-            "rbac.kyverno-reads-rollouts",
-            "rbac.kyverno-reads-approval-subresources",
-            "rbac.kyverno-generates-pdbs",
-            "rbac.kyverno-policy-lookups",
-            "kyverno.policies-ready",
-            "kyverno.policies-enforced",
-            "kyverno.availability-rollout-aware",
-            "kyverno.one-pdb-per-workload",
-            "kyverno.resource-filters",
-        ],
-    },
-    argocd: {
-        what: "ArgoCD",
-        checks: [
-            "argocd.projects",
-            "argocd.applicationsets",
-            "argocd.argocd-cm",
-            "argocd.rbac",
-            "argocd.regulated-rbac",
-            "argocd.regulated-projects",
-            "argocd.regulated-identities",
-        ],
-    },
+    // Every check that reads what Kyverno's controllers do; selectors-match reads namespaces only.
+    kyverno: { what: "Kyverno", checks: checksOf(/^rbac\.kyverno-|^kyverno\.(?!selectors-match$)/) },
+    argocd: { what: "ArgoCD", checks: checksOf(/^argocd\./) },
     "gateway-controller": { what: "a Gateway API controller for the shared Gateway", checks: ["metrics.spoke-routes"] },
     mimir: { what: "Mimir's gateway pods", checks: ["metrics.query"] },
-} as const satisfies Record<string, { what: string; checks: readonly string[] }>;
+} satisfies Record<string, { what: string; checks: readonly string[] }>;
 
 export type Component = keyof typeof COMPONENTS;
 
@@ -164,8 +141,6 @@ async function runAllChecks(config: AddonConfig, cluster: ReadOnlyCluster, optio
     return results;
 }
 
-const DIRECT_TIMEOUT_MS = 10_000;
-
 /**
  * The CAs verify trusts for a spoke's read endpoint: what the controller trusts. Node's bundled
  * roots (Mozilla's, the set Debian's ca-certificates in the controller image is built from) and the
@@ -180,24 +155,11 @@ export function trustedCas(extraCa: string | undefined): string[] {
 /** A GET from this machine (not through the API server), for a spoke's read endpoint. */
 export function directGet(url: string, headers: Record<string, string>, trust: { extraCa?: string } = {}): Promise<HttpAnswer> {
     const target = new URL(url);
-    const transport = target.protocol === "http:" ? http : https;
-    const options: https.RequestOptions = {
-        method: "GET",
-        headers: { Accept: "application/json", ...headers },
-        timeout: DIRECT_TIMEOUT_MS,
-        ...(target.protocol === "https:" ? { ca: trustedCas(trust.extraCa) } : {}),
-    };
-    return new Promise((resolve, reject) => {
-        const req = transport.request(target, options, (res) => {
-            const chunks: Buffer[] = [];
-            res.on("data", (c: Buffer) => chunks.push(c));
-            res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }));
-            res.on("error", reject);
-        });
-        req.on("timeout", () => req.destroy(new Error(`timeout after ${DIRECT_TIMEOUT_MS / 1000} s`)));
-        req.on("error", reject);
-        req.end();
-    });
+    return httpGet(
+        target,
+        { headers: { Accept: "application/json", ...headers }, ...(target.protocol === "https:" ? { ca: trustedCas(trust.extraCa) } : {}) },
+        10_000,
+    );
 }
 
 export function defaultOptions(partial: Partial<VerifyOptions> = {}): VerifyOptions {

@@ -1,0 +1,301 @@
+/**
+ * What the offline plan writes for a stack: resources.json (every resource with its options and
+ * what it adopts), manifests.yaml (the whole objects up applies, dependencies first), patches.yaml
+ * (the fields it writes on objects another owner keeps) and the summary it prints.
+ */
+import * as fs from "fs";
+import * as path from "path";
+import * as YAML from "yaml";
+import { STAGES } from "../components/stage";
+import { ROLLOUTS_CRDS } from "../components/rollouts/crds";
+import { OfflineRun, PlannedResource, kubernetesGvk } from "./offline";
+import { HELM_CHART, RenderedObject } from "./chartRender";
+import { CONFIG_GROUP } from "./crdSources";
+import { NOTHING_RENDERED, ProviderRendered, objectName } from "./planRendered";
+
+/** Kubernetes types that are not whole objects: patches, and components rendered by the provider. */
+const NOT_MANIFESTS = /(Patch$)|(^kubernetes:helm\.sh\/)|(^kubernetes:yaml\/)|(^kubernetes:kustomize\/)/;
+
+/** Whether a provider creates with server-side apply over existing objects (`upsertExistingObjects`). */
+function upserts(provider: PlannedResource | undefined): boolean {
+    return provider?.inputs.upsertExistingObjects === "true" || provider?.inputs.upsertExistingObjects === true;
+}
+
+/**
+ * What a resource takes over if it already exists in the cluster: every object a creating
+ * provider with `upsertExistingObjects` applies. Patches (which never own an object) and reads are
+ * not adoptions. A CRD group lists the CRDs its files define; a chart stands for every object it
+ * renders for its release. Undefined when the resource adopts nothing.
+ */
+export function adoptedBy(r: PlannedResource, byUrn: Map<string, PlannedResource>): string[] | undefined {
+    const providerUrn = r.provider ?? r.providers.kubernetes ?? null;
+    if (r.read || !providerUrn || !upserts(byUrn.get(providerUrn))) {
+        return undefined;
+    }
+    if (r.type === CONFIG_GROUP) {
+        const files = Array.isArray(r.inputs.files) ? (r.inputs.files as string[]) : [];
+        return files.map((f) => {
+            const crd = ROLLOUTS_CRDS.find((c) => f.endsWith(`/${c.file}`));
+            return crd ? `CustomResourceDefinition ${crd.name}` : `every object in ${f}`;
+        });
+    }
+    if (r.type === HELM_CHART) {
+        return [
+            `every object chart ${String(r.inputs.chart)} ${String(r.inputs.version)} renders for release ${String(r.inputs.name)} in namespace ${String(r.inputs.namespace)}`,
+        ];
+    }
+    const gvk = kubernetesGvk(r.type);
+    if (!r.custom || !gvk || NOT_MANIFESTS.test(r.type)) {
+        return undefined;
+    }
+    const meta = (r.inputs.metadata ?? {}) as { name?: string; namespace?: string };
+    return [`${gvk.kind} ${meta.namespace ? `${meta.namespace}/` : ""}${meta.name ?? r.name}`];
+}
+
+/** Every adoption of the run, by resource. */
+export function adoptions(run: OfflineRun): { resource: PlannedResource; objects: string[] }[] {
+    const byUrn = new Map(run.resources.map((r) => [r.urn, r]));
+    return run.resources.flatMap((r) => {
+        const objects = adoptedBy(r, byUrn);
+        return objects ? [{ resource: r, objects }] : [];
+    });
+}
+
+/** The rows of resources.json. */
+export function resourceRows(run: OfflineRun): Record<string, unknown>[] {
+    const byUrn = new Map(run.resources.map((r) => [r.urn, r]));
+    return run.resources.map((r) => ({
+        urn: r.urn,
+        name: r.name,
+        type: r.type,
+        stage: r.stage,
+        parent: r.parent,
+        dependsOn: r.dependsOn,
+        protect: r.protect,
+        retainOnDelete: r.retainOnDelete,
+        deleteBeforeReplace: r.deleteBeforeReplace,
+        import: r.importId,
+        provider: r.provider,
+        adopts: adoptedBy(r, byUrn) ?? null,
+        custom: r.custom,
+        read: r.read,
+        transforms: r.transforms.map((t) => t.name || "anonymous"),
+        inputs: r.inputs,
+    }));
+}
+
+/** Whole Kubernetes objects the stack declares (not reads, patches or charts), dependencies first. */
+export function manifestResources(run: OfflineRun): PlannedResource[] {
+    const objects = run.resources.filter((r) => r.custom && !r.read && kubernetesGvk(r.type) && !NOT_MANIFESTS.test(r.type));
+    return topologicalOrder(objects, run.resources);
+}
+
+/** Orders `subset` so each resource comes after everything it (transitively) depends on. */
+export function topologicalOrder(subset: PlannedResource[], all: PlannedResource[]): PlannedResource[] {
+    const byUrn = new Map(all.map((r) => [r.urn, r]));
+    const wanted = new Set(subset.map((r) => r.urn));
+    const done = new Set<string>();
+    const out: PlannedResource[] = [];
+    const visit = (urn: string, path: Set<string>) => {
+        if (done.has(urn) || path.has(urn)) {
+            return;
+        }
+        path.add(urn);
+        for (const dep of byUrn.get(urn)?.dependsOn ?? []) {
+            visit(dep, path);
+        }
+        path.delete(urn);
+        done.add(urn);
+        if (wanted.has(urn)) {
+            out.push(byUrn.get(urn)!);
+        }
+    };
+    for (const r of subset) {
+        visit(r.urn, new Set());
+    }
+    return out;
+}
+
+function document(object: Record<string, unknown>, comment: string): string {
+    const { apiVersion, kind, ...rest } = object;
+    const doc = new YAML.Document({ apiVersion, kind, ...rest });
+    doc.commentBefore = comment;
+    return doc.toString({ lineWidth: 0 });
+}
+
+/**
+ * manifests.yaml: every whole object `up` applies, one YAML document each under a comment naming
+ * its owner, in three sections: the CRDs (when read), the program's own objects in dependency
+ * order, the chart's (when rendered), as helm orders them. The file's first comment says what is
+ * not shown and how to show it.
+ */
+export function manifestsYaml(run: OfflineRun, rendered: ProviderRendered = NOTHING_RENDERED): string {
+    const header: string[] = [` stack ${run.stack}: what up applies as whole objects: the CRDs, the program's own objects, the chart's`];
+    const docs: string[] = [];
+    for (const c of rendered.crds) {
+        if ("notShown" in c.read) {
+            header.push(` CRDs of ${c.row.name}: not shown; ${c.read.notShown}`);
+            continue;
+        }
+        for (const o of c.read.objects) {
+            docs.push(
+                document(
+                    o.object,
+                    ` CRDs: ${String(o.object.kind)} ${objectName(o.object)}, of ConfigGroup ${c.row.name} (stage ${c.row.stage ?? "none"}), from ${o.source}`,
+                ),
+            );
+        }
+    }
+    for (const r of manifestResources(run)) {
+        docs.push(document(r.inputs, ` program: ${kubernetesGvk(r.type)!.kind} ${objectName(r.inputs)}, resource ${r.name} (stage ${r.stage ?? "none"})`));
+    }
+    for (const c of rendered.charts) {
+        if ("notShown" in c.render) {
+            header.push(` chart objects of ${c.row.name}: not shown; ${c.render.notShown}`);
+            continue;
+        }
+        const { chart } = c.render;
+        for (const o of c.render.objects as RenderedObject[]) {
+            const release = `${String(c.row.inputs.namespace)}/${String(c.row.inputs.name)}`;
+            docs.push(
+                document(
+                    o.object,
+                    ` chart: ${String(o.object.kind)} ${objectName(o.object)}, chart ${chart.name} ${chart.version} release ${release} (resource ${c.row.name}, stage ${c.row.stage ?? "none"})${o.source ? `, ${o.source}` : ""}`,
+                ),
+            );
+        }
+    }
+    if (rendered.charts.length === 0 && run.resources.some((r) => r.type === HELM_CHART)) {
+        header.push(" chart objects: not shown; plan with --chart <path> (or ARGO_ROLLOUTS_CHART) to show them");
+    }
+    if (rendered.crds.length === 0 && run.resources.some((r) => r.type === CONFIG_GROUP)) {
+        header.push(" CRDs: not shown; plan with --crds <dir>|remote (or ARGO_ROLLOUTS_CRDS) to show them");
+    }
+    const head = header.map((l) => `#${l}`).join("\n") + "\n";
+    return head + docs.join("---\n");
+}
+
+/** The patches the stack applies to objects another owner keeps (argocd-cm, argocd-rbac-cm, AppProjects), dependencies first. */
+export function patchResources(run: OfflineRun): PlannedResource[] {
+    const patches = run.resources.filter((r) => r.custom && !r.read && kubernetesGvk(r.type) && /Patch$/.test(r.type));
+    return topologicalOrder(patches, run.resources);
+}
+
+/**
+ * patches.yaml: each patch as the fields it writes, one document each under a comment naming the
+ * object, with texts (argocd-rbac-cm's policy CSV, argocd-cm's ignore rules) as readable lines.
+ * Not applied as a whole object: server-side apply sets these fields only, the object's other
+ * fields stay its owner's, and dropping the patch gives its fields up (pulumi/docs
+ * themes/default/content/registry/packages/kubernetes/how-to-guides/managing-resources-with-server-side-apply.md).
+ */
+export function patchesYaml(run: OfflineRun): string {
+    const patches = patchResources(run);
+    if (patches.length === 0) {
+        return `# stack ${run.stack}: no patches; this stack writes no field of an object another owner keeps.\n`;
+    }
+    return patches
+        .map((r) => {
+            const { apiVersion, kind, metadata, ...rest } = r.inputs;
+            const meta = (metadata ?? {}) as { name?: string; namespace?: string };
+            const doc = new YAML.Document({ apiVersion, kind, metadata, ...rest });
+            const type = kubernetesGvk(r.type)!.kind;
+            doc.commentBefore = ` ${type} of ${String(kind)} ${meta.namespace ? `${meta.namespace}/` : ""}${String(meta.name)} (stage ${r.stage ?? "none"}, resource ${r.name}): server-side apply of these fields only`;
+            return doc.toString({ lineWidth: 0 });
+        })
+        .join("---\n");
+}
+
+/** The short summary the plan prints: resources per stage and kind, and the stage DAG. */
+export function summary(run: OfflineRun, rendered: ProviderRendered = NOTHING_RENDERED): string {
+    const lines = [`stack ${run.stack}: ${run.resources.length} resources`];
+    for (const stage of [null, ...STAGES]) {
+        const inStage = run.resources.filter((r) => r.stage === stage);
+        const counts = new Map<string, number>();
+        for (const r of inStage) {
+            const label = (kubernetesGvk(r.type)?.kind ?? r.type) + (r.read ? " (read)" : "");
+            counts.set(label, (counts.get(label) ?? 0) + 1);
+        }
+        const detail = [...counts.entries()].map(([k, n]) => `${k} x${n}`).join(", ");
+        lines.push(`  ${(stage ?? "(stack)").padEnd(12)} ${String(inStage.length).padStart(3)}  ${detail}`);
+    }
+    lines.push(`  stages: ${STAGES.join(" -> ")}`);
+    const adopted = adoptions(run);
+    if (adopted.length === 0) {
+        lines.push("  adopting: nothing (cluster.adoptExisting is false: a create of an existing object fails)");
+        // stacks/preflight.ts: the offline plan has no cluster to read.
+        lines.push(
+            "  existing objects: not checked here; pulumi preview and up read every object above against the cluster first and refuse another tool's (needs a cluster)",
+        );
+    } else {
+        const objects = adopted.flatMap((a) => a.objects);
+        lines.push(
+            `  adopting: ${objects.length} objects, each taken over if it exists (cluster.adoptExisting: the provider's upsertExistingObjects, and pulumi.com/patchForce on each whole object; the provider's enablePatchForce stays false):`,
+        );
+        for (const o of objects) {
+            lines.push(`    ${o}`);
+        }
+    }
+    for (const chart of run.resources.filter((r) => r.type === HELM_CHART)) {
+        const render = rendered.charts.find((c) => c.row.urn === chart.urn)?.render;
+        if (render && "objects" in render) {
+            lines.push(
+                `  chart objects: ${render.objects.length} in manifests.yaml, chart ${render.chart.name} ${render.chart.version} rendered by helm for release ${String(chart.inputs.namespace)}/${String(chart.inputs.name)} with the values in resources.json (${chart.name}), as the provider renders it`,
+            );
+        } else {
+            // The mock runtime never sees a chart's children: the provider renders them at deploy time.
+            const why = render ? render.notShown : "plan with --chart <path> (or ARGO_ROLLOUTS_CHART) and a Kubernetes version to show them";
+            lines.push(`  chart objects: not shown; ${why}; pulumi preview lists them (needs a cluster)`);
+        }
+    }
+    for (const group of run.resources.filter((r) => r.type === CONFIG_GROUP)) {
+        const files = Array.isArray(group.inputs.files) ? group.inputs.files.length : 0;
+        const read = rendered.crds.find((c) => c.row.urn === group.urn)?.read;
+        if (read && "objects" in read) {
+            lines.push(`  CRD objects: ${read.objects.length} in manifests.yaml, from the ${files} file(s) of ${group.name}`);
+        } else {
+            lines.push(
+                `  CRD objects: not shown; the provider reads the ${files} file(s) of ${group.name} (resources.json) at deploy time: ${read ? read.notShown : "plan with --crds <dir>|remote (or ARGO_ROLLOUTS_CRDS) to show them"}; pulumi preview lists them (needs a cluster)`,
+            );
+        }
+    }
+    lines.push(
+        "  controller release: not checked here; pulumi preview and up read the running controller first (a stack file naming no release keeps the line the cluster runs; a move across the pod-template-hash boundary needs controller.acknowledgeNewRevisions) (needs a cluster)",
+    );
+    return lines.join("\n");
+}
+
+/**
+ * Writes resources.json, manifests.yaml, patches.yaml and `extra` (the diff) under
+ * `<outDir>/<stack>/`, all or none: they are written into a new folder beside it and swapped in by
+ * renames, so an interrupt or a full disk leaves the previous plan or the new one, never a mix.
+ */
+export function writePlan(run: OfflineRun, outDir: string, extra: Record<string, string> = {}, rendered: ProviderRendered = NOTHING_RENDERED): string {
+    const dir = path.join(outDir, run.stack);
+    fs.mkdirSync(outDir, { recursive: true });
+    const staging = fs.mkdtempSync(path.join(outDir, `.${run.stack}.new-`));
+    try {
+        fs.writeFileSync(path.join(staging, "resources.json"), JSON.stringify(resourceRows(run), null, 2) + "\n");
+        fs.writeFileSync(path.join(staging, "manifests.yaml"), manifestsYaml(run, rendered));
+        fs.writeFileSync(path.join(staging, "patches.yaml"), patchesYaml(run));
+        for (const [name, text] of Object.entries(extra)) {
+            fs.writeFileSync(path.join(staging, name), text);
+        }
+        const previous = fs.existsSync(dir) ? `${staging}.old` : undefined;
+        if (previous) {
+            fs.renameSync(dir, previous);
+        }
+        fs.renameSync(staging, dir);
+        if (previous) {
+            fs.rmSync(previous, { recursive: true, force: true });
+        }
+    } catch (e) {
+        fs.rmSync(staging, { recursive: true, force: true });
+        throw e;
+    }
+    return dir;
+}
+
+/** Removes the plan of a stack, so a failed plan never leaves the previous one looking current. */
+export function removePlan(stack: string, outDir: string): void {
+    fs.rmSync(path.join(outDir, stack), { recursive: true, force: true });
+}
