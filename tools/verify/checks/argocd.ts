@@ -13,39 +13,33 @@ import * as YAML from "yaml";
 import { yamlErrorText } from "../../../components/config/yamlErrors";
 import {
     BUILTIN_KINDS,
-    COMPARE_OPTIONS_ANNOTATION,
     HTTPROUTE,
-    KeptObjectRef,
-    LiveAppProject,
-    LiveApplicationSet,
-    RESPECT_IGNORE_DIFFERENCES,
     ROLLOUT,
     ResourceIgnoreDifferences,
-    appProjectProblems,
-    applicationSetPatch,
-    applicationSetProblems,
     argocdCmIgnoreData,
     canaryRuleReasons,
-    coversSelectorKey,
-    coversWeights,
     expandAllKinds,
     fromApplicationRule,
     kindLabel,
-    projectWhitelist,
     rolloutArrayPathReasons,
-} from "../../../components/argocd";
-import { LiveProjectRoles, ROLLOUT_ACTIONS_POLICY_KEY, regulatedRbacProblems, rolloutActionsPolicyCsv } from "../../../components/argocd/rbac";
+} from "../../../components/argocd/ignoreRules";
+import type { GroupKind, IgnoreRule } from "../../../components/argocd/ignoreRules";
 import {
-    GuardIdentities,
-    LiveProject,
-    argoIdentities,
-    identityProblems,
-    regulatedProjectProblems,
-    regulatedTargets,
-} from "../../../components/argocd/regulatedPaths";
+    KeptObjectRef,
+    LiveAppProject,
+    LiveApplicationSet,
+    appProjectProblems,
+    applicationSetProblems,
+    coversSelectorKey,
+    coversWeights,
+} from "../../../components/argocd/keptObjects";
+import { projectWhitelist } from "../../../components/argocd/projects";
+import { ROLLOUT_ACTIONS_POLICY_KEY, rolloutActionsPolicyCsv } from "../../../components/argocd/rbac";
+import { COMPARE_OPTIONS_ANNOTATION, RESPECT_IGNORE_DIFFERENCES, applicationSetPatch } from "../../../components/argocd/syncOptions";
+import { GuardIdentities, argoIdentities, identityProblems } from "../argocdIdentities";
+import { LiveProject, regulatedProjectProblems, regulatedRbacProblems, regulatedTargets } from "../regulatedPaths";
 import { gitopsIdentities, serviceAccountUser } from "../../../components/policy";
 import { regulatedNamespaces } from "./rbac";
-import type { GroupKind, IgnoreRule } from "../../../components/argocd/ignoreRules";
 import type { KubeObject, ReadOnlyCluster } from "../cluster";
 import type { AddonConfig } from "../../../stacks/config";
 import { CheckGroup, asArray, asRecord, canonical, field, nameOf, ref } from "../context";
@@ -327,21 +321,18 @@ export const argocdChecks: CheckGroup = async ({ config, cluster }) => {
     // The regulated gate through ArgoCD (ADR-056 D3): what argocd-rbac-cm, as ArgoCD's enforcer
     // reads it with the AppProjects' roles and policy.default, lets the configured groups do.
     const regulated = cfg.rbac.regulatedProjects;
+    const allProjects = ((await cluster.list(`${ARGO}/namespaces/${ns}/appprojects`)) ?? []).map(liveProject);
+    const namespaces = config.policy.regulated ? regulatedNamespaces(config, (await cluster.list("/api/v1/namespaces")) ?? []) : [];
     if (regulated.length === 0) {
         results.push(skipped("argocd.regulated-rbac", what.regulated, DOCS.argocd, "no argocd.rbac.regulatedProjects in the stack"));
     } else {
-        const projects: LiveProjectRoles[] = [];
-        for (const name of regulated) {
-            const live = await cluster.get(`${ARGO}/namespaces/${ns}/appprojects/${name}`);
-            projects.push({ name, roles: asArray(field(live, "spec", "roles")) });
-        }
         const apps = ((await cluster.list(`${ARGO}/namespaces/${ns}/applications`)) ?? [])
             .map((a) => ({ project: String(field(a, "spec", "project") ?? ""), name: nameOf(a) }))
             .filter((a) => regulated.includes(a.project));
-        const problems = regulatedRbacProblems(cfg.rbac, {
+        const problems = await regulatedRbacProblems(cfg.rbac, {
             rbacCm: rbacCm ? asRecord(rbacCm.data) : undefined,
             argocdCm: cm ? asRecord(cm.data) : undefined,
-            projects,
+            projects: allProjects.filter((p) => regulated.includes(p.name)),
             apps,
         });
         results.push(
@@ -357,12 +348,10 @@ export const argocdChecks: CheckGroup = async ({ config, cluster }) => {
 
     // The paths around the regulated projects' RBAC (ADR-056 D3): other projects' destinations,
     // project roles and tokens, Applications from other namespaces, Replace and Force syncs.
-    const allProjects = ((await cluster.list(`${ARGO}/namespaces/${ns}/appprojects`)) ?? []).map(liveProject);
-    const namespaces = config.policy.regulated ? regulatedNamespaces(config, (await cluster.list("/api/v1/namespaces")) ?? []) : [];
     if (regulated.length === 0) {
         results.push(skipped("argocd.regulated-projects", what.regulatedProjects, DOCS.argocd, "no argocd.rbac.regulatedProjects in the stack"));
     } else {
-        const found = regulatedProjectProblems(cfg.rbac, {
+        const found = await regulatedProjectProblems(cfg.rbac, {
             projects: allProjects,
             targets: regulatedTargets(
                 namespaces,

@@ -1,0 +1,174 @@
+import { globRegExp } from "./argocdRbac";
+import { IN_CLUSTER, LiveProject, destinationPermitted } from "./regulatedPaths";
+
+/**
+ * Who ArgoCD acts as on the regulated namespaces (ADR-056 D3), against the identities the approval
+ * guard names: sync impersonation as argo-cd v3.5.1 derives it (util/settings).
+ */
+
+/** util/settings/settings.go: argocd-cm keys of sync impersonation. */
+export const IMPERSONATION_ENABLED_KEY = "application.sync.impersonation.enabled";
+export const IMPERSONATION_ENFORCED_KEY = "application.sync.impersonation.enforced";
+
+/** settings.go `IsImpersonationEnabled`: exactly "true". */
+export const impersonationEnabled = (argocdCm: Readonly<Record<string, string>>): boolean => argocdCm[IMPERSONATION_ENABLED_KEY] === "true";
+/** settings.go `IsImpersonationEnforced`: on unless the key is there and "false". */
+export const impersonationEnforced = (argocdCm: Readonly<Record<string, string>>): boolean =>
+    argocdCm[IMPERSONATION_ENFORCED_KEY] === undefined || argocdCm[IMPERSONATION_ENFORCED_KEY] !== "false";
+
+/**
+ * util/settings/impersonation.go `DeriveServiceAccountToImpersonate`: the first of the project's
+ * `destinationServiceAccounts` whose server and namespace globs match the Application's destination
+ * names the ServiceAccount, in the destination namespace unless it says `<namespace>:<name>`.
+ * "" when none matches; an error for a pattern that does not compile or a name with `!*[]{}\/`.
+ */
+export function serviceAccountToImpersonate(
+    project: Pick<LiveProject, "destinationServiceAccounts">,
+    destination: { server: string; namespace: string },
+): string | { error: string } {
+    for (const item of project.destinationServiceAccounts) {
+        const server = globRegExp(item.server ?? "");
+        const namespace = globRegExp(item.namespace ?? "");
+        if (server === undefined || namespace === undefined) {
+            return { error: `destinationServiceAccounts has a pattern that does not compile (${item.server ?? ""}, ${item.namespace ?? ""})` };
+        }
+        if (server.test(destination.server) && namespace.test(destination.namespace)) {
+            const sa = item.defaultServiceAccount ?? "";
+            if (sa.trim() === "" || /[!*[\]{}\\/]/.test(sa)) {
+                return { error: `default service account contains invalid chars '${sa}'` };
+            }
+            return sa.includes(":") ? `system:serviceaccount:${sa}` : `system:serviceaccount:${destination.namespace}:${sa}`;
+        }
+    }
+    return "";
+}
+
+/** How ArgoCD reaches one regulated namespace of this cluster for one regulated project. */
+export interface ArgoIdentity {
+    project: string;
+    namespace: string;
+    /** The user its syncs arrive as; undefined when ArgoCD refuses to sync there. */
+    sync?: string;
+    /** The user its API server's resource patches, deletes and actions arrive as. */
+    server?: string;
+    /** Why ArgoCD will not act there, or why the identity is what it is. */
+    note: string;
+}
+
+/**
+ * Who ArgoCD acts as on each regulated namespace of this cluster that a regulated project may
+ * target. Without sync impersonation the application controller syncs and the API server acts,
+ * each as its own ServiceAccount (the cluster's in-cluster config). With it, both impersonate the
+ * ServiceAccount the project derives for the destination (controller/sync.go and
+ * server/application/application.go `getApplicationClusterConfig` call
+ * `DeriveServiceAccountToImpersonate` alike); where none is derived, ArgoCD refuses to act while
+ * impersonation is enforced, and falls back to its own identities otherwise.
+ */
+export function argoIdentities(
+    argocdCm: Readonly<Record<string, string>>,
+    projects: readonly LiveProject[],
+    namespaces: readonly string[],
+    own: { controller?: string; server?: string },
+): ArgoIdentity[] {
+    const out: ArgoIdentity[] = [];
+    const impersonating = impersonationEnabled(argocdCm);
+    for (const p of projects) {
+        for (const namespace of namespaces.filter((ns) => destinationPermitted(p.destinations, { ...IN_CLUSTER, namespace: ns }))) {
+            if (!impersonating) {
+                out.push({
+                    project: p.name,
+                    namespace,
+                    sync: own.controller,
+                    server: own.server,
+                    note: `sync impersonation is off (argocd-cm ${IMPERSONATION_ENABLED_KEY}): ArgoCD acts as its own ServiceAccounts`,
+                });
+                continue;
+            }
+            const derived = serviceAccountToImpersonate(p, { server: IN_CLUSTER.server, namespace });
+            if (typeof derived !== "string") {
+                out.push({ project: p.name, namespace, note: `ArgoCD cannot derive the ServiceAccount to impersonate: ${derived.error}` });
+            } else if (derived !== "") {
+                out.push({
+                    project: p.name,
+                    namespace,
+                    sync: derived,
+                    server: derived,
+                    note: `sync impersonation is on: the project's destinationServiceAccounts name ${derived} for ${namespace}, for the sync and the API server alike`,
+                });
+            } else if (impersonationEnforced(argocdCm)) {
+                out.push({
+                    project: p.name,
+                    namespace,
+                    note: `sync impersonation is on and enforced, and no destinationServiceAccounts entry of project ${p.name} matches ${namespace}: ArgoCD refuses to sync there`,
+                });
+            } else {
+                out.push({
+                    project: p.name,
+                    namespace,
+                    sync: own.controller,
+                    server: own.server,
+                    note: `sync impersonation is on but not enforced, and no destinationServiceAccounts entry of project ${p.name} matches ${namespace}: ArgoCD falls back to its own ServiceAccounts`,
+                });
+            }
+        }
+    }
+    return out;
+}
+
+/** The approval guard's identities, as `request.userInfo` names them. */
+export interface GuardIdentities {
+    /** Users the guard lets sync (ServiceAccounts as system:serviceaccount:<ns>:<name>, and gitopsUsers). */
+    gitops: string[];
+    gitopsGroups: string[];
+    action: string[];
+}
+
+const saRef = (user: string): string => user.replace(/^system:serviceaccount:([^:]+):/, "$1/");
+
+/**
+ * Where the approval guard's identities do not match how ArgoCD will act, with what to set: the
+ * sync identity must be a GitOps identity, or every sync of a regulated Rollout is refused; the API
+ * server's identity, where it is not the sync's, must be an action identity (or ArgoCD's actions
+ * are refused); an identity named where ArgoCD never acts as it is an exemption nobody needs. Where
+ * the sync and the API server are one identity (impersonation), the guard cannot tell a resource
+ * patch from a sync: the action identities stay empty and ArgoCD's RBAC alone refuses deployers
+ * those paths (argocd.regulated-rbac).
+ */
+export function identityProblems(guard: GuardIdentities, acting: readonly ArgoIdentity[]): string[] {
+    const out: string[] = [];
+    const syncs = [...new Set(acting.flatMap((a) => (a.sync ? [a.sync] : [])))];
+    const servers = [...new Set(acting.flatMap((a) => (a.server && a.server !== a.sync ? [a.server] : [])))];
+    const sameAsSync = [...new Set(acting.flatMap((a) => (a.server && a.server === a.sync ? [a.server] : [])))];
+    for (const a of acting.filter((x) => x.sync === undefined)) {
+        out.push(`project ${a.project}, namespace ${a.namespace}: ${a.note}`);
+    }
+    for (const a of acting.filter((x) => x.sync !== undefined && !guard.gitops.includes(x.sync))) {
+        out.push(
+            `project ${a.project}, namespace ${a.namespace}: ArgoCD syncs as ${a.sync} (${a.note}), which policy.regulated does not name: the approval guard refuses every sync of a regulated Rollout there; add ${saRef(a.sync!)} to policy.regulated.gitopsServiceAccounts`,
+        );
+    }
+    for (const s of servers.filter((x) => !guard.action.includes(x) && !guard.gitops.includes(x))) {
+        out.push(
+            `ArgoCD's API server acts as ${s}, which policy.regulated does not name: the guard refuses its Rollout actions (an approver's resume through ArgoCD included); add ${saRef(s)} to policy.regulated.actionServiceAccounts`,
+        );
+    }
+    if (sameAsSync.length > 0 && guard.action.length > 0) {
+        out.push(
+            `ArgoCD's API server acts as ${sameAsSync.join(", ")}, its sync identity, for its resource patches, deletes and Rollout actions: the guard cannot tell them from a sync, so policy.regulated.actionServiceAccounts (${guard.action.map(saRef).join(", ")}) limits nothing; set it to [] and keep deployers from update/*, delete/* and the approval actions through ArgoCD's RBAC (argocd.regulated-rbac)`,
+        );
+    }
+    if (acting.length > 0) {
+        const wanted = new Set([...syncs, ...servers]);
+        for (const g of guard.gitops.filter((x) => x.startsWith("system:serviceaccount:") && !wanted.has(x))) {
+            out.push(
+                `policy.regulated.gitopsServiceAccounts names ${saRef(g)}, which ArgoCD does not sync any regulated namespace as (${[...new Set(acting.map((a) => a.note))].join("; ")}): an exemption nobody needs; remove it`,
+            );
+        }
+        if (sameAsSync.length === 0) {
+            for (const g of guard.action.filter((x) => !wanted.has(x))) {
+                out.push(`policy.regulated.actionServiceAccounts names ${saRef(g)}, which ArgoCD does not act as on a regulated namespace: remove it`);
+            }
+        }
+    }
+    return out;
+}
