@@ -63,7 +63,7 @@ const tenantArgoCd = {
             ignoreDifferences: [{ group: "apps", kind: "Deployment", jsonPointers: ["/spec/replicas"] }],
         },
     },
-    ignoreDifferences: [{ kind: "*", jqPathExpressions: [".spec.template.spec.containers[]?.securityContext"] }],
+    ignoreDifferences: [{ kind: "*", jqPathExpressions: [".spec.template.spec.containers[].securityContext"] }],
     rbac: { approverRole: "role:approver", deployerRoles: ["role:deployer"] },
 };
 
