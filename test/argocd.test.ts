@@ -278,7 +278,7 @@ describe("argocd-apps stage", () => {
             assert.strictEqual(problems.length, 3);
             assert.match(
                 problems[0],
-                /^ApplicationSet argocd\/tenant-apps \(argocd.applicationSets.tenant-apps\): spec.template.spec.syncPolicy.syncOptions lacks RespectIgnoreDifferences=true: .*ADR-056 as-built 2026-06-27/,
+                /^ApplicationSet argocd\/tenant-apps \(argocd.applicationSets.tenant-apps\): spec.template.spec.syncPolicy.syncOptions lack RespectIgnoreDifferences=true: .*ADR-056 as-built 2026-06-27/,
             );
             assert.match(
                 problems[1],
@@ -312,7 +312,7 @@ describe("argocd-apps stage", () => {
             assert.match(problems[0], /ignoreDifferences\[2\] \(argoproj.io\/Rollout\) reaches a Rollout with an array path.*ADR-056 as-built 2026-07-14/);
             assert.match(problems[1], /ignoreDifferences\[3\] .*conditional on a label only live carries.*#208/);
             assert.match(problems[2], /ignoreDifferences\[4\] .*field manager gatewayAPI/);
-            assert.match(problems[3], /ignoreDifferences\[5\] \(Service\): \/spec\/selector ignores the whole Service selector/);
+            assert.match(problems[3], /ignoreDifferences\[5\] \(Service\) \/spec\/selector ignores the whole Service selector/);
         });
 
         it("the offline plan's placeholders are marked as such and pass every check", () => {
@@ -664,7 +664,7 @@ describe("argocd-apps stage", () => {
                         err.message,
                         /AppProject argocd\/tenants \(argocd.projects.tenants\): spec.namespaceResourceWhitelist does not permit argoproj.io\/Rollout, argoproj.io\/AnalysisTemplate, argoproj.io\/AnalysisRun.*ADR-056 D2/,
                     );
-                    assert.match(err.message, /ApplicationSet argocd\/tenant-apps .*lacks RespectIgnoreDifferences=true.*as-built 2026-06-27/);
+                    assert.match(err.message, /ApplicationSet argocd\/tenant-apps .*lack RespectIgnoreDifferences=true.*as-built 2026-06-27/);
                     assert.match(err.message, /ApplicationSet argocd\/tenant-apps .*no rule for the canary weights of HTTPRoutes/);
                     assert.doesNotMatch(err.message, /Service selector key/);
                     return true;

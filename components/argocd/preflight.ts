@@ -1,16 +1,16 @@
 import { ConfigReader, Plain } from "../config/reader";
 import {
+    FROZEN_ROLLOUT,
     GroupKind,
-    HTTPROUTE_WEIGHTS_RULE,
     IgnoreRule,
     RuleScope,
     SERVICE,
     canaryRuleReasons,
     expandAllKinds,
     kindLabel,
-    labelConditionalRouteRule,
     rolloutArrayPathReasons,
 } from "./ignoreRules";
+import { globMatch } from "./keptObjects";
 import { TENANT_SYNC_OPTIONS, conflictingSyncOptions } from "./syncOptions";
 import type { ArgoCdConfig, ArgoRbacConfig, RegulatedGroups } from "./config/types";
 
@@ -57,7 +57,7 @@ export function preflightArgoCd(r: ConfigReader, cfg: ArgoCdConfig, raw: Plain, 
         }
     }
     for (const project of cfg.projects.filter((p) => p.owner === "addon")) {
-        if (!project.namespaceResources.some((gk) => covers(gk, SERVICE))) {
+        if (!project.namespaceResources.some((gk) => globMatch(gk.group, SERVICE.group) && globMatch(gk.kind, SERVICE.kind))) {
             r.problem(
                 `argocd.projects.${project.name}.namespaceResources`,
                 project.namespaceResources.map(kindLabel),
@@ -155,33 +155,24 @@ function preflightRegulatedRbac(r: ConfigReader, rbac: ArgoRbacConfig, groups: R
     }
 }
 
-/** ArgoCD whitelists match `*` as a glob. */
-function covers(entry: GroupKind, wanted: Readonly<GroupKind>): boolean {
-    return (entry.group === "*" || entry.group === wanted.group) && (entry.kind === "*" || entry.kind === wanted.kind);
-}
-
+/**
+ * The stack's own rules: none may reach a Rollout with an array path or undo the narrow canary
+ * rules. (The plugin's label-conditional rule, #208, cannot be written in the path subset the
+ * section accepts: its condition needs the whole object, `.`, piped into `select`.)
+ */
 function checkRules(r: ConfigReader, key: string, rules: readonly IgnoreRule[], allKinds: readonly GroupKind[], scope: RuleScope): void {
     rules.forEach((rule, i) => {
-        for (const expanded of expandAllKinds([rule], allKinds)) {
-            const reasons = rolloutArrayPathReasons(expanded);
-            if (reasons.length > 0) {
-                const via = rule.kind === "*" ? " (a rule for every kind reaches it because argocd.allKinds lists argoproj.io/Rollout)" : "";
-                r.problem(
-                    `${key}[${i}]`,
-                    rule,
-                    `must not reach argoproj.io/Rollout with an array path${via}: ${reasons.join("; ")}. With RespectIgnoreDifferences ArgoCD syncs a CRD with a JSON merge patch that replaces whole arrays, silently keeping the live containers[].image while reporting "synced" (ADR-056 as-built 2026-07-14; argo-cd #23283). Only scalar paths such as /spec/replicas are safe on a Rollout`,
-                );
-            }
-        }
-        const conditional = labelConditionalRouteRule(rule);
-        if (conditional !== undefined) {
+        const expanded = expandAllKinds([rule], allKinds);
+        const arrays = expanded.flatMap(rolloutArrayPathReasons);
+        if (arrays.length > 0) {
+            const via = rule.kind === "*" ? " (a rule for every kind reaches it because argocd.allKinds lists argoproj.io/Rollout)" : "";
             r.problem(
                 `${key}[${i}]`,
-                conditional,
-                `must not make the HTTPRoute weight rule conditional on a label: the plugin's in-progress-label rule keeps apps OutOfSync forever on ArgoCD 3.x (rollouts-plugin-trafficrouter-gatewayapi #208); the tenant ApplicationSets already ignore ${HTTPROUTE_WEIGHTS_RULE.jqPathExpressions.join(", ")}, whose condition git and live share (ADR-056 as-built 2026-06-26)`,
+                rule,
+                `must not reach argoproj.io/Rollout with an array path${via}: ${arrays.join("; ")}; ${FROZEN_ROLLOUT}. Only scalar paths such as /spec/replicas are safe on a Rollout`,
             );
         }
-        const narrow = [...new Set(expandAllKinds([rule], allKinds).flatMap((expanded) => canaryRuleReasons(expanded, scope)))];
+        const narrow = [...new Set(expanded.flatMap((x) => canaryRuleReasons(x, scope)))];
         if (narrow.length > 0) {
             r.problem(
                 `${key}[${i}]`,

@@ -6,11 +6,10 @@ import {
     IgnoreRule,
     ResourceIgnoreDifferences,
     SERVICE_SELECTOR_RULE,
-    canaryRuleReasons,
+    applicationRuleProblems,
     expandAllKinds,
     fromApplicationRule,
     kindLabel,
-    rolloutArrayPathReasons,
     toApplicationRule,
 } from "./ignoreRules";
 import { TAKE_OVER_LISTS } from "./ownership";
@@ -84,15 +83,7 @@ export function tenantSyncSettings(extra: TenantSyncExtras = {}): TenantSyncSett
         problems.push(`sync option ${o} overrides ${TENANT_SYNC_OPTIONS.join(", ")} (ADR-056 as-built 2026-06-27)`);
     }
     const rules = tenantIgnoreRules((extra.ignoreDifferences ?? []).map(fromApplicationRule), extra.allKinds ?? BUILTIN_KINDS);
-    for (const r of rules) {
-        const reasons = rolloutArrayPathReasons(r);
-        if (reasons.length > 0) {
-            problems.push(`ignore rule for ${kindLabel(r)} reaches a Rollout with an array path: ${reasons.join("; ")} (ADR-056 as-built 2026-07-14)`);
-        }
-        for (const reason of canaryRuleReasons(r, "application")) {
-            problems.push(`ignore rule for ${kindLabel(r)}: ${reason} (ADR-056 as-built #871)`);
-        }
-    }
+    problems.push(...rules.flatMap((r) => applicationRuleProblems(r).map((p) => `ignore rule for ${kindLabel(r)} ${p}`)));
     if (problems.length > 0) {
         throw new Error(`tenant sync settings refused:\n  - ${problems.join("\n  - ")}`);
     }

@@ -1,4 +1,6 @@
 import { globRegExp } from "./argocdRbac";
+import type { ReadOnlyCluster } from "./cluster";
+import { field } from "./context";
 import { IN_CLUSTER, LiveProject, destinationPermitted } from "./regulatedPaths";
 
 /**
@@ -171,4 +173,20 @@ export function identityProblems(guard: GuardIdentities, acting: readonly ArgoId
         }
     }
     return out;
+}
+
+/**
+ * ArgoCD's application controller's and API server's ServiceAccounts, read from their workloads by
+ * the component label ArgoCD's manifests and chart give them (`app.kubernetes.io/component`).
+ */
+export async function argoCdServiceAccounts(cluster: ReadOnlyCluster, ns: string): Promise<{ controller?: string; server?: string }> {
+    const workloads = [
+        ...((await cluster.list(`/apis/apps/v1/namespaces/${ns}/statefulsets`)) ?? []),
+        ...((await cluster.list(`/apis/apps/v1/namespaces/${ns}/deployments`)) ?? []),
+    ];
+    const sa = (component: string): string | undefined => {
+        const w = workloads.find((x) => x.metadata?.labels?.["app.kubernetes.io/component"] === component);
+        return w ? `system:serviceaccount:${ns}:${String(field(w, "spec", "template", "spec", "serviceAccountName") ?? "default")}` : undefined;
+    };
+    return { controller: sa("application-controller"), server: sa("server") };
 }

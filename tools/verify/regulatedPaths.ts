@@ -1,6 +1,8 @@
 import type { ArgoRbacConfig } from "../../components/argocd/config/types";
 import { REGULATED_DEPLOYER_APPSET_DENIALS, REGULATED_DEPLOYER_DENIALS } from "../../components/argocd/rbac";
 import { ArgoRbac, globMatch, loadArgoRbac } from "./argocdRbac";
+import type { KubeObject } from "./cluster";
+import { asArray, asRecord, field, nameOf } from "./context";
 
 /**
  * The paths around regulated prod's approval (ADR-056 D3, ADR-049) as verify finds them on a live
@@ -262,4 +264,23 @@ export async function regulatedProjectProblems(
         }
     }
     return out;
+}
+
+/** A live AppProject, as the regulated checks read it: destinations, source namespaces, impersonation and roles with their tokens. */
+export function liveProject(o: KubeObject): LiveProject {
+    const spec = field(o, "spec");
+    const byRole = asRecord(field(o, "status", "jwtTokensByRole") as Record<string, string> | undefined) as unknown as Record<string, unknown>;
+    return {
+        name: nameOf(o),
+        destinations: asArray(field(spec, "destinations")),
+        sourceNamespaces: asArray<string>(field(spec, "sourceNamespaces")),
+        destinationServiceAccounts: asArray(field(spec, "destinationServiceAccounts")),
+        roles: asArray(field(spec, "roles")).map((r) => {
+            const name = String(field(r, "name") ?? "");
+            const tokens = [...asArray(field(r, "jwtTokens")), ...asArray(field(byRole?.[name], "items"))].map((t) =>
+                String(field(t, "id") ?? field(t, "iat") ?? ""),
+            );
+            return { name, policies: asArray<string>(field(r, "policies")), groups: asArray<string>(field(r, "groups")), tokens: [...new Set(tokens)] };
+        }),
+    };
 }
