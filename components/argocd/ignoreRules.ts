@@ -54,12 +54,10 @@ export const BUILTIN_KINDS: readonly Readonly<GroupKind>[] = Object.entries({
 export const ROLLOUTS_POD_TEMPLATE_HASH = "rollouts-pod-template-hash";
 
 /**
- * Field managers: neither program sets one, so the API server names the manager after client-go's
- * default user agent, the binary's name (client-go rest/config.go `DefaultKubernetesUserAgent`;
- * apiserver endpoints/handlers `managerOrUserAgent`). The controller runs as
- * `/bin/rollouts-controller` (argo-rollouts Dockerfile) and patches the selector
- * (rollout/service.go `switchServiceSelector`); the plugin runs as `plugin-bin/<ns>/gatewayAPI`
- * (argo-rollouts utils/plugin/plugin.go) and updates routes whole (plugin v0.15.0 pkg/plugin/httproute.go).
+ * Field managers: neither program sets one, so the API server names it after client-go's default
+ * user agent, the binary's name (client-go rest/config.go `DefaultKubernetesUserAgent`): the
+ * controller runs as `/bin/rollouts-controller` (argo-rollouts Dockerfile), the plugin as
+ * `plugin-bin/<ns>/gatewayAPI` (argo-rollouts utils/plugin/plugin.go).
  */
 export const CONTROLLER_FIELD_MANAGER = "rollouts-controller";
 export const PLUGIN_FIELD_MANAGER = "gatewayAPI";
@@ -74,21 +72,17 @@ const rule = (gk: Readonly<GroupKind>, paths: Partial<IgnoreRule>): IgnoreRule =
 
 /**
  * The canary weights the plugin writes (ADR-056 as-built 2026-06-26: selfHeal must not revert them
- * mid-canary). Under RespectIgnoreDifferences ArgoCD strips the ignored fields and patches the live
- * values back into the target (argo-cd v3.0-v3.5 controller/sync.go `normalizeTargetResources`);
- * HTTPRoute has no registered scheme, so that is a JSON merge patch, which cannot address an array
- * element: the sync applies the live `spec.rules` of every route it strips a weight from. No
- * mechanism avoids it: a JSON pointer reaches a weight only through indices; `managedFieldsManagers`
- * is worse (the plugin's Update owns the atomic `spec.rules` whole, so every route edit is hidden
- * from the diff); argo-cd 3.6's schema-based strategic merge still replaces lists without a merge
- * key. What keeps the price small (docs/operations/troubleshooting.md, "Route edits stay OutOfSync"):
- * only rules with two or more backendRefs are touched (the plugin weights the stable and the canary
- * Service of one rule), a condition on the rule itself, which git and live share (a label only live
- * carries is a permanent OutOfSync on ArgoCD 3.x: rollouts-plugin-trafficrouter-gatewayapi #208);
- * and it is an Application-level rule of the tenant ApplicationSets, not an argocd-cm one. `[]?`
- * everywhere: on a rule without backendRefs `[]` fails, and ArgoCD then skips the rule for that route
- * (util/argo/normalizers/diff_normalizer.go). This jq is beyond the subset a stack file may write
- * (config/section.ts `JQ_PATH`): that subset is for the platform's rules, not the program's own.
+ * mid-canary). Under RespectIgnoreDifferences ArgoCD patches the ignored live values back into what
+ * it syncs (argo-cd v3.0-v3.5 controller/sync.go `normalizeTargetResources`); HTTPRoute has no
+ * registered scheme, so that is a JSON merge patch, which cannot address an array element: the sync
+ * applies the live `spec.rules` of every route it strips a weight from, whatever the mechanism (a
+ * pointer reaches a weight only through indices; `managedFieldsManagers` hides every route edit, the
+ * plugin's Update owning the atomic `spec.rules`). So only rules with two or more backendRefs are
+ * touched, by a condition git and live share (a label only live carries is a permanent OutOfSync:
+ * rollouts-plugin-trafficrouter-gatewayapi #208), in the tenant ApplicationSets, not argocd-cm;
+ * docs/operations/troubleshooting.md, "Route edits stay OutOfSync". `[]?`: on a rule without
+ * backendRefs `[]` fails and ArgoCD skips the rule for that route. This jq is beyond the subset a
+ * stack file may write (config/section.ts `JQ_PATH`), which is for the platform's rules.
  */
 export const HTTPROUTE_WEIGHTS_RULE: Readonly<IgnoreRule> = rule(HTTPROUTE, {
     jqPathExpressions: [".spec.rules[]? | select((.backendRefs // []) | length > 1) | .backendRefs[]?.weight"],
@@ -223,16 +217,8 @@ export function argocdCmIgnoreData(rules: readonly IgnoreRule[]): Record<string,
     return data;
 }
 
-/** ArgoCD's Application `spec.ignoreDifferences[]` entry (argoproj.io/v1alpha1). */
-export interface ResourceIgnoreDifferences {
-    group?: string;
-    kind: string;
-    name?: string;
-    namespace?: string;
-    jsonPointers?: string[];
-    jqPathExpressions?: string[];
-    managedFieldsManagers?: string[];
-}
+/** ArgoCD's Application `spec.ignoreDifferences[]` entry (argoproj.io/v1alpha1): the rule's fields, each optional but the kind. */
+export type ResourceIgnoreDifferences = Partial<IgnoreRule> & { kind: string };
 
 /** An Application-level rule as ArgoCD's schema spells it: no empty lists, no group for core. */
 export function toApplicationRule(r: Readonly<IgnoreRule>): ResourceIgnoreDifferences {

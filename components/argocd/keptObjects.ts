@@ -18,10 +18,9 @@ import { RESPECT_IGNORE_DIFFERENCES } from "./syncOptions";
 
 /**
  * ArgoCD objects another owner keeps (ADR-056 as-built: "an applied-but-unmerged module change gets
- * clobbered by the registry-reconcile re-applying from main"): a self-healing parent would revert a
- * patch, and taking an atomic list over drops the owner's other entries. The program reads them
- * and the preview fails naming every requirement of ADR-056 the live object misses, for the owner
- * to fix in its source; verify runs the same checks on a live cluster.
+ * clobbered by the registry-reconcile re-applying from main"): the preview reads them and fails
+ * naming every requirement the live object misses, for the owner to fix in its source; verify runs
+ * the same checks on a live cluster.
  */
 
 /** The part of a live AppProject the check reads (argoproj.io/v1alpha1). */

@@ -15,12 +15,10 @@ import { TENANT_SYNC_OPTIONS, conflictingSyncOptions } from "./syncOptions";
 import type { ArgoCdConfig, ArgoRbacConfig, RegulatedGroups } from "./config/types";
 
 /**
- * The argocd section's preflight: after the section is read, its values are checked against the
- * traps of ADR-056 D2, D3 and the as-built corrections on the same reader, so every problem of the
- * stack file is reported together.
+ * The argocd section's traps (ADR-056 D2, D3 and the as-built corrections), checked on the reader
+ * that read it, so every problem of the stack file is reported together. `raw`: the section as
+ * given; `regulated`: the stack's policy.regulated, when set.
  */
-
-/** The argocd section's traps. `raw` is the section as given; `regulated`: the stack's policy.regulated, when set. */
 export function preflightArgoCd(r: ConfigReader, cfg: ArgoCdConfig, raw: Plain, regulated?: RegulatedGroups): void {
     if (!cfg.local) {
         // Another cluster's ArgoCD reaches this one with its cluster Secret's credentials, for the
@@ -67,11 +65,7 @@ export function preflightArgoCd(r: ConfigReader, cfg: ArgoCdConfig, raw: Plain, 
     }
     const approver = cfg.rbac.approverRole;
     if (approver !== undefined && cfg.rbac.deployerRoles.includes(approver)) {
-        r.problem(
-            "argocd.rbac.deployerRoles",
-            cfg.rbac.deployerRoles,
-            `must not include the approver role ${approver}: the deployer is never the approver (ADR-056 D3, ADR-049)`,
-        );
+        r.problem("argocd.rbac.deployerRoles", cfg.rbac.deployerRoles, `must not include the approver role ${approver}: ${NOT_APPROVER}`);
     }
     if (approver !== undefined && cfg.rbac.projects.length === 0) {
         r.problem(
@@ -83,16 +77,17 @@ export function preflightArgoCd(r: ConfigReader, cfg: ArgoCdConfig, raw: Plain, 
     preflightRegulatedRbac(r, cfg.rbac, regulated);
 }
 
+const NOT_APPROVER = "the deployer is never the approver (ADR-056 D3, ADR-049)";
+
 /**
  * Regulated prod through ArgoCD (ADR-056 D3): ArgoCD changes, replaces and deletes Rollouts as its
- * own identities for any user its RBAC lets through, so where a cluster has regulated namespaces
- * the ArgoCD that syncs them must be told who approves and who only deploys.
+ * own identities for any user its RBAC lets through, so the ArgoCD that syncs regulated namespaces
+ * must be told who approves and who only deploys.
  */
 function preflightRegulatedRbac(r: ConfigReader, rbac: ArgoRbacConfig, groups: RegulatedGroups | undefined): void {
-    const regulated = groups !== undefined;
     const why =
         "ArgoCD runs the Rollout actions, resource patches and deletes, and Replace syncs as its own identities for any user its RBAC lets through, so in regulated prod its RBAC is part of the approval gate (ADR-056 D3)";
-    if (regulated && rbac.regulatedProjects.length === 0) {
+    if (groups && rbac.regulatedProjects.length === 0) {
         r.problem(
             "argocd.rbac.regulatedProjects",
             undefined,
@@ -117,7 +112,7 @@ function preflightRegulatedRbac(r: ConfigReader, rbac: ArgoRbacConfig, groups: R
         );
     }
     // With policy.regulated its own approverGroups are required: reported there, once.
-    if (rbac.approverGroups.length === 0 && !regulated) {
+    if (rbac.approverGroups.length === 0 && !groups) {
         r.problem(
             "argocd.rbac.approverGroups",
             [],
@@ -131,27 +126,23 @@ function preflightRegulatedRbac(r: ConfigReader, rbac: ArgoRbacConfig, groups: R
             `must be one of argocd.rbac.projects (${rbac.projects.join(", ") || "none"}): the approval actions are reserved to the approver there too`,
         );
     }
-    for (const g of rbac.approverGroups.filter((g) => rbac.deployerGroups.includes(g))) {
-        r.problem("argocd.rbac.deployerGroups", g, "must not include an approver group: the deployer is never the approver (ADR-056 D3, ADR-049)");
-    }
-    // Across the two sections: ArgoCD allows a request when any one of a user's groups allows it
-    // (server/rbacpolicy/rbacpolicy.go `EnforceClaims`), so a group that approves in one and deploys
-    // in the other approves its own release through ArgoCD.
-    if (groups) {
-        for (const g of rbac.approverGroups.filter((g) => groups.deployerGroups.includes(g) && !rbac.deployerGroups.includes(g))) {
-            r.problem(
-                "argocd.rbac.approverGroups",
-                g,
-                "must not be a deployer group of policy.regulated.deployerGroups: the deployer is never the approver (ADR-056 D3, ADR-049)",
-            );
-        }
-        for (const g of rbac.deployerGroups.filter((g) => groups.approverGroups.includes(g) && !rbac.approverGroups.includes(g))) {
-            r.problem(
-                "argocd.rbac.deployerGroups",
-                g,
-                "must not be an approver group of policy.regulated.approverGroups: the deployer is never the approver (ADR-056 D3, ADR-049)",
-            );
-        }
+    // Across the two sections too: ArgoCD allows a request when any one of a user's groups allows it
+    // (server/rbacpolicy/rbacpolicy.go `EnforceClaims`), so a group in both approves its own release.
+    const overlaps: [string, string[], string][] = [
+        ["argocd.rbac.deployerGroups", rbac.approverGroups.filter((g) => rbac.deployerGroups.includes(g)), "must not include an approver group"],
+        [
+            "argocd.rbac.approverGroups",
+            rbac.approverGroups.filter((g) => groups?.deployerGroups.includes(g) && !rbac.deployerGroups.includes(g)),
+            "must not be a deployer group of policy.regulated.deployerGroups",
+        ],
+        [
+            "argocd.rbac.deployerGroups",
+            rbac.deployerGroups.filter((g) => groups?.approverGroups.includes(g) && !rbac.approverGroups.includes(g)),
+            "must not be an approver group of policy.regulated.approverGroups",
+        ],
+    ];
+    for (const [key, found, what] of overlaps) {
+        found.forEach((g) => r.problem(key, g, `${what}: ${NOT_APPROVER}`));
     }
 }
 

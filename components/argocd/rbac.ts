@@ -1,60 +1,45 @@
 import type { ArgoRbacConfig } from "./config/types";
 
 /**
- * ArgoCD RBAC for Rollout actions (ADR-056 D3, regulated prod: deployer != approver, ADR-049).
- * The controller chart's aggregate roles are off (rollouts stage), so Kubernetes RBAC does not let
- * a namespace editor promote; this closes the same door in ArgoCD's UI and CLI.
- */
-
-/**
- * argocd-rbac-cm merges every `policy.<name>.csv` key below `policy.csv` (argo-cd docs,
- * argocd-rbac-cm.yaml): the program writes its own key and never touches the platform's policy.
+ * ArgoCD RBAC for Rollout actions (ADR-056 D3, regulated prod: deployer != approver, ADR-049). The
+ * controller chart's aggregate roles are off, so Kubernetes RBAC does not let a namespace editor
+ * promote; this closes the same door in ArgoCD's UI and CLI. argocd-rbac-cm merges every
+ * `policy.<name>.csv` key below `policy.csv` (argo-cd util/rbac/rbac.go `PolicyCSV`): the program
+ * writes its own key and never touches the platform's policy.
  */
 export const ROLLOUT_ACTIONS_POLICY_KEY = "policy.argo-rollouts-addon.csv";
 
 /**
  * ArgoCD's built-in Rollout actions, one folder each under argo-cd
- * `resource_customizations/argoproj.io/Rollout/actions/`: abort, promote-full, restart, resume and
- * retry in every 3.x release; pause and skip-current-step since v3.1.0. There is no `promote`: an
- * RBAC line naming an action ArgoCD does not have allows and denies nothing, silently.
+ * `resource_customizations/argoproj.io/Rollout/actions/` (pause and skip-current-step since
+ * v3.1.0). There is no `promote`: a line naming an action ArgoCD does not have does nothing, silently.
  */
 export const ARGOCD_ROLLOUT_ACTIONS: readonly string[] = ["abort", "pause", "promote-full", "restart", "resume", "retry", "skip-current-step"];
-
-/** The actions ArgoCD 3.0 does not offer yet (added in v3.1.0). */
 export const ROLLOUT_ACTIONS_SINCE_3_1: readonly string[] = ["pause", "skip-current-step"];
 
 /**
- * The actions that move a rollout past a gate or stop it, reserved to the approver by default
- * (ADR-056 D3): `resume` clears a pause (the regulated manual gate is a `pause: {}` step, resume.lua),
- * `promote-full` skips every remaining step and analysis, `skip-current-step` skips one, `abort`
- * rolls back. `retry`, `pause` and `restart` pass no gate and stay with the deployers.
+ * The actions that move a rollout past a gate or stop it, reserved to the approver by default:
+ * `resume` clears a pause (the regulated manual gate is a `pause: {}` step), `promote-full` skips
+ * every remaining step, `skip-current-step` one, `abort` rolls back. `retry`, `pause` and `restart`
+ * pass no gate and stay with the deployers.
  */
 export const APPROVER_ROLLOUT_ACTIONS: readonly string[] = ["resume", "promote-full", "skip-current-step", "abort"];
 
 /**
- * What a deployer role must not do in a regulated project, each an ArgoCD path that creates,
- * changes, replaces or deletes a Rollout as ArgoCD's own identity, outside the approval gate
- * (argo-cd v3.5.1 server/application/application.go):
- * - `create`: an Application of the project, with an automated sync from any revision; the
- *   application controller then applies it (`Create` asks `create` and the project's
- *   destinations only).
- * - `update/*`, `delete/*`: a resource patch or delete (`getAppLiveResource` asks
- *   `update/<group>/<kind>/<ns>/<name>` while fine-grained inheritance is off, ArgoCD 3's default);
- *   a deleted Rollout comes back through selfHeal and is promoted fully as an initial deploy.
- * - `update`, `delete`: the Application itself (its source revision and sync options, or a
- *   cascading delete).
- * - `sync`: a sync may ask for `Replace=true` with force, which deletes and recreates (`Sync` checks
- *   `sync` alone; gitops-engine sync_context.go), and a rollback is a sync.
- * - `override`: a sync of local manifests.
- * The deployers ship through git, and the automated sync needs no user.
+ * What a deployer role must not do in a regulated project: each path creates, changes, replaces or
+ * deletes a Rollout as ArgoCD's own identity, outside the approval gate (argo-cd v3.5.1
+ * server/application/application.go): `create` an Application with an automated sync from any
+ * revision; `update/*`, `delete/*` a resource (`getAppLiveResource`, fine-grained inheritance off
+ * by default in ArgoCD 3; a deleted Rollout comes back through selfHeal promoted fully); `update`,
+ * `delete` the Application; `sync` (a sync may ask for Replace=true with force, and a rollback is
+ * a sync); `override` (a sync of local manifests). The deployers ship through git.
  */
 export const REGULATED_DEPLOYER_DENIALS: readonly string[] = ["create", "update", "update/*", "delete", "delete/*", "sync", "override"];
 
 /**
- * The same through ApplicationSets, whose RBAC object is `<template project>/<name>` (argo-cd
- * v3.5.1 server/applicationset/applicationset.go `Create`, `updateAppSet`, `Delete`;
- * pkg/apis/application/v1alpha1/applicationset_types.go `RBACName`): the ApplicationSet controller
- * creates, updates and deletes the Applications it generates, as the controller, for whoever wrote it.
+ * The same through ApplicationSets, whose RBAC object is `<template project>/<name>` (argo-cd v3.5.1
+ * server/applicationset/applicationset.go): the ApplicationSet controller writes the Applications it
+ * generates, as itself, for whoever wrote it.
  */
 export const REGULATED_DEPLOYER_APPSET_DENIALS: readonly string[] = ["create", "update", "delete"];
 /** The program's own ArgoCD role for the deployer groups: it only denies (never bound to a grant). */

@@ -8,15 +8,9 @@ import { IN_CLUSTER, LiveProject, destinationPermitted } from "./regulatedPaths"
  * guard names: sync impersonation as argo-cd v3.5.1 derives it (util/settings).
  */
 
-/** util/settings/settings.go: argocd-cm keys of sync impersonation. */
-export const IMPERSONATION_ENABLED_KEY = "application.sync.impersonation.enabled";
-export const IMPERSONATION_ENFORCED_KEY = "application.sync.impersonation.enforced";
-
-/** settings.go `IsImpersonationEnabled`: exactly "true". */
-export const impersonationEnabled = (argocdCm: Readonly<Record<string, string>>): boolean => argocdCm[IMPERSONATION_ENABLED_KEY] === "true";
-/** settings.go `IsImpersonationEnforced`: on unless the key is there and "false". */
-export const impersonationEnforced = (argocdCm: Readonly<Record<string, string>>): boolean =>
-    argocdCm[IMPERSONATION_ENFORCED_KEY] === undefined || argocdCm[IMPERSONATION_ENFORCED_KEY] !== "false";
+/** util/settings/settings.go: argocd-cm keys of sync impersonation (`IsImpersonationEnabled`: exactly "true"; `IsImpersonationEnforced`: unless "false"). */
+const ENABLED_KEY = "application.sync.impersonation.enabled";
+const ENFORCED_KEY = "application.sync.impersonation.enforced";
 
 /**
  * util/settings/impersonation.go `DeriveServiceAccountToImpersonate`: the first of the project's
@@ -45,26 +39,21 @@ export function serviceAccountToImpersonate(
     return "";
 }
 
-/** How ArgoCD reaches one regulated namespace of this cluster for one regulated project. */
+/** How ArgoCD reaches one regulated namespace for one regulated project: the users its syncs and its API server's writes arrive as (no sync: it refuses to sync there), and why. */
 export interface ArgoIdentity {
     project: string;
     namespace: string;
-    /** The user its syncs arrive as; undefined when ArgoCD refuses to sync there. */
     sync?: string;
-    /** The user its API server's resource patches, deletes and actions arrive as. */
     server?: string;
-    /** Why ArgoCD will not act there, or why the identity is what it is. */
     note: string;
 }
 
 /**
- * Who ArgoCD acts as on each regulated namespace of this cluster that a regulated project may
- * target. Without sync impersonation the application controller syncs and the API server acts,
- * each as its own ServiceAccount (the cluster's in-cluster config). With it, both impersonate the
- * ServiceAccount the project derives for the destination (controller/sync.go and
- * server/application/application.go `getApplicationClusterConfig` call
- * `DeriveServiceAccountToImpersonate` alike); where none is derived, ArgoCD refuses to act while
- * impersonation is enforced, and falls back to its own identities otherwise.
+ * Who ArgoCD acts as on each regulated namespace of this cluster a regulated project may target.
+ * Without sync impersonation the application controller syncs and the API server acts, each as its
+ * own ServiceAccount. With it, both impersonate the ServiceAccount the project derives
+ * (controller/sync.go and server/application/application.go `getApplicationClusterConfig` alike);
+ * where none is derived ArgoCD refuses to act while impersonation is enforced, else falls back.
  */
 export function argoIdentities(
     argocdCm: Readonly<Record<string, string>>,
@@ -72,49 +61,32 @@ export function argoIdentities(
     namespaces: readonly string[],
     own: { controller?: string; server?: string },
 ): ArgoIdentity[] {
-    const out: ArgoIdentity[] = [];
-    const impersonating = impersonationEnabled(argocdCm);
-    for (const p of projects) {
-        for (const namespace of namespaces.filter((ns) => destinationPermitted(p.destinations, { ...IN_CLUSTER, namespace: ns }))) {
-            if (!impersonating) {
-                out.push({
-                    project: p.name,
-                    namespace,
-                    sync: own.controller,
-                    server: own.server,
-                    note: `sync impersonation is off (argocd-cm ${IMPERSONATION_ENABLED_KEY}): ArgoCD acts as its own ServiceAccounts`,
-                });
-                continue;
-            }
-            const derived = serviceAccountToImpersonate(p, { server: IN_CLUSTER.server, namespace });
-            if (typeof derived !== "string") {
-                out.push({ project: p.name, namespace, note: `ArgoCD cannot derive the ServiceAccount to impersonate: ${derived.error}` });
-            } else if (derived !== "") {
-                out.push({
-                    project: p.name,
-                    namespace,
-                    sync: derived,
-                    server: derived,
-                    note: `sync impersonation is on: the project's destinationServiceAccounts name ${derived} for ${namespace}, for the sync and the API server alike`,
-                });
-            } else if (impersonationEnforced(argocdCm)) {
-                out.push({
-                    project: p.name,
-                    namespace,
-                    note: `sync impersonation is on and enforced, and no destinationServiceAccounts entry of project ${p.name} matches ${namespace}: ArgoCD refuses to sync there`,
-                });
-            } else {
-                out.push({
-                    project: p.name,
-                    namespace,
-                    sync: own.controller,
-                    server: own.server,
-                    note: `sync impersonation is on but not enforced, and no destinationServiceAccounts entry of project ${p.name} matches ${namespace}: ArgoCD falls back to its own ServiceAccounts`,
-                });
-            }
-        }
-    }
-    return out;
+    const impersonating = argocdCm[ENABLED_KEY] === "true";
+    return projects.flatMap((p) =>
+        namespaces
+            .filter((ns) => destinationPermitted(p.destinations, { ...IN_CLUSTER, namespace: ns }))
+            .map((namespace): ArgoIdentity => {
+                const base = { project: p.name, namespace };
+                const fallback = { ...base, sync: own.controller, server: own.server };
+                const derived = impersonating ? serviceAccountToImpersonate(p, { server: IN_CLUSTER.server, namespace }) : "";
+                const none = `no destinationServiceAccounts entry of project ${p.name} matches ${namespace}`;
+                if (!impersonating) {
+                    return { ...fallback, note: `sync impersonation is off (argocd-cm ${ENABLED_KEY}): ArgoCD acts as its own ServiceAccounts` };
+                } else if (typeof derived !== "string") {
+                    return { ...base, note: `ArgoCD cannot derive the ServiceAccount to impersonate: ${derived.error}` };
+                } else if (derived !== "") {
+                    return {
+                        ...base,
+                        sync: derived,
+                        server: derived,
+                        note: `sync impersonation is on: the project's destinationServiceAccounts name ${derived} for ${namespace}, for the sync and the API server alike`,
+                    };
+                }
+                return argocdCm[ENFORCED_KEY] !== "false"
+                    ? { ...base, note: `sync impersonation is on and enforced, and ${none}: ArgoCD refuses to sync there` }
+                    : { ...fallback, note: `sync impersonation is on but not enforced, and ${none}: ArgoCD falls back to its own ServiceAccounts` };
+            }),
+    );
 }
 
 /** The approval guard's identities, as `request.userInfo` names them. */

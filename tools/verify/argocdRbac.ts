@@ -1,19 +1,13 @@
 /**
- * ArgoCD's RBAC decision, for verify's questions about the regulated projects (ADR-056 D3): the
- * matcher and the effect are argo-cd's own casbin model run by node-casbin; what ArgoCD adds around
- * casbin is written here, by file at argo-cd v3.5.1. The end-to-end scenario
- * `argocd-rbac-enforcer-agrees` asks ArgoCD's own enforcer (e2e/engines/argocd-rbac) the same
- * questions.
- * - util/rbac/rbac.go `PolicyCSV`: `policy.csv`, then every other `policy.<x>.csv` key in key order.
- * - `argocdAdapter.LoadPolicy`/`loadPolicyLine`: the built-in policy, the user policy, then a
- *   project's; each line trimmed, blank and `#` lines skipped, the rest read by Go's encoding/csv
- *   with TrimLeadingSpace. One bad line fails the whole policy, and ArgoCD then denies everything;
- *   a project's bad policy falls back to the policy without it (`tryGetCasbinEnforcer`).
- * - `globMatchFunc` (util/glob: gobwas/glob, no separators) or, with `policy.matchMode: regex`,
- *   casbin's `RegexMatchFunc` (Go RE2, unanchored; a pattern Go cannot compile fails the request).
- * - `enforce`: `policy.default` first; server/rbacpolicy/rbacpolicy.go `EnforceClaims`: the user,
- *   then each group that is the subject of a `g` line; a project-scoped request adds the
- *   AppProject's roles, and a project token is judged by its own project alone.
+ * ArgoCD's RBAC decision for verify's questions (ADR-056 D3): argo-cd's own casbin model run by
+ * node-casbin, and what ArgoCD adds around casbin, by file at argo-cd v3.5.1: the policy's assembly
+ * and loading (util/rbac/rbac.go `PolicyCSV`, `argocdAdapter.LoadPolicy`: one bad line fails the
+ * whole policy, a project's bad policy falls back to the policy without it), the matcher function
+ * (`globMatchFunc`, gobwas/glob; or casbin's RE2 `RegexMatchFunc` with `policy.matchMode: regex`),
+ * `policy.default` tried first (`enforce`), and the claims (server/rbacpolicy/rbacpolicy.go
+ * `EnforceClaims`: the user, then each group that is the subject of a `g` line, with the request's
+ * AppProject roles; a project token judged by its own project alone). The end-to-end scenario
+ * `argocd-rbac-enforcer-agrees` asks ArgoCD's own enforcer (e2e/engines/argocd-rbac) the same.
  */
 import { Enforcer, newEnforcer, newModelFromString } from "casbin";
 
@@ -49,7 +43,7 @@ export const BUILTIN_POLICY_CSV = [
 ].join("\n");
 
 /** argocd-rbac-cm's data. */
-export type ArgoRbacData = Readonly<Record<string, string>>;
+type ArgoRbacData = Readonly<Record<string, string>>;
 /** An AppProject's roles, as `spec.roles` holds them. */
 export interface ArgoProjectRoles {
     name: string;

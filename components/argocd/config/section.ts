@@ -1,4 +1,4 @@
-import { field, readSection, type Fields } from "../../config/declare";
+import { defaultsOf, field, readSection, type Fields } from "../../config/declare";
 import { ConfigReader, DNS_LABEL, DNS_SUBDOMAIN, Plain, isPlainObject } from "../../config/reader";
 import { IDENTITY_TEXT, WILDCARD } from "../../config/identity";
 import { NAMESPACE_RULE } from "../../config/namespaces";
@@ -18,12 +18,11 @@ const API_GROUP = "([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9]
 const KIND = "[A-Z][A-Za-z0-9]*";
 
 /**
- * ignoreDifferences paths in a documented subset. ArgoCD compiles each jq path as `del(<path>)` with
- * gojq, and a path gojq refuses fails the diff of every Application the rule applies to (argo-cd
- * v3.5.1 util/argo/normalizers/diff_normalizer.go); rather than restate gojq's grammar the program
- * accepts plain paths only and names the plain form of the rest (test/ignorePaths.test.ts keeps gojq's
- * verdicts on them). A JSON pointer follows RFC 6901 and does not end in `/-`, which json-patch's
- * remove cannot follow.
+ * ignoreDifferences paths in a documented subset. ArgoCD compiles a jq path as `del(<path>)` with
+ * gojq, and one gojq refuses fails the diff of every Application the rule applies to (argo-cd v3.5.1
+ * util/argo/normalizers/diff_normalizer.go): rather than restate gojq's grammar, plain paths only
+ * (test/ignorePaths.test.ts keeps gojq's verdicts). A JSON pointer (RFC 6901) must not end in `/-`,
+ * which json-patch's remove cannot follow.
  */
 const JQ_KEY = '"[^"\\\\\\x00-\\x1f]*"';
 const JQ_FIELDS = `\\.([A-Za-z_][A-Za-z0-9_]*|\\[(${JQ_KEY}|0|[1-9][0-9]*)?\\])(\\.[A-Za-z_][A-Za-z0-9_]*|\\[(${JQ_KEY}|0|[1-9][0-9]*)?\\])*`;
@@ -33,10 +32,7 @@ const PLAIN_JQ = '.field, ["key"], [], [n] and | select(.field == "value")';
 
 /** An ArgoCD RBAC subject: ArgoCD reads each policy line with Go's encoding/csv (util/rbac/rbac.go `loadPolicyLine`), so no comma, blank, quote or `#`. */
 const RBAC_SUBJECT_RULE = { pattern: /^[^\s,#"]+$/, describe: "an ArgoCD role or SSO group such as role:approver (no spaces, commas, quotes or #)" };
-/**
- * An SSO group in a `g` line: quoted by csvField (../rbac.ts) when it holds a blank, comma, quote or
- * `#`, as the IdP names it; no `*` or `?`: the same names reach Kyverno (../../config/identity.ts).
- */
+/** An SSO group as the IdP names it, quoted by csvField (../rbac.ts); no `*` or `?`: the same names reach Kyverno (../../config/identity.ts). */
 const SSO_GROUP_RULE = {
     pattern: IDENTITY_TEXT,
     valid: (g: string) => !WILDCARD.test(g),
@@ -194,17 +190,12 @@ export const ARGOCD_FIELDS = {
     }),
 } as const;
 
-/** Every default of the section, in one object. */
-export const ARGOCD_DEFAULTS = {
-    namespace: ARGOCD_FIELDS.namespace.default,
-    owner: "external" as ArgoObjectOwner,
-    allKinds: BUILTIN_KINDS,
-    rbac: { actions: APPROVER_ROLLOUT_ACTIONS },
-} as const;
+/** Every declared default of the section, in one object. */
+export const ARGOCD_DEFAULTS = defaultsOf<{ namespace: string; rbac: { actions: readonly string[] } }>(ARGOCD_FIELDS);
 
 /** ignoreDifferences rules, each read with its declared fields; a rule names at least one path, and no group with kind "*". */
 function ruleList(r: ConfigReader, key: string, value: unknown, fields: Fields): IgnoreRule[] {
-    if (value === undefined || value === null || !Array.isArray(value)) {
+    if (!Array.isArray(value)) {
         if (value !== undefined && value !== null) {
             r.problem(key, value, "must be a list of ignoreDifferences rules ({group, kind, jsonPointers, jqPathExpressions, managedFieldsManagers})");
         }
