@@ -4,7 +4,7 @@ import { globRegExp, loadArgoRbac, policyCsv, projectPoliciesString, readCsvLine
 const app = (action: string, object = "tenants/web") => ({ resource: "applications", action, object });
 
 describe("ArgoCD RBAC for verify: argo-cd's casbin model with ArgoCD's policy assembly and claims (e2e argocd-rbac-enforcer-agrees checks it)", () => {
-    it("merges policy.csv first, then the other policy.*.csv keys in key order", async () => {
+    it("merges policy.csv first, then the other policy.*.csv keys in key order", () => {
         assert.strictEqual(
             policyCsv({ "policy.b.csv": "B", "policy.csv": "MAIN", "policy.a.csv": "A", "policy.default": "x", "other.csv": "no" }),
             "MAIN\nA\nB",
@@ -12,7 +12,7 @@ describe("ArgoCD RBAC for verify: argo-cd's casbin model with ArgoCD's policy as
         assert.strictEqual(policyCsv({ "policy.z.csv": "Z" }), "\nZ");
     });
 
-    it("reads a line as Go's encoding/csv with TrimLeadingSpace", async () => {
+    it("reads a line as Go's encoding/csv with TrimLeadingSpace", () => {
         assert.deepStrictEqual(readCsvLine("p,  a , b"), ["p", "a ", "b"]);
         assert.deepStrictEqual(readCsvLine('p, "a, b", "say ""hi"""'), ["p", "a, b", 'say "hi"']);
         assert.deepStrictEqual(readCsvLine("g, a,"), ["g", "a", ""]);
@@ -21,7 +21,7 @@ describe("ArgoCD RBAC for verify: argo-cd's casbin model with ArgoCD's policy as
         }
     });
 
-    it("compiles gobwas globs: * crosses /, alternatives, classes; a broken pattern matches nothing", async () => {
+    it("compiles gobwas globs: * crosses /, alternatives, classes; a broken pattern matches nothing", () => {
         assert.ok(globRegExp("update/*")!.test("update/argoproj.io/Rollout/ns/name"));
         assert.ok(globRegExp("{sync,override}")!.test("override"));
         assert.ok(!globRegExp("{sync,override}")!.test("syncx"));
