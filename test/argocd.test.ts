@@ -1,50 +1,33 @@
 import * as assert from "assert";
 import * as YAML from "yaml";
 import {
-    ARGOCD_ROLLOUT_ACTIONS,
     BUILTIN_KINDS,
     CONTROLLER_FIELD_MANAGER,
-    PLUGIN_FIELD_MANAGER,
-    canaryRuleReasons,
-    pointerCovers,
-    COMPARE_OPTIONS_ANNOTATION,
     HTTPROUTE_WEIGHTS_RULE,
-    KeptObjectRef,
-    LiveAppProject,
-    LiveApplicationSet,
-    ROLLOUT_ACTIONS_POLICY_KEY,
-    appProjectProblems,
-    applicationSetProblems,
-    globMatch,
-    ROLLOUT_PROJECT_KINDS,
+    IgnoreRule,
+    PLUGIN_FIELD_MANAGER,
     SERVICE_SELECTOR_RULE,
-    TAKE_OVER_LISTS,
-    TENANT_COMPARE_OPTIONS,
-    TENANT_SYNC_OPTIONS,
-    appProjectPatch,
-    applicationSetPatch,
     argocdCmIgnoreData,
     argocdCmKey,
-    conflictingSyncOptions,
+    canaryRuleReasons,
     expandAllKinds,
     labelConditionalRouteRule,
-    projectWhitelist,
-    rolloutActionsPolicyCsv,
+    pointerCovers,
     rolloutArrayPathReasons,
-    tenantSyncSettings,
-} from "../components/argocd";
-import { APPROVER_ROLLOUT_ACTIONS, IgnoreRule } from "../components/argocd";
-import { loadArgoRbac } from "../components/argocd/enforcer";
+} from "../components/argocd/ignoreRules";
+import { KeptObjectRef, LiveAppProject, LiveApplicationSet, appProjectProblems, applicationSetProblems, globMatch } from "../components/argocd/keptObjects";
+import { TAKE_OVER_LISTS } from "../components/argocd/ownership";
+import { ROLLOUT_PROJECT_KINDS, appProjectPatch, projectWhitelist } from "../components/argocd/projects";
+import { APPROVER_ROLLOUT_ACTIONS, ARGOCD_ROLLOUT_ACTIONS, ROLLOUT_ACTIONS_POLICY_KEY, rolloutActionsPolicyCsv } from "../components/argocd/rbac";
 import {
-    IN_CLUSTER,
-    LiveProject,
-    argoIdentities,
-    destinationPermitted,
-    identityProblems,
-    regulatedProjectProblems,
-    regulatedTargets,
-    serviceAccountToImpersonate,
-} from "../components/argocd/regulatedPaths";
+    COMPARE_OPTIONS_ANNOTATION,
+    TENANT_COMPARE_OPTIONS,
+    TENANT_SYNC_OPTIONS,
+    applicationSetPatch,
+    conflictingSyncOptions,
+    tenantSyncSettings,
+} from "../components/argocd/syncOptions";
+import { loadArgoRbac } from "../tools/verify/argocdRbac";
 import { OfflineRun, PlannedResource } from "../tools/offline";
 import { planStack } from "../tools/plan";
 import { fromConfigMap, listStacks, placeholderKeptArgoObjects, placeholderWorld, readStackFile } from "../tools/stackFile";
@@ -80,7 +63,7 @@ const tenantArgoCd = {
             ignoreDifferences: [{ group: "apps", kind: "Deployment", jsonPointers: ["/spec/replicas"] }],
         },
     },
-    ignoreDifferences: [{ kind: "*", jqPathExpressions: [".spec.template.spec.containers[]?.securityContext"] }],
+    ignoreDifferences: [{ kind: "*", jqPathExpressions: [".spec.template.spec.containers[].securityContext"] }],
     rbac: { approverRole: "role:approver", deployerRoles: ["role:deployer"] },
 };
 
@@ -295,7 +278,7 @@ describe("argocd-apps stage", () => {
             assert.strictEqual(problems.length, 3);
             assert.match(
                 problems[0],
-                /^ApplicationSet argocd\/tenant-apps \(argocd.applicationSets.tenant-apps\): spec.template.spec.syncPolicy.syncOptions lacks RespectIgnoreDifferences=true: .*ADR-056 as-built 2026-06-27/,
+                /^ApplicationSet argocd\/tenant-apps \(argocd.applicationSets.tenant-apps\): spec.template.spec.syncPolicy.syncOptions lack RespectIgnoreDifferences=true: .*ADR-056 as-built 2026-06-27/,
             );
             assert.match(
                 problems[1],
@@ -329,7 +312,7 @@ describe("argocd-apps stage", () => {
             assert.match(problems[0], /ignoreDifferences\[2\] \(argoproj.io\/Rollout\) reaches a Rollout with an array path.*ADR-056 as-built 2026-07-14/);
             assert.match(problems[1], /ignoreDifferences\[3\] .*conditional on a label only live carries.*#208/);
             assert.match(problems[2], /ignoreDifferences\[4\] .*field manager gatewayAPI/);
-            assert.match(problems[3], /ignoreDifferences\[5\] \(Service\): \/spec\/selector ignores the whole Service selector/);
+            assert.match(problems[3], /ignoreDifferences\[5\] \(Service\) \/spec\/selector ignores the whole Service selector/);
         });
 
         it("the offline plan's placeholders are marked as such and pass every check", () => {
@@ -465,7 +448,7 @@ describe("argocd-apps stage", () => {
             );
         });
 
-        it("denies the deployer roles every ArgoCD path that creates, changes, replaces or deletes a Rollout in a regulated project", () => {
+        it("denies the deployer roles every ArgoCD path that creates, changes, replaces or deletes a Rollout in a regulated project", async () => {
             const rbac = {
                 approverRole: "role:approver",
                 deployerRoles: ["role:deployer"],
@@ -486,7 +469,7 @@ describe("argocd-apps stage", () => {
             assert.ok(!csv.includes("update, tenants/*"), "a project that is not regulated keeps its deployers' update and sync");
             // ArgoCD's own decision, restated: a deployer bound to the role through a group, even one the
             // platform made role:admin of every project, cannot sync, patch or delete a regulated Rollout.
-            const enforcer = loadArgoRbac({
+            const enforcer = await loadArgoRbac({
                 "policy.csv": "g, deployers, role:deployer\np, role:deployer, applications, *, */*, allow\ng, approvers, role:approver",
                 [ROLLOUT_ACTIONS_POLICY_KEY]: csv,
             });
@@ -507,7 +490,7 @@ describe("argocd-apps stage", () => {
             }
             // A common tenant grant, `applications, *, <project>/*`, creates an Application with an
             // automated sync; an ApplicationSet's generated Applications are its controller's writes.
-            const appsets = loadArgoRbac({
+            const appsets = await loadArgoRbac({
                 "policy.csv": "g, deployers, role:deployer\np, role:deployer, applicationsets, *, */*, allow",
                 [ROLLOUT_ACTIONS_POLICY_KEY]: csv,
             });
@@ -526,7 +509,7 @@ describe("argocd-apps stage", () => {
             assert.ok(can("approvers", "action/argoproj.io/Rollout/resume"));
         });
 
-        it("binds the configured groups: approvers to the approver role, deployers to a role that only denies, quoted as ArgoCD's CSV reader needs", () => {
+        it("binds the configured groups: approvers to the approver role, deployers to a role that only denies, quoted as ArgoCD's CSV reader needs", async () => {
             const rbac = {
                 approverRole: "role:approver",
                 deployerRoles: [],
@@ -540,7 +523,7 @@ describe("argocd-apps stage", () => {
             assert.match(csv, /^g, "Release Approvers", role:approver$/m);
             assert.match(csv, /^g, "ship, ""fast""", role:argo-rollouts-addon-deployer$/m);
             assert.ok(!/^p, role:argo-rollouts-addon-deployer, .*, allow$/m.test(csv), "the deployers' role grants nothing");
-            const enforcer = loadArgoRbac({ [ROLLOUT_ACTIONS_POLICY_KEY]: csv });
+            const enforcer = await loadArgoRbac({ [ROLLOUT_ACTIONS_POLICY_KEY]: csv });
             assert.strictEqual(enforcer.error, undefined);
             assert.ok(
                 enforcer.enforce(
@@ -681,7 +664,7 @@ describe("argocd-apps stage", () => {
                         err.message,
                         /AppProject argocd\/tenants \(argocd.projects.tenants\): spec.namespaceResourceWhitelist does not permit argoproj.io\/Rollout, argoproj.io\/AnalysisTemplate, argoproj.io\/AnalysisRun.*ADR-056 D2/,
                     );
-                    assert.match(err.message, /ApplicationSet argocd\/tenant-apps .*lacks RespectIgnoreDifferences=true.*as-built 2026-06-27/);
+                    assert.match(err.message, /ApplicationSet argocd\/tenant-apps .*lack RespectIgnoreDifferences=true.*as-built 2026-06-27/);
                     assert.match(err.message, /ApplicationSet argocd\/tenant-apps .*no rule for the canary weights of HTTPRoutes/);
                     assert.doesNotMatch(err.message, /Service selector key/);
                     return true;
@@ -743,191 +726,5 @@ describe("argocd-apps stage", () => {
                 );
             });
         }
-    });
-    describe("paths around the regulated projects (pure, argo-cd v3.5.1 restated)", () => {
-        const project = (name: string, spec: Partial<LiveProject> = {}): LiveProject => ({
-            name,
-            destinations: [],
-            sourceNamespaces: [],
-            destinationServiceAccounts: [],
-            roles: [],
-            ...spec,
-        });
-        const inCluster = (namespace: string) => ({ ...IN_CLUSTER, namespace });
-
-        it("matches destinations as AppProject.isDestinationMatched does: server or name, globs, and negations that refuse outright", () => {
-            const star = [{ server: "*", namespace: "*" }];
-            assert.ok(destinationPermitted(star, inCluster("payments-prod")));
-            assert.ok(destinationPermitted([{ name: "in-cluster", namespace: "payments-*" }], inCluster("payments-prod")), "by name");
-            assert.ok(!destinationPermitted([{ server: "https://spoke.example", namespace: "*" }], inCluster("payments-prod")), "another cluster");
-            assert.ok(!destinationPermitted([{ server: "*", namespace: "*-dev" }], inCluster("payments-prod")));
-            // A "!" namespace refuses where the server matches, whatever the other entries say.
-            assert.ok(!destinationPermitted([...star, { server: "*", namespace: "!payments-prod" }], inCluster("payments-prod")));
-            assert.ok(destinationPermitted([...star, { server: "*", namespace: "!payments-prod" }], inCluster("alpha-prod")));
-            // A "!" server refuses a destination it does not match only where the namespace matches (Go's && before ||).
-            assert.ok(!destinationPermitted([...star, { server: "!https://kubernetes.default.svc", namespace: "*" }], inCluster("payments-prod")));
-            assert.ok(!destinationPermitted([{ server: "[", namespace: "*" }], inCluster("payments-prod")), "a pattern that does not compile matches nothing");
-        });
-
-        it("finds another project reaching a regulated namespace, here or on a spoke a regulated project names", () => {
-            const regulated = project("tenants-regulated", {
-                destinations: [
-                    { server: "https://kubernetes.default.svc", namespace: "payments-prod" },
-                    { server: "https://prod.spoke.example", namespace: "ledger-prod" },
-                    { server: "*", namespace: "audit-*" },
-                ],
-            });
-            const targets = regulatedTargets(["payments-prod"], [regulated]);
-            assert.deepStrictEqual(
-                targets.map((t) => `${t.server || t.name}/${t.namespace}`),
-                ["https://kubernetes.default.svc/payments-prod", "https://prod.spoke.example/ledger-prod"],
-                "a pattern is no target",
-            );
-            const rbac = { regulatedProjects: ["tenants-regulated"], actions: ["resume"] };
-            const problems = regulatedProjectProblems(rbac, {
-                projects: [
-                    regulated,
-                    project("tenants", {
-                        destinations: [
-                            { server: "*", namespace: "*" },
-                            { server: "*", namespace: "!payments-prod" },
-                        ],
-                    }),
-                    project("platform", { destinations: [{ server: "https://kubernetes.default.svc", namespace: "*-dev" }] }),
-                ],
-                targets,
-                rbacCm: {},
-                apps: [],
-                allowReplaceOrForceSync: false,
-            });
-            assert.deepStrictEqual(
-                problems.map((p) => p.object),
-                ["AppProject tenants"],
-            );
-            assert.match(
-                problems[0].found,
-                /reach namespace ledger-prod on https:\/\/prod\.spoke\.example \(a destination of regulated project tenants-regulated\)/,
-            );
-            assert.doesNotMatch(problems[0].found, /payments-prod/, 'the "!" entry keeps it out');
-        });
-
-        it("judges each role of a regulated project as its tokens arrive (proj:<project>:<role>), and Replace or Force syncs", () => {
-            const rbac = { regulatedProjects: ["tenants-regulated"], actions: ["resume", "promote-full"] };
-            const live = (
-                roles: LiveProject["roles"],
-                apps: { project: string; name: string; syncOptions: string[] }[] = [],
-                allowReplaceOrForceSync = false,
-            ) =>
-                regulatedProjectProblems(rbac, {
-                    projects: [project("tenants-regulated", { roles })],
-                    targets: [],
-                    rbacCm: { "policy.csv": "" },
-                    apps,
-                    allowReplaceOrForceSync,
-                });
-            const role = (name: string, policies: string[], extra: Partial<LiveProject["roles"][number]> = {}) => ({
-                name,
-                policies,
-                groups: [],
-                tokens: [],
-                ...extra,
-            });
-            const found = live([
-                role("pipeline", ["p, proj:tenants-regulated:pipeline, applications, sync, tenants-regulated/*, allow"], { tokens: ["1767225600"] }),
-                role("approvers", ["p, proj:tenants-regulated:approvers, applications, action/argoproj.io/Rollout/resume, tenants-regulated/*, allow"], {
-                    groups: ["release"],
-                }),
-                role("sets", ["p, proj:tenants-regulated:sets, applicationsets, create, tenants-regulated/*, allow"]),
-                role("reader", ["p, proj:tenants-regulated:reader, applications, get, tenants-regulated/*, allow"], { tokens: ["ro"] }),
-                role("elsewhere", ["p, proj:tenants-regulated:elsewhere, applications, sync, tenants/*, allow"]),
-            ]);
-            assert.deepStrictEqual(
-                found.map((f) => f.object),
-                ["AppProject tenants-regulated role pipeline", "AppProject tenants-regulated role approvers", "AppProject tenants-regulated role sets"],
-            );
-            assert.match(found[0].found, /^\(tokens 1767225600, no group\) may sync applications:/);
-            assert.match(found[1].found, /^\(no token yet, groups release\) may action\/argoproj\.io\/Rollout\/resume applications:/);
-            assert.match(found[2].found, /may create applicationsets/);
-            const apps = [
-                { project: "tenants-regulated", name: "payments", syncOptions: ["CreateNamespace=true", "Replace=true"] },
-                { project: "tenants-regulated", name: "ledger", syncOptions: [" Force=true"] },
-                { project: "tenants", name: "web", syncOptions: ["Replace=true"] },
-            ];
-            assert.deepStrictEqual(
-                live([], apps).map((f) => `${f.object}: ${f.found.split(" (")[0]}`),
-                [
-                    "Application payments: of regulated project tenants-regulated syncs with Replace=true",
-                    "Application ledger: of regulated project tenants-regulated syncs with Force=true",
-                ],
-            );
-            assert.deepStrictEqual(live([], apps, true), [], "allowReplaceOrForceSync");
-        });
-
-        it("derives the ServiceAccount ArgoCD impersonates as DeriveServiceAccountToImpersonate does", () => {
-            const p = (items: LiveProject["destinationServiceAccounts"]) => project("p", { destinationServiceAccounts: items });
-            const dst = { server: IN_CLUSTER.server, namespace: "payments-prod" };
-            assert.strictEqual(
-                serviceAccountToImpersonate(p([{ server: "*", namespace: "*-prod", defaultServiceAccount: "deployer" }]), dst),
-                "system:serviceaccount:payments-prod:deployer",
-            );
-            assert.strictEqual(
-                serviceAccountToImpersonate(p([{ server: "*", namespace: "*", defaultServiceAccount: "argocd:sync" }]), dst),
-                "system:serviceaccount:argocd:sync",
-            );
-            assert.strictEqual(serviceAccountToImpersonate(p([{ server: "https://spoke", namespace: "*", defaultServiceAccount: "x" }]), dst), "");
-            assert.deepStrictEqual(serviceAccountToImpersonate(p([{ server: "*", namespace: "*", defaultServiceAccount: "a/b" }]), dst), {
-                error: "default service account contains invalid chars 'a/b'",
-            });
-        });
-
-        it("says who ArgoCD acts as and what the guard must name, impersonation on or off", () => {
-            const own = { controller: "system:serviceaccount:argocd:argocd-application-controller", server: "system:serviceaccount:argocd:argocd-server" };
-            const projects = [
-                project("r", {
-                    destinations: [{ server: "*", namespace: "*-prod" }],
-                    destinationServiceAccounts: [{ server: "*", namespace: "payments-*", defaultServiceAccount: "sync" }],
-                }),
-            ];
-            const off = argoIdentities({}, projects, ["payments-prod", "ledger-prod"], own);
-            assert.deepStrictEqual(
-                off.map((a) => [a.namespace, a.sync, a.server]),
-                [
-                    ["payments-prod", own.controller, own.server],
-                    ["ledger-prod", own.controller, own.server],
-                ],
-            );
-            const guard = { gitops: [own.controller], gitopsGroups: [], action: [own.server] };
-            assert.deepStrictEqual(identityProblems(guard, off), []);
-            const on = argoIdentities({ "application.sync.impersonation.enabled": "true" }, projects, ["payments-prod", "ledger-prod"], own);
-            assert.deepStrictEqual(
-                on.map((a) => [a.namespace, a.sync ?? null]),
-                [
-                    ["payments-prod", "system:serviceaccount:payments-prod:sync"],
-                    ["ledger-prod", null],
-                ],
-            );
-            assert.match(on[1].note, /enforced, and no destinationServiceAccounts entry of project r matches ledger-prod: ArgoCD refuses to sync there/);
-            const notEnforced = argoIdentities(
-                { "application.sync.impersonation.enabled": "true", "application.sync.impersonation.enforced": "false" },
-                projects,
-                ["ledger-prod"],
-                own,
-            );
-            assert.deepStrictEqual([notEnforced[0].sync, notEnforced[0].server], [own.controller, own.server]);
-            const problems = identityProblems(guard, on.slice(0, 1));
-            assert.strictEqual(problems.length, 3, problems.join("\n"));
-            assert.match(
-                problems[0],
-                /ArgoCD syncs as system:serviceaccount:payments-prod:sync .*add payments-prod\/sync to policy\.regulated\.gitopsServiceAccounts/,
-            );
-            assert.match(problems[1], /API server acts as system:serviceaccount:payments-prod:sync, its sync identity.*set it to \[\]/);
-            assert.match(problems[2], /names argocd\/argocd-application-controller, which ArgoCD does not sync any regulated namespace as/);
-            assert.deepStrictEqual(
-                identityProblems({ gitops: ["system:serviceaccount:payments-prod:sync"], gitopsGroups: [], action: [] }, on.slice(0, 1)),
-                [],
-            );
-            // "true" exactly: ArgoCD reads no other spelling as on.
-            assert.strictEqual(argoIdentities({ "application.sync.impersonation.enabled": "True" }, projects, ["payments-prod"], own)[0].sync, own.controller);
-        });
     });
 });

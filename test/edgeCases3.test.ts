@@ -4,7 +4,6 @@
  */
 import * as assert from "assert";
 import { ConfigError, ConfigProblem } from "../components/config";
-import { jqPathProblem, jsonPointerProblem } from "../components/argocd/jq";
 import { AddonConfig, parseAddonConfig } from "../stacks/config";
 import { TEST_POLICY, TEST_SHA256, hubConfig, merged, withRegulatedArgoRbac } from "./harness";
 
@@ -69,79 +68,6 @@ describe("edge cases, third round", () => {
             assert.strictEqual(parse({ delivery: { prod: { standard: { stepPause: "596523h" } } } }).delivery.prod.standard.stepPause, "596523h");
             // The shortest pause, initialDelay + interval, is derived: it must fit too.
             problemFor({ analysis: { initialDelay: "596523h", interval: "1h" } }, "analysis.initialDelay", /at most 2147483647s.*int32/);
-        });
-    });
-
-    describe("ignoreDifferences paths ArgoCD cannot use", () => {
-        const rule = (r: Record<string, unknown>) => ({ argocd: { ignoreDifferences: [{ group: "apps", kind: "Deployment", ...r }] } });
-
-        it("refuses a jq path gojq cannot compile inside del(), naming the key and the value", () => {
-            const p = problemFor(
-                rule({ jqPathExpressions: [".spec.replicas", ".metadata.annotations.my-key"] }),
-                "argocd.ignoreDifferences[0].jqPathExpressions[1]",
-                /function not defined: key\/0/,
-            );
-            assert.strictEqual(p.given, '".metadata.annotations.my-key"');
-            problemFor(
-                rule({ jqPathExpressions: [".spec.containers[] | select(.name == 'app')"] }),
-                "argocd.ignoreDifferences[0].jqPathExpressions[0]",
-                /unexpected token/,
-            );
-            problemFor(rule({ jqPathExpressions: [".spec.x["] }), "argocd.ignoreDifferences[0].jqPathExpressions[0]", /unexpected token "\)" at character 9/);
-            // The paths ArgoCD's documentation and our own rules use stay accepted.
-            const jq = [
-                ".spec.rules[]? | select((.backendRefs // []) | length > 1) | .backendRefs[]?.weight",
-                '.metadata.annotations["kubectl.kubernetes.io/last-applied-configuration"]',
-                '.spec.template.spec.containers[] | select(.name == "istio-proxy")',
-            ];
-            assert.deepStrictEqual(parse(rule({ jqPathExpressions: jq })).argocd.ignoreDifferences[0].jqPathExpressions, jq);
-        });
-
-        it("refuses a JSON pointer json-patch cannot follow (a ~ not escaped, a trailing /-)", () => {
-            problemFor(rule({ jsonPointers: ["/metadata/annotations/a~b"] }), "argocd.ignoreDifferences[0].jsonPointers[0]", /escape ~ as ~0/);
-            problemFor(rule({ jsonPointers: ["/spec/template/spec/containers/-"] }), "argocd.ignoreDifferences[0].jsonPointers[0]", /must not end in \/-/);
-            assert.deepStrictEqual(parse(rule({ jsonPointers: ["/metadata/annotations/a~1b~0c"] })).argocd.ignoreDifferences[0].jsonPointers, [
-                "/metadata/annotations/a~1b~0c",
-            ]);
-        });
-
-        // A sample of the comparison with gojq v0.12.19 recorded in components/argocd/jq.ts: gojq's verdict on each.
-        const GOJQ_COMPILES = [
-            ".a? // 1",
-            ". .a",
-            "1.",
-            "try .a catch .b + 1",
-            "if . then 1 end.a",
-            "label $f | label $g | break $f",
-            ".a as [$x, {b: $y}] | $y",
-            '{"\\(.a)": 1}',
-            ".a.b.[0]",
-            "def f($x): x | .a; f(.b)",
-            "reduce .a + .b as $x (0; .)",
-            '.a | @base64 "x\\(.)"',
-        ];
-        const GOJQ_REFUSES = [
-            ".a?//1",
-            ".a | input",
-            ".a | $__loc__",
-            "{$__loc__}",
-            ".a = .b = .c",
-            ".a == .b == .c",
-            "..a",
-            '.a | "\\a"',
-            "def if: .a; .b",
-            ".a | break $out",
-            "if .a then .b elif .c then .d",
-        ];
-
-        it("agrees with gojq on the recorded sample", () => {
-            for (const q of GOJQ_COMPILES) {
-                assert.strictEqual(jqPathProblem(q), undefined, q);
-            }
-            for (const q of GOJQ_REFUSES) {
-                assert.ok(jqPathProblem(q), `${q} should be refused`);
-            }
-            assert.strictEqual(jsonPointerProblem("/spec/replicas"), undefined);
         });
     });
 

@@ -1,26 +1,24 @@
 import { ConfigReader, Plain } from "../config/reader";
 import {
+    FROZEN_ROLLOUT,
     GroupKind,
-    HTTPROUTE_WEIGHTS_RULE,
     IgnoreRule,
     RuleScope,
     SERVICE,
     canaryRuleReasons,
     expandAllKinds,
     kindLabel,
-    labelConditionalRouteRule,
     rolloutArrayPathReasons,
 } from "./ignoreRules";
+import { globMatch } from "./keptObjects";
 import { TENANT_SYNC_OPTIONS, conflictingSyncOptions } from "./syncOptions";
 import type { ArgoCdConfig, ArgoRbacConfig, RegulatedGroups } from "./config/types";
 
 /**
- * The argocd section's preflight: after the section is read, its values are checked against the
- * traps of ADR-056 D2, D3 and the as-built corrections on the same reader, so every problem of the
- * stack file is reported together.
+ * The argocd section's traps (ADR-056 D2, D3 and the as-built corrections), checked on the reader
+ * that read it, so every problem of the stack file is reported together. `raw`: the section as
+ * given; `regulated`: the stack's policy.regulated, when set.
  */
-
-/** The argocd section's traps. `raw` is the section as given; `regulated`: the stack's policy.regulated, when set. */
 export function preflightArgoCd(r: ConfigReader, cfg: ArgoCdConfig, raw: Plain, regulated?: RegulatedGroups): void {
     if (!cfg.local) {
         // Another cluster's ArgoCD reaches this one with its cluster Secret's credentials, for the
@@ -57,7 +55,7 @@ export function preflightArgoCd(r: ConfigReader, cfg: ArgoCdConfig, raw: Plain, 
         }
     }
     for (const project of cfg.projects.filter((p) => p.owner === "addon")) {
-        if (!project.namespaceResources.some((gk) => covers(gk, SERVICE))) {
+        if (!project.namespaceResources.some((gk) => globMatch(gk.group, SERVICE.group) && globMatch(gk.kind, SERVICE.kind))) {
             r.problem(
                 `argocd.projects.${project.name}.namespaceResources`,
                 project.namespaceResources.map(kindLabel),
@@ -67,11 +65,7 @@ export function preflightArgoCd(r: ConfigReader, cfg: ArgoCdConfig, raw: Plain, 
     }
     const approver = cfg.rbac.approverRole;
     if (approver !== undefined && cfg.rbac.deployerRoles.includes(approver)) {
-        r.problem(
-            "argocd.rbac.deployerRoles",
-            cfg.rbac.deployerRoles,
-            `must not include the approver role ${approver}: the deployer is never the approver (ADR-056 D3, ADR-049)`,
-        );
+        r.problem("argocd.rbac.deployerRoles", cfg.rbac.deployerRoles, `must not include the approver role ${approver}: ${NOT_APPROVER}`);
     }
     if (approver !== undefined && cfg.rbac.projects.length === 0) {
         r.problem(
@@ -83,16 +77,17 @@ export function preflightArgoCd(r: ConfigReader, cfg: ArgoCdConfig, raw: Plain, 
     preflightRegulatedRbac(r, cfg.rbac, regulated);
 }
 
+const NOT_APPROVER = "the deployer is never the approver (ADR-056 D3, ADR-049)";
+
 /**
  * Regulated prod through ArgoCD (ADR-056 D3): ArgoCD changes, replaces and deletes Rollouts as its
- * own identities for any user its RBAC lets through, so where a cluster has regulated namespaces
- * the ArgoCD that syncs them must be told who approves and who only deploys.
+ * own identities for any user its RBAC lets through, so the ArgoCD that syncs regulated namespaces
+ * must be told who approves and who only deploys.
  */
 function preflightRegulatedRbac(r: ConfigReader, rbac: ArgoRbacConfig, groups: RegulatedGroups | undefined): void {
-    const regulated = groups !== undefined;
     const why =
         "ArgoCD runs the Rollout actions, resource patches and deletes, and Replace syncs as its own identities for any user its RBAC lets through, so in regulated prod its RBAC is part of the approval gate (ADR-056 D3)";
-    if (regulated && rbac.regulatedProjects.length === 0) {
+    if (groups && rbac.regulatedProjects.length === 0) {
         r.problem(
             "argocd.rbac.regulatedProjects",
             undefined,
@@ -117,7 +112,7 @@ function preflightRegulatedRbac(r: ConfigReader, rbac: ArgoRbacConfig, groups: R
         );
     }
     // With policy.regulated its own approverGroups are required: reported there, once.
-    if (rbac.approverGroups.length === 0 && !regulated) {
+    if (rbac.approverGroups.length === 0 && !groups) {
         r.problem(
             "argocd.rbac.approverGroups",
             [],
@@ -131,57 +126,44 @@ function preflightRegulatedRbac(r: ConfigReader, rbac: ArgoRbacConfig, groups: R
             `must be one of argocd.rbac.projects (${rbac.projects.join(", ") || "none"}): the approval actions are reserved to the approver there too`,
         );
     }
-    for (const g of rbac.approverGroups.filter((g) => rbac.deployerGroups.includes(g))) {
-        r.problem("argocd.rbac.deployerGroups", g, "must not include an approver group: the deployer is never the approver (ADR-056 D3, ADR-049)");
-    }
-    // Across the two sections: ArgoCD allows a request when any one of a user's groups allows it
-    // (server/rbacpolicy/rbacpolicy.go `EnforceClaims`), so a group that approves in one and deploys
-    // in the other approves its own release through ArgoCD.
-    if (groups) {
-        for (const g of rbac.approverGroups.filter((g) => groups.deployerGroups.includes(g) && !rbac.deployerGroups.includes(g))) {
-            r.problem(
-                "argocd.rbac.approverGroups",
-                g,
-                "must not be a deployer group of policy.regulated.deployerGroups: the deployer is never the approver (ADR-056 D3, ADR-049)",
-            );
-        }
-        for (const g of rbac.deployerGroups.filter((g) => groups.approverGroups.includes(g) && !rbac.approverGroups.includes(g))) {
-            r.problem(
-                "argocd.rbac.deployerGroups",
-                g,
-                "must not be an approver group of policy.regulated.approverGroups: the deployer is never the approver (ADR-056 D3, ADR-049)",
-            );
-        }
+    // Across the two sections too: ArgoCD allows a request when any one of a user's groups allows it
+    // (server/rbacpolicy/rbacpolicy.go `EnforceClaims`), so a group in both approves its own release.
+    const overlaps: [string, string[], string][] = [
+        ["argocd.rbac.deployerGroups", rbac.approverGroups.filter((g) => rbac.deployerGroups.includes(g)), "must not include an approver group"],
+        [
+            "argocd.rbac.approverGroups",
+            rbac.approverGroups.filter((g) => groups?.deployerGroups.includes(g) && !rbac.deployerGroups.includes(g)),
+            "must not be a deployer group of policy.regulated.deployerGroups",
+        ],
+        [
+            "argocd.rbac.deployerGroups",
+            rbac.deployerGroups.filter((g) => groups?.approverGroups.includes(g) && !rbac.approverGroups.includes(g)),
+            "must not be an approver group of policy.regulated.approverGroups",
+        ],
+    ];
+    for (const [key, found, what] of overlaps) {
+        found.forEach((g) => r.problem(key, g, `${what}: ${NOT_APPROVER}`));
     }
 }
 
-/** ArgoCD whitelists match `*` as a glob. */
-function covers(entry: GroupKind, wanted: Readonly<GroupKind>): boolean {
-    return (entry.group === "*" || entry.group === wanted.group) && (entry.kind === "*" || entry.kind === wanted.kind);
-}
-
+/**
+ * The stack's own rules: none may reach a Rollout with an array path or undo the narrow canary
+ * rules. (The plugin's label-conditional rule, #208, cannot be written in the path subset the
+ * section accepts: its condition needs the whole object, `.`, piped into `select`.)
+ */
 function checkRules(r: ConfigReader, key: string, rules: readonly IgnoreRule[], allKinds: readonly GroupKind[], scope: RuleScope): void {
     rules.forEach((rule, i) => {
-        for (const expanded of expandAllKinds([rule], allKinds)) {
-            const reasons = rolloutArrayPathReasons(expanded);
-            if (reasons.length > 0) {
-                const via = rule.kind === "*" ? " (a rule for every kind reaches it because argocd.allKinds lists argoproj.io/Rollout)" : "";
-                r.problem(
-                    `${key}[${i}]`,
-                    rule,
-                    `must not reach argoproj.io/Rollout with an array path${via}: ${reasons.join("; ")}. With RespectIgnoreDifferences ArgoCD syncs a CRD with a JSON merge patch that replaces whole arrays, silently keeping the live containers[].image while reporting "synced" (ADR-056 as-built 2026-07-14; argo-cd #23283). Only scalar paths such as /spec/replicas are safe on a Rollout`,
-                );
-            }
-        }
-        const conditional = labelConditionalRouteRule(rule);
-        if (conditional !== undefined) {
+        const expanded = expandAllKinds([rule], allKinds);
+        const arrays = expanded.flatMap(rolloutArrayPathReasons);
+        if (arrays.length > 0) {
+            const via = rule.kind === "*" ? " (a rule for every kind reaches it because argocd.allKinds lists argoproj.io/Rollout)" : "";
             r.problem(
                 `${key}[${i}]`,
-                conditional,
-                `must not make the HTTPRoute weight rule conditional on a label: the plugin's in-progress-label rule keeps apps OutOfSync forever on ArgoCD 3.x (rollouts-plugin-trafficrouter-gatewayapi #208); the tenant ApplicationSets already ignore ${HTTPROUTE_WEIGHTS_RULE.jqPathExpressions.join(", ")}, whose condition git and live share (ADR-056 as-built 2026-06-26)`,
+                rule,
+                `must not reach argoproj.io/Rollout with an array path${via}: ${arrays.join("; ")}; ${FROZEN_ROLLOUT}. Only scalar paths such as /spec/replicas are safe on a Rollout`,
             );
         }
-        const narrow = [...new Set(expandAllKinds([rule], allKinds).flatMap((expanded) => canaryRuleReasons(expanded, scope)))];
+        const narrow = [...new Set(expanded.flatMap((x) => canaryRuleReasons(x, scope)))];
         if (narrow.length > 0) {
             r.problem(
                 `${key}[${i}]`,

@@ -5,7 +5,7 @@
  * (`"3"` as well as `3`), messages name stack, key, value and rule (never a secret), a field may be
  * required once another is set; the rules between fields are a function beside each declaration.
  */
-import { ConfigReader, Plain, StringRule } from "./reader";
+import { ConfigReader, Plain, StringRule, isPlainObject } from "./reader";
 
 /** A JSON Schema fragment (draft 2020-12): a custom field's schema. */
 export type JsonSchema = Record<string, unknown>;
@@ -79,6 +79,13 @@ export const field = {
         kind: "section",
         ...o,
     }),
+    list: <const S extends Fields>(o: Omit<Opts<ListField>, "readBySection"> & { items: S }): ListField & { items: S } & Typed<Values<S>[], true> => ({
+        kind: "list",
+        ...o,
+    }),
+    map: <const S extends Fields>(
+        o: Omit<Opts<MapField>, "readBySection"> & { values: S },
+    ): MapField & { values: S } & Typed<{ name: string; value: Values<S> }[], true> => ({ kind: "map", ...o }),
     listReadBySection: <const S extends Fields>(
         o: Omit<Opts<ListField>, "readBySection"> & { items: S },
     ): ListField & { items: S } & Typed<unknown, false> => ({
@@ -161,9 +168,35 @@ export function readField(r: ConfigReader, key: string, f: Field, given: unknown
             return unset ? { ...f.default } : r.labels(key, given);
         case "section":
             return readSection(r, key, f.fields, given) ?? {};
+        case "list":
+            if (unset || !Array.isArray(given) || (f.maxItems !== undefined && given.length > f.maxItems)) {
+                if (!unset) r.problem(key, given, `must be ${f.describe}`);
+                return [];
+            }
+            return given.map((item, i) => readSection(r, `${key}[${i}]`, f.items, item)).filter((v) => v !== undefined);
+        case "map":
+            return unset ? [] : readMap(r, key, f, given);
         default:
             return undefined;
     }
+}
+
+/** A map of object names to objects, in the stack file's order; a bad name is named and skipped. */
+function readMap(r: ConfigReader, key: string, f: MapField, given: unknown): { name: string; value: unknown }[] {
+    if (!isPlainObject(given)) {
+        r.problem(key, given, "must be a map of object names to settings");
+        return [];
+    }
+    const out: { name: string; value: unknown }[] = [];
+    for (const [name, entry] of Object.entries(given)) {
+        if ((f.keyRule.pattern && !f.keyRule.pattern.test(name)) || (f.keyRule.maxLength !== undefined && name.length > f.keyRule.maxLength)) {
+            r.problem(`${key}.${name}`, name, `must be ${f.keyRule.describe}`);
+            continue;
+        }
+        const value = readSection(r, `${key}.${name}`, f.values, entry ?? {});
+        if (value) out.push({ name, value });
+    }
+    return out;
 }
 
 /** Whether `f` must be set, given the fields read before it (a missing one is reported by readSection). */

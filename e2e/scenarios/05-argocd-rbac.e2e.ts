@@ -1,6 +1,7 @@
 /**
- * ArgoCD's own RBAC enforcer decides (no cluster): the TypeScript restatement verify uses
- * (components/argocd/enforcer.ts) against the enforcer of argo-cd v3.5.1's API server, built from
+ * ArgoCD's own RBAC enforcer decides (no cluster): what verify asks (tools/verify/argocdRbac.ts:
+ * argo-cd's casbin model run by node-casbin, with ArgoCD's policy assembly, default role and
+ * claims check) against the enforcer of argo-cd v3.5.1's API server, built from
  * the argo-cd module (e2e/engines/argocd-rbac: util/rbac, with the server's claims check). Each
  * case is an argocd-rbac-cm data map and a set of AppProjects; every subject of the case asks
  * every request of the case, and both must give the same verdict, and both must refuse a policy
@@ -11,7 +12,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { world } from "../lib/context";
 import { run } from "../lib/procs";
-import { ArgoProjectRoles, ArgoRbacQuery, ArgoRbacSubject, loadArgoRbac } from "../../components/argocd/enforcer";
+import { ArgoProjectRoles, ArgoRbacQuery, ArgoRbacSubject, loadArgoRbac } from "../../tools/verify/argocdRbac";
 import { ARGOCD_ROLLOUT_ACTIONS, APPROVER_ROLLOUT_ACTIONS, ROLLOUT_ACTIONS_POLICY_KEY, rolloutActionsPolicyCsv } from "../../components/argocd/rbac";
 
 const ENGINE = "argocd-rbac-enforce";
@@ -449,7 +450,7 @@ describe("argocd-rbac", function () {
             const requests = [...REQUESTS, ...(c.requests ?? [])];
             const queries = subjects.flatMap((subject) => requests.map((q) => ({ subject, q })));
             const go = askEngine(bin, c, queries);
-            const ts = loadArgoRbac(c.data, c.projects ?? []);
+            const ts = await loadArgoRbac(c.data, c.projects ?? []);
             total += queries.length;
 
             // Load errors: both or neither, and where expected.

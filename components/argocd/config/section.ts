@@ -1,7 +1,6 @@
-import { field, readField, readSection, type Fields } from "../../config/declare";
-import { ConfigReader, DNS_LABEL, Plain, StringRule, isPlainObject, IDENTITY_TEXT, WILDCARD, NAMESPACE_RULE } from "../../config/reader";
-import { API_GROUP, DNS_SUBDOMAIN, groupKindList, namedMap, ruleList } from "./lists";
-import { BUILTIN_KINDS } from "../ignoreRules";
+import { defaultsOf, field, readSection, type Fields } from "../../config/declare";
+import { ConfigReader, DNS_LABEL, DNS_SUBDOMAIN, Plain, isPlainObject, IDENTITY_TEXT, WILDCARD, NAMESPACE_RULE } from "../../config/reader";
+import { BUILTIN_KINDS, type IgnoreRule } from "../ignoreRules";
 import { ARGO_OBJECT_OWNERS, ArgoObjectOwner } from "../ownership";
 import { APPROVER_ROLLOUT_ACTIONS, ARGOCD_ROLLOUT_ACTIONS, ROLLOUT_ACTIONS_SINCE_3_1 } from "../rbac";
 import { preflightArgoCd } from "../preflight";
@@ -9,61 +8,78 @@ import type { ArgoCdConfig, RegulatedGroups } from "./types";
 
 /**
  * The argocd-apps stage's configuration section, `argocd` (ADR-056 D2, D3 and the as-built
- * corrections): its types, its defaults and its reader. After the section is read, the preflight
- * (preflight.ts) checks it against the ADR's traps on the same reader, so every problem of the
- * stack file is reported together.
+ * corrections): its declaration, defaults and reader. The preflight (preflight.ts) then checks it
+ * against the ADR's traps on the same reader, so every problem of the stack file is reported together.
  */
 
+const API_GROUP = "([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?";
+const KIND = "[A-Z][A-Za-z0-9]*";
+
 /**
- * An ArgoCD RBAC subject: a role or an SSO group. ArgoCD reads each policy line with Go's
- * encoding/csv (argo-cd util/rbac/rbac.go `loadPolicyLine`: `csv.NewReader`, no LazyQuotes), so a
- * comma or blank would split the line and a bare `"` fails it ("bare \" in non-quoted field"),
- * which fails loading the whole policy; `#` starts a comment.
+ * ignoreDifferences paths in a documented subset. ArgoCD compiles a jq path as `del(<path>)` with
+ * gojq, and one gojq refuses fails the diff of every Application the rule applies to (argo-cd v3.5.1
+ * util/argo/normalizers/diff_normalizer.go): rather than restate gojq's grammar, plain paths only
+ * (test/ignorePaths.test.ts keeps gojq's verdicts). A JSON pointer (RFC 6901) must not end in `/-`,
+ * which json-patch's remove cannot follow.
  */
-const RBAC_SUBJECT = /^[^\s,#"]+$/;
-const SYNC_OPTION = /^[A-Za-z]+=[^\s,]+$/;
-/** Only ArgoCD's own Rollout actions: a name it does not know would make a policy line that does nothing. */
-const ACTION: StringRule = {
-    pattern: new RegExp(`^(${ARGOCD_ROLLOUT_ACTIONS.join("|")})$`),
-    describe: `one of ArgoCD's Rollout actions ${ARGOCD_ROLLOUT_ACTIONS.join(", ")} (argo-cd resource_customizations/argoproj.io/Rollout/actions; ${ROLLOUT_ACTIONS_SINCE_3_1.join(" and ")} since ArgoCD 3.1; there is no "promote")`,
+const JQ_KEY = '"[^"\\\\\\x00-\\x1f]*"';
+const JQ_FIELDS = `\\.([A-Za-z_][A-Za-z0-9_]*|\\[(${JQ_KEY}|0|[1-9][0-9]*)?\\])(\\.[A-Za-z_][A-Za-z0-9_]*|\\[(${JQ_KEY}|0|[1-9][0-9]*)?\\])*`;
+export const JQ_PATH = new RegExp(`^${JQ_FIELDS}(\\s*\\|\\s*(${JQ_FIELDS}|select\\(\\s*${JQ_FIELDS}\\s*==\\s*${JQ_KEY}\\s*\\)))*$`);
+export const JSON_POINTER = /^(?!.*\/-$)(\/([^/~\s]|~[01])*)+$/;
+const PLAIN_JQ = '.field, ["key"], [], [n] and | select(.field == "value")';
+
+/** An ArgoCD RBAC subject: ArgoCD reads each policy line with Go's encoding/csv (util/rbac/rbac.go `loadPolicyLine`), so no comma, blank, quote or `#`. */
+const RBAC_SUBJECT_RULE = { pattern: /^[^\s,#"]+$/, describe: "an ArgoCD role or SSO group such as role:approver (no spaces, commas, quotes or #)" };
+/** An SSO group as the IdP names it, quoted by csvField (../rbac.ts); no `*` or `?`: the same names reach Kyverno (../../config/identity.ts). */
+const SSO_GROUP_RULE = {
+    pattern: IDENTITY_TEXT,
+    valid: (g: string) => !WILDCARD.test(g),
+    describe: "an SSO group as ArgoCD sees it in the token's groups claim (blanks inside allowed; no * or ?)",
 };
+const PROJECT_NAME_RULE = { pattern: DNS_SUBDOMAIN, describe: "an AppProject name" };
+const OBJECT_NAME = { pattern: DNS_SUBDOMAIN, describe: "a Kubernetes object name (lowercase letters, digits, '-', '.')", maxLength: 253 };
+const WHERE_ARGOCD_RUNS = "required where ArgoCD runs (argocd.runsOn is this cluster)";
 
 const OWNER = field.oneOf(ARGO_OBJECT_OWNERS, {
     default: "external",
-    describe: "",
     doc: "external (another owner keeps it: read and checked, nothing declared on it) or addon (this stack patches it)",
 });
-const GROUP_KIND_ITEMS = {
-    group: field.string({
-        rule: { pattern: API_GROUP, describe: 'an API group such as apps, or "" for the core group' },
-        doc: 'API group ("" for the core group)',
-    }),
-    kind: field.string({ rule: { pattern: /^[A-Z][A-Za-z0-9]*$/, describe: "a Kind such as Deployment" }, required: true, doc: "the Kind" }),
-} as const;
-const RULE_LIST = (doc: string, items: Fields) => field.listReadBySection({ describe: "a list of ignoreDifferences rules", doc, items });
+/** `{group, kind}`; `*` where ArgoCD reads a glob (a project's whitelist). */
+const groupKind = (globs: boolean) => {
+    const or = (re: string) => new RegExp(globs ? `^(\\*|${re})$` : `^${re}$`);
+    const star = globs ? ', or "*"' : "";
+    return {
+        group: field.string({
+            rule: { pattern: or(API_GROUP), describe: `an API group such as apps, or "" for the core group${star}` },
+            default: "",
+            doc: 'API group ("" for the core group)',
+        }),
+        kind: field.string({ rule: { pattern: or(KIND), describe: `a Kind such as Deployment${star}` }, required: true, doc: "the Kind" }),
+    } as const;
+};
 const paths = (describe: string, pattern: RegExp, doc: string) => field.strings({ rule: { pattern, describe }, size: { min: 0, max: 50 }, doc });
 
 /** The fields of an argocd-cm ignoreDifferences rule (every Application). */
 export const SYSTEM_RULE_FIELDS = {
     group: field.string({
-        rule: { pattern: API_GROUP, describe: 'an API group such as apps ("" or unset for the core group)' },
+        rule: { pattern: new RegExp(`^${API_GROUP}$`), describe: 'an API group such as apps ("" or unset for the core group)' },
         default: "",
         doc: 'API group; unset with kind "*"',
     }),
     kind: field.string({
-        rule: { pattern: /^(\*|[A-Z][A-Za-z0-9]*)$/, describe: 'a Kind such as Deployment, or "*" for every kind' },
+        rule: { pattern: new RegExp(`^(\\*|${KIND})$`), describe: 'a Kind such as Deployment, or "*" for every kind' },
         required: true,
         doc: 'Kind, or "*" for every kind of argocd.allKinds',
     }),
     jsonPointers: paths(
         "a JSON pointer such as /spec/replicas (~ escaped as ~0, / as ~1; not ending in /-)",
-        /^\/\S*$/,
-        "JSON pointers to ignore; each one ArgoCD's normalizer can follow (argo-cd v3.5.1 util/argo/normalizers/diff_normalizer.go, evanphx/json-patch v5.9.11: RFC 6901 escapes ~0 and ~1 only, no /- at the end), else the rule ignores nothing",
+        JSON_POINTER,
+        "JSON pointers to ignore (RFC 6901: ~ escaped as ~0, / as ~1; not ending in /-, which ArgoCD's json-patch cannot remove)",
     ),
     jqPathExpressions: paths(
-        "a jq path expression such as .spec.replicas, which gojq compiles inside del() as ArgoCD does",
-        /^\S.*$/,
-        "jq path expressions to ignore; each one gojq v0.12.19 parses and compiles as del(<expression>) (argo-cd v3.5.1 diff_normalizer.go NewIgnoreNormalizer), else every Application's diff fails",
+        `a jq path made only of ${PLAIN_JQ}; write any other path as a JSON pointer, e.g. /spec/replicas, or in that form`,
+        JQ_PATH,
+        `jq paths to ignore, made only of ${PLAIN_JQ}; any other jq, valid or not, is refused (ArgoCD compiles each with gojq, and one it cannot compile fails every diff the rule applies to): write it as a JSON pointer or in that form`,
     ),
     managedFieldsManagers: paths("a field manager name", /^\S+$/, "field managers whose fields are ignored"),
 } as const;
@@ -74,23 +90,7 @@ export const APP_RULE_FIELDS = {
     name: field.string({ rule: { pattern: DNS_SUBDOMAIN, describe: "an object name" }, doc: "only the object of this name" }),
     namespace: field.string({ rule: NAMESPACE_RULE, doc: "only objects in this namespace" }),
 } as const;
-
-const RBAC_SUBJECT_RULE = { pattern: RBAC_SUBJECT, describe: "an ArgoCD role or SSO group such as role:approver (no spaces, commas, quotes or #)" };
-/**
- * An SSO group in a `g` line: written through csvField (../rbac.ts), quoted when it holds a blank,
- * comma, quote or `#`, which Go's encoding/csv reads back whole (TrimLeadingSpace only trims before
- * the opening quote), so `Release Approvers` is a group as the IdP names it. No leading or trailing
- * blank (a token's claim has none), no `*` or `?`: the same names reach Kyverno (../../config/identity.ts).
- */
-const SSO_GROUP_RULE = {
-    pattern: IDENTITY_TEXT,
-    valid: (g: string) => !WILDCARD.test(g),
-    describe: "an SSO group as ArgoCD sees it in the token's groups claim (blanks inside allowed; no * or ?)",
-};
-const PROJECT_NAME_RULE = { pattern: DNS_SUBDOMAIN, describe: "an AppProject name" };
-
-/** Where the AppProjects and ApplicationSets must be named: only the platform knows their names. */
-const WHERE_ARGOCD_RUNS = "required where ArgoCD runs (argocd.runsOn is this cluster)";
+const rules = (doc: string, items: Fields) => field.listReadBySection({ describe: "a list of ignoreDifferences rules", doc, items });
 
 /** The `argocd` section: every key, once. */
 export const ARGOCD_FIELDS = {
@@ -104,39 +104,39 @@ export const ARGOCD_FIELDS = {
         default: "argocd",
         doc: "namespace of argocd-cm, argocd-rbac-cm, the AppProjects and ApplicationSets",
     }),
-    projects: field.mapReadBySection({
-        keyRule: { pattern: DNS_SUBDOMAIN, describe: "a Kubernetes object name (lowercase letters, digits, '-', '.')", maxLength: 253 },
+    projects: field.map({
+        keyRule: OBJECT_NAME,
         defaultDoc: WHERE_ARGOCD_RUNS,
         doc: "the tenant AppProjects, by name; {} only where no tenant Application syncs through this ArgoCD",
         values: {
             owner: OWNER,
-            namespaceResources: field.listReadBySection({
+            namespaceResources: field.list({
                 describe: 'a list of {group, kind} (group "" for the core group)',
                 doc: 'addon only: the whole namespaceResourceWhitelist, every namespaced kind the project syncs ({group, kind}, "*" allowed; must cover core Service); the Rollout kinds are added',
-                items: GROUP_KIND_ITEMS,
+                items: groupKind(true),
             }),
         },
     }),
-    applicationSets: field.mapReadBySection({
-        keyRule: { pattern: DNS_SUBDOMAIN, describe: "a Kubernetes object name (lowercase letters, digits, '-', '.')", maxLength: 253 },
+    applicationSets: field.map({
+        keyRule: OBJECT_NAME,
         defaultDoc: WHERE_ARGOCD_RUNS,
         doc: "the tenant ApplicationSets (the Applications that run canaries), by name; {} where tenant Applications are not generated by an ApplicationSet",
         values: {
             owner: OWNER,
             syncOptions: field.strings({
-                rule: { pattern: SYNC_OPTION, describe: "an ArgoCD sync option such as CreateNamespace=true" },
+                rule: { pattern: /^[A-Za-z]+=[^\s,]+$/, describe: "an ArgoCD sync option such as CreateNamespace=true" },
                 size: { min: 0, max: 20 },
                 doc: "addon only: further options kept after RespectIgnoreDifferences=true",
             }),
-            ignoreDifferences: RULE_LIST("addon only: further Application-level rules", APP_RULE_FIELDS),
+            ignoreDifferences: rules("addon only: further Application-level rules", APP_RULE_FIELDS),
         },
     }),
-    ignoreDifferences: RULE_LIST('argocd-cm rules (every Application); kind "*" is written once per kind of argocd.allKinds', SYSTEM_RULE_FIELDS),
-    allKinds: field.listReadBySection({
+    ignoreDifferences: rules('argocd-cm rules (every Application); kind "*" is written once per kind of argocd.allKinds', SYSTEM_RULE_FIELDS),
+    allKinds: field.list({
         describe: 'a list of {group, kind} (group "" for the core group)',
         defaultDoc: `the ${BUILTIN_KINDS.length} built-in kinds (BUILTIN_KINDS)`,
         doc: "the {group, kind} list a rule for every kind is written for",
-        items: GROUP_KIND_ITEMS,
+        items: groupKind(false),
     }),
     rbac: field.section({
         doc: "ArgoCD RBAC for the Rollout actions (ADR-056 D3)",
@@ -158,7 +158,11 @@ export const ARGOCD_FIELDS = {
                 doc: "projects the grants are scoped to; required with an approver",
             }),
             actions: field.strings({
-                rule: ACTION,
+                // Only ArgoCD's own Rollout actions: a name it does not know makes a policy line that does nothing.
+                rule: {
+                    pattern: new RegExp(`^(${ARGOCD_ROLLOUT_ACTIONS.join("|")})$`),
+                    describe: `one of ArgoCD's Rollout actions ${ARGOCD_ROLLOUT_ACTIONS.join(", ")} (argo-cd resource_customizations/argoproj.io/Rollout/actions; ${ROLLOUT_ACTIONS_SINCE_3_1.join(" and ")} since ArgoCD 3.1; there is no "promote")`,
+                },
                 default: APPROVER_ROLLOUT_ACTIONS,
                 size: { min: 1, max: ARGOCD_ROLLOUT_ACTIONS.length },
                 doc: "ArgoCD's Rollout actions reserved to the approver",
@@ -184,20 +188,34 @@ export const ARGOCD_FIELDS = {
     }),
 } as const;
 
-/** Every default of the section, in one object. */
-export const ARGOCD_DEFAULTS = {
-    namespace: ARGOCD_FIELDS.namespace.default,
-    owner: "external" as ArgoObjectOwner,
-    allKinds: BUILTIN_KINDS,
-    rbac: { actions: APPROVER_ROLLOUT_ACTIONS },
-} as const;
+/** Every declared default of the section, in one object. */
+export const ARGOCD_DEFAULTS = defaultsOf<{ namespace: string; rbac: { actions: readonly string[] } }>(ARGOCD_FIELDS);
+
+/** ignoreDifferences rules, each read with its declared fields; a rule names at least one path, and no group with kind "*". */
+function ruleList(r: ConfigReader, key: string, value: unknown, fields: Fields): IgnoreRule[] {
+    if (!Array.isArray(value)) {
+        if (value !== undefined && value !== null) {
+            r.problem(key, value, "must be a list of ignoreDifferences rules ({group, kind, jsonPointers, jqPathExpressions, managedFieldsManagers})");
+        }
+        return [];
+    }
+    return value.flatMap((item, i) => {
+        const rule = readSection(r, `${key}[${i}]`, fields, item) as (IgnoreRule & { raw: Plain }) | undefined;
+        if (rule?.kind === "*" && rule.group !== "") {
+            r.problem(`${key}[${i}].group`, rule.group, 'must be unset with kind "*" (a rule for every kind has no group)');
+        }
+        if (rule && !["jsonPointers", "jqPathExpressions", "managedFieldsManagers"].some((k) => rule.raw[k] !== undefined && rule.raw[k] !== null)) {
+            r.problem(`${key}[${i}]`, item, "must set at least one of jsonPointers, jqPathExpressions, managedFieldsManagers");
+        }
+        return rule?.kind ? [{ ...rule }] : [];
+    });
+}
 
 /**
  * `clusterName`: this stack's `cluster.name`, where ArgoCD runs unless `argocd.runsOn` says
  * otherwise. `regulated`: the stack's `policy.regulated`, when set.
  */
 export function readArgoCd(r: ConfigReader, value: unknown, clusterName: string | undefined, regulated?: RegulatedGroups): ArgoCdConfig | undefined {
-    const d = ARGOCD_DEFAULTS;
     const { enabled, ...rest } = isPlainObject(value) ? value : { enabled: undefined };
     if (enabled !== undefined) {
         r.problem(
@@ -206,42 +224,38 @@ export function readArgoCd(r: ConfigReader, value: unknown, clusterName: string 
             "is replaced by argocd.runsOn: this cluster's name (cluster.name) when its own ArgoCD syncs its Applications, or the name of the cluster whose ArgoCD does",
         );
     }
-    const a = r.object("argocd", isPlainObject(value) ? rest : value, Object.keys(ARGOCD_FIELDS));
+    const a = readSection(r, "argocd", ARGOCD_FIELDS, isPlainObject(value) ? rest : value);
     if (!a) {
         return undefined;
     }
-    const f = ARGOCD_FIELDS;
-    const runsOn = r.string("argocd.runsOn", a.runsOn, f.runsOn.rule, clusterName ?? "");
-    const owner = (key: string, entry: Plain, ownedOnly: readonly string[]): ArgoObjectOwner => {
-        const o = readField(r, `${key}.owner`, OWNER, entry.owner) as ArgoObjectOwner;
-        if (o === "external") {
-            for (const k of ownedOnly.filter((k) => entry[k] !== undefined)) {
-                r.problem(
-                    `${key}.${k}`,
-                    entry[k],
-                    `only applies with ${key}.owner: addon; another owner keeps this object (owner: external, the default), so the stack reads and checks it and declares nothing on it`,
-                );
-            }
-        }
-        return o;
-    };
-    const projects = namedMap(r, "argocd.projects", a.projects, Object.keys(f.projects.values), (key, entry, name) => ({
-        name,
-        owner: owner(key, entry, ["namespaceResources"]),
-        namespaceResources: groupKindList(r, `${key}.namespaceResources`, entry.namespaceResources, true) ?? [],
-    }));
-    const applicationSets = namedMap(r, "argocd.applicationSets", a.applicationSets, Object.keys(f.applicationSets.values), (key, entry, name) => ({
-        name,
-        owner: owner(key, entry, ["syncOptions", "ignoreDifferences"]),
-        syncOptions: readField(r, `${key}.syncOptions`, f.applicationSets.values.syncOptions, entry.syncOptions) as string[],
-        ignoreDifferences: ruleList(r, `${key}.ignoreDifferences`, entry.ignoreDifferences, Object.keys(APP_RULE_FIELDS)),
-    }));
+    const runsOn = a.runsOn ?? clusterName ?? "";
     const local = clusterName === undefined || runsOn === clusterName;
-    // ADR-056 D2 and the as-built corrections hold only for the objects named here: an AppProject or
-    // ApplicationSet left out is one nothing checks, so where ArgoCD runs the platform names them (or
-    // says {} on purpose).
+    const raw = a.raw;
+    /** Settings that only apply when the stack patches the object (owner: addon). */
+    const ownedOnly = (key: string, owner: ArgoObjectOwner, entry: unknown, keys: readonly string[]) => {
+        for (const k of keys.filter((k) => owner === "external" && isPlainObject(entry) && entry[k] !== undefined)) {
+            r.problem(
+                `${key}.${k}`,
+                (entry as Plain)[k],
+                `only applies with ${key}.owner: addon; another owner keeps this object (owner: external, the default), so the stack reads and checks it and declares nothing on it`,
+            );
+        }
+    };
+    const projects = a.projects.map(({ name, value: p }) => {
+        ownedOnly(`argocd.projects.${name}`, p.owner, (raw.projects as Plain)[name], ["namespaceResources"]);
+        return { name, owner: p.owner, namespaceResources: p.namespaceResources.flatMap((gk) => (gk.kind ? [{ group: gk.group, kind: gk.kind }] : [])) };
+    });
+    const applicationSets = a.applicationSets.map(({ name, value: s }) => {
+        const key = `argocd.applicationSets.${name}`;
+        const entry = (raw.applicationSets as Plain)[name];
+        ownedOnly(key, s.owner, entry, ["syncOptions", "ignoreDifferences"]);
+        const ignoreDifferences = ruleList(r, `${key}.ignoreDifferences`, isPlainObject(entry) ? entry.ignoreDifferences : undefined, APP_RULE_FIELDS);
+        return { name, owner: s.owner, syncOptions: s.syncOptions, ignoreDifferences };
+    });
+    // ADR-056 D2 and the as-built corrections hold only for the objects named here: where ArgoCD runs
+    // the platform names them (or says {} on purpose).
     for (const key of ["projects", "applicationSets"] as const) {
-        if (local && (a[key] === undefined || a[key] === null)) {
+        if (local && (raw[key] === undefined || raw[key] === null)) {
             r.problem(
                 `argocd.${key}`,
                 undefined,
@@ -249,33 +263,35 @@ export function readArgoCd(r: ConfigReader, value: unknown, clusterName: string 
             );
         }
     }
-    const rbf = f.rbac.fields;
-    const rbs = readSection(r, "argocd.rbac", rbf, a.rbac);
-    const rb = rbs?.raw ?? {};
-    const approverRole = rbs?.approverRole;
+    const rb = a.rbac;
+    const rbRaw = isPlainObject(raw.rbac) ? raw.rbac : {};
+    // Defaults from other sections: the projects named above, the regulated groups (one identity provider).
+    const orDefault = (k: string, set: readonly string[], fallback: readonly string[]) => [...(rbRaw[k] === undefined || rbRaw[k] === null ? fallback : set)];
     const cfg: ArgoCdConfig = {
         runsOn,
-        // Without a valid cluster name the stack fails on that; do not add noise about ArgoCD.
         local,
-        namespace: readField(r, "argocd.namespace", f.namespace, a.namespace) as string,
+        namespace: a.namespace,
         projects,
         applicationSets,
-        ignoreDifferences: ruleList(r, "argocd.ignoreDifferences", a.ignoreDifferences, Object.keys(SYSTEM_RULE_FIELDS)),
-        allKinds: a.allKinds === undefined ? d.allKinds.map((gk) => ({ ...gk })) : (groupKindList(r, "argocd.allKinds", a.allKinds, false) ?? []),
+        ignoreDifferences: ruleList(r, "argocd.ignoreDifferences", raw.ignoreDifferences, SYSTEM_RULE_FIELDS),
+        allKinds:
+            raw.allKinds === undefined
+                ? BUILTIN_KINDS.map((gk) => ({ ...gk }))
+                : a.allKinds.flatMap((gk) => (gk.kind ? [{ group: gk.group, kind: gk.kind }] : [])),
         rbac: {
-            ...(approverRole ? { approverRole } : {}),
-            deployerRoles: rbs?.deployerRoles ?? [],
-            // Defaults that depend on other sections: the projects named above, the regulated groups
-            // (ArgoCD's SSO groups are usually the cluster's groups: one identity provider).
-            projects: rb.projects === undefined || rb.projects === null ? projects.map((p) => p.name) : (rbs?.projects ?? []),
-            actions: rbs?.actions ?? [...d.rbac.actions],
-            regulatedProjects: rbs?.regulatedProjects ?? [],
-            approverGroups:
-                rb.approverGroups === undefined || rb.approverGroups === null ? [...(regulated?.approverGroups ?? [])] : (rbs?.approverGroups ?? []),
-            deployerGroups:
-                rb.deployerGroups === undefined || rb.deployerGroups === null ? [...(regulated?.deployerGroups ?? [])] : (rbs?.deployerGroups ?? []),
+            ...(rb.approverRole ? { approverRole: rb.approverRole } : {}),
+            deployerRoles: rb.deployerRoles,
+            projects: orDefault(
+                "projects",
+                rb.projects,
+                projects.map((p) => p.name),
+            ),
+            actions: rb.actions,
+            regulatedProjects: rb.regulatedProjects,
+            approverGroups: orDefault("approverGroups", rb.approverGroups, regulated?.approverGroups ?? []),
+            deployerGroups: orDefault("deployerGroups", rb.deployerGroups, regulated?.deployerGroups ?? []),
         },
     };
-    preflightArgoCd(r, cfg, a, regulated);
+    preflightArgoCd(r, cfg, raw, regulated);
     return cfg;
 }

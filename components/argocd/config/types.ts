@@ -1,6 +1,7 @@
 /**
- * The types of the `argocd` section (config/section.ts reads it): apart, so the checks the reader
- * runs (preflight.ts, rbac.ts, syncOptions.ts) name them without importing the reader back.
+ * The types of the `argocd` section, apart from its reader (section.ts) so the checks it runs
+ * (preflight.ts, rbac.ts, syncOptions.ts) name them without importing the reader back. What each
+ * key means is its declaration's doc (ARGOCD_FIELDS, rendered in docs/configuration.md).
  */
 import type { GroupKind, IgnoreRule } from "../ignoreRules";
 import type { ArgoObjectOwner } from "../ownership";
@@ -9,65 +10,44 @@ import type { ArgoObjectOwner } from "../ownership";
 export interface ArgoProjectConfig {
     name: string;
     owner: ArgoObjectOwner;
-    /** `addon` only: every other namespaced kind the project's Applications sync; the Rollout kinds are added. */
     namespaceResources: GroupKind[];
 }
 
-/** A tenant ApplicationSet: patched (`addon`) or read and checked (`external`), see ownership.ts. */
+/** A tenant ApplicationSet: patched (`addon`) or read and checked (`external`). */
 export interface TenantApplicationSetConfig {
     name: string;
     owner: ArgoObjectOwner;
-    /** `addon` only: further sync options kept beside the program's own. */
     syncOptions: string[];
-    /** `addon` only: further Application-level ignore rules kept beside the program's own. */
     ignoreDifferences: IgnoreRule[];
 }
 
+/** `argocd.rbac`; unset `approverRole` writes no policy. */
 export interface ArgoRbacConfig {
-    /** The ArgoCD role allowed to promote or abort a Rollout; unset writes no policy. */
     approverRole?: string;
-    /** Roles explicitly denied those actions (deny wins in ArgoCD's RBAC). */
     deployerRoles: string[];
-    /** Projects the grants are scoped to (`<project>/*`). */
     projects: string[];
-    /** ArgoCD's built-in Rollout actions reserved to the approver. */
     actions: string[];
-    /**
-     * Projects whose Applications sync regulated namespaces (ADR-056 D3): there the deployer roles
-     * are also denied every ArgoCD path that changes, replaces or deletes a Rollout as ArgoCD's own
-     * identity (`regulatedDeployerDenials`).
-     */
     regulatedProjects: string[];
-    /** SSO groups verify asks ArgoCD's enforcer about: they must be able to run the approval actions. */
     approverGroups: string[];
-    /** SSO groups verify asks ArgoCD's enforcer about: they must be refused every regulated path. */
     deployerGroups: string[];
 }
 
-/** The argocd-apps stage's settings. */
+/** The argocd-apps stage's settings; `local`: `runsOn` is this stack's cluster, the only one where a stack touches ArgoCD's objects. */
 export interface ArgoCdConfig {
-    /**
-     * The cluster whose ArgoCD syncs this cluster's tenant Applications: this one (each cluster runs
-     * its own), or another (a hub's ArgoCD syncing its spokes). Only where ArgoCD runs does a stack
-     * touch ArgoCD's objects; the stack of that cluster lists them for every cluster it syncs.
-     */
     runsOn: string;
-    /** `runsOn` is this stack's cluster. */
     local: boolean;
     namespace: string;
     projects: ArgoProjectConfig[];
     applicationSets: TenantApplicationSetConfig[];
     /** System-level rules written to argocd-cm. */
     ignoreDifferences: IgnoreRule[];
-    /** The kinds a rule for all kinds is written for. */
     allKinds: GroupKind[];
     rbac: ArgoRbacConfig;
 }
 
-/** What the stack's `policy.regulated` says about the groups and ArgoCD's identities, for the ArgoCD RBAC it needs. */
+/** What the stack's `policy.regulated` says about the groups and ArgoCD's API server identity (actionServiceAccounts). */
 export interface RegulatedGroups {
     approverGroups: readonly string[];
     deployerGroups: readonly string[];
-    /** ArgoCD's API server as the approval guard names it (policy.regulated.actionServiceAccounts). */
     actionServiceAccounts: readonly { namespace: string; name: string }[];
 }

@@ -1,6 +1,6 @@
 // Command argocd-rbac-enforce answers ArgoCD RBAC questions the way the API server of ArgoCD
-// v3.5.1 does, with ArgoCD's own code, so the end-to-end run can check the TypeScript
-// restatement of the enforcer (components/argocd/enforcer.ts) against it
+// v3.5.1 does, with ArgoCD's own code, so the end-to-end run can check what verify asks
+// (tools/verify/argocdRbac.ts: argo-cd's casbin model run by node-casbin) against it
 // (e2e/scenarios/05-argocd-rbac.e2e.ts).
 //
 // stdin (JSON):

@@ -1,0 +1,78 @@
+import * as assert from "assert";
+import { argoIdentities, identityProblems, serviceAccountToImpersonate } from "../tools/verify/argocdIdentities";
+import { IN_CLUSTER, LiveProject } from "../tools/verify/regulatedPaths";
+
+const project = (name: string, spec: Partial<LiveProject> = {}): LiveProject => ({
+    name,
+    destinations: [],
+    sourceNamespaces: [],
+    destinationServiceAccounts: [],
+    roles: [],
+    ...spec,
+});
+
+describe("who ArgoCD acts as on the regulated namespaces (argo-cd v3.5.1 util/settings)", () => {
+    it("derives the ServiceAccount ArgoCD impersonates as DeriveServiceAccountToImpersonate does", () => {
+        const p = (items: LiveProject["destinationServiceAccounts"]) => project("p", { destinationServiceAccounts: items });
+        const dst = { server: IN_CLUSTER.server, namespace: "payments-prod" };
+        assert.strictEqual(
+            serviceAccountToImpersonate(p([{ server: "*", namespace: "*-prod", defaultServiceAccount: "deployer" }]), dst),
+            "system:serviceaccount:payments-prod:deployer",
+        );
+        assert.strictEqual(
+            serviceAccountToImpersonate(p([{ server: "*", namespace: "*", defaultServiceAccount: "argocd:sync" }]), dst),
+            "system:serviceaccount:argocd:sync",
+        );
+        assert.strictEqual(serviceAccountToImpersonate(p([{ server: "https://spoke", namespace: "*", defaultServiceAccount: "x" }]), dst), "");
+        assert.deepStrictEqual(serviceAccountToImpersonate(p([{ server: "*", namespace: "*", defaultServiceAccount: "a/b" }]), dst), {
+            error: "default service account contains invalid chars 'a/b'",
+        });
+    });
+
+    it("says who ArgoCD acts as and what the guard must name, impersonation on or off", () => {
+        const own = { controller: "system:serviceaccount:argocd:argocd-application-controller", server: "system:serviceaccount:argocd:argocd-server" };
+        const projects = [
+            project("r", {
+                destinations: [{ server: "*", namespace: "*-prod" }],
+                destinationServiceAccounts: [{ server: "*", namespace: "payments-*", defaultServiceAccount: "sync" }],
+            }),
+        ];
+        const off = argoIdentities({}, projects, ["payments-prod", "ledger-prod"], own);
+        assert.deepStrictEqual(
+            off.map((a) => [a.namespace, a.sync, a.server]),
+            [
+                ["payments-prod", own.controller, own.server],
+                ["ledger-prod", own.controller, own.server],
+            ],
+        );
+        const guard = { gitops: [own.controller], gitopsGroups: [], action: [own.server] };
+        assert.deepStrictEqual(identityProblems(guard, off), []);
+        const on = argoIdentities({ "application.sync.impersonation.enabled": "true" }, projects, ["payments-prod", "ledger-prod"], own);
+        assert.deepStrictEqual(
+            on.map((a) => [a.namespace, a.sync ?? null]),
+            [
+                ["payments-prod", "system:serviceaccount:payments-prod:sync"],
+                ["ledger-prod", null],
+            ],
+        );
+        assert.match(on[1].note, /enforced, and no destinationServiceAccounts entry of project r matches ledger-prod: ArgoCD refuses to sync there/);
+        const notEnforced = argoIdentities(
+            { "application.sync.impersonation.enabled": "true", "application.sync.impersonation.enforced": "false" },
+            projects,
+            ["ledger-prod"],
+            own,
+        );
+        assert.deepStrictEqual([notEnforced[0].sync, notEnforced[0].server], [own.controller, own.server]);
+        const problems = identityProblems(guard, on.slice(0, 1));
+        assert.strictEqual(problems.length, 3, problems.join("\n"));
+        assert.match(
+            problems[0],
+            /ArgoCD syncs as system:serviceaccount:payments-prod:sync .*add payments-prod\/sync to policy\.regulated\.gitopsServiceAccounts/,
+        );
+        assert.match(problems[1], /API server acts as system:serviceaccount:payments-prod:sync, its sync identity.*set it to \[\]/);
+        assert.match(problems[2], /names argocd\/argocd-application-controller, which ArgoCD does not sync any regulated namespace as/);
+        assert.deepStrictEqual(identityProblems({ gitops: ["system:serviceaccount:payments-prod:sync"], gitopsGroups: [], action: [] }, on.slice(0, 1)), []);
+        // "true" exactly: ArgoCD reads no other spelling as on.
+        assert.strictEqual(argoIdentities({ "application.sync.impersonation.enabled": "True" }, projects, ["payments-prod"], own)[0].sync, own.controller);
+    });
+});

@@ -1,0 +1,164 @@
+import { globRegExp } from "./argocdRbac";
+import type { ReadOnlyCluster } from "./cluster";
+import { field } from "./context";
+import { IN_CLUSTER, LiveProject, destinationPermitted } from "./regulatedPaths";
+
+/**
+ * Who ArgoCD acts as on the regulated namespaces (ADR-056 D3), against the identities the approval
+ * guard names: sync impersonation as argo-cd v3.5.1 derives it (util/settings).
+ */
+
+/** util/settings/settings.go: argocd-cm keys of sync impersonation (`IsImpersonationEnabled`: exactly "true"; `IsImpersonationEnforced`: unless "false"). */
+const ENABLED_KEY = "application.sync.impersonation.enabled";
+const ENFORCED_KEY = "application.sync.impersonation.enforced";
+
+/**
+ * util/settings/impersonation.go `DeriveServiceAccountToImpersonate`: the first of the project's
+ * `destinationServiceAccounts` whose server and namespace globs match the Application's destination
+ * names the ServiceAccount, in the destination namespace unless it says `<namespace>:<name>`.
+ * "" when none matches; an error for a pattern that does not compile or a name with `!*[]{}\/`.
+ */
+export function serviceAccountToImpersonate(
+    project: Pick<LiveProject, "destinationServiceAccounts">,
+    destination: { server: string; namespace: string },
+): string | { error: string } {
+    for (const item of project.destinationServiceAccounts) {
+        const server = globRegExp(item.server ?? "");
+        const namespace = globRegExp(item.namespace ?? "");
+        if (server === undefined || namespace === undefined) {
+            return { error: `destinationServiceAccounts has a pattern that does not compile (${item.server ?? ""}, ${item.namespace ?? ""})` };
+        }
+        if (server.test(destination.server) && namespace.test(destination.namespace)) {
+            const sa = item.defaultServiceAccount ?? "";
+            if (sa.trim() === "" || /[!*[\]{}\\/]/.test(sa)) {
+                return { error: `default service account contains invalid chars '${sa}'` };
+            }
+            return sa.includes(":") ? `system:serviceaccount:${sa}` : `system:serviceaccount:${destination.namespace}:${sa}`;
+        }
+    }
+    return "";
+}
+
+/** How ArgoCD reaches one regulated namespace for one regulated project: the users its syncs and its API server's writes arrive as (no sync: it refuses to sync there), and why. */
+export interface ArgoIdentity {
+    project: string;
+    namespace: string;
+    sync?: string;
+    server?: string;
+    note: string;
+}
+
+/**
+ * Who ArgoCD acts as on each regulated namespace of this cluster a regulated project may target.
+ * Without sync impersonation the application controller syncs and the API server acts, each as its
+ * own ServiceAccount. With it, both impersonate the ServiceAccount the project derives
+ * (controller/sync.go and server/application/application.go `getApplicationClusterConfig` alike);
+ * where none is derived ArgoCD refuses to act while impersonation is enforced, else falls back.
+ */
+export function argoIdentities(
+    argocdCm: Readonly<Record<string, string>>,
+    projects: readonly LiveProject[],
+    namespaces: readonly string[],
+    own: { controller?: string; server?: string },
+): ArgoIdentity[] {
+    const impersonating = argocdCm[ENABLED_KEY] === "true";
+    return projects.flatMap((p) =>
+        namespaces
+            .filter((ns) => destinationPermitted(p.destinations, { ...IN_CLUSTER, namespace: ns }))
+            .map((namespace): ArgoIdentity => {
+                const base = { project: p.name, namespace };
+                const fallback = { ...base, sync: own.controller, server: own.server };
+                const derived = impersonating ? serviceAccountToImpersonate(p, { server: IN_CLUSTER.server, namespace }) : "";
+                const none = `no destinationServiceAccounts entry of project ${p.name} matches ${namespace}`;
+                if (!impersonating) {
+                    return { ...fallback, note: `sync impersonation is off (argocd-cm ${ENABLED_KEY}): ArgoCD acts as its own ServiceAccounts` };
+                } else if (typeof derived !== "string") {
+                    return { ...base, note: `ArgoCD cannot derive the ServiceAccount to impersonate: ${derived.error}` };
+                } else if (derived !== "") {
+                    return {
+                        ...base,
+                        sync: derived,
+                        server: derived,
+                        note: `sync impersonation is on: the project's destinationServiceAccounts name ${derived} for ${namespace}, for the sync and the API server alike`,
+                    };
+                }
+                return argocdCm[ENFORCED_KEY] !== "false"
+                    ? { ...base, note: `sync impersonation is on and enforced, and ${none}: ArgoCD refuses to sync there` }
+                    : { ...fallback, note: `sync impersonation is on but not enforced, and ${none}: ArgoCD falls back to its own ServiceAccounts` };
+            }),
+    );
+}
+
+/** The approval guard's identities, as `request.userInfo` names them. */
+export interface GuardIdentities {
+    /** Users the guard lets sync (ServiceAccounts as system:serviceaccount:<ns>:<name>, and gitopsUsers). */
+    gitops: string[];
+    gitopsGroups: string[];
+    action: string[];
+}
+
+const saRef = (user: string): string => user.replace(/^system:serviceaccount:([^:]+):/, "$1/");
+
+/**
+ * Where the approval guard's identities do not match how ArgoCD will act, with what to set: the
+ * sync identity must be a GitOps identity, or every sync of a regulated Rollout is refused; the API
+ * server's identity, where it is not the sync's, must be an action identity (or ArgoCD's actions
+ * are refused); an identity named where ArgoCD never acts as it is an exemption nobody needs. Where
+ * the sync and the API server are one identity (impersonation), the guard cannot tell a resource
+ * patch from a sync: the action identities stay empty and ArgoCD's RBAC alone refuses deployers
+ * those paths (argocd.regulated-rbac).
+ */
+export function identityProblems(guard: GuardIdentities, acting: readonly ArgoIdentity[]): string[] {
+    const out: string[] = [];
+    const syncs = [...new Set(acting.flatMap((a) => (a.sync ? [a.sync] : [])))];
+    const servers = [...new Set(acting.flatMap((a) => (a.server && a.server !== a.sync ? [a.server] : [])))];
+    const sameAsSync = [...new Set(acting.flatMap((a) => (a.server && a.server === a.sync ? [a.server] : [])))];
+    for (const a of acting.filter((x) => x.sync === undefined)) {
+        out.push(`project ${a.project}, namespace ${a.namespace}: ${a.note}`);
+    }
+    for (const a of acting.filter((x) => x.sync !== undefined && !guard.gitops.includes(x.sync))) {
+        out.push(
+            `project ${a.project}, namespace ${a.namespace}: ArgoCD syncs as ${a.sync} (${a.note}), which policy.regulated does not name: the approval guard refuses every sync of a regulated Rollout there; add ${saRef(a.sync!)} to policy.regulated.gitopsServiceAccounts`,
+        );
+    }
+    for (const s of servers.filter((x) => !guard.action.includes(x) && !guard.gitops.includes(x))) {
+        out.push(
+            `ArgoCD's API server acts as ${s}, which policy.regulated does not name: the guard refuses its Rollout actions (an approver's resume through ArgoCD included); add ${saRef(s)} to policy.regulated.actionServiceAccounts`,
+        );
+    }
+    if (sameAsSync.length > 0 && guard.action.length > 0) {
+        out.push(
+            `ArgoCD's API server acts as ${sameAsSync.join(", ")}, its sync identity, for its resource patches, deletes and Rollout actions: the guard cannot tell them from a sync, so policy.regulated.actionServiceAccounts (${guard.action.map(saRef).join(", ")}) limits nothing; set it to [] and keep deployers from update/*, delete/* and the approval actions through ArgoCD's RBAC (argocd.regulated-rbac)`,
+        );
+    }
+    if (acting.length > 0) {
+        const wanted = new Set([...syncs, ...servers]);
+        for (const g of guard.gitops.filter((x) => x.startsWith("system:serviceaccount:") && !wanted.has(x))) {
+            out.push(
+                `policy.regulated.gitopsServiceAccounts names ${saRef(g)}, which ArgoCD does not sync any regulated namespace as (${[...new Set(acting.map((a) => a.note))].join("; ")}): an exemption nobody needs; remove it`,
+            );
+        }
+        if (sameAsSync.length === 0) {
+            for (const g of guard.action.filter((x) => !wanted.has(x))) {
+                out.push(`policy.regulated.actionServiceAccounts names ${saRef(g)}, which ArgoCD does not act as on a regulated namespace: remove it`);
+            }
+        }
+    }
+    return out;
+}
+
+/**
+ * ArgoCD's application controller's and API server's ServiceAccounts, read from their workloads by
+ * the component label ArgoCD's manifests and chart give them (`app.kubernetes.io/component`).
+ */
+export async function argoCdServiceAccounts(cluster: ReadOnlyCluster, ns: string): Promise<{ controller?: string; server?: string }> {
+    const workloads = [
+        ...((await cluster.list(`/apis/apps/v1/namespaces/${ns}/statefulsets`)) ?? []),
+        ...((await cluster.list(`/apis/apps/v1/namespaces/${ns}/deployments`)) ?? []),
+    ];
+    const sa = (component: string): string | undefined => {
+        const w = workloads.find((x) => x.metadata?.labels?.["app.kubernetes.io/component"] === component);
+        return w ? `system:serviceaccount:${ns}:${String(field(w, "spec", "template", "spec", "serviceAccountName") ?? "default")}` : undefined;
+    };
+    return { controller: sa("application-controller"), server: sa("server") };
+}

@@ -1,0 +1,286 @@
+import type { ArgoRbacConfig } from "../../components/argocd/config/types";
+import { REGULATED_DEPLOYER_APPSET_DENIALS, REGULATED_DEPLOYER_DENIALS } from "../../components/argocd/rbac";
+import { ArgoRbac, globMatch, loadArgoRbac } from "./argocdRbac";
+import type { KubeObject } from "./cluster";
+import { asArray, asRecord, field, nameOf } from "./context";
+
+/**
+ * The paths around regulated prod's approval (ADR-056 D3, ADR-049) as verify finds them on a live
+ * ArgoCD: what argocd-rbac-cm lets the configured groups do, another AppProject whose destinations
+ * reach a regulated namespace, a role or token of a regulated project that may sync, change or
+ * approve, an Application that asks its sync to replace or force, Applications created outside
+ * ArgoCD's namespace, and who ArgoCD acts as on a regulated namespace (sync impersonation), which
+ * the approval guard must name (argocdIdentities.ts). Each follows the ArgoCD code it cites (argo-cd v3.5.1).
+ */
+
+/** argo-cd v3.5.1 util/settings/settings.go: the argocd-cm key, read with strconv.ParseBool, "" meaning true. */
+export const FINE_GRAINED_INHERITANCE_KEY = "server.rbac.disableApplicationFineGrainedRBACInheritance";
+
+/** A synthetic Application and Rollout for the questions: a grant scoped to fewer names is not seen. */
+const anyObjectOf = (project: string): string => `${project}/any-application`;
+
+/**
+ * What ArgoCD must refuse a deployer in a regulated project, as enforcer questions: the approval
+ * actions, every path of REGULATED_DEPLOYER_DENIALS (per Rollout for the resource paths) and of
+ * REGULATED_DEPLOYER_APPSET_DENIALS.
+ */
+export function regulatedQuestions(rbac: Pick<ArgoRbacConfig, "actions">): { resource: "applications" | "applicationsets"; action: string }[] {
+    return [
+        ...rbac.actions.map((a) => ({ resource: "applications" as const, action: `action/argoproj.io/Rollout/${a}` })),
+        ...REGULATED_DEPLOYER_DENIALS.map((a) => ({
+            resource: "applications" as const,
+            action: a.replace(/\/\*$/, "/argoproj.io/Rollout/regulated-namespace/any-rollout"),
+        })),
+        ...REGULATED_DEPLOYER_APPSET_DENIALS.map((action) => ({ resource: "applicationsets" as const, action })),
+    ];
+}
+
+/**
+ * What ArgoCD lets the configured groups do in the regulated projects, asked of ArgoCD's enforcer
+ * (argocdRbac.ts): deployers may not run an approval action or any path of `regulatedQuestions`,
+ * asked about any Application and each live one by name; approvers must be able to run the
+ * approval actions. One line per problem, empty when the gate holds.
+ */
+export async function regulatedRbacProblems(
+    rbac: Readonly<ArgoRbacConfig>,
+    live: {
+        rbacCm?: Record<string, string>;
+        argocdCm?: Record<string, string>;
+        projects: readonly LiveProject[];
+        apps: readonly { project: string; name: string }[];
+    },
+): Promise<string[]> {
+    if (live.rbacCm === undefined) {
+        return ["argocd-rbac-cm not found: ArgoCD grants only its built-in roles and policy.default"];
+    }
+    const out: string[] = [];
+    const inheritance = live.argocdCm?.[FINE_GRAINED_INHERITANCE_KEY] ?? "";
+    if (["0", "f", "F", "FALSE", "false", "False"].includes(inheritance)) {
+        out.push(
+            `argocd-cm ${FINE_GRAINED_INHERITANCE_KEY} is "${inheritance}": an update or delete grant on an Application then patches or deletes its Rollouts, and a deny on update/* cannot take it back (argo-cd server/application/application.go getAppLiveResource); remove the key (ArgoCD 3 defaults to true)`,
+        );
+    } else if (!["", "1", "t", "T", "TRUE", "true", "True"].includes(inheritance)) {
+        out.push(
+            `argocd-cm ${FINE_GRAINED_INHERITANCE_KEY} is "${inheritance}", which ArgoCD cannot parse as a boolean: every resource patch and delete fails; set "true" or remove the key`,
+        );
+    }
+    const enforcer = await loadArgoRbac(live.rbacCm, live.projects);
+    if (enforcer.error !== undefined) {
+        return [...out, `argocd-rbac-cm does not load in ArgoCD (${enforcer.error}): ArgoCD denies every request, approvers included`];
+    }
+    for (const project of rbac.regulatedProjects) {
+        const objects = [anyObjectOf(project), ...live.apps.filter((a) => a.project === project).map((a) => `${project}/${a.name}`)];
+        for (const group of rbac.deployerGroups) {
+            for (const { resource, action } of regulatedQuestions(rbac)) {
+                const allowed = objects.filter((object) => enforcer.enforce({ groups: [group] }, { resource, action, object }));
+                if (allowed.length > 0) {
+                    out.push(
+                        `deployer group ${group} may ${action} ${resource} on ${allowed.join(", ")}: deny it (argocd.rbac.deployerRoles deny it for the roles named there; a grant through policy.default or another role of the group is not taken back by a deny)`,
+                    );
+                }
+            }
+        }
+        for (const group of rbac.approverGroups) {
+            const refused = rbac.actions.filter(
+                (a) =>
+                    !enforcer.enforce(
+                        { groups: [group] },
+                        { resource: "applications", action: `action/argoproj.io/Rollout/${a}`, object: anyObjectOf(project) },
+                    ),
+            );
+            if (refused.length > 0) {
+                out.push(
+                    `approver group ${group} cannot ${refused.map((a) => `action/argoproj.io/Rollout/${a}`).join(", ")} in project ${project}: bind it to the approver role (g, ${group}, ${rbac.approverRole ?? "<argocd.rbac.approverRole>"})`,
+                );
+            }
+        }
+    }
+    return out;
+}
+
+/** An AppProject destination (pkg/apis/application/v1alpha1 `ApplicationDestination`). */
+export interface ArgoDestination {
+    server?: string;
+    name?: string;
+    namespace?: string;
+}
+
+/** What verify reads of a live AppProject. */
+export interface LiveProject {
+    name: string;
+    destinations: ArgoDestination[];
+    sourceNamespaces: string[];
+    destinationServiceAccounts: { server?: string; namespace?: string; defaultServiceAccount?: string }[];
+    roles: { name: string; policies: string[]; groups: string[]; tokens: string[] }[];
+}
+
+/** The cluster ArgoCD runs in, as it names it (pkg/apis/application/v1alpha1/application_defaults.go). */
+export const IN_CLUSTER = { server: "https://kubernetes.default.svc", name: "in-cluster" } as const;
+
+/** app_project_types.go `globMatch` with negation allowed: `!pattern` matches what `pattern` does not. */
+function destinationGlob(pattern: string, value: string): boolean {
+    if (pattern.startsWith("!")) {
+        return !globMatch(pattern.slice(1), value);
+    }
+    return pattern === "*" || globMatch(pattern, value);
+}
+
+const isDeny = (pattern: string | undefined): boolean => (pattern ?? "").startsWith("!");
+
+/**
+ * Whether a project's destinations permit a destination (app_project_types.go
+ * `isDestinationMatched`): a destination matches by server or by name, and by namespace; a
+ * negated server, name or namespace that does not match refuses it outright. Go's `&&` binds
+ * before `||`, as in the second case here. `permitOnlyProjectScopedClusters` is not read: it needs
+ * the cluster Secrets, which verify does not read, so a destination it would refuse still counts.
+ */
+export function destinationPermitted(destinations: readonly ArgoDestination[], dst: { server: string; name: string; namespace: string }): boolean {
+    let any = false;
+    for (const item of destinations) {
+        const nameMatched = dst.name !== "" && destinationGlob(item.name ?? "", dst.name);
+        const serverMatched = dst.server !== "" && destinationGlob(item.server ?? "", dst.server);
+        const namespaceMatched = destinationGlob(item.namespace ?? "", dst.namespace);
+        if ((serverMatched || nameMatched) && namespaceMatched) {
+            any = true;
+        } else if ((!nameMatched && isDeny(item.name)) || (!serverMatched && isDeny(item.server) && namespaceMatched)) {
+            return false;
+        } else if (!namespaceMatched && isDeny(item.namespace) && serverMatched) {
+            return false;
+        }
+    }
+    return any;
+}
+
+/** A destination that is regulated: this cluster's regulated namespaces, or a regulated project's own concrete destinations. */
+export interface RegulatedTarget {
+    server: string;
+    name: string;
+    namespace: string;
+    /** Why it is regulated, for the finding. */
+    why: string;
+}
+
+const GLOB = /[*?[\]{}!\\]/;
+
+/**
+ * The destinations an Application must not reach from outside the regulated projects: each
+ * regulated namespace of this cluster as ArgoCD names this cluster, and each destination of a
+ * regulated project that names one namespace (no pattern), on whichever cluster it names (a hub's
+ * ArgoCD syncing a spoke's regulated namespaces).
+ */
+export function regulatedTargets(regulatedNamespaces: readonly string[], regulatedProjects: readonly LiveProject[]): RegulatedTarget[] {
+    const out: RegulatedTarget[] = regulatedNamespaces.map((namespace) => ({
+        ...IN_CLUSTER,
+        namespace,
+        why: "a regulated namespace of this cluster (policy.regulated.namespaceLabels)",
+    }));
+    for (const p of regulatedProjects) {
+        for (const d of p.destinations) {
+            const namespace = d.namespace ?? "";
+            const cluster = d.server || d.name || "";
+            if (namespace === "" || GLOB.test(namespace) || cluster === "" || GLOB.test(cluster)) {
+                continue;
+            }
+            if (!out.some((t) => t.namespace === namespace && ((d.server && t.server === d.server) || (d.name && t.name === d.name)))) {
+                out.push({ server: d.server ?? "", name: d.name ?? "", namespace, why: `a destination of regulated project ${p.name}` });
+            }
+        }
+    }
+    return out;
+}
+
+const describeTarget = (t: RegulatedTarget): string => `namespace ${t.namespace} on ${t.server || t.name}`;
+
+/**
+ * What reaches a regulated destination through ArgoCD without the regulated projects' RBAC (the
+ * program's deployer denials are scoped to `argocd.rbac.regulatedProjects`, the approval guard to
+ * namespaces): another project whose destinations permit one; a regulated project that takes
+ * Applications from other namespaces (`sourceNamespaces`: there Kubernetes RBAC, not ArgoCD's,
+ * decides who creates one, argo-cd docs "Applications in any namespace"); a role of a regulated
+ * project, and its tokens, that may sync, change, delete or approve (a project token is judged by
+ * its project's roles alone, server/rbacpolicy/rbacpolicy.go `enforceProjectToken`, so the
+ * program's denials never reach it); an Application of a regulated project whose sync options ask
+ * for Replace=true or Force=true (gitops-engine sync_context.go `applyObject`: the whole sync
+ * replaces or forces, and the approval guard sees only a prune and a create of the sync identity).
+ * One line per problem.
+ */
+export async function regulatedProjectProblems(
+    rbac: Readonly<Pick<ArgoRbacConfig, "regulatedProjects" | "actions">>,
+    live: {
+        projects: readonly LiveProject[];
+        targets: readonly RegulatedTarget[];
+        rbacCm?: Record<string, string>;
+        apps: readonly { project: string; name: string; syncOptions: string[] }[];
+        allowReplaceOrForceSync: boolean;
+    },
+): Promise<{ object: string; found: string }[]> {
+    const out: { object: string; found: string }[] = [];
+    const regulated = new Set(rbac.regulatedProjects);
+    for (const p of live.projects.filter((x) => !regulated.has(x.name))) {
+        const reached = live.targets.filter((t) => destinationPermitted(p.destinations, t));
+        if (reached.length > 0) {
+            out.push({
+                object: `AppProject ${p.name}`,
+                found: `is not among argocd.rbac.regulatedProjects, yet its destinations reach ${reached.map((t) => `${describeTarget(t)} (${t.why})`).join(", ")}: an Application of this project syncs there without the deployer denials; narrow its destinations (a "!<namespace>" entry refuses one) or list it in argocd.rbac.regulatedProjects`,
+            });
+        }
+    }
+    const enforcer: ArgoRbac | undefined = live.rbacCm === undefined ? undefined : await loadArgoRbac(live.rbacCm, live.projects);
+    const questions = regulatedQuestions(rbac);
+    for (const p of live.projects.filter((x) => regulated.has(x.name))) {
+        if (p.sourceNamespaces.length > 0) {
+            out.push({
+                object: `AppProject ${p.name}`,
+                found: `takes Applications from namespaces ${p.sourceNamespaces.join(", ")} (spec.sourceNamespaces): whoever Kubernetes RBAC lets create an Application there creates one of this regulated project, with any source and an automated sync, and ArgoCD's RBAC is never asked; remove spec.sourceNamespaces`,
+            });
+        }
+        if (enforcer === undefined || enforcer.error !== undefined) {
+            continue;
+        }
+        for (const role of p.roles) {
+            const subject = `proj:${p.name}:${role.name}`;
+            const granted = questions.filter((q) => enforcer.enforce({ user: subject, groups: [] }, { ...q, object: anyObjectOf(p.name) }));
+            if (granted.length > 0) {
+                const holders = [
+                    role.tokens.length > 0 ? `tokens ${role.tokens.join(", ")}` : "no token yet",
+                    role.groups.length > 0 ? `groups ${role.groups.join(", ")}` : "no group",
+                ].join(", ");
+                out.push({
+                    object: `AppProject ${p.name} role ${role.name}`,
+                    found: `(${holders}) may ${granted.map((q) => `${q.action} ${q.resource}`).join(", ")}: a project role's tokens and groups act through ArgoCD's own identities, and the program's deployer denials never reach a project token; in a regulated project ship through git and approve through argocd.rbac.approverRole, so remove these grants from the role`,
+                });
+            }
+        }
+    }
+    if (!live.allowReplaceOrForceSync) {
+        for (const app of live.apps.filter((a) => regulated.has(a.project))) {
+            const asked = app.syncOptions.map((o) => o.trim()).filter((o) => o === "Replace=true" || o === "Force=true");
+            if (asked.length > 0) {
+                out.push({
+                    object: `Application ${app.name}`,
+                    found: `of regulated project ${app.project} syncs with ${asked.join(", ")} (spec.syncPolicy.syncOptions): a sync may delete and recreate its Rollouts, whose first version is promoted without the approval, and admission sees only the sync identity's delete and create; remove them (policy.regulated.allowReplaceOrForceSync allows it)`,
+                });
+            }
+        }
+    }
+    return out;
+}
+
+/** A live AppProject, as the regulated checks read it: destinations, source namespaces, impersonation and roles with their tokens. */
+export function liveProject(o: KubeObject): LiveProject {
+    const spec = field(o, "spec");
+    const byRole = asRecord(field(o, "status", "jwtTokensByRole") as Record<string, string> | undefined) as unknown as Record<string, unknown>;
+    return {
+        name: nameOf(o),
+        destinations: asArray(field(spec, "destinations")),
+        sourceNamespaces: asArray<string>(field(spec, "sourceNamespaces")),
+        destinationServiceAccounts: asArray(field(spec, "destinationServiceAccounts")),
+        roles: asArray(field(spec, "roles")).map((r) => {
+            const name = String(field(r, "name") ?? "");
+            const tokens = [...asArray(field(r, "jwtTokens")), ...asArray(field(byRole?.[name], "items"))].map((t) =>
+                String(field(t, "id") ?? field(t, "iat") ?? ""),
+            );
+            return { name, policies: asArray<string>(field(r, "policies")), groups: asArray<string>(field(r, "groups")), tokens: [...new Set(tokens)] };
+        }),
+    };
+}
