@@ -4,28 +4,14 @@ import * as fs from "fs";
 import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
 import { parseAddonConfig, AddonConfig } from "../stacks/config";
-import {
-    CHART_VALUE_KEYS,
-    CRD_TYPE,
-    GATEWAY_API_PLUGIN,
-    PLUGINS_DIGEST_ANNOTATION,
-    PLUGIN_SOURCE_FILE,
-    GO_CERT_DIRECTORIES,
-    READ_CA_CONFIGMAP,
-    READ_CA_DIGEST_ANNOTATION,
-    READ_CA_DIR,
-    READ_CA_KEY,
-    READ_CA_VOLUME,
-    ROLLOUTS_CRD_FILES,
-    controllerClusterRules,
-    controllerValues,
-    findWildcards,
-    pluginListDigest,
-    trafficRouterPlugin,
-    unknownChartValueKeys,
-} from "../components/rollouts";
 import { OfflineRun, PlannedResource } from "../tools/offline";
 import { TEST_DIGEST, TEST_SHA256, byName, hubConfig, merged, planInline } from "./harness";
+import { CRD_TYPE, GATEWAY_API_PLUGIN, ROLLOUTS_CRD_FILES, findWildcards } from "../components/argoRollouts";
+import { CHART_VALUE_KEYS, unknownChartValueKeys } from "../components/rollouts/chartKeys";
+import { PLUGINS_DIGEST_ANNOTATION, controllerValues } from "../components/rollouts/values";
+import { PLUGIN_SOURCE_FILE, pluginListDigest, trafficRouterPlugin } from "../components/rollouts/plugin";
+import { GO_CERT_DIRECTORIES, READ_CA_CONFIGMAP, READ_CA_DIGEST_ANNOTATION, READ_CA_DIR, READ_CA_KEY, READ_CA_VOLUME } from "../components/rollouts/trust";
+import { controllerClusterRules } from "../components/rollouts/rbac";
 
 function config(patch: Record<string, unknown> = {}): AddonConfig {
     const { "aws:region": _region, ...rest } = merged(hubConfig(), patch);

@@ -1,7 +1,5 @@
-import { templateName } from "../components/rollouts/analysis";
 import * as assert from "assert";
 import { parseAddonConfig } from "../stacks/config";
-import { clusterAnalysisTemplateSpec, errorBudgetTemplates, sharedTemplates } from "../components/rollouts";
 import {
     AnalysisRef,
     AppSpec,
@@ -19,6 +17,8 @@ import {
 } from "../components/delivery";
 import { validateObject } from "../tools/schemas";
 import { hubConfig } from "./harness";
+import { templateName } from "../components/argoRollouts";
+import { clusterAnalysisTemplateSpec, errorBudgetTemplates, sharedTemplates } from "../components/rollouts/analysis";
 
 const route = { name: "checkout", gateway: { name: "shared", namespace: "gateway-system", listener: "https" }, hostnames: ["checkout.shop.example"] };
 const app = (patch: Partial<AppSpec> = {}): AppSpec => ({ name: "checkout", namespace: "shop", port: 8080, route, ...patch });

@@ -9,7 +9,6 @@ import * as path from "path";
 import * as tls from "tls";
 import * as YAML from "yaml";
 import { HTTPROUTE_WEIGHTS_RULE, ROLLOUT_ACTIONS_POLICY_KEY, argocdCmIgnoreData } from "../components/argocd";
-import { PolicyRule, controllerClusterRules, controllerNamespaceRules } from "../components/rollouts";
 import { KYVERNO_AGGREGATE_LABELS, KYVERNO_ROLES, POLICY_NAMES, kyvernoRoleName } from "../components/policy";
 import type { AddonConfig } from "../stacks/config";
 import { ROLLOUT_PATH_CALLS, requestQuestion, ruleAllows, verifyRules } from "../tools/verify/access";
@@ -37,6 +36,8 @@ import {
     verifyConfig,
     withStatus,
 } from "./verify/world";
+import { PolicyRule } from "../components/argoRollouts";
+import { controllerClusterRules, controllerNamespaceRules } from "../components/rollouts/rbac";
 
 type Results = Map<string, CheckResult>;
 

@@ -7,22 +7,14 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as path from "path";
 import { parseAddonConfig, AddonConfig } from "../stacks/config";
-import {
-    CHART_VALUE_KEYS,
-    CONTROLLER_RELEASES,
-    KNOWN_CHART_APP_VERSIONS,
-    chartValueKeys,
-    controllerClusterRules,
-    controllerValues,
-    crossesHashBoundary,
-    lineOf,
-    releaseOfChart,
-    releaseOfLine,
-    unknownChartValueKeys,
-} from "../components/rollouts";
 import { adoptedRelease, hashBoundaryDecision, unsettled, upgradeRunbook } from "../components/rollouts/upgrade";
 import { upgradeRunbookSteps } from "../e2e/lib/readme";
 import { TEST_DIGEST, byName, hubConfig, merged, planInline } from "./harness";
+import { CHART_VALUE_KEYS, unknownChartValueKeys } from "../components/rollouts/chartKeys";
+import { CONTROLLER_RELEASES, chartValueKeys, crossesHashBoundary, lineOf, releaseOfChart, releaseOfLine } from "../components/rollouts/versions";
+import { KNOWN_CHART_APP_VERSIONS } from "../components/rollouts/config";
+import { controllerClusterRules } from "../components/rollouts/rbac";
+import { controllerValues } from "../components/rollouts/values";
 
 function config(patch: Record<string, unknown> = {}): AddonConfig {
     const { "aws:region": _region, ...rest } = merged(hubConfig(), patch);

@@ -13,13 +13,13 @@ import { checkPlan } from "./guard";
 import { validateObject } from "./schemas";
 import { OfflineRun, PlannedResource, kubernetesGvk, runOffline } from "./offline";
 import { REPO_ROOT, StackFile, listStacks, placeholderWorld, readStackFile, referencedHubStack } from "./stackFile";
-import { ROLLOUTS_CRDS } from "../components/rollouts/crds";
 import { KUBERNETES_VERSION } from "../components/cluster/config";
 import { flagValue, splitEquals, wantsHelp } from "./cliArgs";
 import { PlanRow, diffPlans, renderFullDiff, renderShortDiff } from "./planDiff";
 import { planAtRef } from "./planAgainst";
 import { ChartRender, HELM_CHART, RenderedObject, chartPathFrom, chartRelease, renderChart } from "./chartRender";
 import { CONFIG_GROUP, CrdRead, CrdSourceSpec, crdSourceFrom, readCrdFiles } from "./crdSources";
+import { ROLLOUTS_CRDS } from "../components/argoRollouts";
 
 /** Kubernetes types that are not whole objects: patches, and components rendered by the provider. */
 const NOT_MANIFESTS = /(Patch$)|(^kubernetes:helm\.sh\/)|(^kubernetes:yaml\/)|(^kubernetes:kustomize\/)/;

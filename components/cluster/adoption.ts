@@ -1,7 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { ControllerConfig } from "../rollouts/config";
-import { ROLLOUTS_CRDS } from "../rollouts/crds";
-import { RELEASE_NAME } from "../rollouts/values";
+import { ROLLOUTS_CRDS, RELEASE_NAME } from "../argoRollouts";
 
 /**
  * Platform introduction (ADR-056 as-built): hub and preprod already run Argo Rollouts, installed

@@ -1,5 +1,5 @@
-import type { PolicyRule } from "../rollouts/rbac";
 import { appLabels } from "./labels";
+import type { PolicyRule } from "../argoRollouts";
 
 /** A namespaced Role of an app, as the approval gives it. */
 export interface RoleObject {

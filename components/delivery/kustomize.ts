@@ -14,8 +14,8 @@
  * selects its source by kind, so one app (one Rollout, one HTTPRoute) per overlay.
  */
 import * as YAML from "yaml";
-import { GATEWAY_API_PLUGIN } from "../rollouts/plugin";
 import { AppSpec, DeliveryPlan, PREVIEW_HEADER_VALUE, TierStrategy, deliveryPlan } from "./strategy";
+import { GATEWAY_API_PLUGIN } from "../argoRollouts";
 
 /**
  * The placeholder app the components are rendered for. Its name has no `-`, so a replacement with

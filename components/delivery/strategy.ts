@@ -4,13 +4,12 @@
  * decided by the tier, never per app (D3). Pure and exported, so tenant scaffolders and other
  * programs render exactly what the platform tests.
  */
-import { ERROR_BUDGET, ERROR_BUDGET_WAIT, SUCCESS_RATE, SUCCESS_RATE_FINITE } from "../rollouts/analysis";
 import { ANALYSIS_DEFAULTS, AnalysisConfig, durationSeconds } from "../rollouts/config";
-import { GATEWAY_API_PLUGIN } from "../rollouts/plugin";
 import { ApprovalGroups, ApprovalRoles, approvalRoles } from "./approval";
 import { DELIVERY_DEFAULTS, DeliveryConfig } from "./fields";
 import { appLabels } from "./labels";
 import { LOWER_TIERS, PROD_CLASSES, ProdClass, Shape, TIERS, Tier } from "./tiers";
+import { ERROR_BUDGET, ERROR_BUDGET_WAIT, SUCCESS_RATE, SUCCESS_RATE_FINITE, GATEWAY_API_PLUGIN } from "../argoRollouts";
 
 export { approvalRoles } from "./approval";
 export { DELIVERY_DEFAULTS, DELIVERY_FIELDS } from "./fields";

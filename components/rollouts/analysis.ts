@@ -1,5 +1,6 @@
 import { ANALYSIS_DEFAULTS, AnalysisConfig, ERROR_BUDGET_ARGS, ErrorBudgetConfig, durationSeconds } from "./config";
 import { TENANT_HEADER } from "../mimir";
+import { ERROR_BUDGET, ERROR_BUDGET_WAIT, LATENCY_P99, LATENCY_P99_FINITE, SUCCESS_RATE, SUCCESS_RATE_FINITE, TEMPLATE_NAME_PREFIX } from "../argoRollouts";
 
 /**
  * The platform's shared analysis templates (ADR-056 D5): Beyla RED metrics of the new version's
@@ -10,45 +11,10 @@ import { TENANT_HEADER } from "../mimir";
 export const BEYLA_REQUESTS = "http_server_request_duration_seconds_count";
 export const BEYLA_DURATION_BUCKETS = "http_server_request_duration_seconds_bucket";
 
-/**
- * The prefix of every ClusterAnalysisTemplate the addon declares. A cluster that ran Argo Rollouts
- * before often has its own `success-rate` or `latency-p99`, with tenants' Rollouts passing it
- * their own args. The controller resolves a template's declared args from what the Rollout passes
- * and fails the run on a declared arg without a value ("args.<name> was not resolved"), while an
- * arg the template does not declare is ignored (argo-rollouts v1.9.0 utils/analysis/helpers.go,
- * MergeArgs and ResolveArgs): taking such a template over with this program's required args
- * (`namespace`, `rollout`, `canary-hash`) would send those Rollouts to InvalidSpec, rollbacks
- * included, and no default makes two arbitrary arg lists compatible. So the addon's templates have
- * names of their own and an existing template is never adopted: tenants move to these names at
- * their pace, and `npm run adopt-check` lists who still uses the old ones.
- */
-export const TEMPLATE_NAME_PREFIX = "argo-rollouts-addon-";
-
-/** A template's cluster name from its short name (the Pulumi resource is `analysis-<short name>`). */
-export function templateName(short: string): string {
-    return `${TEMPLATE_NAME_PREFIX}${short}`;
-}
-
 /** A template's short name, for its Pulumi resource name (URNs stay short and stable). */
 export function templateShortName(name: string): string {
     return name.startsWith(TEMPLATE_NAME_PREFIX) ? name.slice(TEMPLATE_NAME_PREFIX.length) : name;
 }
-
-/**
- * The shared templates by name. Argo Rollouts v1.9.0 refuses a Rollout (InvalidSpec, "runs
- * indefinitely") whose pre-promotion, post-promotion or step analysis references a metric with an
- * `interval` and no `count` (pkg/apis/rollouts/validation/validation_references.go,
- * ValidateAnalysisTemplateWithType, using Metric.EffectiveCount in
- * pkg/apis/rollouts/v1alpha1/analysis_types.go); only canary background analysis may run until
- * the rollout ends. So each gate comes twice: the background template, and a finite one that
- * takes `analysis.count` measurements.
- */
-export const SUCCESS_RATE = templateName("success-rate");
-export const SUCCESS_RATE_FINITE = templateName("success-rate-finite");
-export const LATENCY_P99 = templateName("latency-p99");
-export const LATENCY_P99_FINITE = templateName("latency-p99-finite");
-export const ERROR_BUDGET = templateName("error-budget");
-export const ERROR_BUDGET_WAIT = templateName("error-budget-wait");
 
 /**
  * The arguments every shared metric template takes. A Rollout passes them as:

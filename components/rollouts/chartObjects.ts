@@ -1,4 +1,4 @@
-import { RELEASE_NAME } from "./values";
+import { RELEASE_NAME } from "../argoRollouts";
 
 /**
  * What the argo-rollouts chart renders for the program's values, by kind and name: the objects

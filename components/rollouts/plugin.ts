@@ -1,4 +1,5 @@
 import { createHash } from "crypto";
+import { GATEWAY_API_PLUGIN, restrictedContainerSecurityContext } from "../argoRollouts";
 import { PluginConfig } from "./config";
 
 /**
@@ -6,9 +7,6 @@ import { PluginConfig } from "./config";
  * weights of the app's HTTPRoute backendRefs on the Cilium Gateway, without a mesh. How the
  * controller gets the plugin (a checked download or an image), and its entry in the plugin list.
  */
-
-/** The name the controller and every Rollout use for the plugin; it must be exactly this. */
-export const GATEWAY_API_PLUGIN = "argoproj-labs/gatewayAPI";
 
 /** Where the plugin image keeps its binary (upstream Dockerfile, alpine based, USER 999). */
 export const PLUGIN_IMAGE_BINARY = "/bin/rollouts-plugin-trafficrouter-gatewayapi";
@@ -66,26 +64,6 @@ export function pluginListDigest(plugins: TrafficRouterPlugin[], image?: string)
     return createHash("sha256")
         .update(JSON.stringify({ plugins, image: image ?? null }))
         .digest("hex");
-}
-
-/** The restricted Pod Security profile of a container. */
-export interface RestrictedSecurityContext {
-    allowPrivilegeEscalation: false;
-    readOnlyRootFilesystem: true;
-    runAsNonRoot: true;
-    capabilities: { drop: string[] };
-    seccompProfile: { type: "RuntimeDefault" };
-}
-
-/** The restricted container security context every container of the addon runs with. */
-export function restrictedContainerSecurityContext(): RestrictedSecurityContext {
-    return {
-        allowPrivilegeEscalation: false,
-        readOnlyRootFilesystem: true,
-        runAsNonRoot: true,
-        capabilities: { drop: ["ALL"] },
-        seccompProfile: { type: "RuntimeDefault" },
-    };
 }
 
 /** Image mode only: the init container, the shared volume and the controller's mount of it. */

@@ -1,12 +1,5 @@
+import type { PolicyRule } from "../argoRollouts";
 import type { PluginConfig } from "./config/plugin";
-
-/** A Kubernetes RBAC policy rule. */
-export interface PolicyRule {
-    apiGroups: string[];
-    resources: string[];
-    verbs: string[];
-    resourceNames?: string[];
-}
 
 const READ = ["get", "list", "watch"];
 
@@ -60,27 +53,4 @@ export function controllerNamespaceRules(): PolicyRule[] {
         { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["create", "get", "update"] },
         { apiGroups: [""], resources: ["configmaps", "secrets"], verbs: READ },
     ];
-}
-
-/**
- * Every place a list of RBAC rules uses `*`, as rule index and field. It reads rules of unknown
- * shape, so the policy pack can run it on whatever the engine hands over.
- */
-export function wildcardFields(rules: unknown): { rule: number; field: string }[] {
-    const found: { rule: number; field: string }[] = [];
-    (Array.isArray(rules) ? rules : []).forEach((rule: unknown, i) => {
-        const r = (rule ?? {}) as Record<string, unknown>;
-        for (const field of ["apiGroups", "resources", "verbs", "resourceNames", "nonResourceURLs"]) {
-            const values = r[field];
-            if (Array.isArray(values) && values.some((v) => typeof v === "string" && v.includes("*"))) {
-                found.push({ rule: i, field });
-            }
-        }
-    });
-    return found;
-}
-
-/** Every place a rule uses `*`, as "rule N: field". */
-export function findWildcards(rules: PolicyRule[]): string[] {
-    return wildcardFields(rules).map((w) => `rule ${w.rule}: ${w.field}`);
 }

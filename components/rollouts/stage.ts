@@ -6,13 +6,13 @@ import { PART_OF, Stage, StageOptions } from "../stage";
 import { clusterAnalysisTemplateSpec, errorBudgetTemplates, sharedTemplates, templateShortName } from "./analysis";
 import { AnalysisConfig, ControllerConfig, ErrorBudgetConfig, NetworkConfig, NotificationsConfig, PluginConfig } from "./config";
 import { NOTIFICATION_CONFIGMAP, NOTIFICATION_SECRET, notificationConfigData, notificationHosts, tokenKey } from "./notifications";
-import { protectCrds, rolloutsCrdUrls } from "./crds";
 import { controllerNetworkPolicy, mimirIngressNetworkPolicy, namespaceDefaultDeny } from "./network";
 import { trafficRouterPlugin } from "./plugin";
 import { controllerClusterRules, controllerNamespaceRules } from "./rbac";
 import { tenantOperatorBinding, tenantOperatorRole, tenantViewRole } from "./tenants";
 import { READ_CA_CONFIGMAP, controllerTrust } from "./trust";
-import { RELEASE_NAME, controllerValues } from "./values";
+import { controllerValues } from "./values";
+import { CRD_TYPE, RELEASE_NAME, rolloutsCrdUrls } from "../argoRollouts";
 
 /**
  * The controller namespace's labels: restricted Pod Security (every container of the addon runs
@@ -27,6 +27,13 @@ export function controllerNamespaceLabels(extra: Record<string, string>): Record
         ...extra,
     };
 }
+
+/**
+ * Protects every CRD the group declares: deleting the Rollout CRD deletes every Rollout, and
+ * protect and retainOnDelete set on the group do not reach its children (pulumi-kubernetes #3065).
+ */
+export const protectCrds: pulumi.ResourceTransform = (args) =>
+    args.type === CRD_TYPE ? { props: args.props, opts: pulumi.mergeOptions(args.opts, { protect: true, retainOnDelete: true }) } : undefined;
 
 /** Chart reference and repository options for an https or an OCI chart repository. */
 export function chartSource(repository: string): { chart: string; repositoryOpts?: { repo: string } } {

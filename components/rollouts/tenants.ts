@@ -1,7 +1,7 @@
 import { ConfigReader, DNS_LABEL } from "../config/reader";
 import { PEOPLE_GROUP_RULE } from "../config/identity";
 import { PART_OF } from "../stage";
-import type { PolicyRule } from "./rbac";
+import type { PolicyRule } from "../argoRollouts";
 
 /**
  * What tenant teams may do with their Rollouts (ADR-056 D3). The chart's aggregate roles stay off

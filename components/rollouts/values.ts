@@ -1,10 +1,9 @@
 import type { MimirConfig } from "../gateway/config";
 import { ControllerConfig, PluginConfig } from "./config";
-import { TrafficRouterPlugin, pluginImage, pluginImageDelivery, pluginListDigest, restrictedContainerSecurityContext, trafficRouterPlugin } from "./plugin";
+import { RELEASE_NAME, restrictedContainerSecurityContext } from "../argoRollouts";
+import { TrafficRouterPlugin, pluginImage, pluginImageDelivery, pluginListDigest, trafficRouterPlugin } from "./plugin";
 import { controllerTrust } from "./trust";
 
-/** The release's fixed name: the ServiceAccount, Deployment and RBAC subjects all derive from it. */
-export const RELEASE_NAME = "argo-rollouts";
 /** Pod annotation carrying the plugin list digest (see `pluginListDigest`). */
 export const PLUGINS_DIGEST_ANNOTATION = "argo-rollouts-addon.platform/plugins-sha256";
 

@@ -15,9 +15,9 @@ import {
     deliveryPlan,
 } from "../delivery";
 import { SharedGatewayConfig } from "../gateway/config";
-import { restrictedContainerSecurityContext } from "../rollouts/plugin";
 import { OrderedComponent, PART_OF, StageOptions } from "../stage";
 import { SmokeTestConfig } from "./config";
+import { restrictedContainerSecurityContext } from "../argoRollouts";
 
 /**
  * The per-cluster smoke canary (opt-in): a tiny app delivered with a prod / standard shape of the
