@@ -4,7 +4,7 @@ import { DeclarationGate, DeclaredRef, existingObjectsRefusal, findExisting } fr
 import { LiveReader, apiPath, liveReader } from "../components/cluster/live";
 import { CONTROLLER_SELECTOR, chartObjects, chartObjectApiVersion } from "../components/rollouts/chartObjects";
 import { oldInstallProblems } from "../components/cluster/oldInstall";
-import { RolloutState, adoptedRelease, hashBoundaryDecision } from "../components/rollouts/upgrade";
+import { RolloutState, adoptedRelease, hashBoundaryDecision } from "../components/rollouts/versions";
 import type { AddonConfig } from "./config";
 import { ROLLOUTS_CRDS, RELEASE_NAME } from "../components/argoRollouts";
 
@@ -18,7 +18,7 @@ import { ROLLOUTS_CRDS, RELEASE_NAME } from "../components/argoRollouts";
  *   previews as a create, so a downgrade would not show); it also refuses the shapes of an old
  *   install adoption cannot take over (one LIST of the Deployments, one GET of the budget:
  *   components/cluster/oldInstall.ts);
- * - a move across the pod-template-hash boundary (components/rollouts/upgrade.ts): one LIST of
+ * - a move across the pod-template-hash boundary (components/rollouts/versions.ts): one LIST of
  *   the Rollouts, only then;
  * - without `cluster.adoptExisting`: every whole object the stack creates, so the preview fails
  *   where `up` would when another tool's install is there (components/cluster/existing.ts).

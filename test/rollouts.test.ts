@@ -7,7 +7,6 @@ import { parseAddonConfig, AddonConfig } from "../stacks/config";
 import { OfflineRun, PlannedResource } from "../tools/offline";
 import { TEST_DIGEST, TEST_SHA256, byName, hubConfig, merged, planInline } from "./harness";
 import { CRD_TYPE, GATEWAY_API_PLUGIN, ROLLOUTS_CRD_FILES, findWildcards } from "../components/argoRollouts";
-import { CHART_VALUE_KEYS, unknownChartValueKeys } from "../components/rollouts/chartKeys";
 import { PLUGINS_DIGEST_ANNOTATION, controllerValues } from "../components/rollouts/values";
 import { PLUGIN_SOURCE_FILE, pluginListDigest, trafficRouterPlugin } from "../components/rollouts/plugin";
 import { GO_CERT_DIRECTORIES, READ_CA_CONFIGMAP, READ_CA_DIGEST_ANNOTATION, READ_CA_DIR, READ_CA_KEY, READ_CA_VOLUME } from "../components/rollouts/trust";
@@ -97,29 +96,6 @@ describe("rollouts stage", () => {
             const chart = byName(r, "rollouts-controller");
             assert.strictEqual(chart.inputs.chart, "oci://registry.platform.test/charts/argo-rollouts");
             assert.strictEqual(chart.inputs.repositoryOpts, undefined);
-        });
-
-        for (const [label, patch] of [
-            ["download mode", {}],
-            [
-                "image mode with dashboard and ServiceMonitor",
-                {
-                    plugin: { delivery: "image", sha256: undefined, digest: TEST_DIGEST },
-                    controller: { dashboard: true, serviceMonitor: true, priorityClassName: "platform" },
-                },
-            ],
-        ] as const) {
-            it(`sets only keys the chart's values file has (${label})`, () => {
-                assert.deepStrictEqual(unknownChartValueKeys(values(patch as Record<string, unknown>)), []);
-            });
-        }
-
-        it("notices a key the chart does not have", () => {
-            assert.deepStrictEqual(
-                unknownChartValueKeys({ controller: { replicas: 2, replica: 2, pdb: { maxUnavailable: 1, maxUnavaliable: 1 } }, installCRD: false }),
-                ["controller.replica", "controller.pdb.maxUnavaliable", "installCRD"],
-            );
-            assert.strictEqual(CHART_VALUE_KEYS["controller.trafficRouterPlugins"], "any");
         });
 
         it("keeps CRDs out of the chart and its aggregate roles off", () => {
@@ -251,10 +227,6 @@ describe("rollouts stage", () => {
             assert.deepStrictEqual(v.controller.volumes, [{ name: READ_CA_VOLUME, configMap: { name: READ_CA_CONFIGMAP } }]);
             assert.deepStrictEqual(v.controller.volumeMounts, [{ name: READ_CA_VOLUME, mountPath: READ_CA_DIR, readOnly: true }]);
             assert.ok(!GO_CERT_DIRECTORIES.some((d) => READ_CA_DIR.startsWith(d)), "the bundle's folder must be its own: Go reads every file of it");
-            assert.deepStrictEqual(unknownChartValueKeys(v), []);
-            for (const key of ["controller.extraEnv", "controller.volumes", "controller.volumeMounts"]) {
-                assert.strictEqual(CHART_VALUE_KEYS[key], "any", key);
-            }
         });
 
         it("keeps the plugin image's volume beside it, and sets nothing without a bundle", () => {
@@ -268,7 +240,6 @@ describe("rollouts stage", () => {
                 v.controller.volumeMounts.map((x: { mountPath: string }) => x.mountPath),
                 ["/plugin-source", READ_CA_DIR],
             );
-            assert.deepStrictEqual(unknownChartValueKeys(v), []);
             for (const without of [spokeValues(), values(), spokeValues(image)]) {
                 assert.strictEqual(without.controller.extraEnv, undefined);
                 assert.ok(!(without.controller.volumes ?? []).some((x: { name: string }) => x.name === READ_CA_VOLUME));

@@ -21,7 +21,7 @@ const MESH_PROVIDERS = [
 ] as const;
 
 /**
- * The chart's values for the controller (chart 2.41.0 keys only; see chartKeys.ts). A spoke's
+ * The chart's values for the controller (chart 2.41.0 keys only: test/versions.test.ts). A spoke's
  * `mimir.readCaBundle` adds its volume, mount and `SSL_CERT_DIR` (trust.ts) beside the plugin
  * image's volume.
  */
