@@ -2,7 +2,7 @@ import type { ArgoCdStageConfig } from "../components/argocd";
 import { ARGOCD_FIELDS, ArgoCdConfig, readArgoCd } from "../components/argocd/config";
 import { CLUSTER_FIELDS, ClusterConfig, readCluster } from "../components/cluster/config";
 import { field } from "../components/config/declare";
-import { DELIVERY_FIELDS, DeliveryConfig, readDelivery } from "../components/delivery/config";
+import { DELIVERY_FIELDS, DeliveryConfig, readDelivery } from "../components/delivery";
 import { ExampleValue, exampleValues } from "../components/config/examples";
 import { ProjectStack, readStackConfig } from "../components/config/load";
 import { checkAcrossProject } from "../components/config/project";

@@ -442,7 +442,7 @@ describe("delivery strategy library", () => {
             assert.match(problems({ previewGate: { header: "x-a", hostname: "p.shop.example" } as unknown as PreviewGate })[0], /either header or hostname/);
             assert.match(problems({ previewGate: {} as unknown as PreviewGate })[0], /either header or hostname/);
             for (const header of ["", "x preview", "x-a'b", ":authority", "x".repeat(257)]) {
-                assert.match(problems({ previewGate: { header } })[0], /previewGate.header must be a header name/, JSON.stringify(header));
+                assert.match(problems({ previewGate: { header } })[0], /previewGate.header must be an HTTP header name/, JSON.stringify(header));
             }
             for (const hostname of ["*.shop.example", "Preview.shop.example", "preview.shop.example.", ""]) {
                 assert.match(problems({ previewGate: { hostname } })[0], /previewGate.hostname must be a single lowercase DNS name/, hostname);
@@ -495,10 +495,10 @@ describe("delivery strategy library", () => {
         assert.deepStrictEqual(pauses(deliveryPlan(app(), { tier: "prod", gate: { initialDelay: "10m", interval: "30s" } })), ["630s", "630s"]);
         assert.match(
             checkOptions(app(), { tier: "prod", stepPause: "5m" })[0],
-            /at least the gate's initialDelay \+ interval \(5m \+ 1m = 6m\), got 5m: the first weight would end before the gate has measured it/,
+            /^stepPause = "5m": must be at least the gate's initialDelay \+ interval \(5m \+ 1m = 6m\): the first weight would end before the gate has measured it/,
         );
         assert.deepStrictEqual(checkOptions(app(), { tier: "prod", stepPause: "6m" }), []);
-        assert.match(checkOptions(app(), { tier: "prod", stepPause: "8m", gate: { initialDelay: "8m", interval: "1m" } })[0], /= 9m\), got 8m/);
+        assert.match(checkOptions(app(), { tier: "prod", stepPause: "8m", gate: { initialDelay: "8m", interval: "1m" } })[0], /^stepPause = "8m": .*= 9m\)/);
     });
 
     it("separates approver from deployer by RBAC", () => {

@@ -10,16 +10,14 @@ import {
     STANDARD_FIELDS,
     TierAdmissionAction,
 } from "./fields";
-import { ApprovalGroups, GateTiming, OptionProblem, StrategyOptions, TierStrategy, defaultStepPause, optionProblems, tierStrategies } from "./strategy";
-import { PROD_CLASSES, ProdClass, SHAPES, Shape } from "./tiers";
+import { OptionProblem, defaultStepPause, optionProblems, tierStrategies } from "./strategy";
+import { ApprovalGroups, GateTiming, PROD_CLASSES, ProdClass, SHAPES, Shape, StrategyOptions, TierStrategy } from "./types";
 
 /**
- * The reader of the `delivery` section (fields.ts declares it): each key read by its declaration,
- * then every prod class's options checked by the library's own rules (`optionProblems`), with the
- * cluster's gate timing (`analysis`), so a stack file is refused for exactly what the library would
- * refuse, named by the key that set it.
+ * The reader of the `delivery` section (fields.ts declares it): each key by its declaration, then each
+ * prod class's options by the library's own rules with the cluster's gate timing, so a stack file is
+ * refused for exactly what the library would refuse, named by the key that set it.
  */
-export * from "./fields";
 
 /** The `delivery` key each library option is set by, under `delivery.prod.<class>`. */
 const KEY_OF: Partial<Record<OptionProblem["option"], keyof ProdClassConfig>> = { steps: "steps", stepPause: "stepPause", autoPromotion: "autoPromotion" };

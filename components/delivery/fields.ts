@@ -1,16 +1,12 @@
 import { Fields, JsonSchema, defaultsOf, field } from "../config/declare";
 import { PAUSE_RULE } from "../rollouts/config/patterns";
-import { LowerTier, PREVIEW_HEADER, ProdClass, SHAPES, Shape } from "./tiers";
+import { HEADER_NAME, LowerTier, PREVIEW_HEADER, ProdClass, SHAPES, Shape } from "./types";
 
 /**
- * The stack's `delivery` section (ADR-056 D3, "the rollout strategy is a tier/stage property"):
- * per tier, and for prod per class, what the strategy library (strategy.ts) renders. Every key is
- * declared once here; the library takes its defaults from these declarations, so a platform team
- * changes a tier in its stack file, never in code. The defaults are what ADR-056 proved: the
- * lower tiers auto-promote, prod canaries 25 -> 50 -> 100 under the background success-rate gate,
- * and regulated adds the approval before 100%. The rules between keys (weights ascending to 100, a
- * pause long enough for the gate to have measured, regulated keeps its approval) are the library's
- * `optionProblems`, run by config.ts's reader.
+ * The stack's `delivery` section (ADR-056 D3: the strategy is a tier property), per tier and per prod
+ * class: the library takes its defaults from here, so a platform team changes a tier in its stack
+ * file. The defaults are what ADR-056 proved (25 -> 50 -> 100 under the success-rate gate, regulated
+ * approves before 100%); the rules between keys are the library's `optionProblems` (config.ts).
  */
 
 /** A lower tier: always the trivial auto-promoting canary (ADR-056 D3); only how it reaches traffic is the platform's to choose. */
@@ -56,9 +52,6 @@ export interface DeliveryConfig {
     preprod: LowerTierConfig;
     prod: Record<ProdClass, ProdClassConfig>;
 }
-
-/** A subset of Gateway API's HeaderName (strategy.ts checks it again for a library caller). */
-const HEADER_NAME = { pattern: /^[A-Za-z0-9][A-Za-z0-9-]{0,255}$/, describe: "an HTTP header name of letters, digits and '-' (at most 256)" };
 
 const STEPS_SCHEMA: JsonSchema = { type: "array", items: { type: "integer", minimum: 1, maximum: 100 }, minItems: 1, maxItems: 20 };
 

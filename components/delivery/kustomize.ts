@@ -1,26 +1,17 @@
 /**
- * The tier strategies as files (ADR-056 D3, issue "tenants get files, not code"): one kustomize
- * Component per strategy a stack configures, which a tenant's overlay adds with one line
- * (`components: [<dir>/prod-regulated-canary]`). Each holds the library's own rendering of the
- * strategy for a placeholder app, and kustomize `replacements` that put the real app's name,
- * namespace, ports, pod labels and route in place, read from the app's own base. Pure: the
- * command (tools/delivery.ts) writes what these return.
- *
- * What kustomize does, as these files rely on it (kubernetes-sigs/kustomize api/krusty, v5): a
- * Component's resources join the base's, then its `patches` run, then its `replacements`, all
- * before the overlay's own transformers (its `namespace:` included), so a replacement's source
- * must already be in the base (the Rollout's `metadata.namespace`), and a source a patch rewrote
- * is read as patched: the route's port is read from the backendRef the patch kept. A replacement
- * selects its source by kind, so one app (one Rollout, one HTTPRoute) per overlay.
+ * The tier strategies as files (ADR-056 D3): one kustomize Component per strategy a stack configures,
+ * holding the library's rendering for a placeholder app and `replacements` that put the real app's
+ * values in place from its base; tools/delivery.ts writes what these return. A Component's patches
+ * and replacements run before the overlay's own transformers (kubernetes-sigs/kustomize api/krusty,
+ * v5), so a source must already be in the base and is read as patched; a replacement selects its
+ * source by kind, so one app (one Rollout, one HTTPRoute) per overlay.
  */
 import * as YAML from "yaml";
-import { AppSpec, DeliveryPlan, PREVIEW_HEADER_VALUE, TierStrategy, deliveryPlan } from "./strategy";
 import { GATEWAY_API_PLUGIN } from "../argoRollouts";
+import { deliveryPlan } from "./strategy";
+import { AppSpec, DeliveryPlan, PREVIEW_HEADER_VALUE, TierStrategy } from "./types";
 
-/**
- * The placeholder app the components are rendered for. Its name has no `-`, so a replacement with
- * delimiter `-` and index 0 turns `app-stable` into `<name>-stable` whatever `<name>` holds.
- */
+/** The placeholder app: its name has no `-`, so a replacement with delimiter `-` and index 0 turns `app-stable` into `<name>-stable`. */
 export const COMPONENT_APP: AppSpec = {
     name: "app",
     namespace: "app-namespace",
@@ -28,7 +19,7 @@ export const COMPONENT_APP: AppSpec = {
     route: { name: "app", gateway: { name: "app-gateway", namespace: "app-namespace", listener: "app-listener" }, hostnames: ["app.invalid"] },
 };
 
-/** The library's plan of a strategy for the placeholder app (what the component files hold before kustomize replaces the app's values). */
+/** The library's plan of a strategy for the placeholder app. */
 export function componentPlan(s: TierStrategy): DeliveryPlan {
     return deliveryPlan(s.routed ? COMPONENT_APP : { ...COMPONENT_APP, route: undefined }, s.options);
 }
@@ -205,17 +196,6 @@ export function renderComponent(s: TierStrategy): ComponentFiles {
     return files;
 }
 
-/** What an overlay's base must hold for a component (the sources of its replacements). */
-export function baseNeeds(s: TierStrategy): string[] {
-    return [
-        "one Rollout with `metadata.namespace`, `spec.selector.matchLabels` and its first container's first `containerPort`",
-        ...(s.routed
-            ? ["one HTTPRoute whose first rule's first backendRef is the app's Service with its `port` (the component points it at the strategy's Services)"]
-            : []),
-        ...(s.options.previewGate ? ["that rule's first match with its `path` spelled out (the preview header rule takes the same path)"] : []),
-    ];
-}
-
 /** The README of the output folder: what each component does and how a tenant uses it. */
 export function renderReadme(stack: string, strategies: readonly TierStrategy[]): string {
     const lines = [
@@ -287,26 +267,13 @@ export function renderComponents(stack: string, strategies: readonly TierStrateg
     return out;
 }
 
-/** One entry of the stack output `deliveryStrategies`: the resolved options and the Rollout strategy of the placeholder app `app`. */
-export interface StrategyOutput {
-    tier: string;
-    prodClass?: string;
-    shape: string;
-    routed: boolean;
-    steps?: number[];
-    stepPause?: string;
-    autoPromotion?: boolean;
-    errorBudgetFreeze?: boolean;
-    previewHeader?: string;
-    approverGroups?: string[];
-    behaviour: string;
-    /** The Rollout's `spec.strategy` for an app named `app` (Services `app-stable`, `app-canary`, ...; route `app`): what the component patches in. */
-    strategy: unknown;
-}
-
-/** The stack output `deliveryStrategies`: each configured strategy by its component's name, for tools that read `pulumi stack output --json`. */
-export function deliveryStrategiesOutput(strategies: readonly TierStrategy[]): Record<string, StrategyOutput> {
-    const out: Record<string, StrategyOutput> = {};
+/**
+ * The stack output `deliveryStrategies`, for tools that read `pulumi stack output --json`: each
+ * configured strategy by its component's name, its resolved options, and the Rollout's
+ * `spec.strategy` for the placeholder app `app` (Services `app-stable`, ...; route `app`).
+ */
+export function deliveryStrategiesOutput(strategies: readonly TierStrategy[]): Record<string, Record<string, unknown>> {
+    const out: Record<string, Record<string, unknown>> = {};
     for (const s of strategies) {
         const plan = componentPlan(s);
         const o = s.options;

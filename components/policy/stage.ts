@@ -6,7 +6,7 @@ import { PolicyContext } from "./builders";
 import { PolicyConfig } from "./config";
 import { stackStrategies } from "../delivery/config";
 import type { DeliveryConfig } from "../delivery/fields";
-import type { GateTiming } from "../delivery/strategy";
+import type { GateTiming } from "../delivery";
 import { tierAdmission } from "./tierAdmission";
 import { KyvernoPolicy, kyvernoPolicies } from "./kyverno";
 import { KYVERNO_AGGREGATE_LABELS, kyvernoRoleName, kyvernoRoles } from "./rbac";

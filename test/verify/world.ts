@@ -20,7 +20,7 @@ import {
 } from "../../components/argocd";
 import { AddonConfig, parseAddonConfig } from "../../stacks/config";
 import { approvalRoles } from "../../components/delivery/approval";
-import { DeliveryPlan, deliveryPlan } from "../../components/delivery/strategy";
+import { DeliveryPlan, deliveryPlan } from "../../components/delivery";
 import { spokeRoutes } from "../../components/gateway/spokeRoutes";
 import { inClusterMimirAddress } from "../../components/mimir";
 import {
