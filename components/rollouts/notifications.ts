@@ -2,25 +2,17 @@ import * as YAML from "yaml";
 import { NotificationsConfig } from "./config";
 
 /**
- * Rollout notifications. The chart ships no triggers or templates, so the addon declares them.
- * The controller fires a trigger by name when it records an event (RolloutAborted ->
- * on-rollout-aborted; argo-rollouts utils/record), so the triggers need no `when` condition. It
- * reads this ConfigMap and Secret, by these names, in its own namespace only.
+ * Rollout notifications: the chart ships no triggers or templates, so the addon declares them. The
+ * controller fires a trigger by name when it records an event (argo-rollouts utils/record), so they
+ * need no `when`; it reads this ConfigMap and Secret, by these names, in its own namespace only.
  */
 export const NOTIFICATION_CONFIGMAP = "argo-rollouts-notification-configmap";
 export const NOTIFICATION_SECRET = "argo-rollouts-notification-secret";
 /** The webhook service's name in the ConfigMap (`service.webhook.<name>`). */
-export const WEBHOOK_NAME = "platform";
+const WEBHOOK_NAME = "platform";
 
-export interface NotificationEvent {
-    trigger: string;
-    template: string;
-    /** What happened, for the message. */
-    says: string;
-}
-
-/** The events a platform engineer and an auditor need: aborts, failed gates, approvals, completion. */
-export const NOTIFICATION_EVENTS: readonly NotificationEvent[] = [
+/** The events a platform engineer and an auditor need (aborts, failed gates, approvals, completion), and what each says. */
+export const NOTIFICATION_EVENTS: readonly { trigger: string; template: string; says: string }[] = [
     { trigger: "on-rollout-aborted", template: "rollout-aborted", says: "was aborted; traffic is back on the stable version" },
     { trigger: "on-analysis-run-failed", template: "analysis-run-failed", says: "failed its analysis gate" },
     { trigger: "on-analysis-run-error", template: "analysis-run-error", says: "could not run its analysis (metrics unreachable?)" },
@@ -30,9 +22,7 @@ export const NOTIFICATION_EVENTS: readonly NotificationEvent[] = [
 ];
 
 /** The Secret key the service's token is stored under and referenced as `$<key>`. */
-export function tokenKey(service: "slack" | "webhook"): string {
-    return service === "slack" ? "slack-token" : "webhook-token";
-}
+export const tokenKey = (service: "slack" | "webhook"): string => `${service}-token`;
 
 const WHO = "{{.rollout.metadata.namespace}}/{{.rollout.metadata.name}}";
 
@@ -76,11 +66,5 @@ export function notificationConfigData(cfg: NotificationsConfig, cluster: string
 
 /** Where the controller sends notifications, for a default-deny egress policy. */
 export function notificationHosts(cfg: NotificationsConfig): string[] {
-    if (cfg.service === "slack") {
-        return ["slack.com"];
-    }
-    if (cfg.service === "webhook" && cfg.webhookUrl) {
-        return [new URL(cfg.webhookUrl).hostname];
-    }
-    return [];
+    return cfg.service === "slack" ? ["slack.com"] : cfg.service === "webhook" && cfg.webhookUrl ? [new URL(cfg.webhookUrl).hostname] : [];
 }

@@ -4,10 +4,10 @@ import type { PluginConfig } from "./config/plugin";
 const READ = ["get", "list", "watch"];
 
 /**
- * The controller's cluster-wide rules: what Argo Rollouts needs for direct-template Rollouts with
- * the Prometheus provider, plus the Gateway API plugin. The chart's own ClusterRole is turned off
- * because its provider RBAC grants meshes the platform does not run (and, for gatewayAPI, write on
- * every ConfigMap, which the plugin has not needed since v0.13).
+ * The controller's cluster-wide rules (ADR-056 D4): what Argo Rollouts needs for direct-template
+ * Rollouts with the Prometheus provider, and the Gateway API plugin. The chart's ClusterRole stays off:
+ * its provider RBAC grants meshes the platform does not run, and write on every ConfigMap, which the
+ * plugin has not needed since v0.13. Each verb is a call of the controller (test/versions.test.ts).
  */
 export function controllerClusterRules(plugin: Pick<PluginConfig, "tcpRoutes" | "tlsRoutes">): PolicyRule[] {
     const routes = ["httproutes", "grpcroutes", ...(plugin.tcpRoutes ? ["tcproutes"] : []), ...(plugin.tlsRoutes ? ["tlsroutes"] : [])];
@@ -44,10 +44,7 @@ export function controllerClusterRules(plugin: Pick<PluginConfig, "tcpRoutes" | 
     ];
 }
 
-/**
- * Rules confined to the controller's own namespace: leader election, its config
- * (argo-rollouts-config) and the notification ConfigMap and Secret it watches there.
- */
+/** The controller's own namespace: leader election, its config and the notification ConfigMap and Secret. */
 export function controllerNamespaceRules(): PolicyRule[] {
     return [
         { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["create", "get", "update"] },

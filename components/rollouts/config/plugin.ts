@@ -1,21 +1,14 @@
 import { defaultsOf, field, readSection } from "../../config/declare";
-import { ConfigReader, HTTPS_URL } from "../../config/reader";
-import { VTAG, REPOSITORY, SHA256_HEX, IMAGE_DIGEST } from "./patterns";
 import { isEmptyDigest } from "../../config/images";
+import { ConfigReader, HTTPS_URL } from "../../config/reader";
+import { IMAGE_DIGEST, REPOSITORY, SHA256_HEX, VTAG } from "./patterns";
 
 /** The `plugin` section (ADR-056 D4): the Gateway API traffic-router plugin and how its binary reaches the controller. */
-
-export type PluginArch = "amd64" | "arm64";
-
-/** How the Gateway API plugin binary reaches the controller. */
-export type PluginDelivery = { mode: "download"; arch: PluginArch; baseUrl: string; sha256: string } | { mode: "image"; repository: string; digest: string };
-
 export interface PluginConfig {
     version: string;
-    delivery: PluginDelivery;
-    /** Grant the plugin TCPRoute access (experimental channel routes; off unless used). */
+    delivery: { mode: "download"; arch: "amd64" | "arm64"; baseUrl: string; sha256: string } | { mode: "image"; repository: string; digest: string };
+    /** Grant the plugin TCPRoute and TLSRoute access (experimental channel routes; off unless used). */
     tcpRoutes: boolean;
-    /** Grant the plugin TLSRoute access (experimental channel routes; off unless used). */
     tlsRoutes: boolean;
 }
 
@@ -80,7 +73,7 @@ export const PLUGIN_FIELDS = {
 export const PLUGIN_DEFAULTS = defaultsOf<{
     version: string;
     delivery: "download" | "image";
-    arch: PluginArch;
+    arch: "amd64" | "arm64";
     baseUrl: string;
     repository: string;
     tcpRoutes: boolean;
@@ -93,15 +86,8 @@ export function readPlugin(r: ConfigReader, value: unknown): PluginConfig | unde
         return undefined;
     }
     const { version, delivery: mode, raw } = p;
-    const misplaced = (keys: string[], why: string) => {
-        for (const k of keys) {
-            if (raw[k] !== undefined) {
-                r.problem(`plugin.${k}`, raw[k], why);
-            }
-        }
-    };
-
-    let delivery: PluginDelivery | undefined;
+    const misplaced = (keys: string[], why: string) => keys.filter((k) => raw[k] !== undefined).forEach((k) => r.problem(`plugin.${k}`, raw[k], why));
+    let delivery: PluginConfig["delivery"] | undefined;
     if (mode === "download") {
         misplaced(["repository", "digest"], "only applies with plugin.delivery: image");
         if (p.sha256 !== undefined && p.arch !== undefined && p.baseUrl !== undefined) {
