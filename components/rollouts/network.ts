@@ -1,5 +1,7 @@
 import { MimirConfig } from "../gateway/config";
-import { CanaryTarget, NetworkConfig } from "./config";
+import { NetworkConfig, NotificationsConfig, PluginConfig } from "./config";
+import { notificationHosts } from "./notifications";
+import { trafficRouterPlugin } from "./plugin";
 
 /**
  * CiliumNetworkPolicy bodies (cilium.io/v2, Cilium 1.19) for the metric gate (ADR-056 D5): the
@@ -47,7 +49,7 @@ function hostAndPort(url: string): { host: string; port: number } {
     return { host: u.hostname, port: u.port ? Number(u.port) : u.protocol === "https:" ? 443 : 80 };
 }
 
-/** The metric gate's egress: hub, the Mimir gateway pods; spoke, the hub's read endpoint by name (and by CIDR where its load balancer's are fixed). */
+/** The metric gate's egress: hub, the Mimir gateway pods; spoke, the hub's read endpoint (the metrics address) by name, and by CIDR where its load balancer's are fixed. */
 function gateEgress(role: "hub" | "spoke", mimir: MimirConfig, endpoint: string, network: NetworkConfig): EgressRule[] {
     if (role === "hub") {
         return [{ toEndpoints: [{ matchLabels: { [NAMESPACE_LABEL]: mimir.namespace, ...mimir.gatewayPodLabels } }], toPorts: [tcp(mimir.gatewayTargetPort)] }];
@@ -63,19 +65,6 @@ function pluginDownloadHosts(downloadUrl: string): string[] {
     return host === "github.com" ? ["github.com", "objects.githubusercontent.com", "release-assets.githubusercontent.com"] : [host];
 }
 
-export interface ControllerNetworkPolicyInput {
-    role: "hub" | "spoke";
-    controllerNamespace: string;
-    mimir: MimirConfig;
-    network: NetworkConfig;
-    /** Spoke: the read endpoint the hub routes for this spoke. */
-    readEndpoint?: string;
-    /** Download mode: the plugin's URL. */
-    pluginDownloadUrl?: string;
-    /** Where notifications go (Slack, a webhook). */
-    notificationHosts?: string[];
-}
-
 /**
  * The controller's own policy. Without `controllerDefaultDeny` it only adds allows
  * (`enableDefaultDeny: false`): a policy with egress rules otherwise switches the pods to
@@ -83,13 +72,18 @@ export interface ControllerNetworkPolicyInput {
  * what the controller may reach: the API server, DNS, the plugin download, the gate, notifications
  * and the canary pods; and who may scrape its metrics.
  */
-export function controllerNetworkPolicy(input: ControllerNetworkPolicyInput): CiliumNetworkPolicySpec {
-    const n = input.network;
-    const gate = gateEgress(input.role, input.mimir, input.readEndpoint ?? "", n);
-    const hosts = input.notificationHosts ?? [];
+export function controllerNetworkPolicy(
+    cfg: { cluster: { role: "hub" | "spoke" }; mimir: MimirConfig; network: NetworkConfig; plugin: PluginConfig; notifications: NotificationsConfig },
+    metricsAddress: string,
+): CiliumNetworkPolicySpec {
+    const { role } = cfg.cluster;
+    const n = cfg.network;
+    const gate = gateEgress(role, cfg.mimir, metricsAddress, n);
+    const plugin = trafficRouterPlugin(cfg.plugin).location;
+    const hosts = notificationHosts(cfg.notifications);
     const spec: CiliumNetworkPolicySpec = {
         description:
-            input.role === "hub"
+            role === "hub"
                 ? "Argo Rollouts controller: metric gates query Mimir in-cluster (ADR-056 D5)"
                 : "Argo Rollouts controller: metric gates read this spoke's tenant through the hub's spoke route (ADR-056 W8c)",
         endpointSelector: { matchLabels: { ...CONTROLLER_POD_LABELS } },
@@ -97,10 +91,10 @@ export function controllerNetworkPolicy(input: ControllerNetworkPolicyInput): Ci
             ? [
                   { toEntities: ["kube-apiserver"], toPorts: [tcp(443, 6443)] },
                   dnsEgress(n),
-                  ...(input.pluginDownloadUrl ? [fqdns(pluginDownloadHosts(input.pluginDownloadUrl), 443)] : []),
+                  ...(plugin.startsWith("https://") ? [fqdns(pluginDownloadHosts(plugin), 443)] : []),
                   ...gate,
                   ...(hosts.length > 0 ? [fqdns(hosts, 443)] : []),
-                  ...n.canaryTargets.map((t: CanaryTarget) => ({ toEndpoints: [{ matchLabels: { [NAMESPACE_LABEL]: t.namespace } }], toPorts: [tcp(t.port)] })),
+                  ...n.canaryTargets.map((t) => ({ toEndpoints: [{ matchLabels: { [NAMESPACE_LABEL]: t.namespace } }], toPorts: [tcp(t.port)] })),
               ]
             : [...gate, dnsEgress(n)],
     };

@@ -7,7 +7,7 @@ import { PART_OF, Stage, StageOptions } from "../stage";
 import { clusterAnalysisTemplateSpec, errorBudgetTemplates, sharedTemplates, templateShortName } from "./analysis";
 import { AnalysisConfig, ControllerConfig, ErrorBudgetConfig, NetworkConfig, NotificationsConfig, PluginConfig } from "./config";
 import { controllerNetworkPolicy, mimirIngressNetworkPolicy, namespaceDefaultDeny } from "./network";
-import { NOTIFICATION_CONFIGMAP, NOTIFICATION_SECRET, notificationConfigData, notificationHosts, tokenKey } from "./notifications";
+import { NOTIFICATION_CONFIGMAP, NOTIFICATION_SECRET, notificationConfigData, tokenKey } from "./notifications";
 import { trafficRouterPlugin } from "./plugin";
 import { controllerClusterRules, controllerNamespaceRules } from "./rbac";
 import { tenantOperatorBinding, tenantOperatorRole, tenantViewRole } from "./tenants";
@@ -154,8 +154,7 @@ export class RolloutsStage extends Stage {
             },
             this.child({ dependsOn: [this.namespace, this.crds, clusterRole, clusterBinding, role, binding, ...before] }),
         );
-        const plugin = trafficRouterPlugin(cfg.plugin);
-        this.pluginLocation = plugin.location;
+        this.pluginLocation = trafficRouterPlugin(cfg.plugin).location;
 
         // Hub: Mimir in-cluster. Spoke: the hub's route for this spoke, which forces its tenant.
         if (cfg.cluster.role === "spoke" && args.readEndpoint === undefined) {
@@ -178,17 +177,11 @@ export class RolloutsStage extends Stage {
         if (cfg.network.controllerDefaultDeny) {
             cnp("default-deny", ns, namespaceDefaultDeny());
         }
-        const policy = (address: string) =>
-            controllerNetworkPolicy({
-                role: cfg.cluster.role,
-                controllerNamespace: ns,
-                mimir: cfg.mimir,
-                network: cfg.network,
-                ...(cfg.cluster.role === "spoke" ? { readEndpoint: address } : {}),
-                ...(plugin.location.startsWith("https://") ? { pluginDownloadUrl: plugin.location } : {}),
-                notificationHosts: notificationHosts(cfg.notifications),
-            });
-        cnp("argo-rollouts-controller", ns, this.metricsAddress.apply(policy));
+        cnp(
+            "argo-rollouts-controller",
+            ns,
+            this.metricsAddress.apply((address) => controllerNetworkPolicy(cfg, address)),
+        );
         if (cfg.cluster.role === "hub") {
             cnp("argo-rollouts-metric-gates", cfg.mimir.namespace, mimirIngressNetworkPolicy(cfg.mimir, ns));
         }

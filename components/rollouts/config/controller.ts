@@ -1,4 +1,4 @@
-import { defaultsOf, field, readField, readSection } from "../../config/declare";
+import { defaultsOf, field, readField, readSection, type Values } from "../../config/declare";
 import { PEOPLE_GROUP_RULE } from "../../config/identity";
 import { NAME_TOTAL_LENGTH_MAX, hasRegistryHost } from "../../config/images";
 import { METADATA_NAME_LABEL, PLATFORM_NAMESPACES, POD_SECURITY_LABEL } from "../../config/namespaces";
@@ -12,28 +12,16 @@ type Quantities = { cpu: string; memory: string };
 /** A namespace whose groups get the tenant operator role (tenants.ts). */
 export type TenantOperatorBinding = { namespace: string; groups: string[] };
 
-export interface ControllerConfig {
-    namespace: string;
-    /** Extra namespace labels the platform's admission layer expects (merged over the defaults). */
-    namespaceLabels: Record<string, string>;
-    chartRepository: string;
-    chartVersion: string;
+/** The section as read, with the release resolved and the resources' bounds at the top. */
+export type ControllerConfig = Omit<Values<typeof CONTROLLER_FIELDS>, "appVersion" | "resources" | "tenantOperators"> & {
     /** The Argo Rollouts tag the controller image and the CRDs are both pinned to. */
     appVersion: string;
-    crdBaseUrl: string;
-    replicas: number;
-    pdbMaxUnavailable: number;
     requests: Quantities;
     limits: Quantities;
-    logLevel: "debug" | "info" | "warn" | "error";
-    serviceMonitor: boolean;
-    dashboard: boolean;
-    priorityClassName?: string;
     tenantOperators: TenantOperatorBinding[];
     /** Whether the stack file names the release: unnamed, a run keeps the line the cluster runs (stacks/preflight.ts). */
     releaseFromStackFile: boolean;
-    acknowledgeNewRevisions?: string;
-}
+};
 
 /** Chart versions whose appVersion is known (versions.ts); another chart needs `controller.appVersion`: the CRDs' tag is never guessed. */
 export const KNOWN_CHART_APP_VERSIONS: Readonly<Record<string, string>> = Object.fromEntries(CONTROLLER_RELEASES.map((r) => [r.chartVersion, r.appVersion]));
@@ -249,9 +237,9 @@ export function readController(r: ConfigReader, value: unknown): ControllerConfi
         logLevel: c.logLevel,
         serviceMonitor: c.serviceMonitor,
         dashboard: c.dashboard,
-        ...(c.priorityClassName ? { priorityClassName: c.priorityClassName } : {}),
+        priorityClassName: c.priorityClassName || undefined,
         tenantOperators,
         releaseFromStackFile: raw.chartVersion !== undefined || raw.appVersion !== undefined,
-        ...(c.acknowledgeNewRevisions ? { acknowledgeNewRevisions: c.acknowledgeNewRevisions } : {}),
+        acknowledgeNewRevisions: c.acknowledgeNewRevisions || undefined,
     };
 }

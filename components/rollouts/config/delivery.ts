@@ -152,17 +152,10 @@ export function readNotifications(r: ConfigReader, value: unknown, token: unknow
         }
         return out;
     }
-    out.service = service;
-    if (service === "slack") {
-        out.slackChannel = n.slackChannel;
-        if (raw.webhookUrl !== undefined) {
-            r.problem("notifications.webhookUrl", raw.webhookUrl, "only applies with notifications.service: webhook");
-        }
-    } else {
-        out.webhookUrl = n.webhookUrl;
-        if (raw.slackChannel !== undefined) {
-            r.problem("notifications.slackChannel", raw.slackChannel, "only applies with notifications.service: slack");
-        }
+    const [own, other] = service === "slack" ? (["slackChannel", "webhookUrl"] as const) : (["webhookUrl", "slackChannel"] as const);
+    Object.assign(out, { service, [own]: n[own] });
+    if (raw[other] !== undefined) {
+        r.problem(`notifications.${other}`, raw[other], `only applies with notifications.service: ${service === "slack" ? "webhook" : "slack"}`);
     }
     if (token === undefined || token === "") {
         r.problem(
