@@ -113,24 +113,19 @@ export interface SharedTemplate {
 /** The shared metric templates with their thresholds from config, each as background and finite. */
 export function sharedTemplates(analysis: AnalysisConfig): SharedTemplate[] {
     const target = canaryMatchers(arg("namespace"), arg("rollout"), arg("canary-hash"), analysis.excludeRoutes);
+    const { rateWindow: window, minRequests } = analysis;
     const gates = [
-        {
-            names: [SUCCESS_RATE, SUCCESS_RATE_FINITE],
-            metric: "success-rate",
-            query: successRateQuery(target, analysis.rateWindow, analysis.minRequests),
-            ...guardedConditions("atLeast", analysis.successRate),
-        },
-        {
-            names: [LATENCY_P99, LATENCY_P99_FINITE],
-            metric: "latency-p99",
-            query: latencyP99Query(target, analysis.rateWindow, analysis.minRequests),
-            ...guardedConditions("atMost", analysis.latencyP99Seconds),
-        },
-    ];
-    return gates.flatMap(({ names: [background, finite], ...gate }) => [
-        { name: background, ...gate, runs: "background" as const },
-        { name: finite, ...gate, runs: "finite" as const },
-    ]);
+        [SUCCESS_RATE, SUCCESS_RATE_FINITE, "success-rate", successRateQuery(target, window, minRequests), guardedConditions("atLeast", analysis.successRate)],
+        [LATENCY_P99, LATENCY_P99_FINITE, "latency-p99", latencyP99Query(target, window, minRequests), guardedConditions("atMost", analysis.latencyP99Seconds)],
+    ] as const;
+    return gates.flatMap(([background, finite, metric, query, conditions]) =>
+        (
+            [
+                [background, "background"],
+                [finite, "finite"],
+            ] as const
+        ).map(([name, runs]) => ({ name, metric, query, ...conditions, runs })),
+    );
 }
 
 /** The Prometheus provider, which runs inside the controller (a Job provider's pod is denied by the registry policy, ADR-056 as-built). */

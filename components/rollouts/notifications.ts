@@ -31,35 +31,29 @@ export function notificationConfigData(cfg: NotificationsConfig, cluster: string
     const data: Record<string, string> = {};
     for (const e of NOTIFICATION_EVENTS) {
         const message = `[${cluster}] Rollout ${WHO} ${e.says}.`;
-        const template: Record<string, unknown> = { message };
-        if (cfg.service === "webhook") {
-            const body = JSON.stringify({
-                cluster,
-                event: e.template,
-                namespace: "{{.rollout.metadata.namespace}}",
-                rollout: "{{.rollout.metadata.name}}",
-                message,
-            });
-            template.webhook = { [WEBHOOK_NAME]: { method: "POST", body } };
-        }
-        data[`template.${e.template}`] = YAML.stringify(template);
+        const [namespace, rollout] = WHO.split("/");
+        const body = JSON.stringify({ cluster, event: e.template, namespace, rollout, message });
+        data[`template.${e.template}`] = YAML.stringify({
+            message,
+            ...(cfg.service === "webhook" ? { webhook: { [WEBHOOK_NAME]: { method: "POST", body } } } : {}),
+        });
         data[`trigger.${e.trigger}`] = YAML.stringify([{ send: [e.template] }]);
     }
+    let recipient: string | undefined;
     if (cfg.service === "slack" && cfg.slackChannel) {
         data["service.slack"] = YAML.stringify({ token: `$${tokenKey("slack")}` });
-        data.subscriptions = YAML.stringify([
-            { recipients: [`slack:${cfg.slackChannel.replace(/^#/, "")}`], triggers: NOTIFICATION_EVENTS.map((e) => e.trigger) },
-        ]);
+        recipient = `slack:${cfg.slackChannel.replace(/^#/, "")}`;
     }
     if (cfg.service === "webhook" && cfg.webhookUrl) {
-        data[`service.webhook.${WEBHOOK_NAME}`] = YAML.stringify({
-            url: cfg.webhookUrl,
-            headers: [
-                { name: "Content-Type", value: "application/json" },
-                { name: "Authorization", value: `Bearer $${tokenKey("webhook")}` },
-            ],
-        });
-        data.subscriptions = YAML.stringify([{ recipients: [`webhook:${WEBHOOK_NAME}`], triggers: NOTIFICATION_EVENTS.map((e) => e.trigger) }]);
+        const headers = [
+            { name: "Content-Type", value: "application/json" },
+            { name: "Authorization", value: `Bearer $${tokenKey("webhook")}` },
+        ];
+        data[`service.webhook.${WEBHOOK_NAME}`] = YAML.stringify({ url: cfg.webhookUrl, headers });
+        recipient = `webhook:${WEBHOOK_NAME}`;
+    }
+    if (recipient) {
+        data.subscriptions = YAML.stringify([{ recipients: [recipient], triggers: NOTIFICATION_EVENTS.map((e) => e.trigger) }]);
     }
     return data;
 }

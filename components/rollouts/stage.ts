@@ -69,17 +69,9 @@ export class RolloutsStage extends Stage {
         const cfg = args.config;
         const ns = cfg.controller.namespace;
         // Every container of the addon runs restricted; the platform's own labels go on top.
-        const labels = {
-            ...PART_OF,
-            "app.kubernetes.io/managed-by": "pulumi",
-            "pod-security.kubernetes.io/enforce": "restricted",
-            "pod-security.kubernetes.io/enforce-version": "latest",
-        };
-        this.namespace = new k8s.core.v1.Namespace(
-            "controller-namespace",
-            { metadata: { name: ns, labels: { ...labels, ...cfg.controller.namespaceLabels } } },
-            this.child(),
-        );
+        const security = { "pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/enforce-version": "latest" };
+        const labels = { ...PART_OF, "app.kubernetes.io/managed-by": "pulumi", ...security, ...cfg.controller.namespaceLabels };
+        this.namespace = new k8s.core.v1.Namespace("controller-namespace", { metadata: { name: ns, labels } }, this.child());
         const inNamespace = this.child({ dependsOn: [this.namespace] });
 
         // Before the controller and before anything naming a Rollout (ADR-056 D2, D7).
@@ -92,55 +84,38 @@ export class RolloutsStage extends Stage {
 
         // The controller's roles, declared here: the chart's provider RBAC grants meshes the platform does not run (rbac.ts).
         const component = { ...PART_OF, "app.kubernetes.io/component": "rollouts-controller" };
-        const subjects = [{ kind: "ServiceAccount", name: RELEASE_NAME, namespace: ns }];
-        const meta = (namespace?: string) => ({ name: RELEASE_NAME, ...(namespace ? { namespace } : {}), labels: component });
-        const roleRef = (kind: string) => ({ apiGroup: "rbac.authorization.k8s.io", kind, name: RELEASE_NAME });
+        const after = (r: pulumi.Resource) => this.child({ dependsOn: [r] });
+        const meta = (name: string, namespace?: string) => ({ name, ...(namespace ? { namespace } : {}), labels: component });
+        const binding = (kind: string) => ({
+            roleRef: { apiGroup: "rbac.authorization.k8s.io", kind, name: RELEASE_NAME },
+            subjects: [{ kind: "ServiceAccount", name: RELEASE_NAME, namespace: ns }],
+        });
         const clusterRole = new k8s.rbac.v1.ClusterRole(
             "controller-clusterrole",
-            { metadata: meta(), rules: controllerClusterRules(cfg.plugin) },
+            { metadata: meta(RELEASE_NAME), rules: controllerClusterRules(cfg.plugin) },
             this.child(),
         );
         const clusterBinding = new k8s.rbac.v1.ClusterRoleBinding(
             "controller-clusterrolebinding",
-            { metadata: meta(), roleRef: roleRef("ClusterRole"), subjects },
-            this.child({ dependsOn: [clusterRole] }),
+            { metadata: meta(RELEASE_NAME), ...binding("ClusterRole") },
+            after(clusterRole),
         );
-        const role = new k8s.rbac.v1.Role("controller-role", { metadata: meta(ns), rules: controllerNamespaceRules() }, inNamespace);
-        const binding = new k8s.rbac.v1.RoleBinding(
-            "controller-rolebinding",
-            { metadata: meta(ns), roleRef: roleRef("Role"), subjects },
-            this.child({ dependsOn: [role] }),
-        );
+        const role = new k8s.rbac.v1.Role("controller-role", { metadata: meta(RELEASE_NAME, ns), rules: controllerNamespaceRules() }, inNamespace);
+        const roleBinding = new k8s.rbac.v1.RoleBinding("controller-rolebinding", { metadata: meta(RELEASE_NAME, ns), ...binding("Role") }, after(role));
 
-        // The notification ConfigMap and, with a service, its token as a Pulumi secret (the chart creates neither).
+        // The notification ConfigMap and, with a service, its token as a Pulumi secret (the chart creates neither); a
+        // spoke's mimir.readCaBundle, which the controller mounts (trust.ts): a pod whose ConfigMap is missing does not start.
         const n = cfg.notifications;
-        const before: pulumi.Resource[] = [
-            new k8s.core.v1.ConfigMap(
-                "notification-configmap",
-                { metadata: { name: NOTIFICATION_CONFIGMAP, namespace: ns, labels: component }, data: notificationConfigData(n, cfg.cluster.name) },
-                inNamespace,
-            ),
-        ];
+        const configMap = (id: string, name: string, data: Record<string, string>) =>
+            new k8s.core.v1.ConfigMap(id, { metadata: meta(name, ns), data }, inNamespace);
+        const before: pulumi.Resource[] = [configMap("notification-configmap", NOTIFICATION_CONFIGMAP, notificationConfigData(n, cfg.cluster.name))];
         if (n.service && n.token) {
             const stringData = { [tokenKey(n.service)]: pulumi.secret(n.token.reveal()) };
-            before.push(
-                new k8s.core.v1.Secret(
-                    "notification-secret",
-                    { metadata: { name: NOTIFICATION_SECRET, namespace: ns, labels: component }, type: "Opaque", stringData },
-                    inNamespace,
-                ),
-            );
+            before.push(new k8s.core.v1.Secret("notification-secret", { metadata: meta(NOTIFICATION_SECRET, ns), type: "Opaque", stringData }, inNamespace));
         }
-        // A spoke's mimir.readCaBundle, which the controller mounts (trust.ts): a pod whose ConfigMap is missing does not start.
         const trust = controllerTrust(cfg.mimir.readCaBundle);
         if (trust) {
-            before.push(
-                new k8s.core.v1.ConfigMap(
-                    "mimir-read-ca",
-                    { metadata: { name: READ_CA_CONFIGMAP, namespace: ns, labels: component }, data: trust.configMapData },
-                    inNamespace,
-                ),
-            );
+            before.push(configMap("mimir-read-ca", READ_CA_CONFIGMAP, trust.configMapData));
         }
 
         this.controller = new k8s.helm.v4.Chart(
@@ -152,7 +127,7 @@ export class RolloutsStage extends Stage {
                 namespace: ns,
                 values: controllerValues(cfg),
             },
-            this.child({ dependsOn: [this.namespace, this.crds, clusterRole, clusterBinding, role, binding, ...before] }),
+            this.child({ dependsOn: [this.namespace, this.crds, clusterRole, clusterBinding, role, roleBinding, ...before] }),
         );
         this.pluginLocation = trafficRouterPlugin(cfg.plugin).location;
 
@@ -180,7 +155,7 @@ export class RolloutsStage extends Stage {
         cnp(
             "argo-rollouts-controller",
             ns,
-            this.metricsAddress.apply((address) => controllerNetworkPolicy(cfg, address)),
+            this.metricsAddress.apply((a) => controllerNetworkPolicy(cfg, a)),
         );
         if (cfg.cluster.role === "hub") {
             cnp("argo-rollouts-metric-gates", cfg.mimir.namespace, mimirIngressNetworkPolicy(cfg.mimir, ns));
@@ -190,7 +165,7 @@ export class RolloutsStage extends Stage {
         new k8s.rbac.v1.ClusterRole("tenant-rollouts-view", tenantViewRole(), afterCrds);
         const operator = new k8s.rbac.v1.ClusterRole("tenant-rollouts-operator", tenantOperatorRole(), afterCrds);
         for (const b of cfg.controller.tenantOperators) {
-            new k8s.rbac.v1.RoleBinding(`tenant-rollouts-operator-${b.namespace}`, tenantOperatorBinding(b), this.child({ dependsOn: [operator] }));
+            new k8s.rbac.v1.RoleBinding(`tenant-rollouts-operator-${b.namespace}`, tenantOperatorBinding(b), after(operator));
         }
 
         // The shared templates name a kind of the CRDs, so they wait for them.

@@ -120,52 +120,47 @@ export function readAnalysis(r: ConfigReader, value: unknown): AnalysisConfig | 
     // The rules below relate several keys; they only speak when each of those keys was valid.
     const bad = new Set(r.problems.slice(before).map((p) => p.key.replace(/^analysis\./, "")));
     const ok = (...keys: (keyof AnalysisConfig)[]) => keys.every((k) => !bad.has(k));
-    const seconds = (k: "scrapeInterval" | "rateWindow" | "remoteWriteLag" | "initialDelay") => durationSeconds(out[k]);
+    const seconds = (k: "scrapeInterval" | "rateWindow" | "remoteWriteLag" | "initialDelay" | "interval") => durationSeconds(out[k]);
+    const refuse = (k: keyof AnalysisConfig, why: string) => r.problem(`analysis.${k}`, out[k], why);
 
     if (ok("latencyP99Seconds") && out.latencyP99Seconds >= BEYLA_HIGHEST_FINITE_BUCKET_SECONDS) {
-        r.problem(
-            "analysis.latencyP99Seconds",
-            out.latencyP99Seconds,
+        refuse(
+            "latencyP99Seconds",
             `must be below ${BEYLA_HIGHEST_FINITE_BUCKET_SECONDS}, the highest finite bucket of Beyla's request-duration histogram: a p99 in the +Inf bucket reads as ${BEYLA_HIGHEST_FINITE_BUCKET_SECONDS}, so a higher threshold could never fail`,
         );
     }
     if (ok("scrapeInterval", "rateWindow") && seconds("rateWindow") < RATE_WINDOW_SCRAPES * seconds("scrapeInterval")) {
-        r.problem(
-            "analysis.rateWindow",
-            out.rateWindow,
+        refuse(
+            "rateWindow",
             `must be at least ${RATE_WINDOW_SCRAPES} x analysis.scrapeInterval (${out.scrapeInterval}) = ${RATE_WINDOW_SCRAPES * seconds("scrapeInterval")}s: with fewer scrapes in the window one missed scrape leaves rate() without two samples, the query empty and the measurement Inconclusive`,
         );
     }
     if (ok("rateWindow", "remoteWriteLag", "initialDelay") && seconds("initialDelay") < seconds("rateWindow") + seconds("remoteWriteLag")) {
-        r.problem(
-            "analysis.initialDelay",
-            out.initialDelay,
+        refuse(
+            "initialDelay",
             `must be at least analysis.rateWindow (${out.rateWindow}) + analysis.remoteWriteLag (${out.remoteWriteLag}) = ${seconds("rateWindow") + seconds("remoteWriteLag")}s: before a full window of the new version's traffic has reached Mimir the query is empty or partial, and an empty window must not look like a bad canary`,
         );
     }
     // Each canary weight pauses at least initialDelay + interval (delivery/strategy.ts defaultStepPause),
     // and Argo Rollouts reads a pause's seconds as an int32 (v1.9.0 types.go RolloutPause.DurationSeconds).
-    if (ok("initialDelay", "interval") && durationSeconds(out.initialDelay) + durationSeconds(out.interval) > INT32_MAX) {
-        r.problem(
-            "analysis.initialDelay",
-            out.initialDelay,
+    if (ok("initialDelay", "interval") && seconds("initialDelay") + seconds("interval") > INT32_MAX) {
+        refuse(
+            "initialDelay",
             `must leave analysis.initialDelay + analysis.interval (${out.interval}) at most ${INT32_MAX}s: each canary weight pauses at least that long, and Argo Rollouts converts a pause's seconds to an int32`,
         );
     }
     if (ok("successRate") && out.successRate >= 1) {
-        r.problem("analysis.successRate", out.successRate, "must be below 1: at 1 a single 5xx fails the gate whatever analysis.minRequests is");
+        refuse("successRate", "must be below 1: at 1 a single 5xx fails the gate whatever analysis.minRequests is");
     } else if (ok("successRate", "minRequests") && (1 - out.successRate) * out.minRequests < 1 - 1e-9) {
         // The tolerance keeps float noise ((1 - 0.9) * 10 = 0.999...) from refusing an exact floor.
-        r.problem(
-            "analysis.minRequests",
-            out.minRequests,
+        refuse(
+            "minRequests",
             `must be at least 1 / (1 - analysis.successRate (${out.successRate})) = ${Math.ceil(1 / (1 - out.successRate) - 1e-9)}: below that a single 5xx in a window at the floor fails the gate`,
         );
     }
     if (ok("count", "failureLimit", "inconclusiveLimit") && out.count <= out.failureLimit + out.inconclusiveLimit) {
-        r.problem(
-            "analysis.count",
-            out.count,
+        refuse(
+            "count",
             `must be more than analysis.failureLimit + analysis.inconclusiveLimit (${out.failureLimit} + ${out.inconclusiveLimit}): a finite run that reaches its count within both limits is Successful (argo-rollouts analysis/analysis.go), so a smaller count lets a run pass without one successful measurement`,
         );
     }

@@ -223,23 +223,15 @@ export function readController(r: ConfigReader, value: unknown): ControllerConfi
             tenantOperators.push({ namespace, groups });
         }
     });
+    const { resources: _resources, appVersion: _appVersion, tenantOperators: _tenantOperators, namespaceLabels: _labels, ...rest } = c;
     return {
-        namespace: c.namespace,
+        ...rest,
         namespaceLabels,
-        chartRepository: c.chartRepository,
-        chartVersion,
         appVersion: c.appVersion ?? pinned ?? "",
         crdBaseUrl: c.crdBaseUrl.replace(/\/+$/, ""),
-        replicas,
-        pdbMaxUnavailable,
         requests,
         limits,
-        logLevel: c.logLevel,
-        serviceMonitor: c.serviceMonitor,
-        dashboard: c.dashboard,
-        priorityClassName: c.priorityClassName || undefined,
         tenantOperators,
         releaseFromStackFile: raw.chartVersion !== undefined || raw.appVersion !== undefined,
-        acknowledgeNewRevisions: c.acknowledgeNewRevisions || undefined,
     };
 }

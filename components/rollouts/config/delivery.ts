@@ -92,6 +92,7 @@ export function readErrorBudget(r: ConfigReader, value: unknown): ErrorBudgetCon
     if (!e) {
         return undefined;
     }
+    const refuse = (k: keyof ErrorBudgetConfig, why: string) => r.problem(`errorBudget.${k}`, e[k], why);
     // Prometheus would refuse the query at every measurement (an Error, then the rollout aborts).
     const errors = e.raw.query === undefined ? [] : promqlSyntaxErrors(withArgsResolved(e.query));
     // The templates send an instant query (no rangeQuery): Argo Rollouts refuses a string result and
@@ -99,17 +100,15 @@ export function readErrorBudget(r: ConfigReader, value: unknown): ErrorBudgetCon
     // (v1.9.0 metricproviders/prometheus/prometheus.go processResponse).
     const type = e.raw.query === undefined || errors.length > 0 ? undefined : promqlResultType(withArgsResolved(e.query));
     if (errors.length > 0) {
-        r.problem("errorBudget.query", e.query, `must be PromQL Prometheus can parse once {{args.*}} are resolved: ${errors[0]}`);
+        refuse("query", `must be PromQL Prometheus can parse once {{args.*}} are resolved: ${errors[0]}`);
     } else if (type === "string") {
-        r.problem(
-            "errorBudget.query",
-            e.query,
+        refuse(
+            "query",
             'must evaluate to a scalar or an instant vector, not a string: Argo Rollouts\' Prometheus provider refuses a string result at every measurement ("Prometheus metric type not supported")',
         );
     } else if (type === "range vector") {
-        r.problem(
-            "errorBudget.query",
-            e.query,
+        refuse(
+            "query",
             "must evaluate to a scalar or an instant vector, not a range vector (a [range] selector or subquery): Argo Rollouts flattens a range vector into every raw sample of the window, and the gate would judge the oldest sample instead of the budget now; wrap it in a function such as avg_over_time() or last_over_time()",
         );
     }
@@ -120,15 +119,13 @@ export function readErrorBudget(r: ConfigReader, value: unknown): ErrorBudgetCon
     // Argo Rollouts reads its count and inconclusiveLimit as an int32 (v1.9.0 analysis_types.go Metric.Count).
     const count = Math.floor(durationSeconds(e.maxFreeze) / durationSeconds(e.recheckInterval)) + 1;
     if (durationSeconds(e.maxFreeze) < durationSeconds(e.recheckInterval)) {
-        r.problem(
-            "errorBudget.maxFreeze",
-            e.maxFreeze,
+        refuse(
+            "maxFreeze",
             `must be at least errorBudget.recheckInterval (${e.recheckInterval}): the freeze measures the budget every recheckInterval and pauses for a human after maxFreeze, so a shorter maxFreeze would never measure twice`,
         );
     } else if (count > INT32_MAX) {
-        r.problem(
-            "errorBudget.maxFreeze",
-            e.maxFreeze,
+        refuse(
+            "maxFreeze",
             `must be at most ${INT32_MAX - 1} x errorBudget.recheckInterval (${e.recheckInterval}): the freeze measures maxFreeze / recheckInterval + 1 = ${count} times, and Argo Rollouts' count and inconclusiveLimit are 32-bit integers (at most ${INT32_MAX})`,
         );
     }

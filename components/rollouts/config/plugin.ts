@@ -87,17 +87,14 @@ export function readPlugin(r: ConfigReader, value: unknown): PluginConfig | unde
     }
     const { version, delivery: mode, raw } = p;
     const misplaced = (keys: string[], why: string) => keys.filter((k) => raw[k] !== undefined).forEach((k) => r.problem(`plugin.${k}`, raw[k], why));
-    let delivery: PluginConfig["delivery"] | undefined;
-    if (mode === "download") {
-        misplaced(["repository", "digest"], "only applies with plugin.delivery: image");
-        if (p.sha256 !== undefined && p.arch !== undefined && p.baseUrl !== undefined) {
-            delivery = { mode: "download", arch: p.arch, baseUrl: p.baseUrl.replace(/\/+$/, ""), sha256: p.sha256.toLowerCase() };
-        }
-    } else {
-        misplaced(["arch", "sha256", "baseUrl"], "only applies with plugin.delivery: download");
-        if (p.digest && p.repository) {
-            delivery = { mode: "image", repository: p.repository, digest: p.digest };
-        }
-    }
+    const download = mode === "download";
+    misplaced(download ? ["repository", "digest"] : ["arch", "sha256", "baseUrl"], `only applies with plugin.delivery: ${download ? "image" : "download"}`);
+    const delivery: PluginConfig["delivery"] | undefined = download
+        ? p.sha256 && p.arch && p.baseUrl
+            ? { mode: "download", arch: p.arch, baseUrl: p.baseUrl.replace(/\/+$/, ""), sha256: p.sha256.toLowerCase() }
+            : undefined
+        : p.digest && p.repository
+          ? { mode: "image", repository: p.repository, digest: p.digest }
+          : undefined;
     return delivery ? { version, delivery, tcpRoutes: p.tcpRoutes, tlsRoutes: p.tlsRoutes } : undefined;
 }
