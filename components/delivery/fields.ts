@@ -9,42 +9,27 @@ import { HEADER_NAME, LowerTier, PREVIEW_HEADER, ProdClass, SHAPES, Shape } from
  * approves before 100%); the rules between keys are the library's `optionProblems` (config.ts).
  */
 
-/** A lower tier: always the trivial auto-promoting canary (ADR-056 D3); only how it reaches traffic is the platform's to choose. */
-export interface LowerTierConfig {
-    /** Through the Gateway API plugin and the app's HTTPRoute, or replica-based (D4: lower tiers may omit it). */
-    trafficRouting: boolean;
-}
+/** A lower tier: always the trivial auto-promoting canary (D3); only whether it routes through the plugin is the platform's choice (D4). */
+export type LowerTierConfig = { trafficRouting: boolean };
 
-/** The blue/green preview gate a class's blue/green component carries (strategy.ts, `PreviewGate`). */
+/** The blue/green preview gate a class's component carries: none, or the header rule (types.ts `PreviewGate`). */
 export type PreviewGateKind = "none" | "header";
-export const PREVIEW_GATE_KINDS: readonly PreviewGateKind[] = ["none", "header"];
+/** What the tier admission rule of a class does with a Rollout that does not conform (components/policy/tierAdmission.ts). */
+export type TierAdmissionAction = "Enforce" | "Audit";
 
+/** One prod class as read: its shapes (one component each), its canary's weights and pause, its gates. */
 export interface ProdClassConfig {
-    /** The shapes the platform offers this class: one component each. */
     shapes: Shape[];
-    /** Canary weights, ascending, ending at 100. */
     steps: number[];
-    /** How long each weight holds; resolved from the cluster's gate timing when the stack file has none. */
+    /** From the cluster's gate timing when the stack file has none. */
     stepPause: string;
-    /** Whether the last step needs nobody: false adds the approval (a `pause: {}` before 100%, `autoPromotionEnabled: false`). */
     autoPromotion: boolean;
-    /** Blue/green: the preview gate (none, or the header rule). */
     previewGate: PreviewGateKind;
-    /** The header of the header preview gate. */
     previewHeader: string;
-    /** Apps that authored an SLO and are not critical wait for their error budget (D6). */
     errorBudgetFreeze: boolean;
-    /**
-     * Standard only: whether the tier admission rule `require-prod-standard-delivery` refuses
-     * (Enforce) or reports (Audit) a prod Rollout without the class's gate. Regulated is always
-     * enforced (components/policy/tierAdmission.ts).
-     */
+    /** Standard only: whether require-prod-standard-delivery refuses or reports; regulated is always enforced. */
     admission?: TierAdmissionAction;
 }
-
-/** What the tier admission rule of a class does with a Rollout that does not conform. */
-export type TierAdmissionAction = "Enforce" | "Audit";
-export const TIER_ADMISSION_ACTIONS: readonly TierAdmissionAction[] = ["Audit", "Enforce"];
 
 export interface DeliveryConfig {
     dev: LowerTierConfig;
@@ -79,7 +64,6 @@ const prodClassFields = (prodClass: ProdClass) =>
         }),
         stepPause: field.string({
             rule: PAUSE_RULE,
-            readBySection: true,
             defaultDoc: "analysis.initialDelay + analysis.interval (6m with their defaults)",
             doc: "how long each canary weight holds before the next: at least analysis.initialDelay + analysis.interval, so the background gate has measured it",
         }),
@@ -90,7 +74,7 @@ const prodClassFields = (prodClass: ProdClass) =>
                     ? "true: a canary reaches 100% and a blue/green switches by itself once the gate allows; false: an approver promotes (pause before 100%, autoPromotionEnabled: false)"
                     : "must stay false: a regulated app waits for an approver before 100% (canary) or the switch (blue/green) (ADR-056 D3, ADR-049)",
         }),
-        previewGate: field.oneOf(PREVIEW_GATE_KINDS, {
+        previewGate: field.oneOf(["none", "header"], {
             default: "none",
             describe: "",
             doc: "blue/green: header routes requests carrying previewHeader: true to the preview Service and gates the new version on them before the switch; none: the gate runs after the switch only",
@@ -109,7 +93,7 @@ const prodClassFields = (prodClass: ProdClass) =>
 
 export const STANDARD_FIELDS = {
     ...prodClassFields("standard"),
-    admission: field.oneOf(TIER_ADMISSION_ACTIONS, {
+    admission: field.oneOf(["Audit", "Enforce"], {
         default: "Audit",
         describe: "",
         doc: "what the admission rule require-prod-standard-delivery does with a Rollout in a prod namespace that lacks this class's success-rate gate: Audit (report and warn) or Enforce (refuse); regulated is always enforced, and policy.validationAction Audit makes both Audit",

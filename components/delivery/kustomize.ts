@@ -25,27 +25,19 @@ export function componentPlan(s: TierStrategy): DeliveryPlan {
 }
 
 type Json = Record<string, unknown>;
-type Op = { op: "add" | "replace"; path: string; value: unknown };
-interface Target {
-    select: { group?: string; kind: string; name?: string };
-    fieldPaths: string[];
-    options?: { delimiter?: string; index?: number; create?: boolean };
-}
-interface Replacement {
-    source: { group: string; kind: string; fieldPath: string };
-    targets: Target[];
-}
+type Target = { select: { group?: string; kind: string; name?: string }; fieldPaths: string[]; options?: Json };
+type Replacement = { source: { group: string; kind: string; fieldPath: string }; targets: Target[] };
 
 const ROLLOUT = { group: "argoproj.io", kind: "Rollout" };
 const ROUTE = { group: "gateway.networking.k8s.io", kind: "HTTPRoute" };
 const NAME_LABEL = "metadata.labels.[app.kubernetes.io/name]";
 
 /** The HTTPRoute patch: the app's first rule goes to the strategy's Services, the base's matches, filters and port kept. */
-function routeOps(plan: DeliveryPlan): { ops: Op[]; portAt: string; added: string[]; mainAt: string; before: number } {
+function routeOps(plan: DeliveryPlan) {
     const rules = plan.httpRoute!.spec.rules;
     const main = rules[rules.length - 1];
     const [first, ...more] = main.backendRefs;
-    const ops: Op[] = [
+    const ops: Json[] = [
         { op: "replace", path: "/spec/rules/0/backendRefs/0/name", value: first.name },
         { op: "add", path: "/spec/rules/0/backendRefs/0/group", value: first.group },
         { op: "add", path: "/spec/rules/0/backendRefs/0/kind", value: first.kind },
@@ -69,10 +61,8 @@ function routeOps(plan: DeliveryPlan): { ops: Op[]; portAt: string; added: strin
 
 /** The paths in the Rollout strategy that name one of the app's Services. */
 function serviceFields(plan: DeliveryPlan): string[] {
-    if ("canary" in plan.strategy) {
-        return plan.strategy.canary.stableService ? ["spec.strategy.canary.stableService", "spec.strategy.canary.canaryService"] : [];
-    }
-    return ["spec.strategy.blueGreen.activeService", "spec.strategy.blueGreen.previewService"];
+    const [shape, stable, canary] = "canary" in plan.strategy ? ["canary", "stableService", "canaryService"] : ["blueGreen", "activeService", "previewService"];
+    return "canary" in plan.strategy && !plan.strategy.canary.stableService ? [] : [`spec.strategy.${shape}.${stable}`, `spec.strategy.${shape}.${canary}`];
 }
 
 /** The namespaced objects the component adds (Services, approval Roles and their bindings). */
@@ -154,17 +144,14 @@ function replacements(plan: DeliveryPlan, route: ReturnType<typeof routeOps> | u
     return out;
 }
 
-/** One component's files, by name. */
-export type ComponentFiles = Record<string, string>;
-
 const yaml = (v: unknown): string => YAML.stringify(v, { lineWidth: 0, aliasDuplicateObjects: false });
 const header = (s: TierStrategy) => `# ${s.id}: rendered by \`npm run delivery\` from the stack's delivery section; change the stack file, not this file.\n`;
 
 /** The files of one strategy's kustomize Component. */
-export function renderComponent(s: TierStrategy): ComponentFiles {
+export function renderComponent(s: TierStrategy): Record<string, string> {
     const plan = componentPlan(s);
     const route = plan.httpRoute ? routeOps(plan) : undefined;
-    const files: ComponentFiles = {};
+    const files: Record<string, string> = {};
     const resources: string[] = [];
     const services = addedObjects({ ...plan, roles: undefined });
     if (services.length > 0) {
@@ -198,62 +185,52 @@ export function renderComponent(s: TierStrategy): ComponentFiles {
 
 /** The README of the output folder: what each component does and how a tenant uses it. */
 export function renderReadme(stack: string, strategies: readonly TierStrategy[]): string {
-    const lines = [
-        `# Delivery strategies of stack \`${stack}\``,
-        "",
-        "Rendered by `npm run delivery` from the stack's `delivery` section (ADR-056 D3: the strategy is a",
-        "property of the tier, never of the app). The platform team changes a tier in its stack file and",
-        "renders these again; nobody edits them. See docs/tenants/delivery-strategies.md.",
-        "",
-        "## How to use one",
-        "",
-        "Add the component of your app's tier to the overlay of that stage, beside your app's base:",
-        "",
-        "```yaml",
-        "apiVersion: kustomize.config.k8s.io/v1beta1",
-        "kind: Kustomization",
-        "resources:",
-        "  - ../../base",
-        "components:",
-        `  - <path to this folder>/${strategies.find((s) => s.id.startsWith("prod-"))?.id ?? strategies[0]?.id ?? "prod-standard-canary"}`,
-        "```",
-        "",
-        "The component takes your app's name, namespace, container port, Service port, pod labels and",
-        "HTTPRoute from your base (kustomize `replacements`), so the base must hold one Rollout that names",
-        "its namespace, and, for a routed strategy, one HTTPRoute whose first rule's first backendRef is",
-        "your app's Service. One app per overlay. The Rollout's own `strategy` is replaced whole.",
-        "",
-        "| component | tier | class | shape | what it does | adds |",
-        "|---|---|---|---|---|---|",
-    ];
-    for (const s of strategies) {
+    const example = strategies.find((s) => s.id.startsWith("prod-"))?.id ?? strategies[0]?.id ?? "prod-standard-canary";
+    const rows = strategies.map((s) => {
         const plan = componentPlan(s);
         const adds = [
             ...plan.services.map((x) => `Service \`<app>${x.metadata.name.slice(COMPONENT_APP.name.length)}\``),
             ...(plan.roles ? [`Roles \`<app>-rollout-approver\`, \`<app>-rollout-deployer\` and their bindings`] : []),
             ...(plan.httpRoute ? ["the HTTPRoute's backendRefs"] : []),
         ];
-        lines.push(
-            `| \`${s.id}/\` | ${s.tier} | ${s.prodClass ?? "-"} | ${s.shape} | ${plan.behaviour} | ${adds.join(", ") || "the Rollout's strategy only"} |`,
-        );
-    }
-    const gated = strategies.filter((s) => s.options.previewGate && "header" in s.options.previewGate);
-    lines.push(
-        "",
-        "## Notes",
-        "",
-        "- Regulated components bind the approver Role to the stack's `policy.regulated.approverGroups` and the",
-        "  deployer Role to its `deployerGroups`; only an approver continues past the approval pause",
-        "  (`kubectl argo rollouts promote`).",
-        "- The error-budget freeze (ADR-056 D6) needs the app's SLO, which a component cannot know: these",
-        "  components carry no freeze.",
-        ...gated.map(
-            (s) =>
-                `- \`${s.id}/\` gates the preview on test traffic: send requests with \`${(s.options.previewGate as { header: string }).header}: ${PREVIEW_HEADER_VALUE}\` to your hostname, or the rollout pauses before the switch.`,
-        ),
-        "",
-    );
-    return lines.join("\n");
+        return `| \`${s.id}/\` | ${s.tier} | ${s.prodClass ?? "-"} | ${s.shape} | ${plan.behaviour} | ${adds.join(", ") || "the Rollout's strategy only"} |\n`;
+    });
+    const gated = strategies.flatMap((s) => (s.options.previewGate && "header" in s.options.previewGate ? [[s.id, s.options.previewGate.header]] : []));
+    return `# Delivery strategies of stack \`${stack}\`
+
+Rendered by \`npm run delivery\` from the stack's \`delivery\` section (ADR-056 D3: the strategy is a
+property of the tier, never of the app). The platform team changes a tier in its stack file and
+renders these again; nobody edits them. See docs/tenants/delivery-strategies.md.
+
+## How to use one
+
+Add the component of your app's tier to the overlay of that stage, beside your app's base:
+
+\`\`\`yaml
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - ../../base
+components:
+  - <path to this folder>/${example}
+\`\`\`
+
+The component takes your app's name, namespace, container port, Service port, pod labels and
+HTTPRoute from your base (kustomize \`replacements\`), so the base must hold one Rollout that names
+its namespace, and, for a routed strategy, one HTTPRoute whose first rule's first backendRef is
+your app's Service. One app per overlay. The Rollout's own \`strategy\` is replaced whole.
+
+| component | tier | class | shape | what it does | adds |
+|---|---|---|---|---|---|
+${rows.join("")}
+## Notes
+
+- Regulated components bind the approver Role to the stack's \`policy.regulated.approverGroups\` and the
+  deployer Role to its \`deployerGroups\`; only an approver continues past the approval pause
+  (\`kubectl argo rollouts promote\`).
+- The error-budget freeze (ADR-056 D6) needs the app's SLO, which a component cannot know: these
+  components carry no freeze.
+${gated.map(([id, header]) => `- \`${id}/\` gates the preview on test traffic: send requests with \`${header}: ${PREVIEW_HEADER_VALUE}\` to your hostname, or the rollout pauses before the switch.\n`).join("")}`;
 }
 
 /** Every file of the output folder, by path relative to it: one folder per strategy and the README. */

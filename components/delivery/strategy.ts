@@ -8,22 +8,8 @@ import { ANALYSIS_DEFAULTS, durationSeconds } from "../rollouts/config";
 import { approvalRoles } from "./approval";
 import { DELIVERY_DEFAULTS, DeliveryConfig } from "./fields";
 import { appRoute, previewGateProblems, previewHeaderRule, previewHostnameRoute, service, serviceNames } from "./routes";
-import {
-    AnalysisRef,
-    AppSpec,
-    ApprovalGroups,
-    CanaryStep,
-    DeliveryPlan,
-    GateTiming,
-    LOWER_TIERS,
-    PREVIEW_HEADER_VALUE,
-    PROD_CLASSES,
-    ProdClass,
-    StrategyOptions,
-    TIERS,
-    Tier,
-    TierStrategy,
-} from "./types";
+import type { AnalysisRef, AppSpec, ApprovalGroups, CanaryStep, DeliveryPlan, GateTiming, ProdClass, StrategyOptions, Tier, TierStrategy } from "./types";
+import { LOWER_TIERS, PREVIEW_HEADER_VALUE, PROD_CLASSES, TIERS } from "./types";
 
 /** The prod canary weights when the caller names none: the `delivery` section's default. */
 export const DEFAULT_STEPS: readonly number[] = DELIVERY_DEFAULTS.prod.standard.steps;
