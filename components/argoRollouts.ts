@@ -47,6 +47,17 @@ export const LATENCY_P99_FINITE = templateName("latency-p99-finite");
 export const ERROR_BUDGET = templateName("error-budget");
 export const ERROR_BUDGET_WAIT = templateName("error-budget-wait");
 
+/**
+ * The arguments every shared metric template declares, as a Rollout passes them from itself: its
+ * namespace, its name, and the newest ReplicaSet's pod-template hash (`Latest`: the canary, or the
+ * blue/green version being promoted; utils/analysis/factory.go BuildArgumentsForRolloutAnalysisRun).
+ */
+export const SHARED_TEMPLATE_ARGS = [
+    { name: "namespace", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } },
+    { name: "rollout", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
+    { name: "canary-hash", valueFrom: { podTemplateHashValue: "Latest" as const } },
+];
+
 /** The restricted Pod Security profile every container of the addon runs with. */
 export function restrictedContainerSecurityContext() {
     return {

@@ -1,4 +1,7 @@
-import { ApprovalGroups, ApprovalRoles, RoleBindingObject, RoleObject, appLabels } from "./types";
+import type { PolicyRule } from "../argoRollouts";
+import { ApprovalGroups, appLabels } from "./types";
+
+export type ApprovalRoles = ReturnType<typeof approvalRoles>;
 
 /**
  * Regulated prod (ADR-056 D3, ADR-049 separation of duties): approvers may patch `rollouts/status`
@@ -8,10 +11,10 @@ import { ApprovalGroups, ApprovalRoles, RoleBindingObject, RoleObject, appLabels
  * RBAC alone still lets a writer change the steps, which drops the approval pause: the policy
  * stage's restrict-regulated-rollout-changes closes that at admission.
  */
-export function approvalRoles(app: { name: string; namespace: string }, groups: ApprovalGroups = { approverGroups: [], deployerGroups: [] }): ApprovalRoles {
+export function approvalRoles(app: { name: string; namespace: string }, groups: ApprovalGroups = { approverGroups: [], deployerGroups: [] }) {
     const read = ["get", "list", "watch"];
     const labels = appLabels(app);
-    const role = (suffix: string, rules: RoleObject["rules"]): RoleObject => ({
+    const role = (suffix: string, rules: PolicyRule[]) => ({
         apiVersion: "rbac.authorization.k8s.io/v1",
         kind: "Role",
         metadata: { name: `${app.name}-rollout-${suffix}`, namespace: app.namespace, labels },
@@ -23,17 +26,18 @@ export function approvalRoles(app: { name: string; namespace: string }, groups: 
     });
     const approver = role("approver", [{ apiGroups: ["argoproj.io"], resources: ["rollouts/status"], verbs: ["get", "patch"] }]);
     const deployer = role("deployer", []);
-    const bind = (r: RoleObject, names: readonly string[]): RoleBindingObject[] =>
-        names.length === 0
-            ? []
-            : [
-                  {
-                      apiVersion: "rbac.authorization.k8s.io/v1",
-                      kind: "RoleBinding",
-                      metadata: { name: r.metadata.name, namespace: app.namespace, labels },
-                      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: r.metadata.name },
-                      subjects: [...new Set(names)].map((name) => ({ apiGroup: "rbac.authorization.k8s.io" as const, kind: "Group" as const, name })),
-                  },
-              ];
-    return { approver, deployer, bindings: [...bind(approver, groups.approverGroups), ...bind(deployer, groups.deployerGroups)] };
+    const sides = [
+        [approver, groups.approverGroups],
+        [deployer, groups.deployerGroups],
+    ] as const;
+    const bindings = sides
+        .filter(([, names]) => names.length > 0)
+        .map(([r, names]) => ({
+            apiVersion: "rbac.authorization.k8s.io/v1",
+            kind: "RoleBinding",
+            metadata: { name: r.metadata.name, namespace: app.namespace, labels },
+            roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: r.metadata.name },
+            subjects: [...new Set(names)].map((name) => ({ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name })),
+        }));
+    return { approver, deployer, bindings };
 }

@@ -1,4 +1,4 @@
-import { Fields, JsonSchema, defaultsOf, field } from "../config/declare";
+import { Fields, JsonSchema, Values, defaultsOf, field } from "../config/declare";
 import { PAUSE_RULE } from "../rollouts/config/patterns";
 import { HEADER_NAME, LowerTier, PREVIEW_HEADER, ProdClass, SHAPES, Shape } from "./types";
 
@@ -17,26 +17,16 @@ export type PreviewGateKind = "none" | "header";
 /** What the tier admission rule of a class does with a Rollout that does not conform (components/policy/tierAdmission.ts). */
 export type TierAdmissionAction = "Enforce" | "Audit";
 
-/** One prod class as read: its shapes (one component each), its canary's weights and pause, its gates. */
-export interface ProdClassConfig {
+/** One prod class as read: its shapes (one component each), its canary's weights and pause (from the gate timing when unset), its gates. */
+export type ProdClassConfig = Omit<Values<typeof STANDARD_FIELDS>, "shapes" | "steps" | "stepPause" | "previewHeader" | "admission"> & {
     shapes: Shape[];
     steps: number[];
-    /** From the cluster's gate timing when the stack file has none. */
     stepPause: string;
-    autoPromotion: boolean;
-    previewGate: PreviewGateKind;
     previewHeader: string;
-    errorBudgetFreeze: boolean;
     /** Standard only: whether require-prod-standard-delivery refuses or reports; regulated is always enforced. */
     admission?: TierAdmissionAction;
-}
-
-export interface DeliveryConfig {
-    dev: LowerTierConfig;
-    test: LowerTierConfig;
-    preprod: LowerTierConfig;
-    prod: Record<ProdClass, ProdClassConfig>;
-}
+};
+export type DeliveryConfig = Record<LowerTier, LowerTierConfig> & { prod: Record<ProdClass, ProdClassConfig> };
 
 const STEPS_SCHEMA: JsonSchema = { type: "array", items: { type: "integer", minimum: 1, maximum: 100 }, minItems: 1, maxItems: 20 };
 
@@ -99,7 +89,6 @@ export const STANDARD_FIELDS = {
         doc: "what the admission rule require-prod-standard-delivery does with a Rollout in a prod namespace that lacks this class's success-rate gate: Audit (report and warn) or Enforce (refuse); regulated is always enforced, and policy.validationAction Audit makes both Audit",
     }),
 } as const;
-export const REGULATED_FIELDS = prodClassFields("regulated");
 
 /** The `delivery` section: every key, once. */
 export const DELIVERY_FIELDS = {
@@ -115,14 +104,13 @@ export const DELIVERY_FIELDS = {
             }),
             regulated: field.section({
                 doc: "prod / regulated: as standard, and an approver continues before 100% (approver and deployer Roles from policy.regulated)",
-                fields: REGULATED_FIELDS,
+                fields: prodClassFields("regulated"),
             }),
         },
     }),
 } as const satisfies Fields;
 
-type ClassDefaults = Omit<ProdClassConfig, "stepPause">;
 /** Every default of the section, in one object (stepPause follows the cluster's gate timing). */
-export const DELIVERY_DEFAULTS = defaultsOf<{ dev: LowerTierConfig; test: LowerTierConfig; preprod: LowerTierConfig; prod: Record<ProdClass, ClassDefaults> }>(
+export const DELIVERY_DEFAULTS = defaultsOf<Record<LowerTier, LowerTierConfig> & { prod: Record<ProdClass, Omit<ProdClassConfig, "stepPause">> }>(
     DELIVERY_FIELDS,
 );

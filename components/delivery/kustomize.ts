@@ -8,8 +8,8 @@
  */
 import * as YAML from "yaml";
 import { GATEWAY_API_PLUGIN } from "../argoRollouts";
-import { deliveryPlan } from "./strategy";
-import { AppSpec, DeliveryPlan, PREVIEW_HEADER_VALUE, TierStrategy } from "./types";
+import { DeliveryPlan, deliveryPlan } from "./strategy";
+import { AppSpec, PREVIEW_HEADER_VALUE, TierStrategy } from "./types";
 
 /** The placeholder app: its name has no `-`, so a replacement with delimiter `-` and index 0 turns `app-stable` into `<name>-stable`. */
 export const COMPONENT_APP: AppSpec = {
@@ -32,29 +32,25 @@ const ROLLOUT = { group: "argoproj.io", kind: "Rollout" };
 const ROUTE = { group: "gateway.networking.k8s.io", kind: "HTTPRoute" };
 const NAME_LABEL = "metadata.labels.[app.kubernetes.io/name]";
 
-/** The HTTPRoute patch: the app's first rule goes to the strategy's Services, the base's matches, filters and port kept. */
+/**
+ * The HTTPRoute patch: the app's first rule goes to the strategy's Services, the base's matches,
+ * filters and port kept, and a preview header rule goes first (routes.ts previewHeaderRule). `added`:
+ * the backends the port is written to, where they end up.
+ */
 function routeOps(plan: DeliveryPlan) {
     const rules = plan.httpRoute!.spec.rules;
-    const main = rules[rules.length - 1];
-    const [first, ...more] = main.backendRefs;
+    const before = rules.slice(0, -1);
+    const [first, ...more] = rules[rules.length - 1].backendRefs;
     const ops: Json[] = [
         { op: "replace", path: "/spec/rules/0/backendRefs/0/name", value: first.name },
-        { op: "add", path: "/spec/rules/0/backendRefs/0/group", value: first.group },
-        { op: "add", path: "/spec/rules/0/backendRefs/0/kind", value: first.kind },
-        { op: "add", path: "/spec/rules/0/backendRefs/0/weight", value: first.weight },
+        ...(["group", "kind", "weight"] as const).map((k) => ({ op: "add", path: `/spec/rules/0/backendRefs/0/${k}`, value: first[k] })),
+        ...more.map((b, i) => ({ op: "add", path: `/spec/rules/0/backendRefs/${i + 1}`, value: b })),
+        ...before.map((rule, i) => ({ op: "add", path: `/spec/rules/${i}`, value: rule })),
     ];
-    // Fields the route's port is written to, before the header rule moves the app's rule down.
-    let added = more.map((_b, i) => `spec.rules.0.backendRefs.${i + 1}`);
-    more.forEach((b, i) => ops.push({ op: "add", path: `/spec/rules/0/backendRefs/${i + 1}`, value: b }));
-    // The preview header rule goes first (strategy.ts, previewHeaderRule: it wins by precedence and by order).
-    const before = rules.slice(0, -1);
-    before.forEach((rule, i) => ops.push({ op: "add", path: `/spec/rules/${i}`, value: rule }));
-    if (before.length > 0) {
-        added = [
-            ...added.map((p) => p.replace("spec.rules.0.", `spec.rules.${before.length}.`)),
-            ...before.flatMap((rule, i) => rule.backendRefs.map((_b, j) => `spec.rules.${i}.backendRefs.${j}`)),
-        ];
-    }
+    const added = [
+        ...more.map((_b, i) => `spec.rules.${before.length}.backendRefs.${i + 1}`),
+        ...before.flatMap((rule, i) => rule.backendRefs.map((_b, j) => `spec.rules.${i}.backendRefs.${j}`)),
+    ];
     const mainAt = `spec.rules.${before.length}.backendRefs.0`;
     return { ops, portAt: `${mainAt}.port`, added, mainAt, before: before.length };
 }
@@ -77,70 +73,50 @@ function addedObjects(plan: DeliveryPlan): Json[] {
 /** The `replacements` that put the app's values from its base in place of the placeholder's. */
 function replacements(plan: DeliveryPlan, route: ReturnType<typeof routeOps> | undefined): Replacement[] {
     const out: Replacement[] = [];
+    const from = (kind: typeof ROLLOUT | typeof ROUTE, fieldPath: string, ...targets: Target[]) => out.push({ source: { ...kind, fieldPath }, targets });
     const objects = addedObjects(plan) as { kind: string; apiVersion: string; metadata: { name: string } }[];
-    const select = (o: { kind: string; apiVersion: string; metadata: { name: string } }) => ({
-        ...(o.apiVersion.includes("/") ? { group: o.apiVersion.split("/")[0] } : {}),
-        kind: o.kind,
-        name: o.metadata.name,
+    const to = (fieldPaths: string[], options?: Json) => (o: (typeof objects)[number]) => ({
+        select: { ...(o.apiVersion.includes("/") ? { group: o.apiVersion.split("/")[0] } : {}), kind: o.kind, name: o.metadata.name },
+        fieldPaths,
+        ...(options ? { options } : {}),
     });
     const services = objects.filter((o) => o.kind === "Service");
     if (services.length > 0) {
-        out.push({
-            source: { ...ROLLOUT, fieldPath: "spec.selector.matchLabels" },
-            targets: services.map((s) => ({ select: select(s), fieldPaths: ["spec.selector"] })),
-        });
-        out.push({
-            source: { ...ROLLOUT, fieldPath: "spec.template.spec.containers.0.ports.0.containerPort" },
-            targets: services.map((s) => ({ select: select(s), fieldPaths: ["spec.ports.0.targetPort"] })),
-        });
+        from(ROLLOUT, "spec.selector.matchLabels", ...services.map(to(["spec.selector"])));
+        from(ROLLOUT, "spec.template.spec.containers.0.ports.0.containerPort", ...services.map(to(["spec.ports.0.targetPort"])));
     }
+    const prefixed = { delimiter: "-", index: 0 };
     if (route) {
-        out.push({
-            source: { ...ROUTE, fieldPath: route.portAt },
-            targets: [
-                ...services.map((s) => ({ select: select(s), fieldPaths: ["spec.ports.0.port"] })),
-                ...(route.added.length > 0 ? [{ select: { ...ROUTE }, fieldPaths: route.added.map((p) => `${p}.port`) }] : []),
-            ],
-        });
+        const added = route.added.length > 0 ? [{ select: { ...ROUTE }, fieldPaths: route.added.map((p) => `${p}.port`) }] : [];
+        from(ROUTE, route.portAt, ...services.map(to(["spec.ports.0.port"])), ...added);
         if (route.before > 0) {
-            // The header rule takes the path of the app's own first match: across rules the longest
-            // path wins before any header match does (strategy.ts, previewHeaderRule), so a header
-            // rule on "/" would lose every request of an app routed on a longer prefix.
-            out.push({
-                source: { ...ROUTE, fieldPath: `spec.rules.${route.before}.matches.0.path` },
-                targets: [{ select: { ...ROUTE }, fieldPaths: Array.from({ length: route.before }, (_x, i) => `spec.rules.${i}.matches.0.path`) }],
-            });
+            // The header rule takes the path of the app's own first match: across rules the longest path
+            // wins before any header match does (routes.ts previewHeaderRule), so "/" would lose to a longer prefix.
+            const paths = Array.from({ length: route.before }, (_x, i) => `spec.rules.${i}.matches.0.path`);
+            from(ROUTE, `spec.rules.${route.before}.matches.0.path`, { select: { ...ROUTE }, fieldPaths: paths });
         }
         if ("canary" in plan.strategy) {
-            out.push({
-                source: { ...ROUTE, fieldPath: "metadata.name" },
-                targets: [{ select: { ...ROLLOUT }, fieldPaths: [`spec.strategy.canary.trafficRouting.plugins.${GATEWAY_API_PLUGIN}.httpRoute`] }],
+            from(ROUTE, "metadata.name", {
+                select: { ...ROLLOUT },
+                fieldPaths: [`spec.strategy.canary.trafficRouting.plugins.${GATEWAY_API_PLUGIN}.httpRoute`],
             });
         }
     }
-    if (objects.length === 0) {
-        return out;
-    }
-    out.push({
-        source: { ...ROLLOUT, fieldPath: "metadata.namespace" },
-        targets: objects.map((o) => ({ select: select(o), fieldPaths: ["metadata.namespace"], options: { create: true } })),
-    });
-    // The app's name: exact in the labels, as the prefix of every name the strategy derives from it.
-    // The objects' own names come last: the targets before select them by the placeholder's.
-    const prefixed = { delimiter: "-", index: 0 };
-    const bindings = objects.filter((o) => o.kind === "RoleBinding");
-    out.push({
-        source: { ...ROLLOUT, fieldPath: "metadata.name" },
-        targets: [
-            ...objects.map((o) => ({ select: select(o), fieldPaths: [NAME_LABEL] })),
+    if (objects.length > 0) {
+        from(ROLLOUT, "metadata.namespace", ...objects.map(to(["metadata.namespace"], { create: true })));
+        // The app's name: exact in the labels, the prefix of every name derived from it; the objects' own
+        // names come last, since the targets before select them by the placeholder's.
+        const routeNames = route ? [`${route.mainAt}.name`, ...route.added.map((p) => `${p}.name`)].sort() : [];
+        from(
+            ROLLOUT,
+            "metadata.name",
+            ...objects.map(to([NAME_LABEL])),
             ...(serviceFields(plan).length > 0 ? [{ select: { ...ROLLOUT }, fieldPaths: serviceFields(plan), options: prefixed }] : []),
-            ...(route
-                ? [{ select: { ...ROUTE }, fieldPaths: [`${route.mainAt}.name`, ...route.added.map((p) => `${p}.name`)].sort(), options: prefixed }]
-                : []),
-            ...bindings.map((b) => ({ select: select(b), fieldPaths: ["roleRef.name"], options: prefixed })),
-            ...objects.map((o) => ({ select: select(o), fieldPaths: ["metadata.name"], options: prefixed })),
-        ],
-    });
+            ...(route ? [{ select: { ...ROUTE }, fieldPaths: routeNames, options: prefixed }] : []),
+            ...objects.filter((o) => o.kind === "RoleBinding").map(to(["roleRef.name"], prefixed)),
+            ...objects.map(to(["metadata.name"], prefixed)),
+        );
+    }
     return out;
 }
 
@@ -151,36 +127,19 @@ const header = (s: TierStrategy) => `# ${s.id}: rendered by \`npm run delivery\`
 export function renderComponent(s: TierStrategy): Record<string, string> {
     const plan = componentPlan(s);
     const route = plan.httpRoute ? routeOps(plan) : undefined;
-    const files: Record<string, string> = {};
-    const resources: string[] = [];
-    const services = addedObjects({ ...plan, roles: undefined });
-    if (services.length > 0) {
-        files["services.yaml"] = header(s) + services.map(yaml).join("---\n");
-        resources.push("services.yaml");
-    }
-    if (plan.roles) {
-        const roles = addedObjects({ ...plan, services: [] });
-        files["approval-roles.yaml"] = header(s) + roles.map(yaml).join("---\n");
-        resources.push("approval-roles.yaml");
-    }
-    // `add` replaces the base's strategy whole (RFC 6902: add on an existing member replaces it); a
-    // merge would leave the base's canary beside a blue/green.
-    files["rollout-strategy.yaml"] = header(s) + yaml([{ op: "add", path: "/spec/strategy", value: plan.strategy }]);
-    const patches: Json[] = [{ path: "rollout-strategy.yaml", target: { ...ROLLOUT } }];
-    if (route) {
-        files["httproute-backends.yaml"] = header(s) + yaml(route.ops);
-        patches.push({ path: "httproute-backends.yaml", target: { ...ROUTE } });
-    }
-    files["kustomization.yaml"] =
-        header(s) +
-        yaml({
-            apiVersion: "kustomize.config.k8s.io/v1alpha1",
-            kind: "Component",
-            ...(resources.length > 0 ? { resources } : {}),
-            patches,
-            replacements: replacements(plan, route),
-        });
-    return files;
+    const file = (objects: Json[]) => (objects.length > 0 ? header(s) + objects.map(yaml).join("---\n") : undefined);
+    const files: Record<string, string | undefined> = {
+        "services.yaml": file(addedObjects({ ...plan, roles: undefined })),
+        "approval-roles.yaml": file(addedObjects({ ...plan, services: [] })),
+        // `add` replaces the base's strategy whole (RFC 6902); a merge would leave the base's canary beside a blue/green.
+        "rollout-strategy.yaml": header(s) + yaml([{ op: "add", path: "/spec/strategy", value: plan.strategy }]),
+        "httproute-backends.yaml": route && header(s) + yaml(route.ops),
+    };
+    const resources = ["services.yaml", "approval-roles.yaml"].filter((f) => files[f] !== undefined);
+    const patches = [{ path: "rollout-strategy.yaml", target: { ...ROLLOUT } }, ...(route ? [{ path: "httproute-backends.yaml", target: { ...ROUTE } }] : [])];
+    const kustomization = { apiVersion: "kustomize.config.k8s.io/v1alpha1", kind: "Component", ...(resources.length > 0 ? { resources } : {}), patches };
+    files["kustomization.yaml"] = header(s) + yaml({ ...kustomization, replacements: replacements(plan, route) });
+    return Object.fromEntries(Object.entries(files).filter((e): e is [string, string] => e[1] !== undefined));
 }
 
 /** The README of the output folder: what each component does and how a tenant uses it. */
@@ -250,23 +209,22 @@ export function renderComponents(stack: string, strategies: readonly TierStrateg
  * `spec.strategy` for the placeholder app `app` (Services `app-stable`, ...; route `app`).
  */
 export function deliveryStrategiesOutput(strategies: readonly TierStrategy[]): Record<string, Record<string, unknown>> {
-    const out: Record<string, Record<string, unknown>> = {};
-    for (const s of strategies) {
-        const plan = componentPlan(s);
-        const o = s.options;
-        const canary = s.tier === "prod" && s.shape === "canary";
-        out[s.id] = {
-            tier: s.tier,
-            ...(s.prodClass ? { prodClass: s.prodClass } : {}),
-            shape: s.shape,
-            routed: s.routed,
-            ...(canary ? { steps: [...(o.steps ?? [])], stepPause: o.stepPause } : {}),
-            ...(s.tier === "prod" ? { autoPromotion: o.autoPromotion, errorBudgetFreeze: o.errorBudgetFreeze } : {}),
-            ...(o.previewGate && "header" in o.previewGate ? { previewHeader: o.previewGate.header } : {}),
-            ...(o.approval ? { approverGroups: [...o.approval.approverGroups] } : {}),
-            behaviour: plan.behaviour,
-            strategy: plan.strategy,
-        };
-    }
-    return out;
+    return Object.fromEntries(
+        strategies.map((s) => {
+            const { strategy, behaviour } = componentPlan(s);
+            const o = s.options;
+            const prod = s.tier === "prod";
+            const output = {
+                tier: s.tier,
+                ...(s.prodClass ? { prodClass: s.prodClass } : {}),
+                shape: s.shape,
+                routed: s.routed,
+                ...(prod && s.shape === "canary" ? { steps: [...(o.steps ?? [])], stepPause: o.stepPause } : {}),
+                ...(prod ? { autoPromotion: o.autoPromotion, errorBudgetFreeze: o.errorBudgetFreeze } : {}),
+                ...(o.previewGate && "header" in o.previewGate ? { previewHeader: o.previewGate.header } : {}),
+                ...(o.approval ? { approverGroups: [...o.approval.approverGroups] } : {}),
+            };
+            return [s.id, { ...output, behaviour, strategy }];
+        }),
+    );
 }

@@ -4,32 +4,36 @@
  * `weight`, the match types): Cilium wants `group: ""` on Service backends, and ArgoCD shows a
  * filled-in default as drift.
  */
-import { AppRoute, AppSpec, HEADER_NAME, HttpRouteObject, PREVIEW_HEADER_VALUE, RouteRule, ServiceObject, Shape, StrategyOptions, appLabels } from "./types";
+import { AppRoute, AppSpec, HEADER_NAME, PREVIEW_HEADER_VALUE, Shape, StrategyOptions, appLabels } from "./types";
 
 export const serviceNames = (app: Pick<AppSpec, "name">, shape: Shape): [string, string] =>
     shape === "canary" ? [`${app.name}-stable`, `${app.name}-canary`] : [`${app.name}-active`, `${app.name}-preview`];
 
-export function service(app: AppSpec, name: string): ServiceObject {
+export type ServiceObject = ReturnType<typeof service>;
+export type RouteRule = ReturnType<typeof rule>;
+export type HttpRouteObject = ReturnType<typeof route>;
+
+export function service(app: AppSpec, name: string) {
     return {
-        apiVersion: "v1",
-        kind: "Service",
+        apiVersion: "v1" as const,
+        kind: "Service" as const,
         metadata: { name, namespace: app.namespace, labels: appLabels(app) },
         // The controller adds rollouts-pod-template-hash to each Service's selector.
         spec: { type: "ClusterIP", selector: appLabels(app), ports: [{ name: "http", port: app.servicePort ?? 80, targetPort: app.port, protocol: "TCP" }] },
     };
 }
 
-function rule(app: AppSpec, backends: { name: string; weight: number }[], headers?: RouteRule["matches"][number]["headers"]): RouteRule {
+function rule(app: AppSpec, backends: { name: string; weight: number }[], headers?: { type: "Exact"; name: string; value: string }[]) {
     return {
-        matches: [{ path: { type: "PathPrefix", value: "/" }, ...(headers ? { headers } : {}) }],
-        backendRefs: backends.map((b) => ({ group: "", kind: "Service", name: b.name, port: app.servicePort ?? 80, weight: b.weight })),
+        matches: [{ path: { type: "PathPrefix" as const, value: "/" }, ...(headers ? { headers } : {}) }],
+        backendRefs: backends.map((b) => ({ group: "" as const, kind: "Service" as const, name: b.name, port: app.servicePort ?? 80, weight: b.weight })),
     };
 }
 
-function route(app: AppSpec, name: string, gateway: AppRoute["gateway"], hostnames: string[], rules: RouteRule[]): HttpRouteObject {
+function route(app: AppSpec, name: string, gateway: AppRoute["gateway"], hostnames: string[], rules: RouteRule[]) {
     return {
-        apiVersion: "gateway.networking.k8s.io/v1",
-        kind: "HTTPRoute",
+        apiVersion: "gateway.networking.k8s.io/v1" as const,
+        kind: "HTTPRoute" as const,
         metadata: { name, namespace: app.namespace, labels: appLabels(app) },
         spec: {
             parentRefs: [
@@ -69,16 +73,15 @@ const PRECISE_HOSTNAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]
 /** The reasons a preview gate cannot be used (empty when fine). */
 export function previewGateProblems(app: AppSpec, opts: StrategyOptions): string[] {
     const gate = opts.previewGate;
-    if (gate === undefined) {
-        return [];
-    }
-    if (opts.tier !== "prod" || opts.shape !== "blueGreen") {
+    if (gate !== undefined && (opts.tier !== "prod" || opts.shape !== "blueGreen")) {
         return [
             `previewGate applies to prod blueGreen only, got ${opts.tier}${opts.tier === "prod" ? ` ${opts.shape ?? "canary"}` : ""}: a prod canary's gate already measures the canary's slice of production traffic, and lower tiers are not gated (ADR-056 D3)`,
         ];
     }
-    const header = "header" in gate ? gate.header : undefined;
-    const hostname = "hostname" in gate ? gate.hostname : undefined;
+    if (gate === undefined) {
+        return [];
+    }
+    const { header, hostname } = gate as { header?: string; hostname?: string };
     const problems = app.route ? [] : ["previewGate needs the app's HTTPRoute: the preview rule is written into it, or beside it on its Gateway"];
     if ((header === undefined) === (hostname === undefined)) {
         problems.push(`previewGate takes either header or hostname, got ${JSON.stringify(gate)}`);

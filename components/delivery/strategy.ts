@@ -3,13 +3,31 @@
  * on every stage (D1), one manifest shape for every app, with the strategy decided by the tier, never
  * per app (D3). Pure, so tenant scaffolders and other programs render exactly what the platform tests.
  */
-import { ERROR_BUDGET, ERROR_BUDGET_WAIT, GATEWAY_API_PLUGIN, SUCCESS_RATE, SUCCESS_RATE_FINITE } from "../argoRollouts";
+import { ERROR_BUDGET, ERROR_BUDGET_WAIT, GATEWAY_API_PLUGIN, SHARED_TEMPLATE_ARGS, SUCCESS_RATE, SUCCESS_RATE_FINITE } from "../argoRollouts";
 import { ANALYSIS_DEFAULTS, durationSeconds } from "../rollouts/config";
-import { approvalRoles } from "./approval";
+import { ApprovalRoles, approvalRoles } from "./approval";
 import { DELIVERY_DEFAULTS, DeliveryConfig } from "./fields";
-import { appRoute, previewGateProblems, previewHeaderRule, previewHostnameRoute, service, serviceNames } from "./routes";
-import type { AnalysisRef, AppSpec, ApprovalGroups, CanaryStep, DeliveryPlan, GateTiming, ProdClass, StrategyOptions, Tier, TierStrategy } from "./types";
+import { HttpRouteObject, ServiceObject, appRoute, previewGateProblems, previewHeaderRule, previewHostnameRoute, service, serviceNames } from "./routes";
+import type { AnalysisRef, AppSpec, ApprovalGroups, BlueGreenStrategy, CanaryStep, CanaryStrategy, GateTiming, PreviewGate, ProdClass, Shape } from "./types";
+import type { StrategyOptions, Tier, TierStrategy } from "./types";
 import { LOWER_TIERS, PREVIEW_HEADER_VALUE, PROD_CLASSES, TIERS } from "./types";
+
+/** An app's strategy and the objects it needs; `behaviour` is its line in docs/tenants/delivery-strategies.md. */
+export interface DeliveryPlan {
+    tier: Tier;
+    prodClass?: ProdClass;
+    shape: Shape;
+    strategy: CanaryStrategy | BlueGreenStrategy;
+    /** Stable and canary, or active and preview. */
+    services: ServiceObject[];
+    httpRoute?: HttpRouteObject;
+    /** A hostname preview gate's own route. */
+    previewRoute?: HttpRouteObject;
+    previewGate?: PreviewGate;
+    /** Regulated prod: approver and deployer Roles, so deployer != approver is enforced by RBAC. */
+    roles?: ApprovalRoles;
+    behaviour: string;
+}
 
 /** The prod canary weights when the caller names none: the `delivery` section's default. */
 export const DEFAULT_STEPS: readonly number[] = DELIVERY_DEFAULTS.prod.standard.steps;
@@ -27,15 +45,8 @@ export function defaultStepPause(gate: GateTiming = ANALYSIS_DEFAULTS): string {
 
 const templates = (...names: string[]) => names.map((templateName) => ({ templateName, clusterScope: true as const }));
 
-/** The shared metric templates' arguments, from the Rollout itself; `Latest` is the new ReplicaSet's hash. */
-const gate = (template: string): AnalysisRef => ({
-    templates: templates(template),
-    args: [
-        { name: "namespace", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } },
-        { name: "rollout", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
-        { name: "canary-hash", valueFrom: { podTemplateHashValue: "Latest" } },
-    ],
-});
+/** A shared metric gate, with the arguments from the Rollout itself. */
+const gate = (template: string): AnalysisRef => ({ templates: templates(template), args: SHARED_TEMPLATE_ARGS.map((a) => ({ ...a })) });
 
 /**
  * The error-budget freeze (D6) of a non-critical app with an SLO: a canary waits for its budget in its
@@ -43,16 +54,12 @@ const gate = (template: string): AnalysisRef => ({
  * rollout is spared the progress deadline (rollouts/analysis.ts errorBudgetTemplateSpec).
  */
 export function errorBudgetGate(app: AppSpec, kind: "wait" | "check", freeze = true): AnalysisRef | undefined {
-    if (!freeze || app.critical || !app.slo) {
-        return undefined;
-    }
-    return {
-        templates: templates(kind === "wait" ? ERROR_BUDGET_WAIT : ERROR_BUDGET),
-        args: [
-            { name: "service", value: app.slo.service },
-            { name: "slo", value: app.slo.name },
-        ],
-    };
+    const slo = freeze && !app.critical ? app.slo : undefined;
+    const args = slo && [
+        { name: "service", value: slo.service },
+        { name: "slo", value: slo.name },
+    ];
+    return args && { templates: templates(kind === "wait" ? ERROR_BUDGET_WAIT : ERROR_BUDGET), args };
 }
 
 /** A problem with one option apart from any app, named as the `delivery` section's key: the reader reports it for that key. */
@@ -70,12 +77,9 @@ export function optionProblems(opts: StrategyOptions): OptionProblem[] {
     if (!TIERS.includes(opts.tier)) {
         add("tier", opts.tier, `must be one of ${TIERS.join(", ")}`);
     }
+    const prodOnly = "prodClass, shape, steps, autoPromotion and errorBudgetFreeze apply to prod only";
     if (!prod && [opts.prodClass, opts.shape, opts.steps, opts.autoPromotion, opts.errorBudgetFreeze].some((o) => o !== undefined)) {
-        add(
-            "prodClass",
-            opts.tier,
-            `prodClass, shape, steps, autoPromotion and errorBudgetFreeze apply to prod only; ${opts.tier} always gets the auto-promoting canary (ADR-056 D3)`,
-        );
+        add("prodClass", opts.tier, `${prodOnly}; ${opts.tier} always gets the auto-promoting canary (ADR-056 D3)`);
     }
     const steps = opts.steps ?? DEFAULT_STEPS;
     if (!Array.isArray(steps) || steps.at(-1) !== 100 || !steps.every((w, i) => Number.isInteger(w) && w > 0 && w <= 100 && (i === 0 || w > steps[i - 1]))) {
@@ -95,21 +99,17 @@ export function optionProblems(opts: StrategyOptions): OptionProblem[] {
     if (regulated && opts.autoPromotion === true) {
         add("autoPromotion", true, "must be false for prod / regulated: only an approver continues before 100% or the switch (ADR-056 D3, ADR-049)");
     }
+    const approvers = opts.approval?.approverGroups ?? [];
+    const both = approvers.filter((g) => opts.approval?.deployerGroups.includes(g));
     if (opts.approval !== undefined && !regulated) {
         add("approval", "approval groups", "apply to prod / regulated only: the other classes have no approval gate");
-    } else if (regulated) {
-        const approvers = opts.approval?.approverGroups ?? [];
-        const both = approvers.filter((g) => (opts.approval?.deployerGroups ?? []).includes(g));
-        if (approvers.length === 0) {
-            add(
-                "approval",
-                approvers,
-                "a regulated app needs approval.approverGroups (the stack's policy.regulated.approverGroups): an approver Role nobody holds is no gate (ADR-056 D3, ADR-049)",
-            );
-        }
-        if (both.length > 0) {
-            add("approval", both, `approval groups ${both.join(", ")} are both approver and deployer groups: the deployer is never the approver (ADR-049)`);
-        }
+    }
+    if (regulated && approvers.length === 0) {
+        const why = "an approver Role nobody holds is no gate (ADR-056 D3, ADR-049)";
+        add("approval", approvers, `a regulated app needs approval.approverGroups (the stack's policy.regulated.approverGroups): ${why}`);
+    }
+    if (regulated && both.length > 0) {
+        add("approval", both, `approval groups ${both.join(", ")} are both approver and deployer groups: the deployer is never the approver (ADR-049)`);
     }
     return problems;
 }
@@ -218,6 +218,7 @@ function blueGreenPlan(app: AppSpec, prodClass: ProdClass, opts: StrategyOptions
     const manual = !(opts.autoPromotion ?? !regulated);
     const previewGate = opts.previewGate;
     const pre = [budget, previewGate ? gate(SUCCESS_RATE_FINITE) : undefined].filter((a): a is AnalysisRef => a !== undefined);
+    const headerRule = previewGate && "header" in previewGate ? [previewHeaderRule(app, previewGate.header, preview)] : [];
     const gated = previewGate
         ? `finite success-rate gate on the preview's test traffic (${"header" in previewGate ? `header ${previewGate.header}: ${PREVIEW_HEADER_VALUE}` : `hostname ${previewGate.hostname}`}) before the switch, a breach aborts with the active Service untouched; ` +
           (manual ? "then manual promotion (autoPromotionEnabled: false)" : "then auto-promotes")
@@ -239,11 +240,7 @@ function blueGreenPlan(app: AppSpec, prodClass: ProdClass, opts: StrategyOptions
             },
         },
         services: [service(app, active), service(app, preview)],
-        httpRoute: appRoute(
-            app,
-            [{ name: active, weight: 100 }],
-            previewGate && "header" in previewGate ? [previewHeaderRule(app, previewGate.header, preview)] : [],
-        ),
+        httpRoute: appRoute(app, [{ name: active, weight: 100 }], headerRule),
         ...(previewGate && "hostname" in previewGate ? { previewRoute: previewHostnameRoute(app, previewGate, preview) } : {}),
         ...(previewGate ? { previewGate } : {}),
         ...(regulated ? { roles: approvalRoles(app, opts.approval) } : {}),
@@ -264,7 +261,7 @@ export function tierStrategies(delivery: DeliveryConfig, gate: GateTiming, appro
     const out: TierStrategy[] = LOWER_TIERS.map((tier) => ({
         id: `${tier}-canary`,
         tier,
-        shape: "canary" as const,
+        shape: "canary",
         routed: delivery[tier].trafficRouting,
         options: { tier, gate },
     }));

@@ -1,8 +1,7 @@
 /**
  * The strategy library's vocabulary (ADR-056 D3): the tiers, classes and shapes the stack's
- * `delivery` section is keyed by, what an app and its options are, and the objects a plan holds.
+ * `delivery` section is keyed by, what an app and its options are, and the Rollout strategies.
  */
-import type { PolicyRule } from "../argoRollouts";
 import type { AnalysisConfig } from "../rollouts/config";
 
 export type Tier = "dev" | "test" | "preprod" | "prod";
@@ -25,27 +24,24 @@ export const HEADER_NAME = { pattern: /^[A-Za-z0-9][A-Za-z0-9-]{0,255}$/, descri
 /** The labels every object of an app carries; the Services select the Rollout's pods with them. */
 export const appLabels = (app: { name: string }): Record<string, string> => ({ "app.kubernetes.io/name": app.name });
 
-export interface AppRoute {
-    /** The app's single existing HTTPRoute: the hostname is unchanged (ADR-056 D4). */
-    name: string;
-    gateway: { name: string; namespace: string; listener: string };
-    hostnames: string[];
-}
+/** The app's single existing HTTPRoute: the hostname never changes (ADR-056 D4). */
+export type AppRoute = { name: string; gateway: { name: string; namespace: string; listener: string }; hostnames: string[] };
 
-export interface AppSpec {
+/**
+ * An app: the container `port` its Services target, their `servicePort` (default 80), its `route`
+ * (optional below prod, required for a prod canary and a preview gate), whether it is `critical`
+ * (which bypasses the error-budget freeze), and its `slo` as its Sloth recording rules name it (the
+ * opt-in to the freeze).
+ */
+export type AppSpec = {
     name: string;
     namespace: string;
-    /** The container port the Services target. */
     port: number;
-    /** The Services' port (default 80). */
     servicePort?: number;
-    /** Optional below prod (replica-based canary); required for a prod canary and a preview gate. */
     route?: AppRoute;
-    /** Critical apps bypass the error-budget freeze. */
     critical?: boolean;
-    /** Opt-in to the error-budget freeze: the app's SLO as its Sloth recording rules name it. */
     slo?: { service: string; name: string };
-}
+};
 
 /**
  * How test traffic reaches a blue/green app's preview Service, so the gate judges the new version
@@ -59,10 +55,7 @@ export type PreviewGate = { header: string } | { hostname: string; gateway?: App
 export type GateTiming = Pick<AnalysisConfig, "initialDelay" | "interval">;
 
 /** Who approves and who deploys: the platform's groups (`policy.regulated`). */
-export interface ApprovalGroups {
-    approverGroups: readonly string[];
-    deployerGroups: readonly string[];
-}
+export type ApprovalGroups = { approverGroups: readonly string[]; deployerGroups: readonly string[] };
 
 export interface StrategyOptions {
     tier: Tier;
@@ -115,81 +108,9 @@ export interface BlueGreenStrategy {
     };
 }
 
-type Meta = { name: string; namespace: string; labels: Record<string, string> };
-
-export interface ServiceObject {
-    apiVersion: "v1";
-    kind: "Service";
-    metadata: Meta;
-    spec: { type: "ClusterIP"; selector: Record<string, string>; ports: { name: string; port: number; targetPort: number; protocol: "TCP" }[] };
-}
-
-export type RouteMatch = { path: { type: "PathPrefix"; value: string }; headers?: { type: "Exact"; name: string; value: string }[] };
-export type RouteRule = { matches: RouteMatch[]; backendRefs: { group: ""; kind: "Service"; name: string; port: number; weight: number }[] };
-
-export interface HttpRouteObject {
-    apiVersion: "gateway.networking.k8s.io/v1";
-    kind: "HTTPRoute";
-    metadata: Meta;
-    spec: {
-        parentRefs: { group: "gateway.networking.k8s.io"; kind: "Gateway"; name: string; namespace: string; sectionName: string }[];
-        hostnames: string[];
-        rules: RouteRule[];
-    };
-}
-
-export interface RoleObject {
-    apiVersion: "rbac.authorization.k8s.io/v1";
-    kind: "Role";
-    metadata: Meta;
-    rules: PolicyRule[];
-}
-
-export interface RoleBindingObject {
-    apiVersion: "rbac.authorization.k8s.io/v1";
-    kind: "RoleBinding";
-    metadata: Meta;
-    roleRef: { apiGroup: "rbac.authorization.k8s.io"; kind: "Role"; name: string };
-    subjects: { apiGroup: "rbac.authorization.k8s.io"; kind: "Group"; name: string }[];
-}
-
-export interface ApprovalRoles {
-    approver: RoleObject;
-    deployer: RoleObject;
-    /** One per Role that has groups to bind. */
-    bindings: RoleBindingObject[];
-}
-
-export interface DeliveryPlan {
-    tier: Tier;
-    prodClass?: ProdClass;
-    shape: Shape;
-    strategy: CanaryStrategy | BlueGreenStrategy;
-    /** The Services the strategy names (stable/canary or active/preview), both ClusterIP. */
-    services: ServiceObject[];
-    /** The app's route: both canary Services as weighted backends, or the active one (and the header preview rule). */
-    httpRoute?: HttpRouteObject;
-    /** Blue/green with a hostname preview gate: the preview hostname's route. */
-    previewRoute?: HttpRouteObject;
-    /** Blue/green with a preview gate: how test traffic reaches the preview. */
-    previewGate?: PreviewGate;
-    /** Regulated prod: approver and deployer Roles, so deployer != approver is enforced by RBAC. */
-    roles?: ApprovalRoles;
-    /** One line for the tier x class table of docs/tenants/delivery-strategies.md. */
-    behaviour: string;
-}
-
 /**
- * One strategy the stack's `delivery` section configures; `id` names its component folder
- * (`npm run delivery`) and its entry in the stack output `deliveryStrategies`.
+ * One strategy the stack's `delivery` section configures: `id` (`<tier>-canary` below prod,
+ * `prod-<class>-<shape>`) names its component folder (`npm run delivery`) and its entry in the stack
+ * output `deliveryStrategies`; `routed`: whether the app must have an HTTPRoute.
  */
-export interface TierStrategy {
-    /** `<tier>-canary` below prod, `prod-<class>-<shape>` (e.g. `prod-regulated-canary`). */
-    id: string;
-    tier: Tier;
-    prodClass?: ProdClass;
-    shape: Shape;
-    /** Whether the app must have an HTTPRoute (the plugin moves its weights, or it carries the preview rule). */
-    routed: boolean;
-    options: StrategyOptions;
-}
+export type TierStrategy = { id: string; tier: Tier; prodClass?: ProdClass; shape: Shape; routed: boolean; options: StrategyOptions };

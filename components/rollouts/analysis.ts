@@ -1,4 +1,13 @@
-import { ERROR_BUDGET, ERROR_BUDGET_WAIT, LATENCY_P99, LATENCY_P99_FINITE, SUCCESS_RATE, SUCCESS_RATE_FINITE, TEMPLATE_NAME_PREFIX } from "../argoRollouts";
+import {
+    ERROR_BUDGET,
+    ERROR_BUDGET_WAIT,
+    LATENCY_P99,
+    LATENCY_P99_FINITE,
+    SHARED_TEMPLATE_ARGS,
+    SUCCESS_RATE,
+    SUCCESS_RATE_FINITE,
+    TEMPLATE_NAME_PREFIX,
+} from "../argoRollouts";
 import { TENANT_HEADER } from "../mimir";
 import { ANALYSIS_DEFAULTS, AnalysisConfig, ERROR_BUDGET_ARGS, ErrorBudgetConfig, durationSeconds } from "./config";
 
@@ -16,14 +25,8 @@ export const BEYLA_ROUTE_LABEL = "http_route";
 /** A template's short name, for its Pulumi resource name (URNs stay short and stable). */
 export const templateShortName = (name: string): string => (name.startsWith(TEMPLATE_NAME_PREFIX) ? name.slice(TEMPLATE_NAME_PREFIX.length) : name);
 
-/**
- * The arguments every shared metric template takes, which a Rollout passes from itself: its
- * namespace, its name, and `podTemplateHashValue: Latest`, the newest ReplicaSet's hash
- * (utils/analysis/factory.go BuildArgumentsForRolloutAnalysisRun): the canary, or the blue/green
- * version being promoted.
- */
-const TEMPLATE_ARGS = ["namespace", "rollout", "canary-hash"] as const;
-export const arg = (name: (typeof TEMPLATE_ARGS)[number]): string => `{{args.${name}}}`;
+/** A placeholder Argo Rollouts replaces with one of the shared templates' arguments (argoRollouts.ts SHARED_TEMPLATE_ARGS). */
+export const arg = (name: "namespace" | "rollout" | "canary-hash"): string => `{{args.${name}}}`;
 
 /** Escapes a PromQL label value (backslash, quote, line breaks), so an argument can never close the string. */
 export const escapeLabelValue = (value: string): string => value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n").replace(/\r/g, "\\r");
@@ -136,7 +139,7 @@ const prometheus = (address: string, query: string, tenant: string) => ({
 /** A ClusterAnalysisTemplate's spec (referenced with `clusterScope: true`); a finite one ends after `count` measurements. */
 export function clusterAnalysisTemplateSpec(t: SharedTemplate, analysis: AnalysisConfig, address: string, tenant: string): Record<string, unknown> {
     return {
-        args: TEMPLATE_ARGS.map((name) => ({ name })),
+        args: SHARED_TEMPLATE_ARGS.map(({ name }) => ({ name })),
         metrics: [
             {
                 name: t.metric,
