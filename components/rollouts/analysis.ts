@@ -1,13 +1,5 @@
-import {
-    ERROR_BUDGET,
-    ERROR_BUDGET_WAIT,
-    LATENCY_P99,
-    LATENCY_P99_FINITE,
-    SHARED_TEMPLATE_ARGS,
-    SUCCESS_RATE,
-    SUCCESS_RATE_FINITE,
-    TEMPLATE_NAME_PREFIX,
-} from "../argoRollouts";
+import { ERROR_BUDGET, ERROR_BUDGET_WAIT, LATENCY_P99, LATENCY_P99_FINITE, SUCCESS_RATE, SUCCESS_RATE_FINITE } from "../argoRollouts";
+import { SHARED_TEMPLATE_ARGS, TEMPLATE_NAME_PREFIX } from "../argoRollouts";
 import { TENANT_HEADER } from "../mimir";
 import { ANALYSIS_DEFAULTS, AnalysisConfig, ERROR_BUDGET_ARGS, ErrorBudgetConfig, durationSeconds } from "./config";
 

@@ -138,17 +138,11 @@ export class RolloutsStage extends Stage {
         this.metricsAddress = pulumi.output(cfg.cluster.role === "hub" ? inClusterMimirAddress(cfg.mimir) : args.readEndpoint!);
 
         // The controller's CiliumNetworkPolicies, and on the hub the matching ingress into Mimir.
+        const custom = (id: string, apiVersion: string, kind: string, metadata: object, spec: pulumi.Input<object>, opts: pulumi.CustomResourceOptions) =>
+            new k8s.apiextensions.CustomResource(id, { apiVersion, kind, metadata, spec }, opts);
+        const networkLabels = { ...PART_OF, "app.kubernetes.io/component": "network-policy" };
         const cnp = (name: string, namespace: string, spec: pulumi.Input<object>) =>
-            new k8s.apiextensions.CustomResource(
-                name,
-                {
-                    apiVersion: "cilium.io/v2",
-                    kind: "CiliumNetworkPolicy",
-                    metadata: { name, namespace, labels: { ...PART_OF, "app.kubernetes.io/component": "network-policy" } },
-                    spec,
-                },
-                inNamespace,
-            );
+            custom(name, "cilium.io/v2", "CiliumNetworkPolicy", { name, namespace, labels: networkLabels }, spec, inNamespace);
         if (cfg.network.controllerDefaultDeny) {
             cnp("default-deny", ns, namespaceDefaultDeny());
         }
@@ -169,15 +163,14 @@ export class RolloutsStage extends Stage {
         }
 
         // The shared templates name a kind of the CRDs, so they wait for them.
-        const template = (name: string, spec: pulumi.Input<Record<string, unknown>>) =>
-            (this.analysisTemplates[name] = new k8s.apiextensions.CustomResource(
+        const analysisLabels = { ...PART_OF, "app.kubernetes.io/component": "analysis" };
+        const template = (name: string, spec: pulumi.Input<object>) =>
+            (this.analysisTemplates[name] = custom(
                 `analysis-${templateShortName(name)}`,
-                {
-                    apiVersion: "argoproj.io/v1alpha1",
-                    kind: "ClusterAnalysisTemplate",
-                    metadata: { name, labels: { ...PART_OF, "app.kubernetes.io/component": "analysis" } },
-                    spec,
-                },
+                "argoproj.io/v1alpha1",
+                "ClusterAnalysisTemplate",
+                { name, labels: analysisLabels },
+                spec,
                 afterCrds,
             ));
         const tenant = cfg.cluster.mimirTenant;
