@@ -318,29 +318,6 @@ describe("rollouts stage", () => {
             }
         });
 
-        it("grants exactly the verbs the v1.9.0 controller calls on each resource", () => {
-            // Reviewed against argo-rollouts v1.9.0: every kubeclientset/argoprojclientset call outside
-            // tests, plus the informers cmd/rollouts-controller/main.go starts (list/watch).
-            const verbs = new Map<string, string[]>();
-            for (const rule of controllerClusterRules({ tcpRoutes: false, tlsRoutes: false })) {
-                for (const res of rule.resources) {
-                    verbs.set(`${rule.apiGroups.join(",")}/${res}`, [...rule.verbs].sort());
-                }
-            }
-            // rollout/ephemeralmetadata.go lists pods, updates them, and re-reads one by name after a conflict.
-            assert.deepStrictEqual(verbs.get("/pods"), ["get", "list", "update", "watch"]);
-            // rollout/restart.go evicts (never deletes) pods.
-            assert.deepStrictEqual(verbs.get("/pods/eviction"), ["create"]);
-            // rollout/scale_utils.go updates a Deployment only for workloadRef scaleDown, which direct
-            // templates (ADR-056 D2) never use; rollout/service.go reads Endpoints only for AWS target
-            // group verification.
-            assert.deepStrictEqual(verbs.get("apps/deployments"), ["get", "list", "watch"]);
-            assert.ok(!verbs.has("/endpoints"));
-            assert.deepStrictEqual(verbs.get("apps/replicasets"), ["create", "delete", "get", "list", "patch", "update", "watch"]);
-            assert.deepStrictEqual(verbs.get("/services"), ["create", "delete", "get", "list", "patch", "watch"]);
-            assert.deepStrictEqual(verbs.get("argoproj.io/rollouts/status"), ["get", "list", "patch", "update", "watch"]);
-        });
-
         it("binds the roles to the chart's ServiceAccount", () => {
             for (const name of ["controller-clusterrolebinding", "controller-rolebinding"]) {
                 const b = byName(run, name);
