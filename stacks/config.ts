@@ -2,7 +2,7 @@ import type { ArgoCdStageConfig } from "../components/argocd";
 import { ARGOCD_FIELDS, ArgoCdConfig, readArgoCd } from "../components/argocd/config";
 import { CLUSTER_FIELDS, ClusterConfig, readCluster } from "../components/cluster/config";
 import { field } from "../components/config/declare";
-import { DELIVERY_FIELDS, DeliveryConfig, readDelivery } from "../components/delivery/config";
+import { DELIVERY_FIELDS, DeliveryConfig, readDelivery } from "../components/delivery";
 import { ExampleValue, exampleValues } from "../components/config/examples";
 import { ProjectStack, readStackConfig } from "../components/config/load";
 import { checkAcrossProject } from "../components/config/project";
@@ -13,10 +13,10 @@ import type { GatewayStageConfig } from "../components/gateway";
 import * as gw from "../components/gateway/config";
 import type { PolicyStageConfig } from "../components/policy";
 import { POLICY_FIELDS, PolicyConfig, readPolicy } from "../components/policy/config";
-import type { RolloutsStageConfig } from "../components/rollouts";
 import * as ro from "../components/rollouts/config";
 import type { SmokeCanaryConfig } from "../components/smoke";
 import { SMOKE_TEST_FIELDS, SmokeTestConfig, readSmokeTest } from "../components/smoke/config";
+import type { RolloutsStageConfig } from "../components/rollouts/stage";
 
 /**
  * The one typed configuration of a stack, in the stack file's shape, assembled from the sections the

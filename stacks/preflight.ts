@@ -4,10 +4,9 @@ import { DeclarationGate, DeclaredRef, existingObjectsRefusal, findExisting } fr
 import { LiveReader, apiPath, liveReader } from "../components/cluster/live";
 import { CONTROLLER_SELECTOR, chartObjects, chartObjectApiVersion } from "../components/rollouts/chartObjects";
 import { oldInstallProblems } from "../components/cluster/oldInstall";
-import { ROLLOUTS_CRDS } from "../components/rollouts/crds";
-import { RolloutState, adoptedRelease, hashBoundaryDecision } from "../components/rollouts/upgrade";
-import { RELEASE_NAME } from "../components/rollouts/values";
+import { RolloutState, adoptedRelease, hashBoundaryDecision } from "../components/rollouts/versions";
 import type { AddonConfig } from "./config";
+import { ROLLOUTS_CRDS, RELEASE_NAME } from "../components/argoRollouts";
 
 /**
  * What the program checks on the live cluster before it declares anything (ADR-056 as-built;

@@ -3,7 +3,6 @@ import { ArgoCdAppsStage } from "../components/argocd";
 import { SPOKE_READ_ENDPOINTS_OUTPUT, adoptionTransforms, clusterProvider, hubReadEndpoint } from "../components/cluster";
 import { GatewayStage } from "../components/gateway";
 import { PolicyStage } from "../components/policy";
-import { RolloutsStage } from "../components/rollouts";
 import { SmokeCanary } from "../components/smoke";
 import { STAGES } from "../components/stage";
 import { stackStrategies } from "../components/delivery/config";
@@ -11,6 +10,7 @@ import { deliveryStrategiesOutput } from "../components/delivery/kustomize";
 import { refuseExampleValues } from "../components/config/examples";
 import { PROJECT } from "../components/config/reader";
 import { AddonConfig, loadAddonConfig } from "./config";
+import { RolloutsStage } from "../components/rollouts/stage";
 
 /** A warning is said once per process: the offline plan and the unit tests run the program many times in one. */
 const warned = new Set<string>();

@@ -6,7 +6,7 @@
  */
 import { AddonConfig, parseAddonConfig } from "../stacks/config";
 import { CelPolicy, PolicyConfig, PolicyContext, celPolicies, clusterPolicies, policyContext, selects } from "../components/policy";
-import { SUCCESS_RATE_TEMPLATE } from "../components/delivery/strategy";
+import { SUCCESS_RATE as SUCCESS_RATE_TEMPLATE } from "../components/argoRollouts";
 import { hubConfig, merged, withRegulatedArgoRbac } from "./harness";
 import { FakeCluster, Json, admit, evaluate, requestKind } from "./kyvernoCel";
 import { applyClusterPolicy, ruleMatches } from "./kyvernoJmes";

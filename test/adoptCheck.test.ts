@@ -1,7 +1,5 @@
 import * as assert from "assert";
-import { SUCCESS_RATE, TEMPLATE_NAME_PREFIX } from "../components/rollouts/analysis";
 import { chartObjects, renderedConfigKeys } from "../components/rollouts/chartObjects";
-import { ROLLOUTS_CRDS } from "../components/rollouts/crds";
 import { controllerValues } from "../components/rollouts/values";
 import { PlannedObject, adoptCheck } from "../tools/adopt/check";
 import {
@@ -19,6 +17,7 @@ import { adoptCheckMain, adoptExitCode, formatAdoptText, plannedObjects } from "
 import { configFromStackFile, readStackFile } from "../tools/stackFile";
 import type { KubeObject, ReadOnlyCluster } from "../tools/verify/cluster";
 import { FIXTURE_STACKS } from "./harness";
+import { SUCCESS_RATE, TEMPLATE_NAME_PREFIX, ROLLOUTS_CRDS } from "../components/argoRollouts";
 
 /** A read-only cluster over a fixed set of objects: GET by path, LIST by collection and equality selector. */
 function fakeCluster(objects: KubeObject[]): ReadOnlyCluster & { calls: string[] } {

@@ -1,4 +1,3 @@
-import { SUCCESS_RATE } from "../components/rollouts/analysis";
 import * as assert from "assert";
 import * as fs from "fs";
 import * as path from "path";
@@ -13,13 +12,12 @@ import {
 } from "../components/cluster/adoption";
 import { SMOKE_CANARY_TYPE } from "../components/smoke";
 import { STAGE_TYPES } from "../components/stage";
-import { ROLLOUTS_CRDS } from "../components/rollouts/crds";
-import { RELEASE_NAME } from "../components/rollouts/values";
 import { guardedResources } from "../tools/guard";
 import { OfflineRun, PlannedResource, runOffline } from "../tools/offline";
 import { adoptions, manifestResources, planStack, resourceRows, summary } from "../tools/plan";
 import { REPO_ROOT, configFromStackFile, listStacks, placeholderWorld, readStackFile } from "../tools/stackFile";
 import { byName, FIXTURE_STACKS } from "./harness";
+import { SUCCESS_RATE, ROLLOUTS_CRDS, RELEASE_NAME } from "../components/argoRollouts";
 
 const PROVIDER = "pulumi:providers:kubernetes";
 

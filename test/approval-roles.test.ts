@@ -1,7 +1,7 @@
 import * as assert from "assert";
 import { approvalRoles, deliveryPlan } from "../components/delivery";
-import { findWildcards } from "../components/rollouts";
 import { validateObject } from "../tools/schemas";
+import { findWildcards } from "../components/argoRollouts";
 
 const app = { name: "checkout", namespace: "shop" };
 const groups = { approverGroups: ["release-approvers"], deployerGroups: ["shop-deployers", "shop-deployers", "oncall"] };

@@ -4,8 +4,8 @@ import * as fs from "fs";
 import * as path from "path";
 import { ConfigError, parseConfigText, parseQuantity } from "../components/config";
 import { parseAddonConfig } from "../stacks/config";
-import { CONTROLLER_DEFAULTS, KNOWN_CHART_APP_VERSIONS, PLUGIN_DEFAULTS } from "../components/rollouts";
 import { TEST_DIGEST, TEST_POLICY, TEST_SHA256, hubConfig, merged } from "./harness";
+import { CONTROLLER_DEFAULTS, KNOWN_CHART_APP_VERSIONS, PLUGIN_DEFAULTS } from "../components/rollouts/config";
 
 function raw(patch: Record<string, unknown> = {}): Record<string, unknown> {
     const { "aws:region": region, ...rest } = merged(hubConfig(), patch);

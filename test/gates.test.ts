@@ -1,23 +1,5 @@
-import { templateName } from "../components/rollouts/analysis";
 import * as assert from "assert";
 import { parseAddonConfig } from "../stacks/config";
-import {
-    ANALYSIS_DEFAULTS,
-    AnalysisConfig,
-    ERROR_BUDGET,
-    ERROR_BUDGET_DEFAULTS,
-    ERROR_BUDGET_WAIT,
-    errorBudgetWaitTemplateSpec,
-    freezeMeasurements,
-    HAS_VALUE,
-    canaryMatchers,
-    clusterAnalysisTemplateSpec,
-    errorBudgetTemplateSpec,
-    guardedConditions,
-    latencyP99Query,
-    sharedTemplates,
-    successRateQuery,
-} from "../components/rollouts";
 import { OfflineRun } from "../tools/offline";
 import { manifestResources, planStack } from "../tools/plan";
 import { validateObject } from "../tools/schemas";
@@ -41,6 +23,20 @@ import {
     unparen,
 } from "./gateModel";
 import { FIXTURE_STACKS, hubConfig, merged, planInline } from "./harness";
+import { templateName, ERROR_BUDGET, ERROR_BUDGET_WAIT } from "../components/argoRollouts";
+import { ANALYSIS_DEFAULTS, AnalysisConfig, ERROR_BUDGET_DEFAULTS } from "../components/rollouts/config";
+import {
+    errorBudgetWaitTemplateSpec,
+    freezeMeasurements,
+    HAS_VALUE,
+    canaryMatchers,
+    clusterAnalysisTemplateSpec,
+    errorBudgetTemplateSpec,
+    guardedConditions,
+    latencyP99Query,
+    sharedTemplates,
+    successRateQuery,
+} from "../components/rollouts/analysis";
 
 const COUNT = "http_server_request_duration_seconds_count";
 const BUCKET = "http_server_request_duration_seconds_bucket";

@@ -1,25 +1,24 @@
 import { RunError } from "@pulumi/pulumi/errors";
-import { templateName } from "../components/rollouts/analysis";
 import * as assert from "assert";
 import { ConfigError } from "../components/config";
 import { parseAddonConfig } from "../stacks/config";
 import { spokeReadEndpoint, spokeRouteSpec } from "../components/gateway";
 import { pickSpokeEndpoint } from "../components/cluster/hubEndpoint";
-import {
-    canaryMatchers,
-    clusterAnalysisTemplateSpec,
-    controllerNetworkPolicy,
-    escapeLabelValue,
-    guardedConditions,
-    latencyP99Query,
-    mimirIngressNetworkPolicy,
-    selector,
-    sharedTemplates,
-    successRateQuery,
-} from "../components/rollouts";
 import { OfflineRun, PlannedResource } from "../tools/offline";
 import { measurementPhase } from "./gateModel";
 import { byName, hubConfig, merged, planInline } from "./harness";
+import { templateName } from "../components/argoRollouts";
+import {
+    canaryMatchers,
+    clusterAnalysisTemplateSpec,
+    escapeLabelValue,
+    guardedConditions,
+    latencyP99Query,
+    selector,
+    sharedTemplates,
+    successRateQuery,
+} from "../components/rollouts/analysis";
+import { controllerNetworkPolicy, mimirIngressNetworkPolicy } from "../components/rollouts/network";
 
 /** A spoke configuration that reads through the hub at a fixed URL. */
 function spokeConfig(patch: Record<string, unknown> = {}): Record<string, unknown> {

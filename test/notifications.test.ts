@@ -2,10 +2,11 @@ import * as assert from "assert";
 import * as YAML from "yaml";
 import { ConfigError, SecretValue } from "../components/config";
 import { parseAddonConfig } from "../stacks/config";
-import { NOTIFICATION_EVENTS, errorBudgetTemplateSpec, errorBudgetWaitTemplateSpec, guardedConditions, notificationConfigData } from "../components/rollouts";
 import { OfflineRun } from "../tools/offline";
 import { manifestsYaml, resourceRows } from "../tools/plan";
 import { byName, hubConfig, merged, planInline } from "./harness";
+import { NOTIFICATION_EVENTS, notificationConfigData } from "../components/rollouts/notifications";
+import { errorBudgetTemplateSpec, errorBudgetWaitTemplateSpec, guardedConditions } from "../components/rollouts/analysis";
 
 const TOKEN = "xoxb-not-a-real-token-1234567890";
 

@@ -22,7 +22,6 @@ import {
     toCel,
     toKyverno,
 } from "../components/policy";
-import { findWildcards } from "../components/rollouts";
 import { OfflineRun } from "../tools/offline";
 import { validateObject } from "../tools/schemas";
 import { byName, hubConfig, merged, planInline, transitiveDeps } from "./harness";
@@ -52,6 +51,7 @@ import {
     viaClusterPolicy,
 } from "./admissionModel";
 import { applyClusterPolicy, evalJmes, parseJmes, substitute } from "./kyvernoJmes";
+import { findWildcards } from "../components/argoRollouts";
 
 // ---------------------------------------------------------------------------------------------
 const ENGINES = [

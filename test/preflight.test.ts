@@ -10,11 +10,11 @@ import { checkedStack, controllerPreflight, providerDeclaredObjects } from "../s
 import { defineStack } from "../stacks/program";
 import type { LiveObject, LiveReader } from "../components/cluster/live";
 import { DeclarationGate, existingObjectsRefusal, managedByPulumi } from "../components/cluster/existing";
-import { ROLLOUTS_CRDS } from "../components/rollouts/crds";
 import { PlannedResource, runOffline } from "../tools/offline";
 import { manifestResources } from "../tools/plan";
 import { configFromStackFile, fromConfigMap, placeholderWorld } from "../tools/stackFile";
 import { hubConfig, merged, withRegulatedArgoRbac } from "./harness";
+import { ROLLOUTS_CRDS } from "../components/argoRollouts";
 
 /** A cluster that holds `objects` by REST path and Rollouts to list; it records every request. */
 function fakeCluster(

@@ -4,28 +4,13 @@ import * as fs from "fs";
 import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
 import { parseAddonConfig, AddonConfig } from "../stacks/config";
-import {
-    CHART_VALUE_KEYS,
-    CRD_TYPE,
-    GATEWAY_API_PLUGIN,
-    PLUGINS_DIGEST_ANNOTATION,
-    PLUGIN_SOURCE_FILE,
-    GO_CERT_DIRECTORIES,
-    READ_CA_CONFIGMAP,
-    READ_CA_DIGEST_ANNOTATION,
-    READ_CA_DIR,
-    READ_CA_KEY,
-    READ_CA_VOLUME,
-    ROLLOUTS_CRD_FILES,
-    controllerClusterRules,
-    controllerValues,
-    findWildcards,
-    pluginListDigest,
-    trafficRouterPlugin,
-    unknownChartValueKeys,
-} from "../components/rollouts";
 import { OfflineRun, PlannedResource } from "../tools/offline";
 import { TEST_DIGEST, TEST_SHA256, byName, hubConfig, merged, planInline } from "./harness";
+import { CRD_TYPE, GATEWAY_API_PLUGIN, ROLLOUTS_CRD_FILES, findWildcards } from "../components/argoRollouts";
+import { PLUGINS_DIGEST_ANNOTATION, controllerValues } from "../components/rollouts/values";
+import { PLUGIN_SOURCE_FILE, pluginListDigest, trafficRouterPlugin } from "../components/rollouts/plugin";
+import { GO_CERT_DIRECTORIES, READ_CA_CONFIGMAP, READ_CA_DIGEST_ANNOTATION, READ_CA_DIR, READ_CA_KEY, READ_CA_VOLUME } from "../components/rollouts/trust";
+import { controllerClusterRules } from "../components/rollouts/rbac";
 
 function config(patch: Record<string, unknown> = {}): AddonConfig {
     const { "aws:region": _region, ...rest } = merged(hubConfig(), patch);
@@ -111,29 +96,6 @@ describe("rollouts stage", () => {
             const chart = byName(r, "rollouts-controller");
             assert.strictEqual(chart.inputs.chart, "oci://registry.platform.test/charts/argo-rollouts");
             assert.strictEqual(chart.inputs.repositoryOpts, undefined);
-        });
-
-        for (const [label, patch] of [
-            ["download mode", {}],
-            [
-                "image mode with dashboard and ServiceMonitor",
-                {
-                    plugin: { delivery: "image", sha256: undefined, digest: TEST_DIGEST },
-                    controller: { dashboard: true, serviceMonitor: true, priorityClassName: "platform" },
-                },
-            ],
-        ] as const) {
-            it(`sets only keys the chart's values file has (${label})`, () => {
-                assert.deepStrictEqual(unknownChartValueKeys(values(patch as Record<string, unknown>)), []);
-            });
-        }
-
-        it("notices a key the chart does not have", () => {
-            assert.deepStrictEqual(
-                unknownChartValueKeys({ controller: { replicas: 2, replica: 2, pdb: { maxUnavailable: 1, maxUnavaliable: 1 } }, installCRD: false }),
-                ["controller.replica", "controller.pdb.maxUnavaliable", "installCRD"],
-            );
-            assert.strictEqual(CHART_VALUE_KEYS["controller.trafficRouterPlugins"], "any");
         });
 
         it("keeps CRDs out of the chart and its aggregate roles off", () => {
@@ -265,10 +227,6 @@ describe("rollouts stage", () => {
             assert.deepStrictEqual(v.controller.volumes, [{ name: READ_CA_VOLUME, configMap: { name: READ_CA_CONFIGMAP } }]);
             assert.deepStrictEqual(v.controller.volumeMounts, [{ name: READ_CA_VOLUME, mountPath: READ_CA_DIR, readOnly: true }]);
             assert.ok(!GO_CERT_DIRECTORIES.some((d) => READ_CA_DIR.startsWith(d)), "the bundle's folder must be its own: Go reads every file of it");
-            assert.deepStrictEqual(unknownChartValueKeys(v), []);
-            for (const key of ["controller.extraEnv", "controller.volumes", "controller.volumeMounts"]) {
-                assert.strictEqual(CHART_VALUE_KEYS[key], "any", key);
-            }
         });
 
         it("keeps the plugin image's volume beside it, and sets nothing without a bundle", () => {
@@ -282,7 +240,6 @@ describe("rollouts stage", () => {
                 v.controller.volumeMounts.map((x: { mountPath: string }) => x.mountPath),
                 ["/plugin-source", READ_CA_DIR],
             );
-            assert.deepStrictEqual(unknownChartValueKeys(v), []);
             for (const without of [spokeValues(), values(), spokeValues(image)]) {
                 assert.strictEqual(without.controller.extraEnv, undefined);
                 assert.ok(!(without.controller.volumes ?? []).some((x: { name: string }) => x.name === READ_CA_VOLUME));
@@ -359,29 +316,6 @@ describe("rollouts stage", () => {
                 const rule = rules.find((r) => r.resources.includes(kind))!;
                 assert.deepStrictEqual(rule.verbs, ["get", "list", "watch"]);
             }
-        });
-
-        it("grants exactly the verbs the v1.9.0 controller calls on each resource", () => {
-            // Reviewed against argo-rollouts v1.9.0: every kubeclientset/argoprojclientset call outside
-            // tests, plus the informers cmd/rollouts-controller/main.go starts (list/watch).
-            const verbs = new Map<string, string[]>();
-            for (const rule of controllerClusterRules({ tcpRoutes: false, tlsRoutes: false })) {
-                for (const res of rule.resources) {
-                    verbs.set(`${rule.apiGroups.join(",")}/${res}`, [...rule.verbs].sort());
-                }
-            }
-            // rollout/ephemeralmetadata.go lists pods, updates them, and re-reads one by name after a conflict.
-            assert.deepStrictEqual(verbs.get("/pods"), ["get", "list", "update", "watch"]);
-            // rollout/restart.go evicts (never deletes) pods.
-            assert.deepStrictEqual(verbs.get("/pods/eviction"), ["create"]);
-            // rollout/scale_utils.go updates a Deployment only for workloadRef scaleDown, which direct
-            // templates (ADR-056 D2) never use; rollout/service.go reads Endpoints only for AWS target
-            // group verification.
-            assert.deepStrictEqual(verbs.get("apps/deployments"), ["get", "list", "watch"]);
-            assert.ok(!verbs.has("/endpoints"));
-            assert.deepStrictEqual(verbs.get("apps/replicasets"), ["create", "delete", "get", "list", "patch", "update", "watch"]);
-            assert.deepStrictEqual(verbs.get("/services"), ["create", "delete", "get", "list", "patch", "watch"]);
-            assert.deepStrictEqual(verbs.get("argoproj.io/rollouts/status"), ["get", "list", "patch", "update", "watch"]);
         });
 
         it("binds the roles to the chart's ServiceAccount", () => {

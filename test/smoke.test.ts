@@ -1,14 +1,14 @@
-import { templateName } from "../components/rollouts/analysis";
 import * as assert from "assert";
 import { ConfigError } from "../components/config";
 import { parseAddonConfig } from "../stacks/config";
 import { DEFAULT_STEPS, PREVIEW_HEADER } from "../components/delivery";
 import { FAILING_ERROR_RATE, SMOKE_REQUESTS_PER_SECOND, SMOKE_REVISION_ANNOTATION, loadScript, smokeRevision } from "../components/smoke";
-import { ANALYSIS_DEFAULTS, durationSeconds } from "../components/rollouts";
 import { STAGES } from "../components/stage";
 import { OfflineRun } from "../tools/offline";
 import { MeasurementPhase, Series, evaluatePromQL, measurementPhase, metricPhase } from "./gateModel";
 import { byName, hubConfig, merged, planInline, transitiveDeps } from "./harness";
+import { templateName } from "../components/argoRollouts";
+import { ANALYSIS_DEFAULTS, durationSeconds } from "../components/rollouts/config";
 
 const IMAGE = `registry.platform.test/mirror/argoproj/rollouts-demo@sha256:${"c".repeat(64)}`;
 const LOAD = `registry.platform.test/mirror/curlimages/curl@sha256:${"d".repeat(64)}`;

@@ -1,7 +1,7 @@
 import * as assert from "assert";
 import { stackStrategies } from "../components/delivery/config";
 import { componentPlan } from "../components/delivery/kustomize";
-import type { TierStrategy } from "../components/delivery/strategy";
+import type { TierStrategy } from "../components/delivery";
 import { POLICY_NAMES, PolicyContext, policyContext, tierAdmission, tierMessage } from "../components/policy";
 import type { AddonConfig } from "../stacks/config";
 import { DEV, Obj, Outcome, PROD, REGULATED, REGULATED_PROD, Request, config, sampleRollout, viaCel, viaClusterPolicy } from "./admissionModel";

@@ -1,33 +1,104 @@
 /**
- * The version table (components/rollouts/versions.ts): each release's checks. Its values keys
- * against that chart's values file, the controller's RBAC against that release's calls, the
- * pod-template-hash boundary, and the release a stack installs for each chart.
+ * The version table (components/rollouts/versions.ts): each release's values keys against that
+ * chart's values file, the controller's RBAC against that release's calls, the pod-template-hash
+ * boundary, the release a stack installs, and the upgrade page against the table.
  */
 import * as assert from "assert";
 import * as fs from "fs";
 import * as path from "path";
 import { parseAddonConfig, AddonConfig } from "../stacks/config";
-import {
-    CHART_VALUE_KEYS,
-    CONTROLLER_RELEASES,
-    KNOWN_CHART_APP_VERSIONS,
-    chartValueKeys,
-    controllerClusterRules,
-    controllerValues,
-    crossesHashBoundary,
-    lineOf,
-    releaseOfChart,
-    releaseOfLine,
-    unknownChartValueKeys,
-} from "../components/rollouts";
-import { adoptedRelease, hashBoundaryDecision, unsettled, upgradeRunbook } from "../components/rollouts/upgrade";
+import { KNOWN_CHART_APP_VERSIONS } from "../components/rollouts/config";
+import { controllerClusterRules } from "../components/rollouts/rbac";
+import { controllerValues } from "../components/rollouts/values";
+import { CONTROLLER_RELEASES, adoptedRelease, crossesHashBoundary, hashBoundaryDecision, releaseOfLine, unsettled } from "../components/rollouts/versions";
 import { upgradeRunbookSteps } from "../e2e/lib/readme";
 import { TEST_DIGEST, byName, hubConfig, merged, planInline } from "./harness";
 
-function config(patch: Record<string, unknown> = {}): AddonConfig {
+function config(patch: Record<string, unknown> = {}, stack = "hub"): AddonConfig {
     const { "aws:region": _region, ...rest } = merged(hubConfig(), patch);
-    return parseAddonConfig("hub", rest, { awsRegion: "eu-west-1" });
+    return parseAddonConfig(stack, rest, { awsRegion: "eu-west-1" });
 }
+
+/** The keys of chart 2.41.0's values file (a fixture: the product does not carry the list). */
+const KEYS_2_41_0 = fs
+    .readFileSync(path.join(__dirname, "fixtures", "chart-values", "argo-rollouts-2.41.0.keys"), "utf8")
+    .split("\n")
+    .filter((l) => l !== "" && !l.startsWith("#"));
+
+/**
+ * What each release's chart and controller have, read at its tag: the values keys 2.41.0 added over
+ * 2.40.7 (git diff argo-rollouts-2.40.7 argo-rollouts-2.41.0 -- charts/argo-rollouts/values.yaml), and
+ * every kubeclientset/argoprojclientset call of the controller beyond its informers' list and watch
+ * (argo-rollouts rollout/, experiments/, analysis/, controller/ at v1.8.4 and v1.9.0).
+ */
+const COMMON_CALLS = {
+    "/pods/eviction": ["create"], // rollout/restart.go evicts, never deletes
+    "apps/replicasets": ["create", "delete", "get", "list", "patch", "update", "watch"],
+    "/services": ["create", "delete", "get", "list", "patch", "watch"],
+    "argoproj.io/rollouts/status": ["get", "list", "patch", "update", "watch"],
+    "apps/deployments": ["get", "list", "watch"], // rollout/scale_utils.go writes only for workloadRef
+};
+const RELEASE_FACTS: Record<string, { missingValueKeys: string[]; calls: Record<string, string[]> }> = {
+    "2.40.7": {
+        missingValueKeys: [
+            "controller.awsVerifyTargetGroup",
+            "controller.awsTargetGroupBindingAPIVersion",
+            "controller.albTagKeyResourceID",
+            "controller.selfServiceNotification",
+            "controller.pprofAddress",
+            "dashboard.rootPath",
+            "dashboard.httproute.annotations",
+            "dashboard.httproute.enabled",
+            "dashboard.httproute.hostnames",
+            "dashboard.httproute.labels",
+            "dashboard.httproute.parentRefs",
+            "dashboard.httproute.rules",
+        ],
+        // rollout/ephemeralmetadata.go at v1.8.4 lists and updates pods and re-reads none by name.
+        calls: { ...COMMON_CALLS, "/pods": ["list", "update", "watch"] },
+    },
+    // v1.9.0 re-reads a pod by name after an update conflict (updatePodMetadataWithRetry).
+    "2.41.0": { missingValueKeys: [], calls: { ...COMMON_CALLS, "/pods": ["get", "list", "update", "watch"] } },
+};
+
+/** Every dotted path in `values` that `keys` does not have (a `.*` key takes anything below it). */
+function unknownKeys(values: Record<string, unknown>, keys: readonly string[]): string[] {
+    const leaf = new Set(keys.map((k) => k.replace(/\.\*$/, "")));
+    const branch = (p: string) => keys.some((k) => k.startsWith(`${p}.`) && !leaf.has(p));
+    return Object.entries(values).flatMap(([k, v]) =>
+        leaf.has(k)
+            ? []
+            : branch(k) && v !== null && typeof v === "object" && !Array.isArray(v)
+              ? unknownKeys(
+                    v as Record<string, unknown>,
+                    keys.filter((x) => x.startsWith(`${k}.`)).map((x) => x.slice(k.length + 1)),
+                ).map((x) => `${k}.${x}`)
+              : [k],
+    );
+}
+
+const spoke = (ca: string) => ({
+    cluster: { name: "preprod", role: "spoke", mimirTenant: "preprod", eksClusterName: "platform-preprod" },
+    mimir: { readEndpoint: "https://mimir-preprod.hub.test/prometheus", readCaBundle: ca },
+});
+const MODES: [string, Record<string, unknown>, string?][] = [
+    ["download mode", {}],
+    [
+        "image mode, dashboard, ServiceMonitor, priority class",
+        {
+            plugin: { delivery: "image", sha256: undefined, digest: TEST_DIGEST },
+            controller: { dashboard: true, serviceMonitor: true, priorityClassName: "platform" },
+        },
+    ],
+    [
+        "a spoke trusting the hub's read CA, in image mode",
+        {
+            ...spoke(fs.readFileSync(path.join(__dirname, "fixtures", "tls", "ca.crt"), "utf8")),
+            plugin: { delivery: "image", sha256: undefined, digest: TEST_DIGEST },
+        },
+        "preprod",
+    ],
+];
 
 describe("the controller's version table", () => {
     it("has one entry per chart, each a release of its own line, in order", () => {
@@ -36,13 +107,21 @@ describe("the controller's version table", () => {
             ["2.40.7 v1.8.4 1.8", "2.41.0 v1.9.0 1.9"],
         );
         for (const r of CONTROLLER_RELEASES) {
-            assert.strictEqual(lineOf(r.appVersion), r.line);
+            assert.strictEqual(releaseOfLine(r.appVersion), r);
             assert.strictEqual(KNOWN_CHART_APP_VERSIONS[r.chartVersion], r.appVersion);
-            assert.match(r.source, /argoproj\/argo-helm .*argo-rollouts-\d/);
         }
     });
 
+    it("the values-key check is not vacuous: a misspelt key is caught", () => {
+        assert.deepStrictEqual(
+            unknownKeys({ controller: { replicas: 2, replica: 2, pdb: { maxUnavailable: 1, maxUnavaliable: 1 } }, installCRD: false }, KEYS_2_41_0),
+            ["controller.replica", "controller.pdb.maxUnavaliable", "installCRD"],
+        );
+        assert.deepStrictEqual(unknownKeys({ controller: { trafficRouterPlugins: [{ name: "x" }], volumes: [{ a: 1 }] } }, KEYS_2_41_0), []);
+    });
+
     for (const release of CONTROLLER_RELEASES) {
+        const facts = RELEASE_FACTS[release.chartVersion];
         describe(`chart ${release.chartVersion} (Argo Rollouts ${release.appVersion})`, () => {
             it("a stack naming the chart installs its appVersion, controller image and CRDs alike", async () => {
                 const cfg = config({ controller: { chartVersion: release.chartVersion } });
@@ -53,31 +132,18 @@ describe("the controller's version table", () => {
                 assert.strictEqual(chart.inputs.version, release.chartVersion);
                 assert.strictEqual((chart.inputs.values as { controller: { image: { tag: string } } }).controller.image.tag, release.appVersion);
                 for (const url of byName(run, "rollouts-crds").inputs.files as string[]) {
-                    assert.match(url, new RegExp(`/${release.appVersion.replace(/\./g, "\\.")}/manifests/crds/`));
+                    assert.ok(url.includes(`/${release.appVersion}/manifests/crds/`), url);
                 }
             });
 
-            it("sets only keys that chart's values file has, in every mode", () => {
-                const keys = chartValueKeys(release);
-                for (const patch of [
-                    {},
-                    {
-                        plugin: { delivery: "image", sha256: undefined, digest: TEST_DIGEST },
-                        controller: { dashboard: true, serviceMonitor: true, priorityClassName: "platform" },
-                    },
-                ]) {
-                    const values = controllerValues(config(merged(patch, { controller: { chartVersion: release.chartVersion } })));
-                    assert.deepStrictEqual(unknownChartValueKeys(values, keys), []);
-                }
-                // What the chart lacks is a real subtraction of 2.41.0's list, and a key it lacks is caught.
-                for (const k of release.missingValueKeys) {
-                    assert.ok(CHART_VALUE_KEYS[k], k);
-                    const nested = k.split(".").reduceRight<unknown>((v, part) => ({ [part]: v }), true) as Record<string, unknown>;
-                    const unknown = unknownChartValueKeys(nested, keys);
-                    assert.strictEqual(unknown.length, 1, k);
-                    assert.ok(k.startsWith(unknown[0]), `${k}: ${unknown[0]}`);
-                }
-            });
+            for (const [label, patch, stack] of MODES) {
+                it(`sets only keys that chart's values file has (${label})`, () => {
+                    const keys = KEYS_2_41_0.filter((k) => !facts.missingValueKeys.some((m) => k === m || k === `${m}.*`));
+                    assert.strictEqual(keys.length, KEYS_2_41_0.length - facts.missingValueKeys.length, "each missing key is one of 2.41.0's");
+                    const values = controllerValues(config(merged(patch, { controller: { chartVersion: release.chartVersion } }), stack));
+                    assert.deepStrictEqual(unknownKeys(values, keys), []);
+                });
+            }
 
             it("the controller's ClusterRole grants every call the release's controller makes", () => {
                 const granted = new Map<string, Set<string>>();
@@ -86,47 +152,44 @@ describe("the controller's version table", () => {
                         granted.set(`${rule.apiGroups.join(",")}/${res}`, new Set(rule.verbs));
                     }
                 }
-                for (const [resource, verbs] of Object.entries(release.calls)) {
-                    for (const verb of verbs) {
-                        assert.ok(granted.get(resource)?.has(verb), `${release.appVersion} calls ${verb} on ${resource}`);
-                    }
+                for (const [resource, verbs] of Object.entries(facts.calls)) {
+                    assert.deepStrictEqual(
+                        verbs.filter((v) => !granted.get(resource)?.has(v)),
+                        [],
+                        `${release.appVersion} calls these on ${resource}`,
+                    );
                 }
             });
         });
     }
 
     it("the newest release's calls are exactly what the ClusterRole grants on those resources (no more)", () => {
-        const newest = CONTROLLER_RELEASES[CONTROLLER_RELEASES.length - 1];
         const rules = controllerClusterRules({ tcpRoutes: false, tlsRoutes: false });
-        for (const [resource, verbs] of Object.entries(newest.calls)) {
+        for (const [resource, verbs] of Object.entries(RELEASE_FACTS["2.41.0"].calls)) {
             const rule = rules.find((r) => r.resources.some((res) => `${r.apiGroups.join(",")}/${res}` === resource))!;
             assert.deepStrictEqual([...rule.verbs].sort(), [...verbs].sort(), resource);
         }
     });
 
-    it("finds a release by chart and by the line of a running tag", () => {
-        assert.strictEqual(releaseOfChart("2.40.7")?.appVersion, "v1.8.4");
-        assert.strictEqual(releaseOfChart("2.39.0"), undefined);
+    it("finds the release of a running tag's line, and knows the hash boundary between the 1.8 and 1.9 lines only", () => {
         assert.strictEqual(releaseOfLine("v1.8.2")?.chartVersion, "2.40.7");
         assert.strictEqual(releaseOfLine("v1.9.3")?.chartVersion, "2.41.0");
         assert.strictEqual(releaseOfLine("v1.10.2"), undefined);
         assert.strictEqual(releaseOfLine("latest"), undefined);
-    });
-
-    it("knows the pod-template-hash boundary between the 1.8 and 1.9 lines, and nothing about lines it lacks", () => {
         assert.strictEqual(crossesHashBoundary("v1.8.4", "v1.9.0"), true);
         assert.strictEqual(crossesHashBoundary("v1.9.0", "v1.8.4"), true);
         assert.strictEqual(crossesHashBoundary("v1.8.1", "v1.8.4"), false);
-        assert.strictEqual(crossesHashBoundary("v1.9.0", "v1.9.0"), false);
         assert.strictEqual(crossesHashBoundary("v1.10.2", "v1.9.0"), undefined);
     });
 
     it("an adopting run keeps the running line unless the stack file names a release", () => {
-        assert.strictEqual(adoptedRelease({ releaseFromStackFile: false, configuredChart: "2.41.0", running: "v1.8.4" })?.chartVersion, "2.40.7");
-        assert.strictEqual(adoptedRelease({ releaseFromStackFile: true, configuredChart: "2.41.0", running: "v1.8.4" }), undefined);
-        assert.strictEqual(adoptedRelease({ releaseFromStackFile: false, configuredChart: "2.41.0", running: "v1.9.0" }), undefined);
-        assert.strictEqual(adoptedRelease({ releaseFromStackFile: false, configuredChart: "2.41.0", running: undefined }), undefined);
-        assert.strictEqual(adoptedRelease({ releaseFromStackFile: false, configuredChart: "2.41.0", running: "v1.10.2" }), undefined);
+        const kept = (releaseFromStackFile: boolean, running: string | undefined) =>
+            adoptedRelease({ releaseFromStackFile, configuredChart: "2.41.0", running })?.chartVersion;
+        assert.strictEqual(kept(false, "v1.8.4"), "2.40.7");
+        assert.deepStrictEqual(
+            [kept(true, "v1.8.4"), kept(false, "v1.9.0"), kept(false, undefined), kept(false, "v1.10.2")],
+            [undefined, undefined, undefined, undefined],
+        );
         assert.strictEqual(config().controller.releaseFromStackFile, false);
         assert.strictEqual(config({ controller: { appVersion: "v1.9.0" } }).controller.releaseFromStackFile, true);
     });
@@ -147,45 +210,32 @@ describe("the controller's version table", () => {
         );
     });
 
-    describe("the upgrade runbook", () => {
-        const [from, to] = CONTROLLER_RELEASES;
-        const steps = upgradeRunbook({ stack: "hub", namespace: "argo-rollouts", from, to });
+    describe("docs/operations/upgrade.md", () => {
+        const page = fs.readFileSync(path.join(__dirname, "..", "docs", "operations", "upgrade.md"), "utf8");
 
-        it("in docs/operations/upgrade.md is the program's, step by step, for the hub across the boundary", () => {
-            const documented = upgradeRunbookSteps();
+        it("its table is the version table", () => {
+            const rows = [...page.matchAll(/^\| (\d+\.\d+\.\d+) \| (v[\d.]+) \| ([\d.]+) \|/gm)].map((m) => m.slice(1, 4).join(" "));
             assert.deepStrictEqual(
-                documented.map((s) => s.commands),
-                steps.map((s) => s.commands),
-            );
-            assert.deepStrictEqual(
-                documented.map((s) => s.title.replace(/\.$/, "")),
-                steps.map((s) => s.title),
+                rows,
+                CONTROLLER_RELEASES.map((r) => `${r.chartVersion} ${r.appVersion} ${r.line}`),
             );
         });
 
-        it("settles the Rollouts before the move and acknowledges the new line only across the boundary", () => {
-            const all = steps.flatMap((s) => s.commands);
+        it("its runbook moves the hub across the boundary with the program's keys, settling first and acknowledging only for the move", () => {
+            const [from, to] = CONTROLLER_RELEASES;
+            const all = upgradeRunbookSteps().flatMap((s) => s.commands);
+            const at = (command: string) => all.indexOf(command);
+            assert.ok(crossesHashBoundary(from.appVersion, to.appVersion));
+            assert.ok(all.some((c) => c.includes("kubectl get deployment argo-rollouts -n argo-rollouts")));
             const settle = all.findIndex((c) => c.includes(`awk '$2 != "Healthy"'`));
-            const up = all.findIndex((c) => c.startsWith("pulumi up"));
-            assert.ok(settle >= 0 && settle < up);
-            assert.ok(all.includes(`pulumi config set --path controller.acknowledgeNewRevisions ${to.line} -s hub`));
-            assert.ok(all.includes("pulumi config rm --path controller.acknowledgeNewRevisions -s hub"), "the acknowledgement is taken back");
-            const within = upgradeRunbook({ stack: "hub", namespace: "argo-rollouts", from: to, to }).flatMap((s) => s.commands);
-            assert.ok(!within.some((c) => c.includes("acknowledgeNewRevisions") || c.includes("awk")), within.join("\n"));
-        });
-
-        it("the page's table is the version table", () => {
-            const page = fs.readFileSync(path.join(__dirname, "..", "docs", "operations", "upgrade.md"), "utf8");
-            for (const r of CONTROLLER_RELEASES) {
-                assert.match(
-                    page,
-                    new RegExp(
-                        `^\\| ${r.chartVersion.replace(/\./g, "\\.")} \\| ${r.appVersion.replace(/\./g, "\\.")} \\| ${r.line.replace(/\./g, "\\.")} \\|`,
-                        "m",
-                    ),
-                    r.chartVersion,
-                );
-            }
+            const moveTo = at(`pulumi config set --path controller.chartVersion ${to.chartVersion} -s hub`);
+            const acknowledge = at(`pulumi config set --path controller.acknowledgeNewRevisions ${to.line} -s hub`);
+            const [up, upAgain] = all.flatMap((c, i) => (c === "pulumi up --policy-pack policy-pack -s hub" ? [i] : []));
+            const unacknowledge = at("pulumi config rm --path controller.acknowledgeNewRevisions -s hub");
+            assert.ok(
+                0 <= settle && settle < moveTo && moveTo < acknowledge && acknowledge < up && up < unacknowledge && unacknowledge < upAgain,
+                all.join("\n"),
+            );
         });
     });
 });

@@ -2,8 +2,8 @@
  * The offline side of the guardrails: the plan's resources, as the policy pack would see them.
  */
 import { GuardedResource, Violation, runGuardrails } from "../components/guardrails";
-import { CRD_TYPE, ROLLOUTS_CRDS } from "../components/rollouts/crds";
 import { OfflineRun, PlannedResource } from "./offline";
+import { CRD_TYPE, ROLLOUTS_CRDS } from "../components/argoRollouts";
 
 /**
  * Mocks do not render provider-side components, so the CRD group has no children here. The

@@ -7,11 +7,11 @@ import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
 import { STAGES } from "../components/stage";
-import { ROLLOUTS_CRDS } from "../components/rollouts/crds";
 import { OfflineRun, PlannedResource, kubernetesGvk } from "./offline";
 import { HELM_CHART, RenderedObject } from "./chartRender";
 import { CONFIG_GROUP } from "./crdSources";
 import { NOTHING_RENDERED, ProviderRendered, objectName } from "./planRendered";
+import { ROLLOUTS_CRDS } from "../components/argoRollouts";
 
 /** Kubernetes types that are not whole objects: patches, and components rendered by the provider. */
 const NOT_MANIFESTS = /(Patch$)|(^kubernetes:helm\.sh\/)|(^kubernetes:yaml\/)|(^kubernetes:kustomize\/)/;

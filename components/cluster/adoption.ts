@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import { RELEASE_NAME } from "../rollouts/values";
+import { RELEASE_NAME } from "../argoRollouts";
 
 /**
  * Adoption of an install another tool made (ADR-056 as-built; the runbook is docs/operations/adopt.md).

@@ -1,64 +1,32 @@
-import { Fields, JsonSchema, defaultsOf, field } from "../config/declare";
+import { Fields, JsonSchema, Values, defaultsOf, field } from "../config/declare";
 import { PAUSE_RULE } from "../rollouts/config/patterns";
-import { LowerTier, PREVIEW_HEADER, ProdClass, SHAPES, Shape } from "./tiers";
+import { HEADER_NAME, LowerTier, PREVIEW_HEADER, ProdClass, SHAPES, Shape } from "./types";
 
 /**
- * The stack's `delivery` section (ADR-056 D3, "the rollout strategy is a tier/stage property"):
- * per tier, and for prod per class, what the strategy library (strategy.ts) renders. Every key is
- * declared once here; the library takes its defaults from these declarations, so a platform team
- * changes a tier in its stack file, never in code. The defaults are what ADR-056 proved: the
- * lower tiers auto-promote, prod canaries 25 -> 50 -> 100 under the background success-rate gate,
- * and regulated adds the approval before 100%. The rules between keys (weights ascending to 100, a
- * pause long enough for the gate to have measured, regulated keeps its approval) are the library's
- * `optionProblems`, run by config.ts's reader.
+ * The stack's `delivery` section (ADR-056 D3: the strategy is a tier property), per tier and per prod
+ * class: the library takes its defaults from here, so a platform team changes a tier in its stack
+ * file. The defaults are what ADR-056 proved (25 -> 50 -> 100 under the success-rate gate, regulated
+ * approves before 100%); the rules between keys are the library's `optionProblems` (config.ts).
  */
 
-/** A lower tier: always the trivial auto-promoting canary (ADR-056 D3); only how it reaches traffic is the platform's to choose. */
-export interface LowerTierConfig {
-    /** Through the Gateway API plugin and the app's HTTPRoute, or replica-based (D4: lower tiers may omit it). */
-    trafficRouting: boolean;
-}
+/** A lower tier: always the trivial auto-promoting canary (D3); only whether it routes through the plugin is the platform's choice (D4). */
+export type LowerTierConfig = { trafficRouting: boolean };
 
-/** The blue/green preview gate a class's blue/green component carries (strategy.ts, `PreviewGate`). */
+/** The blue/green preview gate a class's component carries: none, or the header rule (types.ts `PreviewGate`). */
 export type PreviewGateKind = "none" | "header";
-export const PREVIEW_GATE_KINDS: readonly PreviewGateKind[] = ["none", "header"];
-
-export interface ProdClassConfig {
-    /** The shapes the platform offers this class: one component each. */
-    shapes: Shape[];
-    /** Canary weights, ascending, ending at 100. */
-    steps: number[];
-    /** How long each weight holds; resolved from the cluster's gate timing when the stack file has none. */
-    stepPause: string;
-    /** Whether the last step needs nobody: false adds the approval (a `pause: {}` before 100%, `autoPromotionEnabled: false`). */
-    autoPromotion: boolean;
-    /** Blue/green: the preview gate (none, or the header rule). */
-    previewGate: PreviewGateKind;
-    /** The header of the header preview gate. */
-    previewHeader: string;
-    /** Apps that authored an SLO and are not critical wait for their error budget (D6). */
-    errorBudgetFreeze: boolean;
-    /**
-     * Standard only: whether the tier admission rule `require-prod-standard-delivery` refuses
-     * (Enforce) or reports (Audit) a prod Rollout without the class's gate. Regulated is always
-     * enforced (components/policy/tierAdmission.ts).
-     */
-    admission?: TierAdmissionAction;
-}
-
-/** What the tier admission rule of a class does with a Rollout that does not conform. */
+/** What the tier admission rule of a class does with a Rollout that does not conform (components/policy/tierAdmission.ts). */
 export type TierAdmissionAction = "Enforce" | "Audit";
-export const TIER_ADMISSION_ACTIONS: readonly TierAdmissionAction[] = ["Audit", "Enforce"];
 
-export interface DeliveryConfig {
-    dev: LowerTierConfig;
-    test: LowerTierConfig;
-    preprod: LowerTierConfig;
-    prod: Record<ProdClass, ProdClassConfig>;
-}
-
-/** A subset of Gateway API's HeaderName (strategy.ts checks it again for a library caller). */
-const HEADER_NAME = { pattern: /^[A-Za-z0-9][A-Za-z0-9-]{0,255}$/, describe: "an HTTP header name of letters, digits and '-' (at most 256)" };
+/** One prod class as read: its shapes (one component each), its canary's weights and pause (from the gate timing when unset), its gates. */
+export type ProdClassConfig = Omit<Values<typeof STANDARD_FIELDS>, "shapes" | "steps" | "stepPause" | "previewHeader" | "admission"> & {
+    shapes: Shape[];
+    steps: number[];
+    stepPause: string;
+    previewHeader: string;
+    /** Standard only: whether require-prod-standard-delivery refuses or reports; regulated is always enforced. */
+    admission?: TierAdmissionAction;
+};
+export type DeliveryConfig = Record<LowerTier, LowerTierConfig> & { prod: Record<ProdClass, ProdClassConfig> };
 
 const STEPS_SCHEMA: JsonSchema = { type: "array", items: { type: "integer", minimum: 1, maximum: 100 }, minItems: 1, maxItems: 20 };
 
@@ -86,7 +54,6 @@ const prodClassFields = (prodClass: ProdClass) =>
         }),
         stepPause: field.string({
             rule: PAUSE_RULE,
-            readBySection: true,
             defaultDoc: "analysis.initialDelay + analysis.interval (6m with their defaults)",
             doc: "how long each canary weight holds before the next: at least analysis.initialDelay + analysis.interval, so the background gate has measured it",
         }),
@@ -97,7 +64,7 @@ const prodClassFields = (prodClass: ProdClass) =>
                     ? "true: a canary reaches 100% and a blue/green switches by itself once the gate allows; false: an approver promotes (pause before 100%, autoPromotionEnabled: false)"
                     : "must stay false: a regulated app waits for an approver before 100% (canary) or the switch (blue/green) (ADR-056 D3, ADR-049)",
         }),
-        previewGate: field.oneOf(PREVIEW_GATE_KINDS, {
+        previewGate: field.oneOf(["none", "header"], {
             default: "none",
             describe: "",
             doc: "blue/green: header routes requests carrying previewHeader: true to the preview Service and gates the new version on them before the switch; none: the gate runs after the switch only",
@@ -116,13 +83,12 @@ const prodClassFields = (prodClass: ProdClass) =>
 
 export const STANDARD_FIELDS = {
     ...prodClassFields("standard"),
-    admission: field.oneOf(TIER_ADMISSION_ACTIONS, {
+    admission: field.oneOf(["Audit", "Enforce"], {
         default: "Audit",
         describe: "",
         doc: "what the admission rule require-prod-standard-delivery does with a Rollout in a prod namespace that lacks this class's success-rate gate: Audit (report and warn) or Enforce (refuse); regulated is always enforced, and policy.validationAction Audit makes both Audit",
     }),
 } as const;
-export const REGULATED_FIELDS = prodClassFields("regulated");
 
 /** The `delivery` section: every key, once. */
 export const DELIVERY_FIELDS = {
@@ -138,14 +104,13 @@ export const DELIVERY_FIELDS = {
             }),
             regulated: field.section({
                 doc: "prod / regulated: as standard, and an approver continues before 100% (approver and deployer Roles from policy.regulated)",
-                fields: REGULATED_FIELDS,
+                fields: prodClassFields("regulated"),
             }),
         },
     }),
 } as const satisfies Fields;
 
-type ClassDefaults = Omit<ProdClassConfig, "stepPause">;
 /** Every default of the section, in one object (stepPause follows the cluster's gate timing). */
-export const DELIVERY_DEFAULTS = defaultsOf<{ dev: LowerTierConfig; test: LowerTierConfig; preprod: LowerTierConfig; prod: Record<ProdClass, ClassDefaults> }>(
+export const DELIVERY_DEFAULTS = defaultsOf<Record<LowerTier, LowerTierConfig> & { prod: Record<ProdClass, Omit<ProdClassConfig, "stepPause">> }>(
     DELIVERY_FIELDS,
 );

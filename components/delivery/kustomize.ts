@@ -1,26 +1,17 @@
 /**
- * The tier strategies as files (ADR-056 D3, issue "tenants get files, not code"): one kustomize
- * Component per strategy a stack configures, which a tenant's overlay adds with one line
- * (`components: [<dir>/prod-regulated-canary]`). Each holds the library's own rendering of the
- * strategy for a placeholder app, and kustomize `replacements` that put the real app's name,
- * namespace, ports, pod labels and route in place, read from the app's own base. Pure: the
- * command (tools/delivery.ts) writes what these return.
- *
- * What kustomize does, as these files rely on it (kubernetes-sigs/kustomize api/krusty, v5): a
- * Component's resources join the base's, then its `patches` run, then its `replacements`, all
- * before the overlay's own transformers (its `namespace:` included), so a replacement's source
- * must already be in the base (the Rollout's `metadata.namespace`), and a source a patch rewrote
- * is read as patched: the route's port is read from the backendRef the patch kept. A replacement
- * selects its source by kind, so one app (one Rollout, one HTTPRoute) per overlay.
+ * The tier strategies as files (ADR-056 D3): one kustomize Component per strategy a stack configures,
+ * holding the library's rendering for a placeholder app and `replacements` that put the real app's
+ * values in place from its base; tools/delivery.ts writes what these return. A Component's patches
+ * and replacements run before the overlay's own transformers (kubernetes-sigs/kustomize api/krusty,
+ * v5), so a source must already be in the base and is read as patched; a replacement selects its
+ * source by kind, so one app (one Rollout, one HTTPRoute) per overlay.
  */
 import * as YAML from "yaml";
-import { GATEWAY_API_PLUGIN } from "../rollouts/plugin";
-import { AppSpec, DeliveryPlan, PREVIEW_HEADER_VALUE, TierStrategy, deliveryPlan } from "./strategy";
+import { GATEWAY_API_PLUGIN } from "../argoRollouts";
+import { DeliveryPlan, deliveryPlan } from "./strategy";
+import { AppSpec, PREVIEW_HEADER_VALUE, TierStrategy } from "./types";
 
-/**
- * The placeholder app the components are rendered for. Its name has no `-`, so a replacement with
- * delimiter `-` and index 0 turns `app-stable` into `<name>-stable` whatever `<name>` holds.
- */
+/** The placeholder app: its name has no `-`, so a replacement with delimiter `-` and index 0 turns `app-stable` into `<name>-stable`. */
 export const COMPONENT_APP: AppSpec = {
     name: "app",
     namespace: "app-namespace",
@@ -28,60 +19,46 @@ export const COMPONENT_APP: AppSpec = {
     route: { name: "app", gateway: { name: "app-gateway", namespace: "app-namespace", listener: "app-listener" }, hostnames: ["app.invalid"] },
 };
 
-/** The library's plan of a strategy for the placeholder app (what the component files hold before kustomize replaces the app's values). */
+/** The library's plan of a strategy for the placeholder app. */
 export function componentPlan(s: TierStrategy): DeliveryPlan {
     return deliveryPlan(s.routed ? COMPONENT_APP : { ...COMPONENT_APP, route: undefined }, s.options);
 }
 
 type Json = Record<string, unknown>;
-type Op = { op: "add" | "replace"; path: string; value: unknown };
-interface Target {
-    select: { group?: string; kind: string; name?: string };
-    fieldPaths: string[];
-    options?: { delimiter?: string; index?: number; create?: boolean };
-}
-interface Replacement {
-    source: { group: string; kind: string; fieldPath: string };
-    targets: Target[];
-}
+type Target = { select: { group?: string; kind: string; name?: string }; fieldPaths: string[]; options?: Json };
+type Replacement = { source: { group: string; kind: string; fieldPath: string }; targets: Target[] };
 
 const ROLLOUT = { group: "argoproj.io", kind: "Rollout" };
 const ROUTE = { group: "gateway.networking.k8s.io", kind: "HTTPRoute" };
 const NAME_LABEL = "metadata.labels.[app.kubernetes.io/name]";
 
-/** The HTTPRoute patch: the app's first rule goes to the strategy's Services, the base's matches, filters and port kept. */
-function routeOps(plan: DeliveryPlan): { ops: Op[]; portAt: string; added: string[]; mainAt: string; before: number } {
+/**
+ * The HTTPRoute patch: the app's first rule goes to the strategy's Services, the base's matches,
+ * filters and port kept, and a preview header rule goes first (routes.ts previewHeaderRule). `added`:
+ * the backends the port is written to, where they end up.
+ */
+function routeOps(plan: DeliveryPlan) {
     const rules = plan.httpRoute!.spec.rules;
-    const main = rules[rules.length - 1];
-    const [first, ...more] = main.backendRefs;
-    const ops: Op[] = [
-        { op: "replace", path: "/spec/rules/0/backendRefs/0/name", value: first.name },
-        { op: "add", path: "/spec/rules/0/backendRefs/0/group", value: first.group },
-        { op: "add", path: "/spec/rules/0/backendRefs/0/kind", value: first.kind },
-        { op: "add", path: "/spec/rules/0/backendRefs/0/weight", value: first.weight },
-    ];
-    // Fields the route's port is written to, before the header rule moves the app's rule down.
-    let added = more.map((_b, i) => `spec.rules.0.backendRefs.${i + 1}`);
-    more.forEach((b, i) => ops.push({ op: "add", path: `/spec/rules/0/backendRefs/${i + 1}`, value: b }));
-    // The preview header rule goes first (strategy.ts, previewHeaderRule: it wins by precedence and by order).
     const before = rules.slice(0, -1);
-    before.forEach((rule, i) => ops.push({ op: "add", path: `/spec/rules/${i}`, value: rule }));
-    if (before.length > 0) {
-        added = [
-            ...added.map((p) => p.replace("spec.rules.0.", `spec.rules.${before.length}.`)),
-            ...before.flatMap((rule, i) => rule.backendRefs.map((_b, j) => `spec.rules.${i}.backendRefs.${j}`)),
-        ];
-    }
+    const [first, ...more] = rules[rules.length - 1].backendRefs;
+    const ops: Json[] = [
+        { op: "replace", path: "/spec/rules/0/backendRefs/0/name", value: first.name },
+        ...(["group", "kind", "weight"] as const).map((k) => ({ op: "add", path: `/spec/rules/0/backendRefs/0/${k}`, value: first[k] })),
+        ...more.map((b, i) => ({ op: "add", path: `/spec/rules/0/backendRefs/${i + 1}`, value: b })),
+        ...before.map((rule, i) => ({ op: "add", path: `/spec/rules/${i}`, value: rule })),
+    ];
+    const added = [
+        ...more.map((_b, i) => `spec.rules.${before.length}.backendRefs.${i + 1}`),
+        ...before.flatMap((rule, i) => rule.backendRefs.map((_b, j) => `spec.rules.${i}.backendRefs.${j}`)),
+    ];
     const mainAt = `spec.rules.${before.length}.backendRefs.0`;
     return { ops, portAt: `${mainAt}.port`, added, mainAt, before: before.length };
 }
 
 /** The paths in the Rollout strategy that name one of the app's Services. */
 function serviceFields(plan: DeliveryPlan): string[] {
-    if ("canary" in plan.strategy) {
-        return plan.strategy.canary.stableService ? ["spec.strategy.canary.stableService", "spec.strategy.canary.canaryService"] : [];
-    }
-    return ["spec.strategy.blueGreen.activeService", "spec.strategy.blueGreen.previewService"];
+    const [shape, stable, canary] = "canary" in plan.strategy ? ["canary", "stableService", "canaryService"] : ["blueGreen", "activeService", "previewService"];
+    return "canary" in plan.strategy && !plan.strategy.canary.stableService ? [] : [`spec.strategy.${shape}.${stable}`, `spec.strategy.${shape}.${canary}`];
 }
 
 /** The namespaced objects the component adds (Services, approval Roles and their bindings). */
@@ -96,184 +73,123 @@ function addedObjects(plan: DeliveryPlan): Json[] {
 /** The `replacements` that put the app's values from its base in place of the placeholder's. */
 function replacements(plan: DeliveryPlan, route: ReturnType<typeof routeOps> | undefined): Replacement[] {
     const out: Replacement[] = [];
+    const from = (kind: typeof ROLLOUT | typeof ROUTE, fieldPath: string, ...targets: Target[]) => out.push({ source: { ...kind, fieldPath }, targets });
     const objects = addedObjects(plan) as { kind: string; apiVersion: string; metadata: { name: string } }[];
-    const select = (o: { kind: string; apiVersion: string; metadata: { name: string } }) => ({
-        ...(o.apiVersion.includes("/") ? { group: o.apiVersion.split("/")[0] } : {}),
-        kind: o.kind,
-        name: o.metadata.name,
+    const to = (fieldPaths: string[], options?: Json) => (o: (typeof objects)[number]) => ({
+        select: { ...(o.apiVersion.includes("/") ? { group: o.apiVersion.split("/")[0] } : {}), kind: o.kind, name: o.metadata.name },
+        fieldPaths,
+        ...(options ? { options } : {}),
     });
     const services = objects.filter((o) => o.kind === "Service");
     if (services.length > 0) {
-        out.push({
-            source: { ...ROLLOUT, fieldPath: "spec.selector.matchLabels" },
-            targets: services.map((s) => ({ select: select(s), fieldPaths: ["spec.selector"] })),
-        });
-        out.push({
-            source: { ...ROLLOUT, fieldPath: "spec.template.spec.containers.0.ports.0.containerPort" },
-            targets: services.map((s) => ({ select: select(s), fieldPaths: ["spec.ports.0.targetPort"] })),
-        });
+        from(ROLLOUT, "spec.selector.matchLabels", ...services.map(to(["spec.selector"])));
+        from(ROLLOUT, "spec.template.spec.containers.0.ports.0.containerPort", ...services.map(to(["spec.ports.0.targetPort"])));
     }
+    const prefixed = { delimiter: "-", index: 0 };
     if (route) {
-        out.push({
-            source: { ...ROUTE, fieldPath: route.portAt },
-            targets: [
-                ...services.map((s) => ({ select: select(s), fieldPaths: ["spec.ports.0.port"] })),
-                ...(route.added.length > 0 ? [{ select: { ...ROUTE }, fieldPaths: route.added.map((p) => `${p}.port`) }] : []),
-            ],
-        });
+        const added = route.added.length > 0 ? [{ select: { ...ROUTE }, fieldPaths: route.added.map((p) => `${p}.port`) }] : [];
+        from(ROUTE, route.portAt, ...services.map(to(["spec.ports.0.port"])), ...added);
         if (route.before > 0) {
-            // The header rule takes the path of the app's own first match: across rules the longest
-            // path wins before any header match does (strategy.ts, previewHeaderRule), so a header
-            // rule on "/" would lose every request of an app routed on a longer prefix.
-            out.push({
-                source: { ...ROUTE, fieldPath: `spec.rules.${route.before}.matches.0.path` },
-                targets: [{ select: { ...ROUTE }, fieldPaths: Array.from({ length: route.before }, (_x, i) => `spec.rules.${i}.matches.0.path`) }],
-            });
+            // The header rule takes the path of the app's own first match: across rules the longest path
+            // wins before any header match does (routes.ts previewHeaderRule), so "/" would lose to a longer prefix.
+            const paths = Array.from({ length: route.before }, (_x, i) => `spec.rules.${i}.matches.0.path`);
+            from(ROUTE, `spec.rules.${route.before}.matches.0.path`, { select: { ...ROUTE }, fieldPaths: paths });
         }
         if ("canary" in plan.strategy) {
-            out.push({
-                source: { ...ROUTE, fieldPath: "metadata.name" },
-                targets: [{ select: { ...ROLLOUT }, fieldPaths: [`spec.strategy.canary.trafficRouting.plugins.${GATEWAY_API_PLUGIN}.httpRoute`] }],
+            from(ROUTE, "metadata.name", {
+                select: { ...ROLLOUT },
+                fieldPaths: [`spec.strategy.canary.trafficRouting.plugins.${GATEWAY_API_PLUGIN}.httpRoute`],
             });
         }
     }
-    if (objects.length === 0) {
-        return out;
-    }
-    out.push({
-        source: { ...ROLLOUT, fieldPath: "metadata.namespace" },
-        targets: objects.map((o) => ({ select: select(o), fieldPaths: ["metadata.namespace"], options: { create: true } })),
-    });
-    // The app's name: exact in the labels, as the prefix of every name the strategy derives from it.
-    // The objects' own names come last: the targets before select them by the placeholder's.
-    const prefixed = { delimiter: "-", index: 0 };
-    const bindings = objects.filter((o) => o.kind === "RoleBinding");
-    out.push({
-        source: { ...ROLLOUT, fieldPath: "metadata.name" },
-        targets: [
-            ...objects.map((o) => ({ select: select(o), fieldPaths: [NAME_LABEL] })),
+    if (objects.length > 0) {
+        from(ROLLOUT, "metadata.namespace", ...objects.map(to(["metadata.namespace"], { create: true })));
+        // The app's name: exact in the labels, the prefix of every name derived from it; the objects' own
+        // names come last, since the targets before select them by the placeholder's.
+        const routeNames = route ? [`${route.mainAt}.name`, ...route.added.map((p) => `${p}.name`)].sort() : [];
+        from(
+            ROLLOUT,
+            "metadata.name",
+            ...objects.map(to([NAME_LABEL])),
             ...(serviceFields(plan).length > 0 ? [{ select: { ...ROLLOUT }, fieldPaths: serviceFields(plan), options: prefixed }] : []),
-            ...(route
-                ? [{ select: { ...ROUTE }, fieldPaths: [`${route.mainAt}.name`, ...route.added.map((p) => `${p}.name`)].sort(), options: prefixed }]
-                : []),
-            ...bindings.map((b) => ({ select: select(b), fieldPaths: ["roleRef.name"], options: prefixed })),
-            ...objects.map((o) => ({ select: select(o), fieldPaths: ["metadata.name"], options: prefixed })),
-        ],
-    });
+            ...(route ? [{ select: { ...ROUTE }, fieldPaths: routeNames, options: prefixed }] : []),
+            ...objects.filter((o) => o.kind === "RoleBinding").map(to(["roleRef.name"], prefixed)),
+            ...objects.map(to(["metadata.name"], prefixed)),
+        );
+    }
     return out;
 }
-
-/** One component's files, by name. */
-export type ComponentFiles = Record<string, string>;
 
 const yaml = (v: unknown): string => YAML.stringify(v, { lineWidth: 0, aliasDuplicateObjects: false });
 const header = (s: TierStrategy) => `# ${s.id}: rendered by \`npm run delivery\` from the stack's delivery section; change the stack file, not this file.\n`;
 
 /** The files of one strategy's kustomize Component. */
-export function renderComponent(s: TierStrategy): ComponentFiles {
+export function renderComponent(s: TierStrategy): Record<string, string> {
     const plan = componentPlan(s);
     const route = plan.httpRoute ? routeOps(plan) : undefined;
-    const files: ComponentFiles = {};
-    const resources: string[] = [];
-    const services = addedObjects({ ...plan, roles: undefined });
-    if (services.length > 0) {
-        files["services.yaml"] = header(s) + services.map(yaml).join("---\n");
-        resources.push("services.yaml");
-    }
-    if (plan.roles) {
-        const roles = addedObjects({ ...plan, services: [] });
-        files["approval-roles.yaml"] = header(s) + roles.map(yaml).join("---\n");
-        resources.push("approval-roles.yaml");
-    }
-    // `add` replaces the base's strategy whole (RFC 6902: add on an existing member replaces it); a
-    // merge would leave the base's canary beside a blue/green.
-    files["rollout-strategy.yaml"] = header(s) + yaml([{ op: "add", path: "/spec/strategy", value: plan.strategy }]);
-    const patches: Json[] = [{ path: "rollout-strategy.yaml", target: { ...ROLLOUT } }];
-    if (route) {
-        files["httproute-backends.yaml"] = header(s) + yaml(route.ops);
-        patches.push({ path: "httproute-backends.yaml", target: { ...ROUTE } });
-    }
-    files["kustomization.yaml"] =
-        header(s) +
-        yaml({
-            apiVersion: "kustomize.config.k8s.io/v1alpha1",
-            kind: "Component",
-            ...(resources.length > 0 ? { resources } : {}),
-            patches,
-            replacements: replacements(plan, route),
-        });
-    return files;
-}
-
-/** What an overlay's base must hold for a component (the sources of its replacements). */
-export function baseNeeds(s: TierStrategy): string[] {
-    return [
-        "one Rollout with `metadata.namespace`, `spec.selector.matchLabels` and its first container's first `containerPort`",
-        ...(s.routed
-            ? ["one HTTPRoute whose first rule's first backendRef is the app's Service with its `port` (the component points it at the strategy's Services)"]
-            : []),
-        ...(s.options.previewGate ? ["that rule's first match with its `path` spelled out (the preview header rule takes the same path)"] : []),
-    ];
+    const file = (objects: Json[]) => (objects.length > 0 ? header(s) + objects.map(yaml).join("---\n") : undefined);
+    const files: Record<string, string | undefined> = {
+        "services.yaml": file(addedObjects({ ...plan, roles: undefined })),
+        "approval-roles.yaml": file(addedObjects({ ...plan, services: [] })),
+        // `add` replaces the base's strategy whole (RFC 6902); a merge would leave the base's canary beside a blue/green.
+        "rollout-strategy.yaml": header(s) + yaml([{ op: "add", path: "/spec/strategy", value: plan.strategy }]),
+        "httproute-backends.yaml": route && header(s) + yaml(route.ops),
+    };
+    const resources = ["services.yaml", "approval-roles.yaml"].filter((f) => files[f] !== undefined);
+    const patches = [{ path: "rollout-strategy.yaml", target: { ...ROLLOUT } }, ...(route ? [{ path: "httproute-backends.yaml", target: { ...ROUTE } }] : [])];
+    const kustomization = { apiVersion: "kustomize.config.k8s.io/v1alpha1", kind: "Component", ...(resources.length > 0 ? { resources } : {}), patches };
+    files["kustomization.yaml"] = header(s) + yaml({ ...kustomization, replacements: replacements(plan, route) });
+    return Object.fromEntries(Object.entries(files).filter((e): e is [string, string] => e[1] !== undefined));
 }
 
 /** The README of the output folder: what each component does and how a tenant uses it. */
 export function renderReadme(stack: string, strategies: readonly TierStrategy[]): string {
-    const lines = [
-        `# Delivery strategies of stack \`${stack}\``,
-        "",
-        "Rendered by `npm run delivery` from the stack's `delivery` section (ADR-056 D3: the strategy is a",
-        "property of the tier, never of the app). The platform team changes a tier in its stack file and",
-        "renders these again; nobody edits them. See docs/tenants/delivery-strategies.md.",
-        "",
-        "## How to use one",
-        "",
-        "Add the component of your app's tier to the overlay of that stage, beside your app's base:",
-        "",
-        "```yaml",
-        "apiVersion: kustomize.config.k8s.io/v1beta1",
-        "kind: Kustomization",
-        "resources:",
-        "  - ../../base",
-        "components:",
-        `  - <path to this folder>/${strategies.find((s) => s.id.startsWith("prod-"))?.id ?? strategies[0]?.id ?? "prod-standard-canary"}`,
-        "```",
-        "",
-        "The component takes your app's name, namespace, container port, Service port, pod labels and",
-        "HTTPRoute from your base (kustomize `replacements`), so the base must hold one Rollout that names",
-        "its namespace, and, for a routed strategy, one HTTPRoute whose first rule's first backendRef is",
-        "your app's Service. One app per overlay. The Rollout's own `strategy` is replaced whole.",
-        "",
-        "| component | tier | class | shape | what it does | adds |",
-        "|---|---|---|---|---|---|",
-    ];
-    for (const s of strategies) {
+    const example = strategies.find((s) => s.id.startsWith("prod-"))?.id ?? strategies[0]?.id ?? "prod-standard-canary";
+    const rows = strategies.map((s) => {
         const plan = componentPlan(s);
         const adds = [
             ...plan.services.map((x) => `Service \`<app>${x.metadata.name.slice(COMPONENT_APP.name.length)}\``),
             ...(plan.roles ? [`Roles \`<app>-rollout-approver\`, \`<app>-rollout-deployer\` and their bindings`] : []),
             ...(plan.httpRoute ? ["the HTTPRoute's backendRefs"] : []),
         ];
-        lines.push(
-            `| \`${s.id}/\` | ${s.tier} | ${s.prodClass ?? "-"} | ${s.shape} | ${plan.behaviour} | ${adds.join(", ") || "the Rollout's strategy only"} |`,
-        );
-    }
-    const gated = strategies.filter((s) => s.options.previewGate && "header" in s.options.previewGate);
-    lines.push(
-        "",
-        "## Notes",
-        "",
-        "- Regulated components bind the approver Role to the stack's `policy.regulated.approverGroups` and the",
-        "  deployer Role to its `deployerGroups`; only an approver continues past the approval pause",
-        "  (`kubectl argo rollouts promote`).",
-        "- The error-budget freeze (ADR-056 D6) needs the app's SLO, which a component cannot know: these",
-        "  components carry no freeze.",
-        ...gated.map(
-            (s) =>
-                `- \`${s.id}/\` gates the preview on test traffic: send requests with \`${(s.options.previewGate as { header: string }).header}: ${PREVIEW_HEADER_VALUE}\` to your hostname, or the rollout pauses before the switch.`,
-        ),
-        "",
-    );
-    return lines.join("\n");
+        return `| \`${s.id}/\` | ${s.tier} | ${s.prodClass ?? "-"} | ${s.shape} | ${plan.behaviour} | ${adds.join(", ") || "the Rollout's strategy only"} |\n`;
+    });
+    const gated = strategies.flatMap((s) => (s.options.previewGate && "header" in s.options.previewGate ? [[s.id, s.options.previewGate.header]] : []));
+    return `# Delivery strategies of stack \`${stack}\`
+
+Rendered by \`npm run delivery\` from the stack's \`delivery\` section (ADR-056 D3: the strategy is a
+property of the tier, never of the app). The platform team changes a tier in its stack file and
+renders these again; nobody edits them. See docs/tenants/delivery-strategies.md.
+
+## How to use one
+
+Add the component of your app's tier to the overlay of that stage, beside your app's base:
+
+\`\`\`yaml
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - ../../base
+components:
+  - <path to this folder>/${example}
+\`\`\`
+
+The component takes your app's name, namespace, container port, Service port, pod labels and
+HTTPRoute from your base (kustomize \`replacements\`), so the base must hold one Rollout that names
+its namespace, and, for a routed strategy, one HTTPRoute whose first rule's first backendRef is
+your app's Service. One app per overlay. The Rollout's own \`strategy\` is replaced whole.
+
+| component | tier | class | shape | what it does | adds |
+|---|---|---|---|---|---|
+${rows.join("")}
+## Notes
+
+- Regulated components bind the approver Role to the stack's \`policy.regulated.approverGroups\` and the
+  deployer Role to its \`deployerGroups\`; only an approver continues past the approval pause
+  (\`kubectl argo rollouts promote\`).
+- The error-budget freeze (ADR-056 D6) needs the app's SLO, which a component cannot know: these
+  components carry no freeze.
+${gated.map(([id, header]) => `- \`${id}/\` gates the preview on test traffic: send requests with \`${header}: ${PREVIEW_HEADER_VALUE}\` to your hostname, or the rollout pauses before the switch.\n`).join("")}`;
 }
 
 /** Every file of the output folder, by path relative to it: one folder per strategy and the README. */
@@ -287,42 +203,28 @@ export function renderComponents(stack: string, strategies: readonly TierStrateg
     return out;
 }
 
-/** One entry of the stack output `deliveryStrategies`: the resolved options and the Rollout strategy of the placeholder app `app`. */
-export interface StrategyOutput {
-    tier: string;
-    prodClass?: string;
-    shape: string;
-    routed: boolean;
-    steps?: number[];
-    stepPause?: string;
-    autoPromotion?: boolean;
-    errorBudgetFreeze?: boolean;
-    previewHeader?: string;
-    approverGroups?: string[];
-    behaviour: string;
-    /** The Rollout's `spec.strategy` for an app named `app` (Services `app-stable`, `app-canary`, ...; route `app`): what the component patches in. */
-    strategy: unknown;
-}
-
-/** The stack output `deliveryStrategies`: each configured strategy by its component's name, for tools that read `pulumi stack output --json`. */
-export function deliveryStrategiesOutput(strategies: readonly TierStrategy[]): Record<string, StrategyOutput> {
-    const out: Record<string, StrategyOutput> = {};
-    for (const s of strategies) {
-        const plan = componentPlan(s);
-        const o = s.options;
-        const canary = s.tier === "prod" && s.shape === "canary";
-        out[s.id] = {
-            tier: s.tier,
-            ...(s.prodClass ? { prodClass: s.prodClass } : {}),
-            shape: s.shape,
-            routed: s.routed,
-            ...(canary ? { steps: [...(o.steps ?? [])], stepPause: o.stepPause } : {}),
-            ...(s.tier === "prod" ? { autoPromotion: o.autoPromotion, errorBudgetFreeze: o.errorBudgetFreeze } : {}),
-            ...(o.previewGate && "header" in o.previewGate ? { previewHeader: o.previewGate.header } : {}),
-            ...(o.approval ? { approverGroups: [...o.approval.approverGroups] } : {}),
-            behaviour: plan.behaviour,
-            strategy: plan.strategy,
-        };
-    }
-    return out;
+/**
+ * The stack output `deliveryStrategies`, for tools that read `pulumi stack output --json`: each
+ * configured strategy by its component's name, its resolved options, and the Rollout's
+ * `spec.strategy` for the placeholder app `app` (Services `app-stable`, ...; route `app`).
+ */
+export function deliveryStrategiesOutput(strategies: readonly TierStrategy[]): Record<string, Record<string, unknown>> {
+    return Object.fromEntries(
+        strategies.map((s) => {
+            const { strategy, behaviour } = componentPlan(s);
+            const o = s.options;
+            const prod = s.tier === "prod";
+            const output = {
+                tier: s.tier,
+                ...(s.prodClass ? { prodClass: s.prodClass } : {}),
+                shape: s.shape,
+                routed: s.routed,
+                ...(prod && s.shape === "canary" ? { steps: [...(o.steps ?? [])], stepPause: o.stepPause } : {}),
+                ...(prod ? { autoPromotion: o.autoPromotion, errorBudgetFreeze: o.errorBudgetFreeze } : {}),
+                ...(o.previewGate && "header" in o.previewGate ? { previewHeader: o.previewGate.header } : {}),
+                ...(o.approval ? { approverGroups: [...o.approval.approverGroups] } : {}),
+            };
+            return [s.id, { ...output, behaviour, strategy }];
+        }),
+    );
 }

@@ -17,9 +17,8 @@ import {
     rolloutArrayPathReasons,
 } from "../argocd/ignoreRules";
 import { TENANT_HEADER } from "../mimir";
-import { CRD_TYPE, ROLLOUTS_CRDS } from "../rollouts/crds";
-import { wildcardFields } from "../rollouts/rbac";
 import { STAGES, STAGE_TYPES, StageName } from "../stage";
+import { CRD_TYPE, ROLLOUTS_CRDS, wildcardFields } from "../argoRollouts";
 
 /** A resource as the checks see it, whichever side (policy pack or offline plan) supplies it. */
 export interface GuardedResource {

@@ -1,6 +1,6 @@
 import type { PolicyConfig } from "./config";
-import type { PolicyRule } from "../rollouts/rbac";
 import { ownsAvailability } from "./builders";
+import type { PolicyRule } from "../argoRollouts";
 
 /**
  * What Kyverno's controllers need to run the policies of this stage, granted read-only where

@@ -1,8 +1,8 @@
 import type { PolicyConfig } from "./config";
-import { GATEWAY_API_PLUGIN } from "../rollouts/plugin";
 import { MESSAGES, POLICY_NAMES, PolicyContext, clusterDeny, notTheController, validating } from "./builders";
 import type { ClusterPolicy, ValidatingPolicy } from "./shapes";
 import { ROLLOUT } from "./workloads";
+import { GATEWAY_API_PLUGIN } from "../argoRollouts";
 
 /**
  * The Rollout-only guards (ADR-056 D4, D8): no ADR-085 policy knows them, so they are declared in

@@ -1,16 +1,16 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import type { ControllerConfig } from "../rollouts/config";
-import { RELEASE_NAME } from "../rollouts/values";
 import { PART_OF, Stage, StageOptions } from "../stage";
 import { PolicyContext } from "./builders";
 import { PolicyConfig } from "./config";
 import { stackStrategies } from "../delivery/config";
 import type { DeliveryConfig } from "../delivery/fields";
-import type { GateTiming } from "../delivery/strategy";
+import type { GateTiming } from "../delivery";
 import { tierAdmission } from "./tierAdmission";
 import { KyvernoPolicy, kyvernoPolicies } from "./kyverno";
 import { KYVERNO_AGGREGATE_LABELS, kyvernoRoleName, kyvernoRoles } from "./rbac";
+import { RELEASE_NAME } from "../argoRollouts";
 
 /** What the policy stage reads of the stack's configuration: its section, and where the rollouts controller runs. */
 export interface PolicyStageConfig {

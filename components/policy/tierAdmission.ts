@@ -1,7 +1,7 @@
 import type { PolicyConfig } from "./config";
 import { componentPlan, COMPONENT_APP } from "../delivery/kustomize";
-import { AnalysisRef, CanaryStep, DeliveryPlan, TierStrategy, deliveryPlan } from "../delivery/strategy";
-import type { ProdClass, Shape } from "../delivery/tiers";
+import { AnalysisRef, CanaryStep, DeliveryPlan, TierStrategy, deliveryPlan } from "../delivery";
+import type { ProdClass, Shape } from "../delivery";
 import type { TierAdmissionAction } from "../delivery/fields";
 import {
     POLICY_NAMES,

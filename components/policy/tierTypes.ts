@@ -1,5 +1,5 @@
 import type { TierAdmissionAction } from "../delivery/fields";
-import type { ProdClass, Shape } from "../delivery/tiers";
+import type { ProdClass, Shape } from "../delivery";
 
 /**
  * What the tier admission rules check (tierAdmission.ts derives it from the stack's rendered

@@ -1,99 +1,43 @@
-import { ANALYSIS_DEFAULTS, AnalysisConfig, ERROR_BUDGET_ARGS, ErrorBudgetConfig, durationSeconds } from "./config";
+import { ERROR_BUDGET, ERROR_BUDGET_WAIT, LATENCY_P99, LATENCY_P99_FINITE, SUCCESS_RATE, SUCCESS_RATE_FINITE } from "../argoRollouts";
+import { SHARED_TEMPLATE_ARGS, TEMPLATE_NAME_PREFIX } from "../argoRollouts";
 import { TENANT_HEADER } from "../mimir";
+import { ANALYSIS_DEFAULTS, AnalysisConfig, ERROR_BUDGET_ARGS, ErrorBudgetConfig, durationSeconds } from "./config";
 
 /**
- * The platform's shared analysis templates (ADR-056 D5): Beyla RED metrics of the new version's
- * ReplicaSet, read from Mimir with this cluster's tenant. Every PromQL string is built here.
+ * The platform's shared analysis templates (ADR-056 D5, D6): Beyla RED metrics of the new version's
+ * ReplicaSet, read from Mimir with this cluster's tenant, and the error-budget freeze. Every PromQL
+ * string is built here.
  */
 
-/** The Beyla RED request counter and histogram (grafana/beyla, v3.x metric names). */
+/** The Beyla RED request counter and histogram (grafana/beyla v3.x), and its route label (OpenTelemetry's `http.route`). */
 export const BEYLA_REQUESTS = "http_server_request_duration_seconds_count";
 export const BEYLA_DURATION_BUCKETS = "http_server_request_duration_seconds_bucket";
-
-/**
- * The prefix of every ClusterAnalysisTemplate the addon declares. A cluster that ran Argo Rollouts
- * before often has its own `success-rate` or `latency-p99`, with tenants' Rollouts passing it
- * their own args. The controller resolves a template's declared args from what the Rollout passes
- * and fails the run on a declared arg without a value ("args.<name> was not resolved"), while an
- * arg the template does not declare is ignored (argo-rollouts v1.9.0 utils/analysis/helpers.go,
- * MergeArgs and ResolveArgs): taking such a template over with this program's required args
- * (`namespace`, `rollout`, `canary-hash`) would send those Rollouts to InvalidSpec, rollbacks
- * included, and no default makes two arbitrary arg lists compatible. So the addon's templates have
- * names of their own and an existing template is never adopted: tenants move to these names at
- * their pace, and `npm run adopt-check` lists who still uses the old ones.
- */
-export const TEMPLATE_NAME_PREFIX = "argo-rollouts-addon-";
-
-/** A template's cluster name from its short name (the Pulumi resource is `analysis-<short name>`). */
-export function templateName(short: string): string {
-    return `${TEMPLATE_NAME_PREFIX}${short}`;
-}
+export const BEYLA_ROUTE_LABEL = "http_route";
 
 /** A template's short name, for its Pulumi resource name (URNs stay short and stable). */
-export function templateShortName(name: string): string {
-    return name.startsWith(TEMPLATE_NAME_PREFIX) ? name.slice(TEMPLATE_NAME_PREFIX.length) : name;
-}
+export const templateShortName = (name: string): string => (name.startsWith(TEMPLATE_NAME_PREFIX) ? name.slice(TEMPLATE_NAME_PREFIX.length) : name);
 
-/**
- * The shared templates by name. Argo Rollouts v1.9.0 refuses a Rollout (InvalidSpec, "runs
- * indefinitely") whose pre-promotion, post-promotion or step analysis references a metric with an
- * `interval` and no `count` (pkg/apis/rollouts/validation/validation_references.go,
- * ValidateAnalysisTemplateWithType, using Metric.EffectiveCount in
- * pkg/apis/rollouts/v1alpha1/analysis_types.go); only canary background analysis may run until
- * the rollout ends. So each gate comes twice: the background template, and a finite one that
- * takes `analysis.count` measurements.
- */
-export const SUCCESS_RATE = templateName("success-rate");
-export const SUCCESS_RATE_FINITE = templateName("success-rate-finite");
-export const LATENCY_P99 = templateName("latency-p99");
-export const LATENCY_P99_FINITE = templateName("latency-p99-finite");
-export const ERROR_BUDGET = templateName("error-budget");
-export const ERROR_BUDGET_WAIT = templateName("error-budget-wait");
+/** A placeholder Argo Rollouts replaces with one of the shared templates' arguments (argoRollouts.ts SHARED_TEMPLATE_ARGS). */
+export const arg = (name: "namespace" | "rollout" | "canary-hash"): string => `{{args.${name}}}`;
 
-/**
- * The arguments every shared metric template takes. A Rollout passes them as:
- *   namespace   <- valueFrom.fieldRef.fieldPath: metadata.namespace
- *   rollout     <- valueFrom.fieldRef.fieldPath: metadata.name
- *   canary-hash <- valueFrom.podTemplateHashValue: Latest
- * `Latest` is the hash of the Rollout's newest ReplicaSet (utils/analysis/factory.go,
- * BuildArgumentsForRolloutAnalysisRun): the canary, or in blue/green the version being promoted,
- * before and after the active Service switches to it.
- */
-export const TEMPLATE_ARGS = ["namespace", "rollout", "canary-hash"] as const;
-
-/** A placeholder Argo Rollouts substitutes with an analysis argument. */
-export function arg(name: (typeof TEMPLATE_ARGS)[number]): string {
-    return `{{args.${name}}}`;
-}
-
-/**
- * Escapes a PromQL label value for a double-quoted string: backslash, double quote and line
- * breaks, so an argument can never close the string and change the query.
- */
-export function escapeLabelValue(value: string): string {
-    return value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n").replace(/\r/g, "\\r");
-}
-
-const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
+/** Escapes a PromQL label value (backslash, quote, line breaks), so an argument can never close the string. */
+export const escapeLabelValue = (value: string): string => value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n").replace(/\r/g, "\\r");
 
 export type LabelMatcher = { name: string; op: "=" | "!=" | "=~" | "!~"; value: string };
 
 /** A PromQL selector body `{a="x",b!~"y"}` with every value escaped. */
 export function selector(matchers: LabelMatcher[]): string {
-    for (const m of matchers) {
-        if (!LABEL_NAME.test(m.name)) {
-            throw new Error(`not a Prometheus label name: ${m.name}`);
-        }
+    const bad = matchers.find((m) => !/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(m.name));
+    if (bad) {
+        throw new Error(`not a Prometheus label name: ${bad.name}`);
     }
     return `{${matchers.map((m) => `${m.name}${m.op}"${escapeLabelValue(m.value)}"`).join(",")}}`;
 }
 
 /**
- * The new version's series. Beyla labels a pod's series with its owning ReplicaSet
- * (`k8s_replicaset_name`, from the pod's ownerReferences: go.opentelemetry.io/obi
- * pkg/kube/kubecache/meta/types.go and pkg/transform/k8s.go, vendored by grafana/beyla; pod labels
- * are not exported), and Argo Rollouts names a ReplicaSet `<rollout>-<pod template hash>`
- * (rollout/sync.go). So the ReplicaSet of the Latest hash is exactly the new version's pods.
+ * The new version's series: Beyla labels a pod's series with its owning ReplicaSet (pod labels are
+ * not exported: go.opentelemetry.io/obi pkg/kube/kubecache/meta/types.go), and Argo Rollouts names a
+ * ReplicaSet `<rollout>-<pod template hash>` (rollout/sync.go).
  */
 export function canaryMatchers(namespace: string, rollout: string, canaryHash: string, excludeRoutes: readonly string[] = []): LabelMatcher[] {
     return [
@@ -103,49 +47,25 @@ export function canaryMatchers(namespace: string, rollout: string, canaryHash: s
     ];
 }
 
-/** Beyla's route label (OpenTelemetry's `http.route`, go.opentelemetry.io/obi pkg/export/attributes/names/attrs.go). */
-export const BEYLA_ROUTE_LABEL = "http_route";
-
-/** `s` as a regular expression that matches exactly `s` (RE2 and JavaScript agree on these escapes). */
-export function literalRegex(s: string): string {
-    return s.replace(/[\\^$.*+?()[\]{}|]/g, "\\$&");
-}
-
 /**
- * The matcher that leaves out the requests of `routes` (the kubelet's probes by default): a
- * negative regex over the exact routes. A series without `http_route` (a Beyla without routes)
- * reads as the empty string and is kept (Prometheus model/labels/matcher.go: a missing label
- * matches as ""), so the gates still count everything where no route is reported. Nothing to
- * exclude adds no matcher.
+ * Leaves out the requests of `routes` (the kubelet's probes by default) with a negative regex of the
+ * exact routes (RE2 and JavaScript agree on these escapes). A series without `http_route` reads as ""
+ * and is kept (Prometheus model/labels/matcher.go), so a Beyla without routes still counts everything.
  */
 export function excludedRoutes(routes: readonly string[]): LabelMatcher[] {
-    return routes.length === 0 ? [] : [{ name: BEYLA_ROUTE_LABEL, op: "!~", value: routes.map(literalRegex).join("|") }];
+    const literal = (s: string) => s.replace(/[\\^$.*+?()[\]{}|]/g, "\\$&");
+    return routes.length === 0 ? [] : [{ name: BEYLA_ROUTE_LABEL, op: "!~", value: routes.map(literal).join("|") }];
 }
 
-/**
- * The requests the matched pods served in `window`, kept only when there are at least
- * `minRequests`: a comparison without `bool` drops the sample, so a low-traffic window is an empty
- * vector (Inconclusive) instead of a ratio over a handful of requests.
- */
-export function servedAtLeast(matchers: LabelMatcher[], window: string, minRequests: number): string {
-    return `sum(increase(${BEYLA_REQUESTS}${selector(matchers)}[${window}])) >= ${minRequests}`;
-}
+/** The requests served in `window`, kept only from `minRequests` on: a comparison without `bool` drops a low-traffic window (Inconclusive). */
+const servedAtLeast = (matchers: LabelMatcher[], window: string, minRequests: number) =>
+    `sum(increase(${BEYLA_REQUESTS}${selector(matchers)}[${window}])) >= ${minRequests}`;
 
 /**
- * Share of the new version's requests that were not 5xx over `window`, from `minRequests` requests on.
- *
- * - no traffic: Beyla creates a series only once a request was observed (an expiring vector,
- *   go.opentelemetry.io/obi pkg/export/prom/prom.go), so there is nothing to select; `sum` over
- *   nothing is an empty vector, and so is the quotient: Inconclusive.
- * - fewer than `minRequests` requests: the denominator's comparison drops it: empty, Inconclusive.
- * - every request a 5xx: the numerator selects nothing and would be empty too, which the guard
- *   would read as "no data" and pause instead of abort. `or vector(0)` turns it into 0: `sum`
- *   without `by` yields one sample with no labels, `vector(0)` is one sample with no labels
- *   (promql/functions.go, funcVector), so `or` adds it only when the sum is empty, and the
- *   division matches it one-to-one with the denominator's label-less sample: 0 / N = 0, Failed.
- * - healthy: a ratio near 1, Successful.
- * `increase` is `rate` times the window for each series (promql/functions.go, extrapolatedRate), so
- * the ratio equals the ratio of rates, and the floor reads in requests.
+ * The share of the new version's requests that were not 5xx. No traffic or fewer than `minRequests`
+ * requests is an empty vector (Beyla creates a series only once a request was seen), so Inconclusive;
+ * when every request is a 5xx the numerator is empty too, and `or vector(0)` makes it 0 (both sides
+ * are one label-less sample, promql/functions.go funcVector), so Failed instead of paused.
  */
 export function successRateQuery(matchers: LabelMatcher[], window: string, minRequests: number): string {
     const ok = selector([...matchers, { name: "http_response_status_code", op: "!~", value: "5.." }]);
@@ -153,13 +73,9 @@ export function successRateQuery(matchers: LabelMatcher[], window: string, minRe
 }
 
 /**
- * The new version's p99 request duration in seconds over `window`, from `minRequests` requests on.
- * `histogram_quantile` is NaN over buckets that saw nothing (promql/quantile.go, BucketQuantile),
- * and empty without series, both Inconclusive under the guard; with a few requests the p99 is the
- * slowest of them, so the same floor as the success rate applies (`and on()` keeps the quantile
- * only when the label-less request count survived its comparison). A version slower than the
- * highest finite bucket reads as that bucket's bound, which is why the threshold must stay below it
- * (config.ts: BEYLA_HIGHEST_FINITE_BUCKET_SECONDS).
+ * The new version's p99 in seconds, from `minRequests` requests on (`and on()` keeps it only when the
+ * count survived). Buckets that saw nothing are NaN (promql/quantile.go), Inconclusive under the guard;
+ * a p99 above the highest finite bucket reads as its bound (config/analysis.ts).
  */
 export function latencyP99Query(matchers: LabelMatcher[], window: string, minRequests: number): string {
     const quantile = `histogram_quantile(0.99, sum by (le) (rate(${BEYLA_DURATION_BUCKETS}${selector(matchers)}[${window}])))`;
@@ -167,23 +83,16 @@ export function latencyP99Query(matchers: LabelMatcher[], window: string, minReq
 }
 
 /**
- * Success and failure conditions that leave "no data" Inconclusive. Argo Rollouts evaluates each
- * with `result` bound to the vector's values as a list of floats (metricproviders/prometheus
- * prometheus.go, processResponse; utils/evaluate/evaluate.go, EvalCondition): with both conditions
- * set and neither true the measurement is Inconclusive and the rollout pauses for a human; with a
- * success condition alone NaN would be Failed, and `result[0]` on an empty list is an evaluation
- * error (an Error measurement). `&&` short-circuits in expr (compiler.go, OpJumpIfFalse), so the
- * index is only reached when there is a value. True only when the query returned a number: an
- * empty vector or NaN satisfies no condition.
+ * True only when the query returned a number. Argo Rollouts binds `result` to the vector's values
+ * (metricproviders/prometheus processResponse; utils/evaluate EvalCondition): with both conditions set
+ * and neither true a measurement is Inconclusive, `result[0]` of an empty list is an Error, and `&&`
+ * short-circuits, so an empty vector or NaN satisfies no condition.
  */
 export const HAS_VALUE = "len(result) > 0 && !isNaN(result[0])";
 
 export function guardedConditions(direction: "atLeast" | "atMost", threshold: number): { successCondition: string; failureCondition: string } {
     const [good, bad] = direction === "atLeast" ? [">=", "<"] : ["<=", ">"];
-    return {
-        successCondition: `${HAS_VALUE} && result[0] ${good} ${threshold}`,
-        failureCondition: `${HAS_VALUE} && result[0] ${bad} ${threshold}`,
-    };
+    return { successCondition: `${HAS_VALUE} && result[0] ${good} ${threshold}`, failureCondition: `${HAS_VALUE} && result[0] ${bad} ${threshold}` };
 }
 
 export interface SharedTemplate {
@@ -192,50 +101,37 @@ export interface SharedTemplate {
     query: string;
     successCondition: string;
     failureCondition: string;
-    /**
-     * `background`: measures every `interval` until the rollout ends (canary `analysis` only);
-     * `finite`: `analysis.count` measurements, for pre/post-promotion and step analysis.
-     */
+    /** `background`: until the rollout ends (canary `analysis` only); `finite`: `analysis.count` measurements. */
     runs: "background" | "finite";
 }
 
 /** The shared metric templates with their thresholds from config, each as background and finite. */
 export function sharedTemplates(analysis: AnalysisConfig): SharedTemplate[] {
     const target = canaryMatchers(arg("namespace"), arg("rollout"), arg("canary-hash"), analysis.excludeRoutes);
+    const { rateWindow: window, minRequests } = analysis;
     const gates = [
-        {
-            names: [SUCCESS_RATE, SUCCESS_RATE_FINITE],
-            metric: "success-rate",
-            query: successRateQuery(target, analysis.rateWindow, analysis.minRequests),
-            ...guardedConditions("atLeast", analysis.successRate),
-        },
-        {
-            names: [LATENCY_P99, LATENCY_P99_FINITE],
-            metric: "latency-p99",
-            query: latencyP99Query(target, analysis.rateWindow, analysis.minRequests),
-            ...guardedConditions("atMost", analysis.latencyP99Seconds),
-        },
-    ];
-    return gates.flatMap(({ names: [background, finite], ...gate }) => [
-        { name: background, ...gate, runs: "background" as const },
-        { name: finite, ...gate, runs: "finite" as const },
-    ]);
+        [SUCCESS_RATE, SUCCESS_RATE_FINITE, "success-rate", successRateQuery(target, window, minRequests), guardedConditions("atLeast", analysis.successRate)],
+        [LATENCY_P99, LATENCY_P99_FINITE, "latency-p99", latencyP99Query(target, window, minRequests), guardedConditions("atMost", analysis.latencyP99Seconds)],
+    ] as const;
+    return gates.flatMap(([background, finite, metric, query, conditions]) =>
+        (
+            [
+                [background, "background"],
+                [finite, "finite"],
+            ] as const
+        ).map(([name, runs]) => ({ name, metric, query, ...conditions, runs })),
+    );
 }
 
-/** The Prometheus provider against this cluster's Mimir read path, with its tenant. */
-function prometheus(address: string, query: string, tenant: string): Record<string, unknown> {
-    return { prometheus: { address, query, timeout: 30, headers: [{ key: TENANT_HEADER, value: tenant }] } };
-}
+/** The Prometheus provider, which runs inside the controller (a Job provider's pod is denied by the registry policy, ADR-056 as-built). */
+const prometheus = (address: string, query: string, tenant: string) => ({
+    prometheus: { address, query, timeout: 30, headers: [{ key: TENANT_HEADER, value: tenant }] },
+});
 
-/**
- * A ClusterAnalysisTemplate (referenced with `clusterScope: true`) using the Prometheus provider,
- * which runs inside the controller: a Job provider's pod is denied by the registry policy
- * (ADR-056 as-built). A finite template sets `count`, so its run ends Successful after `count`
- * measurements within the limits (analysis/analysis.go, assessMetricStatus).
- */
+/** A ClusterAnalysisTemplate's spec (referenced with `clusterScope: true`); a finite one ends after `count` measurements. */
 export function clusterAnalysisTemplateSpec(t: SharedTemplate, analysis: AnalysisConfig, address: string, tenant: string): Record<string, unknown> {
     return {
-        args: TEMPLATE_ARGS.map((name) => ({ name })),
+        args: SHARED_TEMPLATE_ARGS.map(({ name }) => ({ name })),
         metrics: [
             {
                 name: t.metric,
@@ -253,60 +149,41 @@ export function clusterAnalysisTemplateSpec(t: SharedTemplate, analysis: Analysi
     };
 }
 
-/** Arguments of the error-budget templates: the app's SLO as its Sloth rules label it (declared beside errorBudget.query, which may use only these). */
-export { ERROR_BUDGET_ARGS } from "./config";
-
-/**
- * The failure condition of the error-budget templates: never true. An exhausted budget says
- * nothing about the new version, so the freeze never fails one (a Failed run aborts the rollout,
- * which then stays Degraded until someone retries it, whatever the budget does). With both
- * conditions set, a measurement that meets neither is Inconclusive (argo-rollouts v1.9.0
- * utils/evaluate/evaluate.go, EvaluateResult); without a failure condition a false success
- * condition would be Failed. `false` is an expr boolean literal, which EvalCondition accepts.
- */
-export const NEVER = "false";
-
 type BudgetConfig = Pick<ErrorBudgetConfig, "query" | "minRemaining">;
-type WaitConfig = BudgetConfig & Pick<ErrorBudgetConfig, "recheckInterval" | "maxFreeze">;
-
-/** Budget left: the query returned a number above `minRemaining`. */
-function budgetLeft(budget: BudgetConfig): string {
-    return `${HAS_VALUE} && result[0] > ${budget.minRemaining}`;
-}
+type Limits = Pick<AnalysisConfig, "consecutiveErrorLimit">;
 
 /**
- * The error-budget check (ADR-056 D6), one measurement (`count: 1`, so it ends wherever it is
- * referenced), for blue/green's pre-promotion analysis. Budget left: Successful. Exhausted, or no
- * data (the team has not authored the SLO): Inconclusive, and an Inconclusive pre-promotion run
- * pauses the rollout before the switch (argo-rollouts v1.9.0 rollout/bluegreen.go and
- * rollout/analysis.go): `kubectl argo rollouts promote` starts a fresh pre-promotion run, which
- * checks the budget again. It does not wait in the run: a blue/green rollout that is not paused
- * times out after `progressDeadlineSeconds` without a change of its ReplicaSets or Services
- * (utils/conditions/conditions.go RolloutProgressing and RolloutTimedOut; rollout/sync.go
- * isIndefiniteStep counts only a pause for blue/green), and turns Degraded, or aborts with
- * `progressDeadlineAbort`. A Mimir outage is tolerated as long as for the metric gates.
+ * One error-budget metric. Its failure condition is never true: an exhausted budget says nothing about
+ * the new version, and a Failed run would abort the rollout; with both conditions set, a measurement
+ * that meets neither is Inconclusive (argo-rollouts v1.9.0 utils/evaluate EvaluateResult).
  */
-export function errorBudgetTemplateSpec(
-    budget: BudgetConfig,
-    address: string,
-    tenant: string,
-    analysis: Pick<AnalysisConfig, "consecutiveErrorLimit"> = ANALYSIS_DEFAULTS,
-): Record<string, unknown> {
-    return {
-        args: ERROR_BUDGET_ARGS.map((name) => ({ name })),
-        metrics: [
-            {
-                name: "error-budget-remaining",
-                count: 1,
-                failureLimit: 0,
-                inconclusiveLimit: 0,
-                consecutiveErrorLimit: analysis.consecutiveErrorLimit,
-                successCondition: budgetLeft(budget),
-                failureCondition: NEVER,
-                provider: prometheus(address, budget.query, tenant),
-            },
-        ],
-    };
+const budgetMetric = (name: string, successCondition: string, provider: unknown, analysis: Limits, wait?: { interval: string; count: number }) => ({
+    name,
+    ...(wait ? { interval: wait.interval } : {}),
+    count: wait?.count ?? 1,
+    ...(wait ? { consecutiveSuccessLimit: 1 } : {}),
+    failureLimit: 0,
+    inconclusiveLimit: wait ? wait.count - 1 : 0,
+    consecutiveErrorLimit: analysis.consecutiveErrorLimit,
+    successCondition,
+    failureCondition: "false",
+    provider,
+});
+
+/**
+ * The error-budget check (ADR-056 D6), blue/green's pre-promotion: one measurement; budget left is
+ * Successful, exhausted or no SLO is Inconclusive, which pauses the rollout before the switch, and
+ * `promote` checks again. It does not wait in the run: a blue/green rollout that is not paused times
+ * out after `progressDeadlineSeconds` (utils/conditions/conditions.go; rollout/sync.go isIndefiniteStep).
+ */
+export function errorBudgetTemplateSpec(budget: BudgetConfig, address: string, tenant: string, analysis: Limits = ANALYSIS_DEFAULTS): Record<string, unknown> {
+    const metric = budgetMetric(
+        "error-budget-remaining",
+        `${HAS_VALUE} && result[0] > ${budget.minRemaining}`,
+        prometheus(address, budget.query, tenant),
+        analysis,
+    );
+    return { args: ERROR_BUDGET_ARGS.map((name) => ({ name })), metrics: [metric] };
 }
 
 /** Measurements of the waiting freeze: one now, then one every recheckInterval until maxFreeze. */
@@ -315,68 +192,39 @@ export function freezeMeasurements(budget: Pick<ErrorBudgetConfig, "recheckInter
 }
 
 /**
- * The waiting error-budget freeze (ADR-056 D6: exhaustion freezes non-critical rollouts until the
- * budget recovers), the first step of a prod canary, before any traffic moves. Two metrics in one
- * run, which ends as soon as one metric is Inconclusive (utils/analysis/helpers.go, IsTerminating):
- *
- * - `slo-found`, one measurement: no data means the team has not authored the SLO, which no wait
- *   mends, so the run is Inconclusive at once and the rollout pauses for a human.
- * - `error-budget-remaining`, measured now and every `recheckInterval`, `consecutiveSuccessLimit: 1`:
- *   the first measurement with budget left ends the metric Successful (analysis/analysis.go,
- *   assessMetricStatus: ConsecutiveSuccessLimit Reached), and the canary goes on by itself. An
- *   exhausted budget is an Inconclusive measurement (NEVER fails), tolerated up to
- *   `inconclusiveLimit = count - 1`, so the last measurement decides: if the budget has not
- *   recovered by `maxFreeze` the run is Inconclusive and the rollout pauses for a human
- *   (`kubectl argo rollouts promote` starts the step's analysis again). Nothing ever aborts it.
- *   Argo Rollouts accepts the limits: count >= failureLimit + consecutiveSuccessLimit and
- *   count >= inconclusiveLimit (utils/analysis/factory.go, ValidateMetric), and a step analysis
- *   holds the rollout without a progress deadline (rollout/sync.go, isIndefiniteStep).
+ * The waiting freeze (ADR-056 D6), a prod canary's first step: a run ends as soon as one metric is
+ * Inconclusive (utils/analysis/helpers.go IsTerminating). `slo-found` is one measurement: no SLO is no
+ * wait's to mend, so it pauses for a human at once. `error-budget-remaining` measures every
+ * `recheckInterval`; the first with budget left ends it Successful (`consecutiveSuccessLimit: 1`) and the
+ * canary goes on; each exhausted one is Inconclusive, tolerated up to `count - 1`, so after `maxFreeze`
+ * it pauses for a human. Nothing aborts. The limits are what utils/analysis/factory.go ValidateMetric
+ * accepts, and a step analysis holds the rollout without a progress deadline.
  */
 export function errorBudgetWaitTemplateSpec(
-    budget: WaitConfig,
+    budget: BudgetConfig & Pick<ErrorBudgetConfig, "recheckInterval" | "maxFreeze">,
     address: string,
     tenant: string,
-    analysis: Pick<AnalysisConfig, "consecutiveErrorLimit"> = ANALYSIS_DEFAULTS,
+    analysis: Limits = ANALYSIS_DEFAULTS,
 ): Record<string, unknown> {
     const count = freezeMeasurements(budget);
     const provider = prometheus(address, budget.query, tenant);
     return {
         args: ERROR_BUDGET_ARGS.map((name) => ({ name })),
         metrics: [
-            {
-                name: "slo-found",
-                count: 1,
-                failureLimit: 0,
-                inconclusiveLimit: 0,
-                consecutiveErrorLimit: analysis.consecutiveErrorLimit,
-                successCondition: HAS_VALUE,
-                failureCondition: NEVER,
-                provider,
-            },
-            {
-                name: "error-budget-remaining",
+            budgetMetric("slo-found", HAS_VALUE, provider, analysis),
+            budgetMetric("error-budget-remaining", `${HAS_VALUE} && result[0] > ${budget.minRemaining}`, provider, analysis, {
                 interval: budget.recheckInterval,
                 count,
-                consecutiveSuccessLimit: 1,
-                failureLimit: 0,
-                inconclusiveLimit: count - 1,
-                consecutiveErrorLimit: analysis.consecutiveErrorLimit,
-                successCondition: budgetLeft(budget),
-                failureCondition: NEVER,
-                provider,
-            },
+            }),
         ],
     };
 }
 
-/** One error-budget template by name, for an address and tenant. */
-export interface BudgetTemplate {
-    name: string;
-    spec(address: string, tenant: string): Record<string, unknown>;
-}
-
-/** The error-budget templates a cluster declares: the check (blue/green) and the waiting freeze (canary). */
-export function errorBudgetTemplates(budget: ErrorBudgetConfig, analysis: Pick<AnalysisConfig, "consecutiveErrorLimit"> = ANALYSIS_DEFAULTS): BudgetTemplate[] {
+/** The error-budget templates a cluster declares by name: the check (blue/green) and the waiting freeze (canary). */
+export function errorBudgetTemplates(
+    budget: ErrorBudgetConfig,
+    analysis: Limits = ANALYSIS_DEFAULTS,
+): { name: string; spec(address: string, tenant: string): Record<string, unknown> }[] {
     return [
         { name: ERROR_BUDGET, spec: (address, tenant) => errorBudgetTemplateSpec(budget, address, tenant, analysis) },
         { name: ERROR_BUDGET_WAIT, spec: (address, tenant) => errorBudgetWaitTemplateSpec(budget, address, tenant, analysis) },

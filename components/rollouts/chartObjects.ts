@@ -1,31 +1,21 @@
-import { RELEASE_NAME } from "./values";
+import { RELEASE_NAME } from "../argoRollouts";
 
 /**
- * What the argo-rollouts chart renders for the program's values, by kind and name: the objects
- * the controller Chart resource owns once a run has applied it. `npm run adopt-check` needs the
- * list before that run (an object of the old release not in it is a leftover to retire), and the
- * offline plan cannot render the chart. Each entry follows the template's guard in argoproj/argo-helm
- * charts/argo-rollouts/templates/ at tag argo-rollouts-2.41.0, for the values `controllerValues`
- * sets: `serviceAccount.create: true`, `clusterInstall: true` with `controller.createClusterRole:
- * false` (the rollouts stage declares the controller's RBAC itself), `controller.metrics.enabled`,
- * `controller.pdb.enabled`, the notification ConfigMap and Secret not created, no aggregate roles,
- * `createConfigmap` at its default (true).
+ * What the argo-rollouts chart renders for the program's values, by kind and name (ADR-056 D7: the
+ * objects the controller Chart owns once a run applied it), for the preflight and adopt-check, which
+ * need it without rendering the chart. Each follows its template's guard in argoproj/argo-helm
+ * charts/argo-rollouts/templates/ at argo-rollouts-2.41.0 (the same in 2.40.7) for the values
+ * `controllerValues` sets: the ServiceAccount, argo-rollouts-config, the controller, its metrics
+ * Service and budget; no ClusterRole (the stage declares it), no notification objects, no aggregate roles.
  */
 export interface ChartObject {
     kind: string;
-    /** Unset for cluster-scoped kinds. */
+    /** False for cluster-scoped kinds. */
     namespaced: boolean;
     name: string;
 }
 
-export interface ChartObjectOptions {
-    /** `controller.serviceMonitor` (templates/controller/servicemonitor.yaml). */
-    serviceMonitor: boolean;
-    /** `controller.dashboard` (templates/dashboard/*: all named `<fullname>-dashboard`). */
-    dashboard: boolean;
-}
-
-/** The apiVersion of each kind the chart renders (chart 2.41.0 and 2.40.7 templates/). */
+/** The apiVersion of each kind the chart renders. */
 const CHART_KIND_VERSIONS: Readonly<Record<string, string>> = {
     ServiceAccount: "v1",
     ConfigMap: "v1",
@@ -45,40 +35,29 @@ export function chartObjectApiVersion(kind: string): string {
     return v;
 }
 
-export function chartObjects(opts: ChartObjectOptions): ChartObject[] {
-    const ns = (kind: string, name: string): ChartObject => ({ kind, namespaced: true, name });
-    const cluster = (kind: string, name: string): ChartObject => ({ kind, namespaced: false, name });
-    const out: ChartObject[] = [
-        ns("ServiceAccount", RELEASE_NAME), // controller/serviceaccount.yaml
-        ns("ConfigMap", "argo-rollouts-config"), // controller/configmap.yaml
-        ns("Deployment", RELEASE_NAME), // controller/deployment.yaml
-        ns("Service", `${RELEASE_NAME}-metrics`), // controller/metrics-service.yaml
-        ns("PodDisruptionBudget", RELEASE_NAME), // controller/poddisruptionbudget.yaml
+/** `serviceMonitor`: templates/controller/servicemonitor.yaml; `dashboard`: templates/dashboard/*, each `<fullname>-dashboard` (its Ingress and HTTPRoute off). */
+export function chartObjects(opts: { serviceMonitor: boolean; dashboard: boolean }): ChartObject[] {
+    const ns = (kind: string, name = RELEASE_NAME): ChartObject => ({ kind, namespaced: true, name });
+    const dashboard = `${RELEASE_NAME}-dashboard`;
+    return [
+        ns("ServiceAccount"),
+        ns("ConfigMap", "argo-rollouts-config"),
+        ns("Deployment"),
+        ns("Service", `${RELEASE_NAME}-metrics`),
+        ns("PodDisruptionBudget"),
+        ...(opts.serviceMonitor ? [ns("ServiceMonitor")] : []),
+        ...(opts.dashboard
+            ? [
+                  ...["Deployment", "Service", "ServiceAccount", "PodDisruptionBudget"].map((kind) => ns(kind, dashboard)),
+                  ...["ClusterRole", "ClusterRoleBinding"].map((kind) => ({ kind, namespaced: false, name: dashboard })),
+              ]
+            : []),
     ];
-    if (opts.serviceMonitor) {
-        out.push(ns("ServiceMonitor", RELEASE_NAME));
-    }
-    if (opts.dashboard) {
-        // dashboard/{deployment,service,serviceaccount,poddisruptionbudget,clusterrole,clusterrolebinding}.yaml;
-        // its Ingress and HTTPRoute stay off (dashboard.ingress/httproute.enabled default false).
-        const name = `${RELEASE_NAME}-dashboard`;
-        out.push(
-            ns("Deployment", name),
-            ns("Service", name),
-            ns("ServiceAccount", name),
-            ns("PodDisruptionBudget", name),
-            cluster("ClusterRole", name),
-            cluster("ClusterRoleBinding", name),
-        );
-    }
-    return out;
 }
 
 /**
- * The keys the chart writes into `argo-rollouts-config` (templates/controller/configmap.yaml: one
- * key per non-empty `controller.metricProviderPlugins`, `controller.stepPlugins`,
- * `controller.trafficRouterPlugins`). A key of an older install outside this list stays in the
- * ConfigMap after adoption, owned by its old manager, and the controller keeps loading it.
+ * The keys the chart writes into `argo-rollouts-config` (templates/controller/configmap.yaml: one per
+ * non-empty plugin list). An older install's other key stays after adoption, and the controller keeps loading it.
  */
 export function renderedConfigKeys(controllerValues: Record<string, unknown>): string[] {
     return ["metricProviderPlugins", "stepPlugins", "trafficRouterPlugins"].filter((k) => {
@@ -87,11 +66,7 @@ export function renderedConfigKeys(controllerValues: Record<string, unknown>): s
     });
 }
 
-/**
- * The controller Deployment's selector (templates/controller/deployment.yaml: the component plus
- * argo-rollouts.selectorLabels of _helpers.tpl, the same in 2.40.7 and 2.41.0). A Deployment's
- * selector is immutable, so a live controller Deployment with another one cannot be adopted.
- */
+/** The controller Deployment's selector (templates/controller/deployment.yaml, _helpers.tpl): immutable, so a live one with another cannot be adopted. */
 export const CONTROLLER_SELECTOR: Readonly<Record<string, string>> = {
     "app.kubernetes.io/component": "rollouts-controller",
     "app.kubernetes.io/name": "argo-rollouts",
@@ -99,45 +74,31 @@ export const CONTROLLER_SELECTOR: Readonly<Record<string, string>> = {
 };
 
 /**
- * The fields of the chart's objects that the program's values decide, as the templates render them
- * (the rest is the chart's own and shows in `pulumi preview`), so adopt-check can show what the
- * adopting run changes on them: the controller Deployment's selector, replicas, service account and
- * image (templates/controller/deployment.yaml), the budget (poddisruptionbudget.yaml: maxUnavailable
- * when set) and the metrics Service's selector (metrics-service.yaml).
+ * The fields of the chart's objects the program's values decide, as the templates render them, so
+ * adopt-check can show what the adopting run changes: the controller Deployment's selector, replicas,
+ * service account and image, the budget's maxUnavailable, the metrics Service's selector.
  */
 export function chartObjectFields(
     values: { controller: { replicas: number; image: { registry: string; repository: string; tag: string }; pdb: { maxUnavailable: number } } },
     namespace: string,
 ): { apiVersion: string; kind: string; metadata: { name: string; namespace: string }; [field: string]: unknown }[] {
     const c = values.controller;
-    const meta = (name: string) => ({ name, namespace });
+    const selector = () => ({ ...CONTROLLER_SELECTOR });
+    const image = `${c.image.registry}/${c.image.repository}:${c.image.tag}`;
+    const pod = { spec: { serviceAccountName: RELEASE_NAME, containers: [{ name: "argo-rollouts", image }] } };
     return [
         {
             apiVersion: "apps/v1",
             kind: "Deployment",
-            metadata: meta(RELEASE_NAME),
-            spec: {
-                selector: { matchLabels: { ...CONTROLLER_SELECTOR } },
-                replicas: c.replicas,
-                template: {
-                    spec: {
-                        serviceAccountName: RELEASE_NAME,
-                        containers: [{ name: "argo-rollouts", image: `${c.image.registry}/${c.image.repository}:${c.image.tag}` }],
-                    },
-                },
-            },
+            metadata: { name: RELEASE_NAME, namespace },
+            spec: { selector: { matchLabels: selector() }, replicas: c.replicas, template: pod },
         },
         {
             apiVersion: "policy/v1",
             kind: "PodDisruptionBudget",
-            metadata: meta(RELEASE_NAME),
-            spec: { maxUnavailable: c.pdb.maxUnavailable, selector: { matchLabels: { ...CONTROLLER_SELECTOR } } },
+            metadata: { name: RELEASE_NAME, namespace },
+            spec: { maxUnavailable: c.pdb.maxUnavailable, selector: { matchLabels: selector() } },
         },
-        {
-            apiVersion: "v1",
-            kind: "Service",
-            metadata: meta(`${RELEASE_NAME}-metrics`),
-            spec: { selector: { ...CONTROLLER_SELECTOR } },
-        },
+        { apiVersion: "v1", kind: "Service", metadata: { name: `${RELEASE_NAME}-metrics`, namespace }, spec: { selector: selector() } },
     ];
 }

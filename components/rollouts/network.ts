@@ -1,185 +1,119 @@
 import { MimirConfig } from "../gateway/config";
-import { CanaryTarget, NetworkConfig } from "./config";
+import { NetworkConfig, NotificationsConfig, PluginConfig } from "./config";
+import { notificationHosts } from "./notifications";
+import { trafficRouterPlugin } from "./plugin";
 
 /**
- * CiliumNetworkPolicy bodies (cilium.io/v2, Cilium 1.19) for the metric gate: the controller
- * reaching Mimir (hub) or the hub's read endpoint (spoke), and what a default-deny controller
- * namespace still needs. Peers are selected by pod labels and namespace, never by pod IP.
+ * CiliumNetworkPolicy bodies (cilium.io/v2, Cilium 1.19) for the metric gate (ADR-056 D5): the
+ * controller reaching Mimir (hub) or the hub's read endpoint (spoke), and what a default-deny
+ * controller namespace still needs. Peers are selected by pod labels and namespace, never by pod IP;
+ * L4 rules match the pod's target port, not the Service's.
  */
 
 /** Cilium's label for a pod's namespace; peers in another namespace are selected with it. */
-export const NAMESPACE_LABEL = "k8s:io.kubernetes.pod.namespace";
-
-/** The controller pods, as the argo-rollouts chart labels them. */
-export const CONTROLLER_POD_LABELS = {
-    "app.kubernetes.io/name": "argo-rollouts",
-    "app.kubernetes.io/component": "rollouts-controller",
-};
-
-/** The controller's metrics port (chart `controller.containerPorts.metrics`). */
-export const CONTROLLER_METRICS_PORT = 8090;
+const NAMESPACE_LABEL = "k8s:io.kubernetes.pod.namespace";
+/** The controller pods, as the argo-rollouts chart labels them, and their metrics port (`controller.containerPorts.metrics`). */
+const CONTROLLER_POD_LABELS = { "app.kubernetes.io/name": "argo-rollouts", "app.kubernetes.io/component": "rollouts-controller" };
+const CONTROLLER_METRICS_PORT = 8090;
 
 type PortRule = { ports: { port: string; protocol: "TCP" | "UDP" }[]; rules?: Record<string, unknown> };
-export type EgressRule = {
-    toEndpoints?: { matchLabels: Record<string, string> }[];
-    toEntities?: string[];
-    toFQDNs?: { matchName: string }[];
-    toCIDR?: string[];
-    toPorts?: PortRule[];
-};
-export type IngressRule = { fromEndpoints?: { matchLabels: Record<string, string> }[]; toPorts?: PortRule[] };
+type Peers = { matchLabels: Record<string, string> }[];
+type EgressRule = { toEndpoints?: Peers; toEntities?: string[]; toFQDNs?: { matchName: string }[]; toCIDR?: string[]; toPorts?: PortRule[] };
 
 export interface CiliumNetworkPolicySpec {
     description: string;
     endpointSelector: { matchLabels: Record<string, string> };
     enableDefaultDeny?: { ingress: boolean; egress: boolean };
-    ingress?: IngressRule[];
+    ingress?: { fromEndpoints?: Peers; toPorts?: PortRule[] }[];
     egress?: EgressRule[];
 }
 
 const tcp = (...ports: number[]): PortRule => ({ ports: ports.map((p) => ({ port: String(p), protocol: "TCP" as const })) });
+const fqdns = (names: string[], port: number): EgressRule => ({ toFQDNs: names.map((matchName) => ({ matchName })), toPorts: [tcp(port)] });
 
-/**
- * DNS to the cluster resolver. The DNS rule sends lookups through Cilium's proxy, which is what
- * lets `toFQDNs` rules learn the addresses behind a name.
- */
-export function dnsEgress(network: Pick<NetworkConfig, "dnsNamespace" | "dnsPodLabels">): EgressRule {
+/** DNS to the cluster resolver, through Cilium's DNS proxy, which is what lets `toFQDNs` rules learn a name's addresses. */
+function dnsEgress(network: Pick<NetworkConfig, "dnsNamespace" | "dnsPodLabels">): EgressRule {
+    const dns = [
+        { port: "53", protocol: "UDP" as const },
+        { port: "53", protocol: "TCP" as const },
+    ];
     return {
         toEndpoints: [{ matchLabels: { [NAMESPACE_LABEL]: network.dnsNamespace, ...network.dnsPodLabels } }],
-        toPorts: [
-            {
-                ports: [
-                    { port: "53", protocol: "UDP" },
-                    { port: "53", protocol: "TCP" },
-                ],
-                rules: { dns: [{ matchPattern: "*" }] },
-            },
-        ],
-    };
-}
-
-/** Hub: the Mimir gateway pods, on the pods' port (L4 rules match the target port, not the Service's). */
-export function mimirEgress(mimir: MimirConfig): EgressRule {
-    return {
-        toEndpoints: [{ matchLabels: { [NAMESPACE_LABEL]: mimir.namespace, ...mimir.gatewayPodLabels } }],
-        toPorts: [tcp(mimir.gatewayTargetPort)],
+        toPorts: [{ ports: dns, rules: { dns: [{ matchPattern: "*" }] } }],
     };
 }
 
 /** The host and port of an http(s) URL. */
-export function hostAndPort(url: string): { host: string; port: number } {
+function hostAndPort(url: string): { host: string; port: number } {
     const u = new URL(url);
     return { host: u.hostname, port: u.port ? Number(u.port) : u.protocol === "https:" ? 443 : 80 };
 }
 
-/** Spoke: the hub's read endpoint, by its name (and by CIDR where the load balancer's are fixed). */
-export function hubReadEgress(endpoint: string, network: Pick<NetworkConfig, "hubReadCidrs" | "hubReadFqdns">): EgressRule[] {
-    const { host, port } = hostAndPort(endpoint);
-    const names = [...new Set([host, ...network.hubReadFqdns])];
-    const rules: EgressRule[] = [{ toFQDNs: names.map((matchName) => ({ matchName })), toPorts: [tcp(port)] }];
-    if (network.hubReadCidrs.length > 0) {
-        rules.push({ toCIDR: [...network.hubReadCidrs], toPorts: [tcp(port)] });
+/** The metric gate's egress: hub, the Mimir gateway pods; spoke, the hub's read endpoint (the metrics address) by name, and by CIDR where its load balancer's are fixed. */
+function gateEgress(role: "hub" | "spoke", mimir: MimirConfig, endpoint: string, network: NetworkConfig): EgressRule[] {
+    if (role === "hub") {
+        return [{ toEndpoints: [{ matchLabels: { [NAMESPACE_LABEL]: mimir.namespace, ...mimir.gatewayPodLabels } }], toPorts: [tcp(mimir.gatewayTargetPort)] }];
     }
-    return rules;
+    const { host, port } = hostAndPort(endpoint);
+    const byCidr = network.hubReadCidrs.length > 0 ? [{ toCIDR: [...network.hubReadCidrs], toPorts: [tcp(port)] }] : [];
+    return [fqdns([...new Set([host, ...network.hubReadFqdns])], port), ...byCidr];
 }
 
-/**
- * Download mode: where the controller fetches the plugin at start. A GitHub release download
- * redirects to GitHub's asset hosts, which must be reachable too.
- */
-export function pluginDownloadHosts(downloadUrl: string): string[] {
+/** A GitHub release download redirects to GitHub's asset hosts, which must be reachable too. */
+function pluginDownloadHosts(downloadUrl: string): string[] {
     const { host } = hostAndPort(downloadUrl);
     return host === "github.com" ? ["github.com", "objects.githubusercontent.com", "release-assets.githubusercontent.com"] : [host];
 }
 
-/** The egress the controller needs in any case: the API server, DNS, and the plugin download. */
-export function controllerBaseEgress(network: NetworkConfig, pluginDownloadUrl: string | undefined): EgressRule[] {
-    const rules: EgressRule[] = [{ toEntities: ["kube-apiserver"], toPorts: [tcp(443, 6443)] }, dnsEgress(network)];
-    if (pluginDownloadUrl) {
-        rules.push({ toFQDNs: pluginDownloadHosts(pluginDownloadUrl).map((matchName) => ({ matchName })), toPorts: [tcp(443)] });
-    }
-    return rules;
-}
-
-/** Default-deny only: the notification service, over https. */
-export function notificationEgress(hosts: string[]): EgressRule[] {
-    return hosts.length === 0 ? [] : [{ toFQDNs: hosts.map((matchName) => ({ matchName })), toPorts: [tcp(443)] }];
-}
-
-/** Default-deny only: the canary pods the controller must reach, namespace by namespace. */
-export function canaryTargetEgress(targets: CanaryTarget[]): EgressRule[] {
-    return targets.map((t) => ({ toEndpoints: [{ matchLabels: { [NAMESPACE_LABEL]: t.namespace } }], toPorts: [tcp(t.port)] }));
-}
-
-export interface ControllerNetworkPolicyInput {
-    role: "hub" | "spoke";
-    controllerNamespace: string;
-    mimir: MimirConfig;
-    network: NetworkConfig;
-    /** Spoke: the read endpoint the hub routes for this spoke. */
-    readEndpoint?: string;
-    /** Download mode: the plugin's URL. */
-    pluginDownloadUrl?: string;
-    /** Where notifications go (Slack, a webhook). */
-    notificationHosts?: string[];
-}
-
 /**
  * The controller's own policy. Without `controllerDefaultDeny` it only adds allows
- * (`enableDefaultDeny: false`): a Cilium policy with egress rules otherwise switches the selected
- * pods to default-deny and would cut the controller off the API server. With it, it is the
- * complete list of what the controller may reach, next to the namespace's default-deny.
+ * (`enableDefaultDeny: false`): a policy with egress rules otherwise switches the pods to
+ * default-deny and would cut the controller off the API server. With it, it is the complete list of
+ * what the controller may reach: the API server, DNS, the plugin download, the gate, notifications
+ * and the canary pods; and who may scrape its metrics.
  */
-export function controllerNetworkPolicy(input: ControllerNetworkPolicyInput): CiliumNetworkPolicySpec {
-    const n = input.network;
-    const gate: EgressRule[] = input.role === "hub" ? [mimirEgress(input.mimir)] : hubReadEgress(input.readEndpoint ?? "", n);
-    const strict = n.controllerDefaultDeny;
-    const egress = strict
-        ? [
-              ...controllerBaseEgress(n, input.pluginDownloadUrl),
-              ...gate,
-              ...notificationEgress(input.notificationHosts ?? []),
-              ...canaryTargetEgress(n.canaryTargets),
-          ]
-        : [...gate, dnsEgress(n)];
+export function controllerNetworkPolicy(
+    cfg: { cluster: { role: "hub" | "spoke" }; mimir: MimirConfig; network: NetworkConfig; plugin: PluginConfig; notifications: NotificationsConfig },
+    metricsAddress: string,
+): CiliumNetworkPolicySpec {
+    const { role } = cfg.cluster;
+    const n = cfg.network;
+    const gate = gateEgress(role, cfg.mimir, metricsAddress, n);
+    const plugin = trafficRouterPlugin(cfg.plugin).location;
+    const hosts = notificationHosts(cfg.notifications);
     const spec: CiliumNetworkPolicySpec = {
         description:
-            input.role === "hub"
+            role === "hub"
                 ? "Argo Rollouts controller: metric gates query Mimir in-cluster (ADR-056 D5)"
                 : "Argo Rollouts controller: metric gates read this spoke's tenant through the hub's spoke route (ADR-056 W8c)",
         endpointSelector: { matchLabels: { ...CONTROLLER_POD_LABELS } },
-        egress,
+        egress: n.controllerDefaultDeny
+            ? [
+                  { toEntities: ["kube-apiserver"], toPorts: [tcp(443, 6443)] },
+                  dnsEgress(n),
+                  ...(plugin.startsWith("https://") ? [fqdns(pluginDownloadHosts(plugin), 443)] : []),
+                  ...gate,
+                  ...(hosts.length > 0 ? [fqdns(hosts, 443)] : []),
+                  ...n.canaryTargets.map((t) => ({ toEndpoints: [{ matchLabels: { [NAMESPACE_LABEL]: t.namespace } }], toPorts: [tcp(t.port)] })),
+              ]
+            : [...gate, dnsEgress(n)],
     };
-    if (strict) {
-        if (n.metricsScrapeNamespaces.length > 0) {
-            spec.ingress = [
-                {
-                    fromEndpoints: n.metricsScrapeNamespaces.map((ns) => ({ matchLabels: { [NAMESPACE_LABEL]: ns } })),
-                    toPorts: [tcp(CONTROLLER_METRICS_PORT)],
-                },
-            ];
-        }
-    } else {
+    if (!n.controllerDefaultDeny) {
         spec.enableDefaultDeny = { ingress: false, egress: false };
+    } else if (n.metricsScrapeNamespaces.length > 0) {
+        spec.ingress = [
+            { fromEndpoints: n.metricsScrapeNamespaces.map((ns) => ({ matchLabels: { [NAMESPACE_LABEL]: ns } })), toPorts: [tcp(CONTROLLER_METRICS_PORT)] },
+        ];
     }
     return spec;
 }
 
 /** Default-deny for every pod of the controller namespace (Cilium's empty-rule pattern). */
 export function namespaceDefaultDeny(): Record<string, unknown> {
-    return {
-        description: "Default deny: the controller namespace allows only what its policies list",
-        endpointSelector: {},
-        ingress: [{}],
-        egress: [{}],
-    };
+    return { description: "Default deny: the controller namespace allows only what its policies list", endpointSelector: {}, ingress: [{}], egress: [{}] };
 }
 
-/**
- * Hub: the matching ingress into the default-deny observability namespace, from the controller
- * pods only. Additive (`enableDefaultDeny: false`): it must not change how anything else reaches
- * the Mimir gateway.
- */
+/** Hub: the matching ingress into the default-deny observability namespace, from the controller pods only, additive. */
 export function mimirIngressNetworkPolicy(mimir: MimirConfig, controllerNamespace: string): CiliumNetworkPolicySpec {
     return {
         description: "Mimir gateway: Argo Rollouts metric gates from the controller pods (ADR-056 D5)",

@@ -2,25 +2,17 @@ import * as YAML from "yaml";
 import { NotificationsConfig } from "./config";
 
 /**
- * Rollout notifications. The chart ships no triggers or templates, so the addon declares them.
- * The controller fires a trigger by name when it records an event (RolloutAborted ->
- * on-rollout-aborted; argo-rollouts utils/record), so the triggers need no `when` condition. It
- * reads this ConfigMap and Secret, by these names, in its own namespace only.
+ * Rollout notifications: the chart ships no triggers or templates, so the addon declares them. The
+ * controller fires a trigger by name when it records an event (argo-rollouts utils/record), so they
+ * need no `when`; it reads this ConfigMap and Secret, by these names, in its own namespace only.
  */
 export const NOTIFICATION_CONFIGMAP = "argo-rollouts-notification-configmap";
 export const NOTIFICATION_SECRET = "argo-rollouts-notification-secret";
 /** The webhook service's name in the ConfigMap (`service.webhook.<name>`). */
-export const WEBHOOK_NAME = "platform";
+const WEBHOOK_NAME = "platform";
 
-export interface NotificationEvent {
-    trigger: string;
-    template: string;
-    /** What happened, for the message. */
-    says: string;
-}
-
-/** The events a platform engineer and an auditor need: aborts, failed gates, approvals, completion. */
-export const NOTIFICATION_EVENTS: readonly NotificationEvent[] = [
+/** The events a platform engineer and an auditor need (aborts, failed gates, approvals, completion), and what each says. */
+export const NOTIFICATION_EVENTS: readonly { trigger: string; template: string; says: string }[] = [
     { trigger: "on-rollout-aborted", template: "rollout-aborted", says: "was aborted; traffic is back on the stable version" },
     { trigger: "on-analysis-run-failed", template: "analysis-run-failed", says: "failed its analysis gate" },
     { trigger: "on-analysis-run-error", template: "analysis-run-error", says: "could not run its analysis (metrics unreachable?)" },
@@ -30,9 +22,7 @@ export const NOTIFICATION_EVENTS: readonly NotificationEvent[] = [
 ];
 
 /** The Secret key the service's token is stored under and referenced as `$<key>`. */
-export function tokenKey(service: "slack" | "webhook"): string {
-    return service === "slack" ? "slack-token" : "webhook-token";
-}
+export const tokenKey = (service: "slack" | "webhook"): string => `${service}-token`;
 
 const WHO = "{{.rollout.metadata.namespace}}/{{.rollout.metadata.name}}";
 
@@ -41,46 +31,34 @@ export function notificationConfigData(cfg: NotificationsConfig, cluster: string
     const data: Record<string, string> = {};
     for (const e of NOTIFICATION_EVENTS) {
         const message = `[${cluster}] Rollout ${WHO} ${e.says}.`;
-        const template: Record<string, unknown> = { message };
-        if (cfg.service === "webhook") {
-            const body = JSON.stringify({
-                cluster,
-                event: e.template,
-                namespace: "{{.rollout.metadata.namespace}}",
-                rollout: "{{.rollout.metadata.name}}",
-                message,
-            });
-            template.webhook = { [WEBHOOK_NAME]: { method: "POST", body } };
-        }
-        data[`template.${e.template}`] = YAML.stringify(template);
+        const [namespace, rollout] = WHO.split("/");
+        const body = JSON.stringify({ cluster, event: e.template, namespace, rollout, message });
+        data[`template.${e.template}`] = YAML.stringify({
+            message,
+            ...(cfg.service === "webhook" ? { webhook: { [WEBHOOK_NAME]: { method: "POST", body } } } : {}),
+        });
         data[`trigger.${e.trigger}`] = YAML.stringify([{ send: [e.template] }]);
     }
+    let recipient: string | undefined;
     if (cfg.service === "slack" && cfg.slackChannel) {
         data["service.slack"] = YAML.stringify({ token: `$${tokenKey("slack")}` });
-        data.subscriptions = YAML.stringify([
-            { recipients: [`slack:${cfg.slackChannel.replace(/^#/, "")}`], triggers: NOTIFICATION_EVENTS.map((e) => e.trigger) },
-        ]);
+        recipient = `slack:${cfg.slackChannel.replace(/^#/, "")}`;
     }
     if (cfg.service === "webhook" && cfg.webhookUrl) {
-        data[`service.webhook.${WEBHOOK_NAME}`] = YAML.stringify({
-            url: cfg.webhookUrl,
-            headers: [
-                { name: "Content-Type", value: "application/json" },
-                { name: "Authorization", value: `Bearer $${tokenKey("webhook")}` },
-            ],
-        });
-        data.subscriptions = YAML.stringify([{ recipients: [`webhook:${WEBHOOK_NAME}`], triggers: NOTIFICATION_EVENTS.map((e) => e.trigger) }]);
+        const headers = [
+            { name: "Content-Type", value: "application/json" },
+            { name: "Authorization", value: `Bearer $${tokenKey("webhook")}` },
+        ];
+        data[`service.webhook.${WEBHOOK_NAME}`] = YAML.stringify({ url: cfg.webhookUrl, headers });
+        recipient = `webhook:${WEBHOOK_NAME}`;
+    }
+    if (recipient) {
+        data.subscriptions = YAML.stringify([{ recipients: [recipient], triggers: NOTIFICATION_EVENTS.map((e) => e.trigger) }]);
     }
     return data;
 }
 
 /** Where the controller sends notifications, for a default-deny egress policy. */
 export function notificationHosts(cfg: NotificationsConfig): string[] {
-    if (cfg.service === "slack") {
-        return ["slack.com"];
-    }
-    if (cfg.service === "webhook" && cfg.webhookUrl) {
-        return [new URL(cfg.webhookUrl).hostname];
-    }
-    return [];
+    return cfg.service === "slack" ? ["slack.com"] : cfg.service === "webhook" && cfg.webhookUrl ? [new URL(cfg.webhookUrl).hostname] : [];
 }

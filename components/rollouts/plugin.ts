@@ -1,28 +1,21 @@
 import { createHash } from "crypto";
+import { GATEWAY_API_PLUGIN, restrictedContainerSecurityContext } from "../argoRollouts";
 import { PluginConfig } from "./config";
 
 /**
- * The Gateway API traffic-router plugin (ADR-056 D4): the L7 canary splits traffic by editing the
- * weights of the app's HTTPRoute backendRefs on the Cilium Gateway, without a mesh. How the
- * controller gets the plugin (a checked download or an image), and its entry in the plugin list.
+ * The Gateway API traffic-router plugin (ADR-056 D4): the L7 canary splits traffic by the weights of
+ * the app's HTTPRoute backendRefs on the Cilium Gateway, without a mesh. How the controller gets the
+ * plugin (a checked download, or an image), and its entry in the chart's plugin list.
  */
 
-/** The name the controller and every Rollout use for the plugin; it must be exactly this. */
-export const GATEWAY_API_PLUGIN = "argoproj-labs/gatewayAPI";
-
-/** Where the plugin image keeps its binary (upstream Dockerfile, alpine based, USER 999). */
-export const PLUGIN_IMAGE_BINARY = "/bin/rollouts-plugin-trafficrouter-gatewayapi";
 /** The upstream registry of the plugin image, used when no mirror is configured. */
 export const PLUGIN_UPSTREAM_REGISTRY = "ghcr.io";
-
 /**
- * Image mode: the init container copies the binary into this volume, the controller copies it
- * from there into its own plugin-bin folder at start. It must not be the chart's plugin-bin
- * volume: the controller truncates its destination before copying, so a source at the same path
- * would be emptied.
+ * Image mode: the init container copies the binary (the image is alpine based, USER 999) into a volume
+ * of its own, which the controller copies into its plugin-bin at start; not plugin-bin itself, since
+ * the controller truncates its destination before copying.
  */
-export const PLUGIN_SOURCE_VOLUME = "gatewayapi-plugin";
-export const PLUGIN_SOURCE_DIR = "/plugin-source";
+const PLUGIN_SOURCE_DIR = "/plugin-source";
 export const PLUGIN_SOURCE_FILE = `${PLUGIN_SOURCE_DIR}/gatewayapi-plugin`;
 
 /** One entry of the chart's `controller.trafficRouterPlugins` (rendered into argo-rollouts-config). */
@@ -33,67 +26,37 @@ export interface TrafficRouterPlugin {
 }
 
 /** The release asset URL of the plugin binary for one node architecture. */
-export function pluginDownloadUrl(baseUrl: string, version: string, arch: string): string {
-    return `${baseUrl}/${version}/gatewayapi-plugin-linux-${arch}`;
-}
+export const pluginDownloadUrl = (baseUrl: string, version: string, arch: string): string => `${baseUrl}/${version}/gatewayapi-plugin-linux-${arch}`;
 
-/** The pinned plugin image reference (by digest: tags are mutable). */
+/** The plugin image, pinned by digest (tags are mutable). */
 export function pluginImage(plugin: PluginConfig, registry: string | undefined): string | undefined {
-    if (plugin.delivery.mode !== "image") {
-        return undefined;
-    }
-    return `${registry ?? PLUGIN_UPSTREAM_REGISTRY}/${plugin.delivery.repository}@${plugin.delivery.digest}`;
+    const d = plugin.delivery;
+    return d.mode === "image" ? `${registry ?? PLUGIN_UPSTREAM_REGISTRY}/${d.repository}@${d.digest}` : undefined;
 }
 
 /**
- * The plugin list entry. A download carries the configured sha256, which the controller checks
- * for http(s) locations only; an image is pinned by digest instead, and its location is the
- * file the init container copied.
+ * The plugin list entry: a download carries the configured sha256, which the controller checks for
+ * http(s) locations only (argo-rollouts v1.9.0 utils/plugin/downloader.go); an image is pinned by
+ * digest, and its location is the file the init container copied.
  */
 export function trafficRouterPlugin(plugin: PluginConfig): TrafficRouterPlugin {
     const d = plugin.delivery;
-    if (d.mode === "download") {
-        return { name: GATEWAY_API_PLUGIN, location: pluginDownloadUrl(d.baseUrl, plugin.version, d.arch), sha256: d.sha256 };
-    }
-    return { name: GATEWAY_API_PLUGIN, location: `file://${PLUGIN_SOURCE_FILE}` };
+    return d.mode === "download"
+        ? { name: GATEWAY_API_PLUGIN, location: pluginDownloadUrl(d.baseUrl, plugin.version, d.arch), sha256: d.sha256 }
+        : { name: GATEWAY_API_PLUGIN, location: `file://${PLUGIN_SOURCE_FILE}` };
 }
 
-/**
- * A digest of the plugin list. The controller reads its plugins once at start, so the list's
- * digest goes on the pod template: any change to it rolls the controller pods.
- */
+/** The plugin list's digest: the controller reads its plugins once at start, so a change must roll its pods. */
 export function pluginListDigest(plugins: TrafficRouterPlugin[], image?: string): string {
     return createHash("sha256")
         .update(JSON.stringify({ plugins, image: image ?? null }))
         .digest("hex");
 }
 
-/** The restricted Pod Security profile of a container. */
-export interface RestrictedSecurityContext {
-    allowPrivilegeEscalation: false;
-    readOnlyRootFilesystem: true;
-    runAsNonRoot: true;
-    capabilities: { drop: string[] };
-    seccompProfile: { type: "RuntimeDefault" };
-}
-
-/** The restricted container security context every container of the addon runs with. */
-export function restrictedContainerSecurityContext(): RestrictedSecurityContext {
-    return {
-        allowPrivilegeEscalation: false,
-        readOnlyRootFilesystem: true,
-        runAsNonRoot: true,
-        capabilities: { drop: ["ALL"] },
-        seccompProfile: { type: "RuntimeDefault" },
-    };
-}
-
 /** Image mode only: the init container, the shared volume and the controller's mount of it. */
-export function pluginImageDelivery(
-    plugin: PluginConfig,
-    registry: string | undefined,
-): { initContainers: Record<string, unknown>[]; volumes: Record<string, unknown>[]; volumeMounts: Record<string, unknown>[] } | undefined {
+export function pluginImageDelivery(plugin: PluginConfig, registry: string | undefined) {
     const image = pluginImage(plugin, registry);
+    const volume = "gatewayapi-plugin";
     if (!image) {
         return undefined;
     }
@@ -103,14 +66,13 @@ export function pluginImageDelivery(
                 name: "copy-gatewayapi-plugin",
                 image,
                 imagePullPolicy: "IfNotPresent",
-                // The image is alpine based, so cp exists; no shell is needed.
-                command: ["cp", PLUGIN_IMAGE_BINARY, PLUGIN_SOURCE_FILE],
+                command: ["cp", "/bin/rollouts-plugin-trafficrouter-gatewayapi", PLUGIN_SOURCE_FILE],
                 securityContext: { ...restrictedContainerSecurityContext(), runAsUser: 999, runAsGroup: 999 },
                 resources: { requests: { cpu: "10m", memory: "16Mi" }, limits: { cpu: "100m", memory: "64Mi" } },
-                volumeMounts: [{ name: PLUGIN_SOURCE_VOLUME, mountPath: PLUGIN_SOURCE_DIR }],
+                volumeMounts: [{ name: volume, mountPath: PLUGIN_SOURCE_DIR }],
             },
         ],
-        volumes: [{ name: PLUGIN_SOURCE_VOLUME, emptyDir: { sizeLimit: "128Mi" } }],
-        volumeMounts: [{ name: PLUGIN_SOURCE_VOLUME, mountPath: PLUGIN_SOURCE_DIR, readOnly: true }],
+        volumes: [{ name: volume, emptyDir: { sizeLimit: "128Mi" } }],
+        volumeMounts: [{ name: volume, mountPath: PLUGIN_SOURCE_DIR, readOnly: true }],
     };
 }

@@ -1,11 +1,9 @@
 import { parser } from "@prometheus-io/lezer-promql";
 
-type SyntaxNode = ReturnType<typeof parser.parse>["topNode"];
-
 /**
- * PromQL as Prometheus' own grammar reads it (`@prometheus-io/lezer-promql`, the grammar the
- * Prometheus project publishes from prometheus/prometheus `web/ui/module/lezer-promql`), so a query
- * from a stack file is refused at plan time rather than by every measurement at run time.
+ * A stack file's PromQL as Prometheus' own grammar reads it (`@prometheus-io/lezer-promql`, published
+ * from prometheus/prometheus web/ui/module/lezer-promql), so a bad query is refused at plan time
+ * rather than by every measurement at run time.
  */
 
 /** Every error node of Prometheus' grammar in `query`, with its position (empty: it parses). */
@@ -21,34 +19,21 @@ export function promqlSyntaxErrors(query: string): string[] {
     return errors;
 }
 
-/**
- * A template's query with every `{{args.<name>}}` replaced by a value, as Argo Rollouts resolves
- * them before it sends the query (argo-rollouts v1.9.0 `utils/analysis/helpers.go` ResolveArgs and
- * `metricproviders/prometheus/prometheus.go` Run, which queries the resolved text).
- */
-export function withArgsResolved(query: string, value = "arg"): string {
-    return query.replace(/\{\{\s*args\.[A-Za-z0-9_-]+\s*\}\}/g, value);
-}
+/** A template's query with every `{{args.<name>}}` resolved, as Argo Rollouts sends it (v1.9.0 utils/analysis/helpers.go ResolveArgs). */
+export const withArgsResolved = (query: string, value = "arg"): string => query.replace(/\{\{\s*args\.[A-Za-z0-9_-]+\s*\}\}/g, value);
 
-/** What a PromQL expression evaluates to, in Prometheus' own words (promql/parser/value.go ValueType). */
+type SyntaxNode = ReturnType<typeof parser.parse>["topNode"];
 export type PromqlType = "scalar" | "instant vector" | "range vector" | "string";
 
-/** Functions whose result is a scalar (prometheus/prometheus promql/parser/functions.go: ReturnType ValueTypeScalar). */
-const SCALAR_FUNCTIONS = new Set(["Scalar", "Time", "Pi"]);
-
 /**
- * The type of a query that parses (promqlSyntaxErrors is empty), as Prometheus' type checker gives
- * it (prometheus/prometheus promql/parser/ast.go, `Type()` of each node): a matrix selector or a
- * subquery is a range vector; parentheses, `offset`, `@` and a unary sign keep their operand's
- * type; an aggregation is an instant vector; a binary operation is a scalar only between scalars;
- * a function call is what the function returns (a scalar for scalar(), time() and pi() alone).
+ * The type of a query that parses, by the rules of Prometheus' type checker (promql/parser/ast.go
+ * `Type()`): a matrix selector or subquery is a range vector; parentheses, `offset`, `@` and a sign
+ * keep their operand's; a binary operation is a scalar only between scalars; a call is what its
+ * function returns (a scalar for scalar(), time() and pi(), promql/parser/functions.go).
  */
 export function promqlResultType(query: string): PromqlType {
     const typeOf = (n: SyntaxNode | null): PromqlType => {
-        if (!n) {
-            return "instant vector";
-        }
-        switch (n.name) {
+        switch (n?.name) {
             case "StringLiteral":
                 return "string";
             case "NumberDurationLiteral":
@@ -63,14 +48,10 @@ export function promqlResultType(query: string): PromqlType {
                 return typeOf(n.firstChild);
             case "UnaryExpr":
                 return typeOf(n.lastChild);
-            case "BinaryExpr": {
-                const sides = [typeOf(n.firstChild), typeOf(n.lastChild)];
-                return sides.every((t) => t === "scalar") ? "scalar" : "instant vector";
-            }
-            case "FunctionCall": {
-                const name = n.getChild("FunctionIdentifier")?.firstChild?.name ?? "";
-                return SCALAR_FUNCTIONS.has(name) ? "scalar" : "instant vector";
-            }
+            case "BinaryExpr":
+                return typeOf(n.firstChild) === "scalar" && typeOf(n.lastChild) === "scalar" ? "scalar" : "instant vector";
+            case "FunctionCall":
+                return ["Scalar", "Time", "Pi"].includes(n.getChild("FunctionIdentifier")?.firstChild?.name ?? "") ? "scalar" : "instant vector";
             default:
                 return "instant vector";
         }

@@ -1,20 +1,13 @@
+import type { PolicyRule } from "../argoRollouts";
 import type { PluginConfig } from "./config/plugin";
-
-/** A Kubernetes RBAC policy rule. */
-export interface PolicyRule {
-    apiGroups: string[];
-    resources: string[];
-    verbs: string[];
-    resourceNames?: string[];
-}
 
 const READ = ["get", "list", "watch"];
 
 /**
- * The controller's cluster-wide rules: what Argo Rollouts needs for direct-template Rollouts with
- * the Prometheus provider, plus the Gateway API plugin. The chart's own ClusterRole is turned off
- * because its provider RBAC grants meshes the platform does not run (and, for gatewayAPI, write on
- * every ConfigMap, which the plugin has not needed since v0.13).
+ * The controller's cluster-wide rules (ADR-056 D4): what Argo Rollouts needs for direct-template
+ * Rollouts with the Prometheus provider, and the Gateway API plugin. The chart's ClusterRole stays off:
+ * its provider RBAC grants meshes the platform does not run, and write on every ConfigMap, which the
+ * plugin has not needed since v0.13. Each verb is a call of the controller (test/versions.test.ts).
  */
 export function controllerClusterRules(plugin: Pick<PluginConfig, "tcpRoutes" | "tlsRoutes">): PolicyRule[] {
     const routes = ["httproutes", "grpcroutes", ...(plugin.tcpRoutes ? ["tcproutes"] : []), ...(plugin.tlsRoutes ? ["tlsroutes"] : [])];
@@ -51,36 +44,10 @@ export function controllerClusterRules(plugin: Pick<PluginConfig, "tcpRoutes" | 
     ];
 }
 
-/**
- * Rules confined to the controller's own namespace: leader election, its config
- * (argo-rollouts-config) and the notification ConfigMap and Secret it watches there.
- */
+/** The controller's own namespace: leader election, its config and the notification ConfigMap and Secret. */
 export function controllerNamespaceRules(): PolicyRule[] {
     return [
         { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["create", "get", "update"] },
         { apiGroups: [""], resources: ["configmaps", "secrets"], verbs: READ },
     ];
-}
-
-/**
- * Every place a list of RBAC rules uses `*`, as rule index and field. It reads rules of unknown
- * shape, so the policy pack can run it on whatever the engine hands over.
- */
-export function wildcardFields(rules: unknown): { rule: number; field: string }[] {
-    const found: { rule: number; field: string }[] = [];
-    (Array.isArray(rules) ? rules : []).forEach((rule: unknown, i) => {
-        const r = (rule ?? {}) as Record<string, unknown>;
-        for (const field of ["apiGroups", "resources", "verbs", "resourceNames", "nonResourceURLs"]) {
-            const values = r[field];
-            if (Array.isArray(values) && values.some((v) => typeof v === "string" && v.includes("*"))) {
-                found.push({ rule: i, field });
-            }
-        }
-    });
-    return found;
-}
-
-/** Every place a rule uses `*`, as "rule N: field". */
-export function findWildcards(rules: PolicyRule[]): string[] {
-    return wildcardFields(rules).map((w) => `rule ${w.rule}: ${w.field}`);
 }

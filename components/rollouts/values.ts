@@ -1,28 +1,16 @@
+import { RELEASE_NAME, restrictedContainerSecurityContext } from "../argoRollouts";
 import type { MimirConfig } from "../gateway/config";
 import { ControllerConfig, PluginConfig } from "./config";
-import { TrafficRouterPlugin, pluginImage, pluginImageDelivery, pluginListDigest, restrictedContainerSecurityContext, trafficRouterPlugin } from "./plugin";
+import { pluginImage, pluginImageDelivery, pluginListDigest, trafficRouterPlugin } from "./plugin";
 import { controllerTrust } from "./trust";
 
-/** The release's fixed name: the ServiceAccount, Deployment and RBAC subjects all derive from it. */
-export const RELEASE_NAME = "argo-rollouts";
 /** Pod annotation carrying the plugin list digest (see `pluginListDigest`). */
 export const PLUGINS_DIGEST_ANNOTATION = "argo-rollouts-addon.platform/plugins-sha256";
 
-const MESH_PROVIDERS = [
-    "istio",
-    "smi",
-    "ambassador",
-    "awsLoadBalancerController",
-    "awsAppMesh",
-    "traefik",
-    "apisix",
-    "contour",
-    "glooPlatform",
-    "gatewayAPI",
-] as const;
+const MESH_PROVIDERS = "istio smi ambassador awsLoadBalancerController awsAppMesh traefik apisix contour glooPlatform gatewayAPI".split(" ");
 
 /**
- * The chart's values for the controller (chart 2.41.0 keys only; see chartKeys.ts). A spoke's
+ * The chart's values for the controller (chart 2.41.0 keys only: test/versions.test.ts). A spoke's
  * `mimir.readCaBundle` adds its volume, mount and `SSL_CERT_DIR` (trust.ts) beside the plugin
  * image's volume.
  */
@@ -34,7 +22,7 @@ export function controllerValues(cfg: {
 }): Record<string, unknown> {
     const c = cfg.controller;
     const registry = cfg.imageRegistry;
-    const plugins: TrafficRouterPlugin[] = [trafficRouterPlugin(cfg.plugin)];
+    const plugins = [trafficRouterPlugin(cfg.plugin)];
     const imageDelivery = pluginImageDelivery(cfg.plugin, registry);
     const trust = controllerTrust(cfg.mimir?.readCaBundle);
     const volumes = [...(imageDelivery?.volumes ?? []), ...(trust?.volumes ?? [])];
@@ -42,22 +30,18 @@ export function controllerValues(cfg: {
     const podSecurityContext = { runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } };
 
     return {
-        // CRDs are their own protected step (crds.ts), never part of the chart's lifecycle.
+        // CRDs are their own protected step (stage.ts), never part of the chart's lifecycle.
         installCRDs: false,
         keepCRDs: true,
         clusterInstall: true,
-        // Separation of duties (ADR-040/049): aggregate roles would let any namespace editor
-        // patch rollouts/status, i.e. promote.
+        // Separation of duties (ADR-040/049): aggregate roles would let any namespace editor promote (tenants.ts).
         createClusterAggregateRoles: false,
         fullnameOverride: RELEASE_NAME,
         serviceAccount: { create: true, name: RELEASE_NAME },
         podSecurityContext,
         containerSecurityContext: restrictedContainerSecurityContext(),
         // Least privilege: no blanket provider RBAC; the addon declares the controller's roles.
-        providerRBAC: {
-            enabled: false,
-            providers: Object.fromEntries(MESH_PROVIDERS.map((p) => [p, false])),
-        },
+        providerRBAC: { enabled: false, providers: Object.fromEntries(MESH_PROVIDERS.map((p) => [p, false])) },
         controller: {
             replicas: c.replicas,
             image: { registry: registry ?? "quay.io", repository: "argoproj/argo-rollouts", tag: c.appVersion },
@@ -65,8 +49,7 @@ export function controllerValues(cfg: {
             resources: { requests: { ...c.requests }, limits: { ...c.limits } },
             logging: { level: c.logLevel, format: "json" },
             metrics: { enabled: true, serviceMonitor: { enabled: c.serviceMonitor } },
-            // An integer budget: with neither bound the chart renders minAvailable: 0, and 0 here is
-            // falsy in the chart's template and renders the same (chart <= 2.43.4).
+            // An integer budget: with neither bound, or 0 (falsy to the template), the chart renders minAvailable: 0.
             pdb: { enabled: true, maxUnavailable: c.pdbMaxUnavailable },
             topologySpreadConstraints: [{ maxSkew: 1, topologyKey: "topology.kubernetes.io/zone", whenUnsatisfiable: "ScheduleAnyway" }],
             trafficRouterPlugins: plugins,
@@ -76,13 +59,11 @@ export function controllerValues(cfg: {
             ...(volumes.length > 0 ? { volumes, volumeMounts } : {}),
             ...(trust ? { extraEnv: trust.extraEnv } : {}),
         },
-        // The addon declares the notification ConfigMap and Secret itself (notifications.ts), so the
-        // token is a Pulumi secret and the templates are visible in the plan.
+        // The stage declares the notification ConfigMap and Secret: the token stays a Pulumi secret, the templates show in the plan.
         notifications: { configmap: { create: false }, secret: { create: false } },
         dashboard: {
             enabled: c.dashboard,
-            // Without readonly the dashboard promotes with its own ServiceAccount, bypassing the
-            // approver role.
+            // Without readonly the dashboard promotes with its own ServiceAccount, bypassing the approver role.
             readonly: true,
             image: { registry: registry ?? "quay.io", repository: "argoproj/kubectl-argo-rollouts", tag: c.appVersion },
             podSecurityContext,

@@ -1,134 +1,113 @@
-import { CHART_VALUE_KEYS } from "./chartKeys";
-
 /**
- * The Argo Rollouts releases the program installs, one entry per chart version (ADR-056 D7: the
- * controller and its CRDs are one pinned release). A cluster built mid-2026 runs the 1.8 line,
- * the current chart ships 1.9, so both are a choice, and adding a release is one entry here plus
- * its checks (test/versions.test.ts: its values keys against that chart's values file, the
- * controller's RBAC against that release's ClusterRole, the upgrade runbook against this table).
+ * The Argo Rollouts releases the program installs, one per chart version (ADR-056 D7: the controller
+ * and its CRDs are one pinned release), and the decision a move between them needs. Adding a release
+ * is one entry here plus its checks in test/versions.test.ts; docs/operations/upgrade.md is the runbook.
  */
 export interface ControllerRelease {
     /** The argo-rollouts chart version (argoproj/argo-helm charts/argo-rollouts). */
     chartVersion: string;
     /** The chart's appVersion: the controller image tag and the tag the CRDs are read at. */
     appVersion: string;
-    /** The controller's minor line, as the stack's acknowledgement names it. */
+    /** The controller's minor line, as `controller.acknowledgeNewRevisions` names it. */
     line: string;
     /**
-     * How the controller computes a Rollout's pod-template hash. Argo Rollouts hashes the JSON of
-     * the pod template with FNV-32a (utils/hash/hash.go, unchanged from v1.8.4 to v1.9.0), so the
-     * hash follows the Kubernetes modules the release builds with. From k8s.io/apimachinery v0.34
-     * `ObjectMeta.CreationTimestamp` is tagged `omitzero` (pkg/apis/meta/v1/types.go), so the
-     * template's `"creationTimestamp":null`, in every template's JSON under v0.29, is gone: no
-     * template hashes alike. After a move between two schemes the controller finds no ReplicaSet
-     * by the new hash and falls back to comparing templates (utils/replicaset/replicaset.go at
-     * v1.9.0, FindNewReplicaSet, PodTemplateEqualIgnoreHash: its own defaults, then semantic
-     * equality): a Rollout whose ReplicaSet template differs from its own (an admission webhook
-     * mutated the ReplicaSet, as Kyverno's autogen rules of pod policies do, or the API server
-     * defaults what the controller's libraries do not) gets a new revision (argoproj/argo-rollouts
-     * #4696); one whose ReplicaSet is its template keeps it (seen in e2e upgrade-controller).
+     * How the controller hashes a pod template: FNV-32a of its JSON (utils/hash/hash.go), which
+     * follows the k8s.io/apimachinery the release builds with (v0.34 omits `creationTimestamp`), so
+     * after a move between schemes a Rollout whose ReplicaSet template an admission webhook mutated
+     * gets a new revision (argoproj/argo-rollouts #4696).
      */
     hashScheme: string;
-    /** Values keys of this chart that 2.41.0's list has and it lacks (the keys list is 2.41.0's). */
-    missingValueKeys: readonly string[];
-    /**
-     * What the release's controller calls, by `group/resource`, beyond the informers' list and
-     * watch: every kubeclientset/argoprojclientset call outside tests, read at the release's tag.
-     * The controller's ClusterRole (rbac.ts) must grant each (test/versions.test.ts).
-     */
-    calls: Readonly<Record<string, readonly string[]>>;
-    /** Where each fact of the entry was read. */
-    source: string;
 }
 
-/** Calls both lines make alike (argo-rollouts v1.8.4 and v1.9.0: rollout/, experiments/, analysis/, controller/). */
-const COMMON_CALLS = {
-    // rollout/restart.go evicts (never deletes) pods.
-    "/pods/eviction": ["create"],
-    "apps/replicasets": ["create", "delete", "get", "list", "patch", "update", "watch"],
-    "/services": ["create", "delete", "get", "list", "patch", "watch"],
-    "argoproj.io/rollouts/status": ["get", "list", "patch", "update", "watch"],
-    // rollout/scale_utils.go updates a Deployment only for workloadRef scale-down, never used here.
-    "apps/deployments": ["get", "list", "watch"],
-} as const;
-
+/** Read at each tag: argo-helm Chart.yaml's appVersion, argo-rollouts go.mod's apimachinery. */
 export const CONTROLLER_RELEASES: readonly ControllerRelease[] = [
-    {
-        chartVersion: "2.40.7",
-        appVersion: "v1.8.4",
-        line: "1.8",
-        // argoproj/argo-rollouts go.mod at v1.8.4: k8s.io/api and apimachinery v0.29.3.
-        hashScheme: "fnv32a of the template's JSON, apimachinery v0.29 (creationTimestamp: null)",
-        // git diff argo-rollouts-2.40.7 argo-rollouts-2.41.0 -- charts/argo-rollouts/values.yaml
-        // (argoproj/argo-helm): 2.41.0 added these, 2.40.7 has none of them. The program sets none.
-        // rollout/ephemeralmetadata.go at v1.8.4 lists and updates pods; it re-reads none by name.
-        calls: { ...COMMON_CALLS, "/pods": ["list", "update", "watch"] },
-        missingValueKeys: [
-            "controller.awsVerifyTargetGroup",
-            "controller.awsTargetGroupBindingAPIVersion",
-            "controller.albTagKeyResourceID",
-            "controller.selfServiceNotification",
-            "controller.pprofAddress",
-            "dashboard.rootPath",
-            "dashboard.httproute.annotations",
-            "dashboard.httproute.enabled",
-            "dashboard.httproute.hostnames",
-            "dashboard.httproute.labels",
-            "dashboard.httproute.parentRefs",
-            "dashboard.httproute.rules",
-        ],
-        source: "argoproj/argo-helm charts/argo-rollouts at argo-rollouts-2.40.7 (Chart.yaml appVersion v1.8.4, values.yaml); argoproj/argo-rollouts go.mod and manifests/role at v1.8.4",
-    },
-    {
-        chartVersion: "2.41.0",
-        appVersion: "v1.9.0",
-        line: "1.9",
-        // argoproj/argo-rollouts go.mod at v1.9.0: k8s.io/api and apimachinery v0.34.1.
-        hashScheme: "fnv32a of the template's JSON, apimachinery v0.34 (creationTimestamp omitted)",
-        // rollout/ephemeralmetadata.go at v1.9.0 re-reads a pod by name after an update conflict
-        // (updatePodMetadataWithRetry). manifests/role/argo-rollouts-clusterrole.yaml differs from
-        // v1.8.4's only in the eks.amazonaws.com group of targetgroupbindings (AWS, never granted here).
-        calls: { ...COMMON_CALLS, "/pods": ["get", "list", "update", "watch"] },
-        missingValueKeys: [],
-        source: "argoproj/argo-helm charts/argo-rollouts at argo-rollouts-2.41.0 (Chart.yaml appVersion v1.9.0, values.yaml); argoproj/argo-rollouts go.mod and manifests/role at v1.9.0",
-    },
+    { chartVersion: "2.40.7", appVersion: "v1.8.4", line: "1.8", hashScheme: "fnv32a of the template's JSON, apimachinery v0.29 (creationTimestamp: null)" },
+    { chartVersion: "2.41.0", appVersion: "v1.9.0", line: "1.9", hashScheme: "fnv32a of the template's JSON, apimachinery v0.34 (creationTimestamp omitted)" },
 ];
 
-/** The release of a chart version, or undefined for a chart the table does not know. */
-export function releaseOfChart(chartVersion: string): ControllerRelease | undefined {
-    return CONTROLLER_RELEASES.find((r) => r.chartVersion === chartVersion);
-}
-
-/** The `X.Y` line of a tag such as v1.8.4; undefined when it is not a version. */
-export function lineOf(tag: string): string | undefined {
-    const m = /^v?(\d+)\.(\d+)\.\d+/.exec(tag);
-    return m ? `${m[1]}.${m[2]}` : undefined;
-}
-
-/** The table's release of the line a running controller's tag belongs to (the newest of that line). */
+/** The table's newest release of the line a running controller's tag belongs to. */
 export function releaseOfLine(tag: string): ControllerRelease | undefined {
-    const line = lineOf(tag);
-    return [...CONTROLLER_RELEASES].reverse().find((r) => r.line === line);
+    const m = /^v?(\d+)\.(\d+)\.\d+/.exec(tag);
+    return m ? [...CONTROLLER_RELEASES].reverse().find((r) => r.line === `${m[1]}.${m[2]}`) : undefined;
 }
 
-/** The values keys of one chart version (2.41.0's list less what that chart lacks). */
-export function chartValueKeys(release: ControllerRelease): Readonly<Record<string, "value" | "any">> {
-    const keys: Record<string, "value" | "any"> = { ...CHART_VALUE_KEYS };
-    for (const k of release.missingValueKeys) {
-        delete keys[k];
+/** Whether a move between two tags changes the hash; undefined when the table knows either line not. */
+export function crossesHashBoundary(running: string, configured: string): boolean | undefined {
+    const [from, to] = [releaseOfLine(running), releaseOfLine(configured)];
+    return from && to ? from.hashScheme !== to.hashScheme : undefined;
+}
+
+/** The fields of a live Rollout the decision reads (argo-rollouts v1.9.0 pkg/apis/rollouts/v1alpha1/types.go). */
+export interface RolloutState {
+    metadata?: { name?: string; namespace?: string };
+    spec?: { paused?: boolean };
+    status?: { phase?: string; abort?: boolean; pauseConditions?: unknown[]; controllerPause?: boolean; message?: string };
+}
+
+/** Why a Rollout is not settled, or undefined when it is Healthy and nothing holds it. */
+export function unsettled(r: RolloutState): string | undefined {
+    const s = r.status;
+    if (!s?.phase) {
+        return "no status: no controller has reconciled it yet";
     }
-    return keys;
+    if (r.spec?.paused) {
+        return "paused (spec.paused)";
+    }
+    if ((s.pauseConditions ?? []).length > 0 || s.controllerPause) {
+        return "paused mid-rollout (a pause step or an inconclusive analysis waits for a promote)";
+    }
+    if (s.abort) {
+        return "aborted (its new version was rolled back; a new revision would start over)";
+    }
+    return s.phase === "Healthy" ? undefined : `${s.phase}${s.message ? ` (${s.message})` : ""}`;
 }
 
 /**
- * Whether a controller moving from the running tag to the configured one changes how pod-template
- * hashes are computed; undefined when either tag belongs to no line of the table (nothing is known).
+ * A controller move across the hash boundary: refused while any Rollout is paused or progressing (a
+ * new revision would start over a rollout in flight), otherwise only with the new line acknowledged,
+ * and the preview says how many Rollouts, where, may get a new revision. Which ones cannot be told
+ * from here, so every Rollout counts.
  */
-export function crossesHashBoundary(running: string, configured: string): boolean | undefined {
-    const from = releaseOfLine(running);
-    const to = releaseOfLine(configured);
-    if (!from || !to) {
-        return undefined;
+export function hashBoundaryDecision(args: {
+    stack: string;
+    running: string | undefined;
+    configured: string;
+    acknowledged: string | undefined;
+    rollouts: readonly RolloutState[];
+}): { refusal?: string; notice?: string } {
+    const { stack, running, configured, acknowledged, rollouts } = args;
+    if (!running || !crossesHashBoundary(running, configured)) {
+        return {};
     }
-    return from.hashScheme !== to.hashScheme;
+    const line = releaseOfLine(configured)!.line;
+    const counts = new Map<string, number>();
+    for (const r of rollouts) {
+        counts.set(r.metadata?.namespace ?? "", (counts.get(r.metadata?.namespace ?? "") ?? 0) + 1);
+    }
+    const perNamespace = [...counts.entries()].sort(([a], [b]) => a.localeCompare(b));
+    const where = perNamespace.map(([ns, n]) => `${ns} (${n})`).join(", ") || "none";
+    const what = `Argo Rollouts ${running} -> ${configured} changes how pod-template hashes are computed (argoproj/argo-rollouts #4696): a Rollout whose ReplicaSet template differs from its own (admission mutations) gets a new revision and its pods are replaced: up to ${rollouts.length} Rollout(s) in ${perNamespace.length} namespace(s): ${where}`;
+    const held = rollouts.flatMap((r) => (unsettled(r) ? [`  Rollout ${r.metadata?.namespace}/${r.metadata?.name}: ${unsettled(r)}`] : []));
+    if (held.length > 0) {
+        return {
+            refusal: `stack "${stack}": ${what}. Refused while a Rollout is paused or progressing: a new revision would start over the rollout in flight:\n${held.join("\n")}\nPromote or abort each of them first, then run again (docs/operations/upgrade.md).`,
+        };
+    }
+    if (acknowledged !== line) {
+        return {
+            refusal:
+                `stack "${stack}": ${what}. argo-rollouts-addon:controller.acknowledgeNewRevisions = ${acknowledged === undefined ? "(unset)" : `"${acknowledged}"`}: ` +
+                `set it to "${line}" for this upgrade, after following docs/operations/upgrade.md, or keep controller.chartVersion at a chart of the ${releaseOfLine(running)?.line ?? running} line`,
+        };
+    }
+    return { notice: `stack "${stack}": ${what} (acknowledged by controller.acknowledgeNewRevisions = "${line}")` };
+}
+
+/**
+ * The release a run installs instead of the configured one: a stack file that names no release keeps
+ * the table's release of the line the cluster runs, so no run moves a controller by itself.
+ */
+export function adoptedRelease(args: { releaseFromStackFile: boolean; configuredChart: string; running: string | undefined }): ControllerRelease | undefined {
+    const kept = args.releaseFromStackFile || !args.running ? undefined : releaseOfLine(args.running);
+    return kept && kept.chartVersion !== args.configuredChart ? kept : undefined;
 }

@@ -1,40 +1,22 @@
-import { defaultsOf, field, readSection } from "../config/declare";
-import { ConfigReader, DNS_LABEL, HOSTNAME, PLATFORM_NAMESPACES, IMAGE_BY_DIGEST_RULE } from "../config/reader";
+import { field, readSection, type Values } from "../config/declare";
+import { IMAGE_BY_DIGEST_RULE } from "../config/reader";
+import { PLATFORM_NAMESPACES } from "../config/reader";
+import { ConfigReader, DNS_LABEL, HOSTNAME } from "../config/reader";
 
-/**
- * The smoke canary's configuration section, `smokeTest` (ADR-056 Phase 3: a per-cluster canary
- * that proves the whole path, gate and abort included): its types, its defaults and its reader.
- */
-
-/** The ADR-056 delivery shapes the smoke app can run (both are proven end to end). */
-export type SmokeStrategy = "canary" | "blueGreen";
-export const SMOKE_STRATEGIES: readonly SmokeStrategy[] = ["canary", "blueGreen"];
-
-export interface SmokeTestConfig {
-    enabled: boolean;
-    /** Which prod / standard shape the smoke app is delivered with. */
-    strategy: SmokeStrategy;
-    namespace: string;
-    /** Hostname of the smoke app on the shared Gateway. */
+/** The smoke canary's section, `smokeTest` (ADR-056 Phase 3: a per-cluster canary that proves the whole path, gate and abort included). */
+export type SmokeStrategy = SmokeTestConfig["strategy"];
+export type SmokeTestConfig = Omit<Values<typeof SMOKE_TEST_FIELDS>, "hostname" | "image" | "loadImage"> & {
     hostname: string;
-    /** Changing it starts a fresh canary. */
-    trigger: string;
-    /** Make the smoke version fail its gate, to prove the abort path. */
-    failGate: boolean;
-    /** The demo app image (from the mirror, pinned by digest). */
     image: string;
-    /** The load generator image (from the mirror, pinned by digest); needs sh and wget. */
     loadImage: string;
-    replicas: number;
-}
+};
 
-const DIGEST = IMAGE_BY_DIGEST_RULE;
 const enabled = (s: { enabled?: unknown }) => s.enabled === true;
 
 /** The `smokeTest` section: every key, once. */
 export const SMOKE_TEST_FIELDS = {
     enabled: field.boolean({ default: false, doc: "deploy the smoke canary" }),
-    strategy: field.oneOf(SMOKE_STRATEGIES, {
+    strategy: field.oneOf(["canary", "blueGreen"], {
         default: "canary",
         describe: "",
         doc: "canary or blueGreen: the prod / standard shape the smoke app is delivered with",
@@ -59,13 +41,13 @@ export const SMOKE_TEST_FIELDS = {
     }),
     failGate: field.boolean({ default: false, doc: "make the smoke version fail its gate (proves the abort path)" }),
     image: field.string({
-        rule: DIGEST,
+        rule: IMAGE_BY_DIGEST_RULE,
         required: enabled,
         defaultDoc: "required when enabled",
         doc: "demo app image pinned by digest (argoproj/rollouts-demo from the mirror; under imageRegistry when that is set)",
     }),
     loadImage: field.string({
-        rule: DIGEST,
+        rule: IMAGE_BY_DIGEST_RULE,
         required: enabled,
         defaultDoc: "required when enabled",
         doc: "image with sh and curl, pinned by digest (e.g. curlimages/curl from the mirror; under imageRegistry when that is set)",
@@ -73,37 +55,14 @@ export const SMOKE_TEST_FIELDS = {
     replicas: field.integer({ min: 2, max: 10, default: 2, doc: "smoke app replicas" }),
 } as const;
 
-/** Every default of the section, in one object. */
-export const SMOKE_TEST_DEFAULTS = defaultsOf<{
-    enabled: boolean;
-    strategy: SmokeStrategy;
-    namespace: string;
-    trigger: string;
-    failGate: boolean;
-    replicas: number;
-}>(SMOKE_TEST_FIELDS);
-
 export function readSmokeTest(r: ConfigReader, value: unknown): SmokeTestConfig | undefined {
     const s = readSection(r, "smokeTest", SMOKE_TEST_FIELDS, value);
-    if (!s) {
-        return undefined;
-    }
-    if (PLATFORM_NAMESPACES.includes(s.namespace)) {
+    if (s && PLATFORM_NAMESPACES.includes(s.namespace)) {
         r.problem(
             "smokeTest.namespace",
             s.namespace,
             `must not be one of Kubernetes' own namespaces (${PLATFORM_NAMESPACES.join(", ")}): the stage declares and labels its namespace, and the platform refuses workloads there`,
         );
     }
-    return {
-        enabled: s.enabled,
-        strategy: s.strategy,
-        namespace: s.namespace,
-        hostname: s.hostname ?? "",
-        trigger: s.trigger,
-        failGate: s.failGate,
-        image: s.image ?? "",
-        loadImage: s.loadImage ?? "",
-        replicas: s.replicas,
-    };
+    return s && { ...s, hostname: s.hostname ?? "", image: s.image ?? "", loadImage: s.loadImage ?? "" };
 }

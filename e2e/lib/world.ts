@@ -15,9 +15,9 @@ import { e2eRelease } from "./releases";
 import { run, runAsync, runOk } from "./procs";
 import { PulumiEnv, pulumiEnv } from "./pulumi";
 import { ConfigMap, localConfig, writeStackFile } from "./stacks";
-import { ROLLOUTS_CRD_FILES } from "../../components/rollouts/crds";
 import { CONTROLLER_DEFAULTS } from "../../components/rollouts/config";
 import { CONTROLLER_RELEASES, ControllerRelease } from "../../components/rollouts/versions";
+import { ROLLOUTS_CRD_FILES } from "../../components/argoRollouts";
 
 export const STAND_IN_CHART = path.resolve(__dirname, "..", "chart", "argo-rollouts");
 

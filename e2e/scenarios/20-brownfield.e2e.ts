@@ -19,8 +19,6 @@
  */
 import assert from "assert";
 import * as path from "path";
-import { ROLLOUTS_CRDS } from "../../components/rollouts/crds";
-import { SUCCESS_RATE } from "../../components/rollouts/analysis";
 import type { AdoptReport } from "../../tools/adopt/check";
 import { Argument, templateReferences, unresolvedArgs } from "../../tools/adopt/inventory";
 import { Cluster } from "../lib/cluster";
@@ -30,6 +28,7 @@ import { PulumiEnv, failure } from "../lib/pulumi";
 import { StackTarget, World, npmRunAsync } from "../lib/world";
 import { addonConfig, waitEstablished } from "../lib/platform";
 import { readmeRunbook } from "../lib/readme";
+import { ROLLOUTS_CRDS, SUCCESS_RATE } from "../../components/argoRollouts";
 
 const CRD_NAMES = ROLLOUTS_CRDS.map((c) => c.name);
 /** Every kind the hub stack declares, to prove a refused up created or changed none of them. */

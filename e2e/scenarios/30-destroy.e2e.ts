@@ -4,10 +4,10 @@
  * tenant's Rollout stays.
  */
 import assert from "assert";
-import { ROLLOUTS_CRDS } from "../../components/rollouts/crds";
 import { world } from "../lib/context";
 import { failure } from "../lib/pulumi";
 import { readmeDestroy } from "../lib/readme";
+import { ROLLOUTS_CRDS } from "../../components/argoRollouts";
 
 describe("destroy", function () {
     it("destroy-keeps-crds", async function () {

@@ -1,12 +1,12 @@
 import * as assert from "assert";
 import * as YAML from "yaml";
-import { controllerClusterRules, controllerNamespaceRules } from "../../components/rollouts";
 import { ROLLOUT_PATH_CALLS, ruleAllows, verifyRules } from "../../tools/verify/access";
 import type { ResourceQuestion } from "../../tools/verify/cluster";
 import { verifyMain } from "../../tools/verify";
 import { fixture, healthyCluster, fixtureConfig, verifyConfig } from "./world";
 
 import { useFakeCluster } from "./run";
+import { controllerClusterRules, controllerNamespaceRules } from "../../components/rollouts/rbac";
 
 /**
  * The RBAC question a request verify sent asks: `GET /api|/apis/.../<resource>[/<name>[/<sub>]]`

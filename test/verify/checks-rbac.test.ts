@@ -1,11 +1,12 @@
 import { TENANT_VIEW_ROLE, tenantOperatorBinding } from "../../components/rollouts/tenants";
 import type { KubeObject } from "../../tools/verify/cluster";
 import * as assert from "assert";
-import { PolicyRule, controllerClusterRules } from "../../components/rollouts";
 import { KYVERNO_AGGREGATE_LABELS, KYVERNO_ROLES, kyvernoRoleName } from "../../components/policy";
 import { fixture, healthyCluster, kyvernoAccount, replace, verifyConfig } from "./world";
 
 import { expectFail, expectPass, found, status, useFakeCluster } from "./run";
+import { PolicyRule } from "../../components/argoRollouts";
+import { controllerClusterRules } from "../../components/rollouts/rbac";
 
 describe("verify: RBAC (SubjectAccessReview)", () => {
     const { verify, server } = useFakeCluster();

@@ -20,7 +20,7 @@ import {
 } from "../../components/argocd";
 import { AddonConfig, parseAddonConfig } from "../../stacks/config";
 import { approvalRoles } from "../../components/delivery/approval";
-import { DeliveryPlan, deliveryPlan } from "../../components/delivery/strategy";
+import { DeliveryPlan, deliveryPlan } from "../../components/delivery";
 import { spokeRoutes } from "../../components/gateway/spokeRoutes";
 import { inClusterMimirAddress } from "../../components/mimir";
 import {
@@ -32,17 +32,6 @@ import {
     pdbGenerationRules,
     policyContext,
 } from "../../components/policy";
-import {
-    clusterAnalysisTemplateSpec,
-    controllerClusterRules,
-    controllerNamespaceRules,
-    controllerValues,
-    errorBudgetTemplates,
-    pluginImage,
-    PolicyRule,
-    ROLLOUTS_CRDS,
-    sharedTemplates,
-} from "../../components/rollouts";
 import { READ_CA_CONFIGMAP, controllerTrust } from "../../components/rollouts/trust";
 import { SMOKE_APP, smokeApp, smokePodTemplate, smokeStrategyOptions } from "../../components/smoke";
 import { gateRunTypes } from "../../tools/verify/checks/smoke";
@@ -52,6 +41,11 @@ import { CONTROLLER_CONTAINER, expectedControllerImage } from "../../tools/verif
 import { configFromStackFile, readStackFile } from "../../tools/stackFile";
 import { FIXTURE_STACKS, hubConfig, merged } from "../harness";
 import type { FakeWorld, ReviewSpec } from "./fakeApiServer";
+import { PolicyRule, ROLLOUTS_CRDS } from "../../components/argoRollouts";
+import { clusterAnalysisTemplateSpec, errorBudgetTemplates, sharedTemplates } from "../../components/rollouts/analysis";
+import { controllerClusterRules, controllerNamespaceRules } from "../../components/rollouts/rbac";
+import { controllerValues } from "../../components/rollouts/values";
+import { pluginImage } from "../../components/rollouts/plugin";
 
 export const NOW = new Date("2026-06-27T13:10:00Z");
 export const SMOKE_REVISION = "9f2c4e1a";

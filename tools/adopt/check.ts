@@ -5,14 +5,11 @@
  * live object about to be rewritten is shown.
  */
 import type { AddonConfig } from "../../stacks/config";
-import { TEMPLATE_NAME_PREFIX } from "../../components/rollouts/analysis";
 import { CONTROLLER_SELECTOR, chartObjectApiVersion, chartObjectFields, chartObjects, renderedConfigKeys } from "../../components/rollouts/chartObjects";
 import { oldInstallProblems } from "../../components/cluster/oldInstall";
-import { rolloutsCrdUrls } from "../../components/rollouts/crds";
 import { HELM_OWNERSHIP_ANNOTATIONS, RELEASE_SELECTOR } from "../../components/cluster/adoption";
-import { ROLLOUTS_CRDS } from "../../components/rollouts/crds";
 import { NOTIFICATION_CONFIGMAP } from "../../components/rollouts/notifications";
-import { RELEASE_NAME, controllerValues } from "../../components/rollouts/values";
+import { controllerValues } from "../../components/rollouts/values";
 import { protectedFromDeletion } from "../verify/checks/controller";
 import type { KubeObject, ReadOnlyCluster } from "../verify/cluster";
 import {
@@ -28,6 +25,7 @@ import {
     templateReferences,
     unresolvedArgs,
 } from "./inventory";
+import { TEMPLATE_NAME_PREFIX, rolloutsCrdUrls, ROLLOUTS_CRDS, RELEASE_NAME } from "../../components/argoRollouts";
 
 /** One object the stack declares, as the cluster has it now. */
 export interface DeclaredObject {

@@ -5,9 +5,9 @@
  */
 import type { AddonConfig } from "../../stacks/config";
 import { MIMIR_DEFAULTS } from "../../components/gateway/config";
-import type { PolicyRule } from "../../components/rollouts/rbac";
 import { READ_CA_CONFIGMAP } from "../../components/rollouts/trust";
 import type { ResourceQuestion, Subject } from "./cluster";
+import type { PolicyRule } from "../../components/argoRollouts";
 
 /** One API call the controller makes, with where the call is in the controller's source. */
 export interface ControllerCall extends Omit<ResourceQuestion, "namespace" | "name"> {

@@ -18,8 +18,9 @@
  * A folded probe no longer equals any excluded route, so the gates count it again: the probes can
  * fill `analysis.minRequests` for a version nobody calls and dilute its errors and its p99.
  */
-import { BEYLA_REQUESTS, BEYLA_ROUTE_LABEL, LATENCY_P99, LATENCY_P99_FINITE, SUCCESS_RATE, SUCCESS_RATE_FINITE } from "../../components/rollouts/analysis";
+import { BEYLA_REQUESTS, BEYLA_ROUTE_LABEL } from "../../components/rollouts/analysis";
 import type { KubeObject } from "./cluster";
+import { LATENCY_P99, LATENCY_P99_FINITE, SUCCESS_RATE, SUCCESS_RATE_FINITE } from "../../components/argoRollouts";
 
 /** The templates that count the new version's requests (and so its probes); the error-budget ones do not. */
 export const REQUEST_GATES: readonly string[] = [SUCCESS_RATE, SUCCESS_RATE_FINITE, LATENCY_P99, LATENCY_P99_FINITE];

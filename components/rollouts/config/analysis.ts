@@ -5,15 +5,13 @@ import { DURATION_RULE as DUR, INT32_MAX, durationSeconds } from "./patterns";
 /** The `analysis` section (ADR-056 D5): the shared metric gates' thresholds and timing; the reader refuses the gates' timing traps. */
 
 /**
- * The routes of the kubelet's probes by the usual conventions (Kubernetes' own /livez and /readyz,
- * /healthz, and Spring Boot's actuator health groups). Beyla counts probe requests like any other
- * (grafana/beyla v3.33.0 ships no ignored routes: pkg/beyla/config.go sets only
- * `routes.unmatched`), so without this exclusion a quiet version's probes would fill the
- * `minRequests` floor and dilute its error ratio. Beyla's default route heuristic keeps each of these
- * paths as its own `http_route` (go.opentelemetry.io/obi pkg/internal/transform/route/clusterurl,
- * vendored by grafana/beyla v3.33.0: none of their segments reads as gibberish to its model).
+ * The kubelet's probe routes by the usual conventions (Kubernetes' /livez and /readyz, /healthz,
+ * Spring Boot's actuator health groups). Beyla counts probes like any other request (grafana/beyla
+ * v3.33.0 pkg/beyla/config.go ignores no route), so they would fill a quiet version's `minRequests`
+ * and dilute its error ratio; its route heuristic keeps each as its own `http_route`
+ * (go.opentelemetry.io/obi pkg/internal/transform/route/clusterurl).
  */
-export const PROBE_ROUTES: readonly string[] = [
+const PROBE_ROUTES: readonly string[] = [
     "/healthz",
     "/livez",
     "/readyz",
@@ -26,12 +24,12 @@ export const PROBE_ROUTES: readonly string[] = [
 ];
 
 /** A Beyla `http_route` value as the gates exclude it: a path, matched exactly. */
-export const ROUTE = {
+const ROUTE = {
     pattern: /^\/[A-Za-z0-9._~!$&'()*+,;=:@%{}/-]{0,199}$/,
     describe: "an http_route value as Beyla reports it: a path starting with /, at most 200 characters, no spaces or quotes",
 };
 
-/** The `analysis` section: every key, once (the typed config, the defaults, the schema and the reference follow from it). */
+/** The `analysis` section: every key, once. */
 export const ANALYSIS_FIELDS = {
     successRate: field.number({
         min: 0.5,
@@ -101,21 +99,16 @@ export type AnalysisConfig = Values<typeof ANALYSIS_FIELDS>;
 export const ANALYSIS_DEFAULTS: Readonly<AnalysisConfig> = defaultsOf<AnalysisConfig>(ANALYSIS_FIELDS);
 
 /**
- * Scrapes a rate window must span. `rate()`/`increase()` need two samples of a series in the window
- * (Prometheus promql/functions.go, extrapolatedRate: a single sample yields nothing), so with two
- * scrapes per window one missed scrape empties the query; four leave room for a missed scrape and
- * for a series that appeared mid-window.
+ * Scrapes a rate window must span: `rate()` needs two samples in the window (promql/functions.go
+ * extrapolatedRate), and four leave room for a missed scrape and a series that appeared mid-window.
  */
-export const RATE_WINDOW_SCRAPES = 4;
+const RATE_WINDOW_SCRAPES = 4;
 
 /**
- * The highest finite bucket of Beyla's request-duration histogram (OpenTelemetry's default
- * boundaries, go.opentelemetry.io/obi pkg/export/bucket.go `DefaultBuckets`, vendored by
- * grafana/beyla). When the quantile falls into the +Inf bucket `histogram_quantile` returns this
- * bound (Prometheus promql/quantile.go, BucketQuantile), so a latency threshold at or above it can
- * never fail.
+ * The highest finite bucket of Beyla's request-duration histogram (go.opentelemetry.io/obi
+ * pkg/export/bucket.go DefaultBuckets): a quantile in +Inf reads as this bound (promql/quantile.go).
  */
-export const BEYLA_HIGHEST_FINITE_BUCKET_SECONDS = 10;
+const BEYLA_HIGHEST_FINITE_BUCKET_SECONDS = 10;
 
 export function readAnalysis(r: ConfigReader, value: unknown): AnalysisConfig | undefined {
     const before = r.problems.length;
@@ -127,53 +120,47 @@ export function readAnalysis(r: ConfigReader, value: unknown): AnalysisConfig | 
     // The rules below relate several keys; they only speak when each of those keys was valid.
     const bad = new Set(r.problems.slice(before).map((p) => p.key.replace(/^analysis\./, "")));
     const ok = (...keys: (keyof AnalysisConfig)[]) => keys.every((k) => !bad.has(k));
-    const seconds = (k: "scrapeInterval" | "rateWindow" | "remoteWriteLag" | "initialDelay") => durationSeconds(out[k]);
+    const seconds = (k: "scrapeInterval" | "rateWindow" | "remoteWriteLag" | "initialDelay" | "interval") => durationSeconds(out[k]);
+    const refuse = (k: keyof AnalysisConfig, why: string) => r.problem(`analysis.${k}`, out[k], why);
 
     if (ok("latencyP99Seconds") && out.latencyP99Seconds >= BEYLA_HIGHEST_FINITE_BUCKET_SECONDS) {
-        r.problem(
-            "analysis.latencyP99Seconds",
-            out.latencyP99Seconds,
+        refuse(
+            "latencyP99Seconds",
             `must be below ${BEYLA_HIGHEST_FINITE_BUCKET_SECONDS}, the highest finite bucket of Beyla's request-duration histogram: a p99 in the +Inf bucket reads as ${BEYLA_HIGHEST_FINITE_BUCKET_SECONDS}, so a higher threshold could never fail`,
         );
     }
     if (ok("scrapeInterval", "rateWindow") && seconds("rateWindow") < RATE_WINDOW_SCRAPES * seconds("scrapeInterval")) {
-        r.problem(
-            "analysis.rateWindow",
-            out.rateWindow,
+        refuse(
+            "rateWindow",
             `must be at least ${RATE_WINDOW_SCRAPES} x analysis.scrapeInterval (${out.scrapeInterval}) = ${RATE_WINDOW_SCRAPES * seconds("scrapeInterval")}s: with fewer scrapes in the window one missed scrape leaves rate() without two samples, the query empty and the measurement Inconclusive`,
         );
     }
     if (ok("rateWindow", "remoteWriteLag", "initialDelay") && seconds("initialDelay") < seconds("rateWindow") + seconds("remoteWriteLag")) {
-        r.problem(
-            "analysis.initialDelay",
-            out.initialDelay,
+        refuse(
+            "initialDelay",
             `must be at least analysis.rateWindow (${out.rateWindow}) + analysis.remoteWriteLag (${out.remoteWriteLag}) = ${seconds("rateWindow") + seconds("remoteWriteLag")}s: before a full window of the new version's traffic has reached Mimir the query is empty or partial, and an empty window must not look like a bad canary`,
         );
     }
-    // A canary weight pauses at least initialDelay + interval (delivery/strategy.ts defaultStepPause,
-    // the default and the floor of every prod stepPause), and Argo Rollouts reads a pause's seconds
-    // as an int32 (argo-rollouts v1.9.0 pkg/apis/rollouts/v1alpha1/types.go RolloutPause.DurationSeconds).
-    if (ok("initialDelay", "interval") && durationSeconds(out.initialDelay) + durationSeconds(out.interval) > INT32_MAX) {
-        r.problem(
-            "analysis.initialDelay",
-            out.initialDelay,
+    // Each canary weight pauses at least initialDelay + interval (delivery/strategy.ts defaultStepPause),
+    // and Argo Rollouts reads a pause's seconds as an int32 (v1.9.0 types.go RolloutPause.DurationSeconds).
+    if (ok("initialDelay", "interval") && seconds("initialDelay") + seconds("interval") > INT32_MAX) {
+        refuse(
+            "initialDelay",
             `must leave analysis.initialDelay + analysis.interval (${out.interval}) at most ${INT32_MAX}s: each canary weight pauses at least that long, and Argo Rollouts converts a pause's seconds to an int32`,
         );
     }
     if (ok("successRate") && out.successRate >= 1) {
-        r.problem("analysis.successRate", out.successRate, "must be below 1: at 1 a single 5xx fails the gate whatever analysis.minRequests is");
+        refuse("successRate", "must be below 1: at 1 a single 5xx fails the gate whatever analysis.minRequests is");
     } else if (ok("successRate", "minRequests") && (1 - out.successRate) * out.minRequests < 1 - 1e-9) {
         // The tolerance keeps float noise ((1 - 0.9) * 10 = 0.999...) from refusing an exact floor.
-        r.problem(
-            "analysis.minRequests",
-            out.minRequests,
+        refuse(
+            "minRequests",
             `must be at least 1 / (1 - analysis.successRate (${out.successRate})) = ${Math.ceil(1 / (1 - out.successRate) - 1e-9)}: below that a single 5xx in a window at the floor fails the gate`,
         );
     }
     if (ok("count", "failureLimit", "inconclusiveLimit") && out.count <= out.failureLimit + out.inconclusiveLimit) {
-        r.problem(
-            "analysis.count",
-            out.count,
+        refuse(
+            "count",
             `must be more than analysis.failureLimit + analysis.inconclusiveLimit (${out.failureLimit} + ${out.inconclusiveLimit}): a finite run that reaches its count within both limits is Successful (argo-rollouts analysis/analysis.go), so a smaller count lets a run pass without one successful measurement`,
         );
     }

@@ -1,66 +1,29 @@
-import { defaultsOf, field, readField, readSection } from "../../config/declare";
+import { defaultsOf, field, readField, readSection, type Values } from "../../config/declare";
+import { PEOPLE_GROUP_RULE } from "../../config/reader";
+import { NAME_TOTAL_LENGTH_MAX, hasRegistryHost } from "../../config/reader";
+import { METADATA_NAME_LABEL, PLATFORM_NAMESPACES, POD_SECURITY_LABEL } from "../../config/reader";
 import { ConfigReader, DNS_LABEL, DNS_SUBDOMAIN, HTTPS_URL, QUANTITY, StringRule, parseQuantity } from "../../config/reader";
-import { METADATA_NAME_LABEL, NAME_TOTAL_LENGTH_MAX, PEOPLE_GROUP_RULE, PLATFORM_NAMESPACES, POD_SECURITY_LABEL, hasRegistryHost } from "../../config/reader";
-import { TenantOperatorBinding, readTenantOperators } from "../tenants";
-import { SEMVER, VTAG, CHART_REPO, REGISTRY } from "./patterns";
 import { CONTROLLER_RELEASES } from "../versions";
+import { CHART_REPO, REGISTRY, SEMVER, VTAG } from "./patterns";
 
 /** The `imageRegistry` and `controller` sections (ADR-056 D7): the controller chart, its image and CRDs, size and placement. */
 
-export interface ImagesConfig {
-    /**
-     * The registry mirror every image is pulled from (clusters admit only the mirror). Unset means
-     * the upstream registries, which only suits clusters without a registry policy.
-     */
-    registry?: string;
-}
+type Quantities = { cpu: string; memory: string };
+/** A namespace whose groups get the tenant operator role (tenants.ts). */
+export type TenantOperatorBinding = { namespace: string; groups: string[] };
 
-export interface Quantities {
-    cpu: string;
-    memory: string;
-}
-
-export interface ControllerConfig {
-    namespace: string;
-    /** Extra namespace labels the platform's admission layer expects (merged over the defaults). */
-    namespaceLabels: Record<string, string>;
-    chartRepository: string;
-    chartVersion: string;
-    /**
-     * The Argo Rollouts version the controller image and the CRDs are both pinned to, so the
-     * CRDs can never drift from the controller that reads them.
-     */
+/** The section as read, with the release resolved and the resources' bounds at the top. */
+export type ControllerConfig = Omit<Values<typeof CONTROLLER_FIELDS>, "appVersion" | "resources" | "tenantOperators"> & {
+    /** The Argo Rollouts tag the controller image and the CRDs are both pinned to. */
     appVersion: string;
-    /** Base URL of the Argo Rollouts source tree the CRD manifests are read from, per tag. */
-    crdBaseUrl: string;
-    replicas: number;
-    /** Integer budget for the controller's PodDisruptionBudget (the chart renders minAvailable: 0 otherwise). */
-    pdbMaxUnavailable: number;
     requests: Quantities;
     limits: Quantities;
-    logLevel: "debug" | "info" | "warn" | "error";
-    serviceMonitor: boolean;
-    dashboard: boolean;
-    priorityClassName?: string;
-    /** Namespaces whose groups may restart, abort, retry, promote and scale Rollouts (tenants.ts). */
     tenantOperators: TenantOperatorBinding[];
-    /**
-     * Whether the stack file names the release (`chartVersion` or `appVersion`). Unnamed, a run
-     * keeps the line the cluster runs (stacks/preflight.ts); the default is for a new cluster.
-     */
+    /** Whether the stack file names the release: unnamed, a run keeps the line the cluster runs (stacks/preflight.ts). */
     releaseFromStackFile: boolean;
-    /**
-     * The controller line whose move across the pod-template-hash boundary the platform accepts,
-     * knowing that Rollouts get a new revision (versions.ts, docs/operations/upgrade.md).
-     */
-    acknowledgeNewRevisions?: string;
-}
+};
 
-/**
- * Chart versions whose appVersion is known: the version table's (versions.ts). A chart not listed
- * here needs `controller.appVersion`, because the CRDs are pinned to the controller's version and
- * must not be guessed.
- */
+/** Chart versions whose appVersion is known (versions.ts); another chart needs `controller.appVersion`: the CRDs' tag is never guessed. */
 export const KNOWN_CHART_APP_VERSIONS: Readonly<Record<string, string>> = Object.fromEntries(CONTROLLER_RELEASES.map((r) => [r.chartVersion, r.appVersion]));
 
 const QTY: StringRule = { pattern: QUANTITY, describe: "a Kubernetes quantity such as 100m, 1, 256Mi or 1Gi" };
@@ -73,13 +36,8 @@ const quantities = (doc: string, cpu: string, memory: string) =>
         },
     });
 
-/**
- * The longest repository the addon pulls under imageRegistry (the dashboard's
- * argoproj/kubectl-argo-rollouts; the plugin's repository is checked with it, stacks/config.ts):
- * the registry leaves room for it within the image name limit.
- */
-export const LONGEST_ADDON_REPOSITORY = "argoproj/kubectl-argo-rollouts";
-export const REGISTRY_MAX_LENGTH = NAME_TOTAL_LENGTH_MAX - LONGEST_ADDON_REPOSITORY.length - 1;
+/** Room under the image name limit for the longest repository the addon pulls (the dashboard's; stacks/config.ts checks the plugin's). */
+const REGISTRY_MAX_LENGTH = NAME_TOTAL_LENGTH_MAX - "argoproj/kubectl-argo-rollouts".length - 1;
 
 /** The `imageRegistry` key: one string, no section. */
 export const IMAGE_REGISTRY_FIELDS = field.string({
@@ -160,8 +118,9 @@ export const CONTROLLER_FIELDS = {
         defaultDoc: "none",
         doc: "the controller line (e.g. 1.9) of an upgrade across the pod-template-hash boundary, accepting that Rollouts get a new revision (docs/operations/upgrade.md); refused while a Rollout is paused or progressing",
     }),
-    tenantOperators: field.listReadBySection({
+    tenantOperators: field.list({
         describe: "a list of at most 200 { namespace, groups } entries",
+        maxItems: 200,
         doc: "tenant namespaces (once each; not the controller's, default or kube-*; never a regulated one; must exist) whose groups get argo-rollouts-addon:rollouts-operator: restart, abort, retry, promote, scale",
         items: {
             namespace: field.string({
@@ -171,6 +130,7 @@ export const CONTROLLER_FIELDS = {
             }),
             groups: field.strings({
                 rule: PEOPLE_GROUP_RULE,
+                required: true,
                 size: { min: 1, max: 20 },
                 doc: "1-20 groups that may operate the namespace's Rollouts (blanks inside allowed); never a Kubernetes system: group (system:authenticated is every user), never * or ?",
             }),
@@ -192,34 +152,9 @@ export const CONTROLLER_DEFAULTS = defaultsOf<{
     dashboard: boolean;
 }>(CONTROLLER_FIELDS);
 
-/** The registry mirror every image is pulled from (`imageRegistry`). */
-export function readImages(r: ConfigReader, value: unknown): ImagesConfig {
+/** The registry mirror every image is pulled from (`imageRegistry`); unset, the upstream registries. */
+export function readImages(r: ConfigReader, value: unknown): { registry?: string } {
     return { registry: readField(r, "imageRegistry", IMAGE_REGISTRY_FIELDS, value) as string | undefined };
-}
-
-/**
- * The platform's extra namespace labels, never a Pod Security one: the namespace enforces
- * restricted because every container of the addon runs restricted, and a label from config would
- * override it (the stage merges these over its own).
- */
-function platformLabels(r: ConfigReader, labels: Record<string, string>): Record<string, string> {
-    for (const k of Object.keys(labels).filter((k) => POD_SECURITY_LABEL.test(k))) {
-        r.problem(
-            `controller.namespaceLabels.${k}`,
-            labels[k],
-            "must not be set: the controller namespace enforces Pod Security restricted, which the addon's pods meet; a label here would override it",
-        );
-        delete labels[k];
-    }
-    if (METADATA_NAME_LABEL in labels) {
-        r.problem(
-            `controller.namespaceLabels.${METADATA_NAME_LABEL}`,
-            labels[METADATA_NAME_LABEL],
-            "must not be set: the API server sets it to the namespace's name on every write, so a value here is overwritten and shows as a change on every preview",
-        );
-        delete labels[METADATA_NAME_LABEL];
-    }
-    return labels;
 }
 
 export function readController(r: ConfigReader, value: unknown): ControllerConfig | undefined {
@@ -227,8 +162,7 @@ export function readController(r: ConfigReader, value: unknown): ControllerConfi
     if (!c) {
         return undefined;
     }
-    const { chartVersion, replicas, pdbMaxUnavailable } = c;
-    const appVersion = c.appVersion ?? KNOWN_CHART_APP_VERSIONS[chartVersion];
+    const { chartVersion, replicas, pdbMaxUnavailable, raw } = c;
     // The chart's image and the CRDs must be one release: a chart whose appVersion is known pins it.
     const pinned = KNOWN_CHART_APP_VERSIONS[chartVersion];
     if (c.appVersion !== undefined && pinned !== undefined && c.appVersion !== pinned) {
@@ -238,7 +172,7 @@ export function readController(r: ConfigReader, value: unknown): ControllerConfi
             `must be ${pinned}, the appVersion of chart ${chartVersion} (or unset): the CRDs and the controller image would be another release than the chart's templates and RBAC`,
         );
     }
-    if (appVersion === undefined && c.raw.appVersion === undefined) {
+    if (pinned === undefined && c.appVersion === undefined && raw.appVersion === undefined) {
         r.problem(
             "controller.appVersion",
             undefined,
@@ -248,7 +182,7 @@ export function readController(r: ConfigReader, value: unknown): ControllerConfi
     if (pdbMaxUnavailable >= replicas) {
         r.problem(
             "controller.pdbMaxUnavailable",
-            c.raw.pdbMaxUnavailable ?? pdbMaxUnavailable,
+            raw.pdbMaxUnavailable ?? pdbMaxUnavailable,
             `must be less than controller.replicas (${replicas}) so a drain keeps a controller running`,
         );
     }
@@ -258,23 +192,46 @@ export function readController(r: ConfigReader, value: unknown): ControllerConfi
             r.problem(`controller.resources.requests.${kind}`, requests[kind], `must not exceed controller.resources.limits.${kind} (${limits[kind]})`);
         }
     }
+    // The namespace enforces restricted Pod Security, which the addon's pods meet; the API server owns the name label.
+    const namespaceLabels = { ...c.namespaceLabels };
+    for (const k of Object.keys(namespaceLabels).filter((k) => POD_SECURITY_LABEL.test(k) || k === METADATA_NAME_LABEL)) {
+        r.problem(
+            `controller.namespaceLabels.${k}`,
+            namespaceLabels[k],
+            k === METADATA_NAME_LABEL
+                ? "must not be set: the API server sets it to the namespace's name on every write, so a value here is overwritten and shows as a change on every preview"
+                : "must not be set: the controller namespace enforces Pod Security restricted, which the addon's pods meet; a label here would override it",
+        );
+        delete namespaceLabels[k];
+    }
+    // Tenant namespaces only, each once; a binding with no groups is not made.
+    const tenantOperators: TenantOperatorBinding[] = [];
+    c.tenantOperators.forEach(({ namespace, groups }, i) => {
+        const key = `controller.tenantOperators[${i}].namespace`;
+        if (namespace === undefined) {
+            return;
+        }
+        if (namespace === c.namespace || PLATFORM_NAMESPACES.includes(namespace)) {
+            r.problem(
+                key,
+                namespace,
+                `must be a tenant namespace, not ${namespace === c.namespace ? "the controller's own (controller.namespace)" : "a platform namespace"}`,
+            );
+        } else if (tenantOperators.some((o) => o.namespace === namespace)) {
+            r.problem(key, namespace, "must appear once: list every group of the namespace in one entry");
+        } else if (groups?.length) {
+            tenantOperators.push({ namespace, groups });
+        }
+    });
+    const { resources: _resources, appVersion: _appVersion, tenantOperators: _tenantOperators, namespaceLabels: _labels, ...rest } = c;
     return {
-        namespace: c.namespace,
-        namespaceLabels: platformLabels(r, c.namespaceLabels),
-        chartRepository: c.chartRepository,
-        chartVersion,
-        appVersion: appVersion ?? "",
+        ...rest,
+        namespaceLabels,
+        appVersion: c.appVersion ?? pinned ?? "",
         crdBaseUrl: c.crdBaseUrl.replace(/\/+$/, ""),
-        replicas,
-        pdbMaxUnavailable,
         requests,
         limits,
-        logLevel: c.logLevel,
-        serviceMonitor: c.serviceMonitor,
-        dashboard: c.dashboard,
-        ...(c.priorityClassName ? { priorityClassName: c.priorityClassName } : {}),
-        tenantOperators: readTenantOperators(r, c.raw.tenantOperators, c.namespace, PLATFORM_NAMESPACES),
-        releaseFromStackFile: c.raw.chartVersion !== undefined || c.raw.appVersion !== undefined,
-        ...(c.acknowledgeNewRevisions ? { acknowledgeNewRevisions: c.acknowledgeNewRevisions } : {}),
+        tenantOperators,
+        releaseFromStackFile: raw.chartVersion !== undefined || raw.appVersion !== undefined,
     };
 }

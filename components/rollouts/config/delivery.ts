@@ -1,31 +1,16 @@
-import { defaultsOf, field, readSection } from "../../config/declare";
+import { defaultsOf, field, readSection, type Values } from "../../config/declare";
 import { ConfigReader, HTTPS_URL, SecretValue } from "../../config/reader";
 import { promqlResultType, promqlSyntaxErrors, withArgsResolved } from "../promql";
 import { DURATION_RULE as DUR, INT32_MAX, SLACK_CHANNEL, durationSeconds } from "./patterns";
 
-/** The `errorBudget` and `notifications` sections (ADR-056 D6): the error-budget gate's template and the notification service, with `notificationsToken`. */
+/** The `errorBudget` and `notifications` sections (ADR-056 D6): the error-budget gate's query and timing, the notification service and its token. */
 
-export interface ErrorBudgetConfig {
-    /**
-     * PromQL for the app's remaining error budget as a ratio (1 = untouched, 0 = exhausted), with
-     * `{{args.service}}` and `{{args.slo}}` where the app's SLO goes.
-     */
-    query: string;
-    /** The budget counts as exhausted at or below this remaining ratio. */
-    minRemaining: number;
-    /** How often a frozen canary's budget is measured again. */
-    recheckInterval: string;
-    /** How long a canary waits for its budget before it pauses for a human. */
-    maxFreeze: string;
-}
-
-export type NotificationService = "slack" | "webhook";
+/** The app's remaining error budget (`query`, a ratio: 1 untouched, 0 exhausted), when it counts as exhausted, and the freeze's timing. */
+export type ErrorBudgetConfig = Values<typeof ERROR_BUDGET_FIELDS>;
 
 export interface NotificationsConfig {
-    service?: NotificationService;
-    /** Slack: the default subscription's channel. */
+    service?: "slack" | "webhook";
     slackChannel?: string;
-    /** Webhook: where events are POSTed. */
     webhookUrl?: string;
     /** The Slack bot token or webhook bearer token (a Pulumi secret). */
     token?: SecretValue;
@@ -37,12 +22,7 @@ export const SLOTH_REMAINING_BUDGET = 'slo:period_error_budget_remaining:ratio{s
 /** The arguments the error budget templates declare (analysis.ts): a query may use these alone. */
 export const ERROR_BUDGET_ARGS = ["service", "slo"] as const;
 
-/**
- * `{{ args.<name> }}` as Argo Rollouts reads it: the tag between the braces is trimmed
- * (argo-rollouts v1.9.0 utils/template/template.go `resolve`: `strings.TrimSpace(tag)`), so
- * `{{ args.service }}` is `{{args.service}}`. A name the template does not declare fails every
- * measurement ("failed to resolve {{args.x}}").
- */
+/** `{{ args.<name> }}` as Argo Rollouts trims it (v1.9.0 utils/template/template.go resolve); an undeclared name fails every measurement. */
 const ARG_TAG = /\{\{\s*args\.([^\s}]*)\s*\}\}/g;
 const usedArgs = (query: string): string[] => [...query.matchAll(ARG_TAG)].map((m) => m[1]);
 
@@ -112,53 +92,44 @@ export function readErrorBudget(r: ConfigReader, value: unknown): ErrorBudgetCon
     if (!e) {
         return undefined;
     }
+    const refuse = (k: keyof ErrorBudgetConfig, why: string) => r.problem(`errorBudget.${k}`, e[k], why);
     // Prometheus would refuse the query at every measurement (an Error, then the rollout aborts).
     const errors = e.raw.query === undefined ? [] : promqlSyntaxErrors(withArgsResolved(e.query));
+    // The templates send an instant query (no rangeQuery): Argo Rollouts refuses a string result and
+    // flattens a range vector into every raw sample, so the conditions would judge the oldest sample
+    // (v1.9.0 metricproviders/prometheus/prometheus.go processResponse).
+    const type = e.raw.query === undefined || errors.length > 0 ? undefined : promqlResultType(withArgsResolved(e.query));
     if (errors.length > 0) {
-        r.problem("errorBudget.query", e.query, `must be PromQL Prometheus can parse once {{args.*}} are resolved: ${errors[0]}`);
-    } else if (e.raw.query !== undefined) {
-        // argo-rollouts v1.8.4 and v1.9.0 metricproviders/prometheus/prometheus.go: the template sets
-        // no rangeQuery, so Run sends an instant query and processResponse takes a scalar, a vector
-        // or a matrix; any other result (a string) is the Error "Prometheus metric type not
-        // supported". A matrix (a range vector) is flattened: every raw sample of every series in
-        // the window, oldest first, so `result[0]`, which the templates' conditions judge
-        // (analysis.ts budgetLeft, HAS_VALUE), is the oldest sample of the first series and not
-        // the budget now. Both are refused; scalars and instant vectors are what the gate reads.
-        const type = promqlResultType(withArgsResolved(e.query));
-        if (type === "string" || type === "range vector") {
-            r.problem(
-                "errorBudget.query",
-                e.query,
-                type === "string"
-                    ? 'must evaluate to a scalar or an instant vector, not a string: Argo Rollouts\' Prometheus provider refuses a string result at every measurement ("Prometheus metric type not supported")'
-                    : "must evaluate to a scalar or an instant vector, not a range vector (a [range] selector or subquery): Argo Rollouts flattens a range vector into every raw sample of the window, and the gate would judge the oldest sample instead of the budget now; wrap it in a function such as avg_over_time() or last_over_time()",
-            );
-        }
-    }
-    const bad = new Set(r.problems.slice(before).map((p) => p.key));
-    if (!bad.has("errorBudget.recheckInterval") && !bad.has("errorBudget.maxFreeze") && durationSeconds(e.maxFreeze) < durationSeconds(e.recheckInterval)) {
-        r.problem(
-            "errorBudget.maxFreeze",
-            e.maxFreeze,
-            `must be at least errorBudget.recheckInterval (${e.recheckInterval}): the freeze measures the budget every recheckInterval and pauses for a human after maxFreeze, so a shorter maxFreeze would never measure twice`,
+        refuse("query", `must be PromQL Prometheus can parse once {{args.*}} are resolved: ${errors[0]}`);
+    } else if (type === "string") {
+        refuse(
+            "query",
+            'must evaluate to a scalar or an instant vector, not a string: Argo Rollouts\' Prometheus provider refuses a string result at every measurement ("Prometheus metric type not supported")',
+        );
+    } else if (type === "range vector") {
+        refuse(
+            "query",
+            "must evaluate to a scalar or an instant vector, not a range vector (a [range] selector or subquery): Argo Rollouts flattens a range vector into every raw sample of the window, and the gate would judge the oldest sample instead of the budget now; wrap it in a function such as avg_over_time() or last_over_time()",
         );
     }
-    // The freeze's count and inconclusiveLimit are maxFreeze / recheckInterval + 1 (analysis.ts
-    // freezeMeasurements); Argo Rollouts reads both as an IntOrString, whose number is an int32
-    // (argo-rollouts v1.9.0 pkg/apis/rollouts/v1alpha1/analysis_types.go Metric.Count,
-    // InconclusiveLimit: *intstrutil.IntOrString; k8s.io/apimachinery intstr IntVal int32), so a
-    // larger count does not decode and the AnalysisTemplate is unreadable to the controller.
-    if (!bad.has("errorBudget.recheckInterval") && !bad.has("errorBudget.maxFreeze") && r.problems.every((p) => p.key !== "errorBudget.maxFreeze")) {
-        const count = Math.floor(durationSeconds(e.maxFreeze) / durationSeconds(e.recheckInterval)) + 1;
-        if (count > INT32_MAX) {
-            r.problem(
-                "errorBudget.maxFreeze",
-                e.maxFreeze,
-                `must be at most ${INT32_MAX - 1} x errorBudget.recheckInterval (${e.recheckInterval}): the freeze measures maxFreeze / recheckInterval + 1 = ${count} times, and Argo Rollouts' count and inconclusiveLimit are 32-bit integers (at most ${INT32_MAX})`,
-            );
-        }
+    if (r.problems.slice(before).some((p) => p.key === "errorBudget.recheckInterval" || p.key === "errorBudget.maxFreeze")) {
+        return e;
     }
-    return { query: e.query, minRemaining: e.minRemaining, recheckInterval: e.recheckInterval, maxFreeze: e.maxFreeze };
+    // The freeze measures maxFreeze / recheckInterval + 1 times (analysis.ts freezeMeasurements), and
+    // Argo Rollouts reads its count and inconclusiveLimit as an int32 (v1.9.0 analysis_types.go Metric.Count).
+    const count = Math.floor(durationSeconds(e.maxFreeze) / durationSeconds(e.recheckInterval)) + 1;
+    if (durationSeconds(e.maxFreeze) < durationSeconds(e.recheckInterval)) {
+        refuse(
+            "maxFreeze",
+            `must be at least errorBudget.recheckInterval (${e.recheckInterval}): the freeze measures the budget every recheckInterval and pauses for a human after maxFreeze, so a shorter maxFreeze would never measure twice`,
+        );
+    } else if (count > INT32_MAX) {
+        refuse(
+            "maxFreeze",
+            `must be at most ${INT32_MAX - 1} x errorBudget.recheckInterval (${e.recheckInterval}): the freeze measures maxFreeze / recheckInterval + 1 = ${count} times, and Argo Rollouts' count and inconclusiveLimit are 32-bit integers (at most ${INT32_MAX})`,
+        );
+    }
+    return e;
 }
 
 export function readNotifications(r: ConfigReader, value: unknown, token: unknown, tokenIsSecret: boolean): NotificationsConfig | undefined {
@@ -178,17 +149,10 @@ export function readNotifications(r: ConfigReader, value: unknown, token: unknow
         }
         return out;
     }
-    out.service = service;
-    if (service === "slack") {
-        out.slackChannel = n.slackChannel;
-        if (raw.webhookUrl !== undefined) {
-            r.problem("notifications.webhookUrl", raw.webhookUrl, "only applies with notifications.service: webhook");
-        }
-    } else {
-        out.webhookUrl = n.webhookUrl;
-        if (raw.slackChannel !== undefined) {
-            r.problem("notifications.slackChannel", raw.slackChannel, "only applies with notifications.service: slack");
-        }
+    const [own, other] = service === "slack" ? (["slackChannel", "webhookUrl"] as const) : (["webhookUrl", "slackChannel"] as const);
+    Object.assign(out, { service, [own]: n[own] });
+    if (raw[other] !== undefined) {
+        r.problem(`notifications.${other}`, raw[other], `only applies with notifications.service: ${service === "slack" ? "webhook" : "slack"}`);
     }
     if (token === undefined || token === "") {
         r.problem(

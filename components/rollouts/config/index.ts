@@ -1,14 +1,16 @@
 /**
- * The rollouts stage's configuration sections (ADR-056 D4, D5, D6, D7): `imageRegistry`,
- * `controller` and `plugin` (the controller chart and the Gateway API plugin), `analysis` (the
- * shared metric gates' thresholds and timing), `network` (the controller's network policy),
- * `errorBudget` (the error-budget gate's template) and `notifications` (with `notificationsToken`).
- * The rollouts stage declares what each of them configures. Their types, defaults and readers;
- * the analysis reader also refuses the timing traps of the metric gates.
+ * The rollouts stage's configuration sections (ADR-056 D4-D7): `imageRegistry`, `controller`,
+ * `plugin`, `analysis`, `network`, `errorBudget` and `notifications` (with `notificationsToken`).
  */
-export * from "./analysis";
-export * from "./controller";
-export * from "./delivery";
-export * from "./network";
-export * from "./plugin";
+export { ANALYSIS_DEFAULTS, ANALYSIS_FIELDS, readAnalysis } from "./analysis";
+export type { AnalysisConfig } from "./analysis";
+export { CONTROLLER_DEFAULTS, CONTROLLER_FIELDS, IMAGE_REGISTRY_FIELDS, KNOWN_CHART_APP_VERSIONS, readController, readImages } from "./controller";
+export type { ControllerConfig } from "./controller";
+export { ERROR_BUDGET_ARGS, ERROR_BUDGET_DEFAULTS, ERROR_BUDGET_FIELDS, readErrorBudget } from "./delivery";
+export { NOTIFICATIONS_FIELDS, NOTIFICATIONS_TOKEN_FIELDS, NOTIFICATIONS_TOKEN_KEY, readNotifications } from "./delivery";
+export type { ErrorBudgetConfig, NotificationsConfig } from "./delivery";
+export { NETWORK_FIELDS, readNetwork } from "./network";
+export type { CanaryTarget, NetworkConfig } from "./network";
+export { PLUGIN_DEFAULTS, PLUGIN_FIELDS, readPlugin } from "./plugin";
+export type { PluginConfig } from "./plugin";
 export { durationSeconds } from "./patterns";

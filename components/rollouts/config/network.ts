@@ -1,35 +1,29 @@
-import { defaultsOf, field, readSection } from "../../config/declare";
-import { ConfigReader, HOSTNAME, NAMESPACE_RULE } from "../../config/reader";
+import { field, readSection } from "../../config/declare";
+import { NAMESPACE_RULE } from "../../config/reader";
+import { ConfigReader, HOSTNAME } from "../../config/reader";
 import { CIDR } from "./patterns";
 
 /** The `network` section (ADR-056 D5, D7): the controller's network policy. */
 
-export interface CanaryTarget {
-    namespace: string;
-    port: number;
-}
+export type CanaryTarget = { namespace: string; port: number };
 
 export interface NetworkConfig {
-    /** Whether the controller namespace gets a default-deny policy of its own. */
+    /** Whether the controller namespace gets a default-deny policy and a complete allow list. */
     controllerDefaultDeny: boolean;
     dnsNamespace: string;
     dnsPodLabels: Record<string, string>;
-    /** Spoke: CIDRs of the hub read endpoint (the internal load balancer), when FQDNs are not used. */
+    /** Spoke: the hub read endpoint's CIDRs and more names (its host is always allowed). */
     hubReadCidrs: string[];
-    /** Spoke: extra FQDNs of the hub read endpoint (its host is always allowed). */
     hubReadFqdns: string[];
-    /** Default-deny only: pods the controller must reach (web analysis against canary Services). */
+    /** Default-deny only: pods the controller must reach, and namespaces that may scrape its metrics. */
     canaryTargets: CanaryTarget[];
-    /** Default-deny only: namespaces whose pods may scrape the controller's metrics. */
     metricsScrapeNamespaces: string[];
 }
-
-const NAMESPACE = NAMESPACE_RULE;
 
 /** The `network` section: every key, once. */
 export const NETWORK_FIELDS = {
     controllerDefaultDeny: field.boolean({ default: false, doc: "give the controller namespace a default-deny policy and a complete allow list" }),
-    dnsNamespace: field.string({ rule: NAMESPACE, default: "kube-system", doc: "namespace of the cluster resolver" }),
+    dnsNamespace: field.string({ rule: NAMESPACE_RULE, default: "kube-system", doc: "namespace of the cluster resolver" }),
     dnsPodLabels: field.labels({ default: { "k8s-app": "kube-dns" }, doc: "labels of the cluster resolver's pods" }),
     // /0 is every address: the controller's egress policy would allow everything.
     hubReadCidrs: field.strings({
@@ -44,67 +38,38 @@ export const NETWORK_FIELDS = {
         rule: { pattern: HOSTNAME, describe: "a fully qualified hostname" },
         doc: "spoke: more names of the hub read endpoint (its host is always allowed)",
     }),
-    canaryTargets: field.listReadBySection({
+    canaryTargets: field.list({
         describe: "a list of {namespace, port}",
         doc: "default-deny only: pods the controller must reach (web analysis against canary Services)",
         items: {
-            namespace: field.string({ rule: NAMESPACE, required: true, doc: "the canary pods' namespace" }),
-            port: field.integer({ min: 1, max: 65535, doc: "the pods' target port (required)" }),
+            namespace: field.string({ rule: NAMESPACE_RULE, required: true, doc: "the canary pods' namespace" }),
+            port: field.integer({ min: 1, max: 65535, required: true, doc: "the pods' target port" }),
         },
     }),
     metricsScrapeNamespaces: field.strings({
-        rule: NAMESPACE,
+        rule: NAMESPACE_RULE,
         doc: "default-deny only: namespaces allowed to scrape the controller's metrics; required (at least one) when controller.serviceMonitor is true, or the policy denies every scrape",
     }),
 } as const;
-
-export const NETWORK_DEFAULTS = defaultsOf<{ controllerDefaultDeny: boolean; dnsNamespace: string; dnsPodLabels: Record<string, string> }>(NETWORK_FIELDS);
 
 export function readNetwork(r: ConfigReader, value: unknown, role: "hub" | "spoke" | undefined): NetworkConfig | undefined {
     const n = readSection(r, "network", NETWORK_FIELDS, value);
     if (!n) {
         return undefined;
     }
-    const { raw } = n;
-    const items = NETWORK_FIELDS.canaryTargets.items;
-    const targets: CanaryTarget[] = [];
-    if (raw.canaryTargets !== undefined) {
-        if (!Array.isArray(raw.canaryTargets)) {
-            r.problem("network.canaryTargets", raw.canaryTargets, "must be a list of {namespace, port}");
-        } else {
-            raw.canaryTargets.forEach((t, i) => {
-                const o = readSection(r, `network.canaryTargets[${i}]`, items, t);
-                if (o && o.raw.port === undefined) {
-                    r.problem(`network.canaryTargets[${i}].port`, undefined, "is required: the pods' target port");
-                }
-                if (o?.namespace && o.port !== undefined) {
-                    targets.push({ namespace: o.namespace, port: o.port });
-                }
-            });
-        }
-    }
-    const out: NetworkConfig = {
-        controllerDefaultDeny: n.controllerDefaultDeny,
-        dnsNamespace: n.dnsNamespace,
-        dnsPodLabels: n.dnsPodLabels,
-        hubReadCidrs: n.hubReadCidrs,
-        hubReadFqdns: n.hubReadFqdns,
-        canaryTargets: targets,
-        metricsScrapeNamespaces: n.metricsScrapeNamespaces,
-    };
+    const { raw, canaryTargets, ...rest } = n;
+    const misplaced = (keys: readonly (keyof NetworkConfig)[], why: string) => keys.forEach((k) => r.problem(`network.${k}`, raw[k], why));
     if (role === "hub") {
-        for (const k of ["hubReadCidrs", "hubReadFqdns"] as const) {
-            if (out[k].length > 0) {
-                r.problem(`network.${k}`, raw[k], "only applies to a spoke (the hub reads Mimir in-cluster)");
-            }
-        }
+        misplaced(
+            (["hubReadCidrs", "hubReadFqdns"] as const).filter((k) => n[k].length > 0),
+            "only applies to a spoke (the hub reads Mimir in-cluster)",
+        );
     }
-    if (!out.controllerDefaultDeny) {
-        for (const k of ["canaryTargets", "metricsScrapeNamespaces"] as const) {
-            if (raw[k] !== undefined) {
-                r.problem(`network.${k}`, raw[k], "only applies with network.controllerDefaultDeny: true (without it nothing is denied)");
-            }
-        }
+    if (!n.controllerDefaultDeny) {
+        misplaced(
+            (["canaryTargets", "metricsScrapeNamespaces"] as const).filter((k) => raw[k] !== undefined),
+            "only applies with network.controllerDefaultDeny: true (without it nothing is denied)",
+        );
     }
-    return out;
+    return { ...rest, canaryTargets: canaryTargets.flatMap((t) => (t.namespace && t.port !== undefined ? [{ namespace: t.namespace, port: t.port }] : [])) };
 }

@@ -1,20 +1,14 @@
 import { defaultsOf, field, readSection } from "../../config/declare";
-import { ConfigReader, HTTPS_URL, isEmptyDigest } from "../../config/reader";
-import { VTAG, REPOSITORY, SHA256_HEX, IMAGE_DIGEST } from "./patterns";
+import { isEmptyDigest } from "../../config/reader";
+import { ConfigReader, HTTPS_URL } from "../../config/reader";
+import { IMAGE_DIGEST, REPOSITORY, SHA256_HEX, VTAG } from "./patterns";
 
 /** The `plugin` section (ADR-056 D4): the Gateway API traffic-router plugin and how its binary reaches the controller. */
-
-export type PluginArch = "amd64" | "arm64";
-
-/** How the Gateway API plugin binary reaches the controller. */
-export type PluginDelivery = { mode: "download"; arch: PluginArch; baseUrl: string; sha256: string } | { mode: "image"; repository: string; digest: string };
-
 export interface PluginConfig {
     version: string;
-    delivery: PluginDelivery;
-    /** Grant the plugin TCPRoute access (experimental channel routes; off unless used). */
+    delivery: { mode: "download"; arch: "amd64" | "arm64"; baseUrl: string; sha256: string } | { mode: "image"; repository: string; digest: string };
+    /** Grant the plugin TCPRoute and TLSRoute access (experimental channel routes; off unless used). */
     tcpRoutes: boolean;
-    /** Grant the plugin TLSRoute access (experimental channel routes; off unless used). */
     tlsRoutes: boolean;
 }
 
@@ -79,7 +73,7 @@ export const PLUGIN_FIELDS = {
 export const PLUGIN_DEFAULTS = defaultsOf<{
     version: string;
     delivery: "download" | "image";
-    arch: PluginArch;
+    arch: "amd64" | "arm64";
     baseUrl: string;
     repository: string;
     tcpRoutes: boolean;
@@ -92,25 +86,15 @@ export function readPlugin(r: ConfigReader, value: unknown): PluginConfig | unde
         return undefined;
     }
     const { version, delivery: mode, raw } = p;
-    const misplaced = (keys: string[], why: string) => {
-        for (const k of keys) {
-            if (raw[k] !== undefined) {
-                r.problem(`plugin.${k}`, raw[k], why);
-            }
-        }
-    };
-
-    let delivery: PluginDelivery | undefined;
-    if (mode === "download") {
-        misplaced(["repository", "digest"], "only applies with plugin.delivery: image");
-        if (p.sha256 !== undefined && p.arch !== undefined && p.baseUrl !== undefined) {
-            delivery = { mode: "download", arch: p.arch, baseUrl: p.baseUrl.replace(/\/+$/, ""), sha256: p.sha256.toLowerCase() };
-        }
-    } else {
-        misplaced(["arch", "sha256", "baseUrl"], "only applies with plugin.delivery: download");
-        if (p.digest && p.repository) {
-            delivery = { mode: "image", repository: p.repository, digest: p.digest };
-        }
-    }
+    const misplaced = (keys: string[], why: string) => keys.filter((k) => raw[k] !== undefined).forEach((k) => r.problem(`plugin.${k}`, raw[k], why));
+    const download = mode === "download";
+    misplaced(download ? ["repository", "digest"] : ["arch", "sha256", "baseUrl"], `only applies with plugin.delivery: ${download ? "image" : "download"}`);
+    const delivery: PluginConfig["delivery"] | undefined = download
+        ? p.sha256 && p.arch && p.baseUrl
+            ? { mode: "download", arch: p.arch, baseUrl: p.baseUrl.replace(/\/+$/, ""), sha256: p.sha256.toLowerCase() }
+            : undefined
+        : p.digest && p.repository
+          ? { mode: "image", repository: p.repository, digest: p.digest }
+          : undefined;
     return delivery ? { version, delivery, tcpRoutes: p.tcpRoutes, tlsRoutes: p.tlsRoutes } : undefined;
 }

@@ -7,14 +7,14 @@
 import * as YAML from "yaml";
 import { yamlErrorText } from "../../../components/config/yamlErrors";
 import { caBundleDigest } from "../../../components/gateway/caBundle";
-import { ROLLOUTS_CRDS } from "../../../components/rollouts/crds";
 import { TrafficRouterPlugin, pluginImage } from "../../../components/rollouts/plugin";
 import { READ_CA_CONFIGMAP, READ_CA_DIGEST_ANNOTATION, READ_CA_KEY, controllerTrust } from "../../../components/rollouts/trust";
-import { PLUGINS_DIGEST_ANNOTATION, RELEASE_NAME, controllerValues } from "../../../components/rollouts/values";
+import { PLUGINS_DIGEST_ANNOTATION, controllerValues } from "../../../components/rollouts/values";
 import { terraformManagers } from "../../adopt/inventory";
 import type { KubeObject } from "../cluster";
 import { CheckGroup, asArray, asRecord, condition, conditions, describeCondition, field, nameOf, ref } from "../context";
 import { Finding, DOCS, outcome } from "../report";
+import { ROLLOUTS_CRDS, RELEASE_NAME } from "../../../components/argoRollouts";
 
 export const crdPath = (name: string): string => `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`;
 

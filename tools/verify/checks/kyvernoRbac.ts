@@ -12,11 +12,11 @@ import {
     kyvernoRoles,
     pdbGenerationRules,
 } from "../../../components/policy";
-import { PolicyRule } from "../../../components/rollouts/rbac";
 import { BindingSubject, describeQuestion, describeSubject, reviewSubject, ruleAllows } from "../access";
 import type { KubeObject, ReadOnlyCluster, ResourceQuestion } from "../cluster";
 import { CheckResult, Finding, DOCS, outcome, skipped } from "../report";
 import { VerifyContext, asArray, field, mapLimit, ref } from "../context";
+import { PolicyRule } from "../../../components/argoRollouts";
 
 const RBAC = "/apis/rbac.authorization.k8s.io/v1";
 const CONCURRENCY = 8;

@@ -11,9 +11,7 @@
  */
 import { approvalRoles } from "../../../components/delivery/approval";
 import { namespaceSelector } from "../../../components/policy";
-import { PolicyRule } from "../../../components/rollouts/rbac";
 import { TENANT_OPERATOR_ROLE, TENANT_VIEW_ROLE } from "../../../components/rollouts/tenants";
-import { RELEASE_NAME } from "../../../components/rollouts/values";
 import type { AddonConfig } from "../../../stacks/config";
 import { BindingSubject, ROLLOUT_PATH_CALLS, describeQuestion, describeSubject, reviewSubject, ruleAllows } from "../access";
 import type { KubeObject, ReadOnlyCluster, ResourceQuestion } from "../cluster";
@@ -21,6 +19,7 @@ import { CheckResult, Finding, DOCS, outcome, skipped } from "../report";
 import { CheckGroup, VerifyContext, asArray, field, mapLimit, nameOf, namespaceOf, ref } from "../context";
 import { selects } from "../selectors";
 import { kyvernoRbacChecks } from "./kyvernoRbac";
+import { PolicyRule, RELEASE_NAME } from "../../../components/argoRollouts";
 
 const RBAC = "/apis/rbac.authorization.k8s.io/v1";
 const CONCURRENCY = 8;

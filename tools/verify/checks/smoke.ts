@@ -4,7 +4,7 @@
  * `smokeTest.failGate`, with traffic where that outcome puts it.
  */
 import { ROLLOUTS_POD_TEMPLATE_HASH } from "../../../components/argocd/ignoreRules";
-import { DeliveryPlan, deliveryPlan } from "../../../components/delivery/strategy";
+import { DeliveryPlan, deliveryPlan } from "../../../components/delivery";
 import { SMOKE_APP, SMOKE_REVISION_ANNOTATION, smokeApp, smokePodTemplate, smokeStrategyOptions } from "../../../components/smoke";
 import type { AddonConfig } from "../../../stacks/config";
 import type { KubeObject, ReadOnlyCluster } from "../cluster";
