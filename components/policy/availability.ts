@@ -1,18 +1,7 @@
 import type { PolicyConfig } from "./config";
-import {
-    MESSAGES,
-    PDB_SUFFIX,
-    POLICY_NAMES,
-    clusterDeny,
-    clusterRule,
-    clusterValidating,
-    constraints,
-    denyRule,
-    kindLabel,
-    metadata,
-    validating,
-} from "./builders";
-import type { ClusterPolicy, ClusterPolicyRule, GeneratingPolicy, LabelSelector, MutatingPolicy, ValidatingPolicy } from "./shapes";
+import { MESSAGES, PDB_SUFFIX, POLICY_NAMES, clusterRule, constraints, kindLabel, metadata } from "./builders";
+import { Cond, Rule, and, eq, field, has, not, obj } from "./rule";
+import type { ClusterPolicy, GeneratingPolicy, MutatingPolicy } from "./shapes";
 import { Template, kyvernoVar, ref, toCel, toKyverno } from "./template";
 import { HPA, ROLLOUT, WORKLOADS, WorkloadKind } from "./workloads";
 
@@ -102,9 +91,6 @@ const SELECTS_BY_LABELS =
     "has(object.spec.selector) && ((has(object.spec.selector.matchLabels) && size(object.spec.selector.matchLabels) > 0) || " +
     "(has(object.spec.selector.matchExpressions) && size(object.spec.selector.matchExpressions) > 0))";
 
-/** The floor applies to what the HPA of a pod controller says, not to the controller. */
-const SCALED_KINDS = WORKLOADS.map((w) => w.kind);
-
 // ---------------------------------------------------------------------------------------------
 // policies.kyverno.io/v1
 
@@ -178,56 +164,8 @@ export function spreadMutatingPolicies(cfg: PolicyConfig): MutatingPolicy[] {
     }));
 }
 
-/**
- * The prod replica floor. An omitted `spec.replicas` is not read as 1: a workload that leaves its
- * replicas to a HorizontalPodAutoscaler omits them, and the HPA's minReplicas carries the floor.
- * The Rollout CRD has no default for replicas, so an HPA-managed Rollout arrives without them; the
- * controller then writes 1 (argo-rollouts v1.9.0 `rollout/controller.go`, "Defaulting .spec.replica
- * to 1"), which passes while an HPA scales the Rollout. The API server defaults a Deployment's or
- * StatefulSet's replicas to 1 before admission, so for those only the HPA shows the difference.
- */
-export function replicaFloorPolicy(cfg: PolicyConfig): ValidatingPolicy {
-    const n = cfg.prodMinReplicas;
-    return validating(cfg, POLICY_NAMES.replicaFloor, [...WORKLOADS, HPA], {
-        scope: "prod",
-        variables: [
-            {
-                name: "hpaManaged",
-                expression:
-                    `object.kind != "${HPA.kind}" && ` +
-                    `dyn(resource.List("autoscaling/v2", "horizontalpodautoscalers", object.metadata.namespace).items).exists(h, ` +
-                    "has(h.spec) && has(h.spec.scaleTargetRef) && h.spec.scaleTargetRef.kind == object.kind && h.spec.scaleTargetRef.name == object.metadata.name)",
-            },
-        ],
-        expression: `object.kind == "${HPA.kind}" || !has(object.spec.replicas) || object.spec.replicas >= ${n} || variables.hpaManaged`,
-        message: MESSAGES.replicaFloor(n),
-        more: [
-            {
-                // The API server defaults a Deployment's and a StatefulSet's replicas; the Rollout CRD
-                // has none, and the controller then reads an omitted value as 1 (argo-rollouts v1.9.0
-                // utils/defaults/defaults.go GetReplicasOrDefault) and writes it back, which this
-                // floor refuses: the Rollout would hang unreconciled instead of failing here.
-                expression: `object.kind != "${ROLLOUT.kind}" || has(object.spec.replicas) || variables.hpaManaged`,
-                message: MESSAGES.replicasOmitted(n),
-            },
-            {
-                expression: `object.kind != "${HPA.kind}" || !(object.spec.scaleTargetRef.kind in ${JSON.stringify(SCALED_KINDS)}) || (has(object.spec.minReplicas) ? object.spec.minReplicas : 1) >= ${n}`,
-                message: MESSAGES.hpaFloor(n),
-            },
-        ],
-    });
-}
-
-export function defaultNamespacePolicy(cfg: PolicyConfig): ValidatingPolicy {
-    return validating(cfg, POLICY_NAMES.defaultNamespace, WORKLOADS, {
-        scope: "default",
-        expression: 'object.metadata.namespace != "default"',
-        message: MESSAGES.defaultNamespace,
-    });
-}
-
-export function availabilityCelPolicies(cfg: PolicyConfig): (GeneratingPolicy | MutatingPolicy | ValidatingPolicy)[] {
-    return [pdbGeneratingPolicy(cfg), ...spreadMutatingPolicies(cfg), replicaFloorPolicy(cfg), defaultNamespacePolicy(cfg)];
+export function availabilityCelPolicies(cfg: PolicyConfig): (GeneratingPolicy | MutatingPolicy)[] {
+    return [pdbGeneratingPolicy(cfg), ...spreadMutatingPolicies(cfg)];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -235,7 +173,6 @@ export function availabilityCelPolicies(cfg: PolicyConfig): (GeneratingPolicy | 
 
 const COVERING = "coveringPdbs";
 const POD_LABELS = "podLabels";
-const SCALING_HPAS = "scalingHpas";
 
 export function pdbClusterPolicy(cfg: PolicyConfig): ClusterPolicy {
     const pdb = pdbTemplate(cfg.pdbMaxUnavailable) as { readonly [k: string]: Template };
@@ -317,74 +254,61 @@ export function spreadClusterPolicy(cfg: PolicyConfig): ClusterPolicy {
     };
 }
 
-export function replicaFloorClusterPolicy(cfg: PolicyConfig): ClusterPolicy {
+export function availabilityClusterPolicies(cfg: PolicyConfig): ClusterPolicy[] {
+    return [pdbClusterPolicy(cfg), spreadClusterPolicy(cfg)];
+}
+
+/**
+ * The prod replica floor. An omitted `spec.replicas` is not read as 1: a workload that leaves its
+ * replicas to a HorizontalPodAutoscaler omits them, and the HPA's minReplicas carries the floor.
+ * The Rollout CRD has no default for replicas, so an HPA-managed Rollout arrives without them; the
+ * controller then writes 1 (argo-rollouts v1.9.0 `rollout/controller.go`, "Defaulting .spec.replica
+ * to 1"), which passes while an HPA scales the Rollout. The API server defaults a Deployment's or
+ * StatefulSet's replicas to 1 before admission, so for those only the HPA shows the difference.
+ */
+export function availabilityRules(cfg: PolicyConfig): Rule[] {
     const n = cfg.prodMinReplicas;
-    // JMESPath `||` falls back only on null (and empty or false values), so an explicit 0 is still 0
-    // and an omitted value is -1, which this rule leaves to the require-replicas rule (Rollouts only).
-    const replicas = "{{ request.object.spec.replicas || `-1` }}";
-    const workloads: ClusterPolicyRule[] = WORKLOADS.map((w) =>
-        denyRule(
-            cfg,
-            clusterRule(cfg, "check", w, { scope: "prod" }),
-            MESSAGES.replicaFloor(n),
-            {
-                all: [
-                    { key: replicas, operator: "GreaterThan", value: -1 },
-                    { key: replicas, operator: "LessThan", value: n },
-                    { key: `{{ ${SCALING_HPAS} }}`, operator: "Equals", value: 0 },
-                ],
-            },
-            [
-                {
-                    name: SCALING_HPAS,
-                    apiCall: {
-                        urlPath: `/apis/autoscaling/v2/namespaces/${kyvernoVar("metadata.namespace")}/horizontalpodautoscalers`,
-                        jmesPath: `items[?spec.scaleTargetRef.kind == '${w.kind}' && spec.scaleTargetRef.name == '${kyvernoVar("metadata.name")}'] | length(@)`,
-                    },
-                },
-            ],
-        ),
-    );
-    // An omitted spec.replicas of a Rollout, refused unless an HPA scales it (see the CEL form).
-    const omitted = denyRule(
-        cfg,
-        clusterRule(cfg, "require-replicas", ROLLOUT, { scope: "prod" }),
-        MESSAGES.replicasOmitted(n),
+    const replicas = obj("spec.replicas");
+    // The workload's HPA: another's, or an HPA of another kind, does not count.
+    const scaled: Cond = {
+        lookup: { name: "scalingHpas", apiVersion: "autoscaling/v2", resource: "horizontalpodautoscalers" },
+        where: and(eq(field("item", "spec.scaleTargetRef.kind"), obj("kind")), eq(field("item", "spec.scaleTargetRef.name"), obj("metadata.name"))),
+    };
+    const hpaManaged: Cond = { var: "hpaManaged" };
+    return [
         {
-            all: [
-                { key: replicas, operator: "Equals", value: -1 },
-                { key: `{{ ${SCALING_HPAS} }}`, operator: "Equals", value: 0 },
+            name: POLICY_NAMES.replicaFloor,
+            scope: "prod",
+            background: true,
+            vars: { hpaManaged: scaled },
+            checks: [
+                {
+                    id: "check",
+                    on: WORKLOADS.map((kind) => ({ kind })),
+                    deny: and(has(replicas), { lt: replicas, than: n }, not(hpaManaged)),
+                    message: MESSAGES.replicaFloor(n),
+                },
+                // The API server defaults a Deployment's and a StatefulSet's replicas; the Rollout CRD
+                // has none, and the controller then reads an omitted value as 1 (argo-rollouts v1.9.0
+                // utils/defaults/defaults.go GetReplicasOrDefault) and writes it back, which the floor
+                // refuses: the Rollout would hang unreconciled instead of failing here.
+                { id: "require-replicas", on: [{ kind: ROLLOUT }], deny: and(not(has(replicas)), not(hpaManaged)), message: MESSAGES.replicasOmitted(n) },
+                {
+                    id: "check",
+                    on: [{ kind: HPA }],
+                    // The floor applies to what the HPA of a pod controller says, not to the controller.
+                    deny: and({ in: obj("spec.scaleTargetRef.kind"), among: WORKLOADS.map((w) => w.kind) }, { lt: obj("spec.minReplicas", 1), than: n }),
+                    message: MESSAGES.hpaFloor(n),
+                },
             ],
         },
-        [
-            {
-                name: SCALING_HPAS,
-                apiCall: {
-                    urlPath: `/apis/autoscaling/v2/namespaces/${kyvernoVar("metadata.namespace")}/horizontalpodautoscalers`,
-                    jmesPath: `items[?spec.scaleTargetRef.kind == '${ROLLOUT.kind}' && spec.scaleTargetRef.name == '${kyvernoVar("metadata.name")}'] | length(@)`,
-                },
-            },
-        ],
-    );
-    const hpa = denyRule(cfg, clusterRule(cfg, "check", HPA, { scope: "prod" }), MESSAGES.hpaFloor(n), {
-        all: [
-            { key: "{{ request.object.spec.scaleTargetRef.kind }}", operator: "AnyIn", value: [...SCALED_KINDS] },
-            { key: "{{ request.object.spec.minReplicas || `1` }}", operator: "LessThan", value: n },
-        ],
-    });
-    return clusterValidating(cfg, POLICY_NAMES.replicaFloor, MESSAGES.replicaFloor(n), [...workloads, omitted, hpa]);
+        {
+            name: POLICY_NAMES.defaultNamespace,
+            scope: "default",
+            background: true,
+            checks: [
+                { id: "check", on: WORKLOADS.map((kind) => ({ kind })), deny: eq(obj("metadata.namespace"), "default"), message: MESSAGES.defaultNamespace },
+            ],
+        },
+    ];
 }
-
-export function defaultNamespaceClusterPolicy(cfg: PolicyConfig): ClusterPolicy {
-    return clusterDeny(cfg, POLICY_NAMES.defaultNamespace, WORKLOADS, {
-        deny: { key: kyvernoVar("metadata.namespace"), operator: "Equals", value: "default" },
-        message: MESSAGES.defaultNamespace,
-        scope: "default",
-    });
-}
-
-export function availabilityClusterPolicies(cfg: PolicyConfig): ClusterPolicy[] {
-    return [pdbClusterPolicy(cfg), spreadClusterPolicy(cfg), replicaFloorClusterPolicy(cfg), defaultNamespaceClusterPolicy(cfg)];
-}
-
-export type { LabelSelector };

@@ -9,7 +9,8 @@ import { stackStrategies } from "../delivery/config";
 import type { DeliveryConfig } from "../delivery/fields";
 import type { GateTiming } from "../delivery/strategy";
 import { tierAdmission } from "./tierAdmission";
-import { KyvernoPolicy, kyvernoPolicies } from "./kyverno";
+import { kyvernoPolicies } from "./kyverno";
+import type { KyvernoPolicy } from "./shapes";
 import { KYVERNO_AGGREGATE_LABELS, kyvernoRoleName, kyvernoRoles } from "./rbac";
 
 /** What the policy stage reads of the stack's configuration: its section, and where the rollouts controller runs. */

@@ -3,20 +3,8 @@ import { componentPlan, COMPONENT_APP } from "../delivery/kustomize";
 import { AnalysisRef, CanaryStep, DeliveryPlan, TierStrategy, deliveryPlan } from "../delivery/strategy";
 import type { ProdClass, Shape } from "../delivery/tiers";
 import type { TierAdmissionAction } from "../delivery/fields";
-import {
-    POLICY_NAMES,
-    PolicyContext,
-    Scope,
-    clusterRule,
-    clusterValidating,
-    denyRule,
-    metadata,
-    namespaceSelector,
-    notTheController,
-    resourceRules,
-    validationActions,
-} from "./builders";
-import type { ClusterPolicy, Condition, ValidatingPolicy } from "./shapes";
+import { POLICY_NAMES, PolicyContext, notTheController } from "./builders";
+import { Cond, Rule, and, eq, field, has, not, obj, or } from "./rule";
 import type { ClassAdmission, TailStep, TierAdmission } from "./tierTypes";
 import { ROLLOUT } from "./workloads";
 
@@ -144,167 +132,62 @@ export function tierMessage(c: ClassAdmission, shape: Shape): string {
     return `in a prod ${c.prodClass} namespace a ${shape === "canary" ? "canary" : "blue/green"} Rollout must run ${what}; add ${use(id)} to its overlay (ADR-056 D3)`;
 }
 
-// ---------------------------------------------------------------------------------------------
-// CEL (policies.kyverno.io/v1)
+const CANARY = ["spec", "strategy", "canary"];
+const BLUE_GREEN = ["spec", "strategy", "blueGreen"];
 
-const CANARY = "object.spec.strategy.canary";
-const BLUE_GREEN = "object.spec.strategy.blueGreen";
+/** The list at `path` names each template, cluster-scoped. */
+const names = (path: string[], templates: readonly string[]): Cond[] =>
+    templates.map((n) => ({ some: obj(path), where: and(eq(field("item", "templateName"), n), eq(field("item", "clusterScope"), true)) }));
 
-const celNames = (list: string, names: readonly string[]) =>
-    names.map(
-        (n) =>
-            `(has(${list}) && ${list}.exists(t, has(t.templateName) && t.templateName == ${JSON.stringify(n)} && has(t.clusterScope) && t.clusterScope == true))`,
-    );
-
-/** CEL: the canary's background gate starts at step k, right after its first setWeight. */
-function celStartsAt(k: number): string {
-    const step = (i: number) => `${CANARY}.steps[${i}]`;
-    return [
-        `${CANARY}.analysis.startingStep == ${k}`,
-        `size(${CANARY}.steps) >= ${k}`,
-        `has(${step(k - 1)}.setWeight)`,
-        ...Array.from({ length: k - 1 }, (_x, i) => `!has(${step(i)}.setWeight)`),
-    ].join(" && ");
-}
-
-function celTail(tail: readonly TailStep[]): string {
-    const n = tail.length;
-    const step = (i: number) => `${CANARY}.steps[size(${CANARY}.steps) - ${n - i}]`;
-    return [
-        `size(${CANARY}.steps) >= ${n}`,
-        ...tail.map((t, i) =>
-            "pause" in t ? `has(${step(i)}.pause) && !has(${step(i)}.pause.duration)` : `has(${step(i)}.setWeight) && ${step(i)}.setWeight == ${t.setWeight}`,
+/** A Rollout's canary as the class's rendered one: its background gate from the first weight, and for regulated its approval tail. */
+export function canaryConforms(c: NonNullable<ClassAdmission["canary"]>): Cond {
+    const step = (i: number, key: string) => obj([...CANARY, "steps", i, key]);
+    const startsAt = (k: number) =>
+        and(
+            eq(obj([...CANARY, "analysis", "startingStep"]), k),
+            has(step(k - 1, "setWeight")),
+            ...Array.from({ length: k - 1 }, (_x, i) => not(has(step(i, "setWeight")))),
+        );
+    const n = c.tail?.length ?? 0;
+    return and(
+        has(obj([...CANARY, "analysis"])),
+        ...names([...CANARY, "analysis", "templates"], c.templates),
+        or(...c.startingSteps.map(startsAt)),
+        ...(c.tail ?? []).map((t, i) =>
+            "pause" in t
+                ? and(has(step(i - n, "pause")), not(has(obj([...CANARY, "steps", i - n, "pause", "duration"]))))
+                : eq(step(i - n, "setWeight"), t.setWeight),
         ),
-    ].join(" && ");
-}
-
-export function celCanaryConforms(c: NonNullable<ClassAdmission["canary"]>): string {
-    return [
-        `has(${CANARY}.analysis)`,
-        ...celNames(`${CANARY}.analysis.templates`, c.templates),
-        `has(${CANARY}.analysis.startingStep)`,
-        `has(${CANARY}.steps)`,
-        `(${c.startingSteps.map((k) => `(${celStartsAt(k)})`).join(" || ")})`,
-        ...(c.tail ? [`(${celTail(c.tail)})`] : []),
-    ].join(" && ");
-}
-
-export function celBlueGreenConforms(b: NonNullable<ClassAdmission["blueGreen"]>): string {
-    return (
-        [
-            ...b.analyses.flatMap((a) => [`has(${BLUE_GREEN}.${a.field})`, ...celNames(`${BLUE_GREEN}.${a.field}.templates`, a.templates)]),
-            ...(b.manualPromotion ? [`has(${BLUE_GREEN}.autoPromotionEnabled) && ${BLUE_GREEN}.autoPromotionEnabled == false`] : []),
-        ].join(" && ") || "true"
     );
 }
 
-const IS_CANARY = "has(object.spec.strategy) && has(object.spec.strategy.canary)";
-const IS_BLUE_GREEN = "has(object.spec.strategy) && has(object.spec.strategy.blueGreen)";
-
-/** The namespaces a class's rule applies to: the prod ones, and for regulated the regulated ones among them. */
-function scopeOf(prodClass: ProdClass): Scope {
-    return prodClass === "regulated" ? "prod-regulated" : "prod";
+export function blueGreenConforms(b: NonNullable<ClassAdmission["blueGreen"]>): Cond {
+    return and(
+        ...b.analyses.flatMap((a) => [has(obj([...BLUE_GREEN, a.field])), ...names([...BLUE_GREEN, a.field, "templates"], a.templates)]),
+        b.manualPromotion ? eq(obj([...BLUE_GREEN, "autoPromotionEnabled"]), false) : true,
+    );
 }
 
-const withAction = (cfg: PolicyConfig, c: ClassAdmission): PolicyConfig => ({
-    ...cfg,
-    validationAction: cfg.validationAction === "Audit" ? "Audit" : c.action,
-});
-
-export function tierCelPolicies(cfg: PolicyConfig, ctx: PolicyContext): ValidatingPolicy[] {
+/** A class's rule; `policy.validationAction: Audit` makes both classes Audit. */
+export function tierRules(cfg: PolicyConfig, ctx: PolicyContext): Rule[] {
     return (ctx.tiers?.classes ?? [])
         .filter((c) => c.prodClass !== "regulated" || cfg.regulated !== undefined)
-        .map((c) => {
-            const name = TIER_POLICY_NAMES[c.prodClass];
-            const validation = (shape: Shape, is: string) => ({
-                expression: `!(${is}) || (${c[shape] ? (shape === "canary" ? celCanaryConforms(c.canary!) : celBlueGreenConforms(c.blueGreen!)) : "false"})`,
+        .map((c) => ({
+            name: TIER_POLICY_NAMES[c.prodClass],
+            description: tierMessage(c, c.components.canary ? "canary" : "blueGreen"),
+            // The namespaces a class's rule applies to: the prod ones, and for regulated the regulated ones among them.
+            scope: c.prodClass === "regulated" ? "prod-regulated" : "prod",
+            background: true,
+            action: cfg.validationAction === "Audit" ? "Audit" : c.action,
+            when: [notTheController(ctx)],
+            checks: (["canary", "blueGreen"] as const).map((shape) => ({
+                id: shape.toLowerCase(),
+                on: [{ kind: ROLLOUT }],
+                deny: and(
+                    has(obj(shape === "canary" ? CANARY : BLUE_GREEN)),
+                    not(c[shape] ? (shape === "canary" ? canaryConforms(c.canary!) : blueGreenConforms(c.blueGreen!)) : false),
+                ),
                 message: tierMessage(c, shape),
-            });
-            const acting = withAction(cfg, c);
-            return {
-                apiVersion: "policies.kyverno.io/v1",
-                kind: "ValidatingPolicy",
-                metadata: metadata(name, tierMessage(c, c.components.canary ? "canary" : "blueGreen")),
-                spec: {
-                    validationActions: validationActions(acting),
-                    failurePolicy: "Fail",
-                    evaluation: { background: { enabled: true } },
-                    matchConstraints: { resourceRules: resourceRules([ROLLOUT]), namespaceSelector: namespaceSelector(cfg, scopeOf(c.prodClass)) },
-                    matchConditions: [notTheController(ctx)],
-                    validations: [validation("canary", IS_CANARY), validation("blueGreen", IS_BLUE_GREEN)],
-                },
-            };
-        });
-}
-
-// ---------------------------------------------------------------------------------------------
-// JMESPath (kyverno.io/v1). Numbers are compared as text (`to_string`): Kyverno's JSON context and
-// a literal may hold one number as different Go types.
-
-const J_CANARY = "request.object.spec.strategy.canary";
-const J_BLUE_GREEN = "request.object.spec.strategy.blueGreen";
-
-const jmesNames = (list: string, names: readonly string[]) => names.map((n) => `length(${list}[?templateName=='${n}' && clusterScope] || \`[]\`) > \`0\``);
-
-function jmesStartsAt(k: number): string {
-    const step = (i: number) => `${J_CANARY}.steps[${i}]`;
-    return [
-        `to_string(${J_CANARY}.analysis.startingStep) == '${k}'`,
-        `${step(k - 1)}.setWeight != \`null\``,
-        ...Array.from({ length: k - 1 }, (_x, i) => `${step(i)}.setWeight == \`null\``),
-    ].join(" && ");
-}
-
-function jmesTail(tail: readonly TailStep[]): string {
-    const n = tail.length;
-    const step = (i: number) => `${J_CANARY}.steps[${i - n}]`;
-    return tail
-        .map((t, i) =>
-            "pause" in t ? `${step(i)}.pause != \`null\` && ${step(i)}.pause.duration == \`null\`` : `to_string(${step(i)}.setWeight) == '${t.setWeight}'`,
-        )
-        .join(" && ");
-}
-
-export function jmesCanaryConforms(c: NonNullable<ClassAdmission["canary"]>): string {
-    return [
-        ...jmesNames(`${J_CANARY}.analysis.templates`, c.templates),
-        `(${c.startingSteps.map((k) => `(${jmesStartsAt(k)})`).join(" || ")})`,
-        ...(c.tail ? [`(${jmesTail(c.tail)})`] : []),
-    ].join(" && ");
-}
-
-export function jmesBlueGreenConforms(b: NonNullable<ClassAdmission["blueGreen"]>): string {
-    return (
-        [
-            ...b.analyses.flatMap((a) => jmesNames(`${J_BLUE_GREEN}.${a.field}.templates`, a.templates)),
-            ...(b.manualPromotion ? [`${J_BLUE_GREEN}.autoPromotionEnabled == \`false\``] : []),
-        ].join(" && ") || "`true`"
-    );
-}
-
-export function tierClusterPolicies(cfg: PolicyConfig, ctx: PolicyContext): ClusterPolicy[] {
-    return (ctx.tiers?.classes ?? [])
-        .filter((c) => c.prodClass !== "regulated" || cfg.regulated !== undefined)
-        .map((c) => {
-            const acting = withAction(cfg, c);
-            const rule = (shape: Shape) => {
-                const is: Condition = { key: `{{ ${shape === "canary" ? J_CANARY : J_BLUE_GREEN} != \`null\` }}`, operator: "Equals", value: true };
-                const conforms = c[shape] ? (shape === "canary" ? jmesCanaryConforms(c.canary!) : jmesBlueGreenConforms(c.blueGreen!)) : "`false`";
-                const base = clusterRule(cfg, shape.toLowerCase(), ROLLOUT, { scope: scopeOf(c.prodClass) });
-                return denyRule(acting, base, tierMessage(c, shape), { all: [is, { key: `{{ ${conforms} }}`, operator: "Equals", value: false }] });
-            };
-            const policy = clusterValidating(acting, TIER_POLICY_NAMES[c.prodClass], tierMessage(c, c.components.canary ? "canary" : "blueGreen"), [
-                rule("canary"),
-                rule("blueGreen"),
-            ]);
-            return {
-                ...policy,
-                spec: {
-                    ...policy.spec,
-                    // An audited violation is also a warning in the response, as a CEL policy's Audit, Warn.
-                    ...(acting.validationAction === "Audit" ? { emitWarning: true } : {}),
-                    webhookConfiguration: { matchConditions: [notTheController(ctx)] },
-                },
-            };
-        });
+            })),
+        }));
 }
