@@ -1,6 +1,6 @@
 import type { PolicyConfig } from "./config";
 import { componentPlan, COMPONENT_APP } from "../delivery/kustomize";
-import { AnalysisRef, CanaryStep, DeliveryPlan, TierStrategy, deliveryPlan } from "../delivery/strategy";
+import { AnalysisRef, CanaryStep, CanaryStrategy, TierStrategy, deliveryPlan } from "../delivery/strategy";
 import type { ProdClass, Shape } from "../delivery/tiers";
 import type { TierAdmissionAction } from "../delivery/fields";
 import { POLICY_NAMES, PolicyContext, notTheController } from "./builders";
@@ -34,85 +34,55 @@ export type { ClassAdmission, TailStep, TierAdmission } from "./tierTypes";
  * knows (docs/tenants/admission.md).
  */
 
-export const TIER_POLICY_NAMES: Record<ProdClass, string> = {
-    standard: POLICY_NAMES.tierStandard,
-    regulated: POLICY_NAMES.tierRegulated,
-};
+export const TIER_POLICY_NAMES: Record<ProdClass, string> = { standard: POLICY_NAMES.tierStandard, regulated: POLICY_NAMES.tierRegulated };
 
 const clusterTemplates = (a: AnalysisRef | undefined): string[] => (a?.templates ?? []).filter((t) => t.clusterScope).map((t) => t.templateName);
 
 /** The error-budget freeze moves the first weight back a step: the rendering of an app with an SLO. */
 const WITH_SLO = { ...COMPONENT_APP, slo: { service: "app", name: "availability" } };
 
-function canaryOf(plans: DeliveryPlan[], regulated: boolean): ClassAdmission["canary"] {
-    const canaries = plans.map((p) => ("canary" in p.strategy ? p.strategy.canary : undefined)).filter((c) => c !== undefined);
-    const first = canaries[0]!;
-    const startingSteps = [...new Set(canaries.map((c) => c.analysis!.startingStep))].sort((a, b) => a - b);
-    for (const c of canaries) {
-        const k = c.analysis!.startingStep;
-        if (!("setWeight" in c.steps[k - 1]) || c.steps.slice(0, k - 1).some((s) => "setWeight" in s)) {
-            throw new Error(`the rendered canary's analysis does not start with its first weight (startingStep ${k})`);
-        }
-    }
-    return { templates: clusterTemplates(first.analysis), startingSteps, ...(regulated ? { tail: tailOf(first.steps) } : {}) };
-}
-
 /** The steps from the last indefinite pause on: the approval and what follows it. */
 function tailOf(steps: CanaryStep[]): TailStep[] {
-    const at = steps.map((s) => "pause" in s && s.pause.duration === undefined).lastIndexOf(true);
-    if (at < 0) {
-        throw new Error("a regulated canary without its approval pause");
+    const indefinite = (s: CanaryStep) => "pause" in s && s.pause.duration === undefined;
+    const tail = steps.slice(steps.map(indefinite).lastIndexOf(true));
+    if (!indefinite(tail[0]) || tail.some((s) => !indefinite(s) && !("setWeight" in s))) {
+        throw new Error(`a regulated canary's steps the rule cannot check from the approval on: ${JSON.stringify(tail)}`);
     }
-    return steps.slice(at).map((s): TailStep => {
-        if ("pause" in s && s.pause.duration === undefined) {
-            return { pause: "indefinite" };
-        }
-        if ("setWeight" in s) {
-            return { setWeight: s.setWeight };
-        }
-        throw new Error(`a step after the approval pause the rule cannot check: ${JSON.stringify(s)}`);
-    });
-}
-
-function blueGreenOf(plan: DeliveryPlan, regulated: boolean): ClassAdmission["blueGreen"] {
-    const b = "blueGreen" in plan.strategy ? plan.strategy.blueGreen : undefined;
-    if (!b) {
-        throw new Error("not a blue/green plan");
-    }
-    const analyses = (["prePromotionAnalysis", "postPromotionAnalysis"] as const).flatMap((field) => {
-        const templates = clusterTemplates(b[field]);
-        return templates.length > 0 ? [{ field, templates }] : [];
-    });
-    return { analyses, manualPromotion: regulated && b.autoPromotionEnabled === false };
+    return tail.map((s): TailStep => ("setWeight" in s ? { setWeight: s.setWeight } : { pause: "indefinite" }));
 }
 
 /**
  * What the rules check, from the stack's strategies (`stackStrategies`): standard's action is the
- * stack's `delivery.prod.standard.admission` (default Audit), regulated is always Enforce, and
- * `policy.validationAction: Audit` makes both Audit.
+ * stack's `delivery.prod.standard.admission` (default Audit), regulated's always Enforce.
  */
 export function tierAdmission(strategies: readonly TierStrategy[], standardAction: TierAdmissionAction = "Audit"): TierAdmission {
-    const classes: ClassAdmission[] = [];
-    for (const prodClass of ["standard", "regulated"] as const) {
-        const mine = strategies.filter((s) => s.tier === "prod" && s.prodClass === prodClass);
-        if (mine.length === 0) {
-            continue;
-        }
+    const classes = (["standard", "regulated"] as const).map((prodClass) => {
         const regulated = prodClass === "regulated";
         const c: ClassAdmission = { prodClass, action: regulated ? "Enforce" : standardAction, components: {} };
-        for (const s of mine) {
+        for (const s of strategies.filter((x) => x.tier === "prod" && x.prodClass === prodClass)) {
             c.components[s.shape] = s.id;
-            const plan = componentPlan(s);
-            if (s.shape === "canary") {
-                const plans = [plan, ...(s.options.errorBudgetFreeze !== false ? [deliveryPlan(WITH_SLO, s.options)] : [])];
-                c.canary = canaryOf(plans, regulated);
+            const { strategy } = componentPlan(s);
+            if ("canary" in strategy) {
+                const freeze = s.options.errorBudgetFreeze !== false ? [deliveryPlan(WITH_SLO, s.options).strategy as CanaryStrategy] : [];
+                const { analysis, steps } = strategy.canary;
+                const startingSteps = [strategy, ...freeze].map((x) => x.canary.analysis!.startingStep);
+                c.canary = {
+                    templates: clusterTemplates(analysis),
+                    startingSteps: [...new Set(startingSteps)].sort((a, b) => a - b),
+                    ...(regulated ? { tail: tailOf(steps) } : {}),
+                };
             } else {
-                c.blueGreen = blueGreenOf(plan, regulated);
+                const b = strategy.blueGreen;
+                const analyses = (["prePromotionAnalysis", "postPromotionAnalysis"] as const).map((field) => ({
+                    field,
+                    templates: clusterTemplates(b[field]),
+                }));
+                c.blueGreen = { analyses: analyses.filter((a) => a.templates.length > 0), manualPromotion: regulated && b.autoPromotionEnabled === false };
             }
         }
-        classes.push(c);
-    }
-    return { classes };
+        return c;
+    });
+    return { classes: classes.filter((c) => Object.keys(c.components).length > 0) };
 }
 
 /** The message of a class's rule for a shape: what is missing and the component that has it. */
