@@ -1,4 +1,4 @@
-import type { PolicyConfig, RegulatedConfig } from "./config";
+import type { RegulatedConfig } from "./config";
 import { MESSAGES, POLICY_NAMES, PolicyContext, notTheController, serviceAccountUser } from "./builders";
 import { Cond, Field, Rule, and, eq, field, groupIn, has, not, or, userIn } from "./rule";
 import { POD, REPLICASET, ROLLOUT, apiVersion } from "./workloads";
@@ -114,7 +114,7 @@ const REVISION_LABEL = ROLLOUT.revisionLabel!;
 
 const annotation = (from: "object" | "oldObject", key: string): Field => field(from, ["metadata", "annotations", key], "");
 
-export function approvalRule(cfg: PolicyConfig, r: RegulatedConfig, ctx: PolicyContext): Rule {
+export function approvalRule(r: RegulatedConfig, ctx: PolicyContext): Rule {
     const gitops = gitopsIdentities(r);
     const on = (operations: ("CREATE" | "UPDATE" | "DELETE")[], subresource?: string) => [
         { kind: ROLLOUT, operations, ...(subresource ? { subresource } : {}) },

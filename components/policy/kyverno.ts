@@ -44,7 +44,7 @@ function rules(cfg: PolicyConfig, ctx: PolicyContext): Rule[] {
     return [
         ...(ownsAvailability(cfg) ? availabilityRules(cfg) : []),
         ...rolloutOnlyRules(ctx),
-        ...(cfg.regulated ? [approvalRule(cfg, cfg.regulated, ctx), approvalPodsRule(ctx)] : []),
+        ...(cfg.regulated ? [approvalRule(cfg.regulated, ctx), approvalPodsRule(ctx)] : []),
         ...tierRules(cfg, ctx),
     ];
 }
