@@ -60,14 +60,28 @@ export function jmes(c: Cond, ctx: ContextEntry[], inLookup = false): string {
             .map(([x, t]) => (typeof x === "object" && !("not" in x) && t.includes(other) ? `(${t})` : t))
             .join(sep);
     }
+    // A negated test is written with the opposite comparator: Kyverno admits a variable that names a
+    // context entry only when it starts with that name (pkg/validation/policy/validate.go at v1.17.2,
+    // `allowedVariables`, pkg/engine/context/mock_context.go `isVariableDefined`), so not "!(name ...)".
+    const negated = "not" in c && typeof c.not === "object" && ("has" in c.not || "eq" in c.not || "lookup" in c.not);
+    const x = negated ? (c as { not: Cond }).not : c;
+    if (typeof x === "object" && "has" in x) {
+        return `${p(x.has)} ${negated ? "==" : "!="} \`null\``;
+    }
+    if (typeof x === "object" && "eq" in x) {
+        const op = negated ? "!=" : "==";
+        return typeof x.to === "number" ? `to_string(${p(x.eq)}) ${op} '${x.to}'` : `${p(x.eq)} ${op} ${typeof x.to === "object" ? p(x.to) : literal(x.to)}`;
+    }
+    if (typeof x === "object" && "lookup" in x) {
+        const { name, apiVersion, resource } = x.lookup;
+        if (!ctx.some((e) => e.name === name)) {
+            const urlPath = `/apis/${apiVersion}/namespaces/{{ request.object.metadata.namespace }}/${resource}`;
+            ctx.push({ name, apiCall: { urlPath, jmesPath: `items[?${jmes(x.where, ctx, true)}] | length(@)` } });
+        }
+        return `${name} ${negated ? "==" : ">"} \`0\``;
+    }
     if ("not" in c) {
-        return typeof c.not === "object" && "has" in c.not ? `${p(c.not.has)} == \`null\`` : `!(${j(c.not)})`;
-    }
-    if ("has" in c) {
-        return `${p(c.has)} != \`null\``;
-    }
-    if ("eq" in c) {
-        return typeof c.to === "number" ? `to_string(${p(c.eq)}) == '${c.to}'` : `${p(c.eq)} == ${typeof c.to === "object" ? p(c.to) : literal(c.to)}`;
+        return `!(${j(c.not)})`;
     }
     if ("in" in c) {
         return `contains(${json(c.among)}, ${p(c.in)})`;
@@ -80,14 +94,6 @@ export function jmes(c: Cond, ctx: ContextEntry[], inLookup = false): string {
     }
     if ("some" in c) {
         return `length(${p(c.some)}[?${j(c.where)}] || \`[]\`) > \`0\``;
-    }
-    if ("lookup" in c) {
-        const { name, apiVersion, resource } = c.lookup;
-        if (!ctx.some((e) => e.name === name)) {
-            const urlPath = `/apis/${apiVersion}/namespaces/{{ request.object.metadata.namespace }}/${resource}`;
-            ctx.push({ name, apiCall: { urlPath, jmesPath: `items[?${jmes(c.where, ctx, true)}] | length(@)` } });
-        }
-        return `${name} > \`0\``;
     }
     if ("specChangedBesides" in c) {
         // Kyverno's own pattern for "changed but for": the fields nulled on both sides (pkg/validation/policy/on_update_policy_test.go).
