@@ -4,18 +4,8 @@
  * sees, chart children included) and in the offline plan, so the two can never disagree.
  */
 import * as YAML from "yaml";
-import {
-    HTTPROUTE,
-    IgnoreRule,
-    ROLLOUT,
-    ResourceIgnoreDifferences,
-    RuleScope,
-    SERVICE,
-    canaryRuleReasons,
-    fromApplicationRule,
-    kindLabel,
-    rolloutArrayPathReasons,
-} from "../argocd/ignoreRules";
+import type { IgnoreRule, ResourceIgnoreDifferences, RuleScope } from "../argocd/ignoreRules";
+import { HTTPROUTE, ROLLOUT, SERVICE, canaryRuleReasons, fromApplicationRule, kindLabel, rolloutArrayPathReasons } from "../argocd/ignoreRules";
 import { TENANT_HEADER } from "../mimir";
 import { STAGES, STAGE_TYPES, StageName } from "../stage";
 import { CRD_TYPE, ROLLOUTS_CRDS, wildcardFields } from "../argoRollouts";
@@ -36,18 +26,9 @@ export interface GuardedResource {
     component: boolean;
 }
 
-export interface ResourceCheck {
-    name: string;
-    /** What it protects, citing the ADR decision or upstream fact. */
-    description: string;
-    check(r: GuardedResource): string[];
-}
-
-export interface StackCheck {
-    name: string;
-    description: string;
-    check(resources: GuardedResource[]): string[];
-}
+/** A check, with what it protects (citing the ADR decision or upstream fact). */
+export type ResourceCheck = { name: string; description: string; check(r: GuardedResource): string[] };
+export type StackCheck = { name: string; description: string; check(resources: GuardedResource[]): string[] };
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Obj) : {});
@@ -58,187 +39,123 @@ const metaName = (r: GuardedResource): string => str(obj(r.props.metadata).name)
 
 const RBAC_TYPES = /^kubernetes:rbac\.authorization\.k8s\.io\/v1:(Cluster)?Role$/;
 const CHART_TYPE = /^kubernetes:helm\.sh\/v[34]:Chart$/;
-const HEX64 = /^[a-f0-9]{64}$/;
-
-/** Wildcards in RBAC rules (design: least privilege, never `*`). */
-export function rbacWildcards(rules: unknown): string[] {
-    return wildcardFields(rules).map((w) => `rule ${w.rule} grants ${w.field} "*"`);
-}
-
 const AGGREGATE_TO = /^rbac\.authorization\.k8s\.io\/aggregate-to-(view|edit|admin)$/;
 const WRITE_VERBS = ["create", "update", "patch", "delete", "deletecollection"];
 
 /** The write grants on argoproj.io objects of a role whose labels aggregate it to view, edit or admin. */
 export function aggregatedRolloutWrites(labels: Obj, rules: unknown): string[] {
     const to = Object.keys(labels).filter((k) => AGGREGATE_TO.test(k) && labels[k] === "true");
-    if (to.length === 0) {
-        return [];
-    }
     return list(rules).flatMap((rule, i) => {
         const r = obj(rule);
         const writes = list(r.verbs).filter((v): v is string => typeof v === "string" && WRITE_VERBS.includes(v));
-        return list(r.apiGroups).includes("argoproj.io") && writes.length > 0
+        return to.length > 0 && list(r.apiGroups).includes("argoproj.io") && writes.length > 0
             ? [`rule ${i} grants ${writes.join(", ")} on argoproj.io ${list(r.resources).join(", ")} and is aggregated through ${to.join(", ")}`]
             : [];
     });
 }
 
 /** A Gateway API plugin list (chart values or the rendered argo-rollouts-config) without checksums. */
-export function pluginChecksumProblems(plugins: unknown): string[] {
-    const out: string[] = [];
-    for (const p of list(plugins)) {
-        const entry = obj(p);
-        const location = str(entry.location) ?? "";
-        if (/^https?:\/\//.test(location) && !HEX64.test(str(entry.sha256) ?? "")) {
-            out.push(`plugin ${str(entry.name) ?? "?"} is downloaded from ${location} without a 64-hex sha256`);
-        }
-    }
-    return out;
+function pluginChecksumProblems(plugins: unknown): string[] {
+    return list(plugins)
+        .map(obj)
+        .filter((p) => /^https?:\/\//.test(str(p.location) ?? "") && !/^[a-f0-9]{64}$/.test(str(p.sha256) ?? ""))
+        .map((p) => `plugin ${str(p.name) ?? "?"} is downloaded from ${str(p.location)} without a 64-hex sha256`);
 }
 
 /** The metric providers of an (Cluster)AnalysisTemplate that break the platform's rules. */
-export function analysisProviderProblems(spec: unknown): string[] {
-    const out: string[] = [];
-    for (const m of list(obj(spec).metrics)) {
-        const metric = obj(m);
-        const provider = obj(metric.provider);
-        const name = str(metric.name) ?? "?";
-        if ("job" in provider) {
-            out.push(`metric ${name} uses the Job provider, whose pod the registry policy denies (ADR-056 as-built): use the Prometheus provider`);
-        }
-        if ("prometheus" in provider) {
-            const headers = list(obj(provider.prometheus).headers).map(obj);
-            if (!headers.some((h) => str(h.key)?.toLowerCase() === TENANT_HEADER.toLowerCase() && (str(h.value) ?? "") !== "")) {
-                out.push(`metric ${name} queries Prometheus without ${TENANT_HEADER}: Mimir would not know whose metrics to read (ADR-056 D5)`);
-            }
-        }
-    }
-    return out;
+function analysisProviderProblems(spec: unknown): string[] {
+    return list(obj(spec).metrics).flatMap((m) => {
+        const name = str(obj(m).name) ?? "?";
+        const p = obj(obj(m).provider);
+        const headers = list(obj(p.prometheus).headers).map(obj);
+        const tenant = headers.some((h) => str(h.key)?.toLowerCase() === TENANT_HEADER.toLowerCase() && (str(h.value) ?? "") !== "");
+        return [
+            ...("job" in p
+                ? [`metric ${name} uses the Job provider, whose pod the registry policy denies (ADR-056 as-built): use the Prometheus provider`]
+                : []),
+            ...("prometheus" in p && !tenant
+                ? [`metric ${name} queries Prometheus without ${TENANT_HEADER}: Mimir would not know whose metrics to read (ADR-056 D5)`]
+                : []),
+        ];
+    });
 }
 
 /** HTTPRoute rules that could let a client choose its Mimir tenant. */
-export function tenantHeaderProblems(spec: unknown): string[] {
-    const out: string[] = [];
-    list(obj(spec).rules).forEach((rr, i) => {
+function tenantHeaderProblems(spec: unknown): string[] {
+    return list(obj(spec).rules).flatMap((rr, i) => {
         const rule = obj(rr);
-        const modifiers = list(rule.filters)
-            .map(obj)
-            .filter((f) => f.type === "RequestHeaderModifier")
-            .map((f) => obj(f.requestHeaderModifier));
+        const modifiers = list(rule.filters).flatMap((f) => (obj(f).type === "RequestHeaderModifier" ? [obj(obj(f).requestHeaderModifier)] : []));
         const names = (field: string) => modifiers.flatMap((m) => list(m[field]).map((h) => str(obj(h).name)?.toLowerCase()));
-        if (names("add").includes(TENANT_HEADER.toLowerCase())) {
-            out.push(`rule ${i} adds ${TENANT_HEADER}: add appends to what the client sent, so a spoke could name another tenant; use set (ADR-056 W8c)`);
-        }
         const toMimir = list(rule.backendRefs).some((b) => /mimir/.test(str(obj(b).name) ?? ""));
-        if (toMimir && !names("set").includes(TENANT_HEADER.toLowerCase())) {
-            out.push(`rule ${i} reaches Mimir without setting ${TENANT_HEADER}: the client's own header would pick the tenant (ADR-056 W8c)`);
-        }
+        return [
+            ...(names("add").includes(TENANT_HEADER.toLowerCase())
+                ? [`rule ${i} adds ${TENANT_HEADER}: add appends to what the client sent, so a spoke could name another tenant; use set (ADR-056 W8c)`]
+                : []),
+            ...(toMimir && !names("set").includes(TENANT_HEADER.toLowerCase())
+                ? [`rule ${i} reaches Mimir without setting ${TENANT_HEADER}: the client's own header would pick the tenant (ADR-056 W8c)`]
+                : []),
+        ];
     });
-    return out;
-}
-
-/** ignoreDifferences rules that reach a Rollout through an array path (ADR-056 as-built 2026-07-14). */
-export function rolloutIgnoreProblems(rules: IgnoreRule[]): string[] {
-    return rules.flatMap((r) =>
-        rolloutArrayPathReasons(r.kind === "*" ? { ...r, ...ROLLOUT } : r).map(
-            (reason) => `${r.kind === "*" ? "a rule for all kinds" : "a Rollout rule"}: ${reason}`,
-        ),
-    );
 }
 
 /**
- * Every ignore rule of argocd-cm, by its key: `.all` (every kind), `<group>_<Kind>`, or `<Kind>` for
- * the core group (argo-cd docs, "Diffing Customization").
+ * The ignore rules an ArgoCD object of the stack carries, and where they apply: argocd-cm's by key,
+ * `.all` (every kind), `<group>_<Kind>`, or `<Kind>` for the core group (argo-cd docs, "Diffing
+ * Customization"), and an Application's or ApplicationSet template's own.
  */
-export function argocdCmRules(data: unknown): IgnoreRule[] {
-    const out: IgnoreRule[] = [];
-    for (const [key, text] of Object.entries(obj(data))) {
-        const m = /^resource\.customizations\.ignoreDifferences\.(.+)$/.exec(key);
-        if (!m || typeof text !== "string") {
-            continue;
-        }
-        const split = m[1].lastIndexOf("_");
-        const gk =
-            m[1] === "all" ? { group: "", kind: "*" } : split < 0 ? { group: "", kind: m[1] } : { group: m[1].slice(0, split), kind: m[1].slice(split + 1) };
-        const body = obj(YAML.parse(text));
-        out.push({
-            ...gk,
-            jsonPointers: list(body.jsonPointers).map(String),
-            jqPathExpressions: list(body.jqPathExpressions).map(String),
-            managedFieldsManagers: list(body.managedFieldsManagers).map(String),
-        });
-    }
-    return out;
-}
-
-/** Application-level ignore rules (an Application's spec, or an ApplicationSet's template spec). */
-export function applicationRules(spec: unknown): IgnoreRule[] {
-    return list(obj(spec).ignoreDifferences).map((r) => fromApplicationRule(obj(r) as unknown as ResourceIgnoreDifferences));
-}
-
-/** Rules that reach a Rollout: its own kind, or every kind. */
-const reachesRollout = (r: IgnoreRule): boolean => r.kind === "*" || (r.kind === ROLLOUT.kind && r.group === ROLLOUT.group);
-
-/** Rules that would undo the narrow canary rules: see `canaryRuleReasons`. A rule for every kind reaches both kinds. */
-export function canaryIgnoreProblems(rules: IgnoreRule[], scope: RuleScope): string[] {
-    return rules.flatMap((r) =>
-        (r.kind === "*"
-            ? [
-                  { ...r, ...SERVICE },
-                  { ...r, ...HTTPROUTE },
-              ]
-            : [r]
-        ).flatMap((x) => canaryRuleReasons(x, scope).map((reason) => `${r.kind === "*" ? "a rule for all kinds" : kindLabel(r)} rule: ${reason}`)),
-    );
-}
-
-/** The ignore rules an ArgoCD object of the stack carries, and where they apply. */
 function argoIgnoreRules(r: GuardedResource): { rules: IgnoreRule[]; scope: RuleScope } | undefined {
     const kind = kindOf(r.type);
     if ((kind === "ConfigMap" || kind === "ConfigMapPatch") && metaName(r) === "argocd-cm") {
-        return { rules: argocdCmRules(r.props.data), scope: "system" };
+        const rules = Object.entries(obj(r.props.data)).flatMap(([key, text]): IgnoreRule[] => {
+            const m = /^resource\.customizations\.ignoreDifferences\.(.+)$/.exec(key);
+            if (!m || typeof text !== "string") {
+                return [];
+            }
+            const split = m[1].lastIndexOf("_");
+            const gk = m[1] === "all" ? { group: "", kind: "*" } : { group: split < 0 ? "" : m[1].slice(0, split), kind: m[1].slice(split + 1) };
+            const body = obj(YAML.parse(text));
+            const [jsonPointers, jqPathExpressions, managedFieldsManagers] = ["jsonPointers", "jqPathExpressions", "managedFieldsManagers"].map((k) =>
+                list(body[k]).map(String),
+            );
+            return [{ ...gk, jsonPointers, jqPathExpressions, managedFieldsManagers }];
+        });
+        return { rules, scope: "system" };
     }
     if (r.type.startsWith("kubernetes:argoproj.io/v1alpha1:Application")) {
         const spec = kind.startsWith("ApplicationSet") ? obj(obj(obj(r.props.spec).template).spec) : obj(r.props.spec);
-        return { rules: applicationRules(spec), scope: "application" };
+        return { rules: list(spec.ignoreDifferences).map((x) => fromApplicationRule(obj(x) as unknown as ResourceIgnoreDifferences)), scope: "application" };
     }
     return undefined;
 }
 
-const isPercent = (v: unknown): boolean => typeof v === "string" && v.includes("%");
+/** A rule for every kind reaches each kind a check asks about. */
+const asKind = (r: IgnoreRule, kind: Pick<IgnoreRule, "group" | "kind">): IgnoreRule[] =>
+    r.kind === "*" ? [{ ...r, ...kind }] : r.kind === kind.kind && r.group === kind.group ? [r] : [];
+const label = (r: IgnoreRule): string => `${r.kind === "*" ? "a rule for all kinds" : kindLabel(r)} rule`;
 
-/** PDB budgets that are not whole numbers of pods (ADR-056 D8). */
+/**
+ * PDB budgets that are not whole numbers of pods (ADR-056 D8): a budget the stack declares, and the
+ * chart's controller budget. The budget the PDB policies generate is a number by its type
+ * (availability.ts `pdbTemplate`), and the configuration refuses a percentage before it.
+ */
 export function pdbBudgetProblems(r: GuardedResource): string[] {
-    const kind = kindOf(r.type);
-    if (kind === "PodDisruptionBudget") {
+    if (kindOf(r.type) === "PodDisruptionBudget") {
         const spec = obj(r.props.spec);
         return ["maxUnavailable", "minAvailable"]
-            .filter((f) => isPercent(spec[f]))
+            .filter((f) => typeof spec[f] === "string" && (spec[f] as string).includes("%"))
             .map((f) => `${f} is a percentage (${String(spec[f])}); use a whole number of pods`);
     }
-    if (CHART_TYPE.test(r.type)) {
-        const pdb = obj(obj(obj(r.props.values).controller).pdb);
-        if (pdb.enabled === true && !(Number.isInteger(pdb.maxUnavailable) && (pdb.maxUnavailable as number) >= 1)) {
-            return [`controller.pdb.maxUnavailable is ${JSON.stringify(pdb.maxUnavailable)}: the chart then renders minAvailable: 0; set a whole number >= 1`];
-        }
-        return [];
-    }
-    if (/^kubernetes:(policies\.kyverno\.io\/v1:GeneratingPolicy|kyverno\.io\/v1:ClusterPolicy)$/.test(r.type)) {
-        // Both forms carry the generated PDB's budget as a literal: a CEL `"maxUnavailable": dyn("25%")`
-        // or a ClusterPolicy `maxUnavailable: "25%"` in the generate data.
-        const text = JSON.stringify(r.props);
-        return /maxUnavailable\\?"?:\s*(dyn\()?\\?"[0-9]+%/.test(text)
-            ? ["the generated PodDisruptionBudget's maxUnavailable is a percentage; use a whole number of pods"]
-            : [];
-    }
-    return [];
+    const pdb = obj(obj(obj(r.props.values).controller).pdb);
+    return CHART_TYPE.test(r.type) && pdb.enabled === true && !(Number.isInteger(pdb.maxUnavailable) && (pdb.maxUnavailable as number) >= 1)
+        ? [`controller.pdb.maxUnavailable is ${JSON.stringify(pdb.maxUnavailable)}: the chart then renders minAvailable: 0; set a whole number >= 1`]
+        : [];
 }
 
 export const RESOURCE_CHECKS: readonly ResourceCheck[] = [
     {
         name: "no-rbac-wildcards",
         description: "No RBAC rule grants a wildcard group, resource or verb: the controller and the plugin get exactly what they use.",
-        check: (r) => (RBAC_TYPES.test(r.type) ? rbacWildcards(r.props.rules) : []),
+        check: (r) => (RBAC_TYPES.test(r.type) ? wildcardFields(r.props.rules).map((w) => `rule ${w.rule} grants ${w.field} "*"`) : []),
     },
     {
         name: "no-aggregated-rollout-writes",
@@ -249,33 +166,28 @@ export const RESOURCE_CHECKS: readonly ResourceCheck[] = [
     {
         name: "rollouts-crds-protected",
         description: "The Argo Rollouts CRDs are protected and retained on delete: deleting the Rollout CRD deletes every Rollout in the cluster (ADR-056 D7).",
-        check: (r) => {
-            if (r.type !== CRD_TYPE || !ROLLOUTS_CRDS.some((c) => c.name === metaName(r))) {
-                return [];
-            }
-            return [...(r.protect ? [] : ["is not protected"]), ...(r.retainOnDelete === false ? ["is not retained on delete"] : [])];
-        },
+        check: (r) =>
+            r.type === CRD_TYPE && ROLLOUTS_CRDS.some((c) => c.name === metaName(r))
+                ? [...(r.protect ? [] : ["is not protected"]), ...(r.retainOnDelete === false ? ["is not retained on delete"] : [])]
+                : [],
     },
     {
         name: "plugin-download-checksum",
         description: "A plugin the controller downloads carries a 64-hex sha256: the Gateway API plugin publishes no checksum file (ADR-056 D7).",
         check: (r) => {
-            if (CHART_TYPE.test(r.type)) {
-                return pluginChecksumProblems(obj(obj(r.props.values).controller).trafficRouterPlugins);
-            }
-            if (kindOf(r.type) === "ConfigMap" && metaName(r) === "argo-rollouts-config") {
-                const text = str(obj(r.props.data).trafficRouterPlugins);
-                return text ? pluginChecksumProblems(YAML.parse(text)) : [];
-            }
-            return [];
+            const text = kindOf(r.type) === "ConfigMap" && metaName(r) === "argo-rollouts-config" ? str(obj(r.props.data).trafficRouterPlugins) : undefined;
+            return CHART_TYPE.test(r.type)
+                ? pluginChecksumProblems(obj(obj(r.props.values).controller).trafficRouterPlugins)
+                : text
+                  ? pluginChecksumProblems(YAML.parse(text))
+                  : [];
         },
     },
     {
         name: "analysis-prometheus-with-tenant",
         description:
             "Analysis templates use the Prometheus provider (a Job's pod is denied by the registry policy) and send X-Scope-OrgID (ADR-056 D5, as-built).",
-        check: (r) =>
-            /:(Cluster)?AnalysisTemplate$/.test(r.type) && r.type.startsWith("kubernetes:argoproj.io/") ? analysisProviderProblems(r.props.spec) : [],
+        check: (r) => (/^kubernetes:argoproj\.io\/.*:(Cluster)?AnalysisTemplate$/.test(r.type) ? analysisProviderProblems(r.props.spec) : []),
     },
     {
         name: "mimir-routes-set-tenant",
@@ -286,10 +198,12 @@ export const RESOURCE_CHECKS: readonly ResourceCheck[] = [
         name: "no-array-ignore-rules-on-rollout",
         description:
             "No ArgoCD ignore rule with an array-element path reaches a Rollout: with RespectIgnoreDifferences it silently freezes the image (ADR-056 as-built 2026-07-14).",
-        check: (r) => {
-            const found = argoIgnoreRules(r);
-            return found ? rolloutIgnoreProblems(found.rules.filter(reachesRollout)) : [];
-        },
+        check: (r) =>
+            (argoIgnoreRules(r)?.rules ?? []).flatMap((x) =>
+                asKind(x, ROLLOUT).flatMap((y) =>
+                    rolloutArrayPathReasons(y).map((reason) => `${x.kind === "*" ? "a rule for all kinds" : "a Rollout rule"}: ${reason}`),
+                ),
+            ),
     },
     {
         name: "narrow-canary-ignore-rules",
@@ -297,7 +211,11 @@ export const RESOURCE_CHECKS: readonly ResourceCheck[] = [
             "ArgoCD ignore rules for the canary touch only what the controller and the plugin write: no managedFieldsManagers on HTTPRoute, no HTTPRoute rule in argocd-cm (it applies to every Application), no rule for a whole Service selector. With RespectIgnoreDifferences each of those freezes route or selector edits from git (ADR-056 as-built #871; argo-cd controller/sync.go).",
         check: (r) => {
             const found = argoIgnoreRules(r);
-            return found ? canaryIgnoreProblems(found.rules, found.scope) : [];
+            return (found?.rules ?? []).flatMap((x) =>
+                (x.kind === "*" ? [SERVICE, HTTPROUTE].flatMap((k) => asKind(x, k)) : [x]).flatMap((y) =>
+                    canaryRuleReasons(y, found!.scope).map((reason) => `${label(x)}: ${reason}`),
+                ),
+            );
         },
     },
     {
@@ -309,75 +227,52 @@ export const RESOURCE_CHECKS: readonly ResourceCheck[] = [
         name: "dashboard-read-only",
         description: "The Argo Rollouts dashboard, when enabled, is read-only: otherwise it promotes with its own ServiceAccount, bypassing the approver role.",
         check: (r) => {
-            const dashboard = obj(obj(r.props.values).dashboard);
-            return CHART_TYPE.test(r.type) && dashboard.enabled === true && dashboard.readonly !== true
-                ? ["dashboard.enabled without dashboard.readonly: true"]
-                : [];
+            const d = obj(obj(r.props.values).dashboard);
+            return CHART_TYPE.test(r.type) && d.enabled === true && d.readonly !== true ? ["dashboard.enabled without dashboard.readonly: true"] : [];
         },
     },
 ];
 
 /** Each resource's stage, by its ancestors' component types. */
-export function stagesOf(resources: GuardedResource[]): Map<string, StageName | undefined> {
+function stagesOf(resources: GuardedResource[]): Map<string, StageName | undefined> {
     const byUrn = new Map(resources.map((r) => [r.urn, r]));
     const byType = new Map<string, StageName>(Object.entries(STAGE_TYPES).map(([s, t]) => [t, s as StageName]));
-    const out = new Map<string, StageName | undefined>();
-    for (const r of resources) {
-        let cur: GuardedResource | undefined = r;
-        let stage: StageName | undefined;
-        while (cur && !stage) {
-            stage = byType.get(cur.type);
-            cur = cur.parent ? byUrn.get(cur.parent) : undefined;
-        }
-        out.set(r.urn, stage);
-    }
-    return out;
+    const stageOf = (r: GuardedResource | undefined): StageName | undefined =>
+        r ? (byType.get(r.type) ?? stageOf(r.parent ? byUrn.get(r.parent) : undefined)) : undefined;
+    return new Map(resources.map((r) => [r.urn, stageOf(r)]));
 }
 
 /** Components the provider renders: their children start only after the component's own dependencies. */
 const REMOTE_COMPONENT = /^kubernetes:(helm\.sh\/v4:Chart|yaml\/v2:Config(Group|File)|kustomize\/v2:Directory)$/;
 
 /** Everything a resource waits for, through its dependencies and provider-rendered ancestors. */
-export function waitsFor(resources: GuardedResource[]): (urn: string) => Set<string> {
+function waitsFor(resources: GuardedResource[]): (urn: string) => Set<string> {
     const byUrn = new Map(resources.map((r) => [r.urn, r]));
-    const direct = (r: GuardedResource): string[] => {
-        const deps = [...r.dependencies];
-        for (let p = r.parent ? byUrn.get(r.parent) : undefined; p; p = p.parent ? byUrn.get(p.parent) : undefined) {
-            if (REMOTE_COMPONENT.test(p.type)) {
-                deps.push(...p.dependencies);
-            }
-        }
-        return deps;
+    const ancestors = (r: GuardedResource): GuardedResource[] => {
+        const p = r.parent ? byUrn.get(r.parent) : undefined;
+        return p ? [p, ...ancestors(p)] : [];
     };
+    const direct = (r: GuardedResource) => [...r.dependencies, ...ancestors(r).flatMap((p) => (REMOTE_COMPONENT.test(p.type) ? p.dependencies : []))];
     const children = new Map<string, string[]>();
-    for (const r of resources) {
-        if (r.parent) {
-            children.set(r.parent, [...(children.get(r.parent) ?? []), r.urn]);
-        }
+    for (const r of resources.filter((x) => x.parent)) {
+        children.set(r.parent!, [...(children.get(r.parent!) ?? []), r.urn]);
     }
     const memo = new Map<string, Set<string>>();
-    return (urn: string) => {
-        const cached = memo.get(urn);
-        if (cached) {
-            return cached;
-        }
-        const seen = new Set<string>();
-        const todo = [...direct(byUrn.get(urn)!)];
-        while (todo.length > 0) {
-            const next = todo.pop()!;
-            if (seen.has(next) || !byUrn.has(next)) {
-                continue;
+    return (urn) => {
+        if (!memo.has(urn)) {
+            const seen = new Set<string>();
+            const todo = direct(byUrn.get(urn)!);
+            for (let next = todo.pop(); next !== undefined; next = todo.pop()) {
+                const r = byUrn.get(next);
+                if (r && !seen.has(next)) {
+                    seen.add(next);
+                    // Waiting for a provider-rendered component is waiting for everything it renders.
+                    todo.push(...direct(r), ...(REMOTE_COMPONENT.test(r.type) ? (children.get(next) ?? []) : []));
+                }
             }
-            seen.add(next);
-            const r = byUrn.get(next)!;
-            todo.push(...direct(r));
-            // Waiting for a provider-rendered component is waiting for everything it renders.
-            if (REMOTE_COMPONENT.test(r.type)) {
-                todo.push(...(children.get(next) ?? []));
-            }
+            memo.set(urn, seen);
         }
-        memo.set(urn, seen);
-        return seen;
+        return memo.get(urn)!;
     };
 }
 
@@ -391,13 +286,9 @@ export const STACK_CHECKS: readonly StackCheck[] = [
         check: (resources) => {
             const deps = waitsFor(resources);
             const crds = new Set(resources.filter((r) => r.type === CRD_TYPE && metaName(r) === "rollouts.argoproj.io").map((r) => r.urn));
-            const out: string[] = [];
-            for (const r of resources.filter((x) => KYVERNO_POLICY.test(x.type) && JSON.stringify(x.props).includes("rollouts"))) {
-                if (![...deps(r.urn)].some((u) => crds.has(u))) {
-                    out.push(`${kindOf(r.type)} ${metaName(r)} names Rollout but does not wait for the rollouts.argoproj.io CRD`);
-                }
-            }
-            return out;
+            return resources
+                .filter((r) => KYVERNO_POLICY.test(r.type) && JSON.stringify(r.props).includes("rollouts") && ![...deps(r.urn)].some((u) => crds.has(u)))
+                .map((r) => `${kindOf(r.type)} ${metaName(r)} names Rollout but does not wait for the rollouts.argoproj.io CRD`);
         },
     },
     {
@@ -408,43 +299,24 @@ export const STACK_CHECKS: readonly StackCheck[] = [
             const stages = stagesOf(resources);
             const deps = waitsFor(resources);
             const members = (s: StageName) => resources.filter((r) => stages.get(r.urn) === s && !r.component);
-            const out: string[] = [];
-            STAGES.forEach((later, li) => {
-                for (const r of members(later)) {
-                    const waits = deps(r.urn);
-                    for (const earlier of STAGES.slice(0, li)) {
-                        const missing = members(earlier).filter((e) => !waits.has(e.urn));
-                        if (missing.length > 0) {
-                            out.push(`${later}/${r.name} does not wait for ${earlier}/${missing.map((m) => m.name).join(", ")}`);
-                        }
-                    }
-                }
-            });
-            return out;
+            return STAGES.flatMap((later, li) =>
+                members(later).flatMap((r) =>
+                    STAGES.slice(0, li).flatMap((earlier) => {
+                        const missing = members(earlier).filter((e) => !deps(r.urn).has(e.urn));
+                        return missing.length > 0 ? [`${later}/${r.name} does not wait for ${earlier}/${missing.map((m) => m.name).join(", ")}`] : [];
+                    }),
+                ),
+            );
         },
     },
 ];
 
-export interface Violation {
-    check: string;
-    urn: string;
-    message: string;
-}
+export type Violation = { check: string; urn: string; message: string };
 
 /** Runs every check over a stack's resources. */
 export function runGuardrails(resources: GuardedResource[]): Violation[] {
-    const out: Violation[] = [];
-    for (const r of resources) {
-        for (const c of RESOURCE_CHECKS) {
-            for (const message of c.check(r)) {
-                out.push({ check: c.name, urn: r.urn, message });
-            }
-        }
-    }
-    for (const c of STACK_CHECKS) {
-        for (const message of c.check(resources)) {
-            out.push({ check: c.name, urn: "", message });
-        }
-    }
-    return out;
+    return [
+        ...resources.flatMap((r) => RESOURCE_CHECKS.flatMap((c) => c.check(r).map((message) => ({ check: c.name, urn: r.urn, message })))),
+        ...STACK_CHECKS.flatMap((c) => c.check(resources).map((message) => ({ check: c.name, urn: "", message }))),
+    ];
 }

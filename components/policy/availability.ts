@@ -1,18 +1,7 @@
 import type { PolicyConfig } from "./config";
-import {
-    MESSAGES,
-    PDB_SUFFIX,
-    POLICY_NAMES,
-    clusterDeny,
-    clusterRule,
-    clusterValidating,
-    constraints,
-    denyRule,
-    kindLabel,
-    metadata,
-    validating,
-} from "./builders";
-import type { ClusterPolicy, ClusterPolicyRule, GeneratingPolicy, LabelSelector, MutatingPolicy, ValidatingPolicy } from "./shapes";
+import { MESSAGES, PDB_SUFFIX, POLICY_NAMES, clusterRule, constraints, kindLabel, metadata } from "./builders";
+import { Rule, and, eq, field, has, not, obj } from "./rule";
+import type { ClusterPolicy, GeneratingPolicy, MutatingPolicy } from "./shapes";
 import { Template, kyvernoVar, ref, toCel, toKyverno } from "./template";
 import { HPA, ROLLOUT, WORKLOADS, WorkloadKind } from "./workloads";
 
@@ -23,66 +12,53 @@ import { HPA, ROLLOUT, WORKLOADS, WorkloadKind } from "./workloads";
  */
 
 /**
- * The PodDisruptionBudget generated for a workload (ADR-085, D8): selects the workload's pods with
- * the workload's own selector, so stable and canary pods of a Rollout share one budget;
- * `maxUnavailable` is a number of pods, because a percentage is unreliable for Rollout-owned pools.
+ * The PodDisruptionBudget generated for a workload (ADR-085, D8): the workload's own selector, so a
+ * Rollout's stable and canary pods share one budget; `maxUnavailable` a number of pods, because a
+ * percentage is unreliable for Rollout-owned pools.
  */
 export function pdbTemplate(maxUnavailable: number): Template {
-    return {
-        apiVersion: "policy/v1",
-        kind: "PodDisruptionBudget",
-        metadata: { name: ref("metadata.name", PDB_SUFFIX), namespace: ref("metadata.namespace") },
-        spec: { maxUnavailable, selector: ref("spec.selector") },
-    };
+    const metadata = { name: ref("metadata.name", PDB_SUFFIX), namespace: ref("metadata.namespace") };
+    return { apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata, spec: { maxUnavailable, selector: ref("spec.selector") } };
 }
 
 /**
- * Topology spread constraints for a workload's pod template. `matchLabelKeys` limits the count to
- * the pods of the current revision: `rollouts-pod-template-hash` on a Rollout (ADR-056 D2),
- * `pod-template-hash` on a Deployment. ScheduleAnyway: a canary pod must never stay Pending
- * because a zone is short (D8's headroom).
+ * Topology spread constraints for a workload's pod template. `matchLabelKeys` counts only the current
+ * revision's pods: `rollouts-pod-template-hash` on a Rollout (ADR-056 D2), `pod-template-hash` on a
+ * Deployment. ScheduleAnyway: a canary pod must never stay Pending because a zone is short (D8's headroom).
  */
 export function topologySpreadTemplate(w: WorkloadKind, topologyKeys: readonly string[]): Template[] {
+    const revision: { [k: string]: Template } = w.revisionLabel ? { matchLabelKeys: [w.revisionLabel] } : {};
     return topologyKeys.map((topologyKey) => ({
         maxSkew: 1,
         topologyKey,
         whenUnsatisfiable: "ScheduleAnyway",
         labelSelector: ref("spec.selector"),
-        ...(w.revisionLabel ? { matchLabelKeys: [w.revisionLabel] } : {}),
+        ...revision,
     }));
 }
 
 const AVAILABILITY =
     "a PodDisruptionBudget with an integer maxUnavailable per Deployment, StatefulSet and Rollout, unless a budget already selects its pods (ADR-056 D2, D8)";
-
-// ---------------------------------------------------------------------------------------------
-// Selector coverage: does an existing budget already select the workload's pods?
+const SPREAD = (what: string) => `topology spread constraints for ${what}, unless it sets its own (ADR-056 D2)`;
 
 /**
- * CEL: whether the label selector at `selector` selects pods labelled `labels`, by the API
- * server's rules: every matchLabels entry present and equal, every matchExpressions requirement
- * met (In, NotIn, Exists, DoesNotExist). The caller has checked that `selector` is set: in
- * policy/v1 a null selector selects no pods and an empty one selects every pod of the namespace
- * (k8s.io/api `policy/v1` PodDisruptionBudgetSpec.selector).
+ * Whether a budget already selects the workload's pods, by the API server's rules for the label
+ * selector at `selector` over pods labelled `labels`: every matchLabels entry, every matchExpressions
+ * requirement (In, NotIn, Exists, DoesNotExist). The caller has checked that the selector is set (in
+ * policy/v1 a null one selects no pods, an empty one every pod of the namespace). In CEL; and in
+ * Kyverno's JMESPath, on the selector at `selector` (a path ending in `.`) with `labels` a JSON
+ * literal, through `label_match` and `lookup` (kyverno/kyverno pkg/engine/jmespath/functions.go).
  */
 export function celSelects(selector: string, labels: string): string {
     const requirement =
-        `e.operator == "In" ? (e.key in ${labels} && ${labels}[e.key] in e.values) : ` +
-        `e.operator == "NotIn" ? !(e.key in ${labels} && ${labels}[e.key] in e.values) : ` +
-        `e.operator == "Exists" ? e.key in ${labels} : ` +
-        `e.operator == "DoesNotExist" ? !(e.key in ${labels}) : false`;
+        `e.operator == "In" ? (e.key in ${labels} && ${labels}[e.key] in e.values) : e.operator == "NotIn" ? !(e.key in ${labels} && ${labels}[e.key] in e.values) : ` +
+        `e.operator == "Exists" ? e.key in ${labels} : e.operator == "DoesNotExist" ? !(e.key in ${labels}) : false`;
     return (
         `(!has(${selector}.matchLabels) || ${selector}.matchLabels.all(k, k in ${labels} && ${labels}[k] == ${selector}.matchLabels[k])) && ` +
         `(!has(${selector}.matchExpressions) || ${selector}.matchExpressions.all(e, ${requirement}))`
     );
 }
 
-/**
- * JMESPath (Kyverno's dialect) for the same test on the selector at `selector` (a path ending in
- * `.`), with `labels` a JSON literal. matchLabels with Kyverno's `label_match(selector, labels)`
- * (every entry of the first in the second), each requirement with `lookup(labels, key)`, null for
- * an absent key (kyverno/kyverno `pkg/engine/jmespath/functions.go`, `jpLabelMatch`, `jpLookup`).
- */
 export function jmesSelects(selector: string, labels: string): string {
     const value = `lookup(${labels}, key)`;
     const unmet =
@@ -97,43 +73,36 @@ const POD_LABELS_CEL =
     "has(object.spec.selector.matchLabels) ? object.spec.selector.matchLabels : {}";
 const POD_LABELS_JMES = "request.object.spec.template.metadata.labels || request.object.spec.selector.matchLabels || `{}`";
 
-/** A workload whose pods are selected by labels: the generated budget selects the same pods. */
-const SELECTS_BY_LABELS =
-    "has(object.spec.selector) && ((has(object.spec.selector.matchLabels) && size(object.spec.selector.matchLabels) > 0) || " +
-    "(has(object.spec.selector.matchExpressions) && size(object.spec.selector.matchExpressions) > 0))";
-
-/** The floor applies to what the HPA of a pod controller says, not to the controller. */
-const SCALED_KINDS = WORKLOADS.map((w) => w.kind);
-
-// ---------------------------------------------------------------------------------------------
-// policies.kyverno.io/v1
-
-export function pdbGeneratingPolicy(cfg: PolicyConfig): GeneratingPolicy {
-    return {
+export function availabilityCelPolicies(cfg: PolicyConfig): (GeneratingPolicy | MutatingPolicy)[] {
+    const generator: GeneratingPolicy = {
         apiVersion: "policies.kyverno.io/v1",
         kind: "GeneratingPolicy",
         metadata: metadata(POLICY_NAMES.pdb, AVAILABILITY),
         spec: {
-            // Not synchronized. On Kyverno 1.17 and 1.18 a synchronized GeneratingPolicy deletes
-            // every resource it generated, for every workload, whenever one trigger generates none
+            // Not synchronized. On Kyverno 1.17 and 1.18 a synchronized GeneratingPolicy deletes every
+            // resource it generated, for every workload, whenever one trigger generates none
             // (pkg/background/gpol/dynamic_watcher.go SyncWatchers at v1.17.2 and v1.18.2, fixed per
-            // trigger in v1.19.0): a workload another budget covers would wipe every generated
-            // budget. The e2e scenario kyverno-generates-pdb saw exactly that on 1.17.2. Unsynchronized,
-            // a generated budget stays when its workload goes (it then selects nothing), and a team
-            // budget added later leaves two, which verify's kyverno.one-pdb-per-workload reports.
-            // Existing workloads get theirs when the policy is created: a Rollout had none before.
+            // trigger in v1.19.0): the e2e scenario kyverno-generates-pdb saw a covered workload wipe
+            // every generated budget. Unsynchronized, a budget stays when its workload goes (it then
+            // selects nothing), and a team budget added later leaves two, which verify reports
+            // (kyverno.one-pdb-per-workload). Existing workloads get theirs when the policy is created.
             evaluation: { synchronize: { enabled: false }, generateExisting: { enabled: true } },
             matchConstraints: constraints(cfg, WORKLOADS),
-            matchConditions: [{ name: "selects-pods-by-labels", expression: SELECTS_BY_LABELS }],
+            // A workload whose pods are selected by labels: the generated budget selects the same pods.
+            matchConditions: [
+                {
+                    name: "selects-pods-by-labels",
+                    expression:
+                        "has(object.spec.selector) && ((has(object.spec.selector.matchLabels) && size(object.spec.selector.matchLabels) > 0) || " +
+                        "(has(object.spec.selector.matchExpressions) && size(object.spec.selector.matchExpressions) > 0))",
+                },
+            ],
             variables: [
                 { name: "pdbName", expression: toCel(ref("metadata.name", PDB_SUFFIX)) },
                 { name: "podLabels", expression: POD_LABELS_CEL },
                 {
-                    // Another budget over the same pods makes evictions of those pods fail; the
-                    // generated one itself does not count, or it would delete itself on the next update.
-                    // resource.List returns map(string, Any) (kyverno/sdk extensions/cel/libs/resource/lib.go)
-                    // and cel-go refuses an Any as a comprehension range (checker/checker.go
-                    // checkComprehension), so the items are dyn().
+                    // Another budget over the same pods makes their evictions fail; the generated one does
+                    // not count, or it would delete itself on the next update. dyn(): see cel.ts `lookup`.
                     name: "coveredElsewhere",
                     expression:
                         'dyn(resource.List("policy/v1", "poddisruptionbudgets", object.metadata.namespace).items).exists(p, ' +
@@ -144,22 +113,19 @@ export function pdbGeneratingPolicy(cfg: PolicyConfig): GeneratingPolicy {
             generate: [{ expression: "generator.Apply(object.metadata.namespace, variables.coveredElsewhere ? [] : variables.pdb)" }],
         },
     };
-}
-
-/** One policy per kind: each carries its own revision label, and a MutatingPolicy has no per-mutation condition. */
-export function spreadMutatingPolicies(cfg: PolicyConfig): MutatingPolicy[] {
-    return WORKLOADS.map((w) => ({
+    // One policy per kind: each carries its own revision label, and a MutatingPolicy has no per-mutation condition.
+    const spread = WORKLOADS.map((w): MutatingPolicy => ({
         apiVersion: "policies.kyverno.io/v1",
         kind: "MutatingPolicy",
-        metadata: metadata(`${POLICY_NAMES.spread}-${kindLabel(w)}`, `topology spread constraints for a ${w.kind}'s pods, unless it sets its own (ADR-056 D2)`),
+        metadata: metadata(`${POLICY_NAMES.spread}-${kindLabel(w)}`, SPREAD(`a ${w.kind}'s pods`)),
         spec: {
             failurePolicy: cfg.mutationFailurePolicy,
             // Admission only: mutating existing workloads would restart every one of them.
             evaluation: { mutateExisting: { enabled: false } },
             matchConstraints: constraints(cfg, [w]),
+            // Self-guarded: every condition is evaluated, and one that errors fails the request.
             matchConditions: [
                 { name: "has-pod-template", expression: "has(object.spec.template) && has(object.spec.template.spec)" },
-                // Self-guarded: every condition is evaluated, and one that errors fails the request.
                 {
                     name: "no-spread-set",
                     expression: "!(has(object.spec.template) && has(object.spec.template.spec) && has(object.spec.template.spec.topologySpreadConstraints))",
@@ -176,71 +142,19 @@ export function spreadMutatingPolicies(cfg: PolicyConfig): MutatingPolicy[] {
             ],
         },
     }));
+    return [generator, ...spread];
 }
 
-/**
- * The prod replica floor. An omitted `spec.replicas` is not read as 1: a workload that leaves its
- * replicas to a HorizontalPodAutoscaler omits them, and the HPA's minReplicas carries the floor.
- * The Rollout CRD has no default for replicas, so an HPA-managed Rollout arrives without them; the
- * controller then writes 1 (argo-rollouts v1.9.0 `rollout/controller.go`, "Defaulting .spec.replica
- * to 1"), which passes while an HPA scales the Rollout. The API server defaults a Deployment's or
- * StatefulSet's replicas to 1 before admission, so for those only the HPA shows the difference.
- */
-export function replicaFloorPolicy(cfg: PolicyConfig): ValidatingPolicy {
-    const n = cfg.prodMinReplicas;
-    return validating(cfg, POLICY_NAMES.replicaFloor, [...WORKLOADS, HPA], {
-        scope: "prod",
-        variables: [
-            {
-                name: "hpaManaged",
-                expression:
-                    `object.kind != "${HPA.kind}" && ` +
-                    `dyn(resource.List("autoscaling/v2", "horizontalpodautoscalers", object.metadata.namespace).items).exists(h, ` +
-                    "has(h.spec) && has(h.spec.scaleTargetRef) && h.spec.scaleTargetRef.kind == object.kind && h.spec.scaleTargetRef.name == object.metadata.name)",
-            },
-        ],
-        expression: `object.kind == "${HPA.kind}" || !has(object.spec.replicas) || object.spec.replicas >= ${n} || variables.hpaManaged`,
-        message: MESSAGES.replicaFloor(n),
-        more: [
-            {
-                // The API server defaults a Deployment's and a StatefulSet's replicas; the Rollout CRD
-                // has none, and the controller then reads an omitted value as 1 (argo-rollouts v1.9.0
-                // utils/defaults/defaults.go GetReplicasOrDefault) and writes it back, which this
-                // floor refuses: the Rollout would hang unreconciled instead of failing here.
-                expression: `object.kind != "${ROLLOUT.kind}" || has(object.spec.replicas) || variables.hpaManaged`,
-                message: MESSAGES.replicasOmitted(n),
-            },
-            {
-                expression: `object.kind != "${HPA.kind}" || !(object.spec.scaleTargetRef.kind in ${JSON.stringify(SCALED_KINDS)}) || (has(object.spec.minReplicas) ? object.spec.minReplicas : 1) >= ${n}`,
-                message: MESSAGES.hpaFloor(n),
-            },
-        ],
-    });
-}
-
-export function defaultNamespacePolicy(cfg: PolicyConfig): ValidatingPolicy {
-    return validating(cfg, POLICY_NAMES.defaultNamespace, WORKLOADS, {
-        scope: "default",
-        expression: 'object.metadata.namespace != "default"',
-        message: MESSAGES.defaultNamespace,
-    });
-}
-
-export function availabilityCelPolicies(cfg: PolicyConfig): (GeneratingPolicy | MutatingPolicy | ValidatingPolicy)[] {
-    return [pdbGeneratingPolicy(cfg), ...spreadMutatingPolicies(cfg), replicaFloorPolicy(cfg), defaultNamespacePolicy(cfg)];
-}
-
-// ---------------------------------------------------------------------------------------------
-// kyverno.io/v1 ClusterPolicy
-
-const COVERING = "coveringPdbs";
-const POD_LABELS = "podLabels";
-const SCALING_HPAS = "scalingHpas";
-
-export function pdbClusterPolicy(cfg: PolicyConfig): ClusterPolicy {
+export function availabilityClusterPolicies(cfg: PolicyConfig): ClusterPolicy[] {
     const pdb = pdbTemplate(cfg.pdbMaxUnavailable) as { readonly [k: string]: Template };
-    const pdbMeta = pdb.metadata as { readonly [k: string]: Template };
-    return {
+    const { name, namespace } = pdb.metadata as { readonly [k: string]: Template };
+    // The namespace's other budgets that select the workload's pods; `request.namespace` is empty for existing workloads.
+    const covering =
+        `items[?metadata.name != '${kyvernoVar("metadata.name")}${PDB_SUFFIX}' && spec.selector != \`null\` && ` +
+        `${jmesSelects("spec.selector.", "`{{ podLabels }}`")}] | length(@)`;
+    const selectsByLabels =
+        "{{ add(length(request.object.spec.selector.matchLabels || `{}`), length(request.object.spec.selector.matchExpressions || `[]`)) }}";
+    const generator: ClusterPolicy = {
         apiVersion: "kyverno.io/v1",
         kind: "ClusterPolicy",
         metadata: metadata(POLICY_NAMES.pdb, AVAILABILITY),
@@ -251,55 +165,38 @@ export function pdbClusterPolicy(cfg: PolicyConfig): ClusterPolicy {
                 // No operations filter: a synchronized downstream is cleaned up on the trigger's DELETE.
                 ...clusterRule(cfg, "pdb", w, { operations: false }),
                 context: [
-                    { name: POD_LABELS, variable: { jmesPath: POD_LABELS_JMES } },
+                    { name: "podLabels", variable: { jmesPath: POD_LABELS_JMES } },
                     {
-                        // The namespace's other budgets whose selector selects the workload's pods.
-                        // `request.namespace` is empty for existing workloads, so the namespace comes from the object.
-                        name: COVERING,
-                        apiCall: {
-                            urlPath: `/apis/policy/v1/namespaces/${kyvernoVar("metadata.namespace")}/poddisruptionbudgets`,
-                            jmesPath:
-                                `items[?metadata.name != '${kyvernoVar("metadata.name")}${PDB_SUFFIX}' && spec.selector != \`null\` && ` +
-                                `${jmesSelects("spec.selector.", `\`{{ ${POD_LABELS} }}\``)}] | length(@)`,
-                        },
+                        name: "coveringPdbs",
+                        apiCall: { urlPath: `/apis/policy/v1/namespaces/${kyvernoVar("metadata.namespace")}/poddisruptionbudgets`, jmesPath: covering },
                     },
                 ],
                 preconditions: {
                     all: [
-                        {
-                            key: "{{ add(length(request.object.spec.selector.matchLabels || `{}`), length(request.object.spec.selector.matchExpressions || `[]`)) }}",
-                            operator: "GreaterThan",
-                            value: 0,
-                        },
-                        { key: `{{ ${COVERING} }}`, operator: "Equals", value: 0 },
+                        { key: selectsByLabels, operator: "GreaterThan", value: 0 },
+                        { key: "{{ coveringPdbs }}", operator: "Equals", value: 0 },
                     ],
                 },
                 generate: {
-                    apiVersion: pdb.apiVersion as string,
-                    kind: pdb.kind as string,
-                    name: toKyverno(pdbMeta.name) as string,
-                    namespace: toKyverno(pdbMeta.namespace) as string,
-                    synchronize: true,
-                    data: { spec: toKyverno(pdb.spec) },
+                    ...{
+                        apiVersion: pdb.apiVersion as string,
+                        kind: pdb.kind as string,
+                        name: toKyverno(name) as string,
+                        namespace: toKyverno(namespace) as string,
+                    },
+                    ...{ synchronize: true, data: { spec: toKyverno(pdb.spec) } },
                 },
             })),
         },
     };
-}
-
-export function spreadClusterPolicy(cfg: PolicyConfig): ClusterPolicy {
-    return {
+    const spread: ClusterPolicy = {
         apiVersion: "kyverno.io/v1",
         kind: "ClusterPolicy",
-        metadata: metadata(
-            POLICY_NAMES.spread,
-            "topology spread constraints for the pods of a Deployment, StatefulSet or Rollout, unless it sets its own (ADR-056 D2)",
-        ),
+        metadata: metadata(POLICY_NAMES.spread, SPREAD("the pods of a Deployment, StatefulSet or Rollout")),
         spec: {
             // Only the webhookConfiguration field: Kyverno refuses a ClusterPolicy that also sets the
-            // deprecated spec.failurePolicy ("remove the deprecated field", api/kyverno/v1
-            // spec_types.go validateDeprecatedFields at v1.17.2; the e2e scenario kyverno-ready
-            // showed it). Releases before 1.13 do not read this field and fail closed.
+            // deprecated spec.failurePolicy (api/kyverno/v1 spec_types.go validateDeprecatedFields at
+            // v1.17.2; e2e kyverno-ready). Releases before 1.13 do not read it and fail closed.
             webhookConfiguration: { failurePolicy: cfg.mutationFailurePolicy },
             background: true,
             rules: WORKLOADS.map((w) => ({
@@ -315,76 +212,52 @@ export function spreadClusterPolicy(cfg: PolicyConfig): ClusterPolicy {
             })),
         },
     };
+    return [generator, spread];
 }
 
-export function replicaFloorClusterPolicy(cfg: PolicyConfig): ClusterPolicy {
+/**
+ * The prod replica floor. An omitted `spec.replicas` is not read as 1: a workload that leaves its
+ * replicas to a HorizontalPodAutoscaler omits them, and the HPA's minReplicas carries the floor (an
+ * HPA of another workload, or of another kind, does not count). The API server defaults a
+ * Deployment's or StatefulSet's replicas to 1 before admission; the Rollout CRD has none, and the
+ * controller reads an omitted value as 1 and writes it back (argo-rollouts v1.9.0
+ * utils/defaults/defaults.go GetReplicasOrDefault, rollout/controller.go "Defaulting .spec.replica
+ * to 1"), which the floor would refuse: a prod Rollout without an HPA must set its replicas, or it
+ * would hang unreconciled instead of failing where the deployer sees it.
+ */
+export function availabilityRules(cfg: PolicyConfig): Rule[] {
     const n = cfg.prodMinReplicas;
-    // JMESPath `||` falls back only on null (and empty or false values), so an explicit 0 is still 0
-    // and an omitted value is -1, which this rule leaves to the require-replicas rule (Rollouts only).
-    const replicas = "{{ request.object.spec.replicas || `-1` }}";
-    const workloads: ClusterPolicyRule[] = WORKLOADS.map((w) =>
-        denyRule(
-            cfg,
-            clusterRule(cfg, "check", w, { scope: "prod" }),
-            MESSAGES.replicaFloor(n),
-            {
-                all: [
-                    { key: replicas, operator: "GreaterThan", value: -1 },
-                    { key: replicas, operator: "LessThan", value: n },
-                    { key: `{{ ${SCALING_HPAS} }}`, operator: "Equals", value: 0 },
-                ],
-            },
-            [
-                {
-                    name: SCALING_HPAS,
-                    apiCall: {
-                        urlPath: `/apis/autoscaling/v2/namespaces/${kyvernoVar("metadata.namespace")}/horizontalpodautoscalers`,
-                        jmesPath: `items[?spec.scaleTargetRef.kind == '${w.kind}' && spec.scaleTargetRef.name == '${kyvernoVar("metadata.name")}'] | length(@)`,
-                    },
-                },
-            ],
-        ),
-    );
-    // An omitted spec.replicas of a Rollout, refused unless an HPA scales it (see the CEL form).
-    const omitted = denyRule(
-        cfg,
-        clusterRule(cfg, "require-replicas", ROLLOUT, { scope: "prod" }),
-        MESSAGES.replicasOmitted(n),
+    const replicas = obj("spec.replicas");
+    const hpaManaged = not({ var: "hpaManaged" });
+    const target = (key: string) => field("item", ["spec", "scaleTargetRef", key]);
+    const workloads = WORKLOADS.map((kind) => ({ kind }));
+    return [
         {
-            all: [
-                { key: replicas, operator: "Equals", value: -1 },
-                { key: `{{ ${SCALING_HPAS} }}`, operator: "Equals", value: 0 },
+            name: POLICY_NAMES.replicaFloor,
+            scope: "prod",
+            background: true,
+            vars: {
+                hpaManaged: {
+                    lookup: { name: "scalingHpas", apiVersion: "autoscaling/v2", resource: "horizontalpodautoscalers" },
+                    where: and(eq(target("kind"), obj("kind")), eq(target("name"), obj("metadata.name"))),
+                },
+            },
+            checks: [
+                { id: "check", on: workloads, deny: and(has(replicas), { lt: replicas, than: n }, hpaManaged), message: MESSAGES.replicaFloor(n) },
+                { id: "require-replicas", on: [{ kind: ROLLOUT }], deny: and(not(has(replicas)), hpaManaged), message: MESSAGES.replicasOmitted(n) },
+                {
+                    id: "check",
+                    on: [{ kind: HPA }],
+                    deny: and({ in: obj("spec.scaleTargetRef.kind"), among: WORKLOADS.map((w) => w.kind) }, { lt: obj("spec.minReplicas", 1), than: n }),
+                    message: MESSAGES.hpaFloor(n),
+                },
             ],
         },
-        [
-            {
-                name: SCALING_HPAS,
-                apiCall: {
-                    urlPath: `/apis/autoscaling/v2/namespaces/${kyvernoVar("metadata.namespace")}/horizontalpodautoscalers`,
-                    jmesPath: `items[?spec.scaleTargetRef.kind == '${ROLLOUT.kind}' && spec.scaleTargetRef.name == '${kyvernoVar("metadata.name")}'] | length(@)`,
-                },
-            },
-        ],
-    );
-    const hpa = denyRule(cfg, clusterRule(cfg, "check", HPA, { scope: "prod" }), MESSAGES.hpaFloor(n), {
-        all: [
-            { key: "{{ request.object.spec.scaleTargetRef.kind }}", operator: "AnyIn", value: [...SCALED_KINDS] },
-            { key: "{{ request.object.spec.minReplicas || `1` }}", operator: "LessThan", value: n },
-        ],
-    });
-    return clusterValidating(cfg, POLICY_NAMES.replicaFloor, MESSAGES.replicaFloor(n), [...workloads, omitted, hpa]);
+        {
+            name: POLICY_NAMES.defaultNamespace,
+            scope: "default",
+            background: true,
+            checks: [{ id: "check", on: workloads, deny: eq(obj("metadata.namespace"), "default"), message: MESSAGES.defaultNamespace }],
+        },
+    ];
 }
-
-export function defaultNamespaceClusterPolicy(cfg: PolicyConfig): ClusterPolicy {
-    return clusterDeny(cfg, POLICY_NAMES.defaultNamespace, WORKLOADS, {
-        deny: { key: kyvernoVar("metadata.namespace"), operator: "Equals", value: "default" },
-        message: MESSAGES.defaultNamespace,
-        scope: "default",
-    });
-}
-
-export function availabilityClusterPolicies(cfg: PolicyConfig): ClusterPolicy[] {
-    return [pdbClusterPolicy(cfg), spreadClusterPolicy(cfg), replicaFloorClusterPolicy(cfg), defaultNamespaceClusterPolicy(cfg)];
-}
-
-export type { LabelSelector };

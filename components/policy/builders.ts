@@ -1,25 +1,12 @@
-import type { PolicyConfig, ServiceAccountRef } from "./config";
+import type { PolicyConfig, ServiceAccountRef, ValidationAction } from "./config";
 import { PART_OF } from "../stage";
 import { allOf } from "./selectors";
-import type {
-    ClusterPolicy,
-    ClusterPolicyRule,
-    Condition,
-    Conditions,
-    LabelSelector,
-    MatchConstraints,
-    NamedExpression,
-    PolicyMetadata,
-    ResourceRule,
-    ValidatingPolicy,
-} from "./shapes";
+import { Cond, OPERATIONS, Scope, not, userIn } from "./rule";
+import type { ClusterPolicyRule, LabelSelector, MatchConstraints, PolicyMetadata, ResourceRule, ValidatingPolicy } from "./shapes";
 import type { TierAdmission } from "./tierTypes";
 import { WorkloadKind, gvk } from "./workloads";
 
-/**
- * The pieces every policy of the stage is built from, for both Kyverno APIs: names, messages,
- * namespace selectors, metadata and the common shapes of a validating policy or rule.
- */
+/** What every policy of the stage is built from, in both Kyverno APIs: names, messages, namespace selectors, metadata. */
 
 export const POLICY_NAMES = {
     pdb: "generate-workload-pdb",
@@ -64,7 +51,6 @@ export const MESSAGES = {
 /** The suffix of a generated PodDisruptionBudget's name: `<workload>-pdb`. */
 export const PDB_SUFFIX = "-pdb";
 
-export const OPERATIONS = ["CREATE", "UPDATE"];
 /** Kubernetes labels every namespace with its name. */
 export const NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name";
 
@@ -83,19 +69,14 @@ export const serviceAccountUser = (sa: ServiceAccountRef): string => `system:ser
  * The controller owns its Rollouts: it writes their status, their revision annotation and, when
  * unset, their replicas, each as its own ServiceAccount (argo-rollouts v1.9.0 `rollout/sync.go`
  * `setRolloutRevision`, `rollout/controller.go` "Defaulting .spec.replica to 1"). A match
- * condition, so the API server does not even call Kyverno for it (it becomes the webhook's
- * matchCondition, kyverno/kyverno `pkg/controllers/webhook/validating.go`) and a Kyverno outage
- * cannot stop a rollout in progress.
+ * condition, so the API server does not even call Kyverno for it (kyverno/kyverno
+ * `pkg/controllers/webhook/validating.go`) and a Kyverno outage cannot stop a rollout in progress.
+ * A background scan has no user (pkg/controllers/report/utils/scanner.go at v1.17.2): there the guard applies.
  */
-export function notTheController(ctx: PolicyContext): NamedExpression {
-    // `has()` first: a background scan evaluates a CEL policy's match conditions on a request with
-    // an empty userInfo (kyverno/kyverno pkg/controllers/report/utils/scanner.go at v1.17.2,
-    // `authenticationv1.UserInfo{}`), which has no username; there the guard applies.
-    return {
-        name: "not-the-rollouts-controller",
-        expression: `!has(request.userInfo.username) || request.userInfo.username != ${JSON.stringify(serviceAccountUser(ctx.rolloutsController))}`,
-    };
-}
+export const notTheController = (ctx: PolicyContext): { name: string; cond: Cond } => ({
+    name: "not-the-rollouts-controller",
+    cond: not(userIn([serviceAccountUser(ctx.rolloutsController)])),
+});
 
 export function metadata(name: string, description: string): PolicyMetadata {
     return {
@@ -109,13 +90,6 @@ export function metadata(name: string, description: string): PolicyMetadata {
 export const ownsAvailability = (cfg: PolicyConfig): boolean => cfg.availabilityPolicies === "own";
 
 export const kindLabel = (w: WorkloadKind): string => w.kind.toLowerCase();
-
-/**
- * Which namespaces a policy applies to: the tenant namespaces, or the prod or regulated ones among
- * them, or the default namespace alone (a policy that refuses workloads there must match it even
- * though it is no tenant's).
- */
-export type Scope = "tenant" | "prod" | "regulated" | "prod-regulated" | "default";
 
 /** The namespace selector of a policy: the tenant namespaces, narrowed by scope, minus the excluded ones. */
 export function namespaceSelector(cfg: PolicyConfig, scope: Scope = "tenant"): LabelSelector {
@@ -138,9 +112,6 @@ export function namespaceSelector(cfg: PolicyConfig, scope: Scope = "tenant"): L
     return allOf(cfg.tenantNamespaceSelector, narrower, excluded);
 }
 
-// ---------------------------------------------------------------------------------------------
-// policies.kyverno.io/v1
-
 export function resourceRules(kinds: readonly WorkloadKind[], operations: readonly string[] = OPERATIONS): ResourceRule[] {
     return kinds.map((w) => ({ apiGroups: [w.group], apiVersions: [w.version], resources: [w.resource], operations: [...operations] }));
 }
@@ -149,43 +120,11 @@ export function constraints(cfg: PolicyConfig, kinds: readonly WorkloadKind[], s
     return { resourceRules: resourceRules(kinds), namespaceSelector: namespaceSelector(cfg, scope) };
 }
 
-export function validationActions(cfg: PolicyConfig): ValidatingPolicy["spec"]["validationActions"] {
-    return cfg.validationAction === "Enforce" ? ["Deny"] : ["Audit", "Warn"];
+export function validationActions(action: ValidationAction): ValidatingPolicy["spec"]["validationActions"] {
+    return action === "Enforce" ? ["Deny"] : ["Audit", "Warn"];
 }
 
-export function validating(
-    cfg: PolicyConfig,
-    name: string,
-    kinds: readonly WorkloadKind[],
-    check: {
-        expression: string;
-        message: string;
-        variables?: NamedExpression[];
-        scope?: Scope;
-        more?: { expression: string; message: string }[];
-        matchConditions?: NamedExpression[];
-    },
-): ValidatingPolicy {
-    return {
-        apiVersion: "policies.kyverno.io/v1",
-        kind: "ValidatingPolicy",
-        metadata: metadata(name, check.message),
-        spec: {
-            validationActions: validationActions(cfg),
-            // Validations fail closed: a guard Kyverno cannot evaluate must not let the request through.
-            failurePolicy: "Fail",
-            evaluation: { background: { enabled: true } },
-            matchConstraints: constraints(cfg, kinds, check.scope),
-            ...(check.matchConditions ? { matchConditions: check.matchConditions } : {}),
-            ...(check.variables ? { variables: check.variables } : {}),
-            validations: [{ expression: check.expression, message: check.message }, ...(check.more ?? [])],
-        },
-    };
-}
-
-// ---------------------------------------------------------------------------------------------
-// kyverno.io/v1 ClusterPolicy: one rule per kind, so Rollout is always its own rule (Kyverno #7446).
-
+/** A ClusterPolicy rule's match: one kind per rule, so Rollout is always its own rule (Kyverno #7446). */
 export function clusterRule(
     cfg: PolicyConfig,
     name: string,
@@ -203,64 +142,4 @@ export function clusterRule(
         match: { any: [{ resources }] },
         ...(cfg.excludeNamespaces.length > 0 ? { exclude: { any: [{ resources: { namespaces: [...cfg.excludeNamespaces] } }] } } : {}),
     };
-}
-
-/**
- * A validate rule: the request is refused when the deny conditions hold. `judgeRequest`: the rule
- * judges who sends the request, not the object, so an update is refused even where the object
- * already "violated" it. Kyverno otherwise evaluates an enforced rule again on an update's old
- * object as if it were created, and lets the update through when that fails too
- * (`allowExistingViolations`, default true: kyverno/kyverno v1.17.2
- * pkg/engine/handlers/validation/validate_resource.go; e2e regulated-argocd-paths saw a deployer's
- * edit of a Rollout's ReplicaSet admitted without it).
- */
-export function denyRule(
-    cfg: PolicyConfig,
-    rule: ClusterPolicyRule,
-    message: string,
-    conditions: Conditions,
-    context?: ClusterPolicyRule["context"],
-    opts: { judgeRequest?: boolean } = {},
-): ClusterPolicyRule {
-    return {
-        ...rule,
-        ...(context ? { context } : {}),
-        validate: { failureAction: cfg.validationAction, message, deny: { conditions }, ...(opts.judgeRequest ? { allowExistingViolations: false } : {}) },
-    };
-}
-
-export function clusterValidating(
-    cfg: PolicyConfig,
-    name: string,
-    description: string,
-    rules: ClusterPolicyRule[],
-    opts: { background?: boolean } = {},
-): ClusterPolicy {
-    return {
-        apiVersion: "kyverno.io/v1",
-        kind: "ClusterPolicy",
-        metadata: metadata(name, description),
-        spec: {
-            // Both: the rule-level field (1.13+) wins where it is known; older releases prune it and
-            // read the policy-level one, so neither silently falls back to Audit.
-            validationFailureAction: cfg.validationAction,
-            background: opts.background ?? true,
-            rules,
-        },
-    };
-}
-
-/** A one-condition deny rule per kind. */
-export function clusterDeny(
-    cfg: PolicyConfig,
-    name: string,
-    kinds: readonly WorkloadKind[],
-    check: { deny: Condition; message: string; scope?: Scope },
-): ClusterPolicy {
-    return clusterValidating(
-        cfg,
-        name,
-        check.message,
-        kinds.map((w) => denyRule(cfg, clusterRule(cfg, "check", w, { scope: check.scope }), check.message, { any: [check.deny] })),
-    );
 }

@@ -1,18 +1,21 @@
 import type { PolicyConfig } from "./config";
-import { approvalCelPolicy, approvalClusterPolicy, approvalPodsCelPolicy, approvalPodsClusterPolicy } from "./approval";
-import { availabilityCelPolicies, availabilityClusterPolicies } from "./availability";
+import { approvalPodsRule, approvalRule } from "./approval";
+import { availabilityCelPolicies, availabilityClusterPolicies, availabilityRules } from "./availability";
 import { PolicyContext, ownsAvailability } from "./builders";
-import { rolloutOnlyCelPolicies, rolloutOnlyClusterPolicies } from "./rolloutOnly";
-import { tierCelPolicies, tierClusterPolicies } from "./tierAdmission";
+import { celPolicy } from "./cel";
+import { clusterPolicy } from "./jmes";
+import type { Rule } from "./rule";
+import { rolloutOnlyRules } from "./rolloutOnly";
+import { tierRules } from "./tierAdmission";
 import type { CelPolicy, ClusterPolicy, KyvernoPolicy } from "./shapes";
 
-export * from "./shapes";
+export type { KyvernoPolicy } from "./shapes";
 
 /**
  * The admission layer made Rollout-aware (ADR-056 D2, D8): ADR-085's availability policies with
  * Rollout matched explicitly, the Rollout-only guards, and regulated prod's approval guard
- * (D3). Every policy is built for both Kyverno APIs from the same names, messages and object
- * templates, so the engine is a per-stack switch: `policies.kyverno.io/v1` (served from Kyverno
+ * (D3). Every validation rule is one declaration (rule.ts) rendered to each Kyverno API, and the
+ * generated objects one template (template.ts), so the engine is a per-stack switch: `policies.kyverno.io/v1` (served from Kyverno
  * 1.17) by default, and `kyverno.io/v1` ClusterPolicy (deprecated since 1.18, removal planned for
  * 1.20) for older clusters. Where the two still differ is in docs/stages/policy.md.
  */
@@ -36,22 +39,22 @@ function ownWebhook<P extends CelPolicy>(policy: P): P {
     return { ...policy, spec: { ...spec, webhookConfiguration: { ...spec.webhookConfiguration, timeoutSeconds: KYVERNO_WEBHOOK_TIMEOUT_SECONDS } } };
 }
 
-export function celPolicies(cfg: PolicyConfig, ctx: PolicyContext): CelPolicy[] {
+/** The stack's validation rules, in the order the policies are declared. */
+function rules(cfg: PolicyConfig, ctx: PolicyContext): Rule[] {
     return [
-        ...(ownsAvailability(cfg) ? availabilityCelPolicies(cfg) : []),
-        ...rolloutOnlyCelPolicies(cfg, ctx),
-        ...(cfg.regulated ? [approvalCelPolicy(cfg, cfg.regulated, ctx), approvalPodsCelPolicy(cfg, ctx)] : []),
-        ...tierCelPolicies(cfg, ctx),
-    ].map(ownWebhook);
+        ...(ownsAvailability(cfg) ? availabilityRules(cfg) : []),
+        ...rolloutOnlyRules(ctx),
+        ...(cfg.regulated ? [approvalRule(cfg.regulated, ctx), approvalPodsRule(ctx)] : []),
+        ...tierRules(cfg, ctx),
+    ];
+}
+
+export function celPolicies(cfg: PolicyConfig, ctx: PolicyContext): CelPolicy[] {
+    return [...(ownsAvailability(cfg) ? availabilityCelPolicies(cfg) : []), ...rules(cfg, ctx).map((r) => celPolicy(cfg, r))].map(ownWebhook);
 }
 
 export function clusterPolicies(cfg: PolicyConfig, ctx: PolicyContext): ClusterPolicy[] {
-    return [
-        ...(ownsAvailability(cfg) ? availabilityClusterPolicies(cfg) : []),
-        ...rolloutOnlyClusterPolicies(cfg, ctx),
-        ...(cfg.regulated ? [approvalClusterPolicy(cfg, cfg.regulated, ctx), approvalPodsClusterPolicy(cfg, ctx)] : []),
-        ...tierClusterPolicies(cfg, ctx),
-    ];
+    return [...(ownsAvailability(cfg) ? availabilityClusterPolicies(cfg) : []), ...rules(cfg, ctx).map((r) => clusterPolicy(cfg, r))];
 }
 
 /** The stack's policies in the configured API. */

@@ -1,73 +1,60 @@
-import type { PolicyConfig } from "./config";
-import { MESSAGES, POLICY_NAMES, PolicyContext, clusterDeny, notTheController, validating } from "./builders";
-import type { ClusterPolicy, ValidatingPolicy } from "./shapes";
+import { COMPONENT_APP, type CanaryStrategy, deliveryPlan } from "../delivery";
+import { MESSAGES, POLICY_NAMES, PolicyContext, notTheController } from "./builders";
+import { Rule, and, eq, has, not, obj } from "./rule";
 import { ROLLOUT } from "./workloads";
 import { GATEWAY_API_PLUGIN } from "../argoRollouts";
 
 /**
  * The Rollout-only guards (ADR-056 D4, D8): no ADR-085 policy knows them, so they are declared in
- * both `policy.availabilityPolicies` modes. They fail closed, and they match every UPDATE of a
- * Rollout, which includes the controller's own writes of the revision annotation (argo-rollouts
- * v1.9.0 `rollout/sync.go` `setRolloutRevision`, an Update of the Rollout, not of its status): so
- * the controller is exempt by a match condition, as in the approval guard, and a Kyverno outage
- * or a Rollout admitted before the guard existed cannot stop a rollout in progress. What the
- * controller writes is never the tenant's spec, so the exemption opens no path around a guard.
+ * both `policy.availabilityPolicies` modes. They match every UPDATE of a Rollout, the controller's
+ * own writes of its revision annotation included (argo-rollouts v1.9.0 `rollout/sync.go`
+ * `setRolloutRevision`): the controller is exempt, so a Kyverno outage or a Rollout admitted before
+ * a guard existed cannot stop a rollout in progress. What it writes is never the tenant's spec.
  */
 
-/** The maxSurge a canary gets when it sets none (Argo Rollouts' default). */
-export const DEFAULT_CANARY_MAX_SURGE = "25%";
+const CANARY = ["spec", "strategy", "canary"];
 
-/** maxSurge values that give a canary no headroom: 0, "0", "0%", "00%". */
-export const ZERO_SURGE = "^0+%?$";
-
-/** The gatewayAPI plugin's config in a canary Rollout, or an empty map. Indexed, because `namespace` is a CEL reserved word. */
-const GATEWAY_API_CONFIG =
-    "has(object.spec.strategy) && has(object.spec.strategy.canary) && has(object.spec.strategy.canary.trafficRouting) && " +
-    `has(object.spec.strategy.canary.trafficRouting.plugins) && ${JSON.stringify(GATEWAY_API_PLUGIN)} in object.spec.strategy.canary.trafficRouting.plugins ` +
-    `? object.spec.strategy.canary.trafficRouting.plugins[${JSON.stringify(GATEWAY_API_PLUGIN)}] : dyn({})`;
-
-export function rolloutOnlyCelPolicies(cfg: PolicyConfig, ctx: PolicyContext): ValidatingPolicy[] {
-    const matchConditions = [notTheController(ctx)];
-    return [
-        validating(cfg, POLICY_NAMES.routeNamespace, [ROLLOUT], {
-            matchConditions,
-            variables: [{ name: "gatewayApi", expression: GATEWAY_API_CONFIG }],
-            expression:
-                '!("namespace" in variables.gatewayApi) || variables.gatewayApi["namespace"] == "" || variables.gatewayApi["namespace"] == object.metadata.namespace',
-            message: MESSAGES.routeNamespace,
-        }),
-        validating(cfg, POLICY_NAMES.maxSurge, [ROLLOUT], {
-            matchConditions,
-            expression: `!(has(object.spec.strategy) && has(object.spec.strategy.canary) && has(object.spec.strategy.canary.maxSurge)) || !string(object.spec.strategy.canary.maxSurge).matches(${JSON.stringify(ZERO_SURGE)})`,
-            message: MESSAGES.maxSurge,
-        }),
-    ];
+/**
+ * D8's headroom as the strategy library renders it (`deliveryPlan`, the numbers' one place): a
+ * canary's `maxSurge` below it is refused. A percentage is rounded up to whole pods (argo-rollouts
+ * v1.9.0 utils/replicaset/replicaset.go `resolveFenceposts`), so only 0% gives no pod at all; an
+ * unset maxSurge is Argo Rollouts' default, a percentage.
+ */
+export function surgeBelowHeadroom(): string {
+    const plan = deliveryPlan({ ...COMPONENT_APP, route: undefined }, { tier: "dev" });
+    const headroom = (plan.strategy as CanaryStrategy).canary.maxSurge;
+    if (!Number.isInteger(headroom) || headroom < 1) {
+        throw new Error(`the strategy library renders a canary maxSurge of ${headroom}: D8 needs a whole number of at least 1`);
+    }
+    return `^(0*(${Array.from({ length: headroom }, (_x, i) => i).join("|")})|0+%)$`;
 }
 
-export function rolloutOnlyClusterPolicies(cfg: PolicyConfig, ctx: PolicyContext): ClusterPolicy[] {
-    // Kyverno 1.12+ passes the match condition to the webhook; the rules cannot name the user
-    // themselves, because these policies also run in the background, where Kyverno refuses
-    // request.userInfo (kyverno/kyverno pkg/validation/policy/background.go).
-    const exempt = (p: ClusterPolicy): ClusterPolicy => ({
-        ...p,
-        spec: { ...p.spec, webhookConfiguration: { ...p.spec.webhookConfiguration, matchConditions: [notTheController(ctx)] } },
-    });
+export function rolloutOnlyRules(ctx: PolicyContext): Rule[] {
+    const when = [notTheController(ctx)];
+    const route = obj([...CANARY, "trafficRouting", "plugins", GATEWAY_API_PLUGIN, "namespace"]);
     return [
-        clusterDeny(cfg, POLICY_NAMES.routeNamespace, [ROLLOUT], {
-            deny: {
-                key: `{{ request.object.spec.strategy.canary.trafficRouting.plugins.${JSON.stringify(GATEWAY_API_PLUGIN)}.namespace || request.object.metadata.namespace }}`,
-                operator: "NotEquals",
-                value: "{{ request.object.metadata.namespace }}",
-            },
-            message: MESSAGES.routeNamespace,
-        }),
-        clusterDeny(cfg, POLICY_NAMES.maxSurge, [ROLLOUT], {
-            deny: {
-                key: `{{ regex_match('${ZERO_SURGE}', to_string(request.object.spec.strategy.canary.maxSurge || '${DEFAULT_CANARY_MAX_SURGE}')) }}`,
-                operator: "Equals",
-                value: true,
-            },
-            message: MESSAGES.maxSurge,
-        }),
-    ].map(exempt);
+        {
+            name: POLICY_NAMES.routeNamespace,
+            scope: "tenant",
+            background: true,
+            when,
+            checks: [
+                {
+                    id: "check",
+                    on: [{ kind: ROLLOUT }],
+                    deny: and(has(route), not(eq(route, "")), not(eq(route, obj("metadata.namespace")))),
+                    message: MESSAGES.routeNamespace,
+                },
+            ],
+        },
+        {
+            name: POLICY_NAMES.maxSurge,
+            scope: "tenant",
+            background: true,
+            when,
+            checks: [
+                { id: "check", on: [{ kind: ROLLOUT }], deny: { matches: obj([...CANARY, "maxSurge"]), re: surgeBelowHeadroom() }, message: MESSAGES.maxSurge },
+            ],
+        },
+    ];
 }

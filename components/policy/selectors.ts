@@ -30,39 +30,23 @@ export function allOf(...selectors: (Readonly<LabelSelector> | undefined)[]): La
 export function selects(selector: Readonly<LabelSelector>, labels: Readonly<Record<string, string>>): boolean {
     return requirements(selector).every((r) => {
         const has = Object.prototype.hasOwnProperty.call(labels, r.key);
-        switch (r.operator) {
-            case "In":
-                return has && (r.values ?? []).includes(labels[r.key]);
-            case "NotIn":
-                return !has || !(r.values ?? []).includes(labels[r.key]);
-            case "Exists":
-                return has;
-            case "DoesNotExist":
-                return !has;
-        }
+        const among = has && (r.values ?? []).includes(labels[r.key]);
+        return r.operator === "In" ? among : r.operator === "NotIn" ? !among : r.operator === "Exists" ? has : !has;
     });
 }
 
-/** The label key no set of labels can satisfy in `selector`, if any. */
+/**
+ * The label key no set of labels can satisfy in `selector`, if any. Keys are independent, and a
+ * value no requirement names behaves as any other such value, so trying the key absent, each value
+ * named and one value unnamed decides it.
+ */
 export function contradiction(selector: Readonly<LabelSelector>): string | undefined {
-    const byKey = new Map<string, Requirement[]>();
-    for (const r of requirements(selector)) {
-        byKey.set(r.key, [...(byKey.get(r.key) ?? []), r]);
-    }
-    for (const [key, reqs] of byKey) {
-        const absent = reqs.some((r) => r.operator === "DoesNotExist");
-        const present = reqs.some((r) => r.operator === "In" || r.operator === "Exists");
-        if (absent && present) {
-            return key;
-        }
-        const allowed = reqs.filter((r) => r.operator === "In").map((r) => new Set(r.values));
-        if (allowed.length > 0) {
-            const denied = new Set(reqs.filter((r) => r.operator === "NotIn").flatMap((r) => r.values ?? []));
-            const candidates = [...allowed[0]].filter((v) => allowed.every((s) => s.has(v)) && !denied.has(v));
-            if (candidates.length === 0) {
-                return key;
-            }
-        }
-    }
-    return undefined;
+    const all = requirements(selector);
+    return all
+        .map((r) => r.key)
+        .find((key) => {
+            const mine = all.filter((r) => r.key === key);
+            const tries = [undefined, "\u0000", ...mine.flatMap((r) => r.values ?? [])];
+            return !tries.some((v) => selects({ matchExpressions: mine }, v === undefined ? {} : { [key]: v }));
+        });
 }

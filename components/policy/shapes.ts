@@ -7,47 +7,25 @@ import type { KyvernoValue } from "./template";
 
 export type { LabelSelector } from "./config";
 
-export interface PolicyMetadata {
-    name: string;
-    labels: Record<string, string>;
-    annotations: Record<string, string>;
-}
+export type PolicyMetadata = { name: string; labels: Record<string, string>; annotations: Record<string, string> };
+export type ResourceRule = { apiGroups: string[]; apiVersions: string[]; resources: string[]; operations: string[] };
+export type MatchConstraints = { resourceRules: ResourceRule[]; namespaceSelector?: LabelSelector };
+export type NamedExpression = { name: string; expression: string };
 
-export interface ResourceRule {
-    apiGroups: string[];
-    apiVersions: string[];
-    resources: string[];
-    operations: string[];
-}
-
-export interface MatchConstraints {
-    resourceRules: ResourceRule[];
-    namespaceSelector?: LabelSelector;
-}
-
-export interface NamedExpression {
-    name: string;
-    expression: string;
-}
-
-/** A CEL policy's `spec.webhookConfiguration` (kyverno/api policies.kyverno.io WebhookConfiguration). */
-export interface CelWebhookConfiguration {
-    timeoutSeconds?: number;
-}
+/** What every CEL policy's spec has; `webhookConfiguration.timeoutSeconds` gives it a webhook of its own (kyverno.ts). */
+type CelSpec = { matchConstraints: MatchConstraints; webhookConfiguration?: { timeoutSeconds?: number } };
 
 export interface ValidatingPolicy {
     apiVersion: "policies.kyverno.io/v1";
     kind: "ValidatingPolicy";
     metadata: PolicyMetadata;
-    spec: {
+    spec: CelSpec & {
         validationActions: ("Deny" | "Audit" | "Warn")[];
         failurePolicy: FailurePolicy;
         evaluation: { background: { enabled: boolean } };
-        matchConstraints: MatchConstraints;
         matchConditions?: NamedExpression[];
         variables?: NamedExpression[];
         validations: { expression: string; message: string }[];
-        webhookConfiguration?: CelWebhookConfiguration;
     };
 }
 
@@ -55,14 +33,12 @@ export interface MutatingPolicy {
     apiVersion: "policies.kyverno.io/v1";
     kind: "MutatingPolicy";
     metadata: PolicyMetadata;
-    spec: {
+    spec: CelSpec & {
         failurePolicy: FailurePolicy;
         evaluation: { mutateExisting: { enabled: boolean } };
-        matchConstraints: MatchConstraints;
         matchConditions: NamedExpression[];
         variables?: NamedExpression[];
         mutations: { patchType: "JSONPatch"; jsonPatch: { expression: string } }[];
-        webhookConfiguration?: CelWebhookConfiguration;
     };
 }
 
@@ -71,37 +47,21 @@ export interface GeneratingPolicy {
     apiVersion: "policies.kyverno.io/v1";
     kind: "GeneratingPolicy";
     metadata: PolicyMetadata;
-    spec: {
+    spec: CelSpec & {
         evaluation: { synchronize: { enabled: boolean }; generateExisting: { enabled: boolean } };
-        matchConstraints: MatchConstraints;
         matchConditions: NamedExpression[];
         variables: NamedExpression[];
         generate: { expression: string }[];
-        webhookConfiguration?: CelWebhookConfiguration;
     };
 }
 
 export type CelPolicy = ValidatingPolicy | MutatingPolicy | GeneratingPolicy;
 
 export type ConditionOperator = "Equals" | "NotEquals" | "GreaterThan" | "GreaterThanOrEquals" | "LessThan" | "AnyIn" | "AnyNotIn" | "AllNotIn";
-
-export interface Condition {
-    key: KyvernoValue;
-    operator: ConditionOperator;
-    value: KyvernoValue;
-}
-
+export type Condition = { key: KyvernoValue; operator: ConditionOperator; value: KyvernoValue };
 /** Kyverno conditions: every `all` holds and, when `any` is given, at least one of `any`. */
-export interface Conditions {
-    all?: Condition[];
-    any?: Condition[];
-}
-
-export interface ContextEntry {
-    name: string;
-    apiCall?: { urlPath: string; jmesPath: string };
-    variable?: { jmesPath: string };
-}
+export type Conditions = { all?: Condition[]; any?: Condition[] };
+export type ContextEntry = { name: string; apiCall?: { urlPath: string; jmesPath: string }; variable?: { jmesPath: string } };
 
 export interface ClusterPolicyRule {
     name: string;

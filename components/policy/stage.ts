@@ -8,7 +8,8 @@ import { stackStrategies } from "../delivery/config";
 import type { DeliveryConfig } from "../delivery/fields";
 import type { GateTiming } from "../delivery";
 import { tierAdmission } from "./tierAdmission";
-import { KyvernoPolicy, kyvernoPolicies } from "./kyverno";
+import { kyvernoPolicies } from "./kyverno";
+import type { KyvernoPolicy } from "./shapes";
 import { KYVERNO_AGGREGATE_LABELS, kyvernoRoleName, kyvernoRoles } from "./rbac";
 import { RELEASE_NAME } from "../argoRollouts";
 

@@ -40,23 +40,17 @@ export function toCel(t: Template): string {
         const base = `object.${checkPath(t.$object)}`;
         return t.suffix === undefined ? base : `${base} + ${JSON.stringify(t.suffix)}`;
     }
-    if (typeof t === "string") {
-        return JSON.stringify(t);
+    if (typeof t === "number" && !Number.isInteger(t)) {
+        throw new Error(`only integers are rendered: ${t}`);
     }
-    if (typeof t === "number") {
-        if (!Number.isInteger(t)) {
-            throw new Error(`only integers are rendered: ${t}`);
-        }
-        return String(t);
+    if (typeof t !== "object") {
+        return typeof t === "string" ? JSON.stringify(t) : String(t);
     }
-    if (typeof t === "boolean") {
-        return String(t);
-    }
-    if (Array.isArray(t)) {
-        return `[${(t as readonly Template[]).map(toCel).join(", ")}]`;
-    }
-    const entries = Object.entries(t as { readonly [key: string]: Template });
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}: dyn(${toCel(v)})`).join(", ")}}`;
+    return Array.isArray(t)
+        ? `[${(t as readonly Template[]).map(toCel).join(", ")}]`
+        : `{${Object.entries(t as { readonly [key: string]: Template })
+              .map(([k, v]) => `${JSON.stringify(k)}: dyn(${toCel(v)})`)
+              .join(", ")}}`;
 }
 
 /** The Kyverno variable for a field of the admitted object. */

@@ -17,6 +17,12 @@ export interface WorkloadKind {
      * `pod-template-hash` (ADR-056 D2). StatefulSets update pod by pod and spread as one set.
      */
     revisionLabel?: string;
+    /**
+     * Subresources a ClusterPolicy rule for the kind matches with it: a Pod rule also matches
+     * pods/ephemeralcontainers (kyverno/kyverno v1.17.2 pkg/utils/match/kind.go `CheckKind`, and its
+     * webhook asks for them: pkg/controllers/webhook/utils_webhook.go); the CEL form names them.
+     */
+    alsoMatches?: string[];
 }
 
 export const DEPLOYMENT: WorkloadKind = { kind: "Deployment", group: "apps", version: "v1", resource: "deployments", revisionLabel: "pod-template-hash" };
@@ -44,7 +50,7 @@ export const HPA: WorkloadKind = { kind: "HorizontalPodAutoscaler", group: "auto
  * refuses anyone else's writes to them.
  */
 export const REPLICASET: WorkloadKind = { kind: "ReplicaSet", group: "apps", version: "v1", resource: "replicasets" };
-export const POD: WorkloadKind = { kind: "Pod", group: "", version: "v1", resource: "pods" };
+export const POD: WorkloadKind = { kind: "Pod", group: "", version: "v1", resource: "pods", alsoMatches: ["ephemeralcontainers"] };
 
 /** `<group>/<version>` as Kyverno's resource library and apiVersion fields spell it. */
 export const apiVersion = (w: WorkloadKind): string => (w.group ? `${w.group}/${w.version}` : w.version);

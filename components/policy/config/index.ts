@@ -3,7 +3,7 @@
  * defaults and reader (section.ts), its types (types.ts), regulated prod's sub-section
  * (regulated.ts) and its label selectors (selector.ts).
  */
-export * from "./section";
-export * from "./types";
-export * from "./regulated";
-export * from "./selector";
+export { POLICY_DEFAULTS, POLICY_FIELDS, readPolicy } from "./section";
+export { type AvailabilityPolicies, type FailurePolicy, type KyvernoApi, type PolicyConfig, type RegulatedConfig } from "./types";
+export { type ServiceAccountRef, type ValidationAction } from "./types";
+export { type LabelSelector } from "./selector";
