@@ -7,7 +7,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
-import { httpGet } from "./httpGet";
+import { httpGet } from "../components/cluster/live";
 
 export const CONFIG_GROUP = "kubernetes:yaml/v2:ConfigGroup";
 

@@ -1,6 +1,6 @@
 import * as assert from "assert";
 import { POLICY_NAMES } from "../../components/policy";
-import { fixture, healthyCluster, replace, verifyConfig, withStatus } from "./world";
+import { fixture, healthyCluster, patch, verifyConfig, withStatus } from "./world";
 
 import { expectFail, expectPass, found, useFakeCluster } from "./run";
 
@@ -14,7 +14,7 @@ describe("verify: Kyverno policies", () => {
         expectPass(results, "kyverno.resource-filters");
         assert.match(results.get("kyverno.resource-filters")!.note!, /regulated namespaces: payments-prod/);
         // The chart's defaults (charts/kyverno values.yaml at v1.17.2) and a platform's own filter.
-        replace(world, "ConfigMap", "kyverno", (o) => ({
+        patch(world, "ConfigMap", "kyverno", (o) => ({
             ...o,
             data: {
                 ...(o.data as object),
@@ -80,7 +80,7 @@ describe("verify: Kyverno policies", () => {
     it("kyverno.policies-ready fails when Kyverno reports missing permissions or a policy is absent", async () => {
         const config = verifyConfig();
         const world = healthyCluster(config);
-        replace(world, "ValidatingPolicy", POLICY_NAMES.replicaFloor, (o) => withStatus(o, fixture("cel-policy-status-rbac-missing.json")));
+        patch(world, "ValidatingPolicy", POLICY_NAMES.replicaFloor, (o) => withStatus(o, fixture("cel-policy-status-rbac-missing.json")));
         world.objects = world.objects.filter((o) => !(o.kind === "GeneratingPolicy" && o.metadata?.name === POLICY_NAMES.pdb));
         const results = await verify(config, world);
         expectFail(
@@ -98,7 +98,7 @@ describe("verify: Kyverno policies", () => {
         expectPass(results, "kyverno.policies-ready");
         assert.strictEqual(
             results.get("kyverno.policies-ready")!.note,
-            "restrict-rollout-route-namespace, require-canary-max-surge, restrict-regulated-rollout-changes, restrict-regulated-rollout-pods, require-prod-standard-delivery, require-prod-regulated-delivery",
+            "policies.kyverno.io/v1, availabilityPolicies complement: restrict-rollout-route-namespace, require-canary-max-surge, restrict-regulated-rollout-changes, restrict-regulated-rollout-pods, require-prod-standard-delivery, require-prod-regulated-delivery",
         );
         world.objects = world.objects.filter((o) => o.metadata?.name !== POLICY_NAMES.approval);
         results = await verify(config, world);
@@ -108,7 +108,7 @@ describe("verify: Kyverno policies", () => {
     it("kyverno.policies-ready reads the ClusterPolicy Ready condition on the kyverno.io/v1 API", async () => {
         const config = verifyConfig({ policy: { kyvernoApi: "kyverno.io/v1" } });
         const world = healthyCluster(config);
-        replace(world, "ClusterPolicy", POLICY_NAMES.spread, (o) =>
+        patch(world, "ClusterPolicy", POLICY_NAMES.spread, (o) =>
             withStatus(o, { conditions: [{ type: "Ready", status: "False", reason: "Failed", message: "policy not ready" }] }),
         );
         const results = await verify(config, world);
@@ -119,11 +119,11 @@ describe("verify: Kyverno policies", () => {
     it("kyverno.policies-enforced fails for an audit-only policy, one that no longer matches Rollout, and an approval guard with other approvers", async () => {
         const config = verifyConfig();
         const world = healthyCluster(config);
-        replace(world, "ValidatingPolicy", POLICY_NAMES.defaultNamespace, (o) => ({
+        patch(world, "ValidatingPolicy", POLICY_NAMES.defaultNamespace, (o) => ({
             ...o,
             spec: { ...(o.spec as object), validationActions: ["Audit", "Warn"] },
         }));
-        replace(world, "ValidatingPolicy", POLICY_NAMES.replicaFloor, (o) => {
+        patch(world, "ValidatingPolicy", POLICY_NAMES.replicaFloor, (o) => {
             const spec = o.spec as { matchConstraints: { resourceRules: { resources: string[] }[] } };
             return {
                 ...o,
@@ -136,7 +136,7 @@ describe("verify: Kyverno policies", () => {
                 },
             };
         });
-        replace(
+        patch(
             world,
             "ValidatingPolicy",
             POLICY_NAMES.approval,
@@ -158,7 +158,7 @@ describe("verify: Kyverno policies", () => {
         const world = healthyCluster(config);
         assert.strictEqual((world.objects.find((o) => o.metadata?.name === POLICY_NAMES.approval)!.spec as { admission: boolean }).admission, true);
         expectPass(await verify(config, world), "kyverno.policies-enforced");
-        replace(
+        patch(
             world,
             "ClusterPolicy",
             POLICY_NAMES.approval,
@@ -175,7 +175,7 @@ describe("verify: Kyverno policies", () => {
         const config = verifyConfig({ policy: { availabilityPolicies: "complement" } });
         const world = healthyCluster(config);
         expectPass(await verify(config, world), "kyverno.availability-rollout-aware");
-        replace(world, "ClusterPolicy", POLICY_NAMES.pdb, () => fixture("legacy-pdb-clusterpolicy.json"));
+        patch(world, "ClusterPolicy", POLICY_NAMES.pdb, () => fixture("legacy-pdb-clusterpolicy.json"));
         world.objects = world.objects.filter((o) => o.metadata?.name !== POLICY_NAMES.replicaFloor);
         const results = await verify(config, world);
         expectFail(

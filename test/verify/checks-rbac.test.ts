@@ -3,7 +3,7 @@ import type { KubeObject } from "../../tools/verify/cluster";
 import * as assert from "assert";
 import { PolicyRule, controllerClusterRules } from "../../components/rollouts";
 import { KYVERNO_AGGREGATE_LABELS, KYVERNO_ROLES, kyvernoRoleName } from "../../components/policy";
-import { fixture, healthyCluster, kyvernoAccount, replace, verifyConfig } from "./world";
+import { fixture, healthyCluster, kyvernoAccount, patch, verifyConfig } from "./world";
 
 import { expectFail, expectPass, found, status, useFakeCluster } from "./run";
 
@@ -35,7 +35,7 @@ describe("verify: RBAC (SubjectAccessReview)", () => {
         const world = healthyCluster(config);
         world.grants = world.grants.filter((g) => !(g.user === kyvernoAccount("reports-controller") && g.rules.some((r) => r.resources.includes("rollouts"))));
         const name = kyvernoRoleName({ name: KYVERNO_ROLES.readRollouts });
-        replace(world, "ClusterRole", name, (o) => ({ ...o, metadata: { ...o.metadata, labels: { [KYVERNO_AGGREGATE_LABELS.background]: "true" } } }));
+        patch(world, "ClusterRole", name, (o) => ({ ...o, metadata: { ...o.metadata, labels: { [KYVERNO_AGGREGATE_LABELS.background]: "true" } } }));
         const results = await verify(config, world);
         expectFail(
             results,
@@ -89,7 +89,7 @@ describe("verify: RBAC (SubjectAccessReview)", () => {
         const world = healthyCluster(config);
         const aggregate = fixture("clusterrole-chart-aggregate-to-edit.json");
         world.objects.push(aggregate);
-        replace(world, "ClusterRole", "edit", (o) => ({ ...o, rules: [...(o.rules as unknown[]), ...(aggregate.rules as unknown[])] }));
+        patch(world, "ClusterRole", "edit", (o) => ({ ...o, rules: [...(o.rules as unknown[]), ...(aggregate.rules as unknown[])] }));
         world.grants = world.grants.map((g) => (g.group === "alpha-team" ? { ...g, rules: [...g.rules, ...(aggregate.rules as never[])] } : g));
         const results = await verify(config, world);
         expectFail(
@@ -120,7 +120,7 @@ describe("verify: RBAC (SubjectAccessReview)", () => {
         const config = verifyConfig();
         expectPass(await verify(config, healthyCluster(config)), "rbac.tenants-read-rollouts");
         const world = healthyCluster(config);
-        replace(world, "ClusterRole", "view", (o) => ({ ...o, rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"] }] }));
+        patch(world, "ClusterRole", "view", (o) => ({ ...o, rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"] }] }));
         world.objects = world.objects.filter((o) => o.metadata?.name !== TENANT_VIEW_ROLE);
         const results = await verify(config, world);
         expectFail(
@@ -207,7 +207,7 @@ describe("verify: RBAC (SubjectAccessReview)", () => {
         assert.match(results.get("rbac.deployer-cannot-resume")!.note!, /no policy\.regulated/);
         const config = verifyConfig();
         const world = healthyCluster(config);
-        replace(world, "Namespace", "payments-prod", (o) => ({
+        patch(world, "Namespace", "payments-prod", (o) => ({
             ...o,
             metadata: { ...o.metadata, labels: { "kubernetes.io/metadata.name": "payments-prod", "platform.test/tier": "prod" } },
         }));

@@ -210,7 +210,7 @@ export const smokePlan = (config: AddonConfig): DeliveryPlan =>
  */
 export function setSmokeStatus(world: FakeWorld, config: AddonConfig, status: Record<string, unknown>, generation?: number): void {
     const ns = config.smokeTest.namespace;
-    replace(world, "Rollout", SMOKE_APP, (o) => ({ ...o, metadata: { ...o.metadata, ...(generation ? { generation } : {}) }, status }));
+    patch(world, "Rollout", SMOKE_APP, (o) => ({ ...o, metadata: { ...o.metadata, ...(generation ? { generation } : {}) }, status }));
     const plan = smokePlan(config);
     const bg = (status.blueGreen ?? {}) as Record<string, string>;
     const selectors: Record<string, string | undefined> =
@@ -613,7 +613,7 @@ export function find(world: FakeWorld, kind: string, name: string): KubeObject {
     return o;
 }
 
-export function replace(world: FakeWorld, kind: string, name: string, next: (o: KubeObject) => KubeObject): void {
+export function patch(world: FakeWorld, kind: string, name: string, next: (o: KubeObject) => KubeObject): void {
     const i = world.objects.findIndex((x) => x.kind === kind && x.metadata?.name === name);
     if (i < 0) {
         throw new Error(`no ${kind} ${name} in the test world`);
