@@ -38,12 +38,13 @@ export function parseAdoptCheckArgs(argv: readonly string[]) {
         throw new UsageError(USAGE);
     }
     // The default folder is where npm runs the script: the operator's project.
+    const { stack, kubeconfig, context, "config-dir": configDir } = flags;
     return {
-        ...flags,
-        stack: flags.stack,
+        stack,
         json: flags.json === true,
-        kubeconfig: flags.kubeconfig && path.resolve(flags.kubeconfig),
-        configDir: path.resolve(flags["config-dir"] ?? process.cwd()),
+        ...(kubeconfig ? { kubeconfig: path.resolve(kubeconfig) } : {}),
+        ...(context ? { context } : {}),
+        configDir: path.resolve(configDir ?? process.cwd()),
     };
 }
 

@@ -14,27 +14,21 @@ export interface VerifyJson {
     results?: { id: string; status: string; what: string; findings?: { object: string; found: string }[]; note?: string; readme?: string }[];
 }
 
-export function managerAdvice(manager: string): string {
-    if (manager === "helm" || manager.startsWith("helm-")) {
-        return "an old Helm release of the chart is still upgraded (a person, a CI job or an operator running `helm upgrade`): stop it; the program owns the release's objects (docs/operations/adopt.md)";
-    }
-    if (manager === "argocd-server") {
-        return "a person changed it through the ArgoCD UI or CLI: make the change in the stack file instead, or it is reverted at the next `up`";
-    }
-    if (manager.startsWith("argocd")) {
-        return "ArgoCD syncs an Application that also holds this object: take the object out of that Application, or add the field to its ignoreDifferences";
-    }
-    if (manager === "kyverno" || manager.startsWith("kyverno-")) {
-        return "a Kyverno mutate policy rewrites it: exclude the object from that policy, or declare the mutated value in the stack file";
-    }
-    if (manager.startsWith("kubectl")) {
-        return "a person with kubectl: make the change in the stack file instead, or it is reverted at the next `up`";
-    }
-    if (manager.startsWith("pulumi-kubernetes")) {
-        return "another Pulumi program or stack applies the same object: one of them must give it up";
-    }
-    return "another writer: find it by this name and make one owner of the field";
-}
+/** Who a field manager is, and what to do about it: the platform's known writers by their manager names. */
+const WRITERS: [RegExp, string][] = [
+    [
+        /^helm(-|$)/,
+        "an old Helm release of the chart is still upgraded (a person, a CI job or an operator running `helm upgrade`): stop it; the program owns the release's objects (docs/operations/adopt.md)",
+    ],
+    [/^argocd-server$/, "a person changed it through the ArgoCD UI or CLI: make the change in the stack file instead, or it is reverted at the next `up`"],
+    [/^argocd/, "ArgoCD syncs an Application that also holds this object: take the object out of that Application, or add the field to its ignoreDifferences"],
+    [/^kyverno(-|$)/, "a Kyverno mutate policy rewrites it: exclude the object from that policy, or declare the mutated value in the stack file"],
+    [/^kubectl/, "a person with kubectl: make the change in the stack file instead, or it is reverted at the next `up`"],
+    [/^pulumi-kubernetes/, "another Pulumi program or stack applies the same object: one of them must give it up"],
+];
+
+export const managerAdvice = (manager: string): string =>
+    WRITERS.find(([re]) => re.test(manager))?.[1] ?? "another writer: find it by this name and make one owner of the field";
 
 function managerCell(managers: readonly ManagedFieldsEntry[]): string {
     if (managers.length === 0) {
@@ -205,23 +199,18 @@ export function parseDriftArgs(argv: readonly string[]): DriftArgs | "help" {
     return { stack, preview, verify, ...(exit ? { previewExit: Number(exit) } : {}), ...(runUrl ? { runUrl } : {}), ...(out ? { out } : {}) };
 }
 
-/** A JSON file, or why it cannot be read (a preview that failed before printing leaves it empty). */
+/** A JSON file, or why it cannot be read (a preview that failed before printing leaves it empty); never the text itself. */
 export function readJson(file: string): Record<string, unknown> | { error: string } {
-    let text: string;
-    try {
-        text = fs.readFileSync(file, "utf8");
-    } catch {
+    if (!fs.existsSync(file)) {
         return { error: `${file} does not exist` };
     }
-    if (text.trim() === "") {
-        return { error: `${file} is empty` };
-    }
+    const text = fs.readFileSync(file, "utf8");
     try {
-        const v = JSON.parse(text) as unknown;
-        return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : { error: `${file} is not a JSON object` };
-    } catch (e) {
-        // Node's message quotes the text it read; say only that it is not JSON.
-        void e;
+        const v = text.trim() === "" ? undefined : (JSON.parse(text) as unknown);
+        return v !== null && typeof v === "object" && !Array.isArray(v)
+            ? (v as Record<string, unknown>)
+            : { error: `${file} is ${text.trim() === "" ? "empty" : "not a JSON object"}` };
+    } catch {
         return { error: `${file} is not JSON` };
     }
 }

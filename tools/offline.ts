@@ -1,12 +1,9 @@
 /**
  * Runs the program under Pulumi's mock runtime and records everything it registers: the offline
- * plan and the unit tests share this, so what the tests assert is what the plan shows.
- *
- * Mocks hand `newResource` no dependencies, parents or options (pulumi/pulumi sdk/nodejs/runtime/mocks.ts
- * at sdk/v3.248.0, MockResourceArgs: type, name, inputs, provider, id, custom), so the
- * mock monitor's `registerResource`/`readResource` are wrapped to read them off the request the
- * SDK sends. Mocks also refuse the `transforms` option; a stand-in callback server records each
- * transform so the plan and the tests can apply it to the children a real engine would send it.
+ * plan and the unit tests share this, so what the tests assert is what the plan shows. Mocks hand
+ * `newResource` no dependencies, parents or options (pulumi/pulumi sdk/nodejs/runtime/mocks.ts at
+ * sdk/v3.248.0), so the mock monitor's registrations are read off the request the SDK sends; mocks
+ * also refuse `transforms`, so a stand-in callback server records each one.
  */
 import * as pulumi from "@pulumi/pulumi";
 import { OFFLINE_SECRET, PROJECT } from "../components/config/reader";
@@ -25,30 +22,27 @@ export interface PlannedResource {
     urn: string;
     name: string;
     type: string;
-    /** A custom resource or a remote (provider-implemented) component such as a Helm chart. */
+    /** A custom resource, or a remote (provider-implemented) component such as a Helm chart. */
     custom: boolean;
     remote: boolean;
-    /** True for an existing object the program only reads (`.get`). */
+    /** An existing object the program only reads (`.get`). */
     read: boolean;
     stage: StageName | null;
     parent: string | null;
-    /** URNs this resource waits for: explicit `dependsOn` and those implied by its inputs. */
+    /** Explicit `dependsOn` and the URNs its inputs imply. */
     dependsOn: string[];
     protect: boolean;
     retainOnDelete: boolean;
-    /** The `deletedWith` option: the URN of the resource whose delete takes this one along, else null. */
     deletedWith: string | null;
-    /** The `deleteBeforeReplace` option when the program sets one, else null (the provider decides). */
+    /** Null when the program sets none (the provider decides). */
     deleteBeforeReplace: boolean | null;
-    /** The `import` option: the id of an existing object the engine adopts, else null. */
     importId: string | null;
-    /** URN of the provider a custom resource uses (its explicit or inherited `provider`), else null. */
+    /** The provider a custom resource uses, explicit or inherited. */
     provider: string | null;
-    /** A component's `providers` by package, as URNs (they reach its children). */
+    /** A component's `providers` by package. */
     providers: Record<string, string>;
-    /** Inputs as sent; secrets appear as "[secret]". For a read: the object the world answered with. */
+    /** Inputs as sent, secrets as "[secret]"; for a read, the object the world answered with. */
     inputs: Record<string, unknown>;
-    /** The `transforms` registered on this resource (applied by the engine to it and its children). */
     transforms: pulumi.ResourceTransform[];
 }
 
@@ -74,9 +68,9 @@ export interface OfflineOptions {
     config: Record<string, string>;
     secretKeys?: string[];
     world?: OfflineWorld;
-    /** Evaluate as a preview (the default, like the plan) or as an update (`pulumi up`). */
+    /** A preview (the default, as the plan) or an update (`pulumi up`). */
     dryRun?: boolean;
-    /** The program: declares resources and returns the stack outputs. */
+    /** Declares resources and returns the stack outputs. */
     program: () => Record<string, unknown> | Promise<Record<string, unknown>>;
 }
 
@@ -102,31 +96,19 @@ export const PLACEHOLDER_CALLS: Record<string, (inputs: Record<string, unknown>)
 
 /** Renders wire values readably: secrets hidden, resource references as URNs, unknowns marked. */
 export function renderWire(value: unknown): unknown {
-    if (value === UNKNOWN_VALUE) {
-        return UNKNOWN;
+    if (value === UNKNOWN_VALUE || Array.isArray(value) || value === null || typeof value !== "object") {
+        return value === UNKNOWN_VALUE ? UNKNOWN : Array.isArray(value) ? value.map(renderWire) : value;
     }
-    if (Array.isArray(value)) {
-        return value.map(renderWire);
-    }
-    if (value !== null && typeof value === "object") {
-        const obj = value as Record<string, unknown>;
-        const sig = obj[SIG_KEY];
-        if (sig === SECRET_SIG) {
+    const obj = value as Record<string, unknown>;
+    switch (obj[SIG_KEY]) {
+        case SECRET_SIG:
             return SECRET;
-        }
-        if (sig === RESOURCE_SIG) {
+        case RESOURCE_SIG:
             return obj.urn;
-        }
-        if (sig === OUTPUT_SIG) {
+        case OUTPUT_SIG:
             return obj.secret ? SECRET : "value" in obj ? renderWire(obj.value) : UNKNOWN;
-        }
-        const out: Record<string, unknown> = {};
-        for (const [k, v] of Object.entries(obj)) {
-            out[k] = renderWire(v);
-        }
-        return out;
     }
-    return value;
+    return Object.fromEntries(Object.entries(obj).map(([k, v]) => [k, renderWire(v)]));
 }
 
 /** Resolves every output in a value (deeply) to plain data; secrets render as "[secret]". */
@@ -148,13 +130,10 @@ async function resolveOutputs(value: unknown): Promise<unknown> {
     return value;
 }
 
-/** Kubernetes type tokens look like `kubernetes:<group>/<version>:<Kind>` (core group: `core`). */
+/** `kubernetes:<group>/<version>:<Kind>` (core group: `core`) as apiVersion and kind. */
 export function kubernetesGvk(type: string): { apiVersion: string; kind: string } | undefined {
     const m = /^kubernetes:([^:]+):([A-Za-z0-9]+)$/.exec(type);
-    if (!m) {
-        return undefined;
-    }
-    return { apiVersion: m[1].replace(/^core\//, ""), kind: m[2] };
+    return m ? { apiVersion: m[1].replace(/^core\//, ""), kind: m[2] } : undefined;
 }
 
 /**
@@ -225,14 +204,8 @@ export async function runOffline(opts: OfflineOptions): Promise<OfflineRun> {
 
     const monitor = runtimeSettings.getMonitor();
     const record = (req: RegisterLike, urn: string, read: boolean) => {
-        const deps = new Set<string>(req.getDependenciesList());
-        if (!read) {
-            for (const [, pd] of req.getPropertydependenciesMap().entries()) {
-                for (const u of pd.getUrnsList()) {
-                    deps.add(u);
-                }
-            }
-        }
+        const implied = read ? [] : [...req.getPropertydependenciesMap().entries()].flatMap(([, pd]) => pd.getUrnsList());
+        const deps = new Set<string>([...req.getDependenciesList(), ...implied]);
         const type = req.getType();
         const raw =
             (read ? readAnswers.get(`${type}::${req.getName()}`) : undefined) ?? (read ? req.getProperties?.() : req.getObject?.())?.toJavaScript() ?? {};
@@ -313,23 +286,11 @@ export async function runOffline(opts: OfflineOptions): Promise<OfflineRun> {
         process.off("unhandledRejection", onRejection);
     }
 
+    // A parent registers before its children: each resource's stage is its own type's or its parent's.
     const resources = order.map((urn) => records.get(urn)!);
-    const stageOf = new Map<string, StageName | null>();
     const stageByType = new Map<string, StageName>(Object.entries(STAGE_TYPES).map(([s, t]) => [t, s as StageName]));
-    const findStage = (urn: string | null): StageName | null => {
-        if (!urn) {
-            return null;
-        }
-        if (stageOf.has(urn)) {
-            return stageOf.get(urn)!;
-        }
-        const r = records.get(urn);
-        const s = r ? (stageByType.get(r.type) ?? findStage(r.parent)) : null;
-        stageOf.set(urn, s);
-        return s;
-    };
     for (const r of resources) {
-        r.stage = findStage(r.urn);
+        r.stage = stageByType.get(r.type) ?? (r.parent ? records.get(r.parent)?.stage : null) ?? null;
     }
     return { stack: opts.stack, resources, outputs };
 }

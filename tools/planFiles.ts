@@ -22,10 +22,8 @@ function upserts(provider: PlannedResource | undefined): boolean {
 }
 
 /**
- * What a resource takes over if it already exists in the cluster: every object a creating
- * provider with `upsertExistingObjects` applies. Patches (which never own an object) and reads are
- * not adoptions. A CRD group lists the CRDs its files define; a chart stands for every object it
- * renders for its release. Undefined when the resource adopts nothing.
+ * What a resource takes over if it exists: every object a provider with `upsertExistingObjects`
+ * applies (not patches or reads); a CRD group its files' CRDs, a chart its release's objects.
  */
 export function adoptedBy(r: PlannedResource, byUrn: Map<string, PlannedResource>): string[] | undefined {
     const providerUrn = r.provider ?? r.providers.kubernetes ?? null;
@@ -84,14 +82,16 @@ export function resourceRows(run: OfflineRun): Record<string, unknown>[] {
     }));
 }
 
-/** Whole Kubernetes objects the stack declares (not reads, patches or charts), dependencies first. */
-export function manifestResources(run: OfflineRun): PlannedResource[] {
-    const objects = run.resources.filter((r) => r.custom && !r.read && kubernetesGvk(r.type) && !NOT_MANIFESTS.test(r.type));
+/** Whole Kubernetes objects the stack declares (not reads, patches or charts), or with `patches` its patches, dependencies first. */
+export function manifestResources(run: OfflineRun, patches = false): PlannedResource[] {
+    const objects = run.resources.filter(
+        (r) => r.custom && !r.read && kubernetesGvk(r.type) && (patches ? /Patch$/.test(r.type) : !NOT_MANIFESTS.test(r.type)),
+    );
     return topologicalOrder(objects, run.resources);
 }
 
 /** Orders `subset` so each resource comes after everything it (transitively) depends on. */
-export function topologicalOrder(subset: PlannedResource[], all: PlannedResource[]): PlannedResource[] {
+function topologicalOrder(subset: PlannedResource[], all: PlannedResource[]): PlannedResource[] {
     const byUrn = new Map(all.map((r) => [r.urn, r]));
     const wanted = new Set(subset.map((r) => r.urn));
     const done = new Set<string>();
@@ -175,32 +175,22 @@ export function manifestsYaml(run: OfflineRun, rendered: ProviderRendered = NOTH
     return head + docs.join("---\n");
 }
 
-/** The patches the stack applies to objects another owner keeps (argocd-cm, argocd-rbac-cm, AppProjects), dependencies first. */
-export function patchResources(run: OfflineRun): PlannedResource[] {
-    const patches = run.resources.filter((r) => r.custom && !r.read && kubernetesGvk(r.type) && /Patch$/.test(r.type));
-    return topologicalOrder(patches, run.resources);
-}
-
 /**
- * patches.yaml: each patch as the fields it writes, one document each under a comment naming the
- * object, with texts (argocd-rbac-cm's policy CSV, argocd-cm's ignore rules) as readable lines.
- * Not applied as a whole object: server-side apply sets these fields only, the object's other
- * fields stay its owner's, and dropping the patch gives its fields up (pulumi/docs
- * themes/default/content/registry/packages/kubernetes/how-to-guides/managing-resources-with-server-side-apply.md).
+ * patches.yaml: each patch as the fields it writes, texts as readable lines. Server-side apply sets
+ * these fields only; the object's other fields stay its owner's (pulumi/docs
+ * registry/packages/kubernetes/how-to-guides/managing-resources-with-server-side-apply.md).
  */
 export function patchesYaml(run: OfflineRun): string {
-    const patches = patchResources(run);
+    const patches = manifestResources(run, true);
     if (patches.length === 0) {
         return `# stack ${run.stack}: no patches; this stack writes no field of an object another owner keeps.\n`;
     }
+    const comment = (r: PlannedResource) =>
+        ` ${kubernetesGvk(r.type)!.kind} of ${String(r.inputs.kind)} ${objectName(r.inputs)} (stage ${r.stage ?? "none"}, resource ${r.name}): server-side apply of these fields only`;
     return patches
         .map((r) => {
             const { apiVersion, kind, metadata, ...rest } = r.inputs;
-            const meta = (metadata ?? {}) as { name?: string; namespace?: string };
-            const doc = new YAML.Document({ apiVersion, kind, metadata, ...rest });
-            const type = kubernetesGvk(r.type)!.kind;
-            doc.commentBefore = ` ${type} of ${String(kind)} ${meta.namespace ? `${meta.namespace}/` : ""}${String(meta.name)} (stage ${r.stage ?? "none"}, resource ${r.name}): server-side apply of these fields only`;
-            return doc.toString({ lineWidth: 0 });
+            return document({ apiVersion, kind, metadata, ...rest }, comment(r));
         })
         .join("---\n");
 }
