@@ -62,8 +62,8 @@ describe("verify's client, arguments and output", () => {
             connect({ connection: { kind: "kubeconfig", context: "nope" }, kubeconfig: server.kubeconfig }),
             (e: Error) => e instanceof ConnectionError && /no context "nope"/.test(e.message),
         );
-        const url = server.url;
         const kubeconfig = fs.readFileSync(server.kubeconfig, "utf8");
+        const url = (JSON.parse(kubeconfig) as { clusters: { cluster: { server: string } }[] }).clusters[0].cluster.server;
         await server.close();
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "verify-gone-"));
         fs.writeFileSync(path.join(dir, "config"), kubeconfig);

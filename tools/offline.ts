@@ -8,6 +8,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { OFFLINE_SECRET, PROJECT } from "../components/config/reader";
 import { STAGE_TYPES, StageName } from "../components/stage";
+import type { ReadResourceRequest, RegisterResourceRequest } from "@pulumi/pulumi/proto/resource_pb";
 
 // Internal modules of @pulumi/pulumi: the request objects and the runtime store.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -203,43 +204,44 @@ export async function runOffline(opts: OfflineOptions): Promise<OfflineRun> {
     };
 
     const monitor = runtimeSettings.getMonitor();
-    const record = (req: RegisterLike, urn: string, read: boolean) => {
-        const implied = read ? [] : [...req.getPropertydependenciesMap().entries()].flatMap(([, pd]) => pd.getUrnsList());
-        const deps = new Set<string>([...req.getDependenciesList(), ...implied]);
-        const type = req.getType();
-        const raw =
-            (read ? readAnswers.get(`${type}::${req.getName()}`) : undefined) ?? (read ? req.getProperties?.() : req.getObject?.())?.toJavaScript() ?? {};
+    const record = (req: RegisterResourceRequest | ReadResourceRequest, urn: string, read: boolean) => {
+        const reg = read ? undefined : (req as RegisterResourceRequest);
+        const implied = [...(reg?.getPropertydependenciesMap().entries() ?? [])].flatMap(([, pd]) => pd.getUrnsList());
+        const raw = reg
+            ? reg.getObject()?.toJavaScript()
+            : (readAnswers.get(`${req.getType()}::${req.getName()}`) ?? (req as ReadResourceRequest).getProperties()?.toJavaScript());
+        const transform = (cb: { getToken(): string }) => {
+            const t = transformsByToken.get(cb.getToken());
+            if (!t) {
+                throw new Error(`unrecorded transform ${cb.getToken()}`);
+            }
+            return t;
+        };
         records.set(urn, {
             urn,
             name: req.getName(),
-            type,
-            custom: read ? true : Boolean(req.getCustom?.()),
-            remote: read ? false : Boolean(req.getRemote?.()),
+            type: req.getType(),
+            custom: reg?.getCustom() ?? true,
+            remote: reg?.getRemote() ?? false,
             read,
             stage: null,
             parent: req.getParent() || null,
-            dependsOn: [...deps].sort(),
-            protect: Boolean(req.getProtect?.()),
-            retainOnDelete: Boolean(req.getRetainondelete?.()),
-            deletedWith: req.getDeletedwith?.() || null,
-            deleteBeforeReplace: req.getDeletebeforereplacedefined?.() ? Boolean(req.getDeletebeforereplace?.()) : null,
-            importId: req.getImportid?.() || null,
-            provider: providerUrn(req.getProvider?.() ?? ""),
-            providers: Object.fromEntries([...(req.getProvidersMap?.()?.entries() ?? [])].map(([pkg, ref]) => [pkg, providerUrn(ref) ?? ref])),
-            inputs: renderWire(raw) as Record<string, unknown>,
-            transforms: (req.getTransformsList?.() ?? []).map((cb: { getToken(): string }) => {
-                const t = transformsByToken.get(cb.getToken());
-                if (!t) {
-                    throw new Error(`unrecorded transform ${cb.getToken()}`);
-                }
-                return t;
-            }),
+            dependsOn: [...new Set([...req.getDependenciesList(), ...implied])].sort(),
+            protect: Boolean(reg?.getProtect()),
+            retainOnDelete: Boolean(reg?.getRetainondelete()),
+            deletedWith: reg?.getDeletedwith() || null,
+            deleteBeforeReplace: reg?.getDeletebeforereplacedefined() ? reg.getDeletebeforereplace() : null,
+            importId: reg?.getImportid() || null,
+            provider: providerUrn(req.getProvider()),
+            providers: Object.fromEntries([...(reg?.getProvidersMap().entries() ?? [])].map(([pkg, ref]) => [pkg, providerUrn(ref) ?? ref])),
+            inputs: renderWire(raw ?? {}) as Record<string, unknown>,
+            transforms: (reg?.getTransformsList() ?? []).map(transform),
         });
         order.push(urn);
     };
     const wrap = (method: "registerResource" | "readResource", read: boolean) => {
         const original = monitor[method].bind(monitor);
-        monitor[method] = (req: RegisterLike, callback: (err: Error | null, resp?: { getUrn(): string }) => void) =>
+        monitor[method] = (req: RegisterResourceRequest | ReadResourceRequest, callback: (err: Error | null, resp?: { getUrn(): string }) => void) =>
             original(req, (err: Error | null, resp?: { getUrn(): string }) => {
                 if (err) {
                     failures.push(err);
@@ -299,26 +301,4 @@ export async function runOffline(opts: OfflineOptions): Promise<OfflineRun> {
 function providerUrn(ref: string): string | null {
     const at = ref.lastIndexOf("::");
     return ref === "" ? null : at > 0 ? ref.slice(0, at) : ref;
-}
-
-/** The parts of Register/ReadResourceRequest the recorder reads. */
-interface RegisterLike {
-    getType(): string;
-    getName(): string;
-    getParent(): string;
-    getDependenciesList(): string[];
-    getPropertydependenciesMap(): { entries(): Iterable<[string, { getUrnsList(): string[] }]> };
-    getObject?(): { toJavaScript(): Record<string, unknown> } | undefined;
-    getProperties?(): { toJavaScript(): Record<string, unknown> } | undefined;
-    getCustom?(): boolean;
-    getRemote?(): boolean;
-    getProtect?(): boolean | undefined;
-    getRetainondelete?(): boolean | undefined;
-    getDeletedwith?(): string;
-    getDeletebeforereplace?(): boolean;
-    getDeletebeforereplacedefined?(): boolean;
-    getImportid?(): string;
-    getProvider?(): string;
-    getProvidersMap?(): { entries(): Iterable<[string, string]> };
-    getTransformsList?(): { getToken(): string }[];
 }
