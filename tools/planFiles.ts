@@ -209,44 +209,39 @@ export function summary(run: OfflineRun, rendered: ProviderRendered = NOTHING_RE
         lines.push(`  ${(stage ?? "(stack)").padEnd(12)} ${String(inStage.length).padStart(3)}  ${detail}`);
     }
     lines.push(`  stages: ${STAGES.join(" -> ")}`);
-    const adopted = adoptions(run);
-    if (adopted.length === 0) {
-        lines.push("  adopting: nothing (cluster.adoptExisting is false: a create of an existing object fails)");
-        // stacks/preflight.ts: the offline plan has no cluster to read.
-        lines.push(
-            "  existing objects: not checked here; pulumi preview and up read every object above against the cluster first and refuse another tool's (needs a cluster)",
-        );
-    } else {
-        const objects = adopted.flatMap((a) => a.objects);
-        lines.push(
-            `  adopting: ${objects.length} objects, each taken over if it exists (cluster.adoptExisting: the provider's upsertExistingObjects, and pulumi.com/patchForce on each whole object; the provider's enablePatchForce stays false):`,
-        );
-        for (const o of objects) {
-            lines.push(`    ${o}`);
-        }
-    }
+    const adopted = adoptions(run).flatMap((a) => a.objects);
+    // stacks/preflight.ts: the offline plan has no cluster to read.
+    lines.push(
+        ...(adopted.length === 0
+            ? [
+                  "  adopting: nothing (cluster.adoptExisting is false: a create of an existing object fails)",
+                  "  existing objects: not checked here; pulumi preview and up read every object above against the cluster first and refuse another tool's (needs a cluster)",
+              ]
+            : [
+                  `  adopting: ${adopted.length} objects, each taken over if it exists (cluster.adoptExisting: the provider's upsertExistingObjects, and pulumi.com/patchForce on each whole object; the provider's enablePatchForce stays false):`,
+                  ...adopted.map((o) => `    ${o}`),
+              ]),
+    );
+    // The mock runtime never sees a chart's or a CRD group's children: the provider renders them at deploy time.
+    const preview = "pulumi preview lists them (needs a cluster)";
     for (const chart of run.resources.filter((r) => r.type === HELM_CHART)) {
         const render = rendered.charts.find((c) => c.row.urn === chart.urn)?.render;
-        if (render && "objects" in render) {
-            lines.push(
-                `  chart objects: ${render.objects.length} in manifests.yaml, chart ${render.chart.name} ${render.chart.version} rendered by helm for release ${String(chart.inputs.namespace)}/${String(chart.inputs.name)} with the values in resources.json (${chart.name}), as the provider renders it`,
-            );
-        } else {
-            // The mock runtime never sees a chart's children: the provider renders them at deploy time.
-            const why = render ? render.notShown : "plan with --chart <path> (or ARGO_ROLLOUTS_CHART) and a Kubernetes version to show them";
-            lines.push(`  chart objects: not shown; ${why}; pulumi preview lists them (needs a cluster)`);
-        }
+        const release = `${String(chart.inputs.namespace)}/${String(chart.inputs.name)}`;
+        lines.push(
+            render && "objects" in render
+                ? `  chart objects: ${render.objects.length} in manifests.yaml, chart ${render.chart.name} ${render.chart.version} rendered by helm for release ${release} with the values in resources.json (${chart.name}), as the provider renders it`
+                : `  chart objects: not shown; ${render?.notShown ?? "plan with --chart <path> (or ARGO_ROLLOUTS_CHART) and a Kubernetes version to show them"}; ${preview}`,
+        );
     }
     for (const group of run.resources.filter((r) => r.type === CONFIG_GROUP)) {
         const files = Array.isArray(group.inputs.files) ? group.inputs.files.length : 0;
         const read = rendered.crds.find((c) => c.row.urn === group.urn)?.read;
-        if (read && "objects" in read) {
-            lines.push(`  CRD objects: ${read.objects.length} in manifests.yaml, from the ${files} file(s) of ${group.name}`);
-        } else {
-            lines.push(
-                `  CRD objects: not shown; the provider reads the ${files} file(s) of ${group.name} (resources.json) at deploy time: ${read ? read.notShown : "plan with --crds <dir>|remote (or ARGO_ROLLOUTS_CRDS) to show them"}; pulumi preview lists them (needs a cluster)`,
-            );
-        }
+        const why = read && "notShown" in read ? read.notShown : "plan with --crds <dir>|remote (or ARGO_ROLLOUTS_CRDS) to show them";
+        lines.push(
+            read && "objects" in read
+                ? `  CRD objects: ${read.objects.length} in manifests.yaml, from the ${files} file(s) of ${group.name}`
+                : `  CRD objects: not shown; the provider reads the ${files} file(s) of ${group.name} (resources.json) at deploy time: ${why}; ${preview}`,
+        );
     }
     lines.push(
         "  controller release: not checked here; pulumi preview and up read the running controller first (a stack file naming no release keeps the line the cluster runs; a move across the pod-template-hash boundary needs controller.acknowledgeNewRevisions) (needs a cluster)",
