@@ -30,12 +30,8 @@ const WRITERS: [RegExp, string][] = [
 export const managerAdvice = (manager: string): string =>
     WRITERS.find(([re]) => re.test(manager))?.[1] ?? "another writer: find it by this name and make one owner of the field";
 
-function managerCell(managers: readonly ManagedFieldsEntry[]): string {
-    if (managers.length === 0) {
-        return "none recorded";
-    }
-    return managers.map((m) => `\`${m.manager ?? "?"}\` (${[m.operation, m.subresource, m.time].filter(Boolean).join(", ")})`).join(", ");
-}
+const managerCell = (managers: readonly ManagedFieldsEntry[]): string =>
+    managers.map((m) => `\`${m.manager ?? "?"}\` (${[m.operation, m.subresource, m.time].filter(Boolean).join(", ")})`).join(", ") || "none recorded";
 
 const cell = (s: string | undefined) => (s === undefined ? "absent" : `\`${s.replace(/\|/g, "\\|").replace(/`/g, "'")}\``);
 
@@ -65,92 +61,71 @@ export interface DriftReport {
 
 /** The issue's text for one stack's drift check: drifted objects, their fields and writers, verify's failures. */
 export function driftReport(input: DriftInput): DriftReport {
-    const lines: string[] = [issueMarker(input.stack)];
     const previewError = "error" in input.preview && typeof input.preview.error === "string" ? input.preview.error : undefined;
     const digest = previewError === undefined ? (input.preview as PreviewDigest) : {};
     const objects = driftedObjects(digest);
     const errors = (digest.diagnostics ?? []).filter((d) => d.severity === "error");
-    const verify = input.verify;
+    const { verify } = input;
     const fails = (verify.results ?? []).filter((r) => r.status === "FAIL");
-    const previewFailed =
-        previewError !== undefined || errors.length > 0 || (objects.length === 0 && input.previewExit !== undefined && input.previewExit !== 0);
+    const exitedQuietly = previewError === undefined && objects.length === 0 && (input.previewExit ?? 0) !== 0;
+    const previewFailed = previewError !== undefined || errors.length > 0 || exitedQuietly;
     const clean = objects.length === 0 && !previewFailed && fails.length === 0 && verify.error === undefined;
-    if (clean) {
-        lines.push(CLEAN_MARK);
-    }
-    lines.push(`## Drift on stack \`${input.stack}\``, "");
-    if (clean) {
-        lines.push("No drift: the refreshed preview proposes no change and every verify check passed or was skipped.", "");
-    } else {
-        const counts = [`${objects.length} drifted object${objects.length === 1 ? "" : "s"}`, `${fails.length} verify FAIL`];
-        if (previewFailed) {
-            counts.push("the preview did not finish");
-        }
-        lines.push(`${counts.join(", ")}. The next \`pulumi up\` reverts every field below to what the stack declares.`, "");
-    }
-
-    lines.push("### Drifted objects", "");
-    if (previewError !== undefined) {
-        lines.push(`The preview printed no report: ${previewError}`, "");
-    } else if (objects.length === 0) {
-        lines.push("None.", "");
-    } else {
-        for (const o of objects) {
-            lines.push(`#### ${o.object} (${o.op})`, "", `\`${o.urn}\``, "");
-            if (o.op === "create") {
-                lines.push("Missing on the cluster: deleted outside the program; the next `up` creates it again.", "");
-            } else if (o.op === "delete") {
-                lines.push("No longer declared by the stack at `main`: the next `up` deletes it.", "");
-            }
-            if (o.fields.length > 0) {
-                lines.push("| field | change | live | declared | written by |", "|---|---|---|---|---|");
-                for (const f of o.fields) {
-                    lines.push(`| \`${f.path}\` | ${f.kind} | ${cell(f.live)} | ${cell(f.declared)} | ${managerCell(f.managers)} |`);
-                }
-                lines.push("");
-            }
-        }
-    }
-    if (errors.length > 0) {
-        lines.push("### Preview errors", "");
-        for (const e of errors) {
-            lines.push(`- ${(e.message ?? "").trim().replace(/\s*\n\s*/g, " ")}`);
-        }
-        lines.push("");
-    } else if (previewFailed && previewError === undefined && objects.length === 0) {
-        lines.push(
-            "### Preview errors",
-            "",
-            `The preview exited ${input.previewExit} without naming a change: a policy violation or an error (the run's log has it).`,
-            "",
-        );
-    }
-
+    const counts = [
+        `${objects.length} drifted object${objects.length === 1 ? "" : "s"}`,
+        `${fails.length} verify FAIL`,
+        ...(previewFailed ? ["the preview did not finish"] : []),
+    ];
+    const table = (head: string[], rows: string[]) => [`| ${head.join(" | ")} |`, `|${head.map(() => "---|").join("")}`, ...rows, ""];
+    const objectLines = objects.flatMap((o) => [
+        `#### ${o.object} (${o.op})`,
+        "",
+        `\`${o.urn}\``,
+        "",
+        ...(o.op === "create" ? ["Missing on the cluster: deleted outside the program; the next `up` creates it again.", ""] : []),
+        ...(o.op === "delete" ? ["No longer declared by the stack at `main`: the next `up` deletes it.", ""] : []),
+        ...(o.fields.length === 0
+            ? []
+            : table(
+                  ["field", "change", "live", "declared", "written by"],
+                  o.fields.map((f) => `| \`${f.path}\` | ${f.kind} | ${cell(f.live)} | ${cell(f.declared)} | ${managerCell(f.managers)} |`),
+              )),
+    ]);
     const managers = [...new Set(objects.flatMap((o) => o.fields.flatMap((f) => f.managers.map((m) => m.manager ?? "?"))))].sort();
-    if (managers.length > 0) {
-        lines.push("### Who writes these fields", "");
-        for (const m of managers) {
-            lines.push(`- \`${m}\`: ${managerAdvice(m)}.`);
-        }
-        lines.push("");
-    }
-
-    lines.push("### verify", "");
-    if (verify.error !== undefined) {
-        lines.push(`verify did not run its checks: ${verify.error}`, "");
-    } else if (fails.length === 0) {
-        lines.push(`Every check passed or was skipped (${(verify.results ?? []).length} checks).`, "");
-    } else {
-        lines.push("| check | requirement | found | read |", "|---|---|---|---|");
-        for (const r of fails) {
-            const found = (r.findings ?? []).map((f) => `${f.object}: ${f.found}`).join("; ") || (r.note ?? "");
-            lines.push(`| FAIL \`${r.id}\` | ${r.what} | ${found.replace(/\|/g, "\\|")} | docs/operations/verify.md${r.readme ?? ""} |`);
-        }
-        lines.push("");
-    }
-    if (input.runUrl) {
-        lines.push("---", `The preview's JSON and verify's report: the \`drift-${input.stack}\` artifact of [this run](${input.runUrl}).`, "");
-    }
+    const failRow = (r: NonNullable<VerifyJson["results"]>[number]) => {
+        const found = (r.findings ?? []).map((f) => `${f.object}: ${f.found}`).join("; ") || (r.note ?? "");
+        return `| FAIL \`${r.id}\` | ${r.what} | ${found.replace(/\|/g, "\\|")} | docs/operations/verify.md${r.readme ?? ""} |`;
+    };
+    const lines = [
+        issueMarker(input.stack),
+        ...(clean ? [CLEAN_MARK] : []),
+        `## Drift on stack \`${input.stack}\``,
+        "",
+        clean
+            ? "No drift: the refreshed preview proposes no change and every verify check passed or was skipped."
+            : `${counts.join(", ")}. The next \`pulumi up\` reverts every field below to what the stack declares.`,
+        "",
+        "### Drifted objects",
+        "",
+        ...(previewError !== undefined ? [`The preview printed no report: ${previewError}`, ""] : objects.length === 0 ? ["None.", ""] : objectLines),
+        ...(errors.length > 0 ? ["### Preview errors", "", ...errors.map((e) => `- ${(e.message ?? "").trim().replace(/\s*\n\s*/g, " ")}`), ""] : []),
+        ...(errors.length === 0 && exitedQuietly
+            ? [
+                  "### Preview errors",
+                  "",
+                  `The preview exited ${input.previewExit} without naming a change: a policy violation or an error (the run's log has it).`,
+                  "",
+              ]
+            : []),
+        ...(managers.length > 0 ? ["### Who writes these fields", "", ...managers.map((m) => `- \`${m}\`: ${managerAdvice(m)}.`), ""] : []),
+        "### verify",
+        "",
+        ...(verify.error !== undefined
+            ? [`verify did not run its checks: ${verify.error}`, ""]
+            : fails.length === 0
+              ? [`Every check passed or was skipped (${(verify.results ?? []).length} checks).`, ""]
+              : table(["check", "requirement", "found", "read"], fails.map(failRow))),
+        ...(input.runUrl ? ["---", `The preview's JSON and verify's report: the \`drift-${input.stack}\` artifact of [this run](${input.runUrl}).`, ""] : []),
+    ];
     return { clean, objects, markdown: lines.join("\n") };
 }
 

@@ -209,29 +209,22 @@ function heading(diff: PlanDiff, o: RenderOptions): string[] {
 
 /** The complete diff: every object, every field with its old and new value, added objects whole. */
 export function renderFullDiff(diff: PlanDiff, o: RenderOptions): string {
-    const lines = heading(diff, o);
-    for (const [stage, changes] of byStage(diff)) {
-        lines.push("", `#### ${stage}`, "");
-        for (const c of changes) {
-            lines.push(`- ${SYMBOL[c.action]} ${c.action} \`${c.label}\``);
-            if (c.action === "added" && c.after) {
-                lines.push(
-                    "",
-                    "  ```yaml",
-                    ...YAML.stringify(c.after, { lineWidth: 0 })
-                        .trimEnd()
-                        .split("\n")
-                        .map((l) => `  ${l}`),
-                    "  ```",
-                    "",
-                );
-            }
-            for (const f of c.fields) {
-                lines.push(...fieldLines(f));
-            }
-        }
-    }
-    return lines.join("\n").replace(/\n{3,}/g, "\n\n") + "\n";
+    const yaml = (v: unknown) =>
+        YAML.stringify(v, { lineWidth: 0 })
+            .trimEnd()
+            .split("\n")
+            .map((l) => `  ${l}`);
+    const lines = byStage(diff).flatMap(([stage, changes]) => [
+        "",
+        `#### ${stage}`,
+        "",
+        ...changes.flatMap((c) => [
+            `- ${SYMBOL[c.action]} ${c.action} \`${c.label}\``,
+            ...(c.action === "added" && c.after ? ["", "  ```yaml", ...yaml(c.after), "  ```", ""] : []),
+            ...c.fields.flatMap(fieldLines),
+        ]),
+    ]);
+    return [...heading(diff, o), ...lines].join("\n").replace(/\n{3,}/g, "\n\n") + "\n";
 }
 
 /** What the short diff says beside a path: added or removed, or the lines a text lost and gained. */
@@ -256,33 +249,28 @@ export const SHORT_LIMITS: ShortLimits = { objects: 60, fields: 8 };
  * cut at `limits` with a count of what was left out and where the complete diff is.
  */
 export function renderShortDiff(diff: PlanDiff, o: RenderOptions, limits: ShortLimits = SHORT_LIMITS): string {
-    const lines = heading(diff, o);
-    let listed = 0;
-    for (const [stage, changes] of byStage(diff)) {
-        if (listed >= limits.objects) {
-            break;
-        }
-        lines.push("", `**${stage}**`, "");
-        for (const c of changes) {
-            if (listed >= limits.objects) {
-                break;
-            }
-            listed++;
-            const paths = c.fields.slice(0, limits.fields).map((f) => `\`${f.path}\`${fieldNote(f)}`);
-            const more = c.fields.length > limits.fields ? ` and ${c.fields.length - limits.fields} more` : "";
-            lines.push(`- ${SYMBOL[c.action]} ${c.action} \`${c.label}\`${paths.length > 0 ? `: ${paths.join(", ")}${more}` : ""}`);
-        }
-    }
-    const left = diff.changes.length - listed;
-    const fieldsLeft = diff.changes.some((c) => c.fields.length > limits.fields);
-    if (left > 0) {
-        lines.push("", `… and ${left} more object${left === 1 ? "" : "s"} not listed here.`);
-    }
-    if (diff.changes.length > 0) {
-        lines.push(
-            "",
-            `Every field with its old and new value${left > 0 || fieldsLeft ? ", and what is not listed here," : ""}: ${o.fullAt ?? "diff.md beside the plan"}.`,
-        );
-    }
-    return lines.join("\n") + "\n";
+    const listed = new Set(
+        byStage(diff)
+            .flatMap(([, changes]) => changes)
+            .slice(0, limits.objects),
+    );
+    const line = (c: ObjectChange) => {
+        const paths = c.fields.slice(0, limits.fields).map((f) => `\`${f.path}\`${fieldNote(f)}`);
+        const more = c.fields.length > limits.fields ? ` and ${c.fields.length - limits.fields} more` : "";
+        return `- ${SYMBOL[c.action]} ${c.action} \`${c.label}\`${paths.length > 0 ? `: ${paths.join(", ")}${more}` : ""}`;
+    };
+    const shown = byStage(diff).flatMap(([stage, changes]) => {
+        const here = changes.filter((c) => listed.has(c));
+        return here.length > 0 ? ["", `**${stage}**`, "", ...here.map(line)] : [];
+    });
+    const left = diff.changes.length - listed.size;
+    const cut = left > 0 || diff.changes.some((c) => c.fields.length > limits.fields) ? ", and what is not listed here," : "";
+    return (
+        [
+            ...heading(diff, o),
+            ...shown,
+            ...(left > 0 ? ["", `… and ${left} more object${left === 1 ? "" : "s"} not listed here.`] : []),
+            ...(diff.changes.length > 0 ? ["", `Every field with its old and new value${cut}: ${o.fullAt ?? "diff.md beside the plan"}.`] : []),
+        ].join("\n") + "\n"
+    );
 }
