@@ -9,7 +9,7 @@ import * as YAML from "yaml";
 import { STAGES } from "../components/stage";
 import { ROLLOUTS_CRDS } from "../components/rollouts/crds";
 import { OfflineRun, PlannedResource, kubernetesGvk } from "./offline";
-import { HELM_CHART, RenderedObject } from "./chartRender";
+import { HELM_CHART } from "./chartRender";
 import { CONFIG_GROUP } from "./crdSources";
 import { NOTHING_RENDERED, ProviderRendered, objectName } from "./planRendered";
 
@@ -124,55 +124,39 @@ function document(object: Record<string, unknown>, comment: string): string {
 }
 
 /**
- * manifests.yaml: every whole object `up` applies, one YAML document each under a comment naming
- * its owner, in three sections: the CRDs (when read), the program's own objects in dependency
- * order, the chart's (when rendered), as helm orders them. The file's first comment says what is
- * not shown and how to show it.
+ * manifests.yaml: every whole object `up` applies under a comment naming its owner: the CRDs (when
+ * read), the program's own objects in dependency order, the chart's (when rendered) as helm orders
+ * them. The file's first comment says what is not shown and how to show it.
  */
 export function manifestsYaml(run: OfflineRun, rendered: ProviderRendered = NOTHING_RENDERED): string {
-    const header: string[] = [` stack ${run.stack}: what up applies as whole objects: the CRDs, the program's own objects, the chart's`];
-    const docs: string[] = [];
-    for (const c of rendered.crds) {
-        if ("notShown" in c.read) {
-            header.push(` CRDs of ${c.row.name}: not shown; ${c.read.notShown}`);
-            continue;
+    const stage = (row: { stage: string | null }) => `stage ${row.stage ?? "none"}`;
+    const named = (o: Record<string, unknown>) => `${String(o.kind)} ${objectName(o)}`;
+    const crds = rendered.crds.flatMap((c) =>
+        "objects" in c.read
+            ? c.read.objects.map((o) => document(o.object, ` CRDs: ${named(o.object)}, of ConfigGroup ${c.row.name} (${stage(c.row)}), from ${o.source}`))
+            : [],
+    );
+    const program = manifestResources(run).map((r) =>
+        document(r.inputs, ` program: ${kubernetesGvk(r.type)!.kind} ${objectName(r.inputs)}, resource ${r.name} (${stage(r)})`),
+    );
+    const charts = rendered.charts.flatMap((c) => {
+        if (!("objects" in c.render)) {
+            return [];
         }
-        for (const o of c.read.objects) {
-            docs.push(
-                document(
-                    o.object,
-                    ` CRDs: ${String(o.object.kind)} ${objectName(o.object)}, of ConfigGroup ${c.row.name} (stage ${c.row.stage ?? "none"}), from ${o.source}`,
-                ),
-            );
-        }
-    }
-    for (const r of manifestResources(run)) {
-        docs.push(document(r.inputs, ` program: ${kubernetesGvk(r.type)!.kind} ${objectName(r.inputs)}, resource ${r.name} (stage ${r.stage ?? "none"})`));
-    }
-    for (const c of rendered.charts) {
-        if ("notShown" in c.render) {
-            header.push(` chart objects of ${c.row.name}: not shown; ${c.render.notShown}`);
-            continue;
-        }
-        const { chart } = c.render;
-        for (const o of c.render.objects as RenderedObject[]) {
-            const release = `${String(c.row.inputs.namespace)}/${String(c.row.inputs.name)}`;
-            docs.push(
-                document(
-                    o.object,
-                    ` chart: ${String(o.object.kind)} ${objectName(o.object)}, chart ${chart.name} ${chart.version} release ${release} (resource ${c.row.name}, stage ${c.row.stage ?? "none"})${o.source ? `, ${o.source}` : ""}`,
-                ),
-            );
-        }
-    }
-    if (rendered.charts.length === 0 && run.resources.some((r) => r.type === HELM_CHART)) {
-        header.push(" chart objects: not shown; plan with --chart <path> (or ARGO_ROLLOUTS_CHART) to show them");
-    }
-    if (rendered.crds.length === 0 && run.resources.some((r) => r.type === CONFIG_GROUP)) {
-        header.push(" CRDs: not shown; plan with --crds <dir>|remote (or ARGO_ROLLOUTS_CRDS) to show them");
-    }
-    const head = header.map((l) => `#${l}`).join("\n") + "\n";
-    return head + docs.join("---\n");
+        const owner = `chart ${c.render.chart.name} ${c.render.chart.version} release ${String(c.row.inputs.namespace)}/${String(c.row.inputs.name)} (resource ${c.row.name}, ${stage(c.row)})`;
+        return c.render.objects.map((o) => document(o.object, ` chart: ${named(o.object)}, ${owner}${o.source ? `, ${o.source}` : ""}`));
+    });
+    const has = (type: string) => run.resources.some((r) => r.type === type);
+    const header = [
+        ` stack ${run.stack}: what up applies as whole objects: the CRDs, the program's own objects, the chart's`,
+        ...rendered.crds.flatMap((c) => ("notShown" in c.read ? [` CRDs of ${c.row.name}: not shown; ${c.read.notShown}`] : [])),
+        ...rendered.charts.flatMap((c) => ("notShown" in c.render ? [` chart objects of ${c.row.name}: not shown; ${c.render.notShown}`] : [])),
+        ...(rendered.charts.length === 0 && has(HELM_CHART)
+            ? [" chart objects: not shown; plan with --chart <path> (or ARGO_ROLLOUTS_CHART) to show them"]
+            : []),
+        ...(rendered.crds.length === 0 && has(CONFIG_GROUP) ? [" CRDs: not shown; plan with --crds <dir>|remote (or ARGO_ROLLOUTS_CRDS) to show them"] : []),
+    ];
+    return header.map((l) => `#${l}\n`).join("") + [...crds, ...program, ...charts].join("---\n");
 }
 
 /**
