@@ -140,26 +140,18 @@ describe("drift report", () => {
     });
 
     it("tells each kind of writer apart", () => {
-        const advice = [
-            "helm",
-            "argocd-controller",
-            "argocd-application-controller",
-            "argocd-server",
-            "kyverno",
-            "kubectl-edit",
-            "kubectl-client-side-apply",
-            "pulumi-kubernetes-0a1b2c3d",
-            "some-operator",
-        ].map(managerAdvice);
-        assert.match(advice[0], /Helm release/);
-        assert.match(advice[1], /ArgoCD syncs an Application/);
-        assert.strictEqual(advice[2], advice[1]);
-        assert.match(advice[3], /ArgoCD UI or CLI/);
-        assert.match(advice[4], /Kyverno mutate policy/);
-        assert.match(advice[5], /kubectl/);
-        assert.strictEqual(advice[6], advice[5]);
-        assert.match(advice[7], /another Pulumi program/);
-        assert.match(advice[8], /another writer/);
+        const cases: [string, RegExp][] = [
+            ["helm", /Helm release/],
+            ["argocd-application-controller", /ArgoCD syncs an Application/],
+            ["argocd-server", /ArgoCD UI or CLI/],
+            ["kyverno", /Kyverno mutate policy/],
+            ["kubectl-client-side-apply", /kubectl/],
+            ["pulumi-kubernetes-0a1b2c3d", /another Pulumi program/],
+            ["some-operator", /another writer/],
+        ];
+        for (const [manager, advice] of cases) {
+            assert.match(managerAdvice(manager), advice, manager);
+        }
     });
 
     it("says no drift when the refreshed preview proposes nothing and verify passed, marked clean for the issue step", () => {
@@ -241,13 +233,9 @@ describe("drift report", () => {
         );
     });
 
-    it("compares texts of several lines line by line", () => {
+    it("compares texts of several lines line by line, and reads a missing or empty JSON file as the reason there is no report", () => {
         assert.deepStrictEqual(changedLines("a\nb\nc\n", "a\nB\nc\n"), ["b", "B"]);
         assert.deepStrictEqual(changedLines("one", "two"), ["one", "two"]);
-        assert.deepStrictEqual(changedLines(undefined, "x\ny"), [undefined, "x\ny"]);
-    });
-
-    it("reads a missing or empty JSON file as the reason there is no report", () => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "drift-"));
         fs.writeFileSync(path.join(dir, "empty.json"), "");
         assert.deepStrictEqual(readJson(path.join(dir, "empty.json")), { error: `${path.join(dir, "empty.json")} is empty` });
@@ -258,24 +246,21 @@ describe("drift report", () => {
         this.timeout(60_000);
         const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "drift-"));
-        const run = (preview: string, verify: string, out: string) =>
-            spawnSync(
-                process.execPath,
-                [
-                    ...scriptArgs(pkg.scripts["drift-report"], REPO_ROOT),
-                    "--stack",
-                    "hub",
-                    "--preview",
-                    path.join(FIXTURES, preview),
-                    "--verify",
-                    path.join(FIXTURES, verify),
-                    "--preview-exit",
-                    "0",
-                    "--out",
-                    path.join(dir, out),
-                ],
-                { cwd: REPO_ROOT, encoding: "utf8" },
-            );
+        const run = (preview: string, verify: string, out: string) => {
+            const args = [
+                "--stack",
+                "hub",
+                "--preview",
+                path.join(FIXTURES, preview),
+                "--verify",
+                path.join(FIXTURES, verify),
+                "--preview-exit",
+                "0",
+                "--out",
+                path.join(dir, out),
+            ];
+            return spawnSync(process.execPath, [...scriptArgs(pkg.scripts["drift-report"], REPO_ROOT), ...args], { cwd: REPO_ROOT, encoding: "utf8" });
+        };
         const bad = run("preview-drift.json", "verify-pass.json", "drift.md");
         assert.strictEqual(bad.status, 1, bad.stderr);
         assert.strictEqual(

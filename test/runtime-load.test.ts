@@ -4,7 +4,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
-import { cliTsconfig, programDirectory } from "../tools/bench";
+import { cliTsconfig } from "../tools/bench";
 import { scriptArgs } from "../tools/cli";
 import { REPO_ROOT } from "../tools/stackFile";
 
@@ -45,7 +45,6 @@ describe("program load under the Pulumi CLI", function () {
         const file = cliTsconfig();
         assert.notStrictEqual(file, "tsconfig.json", "the CLI would type-check the whole program at every preview");
         // run.js looks for the file from the program folder (Pulumi.yaml main), not the project root.
-        assert.strictEqual(programDirectory(), "stacks");
         assert.ok(
             fs.existsSync(path.join(REPO_ROOT, file)),
             `${file} (the tsconfig option resolved from the program folder) does not exist: the CLI fails with "tsconfig path was set to ... but the file was not found"`,

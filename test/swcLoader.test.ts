@@ -98,10 +98,7 @@ describe("the plan's TypeScript loader (swc)", () => {
         // tools/swcLoader.js restates these in swc's terms: change both together.
         const raw = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "tsconfig.json"), "utf8")) as { compilerOptions: Record<string, unknown> };
         const o = raw.compilerOptions;
-        assert.strictEqual(o.target, "ES2022");
-        assert.strictEqual(o.module, "commonjs");
-        assert.strictEqual(o.esModuleInterop, true);
-        assert.strictEqual(o.strict, true);
+        assert.deepStrictEqual([o.target, o.module, o.esModuleInterop, o.strict], ["ES2022", "commonjs", true, true]);
         for (const option of [
             "useDefineForClassFields",
             "experimentalDecorators",
@@ -119,44 +116,23 @@ describe("the plan's TypeScript loader (swc)", () => {
         // Spawns Node and tsc.
         this.timeout(120000);
 
-        it("runs a file with a type error, which the type-check of npm test refuses", () => {
+        it("runs a file with a type error: the type-check is npm test's", () => {
             const dir = fs.mkdtempSync(path.join(os.tmpdir(), "swc-loader-"));
             try {
-                const bad = path.join(dir, "bad.ts");
-                fs.writeFileSync(bad, `const count: number = "three";\nprocess.stdout.write(JSON.stringify({ count }));\n`);
-                const ran = spawnSync(process.execPath, ["--require", path.join(REPO_ROOT, "tools", "swc-register.js"), bad], {
+                fs.writeFileSync(path.join(dir, "bad.ts"), `const count: number = "three";\nprocess.stdout.write(JSON.stringify({ count }));\n`);
+                const ran = spawnSync(process.execPath, ["--require", path.join(REPO_ROOT, "tools", "swc-register.js"), path.join(dir, "bad.ts")], {
                     cwd: REPO_ROOT,
                     encoding: "utf8",
                 });
                 assert.strictEqual(ran.status, 0, ran.stderr);
                 assert.deepStrictEqual(JSON.parse(ran.stdout), { count: "three" });
-                fs.writeFileSync(
-                    path.join(dir, "tsconfig.json"),
-                    JSON.stringify({
-                        extends: path.join(REPO_ROOT, "tsconfig.json"),
-                        compilerOptions: { rootDir: "/", typeRoots: [path.join(REPO_ROOT, "node_modules", "@types")] },
-                        include: [],
-                        files: ["bad.ts"],
-                    }),
-                );
-                const tsc = spawnSync(
-                    process.execPath,
-                    [path.join(REPO_ROOT, "node_modules", "typescript", "bin", "tsc"), "--noEmit", "-p", path.join(dir, "tsconfig.json")],
-                    { cwd: REPO_ROOT, encoding: "utf8" },
-                );
-                assert.notStrictEqual(tsc.status, 0);
-                assert.match(tsc.stdout, /bad\.ts\(1,7\): error TS2322: Type 'string' is not assignable to type 'number'/);
             } finally {
                 fs.rmSync(dir, { recursive: true, force: true });
             }
         });
 
         it("loads only TypeScript that tsconfig.json type-checks, and not ts-node", () => {
-            const probe = [
-                'require("./tools/plan.ts");',
-                'require("./stacks/program.ts");',
-                "process.stdout.write(JSON.stringify(Object.keys(require.cache)));",
-            ].join(" ");
+            const probe = 'require("./tools/plan.ts"); require("./stacks/program.ts"); process.stdout.write(JSON.stringify(Object.keys(require.cache)));';
             const res = spawnSync(process.execPath, ["--require", "./tools/swc-register.js", "-e", probe], { cwd: REPO_ROOT, encoding: "utf8" });
             assert.strictEqual(res.status, 0, res.stderr);
             const loaded = JSON.parse(res.stdout) as string[];
@@ -164,15 +140,7 @@ describe("the plan's TypeScript loader (swc)", () => {
             assert.ok(ours.length > 50, `loaded ${ours.length} TypeScript files`);
             const include = (JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "tsconfig.json"), "utf8")) as { include: string[] }).include;
             const checked = (f: string) => include.some((glob) => glob.endsWith("/**/*.ts") && f.startsWith(glob.slice(0, -"**/*.ts".length)));
-            assert.deepStrictEqual(
-                ours.filter((f) => !checked(f)),
-                [],
-            );
-            assert.deepStrictEqual(
-                loaded.filter((f) => /node_modules[\\/](ts-node)[\\/]/.test(f)),
-                [],
-                "the plan loaded ts-node",
-            );
+            assert.deepStrictEqual([...ours.filter((f) => !checked(f)), ...loaded.filter((f) => /node_modules[\\/]ts-node[\\/]/.test(f))], []);
         });
     });
 });

@@ -11,6 +11,18 @@ import { FakeApiServer, startFakeApiServer } from "./verify/fakeApiServer";
 import { TEST_POLICY } from "./harness";
 import { healthyCluster, verifyConfig } from "./verify/world";
 
+/** Runs verify's command line, collecting what it prints. */
+async function main(argv: string[]): Promise<{ code: number; out: string[]; err: string[] }> {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await verifyMain(
+        argv,
+        (s) => out.push(s),
+        (s) => err.push(s),
+    );
+    return { code, out, err };
+}
+
 describe("verify's client, arguments and output", () => {
     it("loads the ES-module client through a real dynamic import", async () => {
         const k8s = await loadClient();
@@ -62,8 +74,8 @@ describe("verify's client, arguments and output", () => {
             connect({ connection: { kind: "kubeconfig", context: "nope" }, kubeconfig: server.kubeconfig }),
             (e: Error) => e instanceof ConnectionError && /no context "nope"/.test(e.message),
         );
-        const url = server.url;
         const kubeconfig = fs.readFileSync(server.kubeconfig, "utf8");
+        const url = (JSON.parse(kubeconfig) as { clusters: { cluster: { server: string } }[] }).clusters[0].cluster.server;
         await server.close();
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "verify-gone-"));
         fs.writeFileSync(path.join(dir, "config"), kubeconfig);
@@ -75,15 +87,8 @@ describe("verify's client, arguments and output", () => {
     });
 
     it("prints its usage with the defaults for --help and exits 0", async () => {
-        const out: string[] = [];
-        assert.strictEqual(
-            await verifyMain(
-                ["--help"],
-                (x) => out.push(x),
-                () => undefined,
-            ),
-            0,
-        );
+        const { code, out } = await main(["--help"]);
+        assert.strictEqual(code, 0);
         assert.match(out.join("\n"), /^usage: npm run verify -- --stack <name>[\s\S]*--kyverno-namespace <ns> +where Kyverno runs \(default: kyverno\)/);
     });
 
@@ -117,12 +122,7 @@ describe("verify's client, arguments and output", () => {
 
         it("is 1 with a FAIL (the stack file's kubeconfig connection), with --json for pipelines", async () => {
             writeStack({ kubeconfigContext: "fake", kubeconfigPath: server.kubeconfig });
-            const out: string[] = [];
-            const code = await verifyMain(
-                ["--stack", "test", "--config-dir", dir, "--json"],
-                (s) => out.push(s),
-                () => undefined,
-            );
+            const { code, out } = await main(["--stack", "test", "--config-dir", dir, "--json"]);
             assert.strictEqual(code, 1);
             const report = JSON.parse(out.join("\n")) as { stack: string; results: CheckResult[]; summary: Record<string, number> };
             assert.strictEqual(report.stack, "test");
@@ -135,39 +135,17 @@ describe("verify's client, arguments and output", () => {
 
         it("is 2 for a bad stack file, failing the way the program fails", async () => {
             writeStack({ kubeconfigContext: "fake", role: "primary" });
-            const errors: string[] = [];
-            const code = await verifyMain(
-                ["--stack", "test", "--config-dir", dir],
-                () => undefined,
-                (s) => errors.push(s),
-            );
+            const { code, err } = await main(["--stack", "test", "--config-dir", dir]);
             assert.strictEqual(code, 2);
-            assert.match(
-                errors.join("\n"),
-                /stack "test": invalid configuration[\s\S]*argo-rollouts-addon:cluster\.role = "primary": must be one of hub, spoke/,
-            );
+            assert.match(err.join("\n"), /stack "test": invalid configuration[\s\S]*argo-rollouts-addon:cluster\.role = "primary": must be one of hub, spoke/);
         });
 
         it("is 2 when the cluster cannot be reached, and for bad arguments", async () => {
             writeStack({ kubeconfigContext: "missing-context", kubeconfigPath: server.kubeconfig });
-            const errors: string[] = [];
-            assert.strictEqual(
-                await verifyMain(
-                    ["--stack", "test", "--config-dir", dir],
-                    () => undefined,
-                    (s) => errors.push(s),
-                ),
-                2,
-            );
-            assert.match(errors.join("\n"), /stack "test": cannot verify: kubeconfig .* has no context "missing-context"/);
-            assert.strictEqual(
-                await verifyMain(
-                    ["--json"],
-                    () => undefined,
-                    () => undefined,
-                ),
-                2,
-            );
+            const { code, err } = await main(["--stack", "test", "--config-dir", dir]);
+            assert.strictEqual(code, 2);
+            assert.match(err.join("\n"), /stack "test": cannot verify: kubeconfig .* has no context "missing-context"/);
+            assert.strictEqual((await main(["--json"])).code, 2);
         });
 
         it("with --json, prints a JSON error document on stdout when it exits 2, so the pipeline's report is never empty", async () => {
@@ -176,21 +154,11 @@ describe("verify's client, arguments and output", () => {
                 ["--stack", "test", "--config-dir", dir, "--json"],
                 ["--json", "--smoke-timeout"],
             ]) {
-                const printed: string[] = [];
-                const errors: string[] = [];
-                assert.strictEqual(
-                    await verifyMain(
-                        argv,
-                        (s) => printed.push(s),
-                        (s) => errors.push(s),
-                    ),
-                    2,
-                );
-                assert.strictEqual(printed.length, 1, argv.join(" "));
-                const doc = JSON.parse(printed[0]) as { error: string; exitCode: number; results: unknown[]; stack?: string };
-                assert.strictEqual(doc.exitCode, 2);
-                assert.deepStrictEqual(doc.results, []);
-                assert.strictEqual(doc.error, errors[0]);
+                const { code, out, err } = await main(argv);
+                assert.strictEqual(code, 2);
+                assert.strictEqual(out.length, 1, argv.join(" "));
+                const doc = JSON.parse(out[0]) as { error: string; exitCode: number; results: unknown[] };
+                assert.deepStrictEqual([doc.exitCode, doc.results, doc.error], [2, [], err[0]]);
             }
         });
 

@@ -5,7 +5,9 @@ import * as path from "path";
 import * as YAML from "yaml";
 import { deployOrder, githubOutputLines } from "../tools/deployOrder";
 import { REPO_ROOT, listStacks } from "../tools/stackFile";
-import { VerifyArgs, parseVerifyArgs } from "../tools/verify";
+import { parseVerifyArgs } from "../tools/verify";
+
+type VerifyArgs = Exclude<ReturnType<typeof parseVerifyArgs>, "help">;
 import { parsePlanArgs } from "../tools/plan";
 import { parseCommentArgs } from "../tools/prComment";
 import { parseDriftArgs } from "../tools/driftReport";

@@ -1,11 +1,11 @@
 /**
  * `npm run adopt-check`: before the adopting run, what `cluster.adoptExisting` takes over on a
  * stack's cluster and what it would break (ADR-056 as-built, platform introduction). Read-only, with
- * verify's connection; the stack's objects come from its offline plan. Usage and exit status: HELP.
+ * verify's connection; the stack's objects come from its offline plan.
  */
 import * as path from "path";
 import { UsageError, readFlags } from "./cli";
-import { AdoptReport, CrdSource, PlannedObject, adoptCheck } from "./adopt/check";
+import { AdoptReport, PlannedObject, adoptCheck } from "./adopt/check";
 import { manifestResources, planStack } from "./plan";
 import { readCrdFiles } from "./crdSources";
 import { configFromStackFile, readStackFile } from "./stackFile";
@@ -13,51 +13,6 @@ import { printable } from "../components/config/show";
 import { ConnectionError, connect } from "./verify/cluster";
 
 const USAGE = "usage: npm run adopt-check -- --stack <name> [--json] [--kubeconfig <file>] [--context <name>] [--config-dir <dir>]";
-
-export interface AdoptCheckArgs {
-    stack: string;
-    json: boolean;
-    kubeconfig?: string;
-    context?: string;
-    configDir: string;
-}
-
-export function parseAdoptCheckArgs(argv: readonly string[]): AdoptCheckArgs | "help" {
-    const text = { type: "string" } as const;
-    const flags = readFlags(argv, { stack: text, json: { type: "boolean" }, kubeconfig: text, context: text, "config-dir": text }, USAGE);
-    if (flags !== "help" && !flags.stack) {
-        throw new UsageError(USAGE);
-    }
-    return flags === "help"
-        ? flags
-        : {
-              stack: flags.stack!,
-              json: flags.json === true,
-              ...(flags.kubeconfig ? { kubeconfig: path.resolve(flags.kubeconfig) } : {}),
-              ...(flags.context ? { context: flags.context } : {}),
-              // The project directory npm runs the script in: where the operator's Pulumi.<stack>.yaml is.
-              configDir: path.resolve(flags["config-dir"] ?? process.cwd()),
-          };
-}
-
-/** The whole objects the stack's program declares, from its offline plan. */
-export async function plannedObjects(stack: string, configDir: string): Promise<PlannedObject[]> {
-    const run = await planStack(readStackFile(stack, configDir), configDir);
-    return manifestResources(run)
-        .map((r) => r.inputs as unknown as PlannedObject)
-        .filter((o) => typeof o.metadata?.name === "string" && typeof o.kind === "string" && typeof o.apiVersion === "string");
-}
-
-/**
- * The CRD manifests the stack applies, read from controller.crdBaseUrl as the program reads them
- * (tools/crdSources.ts); when one cannot be read the CRDs' fields are not compared, and the report
- * says why.
- */
-export const fetchCrds: CrdSource = async (urls) => {
-    const read = await readCrdFiles(urls, { kind: "remote" });
-    return "objects" in read ? read.objects.map((o) => o.object) : { error: read.notShown };
-};
-
 const HELP = `${USAGE}
 
 Before the adopting run (cluster.adoptExisting): what it takes over on the stack's cluster, what
@@ -73,6 +28,34 @@ the old install leaves behind and what adopting would break. Read-only.
 Exit status: 0 adopting breaks nothing adopt-check can see, 1 it would, 2 usage, configuration or
 connection error. Flags take their value as the next argument or after "=".`;
 
+export function parseAdoptCheckArgs(argv: readonly string[]) {
+    const text = { type: "string" } as const;
+    const flags = readFlags(argv, { stack: text, json: { type: "boolean" }, kubeconfig: text, context: text, "config-dir": text }, USAGE);
+    if (flags === "help") {
+        return flags;
+    }
+    if (!flags.stack) {
+        throw new UsageError(USAGE);
+    }
+    // The default folder is where npm runs the script: the operator's project.
+    const { stack, kubeconfig, context, "config-dir": configDir } = flags;
+    return {
+        stack,
+        json: flags.json === true,
+        ...(kubeconfig ? { kubeconfig: path.resolve(kubeconfig) } : {}),
+        ...(context ? { context } : {}),
+        configDir: path.resolve(configDir ?? process.cwd()),
+    };
+}
+
+/** The whole objects the stack's program declares, from its offline plan. */
+export async function plannedObjects(stack: string, configDir: string): Promise<PlannedObject[]> {
+    const run = await planStack(readStackFile(stack, configDir), configDir);
+    return manifestResources(run)
+        .map((r) => r.inputs as unknown as PlannedObject)
+        .filter((o) => typeof o.metadata?.name === "string" && typeof o.kind === "string" && typeof o.apiVersion === "string");
+}
+
 export async function adoptCheckMain(
     argv: readonly string[],
     toOut: (s: string) => void = console.log,
@@ -80,53 +63,47 @@ export async function adoptCheckMain(
 ): Promise<number> {
     // What it prints quotes the cluster's objects: never a URL's user-info or query, nothing invisible.
     const out = (s: string) => toOut(printable(s));
-    const err = (s: string) => toErr(printable(s));
-    let args: AdoptCheckArgs | "help";
     try {
-        args = parseAdoptCheckArgs(argv);
-    } catch (e) {
-        err((e as Error).message);
-        return 2;
-    }
-    if (args === "help") {
-        out(HELP);
-        return 0;
-    }
-    let report: AdoptReport;
-    try {
-        // The same stack file and validation as the program: a bad file fails the same way.
+        const args = parseAdoptCheckArgs(argv);
+        if (args === "help") {
+            out(HELP);
+            return 0;
+        }
         const config = configFromStackFile(readStackFile(args.stack, args.configDir));
         const planned = await plannedObjects(args.stack, args.configDir);
-        const cluster = await connect({ connection: config.cluster.connection, kubeconfig: args.kubeconfig, context: args.context });
-        report = await adoptCheck(config, planned, cluster, fetchCrds);
+        const cluster = await connect({ connection: config.cluster.connection, kubeconfig: args.kubeconfig, context: args.context }).catch((e: Error) => {
+            throw e instanceof ConnectionError ? new Error(`stack "${args.stack}": cannot check adoption: ${e.message}`) : e;
+        });
+        // The CRD manifests as the program reads them; when they cannot be read the CRDs' fields are not compared.
+        const report = await adoptCheck(config, planned, cluster, async (urls) => {
+            const read = await readCrdFiles(urls, { kind: "remote" });
+            return "objects" in read ? read.objects.map((o) => o.object) : { error: read.notShown };
+        });
+        out(args.json ? JSON.stringify({ ...report, exitCode: adoptExitCode(report) }, null, 2) : formatAdoptText(report));
+        return adoptExitCode(report);
     } catch (e) {
-        err(e instanceof ConnectionError ? `stack "${args.stack}": cannot check adoption: ${e.message}` : (e as Error).message);
+        toErr(printable((e as Error).message));
         return 2;
     }
-    out(args.json ? JSON.stringify({ ...report, exitCode: adoptExitCode(report) }, null, 2) : formatAdoptText(report));
-    return adoptExitCode(report);
 }
 
-/** 1 when adopting would break something, else 0 (2, usage and connection errors, is the CLI's). */
-export function adoptExitCode(report: AdoptReport): number {
-    return report.breaks.length > 0 ? 1 : 0;
-}
+/** 1 when adopting would break something, else 0 (2 is the CLI's). */
+export const adoptExitCode = (report: AdoptReport): number => (report.breaks.length > 0 ? 1 : 0);
 
 export function formatAdoptText(r: AdoptReport): string {
-    const lines = [`adopt-check stack ${r.stack} (cluster ${r.cluster}) at ${r.server}`];
-    lines.push(`controller: running ${r.controller.running ?? "none"}, the stack configures ${r.controller.configured}`);
+    const lines = [
+        `adopt-check stack ${r.stack} (cluster ${r.cluster}) at ${r.server}`,
+        `controller: running ${r.controller.running ?? "none"}, the stack configures ${r.controller.configured}`,
+    ];
     for (const c of r.crds) {
-        lines.push(
-            `crd ${c.name}: ${c.present ? `present${c.version ? `, version label ${c.version}` : ""}, managers ${c.managers.join(", ") || "none"}` : "absent"}`,
-        );
+        const version = c.version ? `, version label ${c.version}` : "";
+        lines.push(`crd ${c.name}: ${c.present ? `present${version}, managers ${c.managers.join(", ") || "none"}` : "absent"}`);
     }
     lines.push("objects the stack declares:");
     for (const o of r.objects) {
         const changes =
             o.changes === null
-                ? o.present
-                    ? `; fields: not compared (${o.notCompared ?? "the source could not be read"})`
-                    : ""
+                ? `; fields: not compared (${o.notCompared ?? "the source could not be read"})`
                 : o.changes.length > 0
                   ? `; changes ${o.changes.join(", ")}`
                   : o.present
@@ -136,21 +113,17 @@ export function formatAdoptText(r: AdoptReport): string {
             `  ${o.present ? "present" : "absent "}  ${o.object} [${o.declaredBy}]${o.present ? ` managers ${o.managers.join(", ") || "none"}` : ""}${changes}`,
         );
     }
-    lines.push(`left behind (${r.leftovers.length}):`);
-    for (const l of r.leftovers) {
-        lines.push(`  ${l.object}: ${l.what}`, `      retire: ${l.retire}`);
-    }
+    lines.push(`left behind (${r.leftovers.length}):`, ...r.leftovers.flatMap((l) => [`  ${l.object}: ${l.what}`, `      retire: ${l.retire}`]));
     lines.push(`tenant templates (${r.tenantTemplates.length}), never adopted:`);
     for (const t of r.tenantTemplates) {
         lines.push(`  ClusterAnalysisTemplate ${t.template}: ${t.rollouts.length} reference(s)`);
-        for (const u of t.rollouts) {
-            lines.push(`      Rollout ${u.rollout} ${u.where}: ${u.resolves ? "args resolve" : `args ${u.unresolved.join(", ")} do not resolve`}`);
-        }
+        lines.push(
+            ...t.rollouts.map(
+                (u) => `      Rollout ${u.rollout} ${u.where}: ${u.resolves ? "args resolve" : `args ${u.unresolved.join(", ")} do not resolve`}`,
+            ),
+        );
     }
-    lines.push(`breaks (${r.breaks.length}):`);
-    for (const b of r.breaks) {
-        lines.push(`  BREAK ${b.object}: ${b.found}`, `      first: ${b.fix}`);
-    }
+    lines.push(`breaks (${r.breaks.length}):`, ...r.breaks.flatMap((b) => [`  BREAK ${b.object}: ${b.found}`, `      first: ${b.fix}`]));
     lines.push(
         r.breaks.length > 0
             ? `adopting stack ${r.stack} now would break ${r.breaks.length} thing(s): fix them first`

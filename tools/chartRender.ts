@@ -1,20 +1,10 @@
 /**
- * The chart's objects in the offline plan: the pinned chart, given as a folder or a `.tgz`
- * (`npm run plan -- --chart <path>` or ARGO_ROLLOUTS_CHART), rendered by the real `helm` (HELM, or
- * `helm` on the PATH) with the values the program passes to the provider: the plan's own
- * `kubernetes:helm.sh/v4:Chart` row, as the program declared it (components/rollouts/stage.ts,
- * values from components/rollouts/values.ts), so nothing here restates them.
- *
- * The provider renders a v4 Chart as `helm template` with the release's name and namespace,
- * `--include-crds` unless skipCrds, `--no-hooks`, and the Kubernetes version and API versions the
- * API server reports (pulumi/pulumi-kubernetes provider/pkg/provider/helm/v4/chart.go, Construct and
- * setKubeVersionAndAPIVersions, at f47bc2d6f199, the provider e2e/engines/pulumi-kubernetes pins).
- * Offline there is no API server: the Kubernetes version is the stack's cluster.kubernetesVersion
- * (or --kube-version), and the API versions are Helm's built-in ones only, so a template that asks
- * `.Capabilities.APIVersions.Has` for a CRD's group renders as on a cluster without it (the pinned
- * argo-rollouts chart asks only for the KubeVersion). The provider then gives a namespaced object
- * without a namespace the release's (provider/pkg/provider/yaml/v2/yaml.go Normalize); the chart's
- * templates set it on every object.
+ * The chart's objects in the offline plan: the pinned chart (`--chart <path>` or ARGO_ROLLOUTS_CHART)
+ * rendered by the real helm with the values of the plan's own Chart row, as the provider renders a
+ * v4 Chart: `helm template` with the release's name and namespace, `--include-crds` unless skipCrds,
+ * `--no-hooks` and the cluster's Kubernetes version (pulumi-kubernetes
+ * provider/pkg/provider/helm/v4/chart.go at f47bc2d6f199). Offline the API versions are helm's
+ * built-in ones: the pinned chart asks only for the KubeVersion.
  */
 import { spawnSync } from "child_process";
 import * as fs from "fs";
@@ -27,10 +17,9 @@ export const HELM_CHART = "kubernetes:helm.sh/v4:Chart";
 
 /** What the program passes to the provider for one chart (the inputs of its resources.json row). */
 export interface ChartRelease {
-    /** The chart's reference: `argo-rollouts`, or `oci://…/argo-rollouts`. */
+    /** `argo-rollouts`, or `oci://…/argo-rollouts`. */
     chart: string;
     version?: string;
-    /** The release's name and namespace. */
     name: string;
     namespace: string;
     values: Record<string, unknown>;
@@ -51,11 +40,6 @@ export function chartPathFrom(flag: string | undefined, env: NodeJS.ProcessEnv =
     return p ? path.resolve(p) : undefined;
 }
 
-/** The helm binary: HELM, else `helm` on the PATH. */
-export function helmBinary(env: NodeJS.ProcessEnv = process.env): string {
-    return env.HELM || "helm";
-}
-
 /** The release a Chart row of resources.json declares. */
 export function chartRelease(inputs: Record<string, unknown>): ChartRelease {
     return {
@@ -68,22 +52,14 @@ export function chartRelease(inputs: Record<string, unknown>): ChartRelease {
     };
 }
 
-/** `helm template`'s arguments, as the provider sets the same options (see the module's comment). */
-export function templateArgs(release: ChartRelease, chartPath: string, kubeVersion: string, valuesFile: string): string[] {
-    return [
-        "template",
-        release.name,
-        chartPath,
-        "--namespace",
-        release.namespace,
-        "--no-hooks",
-        ...(release.skipCrds ? [] : ["--include-crds"]),
+/** `helm template`'s arguments, as the provider sets the same options. */
+export const templateArgs = (release: ChartRelease, chartPath: string, kubeVersion: string, valuesFile: string): string[] =>
+    ["template", release.name, chartPath, "--namespace", release.namespace, "--no-hooks", ...(release.skipCrds ? [] : ["--include-crds"])].concat([
         "--kube-version",
         kubeVersion,
         "--values",
         valuesFile,
-    ];
-}
+    ]);
 
 /** The objects of helm's output, each with the `# Source:` comment helm writes above it. */
 export function parseRendered(manifest: string): RenderedObject[] {
@@ -98,7 +74,7 @@ export function parseRendered(manifest: string): RenderedObject[] {
 }
 
 function helm(args: string[], env: NodeJS.ProcessEnv): { ok: true; stdout: string } | { ok: false; why: string } {
-    const bin = helmBinary(env);
+    const bin = env.HELM || "helm";
     const res = spawnSync(bin, args, { encoding: "utf8", env, maxBuffer: 256 * 1024 * 1024 });
     if (res.error) {
         return { ok: false, why: `${bin} could not run (${res.error.message}); set HELM to a helm binary or put helm on the PATH` };

@@ -1,13 +1,12 @@
 /**
- * The CRDs as `up` applies them: the files of the rollouts stage's ConfigGroup
- * (components/rollouts/crds.ts rolloutsCrdUrls: controller.crdBaseUrl at the controller's release
- * tag), read from a local folder holding the same files (`--crds <dir>`, ARGO_ROLLOUTS_CRDS) or
- * from their URLs (`--crds remote`, one HTTPS GET each, bounded), as the provider reads them.
+ * The CRDs as `up` applies them: the files of the rollouts stage's ConfigGroup (controller.crdBaseUrl
+ * at the release tag), from a local folder holding the same files (`--crds <dir>`,
+ * ARGO_ROLLOUTS_CRDS) or from their URLs (`--crds remote`, one bounded HTTPS GET each).
  */
 import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
-import { httpGet } from "./httpGet";
+import { httpGet } from "../components/cluster/live";
 
 export const CONFIG_GROUP = "kubernetes:yaml/v2:ConfigGroup";
 
@@ -39,19 +38,11 @@ function parseAll(text: string, source: string): SourcedObject[] {
 }
 
 /** The text at an HTTPS URL, or an error naming it (never its user-info or query). */
-export function httpsGet(url: string, timeoutMs = 15_000): Promise<string> {
-    const shown = (() => {
-        try {
-            const u = new URL(url);
-            return `${u.protocol}//${u.host}${u.pathname}`;
-        } catch {
-            return "(not a URL)";
-        }
-    })();
-    return httpGet(new URL(url), {}, timeoutMs).then(
-        (res) => (res.status === 200 ? res.body : Promise.reject(new Error(`${shown}: HTTP ${res.status}`))),
-        (e: Error) => Promise.reject(new Error(`${shown}: ${e.message}`)),
-    );
+export async function httpsGet(url: string, timeoutMs = 15_000): Promise<string> {
+    const u = new URL(url);
+    const shown = `${u.protocol}//${u.host}${u.pathname}`;
+    const res = await httpGet(u, {}, timeoutMs).catch((e: Error) => Promise.reject(new Error(`${shown}: ${e.message}`)));
+    return res.status === 200 ? res.body : Promise.reject(new Error(`${shown}: HTTP ${res.status}`));
 }
 
 /**

@@ -47,9 +47,9 @@ export function parseDeliveryArgs(argv: readonly string[]): DeliveryArgs | "help
 const COMPONENT_DIR = /^(dev|test|preprod)-canary$|^prod-(standard|regulated)-(canary|blueGreen)$/;
 
 /**
- * Renders the stack's components and writes them under `out`: every file rendered, a component
- * folder the stack no longer configures removed (a tenant overlay naming it then fails to build,
- * rather than keep a strategy the platform dropped). Returns the paths written, relative to `out`.
+ * Writes the stack's components under `out`, each folder exactly as rendered now; a component folder
+ * the stack no longer configures goes, so an overlay naming it fails to build rather than keep a
+ * strategy the platform dropped. Returns the paths written, relative to `out`.
  */
 export function writeDeliveryComponents(stack: string, configDir: string, out: string): string[] {
     const config = configFromStackFile(readStackFile(stack, configDir));
@@ -61,13 +61,9 @@ export function writeDeliveryComponents(stack: string, configDir: string, out: s
     );
     fs.mkdirSync(out, { recursive: true });
     for (const entry of fs.readdirSync(out, { withFileTypes: true })) {
-        if (entry.isDirectory() && COMPONENT_DIR.test(entry.name) && !dirs.has(entry.name)) {
+        if (entry.isDirectory() && (COMPONENT_DIR.test(entry.name) || dirs.has(entry.name))) {
             fs.rmSync(path.join(out, entry.name), { recursive: true, force: true });
         }
-    }
-    for (const dir of dirs) {
-        // A folder holds exactly what is rendered for it now: a file of an earlier rendering (the approval Roles of a class that lost them) goes.
-        fs.rmSync(path.join(out, dir), { recursive: true, force: true });
     }
     for (const [file, text] of Object.entries(files)) {
         const p = path.join(out, file);

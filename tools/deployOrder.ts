@@ -35,16 +35,12 @@ export function deployOrder(root = REPO_ROOT): DeployOrder {
         throw new Error(`deploy-order: no stack file (Pulumi.<stack>.yaml) in ${root}: nothing to order; give the project's folder with --config-dir`);
     }
     for (const stack of stacks) {
-        const text = readStackFile(stack, root).config[`${PROJECT}:cluster`];
-        const cluster = text === undefined ? undefined : parseConfigText(text);
+        const cluster = parseConfigText(readStackFile(stack, root).config[`${PROJECT}:cluster`] ?? "{}");
         const role = isPlainObject(cluster) ? cluster.role : undefined;
-        if (role === "hub") {
-            order.hubs.push(stack);
-        } else if (role === "spoke") {
-            order.spokes.push(stack);
-        } else {
+        if (role !== "hub" && role !== "spoke") {
             throw new Error(`stack "${stack}": ${PROJECT}:cluster.role = ${JSON.stringify(role ?? null)}: must be one of hub, spoke`);
         }
+        order[role === "hub" ? "hubs" : "spokes"].push(stack);
     }
     return order;
 }

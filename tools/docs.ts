@@ -1,7 +1,6 @@
 /**
  * `npm run docs`: renders docs/configuration.md and schema/stack.schema.json from the configuration
- * declarations. Each file is written beside itself and renamed into place, so an interrupted run
- * leaves the old file or the new one, never half of one.
+ * declarations, each written beside itself and renamed into place (never half a file).
  */
 import * as fs from "fs";
 import * as path from "path";
@@ -23,28 +22,23 @@ export function docsMain(argv: readonly string[]): number {
         console.log(`${USAGE}\n\n  --check   write nothing; exit 1 if docs/configuration.md or schema/stack.schema.json is out of date`);
         return 0;
     }
-    const check = flags.check === true;
-    const stale: string[] = [];
-    for (const [rel, text] of Object.entries(generatedFiles())) {
+    const stale = Object.entries(generatedFiles()).filter(
+        ([rel, text]) => !fs.existsSync(path.join(ROOT, rel)) || fs.readFileSync(path.join(ROOT, rel), "utf8") !== text,
+    );
+    if (flags.check) {
+        if (stale.length > 0) {
+            console.error(`out of date (run npm run docs): ${stale.map(([rel]) => rel).join(", ")}`);
+        }
+        return stale.length > 0 ? 1 : 0;
+    }
+    for (const [rel, text] of stale) {
         const file = path.join(ROOT, rel);
-        const current = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : undefined;
-        if (current === text) {
-            continue;
-        }
-        stale.push(rel);
-        if (!check) {
-            fs.mkdirSync(path.dirname(file), { recursive: true });
-            const tmp = `${file}.${process.pid}.tmp`;
-            fs.writeFileSync(tmp, text);
-            fs.renameSync(tmp, file);
-            console.log(`wrote ${rel}`);
-        }
+        fs.mkdirSync(path.dirname(file), { recursive: true });
+        fs.writeFileSync(`${file}.${process.pid}.tmp`, text);
+        fs.renameSync(`${file}.${process.pid}.tmp`, file);
+        console.log(`wrote ${rel}`);
     }
-    if (check && stale.length > 0) {
-        console.error(`out of date (run npm run docs): ${stale.join(", ")}`);
-        return 1;
-    }
-    if (!check && stale.length === 0) {
+    if (stale.length === 0) {
         console.log("docs/configuration.md and schema/stack.schema.json are up to date");
     }
     return 0;

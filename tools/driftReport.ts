@@ -14,34 +14,24 @@ export interface VerifyJson {
     results?: { id: string; status: string; what: string; findings?: { object: string; found: string }[]; note?: string; readme?: string }[];
 }
 
-export function managerAdvice(manager: string): string {
-    if (manager === "helm" || manager.startsWith("helm-")) {
-        return "an old Helm release of the chart is still upgraded (a person, a CI job or an operator running `helm upgrade`): stop it; the program owns the release's objects (docs/operations/adopt.md)";
-    }
-    if (manager === "argocd-server") {
-        return "a person changed it through the ArgoCD UI or CLI: make the change in the stack file instead, or it is reverted at the next `up`";
-    }
-    if (manager.startsWith("argocd")) {
-        return "ArgoCD syncs an Application that also holds this object: take the object out of that Application, or add the field to its ignoreDifferences";
-    }
-    if (manager === "kyverno" || manager.startsWith("kyverno-")) {
-        return "a Kyverno mutate policy rewrites it: exclude the object from that policy, or declare the mutated value in the stack file";
-    }
-    if (manager.startsWith("kubectl")) {
-        return "a person with kubectl: make the change in the stack file instead, or it is reverted at the next `up`";
-    }
-    if (manager.startsWith("pulumi-kubernetes")) {
-        return "another Pulumi program or stack applies the same object: one of them must give it up";
-    }
-    return "another writer: find it by this name and make one owner of the field";
-}
+/** Who a field manager is, and what to do about it: the platform's known writers by their manager names. */
+const WRITERS: [RegExp, string][] = [
+    [
+        /^helm(-|$)/,
+        "an old Helm release of the chart is still upgraded (a person, a CI job or an operator running `helm upgrade`): stop it; the program owns the release's objects (docs/operations/adopt.md)",
+    ],
+    [/^argocd-server$/, "a person changed it through the ArgoCD UI or CLI: make the change in the stack file instead, or it is reverted at the next `up`"],
+    [/^argocd/, "ArgoCD syncs an Application that also holds this object: take the object out of that Application, or add the field to its ignoreDifferences"],
+    [/^kyverno(-|$)/, "a Kyverno mutate policy rewrites it: exclude the object from that policy, or declare the mutated value in the stack file"],
+    [/^kubectl/, "a person with kubectl: make the change in the stack file instead, or it is reverted at the next `up`"],
+    [/^pulumi-kubernetes/, "another Pulumi program or stack applies the same object: one of them must give it up"],
+];
 
-function managerCell(managers: readonly ManagedFieldsEntry[]): string {
-    if (managers.length === 0) {
-        return "none recorded";
-    }
-    return managers.map((m) => `\`${m.manager ?? "?"}\` (${[m.operation, m.subresource, m.time].filter(Boolean).join(", ")})`).join(", ");
-}
+export const managerAdvice = (manager: string): string =>
+    WRITERS.find(([re]) => re.test(manager))?.[1] ?? "another writer: find it by this name and make one owner of the field";
+
+const managerCell = (managers: readonly ManagedFieldsEntry[]): string =>
+    managers.map((m) => `\`${m.manager ?? "?"}\` (${[m.operation, m.subresource, m.time].filter(Boolean).join(", ")})`).join(", ") || "none recorded";
 
 const cell = (s: string | undefined) => (s === undefined ? "absent" : `\`${s.replace(/\|/g, "\\|").replace(/`/g, "'")}\``);
 
@@ -71,92 +61,71 @@ export interface DriftReport {
 
 /** The issue's text for one stack's drift check: drifted objects, their fields and writers, verify's failures. */
 export function driftReport(input: DriftInput): DriftReport {
-    const lines: string[] = [issueMarker(input.stack)];
     const previewError = "error" in input.preview && typeof input.preview.error === "string" ? input.preview.error : undefined;
     const digest = previewError === undefined ? (input.preview as PreviewDigest) : {};
     const objects = driftedObjects(digest);
     const errors = (digest.diagnostics ?? []).filter((d) => d.severity === "error");
-    const verify = input.verify;
+    const { verify } = input;
     const fails = (verify.results ?? []).filter((r) => r.status === "FAIL");
-    const previewFailed =
-        previewError !== undefined || errors.length > 0 || (objects.length === 0 && input.previewExit !== undefined && input.previewExit !== 0);
+    const exitedQuietly = previewError === undefined && objects.length === 0 && (input.previewExit ?? 0) !== 0;
+    const previewFailed = previewError !== undefined || errors.length > 0 || exitedQuietly;
     const clean = objects.length === 0 && !previewFailed && fails.length === 0 && verify.error === undefined;
-    if (clean) {
-        lines.push(CLEAN_MARK);
-    }
-    lines.push(`## Drift on stack \`${input.stack}\``, "");
-    if (clean) {
-        lines.push("No drift: the refreshed preview proposes no change and every verify check passed or was skipped.", "");
-    } else {
-        const counts = [`${objects.length} drifted object${objects.length === 1 ? "" : "s"}`, `${fails.length} verify FAIL`];
-        if (previewFailed) {
-            counts.push("the preview did not finish");
-        }
-        lines.push(`${counts.join(", ")}. The next \`pulumi up\` reverts every field below to what the stack declares.`, "");
-    }
-
-    lines.push("### Drifted objects", "");
-    if (previewError !== undefined) {
-        lines.push(`The preview printed no report: ${previewError}`, "");
-    } else if (objects.length === 0) {
-        lines.push("None.", "");
-    } else {
-        for (const o of objects) {
-            lines.push(`#### ${o.object} (${o.op})`, "", `\`${o.urn}\``, "");
-            if (o.op === "create") {
-                lines.push("Missing on the cluster: deleted outside the program; the next `up` creates it again.", "");
-            } else if (o.op === "delete") {
-                lines.push("No longer declared by the stack at `main`: the next `up` deletes it.", "");
-            }
-            if (o.fields.length > 0) {
-                lines.push("| field | change | live | declared | written by |", "|---|---|---|---|---|");
-                for (const f of o.fields) {
-                    lines.push(`| \`${f.path}\` | ${f.kind} | ${cell(f.live)} | ${cell(f.declared)} | ${managerCell(f.managers)} |`);
-                }
-                lines.push("");
-            }
-        }
-    }
-    if (errors.length > 0) {
-        lines.push("### Preview errors", "");
-        for (const e of errors) {
-            lines.push(`- ${(e.message ?? "").trim().replace(/\s*\n\s*/g, " ")}`);
-        }
-        lines.push("");
-    } else if (previewFailed && previewError === undefined && objects.length === 0) {
-        lines.push(
-            "### Preview errors",
-            "",
-            `The preview exited ${input.previewExit} without naming a change: a policy violation or an error (the run's log has it).`,
-            "",
-        );
-    }
-
+    const counts = [
+        `${objects.length} drifted object${objects.length === 1 ? "" : "s"}`,
+        `${fails.length} verify FAIL`,
+        ...(previewFailed ? ["the preview did not finish"] : []),
+    ];
+    const table = (head: string[], rows: string[]) => [`| ${head.join(" | ")} |`, `|${head.map(() => "---|").join("")}`, ...rows, ""];
+    const objectLines = objects.flatMap((o) => [
+        `#### ${o.object} (${o.op})`,
+        "",
+        `\`${o.urn}\``,
+        "",
+        ...(o.op === "create" ? ["Missing on the cluster: deleted outside the program; the next `up` creates it again.", ""] : []),
+        ...(o.op === "delete" ? ["No longer declared by the stack at `main`: the next `up` deletes it.", ""] : []),
+        ...(o.fields.length === 0
+            ? []
+            : table(
+                  ["field", "change", "live", "declared", "written by"],
+                  o.fields.map((f) => `| \`${f.path}\` | ${f.kind} | ${cell(f.live)} | ${cell(f.declared)} | ${managerCell(f.managers)} |`),
+              )),
+    ]);
     const managers = [...new Set(objects.flatMap((o) => o.fields.flatMap((f) => f.managers.map((m) => m.manager ?? "?"))))].sort();
-    if (managers.length > 0) {
-        lines.push("### Who writes these fields", "");
-        for (const m of managers) {
-            lines.push(`- \`${m}\`: ${managerAdvice(m)}.`);
-        }
-        lines.push("");
-    }
-
-    lines.push("### verify", "");
-    if (verify.error !== undefined) {
-        lines.push(`verify did not run its checks: ${verify.error}`, "");
-    } else if (fails.length === 0) {
-        lines.push(`Every check passed or was skipped (${(verify.results ?? []).length} checks).`, "");
-    } else {
-        lines.push("| check | requirement | found | read |", "|---|---|---|---|");
-        for (const r of fails) {
-            const found = (r.findings ?? []).map((f) => `${f.object}: ${f.found}`).join("; ") || (r.note ?? "");
-            lines.push(`| FAIL \`${r.id}\` | ${r.what} | ${found.replace(/\|/g, "\\|")} | docs/operations/verify.md${r.readme ?? ""} |`);
-        }
-        lines.push("");
-    }
-    if (input.runUrl) {
-        lines.push("---", `The preview's JSON and verify's report: the \`drift-${input.stack}\` artifact of [this run](${input.runUrl}).`, "");
-    }
+    const failRow = (r: NonNullable<VerifyJson["results"]>[number]) => {
+        const found = (r.findings ?? []).map((f) => `${f.object}: ${f.found}`).join("; ") || (r.note ?? "");
+        return `| FAIL \`${r.id}\` | ${r.what} | ${found.replace(/\|/g, "\\|")} | docs/operations/verify.md${r.readme ?? ""} |`;
+    };
+    const lines = [
+        issueMarker(input.stack),
+        ...(clean ? [CLEAN_MARK] : []),
+        `## Drift on stack \`${input.stack}\``,
+        "",
+        clean
+            ? "No drift: the refreshed preview proposes no change and every verify check passed or was skipped."
+            : `${counts.join(", ")}. The next \`pulumi up\` reverts every field below to what the stack declares.`,
+        "",
+        "### Drifted objects",
+        "",
+        ...(previewError !== undefined ? [`The preview printed no report: ${previewError}`, ""] : objects.length === 0 ? ["None.", ""] : objectLines),
+        ...(errors.length > 0 ? ["### Preview errors", "", ...errors.map((e) => `- ${(e.message ?? "").trim().replace(/\s*\n\s*/g, " ")}`), ""] : []),
+        ...(errors.length === 0 && exitedQuietly
+            ? [
+                  "### Preview errors",
+                  "",
+                  `The preview exited ${input.previewExit} without naming a change: a policy violation or an error (the run's log has it).`,
+                  "",
+              ]
+            : []),
+        ...(managers.length > 0 ? ["### Who writes these fields", "", ...managers.map((m) => `- \`${m}\`: ${managerAdvice(m)}.`), ""] : []),
+        "### verify",
+        "",
+        ...(verify.error !== undefined
+            ? [`verify did not run its checks: ${verify.error}`, ""]
+            : fails.length === 0
+              ? [`Every check passed or was skipped (${(verify.results ?? []).length} checks).`, ""]
+              : table(["check", "requirement", "found", "read"], fails.map(failRow))),
+        ...(input.runUrl ? ["---", `The preview's JSON and verify's report: the \`drift-${input.stack}\` artifact of [this run](${input.runUrl}).`, ""] : []),
+    ];
     return { clean, objects, markdown: lines.join("\n") };
 }
 
@@ -205,23 +174,18 @@ export function parseDriftArgs(argv: readonly string[]): DriftArgs | "help" {
     return { stack, preview, verify, ...(exit ? { previewExit: Number(exit) } : {}), ...(runUrl ? { runUrl } : {}), ...(out ? { out } : {}) };
 }
 
-/** A JSON file, or why it cannot be read (a preview that failed before printing leaves it empty). */
+/** A JSON file, or why it cannot be read (a preview that failed before printing leaves it empty); never the text itself. */
 export function readJson(file: string): Record<string, unknown> | { error: string } {
-    let text: string;
-    try {
-        text = fs.readFileSync(file, "utf8");
-    } catch {
+    if (!fs.existsSync(file)) {
         return { error: `${file} does not exist` };
     }
-    if (text.trim() === "") {
-        return { error: `${file} is empty` };
-    }
+    const text = fs.readFileSync(file, "utf8");
     try {
-        const v = JSON.parse(text) as unknown;
-        return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : { error: `${file} is not a JSON object` };
-    } catch (e) {
-        // Node's message quotes the text it read; say only that it is not JSON.
-        void e;
+        const v = text.trim() === "" ? undefined : (JSON.parse(text) as unknown);
+        return v !== null && typeof v === "object" && !Array.isArray(v)
+            ? (v as Record<string, unknown>)
+            : { error: `${file} is ${text.trim() === "" ? "empty" : "not a JSON object"}` };
+    } catch {
         return { error: `${file} is not JSON` };
     }
 }

@@ -1,21 +1,17 @@
-/**
- * The offline side of the guardrails: the plan's resources, as the policy pack would see them.
- */
+/** The offline side of the guardrails: the plan's resources, as the policy pack would see them. */
 import { GuardedResource, Violation, runGuardrails } from "../components/guardrails";
 import { OfflineRun, PlannedResource } from "./offline";
 import { CRD_TYPE, ROLLOUTS_CRDS } from "../components/argoRollouts";
 
 /**
- * Mocks do not render provider-side components, so the CRD group has no children here. The
- * children a real engine would create are synthesised, with the options the group's transforms
- * give them: exactly what the pack sees for each CRD in a real preview.
+ * The CRD group's children, which mocks do not render, with the options its transforms give them:
+ * what the pack sees for each CRD in a real preview. Neither option reaches a provider-rendered
+ * child from its group (pulumi-kubernetes #3065): only what the transforms set counts.
  */
 async function renderedCrds(r: PlannedResource): Promise<GuardedResource[]> {
     const files = Array.isArray(r.inputs.files) ? (r.inputs.files as string[]) : [];
     const out: GuardedResource[] = [];
     for (const crd of ROLLOUTS_CRDS.filter((c) => files.some((f) => f.endsWith(`/${c.file}`)))) {
-        // Neither option reaches a provider-rendered child from its group (pulumi-kubernetes #3065):
-        // only what the transforms set counts.
         let opts: { protect?: boolean; retainOnDelete?: boolean } = { protect: false, retainOnDelete: false };
         for (const t of r.transforms) {
             const result = await t({ custom: true, type: CRD_TYPE, name: `${r.name}:${crd.name}`, props: { metadata: { name: crd.name } }, opts });

@@ -1,14 +1,12 @@
-// Program load as the Pulumi CLI does it, for `npm run bench`. Plain JavaScript on purpose: a probe
-// written in TypeScript would load a TypeScript compiler before the program does.
+// Program load as the Pulumi CLI does it, for `npm run bench`; plain JavaScript, so no TypeScript
+// compiler loads before the program does.
 //
 //   node tools/load-probe.js floor                 load @pulumi/pulumi and @pulumi/kubernetes only
-//   node tools/load-probe.js program <tsconfig>    register ts-node the way @pulumi/pulumi's
-//                                                  cmd/run/run.js does, then load the program
+//   node tools/load-probe.js program <tsconfig>    register ts-node as @pulumi/pulumi's cmd/run/run.js
+//                                                  does (v3.248.0), then load the program
 //
-// run.js: the tsconfig is PULUMI_NODEJS_TSCONFIG_PATH (Pulumi.yaml runtime.options.tsconfig), and
-// ts-node runs transpile-only when PULUMI_NODEJS_TRANSPILE_ONLY says so or, unset, when that
-// tsconfig's compilerOptions.noCheck does; otherwise it type-checks. The program's module graph is
-// what loads before the first resource: stacks/program (the entry, stacks/index, also runs it).
+// run.js runs ts-node transpile-only when PULUMI_NODEJS_TRANSPILE_ONLY says so or, unset, when the
+// tsconfig's compilerOptions.noCheck does; otherwise it type-checks.
 "use strict";
 const path = require("path");
 
@@ -20,14 +18,18 @@ if (mode === "floor") {
     require("@pulumi/pulumi");
     require("@pulumi/kubernetes");
 } else if (mode === "program" && tsconfig) {
-    const tsutils = require("@pulumi/pulumi/tsutils");
     const env = process.env.PULUMI_NODEJS_TRANSPILE_ONLY;
-    const transpileOnly = env ? env === "true" : tsutils.loadTypeScriptCompilerOptions(tsconfig).noCheck;
+    const transpileOnly = env ? env === "true" : require("@pulumi/pulumi/tsutils").loadTypeScriptCompilerOptions(tsconfig).noCheck;
     require("ts-node").register({ compiler: "typescript", transpileOnly, project: tsconfig, skipProject: false, compilerOptions: {} });
     require(path.join(root, "stacks", "program"));
 } else {
     process.stderr.write("usage: node tools/load-probe.js floor | program <tsconfig>\n");
     process.exit(2);
 }
-const loadMs = Number(process.hrtime.bigint() - start) / 1e6;
-process.stdout.write(JSON.stringify({ loadMs, peakRssMiB: process.resourceUsage().maxRSS / 1024 }) + "\n");
+const cpu = process.cpuUsage();
+const figures = {
+    loadMs: Number(process.hrtime.bigint() - start) / 1e6,
+    cpuMs: (cpu.user + cpu.system) / 1000,
+    peakRssMiB: process.resourceUsage().maxRSS / 1024,
+};
+process.stdout.write(JSON.stringify(figures) + "\n");

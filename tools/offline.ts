@@ -1,16 +1,14 @@
 /**
  * Runs the program under Pulumi's mock runtime and records everything it registers: the offline
- * plan and the unit tests share this, so what the tests assert is what the plan shows.
- *
- * Mocks hand `newResource` no dependencies, parents or options (pulumi/pulumi sdk/nodejs/runtime/mocks.ts
- * at sdk/v3.248.0, MockResourceArgs: type, name, inputs, provider, id, custom), so the
- * mock monitor's `registerResource`/`readResource` are wrapped to read them off the request the
- * SDK sends. Mocks also refuse the `transforms` option; a stand-in callback server records each
- * transform so the plan and the tests can apply it to the children a real engine would send it.
+ * plan and the unit tests share this, so what the tests assert is what the plan shows. Mocks hand
+ * `newResource` no dependencies, parents or options (pulumi/pulumi sdk/nodejs/runtime/mocks.ts at
+ * sdk/v3.248.0), so the mock monitor's registrations are read off the request the SDK sends; mocks
+ * also refuse `transforms`, so a stand-in callback server records each one.
  */
 import * as pulumi from "@pulumi/pulumi";
 import { OFFLINE_SECRET, PROJECT } from "../components/config/reader";
 import { STAGE_TYPES, StageName } from "../components/stage";
+import type { ReadResourceRequest, RegisterResourceRequest } from "@pulumi/pulumi/proto/resource_pb";
 
 // Internal modules of @pulumi/pulumi: the request objects and the runtime store.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -25,30 +23,27 @@ export interface PlannedResource {
     urn: string;
     name: string;
     type: string;
-    /** A custom resource or a remote (provider-implemented) component such as a Helm chart. */
+    /** A custom resource, or a remote (provider-implemented) component such as a Helm chart. */
     custom: boolean;
     remote: boolean;
-    /** True for an existing object the program only reads (`.get`). */
+    /** An existing object the program only reads (`.get`). */
     read: boolean;
     stage: StageName | null;
     parent: string | null;
-    /** URNs this resource waits for: explicit `dependsOn` and those implied by its inputs. */
+    /** Explicit `dependsOn` and the URNs its inputs imply. */
     dependsOn: string[];
     protect: boolean;
     retainOnDelete: boolean;
-    /** The `deletedWith` option: the URN of the resource whose delete takes this one along, else null. */
     deletedWith: string | null;
-    /** The `deleteBeforeReplace` option when the program sets one, else null (the provider decides). */
+    /** Null when the program sets none (the provider decides). */
     deleteBeforeReplace: boolean | null;
-    /** The `import` option: the id of an existing object the engine adopts, else null. */
     importId: string | null;
-    /** URN of the provider a custom resource uses (its explicit or inherited `provider`), else null. */
+    /** The provider a custom resource uses, explicit or inherited. */
     provider: string | null;
-    /** A component's `providers` by package, as URNs (they reach its children). */
+    /** A component's `providers` by package. */
     providers: Record<string, string>;
-    /** Inputs as sent; secrets appear as "[secret]". For a read: the object the world answered with. */
+    /** Inputs as sent, secrets as "[secret]"; for a read, the object the world answered with. */
     inputs: Record<string, unknown>;
-    /** The `transforms` registered on this resource (applied by the engine to it and its children). */
     transforms: pulumi.ResourceTransform[];
 }
 
@@ -74,9 +69,9 @@ export interface OfflineOptions {
     config: Record<string, string>;
     secretKeys?: string[];
     world?: OfflineWorld;
-    /** Evaluate as a preview (the default, like the plan) or as an update (`pulumi up`). */
+    /** A preview (the default, as the plan) or an update (`pulumi up`). */
     dryRun?: boolean;
-    /** The program: declares resources and returns the stack outputs. */
+    /** Declares resources and returns the stack outputs. */
     program: () => Record<string, unknown> | Promise<Record<string, unknown>>;
 }
 
@@ -102,31 +97,19 @@ export const PLACEHOLDER_CALLS: Record<string, (inputs: Record<string, unknown>)
 
 /** Renders wire values readably: secrets hidden, resource references as URNs, unknowns marked. */
 export function renderWire(value: unknown): unknown {
-    if (value === UNKNOWN_VALUE) {
-        return UNKNOWN;
+    if (value === UNKNOWN_VALUE || Array.isArray(value) || value === null || typeof value !== "object") {
+        return value === UNKNOWN_VALUE ? UNKNOWN : Array.isArray(value) ? value.map(renderWire) : value;
     }
-    if (Array.isArray(value)) {
-        return value.map(renderWire);
-    }
-    if (value !== null && typeof value === "object") {
-        const obj = value as Record<string, unknown>;
-        const sig = obj[SIG_KEY];
-        if (sig === SECRET_SIG) {
+    const obj = value as Record<string, unknown>;
+    switch (obj[SIG_KEY]) {
+        case SECRET_SIG:
             return SECRET;
-        }
-        if (sig === RESOURCE_SIG) {
+        case RESOURCE_SIG:
             return obj.urn;
-        }
-        if (sig === OUTPUT_SIG) {
+        case OUTPUT_SIG:
             return obj.secret ? SECRET : "value" in obj ? renderWire(obj.value) : UNKNOWN;
-        }
-        const out: Record<string, unknown> = {};
-        for (const [k, v] of Object.entries(obj)) {
-            out[k] = renderWire(v);
-        }
-        return out;
     }
-    return value;
+    return Object.fromEntries(Object.entries(obj).map(([k, v]) => [k, renderWire(v)]));
 }
 
 /** Resolves every output in a value (deeply) to plain data; secrets render as "[secret]". */
@@ -148,13 +131,10 @@ async function resolveOutputs(value: unknown): Promise<unknown> {
     return value;
 }
 
-/** Kubernetes type tokens look like `kubernetes:<group>/<version>:<Kind>` (core group: `core`). */
+/** `kubernetes:<group>/<version>:<Kind>` (core group: `core`) as apiVersion and kind. */
 export function kubernetesGvk(type: string): { apiVersion: string; kind: string } | undefined {
     const m = /^kubernetes:([^:]+):([A-Za-z0-9]+)$/.exec(type);
-    if (!m) {
-        return undefined;
-    }
-    return { apiVersion: m[1].replace(/^core\//, ""), kind: m[2] };
+    return m ? { apiVersion: m[1].replace(/^core\//, ""), kind: m[2] } : undefined;
 }
 
 /**
@@ -224,49 +204,44 @@ export async function runOffline(opts: OfflineOptions): Promise<OfflineRun> {
     };
 
     const monitor = runtimeSettings.getMonitor();
-    const record = (req: RegisterLike, urn: string, read: boolean) => {
-        const deps = new Set<string>(req.getDependenciesList());
-        if (!read) {
-            for (const [, pd] of req.getPropertydependenciesMap().entries()) {
-                for (const u of pd.getUrnsList()) {
-                    deps.add(u);
-                }
+    const record = (req: RegisterResourceRequest | ReadResourceRequest, urn: string, read: boolean) => {
+        const reg = read ? undefined : (req as RegisterResourceRequest);
+        const implied = [...(reg?.getPropertydependenciesMap().entries() ?? [])].flatMap(([, pd]) => pd.getUrnsList());
+        const raw = reg
+            ? reg.getObject()?.toJavaScript()
+            : (readAnswers.get(`${req.getType()}::${req.getName()}`) ?? (req as ReadResourceRequest).getProperties()?.toJavaScript());
+        const transform = (cb: { getToken(): string }) => {
+            const t = transformsByToken.get(cb.getToken());
+            if (!t) {
+                throw new Error(`unrecorded transform ${cb.getToken()}`);
             }
-        }
-        const type = req.getType();
-        const raw =
-            (read ? readAnswers.get(`${type}::${req.getName()}`) : undefined) ?? (read ? req.getProperties?.() : req.getObject?.())?.toJavaScript() ?? {};
+            return t;
+        };
         records.set(urn, {
             urn,
             name: req.getName(),
-            type,
-            custom: read ? true : Boolean(req.getCustom?.()),
-            remote: read ? false : Boolean(req.getRemote?.()),
+            type: req.getType(),
+            custom: reg?.getCustom() ?? true,
+            remote: reg?.getRemote() ?? false,
             read,
             stage: null,
             parent: req.getParent() || null,
-            dependsOn: [...deps].sort(),
-            protect: Boolean(req.getProtect?.()),
-            retainOnDelete: Boolean(req.getRetainondelete?.()),
-            deletedWith: req.getDeletedwith?.() || null,
-            deleteBeforeReplace: req.getDeletebeforereplacedefined?.() ? Boolean(req.getDeletebeforereplace?.()) : null,
-            importId: req.getImportid?.() || null,
-            provider: providerUrn(req.getProvider?.() ?? ""),
-            providers: Object.fromEntries([...(req.getProvidersMap?.()?.entries() ?? [])].map(([pkg, ref]) => [pkg, providerUrn(ref) ?? ref])),
-            inputs: renderWire(raw) as Record<string, unknown>,
-            transforms: (req.getTransformsList?.() ?? []).map((cb: { getToken(): string }) => {
-                const t = transformsByToken.get(cb.getToken());
-                if (!t) {
-                    throw new Error(`unrecorded transform ${cb.getToken()}`);
-                }
-                return t;
-            }),
+            dependsOn: [...new Set([...req.getDependenciesList(), ...implied])].sort(),
+            protect: Boolean(reg?.getProtect()),
+            retainOnDelete: Boolean(reg?.getRetainondelete()),
+            deletedWith: reg?.getDeletedwith() || null,
+            deleteBeforeReplace: reg?.getDeletebeforereplacedefined() ? reg.getDeletebeforereplace() : null,
+            importId: reg?.getImportid() || null,
+            provider: providerUrn(req.getProvider()),
+            providers: Object.fromEntries([...(reg?.getProvidersMap().entries() ?? [])].map(([pkg, ref]) => [pkg, providerUrn(ref) ?? ref])),
+            inputs: renderWire(raw ?? {}) as Record<string, unknown>,
+            transforms: (reg?.getTransformsList() ?? []).map(transform),
         });
         order.push(urn);
     };
     const wrap = (method: "registerResource" | "readResource", read: boolean) => {
         const original = monitor[method].bind(monitor);
-        monitor[method] = (req: RegisterLike, callback: (err: Error | null, resp?: { getUrn(): string }) => void) =>
+        monitor[method] = (req: RegisterResourceRequest | ReadResourceRequest, callback: (err: Error | null, resp?: { getUrn(): string }) => void) =>
             original(req, (err: Error | null, resp?: { getUrn(): string }) => {
                 if (err) {
                     failures.push(err);
@@ -313,23 +288,11 @@ export async function runOffline(opts: OfflineOptions): Promise<OfflineRun> {
         process.off("unhandledRejection", onRejection);
     }
 
+    // A parent registers before its children: each resource's stage is its own type's or its parent's.
     const resources = order.map((urn) => records.get(urn)!);
-    const stageOf = new Map<string, StageName | null>();
     const stageByType = new Map<string, StageName>(Object.entries(STAGE_TYPES).map(([s, t]) => [t, s as StageName]));
-    const findStage = (urn: string | null): StageName | null => {
-        if (!urn) {
-            return null;
-        }
-        if (stageOf.has(urn)) {
-            return stageOf.get(urn)!;
-        }
-        const r = records.get(urn);
-        const s = r ? (stageByType.get(r.type) ?? findStage(r.parent)) : null;
-        stageOf.set(urn, s);
-        return s;
-    };
     for (const r of resources) {
-        r.stage = findStage(r.urn);
+        r.stage = stageByType.get(r.type) ?? (r.parent ? records.get(r.parent)?.stage : null) ?? null;
     }
     return { stack: opts.stack, resources, outputs };
 }
@@ -338,26 +301,4 @@ export async function runOffline(opts: OfflineOptions): Promise<OfflineRun> {
 function providerUrn(ref: string): string | null {
     const at = ref.lastIndexOf("::");
     return ref === "" ? null : at > 0 ? ref.slice(0, at) : ref;
-}
-
-/** The parts of Register/ReadResourceRequest the recorder reads. */
-interface RegisterLike {
-    getType(): string;
-    getName(): string;
-    getParent(): string;
-    getDependenciesList(): string[];
-    getPropertydependenciesMap(): { entries(): Iterable<[string, { getUrnsList(): string[] }]> };
-    getObject?(): { toJavaScript(): Record<string, unknown> } | undefined;
-    getProperties?(): { toJavaScript(): Record<string, unknown> } | undefined;
-    getCustom?(): boolean;
-    getRemote?(): boolean;
-    getProtect?(): boolean | undefined;
-    getRetainondelete?(): boolean | undefined;
-    getDeletedwith?(): string;
-    getDeletebeforereplace?(): boolean;
-    getDeletebeforereplacedefined?(): boolean;
-    getImportid?(): string;
-    getProvider?(): string;
-    getProvidersMap?(): { entries(): Iterable<[string, string]> };
-    getTransformsList?(): { getToken(): string }[];
 }

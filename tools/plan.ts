@@ -1,24 +1,23 @@
 /**
  * The offline plan: evaluates the program for one stack file with Pulumi's mock runtime (no
  * credentials, no network, no Pulumi CLI) and writes what the stack declares (tools/planFiles.ts).
- *
- *   npm run plan -- --stack hub [--out plan] [--against main]
  */
 import * as fs from "fs";
 import * as path from "path";
-import { ConfigError, PROJECT, printable } from "../components/config/reader";
+import { ConfigError, PROJECT, isPlainObject, printable } from "../components/config/reader";
+import { parseConfigText } from "../components/config/load";
 import { checkPlan } from "./guard";
 import { validateObject } from "./schemas";
 import { OfflineRun, runOffline } from "./offline";
 import { REPO_ROOT, StackFile, listStacks, placeholderWorld, readStackFile, referencedHubStack } from "./stackFile";
 import { KUBERNETES_VERSION } from "../components/cluster/config";
 import { UsageError, readFlags } from "./cli";
-import { PlanRow, diffPlans, renderFullDiff, renderShortDiff } from "./planDiff";
-import { planAtRef } from "./planAgainst";
+import { PlanRow } from "./planDiff";
+import { reviewDiff } from "./planAgainst";
 import { chartPathFrom } from "./chartRender";
 import { crdSourceFrom } from "./crdSources";
 import { manifestResources, removePlan, resourceRows, summary, writePlan } from "./planFiles";
-import { NOTHING_RENDERED, RenderOptions, comparedRendered, renderProviderObjects } from "./planRendered";
+import { RenderOptions, renderProviderObjects } from "./planRendered";
 
 export { adoptions, manifestResources, manifestsYaml, patchesYaml, resourceRows, summary } from "./planFiles";
 
@@ -38,14 +37,9 @@ export async function planStack(file: StackFile, configDir = file.dir ?? REPO_RO
     return runOffline({ stack: file.stack, config: file.config, secretKeys: file.secretKeys, world, program: () => defineStack() });
 }
 
-export function stackKubernetesVersion(file: StackFile): string | undefined {
-    const text = file.config[`${PROJECT}:cluster`];
-    try {
-        const v = (JSON.parse(text ?? "{}") as { kubernetesVersion?: unknown }).kubernetesVersion;
-        return typeof v === "string" ? v : undefined;
-    } catch {
-        return undefined;
-    }
+function stackKubernetesVersion(file: StackFile): string | undefined {
+    const cluster = parseConfigText(file.config[`${PROJECT}:cluster`] ?? "{}");
+    return isPlainObject(cluster) && typeof cluster.kubernetesVersion === "string" ? cluster.kubernetesVersion : undefined;
 }
 
 const USAGE =
@@ -77,9 +71,7 @@ export interface PlanArgs {
     stack: string;
     out: string;
     configDir: string;
-    /** Where to write the run's figures (`PlanStats`), if anywhere. */
     stats?: string;
-    /** The git ref to diff the plan against, if any. */
     against?: string;
     chart?: string;
     kubeVersion?: string;
@@ -115,26 +107,11 @@ export function parsePlanArgs(argv: readonly string[]): PlanArgs | "help" {
     };
 }
 
-/** The figures of one plan run, for `npm run bench`. */
-export interface PlanStats {
-    /** From the start of the plan (its tools loaded) to its end: the program's load and evaluation, the checks, the writing. */
-    planMs: number;
-    /** The process's CPU time so far, user and system, every thread: steadier than wall time on a busy machine. */
-    cpuMs: number;
-    /** The process's maximum resident set so far. */
-    peakRssMiB: number;
-    resources: number;
-}
-
-/** The figures of a run that started at `start` (process.hrtime.bigint()). */
-export function planStats(start: bigint, resources: number): PlanStats {
+/** The figures of a run that started at `start`, for `npm run bench`: CPU time is steadier than wall time on a busy machine. */
+function planStats(start: bigint, resources: number): Record<string, number> {
     const cpu = process.cpuUsage();
-    return {
-        planMs: Number(process.hrtime.bigint() - start) / 1e6,
-        cpuMs: (cpu.user + cpu.system) / 1000,
-        peakRssMiB: process.resourceUsage().maxRSS / 1024,
-        resources,
-    };
+    const planMs = Number(process.hrtime.bigint() - start) / 1e6;
+    return { planMs, cpuMs: (cpu.user + cpu.system) / 1000, peakRssMiB: process.resourceUsage().maxRSS / 1024, resources };
 }
 
 async function main(): Promise<void> {
@@ -176,31 +153,16 @@ async function main(): Promise<void> {
     const rows = JSON.parse(JSON.stringify(resourceRows(run))) as PlanRow[];
     const rendered = await renderProviderObjects(rows, renderOpts);
     finished = true;
-    const extra: Record<string, string> = {};
-    let short: string | undefined;
+    let extra: Record<string, string> = {};
     let diffError: Error | undefined;
     if (args.against) {
         try {
-            const base = planAtRef({ repoRoot: REPO_ROOT, ref: args.against, stack: args.stack, configDir: args.configDir });
-            const baseRendered = base.existed ? await renderProviderObjects(base.rows, renderOpts) : NOTHING_RENDERED;
-            const compared = comparedRendered(rendered, baseRendered, base.existed);
-            const diff = diffPlans([...base.rows, ...compared.base], [...rows, ...compared.head]);
-            const opts = {
-                stack: run.stack,
-                against: args.against,
-                commit: base.commit,
-                fullAt: `diff.md beside the plan (plan/${run.stack}/diff.md; in a pull request, the plan-${run.stack} artifact)`,
-            };
-            const note =
-                (base.existed ? "" : `\nThe stack file Pulumi.${run.stack}.yaml did not exist at \`${args.against}\`: every object is new.\n`) +
-                compared.notes.map((n) => `\n${n}\n`).join("");
-            extra["diff.md"] = renderFullDiff(diff, opts) + note;
-            short = renderShortDiff(diff, opts) + note;
-            extra["diff-summary.md"] = short;
+            extra = await reviewDiff(run.stack, args.against, { rows, rendered }, { repoRoot: REPO_ROOT, configDir: args.configDir }, renderOpts);
         } catch (e) {
             diffError = e instanceof Error ? e : new Error(String(e));
         }
     }
+    const short = extra["diff-summary.md"];
     const dir = writePlan(run, args.out, extra, rendered);
     console.log(summary(run, rendered));
     const shown = path.relative(process.cwd(), dir) || dir;

@@ -1,46 +1,38 @@
 /**
  * `npm run plan -- --stack <name> --against <ref>`: plans the stack as it was at a git ref, from a
- * temporary detached worktree of the project's repository, and never touches the checkout (its
- * files, index and HEAD stay as they are). The worktree gets the checkout's node_modules as a
- * symlink: the packages are the checkout's, the code and stack files the ref's.
+ * temporary detached worktree with the checkout's node_modules linked in (the checkout itself is
+ * never touched), and writes the review diff against it.
  */
 import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { PlanRow } from "./planDiff";
+import { PlanRow, diffPlans, renderFullDiff, renderShortDiff } from "./planDiff";
+import { NOTHING_RENDERED, ProviderRendered, RenderOptions, comparedRendered, renderProviderObjects } from "./planRendered";
 import { scriptArgs } from "./cli";
 
 export interface BasePlan {
-    /** The commit the ref names. */
     commit: string;
     /** The resources.json rows of the plan at the ref; empty when the stack file did not exist there. */
     rows: PlanRow[];
-    /** Whether the stack file existed at the ref. */
     existed: boolean;
 }
 
 function git(repo: string, args: string[]): string {
     const res = spawnSync("git", ["-C", repo, ...args], { encoding: "utf8" });
-    if (res.error) {
-        throw new Error(`git ${args[0]}: ${res.error.message}`);
-    }
-    if (res.status !== 0) {
-        throw new Error(`git ${args.join(" ")}: ${res.stderr.trim()}`);
+    if (res.error || res.status !== 0) {
+        throw new Error(`git ${res.error ? args[0] : args.join(" ")}: ${res.error?.message ?? res.stderr.trim()}`);
     }
     return res.stdout.trim();
 }
 
-/**
- * Where the ref's stack files are: the same folder of the project at the ref when `configDir` is
- * inside the project; a folder outside it is not versioned with the project, so the ref reads it too.
- */
+/** Where the ref's stack files are: the same folder at the ref when it is in the project; one outside it is read as it is. */
 export function configDirAtRef(repoRoot: string, configDir: string, tree: string): string {
     const rel = path.relative(repoRoot, configDir);
     return rel.startsWith("..") || path.isAbsolute(rel) ? configDir : path.join(tree, rel);
 }
 
-/** Plans `stack` as it was at `ref` of the repository at `repoRoot`. */
+/** Plans `stack` as it was at `ref`, with the ref's own plan command as its package.json runs it. */
 export function planAtRef(opts: { repoRoot: string; ref: string; stack: string; configDir: string }): BasePlan {
     const { repoRoot, ref, stack } = opts;
     let commit: string;
@@ -51,29 +43,22 @@ export function planAtRef(opts: { repoRoot: string; ref: string; stack: string; 
     }
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "plan-against-"));
     const tree = path.join(tmp, "tree");
-    // An interrupt (Ctrl-C reaches the ref's plan too) would end this process by default before the
-    // worktree is removed: while the ref is planned, it ends that plan only, and the command goes on
-    // to remove the worktree and fail without a diff.
+    // A Ctrl-C reaches the ref's plan too: it ends that plan only, and the worktree is still removed.
     const ignore = () => undefined;
-    process.on("SIGINT", ignore);
-    process.on("SIGTERM", ignore);
+    process.on("SIGINT", ignore).on("SIGTERM", ignore);
     try {
         git(repoRoot, ["worktree", "add", "--detach", "--quiet", tree, commit]);
-        const modules = path.join(tree, "node_modules");
-        if (!fs.existsSync(modules)) {
-            fs.symlinkSync(path.join(repoRoot, "node_modules"), modules, "dir");
+        if (!fs.existsSync(path.join(tree, "node_modules"))) {
+            fs.symlinkSync(path.join(repoRoot, "node_modules"), path.join(tree, "node_modules"), "dir");
         }
         const configDir = configDirAtRef(repoRoot, opts.configDir, tree);
         if (!fs.existsSync(path.join(configDir, `Pulumi.${stack}.yaml`))) {
             return { commit, rows: [], existed: false };
         }
-        // The ref's own plan command, as its package.json runs it.
         const pkg = JSON.parse(fs.readFileSync(path.join(tree, "package.json"), "utf8")) as { scripts: Record<string, string> };
         const out = path.join(tmp, "out");
-        const res = spawnSync(process.execPath, [...scriptArgs(pkg.scripts.plan, tree), "--stack", stack, "--out", out, "--config-dir", configDir], {
-            cwd: tree,
-            encoding: "utf8",
-        });
+        const args = [...scriptArgs(pkg.scripts.plan, tree), "--stack", stack, "--out", out, "--config-dir", configDir];
+        const res = spawnSync(process.execPath, args, { cwd: tree, encoding: "utf8" });
         const rowsFile = path.join(out, stack, "resources.json");
         // A plan that fails its guardrails still writes its plan (and exits 1): it is diffed all the same.
         if (!fs.existsSync(rowsFile)) {
@@ -88,7 +73,28 @@ export function planAtRef(opts: { repoRoot: string; ref: string; stack: string; 
             git(repoRoot, ["worktree", "remove", "--force", tree]);
         }
         fs.rmSync(tmp, { recursive: true, force: true });
-        process.off("SIGINT", ignore);
-        process.off("SIGTERM", ignore);
+        process.off("SIGINT", ignore).off("SIGTERM", ignore);
     }
+}
+
+/** The review diff of this plan against the stack at `ref`: diff.md (complete) and diff-summary.md (short, for a pull-request comment). */
+export async function reviewDiff(
+    stack: string,
+    ref: string,
+    head: { rows: PlanRow[]; rendered: ProviderRendered },
+    at: { repoRoot: string; configDir: string },
+    renderOpts: RenderOptions,
+): Promise<{ "diff.md": string; "diff-summary.md": string }> {
+    const base = planAtRef({ ...at, ref, stack });
+    const compared = comparedRendered(head.rendered, base.existed ? await renderProviderObjects(base.rows, renderOpts) : NOTHING_RENDERED, base.existed);
+    const diff = diffPlans([...base.rows, ...compared.base], [...head.rows, ...compared.head]);
+    const opts = {
+        stack,
+        against: ref,
+        commit: base.commit,
+        fullAt: `diff.md beside the plan (plan/${stack}/diff.md; in a pull request, the plan-${stack} artifact)`,
+    };
+    const missing = base.existed ? [] : [`The stack file Pulumi.${stack}.yaml did not exist at \`${ref}\`: every object is new.`];
+    const note = [...missing, ...compared.notes].map((n) => `\n${n}\n`).join("");
+    return { "diff.md": renderFullDiff(diff, opts) + note, "diff-summary.md": renderShortDiff(diff, opts) + note };
 }

@@ -1,7 +1,6 @@
 /**
- * The review diff of two offline plans of one stack: per stage, each object added, removed or
- * changed, with the fields that changed. Pure: it reads two lists of resources.json rows and
- * returns text, so the plan (`npm run plan -- --against <ref>`) and the tests share it.
+ * The review diff of two offline plans of one stack (`npm run plan -- --against <ref>`): per stage,
+ * each object added, removed or changed, with the fields that changed.
  */
 import * as YAML from "yaml";
 import { STAGES } from "../components/stage";
@@ -18,10 +17,8 @@ export interface PlanRow {
 }
 
 /**
- * The resource options a review must see besides the inputs: what survives a delete, what is
- * adopted or imported, which provider applies it. Not `dependsOn`: every resource of a stage waits
- * for every one of the earlier stages, so one new object would list the whole later plan as
- * changed; the order itself is checked by the stages-in-order guardrail.
+ * The options a review must see besides the inputs. Not `dependsOn`: every resource waits for every
+ * one of the earlier stages, so one new object would list the whole later plan as changed.
  */
 export const DIFFED_OPTIONS = ["protect", "retainOnDelete", "deleteBeforeReplace", "import", "adopts", "provider", "transforms"] as const;
 
@@ -149,46 +146,14 @@ export function diffPlans(base: readonly PlanRow[], head: readonly PlanRow[]): P
     return { changes, unchanged };
 }
 
-/** Lines removed (`-`) and added (`+`) between two texts, with unchanged lines left out. */
+/** The lines one text has that the other has not: removed (`-`) then added (`+`), as a policy's or a config's lines read. */
 export function lineDiff(before: string, after: string): string[] {
-    const a = before.split("\n");
-    const b = after.split("\n");
-    // A longest common subsequence; texts too long for it are shown whole, old then new.
-    if (a.length * b.length > 4_000_000) {
-        return [...a.map((l) => `- ${l}`), ...b.map((l) => `+ ${l}`)];
-    }
-    const lcs: number[][] = Array.from({ length: a.length + 1 }, () => new Array<number>(b.length + 1).fill(0));
-    for (let i = a.length - 1; i >= 0; i--) {
-        for (let j = b.length - 1; j >= 0; j--) {
-            lcs[i][j] = a[i] === b[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
-        }
-    }
-    const out: string[] = [];
-    let i = 0;
-    let j = 0;
-    while (i < a.length || j < b.length) {
-        if (i < a.length && j < b.length && a[i] === b[j]) {
-            i++;
-            j++;
-        } else if (i < a.length && (j === b.length || lcs[i + 1][j] >= lcs[i][j + 1])) {
-            // Removed lines first, as `diff -u` shows a replaced line.
-            out.push(`- ${a[i++]}`);
-        } else {
-            out.push(`+ ${b[j++]}`);
-        }
-    }
-    return out;
+    const [a, b] = [before.split("\n"), after.split("\n")];
+    return [...a.filter((l) => !b.includes(l)).map((l) => `- ${l}`), ...b.filter((l) => !a.includes(l)).map((l) => `+ ${l}`)];
 }
 
 const SYMBOL = { added: "+", removed: "-", changed: "~" } as const;
-
-function stageTitle(stage: string | null): string {
-    return stage ?? "(stack)";
-}
-
-function stageOrder(stage: string | null): number {
-    return stage === null ? -1 : (STAGES as readonly string[]).indexOf(stage);
-}
+const stageOrder = (stage: string | null): number => (stage === null ? -1 : (STAGES as readonly string[]).indexOf(stage));
 
 /** The count line: `2 added, 1 removed, 3 changed, 30 unchanged`. */
 export function diffCounts(diff: PlanDiff): string {
@@ -196,20 +161,24 @@ export function diffCounts(diff: PlanDiff): string {
     return `${n("added")} added, ${n("removed")} removed, ${n("changed")} changed, ${diff.unchanged} unchanged`;
 }
 
-function byStage(diff: PlanDiff): [string | null, ObjectChange[]][] {
+function byStage(diff: PlanDiff): [string, ObjectChange[]][] {
     const stages = [...new Set(diff.changes.map((c) => c.stage))].sort((x, y) => stageOrder(x) - stageOrder(y));
-    return stages.map((s) => [s, diff.changes.filter((c) => c.stage === s)]);
+    return stages.map((s) => [s ?? "(stack)", diff.changes.filter((c) => c.stage === s)]);
 }
 
-function inline(v: unknown): string {
-    return JSON.stringify(v) ?? "undefined";
-}
+/** The lines a changed text of several lines (a policy, a config file) lost and gained, else undefined. */
+const textLines = (f: FieldChange): string[] | undefined =>
+    f.change === "changed" && typeof f.before === "string" && typeof f.after === "string" && (f.before.includes("\n") || f.after.includes("\n"))
+        ? lineDiff(f.before, f.after)
+        : undefined;
 
 /** One field of the complete diff, as markdown lines. */
 function fieldLines(f: FieldChange): string[] {
-    if (f.change === "changed" && typeof f.before === "string" && typeof f.after === "string" && (f.before.includes("\n") || f.after.includes("\n"))) {
-        return [`  - \`${f.path}\` changed:`, "", "    ```diff", ...lineDiff(f.before, f.after).map((l) => `    ${l}`), "    ```", ""];
+    const lines = textLines(f);
+    if (lines) {
+        return [`  - \`${f.path}\` changed:`, "", "    ```diff", ...lines.map((l) => `    ${l}`), "    ```", ""];
     }
+    const inline = (v: unknown) => JSON.stringify(v) ?? "undefined";
     const text =
         f.change === "added"
             ? `added ${inline(f.after)}`
@@ -240,41 +209,29 @@ function heading(diff: PlanDiff, o: RenderOptions): string[] {
 
 /** The complete diff: every object, every field with its old and new value, added objects whole. */
 export function renderFullDiff(diff: PlanDiff, o: RenderOptions): string {
-    const lines = heading(diff, o);
-    for (const [stage, changes] of byStage(diff)) {
-        lines.push("", `#### ${stageTitle(stage)}`, "");
-        for (const c of changes) {
-            lines.push(`- ${SYMBOL[c.action]} ${c.action} \`${c.label}\``);
-            if (c.action === "added" && c.after) {
-                lines.push(
-                    "",
-                    "  ```yaml",
-                    ...YAML.stringify(c.after, { lineWidth: 0 })
-                        .trimEnd()
-                        .split("\n")
-                        .map((l) => `  ${l}`),
-                    "  ```",
-                    "",
-                );
-            }
-            for (const f of c.fields) {
-                lines.push(...fieldLines(f));
-            }
-        }
-    }
-    return lines.join("\n").replace(/\n{3,}/g, "\n\n") + "\n";
+    const yaml = (v: unknown) =>
+        YAML.stringify(v, { lineWidth: 0 })
+            .trimEnd()
+            .split("\n")
+            .map((l) => `  ${l}`);
+    const lines = byStage(diff).flatMap(([stage, changes]) => [
+        "",
+        `#### ${stage}`,
+        "",
+        ...changes.flatMap((c) => [
+            `- ${SYMBOL[c.action]} ${c.action} \`${c.label}\``,
+            ...(c.action === "added" && c.after ? ["", "  ```yaml", ...yaml(c.after), "  ```", ""] : []),
+            ...c.fields.flatMap(fieldLines),
+        ]),
+    ]);
+    return [...heading(diff, o), ...lines].join("\n").replace(/\n{3,}/g, "\n\n") + "\n";
 }
 
-/** What the short diff says beside a path: added or removed, or the lines a text gained and lost. */
+/** What the short diff says beside a path: added or removed, or the lines a text lost and gained. */
 function fieldNote(f: FieldChange): string {
-    if (f.change !== "changed") {
-        return ` (${f.change})`;
-    }
-    if (typeof f.before === "string" && typeof f.after === "string" && (f.before.includes("\n") || f.after.includes("\n"))) {
-        const lines = lineDiff(f.before, f.after);
-        return ` (${lines.filter((l) => l.startsWith("-")).length} lines removed, ${lines.filter((l) => l.startsWith("+")).length} added)`;
-    }
-    return "";
+    const lines = textLines(f);
+    const count = (sign: string) => lines?.filter((l) => l.startsWith(sign)).length;
+    return f.change !== "changed" ? ` (${f.change})` : lines ? ` (${count("-")} lines removed, ${count("+")} added)` : "";
 }
 
 export interface ShortLimits {
@@ -292,33 +249,28 @@ export const SHORT_LIMITS: ShortLimits = { objects: 60, fields: 8 };
  * cut at `limits` with a count of what was left out and where the complete diff is.
  */
 export function renderShortDiff(diff: PlanDiff, o: RenderOptions, limits: ShortLimits = SHORT_LIMITS): string {
-    const lines = heading(diff, o);
-    let listed = 0;
-    for (const [stage, changes] of byStage(diff)) {
-        if (listed >= limits.objects) {
-            break;
-        }
-        lines.push("", `**${stageTitle(stage)}**`, "");
-        for (const c of changes) {
-            if (listed >= limits.objects) {
-                break;
-            }
-            listed++;
-            const paths = c.fields.slice(0, limits.fields).map((f) => `\`${f.path}\`${fieldNote(f)}`);
-            const more = c.fields.length > limits.fields ? ` and ${c.fields.length - limits.fields} more` : "";
-            lines.push(`- ${SYMBOL[c.action]} ${c.action} \`${c.label}\`${paths.length > 0 ? `: ${paths.join(", ")}${more}` : ""}`);
-        }
-    }
-    const left = diff.changes.length - listed;
-    const fieldsLeft = diff.changes.some((c) => c.fields.length > limits.fields);
-    if (left > 0) {
-        lines.push("", `… and ${left} more object${left === 1 ? "" : "s"} not listed here.`);
-    }
-    if (diff.changes.length > 0) {
-        lines.push(
-            "",
-            `Every field with its old and new value${left > 0 || fieldsLeft ? ", and what is not listed here," : ""}: ${o.fullAt ?? "diff.md beside the plan"}.`,
-        );
-    }
-    return lines.join("\n") + "\n";
+    const listed = new Set(
+        byStage(diff)
+            .flatMap(([, changes]) => changes)
+            .slice(0, limits.objects),
+    );
+    const line = (c: ObjectChange) => {
+        const paths = c.fields.slice(0, limits.fields).map((f) => `\`${f.path}\`${fieldNote(f)}`);
+        const more = c.fields.length > limits.fields ? ` and ${c.fields.length - limits.fields} more` : "";
+        return `- ${SYMBOL[c.action]} ${c.action} \`${c.label}\`${paths.length > 0 ? `: ${paths.join(", ")}${more}` : ""}`;
+    };
+    const shown = byStage(diff).flatMap(([stage, changes]) => {
+        const here = changes.filter((c) => listed.has(c));
+        return here.length > 0 ? ["", `**${stage}**`, "", ...here.map(line)] : [];
+    });
+    const left = diff.changes.length - listed.size;
+    const cut = left > 0 || diff.changes.some((c) => c.fields.length > limits.fields) ? ", and what is not listed here," : "";
+    return (
+        [
+            ...heading(diff, o),
+            ...shown,
+            ...(left > 0 ? ["", `… and ${left} more object${left === 1 ? "" : "s"} not listed here.`] : []),
+            ...(diff.changes.length > 0 ? ["", `Every field with its old and new value${cut}: ${o.fullAt ?? "diff.md beside the plan"}.`] : []),
+        ].join("\n") + "\n"
+    );
 }

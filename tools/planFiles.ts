@@ -8,7 +8,7 @@ import * as path from "path";
 import * as YAML from "yaml";
 import { STAGES } from "../components/stage";
 import { OfflineRun, PlannedResource, kubernetesGvk } from "./offline";
-import { HELM_CHART, RenderedObject } from "./chartRender";
+import { HELM_CHART } from "./chartRender";
 import { CONFIG_GROUP } from "./crdSources";
 import { NOTHING_RENDERED, ProviderRendered, objectName } from "./planRendered";
 import { ROLLOUTS_CRDS } from "../components/argoRollouts";
@@ -22,10 +22,8 @@ function upserts(provider: PlannedResource | undefined): boolean {
 }
 
 /**
- * What a resource takes over if it already exists in the cluster: every object a creating
- * provider with `upsertExistingObjects` applies. Patches (which never own an object) and reads are
- * not adoptions. A CRD group lists the CRDs its files define; a chart stands for every object it
- * renders for its release. Undefined when the resource adopts nothing.
+ * What a resource takes over if it exists: every object a provider with `upsertExistingObjects`
+ * applies (not patches or reads); a CRD group its files' CRDs, a chart its release's objects.
  */
 export function adoptedBy(r: PlannedResource, byUrn: Map<string, PlannedResource>): string[] | undefined {
     const providerUrn = r.provider ?? r.providers.kubernetes ?? null;
@@ -84,14 +82,16 @@ export function resourceRows(run: OfflineRun): Record<string, unknown>[] {
     }));
 }
 
-/** Whole Kubernetes objects the stack declares (not reads, patches or charts), dependencies first. */
-export function manifestResources(run: OfflineRun): PlannedResource[] {
-    const objects = run.resources.filter((r) => r.custom && !r.read && kubernetesGvk(r.type) && !NOT_MANIFESTS.test(r.type));
+/** Whole Kubernetes objects the stack declares (not reads, patches or charts), or with `patches` its patches, dependencies first. */
+export function manifestResources(run: OfflineRun, patches = false): PlannedResource[] {
+    const objects = run.resources.filter(
+        (r) => r.custom && !r.read && kubernetesGvk(r.type) && (patches ? /Patch$/.test(r.type) : !NOT_MANIFESTS.test(r.type)),
+    );
     return topologicalOrder(objects, run.resources);
 }
 
 /** Orders `subset` so each resource comes after everything it (transitively) depends on. */
-export function topologicalOrder(subset: PlannedResource[], all: PlannedResource[]): PlannedResource[] {
+function topologicalOrder(subset: PlannedResource[], all: PlannedResource[]): PlannedResource[] {
     const byUrn = new Map(all.map((r) => [r.urn, r]));
     const wanted = new Set(subset.map((r) => r.urn));
     const done = new Set<string>();
@@ -124,83 +124,57 @@ function document(object: Record<string, unknown>, comment: string): string {
 }
 
 /**
- * manifests.yaml: every whole object `up` applies, one YAML document each under a comment naming
- * its owner, in three sections: the CRDs (when read), the program's own objects in dependency
- * order, the chart's (when rendered), as helm orders them. The file's first comment says what is
- * not shown and how to show it.
+ * manifests.yaml: every whole object `up` applies under a comment naming its owner: the CRDs (when
+ * read), the program's own objects in dependency order, the chart's (when rendered) as helm orders
+ * them. The file's first comment says what is not shown and how to show it.
  */
 export function manifestsYaml(run: OfflineRun, rendered: ProviderRendered = NOTHING_RENDERED): string {
-    const header: string[] = [` stack ${run.stack}: what up applies as whole objects: the CRDs, the program's own objects, the chart's`];
-    const docs: string[] = [];
-    for (const c of rendered.crds) {
-        if ("notShown" in c.read) {
-            header.push(` CRDs of ${c.row.name}: not shown; ${c.read.notShown}`);
-            continue;
+    const stage = (row: { stage: string | null }) => `stage ${row.stage ?? "none"}`;
+    const named = (o: Record<string, unknown>) => `${String(o.kind)} ${objectName(o)}`;
+    const crds = rendered.crds.flatMap((c) =>
+        "objects" in c.read
+            ? c.read.objects.map((o) => document(o.object, ` CRDs: ${named(o.object)}, of ConfigGroup ${c.row.name} (${stage(c.row)}), from ${o.source}`))
+            : [],
+    );
+    const program = manifestResources(run).map((r) =>
+        document(r.inputs, ` program: ${kubernetesGvk(r.type)!.kind} ${objectName(r.inputs)}, resource ${r.name} (${stage(r)})`),
+    );
+    const charts = rendered.charts.flatMap((c) => {
+        if (!("objects" in c.render)) {
+            return [];
         }
-        for (const o of c.read.objects) {
-            docs.push(
-                document(
-                    o.object,
-                    ` CRDs: ${String(o.object.kind)} ${objectName(o.object)}, of ConfigGroup ${c.row.name} (stage ${c.row.stage ?? "none"}), from ${o.source}`,
-                ),
-            );
-        }
-    }
-    for (const r of manifestResources(run)) {
-        docs.push(document(r.inputs, ` program: ${kubernetesGvk(r.type)!.kind} ${objectName(r.inputs)}, resource ${r.name} (stage ${r.stage ?? "none"})`));
-    }
-    for (const c of rendered.charts) {
-        if ("notShown" in c.render) {
-            header.push(` chart objects of ${c.row.name}: not shown; ${c.render.notShown}`);
-            continue;
-        }
-        const { chart } = c.render;
-        for (const o of c.render.objects as RenderedObject[]) {
-            const release = `${String(c.row.inputs.namespace)}/${String(c.row.inputs.name)}`;
-            docs.push(
-                document(
-                    o.object,
-                    ` chart: ${String(o.object.kind)} ${objectName(o.object)}, chart ${chart.name} ${chart.version} release ${release} (resource ${c.row.name}, stage ${c.row.stage ?? "none"})${o.source ? `, ${o.source}` : ""}`,
-                ),
-            );
-        }
-    }
-    if (rendered.charts.length === 0 && run.resources.some((r) => r.type === HELM_CHART)) {
-        header.push(" chart objects: not shown; plan with --chart <path> (or ARGO_ROLLOUTS_CHART) to show them");
-    }
-    if (rendered.crds.length === 0 && run.resources.some((r) => r.type === CONFIG_GROUP)) {
-        header.push(" CRDs: not shown; plan with --crds <dir>|remote (or ARGO_ROLLOUTS_CRDS) to show them");
-    }
-    const head = header.map((l) => `#${l}`).join("\n") + "\n";
-    return head + docs.join("---\n");
-}
-
-/** The patches the stack applies to objects another owner keeps (argocd-cm, argocd-rbac-cm, AppProjects), dependencies first. */
-export function patchResources(run: OfflineRun): PlannedResource[] {
-    const patches = run.resources.filter((r) => r.custom && !r.read && kubernetesGvk(r.type) && /Patch$/.test(r.type));
-    return topologicalOrder(patches, run.resources);
+        const owner = `chart ${c.render.chart.name} ${c.render.chart.version} release ${String(c.row.inputs.namespace)}/${String(c.row.inputs.name)} (resource ${c.row.name}, ${stage(c.row)})`;
+        return c.render.objects.map((o) => document(o.object, ` chart: ${named(o.object)}, ${owner}${o.source ? `, ${o.source}` : ""}`));
+    });
+    const has = (type: string) => run.resources.some((r) => r.type === type);
+    const header = [
+        ` stack ${run.stack}: what up applies as whole objects: the CRDs, the program's own objects, the chart's`,
+        ...rendered.crds.flatMap((c) => ("notShown" in c.read ? [` CRDs of ${c.row.name}: not shown; ${c.read.notShown}`] : [])),
+        ...rendered.charts.flatMap((c) => ("notShown" in c.render ? [` chart objects of ${c.row.name}: not shown; ${c.render.notShown}`] : [])),
+        ...(rendered.charts.length === 0 && has(HELM_CHART)
+            ? [" chart objects: not shown; plan with --chart <path> (or ARGO_ROLLOUTS_CHART) to show them"]
+            : []),
+        ...(rendered.crds.length === 0 && has(CONFIG_GROUP) ? [" CRDs: not shown; plan with --crds <dir>|remote (or ARGO_ROLLOUTS_CRDS) to show them"] : []),
+    ];
+    return header.map((l) => `#${l}\n`).join("") + [...crds, ...program, ...charts].join("---\n");
 }
 
 /**
- * patches.yaml: each patch as the fields it writes, one document each under a comment naming the
- * object, with texts (argocd-rbac-cm's policy CSV, argocd-cm's ignore rules) as readable lines.
- * Not applied as a whole object: server-side apply sets these fields only, the object's other
- * fields stay its owner's, and dropping the patch gives its fields up (pulumi/docs
- * themes/default/content/registry/packages/kubernetes/how-to-guides/managing-resources-with-server-side-apply.md).
+ * patches.yaml: each patch as the fields it writes, texts as readable lines. Server-side apply sets
+ * these fields only; the object's other fields stay its owner's (pulumi/docs
+ * registry/packages/kubernetes/how-to-guides/managing-resources-with-server-side-apply.md).
  */
 export function patchesYaml(run: OfflineRun): string {
-    const patches = patchResources(run);
+    const patches = manifestResources(run, true);
     if (patches.length === 0) {
         return `# stack ${run.stack}: no patches; this stack writes no field of an object another owner keeps.\n`;
     }
+    const comment = (r: PlannedResource) =>
+        ` ${kubernetesGvk(r.type)!.kind} of ${String(r.inputs.kind)} ${objectName(r.inputs)} (stage ${r.stage ?? "none"}, resource ${r.name}): server-side apply of these fields only`;
     return patches
         .map((r) => {
             const { apiVersion, kind, metadata, ...rest } = r.inputs;
-            const meta = (metadata ?? {}) as { name?: string; namespace?: string };
-            const doc = new YAML.Document({ apiVersion, kind, metadata, ...rest });
-            const type = kubernetesGvk(r.type)!.kind;
-            doc.commentBefore = ` ${type} of ${String(kind)} ${meta.namespace ? `${meta.namespace}/` : ""}${String(meta.name)} (stage ${r.stage ?? "none"}, resource ${r.name}): server-side apply of these fields only`;
-            return doc.toString({ lineWidth: 0 });
+            return document({ apiVersion, kind, metadata, ...rest }, comment(r));
         })
         .join("---\n");
 }
@@ -219,44 +193,39 @@ export function summary(run: OfflineRun, rendered: ProviderRendered = NOTHING_RE
         lines.push(`  ${(stage ?? "(stack)").padEnd(12)} ${String(inStage.length).padStart(3)}  ${detail}`);
     }
     lines.push(`  stages: ${STAGES.join(" -> ")}`);
-    const adopted = adoptions(run);
-    if (adopted.length === 0) {
-        lines.push("  adopting: nothing (cluster.adoptExisting is false: a create of an existing object fails)");
-        // stacks/preflight.ts: the offline plan has no cluster to read.
-        lines.push(
-            "  existing objects: not checked here; pulumi preview and up read every object above against the cluster first and refuse another tool's (needs a cluster)",
-        );
-    } else {
-        const objects = adopted.flatMap((a) => a.objects);
-        lines.push(
-            `  adopting: ${objects.length} objects, each taken over if it exists (cluster.adoptExisting: the provider's upsertExistingObjects, and pulumi.com/patchForce on each whole object; the provider's enablePatchForce stays false):`,
-        );
-        for (const o of objects) {
-            lines.push(`    ${o}`);
-        }
-    }
+    const adopted = adoptions(run).flatMap((a) => a.objects);
+    // stacks/preflight.ts: the offline plan has no cluster to read.
+    lines.push(
+        ...(adopted.length === 0
+            ? [
+                  "  adopting: nothing (cluster.adoptExisting is false: a create of an existing object fails)",
+                  "  existing objects: not checked here; pulumi preview and up read every object above against the cluster first and refuse another tool's (needs a cluster)",
+              ]
+            : [
+                  `  adopting: ${adopted.length} objects, each taken over if it exists (cluster.adoptExisting: the provider's upsertExistingObjects, and pulumi.com/patchForce on each whole object; the provider's enablePatchForce stays false):`,
+                  ...adopted.map((o) => `    ${o}`),
+              ]),
+    );
+    // The mock runtime never sees a chart's or a CRD group's children: the provider renders them at deploy time.
+    const preview = "pulumi preview lists them (needs a cluster)";
     for (const chart of run.resources.filter((r) => r.type === HELM_CHART)) {
         const render = rendered.charts.find((c) => c.row.urn === chart.urn)?.render;
-        if (render && "objects" in render) {
-            lines.push(
-                `  chart objects: ${render.objects.length} in manifests.yaml, chart ${render.chart.name} ${render.chart.version} rendered by helm for release ${String(chart.inputs.namespace)}/${String(chart.inputs.name)} with the values in resources.json (${chart.name}), as the provider renders it`,
-            );
-        } else {
-            // The mock runtime never sees a chart's children: the provider renders them at deploy time.
-            const why = render ? render.notShown : "plan with --chart <path> (or ARGO_ROLLOUTS_CHART) and a Kubernetes version to show them";
-            lines.push(`  chart objects: not shown; ${why}; pulumi preview lists them (needs a cluster)`);
-        }
+        const release = `${String(chart.inputs.namespace)}/${String(chart.inputs.name)}`;
+        lines.push(
+            render && "objects" in render
+                ? `  chart objects: ${render.objects.length} in manifests.yaml, chart ${render.chart.name} ${render.chart.version} rendered by helm for release ${release} with the values in resources.json (${chart.name}), as the provider renders it`
+                : `  chart objects: not shown; ${render?.notShown ?? "plan with --chart <path> (or ARGO_ROLLOUTS_CHART) and a Kubernetes version to show them"}; ${preview}`,
+        );
     }
     for (const group of run.resources.filter((r) => r.type === CONFIG_GROUP)) {
         const files = Array.isArray(group.inputs.files) ? group.inputs.files.length : 0;
         const read = rendered.crds.find((c) => c.row.urn === group.urn)?.read;
-        if (read && "objects" in read) {
-            lines.push(`  CRD objects: ${read.objects.length} in manifests.yaml, from the ${files} file(s) of ${group.name}`);
-        } else {
-            lines.push(
-                `  CRD objects: not shown; the provider reads the ${files} file(s) of ${group.name} (resources.json) at deploy time: ${read ? read.notShown : "plan with --crds <dir>|remote (or ARGO_ROLLOUTS_CRDS) to show them"}; pulumi preview lists them (needs a cluster)`,
-            );
-        }
+        const why = read && "notShown" in read ? read.notShown : "plan with --crds <dir>|remote (or ARGO_ROLLOUTS_CRDS) to show them";
+        lines.push(
+            read && "objects" in read
+                ? `  CRD objects: ${read.objects.length} in manifests.yaml, from the ${files} file(s) of ${group.name}`
+                : `  CRD objects: not shown; the provider reads the ${files} file(s) of ${group.name} (resources.json) at deploy time: ${why}; ${preview}`,
+        );
     }
     lines.push(
         "  controller release: not checked here; pulumi preview and up read the running controller first (a stack file naming no release keeps the line the cluster runs; a move across the pod-template-hash boundary needs controller.acknowledgeNewRevisions) (needs a cluster)",

@@ -1,27 +1,27 @@
 /**
  * The pull-request workflow's plan diff (.github/workflows/preview.yml): one comment per stack,
- * updated in place, through GitHub's issue comments API with what Actions sets (GITHUB_TOKEN,
- * GITHUB_REPOSITORY, GITHUB_API_URL, GITHUB_EVENT_PATH, GITHUB_SERVER_URL and GITHUB_RUN_ID).
+ * found by a hidden marker and updated in place through GitHub's REST API, with what Actions sets
+ * (GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_API_URL, GITHUB_EVENT_PATH, GITHUB_SERVER_URL, GITHUB_RUN_ID).
  */
 import * as fs from "fs";
 import { UsageError, argsOrExit, readFlags } from "./cli";
 
-/** GitHub refuses a comment body over 65536 characters. */
+/** GitHub refuses a comment or issue body over 65536 characters. */
 export const MAX_BODY = 65536;
 
-/** The hidden line that marks a stack's comment, so the next run finds it and edits it. */
-export function commentMarker(stack: string): string {
-    return `<!-- argo-rollouts-addon plan diff: stack ${stack} -->`;
-}
+/** `text` cut to leave `room` characters, saying so. */
+export const cutTo = (text: string, room: number, what: string): string => {
+    const cut = `\n\n… (cut to fit ${what})\n`;
+    return text.length <= room ? text : text.slice(0, room - cut.length) + cut;
+};
+
+export const commentMarker = (stack: string): string => `<!-- argo-rollouts-addon plan diff: stack ${stack} -->`;
 
 /** The comment: the marker, the short diff, and where the run is; cut to what GitHub accepts. */
 export function commentBody(stack: string, summary: string, runUrl?: string): string {
     const footer = runUrl ? `\n---\nThe plan and the complete diff: the \`plan-${stack}\` artifact of [this run](${runUrl}).\n` : "";
     const head = `${commentMarker(stack)}\n`;
-    const room = MAX_BODY - head.length - footer.length;
-    const cut = "\n\n… (cut to fit a comment)\n";
-    const text = summary.length <= room ? summary : summary.slice(0, room - cut.length) + cut;
-    return head + text + footer;
+    return head + cutTo(summary, MAX_BODY - head.length - footer.length, "a comment") + footer;
 }
 
 export interface IssueComment {
@@ -30,23 +30,22 @@ export interface IssueComment {
     user?: { type?: string } | null;
 }
 
-/** The stack's earlier comment: the first one a bot (the workflow's token) wrote with its marker. */
-export function findComment(comments: readonly IssueComment[], stack: string): IssueComment | undefined {
-    const marker = commentMarker(stack);
-    return comments.find((c) => c.user?.type === "Bot" && (c.body ?? "").startsWith(marker));
-}
+/** Whether a comment or an issue is the workflow's bot's, for the stack's marker. */
+export const byBot = (item: { body?: string | null; user?: { type?: string } | null }, marker: string): boolean =>
+    item.user?.type === "Bot" && (item.body ?? "").startsWith(marker);
 
-export interface GitHubTarget {
+export const findComment = (comments: readonly IssueComment[], stack: string): IssueComment | undefined => comments.find((c) => byBot(c, commentMarker(stack)));
+
+export interface Repo {
     /** `https://api.github.com`, or a GitHub Enterprise server's API. */
     api: string;
     token: string;
     /** `owner/name`. */
     repository: string;
-    pullRequest: number;
 }
 
 /** One call of GitHub's REST API; an error names the response, never the request (it carries the token). */
-export async function call(t: { api: string; token: string }, method: string, path: string, body?: unknown): Promise<unknown> {
+export async function call(t: Pick<Repo, "api" | "token">, method: string, path: string, body?: unknown): Promise<unknown> {
     const headers = { authorization: `Bearer ${t.token}`, accept: "application/vnd.github+json", "x-github-api-version": "2022-11-28" };
     const res = await fetch(`${t.api}${path}`, {
         method,
@@ -59,17 +58,22 @@ export async function call(t: { api: string; token: string }, method: string, pa
     return res.json();
 }
 
-/** Updates the stack's comment on the pull request, or creates it; returns what it did. */
-export async function upsertComment(t: GitHubTarget, stack: string, body: string): Promise<{ action: "updated" | "created"; id: number }> {
-    const comments: IssueComment[] = [];
-    for (let page = 1; ; page++) {
-        const batch = (await call(t, "GET", `/repos/${t.repository}/issues/${t.pullRequest}/comments?per_page=100&page=${page}`)) as IssueComment[];
-        comments.push(...batch);
-        if (batch.length < 100) {
+/** Every page of a list, 100 at a time, until `enough` says so. */
+export async function pages<T>(r: Repo, path: string, enough: (all: T[]) => boolean = () => false): Promise<T[]> {
+    const all: T[] = [];
+    for (let page = 1; page <= 50; page++) {
+        const batch = (await call(r, "GET", `${path}${path.includes("?") ? "&" : "?"}per_page=100&page=${page}`)) as T[];
+        all.push(...batch);
+        if (batch.length < 100 || enough(all)) {
             break;
         }
     }
-    const existing = findComment(comments, stack);
+    return all;
+}
+
+/** Updates the stack's comment on the pull request, or creates it; returns what it did. */
+export async function upsertComment(t: Repo & { pullRequest: number }, stack: string, body: string): Promise<{ action: "updated" | "created"; id: number }> {
+    const existing = findComment(await pages<IssueComment>(t, `/repos/${t.repository}/issues/${t.pullRequest}/comments`), stack);
     if (existing) {
         await call(t, "PATCH", `/repos/${t.repository}/issues/comments/${existing.id}`, { body });
         return { action: "updated", id: existing.id };
@@ -78,45 +82,51 @@ export async function upsertComment(t: GitHubTarget, stack: string, body: string
     return { action: "created", id: created.id };
 }
 
-const USAGE = "usage: tools/prComment.ts --stack <name> --file <diff-summary.md>";
-
-export function parseCommentArgs(argv: readonly string[]): { stack: string; file: string } | "help" {
-    const flags = readFlags(argv, { stack: { type: "string" }, file: { type: "string" } }, USAGE);
+/** `--stack <name> --file <file>`, the arguments of both workflow commands. */
+export function stackAndFile(argv: readonly string[], usage: string): { stack: string; file: string } | "help" {
+    const flags = readFlags(argv, { stack: { type: "string" }, file: { type: "string" } }, usage);
     if (flags !== "help" && (!flags.stack || !flags.file)) {
-        throw new UsageError(USAGE);
+        throw new UsageError(usage);
     }
     return flags === "help" ? flags : { stack: flags.stack!, file: flags.file! };
 }
 
-/** The pull request and repository from the Actions environment, or what is missing. */
-export function targetFromEnv(env: NodeJS.ProcessEnv): GitHubTarget {
-    const missing = ["GITHUB_TOKEN", "GITHUB_REPOSITORY", "GITHUB_EVENT_PATH"].filter((k) => !env[k]);
+export const parseCommentArgs = (argv: readonly string[]) => stackAndFile(argv, "usage: tools/prComment.ts --stack <name> --file <diff-summary.md>");
+
+/** The repository from the Actions environment, or what is missing. */
+export function repoFromEnv(env: NodeJS.ProcessEnv, more: string[] = []): Repo {
+    const missing = ["GITHUB_TOKEN", "GITHUB_REPOSITORY", ...more].filter((k) => !env[k]);
     if (missing.length > 0) {
-        throw new Error(`not in a pull request's workflow run: ${missing.join(", ")} not set`);
+        throw new Error(`not in a ${more.length > 0 ? "pull request's " : ""}workflow run: ${missing.join(", ")} not set`);
     }
-    const event = JSON.parse(fs.readFileSync(env.GITHUB_EVENT_PATH!, "utf8")) as { pull_request?: { number?: number } };
-    const pullRequest = event.pull_request?.number;
+    return { api: env.GITHUB_API_URL ?? "https://api.github.com", token: env.GITHUB_TOKEN!, repository: env.GITHUB_REPOSITORY! };
+}
+
+/** The pull request and repository from the Actions environment. */
+export function targetFromEnv(env: NodeJS.ProcessEnv): Repo & { pullRequest: number } {
+    const repo = repoFromEnv(env, ["GITHUB_EVENT_PATH"]);
+    const pullRequest = (JSON.parse(fs.readFileSync(env.GITHUB_EVENT_PATH!, "utf8")) as { pull_request?: { number?: number } }).pull_request?.number;
     if (typeof pullRequest !== "number") {
         throw new Error("the workflow's event is not a pull request: nothing to comment on");
     }
-    return { api: env.GITHUB_API_URL ?? "https://api.github.com", token: env.GITHUB_TOKEN!, repository: env.GITHUB_REPOSITORY!, pullRequest };
+    return { ...repo, pullRequest };
 }
 
-async function main(): Promise<void> {
-    const args = argsOrExit(() => parseCommentArgs(process.argv.slice(2)), USAGE);
-    const target = targetFromEnv(process.env);
-    const runUrl =
-        process.env.GITHUB_SERVER_URL && process.env.GITHUB_RUN_ID
-            ? `${process.env.GITHUB_SERVER_URL}/${target.repository}/actions/runs/${process.env.GITHUB_RUN_ID}`
-            : undefined;
-    const body = commentBody(args.stack, fs.readFileSync(args.file, "utf8"), runUrl);
-    const done = await upsertComment(target, args.stack, body);
-    console.log(`${done.action} comment ${done.id} on pull request #${target.pullRequest} (stack ${args.stack})`);
+/** Runs a workflow command's main, exiting 1 with its message on an error. */
+export function runMain(main: () => Promise<string>): void {
+    main().then(console.log, (err: unknown) => {
+        console.error(err instanceof Error ? err.message : String(err));
+        process.exit(1);
+    });
 }
 
 if (require.main === module) {
-    main().catch((err: unknown) => {
-        console.error(err instanceof Error ? err.message : String(err));
-        process.exit(1);
+    runMain(async () => {
+        const args = argsOrExit(() => parseCommentArgs(process.argv.slice(2)), "usage: tools/prComment.ts --stack <name> --file <diff-summary.md>");
+        const target = targetFromEnv(process.env);
+        const { GITHUB_SERVER_URL: server, GITHUB_RUN_ID: run } = process.env;
+        const runUrl = server && run ? `${server}/${target.repository}/actions/runs/${run}` : undefined;
+        const done = await upsertComment(target, args.stack, commentBody(args.stack, fs.readFileSync(args.file, "utf8"), runUrl));
+        return `${done.action} comment ${done.id} on pull request #${target.pullRequest} (stack ${args.stack})`;
     });
 }

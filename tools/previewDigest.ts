@@ -1,43 +1,27 @@
 /**
  * What a refreshed preview says drifted: each object the next `up` would change, its fields, their
- * live and declared values, and the field managers that wrote them.
- * The preview's JSON is the CLI's preview digest (pulumi/pulumi pkg/display/json.go v3.248.0,
- * `PreviewDigest`, `PreviewStep`, `PropertyDiff`; written by ShowPreviewDigest in
- * pkg/backend/display/json.go v3.248.0). With `--refresh` the engine first refreshes every
- * resource of the state (op `refresh`) and rebuilds the base state from what it read
- * (pkg/resource/deploy/deployment_executor.go v3.248.0, `refresh`, `rebuildBaseState`), then
- * diffs the refreshed state against the program: a step other than `same` is what the next `up`
- * would change back. Its `oldState.outputs` is the refreshed live object, `metadata.managedFields`
- * included, with the program's own manager as `__fieldManager` (pulumi/pulumi-kubernetes
- * provider/pkg/provider/provider.go v4.32.0, `checkpointObject`); its `detailedDiff` keys are the
- * provider's property paths (`spec.template.spec.containers[0].args[2]`, `data["policy.csv"]`,
- * same file, `addPatchValueToDiff`).
+ * live and declared values, and the field managers that wrote them. The JSON is the CLI's preview
+ * digest (pulumi/pulumi pkg/display/json.go v3.248.0, `PreviewDigest`); with `--refresh` each step's
+ * `oldState.outputs` is the refreshed live object, managedFields included, and the program's own
+ * manager is its `__fieldManager` (pulumi-kubernetes provider/pkg/provider/provider.go v4.32.0).
  */
 
-/** `PropertyDiff` of the preview digest. */
-export interface PropertyDiff {
-    kind: string;
-    inputDiff?: boolean;
-}
+import { asArray, field } from "./verify/context";
 
-/** `apitype.ResourceV3` as the digest serializes it: only what the report reads. */
+/** What the report reads of a resource's state. */
 export interface ResourceState {
-    urn?: string;
-    type?: string;
     inputs?: Record<string, unknown>;
     outputs?: Record<string, unknown>;
 }
 
-/** `PreviewStep` of the preview digest. */
+/** `PreviewStep` of the preview digest: only what the report reads. */
 export interface PreviewStep {
     op: string;
     urn: string;
-    provider?: string;
     oldState?: ResourceState;
     newState?: ResourceState;
     diffReasons?: string[];
-    replaceReasons?: string[];
-    detailedDiff?: Record<string, PropertyDiff> | null;
+    detailedDiff?: Record<string, { kind: string }> | null;
 }
 
 /** `PreviewDigest`: the document `pulumi preview --json` prints. */
@@ -57,9 +41,9 @@ export interface ManagedFieldsEntry {
 }
 
 export interface FieldDrift {
-    /** The provider's property path. */
+    /** The provider's property path (`data["policy.csv"]`). */
     path: string;
-    /** add, update, delete (and their -replace forms): what the next `up` would do to the field. */
+    /** What the next `up` would do to the field: add, update, delete (and their -replace forms). */
     kind: string;
     live?: string;
     declared?: string;
@@ -80,30 +64,9 @@ const QUIET_OPS = new Set(["same", "refresh", "read", "read-discard", "discard-r
 
 /** Splits `a.b[0]["x.y"]` into `["a", "b", 0, "x.y"]` (the provider's path syntax). */
 export function parsePropertyPath(path: string): (string | number)[] {
-    const out: (string | number)[] = [];
-    const re = /\["((?:[^"\\]|\\.)*)"\]|\[(\d+)\]|\.?([^.[\]]+)/g;
-    let m: RegExpExecArray | null;
-    while ((m = re.exec(path)) !== null) {
-        if (m[1] !== undefined) {
-            out.push(m[1].replace(/\\"/g, '"'));
-        } else if (m[2] !== undefined) {
-            out.push(Number(m[2]));
-        } else {
-            out.push(m[3]);
-        }
-    }
-    return out;
-}
-
-function at(value: unknown, path: readonly (string | number)[]): unknown {
-    let v = value;
-    for (const p of path) {
-        if (v === null || typeof v !== "object") {
-            return undefined;
-        }
-        v = (v as Record<string | number, unknown>)[p];
-    }
-    return v;
+    return [...path.matchAll(/\["((?:[^"\\]|\\.)*)"\]|\[(\d+)\]|\.?([^.[\]]+)/g)].map((m) =>
+        m[1] !== undefined ? m[1].replace(/\\"/g, '"') : m[2] !== undefined ? Number(m[2]) : m[3],
+    );
 }
 
 /** Whether a `k:{...}` key of fieldsV1 names this list element (every key field equal). */
@@ -121,10 +84,9 @@ function keyMatches(key: string, element: unknown): boolean {
 }
 
 /**
- * Whether a managedFields entry's `fieldsV1` owns the field at `path` of the live object: the
- * fieldset reaches the path, or a leaf on the way (an atomic value, such as a list of args).
- * Fieldset keys (kubernetes-sigs/structured-merge-diff fieldpath/serialize-pe.go v4): `f:<name>`
- * a field, `k:<json>` a list element by its keys, `v:<json>` a set element by value, `i:<n>` by index.
+ * Whether a managedFields entry's `fieldsV1` owns the field at `path`: the fieldset reaches it, or a
+ * leaf on the way (an atomic list). Keys (structured-merge-diff fieldpath/serialize-pe.go v4): `f:`
+ * a field, `k:` a list element by its keys, `v:` a set element by value, `i:` by index.
  */
 export function ownsPath(fields: Record<string, unknown> | undefined, live: unknown, path: readonly (string | number)[]): boolean {
     let node: unknown = fields;
@@ -141,7 +103,7 @@ export function ownsPath(fields: Record<string, unknown> | undefined, live: unkn
         if (typeof p === "string") {
             next = set[`f:${p}`];
         } else {
-            const element = at(live, [...path.slice(0, i), p]);
+            const element = field(live, ...path.slice(0, i), p);
             const key = Object.keys(set).find((k) => (k.startsWith("k:") && keyMatches(k, element)) || k === `v:${JSON.stringify(element)}` || k === `i:${p}`);
             next = key === undefined ? undefined : set[key];
         }
@@ -156,11 +118,7 @@ export function ownsPath(fields: Record<string, unknown> | undefined, live: unkn
 /** The managers other than the program's own that own the field (the live object's managedFields). */
 export function managersOf(live: Record<string, unknown> | undefined, path: readonly (string | number)[]): ManagedFieldsEntry[] {
     const own = typeof live?.__fieldManager === "string" ? live.__fieldManager : undefined;
-    const entries = at(live, ["metadata", "managedFields"]);
-    if (!Array.isArray(entries)) {
-        return [];
-    }
-    return (entries as ManagedFieldsEntry[]).filter((e) => e.manager !== own && ownsPath(e.fieldsV1, live, path));
+    return asArray<ManagedFieldsEntry>(field(live, "metadata", "managedFields")).filter((e) => e.manager !== own && ownsPath(e.fieldsV1, live, path));
 }
 
 function show(v: unknown): string | undefined {
@@ -184,9 +142,7 @@ export function changedLines(live: unknown, declared: unknown): [unknown, unknow
 
 function objectName(step: PreviewStep): string {
     const live = step.oldState?.outputs ?? step.newState?.outputs ?? step.newState?.inputs;
-    const kind = at(live, ["kind"]);
-    const name = at(live, ["metadata", "name"]);
-    const ns = at(live, ["metadata", "namespace"]);
+    const [kind, name, ns] = [field(live, "kind"), field(live, "metadata", "name"), field(live, "metadata", "namespace")];
     if (typeof kind === "string" && typeof name === "string") {
         return `${kind} ${typeof ns === "string" && ns !== "" ? `${ns}/` : ""}${name}`;
     }
@@ -206,11 +162,11 @@ export function driftedObjects(digest: PreviewDigest): DriftedObject[] {
         const declared = step.newState?.inputs;
         // A Secret's values never reach the issue, whether or not the state marks them secret
         // (the digest already prints marked ones as "[secret]", pkg/backend/display/json.go v3.248.0).
-        const secret = at(live ?? declared, ["kind"]) === "Secret";
+        const secret = field(live ?? declared, "kind") === "Secret";
         const paths = step.detailedDiff ? Object.keys(step.detailedDiff) : [...(step.diffReasons ?? [])];
         const fields = paths.sort().map((p): FieldDrift => {
             const path = parsePropertyPath(p);
-            const [was, want] = changedLines(at(live, path), at(declared, path));
+            const [was, want] = changedLines(field(live, ...path), field(declared, ...path));
             const hide = (v: unknown) => (secret && v !== undefined ? "[secret]" : show(v));
             return { path: p, kind: step.detailedDiff?.[p]?.kind ?? "update", live: hide(was), declared: hide(want), managers: managersOf(live, path) };
         });
@@ -218,5 +174,3 @@ export function driftedObjects(digest: PreviewDigest): DriftedObject[] {
     }
     return out;
 }
-
-/** Who a field manager is, and what to do about it: the platform's known writers by their manager names. */

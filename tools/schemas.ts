@@ -1,9 +1,8 @@
 /**
- * Schema validation of every whole Kubernetes object the program declares, in the tests and the
- * offline plan, with the `validate()` of kubernetes-models and @kubernetes-models/* as their authors
- * ship them (types, enums and required fields; unknown fields pass). Their newest releases are
- * ESM-only and need Node 22, so the last CommonJS releases are pinned. The kinds none of those
- * covers (CiliumNetworkPolicy, policies.kyverno.io/v1) are left to the API server and their CRDs.
+ * Schema validation of every whole object the program declares, in the tests and the offline plan,
+ * with the `validate()` of kubernetes-models and @kubernetes-models/* as shipped (types, enums,
+ * required fields; their last CommonJS releases, the newest need Node 22). The kinds none covers
+ * (CiliumNetworkPolicy, policies.kyverno.io/v1) are left to the API server and their CRDs.
  */
 import { SECRET } from "./offline";
 
@@ -12,12 +11,7 @@ interface Model {
 }
 type ModelClass = (new (data: never) => Model) & { apiVersion: string; kind: string };
 
-/**
- * The module of each kind validated with a package's model, by `<apiVersion>/<kind>`; it exports
- * the model under the kind's name. Each is loaded only when a plan has an object of that kind
- * (`loadModel`): a package's index (`kubernetes-models/v1`) loads every kind of its group, hundreds
- * of modules, and loading a model registers its schema with the package's validator.
- */
+/** The module of each kind's model, by `<apiVersion>/<kind>`: loaded one by one, as a package's index loads hundreds. */
 export const PACKAGE_MODELS: Readonly<Record<string, string>> = {
     "v1/Namespace": "kubernetes-models/v1/Namespace",
     "v1/Service": "kubernetes-models/v1/Service",
@@ -50,15 +44,12 @@ export function loadModel(key: string): ModelClass | undefined {
 
 export interface SchemaResult {
     object: string;
-    /** "none": no package covers the kind; the API server validates it against its CRD at up. */
+    /** "none": the API server validates it against its CRD at up. */
     via: "package" | "none";
     problems: string[];
 }
 
-/**
- * The object without the values the plan shows as "[secret]": their real type is unknown here
- * (a whole Secret `stringData` map is one secret), so they are left out of the check.
- */
+/** The object without the values the plan shows as "[secret]", whose real type is unknown here. */
 export function withoutSecrets(value: unknown): unknown {
     if (Array.isArray(value)) {
         return value.filter((v) => v !== SECRET).map(withoutSecrets);

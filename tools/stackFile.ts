@@ -3,7 +3,6 @@ import * as path from "path";
 import { ArgoCdConfig, ROLLOUT_PROJECT_KINDS, readArgoCd, tenantSyncSettings } from "../components/argocd";
 import { ProjectStack, parseConfigText, projectClusterNames, readProjectStacks, readStackYamlFile } from "../components/config/load";
 import { ConfigReader, PROJECT, Plain, isPlainObject } from "../components/config/reader";
-import type { StackValue } from "../components/config/stackYaml";
 import { AddonConfig, parseAddonConfig } from "../stacks/config";
 import { OfflineWorld, SECRET } from "./offline";
 
@@ -56,66 +55,29 @@ export function readStackFile(stack: string, root = REPO_ROOT): StackFile {
     };
 }
 
-/** Converts a stack file's `config:` map into Pulumi's flat key/value form. */
+/**
+ * A stack file's `config:` map in Pulumi's flat form: text as the CLI hands it (a string as is, null
+ * as "", anything else as JSON with keys sorted, sdk/go/common/resource/config/object.go
+ * MarshalString). A `secure:` value (a map of one string key `secure`, `isSecureValue`), even one
+ * inside a structure, makes the whole key a secret the plan shows as "[secret]".
+ */
 export function fromConfigMap(stack: string, map: Record<string, unknown>): StackFile {
+    const isSecure = (v: unknown): boolean => isPlainObject(v) && Object.keys(v).length === 1 && typeof v.secure === "string";
     const config: Record<string, string> = {};
     const secretKeys: string[] = [];
     for (const [rawKey, value] of Object.entries(map)) {
         const key = rawKey.includes(":") ? rawKey : `${PROJECT}:${rawKey}`;
-        if (isSecure(value)) {
-            config[key] = SECRET;
+        let secret = isSecure(value);
+        const sorted = (_k: string, v: unknown) => {
+            secret ||= isSecure(v);
+            return isSecure(v) ? SECRET : isPlainObject(v) ? Object.fromEntries(Object.entries(v).sort(([x], [y]) => (x < y ? -1 : 1))) : v;
+        };
+        config[key] = secret ? SECRET : value === null ? "" : typeof value === "string" ? value : JSON.stringify(value, sorted);
+        if (secret) {
             secretKeys.push(key);
-        } else {
-            // The text the CLI hands the program; a `secure:` value inside a structure (`pulumi config
-            // set --path --secret`) makes the whole key a secret, as the CLI treats it.
-            const nested = { found: false };
-            config[key] = configText(withoutSecure(value, nested) as StackValue);
-            if (nested.found) {
-                secretKeys.push(key);
-            }
         }
     }
     return { stack, config, secretKeys };
-}
-
-/**
- * The text the Pulumi CLI hands the program for a config value that is not `secure:`
- * (sdk/go/common/resource/config/object.go MarshalString): a string as it is, null as "", anything
- * else as JSON with map keys sorted (Go's encoding/json).
- */
-export function configText(v: StackValue): string {
-    return v === null ? "" : typeof v === "string" ? v : goJson(v);
-}
-
-/** JSON as Go's encoding/json writes a decoded value: map keys sorted. */
-function goJson(v: StackValue): string {
-    return JSON.stringify(v, (_k, x: unknown) => (isPlainObject(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : 1))) : x));
-}
-
-/** `value` with every `{secure: ...}` inside it replaced by the placeholder of a value the plan cannot decrypt. */
-function withoutSecure(value: unknown, seen: { found: boolean }): unknown {
-    if (isSecure(value)) {
-        seen.found = true;
-        return SECRET;
-    }
-    if (Array.isArray(value)) {
-        return value.map((v) => withoutSecure(v, seen));
-    }
-    if (value !== null && typeof value === "object") {
-        return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withoutSecure(v, seen)]));
-    }
-    return value;
-}
-
-/** pulumi sdk/v3.248.0 resource/config/object.go isSecureValue: a map of one key, `secure`, holding a string. */
-function isSecure(value: unknown): boolean {
-    return (
-        value !== null &&
-        typeof value === "object" &&
-        !Array.isArray(value) &&
-        Object.keys(value).length === 1 &&
-        typeof (value as { secure?: unknown }).secure === "string"
-    );
 }
 
 /** The fully qualified hub stack a spoke's file names in `mimir.hubStack`, if any. */

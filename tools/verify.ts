@@ -15,21 +15,7 @@ import { printable } from "../components/config/show";
 const USAGE =
     "usage: npm run verify -- --stack <name> [--json] [--kubeconfig <file>] [--context <name>] [--kyverno-namespace <ns>] [--smoke-timeout <seconds>] [--config-dir <dir>] [--without <component>]... | --print-role [--stack <name>]";
 
-export interface VerifyArgs {
-    stack: string;
-    json: boolean;
-    kubeconfig?: string;
-    context?: string;
-    kyvernoNamespace: string;
-    smokeTimeoutSeconds: number;
-    configDir: string;
-    /** Components that do not run on this cluster: their checks SKIP naming them. */
-    without: Component[];
-    /** Print the ClusterRole verify needs and check nothing. */
-    printRole: boolean;
-}
-
-export function parseVerifyArgs(argv: readonly string[]): VerifyArgs | "help" {
+export function parseVerifyArgs(argv: readonly string[]) {
     const text = { type: "string" } as const;
     const flags = readFlags(
         argv,
@@ -50,11 +36,10 @@ export function parseVerifyArgs(argv: readonly string[]): VerifyArgs | "help" {
         return flags;
     }
     const timeout = flags["smoke-timeout"] ?? "0";
+    const unknown = (flags.without ?? []).find((c) => !isComponent(c));
     if (!/^[0-9]+$/.test(timeout)) {
         throw new UsageError(`--smoke-timeout takes whole seconds, got ${timeout}`);
     }
-    const without = flags.without ?? [];
-    const unknown = without.find((c) => !isComponent(c));
     if (unknown !== undefined) {
         throw new UsageError(`--without takes one of ${Object.keys(COMPONENTS).join(", ")}, got ${unknown}`);
     }
@@ -70,11 +55,11 @@ export function parseVerifyArgs(argv: readonly string[]): VerifyArgs | "help" {
         kyvernoNamespace: flags["kyverno-namespace"] ?? "kyverno",
         smokeTimeoutSeconds: Number(timeout),
         configDir: path.resolve(flags["config-dir"] ?? REPO_ROOT),
-        without: without as Component[],
+        /** Components that do not run on this cluster: their checks SKIP naming them. */
+        without: (flags.without ?? []) as Component[],
     };
 }
 
-/** Runs verify for the arguments; returns the exit status. Output goes to `out`, errors to `err`. */
 const HELP = `${USAGE}
 
 Checks a stack's live cluster after pulumi up, requirement by requirement, read-only.
@@ -111,41 +96,39 @@ export async function verifyMain(
     // With --json the pipeline reads stdout: an error that stops verify is a JSON document there
     // too, so the report is never empty (and the message still goes to stderr for the log).
     const json = argv.includes("--json");
-    const fail = (stack: string | undefined, message: string): number => {
+    const fail = (message: string): number => {
         err(message);
         if (json) {
-            out(formatJsonError({ stack, error: message }));
+            out(formatJsonError({ stack: /--stack[= ](\S+)/.exec(argv.join(" "))?.[1], error: message }));
         }
         return 2;
     };
-    let args: VerifyArgs | "help";
     try {
-        args = parseVerifyArgs(argv);
-    } catch (e) {
-        return fail(undefined, (e as Error).message);
-    }
-    if (args === "help") {
-        out(HELP);
-        return 0;
-    }
-    try {
-        if (args.printRole) {
-            out(YAML.stringify(verifyClusterRole(args.stack ? configFromStackFile(readStackFile(args.stack, args.configDir)) : undefined)).trimEnd());
+        const args = parseVerifyArgs(argv);
+        if (args === "help") {
+            out(HELP);
             return 0;
         }
-        // The same stack file and the same validation as the program: a bad file fails the same way.
-        const config = configFromStackFile(readStackFile(args.stack, args.configDir));
-        const cluster = await connect({ connection: config.cluster.connection, kubeconfig: args.kubeconfig, context: args.context });
+        const config = () => configFromStackFile(readStackFile(args.stack, args.configDir));
+        if (args.printRole) {
+            out(YAML.stringify(verifyClusterRole(args.stack ? config() : undefined)).trimEnd());
+            return 0;
+        }
+        // The same stack file and validation as the program: a bad file fails the same way.
+        const stack = config();
+        const cluster = await connect({ connection: stack.cluster.connection, kubeconfig: args.kubeconfig, context: args.context }).catch((e: Error) => {
+            throw e instanceof ConnectionError ? new Error(`stack "${args.stack}": cannot verify: ${e.message}`) : e;
+        });
         const results = await runVerify(
-            config,
+            stack,
             cluster,
             defaultOptions({ kyvernoNamespace: args.kyvernoNamespace, smokeTimeoutSeconds: args.smokeTimeoutSeconds, without: args.without }),
         );
-        const report = { stack: args.stack, cluster: config.cluster.name, server: cluster.server, results };
+        const report = { stack: args.stack, cluster: stack.cluster.name, server: cluster.server, results };
         out(args.json ? formatJson(report) : formatText(report));
         return exitCode(results);
     } catch (e) {
-        return fail(args.stack, e instanceof ConnectionError ? `stack "${args.stack}": cannot verify: ${e.message}` : (e as Error).message);
+        return fail((e as Error).message);
     }
 }
 

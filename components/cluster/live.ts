@@ -41,6 +41,36 @@ export function objectName(kind: string, namespace: string | undefined, name: st
 /** One GET is given this long, then the preflight stops with what it could not read. */
 const TIMEOUT_MS = 15_000;
 
+export interface HttpAnswer {
+    status: number;
+    body: string;
+}
+
+/** The one GET the program and its tools send over HTTP(S); a socket error or no answer within `timeoutMs` rejects. */
+export function httpGet(url: URL, options: https.RequestOptions, timeoutMs: number): Promise<HttpAnswer> {
+    return new Promise((resolve, reject) => {
+        const req = (url.protocol === "http:" ? http : https).request(url, { ...options, method: "GET", timeout: timeoutMs }, (res) => {
+            const chunks: Buffer[] = [];
+            res.on("data", (c: Buffer) => chunks.push(c));
+            res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }));
+            res.on("error", reject);
+        });
+        req.on("timeout", () => req.destroy(new Error(`timeout: no answer within ${timeoutMs / 1000} s`)));
+        req.on("error", reject);
+        req.end();
+    });
+}
+
+/** The message of a Kubernetes Status body, or the start of whatever came back. */
+export function statusMessage(body: string): string {
+    try {
+        const message = (JSON.parse(body) as { message?: unknown }).message;
+        return typeof message === "string" ? message : body.slice(0, 200);
+    } catch {
+        return body.slice(0, 200);
+    }
+}
+
 /** The stack's cluster, read-only. */
 export async function liveReader(opts: ConnectOptions): Promise<LiveReader> {
     const kc = await kubeConfigFor(await loadClient(), opts);
@@ -49,27 +79,16 @@ export async function liveReader(opts: ConnectOptions): Promise<LiveReader> {
         throw new ConnectionError("the kubeconfig names no current cluster");
     }
     const get = async (path: string): Promise<LiveObject | undefined> => {
-        const url = new URL(server + path);
-        const options: https.RequestOptions = { method: "GET", headers: { Accept: "application/json" }, timeout: TIMEOUT_MS };
+        const options: https.RequestOptions = { headers: { Accept: "application/json" } };
         await kc.applyToHTTPSOptions(options);
-        const { status, body } = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-            const req = (url.protocol === "http:" ? http : https).request(url, options, (res) => {
-                let text = "";
-                res.setEncoding("utf8");
-                res.on("data", (c: string) => (text += c));
-                res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
-                res.on("error", reject);
-            });
-            req.on("timeout", () => req.destroy(new Error(`no answer within ${TIMEOUT_MS / 1000} s`)));
-            req.on("error", (e) => reject(new ConnectionError(`GET ${server}${path}: ${e.message}`)));
-            req.end();
+        const { status, body } = await httpGet(new URL(server + path), options, TIMEOUT_MS).catch((e: Error) => {
+            throw new ConnectionError(`GET ${server}${path}: ${e.message}`);
         });
         if (status === 404) {
             return undefined;
         }
         if (status !== 200) {
-            const message = /^\{/.test(body) ? (JSON.parse(body) as { message?: string }).message : undefined;
-            throw new ConnectionError(`GET ${server}${path}: ${status} ${message ?? body.slice(0, 200)}`);
+            throw new ConnectionError(`GET ${server}${path}: ${status} ${statusMessage(body)}`);
         }
         return JSON.parse(body) as LiveObject;
     };

@@ -1,35 +1,76 @@
 import * as assert from "assert";
 import { POLICY_NAMES } from "../../components/policy";
-import { fixture, healthyCluster, replace, verifyConfig, withStatus } from "./world";
+import { fixture, healthyCluster, patch, verifyConfig, withStatus } from "./world";
 
 import { expectFail, expectPass, found, useFakeCluster } from "./run";
 
 describe("verify: Kyverno policies", () => {
     const { verify } = useFakeCluster();
 
-    it("kyverno.resource-filters fails for Kyverno's default ReplicaSet filters and any filter that hides a regulated Rollout or Pod", async () => {
+    it("fails each check for what breaks it: readiness, what a policy carries, a second budget, a filter hiding a regulated request", async () => {
         const config = verifyConfig();
         const world = healthyCluster(config);
         let results = await verify(config, world);
-        expectPass(results, "kyverno.resource-filters");
         assert.match(results.get("kyverno.resource-filters")!.note!, /regulated namespaces: payments-prod/);
-        // The chart's defaults (charts/kyverno values.yaml at v1.17.2) and a platform's own filter.
-        replace(world, "ConfigMap", "kyverno", (o) => ({
+        patch(world, "ValidatingPolicy", POLICY_NAMES.replicaFloor, (o) => {
+            const spec = o.spec as { matchConstraints: { resourceRules: { resources: string[] }[] } };
+            const resourceRules = spec.matchConstraints.resourceRules.filter((r) => !r.resources.includes("rollouts"));
+            return withStatus(
+                { ...o, spec: { ...spec, matchConstraints: { ...spec.matchConstraints, resourceRules } } },
+                fixture("cel-policy-status-rbac-missing.json"),
+            );
+        });
+        world.objects = world.objects.filter((o) => !(o.kind === "GeneratingPolicy" && o.metadata?.name === POLICY_NAMES.pdb));
+        patch(world, "ValidatingPolicy", POLICY_NAMES.defaultNamespace, (o) => ({
             ...o,
-            data: {
-                ...(o.data as object),
-                resourceFilters: `${(o.data as { resourceFilters: string }).resourceFilters}[ReplicaSet,*,*][ReplicaSet/?*,*,*][Pod,payments-*,*][Rollout/status,*,*][Pod/binding,*,*]`,
-            },
+            spec: { ...(o.spec as object), validationActions: ["Audit", "Warn"] },
         }));
-        results = await verify(config, world);
-        expectFail(
-            results,
-            "kyverno.resource-filters",
-            /ConfigMap kyverno\/kyverno resourceFilters \[ReplicaSet,\*,\*\]: Kyverno admits ReplicaSet in payments-prod without asking a policy.*config\.resourceFiltersExclude: \["\[ReplicaSet,\*,\*\]"\]/,
+        patch(
+            world,
+            "ValidatingPolicy",
+            POLICY_NAMES.approval,
+            (o) => JSON.parse(JSON.stringify(o).replace(/payments-approvers/g, "payments-deployers")) as typeof o,
         );
-        expectFail(results, "kyverno.resource-filters", /resourceFilters \[ReplicaSet\/\?\*,\*,\*\]: Kyverno admits ReplicaSet\/scale in payments-prod/);
-        expectFail(results, "kyverno.resource-filters", /resourceFilters \[Pod,payments-\*,\*\]: Kyverno admits Pod in payments-prod/);
-        expectFail(results, "kyverno.resource-filters", /resourceFilters \[Rollout\/status,\*,\*\]: Kyverno admits Rollout\/status in payments-prod/);
+        const pdb = fixture("generated-pdb.json");
+        world.objects.push(fixture("legacy-pdb-clusterpolicy.json"), {
+            ...pdb,
+            metadata: { ...pdb.metadata, name: "alpha-shop", labels: { "generate.kyverno.io/policy-name": "generate-workload-pdb" } },
+        });
+        // The chart's defaults (charts/kyverno values.yaml at v1.17.2) and a platform's own filters.
+        patch(world, "ConfigMap", "kyverno", (o) => {
+            const filters = `${(o.data as { resourceFilters: string }).resourceFilters}[ReplicaSet,*,*][ReplicaSet/?*,*,*][Pod,payments-*,*][Rollout/status,*,*][Pod/binding,*,*]`;
+            return { ...o, data: { ...(o.data as object), resourceFilters: filters } };
+        });
+        results = await verify(config, world);
+        const cases: [string, RegExp][] = [
+            [
+                "kyverno.policies-ready",
+                /ValidatingPolicy require-prod-replica-floor: RBACPermissionsGranted=False \(Failed: Policy is not ready for reporting, missing permissions: get argoproj\.io/,
+            ],
+            ["kyverno.policies-ready", /GeneratingPolicy generate-workload-pdb: not found: Kyverno refuses a CEL policy it cannot compile/],
+            ["kyverno.policies-enforced", /disallow-default-namespace: validationActions are \[Audit,Warn\], the stack configures \[Deny\]/],
+            ["kyverno.policies-enforced", /require-prod-replica-floor: does not match argoproj\.io\/rollouts/],
+            [
+                "kyverno.policies-enforced",
+                /restrict-regulated-rollout-changes: spec\.variables\[2\]\.expression is .*payments-deployers.*, the stack declares .*payments-approvers/,
+            ],
+            [
+                "kyverno.one-pdb-per-workload",
+                /ClusterPolicy generate-workload-pdb: also generates PodDisruptionBudgets beside GeneratingPolicy generate-workload-pdb/,
+            ],
+            ["kyverno.one-pdb-per-workload", /Rollout alpha-shop-prod\/alpha-shop: its pods are selected by 2 PodDisruptionBudgets/],
+            [
+                "kyverno.resource-filters",
+                /ConfigMap kyverno\/kyverno resourceFilters \[ReplicaSet,\*,\*\]: Kyverno admits ReplicaSet in payments-prod without asking a policy.*config\.resourceFiltersExclude: \["\[ReplicaSet,\*,\*\]"\]/,
+            ],
+            ["kyverno.resource-filters", /resourceFilters \[ReplicaSet\/\?\*,\*,\*\]: Kyverno admits ReplicaSet\/scale in payments-prod/],
+            ["kyverno.resource-filters", /resourceFilters \[Pod,payments-\*,\*\]: Kyverno admits Pod in payments-prod/],
+            ["kyverno.resource-filters", /resourceFilters \[Rollout\/status,\*,\*\]: Kyverno admits Rollout\/status in payments-prod/],
+        ];
+        for (const [id, pattern] of cases) {
+            expectFail(results, id, pattern);
+        }
+        assert.doesNotMatch(found(results, "kyverno.policies-enforced"), /validationActions\[/, "a difference named in its own words is not repeated");
         assert.doesNotMatch(
             found(results, "kyverno.resource-filters"),
             /Pod\/binding|kube-system|Pod\/ephemeralcontainers/,
@@ -38,6 +79,7 @@ describe("verify: Kyverno policies", () => {
         world.objects = world.objects.filter((o) => !(o.kind === "ConfigMap" && o.metadata?.name === "kyverno"));
         expectFail(await verify(config, world), "kyverno.resource-filters", /ConfigMap kyverno\/kyverno: not found/);
     });
+
     it("kyverno.selectors-match passes when the tenant, prod and regulated selectors each match a namespace", async () => {
         const config = verifyConfig();
         const results = await verify(config, healthyCluster(config));
@@ -77,20 +119,6 @@ describe("verify: Kyverno policies", () => {
         );
     });
 
-    it("kyverno.policies-ready fails when Kyverno reports missing permissions or a policy is absent", async () => {
-        const config = verifyConfig();
-        const world = healthyCluster(config);
-        replace(world, "ValidatingPolicy", POLICY_NAMES.replicaFloor, (o) => withStatus(o, fixture("cel-policy-status-rbac-missing.json")));
-        world.objects = world.objects.filter((o) => !(o.kind === "GeneratingPolicy" && o.metadata?.name === POLICY_NAMES.pdb));
-        const results = await verify(config, world);
-        expectFail(
-            results,
-            "kyverno.policies-ready",
-            /ValidatingPolicy require-prod-replica-floor: RBACPermissionsGranted=False \(Failed: Policy is not ready for reporting, missing permissions: get argoproj\.io/,
-        );
-        expectFail(results, "kyverno.policies-ready", /GeneratingPolicy generate-workload-pdb: not found: Kyverno refuses a CEL policy it cannot compile/);
-    });
-
     it("kyverno.policies-ready expects only the guards, the approval guard and the tier rules in complement mode", async () => {
         const config = verifyConfig({ policy: { availabilityPolicies: "complement" } });
         const world = healthyCluster(config);
@@ -98,7 +126,7 @@ describe("verify: Kyverno policies", () => {
         expectPass(results, "kyverno.policies-ready");
         assert.strictEqual(
             results.get("kyverno.policies-ready")!.note,
-            "restrict-rollout-route-namespace, require-canary-max-surge, restrict-regulated-rollout-changes, restrict-regulated-rollout-pods, require-prod-standard-delivery, require-prod-regulated-delivery",
+            "policies.kyverno.io/v1, availabilityPolicies complement: restrict-rollout-route-namespace, require-canary-max-surge, restrict-regulated-rollout-changes, restrict-regulated-rollout-pods, require-prod-standard-delivery, require-prod-regulated-delivery",
         );
         world.objects = world.objects.filter((o) => o.metadata?.name !== POLICY_NAMES.approval);
         results = await verify(config, world);
@@ -108,7 +136,7 @@ describe("verify: Kyverno policies", () => {
     it("kyverno.policies-ready reads the ClusterPolicy Ready condition on the kyverno.io/v1 API", async () => {
         const config = verifyConfig({ policy: { kyvernoApi: "kyverno.io/v1" } });
         const world = healthyCluster(config);
-        replace(world, "ClusterPolicy", POLICY_NAMES.spread, (o) =>
+        patch(world, "ClusterPolicy", POLICY_NAMES.spread, (o) =>
             withStatus(o, { conditions: [{ type: "Ready", status: "False", reason: "Failed", message: "policy not ready" }] }),
         );
         const results = await verify(config, world);
@@ -116,49 +144,12 @@ describe("verify: Kyverno policies", () => {
         expectPass(results, "kyverno.policies-enforced");
     });
 
-    it("kyverno.policies-enforced fails for an audit-only policy, one that no longer matches Rollout, and an approval guard with other approvers", async () => {
-        const config = verifyConfig();
-        const world = healthyCluster(config);
-        replace(world, "ValidatingPolicy", POLICY_NAMES.defaultNamespace, (o) => ({
-            ...o,
-            spec: { ...(o.spec as object), validationActions: ["Audit", "Warn"] },
-        }));
-        replace(world, "ValidatingPolicy", POLICY_NAMES.replicaFloor, (o) => {
-            const spec = o.spec as { matchConstraints: { resourceRules: { resources: string[] }[] } };
-            return {
-                ...o,
-                spec: {
-                    ...spec,
-                    matchConstraints: {
-                        ...spec.matchConstraints,
-                        resourceRules: spec.matchConstraints.resourceRules.filter((r) => !r.resources.includes("rollouts")),
-                    },
-                },
-            };
-        });
-        replace(
-            world,
-            "ValidatingPolicy",
-            POLICY_NAMES.approval,
-            (o) => JSON.parse(JSON.stringify(o).replace(/payments-approvers/g, "payments-deployers")) as typeof o,
-        );
-        const results = await verify(config, world);
-        expectFail(results, "kyverno.policies-enforced", /disallow-default-namespace: validationActions are \[Audit,Warn\], the stack configures \[Deny\]/);
-        expectFail(results, "kyverno.policies-enforced", /require-prod-replica-floor: does not match argoproj\.io\/rollouts/);
-        expectFail(
-            results,
-            "kyverno.policies-enforced",
-            /restrict-regulated-rollout-changes: spec\.variables\[2\]\.expression is .*payments-deployers.*, the stack declares .*payments-approvers/,
-        );
-        assert.doesNotMatch(found(results, "kyverno.policies-enforced"), /validationActions\[/, "a difference named in its own words is not repeated");
-    });
-
     it("kyverno.policies-enforced takes the CRD's defaults on stored ClusterPolicies as no drift, and catches a changed namespace selector", async () => {
         const config = verifyConfig({ policy: { kyvernoApi: "kyverno.io/v1" } });
         const world = healthyCluster(config);
         assert.strictEqual((world.objects.find((o) => o.metadata?.name === POLICY_NAMES.approval)!.spec as { admission: boolean }).admission, true);
         expectPass(await verify(config, world), "kyverno.policies-enforced");
-        replace(
+        patch(
             world,
             "ClusterPolicy",
             POLICY_NAMES.approval,
@@ -175,7 +166,7 @@ describe("verify: Kyverno policies", () => {
         const config = verifyConfig({ policy: { availabilityPolicies: "complement" } });
         const world = healthyCluster(config);
         expectPass(await verify(config, world), "kyverno.availability-rollout-aware");
-        replace(world, "ClusterPolicy", POLICY_NAMES.pdb, () => fixture("legacy-pdb-clusterpolicy.json"));
+        patch(world, "ClusterPolicy", POLICY_NAMES.pdb, () => fixture("legacy-pdb-clusterpolicy.json"));
         world.objects = world.objects.filter((o) => o.metadata?.name !== POLICY_NAMES.replicaFloor);
         const results = await verify(config, world);
         expectFail(
@@ -199,24 +190,6 @@ describe("verify: Kyverno policies", () => {
         for (const no of ["Deployment", "argoproj.io/v1alpha1/Rollout/status", "Rollout/status", "Rollout.status", "apps/v1/Rollout", "*/*/Rollout"]) {
             assert.ok(!kindSelectsRollout(no), no);
         }
-    });
-
-    it("kyverno.one-pdb-per-workload fails for a second generator and a workload with two budgets (own mode)", async () => {
-        const config = verifyConfig();
-        const world = healthyCluster(config);
-        world.objects.push(fixture("legacy-pdb-clusterpolicy.json"));
-        const pdb = fixture("generated-pdb.json");
-        world.objects.push({
-            ...pdb,
-            metadata: { ...pdb.metadata, name: "alpha-shop", labels: { "generate.kyverno.io/policy-name": "generate-workload-pdb" } },
-        });
-        const results = await verify(config, world);
-        expectFail(
-            results,
-            "kyverno.one-pdb-per-workload",
-            /ClusterPolicy generate-workload-pdb: also generates PodDisruptionBudgets beside GeneratingPolicy generate-workload-pdb/,
-        );
-        expectFail(results, "kyverno.one-pdb-per-workload", /Rollout alpha-shop-prod\/alpha-shop: its pods are selected by 2 PodDisruptionBudgets/);
     });
 
     it("kyverno.one-pdb-per-workload expects exactly the platform's generator in complement mode", async () => {

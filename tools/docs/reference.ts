@@ -1,11 +1,7 @@
 /**
- * The configuration reference (docs/configuration.md) and the stack file's JSON Schema
- * (schema/stack.schema.json), rendered from the declarations: one table per section (key, type,
- * default, allowed, meaning), an example stack file, and the validation paragraph with an error
- * the reader really gives. Pure: `npm run docs` writes what these return, and a test fails when the
- * files differ from them.
+ * The configuration reference (docs/configuration.md) and the stack file's JSON Schema, rendered
+ * from the declarations: `npm run docs` writes what these return, and a test fails when the files differ.
  */
-
 import { Field, Fields } from "../../components/config/declare";
 import { PROJECT } from "../../components/config/reader";
 import { stackFileSchema } from "./schema";
@@ -21,57 +17,31 @@ export interface ReferenceRow {
     meaning: string;
 }
 
+const TYPES: Record<Exclude<Field["kind"], "string" | "custom">, string> = {
+    integer: "integer",
+    number: "number",
+    boolean: "boolean",
+    strings: "list of strings",
+    labels: "map of labels",
+    section: "object",
+    list: "list of objects",
+    map: "map of name to object",
+};
+
 /** The type of a field as the reference shows it. */
 export function typeOf(f: Field): string {
-    switch (f.kind) {
-        case "string":
-            return f.secret ? "secret string" : f.rule.oneOf ? "enum" : "string";
-        case "integer":
-            return "integer";
-        case "number":
-            return "number";
-        case "boolean":
-            return "boolean";
-        case "strings":
-            return "list of strings";
-        case "labels":
-            return "map of labels";
-        case "section":
-            return "object";
-        case "list":
-            return "list of objects";
-        case "map":
-            return "map of name to object";
-        case "custom":
-            return f.type;
-    }
+    return f.kind === "string" ? (f.secret ? "secret string" : f.rule.oneOf ? "enum" : "string") : f.kind === "custom" ? f.type : TYPES[f.kind];
 }
 
 const code = (v: unknown): string => `\`${typeof v === "string" ? v : JSON.stringify(v)}\``;
 
-/** The default as the reference shows it. */
+/** The default as the reference shows it: the declared one, else what an absent key means. */
 export function defaultOf(f: Field): string {
-    if (f.defaultDoc !== undefined) {
-        return f.defaultDoc;
-    }
-    if (f.required === true) {
-        return "required";
-    }
-    if ("default" in f && f.default !== undefined) {
-        return code(f.default);
-    }
-    switch (f.kind) {
-        case "boolean":
-            return code(false);
-        case "strings":
-        case "list":
-        case "map":
-            return code([]);
-        case "labels":
-            return code({});
-        default:
-            return "-";
-    }
+    const absent: Partial<Record<Field["kind"], unknown>> = { boolean: false, strings: [], list: [], map: [], labels: {} };
+    return (
+        f.defaultDoc ??
+        (f.required === true ? "required" : "default" in f && f.default !== undefined ? code(f.default) : f.kind in absent ? code(absent[f.kind]) : "-")
+    );
 }
 
 /** What is allowed, as the reference shows it. */

@@ -3,20 +3,14 @@ import type { ReadOnlyCluster } from "./cluster";
 import { field } from "./context";
 import { IN_CLUSTER, LiveProject, destinationPermitted } from "./regulatedPaths";
 
-/**
- * Who ArgoCD acts as on the regulated namespaces (ADR-056 D3), against the identities the approval
- * guard names: sync impersonation as argo-cd v3.5.1 derives it (util/settings).
- */
-
+/** Who ArgoCD acts as on the regulated namespaces (ADR-056 D3), against the identities the approval guard names (argo-cd v3.5.1 util/settings). */
 /** util/settings/settings.go: argocd-cm keys of sync impersonation (`IsImpersonationEnabled`: exactly "true"; `IsImpersonationEnforced`: unless "false"). */
 const ENABLED_KEY = "application.sync.impersonation.enabled";
 const ENFORCED_KEY = "application.sync.impersonation.enforced";
 
 /**
- * util/settings/impersonation.go `DeriveServiceAccountToImpersonate`: the first of the project's
- * `destinationServiceAccounts` whose server and namespace globs match the Application's destination
- * names the ServiceAccount, in the destination namespace unless it says `<namespace>:<name>`.
- * "" when none matches; an error for a pattern that does not compile or a name with `!*[]{}\/`.
+ * util/settings/impersonation.go `DeriveServiceAccountToImpersonate`: the first
+ * `destinationServiceAccounts` entry matching the destination, "" when none.
  */
 export function serviceAccountToImpersonate(
     project: Pick<LiveProject, "destinationServiceAccounts">,
@@ -49,11 +43,9 @@ export interface ArgoIdentity {
 }
 
 /**
- * Who ArgoCD acts as on each regulated namespace of this cluster a regulated project may target.
- * Without sync impersonation the application controller syncs and the API server acts, each as its
- * own ServiceAccount. With it, both impersonate the ServiceAccount the project derives
- * (controller/sync.go and server/application/application.go `getApplicationClusterConfig` alike);
- * where none is derived ArgoCD refuses to act while impersonation is enforced, else falls back.
+ * Who ArgoCD acts as on each regulated namespace a regulated project may target: its own
+ * ServiceAccounts, or with sync impersonation the one the project derives for the sync and the API
+ * server alike (`getApplicationClusterConfig`); none derived, it refuses while impersonation is enforced.
  */
 export function argoIdentities(
     argocdCm: Readonly<Record<string, string>>,
@@ -100,13 +92,9 @@ export interface GuardIdentities {
 const saRef = (user: string): string => user.replace(/^system:serviceaccount:([^:]+):/, "$1/");
 
 /**
- * Where the approval guard's identities do not match how ArgoCD will act, with what to set: the
- * sync identity must be a GitOps identity, or every sync of a regulated Rollout is refused; the API
- * server's identity, where it is not the sync's, must be an action identity (or ArgoCD's actions
- * are refused); an identity named where ArgoCD never acts as it is an exemption nobody needs. Where
- * the sync and the API server are one identity (impersonation), the guard cannot tell a resource
- * patch from a sync: the action identities stay empty and ArgoCD's RBAC alone refuses deployers
- * those paths (argocd.regulated-rbac).
+ * Where the approval guard's identities do not match how ArgoCD acts: the sync identity must be a
+ * GitOps one, the API server's an action one; one named where ArgoCD never acts as it is an
+ * exemption nobody needs; and where sync and API server are one identity the action identities limit nothing.
  */
 export function identityProblems(guard: GuardIdentities, acting: readonly ArgoIdentity[]): string[] {
     const out: string[] = [];
@@ -147,10 +135,7 @@ export function identityProblems(guard: GuardIdentities, acting: readonly ArgoId
     return out;
 }
 
-/**
- * ArgoCD's application controller's and API server's ServiceAccounts, read from their workloads by
- * the component label ArgoCD's manifests and chart give them (`app.kubernetes.io/component`).
- */
+/** ArgoCD's application controller's and API server's ServiceAccounts, read from their workloads by `app.kubernetes.io/component`. */
 export async function argoCdServiceAccounts(cluster: ReadOnlyCluster, ns: string): Promise<{ controller?: string; server?: string }> {
     const workloads = [
         ...((await cluster.list(`/apis/apps/v1/namespaces/${ns}/statefulsets`)) ?? []),

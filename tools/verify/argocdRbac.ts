@@ -1,13 +1,9 @@
 /**
- * ArgoCD's RBAC decision for verify's questions (ADR-056 D3): argo-cd's own casbin model run by
- * node-casbin, and what ArgoCD adds around casbin, by file at argo-cd v3.5.1: the policy's assembly
- * and loading (util/rbac/rbac.go `PolicyCSV`, `argocdAdapter.LoadPolicy`: one bad line fails the
- * whole policy, a project's bad policy falls back to the policy without it), the matcher function
- * (`globMatchFunc`, gobwas/glob; or casbin's RE2 `RegexMatchFunc` with `policy.matchMode: regex`),
- * `policy.default` tried first (`enforce`), and the claims (server/rbacpolicy/rbacpolicy.go
- * `EnforceClaims`: the user, then each group that is the subject of a `g` line, with the request's
- * AppProject roles; a project token judged by its own project alone). The end-to-end scenario
- * `argocd-rbac-enforcer-agrees` asks ArgoCD's own enforcer (e2e/engines/argocd-rbac) the same.
+ * ArgoCD's RBAC decision for verify's questions (ADR-056 D3): argo-cd v3.5.1's own casbin model run
+ * by node-casbin, with what ArgoCD adds around it: the policy's assembly and loading
+ * (util/rbac/rbac.go: one bad line fails the whole policy), its glob or RE2 matcher,
+ * `policy.default` tried first, and the claims (server/rbacpolicy/rbacpolicy.go `EnforceClaims`).
+ * The end-to-end scenario `argocd-rbac-enforcer-agrees` asks ArgoCD's own enforcer the same.
  */
 import { Enforcer, newEnforcer, newModelFromString } from "casbin";
 
@@ -42,7 +38,6 @@ export const BUILTIN_POLICY_CSV = [
     "g, admin, role:admin",
 ].join("\n");
 
-/** argocd-rbac-cm's data. */
 type ArgoRbacData = Readonly<Record<string, string>>;
 /** An AppProject's roles, as `spec.roles` holds them. */
 export interface ArgoProjectRoles {
@@ -102,10 +97,7 @@ export function projectPoliciesString(project: ArgoProjectRoles): string {
         .join("\n");
 }
 
-/**
- * gobwas/glob's syntax as a regular expression: `*` any run (no separators), `?` one character,
- * `[abc]`, `[a-z]`, `[!abc]`, `{a,b}`, `\` escapes. Undefined when gobwas would not compile it.
- */
+/** gobwas/glob's syntax (`*`, `?`, `[a-z]`, `[!a]`, `{a,b}`, `\`) as a regular expression; undefined where gobwas would not compile it. */
 export function globRegExp(pattern: string): RegExp | undefined {
     const chars = [...pattern];
     let i = 0;
@@ -168,10 +160,7 @@ export function globRegExp(pattern: string): RegExp | undefined {
 /** util/glob `Match`: a pattern that does not compile matches nothing. */
 export const globMatch = (pattern: string, value: string): boolean => globRegExp(pattern)?.test(value) ?? false;
 
-/**
- * Go's RE2 as a JavaScript expression, for what the two spell differently: a leading `(?i)`,
- * `(?s)`, `(?m)`, `(?P<name>`, `\pL`, `\A`, `\z`. Undefined where either cannot compile it here.
- */
+/** Go's RE2 as a JavaScript expression where the two spell it differently (`(?i)`, `(?P<name>`, `\pL`, `\A`, `\z`). */
 export function goRegExp(pattern: string): RegExp | undefined {
     const lead = /^\(\?([ims]+)\)/.exec(pattern);
     const body = pattern

@@ -2,22 +2,19 @@ import type { AddonConfig } from "../../stacks/config";
 import type { HttpAnswer, KubeObject, ReadOnlyCluster } from "./cluster";
 import type { CheckResult } from "./report";
 
+export { objectName as ref } from "../../components/cluster/live";
+
 export interface VerifyOptions {
     /** Namespace Kyverno runs in (its chart's release namespace). */
     kyvernoNamespace: string;
     /** Platform components declared absent on this cluster: the checks that need them SKIP (index.ts COMPONENTS). */
     without: readonly ("rollouts-controller" | "kyverno" | "argocd" | "gateway-controller" | "mimir")[];
-    /** How long to wait for the smoke canary to finish before judging it; 0: judge it as it is. */
+    /** How long to wait for the smoke canary to settle before judging it; 0: judge it as it is. */
     smokeTimeoutSeconds: number;
-    /** Seconds between two looks at the smoke canary while waiting. */
     smokePollSeconds: number;
     now: () => Date;
     sleep: (ms: number) => Promise<void>;
-    /**
-     * A GET from this machine to an address outside the cluster (a spoke's read endpoint), trusting
-     * what the controller trusts: the public roots and, when the stack sets `mimir.readCaBundle`,
-     * `trust.extraCa`.
-     */
+    /** A GET from this machine to an address outside the cluster, trusting what the controller trusts. */
     httpGet: (url: string, headers: Record<string, string>, trust: { extraCa?: string }) => Promise<HttpAnswer>;
 }
 
@@ -27,25 +24,23 @@ export interface VerifyContext {
     options: VerifyOptions;
 }
 
-/** A group of checks: each returns one result per requirement it verifies. */
-export type CheckGroup = (ctx: VerifyContext) => Promise<CheckResult[]>;
+/** A group of checks: their ids (each still reported when a read fails), their section and how to run them. */
+export interface CheckGroup {
+    ids: readonly string[];
+    readme: string;
+    run: (ctx: VerifyContext) => Promise<CheckResult[]>;
+}
 
-/** A status condition as Kubernetes objects report them (metav1.Condition and its older cousins). */
+/** A status condition (metav1.Condition and its older cousins). */
 export interface Condition {
     type: string;
     status: string;
     reason?: string;
     message?: string;
-    lastTransitionTime?: string;
 }
 
-export function conditions(obj: KubeObject | undefined, path: (status: Record<string, unknown>) => unknown = (s) => s.conditions): Condition[] {
-    const status = obj?.status;
-    if (typeof status !== "object" || status === null) {
-        return [];
-    }
-    const list = path(status as Record<string, unknown>);
-    return Array.isArray(list) ? (list as Condition[]) : [];
+export function conditions(obj: unknown, ...path: string[]): Condition[] {
+    return asArray<Condition>(field(obj, "status", ...(path.length > 0 ? path : ["conditions"])));
 }
 
 export function condition(list: readonly Condition[], type: string): Condition | undefined {
@@ -54,78 +49,57 @@ export function condition(list: readonly Condition[], type: string): Condition |
 
 /** `Type=Status (Reason: message)`, for a finding. */
 export function describeCondition(c: Condition | undefined, type: string): string {
-    if (!c) {
-        return `no ${type} condition`;
-    }
-    const why = [c.reason, c.message].filter(Boolean).join(": ");
-    return `${c.type}=${c.status}${why ? ` (${why})` : ""}`;
+    const why = [c?.reason, c?.message].filter(Boolean).join(": ");
+    return c ? `${c.type}=${c.status}${why ? ` (${why})` : ""}` : `no ${type} condition`;
 }
 
-export const ref = (kind: string, namespace: string | undefined, name: string): string => `${kind} ${namespace ? `${namespace}/` : ""}${name}`;
+/** The conditions of `types` that are not True on `obj`, described. */
+export function notTrue(obj: unknown, types: readonly string[], path: string[] = ["conditions"]): string[] {
+    const list = conditions(obj, ...path);
+    return types.filter((t) => condition(list, t)?.status !== "True").map((t) => describeCondition(condition(list, t), t));
+}
 
 export const nameOf = (o: KubeObject): string => o.metadata?.name ?? "";
 export const namespaceOf = (o: KubeObject): string => o.metadata?.namespace ?? "";
 
-/** Reads a nested field of an object of unknown shape. */
+/** A nested field of an object of unknown shape. */
 export function field(obj: unknown, ...path: (string | number)[]): unknown {
-    let cur: unknown = obj;
+    let cur = obj;
     for (const key of path) {
-        if (cur === null || typeof cur !== "object") {
-            return undefined;
-        }
-        cur = (cur as Record<string | number, unknown>)[key];
+        cur = cur !== null && typeof cur === "object" ? (cur as Record<string | number, unknown>)[key] : undefined;
     }
     return cur;
 }
 
 /** JSON with sorted keys, so two objects compare by content. */
 export function canonical(v: unknown): string {
-    if (Array.isArray(v)) {
-        return `[${v.map(canonical).join(",")}]`;
-    }
-    if (v !== null && typeof v === "object") {
-        return `{${Object.keys(v)
+    if (v !== null && typeof v === "object" && !Array.isArray(v)) {
+        const o = v as Record<string, unknown>;
+        return `{${Object.keys(o)
             .sort()
-            .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
+            .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
             .join(",")}}`;
     }
-    return JSON.stringify(v);
+    return Array.isArray(v) ? `[${v.map(canonical).join(",")}]` : JSON.stringify(v);
 }
 
-/** A value for a finding, shortened. */
+/** A value for a finding, at most 100 characters around `from`. */
 export const shown = (v: unknown, from = 0): string => {
     const text = JSON.stringify(v) ?? "nothing";
-    if (text.length <= 100) {
-        return text;
-    }
-    const start = Math.max(0, Math.min(from - 40, text.length - 100));
+    const start = text.length <= 100 ? 0 : Math.max(0, Math.min(from - 40, text.length - 100));
     return `${start > 0 ? "..." : ""}${text.slice(start, start + 100)}${start + 100 < text.length ? "..." : ""}`;
 };
 
-/** Where two JSON texts first differ, so a long string is shown around its difference. */
-const firstDifference = (a: unknown, b: unknown): number => {
-    const x = JSON.stringify(a) ?? "";
-    const y = JSON.stringify(b) ?? "";
-    let i = 0;
-    while (i < x.length && i < y.length && x[i] === y[i]) {
-        i++;
-    }
-    return i;
-};
-
 /**
- * Where `live` does not carry what `declared` says: every declared field present with the same
- * value, lists entry by entry and of the same length. Extra live fields are not drift: the API
- * server fills in defaults (a CRD's schema defaults such as Kyverno's
- * `evaluation.admission.enabled` or `rules[].skipBackgroundRequests`, a Service's `clusterIP`).
+ * Where `live` does not carry what `declared` says: every declared field with the same value, lists
+ * entry by entry. Extra live fields are not drift: the API server fills in defaults (CRD schema
+ * defaults, a Service's `clusterIP`).
  */
 export function drift(declared: unknown, live: unknown, path = ""): string[] {
     if (Array.isArray(declared)) {
-        if (!Array.isArray(live)) {
-            return [`${path} is ${shown(live)}, the stack declares a list of ${declared.length}`];
-        }
-        if (live.length !== declared.length) {
-            return [`${path} has ${live.length} entries, the stack declares ${declared.length}`];
+        if (!Array.isArray(live) || live.length !== declared.length) {
+            const has = Array.isArray(live) ? `has ${live.length} entries` : `is ${shown(live)}`;
+            return [`${path} ${has}, the stack declares ${Array.isArray(live) ? declared.length : `a list of ${declared.length}`}`];
         }
         return declared.flatMap((d, i) => drift(d, live[i], `${path}[${i}]`));
     }
@@ -135,8 +109,15 @@ export function drift(declared: unknown, live: unknown, path = ""): string[] {
         }
         return Object.entries(declared).flatMap(([k, v]) => drift(v, (live as Record<string, unknown>)[k], path ? `${path}.${k}` : k));
     }
-    const at = firstDifference(declared, live);
-    return declared === live ? [] : [`${path} is ${shown(live, at)}, the stack declares ${shown(declared, at)}`];
+    if (declared === live) {
+        return [];
+    }
+    const [a, b] = [JSON.stringify(declared) ?? "", JSON.stringify(live) ?? ""];
+    let at = 0;
+    while (at < a.length && a[at] === b[at]) {
+        at++;
+    }
+    return [`${path} is ${shown(live, at)}, the stack declares ${shown(declared, at)}`];
 }
 
 export const asArray = <T = unknown>(v: unknown): T[] => (Array.isArray(v) ? (v as T[]) : []);

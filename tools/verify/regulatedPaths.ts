@@ -5,12 +5,10 @@ import type { KubeObject } from "./cluster";
 import { asArray, asRecord, field, nameOf } from "./context";
 
 /**
- * The paths around regulated prod's approval (ADR-056 D3, ADR-049) as verify finds them on a live
- * ArgoCD: what argocd-rbac-cm lets the configured groups do, another AppProject whose destinations
- * reach a regulated namespace, a role or token of a regulated project that may sync, change or
- * approve, an Application that asks its sync to replace or force, Applications created outside
- * ArgoCD's namespace, and who ArgoCD acts as on a regulated namespace (sync impersonation), which
- * the approval guard must name (argocdIdentities.ts). Each follows the ArgoCD code it cites (argo-cd v3.5.1).
+ * The paths around regulated prod's approval (ADR-056 D3) on a live ArgoCD: what argocd-rbac-cm
+ * lets the configured groups do, another AppProject reaching a regulated namespace, a regulated
+ * project's role or token that may sync or approve, a sync that replaces or forces. Each follows
+ * the ArgoCD code it cites (argo-cd v3.5.1).
  */
 
 /** argo-cd v3.5.1 util/settings/settings.go: the argocd-cm key, read with strconv.ParseBool, "" meaning true. */
@@ -19,11 +17,7 @@ export const FINE_GRAINED_INHERITANCE_KEY = "server.rbac.disableApplicationFineG
 /** A synthetic Application and Rollout for the questions: a grant scoped to fewer names is not seen. */
 const anyObjectOf = (project: string): string => `${project}/any-application`;
 
-/**
- * What ArgoCD must refuse a deployer in a regulated project, as enforcer questions: the approval
- * actions, every path of REGULATED_DEPLOYER_DENIALS (per Rollout for the resource paths) and of
- * REGULATED_DEPLOYER_APPSET_DENIALS.
- */
+/** What ArgoCD must refuse a deployer in a regulated project: the approval actions and the program's deployer denials. */
 export function regulatedQuestions(rbac: Pick<ArgoRbacConfig, "actions">): { resource: "applications" | "applicationsets"; action: string }[] {
     return [
         ...rbac.actions.map((a) => ({ resource: "applications" as const, action: `action/argoproj.io/Rollout/${a}` })),
@@ -36,10 +30,8 @@ export function regulatedQuestions(rbac: Pick<ArgoRbacConfig, "actions">): { res
 }
 
 /**
- * What ArgoCD lets the configured groups do in the regulated projects, asked of ArgoCD's enforcer
- * (argocdRbac.ts): deployers may not run an approval action or any path of `regulatedQuestions`,
- * asked about any Application and each live one by name; approvers must be able to run the
- * approval actions. One line per problem, empty when the gate holds.
+ * What ArgoCD lets the configured groups do in the regulated projects (argocdRbac.ts): deployers
+ * nothing of `regulatedQuestions`, on any Application and each live one; approvers the approval actions.
  */
 export async function regulatedRbacProblems(
     rbac: Readonly<ArgoRbacConfig>,
@@ -128,11 +120,9 @@ function destinationGlob(pattern: string, value: string): boolean {
 const isDeny = (pattern: string | undefined): boolean => (pattern ?? "").startsWith("!");
 
 /**
- * Whether a project's destinations permit a destination (app_project_types.go
- * `isDestinationMatched`): a destination matches by server or by name, and by namespace; a
- * negated server, name or namespace that does not match refuses it outright. Go's `&&` binds
- * before `||`, as in the second case here. `permitOnlyProjectScopedClusters` is not read: it needs
- * the cluster Secrets, which verify does not read, so a destination it would refuse still counts.
+ * Whether a project's destinations permit a destination (app_project_types.go `isDestinationMatched`):
+ * by server or name, and namespace; a negated one that does not match refuses outright. Not read:
+ * `permitOnlyProjectScopedClusters` (it needs the cluster Secrets).
  */
 export function destinationPermitted(destinations: readonly ArgoDestination[], dst: { server: string; name: string; namespace: string }): boolean {
     let any = false;
@@ -163,10 +153,8 @@ export interface RegulatedTarget {
 const GLOB = /[*?[\]{}!\\]/;
 
 /**
- * The destinations an Application must not reach from outside the regulated projects: each
- * regulated namespace of this cluster as ArgoCD names this cluster, and each destination of a
- * regulated project that names one namespace (no pattern), on whichever cluster it names (a hub's
- * ArgoCD syncing a spoke's regulated namespaces).
+ * The destinations an Application must not reach from outside the regulated projects: this cluster's
+ * regulated namespaces, and each regulated project's destination that names one namespace (a spoke's too).
  */
 export function regulatedTargets(regulatedNamespaces: readonly string[], regulatedProjects: readonly LiveProject[]): RegulatedTarget[] {
     const out: RegulatedTarget[] = regulatedNamespaces.map((namespace) => ({
@@ -192,17 +180,11 @@ export function regulatedTargets(regulatedNamespaces: readonly string[], regulat
 const describeTarget = (t: RegulatedTarget): string => `namespace ${t.namespace} on ${t.server || t.name}`;
 
 /**
- * What reaches a regulated destination through ArgoCD without the regulated projects' RBAC (the
- * program's deployer denials are scoped to `argocd.rbac.regulatedProjects`, the approval guard to
- * namespaces): another project whose destinations permit one; a regulated project that takes
- * Applications from other namespaces (`sourceNamespaces`: there Kubernetes RBAC, not ArgoCD's,
- * decides who creates one, argo-cd docs "Applications in any namespace"); a role of a regulated
- * project, and its tokens, that may sync, change, delete or approve (a project token is judged by
- * its project's roles alone, server/rbacpolicy/rbacpolicy.go `enforceProjectToken`, so the
- * program's denials never reach it); an Application of a regulated project whose sync options ask
- * for Replace=true or Force=true (gitops-engine sync_context.go `applyObject`: the whole sync
- * replaces or forces, and the approval guard sees only a prune and a create of the sync identity).
- * One line per problem.
+ * What reaches a regulated destination around the regulated projects' RBAC: another project whose
+ * destinations permit one; `sourceNamespaces` (there Kubernetes RBAC decides who creates an
+ * Application); a role whose tokens may sync, change or approve (a project token is judged by its
+ * project's roles alone, server/rbacpolicy/rbacpolicy.go `enforceProjectToken`); a sync with
+ * Replace=true or Force=true (gitops-engine sync_context.go: the guard sees only a delete and a create).
  */
 export async function regulatedProjectProblems(
     rbac: Readonly<Pick<ArgoRbacConfig, "regulatedProjects" | "actions">>,

@@ -1,6 +1,6 @@
 /**
- * Results of `npm run verify`: one line per check, the failing objects under a FAIL, and the
- * section of docs/operations/verify.md to read. `--json` prints the same as one document for pipelines.
+ * Results of `npm run verify`: one line per check, the failing objects under a FAIL and the section
+ * of docs/operations/verify.md to read; `--json` prints the same as one document for pipelines.
  */
 
 export type Status = "PASS" | "FAIL" | "SKIP";
@@ -19,16 +19,15 @@ export interface CheckResult {
     what: string;
     /** FAIL: every object that breaks it. */
     findings: Finding[];
-    /** PASS/SKIP: what was seen, or why it was skipped (SKIP: with what to run instead). */
+    /** What was seen, or why it was skipped. */
     note?: string;
-    /** Anchor of the section of `VERIFY_PAGE` to read on FAIL (the key keeps its name: the JSON report is read by pipelines). */
+    /** Anchor of the section of `VERIFY_PAGE` to read (the JSON key keeps its name: pipelines read it). */
     readme: string;
 }
 
-/** The page that documents every check, relative to the project root. */
 export const VERIFY_PAGE = "docs/operations/verify.md";
 
-/** Sections of `VERIFY_PAGE`, by group of checks (its headings under "Verify a cluster"). */
+/** Sections of `VERIFY_PAGE`, by group of checks. */
 export const DOCS = {
     crds: "#verify-crds-and-controller",
     rbac: "#verify-rbac",
@@ -39,13 +38,24 @@ export const DOCS = {
     permissions: "#verifys-own-permissions",
 } as const;
 
-/** Builds the result of a check from what it found: FAIL with findings, PASS otherwise. */
-export function outcome(id: string, what: string, readme: string, findings: Finding[], note?: string): CheckResult {
-    return { id, status: findings.length > 0 ? "FAIL" : "PASS", what, findings, ...(note ? { note } : {}), readme };
-}
-
-export function skipped(id: string, what: string, readme: string, why: string): CheckResult {
-    return { id, status: "SKIP", what, findings: [], note: why, readme };
+/** A set of checks documented in one section: each id with its requirement, and how to report one. */
+export function checks<const W extends Record<string, string>>(readme: string, what: W) {
+    type Id = Extract<keyof W, string>;
+    const result = (id: Id, status: Status, findings: Finding[], note?: string): CheckResult => ({
+        id,
+        status,
+        what: what[id],
+        findings,
+        ...(note ? { note } : {}),
+        readme,
+    });
+    return {
+        ids: Object.keys(what) as Id[],
+        readme,
+        /** FAIL with the findings, PASS without. */
+        done: (id: Id, findings: Finding[], note?: string) => result(id, findings.length > 0 ? "FAIL" : "PASS", findings, note),
+        skip: (id: Id, why: string) => result(id, "SKIP", [], why),
+    };
 }
 
 export interface Report {
@@ -65,29 +75,23 @@ export function exitCode(results: readonly CheckResult[]): number {
     return results.some((r) => r.status === "FAIL") ? 1 : 0;
 }
 
-/** The human-readable report: `PASS|FAIL|SKIP  <id>  <what>` and, under a FAIL, object, found, the section to read. */
 export function formatText(report: Report): string {
     const width = Math.max(...report.results.map((r) => r.id.length), 10);
     const lines = [`verify stack ${report.stack} (cluster ${report.cluster}) at ${report.server}`];
     for (const r of report.results) {
-        const note = r.note ? ` (${r.note})` : "";
-        lines.push(`${r.status}  ${r.id.padEnd(width)}  ${r.what}${r.status === "FAIL" ? "" : note}`);
-        if (r.status === "FAIL") {
-            for (const f of r.findings) {
-                lines.push(`      ${f.object}: ${f.found}`);
-            }
-            if (r.note) {
-                lines.push(`      ${r.note}`);
-            }
-            lines.push(`      read: ${VERIFY_PAGE}${r.readme}`);
+        if (r.status !== "FAIL") {
+            lines.push(`${r.status}  ${r.id.padEnd(width)}  ${r.what}${r.note ? ` (${r.note})` : ""}`);
+            continue;
         }
+        lines.push(`FAIL  ${r.id.padEnd(width)}  ${r.what}`, ...r.findings.map((f) => `      ${f.object}: ${f.found}`));
+        lines.push(...(r.note ? [`      ${r.note}`] : []), `      read: ${VERIFY_PAGE}${r.readme}`);
     }
     const s = summary(report.results);
     lines.push(`summary: ${s.PASS} PASS, ${s.FAIL} FAIL, ${s.SKIP} SKIP`);
     return lines.join("\n");
 }
 
-/** What `--json` prints when verify stops before any check ran (exit 2): the error, as a document. */
+/** What `--json` prints when verify stops before any check ran (exit 2). */
 export function formatJsonError(e: { stack?: string; error: string }): string {
     return JSON.stringify({ ...(e.stack ? { stack: e.stack } : {}), error: e.error, exitCode: 2, results: [] }, null, 2);
 }

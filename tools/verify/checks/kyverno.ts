@@ -1,17 +1,27 @@
 /**
- * The admission layer made Rollout-aware (ADR-056 D2, D3, D8): the policies this stack declares
- * for its `policy.availabilityPolicies` mode exist, Kyverno reports them ready, they carry what the
- * stack declares, ADR-085's availability policies match Rollout whoever owns them, and no
- * workload ends up with two PodDisruptionBudgets.
+ * The admission layer made Rollout-aware (ADR-056 D2, D3, D8): the stack's policies exist, are ready
+ * and carry what it declares, ADR-085's availability policies match Rollout whoever owns them, and
+ * no workload has two PodDisruptionBudgets.
  */
 import type { AvailabilityPolicies } from "../../../components/policy/config";
 import { POLICY_NAMES, ownsAvailability, policyContext } from "../../../components/policy";
 import { KyvernoPolicy, kyvernoPolicies } from "../../../components/policy/kyverno";
 import type { KubeObject } from "../cluster";
-import { configuredSelectors, kindSelectsRollout, resourceFiltersCheck, unmatchedSelectors } from "./kyvernoScope";
-import { CheckGroup, asArray, conditions, condition, describeCondition, drift, field, nameOf, namespaceOf, ref } from "../context";
-import { CheckResult, Finding, DOCS, outcome } from "../report";
+import { configuredSelectors, kindSelectsRollout, resourceFilterFindings, unmatchedSelectors } from "./kyvernoScope";
+import { regulatedNamespaces } from "./rbac";
+import { CheckGroup, asArray, drift, field, nameOf, namespaceOf, notTrue, ref } from "../context";
+import { DOCS, Finding, checks } from "../report";
 import { LabelSelector, pdbSelects, selects } from "../selectors";
+
+const C = checks(DOCS.kyverno, {
+    "kyverno.selectors-match": "every namespace selector the policies are written with (tenant, prod and regulated) matches at least one namespace",
+    "kyverno.policies-ready": "the stack's Kyverno policies (policy.kyvernoApi, policy.availabilityPolicies) exist and Kyverno reports them ready",
+    "kyverno.policies-enforced": "they carry what the stack declares (Rollout matched, namespaces, identities) and act as policy.validationAction",
+    "kyverno.availability-rollout-aware": "ADR-085's availability policies run here and match Rollout",
+    "kyverno.one-pdb-per-workload":
+        "the one policy the mode expects (own: this stack's; complement: the platform's) generates PodDisruptionBudgets and no workload's pods have two",
+    "kyverno.resource-filters": "Kyverno's resourceFilters let the approval guards see a regulated namespace's Rollouts, ReplicaSets and Pods",
+});
 
 const CEL_PLURALS: Record<string, string> = {
     ValidatingPolicy: "validatingpolicies",
@@ -19,14 +29,10 @@ const CEL_PLURALS: Record<string, string> = {
     GeneratingPolicy: "generatingpolicies",
 };
 
-export function policyPath(p: Pick<KyvernoPolicy, "apiVersion" | "kind"> & { metadata: { name: string } }): string {
-    return p.kind === "ClusterPolicy"
-        ? `/apis/kyverno.io/v1/clusterpolicies/${p.metadata.name}`
-        : `/apis/${p.apiVersion}/${CEL_PLURALS[p.kind]}/${p.metadata.name}`;
-}
+export const policyPath = (p: Pick<KyvernoPolicy, "apiVersion" | "kind"> & { metadata: { name: string } }): string =>
+    p.kind === "ClusterPolicy" ? `/apis/kyverno.io/v1/clusterpolicies/${p.metadata.name}` : `/apis/${p.apiVersion}/${CEL_PLURALS[p.kind]}/${p.metadata.name}`;
 
-/** Every cluster-wide Kyverno policy kind, with the collection it is listed from. */
-const POLICY_COLLECTIONS: readonly { kind: string; path: string }[] = [
+const POLICY_COLLECTIONS = [
     { kind: "ClusterPolicy", path: "/apis/kyverno.io/v1/clusterpolicies" },
     ...Object.entries(CEL_PLURALS).map(([kind, plural]) => ({ kind, path: `/apis/policies.kyverno.io/v1/${plural}` })),
 ];
@@ -34,20 +40,13 @@ const POLICY_COLLECTIONS: readonly { kind: string; path: string }[] = [
 /** Label Kyverno puts on what it generates (kyverno pkg/background/common/constants.go). */
 export const GENERATED_BY_POLICY = "generate.kyverno.io/policy-name";
 
-/**
- * ADR-085's availability policies (ADR-056 D2): declared by this stack in `own` mode, the
- * platform's in `complement` mode. Either way each must match Rollout, or it silently no-ops on one.
- */
+/** ADR-085's availability policies: declared by this stack in `own` mode, the platform's in `complement` mode. */
 export const AVAILABILITY_POLICY_NAMES: readonly string[] = [POLICY_NAMES.pdb, POLICY_NAMES.spread, POLICY_NAMES.replicaFloor, POLICY_NAMES.defaultNamespace];
 
 /**
- * Why Kyverno does not report `live` ready. CEL policies (policies.kyverno.io, Kyverno >= 1.17):
- * `status.conditionStatus.ready` is true only when every condition is True; the status controller
- * sets WebhookConfigured and RBACPermissionsGranted (kyverno pkg/controllers/policystatus,
- * kyverno/api ConditionStatus). ClusterPolicy: the `Ready` condition (api/kyverno/v1
- * policy_status.go). A CEL policy Kyverno cannot compile never exists: its policy webhook
- * (failurePolicy Fail) compiles every CEL policy on create and update and refuses it with the
- * compile error (pkg/webhooks/policy/handlers.go, pkg/cel/policies/*\/validate.go).
+ * Why Kyverno does not report `live` ready: a ClusterPolicy's `Ready` condition; a CEL policy's
+ * `status.conditionStatus` (kyverno/api ConditionStatus). A CEL policy Kyverno cannot compile never
+ * exists: its policy webhook refuses it (pkg/webhooks/policy/handlers.go).
  */
 export function notReady(live: KubeObject | undefined, declared: KyvernoPolicy): string[] {
     if (!live) {
@@ -58,26 +57,22 @@ export function notReady(live: KubeObject | undefined, declared: KyvernoPolicy):
         ];
     }
     if (declared.kind === "ClusterPolicy") {
-        const c = condition(conditions(live), "Ready");
-        return c?.status === "True" ? [] : [describeCondition(c, "Ready")];
+        return notTrue(live, ["Ready"]);
     }
     const status = field(live, "status", "conditionStatus");
     const ready = field(status, "ready");
-    const conds = conditions(live, (s) => field(s, "conditionStatus", "conditions"));
-    const out = conds.filter((c) => c.status !== "True").map((c) => describeCondition(c, c.type));
+    const types = asArray<{ type: string }>(field(status, "conditions")).map((c) => c.type);
+    const out = notTrue(live, types, ["conditionStatus", "conditions"]);
     if (ready === undefined) {
         out.unshift("no status.conditionStatus.ready: Kyverno has not reported on it (Kyverno >= 1.17 running?)");
     } else if (ready !== true && out.length === 0) {
         out.push("status.conditionStatus.ready is false");
     }
     const message = field(status, "message");
-    if (ready !== true && typeof message === "string" && message) {
-        out.push(message);
-    }
-    return out;
+    return ready !== true && typeof message === "string" && message ? [...out, message] : out;
 }
 
-/** What a policy matches: `group/resource` (CEL) or kind selector (ClusterPolicy) entries. */
+/** What a policy matches: kind selectors (ClusterPolicy) or `group/resource` (CEL). */
 export function matchedTargets(policy: unknown, kind: string): string[] {
     if (kind === "ClusterPolicy") {
         return asArray(field(policy, "spec", "rules")).flatMap((r) =>
@@ -101,36 +96,25 @@ export function matchesRollout(policy: KubeObject, kind: string): boolean {
 }
 
 /** The failure action of every validate rule of a ClusterPolicy; Kyverno's default is Audit. */
-function clusterPolicyActions(policy: unknown): string[] {
-    const fallback = field(policy, "spec", "validationFailureAction") ?? "Audit";
-    return asArray(field(policy, "spec", "rules"))
+const clusterPolicyActions = (policy: unknown): string[] =>
+    asArray(field(policy, "spec", "rules"))
         .filter((r) => field(r, "validate") !== undefined)
-        .map((r) => String(field(r, "validate", "failureAction") ?? fallback));
-}
+        .map((r) => String(field(r, "validate", "failureAction") ?? field(policy, "spec", "validationFailureAction") ?? "Audit"));
 
-/** Paths whose difference `notEnforced` already names in its own words. */
-const NAMED_ELSEWHERE = [
-    /^spec\.validationActions/,
-    /^spec\.failurePolicy$/,
-    /^spec\.validationFailureAction$/,
-    /^spec\.rules\[\d+\]\.validate\.failureAction$/,
-];
+/** Paths whose difference `notEnforced` names in its own words. */
+const NAMED_ELSEWHERE = /^spec\.(validationActions|failurePolicy$|validationFailureAction$|rules\[\d+\]\.validate\.failureAction$)/;
 
 /** How `live` differs from `declared`: what it enforces, what it matches, and any other declared field. */
 export function notEnforced(live: KubeObject | undefined, declared: KyvernoPolicy): string[] {
     if (!live) {
         return ["not found"];
     }
-    const out: string[] = [];
     const liveTargets = new Set(matchedTargets(live, declared.kind));
-    for (const t of matchedTargets(declared, declared.kind)) {
-        if (!liveTargets.has(t)) {
-            out.push(`does not match ${t}`);
-        }
-    }
+    const out = matchedTargets(declared, declared.kind)
+        .filter((t) => !liveTargets.has(t))
+        .map((t) => `does not match ${t}`);
     if (declared.kind === "ClusterPolicy") {
-        const want = clusterPolicyActions(declared);
-        const have = clusterPolicyActions(live);
+        const [want, have] = [clusterPolicyActions(declared), clusterPolicyActions(live)];
         if (want.length > 0 && (have.length !== want.length || have.some((a) => a !== want[0]))) {
             out.push(`validate rules act as ${have.join(", ") || "nothing"}, the stack configures ${want[0]}`);
         }
@@ -144,86 +128,59 @@ export function notEnforced(live: KubeObject | undefined, declared: KyvernoPolic
             out.push(`validationActions are [${have}], the stack configures [${want}]`);
         }
     }
-    if (declared.kind === "ValidatingPolicy" || declared.kind === "MutatingPolicy") {
-        const have = field(live, "spec", "failurePolicy");
-        if (have !== declared.spec.failurePolicy) {
-            out.push(`failurePolicy is ${String(have)}, the stack declares ${declared.spec.failurePolicy}`);
-        }
+    if ((declared.kind === "ValidatingPolicy" || declared.kind === "MutatingPolicy") && field(live, "spec", "failurePolicy") !== declared.spec.failurePolicy) {
+        out.push(`failurePolicy is ${String(field(live, "spec", "failurePolicy"))}, the stack declares ${declared.spec.failurePolicy}`);
     }
-    // Whatever else differs: namespace selectors, groups and identities, expressions, rules.
-    out.push(...drift(declared.spec, live.spec, "spec").filter((d) => !NAMED_ELSEWHERE.some((re) => re.test(d.split(" ")[0]))));
-    return out;
+    return [...out, ...drift(declared.spec, live.spec, "spec").filter((d) => !NAMED_ELSEWHERE.test(d.split(" ")[0]))];
 }
 
-/** Whether a Kyverno policy of either API generates PodDisruptionBudgets. */
+/** Whether a Kyverno policy of either API generates PodDisruptionBudgets (a GeneratingPolicy names the kind in its CEL). */
 export function generatesPdbs(policy: KubeObject): boolean {
     if (policy.kind === "ClusterPolicy") {
         return asArray(field(policy, "spec", "rules")).some((r) => field(r, "generate", "kind") === "PodDisruptionBudget");
     }
-    if (policy.kind !== "GeneratingPolicy") {
-        return false;
-    }
-    // A GeneratingPolicy builds its objects in CEL; the kind appears in the expressions' text.
-    return /PodDisruptionBudget|poddisruptionbudgets/.test(JSON.stringify(field(policy, "spec", "generate") ?? []));
+    return policy.kind === "GeneratingPolicy" && /PodDisruptionBudget|poddisruptionbudgets/.test(JSON.stringify(field(policy, "spec", "generate") ?? []));
 }
 
-/**
- * Which PDB generators are wrong for the mode: `own` expects this stack's policy and no other;
- * `complement` expects the platform's own one, exactly one (ADR-056 D8: two budgets over the same
- * pods make every eviction fail).
- */
+/** PDB generators wrong for the mode: `own` expects this stack's alone, `complement` exactly one (ADR-056 D8). */
 export function generatorProblems(mode: AvailabilityPolicies, generators: readonly KubeObject[], ours: KyvernoPolicy | undefined): Finding[] {
     const object = (g: KubeObject) => ref(g.kind ?? "", undefined, nameOf(g));
     if (mode === "own") {
+        const beside = ours ? `${ours.kind} ${ours.metadata.name}` : "this stack's policy";
         return generators
             .filter((g) => !(ours && g.kind === ours.kind && nameOf(g) === ours.metadata.name))
-            .map((g) => ({
-                object: object(g),
-                found: `also generates PodDisruptionBudgets beside ${ours ? `${ours.kind} ${ours.metadata.name}` : "this stack's policy"}: two budgets over one workload's pods`,
-            }));
+            .map((g) => ({ object: object(g), found: `also generates PodDisruptionBudgets beside ${beside}: two budgets over one workload's pods` }));
     }
     if (generators.length === 0) {
-        return [
-            {
-                object: "Kyverno policies",
-                found: `none generates PodDisruptionBudgets: policy.availabilityPolicies is complement, so the platform's own ${POLICY_NAMES.pdb} must, and no Rollout gets a budget (ADR-056 D8)`,
-            },
-        ];
+        const found = `none generates PodDisruptionBudgets: policy.availabilityPolicies is complement, so the platform's own ${POLICY_NAMES.pdb} must, and no Rollout gets a budget (ADR-056 D8)`;
+        return [{ object: "Kyverno policies", found }];
     }
-    if (generators.length > 1) {
-        return generators.map((g) => ({
-            object: object(g),
-            found: `one of ${generators.length} policies that generate PodDisruptionBudgets (${generators.map(object).join(", ")}): two budgets over one workload's pods`,
-        }));
-    }
-    return [];
+    const all = generators.map(object).join(", ");
+    return generators.length === 1
+        ? []
+        : generators.map((g) => ({
+              object: object(g),
+              found: `one of ${generators.length} policies that generate PodDisruptionBudgets (${all}): two budgets over one workload's pods`,
+          }));
 }
 
-/**
- * For each of ADR-085's availability policies, what is wrong on the live cluster: none of that
- * name in either API (the CEL API splits topology spread per kind, `<name>-rollout`), or none of
- * them matches Rollout.
- */
+/** Each of ADR-085's policies missing from both APIs (CEL splits topology spread per kind, `<name>-rollout`), or matching no Rollout. */
 export function availabilityProblems(live: readonly KubeObject[], mode: AvailabilityPolicies): Finding[] {
-    const out: Finding[] = [];
-    for (const name of AVAILABILITY_POLICY_NAMES) {
+    return AVAILABILITY_POLICY_NAMES.flatMap((name) => {
         const named = live.filter((p) => nameOf(p) === name || nameOf(p).startsWith(`${name}-`));
         if (named.length === 0) {
-            out.push({
-                object: `policy ${name}`,
-                found:
-                    mode === "complement"
-                        ? "not found in either Kyverno API: policy.availabilityPolicies is complement, so the platform's must run here"
-                        : "not found in either Kyverno API: run pulumi up",
-            });
-        } else if (!named.some((p) => matchesRollout(p, p.kind ?? ""))) {
-            out.push({
-                object: named.map((p) => ref(p.kind ?? "", undefined, nameOf(p))).join(", "),
-                found: "does not match argoproj.io/v1alpha1 Rollout: it silently does nothing for a Rollout (ADR-056 D2)",
-            });
+            const why = mode === "complement" ? "policy.availabilityPolicies is complement, so the platform's must run here" : "run pulumi up";
+            return [{ object: `policy ${name}`, found: `not found in either Kyverno API: ${why}` }];
         }
-    }
-    return out;
+        return named.some((p) => matchesRollout(p, p.kind ?? ""))
+            ? []
+            : [
+                  {
+                      object: named.map((p) => ref(p.kind ?? "", undefined, nameOf(p))).join(", "),
+                      found: "does not match argoproj.io/v1alpha1 Rollout: it silently does nothing for a Rollout (ADR-056 D2)",
+                  },
+              ];
+    });
 }
 
 export interface Workload {
@@ -235,26 +192,26 @@ export interface Workload {
 
 /** Workloads whose pods two or more PodDisruptionBudgets select (evictions of those pods fail). */
 export function doublyCovered(workloads: readonly Workload[], pdbs: readonly KubeObject[]): Finding[] {
-    const out: Finding[] = [];
-    for (const w of workloads) {
+    return workloads.flatMap((w) => {
         const covering = pdbs.filter(
             (p) => namespaceOf(p) === w.namespace && pdbSelects(field(p, "spec", "selector") as LabelSelector | undefined, w.podLabels),
         );
-        if (covering.length > 1) {
-            const names = covering.map(
-                (p) => `${nameOf(p)}${p.metadata?.labels?.[GENERATED_BY_POLICY] ? ` (generated by ${p.metadata.labels[GENERATED_BY_POLICY]})` : ""}`,
-            );
-            out.push({
-                object: ref(w.kind, w.namespace, w.name),
-                found: `its pods are selected by ${covering.length} PodDisruptionBudgets: ${names.join(", ")}; evictions of them fail`,
-            });
-        }
-    }
-    return out;
+        const names = covering.map(
+            (p) => `${nameOf(p)}${p.metadata?.labels?.[GENERATED_BY_POLICY] ? ` (generated by ${p.metadata.labels[GENERATED_BY_POLICY]})` : ""}`,
+        );
+        return covering.length > 1
+            ? [
+                  {
+                      object: ref(w.kind, w.namespace, w.name),
+                      found: `its pods are selected by ${covering.length} PodDisruptionBudgets: ${names.join(", ")}; evictions of them fail`,
+                  },
+              ]
+            : [];
+    });
 }
 
-function workloads(kind: string, list: readonly KubeObject[] | undefined): Workload[] {
-    return (list ?? [])
+const workloads = (kind: string, list: readonly KubeObject[] | undefined): Workload[] =>
+    (list ?? [])
         .filter((o) => field(o, "spec", "template", "metadata", "labels") !== undefined)
         .map((o) => ({
             kind,
@@ -262,73 +219,58 @@ function workloads(kind: string, list: readonly KubeObject[] | undefined): Workl
             name: nameOf(o),
             podLabels: field(o, "spec", "template", "metadata", "labels") as Record<string, string>,
         }));
-}
 
-export const kyvernoChecks: CheckGroup = async ({ config, cluster, options }) => {
-    const cfg = config.policy;
-    const mode = cfg.availabilityPolicies;
-    const declared = kyvernoPolicies(cfg, policyContext(config));
-    const live = await Promise.all(declared.map(async (p) => ({ p, live: await cluster.get(policyPath(p)) })));
-    const object = (p: KyvernoPolicy) => ref(p.kind, undefined, p.metadata.name);
-    const namespaces = (await cluster.list("/api/v1/namespaces")) ?? [];
-    const results: CheckResult[] = [
-        outcome(
-            "kyverno.selectors-match",
-            "every namespace selector the policies are written with (tenant, prod and regulated) matches at least one namespace",
-            DOCS.kyverno,
-            unmatchedSelectors(cfg, namespaces),
-            configuredSelectors(cfg)
-                .map((s) => `${s.key}: ${namespaces.filter((n) => selects(s.selector, n.metadata?.labels ?? {})).length} namespace(s)`)
-                .join("; "),
-        ),
-        outcome(
-            "kyverno.policies-ready",
-            `the stack's ${declared.length} Kyverno policies (${cfg.kyvernoApi}, availabilityPolicies ${mode}) exist and Kyverno reports them ready`,
-            DOCS.kyverno,
-            live.flatMap(({ p, live: l }) => notReady(l, p).map((found) => ({ object: object(p), found }))),
-            declared.map((p) => p.metadata.name).join(", "),
-        ),
-        outcome(
-            "kyverno.policies-enforced",
-            `they carry what the stack declares (Rollout matched, namespaces, identities) and act as ${cfg.validationAction}`,
-            DOCS.kyverno,
-            live.flatMap(({ p, live: l }) => notEnforced(l, p).map((found) => ({ object: object(p), found }))),
-        ),
-    ];
-
-    const lists = await Promise.all(POLICY_COLLECTIONS.map(async (c) => ((await cluster.list(c.path)) ?? []).map((o) => ({ ...o, kind: c.kind }))));
-    const allPolicies = lists.flat();
-    results.push(
-        outcome(
-            "kyverno.availability-rollout-aware",
-            "ADR-085's availability policies run here and match Rollout",
-            DOCS.kyverno,
-            availabilityProblems(allPolicies, mode),
-            ownsAvailability(cfg) ? "policy.availabilityPolicies is own: this stack's" : "policy.availabilityPolicies is complement: the platform's",
-        ),
-    );
-
-    const [pdbs, deployments, statefulsets, rollouts] = await Promise.all([
-        cluster.list("/apis/policy/v1/poddisruptionbudgets"),
-        cluster.list("/apis/apps/v1/deployments"),
-        cluster.list("/apis/apps/v1/statefulsets"),
-        cluster.list("/apis/argoproj.io/v1alpha1/rollouts"),
-    ]);
-    const all = [...workloads("Deployment", deployments), ...workloads("StatefulSet", statefulsets), ...workloads("Rollout", rollouts)];
-    const ours = declared.find((p) => p.metadata.name === POLICY_NAMES.pdb);
-    const generators = allPolicies.filter(generatesPdbs);
-    const findings = [...generatorProblems(mode, generators, ours), ...doublyCovered(all, pdbs ?? [])];
-    results.push(
-        outcome(
-            "kyverno.one-pdb-per-workload",
-            mode === "own"
-                ? "only this stack's policy generates PodDisruptionBudgets and no workload's pods have two"
-                : "exactly one policy (the platform's) generates PodDisruptionBudgets and no workload's pods have two",
-            DOCS.kyverno,
-            findings,
-            `${generators.map((g) => `${g.kind} ${nameOf(g)}`).join(", ") || "no generator"}; ${all.length} workloads, ${(pdbs ?? []).length} PodDisruptionBudgets`,
-        ),
-    );
-    results.push(await resourceFiltersCheck({ config, cluster, options }, namespaces));
-    return results;
+export const kyvernoChecks: CheckGroup = {
+    ...C,
+    run: async ({ config, cluster, options }) => {
+        const cfg = config.policy;
+        const mode = cfg.availabilityPolicies;
+        const declared = kyvernoPolicies(cfg, policyContext(config));
+        const live = await Promise.all(declared.map(async (p) => ({ p, live: await cluster.get(policyPath(p)) })));
+        const each = (judge: (l: KubeObject | undefined, p: KyvernoPolicy) => string[]) =>
+            live.flatMap(({ p, live: l }) => judge(l, p).map((found) => ({ object: ref(p.kind, undefined, p.metadata.name), found })));
+        const namespaces = (await cluster.list("/api/v1/namespaces")) ?? [];
+        const lists = await Promise.all(POLICY_COLLECTIONS.map(async (c) => ((await cluster.list(c.path)) ?? []).map((o) => ({ ...o, kind: c.kind }))));
+        const allPolicies = lists.flat();
+        const [pdbs = [], deployments, statefulsets, rollouts] = await Promise.all(
+            ["/apis/policy/v1/poddisruptionbudgets", "/apis/apps/v1/deployments", "/apis/apps/v1/statefulsets", "/apis/argoproj.io/v1alpha1/rollouts"].map(
+                (p) => cluster.list(p),
+            ),
+        );
+        const all = [...workloads("Deployment", deployments), ...workloads("StatefulSet", statefulsets), ...workloads("Rollout", rollouts)];
+        const generators = allPolicies.filter(generatesPdbs);
+        const ours = declared.find((p) => p.metadata.name === POLICY_NAMES.pdb);
+        const regulated = regulatedNamespaces(config, namespaces);
+        const counted = (s: { selector: LabelSelector; key: string }) =>
+            `${s.key}: ${namespaces.filter((n) => selects(s.selector, n.metadata?.labels ?? {})).length} namespace(s)`;
+        const kyvernoConfig = regulated.length > 0 ? await cluster.get(`/api/v1/namespaces/${options.kyvernoNamespace}/configmaps/kyverno`) : undefined;
+        return [
+            C.done("kyverno.selectors-match", unmatchedSelectors(cfg, namespaces), configuredSelectors(cfg).map(counted).join("; ")),
+            C.done(
+                "kyverno.policies-ready",
+                each(notReady),
+                `${cfg.kyvernoApi}, availabilityPolicies ${mode}: ${declared.map((p) => p.metadata.name).join(", ")}`,
+            ),
+            C.done("kyverno.policies-enforced", each(notEnforced), `validationAction ${cfg.validationAction}`),
+            C.done(
+                "kyverno.availability-rollout-aware",
+                availabilityProblems(allPolicies, mode),
+                ownsAvailability(cfg) ? "policy.availabilityPolicies is own: this stack's" : "policy.availabilityPolicies is complement: the platform's",
+            ),
+            C.done(
+                "kyverno.one-pdb-per-workload",
+                [...generatorProblems(mode, generators, ours), ...doublyCovered(all, pdbs)],
+                `${generators.map((g) => `${g.kind} ${nameOf(g)}`).join(", ") || "no generator"}; ${all.length} workloads, ${pdbs.length} PodDisruptionBudgets`,
+            ),
+            !cfg.regulated
+                ? C.skip("kyverno.resource-filters", "no policy.regulated in the stack")
+                : regulated.length === 0
+                  ? C.skip("kyverno.resource-filters", "no namespace of this cluster matches policy.regulated.namespaceLabels")
+                  : C.done(
+                        "kyverno.resource-filters",
+                        resourceFilterFindings(kyvernoConfig, options.kyvernoNamespace, regulated),
+                        `regulated namespaces: ${regulated.join(", ")}`,
+                    ),
+        ];
+    },
 };

@@ -1,42 +1,40 @@
 /**
- * The metric path (ADR-056 D5, as-built W8c): the shared templates query Mimir with this cluster's
- * tenant through the Prometheus provider, that address answers for the tenant (metricQuery.ts), and
- * on the hub every spoke's route forces the spoke's tenant (spokeRoutes.ts).
+ * The metric path (ADR-056 D5): the shared templates query Mimir as this cluster's tenant through
+ * the Prometheus provider, that address answers (metricQuery.ts), and on the hub every spoke's route
+ * forces the spoke's tenant (spokeRoutes.ts).
  */
 import { TENANT_HEADER, inClusterMimirAddress } from "../../../components/mimir";
 import { clusterAnalysisTemplateSpec, errorBudgetTemplates, sharedTemplates } from "../../../components/rollouts/analysis";
 import type { AddonConfig } from "../../../stacks/config";
 import type { KubeObject } from "../cluster";
 import { CheckGroup, asArray, drift, field, ref } from "../context";
-import { CheckResult, Finding, DOCS, outcome, skipped } from "../report";
-import { probe } from "./metricQuery";
-import { spokeRoutesCheck } from "./spokeRoutes";
+import { DOCS, Finding, checks } from "../report";
+import { Judged, probe } from "./metricQuery";
+import { spokeRouteFindings } from "./spokeRoutes";
 
-/** The address the program gives the templates, when verify can know it from the stack file. */
+const C = checks(DOCS.metrics, {
+    "metrics.templates": "the shared analysis templates are the stack's and query Mimir through the Prometheus provider as this cluster's tenant",
+    "metrics.query": "the analysis address answers a query for this cluster's tenant",
+    "metrics.spoke-routes":
+        "every route on each spoke's hostname and listener reaches Mimir only for remote write and its read endpoints, setting the spoke's tenant; the hub's own spoke routes are as declared",
+});
+
+/** The address the program gives the templates, when the stack file says it (a spoke naming its hub stack does not). */
 export function expectedAddress(config: AddonConfig): string | undefined {
-    if (config.cluster.role === "hub") {
-        return inClusterMimirAddress(config.mimir);
-    }
     const source = config.mimir.readEndpoint;
-    return source?.kind === "url" ? source.url : undefined;
+    return config.cluster.role === "hub" ? inClusterMimirAddress(config.mimir) : source?.kind === "url" ? source.url : undefined;
 }
 
-export interface PrometheusProvider {
-    address?: string;
-    headers?: { key: string; value: string }[];
-}
-
-/** A shared template as the stack declares it, for an address (the stack's, or the live one when only the hub stack knows it). */
+/** A shared template as the stack declares it for an address; `finite` ones are referenced in steps and must end. */
 export interface DeclaredTemplate {
     name: string;
-    /** `finite` templates must end: they are referenced in steps and pre/post-promotion analysis. */
     runs: "background" | "finite";
     spec: (address: string) => Record<string, unknown>;
 }
 
-/** The four shared metric templates (background and finite) and the two error-budget templates. */
+/** The four shared metric templates and the two error-budget templates. */
 export function declaredTemplates(config: AddonConfig): DeclaredTemplate[] {
-    const analysis = config.analysis;
+    const { analysis } = config;
     const tenant = config.cluster.mimirTenant;
     return [
         ...sharedTemplates(analysis).map((t) => ({
@@ -52,35 +50,30 @@ export function declaredTemplates(config: AddonConfig): DeclaredTemplate[] {
     ];
 }
 
-/** The provider fields whose differences `templateProblems` names in its own words. */
-const NAMED_PROVIDER_FIELDS = /^spec\.metrics\[\d+\]\.provider\.prometheus\.(address|headers)/;
-
 /**
- * What is wrong with a live ClusterAnalysisTemplate for this cluster: a provider other than
- * Prometheus, another tenant or address, a finite template that does not end, and any other field
- * that is not what the stack declares (queries with their minRequests floor, conditions, limits).
+ * What is wrong with a live ClusterAnalysisTemplate: a provider other than Prometheus (a Job's pod
+ * is denied by the registry policy), another tenant or address, a finite template that never ends,
+ * and any other field the stack declares otherwise.
  */
 export function templateProblems(template: KubeObject, declared: DeclaredTemplate, tenant: string, address: string | undefined): string[] {
     const out: string[] = [];
     const metrics = asArray(field(template, "spec", "metrics"));
     for (const m of metrics) {
         const name = String(field(m, "name") ?? "?");
-        const provider = field(m, "provider") as Record<string, unknown> | undefined;
-        const prometheus = provider?.prometheus as PrometheusProvider | undefined;
+        const provider = (field(m, "provider") ?? {}) as Record<string, unknown>;
+        const prometheus = provider.prometheus as { address?: string; headers?: { key: string; value: string }[] } | undefined;
         if (!prometheus) {
-            // A Job provider's pod is denied by the registry policy (ADR-056 as-built).
-            out.push(`metric ${name} uses the ${Object.keys(provider ?? {}).join(", ") || "no"} provider, not prometheus`);
+            out.push(`metric ${name} uses the ${Object.keys(provider).join(", ") || "no"} provider, not prometheus`);
             continue;
         }
-        const header = (prometheus.headers ?? []).filter((h) => h.key.toLowerCase() === TENANT_HEADER.toLowerCase());
-        if (header.length !== 1 || header[0].value !== tenant) {
-            out.push(`metric ${name} sends ${TENANT_HEADER}: ${header.map((h) => h.value).join(", ") || "nothing"}, this cluster's tenant is ${tenant}`);
+        const header = (prometheus.headers ?? []).filter((h) => h.key.toLowerCase() === TENANT_HEADER.toLowerCase()).map((h) => h.value);
+        if (header.length !== 1 || header[0] !== tenant) {
+            out.push(`metric ${name} sends ${TENANT_HEADER}: ${header.join(", ") || "nothing"}, this cluster's tenant is ${tenant}`);
         }
         if (address !== undefined && prometheus.address !== address) {
             out.push(`metric ${name} queries ${prometheus.address ?? "no address"}, the stack's address is ${address}`);
         }
-        // Argo Rollouts v1.9.0 refuses a Rollout whose step or pre/post-promotion analysis uses a
-        // metric with an interval and no count (validation_references.go, Metric.EffectiveCount).
+        // Argo Rollouts v1.9.0 refuses a step or pre/post-promotion metric with an interval and no count (validation_references.go).
         if (declared.runs === "finite" && field(m, "interval") !== undefined && field(m, "count") === undefined) {
             out.push(
                 `metric ${name} has an interval and no count, so it runs indefinitely: a Rollout referencing ${declared.name} in a step or pre/post-promotion analysis is refused (InvalidSpec)`,
@@ -90,57 +83,41 @@ export function templateProblems(template: KubeObject, declared: DeclaredTemplat
     const liveAddress = field(metrics[0], "provider", "prometheus", "address");
     const want = declared.spec(address ?? (typeof liveAddress === "string" ? liveAddress : ""));
     const endless = out.some((o) => o.includes("runs indefinitely"));
-    for (const d of drift(want, field(template, "spec"), "spec")) {
-        const path = d.split(" ")[0];
-        if (!NAMED_PROVIDER_FIELDS.test(path) && !(endless && path.endsWith(".count"))) {
-            out.push(d);
-        }
-    }
-    return out;
+    const namedAbove = (path: string) => /^spec\.metrics\[\d+\]\.provider\.prometheus\.(address|headers)/.test(path) || (endless && path.endsWith(".count"));
+    return [...out, ...drift(want, field(template, "spec"), "spec").filter((d) => !namedAbove(d.split(" ")[0]))];
 }
 
-/** `<service>.<namespace>.svc[.cluster.local]` addresses are in-cluster: verify goes through the service proxy. */
-export const metricChecks: CheckGroup = async (ctx) => {
-    const { config, cluster } = ctx;
-    const tenant = config.cluster.mimirTenant;
-    const address = expectedAddress(config);
-    const declared = declaredTemplates(config);
-    const templates = await Promise.all(
-        declared.map(async (d) => ({ d, live: await cluster.get(`/apis/argoproj.io/v1alpha1/clusteranalysistemplates/${d.name}`) })),
-    );
-    const findings: Finding[] = [];
-    for (const t of templates) {
-        const object = ref("ClusterAnalysisTemplate", undefined, t.d.name);
-        if (!t.live) {
-            findings.push({ object, found: "not found: the rollouts stage declares it; run pulumi up" });
-        } else {
-            findings.push(...templateProblems(t.live, t.d, tenant, address).map((found) => ({ object, found })));
-        }
-    }
-    const liveAddress = field(templates.find((t) => t.live)?.live, "spec", "metrics", 0, "provider", "prometheus", "address");
-    const results: CheckResult[] = [
-        outcome(
-            "metrics.templates",
-            `the ${declared.length} shared analysis templates are the stack's and query Mimir through the Prometheus provider as tenant ${tenant}`,
-            DOCS.metrics,
-            findings,
-            `${declared.map((d) => d.name).join(", ")} at ${address ?? `${String(liveAddress ?? "unknown")} (from the hub stack)`}`,
-        ),
-    ];
+const judged = (id: "metrics.query" | "metrics.spoke-routes", j: Judged) => ("skipped" in j ? C.skip(id, j.skipped) : C.done(id, j.findings, j.note));
 
-    const what = `the analysis address answers a query for tenant ${tenant}`;
-    const probeAddress = address ?? (typeof liveAddress === "string" ? liveAddress : undefined);
-    results.push(
-        probeAddress
-            ? await probe(ctx, probeAddress, what)
-            : skipped(
-                  "metrics.query",
-                  what,
-                  DOCS.metrics,
-                  "no analysis address: the templates are missing and the stack file names the hub's stack, not a URL",
-              ),
-    );
-
-    results.push(await spokeRoutesCheck(ctx));
-    return results;
+export const metricChecks: CheckGroup = {
+    ...C,
+    run: async (ctx) => {
+        const { config, cluster } = ctx;
+        const address = expectedAddress(config);
+        const declared = declaredTemplates(config);
+        const templates = await Promise.all(
+            declared.map(async (d) => ({ d, live: await cluster.get(`/apis/argoproj.io/v1alpha1/clusteranalysistemplates/${d.name}`) })),
+        );
+        const findings: Finding[] = templates.flatMap(({ d, live }) =>
+            (live ? templateProblems(live, d, config.cluster.mimirTenant, address) : ["not found: the rollouts stage declares it; run pulumi up"]).map(
+                (found) => ({
+                    object: ref("ClusterAnalysisTemplate", undefined, d.name),
+                    found,
+                }),
+            ),
+        );
+        const liveAddress = field(templates.find((t) => t.live)?.live, "spec", "metrics", 0, "provider", "prometheus", "address");
+        const probeAddress = address ?? (typeof liveAddress === "string" ? liveAddress : undefined);
+        const where = `${address ?? `${String(liveAddress ?? "unknown")} (from the hub stack)`}`;
+        const spoke = config.cluster.role !== "hub" ? "cluster.role is spoke: a spoke routes no spokes; the hub's verify checks its routes" : undefined;
+        return [
+            C.done("metrics.templates", findings, `${declared.map((d) => d.name).join(", ")} at ${where}`),
+            probeAddress
+                ? judged("metrics.query", await probe(ctx, probeAddress))
+                : C.skip("metrics.query", "no analysis address: the templates are missing and the stack file names the hub's stack, not a URL"),
+            spoke || config.spokes.length === 0
+                ? C.skip("metrics.spoke-routes", spoke ?? "no spokes in the stack")
+                : judged("metrics.spoke-routes", await spokeRouteFindings(ctx)),
+        ];
+    },
 };

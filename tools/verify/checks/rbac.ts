@@ -1,13 +1,7 @@
 /**
- * RBAC as the API server decides it: SubjectAccessReviews for the controller, Kyverno's
- * controllers, namespace editors and regulated namespaces' deployers (ADR-056 D2, D3,
- * ADR-040/049), and the ClusterRoles the policy stage labels for Kyverno's aggregation.
- *
- * What a SubjectAccessReview can and cannot show: it asks the API server's authorizers (RBAC,
- * and any webhook authorizer) whether a subject may make a request. Admission runs later, on real
- * requests only, so no review sees a Kyverno policy. Where RBAC lets a request through and only
- * admission stops it (a deployer changing a regulated Rollout's steps or unpausing it), verify
- * checks the admission policy itself under kyverno.*, and its behaviour is tested offline.
+ * RBAC as the API server decides it (ADR-056 D2, D3): SubjectAccessReviews for the controller,
+ * Kyverno's controllers, namespace editors and regulated deployers. A review asks the authorizers
+ * only: what admission refuses (a deployer editing a regulated Rollout) is checked under kyverno.*.
  */
 import { approvalRoles } from "../../../components/delivery/approval";
 import { namespaceSelector } from "../../../components/policy";
@@ -15,27 +9,36 @@ import { TENANT_OPERATOR_ROLE, TENANT_VIEW_ROLE } from "../../../components/roll
 import type { AddonConfig } from "../../../stacks/config";
 import { BindingSubject, ROLLOUT_PATH_CALLS, describeQuestion, describeSubject, reviewSubject, ruleAllows } from "../access";
 import type { KubeObject, ReadOnlyCluster, ResourceQuestion } from "../cluster";
-import { CheckResult, Finding, DOCS, outcome, skipped } from "../report";
-import { CheckGroup, VerifyContext, asArray, field, mapLimit, nameOf, namespaceOf, ref } from "../context";
+import { DOCS, Finding, checks } from "../report";
+import { CheckGroup, asArray, field, mapLimit, nameOf, namespaceOf, ref } from "../context";
 import { selects } from "../selectors";
-import { kyvernoRbacChecks } from "./kyvernoRbac";
+import { KYVERNO_RBAC, kyvernoRbacChecks } from "./kyvernoRbac";
 import { PolicyRule, RELEASE_NAME } from "../../../components/argoRollouts";
 
-const RBAC = "/apis/rbac.authorization.k8s.io/v1";
-const CONCURRENCY = 8;
+const C = checks(DOCS.rbac, {
+    "rbac.controller": "the controller's ServiceAccount may make each call of the Rollout path",
+    "rbac.editor-cannot-promote": "a namespace editor cannot patch rollouts/status",
+    "rbac.deployer-cannot-resume": "deployers cannot write rollouts/status (promote, resume, abort) or delete a Rollout in regulated namespaces",
+    "rbac.deployer-cannot-edit-replicasets": "deployers cannot create, change or scale ReplicaSets in regulated namespaces",
+    "rbac.tenants-read-rollouts": "namespace viewers (and so editors and admins) may read Rollouts, AnalysisRuns, AnalysisTemplates and Experiments",
+    "rbac.operators-outside-regulated": `no RoleBinding to ${TENANT_OPERATOR_ROLE} in a regulated namespace`,
+});
+
+export const RBAC = "/apis/rbac.authorization.k8s.io/v1";
+export const CONCURRENCY = 8;
 
 /** `<app>-rollout-deployer`: the strategy library names a regulated app's deployer Role this way. */
 export const DEPLOYER_ROLE_SUFFIX = approvalRoles({ name: "", namespace: "" }).deployer.metadata.name;
 
-/** Verbs that promote, resume or abort: all of them write the Rollout's status subresource. */
-const STATUS_WRITES = ["patch", "update"];
-const promoteQuestion = (verb: string, namespace?: string): ResourceQuestion => ({
+/** Promote, resume and abort all write the Rollout's status subresource. */
+const promote = (verb: string, namespace?: string): ResourceQuestion => ({
     verb,
     group: "argoproj.io",
     resource: "rollouts",
     subresource: "status",
     ...(namespace ? { namespace } : {}),
 });
+const STATUS_WRITES = [promote("patch"), promote("update")];
 
 /** Most editor bindings whose subjects are asked about: enough to show a real person, few requests. */
 const MAX_EDITOR_SUBJECTS = 20;
@@ -47,19 +50,15 @@ export interface Binding {
     subjects: BindingSubject[];
 }
 
-export function bindings(list: readonly KubeObject[]): Binding[] {
-    return list.map((b) => ({
+export const bindings = (list: readonly KubeObject[]): Binding[] =>
+    list.map((b) => ({
         namespace: namespaceOf(b),
         name: nameOf(b),
         roleRef: { kind: String(field(b, "roleRef", "kind") ?? ""), name: String(field(b, "roleRef", "name") ?? "") },
         subjects: asArray<BindingSubject>(b.subjects),
     }));
-}
 
-/** Rules of `rules` that let their holder write a Rollout's status (i.e. promote). */
-export function promotingRules(rules: readonly PolicyRule[]): PolicyRule[] {
-    return rules.filter((r) => STATUS_WRITES.some((verb) => ruleAllows(r, promoteQuestion(verb))));
-}
+export const promotingRules = (rules: readonly PolicyRule[]): PolicyRule[] => rules.filter((r) => STATUS_WRITES.some((q) => ruleAllows(r, q)));
 
 /** The namespaces `policy.regulated` applies to: tenant namespaces with its labels, not excluded. */
 export function regulatedNamespaces(config: AddonConfig, namespaces: readonly KubeObject[]): string[] {
@@ -71,263 +70,172 @@ export function regulatedNamespaces(config: AddonConfig, namespaces: readonly Ku
 }
 
 /**
- * What a deployer must not be able to do in a regulated namespace (ADR-056 D3, ADR-049), as RBAC
- * decides it: write `rollouts/status` (promote, resume, skip and abort all do; the admission guard
- * refuses it too), and delete a Rollout, which only RBAC refuses: the admission guard lets deletes
- * through, GitOps recreates the Rollout, and Argo Rollouts promotes a new Rollout's first version
- * fully, without steps or analysis (argo-rollouts v1.9.0 rollout/sync.go `shouldFullPromote`,
- * "Initial deploy"; components/delivery/approval.ts gives deployers read only).
+ * What a regulated deployer must be refused (ADR-056 D3): writing rollouts/status, deleting a Rollout
+ * (GitOps recreates it and its first version is promoted without steps or analysis, argo-rollouts
+ * v1.9.0 rollout/sync.go `shouldFullPromote`), and creating, changing or scaling a ReplicaSet.
  */
-const DEPLOYER_REFUSED: readonly ResourceQuestion[] = [
-    ...STATUS_WRITES.map((verb) => promoteQuestion(verb)),
-    { verb: "delete", group: "argoproj.io", resource: "rollouts" },
-];
+const DEPLOYER_REFUSED: Record<"rbac.deployer-cannot-resume" | "rbac.deployer-cannot-edit-replicasets", readonly ResourceQuestion[]> = {
+    "rbac.deployer-cannot-resume": [...STATUS_WRITES, { verb: "delete", group: "argoproj.io", resource: "rollouts" }],
+    "rbac.deployer-cannot-edit-replicasets": [
+        ...["create", "update", "patch"].map((verb) => ({ verb, group: "apps", resource: "replicasets" })),
+        ...["update", "patch"].map((verb) => ({ verb, group: "apps", resource: "replicasets", subresource: "scale" })),
+    ],
+};
 
-/**
- * What a deployer must not be able to do to a regulated Rollout's ReplicaSets (ADR-056 D3): create
- * one, change one (its template is what runs; Argo Rollouts does not revert an edit) or scale one.
- * The approval guard restrict-regulated-rollout-pods refuses them at admission too, but only where
- * Kyverno admits ReplicaSets at all (kyverno.resource-filters) and runs: RBAC is the first line.
- */
-const DEPLOYER_REPLICASET_REFUSED: readonly ResourceQuestion[] = [
-    ...["create", "update", "patch"].map((verb) => ({ verb, group: "apps", resource: "replicasets" })),
-    ...["update", "patch"].map((verb) => ({ verb, group: "apps", resource: "replicasets", subresource: "scale" })),
-];
-
-interface DeployerSubject {
+interface Deployer {
     subject: BindingSubject;
     namespace: string;
     via: string;
 }
 
 /**
- * Deployers in regulated namespaces: each group of `policy.regulated.deployerGroups`, and every
- * subject bound to a `<app>-rollout-deployer` Role there. A group is asked alone: a person in a
- * deployer group and an approver group gets the approver's RBAC, and only the admission guard
- * refuses them (it treats a deployer as no approver), which no access review can show. A string
- * is the reason there is nobody to ask.
+ * Deployers in regulated namespaces: each `policy.regulated.deployerGroups` group (asked alone: a
+ * person in both a deployer and an approver group is refused by admission only) and every subject of
+ * a `<app>-rollout-deployer` RoleBinding; ArgoCD's identities may write by design. A string says
+ * why there is nobody to ask.
  */
-async function regulatedDeployers(
-    ctx: VerifyContext,
-    allBindings: readonly Binding[],
-): Promise<{ namespaces: string[]; subjects: DeployerSubject[] } | string> {
-    const { config, cluster } = ctx;
+function regulatedDeployers(config: AddonConfig, namespaces: readonly string[], all: readonly Binding[]): Deployer[] | string {
     const regulated = config.policy.regulated;
     if (!regulated) {
         return "no policy.regulated in the stack: no regulated namespaces on this cluster";
     }
-    const namespaces = regulatedNamespaces(config, (await cluster.list("/api/v1/namespaces")) ?? []);
     if (namespaces.length === 0) {
         return "no namespace matches policy.regulated.namespaceLabels among the tenant namespaces";
     }
-    // ArgoCD's identities may write status by design: its API server runs the approved Rollout
-    // actions as its own (policy.regulated.actionServiceAccounts), the sync as the controller's; the
-    // admission guard limits what each may write, and ArgoCD's RBAC who may make it write
-    // (argocd.regulated-rbac asks ArgoCD's enforcer).
     const argo = [...regulated.gitopsServiceAccounts, ...regulated.actionServiceAccounts];
-    const gitops = (s: BindingSubject) =>
+    const exempt = (s: BindingSubject) =>
         (s.kind === "ServiceAccount" && argo.some((g) => g.name === s.name && g.namespace === s.namespace)) ||
         (s.kind === "User" && regulated.gitopsUsers.includes(s.name)) ||
-        (s.kind === "Group" && regulated.gitopsGroups.includes(s.name));
-    const subjects: DeployerSubject[] = [];
-    for (const ns of namespaces) {
-        for (const group of regulated.deployerGroups) {
-            subjects.push({ subject: { kind: "Group", name: group }, namespace: ns, via: "policy.regulated.deployerGroups" });
-        }
-        for (const b of allBindings.filter((x) => x.namespace === ns && x.roleRef.kind === "Role" && x.roleRef.name.endsWith(DEPLOYER_ROLE_SUFFIX))) {
-            for (const s of b.subjects) {
-                if (!(s.kind === "Group" && regulated.deployerGroups.includes(s.name)) && !gitops({ ...s, namespace: s.namespace ?? ns })) {
-                    subjects.push({ subject: s, namespace: ns, via: `RoleBinding ${ns}/${b.name} to Role ${b.roleRef.name}` });
-                }
-            }
-        }
-    }
-    if (subjects.length === 0) {
-        return `policy.regulated.deployerGroups is empty and no RoleBinding to a *${DEPLOYER_ROLE_SUFFIX} Role in ${namespaces.join(", ")}`;
-    }
-    return { namespaces, subjects };
+        (s.kind === "Group" && [...regulated.gitopsGroups, ...regulated.deployerGroups].includes(s.name));
+    const out = namespaces.flatMap((ns) => [
+        ...regulated.deployerGroups.map((name) => ({ subject: { kind: "Group", name }, namespace: ns, via: "policy.regulated.deployerGroups" })),
+        ...all
+            .filter((b) => b.namespace === ns && b.roleRef.kind === "Role" && b.roleRef.name.endsWith(DEPLOYER_ROLE_SUFFIX))
+            .flatMap((b) =>
+                b.subjects
+                    .filter((s) => !exempt({ ...s, namespace: s.namespace ?? ns }))
+                    .map((subject) => ({ subject, namespace: ns, via: `RoleBinding ${ns}/${b.name} to Role ${b.roleRef.name}` })),
+            ),
+    ]);
+    return out.length > 0 ? out : `policy.regulated.deployerGroups is empty and no RoleBinding to a *${DEPLOYER_ROLE_SUFFIX} Role in ${namespaces.join(", ")}`;
 }
 
-/** Asks each deployer each question in its namespace; one finding per allowed request. */
-async function deployerFindings(
-    cluster: ReadOnlyCluster,
-    subjects: readonly DeployerSubject[],
-    questions: readonly ResourceQuestion[],
-    why: (q: ResourceQuestion) => string,
-): Promise<Finding[]> {
+async function deployerCheck(cluster: ReadOnlyCluster, id: keyof typeof DEPLOYER_REFUSED, deployers: Deployer[] | string, namespaces: readonly string[]) {
+    if (typeof deployers === "string") {
+        return C.skip(id, deployers);
+    }
+    const why = (q: ResourceQuestion) =>
+        q.resource === "replicasets"
+            ? `: a ReplicaSet ${q.subresource === "scale" ? "scaled" : q.verb === "create" ? "created" : "edited"} beside a Rollout runs a version nobody approved (Argo Rollouts does not revert it)`
+            : q.verb === "delete"
+              ? ": GitOps would recreate it and its first version is promoted without a gate"
+              : "";
     const findings: Finding[] = [];
-    for (const { subject, namespace, via } of subjects) {
-        for (const q of questions) {
+    for (const { subject, namespace, via } of deployers) {
+        for (const q of DEPLOYER_REFUSED[id]) {
             const d = await cluster.review(reviewSubject(subject, namespace), { ...q, namespace });
             if (d.allowed) {
+                const target = `${q.resource}${q.subresource ? `/${q.subresource}` : ""}`;
                 findings.push({
                     object: `${describeSubject(subject)} (${via})`,
-                    found: `may ${q.verb} ${q.resource}${q.subresource ? `/${q.subresource}` : ""} in ${namespace}${why(q)}${d.reason ? ` (${d.reason})` : ""}`,
+                    found: `may ${q.verb} ${target} in ${namespace}${why(q)}${d.reason ? ` (${d.reason})` : ""}`,
                 });
             }
         }
     }
-    return findings;
+    const where = `RBAC refuses ${deployers.length} deployer subject(s) in ${namespaces.join(", ")}`;
+    const admission =
+        id === "rbac.deployer-cannot-resume"
+            ? "spec changes and unpausing are refused by admission (restrict-regulated-rollout-changes, under kyverno.*), which access reviews cannot see"
+            : "restrict-regulated-rollout-pods refuses the same at admission where Kyverno sees ReplicaSets (kyverno.resource-filters)";
+    return C.done(id, findings, `${where}; ${admission}`);
 }
 
-async function deployerCheck(ctx: VerifyContext, deployers: Awaited<ReturnType<typeof regulatedDeployers>>): Promise<CheckResult> {
-    const id = "rbac.deployer-cannot-resume";
-    const what = "deployers cannot write rollouts/status (promote, resume, abort) or delete a Rollout in regulated namespaces";
-    if (typeof deployers === "string") {
-        return skipped(id, what, DOCS.rbac, deployers);
-    }
-    const findings = await deployerFindings(ctx.cluster, deployers.subjects, DEPLOYER_REFUSED, (q) =>
-        q.verb === "delete" ? ": GitOps would recreate it and its first version is promoted without a gate" : "",
-    );
-    return outcome(
-        id,
-        what,
-        DOCS.rbac,
-        findings,
-        `RBAC refuses ${deployers.subjects.length} deployer subject(s) in ${deployers.namespaces.join(", ")}; spec changes and unpausing are refused by admission (restrict-regulated-rollout-changes, under kyverno.*), which access reviews cannot see`,
-    );
-}
-
-async function deployerReplicaSetCheck(ctx: VerifyContext, deployers: Awaited<ReturnType<typeof regulatedDeployers>>): Promise<CheckResult> {
-    const id = "rbac.deployer-cannot-edit-replicasets";
-    const what = "deployers cannot create, change or scale ReplicaSets in regulated namespaces";
-    if (typeof deployers === "string") {
-        return skipped(id, what, DOCS.rbac, deployers);
-    }
-    const findings = await deployerFindings(
-        ctx.cluster,
-        deployers.subjects,
-        DEPLOYER_REPLICASET_REFUSED,
-        (q) =>
-            `: a ReplicaSet ${q.subresource === "scale" ? "scaled" : q.verb === "create" ? "created" : "edited"} beside a Rollout runs a version nobody approved (Argo Rollouts does not revert it)`,
-    );
-    return outcome(
-        id,
-        what,
-        DOCS.rbac,
-        findings,
-        `RBAC refuses ${deployers.subjects.length} deployer subject(s) in ${deployers.namespaces.join(", ")}; restrict-regulated-rollout-pods refuses the same at admission where Kyverno sees ReplicaSets (kyverno.resource-filters)`,
-    );
-}
-
-/** What a namespace viewer must be able to read: a tenant team's view of its own rollouts. */
-const TENANT_READS: readonly string[] = ["rollouts", "analysisruns", "analysistemplates", "experiments"];
-
-/**
- * Tenants read their Rollouts: the built-in `view` ClusterRole, as the API server's aggregation
- * controller filled it, grants get, list and watch on each of TENANT_READS (through the stage's
- * `argo-rollouts-addon:rollouts-view`, or anything else the platform aggregates). `edit` and
- * `admin` include `view`.
- */
-async function tenantReadCheck(ctx: VerifyContext): Promise<CheckResult> {
-    const { cluster } = ctx;
-    const view = await cluster.get(`${RBAC}/clusterroles/view`);
-    const rules = asArray<PolicyRule>(view?.rules);
-    const missing = TENANT_READS.flatMap((resource) =>
+/** Tenants read their Rollouts: the built-in `view` ClusterRole, as aggregated, grants get, list and watch on each. */
+async function tenantReadCheck(cluster: ReadOnlyCluster) {
+    const rules = asArray<PolicyRule>((await cluster.get(`${RBAC}/clusterroles/view`))?.rules);
+    const missing = ["rollouts", "analysisruns", "analysistemplates", "experiments"].flatMap((resource) =>
         ["get", "list", "watch"]
             .filter((verb) => !rules.some((r) => ruleAllows(r, { verb, group: "argoproj.io", resource })))
             .map((verb) => `${verb} ${resource}`),
     );
+    if (missing.length === 0) {
+        return C.done("rbac.tenants-read-rollouts", []);
+    }
     const ours = await cluster.get(`${RBAC}/clusterroles/${encodeURIComponent(TENANT_VIEW_ROLE)}`);
-    const findings: Finding[] = [];
-    if (missing.length > 0) {
-        findings.push({
+    return C.done("rbac.tenants-read-rollouts", [
+        {
             object: ref("ClusterRole", undefined, "view"),
             found: `does not grant ${missing.join(", ")} on argoproj.io${ours ? "" : `, and ClusterRole ${TENANT_VIEW_ROLE} does not exist`}: namespace viewers, editors and admins cannot see their Rollouts`,
-        });
-    }
-    return outcome(
-        "rbac.tenants-read-rollouts",
-        "namespace viewers (and so editors and admins) may read Rollouts, AnalysisRuns, AnalysisTemplates and Experiments",
-        DOCS.rbac,
-        findings,
-    );
+        },
+    ]);
 }
 
-/**
- * The operator role writes `rollouts/status` (abort, retry, promote): bound in a regulated
- * namespace it is an approval path, so every RoleBinding to it must be outside them.
- */
-function operatorBindingCheck(config: AddonConfig, allBindings: readonly Binding[], regulated: readonly string[]): CheckResult {
-    const id = "rbac.operators-outside-regulated";
-    const what = `no RoleBinding to ${TENANT_OPERATOR_ROLE} in a regulated namespace`;
-    const bound = allBindings.filter((b) => b.roleRef.kind === "ClusterRole" && b.roleRef.name === TENANT_OPERATOR_ROLE);
-    if (!config.policy.regulated) {
-        return skipped(id, what, DOCS.rbac, `no policy.regulated in the stack: no regulated namespaces on this cluster (${bound.length} operator binding(s))`);
-    }
-    const findings = bound
-        .filter((b) => regulated.includes(b.namespace))
-        .map((b) => ({
-            object: `RoleBinding ${b.namespace}/${b.name}`,
-            found: `binds ${TENANT_OPERATOR_ROLE} in regulated namespace ${b.namespace}: its subjects may write rollouts/status there, the approval; remove ${b.namespace} from controller.tenantOperators`,
-        }));
-    return outcome(id, what, DOCS.rbac, findings, `${bound.length} operator binding(s), none in ${regulated.length} regulated namespace(s)`);
-}
-
-export const rbacChecks: CheckGroup = async (ctx) => {
-    const { config, cluster } = ctx;
-    const ns = config.controller.namespace;
-    const results: CheckResult[] = [];
-
-    // The controller: every call its Rollout path makes.
-    const sa: BindingSubject = { kind: "ServiceAccount", name: RELEASE_NAME, namespace: ns };
-    const controllerCalls = ROLLOUT_PATH_CALLS.map((c) => ({ ...c, namespace: c.scope === "controller" ? ns : undefined }));
-    const controllerAnswers = await mapLimit(controllerCalls, CONCURRENCY, async (q) => ({ q, d: await cluster.review(reviewSubject(sa), q) }));
-    results.push(
-        outcome(
-            "rbac.controller",
-            `the controller's ServiceAccount may make each of the ${controllerCalls.length} calls of the Rollout path`,
-            DOCS.rbac,
-            controllerAnswers
-                .filter((a) => !a.d.allowed)
-                .map((a) => ({ object: describeSubject(sa), found: `may not ${describeQuestion(a.q)} (${a.q.source})${a.d.reason ? `: ${a.d.reason}` : ""}` })),
-        ),
-    );
-
-    results.push(...(await kyvernoRbacChecks(ctx)));
-
-    // Namespace editors: the built-in `edit` ClusterRole, as aggregated, must not promote; the
-    // chart's aggregate roles would add rollouts/status (chart templates/aggregate-roles.yaml).
-    const editors: Finding[] = [];
-    const edit = await cluster.get(`${RBAC}/clusterroles/edit`);
-    const editRules = asArray<PolicyRule>(edit?.rules);
-    if (promotingRules(editRules).length > 0) {
+/** Namespace editors: the aggregated `edit` ClusterRole must not promote (the chart's aggregate roles would add rollouts/status). */
+async function editorCheck(cluster: ReadOnlyCluster, all: readonly Binding[]) {
+    const findings: Finding[] = [];
+    if (promotingRules(asArray<PolicyRule>((await cluster.get(`${RBAC}/clusterroles/edit`))?.rules)).length > 0) {
         const aggregated = (await cluster.list(`${RBAC}/clusterroles`, "rbac.authorization.k8s.io/aggregate-to-edit=true")) ?? [];
-        const culprits = aggregated.filter((r) => promotingRules(asArray<PolicyRule>(r.rules)).length > 0).map(nameOf);
-        editors.push({
+        const culprits = aggregated.filter((r) => promotingRules(asArray<PolicyRule>(r.rules)).length > 0).map((r) => `ClusterRole ${nameOf(r)}`);
+        findings.push({
             object: ref("ClusterRole", undefined, "edit"),
-            found: `grants patch/update on argoproj.io rollouts/status${culprits.length ? `, aggregated from ${culprits.map((c) => `ClusterRole ${c}`).join(", ")}` : ""}: every namespace editor can promote`,
+            found: `grants patch/update on argoproj.io rollouts/status${culprits.length ? `, aggregated from ${culprits.join(", ")}` : ""}: every namespace editor can promote`,
         });
     }
-    const allBindings = bindings((await cluster.list(`${RBAC}/rolebindings`)) ?? []);
-    const editorBindings = allBindings.filter((b) => b.roleRef.kind === "ClusterRole" && b.roleRef.name === "edit").slice(0, MAX_EDITOR_SUBJECTS);
-    for (const b of editorBindings) {
-        for (const s of b.subjects.slice(0, 1)) {
-            const d = await cluster.review(reviewSubject(s, b.namespace), promoteQuestion("patch", b.namespace));
-            // Only a grant through `edit` counts here: an editor may also hold an approver Role.
-            if (d.allowed && (d.reason ?? "").includes('ClusterRole "edit"')) {
-                editors.push({
-                    object: `${describeSubject(s)} (RoleBinding ${b.namespace}/${b.name})`,
-                    found: `may patch rollouts/status in ${b.namespace}: ${d.reason}`,
-                });
-            }
+    const editors = all.filter((b) => b.roleRef.kind === "ClusterRole" && b.roleRef.name === "edit").slice(0, MAX_EDITOR_SUBJECTS);
+    for (const b of editors.filter((x) => x.subjects.length > 0)) {
+        const s = b.subjects[0];
+        const d = await cluster.review(reviewSubject(s, b.namespace), promote("patch", b.namespace));
+        // Only a grant through `edit` counts here: an editor may also hold an approver Role.
+        if (d.allowed && (d.reason ?? "").includes('ClusterRole "edit"')) {
+            findings.push({
+                object: `${describeSubject(s)} (RoleBinding ${b.namespace}/${b.name})`,
+                found: `may patch rollouts/status in ${b.namespace}: ${d.reason}`,
+            });
         }
     }
-    results.push(
-        outcome(
-            "rbac.editor-cannot-promote",
-            "a namespace editor cannot patch rollouts/status",
-            DOCS.rbac,
-            editors,
-            editorBindings.length ? `asked for ${editorBindings.length} editor binding(s)` : "no RoleBinding to edit found; ClusterRole edit checked",
-        ),
-    );
+    const note = editors.length ? `asked for ${editors.length} editor binding(s)` : "no RoleBinding to edit found; ClusterRole edit checked";
+    return C.done("rbac.editor-cannot-promote", findings, note);
+}
 
-    const deployers = await regulatedDeployers(ctx, allBindings);
-    results.push(await deployerCheck(ctx, deployers));
-    results.push(await deployerReplicaSetCheck(ctx, deployers));
-    results.push(await tenantReadCheck(ctx));
-    const regulated = config.policy.regulated ? regulatedNamespaces(config, (await cluster.list("/api/v1/namespaces")) ?? []) : [];
-    results.push(operatorBindingCheck(config, allBindings, regulated));
-    return results;
+export const rbacChecks: CheckGroup = {
+    readme: C.readme,
+    ids: ["rbac.controller", ...KYVERNO_RBAC.ids, ...C.ids.slice(1)],
+    run: async (ctx) => {
+        const { config, cluster } = ctx;
+        const sa: BindingSubject = { kind: "ServiceAccount", name: RELEASE_NAME, namespace: config.controller.namespace };
+        const calls = ROLLOUT_PATH_CALLS.map((c) => ({ ...c, namespace: c.scope === "controller" ? config.controller.namespace : undefined }));
+        const answers = await mapLimit(calls, CONCURRENCY, async (q) => ({ q, d: await cluster.review(reviewSubject(sa), q) }));
+        const refused = answers
+            .filter((a) => !a.d.allowed)
+            .map((a) => ({ object: describeSubject(sa), found: `may not ${describeQuestion(a.q)} (${a.q.source})${a.d.reason ? `: ${a.d.reason}` : ""}` }));
+        const all = bindings((await cluster.list(`${RBAC}/rolebindings`)) ?? []);
+        const regulated = config.policy.regulated ? regulatedNamespaces(config, (await cluster.list("/api/v1/namespaces")) ?? []) : [];
+        const deployers = regulatedDeployers(config, regulated, all);
+        const operators = all.filter((b) => b.roleRef.kind === "ClusterRole" && b.roleRef.name === TENANT_OPERATOR_ROLE);
+        const operatorFindings = operators
+            .filter((b) => regulated.includes(b.namespace))
+            .map((b) => ({
+                object: `RoleBinding ${b.namespace}/${b.name}`,
+                found: `binds ${TENANT_OPERATOR_ROLE} in regulated namespace ${b.namespace}: its subjects may write rollouts/status there, the approval; remove ${b.namespace} from controller.tenantOperators`,
+            }));
+        return [
+            C.done("rbac.controller", refused, `${calls.length} calls`),
+            ...(await kyvernoRbacChecks(ctx)),
+            await editorCheck(cluster, all),
+            await deployerCheck(cluster, "rbac.deployer-cannot-resume", deployers, regulated),
+            await deployerCheck(cluster, "rbac.deployer-cannot-edit-replicasets", deployers, regulated),
+            await tenantReadCheck(cluster),
+            config.policy.regulated
+                ? C.done(
+                      "rbac.operators-outside-regulated",
+                      operatorFindings,
+                      `${operators.length} operator binding(s), none in ${regulated.length} regulated namespace(s)`,
+                  )
+                : C.skip(
+                      "rbac.operators-outside-regulated",
+                      `no policy.regulated in the stack: no regulated namespaces on this cluster (${operators.length} operator binding(s))`,
+                  ),
+        ];
+    },
 };
