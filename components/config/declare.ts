@@ -46,39 +46,59 @@ export type CustomField = Of<"custom", unknown, { type: string; schema: JsonSche
 export type Field = StringField | NumberField | BooleanField | StringsField | LabelsField | SectionField | ListField | MapField | CustomField;
 export type Fields = Readonly<Record<string, Field>>;
 
-/** The value type a declaration reads to, carried by the builders below. */
+/** The value type a declaration reads to, and whether it declares a default, carried by the builders below. */
 declare const VALUE: unique symbol;
-export interface Typed<T, Present extends boolean> {
-    readonly [VALUE]?: { value: T; present: Present };
+export interface Typed<T, Present extends boolean, Default extends boolean = false> {
+    readonly [VALUE]?: { value: T; present: Present; default: Default };
 }
-type HasDefault<O> = O extends { when: unknown } | { readBySection: true } ? false : O extends { default: unknown } ? true : false;
+type Given<O> = O extends { default: unknown } ? true : false;
+type HasDefault<O> = O extends { when: unknown } | { readBySection: true } ? false : Given<O>;
 
 /** The values a declaration reads to: a field with a default is always present, any other may be absent. */
 export type Values<S extends Fields> = {
-    [K in keyof S]: S[K] extends Typed<infer T, infer P> ? (P extends true ? T : T | undefined) : unknown;
+    [K in keyof S]: S[K] extends Typed<infer T, infer P, boolean> ? (P extends true ? T : T | undefined) : unknown;
+};
+
+/** What `defaultsOf` returns: each declared default, and each section's that has one. */
+export type Defaults<S extends Fields> = {
+    [
+        K in keyof S as S[K] extends { fields: infer F extends Fields }
+            ? keyof Defaults<F> extends never
+                ? never
+                : K
+            : S[K] extends Typed<unknown, boolean, true>
+              ? K
+              : never
+    ]: S[K] extends {
+        fields: infer F extends Fields;
+    }
+        ? Defaults<F>
+        : S[K] extends Typed<infer T, boolean, true>
+          ? T
+          : never;
 };
 
 type Opts<F extends Field> = Omit<F, "kind">;
 
 /** Builders: each returns the declaration, typed with what it reads to (booleans, lists and maps are always present). */
 export const field = {
-    string: <const O extends Opts<StringField>>(o: O): StringField & Typed<string, HasDefault<O>> => ({ kind: "string", ...o }),
+    string: <const O extends Opts<StringField>>(o: O): StringField & Typed<string, HasDefault<O>, Given<O>> => ({ kind: "string", ...o }),
     /** A string out of a fixed set; its type is the union of the set. */
     oneOf<const V extends string, const O extends Omit<Opts<StringField>, "rule" | "default"> & { default?: NoInfer<V>; describe?: string }>(
         values: readonly V[],
         { describe, ...o }: O,
-    ): StringField & Typed<V, HasDefault<O>> {
+    ): StringField & Typed<V, HasDefault<O>, Given<O>> {
         return { kind: "string", rule: { oneOf: values, describe: describe ?? values.join(", ") }, ...o };
     },
-    integer: <const O extends Opts<NumberField>>(o: O): NumberField & Typed<number, HasDefault<O>> => ({ kind: "integer", ...o }),
-    number: <const O extends Opts<NumberField>>(o: O): NumberField & Typed<number, HasDefault<O>> => ({ kind: "number", ...o }),
-    boolean: <const O extends Opts<BooleanField>>(o: O): BooleanField & Typed<boolean, true> => ({ kind: "boolean", ...o }),
-    strings: <const O extends Opts<StringsField>>(o: O): StringsField & Typed<string[], true> => ({ kind: "strings", ...o }),
-    labels: <const O extends Opts<LabelsField>>(o: O): LabelsField & Typed<Record<string, string>, true> => ({ kind: "labels", ...o }),
-    section: <const S extends Fields>(o: Opts<SectionField> & { fields: S }): SectionField & { fields: S } & Typed<Values<S>, true> => ({
-        kind: "section",
-        ...o,
-    }),
+    integer: <const O extends Opts<NumberField>>(o: O): NumberField & Typed<number, HasDefault<O>, Given<O>> => ({ kind: "integer", ...o }),
+    number: <const O extends Opts<NumberField>>(o: O): NumberField & Typed<number, HasDefault<O>, Given<O>> => ({ kind: "number", ...o }),
+    boolean: <const O extends Opts<BooleanField>>(o: O): BooleanField & Typed<boolean, true, Given<O>> => ({ kind: "boolean", ...o }),
+    strings: <const O extends Opts<StringsField>>(o: O): StringsField & Typed<string[], true, Given<O>> => ({ kind: "strings", ...o }),
+    labels: <const O extends Opts<LabelsField>>(o: O): LabelsField & Typed<Record<string, string>, true, Given<O>> => ({ kind: "labels", ...o }),
+    /** Read by its section's function (`readBySection`), it may be absent. */
+    section: <const S extends Fields, const O extends Omit<Opts<SectionField>, "fields">>(
+        o: O & { fields: S },
+    ): Omit<SectionField, "fields"> & { fields: S } & Typed<Values<S>, O extends { readBySection: true } ? false : true> => ({ kind: "section", ...o }),
     list: <const S extends Fields>(o: Omit<Opts<ListField>, "readBySection"> & { items: S }): ListField & { items: S } & Typed<Values<S>[], true> => ({
         kind: "list",
         ...o,
@@ -98,19 +118,20 @@ export const field = {
         ...o,
         readBySection: true,
     }),
-    custom: <T>(o: Opts<CustomField>): CustomField & Typed<T, false> => ({ kind: "custom", ...o }),
+    /** `D`: whether it declares a default (steps' weights). */
+    custom: <T, D extends boolean = false>(o: Opts<CustomField>): CustomField & Typed<T, false, D> => ({ kind: "custom", ...o }),
 };
 
 /** The defaults of a section's fields, as one object (the `*_DEFAULTS` each section exports). */
-export function defaultsOf<T = Plain>(fields: Fields): T {
+export function defaultsOf<S extends Fields>(fields: S): Defaults<S> {
     const out: Plain = {};
     for (const [k, f] of Object.entries(fields)) {
-        const d = f.kind === "section" ? defaultsOf<Plain>(f.fields) : "default" in f ? f.default : undefined;
+        const d = f.kind === "section" ? defaultsOf(f.fields) : "default" in f ? f.default : undefined;
         if (d !== undefined && !(f.kind === "section" && Object.keys(d as Plain).length === 0)) {
             out[k] = d;
         }
     }
-    return out as T;
+    return out as Defaults<S>;
 }
 
 /**

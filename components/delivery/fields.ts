@@ -46,7 +46,7 @@ const prodClassFields = (prodClass: ProdClass) =>
             size: { min: 1, max: 2 },
             doc: `the shapes prod / ${prodClass} apps may use (canary, blueGreen): one component each`,
         }),
-        steps: field.custom<number[]>({
+        steps: field.custom<number[], true>({
             type: "list of integers",
             schema: STEPS_SCHEMA,
             default: [25, 50, 100],
@@ -111,6 +111,4 @@ export const DELIVERY_FIELDS = {
 } as const satisfies Fields;
 
 /** Every default of the section, in one object (stepPause follows the cluster's gate timing). */
-export const DELIVERY_DEFAULTS = defaultsOf<Record<LowerTier, LowerTierConfig> & { prod: Record<ProdClass, Omit<ProdClassConfig, "stepPause">> }>(
-    DELIVERY_FIELDS,
-);
+export const DELIVERY_DEFAULTS = defaultsOf(DELIVERY_FIELDS);

@@ -148,7 +148,7 @@ export const SPOKES_FIELD = field.listReadBySection({
 });
 
 /** Every default of the `mimir` section, in one object. */
-export const MIMIR_DEFAULTS = defaultsOf<Omit<MimirConfig, "spokeRouteNamespace" | "ingestGateway">>(MIMIR_FIELDS);
+export const MIMIR_DEFAULTS = defaultsOf(MIMIR_FIELDS);
 
 export function readGateway(r: ConfigReader, value: unknown): SharedGatewayConfig | undefined {
     if (value === undefined) {

@@ -189,7 +189,7 @@ export const ARGOCD_FIELDS = {
 } as const;
 
 /** Every declared default of the section, in one object. */
-export const ARGOCD_DEFAULTS = defaultsOf<{ namespace: string; rbac: { actions: readonly string[] } }>(ARGOCD_FIELDS);
+export const ARGOCD_DEFAULTS = defaultsOf(ARGOCD_FIELDS);
 
 /** ignoreDifferences rules, each read with its declared fields; a rule names at least one path, and no group with kind "*". */
 function ruleList(r: ConfigReader, key: string, value: unknown, fields: Fields): IgnoreRule[] {

@@ -73,18 +73,9 @@ export function readSelector(r: ConfigReader, key: string, value: unknown): Labe
     return out;
 }
 
-/** Labels that must select something narrower than every namespace. */
-export function nonEmptyLabels(r: ConfigReader, key: string, value: unknown, what: string): Record<string, string> {
-    const labels = r.labels(key, value);
+/** Labels that must select something narrower than every namespace: an empty selector matches every namespace. */
+export function emptyLabels(r: ConfigReader, key: string, value: unknown, what: string): void {
     if (isPlainObject(value) && Object.keys(value).length === 0) {
-        // An empty selector matches every namespace.
         r.problem(key, value, `must name at least one label that ${what} (an empty selector matches every namespace)`);
     }
-    return labels;
-}
-
-/** A required key that is missing: reported, and an empty value read in its place. */
-export function missing(r: ConfigReader, key: string, what: string): Record<string, string> {
-    r.problem(key, undefined, `is required: ${what}`);
-    return {};
 }

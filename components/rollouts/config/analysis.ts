@@ -96,7 +96,7 @@ export const ANALYSIS_FIELDS = {
 /** The shared metric gates' thresholds and timing (ADR-056 D5), as the `analysis` section reads. */
 export type AnalysisConfig = Values<typeof ANALYSIS_FIELDS>;
 
-export const ANALYSIS_DEFAULTS: Readonly<AnalysisConfig> = defaultsOf<AnalysisConfig>(ANALYSIS_FIELDS);
+export const ANALYSIS_DEFAULTS: Readonly<AnalysisConfig> = defaultsOf(ANALYSIS_FIELDS);
 
 /**
  * Scrapes a rate window must span: `rate()` needs two samples in the window (promql/functions.go

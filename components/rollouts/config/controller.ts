@@ -139,18 +139,7 @@ export const CONTROLLER_FIELDS = {
 } as const;
 
 /** Every default of the section, in one object. */
-export const CONTROLLER_DEFAULTS = defaultsOf<{
-    namespace: string;
-    chartRepository: string;
-    chartVersion: string;
-    crdBaseUrl: string;
-    replicas: number;
-    pdbMaxUnavailable: number;
-    resources: { requests: Quantities; limits: Quantities };
-    logLevel: ControllerConfig["logLevel"];
-    serviceMonitor: boolean;
-    dashboard: boolean;
-}>(CONTROLLER_FIELDS);
+export const CONTROLLER_DEFAULTS = defaultsOf(CONTROLLER_FIELDS);
 
 /** The registry mirror every image is pulled from (`imageRegistry`); unset, the upstream registries. */
 export function readImages(r: ConfigReader, value: unknown): { registry?: string } {

@@ -56,7 +56,7 @@ export const ERROR_BUDGET_FIELDS = {
     }),
 } as const;
 
-export const ERROR_BUDGET_DEFAULTS: Readonly<ErrorBudgetConfig> = defaultsOf<ErrorBudgetConfig>(ERROR_BUDGET_FIELDS);
+export const ERROR_BUDGET_DEFAULTS: Readonly<ErrorBudgetConfig> = defaultsOf(ERROR_BUDGET_FIELDS);
 
 /** The `notifications` section: every key, once. */
 export const NOTIFICATIONS_FIELDS = {
