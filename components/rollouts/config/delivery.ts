@@ -1,6 +1,6 @@
 import { defaultsOf, field, readSection, type Values } from "../../config/declare";
 import { ConfigReader, HTTPS_URL, SecretValue } from "../../config/reader";
-import { promqlResultType, promqlSyntaxErrors, withArgsResolved } from "../promql";
+import { promqlSyntaxErrors, promqlUnjudgedType, withArgsResolved } from "../promql";
 import { DURATION_RULE as DUR, INT32_MAX, SLACK_CHANNEL, durationSeconds } from "./patterns";
 
 /** The `errorBudget` and `notifications` sections (ADR-056 D6): the error-budget gate's query and timing, the notification service and its token. */
@@ -98,7 +98,7 @@ export function readErrorBudget(r: ConfigReader, value: unknown): ErrorBudgetCon
     // The templates send an instant query (no rangeQuery): Argo Rollouts refuses a string result and
     // flattens a range vector into every raw sample, so the conditions would judge the oldest sample
     // (v1.9.0 metricproviders/prometheus/prometheus.go processResponse).
-    const type = e.raw.query === undefined || errors.length > 0 ? undefined : promqlResultType(withArgsResolved(e.query));
+    const type = e.raw.query === undefined || errors.length > 0 ? undefined : promqlUnjudgedType(withArgsResolved(e.query));
     if (errors.length > 0) {
         refuse("query", `must be PromQL Prometheus can parse once {{args.*}} are resolved: ${errors[0]}`);
     } else if (type === "string") {
