@@ -1,26 +1,10 @@
-import { field, readSection } from "../config/declare";
+import { field, readSection, type Values } from "../config/declare";
 import { ConfigReader, DNS_LABEL, MIMIR_TENANT_RULE, show } from "../config/reader";
-import type { MimirRole } from "../mimir";
 
 /** The `cluster` section (ADR-056 D5: the cluster's role and tenant; how the program reaches it; adoption). */
 
 /** How the program reaches the cluster's API server. */
 export type ClusterConnection = { kind: "eks"; clusterName: string; region: string } | { kind: "kubeconfig"; context: string; path?: string };
-
-export interface ClusterConfig {
-    /** The cluster's name in the platform; also the provider's `clusterIdentifier`. */
-    name: string;
-    role: MimirRole;
-    /** This cluster's Mimir tenant (`X-Scope-OrgID`). */
-    mimirTenant: string;
-    connection: ClusterConnection;
-    /** The one run that takes over objects another tool created (adoption.ts). */
-    adoptExisting: boolean;
-    /** With adoptExisting: accept a running controller newer than `controller.appVersion`. */
-    allowDowngrade: boolean;
-    /** For the offline plan alone: the chart is rendered for it (Helm's `.Capabilities.KubeVersion`). */
-    kubernetesVersion?: string;
-}
 
 /** A Kubernetes version as Helm's --kube-version takes it: vMAJOR.MINOR or vMAJOR.MINOR.PATCH. */
 export const KUBERNETES_VERSION = /^v[0-9]{1,3}\.[0-9]{1,3}(\.[0-9]{1,3})?$/;
@@ -81,6 +65,14 @@ export const CLUSTER_FIELDS = {
         doc: "the cluster's Kubernetes version; the offline plan renders the chart for it (the provider renders it for the version the API server reports); read by the plan only",
     }),
 } as const;
+
+/** The section as read; `connection`: how the program reaches the cluster's API server. */
+export type ClusterConfig = Omit<
+    Values<typeof CLUSTER_FIELDS, "name" | "role" | "mimirTenant">,
+    "eksClusterName" | "region" | "kubeconfigContext" | "kubeconfigPath"
+> & {
+    connection: ClusterConnection;
+};
 
 export function readCluster(r: ConfigReader, value: unknown, ambient: { awsRegion?: string }): ClusterConfig | undefined {
     if (value === undefined) {

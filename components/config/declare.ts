@@ -54,10 +54,15 @@ export interface Typed<T, Present extends boolean, Default extends boolean = fal
 type Given<O> = O extends { default: unknown } ? true : false;
 type HasDefault<O> = O extends { when: unknown } | { readBySection: true } ? false : Given<O>;
 
-/** The values a declaration reads to: a field with a default is always present, any other may be absent. */
-export type Values<S extends Fields> = {
-    [K in keyof S]: S[K] extends Typed<infer T, infer P, boolean> ? (P extends true ? T : T | undefined) : unknown;
-};
+/**
+ * The values a declaration reads to: a field with a default is always present, any other may be
+ * absent, but the required fields `R` once the section was read without a problem.
+ */
+export type Values<S extends Fields, R extends keyof S = never> = {
+    [K in keyof S as Present<S[K], K, R> extends true ? K : never]: ValueOf<S[K]>;
+} & { [K in keyof S as Present<S[K], K, R> extends true ? never : K]?: ValueOf<S[K]> };
+type ValueOf<F> = F extends Typed<infer T, boolean, boolean> ? T : unknown;
+type Present<F, K, R> = K extends R ? true : F extends Typed<unknown, infer P, boolean> ? P : false;
 
 /** What `defaultsOf` returns: each declared default, and each section's that has one. */
 export type Defaults<S extends Fields> = {
@@ -99,21 +104,25 @@ export const field = {
     section: <const S extends Fields, const O extends Omit<Opts<SectionField>, "fields">>(
         o: O & { fields: S },
     ): Omit<SectionField, "fields"> & { fields: S } & Typed<Values<S>, O extends { readBySection: true } ? false : true> => ({ kind: "section", ...o }),
-    list: <const S extends Fields>(o: Omit<Opts<ListField>, "readBySection"> & { items: S }): ListField & { items: S } & Typed<Values<S>[], true> => ({
+    list: <const S extends Fields>(
+        o: Omit<Opts<ListField>, "readBySection"> & { items: S },
+    ): Omit<ListField, "items"> & { items: S } & Typed<Values<S>[], true> => ({
         kind: "list",
         ...o,
     }),
     map: <const S extends Fields>(
         o: Omit<Opts<MapField>, "readBySection"> & { values: S },
-    ): MapField & { values: S } & Typed<{ name: string; value: Values<S> }[], true> => ({ kind: "map", ...o }),
+    ): Omit<MapField, "values"> & { values: S } & Typed<{ name: string; value: Values<S> }[], true> => ({ kind: "map", ...o }),
     listReadBySection: <const S extends Fields>(
         o: Omit<Opts<ListField>, "readBySection"> & { items: S },
-    ): ListField & { items: S } & Typed<unknown, false> => ({
+    ): Omit<ListField, "items"> & { items: S } & Typed<unknown, false> => ({
         kind: "list",
         ...o,
         readBySection: true,
     }),
-    mapReadBySection: <const S extends Fields>(o: Omit<Opts<MapField>, "readBySection"> & { values: S }): MapField & { values: S } & Typed<unknown, false> => ({
+    mapReadBySection: <const S extends Fields>(
+        o: Omit<Opts<MapField>, "readBySection"> & { values: S },
+    ): Omit<MapField, "values"> & { values: S } & Typed<unknown, false> => ({
         kind: "map",
         ...o,
         readBySection: true,

@@ -17,13 +17,9 @@ export type PreviewGateKind = "none" | "header";
 /** What the tier admission rule of a class does with a Rollout that does not conform (components/policy/tierAdmission.ts). */
 export type TierAdmissionAction = "Enforce" | "Audit";
 
-/** One prod class as read: its shapes (one component each), its canary's weights and pause (from the gate timing when unset), its gates. */
-export type ProdClassConfig = Omit<Values<typeof STANDARD_FIELDS>, "shapes" | "steps" | "stepPause" | "previewHeader" | "admission"> & {
+/** One prod class as read: its shapes (one component each), its canary's weights and pause (from the gate timing when unset), its gates; `admission`: standard only. */
+export type ProdClassConfig = Omit<Values<typeof STANDARD_FIELDS, "steps" | "stepPause" | "previewHeader">, "shapes" | "admission"> & {
     shapes: Shape[];
-    steps: number[];
-    stepPause: string;
-    previewHeader: string;
-    /** Standard only: whether require-prod-standard-delivery refuses or reports; regulated is always enforced. */
     admission?: TierAdmissionAction;
 };
 export type DeliveryConfig = Record<LowerTier, LowerTierConfig> & { prod: Record<ProdClass, ProdClassConfig> };

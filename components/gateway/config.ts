@@ -9,13 +9,6 @@ import { CA_BUNDLE_RULE, PEM_CERTIFICATES, readSpokeCaBundle } from "./caBundle"
  * and `spokes` (the spokes a hub routes).
  */
 
-/** The shared Gateway the traffic-router plugin's HTTPRoutes attach to, at `listener`. */
-export interface SharedGatewayConfig {
-    name: string;
-    namespace: string;
-    listener: string;
-}
-
 /**
  * Who declares a spoke's ingest route on the hub: this program (`addon`) or the platform's
  * observability module (`observability`: the program declares only the read route beside it).
@@ -37,16 +30,6 @@ export type MimirConfig = Pick<
     /** Spoke: the PEM CA certificates of the hub's read endpoint (caBundle.ts). */
     readCaBundle?: string;
 };
-
-/** One spoke the hub routes; `pushRouteOwner` resolved from `mimir.pushRouteOwner`. */
-export interface SpokeConfig {
-    name: string;
-    tenant: string;
-    hostname: string;
-    listener?: string;
-    query: boolean;
-    pushRouteOwner: PushRouteOwner;
-}
 
 const LABEL = { pattern: DNS_LABEL, describe: "a DNS label (lowercase letters, digits, '-')", maxLength: 63 };
 const READ_URL = /^https?:\/\/[a-z0-9.-]+(:[0-9]+)?\/[A-Za-z0-9._~/-]*$/;
@@ -118,6 +101,9 @@ export const MIMIR_FIELDS = {
     }),
 } as const;
 
+/** The shared Gateway the traffic-router plugin's HTTPRoutes attach to, at `listener`. */
+export type SharedGatewayConfig = Values<typeof GATEWAY_FIELDS, "name" | "namespace" | "listener">;
+
 /** The `spokes` key: the spokes a hub routes. */
 export const SPOKES_FIELD = field.listReadBySection({
     describe: "a list of spokes, each with name, tenant, hostname and query",
@@ -146,6 +132,9 @@ export const SPOKES_FIELD = field.listReadBySection({
         }),
     },
 });
+
+/** One spoke the hub routes; `pushRouteOwner` resolved from `mimir.pushRouteOwner`. */
+export type SpokeConfig = Values<typeof SPOKES_FIELD.items, "name" | "tenant" | "hostname" | "pushRouteOwner">;
 
 /** Every default of the `mimir` section, in one object. */
 export const MIMIR_DEFAULTS = defaultsOf(MIMIR_FIELDS);

@@ -8,14 +8,6 @@ import { DURATION_RULE as DUR, INT32_MAX, SLACK_CHANNEL, durationSeconds } from 
 /** The app's remaining error budget (`query`, a ratio: 1 untouched, 0 exhausted), when it counts as exhausted, and the freeze's timing. */
 export type ErrorBudgetConfig = Values<typeof ERROR_BUDGET_FIELDS>;
 
-export interface NotificationsConfig {
-    service?: "slack" | "webhook";
-    slackChannel?: string;
-    webhookUrl?: string;
-    /** The Slack bot token or webhook bearer token (a Pulumi secret). */
-    token?: SecretValue;
-}
-
 /** Sloth's metadata rule for the remaining budget over the SLO period (slok/sloth conventions). */
 export const SLOTH_REMAINING_BUDGET = 'slo:period_error_budget_remaining:ratio{sloth_service="{{args.service}}",sloth_slo="{{args.slo}}"}';
 
@@ -74,6 +66,9 @@ export const NOTIFICATIONS_FIELDS = {
         doc: "webhook: https:// URL events are POSTed to (JSON)",
     }),
 } as const;
+
+/** The section as read, with the token (a Pulumi secret: the Slack bot token or the webhook bearer token). */
+export type NotificationsConfig = Partial<Values<typeof NOTIFICATIONS_FIELDS>> & { token?: SecretValue };
 
 /** The config key holding the notification token; it must be set with `pulumi config set --secret`. */
 export const NOTIFICATIONS_TOKEN_KEY = "notificationsToken";
