@@ -1,5 +1,5 @@
 import type { ArgoCdStageConfig } from "../components/argocd";
-import { ARGOCD_FIELDS, readArgoCd } from "../components/argocd/config";
+import { ARGOCD_FIELDS, readArgoCd } from "../components/argocd";
 import { CLUSTER_FIELDS, readCluster } from "../components/cluster/config";
 import { field } from "../components/config/declare";
 import { DELIVERY_FIELDS, readDelivery } from "../components/delivery";

@@ -1,7 +1,7 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { Stage, StageOptions } from "../stage";
-import type { ArgoCdConfig } from "./config/types";
+import type { ArgoCdConfig } from "./config/section";
 import { argocdCmIgnoreData, expandAllKinds } from "./ignoreRules";
 import { appProjectPatch } from "./projects";
 import { ROLLOUT_ACTIONS_POLICY_KEY, rolloutActionsPolicyCsv } from "./rbac";

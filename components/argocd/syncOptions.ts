@@ -1,4 +1,4 @@
-import type { TenantApplicationSetConfig } from "./config/types";
+import type { TenantApplicationSetConfig } from "./config/section";
 import {
     BUILTIN_KINDS,
     GroupKind,
