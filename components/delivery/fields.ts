@@ -12,8 +12,6 @@ import { HEADER_NAME, LowerTier, PREVIEW_HEADER, ProdClass, SHAPES, Shape } from
 /** A lower tier: always the trivial auto-promoting canary (D3); only whether it routes through the plugin is the platform's choice (D4). */
 export type LowerTierConfig = { trafficRouting: boolean };
 
-/** The blue/green preview gate a class's component carries: none, or the header rule (types.ts `PreviewGate`). */
-export type PreviewGateKind = "none" | "header";
 /** What the tier admission rule of a class does with a Rollout that does not conform (components/policy/tierAdmission.ts). */
 export type TierAdmissionAction = "Enforce" | "Audit";
 
