@@ -100,9 +100,7 @@ export function parseAddonConfig(
     for (const key of ambient.otherKeys ?? []) {
         const namespace = key.includes(":") ? key.slice(0, key.indexOf(":")) : "";
         const takes = `the namespace ${namespace}: is neither ${PROJECT}: nor one of Pulumi's and its providers' (${known})`;
-        if (!KNOWN_NAMESPACES.includes(namespace)) {
-            r.unknownKey(key, namespace, takes, [PROJECT], { qualified: true });
-        }
+        if (!KNOWN_NAMESPACES.includes(namespace)) r.unknownKey(key, namespace, takes, [PROJECT], { qualified: true });
     }
     for (const key of Object.keys(raw)) {
         if (!(TOP_LEVEL_KEYS as readonly string[]).includes(key)) {
@@ -177,9 +175,7 @@ export function parseAddonConfig(
         ["smokeTest.namespace", smokeTest?.enabled ? smokeTest.namespace : undefined],
     ] as const) {
         const foreign = ns === undefined || PLATFORM_NAMESPACES.includes(ns) ? undefined : foreignNamespace(ns, others);
-        if (foreign) {
-            r.problem(key, ns, `must be a namespace of the addon's own, not ${foreign}`);
-        }
+        if (foreign) r.problem(key, ns, `must be a namespace of the addon's own, not ${foreign}`);
     }
     // Where imageRegistry is set the cluster admits only the mirror: a smoke image from elsewhere plans and then never starts.
     for (const key of ["image", "loadImage"] as const) {
@@ -222,9 +218,7 @@ export function parseAddonConfig(
 export function secretsHidden(problems: readonly ConfigProblem[], raw: Plain, secretKeys: readonly string[]): ConfigProblem[] {
     return problems.map((p) => {
         const top = p.key.split(/[.[]/)[0];
-        if (p.qualified || top === ro.NOTIFICATIONS_TOKEN_KEY || !secretKeys.includes(top)) {
-            return p;
-        }
+        if (p.qualified || top === ro.NOTIFICATIONS_TOKEN_KEY || !secretKeys.includes(top)) return p;
         const offline = `is a secret (secure:), and the offline plan cannot decrypt secrets: this key needs its plain text (set it without --secret; pulumi preview decrypts it). It ${p.allowed}`;
         return { ...p, given: "[secret]", allowed: JSON.stringify(raw[top] ?? null).includes(OFFLINE_SECRET) ? offline : p.allowed };
     });

@@ -51,9 +51,7 @@ export function readArgoCd(r: ConfigReader, value: unknown, clusterName: string 
         );
     }
     const a = readSection(r, "argocd", ARGOCD_FIELDS, isPlainObject(value) ? rest : value);
-    if (!a) {
-        return undefined;
-    }
+    if (!a) return undefined;
     const runsOn = a.runsOn ?? clusterName ?? "";
     const local = clusterName === undefined || runsOn === clusterName;
     const raw = a.raw;
@@ -202,9 +200,7 @@ function preflightRegulatedRbac(r: ConfigReader, rbac: ArgoRbacConfig, groups: R
             `is required with policy.regulated where ArgoCD runs: the AppProjects whose Applications sync the regulated namespaces. ${why}`,
         );
     }
-    if (rbac.regulatedProjects.length === 0) {
-        return;
-    }
+    if (rbac.regulatedProjects.length === 0) return;
     if (rbac.approverRole === undefined) {
         r.problem(
             "argocd.rbac.approverRole",

@@ -46,9 +46,7 @@ export function csvField(value: string): string {
  * named projects: no grant covers every project. Undefined when no approver is configured.
  */
 export function rolloutActionsPolicyCsv(rbac: Readonly<ArgoRbacConfig>): string | undefined {
-    if (rbac.approverRole === undefined || rbac.projects.length === 0) {
-        return undefined;
-    }
+    if (rbac.approverRole === undefined || rbac.projects.length === 0) return undefined;
     const lines = ["# Rollout promotion and abort: the approver only (ADR-056 D3). Managed by argo-rollouts-addon."];
     const grant = (subject: string, effect: "allow" | "deny") => {
         for (const project of rbac.projects) {

@@ -80,9 +80,7 @@ export function readCluster(r: ConfigReader, value: unknown, ambient: { awsRegio
         return undefined;
     }
     const section = readSection(r, "cluster", CLUSTER_FIELDS, value);
-    if (!section) {
-        return undefined;
-    }
+    if (!section) return undefined;
     const { name, role, mimirTenant, eksClusterName, kubeconfigContext, kubeconfigPath, adoptExisting, allowDowngrade, kubernetesVersion, raw: c } = section;
     let connection: ClusterConnection | undefined;
     // `~` (null) is no value: `eksClusterName: ~` is as unset as a missing key.
@@ -104,14 +102,10 @@ export function readCluster(r: ConfigReader, value: unknown, ambient: { awsRegio
         } else if (c.region == null && aws === undefined) {
             r.problem("cluster.region", undefined, "is required with cluster.eksClusterName (or set aws:region)");
         }
-        if (c.kubeconfigPath !== undefined) {
-            r.problem("cluster.kubeconfigPath", c.kubeconfigPath, "only applies with cluster.kubeconfigContext");
-        }
+        if (c.kubeconfigPath !== undefined) r.problem("cluster.kubeconfigPath", c.kubeconfigPath, "only applies with cluster.kubeconfigContext");
         connection = eksClusterName && region ? { kind: "eks", clusterName: eksClusterName, region } : undefined;
     } else {
-        if (c.region !== undefined) {
-            r.problem("cluster.region", c.region, "only applies with cluster.eksClusterName");
-        }
+        if (c.region !== undefined) r.problem("cluster.region", c.region, "only applies with cluster.eksClusterName");
         connection = kubeconfigContext ? { kind: "kubeconfig", context: kubeconfigContext, ...(kubeconfigPath ? { path: kubeconfigPath } : {}) } : undefined;
     }
     if (allowDowngrade && !adoptExisting) {
@@ -121,8 +115,6 @@ export function readCluster(r: ConfigReader, value: unknown, ambient: { awsRegio
             "only applies with cluster.adoptExisting: true (the adopting run is the one whose preview cannot show a downgrade)",
         );
     }
-    if (!name || !role || !mimirTenant || !connection) {
-        return undefined;
-    }
+    if (!name || !role || !mimirTenant || !connection) return undefined;
     return { name, role, mimirTenant, connection, adoptExisting, allowDowngrade, ...(kubernetesVersion ? { kubernetesVersion } : {}) };
 }

@@ -27,9 +27,7 @@ export function apiPath(apiVersion: string, kind: string, namespace: string | un
 /** The resource name of a kind, as the API server derives it for the kinds the stack declares. */
 export function plural(kind: string): string {
     const k = kind.toLowerCase();
-    if (k.endsWith("y")) {
-        return `${k.slice(0, -1)}ies`;
-    }
+    if (k.endsWith("y")) return `${k.slice(0, -1)}ies`;
     return k.endsWith("s") ? `${k}es` : `${k}s`;
 }
 
@@ -45,9 +43,7 @@ const TIMEOUT_MS = 15_000;
 export async function liveReader(opts: ConnectOptions): Promise<LiveReader> {
     const kc = await kubeConfigFor(await loadClient(), opts);
     const server = kc.getCurrentCluster()?.server.replace(/\/+$/, "");
-    if (!server) {
-        throw new ConnectionError("the kubeconfig names no current cluster");
-    }
+    if (!server) throw new ConnectionError("the kubeconfig names no current cluster");
     const get = async (path: string): Promise<LiveObject | undefined> => {
         const url = new URL(server + path);
         const options: https.RequestOptions = { method: "GET", headers: { Accept: "application/json" }, timeout: TIMEOUT_MS };
@@ -64,9 +60,7 @@ export async function liveReader(opts: ConnectOptions): Promise<LiveReader> {
             req.on("error", (e) => reject(new ConnectionError(`GET ${server}${path}: ${e.message}`)));
             req.end();
         });
-        if (status === 404) {
-            return undefined;
-        }
+        if (status === 404) return undefined;
         if (status !== 200) {
             const message = /^\{/.test(body) ? (JSON.parse(body) as { message?: string }).message : undefined;
             throw new ConnectionError(`GET ${server}${path}: ${status} ${message ?? body.slice(0, 200)}`);

@@ -136,9 +136,7 @@ export function defaultsOf<S extends Fields>(fields: S): Defaults<S> {
     const out: Plain = {};
     for (const [k, f] of Object.entries(fields)) {
         const d = f.kind === "section" ? defaultsOf(f.fields) : "default" in f ? f.default : undefined;
-        if (d !== undefined && !(f.kind === "section" && Object.keys(d as Plain).length === 0)) {
-            out[k] = d;
-        }
+        if (d !== undefined && !(f.kind === "section" && Object.keys(d as Plain).length === 0)) out[k] = d;
     }
     return out as Defaults<S>;
 }
@@ -150,9 +148,7 @@ export function defaultsOf<S extends Fields>(fields: S): Defaults<S> {
  */
 export function readSection<S extends Fields>(r: ConfigReader, key: string, fields: S, value: unknown): (Values<S> & { readonly raw: Plain }) | undefined {
     const o = r.object(key, value, Object.keys(fields));
-    if (!o) {
-        return undefined;
-    }
+    if (!o) return undefined;
     const out: Plain = {};
     for (const [k, f] of Object.entries(fields)) {
         if (f.kind !== "string" && requiredIn(f, out) && (o[k] === undefined || o[k] === null)) {
@@ -160,9 +156,7 @@ export function readSection<S extends Fields>(r: ConfigReader, key: string, fiel
             continue;
         }
         const v = readField(r, `${key}.${k}`, f, o[k], out);
-        if (v !== undefined) {
-            out[k] = v;
-        }
+        if (v !== undefined) out[k] = v;
     }
     Object.defineProperty(out, "raw", { value: o, enumerable: false });
     return out as Values<S> & { readonly raw: Plain };
@@ -171,9 +165,7 @@ export function readSection<S extends Fields>(r: ConfigReader, key: string, fiel
 /** Reads one declared field's value (`given`, as the stack file has it); `section`: the fields read before it. */
 export function readField(r: ConfigReader, key: string, f: Field, given: unknown, section: Plain = {}): unknown {
     const unset = given === undefined || given === null;
-    if (f.readBySection || (f.when !== undefined && !f.when(section))) {
-        return undefined;
-    }
+    if (f.readBySection || (f.when !== undefined && !f.when(section))) return undefined;
     switch (f.kind) {
         case "string": {
             const rule = f.describeWith ? { ...f.rule, describe: f.describeWith(section) } : f.rule;

@@ -11,9 +11,7 @@ import { ApprovalGroups, GateTiming, PROD_CLASSES, ProdClass, SHAPES, Shape, Str
  */
 export function readDelivery(r: ConfigReader, value: unknown, gate: GateTiming): DeliveryConfig | undefined {
     const s = readSection(r, "delivery", DELIVERY_FIELDS, value);
-    if (!s) {
-        return undefined;
-    }
+    if (!s) return undefined;
     const rawProd = isPlainObject(s.raw.prod) ? s.raw.prod : {};
     const prod = {} as Record<ProdClass, ProdClassConfig>;
     for (const prodClass of PROD_CLASSES) {

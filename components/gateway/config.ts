@@ -187,12 +187,8 @@ export function readMimirAndSpokes(
             );
         }
         readEndpoint = url ? { kind: "url", url: url.replace(/\/+$/, "") } : hubStack ? { kind: "stack", stack: hubStack } : undefined;
-        if (raw.spokes !== undefined) {
-            r.problem("spokes", raw.spokes, "only a hub routes spokes (cluster.role is spoke)");
-        }
-        if (m.pushRouteOwner !== undefined) {
-            r.problem("mimir.pushRouteOwner", m.pushRouteOwner, "only applies to a hub (spoke routes live on the hub)");
-        }
+        if (raw.spokes !== undefined) r.problem("spokes", raw.spokes, "only a hub routes spokes (cluster.role is spoke)");
+        if (m.pushRouteOwner !== undefined) r.problem("mimir.pushRouteOwner", m.pushRouteOwner, "only applies to a hub (spoke routes live on the hub)");
     } else {
         for (const k of ["readEndpoint", "hubStack"].filter((k) => m[k] !== undefined)) {
             r.problem(`mimir.${k}`, m[k], "only applies to a spoke (the hub reads Mimir in-cluster)");
@@ -205,18 +201,14 @@ export function readMimirAndSpokes(
             ? { endpointUrl: readEndpoint?.kind === "url" ? readEndpoint.url : undefined }
             : { hubAddress: inClusterMimirAddress(section ?? MIMIR_DEFAULTS) },
     );
-    if (!section || !ingestGateway || !spokes) {
-        return undefined;
-    }
+    if (!section || !ingestGateway || !spokes) return undefined;
     const { readEndpoint: _url, hubStack: _stack, ingestGateway: _ingest, readCaBundle: _bundle, ...fields } = section;
     const mimir = { ...fields, spokeRouteNamespace: section.spokeRouteNamespace ?? section.namespace, ingestGateway };
     return { mimir: { ...mimir, ...(readEndpoint ? { readEndpoint } : {}), ...(readCaBundle ? { readCaBundle } : {}) }, spokes };
 }
 
 function readSpokes(r: ConfigReader, value: unknown, cluster: ClusterFacts, defaultOwner: PushRouteOwner): SpokeConfig[] | undefined {
-    if (value == null) {
-        return [];
-    }
+    if (value == null) return [];
     if (!Array.isArray(value)) {
         r.problem("spokes", value, `must be ${SPOKES_FIELD.describe}`);
         return undefined;

@@ -91,9 +91,7 @@ export const kindLabel = (w: WorkloadKind): string => w.kind.toLowerCase();
 
 /** The namespace selector of a policy: the tenant namespaces, narrowed by scope, minus the excluded ones. */
 export function namespaceSelector(cfg: PolicyConfig, scope: Scope = "tenant"): LabelSelector {
-    if (scope === "default") {
-        return { matchExpressions: [{ key: METADATA_NAME_LABEL, operator: "In", values: ["default"] }] };
-    }
+    if (scope === "default") return { matchExpressions: [{ key: METADATA_NAME_LABEL, operator: "In", values: ["default"] }] };
     const regulated = { matchLabels: cfg.regulated?.namespaceLabels ?? {} };
     const narrower =
         scope === "prod"

@@ -25,9 +25,7 @@ export type LabelMatcher = { name: string; op: "=" | "!=" | "=~" | "!~"; value: 
 /** A PromQL selector body `{a="x",b!~"y"}` with every value escaped. */
 export function selector(matchers: LabelMatcher[]): string {
     const bad = matchers.find((m) => !/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(m.name));
-    if (bad) {
-        throw new Error(`not a Prometheus label name: ${bad.name}`);
-    }
+    if (bad) throw new Error(`not a Prometheus label name: ${bad.name}`);
     return `{${matchers.map((m) => `${m.name}${m.op}"${escapeLabelValue(m.value)}"`).join(",")}}`;
 }
 

@@ -111,9 +111,7 @@ export class RolloutsStage extends Stage {
             before.push(new k8s.core.v1.Secret("notification-secret", { metadata: meta(NOTIFICATION_SECRET, ns), type: "Opaque", stringData }, inNamespace));
         }
         const trust = controllerTrust(cfg.mimir.readCaBundle);
-        if (trust) {
-            before.push(configMap("mimir-read-ca", READ_CA_CONFIGMAP, trust.configMapData));
-        }
+        if (trust) before.push(configMap("mimir-read-ca", READ_CA_CONFIGMAP, trust.configMapData));
 
         const chart = { ...chartSource(cfg.controller.chartRepository), name: RELEASE_NAME, version: cfg.controller.chartVersion, namespace: ns };
         const waits = [this.namespace, this.crds, clusterRole, clusterBinding, role, roleBinding, ...before];
@@ -132,18 +130,14 @@ export class RolloutsStage extends Stage {
         const networkLabels = { ...PART_OF, "app.kubernetes.io/component": "network-policy" };
         const cnp = (name: string, namespace: string, spec: pulumi.Input<object>) =>
             custom(name, "cilium.io/v2", "CiliumNetworkPolicy", { name, namespace, labels: networkLabels }, spec, inNamespace);
-        if (cfg.network.controllerDefaultDeny) {
-            cnp("default-deny", ns, namespaceDefaultDeny());
-        }
+        if (cfg.network.controllerDefaultDeny) cnp("default-deny", ns, namespaceDefaultDeny());
         const address = this.metricsAddress;
         cnp(
             "argo-rollouts-controller",
             ns,
             address.apply((a) => controllerNetworkPolicy(cfg, a)),
         );
-        if (cfg.cluster.role === "hub") {
-            cnp("argo-rollouts-metric-gates", cfg.mimir.namespace, mimirIngressNetworkPolicy(cfg.mimir, ns));
-        }
+        if (cfg.cluster.role === "hub") cnp("argo-rollouts-metric-gates", cfg.mimir.namespace, mimirIngressNetworkPolicy(cfg.mimir, ns));
 
         // What tenants may do with their Rollouts, in place of the chart's aggregate roles (tenants.ts); the roles name kinds of the CRDs.
         new k8s.rbac.v1.ClusterRole("tenant-rollouts-view", tenantViewRole(), afterCrds);

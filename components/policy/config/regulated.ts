@@ -75,9 +75,7 @@ export type RegulatedConfig = Omit<Values<typeof REGULATED_FIELD.fields>, "gitop
 
 export function readRegulated(r: ConfigReader, value: unknown): RegulatedConfig | undefined {
     const g = readSection(r, "policy.regulated", REGULATED_FIELD.fields, value);
-    if (!g) {
-        return undefined;
-    }
+    if (!g) return undefined;
     // A required list not set is reported by readSection, and read as empty here.
     const { raw, gitopsServiceAccounts: accounts, gitopsUsers: users, gitopsGroups: groups, approverGroups = [], deployerGroups = [] } = g;
     // ArgoCD's API server patches and deletes resources, and runs the Rollout actions, as its own

@@ -88,9 +88,7 @@ const percent = (v: unknown): v is string => typeof v === "string" && /%\s*$/.te
 
 export function readPolicy(r: ConfigReader, value: unknown): PolicyConfig | undefined {
     const section = readSection(r, "policy", POLICY_FIELDS, value);
-    if (!section) {
-        return undefined;
-    }
+    if (!section) return undefined;
     const { raw: p, regulated: _given, ...read } = section;
     emptyLabels(r, "policy.prodNamespaceLabels", p.prodNamespaceLabels, "marks a prod namespace");
     const regulated = p.regulated === undefined || p.regulated === null ? undefined : readRegulated(r, p.regulated);
@@ -177,9 +175,7 @@ export function kyvernoVariables(cfg: PolicyConfig): [key: string, value: string
             v.forEach((x, i) => walk(`${key}[${i}]`, x));
         } else if (isPlainObject(v)) {
             for (const [k, x] of Object.entries(v)) {
-                if (k.includes("{{")) {
-                    found.push([`${key}.${k}`, k]);
-                }
+                if (k.includes("{{")) found.push([`${key}.${k}`, k]);
                 walk(`${key}.${k}`, x);
             }
         }

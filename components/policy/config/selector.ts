@@ -35,13 +35,9 @@ export const SELECTOR_SCHEMA = {
 /** A namespace label selector, checked as the API server checks one (`metav1.LabelSelector`). */
 export function readSelector(r: ConfigReader, key: string, value: unknown): LabelSelector {
     const o = r.object(key, value, SELECTOR_KEYS);
-    if (!o) {
-        return {};
-    }
+    if (!o) return {};
     const out: LabelSelector = {};
-    if (o.matchLabels !== undefined) {
-        out.matchLabels = r.labels(`${key}.matchLabels`, o.matchLabels);
-    }
+    if (o.matchLabels !== undefined) out.matchLabels = r.labels(`${key}.matchLabels`, o.matchLabels);
     if (o.matchExpressions !== undefined) {
         if (!Array.isArray(o.matchExpressions)) {
             r.problem(`${key}.matchExpressions`, o.matchExpressions, "must be a list of {key, operator, values}");
@@ -50,9 +46,7 @@ export function readSelector(r: ConfigReader, key: string, value: unknown): Labe
             o.matchExpressions.forEach((e, i) => {
                 const k = `${key}.matchExpressions[${i}]`;
                 const x = r.object(k, e, ["key", "operator", "values"]);
-                if (!x) {
-                    return;
-                }
+                if (!x) return;
                 const labelKey = r.requiredString(`${k}.key`, x.key, { pattern: LABEL_KEY, describe: "a label key such as platform.example/tier" });
                 const operator = r.requiredString(`${k}.operator`, x.operator, { oneOf: SELECTOR_OPERATORS, describe: "" }) as SelectorOperator | undefined;
                 const values = r.strings(`${k}.values`, x.values, { pattern: LABEL_VALUE, describe: "a label value" }, [], { min: 0, max: 50 });
@@ -61,9 +55,7 @@ export function readSelector(r: ConfigReader, key: string, value: unknown): Labe
                     // The API server's rule for selector requirements.
                     r.problem(`${k}.values`, x.values, needsValues ? `must list at least one value with ${operator}` : `must be empty with ${operator}`);
                 }
-                if (labelKey && operator) {
-                    out.matchExpressions!.push({ key: labelKey, operator, ...(needsValues ? { values } : {}) });
-                }
+                if (labelKey && operator) out.matchExpressions!.push({ key: labelKey, operator, ...(needsValues ? { values } : {}) });
             });
         }
     }

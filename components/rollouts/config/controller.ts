@@ -148,9 +148,7 @@ export function readImages(r: ConfigReader, value: unknown): { registry?: string
 
 export function readController(r: ConfigReader, value: unknown): ControllerConfig | undefined {
     const c = readSection(r, "controller", CONTROLLER_FIELDS, value);
-    if (!c) {
-        return undefined;
-    }
+    if (!c) return undefined;
     const { chartVersion, replicas, pdbMaxUnavailable, raw } = c;
     // The chart's image and the CRDs must be one release: a chart whose appVersion is known pins it.
     const pinned = KNOWN_CHART_APP_VERSIONS[chartVersion];
@@ -197,9 +195,7 @@ export function readController(r: ConfigReader, value: unknown): ControllerConfi
     const tenantOperators: TenantOperatorBinding[] = [];
     c.tenantOperators.forEach(({ namespace, groups }, i) => {
         const key = `controller.tenantOperators[${i}].namespace`;
-        if (namespace === undefined) {
-            return;
-        }
+        if (namespace === undefined) return;
         if (namespace === c.namespace || PLATFORM_NAMESPACES.includes(namespace)) {
             r.problem(
                 key,

@@ -84,9 +84,7 @@ export const NOTIFICATIONS_TOKEN_FIELDS = field.custom<string>({
 export function readErrorBudget(r: ConfigReader, value: unknown): ErrorBudgetConfig | undefined {
     const before = r.problems.length;
     const e = readSection(r, "errorBudget", ERROR_BUDGET_FIELDS, value);
-    if (!e) {
-        return undefined;
-    }
+    if (!e) return undefined;
     const refuse = (k: keyof ErrorBudgetConfig, why: string) => r.problem(`errorBudget.${k}`, e[k], why);
     // Prometheus would refuse the query at every measurement (an Error, then the rollout aborts).
     const errors = e.raw.query === undefined ? [] : promqlSyntaxErrors(withArgsResolved(e.query));
@@ -107,9 +105,7 @@ export function readErrorBudget(r: ConfigReader, value: unknown): ErrorBudgetCon
             "must evaluate to a scalar or an instant vector, not a range vector (a [range] selector or subquery): Argo Rollouts flattens a range vector into every raw sample of the window, and the gate would judge the oldest sample instead of the budget now; wrap it in a function such as avg_over_time() or last_over_time()",
         );
     }
-    if (r.problems.slice(before).some((p) => p.key === "errorBudget.recheckInterval" || p.key === "errorBudget.maxFreeze")) {
-        return e;
-    }
+    if (r.problems.slice(before).some((p) => p.key === "errorBudget.recheckInterval" || p.key === "errorBudget.maxFreeze")) return e;
     // The freeze measures maxFreeze / recheckInterval + 1 times (analysis.ts freezeMeasurements), and
     // Argo Rollouts reads its count and inconclusiveLimit as an int32 (v1.9.0 analysis_types.go Metric.Count).
     const count = Math.floor(durationSeconds(e.maxFreeze) / durationSeconds(e.recheckInterval)) + 1;
@@ -129,9 +125,7 @@ export function readErrorBudget(r: ConfigReader, value: unknown): ErrorBudgetCon
 
 export function readNotifications(r: ConfigReader, value: unknown, token: unknown, tokenIsSecret: boolean): NotificationsConfig | undefined {
     const n = readSection(r, "notifications", NOTIFICATIONS_FIELDS, value);
-    if (!n) {
-        return undefined;
-    }
+    if (!n) return undefined;
     const { service, raw } = n;
     const out: NotificationsConfig = {};
     if (token !== undefined && !tokenIsSecret) {

@@ -42,9 +42,7 @@ export type NetworkConfig = Omit<Values<typeof NETWORK_FIELDS>, "canaryTargets">
 
 export function readNetwork(r: ConfigReader, value: unknown, role: "hub" | "spoke" | undefined): NetworkConfig | undefined {
     const n = readSection(r, "network", NETWORK_FIELDS, value);
-    if (!n) {
-        return undefined;
-    }
+    if (!n) return undefined;
     const { raw, canaryTargets, ...rest } = n;
     const misplaced = (keys: readonly (keyof NetworkConfig)[], why: string) => keys.forEach((k) => r.problem(`network.${k}`, raw[k], why));
     if (role === "hub") {
