@@ -34,9 +34,7 @@ export const MIMIR_READ_PATHS: readonly PathMatch[] = [
 
 /** Whether a Gateway API path match admits a request path (gateway-api apis/v1/httproute_types.go, PathMatchType). */
 export function pathMatches(match: PathMatch, path: string): boolean {
-    if (match.type === "Exact") {
-        return path === match.value;
-    }
+    if (match.type === "Exact") return path === match.value;
     const elements = (p: string) => p.split("/").filter((e) => e !== "");
     const prefix = elements(match.value);
     const actual = elements(path);

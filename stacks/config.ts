@@ -1,9 +1,9 @@
 import type { ArgoCdStageConfig } from "../components/argocd";
-import { ARGOCD_FIELDS, ArgoCdConfig, readArgoCd } from "../components/argocd/config";
-import { CLUSTER_FIELDS, ClusterConfig, readCluster } from "../components/cluster/config";
+import { ARGOCD_FIELDS, readArgoCd } from "../components/argocd";
+import { CLUSTER_FIELDS, readCluster } from "../components/cluster/config";
 import { field } from "../components/config/declare";
-import { DELIVERY_FIELDS, DeliveryConfig, readDelivery } from "../components/delivery";
-import { ExampleValue, exampleValues } from "../components/config/examples";
+import { DELIVERY_FIELDS, readDelivery } from "../components/delivery";
+import { exampleValues } from "../components/config/examples";
 import { ProjectStack, readStackConfig } from "../components/config/load";
 import { checkAcrossProject } from "../components/config/project";
 import { PLUGIN_UPSTREAM_REGISTRY } from "../components/rollouts/plugin";
@@ -12,39 +12,20 @@ import { KNOWN_NAMESPACES, NAME_TOTAL_LENGTH_MAX, PLATFORM_NAMESPACES, foreignNa
 import type { GatewayStageConfig } from "../components/gateway";
 import * as gw from "../components/gateway/config";
 import type { PolicyStageConfig } from "../components/policy";
-import { POLICY_FIELDS, PolicyConfig, readPolicy } from "../components/policy/config";
+import { POLICY_FIELDS, readPolicy } from "../components/policy/config";
 import * as ro from "../components/rollouts/config";
 import type { SmokeCanaryConfig } from "../components/smoke";
-import { SMOKE_TEST_FIELDS, SmokeTestConfig, readSmokeTest } from "../components/smoke/config";
+import { SMOKE_TEST_FIELDS, readSmokeTest } from "../components/smoke/config";
 import type { RolloutsStageConfig } from "../components/rollouts/stage";
 
 /**
  * The one typed configuration of a stack, in the stack file's shape, assembled from the sections the
- * stage folders own and built once, before any resource is declared. It lives beside the program
- * because, like the program, it composes the stages, so no stage imports a folder that imports it back.
+ * stage folders own and built once, before any resource is declared (parseAddonConfig). It lives
+ * beside the program because, like the program, it composes the stages, so no stage imports a folder
+ * that imports it back. `examples`: the keys that still hold an example value (a preview warns of
+ * each, `pulumi up` refuses them); `notifications.token`: `notificationsToken`.
  */
-export interface AddonConfig {
-    stack: string;
-    /** The keys that still hold an example value: a preview warns of each, `pulumi up` refuses them. */
-    examples: ExampleValue[];
-    cluster: ClusterConfig;
-    gateway: gw.SharedGatewayConfig;
-    /** The registry mirror every image is pulled from; unset: the upstream registries. */
-    imageRegistry?: string;
-    controller: ro.ControllerConfig;
-    plugin: ro.PluginConfig;
-    mimir: gw.MimirConfig;
-    spokes: gw.SpokeConfig[];
-    analysis: ro.AnalysisConfig;
-    network: ro.NetworkConfig;
-    errorBudget: ro.ErrorBudgetConfig;
-    /** With `notificationsToken`, read as `notifications.token`. */
-    notifications: ro.NotificationsConfig;
-    smokeTest: SmokeTestConfig;
-    delivery: DeliveryConfig;
-    policy: PolicyConfig;
-    argocd: ArgoCdConfig;
-}
+export type AddonConfig = ReturnType<typeof parseAddonConfig>;
 
 /** Compiles only while AddonConfig has every section each stage reads, under the same name and with the same type. */
 export function stageConfigs(c: AddonConfig): [GatewayStageConfig, RolloutsStageConfig, PolicyStageConfig, ArgoCdStageConfig, SmokeCanaryConfig] {
@@ -110,7 +91,7 @@ export function parseAddonConfig(
         projectClusters?: readonly string[];
         projectStacks?: readonly ProjectStack[];
     } = {},
-): AddonConfig {
+) {
     const r = new ConfigReader();
     const secretKeys = ambient.secretKeys ?? [];
     // A key of another namespace is Pulumi's or a provider's; any other namespace is a typo of
@@ -119,9 +100,7 @@ export function parseAddonConfig(
     for (const key of ambient.otherKeys ?? []) {
         const namespace = key.includes(":") ? key.slice(0, key.indexOf(":")) : "";
         const takes = `the namespace ${namespace}: is neither ${PROJECT}: nor one of Pulumi's and its providers' (${known})`;
-        if (!KNOWN_NAMESPACES.includes(namespace)) {
-            r.unknownKey(key, namespace, takes, [PROJECT], { qualified: true });
-        }
+        if (!KNOWN_NAMESPACES.includes(namespace)) r.unknownKey(key, namespace, takes, [PROJECT], { qualified: true });
     }
     for (const key of Object.keys(raw)) {
         if (!(TOP_LEVEL_KEYS as readonly string[]).includes(key)) {
@@ -196,9 +175,7 @@ export function parseAddonConfig(
         ["smokeTest.namespace", smokeTest?.enabled ? smokeTest.namespace : undefined],
     ] as const) {
         const foreign = ns === undefined || PLATFORM_NAMESPACES.includes(ns) ? undefined : foreignNamespace(ns, others);
-        if (foreign) {
-            r.problem(key, ns, `must be a namespace of the addon's own, not ${foreign}`);
-        }
+        if (foreign) r.problem(key, ns, `must be a namespace of the addon's own, not ${foreign}`);
     }
     // Where imageRegistry is set the cluster admits only the mirror: a smoke image from elsewhere plans and then never starts.
     for (const key of ["image", "loadImage"] as const) {
@@ -241,9 +218,7 @@ export function parseAddonConfig(
 export function secretsHidden(problems: readonly ConfigProblem[], raw: Plain, secretKeys: readonly string[]): ConfigProblem[] {
     return problems.map((p) => {
         const top = p.key.split(/[.[]/)[0];
-        if (p.qualified || top === ro.NOTIFICATIONS_TOKEN_KEY || !secretKeys.includes(top)) {
-            return p;
-        }
+        if (p.qualified || top === ro.NOTIFICATIONS_TOKEN_KEY || !secretKeys.includes(top)) return p;
         const offline = `is a secret (secure:), and the offline plan cannot decrypt secrets: this key needs its plain text (set it without --secret; pulumi preview decrypts it). It ${p.allowed}`;
         return { ...p, given: "[secret]", allowed: JSON.stringify(raw[top] ?? null).includes(OFFLINE_SECRET) ? offline : p.allowed };
     });

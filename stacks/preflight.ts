@@ -56,9 +56,7 @@ export async function controllerPreflight(
     }
     if (config.cluster.adoptExisting) {
         const refusal = downgradeRefusal(config.stack, running, run.controller.appVersion, config.cluster.allowDowngrade);
-        if (refusal) {
-            throw new pulumi.RunError(refusal);
-        }
+        if (refusal) throw new pulumi.RunError(refusal);
         // Shapes of the old install a green preview would not show: one LIST of the Deployments, one GET of the budget.
         const ns = config.controller.namespace;
         const problems = oldInstallProblems({
@@ -81,12 +79,8 @@ export async function controllerPreflight(
         // Only a move across the boundary lists the Rollouts (cluster-wide read of one kind).
         decision = hashBoundaryDecision({ ...boundary, rollouts: ((await reader.list("/apis/argoproj.io/v1alpha1/rollouts")) ?? []) as RolloutState[] });
     }
-    if (decision.refusal) {
-        throw new pulumi.RunError(decision.refusal);
-    }
-    if (decision.notice) {
-        warn(decision.notice);
-    }
+    if (decision.refusal) throw new pulumi.RunError(decision.refusal);
+    if (decision.notice) warn(decision.notice);
     return run;
 }
 
@@ -104,9 +98,7 @@ export async function checkedStack(
         reader ??= await liveReader({ connection: config.cluster.connection });
         config = await controllerPreflight(config, reader, opts.warn);
     } catch (e) {
-        if (e instanceof pulumi.RunError) {
-            throw e;
-        }
+        if (e instanceof pulumi.RunError) throw e;
         throw new pulumi.RunError(
             `stack "${config.stack}": the program reads the cluster before it declares anything (the running controller, and the objects it would create), and cannot: ${(e as Error).message}`,
         );
@@ -119,9 +111,7 @@ export async function checkedStack(
             (found) => existingObjectsRefusal(config.stack, found),
             (e: Error) => `stack "${config.stack}": the program reads every object it would create before it declares them, and cannot: ${e.message}`,
         );
-        if (refusal) {
-            throw new pulumi.RunError(refusal);
-        }
+        if (refusal) throw new pulumi.RunError(refusal);
     }
     gate.open();
     return outputs;

@@ -109,9 +109,7 @@ export function expandAllKinds(rules: readonly IgnoreRule[], allKinds: readonly 
  * reach argoproj.io/Rollout or names fields only (`/spec/replicas`, `.spec.paused`).
  */
 export function rolloutArrayPathReasons(r: Readonly<IgnoreRule>): string[] {
-    if (!sameKind(r, ROLLOUT)) {
-        return [];
-    }
+    if (!sameKind(r, ROLLOUT)) return [];
     return [
         ...r.jsonPointers.filter((p) => p.split("/").some((s) => /^([0-9]+|-)$/.test(s))).map((p) => `JSON pointer ${p} addresses an array element`),
         ...r.jqPathExpressions
@@ -202,9 +200,7 @@ export function argocdCmKey(gk: Readonly<GroupKind>): string {
 export function argocdCmIgnoreData(rules: readonly IgnoreRule[]): Record<string, string> {
     const byKey = new Map<string, IgnoreRule[]>();
     for (const r of rules) {
-        if (r.kind === "*") {
-            throw new Error("a rule for every kind must be expanded per kind before it is written (ADR-056 as-built 2026-07-14)");
-        }
+        if (r.kind === "*") throw new Error("a rule for every kind must be expanded per kind before it is written (ADR-056 as-built 2026-07-14)");
         byKey.set(argocdCmKey(r), [...(byKey.get(argocdCmKey(r)) ?? []), r]);
     }
     const data: Record<string, string> = {};

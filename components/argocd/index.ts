@@ -1,6 +1,7 @@
 // The argocd folder's public surface: the stage (stage.ts), its configuration section, and the
 // tenant sync settings other programs that render tenant Applications use (syncOptions.ts).
-export { ARGOCD_DEFAULTS, ARGOCD_FIELDS, type ArgoCdConfig, readArgoCd } from "./config";
+export { ARGOCD_DEFAULTS, ARGOCD_FIELDS, type ArgoCdConfig } from "./config";
+export { readArgoCd } from "./preflight";
 export { ArgoCdAppsStage, type ArgoCdStageConfig } from "./stage";
 export { BUILTIN_KINDS, HTTPROUTE_WEIGHTS_RULE, argocdCmIgnoreData, expandAllKinds } from "./ignoreRules";
 export { ROLLOUT_PROJECT_KINDS, projectWhitelist } from "./projects";

@@ -1,5 +1,7 @@
-import { ConfigReader, Plain } from "../config/reader";
+import { readSection, type Fields } from "../config/declare";
+import { ConfigReader, Plain, isPlainObject } from "../config/reader";
 import {
+    BUILTIN_KINDS,
     FROZEN_ROLLOUT,
     GroupKind,
     IgnoreRule,
@@ -12,10 +14,114 @@ import {
 } from "./ignoreRules";
 import { globMatch } from "./keptObjects";
 import { TENANT_SYNC_OPTIONS, conflictingSyncOptions } from "./syncOptions";
-import type { ArgoCdConfig, ArgoRbacConfig, RegulatedGroups } from "./config/types";
+import { APP_RULE_FIELDS, ARGOCD_FIELDS, ArgoCdConfig, ArgoRbacConfig, RegulatedGroups, SYSTEM_RULE_FIELDS } from "./config/section";
+import type { ArgoObjectOwner } from "./ownership";
+
+/** ignoreDifferences rules, each read with its declared fields; a rule names at least one path, and no group with kind "*". */
+function ruleList(r: ConfigReader, key: string, value: unknown, fields: Fields): IgnoreRule[] {
+    if (!Array.isArray(value)) {
+        if (value !== undefined && value !== null) {
+            r.problem(key, value, "must be a list of ignoreDifferences rules ({group, kind, jsonPointers, jqPathExpressions, managedFieldsManagers})");
+        }
+        return [];
+    }
+    return value.flatMap((item, i) => {
+        const rule = readSection(r, `${key}[${i}]`, fields, item) as (IgnoreRule & { raw: Plain }) | undefined;
+        if (rule?.kind === "*" && rule.group !== "") {
+            r.problem(`${key}[${i}].group`, rule.group, 'must be unset with kind "*" (a rule for every kind has no group)');
+        }
+        if (rule && !["jsonPointers", "jqPathExpressions", "managedFieldsManagers"].some((k) => rule.raw[k] !== undefined && rule.raw[k] !== null)) {
+            r.problem(`${key}[${i}]`, item, "must set at least one of jsonPointers, jqPathExpressions, managedFieldsManagers");
+        }
+        return rule?.kind ? [{ ...rule }] : [];
+    });
+}
 
 /**
- * The argocd section's traps (ADR-056 D2, D3 and the as-built corrections), checked on the reader
+ * `clusterName`: this stack's `cluster.name`, where ArgoCD runs unless `argocd.runsOn` says
+ * otherwise. `regulated`: the stack's `policy.regulated`, when set.
+ */
+export function readArgoCd(r: ConfigReader, value: unknown, clusterName: string | undefined, regulated?: RegulatedGroups): ArgoCdConfig | undefined {
+    const { enabled, ...rest } = isPlainObject(value) ? value : { enabled: undefined };
+    if (enabled !== undefined) {
+        r.problem(
+            "argocd.enabled",
+            enabled,
+            "is replaced by argocd.runsOn: this cluster's name (cluster.name) when its own ArgoCD syncs its Applications, or the name of the cluster whose ArgoCD does",
+        );
+    }
+    const a = readSection(r, "argocd", ARGOCD_FIELDS, isPlainObject(value) ? rest : value);
+    if (!a) return undefined;
+    const runsOn = a.runsOn ?? clusterName ?? "";
+    const local = clusterName === undefined || runsOn === clusterName;
+    const raw = a.raw;
+    /** Settings that only apply when the stack patches the object (owner: addon). */
+    const ownedOnly = (key: string, owner: ArgoObjectOwner, entry: unknown, keys: readonly string[]) => {
+        for (const k of keys.filter((k) => owner === "external" && isPlainObject(entry) && entry[k] !== undefined)) {
+            r.problem(
+                `${key}.${k}`,
+                (entry as Plain)[k],
+                `only applies with ${key}.owner: addon; another owner keeps this object (owner: external, the default), so the stack reads and checks it and declares nothing on it`,
+            );
+        }
+    };
+    const projects = a.projects.map(({ name, value: p }) => {
+        ownedOnly(`argocd.projects.${name}`, p.owner, (raw.projects as Plain)[name], ["namespaceResources"]);
+        return { name, owner: p.owner, namespaceResources: p.namespaceResources.flatMap((gk) => (gk.kind ? [{ group: gk.group, kind: gk.kind }] : [])) };
+    });
+    const applicationSets = a.applicationSets.map(({ name, value: s }) => {
+        const key = `argocd.applicationSets.${name}`;
+        const entry = (raw.applicationSets as Plain)[name];
+        ownedOnly(key, s.owner, entry, ["syncOptions", "ignoreDifferences"]);
+        const ignoreDifferences = ruleList(r, `${key}.ignoreDifferences`, isPlainObject(entry) ? entry.ignoreDifferences : undefined, APP_RULE_FIELDS);
+        return { name, owner: s.owner, syncOptions: s.syncOptions, ignoreDifferences };
+    });
+    // ADR-056 D2 and the as-built corrections hold only for the objects named here: where ArgoCD runs
+    // the platform names them (or says {} on purpose).
+    for (const key of ["projects", "applicationSets"] as const) {
+        if (local && (raw[key] === undefined || raw[key] === null)) {
+            r.problem(
+                `argocd.${key}`,
+                undefined,
+                `is required where ArgoCD runs (argocd.runsOn is this cluster, ${runsOn || "cluster.name"}): ${key === "projects" ? "the tenant AppProjects, whose whitelist must admit the Rollout kinds (ADR-056 D2)" : "the tenant ApplicationSets, whose Applications must respect the canary's ignore rules (ADR-056 as-built)"}, by name with owner external or addon; {} if there are none`,
+            );
+        }
+    }
+    const rb = a.rbac;
+    const rbRaw = isPlainObject(raw.rbac) ? raw.rbac : {};
+    // Defaults from other sections: the projects named above, the regulated groups (one identity provider).
+    const orDefault = (k: string, set: readonly string[], fallback: readonly string[]) => [...(rbRaw[k] === undefined || rbRaw[k] === null ? fallback : set)];
+    const cfg: ArgoCdConfig = {
+        runsOn,
+        local,
+        namespace: a.namespace,
+        projects,
+        applicationSets,
+        ignoreDifferences: ruleList(r, "argocd.ignoreDifferences", raw.ignoreDifferences, SYSTEM_RULE_FIELDS),
+        allKinds:
+            raw.allKinds === undefined
+                ? BUILTIN_KINDS.map((gk) => ({ ...gk }))
+                : a.allKinds.flatMap((gk) => (gk.kind ? [{ group: gk.group, kind: gk.kind }] : [])),
+        rbac: {
+            ...(rb.approverRole ? { approverRole: rb.approverRole } : {}),
+            deployerRoles: rb.deployerRoles,
+            projects: orDefault(
+                "projects",
+                rb.projects,
+                projects.map((p) => p.name),
+            ),
+            actions: rb.actions,
+            regulatedProjects: rb.regulatedProjects,
+            approverGroups: orDefault("approverGroups", rb.approverGroups, regulated?.approverGroups ?? []),
+            deployerGroups: orDefault("deployerGroups", rb.deployerGroups, regulated?.deployerGroups ?? []),
+        },
+    };
+    preflightArgoCd(r, cfg, raw, regulated);
+    return cfg;
+}
+
+/**
+ * The argocd section's reader (config/section.ts declares it) and its traps (ADR-056 D2, D3 and the as-built corrections), checked on the reader
  * that read it, so every problem of the stack file is reported together. `raw`: the section as
  * given; `regulated`: the stack's policy.regulated, when set.
  */
@@ -94,9 +200,7 @@ function preflightRegulatedRbac(r: ConfigReader, rbac: ArgoRbacConfig, groups: R
             `is required with policy.regulated where ArgoCD runs: the AppProjects whose Applications sync the regulated namespaces. ${why}`,
         );
     }
-    if (rbac.regulatedProjects.length === 0) {
-        return;
-    }
+    if (rbac.regulatedProjects.length === 0) return;
     if (rbac.approverRole === undefined) {
         r.problem(
             "argocd.rbac.approverRole",

@@ -1,4 +1,4 @@
-import type { ArgoProjectConfig } from "./config/types";
+import type { ArgoProjectConfig } from "./config/section";
 import type { GroupKind } from "./ignoreRules";
 import { sameKind } from "./ignoreRules";
 import { TAKE_OVER_LISTS } from "./ownership";

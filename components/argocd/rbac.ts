@@ -1,4 +1,6 @@
-import type { ArgoRbacConfig } from "./config/types";
+import type { ArgoRbacConfig } from "./config/section";
+
+export { APPROVER_ROLLOUT_ACTIONS, ARGOCD_ROLLOUT_ACTIONS } from "./config/section";
 
 /**
  * ArgoCD RBAC for Rollout actions (ADR-056 D3, regulated prod: deployer != approver, ADR-049). The
@@ -8,22 +10,6 @@ import type { ArgoRbacConfig } from "./config/types";
  * writes its own key and never touches the platform's policy.
  */
 export const ROLLOUT_ACTIONS_POLICY_KEY = "policy.argo-rollouts-addon.csv";
-
-/**
- * ArgoCD's built-in Rollout actions, one folder each under argo-cd
- * `resource_customizations/argoproj.io/Rollout/actions/` (pause and skip-current-step since
- * v3.1.0). There is no `promote`: a line naming an action ArgoCD does not have does nothing, silently.
- */
-export const ARGOCD_ROLLOUT_ACTIONS: readonly string[] = ["abort", "pause", "promote-full", "restart", "resume", "retry", "skip-current-step"];
-export const ROLLOUT_ACTIONS_SINCE_3_1: readonly string[] = ["pause", "skip-current-step"];
-
-/**
- * The actions that move a rollout past a gate or stop it, reserved to the approver by default:
- * `resume` clears a pause (the regulated manual gate is a `pause: {}` step), `promote-full` skips
- * every remaining step, `skip-current-step` one, `abort` rolls back. `retry`, `pause` and `restart`
- * pass no gate and stay with the deployers.
- */
-export const APPROVER_ROLLOUT_ACTIONS: readonly string[] = ["resume", "promote-full", "skip-current-step", "abort"];
 
 /**
  * What a deployer role must not do in a regulated project: each path creates, changes, replaces or
@@ -60,9 +46,7 @@ export function csvField(value: string): string {
  * named projects: no grant covers every project. Undefined when no approver is configured.
  */
 export function rolloutActionsPolicyCsv(rbac: Readonly<ArgoRbacConfig>): string | undefined {
-    if (rbac.approverRole === undefined || rbac.projects.length === 0) {
-        return undefined;
-    }
+    if (rbac.approverRole === undefined || rbac.projects.length === 0) return undefined;
     const lines = ["# Rollout promotion and abort: the approver only (ADR-056 D3). Managed by argo-rollouts-addon."];
     const grant = (subject: string, effect: "allow" | "deny") => {
         for (const project of rbac.projects) {

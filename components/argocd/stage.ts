@@ -1,7 +1,7 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { Stage, StageOptions } from "../stage";
-import type { ArgoCdConfig } from "./config/types";
+import type { ArgoCdConfig } from "./config/section";
 import { argocdCmIgnoreData, expandAllKinds } from "./ignoreRules";
 import { appProjectPatch } from "./projects";
 import { ROLLOUT_ACTIONS_POLICY_KEY, rolloutActionsPolicyCsv } from "./rbac";
@@ -96,9 +96,7 @@ export class ArgoCdAppsStage extends Stage {
         // Every problem of every kept object in one error, so the owner fixes them in one pass.
         this.verified = pulumi.all(checks).apply((lists) => {
             const problems = lists.flat();
-            if (problems.length > 0) {
-                throw new Error(keptObjectsError(args.config.stack, problems));
-            }
+            if (problems.length > 0) throw new Error(keptObjectsError(args.config.stack, problems));
             return verifiedNames;
         });
         this.registerOutputs({ patched: pulumi.output(this.patched), verified: this.verified });

@@ -1,4 +1,4 @@
-import type { TenantApplicationSetConfig } from "./config/types";
+import type { TenantApplicationSetConfig } from "./config/section";
 import {
     BUILTIN_KINDS,
     GroupKind,
@@ -56,9 +56,7 @@ export function tenantSyncSettings(
         ...conflictingSyncOptions(options).map((o) => `sync option ${o} overrides ${TENANT_SYNC_OPTIONS.join(", ")} (ADR-056 as-built 2026-06-27)`),
         ...unique.flatMap((r) => applicationRuleProblems(r).map((p) => `ignore rule for ${kindLabel(r)} ${p}`)),
     ];
-    if (problems.length > 0) {
-        throw new Error(`tenant sync settings refused:\n  - ${problems.join("\n  - ")}`);
-    }
+    if (problems.length > 0) throw new Error(`tenant sync settings refused:\n  - ${problems.join("\n  - ")}`);
     return {
         syncOptions: [...TENANT_SYNC_OPTIONS, ...options.filter((o) => !TENANT_SYNC_OPTIONS.some((own) => optionName(own) === optionName(o)))],
         ignoreDifferences: unique.map(toApplicationRule),

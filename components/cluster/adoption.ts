@@ -31,9 +31,7 @@ const withForce = (m: unknown) => {
 
 /** The adopting run's transform: every whole object the stages declare (the chart's and the CRDs included) is forced, never a patch. */
 export const forceAdoptedObjects: pulumi.ResourceTransform = (args) => {
-    if (!ownsWholeObject(args.type, args.props.kind, args.custom)) {
-        return undefined;
-    }
+    if (!ownsWholeObject(args.type, args.props.kind, args.custom)) return undefined;
     const metadata = args.props.metadata;
     return { props: { ...args.props, metadata: pulumi.Output.isInstance(metadata) ? metadata.apply(withForce) : withForce(metadata) }, opts: args.opts };
 };
@@ -71,9 +69,7 @@ export const CONTROLLER_CONTAINER = "argo-rollouts";
 
 /** Why the adopting run must stop, or undefined: every adopted object previews as a create, so a downgrade would not show. */
 export function downgradeRefusal(stack: string, running: string | undefined, configured: string, allowDowngrade: boolean): string | undefined {
-    if (!running || allowDowngrade || !isDowngrade(running, configured)) {
-        return undefined;
-    }
+    if (!running || allowDowngrade || !isDowngrade(running, configured)) return undefined;
     return (
         `stack "${stack}": the cluster runs Argo Rollouts ${running} and argo-rollouts-addon:controller.appVersion = "${configured}": ` +
         `adopting would downgrade the controller and its CRDs. Set controller.chartVersion to a chart of ${running} or later, ` +

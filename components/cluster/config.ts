@@ -1,26 +1,10 @@
-import { field, readSection } from "../config/declare";
+import { field, readSection, type Values } from "../config/declare";
 import { ConfigReader, DNS_LABEL, MIMIR_TENANT_RULE, show } from "../config/reader";
-import type { MimirRole } from "../mimir";
 
 /** The `cluster` section (ADR-056 D5: the cluster's role and tenant; how the program reaches it; adoption). */
 
 /** How the program reaches the cluster's API server. */
 export type ClusterConnection = { kind: "eks"; clusterName: string; region: string } | { kind: "kubeconfig"; context: string; path?: string };
-
-export interface ClusterConfig {
-    /** The cluster's name in the platform; also the provider's `clusterIdentifier`. */
-    name: string;
-    role: MimirRole;
-    /** This cluster's Mimir tenant (`X-Scope-OrgID`). */
-    mimirTenant: string;
-    connection: ClusterConnection;
-    /** The one run that takes over objects another tool created (adoption.ts). */
-    adoptExisting: boolean;
-    /** With adoptExisting: accept a running controller newer than `controller.appVersion`. */
-    allowDowngrade: boolean;
-    /** For the offline plan alone: the chart is rendered for it (Helm's `.Capabilities.KubeVersion`). */
-    kubernetesVersion?: string;
-}
 
 /** A Kubernetes version as Helm's --kube-version takes it: vMAJOR.MINOR or vMAJOR.MINOR.PATCH. */
 export const KUBERNETES_VERSION = /^v[0-9]{1,3}\.[0-9]{1,3}(\.[0-9]{1,3})?$/;
@@ -82,15 +66,21 @@ export const CLUSTER_FIELDS = {
     }),
 } as const;
 
+/** The section as read; `connection`: how the program reaches the cluster's API server. */
+export type ClusterConfig = Omit<
+    Values<typeof CLUSTER_FIELDS, "name" | "role" | "mimirTenant">,
+    "eksClusterName" | "region" | "kubeconfigContext" | "kubeconfigPath"
+> & {
+    connection: ClusterConnection;
+};
+
 export function readCluster(r: ConfigReader, value: unknown, ambient: { awsRegion?: string }): ClusterConfig | undefined {
     if (value === undefined) {
         r.problem("cluster", value, "is required: an object with name, role, mimirTenant and eksClusterName or kubeconfigContext");
         return undefined;
     }
     const section = readSection(r, "cluster", CLUSTER_FIELDS, value);
-    if (!section) {
-        return undefined;
-    }
+    if (!section) return undefined;
     const { name, role, mimirTenant, eksClusterName, kubeconfigContext, kubeconfigPath, adoptExisting, allowDowngrade, kubernetesVersion, raw: c } = section;
     let connection: ClusterConnection | undefined;
     // `~` (null) is no value: `eksClusterName: ~` is as unset as a missing key.
@@ -112,14 +102,10 @@ export function readCluster(r: ConfigReader, value: unknown, ambient: { awsRegio
         } else if (c.region == null && aws === undefined) {
             r.problem("cluster.region", undefined, "is required with cluster.eksClusterName (or set aws:region)");
         }
-        if (c.kubeconfigPath !== undefined) {
-            r.problem("cluster.kubeconfigPath", c.kubeconfigPath, "only applies with cluster.kubeconfigContext");
-        }
+        if (c.kubeconfigPath !== undefined) r.problem("cluster.kubeconfigPath", c.kubeconfigPath, "only applies with cluster.kubeconfigContext");
         connection = eksClusterName && region ? { kind: "eks", clusterName: eksClusterName, region } : undefined;
     } else {
-        if (c.region !== undefined) {
-            r.problem("cluster.region", c.region, "only applies with cluster.eksClusterName");
-        }
+        if (c.region !== undefined) r.problem("cluster.region", c.region, "only applies with cluster.eksClusterName");
         connection = kubeconfigContext ? { kind: "kubeconfig", context: kubeconfigContext, ...(kubeconfigPath ? { path: kubeconfigPath } : {}) } : undefined;
     }
     if (allowDowngrade && !adoptExisting) {
@@ -129,8 +115,6 @@ export function readCluster(r: ConfigReader, value: unknown, ambient: { awsRegio
             "only applies with cluster.adoptExisting: true (the adopting run is the one whose preview cannot show a downgrade)",
         );
     }
-    if (!name || !role || !mimirTenant || !connection) {
-        return undefined;
-    }
+    if (!name || !role || !mimirTenant || !connection) return undefined;
     return { name, role, mimirTenant, connection, adoptExisting, allowDowngrade, ...(kubernetesVersion ? { kubernetesVersion } : {}) };
 }

@@ -44,9 +44,7 @@ export async function describeEksCluster(clusterName: string, region: string): P
         throw new ConnectionError(`${command} failed: ${String((e as { stderr?: string }).stderr || (e as Error).message).trim()}`);
     });
     const c = (JSON.parse(stdout) as { cluster?: { endpoint?: string; certificateAuthority?: { data?: string } } }).cluster;
-    if (!c?.endpoint || !c.certificateAuthority?.data) {
-        throw new ConnectionError(`${command}: no endpoint or certificate authority in the answer`);
-    }
+    if (!c?.endpoint || !c.certificateAuthority?.data) throw new ConnectionError(`${command}: no endpoint or certificate authority in the answer`);
     return { endpoint: c.endpoint, certificateAuthority: c.certificateAuthority.data };
 }
 

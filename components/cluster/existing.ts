@@ -39,9 +39,7 @@ export async function findExisting(refs: readonly DeclaredRef[], reader: Pick<Li
         const lives = await Promise.all(batch.map((ref) => reader.get(apiPath(ref.apiVersion, ref.kind, ref.namespace, ref.name))));
         lives.forEach((live, j) => {
             const managers = (live?.metadata?.managedFields ?? []).map((e) => `${e.manager ?? "?"} (${e.operation ?? "?"})`);
-            if (live && !managedByPulumi(live)) {
-                found.push({ ref: batch[j], managers: [...new Set(managers)] });
-            }
+            if (live && !managedByPulumi(live)) found.push({ ref: batch[j], managers: [...new Set(managers)] });
         });
     }
     return found;
@@ -49,9 +47,7 @@ export async function findExisting(refs: readonly DeclaredRef[], reader: Pick<Li
 
 /** Why a run without adoption must stop, naming every object another tool made; undefined when none. */
 export function existingObjectsRefusal(stack: string, found: readonly ExistingObject[]): string | undefined {
-    if (found.length === 0) {
-        return undefined;
-    }
+    if (found.length === 0) return undefined;
     const lines = found.map(
         (f) => `  ${objectName(f.ref.kind, f.ref.namespace, f.ref.name)} [${f.ref.declaredBy}], managers: ${f.managers.join(", ") || "none"}`,
     );
@@ -81,9 +77,7 @@ export class DeclarationGate {
         // A read (`id`) changes nothing; a reference (`urn`) is an object a component's provider
         // registered, rebuilt here from its outputs (a ConfigGroup's CRDs: @pulumi/pulumi
         // runtime/rpc.ts deserializeProperty), never a registration of this process.
-        if (!args.type.startsWith("kubernetes:") || args.opts.id !== undefined || args.opts.urn !== undefined) {
-            return undefined;
-        }
+        if (!args.type.startsWith("kubernetes:") || args.opts.id !== undefined || args.opts.urn !== undefined) return undefined;
         // A transformation runs in the base constructor, before CustomResource marks the object
         // (@pulumi/pulumi resource.ts), so isInstance would say no; the prototype is already there.
         const custom = args.resource instanceof pulumi.CustomResource;
@@ -105,9 +99,7 @@ export class DeclarationGate {
         }
         // One input held is enough: a registration is sent once every input has resolved.
         const key = ["metadata", "name", "files"].find((k) => props[k] !== undefined);
-        if (key === undefined) {
-            return undefined;
-        }
+        if (key === undefined) return undefined;
         const value = props[key];
         return { props: { ...props, [key]: this.gate.apply(() => value) }, opts: args.opts };
     };

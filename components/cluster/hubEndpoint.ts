@@ -9,9 +9,7 @@ export const SPOKE_READ_ENDPOINTS_OUTPUT = "spokeReadEndpoints";
 export function pickSpokeEndpoint(stack: string, hubStack: string, spoke: string, endpoints: unknown): string {
     const map = (endpoints ?? {}) as Record<string, unknown>;
     const url = map[spoke];
-    if (typeof url === "string" && url !== "") {
-        return url;
-    }
+    if (typeof url === "string" && url !== "") return url;
     throw new pulumi.RunError(
         `stack "${stack}": the hub stack ${hubStack} routes no read endpoint for spoke "${spoke}" ` +
             `(add it to the hub's spokes with query: true); it routes: ${Object.keys(map).join(", ") || "none"}`,
@@ -30,12 +28,8 @@ export async function hubReadEndpoint(config: {
     mimir: Pick<MimirConfig, "readEndpoint">;
 }): Promise<pulumi.Input<string> | undefined> {
     const source = config.mimir.readEndpoint;
-    if (config.cluster.role !== "spoke" || !source) {
-        return undefined;
-    }
-    if (source.kind === "url") {
-        return source.url;
-    }
+    if (config.cluster.role !== "spoke" || !source) return undefined;
+    if (source.kind === "url") return source.url;
     const hub = new pulumi.StackReference("hub", { name: source.stack });
     const details = await hub.getOutputDetails(SPOKE_READ_ENDPOINTS_OUTPUT);
     const url = pickSpokeEndpoint(config.stack, source.stack, config.cluster.name, details.value ?? details.secretValue);

@@ -27,9 +27,7 @@ export function apiPath(apiVersion: string, kind: string, namespace: string | un
 /** The resource name of a kind, as the API server derives it for the kinds the stack declares. */
 export function plural(kind: string): string {
     const k = kind.toLowerCase();
-    if (k.endsWith("y")) {
-        return `${k.slice(0, -1)}ies`;
-    }
+    if (k.endsWith("y")) return `${k.slice(0, -1)}ies`;
     return k.endsWith("s") ? `${k}es` : `${k}s`;
 }
 
@@ -75,18 +73,14 @@ export function statusMessage(body: string): string {
 export async function liveReader(opts: ConnectOptions): Promise<LiveReader> {
     const kc = await kubeConfigFor(await loadClient(), opts);
     const server = kc.getCurrentCluster()?.server.replace(/\/+$/, "");
-    if (!server) {
-        throw new ConnectionError("the kubeconfig names no current cluster");
-    }
+    if (!server) throw new ConnectionError("the kubeconfig names no current cluster");
     const get = async (path: string): Promise<LiveObject | undefined> => {
         const options: https.RequestOptions = { headers: { Accept: "application/json" } };
         await kc.applyToHTTPSOptions(options);
         const { status, body } = await httpGet(new URL(server + path), options, TIMEOUT_MS).catch((e: Error) => {
             throw new ConnectionError(`GET ${server}${path}: ${e.message}`);
         });
-        if (status === 404) {
-            return undefined;
-        }
+        if (status === 404) return undefined;
         if (status !== 200) {
             throw new ConnectionError(`GET ${server}${path}: ${status} ${statusMessage(body)}`);
         }

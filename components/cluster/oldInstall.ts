@@ -43,9 +43,7 @@ function clusterWideControllers(deployments: readonly LiveObject[]): { namespace
         };
         const namespaced = flag("namespaced");
         const instanceId = (flag("instance-id") ?? "").replace(/^--.*/, "");
-        if (!container || (namespaced !== undefined && namespaced !== "false") || instanceId !== "") {
-            return [];
-        }
+        if (!container || (namespaced !== undefined && namespaced !== "false") || instanceId !== "") return [];
         return [{ namespace: d.metadata?.namespace ?? "", name: d.metadata?.name ?? "", tag: imageTag(container.image ?? "") }];
     });
 }

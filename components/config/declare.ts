@@ -46,71 +46,99 @@ export type CustomField = Of<"custom", unknown, { type: string; schema: JsonSche
 export type Field = StringField | NumberField | BooleanField | StringsField | LabelsField | SectionField | ListField | MapField | CustomField;
 export type Fields = Readonly<Record<string, Field>>;
 
-/** The value type a declaration reads to, carried by the builders below. */
+/** The value type a declaration reads to, and whether it declares a default, carried by the builders below. */
 declare const VALUE: unique symbol;
-export interface Typed<T, Present extends boolean> {
-    readonly [VALUE]?: { value: T; present: Present };
+export interface Typed<T, Present extends boolean, Default extends boolean = false> {
+    readonly [VALUE]?: { value: T; present: Present; default: Default };
 }
-type HasDefault<O> = O extends { when: unknown } | { readBySection: true } ? false : O extends { default: unknown } ? true : false;
+type Given<O> = O extends { default: unknown } ? true : false;
+type HasDefault<O> = O extends { when: unknown } | { readBySection: true } ? false : Given<O>;
 
-/** The values a declaration reads to: a field with a default is always present, any other may be absent. */
-export type Values<S extends Fields> = {
-    [K in keyof S]: S[K] extends Typed<infer T, infer P> ? (P extends true ? T : T | undefined) : unknown;
+/**
+ * The values a declaration reads to: a field with a default is always present, any other may be
+ * absent, but the required fields `R` once the section was read without a problem.
+ */
+export type Values<S extends Fields, R extends keyof S = never> = {
+    [K in keyof S as Present<S[K], K, R> extends true ? K : never]: ValueOf<S[K]>;
+} & { [K in keyof S as Present<S[K], K, R> extends true ? never : K]?: ValueOf<S[K]> };
+type ValueOf<F> = F extends Typed<infer T, boolean, boolean> ? T : unknown;
+type Present<F, K, R> = K extends R ? true : F extends Typed<unknown, infer P, boolean> ? P : false;
+
+/** What `defaultsOf` returns: each declared default, and each section's that has one. */
+export type Defaults<S extends Fields> = {
+    [
+        K in keyof S as S[K] extends { fields: infer F extends Fields }
+            ? keyof Defaults<F> extends never
+                ? never
+                : K
+            : S[K] extends Typed<unknown, boolean, true>
+              ? K
+              : never
+    ]: S[K] extends {
+        fields: infer F extends Fields;
+    }
+        ? Defaults<F>
+        : S[K] extends Typed<infer T, boolean, true>
+          ? T
+          : never;
 };
 
 type Opts<F extends Field> = Omit<F, "kind">;
 
 /** Builders: each returns the declaration, typed with what it reads to (booleans, lists and maps are always present). */
 export const field = {
-    string: <const O extends Opts<StringField>>(o: O): StringField & Typed<string, HasDefault<O>> => ({ kind: "string", ...o }),
+    string: <const O extends Opts<StringField>>(o: O): StringField & Typed<string, HasDefault<O>, Given<O>> => ({ kind: "string", ...o }),
     /** A string out of a fixed set; its type is the union of the set. */
     oneOf<const V extends string, const O extends Omit<Opts<StringField>, "rule" | "default"> & { default?: NoInfer<V>; describe?: string }>(
         values: readonly V[],
         { describe, ...o }: O,
-    ): StringField & Typed<V, HasDefault<O>> {
+    ): StringField & Typed<V, HasDefault<O>, Given<O>> {
         return { kind: "string", rule: { oneOf: values, describe: describe ?? values.join(", ") }, ...o };
     },
-    integer: <const O extends Opts<NumberField>>(o: O): NumberField & Typed<number, HasDefault<O>> => ({ kind: "integer", ...o }),
-    number: <const O extends Opts<NumberField>>(o: O): NumberField & Typed<number, HasDefault<O>> => ({ kind: "number", ...o }),
-    boolean: <const O extends Opts<BooleanField>>(o: O): BooleanField & Typed<boolean, true> => ({ kind: "boolean", ...o }),
-    strings: <const O extends Opts<StringsField>>(o: O): StringsField & Typed<string[], true> => ({ kind: "strings", ...o }),
-    labels: <const O extends Opts<LabelsField>>(o: O): LabelsField & Typed<Record<string, string>, true> => ({ kind: "labels", ...o }),
-    section: <const S extends Fields>(o: Opts<SectionField> & { fields: S }): SectionField & { fields: S } & Typed<Values<S>, true> => ({
-        kind: "section",
-        ...o,
-    }),
-    list: <const S extends Fields>(o: Omit<Opts<ListField>, "readBySection"> & { items: S }): ListField & { items: S } & Typed<Values<S>[], true> => ({
+    integer: <const O extends Opts<NumberField>>(o: O): NumberField & Typed<number, HasDefault<O>, Given<O>> => ({ kind: "integer", ...o }),
+    number: <const O extends Opts<NumberField>>(o: O): NumberField & Typed<number, HasDefault<O>, Given<O>> => ({ kind: "number", ...o }),
+    boolean: <const O extends Opts<BooleanField>>(o: O): BooleanField & Typed<boolean, true, Given<O>> => ({ kind: "boolean", ...o }),
+    strings: <const O extends Opts<StringsField>>(o: O): StringsField & Typed<string[], true, Given<O>> => ({ kind: "strings", ...o }),
+    labels: <const O extends Opts<LabelsField>>(o: O): LabelsField & Typed<Record<string, string>, true, Given<O>> => ({ kind: "labels", ...o }),
+    /** Read by its section's function (`readBySection`), it may be absent. */
+    section: <const S extends Fields, const O extends Omit<Opts<SectionField>, "fields">>(
+        o: O & { fields: S },
+    ): Omit<SectionField, "fields"> & { fields: S } & Typed<Values<S>, O extends { readBySection: true } ? false : true> => ({ kind: "section", ...o }),
+    list: <const S extends Fields>(
+        o: Omit<Opts<ListField>, "readBySection"> & { items: S },
+    ): Omit<ListField, "items"> & { items: S } & Typed<Values<S>[], true> => ({
         kind: "list",
         ...o,
     }),
     map: <const S extends Fields>(
         o: Omit<Opts<MapField>, "readBySection"> & { values: S },
-    ): MapField & { values: S } & Typed<{ name: string; value: Values<S> }[], true> => ({ kind: "map", ...o }),
+    ): Omit<MapField, "values"> & { values: S } & Typed<{ name: string; value: Values<S> }[], true> => ({ kind: "map", ...o }),
     listReadBySection: <const S extends Fields>(
         o: Omit<Opts<ListField>, "readBySection"> & { items: S },
-    ): ListField & { items: S } & Typed<unknown, false> => ({
+    ): Omit<ListField, "items"> & { items: S } & Typed<unknown, false> => ({
         kind: "list",
         ...o,
         readBySection: true,
     }),
-    mapReadBySection: <const S extends Fields>(o: Omit<Opts<MapField>, "readBySection"> & { values: S }): MapField & { values: S } & Typed<unknown, false> => ({
+    mapReadBySection: <const S extends Fields>(
+        o: Omit<Opts<MapField>, "readBySection"> & { values: S },
+    ): Omit<MapField, "values"> & { values: S } & Typed<unknown, false> => ({
         kind: "map",
         ...o,
         readBySection: true,
     }),
-    custom: <T>(o: Opts<CustomField>): CustomField & Typed<T, false> => ({ kind: "custom", ...o }),
+    /** `D`: whether it declares a default (steps' weights). */
+    custom: <T, D extends boolean = false>(o: Opts<CustomField>): CustomField & Typed<T, false, D> => ({ kind: "custom", ...o }),
 };
 
 /** The defaults of a section's fields, as one object (the `*_DEFAULTS` each section exports). */
-export function defaultsOf<T = Plain>(fields: Fields): T {
+export function defaultsOf<S extends Fields>(fields: S): Defaults<S> {
     const out: Plain = {};
     for (const [k, f] of Object.entries(fields)) {
-        const d = f.kind === "section" ? defaultsOf<Plain>(f.fields) : "default" in f ? f.default : undefined;
-        if (d !== undefined && !(f.kind === "section" && Object.keys(d as Plain).length === 0)) {
-            out[k] = d;
-        }
+        const d = f.kind === "section" ? defaultsOf(f.fields) : "default" in f ? f.default : undefined;
+        if (d !== undefined && !(f.kind === "section" && Object.keys(d as Plain).length === 0)) out[k] = d;
     }
-    return out as T;
+    return out as Defaults<S>;
 }
 
 /**
@@ -120,9 +148,7 @@ export function defaultsOf<T = Plain>(fields: Fields): T {
  */
 export function readSection<S extends Fields>(r: ConfigReader, key: string, fields: S, value: unknown): (Values<S> & { readonly raw: Plain }) | undefined {
     const o = r.object(key, value, Object.keys(fields));
-    if (!o) {
-        return undefined;
-    }
+    if (!o) return undefined;
     const out: Plain = {};
     for (const [k, f] of Object.entries(fields)) {
         if (f.kind !== "string" && requiredIn(f, out) && (o[k] === undefined || o[k] === null)) {
@@ -130,9 +156,7 @@ export function readSection<S extends Fields>(r: ConfigReader, key: string, fiel
             continue;
         }
         const v = readField(r, `${key}.${k}`, f, o[k], out);
-        if (v !== undefined) {
-            out[k] = v;
-        }
+        if (v !== undefined) out[k] = v;
     }
     Object.defineProperty(out, "raw", { value: o, enumerable: false });
     return out as Values<S> & { readonly raw: Plain };
@@ -141,9 +165,7 @@ export function readSection<S extends Fields>(r: ConfigReader, key: string, fiel
 /** Reads one declared field's value (`given`, as the stack file has it); `section`: the fields read before it. */
 export function readField(r: ConfigReader, key: string, f: Field, given: unknown, section: Plain = {}): unknown {
     const unset = given === undefined || given === null;
-    if (f.readBySection || (f.when !== undefined && !f.when(section))) {
-        return undefined;
-    }
+    if (f.readBySection || (f.when !== undefined && !f.when(section))) return undefined;
     switch (f.kind) {
         case "string": {
             const rule = f.describeWith ? { ...f.rule, describe: f.describeWith(section) } : f.rule;

@@ -33,9 +33,7 @@ export interface ExampleValue {
 export function exampleValues(raw: Plain, secretKeys: readonly string[] = []): ExampleValue[] {
     const found = new Map<string, string>();
     const note = (key: string, text: string) => {
-        if (isExampleValue(text) && !found.has(key)) {
-            found.set(key, text);
-        }
+        if (isExampleValue(text) && !found.has(key)) found.set(key, text);
     };
     const walk = (value: unknown, key: string): void => {
         if (typeof value === "string") {
@@ -78,9 +76,7 @@ export function refuseExampleValues(
     dryRun: boolean,
     warn: (message: string) => void,
 ): void {
-    if (examples.length > 0 && !dryRun) {
-        throw new RunError(exampleRefusal(stack, namespace, examples));
-    }
+    if (examples.length > 0 && !dryRun) throw new RunError(exampleRefusal(stack, namespace, examples));
     for (const e of dryRun ? examples : []) {
         warn(
             `stack "${stack}": ${namespace}:${e.key} holds the example value ${show(e.example)}: set your platform's own; pulumi up refuses example values (${EXAMPLES_DOC})`,

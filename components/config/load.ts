@@ -86,9 +86,7 @@ export function readProjectStacks(dir: string, own?: string): ProjectStack[] | u
             const doc = readStackYamlFile(dir, stack);
             config = isPlainObject(doc) && isPlainObject(doc.config) ? doc.config : {};
         } catch (e) {
-            if (stack === own) {
-                throw e;
-            }
+            if (stack === own) throw e;
             return [];
         }
         const cluster = isPlainObject(config[`${PROJECT}:cluster`]) ? (config[`${PROJECT}:cluster`] as Plain) : {};

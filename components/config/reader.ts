@@ -89,9 +89,7 @@ const QUANTITY_FACTOR: Record<string, number> = { "": 1, m: 1e-3, k: 1e3, M: 1e6
 /** A Kubernetes quantity in base units, enough to compare two of them. */
 export function parseQuantity(q: string): number {
     const m = /^([0-9]+(?:\.[0-9]+)?)(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/.exec(q);
-    if (!m) {
-        throw new Error(`not a quantity: ${q}`);
-    }
+    if (!m) throw new Error(`not a quantity: ${q}`);
     return Number(m[1]) * QUANTITY_FACTOR[m[2] ?? ""];
 }
 
@@ -140,9 +138,7 @@ export class ConfigReader {
 
     /** Reads an object and reports the keys it does not know: in a stack file they are typos. */
     object(key: string, value: unknown, knownKeys: readonly string[]): Plain | undefined {
-        if (value === undefined) {
-            return {};
-        }
+        if (value === undefined) return {};
         if (!isPlainObject(value)) {
             this.problem(key, value, `must be an object with keys ${knownKeys.join(", ")}`);
             return undefined;
@@ -167,9 +163,7 @@ export class ConfigReader {
     string(key: string, value: unknown, rule: StringRule): string | undefined;
     string(key: string, value: unknown, rule: StringRule, fallback: string): string;
     string(key: string, value: unknown, rule: StringRule, fallback?: string): string | undefined {
-        if (value === undefined || value === null) {
-            return fallback;
-        }
+        if (value === undefined || value === null) return fallback;
         const ok =
             typeof value === "string" &&
             (rule.oneOf === undefined || rule.oneOf.includes(value)) &&
@@ -193,21 +187,15 @@ export class ConfigReader {
     }
 
     boolean(key: string, value: unknown, fallback: boolean): boolean {
-        if (value === undefined || value === null) {
-            return fallback;
-        }
-        if (value === true || value === "true" || value === false || value === "false") {
-            return value === true || value === "true";
-        }
+        if (value === undefined || value === null) return fallback;
+        if (value === true || value === "true" || value === false || value === "false") return value === true || value === "true";
         this.problem(key, value, "must be true or false");
         return fallback;
     }
 
     /** A list of strings each matching `rule`, duplicates dropped, of a length within `size`; `fallback` when not set. */
     strings(key: string, value: unknown, rule: StringRule, fallback: readonly string[] = [], size = { min: 0, max: 100 }): string[] {
-        if (value === undefined || value === null) {
-            return [...fallback];
-        }
+        if (value === undefined || value === null) return [...fallback];
         if (!Array.isArray(value) || value.length < size.min || value.length > size.max) {
             this.problem(key, value, `must be a list of ${size.min} to ${size.max} entries, each ${allowedBy(rule)}`);
             return [...fallback];
@@ -223,9 +211,7 @@ export class ConfigReader {
 
     /** A map of Kubernetes label keys to values. */
     labels(key: string, value: unknown): Record<string, string> {
-        if (value === undefined || value === null) {
-            return {};
-        }
+        if (value === undefined || value === null) return {};
         if (!isPlainObject(value)) {
             this.problem(key, value, "must be a map of label keys to string values");
             return {};

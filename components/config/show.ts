@@ -30,9 +30,7 @@ export function printable(text: string): string {
 
 /** Renders a given value for an error message; long values are cut so messages stay readable. */
 export function show(value: unknown): string {
-    if (value === undefined) {
-        return "(not set)";
-    }
+    if (value === undefined) return "(not set)";
     const text = printable(JSON.stringify(value) ?? String(value));
     return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }

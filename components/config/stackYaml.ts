@@ -56,9 +56,7 @@ export function parseStackYaml(source: string | Buffer): StackValue {
     // Not UTF-8 (nor is a UTF-16 or UTF-32 byte order mark): the line of the first such byte.
     const bytes = typeof source === "string" ? [] : source.toString("latin1").split("\n");
     const bad = bytes.findIndex((l) => !isUtf8(Buffer.from(l, "latin1")));
-    if (bad >= 0) {
-        fail(bad + 1, "holds bytes that are not UTF-8: save the file as UTF-8");
-    }
+    if (bad >= 0) fail(bad + 1, "holds bytes that are not UTF-8: save the file as UTF-8");
     const text = String(source);
     const lineOf = (offset = 0) => text.slice(0, offset).split("\n").length;
     // eslint-disable-next-line no-control-regex -- control characters, and line breaks only YAML 1.1 has, are what this finds
@@ -71,9 +69,7 @@ export function parseStackYaml(source: string | Buffer): StackValue {
         );
     }
     const doc = YAML.parseDocument(text, { uniqueKeys: false, prettyErrors: false });
-    if (doc.errors.length > 0) {
-        fail(lineOf(doc.errors[0].pos[0]), `is not valid YAML (${yamlProblem(doc.errors[0].code)})`);
-    }
+    if (doc.errors.length > 0) fail(lineOf(doc.errors[0].pos[0]), `is not valid YAML (${yamlProblem(doc.errors[0].code)})`);
     let aliases = 0;
     const check = (n: YAML.Node | null, at: string): void => {
         const why =
@@ -82,21 +78,15 @@ export function parseStackYaml(source: string | Buffer): StackValue {
                 : n?.tag
                   ? `${at || "the file"} has the tag ${n.tag.replace("tag:yaml.org,2002:", "!!")}, which YAML readers resolve differently: remove it (quote a text)`
                   : YAML.isScalar(n) && n.type === "PLAIN" && plainScalarProblem(String(n.source));
-        if (why) {
-            fail(lineOf(n?.range?.[0]), YAML.isScalar(n) && !n.tag ? `${at || "the file"} = ${String(n.source)} ${why}` : why);
-        }
-        if (YAML.isSeq(n)) {
-            n.items.forEach((item, i) => check(item as YAML.Node, `${at}[${i}]`));
-        }
+        if (why) fail(lineOf(n?.range?.[0]), YAML.isScalar(n) && !n.tag ? `${at || "the file"} = ${String(n.source)} ${why}` : why);
+        if (YAML.isSeq(n)) n.items.forEach((item, i) => check(item as YAML.Node, `${at}[${i}]`));
         const seen = new Map<string, string>();
         for (const { key, value } of YAML.isMap(n) ? n.items : []) {
             const name = YAML.isScalar(key) ? String(key.source) : "?";
             const path = at === "config" || !at ? name : `${at}.${name}`;
             const line = lineOf((YAML.isNode(key) ? key : n)?.range?.[0]);
             check(key as YAML.Node, path);
-            if (!YAML.isScalar(key) || typeof key.value !== "string") {
-                fail(line, `${at || "the file"} has the key ${name}, which is not text: quote it`);
-            }
+            if (!YAML.isScalar(key) || typeof key.value !== "string") fail(line, `${at || "the file"} has the key ${name}, which is not text: quote it`);
             // Pulumi reads a config key without a namespace as the project's (resource/config/key.go ParseKey).
             const same = at === "config" && !name.includes(":") ? `${PROJECT}:${name}` : name;
             const first = seen.get(same);

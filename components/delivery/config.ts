@@ -11,9 +11,7 @@ import { ApprovalGroups, GateTiming, PROD_CLASSES, ProdClass, SHAPES, Shape, Str
  */
 export function readDelivery(r: ConfigReader, value: unknown, gate: GateTiming): DeliveryConfig | undefined {
     const s = readSection(r, "delivery", DELIVERY_FIELDS, value);
-    if (!s) {
-        return undefined;
-    }
+    if (!s) return undefined;
     const rawProd = isPlainObject(s.raw.prod) ? s.raw.prod : {};
     const prod = {} as Record<ProdClass, ProdClassConfig>;
     for (const prodClass of PROD_CLASSES) {
@@ -40,15 +38,12 @@ export function readDelivery(r: ConfigReader, value: unknown, gate: GateTiming):
             r.problem(key(p.option), p.given, p.allowed);
         }
         prod[prodClass] = {
+            ...read,
             // The reader has refused any other name and dropped a repeated one.
             shapes: read.shapes.filter((x): x is Shape => (SHAPES as readonly string[]).includes(x)),
             steps: weights,
             stepPause: read.stepPause ?? defaultStepPause(gate),
-            autoPromotion: read.autoPromotion,
-            previewGate: read.previewGate,
             previewHeader: read.previewHeader ?? DELIVERY_DEFAULTS.prod[prodClass].previewHeader,
-            errorBudgetFreeze: read.errorBudgetFreeze,
-            ...(read.admission !== undefined ? { admission: read.admission } : {}),
         };
     }
     return { dev: s.dev, test: s.test, preprod: s.preprod, prod };

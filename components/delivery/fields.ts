@@ -12,18 +12,12 @@ import { HEADER_NAME, LowerTier, PREVIEW_HEADER, ProdClass, SHAPES, Shape } from
 /** A lower tier: always the trivial auto-promoting canary (D3); only whether it routes through the plugin is the platform's choice (D4). */
 export type LowerTierConfig = { trafficRouting: boolean };
 
-/** The blue/green preview gate a class's component carries: none, or the header rule (types.ts `PreviewGate`). */
-export type PreviewGateKind = "none" | "header";
 /** What the tier admission rule of a class does with a Rollout that does not conform (components/policy/tierAdmission.ts). */
 export type TierAdmissionAction = "Enforce" | "Audit";
 
-/** One prod class as read: its shapes (one component each), its canary's weights and pause (from the gate timing when unset), its gates. */
-export type ProdClassConfig = Omit<Values<typeof STANDARD_FIELDS>, "shapes" | "steps" | "stepPause" | "previewHeader" | "admission"> & {
+/** One prod class as read: its shapes (one component each), its canary's weights and pause (from the gate timing when unset), its gates; `admission`: standard only. */
+export type ProdClassConfig = Omit<Values<typeof STANDARD_FIELDS, "steps" | "stepPause" | "previewHeader">, "shapes" | "admission"> & {
     shapes: Shape[];
-    steps: number[];
-    stepPause: string;
-    previewHeader: string;
-    /** Standard only: whether require-prod-standard-delivery refuses or reports; regulated is always enforced. */
     admission?: TierAdmissionAction;
 };
 export type DeliveryConfig = Record<LowerTier, LowerTierConfig> & { prod: Record<ProdClass, ProdClassConfig> };
@@ -46,7 +40,7 @@ const prodClassFields = (prodClass: ProdClass) =>
             size: { min: 1, max: 2 },
             doc: `the shapes prod / ${prodClass} apps may use (canary, blueGreen): one component each`,
         }),
-        steps: field.custom<number[]>({
+        steps: field.custom<number[], true>({
             type: "list of integers",
             schema: STEPS_SCHEMA,
             default: [25, 50, 100],
@@ -111,6 +105,4 @@ export const DELIVERY_FIELDS = {
 } as const satisfies Fields;
 
 /** Every default of the section, in one object (stepPause follows the cluster's gate timing). */
-export const DELIVERY_DEFAULTS = defaultsOf<Record<LowerTier, LowerTierConfig> & { prod: Record<ProdClass, Omit<ProdClassConfig, "stepPause">> }>(
-    DELIVERY_FIELDS,
-);
+export const DELIVERY_DEFAULTS = defaultsOf(DELIVERY_FIELDS);

@@ -78,9 +78,7 @@ export function previewGateProblems(app: AppSpec, opts: StrategyOptions): string
             `previewGate applies to prod blueGreen only, got ${opts.tier}${opts.tier === "prod" ? ` ${opts.shape ?? "canary"}` : ""}: a prod canary's gate already measures the canary's slice of production traffic, and lower tiers are not gated (ADR-056 D3)`,
         ];
     }
-    if (gate === undefined) {
-        return [];
-    }
+    if (gate === undefined) return [];
     const { header, hostname } = gate as { header?: string; hostname?: string };
     const problems = app.route ? [] : ["previewGate needs the app's HTTPRoute: the preview rule is written into it, or beside it on its Gateway"];
     if ((header === undefined) === (hostname === undefined)) {

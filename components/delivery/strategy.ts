@@ -74,9 +74,7 @@ export function optionProblems(opts: StrategyOptions): OptionProblem[] {
     const problems: OptionProblem[] = [];
     const add = (option: OptionProblem["option"], given: unknown, allowed: string) => problems.push({ option, given, allowed });
     const prod = opts.tier === "prod";
-    if (!TIERS.includes(opts.tier)) {
-        add("tier", opts.tier, `must be one of ${TIERS.join(", ")}`);
-    }
+    if (!TIERS.includes(opts.tier)) add("tier", opts.tier, `must be one of ${TIERS.join(", ")}`);
     const prodOnly = "prodClass, shape, steps, autoPromotion and errorBudgetFreeze apply to prod only";
     if (!prod && [opts.prodClass, opts.shape, opts.steps, opts.autoPromotion, opts.errorBudgetFreeze].some((o) => o !== undefined)) {
         add("prodClass", opts.tier, `${prodOnly}; ${opts.tier} always gets the auto-promoting canary (ADR-056 D3)`);
@@ -126,12 +124,8 @@ export function checkOptions(app: AppSpec, opts: StrategyOptions): string[] {
 /** The strategy for an app at a tier, and the objects it needs; throws what `checkOptions` finds. */
 export function deliveryPlan(app: AppSpec, opts: StrategyOptions): DeliveryPlan {
     const problems = checkOptions(app, opts);
-    if (problems.length > 0) {
-        throw new Error(`app ${app.namespace}/${app.name}: ${problems.join("; ")}`);
-    }
-    if (opts.tier !== "prod") {
-        return lowerTierPlan(app, opts.tier);
-    }
+    if (problems.length > 0) throw new Error(`app ${app.namespace}/${app.name}: ${problems.join("; ")}`);
+    if (opts.tier !== "prod") return lowerTierPlan(app, opts.tier);
     const prodClass = opts.prodClass ?? "standard";
     return (opts.shape ?? "canary") === "canary" ? prodCanaryPlan(app, prodClass, opts) : blueGreenPlan(app, prodClass, opts);
 }

@@ -42,9 +42,7 @@ export function readCaBundle(value: string, now: Date = new Date()): CaBundleRea
             `it is ${text.length} characters; a ConfigMap holds at most 1 MiB: give only the private CAs that sign the hub's read endpoint (the public roots stay trusted)`,
         );
     }
-    if (blocks.length === 0) {
-        return fail("it has no PEM block");
-    }
+    if (blocks.length === 0) return fail("it has no PEM block");
     const other = blocks.findIndex((b) => b.label !== "CERTIFICATE");
     if (other >= 0) {
         const key = /PRIVATE KEY/.test(blocks[other].label)
@@ -52,9 +50,7 @@ export function readCaBundle(value: string, now: Date = new Date()): CaBundleRea
             : "";
         return fail(`block ${other + 1} is a ${blocks[other].label}, not a CERTIFICATE${key}`);
     }
-    if (!PEM_CERTIFICATES.test(text)) {
-        return fail("it has text outside its CERTIFICATE blocks, or a block whose body is not base64");
-    }
+    if (!PEM_CERTIFICATES.test(text)) return fail("it has text outside its CERTIFICATE blocks, or a block whose body is not base64");
     for (const [i, b] of blocks.entries()) {
         let cert: X509Certificate;
         try {
@@ -92,9 +88,7 @@ export function caBundleDigest(pem: string): string {
  */
 export function readSpokeCaBundle(r: ConfigReader, value: unknown, where: { endpointUrl?: string; hubAddress?: string }): string | undefined {
     const key = "mimir.readCaBundle";
-    if (value == null) {
-        return undefined;
-    }
+    if (value == null) return undefined;
     if (where.hubAddress !== undefined) {
         r.problemDescribed(
             key,

@@ -9,13 +9,6 @@ import { CA_BUNDLE_RULE, PEM_CERTIFICATES, readSpokeCaBundle } from "./caBundle"
  * and `spokes` (the spokes a hub routes).
  */
 
-/** The shared Gateway the traffic-router plugin's HTTPRoutes attach to, at `listener`. */
-export interface SharedGatewayConfig {
-    name: string;
-    namespace: string;
-    listener: string;
-}
-
 /**
  * Who declares a spoke's ingest route on the hub: this program (`addon`) or the platform's
  * observability module (`observability`: the program declares only the read route beside it).
@@ -37,16 +30,6 @@ export type MimirConfig = Pick<
     /** Spoke: the PEM CA certificates of the hub's read endpoint (caBundle.ts). */
     readCaBundle?: string;
 };
-
-/** One spoke the hub routes; `pushRouteOwner` resolved from `mimir.pushRouteOwner`. */
-export interface SpokeConfig {
-    name: string;
-    tenant: string;
-    hostname: string;
-    listener?: string;
-    query: boolean;
-    pushRouteOwner: PushRouteOwner;
-}
 
 const LABEL = { pattern: DNS_LABEL, describe: "a DNS label (lowercase letters, digits, '-')", maxLength: 63 };
 const READ_URL = /^https?:\/\/[a-z0-9.-]+(:[0-9]+)?\/[A-Za-z0-9._~/-]*$/;
@@ -118,6 +101,9 @@ export const MIMIR_FIELDS = {
     }),
 } as const;
 
+/** The shared Gateway the traffic-router plugin's HTTPRoutes attach to, at `listener`. */
+export type SharedGatewayConfig = Values<typeof GATEWAY_FIELDS, "name" | "namespace" | "listener">;
+
 /** The `spokes` key: the spokes a hub routes. */
 export const SPOKES_FIELD = field.listReadBySection({
     describe: "a list of spokes, each with name, tenant, hostname and query",
@@ -147,8 +133,11 @@ export const SPOKES_FIELD = field.listReadBySection({
     },
 });
 
+/** One spoke the hub routes; `pushRouteOwner` resolved from `mimir.pushRouteOwner`. */
+export type SpokeConfig = Values<typeof SPOKES_FIELD.items, "name" | "tenant" | "hostname" | "pushRouteOwner">;
+
 /** Every default of the `mimir` section, in one object. */
-export const MIMIR_DEFAULTS = defaultsOf<Omit<MimirConfig, "spokeRouteNamespace" | "ingestGateway">>(MIMIR_FIELDS);
+export const MIMIR_DEFAULTS = defaultsOf(MIMIR_FIELDS);
 
 export function readGateway(r: ConfigReader, value: unknown): SharedGatewayConfig | undefined {
     if (value === undefined) {
@@ -198,12 +187,8 @@ export function readMimirAndSpokes(
             );
         }
         readEndpoint = url ? { kind: "url", url: url.replace(/\/+$/, "") } : hubStack ? { kind: "stack", stack: hubStack } : undefined;
-        if (raw.spokes !== undefined) {
-            r.problem("spokes", raw.spokes, "only a hub routes spokes (cluster.role is spoke)");
-        }
-        if (m.pushRouteOwner !== undefined) {
-            r.problem("mimir.pushRouteOwner", m.pushRouteOwner, "only applies to a hub (spoke routes live on the hub)");
-        }
+        if (raw.spokes !== undefined) r.problem("spokes", raw.spokes, "only a hub routes spokes (cluster.role is spoke)");
+        if (m.pushRouteOwner !== undefined) r.problem("mimir.pushRouteOwner", m.pushRouteOwner, "only applies to a hub (spoke routes live on the hub)");
     } else {
         for (const k of ["readEndpoint", "hubStack"].filter((k) => m[k] !== undefined)) {
             r.problem(`mimir.${k}`, m[k], "only applies to a spoke (the hub reads Mimir in-cluster)");
@@ -216,18 +201,14 @@ export function readMimirAndSpokes(
             ? { endpointUrl: readEndpoint?.kind === "url" ? readEndpoint.url : undefined }
             : { hubAddress: inClusterMimirAddress(section ?? MIMIR_DEFAULTS) },
     );
-    if (!section || !ingestGateway || !spokes) {
-        return undefined;
-    }
+    if (!section || !ingestGateway || !spokes) return undefined;
     const { readEndpoint: _url, hubStack: _stack, ingestGateway: _ingest, readCaBundle: _bundle, ...fields } = section;
     const mimir = { ...fields, spokeRouteNamespace: section.spokeRouteNamespace ?? section.namespace, ingestGateway };
     return { mimir: { ...mimir, ...(readEndpoint ? { readEndpoint } : {}), ...(readCaBundle ? { readCaBundle } : {}) }, spokes };
 }
 
 function readSpokes(r: ConfigReader, value: unknown, cluster: ClusterFacts, defaultOwner: PushRouteOwner): SpokeConfig[] | undefined {
-    if (value == null) {
-        return [];
-    }
+    if (value == null) return [];
     if (!Array.isArray(value)) {
         r.problem("spokes", value, `must be ${SPOKES_FIELD.describe}`);
         return undefined;

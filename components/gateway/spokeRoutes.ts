@@ -78,17 +78,13 @@ export function spokeRouteSpec(spoke: Omit<SpokeConfig, "pushRouteOwner">, mimir
 
 /** The routes the hub declares for one spoke: its ingest route, or the read route alone beside the observability module's, or none. */
 export function spokeRoutes(spoke: SpokeConfig, mimir: MimirConfig): SpokeRoute[] {
-    if (spoke.pushRouteOwner === "addon") {
-        return [{ name: `mimir-spoke-${spoke.name}`, purpose: "ingest", spec: spokeRouteSpec(spoke, mimir) }];
-    }
+    if (spoke.pushRouteOwner === "addon") return [{ name: `mimir-spoke-${spoke.name}`, purpose: "ingest", spec: spokeRouteSpec(spoke, mimir) }];
     return spoke.query ? [{ name: `mimir-spoke-${spoke.name}-read`, purpose: "read", spec: routeSpec(spoke, mimir, [readRule(spoke.tenant, mimir)]) }] : [];
 }
 
 /** The ReferenceGrant routes in another namespace need to reach the Mimir gateway Service; undefined beside Mimir. */
 export function mimirReferenceGrantSpec(mimir: MimirConfig): Record<string, unknown> | undefined {
-    if (mimir.spokeRouteNamespace === mimir.namespace) {
-        return undefined;
-    }
+    if (mimir.spokeRouteNamespace === mimir.namespace) return undefined;
     return {
         from: [{ group: "gateway.networking.k8s.io", kind: "HTTPRoute", namespace: mimir.spokeRouteNamespace }],
         to: [{ group: "", kind: "Service", name: mimir.gatewayService }],

@@ -96,9 +96,7 @@ export class GatewayStage extends Stage {
         const spec = (gateway as unknown as { spec: pulumi.Output<{ listeners?: { name?: string }[] } | undefined> }).spec;
         const checked = spec.apply((live) => {
             const problem = checkGatewayListeners(stack, ref, wanted, { spec: live });
-            if (problem) {
-                throw new Error(problem);
-            }
+            if (problem) throw new Error(problem);
             return true;
         });
         return { gateway, checked };

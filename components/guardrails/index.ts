@@ -108,9 +108,7 @@ function argoIgnoreRules(r: GuardedResource): { rules: IgnoreRule[]; scope: Rule
     if ((kind === "ConfigMap" || kind === "ConfigMapPatch") && metaName(r) === "argocd-cm") {
         const rules = Object.entries(obj(r.props.data)).flatMap(([key, text]): IgnoreRule[] => {
             const m = /^resource\.customizations\.ignoreDifferences\.(.+)$/.exec(key);
-            if (!m || typeof text !== "string") {
-                return [];
-            }
+            if (!m || typeof text !== "string") return [];
             const split = m[1].lastIndexOf("_");
             const gk = m[1] === "all" ? { group: "", kind: "*" } : { group: split < 0 ? "" : m[1].slice(0, split), kind: m[1].slice(split + 1) };
             const body = obj(YAML.parse(text));

@@ -1,8 +1,9 @@
 import type { PolicyConfig, ServiceAccountRef, ValidationAction } from "./config";
+import { METADATA_NAME_LABEL } from "../config/reader";
 import { PART_OF } from "../stage";
 import { allOf } from "./selectors";
 import { Cond, OPERATIONS, Scope, not, userIn } from "./rule";
-import type { ClusterPolicyRule, LabelSelector, MatchConstraints, PolicyMetadata, ResourceRule, ValidatingPolicy } from "./shapes";
+import type { ClusterPolicyRule, LabelSelector, MatchConstraints, PolicyMetadata, ValidatingPolicy } from "./shapes";
 import type { TierAdmission } from "./tierTypes";
 import { WorkloadKind, gvk } from "./workloads";
 
@@ -51,9 +52,6 @@ export const MESSAGES = {
 /** The suffix of a generated PodDisruptionBudget's name: `<workload>-pdb`. */
 export const PDB_SUFFIX = "-pdb";
 
-/** Kubernetes labels every namespace with its name. */
-export const NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name";
-
 /** What the policies need to know about the cluster beyond their own settings. */
 export interface PolicyContext {
     /** The Argo Rollouts controller's ServiceAccount: it writes Rollout status and defaults replicas. */
@@ -93,9 +91,7 @@ export const kindLabel = (w: WorkloadKind): string => w.kind.toLowerCase();
 
 /** The namespace selector of a policy: the tenant namespaces, narrowed by scope, minus the excluded ones. */
 export function namespaceSelector(cfg: PolicyConfig, scope: Scope = "tenant"): LabelSelector {
-    if (scope === "default") {
-        return { matchExpressions: [{ key: NAMESPACE_NAME_LABEL, operator: "In", values: ["default"] }] };
-    }
+    if (scope === "default") return { matchExpressions: [{ key: METADATA_NAME_LABEL, operator: "In", values: ["default"] }] };
     const regulated = { matchLabels: cfg.regulated?.namespaceLabels ?? {} };
     const narrower =
         scope === "prod"
@@ -107,17 +103,15 @@ export function namespaceSelector(cfg: PolicyConfig, scope: Scope = "tenant"): L
                 : undefined;
     const excluded =
         cfg.excludeNamespaces.length > 0
-            ? { matchExpressions: [{ key: NAMESPACE_NAME_LABEL, operator: "NotIn" as const, values: [...cfg.excludeNamespaces] }] }
+            ? { matchExpressions: [{ key: METADATA_NAME_LABEL, operator: "NotIn" as const, values: [...cfg.excludeNamespaces] }] }
             : undefined;
     return allOf(cfg.tenantNamespaceSelector, narrower, excluded);
 }
 
-export function resourceRules(kinds: readonly WorkloadKind[], operations: readonly string[] = OPERATIONS): ResourceRule[] {
-    return kinds.map((w) => ({ apiGroups: [w.group], apiVersions: [w.version], resources: [w.resource], operations: [...operations] }));
-}
-
-export function constraints(cfg: PolicyConfig, kinds: readonly WorkloadKind[], scope: Scope = "tenant"): MatchConstraints {
-    return { resourceRules: resourceRules(kinds), namespaceSelector: namespaceSelector(cfg, scope) };
+/** A CEL policy's match on `kinds` in the tenant namespaces. */
+export function constraints(cfg: PolicyConfig, kinds: readonly WorkloadKind[]): MatchConstraints {
+    const resourceRules = kinds.map((w) => ({ apiGroups: [w.group], apiVersions: [w.version], resources: [w.resource], operations: [...OPERATIONS] }));
+    return { resourceRules, namespaceSelector: namespaceSelector(cfg) };
 }
 
 export function validationActions(action: ValidationAction): ValidatingPolicy["spec"]["validationActions"] {

@@ -36,14 +36,10 @@ function read(f: Field, known: Set<string>): { text: string; guards: string[] } 
                 : /^[A-Za-z_]\w*$/.test(key) && !/^(in|true|false|null)$/.test(key)
                   ? [`has(${text}.${key})`, `${text}.${key}`]
                   : [`${JSON.stringify(key)} in ${text}`, `${text}[${JSON.stringify(key)}]`];
-        if (!PRESENT.has(next)) {
-            guards.push(guard);
-        }
+        if (!PRESENT.has(next)) guards.push(guard);
         text = next;
     }
-    if (f.or !== undefined) {
-        return { text: guards.length > 0 ? `(${guards.join(" && ")} ? ${text} : ${literal(f.or)})` : text, guards: [] };
-    }
+    if (f.or !== undefined) return { text: guards.length > 0 ? `(${guards.join(" && ")} ? ${text} : ${literal(f.or)})` : text, guards: [] };
     const missing = guards.filter((g) => !known.has(g));
     missing.forEach((g) => known.add(g));
     return { text, guards: missing };
@@ -51,9 +47,7 @@ function read(f: Field, known: Set<string>): { text: string; guards: string[] } 
 
 /** `c` in CEL. Within a conjunction, `known` collects the guards passed so far. */
 export function cel(c: Cond, known: Set<string> = new Set()): string {
-    if (typeof c === "boolean") {
-        return String(c);
-    }
+    if (typeof c === "boolean") return String(c);
     if ("all" in c || "any" in c) {
         const [parts, sep, other] = "all" in c ? [c.all, " && ", " || "] : [c.any, " || ", " && "];
         return parts
@@ -61,15 +55,9 @@ export function cel(c: Cond, known: Set<string> = new Set()): string {
             .map(([x, t]) => (typeof x === "object" && !("not" in x) && t.includes(other) ? `(${t})` : t))
             .join(sep);
     }
-    if ("not" in c) {
-        return `!(${cel(c.not, new Set(known))})`;
-    }
-    if ("var" in c) {
-        return `variables.${c.var}`;
-    }
-    if ("celOnly" in c) {
-        return cel(c.celOnly, known);
-    }
+    if ("not" in c) return `!(${cel(c.not, new Set(known))})`;
+    if ("var" in c) return `variables.${c.var}`;
+    if ("celOnly" in c) return cel(c.celOnly, known);
     if ("specChangedBesides" in c) {
         const other = (k: string) => c.specChangedBesides.map((f) => `${k} != ${JSON.stringify(f)}`).join(" && ");
         return `object.spec.exists(k, ${other("k")} && (!(k in oldObject.spec) || object.spec[k] != oldObject.spec[k])) || oldObject.spec.exists(k, ${other("k")} && !(k in object.spec))`;
@@ -79,9 +67,7 @@ export function cel(c: Cond, known: Set<string> = new Set()): string {
         // cel-go refuses an Any as a comprehension range (checker/checker.go checkComprehension): dyn().
         return `dyn(resource.List("${c.lookup.apiVersion}", "${c.lookup.resource}", object.metadata.namespace).items).exists(e, ${cel(c.where)})`;
     }
-    if ("has" in c) {
-        return read(c.has, known).guards.join(" && ") || "true";
-    }
+    if ("has" in c) return read(c.has, known).guards.join(" && ") || "true";
     const a = read("eq" in c ? c.eq : "lt" in c ? c.lt : "in" in c ? c.in : "anyIn" in c ? c.anyIn : "matches" in c ? c.matches : c.some, known);
     const b = "eq" in c && typeof c.to === "object" ? read(c.to, known) : undefined;
     const test =
@@ -117,9 +103,7 @@ function resourceRules(rule: Rule): ResourceRule[] {
 
 /** Which of its rule's requests a check judges: by kind, operation and subresource, where the rule's other checks differ. */
 function judged(rule: Rule, check: Check, rules: ResourceRule[]): Cond {
-    if (rule.checks.length === 1) {
-        return true;
-    }
+    if (rule.checks.length === 1) return true;
     const kinds = [...new Set(check.on.map((m) => m.kind.kind))];
     const ops = [...new Set(check.on.flatMap((m) => m.operations ?? OPERATIONS))];
     return and(

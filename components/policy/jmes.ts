@@ -25,9 +25,7 @@ const literal = (v: Literal): string => (typeof v === "string" ? text(v) : json(
 /** `c` as this form reads it: variables inlined, `celOnly` false, constants folded again. */
 function resolve(c: Cond, vars: Rule["vars"]): Cond {
     const r = (x: Cond) => resolve(x, vars);
-    if (typeof c !== "object" || !("all" in c || "any" in c || "not" in c || "celOnly" in c || "var" in c)) {
-        return c;
-    }
+    if (typeof c !== "object" || !("all" in c || "any" in c || "not" in c || "celOnly" in c || "var" in c)) return c;
     return "all" in c ? and(...c.all.map(r)) : "any" in c ? or(...c.any.map(r)) : "not" in c ? not(r(c.not)) : "var" in c ? r(vars![c.var]) : false;
 }
 
@@ -40,9 +38,7 @@ function path(f: Field, ctx: ContextEntry[], inLookup = false): string {
     for (const key of f.path) {
         p += typeof key === "number" ? `[${key}]` : `${p ? "." : ""}${/^[A-Za-z_]\w*$/.test(key) ? key : JSON.stringify(key)}`;
     }
-    if (inLookup && f.from === "object") {
-        return text(`{{ ${p} }}`);
-    }
+    if (inLookup && f.from === "object") return text(`{{ ${p} }}`);
     return f.or === undefined ? p : `(${p} || ${literal(f.or)})`;
 }
 
@@ -50,9 +46,7 @@ function path(f: Field, ctx: ContextEntry[], inLookup = false): string {
 export function jmes(c: Cond, ctx: ContextEntry[], inLookup = false): string {
     const j = (x: Cond) => jmes(x, ctx, inLookup);
     const p = (f: Field) => path(f, ctx, inLookup);
-    if (typeof c === "boolean") {
-        return json(c);
-    }
+    if (typeof c === "boolean") return json(c);
     if ("all" in c || "any" in c) {
         const [parts, sep, other] = "all" in c ? [c.all, " && ", " || "] : [c.any, " || ", " && "];
         return parts
@@ -65,9 +59,7 @@ export function jmes(c: Cond, ctx: ContextEntry[], inLookup = false): string {
     // `allowedVariables`, pkg/engine/context/mock_context.go `isVariableDefined`), so not "!(name ...)".
     const negated = "not" in c && typeof c.not === "object" && ("has" in c.not || "eq" in c.not || "lookup" in c.not);
     const x = negated ? (c as { not: Cond }).not : c;
-    if (typeof x === "object" && "has" in x) {
-        return `${p(x.has)} ${negated ? "==" : "!="} \`null\``;
-    }
+    if (typeof x === "object" && "has" in x) return `${p(x.has)} ${negated ? "==" : "!="} \`null\``;
     if (typeof x === "object" && "eq" in x) {
         const op = negated ? "!=" : "==";
         return typeof x.to === "number" ? `to_string(${p(x.eq)}) ${op} '${x.to}'` : `${p(x.eq)} ${op} ${typeof x.to === "object" ? p(x.to) : literal(x.to)}`;
@@ -80,21 +72,11 @@ export function jmes(c: Cond, ctx: ContextEntry[], inLookup = false): string {
         }
         return `${name} ${negated ? "==" : ">"} \`0\``;
     }
-    if ("not" in c) {
-        return `!(${j(c.not)})`;
-    }
-    if ("in" in c) {
-        return `contains(${json(c.among)}, ${p(c.in)})`;
-    }
-    if ("anyIn" in c) {
-        return `length((${p(c.anyIn)} || \`[]\`)[?contains(${json(c.among)}, @)]) > \`0\``;
-    }
-    if ("matches" in c) {
-        return `regex_match(${text(c.re)}, to_string(${p(c.matches)}))`;
-    }
-    if ("some" in c) {
-        return `length(${p(c.some)}[?${j(c.where)}] || \`[]\`) > \`0\``;
-    }
+    if ("not" in c) return `!(${j(c.not)})`;
+    if ("in" in c) return `contains(${json(c.among)}, ${p(c.in)})`;
+    if ("anyIn" in c) return `length((${p(c.anyIn)} || \`[]\`)[?contains(${json(c.among)}, @)]) > \`0\``;
+    if ("matches" in c) return `regex_match(${text(c.re)}, to_string(${p(c.matches)}))`;
+    if ("some" in c) return `length(${p(c.some)}[?${j(c.where)}] || \`[]\`) > \`0\``;
     if ("specChangedBesides" in c) {
         // Kyverno's own pattern for "changed but for": the fields nulled on both sides (pkg/validation/policy/on_update_policy_test.go).
         const besides = json(Object.fromEntries(c.specChangedBesides.map((k) => [k, null])));
@@ -106,9 +88,7 @@ export function jmes(c: Cond, ctx: ContextEntry[], inLookup = false): string {
 /** `c` as parts of a conjunction (or disjunction), negations moved inward. */
 function parts(c: Cond, k: "all" | "any"): Cond[] {
     const dual = k === "all" ? "any" : "all";
-    if (typeof c === "object" && k in c) {
-        return (c as Record<typeof k, Cond[]>)[k].flatMap((x) => parts(x, k));
-    }
+    if (typeof c === "object" && k in c) return (c as Record<typeof k, Cond[]>)[k].flatMap((x) => parts(x, k));
     if (typeof c === "object" && "not" in c && typeof c.not === "object" && dual in c.not) {
         return (c.not as Record<typeof dual, Cond[]>)[dual].flatMap((x) => parts(not(x), k));
     }

@@ -19,9 +19,7 @@ export function requirements(s: Readonly<LabelSelector>): Requirement[] {
 export function allOf(...selectors: (Readonly<LabelSelector> | undefined)[]): LabelSelector {
     const out: Requirement[] = [];
     for (const r of selectors.flatMap((s) => (s ? requirements(s) : []))) {
-        if (!out.some((o) => JSON.stringify(o) === JSON.stringify(r))) {
-            out.push(r);
-        }
+        if (!out.some((o) => JSON.stringify(o) === JSON.stringify(r))) out.push(r);
     }
     return out.length > 0 ? { matchExpressions: out } : {};
 }

@@ -25,9 +25,7 @@ export function isRef(t: Template): t is ObjectRef {
 const FIELD_PATH = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
 
 function checkPath(path: string): string {
-    if (!FIELD_PATH.test(path)) {
-        throw new Error(`not a field path: ${path}`);
-    }
+    if (!FIELD_PATH.test(path)) throw new Error(`not a field path: ${path}`);
     return path;
 }
 
@@ -40,12 +38,8 @@ export function toCel(t: Template): string {
         const base = `object.${checkPath(t.$object)}`;
         return t.suffix === undefined ? base : `${base} + ${JSON.stringify(t.suffix)}`;
     }
-    if (typeof t === "number" && !Number.isInteger(t)) {
-        throw new Error(`only integers are rendered: ${t}`);
-    }
-    if (typeof t !== "object") {
-        return typeof t === "string" ? JSON.stringify(t) : String(t);
-    }
+    if (typeof t === "number" && !Number.isInteger(t)) throw new Error(`only integers are rendered: ${t}`);
+    if (typeof t !== "object") return typeof t === "string" ? JSON.stringify(t) : String(t);
     return Array.isArray(t)
         ? `[${(t as readonly Template[]).map(toCel).join(", ")}]`
         : `{${Object.entries(t as { readonly [key: string]: Template })
@@ -61,14 +55,8 @@ export const kyvernoVar = (path: string): string => `{{ request.object.${checkPa
  * it names, objects included (Kyverno variable substitution), so a selector is copied whole.
  */
 export function toKyverno(t: Template): KyvernoValue {
-    if (isRef(t)) {
-        return `${kyvernoVar(t.$object)}${t.suffix ?? ""}`;
-    }
-    if (typeof t === "string" || typeof t === "number" || typeof t === "boolean") {
-        return t;
-    }
-    if (Array.isArray(t)) {
-        return (t as readonly Template[]).map(toKyverno);
-    }
+    if (isRef(t)) return `${kyvernoVar(t.$object)}${t.suffix ?? ""}`;
+    if (typeof t === "string" || typeof t === "number" || typeof t === "boolean") return t;
+    if (Array.isArray(t)) return (t as readonly Template[]).map(toKyverno);
     return Object.fromEntries(Object.entries(t as { readonly [key: string]: Template }).map(([k, v]) => [k, toKyverno(v)]));
 }

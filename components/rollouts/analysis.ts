@@ -1,5 +1,5 @@
 import { ERROR_BUDGET, ERROR_BUDGET_WAIT, LATENCY_P99, LATENCY_P99_FINITE, SUCCESS_RATE, SUCCESS_RATE_FINITE } from "../argoRollouts";
-import { SHARED_TEMPLATE_ARGS, TEMPLATE_NAME_PREFIX } from "../argoRollouts";
+import { SHARED_TEMPLATE_ARGS } from "../argoRollouts";
 import { TENANT_HEADER } from "../mimir";
 import { ANALYSIS_DEFAULTS, AnalysisConfig, ERROR_BUDGET_ARGS, ErrorBudgetConfig, durationSeconds } from "./config";
 
@@ -14,9 +14,6 @@ export const BEYLA_REQUESTS = "http_server_request_duration_seconds_count";
 export const BEYLA_DURATION_BUCKETS = "http_server_request_duration_seconds_bucket";
 export const BEYLA_ROUTE_LABEL = "http_route";
 
-/** A template's short name, for its Pulumi resource name (URNs stay short and stable). */
-export const templateShortName = (name: string): string => (name.startsWith(TEMPLATE_NAME_PREFIX) ? name.slice(TEMPLATE_NAME_PREFIX.length) : name);
-
 /** A placeholder Argo Rollouts replaces with one of the shared templates' arguments (argoRollouts.ts SHARED_TEMPLATE_ARGS). */
 export const arg = (name: "namespace" | "rollout" | "canary-hash"): string => `{{args.${name}}}`;
 
@@ -28,9 +25,7 @@ export type LabelMatcher = { name: string; op: "=" | "!=" | "=~" | "!~"; value: 
 /** A PromQL selector body `{a="x",b!~"y"}` with every value escaped. */
 export function selector(matchers: LabelMatcher[]): string {
     const bad = matchers.find((m) => !/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(m.name));
-    if (bad) {
-        throw new Error(`not a Prometheus label name: ${bad.name}`);
-    }
+    if (bad) throw new Error(`not a Prometheus label name: ${bad.name}`);
     return `{${matchers.map((m) => `${m.name}${m.op}"${escapeLabelValue(m.value)}"`).join(",")}}`;
 }
 

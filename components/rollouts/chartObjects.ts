@@ -29,9 +29,7 @@ const CHART_KIND_VERSIONS: Readonly<Record<string, string>> = {
 
 export function chartObjectApiVersion(kind: string): string {
     const v = CHART_KIND_VERSIONS[kind];
-    if (!v) {
-        throw new Error(`the chart renders no ${kind}`);
-    }
+    if (!v) throw new Error(`the chart renders no ${kind}`);
     return v;
 }
 

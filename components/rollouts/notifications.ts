@@ -52,9 +52,7 @@ export function notificationConfigData(cfg: NotificationsConfig, cluster: string
         data[`service.webhook.${WEBHOOK_NAME}`] = YAML.stringify({ url: cfg.webhookUrl, headers });
         recipient = `webhook:${WEBHOOK_NAME}`;
     }
-    if (recipient) {
-        data.subscriptions = YAML.stringify([{ recipients: [recipient], triggers: NOTIFICATION_EVENTS.map((e) => e.trigger) }]);
-    }
+    if (recipient) data.subscriptions = YAML.stringify([{ recipients: [recipient], triggers: NOTIFICATION_EVENTS.map((e) => e.trigger) }]);
     return data;
 }
 

@@ -57,9 +57,7 @@ export function pluginListDigest(plugins: TrafficRouterPlugin[], image?: string)
 export function pluginImageDelivery(plugin: PluginConfig, registry: string | undefined) {
     const image = pluginImage(plugin, registry);
     const volume = "gatewayapi-plugin";
-    if (!image) {
-        return undefined;
-    }
+    if (!image) return undefined;
     return {
         initContainers: [
             {

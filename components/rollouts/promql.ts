@@ -22,39 +22,15 @@ export function promqlSyntaxErrors(query: string): string[] {
 /** A template's query with every `{{args.<name>}}` resolved, as Argo Rollouts sends it (v1.9.0 utils/analysis/helpers.go ResolveArgs). */
 export const withArgsResolved = (query: string, value = "arg"): string => query.replace(/\{\{\s*args\.[A-Za-z0-9_-]+\s*\}\}/g, value);
 
-type SyntaxNode = ReturnType<typeof parser.parse>["topNode"];
-export type PromqlType = "scalar" | "instant vector" | "range vector" | "string";
-
 /**
- * The type of a query that parses, by the rules of Prometheus' type checker (promql/parser/ast.go
- * `Type()`): a matrix selector or subquery is a range vector; parentheses, `offset`, `@` and a sign
- * keep their operand's; a binary operation is a scalar only between scalars; a call is what its
- * function returns (a scalar for scalar(), time() and pi(), promql/parser/functions.go).
+ * What a query that parses evaluates to when the Prometheus provider cannot judge it: its outermost
+ * expression (inside parentheses, `offset` and `@`) is a string, or a [range] selector or subquery,
+ * a range vector (promql/parser/ast.go `Type()`). Anything else Prometheus' own type checker decides.
  */
-export function promqlResultType(query: string): PromqlType {
-    const typeOf = (n: SyntaxNode | null): PromqlType => {
-        switch (n?.name) {
-            case "StringLiteral":
-                return "string";
-            case "NumberDurationLiteral":
-            case "NumberLiteral":
-                return "scalar";
-            case "MatrixSelector":
-            case "SubqueryExpr":
-                return "range vector";
-            case "ParenExpr":
-            case "OffsetExpr":
-            case "StepInvariantExpr":
-                return typeOf(n.firstChild);
-            case "UnaryExpr":
-                return typeOf(n.lastChild);
-            case "BinaryExpr":
-                return typeOf(n.firstChild) === "scalar" && typeOf(n.lastChild) === "scalar" ? "scalar" : "instant vector";
-            case "FunctionCall":
-                return ["Scalar", "Time", "Pi"].includes(n.getChild("FunctionIdentifier")?.firstChild?.name ?? "") ? "scalar" : "instant vector";
-            default:
-                return "instant vector";
-        }
-    };
-    return typeOf(parser.parse(query).topNode.firstChild);
+export function promqlUnjudgedType(query: string): "string" | "range vector" | undefined {
+    let n = parser.parse(query).topNode.firstChild;
+    while (n && ["ParenExpr", "OffsetExpr", "StepInvariantExpr"].includes(n.name)) {
+        n = n.firstChild;
+    }
+    return n?.name === "StringLiteral" ? "string" : n?.name === "MatrixSelector" || n?.name === "SubqueryExpr" ? "range vector" : undefined;
 }

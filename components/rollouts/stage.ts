@@ -1,10 +1,10 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { CRD_TYPE, RELEASE_NAME, rolloutsCrdUrls } from "../argoRollouts";
+import { CRD_TYPE, RELEASE_NAME, TEMPLATE_NAME_PREFIX, rolloutsCrdUrls } from "../argoRollouts";
 import type { MimirConfig } from "../gateway/config";
 import { MimirRole, inClusterMimirAddress } from "../mimir";
 import { PART_OF, Stage, StageOptions } from "../stage";
-import { clusterAnalysisTemplateSpec, errorBudgetTemplates, sharedTemplates, templateShortName } from "./analysis";
+import { clusterAnalysisTemplateSpec, errorBudgetTemplates, sharedTemplates } from "./analysis";
 import { AnalysisConfig, ControllerConfig, ErrorBudgetConfig, NetworkConfig, NotificationsConfig, PluginConfig } from "./config";
 import { controllerNetworkPolicy, mimirIngressNetworkPolicy, namespaceDefaultDeny } from "./network";
 import { NOTIFICATION_CONFIGMAP, NOTIFICATION_SECRET, notificationConfigData, tokenKey } from "./notifications";
@@ -90,11 +90,8 @@ export class RolloutsStage extends Stage {
             roleRef: { apiGroup: "rbac.authorization.k8s.io", kind, name: RELEASE_NAME },
             subjects: [{ kind: "ServiceAccount", name: RELEASE_NAME, namespace: ns }],
         });
-        const clusterRole = new k8s.rbac.v1.ClusterRole(
-            "controller-clusterrole",
-            { metadata: meta(RELEASE_NAME), rules: controllerClusterRules(cfg.plugin) },
-            this.child(),
-        );
+        const rules = controllerClusterRules(cfg.plugin);
+        const clusterRole = new k8s.rbac.v1.ClusterRole("controller-clusterrole", { metadata: meta(RELEASE_NAME), rules }, this.child());
         const clusterBinding = new k8s.rbac.v1.ClusterRoleBinding(
             "controller-clusterrolebinding",
             { metadata: meta(RELEASE_NAME), ...binding("ClusterRole") },
@@ -114,21 +111,11 @@ export class RolloutsStage extends Stage {
             before.push(new k8s.core.v1.Secret("notification-secret", { metadata: meta(NOTIFICATION_SECRET, ns), type: "Opaque", stringData }, inNamespace));
         }
         const trust = controllerTrust(cfg.mimir.readCaBundle);
-        if (trust) {
-            before.push(configMap("mimir-read-ca", READ_CA_CONFIGMAP, trust.configMapData));
-        }
+        if (trust) before.push(configMap("mimir-read-ca", READ_CA_CONFIGMAP, trust.configMapData));
 
-        this.controller = new k8s.helm.v4.Chart(
-            "rollouts-controller",
-            {
-                ...chartSource(cfg.controller.chartRepository),
-                name: RELEASE_NAME,
-                version: cfg.controller.chartVersion,
-                namespace: ns,
-                values: controllerValues(cfg),
-            },
-            this.child({ dependsOn: [this.namespace, this.crds, clusterRole, clusterBinding, role, roleBinding, ...before] }),
-        );
+        const chart = { ...chartSource(cfg.controller.chartRepository), name: RELEASE_NAME, version: cfg.controller.chartVersion, namespace: ns };
+        const waits = [this.namespace, this.crds, clusterRole, clusterBinding, role, roleBinding, ...before];
+        this.controller = new k8s.helm.v4.Chart("rollouts-controller", { ...chart, values: controllerValues(cfg) }, this.child({ dependsOn: waits }));
         this.pluginLocation = trafficRouterPlugin(cfg.plugin).location;
 
         // Hub: Mimir in-cluster. Spoke: the hub's route for this spoke, which forces its tenant.
@@ -143,17 +130,14 @@ export class RolloutsStage extends Stage {
         const networkLabels = { ...PART_OF, "app.kubernetes.io/component": "network-policy" };
         const cnp = (name: string, namespace: string, spec: pulumi.Input<object>) =>
             custom(name, "cilium.io/v2", "CiliumNetworkPolicy", { name, namespace, labels: networkLabels }, spec, inNamespace);
-        if (cfg.network.controllerDefaultDeny) {
-            cnp("default-deny", ns, namespaceDefaultDeny());
-        }
+        if (cfg.network.controllerDefaultDeny) cnp("default-deny", ns, namespaceDefaultDeny());
+        const address = this.metricsAddress;
         cnp(
             "argo-rollouts-controller",
             ns,
-            this.metricsAddress.apply((a) => controllerNetworkPolicy(cfg, a)),
+            address.apply((a) => controllerNetworkPolicy(cfg, a)),
         );
-        if (cfg.cluster.role === "hub") {
-            cnp("argo-rollouts-metric-gates", cfg.mimir.namespace, mimirIngressNetworkPolicy(cfg.mimir, ns));
-        }
+        if (cfg.cluster.role === "hub") cnp("argo-rollouts-metric-gates", cfg.mimir.namespace, mimirIngressNetworkPolicy(cfg.mimir, ns));
 
         // What tenants may do with their Rollouts, in place of the chart's aggregate roles (tenants.ts); the roles name kinds of the CRDs.
         new k8s.rbac.v1.ClusterRole("tenant-rollouts-view", tenantViewRole(), afterCrds);
@@ -164,27 +148,15 @@ export class RolloutsStage extends Stage {
 
         // The shared templates name a kind of the CRDs, so they wait for them.
         const analysisLabels = { ...PART_OF, "app.kubernetes.io/component": "analysis" };
-        const template = (name: string, spec: pulumi.Input<object>) =>
-            (this.analysisTemplates[name] = custom(
-                `analysis-${templateShortName(name)}`,
-                "argoproj.io/v1alpha1",
-                "ClusterAnalysisTemplate",
-                { name, labels: analysisLabels },
-                spec,
-                afterCrds,
-            ));
         const tenant = cfg.cluster.mimirTenant;
-        for (const t of sharedTemplates(cfg.analysis)) {
-            template(
-                t.name,
-                this.metricsAddress.apply((address) => clusterAnalysisTemplateSpec(t, cfg.analysis, address, tenant)),
-            );
-        }
-        for (const t of errorBudgetTemplates(cfg.errorBudget, cfg.analysis)) {
-            template(
-                t.name,
-                this.metricsAddress.apply((address) => t.spec(address, tenant)),
-            );
+        const templates = [
+            ...sharedTemplates(cfg.analysis).map((t) => ({ name: t.name, spec: (a: string) => clusterAnalysisTemplateSpec(t, cfg.analysis, a, tenant) })),
+            ...errorBudgetTemplates(cfg.errorBudget, cfg.analysis).map((t) => ({ name: t.name, spec: (a: string) => t.spec(a, tenant) })),
+        ];
+        for (const { name, spec } of templates) {
+            const metadata = { name, labels: analysisLabels };
+            const id = `analysis-${name.slice(TEMPLATE_NAME_PREFIX.length)}`;
+            this.analysisTemplates[name] = custom(id, "argoproj.io/v1alpha1", "ClusterAnalysisTemplate", metadata, address.apply(spec), afterCrds);
         }
         this.registerOutputs({ namespace: this.namespace.metadata.name, pluginLocation: this.pluginLocation, metricsAddress: this.metricsAddress });
     }

@@ -27,9 +27,7 @@ export const READ_CA_DIGEST_ANNOTATION = "argo-rollouts-addon.platform/mimir-rea
 
 /** What the chart values and the ConfigMap carry for the hub read endpoint's CA, or undefined without a bundle. */
 export function controllerTrust(readCaBundle: string | undefined) {
-    if (!readCaBundle) {
-        return undefined;
-    }
+    if (!readCaBundle) return undefined;
     return {
         configMapData: { [READ_CA_KEY]: readCaBundle },
         extraEnv: [{ name: "SSL_CERT_DIR", value: [...GO_CERT_DIRECTORIES, READ_CA_DIR].join(":") }],

@@ -47,18 +47,10 @@ export interface RolloutState {
 /** Why a Rollout is not settled, or undefined when it is Healthy and nothing holds it. */
 export function unsettled(r: RolloutState): string | undefined {
     const s = r.status;
-    if (!s?.phase) {
-        return "no status: no controller has reconciled it yet";
-    }
-    if (r.spec?.paused) {
-        return "paused (spec.paused)";
-    }
-    if ((s.pauseConditions ?? []).length > 0 || s.controllerPause) {
-        return "paused mid-rollout (a pause step or an inconclusive analysis waits for a promote)";
-    }
-    if (s.abort) {
-        return "aborted (its new version was rolled back; a new revision would start over)";
-    }
+    if (!s?.phase) return "no status: no controller has reconciled it yet";
+    if (r.spec?.paused) return "paused (spec.paused)";
+    if ((s.pauseConditions ?? []).length > 0 || s.controllerPause) return "paused mid-rollout (a pause step or an inconclusive analysis waits for a promote)";
+    if (s.abort) return "aborted (its new version was rolled back; a new revision would start over)";
     return s.phase === "Healthy" ? undefined : `${s.phase}${s.message ? ` (${s.message})` : ""}`;
 }
 
@@ -76,9 +68,7 @@ export function hashBoundaryDecision(args: {
     rollouts: readonly RolloutState[];
 }): { refusal?: string; notice?: string } {
     const { stack, running, configured, acknowledged, rollouts } = args;
-    if (!running || !crossesHashBoundary(running, configured)) {
-        return {};
-    }
+    if (!running || !crossesHashBoundary(running, configured)) return {};
     const line = releaseOfLine(configured)!.line;
     const counts = new Map<string, number>();
     for (const r of rollouts) {

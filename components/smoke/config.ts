@@ -5,11 +5,8 @@ import { ConfigReader, DNS_LABEL, HOSTNAME } from "../config/reader";
 
 /** The smoke canary's section, `smokeTest` (ADR-056 Phase 3: a per-cluster canary that proves the whole path, gate and abort included). */
 export type SmokeStrategy = SmokeTestConfig["strategy"];
-export type SmokeTestConfig = Omit<Values<typeof SMOKE_TEST_FIELDS>, "hostname" | "image" | "loadImage"> & {
-    hostname: string;
-    image: string;
-    loadImage: string;
-};
+/** Disabled, the hostname and images may be unset: read as "". */
+export type SmokeTestConfig = Values<typeof SMOKE_TEST_FIELDS, "hostname" | "image" | "loadImage">;
 
 const enabled = (s: { enabled?: unknown }) => s.enabled === true;
 

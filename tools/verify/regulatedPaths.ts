@@ -1,4 +1,4 @@
-import type { ArgoRbacConfig } from "../../components/argocd/config/types";
+import type { ArgoRbacConfig } from "../../components/argocd/config";
 import { REGULATED_DEPLOYER_APPSET_DENIALS, REGULATED_DEPLOYER_DENIALS } from "../../components/argocd/rbac";
 import { ArgoRbac, globMatch, loadArgoRbac } from "./argocdRbac";
 import type { KubeObject } from "./cluster";

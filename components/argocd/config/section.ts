@@ -1,16 +1,29 @@
-import { defaultsOf, field, readSection, type Fields } from "../../config/declare";
-import { ConfigReader, DNS_LABEL, DNS_SUBDOMAIN, Plain, isPlainObject, IDENTITY_TEXT, WILDCARD, NAMESPACE_RULE } from "../../config/reader";
-import { BUILTIN_KINDS, type IgnoreRule } from "../ignoreRules";
+import { defaultsOf, field, type Fields, type Values } from "../../config/declare";
+import { DNS_LABEL, DNS_SUBDOMAIN, IDENTITY_TEXT, WILDCARD, NAMESPACE_RULE } from "../../config/reader";
+import { BUILTIN_KINDS, type GroupKind, type IgnoreRule } from "../ignoreRules";
 import { ARGO_OBJECT_OWNERS, ArgoObjectOwner } from "../ownership";
-import { APPROVER_ROLLOUT_ACTIONS, ARGOCD_ROLLOUT_ACTIONS, ROLLOUT_ACTIONS_SINCE_3_1 } from "../rbac";
-import { preflightArgoCd } from "../preflight";
-import type { ArgoCdConfig, RegulatedGroups } from "./types";
 
 /**
  * The argocd-apps stage's configuration section, `argocd` (ADR-056 D2, D3 and the as-built
- * corrections): its declaration, defaults and reader. The preflight (preflight.ts) then checks it
- * against the ADR's traps on the same reader, so every problem of the stack file is reported together.
+ * corrections): its declaration, types and defaults. Its reader and the preflight of the ADR's
+ * traps are ../preflight.ts.
  */
+
+/**
+ * ArgoCD's built-in Rollout actions, one folder each under argo-cd
+ * `resource_customizations/argoproj.io/Rollout/actions/` (pause and skip-current-step since
+ * v3.1.0). There is no `promote`: a line naming an action ArgoCD does not have does nothing, silently.
+ */
+export const ARGOCD_ROLLOUT_ACTIONS: readonly string[] = ["abort", "pause", "promote-full", "restart", "resume", "retry", "skip-current-step"];
+export const ROLLOUT_ACTIONS_SINCE_3_1: readonly string[] = ["pause", "skip-current-step"];
+
+/**
+ * The actions that move a rollout past a gate or stop it, reserved to the approver by default:
+ * `resume` clears a pause (the regulated manual gate is a `pause: {}` step), `promote-full` skips
+ * every remaining step, `skip-current-step` one, `abort` rolls back. `retry`, `pause` and `restart`
+ * pass no gate and stay with the deployers.
+ */
+export const APPROVER_ROLLOUT_ACTIONS: readonly string[] = ["resume", "promote-full", "skip-current-step", "abort"];
 
 const API_GROUP = "([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?";
 const KIND = "[A-Z][A-Za-z0-9]*";
@@ -189,109 +202,27 @@ export const ARGOCD_FIELDS = {
 } as const;
 
 /** Every declared default of the section, in one object. */
-export const ARGOCD_DEFAULTS = defaultsOf<{ namespace: string; rbac: { actions: readonly string[] } }>(ARGOCD_FIELDS);
+export const ARGOCD_DEFAULTS = defaultsOf(ARGOCD_FIELDS);
 
-/** ignoreDifferences rules, each read with its declared fields; a rule names at least one path, and no group with kind "*". */
-function ruleList(r: ConfigReader, key: string, value: unknown, fields: Fields): IgnoreRule[] {
-    if (!Array.isArray(value)) {
-        if (value !== undefined && value !== null) {
-            r.problem(key, value, "must be a list of ignoreDifferences rules ({group, kind, jsonPointers, jqPathExpressions, managedFieldsManagers})");
-        }
-        return [];
-    }
-    return value.flatMap((item, i) => {
-        const rule = readSection(r, `${key}[${i}]`, fields, item) as (IgnoreRule & { raw: Plain }) | undefined;
-        if (rule?.kind === "*" && rule.group !== "") {
-            r.problem(`${key}[${i}].group`, rule.group, 'must be unset with kind "*" (a rule for every kind has no group)');
-        }
-        if (rule && !["jsonPointers", "jqPathExpressions", "managedFieldsManagers"].some((k) => rule.raw[k] !== undefined && rule.raw[k] !== null)) {
-            r.problem(`${key}[${i}]`, item, "must set at least one of jsonPointers, jqPathExpressions, managedFieldsManagers");
-        }
-        return rule?.kind ? [{ ...rule }] : [];
-    });
-}
-
-/**
- * `clusterName`: this stack's `cluster.name`, where ArgoCD runs unless `argocd.runsOn` says
- * otherwise. `regulated`: the stack's `policy.regulated`, when set.
- */
-export function readArgoCd(r: ConfigReader, value: unknown, clusterName: string | undefined, regulated?: RegulatedGroups): ArgoCdConfig | undefined {
-    const { enabled, ...rest } = isPlainObject(value) ? value : { enabled: undefined };
-    if (enabled !== undefined) {
-        r.problem(
-            "argocd.enabled",
-            enabled,
-            "is replaced by argocd.runsOn: this cluster's name (cluster.name) when its own ArgoCD syncs its Applications, or the name of the cluster whose ArgoCD does",
-        );
-    }
-    const a = readSection(r, "argocd", ARGOCD_FIELDS, isPlainObject(value) ? rest : value);
-    if (!a) {
-        return undefined;
-    }
-    const runsOn = a.runsOn ?? clusterName ?? "";
-    const local = clusterName === undefined || runsOn === clusterName;
-    const raw = a.raw;
-    /** Settings that only apply when the stack patches the object (owner: addon). */
-    const ownedOnly = (key: string, owner: ArgoObjectOwner, entry: unknown, keys: readonly string[]) => {
-        for (const k of keys.filter((k) => owner === "external" && isPlainObject(entry) && entry[k] !== undefined)) {
-            r.problem(
-                `${key}.${k}`,
-                (entry as Plain)[k],
-                `only applies with ${key}.owner: addon; another owner keeps this object (owner: external, the default), so the stack reads and checks it and declares nothing on it`,
-            );
-        }
-    };
-    const projects = a.projects.map(({ name, value: p }) => {
-        ownedOnly(`argocd.projects.${name}`, p.owner, (raw.projects as Plain)[name], ["namespaceResources"]);
-        return { name, owner: p.owner, namespaceResources: p.namespaceResources.flatMap((gk) => (gk.kind ? [{ group: gk.group, kind: gk.kind }] : [])) };
-    });
-    const applicationSets = a.applicationSets.map(({ name, value: s }) => {
-        const key = `argocd.applicationSets.${name}`;
-        const entry = (raw.applicationSets as Plain)[name];
-        ownedOnly(key, s.owner, entry, ["syncOptions", "ignoreDifferences"]);
-        const ignoreDifferences = ruleList(r, `${key}.ignoreDifferences`, isPlainObject(entry) ? entry.ignoreDifferences : undefined, APP_RULE_FIELDS);
-        return { name, owner: s.owner, syncOptions: s.syncOptions, ignoreDifferences };
-    });
-    // ADR-056 D2 and the as-built corrections hold only for the objects named here: where ArgoCD runs
-    // the platform names them (or says {} on purpose).
-    for (const key of ["projects", "applicationSets"] as const) {
-        if (local && (raw[key] === undefined || raw[key] === null)) {
-            r.problem(
-                `argocd.${key}`,
-                undefined,
-                `is required where ArgoCD runs (argocd.runsOn is this cluster, ${runsOn || "cluster.name"}): ${key === "projects" ? "the tenant AppProjects, whose whitelist must admit the Rollout kinds (ADR-056 D2)" : "the tenant ApplicationSets, whose Applications must respect the canary's ignore rules (ADR-056 as-built)"}, by name with owner external or addon; {} if there are none`,
-            );
-        }
-    }
-    const rb = a.rbac;
-    const rbRaw = isPlainObject(raw.rbac) ? raw.rbac : {};
-    // Defaults from other sections: the projects named above, the regulated groups (one identity provider).
-    const orDefault = (k: string, set: readonly string[], fallback: readonly string[]) => [...(rbRaw[k] === undefined || rbRaw[k] === null ? fallback : set)];
-    const cfg: ArgoCdConfig = {
-        runsOn,
-        local,
-        namespace: a.namespace,
-        projects,
-        applicationSets,
-        ignoreDifferences: ruleList(r, "argocd.ignoreDifferences", raw.ignoreDifferences, SYSTEM_RULE_FIELDS),
-        allKinds:
-            raw.allKinds === undefined
-                ? BUILTIN_KINDS.map((gk) => ({ ...gk }))
-                : a.allKinds.flatMap((gk) => (gk.kind ? [{ group: gk.group, kind: gk.kind }] : [])),
-        rbac: {
-            ...(rb.approverRole ? { approverRole: rb.approverRole } : {}),
-            deployerRoles: rb.deployerRoles,
-            projects: orDefault(
-                "projects",
-                rb.projects,
-                projects.map((p) => p.name),
-            ),
-            actions: rb.actions,
-            regulatedProjects: rb.regulatedProjects,
-            approverGroups: orDefault("approverGroups", rb.approverGroups, regulated?.approverGroups ?? []),
-            deployerGroups: orDefault("deployerGroups", rb.deployerGroups, regulated?.deployerGroups ?? []),
-        },
-    };
-    preflightArgoCd(r, cfg, raw, regulated);
-    return cfg;
-}
+/** The argocd-apps stage's settings; `local`: `runsOn` is this stack's cluster, the only one where a stack touches ArgoCD's objects. */
+export type ArgoCdConfig = {
+    runsOn: string;
+    local: boolean;
+    namespace: string;
+    projects: ArgoProjectConfig[];
+    applicationSets: TenantApplicationSetConfig[];
+    /** argocd-cm's rules (every Application). */
+    ignoreDifferences: IgnoreRule[];
+    allKinds: GroupKind[];
+    rbac: ArgoRbacConfig;
+};
+/** A tenant AppProject (ownership.ts). */
+export type ArgoProjectConfig = { name: string; owner: ArgoObjectOwner; namespaceResources: GroupKind[] };
+/** A tenant ApplicationSet (ownership.ts). */
+export type TenantApplicationSetConfig = { name: string; owner: ArgoObjectOwner; syncOptions: string[]; ignoreDifferences: IgnoreRule[] };
+/** `argocd.rbac`; unset `approverRole` writes no policy. */
+export type ArgoRbacConfig = Values<typeof ARGOCD_FIELDS.rbac.fields>;
+/** What the stack's `policy.regulated` says about the groups and ArgoCD's API server identity (actionServiceAccounts). */
+export type RegulatedGroups = Record<"approverGroups" | "deployerGroups", readonly string[]> & {
+    actionServiceAccounts: readonly { namespace: string; name: string }[];
+};

@@ -1,7 +1,6 @@
-import { field, readField } from "../../config/declare";
+import { field, readSection, type Values } from "../../config/declare";
 import { ConfigReader, PEOPLE_GROUP_RULE, identityRule } from "../../config/reader";
-import { missing, nonEmptyLabels } from "./selector";
-import type { RegulatedConfig, ServiceAccountRef } from "./types";
+import { emptyLabels } from "./selector";
 
 /**
  * `policy.regulated`, regulated prod (ADR-056 D3, ADR-049 separation of duties): who approves, who
@@ -11,10 +10,6 @@ import type { RegulatedConfig, ServiceAccountRef } from "./types";
 
 /** `<namespace>/<name>` of a ServiceAccount. */
 const SERVICE_ACCOUNT = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
-/** Approvers and deployers are people: never a Kubernetes system: group, never a wildcard (../../config/identity.ts). */
-const GROUP_RULE = PEOPLE_GROUP_RULE;
-const GITOPS_GROUP_RULE = identityRule("group");
-const USER_RULE = identityRule("user");
 
 /**
  * Groups that hold every user, every ServiceAccount, every node or every cluster admin
@@ -30,16 +25,16 @@ export const REGULATED_FIELD = field.section({
     fields: {
         namespaceLabels: field.labels({ required: true, doc: "at least one label marking regulated namespaces (among the tenant namespaces)" }),
         approverGroups: field.strings({
-            rule: GROUP_RULE,
+            rule: PEOPLE_GROUP_RULE,
             size: { min: 1, max: 20 },
             required: true,
-            doc: "1-20 groups (as request.userInfo.groups names them; blanks inside allowed) whose members approve; never a Kubernetes system: group, never * or ? (kyverno.io/v1 matches them as wildcards, CEL exactly)",
+            doc: "the groups whose members approve: 1-20 (as request.userInfo.groups names them; blanks inside allowed); without them nobody passes the approval pause; never a Kubernetes system: group, never * or ? (kyverno.io/v1 matches them as wildcards, CEL exactly)",
         }),
         deployerGroups: field.strings({
-            rule: GROUP_RULE,
+            rule: PEOPLE_GROUP_RULE,
             size: { min: 0, max: 20 },
             required: true,
-            doc: "groups whose members ship (the deployer Role is bound to them, ArgoCD denies them the approval); never an approver group, a system: group, * or ?; [] only where nobody ships by hand",
+            doc: "the groups whose members ship (the deployer Role is bound to them, ArgoCD denies them the approval); never an approver group, a system: group, * or ?; [] only where nobody ships by hand",
         }),
         gitopsServiceAccounts: field.strings({
             rule: { pattern: SERVICE_ACCOUNT, describe: "<namespace>/<name> of a ServiceAccount, such as argocd/argocd-application-controller" },
@@ -48,12 +43,12 @@ export const REGULATED_FIELD = field.section({
             doc: "0-20 <namespace>/<name>: the ServiceAccounts ArgoCD syncs as (its application controller, or with sync impersonation the AppProject's destination ServiceAccount), which alone create, change and prune a regulated Rollout",
         }),
         gitopsUsers: field.strings({
-            rule: USER_RULE,
+            rule: identityRule("user"),
             size: { min: 0, max: 20 },
             doc: "0-20 user names a hub's ArgoCD syncs this cluster as (its cluster Secret's identity, on EKS the IAM role's mapped user name); never a ServiceAccount's, never * or ?",
         }),
         gitopsGroups: field.strings({
-            rule: GITOPS_GROUP_RULE,
+            rule: identityRule("group"),
             size: { min: 0, max: 20 },
             doc: "0-20 groups a hub's ArgoCD syncs this cluster as (on EKS the IAM role's mapped groups, where the user name varies by session); never an approver or deployer group, nor a group of every user, ServiceAccount, node or admin, nor * or ?",
         }),
@@ -69,18 +64,20 @@ export const REGULATED_FIELD = field.section({
     },
 });
 
+/** A ServiceAccount, as `request.userInfo.username` names it: `system:serviceaccount:<namespace>:<name>`. */
+export type ServiceAccountRef = { namespace: string; name: string };
+
+/** `policy.regulated` as read: the ServiceAccounts split into namespace and name. */
+export type RegulatedConfig = Omit<Values<typeof REGULATED_FIELD.fields>, "gitopsServiceAccounts" | "actionServiceAccounts"> & {
+    gitopsServiceAccounts: ServiceAccountRef[];
+    actionServiceAccounts: ServiceAccountRef[];
+};
+
 export function readRegulated(r: ConfigReader, value: unknown): RegulatedConfig | undefined {
-    const g = r.object("policy.regulated", value, Object.keys(REGULATED_FIELD.fields));
-    if (!g) {
-        return undefined;
-    }
-    const f = REGULATED_FIELD.fields;
-    const accounts = readField(r, "policy.regulated.gitopsServiceAccounts", f.gitopsServiceAccounts, g.gitopsServiceAccounts) as string[];
-    const users = readField(r, "policy.regulated.gitopsUsers", f.gitopsUsers, g.gitopsUsers) as string[];
-    const groups = readField(r, "policy.regulated.gitopsGroups", f.gitopsGroups, g.gitopsGroups) as string[];
-    const actionAccounts = readField(r, "policy.regulated.actionServiceAccounts", f.actionServiceAccounts, g.actionServiceAccounts) as string[];
-    const approverGroups = readField(r, "policy.regulated.approverGroups", f.approverGroups, g.approverGroups) as string[];
-    const deployerGroups = readField(r, "policy.regulated.deployerGroups", f.deployerGroups, g.deployerGroups) as string[];
+    const g = readSection(r, "policy.regulated", REGULATED_FIELD.fields, value);
+    if (!g) return undefined;
+    // A required list not set is reported by readSection, and read as empty here.
+    const { raw, gitopsServiceAccounts: accounts, gitopsUsers: users, gitopsGroups: groups, approverGroups = [], deployerGroups = [] } = g;
     // ArgoCD's API server patches and deletes resources, and runs the Rollout actions, as its own
     // identity for any user ArgoCD's RBAC lets through (argo-cd v3.5.1 server/application/application.go
     // `PatchResource`, `DeleteResource`, `RunResourceActionV2`): exempting it like the sync identity
@@ -92,7 +89,7 @@ export function readRegulated(r: ConfigReader, value: unknown): RegulatedConfig 
             "must not name ArgoCD's API server: it acts for any user ArgoCD's RBAC lets through (resource patch, delete, Rollout actions). List it in policy.regulated.actionServiceAccounts, where the guard lets it write only what ArgoCD's Rollout actions write (status, spec.paused, spec.restartAt)",
         );
     }
-    for (const a of actionAccounts.filter((a) => accounts.includes(a))) {
+    for (const a of g.actionServiceAccounts.filter((a) => accounts.includes(a))) {
         r.problem(
             "policy.regulated.actionServiceAccounts",
             a,
@@ -126,29 +123,12 @@ export function readRegulated(r: ConfigReader, value: unknown): RegulatedConfig 
             );
         }
     }
-    // Both are required: without approvers the guard lets nobody approve, and without the GitOps
-    // identities nobody may create or change a regulated Rollout, ArgoCD's sync included.
-    if (g.approverGroups === undefined || g.approverGroups === null) {
-        r.problem(
-            "policy.regulated.approverGroups",
-            g.approverGroups,
-            "is required: the groups whose members approve a regulated rollout (without them nobody can pass the approval pause)",
-        );
-    }
-    // Only the platform knows who ships: leaving them out must not quietly bind the deployer Role
-    // to nobody and deny nobody in ArgoCD; [] says so on purpose.
-    if (g.deployerGroups === undefined || g.deployerGroups === null) {
-        r.problem(
-            "policy.regulated.deployerGroups",
-            g.deployerGroups,
-            "is required: the groups whose members ship to regulated namespaces (bound to the deployer Role, denied the approval in ArgoCD); [] if nobody ships by hand",
-        );
-    }
-    const given = (v: unknown) => v !== undefined && v !== null;
-    if (!given(g.gitopsServiceAccounts) && !given(g.gitopsUsers) && !given(g.gitopsGroups)) {
+    emptyLabels(r, "policy.regulated.namespaceLabels", raw.namespaceLabels, "marks a regulated namespace");
+    // Without the GitOps identities nobody may create or change a regulated Rollout, ArgoCD's sync included.
+    if ([raw.gitopsServiceAccounts, raw.gitopsUsers, raw.gitopsGroups].every((v) => v === undefined || v === null)) {
         r.problem(
             "policy.regulated.gitopsServiceAccounts",
-            g.gitopsServiceAccounts,
+            raw.gitopsServiceAccounts,
             "is required (or policy.regulated.gitopsUsers, gitopsGroups): the identities ArgoCD syncs this cluster as, such as argocd/argocd-application-controller, or a hub's cluster Secret identity (without them ArgoCD cannot sync a regulated Rollout)",
         );
     } else if (accounts.length + users.length + groups.length === 0) {
@@ -158,22 +138,6 @@ export function readRegulated(r: ConfigReader, value: unknown): RegulatedConfig 
             "must name at least one identity, here or in policy.regulated.gitopsUsers or gitopsGroups: without one ArgoCD cannot sync a regulated Rollout",
         );
     }
-    return {
-        namespaceLabels:
-            g.namespaceLabels === undefined
-                ? missing(r, "policy.regulated.namespaceLabels", "labels that mark a regulated namespace")
-                : nonEmptyLabels(r, "policy.regulated.namespaceLabels", g.namespaceLabels, "marks a regulated namespace"),
-        approverGroups,
-        deployerGroups,
-        gitopsServiceAccounts: accounts.map(serviceAccountRef),
-        gitopsUsers: users,
-        gitopsGroups: groups,
-        actionServiceAccounts: actionAccounts.map(serviceAccountRef),
-        allowReplaceOrForceSync: readField(r, "policy.regulated.allowReplaceOrForceSync", f.allowReplaceOrForceSync, g.allowReplaceOrForceSync) as boolean,
-    };
-}
-
-function serviceAccountRef(a: string): ServiceAccountRef {
-    const [namespace, name] = a.split("/");
-    return { namespace, name };
+    const ref = (a: string): ServiceAccountRef => ({ namespace: a.split("/")[0], name: a.split("/")[1] });
+    return { ...g, approverGroups, deployerGroups, gitopsServiceAccounts: accounts.map(ref), actionServiceAccounts: g.actionServiceAccounts.map(ref) };
 }

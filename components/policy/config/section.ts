@@ -1,38 +1,33 @@
-import { defaultsOf, field, readField, readSection } from "../../config/declare";
-import { ConfigReader, NAMESPACE_RULE } from "../../config/reader";
-import { preflightPolicy } from "../preflight";
-import { REGULATED_FIELD, readRegulated } from "./regulated";
-import { LABEL_KEY, LabelSelector, SELECTOR_SCHEMA, nonEmptyLabels, readSelector } from "./selector";
-import type { AvailabilityPolicies, FailurePolicy, KyvernoApi, PolicyConfig, ValidationAction } from "./types";
+import { defaultsOf, field, readField, readSection, type Values } from "../../config/declare";
+import { ConfigReader, NAMESPACE_RULE, Plain, isPlainObject } from "../../config/reader";
+import { allOf, contradiction } from "../selectors";
+import { REGULATED_FIELD, RegulatedConfig, readRegulated } from "./regulated";
+import { LABEL_KEY, LabelSelector, SELECTOR_SCHEMA, emptyLabels, readSelector } from "./selector";
 
 /**
  * The policy stage's configuration section, `policy` (ADR-056 D2, D3, D8): its types, its
- * defaults, its reader and its preflight. After the section is read, the preflight checks it
- * against the ADR's traps on the same reader, so every problem of the stack file is reported
- * together.
+ * defaults, its reader and its preflight, which checks the values read against the traps the
+ * admission engines have on the same reader, so every problem of the stack file is reported together.
  */
-
-export const KYVERNO_APIS: readonly KyvernoApi[] = ["policies.kyverno.io/v1", "kyverno.io/v1"];
-
-export const FAILURE_POLICIES: readonly FailurePolicy[] = ["Ignore", "Fail"];
-
-export const AVAILABILITY_POLICIES: readonly AvailabilityPolicies[] = ["own", "complement"];
 
 /** The `policy` section: every key, once. */
 export const POLICY_FIELDS = {
-    kyvernoApi: field.oneOf(KYVERNO_APIS, {
+    // policies.kyverno.io/v1 is served from Kyverno 1.17 (kyverno/kyverno v1.17.0 config/crds/policies.kyverno.io/*.yaml).
+    kyvernoApi: field.oneOf(["policies.kyverno.io/v1", "kyverno.io/v1"], {
         default: "policies.kyverno.io/v1",
         describe: "",
         doc: "the Kyverno API the policies are written in: kyverno.io/v1 (ClusterPolicy) for a Kyverno before 1.17, which does not serve policies.kyverno.io/v1; where the two differ, and switching a live cluster: docs/stages/policy.md",
     }),
-    availabilityPolicies: field.oneOf(AVAILABILITY_POLICIES, {
+    // complement: the platform's own are already Rollout-aware (ADR-056 as-built, enable_rollout_kind); never a
+    // second PDB generator (two budgets over the same pods make every eviction fail, the deadlock D8 prevents).
+    availabilityPolicies: field.oneOf(["own", "complement"], {
         default: "own",
         describe: "",
         doc: "own: this program declares ADR-085's availability policies under their names; complement: the platform keeps its own (already Rollout-aware) and this program adds only what they lack",
     }),
     validationAction: field.oneOf(["Enforce", "Audit"], { default: "Enforce", describe: "", doc: "Enforce (refuse) or Audit (report and warn)" }),
     // A mutation Kyverno cannot answer must not stop every workload in the cluster.
-    mutationFailurePolicy: field.oneOf(FAILURE_POLICIES, {
+    mutationFailurePolicy: field.oneOf(["Ignore", "Fail"], {
         default: "Ignore",
         describe: "",
         doc: "Ignore (a mutation Kyverno cannot answer lets the request through) or Fail; validations always fail closed",
@@ -55,7 +50,6 @@ export const POLICY_FIELDS = {
     }),
     prodNamespaceLabels: field.labels({
         required: true,
-        readBySection: true,
         doc: "at least one label marking prod namespaces (among the tenant namespaces); the replica floor applies there",
     }),
     prodMinReplicas: field.integer({ min: 2, max: 100, default: 2, doc: "the least spec.replicas, or HPA minReplicas, of a prod workload" }),
@@ -76,51 +70,125 @@ export const POLICY_FIELDS = {
 } as const;
 
 /** Every default of the section, in one object. */
-export const POLICY_DEFAULTS = defaultsOf<{
-    kyvernoApi: KyvernoApi;
-    availabilityPolicies: AvailabilityPolicies;
-    validationAction: ValidationAction;
-    mutationFailurePolicy: FailurePolicy;
-    pdbMaxUnavailable: number;
-    prodMinReplicas: number;
-    topologyKeys: readonly string[];
-    excludeNamespaces: readonly string[];
-}>(POLICY_FIELDS);
+export const POLICY_DEFAULTS = defaultsOf(POLICY_FIELDS);
 
-const percent = (v: unknown): boolean => typeof v === "string" && /%\s*$/.test(v);
+/** The policy stage's settings, as the section reads them. */
+export type PolicyConfig = Omit<Values<typeof POLICY_FIELDS>, "tenantNamespaceSelector" | "pdbMaxUnavailable" | "regulated"> & {
+    tenantNamespaceSelector: LabelSelector;
+    pdbMaxUnavailable: number;
+    /** Unset: no regulated namespaces on this cluster. */
+    regulated?: RegulatedConfig;
+};
+export type KyvernoApi = PolicyConfig["kyvernoApi"];
+export type AvailabilityPolicies = PolicyConfig["availabilityPolicies"];
+export type ValidationAction = PolicyConfig["validationAction"];
+export type FailurePolicy = PolicyConfig["mutationFailurePolicy"];
+
+const percent = (v: unknown): v is string => typeof v === "string" && /%\s*$/.test(v);
 
 export function readPolicy(r: ConfigReader, value: unknown): PolicyConfig | undefined {
-    const d = POLICY_DEFAULTS;
     const section = readSection(r, "policy", POLICY_FIELDS, value);
-    if (!section) {
-        return undefined;
-    }
-    const p = section.raw;
-    // Required: reported by readSection when missing.
-    const prodNamespaceLabels =
-        p.prodNamespaceLabels === undefined || p.prodNamespaceLabels === null
-            ? {}
-            : nonEmptyLabels(r, "policy.prodNamespaceLabels", p.prodNamespaceLabels, "marks a prod namespace");
+    if (!section) return undefined;
+    const { raw: p, regulated: _given, ...read } = section;
+    emptyLabels(r, "policy.prodNamespaceLabels", p.prodNamespaceLabels, "marks a prod namespace");
     const regulated = p.regulated === undefined || p.regulated === null ? undefined : readRegulated(r, p.regulated);
     const cfg: PolicyConfig = {
-        kyvernoApi: section.kyvernoApi,
-        availabilityPolicies: section.availabilityPolicies,
-        validationAction: section.validationAction,
-        mutationFailurePolicy: section.mutationFailurePolicy,
+        ...read,
         tenantNamespaceSelector:
             p.tenantNamespaceSelector === undefined || p.tenantNamespaceSelector === null
                 ? {}
                 : readSelector(r, "policy.tenantNamespaceSelector", p.tenantNamespaceSelector),
         // A percentage is reported by the preflight with its reason (ADR-056 D8), not as a type error.
         pdbMaxUnavailable: percent(p.pdbMaxUnavailable)
-            ? d.pdbMaxUnavailable
+            ? POLICY_DEFAULTS.pdbMaxUnavailable
             : (readField(r, "policy.pdbMaxUnavailable", { ...POLICY_FIELDS.pdbMaxUnavailable, readBySection: false }, p.pdbMaxUnavailable) as number),
-        prodNamespaceLabels,
-        prodMinReplicas: section.prodMinReplicas,
-        topologyKeys: section.topologyKeys,
-        excludeNamespaces: section.excludeNamespaces,
         ...(regulated ? { regulated } : {}),
     };
     preflightPolicy(r, cfg, p);
     return cfg;
+}
+
+/** The policy section's traps (ADR-056 D3, D8). `raw` is the section as given, for values the reader set aside. */
+function preflightPolicy(r: ConfigReader, cfg: PolicyConfig, raw: Plain): void {
+    if (percent(raw.pdbMaxUnavailable)) {
+        r.problem(
+            "policy.pdbMaxUnavailable",
+            raw.pdbMaxUnavailable,
+            "must be a whole number of pods, not a percentage: a percentage budget is unreliable for Rollout-owned pools, whose stable and canary pods share one budget (ADR-056 D8)",
+        );
+    } else if (cfg.pdbMaxUnavailable >= cfg.prodMinReplicas) {
+        r.problem(
+            "policy.pdbMaxUnavailable",
+            raw.pdbMaxUnavailable ?? cfg.pdbMaxUnavailable,
+            `must be less than policy.prodMinReplicas (${cfg.prodMinReplicas}): a budget as large as the prod floor lets one drain evict every pod of a prod workload (ADR-056 D8)`,
+        );
+    }
+    if (cfg.excludeNamespaces.includes("default")) {
+        r.problem(
+            "policy.excludeNamespaces",
+            raw.excludeNamespaces,
+            "must not list default: workloads are refused there, and excluding it turns that policy off (ADR-056 D2)",
+        );
+    }
+    // Each narrower selector is ANDed with the tenant selector: a contradiction silently turns a policy off.
+    const narrower: [string, Record<string, string> | undefined, string][] = [
+        ["policy.prodNamespaceLabels", cfg.prodNamespaceLabels, "the prod replica floor would apply nowhere"],
+        ["policy.regulated.namespaceLabels", cfg.regulated?.namespaceLabels, "the regulated approval guard would apply nowhere"],
+    ];
+    for (const [key, labels, consequence] of narrower) {
+        const key2 = labels ? contradiction(allOf(cfg.tenantNamespaceSelector, { matchLabels: labels })) : undefined;
+        if (key2 !== undefined) {
+            r.problem(key, labels, `must be satisfiable together with policy.tenantNamespaceSelector (label ${key2} cannot meet both): ${consequence}`);
+        }
+    }
+    for (const [key, text] of kyvernoVariables(cfg)) {
+        r.problem(
+            key,
+            text,
+            "must not contain {{: every configured string that reaches a policy body is copied into it, and in a kyverno.io/v1 ClusterPolicy Kyverno substitutes {{ ... }} as a variable (a group name {{ request.userInfo.groups[0] }} would make every user with a group an approver)",
+        );
+    }
+    const both = cfg.regulated?.approverGroups.filter((g) => cfg.regulated!.deployerGroups.includes(g)) ?? [];
+    if (both.length > 0) {
+        r.problem(
+            "policy.regulated.deployerGroups",
+            cfg.regulated!.deployerGroups,
+            `must not include an approver group (${both.join(", ")}): the deployer is never the approver (ADR-056 D3, ADR-049)`,
+        );
+    }
+}
+
+/**
+ * Every configured string of the section that holds Kyverno's variable marker `{{`, by its key.
+ * The policy bodies copy these strings (group names, label keys and values, namespaces, topology
+ * keys), and a ClusterPolicy substitutes `{{ ... }}` anywhere in its rules (kyverno/kyverno
+ * `pkg/engine/variables/vars.go` at v1.17.2, `SubstituteAll`). Refused whatever the API, so a later
+ * switch of `policy.kyvernoApi` cannot turn a name into a variable. The keys follow the stack file
+ * (ServiceAccounts as <namespace>/<name>).
+ */
+export function kyvernoVariables(cfg: PolicyConfig): [key: string, value: string][] {
+    const found: [string, string][] = [];
+    const walk = (key: string, v: unknown): void => {
+        if (typeof v === "string" && v.includes("{{")) {
+            found.push([key, v]);
+        } else if (Array.isArray(v)) {
+            v.forEach((x, i) => walk(`${key}[${i}]`, x));
+        } else if (isPlainObject(v)) {
+            for (const [k, x] of Object.entries(v)) {
+                if (k.includes("{{")) found.push([`${key}.${k}`, k]);
+                walk(`${key}.${k}`, x);
+            }
+        }
+    };
+    const { regulated, ...rest } = cfg;
+    walk("policy", rest);
+    if (regulated) {
+        const ref = (a: { namespace: string; name: string }) => `${a.namespace}/${a.name}`;
+        walk("policy.regulated", {
+            ...regulated,
+            gitopsServiceAccounts: regulated.gitopsServiceAccounts.map(ref),
+            actionServiceAccounts: regulated.actionServiceAccounts.map(ref),
+        });
+    }
+    return found;
 }

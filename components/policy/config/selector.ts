@@ -35,13 +35,9 @@ export const SELECTOR_SCHEMA = {
 /** A namespace label selector, checked as the API server checks one (`metav1.LabelSelector`). */
 export function readSelector(r: ConfigReader, key: string, value: unknown): LabelSelector {
     const o = r.object(key, value, SELECTOR_KEYS);
-    if (!o) {
-        return {};
-    }
+    if (!o) return {};
     const out: LabelSelector = {};
-    if (o.matchLabels !== undefined) {
-        out.matchLabels = r.labels(`${key}.matchLabels`, o.matchLabels);
-    }
+    if (o.matchLabels !== undefined) out.matchLabels = r.labels(`${key}.matchLabels`, o.matchLabels);
     if (o.matchExpressions !== undefined) {
         if (!Array.isArray(o.matchExpressions)) {
             r.problem(`${key}.matchExpressions`, o.matchExpressions, "must be a list of {key, operator, values}");
@@ -50,9 +46,7 @@ export function readSelector(r: ConfigReader, key: string, value: unknown): Labe
             o.matchExpressions.forEach((e, i) => {
                 const k = `${key}.matchExpressions[${i}]`;
                 const x = r.object(k, e, ["key", "operator", "values"]);
-                if (!x) {
-                    return;
-                }
+                if (!x) return;
                 const labelKey = r.requiredString(`${k}.key`, x.key, { pattern: LABEL_KEY, describe: "a label key such as platform.example/tier" });
                 const operator = r.requiredString(`${k}.operator`, x.operator, { oneOf: SELECTOR_OPERATORS, describe: "" }) as SelectorOperator | undefined;
                 const values = r.strings(`${k}.values`, x.values, { pattern: LABEL_VALUE, describe: "a label value" }, [], { min: 0, max: 50 });
@@ -61,9 +55,7 @@ export function readSelector(r: ConfigReader, key: string, value: unknown): Labe
                     // The API server's rule for selector requirements.
                     r.problem(`${k}.values`, x.values, needsValues ? `must list at least one value with ${operator}` : `must be empty with ${operator}`);
                 }
-                if (labelKey && operator) {
-                    out.matchExpressions!.push({ key: labelKey, operator, ...(needsValues ? { values } : {}) });
-                }
+                if (labelKey && operator) out.matchExpressions!.push({ key: labelKey, operator, ...(needsValues ? { values } : {}) });
             });
         }
     }
@@ -73,18 +65,9 @@ export function readSelector(r: ConfigReader, key: string, value: unknown): Labe
     return out;
 }
 
-/** Labels that must select something narrower than every namespace. */
-export function nonEmptyLabels(r: ConfigReader, key: string, value: unknown, what: string): Record<string, string> {
-    const labels = r.labels(key, value);
+/** Labels that must select something narrower than every namespace: an empty selector matches every namespace. */
+export function emptyLabels(r: ConfigReader, key: string, value: unknown, what: string): void {
     if (isPlainObject(value) && Object.keys(value).length === 0) {
-        // An empty selector matches every namespace.
         r.problem(key, value, `must name at least one label that ${what} (an empty selector matches every namespace)`);
     }
-    return labels;
-}
-
-/** A required key that is missing: reported, and an empty value read in its place. */
-export function missing(r: ConfigReader, key: string, what: string): Record<string, string> {
-    r.problem(key, undefined, `is required: ${what}`);
-    return {};
 }

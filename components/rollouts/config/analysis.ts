@@ -96,7 +96,7 @@ export const ANALYSIS_FIELDS = {
 /** The shared metric gates' thresholds and timing (ADR-056 D5), as the `analysis` section reads. */
 export type AnalysisConfig = Values<typeof ANALYSIS_FIELDS>;
 
-export const ANALYSIS_DEFAULTS: Readonly<AnalysisConfig> = defaultsOf<AnalysisConfig>(ANALYSIS_FIELDS);
+export const ANALYSIS_DEFAULTS: Readonly<AnalysisConfig> = defaultsOf(ANALYSIS_FIELDS);
 
 /**
  * Scrapes a rate window must span: `rate()` needs two samples in the window (promql/functions.go
@@ -113,9 +113,7 @@ const BEYLA_HIGHEST_FINITE_BUCKET_SECONDS = 10;
 export function readAnalysis(r: ConfigReader, value: unknown): AnalysisConfig | undefined {
     const before = r.problems.length;
     const section = readSection(r, "analysis", ANALYSIS_FIELDS, value);
-    if (!section) {
-        return undefined;
-    }
+    if (!section) return undefined;
     const out: AnalysisConfig = { ...section };
     // The rules below relate several keys; they only speak when each of those keys was valid.
     const bad = new Set(r.problems.slice(before).map((p) => p.key.replace(/^analysis\./, "")));

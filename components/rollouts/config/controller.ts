@@ -139,18 +139,7 @@ export const CONTROLLER_FIELDS = {
 } as const;
 
 /** Every default of the section, in one object. */
-export const CONTROLLER_DEFAULTS = defaultsOf<{
-    namespace: string;
-    chartRepository: string;
-    chartVersion: string;
-    crdBaseUrl: string;
-    replicas: number;
-    pdbMaxUnavailable: number;
-    resources: { requests: Quantities; limits: Quantities };
-    logLevel: ControllerConfig["logLevel"];
-    serviceMonitor: boolean;
-    dashboard: boolean;
-}>(CONTROLLER_FIELDS);
+export const CONTROLLER_DEFAULTS = defaultsOf(CONTROLLER_FIELDS);
 
 /** The registry mirror every image is pulled from (`imageRegistry`); unset, the upstream registries. */
 export function readImages(r: ConfigReader, value: unknown): { registry?: string } {
@@ -159,9 +148,7 @@ export function readImages(r: ConfigReader, value: unknown): { registry?: string
 
 export function readController(r: ConfigReader, value: unknown): ControllerConfig | undefined {
     const c = readSection(r, "controller", CONTROLLER_FIELDS, value);
-    if (!c) {
-        return undefined;
-    }
+    if (!c) return undefined;
     const { chartVersion, replicas, pdbMaxUnavailable, raw } = c;
     // The chart's image and the CRDs must be one release: a chart whose appVersion is known pins it.
     const pinned = KNOWN_CHART_APP_VERSIONS[chartVersion];
@@ -208,9 +195,7 @@ export function readController(r: ConfigReader, value: unknown): ControllerConfi
     const tenantOperators: TenantOperatorBinding[] = [];
     c.tenantOperators.forEach(({ namespace, groups }, i) => {
         const key = `controller.tenantOperators[${i}].namespace`;
-        if (namespace === undefined) {
-            return;
-        }
+        if (namespace === undefined) return;
         if (namespace === c.namespace || PLATFORM_NAMESPACES.includes(namespace)) {
             r.problem(
                 key,

@@ -1,20 +1,12 @@
 import { defaultsOf, field, readSection, type Values } from "../../config/declare";
 import { ConfigReader, HTTPS_URL, SecretValue } from "../../config/reader";
-import { promqlResultType, promqlSyntaxErrors, withArgsResolved } from "../promql";
+import { promqlSyntaxErrors, promqlUnjudgedType, withArgsResolved } from "../promql";
 import { DURATION_RULE as DUR, INT32_MAX, SLACK_CHANNEL, durationSeconds } from "./patterns";
 
 /** The `errorBudget` and `notifications` sections (ADR-056 D6): the error-budget gate's query and timing, the notification service and its token. */
 
 /** The app's remaining error budget (`query`, a ratio: 1 untouched, 0 exhausted), when it counts as exhausted, and the freeze's timing. */
 export type ErrorBudgetConfig = Values<typeof ERROR_BUDGET_FIELDS>;
-
-export interface NotificationsConfig {
-    service?: "slack" | "webhook";
-    slackChannel?: string;
-    webhookUrl?: string;
-    /** The Slack bot token or webhook bearer token (a Pulumi secret). */
-    token?: SecretValue;
-}
 
 /** Sloth's metadata rule for the remaining budget over the SLO period (slok/sloth conventions). */
 export const SLOTH_REMAINING_BUDGET = 'slo:period_error_budget_remaining:ratio{sloth_service="{{args.service}}",sloth_slo="{{args.slo}}"}';
@@ -56,7 +48,7 @@ export const ERROR_BUDGET_FIELDS = {
     }),
 } as const;
 
-export const ERROR_BUDGET_DEFAULTS: Readonly<ErrorBudgetConfig> = defaultsOf<ErrorBudgetConfig>(ERROR_BUDGET_FIELDS);
+export const ERROR_BUDGET_DEFAULTS: Readonly<ErrorBudgetConfig> = defaultsOf(ERROR_BUDGET_FIELDS);
 
 /** The `notifications` section: every key, once. */
 export const NOTIFICATIONS_FIELDS = {
@@ -75,6 +67,9 @@ export const NOTIFICATIONS_FIELDS = {
     }),
 } as const;
 
+/** The section as read, with the token (a Pulumi secret: the Slack bot token or the webhook bearer token). */
+export type NotificationsConfig = Partial<Values<typeof NOTIFICATIONS_FIELDS>> & { token?: SecretValue };
+
 /** The config key holding the notification token; it must be set with `pulumi config set --secret`. */
 export const NOTIFICATIONS_TOKEN_KEY = "notificationsToken";
 
@@ -89,16 +84,14 @@ export const NOTIFICATIONS_TOKEN_FIELDS = field.custom<string>({
 export function readErrorBudget(r: ConfigReader, value: unknown): ErrorBudgetConfig | undefined {
     const before = r.problems.length;
     const e = readSection(r, "errorBudget", ERROR_BUDGET_FIELDS, value);
-    if (!e) {
-        return undefined;
-    }
+    if (!e) return undefined;
     const refuse = (k: keyof ErrorBudgetConfig, why: string) => r.problem(`errorBudget.${k}`, e[k], why);
     // Prometheus would refuse the query at every measurement (an Error, then the rollout aborts).
     const errors = e.raw.query === undefined ? [] : promqlSyntaxErrors(withArgsResolved(e.query));
     // The templates send an instant query (no rangeQuery): Argo Rollouts refuses a string result and
     // flattens a range vector into every raw sample, so the conditions would judge the oldest sample
     // (v1.9.0 metricproviders/prometheus/prometheus.go processResponse).
-    const type = e.raw.query === undefined || errors.length > 0 ? undefined : promqlResultType(withArgsResolved(e.query));
+    const type = e.raw.query === undefined || errors.length > 0 ? undefined : promqlUnjudgedType(withArgsResolved(e.query));
     if (errors.length > 0) {
         refuse("query", `must be PromQL Prometheus can parse once {{args.*}} are resolved: ${errors[0]}`);
     } else if (type === "string") {
@@ -112,9 +105,7 @@ export function readErrorBudget(r: ConfigReader, value: unknown): ErrorBudgetCon
             "must evaluate to a scalar or an instant vector, not a range vector (a [range] selector or subquery): Argo Rollouts flattens a range vector into every raw sample of the window, and the gate would judge the oldest sample instead of the budget now; wrap it in a function such as avg_over_time() or last_over_time()",
         );
     }
-    if (r.problems.slice(before).some((p) => p.key === "errorBudget.recheckInterval" || p.key === "errorBudget.maxFreeze")) {
-        return e;
-    }
+    if (r.problems.slice(before).some((p) => p.key === "errorBudget.recheckInterval" || p.key === "errorBudget.maxFreeze")) return e;
     // The freeze measures maxFreeze / recheckInterval + 1 times (analysis.ts freezeMeasurements), and
     // Argo Rollouts reads its count and inconclusiveLimit as an int32 (v1.9.0 analysis_types.go Metric.Count).
     const count = Math.floor(durationSeconds(e.maxFreeze) / durationSeconds(e.recheckInterval)) + 1;
@@ -134,9 +125,7 @@ export function readErrorBudget(r: ConfigReader, value: unknown): ErrorBudgetCon
 
 export function readNotifications(r: ConfigReader, value: unknown, token: unknown, tokenIsSecret: boolean): NotificationsConfig | undefined {
     const n = readSection(r, "notifications", NOTIFICATIONS_FIELDS, value);
-    if (!n) {
-        return undefined;
-    }
+    if (!n) return undefined;
     const { service, raw } = n;
     const out: NotificationsConfig = {};
     if (token !== undefined && !tokenIsSecret) {

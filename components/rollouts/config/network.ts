@@ -1,24 +1,8 @@
-import { field, readSection } from "../../config/declare";
-import { NAMESPACE_RULE } from "../../config/reader";
-import { ConfigReader, HOSTNAME } from "../../config/reader";
+import { field, readSection, type Values } from "../../config/declare";
+import { ConfigReader, HOSTNAME, NAMESPACE_RULE } from "../../config/reader";
 import { CIDR } from "./patterns";
 
 /** The `network` section (ADR-056 D5, D7): the controller's network policy. */
-
-export type CanaryTarget = { namespace: string; port: number };
-
-export interface NetworkConfig {
-    /** Whether the controller namespace gets a default-deny policy and a complete allow list. */
-    controllerDefaultDeny: boolean;
-    dnsNamespace: string;
-    dnsPodLabels: Record<string, string>;
-    /** Spoke: the hub read endpoint's CIDRs and more names (its host is always allowed). */
-    hubReadCidrs: string[];
-    hubReadFqdns: string[];
-    /** Default-deny only: pods the controller must reach, and namespaces that may scrape its metrics. */
-    canaryTargets: CanaryTarget[];
-    metricsScrapeNamespaces: string[];
-}
 
 /** The `network` section: every key, once. */
 export const NETWORK_FIELDS = {
@@ -52,11 +36,13 @@ export const NETWORK_FIELDS = {
     }),
 } as const;
 
+/** Pods the controller must reach (default-deny only). */
+export type CanaryTarget = { namespace: string; port: number };
+export type NetworkConfig = Omit<Values<typeof NETWORK_FIELDS>, "canaryTargets"> & { canaryTargets: CanaryTarget[] };
+
 export function readNetwork(r: ConfigReader, value: unknown, role: "hub" | "spoke" | undefined): NetworkConfig | undefined {
     const n = readSection(r, "network", NETWORK_FIELDS, value);
-    if (!n) {
-        return undefined;
-    }
+    if (!n) return undefined;
     const { raw, canaryTargets, ...rest } = n;
     const misplaced = (keys: readonly (keyof NetworkConfig)[], why: string) => keys.forEach((k) => r.problem(`network.${k}`, raw[k], why));
     if (role === "hub") {

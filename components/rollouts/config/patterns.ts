@@ -46,8 +46,6 @@ export const SLACK_CHANNEL = /^(#?[a-z0-9][a-z0-9._-]{0,79}|[CGD][A-Z0-9]{8,20})
 /** Seconds in an Argo Rollouts duration such as `2m`. */
 export function durationSeconds(d: string): number {
     const m = /^([0-9]+)(s|m|h)$/.exec(d);
-    if (!m) {
-        throw new Error(`not a duration: ${d}`);
-    }
+    if (!m) throw new Error(`not a duration: ${d}`);
     return Number(m[1]) * { s: 1, m: 60, h: 3600 }[m[2] as "s" | "m" | "h"];
 }

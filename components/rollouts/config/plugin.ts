@@ -70,21 +70,11 @@ export const PLUGIN_FIELDS = {
     tlsRoutes: field.boolean({ default: false, doc: "also grant the plugin TLSRoute access (experimental channel)" }),
 } as const;
 
-export const PLUGIN_DEFAULTS = defaultsOf<{
-    version: string;
-    delivery: "download" | "image";
-    arch: "amd64" | "arm64";
-    baseUrl: string;
-    repository: string;
-    tcpRoutes: boolean;
-    tlsRoutes: boolean;
-}>(PLUGIN_FIELDS);
+export const PLUGIN_DEFAULTS = defaultsOf(PLUGIN_FIELDS);
 
 export function readPlugin(r: ConfigReader, value: unknown): PluginConfig | undefined {
     const p = readSection(r, "plugin", PLUGIN_FIELDS, value);
-    if (!p) {
-        return undefined;
-    }
+    if (!p) return undefined;
     const { version, delivery: mode, raw } = p;
     const misplaced = (keys: string[], why: string) => keys.filter((k) => raw[k] !== undefined).forEach((k) => r.problem(`plugin.${k}`, raw[k], why));
     const download = mode === "download";
