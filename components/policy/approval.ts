@@ -67,8 +67,8 @@ const STATUS = "status";
  * and AdmissionRequest omits empty fields (k8s.io/api admission/v1 types.go: `subResource`,
  * `userInfo.username` and `userInfo.groups` are `omitempty`). So a request without a subresource
  * has no `subResource` key at all, and reading it is an error ("no such key: subResource"), which
- * the e2e scenario kyverno-regulated saw refuse every spec change with that error instead of the
- * policy's message. Every optional field is read through `has()`.
+ * the end-to-end run's regulated samples (engine-kyverno-cli) saw refuse every spec change with that
+ * error instead of the policy's message. Every optional field is read through `has()`.
  */
 
 /** CEL: the requester is one of `users`. */
@@ -248,7 +248,7 @@ export function approvalClusterPolicy(cfg: PolicyConfig, r: RegulatedConfig, ctx
     // Status: ArgoCD's actions too (its RBAC decides who runs them). In this API the action identity
     // gets nothing more: a rule letting it change `paused` and `restartAt` alone refused ArgoCD's
     // resume and restart on Kyverno v1.17.2 though Kyverno logged both specs alike (e2e
-    // kyverno-regulated), so here ArgoCD's restart and its resume of a `spec.paused` Rollout are
+    // engine-kyverno-cli), so here ArgoCD's restart and its resume of a `spec.paused` Rollout are
     // refused in a regulated namespace, a pause is not (docs/operations/troubleshooting.md); the
     // approval gate, a `pause: {}` step, is passed through status.
     const notOwnerOrAction = notIdentity([...gitops.users, controller, ...actions], gitops.groups);
