@@ -371,8 +371,8 @@ describe("kyverno", function () {
                         const policies = kyvernoPolicies(cfg.policy, policyContext(cfg)).map((p) =>
                             p.metadata.name.replace(/-(deployment|statefulset|rollout)$/, ""),
                         );
-                        for (let i = 0; i < cases.length; i += 4) {
-                            const batch = cases.slice(i, i + 4);
+                        for (let i = 0; i < cases.length; i += 8) {
+                            const batch = cases.slice(i, i + 8);
                             const answers = await Promise.all(batch.map((c) => sendCase(ctx, c)));
                             batch.forEach((c, j) => {
                                 const wrong = judge(c, api, answers[j], policies);
@@ -412,21 +412,20 @@ describe("kyverno", function () {
         // Every HTTPRoute the program can emit is admitted by the API server (the CRD's schema and
         // CEL rules), and routes that break those rules are not, so that the check is not vacuous.
         const routes = emittedRoutes(addonConfig(STACK, target.config));
-        for (const r of routes) {
-            const res = run(kubectl, [`--kubeconfig=${target.cluster.kubeconfig}`, "create", "--dry-run=server", "-f", "-"], {
-                input: JSON.stringify(r.object),
+        const dryRun = (objects: unknown[]) =>
+            run(kubectl, [`--kubeconfig=${target.cluster.kubeconfig}`, "create", "--dry-run=server", "-f", "-"], {
+                input: JSON.stringify({ apiVersion: "v1", kind: "List", items: objects }),
             });
-            judged++;
-            const wrong =
-                r.says === undefined
-                    ? res.status === 0
-                        ? undefined
-                        : res.stderr.trim()
-                    : res.status !== 0 && res.stderr.includes(r.says)
-                      ? undefined
-                      : `not refused saying "${r.says}": ${res.stderr.trim() || "admitted"}`;
-            if (wrong) {
-                problems.push(`HTTPRoute ${r.source}: ${wrong}`);
+        const admitted = routes.filter((r) => r.says === undefined);
+        const all = dryRun(admitted.map((r) => r.object));
+        judged += routes.length;
+        if (all.status !== 0) {
+            problems.push(`HTTPRoutes the program emits (${admitted.map((r) => r.source).join("; ")}): ${all.stderr.trim()}`);
+        }
+        for (const r of routes.filter((x) => x.says !== undefined)) {
+            const res = dryRun([r.object]);
+            if (res.status === 0 || !res.stderr.includes(r.says!)) {
+                problems.push(`HTTPRoute ${r.source}: not refused saying "${r.says}": ${res.stderr.trim() || "admitted"}`);
             }
         }
         assert.deepStrictEqual(
@@ -595,7 +594,7 @@ describe("kyverno", function () {
     async function createGeneration(
         cfg: ReturnType<typeof addonConfig>,
         tag: string,
-    ): Promise<{ namespace: string; labels: Record<string, string>; selector: unknown; expect?: string }[]> {
+    ): Promise<{ namespace: string; kind: string; name: string; labels: Record<string, string>; selector: unknown; expect?: string }[]> {
         const samples = admissionSamples();
         const apply = (obj: unknown) => target.cluster.kubectl(["apply", "--server-side", "--field-manager=argocd-controller", "-f", "-"], JSON.stringify(obj));
         const ns = (g: { namespace: string }) => `pdb-${g.namespace}-${tag}`;
@@ -612,10 +611,14 @@ describe("kyverno", function () {
         }
         // The budgets first: the CEL generator looks them up at the workloads' admission.
         await new Promise((r) => setTimeout(r, 2_000));
-        const out: { namespace: string; labels: Record<string, string>; selector: unknown; expect?: string }[] = [];
+        const out: { namespace: string; kind: string; name: string; labels: Record<string, string>; selector: unknown; expect?: string }[] = [];
         for (const g of samples.generation) {
             for (const wl of g.workloads) {
-                type Workload = { spec: { selector: { matchLabels: unknown }; template: { metadata: { labels: Record<string, string> } } } };
+                type Workload = {
+                    kind: string;
+                    metadata: { name: string };
+                    spec: { selector: { matchLabels: unknown }; template: { metadata: { labels: Record<string, string> } } };
+                };
                 let o = mergePatch(samples.resources[wl.resource], {
                     ...wl.with,
                     metadata: { ...(wl.with?.metadata as object), namespace: ns(g) },
@@ -624,7 +627,14 @@ describe("kyverno", function () {
                     o = mergePatch(o, { spec: { selector: { matchLabels: null }, template: { metadata: { labels: null } } } });
                     o = mergePatch(o, { spec: { selector: { matchLabels: wl.labels }, template: { metadata: { labels: wl.labels } } } });
                 }
-                out.push({ namespace: ns(g), labels: o.spec.template.metadata.labels, selector: o.spec.selector, expect: wl.expect });
+                out.push({
+                    namespace: ns(g),
+                    kind: o.kind.toLowerCase(),
+                    name: o.metadata.name,
+                    labels: o.spec.template.metadata.labels,
+                    selector: o.spec.selector,
+                    expect: wl.expect,
+                });
                 apply(o);
             }
         }
@@ -657,28 +667,41 @@ describe("kyverno", function () {
                 },
                 () => `${JSON.stringify(pdbs().map((p) => `${p.metadata.namespace}/${p.metadata.name}`))}\nbackground log:\n${kyverno.background.log}`,
             );
-            // Give the generator time to (wrongly) add one for a workload a budget covers too.
-            await new Promise((r) => setTimeout(r, 10_000));
-            const all = pdbs();
-            const problems: string[] = [];
-            for (const w of workloads) {
-                const generated = all.filter(
-                    (p) =>
-                        p.metadata.namespace === w.namespace &&
-                        p.metadata.labels?.[GENERATED_BY_POLICY] !== undefined &&
-                        selects(p.spec.selector ?? {}, w.labels),
-                );
-                const names = generated.map((p) => p.metadata.name);
-                if (!isDeepStrictEqual(names, w.expect ? [w.expect] : [])) {
-                    problems.push(
-                        `${w.namespace} ${JSON.stringify(w.labels)}: generated ${JSON.stringify(names)}, the samples say ${JSON.stringify(w.expect ? [w.expect] : [])}`,
+            // Give the generator time to (wrongly) add one for a workload a budget covers too; then
+            // an update of each workload must leave the same budgets (its own is no other team's).
+            const check = async (when: string): Promise<string[]> => {
+                await new Promise((r) => setTimeout(r, 10_000));
+                kyverno.check();
+                const all = pdbs();
+                const problems: string[] = [];
+                for (const w of workloads) {
+                    const generated = all.filter(
+                        (p) =>
+                            p.metadata.namespace === w.namespace &&
+                            p.metadata.labels?.[GENERATED_BY_POLICY] !== undefined &&
+                            selects(p.spec.selector ?? {}, w.labels),
                     );
-                } else if (w.expect && (typeof generated[0].spec.maxUnavailable !== "number" || !isDeepStrictEqual(generated[0].spec.selector, w.selector))) {
-                    problems.push(
-                        `${w.namespace}/${w.expect}: maxUnavailable ${JSON.stringify(generated[0].spec.maxUnavailable)} (a number of pods), selector ${JSON.stringify(generated[0].spec.selector)} (the workload's)`,
-                    );
+                    const names = generated.map((p) => p.metadata.name);
+                    if (!isDeepStrictEqual(names, w.expect ? [w.expect] : [])) {
+                        problems.push(
+                            `${when}: ${w.namespace} ${JSON.stringify(w.labels)}: generated ${JSON.stringify(names)}, the samples say ${JSON.stringify(w.expect ? [w.expect] : [])}`,
+                        );
+                    } else if (
+                        w.expect &&
+                        (typeof generated[0].spec.maxUnavailable !== "number" || !isDeepStrictEqual(generated[0].spec.selector, w.selector))
+                    ) {
+                        problems.push(
+                            `${when}: ${w.namespace}/${w.expect}: maxUnavailable ${JSON.stringify(generated[0].spec.maxUnavailable)} (a number of pods), selector ${JSON.stringify(generated[0].spec.selector)} (the workload's)`,
+                        );
+                    }
                 }
+                return problems;
+            };
+            const problems = await check("after creation");
+            for (const w of workloads) {
+                target.cluster.kubectl(["label", w.kind, w.name, "-n", w.namespace, "--overwrite", "release=2"]);
             }
+            problems.push(...(await check("after an update")));
             assert.deepStrictEqual(problems, [], problems.join("\n"));
         });
     }
