@@ -289,9 +289,12 @@ export function tierClusterPolicies(cfg: PolicyConfig, ctx: PolicyContext): Clus
             const acting = withAction(cfg, c);
             const rule = (shape: Shape) => {
                 const is: Condition = { key: `{{ ${shape === "canary" ? J_CANARY : J_BLUE_GREEN} != \`null\` }}`, operator: "Equals", value: true };
-                const conforms = c[shape] ? (shape === "canary" ? jmesCanaryConforms(c.canary!) : jmesBlueGreenConforms(c.blueGreen!)) : "`false`";
+                // A shape the class does not offer is refused whole: Kyverno refuses a policy whose
+                // variable is a bare literal such as {{ `false` }} (e2e engine-kyverno-cli).
+                const conforms = c[shape] ? (shape === "canary" ? jmesCanaryConforms(c.canary!) : jmesBlueGreenConforms(c.blueGreen!)) : undefined;
                 const base = clusterRule(cfg, shape.toLowerCase(), ROLLOUT, { scope: scopeOf(c.prodClass) });
-                return denyRule(acting, base, tierMessage(c, shape), { all: [is, { key: `{{ ${conforms} }}`, operator: "Equals", value: false }] });
+                const fails: Condition[] = conforms === undefined ? [] : [{ key: `{{ ${conforms} }}`, operator: "Equals", value: false }];
+                return denyRule(acting, base, tierMessage(c, shape), { all: [is, ...fails] });
             };
             const policy = clusterValidating(acting, TIER_POLICY_NAMES[c.prodClass], tierMessage(c, c.components.canary ? "canary" : "blueGreen"), [
                 rule("canary"),
