@@ -1,5 +1,5 @@
 import * as assert from "assert";
-import { policyContext, tierAdmission, tierMessage } from "../components/policy";
+import { policyContext, tierAdmission, tierClusterPolicies, tierMessage } from "../components/policy";
 import type { AddonConfig } from "../stacks/config";
 import { ConfigError } from "../components/config";
 import { parseAddonConfig } from "../stacks/config";
@@ -92,6 +92,17 @@ describe("tier admission", () => {
                 regulatedKey.some((p) => p.includes("delivery.prod.regulated") && p.includes("admission")),
                 `regulated has no admission key: ${regulatedKey.join("\n")}`,
             );
+        });
+
+        it("writes a ClusterPolicy Kyverno accepts for a shape the class does not offer: the rule refuses it whole, with no bare literal variable", () => {
+            // Kyverno refuses a policy whose variable is `{{ \`false\` }}` (e2e engine-kyverno-cli, the samples' variant).
+            const only = withRegulated({ prod: { regulated: { shapes: ["canary"] } } }, { kyvernoApi: "kyverno.io/v1" });
+            const policy = tierClusterPolicies(only.policy, policyContext(only)).find((p) => p.metadata.name === "require-prod-regulated-delivery")!;
+            const blueGreen = policy.spec.rules.find((r) => r.name.includes("bluegreen"))!;
+            assert.doesNotMatch(JSON.stringify(policy), /\{\{ `(true|false)` \}\}/);
+            assert.deepStrictEqual(blueGreen.validate?.deny?.conditions, {
+                all: [{ key: "{{ request.object.spec.strategy.blueGreen != `null` }}", operator: "Equals", value: true }],
+            });
         });
     });
 });
