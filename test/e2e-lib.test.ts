@@ -78,6 +78,10 @@ describe("e2e harness", () => {
                 /expected refused by \[require-canary-max-surge\]/,
             );
             assert.match(judge(refused, "policies.kyverno.io/v1", answer(1, "Policy require-canary-max-surge error: no such key"), policies)!, /refused/);
+            // Either of two refusing policies may answer first, never a third.
+            const either = { ...refused, policy: ["require-canary-max-surge", "restrict-rollout-route-namespace"] } as AdmissionCase;
+            assert.strictEqual(judge(either, "policies.kyverno.io/v1", answer(1, cel), policies), undefined);
+            assert.match(judge(either, "policies.kyverno.io/v1", answer(1, "Policy require-prod-standard-delivery failed: x"), policies)!, /expected refused/);
             const warned = { ...refused, expect: "warned", policy: "require-prod-standard-delivery" } as AdmissionCase;
             assert.strictEqual(
                 judge(warned, "kyverno.io/v1", answer(0, "Warning: policy require-prod-standard-delivery.canary: add the component"), policies),
