@@ -9,14 +9,10 @@ import { COMPONENT_APP, componentPlan, deliveryStrategiesOutput, renderComponent
 import { parseAddonConfig } from "../stacks/config";
 import { parseDeliveryArgs, writeDeliveryComponents } from "../tools/delivery";
 import { planStack } from "../tools/plan";
-import { validateObject } from "../tools/schemas";
 import { configFromStackFile } from "../tools/stackFile";
 import { FIXTURE_STACKS, fixtureStack, hubConfig, merged, withRegulatedArgoRbac } from "./harness";
-import { Obj, appBase, build } from "./kustomizeModel";
 
 const hub = () => configFromStackFile(fixtureStack("hub"));
-const byKind = (objects: Obj[], kind: string) => objects.filter((o) => o.kind === kind);
-const named = (o: Obj) => (o.metadata as { name: string }).name;
 
 describe("delivery components (npm run delivery)", () => {
     const strategies = stackStrategies(hub());
@@ -36,84 +32,8 @@ describe("delivery components (npm run delivery)", () => {
         );
     });
 
-    const headerGated = stackStrategies(
-        parseAddonConfig(
-            "hub",
-            withRegulatedArgoRbac(
-                merged(hubConfig(), {
-                    "aws:region": undefined,
-                    delivery: { prod: { standard: { previewGate: "header", previewHeader: "x-orders-preview" } } },
-                }),
-            ),
-            { awsRegion: "eu-west-1" },
-        ),
-    ).filter((s) => s.shape === "blueGreen" && s.prodClass === "standard");
-    for (const s of [...stackStrategies(hub()), ...headerGated]) {
-        it(`${s.id}${s.options.previewGate ? " with the header preview gate" : ""}: an app's base built with it has the library's strategy, Services and route, with the app's own values`, () => {
-            const plan = componentPlan(s);
-            const out = build(appBase(), renderComponent(s));
-            const rollout = byKind(out, "Rollout")[0] as { spec: { strategy: unknown; selector: { matchLabels: Obj } } };
-            // The library's strategy for this app, exactly: the placeholder's names replaced by the app's.
-            const expected = JSON.parse(
-                JSON.stringify(plan.strategy)
-                    .replace(/"app-(stable|canary|active|preview)"/g, '"orders-api-$1"')
-                    .replace(/"httpRoute":"app"/, '"httpRoute":"orders"'),
-            );
-            assert.deepStrictEqual(rollout.spec.strategy, expected);
-            const services = byKind(out, "Service") as {
-                metadata: { name: string; namespace: string; labels: Obj };
-                spec: { selector: Obj; ports: { port: number; targetPort: number }[] };
-            }[];
-            assert.deepStrictEqual(
-                services.map((x) => x.metadata.name).sort(),
-                plan.services.map((x) => x.metadata.name.replace(/^app-/, "orders-api-")).sort(),
-            );
-            for (const svc of services) {
-                assert.strictEqual(svc.metadata.namespace, "shop");
-                assert.deepStrictEqual(svc.metadata.labels, { "app.kubernetes.io/name": "orders-api" });
-                assert.deepStrictEqual(svc.spec.selector, rollout.spec.selector.matchLabels, "the Services select the Rollout's own pods");
-                assert.deepStrictEqual([svc.spec.ports[0].port, svc.spec.ports[0].targetPort], [8081, 9090], "the route's port, the container's port");
-                assert.deepStrictEqual(validateObject(svc as unknown as Obj).problems, []);
-            }
-            const route = byKind(out, "HTTPRoute")[0] as {
-                spec: {
-                    hostnames: string[];
-                    rules: { matches: { path: Obj; headers?: Obj[] }[]; backendRefs: { name: string; port: number; weight?: number }[] }[];
-                };
-            };
-            assert.deepStrictEqual(route.spec.hostnames, ["orders.shop.platform.test"], "the hostname is unchanged (ADR-056 D4)");
-            const own = route.spec.rules[route.spec.rules.length - 1];
-            assert.deepStrictEqual(own.matches, [{ path: { type: "PathPrefix", value: "/api" } }], "the app's own matches are kept");
-            const expectedRules = plan.httpRoute!.spec.rules.map((r) => r.backendRefs.map((b) => [b.name.replace(/^app-/, "orders-api-"), 8081, b.weight]));
-            assert.deepStrictEqual(
-                route.spec.rules.map((r) => r.backendRefs.map((b) => [b.name, b.port, b.weight])),
-                expectedRules,
-            );
-            assert.strictEqual(route.spec.rules.length, s.options.previewGate ? 2 : 1);
-            if (route.spec.rules.length > 1) {
-                assert.deepStrictEqual(
-                    route.spec.rules[0].matches[0].path,
-                    own.matches[0].path,
-                    "the preview rule takes the app's path, so it wins by header count",
-                );
-                assert.deepStrictEqual(route.spec.rules[0].matches[0].headers, [{ type: "Exact", name: "x-orders-preview", value: "true" }]);
-            }
-            assert.deepStrictEqual(validateObject(route as unknown as Obj).problems, []);
-            const roles = [...byKind(out, "Role"), ...byKind(out, "RoleBinding")];
-            assert.strictEqual(roles.length > 0, s.prodClass === "regulated");
-            for (const r of roles) {
-                assert.match(named(r), /^orders-api-rollout-(approver|deployer)$/);
-                assert.strictEqual((r.metadata as { namespace: string }).namespace, "shop");
-            }
-            for (const b of byKind(out, "RoleBinding") as { roleRef: { name: string }; subjects: { name: string }[]; metadata: { name: string } }[]) {
-                assert.strictEqual(b.roleRef.name, b.metadata.name);
-                assert.deepStrictEqual(
-                    b.subjects.map((x) => x.name),
-                    b.metadata.name.endsWith("approver") ? hub().policy.regulated!.approverGroups : hub().policy.regulated!.deployerGroups,
-                );
-            }
-        });
-    }
+    // What kustomize builds from these files, with a tenant's base, is the real kustomize's to
+    // say: the end-to-end scenario engine-kustomize builds every component with kustomize v5.8.1.
 
     it("a lower tier without traffic routing patches the strategy alone, and needs no route", () => {
         const cfg = parseAddonConfig(
@@ -122,22 +42,8 @@ describe("delivery components (npm run delivery)", () => {
             { awsRegion: "eu-west-1" },
         );
         const dev = stackStrategies(cfg).find((s) => s.id === "dev-canary")!;
-        const files = renderComponent(dev);
-        assert.deepStrictEqual(Object.keys(files).sort(), ["kustomization.yaml", "rollout-strategy.yaml"]);
-        const out = build(appBase(false), files);
-        assert.deepStrictEqual(out.length, 1);
-        assert.deepStrictEqual((out[0] as { spec: { strategy: unknown } }).spec.strategy, {
-            canary: { maxSurge: 1, maxUnavailable: 0, steps: [{ setWeight: 100 }] },
-        });
-    });
-
-    it("the restated kustomize refuses what the real one refuses (the checks above are not vacuous)", () => {
-        const canary = strategies.find((s) => s.id === "prod-standard-canary")!;
-        const withoutNamespace = appBase().map((o) => (o.kind === "Rollout" ? { ...o, metadata: { name: "orders-api" } } : o));
-        assert.throws(() => build(withoutNamespace, renderComponent(canary)), /metadata.namespace is missing for replacement source Rollout/);
-        const bg = strategies.find((s) => s.id === "prod-standard-blueGreen")!;
-        const noRoute = appBase(false);
-        assert.throws(() => build(noRoute, renderComponent(bg)), /selects nothing/);
+        assert.deepStrictEqual(Object.keys(renderComponent(dev)).sort(), ["kustomization.yaml", "rollout-strategy.yaml"]);
+        assert.deepStrictEqual(componentPlan(dev).strategy, { canary: { maxSurge: 1, maxUnavailable: 0, steps: [{ setWeight: 100 }] } });
     });
 
     it("writes the components of both fixture stacks, each folder what it renders, and removes a strategy the stack dropped", () => {

@@ -21,6 +21,8 @@ import { namespaceSelector } from "../components/policy/builders";
 import { kyvernoRelease } from "../e2e/lib/kyvernoRelease";
 import { E2E_RELEASES } from "../e2e/lib/releases";
 import { CONTROLLER_RELEASES } from "../components/rollouts/versions";
+import { AdmissionCase, admissionSamples, holds, judge, mergePatch } from "../e2e/lib/admission";
+import { gateRun, gateSamples } from "../e2e/lib/gates";
 
 describe("e2e harness", () => {
     describe("the Kyverno release of the run", () => {
@@ -55,6 +57,70 @@ describe("e2e harness", () => {
         it("names objects by kind, namespace and name", () => {
             assert.strictEqual(refKey(refOf({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c", namespace: "n" } })), "ConfigMap/n/c");
             assert.strictEqual(refKey(refOf({ apiVersion: "v1", kind: "Namespace", metadata: { name: "n" } })), "Namespace/n");
+        });
+    });
+
+    describe("the engine tier's samples", () => {
+        const refused = { name: "x", namespace: "dev", resource: "rollout", expect: "refused", policy: "require-canary-max-surge" } as AdmissionCase;
+        const policies = ["require-canary-max-surge", "restrict-rollout-route-namespace", "require-prod-standard-delivery"];
+        const answer = (status: number, stderr: string, stdout = "{}") => ({ status, stderr, stdout });
+
+        it("reads which of the stack's policies refused or warned, as each Kyverno API words it", () => {
+            const cel =
+                'Error from server: admission webhook "vpol.validate.kyverno.svc-fail" denied the request: Policy require-canary-max-surge failed: a canary Rollout needs maxSurge';
+            const clusterPolicy =
+                "Error from server: admission webhook \"validate.kyverno.svc-fail\" denied the request: \n\nresource Rollout/dev/x was blocked due to the following policies \n\nrequire-canary-max-surge:\n  max-surge: 'a canary'\n";
+            assert.strictEqual(judge(refused, "policies.kyverno.io/v1", answer(1, cel), policies), undefined);
+            assert.strictEqual(judge(refused, "kyverno.io/v1", answer(1, clusterPolicy), policies), undefined);
+            assert.match(judge(refused, "kyverno.io/v1", answer(0, ""), policies)!, /admitted, expected refused/);
+            assert.match(
+                judge(refused, "policies.kyverno.io/v1", answer(1, cel.replace("max-surge", "other")), policies)!,
+                /expected refused by \[require-canary-max-surge\]/,
+            );
+            assert.match(judge(refused, "policies.kyverno.io/v1", answer(1, "Policy require-canary-max-surge error: no such key"), policies)!, /refused/);
+            // Either of two refusing policies may answer first, never a third.
+            const either = { ...refused, policy: ["require-canary-max-surge", "restrict-rollout-route-namespace"] } as AdmissionCase;
+            assert.strictEqual(judge(either, "policies.kyverno.io/v1", answer(1, cel), policies), undefined);
+            assert.match(judge(either, "policies.kyverno.io/v1", answer(1, "Policy require-prod-standard-delivery failed: x"), policies)!, /expected refused/);
+            const warned = { ...refused, expect: "warned", policy: "require-prod-standard-delivery" } as AdmissionCase;
+            assert.strictEqual(
+                judge(warned, "kyverno.io/v1", answer(0, "Warning: policy require-prod-standard-delivery.canary: add the component"), policies),
+                undefined,
+            );
+            assert.match(
+                judge(
+                    { ...warned, expect: "admitted", policy: undefined },
+                    "kyverno.io/v1",
+                    answer(0, "Warning: policy require-prod-standard-delivery.canary: x"),
+                    policies,
+                )!,
+                /without a warning/,
+            );
+            const mutated = { ...warned, expect: "admitted", policy: undefined, object: { spec: { a: [{ b: 1 }] } }, absent: ["spec.c"] } as AdmissionCase;
+            assert.strictEqual(judge(mutated, "x", answer(0, "", '{"spec":{"a":[{"b":1,"z":2}]}}'), policies), undefined);
+            assert.match(judge(mutated, "x", answer(0, "", '{"spec":{"a":[{"b":1},{"b":2}]}}'), policies)!, /does not hold/);
+            assert.match(judge(mutated, "x", answer(0, "", '{"spec":{"a":[{"b":1}],"c":0}}'), policies)!, /has spec.c/);
+        });
+
+        it("patches as a JSON merge patch, and holds lists whole", () => {
+            assert.deepStrictEqual(mergePatch({ a: { b: 1, c: [1, 2] }, d: 1 }, { a: { b: null, c: [3] }, e: { f: 1 } }), { a: { c: [3] }, d: 1, e: { f: 1 } });
+            assert.ok(holds({ a: [{ b: 1, c: 2 }], d: 1 }, { a: [{ b: 1 }] }));
+            assert.ok(!holds({ a: [{ b: 1 }, { b: 2 }] }, { a: [{ b: 1 }] }));
+        });
+
+        it("name only resources, identities' classes and policies the samples define", () => {
+            const samples = admissionSamples();
+            const kinds = ["dev", "prod", "regulated", "default", "outside", "excluded"];
+            for (const c of [...samples.cases, ...samples.existing]) {
+                assert.ok(samples.resources[c.resource] && kinds.includes(c.namespace), JSON.stringify(c));
+            }
+            assert.ok(samples.cases.length > 100);
+        });
+
+        it("give promtool and Argo Rollouts every shared template on every gate case", () => {
+            const run = gateRun(gateSamples());
+            assert.ok(run.gates.length >= 4 * gateSamples().cases.length + 2 * gateSamples().budgets.length);
+            assert.ok(run.gates.every((g) => Object.keys(g.phases).length > 0));
         });
     });
 

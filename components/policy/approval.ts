@@ -48,7 +48,7 @@ import { POD, REPLICASET, ROLLOUT, apiVersion } from "./workloads";
  * Where the APIs differ: ArgoCD's API server may write `spec.paused` and `spec.restartAt` (its pause,
  * resume and restart actions) in the CEL form only. A ClusterPolicy rule letting it change those
  * alone refused ArgoCD's resume and restart on Kyverno v1.17.2 though Kyverno logged both specs alike
- * (e2e kyverno-regulated), so there ArgoCD's restart and its resume of a `spec.paused` Rollout are
+ * (e2e engine-kyverno-cli), so there ArgoCD's restart and its resume of a `spec.paused` Rollout are
  * refused in a regulated namespace, a pause is not (docs/operations/troubleshooting.md); the
  * approval gate, a `pause: {}` step, is passed through status.
  */

@@ -8,7 +8,7 @@ import type { ResourceRule, ValidatingPolicy } from "./shapes";
  * Kyverno hands CEL the admission request as JSON, and AdmissionRequest omits empty fields (k8s.io/api
  * admission/v1 types.go: `subResource`, `userInfo.username`, `userInfo.groups` are `omitempty`;
  * kyverno/kyverno v1.17.2 pkg/cel/policies/vpol/compiler/eval.go `prepareK8sData`). Reading an absent
- * key is an error ("no such key"), which the e2e scenario kyverno-regulated saw refuse every spec
+ * key is an error ("no such key"), which the e2e scenario engine-kyverno-cli saw refuse every spec
  * change: so every field is read behind `has()` or `in`, each guard once per conjunction.
  */
 

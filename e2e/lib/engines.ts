@@ -14,11 +14,16 @@ const ENGINES = (kyverno: KyvernoRelease): { name: string; dir: string; module: 
     { name: "helm", dir: "helm", module: "helm.sh/helm/v3" },
     { name: "pulumi", dir: "pulumi", module: "github.com/pulumi/pulumi/pkg/v3" },
     { name: "pulumi-resource-kubernetes", dir: "pulumi-kubernetes", module: "github.com/pulumi/pulumi-kubernetes/provider/v4" },
-    { name: "rollouts-controller", dir: "argo-rollouts", module: "github.com/argoproj/argo-rollouts" },
+    {
+        name: "rollouts-controller, rollouts-evaluate (its Prometheus provider, e2e/engines/argo-rollouts/main.go)",
+        dir: "argo-rollouts",
+        module: "github.com/argoproj/argo-rollouts",
+    },
     { name: "rollouts-controller-1.8 (upgrade-controller)", dir: "argo-rollouts-1.8", module: "github.com/argoproj/argo-rollouts" },
     // Our stand-in, built against the controller's plugin protocol (e2e/engines/gatewayapi-plugin/main.go).
     { name: "gatewayapi-plugin (stand-in, plugin protocol of argo-rollouts)", dir: "gatewayapi-plugin", module: "github.com/argoproj/argo-rollouts" },
-    { name: "prometheus", dir: "prometheus", module: "github.com/prometheus/prometheus" },
+    { name: "prometheus, promtool", dir: "prometheus", module: "github.com/prometheus/prometheus" },
+    { name: "kustomize", dir: "kustomize", module: "sigs.k8s.io/kustomize/kustomize/v5" },
     { name: "argocd-rbac-enforce (ArgoCD API server RBAC, e2e/engines/argocd-rbac/main.go)", dir: "argocd-rbac", module: "github.com/argoproj/argo-cd/v3" },
     // The release ARGO_ROLLOUTS_ADDON_E2E_KYVERNO selects (e2e/lib/kyvernoRelease.ts): the one that ran.
     { name: `${kyverno.admission}, ${kyverno.background}`, dir: kyverno.engine, module: "github.com/kyverno/kyverno" },

@@ -35,7 +35,6 @@ import {
     inOrder,
     publishPlugin,
 } from "../lib/delivery";
-import { Disagreement, compare, evaluatePromQL, runDisagreements, gateCases, modelSeries, promValues, pushCase, substituteArgs } from "../lib/differential";
 import { Watch, apiGet, watch } from "../lib/kube";
 import { BeylaSeries, MimirStandIn, PromServer, SlothBudgets, Traffic, startMimirStandIn, startPrometheus } from "../lib/metrics";
 import { addonConfig } from "../lib/platform";
@@ -46,7 +45,7 @@ import { StackTarget, World, npmRunAsync } from "../lib/world";
 import { AppSpec, DeliveryPlan, StrategyOptions, appLabels, checkOptions, deliveryPlan } from "../../components/delivery";
 import { stackStrategies } from "../../components/delivery/config";
 import { componentPlan, renderComponents } from "../../components/delivery/kustomize";
-import { freezeMeasurements, sharedTemplates } from "../../components/rollouts/analysis";
+import { freezeMeasurements } from "../../components/rollouts/analysis";
 import { GO_CERT_DIRECTORIES, READ_CA_DIR, READ_CA_KEY } from "../../components/rollouts/trust";
 import { SMOKE_APP, smokePodTemplate } from "../../components/smoke";
 import { SmokeTestConfig } from "../../components/smoke/config";
@@ -163,11 +162,6 @@ describe("delivery", function () {
         );
         return list;
     }
-    /** The runs' verdicts, held to the unit tests' model of Argo Rollouts (collected, asserted per scenario). */
-    const agree = (list: AnalysisRunView[]) => {
-        const d = list.flatMap(runDisagreements);
-        assert.deepStrictEqual(d, [], `the controller and the gate model disagree:\n${d.join("\n")}`);
-    };
     const runSummary = (list: AnalysisRunView[]) =>
         list
             .map(
@@ -313,38 +307,6 @@ describe("delivery", function () {
     const freezeRun = (list: AnalysisRunView[]) => list.filter((a) => a.metadata.labels?.["step-index"] === "0");
     const measurements = (a: AnalysisRunView | undefined, metric: string) => a?.status?.metricResults?.find((m) => m.name === metric)?.measurements ?? [];
 
-    it("gate-model-agrees", async function () {
-        // Every shared template, on every case of the gate table, answered by the real Prometheus
-        // and by the unit tests' PromQL model from the same samples at the same times.
-        const analysis = addonConfig(STACK, target.config).analysis;
-        const templates = sharedTemplates(analysis).filter((t) => t.runs === "finite");
-        const at = Date.now() - 5_000;
-        const cases = gateCases(analysis.minRequests);
-        const disagreements: Disagreement[] = [];
-        let compared = 0;
-        for (const [i, c] of cases.entries()) {
-            const args = { namespace: `gate-case-${i}`, rollout: "app", "canary-hash": "5d8f9c7b6" };
-            await pushCase(prom, c, { namespace: args.namespace, replicaSet: `${args.rollout}-${args["canary-hash"]}` }, at);
-            const series = modelSeries(c, { k8s_namespace_name: args.namespace, k8s_replicaset_name: `${args.rollout}-${args["canary-hash"]}` });
-            for (const t of templates) {
-                const query = substituteArgs(t.query, args);
-                const real = await promValues(prom, query, at);
-                const model = evaluatePromQL(query, series).map((x) => x.value);
-                const d = compare(t, c, query, real, model);
-                compared++;
-                if (d) {
-                    disagreements.push(d);
-                }
-            }
-        }
-        assert.strictEqual(compared, cases.length * templates.length);
-        assert.deepStrictEqual(
-            disagreements,
-            [],
-            `the gate model and Prometheus disagree:\n${disagreements.map((d) => `${d.gate} / ${d.case}: Prometheus ${JSON.stringify(d.prometheus)} (${d.phases[0]}), model ${JSON.stringify(d.model)} (${d.phases[1]})`).join("\n")}`,
-        );
-    });
-
     it("controller-trusts-read-ca", function () {
         // The read endpoint's CA reaches the controller only as the program declares it: the
         // ConfigMap mounted into the chart's Deployment and SSL_CERT_DIR keeping Go's own
@@ -380,7 +342,6 @@ describe("delivery", function () {
                 list.every((a) => a.status?.phase === "Successful"),
                 `a gate of the healthy canary did not succeed:\n${runSummary(list)}`,
             );
-            agree(list);
             // Every write of the route, in order, as the API server recorded it.
             const weights = collapse(
                 routes.events
@@ -430,7 +391,6 @@ describe("delivery", function () {
                 list.some((a) => a.status?.phase === "Failed"),
                 `no AnalysisRun of the failing canary Failed:\n${runSummary(list)}`,
             );
-            agree(list);
             const route = await apiGet<RouteView>(cluster(), `/apis/gateway.networking.k8s.io/v1/namespaces/${CANARY_NS}/httproutes/${SMOKE_APP}`);
             await waitFor(
                 "the canary weight back to 0",
@@ -485,7 +445,6 @@ describe("delivery", function () {
             `no AnalysisRun of the starved canary is Inconclusive:\n${runSummary(list)}`,
         );
         assert.ok(!list.some((a) => a.status?.phase === "Failed"), `a gate failed the canary for lack of data:\n${runSummary(list)}`);
-        agree(list);
         series.clear();
     });
 
@@ -518,7 +477,6 @@ describe("delivery", function () {
             const phases = (type: string) => list.filter((a) => a.metadata.labels?.["rollout-type"] === type).map((a) => a.status?.phase);
             assert.deepStrictEqual(phases("PrePromotion"), ["Successful"], `the pre-promotion gate:\n${runSummary(list)}`);
             assert.deepStrictEqual(phases("PostPromotion"), ["Successful"], `the post-promotion gate:\n${runSummary(list)}`);
-            agree(list);
         } finally {
             services.stop();
         }
@@ -543,7 +501,6 @@ describe("delivery", function () {
                 pre.some((a) => a.status?.phase === "Failed"),
                 `the pre-promotion gate did not fail:\n${runSummary(pre)}`,
             );
-            agree(pre);
             const activeHashes = services.events.filter((e) => e.object.metadata.name === activeName).map((e) => e.object.spec.selector?.[POD_HASH]);
             assert.ok(!activeHashes.includes(bad), `the active Service selected the version the pre-promotion gate failed: ${JSON.stringify(activeHashes)}`);
             assert.strictEqual((await getService(cluster(), BLUE_GREEN_NS, activeName)).spec.selector?.[POD_HASH], stable);
@@ -575,7 +532,6 @@ describe("delivery", function () {
                 post.some((a) => a.status?.phase === "Failed"),
                 `the post-promotion gate did not fail:\n${runSummary(post)}`,
             );
-            agree(post);
             // The old version was still scaled up to take the traffic back (scaleDownDelaySeconds).
             const oldRs = await getReplicaSet(cluster(), BLUE_GREEN_NS, rsName(stable));
             assert.ok(
@@ -695,8 +651,8 @@ describe("delivery", function () {
     /**
      * The tier components run (ADR-056 D3, `npm run delivery`): an app's base (a Rollout, an
      * HTTPRoute) with one line of overlay per prod component (standard canary, regulated canary,
-     * standard blue/green), built by the kustomize the run's kubectl embeds from the files the
-     * stack renders, applied as the GitOps identity applies them. The real controller runs each:
+     * standard blue/green), built by kustomize v5.8.1 (the one ArgoCD v3.5.1 builds with) from the
+     * files the stack renders, applied as the GitOps identity applies them. The real controller runs each:
      * a healthy second version is promoted, the regulated one stops at the approval pause, which a
      * deployer cannot pass and an approver (bound by the component's own Role) does.
      */
@@ -766,8 +722,8 @@ describe("delivery", function () {
                     path.join(at, "overlay", "kustomization.yaml"),
                     `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ../base\ncomponents:\n  - ../../components/${id}\n`,
                 );
-                const r = run(kubectl, ["kustomize", path.join(at, "overlay")]);
-                assert.strictEqual(r.status, 0, `kubectl kustomize of ${id} failed: ${r.stderr}`);
+                const r = run(path.join(w.bin, "kustomize"), ["build", path.join(at, "overlay")]);
+                assert.strictEqual(r.status, 0, `kustomize build of ${id} failed: ${r.stderr}`);
                 return YAML.parseAllDocuments(r.stdout).map((d) => d.toJS() as unknown);
             };
             const get = () => getRollout(cluster(), ns, name);
@@ -921,7 +877,6 @@ describe("delivery", function () {
         const [freeze] = freezeRun(list);
         assert.strictEqual(freeze?.status?.phase, "Successful", runSummary(list));
         assert.ok(!list.some((a) => ["Failed", "Error"].includes(a.status?.phase ?? "")), runSummary(list));
-        agree(list);
         series.clear();
     });
 
@@ -974,7 +929,6 @@ describe("delivery", function () {
             freezeMeasurements(addonConfig(STACK, target.config).errorBudget),
             runSummary(first),
         );
-        agree(first);
         // Wait again: the budget has recovered; clearing the pause conditions starts a new freeze
         // run at the same step (rollout/analysis.go needsNewAnalysisRun), which lets it through.
         await budgets.set("orders-api", "availability", 0.6);
@@ -995,7 +949,6 @@ describe("delivery", function () {
             runs.some((a) => a.status?.phase === "Successful"),
             runSummary(runs),
         );
-        agree(runs.filter((a) => a.status?.phase !== "Running"));
         assert.notStrictEqual((await t.get()).status?.abort, true);
         series.clear();
     });
@@ -1037,7 +990,6 @@ describe("delivery", function () {
             ["Inconclusive"],
             runSummary(pre),
         );
-        agree(pre);
         // The budget recovers; promote runs the check again, which lets the new version through.
         await budgets.set("ledger-api", "availability", 0.6);
         const cleared = clearPause(app.namespace, app.name);

@@ -2,7 +2,8 @@
 // charts/argo-rollouts/Chart.yaml at argo-rollouts-2.41.0: appVersion v1.9.0). The module pins
 // k8s.io/kubernetes v1.34.1 and every staging module through replace lines, so `go install` is
 // refused (golang/go#44840); this module restates the replace block of argoproj/argo-rollouts
-// go.mod at v1.9.0 verbatim and builds cmd/rollouts-controller as a tool.
+// go.mod at v1.9.0 verbatim and builds cmd/rollouts-controller as a tool, and main.go beside it
+// (rollouts-evaluate, the controller's Prometheus provider on a given answer).
 module argo-rollouts-addon/e2e/engines/argo-rollouts
 
 go 1.24.9

@@ -1,8 +1,8 @@
 // Prometheus for the end-to-end run: its query API stands behind the Mimir stand-in, and its OTLP
-// receiver takes the synthetic Beyla series. Module v0.314.0 is tag v3.14.0
-// (prometheus/prometheus VERSION at v3.14.0). Its go.mod has exclude and replace lines, so
-// `go install` is refused (golang/go#44840); they are restated here verbatim from
-// prometheus/prometheus go.mod at v3.14.0.
+// receiver takes the synthetic Beyla series; promtool's `test rules` evaluates the gates' queries.
+// Module v0.314.0 is tag v3.14.0 (prometheus/prometheus VERSION at v3.14.0). Its go.mod has
+// exclude and replace lines, so `go install` is refused (golang/go#44840); they are restated here
+// verbatim from prometheus/prometheus go.mod at v3.14.0.
 module argo-rollouts-addon/e2e/engines/prometheus
 
 go 1.25.8
@@ -17,7 +17,10 @@ exclude (
 
 replace cloud.google.com/go => cloud.google.com/go v0.123.0
 
-tool github.com/prometheus/prometheus/cmd/prometheus
+tool (
+	github.com/prometheus/prometheus/cmd/prometheus
+	github.com/prometheus/prometheus/cmd/promtool
+)
 
 require (
 	cloud.google.com/go/auth v0.20.0 // indirect
@@ -166,6 +169,7 @@ require (
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/mwitkow/go-conntrack v0.0.0-20190716064945-2f068394615f // indirect
+	github.com/nsf/jsondiff v0.0.0-20260207060731-8e8d90c4c0ac // indirect
 	github.com/oklog/run v1.2.0 // indirect
 	github.com/oklog/ulid/v2 v2.1.2 // indirect
 	github.com/open-telemetry/opentelemetry-collector-contrib/internal/exp/metrics v0.157.0 // indirect
