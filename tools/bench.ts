@@ -1,9 +1,6 @@
 /**
- * `npm run bench`, every case in a fresh process so its peak memory is its own, each against a floor
- * measured in the same run (plain Node loading @pulumi/pulumi and @pulumi/kubernetes): program load
- * as the Pulumi CLI does it (tools/load-probe.js), the offline plan of every stack and of synthetic
- * hubs with 1, 10 and 100 spokes as `npm run plan` runs it, and preview and up on the real engine
- * (e2e/bench.ts). docs/maintainers/benchmarks.md says how each is measured.
+ * `npm run bench`: each case in a fresh process against a floor measured in the same run (plain Node loading the Pulumi SDKs);
+ * docs/maintainers/benchmarks.md says what each case measures.
  */
 import { spawnSync } from "child_process";
 import * as fs from "fs";
@@ -26,10 +23,7 @@ export const PLAN_TARGET_X_FLOOR = 3;
 /** Program load under the CLI: at most twice the floor's time, and 250 MiB. */
 export const LOAD_TARGETS = { timeXFloor: 2, peakMiB: 250 } as const;
 
-/**
- * The tsconfig the Pulumi CLI loads the program with: Pulumi.yaml `runtime.options.tsconfig`,
- * resolved from the program's folder (`main`), as @pulumi/pulumi's cmd/run/run.js does (v3.248.0).
- */
+/** Pulumi.yaml's `runtime.options.tsconfig`, resolved from `main` as @pulumi/pulumi v3.248.0 cmd/run/run.js does. */
 export function cliTsconfig(root = REPO_ROOT): string {
     const project = YAML.parse(fs.readFileSync(path.join(root, "Pulumi.yaml"), "utf8")) as { main?: string; runtime?: { options?: { tsconfig?: string } } };
     const main = project.main ?? ".";

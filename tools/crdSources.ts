@@ -1,8 +1,4 @@
-/**
- * The CRDs as `up` applies them: the files of the rollouts stage's ConfigGroup (controller.crdBaseUrl
- * at the release tag), from a local folder holding the same files (`--crds <dir>`,
- * ARGO_ROLLOUTS_CRDS) or from their URLs (`--crds remote`, one bounded HTTPS GET each).
- */
+/** The CRDs as `up` applies them (the ConfigGroup's files), from a folder of the same files (--crds <dir>) or from their URLs (--crds remote). */
 import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
@@ -45,10 +41,7 @@ export async function httpsGet(url: string, timeoutMs = 15_000): Promise<string>
     return res.status === 200 ? res.body : Promise.reject(new Error(`${shown}: HTTP ${res.status}`));
 }
 
-/**
- * The manifests of `files` (the ConfigGroup's inputs): from the folder, each by its file name, or
- * from the URLs themselves; or why they are not shown.
- */
+/** The manifests of the ConfigGroup's `files`, each by its file name in the folder or from its URL; or why they are not shown. */
 export async function readCrdFiles(
     files: readonly string[],
     source: CrdSourceSpec | undefined,

@@ -1,8 +1,4 @@
-/**
- * `npm run delivery`: a stack's tier strategies (its `delivery` section, ADR-056 D3) as kustomize
- * Components, one folder per tier, class and shape, for a tenant's overlay to name
- * (`components: [<out>/prod-regulated-canary]`). The stack file is validated as the program does.
- */
+/** `npm run delivery`: a stack's tier strategies (ADR-056 D3) as kustomize Components, one folder per tier, class and shape. */
 import * as fs from "fs";
 import * as path from "path";
 import { stackStrategies } from "../components/delivery/config";
@@ -47,9 +43,8 @@ export function parseDeliveryArgs(argv: readonly string[]): DeliveryArgs | "help
 const COMPONENT_DIR = /^(dev|test|preprod)-canary$|^prod-(standard|regulated)-(canary|blueGreen)$/;
 
 /**
- * Writes the stack's components under `out`, each folder exactly as rendered now; a component folder
- * the stack no longer configures goes, so an overlay naming it fails to build rather than keep a
- * strategy the platform dropped. Returns the paths written, relative to `out`.
+ * Writes the stack's components under `out`; a folder the stack no longer configures goes, so an overlay naming it fails to build
+ * rather than keep a strategy the platform dropped. Returns the paths written, relative to `out`.
  */
 export function writeDeliveryComponents(stack: string, configDir: string, out: string): string[] {
     const config = configFromStackFile(readStackFile(stack, configDir));

@@ -1,7 +1,4 @@
-/**
- * `npm run deploy-order`: the stacks in deploy order, read from the stack files: every hub before
- * any spoke, because a spoke reads the endpoint its hub routes for it (ADR-056 D5).
- */
+/** `npm run deploy-order`: every hub before any spoke, because a spoke reads the endpoint its hub routes for it (ADR-056 D5). */
 import * as fs from "fs";
 import * as path from "path";
 import { parseConfigText } from "../components/config/load";

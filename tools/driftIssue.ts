@@ -1,8 +1,4 @@
-/**
- * The drift workflow's issue per stack (.github/workflows/drift.yml), found by the hidden marker its
- * body starts with and edited in place: drift opens or reopens it, a clean report closes it, a clean
- * stack without an open issue gets none.
- */
+/** A stack's drift issue (.github/workflows/drift.yml), found by its marker: drift opens or reopens it, a clean report closes it. */
 import * as fs from "fs";
 import { argsOrExit } from "./cli";
 import { CLEAN_MARK, issueMarker } from "./driftReport";

@@ -1,8 +1,4 @@
-/**
- * `npm run drift-report`: the text of a stack's drift issue (.github/workflows/drift.yml) from
- * `pulumi preview --refresh --expect-no-changes --json` (read by tools/previewDigest.ts) and
- * `npm run verify -- --json`. Usage and exit status: HELP.
- */
+/** `npm run drift-report`: a stack's drift issue from a refreshed preview's JSON (previewDigest.ts) and verify's JSON. Usage: HELP. */
 import * as fs from "fs";
 import { DriftedObject, ManagedFieldsEntry, PreviewDigest, driftedObjects } from "./previewDigest";
 import { UsageError, argsOrExit, readFlags } from "./cli";

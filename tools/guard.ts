@@ -4,9 +4,8 @@ import { OfflineRun, PlannedResource } from "./offline";
 import { CRD_TYPE, ROLLOUTS_CRDS } from "../components/argoRollouts";
 
 /**
- * The CRD group's children, which mocks do not render, with the options its transforms give them:
- * what the pack sees for each CRD in a real preview. Neither option reaches a provider-rendered
- * child from its group (pulumi-kubernetes #3065): only what the transforms set counts.
+ * The CRD group's children, which mocks do not render, with the options its transforms give them: what the pack sees in a real
+ * preview (neither option reaches a provider-rendered child from its group, pulumi-kubernetes #3065).
  */
 async function renderedCrds(r: PlannedResource): Promise<GuardedResource[]> {
     const files = Array.isArray(r.inputs.files) ? (r.inputs.files as string[]) : [];

@@ -1,7 +1,4 @@
-/**
- * The offline plan: evaluates the program for one stack file with Pulumi's mock runtime (no
- * credentials, no network, no Pulumi CLI) and writes what the stack declares (tools/planFiles.ts).
- */
+/** `npm run plan`: the program for one stack file under Pulumi's mock runtime (no credentials, network or CLI), written by planFiles.ts. */
 import * as fs from "fs";
 import * as path from "path";
 import { ConfigError, PROJECT, isPlainObject, printable } from "../components/config/reader";
@@ -11,7 +8,7 @@ import { validateObject } from "./schemas";
 import { OfflineRun, runOffline } from "./offline";
 import { REPO_ROOT, StackFile, listStacks, placeholderWorld, readStackFile, referencedHubStack } from "./stackFile";
 import { KUBERNETES_VERSION } from "../components/cluster/config";
-import { UsageError, readFlags } from "./cli";
+import { UsageError, argsOrExit, readFlags } from "./cli";
 import { PlanRow } from "./planDiff";
 import { reviewDiff } from "./planAgainst";
 import { chartPathFrom } from "./chartRender";
@@ -116,12 +113,7 @@ function planStats(start: bigint, resources: number): Record<string, number> {
 
 async function main(): Promise<void> {
     const start = process.hrtime.bigint();
-    const parsed = parsePlanArgs(process.argv.slice(2));
-    if (parsed === "help") {
-        console.log(HELP);
-        return;
-    }
-    const args = parsed;
+    const args = argsOrExit(() => parsePlanArgs(process.argv.slice(2)), HELP);
     let finished = false;
     // A program that leaves an output pending would let Node exit quietly with status 0.
     process.on("beforeExit", () => {

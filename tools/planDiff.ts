@@ -1,7 +1,4 @@
-/**
- * The review diff of two offline plans of one stack (`npm run plan -- --against <ref>`): per stage,
- * each object added, removed or changed, with the fields that changed.
- */
+/** The review diff of two plans of one stack (`npm run plan -- --against <ref>`): per stage, each object added, removed or changed. */
 import * as YAML from "yaml";
 import { STAGES } from "../components/stage";
 
@@ -16,10 +13,7 @@ export interface PlanRow {
     [option: string]: unknown;
 }
 
-/**
- * The options a review must see besides the inputs. Not `dependsOn`: every resource waits for every
- * one of the earlier stages, so one new object would list the whole later plan as changed.
- */
+/** What a review sees besides the inputs; not `dependsOn`: each resource waits for the earlier stages, so one object would change them all. */
 export const DIFFED_OPTIONS = ["protect", "retainOnDelete", "deleteBeforeReplace", "import", "adopts", "provider", "transforms"] as const;
 
 export interface FieldChange {
@@ -79,9 +73,8 @@ const isScalar = (v: unknown) => v === null || typeof v !== "object";
 const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
 
 /**
- * The fields that differ between two values, deepest first reached. Objects compare key by key;
- * lists of objects item by item; a list of scalars (verbs, hostnames, groups) is one field, so an
- * item inserted in the middle reads as one change, not as every later index changed.
+ * The fields that differ, objects key by key and lists of objects item by item; a list of scalars is one field, so an item
+ * inserted in the middle reads as one change.
  */
 export function fieldChanges(before: unknown, after: unknown, path = ""): FieldChange[] {
     if (isPlainObject(before) && isPlainObject(after)) {
@@ -244,10 +237,7 @@ export interface ShortLimits {
 /** GitHub refuses a comment over 65536 characters; the short diff stays far below. */
 export const SHORT_LIMITS: ShortLimits = { objects: 60, fields: 8 };
 
-/**
- * The short diff for a pull-request comment: each object with the paths of its changed fields,
- * cut at `limits` with a count of what was left out and where the complete diff is.
- */
+/** The short diff for a pull-request comment: each object with its changed paths, cut at `limits` with a count of the rest. */
 export function renderShortDiff(diff: PlanDiff, o: RenderOptions, limits: ShortLimits = SHORT_LIMITS): string {
     const listed = new Set(
         byStage(diff)

@@ -1,8 +1,4 @@
-/**
- * What the offline plan writes for a stack: resources.json (every resource with its options and
- * what it adopts), manifests.yaml (the whole objects up applies, dependencies first), patches.yaml
- * (the fields it writes on objects another owner keeps) and the summary it prints.
- */
+/** What the offline plan writes for a stack (resources.json, manifests.yaml, patches.yaml) and the summary it prints. */
 import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
@@ -21,10 +17,7 @@ function upserts(provider: PlannedResource | undefined): boolean {
     return provider?.inputs.upsertExistingObjects === "true" || provider?.inputs.upsertExistingObjects === true;
 }
 
-/**
- * What a resource takes over if it exists: every object a provider with `upsertExistingObjects`
- * applies (not patches or reads); a CRD group its files' CRDs, a chart its release's objects.
- */
+/** What a resource takes over if it exists: whatever a provider with `upsertExistingObjects` applies (a CRD group its CRDs, a chart its objects). */
 export function adoptedBy(r: PlannedResource, byUrn: Map<string, PlannedResource>): string[] | undefined {
     const providerUrn = r.provider ?? r.providers.kubernetes ?? null;
     if (r.read || !providerUrn || !upserts(byUrn.get(providerUrn))) {
@@ -123,11 +116,7 @@ function document(object: Record<string, unknown>, comment: string): string {
     return doc.toString({ lineWidth: 0 });
 }
 
-/**
- * manifests.yaml: every whole object `up` applies under a comment naming its owner: the CRDs (when
- * read), the program's own objects in dependency order, the chart's (when rendered) as helm orders
- * them. The file's first comment says what is not shown and how to show it.
- */
+/** manifests.yaml: every whole object `up` applies, each under a comment naming its owner; the first comment says what is not shown. */
 export function manifestsYaml(run: OfflineRun, rendered: ProviderRendered = NOTHING_RENDERED): string {
     const stage = (row: { stage: string | null }) => `stage ${row.stage ?? "none"}`;
     const named = (o: Record<string, unknown>) => `${String(o.kind)} ${objectName(o)}`;
@@ -160,8 +149,7 @@ export function manifestsYaml(run: OfflineRun, rendered: ProviderRendered = NOTH
 }
 
 /**
- * patches.yaml: each patch as the fields it writes, texts as readable lines. Server-side apply sets
- * these fields only; the object's other fields stay its owner's (pulumi/docs
+ * patches.yaml: the fields each patch writes; server-side apply sets these only (pulumi/docs
  * registry/packages/kubernetes/how-to-guides/managing-resources-with-server-side-apply.md).
  */
 export function patchesYaml(run: OfflineRun): string {
@@ -234,9 +222,8 @@ export function summary(run: OfflineRun, rendered: ProviderRendered = NOTHING_RE
 }
 
 /**
- * Writes resources.json, manifests.yaml, patches.yaml and `extra` (the diff) under
- * `<outDir>/<stack>/`, all or none: they are written into a new folder beside it and swapped in by
- * renames, so an interrupt or a full disk leaves the previous plan or the new one, never a mix.
+ * Writes the plan's files (and `extra`) under `<outDir>/<stack>/`, all or none: written into a new folder and swapped in by renames,
+ * so an interrupt leaves the previous plan or the new one, never a mix.
  */
 export function writePlan(run: OfflineRun, outDir: string, extra: Record<string, string> = {}, rendered: ProviderRendered = NOTHING_RENDERED): string {
     const dir = path.join(outDir, run.stack);

@@ -1,8 +1,4 @@
-/**
- * What the provider renders of the stack's components, which the mock runtime never sees: each Chart
- * row's objects (chartRender.ts) and each ConfigGroup row's CRDs (crdSources.ts), as rows the review
- * diff compares like the program's own.
- */
+/** What the provider renders and the mocks never see: each Chart's objects and each ConfigGroup's CRDs, as rows the review diff compares. */
 import { PlanRow } from "./planDiff";
 import { ChartRender, HELM_CHART, chartRelease, renderChart } from "./chartRender";
 import { CONFIG_GROUP, CrdRead, CrdSourceSpec, readCrdFiles } from "./crdSources";
@@ -60,9 +56,8 @@ export function renderedRows(r: ProviderRendered): PlanRow[] {
 }
 
 /**
- * The rendered objects the review diff compares: the chart's, and the CRDs', only when both sides
- * show them (a chart given renders one version: a ref pinning another would read as all added or
- * removed); otherwise a note says why they are not compared.
+ * The rendered objects the review diff compares: each kind only when both sides show it (one chart given renders one version);
+ * otherwise a note says why not.
  */
 export function comparedRendered(head: ProviderRendered, base: ProviderRendered, baseExisted: boolean): { head: PlanRow[]; base: PlanRow[]; notes: string[] } {
     if (!baseExisted) {

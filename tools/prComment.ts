@@ -1,8 +1,4 @@
-/**
- * The pull-request workflow's plan diff (.github/workflows/preview.yml): one comment per stack,
- * found by a hidden marker and updated in place through GitHub's REST API, with what Actions sets
- * (GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_API_URL, GITHUB_EVENT_PATH, GITHUB_SERVER_URL, GITHUB_RUN_ID).
- */
+/** The plan diff's comment per stack on a pull request (.github/workflows/preview.yml), found by its marker, through GitHub's REST API. */
 import * as fs from "fs";
 import { UsageError, argsOrExit, readFlags } from "./cli";
 

@@ -1,9 +1,7 @@
 /**
- * What a refreshed preview says drifted: each object the next `up` would change, its fields, their
- * live and declared values, and the field managers that wrote them. The JSON is the CLI's preview
- * digest (pulumi/pulumi pkg/display/json.go v3.248.0, `PreviewDigest`); with `--refresh` each step's
- * `oldState.outputs` is the refreshed live object, managedFields included, and the program's own
- * manager is its `__fieldManager` (pulumi-kubernetes provider/pkg/provider/provider.go v4.32.0).
+ * What a refreshed preview says drifted, with the field managers that wrote each field: the CLI's preview digest (pulumi/pulumi
+ * pkg/display/json.go v3.248.0), whose `oldState.outputs` is the refreshed live object and whose program's own manager is its
+ * `__fieldManager` (pulumi-kubernetes provider/pkg/provider/provider.go v4.32.0).
  */
 
 import { asArray, field } from "./verify/context";

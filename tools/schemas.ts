@@ -1,8 +1,6 @@
 /**
- * Schema validation of every whole object the program declares, in the tests and the offline plan,
- * with the `validate()` of kubernetes-models and @kubernetes-models/* as shipped (types, enums,
- * required fields; their last CommonJS releases, the newest need Node 22). The kinds none covers
- * (CiliumNetworkPolicy, policies.kyverno.io/v1) are left to the API server and their CRDs.
+ * Schema validation of every whole object with the `validate()` of kubernetes-models and @kubernetes-models/* (their last CommonJS
+ * releases); the kinds none covers are left to the API server and their CRDs.
  */
 import { SECRET } from "./offline";
 

@@ -1,7 +1,4 @@
-/**
- * `npm run verify`: checks a stack's live cluster after `pulumi up`, requirement by requirement
- * (ADR-056), read-only. Usage and exit status: HELP.
- */
+/** `npm run verify`: a stack's live cluster after `pulumi up`, requirement by requirement (ADR-056), read-only. Usage: HELP. */
 import * as path from "path";
 import * as YAML from "yaml";
 import { UsageError, readFlags } from "./cli";

@@ -1,7 +1,6 @@
 /**
- * `npm run adopt-check`: before the adopting run (`cluster.adoptExisting`), what it takes over and
- * what it would break, read with GETs and LISTs only. With `upsertExistingObjects` an adopted object
- * previews as a plain create, so this is where the live object about to be rewritten is shown.
+ * `npm run adopt-check`: what an adopting run takes over and would break, read with GETs only. An adopted object previews as a
+ * plain create (`upsertExistingObjects`), so this is where the live object about to be rewritten is shown.
  */
 import type { AddonConfig } from "../../stacks/config";
 import { CONTROLLER_SELECTOR, chartObjectApiVersion, chartObjectFields, chartObjects, renderedConfigKeys } from "../../components/rollouts/chartObjects";

@@ -1,7 +1,4 @@
-/**
- * The configuration reference (docs/configuration.md) and the stack file's JSON Schema, rendered
- * from the declarations: `npm run docs` writes what these return, and a test fails when the files differ.
- */
+/** docs/configuration.md and the stack file's JSON Schema, rendered from the declarations (`npm run docs`; a test fails when they differ). */
 import * as fs from "fs";
 import * as path from "path";
 import { Field, Fields } from "../../components/config/declare";
@@ -91,11 +88,7 @@ export function rowsOf(key: string, f: Field): ReferenceRow[] {
 /** Table cells: pipes escaped, one line each. */
 const cell = (s: string): string => s.replace(/\|/g, "\\|").replace(/\n/g, " ");
 
-/**
- * The example stack file the reference shows (a hub on EKS): every key a stack must set, each value
- * only the platform knows an example (components/config/examples.ts); `test/configReference` parses
- * it with the program's reader.
- */
+/** The reference's example stack file (a hub on EKS, every required key); test/configReference parses it with the program's reader. */
 export const EXAMPLE_STACK_FILE = fs.readFileSync(path.join(__dirname, "example-stack.yaml"), "utf8");
 
 /** A stack file with three mistakes, as the validation paragraph shows them. */

@@ -1,7 +1,4 @@
-/**
- * What verify asks the API server's authorizer, and the RBAC rule matching it needs only to name the
- * ClusterRoles that grant too much: decisions come from SubjectAccessReviews.
- */
+/** What verify asks the API server's authorizer; RBAC rule matching only to name the ClusterRoles that grant too much. */
 import type { AddonConfig } from "../../stacks/config";
 import { MIMIR_DEFAULTS } from "../../components/gateway/config";
 import { READ_CA_CONFIGMAP } from "../../components/rollouts/trust";
@@ -19,10 +16,8 @@ const AR = "argo-rollouts v1.9.0";
 const PLUGIN = "rollouts-plugin-trafficrouter-gatewayapi v0.15.0";
 
 /**
- * The calls the controller makes on the platform's Rollout path (direct-template canary and
- * blue/green, the Gateway API plugin, Prometheus analysis, leader election, notifications), read
- * from its source: `[scope, group, resource[/subresource], verbs, source]`. `components/rollouts/rbac.ts`
- * must grant every one (a unit test holds it to that).
+ * The controller's calls on the platform's Rollout path, read from its source (`[scope, group, resource[/subresource], verbs,
+ * source]`); components/rollouts/rbac.ts must grant every one, and a test holds it to that.
  */
 export const ROLLOUT_PATH_CALLS: readonly ControllerCall[] = (
     [
@@ -65,10 +60,7 @@ export const ROLLOUT_PATH_CALLS: readonly ControllerCall[] = (
     return verbs.split(" ").map((verb) => ({ verb, group, resource, ...(subresource ? { subresource } : {}), scope, source }));
 });
 
-/**
- * Whether an RBAC rule grants a request, as Kubernetes matches it (pkg/apis/rbac/v1/evaluation_helpers.go:
- * `*`, `resource/subresource`, `*\/subresource`, resourceNames).
- */
+/** Whether an RBAC rule grants a request (kubernetes pkg/apis/rbac/v1/evaluation_helpers.go: `*`, subresources, resourceNames). */
 export function ruleAllows(rule: PolicyRule, q: Pick<ResourceQuestion, "verb" | "group" | "resource" | "subresource" | "name">): boolean {
     const any = (list: readonly string[], v: string) => list.includes("*") || list.includes(v);
     const combined = q.subresource ? `${q.resource}/${q.subresource}` : q.resource;
@@ -104,10 +96,8 @@ export const KYVERNO_CONFIGMAP = "kyverno";
 export const VERIFY_CONFIGMAPS = ["argo-rollouts-config", READ_CA_CONFIGMAP, "argocd-cm", "argocd-rbac-cm", KYVERNO_CONFIGMAP] as const;
 
 /**
- * Everything verify asks the API server for, as RBAC rules: reads, and `create` on
- * SubjectAccessReviews only (a review stores nothing). No Secret; ConfigMaps by name; the service
- * proxy, HTTPRoute lists and the ingest Gateway on a hub only. `/version` and
- * SelfSubjectAccessReviews are open to every authenticated user. A test holds every request to them.
+ * Everything verify asks for, as RBAC rules: reads, and `create` on SubjectAccessReviews (a review stores nothing); no Secret,
+ * ConfigMaps by name, the hub's service proxy and Gateway by name. A test holds every request to them.
  */
 export function verifyRules(config?: Pick<AddonConfig, "cluster" | "mimir">): PolicyRule[] {
     const hub = config === undefined || config.cluster.role === "hub";

@@ -8,10 +8,7 @@ import { IN_CLUSTER, LiveProject, destinationPermitted } from "./regulatedPaths"
 const ENABLED_KEY = "application.sync.impersonation.enabled";
 const ENFORCED_KEY = "application.sync.impersonation.enforced";
 
-/**
- * util/settings/impersonation.go `DeriveServiceAccountToImpersonate`: the first
- * `destinationServiceAccounts` entry matching the destination, "" when none.
- */
+/** util/settings/impersonation.go `DeriveServiceAccountToImpersonate`: the first entry matching the destination, "" when none. */
 export function serviceAccountToImpersonate(
     project: Pick<LiveProject, "destinationServiceAccounts">,
     destination: { server: string; namespace: string },
@@ -43,9 +40,8 @@ export interface ArgoIdentity {
 }
 
 /**
- * Who ArgoCD acts as on each regulated namespace a regulated project may target: its own
- * ServiceAccounts, or with sync impersonation the one the project derives for the sync and the API
- * server alike (`getApplicationClusterConfig`); none derived, it refuses while impersonation is enforced.
+ * Who ArgoCD acts as on each regulated namespace a regulated project may target: its own ServiceAccounts, or with sync impersonation
+ * the derived one, for the sync and the API server alike (`getApplicationClusterConfig`); none derived while enforced: nobody.
  */
 export function argoIdentities(
     argocdCm: Readonly<Record<string, string>>,
@@ -92,9 +88,8 @@ export interface GuardIdentities {
 const saRef = (user: string): string => user.replace(/^system:serviceaccount:([^:]+):/, "$1/");
 
 /**
- * Where the approval guard's identities do not match how ArgoCD acts: the sync identity must be a
- * GitOps one, the API server's an action one; one named where ArgoCD never acts as it is an
- * exemption nobody needs; and where sync and API server are one identity the action identities limit nothing.
+ * Where the guard's identities miss how ArgoCD acts: the sync identity must be a GitOps one, the API server's an action one; an
+ * identity ArgoCD never acts as is an exemption nobody needs, and one shared by both makes the action identities moot.
  */
 export function identityProblems(guard: GuardIdentities, acting: readonly ArgoIdentity[]): string[] {
     const out: string[] = [];

@@ -1,9 +1,6 @@
 /**
- * ArgoCD's RBAC decision for verify's questions (ADR-056 D3): argo-cd v3.5.1's own casbin model run
- * by node-casbin, with what ArgoCD adds around it: the policy's assembly and loading
- * (util/rbac/rbac.go: one bad line fails the whole policy), its glob or RE2 matcher,
- * `policy.default` tried first, and the claims (server/rbacpolicy/rbacpolicy.go `EnforceClaims`).
- * The end-to-end scenario `argocd-rbac-enforcer-agrees` asks ArgoCD's own enforcer the same.
+ * ArgoCD's RBAC decision (ADR-056 D3): argo-cd v3.5.1's casbin model run by node-casbin, with what ArgoCD adds (util/rbac/rbac.go
+ * loading and glob or RE2 matching, server/rbacpolicy/rbacpolicy.go `EnforceClaims`); e2e argocd-rbac-enforcer-agrees checks it.
  */
 import { Enforcer, newEnforcer, newModelFromString } from "casbin";
 

@@ -1,7 +1,4 @@
-/**
- * The live cluster as verify and adopt-check see it: read-only by construction. The only requests
- * it can send are GETs and access reviews, which the API server evaluates and does not store.
- */
+/** The live cluster as verify and adopt-check see it, read-only by construction: GETs and access reviews only. */
 import * as https from "https";
 import type * as K8s from "@kubernetes/client-node";
 import { ConnectOptions, ConnectionError, kubeConfigFor, loadClient } from "../../components/cluster/connect";

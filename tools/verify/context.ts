@@ -91,9 +91,8 @@ export const shown = (v: unknown, from = 0): string => {
 };
 
 /**
- * Where `live` does not carry what `declared` says: every declared field with the same value, lists
- * entry by entry. Extra live fields are not drift: the API server fills in defaults (CRD schema
- * defaults, a Service's `clusterIP`).
+ * Where `live` does not carry a declared field's value, lists entry by entry; extra live fields are no drift (the API server
+ * fills in defaults).
  */
 export function drift(declared: unknown, live: unknown, path = ""): string[] {
     if (Array.isArray(declared)) {

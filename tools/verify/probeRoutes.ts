@@ -1,10 +1,7 @@
 /**
- * Probe requests Beyla folded into a wildcard route, where a request gate counts them. The gates
- * leave the probes out by their exact `http_route` (`analysis.excludeRoutes`), but Beyla 3.x folds a
- * path level into `*` once a process served more than 10 distinct segments there, and with
- * `routes.unmatched: wildcard` reports every unmatched path as `/**` (grafana/beyla v3.33.0,
- * vendor/go.opentelemetry.io/obi/pkg/transform/routes.go). Not modelled: which paths the process
- * served; a route that could hold a probe is reported.
+ * Probe requests Beyla folded into a wildcard route, which a request gate counts: Beyla 3.x folds a path level into `*` past 10
+ * distinct segments and unmatched paths into `/**` (grafana/beyla v3.33.0 vendor/go.opentelemetry.io/obi/pkg/transform/routes.go).
+ * A route that could hold a probe is reported; which paths were served is not modelled.
  */
 import { BEYLA_REQUESTS, BEYLA_ROUTE_LABEL } from "../../components/rollouts/analysis";
 import type { KubeObject } from "./cluster";
@@ -67,9 +64,8 @@ export interface FoldedProbeRoute {
 }
 
 /**
- * The series of Rollouts with a request gate whose route can hold an excluded (probe) route. A series
- * is a Rollout's when its ReplicaSet is `<rollout>-<pod template hash>` in its namespace; a route
- * listed in `excludeRoutes` is not counted, and with none excluded every request counts by choice.
+ * The series of gated Rollouts (ReplicaSet `<rollout>-<hash>`) whose route can hold an excluded probe route; with none excluded,
+ * every request counts by choice.
  */
 export function foldedProbeRoutes(answer: readonly unknown[], rollouts: readonly KubeObject[], excludeRoutes: readonly string[]): FoldedProbeRoute[] {
     const out = new Map<string, FoldedProbeRoute>();

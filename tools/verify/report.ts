@@ -1,7 +1,4 @@
-/**
- * Results of `npm run verify`: one line per check, the failing objects under a FAIL and the section
- * of docs/operations/verify.md to read; `--json` prints the same as one document for pipelines.
- */
+/** `npm run verify`'s results: a line per check, a FAIL's objects and the section of docs/operations/verify.md to read; `--json` the same. */
 
 export type Status = "PASS" | "FAIL" | "SKIP";
 

@@ -1,8 +1,4 @@
-/**
- * `metrics.query`: the analysis address answers a query for this cluster's tenant with the series the
- * gates read, through the API server's service proxy or directly, trusting what the controller
- * trusts (ADR-056 D5).
- */
+/** `metrics.query`: the analysis address answers this cluster's tenant with the gates' series, trusting what the controller trusts (ADR-056 D5). */
 import { TENANT_HEADER } from "../../../components/mimir";
 import { BEYLA_REQUESTS, BEYLA_ROUTE_LABEL } from "../../../components/rollouts/analysis";
 import type { AddonConfig } from "../../../stacks/config";
@@ -61,9 +57,8 @@ export function queryAnswer(status: number, body: string): { ok: true; series: n
 const NETWORK_ERROR = /ENOTFOUND|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|timeout/i;
 
 /**
- * Why the endpoint's certificate was refused, from Node's OpenSSL code or message: no trusted CA
- * issued it (what `mimir.readCaBundle` fixes), its validity, its hostname, other TLS trouble; undefined
- * when not about the certificate. Go's verifier refuses the same certificates.
+ * Why the endpoint's certificate was refused, from Node's OpenSSL code or message (Go's verifier refuses the same); undefined when
+ * not about the certificate.
  */
 export function certificateProblem(e: { code?: string; message: string }): "untrusted" | "validity" | "hostname" | "other" | undefined {
     const text = `${e.code ?? ""} ${e.message}`;

@@ -1,8 +1,4 @@
-/**
- * The metric path (ADR-056 D5): the shared templates query Mimir as this cluster's tenant through
- * the Prometheus provider, that address answers (metricQuery.ts), and on the hub every spoke's route
- * forces the spoke's tenant (spokeRoutes.ts).
- */
+/** The metric path (ADR-056 D5): the templates query Mimir as this cluster's tenant, the address answers, the spoke routes force the tenant. */
 import { TENANT_HEADER, inClusterMimirAddress } from "../../../components/mimir";
 import { clusterAnalysisTemplateSpec, errorBudgetTemplates, sharedTemplates } from "../../../components/rollouts/analysis";
 import type { AddonConfig } from "../../../stacks/config";
@@ -51,9 +47,8 @@ export function declaredTemplates(config: AddonConfig): DeclaredTemplate[] {
 }
 
 /**
- * What is wrong with a live ClusterAnalysisTemplate: a provider other than Prometheus (a Job's pod
- * is denied by the registry policy), another tenant or address, a finite template that never ends,
- * and any other field the stack declares otherwise.
+ * What is wrong with a live ClusterAnalysisTemplate: not Prometheus (a Job's pod is denied by the registry policy), another tenant
+ * or address, a finite template that never ends, any other declared field.
  */
 export function templateProblems(template: KubeObject, declared: DeclaredTemplate, tenant: string, address: string | undefined): string[] {
     const out: string[] = [];

@@ -1,8 +1,4 @@
-/**
- * RBAC as the API server decides it (ADR-056 D2, D3): SubjectAccessReviews for the controller,
- * Kyverno's controllers, namespace editors and regulated deployers. A review asks the authorizers
- * only: what admission refuses (a deployer editing a regulated Rollout) is checked under kyverno.*.
- */
+/** RBAC as the API server decides it (ADR-056 D2, D3), by access reviews; what admission refuses is checked under kyverno.*. */
 import { approvalRoles } from "../../../components/delivery/approval";
 import { namespaceSelector } from "../../../components/policy";
 import { TENANT_OPERATOR_ROLE, TENANT_VIEW_ROLE } from "../../../components/rollouts/tenants";
@@ -70,9 +66,8 @@ export function regulatedNamespaces(config: AddonConfig, namespaces: readonly Ku
 }
 
 /**
- * What a regulated deployer must be refused (ADR-056 D3): writing rollouts/status, deleting a Rollout
- * (GitOps recreates it and its first version is promoted without steps or analysis, argo-rollouts
- * v1.9.0 rollout/sync.go `shouldFullPromote`), and creating, changing or scaling a ReplicaSet.
+ * What a regulated deployer must be refused (ADR-056 D3): rollouts/status, deleting a Rollout (its recreated first version is fully
+ * promoted, argo-rollouts v1.9.0 rollout/sync.go `shouldFullPromote`), and writing ReplicaSets.
  */
 const DEPLOYER_REFUSED: Record<"rbac.deployer-cannot-resume" | "rbac.deployer-cannot-edit-replicasets", readonly ResourceQuestion[]> = {
     "rbac.deployer-cannot-resume": [...STATUS_WRITES, { verb: "delete", group: "argoproj.io", resource: "rollouts" }],
@@ -89,10 +84,8 @@ interface Deployer {
 }
 
 /**
- * Deployers in regulated namespaces: each `policy.regulated.deployerGroups` group (asked alone: a
- * person in both a deployer and an approver group is refused by admission only) and every subject of
- * a `<app>-rollout-deployer` RoleBinding; ArgoCD's identities may write by design. A string says
- * why there is nobody to ask.
+ * Deployers in regulated namespaces: each deployer group (asked alone) and every subject of a `<app>-rollout-deployer` RoleBinding
+ * but ArgoCD's identities; a string says why there is nobody to ask.
  */
 function regulatedDeployers(config: AddonConfig, namespaces: readonly string[], all: readonly Binding[]): Deployer[] | string {
     const regulated = config.policy.regulated;
