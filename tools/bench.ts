@@ -1,7 +1,4 @@
-/**
- * `npm run bench`: each case in a fresh process against a floor measured in the same run (plain Node loading the Pulumi SDKs);
- * docs/maintainers/benchmarks.md says what each case measures.
- */
+/** `npm run bench`: each case in a fresh process against a floor measured in the same run (docs/maintainers/benchmarks.md). */
 import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";

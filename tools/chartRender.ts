@@ -1,7 +1,4 @@
-/**
- * The chart's objects in the offline plan: the pinned chart rendered by the real helm as the provider renders a v4 Chart
- * (pulumi-kubernetes provider/pkg/provider/helm/v4/chart.go at f47bc2d6f199: no hooks, CRDs unless skipCrds, the KubeVersion).
- */
+/** The pinned chart rendered by the real helm as the provider renders a v4 Chart (pulumi-kubernetes provider/pkg/provider/helm/v4/chart.go). */
 import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
@@ -36,7 +33,6 @@ export function chartPathFrom(flag: string | undefined, env: NodeJS.ProcessEnv =
     return p ? path.resolve(p) : undefined;
 }
 
-/** The release a Chart row of resources.json declares. */
 export function chartRelease(inputs: Record<string, unknown>): ChartRelease {
     return {
         chart: String(inputs.chart),

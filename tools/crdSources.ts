@@ -6,7 +6,6 @@ import { httpGet } from "../components/cluster/live";
 
 export const CONFIG_GROUP = "kubernetes:yaml/v2:ConfigGroup";
 
-/** Where the CRD manifests come from: a local folder, or their URLs. */
 export type CrdSourceSpec = { kind: "dir"; dir: string } | { kind: "remote" };
 
 /** `--crds <dir>|remote`, else ARGO_ROLLOUTS_CRDS; undefined when neither is given. */
@@ -18,7 +17,6 @@ export function crdSourceFrom(flag: string | undefined, env: NodeJS.ProcessEnv =
     return v === "remote" ? { kind: "remote" } : { kind: "dir", dir: path.resolve(v) };
 }
 
-/** One manifest of a file, with the file it came from. */
 export interface SourcedObject {
     object: Record<string, unknown>;
     source: string;

@@ -42,10 +42,7 @@ export function parseDeliveryArgs(argv: readonly string[]): DeliveryArgs | "help
 /** The folder names a component folder has: `dev-canary`, `prod-regulated-blueGreen`. */
 const COMPONENT_DIR = /^(dev|test|preprod)-canary$|^prod-(standard|regulated)-(canary|blueGreen)$/;
 
-/**
- * Writes the stack's components under `out`; a folder the stack no longer configures goes, so an overlay naming it fails to build
- * rather than keep a strategy the platform dropped. Returns the paths written, relative to `out`.
- */
+/** Writes the stack's components under `out`; a folder it no longer configures goes, so an overlay naming it fails to build. */
 export function writeDeliveryComponents(stack: string, configDir: string, out: string): string[] {
     const config = configFromStackFile(readStackFile(stack, configDir));
     const files = renderComponents(stack, stackStrategies(config));

@@ -47,7 +47,6 @@ export function githubOutputLines(order: DeployOrder): string {
     return `hubs=${JSON.stringify(order.hubs)}\nspokes=${JSON.stringify(order.spokes)}\nstacks=${JSON.stringify([...order.hubs, ...order.spokes])}\n`;
 }
 
-/** The command's arguments; an unknown flag or a flag without its value is a usage error. */
 export function parseDeployOrderArgs(argv: readonly string[]): { configDir: string } | "help" {
     const flags = readFlags(argv, { "config-dir": { type: "string" } }, USAGE);
     return flags === "help" ? flags : { configDir: path.resolve(flags["config-dir"] ?? REPO_ROOT) };

@@ -35,7 +35,6 @@ export function issueAction(existing: Issue | undefined, report: string): IssueA
     return existing ? { action: "update", number: existing.number, state: "open", body } : { action: "create", body };
 }
 
-/** Applies the report to the stack's issue; returns what it did. */
 export async function syncIssue(r: Repo, stack: string, report: string): Promise<{ action: string; number?: number }> {
     const issues = await pages<Issue>(r, `/repos/${r.repository}/issues?state=all`, (all) => findIssue(all, stack)?.state === "open");
     const todo = issueAction(findIssue(issues, stack), report);

@@ -1,7 +1,6 @@
 /**
- * The program under Pulumi's mock runtime, every registration recorded (the plan and the tests share
- * it). Mocks hand `newResource` no options and refuse `transforms` (pulumi/pulumi
- * sdk/nodejs/runtime/mocks.ts, sdk/v3.248.0): both are read off the requests the SDK sends.
+ * The program under Pulumi's mock runtime, every registration recorded (the plan and the tests share it). Mocks hand `newResource`
+ * no options and refuse `transforms` (pulumi/pulumi sdk/nodejs/runtime/mocks.ts, v3.248.0): both are read off the SDK's requests.
  */
 import * as pulumi from "@pulumi/pulumi";
 import { OFFLINE_SECRET, PROJECT } from "../components/config/reader";

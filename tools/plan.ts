@@ -23,8 +23,7 @@ export async function planStack(file: StackFile, configDir = file.dir ?? REPO_RO
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { defineStack } = require("../stacks/program") as typeof import("../stacks/program");
     const world = placeholderWorld(file);
-    // A spoke's hub stack of this project, with its file here, is planned first: the spoke then
-    // reads the endpoint the hub really routes for it rather than a placeholder.
+    // A spoke's hub with its file here is planned first, so the spoke reads the endpoint the hub really routes for it.
     const hubStack = referencedHubStack(file);
     const [, project, hubName] = hubStack?.split("/") ?? [];
     if (hubStack && project === PROJECT && hubName && hubName !== file.stack && listStacks(configDir).includes(hubName)) {

@@ -37,7 +37,6 @@ export interface ObjectChange {
 
 export interface PlanDiff {
     changes: ObjectChange[];
-    /** Objects declared the same on both sides. */
     unchanged: number;
 }
 
@@ -72,10 +71,7 @@ function join(path: string, key: string | number): string {
 const isScalar = (v: unknown) => v === null || typeof v !== "object";
 const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
 
-/**
- * The fields that differ, objects key by key and lists of objects item by item; a list of scalars is one field, so an item
- * inserted in the middle reads as one change.
- */
+/** The fields that differ; a list of scalars is one field, so an item inserted in the middle reads as one change. */
 export function fieldChanges(before: unknown, after: unknown, path = ""): FieldChange[] {
     if (isPlainObject(before) && isPlainObject(after)) {
         const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])];
@@ -148,7 +144,6 @@ export function lineDiff(before: string, after: string): string[] {
 const SYMBOL = { added: "+", removed: "-", changed: "~" } as const;
 const stageOrder = (stage: string | null): number => (stage === null ? -1 : (STAGES as readonly string[]).indexOf(stage));
 
-/** The count line: `2 added, 1 removed, 3 changed, 30 unchanged`. */
 export function diffCounts(diff: PlanDiff): string {
     const n = (a: ObjectChange["action"]) => diff.changes.filter((c) => c.action === a).length;
     return `${n("added")} added, ${n("removed")} removed, ${n("changed")} changed, ${diff.unchanged} unchanged`;
@@ -165,7 +160,6 @@ const textLines = (f: FieldChange): string[] | undefined =>
         ? lineDiff(f.before, f.after)
         : undefined;
 
-/** One field of the complete diff, as markdown lines. */
 function fieldLines(f: FieldChange): string[] {
     const lines = textLines(f);
     if (lines) {
@@ -185,7 +179,6 @@ export interface RenderOptions {
     stack: string;
     /** The ref the head is compared with, as given (`main`, `origin/main`). */
     against: string;
-    /** The commit the ref named, shown beside it. */
     commit?: string;
     /** Where the complete diff is, for the short one to point to. */
     fullAt?: string;

@@ -43,7 +43,6 @@ export function adoptedBy(r: PlannedResource, byUrn: Map<string, PlannedResource
     return [`${gvk.kind} ${meta.namespace ? `${meta.namespace}/` : ""}${meta.name ?? r.name}`];
 }
 
-/** Every adoption of the run, by resource. */
 export function adoptions(run: OfflineRun): { resource: PlannedResource; objects: string[] }[] {
     const byUrn = new Map(run.resources.map((r) => [r.urn, r]));
     return run.resources.flatMap((r) => {
@@ -52,7 +51,6 @@ export function adoptions(run: OfflineRun): { resource: PlannedResource; objects
     });
 }
 
-/** The rows of resources.json. */
 export function resourceRows(run: OfflineRun): Record<string, unknown>[] {
     const byUrn = new Map(run.resources.map((r) => [r.urn, r]));
     return run.resources.map((r) => ({
@@ -148,10 +146,7 @@ export function manifestsYaml(run: OfflineRun, rendered: ProviderRendered = NOTH
     return header.map((l) => `#${l}\n`).join("") + [...crds, ...program, ...charts].join("---\n");
 }
 
-/**
- * patches.yaml: the fields each patch writes; server-side apply sets these only (pulumi/docs
- * registry/packages/kubernetes/how-to-guides/managing-resources-with-server-side-apply.md).
- */
+/** patches.yaml: the fields each patch writes, the only ones server-side apply sets; the object's other fields stay its owner's. */
 export function patchesYaml(run: OfflineRun): string {
     const patches = manifestResources(run, true);
     if (patches.length === 0) {
@@ -221,10 +216,7 @@ export function summary(run: OfflineRun, rendered: ProviderRendered = NOTHING_RE
     return lines.join("\n");
 }
 
-/**
- * Writes the plan's files (and `extra`) under `<outDir>/<stack>/`, all or none: written into a new folder and swapped in by renames,
- * so an interrupt leaves the previous plan or the new one, never a mix.
- */
+/** Writes the plan's files under `<outDir>/<stack>/`, all or none: a new folder swapped in by renames, never a mix of two plans. */
 export function writePlan(run: OfflineRun, outDir: string, extra: Record<string, string> = {}, rendered: ProviderRendered = NOTHING_RENDERED): string {
     const dir = path.join(outDir, run.stack);
     fs.mkdirSync(outDir, { recursive: true });

@@ -3,7 +3,6 @@ import { PlanRow } from "./planDiff";
 import { ChartRender, HELM_CHART, chartRelease, renderChart } from "./chartRender";
 import { CONFIG_GROUP, CrdRead, CrdSourceSpec, readCrdFiles } from "./crdSources";
 
-/** Each chart's objects and each CRD group's CRDs, or why they are not shown. */
 export interface ProviderRendered {
     charts: { row: PlanRow; render: ChartRender }[];
     crds: { row: PlanRow; read: CrdRead }[];
@@ -19,7 +18,6 @@ export interface RenderOptions {
 
 export const NOTHING_RENDERED: ProviderRendered = { charts: [], crds: [] };
 
-/** Renders the charts and reads the CRDs of a plan's rows (this plan's, or the one at `--against`'s ref). */
 export async function renderProviderObjects(rows: readonly PlanRow[], opts: RenderOptions): Promise<ProviderRendered> {
     const charts = rows.filter((r) => r.type === HELM_CHART).map((row) => ({ row, render: renderChart(chartRelease(row.inputs), opts) }));
     const groups = rows.filter((r) => r.type === CONFIG_GROUP);
@@ -55,10 +53,7 @@ export function renderedRows(r: ProviderRendered): PlanRow[] {
     ];
 }
 
-/**
- * The rendered objects the review diff compares: each kind only when both sides show it (one chart given renders one version);
- * otherwise a note says why not.
- */
+/** The rendered objects the diff compares: each kind only when both sides show it (a chart given renders one version); else a note. */
 export function comparedRendered(head: ProviderRendered, base: ProviderRendered, baseExisted: boolean): { head: PlanRow[]; base: PlanRow[]; notes: string[] } {
     if (!baseExisted) {
         return { head: renderedRows(head), base: [], notes: [] };

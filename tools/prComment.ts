@@ -67,7 +67,6 @@ export async function pages<T>(r: Repo, path: string, enough: (all: T[]) => bool
     return all;
 }
 
-/** Updates the stack's comment on the pull request, or creates it; returns what it did. */
 export async function upsertComment(t: Repo & { pullRequest: number }, stack: string, body: string): Promise<{ action: "updated" | "created"; id: number }> {
     const existing = findComment(await pages<IssueComment>(t, `/repos/${t.repository}/issues/${t.pullRequest}/comments`), stack);
     if (existing) {
@@ -98,7 +97,6 @@ export function repoFromEnv(env: NodeJS.ProcessEnv, more: string[] = []): Repo {
     return { api: env.GITHUB_API_URL ?? "https://api.github.com", token: env.GITHUB_TOKEN!, repository: env.GITHUB_REPOSITORY! };
 }
 
-/** The pull request and repository from the Actions environment. */
 export function targetFromEnv(env: NodeJS.ProcessEnv): Repo & { pullRequest: number } {
     const repo = repoFromEnv(env, ["GITHUB_EVENT_PATH"]);
     const pullRequest = (JSON.parse(fs.readFileSync(env.GITHUB_EVENT_PATH!, "utf8")) as { pull_request?: { number?: number } }).pull_request?.number;

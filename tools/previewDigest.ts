@@ -6,13 +6,11 @@
 
 import { asArray, field } from "./verify/context";
 
-/** What the report reads of a resource's state. */
 export interface ResourceState {
     inputs?: Record<string, unknown>;
     outputs?: Record<string, unknown>;
 }
 
-/** `PreviewStep` of the preview digest: only what the report reads. */
 export interface PreviewStep {
     op: string;
     urn: string;
@@ -22,14 +20,12 @@ export interface PreviewStep {
     detailedDiff?: Record<string, { kind: string }> | null;
 }
 
-/** `PreviewDigest`: the document `pulumi preview --json` prints. */
 export interface PreviewDigest {
     steps?: PreviewStep[];
     diagnostics?: { urn?: string; message?: string; severity?: string }[];
     changeSummary?: Record<string, number>;
 }
 
-/** One entry of a live object's `metadata.managedFields`. */
 export interface ManagedFieldsEntry {
     manager?: string;
     operation?: string;
@@ -149,7 +145,6 @@ function objectName(step: PreviewStep): string {
     return `${type} ${parts[3] ?? step.urn}`;
 }
 
-/** Every object the next `up` would change, with its fields, values and other managers. */
 export function driftedObjects(digest: PreviewDigest): DriftedObject[] {
     const out: DriftedObject[] = [];
     for (const step of digest.steps ?? []) {
@@ -158,8 +153,7 @@ export function driftedObjects(digest: PreviewDigest): DriftedObject[] {
         }
         const live = step.oldState?.outputs;
         const declared = step.newState?.inputs;
-        // A Secret's values never reach the issue, whether or not the state marks them secret
-        // (the digest already prints marked ones as "[secret]", pkg/backend/display/json.go v3.248.0).
+        // A Secret's values never reach the issue, whether or not the state marks them secret.
         const secret = field(live ?? declared, "kind") === "Secret";
         const paths = step.detailedDiff ? Object.keys(step.detailedDiff) : [...(step.diffReasons ?? [])];
         const fields = paths.sort().map((p): FieldDrift => {

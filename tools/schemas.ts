@@ -1,7 +1,4 @@
-/**
- * Schema validation of every whole object with the `validate()` of kubernetes-models and @kubernetes-models/* (their last CommonJS
- * releases); the kinds none covers are left to the API server and their CRDs.
- */
+/** Each whole object validated by the `validate()` of kubernetes-models; the kinds none covers are the API server's to check. */
 import { SECRET } from "./offline";
 
 interface Model {
@@ -62,7 +59,6 @@ export function withoutSecrets(value: unknown): unknown {
     return value;
 }
 
-/** Validates one object against its kind's schema. */
 export function validateObject(input: Record<string, unknown>): SchemaResult {
     const o = withoutSecrets(input) as Record<string, unknown>;
     const key = `${String(o.apiVersion)}/${String(o.kind)}`;

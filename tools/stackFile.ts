@@ -21,7 +21,6 @@ export interface StackFile {
     dir?: string;
 }
 
-/** The stacks that have a `Pulumi.<name>.yaml` in the project. */
 export function listStacks(root = REPO_ROOT): string[] {
     return fs
         .readdirSync(root)

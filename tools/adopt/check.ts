@@ -1,7 +1,4 @@
-/**
- * `npm run adopt-check`: what an adopting run takes over and would break, read with GETs only. An adopted object previews as a
- * plain create (`upsertExistingObjects`), so this is where the live object about to be rewritten is shown.
- */
+/** `npm run adopt-check`: an adopted object previews as a plain create, so this shows the live objects an adopting run rewrites or breaks. */
 import type { AddonConfig } from "../../stacks/config";
 import { CONTROLLER_SELECTOR, chartObjectApiVersion, chartObjectFields, chartObjects, renderedConfigKeys } from "../../components/rollouts/chartObjects";
 import { oldInstallProblems } from "../../components/cluster/oldInstall";
@@ -25,7 +22,6 @@ import {
 } from "./inventory";
 import { TEMPLATE_NAME_PREFIX, rolloutsCrdUrls, ROLLOUTS_CRDS, RELEASE_NAME } from "../../components/argoRollouts";
 
-/** One object the stack declares, as the cluster has it now. */
 export interface DeclaredObject {
     object: string;
     /** Who declares it: the program itself, the controller chart, or the CRD group. */

@@ -53,10 +53,7 @@ export function removeKeysCommand(namespace: string, name: string, keys: readonl
     return `kubectl patch configmap ${name} -n ${namespace} --type=json -p '${JSON.stringify(ops)}'`;
 }
 
-/**
- * The template's args a reference leaves without a value: argo-rollouts v1.9.0 utils/analysis/helpers.go `ResolveArgs` fails
- * "args.<name> was not resolved" and the Rollout goes InvalidSpec.
- */
+/** The args a reference leaves without a value (argo-rollouts v1.9.0 utils/analysis/helpers.go `ResolveArgs`: the Rollout goes InvalidSpec). */
 export function unresolvedArgs(templateArgs: readonly Argument[], passed: readonly Argument[]): string[] {
     return templateArgs
         .filter((a) => {

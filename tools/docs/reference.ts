@@ -5,7 +5,6 @@ import { Field, Fields } from "../../components/config/declare";
 import { stackFileSchema } from "./schema";
 import { REQUIRED_KEYS, STACK_FIELDS, parseAddonConfig } from "../../stacks/config";
 
-/** One row of a section's table. */
 export interface ReferenceRow {
     key: string;
     type: string;
@@ -25,7 +24,6 @@ const TYPES: Record<Exclude<Field["kind"], "string" | "custom">, string> = {
     map: "map of name to object",
 };
 
-/** The type of a field as the reference shows it. */
 export function typeOf(f: Field): string {
     return f.kind === "string" ? (f.secret ? "secret string" : f.rule.oneOf ? "enum" : "string") : f.kind === "custom" ? f.type : TYPES[f.kind];
 }
@@ -41,7 +39,6 @@ export function defaultOf(f: Field): string {
     );
 }
 
-/** What is allowed, as the reference shows it. */
 export function allowedOf(f: Field): string {
     switch (f.kind) {
         case "string":
@@ -140,7 +137,6 @@ export function renderReference(): string {
     return out.join("\n");
 }
 
-/** schema/stack.schema.json. */
 export function renderSchema(): string {
     return `${JSON.stringify(stackFileSchema(STACK_FIELDS, REQUIRED_KEYS), null, 2)}\n`;
 }

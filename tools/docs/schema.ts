@@ -1,11 +1,7 @@
-/**
- * The stack file's JSON Schema from the declarations, for editors: shapes, types, patterns, ranges and unknown keys. The rules
- * between fields stay the reader's: the schema never refuses what the program accepts.
- */
+/** The stack file's JSON Schema from the declarations, for editors; the rules between fields stay the program's (it never refuses less). */
 import { Field, Fields, JsonSchema } from "../../components/config/declare";
 import { KNOWN_NAMESPACES, PROJECT } from "../../components/config/reader";
 
-/** The schema of one declared field. */
 export function fieldSchema(f: Field): JsonSchema {
     const base: JsonSchema = { description: f.doc, ...("default" in f && f.default !== undefined ? { default: f.default } : {}) };
     switch (f.kind) {

@@ -15,10 +15,7 @@ export interface ControllerCall extends Omit<ResourceQuestion, "namespace" | "na
 const AR = "argo-rollouts v1.9.0";
 const PLUGIN = "rollouts-plugin-trafficrouter-gatewayapi v0.15.0";
 
-/**
- * The controller's calls on the platform's Rollout path, read from its source (`[scope, group, resource[/subresource], verbs,
- * source]`); components/rollouts/rbac.ts must grant every one, and a test holds it to that.
- */
+/** The controller's calls on the platform's Rollout path, read from its source; components/rollouts/rbac.ts must grant each (a test holds it). */
 export const ROLLOUT_PATH_CALLS: readonly ControllerCall[] = (
     [
         ["cluster", "argoproj.io", "rollouts", "get list watch update", `${AR} rollout/controller.go (informer, Update), rollout/replicaset.go (Get)`],

@@ -1,9 +1,9 @@
+/** Who ArgoCD acts as on the regulated namespaces (ADR-056 D3), against the identities the approval guard names (argo-cd v3.5.1 util/settings). */
 import { globRegExp } from "./argocdRbac";
 import type { ReadOnlyCluster } from "./cluster";
 import { field } from "./context";
 import { IN_CLUSTER, LiveProject, destinationPermitted } from "./regulatedPaths";
 
-/** Who ArgoCD acts as on the regulated namespaces (ADR-056 D3), against the identities the approval guard names (argo-cd v3.5.1 util/settings). */
 /** util/settings/settings.go: argocd-cm keys of sync impersonation (`IsImpersonationEnabled`: exactly "true"; `IsImpersonationEnforced`: unless "false"). */
 const ENABLED_KEY = "application.sync.impersonation.enabled";
 const ENFORCED_KEY = "application.sync.impersonation.enforced";

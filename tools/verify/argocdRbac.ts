@@ -1,6 +1,6 @@
 /**
- * ArgoCD's RBAC decision (ADR-056 D3): argo-cd v3.5.1's casbin model run by node-casbin, with what ArgoCD adds (util/rbac/rbac.go
- * loading and glob or RE2 matching, server/rbacpolicy/rbacpolicy.go `EnforceClaims`); e2e argocd-rbac-enforcer-agrees checks it.
+ * ArgoCD's RBAC decision (ADR-056 D3): argo-cd v3.5.1's casbin model run by node-casbin, with what util/rbac/rbac.go and
+ * server/rbacpolicy/rbacpolicy.go add; the end-to-end scenario argocd-rbac-enforcer-agrees asks ArgoCD the same.
  */
 import { Enforcer, newEnforcer, newModelFromString } from "casbin";
 
@@ -36,7 +36,6 @@ export const BUILTIN_POLICY_CSV = [
 ].join("\n");
 
 type ArgoRbacData = Readonly<Record<string, string>>;
-/** An AppProject's roles, as `spec.roles` holds them. */
 export interface ArgoProjectRoles {
     name: string;
     roles: { name: string; policies?: string[]; groups?: string[] }[];

@@ -42,7 +42,6 @@ export interface AccessDecision {
 
 export type { HttpAnswer };
 
-/** The only operations verify has. */
 export interface ReadOnlyCluster {
     readonly server: string;
     /** GET of one object; undefined when it does not exist (404). */

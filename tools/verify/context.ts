@@ -62,7 +62,6 @@ export function notTrue(obj: unknown, types: readonly string[], path: string[] =
 export const nameOf = (o: KubeObject): string => o.metadata?.name ?? "";
 export const namespaceOf = (o: KubeObject): string => o.metadata?.namespace ?? "";
 
-/** A nested field of an object of unknown shape. */
 export function field(obj: unknown, ...path: (string | number)[]): unknown {
     let cur = obj;
     for (const key of path) {
@@ -90,10 +89,7 @@ export const shown = (v: unknown, from = 0): string => {
     return `${start > 0 ? "..." : ""}${text.slice(start, start + 100)}${start + 100 < text.length ? "..." : ""}`;
 };
 
-/**
- * Where `live` does not carry a declared field's value, lists entry by entry; extra live fields are no drift (the API server
- * fills in defaults).
- */
+/** Where `live` lacks a declared field's value, lists entry by entry; extra live fields are no drift (the API server fills defaults). */
 export function drift(declared: unknown, live: unknown, path = ""): string[] {
     if (Array.isArray(declared)) {
         if (!Array.isArray(live) || live.length !== declared.length) {
@@ -122,7 +118,6 @@ export function drift(declared: unknown, live: unknown, path = ""): string[] {
 export const asArray = <T = unknown>(v: unknown): T[] => (Array.isArray(v) ? (v as T[]) : []);
 export const asRecord = (v: unknown): Record<string, string> => (v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, string>) : {});
 
-/** Runs `fn` over `items` with at most `limit` running at once. */
 export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
     const out: R[] = new Array(items.length);
     let next = 0;

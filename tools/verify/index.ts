@@ -12,7 +12,6 @@ import { smokeChecks } from "./checks/smoke";
 import { CheckGroup, VerifyOptions } from "./context";
 import { CheckResult, DOCS } from "./report";
 
-/** The checks, in the order of the ADR's stages. */
 export const GROUPS: readonly CheckGroup[] = [crdAndControllerChecks, rbacChecks, kyvernoChecks, argocdChecks, metricChecks, smokeChecks];
 
 const checksOf = (re: RegExp): string[] => GROUPS.flatMap((g) => g.ids).filter((id) => re.test(id));
@@ -73,10 +72,7 @@ export async function runVerify(config: AddonConfig, cluster: ReadOnlyCluster, o
     return withoutComponents(results, options.without);
 }
 
-/**
- * The CAs the controller trusts for a spoke's read endpoint: the public roots and `mimir.readCaBundle`; an explicit `ca` replaces
- * Node's store, so NODE_EXTRA_CA_CERTS cannot make verify pass where the controller fails.
- */
+/** What the controller trusts for a read endpoint; an explicit `ca` replaces Node's store, so NODE_EXTRA_CA_CERTS cannot mask a failure. */
 export function trustedCas(extraCa: string | undefined): string[] {
     return [...tls.rootCertificates, ...(extraCa ? [extraCa] : [])];
 }

@@ -63,10 +63,7 @@ export interface FoldedProbeRoute {
     replicaSets: string[];
 }
 
-/**
- * The series of gated Rollouts (ReplicaSet `<rollout>-<hash>`) whose route can hold an excluded probe route; with none excluded,
- * every request counts by choice.
- */
+/** The series of gated Rollouts (ReplicaSet `<rollout>-<hash>`) whose route can hold an excluded probe route. */
 export function foldedProbeRoutes(answer: readonly unknown[], rollouts: readonly KubeObject[], excludeRoutes: readonly string[]): FoldedProbeRoute[] {
     const out = new Map<string, FoldedProbeRoute>();
     for (const item of answer) {

@@ -89,7 +89,6 @@ export interface ArgoDestination {
     namespace?: string;
 }
 
-/** What verify reads of a live AppProject. */
 export interface LiveProject {
     name: string;
     destinations: ArgoDestination[];
@@ -111,10 +110,7 @@ function destinationGlob(pattern: string, value: string): boolean {
 
 const isDeny = (pattern: string | undefined): boolean => (pattern ?? "").startsWith("!");
 
-/**
- * Whether a project's destinations permit a destination (app_project_types.go `isDestinationMatched`); a negated one that does not
- * match refuses outright. Not read: `permitOnlyProjectScopedClusters`.
- */
+/** Whether a project's destinations permit one (app_project_types.go `isDestinationMatched`; `permitOnlyProjectScopedClusters` not read). */
 export function destinationPermitted(destinations: readonly ArgoDestination[], dst: { server: string; name: string; namespace: string }): boolean {
     let any = false;
     for (const item of destinations) {
@@ -137,7 +133,6 @@ export interface RegulatedTarget {
     server: string;
     name: string;
     namespace: string;
-    /** Why it is regulated, for the finding. */
     why: string;
 }
 

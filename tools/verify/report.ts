@@ -2,7 +2,6 @@
 
 export type Status = "PASS" | "FAIL" | "SKIP";
 
-/** One object that breaks a requirement, and what was found on it. */
 export interface Finding {
     object: string;
     found: string;
@@ -12,7 +11,6 @@ export interface CheckResult {
     /** Stable id, e.g. `crds.established`. */
     id: string;
     status: Status;
-    /** The requirement, in one line. */
     what: string;
     /** FAIL: every object that breaks it. */
     findings: Finding[];
@@ -24,7 +22,6 @@ export interface CheckResult {
 
 export const VERIFY_PAGE = "docs/operations/verify.md";
 
-/** Sections of `VERIFY_PAGE`, by group of checks. */
 export const DOCS = {
     crds: "#verify-crds-and-controller",
     rbac: "#verify-rbac",

@@ -1,7 +1,4 @@
-/**
- * ArgoCD where it syncs this cluster (ADR-056 D2, D3): projects, tenant ApplicationSets, argocd-cm, argocd-rbac-cm, and nobody
- * around the regulated approval (../regulatedPaths.ts, ../argocdIdentities.ts).
- */
+/** ArgoCD where it syncs this cluster (ADR-056 D2, D3), and nobody around the regulated approval (../regulatedPaths.ts, ../argocdIdentities.ts). */
 import * as YAML from "yaml";
 import {
     BUILTIN_KINDS,
@@ -213,8 +210,7 @@ export const argocdChecks: CheckGroup = {
                 : done("rbac", rbacFinding ? [{ object: rbacObject, found: rbacFinding }] : []),
         );
 
-        // The regulated gate through ArgoCD (ADR-056 D3): argocd-rbac-cm as ArgoCD's enforcer reads it,
-        // the paths around the regulated projects' RBAC, and who ArgoCD acts as.
+        // The regulated gate through ArgoCD (ADR-056 D3): its RBAC, the paths around it, and who ArgoCD acts as.
         if (regulated.length === 0) {
             const why = "no argocd.rbac.regulatedProjects in the stack";
             return [

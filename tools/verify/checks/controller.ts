@@ -28,7 +28,6 @@ export const CONTROLLER_CONTAINER = "argo-rollouts";
 /** Seconds of clock difference between this machine and the API server tolerated on a Lease. */
 const CLOCK_SKEW_SECONDS = 30;
 
-/** The field managers of a live object, `manager (operation)`. */
 export function fieldManagers(live: KubeObject): string[] {
     return [...new Set((live.metadata?.managedFields ?? []).map((e) => `${e.manager ?? "?"} (${e.operation ?? "?"})`))];
 }
@@ -50,10 +49,7 @@ export function established(crd: KubeObject | undefined, name: string): Finding[
     return [...notTrue(crd, ["Established", "NamesAccepted"]), ...deleting].map((found) => ({ object, found }));
 }
 
-/**
- * What the cluster shows of a CRD's deletion as a side effect: an owner, a Helm release without `resource-policy: keep`, a Terraform
- * field manager. Pulumi's protect lives in the stack's state.
- */
+/** A CRD's deletion as a side effect: an owner, a Helm release without `resource-policy: keep`, a Terraform manager (protect is in the state). */
 export function protectedFromDeletion(crd: KubeObject | undefined, name: string): Finding[] {
     if (!crd) {
         return [];

@@ -39,10 +39,7 @@ export const GENERATED_BY_POLICY = "generate.kyverno.io/policy-name";
 /** ADR-085's availability policies: declared by this stack in `own` mode, the platform's in `complement` mode. */
 export const AVAILABILITY_POLICY_NAMES: readonly string[] = [POLICY_NAMES.pdb, POLICY_NAMES.spread, POLICY_NAMES.replicaFloor, POLICY_NAMES.defaultNamespace];
 
-/**
- * Why Kyverno does not report `live` ready (a ClusterPolicy's `Ready`, a CEL policy's `status.conditionStatus`); a CEL policy
- * Kyverno cannot compile never exists (pkg/webhooks/policy/handlers.go).
- */
+/** Why Kyverno does not report `live` ready; a CEL policy it cannot compile never exists (kyverno pkg/webhooks/policy/handlers.go). */
 export function notReady(live: KubeObject | undefined, declared: KyvernoPolicy): string[] {
     if (!live) {
         return [

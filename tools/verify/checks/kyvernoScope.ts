@@ -57,10 +57,7 @@ const GUARDED = [
     ["", "v1", "Pod", "ephemeralcontainers"],
 ] as const;
 
-/**
- * Each `resourceFilters` entry that hides a guarded request in a regulated namespace: Kyverno admits it without asking any policy
- * (kyverno v1.17.2 pkg/config `parseKinds`, `ToFilter`; its chart filters ReplicaSets by default).
- */
+/** Each `resourceFilters` entry hiding a guarded request in a regulated namespace from every policy (kyverno v1.17.2 pkg/config `ToFilter`). */
 export function filteredGuardRequests(resourceFilters: string, namespaces: readonly string[]): Finding[] {
     return [...resourceFilters.matchAll(/\[([^[\]]*)\]/g)].flatMap(([text, body]) => {
         const [kind = "", namespace = ""] = body.split(",");

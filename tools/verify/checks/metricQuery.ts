@@ -6,7 +6,6 @@ import { VerifyContext, ref } from "../context";
 import type { Finding } from "../report";
 import { FOLDED_ROUTE_QUERY, foldedProbeRoutes, gatedRollouts } from "../probeRoutes";
 
-/** What a check found, or why it was skipped. */
 export type Judged = { findings: Finding[]; note?: string } | { skipped: string };
 
 /** The labels every gate selects the measured ReplicaSet's series by (components/rollouts/analysis.ts). */
@@ -56,10 +55,7 @@ export function queryAnswer(status: number, body: string): { ok: true; series: n
 /** Not reachable from where verify runs: SKIP, with the command to run from inside the cluster. */
 const NETWORK_ERROR = /ENOTFOUND|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|timeout/i;
 
-/**
- * Why the endpoint's certificate was refused, from Node's OpenSSL code or message (Go's verifier refuses the same); undefined when
- * not about the certificate.
- */
+/** Why the endpoint's certificate was refused, from Node's OpenSSL code or message; undefined when not about the certificate. */
 export function certificateProblem(e: { code?: string; message: string }): "untrusted" | "validity" | "hostname" | "other" | undefined {
     const text = `${e.code ?? ""} ${e.message}`;
     if (
@@ -94,7 +90,6 @@ export function certificateAdvice(kind: "untrusted" | "validity" | "hostname" | 
     }[kind];
 }
 
-/** Ends the probe with a result: a finding, or a skip. */
 class Stop {
     constructor(readonly judged: Judged) {}
 }

@@ -28,7 +28,6 @@ export interface DeclaredTemplate {
     spec: (address: string) => Record<string, unknown>;
 }
 
-/** The four shared metric templates and the two error-budget templates. */
 export function declaredTemplates(config: AddonConfig): DeclaredTemplate[] {
     const { analysis } = config;
     const tenant = config.cluster.mimirTenant;
@@ -46,10 +45,7 @@ export function declaredTemplates(config: AddonConfig): DeclaredTemplate[] {
     ];
 }
 
-/**
- * What is wrong with a live ClusterAnalysisTemplate: not Prometheus (a Job's pod is denied by the registry policy), another tenant
- * or address, a finite template that never ends, any other declared field.
- */
+/** A live template's problems: not Prometheus (a Job's pod is denied), another tenant or address, a finite one that never ends, any drift. */
 export function templateProblems(template: KubeObject, declared: DeclaredTemplate, tenant: string, address: string | undefined): string[] {
     const out: string[] = [];
     const metrics = asArray(field(template, "spec", "metrics"));

@@ -83,10 +83,7 @@ interface Deployer {
     via: string;
 }
 
-/**
- * Deployers in regulated namespaces: each deployer group (asked alone) and every subject of a `<app>-rollout-deployer` RoleBinding
- * but ArgoCD's identities; a string says why there is nobody to ask.
- */
+/** Deployers in regulated namespaces: each deployer group and each `<app>-rollout-deployer` subject but ArgoCD's; or why there is none. */
 function regulatedDeployers(config: AddonConfig, namespaces: readonly string[], all: readonly Binding[]): Deployer[] | string {
     const regulated = config.policy.regulated;
     if (!regulated) {

@@ -21,16 +21,12 @@ export function gateRunTypes(plan: DeliveryPlan): string[] {
     return "blueGreen" in plan.strategy ? [...(plan.strategy.blueGreen.prePromotionAnalysis ? ["PrePromotion"] : []), "PostPromotion"] : ["Background"];
 }
 
-/** The smoke app's plan, as the smoke stage builds it. */
 export const smokePlan = (config: AddonConfig): DeliveryPlan =>
     deliveryPlan(smokeApp(config.smokeTest, config.gateway), smokeStrategyOptions(config.smokeTest, config.analysis, config.delivery.prod.standard));
 
 export type SmokeState = { kind: "promoted" } | { kind: "aborted" | "progressing" | "paused" | "degraded" | "stale"; message: string };
 
-/**
- * Where a Rollout stands, from its status (argo-rollouts v1.9.0 utils/rollout/rolloututil.go `CalculateRolloutPhase`): promoted,
- * aborted, or neither; `observedGeneration` says whether the status is current.
- */
+/** Where a Rollout stands, from its status (argo-rollouts v1.9.0 utils/rollout/rolloututil.go `CalculateRolloutPhase`). */
 export function smokeState(rollout: KubeObject): SmokeState {
     const status = (rollout.status ?? {}) as Record<string, unknown>;
     const phase = String(status.phase ?? "");
