@@ -5,7 +5,7 @@ import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
 import { PROJECT } from "../components/config/reader";
-import { UsageError, argsOrExit, readFlags, scriptArgs } from "./cli";
+import { UsageError, argsOrExit, readFlags, runMain, scriptArgs } from "./cli";
 import { REPO_ROOT, listStacks } from "./stackFile";
 import { deployOrder } from "./deployOrder";
 
@@ -211,19 +211,8 @@ async function main({ runs, engine, json }: { runs: number; engine: boolean; jso
         // The real engine in a process of its own, so the program's tools never import the end-to-end harness.
         const engineJson = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "bench-engine-")), "engine.json");
         console.log("");
-        const res = spawnSync(
-            process.execPath,
-            [
-                "--require",
-                path.join(REPO_ROOT, "tools", "swc-register.js"),
-                path.join(REPO_ROOT, "e2e", "bench.ts"),
-                "--runs",
-                String(runs),
-                "--json",
-                engineJson,
-            ],
-            { cwd: REPO_ROOT, stdio: "inherit" },
-        );
+        const args = ["--require", "./tools/swc-register.js", "e2e/bench.ts", "--runs", String(runs), "--json", engineJson];
+        const res = spawnSync(process.execPath, args, { cwd: REPO_ROOT, stdio: "inherit" });
         if (res.status !== 0) {
             writeJson();
             throw new Error("the engine benchmark failed (see above)");
@@ -235,8 +224,5 @@ async function main({ runs, engine, json }: { runs: number; engine: boolean; jso
 }
 
 if (require.main === module) {
-    main(argsOrExit(() => parseBenchArgs(process.argv.slice(2)), HELP)).catch((err: unknown) => {
-        console.error(err instanceof Error ? err.message : String(err));
-        process.exit(1);
-    });
+    runMain(() => main(argsOrExit(() => parseBenchArgs(process.argv.slice(2)), HELP)));
 }

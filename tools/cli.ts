@@ -48,6 +48,17 @@ export function argsOrExit<T>(parse: () => T | "help", help: string): T {
     return parsed;
 }
 
+/** Runs a command's main: what it returns is printed; an error exits 1 with its message. */
+export function runMain(main: () => Promise<string | void>): void {
+    main().then(
+        (out) => out !== undefined && console.log(out),
+        (err: unknown) => {
+            console.error(printable(err instanceof Error ? err.message : String(err)));
+            process.exit(1);
+        },
+    );
+}
+
 /** How Node runs an npm script of the project: npm puts node_modules/.bin first on the PATH, and a package's command is its bin script. */
 export function scriptArgs(script: string, root: string): string[] {
     if (/["'`$\\|&;<>(){}*?~]/.test(script)) {

@@ -3,7 +3,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { stackStrategies } from "../components/delivery/config";
 import { renderComponents } from "../components/delivery/kustomize";
-import { UsageError, argsOrExit, readFlags } from "./cli";
+import { UsageError, argsOrExit, readFlags, runMain } from "./cli";
 import { REPO_ROOT, configFromStackFile, readStackFile } from "./stackFile";
 
 const USAGE = "usage: npm run delivery -- --stack <name> --out <dir> [--config-dir <dir>]";
@@ -67,14 +67,9 @@ export function writeDeliveryComponents(stack: string, configDir: string, out: s
 
 if (require.main === module) {
     const args = argsOrExit(() => parseDeliveryArgs(process.argv.slice(2)), HELP);
-    try {
+    runMain(async () => {
         const written = writeDeliveryComponents(args.stack, args.configDir, args.out);
         const components = [...new Set(written.filter((f) => f.includes("/")).map((f) => f.split("/")[0]))];
-        console.log(
-            `stack "${args.stack}": wrote ${components.length} components (${components.join(", ")}) and README.md to ${path.relative(process.cwd(), args.out) || args.out}`,
-        );
-    } catch (err) {
-        console.error(err instanceof Error ? err.message : String(err));
-        process.exit(1);
-    }
+        return `stack "${args.stack}": wrote ${components.length} components (${components.join(", ")}) and README.md to ${path.relative(process.cwd(), args.out) || args.out}`;
+    });
 }

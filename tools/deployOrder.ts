@@ -2,8 +2,8 @@
 import * as fs from "fs";
 import * as path from "path";
 import { parseConfigText } from "../components/config/load";
-import { PROJECT, isPlainObject, printable } from "../components/config/reader";
-import { argsOrExit, readFlags } from "./cli";
+import { PROJECT, isPlainObject } from "../components/config/reader";
+import { argsOrExit, readFlags, runMain } from "./cli";
 import { REPO_ROOT, listStacks, readStackFile } from "./stackFile";
 
 const USAGE = "usage: npm run --silent deploy-order [-- --config-dir <dir>]";
@@ -54,10 +54,5 @@ export function parseDeployOrderArgs(argv: readonly string[]): { configDir: stri
 
 if (require.main === module) {
     const { configDir } = argsOrExit(() => parseDeployOrderArgs(process.argv.slice(2)), HELP);
-    try {
-        process.stdout.write(githubOutputLines(deployOrder(configDir)));
-    } catch (err) {
-        console.error(printable(err instanceof Error ? err.message : String(err)));
-        process.exit(1);
-    }
+    runMain(async () => void process.stdout.write(githubOutputLines(deployOrder(configDir))));
 }

@@ -1,8 +1,8 @@
 /** A stack's drift issue (.github/workflows/drift.yml), found by its marker: drift opens or reopens it, a clean report closes it. */
 import * as fs from "fs";
-import { argsOrExit } from "./cli";
+import { argsOrExit, runMain } from "./cli";
 import { CLEAN_MARK, issueMarker } from "./driftReport";
-import { MAX_BODY, Repo, byBot, call, cutTo, pages, repoFromEnv, runMain, stackAndFile } from "./prComment";
+import { MAX_BODY, Repo, byBot, call, cutTo, pages, repoFromEnv, stackAndFile } from "./prComment";
 
 export { MAX_BODY, Repo, repoFromEnv };
 

@@ -1,14 +1,14 @@
 /** `npm run plan`: the program for one stack file under Pulumi's mock runtime (no credentials, network or CLI), written by planFiles.ts. */
 import * as fs from "fs";
 import * as path from "path";
-import { ConfigError, PROJECT, isPlainObject, printable } from "../components/config/reader";
+import { PROJECT, isPlainObject, printable } from "../components/config/reader";
 import { parseConfigText } from "../components/config/load";
 import { checkPlan } from "./guard";
 import { validateObject } from "./schemas";
 import { OfflineRun, runOffline } from "./offline";
 import { REPO_ROOT, StackFile, listStacks, placeholderWorld, readStackFile, referencedHubStack } from "./stackFile";
 import { KUBERNETES_VERSION } from "../components/cluster/config";
-import { UsageError, argsOrExit, readFlags } from "./cli";
+import { UsageError, argsOrExit, readFlags, runMain } from "./cli";
 import { PlanRow } from "./planDiff";
 import { reviewDiff } from "./planAgainst";
 import { chartPathFrom } from "./chartRender";
@@ -193,8 +193,5 @@ async function main(): Promise<void> {
 }
 
 if (require.main === module) {
-    main().catch((err: unknown) => {
-        console.error(printable(err instanceof ConfigError || err instanceof Error ? err.message : String(err)));
-        process.exit(err instanceof UsageError ? 2 : 1);
-    });
+    runMain(main);
 }

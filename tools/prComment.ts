@@ -1,6 +1,6 @@
 /** The plan diff's comment per stack on a pull request (.github/workflows/preview.yml), found by its marker, through GitHub's REST API. */
 import * as fs from "fs";
-import { UsageError, argsOrExit, readFlags } from "./cli";
+import { UsageError, argsOrExit, readFlags, runMain } from "./cli";
 
 /** GitHub refuses a comment or issue body over 65536 characters. */
 export const MAX_BODY = 65536;
@@ -104,14 +104,6 @@ export function targetFromEnv(env: NodeJS.ProcessEnv): Repo & { pullRequest: num
         throw new Error("the workflow's event is not a pull request: nothing to comment on");
     }
     return { ...repo, pullRequest };
-}
-
-/** Runs a workflow command's main, exiting 1 with its message on an error. */
-export function runMain(main: () => Promise<string>): void {
-    main().then(console.log, (err: unknown) => {
-        console.error(err instanceof Error ? err.message : String(err));
-        process.exit(1);
-    });
 }
 
 if (require.main === module) {

@@ -192,22 +192,13 @@ export async function adoptCheck(config: AddonConfig, planned: PlannedObject[], 
 
     // What stays behind: keys the stack no longer writes, and release objects it does not declare.
     const notifications = planned.find((p) => p.kind === "ConfigMap" && p.metadata.name === NOTIFICATION_CONFIGMAP);
+    const configKeys = renderedConfigKeys(values.controller as Record<string, unknown>);
     const written: [string, string[], string][] = [
-        [
-            "argo-rollouts-config",
-            renderedConfigKeys(values.controller as Record<string, unknown>),
-            "keys {} stay, owned by the old manager, and the controller keeps loading them",
-        ],
-        ...(notifications
-            ? [
-                  [NOTIFICATION_CONFIGMAP, Object.keys(notifications.data ?? {}), "old notification keys {} stay, owned by the old manager"] as [
-                      string,
-                      string[],
-                      string,
-                  ],
-              ]
-            : []),
+        ["argo-rollouts-config", configKeys, "keys {} stay, owned by the old manager, and the controller keeps loading them"],
     ];
+    if (notifications) {
+        written.push([NOTIFICATION_CONFIGMAP, Object.keys(notifications.data ?? {}), "old notification keys {} stay, owned by the old manager"]);
+    }
     for (const [name, keys, what] of written) {
         const stale = staleKeys(await cluster.get(apiPath("v1", "ConfigMap", ns, name)), keys);
         if (stale.length > 0) {
