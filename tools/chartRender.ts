@@ -20,10 +20,7 @@ export interface ChartRelease {
 }
 
 /** One rendered object, with the template it came from (`argo-rollouts/templates/controller/deployment.yaml`). */
-export interface RenderedObject {
-    object: Record<string, unknown>;
-    source?: string;
-}
+export type RenderedObject = { object: Record<string, unknown>; source?: string };
 
 export type ChartRender = { objects: RenderedObject[]; chart: { name: string; version: string } } | { notShown: string };
 

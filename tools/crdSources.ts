@@ -17,10 +17,7 @@ export function crdSourceFrom(flag: string | undefined, env: NodeJS.ProcessEnv =
     return v === "remote" ? { kind: "remote" } : { kind: "dir", dir: path.resolve(v) };
 }
 
-export interface SourcedObject {
-    object: Record<string, unknown>;
-    source: string;
-}
+export type SourcedObject = { object: Record<string, unknown>; source: string };
 
 export type CrdRead = { objects: SourcedObject[] } | { notShown: string };
 

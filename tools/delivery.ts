@@ -21,13 +21,7 @@ removed; nothing else in <out> is touched.
 
 Flags take their value as the next argument or after "=" (--stack=hub).`;
 
-export interface DeliveryArgs {
-    stack: string;
-    out: string;
-    configDir: string;
-}
-
-export function parseDeliveryArgs(argv: readonly string[]): DeliveryArgs | "help" {
+export function parseDeliveryArgs(argv: readonly string[]) {
     const flags = readFlags(argv, { stack: { type: "string" }, out: { type: "string" }, "config-dir": { type: "string" } }, USAGE);
     if (flags === "help") {
         return flags;

@@ -15,10 +15,7 @@ all of them in that order.
 
   --config-dir <dir>   where the Pulumi.<stack>.yaml files are (default: the project's root)`;
 
-export interface DeployOrder {
-    hubs: string[];
-    spokes: string[];
-}
+export type DeployOrder = { hubs: string[]; spokes: string[] };
 
 /** Splits the project's stacks by `cluster.role`; a stack file without a valid role is an error. */
 export function deployOrder(root = REPO_ROOT): DeployOrder {

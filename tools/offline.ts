@@ -43,11 +43,7 @@ export interface PlannedResource {
     transforms: pulumi.ResourceTransform[];
 }
 
-export interface OfflineRun {
-    stack: string;
-    resources: PlannedResource[];
-    outputs: Record<string, unknown>;
-}
+export type OfflineRun = { stack: string; resources: PlannedResource[]; outputs: Record<string, unknown> };
 
 /** What the cluster and the cloud hold: objects by `<apiVersion>/<kind>/<namespace>/<name>`, stack outputs by stack, provider functions by token. */
 export interface OfflineWorld {

@@ -63,18 +63,7 @@ manifests.yaml and patches.yaml, all or none; a failed plan removes the stack's 
 
 Flags take their value as the next argument or after "=" (--stack=hub).`;
 
-export interface PlanArgs {
-    stack: string;
-    out: string;
-    configDir: string;
-    stats?: string;
-    against?: string;
-    chart?: string;
-    kubeVersion?: string;
-    crds?: string;
-}
-
-export function parsePlanArgs(argv: readonly string[]): PlanArgs | "help" {
+export function parsePlanArgs(argv: readonly string[]) {
     const text = { type: "string" } as const;
     const flags = readFlags(
         argv,

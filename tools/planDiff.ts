@@ -35,10 +35,7 @@ export interface ObjectChange {
     after?: Record<string, unknown>;
 }
 
-export interface PlanDiff {
-    changes: ObjectChange[];
-    unchanged: number;
-}
+export type PlanDiff = { changes: ObjectChange[]; unchanged: number };
 
 /** What a review names an object by: its kind and namespace/name when it is a Kubernetes object. */
 export function objectLabel(row: PlanRow): string {

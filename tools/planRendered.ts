@@ -3,10 +3,7 @@ import { PlanRow } from "./planDiff";
 import { ChartRender, HELM_CHART, chartRelease, renderChart } from "./chartRender";
 import { CONFIG_GROUP, CrdRead, CrdSourceSpec, readCrdFiles } from "./crdSources";
 
-export interface ProviderRendered {
-    charts: { row: PlanRow; render: ChartRender }[];
-    crds: { row: PlanRow; read: CrdRead }[];
-}
+export type ProviderRendered = { charts: { row: PlanRow; render: ChartRender }[]; crds: { row: PlanRow; read: CrdRead }[] };
 
 export interface RenderOptions {
     chartPath?: string;

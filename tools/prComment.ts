@@ -20,11 +20,7 @@ export function commentBody(stack: string, summary: string, runUrl?: string): st
     return head + cutTo(summary, MAX_BODY - head.length - footer.length, "a comment") + footer;
 }
 
-export interface IssueComment {
-    id: number;
-    body?: string | null;
-    user?: { type?: string } | null;
-}
+export type IssueComment = { id: number; body?: string | null; user?: { type?: string } | null };
 
 /** Whether a comment or an issue is the workflow's bot's, for the stack's marker. */
 export const byBot = (item: { body?: string | null; user?: { type?: string } | null }, marker: string): boolean =>

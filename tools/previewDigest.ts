@@ -6,10 +6,7 @@
 
 import { asArray, field } from "./verify/context";
 
-export interface ResourceState {
-    inputs?: Record<string, unknown>;
-    outputs?: Record<string, unknown>;
-}
+export type ResourceState = { inputs?: Record<string, unknown>; outputs?: Record<string, unknown> };
 
 export interface PreviewStep {
     op: string;
@@ -26,13 +23,7 @@ export interface PreviewDigest {
     changeSummary?: Record<string, number>;
 }
 
-export interface ManagedFieldsEntry {
-    manager?: string;
-    operation?: string;
-    time?: string;
-    subresource?: string;
-    fieldsV1?: Record<string, unknown>;
-}
+export type ManagedFieldsEntry = { manager?: string; operation?: string; time?: string; subresource?: string; fieldsV1?: Record<string, unknown> };
 
 export interface FieldDrift {
     /** The provider's property path (`data["policy.csv"]`). */

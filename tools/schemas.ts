@@ -1,9 +1,7 @@
 /** Each whole object validated by the `validate()` of kubernetes-models; the kinds none covers are the API server's to check. */
 import { SECRET } from "./offline";
 
-interface Model {
-    validate(): void;
-}
+type Model = { validate(): void };
 type ModelClass = (new (data: never) => Model) & { apiVersion: string; kind: string };
 
 /** The module of each kind's model, by `<apiVersion>/<kind>`: loaded one by one, as a package's index loads hundreds. */

@@ -35,24 +35,13 @@ export interface DeclaredObject {
 }
 
 /** Something of the old install the stack will not manage, and the command that retires it. */
-export interface Leftover {
-    object: string;
-    what: string;
-    retire: string;
-}
+export type Leftover = { object: string; what: string; retire: string };
 
 /** Something adopting would break, and what to do first. */
-export interface Breakage {
-    object: string;
-    found: string;
-    fix: string;
-}
+export type Breakage = { object: string; found: string; fix: string };
 
 /** A tenant's use of a cluster template the stack does not declare. */
-export interface TemplateUse {
-    template: string;
-    rollouts: { rollout: string; where: string; resolves: boolean; unresolved: string[] }[];
-}
+export type TemplateUse = { template: string; rollouts: { rollout: string; where: string; resolves: boolean; unresolved: string[] }[] };
 
 export interface AdoptReport {
     stack: string;
@@ -66,12 +55,7 @@ export interface AdoptReport {
     breaks: Breakage[];
 }
 
-export interface PlannedObject {
-    apiVersion: string;
-    kind: string;
-    metadata: { name: string; namespace?: string };
-    [field: string]: unknown;
-}
+export type PlannedObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; [field: string]: unknown };
 
 /** Kinds an old release may have beside what the stack declares, listed by the release's label (`<apiVersion> <Kind>`, cluster-scoped last). */
 const RELEASE_KINDS: [apiVersion: string, kind: string, namespaced: boolean][] = [

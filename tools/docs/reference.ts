@@ -5,13 +5,7 @@ import { Field, Fields } from "../../components/config/declare";
 import { stackFileSchema } from "./schema";
 import { REQUIRED_KEYS, STACK_FIELDS, parseAddonConfig } from "../../stacks/config";
 
-export interface ReferenceRow {
-    key: string;
-    type: string;
-    default: string;
-    allowed: string;
-    meaning: string;
-}
+export type ReferenceRow = { key: string; type: string; default: string; allowed: string; meaning: string };
 
 const TYPES: Record<Exclude<Field["kind"], "string" | "custom">, string> = {
     integer: "integer",

@@ -54,11 +54,7 @@ export function ruleAllows(rule: PolicyRule, q: Pick<ResourceQuestion, "verb" | 
     return any(rule.verbs, q.verb) && any(rule.apiGroups, q.group) && resource && name;
 }
 
-export interface BindingSubject {
-    kind: string;
-    name: string;
-    namespace?: string;
-}
+export type BindingSubject = { kind: string; name: string; namespace?: string };
 
 /** Who the API server authenticates a binding subject as (ServiceAccounts in their groups; everyone in `system:authenticated`). */
 export function reviewSubject(s: BindingSubject, bindingNamespace?: string): Subject {

@@ -31,13 +31,7 @@ export function serviceAccountToImpersonate(
 }
 
 /** How ArgoCD reaches one regulated namespace for one regulated project: the users its syncs and its API server's writes arrive as (no sync: it refuses to sync there), and why. */
-export interface ArgoIdentity {
-    project: string;
-    namespace: string;
-    sync?: string;
-    server?: string;
-    note: string;
-}
+export type ArgoIdentity = { project: string; namespace: string; sync?: string; server?: string; note: string };
 
 /**
  * Who ArgoCD acts as on each regulated namespace a regulated project may target: its own ServiceAccounts, or with sync impersonation

@@ -36,21 +36,11 @@ export const BUILTIN_POLICY_CSV = [
 ].join("\n");
 
 type ArgoRbacData = Readonly<Record<string, string>>;
-export interface ArgoProjectRoles {
-    name: string;
-    roles: { name: string; policies?: string[]; groups?: string[] }[];
-}
+export type ArgoProjectRoles = { name: string; roles: { name: string; policies?: string[]; groups?: string[] }[] };
 /** Who asks: the token's `sub` and its groups. */
-export interface ArgoRbacSubject {
-    user?: string;
-    groups: readonly string[];
-}
+export type ArgoRbacSubject = { user?: string; groups: readonly string[] };
 /** What is asked: `p` line fields 2 to 4. */
-export interface ArgoRbacQuery {
-    resource: string;
-    action: string;
-    object: string;
-}
+export type ArgoRbacQuery = { resource: string; action: string; object: string };
 export interface ArgoRbac {
     /** Set when the policy does not load: ArgoCD then denies every request. */
     error?: string;

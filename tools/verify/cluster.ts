@@ -20,19 +20,9 @@ export interface KubeObject extends LiveObject {
 }
 
 /** What a SubjectAccessReview asks; no namespace: every namespace (a cluster-wide grant is needed). */
-export interface ResourceQuestion {
-    verb: string;
-    group: string;
-    resource: string;
-    subresource?: string;
-    namespace?: string;
-    name?: string;
-}
+export type ResourceQuestion = { verb: string; group: string; resource: string; subresource?: string; namespace?: string; name?: string };
 
-export interface Subject {
-    user?: string;
-    groups?: string[];
-}
+export type Subject = { user?: string; groups?: string[] };
 
 export interface AccessDecision {
     allowed: boolean;

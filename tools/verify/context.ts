@@ -18,26 +18,13 @@ export interface VerifyOptions {
     httpGet: (url: string, headers: Record<string, string>, trust: { extraCa?: string }) => Promise<HttpAnswer>;
 }
 
-export interface VerifyContext {
-    config: AddonConfig;
-    cluster: ReadOnlyCluster;
-    options: VerifyOptions;
-}
+export type VerifyContext = { config: AddonConfig; cluster: ReadOnlyCluster; options: VerifyOptions };
 
 /** A group of checks: their ids (each still reported when a read fails), their section and how to run them. */
-export interface CheckGroup {
-    ids: readonly string[];
-    readme: string;
-    run: (ctx: VerifyContext) => Promise<CheckResult[]>;
-}
+export type CheckGroup = { ids: readonly string[]; readme: string; run: (ctx: VerifyContext) => Promise<CheckResult[]> };
 
 /** A status condition (metav1.Condition and its older cousins). */
-export interface Condition {
-    type: string;
-    status: string;
-    reason?: string;
-    message?: string;
-}
+export type Condition = { type: string; status: string; reason?: string; message?: string };
 
 export function conditions(obj: unknown, ...path: string[]): Condition[] {
     return asArray<Condition>(field(obj, "status", ...(path.length > 0 ? path : ["conditions"])));

@@ -11,13 +11,7 @@ import { asArray, field } from "./context";
 /** What a spoke may reach of Mimir through its hostname: remote write and Mimir's read endpoints. */
 export const SPOKE_MIMIR_PATHS: readonly PathMatch[] = [REMOTE_WRITE_MATCH, ...MIMIR_READ_PATHS];
 
-export interface SpokeHost {
-    spoke: string;
-    tenant: string;
-    hostname: string;
-    gateway: { namespace: string; name: string };
-    listener: string;
-}
+export type SpokeHost = { spoke: string; tenant: string; hostname: string; gateway: { namespace: string; name: string }; listener: string };
 
 /** Whether a route names the spoke's listener in a parentRef and serves its hostname (none: the listener's). */
 export function servesSpokeHost(route: KubeObject, host: SpokeHost): boolean {

@@ -14,19 +14,10 @@ export const REQUEST_GATES: readonly string[] = [SUCCESS_RATE, SUCCESS_RATE_FINI
 export const FOLDED_ROUTE_QUERY = `count by (k8s_namespace_name, k8s_replicaset_name, ${BEYLA_ROUTE_LABEL}) (${BEYLA_REQUESTS}{k8s_namespace_name!="",k8s_replicaset_name!="",${BEYLA_ROUTE_LABEL}=~".*[*].*"})`;
 
 /** An analysis argument (argo-rollouts v1alpha1 Argument). */
-export interface Argument {
-    name: string;
-    value?: string;
-    valueFrom?: unknown;
-}
+export type Argument = { name: string; value?: string; valueFrom?: unknown };
 
 /** One reference of a Rollout to a ClusterAnalysisTemplate, with the args passed along. */
-export interface TemplateReference {
-    rollout: string;
-    where: string;
-    template: string;
-    args: Argument[];
-}
+export type TemplateReference = { rollout: string; where: string; template: string; args: Argument[] };
 
 type Analysis = { templates?: { templateName?: string; clusterScope?: boolean }[]; args?: Argument[] } | undefined;
 
@@ -56,12 +47,7 @@ export function foldsInto(probe: string, route: string): boolean {
     return route === "/**" || (r.includes("*") && p.length === r.length && r.every((s, i) => s === "*" || s === p[i]));
 }
 
-export interface FoldedProbeRoute {
-    rollout: { namespace: string; name: string; gates: string[] };
-    route: string;
-    probes: string[];
-    replicaSets: string[];
-}
+export type FoldedProbeRoute = { rollout: { namespace: string; name: string; gates: string[] }; route: string; probes: string[]; replicaSets: string[] };
 
 /** The series of gated Rollouts (ReplicaSet `<rollout>-<hash>`) whose route can hold an excluded probe route. */
 export function foldedProbeRoutes(answer: readonly unknown[], rollouts: readonly KubeObject[], excludeRoutes: readonly string[]): FoldedProbeRoute[] {

@@ -83,11 +83,7 @@ export async function regulatedRbacProblems(
 }
 
 /** An AppProject destination (pkg/apis/application/v1alpha1 `ApplicationDestination`). */
-export interface ArgoDestination {
-    server?: string;
-    name?: string;
-    namespace?: string;
-}
+export type ArgoDestination = { server?: string; name?: string; namespace?: string };
 
 export interface LiveProject {
     name: string;
@@ -129,12 +125,7 @@ export function destinationPermitted(destinations: readonly ArgoDestination[], d
 }
 
 /** A destination that is regulated: this cluster's regulated namespaces, or a regulated project's own concrete destinations. */
-export interface RegulatedTarget {
-    server: string;
-    name: string;
-    namespace: string;
-    why: string;
-}
+export type RegulatedTarget = { server: string; name: string; namespace: string; why: string };
 
 const GLOB = /[*?[\]{}!\\]/;
 

@@ -2,10 +2,7 @@
 
 export type Status = "PASS" | "FAIL" | "SKIP";
 
-export interface Finding {
-    object: string;
-    found: string;
-}
+export type Finding = { object: string; found: string };
 
 export interface CheckResult {
     /** Stable id, e.g. `crds.established`. */
@@ -52,12 +49,7 @@ export function checks<const W extends Record<string, string>>(readme: string, w
     };
 }
 
-export interface Report {
-    stack: string;
-    cluster: string;
-    server: string;
-    results: CheckResult[];
-}
+export type Report = { stack: string; cluster: string; server: string; results: CheckResult[] };
 
 export function summary(results: readonly CheckResult[]): Record<Status, number> {
     const count = (s: Status) => results.filter((r) => r.status === s).length;

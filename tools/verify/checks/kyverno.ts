@@ -175,12 +175,7 @@ export function availabilityProblems(live: readonly KubeObject[], mode: Availabi
     });
 }
 
-export interface Workload {
-    kind: string;
-    namespace: string;
-    name: string;
-    podLabels: Record<string, string>;
-}
+export type Workload = { kind: string; namespace: string; name: string; podLabels: Record<string, string> };
 
 /** Workloads whose pods two or more PodDisruptionBudgets select (evictions of those pods fail). */
 export function doublyCovered(workloads: readonly Workload[], pdbs: readonly KubeObject[]): Finding[] {

@@ -22,11 +22,7 @@ export function expectedAddress(config: AddonConfig): string | undefined {
 }
 
 /** A shared template as the stack declares it for an address; `finite` ones are referenced in steps and must end. */
-export interface DeclaredTemplate {
-    name: string;
-    runs: "background" | "finite";
-    spec: (address: string) => Record<string, unknown>;
-}
+export type DeclaredTemplate = { name: string; runs: "background" | "finite"; spec: (address: string) => Record<string, unknown> };
 
 export function declaredTemplates(config: AddonConfig): DeclaredTemplate[] {
     const { analysis } = config;

@@ -39,12 +39,7 @@ const STATUS_WRITES = [promote("patch"), promote("update")];
 /** Most editor bindings whose subjects are asked about: enough to show a real person, few requests. */
 const MAX_EDITOR_SUBJECTS = 20;
 
-export interface Binding {
-    namespace: string;
-    name: string;
-    roleRef: { kind: string; name: string };
-    subjects: BindingSubject[];
-}
+export type Binding = { namespace: string; name: string; roleRef: { kind: string; name: string }; subjects: BindingSubject[] };
 
 export const bindings = (list: readonly KubeObject[]): Binding[] =>
     list.map((b) => ({
@@ -77,11 +72,7 @@ const DEPLOYER_REFUSED: Record<"rbac.deployer-cannot-resume" | "rbac.deployer-ca
     ],
 };
 
-interface Deployer {
-    subject: BindingSubject;
-    namespace: string;
-    via: string;
-}
+type Deployer = { subject: BindingSubject; namespace: string; via: string };
 
 /** Deployers in regulated namespaces: each deployer group and each `<app>-rollout-deployer` subject but ArgoCD's; or why there is none. */
 function regulatedDeployers(config: AddonConfig, namespaces: readonly string[], all: readonly Binding[]): Deployer[] | string {
