@@ -1,8 +1,4 @@
-/**
- * `npm run adopt-check`: before the adopting run, what `cluster.adoptExisting` takes over on a
- * stack's cluster and what it would break (ADR-056 as-built, platform introduction). Read-only, with
- * verify's connection; the stack's objects come from its offline plan.
- */
+/** `npm run adopt-check`: what an adopting run (cluster.adoptExisting) takes over and would break, read-only; the stack's objects from its plan. */
 import * as path from "path";
 import { UsageError, readFlags } from "./cli";
 import { AdoptReport, PlannedObject, adoptCheck } from "./adopt/check";

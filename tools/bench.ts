@@ -1,17 +1,11 @@
-/**
- * `npm run bench`, every case in a fresh process so its peak memory is its own, each against a floor
- * measured in the same run (plain Node loading @pulumi/pulumi and @pulumi/kubernetes): program load
- * as the Pulumi CLI does it (tools/load-probe.js), the offline plan of every stack and of synthetic
- * hubs with 1, 10 and 100 spokes as `npm run plan` runs it, and preview and up on the real engine
- * (e2e/bench.ts). docs/maintainers/benchmarks.md says how each is measured.
- */
+/** `npm run bench`: each case in a fresh process against a floor measured in the same run (docs/maintainers/benchmarks.md). */
 import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
 import { PROJECT } from "../components/config/reader";
-import { UsageError, argsOrExit, readFlags, scriptArgs } from "./cli";
+import { UsageError, argsOrExit, readFlags, runMain, scriptArgs } from "./cli";
 import { REPO_ROOT, listStacks } from "./stackFile";
 import { deployOrder } from "./deployOrder";
 
@@ -26,10 +20,7 @@ export const PLAN_TARGET_X_FLOOR = 3;
 /** Program load under the CLI: at most twice the floor's time, and 250 MiB. */
 export const LOAD_TARGETS = { timeXFloor: 2, peakMiB: 250 } as const;
 
-/**
- * The tsconfig the Pulumi CLI loads the program with: Pulumi.yaml `runtime.options.tsconfig`,
- * resolved from the program's folder (`main`), as @pulumi/pulumi's cmd/run/run.js does (v3.248.0).
- */
+/** Pulumi.yaml's `runtime.options.tsconfig`, resolved from `main` as @pulumi/pulumi v3.248.0 cmd/run/run.js does. */
 export function cliTsconfig(root = REPO_ROOT): string {
     const project = YAML.parse(fs.readFileSync(path.join(root, "Pulumi.yaml"), "utf8")) as { main?: string; runtime?: { options?: { tsconfig?: string } } };
     const main = project.main ?? ".";
@@ -220,19 +211,8 @@ async function main({ runs, engine, json }: { runs: number; engine: boolean; jso
         // The real engine in a process of its own, so the program's tools never import the end-to-end harness.
         const engineJson = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "bench-engine-")), "engine.json");
         console.log("");
-        const res = spawnSync(
-            process.execPath,
-            [
-                "--require",
-                path.join(REPO_ROOT, "tools", "swc-register.js"),
-                path.join(REPO_ROOT, "e2e", "bench.ts"),
-                "--runs",
-                String(runs),
-                "--json",
-                engineJson,
-            ],
-            { cwd: REPO_ROOT, stdio: "inherit" },
-        );
+        const args = ["--require", "./tools/swc-register.js", "e2e/bench.ts", "--runs", String(runs), "--json", engineJson];
+        const res = spawnSync(process.execPath, args, { cwd: REPO_ROOT, stdio: "inherit" });
         if (res.status !== 0) {
             writeJson();
             throw new Error("the engine benchmark failed (see above)");
@@ -244,8 +224,5 @@ async function main({ runs, engine, json }: { runs: number; engine: boolean; jso
 }
 
 if (require.main === module) {
-    main(argsOrExit(() => parseBenchArgs(process.argv.slice(2)), HELP)).catch((err: unknown) => {
-        console.error(err instanceof Error ? err.message : String(err));
-        process.exit(1);
-    });
+    runMain(() => main(argsOrExit(() => parseBenchArgs(process.argv.slice(2)), HELP)));
 }

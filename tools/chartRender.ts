@@ -1,11 +1,4 @@
-/**
- * The chart's objects in the offline plan: the pinned chart (`--chart <path>` or ARGO_ROLLOUTS_CHART)
- * rendered by the real helm with the values of the plan's own Chart row, as the provider renders a
- * v4 Chart: `helm template` with the release's name and namespace, `--include-crds` unless skipCrds,
- * `--no-hooks` and the cluster's Kubernetes version (pulumi-kubernetes
- * provider/pkg/provider/helm/v4/chart.go at f47bc2d6f199). Offline the API versions are helm's
- * built-in ones: the pinned chart asks only for the KubeVersion.
- */
+/** The pinned chart rendered by the real helm as the provider renders a v4 Chart (pulumi-kubernetes provider/pkg/provider/helm/v4/chart.go). */
 import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
@@ -27,10 +20,7 @@ export interface ChartRelease {
 }
 
 /** One rendered object, with the template it came from (`argo-rollouts/templates/controller/deployment.yaml`). */
-export interface RenderedObject {
-    object: Record<string, unknown>;
-    source?: string;
-}
+export type RenderedObject = { object: Record<string, unknown>; source?: string };
 
 export type ChartRender = { objects: RenderedObject[]; chart: { name: string; version: string } } | { notShown: string };
 
@@ -40,7 +30,6 @@ export function chartPathFrom(flag: string | undefined, env: NodeJS.ProcessEnv =
     return p ? path.resolve(p) : undefined;
 }
 
-/** The release a Chart row of resources.json declares. */
 export function chartRelease(inputs: Record<string, unknown>): ChartRelease {
     return {
         chart: String(inputs.chart),
@@ -85,10 +74,7 @@ function helm(args: string[], env: NodeJS.ProcessEnv): { ok: true; stdout: strin
     return { ok: true, stdout: res.stdout };
 }
 
-/**
- * Renders the release from the chart at `chartPath` for `kubeVersion`, or says why its objects are
- * not shown: no chart or version given, helm missing, or a chart other than the one the stack pins.
- */
+/** The release rendered for `kubeVersion`, or why its objects are not shown (no chart or version, no helm, not the pinned chart). */
 export function renderChart(release: ChartRelease, opts: { chartPath?: string; kubeVersion?: string; env?: NodeJS.ProcessEnv }): ChartRender {
     const env = opts.env ?? process.env;
     const pinned = `chart ${release.chart}${release.version ? ` ${release.version}` : ""} for release ${release.namespace}/${release.name}`;

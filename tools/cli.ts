@@ -1,8 +1,4 @@
-/**
- * How every command reads its arguments: node:util parseArgs in strict mode (`--flag value` or
- * `--flag=value`), with `--help`/`-h` anywhere asking for the usage. An unknown flag, a stray
- * argument, a missing or empty value, or a value given to a switch is a usage error naming it.
- */
+/** Every command's arguments: node:util parseArgs, strict; `--help` anywhere, and a usage error naming any bad argument. */
 import * as fs from "fs";
 import { ParseArgsConfig, parseArgs } from "node:util";
 import * as path from "path";
@@ -52,10 +48,18 @@ export function argsOrExit<T>(parse: () => T | "help", help: string): T {
     return parsed;
 }
 
-/**
- * The arguments Node runs an npm script of the project at `root` with: npm puts `node_modules/.bin`
- * first on the PATH, and a package's command is its bin script (`#!/usr/bin/env node`).
- */
+/** Runs a command's main: what it returns is printed; an error exits 1 with its message. */
+export function runMain(main: () => Promise<string | void>): void {
+    main().then(
+        (out) => out !== undefined && console.log(out),
+        (err: unknown) => {
+            console.error(printable(err instanceof Error ? err.message : String(err)));
+            process.exit(1);
+        },
+    );
+}
+
+/** How Node runs an npm script of the project: npm puts node_modules/.bin first on the PATH, and a package's command is its bin script. */
 export function scriptArgs(script: string, root: string): string[] {
     if (/["'`$\\|&;<>(){}*?~]/.test(script)) {
         throw new Error(`the script is not one plain command: ${script}`);

@@ -1,8 +1,4 @@
-/**
- * The CRDs as `up` applies them: the files of the rollouts stage's ConfigGroup (controller.crdBaseUrl
- * at the release tag), from a local folder holding the same files (`--crds <dir>`,
- * ARGO_ROLLOUTS_CRDS) or from their URLs (`--crds remote`, one bounded HTTPS GET each).
- */
+/** The CRDs as `up` applies them (the ConfigGroup's files), from a folder of the same files (--crds <dir>) or from their URLs (--crds remote). */
 import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
@@ -10,7 +6,6 @@ import { httpGet } from "../components/cluster/live";
 
 export const CONFIG_GROUP = "kubernetes:yaml/v2:ConfigGroup";
 
-/** Where the CRD manifests come from: a local folder, or their URLs. */
 export type CrdSourceSpec = { kind: "dir"; dir: string } | { kind: "remote" };
 
 /** `--crds <dir>|remote`, else ARGO_ROLLOUTS_CRDS; undefined when neither is given. */
@@ -22,11 +17,7 @@ export function crdSourceFrom(flag: string | undefined, env: NodeJS.ProcessEnv =
     return v === "remote" ? { kind: "remote" } : { kind: "dir", dir: path.resolve(v) };
 }
 
-/** One manifest of a file, with the file it came from. */
-export interface SourcedObject {
-    object: Record<string, unknown>;
-    source: string;
-}
+export type SourcedObject = { object: Record<string, unknown>; source: string };
 
 export type CrdRead = { objects: SourcedObject[] } | { notShown: string };
 
@@ -45,10 +36,7 @@ export async function httpsGet(url: string, timeoutMs = 15_000): Promise<string>
     return res.status === 200 ? res.body : Promise.reject(new Error(`${shown}: HTTP ${res.status}`));
 }
 
-/**
- * The manifests of `files` (the ConfigGroup's inputs): from the folder, each by its file name, or
- * from the URLs themselves; or why they are not shown.
- */
+/** The manifests of the ConfigGroup's `files`, each by its file name in the folder or from its URL; or why they are not shown. */
 export async function readCrdFiles(
     files: readonly string[],
     source: CrdSourceSpec | undefined,

@@ -1,13 +1,9 @@
-/**
- * `npm run delivery`: a stack's tier strategies (its `delivery` section, ADR-056 D3) as kustomize
- * Components, one folder per tier, class and shape, for a tenant's overlay to name
- * (`components: [<out>/prod-regulated-canary]`). The stack file is validated as the program does.
- */
+/** `npm run delivery`: a stack's tier strategies (ADR-056 D3) as kustomize Components, one folder per tier, class and shape. */
 import * as fs from "fs";
 import * as path from "path";
 import { stackStrategies } from "../components/delivery/config";
 import { renderComponents } from "../components/delivery/kustomize";
-import { UsageError, argsOrExit, readFlags } from "./cli";
+import { UsageError, argsOrExit, readFlags, runMain } from "./cli";
 import { REPO_ROOT, configFromStackFile, readStackFile } from "./stackFile";
 
 const USAGE = "usage: npm run delivery -- --stack <name> --out <dir> [--config-dir <dir>]";
@@ -25,13 +21,7 @@ removed; nothing else in <out> is touched.
 
 Flags take their value as the next argument or after "=" (--stack=hub).`;
 
-export interface DeliveryArgs {
-    stack: string;
-    out: string;
-    configDir: string;
-}
-
-export function parseDeliveryArgs(argv: readonly string[]): DeliveryArgs | "help" {
+export function parseDeliveryArgs(argv: readonly string[]) {
     const flags = readFlags(argv, { stack: { type: "string" }, out: { type: "string" }, "config-dir": { type: "string" } }, USAGE);
     if (flags === "help") {
         return flags;
@@ -46,11 +36,7 @@ export function parseDeliveryArgs(argv: readonly string[]): DeliveryArgs | "help
 /** The folder names a component folder has: `dev-canary`, `prod-regulated-blueGreen`. */
 const COMPONENT_DIR = /^(dev|test|preprod)-canary$|^prod-(standard|regulated)-(canary|blueGreen)$/;
 
-/**
- * Writes the stack's components under `out`, each folder exactly as rendered now; a component folder
- * the stack no longer configures goes, so an overlay naming it fails to build rather than keep a
- * strategy the platform dropped. Returns the paths written, relative to `out`.
- */
+/** Writes the stack's components under `out`; a folder it no longer configures goes, so an overlay naming it fails to build. */
 export function writeDeliveryComponents(stack: string, configDir: string, out: string): string[] {
     const config = configFromStackFile(readStackFile(stack, configDir));
     const files = renderComponents(stack, stackStrategies(config));
@@ -75,14 +61,9 @@ export function writeDeliveryComponents(stack: string, configDir: string, out: s
 
 if (require.main === module) {
     const args = argsOrExit(() => parseDeliveryArgs(process.argv.slice(2)), HELP);
-    try {
+    runMain(async () => {
         const written = writeDeliveryComponents(args.stack, args.configDir, args.out);
         const components = [...new Set(written.filter((f) => f.includes("/")).map((f) => f.split("/")[0]))];
-        console.log(
-            `stack "${args.stack}": wrote ${components.length} components (${components.join(", ")}) and README.md to ${path.relative(process.cwd(), args.out) || args.out}`,
-        );
-    } catch (err) {
-        console.error(err instanceof Error ? err.message : String(err));
-        process.exit(1);
-    }
+        return `stack "${args.stack}": wrote ${components.length} components (${components.join(", ")}) and README.md to ${path.relative(process.cwd(), args.out) || args.out}`;
+    });
 }

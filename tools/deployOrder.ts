@@ -1,12 +1,9 @@
-/**
- * `npm run deploy-order`: the stacks in deploy order, read from the stack files: every hub before
- * any spoke, because a spoke reads the endpoint its hub routes for it (ADR-056 D5).
- */
+/** `npm run deploy-order`: every hub before any spoke, because a spoke reads the endpoint its hub routes for it (ADR-056 D5). */
 import * as fs from "fs";
 import * as path from "path";
 import { parseConfigText } from "../components/config/load";
-import { PROJECT, isPlainObject, printable } from "../components/config/reader";
-import { argsOrExit, readFlags } from "./cli";
+import { PROJECT, isPlainObject } from "../components/config/reader";
+import { argsOrExit, readFlags, runMain } from "./cli";
 import { REPO_ROOT, listStacks, readStackFile } from "./stackFile";
 
 const USAGE = "usage: npm run --silent deploy-order [-- --config-dir <dir>]";
@@ -18,10 +15,7 @@ all of them in that order.
 
   --config-dir <dir>   where the Pulumi.<stack>.yaml files are (default: the project's root)`;
 
-export interface DeployOrder {
-    hubs: string[];
-    spokes: string[];
-}
+export type DeployOrder = { hubs: string[]; spokes: string[] };
 
 /** Splits the project's stacks by `cluster.role`; a stack file without a valid role is an error. */
 export function deployOrder(root = REPO_ROOT): DeployOrder {
@@ -50,7 +44,6 @@ export function githubOutputLines(order: DeployOrder): string {
     return `hubs=${JSON.stringify(order.hubs)}\nspokes=${JSON.stringify(order.spokes)}\nstacks=${JSON.stringify([...order.hubs, ...order.spokes])}\n`;
 }
 
-/** The command's arguments; an unknown flag or a flag without its value is a usage error. */
 export function parseDeployOrderArgs(argv: readonly string[]): { configDir: string } | "help" {
     const flags = readFlags(argv, { "config-dir": { type: "string" } }, USAGE);
     return flags === "help" ? flags : { configDir: path.resolve(flags["config-dir"] ?? REPO_ROOT) };
@@ -58,10 +51,5 @@ export function parseDeployOrderArgs(argv: readonly string[]): { configDir: stri
 
 if (require.main === module) {
     const { configDir } = argsOrExit(() => parseDeployOrderArgs(process.argv.slice(2)), HELP);
-    try {
-        process.stdout.write(githubOutputLines(deployOrder(configDir)));
-    } catch (err) {
-        console.error(printable(err instanceof Error ? err.message : String(err)));
-        process.exit(1);
-    }
+    runMain(async () => void process.stdout.write(githubOutputLines(deployOrder(configDir))));
 }

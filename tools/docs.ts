@@ -1,7 +1,4 @@
-/**
- * `npm run docs`: renders docs/configuration.md and schema/stack.schema.json from the configuration
- * declarations, each written beside itself and renamed into place (never half a file).
- */
+/** `npm run docs`: docs/configuration.md and schema/stack.schema.json from the declarations, each renamed into place (never half a file). */
 import * as fs from "fs";
 import * as path from "path";
 import { readFlags } from "./cli";

@@ -1,12 +1,8 @@
-/**
- * The drift workflow's issue per stack (.github/workflows/drift.yml), found by the hidden marker its
- * body starts with and edited in place: drift opens or reopens it, a clean report closes it, a clean
- * stack without an open issue gets none.
- */
+/** A stack's drift issue (.github/workflows/drift.yml), found by its marker: drift opens or reopens it, a clean report closes it. */
 import * as fs from "fs";
-import { argsOrExit } from "./cli";
+import { argsOrExit, runMain } from "./cli";
 import { CLEAN_MARK, issueMarker } from "./driftReport";
-import { MAX_BODY, Repo, byBot, call, cutTo, pages, repoFromEnv, runMain, stackAndFile } from "./prComment";
+import { MAX_BODY, Repo, byBot, call, cutTo, pages, repoFromEnv, stackAndFile } from "./prComment";
 
 export { MAX_BODY, Repo, repoFromEnv };
 
@@ -39,7 +35,6 @@ export function issueAction(existing: Issue | undefined, report: string): IssueA
     return existing ? { action: "update", number: existing.number, state: "open", body } : { action: "create", body };
 }
 
-/** Applies the report to the stack's issue; returns what it did. */
 export async function syncIssue(r: Repo, stack: string, report: string): Promise<{ action: string; number?: number }> {
     const issues = await pages<Issue>(r, `/repos/${r.repository}/issues?state=all`, (all) => findIssue(all, stack)?.state === "open");
     const todo = issueAction(findIssue(issues, stack), report);

@@ -1,10 +1,6 @@
-/**
- * `npm run drift-report`: the text of a stack's drift issue (.github/workflows/drift.yml) from
- * `pulumi preview --refresh --expect-no-changes --json` (read by tools/previewDigest.ts) and
- * `npm run verify -- --json`. Usage and exit status: HELP.
- */
+/** `npm run drift-report`: a stack's drift issue from a refreshed preview's JSON (previewDigest.ts) and verify's JSON. Usage: HELP. */
 import * as fs from "fs";
-import { DriftedObject, ManagedFieldsEntry, PreviewDigest, driftedObjects } from "./previewDigest";
+import { ManagedFieldsEntry, PreviewDigest, driftedObjects } from "./previewDigest";
 import { UsageError, argsOrExit, readFlags } from "./cli";
 
 /** verify's `--json` document (tools/verify/report.ts), or its error form. */
@@ -53,14 +49,8 @@ export interface DriftInput {
     runUrl?: string;
 }
 
-export interface DriftReport {
-    clean: boolean;
-    objects: DriftedObject[];
-    markdown: string;
-}
-
 /** The issue's text for one stack's drift check: drifted objects, their fields and writers, verify's failures. */
-export function driftReport(input: DriftInput): DriftReport {
+export function driftReport(input: DriftInput) {
     const previewError = "error" in input.preview && typeof input.preview.error === "string" ? input.preview.error : undefined;
     const digest = previewError === undefined ? (input.preview as PreviewDigest) : {};
     const objects = driftedObjects(digest);
@@ -146,16 +136,7 @@ that wrote them (from the refreshed live object's metadata.managedFields).
 
 Exit status: 0 no drift, 1 drift, a verify FAIL or a preview that did not finish, 2 usage.`;
 
-export interface DriftArgs {
-    stack: string;
-    preview: string;
-    verify: string;
-    previewExit?: number;
-    runUrl?: string;
-    out?: string;
-}
-
-export function parseDriftArgs(argv: readonly string[]): DriftArgs | "help" {
+export function parseDriftArgs(argv: readonly string[]) {
     const text = { type: "string" } as const;
     const flags = readFlags(argv, { stack: text, preview: text, verify: text, "preview-exit": text, "run-url": text, out: text }, USAGE);
     if (flags === "help") {

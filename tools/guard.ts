@@ -3,11 +3,7 @@ import { GuardedResource, Violation, runGuardrails } from "../components/guardra
 import { OfflineRun, PlannedResource } from "./offline";
 import { CRD_TYPE, ROLLOUTS_CRDS } from "../components/argoRollouts";
 
-/**
- * The CRD group's children, which mocks do not render, with the options its transforms give them:
- * what the pack sees for each CRD in a real preview. Neither option reaches a provider-rendered
- * child from its group (pulumi-kubernetes #3065): only what the transforms set counts.
- */
+/** The CRD group's children with the options its transforms give them: no option reaches them from the group (pulumi-kubernetes #3065). */
 async function renderedCrds(r: PlannedResource): Promise<GuardedResource[]> {
     const files = Array.isArray(r.inputs.files) ? (r.inputs.files as string[]) : [];
     const out: GuardedResource[] = [];
@@ -32,7 +28,6 @@ async function renderedCrds(r: PlannedResource): Promise<GuardedResource[]> {
     return out;
 }
 
-/** The plan's resources in the checks' shape. */
 export async function guardedResources(run: OfflineRun): Promise<GuardedResource[]> {
     const out: GuardedResource[] = [];
     for (const r of run.resources) {

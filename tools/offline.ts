@@ -1,9 +1,6 @@
 /**
- * Runs the program under Pulumi's mock runtime and records everything it registers: the offline
- * plan and the unit tests share this, so what the tests assert is what the plan shows. Mocks hand
- * `newResource` no dependencies, parents or options (pulumi/pulumi sdk/nodejs/runtime/mocks.ts at
- * sdk/v3.248.0), so the mock monitor's registrations are read off the request the SDK sends; mocks
- * also refuse `transforms`, so a stand-in callback server records each one.
+ * The program under Pulumi's mock runtime, every registration recorded (the plan and the tests share it). Mocks hand `newResource`
+ * no options and refuse `transforms` (pulumi/pulumi sdk/nodejs/runtime/mocks.ts, v3.248.0): both are read off the SDK's requests.
  */
 import * as pulumi from "@pulumi/pulumi";
 import { OFFLINE_SECRET, PROJECT } from "../components/config/reader";
@@ -23,8 +20,8 @@ export interface PlannedResource {
     urn: string;
     name: string;
     type: string;
-    /** A custom resource, or a remote (provider-implemented) component such as a Helm chart. */
     custom: boolean;
+    /** A provider-implemented component such as a Helm chart. */
     remote: boolean;
     /** An existing object the program only reads (`.get`). */
     read: boolean;
@@ -38,40 +35,31 @@ export interface PlannedResource {
     /** Null when the program sets none (the provider decides). */
     deleteBeforeReplace: boolean | null;
     importId: string | null;
-    /** The provider a custom resource uses, explicit or inherited. */
+    /** Explicit or inherited; a component's `providers` by package. */
     provider: string | null;
-    /** A component's `providers` by package. */
     providers: Record<string, string>;
     /** Inputs as sent, secrets as "[secret]"; for a read, the object the world answered with. */
     inputs: Record<string, unknown>;
     transforms: pulumi.ResourceTransform[];
 }
 
-export interface OfflineRun {
-    stack: string;
-    resources: PlannedResource[];
-    outputs: Record<string, unknown>;
-}
+export type OfflineRun = { stack: string; resources: PlannedResource[]; outputs: Record<string, unknown> };
 
-/** What the cluster and the cloud hold, for the program's look-ups. */
+/** What the cluster and the cloud hold: objects by `<apiVersion>/<kind>/<namespace>/<name>`, stack outputs by stack, provider functions by token. */
 export interface OfflineWorld {
-    /** Live Kubernetes objects by `<apiVersion>/<kind>/<namespace>/<name>`. */
     objects?: Record<string, Record<string, unknown>>;
-    /** Outputs of other stacks, by fully qualified stack name, for StackReferences. */
     stackOutputs?: Record<string, Record<string, unknown>>;
-    /** Answers to provider functions by token, e.g. `aws:eks/getCluster:getCluster`. */
     calls?: Record<string, (inputs: Record<string, unknown>) => Record<string, unknown>>;
 }
 
 export interface OfflineOptions {
     stack: string;
-    /** Full config keys (`project:key`) to their string values, as Pulumi stores them. */
+    /** `project:key` to text, as Pulumi stores them. */
     config: Record<string, string>;
     secretKeys?: string[];
     world?: OfflineWorld;
-    /** A preview (the default, as the plan) or an update (`pulumi up`). */
+    /** A preview (the default) or an up. */
     dryRun?: boolean;
-    /** Declares resources and returns the stack outputs. */
     program: () => Record<string, unknown> | Promise<Record<string, unknown>>;
 }
 
@@ -137,10 +125,7 @@ export function kubernetesGvk(type: string): { apiVersion: string; kind: string 
     return m ? { apiVersion: m[1].replace(/^core\//, ""), kind: m[2] } : undefined;
 }
 
-/**
- * Evaluates `program` for one stack under mocks. Runs are sequential: the Pulumi runtime is
- * process-global, so callers must await one run before starting the next.
- */
+/** Evaluates `program` for one stack under mocks; the runtime is process-global, so await one run before starting the next. */
 export async function runOffline(opts: OfflineOptions): Promise<OfflineRun> {
     const world = opts.world ?? {};
     const calls = { ...PLACEHOLDER_CALLS, ...(world.calls ?? {}) };
@@ -148,7 +133,6 @@ export async function runOffline(opts: OfflineOptions): Promise<OfflineRun> {
     const order: string[] = [];
     const transformsByToken = new Map<string, pulumi.ResourceTransform>();
     const failures: Error[] = [];
-    /** What each read was answered with, by `<type>::<name>`, so the plan shows what was read. */
     const readAnswers = new Map<string, Record<string, unknown>>();
 
     await pulumi.runtime.setMocks(
@@ -255,9 +239,7 @@ export async function runOffline(opts: OfflineOptions): Promise<OfflineRun> {
     wrap("registerResource", false);
     wrap("readResource", true);
 
-    // Errors inside the program's applies surface as rejected registrations (the SDK re-raises
-    // them as unhandled rejections) and leave dependent outputs pending forever: fail the run at
-    // the first one, with the program's own message.
+    // An error in an apply surfaces as an unhandled rejection and leaves its dependents pending forever: it fails the run.
     let fail: (err: Error) => void = () => undefined;
     const failed = new Promise<never>((_, reject) => {
         fail = reject;

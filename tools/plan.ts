@@ -1,17 +1,14 @@
-/**
- * The offline plan: evaluates the program for one stack file with Pulumi's mock runtime (no
- * credentials, no network, no Pulumi CLI) and writes what the stack declares (tools/planFiles.ts).
- */
+/** `npm run plan`: the program for one stack file under Pulumi's mock runtime (no credentials, network or CLI), written by planFiles.ts. */
 import * as fs from "fs";
 import * as path from "path";
-import { ConfigError, PROJECT, isPlainObject, printable } from "../components/config/reader";
+import { PROJECT, isPlainObject, printable } from "../components/config/reader";
 import { parseConfigText } from "../components/config/load";
 import { checkPlan } from "./guard";
 import { validateObject } from "./schemas";
 import { OfflineRun, runOffline } from "./offline";
 import { REPO_ROOT, StackFile, listStacks, placeholderWorld, readStackFile, referencedHubStack } from "./stackFile";
 import { KUBERNETES_VERSION } from "../components/cluster/config";
-import { UsageError, readFlags } from "./cli";
+import { UsageError, argsOrExit, readFlags, runMain } from "./cli";
 import { PlanRow } from "./planDiff";
 import { reviewDiff } from "./planAgainst";
 import { chartPathFrom } from "./chartRender";
@@ -26,8 +23,7 @@ export async function planStack(file: StackFile, configDir = file.dir ?? REPO_RO
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { defineStack } = require("../stacks/program") as typeof import("../stacks/program");
     const world = placeholderWorld(file);
-    // A spoke's hub stack of this project, with its file here, is planned first: the spoke then
-    // reads the endpoint the hub really routes for it rather than a placeholder.
+    // A spoke's hub with its file here is planned first, so the spoke reads the endpoint the hub really routes for it.
     const hubStack = referencedHubStack(file);
     const [, project, hubName] = hubStack?.split("/") ?? [];
     if (hubStack && project === PROJECT && hubName && hubName !== file.stack && listStacks(configDir).includes(hubName)) {
@@ -67,18 +63,7 @@ manifests.yaml and patches.yaml, all or none; a failed plan removes the stack's 
 
 Flags take their value as the next argument or after "=" (--stack=hub).`;
 
-export interface PlanArgs {
-    stack: string;
-    out: string;
-    configDir: string;
-    stats?: string;
-    against?: string;
-    chart?: string;
-    kubeVersion?: string;
-    crds?: string;
-}
-
-export function parsePlanArgs(argv: readonly string[]): PlanArgs | "help" {
+export function parsePlanArgs(argv: readonly string[]) {
     const text = { type: "string" } as const;
     const flags = readFlags(
         argv,
@@ -116,12 +101,7 @@ function planStats(start: bigint, resources: number): Record<string, number> {
 
 async function main(): Promise<void> {
     const start = process.hrtime.bigint();
-    const parsed = parsePlanArgs(process.argv.slice(2));
-    if (parsed === "help") {
-        console.log(HELP);
-        return;
-    }
-    const args = parsed;
+    const args = argsOrExit(() => parsePlanArgs(process.argv.slice(2)), HELP);
     let finished = false;
     // A program that leaves an output pending would let Node exit quietly with status 0.
     process.on("beforeExit", () => {
@@ -202,8 +182,5 @@ async function main(): Promise<void> {
 }
 
 if (require.main === module) {
-    main().catch((err: unknown) => {
-        console.error(printable(err instanceof ConfigError || err instanceof Error ? err.message : String(err)));
-        process.exit(err instanceof UsageError ? 2 : 1);
-    });
+    runMain(main);
 }

@@ -1,8 +1,4 @@
-/**
- * `npm run plan -- --stack <name> --against <ref>`: plans the stack as it was at a git ref, from a
- * temporary detached worktree with the checkout's node_modules linked in (the checkout itself is
- * never touched), and writes the review diff against it.
- */
+/** `plan --against <ref>`: the stack planned at a git ref in a temporary detached worktree (the checkout untouched), and the review diff. */
 import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";

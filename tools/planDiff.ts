@@ -1,7 +1,4 @@
-/**
- * The review diff of two offline plans of one stack (`npm run plan -- --against <ref>`): per stage,
- * each object added, removed or changed, with the fields that changed.
- */
+/** The review diff of two plans of one stack (`npm run plan -- --against <ref>`): per stage, each object added, removed or changed. */
 import * as YAML from "yaml";
 import { STAGES } from "../components/stage";
 
@@ -16,10 +13,7 @@ export interface PlanRow {
     [option: string]: unknown;
 }
 
-/**
- * The options a review must see besides the inputs. Not `dependsOn`: every resource waits for every
- * one of the earlier stages, so one new object would list the whole later plan as changed.
- */
+/** What a review sees besides the inputs; not `dependsOn`: each resource waits for the earlier stages, so one object would change them all. */
 export const DIFFED_OPTIONS = ["protect", "retainOnDelete", "deleteBeforeReplace", "import", "adopts", "provider", "transforms"] as const;
 
 export interface FieldChange {
@@ -41,11 +35,7 @@ export interface ObjectChange {
     after?: Record<string, unknown>;
 }
 
-export interface PlanDiff {
-    changes: ObjectChange[];
-    /** Objects declared the same on both sides. */
-    unchanged: number;
-}
+export type PlanDiff = { changes: ObjectChange[]; unchanged: number };
 
 /** What a review names an object by: its kind and namespace/name when it is a Kubernetes object. */
 export function objectLabel(row: PlanRow): string {
@@ -78,11 +68,7 @@ function join(path: string, key: string | number): string {
 const isScalar = (v: unknown) => v === null || typeof v !== "object";
 const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
 
-/**
- * The fields that differ between two values, deepest first reached. Objects compare key by key;
- * lists of objects item by item; a list of scalars (verbs, hostnames, groups) is one field, so an
- * item inserted in the middle reads as one change, not as every later index changed.
- */
+/** The fields that differ; a list of scalars is one field, so an item inserted in the middle reads as one change. */
 export function fieldChanges(before: unknown, after: unknown, path = ""): FieldChange[] {
     if (isPlainObject(before) && isPlainObject(after)) {
         const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])];
@@ -155,7 +141,6 @@ export function lineDiff(before: string, after: string): string[] {
 const SYMBOL = { added: "+", removed: "-", changed: "~" } as const;
 const stageOrder = (stage: string | null): number => (stage === null ? -1 : (STAGES as readonly string[]).indexOf(stage));
 
-/** The count line: `2 added, 1 removed, 3 changed, 30 unchanged`. */
 export function diffCounts(diff: PlanDiff): string {
     const n = (a: ObjectChange["action"]) => diff.changes.filter((c) => c.action === a).length;
     return `${n("added")} added, ${n("removed")} removed, ${n("changed")} changed, ${diff.unchanged} unchanged`;
@@ -172,7 +157,6 @@ const textLines = (f: FieldChange): string[] | undefined =>
         ? lineDiff(f.before, f.after)
         : undefined;
 
-/** One field of the complete diff, as markdown lines. */
 function fieldLines(f: FieldChange): string[] {
     const lines = textLines(f);
     if (lines) {
@@ -192,7 +176,6 @@ export interface RenderOptions {
     stack: string;
     /** The ref the head is compared with, as given (`main`, `origin/main`). */
     against: string;
-    /** The commit the ref named, shown beside it. */
     commit?: string;
     /** Where the complete diff is, for the short one to point to. */
     fullAt?: string;
@@ -244,10 +227,7 @@ export interface ShortLimits {
 /** GitHub refuses a comment over 65536 characters; the short diff stays far below. */
 export const SHORT_LIMITS: ShortLimits = { objects: 60, fields: 8 };
 
-/**
- * The short diff for a pull-request comment: each object with the paths of its changed fields,
- * cut at `limits` with a count of what was left out and where the complete diff is.
- */
+/** The short diff for a pull-request comment: each object with its changed paths, cut at `limits` with a count of the rest. */
 export function renderShortDiff(diff: PlanDiff, o: RenderOptions, limits: ShortLimits = SHORT_LIMITS): string {
     const listed = new Set(
         byStage(diff)

@@ -1,8 +1,4 @@
-/**
- * What the offline plan writes for a stack: resources.json (every resource with its options and
- * what it adopts), manifests.yaml (the whole objects up applies, dependencies first), patches.yaml
- * (the fields it writes on objects another owner keeps) and the summary it prints.
- */
+/** What the offline plan writes for a stack (resources.json, manifests.yaml, patches.yaml) and the summary it prints. */
 import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
@@ -21,10 +17,7 @@ function upserts(provider: PlannedResource | undefined): boolean {
     return provider?.inputs.upsertExistingObjects === "true" || provider?.inputs.upsertExistingObjects === true;
 }
 
-/**
- * What a resource takes over if it exists: every object a provider with `upsertExistingObjects`
- * applies (not patches or reads); a CRD group its files' CRDs, a chart its release's objects.
- */
+/** What a resource takes over if it exists: whatever a provider with `upsertExistingObjects` applies (a CRD group its CRDs, a chart its objects). */
 export function adoptedBy(r: PlannedResource, byUrn: Map<string, PlannedResource>): string[] | undefined {
     const providerUrn = r.provider ?? r.providers.kubernetes ?? null;
     if (r.read || !providerUrn || !upserts(byUrn.get(providerUrn))) {
@@ -50,7 +43,6 @@ export function adoptedBy(r: PlannedResource, byUrn: Map<string, PlannedResource
     return [`${gvk.kind} ${meta.namespace ? `${meta.namespace}/` : ""}${meta.name ?? r.name}`];
 }
 
-/** Every adoption of the run, by resource. */
 export function adoptions(run: OfflineRun): { resource: PlannedResource; objects: string[] }[] {
     const byUrn = new Map(run.resources.map((r) => [r.urn, r]));
     return run.resources.flatMap((r) => {
@@ -59,7 +51,6 @@ export function adoptions(run: OfflineRun): { resource: PlannedResource; objects
     });
 }
 
-/** The rows of resources.json. */
 export function resourceRows(run: OfflineRun): Record<string, unknown>[] {
     const byUrn = new Map(run.resources.map((r) => [r.urn, r]));
     return run.resources.map((r) => ({
@@ -123,11 +114,7 @@ function document(object: Record<string, unknown>, comment: string): string {
     return doc.toString({ lineWidth: 0 });
 }
 
-/**
- * manifests.yaml: every whole object `up` applies under a comment naming its owner: the CRDs (when
- * read), the program's own objects in dependency order, the chart's (when rendered) as helm orders
- * them. The file's first comment says what is not shown and how to show it.
- */
+/** manifests.yaml: every whole object `up` applies, each under a comment naming its owner; the first comment says what is not shown. */
 export function manifestsYaml(run: OfflineRun, rendered: ProviderRendered = NOTHING_RENDERED): string {
     const stage = (row: { stage: string | null }) => `stage ${row.stage ?? "none"}`;
     const named = (o: Record<string, unknown>) => `${String(o.kind)} ${objectName(o)}`;
@@ -159,11 +146,7 @@ export function manifestsYaml(run: OfflineRun, rendered: ProviderRendered = NOTH
     return header.map((l) => `#${l}\n`).join("") + [...crds, ...program, ...charts].join("---\n");
 }
 
-/**
- * patches.yaml: each patch as the fields it writes, texts as readable lines. Server-side apply sets
- * these fields only; the object's other fields stay its owner's (pulumi/docs
- * registry/packages/kubernetes/how-to-guides/managing-resources-with-server-side-apply.md).
- */
+/** patches.yaml: the fields each patch writes, the only ones server-side apply sets; the object's other fields stay its owner's. */
 export function patchesYaml(run: OfflineRun): string {
     const patches = manifestResources(run, true);
     if (patches.length === 0) {
@@ -233,11 +216,7 @@ export function summary(run: OfflineRun, rendered: ProviderRendered = NOTHING_RE
     return lines.join("\n");
 }
 
-/**
- * Writes resources.json, manifests.yaml, patches.yaml and `extra` (the diff) under
- * `<outDir>/<stack>/`, all or none: they are written into a new folder beside it and swapped in by
- * renames, so an interrupt or a full disk leaves the previous plan or the new one, never a mix.
- */
+/** Writes the plan's files under `<outDir>/<stack>/`, all or none: a new folder swapped in by renames, never a mix of two plans. */
 export function writePlan(run: OfflineRun, outDir: string, extra: Record<string, string> = {}, rendered: ProviderRendered = NOTHING_RENDERED): string {
     const dir = path.join(outDir, run.stack);
     fs.mkdirSync(outDir, { recursive: true });

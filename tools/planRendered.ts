@@ -1,17 +1,9 @@
-/**
- * What the provider renders of the stack's components, which the mock runtime never sees: each Chart
- * row's objects (chartRender.ts) and each ConfigGroup row's CRDs (crdSources.ts), as rows the review
- * diff compares like the program's own.
- */
+/** What the provider renders and the mocks never see: each Chart's objects and each ConfigGroup's CRDs, as rows the review diff compares. */
 import { PlanRow } from "./planDiff";
 import { ChartRender, HELM_CHART, chartRelease, renderChart } from "./chartRender";
 import { CONFIG_GROUP, CrdRead, CrdSourceSpec, readCrdFiles } from "./crdSources";
 
-/** Each chart's objects and each CRD group's CRDs, or why they are not shown. */
-export interface ProviderRendered {
-    charts: { row: PlanRow; render: ChartRender }[];
-    crds: { row: PlanRow; read: CrdRead }[];
-}
+export type ProviderRendered = { charts: { row: PlanRow; render: ChartRender }[]; crds: { row: PlanRow; read: CrdRead }[] };
 
 export interface RenderOptions {
     chartPath?: string;
@@ -23,7 +15,6 @@ export interface RenderOptions {
 
 export const NOTHING_RENDERED: ProviderRendered = { charts: [], crds: [] };
 
-/** Renders the charts and reads the CRDs of a plan's rows (this plan's, or the one at `--against`'s ref). */
 export async function renderProviderObjects(rows: readonly PlanRow[], opts: RenderOptions): Promise<ProviderRendered> {
     const charts = rows.filter((r) => r.type === HELM_CHART).map((row) => ({ row, render: renderChart(chartRelease(row.inputs), opts) }));
     const groups = rows.filter((r) => r.type === CONFIG_GROUP);
@@ -59,11 +50,7 @@ export function renderedRows(r: ProviderRendered): PlanRow[] {
     ];
 }
 
-/**
- * The rendered objects the review diff compares: the chart's, and the CRDs', only when both sides
- * show them (a chart given renders one version: a ref pinning another would read as all added or
- * removed); otherwise a note says why they are not compared.
- */
+/** The rendered objects the diff compares: each kind only when both sides show it (a chart given renders one version); else a note. */
 export function comparedRendered(head: ProviderRendered, base: ProviderRendered, baseExisted: boolean): { head: PlanRow[]; base: PlanRow[]; notes: string[] } {
     if (!baseExisted) {
         return { head: renderedRows(head), base: [], notes: [] };

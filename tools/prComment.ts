@@ -1,10 +1,6 @@
-/**
- * The pull-request workflow's plan diff (.github/workflows/preview.yml): one comment per stack,
- * found by a hidden marker and updated in place through GitHub's REST API, with what Actions sets
- * (GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_API_URL, GITHUB_EVENT_PATH, GITHUB_SERVER_URL, GITHUB_RUN_ID).
- */
+/** The plan diff's comment per stack on a pull request (.github/workflows/preview.yml), found by its marker, through GitHub's REST API. */
 import * as fs from "fs";
-import { UsageError, argsOrExit, readFlags } from "./cli";
+import { UsageError, argsOrExit, readFlags, runMain } from "./cli";
 
 /** GitHub refuses a comment or issue body over 65536 characters. */
 export const MAX_BODY = 65536;
@@ -24,11 +20,7 @@ export function commentBody(stack: string, summary: string, runUrl?: string): st
     return head + cutTo(summary, MAX_BODY - head.length - footer.length, "a comment") + footer;
 }
 
-export interface IssueComment {
-    id: number;
-    body?: string | null;
-    user?: { type?: string } | null;
-}
+export type IssueComment = { id: number; body?: string | null; user?: { type?: string } | null };
 
 /** Whether a comment or an issue is the workflow's bot's, for the stack's marker. */
 export const byBot = (item: { body?: string | null; user?: { type?: string } | null }, marker: string): boolean =>
@@ -71,7 +63,6 @@ export async function pages<T>(r: Repo, path: string, enough: (all: T[]) => bool
     return all;
 }
 
-/** Updates the stack's comment on the pull request, or creates it; returns what it did. */
 export async function upsertComment(t: Repo & { pullRequest: number }, stack: string, body: string): Promise<{ action: "updated" | "created"; id: number }> {
     const existing = findComment(await pages<IssueComment>(t, `/repos/${t.repository}/issues/${t.pullRequest}/comments`), stack);
     if (existing) {
@@ -102,7 +93,6 @@ export function repoFromEnv(env: NodeJS.ProcessEnv, more: string[] = []): Repo {
     return { api: env.GITHUB_API_URL ?? "https://api.github.com", token: env.GITHUB_TOKEN!, repository: env.GITHUB_REPOSITORY! };
 }
 
-/** The pull request and repository from the Actions environment. */
 export function targetFromEnv(env: NodeJS.ProcessEnv): Repo & { pullRequest: number } {
     const repo = repoFromEnv(env, ["GITHUB_EVENT_PATH"]);
     const pullRequest = (JSON.parse(fs.readFileSync(env.GITHUB_EVENT_PATH!, "utf8")) as { pull_request?: { number?: number } }).pull_request?.number;
@@ -110,14 +100,6 @@ export function targetFromEnv(env: NodeJS.ProcessEnv): Repo & { pullRequest: num
         throw new Error("the workflow's event is not a pull request: nothing to comment on");
     }
     return { ...repo, pullRequest };
-}
-
-/** Runs a workflow command's main, exiting 1 with its message on an error. */
-export function runMain(main: () => Promise<string>): void {
-    main().then(console.log, (err: unknown) => {
-        console.error(err instanceof Error ? err.message : String(err));
-        process.exit(1);
-    });
 }
 
 if (require.main === module) {

@@ -1,20 +1,13 @@
 /**
- * What a refreshed preview says drifted: each object the next `up` would change, its fields, their
- * live and declared values, and the field managers that wrote them. The JSON is the CLI's preview
- * digest (pulumi/pulumi pkg/display/json.go v3.248.0, `PreviewDigest`); with `--refresh` each step's
- * `oldState.outputs` is the refreshed live object, managedFields included, and the program's own
- * manager is its `__fieldManager` (pulumi-kubernetes provider/pkg/provider/provider.go v4.32.0).
+ * What a refreshed preview says drifted, with the field managers that wrote each field: the CLI's preview digest (pulumi/pulumi
+ * pkg/display/json.go v3.248.0), whose `oldState.outputs` is the refreshed live object and whose program's own manager is its
+ * `__fieldManager` (pulumi-kubernetes provider/pkg/provider/provider.go v4.32.0).
  */
 
 import { asArray, field } from "./verify/context";
 
-/** What the report reads of a resource's state. */
-export interface ResourceState {
-    inputs?: Record<string, unknown>;
-    outputs?: Record<string, unknown>;
-}
+export type ResourceState = { inputs?: Record<string, unknown>; outputs?: Record<string, unknown> };
 
-/** `PreviewStep` of the preview digest: only what the report reads. */
 export interface PreviewStep {
     op: string;
     urn: string;
@@ -24,21 +17,13 @@ export interface PreviewStep {
     detailedDiff?: Record<string, { kind: string }> | null;
 }
 
-/** `PreviewDigest`: the document `pulumi preview --json` prints. */
 export interface PreviewDigest {
     steps?: PreviewStep[];
     diagnostics?: { urn?: string; message?: string; severity?: string }[];
     changeSummary?: Record<string, number>;
 }
 
-/** One entry of a live object's `metadata.managedFields`. */
-export interface ManagedFieldsEntry {
-    manager?: string;
-    operation?: string;
-    time?: string;
-    subresource?: string;
-    fieldsV1?: Record<string, unknown>;
-}
+export type ManagedFieldsEntry = { manager?: string; operation?: string; time?: string; subresource?: string; fieldsV1?: Record<string, unknown> };
 
 export interface FieldDrift {
     /** The provider's property path (`data["policy.csv"]`). */
@@ -151,7 +136,6 @@ function objectName(step: PreviewStep): string {
     return `${type} ${parts[3] ?? step.urn}`;
 }
 
-/** Every object the next `up` would change, with its fields, values and other managers. */
 export function driftedObjects(digest: PreviewDigest): DriftedObject[] {
     const out: DriftedObject[] = [];
     for (const step of digest.steps ?? []) {
@@ -160,8 +144,7 @@ export function driftedObjects(digest: PreviewDigest): DriftedObject[] {
         }
         const live = step.oldState?.outputs;
         const declared = step.newState?.inputs;
-        // A Secret's values never reach the issue, whether or not the state marks them secret
-        // (the digest already prints marked ones as "[secret]", pkg/backend/display/json.go v3.248.0).
+        // A Secret's values never reach the issue, whether or not the state marks them secret.
         const secret = field(live ?? declared, "kind") === "Secret";
         const paths = step.detailedDiff ? Object.keys(step.detailedDiff) : [...(step.diffReasons ?? [])];
         const fields = paths.sort().map((p): FieldDrift => {

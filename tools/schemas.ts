@@ -1,14 +1,7 @@
-/**
- * Schema validation of every whole object the program declares, in the tests and the offline plan,
- * with the `validate()` of kubernetes-models and @kubernetes-models/* as shipped (types, enums,
- * required fields; their last CommonJS releases, the newest need Node 22). The kinds none covers
- * (CiliumNetworkPolicy, policies.kyverno.io/v1) are left to the API server and their CRDs.
- */
+/** Each whole object validated by the `validate()` of kubernetes-models; the kinds none covers are the API server's to check. */
 import { SECRET } from "./offline";
 
-interface Model {
-    validate(): void;
-}
+type Model = { validate(): void };
 type ModelClass = (new (data: never) => Model) & { apiVersion: string; kind: string };
 
 /** The module of each kind's model, by `<apiVersion>/<kind>`: loaded one by one, as a package's index loads hundreds. */
@@ -64,7 +57,6 @@ export function withoutSecrets(value: unknown): unknown {
     return value;
 }
 
-/** Validates one object against its kind's schema. */
 export function validateObject(input: Record<string, unknown>): SchemaResult {
     const o = withoutSecrets(input) as Record<string, unknown>;
     const key = `${String(o.apiVersion)}/${String(o.kind)}`;

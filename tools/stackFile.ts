@@ -21,7 +21,6 @@ export interface StackFile {
     dir?: string;
 }
 
-/** The stacks that have a `Pulumi.<name>.yaml` in the project. */
 export function listStacks(root = REPO_ROOT): string[] {
     return fs
         .readdirSync(root)
@@ -30,11 +29,7 @@ export function listStacks(root = REPO_ROOT): string[] {
         .sort();
 }
 
-/**
- * Reads a stack file narrowly (components/config/stackYaml.ts) into what the Pulumi CLI hands a
- * program. `secure:` values cannot be decrypted without the stack's secrets provider: they become
- * "[secret]" and stay secret.
- */
+/** A stack file as the Pulumi CLI hands it to a program, read narrowly; `secure:` values stay "[secret]" (no secrets provider here). */
 export function readStackFile(stack: string, root = REPO_ROOT): StackFile {
     const file = path.join(root, `Pulumi.${stack}.yaml`);
     if (!fs.existsSync(file)) {
@@ -56,10 +51,8 @@ export function readStackFile(stack: string, root = REPO_ROOT): StackFile {
 }
 
 /**
- * A stack file's `config:` map in Pulumi's flat form: text as the CLI hands it (a string as is, null
- * as "", anything else as JSON with keys sorted, sdk/go/common/resource/config/object.go
- * MarshalString). A `secure:` value (a map of one string key `secure`, `isSecureValue`), even one
- * inside a structure, makes the whole key a secret the plan shows as "[secret]".
+ * A `config:` map in Pulumi's flat form (sdk/go/common/resource/config/object.go MarshalString: a string as is, null as "", else
+ * JSON with keys sorted); a `secure:` value anywhere in a key makes the whole key "[secret]".
  */
 export function fromConfigMap(stack: string, map: Record<string, unknown>): StackFile {
     const isSecure = (v: unknown): boolean => isPlainObject(v) && Object.keys(v).length === 1 && typeof v.secure === "string";
@@ -91,11 +84,7 @@ export const PLACEHOLDER_READ_ENDPOINT = "https://offline-placeholder.hub.invali
 
 const PLACEHOLDER_ANNOTATIONS = { "argo-rollouts-addon.platform/offline": "placeholder" };
 
-/**
- * The ArgoCD objects another owner keeps, as the offline plan assumes them: marked as placeholders,
- * and built from the requirements the stage checks (the Rollout kinds, the tenant sync settings),
- * so they pass. A real preview reads the live objects, which may not.
- */
+/** The ArgoCD objects another owner keeps, as placeholders built to pass the stage's checks; a real preview reads the live ones. */
 export function placeholderKeptArgoObjects(argocd: Pick<ArgoCdConfig, "namespace" | "projects" | "applicationSets">): Record<string, Record<string, unknown>> {
     const objects: Record<string, Record<string, unknown>> = {};
     const meta = (name: string) => ({ name, namespace: argocd.namespace, annotations: { ...PLACEHOLDER_ANNOTATIONS } });
@@ -130,11 +119,7 @@ export function placeholderKeptArgoObjects(argocd: Pick<ArgoCdConfig, "namespace
     return objects;
 }
 
-/**
- * What the offline plan assumes exists in the cluster: the shared Gateway named in config, with
- * the configured listener, and the ArgoCD objects another owner keeps, each marked as a
- * placeholder. A real preview reads the live objects.
- */
+/** What the offline plan assumes the cluster holds: the shared Gateway and the kept ArgoCD objects, marked as placeholders. */
 export function placeholderWorld(file: StackFile): OfflineWorld {
     const objects: Record<string, Record<string, unknown>> = {};
     const gw = parseJson(file.config[`${PROJECT}:gateway`]);

@@ -1,7 +1,4 @@
-/**
- * `npm run verify`: checks a stack's live cluster after `pulumi up`, requirement by requirement
- * (ADR-056), read-only. Usage and exit status: HELP.
- */
+/** `npm run verify`: a stack's live cluster after `pulumi up`, requirement by requirement (ADR-056), read-only. Usage: HELP. */
 import * as path from "path";
 import * as YAML from "yaml";
 import { UsageError, readFlags } from "./cli";
@@ -89,12 +86,10 @@ export async function verifyMain(
     toOut: (s: string) => void = console.log,
     toErr: (s: string) => void = console.error,
 ): Promise<number> {
-    // Findings quote what the cluster holds (URLs of endpoints, webhook and repository addresses):
-    // nothing leaves verify with a URL's user-info or query, or a character the terminal hides.
+    // Findings quote what the cluster holds: never a URL's user-info or query, or a character the terminal hides.
     const out = (s: string) => toOut(printable(s));
     const err = (s: string) => toErr(printable(s));
-    // With --json the pipeline reads stdout: an error that stops verify is a JSON document there
-    // too, so the report is never empty (and the message still goes to stderr for the log).
+    // With --json an error that stops verify is a JSON document on stdout too, so the pipeline's report is never empty.
     const json = argv.includes("--json");
     const fail = (message: string): number => {
         err(message);

@@ -1,8 +1,4 @@
-/**
- * `npm run adopt-check`: before the adopting run (`cluster.adoptExisting`), what it takes over and
- * what it would break, read with GETs and LISTs only. With `upsertExistingObjects` an adopted object
- * previews as a plain create, so this is where the live object about to be rewritten is shown.
- */
+/** `npm run adopt-check`: an adopted object previews as a plain create, so this shows the live objects an adopting run rewrites or breaks. */
 import type { AddonConfig } from "../../stacks/config";
 import { CONTROLLER_SELECTOR, chartObjectApiVersion, chartObjectFields, chartObjects, renderedConfigKeys } from "../../components/rollouts/chartObjects";
 import { oldInstallProblems } from "../../components/cluster/oldInstall";
@@ -26,7 +22,6 @@ import {
 } from "./inventory";
 import { TEMPLATE_NAME_PREFIX, rolloutsCrdUrls, ROLLOUTS_CRDS, RELEASE_NAME } from "../../components/argoRollouts";
 
-/** One object the stack declares, as the cluster has it now. */
 export interface DeclaredObject {
     object: string;
     /** Who declares it: the program itself, the controller chart, or the CRD group. */
@@ -40,24 +35,13 @@ export interface DeclaredObject {
 }
 
 /** Something of the old install the stack will not manage, and the command that retires it. */
-export interface Leftover {
-    object: string;
-    what: string;
-    retire: string;
-}
+export type Leftover = { object: string; what: string; retire: string };
 
 /** Something adopting would break, and what to do first. */
-export interface Breakage {
-    object: string;
-    found: string;
-    fix: string;
-}
+export type Breakage = { object: string; found: string; fix: string };
 
 /** A tenant's use of a cluster template the stack does not declare. */
-export interface TemplateUse {
-    template: string;
-    rollouts: { rollout: string; where: string; resolves: boolean; unresolved: string[] }[];
-}
+export type TemplateUse = { template: string; rollouts: { rollout: string; where: string; resolves: boolean; unresolved: string[] }[] };
 
 export interface AdoptReport {
     stack: string;
@@ -71,12 +55,7 @@ export interface AdoptReport {
     breaks: Breakage[];
 }
 
-export interface PlannedObject {
-    apiVersion: string;
-    kind: string;
-    metadata: { name: string; namespace?: string };
-    [field: string]: unknown;
-}
+export type PlannedObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; [field: string]: unknown };
 
 /** Kinds an old release may have beside what the stack declares, listed by the release's label (`<apiVersion> <Kind>`, cluster-scoped last). */
 const RELEASE_KINDS: [apiVersion: string, kind: string, namespaced: boolean][] = [
@@ -197,22 +176,13 @@ export async function adoptCheck(config: AddonConfig, planned: PlannedObject[], 
 
     // What stays behind: keys the stack no longer writes, and release objects it does not declare.
     const notifications = planned.find((p) => p.kind === "ConfigMap" && p.metadata.name === NOTIFICATION_CONFIGMAP);
+    const configKeys = renderedConfigKeys(values.controller as Record<string, unknown>);
     const written: [string, string[], string][] = [
-        [
-            "argo-rollouts-config",
-            renderedConfigKeys(values.controller as Record<string, unknown>),
-            "keys {} stay, owned by the old manager, and the controller keeps loading them",
-        ],
-        ...(notifications
-            ? [
-                  [NOTIFICATION_CONFIGMAP, Object.keys(notifications.data ?? {}), "old notification keys {} stay, owned by the old manager"] as [
-                      string,
-                      string[],
-                      string,
-                  ],
-              ]
-            : []),
+        ["argo-rollouts-config", configKeys, "keys {} stay, owned by the old manager, and the controller keeps loading them"],
     ];
+    if (notifications) {
+        written.push([NOTIFICATION_CONFIGMAP, Object.keys(notifications.data ?? {}), "old notification keys {} stay, owned by the old manager"]);
+    }
     for (const [name, keys, what] of written) {
         const stale = staleKeys(await cluster.get(apiPath("v1", "ConfigMap", ns, name)), keys);
         if (stale.length > 0) {

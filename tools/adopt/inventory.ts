@@ -1,7 +1,4 @@
-/**
- * The pure half of `npm run adopt-check`: what the adopting run would change on the objects the
- * cluster holds. Nothing here reads the cluster.
- */
+/** The pure half of `npm run adopt-check`: what the adopting run would change on the objects the cluster holds. */
 import type { KubeObject } from "../verify/cluster";
 import type { Argument } from "../verify/probeRoutes";
 
@@ -13,10 +10,8 @@ export { Argument, TemplateReference, templateReferences } from "../verify/probe
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /**
- * The fields the stack sets to another value than the live object has: every leaf of the planned
- * object (a list one leaf; a list of named items item by item), compared as text (the plan renders
- * numbers as the SDK serialized them). What the stack does not set stays its old manager's; the
- * provider's `pulumi.com/` annotations and a Secret's data are never compared.
+ * The leaves of the planned object the live one holds otherwise (named list items by name), compared as text; the provider's
+ * `pulumi.com/` annotations and a Secret's data are never compared.
  */
 export function fieldChanges(planned: Record<string, unknown>, live: KubeObject): string[] {
     const out: string[] = [];
@@ -58,11 +53,7 @@ export function removeKeysCommand(namespace: string, name: string, keys: readonl
     return `kubectl patch configmap ${name} -n ${namespace} --type=json -p '${JSON.stringify(ops)}'`;
 }
 
-/**
- * The template's args a reference leaves without a value (argo-rollouts v1.9.0
- * utils/analysis/helpers.go: `MergeArgs` takes a passed value or valueFrom; `ResolveArgs` then fails
- * "args.<name> was not resolved" and the Rollout goes InvalidSpec).
- */
+/** The args a reference leaves without a value (argo-rollouts v1.9.0 utils/analysis/helpers.go `ResolveArgs`: the Rollout goes InvalidSpec). */
 export function unresolvedArgs(templateArgs: readonly Argument[], passed: readonly Argument[]): string[] {
     return templateArgs
         .filter((a) => {

@@ -1,14 +1,7 @@
-/**
- * The JSON Schema of a stack file (`npm run docs` writes it to schema/stack.schema.json), derived
- * from the declarations (components/config/declare.ts), so an editor checks
- * `Pulumi.<stack>.yaml` as it is typed. It checks shapes, types, patterns, ranges and unknown keys;
- * the rules between fields and those a pattern cannot express are the reader's, which runs on every
- * preview: the schema never refuses what the program accepts, and the program stays the authority.
- */
+/** The stack file's JSON Schema from the declarations, for editors; the rules between fields stay the program's (it never refuses less). */
 import { Field, Fields, JsonSchema } from "../../components/config/declare";
 import { KNOWN_NAMESPACES, PROJECT } from "../../components/config/reader";
 
-/** The schema of one declared field. */
 export function fieldSchema(f: Field): JsonSchema {
     const base: JsonSchema = { description: f.doc, ...("default" in f && f.default !== undefined ? { default: f.default } : {}) };
     switch (f.kind) {
@@ -55,10 +48,7 @@ export function objectSchema(fields: Fields): JsonSchema {
     return { type: "object", additionalProperties: false, properties, ...(required.length > 0 ? { required } : {}) };
 }
 
-/**
- * The schema of a whole stack file: its `config:` takes the project's keys as declared, any key of
- * Pulumi's and the providers' namespaces, and nothing else; `required`: the keys every stack sets.
- */
+/** A whole stack file: `config:` takes the declared keys and any key of Pulumi's and the providers' namespaces, nothing else. */
 export function stackFileSchema(fields: Fields, required: readonly string[]): JsonSchema {
     return {
         $schema: "https://json-schema.org/draft/2020-12/schema",

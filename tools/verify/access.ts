@@ -1,7 +1,4 @@
-/**
- * What verify asks the API server's authorizer, and the RBAC rule matching it needs only to name the
- * ClusterRoles that grant too much: decisions come from SubjectAccessReviews.
- */
+/** What verify asks the API server's authorizer; RBAC rule matching only to name the ClusterRoles that grant too much. */
 import type { AddonConfig } from "../../stacks/config";
 import { MIMIR_DEFAULTS } from "../../components/gateway/config";
 import { READ_CA_CONFIGMAP } from "../../components/rollouts/trust";
@@ -18,25 +15,14 @@ export interface ControllerCall extends Omit<ResourceQuestion, "namespace" | "na
 const AR = "argo-rollouts v1.9.0";
 const PLUGIN = "rollouts-plugin-trafficrouter-gatewayapi v0.15.0";
 
-/**
- * The calls the controller makes on the platform's Rollout path (direct-template canary and
- * blue/green, the Gateway API plugin, Prometheus analysis, leader election, notifications), read
- * from its source: `[scope, group, resource[/subresource], verbs, source]`. `components/rollouts/rbac.ts`
- * must grant every one (a unit test holds it to that).
- */
+/** The controller's calls on the platform's Rollout path, read from its source; components/rollouts/rbac.ts must grant each (a test holds it). */
 export const ROLLOUT_PATH_CALLS: readonly ControllerCall[] = (
     [
         ["cluster", "argoproj.io", "rollouts", "get list watch update", `${AR} rollout/controller.go (informer, Update), rollout/replicaset.go (Get)`],
         ["cluster", "argoproj.io", "rollouts/status", "update patch", `${AR} rollout/sync.go (UpdateStatus, Patch "status")`],
         // blockOwnerDeletion on what a Rollout owns needs update on its finalizers (OwnerReferencesPermissionEnforcement).
         ["cluster", "argoproj.io", "rollouts/finalizers", "update", `${AR} utils/replicaset (owner references with blockOwnerDeletion)`],
-        [
-            "cluster",
-            "argoproj.io",
-            "analysisruns",
-            "create get list watch patch delete",
-            `${AR} utils/analysis/helpers.go, rollout/analysis.go (Patch, Delete)`,
-        ],
+        ["cluster", "argoproj.io", "analysisruns", "create get list watch patch delete", `${AR} utils/analysis/helpers.go, rollout/analysis.go`],
         ["cluster", "argoproj.io", "analysistemplates", "get list watch", `${AR} cmd/rollouts-controller/main.go (informer)`],
         ["cluster", "argoproj.io", "clusteranalysistemplates", "get list watch", `${AR} cmd/rollouts-controller/main.go (informer)`],
         ["cluster", "argoproj.io", "experiments", "list watch", `${AR} cmd/rollouts-controller/main.go (informer)`],
@@ -49,13 +35,7 @@ export const ROLLOUT_PATH_CALLS: readonly ControllerCall[] = (
         ["cluster", "", "events", "create patch", `${AR} utils/record/record.go (event sink)`],
         ["cluster", "batch", "jobs", "list watch", `${AR} cmd/rollouts-controller/main.go (informer, started whatever the provider)`],
         ["cluster", "networking.k8s.io", "ingresses", "list watch", `${AR} cmd/rollouts-controller/main.go (ingress informer)`],
-        [
-            "cluster",
-            "gateway.networking.k8s.io",
-            "httproutes",
-            "get list update",
-            `${PLUGIN} pkg/plugin/httproute.go (Get, Update), pkg/plugin/plugin.go (List)`,
-        ],
+        ["cluster", "gateway.networking.k8s.io", "httproutes", "get list update", `${PLUGIN} pkg/plugin/httproute.go, pkg/plugin/plugin.go`],
         ["controller", "coordination.k8s.io", "leases", "get create update", `${AR} controller/controller.go (LeaseLock argo-rollouts-controller-lock)`],
         ["controller", "", "configmaps", "get list watch", `${AR} controller/controller.go (argo-rollouts-config, notification ConfigMap informer)`],
         ["controller", "", "secrets", "list watch", `${AR} controller/controller.go (notification Secret informer)`],
@@ -65,10 +45,7 @@ export const ROLLOUT_PATH_CALLS: readonly ControllerCall[] = (
     return verbs.split(" ").map((verb) => ({ verb, group, resource, ...(subresource ? { subresource } : {}), scope, source }));
 });
 
-/**
- * Whether an RBAC rule grants a request, as Kubernetes matches it (pkg/apis/rbac/v1/evaluation_helpers.go:
- * `*`, `resource/subresource`, `*\/subresource`, resourceNames).
- */
+/** Whether an RBAC rule grants a request (kubernetes pkg/apis/rbac/v1/evaluation_helpers.go: `*`, subresources, resourceNames). */
 export function ruleAllows(rule: PolicyRule, q: Pick<ResourceQuestion, "verb" | "group" | "resource" | "subresource" | "name">): boolean {
     const any = (list: readonly string[], v: string) => list.includes("*") || list.includes(v);
     const combined = q.subresource ? `${q.resource}/${q.subresource}` : q.resource;
@@ -77,11 +54,7 @@ export function ruleAllows(rule: PolicyRule, q: Pick<ResourceQuestion, "verb" | 
     return any(rule.verbs, q.verb) && any(rule.apiGroups, q.group) && resource && name;
 }
 
-export interface BindingSubject {
-    kind: string;
-    name: string;
-    namespace?: string;
-}
+export type BindingSubject = { kind: string; name: string; namespace?: string };
 
 /** Who the API server authenticates a binding subject as (ServiceAccounts in their groups; everyone in `system:authenticated`). */
 export function reviewSubject(s: BindingSubject, bindingNamespace?: string): Subject {
@@ -104,10 +77,8 @@ export const KYVERNO_CONFIGMAP = "kyverno";
 export const VERIFY_CONFIGMAPS = ["argo-rollouts-config", READ_CA_CONFIGMAP, "argocd-cm", "argocd-rbac-cm", KYVERNO_CONFIGMAP] as const;
 
 /**
- * Everything verify asks the API server for, as RBAC rules: reads, and `create` on
- * SubjectAccessReviews only (a review stores nothing). No Secret; ConfigMaps by name; the service
- * proxy, HTTPRoute lists and the ingest Gateway on a hub only. `/version` and
- * SelfSubjectAccessReviews are open to every authenticated user. A test holds every request to them.
+ * Everything verify asks for, as RBAC rules: reads, and `create` on SubjectAccessReviews (a review stores nothing); no Secret,
+ * ConfigMaps by name, the hub's service proxy and Gateway by name. A test holds every request to them.
  */
 export function verifyRules(config?: Pick<AddonConfig, "cluster" | "mimir">): PolicyRule[] {
     const hub = config === undefined || config.cluster.role === "hub";

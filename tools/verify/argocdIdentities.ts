@@ -1,17 +1,14 @@
+/** Who ArgoCD acts as on the regulated namespaces (ADR-056 D3), against the identities the approval guard names (argo-cd v3.5.1 util/settings). */
 import { globRegExp } from "./argocdRbac";
 import type { ReadOnlyCluster } from "./cluster";
 import { field } from "./context";
 import { IN_CLUSTER, LiveProject, destinationPermitted } from "./regulatedPaths";
 
-/** Who ArgoCD acts as on the regulated namespaces (ADR-056 D3), against the identities the approval guard names (argo-cd v3.5.1 util/settings). */
 /** util/settings/settings.go: argocd-cm keys of sync impersonation (`IsImpersonationEnabled`: exactly "true"; `IsImpersonationEnforced`: unless "false"). */
 const ENABLED_KEY = "application.sync.impersonation.enabled";
 const ENFORCED_KEY = "application.sync.impersonation.enforced";
 
-/**
- * util/settings/impersonation.go `DeriveServiceAccountToImpersonate`: the first
- * `destinationServiceAccounts` entry matching the destination, "" when none.
- */
+/** util/settings/impersonation.go `DeriveServiceAccountToImpersonate`: the first entry matching the destination, "" when none. */
 export function serviceAccountToImpersonate(
     project: Pick<LiveProject, "destinationServiceAccounts">,
     destination: { server: string; namespace: string },
@@ -34,18 +31,11 @@ export function serviceAccountToImpersonate(
 }
 
 /** How ArgoCD reaches one regulated namespace for one regulated project: the users its syncs and its API server's writes arrive as (no sync: it refuses to sync there), and why. */
-export interface ArgoIdentity {
-    project: string;
-    namespace: string;
-    sync?: string;
-    server?: string;
-    note: string;
-}
+export type ArgoIdentity = { project: string; namespace: string; sync?: string; server?: string; note: string };
 
 /**
- * Who ArgoCD acts as on each regulated namespace a regulated project may target: its own
- * ServiceAccounts, or with sync impersonation the one the project derives for the sync and the API
- * server alike (`getApplicationClusterConfig`); none derived, it refuses while impersonation is enforced.
+ * Who ArgoCD acts as on each regulated namespace a regulated project may target: its own ServiceAccounts, or with sync impersonation
+ * the derived one, for the sync and the API server alike (`getApplicationClusterConfig`); none derived while enforced: nobody.
  */
 export function argoIdentities(
     argocdCm: Readonly<Record<string, string>>,
@@ -92,9 +82,8 @@ export interface GuardIdentities {
 const saRef = (user: string): string => user.replace(/^system:serviceaccount:([^:]+):/, "$1/");
 
 /**
- * Where the approval guard's identities do not match how ArgoCD acts: the sync identity must be a
- * GitOps one, the API server's an action one; one named where ArgoCD never acts as it is an
- * exemption nobody needs; and where sync and API server are one identity the action identities limit nothing.
+ * Where the guard's identities miss how ArgoCD acts: the sync identity must be a GitOps one, the API server's an action one; an
+ * identity ArgoCD never acts as is an exemption nobody needs, and one shared by both makes the action identities moot.
  */
 export function identityProblems(guard: GuardIdentities, acting: readonly ArgoIdentity[]): string[] {
     const out: string[] = [];

@@ -1,9 +1,6 @@
 /**
- * ArgoCD's RBAC decision for verify's questions (ADR-056 D3): argo-cd v3.5.1's own casbin model run
- * by node-casbin, with what ArgoCD adds around it: the policy's assembly and loading
- * (util/rbac/rbac.go: one bad line fails the whole policy), its glob or RE2 matcher,
- * `policy.default` tried first, and the claims (server/rbacpolicy/rbacpolicy.go `EnforceClaims`).
- * The end-to-end scenario `argocd-rbac-enforcer-agrees` asks ArgoCD's own enforcer the same.
+ * ArgoCD's RBAC decision (ADR-056 D3): argo-cd v3.5.1's casbin model run by node-casbin, with what util/rbac/rbac.go and
+ * server/rbacpolicy/rbacpolicy.go add; the end-to-end scenario argocd-rbac-enforcer-agrees asks ArgoCD the same.
  */
 import { Enforcer, newEnforcer, newModelFromString } from "casbin";
 
@@ -39,22 +36,11 @@ export const BUILTIN_POLICY_CSV = [
 ].join("\n");
 
 type ArgoRbacData = Readonly<Record<string, string>>;
-/** An AppProject's roles, as `spec.roles` holds them. */
-export interface ArgoProjectRoles {
-    name: string;
-    roles: { name: string; policies?: string[]; groups?: string[] }[];
-}
+export type ArgoProjectRoles = { name: string; roles: { name: string; policies?: string[]; groups?: string[] }[] };
 /** Who asks: the token's `sub` and its groups. */
-export interface ArgoRbacSubject {
-    user?: string;
-    groups: readonly string[];
-}
+export type ArgoRbacSubject = { user?: string; groups: readonly string[] };
 /** What is asked: `p` line fields 2 to 4. */
-export interface ArgoRbacQuery {
-    resource: string;
-    action: string;
-    object: string;
-}
+export type ArgoRbacQuery = { resource: string; action: string; object: string };
 export interface ArgoRbac {
     /** Set when the policy does not load: ArgoCD then denies every request. */
     error?: string;

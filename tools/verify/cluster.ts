@@ -1,7 +1,4 @@
-/**
- * The live cluster as verify and adopt-check see it: read-only by construction. The only requests
- * it can send are GETs and access reviews, which the API server evaluates and does not store.
- */
+/** The live cluster as verify and adopt-check see it, read-only by construction: GETs and access reviews only. */
 import * as https from "https";
 import type * as K8s from "@kubernetes/client-node";
 import { ConnectOptions, ConnectionError, kubeConfigFor, loadClient } from "../../components/cluster/connect";
@@ -23,19 +20,9 @@ export interface KubeObject extends LiveObject {
 }
 
 /** What a SubjectAccessReview asks; no namespace: every namespace (a cluster-wide grant is needed). */
-export interface ResourceQuestion {
-    verb: string;
-    group: string;
-    resource: string;
-    subresource?: string;
-    namespace?: string;
-    name?: string;
-}
+export type ResourceQuestion = { verb: string; group: string; resource: string; subresource?: string; namespace?: string; name?: string };
 
-export interface Subject {
-    user?: string;
-    groups?: string[];
-}
+export type Subject = { user?: string; groups?: string[] };
 
 export interface AccessDecision {
     allowed: boolean;
@@ -45,7 +32,6 @@ export interface AccessDecision {
 
 export type { HttpAnswer };
 
-/** The only operations verify has. */
 export interface ReadOnlyCluster {
     readonly server: string;
     /** GET of one object; undefined when it does not exist (404). */

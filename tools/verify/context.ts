@@ -18,26 +18,13 @@ export interface VerifyOptions {
     httpGet: (url: string, headers: Record<string, string>, trust: { extraCa?: string }) => Promise<HttpAnswer>;
 }
 
-export interface VerifyContext {
-    config: AddonConfig;
-    cluster: ReadOnlyCluster;
-    options: VerifyOptions;
-}
+export type VerifyContext = { config: AddonConfig; cluster: ReadOnlyCluster; options: VerifyOptions };
 
 /** A group of checks: their ids (each still reported when a read fails), their section and how to run them. */
-export interface CheckGroup {
-    ids: readonly string[];
-    readme: string;
-    run: (ctx: VerifyContext) => Promise<CheckResult[]>;
-}
+export type CheckGroup = { ids: readonly string[]; readme: string; run: (ctx: VerifyContext) => Promise<CheckResult[]> };
 
 /** A status condition (metav1.Condition and its older cousins). */
-export interface Condition {
-    type: string;
-    status: string;
-    reason?: string;
-    message?: string;
-}
+export type Condition = { type: string; status: string; reason?: string; message?: string };
 
 export function conditions(obj: unknown, ...path: string[]): Condition[] {
     return asArray<Condition>(field(obj, "status", ...(path.length > 0 ? path : ["conditions"])));
@@ -62,7 +49,6 @@ export function notTrue(obj: unknown, types: readonly string[], path: string[] =
 export const nameOf = (o: KubeObject): string => o.metadata?.name ?? "";
 export const namespaceOf = (o: KubeObject): string => o.metadata?.namespace ?? "";
 
-/** A nested field of an object of unknown shape. */
 export function field(obj: unknown, ...path: (string | number)[]): unknown {
     let cur = obj;
     for (const key of path) {
@@ -90,11 +76,7 @@ export const shown = (v: unknown, from = 0): string => {
     return `${start > 0 ? "..." : ""}${text.slice(start, start + 100)}${start + 100 < text.length ? "..." : ""}`;
 };
 
-/**
- * Where `live` does not carry what `declared` says: every declared field with the same value, lists
- * entry by entry. Extra live fields are not drift: the API server fills in defaults (CRD schema
- * defaults, a Service's `clusterIP`).
- */
+/** Where `live` lacks a declared field's value, lists entry by entry; extra live fields are no drift (the API server fills defaults). */
 export function drift(declared: unknown, live: unknown, path = ""): string[] {
     if (Array.isArray(declared)) {
         if (!Array.isArray(live) || live.length !== declared.length) {
@@ -123,7 +105,6 @@ export function drift(declared: unknown, live: unknown, path = ""): string[] {
 export const asArray = <T = unknown>(v: unknown): T[] => (Array.isArray(v) ? (v as T[]) : []);
 export const asRecord = (v: unknown): Record<string, string> => (v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, string>) : {});
 
-/** Runs `fn` over `items` with at most `limit` running at once. */
 export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
     const out: R[] = new Array(items.length);
     let next = 0;

@@ -1,11 +1,7 @@
 /**
- * Every HTTPRoute on a spoke's hostname and listener, audited for `metrics.spoke-routes` (ADR-056
- * D5): a Gateway merges the rules of every route attached to one listener for one hostname
- * (gateway-api v1.4.1 apis/v1/httproute_types.go), so another route's `/prometheus` prefix reaches
- * the ruler beside the hub's read route. Judged from the objects, narrowly: a parentRef naming the
- * listener (or, without sectionName, every listener) and a hostname equal to the spoke's or a
- * `*.` wildcard above it; not judged: the listener's allowedRoutes and ports, so a route the
- * listener would not admit is audited all the same.
+ * Every HTTPRoute on a spoke's hostname and listener, for `metrics.spoke-routes` (ADR-056 D5): a Gateway merges the routes of one
+ * listener and hostname (gateway-api v1.4.1 apis/v1/httproute_types.go), so another route's prefix reaches Mimir beside the hub's.
+ * Not judged: the listener's allowedRoutes and ports (a route the listener would refuse is audited all the same).
  */
 import { MIMIR_READ_PATHS, PROMETHEUS_API_PREFIX, PathMatch, TENANT_HEADER, pathMatches } from "../../components/mimir";
 import { REMOTE_WRITE_MATCH } from "../../components/gateway/spokeRoutes";
@@ -15,13 +11,7 @@ import { asArray, field } from "./context";
 /** What a spoke may reach of Mimir through its hostname: remote write and Mimir's read endpoints. */
 export const SPOKE_MIMIR_PATHS: readonly PathMatch[] = [REMOTE_WRITE_MATCH, ...MIMIR_READ_PATHS];
 
-export interface SpokeHost {
-    spoke: string;
-    tenant: string;
-    hostname: string;
-    gateway: { namespace: string; name: string };
-    listener: string;
-}
+export type SpokeHost = { spoke: string; tenant: string; hostname: string; gateway: { namespace: string; name: string }; listener: string };
 
 /** Whether a route names the spoke's listener in a parentRef and serves its hostname (none: the listener's). */
 export function servesSpokeHost(route: KubeObject, host: SpokeHost): boolean {
@@ -93,10 +83,7 @@ function tenantEdits(filters: unknown[]): { set: string[]; other: string[] } {
     };
 }
 
-/**
- * How a rule reaches Mimir's gateway Service: as a backend (the rule's filters and the backend's) or
- * as a RequestMirror target (with the changes made before the mirror; a mirrored write still writes).
- */
+/** How a rule reaches Mimir's gateway Service: as a backend, or as a RequestMirror target (a mirrored write still writes). */
 export function mimirReaches(rule: unknown, routeNamespace: string, mimir: Mimir): { via: string; set: string[]; other: string[] }[] {
     const filters = asArray(field(rule, "filters"));
     return [
@@ -111,10 +98,7 @@ export function mimirReaches(rule: unknown, routeNamespace: string, mimir: Mimir
     ];
 }
 
-/**
- * What is wrong with a route's rules on a spoke's hostname: each rule to Mimir must admit only remote
- * write and the read endpoints, not rewrite the path, and `set` the spoke's tenant once.
- */
+/** A rule to Mimir on a spoke's hostname must admit only remote write and the read endpoints, keep its path and set the tenant once. */
 export function hostRouteProblems(route: KubeObject, host: SpokeHost, mimir: Mimir): string[] {
     const where = `serves ${host.hostname} (spoke ${host.spoke}) on ${host.gateway.namespace}/${host.gateway.name}/${host.listener}`;
     return asArray(field(route, "spec", "rules")).flatMap((rule, i) => {

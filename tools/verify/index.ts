@@ -1,7 +1,4 @@
-/**
- * `npm run verify`: after `pulumi up`, what ADR-056 asks of the live cluster, requirement by
- * requirement. Read-only: GETs and access reviews only (cluster.ts).
- */
+/** `npm run verify`'s checks, in the order of the ADR's stages, read-only (cluster.ts). */
 import * as tls from "tls";
 import { AddonConfig } from "../../stacks/config";
 import { httpGet } from "../../components/cluster/live";
@@ -15,15 +12,11 @@ import { smokeChecks } from "./checks/smoke";
 import { CheckGroup, VerifyOptions } from "./context";
 import { CheckResult, DOCS } from "./report";
 
-/** The checks, in the order of the ADR's stages. */
 export const GROUPS: readonly CheckGroup[] = [crdAndControllerChecks, rbacChecks, kyvernoChecks, argocdChecks, metricChecks, smokeChecks];
 
 const checksOf = (re: RegExp): string[] => GROUPS.flatMap((g) => g.ids).filter((id) => re.test(id));
 
-/**
- * The platform components a check needs running beyond the stack's objects: `--without <component>`
- * turns their checks into a SKIP naming it (a bring-up before Kyverno, a cluster without a kubelet).
- */
+/** What a check needs running beyond the stack's objects: `--without <component>` turns its checks into a SKIP naming it. */
 export const COMPONENTS = {
     "rollouts-controller": { what: "the Argo Rollouts controller process", checks: ["controller.leader", "smoke.outcome"] },
     // kyverno.selectors-match reads namespaces only.
@@ -79,11 +72,7 @@ export async function runVerify(config: AddonConfig, cluster: ReadOnlyCluster, o
     return withoutComponents(results, options.without);
 }
 
-/**
- * The CAs verify trusts for a spoke's read endpoint, as the controller does: the public roots and
- * the stack's `mimir.readCaBundle`; an explicit `ca` replaces Node's store, so NODE_EXTRA_CA_CERTS
- * cannot make verify pass where the controller fails (Node tls.createSecureContext, `ca`).
- */
+/** What the controller trusts for a read endpoint; an explicit `ca` replaces Node's store, so NODE_EXTRA_CA_CERTS cannot mask a failure. */
 export function trustedCas(extraCa: string | undefined): string[] {
     return [...tls.rootCertificates, ...(extraCa ? [extraCa] : [])];
 }

@@ -1,10 +1,7 @@
 /**
- * Probe requests Beyla folded into a wildcard route, where a request gate counts them. The gates
- * leave the probes out by their exact `http_route` (`analysis.excludeRoutes`), but Beyla 3.x folds a
- * path level into `*` once a process served more than 10 distinct segments there, and with
- * `routes.unmatched: wildcard` reports every unmatched path as `/**` (grafana/beyla v3.33.0,
- * vendor/go.opentelemetry.io/obi/pkg/transform/routes.go). Not modelled: which paths the process
- * served; a route that could hold a probe is reported.
+ * Probe requests Beyla folded into a wildcard route, which a request gate counts: Beyla 3.x folds a path level into `*` past 10
+ * distinct segments and unmatched paths into `/**` (grafana/beyla v3.33.0 vendor/go.opentelemetry.io/obi/pkg/transform/routes.go).
+ * A route that could hold a probe is reported; which paths were served is not modelled.
  */
 import { BEYLA_REQUESTS, BEYLA_ROUTE_LABEL } from "../../components/rollouts/analysis";
 import type { KubeObject } from "./cluster";
@@ -17,19 +14,10 @@ export const REQUEST_GATES: readonly string[] = [SUCCESS_RATE, SUCCESS_RATE_FINI
 export const FOLDED_ROUTE_QUERY = `count by (k8s_namespace_name, k8s_replicaset_name, ${BEYLA_ROUTE_LABEL}) (${BEYLA_REQUESTS}{k8s_namespace_name!="",k8s_replicaset_name!="",${BEYLA_ROUTE_LABEL}=~".*[*].*"})`;
 
 /** An analysis argument (argo-rollouts v1alpha1 Argument). */
-export interface Argument {
-    name: string;
-    value?: string;
-    valueFrom?: unknown;
-}
+export type Argument = { name: string; value?: string; valueFrom?: unknown };
 
 /** One reference of a Rollout to a ClusterAnalysisTemplate, with the args passed along. */
-export interface TemplateReference {
-    rollout: string;
-    where: string;
-    template: string;
-    args: Argument[];
-}
+export type TemplateReference = { rollout: string; where: string; template: string; args: Argument[] };
 
 type Analysis = { templates?: { templateName?: string; clusterScope?: boolean }[]; args?: Argument[] } | undefined;
 
@@ -59,18 +47,9 @@ export function foldsInto(probe: string, route: string): boolean {
     return route === "/**" || (r.includes("*") && p.length === r.length && r.every((s, i) => s === "*" || s === p[i]));
 }
 
-export interface FoldedProbeRoute {
-    rollout: { namespace: string; name: string; gates: string[] };
-    route: string;
-    probes: string[];
-    replicaSets: string[];
-}
+export type FoldedProbeRoute = { rollout: { namespace: string; name: string; gates: string[] }; route: string; probes: string[]; replicaSets: string[] };
 
-/**
- * The series of Rollouts with a request gate whose route can hold an excluded (probe) route. A series
- * is a Rollout's when its ReplicaSet is `<rollout>-<pod template hash>` in its namespace; a route
- * listed in `excludeRoutes` is not counted, and with none excluded every request counts by choice.
- */
+/** The series of gated Rollouts (ReplicaSet `<rollout>-<hash>`) whose route can hold an excluded probe route. */
 export function foldedProbeRoutes(answer: readonly unknown[], rollouts: readonly KubeObject[], excludeRoutes: readonly string[]): FoldedProbeRoute[] {
     const out = new Map<string, FoldedProbeRoute>();
     for (const item of answer) {

@@ -1,15 +1,10 @@
+/** The paths around regulated prod's approval (ADR-056 D3) on a live ArgoCD, each following the argo-cd v3.5.1 code it cites. */
+
 import type { ArgoRbacConfig } from "../../components/argocd/config";
 import { REGULATED_DEPLOYER_APPSET_DENIALS, REGULATED_DEPLOYER_DENIALS } from "../../components/argocd/rbac";
 import { ArgoRbac, globMatch, loadArgoRbac } from "./argocdRbac";
 import type { KubeObject } from "./cluster";
 import { asArray, asRecord, field, nameOf } from "./context";
-
-/**
- * The paths around regulated prod's approval (ADR-056 D3) on a live ArgoCD: what argocd-rbac-cm
- * lets the configured groups do, another AppProject reaching a regulated namespace, a regulated
- * project's role or token that may sync or approve, a sync that replaces or forces. Each follows
- * the ArgoCD code it cites (argo-cd v3.5.1).
- */
 
 /** argo-cd v3.5.1 util/settings/settings.go: the argocd-cm key, read with strconv.ParseBool, "" meaning true. */
 export const FINE_GRAINED_INHERITANCE_KEY = "server.rbac.disableApplicationFineGrainedRBACInheritance";
@@ -29,10 +24,7 @@ export function regulatedQuestions(rbac: Pick<ArgoRbacConfig, "actions">): { res
     ];
 }
 
-/**
- * What ArgoCD lets the configured groups do in the regulated projects (argocdRbac.ts): deployers
- * nothing of `regulatedQuestions`, on any Application and each live one; approvers the approval actions.
- */
+/** What argocd-rbac-cm lets the configured groups do in the regulated projects: deployers none of `regulatedQuestions`, approvers the approvals. */
 export async function regulatedRbacProblems(
     rbac: Readonly<ArgoRbacConfig>,
     live: {
@@ -91,13 +83,8 @@ export async function regulatedRbacProblems(
 }
 
 /** An AppProject destination (pkg/apis/application/v1alpha1 `ApplicationDestination`). */
-export interface ArgoDestination {
-    server?: string;
-    name?: string;
-    namespace?: string;
-}
+export type ArgoDestination = { server?: string; name?: string; namespace?: string };
 
-/** What verify reads of a live AppProject. */
 export interface LiveProject {
     name: string;
     destinations: ArgoDestination[];
@@ -119,11 +106,7 @@ function destinationGlob(pattern: string, value: string): boolean {
 
 const isDeny = (pattern: string | undefined): boolean => (pattern ?? "").startsWith("!");
 
-/**
- * Whether a project's destinations permit a destination (app_project_types.go `isDestinationMatched`):
- * by server or name, and namespace; a negated one that does not match refuses outright. Not read:
- * `permitOnlyProjectScopedClusters` (it needs the cluster Secrets).
- */
+/** Whether a project's destinations permit one (app_project_types.go `isDestinationMatched`; `permitOnlyProjectScopedClusters` not read). */
 export function destinationPermitted(destinations: readonly ArgoDestination[], dst: { server: string; name: string; namespace: string }): boolean {
     let any = false;
     for (const item of destinations) {
@@ -142,20 +125,11 @@ export function destinationPermitted(destinations: readonly ArgoDestination[], d
 }
 
 /** A destination that is regulated: this cluster's regulated namespaces, or a regulated project's own concrete destinations. */
-export interface RegulatedTarget {
-    server: string;
-    name: string;
-    namespace: string;
-    /** Why it is regulated, for the finding. */
-    why: string;
-}
+export type RegulatedTarget = { server: string; name: string; namespace: string; why: string };
 
 const GLOB = /[*?[\]{}!\\]/;
 
-/**
- * The destinations an Application must not reach from outside the regulated projects: this cluster's
- * regulated namespaces, and each regulated project's destination that names one namespace (a spoke's too).
- */
+/** Where only the regulated projects may deploy: this cluster's regulated namespaces, and each regulated project's concrete destinations. */
 export function regulatedTargets(regulatedNamespaces: readonly string[], regulatedProjects: readonly LiveProject[]): RegulatedTarget[] {
     const out: RegulatedTarget[] = regulatedNamespaces.map((namespace) => ({
         ...IN_CLUSTER,
@@ -180,11 +154,9 @@ export function regulatedTargets(regulatedNamespaces: readonly string[], regulat
 const describeTarget = (t: RegulatedTarget): string => `namespace ${t.namespace} on ${t.server || t.name}`;
 
 /**
- * What reaches a regulated destination around the regulated projects' RBAC: another project whose
- * destinations permit one; `sourceNamespaces` (there Kubernetes RBAC decides who creates an
- * Application); a role whose tokens may sync, change or approve (a project token is judged by its
- * project's roles alone, server/rbacpolicy/rbacpolicy.go `enforceProjectToken`); a sync with
- * Replace=true or Force=true (gitops-engine sync_context.go: the guard sees only a delete and a create).
+ * What reaches a regulated destination around the regulated projects' RBAC: another project's destinations, `sourceNamespaces`,
+ * a role whose tokens may sync or approve (server/rbacpolicy/rbacpolicy.go `enforceProjectToken`), and Replace=true or Force=true
+ * syncs (gitops-engine sync_context.go: admission sees only a delete and a create).
  */
 export async function regulatedProjectProblems(
     rbac: Readonly<Pick<ArgoRbacConfig, "regulatedProjects" | "actions">>,

@@ -1,21 +1,13 @@
-/**
- * Results of `npm run verify`: one line per check, the failing objects under a FAIL and the section
- * of docs/operations/verify.md to read; `--json` prints the same as one document for pipelines.
- */
+/** `npm run verify`'s results: a line per check, a FAIL's objects and the section of docs/operations/verify.md to read; `--json` the same. */
 
 export type Status = "PASS" | "FAIL" | "SKIP";
 
-/** One object that breaks a requirement, and what was found on it. */
-export interface Finding {
-    object: string;
-    found: string;
-}
+export type Finding = { object: string; found: string };
 
 export interface CheckResult {
     /** Stable id, e.g. `crds.established`. */
     id: string;
     status: Status;
-    /** The requirement, in one line. */
     what: string;
     /** FAIL: every object that breaks it. */
     findings: Finding[];
@@ -27,7 +19,6 @@ export interface CheckResult {
 
 export const VERIFY_PAGE = "docs/operations/verify.md";
 
-/** Sections of `VERIFY_PAGE`, by group of checks. */
 export const DOCS = {
     crds: "#verify-crds-and-controller",
     rbac: "#verify-rbac",
@@ -58,12 +49,7 @@ export function checks<const W extends Record<string, string>>(readme: string, w
     };
 }
 
-export interface Report {
-    stack: string;
-    cluster: string;
-    server: string;
-    results: CheckResult[];
-}
+export type Report = { stack: string; cluster: string; server: string; results: CheckResult[] };
 
 export function summary(results: readonly CheckResult[]): Record<Status, number> {
     const count = (s: Status) => results.filter((r) => r.status === s).length;

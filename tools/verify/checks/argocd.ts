@@ -1,9 +1,4 @@
-/**
- * ArgoCD (ADR-056 D2, D3), where it syncs this cluster (`argocd.runsOn`): projects permit the
- * Rollout kinds, tenant ApplicationSets and their Applications carry the canary's ignore rules,
- * argocd-cm freezes no Rollout or canary route, argocd-rbac-cm reserves the Rollout actions to the
- * approver, and nobody goes around the regulated approval (../regulatedPaths.ts, ../argocdIdentities.ts).
- */
+/** ArgoCD where it syncs this cluster (ADR-056 D2, D3), and nobody around the regulated approval (../regulatedPaths.ts, ../argocdIdentities.ts). */
 import * as YAML from "yaml";
 import {
     BUILTIN_KINDS,
@@ -215,8 +210,7 @@ export const argocdChecks: CheckGroup = {
                 : done("rbac", rbacFinding ? [{ object: rbacObject, found: rbacFinding }] : []),
         );
 
-        // The regulated gate through ArgoCD (ADR-056 D3): argocd-rbac-cm as ArgoCD's enforcer reads it,
-        // the paths around the regulated projects' RBAC, and who ArgoCD acts as.
+        // The regulated gate through ArgoCD (ADR-056 D3): its RBAC, the paths around it, and who ArgoCD acts as.
         if (regulated.length === 0) {
             const why = "no argocd.rbac.regulatedProjects in the stack";
             return [
@@ -290,11 +284,7 @@ export const argocdChecks: CheckGroup = {
     },
 };
 
-/**
- * On a cluster another cluster's ArgoCD syncs (argocd.runsOn), its sync and its API server arrive
- * alike with its cluster Secret's credentials, and this cluster's verify cannot read that ArgoCD's
- * settings: what it can see is whether each ServiceAccount the guard names exists here.
- */
+/** Where another cluster's ArgoCD syncs this one its settings are not readable here: only whether each ServiceAccount the guard names exists. */
 async function spokeIdentities(config: AddonConfig, cluster: ReadOnlyCluster): Promise<CheckResult> {
     const guard = config.policy.regulated;
     if (!guard) {

@@ -1,8 +1,4 @@
-/**
- * The CRDs and the controller (ADR-056 D7): CRDs served and not deletable as a side effect, the
- * controller available with one leader, the pinned plugin and image in every pod, and on a spoke
- * with a private read CA, every pod started with the stack's bundle.
- */
+/** The CRDs and the controller (ADR-056 D7): served, not deletable as a side effect, one leader, the pinned plugin, image and read CA. */
 import * as YAML from "yaml";
 import { yamlErrorText } from "../../../components/config/yamlErrors";
 import { caBundleDigest } from "../../../components/gateway/caBundle";
@@ -32,7 +28,6 @@ export const CONTROLLER_CONTAINER = "argo-rollouts";
 /** Seconds of clock difference between this machine and the API server tolerated on a Lease. */
 const CLOCK_SKEW_SECONDS = 30;
 
-/** The field managers of a live object, `manager (operation)`. */
 export function fieldManagers(live: KubeObject): string[] {
     return [...new Set((live.metadata?.managedFields ?? []).map((e) => `${e.manager ?? "?"} (${e.operation ?? "?"})`))];
 }
@@ -54,11 +49,7 @@ export function established(crd: KubeObject | undefined, name: string): Finding[
     return [...notTrue(crd, ["Established", "NamesAccepted"]), ...deleting].map((found) => ({ object, found }));
 }
 
-/**
- * What the cluster can show of a CRD's deletion as a side effect: an owner (garbage collection), a
- * Helm release without `helm.sh/resource-policy: keep`, a Terraform field manager (a destroy of
- * that state). Pulumi's protect lives in the stack's state, not here.
- */
+/** A CRD's deletion as a side effect: an owner, a Helm release without `resource-policy: keep`, a Terraform manager (protect is in the state). */
 export function protectedFromDeletion(crd: KubeObject | undefined, name: string): Finding[] {
     if (!crd) {
         return [];
@@ -83,10 +74,7 @@ export function protectedFromDeletion(crd: KubeObject | undefined, name: string)
 type Container = { name?: string; image?: string; env?: { name?: string; value?: string }[]; volumeMounts?: { name?: string; mountPath?: string }[] };
 const controllerContainer = (p: KubeObject) => asArray<Container>(field(p, "spec", "containers")).find((c) => c.name === CONTROLLER_CONTAINER);
 
-/**
- * Whether every running pod trusts the stack's `mimir.readCaBundle` and the ConfigMap holds it: Go
- * reads its roots once per process, so a pod trusts the bundle it started with until it restarts.
- */
+/** Whether the ConfigMap holds `mimir.readCaBundle` and every running pod started with it (Go reads its roots once per process). */
 export function readCaFindings(bundle: string | undefined, ns: string, configMap: KubeObject | undefined, running: readonly KubeObject[]): Finding[] {
     const trust = controllerTrust(bundle);
     const pod = (p: KubeObject, found: string) => ({ object: ref("Pod", ns, nameOf(p)), found });
@@ -162,10 +150,7 @@ function availability(deployment: KubeObject | undefined, wanted: number): strin
     ];
 }
 
-/**
- * Why no live leader holds the Lease (client-go tools/leaderelection): the holder `<pod>_<uuid>` is
- * no running pod, or it did not renew within leaseDurationSeconds.
- */
+/** Why no live leader holds the Lease (client-go tools/leaderelection): no running holder, or no renewal within its duration. */
 function leadership(lease: KubeObject | undefined, running: readonly KubeObject[], deployment: string, now: Date): string[] {
     if (!lease) {
         return ["not found: no controller has ever led (is --leader-elect on and the controller running?)"];

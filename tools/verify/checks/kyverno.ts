@@ -1,8 +1,4 @@
-/**
- * The admission layer made Rollout-aware (ADR-056 D2, D3, D8): the stack's policies exist, are ready
- * and carry what it declares, ADR-085's availability policies match Rollout whoever owns them, and
- * no workload has two PodDisruptionBudgets.
- */
+/** The admission layer made Rollout-aware (ADR-056 D2, D3, D8): the stack's policies as declared, ADR-085's matching Rollout, one PDB each. */
 import type { AvailabilityPolicies } from "../../../components/policy/config";
 import { POLICY_NAMES, ownsAvailability, policyContext } from "../../../components/policy";
 import { KyvernoPolicy, kyvernoPolicies } from "../../../components/policy/kyverno";
@@ -43,11 +39,7 @@ export const GENERATED_BY_POLICY = "generate.kyverno.io/policy-name";
 /** ADR-085's availability policies: declared by this stack in `own` mode, the platform's in `complement` mode. */
 export const AVAILABILITY_POLICY_NAMES: readonly string[] = [POLICY_NAMES.pdb, POLICY_NAMES.spread, POLICY_NAMES.replicaFloor, POLICY_NAMES.defaultNamespace];
 
-/**
- * Why Kyverno does not report `live` ready: a ClusterPolicy's `Ready` condition; a CEL policy's
- * `status.conditionStatus` (kyverno/api ConditionStatus). A CEL policy Kyverno cannot compile never
- * exists: its policy webhook refuses it (pkg/webhooks/policy/handlers.go).
- */
+/** Why Kyverno does not report `live` ready; a CEL policy it cannot compile never exists (kyverno pkg/webhooks/policy/handlers.go). */
 export function notReady(live: KubeObject | undefined, declared: KyvernoPolicy): string[] {
     if (!live) {
         return [
@@ -183,12 +175,7 @@ export function availabilityProblems(live: readonly KubeObject[], mode: Availabi
     });
 }
 
-export interface Workload {
-    kind: string;
-    namespace: string;
-    name: string;
-    podLabels: Record<string, string>;
-}
+export type Workload = { kind: string; namespace: string; name: string; podLabels: Record<string, string> };
 
 /** Workloads whose pods two or more PodDisruptionBudgets select (evictions of those pods fail). */
 export function doublyCovered(workloads: readonly Workload[], pdbs: readonly KubeObject[]): Finding[] {

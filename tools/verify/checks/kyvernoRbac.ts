@@ -1,7 +1,4 @@
-/**
- * Kyverno's RBAC (ADR-056 D2): the ClusterRoles the policy stage labels for Kyverno's aggregation,
- * and SubjectAccessReviews for Kyverno's controllers on what the policies need.
- */
+/** Kyverno's RBAC (ADR-056 D2): the ClusterRoles the policy stage labels for aggregation, and access reviews of its controllers. */
 import {
     KYVERNO_AGGREGATE_LABELS,
     KYVERNO_ROLES,
@@ -36,10 +33,7 @@ export const KYVERNO_COMPONENTS: Readonly<Record<KyvernoController, string>> = {
 export const questionsOf = (rules: readonly PolicyRule[]): ResourceQuestion[] =>
     rules.flatMap((r) => r.apiGroups.flatMap((group) => r.resources.flatMap((resource) => r.verbs.map((verb) => ({ verb, group, resource })))));
 
-/**
- * What is wrong with the live ClusterRole of a role the stage declares for Kyverno: missing, without
- * the `rbac.kyverno.io/aggregate-to-<controller>` label Kyverno's chart aggregates by, or granting less.
- */
+/** A declared Kyverno role's live ClusterRole: missing, without its `rbac.kyverno.io/aggregate-to-<controller>` label, or granting less. */
 export function kyvernoRoleProblems(role: KyvernoRole, live: KubeObject | undefined): string[] {
     if (!live) {
         return ["not found: the policy stage declares it; run pulumi up"];

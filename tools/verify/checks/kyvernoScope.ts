@@ -1,7 +1,4 @@
-/**
- * What the policies reach: their namespace selectors match namespaces, and Kyverno's own
- * `resourceFilters` hide nothing the approval guards must see (ADR-056 D3).
- */
+/** What the policies reach: namespace selectors that match, and `resourceFilters` that hide nothing from the guards (ADR-056 D3). */
 import type { PolicyConfig } from "../../../components/policy/config";
 import { namespaceSelector } from "../../../components/policy/builders";
 import type { KubeObject } from "../cluster";
@@ -17,10 +14,7 @@ export function kindSelectsRollout(selector: string): boolean {
     return kind !== "" && is(group, "argoproj.io") && is(ver, "v1alpha1") && is(kind, "Rollout") && sub === "";
 }
 
-/**
- * Kyverno's `[group/][version/]Kind[/subresource|.subresource]` selector as
- * [group, version, kind, subresource], all "" when unreadable (kyverno v1.19.0 pkg/utils/kube/kind.go `ParseKindSelector`).
- */
+/** Kyverno's kind selector as [group, version, kind, subresource], "" when unreadable (kyverno v1.19.0 pkg/utils/kube/kind.go). */
 export function parseKindSelector(selector: string): [string, string, string, string] {
     const parts = selector.split("/");
     parts.push(...(parts.pop() ?? "").split("."));
@@ -63,12 +57,7 @@ const GUARDED = [
     ["", "v1", "Pod", "ephemeralcontainers"],
 ] as const;
 
-/**
- * Each `[kind,namespace,name]` entry of Kyverno's `resourceFilters` that hides a guarded request in
- * a regulated namespace whatever the object's name (kyverno v1.17.2 pkg/config `parseKinds`,
- * `ToFilter`): Kyverno admits a filtered request without asking any policy. Its chart filters
- * ReplicaSets by default.
- */
+/** Each `resourceFilters` entry hiding a guarded request in a regulated namespace from every policy (kyverno v1.17.2 pkg/config `ToFilter`). */
 export function filteredGuardRequests(resourceFilters: string, namespaces: readonly string[]): Finding[] {
     return [...resourceFilters.matchAll(/\[([^[\]]*)\]/g)].flatMap(([text, body]) => {
         const [kind = "", namespace = ""] = body.split(",");

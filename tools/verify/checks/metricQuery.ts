@@ -1,8 +1,4 @@
-/**
- * `metrics.query`: the analysis address answers a query for this cluster's tenant with the series the
- * gates read, through the API server's service proxy or directly, trusting what the controller
- * trusts (ADR-056 D5).
- */
+/** `metrics.query`: the analysis address answers this cluster's tenant with the gates' series, trusting what the controller trusts (ADR-056 D5). */
 import { TENANT_HEADER } from "../../../components/mimir";
 import { BEYLA_REQUESTS, BEYLA_ROUTE_LABEL } from "../../../components/rollouts/analysis";
 import type { AddonConfig } from "../../../stacks/config";
@@ -10,7 +6,6 @@ import { VerifyContext, ref } from "../context";
 import type { Finding } from "../report";
 import { FOLDED_ROUTE_QUERY, foldedProbeRoutes, gatedRollouts } from "../probeRoutes";
 
-/** What a check found, or why it was skipped. */
 export type Judged = { findings: Finding[]; note?: string } | { skipped: string };
 
 /** The labels every gate selects the measured ReplicaSet's series by (components/rollouts/analysis.ts). */
@@ -60,11 +55,7 @@ export function queryAnswer(status: number, body: string): { ok: true; series: n
 /** Not reachable from where verify runs: SKIP, with the command to run from inside the cluster. */
 const NETWORK_ERROR = /ENOTFOUND|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|timeout/i;
 
-/**
- * Why the endpoint's certificate was refused, from Node's OpenSSL code or message: no trusted CA
- * issued it (what `mimir.readCaBundle` fixes), its validity, its hostname, other TLS trouble; undefined
- * when not about the certificate. Go's verifier refuses the same certificates.
- */
+/** Why the endpoint's certificate was refused, from Node's OpenSSL code or message; undefined when not about the certificate. */
 export function certificateProblem(e: { code?: string; message: string }): "untrusted" | "validity" | "hostname" | "other" | undefined {
     const text = `${e.code ?? ""} ${e.message}`;
     if (
@@ -99,7 +90,6 @@ export function certificateAdvice(kind: "untrusted" | "validity" | "hostname" | 
     }[kind];
 }
 
-/** Ends the probe with a result: a finding, or a skip. */
 class Stop {
     constructor(readonly judged: Judged) {}
 }

@@ -1,8 +1,4 @@
-/**
- * The metric path (ADR-056 D5): the shared templates query Mimir as this cluster's tenant through
- * the Prometheus provider, that address answers (metricQuery.ts), and on the hub every spoke's route
- * forces the spoke's tenant (spokeRoutes.ts).
- */
+/** The metric path (ADR-056 D5): the templates query Mimir as this cluster's tenant, the address answers, the spoke routes force the tenant. */
 import { TENANT_HEADER, inClusterMimirAddress } from "../../../components/mimir";
 import { clusterAnalysisTemplateSpec, errorBudgetTemplates, sharedTemplates } from "../../../components/rollouts/analysis";
 import type { AddonConfig } from "../../../stacks/config";
@@ -26,13 +22,8 @@ export function expectedAddress(config: AddonConfig): string | undefined {
 }
 
 /** A shared template as the stack declares it for an address; `finite` ones are referenced in steps and must end. */
-export interface DeclaredTemplate {
-    name: string;
-    runs: "background" | "finite";
-    spec: (address: string) => Record<string, unknown>;
-}
+export type DeclaredTemplate = { name: string; runs: "background" | "finite"; spec: (address: string) => Record<string, unknown> };
 
-/** The four shared metric templates and the two error-budget templates. */
 export function declaredTemplates(config: AddonConfig): DeclaredTemplate[] {
     const { analysis } = config;
     const tenant = config.cluster.mimirTenant;
@@ -50,11 +41,7 @@ export function declaredTemplates(config: AddonConfig): DeclaredTemplate[] {
     ];
 }
 
-/**
- * What is wrong with a live ClusterAnalysisTemplate: a provider other than Prometheus (a Job's pod
- * is denied by the registry policy), another tenant or address, a finite template that never ends,
- * and any other field the stack declares otherwise.
- */
+/** A live template's problems: not Prometheus (a Job's pod is denied), another tenant or address, a finite one that never ends, any drift. */
 export function templateProblems(template: KubeObject, declared: DeclaredTemplate, tenant: string, address: string | undefined): string[] {
     const out: string[] = [];
     const metrics = asArray(field(template, "spec", "metrics"));

@@ -1,8 +1,4 @@
-/**
- * RBAC as the API server decides it (ADR-056 D2, D3): SubjectAccessReviews for the controller,
- * Kyverno's controllers, namespace editors and regulated deployers. A review asks the authorizers
- * only: what admission refuses (a deployer editing a regulated Rollout) is checked under kyverno.*.
- */
+/** RBAC as the API server decides it (ADR-056 D2, D3), by access reviews; what admission refuses is checked under kyverno.*. */
 import { approvalRoles } from "../../../components/delivery/approval";
 import { namespaceSelector } from "../../../components/policy";
 import { TENANT_OPERATOR_ROLE, TENANT_VIEW_ROLE } from "../../../components/rollouts/tenants";
@@ -43,12 +39,7 @@ const STATUS_WRITES = [promote("patch"), promote("update")];
 /** Most editor bindings whose subjects are asked about: enough to show a real person, few requests. */
 const MAX_EDITOR_SUBJECTS = 20;
 
-export interface Binding {
-    namespace: string;
-    name: string;
-    roleRef: { kind: string; name: string };
-    subjects: BindingSubject[];
-}
+export type Binding = { namespace: string; name: string; roleRef: { kind: string; name: string }; subjects: BindingSubject[] };
 
 export const bindings = (list: readonly KubeObject[]): Binding[] =>
     list.map((b) => ({
@@ -70,9 +61,8 @@ export function regulatedNamespaces(config: AddonConfig, namespaces: readonly Ku
 }
 
 /**
- * What a regulated deployer must be refused (ADR-056 D3): writing rollouts/status, deleting a Rollout
- * (GitOps recreates it and its first version is promoted without steps or analysis, argo-rollouts
- * v1.9.0 rollout/sync.go `shouldFullPromote`), and creating, changing or scaling a ReplicaSet.
+ * What a regulated deployer must be refused (ADR-056 D3): rollouts/status, deleting a Rollout (its recreated first version is fully
+ * promoted, argo-rollouts v1.9.0 rollout/sync.go `shouldFullPromote`), and writing ReplicaSets.
  */
 const DEPLOYER_REFUSED: Record<"rbac.deployer-cannot-resume" | "rbac.deployer-cannot-edit-replicasets", readonly ResourceQuestion[]> = {
     "rbac.deployer-cannot-resume": [...STATUS_WRITES, { verb: "delete", group: "argoproj.io", resource: "rollouts" }],
@@ -82,18 +72,9 @@ const DEPLOYER_REFUSED: Record<"rbac.deployer-cannot-resume" | "rbac.deployer-ca
     ],
 };
 
-interface Deployer {
-    subject: BindingSubject;
-    namespace: string;
-    via: string;
-}
+type Deployer = { subject: BindingSubject; namespace: string; via: string };
 
-/**
- * Deployers in regulated namespaces: each `policy.regulated.deployerGroups` group (asked alone: a
- * person in both a deployer and an approver group is refused by admission only) and every subject of
- * a `<app>-rollout-deployer` RoleBinding; ArgoCD's identities may write by design. A string says
- * why there is nobody to ask.
- */
+/** Deployers in regulated namespaces: each deployer group and each `<app>-rollout-deployer` subject but ArgoCD's; or why there is none. */
 function regulatedDeployers(config: AddonConfig, namespaces: readonly string[], all: readonly Binding[]): Deployer[] | string {
     const regulated = config.policy.regulated;
     if (!regulated) {

@@ -1,8 +1,4 @@
-/**
- * The smoke canary (opt-in): the smoke Rollout reached the outcome its configuration asks for,
- * promoted when healthy or aborted by the failed gate with `smokeTest.failGate`, with its traffic
- * where that outcome puts it.
- */
+/** The smoke canary (opt-in): the outcome its configuration asks for (promoted, or aborted with `smokeTest.failGate`) and the traffic there. */
 import { ROLLOUTS_POD_TEMPLATE_HASH as POD_HASH_LABEL } from "../../../components/argocd/ignoreRules";
 import { DeliveryPlan, deliveryPlan } from "../../../components/delivery";
 import { SMOKE_APP, SMOKE_REVISION_ANNOTATION, smokeApp, smokePodTemplate, smokeStrategyOptions } from "../../../components/smoke";
@@ -25,17 +21,12 @@ export function gateRunTypes(plan: DeliveryPlan): string[] {
     return "blueGreen" in plan.strategy ? [...(plan.strategy.blueGreen.prePromotionAnalysis ? ["PrePromotion"] : []), "PostPromotion"] : ["Background"];
 }
 
-/** The smoke app's plan, as the smoke stage builds it. */
 export const smokePlan = (config: AddonConfig): DeliveryPlan =>
     deliveryPlan(smokeApp(config.smokeTest, config.gateway), smokeStrategyOptions(config.smokeTest, config.analysis, config.delivery.prod.standard));
 
 export type SmokeState = { kind: "promoted" } | { kind: "aborted" | "progressing" | "paused" | "degraded" | "stale"; message: string };
 
-/**
- * Where a Rollout stands, from its status (argo-rollouts v1.9.0 utils/rollout/rolloututil.go
- * `CalculateRolloutPhase`): promoted is Healthy with the stable ReplicaSet the current pod hash; an
- * abort sets `status.abort` and Degraded; `observedGeneration` says whether the status is current.
- */
+/** Where a Rollout stands, from its status (argo-rollouts v1.9.0 utils/rollout/rolloututil.go `CalculateRolloutPhase`). */
 export function smokeState(rollout: KubeObject): SmokeState {
     const status = (rollout.status ?? {}) as Record<string, unknown>;
     const phase = String(status.phase ?? "");
@@ -75,10 +66,8 @@ export function rolloutDrift(rollout: KubeObject, config: AddonConfig, plan: Del
 export const selectedHash = (service: KubeObject | undefined): string | undefined => field(service, "spec", "selector", POD_HASH_LABEL) as string | undefined;
 
 /**
- * Where the traffic is after the outcome (argo-rollouts v1.9.0 rollout/service.go, trafficrouting.go):
- * a canary's stable Service selects `status.stableRS` and after an abort its route gives the canary
- * weight 0; a blue/green active Service and `status.blueGreen.activeSelector` select the promoted
- * hash, or after an abort the stable one.
+ * Where the traffic is after the outcome (argo-rollouts v1.9.0 rollout/service.go, trafficrouting.go): the stable or active Service
+ * selects the promoted hash, or after an abort the stable one, and an aborted canary's route weight is 0.
  */
 export async function trafficProblems(
     cluster: ReadOnlyCluster,

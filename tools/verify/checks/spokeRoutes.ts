@@ -1,8 +1,4 @@
-/**
- * `metrics.spoke-routes` (hub, ADR-056 D5): the routes the hub declares for its spokes are as
- * declared and accepted, and every other route on a spoke's hostname reaches Mimir only for remote
- * write and the read endpoints, forcing the spoke's tenant (../gatewayApi.ts).
- */
+/** `metrics.spoke-routes` (hub, ADR-056 D5): the hub's spoke routes as declared and accepted, every other route on a spoke's hostname audited. */
 import { spokeRoutes } from "../../../components/gateway/spokeRoutes";
 import type { KubeObject, ResourceQuestion } from "../cluster";
 import { describeQuestion } from "../access";
@@ -26,11 +22,7 @@ export function routeProblems(route: KubeObject | undefined, declared: Record<st
     ];
 }
 
-/**
- * Every route other than the hub's own on a spoke's listener and hostname, audited. It needs `list`
- * on HTTPRoutes everywhere and `get` on the ingest Gateway: asked first, and `skipped` says what
- * verify may not read instead of failing on it.
- */
+/** Every other route on a spoke's listener and hostname, audited; `skipped` when verify may not list HTTPRoutes or get the Gateway. */
 export async function auditSpokeHosts(
     { config, cluster }: VerifyContext,
     declared: ReadonlySet<string>,
