@@ -162,6 +162,9 @@ describe("deploy workflow", () => {
         );
         fs.writeFileSync(path.join(dir, "Pulumi.odd.yaml"), hub.replace("role: hub", "role: primary"));
         assert.throws(() => deployOrder(dir), /stack "odd": argo-rollouts-addon:cluster\.role = "primary": must be one of hub, spoke/);
+        fs.mkdirSync(path.join(dir, "empty"));
+        assert.throws(() => deployOrder(path.join(dir, "empty")), /no stack file \(Pulumi\.<stack>\.yaml\) in .*: nothing to order/);
+        assert.throws(() => deployOrder(path.join(dir, "missing")), /is not a folder/);
     });
 
     it("brings every hub up before any spoke, and no spoke after a failed hub", () => {
