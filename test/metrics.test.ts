@@ -291,22 +291,6 @@ describe("metric gates", () => {
             }
         });
 
-        it("adds the Prometheus read rule only for spokes that opted in", () => {
-            const paths = (name: string) =>
-                (byName(run, name).inputs.spec as { rules: { matches: { path: { value: string } }[] }[] }).rules.map((r) => r.matches[0].path.value);
-            assert.deepStrictEqual(paths("mimir-spoke-preprod"), ["/api/v1/push", "/prometheus/api/v1/query"]);
-            assert.deepStrictEqual(paths("mimir-spoke-edge"), ["/api/v1/push"]);
-        });
-
-        it("spells out Service backendRefs to the Mimir gateway", () => {
-            const rules = (byName(run, "mimir-spoke-preprod").inputs.spec as { rules: { backendRefs: unknown[] }[] }).rules;
-            assert.deepStrictEqual(rules[0].backendRefs, [{ group: "", kind: "Service", name: "mimir-gateway", port: 80, weight: 1 }]);
-        });
-
-        it("exports the read endpoint of each spoke that may query", () => {
-            assert.deepStrictEqual(run.outputs.spokeReadEndpoints, { preprod: "https://mimir-preprod.hub.test.example/prometheus" });
-        });
-
         it("grants cross-namespace routes their backend", async () => {
             const r = await planInline(merged(hubConfig(), { spokes: spokes(1), mimir: { spokeRouteNamespace: "gateway-system" } }));
             const grant = r.resources.find((x) => x.type === "kubernetes:gateway.networking.k8s.io/v1beta1:ReferenceGrant")!;
