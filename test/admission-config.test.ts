@@ -43,6 +43,13 @@ const tenants = {
     },
 };
 
+type Row = [Record<string, unknown>, string, RegExp, string?];
+const CONTROLLER_SA = "argocd/argocd-application-controller";
+const ELSEWHERE = { runsOn: "mgmt", projects: undefined, applicationSets: undefined };
+const CUT = { tenantNamespaceSelector: { matchLabels: { "platform.test/tier": "dev" } } };
+/** A regulated section with its namespace labels and approvers, and `patch` over them. */
+const reg = (patch: Record<string, unknown>) => ({ policy: { regulated: { namespaceLabels: { a: "b" }, approverGroups: ["release"], ...patch } } });
+
 describe("admission configuration (policy, argocd)", () => {
     describe("defaults", () => {
         it("fills the policy section from POLICY_DEFAULTS beside the labels the platform must set", () => {
@@ -252,7 +259,7 @@ describe("admission configuration (policy, argocd)", () => {
     });
 
     describe("rejects with the key, the value and what is allowed", () => {
-        const REFUSED: [Record<string, unknown>, string, RegExp][] = [
+        const REFUSED: Row[] = [
             [
                 { argocd: { enabled: false } },
                 "argocd.enabled",
@@ -407,9 +414,112 @@ describe("admission configuration (policy, argocd)", () => {
             ],
             [{ argocd: { ...tenants, rbac: { approverRole: "role:release", deployerRoles: ["role:release"] } } }, "argocd.rbac.deployerRoles", /ADR-056 D3/],
             [{ argocd: { rbac: { approverRole: "role:approver" } } }, "argocd.rbac.projects", /never to every project/],
+
+            // Regulated identities: a GitOps identity as a hub's ArgoCD arrives, never every user's, an approver's or a deployer's.
+            ...["system:authenticated", "system:serviceaccounts", "system:serviceaccounts:argocd", "system:masters", "system:nodes"].map((g): Row => [
+                reg({ deployerGroups: ["shop"], gitopsGroups: [g] }),
+                "policy.regulated.gitopsGroups",
+                /must not be a Kubernetes group of every user, ServiceAccount, node or cluster admin/,
+            ]),
+            [
+                reg({ deployerGroups: ["shop"], gitopsGroups: ["release"] }),
+                "policy.regulated.gitopsGroups",
+                /must not be an approver group: its members would pass the guard as ArgoCD's sync/,
+            ],
+            [reg({ deployerGroups: ["shop"], gitopsGroups: ["shop"] }), "policy.regulated.gitopsGroups", /must not be a deployer group/],
+            [
+                reg({ deployerGroups: ["shop"], gitopsUsers: ["system:serviceaccount:argocd:argocd-application-controller"] }),
+                "policy.regulated.gitopsUsers",
+                /list it in policy\.regulated\.gitopsServiceAccounts as <namespace>\/<name>/,
+            ],
+            [
+                reg({ deployerGroups: ["shop"], gitopsUsers: ["system:anonymous"] }),
+                "policy.regulated.gitopsUsers",
+                /every unauthenticated request would pass as ArgoCD's sync/,
+            ],
+            [
+                reg({ deployerGroups: ["shop"], gitopsUsers: ["argocd-hub"], allowReplaceOrForceSync: "yes" }),
+                "policy.regulated.allowReplaceOrForceSync",
+                /true or false/,
+            ],
+            [
+                { ...reg({ gitopsGroups: ["platform:argocd-hub"], actionServiceAccounts: ["argocd/argocd-server"] }), argocd: ELSEWHERE },
+                "policy.regulated.actionServiceAccounts",
+                /must be empty where another cluster's ArgoCD syncs this one \(argocd\.runsOn is mgmt\).*same cluster Secret identity/,
+                '["argocd/argocd-server"]',
+            ],
+            [
+                { policy: { regulated: { namespaceLabels: { a: "b" }, gitopsServiceAccounts: ["argocd/x"] } } },
+                "policy.regulated.approverGroups",
+                /is required: the groups whose members approve/,
+                "(not set)",
+            ],
+            [
+                reg({}),
+                "policy.regulated.gitopsServiceAccounts",
+                /is required \(or policy\.regulated\.gitopsUsers, gitopsGroups\): .*argocd\/argocd-application-controller/,
+            ],
+            [
+                reg({ gitopsServiceAccounts: [CONTROLLER_SA, "argocd/argocd-server"] }),
+                "policy.regulated.gitopsServiceAccounts",
+                /must not name ArgoCD's API server.*actionServiceAccounts.*status, spec\.paused, spec\.restartAt/,
+                '"argocd/argocd-server"',
+            ],
+            [
+                reg({ gitopsServiceAccounts: [CONTROLLER_SA], actionServiceAccounts: [CONTROLLER_SA] }),
+                "policy.regulated.actionServiceAccounts",
+                /must not repeat a policy.regulated.gitopsServiceAccounts identity/,
+            ],
+            [
+                reg({ gitopsServiceAccounts: [CONTROLLER_SA], actionServiceAccounts: ["argocd-server"] }),
+                "policy.regulated.actionServiceAccounts[0]",
+                /<namespace>\/<name>/,
+            ],
+            [
+                { argocd: { ...tenants, rbac: { approverRole: "role:approver", actions: ["promote-full", "promote"] } } },
+                "argocd.rbac.actions[1]",
+                /one of ArgoCD's Rollout actions abort, pause, promote-full, restart, resume, retry, skip-current-step .*there is no "promote"/,
+                '"promote"',
+            ],
+            // The ADR's traps, each with its ADR section.
+            [{ policy: { pdbMaxUnavailable: "25%" } }, "policy.pdbMaxUnavailable", /whole number of pods, not a percentage.*\(ADR-056 D8\)/, '"25%"'],
+            ...(
+                [
+                    [{ jqPathExpressions: [".spec.template.spec.containers[].image"] }, /jq path .* may run through an array/],
+                    [{ jsonPointers: ["/spec/template/spec/containers/0/image"] }, /addresses an array element/],
+                    [{ managedFieldsManagers: ["kyverno"] }, /ignore whatever those managers own/],
+                ] as const
+            ).map(([paths, reason]): Row => [
+                { argocd: { ignoreDifferences: [{ group: "argoproj.io", kind: "Rollout", ...paths }] } },
+                "argocd.ignoreDifferences[0]",
+                new RegExp(`reach argoproj.io/Rollout with an array path: .*${reason.source}.*ADR-056 as-built 2026-07-14`),
+            ]),
+            [
+                { argocd: { applicationSets: { tenants: { owner: "addon", syncOptions: ["RespectIgnoreDifferences=false"] } } } },
+                "argocd.applicationSets.tenants.syncOptions",
+                /ignoreDifferences alone only hides drift.*ADR-056 as-built 2026-06-27/,
+                '"RespectIgnoreDifferences=false"',
+            ],
+            [{ policy: CUT }, "policy.prodNamespaceLabels", /label platform.test\/tier cannot meet both.*replica floor would apply nowhere/],
+            [
+                {
+                    policy: {
+                        ...CUT,
+                        prodNamespaceLabels: { "platform.test/tier": "dev" },
+                        regulated: { namespaceLabels: { "platform.test/tier": "prod" }, approverGroups: ["a"], gitopsServiceAccounts: ["argocd/x"] },
+                    },
+                },
+                "policy.regulated.namespaceLabels",
+                /approval guard would apply nowhere/,
+            ],
         ];
-        for (const [patch, key, allowed] of REFUSED) {
-            it(`${key}: ${allowed.source.slice(0, 80)}`, () => problemFor(patch, key, allowed));
+        for (const [patch, key, allowed, given] of REFUSED) {
+            it(`${key}: ${allowed.source.slice(0, 80)}`, () => {
+                const p = problemFor(patch, key, allowed);
+                if (given !== undefined) {
+                    assert.strictEqual(p.given, given);
+                }
+            });
         }
 
         it("a regulated section without approvers, GitOps identities or namespace labels", () => {
@@ -427,7 +537,7 @@ describe("admission configuration (policy, argocd)", () => {
                 /must name at least one identity, here or in policy\.regulated\.gitopsUsers or gitopsGroups/,
             );
         });
-        it("the GitOps identities as a hub's ArgoCD arrives: a user name or a group, never one of every user, a ServiceAccount by user name, or an approver's or deployer's group", () => {
+        it("the GitOps identities as a hub's ArgoCD arrives: a user name or a group", () => {
             const regulated = { namespaceLabels: { a: "b" }, approverGroups: ["release"], deployerGroups: ["shop"] };
             const cfg = parse({
                 policy: {
@@ -448,93 +558,9 @@ describe("admission configuration (policy, argocd)", () => {
                 ],
                 [[], ["arn:aws:iam::123456789012:role/argocd-hub"], ["platform:argocd-hub"], true],
             );
-            for (const group of ["system:authenticated", "system:serviceaccounts", "system:serviceaccounts:argocd", "system:masters", "system:nodes"]) {
-                problemFor(
-                    { policy: { regulated: { ...regulated, gitopsGroups: [group] } } },
-                    "policy.regulated.gitopsGroups",
-                    /must not be a Kubernetes group of every user, ServiceAccount, node or cluster admin/,
-                );
-            }
-            problemFor(
-                { policy: { regulated: { ...regulated, gitopsGroups: ["release"] } } },
-                "policy.regulated.gitopsGroups",
-                /must not be an approver group: its members would pass the guard as ArgoCD's sync/,
-            );
-            problemFor({ policy: { regulated: { ...regulated, gitopsGroups: ["shop"] } } }, "policy.regulated.gitopsGroups", /must not be a deployer group/);
-            problemFor(
-                { policy: { regulated: { ...regulated, gitopsUsers: ["system:serviceaccount:argocd:argocd-application-controller"] } } },
-                "policy.regulated.gitopsUsers",
-                /list it in policy\.regulated\.gitopsServiceAccounts as <namespace>\/<name>/,
-            );
-            problemFor(
-                { policy: { regulated: { ...regulated, gitopsUsers: ["system:anonymous"] } } },
-                "policy.regulated.gitopsUsers",
-                /every unauthenticated request would pass as ArgoCD's sync/,
-            );
-            problemFor(
-                { policy: { regulated: { ...regulated, gitopsUsers: ["argocd-hub"], allowReplaceOrForceSync: "yes" } } },
-                "policy.regulated.allowReplaceOrForceSync",
-                /true or false/,
-            );
-        });
-        it("an action identity where another cluster's ArgoCD syncs this one: its API server arrives as its sync does", () => {
-            const regulated = { namespaceLabels: { a: "b" }, approverGroups: ["release"], deployerGroups: [], gitopsGroups: ["platform:argocd-hub"] };
-            const elsewhere = { runsOn: "mgmt", projects: undefined, applicationSets: undefined };
-            const p = problemFor(
-                { policy: { regulated: { ...regulated, actionServiceAccounts: ["argocd/argocd-server"] } }, argocd: elsewhere },
-                "policy.regulated.actionServiceAccounts",
-                /must be empty where another cluster's ArgoCD syncs this one \(argocd\.runsOn is mgmt\).*same cluster Secret identity/,
-            );
-            assert.strictEqual(p.given, '["argocd/argocd-server"]');
-            assert.strictEqual(parse({ policy: { regulated }, argocd: elsewhere }).policy.regulated!.actionServiceAccounts.length, 0);
-        });
-        it("a regulated section that leaves out the approvers or the GitOps identities (a guard nobody passes, or one ArgoCD cannot sync through)", () => {
-            const noApprovers = problemFor(
-                { policy: { regulated: { namespaceLabels: { a: "b" }, gitopsServiceAccounts: ["argocd/x"] } } },
-                "policy.regulated.approverGroups",
-                /is required: the groups whose members approve/,
-            );
-            assert.strictEqual(noApprovers.given, "(not set)");
-            problemFor(
-                { policy: { regulated: { namespaceLabels: { a: "b" }, approverGroups: ["release"] } } },
-                "policy.regulated.gitopsServiceAccounts",
-                /is required \(or policy\.regulated\.gitopsUsers, gitopsGroups\): .*argocd\/argocd-application-controller/,
-            );
-        });
-        it("ArgoCD's API server as a sync identity: it acts for any user ArgoCD's RBAC lets through", () => {
-            const regulated = {
-                namespaceLabels: { a: "b" },
-                approverGroups: ["release"],
-                gitopsServiceAccounts: ["argocd/argocd-application-controller", "argocd/argocd-server"],
-            };
-            const p = problemFor(
-                { policy: { regulated } },
-                "policy.regulated.gitopsServiceAccounts",
-                /must not name ArgoCD's API server.*actionServiceAccounts.*status, spec\.paused, spec\.restartAt/,
-            );
-            assert.strictEqual(p.given, '"argocd/argocd-server"');
-            problemFor(
-                {
-                    policy: {
-                        regulated: {
-                            ...regulated,
-                            gitopsServiceAccounts: ["argocd/argocd-application-controller"],
-                            actionServiceAccounts: ["argocd/argocd-application-controller"],
-                        },
-                    },
-                },
-                "policy.regulated.actionServiceAccounts",
-                /must not repeat a policy.regulated.gitopsServiceAccounts identity/,
-            );
-            problemFor(
-                {
-                    policy: {
-                        regulated: { ...regulated, gitopsServiceAccounts: ["argocd/argocd-application-controller"], actionServiceAccounts: ["argocd-server"] },
-                    },
-                },
-                "policy.regulated.actionServiceAccounts[0]",
-                /<namespace>\/<name>/,
-            );
+            // Where another cluster's ArgoCD syncs this one, no action identity is needed.
+            const elsewhere = { ...reg({ deployerGroups: [], gitopsGroups: ["platform:argocd-hub"] }), argocd: ELSEWHERE };
+            assert.strictEqual(parse(elsewhere).policy.regulated!.actionServiceAccounts.length, 0);
         });
         it("Kyverno's variable marker in a group name, which a ClusterPolicy would substitute", () => {
             for (const kyvernoApi of ["kyverno.io/v1", "policies.kyverno.io/v1"]) {
@@ -626,75 +652,12 @@ describe("admission configuration (policy, argocd)", () => {
                 "argocd.rbac.deployerGroups: must not be an approver group of policy.regulated.approverGroups: the deployer is never the approver (ADR-056 D3, ADR-049)",
             ]);
         });
-        it("promote, which is not an ArgoCD Rollout action (promote-full is)", () => {
-            const p = problemFor(
-                { argocd: { ...tenants, rbac: { approverRole: "role:approver", actions: ["promote-full", "promote"] } } },
-                "argocd.rbac.actions[1]",
-                /one of ArgoCD's Rollout actions abort, pause, promote-full, restart, resume, retry, skip-current-step .*there is no "promote"/,
-            );
-            assert.strictEqual(p.given, '"promote"');
-        });
     });
 
     describe("preflight: the ADR's traps, each with its ADR section", () => {
-        it("a percentage PDB budget (D8)", () => {
-            const p = problemFor(
-                { policy: { pdbMaxUnavailable: "25%" } },
-                "policy.pdbMaxUnavailable",
-                /whole number of pods, not a percentage.*\(ADR-056 D8\)/,
-            );
-            assert.strictEqual(p.given, '"25%"');
-        });
-
-        for (const [label, rule, reason] of [
-            [
-                "a jq path through containers[]",
-                { group: "argoproj.io", kind: "Rollout", jqPathExpressions: [".spec.template.spec.containers[].image"] },
-                /jq path .* may run through an array/,
-            ],
-            [
-                "a JSON pointer to a list element",
-                { group: "argoproj.io", kind: "Rollout", jsonPointers: ["/spec/template/spec/containers/0/image"] },
-                /addresses an array element/,
-            ],
-            ["managed-fields managers", { group: "argoproj.io", kind: "Rollout", managedFieldsManagers: ["kyverno"] }, /ignore whatever those managers own/],
-        ] as const) {
-            it(`an argocd-cm rule reaching argoproj.io/Rollout with ${label} (as-built 2026-07-14)`, () =>
-                problemFor(
-                    { argocd: { ignoreDifferences: [rule] } },
-                    "argocd.ignoreDifferences[0]",
-                    new RegExp(`reach argoproj.io/Rollout with an array path: .*${reason.source}.*ADR-056 as-built 2026-07-14`),
-                ));
-        }
-
-        it("switching RespectIgnoreDifferences off on a tenant ApplicationSet (as-built 2026-06-27)", () => {
-            const p = problemFor(
-                { argocd: { applicationSets: { tenants: { owner: "addon", syncOptions: ["RespectIgnoreDifferences=false"] } } } },
-                "argocd.applicationSets.tenants.syncOptions",
-                /ignoreDifferences alone only hides drift.*ADR-056 as-built 2026-06-27/,
-            );
-            assert.strictEqual(p.given, '"RespectIgnoreDifferences=false"');
-        });
-
         it("accepts a wildcard whitelist as covering Services", () => {
             const cfg = parse({ argocd: { projects: { tenants: { owner: "addon", namespaceResources: [{ group: "*", kind: "*" }] } } } });
             assert.deepStrictEqual(cfg.argocd.projects[0].namespaceResources, [{ group: "*", kind: "*" }]);
-        });
-
-        it("prod or regulated labels the tenant selector can never meet", () => {
-            const cut = { tenantNamespaceSelector: { matchLabels: { "platform.test/tier": "dev" } } };
-            problemFor({ policy: cut }, "policy.prodNamespaceLabels", /label platform.test\/tier cannot meet both.*replica floor would apply nowhere/);
-            problemFor(
-                {
-                    policy: {
-                        ...cut,
-                        prodNamespaceLabels: { "platform.test/tier": "dev" },
-                        regulated: { namespaceLabels: { "platform.test/tier": "prod" }, approverGroups: ["a"], gitopsServiceAccounts: ["argocd/x"] },
-                    },
-                },
-                "policy.regulated.namespaceLabels",
-                /approval guard would apply nowhere/,
-            );
         });
 
         it("reports type errors and traps of both sections together, in one error", () => {
