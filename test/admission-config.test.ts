@@ -153,40 +153,25 @@ describe("admission configuration (policy, argocd)", () => {
             });
         });
 
-        it("the ClusterPolicy switch and the prod settings", () => {
+        it("the policy section's switches, the prod settings and the tenant selector", () => {
+            const selector = { matchLabels: { "platform.test/tenant": "true" }, matchExpressions: [{ key: "platform.test/tier", operator: "Exists" }] };
             const cfg = parse({
                 policy: {
                     kyvernoApi: "kyverno.io/v1",
                     validationAction: "Audit",
+                    availabilityPolicies: "complement",
+                    mutationFailurePolicy: "Fail",
+                    tenantNamespaceSelector: selector,
                     prodNamespaceLabels: whole({ env: "prod" }),
                     prodMinReplicas: "3",
                     pdbMaxUnavailable: 2,
                 },
-            });
-            assert.strictEqual(cfg.policy.kyvernoApi, "kyverno.io/v1");
-            assert.strictEqual(cfg.policy.validationAction, "Audit");
-            assert.deepStrictEqual(cfg.policy.prodNamespaceLabels, { env: "prod" });
-            assert.strictEqual(cfg.policy.prodMinReplicas, 3);
-            assert.strictEqual(cfg.policy.pdbMaxUnavailable, 2);
-        });
-
-        it("the availability mode, the mutation failure policy and the tenant selector", () => {
-            const cfg = parse({
-                policy: {
-                    availabilityPolicies: "complement",
-                    mutationFailurePolicy: "Fail",
-                    tenantNamespaceSelector: {
-                        matchLabels: { "platform.test/tenant": "true" },
-                        matchExpressions: [{ key: "platform.test/tier", operator: "Exists" }],
-                    },
-                },
-            });
-            assert.strictEqual(cfg.policy.availabilityPolicies, "complement");
-            assert.strictEqual(cfg.policy.mutationFailurePolicy, "Fail");
-            assert.deepStrictEqual(cfg.policy.tenantNamespaceSelector, {
-                matchLabels: { "platform.test/tenant": "true" },
-                matchExpressions: [{ key: "platform.test/tier", operator: "Exists" }],
-            });
+            }).policy;
+            assert.deepStrictEqual(
+                [cfg.kyvernoApi, cfg.validationAction, cfg.availabilityPolicies, cfg.mutationFailurePolicy, cfg.tenantNamespaceSelector],
+                ["kyverno.io/v1", "Audit", "complement", "Fail", selector],
+            );
+            assert.deepStrictEqual([cfg.prodNamespaceLabels, cfg.prodMinReplicas, cfg.pdbMaxUnavailable], [{ env: "prod" }, 3, 2]);
         });
 
         it("the regulated section, with ServiceAccounts as namespace/name", () => {
@@ -212,14 +197,13 @@ describe("admission configuration (policy, argocd)", () => {
             });
         });
 
-        it("a scalar Rollout rule, the ADR's HPA rule, without complaint", () => {
-            const cfg = parse({ argocd: { ignoreDifferences: [{ group: "argoproj.io", kind: "Rollout", jsonPointers: ["/spec/replicas"] }] } });
-            assert.strictEqual(cfg.argocd.ignoreDifferences[0].kind, "Rollout");
-        });
-
-        it("an array rule for every kind: it is written per built-in kind, so it never reaches a Rollout", () => {
-            const cfg = parse({ argocd: { ignoreDifferences: [{ kind: "*", jqPathExpressions: [".spec.template.spec.containers[].securityContext"] }] } });
-            assert.strictEqual(cfg.argocd.ignoreDifferences.length, 1);
+        it("a scalar Rollout rule (the ADR's HPA rule), and an array rule for every kind, written per built-in kind so it never reaches a Rollout", () => {
+            for (const rule of [
+                { group: "argoproj.io", kind: "Rollout", jsonPointers: ["/spec/replicas"] },
+                { kind: "*", jqPathExpressions: [".spec.template.spec.containers[].securityContext"] },
+            ]) {
+                assert.strictEqual(parse({ argocd: { ignoreDifferences: [rule] } }).argocd.ignoreDifferences[0].kind, rule.kind);
+            }
         });
     });
 
@@ -575,81 +559,49 @@ describe("admission configuration (policy, argocd)", () => {
                 assert.match(all[0].allowed, /must not contain \{\{.*substitutes/);
             }
         });
-        it("a regulated cluster whose ArgoCD gets no RBAC for the regulated projects", () => {
-            const regulated = {
-                namespaceLabels: { a: "b" },
-                approverGroups: ["release"],
-                deployerGroups: ["shop"],
-                gitopsServiceAccounts: ["argocd/argocd-application-controller"],
-            };
-            const base = merged(hubConfig(), { policy: { regulated } });
-            const { "aws:region": _r, ...rest } = base;
+        it("a regulated cluster whose ArgoCD gets no RBAC for the regulated projects, or whose groups overlap across the sections", () => {
+            const { "aws:region": _r, ...rest } = merged(hubConfig(), reg({ deployerGroups: ["shop"], gitopsServiceAccounts: [CONTROLLER_SA] }));
             const keys = (argocd: Record<string, unknown> | undefined) => {
                 try {
-                    parseAddonConfig("hub", { ...rest, ...(argocd ? { argocd } : {}) }, { awsRegion: "eu-west-1" });
+                    return parseAddonConfig("hub", { ...rest, ...(argocd ? { argocd } : {}) }, { awsRegion: "eu-west-1" });
                 } catch (err) {
                     assert.ok(err instanceof ConfigError);
                     return err.problems.map((p) => `${p.key}: ${p.allowed}`);
                 }
-                return [];
             };
             const none = keys(undefined);
-            assert.strictEqual(none.length, 1, none.join("\n"));
+            assert.ok(Array.isArray(none) && none.length === 1, String(none));
             assert.match(
                 none[0],
                 /^argocd\.rbac\.regulatedProjects: is required with policy\.regulated where ArgoCD runs.*Replace syncs as its own identities/,
             );
             const partial = keys({ projects: { "tenants-regulated": {} }, applicationSets: {}, rbac: { regulatedProjects: ["tenants-regulated", "other"] } });
+            assert.ok(Array.isArray(partial));
             assert.deepStrictEqual(partial.map((p) => p.split(":")[0]).sort(), [
                 "argocd.rbac.approverRole",
                 "argocd.rbac.deployerRoles",
                 "argocd.rbac.regulatedProjects",
             ]);
             assert.ok(partial.some((p) => /regulatedProjects: must be one of argocd.rbac.projects \(tenants-regulated\)/.test(p)));
-            assert.deepStrictEqual(
-                keys({
-                    projects: { "tenants-regulated": {} },
-                    applicationSets: {},
-                    rbac: { approverRole: "role:a", deployerRoles: ["role:d"], regulatedProjects: ["tenants-regulated"] },
-                }),
-                [],
-            );
             // Where another cluster's ArgoCD syncs this one, that cluster's stack writes the RBAC.
-            assert.deepStrictEqual(keys({ runsOn: "mgmt" }), []);
+            assert.ok(!Array.isArray(keys({ runsOn: "mgmt" })));
+            const rbac = (groups: Record<string, unknown>) => ({
+                projects: { r: {} },
+                applicationSets: {},
+                rbac: { approverRole: "role:a", deployerRoles: ["role:d"], regulatedProjects: ["r"], ...groups },
+            });
             // The groups verify asks about default to policy.regulated's, and never overlap.
-            const cfg = parseAddonConfig(
-                "hub",
-                {
-                    ...rest,
-                    argocd: { projects: { r: {} }, applicationSets: {}, rbac: { approverRole: "role:a", deployerRoles: ["role:d"], regulatedProjects: ["r"] } },
-                },
-                { awsRegion: "eu-west-1" },
-            );
+            const cfg = keys(rbac({}));
+            assert.ok(!Array.isArray(cfg) && cfg);
             assert.deepStrictEqual([cfg.argocd.rbac.approverGroups, cfg.argocd.rbac.deployerGroups], [["release"], ["shop"]]);
-            const overlap = keys({
-                projects: { r: {} },
-                applicationSets: {},
-                rbac: { approverRole: "role:a", deployerRoles: ["role:d"], regulatedProjects: ["r"], deployerGroups: ["release"] },
-            });
-            assert.deepStrictEqual(overlap, [
-                "argocd.rbac.deployerGroups: must not include an approver group: the deployer is never the approver (ADR-056 D3, ADR-049)",
-            ]);
+            const never = "the deployer is never the approver (ADR-056 D3, ADR-049)";
+            assert.deepStrictEqual(keys(rbac({ deployerGroups: ["release"] })), [`argocd.rbac.deployerGroups: must not include an approver group: ${never}`]);
             // Across the sections: ArgoCD allows what any one of a user's groups allows.
-            const across = keys({
-                projects: { r: {} },
-                applicationSets: {},
-                rbac: { approverRole: "role:a", deployerRoles: ["role:d"], regulatedProjects: ["r"], approverGroups: ["shop"], deployerGroups: ["ops"] },
-            });
-            assert.deepStrictEqual(across, [
-                "argocd.rbac.approverGroups: must not be a deployer group of policy.regulated.deployerGroups: the deployer is never the approver (ADR-056 D3, ADR-049)",
+            assert.deepStrictEqual(keys(rbac({ approverGroups: ["shop"], deployerGroups: ["ops"] })), [
+                `argocd.rbac.approverGroups: must not be a deployer group of policy.regulated.deployerGroups: ${never}`,
             ]);
-            const back = keys({
-                projects: { r: {} },
-                applicationSets: {},
-                rbac: { approverRole: "role:a", deployerRoles: ["role:d"], regulatedProjects: ["r"], approverGroups: ["leads"], deployerGroups: ["release"] },
-            });
-            assert.deepStrictEqual(back, [
-                "argocd.rbac.deployerGroups: must not be an approver group of policy.regulated.approverGroups: the deployer is never the approver (ADR-056 D3, ADR-049)",
+            assert.deepStrictEqual(keys(rbac({ approverGroups: ["leads"], deployerGroups: ["release"] })), [
+                `argocd.rbac.deployerGroups: must not be an approver group of policy.regulated.approverGroups: ${never}`,
             ]);
         });
     });
