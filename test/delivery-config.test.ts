@@ -136,49 +136,38 @@ describe("delivery configuration (ADR-056 D3)", () => {
     });
 
     describe("refuses what the library refuses, naming stack, key, value and what is allowed", () => {
-        it("weights out of order", () => {
-            const err = error({ delivery: { prod: { standard: { steps: [50, 25, 100] } } } });
-            assert.match(err.message, /^stack "hub": invalid configuration/);
-            assert.match(err.message, /argo-rollouts-addon:delivery\.prod\.standard\.steps = \[50,25,100\]: must be ascending whole percentages ending at 100/);
-        });
-        it("weights not ending at 100, or not numbers", () => {
-            problemFor({ delivery: { prod: { regulated: { steps: [25, 50] } } } }, "delivery.prod.regulated.steps", /ending at 100/);
-            problemFor({ delivery: { prod: { regulated: { steps: ["half", 100] } } } }, "delivery.prod.regulated.steps", /whole percentages/);
-            problemFor({ delivery: { prod: { regulated: { steps: whole(25) } } } }, "delivery.prod.regulated.steps", /must be a list of/);
-            problemFor({ delivery: { prod: { standard: { steps: whole([]) } } } }, "delivery.prod.standard.steps", /ascending/);
-        });
-        it("a pause shorter than the gate needs, with this cluster's timing", () => {
-            const p = problemFor(
-                { delivery: { prod: { standard: { stepPause: "5m" } } } },
+        const prod = (cls: string, d: Record<string, unknown>, rest: Record<string, unknown> = {}) => ({ ...rest, delivery: { prod: { [cls]: d } } });
+        const REFUSED: [Record<string, unknown>, string, RegExp, string?][] = [
+            [prod("standard", { steps: [50, 25, 100] }), "delivery.prod.standard.steps", /^must be ascending whole percentages ending at 100/, "[50,25,100]"],
+            [prod("regulated", { steps: [25, 50] }), "delivery.prod.regulated.steps", /ending at 100/],
+            [prod("regulated", { steps: ["half", 100] }), "delivery.prod.regulated.steps", /whole percentages/],
+            [prod("regulated", { steps: whole(25) }), "delivery.prod.regulated.steps", /must be a list of/],
+            [prod("standard", { steps: whole([]) }), "delivery.prod.standard.steps", /ascending/],
+            // A pause shorter than the gate needs, with this cluster's timing.
+            [
+                prod("standard", { stepPause: "5m" }),
                 "delivery.prod.standard.stepPause",
                 /at least the gate's initialDelay \+ interval \(5m \+ 1m = 6m\)/,
-            );
-            assert.strictEqual(p.given, '"5m"');
-            problemFor(
-                { analysis: { initialDelay: "9m" }, delivery: { prod: { standard: { stepPause: "8m" } } } },
-                "delivery.prod.standard.stepPause",
-                /\(9m \+ 1m = 10m\)/,
-            );
-            problemFor({ delivery: { prod: { standard: { stepPause: "5 minutes" } } } }, "delivery.prod.standard.stepPause", /a duration such as 30s/);
-        });
-        it("a regulated class that would promote by itself", () => {
-            problemFor(
-                { delivery: { prod: { regulated: { autoPromotion: true } } } },
-                "delivery.prod.regulated.autoPromotion",
-                /must be false for prod \/ regulated/,
-            );
-        });
-        it("unknown keys, shapes and header names", () => {
-            problemFor({ delivery: { prod: { standard: { step: [10, 100] } } } }, "delivery.prod.standard.step", /did you mean steps/);
-            problemFor({ delivery: { prod: { standard: { shapes: ["linear"] } } } }, "delivery.prod.standard.shapes[0]", /canary, blueGreen/);
-            problemFor({ delivery: { prod: { standard: { shapes: whole([]) } } } }, "delivery.prod.standard.shapes", /1 to 2 entries/);
-            problemFor(
-                { delivery: { prod: { standard: { previewGate: "header", previewHeader: "x preview" } } } },
-                "delivery.prod.standard.previewHeader",
-                /header name/,
-            );
-            problemFor({ delivery: { prod: { standard: { previewGate: "cookie" } } } }, "delivery.prod.standard.previewGate", /none, header/);
-            problemFor({ delivery: { staging: {} } }, "delivery.staging", /dev, test, preprod, prod/);
-        });
+                '"5m"',
+            ],
+            [prod("standard", { stepPause: "8m" }, { analysis: { initialDelay: "9m" } }), "delivery.prod.standard.stepPause", /\(9m \+ 1m = 10m\)/],
+            [prod("standard", { stepPause: "5 minutes" }), "delivery.prod.standard.stepPause", /a duration such as 30s/],
+            [prod("regulated", { autoPromotion: true }), "delivery.prod.regulated.autoPromotion", /must be false for prod \/ regulated/],
+            [prod("standard", { step: [10, 100] }), "delivery.prod.standard.step", /did you mean steps/],
+            [prod("standard", { shapes: ["linear"] }), "delivery.prod.standard.shapes[0]", /canary, blueGreen/],
+            [prod("standard", { shapes: whole([]) }), "delivery.prod.standard.shapes", /1 to 2 entries/],
+            [prod("standard", { previewGate: "header", previewHeader: "x preview" }), "delivery.prod.standard.previewHeader", /header name/],
+            [prod("standard", { previewGate: "cookie" }), "delivery.prod.standard.previewGate", /none, header/],
+            [{ delivery: { staging: {} } }, "delivery.staging", /dev, test, preprod, prod/],
+        ];
+        for (const [patch, key, allowed, given] of REFUSED) {
+            it(`${key}: ${allowed.source.slice(0, 60)}`, () => {
+                const p = problemFor(patch, key, allowed);
+                if (given !== undefined) {
+                    assert.strictEqual(p.given, given);
+                    assert.ok(error(patch).message.includes(`argo-rollouts-addon:${key} = ${given}: `));
+                }
+            });
+        }
     });
 });
