@@ -1,35 +1,10 @@
 import * as assert from "assert";
-import { ConfigError, ConfigProblem } from "../components/config";
-import { AddonConfig, parseAddonConfig } from "../stacks/config";
+import { ConfigError } from "../components/config";
+import { parseAddonConfig } from "../stacks/config";
 import { APPROVER_ROLLOUT_ACTIONS, ARGOCD_DEFAULTS, ARGOCD_ROLLOUT_ACTIONS, BUILTIN_KINDS } from "../components/argocd";
 import { POLICY_DEFAULTS } from "../components/policy";
-import { TEST_POLICY, hubConfig, merged, planInline, whole, withRegulatedArgoRbac } from "./harness";
-
-function raw(patch: Record<string, unknown> = {}): Record<string, unknown> {
-    const { "aws:region": _region, ...rest } = merged(hubConfig(), patch);
-    return withRegulatedArgoRbac(rest);
-}
-
-const parse = (patch: Record<string, unknown> = {}): AddonConfig => parseAddonConfig("hub", raw(patch), { awsRegion: "eu-west-1" });
-
-function problems(patch: Record<string, unknown>): ConfigProblem[] {
-    try {
-        parse(patch);
-    } catch (err) {
-        assert.ok(err instanceof ConfigError, `expected a ConfigError, got ${String(err)}`);
-        return err.problems;
-    }
-    assert.fail("configuration was accepted");
-}
-
-/** The one problem reported for `key`, whose `allowed` text matches `allowed`. */
-function problemFor(patch: Record<string, unknown>, key: string, allowed: RegExp): ConfigProblem {
-    const all = problems(patch);
-    const found = all.filter((p) => p.key === key);
-    assert.strictEqual(found.length, 1, `expected one problem for ${key}, got: ${JSON.stringify(all, null, 1)}`);
-    assert.match(found[0].allowed, allowed);
-    return found[0];
-}
+import { TEST_POLICY, hubConfig, merged, planInline, whole } from "./harness";
+import { hubProblems, parseHub, problemFor } from "./stackConfig";
 
 const tenants = {
     projects: {
@@ -53,7 +28,7 @@ const reg = (patch: Record<string, unknown>) => ({ policy: { regulated: { namesp
 describe("admission configuration (policy, argocd)", () => {
     describe("defaults", () => {
         it("fills the policy section from POLICY_DEFAULTS beside the labels the platform must set", () => {
-            const cfg = parse();
+            const cfg = parseHub();
             assert.deepStrictEqual(cfg.policy, {
                 kyvernoApi: "policies.kyverno.io/v1",
                 availabilityPolicies: "own",
@@ -70,7 +45,7 @@ describe("admission configuration (policy, argocd)", () => {
         });
 
         it("manages argocd-cm only, with no project, ApplicationSet or RBAC, when the platform names none ({})", () => {
-            const cfg = parse();
+            const cfg = parseHub();
             assert.strictEqual(cfg.argocd.runsOn, "hub");
             assert.strictEqual(cfg.argocd.local, true);
             assert.strictEqual(cfg.argocd.namespace, "argocd");
@@ -102,7 +77,7 @@ describe("admission configuration (policy, argocd)", () => {
 
     describe("reads", () => {
         it("projects, ApplicationSets, system rules and RBAC in the stack file's order", () => {
-            const cfg = parse({
+            const cfg = parseHub({
                 argocd: {
                     namespace: "gitops",
                     ...tenants,
@@ -155,7 +130,7 @@ describe("admission configuration (policy, argocd)", () => {
 
         it("the policy section's switches, the prod settings and the tenant selector", () => {
             const selector = { matchLabels: { "platform.test/tenant": "true" }, matchExpressions: [{ key: "platform.test/tier", operator: "Exists" }] };
-            const cfg = parse({
+            const cfg = parseHub({
                 policy: {
                     kyvernoApi: "kyverno.io/v1",
                     validationAction: "Audit",
@@ -175,7 +150,7 @@ describe("admission configuration (policy, argocd)", () => {
         });
 
         it("the regulated section, with ServiceAccounts as namespace/name", () => {
-            const cfg = parse({
+            const cfg = parseHub({
                 policy: {
                     regulated: {
                         namespaceLabels: { "platform.test/class": "regulated" },
@@ -202,20 +177,20 @@ describe("admission configuration (policy, argocd)", () => {
                 { group: "argoproj.io", kind: "Rollout", jsonPointers: ["/spec/replicas"] },
                 { kind: "*", jqPathExpressions: [".spec.template.spec.containers[].securityContext"] },
             ]) {
-                assert.strictEqual(parse({ argocd: { ignoreDifferences: [rule] } }).argocd.ignoreDifferences[0].kind, rule.kind);
+                assert.strictEqual(parseHub({ argocd: { ignoreDifferences: [rule] } }).argocd.ignoreDifferences[0].kind, rule.kind);
             }
         });
     });
 
     describe("where ArgoCD runs", () => {
         it("on this cluster unless argocd.runsOn names another", () => {
-            assert.deepStrictEqual([parse().argocd.runsOn, parse().argocd.local], ["hub", true]);
-            const elsewhere = parse({ argocd: { runsOn: "mgmt", projects: undefined, applicationSets: undefined } }).argocd;
+            assert.deepStrictEqual([parseHub().argocd.runsOn, parseHub().argocd.local], ["hub", true]);
+            const elsewhere = parseHub({ argocd: { runsOn: "mgmt", projects: undefined, applicationSets: undefined } }).argocd;
             assert.deepStrictEqual([elsewhere.runsOn, elsewhere.local], ["mgmt", false]);
         });
 
         it("refuses ArgoCD objects in the stack of a cluster whose ArgoCD runs elsewhere, naming where they go", () => {
-            const all = problems({
+            const all = hubProblems({
                 argocd: { runsOn: "mgmt", projects: { tenants: {} }, applicationSets: { apps: {} }, rbac: { approverRole: "role:approver" } },
             });
             assert.deepStrictEqual(
@@ -231,13 +206,13 @@ describe("admission configuration (policy, argocd)", () => {
 
     describe("owners", () => {
         it("reads an object another owner keeps by default, and declares nothing on it", () => {
-            const cfg = parse({ argocd: { projects: { tenants: {} }, applicationSets: { "tenant-apps": null } } });
+            const cfg = parseHub({ argocd: { projects: { tenants: {} }, applicationSets: { "tenant-apps": null } } });
             assert.deepStrictEqual(cfg.argocd.projects, [{ name: "tenants", owner: "external", namespaceResources: [] }]);
             assert.deepStrictEqual(cfg.argocd.applicationSets, [{ name: "tenant-apps", owner: "external", syncOptions: [], ignoreDifferences: [] }]);
         });
 
         it("lets a tenant ApplicationSet sync client-side: ServerSideApply is the tenant's choice", () => {
-            const cfg = parse({ argocd: { applicationSets: { apps: { owner: "addon", syncOptions: ["ServerSideApply=false"] } } } });
+            const cfg = parseHub({ argocd: { applicationSets: { apps: { owner: "addon", syncOptions: ["ServerSideApply=false"] } } } });
             assert.deepStrictEqual(cfg.argocd.applicationSets[0].syncOptions, ["ServerSideApply=false"]);
         });
     });
@@ -507,7 +482,7 @@ describe("admission configuration (policy, argocd)", () => {
         }
 
         it("a regulated section without approvers, GitOps identities or namespace labels", () => {
-            const all = problems({ policy: { regulated: { approverGroups: [], gitopsServiceAccounts: ["argocd"] } } });
+            const all = hubProblems({ policy: { regulated: { approverGroups: [], gitopsServiceAccounts: ["argocd"] } } });
             assert.deepStrictEqual(all.map((p) => p.key).sort(), [
                 "policy.regulated.approverGroups",
                 "policy.regulated.deployerGroups",
@@ -523,7 +498,7 @@ describe("admission configuration (policy, argocd)", () => {
         });
         it("the GitOps identities as a hub's ArgoCD arrives: a user name or a group", () => {
             const regulated = { namespaceLabels: { a: "b" }, approverGroups: ["release"], deployerGroups: ["shop"] };
-            const cfg = parse({
+            const cfg = parseHub({
                 policy: {
                     regulated: {
                         ...regulated,
@@ -544,7 +519,7 @@ describe("admission configuration (policy, argocd)", () => {
             );
             // Where another cluster's ArgoCD syncs this one, no action identity is needed.
             const elsewhere = { ...reg({ deployerGroups: [], gitopsGroups: ["platform:argocd-hub"] }), argocd: ELSEWHERE };
-            assert.strictEqual(parse(elsewhere).policy.regulated!.actionServiceAccounts.length, 0);
+            assert.strictEqual(parseHub(elsewhere).policy.regulated!.actionServiceAccounts.length, 0);
         });
         it("Kyverno's variable marker in a group name, which a ClusterPolicy would substitute", () => {
             for (const kyvernoApi of ["kyverno.io/v1", "policies.kyverno.io/v1"]) {
@@ -554,7 +529,7 @@ describe("admission configuration (policy, argocd)", () => {
                     deployerGroups: ["{{x}}"],
                     gitopsServiceAccounts: ["argocd/x"],
                 };
-                const all = problems({ policy: { kyvernoApi, regulated } });
+                const all = hubProblems({ policy: { kyvernoApi, regulated } });
                 assert.deepStrictEqual(all.map((p) => p.key).sort(), ["policy.regulated.approverGroups[1]", "policy.regulated.deployerGroups[0]"], kyvernoApi);
                 assert.match(all[0].allowed, /must not contain \{\{.*substitutes/);
             }
@@ -608,12 +583,12 @@ describe("admission configuration (policy, argocd)", () => {
 
     describe("preflight: the ADR's traps, each with its ADR section", () => {
         it("accepts a wildcard whitelist as covering Services", () => {
-            const cfg = parse({ argocd: { projects: { tenants: { owner: "addon", namespaceResources: [{ group: "*", kind: "*" }] } } } });
+            const cfg = parseHub({ argocd: { projects: { tenants: { owner: "addon", namespaceResources: [{ group: "*", kind: "*" }] } } } });
             assert.deepStrictEqual(cfg.argocd.projects[0].namespaceResources, [{ group: "*", kind: "*" }]);
         });
 
         it("reports type errors and traps of both sections together, in one error", () => {
-            const all = problems({
+            const all = hubProblems({
                 policy: { pdbMaxUnavailable: "50%", kyvernoApi: "v2", excludeNamespaces: ["default"] },
                 argocd: {
                     ignoreDifferences: [{ group: "argoproj.io", kind: "Rollout", jqPathExpressions: [".spec.template.spec.containers[].image"] }],

@@ -7,33 +7,13 @@ import * as fs from "fs";
 import * as path from "path";
 import { readCaBundle } from "../components/gateway/caBundle";
 import { nearestKey } from "../components/config/reader";
-import { ConfigError, ConfigProblem, OFFLINE_SECRET, parseConfigText, parseQuantity } from "../components/config";
+import { ConfigProblem, OFFLINE_SECRET, parseConfigText, parseQuantity } from "../components/config";
 import { AddonConfig, parseAddonConfig } from "../stacks/config";
-import { TEST_DIGEST, TEST_POLICY, TEST_SHA256, hubConfig, merged, whole, withRegulatedArgoRbac } from "./harness";
+import { TEST_DIGEST, TEST_POLICY, TEST_SHA256, hubConfig, merged, whole } from "./harness";
+import { Ambient, Patch, configError, parseHub, parseMap } from "./stackConfig";
 import { CONTROLLER_DEFAULTS, KNOWN_CHART_APP_VERSIONS, PLUGIN_DEFAULTS } from "../components/rollouts/config";
 
-type Ambient = Parameters<typeof parseAddonConfig>[2];
-type Patch = Record<string, unknown>;
-
-function raw(patch: Patch = {}): Patch {
-    const { "aws:region": _region, ...rest } = merged(hubConfig(), patch);
-    return withRegulatedArgoRbac(rest);
-}
-
-const parse = (patch: Patch = {}, ambient: Ambient = {}): AddonConfig => parseAddonConfig("hub", raw(patch), { awsRegion: "eu-west-1", ...ambient });
-
-function errorOf(attempt: () => unknown): ConfigError {
-    try {
-        attempt();
-    } catch (err) {
-        assert.ok(err instanceof ConfigError, `expected a ConfigError, got ${String(err)}`);
-        return err;
-    }
-    assert.fail("configuration was accepted");
-}
-
-const problemsOf = (patch: Patch, stack = "hub", ambient: Ambient = {}) =>
-    errorOf(() => parseAddonConfig(stack, raw(patch), { awsRegion: "eu-west-1", ...ambient }));
+const problemsOf = (patch: Patch, stack = "hub", ambient: Ambient = {}) => configError(() => parseMap(merged(hubConfig(), patch), stack, ambient));
 
 /** The problem for `key` whose `allowed` matches; with `given`, the message names the stack, the key and that value. */
 function assertRejects(patch: Patch, key: string, allowed: RegExp, given?: string, ambient: Ambient = {}): ConfigProblem {
@@ -84,7 +64,7 @@ const ARGS_QUERY = 'slo:period_error_budget_remaining:ratio{sloth_service="{{ ar
 
 describe("configuration", () => {
     it("accepts a complete hub and fills every default from code", () => {
-        const cfg = parse();
+        const cfg = parseHub();
         assert.deepStrictEqual(cfg.cluster, {
             name: "hub",
             role: "hub",
@@ -107,7 +87,7 @@ describe("configuration", () => {
     });
 
     it("reads scalars given as text, as Pulumi stores them", () => {
-        const cfg = parse({ controller: { replicas: "3", serviceMonitor: "true" } });
+        const cfg = parseHub({ controller: { replicas: "3", serviceMonitor: "true" } });
         assert.strictEqual(cfg.controller.replicas, 3);
         assert.strictEqual(cfg.controller.serviceMonitor, true);
         assert.deepStrictEqual(parseConfigText('{"a":1}'), { a: 1 });
@@ -193,10 +173,10 @@ describe("configuration", () => {
             ],
         ];
         for (const [what, patch, pick, want] of ACCEPTED) {
-            it(what, () => assert.deepStrictEqual(pick(parse(patch)), want));
+            it(what, () => assert.deepStrictEqual(pick(parseHub(patch)), want));
         }
         it("a Slack channel ID, and instant vectors and scalars as the error-budget query", () => {
-            assert.strictEqual(parse(slack, { secretKeys: ["notificationsToken"] }).notifications.slackChannel, "C0123ABCD");
+            assert.strictEqual(parseHub(slack, { secretKeys: ["notificationsToken"] }).notifications.slackChannel, "C0123ABCD");
             for (const query of [
                 SLO,
                 `last_over_time(${SLO}[5m])`,
@@ -205,7 +185,7 @@ describe("configuration", () => {
                 `-(${SLO})`,
                 'min(slo:x{service="{{args.service}}"}) or vector(1)',
             ]) {
-                assert.strictEqual(parse({ errorBudget: { query } }).errorBudget.query, query);
+                assert.strictEqual(parseHub({ errorBudget: { query } }).errorBudget.query, query);
             }
         });
     });
@@ -394,7 +374,7 @@ describe("configuration", () => {
                 '"hubb"',
                 ambient,
             );
-            assert.strictEqual(parse({ argocd: { runsOn: "hub" } }, ambient).argocd.runsOn, "hub");
+            assert.strictEqual(parseHub({ argocd: { runsOn: "hub" } }, ambient).argocd.runsOn, "hub");
         });
 
         it("names aws:region, the key the user set, when the EKS region comes from it", () => {
@@ -415,7 +395,7 @@ describe("configuration", () => {
     describe("never shows a secret", () => {
         it("a mistyped secret key's value", () => {
             const token = "xoxb-0000-not-a-real-token";
-            const err = errorOf(() => parseAddonConfig("hub", { ...raw(), notificationToken: token }, { awsRegion: "eu-west-1" }));
+            const err = configError(() => parseHub({ notificationToken: token }));
             assert.ok(!err.message.includes(token), err.message);
             assert.match(err.message, /argo-rollouts-addon:notificationToken = \[not shown\]: unknown key; .*; did you mean notificationsToken\?/);
         });
@@ -445,7 +425,7 @@ describe("configuration", () => {
     });
 
     describe("a spoke's mimir section", () => {
-        const spokeProblems = (mimir: Patch, ambient: Ambient = {}) => errorOf(() => parseAddonConfig("preprod", spoke(mimir), ambient));
+        const spokeProblems = (mimir: Patch, ambient: Ambient = {}) => configError(() => parseAddonConfig("preprod", spoke(mimir), ambient));
 
         it("refuses a hubStack naming the spoke's own stack, and takes another project's stack of that name", () => {
             const err = spokeProblems({ hubStack: "organization/argo-rollouts-addon/preprod" });
@@ -579,7 +559,7 @@ describe("configuration", () => {
 
     it("requires the cluster and gateway sections, the tenant and prod labels, and where ArgoCD runs the objects it syncs", () => {
         assert.deepStrictEqual(
-            errorOf(() => parseAddonConfig("empty", {})).problems.map((p) => p.key),
+            configError(() => parseAddonConfig("empty", {})).problems.map((p) => p.key),
             [
                 "cluster",
                 "gateway",

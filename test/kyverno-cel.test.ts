@@ -1,8 +1,7 @@
 import * as assert from "assert";
-import { parseAddonConfig } from "../stacks/config";
 import { POLICY_NAMES, PolicyConfig, PolicyContext, ValidatingPolicy, celPolicies } from "../components/policy";
 import { checkExpression, checkPolicy } from "./kyvernoCel";
-import { hubConfig, merged, withRegulatedArgoRbac } from "./harness";
+import { parseHub } from "./stackConfig";
 
 // ---------------------------------------------------------------------------------------------
 // Configurations and samples.
@@ -15,10 +14,7 @@ const REGULATED = {
     actionServiceAccounts: ["argocd/argocd-server"],
 };
 
-function policyConfig(patch: Record<string, unknown> = {}): PolicyConfig {
-    const { "aws:region": _region, ...rest } = merged(hubConfig(), { policy: patch });
-    return parseAddonConfig("hub", withRegulatedArgoRbac(rest), { awsRegion: "eu-west-1" }).policy;
-}
+const policyConfig = (patch: Record<string, unknown> = {}): PolicyConfig => parseHub({ policy: patch }).policy;
 
 const CTX: PolicyContext = { rolloutsController: { namespace: "argo-rollouts", name: "argo-rollouts" } };
 const VARIANTS: [string, PolicyConfig][] = [

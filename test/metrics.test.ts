@@ -1,11 +1,11 @@
 import { RunError } from "@pulumi/pulumi/errors";
 import * as assert from "assert";
-import { ConfigError } from "../components/config";
 import { parseAddonConfig } from "../stacks/config";
 import { spokeReadEndpoint, spokeRouteSpec } from "../components/gateway";
 import { pickSpokeEndpoint } from "../components/cluster/hubEndpoint";
 import { OfflineRun, PlannedResource } from "../tools/offline";
 import { byName, hubConfig, merged, planInline } from "./harness";
+import { configError, parseMap } from "./stackConfig";
 import { templateName } from "../components/argoRollouts";
 import {
     canaryMatchers,
@@ -41,44 +41,31 @@ function spokes(n: number, query = true): Record<string, unknown>[] {
     return Array.from({ length: n }, (_, i) => ({ name: `spoke-${i}`, tenant: `tenant-${i}`, hostname: `mimir-${i}.hub.test.example`, query }));
 }
 
-function parse(cfg: Record<string, unknown>, stack = "hub") {
-    const { "aws:region": _r, ...rest } = cfg;
-    return parseAddonConfig(stack, rest, { awsRegion: "eu-west-1" });
-}
-
-function problems(cfg: Record<string, unknown>): { key: string; given: string; allowed: string }[] {
-    try {
-        parse(cfg);
-    } catch (err) {
-        assert.ok(err instanceof ConfigError);
-        return err.problems;
-    }
-    return assert.fail("accepted");
-}
+const problems = (cfg: Record<string, unknown>) => configError(() => parseMap(cfg)).problems;
 
 describe("metric gates", () => {
     describe("configuration", () => {
         it("reads a hub's spokes and a spoke's read endpoint", () => {
-            const hub = parse(merged(hubConfig(), { spokes: spokes(2) }));
+            const hub = parseMap(merged(hubConfig(), { spokes: spokes(2) }));
             assert.deepStrictEqual(
                 hub.spokes.map((s) => s.tenant),
                 ["tenant-0", "tenant-1"],
             );
             assert.deepStrictEqual(hub.mimir.ingestGateway, { name: "internal", namespace: "gateway-system", listener: "https" });
-            const spoke = parse(spokeConfig(), "preprod");
+            const spoke = parseMap(spokeConfig(), "preprod");
             assert.deepStrictEqual(spoke.mimir.readEndpoint, { kind: "url", url: "https://mimir-preprod.hub.test.example/prometheus" });
-            const viaStack = parse(spokeConfig({ mimir: { readEndpoint: undefined, hubStack: "organization/argo-rollouts-addon/hub" } }), "preprod");
+            const viaStack = parseMap(spokeConfig({ mimir: { readEndpoint: undefined, hubStack: "organization/argo-rollouts-addon/hub" } }), "preprod");
             assert.deepStrictEqual(viaStack.mimir.readEndpoint, { kind: "stack", stack: "organization/argo-rollouts-addon/hub" });
         });
 
         it("has defaults that satisfy every analysis rule", () => {
-            const a = parse(hubConfig()).analysis;
+            const a = parseMap(hubConfig()).analysis;
             assert.deepStrictEqual(
                 [a.scrapeInterval, a.rateWindow, a.remoteWriteLag, a.initialDelay, a.interval, a.minRequests, a.count],
                 ["60s", "4m", "1m", "5m", "1m", 50, 3],
             );
-            assert.strictEqual(parse(hub({ analysis: { scrapeInterval: "30s", rateWindow: "2m", initialDelay: "3m" } })).analysis.rateWindow, "2m");
-            assert.strictEqual(parse(hub({ analysis: { count: 1, inconclusiveLimit: 0 } })).analysis.count, 1);
+            assert.strictEqual(parseMap(hub({ analysis: { scrapeInterval: "30s", rateWindow: "2m", initialDelay: "3m" } })).analysis.rateWindow, "2m");
+            assert.strictEqual(parseMap(hub({ analysis: { count: 1, inconclusiveLimit: 0 } })).analysis.count, 1);
         });
 
         // [configuration, the keys refused (sorted), what each allows]
@@ -181,7 +168,7 @@ describe("metric gates", () => {
                 spokeConfig({ network: { hubReadCidrs: ["10.20.255.0/24"] } }),
                 hub({ smokeTest: { ...SMOKE, namespace: "rollouts-smoke" } }),
             ]) {
-                assert.doesNotThrow(() => parse(cfg));
+                assert.doesNotThrow(() => parseMap(cfg));
             }
         });
     });
@@ -217,7 +204,7 @@ describe("metric gates", () => {
         });
 
         it("builds each shared template twice, background and finite, from the configured thresholds", () => {
-            const cfg = parse(
+            const cfg = parseMap(
                 merged(hubConfig(), {
                     analysis: { successRate: 0.99, latencyP99Seconds: 0.25, rateWindow: "5m", initialDelay: "6m", minRequests: 200, count: 4 },
                 }),
@@ -491,7 +478,7 @@ describe("metric gates", () => {
 
     describe("spoke endpoints (pure)", () => {
         it("builds a read endpoint only for spokes with query", () => {
-            const mimir = parse(hubConfig()).mimir;
+            const mimir = parseMap(hubConfig()).mimir;
             assert.strictEqual(spokeReadEndpoint({ name: "a", tenant: "a", hostname: "a.example", query: true }, mimir), "https://a.example/prometheus");
             assert.strictEqual(spokeReadEndpoint({ name: "a", tenant: "a", hostname: "a.example", query: false }, mimir), undefined);
             assert.strictEqual(

@@ -3,19 +3,15 @@ import { createHash } from "crypto";
 import * as fs from "fs";
 import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
-import { parseAddonConfig, AddonConfig } from "../stacks/config";
+import { parseAddonConfig } from "../stacks/config";
 import { OfflineRun, PlannedResource } from "../tools/offline";
 import { TEST_DIGEST, TEST_SHA256, byName, hubConfig, merged, planInline } from "./harness";
+import { parseHub } from "./stackConfig";
 import { CRD_TYPE, GATEWAY_API_PLUGIN, ROLLOUTS_CRD_FILES, findWildcards } from "../components/argoRollouts";
 import { PLUGINS_DIGEST_ANNOTATION, controllerValues } from "../components/rollouts/values";
 import { PLUGIN_SOURCE_FILE, pluginListDigest, trafficRouterPlugin } from "../components/rollouts/plugin";
 import { GO_CERT_DIRECTORIES, READ_CA_CONFIGMAP, READ_CA_DIGEST_ANNOTATION, READ_CA_DIR, READ_CA_KEY, READ_CA_VOLUME } from "../components/rollouts/trust";
 import { controllerClusterRules } from "../components/rollouts/rbac";
-
-function config(patch: Record<string, unknown> = {}): AddonConfig {
-    const { "aws:region": _region, ...rest } = merged(hubConfig(), patch);
-    return parseAddonConfig("hub", rest, { awsRegion: "eu-west-1" });
-}
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- the chart values are untyped JSON, read deep */
 type Values = {
@@ -24,7 +20,7 @@ type Values = {
     [k: string]: any;
 };
 /* eslint-enable @typescript-eslint/no-explicit-any */
-const values = (patch: Record<string, unknown> = {}) => controllerValues(config(patch)) as Values;
+const values = (patch: Record<string, unknown> = {}) => controllerValues(parseHub(patch)) as Values;
 
 async function applyTransform(t: pulumi.ResourceTransform, type: string): Promise<pulumi.ResourceOptions | undefined> {
     const result = await t({ custom: true, type, name: "child", props: { kind: "x" }, opts: {} });
@@ -199,7 +195,7 @@ describe("rollouts stage", () => {
             assert.notStrictEqual(annotation({ plugin: { sha256: "c".repeat(64) } }), base);
             const img = annotation({ plugin: { delivery: "image", sha256: undefined, digest: TEST_DIGEST } });
             assert.notStrictEqual(annotation({ plugin: { delivery: "image", sha256: undefined, digest: `sha256:${"d".repeat(64)}` } }), img);
-            assert.strictEqual(pluginListDigest([trafficRouterPlugin(config().plugin)]), pluginListDigest([trafficRouterPlugin(config().plugin)]));
+            assert.strictEqual(pluginListDigest([trafficRouterPlugin(parseHub().plugin)]), pluginListDigest([trafficRouterPlugin(parseHub().plugin)]));
         });
     });
 
