@@ -55,15 +55,6 @@ describe("Kyverno CEL policies", () => {
 
     // What the policies decide is the real Kyverno's to say (engine-kyverno-cli, e2e/samples/admission.yaml);
     // here, what they are written to match.
-    it("lets the spread mutations fail open by default and closed when the platform asks for it", () => {
-        for (const [cfg, policy] of [
-            [policyConfig(), "Ignore"],
-            [policyConfig({ mutationFailurePolicy: "Fail" }), "Fail"],
-        ] as const) {
-            const mutations = celPolicies(cfg, CTX).filter((p) => p.kind === "MutatingPolicy");
-            assert.ok(mutations.length > 0 && mutations.every((p) => p.spec.failurePolicy === policy));
-        }
-    });
 
     it("matches a regulated Rollout and its status at admission only, and its ReplicaSets, their scale, Pods and ephemeral containers", () => {
         const cfg = policyConfig({ regulated: REGULATED });

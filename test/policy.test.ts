@@ -153,6 +153,13 @@ describe("policy stage", () => {
             assert.deepStrictEqual(spread(policyConfig()).spec.webhookConfiguration, { failurePolicy: "Ignore" });
             assert.strictEqual(spread(policyConfig({ mutationFailurePolicy: "Fail" })).spec.webhookConfiguration?.failurePolicy, "Fail");
             assert.ok(celPolicies(policyConfig(), CTX).every((p) => p.kind !== "ValidatingPolicy" || p.spec.failurePolicy === "Fail"));
+            for (const [cfg, failure] of [
+                [policyConfig(), "Ignore"],
+                [policyConfig({ mutationFailurePolicy: "Fail" }), "Fail"],
+            ] as const) {
+                const mutations = celPolicies(cfg, CTX).filter((p) => p.kind === "MutatingPolicy");
+                assert.ok(mutations.length > 0 && mutations.every((p) => p.spec.failurePolicy === failure));
+            }
         });
 
         it("write Rollout in its own ClusterPolicy rule, named by GVK, never through autogen (Kyverno #7446)", () => {
