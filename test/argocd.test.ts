@@ -83,28 +83,26 @@ describe("argocd-apps stage", () => {
 
         it("refuses rules that would freeze route or selector edits, with the reason", () => {
             const route = (r: Partial<IgnoreRule>) => rule({ group: "gateway.networking.k8s.io", kind: "HTTPRoute", ...r });
-            assert.match(canaryRuleReasons(route({ managedFieldsManagers: ["gatewayAPI"] }), "application")[0], /spec.rules is an atomic list.*reports Synced/);
-            assert.match(
-                canaryRuleReasons(route({ jqPathExpressions: [".spec.rules[]?.backendRefs[]?.weight"] }), "system")[0],
-                /every HTTPRoute of every Application/,
-            );
-            assert.match(
-                canaryRuleReasons(route({ jsonPointers: ["/spec/rules/0/backendRefs/1/weight"] }), "system")[0],
-                /every HTTPRoute of every Application/,
-            );
-            assert.deepStrictEqual(canaryRuleReasons(route({ jqPathExpressions: [".spec.rules[]?.backendRefs[]?.weight"] }), "application"), []);
-            assert.deepStrictEqual(canaryRuleReasons(route({ jsonPointers: ["/metadata/annotations"] }), "system"), []);
-            for (const whole of [
-                { jsonPointers: ["/spec/selector"] },
-                { jqPathExpressions: [" .spec.selector "] },
-                { managedFieldsManagers: ["rollouts-controller"] },
-            ]) {
-                assert.match(
-                    canaryRuleReasons(rule({ kind: "Service", ...whole }), "application")[0],
-                    /whole Service selector.*\/spec\/selector\/rollouts-pod-template-hash/,
-                );
+            const weights = { jqPathExpressions: [".spec.rules[]?.backendRefs[]?.weight"] };
+            const wholeSelector = /whole Service selector.*\/spec\/selector\/rollouts-pod-template-hash/;
+            const cases: [IgnoreRule, "application" | "system", RegExp | undefined][] = [
+                [route({ managedFieldsManagers: ["gatewayAPI"] }), "application", /spec.rules is an atomic list.*reports Synced/],
+                [route(weights), "system", /every HTTPRoute of every Application/],
+                [route({ jsonPointers: ["/spec/rules/0/backendRefs/1/weight"] }), "system", /every HTTPRoute of every Application/],
+                [route(weights), "application", undefined],
+                [route({ jsonPointers: ["/metadata/annotations"] }), "system", undefined],
+                [rule({ kind: "Service", jsonPointers: ["/spec/selector"] }), "application", wholeSelector],
+                [rule({ kind: "Service", jqPathExpressions: [" .spec.selector "] }), "application", wholeSelector],
+                [rule({ kind: "Service", managedFieldsManagers: ["rollouts-controller"] }), "application", wholeSelector],
+                [rule({ kind: "Service", jsonPointers: ["/spec/clusterIP"] }), "system", undefined],
+            ];
+            for (const [r, scope, reason] of cases) {
+                const found = canaryRuleReasons(r, scope);
+                assert.strictEqual(found.length, reason ? 1 : 0, JSON.stringify([r, found]));
+                if (reason) {
+                    assert.match(found[0], reason);
+                }
             }
-            assert.deepStrictEqual(canaryRuleReasons(rule({ kind: "Service", jsonPointers: ["/spec/clusterIP"] }), "system"), []);
         });
 
         it("knows which JSON pointers cover a field", () => {
