@@ -122,7 +122,7 @@ describe("metric gate semantics", () => {
                     smokeTest: {
                         enabled: true,
                         strategy,
-                        hostname: "smoke.hub.test.example",
+                        hostname: "smoke.hub.platform.test",
                         image: `registry.platform.test/mirror/argoproj/rollouts-demo@sha256:${"c".repeat(64)}`,
                         loadImage: `registry.platform.test/mirror/curlimages/curl@sha256:${"d".repeat(64)}`,
                     },

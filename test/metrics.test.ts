@@ -23,7 +23,7 @@ function spokeConfig(patch: Record<string, unknown> = {}): Record<string, unknow
     return merged(
         merged(hubConfig(), {
             cluster: { name: "preprod", role: "spoke", mimirTenant: "preprod", eksClusterName: "platform-preprod" },
-            mimir: { readEndpoint: "https://mimir-preprod.hub.test.example/prometheus" },
+            mimir: { readEndpoint: "https://mimir-preprod.hub.platform.test/prometheus" },
         }),
         patch,
     );
@@ -31,14 +31,14 @@ function spokeConfig(patch: Record<string, unknown> = {}): Record<string, unknow
 
 const SMOKE = {
     enabled: true,
-    hostname: "smoke.hub.test.example",
+    hostname: "smoke.hub.platform.test",
     image: `registry.platform.test/mirror/argoproj/rollouts-demo@sha256:${"c".repeat(64)}`,
     loadImage: `registry.platform.test/mirror/curlimages/curl@sha256:${"d".repeat(64)}`,
 };
 const hub = (patch: Record<string, unknown>) => merged(hubConfig(), patch);
 
 function spokes(n: number, query = true): Record<string, unknown>[] {
-    return Array.from({ length: n }, (_, i) => ({ name: `spoke-${i}`, tenant: `tenant-${i}`, hostname: `mimir-${i}.hub.test.example`, query }));
+    return Array.from({ length: n }, (_, i) => ({ name: `spoke-${i}`, tenant: `tenant-${i}`, hostname: `mimir-${i}.hub.platform.test`, query }));
 }
 
 const problems = (cfg: Record<string, unknown>) => configError(() => parseMap(cfg)).problems;
@@ -53,7 +53,7 @@ describe("metric gates", () => {
             );
             assert.deepStrictEqual(hub.mimir.ingestGateway, { name: "internal", namespace: "gateway-system", listener: "https" });
             const spoke = parseMap(spokeConfig(), "preprod");
-            assert.deepStrictEqual(spoke.mimir.readEndpoint, { kind: "url", url: "https://mimir-preprod.hub.test.example/prometheus" });
+            assert.deepStrictEqual(spoke.mimir.readEndpoint, { kind: "url", url: "https://mimir-preprod.hub.platform.test/prometheus" });
             const viaStack = parseMap(spokeConfig({ mimir: { readEndpoint: undefined, hubStack: "organization/argo-rollouts-addon/hub" } }), "preprod");
             assert.deepStrictEqual(viaStack.mimir.readEndpoint, { kind: "stack", stack: "organization/argo-rollouts-addon/hub" });
         });
@@ -69,7 +69,7 @@ describe("metric gates", () => {
         });
 
         // [configuration, the keys refused (sorted), what each allows]
-        const spoke = (x: string, tenant = x, hostname = `${x}.test.example`) => ({ name: x, tenant, hostname });
+        const spoke = (x: string, tenant = x, hostname = `${x}.platform.test`) => ({ name: x, tenant, hostname });
         const REFUSED: [Record<string, unknown>, string[], RegExp[]][] = [
             [hub({ spokes: [{ ...spoke("a", "a|hub"), query: true }] }), ["spokes[0].tenant"], [/no '\|'/]],
             [
@@ -77,7 +77,7 @@ describe("metric gates", () => {
                 ["spokes[1].tenant", "spokes[2].tenant"],
                 [/spokes\[0\]\.tenant has it already/, /cluster\.mimirTenant \(the hub's own tenant\)/],
             ],
-            [hub({ spokes: [spoke("a", "a", "x.test.example"), spoke("b", "b", "x.test.example")] }), ["spokes[1].hostname"], []],
+            [hub({ spokes: [spoke("a", "a", "x.platform.test"), spoke("b", "b", "x.platform.test")] }), ["spokes[1].hostname"], []],
             // A spoke names exactly one way to its read endpoint; a hub none.
             [spokeConfig({ mimir: { readEndpoint: undefined } }), ["mimir"], []],
             [spokeConfig({ mimir: { hubStack: "o/p/hub" } }), ["mimir"], []],
@@ -120,10 +120,10 @@ describe("metric gates", () => {
                 [hub({ cluster: { mimirTenant: t } }), ["cluster.mimirTenant"], []],
                 [hub({ spokes: [spoke("a", t)] }), ["spokes[0].tenant"], []],
             ]),
-            [hub({ spokes: [spoke("a", "a", `${"a".repeat(64)}.hub.test.example`)] }), ["spokes[0].hostname"], []],
-            [spokeConfig({ mimir: { readEndpoint: "https://mimir-preprod.hub.test.example/" } }), ["mimir.readEndpoint"], []],
+            [hub({ spokes: [spoke("a", "a", `${"a".repeat(64)}.hub.platform.test`)] }), ["spokes[0].hostname"], []],
+            [spokeConfig({ mimir: { readEndpoint: "https://mimir-preprod.hub.platform.test/" } }), ["mimir.readEndpoint"], []],
             [
-                spokeConfig({ mimir: { readEndpoint: "https://mimir-preprod.hub.test.example/api" } }),
+                spokeConfig({ mimir: { readEndpoint: "https://mimir-preprod.hub.platform.test/api" } }),
                 ["mimir.readEndpoint"],
                 [/ending in the Prometheus API prefix \/prometheus/],
             ],
@@ -163,8 +163,8 @@ describe("metric gates", () => {
         it("accepts the values next to each limit", () => {
             for (const cfg of [
                 hub({ cluster: { mimirTenant: "..a" } }),
-                hub({ spokes: [spoke("a", "a", `${"a".repeat(63)}.hub.test.example`)] }),
-                spokeConfig({ mimir: { readEndpoint: "https://mimir-preprod.hub.test.example/prometheus/" } }),
+                hub({ spokes: [spoke("a", "a", `${"a".repeat(63)}.hub.platform.test`)] }),
+                spokeConfig({ mimir: { readEndpoint: "https://mimir-preprod.hub.platform.test/prometheus/" } }),
                 spokeConfig({ network: { hubReadCidrs: ["10.20.255.0/24"] } }),
                 hub({ smokeTest: { ...SMOKE, namespace: "rollouts-smoke" } }),
             ]) {
@@ -242,8 +242,8 @@ describe("metric gates", () => {
             run = await planInline(
                 merged(hubConfig(), {
                     spokes: [
-                        { name: "preprod", tenant: "preprod", hostname: "mimir-preprod.hub.test.example", query: true },
-                        { name: "edge", tenant: "edge", hostname: "mimir-edge.hub.test.example", query: false },
+                        { name: "preprod", tenant: "preprod", hostname: "mimir-preprod.hub.platform.test", query: true },
+                        { name: "edge", tenant: "edge", hostname: "mimir-edge.hub.platform.test", query: false },
                     ],
                 }),
                 { stack: "hub" },
@@ -294,7 +294,7 @@ describe("metric gates", () => {
         });
 
         it("fails the preview when a spoke's listener is missing on the ingest Gateway", async () => {
-            const cfg = merged(hubConfig(), { spokes: [{ name: "a", tenant: "a", hostname: "a.test.example", listener: "spoke-a" }] });
+            const cfg = merged(hubConfig(), { spokes: [{ name: "a", tenant: "a", hostname: "a.platform.test", listener: "spoke-a" }] });
             await assert.rejects(planInline(cfg, { stack: "hub" }), /no listener "spoke-a"/);
         });
 
@@ -376,7 +376,7 @@ describe("metric gates", () => {
             const metric = (
                 byName(run, "analysis-success-rate").inputs.spec as { metrics: { provider: { prometheus: { address: string; headers: unknown[] } } }[] }
             ).metrics[0];
-            assert.strictEqual(metric.provider.prometheus.address, "https://mimir-preprod.hub.test.example/prometheus");
+            assert.strictEqual(metric.provider.prometheus.address, "https://mimir-preprod.hub.platform.test/prometheus");
             assert.deepStrictEqual(metric.provider.prometheus.headers, [{ key: "X-Scope-OrgID", value: "preprod" }]);
         });
 
@@ -388,7 +388,7 @@ describe("metric gates", () => {
         it("lets the controller reach the hub read endpoint and DNS, nothing broader", () => {
             const spec = byName(run, "argo-rollouts-controller").inputs.spec as ReturnType<typeof controllerNetworkPolicy>;
             assert.deepStrictEqual(spec.egress, [
-                { toFQDNs: [{ matchName: "mimir-preprod.hub.test.example" }], toPorts: [{ ports: [{ port: "443", protocol: "TCP" }] }] },
+                { toFQDNs: [{ matchName: "mimir-preprod.hub.platform.test" }], toPorts: [{ ports: [{ port: "443", protocol: "TCP" }] }] },
                 { toCIDR: ["10.20.0.0/24"], toPorts: [{ ports: [{ port: "443", protocol: "TCP" }] }] },
                 {
                     toEndpoints: [{ matchLabels: { "k8s:io.kubernetes.pod.namespace": "kube-system", "k8s-app": "kube-dns" } }],
@@ -409,10 +409,10 @@ describe("metric gates", () => {
             const cfg = spokeConfig({ mimir: { readEndpoint: undefined, hubStack: "organization/argo-rollouts-addon/hub" } });
             const world = {
                 objects: { "gateway.networking.k8s.io/v1/Gateway/gateway-system/internal": { spec: { listeners: [{ name: "https" }] } } },
-                stackOutputs: { "organization/argo-rollouts-addon/hub": { spokeReadEndpoints: { preprod: "https://from-hub.test.example/prometheus" } } },
+                stackOutputs: { "organization/argo-rollouts-addon/hub": { spokeReadEndpoints: { preprod: "https://from-hub.platform.test/prometheus" } } },
             };
             const r = await planInline(cfg, { stack: "preprod", world });
-            assert.strictEqual(r.outputs.metricsAddress, "https://from-hub.test.example/prometheus");
+            assert.strictEqual(r.outputs.metricsAddress, "https://from-hub.platform.test/prometheus");
             const noRoute = { ...world, stackOutputs: { "organization/argo-rollouts-addon/hub": { spokeReadEndpoints: { other: "https://x/prometheus" } } } };
             // Once, as the run's own error: before any template that reads the address is declared.
             await assert.rejects(planInline(cfg, { stack: "preprod", world: noRoute }), (e: Error) => {

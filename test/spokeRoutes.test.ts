@@ -12,8 +12,8 @@ const HTTPROUTE = "kubernetes:gateway.networking.k8s.io/v1:HTTPRoute";
 const problems = (cfg: Record<string, unknown>) => configError(() => parseMap(cfg)).problems.map((p) => `${p.key} = ${p.given}: ${p.allowed}`);
 
 const SPOKES = [
-    { name: "preprod", tenant: "preprod", hostname: "mimir-preprod.hub.test.example", query: true },
-    { name: "edge", tenant: "edge", hostname: "mimir-edge.hub.test.example", listener: "edge", query: false },
+    { name: "preprod", tenant: "preprod", hostname: "mimir-preprod.hub.platform.test", query: true },
+    { name: "edge", tenant: "edge", hostname: "mimir-edge.hub.platform.test", listener: "edge", query: false },
 ];
 
 /** Whether a route admits a request path (any rule, any match). */
@@ -147,7 +147,7 @@ describe("spoke routes", () => {
             );
             const spoke = merged(hubConfig(), {
                 cluster: { name: "preprod", role: "spoke", mimirTenant: "preprod", eksClusterName: "platform-preprod" },
-                mimir: { readEndpoint: "https://mimir-preprod.hub.test.example/prometheus", pushRouteOwner: "observability" },
+                mimir: { readEndpoint: "https://mimir-preprod.hub.platform.test/prometheus", pushRouteOwner: "observability" },
             });
             assert.match(problems(spoke).join("\n"), /mimir\.pushRouteOwner = "observability": only applies to a hub/);
         });
@@ -182,7 +182,7 @@ describe("spoke routes", () => {
         });
 
         it("publishes the same read endpoints either way, so spokes keep working", () => {
-            const expected = { preprod: "https://mimir-preprod.hub.test.example/prometheus" };
+            const expected = { preprod: "https://mimir-preprod.hub.platform.test/prometheus" };
             assert.deepStrictEqual(addon.outputs.spokeReadEndpoints, expected);
             assert.deepStrictEqual(obs.outputs.spokeReadEndpoints, expected);
         });
