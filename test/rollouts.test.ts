@@ -3,10 +3,9 @@ import { createHash } from "crypto";
 import * as fs from "fs";
 import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
-import { parseAddonConfig } from "../stacks/config";
 import { OfflineRun, PlannedResource } from "../tools/offline";
 import { TEST_DIGEST, TEST_SHA256, byName, hubConfig, merged, planInline } from "./harness";
-import { parseHub } from "./stackConfig";
+import { parseHub, parseMap } from "./stackConfig";
 import { CRD_TYPE, GATEWAY_API_PLUGIN, ROLLOUTS_CRD_FILES, findWildcards } from "../components/argoRollouts";
 import { PLUGINS_DIGEST_ANNOTATION, controllerValues } from "../components/rollouts/values";
 import { PLUGIN_SOURCE_FILE, pluginListDigest, trafficRouterPlugin } from "../components/rollouts/plugin";
@@ -206,14 +205,11 @@ describe("rollouts stage", () => {
             merged(
                 merged(hubConfig(), {
                     cluster: { name: "preprod", role: "spoke", mimirTenant: "preprod", eksClusterName: "platform-preprod" },
-                    mimir: { readEndpoint: "https://mimir-preprod.hub.test.example/prometheus" },
+                    mimir: { readEndpoint: "https://mimir-preprod.hub.platform.test/prometheus" },
                 }),
                 patch,
             );
-        const spokeValues = (patch: Record<string, unknown> = {}) => {
-            const { "aws:region": _region, ...rest } = spoke(patch);
-            return controllerValues(parseAddonConfig("preprod", rest, { awsRegion: "eu-west-1" })) as Values;
-        };
+        const spokeValues = (patch: Record<string, unknown> = {}) => controllerValues(parseMap(spoke(patch), "preprod")) as Values;
 
         it("mounts the bundle into the controller and adds its folder to Go's certificate directories, keeping the system roots", () => {
             const v = spokeValues({ mimir: { readCaBundle: tls("ca.crt") } });
