@@ -69,11 +69,6 @@ describe("rollouts stage", () => {
             const crds = byName(run, "rollouts-crds");
             assert.strictEqual(await applyTransform(crds.transforms[0], "kubernetes:core/v1:ConfigMap"), undefined);
         });
-
-        it("are applied server-side (provider setting)", () => {
-            const provider = run.resources.find((r) => r.type === "pulumi:providers:kubernetes")!;
-            assert.strictEqual(provider.inputs.enableServerSideApply, "true");
-        });
     });
 
     describe("controller chart", () => {
