@@ -6,11 +6,11 @@ import * as YAML from "yaml";
 import { BlueGreenStrategy, CanaryStrategy } from "../components/delivery";
 import { stackStrategies } from "../components/delivery/config";
 import { COMPONENT_APP, componentPlan, deliveryStrategiesOutput, renderComponent, renderComponents } from "../components/delivery/kustomize";
-import { parseAddonConfig } from "../stacks/config";
 import { parseDeliveryArgs, writeDeliveryComponents } from "../tools/delivery";
 import { planStack } from "../tools/plan";
 import { configFromStackFile } from "../tools/stackFile";
-import { FIXTURE_STACKS, fixtureStack, hubConfig, merged, withRegulatedArgoRbac } from "./harness";
+import { FIXTURE_STACKS, fixtureStack } from "./harness";
+import { parseHub } from "./stackConfig";
 
 const hub = () => configFromStackFile(fixtureStack("hub"));
 
@@ -36,11 +36,7 @@ describe("delivery components (npm run delivery)", () => {
     // say: the end-to-end scenario engine-kustomize builds every component with kustomize v5.8.1.
 
     it("a lower tier without traffic routing patches the strategy alone, and needs no route", () => {
-        const cfg = parseAddonConfig(
-            "hub",
-            withRegulatedArgoRbac(merged(hubConfig(), { "aws:region": undefined, delivery: { dev: { trafficRouting: false } } })),
-            { awsRegion: "eu-west-1" },
-        );
+        const cfg = parseHub({ delivery: { dev: { trafficRouting: false } } });
         const dev = stackStrategies(cfg).find((s) => s.id === "dev-canary")!;
         assert.deepStrictEqual(Object.keys(renderComponent(dev)).sort(), ["kustomization.yaml", "rollout-strategy.yaml"]);
         assert.deepStrictEqual(componentPlan(dev).strategy, { canary: { maxSurge: 1, maxUnavailable: 0, steps: [{ setWeight: 100 }] } });
@@ -88,11 +84,7 @@ describe("delivery components (npm run delivery)", () => {
     });
 
     it("changes the rendered steps with the stack file's, no code edit", () => {
-        const cfg = parseAddonConfig(
-            "hub",
-            withRegulatedArgoRbac(merged(hubConfig(), { "aws:region": undefined, delivery: { prod: { standard: { steps: [5, 40, 100] } } } })),
-            { awsRegion: "eu-west-1" },
-        );
+        const cfg = parseHub({ delivery: { prod: { standard: { steps: [5, 40, 100] } } } });
         const s = stackStrategies(cfg).find((x) => x.id === "prod-standard-canary")!;
         const patch = YAML.parse(renderComponent(s)["rollout-strategy.yaml"]) as { value: CanaryStrategy }[];
         assert.deepStrictEqual(
@@ -110,8 +102,6 @@ describe("delivery components (npm run delivery)", () => {
         assert.strictEqual(parseDeliveryArgs(["-h"]), "help");
         assert.throws(() => parseDeliveryArgs(["--stack", "hub"]), /--out is required; usage: npm run delivery/);
         assert.throws(() => parseDeliveryArgs(["--out", "x"]), /--stack is required/);
-        assert.throws(() => parseDeliveryArgs(["--stack", "hub", "--out", "x", "--tier", "prod"]), /unknown argument --tier/);
-        assert.throws(() => parseDeliveryArgs(["--stack", "--out", "x"]), /--stack needs a value/);
     });
 
     it("are the stack output deliveryStrategies, the same strategies as the files", async () => {

@@ -1,34 +1,9 @@
 import * as assert from "assert";
-import { ConfigError, ConfigProblem } from "../components/config";
 import { CanaryStrategy, BlueGreenStrategy, DELIVERY_DEFAULTS, DeliveryPlan, deliveryPlan, AppSpec } from "../components/delivery";
 import { stackStrategies } from "../components/delivery/config";
-import { AddonConfig, parseAddonConfig } from "../stacks/config";
-import { hubConfig, merged, whole, withRegulatedArgoRbac } from "./harness";
-
-function raw(patch: Record<string, unknown> = {}): Record<string, unknown> {
-    const { "aws:region": _region, ...rest } = merged(hubConfig(), patch);
-    return withRegulatedArgoRbac(rest);
-}
-const parse = (patch: Record<string, unknown> = {}): AddonConfig => parseAddonConfig("hub", raw(patch), { awsRegion: "eu-west-1" });
-
-function error(patch: Record<string, unknown>): ConfigError {
-    try {
-        parse(patch);
-    } catch (err) {
-        assert.ok(err instanceof ConfigError, `expected a ConfigError, got ${String(err)}`);
-        return err;
-    }
-    assert.fail("configuration was accepted");
-}
-
-/** The one problem reported for `key`, whose `allowed` text matches `allowed`. */
-function problemFor(patch: Record<string, unknown>, key: string, allowed: RegExp): ConfigProblem {
-    const all = error(patch).problems;
-    const found = all.filter((p) => p.key === key);
-    assert.strictEqual(found.length, 1, `expected one problem for ${key}, got: ${JSON.stringify(all, null, 1)}`);
-    assert.match(found[0].allowed, allowed);
-    return found[0];
-}
+import { AddonConfig } from "../stacks/config";
+import { whole } from "./harness";
+import { configError, parseHub, problemFor } from "./stackConfig";
 
 const REGULATED = {
     namespaceLabels: { "platform.test/compliance": "regulated" },
@@ -50,30 +25,30 @@ const weights = (p: DeliveryPlan | undefined) => canary(p).steps.flatMap((s) => 
 
 describe("delivery configuration (ADR-056 D3)", () => {
     it("defaults to the declaration, with the pause the cluster's gate timing needs", () => {
-        const d = parse().delivery;
+        const d = parseHub().delivery;
         for (const tier of ["dev", "test", "preprod"] as const) {
             assert.deepStrictEqual(d[tier], DELIVERY_DEFAULTS[tier]);
         }
         for (const prodClass of ["standard", "regulated"] as const) {
             assert.deepStrictEqual(d.prod[prodClass], { ...DELIVERY_DEFAULTS.prod[prodClass], stepPause: "6m" });
         }
-        assert.strictEqual(parse({ analysis: { initialDelay: "8m", interval: "2m" } }).delivery.prod.standard.stepPause, "10m");
+        assert.strictEqual(parseHub({ analysis: { initialDelay: "8m", interval: "2m" } }).delivery.prod.standard.stepPause, "10m");
     });
 
     it("configures every lower tier, and each shape of each class the stack has groups for", () => {
         assert.deepStrictEqual(
-            stackStrategies(parse()).map((s) => s.id),
+            stackStrategies(parseHub()).map((s) => s.id),
             ["dev-canary", "test-canary", "preprod-canary", "prod-standard-canary", "prod-standard-blueGreen"],
             "no policy.regulated: no regulated strategy (its Roles need the groups)",
         );
-        const withRegulated = parse({ policy: { regulated: REGULATED } });
+        const withRegulated = parseHub({ policy: { regulated: REGULATED } });
         assert.deepStrictEqual(
             stackStrategies(withRegulated)
                 .map((s) => s.id)
                 .slice(-2),
             ["prod-regulated-canary", "prod-regulated-blueGreen"],
         );
-        const only = parse({
+        const only = parseHub({
             policy: { regulated: REGULATED },
             delivery: { prod: { standard: { shapes: ["canary"] }, regulated: { shapes: ["blueGreen"] } }, dev: { trafficRouting: false } },
         });
@@ -93,7 +68,7 @@ describe("delivery configuration (ADR-056 D3)", () => {
     });
 
     it("renders the default strategies exactly as the library's defaults", () => {
-        const p = plans(parse({ policy: { regulated: REGULATED } }));
+        const p = plans(parseHub({ policy: { regulated: REGULATED } }));
         const lib = (opts: Parameters<typeof deliveryPlan>[1]) => deliveryPlan(app, opts).strategy;
         assert.deepStrictEqual(p.get("prod-standard-canary")!.strategy, lib({ tier: "prod" }));
         assert.deepStrictEqual(p.get("prod-standard-blueGreen")!.strategy, lib({ tier: "prod", shape: "blueGreen" }));
@@ -105,7 +80,7 @@ describe("delivery configuration (ADR-056 D3)", () => {
     });
 
     it("changes a tier from the stack file alone", () => {
-        const cfg = parse({
+        const cfg = parseHub({
             policy: { regulated: REGULATED },
             delivery: { prod: { standard: { steps: [10, 20, 50, 100], stepPause: "15m" }, regulated: { steps: ["5", "100"] } } },
         });
@@ -122,7 +97,7 @@ describe("delivery configuration (ADR-056 D3)", () => {
 
     it("turns the approval on for standard and the freeze off where the stack says", () => {
         const p = plans(
-            parse({
+            parseHub({
                 delivery: { prod: { standard: { autoPromotion: false, errorBudgetFreeze: false, previewGate: "header", previewHeader: "x-shop-preview" } } },
             }),
         );
@@ -132,53 +107,42 @@ describe("delivery configuration (ADR-056 D3)", () => {
         const bg = (p.get("prod-standard-blueGreen")!.strategy as BlueGreenStrategy).blueGreen;
         assert.strictEqual(bg.autoPromotionEnabled, false);
         assert.match(JSON.stringify(p.get("prod-standard-blueGreen")!.httpRoute), /"name":"x-shop-preview"/);
-        assert.ok(JSON.stringify(plans(parse()).get("prod-standard-canary")!.strategy).includes("error-budget"), "the freeze by default");
+        assert.ok(JSON.stringify(plans(parseHub()).get("prod-standard-canary")!.strategy).includes("error-budget"), "the freeze by default");
     });
 
     describe("refuses what the library refuses, naming stack, key, value and what is allowed", () => {
-        it("weights out of order", () => {
-            const err = error({ delivery: { prod: { standard: { steps: [50, 25, 100] } } } });
-            assert.match(err.message, /^stack "hub": invalid configuration/);
-            assert.match(err.message, /argo-rollouts-addon:delivery\.prod\.standard\.steps = \[50,25,100\]: must be ascending whole percentages ending at 100/);
-        });
-        it("weights not ending at 100, or not numbers", () => {
-            problemFor({ delivery: { prod: { regulated: { steps: [25, 50] } } } }, "delivery.prod.regulated.steps", /ending at 100/);
-            problemFor({ delivery: { prod: { regulated: { steps: ["half", 100] } } } }, "delivery.prod.regulated.steps", /whole percentages/);
-            problemFor({ delivery: { prod: { regulated: { steps: whole(25) } } } }, "delivery.prod.regulated.steps", /must be a list of/);
-            problemFor({ delivery: { prod: { standard: { steps: whole([]) } } } }, "delivery.prod.standard.steps", /ascending/);
-        });
-        it("a pause shorter than the gate needs, with this cluster's timing", () => {
-            const p = problemFor(
-                { delivery: { prod: { standard: { stepPause: "5m" } } } },
+        const prod = (cls: string, d: Record<string, unknown>, rest: Record<string, unknown> = {}) => ({ ...rest, delivery: { prod: { [cls]: d } } });
+        const REFUSED: [Record<string, unknown>, string, RegExp, string?][] = [
+            [prod("standard", { steps: [50, 25, 100] }), "delivery.prod.standard.steps", /^must be ascending whole percentages ending at 100/, "[50,25,100]"],
+            [prod("regulated", { steps: [25, 50] }), "delivery.prod.regulated.steps", /ending at 100/],
+            [prod("regulated", { steps: ["half", 100] }), "delivery.prod.regulated.steps", /whole percentages/],
+            [prod("regulated", { steps: whole(25) }), "delivery.prod.regulated.steps", /must be a list of/],
+            [prod("standard", { steps: whole([]) }), "delivery.prod.standard.steps", /ascending/],
+            // A pause shorter than the gate needs, with this cluster's timing.
+            [
+                prod("standard", { stepPause: "5m" }),
                 "delivery.prod.standard.stepPause",
                 /at least the gate's initialDelay \+ interval \(5m \+ 1m = 6m\)/,
-            );
-            assert.strictEqual(p.given, '"5m"');
-            problemFor(
-                { analysis: { initialDelay: "9m" }, delivery: { prod: { standard: { stepPause: "8m" } } } },
-                "delivery.prod.standard.stepPause",
-                /\(9m \+ 1m = 10m\)/,
-            );
-            problemFor({ delivery: { prod: { standard: { stepPause: "5 minutes" } } } }, "delivery.prod.standard.stepPause", /a duration such as 30s/);
-        });
-        it("a regulated class that would promote by itself", () => {
-            problemFor(
-                { delivery: { prod: { regulated: { autoPromotion: true } } } },
-                "delivery.prod.regulated.autoPromotion",
-                /must be false for prod \/ regulated/,
-            );
-        });
-        it("unknown keys, shapes and header names", () => {
-            problemFor({ delivery: { prod: { standard: { step: [10, 100] } } } }, "delivery.prod.standard.step", /did you mean steps/);
-            problemFor({ delivery: { prod: { standard: { shapes: ["linear"] } } } }, "delivery.prod.standard.shapes[0]", /canary, blueGreen/);
-            problemFor({ delivery: { prod: { standard: { shapes: whole([]) } } } }, "delivery.prod.standard.shapes", /1 to 2 entries/);
-            problemFor(
-                { delivery: { prod: { standard: { previewGate: "header", previewHeader: "x preview" } } } },
-                "delivery.prod.standard.previewHeader",
-                /header name/,
-            );
-            problemFor({ delivery: { prod: { standard: { previewGate: "cookie" } } } }, "delivery.prod.standard.previewGate", /none, header/);
-            problemFor({ delivery: { staging: {} } }, "delivery.staging", /dev, test, preprod, prod/);
-        });
+                '"5m"',
+            ],
+            [prod("standard", { stepPause: "8m" }, { analysis: { initialDelay: "9m" } }), "delivery.prod.standard.stepPause", /\(9m \+ 1m = 10m\)/],
+            [prod("standard", { stepPause: "5 minutes" }), "delivery.prod.standard.stepPause", /a duration such as 30s/],
+            [prod("regulated", { autoPromotion: true }), "delivery.prod.regulated.autoPromotion", /must be false for prod \/ regulated/],
+            [prod("standard", { step: [10, 100] }), "delivery.prod.standard.step", /did you mean steps/],
+            [prod("standard", { shapes: ["linear"] }), "delivery.prod.standard.shapes[0]", /canary, blueGreen/],
+            [prod("standard", { shapes: whole([]) }), "delivery.prod.standard.shapes", /1 to 2 entries/],
+            [prod("standard", { previewGate: "header", previewHeader: "x preview" }), "delivery.prod.standard.previewHeader", /header name/],
+            [prod("standard", { previewGate: "cookie" }), "delivery.prod.standard.previewGate", /none, header/],
+            [{ delivery: { staging: {} } }, "delivery.staging", /dev, test, preprod, prod/],
+        ];
+        for (const [patch, key, allowed, given] of REFUSED) {
+            it(`${key}: ${allowed.source.slice(0, 60)}`, () => {
+                const p = problemFor(patch, key, allowed);
+                if (given !== undefined) {
+                    assert.strictEqual(p.given, given);
+                    assert.ok(configError(() => parseHub(patch)).message.includes(`argo-rollouts-addon:${key} = ${given}: `));
+                }
+            });
+        }
     });
 });

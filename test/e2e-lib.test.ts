@@ -279,23 +279,15 @@ describe("e2e harness", () => {
             assert.deepStrictEqual(localArgs(["--healthzPort=8080", "--metricsport=8090"], { healthz: 1, metrics: 2 }), ["--healthzPort=1", "--metricsport=2"]);
         });
 
-        it("finds permission errors in a controller log, and only those", () => {
-            const log = [
-                '{"level":"error","msg":"rollouts.argoproj.io is forbidden: User \\"system:serviceaccount:argo-rollouts:argo-rollouts\\" cannot list resource"}',
-                '{"level":"info","msg":"Reconciling TrafficRouting with type \'GatewayAPI\'"}',
-                'E1201 leases.coordination.k8s.io "x" is forbidden',
-            ].join("\n");
-            assert.strictEqual(permissionErrors(log).length, 2);
-            assert.deepStrictEqual(permissionErrors('{"level":"info","msg":"Started 10 Rollout workers"}'), []);
-        });
-
-        it("does not count a namespace being deleted as a permission error", () => {
-            const terminating =
-                '{"level":"error","msg":"rollout syncHandler error: replicasets.apps \\"rollouts-smoke-55f7d4c477\\" is forbidden: unable to create new content in namespace rollouts-smoke because it is being terminated"}';
-            assert.deepStrictEqual(permissionErrors(terminating), []);
+        it("finds permission errors in a controller log, and only those: not a namespace being deleted", () => {
             const rbac =
                 '{"level":"error","msg":"replicasets.apps is forbidden: User \\"system:serviceaccount:argo-rollouts:argo-rollouts\\" cannot create resource \\"replicasets\\" in API group \\"apps\\" in the namespace \\"shop\\""}';
-            assert.deepStrictEqual(permissionErrors([terminating, rbac].join("\n")), [rbac]);
+            const terminating =
+                '{"level":"error","msg":"rollout syncHandler error: replicasets.apps \\"rollouts-smoke-55f7d4c477\\" is forbidden: unable to create new content in namespace rollouts-smoke because it is being terminated"}';
+            const lease = 'E1201 leases.coordination.k8s.io "x" is forbidden';
+            const info = '{"level":"info","msg":"Reconciling TrafficRouting with type \'GatewayAPI\'"}';
+            assert.deepStrictEqual(permissionErrors([rbac, info, terminating, lease].join("\n")), [rbac, lease]);
+            assert.deepStrictEqual(permissionErrors('{"level":"info","msg":"Started 10 Rollout workers"}'), []);
         });
 
         it("reads weights off a route and checks their order", () => {

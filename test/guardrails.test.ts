@@ -49,188 +49,116 @@ describe("guardrails", () => {
     });
 
     describe("resource policies, passing and failing", () => {
-        it("no-rbac-wildcards", () => {
-            const ok = { rules: [{ apiGroups: ["gateway.networking.k8s.io"], resources: ["httproutes"], verbs: ["get", "update"] }] };
-            assert.deepStrictEqual(violations("no-rbac-wildcards", "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole", ok), []);
-            const bad = { rules: [{ apiGroups: ["gateway.networking.k8s.io"], resources: ["*"], verbs: ["*"] }] };
-            const v = violations("no-rbac-wildcards", "kubernetes:rbac.authorization.k8s.io/v1:Role", bad);
-            assert.strictEqual(v.length, 2);
-            assert.match(v[0], /rule 0 grants resources "\*"/);
+        const CHART = "kubernetes:helm.sh/v4:Chart";
+        const url = "https://github.com/argoproj-labs/rollouts-plugin-trafficrouter-gatewayapi/releases/download/v0.15.0/gatewayapi-plugin-linux-amd64";
+        const plugin = (extra: Props) => chart({ controller: { trafficRouterPlugins: [{ name: "argoproj-labs/gatewayAPI", location: url, ...extra }] } });
+        // The chart's rendered ConfigMap, as the pack sees it in a real preview.
+        const pluginCm = (sha: string) => ({
+            metadata: { name: "argo-rollouts-config" },
+            data: { trafficRouterPlugins: `- name: argoproj-labs/gatewayAPI\n  location: ${url}\n  sha256: ${sha}\n` },
         });
-
-        it("rollouts-crds-protected", () => {
-            const props = { metadata: { name: "rollouts.argoproj.io" } };
-            assert.deepStrictEqual(violations("rollouts-crds-protected", CRD, props, { protect: true }), []);
-            assert.match(violations("rollouts-crds-protected", CRD, props, { protect: false })[0], /is not protected/);
-            assert.deepStrictEqual(violations("rollouts-crds-protected", CRD, { metadata: { name: "widgets.example.com" } }), [], "other CRDs are not ours");
+        const prom = (headers: unknown[]) => ({ spec: { metrics: [{ name: "m", provider: { prometheus: { address: "a", query: "q", headers } } }] } });
+        const route = (modifier: Props) => ({
+            spec: {
+                rules: [{ filters: [{ type: "RequestHeaderModifier", requestHeaderModifier: modifier }], backendRefs: [{ name: "mimir-gateway", port: 80 }] }],
+            },
         });
-
-        it("plugin-download-checksum", () => {
-            const url = "https://github.com/argoproj-labs/rollouts-plugin-trafficrouter-gatewayapi/releases/download/v0.15.0/gatewayapi-plugin-linux-amd64";
-            const plugin = (sha256?: string) => ({
-                controller: { trafficRouterPlugins: [{ name: "argoproj-labs/gatewayAPI", location: url, ...(sha256 ? { sha256 } : {}) }] },
+        const argocdCm = (kind: string, body: string) => ({
+            metadata: { name: "argocd-cm", namespace: "argocd" },
+            data: { [`resource.customizations.ignoreDifferences.${kind}`]: body },
+        });
+        const appSet = (...rules: unknown[]) => ({ spec: { template: { spec: { ignoreDifferences: rules } } } });
+        const [ROLE, CM, CM_PATCH, APPSET, TEMPLATE, ROUTE, PDB] = [
+            "kubernetes:rbac.authorization.k8s.io/v1:Role",
+            "kubernetes:core/v1:ConfigMap",
+            "kubernetes:core/v1:ConfigMapPatch",
+            "kubernetes:argoproj.io/v1alpha1:ApplicationSetPatch",
+            "kubernetes:argoproj.io/v1alpha1:ClusterAnalysisTemplate",
+            "kubernetes:gateway.networking.k8s.io/v1:HTTPRoute",
+            "kubernetes:policy/v1:PodDisruptionBudget",
+        ];
+        const containersJq = "jqPathExpressions:\n- .spec.template.spec.containers[].image\n";
+        // [policy, type, props, what each violation says (none: it passes), options]
+        const CASES: [string, string, Props, RegExp[], { protect?: boolean; provider?: boolean }?][] = [
+            ["no-rbac-wildcards", ROLE, { rules: [{ apiGroups: ["gateway.networking.k8s.io"], resources: ["httproutes"], verbs: ["get", "update"] }] }, []],
+            [
+                "no-rbac-wildcards",
+                ROLE,
+                { rules: [{ apiGroups: ["gateway.networking.k8s.io"], resources: ["*"], verbs: ["*"] }] },
+                [/rule 0 grants resources "\*"/, /rule 0 grants verbs "\*"/],
+            ],
+            ["rollouts-crds-protected", CRD, { metadata: { name: "rollouts.argoproj.io" } }, [], { protect: true }],
+            ["rollouts-crds-protected", CRD, { metadata: { name: "rollouts.argoproj.io" } }, [/is not protected/], { protect: false }],
+            ["rollouts-crds-protected", CRD, { metadata: { name: "widgets.example.com" } }, []],
+            ["plugin-download-checksum", CHART, plugin({ sha256: "a".repeat(64) }), [], { provider: false }],
+            ["plugin-download-checksum", CHART, plugin({}), [/without a 64-hex sha256/], { provider: false }],
+            ["plugin-download-checksum", CHART, plugin({ location: "file:///plugin-source/gatewayapi-plugin" }), [], { provider: false }],
+            ["plugin-download-checksum", CM, pluginCm("b".repeat(64)), []],
+            ["plugin-download-checksum", CM, pluginCm("abc"), [/sha256/]],
+            ["analysis-prometheus-with-tenant", TEMPLATE, prom([{ key: "X-Scope-OrgID", value: "hub" }]), []],
+            ["analysis-prometheus-with-tenant", TEMPLATE, prom([]), [/without X-Scope-OrgID/]],
+            [
+                "analysis-prometheus-with-tenant",
+                "kubernetes:argoproj.io/v1alpha1:AnalysisTemplate",
+                { spec: { metrics: [{ name: "s", provider: { job: { spec: {} } } }] } },
+                [/Job provider/],
+            ],
+            ["mimir-routes-set-tenant", ROUTE, route({ set: [{ name: "X-Scope-OrgID", value: "preprod" }] }), []],
+            ["mimir-routes-set-tenant", ROUTE, route({ add: [{ name: "X-Scope-OrgID", value: "preprod" }] }), [/./, /./]],
+            ["mimir-routes-set-tenant", ROUTE, { spec: { rules: [{ backendRefs: [{ name: "checkout-stable" }] }] } }, []],
+            ["no-array-ignore-rules-on-rollout", CM_PATCH, argocdCm("argoproj.io_Rollout", "jsonPointers:\n- /spec/replicas\n"), []],
+            ["no-array-ignore-rules-on-rollout", CM_PATCH, argocdCm("all", containersJq), [/a rule for all kinds: jq path/]],
+            ["no-array-ignore-rules-on-rollout", CM_PATCH, argocdCm("apps_Deployment", containersJq), []],
+            ["no-array-ignore-rules-on-rollout", APPSET, appSet({ group: "", kind: "Service", jsonPointers: ["/spec/selector"] }), []],
+            [
+                "no-array-ignore-rules-on-rollout",
+                APPSET,
+                appSet({ group: "argoproj.io", kind: "Rollout", jsonPointers: ["/spec/template/spec/containers/0/image"] }),
+                [/./],
+            ],
+            [
+                "narrow-canary-ignore-rules",
+                CM_PATCH,
+                argocdCm("gateway.networking.k8s.io_HTTPRoute", "jqPathExpressions:\n- .spec.rules[]?.backendRefs[]?.weight\n"),
+                [/ x: gateway.networking.k8s.io\/HTTPRoute rule: .*every HTTPRoute of every Application/],
+            ],
+            ["narrow-canary-ignore-rules", CM_PATCH, argocdCm("Service", "jsonPointers:\n- /spec/selector\n"), [/ x: Service rule: .*whole Service selector/]],
+            ["narrow-canary-ignore-rules", CM_PATCH, argocdCm("apps_Deployment", "jsonPointers:\n- /spec/replicas\n"), []],
+            [
+                "narrow-canary-ignore-rules",
+                CM_PATCH,
+                argocdCm("all", "jsonPointers:\n- /spec/selector\n"),
+                [/ x: a rule for all kinds rule: .*whole Service selector/],
+            ],
+            [
+                "narrow-canary-ignore-rules",
+                APPSET,
+                appSet(
+                    { kind: "Service", jsonPointers: ["/spec/selector/rollouts-pod-template-hash"] },
+                    { group: "gateway.networking.k8s.io", kind: "HTTPRoute", jqPathExpressions: [".spec.rules[]?.backendRefs[]?.weight"] },
+                ),
+                [],
+            ],
+            [
+                "narrow-canary-ignore-rules",
+                APPSET,
+                appSet({ group: "gateway.networking.k8s.io", kind: "HTTPRoute", managedFieldsManagers: ["gatewayAPI"] }),
+                [/atomic list/],
+            ],
+            ["integer-pdb-budgets", PDB, { spec: { maxUnavailable: 1 } }, []],
+            ["integer-pdb-budgets", PDB, { spec: { maxUnavailable: "25%" } }, [/percentage/]],
+            ["integer-pdb-budgets", CHART, chart({ controller: { pdb: { enabled: true, maxUnavailable: 1 } } }), []],
+            ["integer-pdb-budgets", CHART, chart({ controller: { pdb: { enabled: true } } }), [/minAvailable: 0/]],
+            ["dashboard-read-only", CHART, chart({ dashboard: { enabled: true, readonly: true } }), []],
+            ["dashboard-read-only", CHART, chart({ dashboard: { enabled: false } }), []],
+            ["dashboard-read-only", CHART, chart({ dashboard: { enabled: true } }), [/./]],
+        ];
+        CASES.forEach(([policy, type, props, want, opts], n) => {
+            it(`${policy} ${want.length ? "fails" : "passes"} (case ${n})`, () => {
+                const found = violations(policy, type, props, opts);
+                assert.strictEqual(found.length, want.length, found.join("\n"));
+                want.forEach((w, i) => assert.match(found[i], w));
             });
-            assert.deepStrictEqual(
-                violations("plugin-download-checksum", "kubernetes:helm.sh/v4:Chart", chart(plugin("a".repeat(64))), { provider: false }),
-                [],
-            );
-            assert.match(
-                violations("plugin-download-checksum", "kubernetes:helm.sh/v4:Chart", chart(plugin()), { provider: false })[0],
-                /without a 64-hex sha256/,
-            );
-            // The chart's rendered ConfigMap, as the pack sees it in a real preview.
-            const cm = (sha: string) => ({
-                metadata: { name: "argo-rollouts-config" },
-                data: { trafficRouterPlugins: `- name: argoproj-labs/gatewayAPI\n  location: ${url}\n  sha256: ${sha}\n` },
-            });
-            assert.deepStrictEqual(violations("plugin-download-checksum", "kubernetes:core/v1:ConfigMap", cm("b".repeat(64))), []);
-            assert.strictEqual(violations("plugin-download-checksum", "kubernetes:core/v1:ConfigMap", cm("abc")).length, 1);
-            const file = { controller: { trafficRouterPlugins: [{ name: "argoproj-labs/gatewayAPI", location: "file:///plugin-source/gatewayapi-plugin" }] } };
-            assert.deepStrictEqual(
-                violations("plugin-download-checksum", "kubernetes:helm.sh/v4:Chart", chart(file), { provider: false }),
-                [],
-                "image mode is pinned by digest instead",
-            );
-        });
-
-        it("analysis-prometheus-with-tenant", () => {
-            const type = "kubernetes:argoproj.io/v1alpha1:ClusterAnalysisTemplate";
-            const prom = (headers: unknown[]) => ({ spec: { metrics: [{ name: "m", provider: { prometheus: { address: "a", query: "q", headers } } }] } });
-            assert.deepStrictEqual(violations("analysis-prometheus-with-tenant", type, prom([{ key: "X-Scope-OrgID", value: "hub" }])), []);
-            assert.match(violations("analysis-prometheus-with-tenant", type, prom([]))[0], /without X-Scope-OrgID/);
-            const job = { spec: { metrics: [{ name: "smoke", provider: { job: { spec: {} } } }] } };
-            assert.match(violations("analysis-prometheus-with-tenant", "kubernetes:argoproj.io/v1alpha1:AnalysisTemplate", job)[0], /Job provider/);
-        });
-
-        it("mimir-routes-set-tenant", () => {
-            const type = "kubernetes:gateway.networking.k8s.io/v1:HTTPRoute";
-            const route = (modifier: Props) => ({
-                spec: {
-                    rules: [
-                        { filters: [{ type: "RequestHeaderModifier", requestHeaderModifier: modifier }], backendRefs: [{ name: "mimir-gateway", port: 80 }] },
-                    ],
-                },
-            });
-            assert.deepStrictEqual(violations("mimir-routes-set-tenant", type, route({ set: [{ name: "X-Scope-OrgID", value: "preprod" }] })), []);
-            assert.strictEqual(
-                violations("mimir-routes-set-tenant", type, route({ add: [{ name: "X-Scope-OrgID", value: "preprod" }] })).length,
-                2,
-                "add, and no set",
-            );
-            const app = { spec: { rules: [{ backendRefs: [{ name: "checkout-stable" }] }] } };
-            assert.deepStrictEqual(violations("mimir-routes-set-tenant", type, app), [], "routes to other backends are not Mimir's");
-        });
-
-        it("no-array-ignore-rules-on-rollout", () => {
-            const cm = (key: string, body: string) => ({ metadata: { name: "argocd-cm", namespace: "argocd" }, data: { [key]: body } });
-            const type = "kubernetes:core/v1:ConfigMapPatch";
-            assert.deepStrictEqual(
-                violations(
-                    "no-array-ignore-rules-on-rollout",
-                    type,
-                    cm("resource.customizations.ignoreDifferences.argoproj.io_Rollout", "jsonPointers:\n- /spec/replicas\n"),
-                ),
-                [],
-            );
-            assert.match(
-                violations(
-                    "no-array-ignore-rules-on-rollout",
-                    type,
-                    cm("resource.customizations.ignoreDifferences.all", "jqPathExpressions:\n- .spec.template.spec.containers[].image\n"),
-                )[0],
-                /a rule for all kinds: jq path/,
-            );
-            assert.deepStrictEqual(
-                violations(
-                    "no-array-ignore-rules-on-rollout",
-                    type,
-                    cm("resource.customizations.ignoreDifferences.apps_Deployment", "jqPathExpressions:\n- .spec.template.spec.containers[].image\n"),
-                ),
-                [],
-            );
-            const appSet = (rules: unknown[]) => ({ spec: { template: { spec: { ignoreDifferences: rules } } } });
-            const atype = "kubernetes:argoproj.io/v1alpha1:ApplicationSetPatch";
-            assert.deepStrictEqual(
-                violations("no-array-ignore-rules-on-rollout", atype, appSet([{ group: "", kind: "Service", jsonPointers: ["/spec/selector"] }])),
-                [],
-            );
-            assert.strictEqual(
-                violations(
-                    "no-array-ignore-rules-on-rollout",
-                    atype,
-                    appSet([{ group: "argoproj.io", kind: "Rollout", jsonPointers: ["/spec/template/spec/containers/0/image"] }]),
-                ).length,
-                1,
-            );
-        });
-
-        it("narrow-canary-ignore-rules", () => {
-            const cm = (key: string, body: string) => ({ metadata: { name: "argocd-cm", namespace: "argocd" }, data: { [key]: body } });
-            const type = "kubernetes:core/v1:ConfigMapPatch";
-            const routeKey = "resource.customizations.ignoreDifferences.gateway.networking.k8s.io_HTTPRoute";
-            assert.match(
-                violations("narrow-canary-ignore-rules", type, cm(routeKey, "jqPathExpressions:\n- .spec.rules[]?.backendRefs[]?.weight\n"))[0],
-                / x: gateway.networking.k8s.io\/HTTPRoute rule: .*every HTTPRoute of every Application/,
-            );
-            assert.match(
-                violations("narrow-canary-ignore-rules", type, cm("resource.customizations.ignoreDifferences.Service", "jsonPointers:\n- /spec/selector\n"))[0],
-                / x: Service rule: .*whole Service selector/,
-            );
-            assert.deepStrictEqual(
-                violations(
-                    "narrow-canary-ignore-rules",
-                    type,
-                    cm("resource.customizations.ignoreDifferences.apps_Deployment", "jsonPointers:\n- /spec/replicas\n"),
-                ),
-                [],
-            );
-            assert.match(
-                violations("narrow-canary-ignore-rules", type, cm("resource.customizations.ignoreDifferences.all", "jsonPointers:\n- /spec/selector\n"))[0],
-                / x: a rule for all kinds rule: .*whole Service selector/,
-            );
-            const appSet = (rules: unknown[]) => ({ spec: { template: { spec: { ignoreDifferences: rules } } } });
-            const atype = "kubernetes:argoproj.io/v1alpha1:ApplicationSetPatch";
-            assert.deepStrictEqual(
-                violations(
-                    "narrow-canary-ignore-rules",
-                    atype,
-                    appSet([
-                        { kind: "Service", jsonPointers: ["/spec/selector/rollouts-pod-template-hash"] },
-                        { group: "gateway.networking.k8s.io", kind: "HTTPRoute", jqPathExpressions: [".spec.rules[]?.backendRefs[]?.weight"] },
-                    ]),
-                ),
-                [],
-            );
-            assert.match(
-                violations(
-                    "narrow-canary-ignore-rules",
-                    atype,
-                    appSet([{ group: "gateway.networking.k8s.io", kind: "HTTPRoute", managedFieldsManagers: ["gatewayAPI"] }]),
-                )[0],
-                /atomic list/,
-            );
-        });
-
-        it("integer-pdb-budgets", () => {
-            assert.deepStrictEqual(violations("integer-pdb-budgets", "kubernetes:policy/v1:PodDisruptionBudget", { spec: { maxUnavailable: 1 } }), []);
-            assert.match(violations("integer-pdb-budgets", "kubernetes:policy/v1:PodDisruptionBudget", { spec: { maxUnavailable: "25%" } })[0], /percentage/);
-            assert.deepStrictEqual(
-                violations("integer-pdb-budgets", "kubernetes:helm.sh/v4:Chart", chart({ controller: { pdb: { enabled: true, maxUnavailable: 1 } } })),
-                [],
-            );
-            assert.match(
-                violations("integer-pdb-budgets", "kubernetes:helm.sh/v4:Chart", chart({ controller: { pdb: { enabled: true } } }))[0],
-                /minAvailable: 0/,
-            );
-        });
-
-        it("dashboard-read-only", () => {
-            assert.deepStrictEqual(
-                violations("dashboard-read-only", "kubernetes:helm.sh/v4:Chart", chart({ dashboard: { enabled: true, readonly: true } })),
-                [],
-            );
-            assert.deepStrictEqual(violations("dashboard-read-only", "kubernetes:helm.sh/v4:Chart", chart({ dashboard: { enabled: false } })), []);
-            assert.strictEqual(violations("dashboard-read-only", "kubernetes:helm.sh/v4:Chart", chart({ dashboard: { enabled: true } })).length, 1);
         });
     });
 

@@ -193,18 +193,7 @@ describe("error-budget freeze", () => {
         assert.throws(() => parse(merged(hubConfig(), { errorBudget: { recheckInterval: "99999999h" } })), /errorBudget.recheckInterval/);
     });
 
-    it("declares both templates on every stack", async () => {
-        const run = await planInline(hubConfig());
-        assert.ok(byName(run, "analysis-error-budget"));
-        const wait = byName(run, "analysis-error-budget-wait").inputs as { metadata: { name: string }; spec: { metrics: { name: string }[] } };
-        assert.strictEqual(wait.metadata.name, "argo-rollouts-addon-error-budget-wait");
-        assert.deepStrictEqual(
-            wait.spec.metrics.map((m) => m.name),
-            ["slo-found", "error-budget-remaining"],
-        );
-    });
-
-    it("reads Sloth's remaining-budget rule for the app's SLO by default", async () => {
+    it("declares both templates on every stack, reading Sloth's remaining-budget rule for the app's SLO by default", async () => {
         const run = await planInline(hubConfig());
         const metric = (byName(run, "analysis-error-budget").inputs.spec as { metrics: { provider: { prometheus: { query: string; headers: unknown } } }[] })
             .metrics[0];
@@ -213,6 +202,12 @@ describe("error-budget freeze", () => {
             'slo:period_error_budget_remaining:ratio{sloth_service="{{args.service}}",sloth_slo="{{args.slo}}"}',
         );
         assert.deepStrictEqual(metric.provider.prometheus.headers, [{ key: "X-Scope-OrgID", value: "hub" }]);
+        const wait = byName(run, "analysis-error-budget-wait").inputs as { metadata: { name: string }; spec: { metrics: { name: string }[] } };
+        assert.strictEqual(wait.metadata.name, "argo-rollouts-addon-error-budget-wait");
+        assert.deepStrictEqual(
+            wait.spec.metrics.map((m) => m.name),
+            ["slo-found", "error-budget-remaining"],
+        );
     });
 
     it("takes a query that names the app's SLO, and refuses one that does not", () => {

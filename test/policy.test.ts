@@ -24,8 +24,7 @@ import {
 import { OfflineRun } from "../tools/offline";
 import { validateObject } from "../tools/schemas";
 import { byName, hubConfig, merged, planInline, transitiveDeps } from "./harness";
-import { parseAddonConfig } from "../stacks/config";
-import { withRegulatedArgoRbac } from "./harness";
+import { parseHub } from "./stackConfig";
 import { findWildcards } from "../components/argoRollouts";
 
 // What the policies decide is the real Kyverno's to say: the end-to-end scenario engine-kyverno-cli
@@ -44,13 +43,9 @@ const REGULATED = {
     actionServiceAccounts: ["argocd/argocd-server"],
 };
 
-function config(patch: Record<string, unknown> = {}) {
-    const { "aws:region": _region, ...rest } = merged(hubConfig(), patch);
-    return parseAddonConfig("hub", withRegulatedArgoRbac(rest), { awsRegion: "eu-west-1" });
-}
-const policyConfig = (patch: Record<string, unknown> = {}): PolicyConfig => config({ policy: patch }).policy;
+const policyConfig = (patch: Record<string, unknown> = {}): PolicyConfig => parseHub({ policy: patch }).policy;
 /** The controller, and the tier admission of the harness's stack with regulated prod (both classes). */
-const CTX = { ...policyContext(config({ policy: { regulated: REGULATED } })), rolloutsController: { namespace: "argo-rollouts", name: "argo-rollouts" } };
+const CTX = { ...policyContext(parseHub({ policy: { regulated: REGULATED } })), rolloutsController: { namespace: "argo-rollouts", name: "argo-rollouts" } };
 
 describe("policy stage", () => {
     describe("object templates", () => {
@@ -158,6 +153,13 @@ describe("policy stage", () => {
             assert.deepStrictEqual(spread(policyConfig()).spec.webhookConfiguration, { failurePolicy: "Ignore" });
             assert.strictEqual(spread(policyConfig({ mutationFailurePolicy: "Fail" })).spec.webhookConfiguration?.failurePolicy, "Fail");
             assert.ok(celPolicies(policyConfig(), CTX).every((p) => p.kind !== "ValidatingPolicy" || p.spec.failurePolicy === "Fail"));
+            for (const [cfg, failure] of [
+                [policyConfig(), "Ignore"],
+                [policyConfig({ mutationFailurePolicy: "Fail" }), "Fail"],
+            ] as const) {
+                const mutations = celPolicies(cfg, CTX).filter((p) => p.kind === "MutatingPolicy");
+                assert.ok(mutations.length > 0 && mutations.every((p) => p.spec.failurePolicy === failure));
+            }
         });
 
         it("write Rollout in its own ClusterPolicy rule, named by GVK, never through autogen (Kyverno #7446)", () => {
@@ -318,7 +320,7 @@ describe("policy stage", () => {
                 policiesOf(run)
                     .map((p) => (p.inputs as { metadata: { name: string } }).metadata.name)
                     .sort(),
-                kyvernoPolicies(config({ policy: { regulated: REGULATED } }).policy, policyContext(config({ policy: { regulated: REGULATED } })))
+                kyvernoPolicies(parseHub({ policy: { regulated: REGULATED } }).policy, policyContext(parseHub({ policy: { regulated: REGULATED } })))
                     .map((p) => p.metadata.name)
                     .sort(),
             );
@@ -362,7 +364,7 @@ describe("policy stage", () => {
 
         it("sends the generated body unchanged", () => {
             const gen = policiesOf(run).find((p) => p.type.endsWith(":GeneratingPolicy"))!;
-            assert.deepStrictEqual(gen.inputs.spec, celPolicies(config().policy, CTX).find((p) => p.kind === "GeneratingPolicy")!.spec);
+            assert.deepStrictEqual(gen.inputs.spec, celPolicies(parseHub().policy, CTX).find((p) => p.kind === "GeneratingPolicy")!.spec);
         });
     });
 });

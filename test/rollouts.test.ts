@@ -3,19 +3,14 @@ import { createHash } from "crypto";
 import * as fs from "fs";
 import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
-import { parseAddonConfig, AddonConfig } from "../stacks/config";
 import { OfflineRun, PlannedResource } from "../tools/offline";
 import { TEST_DIGEST, TEST_SHA256, byName, hubConfig, merged, planInline } from "./harness";
+import { parseHub, parseMap } from "./stackConfig";
 import { CRD_TYPE, GATEWAY_API_PLUGIN, ROLLOUTS_CRD_FILES, findWildcards } from "../components/argoRollouts";
 import { PLUGINS_DIGEST_ANNOTATION, controllerValues } from "../components/rollouts/values";
 import { PLUGIN_SOURCE_FILE, pluginListDigest, trafficRouterPlugin } from "../components/rollouts/plugin";
 import { GO_CERT_DIRECTORIES, READ_CA_CONFIGMAP, READ_CA_DIGEST_ANNOTATION, READ_CA_DIR, READ_CA_KEY, READ_CA_VOLUME } from "../components/rollouts/trust";
 import { controllerClusterRules } from "../components/rollouts/rbac";
-
-function config(patch: Record<string, unknown> = {}): AddonConfig {
-    const { "aws:region": _region, ...rest } = merged(hubConfig(), patch);
-    return parseAddonConfig("hub", rest, { awsRegion: "eu-west-1" });
-}
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- the chart values are untyped JSON, read deep */
 type Values = {
@@ -24,7 +19,7 @@ type Values = {
     [k: string]: any;
 };
 /* eslint-enable @typescript-eslint/no-explicit-any */
-const values = (patch: Record<string, unknown> = {}) => controllerValues(config(patch)) as Values;
+const values = (patch: Record<string, unknown> = {}) => controllerValues(parseHub(patch)) as Values;
 
 async function applyTransform(t: pulumi.ResourceTransform, type: string): Promise<pulumi.ResourceOptions | undefined> {
     const result = await t({ custom: true, type, name: "child", props: { kind: "x" }, opts: {} });
@@ -73,11 +68,6 @@ describe("rollouts stage", () => {
         it("protect only CRDs: the transform leaves other kinds alone", async () => {
             const crds = byName(run, "rollouts-crds");
             assert.strictEqual(await applyTransform(crds.transforms[0], "kubernetes:core/v1:ConfigMap"), undefined);
-        });
-
-        it("are applied server-side (provider setting)", () => {
-            const provider = run.resources.find((r) => r.type === "pulumi:providers:kubernetes")!;
-            assert.strictEqual(provider.inputs.enableServerSideApply, "true");
         });
     });
 
@@ -199,7 +189,7 @@ describe("rollouts stage", () => {
             assert.notStrictEqual(annotation({ plugin: { sha256: "c".repeat(64) } }), base);
             const img = annotation({ plugin: { delivery: "image", sha256: undefined, digest: TEST_DIGEST } });
             assert.notStrictEqual(annotation({ plugin: { delivery: "image", sha256: undefined, digest: `sha256:${"d".repeat(64)}` } }), img);
-            assert.strictEqual(pluginListDigest([trafficRouterPlugin(config().plugin)]), pluginListDigest([trafficRouterPlugin(config().plugin)]));
+            assert.strictEqual(pluginListDigest([trafficRouterPlugin(parseHub().plugin)]), pluginListDigest([trafficRouterPlugin(parseHub().plugin)]));
         });
     });
 
@@ -210,14 +200,11 @@ describe("rollouts stage", () => {
             merged(
                 merged(hubConfig(), {
                     cluster: { name: "preprod", role: "spoke", mimirTenant: "preprod", eksClusterName: "platform-preprod" },
-                    mimir: { readEndpoint: "https://mimir-preprod.hub.test.example/prometheus" },
+                    mimir: { readEndpoint: "https://mimir-preprod.hub.platform.test/prometheus" },
                 }),
                 patch,
             );
-        const spokeValues = (patch: Record<string, unknown> = {}) => {
-            const { "aws:region": _region, ...rest } = spoke(patch);
-            return controllerValues(parseAddonConfig("preprod", rest, { awsRegion: "eu-west-1" })) as Values;
-        };
+        const spokeValues = (patch: Record<string, unknown> = {}) => controllerValues(parseMap(spoke(patch), "preprod")) as Values;
 
         it("mounts the bundle into the controller and adds its folder to Go's certificate directories, keeping the system roots", () => {
             const v = spokeValues({ mimir: { readCaBundle: tls("ca.crt") } });

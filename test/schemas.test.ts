@@ -5,16 +5,16 @@ import { TEST_DIGEST, hubConfig, merged, planInline } from "./harness";
 
 const everything = () =>
     merged(hubConfig(), {
-        spokes: [{ name: "preprod", tenant: "preprod", hostname: "mimir-preprod.hub.test.example", query: true }],
+        spokes: [{ name: "preprod", tenant: "preprod", hostname: "mimir-preprod.hub.platform.test", query: true }],
         mimir: { spokeRouteNamespace: "gateway-system" },
         network: { controllerDefaultDeny: true, canaryTargets: [{ namespace: "shop", port: 8080 }], metricsScrapeNamespaces: ["observability"] },
         controller: { dashboard: true, serviceMonitor: true },
         plugin: { delivery: "image", sha256: undefined, digest: TEST_DIGEST },
-        notifications: { service: "webhook", webhookUrl: "https://events.test.example/rollouts" },
+        notifications: { service: "webhook", webhookUrl: "https://events.platform.test/rollouts" },
         notificationsToken: { secure: "v1:encrypted" },
         smokeTest: {
             enabled: true,
-            hostname: "smoke.hub.test.example",
+            hostname: "smoke.hub.platform.test",
             image: `registry.platform.test/mirror/argoproj/rollouts-demo@sha256:${"c".repeat(64)}`,
             loadImage: `registry.platform.test/mirror/curlimages/curl@sha256:${"d".repeat(64)}`,
         },

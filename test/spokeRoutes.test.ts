@@ -1,32 +1,19 @@
 import * as assert from "assert";
-import { ConfigError } from "../components/config";
-import { parseAddonConfig } from "../stacks/config";
 import { HttpRouteSpec, readRule, spokeRoutes } from "../components/gateway";
 import { MIMIR_READ_PATHS, PathMatch, pathMatches } from "../components/mimir";
 import { checkPlan } from "../tools/guard";
 import { OfflineRun, PlannedResource } from "../tools/offline";
 import { hubConfig, merged, planInline } from "./harness";
+import { configError, parseMap } from "./stackConfig";
 
 const HTTPROUTE = "kubernetes:gateway.networking.k8s.io/v1:HTTPRoute";
 
-function parse(cfg: Record<string, unknown>) {
-    const { "aws:region": _r, ...rest } = cfg;
-    return parseAddonConfig("hub", rest, { awsRegion: "eu-west-1" });
-}
-
-function problems(cfg: Record<string, unknown>): string[] {
-    try {
-        parse(cfg);
-    } catch (err) {
-        assert.ok(err instanceof ConfigError);
-        return err.problems.map((p) => `${p.key} = ${p.given}: ${p.allowed}`);
-    }
-    return assert.fail("accepted");
-}
+/** The problems of a config map, each as `<key> = <given>: <allowed>`. */
+const problems = (cfg: Record<string, unknown>) => configError(() => parseMap(cfg)).problems.map((p) => `${p.key} = ${p.given}: ${p.allowed}`);
 
 const SPOKES = [
-    { name: "preprod", tenant: "preprod", hostname: "mimir-preprod.hub.test.example", query: true },
-    { name: "edge", tenant: "edge", hostname: "mimir-edge.hub.test.example", listener: "edge", query: false },
+    { name: "preprod", tenant: "preprod", hostname: "mimir-preprod.hub.platform.test", query: true },
+    { name: "edge", tenant: "edge", hostname: "mimir-edge.hub.platform.test", listener: "edge", query: false },
 ];
 
 /** Whether a route admits a request path (any rule, any match). */
@@ -51,7 +38,7 @@ describe("spoke routes", () => {
     });
 
     describe("the read rule", () => {
-        const mimir = parse(hubConfig()).mimir;
+        const mimir = parseMap(hubConfig()).mimir;
         const rule = readRule("preprod", mimir);
         const route: HttpRouteSpec = { parentRefs: [], hostnames: [], rules: [rule] };
 
@@ -100,7 +87,7 @@ describe("spoke routes", () => {
 
     describe("who owns the ingest route", () => {
         it("defaults to this program: one route per spoke with the push rule, plus the read rule when it queries", () => {
-            const cfg = parse(merged(hubConfig(), { spokes: SPOKES }));
+            const cfg = parseMap(merged(hubConfig(), { spokes: SPOKES }));
             assert.strictEqual(cfg.mimir.pushRouteOwner, "addon");
             const [preprod, edge] = cfg.spokes.map((s) => spokeRoutes(s, cfg.mimir));
             assert.deepStrictEqual(
@@ -116,8 +103,8 @@ describe("spoke routes", () => {
         });
 
         it("with the observability module owning it, declares the read route alone, on the same hostname and listener", () => {
-            const addon = parse(merged(hubConfig(), { spokes: SPOKES }));
-            const obs = parse(merged(hubConfig(), { spokes: SPOKES, mimir: { pushRouteOwner: "observability" } }));
+            const addon = parseMap(merged(hubConfig(), { spokes: SPOKES }));
+            const obs = parseMap(merged(hubConfig(), { spokes: SPOKES, mimir: { pushRouteOwner: "observability" } }));
             const [preprod, edge] = obs.spokes.map((s) => spokeRoutes(s, obs.mimir));
             assert.deepStrictEqual(
                 preprod.map((r) => [r.name, r.purpose]),
@@ -133,7 +120,7 @@ describe("spoke routes", () => {
         });
 
         it("can be chosen per spoke", () => {
-            const cfg = parse(
+            const cfg = parseMap(
                 merged(hubConfig(), {
                     mimir: { pushRouteOwner: "observability" },
                     spokes: [
@@ -160,7 +147,7 @@ describe("spoke routes", () => {
             );
             const spoke = merged(hubConfig(), {
                 cluster: { name: "preprod", role: "spoke", mimirTenant: "preprod", eksClusterName: "platform-preprod" },
-                mimir: { readEndpoint: "https://mimir-preprod.hub.test.example/prometheus", pushRouteOwner: "observability" },
+                mimir: { readEndpoint: "https://mimir-preprod.hub.platform.test/prometheus", pushRouteOwner: "observability" },
             });
             assert.match(problems(spoke).join("\n"), /mimir\.pushRouteOwner = "observability": only applies to a hub/);
         });
@@ -195,7 +182,7 @@ describe("spoke routes", () => {
         });
 
         it("publishes the same read endpoints either way, so spokes keep working", () => {
-            const expected = { preprod: "https://mimir-preprod.hub.test.example/prometheus" };
+            const expected = { preprod: "https://mimir-preprod.hub.platform.test/prometheus" };
             assert.deepStrictEqual(addon.outputs.spokeReadEndpoints, expected);
             assert.deepStrictEqual(obs.outputs.spokeReadEndpoints, expected);
         });

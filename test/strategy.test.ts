@@ -226,13 +226,6 @@ describe("delivery strategy library", () => {
             ),
         ]);
 
-        it("the restated rule tells an indefinite metric from a finite one", () => {
-            assert.strictEqual(effectiveCount({ interval: "1m" }), undefined, "interval without count: the old success-rate shape");
-            assert.strictEqual(effectiveCount({}), 1);
-            assert.strictEqual(effectiveCount({ count: 3, interval: "1m" }), 3);
-            assert.strictEqual(effectiveCount({ count: 0, interval: "1m" }), undefined);
-        });
-
         for (const { label, plan } of everyPlan()) {
             it(label, () => {
                 for (const { where, ref, mayRunIndefinitely } of referencedAnalyses(plan)) {

@@ -1,9 +1,7 @@
 import * as assert from "assert";
 import { policyContext, tierAdmission, clusterPolicies, tierMessage } from "../components/policy";
 import type { AddonConfig } from "../stacks/config";
-import { ConfigError } from "../components/config";
-import { parseAddonConfig } from "../stacks/config";
-import { hubConfig, merged, withRegulatedArgoRbac } from "./harness";
+import { hubProblems, parseHub } from "./stackConfig";
 
 const REGULATED = {
     namespaceLabels: { "platform.test/class": "regulated" },
@@ -13,21 +11,8 @@ const REGULATED = {
     actionServiceAccounts: ["argocd/argocd-server"],
 };
 
-function config(patch: Record<string, unknown> = {}): AddonConfig {
-    const { "aws:region": _region, ...rest } = merged(hubConfig(), patch);
-    return parseAddonConfig("hub", withRegulatedArgoRbac(rest), { awsRegion: "eu-west-1" });
-}
-
 /** The stack file's problems, each as `<key> <given> <allowed>`. */
-function problemsOf(patch: Record<string, unknown>): string[] {
-    try {
-        config(patch);
-    } catch (err) {
-        assert.ok(err instanceof ConfigError, String(err));
-        return err.problems.map((p) => `${p.key} ${p.given} ${p.allowed}`);
-    }
-    return [];
-}
+const problemsOf = (patch: Record<string, unknown>) => hubProblems(patch).map((p) => `${p.key} ${p.given} ${p.allowed}`);
 
 /**
  * Tier admission (ADR-056 D3): the rules read from the stack's rendered strategies. What Kyverno
@@ -36,7 +21,7 @@ function problemsOf(patch: Record<string, unknown>): string[] {
  */
 
 const withRegulated = (delivery: Record<string, unknown> = {}, policy: Record<string, unknown> = {}): AddonConfig =>
-    config({ policy: { regulated: REGULATED, ...policy }, delivery });
+    parseHub({ policy: { regulated: REGULATED, ...policy }, delivery });
 const classOf = (cfg: AddonConfig, prodClass: "standard" | "regulated") => policyContext(cfg).tiers!.classes.find((c) => c.prodClass === prodClass)!;
 
 describe("tier admission", () => {
@@ -74,7 +59,7 @@ describe("tier admission", () => {
 
         it("has no regulated rule without policy.regulated, and none at all without prod classes", () => {
             assert.deepStrictEqual(
-                policyContext(config()).tiers!.classes.map((c) => c.prodClass),
+                policyContext(parseHub()).tiers!.classes.map((c) => c.prodClass),
                 ["standard"],
             );
             assert.deepStrictEqual(tierAdmission([]).classes, []);

@@ -6,18 +6,15 @@
 import * as assert from "assert";
 import * as fs from "fs";
 import * as path from "path";
-import { parseAddonConfig, AddonConfig } from "../stacks/config";
 import { KNOWN_CHART_APP_VERSIONS } from "../components/rollouts/config";
 import { controllerClusterRules } from "../components/rollouts/rbac";
 import { controllerValues } from "../components/rollouts/values";
 import { CONTROLLER_RELEASES, adoptedRelease, crossesHashBoundary, hashBoundaryDecision, releaseOfLine, unsettled } from "../components/rollouts/versions";
 import { upgradeRunbookSteps } from "../e2e/lib/readme";
 import { TEST_DIGEST, byName, hubConfig, merged, planInline } from "./harness";
+import { parseMap } from "./stackConfig";
 
-function config(patch: Record<string, unknown> = {}, stack = "hub"): AddonConfig {
-    const { "aws:region": _region, ...rest } = merged(hubConfig(), patch);
-    return parseAddonConfig(stack, rest, { awsRegion: "eu-west-1" });
-}
+const config = (patch: Record<string, unknown> = {}, stack = "hub") => parseMap(merged(hubConfig(), patch), stack);
 
 /** The keys of chart 2.41.0's values file (a fixture: the product does not carry the list). */
 const KEYS_2_41_0 = fs

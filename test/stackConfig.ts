@@ -1,0 +1,44 @@
+/**
+ * The configuration as a test reads it: a config map (most often hubConfig() of test/harness.ts with
+ * the test's own keys merged in) read by stacks/config.ts as `pulumi up` reads the stack's, and the
+ * problems it refuses it with.
+ */
+import * as assert from "assert";
+import { ConfigError, ConfigProblem } from "../components/config";
+import { AddonConfig, parseAddonConfig } from "../stacks/config";
+import { hubConfig, merged, withRegulatedArgoRbac } from "./harness";
+
+export type Patch = Record<string, unknown>;
+export type Ambient = Parameters<typeof parseAddonConfig>[2];
+
+/** Reads a whole config map as `stack`'s; aws:region goes to the ambient, as the Pulumi CLI passes it. */
+export function parseMap(cfg: Patch, stack = "hub", ambient: Ambient = {}): AddonConfig {
+    const { "aws:region": _region, ...rest } = cfg;
+    return parseAddonConfig(stack, withRegulatedArgoRbac(rest), { awsRegion: "eu-west-1", ...ambient });
+}
+
+/** Reads hubConfig() with `patch` merged in. */
+export const parseHub = (patch: Patch = {}, ambient: Ambient = {}): AddonConfig => parseMap(merged(hubConfig(), patch), "hub", ambient);
+
+/** The ConfigError `attempt` throws; fails the test when it accepts. */
+export function configError(attempt: () => unknown): ConfigError {
+    try {
+        attempt();
+    } catch (err) {
+        assert.ok(err instanceof ConfigError, `expected a ConfigError, got ${String(err)}`);
+        return err;
+    }
+    assert.fail("configuration was accepted");
+}
+
+/** The problems hubConfig() with `patch` merged in is refused with. */
+export const hubProblems = (patch: Patch, ambient: Ambient = {}): ConfigProblem[] => configError(() => parseHub(patch, ambient)).problems;
+
+/** The one problem reported for `key`, whose `allowed` text matches `allowed`. */
+export function problemFor(patch: Patch, key: string, allowed: RegExp, ambient: Ambient = {}): ConfigProblem {
+    const all = hubProblems(patch, ambient);
+    const found = all.filter((p) => p.key === key);
+    assert.strictEqual(found.length, 1, `expected one problem for ${key}, got: ${JSON.stringify(all, null, 1)}`);
+    assert.match(found[0].allowed, allowed);
+    return found[0];
+}
