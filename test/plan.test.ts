@@ -1,14 +1,12 @@
 import * as assert from "assert";
-import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
 import { STAGES } from "../components/stage";
 import { OfflineRun, SECRET, renderWire } from "../tools/offline";
-import { scriptArgs } from "../tools/cli";
 import { manifestResources, manifestsYaml, patchesYaml, planStack, resourceRows, summary } from "../tools/plan";
-import { REPO_ROOT, fromConfigMap, listStacks, readStackFile } from "../tools/stackFile";
+import { fromConfigMap, listStacks, readStackFile } from "../tools/stackFile";
 import { FIXTURE_STACKS, hubConfig, merged, planInline } from "./harness";
 
 describe("offline plan", () => {
@@ -162,95 +160,6 @@ describe("offline plan", () => {
         assert.deepStrictEqual(file.secretKeys, ["argo-rollouts-addon:token"]);
         assert.strictEqual(file.config["argo-rollouts-addon:plain"], "1");
         assert.deepStrictEqual(renderWire({ a: { "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", value: "hunter2" } }), { a: SECRET });
-    });
-
-    describe("command line", function () {
-        this.timeout(60000);
-        // As `npm run plan` runs it: package.json's script, from the project root.
-        const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
-        // The fixtures unless a test names its own folder: never the shipped stack files, which are the platform's.
-        const plan = (args: string[], env: NodeJS.ProcessEnv = {}) =>
-            spawnSync(
-                process.execPath,
-                [
-                    ...scriptArgs(pkg.scripts.plan, REPO_ROOT),
-                    ...args,
-                    ...(args.some((a) => a.startsWith("--config-dir")) || args.includes("--help") ? [] : ["--config-dir", FIXTURE_STACKS]),
-                ],
-                { cwd: REPO_ROOT, encoding: "utf8", env: { ...process.env, ...env } },
-            );
-
-        it("writes resources.json and manifests.yaml under <out>/<stack>/", () => {
-            const out = fs.mkdtempSync(path.join(os.tmpdir(), "plan-"));
-            const res = plan(["--stack", "hub", "--out", out]);
-            assert.strictEqual(res.status, 0, res.stderr);
-            assert.match(res.stdout, /stages: gateway -> rollouts -> policy -> argocd-apps/);
-            const rows = JSON.parse(fs.readFileSync(path.join(out, "hub", "resources.json"), "utf8")) as unknown[];
-            assert.ok(Array.isArray(rows) && rows.length > 10);
-            assert.ok(fs.readFileSync(path.join(out, "hub", "manifests.yaml"), "utf8").includes("kind: ClusterRole"));
-            assert.ok(fs.readFileSync(path.join(out, "hub", "patches.yaml"), "utf8").includes("name: argocd-rbac-cm"));
-        });
-
-        it("writes the run's figures for the benchmark with --stats", () => {
-            const out = fs.mkdtempSync(path.join(os.tmpdir(), "plan-"));
-            const stats = path.join(out, "stats.json");
-            const res = plan(["--stack", "hub", "--out", out, "--stats", stats]);
-            assert.strictEqual(res.status, 0, res.stderr);
-            const figures = JSON.parse(fs.readFileSync(stats, "utf8")) as Record<string, number>;
-            const rows = JSON.parse(fs.readFileSync(path.join(out, "hub", "resources.json"), "utf8")) as unknown[];
-            assert.deepStrictEqual(Object.keys(figures).sort(), ["cpuMs", "peakRssMiB", "planMs", "resources"]);
-            assert.strictEqual(figures.resources, rows.length);
-            assert.ok(figures.planMs > 0 && figures.cpuMs > 0 && figures.peakRssMiB > 0);
-        });
-
-        it("prints its usage with the defaults for --help and exits 0", () => {
-            const res = plan(["--help"]);
-            assert.strictEqual(res.status, 0, res.stderr);
-            assert.match(res.stdout, /^usage: npm run plan -- --stack <name>/);
-            assert.match(res.stdout, /--out <dir> +where the plan goes \(default: plan\/ in the project\)/);
-        });
-
-        it("takes --flag=value, and refuses a flag without its value instead of writing into the project", () => {
-            const out = fs.mkdtempSync(path.join(os.tmpdir(), "plan-"));
-            const ok = plan(["--stack=hub", `--out=${out}`]);
-            assert.strictEqual(ok.status, 0, ok.stderr);
-            assert.ok(fs.existsSync(path.join(out, "hub", "resources.json")));
-            const bad = plan(["--stack", "hub", "--out"]);
-            assert.strictEqual(bad.status, 2);
-            assert.match(bad.stderr, /^--out needs a value; usage: npm run plan/);
-            assert.strictEqual(fs.existsSync(path.join(REPO_ROOT, "hub")), false, "wrote hub/ into the project");
-            assert.strictEqual(plan(["--stack", "--out", out]).status, 2, "a flag in the place of a value");
-        });
-
-        it("replaces a previous plan whole, and a failed plan removes the previous one", () => {
-            const dir = fs.mkdtempSync(path.join(os.tmpdir(), "stacks-"));
-            const hub = fs.readFileSync(path.join(FIXTURE_STACKS, "Pulumi.hub.yaml"), "utf8");
-            fs.writeFileSync(path.join(dir, "Pulumi.hub.yaml"), hub);
-            const out = path.join(dir, "out");
-            fs.mkdirSync(path.join(out, "hub"), { recursive: true });
-            fs.writeFileSync(path.join(out, "hub", "resources.json"), "old");
-            fs.writeFileSync(path.join(out, "hub", "stale.txt"), "from an older plan");
-            assert.strictEqual(plan(["--stack", "hub", "--config-dir", dir, "--out", out]).status, 0);
-            assert.deepStrictEqual(fs.readdirSync(path.join(out, "hub")).sort(), ["manifests.yaml", "patches.yaml", "resources.json"]);
-            assert.deepStrictEqual(fs.readdirSync(out), ["hub"], "no staging folder left behind");
-            fs.writeFileSync(path.join(dir, "Pulumi.hub.yaml"), hub.replace("role: hub", "role: primary"));
-            assert.strictEqual(plan(["--stack", "hub", "--config-dir", dir, "--out", out]).status, 1);
-            assert.strictEqual(fs.existsSync(path.join(out, "hub")), false, "the previous plan of a stack that no longer plans must go");
-        });
-
-        it("exits non-zero with the validation message and writes nothing for a bad config", () => {
-            const dir = fs.mkdtempSync(path.join(os.tmpdir(), "stacks-"));
-            const hub = fs.readFileSync(path.join(FIXTURE_STACKS, "Pulumi.hub.yaml"), "utf8");
-            fs.writeFileSync(path.join(dir, "Pulumi.broken.yaml"), hub.replace("role: hub", "role: primary"));
-            const out = path.join(dir, "out");
-            const res = plan(["--stack", "broken", "--config-dir", dir, "--out", out]);
-            assert.strictEqual(res.status, 1);
-            assert.match(
-                res.stderr,
-                /stack "broken": invalid configuration \(1 problem\):\n {2}- argo-rollouts-addon:cluster\.role = "primary": must be one of hub, spoke/,
-            );
-            assert.strictEqual(fs.existsSync(out), false, "a failed plan must write nothing");
-        });
     });
 });
 

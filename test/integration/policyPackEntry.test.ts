@@ -3,7 +3,7 @@ import { ChildProcess, spawn } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { REPO_ROOT } from "../tools/stackFile";
+import { REPO_ROOT } from "../../tools/stackFile";
 
 /**
  * Preloaded into the pack's runner: records each file ts-node compiles (ts-node type-checks what
