@@ -6,8 +6,8 @@ import * as YAML from "yaml";
 import { STAGES } from "../components/stage";
 import { OfflineRun, SECRET, renderWire } from "../tools/offline";
 import { manifestResources, manifestsYaml, patchesYaml, planStack, resourceRows, summary } from "../tools/plan";
-import { fromConfigMap, listStacks, readStackFile } from "../tools/stackFile";
-import { FIXTURE_STACKS, hubConfig, merged, planInline } from "./harness";
+import { configFromStackFile, fromConfigMap, listStacks, readStackFile } from "../tools/stackFile";
+import { FIXTURE_STACKS, HUB_TEXT, hubConfig, merged, planInline } from "./harness";
 
 describe("offline plan", () => {
     const runs = new Map<string, OfflineRun>();
@@ -29,21 +29,9 @@ describe("offline plan", () => {
                 const urns = new Set(rows.map((r) => r.urn));
                 assert.ok(rows.length > 10);
                 for (const row of rows) {
-                    for (const field of [
-                        "urn",
-                        "name",
-                        "type",
-                        "stage",
-                        "parent",
-                        "dependsOn",
-                        "protect",
-                        "retainOnDelete",
-                        "deleteBeforeReplace",
-                        "import",
-                        "provider",
-                        "adopts",
-                        "inputs",
-                    ]) {
+                    for (const field of "urn name type stage parent dependsOn protect retainOnDelete deleteBeforeReplace import provider adopts inputs".split(
+                        " ",
+                    )) {
                         assert.ok(field in row, `${String(row.urn)} lacks ${field}`);
                     }
                     assert.ok(row.stage === null || (STAGES as readonly string[]).includes(row.stage as string));
@@ -163,50 +151,26 @@ describe("offline plan", () => {
     });
 });
 
+// A YAML error, a key written twice, a merge key: test/stackYaml.test.ts, and the stack and file named with them: test/stackFile.test.ts.
 describe("stack files the plan, verify and adopt-check read", () => {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { readStackFile: read } = require("../tools/stackFile") as typeof import("../tools/stackFile");
-    const hub = fs.readFileSync(path.join(FIXTURE_STACKS, "Pulumi.hub.yaml"), "utf8");
     const write = (name: string, text: string) => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "stackfile-"));
         fs.writeFileSync(path.join(dir, `Pulumi.${name}.yaml`), text);
         return dir;
     };
 
-    it("names the file and the stack for a YAML error (duplicate key, tab)", () => {
-        const dup = write("dup", hub.replace("config:\n", "config:\n  argo-rollouts-addon:imageRegistry: x\n  argo-rollouts-addon:imageRegistry: y\n"));
-        // The second key's line: after the file's schema and comment lines, `config:` and the first key.
-        const line = hub.split("\n").indexOf("config:") + 3;
-        assert.throws(
-            () => read("dup", dup),
-            new RegExp(`^Error: stack "dup": Pulumi\\.dup\\.yaml line ${line}: the key argo-rollouts-addon:imageRegistry is written twice: write it once$`),
-        );
-        const tab = write("tab", hub.replace("config:\n", "config:\n\targo-rollouts-addon:x: 1\n"));
-        assert.throws(() => read("tab", tab), /^Error: stack "tab": Pulumi\.tab\.yaml line \d+: is not valid YAML \([a-z ]+\)$/);
-    });
-
     it("refuses a config: that is a list, not a map, instead of reporting keys 0 and 1", () => {
         assert.throws(
-            () => read("list", write("list", "config:\n  - a\n  - b\n")),
+            () => readStackFile("list", write("list", "config:\n  - a\n  - b\n")),
             /^Error: stack "list": Pulumi\.list\.yaml: config: must be a map of keys to values, got a list$/,
         );
     });
 
-    it("refuses a YAML merge key, which the Pulumi CLI resolves and YAML 1.2 does not, naming the line", () => {
-        const merged = write("merge", hub.replace("config:\n", "x-gate: &gate\n  count: 7\nconfig:\n  argo-rollouts-addon:analysis:\n    <<: *gate\n"));
-        assert.throws(
-            () => read("merge", merged),
-            /^Error: stack "merge": Pulumi\.merge\.yaml line \d+: argo-rollouts-addon:analysis\.<< = << is a merge key .*write the merged keys out$/,
-        );
-    });
-
     it("reports `eksClusterName: ~` as a problem, never as 0 problems", () => {
-        // eslint-disable-next-line @typescript-eslint/no-require-imports
-        const { configFromStackFile } = require("../tools/stackFile") as typeof import("../tools/stackFile");
-        assert.ok(hub.includes("eksClusterName: test-hub"));
-        const dir = write("tilde", hub.replace("eksClusterName: test-hub", "eksClusterName: ~"));
+        assert.ok(HUB_TEXT.includes("eksClusterName: test-hub"));
+        const dir = write("tilde", HUB_TEXT.replace("eksClusterName: test-hub", "eksClusterName: ~"));
         assert.throws(
-            () => configFromStackFile(read("tilde", dir)),
+            () => configFromStackFile(readStackFile("tilde", dir)),
             /invalid configuration \(1 problem\):\n {2}- argo-rollouts-addon:cluster = \{"eksClusterName":null\}: set exactly one of cluster\.eksClusterName/,
         );
     });
