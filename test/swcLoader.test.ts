@@ -98,15 +98,9 @@ describe("the plan's TypeScript loader (swc)", () => {
         const raw = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "tsconfig.json"), "utf8")) as { compilerOptions: Record<string, unknown> };
         const o = raw.compilerOptions;
         assert.deepStrictEqual([o.target, o.module, o.esModuleInterop, o.strict], ["ES2022", "commonjs", true, true]);
-        for (const option of [
-            "useDefineForClassFields",
-            "experimentalDecorators",
-            "emitDecoratorMetadata",
-            "jsx",
-            "alwaysStrict",
-            "importHelpers",
-            "verbatimModuleSyntax",
-        ]) {
+        for (const option of "useDefineForClassFields experimentalDecorators emitDecoratorMetadata jsx alwaysStrict importHelpers verbatimModuleSyntax".split(
+            " ",
+        )) {
             assert.ok(!(option in o), `tsconfig.json sets ${option}: tools/swcLoader.js does not follow it`);
         }
     });
