@@ -80,16 +80,6 @@ describe("verify: Kyverno policies", () => {
         expectFail(await verify(config, world), "kyverno.resource-filters", /ConfigMap kyverno\/kyverno: not found/);
     });
 
-    it("kyverno.selectors-match passes when the tenant, prod and regulated selectors each match a namespace", async () => {
-        const config = verifyConfig();
-        const results = await verify(config, healthyCluster(config));
-        expectPass(results, "kyverno.selectors-match");
-        assert.match(
-            results.get("kyverno.selectors-match")!.note!,
-            /^policy\.tenantNamespaceSelector: \d+ namespace\(s\); policy\.prodNamespaceLabels: \d+ namespace\(s\); policy\.regulated\.namespaceLabels: [1-9]\d* namespace\(s\)$/,
-        );
-    });
-
     it("kyverno.selectors-match FAILs (never SKIPs) a selector that matches no namespace, naming it and the labels the namespaces carry", async () => {
         // Someone else's labels, as a copied stack file has them: every guard would select nothing.
         const config = verifyConfig({

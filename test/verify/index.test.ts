@@ -15,6 +15,11 @@ describe("verify: every check against a cluster", () => {
         assert.deepStrictEqual(notPassing(results), []);
         assert.deepStrictEqual([...results.keys()], ALL_IDS);
         expectRequestsAllowed(server(), config);
+        // The tenant, prod and regulated selectors each match a namespace.
+        assert.match(
+            results.get("kyverno.selectors-match")!.note!,
+            /^policy\.tenantNamespaceSelector: \d+ namespace\(s\); policy\.prodNamespaceLabels: \d+ namespace\(s\); policy\.regulated\.namespaceLabels: [1-9]\d* namespace\(s\)$/,
+        );
     });
 
     it("passes the fixture hub stack as declared: complement, kept ArgoCD objects, the observability module's ingest routes", async () => {
