@@ -31,6 +31,7 @@ describe("the project's commands", () => {
 
     /** Each parser: what it makes of good arguments, and the usage error it gives for bad ones. */
     const R = REPO_ROOT;
+    const VERIFY_DEFAULTS = { json: false, printRole: false, kyvernoNamespace: "kyverno", smokeTimeoutSeconds: 0, configDir: R, without: [] };
     const PARSERS: { name: string; parse: (argv: string[]) => unknown; accepts: [string[], unknown][]; refuses: [string[], RegExp][] }[] = [
         {
             name: "plan",
@@ -55,31 +56,13 @@ describe("the project's commands", () => {
             accepts: [
                 [
                     ["--stack", "hub", "--json", "--context", "ctx", "--smoke-timeout", "900", "--config-dir=/c"],
-                    {
-                        stack: "hub",
-                        json: true,
-                        printRole: false,
-                        context: "ctx",
-                        kyvernoNamespace: "kyverno",
-                        smokeTimeoutSeconds: 900,
-                        configDir: "/c",
-                        without: [],
-                    },
+                    { ...VERIFY_DEFAULTS, stack: "hub", json: true, context: "ctx", smokeTimeoutSeconds: 900, configDir: "/c" },
                 ],
                 [
                     ["--stack=hub", "--without=kyverno", "--without", "mimir", "--kubeconfig", "/k"],
-                    {
-                        stack: "hub",
-                        json: false,
-                        printRole: false,
-                        kubeconfig: "/k",
-                        kyvernoNamespace: "kyverno",
-                        smokeTimeoutSeconds: 0,
-                        configDir: R,
-                        without: ["kyverno", "mimir"],
-                    },
+                    { ...VERIFY_DEFAULTS, stack: "hub", kubeconfig: "/k", without: ["kyverno", "mimir"] },
                 ],
-                [["--print-role"], { stack: "", json: false, printRole: true, kyvernoNamespace: "kyverno", smokeTimeoutSeconds: 0, configDir: R, without: [] }],
+                [["--print-role"], { ...VERIFY_DEFAULTS, stack: "", printRole: true }],
             ],
             refuses: [
                 [
@@ -145,15 +128,7 @@ describe("the project's commands", () => {
         {
             name: "prComment and driftIssue (the workflows')",
             parse: (argv) => [parseCommentArgs(argv), parseIssueArgs(argv)],
-            accepts: [
-                [
-                    ["--stack", "hub", "--file=f.md"],
-                    [
-                        { stack: "hub", file: "f.md" },
-                        { stack: "hub", file: "f.md" },
-                    ],
-                ],
-            ],
+            accepts: [[["--stack", "hub", "--file=f.md"], Array(2).fill({ stack: "hub", file: "f.md" })]],
             refuses: [[["--stack", "hub"], /^Error: usage: tools\/prComment\.ts/]],
         },
     ];
