@@ -94,14 +94,6 @@ describe("smoke canary", () => {
         assert.strictEqual(previewShare(loadScript("smoke.hub.test.example")), 0, "the canary's load sends no header");
     });
 
-    it("refuses the default namespace", () => {
-        const { "aws:region": _r, ...rest } = smoke({ namespace: "default" });
-        assert.throws(
-            () => parseAddonConfig("hub", rest, { awsRegion: "eu-west-1" }),
-            /smokeTest.namespace = "default": must not be one of Kubernetes' own namespaces \(default, kube-system, kube-public, kube-node-lease\)/,
-        );
-    });
-
     describe("enabled", () => {
         let run: OfflineRun;
         before(async () => {
