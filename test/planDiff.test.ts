@@ -113,8 +113,7 @@ describe("plan diff", () => {
         });
     });
 
-    describe("of a real change to the hub", function () {
-        this.timeout(60000);
+    describe("of a real change to the hub", () => {
         let base: PlanRow[];
         let head: PlanRow[];
         before(async () => {

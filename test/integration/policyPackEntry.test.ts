@@ -58,9 +58,7 @@ function runPack(program: string, cwd: string, probeOut: string): Promise<{ port
     });
 }
 
-describe("policy pack entry", function () {
-    this.timeout(120000);
-
+describe("policy pack entry", () => {
     it("is plain JavaScript named by the pack's package.json", () => {
         const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "policy-pack", "package.json"), "utf8")) as { main: string };
         assert.strictEqual(pkg.main, "index.js");
