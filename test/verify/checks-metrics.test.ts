@@ -8,7 +8,7 @@ import { trustedCas } from "../../tools/verify/index";
 import { certificateAdvice, certificateProblem, PROBE_QUERY, ROUTED_PROBE_QUERY } from "../../tools/verify/checks/metricQuery";
 import { FOLDED_ROUTE_QUERY } from "../../tools/verify/probeRoutes";
 import { fixture, healthyCluster, patch, verifyConfig } from "./world";
-import { expectFail, expectPass, found, status, useFakeCluster } from "./run";
+import { expectFail, expectFails, expectPass, found, status, useFakeCluster } from "./run";
 
 const spokeConfig = (extra: Record<string, unknown> = {}) =>
     verifyConfig({
@@ -247,12 +247,12 @@ describe("verify: metric path", () => {
                 edit(edit(o, /"set":\[/g, '"add":['), '"status":"True","reason":"ResolvedRefs"', '"status":"False","reason":"BackendNotFound"'),
             );
             let results = await verify(config, world);
-            expectFail(
+            expectFails(
                 results,
                 "metrics.spoke-routes",
                 /HTTPRoute observability\/mimir-spoke-preprod: spec\.rules\[0\]\.filters\[0\]\.requestHeaderModifier\.set is nothing, the stack declares a list of 1/,
+                /parent internal: ResolvedRefs=False \(BackendNotFound/,
             );
-            expectFail(results, "metrics.spoke-routes", /parent internal: ResolvedRefs=False \(BackendNotFound/);
             config = observability();
             world = healthyCluster(config);
             results = await verify(config, world);

@@ -100,3 +100,6 @@ export function expectRequestsAllowed(server: FakeApiServer, config: AddonConfig
         config.cluster.role === "hub",
     );
 }
+
+/** `expectFail` for each pattern: the check fails, and its findings match every one. */
+export const expectFails = (results: Results, id: string, ...patterns: RegExp[]) => patterns.forEach((p) => expectFail(results, id, p));
