@@ -27,11 +27,6 @@ describe("benchmark", () => {
         assert.throws(() => scriptArgs('node "tools/plan.ts"', REPO_ROOT), /not one plain command/);
     });
 
-    it("plans with the swc loader, not ts-node", () => {
-        const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
-        assert.deepStrictEqual(scriptArgs(pkg.scripts.plan, REPO_ROOT), ["--require", "./tools/swc-register.js", "tools/plan.ts"]);
-    });
-
     it("plans every stack file of the project, then the synthetic hubs from their own folder", () => {
         const cases = planCases(["central", "staging"], "/synthetic", [1, 10]);
         assert.deepStrictEqual(

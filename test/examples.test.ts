@@ -6,7 +6,7 @@ import { EXAMPLE_DIGEST, EXAMPLE_SHA256, exampleRefusal, exampleValues, isExampl
 import { ConfigError, PROJECT } from "../components/config/reader";
 import { parseAddonConfig } from "../stacks/config";
 import { OfflineRun, runOffline } from "../tools/offline";
-import { fromConfigMap, placeholderWorld } from "../tools/stackFile";
+import { configFromStackFile, fromConfigMap, placeholderWorld } from "../tools/stackFile";
 import { FIXTURE_STACKS, merged } from "./harness";
 
 /**
@@ -25,6 +25,8 @@ function hubFixture(): Record<string, unknown> {
             .map(([k, v]) => [k.slice(PROJECT.length + 1), v]),
     );
 }
+
+const parse = (raw: Record<string, unknown>) => parseAddonConfig("hub", raw, { awsRegion: "eu-west-1" });
 
 async function run(config: Record<string, unknown>, dryRun: boolean): Promise<{ run: OfflineRun; warned: string[] }> {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -162,20 +164,25 @@ describe("example values", () => {
                 { notifications: { service: "webhook", webhookUrl: "https://hooks.example.com/rollouts" }, notificationsToken: { secure: "v1:c2VjcmV0" } },
             ],
         ];
-        for (const [key, patch] of cases) {
-            it(`${key}: warned about by a preview, refused by pulumi up before anything is declared`, async () => {
-                const config = merged(hubFixture(), patch);
-                const { warned } = await run(config, true);
+        it("each: a valid value the configuration names as an example, the list a preview warns of and pulumi up refuses", () => {
+            for (const [key, patch] of cases) {
+                const file = fromConfigMap("hub", { "aws:region": "eu-west-1", ...merged(hubFixture(), patch) });
                 assert.ok(
-                    warned.some((w) => w.includes(`${PROJECT}:${key} holds the example value`)),
-                    `no warning for ${key}:\n${warned.join("\n")}`,
+                    configFromStackFile(file).examples.some((e) => e.key === key),
+                    key,
                 );
-                await assert.rejects(
-                    run(config, false),
-                    (e: Error) => e.message.includes(`${PROJECT}:${key} = `) && !e.message.includes("invalid configuration"),
-                );
-            });
-        }
+            }
+        });
+
+        it("a preview warns once per key, pulumi up refuses naming each key before anything is declared", async () => {
+            const config = merged(hubFixture(), { ...cases[0][1], ...cases[cases.length - 1][1] });
+            const keys = [cases[0][0], cases[cases.length - 1][0]];
+            const { warned } = await run(config, true);
+            for (const key of keys) {
+                assert.strictEqual(warned.filter((w) => w.includes(`${PROJECT}:${key} holds the example value`)).length, 1, `${key}:\n${warned.join("\n")}`);
+            }
+            await assert.rejects(run(config, false), (e: Error) => keys.every((key) => e.message.includes(`${PROJECT}:${key} = `)));
+        });
 
         it("pulumi up of the fixture, with no example left, is not refused", async () => {
             const { run: planned, warned } = await run(hubFixture(), false);
@@ -203,7 +210,7 @@ describe("example values", () => {
             it(`${key}: left out, refused naming the key before anything is declared`, () => {
                 const raw = merged(hubFixture(), patch);
                 assert.throws(
-                    () => parseAddonConfig("hub", raw, { awsRegion: "eu-west-1" }),
+                    () => parse(raw),
                     (e: unknown) => e instanceof ConfigError && e.problems.some((p) => p.key === key && /is required/.test(p.allowed)),
                 );
             });
@@ -212,7 +219,7 @@ describe("example values", () => {
         it("the whole policy section left out: refused naming both keys it must set", () => {
             const raw = merged(hubFixture(), { policy: undefined });
             assert.throws(
-                () => parseAddonConfig("hub", raw, { awsRegion: "eu-west-1" }),
+                () => parse(raw),
                 (e: unknown) =>
                     e instanceof ConfigError &&
                     ["policy.tenantNamespaceSelector", "policy.prodNamespaceLabels"].every((k) => e.problems.some((p) => p.key === k)),

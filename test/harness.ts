@@ -1,6 +1,8 @@
 /**
  * Runs the program under mocks for a stack described inline, the same way the offline plan does.
  */
+import * as assert from "assert";
+import * as fs from "fs";
 import * as path from "path";
 import { OfflineRun, OfflineWorld, PlannedResource, runOffline } from "../tools/offline";
 import { StackFile, fromConfigMap, placeholderWorld, readStackFile } from "../tools/stackFile";
@@ -16,6 +18,19 @@ export const FIXTURE_STACKS = path.join(__dirname, "fixtures", "stacks");
 /** A fixture stack file, read as the plan reads a stack file (`hub` or `preprod`). */
 export function fixtureStack(stack: "hub" | "preprod"): StackFile {
     return readStackFile(stack, FIXTURE_STACKS);
+}
+
+/** The fixture hub's stack file as written. */
+export const HUB_TEXT = fs.readFileSync(path.join(FIXTURE_STACKS, "Pulumi.hub.yaml"), "utf8");
+
+/** The fixture hub with a second spoke and the release approver's ArgoCD role renamed (the plan diff's change). */
+export function changedHub(): string {
+    const spoke = "      query: true\n";
+    assert.ok(HUB_TEXT.includes(spoke) && HUB_TEXT.includes("approverRole: role:release-approver"));
+    return HUB_TEXT.replace(spoke, `${spoke}    - name: prod\n      tenant: prod\n      hostname: mimir-prod.hub.platform.test\n      query: true\n`).replace(
+        "approverRole: role:release-approver",
+        "approverRole: role:release-managers",
+    );
 }
 
 /** A digest-like value that is clearly a test value. */

@@ -1,15 +1,13 @@
 import * as assert from "assert";
-import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
 import { STAGES } from "../components/stage";
 import { OfflineRun, SECRET, renderWire } from "../tools/offline";
-import { scriptArgs } from "../tools/cli";
 import { manifestResources, manifestsYaml, patchesYaml, planStack, resourceRows, summary } from "../tools/plan";
-import { REPO_ROOT, fromConfigMap, listStacks, readStackFile } from "../tools/stackFile";
-import { FIXTURE_STACKS, hubConfig, merged, planInline } from "./harness";
+import { configFromStackFile, fromConfigMap, listStacks, readStackFile } from "../tools/stackFile";
+import { FIXTURE_STACKS, HUB_TEXT, hubConfig, merged, planInline } from "./harness";
 
 describe("offline plan", () => {
     const runs = new Map<string, OfflineRun>();
@@ -31,21 +29,9 @@ describe("offline plan", () => {
                 const urns = new Set(rows.map((r) => r.urn));
                 assert.ok(rows.length > 10);
                 for (const row of rows) {
-                    for (const field of [
-                        "urn",
-                        "name",
-                        "type",
-                        "stage",
-                        "parent",
-                        "dependsOn",
-                        "protect",
-                        "retainOnDelete",
-                        "deleteBeforeReplace",
-                        "import",
-                        "provider",
-                        "adopts",
-                        "inputs",
-                    ]) {
+                    for (const field of "urn name type stage parent dependsOn protect retainOnDelete deleteBeforeReplace import provider adopts inputs".split(
+                        " ",
+                    )) {
                         assert.ok(field in row, `${String(row.urn)} lacks ${field}`);
                     }
                     assert.ok(row.stage === null || (STAGES as readonly string[]).includes(row.stage as string));
@@ -163,141 +149,28 @@ describe("offline plan", () => {
         assert.strictEqual(file.config["argo-rollouts-addon:plain"], "1");
         assert.deepStrictEqual(renderWire({ a: { "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", value: "hunter2" } }), { a: SECRET });
     });
-
-    describe("command line", function () {
-        this.timeout(60000);
-        // As `npm run plan` runs it: package.json's script, from the project root.
-        const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
-        // The fixtures unless a test names its own folder: never the shipped stack files, which are the platform's.
-        const plan = (args: string[], env: NodeJS.ProcessEnv = {}) =>
-            spawnSync(
-                process.execPath,
-                [
-                    ...scriptArgs(pkg.scripts.plan, REPO_ROOT),
-                    ...args,
-                    ...(args.some((a) => a.startsWith("--config-dir")) || args.includes("--help") ? [] : ["--config-dir", FIXTURE_STACKS]),
-                ],
-                { cwd: REPO_ROOT, encoding: "utf8", env: { ...process.env, ...env } },
-            );
-
-        it("writes resources.json and manifests.yaml under <out>/<stack>/", () => {
-            const out = fs.mkdtempSync(path.join(os.tmpdir(), "plan-"));
-            const res = plan(["--stack", "hub", "--out", out]);
-            assert.strictEqual(res.status, 0, res.stderr);
-            assert.match(res.stdout, /stages: gateway -> rollouts -> policy -> argocd-apps/);
-            const rows = JSON.parse(fs.readFileSync(path.join(out, "hub", "resources.json"), "utf8")) as unknown[];
-            assert.ok(Array.isArray(rows) && rows.length > 10);
-            assert.ok(fs.readFileSync(path.join(out, "hub", "manifests.yaml"), "utf8").includes("kind: ClusterRole"));
-            assert.ok(fs.readFileSync(path.join(out, "hub", "patches.yaml"), "utf8").includes("name: argocd-rbac-cm"));
-        });
-
-        it("writes the run's figures for the benchmark with --stats", () => {
-            const out = fs.mkdtempSync(path.join(os.tmpdir(), "plan-"));
-            const stats = path.join(out, "stats.json");
-            const res = plan(["--stack", "hub", "--out", out, "--stats", stats]);
-            assert.strictEqual(res.status, 0, res.stderr);
-            const figures = JSON.parse(fs.readFileSync(stats, "utf8")) as Record<string, number>;
-            const rows = JSON.parse(fs.readFileSync(path.join(out, "hub", "resources.json"), "utf8")) as unknown[];
-            assert.deepStrictEqual(Object.keys(figures).sort(), ["cpuMs", "peakRssMiB", "planMs", "resources"]);
-            assert.strictEqual(figures.resources, rows.length);
-            assert.ok(figures.planMs > 0 && figures.cpuMs > 0 && figures.peakRssMiB > 0);
-        });
-
-        it("prints its usage with the defaults for --help and exits 0", () => {
-            const res = plan(["--help"]);
-            assert.strictEqual(res.status, 0, res.stderr);
-            assert.match(res.stdout, /^usage: npm run plan -- --stack <name>/);
-            assert.match(res.stdout, /--out <dir> +where the plan goes \(default: plan\/ in the project\)/);
-        });
-
-        it("takes --flag=value, and refuses a flag without its value instead of writing into the project", () => {
-            const out = fs.mkdtempSync(path.join(os.tmpdir(), "plan-"));
-            const ok = plan(["--stack=hub", `--out=${out}`]);
-            assert.strictEqual(ok.status, 0, ok.stderr);
-            assert.ok(fs.existsSync(path.join(out, "hub", "resources.json")));
-            const bad = plan(["--stack", "hub", "--out"]);
-            assert.strictEqual(bad.status, 2);
-            assert.match(bad.stderr, /^--out needs a value; usage: npm run plan/);
-            assert.strictEqual(fs.existsSync(path.join(REPO_ROOT, "hub")), false, "wrote hub/ into the project");
-            assert.strictEqual(plan(["--stack", "--out", out]).status, 2, "a flag in the place of a value");
-        });
-
-        it("replaces a previous plan whole, and a failed plan removes the previous one", () => {
-            const dir = fs.mkdtempSync(path.join(os.tmpdir(), "stacks-"));
-            const hub = fs.readFileSync(path.join(FIXTURE_STACKS, "Pulumi.hub.yaml"), "utf8");
-            fs.writeFileSync(path.join(dir, "Pulumi.hub.yaml"), hub);
-            const out = path.join(dir, "out");
-            fs.mkdirSync(path.join(out, "hub"), { recursive: true });
-            fs.writeFileSync(path.join(out, "hub", "resources.json"), "old");
-            fs.writeFileSync(path.join(out, "hub", "stale.txt"), "from an older plan");
-            assert.strictEqual(plan(["--stack", "hub", "--config-dir", dir, "--out", out]).status, 0);
-            assert.deepStrictEqual(fs.readdirSync(path.join(out, "hub")).sort(), ["manifests.yaml", "patches.yaml", "resources.json"]);
-            assert.deepStrictEqual(fs.readdirSync(out), ["hub"], "no staging folder left behind");
-            fs.writeFileSync(path.join(dir, "Pulumi.hub.yaml"), hub.replace("role: hub", "role: primary"));
-            assert.strictEqual(plan(["--stack", "hub", "--config-dir", dir, "--out", out]).status, 1);
-            assert.strictEqual(fs.existsSync(path.join(out, "hub")), false, "the previous plan of a stack that no longer plans must go");
-        });
-
-        it("exits non-zero with the validation message and writes nothing for a bad config", () => {
-            const dir = fs.mkdtempSync(path.join(os.tmpdir(), "stacks-"));
-            const hub = fs.readFileSync(path.join(FIXTURE_STACKS, "Pulumi.hub.yaml"), "utf8");
-            fs.writeFileSync(path.join(dir, "Pulumi.broken.yaml"), hub.replace("role: hub", "role: primary"));
-            const out = path.join(dir, "out");
-            const res = plan(["--stack", "broken", "--config-dir", dir, "--out", out]);
-            assert.strictEqual(res.status, 1);
-            assert.match(
-                res.stderr,
-                /stack "broken": invalid configuration \(1 problem\):\n {2}- argo-rollouts-addon:cluster\.role = "primary": must be one of hub, spoke/,
-            );
-            assert.strictEqual(fs.existsSync(out), false, "a failed plan must write nothing");
-        });
-    });
 });
 
+// A YAML error, a key written twice, a merge key: test/stackYaml.test.ts, and the stack and file named with them: test/stackFile.test.ts.
 describe("stack files the plan, verify and adopt-check read", () => {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { readStackFile: read } = require("../tools/stackFile") as typeof import("../tools/stackFile");
-    const hub = fs.readFileSync(path.join(FIXTURE_STACKS, "Pulumi.hub.yaml"), "utf8");
     const write = (name: string, text: string) => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "stackfile-"));
         fs.writeFileSync(path.join(dir, `Pulumi.${name}.yaml`), text);
         return dir;
     };
 
-    it("names the file and the stack for a YAML error (duplicate key, tab)", () => {
-        const dup = write("dup", hub.replace("config:\n", "config:\n  argo-rollouts-addon:imageRegistry: x\n  argo-rollouts-addon:imageRegistry: y\n"));
-        // The second key's line: after the file's schema and comment lines, `config:` and the first key.
-        const line = hub.split("\n").indexOf("config:") + 3;
-        assert.throws(
-            () => read("dup", dup),
-            new RegExp(`^Error: stack "dup": Pulumi\\.dup\\.yaml line ${line}: the key argo-rollouts-addon:imageRegistry is written twice: write it once$`),
-        );
-        const tab = write("tab", hub.replace("config:\n", "config:\n\targo-rollouts-addon:x: 1\n"));
-        assert.throws(() => read("tab", tab), /^Error: stack "tab": Pulumi\.tab\.yaml line \d+: is not valid YAML \([a-z ]+\)$/);
-    });
-
     it("refuses a config: that is a list, not a map, instead of reporting keys 0 and 1", () => {
         assert.throws(
-            () => read("list", write("list", "config:\n  - a\n  - b\n")),
+            () => readStackFile("list", write("list", "config:\n  - a\n  - b\n")),
             /^Error: stack "list": Pulumi\.list\.yaml: config: must be a map of keys to values, got a list$/,
         );
     });
 
-    it("refuses a YAML merge key, which the Pulumi CLI resolves and YAML 1.2 does not, naming the line", () => {
-        const merged = write("merge", hub.replace("config:\n", "x-gate: &gate\n  count: 7\nconfig:\n  argo-rollouts-addon:analysis:\n    <<: *gate\n"));
-        assert.throws(
-            () => read("merge", merged),
-            /^Error: stack "merge": Pulumi\.merge\.yaml line \d+: argo-rollouts-addon:analysis\.<< = << is a merge key .*write the merged keys out$/,
-        );
-    });
-
     it("reports `eksClusterName: ~` as a problem, never as 0 problems", () => {
-        // eslint-disable-next-line @typescript-eslint/no-require-imports
-        const { configFromStackFile } = require("../tools/stackFile") as typeof import("../tools/stackFile");
-        assert.ok(hub.includes("eksClusterName: test-hub"));
-        const dir = write("tilde", hub.replace("eksClusterName: test-hub", "eksClusterName: ~"));
+        assert.ok(HUB_TEXT.includes("eksClusterName: test-hub"));
+        const dir = write("tilde", HUB_TEXT.replace("eksClusterName: test-hub", "eksClusterName: ~"));
         assert.throws(
-            () => configFromStackFile(read("tilde", dir)),
+            () => configFromStackFile(readStackFile("tilde", dir)),
             /invalid configuration \(1 problem\):\n {2}- argo-rollouts-addon:cluster = \{"eksClusterName":null\}: set exactly one of cluster\.eksClusterName/,
         );
     });

@@ -1,26 +1,12 @@
 import * as assert from "assert";
-import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { scriptArgs } from "../tools/cli";
 import { planStack, resourceRows } from "../tools/plan";
 import { configDirAtRef } from "../tools/planAgainst";
 import { PlanRow, diffPlans, fieldChanges, lineDiff, objectLabel, renderFullDiff, renderShortDiff } from "../tools/planDiff";
-import { REPO_ROOT, readStackFile } from "../tools/stackFile";
-import { FIXTURE_STACKS } from "./harness";
-
-const HUB = fs.readFileSync(path.join(FIXTURE_STACKS, "Pulumi.hub.yaml"), "utf8");
-
-/** The fixture hub with a second spoke and the release approver's ArgoCD role renamed. */
-function changedHub(): string {
-    const spoke = "      query: true\n";
-    assert.ok(HUB.includes(spoke) && HUB.includes("approverRole: role:release-approver"));
-    return HUB.replace(spoke, `${spoke}    - name: prod\n      tenant: prod\n      hostname: mimir-prod.hub.platform.test\n      query: true\n`).replace(
-        "approverRole: role:release-approver",
-        "approverRole: role:release-managers",
-    );
-}
+import { readStackFile } from "../tools/stackFile";
+import { FIXTURE_STACKS, changedHub } from "./harness";
 
 const row = (urn: string, inputs: Record<string, unknown>, extra: Partial<PlanRow> = {}): PlanRow => ({
     urn,
@@ -127,8 +113,7 @@ describe("plan diff", () => {
         });
     });
 
-    describe("of a real change to the hub", function () {
-        this.timeout(60000);
+    describe("of a real change to the hub", () => {
         let base: PlanRow[];
         let head: PlanRow[];
         before(async () => {
@@ -172,92 +157,5 @@ describe("plan diff", () => {
         assert.strictEqual(configDirAtRef("/repo", "/repo", "/tmp/t"), "/tmp/t");
         assert.strictEqual(configDirAtRef("/repo", "/repo/test/fixtures/stacks", "/tmp/t"), "/tmp/t/test/fixtures/stacks");
         assert.strictEqual(configDirAtRef("/repo", "/elsewhere", "/tmp/t"), "/elsewhere");
-    });
-
-    describe("npm run plan -- --against <ref>", function () {
-        this.timeout(120000);
-        let repo: string;
-        const git = (...args: string[]) => {
-            const res = spawnSync(
-                "git",
-                ["-C", repo, "-c", "user.name=plan test", "-c", "user.email=plan@test.invalid", "-c", "commit.gpgsign=false", ...args],
-                { encoding: "utf8" },
-            );
-            assert.strictEqual(res.status, 0, res.stderr);
-            return res.stdout;
-        };
-        // The project's plan command, run in the copy as `npm run plan` runs it there.
-        const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
-        const plan = (...args: string[]) => spawnSync(process.execPath, [...scriptArgs(pkg.scripts.plan, repo), ...args], { cwd: repo, encoding: "utf8" });
-
-        before(() => {
-            // A repository of its own holding the project's files as they are now: one commit, then
-            // the fixture hub changed in its checkout.
-            repo = fs.mkdtempSync(path.join(os.tmpdir(), "plan-repo-"));
-            const files = spawnSync("git", ["-C", REPO_ROOT, "ls-files", "-z", "--cached", "--others", "--exclude-standard"], { encoding: "utf8" })
-                .stdout.split("\0")
-                // A node_modules that is a symlink (a worktree's) is no folder to git's ignore rule: it is linked below.
-                .filter((f) => f !== "" && f !== "node_modules");
-            for (const f of files) {
-                if (fs.existsSync(path.join(REPO_ROOT, f))) {
-                    fs.mkdirSync(path.dirname(path.join(repo, f)), { recursive: true });
-                    fs.copyFileSync(path.join(REPO_ROOT, f), path.join(repo, f));
-                }
-            }
-            git("init", "--quiet");
-            git("add", "-A");
-            git("commit", "--quiet", "-m", "base");
-            fs.symlinkSync(path.join(REPO_ROOT, "node_modules"), path.join(repo, "node_modules"), "dir");
-            fs.writeFileSync(path.join(repo, "test", "fixtures", "stacks", "Pulumi.hub.yaml"), changedHub());
-        });
-        after(() => fs.rmSync(repo, { recursive: true, force: true }));
-
-        it("plans the ref in a worktree it removes, prints the short diff and writes both, leaving the checkout as it was", () => {
-            const status = git("status", "--porcelain");
-            const headBefore = git("rev-parse", "HEAD");
-            const out = path.join(repo, "out");
-            const res = plan("--stack", "hub", "--config-dir", "test/fixtures/stacks", "--out", out, "--against", "HEAD");
-            assert.strictEqual(res.status, 0, res.stderr);
-            assert.match(res.stdout, /^### Offline plan of stack `hub` against `HEAD` \([0-9a-f]{12}\)$/m);
-            assert.match(res.stdout, /^1 added, 0 removed, 1 changed, \d+ unchanged\.$/m);
-            assert.match(res.stdout, /^- \+ added `HTTPRoute observability\/mimir-spoke-prod-read`$/m);
-            assert.match(res.stdout, /^wrote .*resources\.json, manifests\.yaml, patches\.yaml, diff\.md and diff-summary\.md$/m);
-            assert.deepStrictEqual(fs.readdirSync(path.join(out, "hub")).sort(), [
-                "diff-summary.md",
-                "diff.md",
-                "manifests.yaml",
-                "patches.yaml",
-                "resources.json",
-            ]);
-            assert.match(fs.readFileSync(path.join(out, "hub", "diff.md"), "utf8"), /^ {4}\+ g, platform-release-approvers, role:release-managers$/m);
-            assert.ok(res.stdout.includes(fs.readFileSync(path.join(out, "hub", "diff-summary.md"), "utf8")));
-            // The checkout: same files changed, same HEAD, no worktree left registered.
-            fs.rmSync(out, { recursive: true, force: true });
-            assert.strictEqual(git("status", "--porcelain"), status);
-            assert.strictEqual(git("rev-parse", "HEAD"), headBefore);
-            assert.strictEqual(git("worktree", "list", "--porcelain").match(/^worktree /gm)?.length, 1);
-            assert.ok(fs.existsSync(path.join(REPO_ROOT, "node_modules", "@pulumi", "pulumi")), "the packages linked into the worktree are still there");
-        });
-
-        it("shows every object added for a stack file the ref did not have", () => {
-            const dir = path.join(repo, "test", "fixtures", "stacks");
-            fs.writeFileSync(path.join(dir, "Pulumi.newhub.yaml"), HUB);
-            try {
-                const res = plan("--stack", "newhub", "--config-dir", "test/fixtures/stacks", "--out", path.join(repo, "out2"), "--against", "HEAD");
-                assert.strictEqual(res.status, 0, res.stderr);
-                assert.match(res.stdout, /^\d+ added, 0 removed, 0 changed, 0 unchanged\.$/m);
-                assert.match(res.stdout, /did not exist at `HEAD`: every object is new/);
-            } finally {
-                fs.rmSync(path.join(dir, "Pulumi.newhub.yaml"));
-            }
-        });
-
-        it("writes the plan without a diff and exits 1 for a ref that is no commit", () => {
-            const out = path.join(repo, "out3");
-            const res = plan("--stack", "hub", "--config-dir", "test/fixtures/stacks", "--out", out, "--against", "no-such-ref");
-            assert.strictEqual(res.status, 1);
-            assert.match(res.stderr, /^no diff against no-such-ref: --against no-such-ref: not a commit of the repository at /m);
-            assert.deepStrictEqual(fs.readdirSync(path.join(out, "hub")).sort(), ["manifests.yaml", "patches.yaml", "resources.json"]);
-        });
     });
 });

@@ -4,7 +4,8 @@
  */
 import * as assert from "assert";
 import type { AddonConfig } from "../../stacks/config";
-import { connect } from "../../tools/verify/cluster";
+import { ResourceQuestion, connect } from "../../tools/verify/cluster";
+import { ruleAllows, verifyRules } from "../../tools/verify/access";
 import { GROUPS, defaultOptions, runVerify } from "../../tools/verify/index";
 import type { CheckResult } from "../../tools/verify/report";
 import { FakeApiServer, startFakeApiServer } from "./fakeApiServer";
@@ -52,3 +53,53 @@ export const expectPass = (results: Results, id: string) =>
 export const notPassing = (results: Results) =>
     [...results.values()].filter((r) => r.status !== "PASS").map((r) => `${r.status} ${r.id}: ${found(results, r.id)} ${r.note ?? ""}`.trim());
 export const ALL_IDS = GROUPS.flatMap((g) => g.ids);
+
+/**
+ * The RBAC question a request verify sent asks: `GET /api|/apis/.../<resource>[/<name>[/<sub>]]`
+ * (a collection is `list`, an object `get`, the service proxy `get services/proxy`), or a `POST`
+ * of an access review (`create`). Undefined for non-resource paths (`/version`).
+ */
+function requestQuestion(method: string, rawPath: string): ResourceQuestion | undefined {
+    const path = rawPath.split("?")[0];
+    const parts = path.split("/").filter(Boolean);
+    if (parts[0] !== "api" && parts[0] !== "apis") {
+        return undefined;
+    }
+    const group = parts[0] === "api" ? "" : parts[1];
+    let rest = parts[0] === "api" ? parts.slice(2) : parts.slice(3);
+    let namespace: string | undefined;
+    if (rest[0] === "namespaces" && rest.length > 2) {
+        namespace = rest[1];
+        rest = rest.slice(2);
+    }
+    const [resource, name, subresource] = rest;
+    const verb = method === "POST" ? "create" : name === undefined ? "list" : "get";
+    return { verb, group, resource, namespace, name: name?.split(":")[0], subresource };
+}
+
+/** Every request `server` saw is one verify's printed ClusterRole for `config` allows, and the role grants only reads and access reviews. */
+export function expectRequestsAllowed(server: FakeApiServer, config: AddonConfig): void {
+    const rules = verifyRules(config);
+    const asked = server.requests
+        .map((r) => ({ r, q: requestQuestion(r.split(" ")[0], r.split(" ")[1]) }))
+        .filter((x) => x.q !== undefined && x.q.resource !== "selfsubjectaccessreviews");
+    assert.ok(asked.length > 40);
+    assert.deepStrictEqual(
+        asked.filter((x) => !rules.some((rule) => ruleAllows(rule, x.q!))).map((x) => x.r),
+        [],
+    );
+    for (const rule of rules) {
+        assert.ok(
+            rule.verbs.every((v) => ["get", "list"].includes(v) || (v === "create" && rule.resources.join() === "subjectaccessreviews")),
+            JSON.stringify(rule),
+        );
+        assert.ok(!rule.resources.includes("secrets"));
+    }
+    assert.strictEqual(
+        rules.some((r) => r.resources.includes("services/proxy")),
+        config.cluster.role === "hub",
+    );
+}
+
+/** `expectFail` for each pattern: the check fails, and its findings match every one. */
+export const expectFails = (results: Results, id: string, ...patterns: RegExp[]) => patterns.forEach((p) => expectFail(results, id, p));

@@ -152,6 +152,12 @@ export const kyvernoAccount = (component: string): string => `system:serviceacco
 const COMPONENT = { admission: "admission-controller", background: "background-controller", reports: "reports-controller" } as const;
 const bindingReason = (kind: string, binding: string, role: string, subject: string) =>
     `RBAC: allowed by ${kind}Binding "${binding}" of ${kind} "${role}" to ${subject}`;
+/** What a Kyverno controller's ServiceAccount may do through its aggregated ClusterRole. */
+const kyvernoGrant = (c: string, rules: PolicyRule[]): Grant => ({
+    user: kyvernoAccount(c),
+    rules,
+    reason: bindingReason("ClusterRole", `kyverno:${c}`, `kyverno:${c}`, `ServiceAccount "kyverno-${c}/kyverno"`),
+});
 
 /**
  * Sets the smoke Rollout's status and what the controller writes with it: the Services' selectors
@@ -181,9 +187,8 @@ export function healthyCluster(config: AddonConfig): ClusterWorld {
     // The controller, as the chart renders it from the program's values, with a spoke's read CA bundle (chart templates/controller/deployment.yaml).
     const values = controllerValues(config);
     const image = expectedControllerImage(values);
-    const initContainers = pluginImage(config.plugin, config.imageRegistry)
-        ? [{ name: "gatewayapi-plugin", image: pluginImage(config.plugin, config.imageRegistry) }]
-        : undefined;
+    const plugin = pluginImage(config.plugin, config.imageRegistry);
+    const initContainers = plugin ? [{ name: "gatewayapi-plugin", image: plugin }] : undefined;
     const deployment = fixture("controller-deployment.json");
     const template = {
         ...(deployment.spec as { template: object }).template,
@@ -202,14 +207,8 @@ export function healthyCluster(config: AddonConfig): ClusterWorld {
         const spec = { ...(pod.spec as object), containers, initContainers, ...(trust ? { volumes: trust.volumes } : {}) };
         objects.push(named(pod, { name, annotations: { ...pod.metadata?.annotations, ...controller.podAnnotations } }, { spec }));
     }
-    if (trust) {
-        objects.push({
-            apiVersion: "v1",
-            kind: "ConfigMap",
-            metadata: { name: READ_CA_CONFIGMAP, namespace: ns, uid: "uid-read-ca" },
-            data: trust.configMapData,
-        });
-    }
+    const caMetadata = { name: READ_CA_CONFIGMAP, namespace: ns, uid: "uid-read-ca" };
+    objects.push(...(trust ? [{ apiVersion: "v1", kind: "ConfigMap", metadata: caMetadata, data: trust.configMapData }] : []));
     const lease = fixture("lease.json");
     objects.push(named(lease, {}, { spec: { ...(lease.spec as object), renewTime: new Date(NOW.getTime() - 4000).toISOString() } }));
     objects.push(named(fixture("argo-rollouts-config.json"), {}, { data: { trafficRouterPlugins: YAML.stringify(controller.trafficRouterPlugins) } }));
@@ -243,22 +242,11 @@ export function healthyCluster(config: AddonConfig): ClusterWorld {
             rules: role.rules,
         });
         // Kyverno's chart aggregates the labelled role into each controller's ClusterRole.
-        for (const c of role.controllers) {
-            grants.push({
-                user: kyvernoAccount(COMPONENT[c]),
-                rules: role.rules,
-                reason: bindingReason("ClusterRole", `kyverno:${COMPONENT[c]}`, `kyverno:${COMPONENT[c]}`, `ServiceAccount "kyverno-${COMPONENT[c]}/kyverno"`),
-            });
-        }
+        grants.push(...role.controllers.map((c) => kyvernoGrant(COMPONENT[c], role.rules)));
     }
     if (policy.availabilityPolicies === "complement") {
         objects.push(...fixture<KubeObject[]>("platform-availability-clusterpolicies.json"));
-        const bg = COMPONENT.background;
-        grants.push({
-            user: kyvernoAccount(bg),
-            rules: pdbGenerationRules(),
-            reason: bindingReason("ClusterRole", `kyverno:${bg}`, `kyverno:${bg}`, `ServiceAccount "kyverno-${bg}/kyverno"`),
-        });
+        grants.push(kyvernoGrant(COMPONENT.background, pdbGenerationRules()));
     }
 
     // Tenants: `view` as the aggregation controller fills it from the stage's role, a canary Rollout with its budget, an editor, a regulated app.

@@ -3,7 +3,7 @@ import { ChildProcess, spawn } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { REPO_ROOT } from "../tools/stackFile";
+import { REPO_ROOT } from "../../tools/stackFile";
 
 /**
  * Preloaded into the pack's runner: records each file ts-node compiles (ts-node type-checks what
@@ -58,9 +58,7 @@ function runPack(program: string, cwd: string, probeOut: string): Promise<{ port
     });
 }
 
-describe("policy pack entry", function () {
-    this.timeout(120000);
-
+describe("policy pack entry", () => {
     it("is plain JavaScript named by the pack's package.json", () => {
         const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "policy-pack", "package.json"), "utf8")) as { main: string };
         assert.strictEqual(pkg.main, "index.js");
