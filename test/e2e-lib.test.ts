@@ -82,6 +82,13 @@ describe("e2e harness", () => {
             const either = { ...refused, policy: ["require-canary-max-surge", "restrict-rollout-route-namespace"] } as AdmissionCase;
             assert.strictEqual(judge(either, "policies.kyverno.io/v1", answer(1, cel), policies), undefined);
             assert.match(judge(either, "policies.kyverno.io/v1", answer(1, "Policy require-prod-standard-delivery failed: x"), policies)!, /expected refused/);
+            // The API server's own refusal, by no policy: the text decides, and no policy may answer.
+            const byServer = { ...refused, policy: undefined, says: "empty selector is invalid" } as AdmissionCase;
+            assert.strictEqual(
+                judge(byServer, "kyverno.io/v1", answer(1, 'The Deployment "web" is invalid: spec.selector: empty selector is invalid'), policies),
+                undefined,
+            );
+            assert.match(judge(byServer, "kyverno.io/v1", answer(1, "Policy require-canary-max-surge failed: x"), policies)!, /expected refused/);
             const warned = { ...refused, expect: "warned", policy: "require-prod-standard-delivery" } as AdmissionCase;
             assert.strictEqual(
                 judge(warned, "kyverno.io/v1", answer(0, "Warning: policy require-prod-standard-delivery.canary: add the component"), policies),

@@ -273,8 +273,13 @@ export function judge(c: AdmissionCase, api: string, r: RunResult, policies: rea
         }
         // Several policies may refuse one request: a ClusterPolicy webhook names every one, the API
         // server stops at the first CEL policy's webhook that refuses (they are called in parallel).
+        // A sample that names no policy is refused by the API server itself, by no policy.
         const by = named(refusal, policies);
-        if (by.length === 0 || !by.every((p) => want.includes(p)) || (e.says !== undefined && !refusal.replace(/\s+/g, " ").includes(e.says))) {
+        if (
+            (want.length > 0 && by.length === 0) ||
+            !by.every((p) => want.includes(p)) ||
+            (e.says !== undefined && !refusal.replace(/\s+/g, " ").includes(e.says))
+        ) {
             return `expected refused by [${want.join(", ")}]${e.says ? ` saying "${e.says}"` : ""}, got ${answer}`;
         }
         if (/Policy \S+ error:/.test(refusal)) {
