@@ -31,7 +31,7 @@ function transpile(source, filename, swc = require("@swc/core")) {
     return swc.transformSync(source, swcOptions(filename)).code;
 }
 
-/** Registers the `.ts` loader unless one (ts-node's, in the tests) is; with `replace`, in its place (the policy pack's runner registers a type-checking one). */
+/** Registers the `.ts` loader unless one is already; with `replace`, in its place (the policy pack's runner registers a type-checking one). */
 function register({ replace = false } = {}) {
     if (Module._extensions[".ts"] && !replace) {
         return;
