@@ -1,20 +1,10 @@
 import * as assert from "assert";
 import { POLICY_NAMES, PolicyConfig, PolicyContext, ValidatingPolicy, celPolicies } from "../components/policy";
 import { checkExpression, checkPolicy } from "./kyvernoCel";
-import { parseHub } from "./stackConfig";
+import { policyConfig, REGULATED } from "./stackConfig";
 
 // ---------------------------------------------------------------------------------------------
 // Configurations and samples.
-
-const REGULATED = {
-    namespaceLabels: { "platform.test/class": "regulated" },
-    approverGroups: ["release-approvers"],
-    deployerGroups: ["shop-deployers"],
-    gitopsServiceAccounts: ["argocd/argocd-application-controller"],
-    actionServiceAccounts: ["argocd/argocd-server"],
-};
-
-const policyConfig = (patch: Record<string, unknown> = {}): PolicyConfig => parseHub({ policy: patch }).policy;
 
 const CTX: PolicyContext = { rolloutsController: { namespace: "argo-rollouts", name: "argo-rollouts" } };
 const VARIANTS: [string, PolicyConfig][] = [

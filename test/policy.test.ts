@@ -24,7 +24,7 @@ import {
 import { OfflineRun } from "../tools/offline";
 import { validateObject } from "../tools/schemas";
 import { byName, hubConfig, merged, planInline, transitiveDeps } from "./harness";
-import { parseHub } from "./stackConfig";
+import { parseHub, policyConfig, REGULATED } from "./stackConfig";
 import { findWildcards } from "../components/argoRollouts";
 
 // What the policies decide is the real Kyverno's to say: the end-to-end scenario engine-kyverno-cli
@@ -35,15 +35,7 @@ const TIER = "platform.test/tier";
 const DEV = { [TIER]: "dev" };
 const PROD = { [TIER]: "prod" };
 const REGULATED_PROD = { [TIER]: "prod", "platform.test/class": "regulated" };
-const REGULATED = {
-    namespaceLabels: { "platform.test/class": "regulated" },
-    approverGroups: ["release-approvers"],
-    deployerGroups: ["shop-deployers"],
-    gitopsServiceAccounts: ["argocd/argocd-application-controller"],
-    actionServiceAccounts: ["argocd/argocd-server"],
-};
 
-const policyConfig = (patch: Record<string, unknown> = {}): PolicyConfig => parseHub({ policy: patch }).policy;
 /** The controller, and the tier admission of the harness's stack with regulated prod (both classes). */
 const CTX = { ...policyContext(parseHub({ policy: { regulated: REGULATED } })), rolloutsController: { namespace: "argo-rollouts", name: "argo-rollouts" } };
 

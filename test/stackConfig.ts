@@ -5,6 +5,7 @@
  */
 import * as assert from "assert";
 import { ConfigError, ConfigProblem } from "../components/config";
+import type { PolicyConfig } from "../components/policy";
 import { AddonConfig, parseAddonConfig } from "../stacks/config";
 import { hubConfig, merged, withRegulatedArgoRbac } from "./harness";
 
@@ -19,6 +20,18 @@ export function parseMap(cfg: Patch, stack = "hub", ambient: Ambient = {}): Addo
 
 /** Reads hubConfig() with `patch` merged in. */
 export const parseHub = (patch: Patch = {}, ambient: Ambient = {}): AddonConfig => parseMap(merged(hubConfig(), patch), "hub", ambient);
+
+/** A regulated class (ADR-056 D3) with every identity the approval guard reads: the policy tests' one. */
+export const REGULATED = {
+    namespaceLabels: { "platform.test/class": "regulated" },
+    approverGroups: ["release-approvers"],
+    deployerGroups: ["shop-deployers"],
+    gitopsServiceAccounts: ["argocd/argocd-application-controller"],
+    actionServiceAccounts: ["argocd/argocd-server"],
+};
+
+/** The policy section of parseHub() with `patch` as `policy`. */
+export const policyConfig = (patch: Record<string, unknown> = {}): PolicyConfig => parseHub({ policy: patch }).policy;
 
 /** The ConfigError `attempt` throws; fails the test when it accepts. */
 export function configError(attempt: () => unknown): ConfigError {

@@ -1,15 +1,7 @@
 import * as assert from "assert";
 import { policyContext, tierAdmission, clusterPolicies, tierMessage } from "../components/policy";
 import type { AddonConfig } from "../stacks/config";
-import { hubProblems, parseHub } from "./stackConfig";
-
-const REGULATED = {
-    namespaceLabels: { "platform.test/class": "regulated" },
-    approverGroups: ["release-approvers"],
-    deployerGroups: ["shop-deployers"],
-    gitopsServiceAccounts: ["argocd/argocd-application-controller"],
-    actionServiceAccounts: ["argocd/argocd-server"],
-};
+import { hubProblems, parseHub, REGULATED } from "./stackConfig";
 
 /** The stack file's problems, each as `<key> <given> <allowed>`. */
 const problemsOf = (patch: Record<string, unknown>) => hubProblems(patch).map((p) => `${p.key} ${p.given} ${p.allowed}`);
