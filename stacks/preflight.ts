@@ -1,12 +1,14 @@
 import * as pulumi from "@pulumi/pulumi";
-import { CONTROLLER_CONTAINER, downgradeRefusal, imageTag } from "../components/cluster/adoption";
+import { CONTROLLER_CONTAINER, downgradeRefusal, imageTag, stackMark } from "../components/cluster/adoption";
 import { DeclarationGate, DeclaredRef, existingObjectsRefusal, findExisting } from "../components/cluster/existing";
 import { LiveReader, apiPath, liveReader } from "../components/cluster/live";
 import { CONTROLLER_SELECTOR, chartObjects, chartObjectApiVersion } from "../components/rollouts/chartObjects";
-import { oldInstallProblems } from "../components/cluster/oldInstall";
-import { RolloutState, adoptedRelease, hashBoundaryDecision } from "../components/rollouts/versions";
+import { CONTROLLER_LEASES, oldInstallProblems } from "../components/cluster/oldInstall";
+import { RolloutState, adoptedRelease, hashBoundaryDecision, noControllerRefusal } from "../components/rollouts/versions";
 import type { AddonConfig } from "./config";
 import { ROLLOUTS_CRDS, RELEASE_NAME } from "../components/argoRollouts";
+import { POLICY_NAMES } from "../components/policy";
+import { enforcementNotice, regulatedEnforced, regulatedProdQuery } from "../components/policy/enforcement";
 
 /**
  * What the program checks on the live cluster before it declares anything (ADR-056 as-built;
@@ -16,13 +18,14 @@ import { ROLLOUTS_CRDS, RELEASE_NAME } from "../components/argoRollouts";
  * whole object the stack creates. The offline plan has no cluster and runs none of this.
  */
 
-/** The tag of the controller image running in the cluster, or undefined when none runs. */
+/** The tag of the controller image running in the cluster (the whole reference when it has none), or undefined when none runs. */
 export async function runningControllerVersion(config: AddonConfig, reader: Pick<LiveReader, "get">): Promise<string | undefined> {
     const deployment = await reader.get(apiPath("apps/v1", "Deployment", config.controller.namespace, RELEASE_NAME));
     const containers =
         (deployment?.spec as { template?: { spec?: { containers?: { name?: string; image?: string }[] } } } | undefined)?.template?.spec?.containers ?? [];
     const image = containers.find((c) => c.name === CONTROLLER_CONTAINER)?.image;
-    return image ? imageTag(image) : undefined;
+    // An image without a tag is still a controller running: its reference stands for a version no table knows.
+    return image ? (imageTag(image) ?? image) : undefined;
 }
 
 /** The objects the chart and the CRD group create, which the provider registers, not this process. */
@@ -44,6 +47,11 @@ export async function controllerPreflight(
     warn: (m: string) => void = (m) => void pulumi.log.warn(m),
 ): Promise<AddonConfig> {
     const running = await runningControllerVersion(config, reader);
+    if (!running && !config.controller.releaseFromStackFile) {
+        // The API server selects: one ReplicaSet a Rollout made is enough.
+        const made = await reader.list("/apis/apps/v1/replicasets?labelSelector=rollouts-pod-template-hash&limit=1");
+        if ((made ?? []).length > 0) throw new pulumi.RunError(noControllerRefusal(config.stack, config.controller.appVersion));
+    }
     let run = config;
     // A stack file that names no release keeps the line the cluster runs, on the adopting run and
     // every run after it: the newest release is the default only where no controller runs yet.
@@ -57,12 +65,13 @@ export async function controllerPreflight(
     if (config.cluster.adoptExisting) {
         const refusal = downgradeRefusal(config.stack, running, run.controller.appVersion, config.cluster.allowDowngrade);
         if (refusal) throw new pulumi.RunError(refusal);
-        // Shapes of the old install a green preview would not show: one LIST of the Deployments, one GET of the budget.
+        // Shapes of the old install a green preview would not show: one LIST of the Deployments and of the controllers' Leases, one GET of the budget.
         const ns = config.controller.namespace;
         const problems = oldInstallProblems({
             namespace: ns,
             name: RELEASE_NAME,
             deployments: (await reader.list("/apis/apps/v1/deployments")) ?? [],
+            leases: (await reader.list(CONTROLLER_LEASES)) ?? [],
             chartSelector: CONTROLLER_SELECTOR,
             pdb: await reader.get(apiPath("policy/v1", "PodDisruptionBudget", ns, RELEASE_NAME)),
         });
@@ -73,7 +82,13 @@ export async function controllerPreflight(
             );
         }
     }
-    const boundary = { stack: config.stack, running, configured: run.controller.appVersion, acknowledged: config.controller.acknowledgeNewRevisions };
+    const boundary = {
+        stack: config.stack,
+        running,
+        configured: run.controller.appVersion,
+        acknowledged: config.controller.acknowledgeNewRevisions,
+        inFlight: config.controller.acknowledgeInFlight,
+    };
     let decision = hashBoundaryDecision({ ...boundary, rollouts: [] });
     if (decision.refusal || decision.notice) {
         // Only a move across the boundary lists the Rollouts (cluster-wide read of one kind).
@@ -82,6 +97,37 @@ export async function controllerPreflight(
     if (decision.refusal) throw new pulumi.RunError(decision.refusal);
     if (decision.notice) warn(decision.notice);
     return run;
+}
+
+type ObjectRef = { kind?: string; namespace?: string; name?: string };
+type ReportResult = { policy?: string; result?: string; message?: string; resources?: ObjectRef[] };
+
+/** Reads who the regulated tier rule refuses once it enforces, as Kyverno's reports say, and announces them (components/policy/enforcement.ts). */
+export async function enforcementPreflight(config: AddonConfig, reader: Pick<LiveReader, "get" | "list">, warn: (m: string) => void): Promise<void> {
+    if (!regulatedEnforced(config.policy)) return;
+    const rule = POLICY_NAMES.tierRegulated;
+    const ruleInstalled = (await reader.get(`/apis/${config.policy.kyvernoApi}/validatingpolicies/${rule}`)) !== undefined;
+    // One report per resource, named by its scope (kyverno/kyverno pkg/utils/report at v1.17.2); no report CRD, no reports.
+    const reports = ruleInstalled ? ((await reader.list("/apis/wgpolicyk8s.io/v1alpha2/policyreports")) ?? []) : [];
+    const failing = reports.flatMap((r) => {
+        const { scope, results } = r as { scope?: ObjectRef; results?: ReportResult[] };
+        return (results ?? [])
+            .filter((x) => x.policy === rule && x.result === "fail")
+            .map((x): ObjectRef & { message: string } => ({ ...scope, ...x.resources?.[0], message: x.message ?? "" }))
+            .filter((o) => o.kind === "Rollout" && o.name)
+            .map((o) => ({ namespace: o.namespace ?? r.metadata?.namespace ?? "", name: o.name!, message: o.message }));
+    });
+    let regulatedProd: { namespace: string; name: string }[] = [];
+    if (!ruleInstalled) {
+        const namespaces = ((await reader.list(`/api/v1/namespaces?labelSelector=${encodeURIComponent(regulatedProdQuery(config.policy))}`)) ?? []).map(
+            (n) => n.metadata?.name,
+        );
+        regulatedProd = ((await reader.list("/apis/argoproj.io/v1alpha1/rollouts")) ?? [])
+            .filter((o) => namespaces.includes(o.metadata?.namespace))
+            .map((o) => ({ namespace: o.metadata?.namespace ?? "", name: o.metadata?.name ?? "" }));
+    }
+    const notice = enforcementNotice(config.stack, { ruleInstalled, failing, regulatedProd });
+    if (notice) warn(notice);
 }
 
 /**
@@ -97,6 +143,7 @@ export async function checkedStack(
     try {
         reader ??= await liveReader({ connection: config.cluster.connection });
         config = await controllerPreflight(config, reader, opts.warn);
+        await enforcementPreflight(config, reader, opts.warn ?? ((m) => void pulumi.log.warn(m)));
     } catch (e) {
         if (e instanceof pulumi.RunError) throw e;
         throw new pulumi.RunError(
@@ -107,7 +154,7 @@ export async function checkedStack(
     (opts.register ?? pulumi.runtime.registerStackTransformation)(gate.transformation);
     const outputs = await define(config);
     if (!config.cluster.adoptExisting) {
-        const refusal = await findExisting([...gate.declared, ...providerDeclaredObjects(config)], reader).then(
+        const refusal = await findExisting([...gate.declared, ...providerDeclaredObjects(config)], reader, stackMark()).then(
             (found) => existingObjectsRefusal(config.stack, found),
             (e: Error) => `stack "${config.stack}": the program reads every object it would create before it declares them, and cannot: ${e.message}`,
         );

@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { ArgoCdAppsStage } from "../components/argocd";
-import { SPOKE_READ_ENDPOINTS_OUTPUT, adoptionTransforms, clusterProvider, hubReadEndpoint } from "../components/cluster";
+import { SPOKE_READ_ENDPOINTS_OUTPUT, stackTransforms, clusterProvider, hubReadEndpoint } from "../components/cluster";
 import { GatewayStage } from "../components/gateway";
 import { PolicyStage } from "../components/policy";
 import { SmokeCanary } from "../components/smoke";
@@ -30,8 +30,8 @@ export async function defineStack(config: AddonConfig = loadAddonConfig()): Prom
     refuseExampleValues(config.stack, PROJECT, config.examples, pulumi.runtime.isDryRun(), warnOnce);
     const provider = clusterProvider(config.cluster);
     const providers = [provider];
-    // The adopting run forces ownership of the stack's whole objects, never of its patches (adoption.ts).
-    const transforms = adoptionTransforms(config.cluster.adoptExisting);
+    // Every whole object carries the stack's mark; the adopting run also forces its ownership, never of a patch (adoption.ts).
+    const transforms = stackTransforms(config.cluster.adoptExisting);
 
     const readEndpoint = await hubReadEndpoint(config);
 

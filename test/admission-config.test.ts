@@ -1,27 +1,23 @@
 import * as assert from "assert";
-import { ConfigError } from "../components/config";
 import { parseAddonConfig } from "../stacks/config";
-import { APPROVER_ROLLOUT_ACTIONS, ARGOCD_DEFAULTS, ARGOCD_ROLLOUT_ACTIONS, BUILTIN_KINDS } from "../components/argocd";
+import { APPROVER_ROLLOUT_ACTIONS, BUILTIN_KINDS } from "../components/argocd";
 import { POLICY_DEFAULTS } from "../components/policy";
 import { TEST_POLICY, hubConfig, merged, planInline, whole } from "./harness";
-import { hubProblems, parseHub, problemFor } from "./stackConfig";
+import { REGULATED, configError, hubProblems, parseHub, problemFor } from "./stackConfig";
 
-const tenants = {
-    projects: {
-        tenants: {
-            owner: "addon",
-            namespaceResources: [
-                { group: "", kind: "Service" },
-                { group: "apps", kind: "Deployment" },
-            ],
-        },
-    },
-};
+/** A managed project whose wildcard whitelist covers the stable and canary Services (ADR-056 D4). */
+const tenants = { projects: { tenants: { owner: "addon", namespaceResources: [{ group: "*", kind: "*" }] } } };
 
 type Row = [Record<string, unknown>, string, RegExp, string?];
 const CONTROLLER_SA = "argocd/argocd-application-controller";
 const ELSEWHERE = { runsOn: "mgmt", projects: undefined, applicationSets: undefined };
 const CUT = { tenantNamespaceSelector: { matchLabels: { "platform.test/tier": "dev" } } };
+const ROUTE = { group: "gateway.networking.k8s.io", kind: "HTTPRoute" };
+const ROLLOUT = { group: "argoproj.io", kind: "Rollout" };
+/** argocd-cm's rules for every Application, and a managed tenant ApplicationSet's (APPSET_RULE is its first rule's key). */
+const systemRules = (...ignoreDifferences: object[]) => ({ argocd: { ignoreDifferences } });
+const appSet = (set: object) => ({ argocd: { applicationSets: { tenants: { owner: "addon", ...set } } } });
+const APPSET_RULE = "argocd.applicationSets.tenants.ignoreDifferences[0]";
 /** A regulated section with its namespace labels and approvers, and `patch` over them. */
 const reg = (patch: Record<string, unknown>) => ({ policy: { regulated: { namespaceLabels: { a: "b" }, approverGroups: ["release"], ...patch } } });
 
@@ -41,37 +37,21 @@ describe("admission configuration (policy, argocd)", () => {
                 topologyKeys: ["topology.kubernetes.io/zone", "kubernetes.io/hostname"],
                 excludeNamespaces: ["kube-system", "kube-public", "kube-node-lease", "kyverno"],
             });
-            assert.strictEqual(cfg.policy.regulated, undefined, "no regulated namespaces unless configured");
         });
 
         it("manages argocd-cm only, with no project, ApplicationSet or RBAC, when the platform names none ({})", () => {
             const cfg = parseHub();
-            assert.strictEqual(cfg.argocd.runsOn, "hub");
-            assert.strictEqual(cfg.argocd.local, true);
-            assert.strictEqual(cfg.argocd.namespace, "argocd");
-            assert.deepStrictEqual(cfg.argocd.projects, []);
-            assert.deepStrictEqual(cfg.argocd.applicationSets, []);
-            assert.deepStrictEqual(
-                cfg.argocd.allKinds,
-                BUILTIN_KINDS.map((gk) => ({ ...gk })),
-            );
+            const { runsOn, local, namespace, projects, applicationSets, allKinds } = cfg.argocd;
+            assert.deepStrictEqual([runsOn, local, namespace, projects, applicationSets, allKinds], ["hub", true, "argocd", [], [], BUILTIN_KINDS]);
             assert.deepStrictEqual(cfg.argocd.rbac, {
                 deployerRoles: [],
                 projects: [],
-                actions: [...APPROVER_ROLLOUT_ACTIONS],
+                // Only actions ArgoCD has (argocd.rbac.actions refuses any other, below).
+                actions: ["resume", "promote-full", "skip-current-step", "abort"],
                 regulatedProjects: [],
                 approverGroups: [],
                 deployerGroups: [],
             });
-        });
-
-        it("reserves only actions ArgoCD has: resume, promote-full, skip-current-step and abort", () => {
-            assert.deepStrictEqual(ARGOCD_DEFAULTS.rbac.actions, ["resume", "promote-full", "skip-current-step", "abort"]);
-            assert.ok(ARGOCD_DEFAULTS.rbac.actions.every((a) => ARGOCD_ROLLOUT_ACTIONS.includes(a)));
-        });
-
-        it("never lets a built-in default reach a Rollout: the all-kinds list holds no CRD", () => {
-            assert.ok(BUILTIN_KINDS.every((gk) => !gk.group.includes("argoproj.io") && !gk.group.includes("gateway.networking.k8s.io")));
         });
     });
 
@@ -84,37 +64,34 @@ describe("admission configuration (policy, argocd)", () => {
                     applicationSets: {
                         "tenant-apps": {
                             owner: "addon",
-                            syncOptions: ["CreateNamespace=true", "ServerSideApply=true"],
+                            syncOptions: ["CreateNamespace=true", "ServerSideApply=false"],
                             ignoreDifferences: [{ group: "apps", kind: "Deployment", name: "web", jsonPointers: ["/spec/replicas"] }],
                         },
                     },
-                    ignoreDifferences: [{ kind: "*", jqPathExpressions: [".metadata.annotations"] }],
+                    // An array rule for every kind (written per built-in kind, so it never reaches a Rollout) and the ADR's scalar HPA rule.
+                    ignoreDifferences: [
+                        { kind: "*", jqPathExpressions: [".spec.template.spec.containers[].securityContext"] },
+                        { ...ROLLOUT, jsonPointers: ["/spec/replicas"] },
+                    ],
                     rbac: { approverRole: "role:approver", deployerRoles: ["role:deployer", "role:deployer"] },
                 },
             });
             assert.strictEqual(cfg.argocd.namespace, "gitops");
-            assert.deepStrictEqual(cfg.argocd.projects, [
-                {
-                    name: "tenants",
-                    owner: "addon",
-                    namespaceResources: [
-                        { group: "", kind: "Service" },
-                        { group: "apps", kind: "Deployment" },
-                    ],
-                },
-            ]);
+            assert.deepStrictEqual(cfg.argocd.projects, [{ name: "tenants", owner: "addon", namespaceResources: [{ group: "*", kind: "*" }] }]);
             assert.deepStrictEqual(cfg.argocd.applicationSets, [
                 {
                     name: "tenant-apps",
                     owner: "addon",
-                    syncOptions: ["CreateNamespace=true", "ServerSideApply=true"],
+                    // Client-side sync is the tenant's choice.
+                    syncOptions: ["CreateNamespace=true", "ServerSideApply=false"],
                     ignoreDifferences: [
                         { group: "apps", kind: "Deployment", name: "web", jsonPointers: ["/spec/replicas"], jqPathExpressions: [], managedFieldsManagers: [] },
                     ],
                 },
             ]);
             assert.deepStrictEqual(cfg.argocd.ignoreDifferences, [
-                { group: "", kind: "*", jsonPointers: [], jqPathExpressions: [".metadata.annotations"], managedFieldsManagers: [] },
+                { group: "", kind: "*", jsonPointers: [], jqPathExpressions: [".spec.template.spec.containers[].securityContext"], managedFieldsManagers: [] },
+                { ...ROLLOUT, jsonPointers: ["/spec/replicas"], jqPathExpressions: [], managedFieldsManagers: [] },
             ]);
             // Duplicates collapse; the grant's scope defaults to the managed projects.
             assert.deepStrictEqual(cfg.argocd.rbac, {
@@ -130,63 +107,36 @@ describe("admission configuration (policy, argocd)", () => {
 
         it("the policy section's switches, the prod settings and the tenant selector", () => {
             const selector = { matchLabels: { "platform.test/tenant": "true" }, matchExpressions: [{ key: "platform.test/tier", operator: "Exists" }] };
-            const cfg = parseHub({
-                policy: {
-                    kyvernoApi: "kyverno.io/v1",
-                    validationAction: "Audit",
-                    availabilityPolicies: "complement",
-                    mutationFailurePolicy: "Fail",
-                    tenantNamespaceSelector: selector,
-                    prodNamespaceLabels: whole({ env: "prod" }),
-                    prodMinReplicas: "3",
-                    pdbMaxUnavailable: 2,
-                },
-            }).policy;
-            assert.deepStrictEqual(
-                [cfg.kyvernoApi, cfg.validationAction, cfg.availabilityPolicies, cfg.mutationFailurePolicy, cfg.tenantNamespaceSelector],
-                ["kyverno.io/v1", "Audit", "complement", "Fail", selector],
-            );
-            assert.deepStrictEqual([cfg.prodNamespaceLabels, cfg.prodMinReplicas, cfg.pdbMaxUnavailable], [{ env: "prod" }, 3, 2]);
+            const switches = { kyvernoApi: "kyverno.io/v1", validationAction: "Audit", availabilityPolicies: "complement", mutationFailurePolicy: "Fail" };
+            const prod = { tenantNamespaceSelector: selector, prodMinReplicas: 3, pdbMaxUnavailable: 2 };
+            const cfg = parseHub({ policy: { ...switches, ...prod, prodNamespaceLabels: whole({ env: "prod" }) } }).policy;
+            assert.deepStrictEqual(cfg, { ...parseHub().policy, ...switches, ...prod, prodNamespaceLabels: { env: "prod" } });
         });
 
         it("the regulated section, with ServiceAccounts as namespace/name", () => {
-            const cfg = parseHub({
-                policy: {
-                    regulated: {
-                        namespaceLabels: { "platform.test/class": "regulated" },
-                        approverGroups: ["release-approvers"],
-                        deployerGroups: ["shop-deployers"],
-                        gitopsServiceAccounts: ["argocd/argocd-application-controller"],
-                    },
-                },
-            });
-            assert.deepStrictEqual(cfg.policy.regulated, {
+            assert.deepStrictEqual(parseHub({ policy: { regulated: REGULATED } }).policy.regulated, {
                 namespaceLabels: { "platform.test/class": "regulated" },
                 approverGroups: ["release-approvers"],
                 deployerGroups: ["shop-deployers"],
                 gitopsServiceAccounts: [{ namespace: "argocd", name: "argocd-application-controller" }],
                 gitopsUsers: [],
                 gitopsGroups: [],
-                actionServiceAccounts: [],
+                actionServiceAccounts: [{ namespace: "argocd", name: "argocd-server" }],
                 allowReplaceOrForceSync: false,
             });
         });
 
-        it("a scalar Rollout rule (the ADR's HPA rule), and an array rule for every kind, written per built-in kind so it never reaches a Rollout", () => {
-            for (const rule of [
-                { group: "argoproj.io", kind: "Rollout", jsonPointers: ["/spec/replicas"] },
-                { kind: "*", jqPathExpressions: [".spec.template.spec.containers[].securityContext"] },
-            ]) {
-                assert.strictEqual(parseHub({ argocd: { ignoreDifferences: [rule] } }).argocd.ignoreDifferences[0].kind, rule.kind);
-            }
+        it("an object another owner keeps by default, and declares nothing on it", () => {
+            const cfg = parseHub({ argocd: { projects: { tenants: {} }, applicationSets: { "tenant-apps": null } } });
+            assert.deepStrictEqual(cfg.argocd.projects, [{ name: "tenants", owner: "external", namespaceResources: [] }]);
+            assert.deepStrictEqual(cfg.argocd.applicationSets, [{ name: "tenant-apps", owner: "external", syncOptions: [], ignoreDifferences: [] }]);
         });
     });
 
     describe("where ArgoCD runs", () => {
-        it("on this cluster unless argocd.runsOn names another", () => {
-            assert.deepStrictEqual([parseHub().argocd.runsOn, parseHub().argocd.local], ["hub", true]);
-            const elsewhere = parseHub({ argocd: { runsOn: "mgmt", projects: undefined, applicationSets: undefined } }).argocd;
-            assert.deepStrictEqual([elsewhere.runsOn, elsewhere.local], ["mgmt", false]);
+        it("on another cluster when argocd.runsOn names it (this one by default: the defaults above), whose stack names the ArgoCD objects", () => {
+            const elsewhere = parseHub({ argocd: ELSEWHERE }).argocd;
+            assert.deepStrictEqual([elsewhere.runsOn, elsewhere.local, elsewhere.projects, elsewhere.applicationSets], ["mgmt", false, [], []]);
         });
 
         it("refuses ArgoCD objects in the stack of a cluster whose ArgoCD runs elsewhere, naming where they go", () => {
@@ -201,19 +151,6 @@ describe("admission configuration (policy, argocd)", () => {
                 all[0].allowed,
                 /only applies where ArgoCD runs: argocd.runsOn is mgmt, so list this cluster's ArgoCD objects in the stack of cluster mgmt/,
             );
-        });
-    });
-
-    describe("owners", () => {
-        it("reads an object another owner keeps by default, and declares nothing on it", () => {
-            const cfg = parseHub({ argocd: { projects: { tenants: {} }, applicationSets: { "tenant-apps": null } } });
-            assert.deepStrictEqual(cfg.argocd.projects, [{ name: "tenants", owner: "external", namespaceResources: [] }]);
-            assert.deepStrictEqual(cfg.argocd.applicationSets, [{ name: "tenant-apps", owner: "external", syncOptions: [], ignoreDifferences: [] }]);
-        });
-
-        it("lets a tenant ApplicationSet sync client-side: ServerSideApply is the tenant's choice", () => {
-            const cfg = parseHub({ argocd: { applicationSets: { apps: { owner: "addon", syncOptions: ["ServerSideApply=false"] } } } });
-            assert.deepStrictEqual(cfg.argocd.applicationSets[0].syncOptions, ["ServerSideApply=false"]);
         });
     });
 
@@ -235,17 +172,12 @@ describe("admission configuration (policy, argocd)", () => {
                 /only applies with argocd.applicationSets.apps.owner: addon/,
             ],
             [{ argocd: { applicationSets: { apps: { owner: "gitops" } } } }, "argocd.applicationSets.apps.owner", /one of addon, external/],
-            [{ policy: { engine: "cel" } }, "policy.engine", /unknown key; policy takes kyvernoApi/],
-            [{ argocd: { project: {} } }, "argocd.project", /unknown key; argocd takes runsOn, namespace, projects/],
             [{ argocd: { projects: { tenants: { whitelist: [] } } } }, "argocd.projects.tenants.whitelist", /unknown key/],
-            [{ argocd: { ignoreDifferences: [{ kind: "Service", jsonPointer: ["/spec"] }] } }, "argocd.ignoreDifferences[0].jsonPointer", /unknown key/],
+            [systemRules({ kind: "Service", jsonPointer: ["/spec"] }), "argocd.ignoreDifferences[0].jsonPointer", /unknown key/],
             [{ policy: { kyvernoApi: "kyverno.io/v2" } }, "policy.kyvernoApi", /one of policies.kyverno.io\/v1, kyverno.io\/v1/],
-            [{ policy: { validationAction: "Deny" } }, "policy.validationAction", /one of Enforce, Audit/],
             [{ policy: { prodMinReplicas: 1 } }, "policy.prodMinReplicas", /from 2 to 100/],
             [{ policy: { topologyKeys: [] } }, "policy.topologyKeys", /list of 1 to 3 entries/],
             [{ policy: { prodNamespaceLabels: whole({}) } }, "policy.prodNamespaceLabels", /at least one label.*matches every namespace/],
-            [{ policy: { availabilityPolicies: "both" } }, "policy.availabilityPolicies", /one of own, complement/],
-            [{ policy: { mutationFailurePolicy: "Skip" } }, "policy.mutationFailurePolicy", /one of Ignore, Fail/],
             [{ policy: { tenantNamespaceSelector: whole({}) } }, "policy.tenantNamespaceSelector", /at least one label.*matches every namespace/],
             [
                 { policy: { tenantNamespaceSelector: { matchExpressions: [{ key: "tier", operator: "In" }] } } },
@@ -263,43 +195,22 @@ describe("admission configuration (policy, argocd)", () => {
                 /one of In, NotIn, Exists, DoesNotExist/,
             ],
             [{ argocd: { ...tenants, rbac: { approverRole: 'role:"approver' } } }, "argocd.rbac.approverRole", /quotes/],
-            [
-                { policy: { regulated: { namespaceLabels: { a: "b" }, approverGroups: ["a"], gitopsServiceAccounts: ["argocd/x"], approvers: [] } } },
-                "policy.regulated.approvers",
-                /unknown key/,
-            ],
-            [{ argocd: { ignoreDifferences: [{ kind: "Service" }] } }, "argocd.ignoreDifferences[0]", /at least one of jsonPointers/],
-            [
-                { argocd: { ignoreDifferences: [{ kind: "*", group: "apps", jsonPointers: ["/spec"] }] } },
-                "argocd.ignoreDifferences[0].group",
-                /unset with kind "\*"/,
-            ],
-            [{ argocd: { ignoreDifferences: [{ kind: "Service", name: "web", jsonPointers: ["/spec"] }] } }, "argocd.ignoreDifferences[0].name", /unknown key/],
+            [systemRules({ kind: "Service" }), "argocd.ignoreDifferences[0]", /at least one of jsonPointers/],
+            [systemRules({ kind: "*", group: "apps", jsonPointers: ["/spec"] }), "argocd.ignoreDifferences[0].group", /unset with kind "\*"/],
+            [systemRules({ kind: "Service", name: "web", jsonPointers: ["/spec"] }), "argocd.ignoreDifferences[0].name", /unknown key/],
             [{ argocd: { ...tenants, rbac: { approverRole: "role:a,role:b" } } }, "argocd.rbac.approverRole", /no spaces, commas/],
             [{ argocd: { projects: { Tenants: {} } } }, "argocd.projects.Tenants", /Kubernetes object name/],
             [{ policy: { pdbMaxUnavailable: 3, prodMinReplicas: 3 } }, "policy.pdbMaxUnavailable", /less than policy.prodMinReplicas \(3\).*ADR-056 D8/],
             [{ policy: { excludeNamespaces: ["kube-system", "default"] } }, "policy.excludeNamespaces", /must not list default.*ADR-056 D2/],
             [
-                {
-                    argocd: {
-                        applicationSets: {
-                            tenants: {
-                                owner: "addon",
-                                ignoreDifferences: [{ group: "argoproj.io", kind: "Rollout", jqPathExpressions: [".spec.template.spec.containers[].env"] }],
-                            },
-                        },
-                    },
-                },
-                "argocd.applicationSets.tenants.ignoreDifferences[0]",
+                appSet({ ignoreDifferences: [{ ...ROLLOUT, jqPathExpressions: [".spec.template.spec.containers[].env"] }] }),
+                APPSET_RULE,
                 /array path.*JSON merge patch/,
             ],
             [
                 {
                     argocd: {
-                        allKinds: [
-                            { group: "apps", kind: "Deployment" },
-                            { group: "argoproj.io", kind: "Rollout" },
-                        ],
+                        allKinds: [{ group: "apps", kind: "Deployment" }, ROLLOUT],
                         ignoreDifferences: [{ kind: "*", jqPathExpressions: [".spec.template.spec.tolerations[]"] }],
                     },
                 },
@@ -307,49 +218,19 @@ describe("admission configuration (policy, argocd)", () => {
                 /because argocd.allKinds lists argoproj.io\/Rollout/,
             ],
             [
-                {
-                    argocd: {
-                        ignoreDifferences: [
-                            {
-                                group: "gateway.networking.k8s.io",
-                                kind: "HTTPRoute",
-                                jqPathExpressions: ['select(.metadata.labels["rollouts.argoproj.io/gatewayapi-canary"] == "in-progress") | .spec.rules'],
-                            },
-                        ],
-                    },
-                },
-                "argocd.ignoreDifferences[0].jqPathExpressions[0]",
-                /a jq path made only of .*write any other path as a JSON pointer/,
-            ],
-            [
-                {
-                    argocd: {
-                        ignoreDifferences: [
-                            { group: "gateway.networking.k8s.io", kind: "HTTPRoute", jqPathExpressions: [".spec.rules[].backendRefs[].weight"] },
-                        ],
-                    },
-                },
+                systemRules({ ...ROUTE, jqPathExpressions: [".spec.rules[].backendRefs[].weight"] }),
                 "argocd.ignoreDifferences[0]",
                 /every HTTPRoute of every Application.*tenant ApplicationSets.*ADR-056 as-built #871/,
             ],
             [
-                {
-                    argocd: {
-                        applicationSets: {
-                            tenants: {
-                                owner: "addon",
-                                ignoreDifferences: [{ group: "gateway.networking.k8s.io", kind: "HTTPRoute", managedFieldsManagers: ["gatewayAPI"] }],
-                            },
-                        },
-                    },
-                },
-                "argocd.applicationSets.tenants.ignoreDifferences[0]",
+                appSet({ ignoreDifferences: [{ ...ROUTE, managedFieldsManagers: ["gatewayAPI"] }] }),
+                APPSET_RULE,
                 /field manager gatewayAPI.*atomic list.*never applied while the Application reports Synced/,
             ],
-            [{ argocd: { ignoreDifferences: [{ kind: "*", jsonPointers: ["/spec/selector"] }] } }, "argocd.ignoreDifferences[0]", /whole Service selector/],
+            [systemRules({ kind: "*", jsonPointers: ["/spec/selector"] }), "argocd.ignoreDifferences[0]", /whole Service selector/],
             [
-                { argocd: { applicationSets: { tenants: { owner: "addon", ignoreDifferences: [{ kind: "Service", jsonPointers: ["/spec/selector"] }] } } } },
-                "argocd.applicationSets.tenants.ignoreDifferences[0]",
+                appSet({ ignoreDifferences: [{ kind: "Service", jsonPointers: ["/spec/selector"] }] }),
+                APPSET_RULE,
                 /whole Service selector.*ignore only \/spec\/selector\/rollouts-pod-template-hash/,
             ],
             [
@@ -358,16 +239,7 @@ describe("admission configuration (policy, argocd)", () => {
                 /stable and canary Services \(ADR-056 D4\)/,
             ],
             [
-                {
-                    policy: {
-                        regulated: {
-                            namespaceLabels: { a: "b" },
-                            approverGroups: ["release"],
-                            deployerGroups: ["release", "shop"],
-                            gitopsServiceAccounts: ["argocd/x"],
-                        },
-                    },
-                },
+                reg({ deployerGroups: ["release", "shop"], gitopsServiceAccounts: ["argocd/x"] }),
                 "policy.regulated.deployerGroups",
                 /must not include an approver group \(release\).*ADR-056 D3, ADR-049/,
             ],
@@ -395,11 +267,6 @@ describe("admission configuration (policy, argocd)", () => {
                 reg({ deployerGroups: ["shop"], gitopsUsers: ["system:anonymous"] }),
                 "policy.regulated.gitopsUsers",
                 /every unauthenticated request would pass as ArgoCD's sync/,
-            ],
-            [
-                reg({ deployerGroups: ["shop"], gitopsUsers: ["argocd-hub"], allowReplaceOrForceSync: "yes" }),
-                "policy.regulated.allowReplaceOrForceSync",
-                /true or false/,
             ],
             [
                 { ...reg({ gitopsGroups: ["platform:argocd-hub"], actionServiceAccounts: ["argocd/argocd-server"] }), argocd: ELSEWHERE },
@@ -449,12 +316,12 @@ describe("admission configuration (policy, argocd)", () => {
                     [{ managedFieldsManagers: ["kyverno"] }, /ignore whatever those managers own/],
                 ] as const
             ).map(([paths, reason]): Row => [
-                { argocd: { ignoreDifferences: [{ group: "argoproj.io", kind: "Rollout", ...paths }] } },
+                systemRules({ ...ROLLOUT, ...paths }),
                 "argocd.ignoreDifferences[0]",
                 new RegExp(`reach argoproj.io/Rollout with an array path: .*${reason.source}.*ADR-056 as-built 2026-07-14`),
             ]),
             [
-                { argocd: { applicationSets: { tenants: { owner: "addon", syncOptions: ["RespectIgnoreDifferences=false"] } } } },
+                appSet({ syncOptions: ["RespectIgnoreDifferences=false"] }),
                 "argocd.applicationSets.tenants.syncOptions",
                 /ignoreDifferences alone only hides drift.*ADR-056 as-built 2026-06-27/,
                 '"RespectIgnoreDifferences=false"',
@@ -497,120 +364,68 @@ describe("admission configuration (policy, argocd)", () => {
             );
         });
         it("the GitOps identities as a hub's ArgoCD arrives: a user name or a group", () => {
-            const regulated = { namespaceLabels: { a: "b" }, approverGroups: ["release"], deployerGroups: ["shop"] };
-            const cfg = parseHub({
-                policy: {
-                    regulated: {
-                        ...regulated,
-                        gitopsUsers: ["arn:aws:iam::123456789012:role/argocd-hub"],
-                        gitopsGroups: ["platform:argocd-hub"],
-                        allowReplaceOrForceSync: true,
-                    },
-                },
-            });
-            assert.deepStrictEqual(
-                [
-                    cfg.policy.regulated!.gitopsServiceAccounts,
-                    cfg.policy.regulated!.gitopsUsers,
-                    cfg.policy.regulated!.gitopsGroups,
-                    cfg.policy.regulated!.allowReplaceOrForceSync,
-                ],
-                [[], ["arn:aws:iam::123456789012:role/argocd-hub"], ["platform:argocd-hub"], true],
-            );
+            const user = "arn:aws:iam::123456789012:role/argocd-hub";
+            const cfg = parseHub(reg({ deployerGroups: ["shop"], gitopsUsers: [user], gitopsGroups: ["platform:argocd-hub"], allowReplaceOrForceSync: true }));
+            const { gitopsServiceAccounts, gitopsUsers, gitopsGroups, allowReplaceOrForceSync } = cfg.policy.regulated!;
+            assert.deepStrictEqual([gitopsServiceAccounts, gitopsUsers, gitopsGroups, allowReplaceOrForceSync], [[], [user], ["platform:argocd-hub"], true]);
             // Where another cluster's ArgoCD syncs this one, no action identity is needed.
             const elsewhere = { ...reg({ deployerGroups: [], gitopsGroups: ["platform:argocd-hub"] }), argocd: ELSEWHERE };
             assert.strictEqual(parseHub(elsewhere).policy.regulated!.actionServiceAccounts.length, 0);
         });
         it("Kyverno's variable marker in a group name, which a ClusterPolicy would substitute", () => {
             for (const kyvernoApi of ["kyverno.io/v1", "policies.kyverno.io/v1"]) {
-                const regulated = {
-                    namespaceLabels: { a: "b" },
+                const regulated = reg({
                     approverGroups: ["release", "{{ request.userInfo.groups[0] }}"],
                     deployerGroups: ["{{x}}"],
                     gitopsServiceAccounts: ["argocd/x"],
-                };
-                const all = hubProblems({ policy: { kyvernoApi, regulated } });
+                });
+                const all = hubProblems(merged(regulated, { policy: { kyvernoApi } }));
                 assert.deepStrictEqual(all.map((p) => p.key).sort(), ["policy.regulated.approverGroups[1]", "policy.regulated.deployerGroups[0]"], kyvernoApi);
                 assert.match(all[0].allowed, /must not contain \{\{.*substitutes/);
             }
         });
         it("a regulated cluster whose ArgoCD gets no RBAC for the regulated projects, or whose groups overlap across the sections", () => {
-            const { "aws:region": _r, ...rest } = merged(hubConfig(), reg({ deployerGroups: ["shop"], gitopsServiceAccounts: [CONTROLLER_SA] }));
-            const keys = (argocd: Record<string, unknown> | undefined) => {
-                try {
-                    return parseAddonConfig("hub", { ...rest, ...(argocd ? { argocd } : {}) }, { awsRegion: "eu-west-1" });
-                } catch (err) {
-                    assert.ok(err instanceof ConfigError);
-                    return err.problems.map((p) => `${p.key}: ${p.allowed}`);
-                }
-            };
-            const none = keys(undefined);
-            assert.ok(Array.isArray(none) && none.length === 1, String(none));
+            const regulated = reg({ deployerGroups: ["shop"], gitopsServiceAccounts: [CONTROLLER_SA] });
+            // Read past parseHub, which gives a regulated stack without argocd.rbac the harness's.
+            const { "aws:region": _r, ...rest } = merged(hubConfig(), regulated);
+            const none = configError(() => parseAddonConfig("hub", rest, { awsRegion: "eu-west-1" })).problems;
+            assert.strictEqual(none.length, 1, JSON.stringify(none));
             assert.match(
-                none[0],
+                `${none[0].key}: ${none[0].allowed}`,
                 /^argocd\.rbac\.regulatedProjects: is required with policy\.regulated where ArgoCD runs.*Replace syncs as its own identities/,
             );
-            const partial = keys({ projects: { "tenants-regulated": {} }, applicationSets: {}, rbac: { regulatedProjects: ["tenants-regulated", "other"] } });
-            assert.ok(Array.isArray(partial));
-            assert.deepStrictEqual(partial.map((p) => p.split(":")[0]).sort(), [
+            const partial = hubProblems(
+                merged(regulated, { argocd: { projects: { "tenants-regulated": {} }, rbac: { regulatedProjects: ["tenants-regulated", "other"] } } }),
+            );
+            assert.deepStrictEqual(partial.map((p) => p.key).sort(), [
                 "argocd.rbac.approverRole",
                 "argocd.rbac.deployerRoles",
                 "argocd.rbac.regulatedProjects",
             ]);
-            assert.ok(partial.some((p) => /regulatedProjects: must be one of argocd.rbac.projects \(tenants-regulated\)/.test(p)));
-            // Where another cluster's ArgoCD syncs this one, that cluster's stack writes the RBAC.
-            assert.ok(!Array.isArray(keys({ runsOn: "mgmt" })));
-            const rbac = (groups: Record<string, unknown>) => ({
-                projects: { r: {} },
-                applicationSets: {},
-                rbac: { approverRole: "role:a", deployerRoles: ["role:d"], regulatedProjects: ["r"], ...groups },
-            });
+            assert.match(partial.find((p) => p.key === "argocd.rbac.regulatedProjects")!.allowed, /must be one of argocd.rbac.projects \(tenants-regulated\)/);
+            const rbac = (groups: Record<string, unknown>) =>
+                merged(regulated, {
+                    argocd: { projects: { r: {} }, rbac: { approverRole: "role:a", deployerRoles: ["role:d"], regulatedProjects: ["r"], ...groups } },
+                });
             // The groups verify asks about default to policy.regulated's, and never overlap.
-            const cfg = keys(rbac({}));
-            assert.ok(!Array.isArray(cfg) && cfg);
-            assert.deepStrictEqual([cfg.argocd.rbac.approverGroups, cfg.argocd.rbac.deployerGroups], [["release"], ["shop"]]);
+            const { approverGroups, deployerGroups } = parseHub(rbac({})).argocd.rbac;
+            assert.deepStrictEqual([approverGroups, deployerGroups], [["release"], ["shop"]]);
             const never = "the deployer is never the approver (ADR-056 D3, ADR-049)";
-            assert.deepStrictEqual(keys(rbac({ deployerGroups: ["release"] })), [`argocd.rbac.deployerGroups: must not include an approver group: ${never}`]);
+            const problems = (groups: Record<string, unknown>) => hubProblems(rbac(groups)).map((p) => `${p.key}: ${p.allowed}`);
+            assert.deepStrictEqual(problems({ deployerGroups: ["release"] }), [`argocd.rbac.deployerGroups: must not include an approver group: ${never}`]);
             // Across the sections: ArgoCD allows what any one of a user's groups allows.
-            assert.deepStrictEqual(keys(rbac({ approverGroups: ["shop"], deployerGroups: ["ops"] })), [
+            assert.deepStrictEqual(problems({ approverGroups: ["shop"], deployerGroups: ["ops"] }), [
                 `argocd.rbac.approverGroups: must not be a deployer group of policy.regulated.deployerGroups: ${never}`,
             ]);
-            assert.deepStrictEqual(keys(rbac({ approverGroups: ["leads"], deployerGroups: ["release"] })), [
+            assert.deepStrictEqual(problems({ approverGroups: ["leads"], deployerGroups: ["release"] }), [
                 `argocd.rbac.deployerGroups: must not be an approver group of policy.regulated.approverGroups: ${never}`,
             ]);
         });
     });
 
-    describe("preflight: the ADR's traps, each with its ADR section", () => {
-        it("accepts a wildcard whitelist as covering Services", () => {
-            const cfg = parseHub({ argocd: { projects: { tenants: { owner: "addon", namespaceResources: [{ group: "*", kind: "*" }] } } } });
-            assert.deepStrictEqual(cfg.argocd.projects[0].namespaceResources, [{ group: "*", kind: "*" }]);
-        });
-
-        it("reports type errors and traps of both sections together, in one error", () => {
-            const all = hubProblems({
-                policy: { pdbMaxUnavailable: "50%", kyvernoApi: "v2", excludeNamespaces: ["default"] },
-                argocd: {
-                    ignoreDifferences: [{ group: "argoproj.io", kind: "Rollout", jqPathExpressions: [".spec.template.spec.containers[].image"] }],
-                    applicationSets: { tenants: { owner: "addon", syncOptions: ["RespectIgnoreDifferences=false"] } },
-                },
-                controller: { replicas: 1 },
-            });
-            assert.deepStrictEqual(all.map((p) => p.key).sort(), [
-                "argocd.applicationSets.tenants.syncOptions",
-                "argocd.ignoreDifferences[0]",
-                "controller.replicas",
-                "policy.excludeNamespaces",
-                "policy.kyvernoApi",
-                "policy.pdbMaxUnavailable",
-            ]);
-        });
-
-        it("stops the program before anything is declared", async () => {
-            await assert.rejects(planInline(merged(hubConfig(), { policy: { pdbMaxUnavailable: "10%" } })), (err: Error) => {
-                assert.match(err.message, /argo-rollouts-addon:policy.pdbMaxUnavailable = "10%": must be a whole number of pods/);
-                return true;
-            });
-        });
-    });
+    it("stops the program before anything is declared", () =>
+        assert.rejects(
+            planInline(merged(hubConfig(), { policy: { pdbMaxUnavailable: "10%" } })),
+            /argo-rollouts-addon:policy.pdbMaxUnavailable = "10%": must be a whole number of pods/,
+        ));
 });

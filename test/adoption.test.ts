@@ -7,16 +7,17 @@ import {
     PATCH_FORCE_ANNOTATION,
     RELEASE_SELECTOR,
     forceAdoptedObjects,
+    markStackObjects,
     ownsWholeObject,
-    providerAdoptionOptions,
 } from "../components/cluster/adoption";
 import { SMOKE_CANARY_TYPE } from "../components/smoke";
 import { STAGE_TYPES } from "../components/stage";
 import { guardedResources } from "../tools/guard";
 import { OfflineRun, PlannedResource, runOffline } from "../tools/offline";
 import { adoptions, manifestResources, planStack, resourceRows, summary } from "../tools/plan";
-import { REPO_ROOT, configFromStackFile, placeholderWorld, readStackFile } from "../tools/stackFile";
-import { byName, FIXTURE_STACKS } from "./harness";
+import { REPO_ROOT, placeholderWorld, readStackFile } from "../tools/stackFile";
+import { byName, FIXTURE_STACKS, withEnv } from "./harness";
+import { problemFor } from "./stackConfig";
 import { SUCCESS_RATE, ROLLOUTS_CRDS, RELEASE_NAME } from "../components/argoRollouts";
 
 const PROVIDER = "pulumi:providers:kubernetes";
@@ -27,13 +28,8 @@ let hubOutputs: Record<string, unknown> | undefined;
 async function planShipped(stack: string, adoptExisting: boolean | undefined): Promise<OfflineRun> {
     const file = readStackFile(stack, FIXTURE_STACKS);
     const key = "argo-rollouts-addon:cluster";
-    const cluster = JSON.parse(file.config[key]) as Record<string, unknown>;
-    if (adoptExisting === undefined) {
-        delete cluster.adoptExisting;
-    } else {
-        cluster.adoptExisting = adoptExisting;
-    }
-    const config = { ...file.config, [key]: JSON.stringify(cluster) };
+    // JSON leaves out a key set to undefined: the stack file's without it.
+    const config = { ...file.config, [key]: JSON.stringify({ ...(JSON.parse(file.config[key]) as object), adoptExisting }) };
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { defineStack } = require("../stacks/program") as typeof import("../stacks/program");
     const world = placeholderWorld(file);
@@ -64,32 +60,23 @@ describe("adopting an existing install", function () {
     it("is off unless the stack file says so, and the provider says so explicitly", () => {
         for (const stack of ["hub", "preprod"]) {
             const inputs = provider(runs.get(`${stack}:off`)!).inputs;
-            assert.strictEqual(inputs.upsertExistingObjects, "false");
-            assert.strictEqual(inputs.enablePatchForce, "false");
+            assert.deepStrictEqual([inputs.upsertExistingObjects, inputs.enablePatchForce], ["false", "false"]);
             assert.deepStrictEqual(adoptions(runs.get(`${stack}:off`)!), []);
             assert.match(summary(runs.get(`${stack}:off`)!), /adopting: nothing/);
         }
     });
 
     it("cannot be switched on by the environment", async () => {
-        const keys = ["PULUMI_K8S_UPSERT_EXISTING_OBJECTS", "PULUMI_K8S_ENABLE_PATCH_FORCE"];
-        const saved = keys.map((k) => process.env[k]);
-        keys.forEach((k) => (process.env[k] = "true"));
-        try {
+        await withEnv({ PULUMI_K8S_UPSERT_EXISTING_OBJECTS: "true", PULUMI_K8S_ENABLE_PATCH_FORCE: "true" }, async () => {
             const { inputs } = provider(await planShipped("hub", false));
             assert.deepStrictEqual([inputs.upsertExistingObjects, inputs.enablePatchForce], ["false", "false"]);
-        } finally {
-            keys.forEach((k, i) => (saved[i] === undefined ? delete process.env[k] : (process.env[k] = saved[i])));
-        }
+        });
     });
 
     it("upserts through the provider for that run only, and never forces provider-wide", () => {
-        assert.deepStrictEqual(providerAdoptionOptions(true), { upsertExistingObjects: true, enablePatchForce: false });
-        assert.deepStrictEqual(providerAdoptionOptions(false), { upsertExistingObjects: false, enablePatchForce: false });
         const inputs = provider(runs.get("hub:on")!).inputs;
-        assert.strictEqual(inputs.upsertExistingObjects, "true");
-        assert.strictEqual(inputs.enablePatchForce, "false", "a provider-wide force would also force the ArgoCD patches");
-        assert.strictEqual(inputs.clusterIdentifier, "hub", "pinned: a changed provider input is an update, not a replacement");
+        // No provider-wide force: it would also force the ArgoCD patches. The identifier pinned: a changed provider input is an update, not a replacement.
+        assert.deepStrictEqual([inputs.upsertExistingObjects, inputs.enablePatchForce, inputs.clusterIdentifier], ["true", "false", "hub"]);
     });
 
     describe("forcing ownership per object", () => {
@@ -100,16 +87,10 @@ describe("adopting an existing install", function () {
             props,
             opts: {},
         });
-        const forced = async (type: string, props: Record<string, unknown>, custom = true): Promise<Record<string, unknown> | undefined> => {
-            const result = await forceAdoptedObjects(transformArgs(type, props, custom));
-            if (!result) {
-                return undefined;
-            }
-            const metadata = result.props.metadata;
-            if (pulumi.Output.isInstance(metadata)) {
-                return await new Promise<Record<string, unknown>>((resolve) => (metadata as pulumi.Output<Record<string, unknown>>).apply((m) => resolve(m)));
-            }
-            return metadata as Record<string, unknown>;
+        /** The metadata the transform gives a custom resource of `type` (an Output's value once known). */
+        const forced = async (type: string, props: Record<string, unknown>): Promise<unknown> => {
+            const metadata = (await forceAdoptedObjects(transformArgs(type, props)))?.props.metadata;
+            return pulumi.Output.isInstance(metadata) ? await new Promise((resolve) => (metadata as pulumi.Output<unknown>).apply(resolve)) : metadata;
         };
 
         it("annotates whole objects, keeping their own annotations", async () => {
@@ -148,10 +129,10 @@ describe("adopting an existing install", function () {
                 const stages = on.resources.filter((r) => stageTypes.has(r.type));
                 assert.ok(stages.filter((r) => (Object.values(STAGE_TYPES) as string[]).includes(r.type)).length === 4, stack);
                 for (const r of stages) {
-                    assert.deepStrictEqual(r.transforms, [forceAdoptedObjects], `${r.urn} carries the force transform`);
+                    assert.deepStrictEqual(r.transforms, [markStackObjects, forceAdoptedObjects], `${r.urn} carries the force transform`);
                 }
                 for (const r of runs.get(`${stack}:off`)!.resources.filter((x) => (Object.values(STAGE_TYPES) as string[]).includes(x.type))) {
-                    assert.deepStrictEqual(r.transforms, [], `${r.urn} forces nothing without adoption`);
+                    assert.deepStrictEqual(r.transforms, [markStackObjects], `${r.urn} forces nothing without adoption`);
                 }
                 const patches = on.resources.filter((r) => r.custom && !r.read && r.type.endsWith("Patch"));
                 assert.ok(stack !== "hub" || patches.length > 0, "the hub patches ArgoCD's objects");
@@ -211,10 +192,8 @@ describe("adopting an existing install", function () {
             );
             for (const r of on.resources) {
                 const o = off.resources.find((x) => x.urn === r.urn)!;
-                assert.strictEqual(r.protect, o.protect, r.urn);
-                assert.strictEqual(r.retainOnDelete, o.retainOnDelete, r.urn);
-                assert.strictEqual(r.deleteBeforeReplace, null, `${r.urn} must leave replacement to the provider`);
-                assert.strictEqual(r.importId, null, r.urn);
+                // deleteBeforeReplace unset: replacement is the provider's to decide.
+                assert.deepStrictEqual([r.protect, r.retainOnDelete, r.deleteBeforeReplace, r.importId], [o.protect, o.retainOnDelete, null, null], r.urn);
                 if (r.type !== PROVIDER) {
                     assert.deepStrictEqual(r.inputs, o.inputs, `only the provider differs: ${r.urn}`);
                 }
@@ -281,8 +260,6 @@ describe("adopting an existing install", function () {
                 assert.ok(commands.includes(expected), expected);
             }
             assert.ok(commands.filter((c) => c.includes(`-l ${RELEASE_SELECTOR} -o name`) && c.endsWith(unclaim)).length === 2);
-            // `pulumi config set --path cluster.adoptExisting true` yields the config the adopting run reads.
-            assert.strictEqual(provider(runs.get("hub:on")!).inputs.upsertExistingObjects, "true");
         });
 
         it("retires only objects the program does not declare, the aggregate roles among them", () => {
@@ -311,13 +288,10 @@ describe("adopting an existing install", function () {
 });
 
 describe("cluster.allowDowngrade", () => {
-    it("cluster.allowDowngrade only with adoptExisting", () => {
-        const file = readStackFile("hub", FIXTURE_STACKS);
-        const key = "argo-rollouts-addon:cluster";
-        const cluster = { ...(JSON.parse(file.config[key]) as Record<string, unknown>), allowDowngrade: true };
-        assert.throws(
-            () => configFromStackFile({ ...file, config: { ...file.config, [key]: JSON.stringify(cluster) } }),
-            /argo-rollouts-addon:cluster\.allowDowngrade = true: only applies with cluster\.adoptExisting: true/,
+    it("only with adoptExisting", () => {
+        assert.strictEqual(
+            problemFor({ cluster: { allowDowngrade: true } }, "cluster.allowDowngrade", /^only applies with cluster\.adoptExisting: true/).given,
+            "true",
         );
     });
 });

@@ -23,13 +23,12 @@ describe("approval roles (regulated prod, ADR-056 D3, ADR-049)", () => {
         assert.ok(bindings.every((b) => b.metadata.namespace === "shop"));
     });
 
-    it("binds nothing for a side without groups, and stays pure", () => {
+    it("binds nothing for a side without groups", () => {
         assert.deepStrictEqual(approvalRoles(app).bindings, []);
         assert.deepStrictEqual(
             approvalRoles(app, { approverGroups: ["a"], deployerGroups: [] }).bindings.map((b) => b.roleRef.name),
             ["checkout-rollout-approver"],
         );
-        assert.deepStrictEqual(approvalRoles(app, groups), approvalRoles(app, groups));
     });
 
     it("keeps status (promote, abort) with the approver and never with the deployer, with no wildcard", () => {
@@ -55,6 +54,5 @@ describe("approval roles (regulated prod, ADR-056 D3, ADR-049)", () => {
         const route = { name: "checkout", gateway: { name: "internal", namespace: "gateway-system", listener: "https" }, hostnames: ["shop.example.com"] };
         const plan = deliveryPlan({ ...app, port: 8080, route }, { tier: "prod", prodClass: "regulated", approval: groups });
         assert.deepStrictEqual(plan.roles, approvalRoles(app, groups));
-        assert.strictEqual(plan.roles?.bindings.length, 2);
     });
 });

@@ -1,5 +1,4 @@
 import * as assert from "assert";
-import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
@@ -10,6 +9,7 @@ import { manifestsYaml, resourceRows, summary } from "../tools/plan";
 import { ProviderRendered, comparedRendered, renderProviderObjects } from "../tools/planRendered";
 import { PlanRow, diffPlans, renderFullDiff } from "../tools/planDiff";
 import { hubConfig, merged, planInline } from "./harness";
+import { ROLLOUTS_CRDS } from "../components/argoRollouts";
 
 /**
  * The real helm renders the tests' own chart (test/fixtures/chart-render), never the argo-rollouts
@@ -29,16 +29,6 @@ const HELM =
     "helm";
 const ENV = { ...process.env, HELM };
 const FIXTURE_CHART = path.join(__dirname, "fixtures", "chart-render");
-
-/** The fixture chart under another name and version, in a temporary folder. */
-function fixtureChartAs(name: string, version: string): string {
-    const dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "chart-render-")), name);
-    fs.cpSync(FIXTURE_CHART, dir, { recursive: true });
-    const chartFile = path.join(dir, "Chart.yaml");
-    const meta = YAML.parse(fs.readFileSync(chartFile, "utf8")) as Record<string, unknown>;
-    fs.writeFileSync(chartFile, YAML.stringify({ ...meta, name, version }));
-    return dir;
-}
 
 const RELEASE: ChartRelease = {
     chart: "fixture",
@@ -84,28 +74,13 @@ describe("chart rendering (tools/chartRender.ts)", () => {
         assert.strictEqual(deploy.metadata.labels?.["kube-version"], "v1.33.4");
         assert.strictEqual(r.objects.find((o) => (o.object as Obj).kind === "Deployment")!.source, "fixture/templates/deployment.yaml");
         assert.deepStrictEqual(r.chart, { name: "fixture", version: "0.1.0" });
+        // A template the version turns off renders nothing.
+        const old = renderChart(RELEASE, { chartPath: FIXTURE_CHART, kubeVersion: "v1.29.0", env: ENV });
+        assert.ok("objects" in old && !old.objects.some((o) => (o.object as Obj).kind === "ConfigMap"), JSON.stringify(old));
     });
 
-    it("renders for the version given: a template the version turns off renders nothing", () => {
-        const r = renderChart(RELEASE, { chartPath: FIXTURE_CHART, kubeVersion: "v1.29.0", env: ENV });
-        assert.ok("objects" in r, JSON.stringify(r));
-        assert.ok(!r.objects.some((o) => (o.object as Obj).kind === "ConfigMap"));
-    });
-
-    it("renders a packaged chart (.tgz) the same as its folder", () => {
-        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "chart-tgz-"));
-        const res = spawnSync(HELM, ["package", FIXTURE_CHART, "--destination", dir], { encoding: "utf8" });
-        assert.strictEqual(res.status, 0, res.stderr);
-        const tgz = path.join(dir, "fixture-0.1.0.tgz");
-        const a = renderChart(RELEASE, { chartPath: tgz, kubeVersion: "v1.33.4", env: ENV });
-        const b = renderChart(RELEASE, { chartPath: FIXTURE_CHART, kubeVersion: "v1.33.4", env: ENV });
-        assert.ok("objects" in a && "objects" in b);
-        assert.deepStrictEqual(
-            a.objects.map((o) => o.object),
-            b.objects.map((o) => o.object),
-        );
-    });
-
+    // A packaged chart (.tgz) is helm's to read: the end-to-end objects-match-plan plans with the
+    // run's chart archive and finds the chart's objects as the cluster runs them.
     it("says why and how when the objects are not shown: no chart, no Kubernetes version, another chart or version, no helm", () => {
         const why = (opts: Parameters<typeof renderChart>[1], release = RELEASE) => {
             const r = renderChart(release, { env: ENV, ...opts });
@@ -128,38 +103,34 @@ describe("chart rendering (tools/chartRender.ts)", () => {
 });
 
 describe("the plan with the chart and the CRDs", () => {
-    const crdDir = () => {
-        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "crds-"));
-        for (const f of [
-            "rollout-crd.yaml",
-            "analysis-template-crd.yaml",
-            "cluster-analysis-template-crd.yaml",
-            "analysis-run-crd.yaml",
-            "experiment-crd.yaml",
-        ]) {
-            const name = f.replace(/-crd\.yaml$/, "").replace(/-/g, "") + "s.argoproj.io";
+    let chart: string;
+    let crds: string;
+    before(() => {
+        // The fixture chart as the pinned one: argo-rollouts 2.41.0.
+        chart = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "chart-render-")), "argo-rollouts");
+        fs.cpSync(FIXTURE_CHART, chart, { recursive: true });
+        const meta = YAML.parse(fs.readFileSync(path.join(chart, "Chart.yaml"), "utf8")) as Record<string, unknown>;
+        fs.writeFileSync(path.join(chart, "Chart.yaml"), YAML.stringify({ ...meta, name: "argo-rollouts", version: "2.41.0" }));
+        crds = fs.mkdtempSync(path.join(os.tmpdir(), "crds-"));
+        for (const { file, name } of ROLLOUTS_CRDS) {
             fs.writeFileSync(
-                path.join(dir, f),
+                path.join(crds, file),
                 YAML.stringify({ apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", metadata: { name } }),
             );
         }
-        return dir;
-    };
+    });
 
     async function planned(
         config: Record<string, unknown>,
-        chartPath: string,
-        crds: string,
     ): Promise<{ rows: PlanRow[]; rendered: ProviderRendered; run: Awaited<ReturnType<typeof planInline>> }> {
         const run = await planInline(config);
         const rows = JSON.parse(JSON.stringify(resourceRows(run))) as PlanRow[];
-        const rendered = await renderProviderObjects(rows, { chartPath, kubeVersion: "v1.33.4", crds: { kind: "dir", dir: crds }, env: ENV });
+        const rendered = await renderProviderObjects(rows, { chartPath: chart, kubeVersion: "v1.33.4", crds: { kind: "dir", dir: crds }, env: ENV });
         return { rows, rendered, run };
     }
 
     it("writes the CRDs, the program's objects and the chart's, each under its owner, rendered with the values the program passes", async () => {
-        const chart = fixtureChartAs("argo-rollouts", "2.41.0");
-        const { rows, rendered, run } = await planned(hubConfig(), chart, crdDir());
+        const { rows, rendered, run } = await planned(hubConfig());
         const text = manifestsYaml(run, rendered);
         const docs = YAML.parseAllDocuments(text);
         // The comment above a document: the parser gives it to the document or to its first node.
@@ -205,14 +176,8 @@ describe("the plan with the chart and the CRDs", () => {
         const head = manifestsYaml(run, rendered)
             .split("\n")
             .filter((l) => l.startsWith("# ") && !/^# (program|chart|CRDs):/.test(l));
-        assert.ok(
-            head.some((l) => /^# chart objects of rollouts-controller: not shown; .*--chart <path> or ARGO_ROLLOUTS_CHART/.test(l)),
-            head.join("\n"),
-        );
-        assert.ok(
-            head.some((l) => /^# CRDs of rollouts-crds: not shown; .*--crds <dir>/.test(l)),
-            head.join("\n"),
-        );
+        assert.match(head.join("\n"), /^# chart objects of rollouts-controller: not shown; .*--chart <path> or ARGO_ROLLOUTS_CHART/m);
+        assert.match(head.join("\n"), /^# CRDs of rollouts-crds: not shown; .*--crds <dir>/m);
         assert.match(
             summary(run, rendered),
             /^ {2}chart objects: not shown; chart argo-rollouts 2\.41\.0 for release argo-rollouts\/argo-rollouts: no chart given; .*pulumi preview lists them \(needs a cluster\)$/m,
@@ -220,10 +185,8 @@ describe("the plan with the chart and the CRDs", () => {
     });
 
     it("the review diff names a changed field of the chart's objects when the values change", async () => {
-        const chart = fixtureChartAs("argo-rollouts", "2.41.0");
-        const crds = crdDir();
-        const base = await planned(hubConfig(), chart, crds);
-        const head = await planned(merged(hubConfig(), { controller: { replicas: 3 } }), chart, crds);
+        const base = await planned(hubConfig());
+        const head = await planned(merged(hubConfig(), { controller: { replicas: 3 } }));
         const compared = comparedRendered(head.rendered, base.rendered, true);
         assert.deepStrictEqual(compared.notes, []);
         const diff = diffPlans([...base.rows, ...compared.base], [...head.rows, ...compared.head]);
@@ -238,10 +201,8 @@ describe("the plan with the chart and the CRDs", () => {
     });
 
     it("does not compare the chart's objects when one side does not show them, and says why", async () => {
-        const chart = fixtureChartAs("argo-rollouts", "2.41.0");
-        const crds = crdDir();
-        const head = await planned(hubConfig(), chart, crds);
-        const base = await planned(merged(hubConfig(), { controller: { chartVersion: "2.40.7", appVersion: "v1.8.4" } }), chart, crds);
+        const head = await planned(hubConfig());
+        const base = await planned(merged(hubConfig(), { controller: { chartVersion: "2.40.7", appVersion: "v1.8.4" } }));
         const compared = comparedRendered(head.rendered, base.rendered, true);
         assert.ok(!compared.head.some((r) => r.renderedBy === "chart") && !compared.base.some((r) => r.renderedBy === "chart"));
         assert.match(compared.notes.join("\n"), /The chart's objects are not compared: at the ref, chart argo-rollouts 2\.40\.7 .*not the one the stack pins/);

@@ -77,7 +77,13 @@ describe("the project's commands", () => {
         {
             name: "adopt-check",
             parse: parseAdoptCheckArgs,
-            accepts: [[["--stack=preprod", "--json", "--context", "c"], { stack: "preprod", json: true, context: "c", configDir: process.cwd() }]],
+            accepts: [
+                [["--stack", "hub", "--running-chart"], { stack: "hub", json: false, runningChart: true, configDir: process.cwd() }],
+                [
+                    ["--stack=preprod", "--json", "--context", "c"],
+                    { stack: "preprod", json: true, runningChart: false, context: "c", configDir: process.cwd() },
+                ],
+            ],
             refuses: [
                 [["--stack"], /^Error: --stack needs a value; usage: npm run adopt-check/],
                 [["--json"], /^Error: usage: npm run adopt-check/],

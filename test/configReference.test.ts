@@ -6,15 +6,12 @@ import * as YAML from "yaml";
 import { Field, Fields, readField } from "../components/config/declare";
 import { ConfigError, ConfigReader, PROJECT } from "../components/config/reader";
 import { fieldSchema } from "../tools/docs/schema";
-import { STACK_FIELDS, TOP_LEVEL_KEYS, parseAddonConfig } from "../stacks/config";
+import { AddonConfig, STACK_FIELDS, TOP_LEVEL_KEYS, parseAddonConfig } from "../stacks/config";
 import { EXAMPLE_STACK_FILE, exampleError, generatedFiles, rowsOf } from "../tools/docs/reference";
+import { FIXTURE_STACKS } from "./harness";
+import { Ambient, projectKeys } from "./stackConfig";
 
-/**
- * The configuration declarations and what follows from them: the reference and the schema are
- * current, every field is documented, every default passes its own rule and its schema, and the
- * fixtures use only declared keys (the shipped stack files: test/stackFiles.test.ts). The schema is checked with ajv, a JSON Schema
- * validator editors' language servers agree with, against what the program's reader accepts.
- */
+// The schema is checked with ajv, a JSON Schema validator editors' language servers agree with, against what the program's reader accepts.
 
 const ROOT = path.resolve(__dirname, "..");
 
@@ -35,10 +32,15 @@ function everyField(prefix: string, fields: Fields): { key: string; f: Field }[]
 }
 
 const ajv = () => new Ajv2020({ allErrors: true, allowUnionTypes: true, strict: true });
-const schema = () => JSON.parse(generatedFiles()["schema/stack.schema.json"]) as object;
+const validate = ajv().compile(JSON.parse(generatedFiles()["schema/stack.schema.json"]) as object);
+type File = { config: Record<string, unknown> };
 /** A fixture stack file (test/fixtures/stacks), parsed. */
-const stackFile = (name: string) =>
-    YAML.parse(fs.readFileSync(path.join(ROOT, "test", "fixtures", "stacks", name), "utf8"), { merge: true }) as Record<string, unknown>;
+const stackFile = (name: string) => YAML.parse(fs.readFileSync(path.join(FIXTURE_STACKS, name), "utf8"), { merge: true }) as File;
+/** `file` checked against the schema, then read by the program as `stack`'s. */
+function readValid(file: File, stack = "hub", ambient: Ambient = {}): AddonConfig {
+    assert.ok(validate(file), JSON.stringify(validate.errors, null, 1));
+    return parseAddonConfig(stack, projectKeys(file.config), { awsRegion: "eu-west-1", ...ambient });
+}
 
 describe("configuration declarations", () => {
     const fields = everyField("", STACK_FIELDS);
@@ -53,10 +55,13 @@ describe("configuration declarations", () => {
         assert.deepStrictEqual(undocumented, []);
     });
 
-    it("give no field a default its own rule refuses", () => {
+    it("give no field a default its own rule refuses, nor its schema (custom fields included)", () => {
         const refused: string[] = [];
-        for (const { key, f } of fields) {
-            if (!("default" in f) || f.default === undefined || f.kind === "custom") {
+        for (const { key, f } of fields.filter(({ f }) => "default" in f && f.default !== undefined)) {
+            if (!ajv().validate(fieldSchema(f), f.default)) {
+                refused.push(`${key}: refused by its schema`);
+            }
+            if (f.kind === "custom") {
                 continue;
             }
             const r = new ConfigReader();
@@ -66,23 +71,6 @@ describe("configuration declarations", () => {
             }
         }
         assert.deepStrictEqual(refused, []);
-    });
-
-    it("give no field a default its schema refuses (custom fields included)", () => {
-        const refused: string[] = [];
-        for (const { key, f } of fields) {
-            if ("default" in f && f.default !== undefined && !ajv().validate(fieldSchema(f), f.default)) {
-                refused.push(key);
-            }
-        }
-        assert.deepStrictEqual(refused, []);
-    });
-
-    it("a rule that refuses its default is caught (the check above is not vacuous)", () => {
-        const f = { ...STACK_FIELDS.controller.fields.replicas, default: 9 };
-        const r = new ConfigReader();
-        readField(r, "controller.replicas", f, f.default);
-        assert.strictEqual(r.problems.length, 1);
     });
 });
 
@@ -109,31 +97,19 @@ describe("configuration reference and schema (npm run docs)", () => {
     });
 
     it("the reference's example stack file is valid for the schema and for the program", () => {
-        const file = YAML.parse(EXAMPLE_STACK_FILE) as { config: Record<string, unknown> };
-        const validate = ajv().compile(schema());
-        assert.ok(validate(file), JSON.stringify(validate.errors));
-        const raw = Object.fromEntries(
-            Object.entries(file.config)
-                .filter(([k]) => k.startsWith(`${PROJECT}:`))
-                .map(([k, v]) => [k.slice(PROJECT.length + 1), v]),
-        );
-        const config = parseAddonConfig("hub", raw, { awsRegion: "eu-west-1" });
-        assert.strictEqual(config.spokes[0].tenant, "preprod");
+        assert.strictEqual(readValid(YAML.parse(EXAMPLE_STACK_FILE) as File).spokes[0].tenant, "preprod");
     });
 });
 
 describe("stack file schema (schema/stack.schema.json)", () => {
-    const validate = ajv().compile(schema());
-
     // The shipped stack files are checked against it in test/stackFiles.test.ts.
-    for (const name of ["Pulumi.hub.yaml", "Pulumi.preprod.yaml"]) {
-        it(`accepts the fixture ${name}`, () => {
-            assert.ok(validate(stackFile(name)), JSON.stringify(validate.errors, null, 1));
-        });
-    }
+    it("accepts the fixtures, as the program does", () => {
+        assert.strictEqual(readValid(stackFile("Pulumi.hub.yaml")).cluster.role, "hub");
+        assert.strictEqual(readValid(stackFile("Pulumi.preprod.yaml"), "preprod", { projectClusters: ["hub", "preprod"] }).cluster.role, "spoke");
+    });
 
     it("refuses a key the declarations do not have, at the top and nested, and a namespace that is not known", () => {
-        const file = stackFile("Pulumi.hub.yaml") as { config: Record<string, unknown> };
+        const file = stackFile("Pulumi.hub.yaml");
         const undeclared: [string, unknown][] = [
             [`${PROJECT}:smokeTets`, { enabled: true }],
             [`${PROJECT}:controller`, { replicaz: 2 }],
@@ -147,7 +123,7 @@ describe("stack file schema (schema/stack.schema.json)", () => {
     });
 
     it("refuses what the reader refuses on its own key, and the reader agrees", () => {
-        const base = stackFile("Pulumi.hub.yaml") as { config: Record<string, unknown> };
+        const base = stackFile("Pulumi.hub.yaml");
         const cases: [string, string, unknown][] = [
             ["cluster", "role", "primary"],
             ["controller", "replicas", 9],
@@ -160,13 +136,8 @@ describe("stack file schema (schema/stack.schema.json)", () => {
             const full = `${PROJECT}:${section}`;
             const file = { ...base, config: { ...base.config, [full]: { ...(base.config[full] as object), [key]: value } } };
             assert.ok(!(validate(file) as boolean), `schema accepted ${section}.${key} = ${JSON.stringify(value)}`);
-            const raw = Object.fromEntries(
-                Object.entries(file.config)
-                    .filter(([k]) => k.startsWith(`${PROJECT}:`))
-                    .map(([k, v]) => [k.slice(PROJECT.length + 1), v]),
-            );
             assert.throws(
-                () => parseAddonConfig("hub", raw, { awsRegion: "eu-west-1" }),
+                () => parseAddonConfig("hub", projectKeys(file.config), { awsRegion: "eu-west-1" }),
                 (e: unknown) => e instanceof ConfigError && e.problems.some((p) => p.key === `${section}.${key}`),
                 `reader accepted ${section}.${key}`,
             );
@@ -174,7 +145,7 @@ describe("stack file schema (schema/stack.schema.json)", () => {
     });
 
     it("wants a secret as Pulumi writes one (secure:), never a plaintext token", () => {
-        const file = stackFile("Pulumi.hub.yaml") as { config: Record<string, unknown> };
+        const file = stackFile("Pulumi.hub.yaml");
         assert.ok(!validate({ ...file, config: { ...file.config, [`${PROJECT}:notificationsToken`]: "xoxb-plaintext" } }));
         assert.ok(validate({ ...file, config: { ...file.config, [`${PROJECT}:notificationsToken`]: { secure: "v1:abc" } } }), JSON.stringify(validate.errors));
     });
@@ -183,21 +154,15 @@ describe("stack file schema (schema/stack.schema.json)", () => {
 describe("docs/operations/add-a-spoke.md", () => {
     const page = fs.readFileSync(path.join(ROOT, "docs", "operations", "add-a-spoke.md"), "utf8");
     const blocks = [...page.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]);
+    const spokeFile = () => YAML.parse(blocks.find((b) => b.startsWith("# yaml-language-server"))!) as File;
+    /** The hub's spokes entries the page shows. */
+    const entries = () =>
+        (YAML.parse(blocks[0].replace(/^ {2}argo-rollouts-addon:spokes:/m, "spokes:")) as { spokes: { name: string; tenant: string }[] }).spokes;
+    const projectClusters = ["hub", "preprod", "prod"];
 
     it("its new stack file is valid for the schema and for the program, as the hub's spoke entry names it", () => {
-        const file = YAML.parse(blocks.find((b) => b.startsWith("# yaml-language-server"))!) as { config: Record<string, unknown> };
-        const validate = ajv().compile(schema());
-        assert.ok(validate(file), JSON.stringify(validate.errors));
-        const raw = Object.fromEntries(
-            Object.entries(file.config)
-                .filter(([k]) => k.startsWith(`${PROJECT}:`))
-                .map(([k, v]) => [k.slice(PROJECT.length + 1), v]),
-        );
-        const spoke = parseAddonConfig("prod", raw, { awsRegion: "eu-west-1", projectClusters: ["hub", "preprod", "prod"] });
-        // The hub's entry on the same page names this spoke, its tenant and a hostname.
-        const entry = (
-            YAML.parse(blocks[0].replace(/^ {2}argo-rollouts-addon:spokes:/m, "spokes:")) as { spokes: { name: string; tenant: string }[] }
-        ).spokes.find((s) => s.name === "prod");
+        const spoke = readValid(spokeFile(), "prod", { projectClusters });
+        const entry = entries().find((s) => s.name === "prod");
         assert.deepStrictEqual([entry?.name, entry?.tenant], [spoke.cluster.name, spoke.cluster.mimirTenant]);
         assert.strictEqual(spoke.cluster.role, "spoke");
         assert.strictEqual(spoke.mimir.readEndpoint?.kind, "stack");
@@ -213,37 +178,16 @@ describe("docs/operations/add-a-spoke.md", () => {
             .map((l) => `      ${l}`)
             .join("\n");
         const fragment = YAML.parse(example.replace(/^ {6}\.\.\.$/m, body)) as Record<string, unknown>;
-        const file = YAML.parse(blocks.find((b) => b.startsWith("# yaml-language-server"))!) as { config: Record<string, unknown> };
-        const withCa = { ...file, config: { ...file.config, ...fragment } };
-        const validate = ajv().compile(schema());
-        assert.ok(validate(withCa), JSON.stringify(validate.errors));
-        const raw = Object.fromEntries(
-            Object.entries(withCa.config)
-                .filter(([k]) => k.startsWith(`${PROJECT}:`))
-                .map(([k, v]) => [k.slice(PROJECT.length + 1), v]),
-        );
-        assert.strictEqual(parseAddonConfig("prod", raw, { awsRegion: "eu-west-1", projectClusters: ["hub", "preprod", "prod"] }).mimir.readCaBundle, ca);
+        const file = spokeFile();
+        assert.strictEqual(readValid({ ...file, config: { ...file.config, ...fragment } }, "prod", { projectClusters }).mimir.readCaBundle, ca);
         // The schema refuses what the program refuses for its shape: a key in the bundle.
         const key = fs.readFileSync(path.join(ROOT, "test", "fixtures", "tls", "server.key"), "utf8");
-        assert.ok(
-            !validate({
-                ...file,
-                config: { ...file.config, [`${PROJECT}:mimir`]: { hubStack: "organization/argo-rollouts-addon/hub", readCaBundle: `${ca}${key}` } },
-            }),
-        );
+        const mimir = { hubStack: "organization/argo-rollouts-addon/hub", readCaBundle: `${ca}${key}` };
+        assert.ok(!validate({ ...file, config: { ...file.config, [`${PROJECT}:mimir`]: mimir } }));
     });
 
     it("its hub entry is valid in a hub's stack file", () => {
-        const hub = stackFile("Pulumi.hub.yaml") as { config: Record<string, unknown> };
-        const entries = (YAML.parse(blocks[0].replace(/^ {2}argo-rollouts-addon:spokes:/m, "spokes:")) as { spokes: unknown[] }).spokes;
-        const file = { ...hub, config: { ...hub.config, [`${PROJECT}:spokes`]: entries } };
-        const validate = ajv().compile(schema());
-        assert.ok(validate(file), JSON.stringify(validate.errors));
-        const raw = Object.fromEntries(
-            Object.entries(file.config)
-                .filter(([k]) => k.startsWith(`${PROJECT}:`))
-                .map(([k, v]) => [k.slice(PROJECT.length + 1), v]),
-        );
-        assert.strictEqual(parseAddonConfig("hub", raw, { awsRegion: "eu-west-1" }).spokes.length, 2);
+        const hub = stackFile("Pulumi.hub.yaml");
+        assert.strictEqual(readValid({ ...hub, config: { ...hub.config, [`${PROJECT}:spokes`]: entries() } }).spokes.length, 2);
     });
 });

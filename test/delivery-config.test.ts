@@ -3,14 +3,8 @@ import { CanaryStrategy, BlueGreenStrategy, DELIVERY_DEFAULTS, DeliveryPlan, del
 import { stackStrategies } from "../components/delivery/config";
 import { AddonConfig } from "../stacks/config";
 import { whole } from "./harness";
-import { configError, parseHub, problemFor } from "./stackConfig";
+import { REGULATED, configError, parseHub, problemFor } from "./stackConfig";
 
-const REGULATED = {
-    namespaceLabels: { "platform.test/compliance": "regulated" },
-    approverGroups: ["release-approvers"],
-    deployerGroups: ["shop-deployers"],
-    gitopsServiceAccounts: ["argocd/argocd-application-controller"],
-};
 const app: AppSpec = {
     name: "checkout",
     namespace: "shop",
@@ -41,13 +35,7 @@ describe("delivery configuration (ADR-056 D3)", () => {
             ["dev-canary", "test-canary", "preprod-canary", "prod-standard-canary", "prod-standard-blueGreen"],
             "no policy.regulated: no regulated strategy (its Roles need the groups)",
         );
-        const withRegulated = parseHub({ policy: { regulated: REGULATED } });
-        assert.deepStrictEqual(
-            stackStrategies(withRegulated)
-                .map((s) => s.id)
-                .slice(-2),
-            ["prod-regulated-canary", "prod-regulated-blueGreen"],
-        );
+        // With policy.regulated, both regulated shapes follow: test/delivery-components.test.ts, the fixture hub's.
         const only = parseHub({
             policy: { regulated: REGULATED },
             delivery: { prod: { standard: { shapes: ["canary"] }, regulated: { shapes: ["blueGreen"] } }, dev: { trafficRouting: false } },
@@ -107,14 +95,12 @@ describe("delivery configuration (ADR-056 D3)", () => {
         const bg = (p.get("prod-standard-blueGreen")!.strategy as BlueGreenStrategy).blueGreen;
         assert.strictEqual(bg.autoPromotionEnabled, false);
         assert.match(JSON.stringify(p.get("prod-standard-blueGreen")!.httpRoute), /"name":"x-shop-preview"/);
-        assert.ok(JSON.stringify(plans(parseHub()).get("prod-standard-canary")!.strategy).includes("error-budget"), "the freeze by default");
     });
 
     describe("refuses what the library refuses, naming stack, key, value and what is allowed", () => {
         const prod = (cls: string, d: Record<string, unknown>, rest: Record<string, unknown> = {}) => ({ ...rest, delivery: { prod: { [cls]: d } } });
         const REFUSED: [Record<string, unknown>, string, RegExp, string?][] = [
             [prod("standard", { steps: [50, 25, 100] }), "delivery.prod.standard.steps", /^must be ascending whole percentages ending at 100/, "[50,25,100]"],
-            [prod("regulated", { steps: [25, 50] }), "delivery.prod.regulated.steps", /ending at 100/],
             [prod("regulated", { steps: ["half", 100] }), "delivery.prod.regulated.steps", /whole percentages/],
             [prod("regulated", { steps: whole(25) }), "delivery.prod.regulated.steps", /must be a list of/],
             [prod("standard", { steps: whole([]) }), "delivery.prod.standard.steps", /ascending/],

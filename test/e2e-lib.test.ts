@@ -1,23 +1,17 @@
-/**
- * The end-to-end harness's pure parts: the declared-versus-live comparison, the report lines, and
- * the derived stack files (only what points at the local platform may differ from the shipped file).
- */
 import assert from "assert";
 import { freezeMeasurements } from "../components/rollouts/analysis";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { READ_CA_CONFIGMAP, READ_CA_DIR, READ_CA_KEY, READ_CA_VOLUME, controllerTrust } from "../components/rollouts/trust";
-import { configMapFiles, mapMountPaths, playContainer, writeAtomically } from "../e2e/lib/kubelet";
+import { configMapFiles, mapMountPaths, playContainer } from "../e2e/lib/kubelet";
 import { differences, refKey, refOf } from "../e2e/lib/compare";
 import { scenarioLine, summaryLine } from "../e2e/lib/report";
 import { fixtureConfig, localConfig } from "../e2e/lib/stacks";
 import { requiredVersion } from "../e2e/lib/engines";
 import { localArgs, permissionErrors } from "../e2e/lib/controller";
 import { FAST_FREEZE, FAST_GATES, SmokeSetting, backendWeight, collapse, deliveryPatch, inOrder } from "../e2e/lib/delivery";
-import { addonConfig, labelsFor, tenantNamespaces } from "../e2e/lib/platform";
-import { selects } from "../components/policy/selectors";
-import { namespaceSelector } from "../components/policy/builders";
+import { addonConfig, labelsFor } from "../e2e/lib/platform";
 import { kyvernoRelease } from "../e2e/lib/kyvernoRelease";
 import { E2E_RELEASES } from "../e2e/lib/releases";
 import { CONTROLLER_RELEASES } from "../components/rollouts/versions";
@@ -25,18 +19,21 @@ import { AdmissionCase, admissionSamples, holds, judge, mergePatch } from "../e2
 import { gateRun, gateSamples } from "../e2e/lib/gates";
 
 describe("e2e harness", () => {
-    describe("the Kyverno release of the run", () => {
-        it("is CI's v1.17.2 unless ARGO_ROLLOUTS_ADDON_E2E_KYVERNO names 1.19, whose engine is optional; anything else is refused", () => {
-            assert.deepStrictEqual([kyvernoRelease({}).engine, kyvernoRelease({ ARGO_ROLLOUTS_ADDON_E2E_KYVERNO: "1.17" }).engine], ["kyverno", "kyverno"]);
-            const newer = kyvernoRelease({ ARGO_ROLLOUTS_ADDON_E2E_KYVERNO: "1.19" });
-            assert.deepStrictEqual([newer.engine, newer.optional, newer.admission], ["kyverno-1.19", true, "kyverno-1.19"]);
-            assert.strictEqual(requiredVersion(newer.engine, "github.com/kyverno/kyverno"), "v1.19.1");
-            assert.strictEqual(requiredVersion("kyverno", "github.com/kyverno/kyverno"), "v1.17.2");
-            assert.throws(
-                () => kyvernoRelease({ ARGO_ROLLOUTS_ADDON_E2E_KYVERNO: "1.18" }),
-                /ARGO_ROLLOUTS_ADDON_E2E_KYVERNO=1\.18 names no Kyverno the run can build: use 1\.19/,
-            );
-        });
+    const ca = fs.readFileSync(path.join(__dirname, "fixtures", "tls", "ca.crt"), "utf8");
+    const targets = { kubeconfig: "/tmp/k", context: "e2e", chartRepository: "https://127.0.0.1:1/charts", crdBaseUrl: "https://127.0.0.1:1/crds" };
+    it("reads each engine's pin from its wrapper module; Kyverno's is CI's v1.17.2 unless ARGO_ROLLOUTS_ADDON_E2E_KYVERNO names 1.19 (optional), nothing else", () => {
+        assert.deepStrictEqual([kyvernoRelease({}).engine, kyvernoRelease({ ARGO_ROLLOUTS_ADDON_E2E_KYVERNO: "1.17" }).engine], ["kyverno", "kyverno"]);
+        const newer = kyvernoRelease({ ARGO_ROLLOUTS_ADDON_E2E_KYVERNO: "1.19" });
+        assert.deepStrictEqual([newer.engine, newer.optional, newer.admission], ["kyverno-1.19", true, "kyverno-1.19"]);
+        assert.strictEqual(requiredVersion(newer.engine, "github.com/kyverno/kyverno"), "v1.19.1");
+        assert.strictEqual(requiredVersion("kyverno", "github.com/kyverno/kyverno"), "v1.17.2");
+        assert.match(requiredVersion("kubernetes", "k8s.io/kubernetes"), /^v1\.3[345]\.\d+$/);
+        assert.match(requiredVersion("etcd", "go.etcd.io/etcd/server/v3"), /^v3\.6\.\d+$/);
+        assert.throws(() => requiredVersion("etcd", "example.com/absent"), /does not require example.com\/absent/);
+        assert.throws(
+            () => kyvernoRelease({ ARGO_ROLLOUTS_ADDON_E2E_KYVERNO: "1.18" }),
+            /ARGO_ROLLOUTS_ADDON_E2E_KYVERNO=1\.18 names no Kyverno the run can build: use 1\.19/,
+        );
     });
 
     describe("differences", () => {
@@ -70,43 +67,35 @@ describe("e2e harness", () => {
                 'Error from server: admission webhook "vpol.validate.kyverno.svc-fail" denied the request: Policy require-canary-max-surge failed: a canary Rollout needs maxSurge';
             const clusterPolicy =
                 "Error from server: admission webhook \"validate.kyverno.svc-fail\" denied the request: \n\nresource Rollout/dev/x was blocked due to the following policies \n\nrequire-canary-max-surge:\n  max-surge: 'a canary'\n";
-            assert.strictEqual(judge(refused, "policies.kyverno.io/v1", answer(1, cel), policies), undefined);
-            assert.strictEqual(judge(refused, "kyverno.io/v1", answer(1, clusterPolicy), policies), undefined);
-            assert.match(judge(refused, "kyverno.io/v1", answer(0, ""), policies)!, /admitted, expected refused/);
-            assert.match(
-                judge(refused, "policies.kyverno.io/v1", answer(1, cel.replace("max-surge", "other")), policies)!,
-                /expected refused by \[require-canary-max-surge\]/,
-            );
-            assert.match(judge(refused, "policies.kyverno.io/v1", answer(1, "Policy require-canary-max-surge error: no such key"), policies)!, /refused/);
+            const [V, K] = ["policies.kyverno.io/v1", "kyverno.io/v1"];
             // Either of two refusing policies may answer first, never a third.
             const either = { ...refused, policy: ["require-canary-max-surge", "restrict-rollout-route-namespace"] } as AdmissionCase;
-            assert.strictEqual(judge(either, "policies.kyverno.io/v1", answer(1, cel), policies), undefined);
-            assert.match(judge(either, "policies.kyverno.io/v1", answer(1, "Policy require-prod-standard-delivery failed: x"), policies)!, /expected refused/);
             // The API server's own refusal, by no policy: the text decides, and no policy may answer.
             const byServer = { ...refused, policy: undefined, says: "empty selector is invalid" } as AdmissionCase;
-            assert.strictEqual(
-                judge(byServer, "kyverno.io/v1", answer(1, 'The Deployment "web" is invalid: spec.selector: empty selector is invalid'), policies),
-                undefined,
-            );
-            assert.match(judge(byServer, "kyverno.io/v1", answer(1, "Policy require-canary-max-surge failed: x"), policies)!, /expected refused/);
             const warned = { ...refused, expect: "warned", policy: "require-prod-standard-delivery" } as AdmissionCase;
-            assert.strictEqual(
-                judge(warned, "kyverno.io/v1", answer(0, "Warning: policy require-prod-standard-delivery.canary: add the component"), policies),
-                undefined,
-            );
-            assert.match(
-                judge(
-                    { ...warned, expect: "admitted", policy: undefined },
-                    "kyverno.io/v1",
-                    answer(0, "Warning: policy require-prod-standard-delivery.canary: x"),
-                    policies,
-                )!,
-                /without a warning/,
-            );
-            const mutated = { ...warned, expect: "admitted", policy: undefined, object: { spec: { a: [{ b: 1 }] } }, absent: ["spec.c"] } as AdmissionCase;
-            assert.strictEqual(judge(mutated, "x", answer(0, "", '{"spec":{"a":[{"b":1,"z":2}]}}'), policies), undefined);
-            assert.match(judge(mutated, "x", answer(0, "", '{"spec":{"a":[{"b":1},{"b":2}]}}'), policies)!, /does not hold/);
-            assert.match(judge(mutated, "x", answer(0, "", '{"spec":{"a":[{"b":1}],"c":0}}'), policies)!, /has spec.c/);
+            const admitted = { ...warned, expect: "admitted", policy: undefined } as AdmissionCase;
+            const mutated = { ...admitted, object: { spec: { a: [{ b: 1 }] } }, absent: ["spec.c"] } as AdmissionCase;
+            // Each case, the API's words, and the verdict: none (as expected) or what the mismatch says.
+            const verdicts: [AdmissionCase, string, ReturnType<typeof answer>, RegExp?][] = [
+                [refused, V, answer(1, cel)],
+                [refused, K, answer(1, clusterPolicy)],
+                [refused, K, answer(0, ""), /admitted, expected refused/],
+                [refused, V, answer(1, cel.replace("max-surge", "other")), /expected refused by \[require-canary-max-surge\]/],
+                [refused, V, answer(1, "Policy require-canary-max-surge error: no such key"), /refused/],
+                [either, V, answer(1, cel)],
+                [either, V, answer(1, "Policy require-prod-standard-delivery failed: x"), /expected refused/],
+                [byServer, K, answer(1, 'The Deployment "web" is invalid: spec.selector: empty selector is invalid')],
+                [byServer, K, answer(1, "Policy require-canary-max-surge failed: x"), /expected refused/],
+                [warned, K, answer(0, "Warning: policy require-prod-standard-delivery.canary: add the component")],
+                [admitted, K, answer(0, "Warning: policy require-prod-standard-delivery.canary: x"), /without a warning/],
+                [mutated, "x", answer(0, "", '{"spec":{"a":[{"b":1,"z":2}]}}')],
+                [mutated, "x", answer(0, "", '{"spec":{"a":[{"b":1},{"b":2}]}}'), /does not hold/],
+                [mutated, "x", answer(0, "", '{"spec":{"a":[{"b":1}],"c":0}}'), /has spec.c/],
+            ];
+            for (const [c, api, said, why] of verdicts) {
+                const verdict = judge(c, api, said, policies);
+                assert.ok(why ? why.test(verdict ?? "(none)") : verdict === undefined, `verdict ${verdict} on ${said.stderr}`);
+            }
         });
 
         it("patches as a JSON merge patch, and holds lists whole", () => {
@@ -131,94 +120,40 @@ describe("e2e harness", () => {
         });
     });
 
-    describe("report", () => {
-        it("prints a line per scenario and the closing count", () => {
-            const s = [
-                { name: "a", result: "PASS" as const, seconds: 1.25, detail: "" },
-                { name: "b", result: "FAIL" as const, seconds: 2, detail: "boom\nmore" },
-                { name: "c", result: "SKIP" as const, seconds: 0, detail: "needs X" },
-            ];
-            assert.deepStrictEqual(s.map(scenarioLine), ["PASS a (1.3 s)", "FAIL b (2.0 s): boom", "SKIP c (0.0 s): needs X"]);
-            assert.strictEqual(summaryLine(s), "1 passed, 1 failed, 1 skipped");
-            assert.strictEqual(summaryLine(s.slice(0, 1)), "1 passed, 0 failed");
+    it("report: prints a line per scenario and the closing count", () => {
+        const s = [
+            { name: "a", result: "PASS" as const, seconds: 1.25, detail: "" },
+            { name: "b", result: "FAIL" as const, seconds: 2, detail: "boom\nmore" },
+            { name: "c", result: "SKIP" as const, seconds: 0, detail: "needs X" },
+        ];
+        assert.deepStrictEqual(s.map(scenarioLine), ["PASS a (1.3 s)", "FAIL b (2.0 s): boom", "SKIP c (0.0 s): needs X"]);
+        assert.strictEqual(summaryLine(s), "1 passed, 1 failed, 1 skipped");
+        assert.strictEqual(summaryLine(s.slice(0, 1)), "1 passed, 0 failed");
+    });
+
+    // That each namespace's labels select it for its scope is the real Kyverno's to decide: engine-kyverno-cli's dev, prod and regulated samples.
+    it("takes for a tenant namespace the values two In requirements on one key share, and refuses a selector nothing satisfies", () => {
+        const t = (...values: string[]) => ({ key: "t", operator: "In" as const, values });
+        assert.deepStrictEqual(labelsFor({ matchExpressions: [t("dev", "prod"), t("prod"), { key: "x", operator: "Exists" }] }), { t: "prod", x: "true" });
+        assert.strictEqual(labelsFor({ matchExpressions: [t("dev"), t("prod")] }), undefined);
+    });
+
+    for (const stack of ["hub", "preprod"]) {
+        it(`derived stack file ${stack}: only the connection, chart repository and CRD source differ from the fixture`, () => {
+            // Each top-level key's fields, as JSON, by `key.field`.
+            const fields = (config: Record<string, unknown>) =>
+                new Map(Object.entries(config).flatMap(([k, v]) => Object.entries((v ?? {}) as object).map(([f, x]) => [`${k}.${f}`, JSON.stringify(x)])));
+            const [shipped, local] = [fields(fixtureConfig(stack)), fields(localConfig(stack, targets))];
+            const changed = [...new Set([...shipped.keys(), ...local.keys()])].filter((f) => shipped.get(f) !== local.get(f));
+            assert.deepStrictEqual(changed.sort(), [
+                "argo-rollouts-addon:cluster.eksClusterName",
+                "argo-rollouts-addon:cluster.kubeconfigContext",
+                "argo-rollouts-addon:cluster.kubeconfigPath",
+                "argo-rollouts-addon:controller.chartRepository",
+                "argo-rollouts-addon:controller.crdBaseUrl",
+            ]);
         });
-    });
-
-    describe("the platform's tenant namespaces", () => {
-        it("are labelled so that each scope's selector, as the policies apply it, selects its namespace", () => {
-            for (const stack of ["hub", "preprod"]) {
-                const cfg = addonConfig(stack, fixtureConfig(stack));
-                const ns = tenantNamespaces(cfg);
-                assert.deepStrictEqual(
-                    ns.map((n) => n.name),
-                    ["e2e-tenant-dev", "e2e-tenant-prod", "e2e-tenant-regulated"],
-                );
-                const selected = (scope: "tenant" | "prod" | "regulated") =>
-                    ns.filter((n) => selects(namespaceSelector(cfg.policy, scope), { ...n.labels, "kubernetes.io/metadata.name": n.name })).map((n) => n.name);
-                assert.deepStrictEqual(selected("tenant"), ["e2e-tenant-dev", "e2e-tenant-prod", "e2e-tenant-regulated"]);
-                assert.deepStrictEqual(selected("prod"), ["e2e-tenant-prod", "e2e-tenant-regulated"]);
-                assert.deepStrictEqual(selected("regulated"), ["e2e-tenant-regulated"]);
-            }
-        });
-
-        it("take the values two In requirements on one key share, and refuse a selector nothing satisfies", () => {
-            assert.deepStrictEqual(
-                labelsFor({
-                    matchExpressions: [
-                        { key: "t", operator: "In", values: ["dev", "prod"] },
-                        { key: "t", operator: "In", values: ["prod"] },
-                        { key: "x", operator: "Exists" },
-                    ],
-                }),
-                { t: "prod", x: "true" },
-            );
-            assert.strictEqual(
-                labelsFor({
-                    matchExpressions: [
-                        { key: "t", operator: "In", values: ["dev"] },
-                        { key: "t", operator: "In", values: ["prod"] },
-                    ],
-                }),
-                undefined,
-            );
-        });
-    });
-
-    describe("derived stack files", () => {
-        const targets = { kubeconfig: "/tmp/k", context: "e2e", chartRepository: "https://127.0.0.1:1/charts", crdBaseUrl: "https://127.0.0.1:1/crds" };
-        for (const stack of ["hub", "preprod"]) {
-            it(`${stack}: only the connection, chart repository and CRD source differ from the fixture`, () => {
-                const shipped = fixtureConfig(stack);
-                const local = localConfig(stack, targets);
-                const changed: string[] = [];
-                for (const key of new Set([...Object.keys(shipped), ...Object.keys(local)])) {
-                    const a = shipped[key] as Record<string, unknown>;
-                    const b = local[key] as Record<string, unknown>;
-                    if (JSON.stringify(a) === JSON.stringify(b)) {
-                        continue;
-                    }
-                    for (const sub of new Set([...Object.keys(a ?? {}), ...Object.keys(b ?? {})])) {
-                        if (JSON.stringify(a?.[sub]) !== JSON.stringify(b?.[sub])) {
-                            changed.push(`${key}.${sub}`);
-                        }
-                    }
-                }
-                assert.deepStrictEqual(changed.sort(), [
-                    "argo-rollouts-addon:cluster.eksClusterName",
-                    "argo-rollouts-addon:cluster.kubeconfigContext",
-                    "argo-rollouts-addon:cluster.kubeconfigPath",
-                    "argo-rollouts-addon:controller.chartRepository",
-                    "argo-rollouts-addon:controller.crdBaseUrl",
-                ]);
-            });
-        }
-    });
-
-    it("reads each engine's pin from its wrapper module", () => {
-        assert.match(requiredVersion("kubernetes", "k8s.io/kubernetes"), /^v1\.3[345]\.\d+$/);
-        assert.match(requiredVersion("etcd", "go.etcd.io/etcd/server/v3"), /^v3\.6\.\d+$/);
-        assert.throws(() => requiredVersion("etcd", "example.com/absent"), /does not require example.com\/absent/);
-    });
+    }
 
     it("runs every release of the version table from a module pinned at that release, with a controller built from it", () => {
         assert.deepStrictEqual(Object.keys(E2E_RELEASES).sort(), CONTROLLER_RELEASES.map((r) => r.appVersion).sort());
@@ -238,16 +173,16 @@ describe("e2e harness", () => {
     });
 
     describe("delivery scenarios", () => {
-        const targets = { kubeconfig: "/tmp/k", context: "e2e", chartRepository: "https://127.0.0.1:1/charts", crdBaseUrl: "https://127.0.0.1:1/crds" };
-        const patch = (smoke: Partial<SmokeSetting> = {}) =>
+        const patch = (smoke: Partial<SmokeSetting> = {}, readEndpoint = "http://127.0.0.1:9/prometheus", readCaBundle?: string) =>
             deliveryPatch({
-                readEndpoint: "http://127.0.0.1:9/prometheus",
+                readEndpoint,
+                readCaBundle,
                 pluginBaseUrl: "https://127.0.0.1:1/plugin-releases",
                 pluginSha256: "f".repeat(64),
                 smoke: { strategy: "canary", namespace: "rollouts-smoke", trigger: "1", failGate: false, ...smoke },
             });
 
-        it("shortens the gates only through settings the program accepts", () => {
+        it("shortens the gates and sets the read endpoint's CA only through settings the program accepts", () => {
             // parseAddonConfig throws with every problem when a rule refuses a value.
             for (const strategy of ["canary", "blueGreen"] as const) {
                 const cfg = addonConfig("preprod", localConfig("preprod", targets, patch({ strategy })));
@@ -258,32 +193,19 @@ describe("e2e harness", () => {
                 assert.deepStrictEqual(cfg.mimir.readEndpoint, { kind: "url", url: "http://127.0.0.1:9/prometheus" });
                 assert.strictEqual(cfg.plugin.delivery.mode, "download");
                 assert.strictEqual(cfg.smokeTest.strategy, strategy);
+                assert.strictEqual(cfg.mimir.readCaBundle, undefined);
             }
-        });
-
-        it("sets the read endpoint's CA through mimir.readCaBundle, which the program accepts for an https endpoint", () => {
-            const ca = fs.readFileSync(path.join(__dirname, "fixtures", "tls", "ca.crt"), "utf8");
-            const withCa = deliveryPatch({
-                readEndpoint: "https://127.0.0.1:9/prometheus",
-                readCaBundle: ca,
-                pluginBaseUrl: "https://127.0.0.1:1/plugin-releases",
-                pluginSha256: "f".repeat(64),
-                smoke: { strategy: "canary", namespace: "rollouts-smoke", trigger: "1", failGate: false },
-            });
-            const cfg = addonConfig("preprod", localConfig("preprod", targets, withCa));
-            assert.strictEqual(cfg.mimir.readCaBundle, ca);
-            assert.strictEqual(addonConfig("preprod", localConfig("preprod", targets, patch())).mimir.readCaBundle, undefined);
+            // The CA goes through mimir.readCaBundle, which the program accepts for an https endpoint.
+            const https = addonConfig("preprod", localConfig("preprod", targets, patch({}, "https://127.0.0.1:9/prometheus", ca)));
+            assert.strictEqual(https.mimir.readCaBundle, ca);
         });
 
         it("moves the chart's listen ports and keeps every other argument", () => {
-            assert.deepStrictEqual(localArgs(["--healthzPort=8080", "--metricsPort=8090", "--loglevel=info", "--leader-elect"], { healthz: 1, metrics: 2 }), [
-                "--loglevel=info",
-                "--leader-elect",
-                "--healthzPort=1",
-                "--metricsPort=2",
-            ]);
+            const args = ["--healthzPort=8080", "--metricsPort=8090", "--loglevel=info", "--leader-elect"];
+            assert.deepStrictEqual(localArgs(args, { healthz: 1, metrics: 2 }), ["--loglevel=info", "--leader-elect", "--healthzPort=1", "--metricsPort=2"]);
             // Chart 2.40.7 renders the v1.8.x spelling, the only one that controller knows.
             assert.deepStrictEqual(localArgs(["--healthzPort=8080", "--metricsport=8090"], { healthz: 1, metrics: 2 }), ["--healthzPort=1", "--metricsport=2"]);
+            assert.deepStrictEqual(localArgs([], { healthz: 1, metrics: 2 }), ["--healthzPort=1", "--metricsport=2"], "install.yaml sets neither");
         });
 
         it("finds permission errors in a controller log, and only those: not a namespace being deleted", () => {
@@ -298,19 +220,9 @@ describe("e2e harness", () => {
         });
 
         it("reads weights off a route and checks their order", () => {
-            const route = {
-                metadata: { name: "r" },
-                spec: {
-                    rules: [
-                        {
-                            backendRefs: [
-                                { name: "a-stable", weight: 75 },
-                                { name: "a-canary", weight: 25 },
-                            ],
-                        },
-                    ],
-                },
-            };
+            const stable = { name: "a-stable", weight: 75 };
+            const canary = { name: "a-canary", weight: 25 };
+            const route = { metadata: { name: "r" }, spec: { rules: [{ backendRefs: [stable, canary] }] } };
             assert.strictEqual(backendWeight(route, "a-canary"), 25);
             assert.strictEqual(backendWeight(route, "other"), undefined);
             assert.deepStrictEqual(collapse([0, 0, 25, 25, 50, 100, 100, 0]), [0, 25, 50, 100, 0]);
@@ -320,31 +232,9 @@ describe("e2e harness", () => {
     });
 
     describe("the kubelet's part for the controller container", () => {
-        const ca = fs.readFileSync(path.join(__dirname, "fixtures", "tls", "ca.crt"), "utf8");
         let dir: string;
         beforeEach(() => {
             dir = fs.mkdtempSync(path.join(os.tmpdir(), "e2e-kubelet-"));
-        });
-        afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
-
-        it("writes a ConfigMap volume in the atomic writer's layout, which Go's certificate directory reader reads once per key", () => {
-            writeAtomically(dir, { "ca-bundle.crt": ca, "nested/other.crt": "x" });
-            const data = fs.readlinkSync(path.join(dir, "..data"));
-            assert.match(data, /^\.\.\d{4}_\d{2}_\d{2}_\d{2}_\d{2}_\d{2}\.\w+$/);
-            assert.strictEqual(fs.readlinkSync(path.join(dir, "ca-bundle.crt")), "..data/ca-bundle.crt");
-            assert.strictEqual(fs.readlinkSync(path.join(dir, "nested")), "..data/nested");
-            assert.ok(fs.statSync(path.join(dir, data)).isDirectory());
-            assert.strictEqual(fs.readFileSync(path.join(dir, "ca-bundle.crt"), "utf8"), ca);
-            // Go's readUniqueDirectoryEntries drops a symlink whose target has no slash (..data); the
-            // timestamped directory is not a file; so only the keys' links are read as certificates.
-            const read = fs
-                .readdirSync(dir, { withFileTypes: true })
-                .filter((e) => !(e.isSymbolicLink() && !fs.readlinkSync(path.join(dir, e.name)).includes("/")))
-                .filter((e) => fs.statSync(path.join(dir, e.name)).isFile());
-            assert.deepStrictEqual(
-                read.map((e) => e.name),
-                ["ca-bundle.crt"],
-            );
         });
 
         it("maps mount paths inside env values, whole paths only", () => {
@@ -372,30 +262,13 @@ describe("e2e harness", () => {
             assert.deepStrictEqual(played.mounts, [{ volume: READ_CA_VOLUME, mountPath: READ_CA_DIR, local }]);
             assert.deepStrictEqual(played.env, { SSL_CERT_DIR: `/etc/ssl/certs:/etc/pki/tls/certs:${local}` });
             assert.strictEqual(fs.readFileSync(path.join(local, READ_CA_KEY), "utf8"), ca);
-            assert.throws(
-                () => playContainer({ name: "c", env: [{ name: "X", valueFrom: { secretKeyRef: {} } }] }, [], () => undefined, dir),
-                /env X is set from valueFrom/,
-            );
-            assert.throws(
-                () =>
-                    playContainer(
-                        { name: "c", volumeMounts: [{ name: "v", mountPath: "/m", subPath: "k" }] },
-                        [{ name: "v", configMap: { name: "cm" } }],
-                        () => ({ k: "x" }),
-                        dir,
-                    ),
-                /subPath/,
-            );
-            assert.throws(
-                () =>
-                    playContainer(
-                        { name: "c", volumeMounts: [{ name: "v", mountPath: "/m" }] },
-                        [{ name: "v", configMap: { name: "cm" } }],
-                        () => undefined,
-                        path.join(dir, "b"),
-                    ),
-                /ConfigMap cm does not exist, so the pod could not start/,
-            );
+            const cm = [{ name: "v", configMap: { name: "cm" } }];
+            const refused: [Parameters<typeof playContainer>[0], Parameters<typeof playContainer>[1], Record<string, string> | undefined, RegExp][] = [
+                [{ name: "c", env: [{ name: "X", valueFrom: { secretKeyRef: {} } }] }, [], undefined, /env X is set from valueFrom/],
+                [{ name: "c", volumeMounts: [{ name: "v", mountPath: "/m", subPath: "k" }] }, cm, { k: "x" }, /subPath/],
+                [{ name: "c", volumeMounts: [{ name: "v", mountPath: "/m" }] }, cm, undefined, /ConfigMap cm does not exist, so the pod could not start/],
+            ];
+            refused.forEach(([c, volumes, data, why], i) => assert.throws(() => playContainer(c, volumes, () => data, path.join(dir, `r${i}`)), why));
             assert.deepStrictEqual(configMapFiles({ a: "1", b: "2" }, [{ key: "b", path: "sub/b.pem" }]), { "sub/b.pem": "2" });
         });
     });

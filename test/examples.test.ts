@@ -3,90 +3,31 @@ import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
 import { EXAMPLE_DIGEST, EXAMPLE_SHA256, exampleRefusal, exampleValues, isExampleValue } from "../components/config/examples";
-import { ConfigError, PROJECT } from "../components/config/reader";
-import { parseAddonConfig } from "../stacks/config";
-import { OfflineRun, runOffline } from "../tools/offline";
-import { configFromStackFile, fromConfigMap, placeholderWorld } from "../tools/stackFile";
-import { FIXTURE_STACKS, merged } from "./harness";
+import { PROJECT } from "../components/config/reader";
+import { configFromStackFile, fromConfigMap } from "../tools/stackFile";
+import { FIXTURE_STACKS, HUB_TEXT, TEST_SMOKE, merged } from "./harness";
+import { planWarned, projectKeys } from "./stackConfig";
 
-/**
- * Example values, one mechanism for every key (components/config/examples.ts): recognised wherever
- * they are, warned about once per key by a preview, refused by `pulumi up` before anything is
- * declared. Tested on the fixtures, with an example put into each key the shipped stack files and
- * the docs exemplify.
- */
+// Example values (components/config/examples.ts), tested on the fixtures.
 
 /** The hub fixture's project keys, without the namespace (what parseAddonConfig reads). */
-function hubFixture(): Record<string, unknown> {
-    const doc = YAML.parse(fs.readFileSync(path.join(FIXTURE_STACKS, "Pulumi.hub.yaml"), "utf8")) as { config: Record<string, unknown> };
-    return Object.fromEntries(
-        Object.entries(doc.config)
-            .filter(([k]) => k.startsWith(`${PROJECT}:`))
-            .map(([k, v]) => [k.slice(PROJECT.length + 1), v]),
-    );
-}
+const hubFixture = () => projectKeys((YAML.parse(HUB_TEXT) as { config: Record<string, unknown> }).config);
 
-const parse = (raw: Record<string, unknown>) => parseAddonConfig("hub", raw, { awsRegion: "eu-west-1" });
-
-async function run(config: Record<string, unknown>, dryRun: boolean): Promise<{ run: OfflineRun; warned: string[] }> {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { defineStack, forgetWarnings } = require("../stacks/program") as typeof import("../stacks/program");
-    forgetWarnings();
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const pulumi = require("@pulumi/pulumi") as typeof import("@pulumi/pulumi");
-    const file = fromConfigMap("hub", { "aws:region": "eu-west-1", ...config });
-    const warned: string[] = [];
-    const warn = pulumi.log.warn;
-    pulumi.log.warn = (m: string) => {
-        warned.push(m);
-        return Promise.resolve();
-    };
-    try {
-        return {
-            run: await runOffline({
-                stack: "hub",
-                config: file.config,
-                secretKeys: file.secretKeys,
-                world: placeholderWorld(file),
-                dryRun,
-                program: () => defineStack(),
-            }),
-            warned,
-        };
-    } finally {
-        pulumi.log.warn = warn;
-    }
-}
+/** Plans the hub with `config` as its stack file's `config:` section. */
+const run = (config: Record<string, unknown>, dryRun: boolean) => planWarned(fromConfigMap("hub", { "aws:region": "eu-west-1", ...config }), dryRun);
 
 describe("example values", () => {
     describe("isExampleValue", () => {
         it("recognises the reserved example domains, the word example and the example checksum and digest", () => {
-            for (const v of [
-                "registry.platform.example/mirror",
-                "platform.example/tier",
-                "mimir-preprod.hub.example.com",
-                "https://mimir.example.org/prometheus",
-                "example-tenants",
-                "role:example-release-approver",
-                "Example Approvers",
-                EXAMPLE_DIGEST,
-                EXAMPLE_SHA256,
-                `registry.example.net/mirror/app@${EXAMPLE_DIGEST}`,
-            ]) {
+            // More, each in the key it is found in: 'each key a stack file or the docs exemplify' below.
+            for (const v of ["https://mimir.example.org/prometheus", "Example Approvers", `registry.example.net/mirror/app@${EXAMPLE_DIGEST}`]) {
                 assert.ok(isExampleValue(v), v);
             }
         });
 
         it("leaves every value that only contains the letters inside a longer word", () => {
-            for (const v of [
-                "counterexamples",
-                "examples-team",
-                "exampled",
-                "registry.acme.io/mirror",
-                "platform.test/tier",
-                `sha256:${"ab".repeat(32)}`,
-                "tenants",
-            ]) {
+            // And the fixtures' own values: 'finds none in the fixtures' below.
+            for (const v of ["counterexamples", "examples-team", "exampled", `sha256:${"ab".repeat(32)}`]) {
                 assert.ok(!isExampleValue(v), v);
             }
         });
@@ -148,17 +89,7 @@ describe("example values", () => {
             ["argocd.rbac.deployerRoles[0]", { argocd: { rbac: { deployerRoles: ["role:example-tenant-deployer"] } } }],
             ["plugin.digest", { plugin: { digest: EXAMPLE_DIGEST } }],
             ["plugin.sha256", { plugin: { delivery: "download", sha256: EXAMPLE_SHA256, digest: undefined, repository: undefined } }],
-            [
-                "smokeTest.hostname",
-                {
-                    smokeTest: {
-                        enabled: true,
-                        hostname: "rollouts-smoke.example.com",
-                        image: `registry.platform.test/mirror/demo@sha256:${"1".repeat(64)}`,
-                        loadImage: `registry.platform.test/mirror/curl@sha256:${"2".repeat(64)}`,
-                    },
-                },
-            ],
+            ["smokeTest.hostname", { smokeTest: { ...TEST_SMOKE, hostname: "rollouts-smoke.example.com" } }],
             [
                 "notifications.webhookUrl",
                 { notifications: { service: "webhook", webhookUrl: "https://hooks.example.com/rollouts" }, notificationsToken: { secure: "v1:c2VjcmV0" } },
@@ -184,73 +115,21 @@ describe("example values", () => {
             await assert.rejects(run(config, false), (e: Error) => keys.every((key) => e.message.includes(`${PROJECT}:${key} = `)));
         });
 
-        it("pulumi up of the fixture, with no example left, is not refused", async () => {
-            const { run: planned, warned } = await run(hubFixture(), false);
-            assert.ok(planned.resources.length > 10);
-            assert.deepStrictEqual(
-                warned.filter((w) => w.includes("example")),
-                [],
-            );
-        });
-    });
-
-    describe("a value only the platform knows has no default", () => {
-        const missing: [string, Record<string, unknown>][] = [
-            ["policy.tenantNamespaceSelector", { policy: { tenantNamespaceSelector: undefined } }],
-            ["policy.prodNamespaceLabels", { policy: { prodNamespaceLabels: undefined } }],
-            ["policy.regulated.namespaceLabels", { policy: { regulated: { namespaceLabels: undefined } } }],
-            ["policy.regulated.approverGroups", { policy: { regulated: { approverGroups: undefined } } }],
-            ["policy.regulated.deployerGroups", { policy: { regulated: { deployerGroups: undefined } } }],
-            ["policy.regulated.gitopsServiceAccounts", { policy: { regulated: { gitopsServiceAccounts: undefined } } }],
-            ["argocd.projects", { argocd: { projects: undefined } }],
-            ["argocd.applicationSets", { argocd: { applicationSets: undefined } }],
-            ["argocd.rbac.regulatedProjects", { argocd: { rbac: { regulatedProjects: undefined } } }],
-        ];
-        for (const [key, patch] of missing) {
-            it(`${key}: left out, refused naming the key before anything is declared`, () => {
-                const raw = merged(hubFixture(), patch);
-                assert.throws(
-                    () => parse(raw),
-                    (e: unknown) => e instanceof ConfigError && e.problems.some((p) => p.key === key && /is required/.test(p.allowed)),
+        // A value only the platform knows has no default: left out, it is refused naming the key (test/config.test.ts,
+        // "requires the cluster and gateway sections"; test/admission-config.test.ts, "a regulated section without
+        // approvers" and "where ArgoCD runs"); an optional key left out puts no example in its place.
+        it("pulumi up of the fixture, and of it with every optional key left out, is not refused and plans no example value", async () => {
+            const optionalOut = { policy: { regulated: undefined }, argocd: { projects: {}, applicationSets: {}, rbac: undefined }, spokes: undefined };
+            for (const raw of [hubFixture(), merged(hubFixture(), { ...optionalOut, controller: undefined, imageRegistry: undefined })]) {
+                const { run: planned, warned } = await run(raw, false);
+                assert.ok(planned.resources.length > 10);
+                assert.deepStrictEqual(
+                    warned.filter((w) => w.includes("example")),
+                    [],
                 );
-            });
-        }
-
-        it("the whole policy section left out: refused naming both keys it must set", () => {
-            const raw = merged(hubFixture(), { policy: undefined });
-            assert.throws(
-                () => parse(raw),
-                (e: unknown) =>
-                    e instanceof ConfigError &&
-                    ["policy.tenantNamespaceSelector", "policy.prodNamespaceLabels"].every((k) => e.problems.some((p) => p.key === k)),
-            );
-        });
-
-        it("where another cluster's ArgoCD syncs this one, the ArgoCD names are that stack's to set", () => {
-            // Its API server arrives as its sync does: no action identity here (components/argocd/preflight.ts).
-            const raw = merged(hubFixture(), {
-                policy: { regulated: { actionServiceAccounts: [] } },
-                argocd: { runsOn: "preprod", projects: undefined, applicationSets: undefined, rbac: undefined },
-            });
-            const config = parseAddonConfig("hub", raw, { awsRegion: "eu-west-1", projectClusters: ["hub", "preprod"] });
-            assert.deepStrictEqual([config.argocd.local, config.argocd.projects, config.argocd.applicationSets], [false, [], []]);
-        });
-
-        it("optional keys left out plan with no example value in their place", async () => {
-            const raw = merged(hubFixture(), {
-                policy: { regulated: undefined },
-                argocd: { projects: {}, applicationSets: {}, rbac: undefined },
-                spokes: undefined,
-                controller: undefined,
-                imageRegistry: undefined,
-            });
-            const { run: planned, warned } = await run(raw, true);
-            assert.deepStrictEqual(
-                warned.filter((w) => w.includes("example")),
-                [],
-            );
-            const texts = JSON.stringify(planned.resources.map((r) => r.inputs));
-            assert.ok(!/(^|[^A-Za-z0-9])example([^A-Za-z0-9]|$)/i.test(texts), "a planned object carries an example value");
+                const texts = JSON.stringify(planned.resources.map((r) => r.inputs));
+                assert.ok(!/(^|[^A-Za-z0-9])example([^A-Za-z0-9]|$)/i.test(texts), "a planned object carries an example value");
+            }
         });
     });
 });

@@ -3,6 +3,8 @@
  */
 import * as assert from "assert";
 import * as fs from "fs";
+import * as http from "http";
+import { AddressInfo } from "net";
 import * as path from "path";
 import { OfflineRun, OfflineWorld, PlannedResource, runOffline } from "../tools/offline";
 import { StackFile, fromConfigMap, placeholderWorld, readStackFile } from "../tools/stackFile";
@@ -60,6 +62,23 @@ export function hubConfig(): Record<string, unknown> {
         argocd: { projects: {}, applicationSets: {} },
     };
 }
+
+/** The fixture hub's spoke preprod, reading its own tenant through the hub's route, with `patch` merged in. */
+export function spokeConfig(patch: Record<string, unknown> = {}): Record<string, unknown> {
+    const spoke = {
+        cluster: { name: "preprod", role: "spoke", mimirTenant: "preprod", eksClusterName: "platform-preprod" },
+        mimir: { readEndpoint: "https://mimir-preprod.hub.platform.test/prometheus" },
+    };
+    return merged(merged(hubConfig(), spoke), patch);
+}
+
+/** The smoke canary switched on, with the test platform's images pinned by digest. */
+export const TEST_SMOKE = {
+    enabled: true,
+    hostname: "smoke.hub.platform.test",
+    image: `registry.platform.test/mirror/argoproj/rollouts-demo@sha256:${"c".repeat(64)}`,
+    loadImage: `registry.platform.test/mirror/curlimages/curl@sha256:${"d".repeat(64)}`,
+};
 
 /** ArgoCD RBAC of a regulated gate, as a stack with policy.regulated needs where ArgoCD runs. */
 export const REGULATED_ARGOCD_RBAC = {
@@ -146,4 +165,39 @@ export function transitiveDeps(run: OfflineRun, urn: string): Set<string> {
         }
     }
     return seen;
+}
+
+/** Runs `fn` with the environment variables `vars` set (undefined: unset), and puts them back after. */
+export async function withEnv<T>(vars: Record<string, string | undefined>, fn: () => Promise<T>): Promise<T> {
+    const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+    const set = (v: Record<string, string | undefined>) =>
+        Object.entries(v).forEach(([k, x]) => (x === undefined ? delete process.env[k] : (process.env[k] = x)));
+    set(vars);
+    try {
+        return await fn();
+    } finally {
+        set(saved);
+    }
+}
+
+/**
+ * GitHub's REST API in memory, for the commands that write issues and comments: every call is
+ * recorded as `<method> <path>` and must carry the test token; `answer` gives the status and body.
+ */
+export async function fakeGitHub(answer: (method: string, url: URL, body: Record<string, unknown>) => [number, unknown]) {
+    const calls: string[] = [];
+    const server = http.createServer((req, res) => {
+        let data = "";
+        req.on("data", (c: Buffer) => (data += c.toString()));
+        req.on("end", () => {
+            const url = new URL(req.url!, "http://x");
+            calls.push(`${req.method} ${url.pathname}`);
+            assert.strictEqual(req.headers.authorization, "Bearer test-token");
+            const [status, body] = answer(req.method!, url, data === "" ? {} : (JSON.parse(data) as Record<string, unknown>));
+            res.writeHead(status, { "content-type": "application/json" });
+            res.end(JSON.stringify(body));
+        });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    return { api: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, calls, close: () => server.close() };
 }

@@ -3,16 +3,6 @@ import * as fs from "fs";
 import * as path from "path";
 import { documentationFiles, readDoc } from "./markdown";
 
-/**
- * The project's layout, read from its source: one direction of imports between folders, the
- * program's module graph free of tool, test and policy-pack code, and the map of where each
- * ADR-056 decision lives (docs/maintainers/architecture.md).
- *
- * A folder is a stage or library folder under components/ (a single file there, such as
- * components/stage.ts, is a folder of its own), or one of the top-level folders stacks/, tools/,
- * policy-pack/, test/ and e2e/ (their subfolders, such as tools/verify and e2e/lib, belong to them).
- */
-
 const ROOT = path.resolve(__dirname, "..");
 const TOP_LEVEL = ["components", "stacks", "tools", "policy-pack", "test", "e2e"];
 
@@ -33,7 +23,11 @@ function sourceFiles(): string[] {
     return out.sort();
 }
 
-/** The folder a project file belongs to (see above). */
+/**
+ * The folder a project file belongs to: a stage or library folder under components/ (a single file
+ * there, such as components/stage.ts, is a folder of its own), or one of the top-level folders (their
+ * subfolders, such as tools/verify and e2e/lib, belong to them).
+ */
 export function folderOf(file: string): string {
     const [top, second, ...rest] = file.split("/");
     if (top === "components" && second !== undefined) {
@@ -75,35 +69,22 @@ function relativeImports(): Import[] {
     return out;
 }
 
-/** Folder -> folder -> the imports that make the edge. */
+/** From -> to -> the imports that make the edge. */
 export type FolderGraph = Map<string, Map<string, Import[]>>;
 
-export function folderGraph(imports: readonly Import[]): FolderGraph {
-    const graph: FolderGraph = new Map();
-    for (const i of imports) {
-        const a = folderOf(i.from);
-        const b = folderOf(i.to);
-        if (a === b) {
-            continue;
-        }
-        const edges = graph.get(a) ?? new Map<string, Import[]>();
-        edges.set(b, [...(edges.get(b) ?? []), i]);
-        graph.set(a, edges);
-    }
-    return graph;
-}
-
 /**
- * File -> file -> the imports that make the edge, for the program's files (a section's reader, its
- * preflight and the types both use; the delivery library's strategy and approval). Type-only
+ * The graph of files, or of folders with `folderOf` (a folder's imports of itself left out). Type-only
  * imports count: a circle of types is still a circle to read.
  */
-export function fileGraph(imports: readonly Import[]): FolderGraph {
+export function importGraph(imports: readonly Import[], node = (file: string) => file): FolderGraph {
     const graph: FolderGraph = new Map();
     for (const i of imports) {
-        const edges = graph.get(i.from) ?? new Map<string, Import[]>();
-        edges.set(i.to, [...(edges.get(i.to) ?? []), i]);
-        graph.set(i.from, edges);
+        const [a, b] = [node(i.from), node(i.to)];
+        if (a !== b) {
+            const edges = graph.get(a) ?? new Map<string, Import[]>();
+            edges.set(b, [...(edges.get(b) ?? []), i]);
+            graph.set(a, edges);
+        }
     }
     return graph;
 }
@@ -156,7 +137,7 @@ describe("layout", () => {
     let graph: FolderGraph;
     before(() => {
         imports = relativeImports();
-        graph = folderGraph(imports);
+        graph = importGraph(imports, folderOf);
     });
 
     it("reads the imports of every folder (a parse that finds nothing proves nothing)", () => {
@@ -166,13 +147,9 @@ describe("layout", () => {
     });
 
     it("finds a cycle where there is one", () => {
-        const cyclic: FolderGraph = new Map([
-            ["components/a", new Map([["components/b", []]])],
-            ["components/b", new Map([["components/c", []]])],
-            ["components/c", new Map([["components/a", []]])],
-        ]);
-        assert.deepStrictEqual(findCycle(cyclic), ["components/a", "components/b", "components/c", "components/a"]);
-        assert.strictEqual(findCycle(new Map([["components/a", new Map([["components/b", []]])]])), undefined);
+        const edges = (...pairs: string[][]) => importGraph(pairs.map(([from, to]) => ({ from, to, specifier: to })));
+        assert.deepStrictEqual(findCycle(edges(["a", "b"], ["b", "c"], ["c", "a"])), ["a", "b", "c", "a"]);
+        assert.strictEqual(findCycle(edges(["a", "b"], ["b", "c"], ["a", "c"])), undefined);
         assert.strictEqual(folderOf("components/stage.ts"), "components/stage");
         assert.strictEqual(folderOf("components/rollouts/config.ts"), "components/rollouts");
         assert.strictEqual(folderOf("tools/verify/checks/rbac.ts"), "tools");
@@ -184,7 +161,7 @@ describe("layout", () => {
     });
 
     it("no file imports a file that imports it back, not even for a type: the program, tools, tests and e2e", () => {
-        const files = fileGraph(imports);
+        const files = importGraph(imports);
         assert.ok(files.size > 150, `${files.size} files with imports`);
         const cycle = findCycle(files);
         assert.ok(cycle === undefined, cycle && describeCycle(files, cycle).replace("folders import", "files import"));
@@ -259,29 +236,16 @@ describe("layout: where each ADR-056 decision lives (docs/maintainers/architectu
         rows = decisionRows(architecture());
     });
 
-    it("names one place for each of D1 to D8, in order", () => {
-        assert.deepStrictEqual(
-            rows.map((r) => r.id),
-            ["D1", "D2", "D3", "D4", "D5", "D6", "D7", "D8"],
-        );
+    it("names one place for each of D1 to D8, in order; each exists, exports its entry points and cites its decision; what it leads to exists and exports what the row names", () => {
+        assert.strictEqual(rows.map((r) => r.id).join(" "), "D1 D2 D3 D4 D5 D6 D7 D8");
         for (const row of rows) {
             assert.ok(row.livesIn !== undefined && row.entryPoints.length > 0, `${row.id} names no file or no entry point`);
-        }
-    });
-
-    it("each place exists, exports its entry points and cites its decision", () => {
-        for (const row of rows) {
             assert.ok(fs.existsSync(path.join(ROOT, row.livesIn)), `${row.id}: ${row.livesIn} does not exist`);
             for (const name of row.entryPoints) {
                 assert.ok(exportsName(row.livesIn, name), `${row.id}: ${row.livesIn} exports no ${name}`);
             }
             const text = fs.readFileSync(path.join(ROOT, row.livesIn), "utf8");
             assert.match(text, new RegExp(`\\b${row.id}\\b`), `${row.id}: ${row.livesIn} never cites ${row.id}`);
-        }
-    });
-
-    it("everything a place leads to exists and exports what the row names", () => {
-        for (const row of rows) {
             assert.ok(row.leadsTo.length > 0, `${row.id} leads nowhere`);
             for (const { file, names } of row.leadsTo) {
                 assert.ok(fs.existsSync(path.join(ROOT, file)), `${row.id}: ${file} does not exist`);
@@ -308,21 +272,16 @@ describe("layout: where each ADR-056 decision lives (docs/maintainers/architectu
 
 describe("layout: the documentation's paths", () => {
     it("every project file and folder the README and the pages under docs/ name exists", () => {
-        // `policy/v1` is the Kubernetes API group of PodDisruptionBudgets, not the policy pack.
-        const notPaths = new Set(["policy/v1"]);
+        // A bare folder (`policy/`) counts too: a page naming a folder that went is as wrong as a file.
+        const named = /(?<![\w./-])((?:components|stacks|tools|policy-pack|policy|test|e2e)\/(?:[\w./-]*[\w/])?)/g;
         const missing: string[] = [];
         let count = 0;
         for (const doc of documentationFiles()) {
-            // A bare folder (`policy/`) counts too: a page naming a folder that went is as wrong as a file.
-            const named = [...readDoc(doc).matchAll(/(?<![\w./-])((?:components|stacks|tools|policy-pack|policy|test|e2e)\/(?:[\w./-]*[\w/])?)/g)].map(
-                (m) => m[1],
-            );
-            count += named.length;
-            missing.push(
-                ...[...new Set(named)]
-                    .filter((p) => !notPaths.has(p) && ![p, `${p}.ts`].some((c) => fs.existsSync(path.join(ROOT, c))))
-                    .map((p) => `${doc}: ${p}`),
-            );
+            const paths = [...readDoc(doc).matchAll(named)].map((m) => m[1]);
+            count += paths.length;
+            // `policy/v1` is the Kubernetes API group of PodDisruptionBudgets, not the policy pack.
+            const gone = [...new Set(paths)].filter((p) => p !== "policy/v1" && ![p, `${p}.ts`].some((c) => fs.existsSync(path.join(ROOT, c))));
+            missing.push(...gone.map((p) => `${doc}: ${p}`));
         }
         assert.ok(count > 20, `found only ${count} paths in the documentation`);
         assert.deepStrictEqual(missing, []);
@@ -349,23 +308,15 @@ describe("layout: the documentation's paths", () => {
         const { GROUPS } = require("../tools/verify/index") as typeof import("../tools/verify/index");
         // Names that look like keys and are not the stack file's: verify's check ids, argocd-rbac-cm's
         // keys, and the chart's values keys the rollouts stage sets (test/rollouts.test.ts holds those).
-        const notKeys = new Set([
-            ...GROUPS.flatMap((g) => g.ids),
-            "policy.csv",
-            "policy.default",
-            "policy.matchMode",
-            "controller.volumes",
-            "controller.volumeMounts",
-            "controller.extraEnv",
-        ]);
+        const argoAndChartKeys = "policy.csv policy.default policy.matchMode controller.volumes controller.volumeMounts controller.extraEnv".split(" ");
+        const notKeys = new Set([...GROUPS.flatMap((g) => g.ids), ...argoAndChartKeys]);
         const top = Object.keys(STACK_FIELDS).join("|");
+        // `policy.prodNamespaceLabels`, `spokes[].hostname`: a key in code quotes, not a map's <name> placeholder.
+        const key = new RegExp(`\`(?:argo-rollouts-addon:)?((?:${top})(?:\\[\\])?(?:\\.[A-Za-z]+(?:\\[\\])?)+)(?:[ :=][^\`]*)?\``, "g");
         const missing: string[] = [];
         let count = 0;
         for (const doc of documentationFiles()) {
-            // `policy.prodNamespaceLabels`, `spokes[].hostname`: a key in code quotes, not a map's <name> placeholder.
-            const named = [
-                ...readDoc(doc).matchAll(new RegExp(`\`(?:argo-rollouts-addon:)?((?:${top})(?:\\[\\])?(?:\\.[A-Za-z]+(?:\\[\\])?)+)(?:[ :=][^\`]*)?\``, "g")),
-            ].map((m) => m[1]);
+            const named = [...readDoc(doc).matchAll(key)].map((m) => m[1]);
             count += named.length;
             missing.push(...[...new Set(named)].filter((k) => !notKeys.has(k) && !declared(k)).map((k) => `${doc}: ${k}`));
         }
@@ -375,59 +326,48 @@ describe("layout: the documentation's paths", () => {
 
     it("every provider setting the pages name is one the kubernetes provider takes", () => {
         const provider = fs.readFileSync(path.join(ROOT, "node_modules", "@pulumi", "kubernetes", "provider.d.ts"), "utf8");
-        const settings = new Set<string>();
-        for (const doc of documentationFiles()) {
-            for (const m of readDoc(doc).matchAll(
-                /`(enable[A-Z]\w+|upsert[A-Z]\w+|deleteUnreachable|skipUpdateUnreachable|clusterIdentifier|suppress[A-Z]\w+)`/g,
-            )) {
-                settings.add(m[1]);
-            }
-        }
+        const named = /`(enable[A-Z]\w+|upsert[A-Z]\w+|deleteUnreachable|skipUpdateUnreachable|clusterIdentifier|suppress[A-Z]\w+)`/g;
+        const settings = new Set(documentationFiles().flatMap((doc) => [...readDoc(doc).matchAll(named)].map((m) => m[1])));
         assert.ok(settings.has("upsertExistingObjects") && settings.has("enablePatchForce"), [...settings].join(", "));
-        assert.deepStrictEqual(
-            [...settings].filter((s) => !new RegExp(`\\b${s}\\?:`).test(provider)),
-            [],
-        );
+        const unknown = [...settings].filter((s) => !new RegExp(`\\b${s}\\?:`).test(provider));
+        assert.deepStrictEqual(unknown, []);
     });
 });
 
 /** The lines of a TypeScript source that are code: neither blank nor only a comment. */
-export function codeLines(text: string): number {
-    let n = 0;
+export function codeLines(text: string): string[] {
     let inBlock = false;
-    for (const raw of text.split("\n")) {
+    return text.split("\n").filter((raw) => {
         const line = raw.trim();
-        if (inBlock) {
+        const wasInBlock = inBlock;
+        if (wasInBlock || line.startsWith("/*")) {
             inBlock = !line.includes("*/");
-        } else if (line.startsWith("/*")) {
-            inBlock = !line.includes("*/");
-        } else if (line !== "" && !line.startsWith("//")) {
-            n++;
         }
-    }
-    return n;
+        return !wasInBlock && !line.startsWith("/*") && line !== "" && !line.startsWith("//");
+    });
 }
 
 /**
  * The line budgets of the redesign that let the engines decide (issue 40): the program (components/
- * and stacks/) at most 10,500 lines, 7,500 of them code; tools/ at most 7,000 lines; and no file of
- * the program or the tools over 300 lines of code. Every later change keeps them: a change that
- * needs more lines removes others first. (test/'s budget, 12,500 lines, joins them once it is met.)
+ * and stacks/) at most 10,500 lines, 7,500 of them code; tools/ at most 7,000 lines; test/ at most
+ * 12,500 lines; and no file of the program or the tools over 300 lines of code. Every later change
+ * keeps them: a change that needs more lines removes others first.
  */
 const BUDGETS = [
     { folders: ["components", "stacks"], lines: 10_500, code: 7_500 },
     { folders: ["tools"], lines: 7_000, code: Infinity },
+    { folders: ["test"], lines: 12_500, code: Infinity },
 ];
 
 describe("layout: line budgets", () => {
     const measure = (file: string) => {
         const text = fs.readFileSync(path.join(ROOT, file), "utf8");
-        return { file, lines: text.split("\n").length - (text.endsWith("\n") ? 1 : 0), code: codeLines(text) };
+        return { file, lines: text.split("\n").length - (text.endsWith("\n") ? 1 : 0), code: codeLines(text).length };
     };
     const files = sourceFiles().map(measure);
 
     it("counts code as neither blank nor only a comment", () => {
-        assert.strictEqual(codeLines("/**\n * why\n */\nconst a = 1; // note\n\n// more\n/* one */\nf();\n"), 2);
+        assert.deepStrictEqual(codeLines("/**\n * why\n */\nconst a = 1; // note\n\n// more\n/* one */\nf();\n"), ["const a = 1; // note", "f();"]);
     });
 
     for (const b of BUDGETS) {
@@ -452,24 +392,14 @@ describe("layout: line budgets", () => {
 
 describe("layout: each folder's index.ts", () => {
     it("is its component or only re-exports, not both", () => {
-        const folders = fs.readdirSync(path.join(ROOT, "components"), { withFileTypes: true }).filter((e) => e.isDirectory());
+        const folders = fs.readdirSync(path.join(ROOT, "components")).filter((f) => fs.existsSync(path.join(ROOT, "components", f, "index.ts")));
         assert.ok(folders.length >= 8);
         for (const f of folders) {
-            const file = path.join(ROOT, "components", f.name, "index.ts");
-            if (!fs.existsSync(file)) {
-                continue;
-            }
-            const code = fs
-                .readFileSync(file, "utf8")
-                .split("\n")
-                .filter((l) => l.trim() !== "" && !l.trim().startsWith("//") && !l.trim().startsWith("*") && !l.trim().startsWith("/*"));
-            const reexports = code.filter((l) => /^export (\*|\{[^}]*\}) from "\.\/[\w/]+";$/.test(l));
+            const code = codeLines(fs.readFileSync(path.join(ROOT, "components", f, "index.ts"), "utf8"));
+            const declared = code.filter((l) => !/^export (\*|\{[^}]*\}) from "\.\/[\w/]+";$/.test(l));
             assert.ok(
-                reexports.length === 0 || reexports.length === code.length,
-                `components/${f.name}/index.ts both declares and re-exports:\n${code
-                    .filter((l) => !reexports.includes(l))
-                    .slice(0, 5)
-                    .join("\n")}`,
+                declared.length === code.length || declared.length === 0,
+                `components/${f}/index.ts both declares and re-exports:\n${declared.slice(0, 5).join("\n")}`,
             );
         }
     });

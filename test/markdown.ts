@@ -9,21 +9,8 @@ export const ROOT = path.resolve(__dirname, "..");
 
 /** README.md and every page under docs/, relative to the project root, with `/` separators. */
 export function documentationFiles(): string[] {
-    const out = ["README.md"];
-    const walk = (dir: string): void => {
-        for (const entry of fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
-            const rel = path.posix.join(dir, entry.name);
-            if (entry.isDirectory()) {
-                walk(rel);
-            } else if (entry.name.endsWith(".md")) {
-                out.push(rel);
-            }
-        }
-    };
-    if (fs.existsSync(path.join(ROOT, "docs"))) {
-        walk("docs");
-    }
-    return out;
+    const docs = fs.existsSync(path.join(ROOT, "docs")) ? fs.readdirSync(path.join(ROOT, "docs"), { recursive: true, encoding: "utf8" }) : [];
+    return ["README.md", ...docs.filter((f) => f.endsWith(".md")).map((f) => `docs/${f.split(path.sep).join("/")}`)];
 }
 
 export function readDoc(file: string): string {
@@ -43,7 +30,7 @@ function prose(markdown: string): string[] {
 }
 
 /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens. */
-export function anchorOf(heading: string): string {
+function anchorOf(heading: string): string {
     return `#${heading
         .trim()
         .toLowerCase()

@@ -1,34 +1,25 @@
 import * as assert from "assert";
 import * as YAML from "yaml";
-import { ConfigError, SecretValue } from "../components/config";
-import { parseAddonConfig } from "../stacks/config";
+import { SecretValue } from "../components/config";
 import { OfflineRun } from "../tools/offline";
 import { manifestsYaml, resourceRows } from "../tools/plan";
 import { byName, hubConfig, merged, planInline } from "./harness";
+import { configError, parseHub } from "./stackConfig";
 import { NOTIFICATION_EVENTS, notificationConfigData } from "../components/rollouts/notifications";
-import { errorBudgetTemplateSpec, errorBudgetWaitTemplateSpec, guardedConditions } from "../components/rollouts/analysis";
+import { errorBudgetTemplateSpec, errorBudgetWaitTemplateSpec } from "../components/rollouts/analysis";
 
 const TOKEN = "xoxb-not-a-real-token-1234567890";
-
-function parse(cfg: Record<string, unknown>, secretKeys: string[] = []) {
-    const { "aws:region": _r, ...rest } = cfg;
-    return parseAddonConfig("hub", rest, { awsRegion: "eu-west-1", secretKeys });
-}
+const SLACK = { notifications: { service: "slack", slackChannel: "#deploys" } };
 
 describe("notifications", () => {
     it("declares the triggers and templates the chart does not ship, for every event", () => {
         const data = notificationConfigData({}, "hub");
-        const triggers = Object.keys(data)
-            .filter((k) => k.startsWith("trigger."))
-            .map((k) => k.slice("trigger.".length));
-        assert.deepStrictEqual(triggers, [
-            "on-rollout-aborted",
-            "on-analysis-run-failed",
-            "on-analysis-run-error",
-            "on-rollout-paused",
-            "on-rollout-resumed",
-            "on-rollout-completed",
-        ]);
+        assert.strictEqual(
+            Object.keys(data)
+                .filter((k) => k.startsWith("trigger."))
+                .join(" "),
+            "trigger.on-rollout-aborted trigger.on-analysis-run-failed trigger.on-analysis-run-error trigger.on-rollout-paused trigger.on-rollout-resumed trigger.on-rollout-completed",
+        );
         for (const e of NOTIFICATION_EVENTS) {
             assert.deepStrictEqual(YAML.parse(data[`trigger.${e.trigger}`]), [{ send: [e.template] }]);
             assert.match(
@@ -61,48 +52,31 @@ describe("notifications", () => {
     describe("the token", () => {
         let run: OfflineRun;
         before(async () => {
-            run = await planInline(
-                merged(hubConfig(), { notifications: { service: "slack", slackChannel: "#deploys" }, notificationsToken: { secure: "v1:AAAAencrypted" } }),
-            );
+            run = await planInline(merged(hubConfig(), { ...SLACK, notificationsToken: { secure: "v1:AAAAencrypted" } }));
         });
 
-        it("is stored in the notification Secret as a Pulumi secret", () => {
+        it("is stored in the notification Secret as a Pulumi secret, and never appears in the plan", () => {
             const secret = byName(run, "notification-secret");
             assert.strictEqual((secret.inputs.metadata as { name: string }).name, "argo-rollouts-notification-secret");
             assert.deepStrictEqual(secret.inputs.stringData, "[secret]");
-        });
-
-        it("never appears in the plan", () => {
             const everything = JSON.stringify(resourceRows(run)) + manifestsYaml(run);
             assert.ok(!everything.includes("AAAAencrypted"));
             assert.ok(everything.includes("$slack-token"), "the ConfigMap references the key, not the value");
         });
 
-        it("must be a secret, and is never echoed when it is not", () => {
-            try {
-                parse(merged(hubConfig(), { notifications: { service: "slack", slackChannel: "#deploys" }, notificationsToken: TOKEN }));
-                assert.fail("accepted a plaintext token");
-            } catch (err) {
-                assert.ok(err instanceof ConfigError);
-                assert.match(err.message, /notificationsToken = "\[not shown\]": must be a secret/);
-                assert.ok(!err.message.includes(TOKEN));
-            }
+        it("must be a secret, and is never echoed when it is not; is required with a service", () => {
+            const { message } = configError(() => parseHub({ ...SLACK, notificationsToken: TOKEN }));
+            assert.match(message, /notificationsToken = "\[not shown\]": must be a secret/);
+            assert.ok(!message.includes(TOKEN));
+            const webhook = { notifications: { service: "webhook", webhookUrl: "https://x.example/h" } };
+            assert.throws(() => parseHub(webhook), /notificationsToken = \(not set\): is required with notifications.service: webhook/);
         });
 
         it("stays hidden if the configuration is printed", () => {
-            const cfg = parse(merged(hubConfig(), { notifications: { service: "slack", slackChannel: "#deploys" }, notificationsToken: TOKEN }), [
-                "notificationsToken",
-            ]);
+            const cfg = parseHub({ ...SLACK, notificationsToken: TOKEN }, { secretKeys: ["notificationsToken"] });
             assert.ok(!JSON.stringify(cfg).includes(TOKEN));
             assert.strictEqual(`${cfg.notifications.token}`, "[secret]");
             assert.strictEqual(cfg.notifications.token?.reveal(), TOKEN);
-        });
-
-        it("is required with a service", () => {
-            assert.throws(
-                () => parse(merged(hubConfig(), { notifications: { service: "webhook", webhookUrl: "https://x.example/h" } })),
-                /notificationsToken = \(not set\): is required with notifications.service: webhook/,
-            );
         });
     });
 
@@ -113,109 +87,67 @@ describe("notifications", () => {
         const chart = byName(run, "rollouts-controller");
         assert.deepStrictEqual((chart.inputs.values as { notifications: unknown }).notifications, { configmap: { create: false }, secret: { create: false } });
     });
-
-    it("lets a default-deny controller reach the notification service", async () => {
-        const run = await planInline(
-            merged(hubConfig(), {
-                network: { controllerDefaultDeny: true },
-                notifications: { service: "slack", slackChannel: "#d" },
-                notificationsToken: { secure: "x" },
-            }),
-        );
-        const egress = (byName(run, "argo-rollouts-controller").inputs.spec as { egress: { toFQDNs?: { matchName: string }[] }[] }).egress;
-        assert.ok(egress.some((e) => e.toFQDNs?.some((f) => f.matchName === "slack.com")));
-    });
+    // A default-deny controller reaches the notification service: test/metrics.test.ts 'denies the namespace and lists everything the controller still needs'.
 });
 
 describe("error-budget freeze", () => {
+    type Spec = { args: { name: string }[]; metrics: Record<string, unknown>[] };
     it("the check pauses when the remaining budget is exhausted or there is no SLO, and never fails a version", () => {
-        const spec = errorBudgetTemplateSpec({ query: "q", minRemaining: 0 }, "http://m/prometheus", "hub") as {
-            args: { name: string }[];
-            metrics: { count: number; successCondition: string; failureCondition: string; inconclusiveLimit: number }[];
-        };
+        // The phase of each budget (none, exhausted, overspent, left, NaN) is the engines' to say: engine-promtool
+        // over e2e/samples/gates.yaml; test/gates.test.ts checks the guard against no data and the never-failing condition.
+        const spec = errorBudgetTemplateSpec({ query: "q", minRemaining: 0 }, "http://m/prometheus", "hub") as Spec;
         assert.deepStrictEqual(spec.args, [{ name: "service" }, { name: "slo" }]);
-        const m = spec.metrics[0];
-        assert.strictEqual(m.count, 1, "one check, before the switch");
-        assert.strictEqual(m.inconclusiveLimit, 0);
-        assert.strictEqual(m.successCondition, "len(result) > 0 && !isNaN(result[0]) && result[0] > 0");
-        assert.strictEqual(m.failureCondition, "false");
-        // Same guard as the metric gates: empty and NaN satisfy neither condition.
-        assert.ok(m.successCondition.startsWith(guardedConditions("atLeast", 0).successCondition.split(" && result")[0]));
+        assert.deepStrictEqual([spec.metrics[0].count, spec.metrics[0].inconclusiveLimit], [1, 0], "one check, before the switch");
     });
 
     it("the waiting freeze measures every recheckInterval until maxFreeze, after a check that the SLO exists", () => {
-        const spec = errorBudgetWaitTemplateSpec({ query: "q", minRemaining: 0.1, recheckInterval: "10m", maxFreeze: "2h" }, "http://m/prometheus", "hub") as {
-            args: { name: string }[];
-            metrics: Record<string, unknown>[];
-        };
+        const freeze = { query: "q", minRemaining: 0.1, recheckInterval: "10m", maxFreeze: "2h" };
+        const spec = errorBudgetWaitTemplateSpec(freeze, "http://m/prometheus", "hub") as Spec;
         assert.deepStrictEqual(spec.args, [{ name: "service" }, { name: "slo" }]);
-        const [found, wait] = spec.metrics;
-        assert.deepStrictEqual(
-            { ...found, provider: undefined },
-            {
-                name: "slo-found",
-                count: 1,
-                failureLimit: 0,
-                inconclusiveLimit: 0,
-                consecutiveErrorLimit: 4,
-                successCondition: "len(result) > 0 && !isNaN(result[0])",
-                failureCondition: "false",
-                provider: undefined,
-            },
-        );
-        assert.deepStrictEqual(
-            { ...wait, provider: undefined },
+        // Both read the same query as the same tenant.
+        const provider = { prometheus: { address: "http://m/prometheus", query: "q", timeout: 30, headers: [{ key: "X-Scope-OrgID", value: "hub" }] } };
+        const limits = { failureLimit: 0, consecutiveErrorLimit: 4, failureCondition: "false", provider };
+        assert.deepStrictEqual(spec.metrics, [
+            { name: "slo-found", count: 1, inconclusiveLimit: 0, successCondition: "len(result) > 0 && !isNaN(result[0])", ...limits },
             {
                 name: "error-budget-remaining",
                 interval: "10m",
                 count: 13,
                 consecutiveSuccessLimit: 1,
-                failureLimit: 0,
                 inconclusiveLimit: 12,
-                consecutiveErrorLimit: 4,
                 successCondition: "len(result) > 0 && !isNaN(result[0]) && result[0] > 0.1",
-                failureCondition: "false",
-                provider: undefined,
+                ...limits,
             },
-        );
-        assert.deepStrictEqual(found.provider, wait.provider, "both read the same query as the same tenant");
-        assert.deepStrictEqual(found.provider, {
-            prometheus: { address: "http://m/prometheus", query: "q", timeout: 30, headers: [{ key: "X-Scope-OrgID", value: "hub" }] },
-        });
+        ]);
     });
 
     it("refuses a maxFreeze shorter than recheckInterval", () => {
         assert.throws(
-            () => parse(merged(hubConfig(), { errorBudget: { recheckInterval: "10m", maxFreeze: "5m" } })),
+            () => parseHub({ errorBudget: { recheckInterval: "10m", maxFreeze: "5m" } }),
             /errorBudget.maxFreeze = "5m": must be at least errorBudget.recheckInterval \(10m\)/,
         );
-        assert.strictEqual(parse(merged(hubConfig(), { errorBudget: { recheckInterval: "10m", maxFreeze: "10m" } })).errorBudget.maxFreeze, "10m");
-        assert.throws(() => parse(merged(hubConfig(), { errorBudget: { recheckInterval: "99999999h" } })), /errorBudget.recheckInterval/);
+        assert.strictEqual(parseHub({ errorBudget: { recheckInterval: "10m", maxFreeze: "10m" } }).errorBudget.maxFreeze, "10m");
+        assert.throws(() => parseHub({ errorBudget: { recheckInterval: "99999999h" } }), /errorBudget.recheckInterval/);
     });
 
     it("declares both templates on every stack, reading Sloth's remaining-budget rule for the app's SLO by default", async () => {
+        // Their names, provider, address and tenant: test/metrics.test.ts 'queries Mimir in-cluster with its own tenant'.
         const run = await planInline(hubConfig());
-        const metric = (byName(run, "analysis-error-budget").inputs.spec as { metrics: { provider: { prometheus: { query: string; headers: unknown } } }[] })
-            .metrics[0];
-        assert.strictEqual(
-            metric.provider.prometheus.query,
-            'slo:period_error_budget_remaining:ratio{sloth_service="{{args.service}}",sloth_slo="{{args.slo}}"}',
-        );
-        assert.deepStrictEqual(metric.provider.prometheus.headers, [{ key: "X-Scope-OrgID", value: "hub" }]);
-        const wait = byName(run, "analysis-error-budget-wait").inputs as { metadata: { name: string }; spec: { metrics: { name: string }[] } };
-        assert.strictEqual(wait.metadata.name, "argo-rollouts-addon-error-budget-wait");
+        type Metric = { name: string; provider: { prometheus: { query: string } } };
+        const metrics = (name: string) => (byName(run, name).inputs.spec as { metrics: Metric[] }).metrics;
+        const sloth = 'slo:period_error_budget_remaining:ratio{sloth_service="{{args.service}}",sloth_slo="{{args.slo}}"}';
+        assert.strictEqual(metrics("analysis-error-budget")[0].provider.prometheus.query, sloth);
         assert.deepStrictEqual(
-            wait.spec.metrics.map((m) => m.name),
-            ["slo-found", "error-budget-remaining"],
+            metrics("analysis-error-budget-wait").map((m) => [m.name, m.provider.prometheus.query]),
+            [
+                ["slo-found", sloth],
+                ["error-budget-remaining", sloth],
+            ],
         );
     });
 
     it("takes a query that names the app's SLO, and refuses one that does not", () => {
-        const cfg = parse(merged(hubConfig(), { errorBudget: { query: 'my:budget{service="{{args.service}}"}', minRemaining: 0.1 } }));
-        assert.strictEqual(cfg.errorBudget.minRemaining, 0.1);
-        assert.throws(
-            () => parse(merged(hubConfig(), { errorBudget: { query: "my:budget" } })),
-            /errorBudget.query = "my:budget": must be PromQL naming the app's SLO/,
-        );
+        assert.strictEqual(parseHub({ errorBudget: { query: 'my:budget{service="{{args.service}}"}', minRemaining: 0.1 } }).errorBudget.minRemaining, 0.1);
+        assert.throws(() => parseHub({ errorBudget: { query: "my:budget" } }), /errorBudget.query = "my:budget": must be PromQL naming the app's SLO/);
     });
 });

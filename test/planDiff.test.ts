@@ -31,12 +31,7 @@ describe("plan diff", () => {
         });
 
         it("compares lists of objects item by item and a list of scalars as one field", () => {
-            const rules = (verbs: string[]) => ({
-                rules: [
-                    { apiGroups: ["argoproj.io"], verbs },
-                    { apiGroups: [""], verbs: ["get"] },
-                ],
-            });
+            const rules = (verbs: string[]) => ({ rules: [{ apiGroups: ["argoproj.io"], verbs }, { verbs: ["get"] }] });
             // A verb inserted in the middle: one field, not every later index.
             assert.deepStrictEqual(fieldChanges(rules(["get", "list"]), rules(["get", "patch", "list"])), [
                 { path: "rules[0].verbs", change: "changed", before: ["get", "list"], after: ["get", "patch", "list"] },
@@ -57,25 +52,16 @@ describe("plan diff", () => {
 
     describe("objects", () => {
         it("labels objects by kind and namespace/name, a chart by its release", () => {
-            assert.strictEqual(objectLabel(row("u", { kind: "ConfigMap", metadata: { name: "n", namespace: "ns" } })), "ConfigMap ns/n");
-            assert.strictEqual(
-                objectLabel({
-                    ...row("u", { kind: "AppProject", metadata: { name: "tenants", namespace: "argocd" } }),
-                    type: "kubernetes:argoproj.io/v1alpha1:AppProjectPatch",
-                }),
-                "AppProjectPatch argocd/tenants",
-            );
-            assert.strictEqual(
-                objectLabel({
-                    ...row("u", { chart: "argo-rollouts", version: "2.41.0", name: "argo-rollouts", namespace: "argo-rollouts" }),
-                    type: "kubernetes:helm.sh/v4:Chart",
-                }),
-                "Chart argo-rollouts 2.41.0 (release argo-rollouts/argo-rollouts)",
-            );
-            assert.strictEqual(
-                objectLabel({ ...row("u", {}), type: "argo-rollouts-addon:stages:Policy", name: "policy" }),
-                "argo-rollouts-addon:stages:Policy policy",
-            );
+            const chart = { chart: "argo-rollouts", version: "2.41.0", name: "argo-rollouts", namespace: "argo-rollouts" };
+            const project = { kind: "AppProject", metadata: { name: "tenants", namespace: "argocd" } };
+            for (const [type, inputs, label] of [
+                ["kubernetes:core/v1:ConfigMap", { kind: "ConfigMap", metadata: { name: "n", namespace: "ns" } }, "ConfigMap ns/n"],
+                ["kubernetes:argoproj.io/v1alpha1:AppProjectPatch", project, "AppProjectPatch argocd/tenants"],
+                ["kubernetes:helm.sh/v4:Chart", chart, "Chart argo-rollouts 2.41.0 (release argo-rollouts/argo-rollouts)"],
+                ["argo-rollouts-addon:stages:Policy", {}, "argo-rollouts-addon:stages:Policy policy"],
+            ] as const) {
+                assert.strictEqual(objectLabel(row("u", inputs, { type, name: "policy" })), label, type);
+            }
         });
 
         it("finds added, removed and changed objects and options, counts the unchanged, and leaves reads out", () => {
@@ -88,14 +74,8 @@ describe("plan diff", () => {
             ];
             const diff = diffPlans(base, head);
             assert.strictEqual(diff.unchanged, 1);
-            assert.deepStrictEqual(
-                diff.changes.map((c) => [c.action, c.urn, c.stage, c.fields.map((f) => f.path)]),
-                [
-                    ["added", "new", "gateway", []],
-                    ["changed", "opt", "rollouts", ["(option) protect"]],
-                    ["removed", "gone", "rollouts", []],
-                ],
-            );
+            const changes = diff.changes.map((c) => `${c.action} ${c.urn} (${c.stage}): ${c.fields.map((f) => f.path).join(", ")}`);
+            assert.deepStrictEqual(changes, ["added new (gateway): ", "changed opt (rollouts): (option) protect", "removed gone (rollouts): "]);
         });
 
         it("cuts the short diff at its limits and counts what it left out", () => {
@@ -126,13 +106,11 @@ describe("plan diff", () => {
 
         it("shows the new spoke's route added in the gateway stage and the ArgoCD RBAC rules changed, nothing else", () => {
             const diff = diffPlans(base, head);
-            assert.deepStrictEqual(
-                diff.changes.map((c) => [c.action, c.stage, c.label, c.fields.map((f) => f.path)]),
-                [
-                    ["added", "gateway", "HTTPRoute observability/mimir-spoke-prod-read", []],
-                    ["changed", "argocd-apps", "ConfigMapPatch argocd/argocd-rbac-cm", ['data["policy.argo-rollouts-addon.csv"]']],
-                ],
-            );
+            const changes = diff.changes.map((c) => `${c.action} ${c.label} (${c.stage}): ${c.fields.map((f) => f.path).join(", ")}`);
+            assert.deepStrictEqual(changes, [
+                "added HTTPRoute observability/mimir-spoke-prod-read (gateway): ",
+                'changed ConfigMapPatch argocd/argocd-rbac-cm (argocd-apps): data["policy.argo-rollouts-addon.csv"]',
+            ]);
             assert.strictEqual(diff.unchanged, base.filter((r) => !r.read).length - 1);
         });
 

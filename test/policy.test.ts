@@ -1,10 +1,11 @@
 import * as assert from "assert";
+import { isDeepStrictEqual } from "util";
 import {
     ClusterPolicy,
     KYVERNO_AGGREGATE_LABELS,
+    LabelSelector,
     POLICY_NAMES,
     PolicyConfig,
-    Template,
     ValidatingPolicy,
     allOf,
     KYVERNO_WEBHOOK_TIMEOUT_SECONDS,
@@ -13,114 +14,62 @@ import {
     contradiction,
     kyvernoPolicies,
     kyvernoRoles,
-    namespaceSelector,
     pdbGenerationRules,
     policyContext,
     ref,
-    selects,
     toCel,
-    toKyverno,
 } from "../components/policy";
 import { OfflineRun } from "../tools/offline";
-import { validateObject } from "../tools/schemas";
 import { byName, hubConfig, merged, planInline, transitiveDeps } from "./harness";
 import { parseHub, policyConfig, REGULATED } from "./stackConfig";
 import { findWildcards } from "../components/argoRollouts";
+import type { Requirement } from "../components/policy/selectors";
 
 // What the policies decide is the real Kyverno's to say: the end-to-end scenario engine-kyverno-cli
 // sends it the admission samples of e2e/samples/admission.yaml in both APIs. These tests hold what
 // the program declares.
-
-const TIER = "platform.test/tier";
-const DEV = { [TIER]: "dev" };
-const PROD = { [TIER]: "prod" };
-const REGULATED_PROD = { [TIER]: "prod", "platform.test/class": "regulated" };
 
 /** The controller, and the tier admission of the harness's stack with regulated prod (both classes). */
 const CTX = { ...policyContext(parseHub({ policy: { regulated: REGULATED } })), rolloutsController: { namespace: "argo-rollouts", name: "argo-rollouts" } };
 
 describe("policy stage", () => {
     describe("object templates", () => {
-        it("render a CEL literal whose map values are dyn(), so mixed value types type-check", () => {
-            const t: Template = { a: 1, b: "x", c: [ref("spec.selector")], d: ref("metadata.name", "-pdb") };
-            assert.strictEqual(toCel(t), '{"a": dyn(1), "b": dyn("x"), "c": dyn([object.spec.selector]), "d": dyn(object.metadata.name + "-pdb")}');
-        });
-        it("render Kyverno data with whole-value variables, so a selector is copied as an object", () => {
-            assert.deepStrictEqual(toKyverno({ s: ref("spec.selector"), n: ref("metadata.name", "-pdb"), k: 1 }), {
-                s: "{{ request.object.spec.selector }}",
-                n: "{{ request.object.metadata.name }}-pdb",
-                k: 1,
-            });
-        });
         it("refuse a path that is not a plain field path", () => {
             assert.throws(() => toCel(ref("spec.selector) || true || (x")), /not a field path/);
         });
     });
 
     describe("namespace selectors", () => {
-        it("AND the tenant selector with the prod or regulated labels and the excluded namespaces", () => {
-            const cfg = policyConfig({ regulated: REGULATED });
-            const ns = (labels: Record<string, string>, name = "shop") => ({ ...labels, "kubernetes.io/metadata.name": name });
-            assert.ok(selects(namespaceSelector(cfg), ns(DEV)));
-            assert.ok(!selects(namespaceSelector(cfg), ns({})), "an unlabelled namespace is no tenant's");
-            assert.ok(!selects(namespaceSelector(cfg), ns({ [TIER]: "platform" })), "platform namespaces are not tenant namespaces");
-            assert.ok(!selects(namespaceSelector(cfg), ns(PROD, "kyverno")), "excluded by name whatever its labels");
-            assert.ok(selects(namespaceSelector(cfg, "prod"), ns(PROD)) && !selects(namespaceSelector(cfg, "prod"), ns(DEV)));
-            assert.ok(selects(namespaceSelector(cfg, "regulated"), ns(REGULATED_PROD)) && !selects(namespaceSelector(cfg, "regulated"), ns(PROD)));
-            assert.ok(selects(namespaceSelector(cfg, "default"), ns({}, "default")) && !selects(namespaceSelector(cfg, "default"), ns(DEV)));
-        });
-
         it("find a label no namespace can satisfy", () => {
-            assert.strictEqual(contradiction(allOf({ matchLabels: { a: "1" } }, { matchLabels: { a: "2" } })), "a");
-            assert.strictEqual(
-                contradiction(allOf({ matchExpressions: [{ key: "a", operator: "In", values: ["1", "2"] }] }, { matchLabels: { a: "2" } })),
-                undefined,
-            );
-            assert.strictEqual(
-                contradiction({
-                    matchExpressions: [
-                        { key: "a", operator: "Exists" },
-                        { key: "a", operator: "DoesNotExist" },
-                    ],
-                }),
-                "a",
-            );
-            assert.strictEqual(
-                contradiction({
-                    matchExpressions: [
-                        { key: "a", operator: "In", values: ["1"] },
-                        { key: "a", operator: "NotIn", values: ["1"] },
-                    ],
-                }),
-                "a",
-            );
+            const expr = (operator: Requirement["operator"], values?: string[]): Requirement => ({ key: "a", operator, ...(values ? { values } : {}) });
+            const cases: [LabelSelector, string | undefined][] = [
+                [allOf({ matchLabels: { a: "1" } }, { matchLabels: { a: "2" } }), "a"],
+                [allOf({ matchExpressions: [expr("In", ["1", "2"])] }, { matchLabels: { a: "2" } }), undefined],
+                [{ matchExpressions: [expr("Exists"), expr("DoesNotExist")] }, "a"],
+                [{ matchExpressions: [expr("In", ["1"]), expr("NotIn", ["1"])] }, "a"],
+            ];
+            for (const [selector, label] of cases) {
+                assert.strictEqual(contradiction(selector), label, JSON.stringify(selector));
+            }
         });
     });
 
     describe("which policies each mode declares", () => {
         const names = (cfg: PolicyConfig) =>
             [...new Set(kyvernoPolicies(cfg, CTX).map((p) => p.metadata.name.replace(/-(deployment|statefulset|rollout)$/, "")))].sort();
-        for (const api of ["policies.kyverno.io/v1", "kyverno.io/v1"]) {
-            it(`own: ADR-085's availability policies under their names, the guards and the approval guard (${api})`, () => {
-                assert.deepStrictEqual(names(policyConfig({ kyvernoApi: api, regulated: REGULATED })), Object.values(POLICY_NAMES).sort());
+        const regulatedOnly: string[] = [POLICY_NAMES.approval, POLICY_NAMES.approvalPods, POLICY_NAMES.tierRegulated];
+        const complement: string[] = [POLICY_NAMES.maxSurge, POLICY_NAMES.routeNamespace, POLICY_NAMES.tierStandard];
+        for (const kyvernoApi of ["policies.kyverno.io/v1", "kyverno.io/v1"]) {
+            it(`own: ADR-085's availability policies under their names, the guards and the approval guard (${kyvernoApi})`, () => {
+                assert.deepStrictEqual(names(policyConfig({ kyvernoApi, regulated: REGULATED })), Object.values(POLICY_NAMES).sort());
+                const own = Object.values(POLICY_NAMES).filter((n) => !regulatedOnly.includes(n));
+                assert.deepStrictEqual(names(policyConfig({ kyvernoApi })), own.sort());
             });
-            it(`complement: only what ADR-085's policies lack, and never a second PDB generator (${api})`, () => {
-                assert.deepStrictEqual(
-                    names(policyConfig({ kyvernoApi: api, availabilityPolicies: "complement", regulated: REGULATED })),
-                    [
-                        POLICY_NAMES.maxSurge,
-                        POLICY_NAMES.approval,
-                        POLICY_NAMES.approvalPods,
-                        POLICY_NAMES.routeNamespace,
-                        POLICY_NAMES.tierStandard,
-                        POLICY_NAMES.tierRegulated,
-                    ].sort(),
-                );
+            it(`complement: only what ADR-085's policies lack, and never a second PDB generator (${kyvernoApi})`, () => {
+                const cfg = { kyvernoApi, availabilityPolicies: "complement" };
+                assert.deepStrictEqual(names(policyConfig({ ...cfg, regulated: REGULATED })), [...complement, ...regulatedOnly].sort());
                 // Without regulated prod, no regulated tier either.
-                assert.deepStrictEqual(
-                    names(policyConfig({ kyvernoApi: api, availabilityPolicies: "complement" })),
-                    [POLICY_NAMES.maxSurge, POLICY_NAMES.routeNamespace, POLICY_NAMES.tierStandard].sort(),
-                );
+                assert.deepStrictEqual(names(policyConfig(cfg)), [...complement].sort());
             });
         }
     });
@@ -178,42 +127,23 @@ describe("policy stage", () => {
         });
     });
 
-    describe("schemas", () => {
-        for (const api of ["policies.kyverno.io/v1", "kyverno.io/v1"]) {
-            for (const mode of ["own", "complement"]) {
-                it(`every ${api} policy in ${mode} mode, regulated, matches its CRD's schema`, () => {
-                    for (const p of kyvernoPolicies(
-                        policyConfig({ kyvernoApi: api, availabilityPolicies: mode, regulated: REGULATED, mutationFailurePolicy: "Fail" }),
-                        CTX,
-                    )) {
-                        const result = validateObject(p as unknown as Record<string, unknown>);
-                        // No CommonJS model package covers policies.kyverno.io/v1: the API server validates it against its CRD.
-                        assert.strictEqual(result.via, api === "kyverno.io/v1" ? "package" : "none");
-                        assert.deepStrictEqual(result.problems, [], `${p.kind} ${p.metadata.name}`);
-                    }
-                });
-            }
-        }
-    });
-
     describe("Kyverno's RBAC", () => {
-        it("grants read on Rollouts to the background and reports controllers in both modes, read-only", () => {
-            for (const mode of ["own", "complement"]) {
-                const read = kyvernoRoles(policyConfig({ availabilityPolicies: mode })).find((r) => r.name === "read-rollouts")!;
-                assert.deepStrictEqual(read.controllers, ["background", "reports"]);
-                assert.deepStrictEqual(read.rules, [{ apiGroups: ["argoproj.io"], resources: ["rollouts"], verbs: ["get", "list", "watch"] }]);
+        it("grants read-only reads of Rollouts and HTTPRoutes to the background and reports controllers, and PDB writes and the lookups' reads only when this program generates and looks up", () => {
+            for (const [mode, names] of [
+                ["own", ["read-rollouts", "generate-pdb", "read-policy-lookups"]],
+                ["complement", ["read-rollouts"]],
+            ] as const) {
+                const roles = kyvernoRoles(policyConfig({ availabilityPolicies: mode }));
+                assert.deepStrictEqual(
+                    roles.map((r) => r.name),
+                    names,
+                );
+                assert.deepStrictEqual(roles[0].controllers, ["background", "reports"]);
+                assert.deepStrictEqual(roles[0].rules, [
+                    { apiGroups: ["argoproj.io"], resources: ["rollouts"], verbs: ["get", "list", "watch"] },
+                    { apiGroups: ["gateway.networking.k8s.io"], resources: ["httproutes"], verbs: ["get", "list", "watch"] },
+                ]);
             }
-        });
-
-        it("grants PDB writes and the lookups' reads only when this program generates and looks up", () => {
-            assert.deepStrictEqual(
-                kyvernoRoles(policyConfig()).map((r) => r.name),
-                ["read-rollouts", "generate-pdb", "read-policy-lookups"],
-            );
-            assert.deepStrictEqual(
-                kyvernoRoles(policyConfig({ availabilityPolicies: "complement" })).map((r) => r.name),
-                ["read-rollouts"],
-            );
             const lookups = kyvernoRoles(policyConfig()).find((r) => r.name === "read-policy-lookups")!;
             assert.ok(lookups.rules.every((r) => r.verbs.join() === "get,list,watch"));
         });
@@ -242,7 +172,7 @@ describe("policy stage", () => {
             assert.deepStrictEqual((gpol.spec as { evaluation: unknown }).evaluation, { synchronize: { enabled: false }, generateExisting: { enabled: true } });
         });
 
-        it("lets the reports controller read the subresources the CEL approval guards match (e2e kyverno-ready)", () => {
+        it("lets the reports controller read the subresources the CEL approval guards match, at admission only (e2e kyverno-ready)", () => {
             const status = (cfg: PolicyConfig) => kyvernoRoles(cfg).find((r) => r.name === "read-approval-subresources");
             const role = status(policyConfig({ regulated: REGULATED }));
             assert.ok(role, "no read-approval-subresources role with policy.regulated");
@@ -254,35 +184,32 @@ describe("policy stage", () => {
             // It follows what the guard matches: no guard, or a ClusterPolicy (checked by no such controller), no role.
             assert.strictEqual(status(policyConfig()), undefined);
             assert.strictEqual(status(policyConfig({ regulated: REGULATED, kyvernoApi: "kyverno.io/v1" })), undefined);
-            const guard = celPolicies(policyConfig({ regulated: REGULATED }), CTX).find((p) => p.metadata.name === POLICY_NAMES.approval)!;
-            const matched = (guard.spec as { matchConstraints: { resourceRules: { resources: string[] }[] } }).matchConstraints.resourceRules.flatMap(
-                (r) => r.resources,
-            );
-            assert.ok(matched.includes("rollouts/status"), `the guard no longer matches rollouts/status: ${matched.join(", ")}`);
-            // Every subresource the guards match is in the role, or in `view` (replicasets/scale).
             const guards = celPolicies(policyConfig({ regulated: REGULATED }), CTX).filter(
-                (p) => p.metadata.name === POLICY_NAMES.approval || p.metadata.name === POLICY_NAMES.approvalPods,
+                (p): p is ValidatingPolicy => p.metadata.name === POLICY_NAMES.approval || p.metadata.name === POLICY_NAMES.approvalPods,
             );
-            const subresources = guards
-                .flatMap((g) =>
-                    (g.spec as { matchConstraints: { resourceRules: { resources: string[] }[] } }).matchConstraints.resourceRules.flatMap((r) => r.resources),
-                )
-                .filter((r) => r.includes("/"));
-            assert.deepStrictEqual(
-                subresources.filter((r) => r !== "replicasets/scale" && !role.rules.some((x) => x.resources.includes(r))),
-                [],
-            );
+            const matched = guards.map((g) => g.spec.matchConstraints.resourceRules.map((r) => r.resources));
+            assert.deepStrictEqual(matched, [
+                [["rollouts", "rollouts/status"]],
+                [
+                    ["replicasets", "replicasets/scale"],
+                    ["pods", "pods/ephemeralcontainers"],
+                ],
+            ]);
+            assert.ok(guards.every((g) => isDeepStrictEqual(g.spec.evaluation, { background: { enabled: false } })));
+            // Every subresource the guards match is in the role, or in `view` (replicasets/scale).
+            const unread = matched.flat(2).filter((r) => r.includes("/") && r !== "replicasets/scale" && !role.rules.some((x) => x.resources.includes(r)));
+            assert.deepStrictEqual(unread, []);
         });
     });
 
     describe("declared resources", () => {
         let run: OfflineRun;
         let legacy: OfflineRun;
-        let complement: OfflineRun;
+        let complementRun: OfflineRun;
         before(async () => {
             run = await planInline(merged(hubConfig(), { policy: { regulated: REGULATED } }), { stack: "hub" });
             legacy = await planInline(merged(hubConfig(), { policy: { kyvernoApi: "kyverno.io/v1", regulated: REGULATED } }), { stack: "hub" });
-            complement = await planInline(merged(hubConfig(), { policy: { availabilityPolicies: "complement" } }), { stack: "hub" });
+            complementRun = await planInline(merged(hubConfig(), { policy: { availabilityPolicies: "complement" } }), { stack: "hub" });
         });
 
         const policiesOf = (r: OfflineRun) => r.resources.filter((x) => x.stage === "policy" && /^kubernetes:(policies\.)?kyverno\.io\//.test(x.type));
@@ -302,20 +229,18 @@ describe("policy stage", () => {
                 policiesOf(legacy).map((p) => p.type),
                 Array(10).fill("kubernetes:kyverno.io/v1:ClusterPolicy"),
             );
-            assert.deepStrictEqual(
-                policiesOf(complement)
-                    .map((p) => (p.inputs as { metadata: { name: string } }).metadata.name)
-                    .sort(),
-                [POLICY_NAMES.maxSurge, POLICY_NAMES.tierStandard, POLICY_NAMES.routeNamespace],
-            );
-            assert.deepStrictEqual(
-                policiesOf(run)
-                    .map((p) => (p.inputs as { metadata: { name: string } }).metadata.name)
-                    .sort(),
-                kyvernoPolicies(parseHub({ policy: { regulated: REGULATED } }).policy, policyContext(parseHub({ policy: { regulated: REGULATED } })))
-                    .map((p) => p.metadata.name)
-                    .sort(),
-            );
+            for (const [r, policy] of [
+                [run, { regulated: REGULATED }],
+                [complementRun, { availabilityPolicies: "complement" }],
+            ] as const) {
+                const declared = policiesOf(r).map((p) => (p.inputs as { metadata: { name: string } }).metadata.name);
+                assert.deepStrictEqual(
+                    declared.sort(),
+                    kyvernoPolicies(policyConfig(policy), CTX)
+                        .map((p) => p.metadata.name)
+                        .sort(),
+                );
+            }
         });
 
         it("makes every policy wait for the Rollout CRDs and for Kyverno's RBAC", () => {
@@ -346,15 +271,12 @@ describe("policy stage", () => {
             for (const r of run.resources.filter((x) => x.stage === "policy" && x.type === "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole")) {
                 assert.deepStrictEqual(findWildcards((r.inputs as { rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[] }).rules), []);
             }
-            assert.throws(() => byName(complement, "kyverno-generate-pdb"), /found 0/);
+            assert.throws(() => byName(complementRun, "kyverno-generate-pdb"), /found 0/);
         });
 
-        it("names the rollouts controller's ServiceAccount as the one the approval guard lets through", () => {
+        it("sends the generated body unchanged, and names the rollouts controller's ServiceAccount as the one the approval guard lets through", () => {
             const guard = policiesOf(run).find((p) => (p.inputs as { metadata: { name: string } }).metadata.name === POLICY_NAMES.approval)!;
             assert.match(JSON.stringify(guard.inputs), /system:serviceaccount:argo-rollouts:argo-rollouts/);
-        });
-
-        it("sends the generated body unchanged", () => {
             const gen = policiesOf(run).find((p) => p.type.endsWith(":GeneratingPolicy"))!;
             assert.deepStrictEqual(gen.inputs.spec, celPolicies(parseHub().policy, CTX).find((p) => p.kind === "GeneratingPolicy")!.spec);
         });

@@ -6,10 +6,11 @@
 import * as assert from "assert";
 import * as pulumi from "@pulumi/pulumi";
 import { loadAddonConfig } from "../stacks/config";
-import { checkedStack, controllerPreflight, providerDeclaredObjects } from "../stacks/preflight";
+import { checkedStack, controllerPreflight } from "../stacks/preflight";
 import { defineStack } from "../stacks/program";
 import type { LiveObject, LiveReader } from "../components/cluster/live";
-import { DeclarationGate, existingObjectsRefusal, managedByPulumi } from "../components/cluster/existing";
+import { DeclarationGate } from "../components/cluster/existing";
+import { CONTROLLER_LEASES } from "../components/cluster/oldInstall";
 import { PlannedResource, runOffline } from "../tools/offline";
 import { manifestResources } from "../tools/plan";
 import { configFromStackFile, fromConfigMap, placeholderWorld } from "../tools/stackFile";
@@ -75,10 +76,6 @@ async function runChecked(raw: Record<string, unknown>, cluster: ReturnType<type
     });
 }
 
-function registered(e: unknown): PlannedResource[] {
-    return (e as { registered?: PlannedResource[] }).registered ?? [];
-}
-
 describe("the preflight against the live cluster", function () {
     this.timeout(60_000);
 
@@ -103,7 +100,11 @@ describe("the preflight against the live cluster", function () {
             }
             assert.ok(cluster.gets.includes(DEPLOYMENT));
             assert.ok(cluster.gets.includes("/api/v1/namespaces/argo-rollouts/configmaps/argo-rollouts-config"), "the chart's objects are read");
-            assert.deepStrictEqual(cluster.lists, [], "no Rollout is listed when no controller runs");
+            assert.deepStrictEqual(
+                cluster.lists,
+                ["/apis/apps/v1/replicasets?labelSelector=rollouts-pod-template-hash&limit=1"],
+                "no controller runs: only whether a Rollout ever ran here",
+            );
         });
 
         it("refuses another tool's objects before any object reaches the engine, naming each with its managers", async () => {
@@ -127,12 +128,9 @@ describe("the preflight against the live cluster", function () {
                     "This cluster runs an install of its own: follow the adoption runbook (docs/operations/adopt.md): npm run adopt-check -- --stack hub, " +
                     "then cluster.adoptExisting: true for one run. Never delete the old CRDs to make room: deleting the Rollout CRD deletes every Rollout.",
             );
-            const k8sObjects = registered(error).filter((r) => r.type.startsWith("kubernetes:") && !r.read);
-            assert.deepStrictEqual(
-                k8sObjects.map((r) => r.name),
-                [],
-                "objects reached the engine before the refusal",
-            );
+            const registered = (error as { registered?: PlannedResource[] }).registered ?? [];
+            const k8sObjects = registered.filter((r) => r.type.startsWith("kubernetes:") && !r.read).map((r) => r.name);
+            assert.deepStrictEqual(k8sObjects, [], "objects reached the engine before the refusal");
         });
 
         it("passes objects a Pulumi stack already manages (this stack's earlier runs, or an adopted install)", async () => {
@@ -142,14 +140,17 @@ describe("the preflight against the live cluster", function () {
             });
             const run = await runChecked(hubConfig(), cluster);
             assert.ok(manifestResources(run).length > 10);
-            assert.strictEqual(managedByPulumi({ metadata: { managedFields: HELM } }), false);
         });
 
         it("reads no object the stack creates on an adopting run", async () => {
             const cluster = fakeCluster({ [ROLLOUT_CRD]: { metadata: { name: "rollouts.argoproj.io", managedFields: HELM } } });
             await runChecked(merged(hubConfig(), { cluster: { adoptExisting: true } }), cluster);
             assert.deepStrictEqual(cluster.gets, [DEPLOYMENT, "/apis/policy/v1/namespaces/argo-rollouts/poddisruptionbudgets/argo-rollouts"]);
-            assert.deepStrictEqual(cluster.lists, ["/apis/apps/v1/deployments"]);
+            assert.deepStrictEqual(cluster.lists, [
+                "/apis/apps/v1/replicasets?labelSelector=rollouts-pod-template-hash&limit=1",
+                "/apis/apps/v1/deployments",
+                CONTROLLER_LEASES,
+            ]);
         });
 
         it("holds back registrations only: a read or a reference to a component's child passes untouched and unrecorded", () => {
@@ -163,18 +164,6 @@ describe("the preflight against the live cluster", function () {
                 assert.strictEqual(gate.transformation({ resource: {} as pulumi.Resource, type, name: "x", props: {}, opts }), undefined);
             }
             assert.deepStrictEqual(gate.declared, []);
-        });
-
-        it("says nothing when nothing exists", () => {
-            assert.strictEqual(existingObjectsRefusal("hub", []), undefined);
-        });
-
-        it("names the chart's objects and the CRDs the provider creates", () => {
-            const config = configFromStackFile(fromConfigMap("hub", hubConfig()));
-            const refs = providerDeclaredObjects(config).map((r) => `${r.apiVersion} ${r.kind} ${r.namespace ?? ""}/${r.name}`);
-            assert.ok(refs.includes("apps/v1 Deployment argo-rollouts/argo-rollouts"));
-            assert.ok(refs.includes("policy/v1 PodDisruptionBudget argo-rollouts/argo-rollouts"));
-            assert.ok(refs.includes("apiextensions.k8s.io/v1 CustomResourceDefinition /experiments.argoproj.io"));
         });
     });
 
@@ -257,12 +246,55 @@ describe("the preflight against the live cluster", function () {
                             "  Rollout tenant-a/api: paused mid-rollout (a pause step or an inconclusive analysis waits for a promote)\n" +
                             "  Rollout tenant-b/shop: Progressing (more replicas need to be updated)\n" +
                             "  Rollout tenant-b/cart: paused (spec.paused)\n" +
-                            "Promote or abort each of them first, then run again (docs/operations/upgrade.md).",
+                            "Promote or abort each of them first, or name it in controller.acknowledgeInFlight, then run again (docs/operations/upgrade.md).",
                     );
                     return true;
                 },
             );
             assert.deepStrictEqual(cluster.lists, ["/apis/argoproj.io/v1alpha1/rollouts"]);
+            // Named in flight, each may start over; the notice names them.
+            const warnings: string[] = [];
+            const inFlight = ["tenant-a/api", "tenant-b/shop", "tenant-b/cart"];
+            await controllerPreflight(
+                config({ controller: { chartVersion: "2.41.0", acknowledgeNewRevisions: "1.9", acknowledgeInFlight: inFlight } }),
+                cluster,
+                (m) => warnings.push(m),
+            );
+            assert.match(
+                warnings[0],
+                /= "1\.9"\); in flight, starting over: tenant-a\/api, tenant-b\/shop, tenant-b\/cart \(controller\.acknowledgeInFlight\)$/,
+            );
+            await assert.rejects(
+                controllerPreflight(
+                    config({ controller: { chartVersion: "2.41.0", acknowledgeNewRevisions: "1.9", acknowledgeInFlight: inFlight.slice(1) } }),
+                    cluster,
+                ),
+                (e: Error) => e.message.includes("  Rollout tenant-a/api: paused mid-rollout") && !e.message.includes("tenant-b/"),
+            );
+        });
+
+        it("refuses what it cannot decide: no controller where Rollouts ran and no release named, a version no table knows", async () => {
+            const ran = fakeCluster({}, [], []);
+            ran.list = async (p) => (ran.lists.push(p), p.startsWith("/apis/apps/v1/replicasets?") ? [{ metadata: { name: "web-6d4f" } }] : []);
+            await assert.rejects(
+                controllerPreflight(config(), ran),
+                /no Argo Rollouts controller runs, yet ReplicaSets labelled rollouts-pod-template-hash .* Name the chart of the line the cluster ran \(2\.40\.7 for 1\.8, 2\.41\.0 for 1\.9\) in argo-rollouts-addon:controller\.chartVersion/,
+            );
+            await controllerPreflight(config({ controller: { chartVersion: "2.40.7" } }), ran);
+            for (const image of ["latest", "v1.7.2", "v1.10.0"]) {
+                const cluster = () => fakeCluster({ [DEPLOYMENT]: controllerDeployment(image, PULUMI) });
+                await assert.rejects(
+                    controllerPreflight(config(), cluster()),
+                    /whose hash scheme the program cannot tell .*controller\.acknowledgeNewRevisions to "1\.9"/,
+                    image,
+                );
+                await controllerPreflight(config({ controller: { acknowledgeNewRevisions: "1.9" } }), cluster());
+            }
+            const digest = fakeCluster({ [DEPLOYMENT]: controllerDeployment("v1.8.4", PULUMI) });
+            (digest as { get: unknown }).get = async () => ({
+                spec: { template: { spec: { containers: [{ name: "argo-rollouts", image: `quay.io/argoproj/argo-rollouts@sha256:${"c".repeat(64)}` }] } } },
+            });
+            await assert.rejects(controllerPreflight(config(), digest), /runs quay\.io\/argoproj\/argo-rollouts@sha256:c+, whose hash scheme/);
         });
 
         it("needs the acknowledgement of the new line once every Rollout is settled, and then says how many re-revision where", async () => {
@@ -287,7 +319,7 @@ describe("the preflight against the live cluster", function () {
             for (const running of ["v1.9.0", undefined]) {
                 const cluster = fakeCluster(running ? { [DEPLOYMENT]: controllerDeployment(running, PULUMI) } : {});
                 await controllerPreflight(config(), cluster);
-                assert.deepStrictEqual(cluster.lists, []);
+                assert.deepStrictEqual(cluster.lists, running ? [] : ["/apis/apps/v1/replicasets?labelSelector=rollouts-pod-template-hash&limit=1"]);
             }
             const within = fakeCluster({ [DEPLOYMENT]: controllerDeployment("v1.8.3", PULUMI) });
             await controllerPreflight(config({ controller: { chartVersion: "2.40.7" } }), within);
@@ -299,7 +331,8 @@ describe("the preflight against the live cluster", function () {
         const config = (patch: Record<string, unknown> = {}) =>
             configFromStackFile(fromConfigMap("hub", withRegulatedArgoRbac(merged(hubConfig(), merged({ cluster: { adoptExisting: true } }, patch)))));
         const deployment = (ns: string, name: string, matchLabels: Record<string, string>, args: string[] = []): LiveObject => ({
-            metadata: { name, namespace: ns, managedFields: HELM },
+            // The chart and manifests/install.yaml both label the controller Deployment so (oldInstall.ts).
+            metadata: { name, namespace: ns, labels: { "app.kubernetes.io/component": "rollouts-controller" }, managedFields: HELM },
             spec: {
                 selector: { matchLabels },
                 template: { spec: { containers: [{ name: "argo-rollouts", image: "registry.example/mirror/argoproj/argo-rollouts:v1.9.0", args }] } },

@@ -22,15 +22,10 @@ describe("probe routes Beyla folded (verify's metrics.query)", () => {
     });
 
     it("reads a Rollout's cluster template references, and gated Rollouts reference a request gate", () => {
-        const bg = rollout("b", "bluegreen", {
-            blueGreen: {
-                prePromotionAnalysis: ref("argo-rollouts-addon-success-rate-finite"),
-                postPromotionAnalysis: ref("argo-rollouts-addon-latency-p99-finite"),
-            },
-        });
+        const pre = ref("argo-rollouts-addon-success-rate-finite");
         const rollouts = [
             rollout("a", "step", { canary: { analysis: ref("argo-rollouts-addon-success-rate"), steps: [{ setWeight: 10 }, { analysis: ref("x") }] } }),
-            bg,
+            rollout("b", "bluegreen", { blueGreen: { prePromotionAnalysis: pre, postPromotionAnalysis: ref("argo-rollouts-addon-latency-p99-finite") } }),
             // The error budget counts no requests; a namespaced template of the same name is the team's own.
             rollout("b", "budget", { canary: { steps: [{ analysis: ref("argo-rollouts-addon-error-budget-wait") }] } }),
             rollout("b", "own", { canary: { analysis: ref("argo-rollouts-addon-success-rate", false) } }),
@@ -43,7 +38,7 @@ describe("probe routes Beyla folded (verify's metrics.query)", () => {
             ],
         );
         assert.deepStrictEqual(
-            templateReferences(bg).map((t) => t.where),
+            templateReferences(rollouts[1]).map((t) => t.where),
             ["blueGreen.prePromotionAnalysis", "blueGreen.postPromotionAnalysis"],
         );
         assert.deepStrictEqual(

@@ -15,9 +15,7 @@ describe("configuration across a project's stack files", () => {
             fs.copyFileSync(path.join(FIXTURE_STACKS, `Pulumi.${stack}.yaml`), path.join(dir, `Pulumi.${stack}.yaml`));
         }
     });
-    afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-    /** Writes `Pulumi.<stack>.yaml` as the fixture `from` with `edit` applied to its text. */
     const write = (stack: string, from: "hub" | "preprod", edit: (text: string) => string) =>
         fs.writeFileSync(path.join(dir, `Pulumi.${stack}.yaml`), edit(fs.readFileSync(path.join(FIXTURE_STACKS, `Pulumi.${from}.yaml`), "utf8")));
     const problemsOf = (stack: string): ConfigProblem[] => {
@@ -29,11 +27,6 @@ describe("configuration across a project's stack files", () => {
         }
         return [];
     };
-
-    it("accepts the fixtures' hub and spoke side by side", () => {
-        assert.deepStrictEqual(problemsOf("hub"), []);
-        assert.deepStrictEqual(problemsOf("preprod"), []);
-    });
 
     it("refuses two stack files for the same cluster", () => {
         write("preprod-copy", "preprod", (t) => t.replace("mimirTenant: preprod", "mimirTenant: preprod-copy"));

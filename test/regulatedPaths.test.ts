@@ -1,14 +1,15 @@
 import * as assert from "assert";
-import { IN_CLUSTER, LiveProject, destinationPermitted, regulatedProjectProblems, regulatedTargets } from "../tools/verify/regulatedPaths";
+import {
+    IN_CLUSTER,
+    LiveProject,
+    destinationPermitted,
+    regulatedProjectProblems,
+    regulatedTargets,
+    templatedSetProblems,
+} from "../tools/verify/regulatedPaths";
 
-const project = (name: string, spec: Partial<LiveProject> = {}): LiveProject => ({
-    name,
-    destinations: [],
-    sourceNamespaces: [],
-    destinationServiceAccounts: [],
-    roles: [],
-    ...spec,
-});
+const NONE: Omit<LiveProject, "name"> = { destinations: [], sourceNamespaces: [], destinationServiceAccounts: [], roles: [] };
+const project = (name: string, spec: Partial<LiveProject> = {}): LiveProject => ({ name, ...NONE, ...spec });
 
 describe("paths around the regulated projects (argo-cd v3.5.1)", () => {
     const inCluster = (namespace: string) => ({ ...IN_CLUSTER, namespace });
@@ -79,21 +80,19 @@ describe("paths around the regulated projects (argo-cd v3.5.1)", () => {
                 apps,
                 allowReplaceOrForceSync,
             });
-        const role = (name: string, policies: string[], extra: Partial<LiveProject["roles"][number]> = {}) => ({
+        const role = (name: string, grant: string, extra: Partial<LiveProject["roles"][number]> = {}) => ({
             name,
-            policies,
+            policies: [`p, proj:tenants-regulated:${name}, ${grant}`],
             groups: [],
             tokens: [],
             ...extra,
         });
         const found = await live([
-            role("pipeline", ["p, proj:tenants-regulated:pipeline, applications, sync, tenants-regulated/*, allow"], { tokens: ["1767225600"] }),
-            role("approvers", ["p, proj:tenants-regulated:approvers, applications, action/argoproj.io/Rollout/resume, tenants-regulated/*, allow"], {
-                groups: ["release"],
-            }),
-            role("sets", ["p, proj:tenants-regulated:sets, applicationsets, create, tenants-regulated/*, allow"]),
-            role("reader", ["p, proj:tenants-regulated:reader, applications, get, tenants-regulated/*, allow"], { tokens: ["ro"] }),
-            role("elsewhere", ["p, proj:tenants-regulated:elsewhere, applications, sync, tenants/*, allow"]),
+            role("pipeline", "applications, sync, tenants-regulated/*, allow", { tokens: ["1767225600"] }),
+            role("approvers", "applications, action/argoproj.io/Rollout/resume, tenants-regulated/*, allow", { groups: ["release"] }),
+            role("sets", "applicationsets, create, tenants-regulated/*, allow"),
+            role("reader", "applications, get, tenants-regulated/*, allow", { tokens: ["ro"] }),
+            role("elsewhere", "applications, sync, tenants/*, allow"),
         ]);
         assert.deepStrictEqual(
             found.map((f) => f.object),
@@ -115,5 +114,17 @@ describe("paths around the regulated projects (argo-cd v3.5.1)", () => {
             ],
         );
         assert.deepStrictEqual(await live([], apps, true), [], "allowReplaceOrForceSync");
+    });
+
+    it("finds the ApplicationSets whose generators choose a project or a revision, and passes literal ones", () => {
+        const set = (spec: Record<string, unknown>) => ({ kind: "ApplicationSet", metadata: { name: "s" }, spec });
+        const app = (project: string, source: Record<string, unknown>) => ({ template: { spec: { project, ...source } } });
+        const found = (spec: Record<string, unknown>) => templatedSetProblems([set(spec)]).map((f) => f.found.split(" while")[0]);
+        assert.deepStrictEqual(found(app("tenants", { source: { targetRevision: "main", path: "{{.path.path}}" } })), []);
+        assert.deepStrictEqual(found(app("{{.path.basename}}", { source: { targetRevision: "main" } })), ["templates spec.template.spec.project"]);
+        assert.deepStrictEqual(found(app("tenants", { sources: [{ targetRevision: "main" }, { targetRevision: "{{revision}}" }] })), [
+            "templates spec.template.spec.source(s).targetRevision",
+        ]);
+        assert.deepStrictEqual(found({ ...app("tenants", {}), templatePatch: "spec:\n  project: {{ .team }}\n" }), ["templates spec.templatePatch"]);
     });
 });

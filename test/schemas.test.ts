@@ -1,7 +1,7 @@
 import * as assert from "assert";
 import { manifestResources } from "../tools/plan";
 import { loadModel, validateObject, PACKAGE_MODELS } from "../tools/schemas";
-import { TEST_DIGEST, hubConfig, merged, planInline } from "./harness";
+import { TEST_DIGEST, TEST_SMOKE, hubConfig, merged, planInline } from "./harness";
 
 const everything = () =>
     merged(hubConfig(), {
@@ -12,12 +12,7 @@ const everything = () =>
         plugin: { delivery: "image", sha256: undefined, digest: TEST_DIGEST },
         notifications: { service: "webhook", webhookUrl: "https://events.platform.test/rollouts" },
         notificationsToken: { secure: "v1:encrypted" },
-        smokeTest: {
-            enabled: true,
-            hostname: "smoke.hub.platform.test",
-            image: `registry.platform.test/mirror/argoproj/rollouts-demo@sha256:${"c".repeat(64)}`,
-            loadImage: `registry.platform.test/mirror/curlimages/curl@sha256:${"d".repeat(64)}`,
-        },
+        smokeTest: TEST_SMOKE,
         argocd: {
             projects: {
                 tenants: {
@@ -56,20 +51,16 @@ describe("schema validation", () => {
         });
     }
 
-    it("rejects a Rollout field of the wrong type (package model)", () => {
-        const res = validateObject({ apiVersion: "argoproj.io/v1alpha1", kind: "Rollout", metadata: { name: "x" }, spec: { replicas: "two" } });
-        assert.strictEqual(res.via, "package");
-        assert.match(res.problems[0], /replicas must be integer/);
-    });
-
-    it("rejects an HTTPRoute backend port that is not a number (package model)", () => {
-        const res = validateObject({
-            apiVersion: "gateway.networking.k8s.io/v1",
-            kind: "HTTPRoute",
-            metadata: { name: "x" },
-            spec: { rules: [{ backendRefs: [{ name: "svc", port: "http" }] }] },
-        });
-        assert.strictEqual(res.problems.length, 1);
+    it("rejects a field of the wrong type with the package model: a Rollout's replicas, an HTTPRoute backend's port", () => {
+        const route = { rules: [{ backendRefs: [{ name: "svc", port: "http" }] }] };
+        for (const [object, problem] of [
+            [{ apiVersion: "argoproj.io/v1alpha1", kind: "Rollout", metadata: { name: "x" }, spec: { replicas: "two" } }, /replicas must be integer/],
+            [{ apiVersion: "gateway.networking.k8s.io/v1", kind: "HTTPRoute", metadata: { name: "x" }, spec: route }, /port must be integer/],
+        ] as const) {
+            const res = validateObject(object);
+            assert.deepStrictEqual([res.via, res.problems.length], ["package", 1], res.problems.join());
+            assert.match(res.problems[0], problem);
+        }
     });
 
     it("loads each package model from its own module, the model of the kind it is listed for", () => {

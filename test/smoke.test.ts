@@ -1,24 +1,19 @@
 import * as assert from "assert";
-import { ConfigError } from "../components/config";
-import { parseAddonConfig } from "../stacks/config";
 import { DEFAULT_STEPS, PREVIEW_HEADER } from "../components/delivery";
-import { FAILING_ERROR_RATE, SMOKE_REQUESTS_PER_SECOND, SMOKE_REVISION_ANNOTATION, loadScript, smokeRevision } from "../components/smoke";
+import { FAILING_ERROR_RATE, SMOKE_REQUESTS_PER_SECOND, SMOKE_REVISION_ANNOTATION, smokeRevision } from "../components/smoke";
 import { STAGES } from "../components/stage";
 import { OfflineRun } from "../tools/offline";
-import { byName, hubConfig, merged, planInline, transitiveDeps } from "./harness";
+import { TEST_SMOKE, byName, hubConfig, merged, planInline, transitiveDeps } from "./harness";
+import { hubProblems, parseHub } from "./stackConfig";
 import { templateName } from "../components/argoRollouts";
 import { ANALYSIS_DEFAULTS, durationSeconds } from "../components/rollouts/config";
 
-const IMAGE = `registry.platform.test/mirror/argoproj/rollouts-demo@sha256:${"c".repeat(64)}`;
-const LOAD = `registry.platform.test/mirror/curlimages/curl@sha256:${"d".repeat(64)}`;
-const smoke = (patch: Record<string, unknown> = {}) =>
-    merged(hubConfig(), { smokeTest: { enabled: true, hostname: "smoke.hub.test.example", image: IMAGE, loadImage: LOAD, ...patch } });
+const smoke = (patch: Record<string, unknown> = {}) => merged(hubConfig(), { smokeTest: { ...TEST_SMOKE, ...patch } });
 
 type Ref = { templates: { templateName: string }[]; args: { name: string; valueFrom?: unknown }[] };
 type RolloutSpec = {
-    replicas: number;
     strategy: {
-        canary: { steps: unknown[]; trafficRouting: unknown; analysis: { templates: { templateName: string }[] } };
+        canary: { steps: { pause?: { duration?: string } }[]; trafficRouting: unknown; analysis: { templates: { templateName: string }[] } };
         blueGreen: { activeService: string; previewService: string; autoPromotionEnabled: boolean; prePromotionAnalysis?: Ref; postPromotionAnalysis: Ref };
     };
     template: {
@@ -27,32 +22,14 @@ type RolloutSpec = {
     };
 };
 const rolloutSpec = (run: OfflineRun) => byName(run, "smoke-rollout").inputs.spec as RolloutSpec;
+const loadCommand = (run: OfflineRun) =>
+    (byName(run, "smoke-load").inputs.spec as { template: { spec: { containers: { image: string; command: string[] }[] } } }).template.spec.containers[0];
 
 /** The share of the load generator's requests that carry the preview header, read from its loop. */
 function previewShare(script: string): number {
     const requests = script.match(/curl [^;]*/g) ?? [];
     assert.ok(requests.length > 0, script);
     return requests.filter((r) => r.includes(` -H '${PREVIEW_HEADER}: true' `)).length / requests.length;
-}
-
-/** The preview's requests in one rate window at the default timing, as the load generator drives them. */
-function previewRequestsPerWindow(script: string): number {
-    return SMOKE_REQUESTS_PER_SECOND * durationSeconds(ANALYSIS_DEFAULTS.rateWindow) * previewShare(script);
-}
-
-/**
- * The blue/green smoke's pre-promotion gate as the stack declares it: the finite success-rate
- * template, measuring the preview with the Latest hash. What it concludes from the preview's
- * traffic is the engines' (engine-promtool: a healthy window passes, half 5xx fails) and the real
- * controller's (bluegreen-promote, bluegreen-abort).
- */
-function preRunTemplates(run: OfflineRun): string[] {
-    const pre = rolloutSpec(run).strategy.blueGreen.prePromotionAnalysis!;
-    assert.deepStrictEqual(
-        pre.args.find((a) => a.name === "canary-hash"),
-        { name: "canary-hash", valueFrom: { podTemplateHashValue: "Latest" } },
-    );
-    return pre.templates.map((t) => t.templateName);
 }
 
 describe("smoke canary", () => {
@@ -63,35 +40,22 @@ describe("smoke canary", () => {
     });
 
     it("needs images pinned by digest and a hostname when enabled", () => {
-        const { "aws:region": _r, ...rest } = merged(hubConfig(), { smokeTest: { enabled: true, image: "argoproj/rollouts-demo:blue" } });
-        try {
-            parseAddonConfig("hub", rest, { awsRegion: "eu-west-1" });
-            assert.fail("accepted");
-        } catch (err) {
-            assert.ok(err instanceof ConfigError);
-            assert.deepStrictEqual(err.problems.map((p) => p.key).sort(), ["smokeTest.hostname", "smokeTest.image", "smokeTest.loadImage"]);
-        }
+        const problems = hubProblems({ smokeTest: { enabled: true, image: "argoproj/rollouts-demo:blue" } });
+        assert.deepStrictEqual(problems.map((p) => p.key).sort(), ["smokeTest.hostname", "smokeTest.image", "smokeTest.loadImage"]);
     });
 
     it("runs the canary unless told otherwise, and knows only the two strategies", () => {
-        const parse = (patch: Record<string, unknown>) => {
-            const { "aws:region": _r, ...rest } = smoke(patch);
-            return parseAddonConfig("hub", rest, { awsRegion: "eu-west-1" });
-        };
-        assert.strictEqual(parse({}).smokeTest.strategy, "canary");
-        assert.strictEqual(parse({ strategy: "blueGreen" }).smokeTest.strategy, "blueGreen");
-        assert.throws(() => parse({ strategy: "bluegreen" }), /smokeTest\.strategy = "bluegreen": must be one of canary, blueGreen/);
+        assert.strictEqual(parseHub({ smokeTest: TEST_SMOKE }).smokeTest.strategy, "canary");
+        assert.throws(
+            () => parseHub({ smokeTest: { ...TEST_SMOKE, strategy: "bluegreen" } }),
+            /smokeTest\.strategy = "bluegreen": must be one of canary, blueGreen/,
+        );
     });
 
-    it("sends enough traffic for the gate's floor at the first canary weight, and to a blue/green preview", () => {
+    it("sends enough traffic for the gate's floor at the first canary weight", () => {
         const a = ANALYSIS_DEFAULTS;
         const perWindow = SMOKE_REQUESTS_PER_SECOND * durationSeconds(a.rateWindow) * (DEFAULT_STEPS[0] / 100);
         assert.ok(perWindow >= 4 * a.minRequests, `${perWindow} canary requests per window at ${DEFAULT_STEPS[0]}%`);
-        // Blue/green: every other request carries the preview header; the rest keeps production going.
-        const script = loadScript("smoke.hub.test.example", { header: PREVIEW_HEADER });
-        assert.strictEqual(previewShare(script), 0.5);
-        assert.ok(previewRequestsPerWindow(script) >= 4 * a.minRequests, `${previewRequestsPerWindow(script)} preview requests per window`);
-        assert.strictEqual(previewShare(loadScript("smoke.hub.test.example")), 0, "the canary's load sends no header");
     });
 
     describe("enabled", () => {
@@ -107,33 +71,22 @@ describe("smoke canary", () => {
                 spec.strategy.canary.analysis.templates.map((t) => t.templateName),
                 [templateName("success-rate")],
             );
-            assert.strictEqual(spec.template.spec.containers[0].image, IMAGE);
+            assert.strictEqual(spec.template.spec.containers[0].image, TEST_SMOKE.image);
             assert.deepStrictEqual(spec.template.spec.containers[0].env, []);
             assert.strictEqual(spec.template.spec.containers[0].securityContext.runAsNonRoot, true);
-            const route = byName(run, "smoke-route").inputs.spec as {
-                parentRefs: { name: string; sectionName: string }[];
-                hostnames: string[];
-                rules: { backendRefs: { name: string; weight: number }[] }[];
-            };
+            // The route's rules are the library's canary route (test/strategy.test.ts); its Services: 'goes with its namespace'.
+            const route = byName(run, "smoke-route").inputs.spec as { parentRefs: { name: string; sectionName: string }[]; hostnames: string[] };
             assert.deepStrictEqual(
                 route.parentRefs.map((p) => `${p.name}/${p.sectionName}`),
                 ["internal/https"],
             );
-            assert.deepStrictEqual(route.hostnames, ["smoke.hub.test.example"]);
-            assert.deepStrictEqual(
-                route.rules[0].backendRefs.map((b) => [b.name, b.weight]),
-                [
-                    ["rollouts-smoke-stable", 100],
-                    ["rollouts-smoke-canary", 0],
-                ],
-            );
-            assert.ok(byName(run, "smoke-rollouts-smoke-stable") && byName(run, "smoke-rollouts-smoke-canary"));
+            assert.deepStrictEqual(route.hostnames, [TEST_SMOKE.hostname]);
         });
 
-        it("sends steady traffic through the Gateway so the gate has data", () => {
-            const load = byName(run, "smoke-load").inputs.spec as { template: { spec: { containers: { image: string; command: string[] }[] } } };
-            assert.strictEqual(load.template.spec.containers[0].image, LOAD);
-            assert.match(load.template.spec.containers[0].command[2], /https:\/\/smoke\.hub\.test\.example\/color/);
+        it("sends steady traffic through the Gateway so the gate has data, without the preview header", () => {
+            assert.strictEqual(loadCommand(run).image, TEST_SMOKE.loadImage);
+            assert.match(loadCommand(run).command[2], /https:\/\/smoke\.hub\.platform\.test\/color/);
+            assert.strictEqual(previewShare(loadCommand(run).command[2]), 0);
         });
 
         it("comes after every stage", () => {
@@ -171,13 +124,8 @@ describe("smoke canary", () => {
         // A cluster whose gate starts later (a longer initialDelay) must not promote the smoke canary
         // past a weight before its first measurement: the run would end Successful unmeasured.
         const run = await planInline(merged(smoke(), { analysis: { initialDelay: "8m", interval: "2m" } }));
-        const pauses = rolloutSpec(run).strategy.canary.steps.filter(
-            (s): s is { pause: { duration: string } } => typeof s === "object" && s !== null && "pause" in s,
-        );
-        assert.ok(pauses.length > 0);
-        for (const p of pauses) {
-            assert.strictEqual(p.pause.duration, "10m");
-        }
+        const pauses = rolloutSpec(run).strategy.canary.steps.flatMap((s) => (s.pause ? [s.pause.duration] : []));
+        assert.deepStrictEqual(pauses, Array(DEFAULT_STEPS.length - 1).fill("10m"));
     });
 
     it("starts a fresh canary when the trigger changes, and only then", async () => {
@@ -210,44 +158,40 @@ describe("smoke canary", () => {
         });
 
         it("routes the header to the preview and the rest of the hostname to the active Service", () => {
-            type Rule = {
-                matches: { headers?: { type: string; name: string; value: string }[] }[];
-                backendRefs: { group: string; kind: string; name: string; weight: number }[];
-            };
+            type Rule = { matches: { headers?: unknown[] }[]; backendRefs: { name: string }[] };
             const route = byName(run, "smoke-route").inputs.spec as { hostnames: string[]; rules: Rule[] };
-            assert.deepStrictEqual(route.hostnames, ["smoke.hub.test.example"]);
+            assert.deepStrictEqual(route.hostnames, [TEST_SMOKE.hostname]);
             assert.deepStrictEqual(
-                route.rules.map((r) => [r.matches[0].headers ?? [], r.backendRefs.map((b) => [b.group, b.kind, b.name, b.weight])]),
+                route.rules.map((r) => [r.matches[0].headers ?? [], r.backendRefs.map((b) => b.name)]),
                 [
-                    [[{ type: "Exact", name: PREVIEW_HEADER, value: "true" }], [["", "Service", "rollouts-smoke-preview", 100]]],
-                    [[], [["", "Service", "rollouts-smoke-active", 100]]],
+                    [[{ type: "Exact", name: PREVIEW_HEADER, value: "true" }], ["rollouts-smoke-preview"]],
+                    [[], ["rollouts-smoke-active"]],
                 ],
             );
         });
 
-        it("drives the preview with every other request, production with the rest, and gates the promotion on the preview's traffic, above the floor", () => {
-            const load = byName(run, "smoke-load").inputs.spec as { template: { spec: { containers: { command: string[] }[] } } };
-            const script = load.template.spec.containers[0].command[2];
-            assert.match(script, /https:\/\/smoke\.hub\.test\.example\/color/);
+        it("drives the preview with every other request, production with the rest, enough for the gate's floor", () => {
+            const script = loadCommand(run).command[2];
+            assert.match(script, /https:\/\/smoke\.hub\.platform\.test\/color/);
             assert.strictEqual(previewShare(script), 0.5);
-            assert.deepStrictEqual(preRunTemplates(run), [templateName("success-rate-finite")], "the smoke app has no SLO: only the preview gate runs");
-            assert.ok(previewRequestsPerWindow(script) >= ANALYSIS_DEFAULTS.minRequests, "the preview's traffic passes the gate's floor");
+            const perWindow = SMOKE_REQUESTS_PER_SECOND * durationSeconds(ANALYSIS_DEFAULTS.rateWindow) * previewShare(script);
+            assert.ok(perWindow >= 4 * ANALYSIS_DEFAULTS.minRequests, `${perWindow} preview requests per window`);
         });
+    });
 
-        it("proves the abort path before promotion with failGate", async () => {
-            const failing = await planInline(smoke({ strategy: "blueGreen", failGate: true }), { stack: "hub" });
-            assert.deepStrictEqual(rolloutSpec(failing).template.spec.containers[0].env, [{ name: "ERROR_RATE", value: "50" }]);
-            assert.strictEqual((failing.outputs.smokeCanary as { expect: string }).expect, "aborted");
-            // The preview serves half the load, half of that fails: the pre-promotion run fails, which
-            // aborts before the active Service ever switches (rollout/analysis.go, rollout/service.go).
+    // The preview serves half the load, half of that fails: the gate's run fails, which aborts (before
+    // the active Service ever switches for blue/green: rollout/analysis.go, rollout/service.go).
+    for (const strategy of ["canary", "blueGreen"]) {
+        it(`makes the ${strategy} smoke version fail its gate on request`, async () => {
+            const run = await planInline(smoke({ strategy, failGate: true }), { stack: "hub" });
+            assert.deepStrictEqual(rolloutSpec(run).template.spec.containers[0].env, [{ name: "ERROR_RATE", value: "50" }]);
             assert.strictEqual(Number(FAILING_ERROR_RATE), 50, "half the requests fail: engine-promtool's failing case");
-            assert.deepStrictEqual(preRunTemplates(failing), [templateName("success-rate-finite")]);
+            assert.strictEqual((run.outputs.smokeCanary as { expect: string }).expect, "aborted");
+            const gates = strategy === "canary" ? rolloutSpec(run).strategy.canary.analysis : rolloutSpec(run).strategy.blueGreen.prePromotionAnalysis;
+            assert.deepStrictEqual(
+                gates?.templates.map((t) => t.templateName),
+                [templateName(strategy === "canary" ? "success-rate" : "success-rate-finite")],
+            );
         });
-    });
-
-    it("makes the smoke version fail its gate on request", async () => {
-        const run = await planInline(smoke({ failGate: true }));
-        assert.deepStrictEqual(rolloutSpec(run).template.spec.containers[0].env, [{ name: "ERROR_RATE", value: "50" }]);
-        assert.strictEqual((run.outputs.smokeCanary as { expect: string }).expect, "aborted");
-    });
+    }
 });

@@ -1,12 +1,17 @@
 /**
  * The configuration as a test reads it: a config map (most often hubConfig() of test/harness.ts with
  * the test's own keys merged in) read by stacks/config.ts as `pulumi up` reads the stack's, and the
- * problems it refuses it with.
+ * problems it refuses it with; and a stack file planned as a preview or `pulumi up` with what it warns.
  */
 import * as assert from "assert";
+import * as pulumi from "@pulumi/pulumi";
 import { ConfigError, ConfigProblem } from "../components/config";
+import { PROJECT } from "../components/config/reader";
 import type { PolicyConfig } from "../components/policy";
 import { AddonConfig, parseAddonConfig } from "../stacks/config";
+import { defineStack, forgetWarnings } from "../stacks/program";
+import { OfflineRun, runOffline } from "../tools/offline";
+import { StackFile, placeholderWorld } from "../tools/stackFile";
 import { hubConfig, merged, withRegulatedArgoRbac } from "./harness";
 
 export type Patch = Record<string, unknown>;
@@ -54,4 +59,26 @@ export function problemFor(patch: Patch, key: string, allowed: RegExp, ambient: 
     assert.strictEqual(found.length, 1, `expected one problem for ${key}, got: ${JSON.stringify(all, null, 1)}`);
     assert.match(found[0].allowed, allowed);
     return found[0];
+}
+
+/** A stack file's `config:` section with the project's keys only, without their namespace (what parseAddonConfig reads). */
+export const projectKeys = (config: Record<string, unknown>): Patch =>
+    Object.fromEntries(Object.entries(config).flatMap(([k, v]) => (k.startsWith(`${PROJECT}:`) ? [[k.slice(PROJECT.length + 1), v]] : [])));
+
+/** Plans a stack file as a preview (dryRun) or as `pulumi up`, collecting what it warns. */
+export async function planWarned(file: StackFile, dryRun: boolean): Promise<{ run: OfflineRun; warned: string[] }> {
+    forgetWarnings();
+    const warned: string[] = [];
+    const warn = pulumi.log.warn;
+    pulumi.log.warn = (message: string) => {
+        warned.push(message);
+        return Promise.resolve();
+    };
+    try {
+        const world = placeholderWorld(file);
+        const run = await runOffline({ stack: file.stack, config: file.config, secretKeys: file.secretKeys, world, dryRun, program: () => defineStack() });
+        return { run, warned };
+    } finally {
+        pulumi.log.warn = warn;
+    }
 }

@@ -15,16 +15,11 @@ const loader = require("../tools/swcLoader") as { transpile(source: string, file
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const ts = require("typescript") as typeof import("typescript");
 
-/** tsconfig.json's compiler options as TypeScript reads them. */
-function projectCompilerOptions(): import("typescript").CompilerOptions {
-    const file = path.join(REPO_ROOT, "tsconfig.json");
-    const parsed = ts.parseJsonConfigFileContent(ts.readConfigFile(file, ts.sys.readFile).config, ts.sys, REPO_ROOT);
-    return parsed.options;
-}
-
-/** What TypeScript's own transpiler makes of a file (`ts-node --transpile-only`). */
+/** What TypeScript's own transpiler makes of a file (`ts-node --transpile-only`) with tsconfig.json's compiler options. */
 function viaTypeScript(source: string, filename: string): string {
-    return ts.transpileModule(source, { compilerOptions: projectCompilerOptions(), fileName: filename }).outputText;
+    const config = ts.readConfigFile(path.join(REPO_ROOT, "tsconfig.json"), ts.sys.readFile).config as unknown;
+    const compilerOptions = ts.parseJsonConfigFileContent(config, ts.sys, REPO_ROOT).options;
+    return ts.transpileModule(source, { compilerOptions, fileName: filename }).outputText;
 }
 
 /** Runs transpiled code as a CommonJS module of the project and returns its exports. */

@@ -1,17 +1,21 @@
 import * as assert from "assert";
-import { ConfigError } from "../components/config/reader";
 import { aggregatedRolloutWrites } from "../components/guardrails";
-import { AGGREGATE_TO_VIEW, TENANT_OPERATOR_ROLE, TENANT_VIEW_ROLE, tenantOperatorRules, tenantViewRules } from "../components/rollouts/tenants";
-import { parseAddonConfig } from "../stacks/config";
+import { AGGREGATE_TO_VIEW, TENANT_OPERATOR_ROLE, TENANT_VIEW_ROLE, tenantOperatorRules } from "../components/rollouts/tenants";
+import { OfflineRun } from "../tools/offline";
 import { byName, hubConfig, merged, planInline } from "./harness";
+import { hubProblems } from "./stackConfig";
 
 /** Every (group/resource, verb) a list of rules grants. */
 const grants = (rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[]) =>
     new Set(rules.flatMap((r) => r.apiGroups.flatMap((g) => r.resources.flatMap((res) => r.verbs.map((v) => `${g}/${res}:${v}`)))));
 
 describe("tenant access to Rollouts", () => {
-    it("lets every namespace viewer (and so editor and admin) read Rollouts and their analysis, and write nothing", async () => {
-        const run = await planInline(hubConfig());
+    let run: OfflineRun;
+    before(async () => {
+        run = await planInline(hubConfig());
+    });
+
+    it("lets every namespace viewer (and so editor and admin) read Rollouts and their analysis, and write nothing", () => {
         const view = byName(run, "tenant-rollouts-view");
         const meta = view.inputs.metadata as { name: string; labels: Record<string, string> };
         assert.strictEqual(meta.name, TENANT_VIEW_ROLE);
@@ -27,7 +31,6 @@ describe("tenant access to Rollouts", () => {
     });
 
     it("keeps the operator role out of every aggregate, bound only where the stack says", async () => {
-        const run = await planInline(hubConfig());
         const operator = byName(run, "tenant-rollouts-operator");
         const meta = operator.inputs.metadata as { name: string; labels: Record<string, string> };
         assert.strictEqual(meta.name, TENANT_OPERATOR_ROLE);
@@ -60,19 +63,10 @@ describe("tenant access to Rollouts", () => {
             assert.ok(g.has(x), x);
         }
         assert.ok(![...g].some((x) => /:(create|delete|deletecollection)$/.test(x)), "Rollouts come from git");
-        assert.deepStrictEqual(grants(tenantViewRules()).size > 0, true);
     });
 
     it("refuses an operator binding for the controller's or a platform namespace, twice the same namespace, or without groups", () => {
-        const problems = (tenantOperators: unknown) => {
-            try {
-                parseAddonConfig("hub", merged(hubConfig(), { controller: { tenantOperators } }));
-            } catch (err) {
-                assert.ok(err instanceof ConfigError, String(err));
-                return err.problems.map((p) => `${p.key}: ${p.allowed}`);
-            }
-            assert.fail("accepted");
-        };
+        const problems = (tenantOperators: unknown) => hubProblems({ controller: { tenantOperators } }).map((p) => `${p.key}: ${p.allowed}`);
         assert.match(
             problems([{ namespace: "argo-rollouts", groups: ["a"] }]).join("\n"),
             /controller\.tenantOperators\[0\]\.namespace: must be a tenant namespace, not the controller's own/,

@@ -26,7 +26,12 @@ describe("tier admission", () => {
             assert.deepStrictEqual(standard.blueGreen, {
                 analyses: [{ field: "postPromotionAnalysis", templates: ["argo-rollouts-addon-success-rate-finite"] }],
                 manualPromotion: false,
+                preview: { suffix: "-preview" },
             });
+            assert.deepStrictEqual(
+                regulated.gateArgs.map((a) => `${a.name}=${a.value}`),
+                ["namespace=metadata.namespace", "rollout=metadata.name", "canary-hash=Latest"],
+            );
             assert.deepStrictEqual(regulated.canary?.tail, [{ pause: "indefinite" }, { setWeight: 100 }]);
             assert.strictEqual(regulated.blueGreen?.manualPromotion, true);
             assert.deepStrictEqual([standard.action, regulated.action], ["Audit", "Enforce"]);
@@ -43,10 +48,25 @@ describe("tier admission", () => {
                 ["prePromotionAnalysis", "postPromotionAnalysis"],
             );
             assert.deepStrictEqual(classOf(cfg, "regulated").components, { canary: "prod-regulated-canary" });
+            assert.strictEqual(classOf(cfg, "standard").blueGreen?.preview.header, "x-rollouts-preview");
             assert.match(
                 tierMessage(classOf(cfg, "regulated"), "blueGreen"),
                 /offers \(canary\); add components: \[<npm run delivery output>\/prod-regulated-canary\]/,
             );
+        });
+
+        it("allows before the approval no weight above the stack's own regulated steps", () => {
+            const cases: [number[] | undefined, number][] = [
+                [undefined, 50],
+                [[10, 40, 100], 40],
+                [[5, 100], 5],
+                [[100], 0],
+            ];
+            for (const [steps, max] of cases) {
+                const cfg = withRegulated(steps ? { prod: { regulated: { steps } } } : {});
+                assert.strictEqual(classOf(cfg, "regulated").canary?.maxBeforeApproval, max, JSON.stringify(steps));
+            }
+            assert.strictEqual(classOf(withRegulated(), "standard").canary?.maxBeforeApproval, undefined);
         });
 
         it("has no regulated rule without policy.regulated, and none at all without prod classes", () => {

@@ -8,7 +8,7 @@ import { CheckResult, DOCS, VERIFY_PAGE, exitCode, formatJson, formatText } from
 import { headingAnchors, readDoc } from "./markdown";
 import { verifyMain } from "../tools/verify";
 import { FakeApiServer, startFakeApiServer } from "./verify/fakeApiServer";
-import { TEST_POLICY } from "./harness";
+import { hubConfig, merged, withEnv } from "./harness";
 import { healthyCluster, verifyConfig } from "./verify/world";
 
 /** Runs verify's command line, collecting what it prints. */
@@ -24,24 +24,9 @@ async function main(argv: string[]): Promise<{ code: number; out: string[]; err:
 }
 
 describe("verify's client, arguments and output", () => {
-    it("connects to EKS like the program: describe-cluster's endpoint and CA, token from aws eks get-token", async () => {
-        const k8s = await loadClient();
-        const kc = await kubeConfigFor(k8s, {
-            connection: { kind: "eks", clusterName: "platform-hub", region: "eu-west-1" },
-            describeEks: async () => ({ endpoint: "https://ABC.gr7.eu-west-1.eks.amazonaws.com", certificateAuthority: Buffer.from("ca").toString("base64") }),
-        });
-        assert.strictEqual(kc.getCurrentCluster()?.server, "https://ABC.gr7.eu-west-1.eks.amazonaws.com");
-        const exec = kc.getCurrentUser()?.exec as { command: string; args: string[] };
-        assert.strictEqual(exec.command, "aws");
-        assert.deepStrictEqual(exec.args.slice(0, 4), ["eks", "get-token", "--cluster-name", "platform-hub"]);
-    });
-
     it("says there is no kubeconfig at all, instead of reaching http://localhost:8080 under a made-up context", async () => {
-        const saved = { KUBECONFIG: process.env.KUBECONFIG, HOME: process.env.HOME };
         const home = fs.mkdtempSync(path.join(os.tmpdir(), "verify-home-"));
-        try {
-            delete process.env.KUBECONFIG;
-            process.env.HOME = home;
+        await withEnv({ KUBECONFIG: undefined, HOME: home }, async () => {
             const k8s = await loadClient();
             await assert.rejects(kubeConfigFor(k8s, { connection: { kind: "kubeconfig", context: "hub" } }), (e: Error) => {
                 assert.ok(e instanceof ConnectionError, String(e));
@@ -52,23 +37,12 @@ describe("verify's client, arguments and output", () => {
                 assert.doesNotMatch(e.message, /loaded-context/);
                 return true;
             });
-        } finally {
-            for (const [k, v] of Object.entries(saved)) {
-                if (v === undefined) {
-                    delete process.env[k];
-                } else {
-                    process.env[k] = v;
-                }
-            }
-        }
+        });
     });
 
-    it("refuses an unknown kubeconfig context and an unreachable API server as connection errors", async () => {
+    // An unknown context: the exit status tests below ("has no context").
+    it("refuses an unreachable API server as a connection error", async () => {
         const server = await startFakeApiServer({ objects: [] });
-        await assert.rejects(
-            connect({ connection: { kind: "kubeconfig", context: "nope" }, kubeconfig: server.kubeconfig }),
-            (e: Error) => e instanceof ConnectionError && /no context "nope"/.test(e.message),
-        );
         const kubeconfig = fs.readFileSync(server.kubeconfig, "utf8");
         const url = (JSON.parse(kubeconfig) as { clusters: { cluster: { server: string } }[] }).clusters[0].cluster.server;
         await server.close();
@@ -90,21 +64,12 @@ describe("verify's client, arguments and output", () => {
     describe("exit status", () => {
         let dir: string;
         let server: FakeApiServer;
-        const writeStack = (cluster: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
-            fs.writeFileSync(
-                path.join(dir, "Pulumi.test.yaml"),
-                YAML.stringify({
-                    config: {
-                        "argo-rollouts-addon:cluster": { name: "hub", role: "hub", mimirTenant: "hub", ...cluster },
-                        "argo-rollouts-addon:gateway": { name: "internal", namespace: "gateway-system", listener: "https" },
-                        "argo-rollouts-addon:imageRegistry": "registry.platform.test/mirror",
-                        "argo-rollouts-addon:plugin": { delivery: "download", sha256: "a".repeat(64) },
-                        "argo-rollouts-addon:policy": TEST_POLICY,
-                        "argo-rollouts-addon:argocd": { projects: {}, applicationSets: {} },
-                        ...extra,
-                    },
-                }),
-            );
+        /** hubConfig() as the stack file test, connecting through a kubeconfig with `cluster` merged in. */
+        const writeStack = (cluster: Record<string, unknown>) => {
+            const config = merged(hubConfig(), { cluster: { eksClusterName: undefined, ...cluster } });
+            const keys = Object.entries(config).map(([k, v]) => [k.includes(":") ? k : `argo-rollouts-addon:${k}`, v]);
+            fs.writeFileSync(path.join(dir, "Pulumi.test.yaml"), YAML.stringify({ config: Object.fromEntries(keys) }));
+        };
         beforeEach(async () => {
             dir = fs.mkdtempSync(path.join(os.tmpdir(), "verify-stack-"));
             const config = verifyConfig();
@@ -135,12 +100,20 @@ describe("verify's client, arguments and output", () => {
             assert.match(err.join("\n"), /stack "test": invalid configuration[\s\S]*argo-rollouts-addon:cluster\.role = "primary": must be one of hub, spoke/);
         });
 
-        it("is 2 when the cluster cannot be reached, and for bad arguments", async () => {
+        it("is 2 when the cluster cannot be reached, and for bad arguments; with --json, with a JSON error document on stdout, so the pipeline's report is never empty", async () => {
             writeStack({ kubeconfigContext: "missing-context", kubeconfigPath: server.kubeconfig });
             const { code, err } = await main(["--stack", "test", "--config-dir", dir]);
             assert.strictEqual(code, 2);
             assert.match(err.join("\n"), /stack "test": cannot verify: kubeconfig .* has no context "missing-context"/);
-            assert.strictEqual((await main(["--json"])).code, 2);
+            for (const argv of [
+                ["--stack", "test", "--config-dir", dir, "--json"],
+                ["--json", "--smoke-timeout"],
+            ]) {
+                const { code, out, err } = await main(argv);
+                assert.strictEqual(out.length, 1, argv.join(" "));
+                const doc = JSON.parse(out[0]) as { error: string; exitCode: number; results: unknown[] };
+                assert.deepStrictEqual([code, doc.exitCode, doc.results, doc.error], [2, 2, [], err[0]]);
+            }
             // A bad argument's message never prints a URL's user-info or query string.
             const bad = await main(["--stack", "hub", "--without", "https://ci:t0ken@hooks.platform.test/x?sig=abc", "--json"]);
             assert.strictEqual(bad.code, 2);
@@ -148,21 +121,7 @@ describe("verify's client, arguments and output", () => {
             assert.doesNotMatch([...bad.out, ...bad.err].join("\n"), /t0ken|sig=abc|ci:/);
         });
 
-        it("with --json, prints a JSON error document on stdout when it exits 2, so the pipeline's report is never empty", async () => {
-            writeStack({ kubeconfigContext: "missing-context", kubeconfigPath: server.kubeconfig });
-            for (const argv of [
-                ["--stack", "test", "--config-dir", dir, "--json"],
-                ["--json", "--smoke-timeout"],
-            ]) {
-                const { code, out, err } = await main(argv);
-                assert.strictEqual(code, 2);
-                assert.strictEqual(out.length, 1, argv.join(" "));
-                const doc = JSON.parse(out[0]) as { error: string; exitCode: number; results: unknown[] };
-                assert.deepStrictEqual([doc.exitCode, doc.results, doc.error], [2, [], err[0]]);
-            }
-        });
-
-        it("honours --kubeconfig and --context over an EKS stack's connection, and never reads KUBECONFIG for EKS", async () => {
+        it("connects to EKS like the program (describe-cluster's endpoint and CA, token from aws eks get-token) unless given --kubeconfig, never reading KUBECONFIG", async () => {
             const eks = { kind: "eks" as const, clusterName: "platform-hub", region: "eu-west-1" };
             const k8s = await loadClient();
             const described: string[] = [];
@@ -170,22 +129,16 @@ describe("verify's client, arguments and output", () => {
                 described.push(name);
                 return { endpoint: "https://eks.test.example", certificateAuthority: Buffer.from("ca").toString("base64") };
             };
-            const saved = process.env.KUBECONFIG;
-            process.env.KUBECONFIG = server.kubeconfig;
-            try {
+            await withEnv({ KUBECONFIG: server.kubeconfig }, async () => {
                 const viaStack = await kubeConfigFor(k8s, { connection: eks, describeEks });
                 assert.strictEqual(viaStack.getCurrentCluster()?.server, "https://eks.test.example");
+                const exec = viaStack.getCurrentUser()?.exec as { command: string; args: string[] };
+                assert.deepStrictEqual([exec.command, ...exec.args.slice(0, 4)], ["aws", "eks", "get-token", "--cluster-name", "platform-hub"]);
                 assert.deepStrictEqual(described, ["platform-hub"]);
                 const viaFlag = await kubeConfigFor(k8s, { connection: eks, kubeconfig: server.kubeconfig, describeEks });
                 assert.notStrictEqual(viaFlag.getCurrentCluster()?.server, "https://eks.test.example");
                 assert.deepStrictEqual(described, ["platform-hub"], "an explicit --kubeconfig is honoured: EKS is not asked");
-            } finally {
-                if (saved === undefined) {
-                    delete process.env.KUBECONFIG;
-                } else {
-                    process.env.KUBECONFIG = saved;
-                }
-            }
+            });
         });
     });
 

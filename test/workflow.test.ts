@@ -7,30 +7,42 @@ import { deployOrder, githubOutputLines } from "../tools/deployOrder";
 import { REPO_ROOT, listStacks } from "../tools/stackFile";
 import { parseVerifyArgs } from "../tools/verify";
 
-type VerifyArgs = Exclude<ReturnType<typeof parseVerifyArgs>, "help">;
 import { parsePlanArgs } from "../tools/plan";
 import { parseCommentArgs } from "../tools/prComment";
 import { parseDriftArgs } from "../tools/driftReport";
 import { parseIssueArgs } from "../tools/driftIssue";
 import { FIXTURE_STACKS } from "./harness";
 
-/** The arguments after `--` of an `npm run ... -- <args> > file` line, as the shell splits them (no spaces inside quotes). */
-const argvOf = (run: string): string[] =>
+type VerifyArgs = Exclude<ReturnType<typeof parseVerifyArgs>, "help">;
+
+/** The arguments after `after` of an `npm run ... -- <args> > file` line, as the shell splits them (no spaces inside quotes). */
+const argvOf = (run: string, after = " -- "): string[] =>
     run
-        .split(" -- ")[1]
+        .split(after)[1]
         .split(" > ")[0]
         .split(/\s+/)
         .map((a) => a.replace(/^"(.*)"$/, "$1"));
 
-type Step = { uses?: string; run?: string; if?: string; with?: Record<string, unknown>; id?: string };
-type Job = { name: string; needs?: string | string[]; steps: Step[]; strategy?: { matrix: { stack: string } } };
+type Strings = Record<string, string>;
+type Step = { uses?: string; run?: string; if?: string; id?: string; with?: Record<string, unknown>; env?: Strings; "continue-on-error"?: boolean };
+type Strategy = { "fail-fast"?: boolean; matrix: { stack: string } };
+type Job = Pick<Step, "if" | "env"> & { environment?: string; outputs?: Strings; needs?: string | string[]; steps: Step[]; strategy?: Strategy };
+type Workflow = {
+    on: { push?: { branches?: string[] }; schedule?: { cron: string }[] };
+    permissions: Strings;
+    concurrency: Record<string, unknown>;
+    jobs: Record<string, Job>;
+};
+const workflowText = (name: string) => fs.readFileSync(path.join(REPO_ROOT, ".github", "workflows", name), "utf8");
+/** A workflow derives its stacks from the stack files: outside comments it names none of them. */
+const assertNamesNoStack = (text: string) => {
+    for (const stack of listStacks(FIXTURE_STACKS)) {
+        assert.ok(!new RegExp(`\\b${stack}\\b`).test(text.replace(/^\s*#.*$/gm, "")), `the workflow names the stack ${stack}`);
+    }
+};
 
 describe("pull-request workflow", () => {
-    const doc = YAML.parse(fs.readFileSync(path.join(REPO_ROOT, ".github", "workflows", "preview.yml"), "utf8")) as {
-        on: Record<string, unknown>;
-        permissions: Record<string, string>;
-        jobs: Record<string, Job>;
-    };
+    const doc = YAML.parse(workflowText("preview.yml")) as Workflow;
 
     it("runs the README's test command after a clean install", () => {
         const runs = doc.jobs.test.steps.map((s) => s.run).filter(Boolean);
@@ -59,17 +71,15 @@ describe("pull-request workflow", () => {
     });
 
     it("comments the short diff on the pull request per stack, also after a failed guardrail, never failing the job", () => {
-        const steps = doc.jobs.plan.steps as (Step & { env?: Record<string, string>; "continue-on-error"?: boolean })[];
+        const steps = doc.jobs.plan.steps;
         const plan = steps.findIndex((s) => s.run?.startsWith("npm run plan"));
         const comment = steps.findIndex((s) => s.run?.includes("tools/prComment.ts"));
         assert.ok(comment > plan);
         const step = steps[comment];
         // The file the plan writes with --against, for the stack of this matrix entry, run as the plan script runs.
         assert.ok(step.run?.startsWith("node --require ./tools/swc-register.js tools/prComment.ts "));
-        assert.deepStrictEqual(parseCommentArgs(argvOf(` -- ${step.run!.split("tools/prComment.ts ")[1]}`.replace(/\$\{\{ matrix\.stack \}\}/g, "hub"))), {
-            stack: "hub",
-            file: "plan/hub/diff-summary.md",
-        });
+        const argv = argvOf(step.run!.replace(/\$\{\{ matrix\.stack \}\}/g, "hub"), "tools/prComment.ts ");
+        assert.deepStrictEqual(parseCommentArgs(argv), { stack: "hub", file: "plan/hub/diff-summary.md" });
         assert.strictEqual(step.if, "always() && hashFiles(format('plan/{0}/diff-summary.md', matrix.stack)) != ''");
         assert.strictEqual(step["continue-on-error"], true);
         assert.strictEqual(step.env?.GITHUB_TOKEN, "${{ secrets.GITHUB_TOKEN }}");
@@ -85,33 +95,22 @@ describe("pull-request workflow", () => {
         assert.strictEqual(pulumi.if, "steps.creds.outputs.configured == 'true'");
         const creds = steps.find((s) => s.id === "creds")!;
         assert.match(creds.run ?? "", /::notice title=pulumi preview skipped::.*preview-\$\{\{ matrix\.stack \}\} environment/);
-        assert.strictEqual(doc.permissions["pull-requests"], "write");
         // Its own environment per stack: preview credentials, never the deploy environment's.
-        assert.strictEqual((doc.jobs.preview as Job & { environment?: string }).environment, "preview-${{ matrix.stack }}");
+        assert.strictEqual(doc.jobs.preview.environment, "preview-${{ matrix.stack }}");
         // The policy pack the workflow names exists.
         assert.ok(fs.existsSync(path.join(REPO_ROOT, "policy-pack", "PulumiPolicy.yaml")));
     });
 });
 
 describe("deploy workflow", () => {
-    type DeployJob = Job & {
-        if?: string;
-        environment?: string;
-        outputs?: Record<string, string>;
-        strategy?: { "fail-fast"?: boolean; matrix: { stack: string } };
-    };
-    const doc = YAML.parse(fs.readFileSync(path.join(REPO_ROOT, ".github", "workflows", "deploy.yml"), "utf8")) as {
-        on: Record<string, { branches?: string[] }>;
-        permissions: Record<string, string>;
-        concurrency: { group: string; "cancel-in-progress": boolean };
-        jobs: Record<string, DeployJob>;
-    };
+    const doc = YAML.parse(workflowText("deploy.yml")) as Workflow;
 
     it("runs on a push to main only, one deploy at a time, never cancelled half-way", () => {
         assert.deepStrictEqual(Object.keys(doc.on), ["push"]);
-        assert.deepStrictEqual(doc.on.push.branches, ["main"]);
+        assert.deepStrictEqual(doc.on.push?.branches, ["main"]);
         assert.strictEqual(doc.concurrency["cancel-in-progress"], false);
         assert.deepStrictEqual(Object.keys(doc.jobs), ["order", "hubs", "spokes"]);
+        assert.deepStrictEqual(doc.permissions, { contents: "read", "id-token": "write" });
     });
 
     it("derives the order from the stack files, not from a list in the workflow", () => {
@@ -120,10 +119,7 @@ describe("deploy workflow", () => {
         assert.strictEqual(order.outputs?.hubs, "${{ steps.order.outputs.hubs }}");
         assert.strictEqual(doc.jobs.hubs.strategy?.matrix.stack, "${{ fromJSON(needs.order.outputs.hubs) }}");
         assert.strictEqual(doc.jobs.spokes.strategy?.matrix.stack, "${{ fromJSON(needs.order.outputs.spokes) }}");
-        const text = fs.readFileSync(path.join(REPO_ROOT, ".github", "workflows", "deploy.yml"), "utf8");
-        for (const stack of listStacks(FIXTURE_STACKS)) {
-            assert.ok(!new RegExp(`\\b${stack}\\b`).test(text.replace(/^\s*#.*$/gm, "")), `the workflow names the stack ${stack}`);
-        }
+        assertNamesNoStack(workflowText("deploy.yml"));
         assert.deepStrictEqual(deployOrder(FIXTURE_STACKS), { hubs: ["hub"], spokes: ["preprod"] });
     });
 
@@ -131,11 +127,8 @@ describe("deploy workflow", () => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "order-"));
         const hub = fs.readFileSync(path.join(FIXTURE_STACKS, "Pulumi.hub.yaml"), "utf8");
         const spoke = fs.readFileSync(path.join(FIXTURE_STACKS, "Pulumi.preprod.yaml"), "utf8");
-        for (const name of ["hub", "hub-eu"]) {
-            fs.writeFileSync(path.join(dir, `Pulumi.${name}.yaml`), hub);
-        }
-        for (const name of ["preprod", "prod", "prod-eu"]) {
-            fs.writeFileSync(path.join(dir, `Pulumi.${name}.yaml`), spoke);
+        for (const name of ["hub", "hub-eu", "preprod", "prod", "prod-eu"]) {
+            fs.writeFileSync(path.join(dir, `Pulumi.${name}.yaml`), name.startsWith("hub") ? hub : spoke);
         }
         assert.deepStrictEqual(deployOrder(dir), { hubs: ["hub", "hub-eu"], spokes: ["preprod", "prod", "prod-eu"] });
         assert.strictEqual(
@@ -170,13 +163,8 @@ describe("deploy workflow", () => {
             const j = doc.jobs[job];
             assert.strictEqual(j.environment, "${{ matrix.stack }}");
             const pulumiSteps = j.steps.filter((s) => s.uses?.startsWith("pulumi/actions@"));
-            assert.deepStrictEqual(
-                pulumiSteps.map((s) => [s.id, s.with?.command]),
-                [
-                    ["preview", "preview"],
-                    ["up", "up"],
-                ],
-            );
+            const commands = pulumiSteps.map((s) => `${s.id}: ${s.with?.command}`);
+            assert.deepStrictEqual(commands, ["preview: preview", "up: up"]);
             const [preview, up] = pulumiSteps;
             for (const step of pulumiSteps) {
                 assert.strictEqual(step.with?.policyPacks, "policy-pack");
@@ -200,7 +188,6 @@ describe("deploy workflow", () => {
             const verify = steps.findIndex((s) => s.id === "verify");
             assert.strictEqual(verify, up + 1, "verify is the step right after the up");
             const step = steps[verify];
-            // Skipped when the up did not run or did not succeed.
             assert.strictEqual(step.if, "steps.up.outcome == 'success'");
             // The stack of this job's matrix entry, the one the up just deployed; JSON for the report.
             assert.match(
@@ -220,29 +207,11 @@ describe("deploy workflow", () => {
             assert.match(upload.if ?? "", /steps\.verify\.outcome == 'success' \|\| steps\.verify\.outcome == 'failure'/);
         });
     }
-
-    it("can mint cloud credentials and nothing more", () => {
-        assert.deepStrictEqual(doc.permissions, { contents: "read", "id-token": "write" });
-    });
 });
 
 describe("drift workflow", () => {
-    type DriftStep = Step & { name?: string; env?: Record<string, string>; "continue-on-error"?: boolean };
-    type DriftJob = Omit<Job, "steps" | "strategy"> & {
-        if?: string;
-        environment?: string;
-        outputs?: Record<string, string>;
-        env?: Record<string, string>;
-        steps: DriftStep[];
-        strategy?: { "fail-fast"?: boolean; matrix: { stack: string } };
-    };
-    const text = fs.readFileSync(path.join(REPO_ROOT, ".github", "workflows", "drift.yml"), "utf8");
-    const doc = YAML.parse(text) as {
-        on: { schedule?: { cron: string }[]; workflow_dispatch?: unknown };
-        permissions: Record<string, string>;
-        concurrency: { group: string; "cancel-in-progress": boolean };
-        jobs: Record<string, DriftJob>;
-    };
+    const text = workflowText("drift.yml");
+    const doc = YAML.parse(text) as Workflow;
     const job = doc.jobs.drift;
     const steps = job.steps;
     const stepNamed = (re: RegExp) => steps.find((s) => re.test(s.run ?? ""))!;
@@ -253,16 +222,13 @@ describe("drift workflow", () => {
             .replace("${{ steps.preview.outputs.exit }}", exit)
             .replace("${{ github.server_url }}/${{ github.repository }}/actions/runs/${{ github.run_id }}", "https://github.test/o/r/actions/runs/7");
 
-    it("runs on a schedule (and by hand), never on a push or a pull request, one run at a time", () => {
+    it("runs on a schedule (and by hand), never on a push or a pull request, one run at a time, reading the code, writing issues, minting cloud credentials", () => {
         assert.deepStrictEqual(Object.keys(doc.on).sort(), ["schedule", "workflow_dispatch"]);
         assert.strictEqual(doc.on.schedule?.length, 1);
         // Five fields, a daily time: minute and hour fixed, every day.
         assert.match(doc.on.schedule![0].cron, /^\d{1,2} \d{1,2} \* \* \*$/);
         assert.strictEqual(doc.concurrency.group, "drift");
         assert.deepStrictEqual(Object.keys(doc.jobs), ["order", "drift"]);
-    });
-
-    it("can read the code, write issues and mint cloud credentials, and nothing more", () => {
         assert.deepStrictEqual(doc.permissions, { contents: "read", issues: "write", "id-token": "write" });
     });
 
@@ -272,14 +238,10 @@ describe("drift workflow", () => {
         assert.strictEqual(job.strategy?.matrix.stack, "${{ fromJSON(needs.order.outputs.stacks) }}");
         assert.strictEqual(job.strategy?.["fail-fast"], false);
         assert.strictEqual(job.environment, "drift-${{ matrix.stack }}");
-        for (const stack of listStacks(FIXTURE_STACKS)) {
-            assert.ok(!new RegExp(`\\b${stack}\\b`).test(text.replace(/^\s*#.*$/gm, "")), `the workflow names the stack ${stack}`);
-        }
+        assertNamesNoStack(text);
         // Missing credentials are an error: a cluster that was not checked is not clean.
-        assert.match(
-            steps.find((s) => s.id === "creds")?.run ?? "",
-            /::error title=drift not checked::.*drift-\$\{\{ matrix\.stack \}\} environment.*\n\s*exit 1/,
-        );
+        const creds = steps.find((s) => s.id === "creds")?.run ?? "";
+        assert.match(creds, /::error title=drift not checked::.*drift-\$\{\{ matrix\.stack \}\} environment.*\n\s*exit 1/);
     });
 
     it("installs the Node.js and the Pulumi CLI the project pins", () => {
@@ -297,9 +259,8 @@ describe("drift workflow", () => {
         const preview = steps.find((s) => s.id === "preview")!;
         const line = (preview.run ?? "").split("\n").find((l) => l.startsWith("pulumi preview "))!;
         const argv = line.split(" > ")[0].split(/\s+/);
-        for (const flag of ["--refresh", "--expect-no-changes", "--json", "--non-interactive"]) {
-            assert.ok(argv.includes(flag), flag);
-        }
+        const missing = ["--refresh", "--expect-no-changes", "--json", "--non-interactive"].filter((f) => !argv.includes(f));
+        assert.deepStrictEqual(missing, []);
         assert.strictEqual(argv[argv.indexOf("--policy-pack") + 1], "policy-pack");
         assert.strictEqual(argv[argv.indexOf("--stack") + 1], '"${STACK_NAME}"');
         assert.strictEqual(job.env?.STACK_NAME, "${{ vars.PULUMI_ORG && format('{0}/{1}', vars.PULUMI_ORG, matrix.stack) || matrix.stack }}");
@@ -323,9 +284,9 @@ describe("drift workflow", () => {
         const report = steps.find((s) => s.id === "report")!;
         assert.strictEqual(report["continue-on-error"], true);
         assert.ok(steps.indexOf(report) > steps.findIndex((s) => s.id === "verify"));
+        const issue = stepNamed(/tools\/driftIssue\.ts/);
         for (const stack of listStacks(FIXTURE_STACKS)) {
-            const args = parseDriftArgs(argvOf(forStack(report.run!, stack)));
-            assert.deepStrictEqual(args, {
+            assert.deepStrictEqual(parseDriftArgs(argvOf(forStack(report.run!, stack))), {
                 stack,
                 preview: `preview-${stack}.json`,
                 previewExit: 255,
@@ -333,29 +294,20 @@ describe("drift workflow", () => {
                 runUrl: "https://github.test/o/r/actions/runs/7",
                 out: `drift-${stack}.md`,
             });
+            assert.deepStrictEqual(parseIssueArgs(argvOf(forStack(issue.run!, stack), "tools/driftIssue.ts ")), { stack, file: `drift-${stack}.md` });
         }
         assert.ok(report.run!.startsWith("npm run --silent drift-report -- "));
-        const issue = stepNamed(/tools\/driftIssue\.ts/);
         assert.ok(steps.indexOf(issue) > steps.indexOf(report));
         assert.strictEqual(issue.if, "steps.report.outcome == 'success' || steps.report.outcome == 'failure'");
         assert.strictEqual(issue.env?.GITHUB_TOKEN, "${{ secrets.GITHUB_TOKEN }}");
-        // One issue per stack: the stack of this matrix entry, its report.
-        for (const stack of listStacks(FIXTURE_STACKS)) {
-            assert.deepStrictEqual(parseIssueArgs(argvOf(` -- ${forStack(issue.run!, stack).split("tools/driftIssue.ts ")[1]}`)), {
-                stack,
-                file: `drift-${stack}.md`,
-            });
-        }
         const upload = steps.find((s) => s.uses?.startsWith("actions/upload-artifact@"))!;
         assert.strictEqual(upload.if, "always()");
         assert.strictEqual(upload.with?.name, "drift-${{ matrix.stack }}");
-        assert.deepStrictEqual(
-            String(upload.with?.path)
-                .trim()
-                .split("\n")
-                .map((l) => l.trim()),
-            ["preview-${{ matrix.stack }}.json", "verify-${{ matrix.stack }}.json", "drift-${{ matrix.stack }}.md"],
-        );
+        assert.deepStrictEqual((upload.with?.path as string).trim().split(/\s*\n\s*/), [
+            "preview-${{ matrix.stack }}.json",
+            "verify-${{ matrix.stack }}.json",
+            "drift-${{ matrix.stack }}.md",
+        ]);
         // Drift fails the job too, after the issue is written.
         const last = steps[steps.length - 1];
         assert.strictEqual(last.if, "steps.report.outcome != 'success'");

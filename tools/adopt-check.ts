@@ -7,8 +7,10 @@ import { readCrdFiles } from "./crdSources";
 import { configFromStackFile, readStackFile } from "./stackFile";
 import { printable } from "../components/config/show";
 import { ConnectionError, connect } from "./verify/cluster";
+import { runningControllerVersion } from "../stacks/preflight";
+import { releaseOfLine } from "../components/rollouts/versions";
 
-const USAGE = "usage: npm run adopt-check -- --stack <name> [--json] [--kubeconfig <file>] [--context <name>] [--config-dir <dir>]";
+const USAGE = "usage: npm run adopt-check -- --stack <name> [--json | --running-chart] [--kubeconfig <file>] [--context <name>] [--config-dir <dir>]";
 const HELP = `${USAGE}
 
 Before the adopting run (cluster.adoptExisting): what it takes over on the stack's cluster, what
@@ -16,6 +18,9 @@ the old install leaves behind and what adopting would break. Read-only.
 
   --stack <name>        the stack file Pulumi.<name>.yaml (required)
   --json                one JSON document instead of lines
+  --running-chart       print only the chart of the line the running controller runs, which the
+                        adopting run keeps (docs/operations/adopt.md step 5); exit 1 when none runs
+                        or the program has no chart of its line
   --kubeconfig <file>   another kubeconfig than the stack file's (default: the stack's connection)
   --context <name>      another kubeconfig context (default: the stack's)
   --config-dir <dir>    where the stack files are (default: the directory npm runs in)
@@ -26,7 +31,11 @@ connection error. Flags take their value as the next argument or after "=".`;
 
 export function parseAdoptCheckArgs(argv: readonly string[]) {
     const text = { type: "string" } as const;
-    const flags = readFlags(argv, { stack: text, json: { type: "boolean" }, kubeconfig: text, context: text, "config-dir": text }, USAGE);
+    const flags = readFlags(
+        argv,
+        { stack: text, json: { type: "boolean" }, "running-chart": { type: "boolean" }, kubeconfig: text, context: text, "config-dir": text },
+        USAGE,
+    );
     if (flags === "help") {
         return flags;
     }
@@ -38,6 +47,7 @@ export function parseAdoptCheckArgs(argv: readonly string[]) {
     return {
         stack,
         json: flags.json === true,
+        runningChart: flags["running-chart"] === true,
         ...(kubeconfig ? { kubeconfig: path.resolve(kubeconfig) } : {}),
         ...(context ? { context } : {}),
         configDir: path.resolve(configDir ?? process.cwd()),
@@ -66,10 +76,20 @@ export async function adoptCheckMain(
             return 0;
         }
         const config = configFromStackFile(readStackFile(args.stack, args.configDir));
-        const planned = await plannedObjects(args.stack, args.configDir);
         const cluster = await connect({ connection: config.cluster.connection, kubeconfig: args.kubeconfig, context: args.context }).catch((e: Error) => {
             throw e instanceof ConnectionError ? new Error(`stack "${args.stack}": cannot check adoption: ${e.message}`) : e;
         });
+        if (args.runningChart) {
+            const running = await runningControllerVersion(config, cluster);
+            const kept = running ? releaseOfLine(running) : undefined;
+            if (kept) out(kept.chartVersion);
+            else
+                toErr(
+                    `stack "${args.stack}": ${running ? `the controller runs ${running}, a line no chart of the program has` : "no controller runs"}: name controller.chartVersion yourself (docs/operations/upgrade.md)`,
+                );
+            return kept ? 0 : 1;
+        }
+        const planned = await plannedObjects(args.stack, args.configDir);
         // The CRD manifests as the program reads them; when they cannot be read the CRDs' fields are not compared.
         const report = await adoptCheck(config, planned, cluster, async (urls) => {
             const read = await readCrdFiles(urls, { kind: "remote" });

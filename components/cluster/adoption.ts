@@ -24,21 +24,39 @@ export function ownsWholeObject(type: string, kind: unknown, custom: boolean): b
     return custom && type.startsWith("kubernetes:") && !(typeof kind === "string" && type.endsWith(`:${kind}Patch`));
 }
 
-const withForce = (m: unknown) => {
-    const metadata = (m ?? {}) as Record<string, unknown>;
-    return { ...metadata, annotations: { ...(metadata.annotations as object), [PATCH_FORCE_ANNOTATION]: "true" } };
-};
+/**
+ * Names the stack that declares an object (`<project>/<stack>`): the existence preflight passes an
+ * object only when it is this stack's (existing.ts), because the provider's field manager,
+ * `pulumi-kubernetes-<random>`, is the same for every stack (pulumi-kubernetes v4.32.0
+ * provider/pkg/provider/provider.go, fieldManagerName).
+ */
+export const STACK_ANNOTATION = "argo-rollouts-addon.platform/stack";
 
-/** The adopting run's transform: every whole object the stages declare (the chart's and the CRDs included) is forced, never a patch. */
-export const forceAdoptedObjects: pulumi.ResourceTransform = (args) => {
-    if (!ownsWholeObject(args.type, args.props.kind, args.custom)) return undefined;
-    const metadata = args.props.metadata;
-    return { props: { ...args.props, metadata: pulumi.Output.isInstance(metadata) ? metadata.apply(withForce) : withForce(metadata) }, opts: args.opts };
-};
+/** This run's mark, as the engine names the stack. */
+export const stackMark = (): string => `${pulumi.getProject()}/${pulumi.getStack()}`;
 
-/** The transforms every stage carries: the force annotation for the adopting run, else none. */
-export function adoptionTransforms(adoptExisting: boolean): pulumi.ResourceTransform[] {
-    return adoptExisting ? [forceAdoptedObjects] : [];
+/** A transform that adds annotations to every whole object the stages declare (the chart's and the CRDs included), never a patch or a read. */
+function annotating(annotations: () => Record<string, string>): pulumi.ResourceTransform {
+    const add = (m: unknown) => {
+        const metadata = (m ?? {}) as Record<string, unknown>;
+        return { ...metadata, annotations: { ...(metadata.annotations as object), ...annotations() } };
+    };
+    return (args) => {
+        if (!ownsWholeObject(args.type, args.props.kind, args.custom) || args.opts.id !== undefined) return undefined;
+        const metadata = args.props.metadata;
+        return { props: { ...args.props, metadata: pulumi.Output.isInstance(metadata) ? metadata.apply(add) : add(metadata) }, opts: args.opts };
+    };
+}
+
+/** Every run's transform: the stack's mark on each of its objects. */
+export const markStackObjects = annotating(() => ({ [STACK_ANNOTATION]: stackMark() }));
+
+/** The adopting run's transform: every whole object is forced. */
+export const forceAdoptedObjects = annotating(() => ({ [PATCH_FORCE_ANNOTATION]: "true" }));
+
+/** The transforms every stage carries: the stack's mark, and the force annotation for the adopting run. */
+export function stackTransforms(adoptExisting: boolean): pulumi.ResourceTransform[] {
+    return adoptExisting ? [markStackObjects, forceAdoptedObjects] : [markStackObjects];
 }
 
 /** The annotations by which Helm recognizes an object of its release (helm pkg/action/validate.go). */

@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import { ownsWholeObject } from "./adoption";
+import { STACK_ANNOTATION, ownsWholeObject } from "./adoption";
 import { LiveObject, LiveReader, apiPath, objectName } from "./live";
 
 /**
@@ -20,43 +20,67 @@ export interface DeclaredRef {
     declaredBy: "stack" | "chart" | "crds";
 }
 
-/** An object the stack would create that exists and no Pulumi stack manages, with its field managers. */
+/** An object the stack would create that exists and is not this stack's: its field managers, and the stack its mark names, if any. */
 export interface ExistingObject {
     ref: DeclaredRef;
     managers: string[];
+    stack?: string;
 }
 
-/** Whether a Pulumi stack manages a live object (its field manager: pulumi-kubernetes v4.25.0 provider/pkg/provider/provider.go, fieldManagerName). */
+/** Whether a Pulumi stack manages a live object (its field manager: pulumi-kubernetes v4.32.0 provider/pkg/provider/provider.go, fieldManagerName). */
 export function managedByPulumi(live: LiveObject): boolean {
     return (live.metadata?.managedFields ?? []).some((m) => /^pulumi-kubernetes/.test(m.manager ?? ""));
 }
 
+/**
+ * Whether a live object is this stack's: it carries this stack's mark (adoption.ts), or no mark and
+ * a Pulumi field manager. The provider names every stack's manager alike, so the mark decides; an
+ * unmarked Pulumi object is taken for this stack's own from a run before the mark existed (its next
+ * `up` marks it), since the program cannot read the stack's state. Another stack's mark is refused.
+ */
+export function belongsToStack(live: LiveObject, mark: string): boolean {
+    const theirs = live.metadata?.annotations?.[STACK_ANNOTATION];
+    return theirs === undefined ? managedByPulumi(live) : theirs === mark;
+}
+
 /** Reads every declared object, a few at a time; each GET is bounded (live.ts). */
-export async function findExisting(refs: readonly DeclaredRef[], reader: Pick<LiveReader, "get">, concurrency = 8): Promise<ExistingObject[]> {
+export async function findExisting(refs: readonly DeclaredRef[], reader: Pick<LiveReader, "get">, mark: string, concurrency = 8): Promise<ExistingObject[]> {
     const found: ExistingObject[] = [];
     for (let i = 0; i < refs.length; i += concurrency) {
         const batch = refs.slice(i, i + concurrency);
         const lives = await Promise.all(batch.map((ref) => reader.get(apiPath(ref.apiVersion, ref.kind, ref.namespace, ref.name))));
         lives.forEach((live, j) => {
-            const managers = (live?.metadata?.managedFields ?? []).map((e) => `${e.manager ?? "?"} (${e.operation ?? "?"})`);
-            if (live && !managedByPulumi(live)) found.push({ ref: batch[j], managers: [...new Set(managers)] });
+            if (!live || belongsToStack(live, mark)) return;
+            const managers = (live.metadata?.managedFields ?? []).map((e) => `${e.manager ?? "?"} (${e.operation ?? "?"})`);
+            const stack = live.metadata?.annotations?.[STACK_ANNOTATION];
+            found.push({ ref: batch[j], managers: [...new Set(managers)], ...(stack ? { stack } : {}) });
         });
     }
     return found;
 }
 
-/** Why a run without adoption must stop, naming every object another tool made; undefined when none. */
+/** Why a run without adoption must stop, naming every object another tool or another stack made; undefined when none. */
 export function existingObjectsRefusal(stack: string, found: readonly ExistingObject[]): string | undefined {
     if (found.length === 0) return undefined;
     const lines = found.map(
-        (f) => `  ${objectName(f.ref.kind, f.ref.namespace, f.ref.name)} [${f.ref.declaredBy}], managers: ${f.managers.join(", ") || "none"}`,
+        (f) =>
+            `  ${objectName(f.ref.kind, f.ref.namespace, f.ref.name)} [${f.ref.declaredBy}], ${f.stack ? `Pulumi stack ${f.stack}, ` : ""}managers: ${f.managers.join(", ") || "none"}`,
     );
+    const stacks = [...new Set(found.flatMap((f) => f.stack ?? []))];
+    const tools = found.some((f) => !f.stack);
+    const by = [...(tools ? ["another tool"] : []), ...(stacks.length ? [`another Pulumi stack (${stacks.join(", ")})`] : [])].join(" or ");
     return (
-        `stack "${stack}": ${found.length} object(s) this stack creates already exist, made by another tool, and argo-rollouts-addon:cluster.adoptExisting is false:\n` +
+        `stack "${stack}": ${found.length} object(s) this stack creates already exist, made by ${by}, and argo-rollouts-addon:cluster.adoptExisting is false:\n` +
         `${lines.join("\n")}\n` +
         `pulumi up would stop on them half-way (AlreadyExists, kubernetes provider 4.29 and later) or take them over unasked (earlier providers). ` +
-        `This cluster runs an install of its own: follow the adoption runbook (docs/operations/adopt.md): npm run adopt-check -- --stack ${stack}, ` +
-        `then cluster.adoptExisting: true for one run. Never delete the old CRDs to make room: deleting the Rollout CRD deletes every Rollout.`
+        (stacks.length
+            ? `A cluster is one stack's: run that stack, or hand its objects over (docs/operations/adopt.md#objects-of-another-pulumi-stack): pulumi state delete them from it, never pulumi destroy, then adopt them here (one adopting run also re-marks a stack renamed by pulumi stack rename). `
+            : "") +
+        (tools
+            ? `This cluster runs an install of its own: follow the adoption runbook (docs/operations/adopt.md): npm run adopt-check -- --stack ${stack}, ` +
+              `then cluster.adoptExisting: true for one run. `
+            : "") +
+        `Never delete the old CRDs to make room: deleting the Rollout CRD deletes every Rollout.`
     );
 }
 

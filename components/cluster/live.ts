@@ -8,7 +8,13 @@ import { ConnectOptions, ConnectionError, kubeConfigFor, loadClient } from "./co
 
 /** A Kubernetes object as the API server sends it (the fields the preflight reads). */
 export interface LiveObject {
-    metadata?: { name?: string; namespace?: string; managedFields?: { manager?: string; operation?: string }[] };
+    metadata?: {
+        name?: string;
+        namespace?: string;
+        labels?: Record<string, string>;
+        annotations?: Record<string, string>;
+        managedFields?: { manager?: string; operation?: string }[];
+    };
     [field: string]: unknown;
 }
 

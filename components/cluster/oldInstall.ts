@@ -1,4 +1,4 @@
-import { imageTag } from "./adoption";
+import { CONTROLLER_CONTAINER, imageTag } from "./adoption";
 import type { LiveObject } from "./live";
 import { objectName } from "./live";
 
@@ -21,21 +21,58 @@ export interface OldInstallProblem {
     fix: string;
 }
 
-/** The controller image, from any registry, never the dashboard's kubectl-argo-rollouts. */
-const CONTROLLER_IMAGE = /(^|\/)argoproj\/argo-rollouts(:|@|$)/;
+/**
+ * What every controller has, whatever registry or path its image was pulled from: the leader-election
+ * Lease it holds in its own namespace, its holder `<pod name>_<uuid>` (argoproj/argo-rollouts
+ * controller/controller.go v1.9.0 L100, L505; the same name since v1.8.0, L99); the component label of
+ * the chart and of manifests/install.yaml; the binary its image starts (Dockerfile v1.9.0, ENTRYPOINT).
+ */
+export const CONTROLLER_LEASE = "argo-rollouts-controller-lock";
+/** Every namespace's controller Lease, by name: one LIST. */
+export const CONTROLLER_LEASES = `/apis/coordination.k8s.io/v1/leases?fieldSelector=metadata.name%3D${CONTROLLER_LEASE}`;
+const COMPONENT = "app.kubernetes.io/component";
+const BINARY = /(^|\/)rollouts-controller$/;
 
+interface Container {
+    name?: string;
+    image?: string;
+    args?: string[];
+    command?: string[];
+}
 interface DeploymentLike {
-    metadata?: { name?: string; namespace?: string };
+    metadata?: { name?: string; namespace?: string; labels?: Record<string, string> };
     spec?: {
         selector?: { matchLabels?: Record<string, string> };
-        template?: { spec?: { containers?: { image?: string; args?: string[]; command?: string[] }[] } };
+        template?: { metadata?: { labels?: Record<string, string> }; spec?: { containers?: Container[] } };
     };
 }
 
+/** `namespace/deployment` of each Lease holder: the pod name without its ReplicaSet hash and suffix. */
+function leaseHolders(leases: readonly LiveObject[]): Set<string> {
+    return new Set(
+        leases
+            .filter((l) => l.metadata?.name === CONTROLLER_LEASE)
+            .map(
+                (l) =>
+                    `${l.metadata?.namespace}/${String((l.spec as { holderIdentity?: unknown } | undefined)?.holderIdentity ?? "").replace(/-[a-z0-9]+-[a-z0-9]+_.*$/, "")}`,
+            ),
+    );
+}
+
 /** The controllers of a cluster-wide Deployment list that reconcile every Rollout: neither `--namespaced` nor an `--instance-id` (cmd/rollouts-controller/main.go). */
-function clusterWideControllers(deployments: readonly LiveObject[]): { namespace: string; name: string; tag: string | undefined }[] {
+function clusterWideControllers(
+    deployments: readonly LiveObject[],
+    leases: readonly LiveObject[],
+): { namespace: string; name: string; tag: string | undefined }[] {
+    const holders = leaseHolders(leases);
     return (deployments as readonly DeploymentLike[]).flatMap((d) => {
-        const container = (d.spec?.template?.spec?.containers ?? []).find((c) => CONTROLLER_IMAGE.test(c.image ?? ""));
+        const containers = d.spec?.template?.spec?.containers ?? [];
+        const runs = (c: Container) => BINARY.test([...(c.command ?? []), ...(c.args ?? [])][0] ?? "");
+        const container = containers.find(runs) ?? containers.find((c) => c.name === CONTROLLER_CONTAINER) ?? containers[0];
+        const labelled = [d.metadata?.labels, d.spec?.selector?.matchLabels, d.spec?.template?.metadata?.labels].some(
+            (l) => l?.[COMPONENT] === "rollouts-controller",
+        );
+        const controller = labelled || containers.some(runs) || holders.has(`${d.metadata?.namespace}/${d.metadata?.name}`);
         const args = [...(container?.command ?? []), ...(container?.args ?? [])];
         const flag = (name: string) => {
             const i = args.findIndex((a) => a === `--${name}` || a.startsWith(`--${name}=`));
@@ -43,8 +80,8 @@ function clusterWideControllers(deployments: readonly LiveObject[]): { namespace
         };
         const namespaced = flag("namespaced");
         const instanceId = (flag("instance-id") ?? "").replace(/^--.*/, "");
-        if (!container || (namespaced !== undefined && namespaced !== "false") || instanceId !== "") return [];
-        return [{ namespace: d.metadata?.namespace ?? "", name: d.metadata?.name ?? "", tag: imageTag(container.image ?? "") }];
+        if (!controller || (namespaced !== undefined && namespaced !== "false") || instanceId !== "") return [];
+        return [{ namespace: d.metadata?.namespace ?? "", name: d.metadata?.name ?? "", tag: imageTag(container?.image ?? "") }];
     });
 }
 
@@ -60,13 +97,15 @@ export function oldInstallProblems(args: {
     name: string;
     /** Every Deployment of the cluster (one LIST). */
     deployments: readonly LiveObject[];
+    /** The controllers' leader-election Leases of the cluster (one LIST). */
+    leases: readonly LiveObject[];
     /** The chart's selector of the controller Deployment. */
     chartSelector: Readonly<Record<string, string>>;
     /** The live PodDisruptionBudget of the stack's name, if any. */
     pdb: LiveObject | undefined;
 }): OldInstallProblem[] {
     const problems: OldInstallProblem[] = [];
-    const clusterWide = clusterWideControllers(args.deployments);
+    const clusterWide = clusterWideControllers(args.deployments, args.leases);
     for (const c of clusterWide.filter((x) => x.namespace !== args.namespace || x.name !== args.name)) {
         problems.push({
             object: objectName("Deployment", c.namespace, c.name),

@@ -103,7 +103,6 @@ function replacements(plan: DeliveryPlan, route: ReturnType<typeof routeOps> | u
         }
     }
     if (objects.length > 0) {
-        from(ROLLOUT, "metadata.namespace", ...objects.map(to(["metadata.namespace"], { create: true })));
         // The app's name: exact in the labels, the prefix of every name derived from it; the objects' own
         // names come last, since the targets before select them by the placeholder's.
         const routeNames = route ? [`${route.mainAt}.name`, ...route.added.map((p) => `${p}.name`)].sort() : [];
@@ -120,6 +119,33 @@ function replacements(plan: DeliveryPlan, route: ReturnType<typeof routeOps> | u
     return out;
 }
 
+/**
+ * The name references kustomize follows when the overlay renames (`namePrefix`, `nameSuffix`): its
+ * built-in ones know no Rollout or HTTPRoute field (kubernetes-sigs/kustomize
+ * api/internal/konfig/builtinpluginconsts/namereference.go at kustomize/v5.8.1). A Component's
+ * `configurations` merge into the accumulator of the kustomization that names it
+ * (api/internal/target/kusttarget.go, accumulateTarget and accumulateDirectory), whose back
+ * references are fixed once every prefix, suffix and namespace is set (makeCustomizedResMap,
+ * FixBackReferences); a reference follows an object of the referrer's namespace only
+ * (api/filters/nameref/nameref.go, sameCurrentNamespaceAsReferrer). The objects the component adds
+ * name no namespace: the overlay's `namespace:` or the Application's destination sets it, where a
+ * replacement from the Rollout's would fail on a base that names none
+ * (api/filters/replacement/replacement.go, getReplacement).
+ */
+function nameReferences(plan: DeliveryPlan, routed: boolean): Json | undefined {
+    const services = [
+        ...serviceFields(plan).map((p) => ({ ...ROLLOUT, path: p.replace(/\./g, "/") })),
+        ...(routed ? [{ ...ROUTE, path: "spec/rules/backendRefs/name" }] : []),
+    ];
+    // A `/` in a field name is escaped (kyaml/utils/pathsplitter.go, PathSplitter).
+    const plugin = `spec/strategy/canary/trafficRouting/plugins/${GATEWAY_API_PLUGIN.replace("/", "\\/")}/httpRoute`;
+    const nameReference = [
+        ...(services.length > 0 ? [{ kind: "Service", version: "v1", fieldSpecs: services }] : []),
+        ...(routed && "canary" in plan.strategy ? [{ ...ROUTE, fieldSpecs: [{ ...ROLLOUT, path: plugin }] }] : []),
+    ];
+    return nameReference.length > 0 ? { nameReference } : undefined;
+}
+
 const yaml = (v: unknown): string => YAML.stringify(v, { lineWidth: 0, aliasDuplicateObjects: false });
 const header = (s: TierStrategy) => `# ${s.id}: rendered by \`npm run delivery\` from the stack's delivery section; change the stack file, not this file.\n`;
 
@@ -127,6 +153,7 @@ const header = (s: TierStrategy) => `# ${s.id}: rendered by \`npm run delivery\`
 export function renderComponent(s: TierStrategy): Record<string, string> {
     const plan = componentPlan(s);
     const route = plan.httpRoute ? routeOps(plan) : undefined;
+    const refs = nameReferences(plan, route !== undefined);
     const file = (objects: Json[]) => (objects.length > 0 ? header(s) + objects.map(yaml).join("---\n") : undefined);
     const files: Record<string, string | undefined> = {
         "services.yaml": file(addedObjects({ ...plan, roles: undefined })),
@@ -134,10 +161,17 @@ export function renderComponent(s: TierStrategy): Record<string, string> {
         // `add` replaces the base's strategy whole (RFC 6902); a merge would leave the base's canary beside a blue/green.
         "rollout-strategy.yaml": header(s) + yaml([{ op: "add", path: "/spec/strategy", value: plan.strategy }]),
         "httproute-backends.yaml": route && header(s) + yaml(route.ops),
+        "name-references.yaml": refs && header(s) + yaml(refs),
     };
     const resources = ["services.yaml", "approval-roles.yaml"].filter((f) => files[f] !== undefined);
     const patches = [{ path: "rollout-strategy.yaml", target: { ...ROLLOUT } }, ...(route ? [{ path: "httproute-backends.yaml", target: { ...ROUTE } }] : [])];
-    const kustomization = { apiVersion: "kustomize.config.k8s.io/v1alpha1", kind: "Component", ...(resources.length > 0 ? { resources } : {}), patches };
+    const kustomization = {
+        apiVersion: "kustomize.config.k8s.io/v1alpha1",
+        kind: "Component",
+        ...(resources.length > 0 ? { resources } : {}),
+        ...(refs ? { configurations: ["name-references.yaml"] } : {}),
+        patches,
+    };
     files["kustomization.yaml"] = header(s) + yaml({ ...kustomization, replacements: replacements(plan, route) });
     return Object.fromEntries(Object.entries(files).filter((e): e is [string, string] => e[1] !== undefined));
 }
@@ -174,10 +208,13 @@ components:
   - <path to this folder>/${example}
 \`\`\`
 
-The component takes your app's name, namespace, container port, Service port, pod labels and
-HTTPRoute from your base (kustomize \`replacements\`), so the base must hold one Rollout that names
-its namespace, and, for a routed strategy, one HTTPRoute whose first rule's first backendRef is
-your app's Service. One app per overlay. The Rollout's own \`strategy\` is replaced whole.
+The component takes your app's name, container port, Service port, pod labels and HTTPRoute from
+your base (kustomize \`replacements\`), so the base must hold one Rollout with its pod template (not
+a \`workloadRef\`) and, for a routed strategy, one HTTPRoute whose first rule's first backendRef is
+your app's Service. One app per overlay. The Rollout's own \`strategy\` is replaced whole. The
+overlay may rename (\`namePrefix\`, \`nameSuffix\`: the component's \`name-references.yaml\` has
+the references follow) and set \`namespace:\`; name the namespace there or nowhere (the Application's
+destination), since a base that names its own keeps the old names under a prefix or suffix.
 
 | component | tier | class | shape | what it does | adds |
 |---|---|---|---|---|---|

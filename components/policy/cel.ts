@@ -68,7 +68,10 @@ export function cel(c: Cond, known: Set<string> = new Set()): string {
         return `dyn(resource.List("${c.lookup.apiVersion}", "${c.lookup.resource}", object.metadata.namespace).items).exists(e, ${cel(c.where)})`;
     }
     if ("has" in c) return read(c.has, known).guards.join(" && ") || "true";
-    const a = read("eq" in c ? c.eq : "lt" in c ? c.lt : "in" in c ? c.in : "anyIn" in c ? c.anyIn : "matches" in c ? c.matches : c.some, known);
+    const a = read(
+        "eq" in c ? c.eq : "lt" in c ? c.lt : "in" in c ? c.in : "anyIn" in c ? c.anyIn : "matches" in c ? c.matches : "count" in c ? c.count : c.some,
+        known,
+    );
     const b = "eq" in c && typeof c.to === "object" ? read(c.to, known) : undefined;
     const test =
         "eq" in c
@@ -81,7 +84,9 @@ export function cel(c: Cond, known: Set<string> = new Set()): string {
                   ? `${a.text}.exists(g, g in ${literal(c.among)})`
                   : "matches" in c
                     ? `string(${a.text}).matches(${JSON.stringify(c.re)})`
-                    : `${a.text}.exists(e, ${cel(c.where)})`;
+                    : "count" in c
+                      ? `${a.text}.filter(e, ${cel(c.where)}).size() > ${c.over}`
+                      : `${a.text}.exists(e, ${cel(c.where)})`;
     return [...a.guards, ...(b?.guards ?? []), test].join(" && ");
 }
 

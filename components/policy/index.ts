@@ -9,4 +9,4 @@ export { type CelPolicy, type ClusterPolicy, type ClusterPolicyRule, type Condit
 export { type LabelSelector, type NamedExpression, type ValidatingPolicy } from "./shapes";
 export { PolicyStage, type PolicyStageConfig, policyContext } from "./stage";
 export { type Template, ref, toCel, toKyverno } from "./template";
-export { tierAdmission, tierMessage } from "./tierAdmission";
+export { TIER_POLICY_NAMES, tierAdmission, tierMessage } from "./tierAdmission";

@@ -76,7 +76,12 @@ export function jmes(c: Cond, ctx: ContextEntry[], inLookup = false): string {
     if ("in" in c) return `contains(${json(c.among)}, ${p(c.in)})`;
     if ("anyIn" in c) return `length((${p(c.anyIn)} || \`[]\`)[?contains(${json(c.among)}, @)]) > \`0\``;
     if ("matches" in c) return `regex_match(${text(c.re)}, to_string(${p(c.matches)}))`;
-    if ("some" in c) return `length(${p(c.some)}[?${j(c.where)}] || \`[]\`) > \`0\``;
+    if ("some" in c || "count" in c) {
+        const [list, over] = "some" in c ? [c.some, 0] : [c.count, c.over];
+        return `length(${p(list)}[?${j(c.where)}] || \`[]\`) > \`${over}\``;
+    }
+    // Within a filter no Kyverno operator applies: the number is read through its text, as `eq` does.
+    if ("lt" in c) return `to_number(to_string(${p(c.lt)})) < \`${c.than}\``;
     if ("specChangedBesides" in c) {
         // Kyverno's own pattern for "changed but for": the fields nulled on both sides (pkg/validation/policy/on_update_policy_test.go).
         const besides = json(Object.fromEntries(c.specChangedBesides.map((k) => [k, null])));

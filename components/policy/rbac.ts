@@ -64,10 +64,16 @@ export function kyvernoRoles(cfg: PolicyConfig): KyvernoRole[] {
             // them: the object is in the request, and for a generating policy it only records an
             // update request (`pkg/webhooks/resource/gpol/handler.go`). Needed in both modes: in
             // `complement` the platform's own PDB generator reads Rollouts the same way.
+            // HTTPRoutes too: tier admission judges a blue/green app's route (tierAdmission.ts
+            // previewRoute), and Kyverno reports a CEL policy not ready unless the reports controller
+            // may read what it matches (see read-approval-subresources below).
             name: KYVERNO_ROLES.readRollouts,
             controllers: ["background", "reports"],
-            rules: [{ apiGroups: ["argoproj.io"], resources: ["rollouts"], verbs: [...READ] }],
-            why: "trigger and background-scan reads of Rollouts",
+            rules: [
+                { apiGroups: ["argoproj.io"], resources: ["rollouts"], verbs: [...READ] },
+                { apiGroups: ["gateway.networking.k8s.io"], resources: ["httproutes"], verbs: [...READ] },
+            ],
+            why: "trigger and background-scan reads of Rollouts, and background-scan reads of HTTPRoutes",
         },
     ];
     if (cfg.regulated && cfg.kyvernoApi === "policies.kyverno.io/v1") {

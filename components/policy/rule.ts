@@ -7,7 +7,7 @@ import type { WorkloadKind } from "./workloads";
  * rules use, and nothing more. A check's condition says when a request is refused.
  */
 
-/** Where a field is read: the object, the object before an update, the request, its namespace, or the element `some` or `lookup` ranges over. */
+/** Where a field is read: the object, the object before an update, the request, its namespace, or the element `some`, `count` or `lookup` ranges over. */
 export type Source = "object" | "oldObject" | "request" | "namespace" | "item";
 export type Literal = string | number | boolean;
 /** A field by its keys (a number indexes a list, a negative one from its end); `or` stands for it where it is absent. */
@@ -21,6 +21,8 @@ export type Cond =
     | { has: Field }
     | { eq: Field; to: Literal | Field }
     | { lt: Field; than: number }
+    /** More than `over` elements of the list field hold `where`. */
+    | { count: Field; where: Cond; over: number }
     | { in: Field; among: readonly string[] }
     /** A list field with an element among the values (the request's groups). */
     | { anyIn: Field; among: readonly string[] }

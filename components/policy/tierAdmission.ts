@@ -1,12 +1,13 @@
 import type { PolicyConfig } from "./config";
 import { componentPlan, COMPONENT_APP } from "../delivery/kustomize";
 import { AnalysisRef, CanaryStep, CanaryStrategy, TierStrategy, deliveryPlan } from "../delivery";
+import { PREVIEW_HEADER_VALUE } from "../delivery";
 import type { ProdClass, Shape } from "../delivery";
 import type { TierAdmissionAction } from "../delivery/fields";
 import { POLICY_NAMES, PolicyContext, notTheController } from "./builders";
-import { Cond, Rule, and, eq, field, has, not, obj, or } from "./rule";
+import { Check, Cond, Field, Rule, and, eq, field, has, not, obj, or } from "./rule";
 import type { ClassAdmission, TailStep, TierAdmission } from "./tierTypes";
-import { ROLLOUT } from "./workloads";
+import { HTTPROUTE, ROLLOUT } from "./workloads";
 
 export type { ClassAdmission, TailStep, TierAdmission } from "./tierTypes";
 
@@ -29,9 +30,10 @@ export type { ClassAdmission, TailStep, TierAdmission } from "./tierTypes";
  *   (`postPromotionAnalysis`, and `prePromotionAnalysis` with a preview gate) names that template,
  *   cluster-scoped. Regulated: `autoPromotionEnabled: false`.
  * - a shape the class does not offer is refused, naming the components it does.
- * Weights, pauses and the error-budget freeze are not checked: the gate, not the weights, keeps a
- * bad version from most of the traffic, and the freeze needs the app's SLO, which only the app
- * knows (docs/tenants/admission.md).
+ * - what would switch the gate or the approval off (`holes`, `previewRoute`).
+ * Standard's weights, the pauses and the error-budget freeze are not checked: the gate keeps a bad
+ * version from most of the traffic, and the freeze needs the app's SLO, which only the app knows
+ * (docs/tenants/admission.md).
  */
 
 export const TIER_POLICY_NAMES: Record<ProdClass, string> = { standard: POLICY_NAMES.tierStandard, regulated: POLICY_NAMES.tierRegulated };
@@ -40,6 +42,21 @@ const clusterTemplates = (a: AnalysisRef | undefined): string[] => (a?.templates
 
 /** The error-budget freeze moves the first weight back a step: the rendering of an app with an SLO. */
 const WITH_SLO = { ...COMPONENT_APP, slo: { service: "app", name: "availability" } };
+
+/** The highest weight the steps reach before the approval tail (0: none); the tail's own weight is 100 and above it. */
+export function maxBeforeApproval(steps: CanaryStep[], tail: number): number {
+    return Math.max(0, ...steps.slice(0, steps.length - tail).flatMap((s) => ("setWeight" in s ? [s.setWeight] : [])));
+}
+
+/** The leaves of an argument's `valueFrom`, each by its path (`valueFrom.fieldRef.fieldPath`, `valueFrom.podTemplateHashValue`). */
+const leaves = (o: object, path: string[]): { path: string[]; value: string }[] =>
+    Object.entries(o).flatMap(([k, v]) => (typeof v === "object" && v !== null ? leaves(v, [...path, k]) : [{ path: [...path, k], value: String(v) }]));
+
+/** The gates' arguments the rendered strategy takes from the Rollout (argoRollouts.ts SHARED_TEMPLATE_ARGS), once each. */
+function gateArgs(refs: (AnalysisRef | undefined)[]): ClassAdmission["gateArgs"] {
+    const all = refs.flatMap((r) => r?.args ?? []).flatMap((a) => (a.valueFrom ? leaves(a.valueFrom, ["valueFrom"]).map((l) => ({ name: a.name, ...l })) : []));
+    return [...new Map(all.map((a) => [JSON.stringify(a), a])).values()];
+}
 
 /** The steps from the last indefinite pause on: the approval and what follows it. */
 function tailOf(steps: CanaryStep[]): TailStep[] {
@@ -58,28 +75,40 @@ function tailOf(steps: CanaryStep[]): TailStep[] {
 export function tierAdmission(strategies: readonly TierStrategy[], standardAction: TierAdmissionAction = "Audit"): TierAdmission {
     const classes = (["standard", "regulated"] as const).map((prodClass) => {
         const regulated = prodClass === "regulated";
-        const c: ClassAdmission = { prodClass, action: regulated ? "Enforce" : standardAction, components: {} };
+        const c: ClassAdmission = { prodClass, action: regulated ? "Enforce" : standardAction, components: {}, gateArgs: [] };
+        const gates: (AnalysisRef | undefined)[] = [];
         for (const s of strategies.filter((x) => x.tier === "prod" && x.prodClass === prodClass)) {
             c.components[s.shape] = s.id;
-            const { strategy } = componentPlan(s);
+            const { strategy, previewGate } = componentPlan(s);
             if ("canary" in strategy) {
                 const freeze = s.options.errorBudgetFreeze !== false ? [deliveryPlan(WITH_SLO, s.options).strategy as CanaryStrategy] : [];
                 const { analysis, steps } = strategy.canary;
                 const startingSteps = [strategy, ...freeze].map((x) => x.canary.analysis!.startingStep);
+                const tail = regulated ? tailOf(steps) : undefined;
                 c.canary = {
                     templates: clusterTemplates(analysis),
                     startingSteps: [...new Set(startingSteps)].sort((a, b) => a - b),
-                    ...(regulated ? { tail: tailOf(steps) } : {}),
+                    ...(tail ? { tail, maxBeforeApproval: maxBeforeApproval(steps, tail.length) } : {}),
                 };
+                gates.push(analysis);
             } else {
                 const b = strategy.blueGreen;
                 const analyses = (["prePromotionAnalysis", "postPromotionAnalysis"] as const).map((field) => ({
                     field,
                     templates: clusterTemplates(b[field]),
                 }));
-                c.blueGreen = { analyses: analyses.filter((a) => a.templates.length > 0), manualPromotion: regulated && b.autoPromotionEnabled === false };
+                c.blueGreen = {
+                    analyses: analyses.filter((a) => a.templates.length > 0),
+                    manualPromotion: regulated && b.autoPromotionEnabled === false,
+                    preview: {
+                        suffix: b.previewService.slice(COMPONENT_APP.name.length),
+                        ...(previewGate && "header" in previewGate ? { header: previewGate.header } : {}),
+                    },
+                };
+                gates.push(...c.blueGreen.analyses.map((a) => b[a.field]));
             }
         }
+        c.gateArgs = gateArgs(gates);
         return c;
     });
     return { classes: classes.filter((c) => Object.keys(c.components).length > 0) };
@@ -138,6 +167,127 @@ export function blueGreenConforms(b: NonNullable<ClassAdmission["blueGreen"]>): 
     );
 }
 
+/** The analyses a class's gate runs in: the canary's background analysis, blue/green's pre- and post-promotion ones. */
+const gateFields = (c: ClassAdmission): string[][] => [
+    ...(c.canary ? [[...CANARY, "analysis"]] : []),
+    ...(c.blueGreen?.analyses ?? []).map((a) => [...BLUE_GREEN, a.field]),
+];
+const listed = (f: Field): Cond => ({ some: f, where: true });
+
+/**
+ * The refusals beside a shape's conformance, each naming its field:
+ * - any `dryRun` entry ("*" or a metric's name) in a canary's background or step analysis or a
+ *   blue/green one: a dry-run metric never sets its run's phase, so the gate cannot fail
+ *   (argoproj/argo-rollouts analysis/analysis.go v1.9.0, runMeasurements and assessRunStatus);
+ * - a gate argument the rendered gates take from the Rollout (`valueFrom`) read from elsewhere:
+ *   `valueFrom` wins over `value`, and `podTemplateHashValue: Stable` is the stable ReplicaSet's
+ *   hash (argoproj/argo-rollouts utils/analysis/factory.go v1.9.0, BuildArgumentsForRolloutAnalysisRun),
+ *   so the gate would measure the old version or another workload;
+ * - regulated: a weight before the approval above the rendered steps' (the tail's own 100 is the one
+ *   weight above it the steps may hold, its place checked by `canaryConforms`), or any
+ *   `trafficRouting.maxTrafficWeight`, which turns each weight into a larger share
+ *   (pkg/apis/rollouts/v1alpha1/types.go v1.9.0); and `spec.workloadRef`, whose pod template the
+ *   controller reads from a Deployment no guard covers (rollout/templateref.go v1.9.0, Resolve).
+ */
+export function holes(c: ClassAdmission): Check[] {
+    const where = `in a prod ${c.prodClass} namespace`;
+    const args = c.gateArgs.map((a) => `${a.name} ${a.path.join(".")}: ${a.value}`).join(", ");
+    const max = c.canary?.maxBeforeApproval;
+    const weight = field("item", "setWeight");
+    return [
+        {
+            id: "dry-run",
+            deny: or(
+                ...[
+                    [...CANARY, "analysis"],
+                    [...BLUE_GREEN, "prePromotionAnalysis"],
+                    [...BLUE_GREEN, "postPromotionAnalysis"],
+                ].map((p) => listed(obj([...p, "dryRun"]))),
+                { some: obj([...CANARY, "steps"]), where: listed(field("item", ["analysis", "dryRun"])) },
+            ),
+            message: `${where} a Rollout's analysis must not set dryRun (spec.strategy.canary.analysis.dryRun, spec.strategy.canary.steps[].analysis.dryRun, spec.strategy.blueGreen.prePromotionAnalysis.dryRun, spec.strategy.blueGreen.postPromotionAnalysis.dryRun): a dry-run metric never fails its run, so the gate could not stop a bad version (ADR-056 D3)`,
+        },
+        {
+            id: "gate-args",
+            deny: or(
+                ...gateFields(c).map((f) => ({
+                    some: obj([...f, "args"]),
+                    where: or(...c.gateArgs.map((a) => and(eq(field("item", "name"), a.name), not(eq(field("item", a.path), a.value))))),
+                })),
+            ),
+            message: `${where} the gate's arguments (spec.strategy.canary.analysis.args, spec.strategy.blueGreen.*PromotionAnalysis.args) must come from the Rollout itself as the components write them (${args}): a Stable hash measures the old version, a literal another workload (ADR-056 D3, D5)`,
+        },
+        ...(max === undefined
+            ? []
+            : [
+                  {
+                      id: "weights",
+                      deny: and(
+                          has(obj(CANARY)),
+                          or(has(obj([...CANARY, "trafficRouting", "maxTrafficWeight"])), {
+                              count: obj([...CANARY, "steps"]),
+                              where: and(has(weight), not({ lt: weight, than: max + 1 })),
+                              over: 1,
+                          }),
+                      ),
+                      message: `${where} no canary weight before the approval pause may exceed the tier's ${max} (spec.strategy.canary.steps[].setWeight), and spec.strategy.canary.trafficRouting.maxTrafficWeight must not be set: an unapproved version would serve more traffic than the tier's steps while it waits for the approver (ADR-056 D3)`,
+                  },
+              ]),
+        ...(c.prodClass === "regulated"
+            ? [
+                  {
+                      id: "workload-ref",
+                      deny: has(obj("spec.workloadRef")),
+                      message: `${where} a Rollout must carry its own pod template (spec.template), not spec.workloadRef: the controller reads a referenced Deployment's template, which the approval guard does not cover, so a change to it would start an unapproved version (ADR-056 D3)`,
+                  },
+              ]
+            : []),
+    ].map((check) => ({ ...check, on: [{ kind: ROLLOUT }] }));
+}
+
+/**
+ * A blue/green app's production traffic stays off its preview Service: the Rollout's preview Service
+ * is named as the components name it (`<app>-preview`, kustomize's name suffix after it allowed) and
+ * its active one is not, and a route rule that sends requests to a Service of that name must match
+ * only requests with the class's preview header (routes.ts previewHeaderRule), or, without a header
+ * gate, none. The route is judged when it is written, whatever order ArgoCD syncs it in.
+ */
+export function previewRoute(c: ClassAdmission): Check[] {
+    if (!c.blueGreen) return [];
+    const { suffix, header } = c.blueGreen.preview;
+    const re = `${suffix.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(-|$)`;
+    const named = (f: Field): Cond => ({ matches: f, re });
+    const gated = (m: Field): Cond =>
+        header ? { some: m, where: and(eq(field("item", "name"), header), eq(field("item", "value"), PREVIEW_HEADER_VALUE)) } : false;
+    const where = `in a prod ${c.prodClass} namespace`;
+    const form = `<app>${suffix}`;
+    return [
+        {
+            id: "preview-service",
+            on: [{ kind: ROLLOUT }],
+            deny: and(has(obj(BLUE_GREEN)), or(not(named(obj([...BLUE_GREEN, "previewService"]))), named(obj([...BLUE_GREEN, "activeService"])))),
+            message: `${where} a blue/green Rollout's spec.strategy.blueGreen.previewService must be named as the components name it (${form}) and its activeService must not be: the route rule that admits the preview is read by that name (ADR-056 D3, D4)`,
+        },
+        {
+            id: "preview-route",
+            on: [{ kind: HTTPROUTE }],
+            deny: {
+                some: obj("spec.rules"),
+                where: and(
+                    { some: field("item", "backendRefs"), where: named(field("item", "name")) },
+                    or(not(has(field("item", "matches"))), { some: field("item", "matches"), where: not(gated(field("item", "headers"))) }),
+                ),
+            },
+            message:
+                `${where} an HTTPRoute rule whose spec.rules[].backendRefs[].name is a preview Service (${form}) must match ` +
+                (header
+                    ? `only requests with ${header}: ${PREVIEW_HEADER_VALUE} (the components' preview rule)`
+                    : "no request (this class has no preview gate)") +
+                `: production traffic would reach a version before its promotion (ADR-056 D3, D4)`,
+        },
+    ];
+}
+
 /** A class's rule; `policy.validationAction: Audit` makes both classes Audit. */
 export function tierRules(cfg: PolicyConfig, ctx: PolicyContext): Rule[] {
     return (ctx.tiers?.classes ?? [])
@@ -150,14 +300,18 @@ export function tierRules(cfg: PolicyConfig, ctx: PolicyContext): Rule[] {
             background: true,
             action: cfg.validationAction === "Audit" ? "Audit" : c.action,
             when: [notTheController(ctx)],
-            checks: (["canary", "blueGreen"] as const).map((shape) => ({
-                id: shape.toLowerCase(),
-                on: [{ kind: ROLLOUT }],
-                deny: and(
-                    has(obj(shape === "canary" ? CANARY : BLUE_GREEN)),
-                    not(c[shape] ? (shape === "canary" ? canaryConforms(c.canary!) : blueGreenConforms(c.blueGreen!)) : false),
-                ),
-                message: tierMessage(c, shape),
-            })),
+            checks: [
+                ...(["canary", "blueGreen"] as const).map((shape) => ({
+                    id: shape.toLowerCase(),
+                    on: [{ kind: ROLLOUT }],
+                    deny: and(
+                        has(obj(shape === "canary" ? CANARY : BLUE_GREEN)),
+                        not(c[shape] ? (shape === "canary" ? canaryConforms(c.canary!) : blueGreenConforms(c.blueGreen!)) : false),
+                    ),
+                    message: tierMessage(c, shape),
+                })),
+                ...holes(c),
+                ...previewRoute(c),
+            ],
         }));
 }

@@ -22,12 +22,18 @@ export interface ClassAdmission {
         startingSteps: number[];
         /** Regulated: how the steps end, from the approval pause on. */
         tail?: TailStep[];
+        /** Regulated: the highest weight the rendered steps reach before the approval pause (0: none). */
+        maxBeforeApproval?: number;
     };
+    /** The gates' arguments taken from the Rollout itself, as the rendered gates write them: the value at `path` of the argument `name`. */
+    gateArgs: { name: string; path: string[]; value: string }[];
     blueGreen?: {
         /** Per analysis field, the cluster-scoped templates it must name. */
         analyses: { field: "prePromotionAnalysis" | "postPromotionAnalysis"; templates: string[] }[];
         /** Regulated: the switch waits for an approver. */
         manualPromotion: boolean;
+        /** How the components name the preview Service (`<app>` and this suffix), and the header of the class's preview gate, if any. */
+        preview: { suffix: string; header?: string };
     };
 }
 

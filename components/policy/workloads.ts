@@ -6,7 +6,7 @@
  * deployments, replicasets, statefulsets, jobs and cronjobs only).
  */
 export interface WorkloadKind {
-    kind: "Deployment" | "StatefulSet" | "Rollout" | "HorizontalPodAutoscaler" | "ReplicaSet" | "Pod";
+    kind: "Deployment" | "StatefulSet" | "Rollout" | "HorizontalPodAutoscaler" | "ReplicaSet" | "Pod" | "HTTPRoute";
     group: string;
     version: string;
     /** The plural resource name admission matches on. */
@@ -60,3 +60,6 @@ export const apiVersion = (w: WorkloadKind): string => (w.group ? `${w.group}/${
  * (kyverno/kyverno pkg/utils/kube/kind.go `ParseKindSelector` at v1.17.2: a version first means no group).
  */
 export const gvk = (w: WorkloadKind): string => (w.group ? `${w.group}/${w.version}/${w.kind}` : `${w.version}/${w.kind}`);
+
+/** Not a workload, but where a blue/green app's production traffic goes (ADR-056 D4): tier admission reads its backends. */
+export const HTTPROUTE: WorkloadKind = { kind: "HTTPRoute", group: "gateway.networking.k8s.io", version: "v1", resource: "httproutes" };

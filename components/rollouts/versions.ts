@@ -65,11 +65,24 @@ export function hashBoundaryDecision(args: {
     running: string | undefined;
     configured: string;
     acknowledged: string | undefined;
+    inFlight?: readonly string[];
     rollouts: readonly RolloutState[];
 }): { refusal?: string; notice?: string } {
     const { stack, running, configured, acknowledged, rollouts } = args;
-    if (!running || !crossesHashBoundary(running, configured)) return {};
-    const line = releaseOfLine(configured)!.line;
+    const line = releaseOfLine(configured)?.line ?? configured;
+    if (!running) return {};
+    const crosses = crossesHashBoundary(running, configured);
+    if (crosses === undefined && releaseOfLine(running) === undefined) {
+        // A digest without a tag, `latest` or a line the table lacks: whether the move re-revisions cannot be told.
+        const why = `the controller runs ${running}, whose hash scheme the program cannot tell (a line outside ${CONTROLLER_RELEASES.map((r) => r.line).join(", ")}, latest, or an image without a tag), so Argo Rollouts ${configured} may give every Rollout a new revision (argoproj/argo-rollouts #4696)`;
+        if (acknowledged !== line) {
+            return {
+                refusal: `stack "${stack}": ${why}. Set argo-rollouts-addon:controller.acknowledgeNewRevisions to "${line}" after following docs/operations/upgrade.md, or run a controller of a known line first`,
+            };
+        }
+        return { notice: `stack "${stack}": ${why} (acknowledged by controller.acknowledgeNewRevisions = "${line}")` };
+    }
+    if (!crosses) return {};
     const counts = new Map<string, number>();
     for (const r of rollouts) {
         counts.set(r.metadata?.namespace ?? "", (counts.get(r.metadata?.namespace ?? "") ?? 0) + 1);
@@ -77,12 +90,15 @@ export function hashBoundaryDecision(args: {
     const perNamespace = [...counts.entries()].sort(([a], [b]) => a.localeCompare(b));
     const where = perNamespace.map(([ns, n]) => `${ns} (${n})`).join(", ") || "none";
     const what = `Argo Rollouts ${running} -> ${configured} changes how pod-template hashes are computed (argoproj/argo-rollouts #4696): a Rollout whose ReplicaSet template differs from its own (admission mutations) gets a new revision and its pods are replaced: up to ${rollouts.length} Rollout(s) in ${perNamespace.length} namespace(s): ${where}`;
-    const held = rollouts.flatMap((r) => (unsettled(r) ? [`  Rollout ${r.metadata?.namespace}/${r.metadata?.name}: ${unsettled(r)}`] : []));
+    const named = (r: RolloutState) => `${r.metadata?.namespace}/${r.metadata?.name}`;
+    const inFlight = rollouts.filter((r) => unsettled(r) !== undefined);
+    const held = inFlight.filter((r) => !(args.inFlight ?? []).includes(named(r))).map((r) => `  Rollout ${named(r)}: ${unsettled(r)}`);
     if (held.length > 0) {
         return {
-            refusal: `stack "${stack}": ${what}. Refused while a Rollout is paused or progressing: a new revision would start over the rollout in flight:\n${held.join("\n")}\nPromote or abort each of them first, then run again (docs/operations/upgrade.md).`,
+            refusal: `stack "${stack}": ${what}. Refused while a Rollout is paused or progressing: a new revision would start over the rollout in flight:\n${held.join("\n")}\nPromote or abort each of them first, or name it in controller.acknowledgeInFlight, then run again (docs/operations/upgrade.md).`,
         };
     }
+    const restarted = inFlight.length > 0 ? `; in flight, starting over: ${inFlight.map(named).join(", ")} (controller.acknowledgeInFlight)` : "";
     if (acknowledged !== line) {
         return {
             refusal:
@@ -90,7 +106,7 @@ export function hashBoundaryDecision(args: {
                 `set it to "${line}" for this upgrade, after following docs/operations/upgrade.md, or keep controller.chartVersion at a chart of the ${releaseOfLine(running)?.line ?? running} line`,
         };
     }
-    return { notice: `stack "${stack}": ${what} (acknowledged by controller.acknowledgeNewRevisions = "${line}")` };
+    return { notice: `stack "${stack}": ${what} (acknowledged by controller.acknowledgeNewRevisions = "${line}")${restarted}` };
 }
 
 /**
@@ -100,4 +116,17 @@ export function hashBoundaryDecision(args: {
 export function adoptedRelease(args: { releaseFromStackFile: boolean; configuredChart: string; running: string | undefined }): ControllerRelease | undefined {
     const kept = args.releaseFromStackFile || !args.running ? undefined : releaseOfLine(args.running);
     return kept && kept.chartVersion !== args.configuredChart ? kept : undefined;
+}
+
+/**
+ * Why a run that finds no controller must stop: ReplicaSets labelled `rollouts-pod-template-hash` say Rollouts ran here
+ * (an old install's controller deleted by the adoption runbook, docs/operations/adopt.md step 5), and with no release
+ * named the stack's newest one would move them across whatever line they ran on, unseen.
+ */
+export function noControllerRefusal(stack: string, configured: string): string {
+    return (
+        `stack "${stack}": no Argo Rollouts controller runs, yet ReplicaSets labelled rollouts-pod-template-hash show Rollouts that one ran, and the stack file names no release: ` +
+        `installing Argo Rollouts ${configured} may give each a new revision (argoproj/argo-rollouts #4696). Name the chart of the line the cluster ran ` +
+        `(${CONTROLLER_RELEASES.map((r) => `${r.chartVersion} for ${r.line}`).join(", ")}) in argo-rollouts-addon:controller.chartVersion, as docs/operations/adopt.md step 5 writes it before the old controller goes`
+    );
 }

@@ -45,11 +45,23 @@ export interface AdmissionCase extends Expectation {
     "kyverno.io/v1"?: Expectation;
 }
 
+/** A shape a prod Rollout or route may take (tier-admission-holes): `shape` puts the strategy of the namespace class's own component in it. */
+export interface TierSample {
+    name: string;
+    resource: string;
+    shape?: "canary" | "blueGreen";
+    with?: Record<string, unknown>;
+    says?: string;
+    regulatedOnly?: boolean;
+}
+
 export interface AdmissionSamples {
     variant: Record<string, unknown>;
     resources: Record<string, Obj>;
     existing: { namespace: string; as?: string; resource: string; with?: Record<string, unknown>; ownedBy?: string }[];
     cases: AdmissionCase[];
+    holes: TierSample[];
+    conforming: TierSample[];
     generation: {
         namespace: string;
         budgets: { name: string; selector?: unknown }[];
@@ -168,6 +180,25 @@ export function sampleWriterBinding(namespace: string, who: { user: string; grou
     };
 }
 
+/** Creates the namespaces of each class the run owns, with the stack's labels and the samples' writer binding, and labels the excluded one; returns what undoes it. */
+export function openNamespaces(ctx: SampleContext): () => void {
+    const apply = (o: unknown) => ctx.cluster.kubectl(["apply", "--server-side", "--field-manager=platform-e2e", "-f", "-"], JSON.stringify(o));
+    const own = Object.values(ctx.namespaces).filter((n) => n.own);
+    const excluded = ctx.namespaces.excluded;
+    apply(SAMPLE_WRITER);
+    ctx.cluster.kubectl(["label", "namespace", excluded.name, "--overwrite", ...Object.entries(excluded.labels).map(([k, v]) => `${k}=${v}`)]);
+    for (const ns of own) {
+        apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns.name, labels: ns.labels } });
+        apply(sampleWriterBinding(ns.name, Object.values(ctx.identities)));
+    }
+    return () => {
+        for (const ns of own) {
+            ctx.cluster.kubectl(["delete", "namespace", ns.name, "--ignore-not-found", "--wait=false"]);
+        }
+        ctx.cluster.kubectl(["label", "namespace", excluded.name, ...Object.keys(excluded.labels).map((k) => `${k}-`)]);
+    };
+}
+
 export interface SampleContext {
     kubectl: string;
     cluster: Cluster;
@@ -227,14 +258,14 @@ export function createExisting(ctx: SampleContext): void {
     }
 }
 
-/** Sends one case as a server-side dry run. */
-export function sendCase(ctx: SampleContext, c: AdmissionCase): Promise<RunResult> {
+/** Sends one case as a server-side dry run; a create with `dryRun: false` for real. */
+export function sendCase(ctx: SampleContext, c: AdmissionCase, { dryRun = true } = {}): Promise<RunResult> {
     const o = sampleObject(ctx, c);
     const who = kubectlAs(ctx, c.as);
     const ns = o.metadata.namespace!;
     switch (c.op ?? "create") {
         case "create":
-            return runAsync(ctx.kubectl, [...who, "create", "--dry-run=server", "-o", "json", "-f", "-"], { input: JSON.stringify(o) });
+            return runAsync(ctx.kubectl, [...who, "create", ...(dryRun ? ["--dry-run=server"] : []), "-o", "json", "-f", "-"], { input: JSON.stringify(o) });
         case "update":
             return runAsync(ctx.kubectl, [
                 ...who,

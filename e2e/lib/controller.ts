@@ -51,10 +51,10 @@ function configMapData(cluster: Cluster, namespace: string, name: string): Recor
 /**
  * The chart's arguments with the listen ports moved to free ones, each flag spelt as the chart
  * spelt it: v1.8.x knows only `--metricsport` (cmd/rollouts-controller/main.go at v1.8.4; chart
- * 2.40.7 renders it), v1.9.0 both spellings.
+ * 2.40.7 renders it), v1.9.0 both spellings, so the one both know where nothing sets it (install.yaml).
  */
 export function localArgs(args: readonly string[], ports: { healthz: number; metrics: number }): string[] {
-    const metrics = args.map((a) => /^--(metricsPort|metricsport)(=|$)/.exec(a)?.[1]).find((f) => f !== undefined) ?? "metricsPort";
+    const metrics = args.map((a) => /^--(metricsPort|metricsport)(=|$)/.exec(a)?.[1]).find((f) => f !== undefined) ?? "metricsport";
     const out = args.filter((a) => !/^--(healthzPort|metricsPort)(=|$)/i.test(a));
     return [...out, `--healthzPort=${ports.healthz}`, `--${metrics}=${ports.metrics}`];
 }

@@ -223,3 +223,22 @@ export async function startKyverno(cluster: Cluster, opts: { bin: string; dir: s
     }
     return { admission, background, check, webhooks, stop };
 }
+
+/**
+ * Kyverno's resource filters (its ConfigMap's `resourceFilters`) as the run found them, and what
+ * changes them: Kyverno reloads the ConfigMap without a restart. The chart filters ReplicaSets out
+ * of admission (`[ReplicaSet,*,*]`, `[ReplicaSet/?*,*,*]`); the platform drops those two for the
+ * regulated guard (docs/stages/policy.md).
+ */
+export function resourceFilters(cluster: Cluster): { original: string; set(text: string): void; dropReplicaSets(): void; restore(): void } {
+    const configMap = JSON.parse(cluster.kubectl(["get", "configmap", "kyverno", "-n", KYVERNO_NAMESPACE, "-o", "json"])) as { data: Record<string, string> };
+    const original = configMap.data.resourceFilters;
+    const set = (text: string) =>
+        cluster.kubectl(["patch", "configmap", "kyverno", "-n", KYVERNO_NAMESPACE, "--type=merge", "-p", JSON.stringify({ data: { resourceFilters: text } })]);
+    return {
+        original,
+        set,
+        dropReplicaSets: () => set(original.replace("[ReplicaSet,*,*]", "").replace("[ReplicaSet/?*,*,*]", "")),
+        restore: () => set(original),
+    };
+}

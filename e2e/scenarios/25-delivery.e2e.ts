@@ -36,6 +36,7 @@ import {
     publishPlugin,
 } from "../lib/delivery";
 import { Watch, apiGet, watch } from "../lib/kube";
+import { Built, IDIOMS, Idiom, buildOverlay, unresolved } from "../lib/overlays";
 import { BeylaSeries, MimirStandIn, PromServer, SlothBudgets, Traffic, startMimirStandIn, startPrometheus } from "../lib/metrics";
 import { addonConfig } from "../lib/platform";
 import { run, stopProc, waitFor } from "../lib/procs";
@@ -650,7 +651,7 @@ describe("delivery", function () {
 
     /**
      * The tier components run (ADR-056 D3, `npm run delivery`): an app's base (a Rollout, an
-     * HTTPRoute) with one line of overlay per prod component (standard canary, regulated canary,
+     * HTTPRoute) with an overlay per prod component (standard canary, regulated canary,
      * standard blue/green), built by kustomize v5.8.1 (the one ArgoCD v3.5.1 builds with) from the
      * files the stack renders, applied as the GitOps identity applies them. The real controller runs each:
      * a healthy second version is promoted, the regulated one stops at the approval pause, which a
@@ -703,7 +704,7 @@ describe("delivery", function () {
                     },
                 },
             ];
-            // The tenant's overlay: its base and one line naming the component.
+            // The tenant's overlay: its base, the component and its namespace (the base names one too).
             const build = (revision: string): unknown[] => {
                 const at = path.join(dir, name);
                 fs.mkdirSync(path.join(at, "base"), { recursive: true });
@@ -720,7 +721,7 @@ describe("delivery", function () {
                 );
                 fs.writeFileSync(
                     path.join(at, "overlay", "kustomization.yaml"),
-                    `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ../base\ncomponents:\n  - ../../components/${id}\n`,
+                    `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ../base\ncomponents:\n  - ../../components/${id}\nnamespace: ${ns}\n`,
                 );
                 const r = run(path.join(w.bin, "kustomize"), ["build", path.join(at, "overlay")]);
                 assert.strictEqual(r.status, 0, `kustomize build of ${id} failed: ${r.stderr}`);
@@ -1003,6 +1004,108 @@ describe("delivery", function () {
         const after = (await t.runs(next)).filter((a) => a.metadata.labels?.["rollout-type"] === "PrePromotion");
         assert.deepStrictEqual(after.map((a) => a.status?.phase).sort(), ["Inconclusive", "Successful"], runSummary(after));
         series.clear();
+    });
+
+    /**
+     * Overlays as tenants write them (docs/tenants/delivery-strategies.md): every component the
+     * fixture hub renders, on a base that names no namespace, in a prefixed, a suffixed and a
+     * namespace-set overlay, each built by kustomize v5.8.1, every name its objects give each other
+     * an object of the build, and applied into a namespace of its own as ArgoCD applies to its
+     * destination: the real controller brings each to a healthy first version and takes over the
+     * Services the build renamed.
+     */
+    it("tenant-overlay-idioms", async function () {
+        this.timeout(8 * 60_000);
+        const cfg = addonConfig(STACK, target.config);
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tenant-overlay-idioms-"));
+        for (const [file, text] of Object.entries(renderComponents("hub", stackStrategies(addonConfig("hub", fixtureConfig("hub")))))) {
+            fs.mkdirSync(path.dirname(path.join(dir, "components", file)), { recursive: true });
+            fs.writeFileSync(path.join(dir, "components", file), text);
+        }
+        const labels = appLabels({ name: "orders" });
+        const gw = cfg.gateway;
+        const base = [
+            {
+                apiVersion: "argoproj.io/v1alpha1",
+                kind: "Rollout",
+                metadata: { name: "orders", labels },
+                spec: {
+                    replicas: 1,
+                    selector: { matchLabels: labels },
+                    template: { ...smokePodTemplate({ ...smokeConfig(cfg), failGate: false }, "v1"), metadata: { labels } },
+                    strategy: { canary: { steps: [{ setWeight: 100 }] } },
+                },
+            },
+            {
+                apiVersion: "gateway.networking.k8s.io/v1",
+                kind: "HTTPRoute",
+                metadata: { name: "orders", labels },
+                spec: {
+                    parentRefs: [{ name: gw.name, namespace: gw.namespace, sectionName: gw.listener }],
+                    hostnames: ["orders.preprod.platform.test"],
+                    rules: [{ matches: [{ path: { type: "PathPrefix", value: "/" } }], backendRefs: [{ name: "orders", port: 80 }] }],
+                },
+            },
+        ];
+        fs.mkdirSync(path.join(dir, "base"));
+        fs.writeFileSync(path.join(dir, "base", "app.yaml"), base.map((o) => JSON.stringify(o)).join("\n---\n"));
+        fs.writeFileSync(path.join(dir, "base", "kustomization.yaml"), "resources:\n  - app.yaml\n");
+        const apps: { ns: string; objects: Built[]; rollout: string }[] = [];
+        try {
+            const problems: string[] = [];
+            for (const s of stackStrategies(addonConfig("hub", fixtureConfig("hub")))) {
+                for (const idiom of Object.keys(IDIOMS) as Idiom[]) {
+                    const ns = `${idiom}-${s.id.toLowerCase()}`;
+                    const objects = buildOverlay(path.join(w.bin, "kustomize"), dir, s.id, idiom, ns);
+                    const rollout = objects.find((o) => o.kind === "Rollout");
+                    problems.push(
+                        ...unresolved(objects).map((p) => `${s.id} ${idiom}: ${p}`),
+                        ...objects
+                            .filter((o) => !IDIOMS[idiom].holds(o, ns))
+                            .map((o) => `${s.id} ${idiom}: ${o.kind} ${o.metadata.namespace}/${o.metadata.name} is not ${idiom}`),
+                        ...(Object.keys(rollout?.spec?.strategy ?? {})[0] === s.shape ? [] : [`${s.id} ${idiom}: the Rollout is no ${s.shape}`]),
+                    );
+                    apps.push({ ns, objects, rollout: rollout?.metadata.name ?? "" });
+                }
+            }
+            assert.deepStrictEqual(problems, [], problems.join("\n"));
+            for (const app of apps) {
+                cluster().kubectl(["create", "namespace", app.ns]);
+                cluster().kubectl(
+                    ["apply", "--server-side", "--field-manager=argocd-controller", "-n", app.ns, "-f", "-"],
+                    app.objects.map((d) => JSON.stringify(d)).join("\n---\n"),
+                );
+            }
+            const states = () =>
+                Promise.all(apps.map(async (a) => [a, smokeState((await getRollout(cluster(), a.ns, a.rollout)) as unknown as KubeObject)] as const));
+            await waitFor(
+                "every overlay's first version",
+                240_000,
+                async () => (await states()).every(([, st]) => st.kind === "promoted"),
+                async () =>
+                    (await states())
+                        .filter(([, st]) => st.kind !== "promoted")
+                        .map(([a, st]) => `${a.ns}/${a.rollout}: ${st.kind} ${"message" in st ? st.message : ""}`)
+                        .join("\n") + `\ncontroller log:\n${controllerLog(controller).split("\n").slice(-20).join("\n")}`,
+            );
+            // The controller found each renamed Service: it selects the first version's pods by their hash.
+            for (const a of apps) {
+                const stable = (await getRollout(cluster(), a.ns, a.rollout)).status!.stableRS!;
+                for (const svc of a.objects.filter((o) => o.kind === "Service")) {
+                    const selector = (await getService(cluster(), a.ns, svc.metadata.name)).spec.selector ?? {};
+                    assert.strictEqual(
+                        selector[POD_HASH],
+                        stable,
+                        `${a.ns}: Service ${svc.metadata.name} selects ${JSON.stringify(selector)}, not ${a.rollout}'s first version`,
+                    );
+                }
+            }
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+            for (const a of apps) {
+                cluster().kubectl(["delete", "namespace", a.ns, "--ignore-not-found", "--wait=false"]);
+            }
+        }
     });
 
     it("verify-live-controller", async function () {

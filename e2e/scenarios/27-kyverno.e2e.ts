@@ -10,7 +10,7 @@
 import assert from "assert";
 import { isDeepStrictEqual } from "util";
 import { world } from "../lib/context";
-import { KyvernoProcs, WebhookConfiguration, startKyverno } from "../lib/kyverno";
+import { KyvernoProcs, WebhookConfiguration, resourceFilters, startKyverno } from "../lib/kyverno";
 import { addonConfig } from "../lib/platform";
 import { run, waitFor } from "../lib/procs";
 import { PulumiEnv, failure } from "../lib/pulumi";
@@ -19,12 +19,14 @@ import { StackTarget, World, npmRun } from "../lib/world";
 import { celPolicies, kyvernoPolicies } from "../../components/policy/kyverno";
 import { LabelSelector, selects } from "../../tools/verify/selectors";
 import { GENERATED_BY_POLICY } from "../../tools/verify/checks/kyverno";
-import { MESSAGES, policyContext } from "../../components/policy";
+import { MESSAGES, TIER_POLICY_NAMES, policyContext } from "../../components/policy";
 import { stackStrategies } from "../../components/delivery/config";
 import { componentPlan } from "../../components/delivery/kustomize";
 import {
+    AdmissionCase,
     SAMPLE_WRITER,
     SampleContext,
+    TierSample,
     admissionSamples,
     createExisting,
     emittedRoutes,
@@ -32,6 +34,7 @@ import {
     judge,
     mergePatch,
     namespaceClasses,
+    openNamespaces,
     sampleWriterBinding,
     sendCase,
 } from "../lib/admission";
@@ -59,20 +62,22 @@ describe("kyverno", function () {
     let kyverno: KyvernoProcs;
     let setting: Setting = { api: "policies.kyverno.io/v1", mode: "complement" };
 
-    const patch = () => (config: ConfigMap) => {
-        const key = "argo-rollouts-addon:policy";
-        const policy = config[key] as Record<string, unknown>;
-        // A hub's ArgoCD arrives with its cluster Secret's identity: a user name, or a group.
-        const regulated = setting.hub
-            ? { regulated: { ...(policy.regulated as Record<string, unknown>), gitopsUsers: [HUB_USER], gitopsGroups: [HUB_GROUP] } }
-            : {};
-        config[key] = { ...policy, kyvernoApi: setting.api, availabilityPolicies: setting.mode, ...regulated };
-        for (const [section, value] of Object.entries(setting.variant ?? {})) {
-            config[`argo-rollouts-addon:${section}`] = mergePatch(config[`argo-rollouts-addon:${section}`] ?? {}, value);
-        }
-        // No hub stack in this environment: the spoke names its read endpoint (no gate runs here).
-        config["argo-rollouts-addon:mimir"] = { readEndpoint: "https://mimir-preprod.hub.platform.test/prometheus" };
-    };
+    const patch =
+        (s: Setting = setting) =>
+        (config: ConfigMap) => {
+            const key = "argo-rollouts-addon:policy";
+            const policy = config[key] as Record<string, unknown>;
+            // A hub's ArgoCD arrives with its cluster Secret's identity: a user name, or a group.
+            const regulated = s.hub
+                ? { regulated: { ...(policy.regulated as Record<string, unknown>), gitopsUsers: [HUB_USER], gitopsGroups: [HUB_GROUP] } }
+                : {};
+            config[key] = { ...policy, kyvernoApi: s.api, availabilityPolicies: s.mode, ...regulated };
+            for (const [section, value] of Object.entries(s.variant ?? {})) {
+                config[`argo-rollouts-addon:${section}`] = mergePatch(config[`argo-rollouts-addon:${section}`] ?? {}, value);
+            }
+            // No hub stack in this environment: the spoke names its read endpoint (no gate runs here).
+            config["argo-rollouts-addon:mimir"] = { readEndpoint: "https://mimir-preprod.hub.platform.test/prometheus" };
+        };
 
     /** The setting the stack was last brought up with: an up of the same setting changes nothing. */
     let applied: string | undefined;
@@ -291,6 +296,17 @@ describe("kyverno", function () {
         });
     }
 
+    /** The strategy of each tier component, by id, as the shipped stack renders it (a variant may offer fewer). */
+    function shippedComponents(): (id: string) => unknown {
+        // The shipped stack, whatever variant the scenario before left (the setting's API and mode change no component).
+        const shipped = stackStrategies(addonConfig(STACK, w.stackConfig(STACK, target.cluster, patch({ api: setting.api, mode: setting.mode }))));
+        return (id: string) => {
+            const s = shipped.find((x) => x.id === id);
+            assert.ok(s, `the stack renders no component ${id}`);
+            return componentPlan(s).strategy;
+        };
+    }
+
     /**
      * The admission samples (e2e/samples/admission.yaml), decided by the real Kyverno in each API:
      * every case a server-side dry run as its identity, in a namespace of its class, beside the
@@ -307,28 +323,9 @@ describe("kyverno", function () {
         let judged = 0;
         // Kyverno's chart filters ReplicaSets out of admission; the platform drops those filters for
         // the regulated guard (docs/stages/policy.md), and so do the samples.
-        const filters = (JSON.parse(target.cluster.kubectl(["get", "configmap", "kyverno", "-n", "kyverno", "-o", "json"])) as { data: Record<string, string> })
-            .data.resourceFilters;
-        const setFilters = (text: string) =>
-            target.cluster.kubectl([
-                "patch",
-                "configmap",
-                "kyverno",
-                "-n",
-                "kyverno",
-                "--type=merge",
-                "-p",
-                JSON.stringify({ data: { resourceFilters: text } }),
-            ]);
-        setFilters(filters.replace("[ReplicaSet,*,*]", "").replace("[ReplicaSet/?*,*,*]", ""));
-        target.cluster.kubectl(["apply", "--server-side", "--field-manager=platform-e2e", "-f", "-"], JSON.stringify(SAMPLE_WRITER));
-        // The tier components as the shipped stack renders them (a variant may offer fewer).
-        const shipped = stackStrategies(addonConfig(STACK, w.stackConfig(STACK, target.cluster, patch())));
-        const component = (id: string) => {
-            const s = shipped.find((x) => x.id === id);
-            assert.ok(s, `the stack renders no component ${id}`);
-            return componentPlan(s).strategy;
-        };
+        const filters = resourceFilters(target.cluster);
+        filters.dropReplicaSets();
+        const component = shippedComponents();
         try {
             for (const api of APIS) {
                 for (const variant of [false, true]) {
@@ -343,25 +340,7 @@ describe("kyverno", function () {
                         identities: identities(cfg),
                         component,
                     };
-                    const own = Object.values(ctx.namespaces).filter((n) => n.own);
-                    const excluded = ctx.namespaces.excluded;
-                    target.cluster.kubectl([
-                        "label",
-                        "namespace",
-                        excluded.name,
-                        "--overwrite",
-                        ...Object.entries(excluded.labels).map(([k, v]) => `${k}=${v}`),
-                    ]);
-                    for (const ns of own) {
-                        target.cluster.kubectl(
-                            ["apply", "--server-side", "--field-manager=platform-e2e", "-f", "-"],
-                            JSON.stringify({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns.name, labels: ns.labels } }),
-                        );
-                        target.cluster.kubectl(
-                            ["apply", "--server-side", "--field-manager=platform-e2e", "-f", "-"],
-                            JSON.stringify(sampleWriterBinding(ns.name, Object.values(ctx.identities))),
-                        );
-                    }
+                    const close = openNamespaces(ctx);
                     // Kyverno reads namespaces, bindings and its configuration from its informers.
                     await new Promise((r) => setTimeout(r, 5_000));
                     kyverno.check();
@@ -399,15 +378,12 @@ describe("kyverno", function () {
                             );
                         }
                     } finally {
-                        for (const ns of own) {
-                            target.cluster.kubectl(["delete", "namespace", ns.name, "--ignore-not-found", "--wait=false"]);
-                        }
-                        target.cluster.kubectl(["label", "namespace", excluded.name, ...Object.keys(excluded.labels).map((k) => `${k}-`)]);
+                        close();
                     }
                 }
             }
         } finally {
-            setFilters(filters);
+            filters.restore();
         }
         // Every HTTPRoute the program can emit is admitted by the API server (the CRD's schema and
         // CEL rules), and routes that break those rules are not, so that the check is not vacuous.
@@ -434,6 +410,108 @@ describe("kyverno", function () {
             `the real Kyverno and API server answer ${problems.length} of ${judged} samples otherwise:\n${problems.join("\n")}`,
         );
         assert.ok(judged > 250, `only ${judged} samples judged`);
+    });
+
+    /**
+     * Tier admission's holes (ADR-056 D3; e2e/samples/admission.yaml `holes` and `conforming`),
+     * decided by the real Kyverno in each API: every shape that would switch a prod gate or the
+     * approval off is refused in a regulated namespace, naming its field; in a standard prod
+     * namespace the standard rule answers as its action says: Audit admits it (created for real)
+     * with a warning and an entry in Kyverno's admission report of that object, Enforce refuses it;
+     * a regulated-only shape is not the standard rule's. Each class's own components and the app's
+     * route are admitted in both, with no warning.
+     */
+    it("tier-admission-holes", async function () {
+        this.timeout(20 * 60_000);
+        const samples = admissionSamples();
+        const component = shippedComponents();
+        const problems: string[] = [];
+        let judged = 0;
+        for (const api of APIS) {
+            await up({ api, mode: "own" });
+            const cfg = addonConfig(STACK, target.config);
+            const tag = `holes-${api === "kyverno.io/v1" ? "cp" : "cel"}`;
+            const ctx: SampleContext = {
+                kubectl: path.join(w.bin, "kubectl"),
+                cluster: target.cluster,
+                samples,
+                namespaces: namespaceClasses(cfg, tag),
+                identities: identities(cfg),
+                component,
+            };
+            const close = openNamespaces(ctx);
+            const policies = kyvernoPolicies(cfg.policy, policyContext(cfg)).map((p) => p.metadata.name);
+            const audited: { what: string; namespace: string; uid: string; policy: string }[] = [];
+            try {
+                // Kyverno reads namespaces and bindings from its informers.
+                await new Promise((r) => setTimeout(r, 5_000));
+                for (const c of policyContext(cfg).tiers!.classes) {
+                    const namespace = c.prodClass === "regulated" ? "regulated" : "prod";
+                    const policy = TIER_POLICY_NAMES[c.prodClass];
+                    const offered = (h: TierSample) => !h.shape || c.components[h.shape] !== undefined;
+                    const sample = (h: TierSample, name: string): AdmissionCase => ({
+                        name: `${h.name} (${namespace})`,
+                        namespace,
+                        as: "gitops",
+                        resource: h.resource,
+                        ...(h.shape ? { component: c.components[h.shape] } : {}),
+                        with: mergePatch(h.with ?? {}, { metadata: { name } }),
+                        expect: "admitted",
+                    });
+                    const cases = [
+                        ...samples.conforming.filter(offered).map((h, i) => ({ case: sample(h, `conforming-${i}`), real: false })),
+                        ...samples.holes.filter(offered).map((h, i) => {
+                            const asked = c.prodClass === "regulated" || !h.regulatedOnly;
+                            const expect = !asked ? "admitted" : c.action === "Enforce" ? "refused" : "warned";
+                            const says = expect === "refused" ? { says: h.says } : {};
+                            return { case: { ...sample(h, `hole-${i}`), expect, ...(asked ? { policy } : {}), ...says }, real: expect === "warned" };
+                        }),
+                    ] as { case: AdmissionCase; real: boolean }[];
+                    const answers = await Promise.all(cases.map((x) => sendCase(ctx, x.case, { dryRun: !x.real })));
+                    cases.forEach((x, i) => {
+                        judged++;
+                        const wrong = judge(x.case, api, answers[i], policies);
+                        if (wrong) {
+                            problems.push(`${api}: ${x.case.name}: ${wrong}`);
+                        } else if (x.real) {
+                            const uid = (JSON.parse(answers[i].stdout) as { metadata: { uid: string } }).metadata.uid;
+                            audited.push({ what: `${api}: ${x.case.name}`, namespace: ctx.namespaces[namespace].name, uid, policy });
+                        }
+                    });
+                }
+                // Kyverno writes an audited request's report after it answers (EphemeralReport, labelled
+                // with the object's uid: kyverno/kyverno pkg/utils/report/new.go BuildAdmissionReport at v1.17.2).
+                const reported = (a: (typeof audited)[number]) => {
+                    const list = target.cluster.kubectl([
+                        "get",
+                        "ephemeralreports.reports.kyverno.io",
+                        "-n",
+                        a.namespace,
+                        "-l",
+                        `audit.kyverno.io/resource.uid=${a.uid}`,
+                        "-o",
+                        "json",
+                    ]);
+                    const items = (JSON.parse(list) as { items: { spec?: { results?: { policy?: string; result?: string }[] } }[] }).items;
+                    return items.some((r) => (r.spec?.results ?? []).some((x) => x.policy === a.policy && x.result === "fail"));
+                };
+                let missing = audited;
+                try {
+                    await waitFor("Kyverno's admission reports of the audited shapes", 60_000, () => {
+                        kyverno.check();
+                        missing = missing.filter((a) => !reported(a));
+                        return missing.length === 0;
+                    });
+                } catch {
+                    problems.push(...missing.map((a) => `${a.what}: admitted, but no admission report holds a fail of ${a.policy}`));
+                }
+                kyverno.check();
+            } finally {
+                close();
+            }
+        }
+        assert.deepStrictEqual(problems, [], `tier admission answers ${problems.length} of ${judged} samples otherwise:\n${problems.join("\n")}`);
+        assert.ok(judged >= 2 * (samples.holes.length + samples.conforming.length), `only ${judged} samples judged`);
     });
 
     /**
@@ -472,28 +550,15 @@ describe("kyverno", function () {
                     outcomes.push(`${what}: ${how}${r.stderr ? `:\n      ${r.stderr.trim().split("\n").join("\n      ")}` : ""}`);
                 }
             };
-            const filters = (
-                JSON.parse(target.cluster.kubectl(["get", "configmap", "kyverno", "-n", "kyverno", "-o", "json"])) as { data: Record<string, string> }
-            ).data.resourceFilters;
-            const setFilters = (text: string) =>
-                target.cluster.kubectl([
-                    "patch",
-                    "configmap",
-                    "kyverno",
-                    "-n",
-                    "kyverno",
-                    "--type=merge",
-                    "-p",
-                    JSON.stringify({ data: { resourceFilters: text } }),
-                ]);
+            const filters = resourceFilters(target.cluster);
             try {
                 // Kyverno's chart filters ReplicaSets out: verify says so, and what to set.
-                assert.ok(filters.includes("[ReplicaSet,*,*]"), `Kyverno's chart no longer filters ReplicaSets: ${filters}`);
+                assert.ok(filters.original.includes("[ReplicaSet,*,*]"), `Kyverno's chart no longer filters ReplicaSets: ${filters.original}`);
                 let checked = verify().find((c) => c.id === "kyverno.resource-filters");
                 assert.strictEqual(checked?.status, "FAIL", JSON.stringify(checked));
                 assert.match(JSON.stringify(checked.findings), /\[ReplicaSet,\*,\*\].*config\.resourceFiltersExclude/);
                 // The platform drops them, as the policy stage's page says.
-                setFilters(filters.replace("[ReplicaSet,*,*]", "").replace("[ReplicaSet/?*,*,*]", ""));
+                filters.dropReplicaSets();
                 checked = verify().find((c) => c.id === "kyverno.resource-filters");
                 assert.strictEqual(checked?.status, "PASS", JSON.stringify(checked));
                 // Kyverno needs its informers to see the namespace, the RoleBinding and its configuration.
@@ -575,7 +640,7 @@ describe("kyverno", function () {
                 assert.strictEqual(rbac?.status, "FAIL", JSON.stringify(rbac));
                 assert.match(JSON.stringify(rbac.findings), new RegExp(`may patch replicasets in ${ns}`));
             } finally {
-                setFilters(filters);
+                filters.restore();
                 target.cluster.kubectl(["delete", "namespace", ns, "--wait=false"]);
             }
             assert.deepStrictEqual(outcomes, [], `regulated ArgoCD paths, ${api}:\n${outcomes.join("\n")}`);

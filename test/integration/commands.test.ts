@@ -4,6 +4,8 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { scriptArgs } from "../../tools/cli";
+import { VerifyJson, driftReport, readJson } from "../../tools/driftReport";
+import { PreviewDigest } from "../../tools/previewDigest";
 import { REPO_ROOT } from "../../tools/stackFile";
 
 const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
@@ -32,14 +34,22 @@ describe("the project's commands, run as npm runs them", () => {
 
     it("deploy-order: --config-dir takes --flag=value, and refuses the flag without a value instead of reading the working folder", () => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "deploy-order-"));
-        try {
-            fs.writeFileSync(path.join(dir, "Pulumi.b.yaml"), "config:\n  argo-rollouts-addon:cluster:\n    role: spoke\n");
-            fs.writeFileSync(path.join(dir, "Pulumi.a.yaml"), "config:\n  argo-rollouts-addon:cluster:\n    role: hub\n");
-            const res = run("deploy-order", [`--config-dir=${dir}`]);
-            assert.strictEqual(res.status, 0, res.stderr);
-            assert.strictEqual(res.stdout, 'hubs=["a"]\nspokes=["b"]\nstacks=["a","b"]\n');
-        } finally {
-            fs.rmSync(dir, { recursive: true, force: true });
+        fs.writeFileSync(path.join(dir, "Pulumi.b.yaml"), "config:\n  argo-rollouts-addon:cluster:\n    role: spoke\n");
+        fs.writeFileSync(path.join(dir, "Pulumi.a.yaml"), "config:\n  argo-rollouts-addon:cluster:\n    role: hub\n");
+        const res = run("deploy-order", [`--config-dir=${dir}`]);
+        assert.strictEqual(res.status, 0, res.stderr);
+        assert.strictEqual(res.stdout, 'hubs=["a"]\nspokes=["b"]\nstacks=["a","b"]\n');
+    });
+
+    it("drift-report: writes the report and exits 1 on drift, 0 when clean", () => {
+        const fixture = (name: string) => path.join(__dirname, "..", "fixtures", "drift", name);
+        const verify = `--verify=${fixture("verify-pass.json")}`;
+        for (const [preview, status] of Object.entries({ "preview-drift.json": 1, "preview-clean.json": 0 })) {
+            const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "drift-")), "drift.md");
+            const res = run("drift-report", ["--stack=hub", `--preview=${fixture(preview)}`, verify, "--preview-exit=0", `--out=${out}`]);
+            assert.strictEqual(res.status, status, res.stderr);
+            const [digest, verified] = [readJson(fixture(preview)) as PreviewDigest, readJson(fixture("verify-pass.json")) as VerifyJson];
+            assert.strictEqual(fs.readFileSync(out, "utf8"), driftReport({ stack: "hub", preview: digest, previewExit: 0, verify: verified }).markdown);
         }
     });
 
@@ -47,30 +57,26 @@ describe("the project's commands, run as npm runs them", () => {
         // With ARGO_ROLLOUTS_ADDON_E2E_BIN the build script only names the folder ("engines: using
         // the binaries in ..."): its absence from stderr shows the build never started.
         const bin = fs.mkdtempSync(path.join(os.tmpdir(), "e2e-bin-"));
-        try {
-            const env: NodeJS.ProcessEnv = { ...process.env, ARGO_ROLLOUTS_ADDON_E2E_BIN: bin };
-            delete env.ARGO_ROLLOUTS_ADDON_E2E_KYVERNO;
-            for (const [pattern, why] of [
-                ["no-such-scenario", "matches no scenario"],
-                ["greenfield(", "is not a regular expression"],
+        const env: NodeJS.ProcessEnv = { ...process.env, ARGO_ROLLOUTS_ADDON_E2E_BIN: bin };
+        delete env.ARGO_ROLLOUTS_ADDON_E2E_KYVERNO;
+        for (const [pattern, why] of [
+            ["no-such-scenario", "matches no scenario"],
+            ["greenfield(", "is not a regular expression"],
+        ]) {
+            const res = run("e2e", ["--grep", pattern], env);
+            assert.strictEqual(res.status, 2, res.stdout + res.stderr);
+            assert.ok(res.stderr.startsWith(`e2e: --grep ${JSON.stringify(pattern)} ${why}`), res.stderr);
+            // Titles as Mocha registers them, from the scenario files themselves.
+            for (const title of [
+                "greenfield greenfield-hub",
+                "delivery canary-promote",
+                "kyverno kyverno-ready (kyverno.io/v1, own)",
+                "destroy destroy-keeps-crds",
             ]) {
-                const res = run("e2e", ["--grep", pattern], env);
-                assert.strictEqual(res.status, 2, res.stdout + res.stderr);
-                assert.ok(res.stderr.startsWith(`e2e: --grep ${JSON.stringify(pattern)} ${why}`), res.stderr);
-                // Titles as Mocha registers them, from the scenario files themselves.
-                for (const title of [
-                    "greenfield greenfield-hub",
-                    "delivery canary-promote",
-                    "kyverno kyverno-ready (kyverno.io/v1, own)",
-                    "destroy destroy-keeps-crds",
-                ]) {
-                    assert.ok(res.stderr.includes(`\n  ${title}`), title);
-                }
-                assert.doesNotMatch(res.stderr, /engines:/);
-                assert.strictEqual(res.stdout, "");
+                assert.ok(res.stderr.includes(`\n  ${title}`), title);
             }
-        } finally {
-            fs.rmSync(bin, { recursive: true, force: true });
+            assert.doesNotMatch(res.stderr, /engines:/);
+            assert.strictEqual(res.stdout, "");
         }
     });
 });

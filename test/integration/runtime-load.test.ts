@@ -21,33 +21,29 @@ describe("program load under the Pulumi CLI, in processes of its own", () => {
         // The project's compiler options, on one file that misuses the program's types and one that
         // uses them right: only the misuse is reported.
         const dir = tempDir();
-        try {
-            const config = path.join(REPO_ROOT, "stacks", "config");
-            fs.writeFileSync(
-                path.join(dir, "good.ts"),
-                `import { AddonConfig } from ${JSON.stringify(config)};\nexport const stack = (c: AddonConfig): string => c.stack;\n`,
-            );
-            fs.writeFileSync(
-                path.join(dir, "bad.ts"),
-                `import { AddonConfig } from ${JSON.stringify(config)};\nexport const replicas = (c: AddonConfig): string => c.controller.replicas;\n`,
-            );
-            fs.writeFileSync(
-                path.join(dir, "tsconfig.json"),
-                JSON.stringify({
-                    extends: path.join(REPO_ROOT, "tsconfig.json"),
-                    compilerOptions: { rootDir: "/", typeRoots: [path.join(REPO_ROOT, "node_modules", "@types")] },
-                    include: [],
-                    files: ["good.ts", "bad.ts"],
-                }),
-            );
-            const res = spawnSync(process.execPath, [TSC, "--noEmit", "-p", path.join(dir, "tsconfig.json")], { cwd: REPO_ROOT, encoding: "utf8" });
-            assert.notStrictEqual(res.status, 0, "tsc accepted a type error");
-            const errors = res.stdout.split("\n").filter((l) => /error TS/.test(l));
-            assert.strictEqual(errors.length, 1, res.stdout);
-            assert.match(errors[0], /bad\.ts\(2,[0-9]+\): error TS2322: Type 'number' is not assignable to type 'string'/);
-        } finally {
-            fs.rmSync(dir, { recursive: true, force: true });
-        }
+        const config = path.join(REPO_ROOT, "stacks", "config");
+        fs.writeFileSync(
+            path.join(dir, "good.ts"),
+            `import { AddonConfig } from ${JSON.stringify(config)};\nexport const stack = (c: AddonConfig): string => c.stack;\n`,
+        );
+        fs.writeFileSync(
+            path.join(dir, "bad.ts"),
+            `import { AddonConfig } from ${JSON.stringify(config)};\nexport const replicas = (c: AddonConfig): string => c.controller.replicas;\n`,
+        );
+        fs.writeFileSync(
+            path.join(dir, "tsconfig.json"),
+            JSON.stringify({
+                extends: path.join(REPO_ROOT, "tsconfig.json"),
+                compilerOptions: { rootDir: "/", typeRoots: [path.join(REPO_ROOT, "node_modules", "@types")] },
+                include: [],
+                files: ["good.ts", "bad.ts"],
+            }),
+        );
+        const res = spawnSync(process.execPath, [TSC, "--noEmit", "-p", path.join(dir, "tsconfig.json")], { cwd: REPO_ROOT, encoding: "utf8" });
+        assert.notStrictEqual(res.status, 0, "tsc accepted a type error");
+        const errors = res.stdout.split("\n").filter((l) => /error TS/.test(l));
+        assert.strictEqual(errors.length, 1, res.stdout);
+        assert.match(errors[0], /bad\.ts\(2,[0-9]+\): error TS2322: Type 'number' is not assignable to type 'string'/);
     });
 
     it("plans the same stack under the CLI's transpiler (ts-node with swc) and the plan's (tools/swcLoader.js)", () => {
@@ -63,15 +59,11 @@ describe("program load under the Pulumi CLI, in processes of its own", () => {
         };
         const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
         const dir = tempDir();
-        try {
-            const cliProject = { TS_NODE_PROJECT: path.join(REPO_ROOT, cliTsconfig()) };
-            const viaCli = plan(["-r", "ts-node/register", path.join(REPO_ROOT, "tools", "plan.ts")], cliProject, path.join(dir, "cli"));
-            const viaPlanScript = plan(scriptArgs(pkg.scripts.plan, REPO_ROOT), {}, path.join(dir, "plan"));
-            assert.ok((JSON.parse(viaCli[0]) as unknown[]).length > 20);
-            assert.deepStrictEqual(viaPlanScript, viaCli);
-        } finally {
-            fs.rmSync(dir, { recursive: true, force: true });
-        }
+        const cliProject = { TS_NODE_PROJECT: path.join(REPO_ROOT, cliTsconfig()) };
+        const viaCli = plan(["-r", "ts-node/register", path.join(REPO_ROOT, "tools", "plan.ts")], cliProject, path.join(dir, "cli"));
+        const viaPlanScript = plan(scriptArgs(pkg.scripts.plan, REPO_ROOT), {}, path.join(dir, "plan"));
+        assert.ok((JSON.parse(viaCli[0]) as unknown[]).length > 20);
+        assert.deepStrictEqual(viaPlanScript, viaCli);
     });
 
     it("loads the program the way the CLI does", () => {

@@ -82,57 +82,47 @@ describe("verify: ArgoCD", () => {
 
     it("argocd.regulated-rbac asks ArgoCD's enforcer: a default role, inheritance on, a broken line, an unbound approver fail; a broad grant to the group does not", async () => {
         const config = verifyConfig();
-        const broken = async (change: {
-            rbac?: (data: Record<string, string>) => Record<string, string>;
-            cm?: (data: Record<string, string>) => Record<string, string>;
-        }) => {
+        const inheritance = "server.rbac.disableApplicationFineGrainedRBACInheritance";
+        const cases: ["argocd-rbac-cm" | "argocd-cm", (data: Record<string, string>) => Record<string, string>, RegExp | "PASS"][] = [
+            [
+                "argocd-rbac-cm",
+                (d) => ({ ...d, "policy.default": "role:admin" }),
+                /deployer group payments-deployers may action\/argoproj.io\/Rollout\/resume applications on tenants\/any-application.*policy\.default/,
+            ],
+            // A platform grant to the group itself is taken back: the group's own subject carries the program's deny role.
+            [
+                "argocd-rbac-cm",
+                (d) => ({ ...d, "policy.csv": "p, payments-deployers, applications, *, tenants/*, allow\ng, payments-deployers, role:admin" }),
+                "PASS",
+            ],
+            [
+                "argocd-cm",
+                (d) => ({ ...d, [inheritance]: "false" }),
+                /disableApplicationFineGrainedRBACInheritance is "false": an update or delete grant on an Application then patches or deletes its Rollouts/,
+            ],
+            [
+                "argocd-rbac-cm",
+                (d) => ({ ...d, "policy.csv": 'p, role:x, applications, get, "*/*, allow' }),
+                /argocd-rbac-cm does not load in ArgoCD \(error loading RBAC policy: error parsing policy line/,
+            ],
+            [
+                "argocd-rbac-cm",
+                (d) => ({ ...d, [ROLLOUT_ACTIONS_POLICY_KEY]: d[ROLLOUT_ACTIONS_POLICY_KEY].replace(/^g, payments-approvers, .*$/m, "") }),
+                /approver group payments-approvers cannot action\/argoproj.io\/Rollout\/resume.*bind it to the approver role \(g, payments-approvers, role:approver\)/,
+            ],
+            // The platform may say the same in its own words: inheritance explicitly off passes.
+            ["argocd-cm", (d) => ({ ...d, [inheritance]: "True" }), "PASS"],
+        ];
+        for (const [configMap, change, expected] of cases) {
             const world = healthyCluster(config);
-            if (change.rbac) {
-                patch(world, "ConfigMap", "argocd-rbac-cm", (o) => ({ ...o, data: change.rbac!((o.data ?? {}) as Record<string, string>) }));
+            patch(world, "ConfigMap", configMap, (o) => ({ ...o, data: change((o.data ?? {}) as Record<string, string>) }));
+            const results = await verify(config, world);
+            if (expected === "PASS") {
+                expectPass(results, "argocd.regulated-rbac");
+            } else {
+                expectFail(results, "argocd.regulated-rbac", expected);
             }
-            if (change.cm) {
-                patch(world, "ConfigMap", "argocd-cm", (o) => ({ ...o, data: change.cm!((o.data ?? {}) as Record<string, string>) }));
-            }
-            return verify(config, world);
-        };
-        expectFail(
-            await broken({ rbac: (d) => ({ ...d, "policy.default": "role:admin" }) }),
-            "argocd.regulated-rbac",
-            /deployer group payments-deployers may action\/argoproj.io\/Rollout\/resume applications on tenants\/any-application.*policy\.default/,
-        );
-        // A platform grant to the group itself is taken back: the group's own subject carries the program's deny role.
-        assert.strictEqual(
-            status(
-                await broken({
-                    rbac: (d) => ({ ...d, "policy.csv": "p, payments-deployers, applications, *, tenants/*, allow\ng, payments-deployers, role:admin" }),
-                }),
-                "argocd.regulated-rbac",
-            ),
-            "PASS",
-        );
-        expectFail(
-            await broken({ cm: (d) => ({ ...d, "server.rbac.disableApplicationFineGrainedRBACInheritance": "false" }) }),
-            "argocd.regulated-rbac",
-            /disableApplicationFineGrainedRBACInheritance is "false": an update or delete grant on an Application then patches or deletes its Rollouts/,
-        );
-        expectFail(
-            await broken({ rbac: (d) => ({ ...d, "policy.csv": 'p, role:x, applications, get, "*/*, allow' }) }),
-            "argocd.regulated-rbac",
-            /argocd-rbac-cm does not load in ArgoCD \(error loading RBAC policy: error parsing policy line/,
-        );
-        const unbound = await broken({
-            rbac: (d) => ({ ...d, [ROLLOUT_ACTIONS_POLICY_KEY]: d[ROLLOUT_ACTIONS_POLICY_KEY].replace(/^g, payments-approvers, .*$/m, "") }),
-        });
-        expectFail(
-            unbound,
-            "argocd.regulated-rbac",
-            /approver group payments-approvers cannot action\/argoproj.io\/Rollout\/resume.*bind it to the approver role \(g, payments-approvers, role:approver\)/,
-        );
-        // The platform may say the same in its own words: inheritance explicitly off passes.
-        assert.strictEqual(
-            status(await broken({ cm: (d) => ({ ...d, "server.rbac.disableApplicationFineGrainedRBACInheritance": "True" }) }), "argocd.regulated-rbac"),
-            "PASS",
-        );
+        }
     });
 
     it("skips every ArgoCD check when another cluster's ArgoCD syncs this one, naming that cluster, and looks up only the guard's ServiceAccounts here", async () => {
@@ -142,11 +132,10 @@ describe("verify: ArgoCD", () => {
         });
         const world = healthyCluster(verifyConfig());
         const results = await verify(config, world);
+        const ids = ["argocd.projects", "argocd.applicationsets", "argocd.argocd-cm", "argocd.rbac", "argocd.regulated-rbac", "argocd.regulated-projects"];
         assert.deepStrictEqual(
-            ["argocd.projects", "argocd.applicationsets", "argocd.argocd-cm", "argocd.rbac", "argocd.regulated-rbac", "argocd.regulated-projects"].map((id) =>
-                status(results, id),
-            ),
-            ["SKIP", "SKIP", "SKIP", "SKIP", "SKIP", "SKIP"],
+            ids.map((id) => status(results, id)),
+            ids.map(() => "SKIP"),
         );
         assert.match(
             results.get("argocd.projects")!.note!,
@@ -167,38 +156,32 @@ describe("verify: ArgoCD", () => {
     });
 
     it("argocd.regulated-projects fails for another project reaching a regulated namespace, a regulated project's role or token that syncs or approves, source namespaces and a Replace sync", async () => {
-        const config = verifyConfig({ argocd: { projects: { team: { owner: "external" } }, rbac: { projects: ["tenants", "team"] } } });
+        const argocd = { projects: { team: { owner: "external" } }, rbac: { projects: ["tenants", "team"] } };
+        const config = verifyConfig({ argocd });
         const world = healthyCluster(config);
         const healthy = await verify(config, world);
         expectPass(healthy, "argocd.regulated-projects");
         assert.match(healthy.get("argocd.regulated-projects")!.note!, /2 AppProject\(s\) read; regulated namespaces of this cluster: payments-prod/);
         // `team` keeps out of payments-prod with a "!" entry; without it, its `*-prod` reaches it.
-        patch(world, "AppProject", "team", (o) => ({
-            ...o,
-            spec: { ...(o.spec as object), destinations: [{ namespace: "*", server: "https://kubernetes.default.svc" }] },
-        }));
+        patch(world, "AppProject", "team", withSpec({ destinations: [{ namespace: "*", server: "https://kubernetes.default.svc" }] }));
         // The regulated project: a pipeline's role with a token, Applications from a tenant namespace.
-        patch(world, "AppProject", "tenants", (o) => ({
-            ...o,
-            spec: {
-                ...(o.spec as object),
-                sourceNamespaces: ["payments-ci"],
-                roles: [
-                    {
-                        name: "ci",
-                        policies: ["p, proj:tenants:ci, applications, sync, tenants/*, allow", "p, proj:tenants:ci, applications, action/*, tenants/*, allow"],
-                        jwtTokens: [{ iat: 1767225600, id: "ci-2026" }],
-                    },
-                    { name: "viewer", policies: ["p, proj:tenants:viewer, applications, get, tenants/*, allow"], groups: ["payments-viewers"] },
-                ],
+        const roles = [
+            {
+                name: "ci",
+                policies: ["p, proj:tenants:ci, applications, sync, tenants/*, allow", "p, proj:tenants:ci, applications, action/*, tenants/*, allow"],
+                jwtTokens: [{ iat: 1767225600, id: "ci-2026" }],
             },
-        }));
+            { name: "viewer", policies: ["p, proj:tenants:viewer, applications, get, tenants/*, allow"], groups: ["payments-viewers"] },
+        ];
+        patch(world, "AppProject", "tenants", withSpec({ sourceNamespaces: ["payments-ci"], roles }));
         const app = world.objects.find((o) => o.kind === "Application")!;
         world.objects.push({
             ...app,
             metadata: { ...app.metadata, name: "payments-api-prod", ownerReferences: [] },
             spec: { ...(app.spec as object), project: "tenants", syncPolicy: { syncOptions: ["Replace=true", "Force=true"] } },
         });
+        // The generator's input (a git folder) picks the project.
+        patch(world, "ApplicationSet", "tenant-apps", (o) => JSON.parse(JSON.stringify(o).replace('"project":"tenants"', '"project":"{{.path.basename}}"')));
         const results = await verify(config, world);
         expectFails(
             results,
@@ -207,13 +190,11 @@ describe("verify: ArgoCD", () => {
             /AppProject argocd\/tenants role ci: \(tokens ci-2026, no group\) may action\/argoproj\.io\/Rollout\/resume applications, .*sync applications/,
             /AppProject argocd\/tenants: takes Applications from namespaces payments-ci \(spec\.sourceNamespaces\)/,
             /Application argocd\/payments-api-prod: of regulated project tenants syncs with Replace=true, Force=true/,
+            /ApplicationSet argocd\/tenant-apps: templates spec\.template\.spec\.project while regulated projects exist/,
         );
         assert.doesNotMatch(found(results, "argocd.regulated-projects"), /role viewer/, "a role that only reads is no path");
         // The stack may allow Replace and Force; the rest still fails.
-        const allowing = verifyConfig({
-            policy: { regulated: { allowReplaceOrForceSync: true } },
-            argocd: { projects: { team: { owner: "external" } }, rbac: { projects: ["tenants", "team"] } },
-        });
+        const allowing = verifyConfig({ policy: { regulated: { allowReplaceOrForceSync: true } }, argocd });
         assert.doesNotMatch(found(await verify(allowing, world), "argocd.regulated-projects"), /Replace=true/);
     });
 
@@ -227,13 +208,8 @@ describe("verify: ArgoCD", () => {
             /payments-prod: sync as system:serviceaccount:argocd:argocd-application-controller, API server as system:serviceaccount:argocd:argocd-server/,
         );
         patch(world, "ConfigMap", "argocd-cm", (o) => ({ ...o, data: { ...(o.data as object), "application.sync.impersonation.enabled": "true" } }));
-        patch(world, "AppProject", "tenants", (o) => ({
-            ...o,
-            spec: {
-                ...(o.spec as object),
-                destinationServiceAccounts: [{ server: "https://kubernetes.default.svc", namespace: "*-prod", defaultServiceAccount: "argocd-sync" }],
-            },
-        }));
+        const impersonate = (namespace: string) => ({ server: "https://kubernetes.default.svc", namespace, defaultServiceAccount: "argocd-sync" });
+        patch(world, "AppProject", "tenants", withSpec({ destinationServiceAccounts: [impersonate("*-prod")] }));
         results = await verify(config, world);
         expectFails(
             results,
@@ -246,13 +222,7 @@ describe("verify: ArgoCD", () => {
         const fixed = verifyConfig({ policy: { regulated: { gitopsServiceAccounts: ["payments-prod/argocd-sync"], actionServiceAccounts: [] } } });
         expectPass(await verify(fixed, world), "argocd.regulated-identities");
         // Enforced impersonation without a matching entry: ArgoCD refuses to sync there.
-        patch(world, "AppProject", "tenants", (o) => ({
-            ...o,
-            spec: {
-                ...(o.spec as object),
-                destinationServiceAccounts: [{ server: "https://kubernetes.default.svc", namespace: "alpha-*", defaultServiceAccount: "argocd-sync" }],
-            },
-        }));
+        patch(world, "AppProject", "tenants", withSpec({ destinationServiceAccounts: [impersonate("alpha-*")] }));
         expectFail(
             await verify(fixed, world),
             "argocd.regulated-identities",

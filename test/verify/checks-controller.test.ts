@@ -4,17 +4,14 @@ import * as path from "path";
 import type { KubeObject } from "../../tools/verify/cluster";
 import { caBundleDigest } from "../../components/gateway/caBundle";
 import { READ_CA_CONFIGMAP, READ_CA_DIGEST_ANNOTATION, READ_CA_KEY } from "../../components/rollouts/trust";
-import { fixture, healthyCluster, patch, fixtureConfig, verifyConfig, withStatus } from "./world";
+import { fixture, healthyCluster, patch, fixtureConfig, verifyConfig, verifySpoke, withStatus } from "./world";
 import { expectFail, expectPass, found, useFakeCluster } from "./run";
 
 describe("verify: CRDs and controller", () => {
     const { verify } = useFakeCluster();
     const annotate =
         (annotations: Record<string, string>, more: Partial<NonNullable<KubeObject["metadata"]>> = {}) =>
-        (o: KubeObject) => ({
-            ...o,
-            metadata: { ...o.metadata, annotations, ...more },
-        });
+        (o: KubeObject) => ({ ...o, metadata: { ...o.metadata, annotations, ...more } });
     const helm = { "meta.helm.sh/release-name": "argo-rollouts", "meta.helm.sh/release-namespace": "argo-rollouts" };
 
     it("fails each check for what breaks it, and a CRD kept from Helm's uninstall or a stranger's manager passes", async () => {
@@ -76,12 +73,7 @@ describe("verify: CRDs and controller", () => {
 
     describe("controller.read-ca", () => {
         const pem = (f: string) => fs.readFileSync(path.join(__dirname, "..", "fixtures", "tls", f), "utf8");
-        const spoke = (readCaBundle?: string) =>
-            verifyConfig({
-                cluster: { name: "preprod", role: "spoke", mimirTenant: "preprod", eksClusterName: "platform-preprod" },
-                mimir: { readEndpoint: "https://mimir.hub.example/prometheus", readCaBundle },
-                spokes: undefined,
-            });
+        const spoke = (readCaBundle?: string) => verifySpoke({ mimir: { readCaBundle } });
         const answer = { httpGet: async () => ({ status: 200, body: JSON.stringify(fixture("prometheus-vector.json")) }) };
         const POD = "argo-rollouts-7c9d5f8b64-p7m4n";
         const withDigest = (value: string | undefined) => (o: KubeObject) => {

@@ -109,36 +109,47 @@ describe("verify: Kyverno policies", () => {
         );
     });
 
-    it("kyverno.policies-ready expects only the guards, the approval guard and the tier rules in complement mode", async () => {
+    it("in complement mode expects only the guards, the approval guard and the tier rules, and the platform's Rollout-aware availability policies", async () => {
         const config = verifyConfig({ policy: { availabilityPolicies: "complement" } });
-        const world = healthyCluster(config);
+        let world = healthyCluster(config);
         let results = await verify(config, world);
-        expectPass(results, "kyverno.policies-ready");
+        for (const id of ["kyverno.policies-ready", "kyverno.availability-rollout-aware", "kyverno.one-pdb-per-workload"]) {
+            expectPass(results, id);
+        }
         assert.strictEqual(
             results.get("kyverno.policies-ready")!.note,
             "policies.kyverno.io/v1, availabilityPolicies complement: restrict-rollout-route-namespace, require-canary-max-surge, restrict-regulated-rollout-changes, restrict-regulated-rollout-pods, require-prod-standard-delivery, require-prod-regulated-delivery",
         );
-        world.objects = world.objects.filter((o) => o.metadata?.name !== POLICY_NAMES.approval);
+        assert.match(results.get("kyverno.one-pdb-per-workload")!.note!, /^ClusterPolicy generate-workload-pdb;/);
+        world.objects = world.objects.filter((o) => o.metadata?.name !== POLICY_NAMES.approval && o.metadata?.name !== POLICY_NAMES.pdb);
         results = await verify(config, world);
         expectFail(results, "kyverno.policies-ready", /ValidatingPolicy restrict-regulated-rollout-changes: not found/);
+        expectFail(
+            results,
+            "kyverno.one-pdb-per-workload",
+            /none generates PodDisruptionBudgets: policy\.availabilityPolicies is complement, so the platform's own generate-workload-pdb must/,
+        );
+        world = healthyCluster(config);
+        patch(world, "ClusterPolicy", POLICY_NAMES.pdb, () => fixture("legacy-pdb-clusterpolicy.json"));
+        world.objects = world.objects.filter((o) => o.metadata?.name !== POLICY_NAMES.replicaFloor);
+        expectFails(
+            await verify(config, world),
+            "kyverno.availability-rollout-aware",
+            /ClusterPolicy generate-workload-pdb: does not match argoproj\.io\/v1alpha1 Rollout: it silently does nothing for a Rollout/,
+            /policy require-prod-replica-floor: not found in either Kyverno API: policy\.availabilityPolicies is complement/,
+        );
     });
 
-    it("kyverno.policies-ready reads the ClusterPolicy Ready condition on the kyverno.io/v1 API", async () => {
+    it("on the kyverno.io/v1 API reads the ClusterPolicy Ready condition, takes the CRD's defaults as no drift, and catches a changed namespace selector", async () => {
         const config = verifyConfig({ policy: { kyvernoApi: "kyverno.io/v1" } });
         const world = healthyCluster(config);
+        assert.strictEqual((world.objects.find((o) => o.metadata?.name === POLICY_NAMES.approval)!.spec as { admission: boolean }).admission, true);
         patch(world, "ClusterPolicy", POLICY_NAMES.spread, (o) =>
             withStatus(o, { conditions: [{ type: "Ready", status: "False", reason: "Failed", message: "policy not ready" }] }),
         );
         const results = await verify(config, world);
         expectFail(results, "kyverno.policies-ready", /ClusterPolicy mutate-topology-spread: Ready=False \(Failed: policy not ready\)/);
         expectPass(results, "kyverno.policies-enforced");
-    });
-
-    it("kyverno.policies-enforced takes the CRD's defaults on stored ClusterPolicies as no drift, and catches a changed namespace selector", async () => {
-        const config = verifyConfig({ policy: { kyvernoApi: "kyverno.io/v1" } });
-        const world = healthyCluster(config);
-        assert.strictEqual((world.objects.find((o) => o.metadata?.name === POLICY_NAMES.approval)!.spec as { admission: boolean }).admission, true);
-        expectPass(await verify(config, world), "kyverno.policies-enforced");
         patch(
             world,
             "ClusterPolicy",
@@ -152,21 +163,6 @@ describe("verify: Kyverno policies", () => {
         );
     });
 
-    it("kyverno.availability-rollout-aware fails in complement mode when the platform's policies miss Rollout or are absent", async () => {
-        const config = verifyConfig({ policy: { availabilityPolicies: "complement" } });
-        const world = healthyCluster(config);
-        expectPass(await verify(config, world), "kyverno.availability-rollout-aware");
-        patch(world, "ClusterPolicy", POLICY_NAMES.pdb, () => fixture("legacy-pdb-clusterpolicy.json"));
-        world.objects = world.objects.filter((o) => o.metadata?.name !== POLICY_NAMES.replicaFloor);
-        const results = await verify(config, world);
-        expectFails(
-            results,
-            "kyverno.availability-rollout-aware",
-            /ClusterPolicy generate-workload-pdb: does not match argoproj\.io\/v1alpha1 Rollout: it silently does nothing for a Rollout/,
-            /policy require-prod-replica-floor: not found in either Kyverno API: policy\.availabilityPolicies is complement/,
-        );
-    });
-
     it("reads Kyverno's kind selectors as Kyverno does", async () => {
         const { kindSelectsRollout } = await import("../../tools/verify/checks/kyvernoScope");
         for (const yes of ["Rollout", "argoproj.io/v1alpha1/Rollout", "v1alpha1/Rollout", "argoproj.io/*/Rollout"]) {
@@ -176,20 +172,5 @@ describe("verify: Kyverno policies", () => {
         for (const no of ["Deployment", "argoproj.io/v1alpha1/Rollout/status", "Rollout/status", "Rollout.status", "apps/v1/Rollout", "*/*/Rollout"]) {
             assert.ok(!kindSelectsRollout(no), no);
         }
-    });
-
-    it("kyverno.one-pdb-per-workload expects exactly the platform's generator in complement mode", async () => {
-        const config = verifyConfig({ policy: { availabilityPolicies: "complement" } });
-        const world = healthyCluster(config);
-        let results = await verify(config, world);
-        expectPass(results, "kyverno.one-pdb-per-workload");
-        assert.match(results.get("kyverno.one-pdb-per-workload")!.note!, /^ClusterPolicy generate-workload-pdb;/);
-        world.objects = world.objects.filter((o) => o.metadata?.name !== POLICY_NAMES.pdb);
-        results = await verify(config, world);
-        expectFail(
-            results,
-            "kyverno.one-pdb-per-workload",
-            /none generates PodDisruptionBudgets: policy\.availabilityPolicies is complement, so the platform's own generate-workload-pdb must/,
-        );
     });
 });

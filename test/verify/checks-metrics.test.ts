@@ -7,16 +7,9 @@ import type { KubeObject } from "../../tools/verify/cluster";
 import { trustedCas } from "../../tools/verify/index";
 import { certificateAdvice, certificateProblem, PROBE_QUERY, ROUTED_PROBE_QUERY } from "../../tools/verify/checks/metricQuery";
 import { FOLDED_ROUTE_QUERY } from "../../tools/verify/probeRoutes";
-import { fixture, healthyCluster, patch, verifyConfig } from "./world";
+import { fixture, healthyCluster, patch, verifyConfig, verifySpoke } from "./world";
 import { expectFail, expectFails, expectPass, found, status, useFakeCluster } from "./run";
 
-const spokeConfig = (extra: Record<string, unknown> = {}) =>
-    verifyConfig({
-        cluster: { name: "preprod", role: "spoke", mimirTenant: "preprod", eksClusterName: "platform-preprod" },
-        mimir: { readEndpoint: "https://mimir-preprod.hub.test.example/prometheus" },
-        spokes: undefined,
-        ...extra,
-    });
 const vector = (result: unknown[]) => ({ status: 200, body: JSON.stringify({ status: "success", data: { resultType: "vector", result } }) });
 const counted = (n: number) => vector(n === 0 ? [] : [{ metric: {}, value: [1, String(n)] }]);
 const edit = (o: KubeObject, from: string | RegExp, to: string) => JSON.parse(JSON.stringify(o).replace(from, to)) as KubeObject;
@@ -60,11 +53,8 @@ describe("verify: metric path", () => {
             "metrics.query",
             /http:\/\/mimir-gateway\.observability\.svc:80\/prometheus \(tenant hub\): HTTP 401: no org id/,
         );
-        assert.ok(
-            server().requests.some((r) =>
-                r.startsWith("GET /api/v1/namespaces/observability/services/mimir-gateway:80/proxy/prometheus/api/v1/query?query=count"),
-            ),
-        );
+        const proxied = "GET /api/v1/namespaces/observability/services/mimir-gateway:80/proxy/prometheus/api/v1/query?query=count";
+        assert.ok(server().requests.some((r) => r.startsWith(proxied)));
         world.authorizeSelf = (a) => ({ allowed: !(a.resource === "services" && a.subresource === "proxy") });
         const results = await verify(config, world);
         assert.strictEqual(status(results, "metrics.query"), "SKIP");
@@ -75,7 +65,7 @@ describe("verify: metric path", () => {
     });
 
     it("metrics.query on a spoke asks its read endpoint for the gates' series, then with http_route, then the folded routes; SKIPs out of reach", async () => {
-        const config = spokeConfig();
+        const config = verifySpoke();
         const world = healthyCluster(config);
         const calls: { url: string; headers: Record<string, string> }[] = [];
         let results = await verify(config, world, {
@@ -98,22 +88,15 @@ describe("verify: metric path", () => {
         assert.match(results.get("metrics.query")!.note!, /not reachable from here .*ENOTFOUND.*kubectl -n argo-rollouts debug/);
     });
 
-    it("metrics.query fails without the gates' series, without http_route while probes are left out, and on an untrusted certificate", async () => {
-        const config = spokeConfig();
+    it("metrics.query fails without the gates' series, and without http_route while probes are left out", async () => {
+        const config = verifySpoke();
         const world = healthyCluster(config);
-        const cases: [() => Promise<{ status: number; body: string }>, RegExp][] = [
-            [
-                async () => counted(0),
-                /answered, but no http_server_request_duration_seconds_count series with k8s_namespace_name and k8s_replicaset_name in tenant preprod: every gate of this cluster would be Inconclusive/,
-            ],
-            [
-                async () => Promise.reject(new Error("unable to verify the first certificate")),
-                /unable to verify the first certificate: no CA verify trusts issued the endpoint's certificate \(the public roots; the stack sets no mimir\.readCaBundle\); .* Set argo-rollouts-addon:mimir\.readCaBundle in the spoke's stack file/,
-            ],
-        ];
-        for (const [httpGet, pattern] of cases) {
-            expectFail(await verify(config, world, { httpGet }), "metrics.query", pattern);
-        }
+        // An untrusted certificate: 'trusts the stack's mimir.readCaBundle as the controller does', against a real TLS endpoint.
+        expectFail(
+            await verify(config, world, { httpGet: async () => counted(0) }),
+            "metrics.query",
+            /answered, but no http_server_request_duration_seconds_count series with k8s_namespace_name and k8s_replicaset_name in tenant preprod: every gate of this cluster would be Inconclusive/,
+        );
         // Beyla without routes: every series has the Kubernetes labels, none has http_route.
         const noRoutes = async (url: string) => counted(decodeURIComponent(url).includes('http_route!=""') ? 0 : 12);
         expectFail(
@@ -121,7 +104,7 @@ describe("verify: metric path", () => {
             "metrics.query",
             /12 series carry k8s_namespace_name and k8s_replicaset_name, none carries http_route: the gates cannot leave out the kubelet's probes/,
         );
-        const countAll = spokeConfig({ analysis: { excludeRoutes: [] } });
+        const countAll = verifySpoke({ analysis: { excludeRoutes: [] } });
         const results = await verify(countAll, healthyCluster(countAll), { httpGet: noRoutes });
         expectPass(results, "metrics.query");
         assert.match(results.get("metrics.query")!.note!, /= 12 series \(analysis\.excludeRoutes is empty: every request counts, probes included\)$/);
@@ -133,27 +116,13 @@ describe("verify: metric path", () => {
             value: [1, "1"],
         });
         const mimir = (folded: unknown[]) => async (url: string) => (decodeURIComponent(url).includes("count by") ? vector(folded) : counted(37));
+        const ref = (template: string) => ({ templates: [{ templateName: `argo-rollouts-addon-${template}`, clusterScope: true }] });
+        const strategy = { canary: { analysis: ref("latency-p99"), steps: [{ analysis: ref("success-rate-finite") }] } };
         const gated = (world: ReturnType<typeof healthyCluster>) =>
-            patch(world, "Rollout", "alpha-shop", (o) => ({
-                ...o,
-                spec: {
-                    ...(o.spec as object),
-                    strategy: {
-                        canary: {
-                            analysis: { templates: [{ templateName: "argo-rollouts-addon-latency-p99", clusterScope: true }] },
-                            steps: [{ analysis: { templates: [{ templateName: "argo-rollouts-addon-success-rate-finite", clusterScope: true }] } }],
-                        },
-                    },
-                },
-            }));
-        // Not a probe's fold with the default probes; another Rollout's ReplicaSet; a workload no gate reads.
-        const answer = [
-            series("alpha-shop-prod", "alpha-shop-6d9f7c8b5", "/*"),
-            series("alpha-shop-prod", "alpha-shop-6d9f7c8b5", "/api/*"),
-            series("alpha-shop-prod", "alpha-shop-canary-5f6d7c8b9", "/*"),
-            series("web", "web-7c9d5f8b64", "/*"),
-        ];
-        let config = spokeConfig();
+            patch(world, "Rollout", "alpha-shop", (o) => ({ ...o, spec: { ...(o.spec as object), strategy } }));
+        // Which series and routes count (another Rollout's ReplicaSet, a route no probe folds into): test/probeRoutes.test.ts.
+        const answer = [series("alpha-shop-prod", "alpha-shop-6d9f7c8b5", "/*")];
+        let config = verifySpoke();
         let world = healthyCluster(config);
         expectPass(await verify(config, world, { httpGet: mimir(answer) }), "metrics.query");
         gated(world);
@@ -165,7 +134,7 @@ describe("verify: metric path", () => {
         );
         assert.strictEqual(results.get("metrics.query")!.findings.length, 1, found(results, "metrics.query"));
         // Multi-segment probes fold at any level; a route listed in excludeRoutes is not counted.
-        config = spokeConfig({ analysis: { excludeRoutes: ["/actuator/health/liveness", "/*"] } });
+        config = verifySpoke({ analysis: { excludeRoutes: ["/actuator/health/liveness", "/*"] } });
         world = healthyCluster(config);
         gated(world);
         results = await verify(config, world, { httpGet: mimir([...answer, series("alpha-shop-prod", "alpha-shop-6d9f7c8b5", "/actuator/*/liveness")]) });
@@ -189,20 +158,23 @@ describe("verify: metric path", () => {
             port = (endpoint.address() as { port: number }).port;
         });
         after(() => new Promise<void>((resolve) => endpoint.close(() => resolve())));
-        const spoke = (readCaBundle?: string) => spokeConfig({ mimir: { readEndpoint: `https://127.0.0.1:${port}/prometheus`, readCaBundle } });
+        const withBundle = (readCaBundle?: string) => {
+            const config = verifySpoke({ mimir: { readEndpoint: `https://127.0.0.1:${port}/prometheus`, readCaBundle } });
+            return verify(config, healthyCluster(config));
+        };
 
         it("trusts the stack's mimir.readCaBundle as the controller does, and fails naming the key when it is missing or another CA", async () => {
-            let config = spoke(tlsFile("ca.crt"));
-            expectPass(await verify(config, healthyCluster(config)), "metrics.query");
-            config = spoke();
+            expectPass(await withBundle(tlsFile("ca.crt")), "metrics.query");
             expectFail(
-                await verify(config, healthyCluster(config)),
+                await withBundle(),
                 "metrics.query",
-                new RegExp(`127\\.0\\.0\\.1:${port}/prometheus \\(tenant preprod\\): unable to verify the first certificate: no CA verify trusts`),
+                new RegExp(
+                    `127\\.0\\.0\\.1:${port}/prometheus \\(tenant preprod\\): unable to verify the first certificate: no CA verify trusts issued the endpoint's certificate ` +
+                        "\\(the public roots; the stack sets no mimir\\.readCaBundle\\); .* Set argo-rollouts-addon:mimir\\.readCaBundle in the spoke's stack file",
+                ),
             );
-            config = spoke(tlsFile("other-ca.crt"));
             expectFail(
-                await verify(config, healthyCluster(config)),
+                await withBundle(tlsFile("other-ca.crt")),
                 "metrics.query",
                 /neither the public roots nor the 1 CA certificate of argo-rollouts-addon:mimir\.readCaBundle issued/,
             );
@@ -231,7 +203,6 @@ describe("verify: metric path", () => {
     describe("metrics.spoke-routes", () => {
         const observability = () => verifyConfig({ mimir: { pushRouteOwner: "observability" } });
         const mimirBackend = { name: "mimir-gateway", namespace: "observability", port: 80 };
-        const setTenant = (tenant: string) => ({ type: "RequestHeaderModifier", requestHeaderModifier: { set: [{ name: "X-Scope-OrgID", value: tenant }] } });
         const internal = (sectionName?: string) => ({ name: "internal", namespace: "gateway-system", ...(sectionName ? { sectionName } : {}) });
         const route = (namespace: string, name: string, spec: Record<string, unknown>): KubeObject => ({
             apiVersion: "gateway.networking.k8s.io/v1",
@@ -253,13 +224,10 @@ describe("verify: metric path", () => {
                 /HTTPRoute observability\/mimir-spoke-preprod: spec\.rules\[0\]\.filters\[0\]\.requestHeaderModifier\.set is nothing, the stack declares a list of 1/,
                 /parent internal: ResolvedRefs=False \(BackendNotFound/,
             );
+            // What it passes with the observability module owning ingest: test/verify/index.test.ts (the fixture hub).
             config = observability();
             world = healthyCluster(config);
-            results = await verify(config, world);
-            assert.strictEqual(
-                results.get("metrics.spoke-routes")!.note,
-                "mimir-spoke-preprod-read (read); other routes on the spokes' hostnames: observability/mimir-ingest-preprod",
-            );
+            await verify(config, world);
             assert.ok(
                 !server().requests.some((r) => r.endsWith("/httproutes/mimir-spoke-preprod")),
                 "the observability module's route is not the hub stack's to check",
@@ -285,16 +253,7 @@ describe("verify: metric path", () => {
                 results.get("metrics.spoke-routes")!.note!,
                 /^the hub declares no spoke route .*; other routes on the spokes' hostnames: observability\/mimir-ingest-preprod$/,
             );
-            const wide = { matches: [{ path: { type: "PathPrefix", value: "/" } }], backendRefs: [mimirBackend] };
-            patch(world, "HTTPRoute", "mimir-ingest-preprod", (o) =>
-                edit(
-                    o,
-                    '"rules":[',
-                    '"rules":[{"matches":[{"path":{"type":"PathPrefix","value":"/prometheus"}}],"filters":[' +
-                        JSON.stringify(setTenant("preprod")) +
-                        '],"backendRefs":[{"name":"mimir-gateway","port":80}]},',
-                ),
-            );
+            // What the audit finds in a rule (reaching too far, another tenant, a rewrite): test/gatewayApi.test.ts.
             world.objects.push(
                 route("team-x", "catch-all", {
                     parentRefs: [internal()],
@@ -302,7 +261,7 @@ describe("verify: metric path", () => {
                     rules: [
                         {
                             matches: [{ path: { type: "PathPrefix", value: "/api/v1/push" } }],
-                            filters: [setTenant("team-x")],
+                            filters: [{ type: "RequestHeaderModifier", requestHeaderModifier: { set: [{ name: "X-Scope-OrgID", value: "team-x" }] } }],
                             backendRefs: [mimirBackend],
                         },
                     ],
@@ -311,19 +270,16 @@ describe("verify: metric path", () => {
                 route("team-a", "other-host", {
                     parentRefs: [internal("https")],
                     hostnames: ["grafana.hub.test.example", "*.mimir-preprod.hub.test.example"],
-                    rules: [wide],
+                    rules: [{ matches: [{ path: { type: "PathPrefix", value: "/" } }], backendRefs: [mimirBackend] }],
                 }),
             );
             results = await verify(config, world);
             const text = found(results, "metrics.spoke-routes");
-            for (const pattern of [
-                /^HTTPRoute observability\/mimir-ingest-preprod: rule 0 \(PathPrefix \/prometheus\) serves mimir-preprod\.hub\.test\.example \(spoke preprod\) on gateway-system\/internal\/https and reaches Mimir's gateway Service beyond remote write and Mimir's read endpoints: PathPrefix \/prometheus also reaches \/prometheus\/config\/v1\/rules/m,
-                /HTTPRoute team-x\/catch-all: rule 0 \(PathPrefix \/api\/v1\/push\) .* reaches Mimir through backendRefs\[0\] but sets X-Scope-OrgID to team-x/,
-            ]) {
-                assert.match(text, pattern);
-            }
-            assert.doesNotMatch(text, /team-a/);
-            assert.strictEqual(results.get("metrics.spoke-routes")!.findings.length, 2, text);
+            assert.match(
+                text,
+                /^HTTPRoute team-x\/catch-all: rule 0 \(PathPrefix \/api\/v1\/push\) serves mimir-preprod\.hub\.test\.example \(spoke preprod\) on gateway-system\/internal\/https and reaches Mimir through backendRefs\[0\] but sets X-Scope-OrgID to team-x/,
+            );
+            assert.strictEqual(results.get("metrics.spoke-routes")!.findings.length, 1, text);
         });
 
         it("is skipped, saying why, when verify may not list HTTPRoutes, and still fails the hub's own broken route", async () => {

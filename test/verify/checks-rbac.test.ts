@@ -129,6 +129,10 @@ describe("verify: RBAC (SubjectAccessReview)", () => {
                 /Group payments-deployers .*: may patch replicasets in payments-prod: a ReplicaSet edited beside a Rollout runs a version nobody approved/,
             ],
             ["rbac.deployer-cannot-edit-replicasets", /may update replicasets\/scale in payments-prod: a ReplicaSet scaled beside a Rollout/],
+            [
+                "rbac.deployer-cannot-edit-deployments",
+                /Group payments-deployers .*: may patch deployments in payments-prod: a Deployment's pod template is outside/,
+            ],
         ];
         for (const [id, pattern] of cases) {
             expectFail(results, id, pattern);

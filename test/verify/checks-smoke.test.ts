@@ -1,13 +1,21 @@
 import * as assert from "assert";
+import type { KubeObject } from "../../tools/verify/cluster";
 import { ClusterWorld, NOW, fixture, healthyCluster, patch, setSmokeStatus, verifyConfig } from "./world";
-
-import { expectFail, expectFails, expectPass, status, useFakeCluster } from "./run";
+import { expectFail, expectFails, expectPass, useFakeCluster } from "./run";
 
 describe("verify: smoke canary", () => {
     const { verify } = useFakeCluster();
     /** The blue/green active Service selecting `hash` in place of the promoted 58d4c7f9b6. */
     const activeSelects = (world: ClusterWorld, hash: string) =>
         patch(world, "Service", "rollouts-smoke-active", (o) => JSON.parse(JSON.stringify(o).replace("58d4c7f9b6", hash)) as typeof o);
+    /** A failGate stack's cluster whose smoke Rollout the controller aborted (`status`, at generation 5), with the AnalysisRun `run`. */
+    const aborted = (smokeTest: Record<string, unknown>, status: string, run: KubeObject) => {
+        const config = verifyConfig({ smokeTest: { ...smokeTest, failGate: true } });
+        const world = healthyCluster(config);
+        setSmokeStatus(world, config, fixture(status), 5);
+        world.objects.push(run);
+        return { config, world };
+    };
 
     it("smoke.outcome fails when the canary is paused on an inconclusive gate", async () => {
         const config = verifyConfig();
@@ -18,21 +26,15 @@ describe("verify: smoke canary", () => {
     });
 
     it("smoke.outcome passes for failGate when the gate aborted the canary and traffic is back on stable", async () => {
-        const config = verifyConfig({ smokeTest: { failGate: true } });
-        const world = healthyCluster(config);
-        setSmokeStatus(world, config, fixture("smoke-status-aborted.json"), 5);
-        world.objects.push(fixture("analysisrun-failed.json"));
+        const { config, world } = aborted({}, "smoke-status-aborted.json", fixture("analysisrun-failed.json"));
         const results = await verify(config, world);
         expectPass(results, "smoke.outcome");
         assert.match(results.get("smoke.outcome")!.note!, /pod hash 7f6b8d9c55, gate runs: Background Failed/);
     });
 
     it("smoke.outcome fails for failGate when the run errored instead of failing, traffic stayed on the canary, or the template is not the stack's", async () => {
-        const config = verifyConfig({ smokeTest: { failGate: true } });
-        const world = healthyCluster(config);
-        setSmokeStatus(world, config, fixture("smoke-status-aborted.json"), 5);
         const run = fixture("analysisrun-failed.json");
-        world.objects.push({ ...run, status: { ...(run.status as object), phase: "Error" } });
+        const { config, world } = aborted({}, "smoke-status-aborted.json", { ...run, status: { ...(run.status as object), phase: "Error" } });
         patch(world, "HTTPRoute", "rollouts-smoke", (o) => JSON.parse(JSON.stringify(o).replace('"weight":0', '"weight":25')) as typeof o);
         let results = await verify(config, world);
         expectFail(results, "smoke.outcome", /no Background AnalysisRun of pod hash 7f6b8d9c55 Failed \(Background Error\)/);
@@ -74,20 +76,14 @@ describe("verify: smoke canary", () => {
     });
 
     it("smoke.outcome (blue/green) passes for failGate when the preview gate aborted it before the switch: the active Service never left stable", async () => {
-        const config = verifyConfig({ smokeTest: { strategy: "blueGreen", failGate: true } });
-        const world = healthyCluster(config);
-        setSmokeStatus(world, config, fixture("smoke-status-bluegreen-aborted.json"), 5);
-        world.objects.push(fixture("analysisrun-failed-prepromotion.json"));
+        const { config, world } = aborted({ strategy: "blueGreen" }, "smoke-status-bluegreen-aborted.json", fixture("analysisrun-failed-prepromotion.json"));
         const results = await verify(config, world);
         expectPass(results, "smoke.outcome");
         assert.match(results.get("smoke.outcome")!.note!, /gate runs: PrePromotion Failed/);
     });
 
     it("smoke.outcome (blue/green) fails for failGate when the active Service selects the aborted version, or only another kind of run failed", async () => {
-        const config = verifyConfig({ smokeTest: { strategy: "blueGreen", failGate: true } });
-        const world = healthyCluster(config);
-        setSmokeStatus(world, config, fixture("smoke-status-bluegreen-aborted.json"), 5);
-        world.objects.push(fixture("analysisrun-failed.json"));
+        const { config, world } = aborted({ strategy: "blueGreen" }, "smoke-status-bluegreen-aborted.json", fixture("analysisrun-failed.json"));
         activeSelects(world, "7f6b8d9c55");
         const results = await verify(config, world);
         expectFails(
@@ -136,11 +132,5 @@ describe("verify: smoke canary", () => {
         });
         expectPass(results, "smoke.outcome");
         assert.strictEqual(looks, 3);
-    });
-
-    it("smoke.outcome is skipped when the smoke test is off", async () => {
-        const config = verifyConfig({ smokeTest: { enabled: false, hostname: undefined, image: undefined, loadImage: undefined } });
-        const results = await verify(config, healthyCluster(verifyConfig()));
-        assert.strictEqual(status(results, "smoke.outcome"), "SKIP");
     });
 });

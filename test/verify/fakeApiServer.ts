@@ -38,8 +38,8 @@ export interface FakeApiServer {
 
 export function objectPath(o: KubeObject): string {
     const kind = (o.kind ?? "").toLowerCase();
-    // A consonant before the y: policy -> policies; a vowel: gateway -> gateways.
-    const plural = /[^aeiou]y$/.test(kind) ? `${kind.slice(0, -1)}ies` : `${kind}s`;
+    // A consonant before the y: policy -> policies; a vowel: gateway -> gateways; ingress -> ingresses.
+    const plural = /[^aeiou]y$/.test(kind) ? `${kind.slice(0, -1)}ies` : /s$/.test(kind) ? `${kind}es` : `${kind}s`;
     const ns = o.metadata?.namespace ? `/namespaces/${o.metadata.namespace}` : "";
     return `${o.apiVersion === "v1" ? "/api/v1" : `/apis/${o.apiVersion}`}${ns}/${plural}/${o.metadata?.name}`;
 }
@@ -72,15 +72,8 @@ export async function startFakeApiServer(world: FakeWorld): Promise<FakeApiServe
                 const decision = review[1]
                     ? (world.authorizeSelf ?? (() => ({ allowed: true })))(spec.resourceAttributes ?? {})
                     : (world.authorize ?? (() => ({ allowed: false })))(spec);
-                return send(
-                    201,
-                    JSON.stringify({
-                        kind: review[1] ? "SelfSubjectAccessReview" : "SubjectAccessReview",
-                        apiVersion: "authorization.k8s.io/v1",
-                        spec,
-                        status: decision,
-                    }),
-                );
+                const kind = review[1] ? "SelfSubjectAccessReview" : "SubjectAccessReview";
+                return send(201, JSON.stringify({ kind, apiVersion: "authorization.k8s.io/v1", spec, status: decision }));
             }
             if (method !== "GET") {
                 violations.push(`${method} ${pathname}`);
@@ -107,15 +100,8 @@ export async function startFakeApiServer(world: FakeWorld): Promise<FakeApiServe
             const rest = parts.slice(parts[0] === "api" ? 2 : 3);
             const collection = (rest[0] === "namespaces" && rest.length > 1 ? rest.slice(2) : rest).length === 1;
             const selector = (url.searchParams.get("labelSelector") ?? "").split(",").filter(Boolean);
-            const items = world.objects.filter(
-                (o) =>
-                    collectionsOf(o).includes(pathname) &&
-                    selector.every((term) =>
-                        ((k, v) => (v === undefined ? k in (o.metadata?.labels ?? {}) : o.metadata?.labels?.[k] === v))(
-                            ...(term.split("=") as [string, string?]),
-                        ),
-                    ),
-            );
+            const labelled = (o: KubeObject, [k, v]: string[]) => (v === undefined ? k in (o.metadata?.labels ?? {}) : o.metadata?.labels?.[k] === v);
+            const items = world.objects.filter((o) => collectionsOf(o).includes(pathname) && selector.every((term) => labelled(o, term.split("="))));
             return collection
                 ? send(200, JSON.stringify({ kind: "List", apiVersion: "v1", metadata: { resourceVersion: "1" }, items }))
                 : send(404, status(404, `${pathname} not found`));

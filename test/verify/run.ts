@@ -60,21 +60,15 @@ export const ALL_IDS = GROUPS.flatMap((g) => g.ids);
  * of an access review (`create`). Undefined for non-resource paths (`/version`).
  */
 function requestQuestion(method: string, rawPath: string): ResourceQuestion | undefined {
-    const path = rawPath.split("?")[0];
-    const parts = path.split("/").filter(Boolean);
+    const parts = rawPath.split("?")[0].split("/").filter(Boolean);
     if (parts[0] !== "api" && parts[0] !== "apis") {
         return undefined;
     }
-    const group = parts[0] === "api" ? "" : parts[1];
-    let rest = parts[0] === "api" ? parts.slice(2) : parts.slice(3);
-    let namespace: string | undefined;
-    if (rest[0] === "namespaces" && rest.length > 2) {
-        namespace = rest[1];
-        rest = rest.slice(2);
-    }
-    const [resource, name, subresource] = rest;
+    const rest = parts.slice(parts[0] === "api" ? 2 : 3);
+    const namespace = rest[0] === "namespaces" && rest.length > 2 ? rest[1] : undefined;
+    const [resource, name, subresource] = namespace === undefined ? rest : rest.slice(2);
     const verb = method === "POST" ? "create" : name === undefined ? "list" : "get";
-    return { verb, group, resource, namespace, name: name?.split(":")[0], subresource };
+    return { verb, group: parts[0] === "api" ? "" : parts[1], resource, namespace, name: name?.split(":")[0], subresource };
 }
 
 /** Every request `server` saw is one verify's printed ClusterRole for `config` allows, and the role grants only reads and access reviews. */

@@ -38,7 +38,7 @@ import type { KubeObject } from "../../tools/verify/cluster";
 import { CONTROLLER_CONTAINER, expectedControllerImage } from "../../tools/verify/checks/controller";
 import { gateRunTypes, smokePlan } from "../../tools/verify/checks/smoke";
 import { configFromStackFile, readStackFile } from "../../tools/stackFile";
-import { FIXTURE_STACKS, hubConfig, merged } from "../harness";
+import { FIXTURE_STACKS, TEST_SMOKE, hubConfig, merged } from "../harness";
 import type { FakeWorld } from "./fakeApiServer";
 import { PolicyRule, ROLLOUTS_CRDS } from "../../components/argoRollouts";
 import { clusterAnalysisTemplateSpec, errorBudgetTemplates, sharedTemplates } from "../../components/rollouts/analysis";
@@ -86,12 +86,7 @@ export function verifyConfig(patch: Record<string, unknown> = {}): AddonConfig {
                 ignoreDifferences: [{ group: "apps", kind: "Deployment", jsonPointers: ["/spec/replicas"] }],
                 rbac: { approverRole: "role:approver", deployerRoles: ["role:deployer"], regulatedProjects: ["tenants"] },
             },
-            smokeTest: {
-                enabled: true,
-                hostname: "smoke.hub.test.example",
-                image: `registry.platform.test/mirror/argoproj/rollouts-demo@sha256:${"c".repeat(64)}`,
-                loadImage: `registry.platform.test/mirror/curlimages/curl@sha256:${"d".repeat(64)}`,
-            },
+            smokeTest: TEST_SMOKE,
         }),
         patch,
     );
@@ -99,21 +94,21 @@ export function verifyConfig(patch: Record<string, unknown> = {}): AddonConfig {
     return parseAddonConfig("hub", rest, { awsRegion: String(region) });
 }
 
+/** verifyConfig() as the hub's spoke preprod, reading through the hub at a fixed https endpoint, with `patch` merged in. */
+export function verifySpoke(patch: Record<string, unknown> = {}): AddonConfig {
+    const spoke = {
+        cluster: { name: "preprod", role: "spoke", mimirTenant: "preprod", eksClusterName: "platform-preprod" },
+        mimir: { readEndpoint: "https://mimir-preprod.hub.test.example/prometheus" },
+    };
+    return verifyConfig({ ...merged(spoke, patch), spokes: undefined });
+}
+
 /** A fixture stack file's configuration, read and validated as `npm run verify` reads it. */
 export const fixtureConfig = (stack: string): AddonConfig => configFromStackFile(readStackFile(stack, FIXTURE_STACKS));
 
 /** A grant the fake authorizer evaluates with Kubernetes' rule matching: a subject, its rules, where (unset: everywhere), RBAC's reason. */
-export interface Grant {
-    user?: string;
-    group?: string;
-    namespace?: string;
-    rules: PolicyRule[];
-    reason: string;
-}
-
-export interface ClusterWorld extends FakeWorld {
-    grants: Grant[];
-}
+type Grant = { user?: string; group?: string; namespace?: string; rules: PolicyRule[]; reason: string };
+export type ClusterWorld = FakeWorld & { grants: Grant[] };
 
 export const withStatus = (o: KubeObject, status: unknown): KubeObject => ({ ...o, status });
 
@@ -146,6 +141,13 @@ export function storedPolicy(p: KyvernoPolicy): KubeObject {
     const status = fixture(p.kind === "ClusterPolicy" ? "cluster-policy-status-ready.json" : "cel-policy-status-ready.json");
     return named(o, { uid: `uid-${p.metadata.name}`, generation: 1, creationTimestamp: "2026-06-26T09:15:39Z" }, { status });
 }
+
+const clusterRole = (metadata: KubeObject["metadata"], rules: unknown[]): KubeObject => ({
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRole",
+    metadata,
+    rules,
+});
 
 /** The Kyverno ServiceAccount of a controller (the chart's `<release>-<component>`). */
 export const kyvernoAccount = (component: string): string => `system:serviceaccount:kyverno:kyverno-${component}`;
@@ -198,12 +200,9 @@ export function healthyCluster(config: AddonConfig): ClusterWorld {
     const controller = values.controller as { podAnnotations: Record<string, string>; trafficRouterPlugins: unknown };
     const trust = controllerTrust(config.mimir.readCaBundle);
     const pod = fixture("controller-pod.json");
+    const mounts = trust ? { env: trust.extraEnv, volumeMounts: trust.volumeMounts } : {};
     for (const name of ["argo-rollouts-7c9d5f8b64-x2k8q", "argo-rollouts-7c9d5f8b64-p7m4n"]) {
-        const containers = (pod.spec as { containers: object[] }).containers.map((c) => ({
-            ...c,
-            image,
-            ...(trust ? { env: trust.extraEnv, volumeMounts: trust.volumeMounts } : {}),
-        }));
+        const containers = (pod.spec as { containers: object[] }).containers.map((c) => ({ ...c, image, ...mounts }));
         const spec = { ...(pod.spec as object), containers, initContainers, ...(trust ? { volumes: trust.volumes } : {}) };
         objects.push(named(pod, { name, annotations: { ...pod.metadata?.annotations, ...controller.podAnnotations } }, { spec }));
     }
@@ -218,29 +217,18 @@ export function healthyCluster(config: AddonConfig): ClusterWorld {
     // The policy stage for its mode, and in complement mode the platform's own ADR-085 policies.
     const policy = config.policy;
     objects.push(...kyvernoPolicies(policy, policyContext(config)).map(storedPolicy));
-    const sa = `ServiceAccount "argo-rollouts/argo-rollouts"`;
-    const grants: Grant[] = [
-        {
-            user: `system:serviceaccount:${ns}:argo-rollouts`,
-            rules: controllerClusterRules(config.plugin),
-            reason: bindingReason("ClusterRole", "argo-rollouts", "argo-rollouts", sa),
-        },
-        {
-            user: `system:serviceaccount:${ns}:argo-rollouts`,
-            namespace: ns,
-            rules: controllerNamespaceRules(),
-            reason: bindingReason("Role", "argo-rollouts/argo-rollouts", "argo-rollouts", sa),
-        },
+    const controllerGrant = (kind: string, binding: string, rules: PolicyRule[], namespace?: string): Grant => {
+        const reason = bindingReason(kind, binding, "argo-rollouts", `ServiceAccount "argo-rollouts/argo-rollouts"`);
+        return { user: `system:serviceaccount:${ns}:argo-rollouts`, namespace, rules, reason };
+    };
+    const grants = [
+        controllerGrant("ClusterRole", "argo-rollouts", controllerClusterRules(config.plugin)),
+        controllerGrant("Role", "argo-rollouts/argo-rollouts", controllerNamespaceRules(), ns),
     ];
     for (const role of kyvernoRoles(policy)) {
         const labels = { ...PART_OF, ...Object.fromEntries(role.controllers.map((c) => [KYVERNO_AGGREGATE_LABELS[c], "true"])) };
         const annotations = { "argo-rollouts-addon.platform/why": role.why };
-        objects.push({
-            apiVersion: "rbac.authorization.k8s.io/v1",
-            kind: "ClusterRole",
-            metadata: { name: kyvernoRoleName(role), uid: `uid-${role.name}`, labels, annotations },
-            rules: role.rules,
-        });
+        objects.push(clusterRole({ name: kyvernoRoleName(role), uid: `uid-${role.name}`, labels, annotations }, role.rules));
         // Kyverno's chart aggregates the labelled role into each controller's ClusterRole.
         grants.push(...role.controllers.map((c) => kyvernoGrant(COMPONENT[c], role.rules)));
     }
@@ -252,13 +240,8 @@ export function healthyCluster(config: AddonConfig): ClusterWorld {
     // Tenants: `view` as the aggregation controller fills it from the stage's role, a canary Rollout with its budget, an editor, a regulated app.
     const view = tenantViewRole();
     objects.push(
-        { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { ...view.metadata, uid: "uid-tenant-view" }, rules: view.rules },
-        {
-            apiVersion: "rbac.authorization.k8s.io/v1",
-            kind: "ClusterRole",
-            metadata: { name: "view", uid: "uid-view" },
-            rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"] }, ...view.rules],
-        },
+        clusterRole({ ...view.metadata, uid: "uid-tenant-view" }, view.rules),
+        clusterRole({ name: "view", uid: "uid-view" }, [{ apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"] }, ...view.rules]),
         fixture("tenant-rollout.json"),
         fixture("generated-pdb.json"),
         fixture("clusterrole-edit.json"),
@@ -274,13 +257,10 @@ export function healthyCluster(config: AddonConfig): ClusterWorld {
     objects.push(...([approval.approver, approval.deployer, ...approval.bindings] as unknown as KubeObject[]));
     for (const b of approval.bindings) {
         const role = b.roleRef.name === approval.approver.metadata.name ? approval.approver : approval.deployer;
-        for (const s of b.subjects) {
-            grants.push({
-                group: s.name,
-                namespace: REGULATED_APP.namespace,
-                rules: role.rules,
-                reason: bindingReason("Role", `${b.metadata.name}/${REGULATED_APP.namespace}`, role.metadata.name, `Group "${s.name}"`),
-            });
+        const namespace = REGULATED_APP.namespace;
+        for (const { name } of b.subjects) {
+            const reason = bindingReason("Role", `${b.metadata.name}/${namespace}`, role.metadata.name, `Group "${name}"`);
+            grants.push({ group: name, namespace, rules: role.rules, reason });
         }
     }
     // ArgoCD's application controller may do anything (its upstream ClusterRole): a GitOps identity.
@@ -334,18 +314,13 @@ export function healthyCluster(config: AddonConfig): ClusterWorld {
                 ),
             );
         }
-        const cm = fixture("argocd-cm.json");
-        objects.push(
-            named(
-                cm,
-                { namespace: argo.namespace },
-                { data: { ...(cm.data as object), ...argocdCmIgnoreData(expandAllKinds(argo.ignoreDifferences, argo.allKinds)) } },
-            ),
-        );
-        const rbacCm = fixture("argocd-rbac-cm.json");
+        // The ConfigMaps with the keys the stack patches into them.
+        const patched = (file: string, data: object) =>
+            named(fixture(file), { namespace: argo.namespace }, { data: { ...(fixture(file).data as object), ...data } });
         const csv = rolloutActionsPolicyCsv(argo.rbac);
         objects.push(
-            named(rbacCm, { namespace: argo.namespace }, { data: { ...(rbacCm.data as object), ...(csv ? { [ROLLOUT_ACTIONS_POLICY_KEY]: csv } : {}) } }),
+            patched("argocd-cm.json", argocdCmIgnoreData(expandAllKinds(argo.ignoreDifferences, argo.allKinds))),
+            patched("argocd-rbac-cm.json", csv ? { [ROLLOUT_ACTIONS_POLICY_KEY]: csv } : {}),
         );
     }
 
@@ -363,8 +338,16 @@ export function healthyCluster(config: AddonConfig): ClusterWorld {
     );
     if (config.cluster.role === "hub" && config.spokes.length > 0) {
         // The ingest Gateway, and the observability module's ingest route of each spoke whose push route it owns.
-        objects.push(named(fixture("gateway.json"), { name: mimir.ingestGateway.name, namespace: mimir.ingestGateway.namespace }));
-        objects.push(...config.spokes.filter((s) => s.pushRouteOwner === "observability").map((s) => observabilityIngestRoute(config, s.name)));
+        const gw = mimir.ingestGateway;
+        objects.push(named(fixture("gateway.json"), { name: gw.name, namespace: gw.namespace }));
+        for (const spoke of config.spokes.filter((s) => s.pushRouteOwner === "observability")) {
+            const text = JSON.stringify(fixture("observability-ingest-route.json"))
+                .replaceAll("mimir-preprod.hub.test.example", spoke.hostname)
+                .replaceAll('"preprod"', JSON.stringify(spoke.tenant))
+                .replace('"sectionName":"https"', `"sectionName":${JSON.stringify(spoke.listener ?? gw.listener)}`)
+                .replace('"name":"internal","namespace":"gateway-system"', `"name":${JSON.stringify(gw.name)},"namespace":${JSON.stringify(gw.namespace)}`);
+            objects.push(named(JSON.parse(text) as KubeObject, { name: `mimir-ingest-${spoke.name}`, namespace: mimir.namespace }));
+        }
     }
     for (const route of config.spokes.flatMap((s) => spokeRoutes(s, mimir))) {
         const metadata = { name: route.name, namespace: mimir.spokeRouteNamespace, generation: 1, labels: { ...PART_OF } };
@@ -400,31 +383,18 @@ export function healthyCluster(config: AddonConfig): ClusterWorld {
     if (smoke.enabled) {
         const plan = smokePlan(config);
         const labels = { "app.kubernetes.io/name": SMOKE_APP };
-        const spec = {
-            replicas: smoke.replicas,
-            revisionHistoryLimit: 3,
-            selector: { matchLabels: labels },
-            template: smokePodTemplate(smoke, "9f2c4e1a"),
-            strategy: plan.strategy,
-        };
-        objects.push({
-            apiVersion: "argoproj.io/v1alpha1",
-            kind: "Rollout",
-            metadata: { name: SMOKE_APP, namespace: smoke.namespace, generation: 4, labels },
-            spec,
-            status: {},
-        });
+        const template = smokePodTemplate(smoke, "9f2c4e1a");
+        const spec = { replicas: smoke.replicas, revisionHistoryLimit: 3, selector: { matchLabels: labels }, template, strategy: plan.strategy };
+        const metadata = { name: SMOKE_APP, namespace: smoke.namespace, generation: 4, labels };
+        objects.push({ apiVersion: "argoproj.io/v1alpha1", kind: "Rollout", metadata, spec, status: {} });
         const service = fixture("smoke-service.json");
-        objects.push(
-            ...plan.services.map((s) =>
-                named(
-                    service,
-                    { name: s.metadata.name, namespace: s.metadata.namespace },
-                    { spec: { ...(service.spec as object), selector: { ...s.spec.selector } } },
-                ),
-            ),
-        );
-        objects.push({ ...fixture("smoke-route.json"), spec: plan.httpRoute!.spec });
+        const selecting = (s: (typeof plan.services)[number]) =>
+            named(
+                service,
+                { name: s.metadata.name, namespace: s.metadata.namespace },
+                { spec: { ...(service.spec as object), selector: { ...s.spec.selector } } },
+            );
+        objects.push(...plan.services.map(selecting), { ...fixture("smoke-route.json"), spec: plan.httpRoute!.spec });
         const status = fixture<Record<string, unknown>>(smoke.strategy === "blueGreen" ? "smoke-status-bluegreen-promoted.json" : "smoke-status-promoted.json");
         setSmokeStatus(world, config, status);
         const run = fixture("analysisrun-failed.json");
@@ -435,18 +405,6 @@ export function healthyCluster(config: AddonConfig): ClusterWorld {
         }
     }
     return world;
-}
-
-/** The observability module's ingest route for a spoke (fixture), on the spoke's hostname, listener and tenant. */
-export function observabilityIngestRoute(config: AddonConfig, spokeName: string): KubeObject {
-    const spoke = config.spokes.find((s) => s.name === spokeName)!;
-    const gw = config.mimir.ingestGateway;
-    const text = JSON.stringify(fixture("observability-ingest-route.json"))
-        .replaceAll("mimir-preprod.hub.test.example", spoke.hostname)
-        .replaceAll('"preprod"', JSON.stringify(spoke.tenant))
-        .replace('"sectionName":"https"', `"sectionName":${JSON.stringify(spoke.listener ?? gw.listener)}`)
-        .replace('"name":"internal","namespace":"gateway-system"', `"name":${JSON.stringify(gw.name)},"namespace":${JSON.stringify(gw.namespace)}`);
-    return named(JSON.parse(text) as KubeObject, { name: `mimir-ingest-${spoke.name}`, namespace: config.mimir.namespace });
 }
 
 /** Replaces the object of `kind` and `name` in the world (throws when absent). */

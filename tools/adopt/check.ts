@@ -1,7 +1,7 @@
 /** `npm run adopt-check`: an adopted object previews as a plain create, so this shows the live objects an adopting run rewrites or breaks. */
 import type { AddonConfig } from "../../stacks/config";
 import { CONTROLLER_SELECTOR, chartObjectApiVersion, chartObjectFields, chartObjects, renderedConfigKeys } from "../../components/rollouts/chartObjects";
-import { oldInstallProblems } from "../../components/cluster/oldInstall";
+import { CONTROLLER_LEASES, oldInstallProblems } from "../../components/cluster/oldInstall";
 import { HELM_OWNERSHIP_ANNOTATIONS, RELEASE_SELECTOR } from "../../components/cluster/adoption";
 import { NOTIFICATION_CONFIGMAP } from "../../components/rollouts/notifications";
 import { controllerValues } from "../../components/rollouts/values";
@@ -12,7 +12,6 @@ import {
     apiPath,
     fieldChanges,
     fieldManagers,
-    imageTag,
     isDowngrade,
     objectName,
     removeKeysCommand,
@@ -20,6 +19,8 @@ import {
     templateReferences,
     unresolvedArgs,
 } from "./inventory";
+import { runningControllerVersion } from "../../stacks/preflight";
+import { releaseOfLine } from "../../components/rollouts/versions";
 import { TEMPLATE_NAME_PREFIX, rolloutsCrdUrls, ROLLOUTS_CRDS, RELEASE_NAME } from "../../components/argoRollouts";
 
 export interface DeclaredObject {
@@ -125,11 +126,19 @@ export async function adoptCheck(config: AddonConfig, planned: PlannedObject[], 
     }
 
     // The controller's version: never a silent downgrade.
-    const deployment = await cluster.get(apiPath("apps/v1", "Deployment", ns, RELEASE_NAME));
-    const containers = deployment ? (spec(deployment).template?.spec?.containers ?? []) : [];
-    const image = containers.find((c) => c.name === "argo-rollouts")?.image ?? containers[0]?.image;
-    const running = image ? (imageTag(image) ?? null) : null;
+    const running = (await runningControllerVersion(config, cluster)) ?? null;
     const configured = config.controller.appVersion;
+    if (running && !config.controller.releaseFromStackFile) {
+        // Decided before the runbook deletes a controller the chart cannot take (docs/operations/adopt.md step 5): with none running, the preview cannot tell.
+        const kept = releaseOfLine(running);
+        breaks.push({
+            object: `Pulumi.${config.stack}.yaml`,
+            found: `names no controller.chartVersion while the cluster runs ${running}: once the runbook deletes the old controller, the adopting run could not tell which line to keep`,
+            fix: kept
+                ? `pulumi config set --path controller.chartVersion ${kept.chartVersion} -s ${config.stack} (the chart of the ${kept.line} line it runs)`
+                : `no chart of the program runs ${running}'s line: follow docs/operations/upgrade.md, then set controller.chartVersion and controller.acknowledgeNewRevisions`,
+        });
+    }
     if (running && isDowngrade(running, configured) && !config.cluster.allowDowngrade) {
         breaks.push({
             object: objectName("Deployment", ns, RELEASE_NAME),
@@ -169,6 +178,7 @@ export async function adoptCheck(config: AddonConfig, planned: PlannedObject[], 
             namespace: ns,
             name: RELEASE_NAME,
             deployments: (await cluster.list("/apis/apps/v1/deployments")) ?? [],
+            leases: (await cluster.list(CONTROLLER_LEASES)) ?? [],
             chartSelector: CONTROLLER_SELECTOR,
             pdb,
         }),

@@ -106,7 +106,8 @@ export function verifyRules(config?: Pick<AddonConfig, "cluster" | "mimir">): Po
         rule("policies.kyverno.io", ["validatingpolicies", "mutatingpolicies", "generatingpolicies"], ["get", "list"]),
         rule("argoproj.io", ["rollouts", "appprojects"], ["get", "list"]),
         rule("argoproj.io", ["analysisruns", "applications"], ["list"]),
-        rule("argoproj.io", ["clusteranalysistemplates", "applicationsets"], ["get"]),
+        rule("argoproj.io", ["applicationsets"], ["get", "list"]),
+        rule("argoproj.io", ["clusteranalysistemplates"], ["get"]),
         // The hub audits every route on a spoke's hostname, whoever owns it.
         rule("gateway.networking.k8s.io", ["httproutes"], hub ? ["get", "list"] : ["get"]),
         ...(hub ? [rule("gateway.networking.k8s.io", ["gateways"], ["get"], gateway)] : []),

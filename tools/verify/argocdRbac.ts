@@ -5,7 +5,7 @@
 import { Enforcer, newEnforcer, newModelFromString } from "casbin";
 
 /** argo-cd v3.5.1 assets/model.conf. */
-export const ARGOCD_MODEL = `
+const ARGOCD_MODEL = `
 [request_definition]
 r = sub, res, act, obj
 [policy_definition]
@@ -19,7 +19,7 @@ m = g(r.sub, p.sub) && globOrRegexMatch(r.res, p.res) && globOrRegexMatch(r.act,
 `;
 
 /** argo-cd v3.5.1 assets/builtin-policy.csv, the lines that grant (comments dropped). */
-export const BUILTIN_POLICY_CSV = [
+const BUILTIN_POLICY_CSV = [
     ...["applications", "applicationsets", "logs"].map((res) => `p, role:readonly, ${res}, get, */*, allow`),
     ...["certificates", "clusters", "repositories", "write-repositories", "projects", "accounts", "gpgkeys"].map(
         (r) => `p, role:readonly, ${r}, get, *, allow`,
@@ -48,7 +48,7 @@ export interface ArgoRbac {
 }
 
 /** util/rbac/rbac.go `PolicyCSV` (Go's sort.Strings compares bytes). */
-export function policyCsv(data: ArgoRbacData): string {
+function policyCsv(data: ArgoRbacData): string {
     const keys = Object.keys(data).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
     const overlays = keys.filter((k) => k.startsWith("policy.") && k.endsWith(".csv") && k !== "policy.csv");
     return [data["policy.csv"] ?? "", ...overlays.map((k) => data[k])].join("\n");
@@ -58,7 +58,7 @@ export function policyCsv(data: ArgoRbacData): string {
 const CSV_FIELD = /\s*(?:"((?:[^"]|"")*)"|([^,"]*))(,|$)/y;
 
 /** A line as encoding/csv reads it; undefined where Go reports a bare or extraneous quote. */
-export function readCsvLine(line: string): string[] | undefined {
+function readCsvLine(line: string): string[] | undefined {
     const out: string[] = [];
     CSV_FIELD.lastIndex = 0;
     for (;;) {
@@ -74,7 +74,7 @@ export function readCsvLine(line: string): string[] | undefined {
 }
 
 /** AppProject `ProjectPoliciesString` (pkg/apis/application/v1alpha1/app_project_types.go). */
-export function projectPoliciesString(project: ArgoProjectRoles): string {
+function projectPoliciesString(project: ArgoProjectRoles): string {
     return project.roles
         .flatMap((role) => {
             const sub = `proj:${project.name}:${role.name}`;
@@ -147,7 +147,7 @@ export function globRegExp(pattern: string): RegExp | undefined {
 export const globMatch = (pattern: string, value: string): boolean => globRegExp(pattern)?.test(value) ?? false;
 
 /** Go's RE2 as a JavaScript expression where the two spell it differently (`(?i)`, `(?P<name>`, `\pL`, `\A`, `\z`). */
-export function goRegExp(pattern: string): RegExp | undefined {
+function goRegExp(pattern: string): RegExp | undefined {
     const lead = /^\(\?([ims]+)\)/.exec(pattern);
     const body = pattern
         .slice(lead?.[0].length ?? 0)

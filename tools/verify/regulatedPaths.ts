@@ -220,6 +220,34 @@ export async function regulatedProjectProblems(
     return out;
 }
 
+/**
+ * ApplicationSets that choose an Application's project or revision from their generators' data (ADR-056 D3). The
+ * ApplicationSet controller creates Applications with no user's RBAC asked (argo-cd v3.5.1
+ * docs/operator-manual/applicationset/Security.md, "Templated project field"), and renders `{{ }}` in every string of the
+ * template and its `templatePatch` (applicationset/utils/utils.go, controllers/template/patch.go): whoever writes a
+ * generator's input (a git file, a pull request, a cluster label) then picks a regulated project or the revision it ships.
+ */
+export function templatedSetProblems(sets: readonly KubeObject[]): { object: string; found: string }[] {
+    return sets.flatMap((set) => {
+        const spec = field(set, "spec", "template", "spec");
+        const revisions = [field(spec, "source"), ...asArray(field(spec, "sources"))].map((s) => field(s, "targetRevision"));
+        const patch = field(set, "spec", "templatePatch");
+        const templated = [
+            ...(String(field(spec, "project") ?? "").includes("{{") ? ["spec.template.spec.project"] : []),
+            ...(revisions.some((r) => String(r ?? "").includes("{{")) ? ["spec.template.spec.source(s).targetRevision"] : []),
+            ...(typeof patch === "string" && /\b(project|targetRevision)\s*:/.test(patch) ? ["spec.templatePatch"] : []),
+        ];
+        return templated.length === 0
+            ? []
+            : [
+                  {
+                      object: `ApplicationSet ${nameOf(set)}`,
+                      found: `templates ${templated.join(", ")} while regulated projects exist: whoever writes its generators' input chooses the project or the revision of the Applications it creates, and no user's ArgoCD RBAC is asked; write the project and targetRevision as literals`,
+                  },
+              ];
+    });
+}
+
 /** A live AppProject, as the regulated checks read it: destinations, source namespaces, impersonation and roles with their tokens. */
 export function liveProject(o: KubeObject): LiveProject {
     const spec = field(o, "spec");

@@ -118,6 +118,15 @@ export const CONTROLLER_FIELDS = {
         defaultDoc: "none",
         doc: "the controller line (e.g. 1.9) of an upgrade across the pod-template-hash boundary, accepting that Rollouts get a new revision (docs/operations/upgrade.md); refused while a Rollout is paused or progressing",
     }),
+    // Named one by one: a Rollout in flight restarts from its first step when its revision changes.
+    acknowledgeInFlight: field.strings({
+        rule: {
+            pattern: /^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/,
+            describe: "<namespace>/<name> of a Rollout, such as shop-prod/cart",
+        },
+        size: { min: 0, max: 200 },
+        doc: "Rollouts left paused, aborted or progressing that may get a new revision in the upgrade controller.acknowledgeNewRevisions names (it starts their rollout over); every other one in flight still refuses the move",
+    }),
     tenantOperators: field.list({
         describe: "a list of at most 200 { namespace, groups } entries",
         maxItems: 200,

@@ -29,7 +29,7 @@ import { argoCdServiceAccounts, argoIdentities, identityProblems } from "../argo
 import type { ReadOnlyCluster } from "../cluster";
 import { CheckGroup, asArray, asRecord, canonical, drift, field, nameOf, ref } from "../context";
 import { CheckResult, DOCS, Finding, checks } from "../report";
-import { liveProject, regulatedProjectProblems, regulatedRbacProblems, regulatedTargets } from "../regulatedPaths";
+import { liveProject, regulatedProjectProblems, regulatedRbacProblems, regulatedTargets, templatedSetProblems } from "../regulatedPaths";
 import { regulatedNamespaces } from "./rbac";
 
 const ARGO = "/apis/argoproj.io/v1alpha1";
@@ -41,7 +41,7 @@ const C = checks(DOCS.argocd, {
     "argocd.rbac": "argocd-rbac-cm reserves the Rollout actions to the approver",
     "argocd.regulated-rbac": "in the regulated projects ArgoCD lets approvers approve and lets deployers create, change, replace or delete no Rollout",
     "argocd.regulated-projects":
-        "no AppProject outside the regulated ones reaches a regulated namespace, and no role or token of a regulated project syncs, changes or approves",
+        "no AppProject outside the regulated ones reaches a regulated namespace, no role or token of a regulated project syncs, changes or approves, and no ApplicationSet templates a project or revision",
     "argocd.regulated-identities": "the approval guard's GitOps and action identities are the ones ArgoCD acts as on the regulated namespaces",
 });
 type Id = typeof C.ids extends (infer I)[] ? (I extends `argocd.${infer S}` ? S : never) : never;
@@ -222,6 +222,7 @@ export const argocdChecks: CheckGroup = {
         }
         const allProjects = ((await cluster.list(`${ARGO}/namespaces/${ns}/appprojects`)) ?? []).map(liveProject);
         const regulatedProjects = allProjects.filter((p) => regulated.includes(p.name));
+        const sets = (await cluster.list(`${ARGO}/namespaces/${ns}/applicationsets`)) ?? [];
         const namespaces = config.policy.regulated ? regulatedNamespaces(config, (await cluster.list("/api/v1/namespaces")) ?? []) : [];
         const liveApps = apps.map((a) => ({
             project: String(field(a, "spec", "project") ?? ""),
@@ -251,9 +252,12 @@ export const argocdChecks: CheckGroup = {
                     ...regulated
                         .filter((p) => !allProjects.some((x) => x.name === p))
                         .map((p) => ({ object: ref("AppProject", ns, p), found: "not found (argocd.rbac.regulatedProjects)" })),
-                    ...paths.map((f) => ({ object: f.object.replace(/^(AppProject|Application) /, `$1 ${ns}/`), found: f.found })),
+                    ...[...paths, ...templatedSetProblems(sets)].map((f) => ({
+                        object: f.object.replace(/^(AppProject|Application|ApplicationSet) /, `$1 ${ns}/`),
+                        found: f.found,
+                    })),
                 ],
-                `${allProjects.length} AppProject(s) read; regulated namespaces of this cluster: ${namespaces.join(", ") || "none"}`,
+                `${allProjects.length} AppProject(s) read; regulated namespaces of this cluster: ${namespaces.join(", ") || "none"}; ${sets.length} ApplicationSet(s) read`,
             ),
         );
 

@@ -16,6 +16,7 @@ const C = checks(DOCS.rbac, {
     "rbac.editor-cannot-promote": "a namespace editor cannot patch rollouts/status",
     "rbac.deployer-cannot-resume": "deployers cannot write rollouts/status (promote, resume, abort) or delete a Rollout in regulated namespaces",
     "rbac.deployer-cannot-edit-replicasets": "deployers cannot create, change or scale ReplicaSets in regulated namespaces",
+    "rbac.deployer-cannot-edit-deployments": "deployers cannot change Deployments in regulated namespaces",
     "rbac.tenants-read-rollouts": "namespace viewers (and so editors and admins) may read Rollouts, AnalysisRuns, AnalysisTemplates and Experiments",
     "rbac.operators-outside-regulated": `no RoleBinding to ${TENANT_OPERATOR_ROLE} in a regulated namespace`,
 });
@@ -62,14 +63,18 @@ export function regulatedNamespaces(config: AddonConfig, namespaces: readonly Ku
 
 /**
  * What a regulated deployer must be refused (ADR-056 D3): rollouts/status, deleting a Rollout (its recreated first version is fully
- * promoted, argo-rollouts v1.9.0 rollout/sync.go `shouldFullPromote`), and writing ReplicaSets.
+ * promoted, argo-rollouts v1.9.0 rollout/sync.go `shouldFullPromote`), writing ReplicaSets, and changing Deployments: a
+ * `workloadRef` Rollout takes its pod template from one (argo-rollouts v1.9.0 rollout/templateref.go), which tier admission
+ * refuses in regulated namespaces, and a Deployment beside the Rollouts would run a version no approval saw.
  */
-const DEPLOYER_REFUSED: Record<"rbac.deployer-cannot-resume" | "rbac.deployer-cannot-edit-replicasets", readonly ResourceQuestion[]> = {
+type DeployerCheck = "rbac.deployer-cannot-resume" | "rbac.deployer-cannot-edit-replicasets" | "rbac.deployer-cannot-edit-deployments";
+const DEPLOYER_REFUSED: Record<DeployerCheck, readonly ResourceQuestion[]> = {
     "rbac.deployer-cannot-resume": [...STATUS_WRITES, { verb: "delete", group: "argoproj.io", resource: "rollouts" }],
     "rbac.deployer-cannot-edit-replicasets": [
         ...["create", "update", "patch"].map((verb) => ({ verb, group: "apps", resource: "replicasets" })),
         ...["update", "patch"].map((verb) => ({ verb, group: "apps", resource: "replicasets", subresource: "scale" })),
     ],
+    "rbac.deployer-cannot-edit-deployments": ["update", "patch"].map((verb) => ({ verb, group: "apps", resource: "deployments" })),
 };
 
 type Deployer = { subject: BindingSubject; namespace: string; via: string };
@@ -106,11 +111,13 @@ async function deployerCheck(cluster: ReadOnlyCluster, id: keyof typeof DEPLOYER
         return C.skip(id, deployers);
     }
     const why = (q: ResourceQuestion) =>
-        q.resource === "replicasets"
-            ? `: a ReplicaSet ${q.subresource === "scale" ? "scaled" : q.verb === "create" ? "created" : "edited"} beside a Rollout runs a version nobody approved (Argo Rollouts does not revert it)`
-            : q.verb === "delete"
-              ? ": GitOps would recreate it and its first version is promoted without a gate"
-              : "";
+        q.resource === "deployments"
+            ? ": a Deployment's pod template is outside the approval guard (a workloadRef Rollout, or a Deployment beside the Rollouts, runs a version nobody approved)"
+            : q.resource === "replicasets"
+              ? `: a ReplicaSet ${q.subresource === "scale" ? "scaled" : q.verb === "create" ? "created" : "edited"} beside a Rollout runs a version nobody approved (Argo Rollouts does not revert it)`
+              : q.verb === "delete"
+                ? ": GitOps would recreate it and its first version is promoted without a gate"
+                : "";
     const findings: Finding[] = [];
     for (const { subject, namespace, via } of deployers) {
         for (const q of DEPLOYER_REFUSED[id]) {
@@ -125,10 +132,13 @@ async function deployerCheck(cluster: ReadOnlyCluster, id: keyof typeof DEPLOYER
         }
     }
     const where = `RBAC refuses ${deployers.length} deployer subject(s) in ${namespaces.join(", ")}`;
-    const admission =
-        id === "rbac.deployer-cannot-resume"
-            ? "spec changes and unpausing are refused by admission (restrict-regulated-rollout-changes, under kyverno.*), which access reviews cannot see"
-            : "restrict-regulated-rollout-pods refuses the same at admission where Kyverno sees ReplicaSets (kyverno.resource-filters)";
+    const admission = {
+        "rbac.deployer-cannot-resume":
+            "spec changes and unpausing are refused by admission (restrict-regulated-rollout-changes, under kyverno.*), which access reviews cannot see",
+        "rbac.deployer-cannot-edit-replicasets":
+            "restrict-regulated-rollout-pods refuses the same at admission where Kyverno sees ReplicaSets (kyverno.resource-filters)",
+        "rbac.deployer-cannot-edit-deployments": "require-prod-regulated-delivery refuses a Rollout's spec.workloadRef at admission",
+    }[id];
     return C.done(id, findings, `${where}; ${admission}`);
 }
 
@@ -206,6 +216,7 @@ export const rbacChecks: CheckGroup = {
             await editorCheck(cluster, all),
             await deployerCheck(cluster, "rbac.deployer-cannot-resume", deployers, regulated),
             await deployerCheck(cluster, "rbac.deployer-cannot-edit-replicasets", deployers, regulated),
+            await deployerCheck(cluster, "rbac.deployer-cannot-edit-deployments", deployers, regulated),
             await tenantReadCheck(cluster),
             config.policy.regulated
                 ? C.done(
