@@ -57,7 +57,7 @@ describe("policy stage", () => {
     describe("which policies each mode declares", () => {
         const names = (cfg: PolicyConfig) =>
             [...new Set(kyvernoPolicies(cfg, CTX).map((p) => p.metadata.name.replace(/-(deployment|statefulset|rollout)$/, "")))].sort();
-        const regulatedOnly: string[] = [POLICY_NAMES.approval, POLICY_NAMES.approvalPods, POLICY_NAMES.tierRegulated];
+        const regulatedOnly: string[] = [POLICY_NAMES.approvalBindings, POLICY_NAMES.approval, POLICY_NAMES.approvalPods, POLICY_NAMES.tierRegulated];
         const complement: string[] = [POLICY_NAMES.maxSurge, POLICY_NAMES.routeNamespace, POLICY_NAMES.tierStandard];
         for (const kyvernoApi of ["policies.kyverno.io/v1", "kyverno.io/v1"]) {
             it(`own: ADR-085's availability policies under their names, the guards and the approval guard (${kyvernoApi})`, () => {
@@ -110,7 +110,10 @@ describe("policy stage", () => {
                     assert.strictEqual(r.match.any[0].resources.kinds.length, 1, `${p.metadata.name}/${r.name} mixes kinds`);
                 }
                 // The ReplicaSet and Pod guard matches what a Rollout runs on, never a Rollout.
-                const kinds = p.metadata.name === POLICY_NAMES.approvalPods ? ["apps/v1/ReplicaSet", "v1/Pod"] : ["argoproj.io/v1alpha1/Rollout"];
+                const kinds = {
+                    [POLICY_NAMES.approvalPods]: ["apps/v1/ReplicaSet", "v1/Pod"],
+                    [POLICY_NAMES.approvalBindings]: ["v1/Namespace"],
+                }[p.metadata.name] ?? ["argoproj.io/v1alpha1/Rollout"];
                 assert.ok(
                     p.spec.rules.some((r) => kinds.some((k) => r.match.any[0].resources.kinds[0].startsWith(k))),
                     `${p.metadata.name} has no rule for ${kinds.join(" or ")}`,
@@ -220,14 +223,14 @@ describe("policy stage", () => {
                     .map((p) => p.type)
                     .sort(),
                 [
-                    "kubernetes:policies.kyverno.io/v1:GeneratingPolicy",
+                    ...Array(2).fill("kubernetes:policies.kyverno.io/v1:GeneratingPolicy"),
                     ...Array(3).fill("kubernetes:policies.kyverno.io/v1:MutatingPolicy"),
                     ...Array(8).fill("kubernetes:policies.kyverno.io/v1:ValidatingPolicy"),
                 ],
             );
             assert.deepStrictEqual(
                 policiesOf(legacy).map((p) => p.type),
-                Array(10).fill("kubernetes:kyverno.io/v1:ClusterPolicy"),
+                Array(11).fill("kubernetes:kyverno.io/v1:ClusterPolicy"),
             );
             for (const [r, policy] of [
                 [run, { regulated: REGULATED }],
@@ -277,8 +280,8 @@ describe("policy stage", () => {
         it("sends the generated body unchanged, and names the rollouts controller's ServiceAccount as the one the approval guard lets through", () => {
             const guard = policiesOf(run).find((p) => (p.inputs as { metadata: { name: string } }).metadata.name === POLICY_NAMES.approval)!;
             assert.match(JSON.stringify(guard.inputs), /system:serviceaccount:argo-rollouts:argo-rollouts/);
-            const gen = policiesOf(run).find((p) => p.type.endsWith(":GeneratingPolicy"))!;
-            assert.deepStrictEqual(gen.inputs.spec, celPolicies(parseHub().policy, CTX).find((p) => p.kind === "GeneratingPolicy")!.spec);
+            const gen = policiesOf(run).find((p) => (p.inputs as { metadata: { name: string } }).metadata.name === POLICY_NAMES.pdb)!;
+            assert.deepStrictEqual(gen.inputs.spec, celPolicies(parseHub().policy, CTX).find((p) => p.metadata.name === POLICY_NAMES.pdb)!.spec);
         });
     });
 });

@@ -97,7 +97,7 @@ export const DELIVERY_FIELDS = {
                 fields: STANDARD_FIELDS,
             }),
             regulated: field.section({
-                doc: "prod / regulated: as standard, and an approver continues before 100% (approver and deployer Roles from policy.regulated)",
+                doc: "prod / regulated: as standard, and an approver continues before 100% (the platform binds its approver and deployer roles to policy.regulated's groups)",
                 fields: prodClassFields("regulated"),
             }),
         },

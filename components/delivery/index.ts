@@ -1,5 +1,4 @@
 // The strategy library (ADR-056 D3): what other folders, tools and tenant programs use of it.
-export { approvalRoles } from "./approval";
 export { readDelivery, stackStrategies } from "./config";
 export { DELIVERY_DEFAULTS, DELIVERY_FIELDS, type DeliveryConfig, type ProdClassConfig, type TierAdmissionAction } from "./fields";
 export { COMPONENT_APP, componentPlan, deliveryStrategiesOutput, renderComponent, renderComponents } from "./kustomize";

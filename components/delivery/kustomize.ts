@@ -61,10 +61,12 @@ function serviceFields(plan: DeliveryPlan): string[] {
     return "canary" in plan.strategy && !plan.strategy.canary.stableService ? [] : [`spec.strategy.${shape}.${stable}`, `spec.strategy.${shape}.${canary}`];
 }
 
-/** The namespaced objects the component adds (Services, approval Roles and their bindings). */
+/**
+ * The namespaced objects the component adds: the Services. A regulated namespace's approval roles
+ * are the platform's (the policy stage's approvalBindings.ts), never a tenant's to ship.
+ */
 function addedObjects(plan: DeliveryPlan): Json[] {
-    const roles = plan.roles ? [plan.roles.approver, plan.roles.deployer, ...plan.roles.bindings] : [];
-    return [...plan.services, ...roles].map((o) => {
+    return plan.services.map((o) => {
         const { namespace: _ns, ...metadata } = o.metadata;
         return { ...o, metadata } as Json;
     });
@@ -112,7 +114,6 @@ function replacements(plan: DeliveryPlan, route: ReturnType<typeof routeOps> | u
             ...objects.map(to([NAME_LABEL])),
             ...(serviceFields(plan).length > 0 ? [{ select: { ...ROLLOUT }, fieldPaths: serviceFields(plan), options: prefixed }] : []),
             ...(route ? [{ select: { ...ROUTE }, fieldPaths: routeNames, options: prefixed }] : []),
-            ...objects.filter((o) => o.kind === "RoleBinding").map(to(["roleRef.name"], prefixed)),
             ...objects.map(to(["metadata.name"], prefixed)),
         );
     }
@@ -156,14 +157,13 @@ export function renderComponent(s: TierStrategy): Record<string, string> {
     const refs = nameReferences(plan, route !== undefined);
     const file = (objects: Json[]) => (objects.length > 0 ? header(s) + objects.map(yaml).join("---\n") : undefined);
     const files: Record<string, string | undefined> = {
-        "services.yaml": file(addedObjects({ ...plan, roles: undefined })),
-        "approval-roles.yaml": file(addedObjects({ ...plan, services: [] })),
+        "services.yaml": file(addedObjects(plan)),
         // `add` replaces the base's strategy whole (RFC 6902); a merge would leave the base's canary beside a blue/green.
         "rollout-strategy.yaml": header(s) + yaml([{ op: "add", path: "/spec/strategy", value: plan.strategy }]),
         "httproute-backends.yaml": route && header(s) + yaml(route.ops),
         "name-references.yaml": refs && header(s) + yaml(refs),
     };
-    const resources = ["services.yaml", "approval-roles.yaml"].filter((f) => files[f] !== undefined);
+    const resources = ["services.yaml"].filter((f) => files[f] !== undefined);
     const patches = [{ path: "rollout-strategy.yaml", target: { ...ROLLOUT } }, ...(route ? [{ path: "httproute-backends.yaml", target: { ...ROUTE } }] : [])];
     const kustomization = {
         apiVersion: "kustomize.config.k8s.io/v1alpha1",
@@ -183,7 +183,6 @@ export function renderReadme(stack: string, strategies: readonly TierStrategy[])
         const plan = componentPlan(s);
         const adds = [
             ...plan.services.map((x) => `Service \`<app>${x.metadata.name.slice(COMPONENT_APP.name.length)}\``),
-            ...(plan.roles ? [`Roles \`<app>-rollout-approver\`, \`<app>-rollout-deployer\` and their bindings`] : []),
             ...(plan.httpRoute ? ["the HTTPRoute's backendRefs"] : []),
         ];
         return `| \`${s.id}/\` | ${s.tier} | ${s.prodClass ?? "-"} | ${s.shape} | ${plan.behaviour} | ${adds.join(", ") || "the Rollout's strategy only"} |\n`;
@@ -221,9 +220,10 @@ destination), since a base that names its own keeps the old names under a prefix
 ${rows.join("")}
 ## Notes
 
-- Regulated components bind the approver Role to the stack's \`policy.regulated.approverGroups\` and the
-  deployer Role to its \`deployerGroups\`; only an approver continues past the approval pause
-  (\`kubectl argo rollouts promote\`).
+- In a regulated namespace the platform binds its approver role to the stack's
+  \`policy.regulated.approverGroups\` and its deployer role to \`deployerGroups\` (RoleBindings
+  \`argo-rollouts-addon:rollout-approver\` and \`-deployer\`); only an approver continues past the
+  approval pause (\`kubectl argo rollouts promote\`). The components ship no Role or RoleBinding.
 - The error-budget freeze (ADR-056 D6) needs the app's SLO, which a component cannot know: these
   components carry no freeze.
 ${gated.map(([id, header]) => `- \`${id}/\` gates the preview on test traffic: send requests with \`${header}: ${PREVIEW_HEADER_VALUE}\` to your hostname, or the rollout pauses before the switch.\n`).join("")}`;

@@ -5,7 +5,6 @@
  */
 import { ERROR_BUDGET, ERROR_BUDGET_WAIT, GATEWAY_API_PLUGIN, SHARED_TEMPLATE_ARGS, SUCCESS_RATE, SUCCESS_RATE_FINITE } from "../argoRollouts";
 import { ANALYSIS_DEFAULTS, durationSeconds } from "../rollouts/config";
-import { ApprovalRoles, approvalRoles } from "./approval";
 import { DELIVERY_DEFAULTS, DeliveryConfig } from "./fields";
 import { HttpRouteObject, ServiceObject, appRoute, previewGateProblems, previewHeaderRule, previewHostnameRoute, service, serviceNames } from "./routes";
 import type { AnalysisRef, AppSpec, ApprovalGroups, BlueGreenStrategy, CanaryStep, CanaryStrategy, GateTiming, PreviewGate, ProdClass, Shape } from "./types";
@@ -24,8 +23,6 @@ export interface DeliveryPlan {
     /** A hostname preview gate's own route. */
     previewRoute?: HttpRouteObject;
     previewGate?: PreviewGate;
-    /** Regulated prod: approver and deployer Roles, so deployer != approver is enforced by RBAC. */
-    roles?: ApprovalRoles;
     behaviour: string;
 }
 
@@ -186,7 +183,6 @@ function prodCanaryPlan(app: AppSpec, prodClass: ProdClass, opts: StrategyOption
         strategy: { canary: { maxSurge: 1, maxUnavailable: 0, ...routing, analysis: { ...gate(SUCCESS_RATE), startingStep: firstWeight + 1 }, steps } },
         services,
         httpRoute,
-        ...(prodClass === "regulated" ? { roles: approvalRoles(app, opts.approval) } : {}),
         behaviour:
             `canary ${weights.join(" -> ")} through the Gateway API plugin, background success-rate gate, abort on breach` +
             (manual ? ", manual approval (pause) before 100%" : "") +
@@ -237,7 +233,6 @@ function blueGreenPlan(app: AppSpec, prodClass: ProdClass, opts: StrategyOptions
         httpRoute: appRoute(app, [{ name: active, weight: 100 }], headerRule),
         ...(previewGate && "hostname" in previewGate ? { previewRoute: previewHostnameRoute(app, previewGate, preview) } : {}),
         ...(previewGate ? { previewGate } : {}),
-        ...(regulated ? { roles: approvalRoles(app, opts.approval) } : {}),
         behaviour:
             "blue/green: " +
             (budget ? "error-budget check before promotion (an exhausted budget pauses), " : "") +
@@ -249,7 +244,7 @@ function blueGreenPlan(app: AppSpec, prodClass: ProdClass, opts: StrategyOptions
 /**
  * Every strategy a stack's `delivery` section configures, with the cluster's gate timing: the lower
  * tiers' canary and each shape of each prod class. Regulated strategies need the approval groups of
- * `policy.regulated` (their Roles are bound to them), so without them there is none.
+ * `policy.regulated` (the platform's approval roles are bound to them), so without them there is none.
  */
 export function tierStrategies(delivery: DeliveryConfig, gate: GateTiming, approval?: ApprovalGroups): TierStrategy[] {
     const out: TierStrategy[] = LOWER_TIERS.map((tier) => ({

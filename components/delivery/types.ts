@@ -69,7 +69,7 @@ export interface StrategyOptions {
     stepPause?: string;
     /** The cluster's gate timing; default the platform's. */
     gate?: GateTiming;
-    /** Regulated prod: the groups the approver and deployer Roles are bound to; approvers required. */
+    /** Regulated prod: the groups the platform's approver and deployer roles are bound to; approvers required. */
     approval?: ApprovalGroups;
     /** Prod blue/green only, opt-in: without test traffic the pre-promotion run pauses the rollout. */
     previewGate?: PreviewGate;

@@ -11,6 +11,7 @@ import { WorkloadKind, gvk } from "./workloads";
 
 export const POLICY_NAMES = {
     pdb: "generate-workload-pdb",
+    approvalBindings: "generate-regulated-approval-bindings",
     spread: "mutate-topology-spread",
     replicaFloor: "require-prod-replica-floor",
     defaultNamespace: "disallow-default-namespace",

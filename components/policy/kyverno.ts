@@ -1,5 +1,6 @@
 import type { PolicyConfig } from "./config";
 import { approvalPodsRule, approvalRule } from "./approval";
+import { approvalBindingCelPolicy, approvalBindingClusterPolicy } from "./approvalBindings";
 import { availabilityCelPolicies, availabilityClusterPolicies, availabilityRules } from "./availability";
 import { PolicyContext, ownsAvailability } from "./builders";
 import { celPolicy } from "./cel";
@@ -50,11 +51,13 @@ function rules(cfg: PolicyConfig, ctx: PolicyContext): Rule[] {
 }
 
 export function celPolicies(cfg: PolicyConfig, ctx: PolicyContext): CelPolicy[] {
-    return [...(ownsAvailability(cfg) ? availabilityCelPolicies(cfg) : []), ...rules(cfg, ctx).map((r) => celPolicy(cfg, r))].map(ownWebhook);
+    const generated = [...(ownsAvailability(cfg) ? availabilityCelPolicies(cfg) : []), ...approvalBindingCelPolicy(cfg)];
+    return [...generated, ...rules(cfg, ctx).map((r) => celPolicy(cfg, r))].map(ownWebhook);
 }
 
 export function clusterPolicies(cfg: PolicyConfig, ctx: PolicyContext): ClusterPolicy[] {
-    return [...(ownsAvailability(cfg) ? availabilityClusterPolicies(cfg) : []), ...rules(cfg, ctx).map((r) => clusterPolicy(cfg, r))];
+    const generated = [...(ownsAvailability(cfg) ? availabilityClusterPolicies(cfg) : []), ...approvalBindingClusterPolicy(cfg)];
+    return [...generated, ...rules(cfg, ctx).map((r) => clusterPolicy(cfg, r))];
 }
 
 /** The stack's policies in the configured API. */

@@ -1,6 +1,7 @@
 import type { PolicyConfig } from "./config";
 import { ownsAvailability } from "./builders";
 import type { PolicyRule } from "../argoRollouts";
+import { approvalRoleName } from "./approvalBindings";
 
 /**
  * What Kyverno's controllers need to run the policies of this stage, granted read-only where
@@ -28,6 +29,7 @@ export const KYVERNO_ROLES = {
     readRollouts: "read-rollouts",
     readApprovalSubresources: "read-approval-subresources",
     generatePdb: "generate-pdb",
+    bindApproval: "bind-regulated-approval-roles",
     policyLookups: "read-policy-lookups",
 } as const;
 
@@ -35,6 +37,7 @@ export const KYVERNO_ROLES = {
 export const kyvernoRoleName = (role: Pick<KyvernoRole, "name">): string => `kyverno:argo-rollouts-addon:${role.name}`;
 
 const READ = ["get", "list", "watch"];
+const APPROVAL_ROLE_NAMES = [approvalRoleName("approver"), approvalRoleName("deployer")];
 
 export interface KyvernoRole {
     /** The ClusterRole's name and Pulumi name suffix. */
@@ -93,6 +96,29 @@ export function kyvernoRoles(cfg: PolicyConfig): KyvernoRole[] {
                 { apiGroups: [""], resources: ["pods/ephemeralcontainers"], verbs: [...READ] },
             ],
             why: "the reports controller's reads of the subresources the approval guards match (Rollout status, Pod ephemeral containers)",
+        });
+    }
+    if (cfg.regulated) {
+        roles.push({
+            // The approval bindings (approvalBindings.ts). The API server lets a RoleBinding be created
+            // by whoever may `bind` its role, without holding the role's rights (kubernetes v1.35.4
+            // pkg/registry/rbac/escalation_check.go `BindingAuthorized`, which asks for `bind` on the
+            // referenced role by name): so Kyverno binds the two ClusterRoles and
+            // no other, and never holds rollouts/status itself. Create, list and watch take no
+            // resource name; the rest is held to the two bindings' names.
+            name: KYVERNO_ROLES.bindApproval,
+            controllers: ["background"],
+            rules: [
+                { apiGroups: ["rbac.authorization.k8s.io"], resources: ["clusterroles"], verbs: ["bind"], resourceNames: APPROVAL_ROLE_NAMES },
+                { apiGroups: ["rbac.authorization.k8s.io"], resources: ["rolebindings"], verbs: ["create", "list", "watch"] },
+                {
+                    apiGroups: ["rbac.authorization.k8s.io"],
+                    resources: ["rolebindings"],
+                    verbs: ["get", "update", "patch", "delete"],
+                    resourceNames: APPROVAL_ROLE_NAMES,
+                },
+            ],
+            why: "the approval RoleBindings generate-regulated-approval-bindings writes in regulated namespaces",
         });
     }
     if (ownsAvailability(cfg)) {

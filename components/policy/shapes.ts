@@ -9,7 +9,7 @@ export type { LabelSelector } from "./config";
 
 export type PolicyMetadata = { name: string; labels: Record<string, string>; annotations: Record<string, string> };
 export type ResourceRule = { apiGroups: string[]; apiVersions: string[]; resources: string[]; operations: string[] };
-export type MatchConstraints = { resourceRules: ResourceRule[]; namespaceSelector?: LabelSelector };
+export type MatchConstraints = { resourceRules: ResourceRule[]; namespaceSelector?: LabelSelector; objectSelector?: LabelSelector };
 export type NamedExpression = { name: string; expression: string };
 
 /** What every CEL policy's spec has; `webhookConfiguration.timeoutSeconds` gives it a webhook of its own (kyverno.ts). */
@@ -65,7 +65,7 @@ export type ContextEntry = { name: string; apiCall?: { urlPath: string; jmesPath
 
 export interface ClusterPolicyRule {
     name: string;
-    match: { any: { resources: { kinds: string[]; operations?: string[]; namespaceSelector?: LabelSelector } }[] };
+    match: { any: { resources: { kinds: string[]; operations?: string[]; namespaceSelector?: LabelSelector; selector?: LabelSelector } }[] };
     exclude?: { any: { resources: { namespaces: string[] } }[] };
     context?: ContextEntry[];
     preconditions?: Conditions;

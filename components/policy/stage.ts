@@ -12,6 +12,7 @@ import { kyvernoPolicies } from "./kyverno";
 import type { KyvernoPolicy } from "./shapes";
 import { KYVERNO_AGGREGATE_LABELS, kyvernoRoleName, kyvernoRoles } from "./rbac";
 import { RELEASE_NAME } from "../argoRollouts";
+import { approvalRoleName, approvalRoleRules } from "./approvalBindings";
 
 /** What the policy stage reads of the stack's configuration: its section, and where the rollouts controller runs. */
 export interface PolicyStageConfig {
@@ -48,6 +49,8 @@ export function policyContext(
  */
 export class PolicyStage extends Stage {
     readonly kyvernoRoles: k8s.rbac.v1.ClusterRole[];
+    /** Regulated prod's approver and deployer roles, bound in each regulated namespace by Kyverno (approvalBindings.ts). */
+    readonly approvalRoles: k8s.rbac.v1.ClusterRole[];
     readonly policies: k8s.apiextensions.CustomResource[];
 
     constructor(name: string, args: PolicyStageArgs, opts: StageOptions) {
@@ -68,9 +71,18 @@ export class PolicyStage extends Stage {
                     this.child(),
                 ),
         );
+        this.approvalRoles = (cfg.regulated ? (["approver", "deployer"] as const) : []).map(
+            (side) =>
+                new k8s.rbac.v1.ClusterRole(
+                    `regulated-${side}`,
+                    { metadata: { name: approvalRoleName(side), labels: { ...PART_OF } }, rules: approvalRoleRules(side) },
+                    this.child(),
+                ),
+        );
         // After the roles: a policy admitted before its RBAC fails its first requests.
+        const roles = [...this.kyvernoRoles, ...this.approvalRoles];
         this.policies = kyvernoPolicies(cfg, policyContext(args.config)).map(
-            (policy) => new k8s.apiextensions.CustomResource(policyResourceName(policy), { ...policy }, this.child({ dependsOn: this.kyvernoRoles })),
+            (policy) => new k8s.apiextensions.CustomResource(policyResourceName(policy), { ...policy }, this.child({ dependsOn: roles })),
         );
         this.registerOutputs({
             kyvernoApi: cfg.kyvernoApi,

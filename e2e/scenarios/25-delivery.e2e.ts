@@ -15,6 +15,7 @@ import * as os from "os";
 import * as YAML from "yaml";
 import * as path from "path";
 import { context, world } from "../lib/context";
+import { approvalBinding, approvalSides } from "../../components/policy/approvalBindings";
 import { ControllerProc, controllerLog, permissionErrors, startController } from "../lib/controller";
 import {
     AnalysisRunView,
@@ -547,7 +548,7 @@ describe("delivery", function () {
 
     it("regulated-approval", async function () {
         // A tenant's regulated prod app, delivered with the program's own plan (the strategy
-        // library, the approver and deployer Roles bound to the stack's groups), applied as the
+        // library, the platform's approver and deployer roles bound to the stack's groups), applied as the
         // GitOps identity applies it.
         const cfg = addonConfig(STACK, target.config);
         const regulated = cfg.policy.regulated;
@@ -569,7 +570,9 @@ describe("delivery", function () {
         };
         assert.deepStrictEqual(checkOptions(app, opts), []);
         const plan = deliveryPlan(app, opts);
-        assert.ok(plan.roles, "the regulated plan has no approval Roles");
+        // The platform's approval roles are the stack's (pulumi up declared them); Kyverno binds them in
+        // each regulated namespace (kyverno-generates-approval-bindings proves it), here bound as it binds them.
+        const bindings = approvalSides(regulated).map(({ side, groups }) => approvalBinding(side, groups, ns));
         const labels = { ...regulated.namespaceLabels, "platform.test/tier": "prod", "pod-security.kubernetes.io/enforce": "restricted" };
         const rolloutDoc = (revision: string) => ({
             apiVersion: "argoproj.io/v1alpha1",
@@ -588,7 +591,7 @@ describe("delivery", function () {
         const apply = (docs: unknown[]) =>
             cluster().kubectl(["apply", "--server-side", "--field-manager=argocd-controller", "-f", "-"], docs.map((d) => JSON.stringify(d)).join("\n---\n"));
         apply([{ apiVersion: "v1", kind: "Namespace", metadata: { name: ns, labels } }]);
-        apply([...plan.services, plan.httpRoute, plan.roles.approver, plan.roles.deployer, ...plan.roles.bindings, rolloutDoc("v1")]);
+        apply([...plan.services, plan.httpRoute, ...bindings, rolloutDoc("v1")]);
         const get = () => getRollout(cluster(), ns, app.name);
         const state = async () => smokeState((await get()) as unknown as KubeObject);
         await waitFor("the regulated app's first version", 120_000, async () => (await state()).kind === "promoted", describeRollout);
@@ -655,7 +658,7 @@ describe("delivery", function () {
      * standard blue/green), built by kustomize v5.8.1 (the one ArgoCD v3.5.1 builds with) from the
      * files the stack renders, applied as the GitOps identity applies them. The real controller runs each:
      * a healthy second version is promoted, the regulated one stops at the approval pause, which a
-     * deployer cannot pass and an approver (bound by the component's own Role) does.
+     * deployer cannot pass and an approver (bound by the platform's approval role) does.
      */
     it("tier-components-run", async function () {
         this.timeout(12 * 60_000);
@@ -748,6 +751,10 @@ describe("delivery", function () {
                     },
                 },
             ]);
+            if (s.prodClass === "regulated") {
+                // The platform's approval roles, bound as Kyverno binds them (kyverno-generates-approval-bindings).
+                apply(approvalSides(regulated).map(({ side, groups }) => approvalBinding(side, groups, ns)));
+            }
             const v1 = build("v1");
             const built = (v1.find((o) => (o as { kind: string }).kind === "Rollout") as { spec: { strategy: Record<string, unknown> } }).spec.strategy;
             assert.deepStrictEqual(Object.keys(built), [s.shape], `${id}: the overlay's Rollout is no ${s.shape}`);
@@ -807,7 +814,7 @@ describe("delivery", function () {
                 assert.strictEqual(
                     approve.status,
                     0,
-                    `an approver (${regulated.approverGroups[0]}) could not approve ${id} with the component's Role: ${approve.stderr}`,
+                    `an approver (${regulated.approverGroups[0]}) could not approve ${id} with the platform's approval role: ${approve.stderr}`,
                 );
             }
             await waitFor(

@@ -10,6 +10,8 @@
 import assert from "assert";
 import { isDeepStrictEqual } from "util";
 import { world } from "../lib/context";
+import type { KubeObject } from "../../tools/verify/cluster";
+import { approvalBinding, approvalSides } from "../../components/policy/approvalBindings";
 import { KyvernoProcs, WebhookConfiguration, resourceFilters, startKyverno } from "../lib/kyverno";
 import { addonConfig } from "../lib/platform";
 import { run, waitFor } from "../lib/procs";
@@ -768,6 +770,88 @@ describe("kyverno", function () {
             }
             problems.push(...(await check("after an update")));
             assert.deepStrictEqual(problems, [], problems.join("\n"));
+        });
+    }
+
+    /**
+     * The regulated namespaces' approval bindings (components/policy/approvalBindings.ts), generated
+     * by the real Kyverno in each API: for a namespace that existed before the policy
+     * (generateExisting) and one created after it, never for a prod namespace that is not regulated;
+     * restored when deleted (synchronized); kept in one namespace when another leaves the class. The
+     * API server then decides what each group may do with the generated bindings alone.
+     */
+    for (const api of APIS) {
+        it(`kyverno-generates-approval-bindings (${api})`, async function () {
+            const cfg = addonConfig(STACK, target.config);
+            const regulated = cfg.policy.regulated!;
+            const classes = namespaceClasses(cfg, `bind-${api === "kyverno.io/v1" ? "cp" : "cel"}`);
+            const [before, after, prod] = [classes.regulated.name, `${classes.regulated.name}-new`, classes.prod.name];
+            const namespace = (name: string, labels: Record<string, string>) =>
+                target.cluster.kubectl(
+                    ["apply", "--server-side", "-f", "-"],
+                    JSON.stringify({ apiVersion: "v1", kind: "Namespace", metadata: { name, labels } }),
+                );
+            namespace(before, classes.regulated.labels);
+            await up({ api, mode: "own" });
+            namespace(after, classes.regulated.labels);
+            namespace(prod, classes.prod.labels);
+            const kubectl = path.join(w.bin, "kubectl");
+            const bindings = (ns: string) =>
+                (JSON.parse(target.cluster.kubectl(["get", "rolebindings", "-n", ns, "-o", "json"])) as { items: KubeObject[] }).items.filter((b) =>
+                    b.metadata?.name?.startsWith("argo-rollouts-addon:"),
+                );
+            const expected = approvalSides(regulated).map(({ side, groups }) => approvalBinding(side, groups, before) as KubeObject);
+            const shape = (b: KubeObject) => ({ name: b.metadata?.name, roleRef: b.roleRef, subjects: b.subjects });
+            const generated = (ns: string) =>
+                isDeepStrictEqual(
+                    bindings(ns).map(shape),
+                    expected.map((e) => shape(e)),
+                );
+            const log = () =>
+                `${[before, after, prod].map((ns) => `${ns}: ${JSON.stringify(bindings(ns).map(shape))}`).join("\n")}\nbackground log:\n${kyverno.background.log}`;
+            await waitFor(
+                "the approval bindings of both regulated namespaces",
+                120_000,
+                () => {
+                    kyverno.check();
+                    return generated(before) && generated(after);
+                },
+                log,
+            );
+            assert.deepStrictEqual(bindings(prod), [], "a prod namespace outside the regulated class got approval bindings");
+            const can = (ns: string, group: string, verb: string, resource: string) =>
+                run(kubectl, [
+                    `--kubeconfig=${target.cluster.kubeconfig}`,
+                    "auth",
+                    "can-i",
+                    verb,
+                    resource,
+                    "-n",
+                    ns,
+                    "--as=someone@platform.test",
+                    `--as-group=${group}`,
+                ]).stdout.trim();
+            for (const ns of [before, after]) {
+                assert.strictEqual(can(ns, regulated.approverGroups[0], "patch", "rollouts/status"), "yes", `an approver cannot approve in ${ns}`);
+                for (const group of regulated.deployerGroups) {
+                    assert.strictEqual(can(ns, group, "get", "rollouts"), "yes", `a deployer (${group}) cannot read Rollouts in ${ns}`);
+                    assert.strictEqual(can(ns, group, "patch", "rollouts/status"), "no", `a deployer (${group}) may approve in ${ns}`);
+                }
+            }
+            assert.strictEqual(can(prod, regulated.approverGroups[0], "patch", "rollouts/status"), "no", "an approver may approve outside the regulated class");
+            // A binding deleted by hand comes back; a namespace leaving the class leaves the other's bindings.
+            target.cluster.kubectl(["delete", "rolebinding", "-n", after, expected[0].metadata!.name!]);
+            namespace(before, {});
+            await new Promise((r) => setTimeout(r, 15_000));
+            await waitFor(
+                "the deleted binding restored, the other namespace's kept",
+                90_000,
+                () => {
+                    kyverno.check();
+                    return generated(after);
+                },
+                log,
+            );
         });
     }
 

@@ -118,7 +118,7 @@ describe("verify: Kyverno policies", () => {
         }
         assert.strictEqual(
             results.get("kyverno.policies-ready")!.note,
-            "policies.kyverno.io/v1, availabilityPolicies complement: restrict-rollout-route-namespace, require-canary-max-surge, restrict-regulated-rollout-changes, restrict-regulated-rollout-pods, require-prod-standard-delivery, require-prod-regulated-delivery",
+            "policies.kyverno.io/v1, availabilityPolicies complement: generate-regulated-approval-bindings, restrict-rollout-route-namespace, require-canary-max-surge, restrict-regulated-rollout-changes, restrict-regulated-rollout-pods, require-prod-standard-delivery, require-prod-regulated-delivery",
         );
         assert.match(results.get("kyverno.one-pdb-per-workload")!.note!, /^ClusterPolicy generate-workload-pdb;/);
         world.objects = world.objects.filter((o) => o.metadata?.name !== POLICY_NAMES.approval && o.metadata?.name !== POLICY_NAMES.pdb);

@@ -76,7 +76,7 @@ describe("verify: RBAC (SubjectAccessReview)", () => {
             apiVersion: "rbac.authorization.k8s.io/v1",
             kind: "RoleBinding",
             metadata: { name: "payments-api-rollout-deployer-extra", namespace: "payments-prod" },
-            roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "payments-api-rollout-deployer" },
+            roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "argo-rollouts-addon:rollout-deployer" },
             subjects: [
                 { kind: "ServiceAccount", name: "argocd-application-controller", namespace: "argocd" },
                 { kind: "User", name: "dana@platform.test" },
@@ -118,7 +118,7 @@ describe("verify: RBAC (SubjectAccessReview)", () => {
             ],
             [
                 "rbac.deployer-cannot-resume",
-                /User dana@platform\.test \(RoleBinding payments-prod\/payments-api-rollout-deployer-extra to Role payments-api-rollout-deployer\): may patch rollouts\/status/,
+                /User dana@platform\.test \(RoleBinding payments-prod\/payments-api-rollout-deployer-extra to ClusterRole argo-rollouts-addon:rollout-deployer\): may patch rollouts\/status/,
             ],
             [
                 "rbac.deployer-cannot-resume",

@@ -18,7 +18,7 @@ import {
     tenantSyncSettings,
 } from "../../components/argocd";
 import { AddonConfig, parseAddonConfig } from "../../stacks/config";
-import { approvalRoles } from "../../components/delivery/approval";
+import { approvalRoleName, approvalRoleRules, approvalSides } from "../../components/policy/approvalBindings";
 import { spokeRoutes } from "../../components/gateway/spokeRoutes";
 import { inClusterMimirAddress } from "../../components/mimir";
 import {
@@ -253,14 +253,26 @@ export function healthyCluster(config: AddonConfig): ClusterWorld {
         rules: fixture<{ rules: PolicyRule[] }>("clusterrole-edit.json").rules,
         reason: fixture<{ reason: string }>("sar-allowed-by-edit.json").reason,
     });
-    const approval = approvalRoles(REGULATED_APP, policy.regulated ?? { approverGroups: [], deployerGroups: [] });
-    objects.push(...([approval.approver, approval.deployer, ...approval.bindings] as unknown as KubeObject[]));
-    for (const b of approval.bindings) {
-        const role = b.roleRef.name === approval.approver.metadata.name ? approval.approver : approval.deployer;
-        const namespace = REGULATED_APP.namespace;
-        for (const { name } of b.subjects) {
-            const reason = bindingReason("Role", `${b.metadata.name}/${namespace}`, role.metadata.name, `Group "${name}"`);
-            grants.push({ group: name, namespace, rules: role.rules, reason });
+    // The platform's approval roles, bound in the regulated namespace as Kyverno generates them.
+    const namespace = REGULATED_APP.namespace;
+    for (const { side, groups } of policy.regulated ? approvalSides(policy.regulated) : []) {
+        const name = approvalRoleName(side);
+        const roleRef = { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name };
+        const subjects = groups.map((g) => ({ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: g }));
+        objects.push(clusterRole({ name, uid: `uid-${side}` }, approvalRoleRules(side)), {
+            apiVersion: "rbac.authorization.k8s.io/v1",
+            kind: "RoleBinding",
+            metadata: { name, namespace },
+            roleRef,
+            subjects,
+        });
+        for (const g of groups) {
+            grants.push({
+                group: g,
+                namespace,
+                rules: approvalRoleRules(side),
+                reason: `RBAC: allowed by RoleBinding "${name}/${namespace}" of ClusterRole "${name}" to Group "${g}"`,
+            });
         }
     }
     // ArgoCD's application controller may do anything (its upstream ClusterRole): a GitOps identity.

@@ -1,5 +1,5 @@
 /** RBAC as the API server decides it (ADR-056 D2, D3), by access reviews; what admission refuses is checked under kyverno.*. */
-import { approvalRoles } from "../../../components/delivery/approval";
+import { approvalRoleName } from "../../../components/policy/approvalBindings";
 import { namespaceSelector } from "../../../components/policy";
 import { TENANT_OPERATOR_ROLE, TENANT_VIEW_ROLE } from "../../../components/rollouts/tenants";
 import type { AddonConfig } from "../../../stacks/config";
@@ -24,8 +24,8 @@ const C = checks(DOCS.rbac, {
 export const RBAC = "/apis/rbac.authorization.k8s.io/v1";
 export const CONCURRENCY = 8;
 
-/** `<app>-rollout-deployer`: the strategy library names a regulated app's deployer Role this way. */
-export const DEPLOYER_ROLE_SUFFIX = approvalRoles({ name: "", namespace: "" }).deployer.metadata.name;
+/** The platform's deployer role, which Kyverno binds in every regulated namespace (components/policy/approvalBindings.ts). */
+export const DEPLOYER_ROLE = approvalRoleName("deployer");
 
 /** Promote, resume and abort all write the Rollout's status subresource. */
 const promote = (verb: string, namespace?: string): ResourceQuestion => ({
@@ -79,7 +79,7 @@ const DEPLOYER_REFUSED: Record<DeployerCheck, readonly ResourceQuestion[]> = {
 
 type Deployer = { subject: BindingSubject; namespace: string; via: string };
 
-/** Deployers in regulated namespaces: each deployer group and each `<app>-rollout-deployer` subject but ArgoCD's; or why there is none. */
+/** Deployers in regulated namespaces: each deployer group and each subject bound to the deployer role but ArgoCD's; or why there is none. */
 function regulatedDeployers(config: AddonConfig, namespaces: readonly string[], all: readonly Binding[]): Deployer[] | string {
     const regulated = config.policy.regulated;
     if (!regulated) {
@@ -96,14 +96,14 @@ function regulatedDeployers(config: AddonConfig, namespaces: readonly string[], 
     const out = namespaces.flatMap((ns) => [
         ...regulated.deployerGroups.map((name) => ({ subject: { kind: "Group", name }, namespace: ns, via: "policy.regulated.deployerGroups" })),
         ...all
-            .filter((b) => b.namespace === ns && b.roleRef.kind === "Role" && b.roleRef.name.endsWith(DEPLOYER_ROLE_SUFFIX))
+            .filter((b) => b.namespace === ns && b.roleRef.kind === "ClusterRole" && b.roleRef.name === DEPLOYER_ROLE)
             .flatMap((b) =>
                 b.subjects
                     .filter((s) => !exempt({ ...s, namespace: s.namespace ?? ns }))
-                    .map((subject) => ({ subject, namespace: ns, via: `RoleBinding ${ns}/${b.name} to Role ${b.roleRef.name}` })),
+                    .map((subject) => ({ subject, namespace: ns, via: `RoleBinding ${ns}/${b.name} to ClusterRole ${b.roleRef.name}` })),
             ),
     ]);
-    return out.length > 0 ? out : `policy.regulated.deployerGroups is empty and no RoleBinding to a *${DEPLOYER_ROLE_SUFFIX} Role in ${namespaces.join(", ")}`;
+    return out.length > 0 ? out : `policy.regulated.deployerGroups is empty and no RoleBinding to ${DEPLOYER_ROLE} in ${namespaces.join(", ")}`;
 }
 
 async function deployerCheck(cluster: ReadOnlyCluster, id: keyof typeof DEPLOYER_REFUSED, deployers: Deployer[] | string, namespaces: readonly string[]) {
