@@ -75,7 +75,7 @@ export const CONTROLLER_FIELDS = {
     chartVersion: field.string({
         rule: { pattern: SEMVER, describe: "an exact chart version such as 2.41.0 (no ranges)" },
         default: "2.41.0",
-        doc: "exact chart version; unset, a cluster that runs a controller keeps the release of its line (docs/operations/upgrade.md), a new one gets the default",
+        doc: "exact chart version; unset, a new cluster gets the default, and a run stops where the cluster runs another line (controller.imageDigest pins one release's image: docs/operations/upgrade.md)",
     }),
     appVersion: field.string({
         rule: { pattern: VTAG, describe: "an Argo Rollouts release tag such as v1.9.0" },
