@@ -135,15 +135,10 @@ describe("configuration", () => {
             [
                 { plugin: { delivery: "image", sha256: undefined } },
                 "plugin.digest",
-                /is required; must be the plugin image's digest, sha256:<64 hex>/,
+                /required; must be the plugin image's digest, sha256:<64 hex>/,
                 "(not set)",
             ],
-            [
-                { controller: { imageDigest: undefined } },
-                "controller.imageDigest",
-                /is required; must be the controller image's digest, sha256:<64 hex>/,
-                "(not set)",
-            ],
+            [{ controller: { imageDigest: undefined } }, "controller.imageDigest", /required; must be the controller image's digest, sha256:<64/, "(not set)"],
             [{ cluster: { wave: 2 } }, "cluster.wave", /only applies to a spoke: every hub deploys before any spoke/, "2"],
             [{ cluster: { role: "spoke", wave: 0 } }, "cluster.wave", /must be a whole number from 1 to 4/, "0"],
             [{ controller: { imageDigest: "v1.9.0" } }, "controller.imageDigest", /controller image's digest, sha256:<64 hex>/, '"v1.9.0"'],

@@ -38,7 +38,6 @@ export function changedHub(): string {
 /** A digest-like value that is clearly a test value. */
 export const TEST_SHA256 = "a".repeat(64);
 export const TEST_DIGEST = `sha256:${"b".repeat(64)}`;
-/** The test platform's controller image digest (required of every stack). */
 export const TEST_CONTROLLER_DIGEST = `sha256:${"c".repeat(64)}`;
 
 /** The label the test platform's namespaces carry their tier in (the fixtures' too). */

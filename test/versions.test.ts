@@ -118,10 +118,8 @@ describe("the controller's version table", () => {
                 const run = await planInline(merged(hubConfig(), { controller: { chartVersion: release.chartVersion } }), { stack: "hub" });
                 const chart = byName(run, "rollouts-controller");
                 assert.strictEqual(chart.inputs.version, release.chartVersion);
-                assert.strictEqual(
-                    (chart.inputs.values as { controller: { image: { tag: string } } }).controller.image.tag,
-                    `${release.appVersion}@${TEST_CONTROLLER_DIGEST}`,
-                );
+                const { tag } = (chart.inputs.values as { controller: { image: { tag: string } } }).controller.image;
+                assert.strictEqual(tag, `${release.appVersion}@${TEST_CONTROLLER_DIGEST}`);
                 for (const url of byName(run, "rollouts-crds").inputs.files as string[]) {
                     assert.ok(url.includes(`/${release.appVersion}/manifests/crds/`), url);
                 }
@@ -206,9 +204,7 @@ describe("the controller's version table", () => {
             assert.ok(all.some((c) => c.includes("kubectl get deployment argo-rollouts -n argo-rollouts")));
             const settle = all.findIndex((c) => c.includes(`awk '$2 != "Healthy"'`));
             const moveTo = at(`pulumi config set --path controller.chartVersion ${to.chartVersion} -s hub`);
-            const digest = all.findIndex(
-                (c) => c.startsWith("pulumi config set --path controller.imageDigest ") && c.includes(`argo-rollouts:${to.appVersion})`),
-            );
+            const digest = all.findIndex((c) => c.startsWith("pulumi config set --path controller.imageDigest ") && c.includes(`:${to.appVersion})`));
             const acknowledge = at(`pulumi config set --path controller.acknowledgeNewRevisions ${to.line} -s hub`);
             const [up, upAgain] = all.flatMap((c, i) => (c === "pulumi up --policy-pack policy-pack -s hub" ? [i] : []));
             const unacknowledge = at("pulumi config rm --path controller.acknowledgeNewRevisions -s hub");

@@ -118,7 +118,6 @@ describe("deploy workflow", () => {
     it("derives the order from the stack files, not from a list in the workflow", () => {
         const order = doc.jobs.order;
         assert.ok(order.steps.some((s) => s.run === 'npm run --silent deploy-order >> "$GITHUB_OUTPUT"'));
-        assert.strictEqual(order.outputs?.hubs, "${{ steps.order.outputs.hubs }}");
         for (const job of ["hubs", ...waves]) {
             assert.strictEqual(order.outputs?.[job], `\${{ steps.order.outputs.${job} }}`);
             assert.strictEqual(doc.jobs[job].strategy?.matrix.stack, `\${{ fromJSON(needs.order.outputs.${job}) }}`);
@@ -140,11 +139,10 @@ describe("deploy workflow", () => {
             githubOutputLines(deployOrder(dir)),
             'hubs=["hub","hub-eu"]\nwave1=["staging"]\nwave2=["prod","prod-eu"]\nwave3=[]\nwave4=[]\nspokes=["staging","prod","prod-eu"]\nstacks=["hub","hub-eu","staging","prod","prod-eu"]\n',
         );
-        fs.writeFileSync(path.join(dir, "Pulumi.prod.yaml"), inWave(DEPLOY_WAVES + 1));
-        assert.throws(() => deployOrder(dir), /stack "prod": argo-rollouts-addon:cluster\.wave = 5: must be a whole number from 1 to 4/);
-        fs.rmSync(path.join(dir, "Pulumi.prod.yaml"));
         fs.writeFileSync(path.join(dir, "Pulumi.odd.yaml"), hub.replace("role: hub", "role: primary"));
         assert.throws(() => deployOrder(dir), /stack "odd": argo-rollouts-addon:cluster\.role = "primary": must be one of hub, spoke/);
+        fs.writeFileSync(path.join(dir, "Pulumi.odd.yaml"), inWave(DEPLOY_WAVES + 1));
+        assert.throws(() => deployOrder(dir), /stack "odd": argo-rollouts-addon:cluster\.wave = 5: must be a whole number from 1 to 4/);
         fs.mkdirSync(path.join(dir, "empty"));
         assert.throws(() => deployOrder(path.join(dir, "empty")), /no stack file \(Pulumi\.<stack>\.yaml\) in .*: nothing to order/);
         assert.throws(() => deployOrder(path.join(dir, "missing")), /is not a folder/);
@@ -161,10 +159,7 @@ describe("deploy workflow", () => {
             const before = i === 0 ? "hubs" : waves[i - 1];
             assert.deepStrictEqual(doc.jobs[wave].needs, ["order", before]);
             // Only a wave before that succeeded: the waves in use have no gaps, so a skipped one failed or followed a failure.
-            assert.match(
-                doc.jobs[wave].if ?? "",
-                new RegExp(`^\\$\\{\\{ !cancelled\\(\\) && .*needs\\.order\\.outputs\\.${wave} != '\\[\\]' && \\(?needs\\.${before}\\.result == 'success'`),
-            );
+            assert.match(doc.jobs[wave].if ?? "", new RegExp(`!cancelled\\(\\) && .*${wave} != '\\[\\]' && \\(?needs\\.${before}\\.result == 'success'`));
         });
         // A failed up never cancels a sibling's up mid-flight (an interrupted create leaves an object the state does not know).
         for (const job of ["hubs", ...waves]) assert.strictEqual(doc.jobs[job].strategy?.["fail-fast"], false);
