@@ -62,9 +62,9 @@ export async function controllerPreflight(
         const made = await reader.list("/apis/apps/v1/replicasets?labelSelector=rollouts-pod-template-hash&limit=1");
         if ((made ?? []).length > 0) throw new pulumi.RunError(noControllerRefusal(config.stack, config.controller.appVersion));
     }
-    // A stack file that names no release keeps the line the cluster runs, on the adopting run and every run
-    // after it. controller.imageDigest pins the image of the stack file's release, never the kept one's, so
-    // such a run stops and names both: no run moves a controller by itself, nor runs one by a mutable tag.
+    // A stack file that names no release would keep the line the cluster runs, but controller.imageDigest pins
+    // the image of the stack file's release, never the kept one's: such a run stops, naming both, so no run
+    // moves a controller by itself, nor runs one by a mutable tag.
     const kept = adoptedRelease({ releaseFromStackFile: config.controller.releaseFromStackFile, configuredChart: config.controller.chartVersion, running });
     if (kept) throw new pulumi.RunError(keptReleaseRefusal(config, kept, running!));
     if (config.cluster.adoptExisting) {
