@@ -4,7 +4,7 @@ import { DeclarationGate, DeclaredRef, existingObjectsRefusal, findExisting } fr
 import { LiveReader, apiPath, liveReader } from "../components/cluster/live";
 import { CONTROLLER_SELECTOR, chartObjects, chartObjectApiVersion } from "../components/rollouts/chartObjects";
 import { CONTROLLER_LEASES, oldInstallProblems } from "../components/cluster/oldInstall";
-import { RolloutState, adoptedRelease, hashBoundaryDecision, noControllerRefusal } from "../components/rollouts/versions";
+import { ControllerRelease, RolloutState, adoptedRelease, hashBoundaryDecision, noControllerRefusal } from "../components/rollouts/versions";
 import type { AddonConfig } from "./config";
 import { ROLLOUTS_CRDS, RELEASE_NAME } from "../components/argoRollouts";
 import { POLICY_NAMES } from "../components/policy";
@@ -26,6 +26,16 @@ export async function runningControllerVersion(config: AddonConfig, reader: Pick
     const image = containers.find((c) => c.name === CONTROLLER_CONTAINER)?.image;
     // An image without a tag is still a controller running: its reference stands for a version no table knows.
     return image ? (imageTag(image) ?? image) : undefined;
+}
+
+/** Why a run that would keep the cluster's release stops: the configured digest is the image of another release. */
+export function keptReleaseRefusal(config: AddonConfig, kept: ControllerRelease, running: string): string {
+    const c = config.controller;
+    return (
+        `stack "${config.stack}": the cluster runs Argo Rollouts ${running} and the stack file names no release, so the run would keep chart ${kept.chartVersion} (${kept.appVersion}), ` +
+        `but argo-rollouts-addon:controller.imageDigest = "${c.imageDigest}" pins the image of ${c.appVersion}: to keep the line set controller.chartVersion to ${kept.chartVersion} ` +
+        `and controller.imageDigest to the digest (sha256:<64 hex>) of ${config.imageRegistry ?? "quay.io"}/argoproj/argo-rollouts:${kept.appVersion}, or set controller.chartVersion to ${c.chartVersion} to move (docs/operations/upgrade.md)`
+    );
 }
 
 /** The objects the chart and the CRD group create, which the provider registers, not this process. */
@@ -52,18 +62,13 @@ export async function controllerPreflight(
         const made = await reader.list("/apis/apps/v1/replicasets?labelSelector=rollouts-pod-template-hash&limit=1");
         if ((made ?? []).length > 0) throw new pulumi.RunError(noControllerRefusal(config.stack, config.controller.appVersion));
     }
-    let run = config;
-    // A stack file that names no release keeps the line the cluster runs, on the adopting run and
-    // every run after it: the newest release is the default only where no controller runs yet.
+    // A stack file that names no release would keep the line the cluster runs, but controller.imageDigest pins
+    // the image of the stack file's release, never the kept one's: such a run stops, naming both, so no run
+    // moves a controller by itself, nor runs one by a mutable tag.
     const kept = adoptedRelease({ releaseFromStackFile: config.controller.releaseFromStackFile, configuredChart: config.controller.chartVersion, running });
-    if (kept) {
-        warn(
-            `stack "${config.stack}": keeps the release the cluster runs (${running}): chart ${kept.chartVersion}, Argo Rollouts ${kept.appVersion}, because the stack file names none; set controller.chartVersion to move it (docs/operations/upgrade.md)`,
-        );
-        run = { ...config, controller: { ...config.controller, chartVersion: kept.chartVersion, appVersion: kept.appVersion } };
-    }
+    if (kept) throw new pulumi.RunError(keptReleaseRefusal(config, kept, running!));
     if (config.cluster.adoptExisting) {
-        const refusal = downgradeRefusal(config.stack, running, run.controller.appVersion, config.cluster.allowDowngrade);
+        const refusal = downgradeRefusal(config.stack, running, config.controller.appVersion, config.cluster.allowDowngrade);
         if (refusal) throw new pulumi.RunError(refusal);
         // Shapes of the old install a green preview would not show: one LIST of the Deployments and of the controllers' Leases, one GET of the budget.
         const ns = config.controller.namespace;
@@ -85,7 +90,7 @@ export async function controllerPreflight(
     const boundary = {
         stack: config.stack,
         running,
-        configured: run.controller.appVersion,
+        configured: config.controller.appVersion,
         acknowledged: config.controller.acknowledgeNewRevisions,
         inFlight: config.controller.acknowledgeInFlight,
     };
@@ -96,7 +101,7 @@ export async function controllerPreflight(
     }
     if (decision.refusal) throw new pulumi.RunError(decision.refusal);
     if (decision.notice) warn(decision.notice);
-    return run;
+    return config;
 }
 
 type ObjectRef = { kind?: string; namespace?: string; name?: string };

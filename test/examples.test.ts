@@ -120,7 +120,7 @@ describe("example values", () => {
         // approvers" and "where ArgoCD runs"); an optional key left out puts no example in its place.
         it("pulumi up of the fixture, and of it with every optional key left out, is not refused and plans no example value", async () => {
             const optionalOut = { policy: { regulated: undefined }, argocd: { projects: {}, applicationSets: {}, rbac: undefined }, spokes: undefined };
-            for (const raw of [hubFixture(), merged(hubFixture(), { ...optionalOut, controller: undefined, imageRegistry: undefined })]) {
+            for (const raw of [hubFixture(), merged(hubFixture(), { ...optionalOut, controller: { namespaceLabels: undefined }, imageRegistry: undefined })]) {
                 const { run: planned, warned } = await run(raw, false);
                 assert.ok(planned.resources.length > 10);
                 assert.deepStrictEqual(

@@ -38,6 +38,7 @@ export function changedHub(): string {
 /** A digest-like value that is clearly a test value. */
 export const TEST_SHA256 = "a".repeat(64);
 export const TEST_DIGEST = `sha256:${"b".repeat(64)}`;
+export const TEST_CONTROLLER_DIGEST = `sha256:${"c".repeat(64)}`;
 
 /** The label the test platform's namespaces carry their tier in (the fixtures' too). */
 export const TEST_TIER_LABEL = "platform.test/tier";
@@ -57,6 +58,7 @@ export function hubConfig(): Record<string, unknown> {
         cluster: { name: "hub", role: "hub", mimirTenant: "hub", eksClusterName: "test-hub" },
         gateway: { name: "internal", namespace: "gateway-system", listener: "https" },
         imageRegistry: "registry.platform.test/mirror",
+        controller: { imageDigest: TEST_CONTROLLER_DIGEST },
         plugin: { delivery: "download", sha256: TEST_SHA256 },
         policy: structuredClone(TEST_POLICY),
         argocd: { projects: {}, applicationSets: {} },

@@ -176,25 +176,22 @@ describe("the preflight against the live cluster", function () {
         });
         const healthy = (ns: string, name: string) => rollout(ns, name, { phase: "Healthy" });
 
-        it("a stack file that names no release keeps the line the cluster runs, on the adopting run and after", async () => {
-            const warnings: string[] = [];
+        it("a stack file that names no release stops where the cluster runs another line: its digest pins another release's image", async () => {
+            // Not on the adopting run, nor on any run after it: the stack file still names no release.
+            for (const patch of [{ cluster: { adoptExisting: true } }, {}]) {
+                await assert.rejects(
+                    controllerPreflight(config(patch), fakeCluster({ [DEPLOYMENT]: controllerDeployment("v1.8.4", PULUMI) }, [healthy("tenant-a", "web")])),
+                    new RegExp(
+                        `stack "hub": the cluster runs Argo Rollouts v1\\.8\\.4 and the stack file names no release, so the run would keep chart 2\\.40\\.7 \\(v1\\.8\\.4\\), but argo-rollouts-addon:controller\\.imageDigest = "sha256:c{64}" pins the image of v1\\.9\\.0: ` +
+                            "to keep the line set controller\\.chartVersion to 2\\.40\\.7 and controller\\.imageDigest to the digest \\(sha256:<64 hex>\\) of registry\\.platform\\.test/mirror/argoproj/argo-rollouts:v1\\.8\\.4",
+                    ),
+                );
+            }
             const kept = await controllerPreflight(
-                config({ cluster: { adoptExisting: true } }),
-                fakeCluster({ [DEPLOYMENT]: controllerDeployment("v1.8.4") }),
-                (m) => warnings.push(m),
+                config({ controller: { chartVersion: "2.40.7" } }),
+                fakeCluster({ [DEPLOYMENT]: controllerDeployment("v1.8.4", PULUMI) }),
             );
-            assert.strictEqual(kept.controller.chartVersion, "2.40.7");
             assert.strictEqual(kept.controller.appVersion, "v1.8.4");
-            assert.match(
-                warnings.join("\n"),
-                /keeps the release the cluster runs \(v1\.8\.4\): chart 2\.40\.7, Argo Rollouts v1\.8\.4, because the stack file names none/,
-            );
-            // And so does every run after it: the stack file still names none.
-            const after = await controllerPreflight(
-                config(),
-                fakeCluster({ [DEPLOYMENT]: controllerDeployment("v1.8.4", PULUMI) }, [healthy("tenant-a", "web")]),
-            );
-            assert.strictEqual(after.controller.appVersion, "v1.8.4");
             // Named in the stack file: the stack's release, across the boundary only when acknowledged.
             await assert.rejects(
                 controllerPreflight(

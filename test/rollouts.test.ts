@@ -4,7 +4,7 @@ import * as fs from "fs";
 import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
 import { OfflineRun } from "../tools/offline";
-import { TEST_DIGEST, TEST_SHA256, byName, hubConfig, merged, planInline, spokeConfig } from "./harness";
+import { TEST_CONTROLLER_DIGEST, TEST_DIGEST, TEST_SHA256, byName, hubConfig, merged, planInline, spokeConfig } from "./harness";
 import { parseHub, parseMap } from "./stackConfig";
 import { CRD_TYPE, GATEWAY_API_PLUGIN, ROLLOUTS_CRD_FILES, findWildcards } from "../components/argoRollouts";
 import { PLUGINS_DIGEST_ANNOTATION, controllerValues } from "../components/rollouts/values";
@@ -39,14 +39,14 @@ describe("rollouts stage", () => {
             );
             const chart = byName(run, "rollouts-controller");
             assert.ok(chart.dependsOn.includes(crds.urn), "the controller chart does not wait for the CRDs");
-            assert.strictEqual((chart.inputs.values as Values).controller.image.tag, "v1.9.0", "CRDs and controller image must share one version");
+            assert.strictEqual((chart.inputs.values as Values).controller.image.tag, `v1.9.0@${TEST_CONTROLLER_DIGEST}`, "one version, pinned by digest");
         });
 
         it("follow an explicit appVersion together with the image", async () => {
             const r = await planInline(merged(hubConfig(), { controller: { chartVersion: "2.42.0", appVersion: "v1.9.1" } }));
             assert.ok((byName(r, "rollouts-crds").inputs.files as string[]).every((u) => u.includes("/v1.9.1/manifests/crds/")));
             const chart = byName(r, "rollouts-controller").inputs;
-            assert.deepStrictEqual([chart.version, (chart.values as Values).controller.image.tag], ["2.42.0", "v1.9.1"]);
+            assert.deepStrictEqual([chart.version, (chart.values as Values).controller.image.tag], ["2.42.0", `v1.9.1@${TEST_CONTROLLER_DIGEST}`]);
         });
 
         it("are protected and retained on delete, on the group and on every CRD in it, and the transform leaves other kinds alone", async () => {

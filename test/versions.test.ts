@@ -11,7 +11,7 @@ import { controllerClusterRules } from "../components/rollouts/rbac";
 import { controllerValues } from "../components/rollouts/values";
 import { CONTROLLER_RELEASES, adoptedRelease, crossesHashBoundary, hashBoundaryDecision, releaseOfLine, unsettled } from "../components/rollouts/versions";
 import { upgradeRunbookSteps } from "../e2e/lib/readme";
-import { TEST_DIGEST, byName, hubConfig, merged, planInline, spokeConfig } from "./harness";
+import { TEST_CONTROLLER_DIGEST, TEST_DIGEST, byName, hubConfig, merged, planInline, spokeConfig } from "./harness";
 import { parseMap } from "./stackConfig";
 
 const config = (patch: Record<string, unknown> = {}, stack = "hub") => parseMap(merged(hubConfig(), patch), stack);
@@ -118,7 +118,8 @@ describe("the controller's version table", () => {
                 const run = await planInline(merged(hubConfig(), { controller: { chartVersion: release.chartVersion } }), { stack: "hub" });
                 const chart = byName(run, "rollouts-controller");
                 assert.strictEqual(chart.inputs.version, release.chartVersion);
-                assert.strictEqual((chart.inputs.values as { controller: { image: { tag: string } } }).controller.image.tag, release.appVersion);
+                const { tag } = (chart.inputs.values as { controller: { image: { tag: string } } }).controller.image;
+                assert.strictEqual(tag, `${release.appVersion}@${TEST_CONTROLLER_DIGEST}`);
                 for (const url of byName(run, "rollouts-crds").inputs.files as string[]) {
                     assert.ok(url.includes(`/${release.appVersion}/manifests/crds/`), url);
                 }
@@ -203,11 +204,12 @@ describe("the controller's version table", () => {
             assert.ok(all.some((c) => c.includes("kubectl get deployment argo-rollouts -n argo-rollouts")));
             const settle = all.findIndex((c) => c.includes(`awk '$2 != "Healthy"'`));
             const moveTo = at(`pulumi config set --path controller.chartVersion ${to.chartVersion} -s hub`);
+            const digest = all.findIndex((c) => c.startsWith("pulumi config set --path controller.imageDigest ") && c.includes(`:${to.appVersion})`));
             const acknowledge = at(`pulumi config set --path controller.acknowledgeNewRevisions ${to.line} -s hub`);
             const [up, upAgain] = all.flatMap((c, i) => (c === "pulumi up --policy-pack policy-pack -s hub" ? [i] : []));
             const unacknowledge = at("pulumi config rm --path controller.acknowledgeNewRevisions -s hub");
             assert.ok(
-                0 <= settle && settle < moveTo && moveTo < acknowledge && acknowledge < up && up < unacknowledge && unacknowledge < upAgain,
+                0 <= settle && settle < moveTo && moveTo < digest && digest < acknowledge && acknowledge < up && up < unacknowledge && unacknowledge < upAgain,
                 all.join("\n"),
             );
         });

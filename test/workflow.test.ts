@@ -3,6 +3,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
+import { DEPLOY_WAVES } from "../components/cluster/config";
 import { deployOrder, githubOutputLines } from "../tools/deployOrder";
 import { REPO_ROOT, listStacks } from "../tools/stackFile";
 import { parseVerifyArgs } from "../tools/verify";
@@ -104,61 +105,67 @@ describe("pull-request workflow", () => {
 
 describe("deploy workflow", () => {
     const doc = YAML.parse(workflowText("deploy.yml")) as Workflow;
+    const waves = Array.from({ length: DEPLOY_WAVES }, (_, i) => `wave${i + 1}`);
 
     it("runs on a push to main only, one deploy at a time, never cancelled half-way", () => {
         assert.deepStrictEqual(Object.keys(doc.on), ["push"]);
         assert.deepStrictEqual(doc.on.push?.branches, ["main"]);
         assert.strictEqual(doc.concurrency["cancel-in-progress"], false);
-        assert.deepStrictEqual(Object.keys(doc.jobs), ["order", "hubs", "spokes"]);
+        assert.deepStrictEqual(Object.keys(doc.jobs), ["order", "hubs", ...waves]);
         assert.deepStrictEqual(doc.permissions, { contents: "read", "id-token": "write" });
     });
 
     it("derives the order from the stack files, not from a list in the workflow", () => {
         const order = doc.jobs.order;
         assert.ok(order.steps.some((s) => s.run === 'npm run --silent deploy-order >> "$GITHUB_OUTPUT"'));
-        assert.strictEqual(order.outputs?.hubs, "${{ steps.order.outputs.hubs }}");
-        assert.strictEqual(doc.jobs.hubs.strategy?.matrix.stack, "${{ fromJSON(needs.order.outputs.hubs) }}");
-        assert.strictEqual(doc.jobs.spokes.strategy?.matrix.stack, "${{ fromJSON(needs.order.outputs.spokes) }}");
+        for (const job of ["hubs", ...waves]) {
+            assert.strictEqual(order.outputs?.[job], `\${{ steps.order.outputs.${job} }}`);
+            assert.strictEqual(doc.jobs[job].strategy?.matrix.stack, `\${{ fromJSON(needs.order.outputs.${job}) }}`);
+        }
         assertNamesNoStack(workflowText("deploy.yml"));
-        assert.deepStrictEqual(deployOrder(FIXTURE_STACKS), { hubs: ["hub"], spokes: ["preprod"] });
+        assert.deepStrictEqual(deployOrder(FIXTURE_STACKS), { hubs: ["hub"], waves: [["preprod"]] });
     });
 
-    it("orders any number of hubs and spokes, and refuses a stack without a role", () => {
+    it("orders any number of hubs and spokes in their waves, numbered without gaps, and refuses a stack without a role or a wave outside the jobs", () => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "order-"));
         const hub = fs.readFileSync(path.join(FIXTURE_STACKS, "Pulumi.hub.yaml"), "utf8");
         const spoke = fs.readFileSync(path.join(FIXTURE_STACKS, "Pulumi.preprod.yaml"), "utf8");
-        for (const name of ["hub", "hub-eu", "preprod", "prod", "prod-eu"]) {
-            fs.writeFileSync(path.join(dir, `Pulumi.${name}.yaml`), name.startsWith("hub") ? hub : spoke);
+        const inWave = (wave: number) => spoke.replace("role: spoke", `role: spoke\n    wave: ${wave}`);
+        for (const [name, text] of Object.entries({ hub, "hub-eu": hub, staging: spoke, "prod-eu": inWave(3), prod: inWave(3) })) {
+            fs.writeFileSync(path.join(dir, `Pulumi.${name}.yaml`), text);
         }
-        assert.deepStrictEqual(deployOrder(dir), { hubs: ["hub", "hub-eu"], spokes: ["preprod", "prod", "prod-eu"] });
+        assert.deepStrictEqual(deployOrder(dir), { hubs: ["hub", "hub-eu"], waves: [["staging"], ["prod", "prod-eu"]] });
         assert.strictEqual(
             githubOutputLines(deployOrder(dir)),
-            'hubs=["hub","hub-eu"]\nspokes=["preprod","prod","prod-eu"]\nstacks=["hub","hub-eu","preprod","prod","prod-eu"]\n',
+            'hubs=["hub","hub-eu"]\nwave1=["staging"]\nwave2=["prod","prod-eu"]\nwave3=[]\nwave4=[]\nspokes=["staging","prod","prod-eu"]\nstacks=["hub","hub-eu","staging","prod","prod-eu"]\n',
         );
         fs.writeFileSync(path.join(dir, "Pulumi.odd.yaml"), hub.replace("role: hub", "role: primary"));
         assert.throws(() => deployOrder(dir), /stack "odd": argo-rollouts-addon:cluster\.role = "primary": must be one of hub, spoke/);
+        fs.writeFileSync(path.join(dir, "Pulumi.odd.yaml"), inWave(DEPLOY_WAVES + 1));
+        assert.throws(() => deployOrder(dir), /stack "odd": argo-rollouts-addon:cluster\.wave = 5: must be a whole number from 1 to 4/);
         fs.mkdirSync(path.join(dir, "empty"));
         assert.throws(() => deployOrder(path.join(dir, "empty")), /no stack file \(Pulumi\.<stack>\.yaml\) in .*: nothing to order/);
         assert.throws(() => deployOrder(path.join(dir, "missing")), /is not a folder/);
     });
 
-    it("brings every hub up before any spoke, and no spoke after a failed hub", () => {
-        const needs = doc.jobs.spokes.needs;
-        assert.ok(Array.isArray(needs) && needs.includes("hubs") && needs.includes("order"));
+    it("brings every hub up before any spoke, each wave after the one before it, and nothing after a failed hub or wave", () => {
         assert.strictEqual(doc.jobs.hubs.needs, "order");
         // A skipped hub job counts only when the project has no hub at all.
         assert.match(
-            doc.jobs.spokes.if ?? "",
+            doc.jobs.wave1.if ?? "",
             /needs\.hubs\.result == 'success' \|\| \(needs\.hubs\.result == 'skipped' && needs\.order\.outputs\.hubs == '\[\]'\)/,
         );
-        assert.match(doc.jobs.spokes.if ?? "", /!cancelled\(\)/);
-        // A failed hub never cancels a sibling hub's up mid-flight (an interrupted create leaves an
-        // object the state does not know); the spokes wait for all of them.
-        assert.strictEqual(doc.jobs.hubs.strategy?.["fail-fast"], false);
-        assert.strictEqual(doc.jobs.spokes.strategy?.["fail-fast"], false);
+        waves.forEach((wave, i) => {
+            const before = i === 0 ? "hubs" : waves[i - 1];
+            assert.deepStrictEqual(doc.jobs[wave].needs, ["order", before]);
+            // Only a wave before that succeeded: the waves in use have no gaps, so a skipped one failed or followed a failure.
+            assert.match(doc.jobs[wave].if ?? "", new RegExp(`!cancelled\\(\\) && .*${wave} != '\\[\\]' && \\(?needs\\.${before}\\.result == 'success'`));
+        });
+        // A failed up never cancels a sibling's up mid-flight (an interrupted create leaves an object the state does not know).
+        for (const job of ["hubs", ...waves]) assert.strictEqual(doc.jobs[job].strategy?.["fail-fast"], false);
     });
 
-    for (const job of ["hubs", "spokes"]) {
+    for (const job of ["hubs", ...waves]) {
         it(`${job}: a preview with the policy pack gates pulumi up, one environment per cluster, and no credentials fails the job`, () => {
             const j = doc.jobs[job];
             assert.strictEqual(j.environment, "${{ matrix.stack }}");

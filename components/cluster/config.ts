@@ -9,6 +9,9 @@ export type ClusterConnection = { kind: "eks"; clusterName: string; region: stri
 /** A Kubernetes version as Helm's --kube-version takes it: vMAJOR.MINOR or vMAJOR.MINOR.PATCH. */
 export const KUBERNETES_VERSION = /^v[0-9]{1,3}\.[0-9]{1,3}(\.[0-9]{1,3})?$/;
 
+/** The spoke waves the deploy pipeline runs one after another (one job each in .github/workflows/deploy.yml). */
+export const DEPLOY_WAVES = 4;
+
 const AWS_REGION = /^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-[0-9]$/;
 const EKS_NAME = /^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$/;
 const NON_BLANK = /^\S+$/;
@@ -24,6 +27,15 @@ export const CLUSTER_FIELDS = {
         required: true,
         describe: "hub or spoke",
         doc: "hub (runs Mimir; its gates read it in-cluster) or spoke (reads its metrics back through the hub)",
+    }),
+    // Every hub deploys before any spoke; the spokes go in waves (tools/deployOrder.ts), as many as
+    // the deploy pipeline has wave jobs (.github/workflows/deploy.yml).
+    wave: field.integer({
+        min: 1,
+        max: DEPLOY_WAVES,
+        default: 1,
+        when: (c) => c.role === "spoke",
+        doc: `spoke only: the deploy wave, 1 to ${DEPLOY_WAVES}; a wave starts once every hub and every earlier wave deployed and verified, and a failed wave stops the later ones`,
     }),
     mimirTenant: field.string({
         rule: MIMIR_TENANT_RULE,
@@ -69,7 +81,7 @@ export const CLUSTER_FIELDS = {
 /** The section as read; `connection`: how the program reaches the cluster's API server. */
 export type ClusterConfig = Omit<
     Values<typeof CLUSTER_FIELDS, "name" | "role" | "mimirTenant">,
-    "eksClusterName" | "region" | "kubeconfigContext" | "kubeconfigPath"
+    "eksClusterName" | "region" | "kubeconfigContext" | "kubeconfigPath" | "wave"
 > & {
     connection: ClusterConnection;
 };
@@ -108,6 +120,7 @@ export function readCluster(r: ConfigReader, value: unknown, ambient: { awsRegio
         if (c.region !== undefined) r.problem("cluster.region", c.region, "only applies with cluster.eksClusterName");
         connection = kubeconfigContext ? { kind: "kubeconfig", context: kubeconfigContext, ...(kubeconfigPath ? { path: kubeconfigPath } : {}) } : undefined;
     }
+    if (role === "hub" && c.wave != null) r.problem("cluster.wave", c.wave, "only applies to a spoke: every hub deploys before any spoke");
     if (allowDowngrade && !adoptExisting) {
         r.problem(
             "cluster.allowDowngrade",

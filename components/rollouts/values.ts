@@ -44,7 +44,10 @@ export function controllerValues(cfg: {
         providerRBAC: { enabled: false, providers: Object.fromEntries(MESH_PROVIDERS.map((p) => [p, false])) },
         controller: {
             replicas: c.replicas,
-            image: { registry: registry ?? "quay.io", repository: "argoproj/argo-rollouts", tag: c.appVersion },
+            // The chart renders `<registry>/<repository>:<tag>` and strips `@sha256:…` from the tag for its version label
+            // (argoproj/argo-helm argo-rollouts-2.41.0 and 2.40.7, charts/argo-rollouts/templates/controller/deployment.yaml
+            // and _helpers.tpl `argo-rollouts.chart_version_label`): the runtime pulls by the digest, the tag stays readable.
+            image: { registry: registry ?? "quay.io", repository: "argoproj/argo-rollouts", tag: `${c.appVersion}@${c.imageDigest}` },
             createClusterRole: false,
             resources: { requests: { ...c.requests }, limits: { ...c.limits } },
             logging: { level: c.logLevel, format: "json" },

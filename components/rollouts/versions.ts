@@ -110,8 +110,8 @@ export function hashBoundaryDecision(args: {
 }
 
 /**
- * The release a run installs instead of the configured one: a stack file that names no release keeps
- * the table's release of the line the cluster runs, so no run moves a controller by itself.
+ * The release a run would keep instead of the configured one: the table's release of the line the
+ * cluster runs, where the stack file names none (stacks/preflight.ts stops the run: its digest is another image).
  */
 export function adoptedRelease(args: { releaseFromStackFile: boolean; configuredChart: string; running: string | undefined }): ControllerRelease | undefined {
     const kept = args.releaseFromStackFile || !args.running ? undefined : releaseOfLine(args.running);

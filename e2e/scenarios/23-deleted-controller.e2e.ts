@@ -70,7 +70,7 @@ describe("deleted controller", function () {
             },
         });
         const image = c.kubectl(["get", "deployment", "argo-rollouts", "-n", NS, "-o", "jsonpath={.spec.template.spec.containers[0].image}"]);
-        assert.match(image, new RegExp(`:${OLD.appVersion.replace(/\./g, "\\.")}$`), "the adopting run moved the controller off its line");
+        assert.match(image, new RegExp(`:${OLD.appVersion.replace(/\./g, "\\.")}@sha256:[a-f0-9]{64}$`), "the adopting run moved the controller off its line");
 
         note("the stack's controller, on the line that ran");
         await assertTakenOver(install, "adopted-old-line-controller");

@@ -38,7 +38,7 @@ describe("the project's commands, run as npm runs them", () => {
         fs.writeFileSync(path.join(dir, "Pulumi.a.yaml"), "config:\n  argo-rollouts-addon:cluster:\n    role: hub\n");
         const res = run("deploy-order", [`--config-dir=${dir}`]);
         assert.strictEqual(res.status, 0, res.stderr);
-        assert.strictEqual(res.stdout, 'hubs=["a"]\nspokes=["b"]\nstacks=["a","b"]\n');
+        assert.strictEqual(res.stdout, 'hubs=["a"]\nwave1=["b"]\nwave2=[]\nwave3=[]\nwave4=[]\nspokes=["b"]\nstacks=["a","b"]\n');
     });
 
     it("drift-report: writes the report and exits 1 on drift, 0 when clean", () => {

@@ -2,6 +2,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { Field, Fields } from "../../components/config/declare";
+import { EXAMPLE_DIGEST } from "../../components/config/examples";
 import { stackFileSchema } from "./schema";
 import { REQUIRED_KEYS, STACK_FIELDS, parseAddonConfig } from "../../stacks/config";
 
@@ -88,6 +89,7 @@ export const BAD_EXAMPLE = {
     raw: {
         cluster: { name: "hub", role: "primary", mimirTenant: "hub", kubeconfigContext: "hub" },
         gateway: { name: "internal", namespace: "gateway-system", listener: "https" },
+        controller: { imageDigest: EXAMPLE_DIGEST },
         plugin: { sha256: "abc" },
         smokeTets: { enabled: true },
         policy: { tenantNamespaceSelector: { matchLabels: { "platform.example/tier": "prod" } }, prodNamespaceLabels: { "platform.example/tier": "prod" } },

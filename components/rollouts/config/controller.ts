@@ -4,7 +4,7 @@ import { NAME_TOTAL_LENGTH_MAX, hasRegistryHost } from "../../config/reader";
 import { METADATA_NAME_LABEL, PLATFORM_NAMESPACES, POD_SECURITY_LABEL } from "../../config/reader";
 import { ConfigReader, DNS_LABEL, DNS_SUBDOMAIN, HTTPS_URL, QUANTITY, StringRule, parseQuantity } from "../../config/reader";
 import { CONTROLLER_RELEASES } from "../versions";
-import { CHART_REPO, REGISTRY, SEMVER, VTAG } from "./patterns";
+import { CHART_REPO, REGISTRY, SEMVER, VTAG, imageDigestRule } from "./patterns";
 
 /** The `imageRegistry` and `controller` sections (ADR-056 D7): the controller chart, its image and CRDs, size and placement. */
 
@@ -75,12 +75,19 @@ export const CONTROLLER_FIELDS = {
     chartVersion: field.string({
         rule: { pattern: SEMVER, describe: "an exact chart version such as 2.41.0 (no ranges)" },
         default: "2.41.0",
-        doc: "exact chart version; unset, a cluster that runs a controller keeps the release of its line (docs/operations/upgrade.md), a new one gets the default",
+        doc: "exact chart version; unset, a new cluster gets the default, and a run stops where the cluster runs another line (controller.imageDigest pins one release's image: docs/operations/upgrade.md)",
     }),
     appVersion: field.string({
         rule: { pattern: VTAG, describe: "an Argo Rollouts release tag such as v1.9.0" },
         defaultDoc: "the chart's appVersion (v1.9.0 for 2.41.0)",
         doc: "Argo Rollouts tag of the controller image and the CRDs, so the CRDs never drift from the controller that reads them; required for a chart the program does not know",
+    }),
+    // Like the plugin's: the tag is mutable, the digest names one image (docs/operations/upgrade.md moves both).
+    imageDigest: field.string({
+        rule: imageDigestRule("the controller image"),
+        required: true,
+        defaultDoc: "required",
+        doc: "sha256:<64 hex> of <imageRegistry>/argoproj/argo-rollouts:<appVersion>; the chart pulls the controller by it, never by the tag alone",
     }),
     crdBaseUrl: field.string({
         rule: { pattern: HTTPS_URL, describe: "an https:// URL without a trailing query" },

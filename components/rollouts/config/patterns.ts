@@ -1,3 +1,5 @@
+import { StringRule, isEmptyDigest } from "../../config/reader";
+
 /** The value patterns the rollouts stage's sections share. */
 
 export const SEMVER = /^[0-9]+\.[0-9]+\.[0-9]+$/;
@@ -13,6 +15,13 @@ export const REPOSITORY = /^[a-z0-9]+([._-][a-z0-9]+)*(\/[a-z0-9]+([._-][a-z0-9]
 export const SHA256_HEX = /^[A-Fa-f0-9]{64}$/;
 
 export const IMAGE_DIGEST = /^sha256:[a-f0-9]{64}$/;
+
+/** An image pinned by its digest (tags are mutable): the rule of the plugin's and the controller's digest keys. */
+export const imageDigestRule = (image: string): StringRule => ({
+    pattern: IMAGE_DIGEST,
+    valid: (v) => !isEmptyDigest(v),
+    describe: `${image}'s digest, sha256:<64 hex> (lowercase; tags are mutable), never the sha256 of zero bytes`,
+});
 
 /** Argo Rollouts durations as used here: a whole number of seconds, minutes or hours. */
 export const DURATION = /^[1-9][0-9]*(s|m|h)$/;

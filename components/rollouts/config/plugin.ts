@@ -1,7 +1,7 @@
 import { defaultsOf, field, readSection } from "../../config/declare";
 import { isEmptyDigest } from "../../config/reader";
 import { ConfigReader, HTTPS_URL } from "../../config/reader";
-import { IMAGE_DIGEST, REPOSITORY, SHA256_HEX, VTAG } from "./patterns";
+import { REPOSITORY, SHA256_HEX, VTAG, imageDigestRule } from "./patterns";
 
 /** The `plugin` section (ADR-056 D4): the Gateway API traffic-router plugin and how its binary reaches the controller. */
 export interface PluginConfig {
@@ -56,11 +56,7 @@ export const PLUGIN_FIELDS = {
         doc: "image: repository under imageRegistry (default registry ghcr.io)",
     }),
     digest: field.string({
-        rule: {
-            pattern: IMAGE_DIGEST,
-            valid: (v) => !isEmptyDigest(v),
-            describe: "the plugin image's digest, sha256: followed by 64 lowercase hex (tags are mutable), never the sha256 of zero bytes",
-        },
+        rule: imageDigestRule("the plugin image"),
         required: image,
         when: image,
         defaultDoc: "required for image",

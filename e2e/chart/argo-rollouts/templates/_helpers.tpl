@@ -9,7 +9,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- define "stand-in.labels" -}}
 {{ include "stand-in.selector" . }}
 helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}
-app.kubernetes.io/version: {{ default .Chart.AppVersion .Values.controller.image.tag | quote }}
+app.kubernetes.io/version: {{ regexReplaceAll "[^a-zA-Z0-9-_.]+" (regexReplaceAll "@sha256:[a-f0-9]+" (default .Chart.AppVersion .Values.controller.image.tag) "") "" | trunc 63 | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 app.kubernetes.io/part-of: argo-rollouts
 {{- end -}}
