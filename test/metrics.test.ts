@@ -2,6 +2,7 @@ import { RunError } from "@pulumi/pulumi/errors";
 import * as assert from "assert";
 import { pickSpokeEndpoint } from "../components/cluster/hubEndpoint";
 import { OfflineRun } from "../tools/offline";
+import { fromConfigMap, placeholderWorld } from "../tools/stackFile";
 import { TEST_DIGEST, TEST_SMOKE, byName, hubConfig, merged, planInline, spokeConfig } from "./harness";
 import { configError, parseMap } from "./stackConfig";
 import { templateName } from "../components/argoRollouts";
@@ -207,7 +208,9 @@ describe("metric gates", () => {
 
         it("fails the preview when a spoke's listener is missing on the ingest Gateway", async () => {
             const cfg = hub({ spokes: [{ name: "a", tenant: "a", hostname: "a.platform.test", listener: "spoke-a" }] });
-            await assert.rejects(planInline(cfg, { stack: "hub" }), /no listener "spoke-a"/);
+            // The cluster's Gateway has only the shared listener (the plan's placeholder holds every one the stack names).
+            const world = placeholderWorld(fromConfigMap("hub", hubConfig()));
+            await assert.rejects(planInline(cfg, { stack: "hub", world }), /no listener "spoke-a"/);
         });
 
         it("queries Mimir in-cluster with its own tenant through the Prometheus provider", () => {

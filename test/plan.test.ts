@@ -6,8 +6,8 @@ import * as YAML from "yaml";
 import { STAGES } from "../components/stage";
 import { OfflineRun, SECRET, renderWire } from "../tools/offline";
 import { manifestResources, manifestsYaml, patchesYaml, planStack, resourceRows, summary } from "../tools/plan";
-import { configFromStackFile, fromConfigMap, listStacks, readStackFile } from "../tools/stackFile";
-import { FIXTURE_STACKS, HUB_TEXT, hubConfig, merged, planInline } from "./harness";
+import { configFromStackFile, fromConfigMap, listStacks, placeholderGateways, readStackFile } from "../tools/stackFile";
+import { FIXTURE_STACKS, HUB_TEXT, hubConfig, merged, planInline, spokeConfig } from "./harness";
 
 describe("offline plan", () => {
     const runs = new Map<string, OfflineRun>();
@@ -125,6 +125,31 @@ describe("offline plan", () => {
             );
         });
     });
+
+    // The ways spokes arrive on the hub (docs/configuration.md: mimir.ingestGateway, spokes[].listener), alone and together.
+    const ingest = { mimir: { ingestGateway: { name: "mimir-ingest", namespace: "observability", listener: "spokes" } } };
+    const spoke = (listener?: string) => ({
+        spokes: [{ name: "preprod", tenant: "preprod", hostname: "mimir-preprod.hub.platform.test", query: true, listener }],
+    });
+    for (const [title, topology, gateways] of [
+        ["an ingest Gateway", { ...ingest, ...spoke() }, ["gateway-system/internal:https", "observability/mimir-ingest:spokes"]],
+        ["a listener per spoke", spoke("preprod"), ["gateway-system/internal:https,preprod"]],
+        ["both", { ...ingest, ...spoke("preprod") }, ["gateway-system/internal:https", "observability/mimir-ingest:spokes,preprod"]],
+    ] as const) {
+        it(`plans a hub with ${title}, holding every Gateway and listener it names, then its spoke`, async () => {
+            const dir = fs.mkdtempSync(path.join(os.tmpdir(), "topology-"));
+            fs.writeFileSync(path.join(dir, "Pulumi.hub.yaml"), YAML.stringify({ config: merged(hubConfig(), topology) }));
+            type Held = { metadata: { namespace: string; name: string }; spec: { listeners: { name: string }[] } };
+            const held = Object.values(placeholderGateways(readStackFile("hub", dir)) as Record<string, Held>);
+            assert.deepStrictEqual(
+                held.map((g) => `${g.metadata.namespace}/${g.metadata.name}:${g.spec.listeners.map((l) => l.name).join()}`),
+                gateways,
+            );
+            await planStack(readStackFile("hub", dir));
+            const spokeFile = fromConfigMap("preprod", spokeConfig({ mimir: { readEndpoint: undefined, hubStack: "organization/argo-rollouts-addon/hub" } }));
+            assert.strictEqual((await planStack({ ...spokeFile, dir })).outputs.metricsAddress, "https://mimir-preprod.hub.platform.test/prometheus");
+        });
+    }
 
     it("shows secure: values as [secret] and keeps them secret", () => {
         const file = fromConfigMap("x", { "argo-rollouts-addon:token": { secure: "AAABAKsomething" }, plain: 1 });
