@@ -7,6 +7,7 @@ import { AddonConfig, parseAddonConfig } from "../stacks/config";
 import { readGateway, readMimirAndSpokes } from "../components/gateway/config";
 import { gatewaysRead } from "../components/gateway/spokeRoutes";
 import { OfflineWorld, SECRET } from "./offline";
+import { isStackName } from "./cli";
 
 export const REPO_ROOT = path.resolve(__dirname, "..");
 
@@ -27,7 +28,7 @@ export function listStacks(root = REPO_ROOT): string[] {
     return fs
         .readdirSync(root)
         .map((f) => /^Pulumi\.([A-Za-z0-9_.-]+)\.yaml$/.exec(f)?.[1])
-        .filter((s): s is string => s !== undefined)
+        .filter((s): s is string => s !== undefined && isStackName(s))
         .sort();
 }
 
