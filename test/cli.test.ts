@@ -1,7 +1,7 @@
 import * as assert from "assert";
 import { UsageError, readFlags, stackFlag } from "../tools/cli";
 
-// Every command reads its arguments with readFlags (tools/cli.ts); test/commands.test.ts holds what each command makes of them.
+// Every command reads its arguments with readFlags, and --stack with stackFlag (tools/cli.ts); test/commands.test.ts holds what each makes of them.
 describe("readFlags and stackFlag", () => {
     const options = { stack: { type: "string" }, json: { type: "boolean" } } as const;
     const read = (argv: string[]) => readFlags(argv, options, "usage: npm run x");
@@ -22,7 +22,6 @@ describe("readFlags and stackFlag", () => {
         assert.deepStrictEqual({ ...(read(["--stack=hub", "--json"]) as object) }, { stack: "hub", json: true });
     });
 
-    // Each command's parser checks --stack with stackFlag (test/commands.test.ts); what the plan removes: test/plan.test.ts.
     it("takes a stack name as the Pulumi CLI allows one, but . and .., naming the flag, the value and what is allowed", () => {
         ["hub", "eu-west.prod_2", "x".repeat(100)].forEach((ok) => assert.strictEqual(stackFlag(ok), ok));
         for (const bad of ["", ".", "..", "../hub", "a/b", "hub ", "x".repeat(101)]) {

@@ -295,8 +295,7 @@ describe("metric gates", () => {
             ]);
         });
 
-        // The endpoint its hub, planned first, publishes for it: test/plan.test.ts (each documented topology).
-        it("fails when the hub stack publishes no endpoint for it", async () => {
+        it("fails when the hub stack publishes no endpoint for it (one it does: test/plan.test.ts, each documented topology)", async () => {
             const cfg = spokeConfig({ mimir: { readEndpoint: undefined, hubStack: "organization/argo-rollouts-addon/hub" } });
             const noRoute = {
                 objects: { "gateway.networking.k8s.io/v1/Gateway/gateway-system/internal": { spec: { listeners: [{ name: "https" }] } } },

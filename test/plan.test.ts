@@ -140,11 +140,8 @@ describe("offline plan", () => {
             fs.writeFileSync(path.join(dir, "Pulumi.hub.yaml"), YAML.stringify({ config: merged(hubConfig(), topology) }));
             type Held = { metadata: Record<string, string>; spec: { listeners: { name: string }[] } };
             const held = Object.values(placeholderGateways(readStackFile("hub", dir)) as Record<string, Held>);
-            assert.deepStrictEqual(
-                held.map(({ metadata: m, spec: s }) => `${m.namespace}/${m.name}:${s.listeners.map((l) => l.name).join()}`),
-                gateways,
-            );
-            // The spoke plans its hub first (planStack), and reads the endpoint the hub routes for it.
+            const named = held.map(({ metadata: m, spec: s }) => `${m.namespace}/${m.name}:${s.listeners.map((l) => l.name).join()}`);
+            assert.deepStrictEqual(named, gateways);
             const spokeFile = fromConfigMap("preprod", spokeConfig({ mimir: { readEndpoint: undefined, hubStack: "organization/argo-rollouts-addon/hub" } }));
             assert.strictEqual((await planStack({ ...spokeFile, dir })).outputs.metricsAddress, "https://mimir-preprod.hub.platform.test/prometheus");
         });
@@ -184,8 +181,7 @@ describe("stack files the plan, verify and adopt-check read", () => {
         const [out, tree] = [path.join(root, "plan"), () => fs.readdirSync(root, { recursive: true }).map(String).sort()];
         const before = tree();
         assert.deepStrictEqual(listStacks(root), ["hub"], "a file name is no stack name");
-        assert.throws(() => removePlan("..", out), /^Error: --stack "\.\.": must be a stack name/);
-        assert.throws(() => removePlan(".", out), /^Error: --stack "\.": must be a stack name/);
+        for (const name of ["..", "."]) assert.throws(() => removePlan(name, out), /^Error: --stack "\.\.?": must be a stack name/);
         assert.throws(() => writePlan({ stack: "hub", resources: [], outputs: {} }, out), /hub holds notes\.txt, which no plan writes: give/);
         assert.deepStrictEqual(tree(), before);
         ["hub", "b"].forEach((stack) => removePlan(stack, out));
