@@ -1,8 +1,8 @@
 import * as assert from "assert";
-import { UsageError, readFlags } from "../tools/cli";
+import { UsageError, readFlags, stackFlag } from "../tools/cli";
 
-// Every command reads its arguments with readFlags (tools/cli.ts); test/commands.test.ts holds what each command makes of them.
-describe("readFlags", () => {
+// Every command reads its arguments with readFlags, and --stack with stackFlag (tools/cli.ts); test/commands.test.ts holds what each makes of them.
+describe("readFlags and stackFlag", () => {
     const options = { stack: { type: "string" }, json: { type: "boolean" } } as const;
     const read = (argv: string[]) => readFlags(argv, options, "usage: npm run x");
 
@@ -20,5 +20,13 @@ describe("readFlags", () => {
             );
         }
         assert.deepStrictEqual({ ...(read(["--stack=hub", "--json"]) as object) }, { stack: "hub", json: true });
+    });
+
+    it("takes a stack name as the Pulumi CLI allows one, but . and .., naming the flag, the value and what is allowed", () => {
+        ["hub", "eu-west.prod_2", "x".repeat(100)].forEach((ok) => assert.strictEqual(stackFlag(ok), ok));
+        for (const bad of ["", ".", "..", "../hub", "a/b", "hub ", "x".repeat(101)]) {
+            const message = `--to ${JSON.stringify(bad)}: must be a stack name, 1 to 100 letters, digits, "_", "." or "-" as Pulumi allows, not "." or ".."`;
+            assert.throws(() => stackFlag(bad, "--to"), { constructor: UsageError, message }, bad);
+        }
     });
 });

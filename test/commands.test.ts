@@ -48,6 +48,7 @@ describe("the project's commands", () => {
                 [["--stack", "hub", "--stats"], /^Error: --stats needs a value; usage: npm run plan/],
                 [["--stack", "hub", "--kube-version", "1.33"], /--kube-version "1\.33": must be a Kubernetes version such as v1\.33/],
                 [["--out", "x"], /^Error: usage: npm run plan/],
+                [["--stack", ".."], /^Error: --stack "\.\.": must be a stack name, 1 to 100 letters, digits, "_", "\." or "-" as Pulumi allows/],
             ],
         },
         {
@@ -72,6 +73,7 @@ describe("the project's commands", () => {
                 [[], /^Error: usage: npm run verify -- --stack <name>/],
                 [["--stack", "hub", "--smoke-timeout", "soon"], /whole seconds/],
                 [["--stack", "hub", "--force"], /unknown argument --force; usage: npm run verify/],
+                [["--stack", "."], /^Error: --stack "\.": must be a stack name/],
             ],
         },
         {
@@ -87,6 +89,7 @@ describe("the project's commands", () => {
             refuses: [
                 [["--stack"], /^Error: --stack needs a value; usage: npm run adopt-check/],
                 [["--json"], /^Error: usage: npm run adopt-check/],
+                [["--stack", "../hub"], /^Error: --stack "\.\.\/hub": must be a stack name/],
             ],
         },
         {
@@ -101,6 +104,7 @@ describe("the project's commands", () => {
             refuses: [
                 [["--stack", "hub"], /^Error: --preview, --verify missing; usage: npm run --silent drift-report/],
                 [["--stack", "hub", "--preview", "p", "--verify", "v", "--preview-exit", "x"], /--preview-exit "x": must be a whole number/],
+                [["--stack", "a/b", "--preview", "p", "--verify", "v"], /^Error: --stack "a\/b": must be a stack name/],
             ],
         },
         {

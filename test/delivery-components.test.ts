@@ -34,7 +34,7 @@ describe("delivery components (npm run delivery)", () => {
                 const dir = path.join(out, stack);
                 fs.mkdirSync(path.join(dir, "prod-standard-linear"), { recursive: true });
                 fs.mkdirSync(path.join(dir, "prod-regulated-blueGreen"), { recursive: true });
-                fs.writeFileSync(path.join(dir, "prod-regulated-blueGreen", "stale.yaml"), "x");
+                fs.writeFileSync(path.join(dir, "prod-regulated-blueGreen", "stale.yaml"), "# prod-regulated-blueGreen: rendered by `npm run delivery`");
                 const written = writeDeliveryComponents(stack, FIXTURE_STACKS, dir);
                 const offered = stackStrategies(configFromStackFile(fixtureStack(stack)));
                 const expected = renderComponents(stack, offered);
@@ -59,8 +59,9 @@ describe("delivery components (npm run delivery)", () => {
             fs.writeFileSync(path.join(configDir, "Pulumi.hub.yaml"), file);
             const hubDir = path.join(out, "hub");
             assert.ok(fs.existsSync(path.join(hubDir, "prod-regulated-blueGreen")));
+            fs.writeFileSync(path.join(hubDir, "prod-regulated-blueGreen", "notes.md"), "the team's own");
             writeDeliveryComponents("hub", configDir, hubDir);
-            assert.ok(!fs.existsSync(path.join(hubDir, "prod-regulated-blueGreen")), "a strategy the stack dropped is removed");
+            assert.deepStrictEqual(fs.readdirSync(path.join(hubDir, "prod-regulated-blueGreen")), ["notes.md"], "a dropped strategy's files go, no other");
             assert.ok(fs.existsSync(path.join(hubDir, "prod-regulated-canary")));
         } finally {
             fs.rmSync(out, { recursive: true, force: true });
@@ -86,6 +87,7 @@ describe("delivery components (npm run delivery)", () => {
         assert.strictEqual(parseDeliveryArgs(["-h"]), "help");
         assert.throws(() => parseDeliveryArgs(["--stack", "hub"]), /--out is required; usage: npm run delivery/);
         assert.throws(() => parseDeliveryArgs(["--out", "x"]), /--stack is required/);
+        assert.throws(() => parseDeliveryArgs(["--stack", "..", "--out", "x"]), /^Error: --stack "\.\.": must be a stack name/);
     });
 
     it("are the stack output deliveryStrategies, the same strategies as the files, every one the fixture hub configures", async () => {

@@ -4,10 +4,11 @@ import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
 import { STAGES } from "../components/stage";
-import { OfflineRun, SECRET, renderWire } from "../tools/offline";
+import { OfflineRun } from "../tools/offline";
+import { removePlan, writePlan } from "../tools/planFiles";
 import { manifestResources, manifestsYaml, patchesYaml, planStack, resourceRows, summary } from "../tools/plan";
-import { configFromStackFile, fromConfigMap, listStacks, readStackFile } from "../tools/stackFile";
-import { FIXTURE_STACKS, HUB_TEXT, hubConfig, merged, planInline } from "./harness";
+import { configFromStackFile, fromConfigMap, listStacks, placeholderGateways, readStackFile } from "../tools/stackFile";
+import { FIXTURE_STACKS, HUB_TEXT, hubConfig, merged, planInline, spokeConfig } from "./harness";
 
 describe("offline plan", () => {
     const runs = new Map<string, OfflineRun>();
@@ -126,13 +127,25 @@ describe("offline plan", () => {
         });
     });
 
-    it("shows secure: values as [secret] and keeps them secret", () => {
-        const file = fromConfigMap("x", { "argo-rollouts-addon:token": { secure: "AAABAKsomething" }, plain: 1 });
-        assert.strictEqual(file.config["argo-rollouts-addon:token"], SECRET);
-        assert.deepStrictEqual(file.secretKeys, ["argo-rollouts-addon:token"]);
-        assert.strictEqual(file.config["argo-rollouts-addon:plain"], "1");
-        assert.deepStrictEqual(renderWire({ a: { "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", value: "hunter2" } }), { a: SECRET });
-    });
+    // The ways spokes arrive on the hub (docs/configuration.md: mimir.ingestGateway, spokes[].listener), alone and together.
+    const ingest = { mimir: { ingestGateway: { name: "mimir-ingest", namespace: "observability", listener: "spokes" } } };
+    const spoke = (l?: string) => ({ spokes: [{ name: "preprod", tenant: "preprod", hostname: "mimir-preprod.hub.platform.test", query: true, listener: l }] });
+    for (const [title, topology, gateways] of [
+        ["an ingest Gateway", { ...ingest, ...spoke() }, ["gateway-system/internal:https", "observability/mimir-ingest:spokes"]],
+        ["a listener per spoke", spoke("preprod"), ["gateway-system/internal:https,preprod"]],
+        ["both", { ...ingest, ...spoke("preprod") }, ["gateway-system/internal:https", "observability/mimir-ingest:spokes,preprod"]],
+    ] as const) {
+        it(`plans a hub with ${title}, holding every Gateway and listener it names, then its spoke`, async () => {
+            const dir = fs.mkdtempSync(path.join(os.tmpdir(), "topology-"));
+            fs.writeFileSync(path.join(dir, "Pulumi.hub.yaml"), YAML.stringify({ config: merged(hubConfig(), topology) }));
+            type Held = { metadata: Record<string, string>; spec: { listeners: { name: string }[] } };
+            const held = Object.values(placeholderGateways(readStackFile("hub", dir)) as Record<string, Held>);
+            const named = held.map(({ metadata: m, spec: s }) => `${m.namespace}/${m.name}:${s.listeners.map((l) => l.name).join()}`);
+            assert.deepStrictEqual(named, gateways);
+            const spokeFile = fromConfigMap("preprod", spokeConfig({ mimir: { readEndpoint: undefined, hubStack: "organization/argo-rollouts-addon/hub" } }));
+            assert.strictEqual((await planStack({ ...spokeFile, dir })).outputs.metricsAddress, "https://mimir-preprod.hub.platform.test/prometheus");
+        });
+    }
 });
 
 // A YAML error, a key written twice, a merge key: test/stackYaml.test.ts, and the stack and file named with them: test/stackFile.test.ts.
@@ -157,5 +170,21 @@ describe("stack files the plan, verify and adopt-check read", () => {
             () => configFromStackFile(readStackFile("tilde", dir)),
             /invalid configuration \(1 problem\):\n {2}- argo-rollouts-addon:cluster = \{"eksClusterName":null\}: set exactly one of cluster\.eksClusterName/,
         );
+    });
+
+    it("removes a stack's plan files only: never a parent, the out folder, another stack's plan or a file no plan writes", () => {
+        const [root, files] = [fs.mkdtempSync(path.join(os.tmpdir(), "remove-")), "hub/resources.json hub/diff.md hub/notes.txt b/patches.yaml"];
+        for (const f of ["Pulumi.hub.yaml", "Pulumi....yaml", ...files.split(" ").map((f) => `plan/${f}`)]) {
+            fs.mkdirSync(path.dirname(path.join(root, f)), { recursive: true });
+            fs.writeFileSync(path.join(root, f), "x");
+        }
+        const [out, tree] = [path.join(root, "plan"), () => fs.readdirSync(root, { recursive: true }).map(String).sort()];
+        const before = tree();
+        assert.deepStrictEqual(listStacks(root), ["hub"], "a file name is no stack name");
+        for (const name of ["..", "."]) assert.throws(() => removePlan(name, out), /^Error: --stack "\.\.?": must be a stack name/);
+        assert.throws(() => writePlan({ stack: "hub", resources: [], outputs: {} }, out), /hub holds notes\.txt, which no plan writes: give/);
+        assert.deepStrictEqual(tree(), before);
+        ["hub", "b"].forEach((stack) => removePlan(stack, out));
+        assert.deepStrictEqual(tree(), ["Pulumi....yaml", "Pulumi.hub.yaml", "plan", "plan/hub", "plan/hub/notes.txt"]);
     });
 });

@@ -153,11 +153,9 @@ describe("spoke routes", () => {
     describe("in the program", () => {
         let addon: OfflineRun;
         let obs: OfflineRun;
-        // The placeholder Gateway has only the shared listener.
-        const onShared = SPOKES.map(({ listener: _l, ...s }) => s);
         before(async () => {
-            addon = await planInline(merged(hubConfig(), { spokes: onShared }), { stack: "hub" });
-            obs = await planInline(merged(hubConfig(), { spokes: onShared, mimir: { pushRouteOwner: "observability" } }), { stack: "hub" });
+            addon = await planInline(merged(hubConfig(), { spokes: SPOKES }), { stack: "hub" });
+            obs = await planInline(merged(hubConfig(), { spokes: SPOKES, mimir: { pushRouteOwner: "observability" } }), { stack: "hub" });
         });
 
         // Where the program owns ingest, one route per spoke: test/metrics.test.ts ("declares one spoke-ingest route per spoke").

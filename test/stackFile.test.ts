@@ -28,9 +28,10 @@ describe("stack files read as the program gets them (stackFile)", () => {
         });
     });
 
-    it("reads a secure: value nested in a structure as a secret the offline plan cannot decrypt", () => {
-        const file = fromConfigMap("hub", { cluster: { name: { secure: "v1:AAAA" }, role: "hub" } });
-        assert.deepStrictEqual(file.secretKeys, ["argo-rollouts-addon:cluster"]);
+    it("reads a secure: value, alone or nested in a structure, as a secret the offline plan cannot decrypt", () => {
+        const file = fromConfigMap("hub", { cluster: { name: { secure: "v1:AAAA" }, role: "hub" }, token: { secure: "v1:B" } });
+        assert.deepStrictEqual(file.secretKeys, ["argo-rollouts-addon:cluster", "argo-rollouts-addon:token"]);
+        assert.strictEqual(file.config["argo-rollouts-addon:token"], OFFLINE_SECRET);
         assert.strictEqual(file.config["argo-rollouts-addon:cluster"], JSON.stringify({ name: OFFLINE_SECRET, role: "hub" }));
     });
 

@@ -1,6 +1,6 @@
 /** `npm run adopt-check`: what an adopting run (cluster.adoptExisting) takes over and would break, read-only; the stack's objects from its plan. */
 import * as path from "path";
-import { UsageError, readFlags } from "./cli";
+import { UsageError, readFlags, stackFlag } from "./cli";
 import { AdoptReport, PlannedObject, adoptCheck } from "./adopt/check";
 import { manifestResources, planStack } from "./plan";
 import { readCrdFiles } from "./crdSources";
@@ -45,7 +45,7 @@ export function parseAdoptCheckArgs(argv: readonly string[]) {
     // The default folder is where npm runs the script: the operator's project.
     const { stack, kubeconfig, context, "config-dir": configDir } = flags;
     return {
-        stack,
+        stack: stackFlag(stack),
         json: flags.json === true,
         runningChart: flags["running-chart"] === true,
         ...(kubeconfig ? { kubeconfig: path.resolve(kubeconfig) } : {}),

@@ -32,6 +32,26 @@ export function readFlags<const O extends NonNullable<ParseArgsConfig["options"]
     }
 }
 
+/**
+ * A stack name as the Pulumi CLI allows one (pulumi/pulumi sdk/go/common/tokens/stack_name.go ParseStackName, v3.259.0: 1 to 100
+ * letters, digits, "_", "." and "-"), but "." and "..", which the CLI allows and which as a folder's name are no stack's own.
+ */
+export const isStackName = (s: string): boolean => /^[A-Za-z0-9_.-]{1,100}$/.test(s) && s !== "." && s !== "..";
+
+/** `value`, given for `flag`, when it is a stack name; else a usage error naming the flag, the value and what is allowed. */
+export function stackFlag(value: string, flag = "--stack"): string {
+    if (isStackName(value)) return value;
+    throw new UsageError(`${flag} ${JSON.stringify(value)}: must be a stack name, 1 to 100 letters, digits, "_", "." or "-" as Pulumi allows, not "." or ".."`);
+}
+
+/** Removes the files of `dir` a command wrote (`wrote(path)`), then `dir` if that left it empty; nothing else, and never a folder. */
+export function removeWritten(dir: string, wrote: (file: string) => boolean): void {
+    if (!fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory()) return;
+    const files = fs.readdirSync(dir).map((f) => path.join(dir, f));
+    files.filter((f) => fs.lstatSync(f).isFile() && wrote(f)).forEach((f) => fs.rmSync(f));
+    if (fs.readdirSync(dir).length === 0) fs.rmdirSync(dir);
+}
+
 /** A command's parsed arguments, or the end of the process: help exits 0, a bad argument exits 2. */
 export function argsOrExit<T>(parse: () => T | "help", help: string): T {
     let parsed: T | "help";

@@ -3,7 +3,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { stackStrategies } from "../components/delivery/config";
 import { renderComponents } from "../components/delivery/kustomize";
-import { UsageError, argsOrExit, readFlags, runMain } from "./cli";
+import { UsageError, argsOrExit, readFlags, removeWritten, runMain, stackFlag } from "./cli";
 import { REPO_ROOT, configFromStackFile, readStackFile } from "./stackFile";
 
 const USAGE = "usage: npm run delivery -- --stack <name> --out <dir> [--config-dir <dir>]";
@@ -11,8 +11,8 @@ const HELP = `${USAGE}
 
 Writes one kustomize Component per delivery strategy the stack configures (its delivery section:
 the lower tiers' canary, each shape of each prod class) into <out>/<tier>[-<class>]-<shape>/, and
-<out>/README.md on how to use each. Folders of strategies the stack no longer configures are
-removed; nothing else in <out> is touched.
+<out>/README.md on how to use each. The files of strategies the stack no longer configures are
+removed (each opens with its mark), and a folder they leave empty; nothing else in <out> is touched.
 
   --stack <name>       the stack file Pulumi.<name>.yaml (required)
   --out <dir>          where the components go (required)
@@ -30,7 +30,7 @@ export function parseDeliveryArgs(argv: readonly string[]) {
     if (!stack || !out) {
         throw new UsageError(`${!stack ? "--stack" : "--out"} is required; ${USAGE}`);
     }
-    return { stack, out: path.resolve(out), configDir: path.resolve(flags["config-dir"] ?? REPO_ROOT) };
+    return { stack: stackFlag(stack), out: path.resolve(out), configDir: path.resolve(flags["config-dir"] ?? REPO_ROOT) };
 }
 
 /** The folder names a component folder has: `dev-canary`, `prod-regulated-blueGreen`. */
@@ -46,9 +46,11 @@ export function writeDeliveryComponents(stack: string, configDir: string, out: s
             .map((f) => f.split("/")[0]),
     );
     fs.mkdirSync(out, { recursive: true });
+    // A component's files each open with its mark: another file, or a folder, in a component's folder is not this command's to remove.
     for (const entry of fs.readdirSync(out, { withFileTypes: true })) {
         if (entry.isDirectory() && (COMPONENT_DIR.test(entry.name) || dirs.has(entry.name))) {
-            fs.rmSync(path.join(out, entry.name), { recursive: true, force: true });
+            const mark = `# ${entry.name}: rendered by \`npm run delivery\``;
+            removeWritten(path.join(out, entry.name), (f) => fs.readFileSync(f, "utf8").startsWith(mark));
         }
     }
     for (const [file, text] of Object.entries(files)) {

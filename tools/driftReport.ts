@@ -1,7 +1,7 @@
 /** `npm run drift-report`: a stack's drift issue from a refreshed preview's JSON (previewDigest.ts) and verify's JSON. Usage: HELP. */
 import * as fs from "fs";
 import { ManagedFieldsEntry, PreviewDigest, driftedObjects } from "./previewDigest";
-import { UsageError, argsOrExit, readFlags } from "./cli";
+import { UsageError, argsOrExit, readFlags, stackFlag } from "./cli";
 
 /** verify's `--json` document (tools/verify/report.ts), or its error form. */
 export interface VerifyJson {
@@ -152,7 +152,7 @@ export function parseDriftArgs(argv: readonly string[]) {
         throw new UsageError(`--preview-exit "${exit}": must be a whole number (the preview's exit status)`);
     }
     const runUrl = flags["run-url"];
-    return { stack, preview, verify, ...(exit ? { previewExit: Number(exit) } : {}), ...(runUrl ? { runUrl } : {}), ...(out ? { out } : {}) };
+    return { stack: stackFlag(stack), preview, verify, ...(exit ? { previewExit: Number(exit) } : {}), ...(runUrl ? { runUrl } : {}), ...(out ? { out } : {}) };
 }
 
 /** A JSON file, or why it cannot be read (a preview that failed before printing leaves it empty); never the text itself. */

@@ -8,7 +8,7 @@ import { validateObject } from "./schemas";
 import { OfflineRun, runOffline } from "./offline";
 import { REPO_ROOT, StackFile, listStacks, placeholderWorld, readStackFile, referencedHubStack } from "./stackFile";
 import { KUBERNETES_VERSION } from "../components/cluster/config";
-import { UsageError, argsOrExit, readFlags, runMain } from "./cli";
+import { UsageError, argsOrExit, readFlags, runMain, stackFlag } from "./cli";
 import { PlanRow } from "./planDiff";
 import { reviewDiff } from "./planAgainst";
 import { chartPathFrom } from "./chartRender";
@@ -43,7 +43,7 @@ const USAGE =
 const HELP = `${USAGE}
 
 Plans a stack offline (no cluster, no credentials) and writes <out>/<stack>/resources.json,
-manifests.yaml and patches.yaml, all or none; a failed plan removes the stack's previous plan.
+manifests.yaml and patches.yaml, all or none; a failed plan removes the files of the stack's previous plan.
 
   --stack <name>       the stack file Pulumi.<name>.yaml (required)
   --out <dir>          where the plan goes (default: plan/ in the project)
@@ -81,7 +81,7 @@ export function parsePlanArgs(argv: readonly string[]) {
         throw new UsageError(`--kube-version ${JSON.stringify(kubeVersion)}: must be a Kubernetes version such as v1.33 or v1.33.4`);
     }
     return {
-        stack,
+        stack: stackFlag(stack),
         out: path.resolve(flags.out ?? path.join(REPO_ROOT, "plan")),
         configDir: path.resolve(flags["config-dir"] ?? REPO_ROOT),
         ...(stats ? { stats: path.resolve(stats) } : {}),

@@ -8,6 +8,7 @@ import { HELM_CHART } from "./chartRender";
 import { CONFIG_GROUP } from "./crdSources";
 import { NOTHING_RENDERED, ProviderRendered, objectName } from "./planRendered";
 import { ROLLOUTS_CRDS } from "../components/argoRollouts";
+import { removeWritten, stackFlag } from "./cli";
 
 /** Kubernetes types that are not whole objects: patches, and components rendered by the provider. */
 const NOT_MANIFESTS = /(Patch$)|(^kubernetes:helm\.sh\/)|(^kubernetes:yaml\/)|(^kubernetes:kustomize\/)/;
@@ -218,7 +219,11 @@ export function summary(run: OfflineRun, rendered: ProviderRendered = NOTHING_RE
 
 /** Writes the plan's files under `<outDir>/<stack>/`, all or none: a new folder swapped in by renames, never a mix of two plans. */
 export function writePlan(run: OfflineRun, outDir: string, extra: Record<string, string> = {}, rendered: ProviderRendered = NOTHING_RENDERED): string {
-    const dir = path.join(outDir, run.stack);
+    const dir = path.join(outDir, stackFlag(run.stack));
+    const others = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => !PLAN_FILES.includes(f)) : [];
+    if (others.length > 0) {
+        throw new Error(`stack "${run.stack}": ${dir} holds ${others.join(", ")}, which no plan writes: give another --out`);
+    }
     fs.mkdirSync(outDir, { recursive: true });
     const staging = fs.mkdtempSync(path.join(outDir, `.${run.stack}.new-`));
     try {
@@ -243,7 +248,10 @@ export function writePlan(run: OfflineRun, outDir: string, extra: Record<string,
     return dir;
 }
 
-/** Removes the plan of a stack, so a failed plan never leaves the previous one looking current. */
+/** Every file a plan writes into `<out>/<stack>/`. */
+const PLAN_FILES = ["resources.json", "manifests.yaml", "patches.yaml", "diff.md", "diff-summary.md"];
+
+/** Removes the plan of a stack, so a failed plan never leaves the previous one looking current: its files only, never another folder. */
 export function removePlan(stack: string, outDir: string): void {
-    fs.rmSync(path.join(outDir, stack), { recursive: true, force: true });
+    removeWritten(path.join(outDir, stackFlag(stack)), (f) => PLAN_FILES.includes(path.basename(f)));
 }

@@ -4,7 +4,10 @@ import { ArgoCdConfig, ROLLOUT_PROJECT_KINDS, readArgoCd, tenantSyncSettings } f
 import { ProjectStack, parseConfigText, projectClusterNames, readProjectStacks, readStackYamlFile } from "../components/config/load";
 import { ConfigReader, PROJECT, Plain, isPlainObject } from "../components/config/reader";
 import { AddonConfig, parseAddonConfig } from "../stacks/config";
+import { readGateway, readMimirAndSpokes } from "../components/gateway/config";
+import { gatewaysRead } from "../components/gateway/spokeRoutes";
 import { OfflineWorld, SECRET } from "./offline";
+import { isStackName } from "./cli";
 
 export const REPO_ROOT = path.resolve(__dirname, "..");
 
@@ -25,7 +28,7 @@ export function listStacks(root = REPO_ROOT): string[] {
     return fs
         .readdirSync(root)
         .map((f) => /^Pulumi\.([A-Za-z0-9_.-]+)\.yaml$/.exec(f)?.[1])
-        .filter((s): s is string => s !== undefined)
+        .filter((s): s is string => s !== undefined && isStackName(s))
         .sort();
 }
 
@@ -75,8 +78,8 @@ export function fromConfigMap(stack: string, map: Record<string, unknown>): Stac
 
 /** The fully qualified hub stack a spoke's file names in `mimir.hubStack`, if any. */
 export function referencedHubStack(file: StackFile): string | undefined {
-    const mimir = parseJson(file.config[`${PROJECT}:mimir`]);
-    return typeof mimir?.hubStack === "string" ? mimir.hubStack : undefined;
+    const mimir = rawConfig(file).mimir;
+    return isPlainObject(mimir) && typeof mimir.hubStack === "string" ? mimir.hubStack : undefined;
 }
 
 /** The placeholder a spoke's read endpoint resolves to when its hub cannot be planned here. */
@@ -119,53 +122,58 @@ export function placeholderKeptArgoObjects(argocd: Pick<ArgoCdConfig, "namespace
     return objects;
 }
 
-/** What the offline plan assumes the cluster holds: the shared Gateway and the kept ArgoCD objects, marked as placeholders. */
-export function placeholderWorld(file: StackFile): OfflineWorld {
-    const objects: Record<string, Record<string, unknown>> = {};
-    const gw = parseJson(file.config[`${PROJECT}:gateway`]);
-    if (gw && typeof gw.name === "string" && typeof gw.namespace === "string") {
-        objects[`gateway.networking.k8s.io/v1/Gateway/${gw.namespace}/${gw.name}`] = {
-            apiVersion: "gateway.networking.k8s.io/v1",
-            kind: "Gateway",
-            metadata: { name: gw.name, namespace: gw.namespace, annotations: { ...PLACEHOLDER_ANNOTATIONS } },
-            spec: { gatewayClassName: "offline-placeholder", listeners: [{ name: String(gw.listener ?? ""), port: 443, protocol: "HTTPS" }] },
-        };
-    }
-    const cluster = parseJson(file.config[`${PROJECT}:cluster`]);
-    // The program's own reading of the argocd section (its problems are the program's to report).
-    const argocd = readArgoCd(
-        new ConfigReader(),
-        parseConfigText(file.config[`${PROJECT}:argocd`] ?? "{}"),
-        typeof cluster?.name === "string" ? cluster.name : undefined,
+/** Every Gateway the stack reads (gatewaysRead: the shared one, mimir.ingestGateway) with every listener it names there, as placeholders. */
+export function placeholderGateways(file: StackFile): Record<string, Record<string, unknown>> {
+    // The program's own reading of the gateway, mimir and spokes sections (their problems are the program's to report).
+    const [raw, r] = [rawConfig(file), new ConfigReader()];
+    const role = isPlainObject(raw.cluster) && raw.cluster.role === "spoke" ? "spoke" : "hub";
+    const shared = readGateway(r, raw.gateway);
+    const routes = shared && readMimirAndSpokes(r, raw, { role, stack: file.stack }, shared);
+    const read = shared && routes ? gatewaysRead(shared, role === "hub" ? routes.spokes : [], routes.mimir) : [];
+    return Object.fromEntries(
+        read.map(({ name, namespace, wanted }) => [
+            `gateway.networking.k8s.io/v1/Gateway/${namespace}/${name}`,
+            {
+                apiVersion: "gateway.networking.k8s.io/v1",
+                kind: "Gateway",
+                metadata: { name, namespace, annotations: { ...PLACEHOLDER_ANNOTATIONS } },
+                spec: { gatewayClassName: "offline-placeholder", listeners: wanted.map((w) => ({ name: w.listener, port: 443, protocol: "HTTPS" })) },
+            },
+        ]),
     );
+}
+
+/** What the offline plan assumes the cluster holds: every Gateway the stack reads and the kept ArgoCD objects, marked as placeholders. */
+export function placeholderWorld(file: StackFile): OfflineWorld {
+    const objects = placeholderGateways(file);
+    const cluster = rawConfig(file).cluster;
+    const name = isPlainObject(cluster) && typeof cluster.name === "string" ? cluster.name : undefined;
+    // The program's own reading of the argocd section (its problems are the program's to report).
+    const argocd = readArgoCd(new ConfigReader(), parseConfigText(file.config[`${PROJECT}:argocd`] ?? "{}"), name);
     if (argocd?.local) {
         Object.assign(objects, placeholderKeptArgoObjects(argocd));
     }
     const world: OfflineWorld = { objects };
     const hubStack = referencedHubStack(file);
-    if (hubStack && typeof cluster?.name === "string") {
-        world.stackOutputs = { [hubStack]: { spokeReadEndpoints: { [cluster.name]: PLACEHOLDER_READ_ENDPOINT } } };
+    if (hubStack && name) {
+        world.stackOutputs = { [hubStack]: { spokeReadEndpoints: { [name]: PLACEHOLDER_READ_ENDPOINT } } };
     }
     return world;
 }
 
-/** A structured config value, parsed the way the program parses it. */
-function parseJson(text: string | undefined): Record<string, unknown> | undefined {
-    const value = text === undefined ? undefined : parseConfigText(text);
-    return isPlainObject(value) ? value : undefined;
+/** The stack's own keys (without the project's prefix), each value parsed the way the program parses it. */
+function rawConfig(file: StackFile): Plain {
+    const prefix = `${PROJECT}:`;
+    return Object.fromEntries(
+        Object.entries(file.config).flatMap(([k, text]) => (k.startsWith(prefix) ? [[k.slice(prefix.length), parseConfigText(text)]] : [])),
+    );
 }
 
 /** The stack's configuration from its file, validated exactly as the program validates it. */
 export function configFromStackFile(file: StackFile): AddonConfig {
     const prefix = `${PROJECT}:`;
-    const raw: Plain = {};
-    for (const [key, text] of Object.entries(file.config)) {
-        if (key.startsWith(prefix)) {
-            raw[key.slice(prefix.length)] = parseConfigText(text);
-        }
-    }
     const secretKeys = file.secretKeys.filter((k) => k.startsWith(prefix)).map((k) => k.slice(prefix.length));
-    return parseAddonConfig(file.stack, raw, {
+    return parseAddonConfig(file.stack, rawConfig(file), {
         awsRegion: file.config["aws:region"],
         secretKeys,
         otherKeys: Object.keys(file.config).filter((k) => !k.startsWith(prefix)),

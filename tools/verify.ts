@@ -1,7 +1,7 @@
 /** `npm run verify`: a stack's live cluster after `pulumi up`, requirement by requirement (ADR-056), read-only. Usage: HELP. */
 import * as path from "path";
 import * as YAML from "yaml";
-import { UsageError, readFlags } from "./cli";
+import { UsageError, readFlags, stackFlag } from "./cli";
 import { verifyClusterRole } from "./verify/access";
 import { ConnectionError, connect } from "./verify/cluster";
 import { COMPONENTS, Component, defaultOptions, isComponent, runVerify } from "./verify/index";
@@ -44,7 +44,7 @@ export function parseVerifyArgs(argv: readonly string[]) {
         throw new UsageError(USAGE);
     }
     return {
-        stack: flags.stack ?? "",
+        stack: flags.stack === undefined ? "" : stackFlag(flags.stack),
         json: flags.json === true,
         printRole: flags["print-role"] === true,
         ...(flags.kubeconfig ? { kubeconfig: path.resolve(flags.kubeconfig) } : {}),

@@ -1,5 +1,5 @@
 import { MIMIR_READ_PATHS, PROMETHEUS_API_PREFIX, PathMatch, REMOTE_WRITE_PATH, TENANT_HEADER } from "../mimir";
-import { MimirConfig, SpokeConfig } from "./config";
+import { MimirConfig, SharedGatewayConfig, SpokeConfig } from "./config";
 
 /**
  * The hub's spoke routes (ADR-056 D5, as-built W8c): remote write for every spoke and, opt-in, Mimir's
@@ -96,7 +96,16 @@ export function spokeReadEndpoint(spoke: Omit<SpokeConfig, "pushRouteOwner">, mi
     return spoke.query ? `${mimir.readScheme}://${spoke.hostname}${PROMETHEUS_API_PREFIX}` : undefined;
 }
 
-/** Every listener a hub's spokes attach to on the ingest Gateway. */
-export function ingestListeners(spokes: SpokeConfig[], mimir: MimirConfig): string[] {
-    return [...new Set([mimir.ingestGateway.listener, ...spokes.map((s) => s.listener ?? mimir.ingestGateway.listener)])];
+/** A Gateway the gateway stage reads, with every listener the stack attaches routes to on it and the key naming each. */
+export type GatewayRead = { name: string; namespace: string; wanted: { listener: string; key: string }[] };
+
+/** The Gateways the stage reads: the shared one and, when a hub's spokes arrive on another (mimir.ingestGateway), that one. */
+export function gatewaysRead(g: SharedGatewayConfig, spokes: SpokeConfig[], mimir: MimirConfig): GatewayRead[] {
+    const ig = mimir.ingestGateway;
+    const listeners = spokes.length ? [ig.listener, ...spokes.map((s) => s.listener ?? ig.listener)] : [];
+    const onIngest = [...new Set(listeners)].map((listener) => ({ listener, key: "mimir.ingestGateway / spokes[].listener" }));
+    const shared = { name: g.name, namespace: g.namespace, wanted: [{ listener: g.listener, key: "gateway.listener" }] };
+    if (ig.name !== g.name || ig.namespace !== g.namespace)
+        return onIngest.length ? [shared, { name: ig.name, namespace: ig.namespace, wanted: onIngest }] : [shared];
+    return [{ ...shared, wanted: [...shared.wanted, ...onIngest.filter((w) => w.listener !== g.listener)] }];
 }

@@ -3,7 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { MimirRole } from "../mimir";
 import { PART_OF, Stage, StageOptions } from "../stage";
 import { MimirConfig, SharedGatewayConfig, SpokeConfig } from "./config";
-import { ingestListeners, mimirReferenceGrantSpec, spokeReadEndpoint, spokeRoutes } from "./spokeRoutes";
+import { GatewayRead, gatewaysRead, mimirReferenceGrantSpec, spokeReadEndpoint, spokeRoutes } from "./spokeRoutes";
 
 /** The sections the gateway stage reads: the shared Gateway and, on a hub, Mimir and the spokes it routes. */
 export interface GatewayStageConfig {
@@ -14,14 +14,11 @@ export interface GatewayStageConfig {
     spokes: SpokeConfig[];
 }
 
-type GatewayRef = { name: string; namespace: string };
-type Wanted = { listener: string; key: string }[];
-
 /** Why a live Gateway lacks a listener the stack attaches routes to, or undefined. */
 export function checkGatewayListeners(
     stack: string,
-    ref: GatewayRef,
-    wanted: Wanted,
+    ref: Pick<GatewayRead, "name" | "namespace">,
+    wanted: GatewayRead["wanted"],
     live: { spec?: { listeners?: { name?: string }[] } },
 ): string | undefined {
     const names = (live.spec?.listeners ?? []).flatMap((l) => (l.name ? [l.name] : []));
@@ -48,14 +45,8 @@ export class GatewayStage extends Stage {
         super("gateway", name, opts);
         const { stack, gateway: g, mimir } = args.config;
         const spokes = args.config.cluster.role === "hub" ? args.config.spokes : [];
-        const ingest = mimir.ingestGateway;
-        const ingestIsShared = ingest.name === g.name && ingest.namespace === g.namespace;
-        const onShared = [{ listener: g.listener, key: "gateway.listener" }];
-        const onIngest =
-            spokes.length === 0 ? [] : ingestListeners(spokes, mimir).map((listener) => ({ listener, key: "mimir.ingestGateway / spokes[].listener" }));
-
-        const shared = this.checkedGateway("shared-gateway", stack, g, ingestIsShared ? [...onShared, ...onIngest] : onShared);
-        const ingested = !ingestIsShared && spokes.length > 0 ? this.checkedGateway("ingest-gateway", stack, ingest, onIngest) : shared;
+        const [shared, ingest] = gatewaysRead(g, spokes, mimir).map((read, i) => this.checkedGateway(i ? "ingest-gateway" : "shared-gateway", stack, read));
+        const ingested = ingest ?? shared;
         this.sharedGatewayRef = pulumi.all([shared.checked, ingested.checked]).apply(() => `${g.namespace}/${g.name}`);
 
         const spec = mimirReferenceGrantSpec(mimir);
@@ -87,7 +78,7 @@ export class GatewayStage extends Stage {
     }
 
     /** Reads a Gateway (naming `spec` makes the live spec an output) and fails the run when it lacks a wanted listener. */
-    private checkedGateway(name: string, stack: string, ref: GatewayRef, wanted: Wanted) {
+    private checkedGateway(name: string, stack: string, ref: GatewayRead) {
         const gateway = new k8s.apiextensions.CustomResource(
             name,
             { apiVersion: "gateway.networking.k8s.io/v1", kind: "Gateway", metadata: undefined, spec: undefined },
@@ -95,7 +86,7 @@ export class GatewayStage extends Stage {
         );
         const spec = (gateway as unknown as { spec: pulumi.Output<{ listeners?: { name?: string }[] } | undefined> }).spec;
         const checked = spec.apply((live) => {
-            const problem = checkGatewayListeners(stack, ref, wanted, { spec: live });
+            const problem = checkGatewayListeners(stack, ref, ref.wanted, { spec: live });
             if (problem) throw new Error(problem);
             return true;
         });

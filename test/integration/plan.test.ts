@@ -26,7 +26,7 @@ describe("npm run plan", () => {
         it("writes resources.json, manifests.yaml and patches.yaml under <out>/<stack>/ in place of a previous plan, and the figures with --stats", () => {
             const out = fs.mkdtempSync(path.join(os.tmpdir(), "plan-"));
             fs.mkdirSync(path.join(out, "hub"));
-            fs.writeFileSync(path.join(out, "hub", "stale.txt"), "from an older plan");
+            fs.writeFileSync(path.join(out, "hub", "diff.md"), "from an older plan against a ref");
             const stats = path.join(os.tmpdir(), "plan-stats.json");
             const res = plan(["--stack=hub", `--out=${out}`, "--stats", stats]);
             assert.strictEqual(res.status, 0, res.stderr);
