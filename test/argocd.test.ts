@@ -20,6 +20,7 @@ import { loadArgoRbac } from "../tools/verify/argocdRbac";
 import { OfflineRun, PlannedResource } from "../tools/offline";
 import { fromConfigMap, placeholderKeptArgoObjects, placeholderWorld } from "../tools/stackFile";
 import { byName, hubConfig, merged, planInline, transitiveDeps } from "./harness";
+import { addonProject } from "./stackConfig";
 
 const SERVICE = { group: "", kind: "Service" };
 /** An argocd.rbac without regulated projects. */
@@ -31,17 +32,7 @@ const rollout = (r: Partial<IgnoreRule>) => rule({ group: "argoproj.io", kind: "
 const REPLICAS = { group: "apps", kind: "Deployment", jsonPointers: ["/spec/replicas"] };
 
 const tenantArgoCd = {
-    projects: {
-        tenants: {
-            owner: "addon",
-            namespaceResources: [
-                { group: "", kind: "Service" },
-                { group: "argoproj.io", kind: "Rollout" },
-                { group: "apps", kind: "Deployment" },
-                { group: "gateway.networking.k8s.io", kind: "HTTPRoute" },
-            ],
-        },
-    },
+    projects: { tenants: addonProject("Service", "argoproj.io/Rollout", "apps/Deployment", "gateway.networking.k8s.io/HTTPRoute") },
     applicationSets: {
         "tenant-apps": {
             owner: "addon",

@@ -2,6 +2,7 @@ import * as assert from "assert";
 import { manifestResources } from "../tools/plan";
 import { loadModel, validateObject, PACKAGE_MODELS } from "../tools/schemas";
 import { TEST_DIGEST, TEST_SMOKE, hubConfig, merged, planInline } from "./harness";
+import { addonProject } from "./stackConfig";
 
 const everything = () =>
     merged(hubConfig(), {
@@ -14,15 +15,7 @@ const everything = () =>
         notificationsToken: { secure: "v1:encrypted" },
         smokeTest: TEST_SMOKE,
         argocd: {
-            projects: {
-                tenants: {
-                    owner: "addon",
-                    namespaceResources: [
-                        { group: "", kind: "Service" },
-                        { group: "", kind: "ConfigMap" },
-                    ],
-                },
-            },
+            projects: { tenants: addonProject("Service", "ConfigMap") },
             applicationSets: { tenants: {} },
             rbac: { approverRole: "role:release-approver", deployerRoles: ["role:deployer"] },
         },

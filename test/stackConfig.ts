@@ -35,6 +35,12 @@ export const REGULATED = {
     actionServiceAccounts: ["argocd/argocd-server"],
 };
 
+/** An ArgoCD project the addon owns, syncing the namespaced kinds named `group/Kind` (`Kind` alone: the core group). */
+export const addonProject = (...kinds: string[]) => ({
+    owner: "addon",
+    namespaceResources: kinds.map((k) => ({ group: k.includes("/") ? k.split("/")[0] : "", kind: k.split("/").pop()! })),
+});
+
 /** The policy section of parseHub() with `patch` as `policy`. */
 export const policyConfig = (patch: Record<string, unknown> = {}): PolicyConfig => parseHub({ policy: patch }).policy;
 

@@ -87,7 +87,7 @@ function everyPlan(): { label: string; plan: DeliveryPlan }[] {
                         for (const previewGate of shape === "blueGreen" && a.route ? PREVIEW_GATES : [undefined]) {
                             out.push({
                                 label: `prod ${prodClass} ${shape}, ${appLabel}, steps ${steps ? steps.join("/") : "default"}${shape === "blueGreen" ? `, preview gate ${JSON.stringify(previewGate) ?? "none"}` : ""}`,
-                                plan: deliveryPlan(a, { tier, prodClass, shape, steps, previewGate, ...approvalFor(prodClass) }),
+                                plan: deliveryPlan(a, { tier, prodClass, shape, steps, previewGate }),
                             });
                         }
                     }
@@ -103,8 +103,6 @@ const backend = (name: string, weight = 100) => ({ group: "", kind: "Service", n
 const routeRules = (...backendRefs: ReturnType<typeof backend>[]) => [{ matches: [{ path: { type: "PathPrefix", value: "/" } }], backendRefs }];
 
 /** The stack's policy.regulated groups, as a regulated app is planned with them. */
-const APPROVAL = { approverGroups: ["release-approvers"], deployerGroups: ["shop-deployers"] };
-const approvalFor = (prodClass: string) => (prodClass === "regulated" ? { approval: APPROVAL } : {});
 
 describe("delivery strategy library", () => {
     describe("every tier and class", () => {
@@ -128,7 +126,7 @@ describe("delivery strategy library", () => {
                 for (const budget of ["none", "slo", "critical"] as const) {
                     it(`prod ${prodClass} ${shape}, error budget: ${budget}`, () => {
                         const a = app(budget === "none" ? {} : { slo: { service: "checkout", name: "availability" }, critical: budget === "critical" });
-                        const p = deliveryPlan(a, { tier: "prod", prodClass, shape, ...approvalFor(prodClass) });
+                        const p = deliveryPlan(a, { tier: "prod", prodClass, shape });
                         const freeze = JSON.stringify(p.strategy).includes("error-budget");
                         assert.strictEqual(freeze, budget === "slo", "the freeze applies to non-critical apps with an SLO only");
                         if (shape === "canary") {
@@ -209,7 +207,7 @@ describe("delivery strategy library", () => {
     describe("blue/green preview gate", () => {
         const HEADER = { header: "x-rollouts-preview" };
         const plan = (gate: PreviewGate | undefined, patch: Partial<AppSpec> = {}, prodClass: "standard" | "regulated" = "standard") =>
-            deliveryPlan(app(patch), { tier: "prod", shape: "blueGreen", prodClass, previewGate: gate, ...approvalFor(prodClass) });
+            deliveryPlan(app(patch), { tier: "prod", shape: "blueGreen", prodClass, previewGate: gate });
 
         it("writes the header rule first, with every default spelled out, and keeps the path-only rule to the active Service", () => {
             const route = plan(HEADER).httpRoute!;
@@ -319,16 +317,6 @@ describe("delivery strategy library", () => {
         assert.deepStrictEqual(pauses(deliveryPlan(app(), { tier: "prod", gate: { initialDelay: "10m", interval: "30s" } })), ["630s", "630s"]);
         // A shorter pause is refused: test/delivery-config.test.ts (delivery.prod.standard.stepPause, 5m and 8m).
         assert.deepStrictEqual(checkOptions(app(), { tier: "prod", stepPause: "6m" }), []);
-    });
-
-    it("needs the approver groups for a regulated app, and no group on both sides", () => {
-        assert.match(checkOptions(app(), { tier: "prod", prodClass: "regulated" })[0], /a regulated app needs approval.approverGroups/);
-        assert.match(
-            checkOptions(app(), { tier: "prod", prodClass: "regulated", approval: { approverGroups: ["a", "b"], deployerGroups: ["b"] } })[0],
-            /approval groups b are both approver and deployer groups/,
-        );
-        assert.match(checkOptions(app(), { tier: "prod", approval: APPROVAL })[0], /prod \/ regulated only/);
-        assert.deepStrictEqual(checkOptions(app(), { tier: "prod", prodClass: "regulated", approval: APPROVAL }), []);
     });
 
     it("refuses what the tier does not allow", () => {

@@ -2,7 +2,7 @@ import { readSection, type Values } from "../config/declare";
 import { ConfigReader, isPlainObject } from "../config/reader";
 import { DELIVERY_DEFAULTS, DELIVERY_FIELDS, DeliveryConfig, ProdClassConfig, STANDARD_FIELDS } from "./fields";
 import { defaultStepPause, optionProblems, tierStrategies } from "./strategy";
-import { ApprovalGroups, GateTiming, PROD_CLASSES, ProdClass, SHAPES, Shape, StrategyOptions, TierStrategy } from "./types";
+import { GateTiming, PROD_CLASSES, ProdClass, SHAPES, Shape, StrategyOptions, TierStrategy } from "./types";
 
 /**
  * The reader of the `delivery` section (fields.ts declares it): each key by its declaration, then each
@@ -50,11 +50,10 @@ export function readDelivery(r: ConfigReader, value: unknown, gate: GateTiming):
 }
 
 /**
- * The strategies a stack configures, with its gate timing and its `policy.regulated` groups: what the
+ * The strategies a stack configures, with its gate timing, regulated ones with `policy.regulated`: what the
  * stack output `deliveryStrategies` shows and what `npm run delivery` renders.
  */
-export function stackStrategies(c: { delivery: DeliveryConfig; analysis: GateTiming; policy: { regulated?: ApprovalGroups } }): TierStrategy[] {
-    const regulated = c.policy.regulated;
+export function stackStrategies(c: { delivery: DeliveryConfig; analysis: GateTiming; policy: { regulated?: unknown } }): TierStrategy[] {
     const gate: GateTiming = { initialDelay: c.analysis.initialDelay, interval: c.analysis.interval };
-    return tierStrategies(c.delivery, gate, regulated && { approverGroups: [...regulated.approverGroups], deployerGroups: [...regulated.deployerGroups] });
+    return tierStrategies(c.delivery, gate, c.policy.regulated !== undefined);
 }

@@ -259,7 +259,6 @@ export function deliveryStrategiesOutput(strategies: readonly TierStrategy[]): R
                 ...(prod && s.shape === "canary" ? { steps: [...(o.steps ?? [])], stepPause: o.stepPause } : {}),
                 ...(prod ? { autoPromotion: o.autoPromotion, errorBudgetFreeze: o.errorBudgetFreeze } : {}),
                 ...(o.previewGate && "header" in o.previewGate ? { previewHeader: o.previewGate.header } : {}),
-                ...(o.approval ? { approverGroups: [...o.approval.approverGroups] } : {}),
             };
             return [s.id, { ...output, behaviour, strategy }];
         }),

@@ -7,7 +7,7 @@ import { ERROR_BUDGET, ERROR_BUDGET_WAIT, GATEWAY_API_PLUGIN, SHARED_TEMPLATE_AR
 import { ANALYSIS_DEFAULTS, durationSeconds } from "../rollouts/config";
 import { DELIVERY_DEFAULTS, DeliveryConfig } from "./fields";
 import { HttpRouteObject, ServiceObject, appRoute, previewGateProblems, previewHeaderRule, previewHostnameRoute, service, serviceNames } from "./routes";
-import type { AnalysisRef, AppSpec, ApprovalGroups, BlueGreenStrategy, CanaryStep, CanaryStrategy, GateTiming, PreviewGate, ProdClass, Shape } from "./types";
+import type { AnalysisRef, AppSpec, BlueGreenStrategy, CanaryStep, CanaryStrategy, GateTiming, PreviewGate, ProdClass, Shape } from "./types";
 import type { StrategyOptions, Tier, TierStrategy } from "./types";
 import { LOWER_TIERS, PREVIEW_HEADER_VALUE, PROD_CLASSES, TIERS } from "./types";
 
@@ -61,7 +61,7 @@ export function errorBudgetGate(app: AppSpec, kind: "wait" | "check", freeze = t
 
 /** A problem with one option apart from any app, named as the `delivery` section's key: the reader reports it for that key. */
 export interface OptionProblem {
-    option: "tier" | "prodClass" | "steps" | "stepPause" | "autoPromotion" | "approval" | "previewGate";
+    option: "tier" | "prodClass" | "steps" | "stepPause" | "autoPromotion" | "previewGate";
     given: unknown;
     allowed: string;
 }
@@ -93,18 +93,6 @@ export function optionProblems(opts: StrategyOptions): OptionProblem[] {
     const regulated = prod && opts.prodClass === "regulated";
     if (regulated && opts.autoPromotion === true) {
         add("autoPromotion", true, "must be false for prod / regulated: only an approver continues before 100% or the switch (ADR-056 D3, ADR-049)");
-    }
-    const approvers = opts.approval?.approverGroups ?? [];
-    const both = approvers.filter((g) => opts.approval?.deployerGroups.includes(g));
-    if (opts.approval !== undefined && !regulated) {
-        add("approval", "approval groups", "apply to prod / regulated only: the other classes have no approval gate");
-    }
-    if (regulated && approvers.length === 0) {
-        const why = "an approver Role nobody holds is no gate (ADR-056 D3, ADR-049)";
-        add("approval", approvers, `a regulated app needs approval.approverGroups (the stack's policy.regulated.approverGroups): ${why}`);
-    }
-    if (regulated && both.length > 0) {
-        add("approval", both, `approval groups ${both.join(", ")} are both approver and deployer groups: the deployer is never the approver (ADR-049)`);
     }
     return problems;
 }
@@ -243,10 +231,10 @@ function blueGreenPlan(app: AppSpec, prodClass: ProdClass, opts: StrategyOptions
 
 /**
  * Every strategy a stack's `delivery` section configures, with the cluster's gate timing: the lower
- * tiers' canary and each shape of each prod class. Regulated strategies need the approval groups of
- * `policy.regulated` (the platform's approval roles are bound to them), so without them there is none.
+ * tiers' canary and each shape of each prod class; the regulated class only where the stack has
+ * `policy.regulated` (its approvers are the platform's approval roles, components/policy/approvalBindings.ts).
  */
-export function tierStrategies(delivery: DeliveryConfig, gate: GateTiming, approval?: ApprovalGroups): TierStrategy[] {
+export function tierStrategies(delivery: DeliveryConfig, gate: GateTiming, regulated = false): TierStrategy[] {
     const out: TierStrategy[] = LOWER_TIERS.map((tier) => ({
         id: `${tier}-canary`,
         tier,
@@ -254,7 +242,7 @@ export function tierStrategies(delivery: DeliveryConfig, gate: GateTiming, appro
         routed: delivery[tier].trafficRouting,
         options: { tier, gate },
     }));
-    for (const prodClass of PROD_CLASSES.filter((c) => c === "standard" || approval !== undefined)) {
+    for (const prodClass of PROD_CLASSES.filter((c) => c === "standard" || regulated)) {
         const c = delivery.prod[prodClass];
         for (const shape of c.shapes) {
             const options: StrategyOptions = {
@@ -266,7 +254,6 @@ export function tierStrategies(delivery: DeliveryConfig, gate: GateTiming, appro
                 errorBudgetFreeze: c.errorBudgetFreeze,
                 ...(shape === "canary" ? { steps: [...c.steps], stepPause: c.stepPause } : {}),
                 ...(shape === "blueGreen" && c.previewGate === "header" ? { previewGate: { header: c.previewHeader } } : {}),
-                ...(prodClass === "regulated" ? { approval } : {}),
             };
             out.push({ id: `prod-${prodClass}-${shape}`, tier: "prod", prodClass, shape, routed: true, options });
         }

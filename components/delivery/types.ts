@@ -54,9 +54,6 @@ export type PreviewGate = { header: string } | { hostname: string; gateway?: App
 /** When the background gate takes its first measurements (the cluster's `analysis`). */
 export type GateTiming = Pick<AnalysisConfig, "initialDelay" | "interval">;
 
-/** Who approves and who deploys: the platform's groups (`policy.regulated`). */
-export type ApprovalGroups = { approverGroups: readonly string[]; deployerGroups: readonly string[] };
-
 export interface StrategyOptions {
     tier: Tier;
     /** Prod only (default standard). */
@@ -69,8 +66,6 @@ export interface StrategyOptions {
     stepPause?: string;
     /** The cluster's gate timing; default the platform's. */
     gate?: GateTiming;
-    /** Regulated prod: the groups the platform's approver and deployer roles are bound to; approvers required. */
-    approval?: ApprovalGroups;
     /** Prod blue/green only, opt-in: without test traffic the pre-promotion run pauses the rollout. */
     previewGate?: PreviewGate;
     /** Prod only: whether the last step needs nobody (default true for standard; regulated must keep false). */

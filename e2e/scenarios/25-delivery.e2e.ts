@@ -566,7 +566,6 @@ describe("delivery", function () {
             prodClass: "regulated" as const,
             shape: "canary" as const,
             gate: cfg.analysis,
-            approval: { approverGroups: regulated.approverGroups, deployerGroups: regulated.deployerGroups },
         };
         assert.deepStrictEqual(checkOptions(app, opts), []);
         const plan = deliveryPlan(app, opts);

@@ -45,6 +45,7 @@ import { clusterAnalysisTemplateSpec, errorBudgetTemplates, sharedTemplates } fr
 import { controllerClusterRules, controllerNamespaceRules } from "../../components/rollouts/rbac";
 import { controllerValues } from "../../components/rollouts/values";
 import { pluginImage } from "../../components/rollouts/plugin";
+import { addonProject } from "../stackConfig";
 
 export const NOW = new Date("2026-06-27T13:10:00Z");
 /** Where a spoke's templates point when its stack names the hub stack (the hub's stack output). */
@@ -72,16 +73,7 @@ export function verifyConfig(patch: Record<string, unknown> = {}): AddonConfig {
                 },
             },
             argocd: {
-                projects: {
-                    tenants: {
-                        owner: "addon",
-                        namespaceResources: [
-                            { group: "", kind: "Service" },
-                            { group: "apps", kind: "Deployment" },
-                            { group: "gateway.networking.k8s.io", kind: "HTTPRoute" },
-                        ],
-                    },
-                },
+                projects: { tenants: addonProject("Service", "apps/Deployment", "gateway.networking.k8s.io/HTTPRoute") },
                 applicationSets: { "tenant-apps": { owner: "addon", syncOptions: ["CreateNamespace=true"] } },
                 ignoreDifferences: [{ group: "apps", kind: "Deployment", jsonPointers: ["/spec/replicas"] }],
                 rbac: { approverRole: "role:approver", deployerRoles: ["role:deployer"], regulatedProjects: ["tenants"] },
