@@ -6,6 +6,7 @@ import * as path from "path";
 import { promisify } from "util";
 import { IssueComment, MAX_BODY, commentBody, commentMarker, findComment, targetFromEnv } from "../tools/prComment";
 import { REPO_ROOT } from "../tools/stackFile";
+import { PlanRow, boundaryNotice, diffPlans, productRows, renderShortDiff } from "../tools/planDiff";
 import { fakeGitHub } from "./harness";
 
 describe("pull-request comment of the plan diff", () => {
@@ -29,6 +30,32 @@ describe("pull-request comment of the plan diff", () => {
         assert.match(
             body,
             /… \(cut to fit a comment\)\n\n---\nThe plan and the complete diff: the `plan-hub` artifact of \[this run\]\(https:\/\/github\.test\/o\/r\/actions\/runs\/7\)\.\n$/,
+        );
+    });
+
+    it("says a controller move across the pod-template-hash boundary first, and whose rollout each tenant component reaches", () => {
+        const chart = (tag: string): PlanRow => ({
+            urn: "c",
+            name: "c",
+            type: "kubernetes:helm.sh/v4:Chart",
+            stage: null,
+            inputs: { values: { controller: { image: { tag } } } },
+        });
+        assert.strictEqual(boundaryNotice([chart("v1.9.0")], [chart("v1.9.1")]), undefined);
+        const components = (steps: string) => productRows({ "delivery/prod-regulated-canary/strategy.yaml": steps });
+        const diff = renderShortDiff(diffPlans(components("[25]"), components("[10]")), {
+            stack: "hub",
+            against: "main",
+            notices: [boundaryNotice([chart("v1.8.4")], [chart("v1.9.0")])!],
+        });
+        const body = commentBody("hub", diff);
+        assert.match(
+            body,
+            /unchanged\.\n\n\*\*The controller moves from Argo Rollouts v1\.8\.4 to v1\.9\.0, across the pod-template-hash boundary\*\*: every tenant Rollout counts as getting a new revision on the next `pulumi up`.*docs\/operations\/upgrade\.md/,
+        );
+        assert.match(
+            body,
+            /^- ~ changed `tenant component prod-regulated-canary` \(every regulated prod tenant on canary: their next rollout\): `\["strategy\.yaml"\]`$/m,
         );
     });
 

@@ -13,10 +13,10 @@ import { PlanRow } from "./planDiff";
 import { reviewDiff } from "./planAgainst";
 import { chartPathFrom } from "./chartRender";
 import { crdSourceFrom } from "./crdSources";
-import { manifestResources, removePlan, resourceRows, summary, writePlan } from "./planFiles";
+import { manifestResources, productFiles, removePlan, resourceRows, summary, writePlan } from "./planFiles";
 import { RenderOptions, renderProviderObjects } from "./planRendered";
 
-export { adoptions, manifestResources, manifestsYaml, patchesYaml, resourceRows, summary } from "./planFiles";
+export { adoptions, manifestResources, manifestsYaml, patchesYaml, productFiles, resourceRows, summary } from "./planFiles";
 
 export async function planStack(file: StackFile, configDir = file.dir ?? REPO_ROOT): Promise<OfflineRun> {
     // The program module is loaded only now, after nothing else touched the runtime.
@@ -43,7 +43,8 @@ const USAGE =
 const HELP = `${USAGE}
 
 Plans a stack offline (no cluster, no credentials) and writes <out>/<stack>/resources.json,
-manifests.yaml and patches.yaml, all or none; a failed plan removes the stack's previous plan.
+manifests.yaml, patches.yaml, outputs.json (the stack outputs) and delivery/ (the tenant components
+npm run delivery writes), all or none; a failed plan removes the stack's previous plan.
 
   --stack <name>       the stack file Pulumi.<name>.yaml (required)
   --out <dir>          where the plan goes (default: plan/ in the project)
@@ -132,21 +133,22 @@ async function main(): Promise<void> {
     };
     const rows = JSON.parse(JSON.stringify(resourceRows(run))) as PlanRow[];
     const rendered = await renderProviderObjects(rows, renderOpts);
+    const products = productFiles(run, file);
     finished = true;
     let extra: Record<string, string> = {};
     let diffError: Error | undefined;
     if (args.against) {
         try {
-            extra = await reviewDiff(run.stack, args.against, { rows, rendered }, { repoRoot: REPO_ROOT, configDir: args.configDir }, renderOpts);
+            extra = await reviewDiff(run.stack, args.against, { rows, rendered, products }, { repoRoot: REPO_ROOT, configDir: args.configDir }, renderOpts);
         } catch (e) {
             diffError = e instanceof Error ? e : new Error(String(e));
         }
     }
     const short = extra["diff-summary.md"];
-    const dir = writePlan(run, args.out, extra, rendered);
+    const dir = writePlan(run, args.out, { ...products, ...extra }, rendered);
     console.log(summary(run, rendered));
     const shown = path.relative(process.cwd(), dir) || dir;
-    console.log(`wrote ${shown}/resources.json, manifests.yaml, patches.yaml${short ? `, diff.md and diff-summary.md` : ""}`);
+    console.log(`wrote ${shown}/resources.json, manifests.yaml, patches.yaml, outputs.json, delivery/${short ? `, diff.md and diff-summary.md` : ""}`);
     if (short) {
         console.log("");
         console.log(short);

@@ -1,6 +1,7 @@
 /** The review diff of two plans of one stack (`npm run plan -- --against <ref>`): per stage, each object added, removed or changed. */
 import * as YAML from "yaml";
 import { STAGES } from "../components/stage";
+import { crossesHashBoundary } from "../components/rollouts/versions";
 
 /** The fields of a resources.json row the diff reads (tools/plan.ts resourceRows). */
 export interface PlanRow {
@@ -40,7 +41,7 @@ export type PlanDiff = { changes: ObjectChange[]; unchanged: number };
 /** What a review names an object by: its kind and namespace/name when it is a Kubernetes object. */
 export function objectLabel(row: PlanRow): string {
     const inputs = row.inputs ?? {};
-    if (row.type === "kubernetes:helm.sh/v4:Chart") {
+    if (row.type === HELM_CHART) {
         return `Chart ${String(inputs.chart)} ${inputs.version === undefined ? "" : `${String(inputs.version)} `}(release ${String(inputs.namespace)}/${String(inputs.name)})`;
     }
     const token = /^kubernetes:[^:]+:([A-Za-z0-9]+)$/.exec(row.type);
@@ -53,6 +54,7 @@ export function objectLabel(row: PlanRow): string {
     return `${token ? token[1] : row.type} ${row.name}`;
 }
 
+const HELM_CHART = "kubernetes:helm.sh/v4:Chart";
 const IDENT = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 
 function join(path: string, key: string | number): string {
@@ -132,6 +134,65 @@ export function diffPlans(base: readonly PlanRow[], head: readonly PlanRow[]): P
     return { changes, unchanged };
 }
 
+/** What the stack hands out rather than applies (planFiles.ts productFiles) as rows: each stack output, each tenant component. */
+export function productRows(files: Readonly<Record<string, string>>): PlanRow[] {
+    const components: Record<string, Record<string, string>> = {};
+    for (const [file, text] of Object.entries(files)) {
+        const [, id, name] = /^delivery\/(?:([^/]+)\/)?(.+)$/.exec(file) ?? [];
+        if (name) (components[id ?? name] ??= {})[name] = text;
+    }
+    const row = (type: string, name: string, inputs: Record<string, unknown>): PlanRow => ({ urn: `${type}::${name}`, name, type, stage: `${type}s`, inputs });
+    const outputs = Object.entries(JSON.parse(files["outputs.json"] ?? "{}") as Record<string, unknown>);
+    return [...outputs.map(([k, v]) => row("stack output", k, { [k]: v })), ...Object.entries(components).map(([id, f]) => row("tenant component", id, f))];
+}
+
+/** Whom a change of a product row reaches: a tenant component, the next rollout of every tenant that uses it. */
+function affects(urn: string): string | undefined {
+    const [type, name = ""] = urn.split("::");
+    const [tier, cls, shape] = name.split("-");
+    const tenants = tier === "prod" ? `every ${cls} prod tenant on ${shape}` : `every ${tier} tenant`;
+    const component = name === "README.md" ? "tenant teams choosing a component" : `${tenants}: their next rollout`;
+    const readers: Record<string, string> = {
+        deliveryStrategies: "tenant tooling that reads it",
+        spokeReadEndpoints: "every spoke's analysis, at its next up",
+    };
+    return type === "stack output" ? (readers[name] ?? "whatever reads the stack's outputs") : type === "tenant component" ? component : undefined;
+}
+
+/** The controller's image tag a plan installs (its Chart's values). */
+const controllerTag = (rows: readonly PlanRow[]): unknown =>
+    (rows.find((r) => r.type === HELM_CHART)?.inputs.values as { controller?: { image?: { tag?: unknown } } } | undefined)?.controller?.image?.tag;
+
+/** The notice of a controller move across the pod-template-hash boundary (components/rollouts/versions.ts), or undefined. */
+export function boundaryNotice(base: readonly PlanRow[], head: readonly PlanRow[]): string | undefined {
+    const [from, to] = [controllerTag(base), controllerTag(head)];
+    return typeof from === "string" && typeof to === "string" && crossesHashBoundary(from, to)
+        ? `**The controller moves from Argo Rollouts ${from} to ${to}, across the pod-template-hash boundary**: every tenant Rollout counts as getting a new revision on the next \`pulumi up\` (its pods replaced; which ones really do cannot be told offline), and up refuses while one is in flight. Follow docs/operations/upgrade.md.`
+        : undefined;
+}
+
+/** The words of a long one-line text that changed, as git's --word-diff writes them (`[-old-]{+new+}`), long unchanged runs cut to their ends. */
+export function wordDiff(before: string, after: string, context = 30): string {
+    const [a, b] = [before, after].map((s) => s.split(/(\s+|[^\w\s])/).filter((t) => t !== ""));
+    // lcs[i][j]: the longest common subsequence of a[i..] and b[j..].
+    const lcs = Array.from({ length: a.length + 1 }, () => new Array<number>(b.length + 1).fill(0));
+    for (let i = a.length - 1; i >= 0; i--) {
+        for (let j = b.length - 1; j >= 0; j--) {
+            lcs[i][j] = a[i] === b[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
+        }
+    }
+    const parts: { op: string; text: string }[] = [];
+    const push = (op: string, text: string) => (parts.at(-1)?.op === op ? (parts.at(-1)!.text += text) : parts.push({ op, text }));
+    for (let i = 0, j = 0; i < a.length || j < b.length;) {
+        const same = i < a.length && j < b.length && a[i] === b[j];
+        const [op, text] = same ? ["=", a[i++], j++] : i < a.length && (j === b.length || lcs[i + 1][j] >= lcs[i][j + 1]) ? ["-", a[i++]] : ["+", b[j++]];
+        push(op as string, text as string);
+    }
+    const cut = (t: string, k: number) =>
+        t.length <= 2 * context ? t : `${k === 0 ? "" : t.slice(0, context)}…${k === parts.length - 1 ? "" : t.slice(-context)}`;
+    return parts.map((p, k) => (p.op === "-" ? `[-${p.text}-]` : p.op === "+" ? `{+${p.text}+}` : cut(p.text, k))).join("");
+}
+
 /** The lines one text has that the other has not: removed (`-`) then added (`+`), as a policy's or a config's lines read. */
 export function lineDiff(before: string, after: string): string[] {
     const [a, b] = [before.split("\n"), after.split("\n")];
@@ -151,14 +212,21 @@ function byStage(diff: PlanDiff): [string, ObjectChange[]][] {
     return stages.map((s) => [s ?? "(stack)", diff.changes.filter((c) => c.stage === s)]);
 }
 
-/** The lines a changed text of several lines (a policy, a config file) lost and gained, else undefined. */
-const textLines = (f: FieldChange): string[] | undefined =>
-    f.change === "changed" && typeof f.before === "string" && typeof f.after === "string" && (f.before.includes("\n") || f.after.includes("\n"))
-        ? lineDiff(f.before, f.after)
-        : undefined;
+/** A changed text: of several lines (a policy, a config file), the lines it lost and gained; one long line (a PromQL query), its word diff. */
+function textDiff(f: FieldChange): { lines?: string[]; words?: string } {
+    const [a, b] = [f.before, f.after];
+    if (f.change !== "changed" || typeof a !== "string" || typeof b !== "string") return {};
+    return a.includes("\n") || b.includes("\n")
+        ? { lines: lineDiff(a, b) }
+        : Math.max(a.length, b.length) > 80
+          ? { words: wordDiff(a, b).replace(/`/g, "'") }
+          : {};
+}
+
+const title = (c: ObjectChange) => `${SYMBOL[c.action]} ${c.action} \`${c.label}\`${affects(c.urn) ? ` (${affects(c.urn)})` : ""}`;
 
 function fieldLines(f: FieldChange): string[] {
-    const lines = textLines(f);
+    const { lines, words } = textDiff(f);
     if (lines) {
         return [`  - \`${f.path}\` changed:`, "", "    ```diff", ...lines.map((l) => `    ${l}`), "    ```", ""];
     }
@@ -168,7 +236,9 @@ function fieldLines(f: FieldChange): string[] {
             ? `added ${inline(f.after)}`
             : f.change === "removed"
               ? `removed (was ${inline(f.before)})`
-              : `${inline(f.before)} → ${inline(f.after)}`;
+              : words
+                ? `changed: \`${words}\``
+                : `${inline(f.before)} → ${inline(f.after)}`;
     return [`  - \`${f.path}\` ${text}`];
 }
 
@@ -179,6 +249,8 @@ export interface RenderOptions {
     commit?: string;
     /** Where the complete diff is, for the short one to point to. */
     fullAt?: string;
+    /** What a reviewer must read before the objects (boundaryNotice). */
+    notices?: string[];
 }
 
 function heading(diff: PlanDiff, o: RenderOptions): string[] {
@@ -187,6 +259,7 @@ function heading(diff: PlanDiff, o: RenderOptions): string[] {
         `### Offline plan of stack \`${o.stack}\` against ${ref}`,
         "",
         diffCounts(diff) + (diff.changes.length === 0 ? ": the change declares nothing new on this cluster." : "."),
+        ...(o.notices ?? []).flatMap((n) => ["", n]),
     ];
 }
 
@@ -202,7 +275,7 @@ export function renderFullDiff(diff: PlanDiff, o: RenderOptions): string {
         `#### ${stage}`,
         "",
         ...changes.flatMap((c) => [
-            `- ${SYMBOL[c.action]} ${c.action} \`${c.label}\``,
+            `- ${title(c)}`,
             ...(c.action === "added" && c.after ? ["", "  ```yaml", ...yaml(c.after), "  ```", ""] : []),
             ...c.fields.flatMap(fieldLines),
         ]),
@@ -212,9 +285,9 @@ export function renderFullDiff(diff: PlanDiff, o: RenderOptions): string {
 
 /** What the short diff says beside a path: added or removed, or the lines a text lost and gained. */
 function fieldNote(f: FieldChange): string {
-    const lines = textLines(f);
+    const { lines, words } = textDiff(f);
     const count = (sign: string) => lines?.filter((l) => l.startsWith(sign)).length;
-    return f.change !== "changed" ? ` (${f.change})` : lines ? ` (${count("-")} lines removed, ${count("+")} added)` : "";
+    return f.change !== "changed" ? ` (${f.change})` : lines ? ` (${count("-")} lines removed, ${count("+")} added)` : words ? `: \`${words}\`` : "";
 }
 
 export interface ShortLimits {
@@ -237,7 +310,7 @@ export function renderShortDiff(diff: PlanDiff, o: RenderOptions, limits: ShortL
     const line = (c: ObjectChange) => {
         const paths = c.fields.slice(0, limits.fields).map((f) => `\`${f.path}\`${fieldNote(f)}`);
         const more = c.fields.length > limits.fields ? ` and ${c.fields.length - limits.fields} more` : "";
-        return `- ${SYMBOL[c.action]} ${c.action} \`${c.label}\`${paths.length > 0 ? `: ${paths.join(", ")}${more}` : ""}`;
+        return `- ${title(c)}${paths.length > 0 ? `: ${paths.join(", ")}${more}` : ""}`;
     };
     const shown = byStage(diff).flatMap(([stage, changes]) => {
         const here = changes.filter((c) => listed.has(c));

@@ -8,6 +8,9 @@ import { HELM_CHART } from "./chartRender";
 import { CONFIG_GROUP } from "./crdSources";
 import { NOTHING_RENDERED, ProviderRendered, objectName } from "./planRendered";
 import { ROLLOUTS_CRDS } from "../components/argoRollouts";
+import { stackStrategies } from "../components/delivery/config";
+import { renderComponents } from "../components/delivery/kustomize";
+import { StackFile, configFromStackFile } from "./stackFile";
 
 /** Kubernetes types that are not whole objects: patches, and components rendered by the provider. */
 const NOT_MANIFESTS = /(Patch$)|(^kubernetes:helm\.sh\/)|(^kubernetes:yaml\/)|(^kubernetes:kustomize\/)/;
@@ -216,6 +219,14 @@ export function summary(run: OfflineRun, rendered: ProviderRendered = NOTHING_RE
     return lines.join("\n");
 }
 
+/** What the stack hands out rather than applies: its outputs (outputs.json) and the tenant components `npm run delivery` writes (delivery/). */
+export function productFiles(run: OfflineRun, file: StackFile): Record<string, string> {
+    // Read as the program reads it, without the other stack files' view (the plan refuses no clash the program does not).
+    const own = configFromStackFile({ ...file, projectClusters: undefined, projectStacks: undefined });
+    const components = Object.entries(renderComponents(run.stack, stackStrategies(own)));
+    return { "outputs.json": JSON.stringify(run.outputs, null, 2) + "\n", ...Object.fromEntries(components.map(([f, text]) => [`delivery/${f}`, text])) };
+}
+
 /** Writes the plan's files under `<outDir>/<stack>/`, all or none: a new folder swapped in by renames, never a mix of two plans. */
 export function writePlan(run: OfflineRun, outDir: string, extra: Record<string, string> = {}, rendered: ProviderRendered = NOTHING_RENDERED): string {
     const dir = path.join(outDir, run.stack);
@@ -226,6 +237,7 @@ export function writePlan(run: OfflineRun, outDir: string, extra: Record<string,
         fs.writeFileSync(path.join(staging, "manifests.yaml"), manifestsYaml(run, rendered));
         fs.writeFileSync(path.join(staging, "patches.yaml"), patchesYaml(run));
         for (const [name, text] of Object.entries(extra)) {
+            fs.mkdirSync(path.dirname(path.join(staging, name)), { recursive: true });
             fs.writeFileSync(path.join(staging, name), text);
         }
         const previous = fs.existsSync(dir) ? `${staging}.old` : undefined;

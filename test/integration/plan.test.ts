@@ -31,8 +31,15 @@ describe("npm run plan", () => {
             const res = plan(["--stack=hub", `--out=${out}`, "--stats", stats]);
             assert.strictEqual(res.status, 0, res.stderr);
             assert.match(res.stdout, /stages: gateway -> rollouts -> policy -> argocd-apps/);
-            assert.deepStrictEqual(fs.readdirSync(path.join(out, "hub")).sort(), ["manifests.yaml", "patches.yaml", "resources.json"]);
+            assert.deepStrictEqual(fs.readdirSync(path.join(out, "hub")).sort(), [
+                "delivery",
+                "manifests.yaml",
+                "outputs.json",
+                "patches.yaml",
+                "resources.json",
+            ]);
             assert.deepStrictEqual(fs.readdirSync(out), ["hub"], "no staging folder left behind");
+            assert.ok(fs.existsSync(path.join(out, "hub", "delivery", "prod-regulated-canary", "kustomization.yaml")));
             const rows = JSON.parse(fs.readFileSync(path.join(out, "hub", "resources.json"), "utf8")) as unknown[];
             assert.ok(rows.length > 10);
             assert.ok(fs.readFileSync(path.join(out, "hub", "manifests.yaml"), "utf8").includes("kind: ClusterRole"));
@@ -109,16 +116,17 @@ describe("npm run plan", () => {
             const res = plan("--stack", "hub", "--config-dir", "test/fixtures/stacks", "--out", out, "--against", "HEAD");
             assert.strictEqual(res.status, 0, res.stderr);
             assert.match(res.stdout, /^### Offline plan of stack `hub` against `HEAD` \([0-9a-f]{12}\)$/m);
-            assert.match(res.stdout, /^1 added, 0 removed, 1 changed, \d+ unchanged\.$/m);
+            assert.match(res.stdout, /^1 added, 0 removed, 5 changed, \d+ unchanged\.$/m);
             assert.match(res.stdout, /^- \+ added `HTTPRoute observability\/mimir-spoke-prod-read`$/m);
-            assert.match(res.stdout, /^wrote .*resources\.json, manifests\.yaml, patches\.yaml, diff\.md and diff-summary\.md$/m);
-            assert.deepStrictEqual(fs.readdirSync(path.join(out, "hub")).sort(), [
-                "diff-summary.md",
-                "diff.md",
-                "manifests.yaml",
-                "patches.yaml",
-                "resources.json",
-            ]);
+            assert.match(res.stdout, /^- ~ changed `tenant component prod-regulated-canary` \(every regulated prod tenant on canary: their next rollout\)/m);
+            assert.match(res.stdout, /^wrote .*resources\.json, manifests\.yaml, patches\.yaml, outputs\.json, delivery\/, diff\.md and diff-summary\.md$/m);
+            assert.deepStrictEqual(
+                fs
+                    .readdirSync(path.join(out, "hub"))
+                    .filter((f) => f.startsWith("diff"))
+                    .sort(),
+                ["diff-summary.md", "diff.md"],
+            );
             assert.match(fs.readFileSync(path.join(out, "hub", "diff.md"), "utf8"), /^ {4}\+ g, platform-release-approvers, role:release-managers$/m);
             assert.ok(res.stdout.includes(fs.readFileSync(path.join(out, "hub", "diff-summary.md"), "utf8")));
             // The checkout: same files changed, same HEAD, no worktree left registered.
@@ -147,7 +155,13 @@ describe("npm run plan", () => {
             const res = plan("--stack", "hub", "--config-dir", "test/fixtures/stacks", "--out", out, "--against", "no-such-ref");
             assert.strictEqual(res.status, 1);
             assert.match(res.stderr, /^no diff against no-such-ref: --against no-such-ref: not a commit of the repository at /m);
-            assert.deepStrictEqual(fs.readdirSync(path.join(out, "hub")).sort(), ["manifests.yaml", "patches.yaml", "resources.json"]);
+            assert.deepStrictEqual(fs.readdirSync(path.join(out, "hub")).sort(), [
+                "delivery",
+                "manifests.yaml",
+                "outputs.json",
+                "patches.yaml",
+                "resources.json",
+            ]);
         });
     });
 });
