@@ -1,12 +1,11 @@
 /** `npm run plan`: the program for one stack file under Pulumi's mock runtime (no credentials, network or CLI), written by planFiles.ts. */
 import * as fs from "fs";
 import * as path from "path";
-import { PROJECT, isPlainObject, printable } from "../components/config/reader";
-import { parseConfigText } from "../components/config/load";
+import { PROJECT, printable } from "../components/config/reader";
 import { checkPlan } from "./guard";
 import { validateObject } from "./schemas";
 import { OfflineRun, runOffline } from "./offline";
-import { REPO_ROOT, StackFile, listStacks, placeholderWorld, readStackFile, referencedHubStack } from "./stackFile";
+import { REPO_ROOT, StackFile, configFromStackFile, listStacks, placeholderWorld, readStackFile, referencedHubStack } from "./stackFile";
 import { KUBERNETES_VERSION } from "../components/cluster/config";
 import { UsageError, argsOrExit, readFlags, runMain } from "./cli";
 import { PlanRow } from "./planDiff";
@@ -33,18 +32,12 @@ export async function planStack(file: StackFile, configDir = file.dir ?? REPO_RO
     return runOffline({ stack: file.stack, config: file.config, secretKeys: file.secretKeys, world, program: () => defineStack() });
 }
 
-function stackKubernetesVersion(file: StackFile): string | undefined {
-    const cluster = parseConfigText(file.config[`${PROJECT}:cluster`] ?? "{}");
-    return isPlainObject(cluster) && typeof cluster.kubernetesVersion === "string" ? cluster.kubernetesVersion : undefined;
-}
-
 const USAGE =
     "usage: npm run plan -- --stack <name> [--out <dir>] [--config-dir <dir>] [--chart <path>] [--kube-version <vX.Y.Z>] [--crds <dir>|remote] [--against <git ref>] [--stats <file>]";
 const HELP = `${USAGE}
 
-Plans a stack offline (no cluster, no credentials) and writes <out>/<stack>/resources.json,
-manifests.yaml, patches.yaml, outputs.json (the stack outputs) and delivery/ (the tenant components
-npm run delivery writes), all or none; a failed plan removes the stack's previous plan.
+Plans a stack offline (no cluster, no credentials) and writes <out>/<stack>/resources.json, manifests.yaml,
+patches.yaml, outputs.json and delivery/ (the tenant components), all or none; a failed plan removes the previous plan.
 
   --stack <name>       the stack file Pulumi.<name>.yaml (required)
   --out <dir>          where the plan goes (default: plan/ in the project)
@@ -126,14 +119,16 @@ async function main(): Promise<void> {
     const schemas = objects.map((r) => validateObject(r.inputs));
     const invalid = schemas.filter((res) => res.problems.length > 0);
     const unchecked = [...new Set(schemas.filter((res) => res.via === "none").map((res) => res.object.split(" ")[0]))];
+    // Read as the program reads it, without the other stack files' view (the plan refuses no clash the program does not).
+    const config = configFromStackFile({ ...file, projectClusters: undefined, projectStacks: undefined });
     const renderOpts: RenderOptions = {
         chartPath: chartPathFrom(args.chart),
-        kubeVersion: args.kubeVersion ?? stackKubernetesVersion(file),
+        kubeVersion: args.kubeVersion ?? config.cluster.kubernetesVersion,
         crds: crdSourceFrom(args.crds),
     };
     const rows = JSON.parse(JSON.stringify(resourceRows(run))) as PlanRow[];
     const rendered = await renderProviderObjects(rows, renderOpts);
-    const products = productFiles(run, file);
+    const products = productFiles(run, config);
     finished = true;
     let extra: Record<string, string> = {};
     let diffError: Error | undefined;

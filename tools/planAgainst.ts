@@ -12,8 +12,7 @@ export interface BasePlan {
     /** The resources.json rows of the plan at the ref; empty when the stack file did not exist there. */
     rows: PlanRow[];
     existed: boolean;
-    /** Its outputs.json and delivery/ files (planFiles.ts productFiles); undefined when the ref's plan writes none. */
-    products?: Record<string, string>;
+    products?: Record<string, string>; // its outputs.json and delivery/ (planFiles.ts productFiles); none when the ref's plan writes none
 }
 
 function git(repo: string, args: string[]): string {
@@ -87,7 +86,6 @@ export async function reviewDiff(
 ): Promise<{ "diff.md": string; "diff-summary.md": string }> {
     const base = planAtRef({ ...at, ref, stack });
     const compared = comparedRendered(head.rendered, base.existed ? await renderProviderObjects(base.rows, renderOpts) : NOTHING_RENDERED, base.existed);
-    // A ref whose plan writes no outputs nor components (one older than them): left out of both sides, and said so.
     const compares = base.products !== undefined || !base.existed;
     const products = (files?: Record<string, string>) => (compares ? productRows(files ?? {}) : []);
     const diff = diffPlans([...base.rows, ...compared.base, ...products(base.products)], [...head.rows, ...compared.head, ...products(head.products)]);

@@ -38,6 +38,12 @@ export interface ObjectChange {
 
 export type PlanDiff = { changes: ObjectChange[]; unchanged: number };
 
+/** A Kubernetes object's `namespace/name`, or its name when it has no namespace. */
+export function objectName(o: Record<string, unknown>): string {
+    const meta = (o.metadata ?? {}) as { name?: unknown; namespace?: unknown };
+    return `${typeof meta.namespace === "string" ? `${meta.namespace}/` : ""}${String(meta.name)}`;
+}
+
 /** What a review names an object by: its kind and namespace/name when it is a Kubernetes object. */
 export function objectLabel(row: PlanRow): string {
     const inputs = row.inputs ?? {};
@@ -45,11 +51,9 @@ export function objectLabel(row: PlanRow): string {
         return `Chart ${String(inputs.chart)} ${inputs.version === undefined ? "" : `${String(inputs.version)} `}(release ${String(inputs.namespace)}/${String(inputs.name)})`;
     }
     const token = /^kubernetes:[^:]+:([A-Za-z0-9]+)$/.exec(row.type);
-    const meta = (inputs.metadata ?? {}) as { name?: unknown; namespace?: unknown };
-    if (token && typeof meta.name === "string") {
+    if (token && typeof (inputs.metadata as { name?: unknown } | undefined)?.name === "string") {
         // The chart's and the CRDs' objects say so: the program does not declare them one by one.
-        const by = typeof row.renderedBy === "string" ? ` (${row.renderedBy})` : "";
-        return `${token[1]} ${typeof meta.namespace === "string" ? `${meta.namespace}/` : ""}${meta.name}${by}`;
+        return `${token[1]} ${objectName(inputs)}${typeof row.renderedBy === "string" ? ` (${row.renderedBy})` : ""}`;
     }
     return `${token ? token[1] : row.type} ${row.name}`;
 }
@@ -159,28 +163,22 @@ function affects(urn: string): string | undefined {
     return type === "stack output" ? (readers[name] ?? "whatever reads the stack's outputs") : type === "tenant component" ? component : undefined;
 }
 
-/** The controller's image tag a plan installs (its Chart's values). */
-const controllerTag = (rows: readonly PlanRow[]): unknown =>
-    (rows.find((r) => r.type === HELM_CHART)?.inputs.values as { controller?: { image?: { tag?: unknown } } } | undefined)?.controller?.image?.tag;
-
 /** The notice of a controller move across the pod-template-hash boundary (components/rollouts/versions.ts), or undefined. */
 export function boundaryNotice(base: readonly PlanRow[], head: readonly PlanRow[]): string | undefined {
-    const [from, to] = [controllerTag(base), controllerTag(head)];
+    const tag = (rows: readonly PlanRow[]) =>
+        (rows.find((r) => r.type === HELM_CHART)?.inputs.values as { controller?: { image?: { tag?: unknown } } })?.controller?.image?.tag;
+    const [from, to] = [tag(base), tag(head)];
     return typeof from === "string" && typeof to === "string" && crossesHashBoundary(from, to)
         ? `**The controller moves from Argo Rollouts ${from} to ${to}, across the pod-template-hash boundary**: every tenant Rollout counts as getting a new revision on the next \`pulumi up\` (its pods replaced; which ones really do cannot be told offline), and up refuses while one is in flight. Follow docs/operations/upgrade.md.`
         : undefined;
 }
 
 /** The words of a long one-line text that changed, as git's --word-diff writes them (`[-old-]{+new+}`), long unchanged runs cut to their ends. */
-export function wordDiff(before: string, after: string, context = 30): string {
+export function wordDiff(before: string, after: string, keep = 30): string {
     const [a, b] = [before, after].map((s) => s.split(/(\s+|[^\w\s])/).filter((t) => t !== ""));
-    // lcs[i][j]: the longest common subsequence of a[i..] and b[j..].
-    const lcs = Array.from({ length: a.length + 1 }, () => new Array<number>(b.length + 1).fill(0));
-    for (let i = a.length - 1; i >= 0; i--) {
-        for (let j = b.length - 1; j >= 0; j--) {
-            lcs[i][j] = a[i] === b[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
-        }
-    }
+    const lcs = Array.from({ length: a.length + 1 }, () => new Array<number>(b.length + 1).fill(0)); // lcs[i][j]: the longest common subsequence of a[i..] and b[j..], its length
+    for (let i = a.length - 1; i >= 0; i--)
+        for (let j = b.length - 1; j >= 0; j--) lcs[i][j] = a[i] === b[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
     const parts: { op: string; text: string }[] = [];
     const push = (op: string, text: string) => (parts.at(-1)?.op === op ? (parts.at(-1)!.text += text) : parts.push({ op, text }));
     for (let i = 0, j = 0; i < a.length || j < b.length;) {
@@ -188,8 +186,7 @@ export function wordDiff(before: string, after: string, context = 30): string {
         const [op, text] = same ? ["=", a[i++], j++] : i < a.length && (j === b.length || lcs[i + 1][j] >= lcs[i][j + 1]) ? ["-", a[i++]] : ["+", b[j++]];
         push(op as string, text as string);
     }
-    const cut = (t: string, k: number) =>
-        t.length <= 2 * context ? t : `${k === 0 ? "" : t.slice(0, context)}…${k === parts.length - 1 ? "" : t.slice(-context)}`;
+    const cut = (t: string, k: number) => (t.length <= 2 * keep ? t : `${k === 0 ? "" : t.slice(0, keep)}…${k === parts.length - 1 ? "" : t.slice(-keep)}`);
     return parts.map((p, k) => (p.op === "-" ? `[-${p.text}-]` : p.op === "+" ? `{+${p.text}+}` : cut(p.text, k))).join("");
 }
 
@@ -216,11 +213,8 @@ function byStage(diff: PlanDiff): [string, ObjectChange[]][] {
 function textDiff(f: FieldChange): { lines?: string[]; words?: string } {
     const [a, b] = [f.before, f.after];
     if (f.change !== "changed" || typeof a !== "string" || typeof b !== "string") return {};
-    return a.includes("\n") || b.includes("\n")
-        ? { lines: lineDiff(a, b) }
-        : Math.max(a.length, b.length) > 80
-          ? { words: wordDiff(a, b).replace(/`/g, "'") }
-          : {};
+    if (a.includes("\n") || b.includes("\n")) return { lines: lineDiff(a, b) };
+    return Math.max(a.length, b.length) > 80 ? { words: wordDiff(a, b).replace(/`/g, "'") } : {};
 }
 
 const title = (c: ObjectChange) => `${SYMBOL[c.action]} ${c.action} \`${c.label}\`${affects(c.urn) ? ` (${affects(c.urn)})` : ""}`;
@@ -231,14 +225,11 @@ function fieldLines(f: FieldChange): string[] {
         return [`  - \`${f.path}\` changed:`, "", "    ```diff", ...lines.map((l) => `    ${l}`), "    ```", ""];
     }
     const inline = (v: unknown) => JSON.stringify(v) ?? "undefined";
-    const text =
-        f.change === "added"
-            ? `added ${inline(f.after)}`
-            : f.change === "removed"
-              ? `removed (was ${inline(f.before)})`
-              : words
-                ? `changed: \`${words}\``
-                : `${inline(f.before)} → ${inline(f.after)}`;
+    const text = {
+        added: `added ${inline(f.after)}`,
+        removed: `removed (was ${inline(f.before)})`,
+        changed: words ? `changed: \`${words}\`` : `${inline(f.before)} → ${inline(f.after)}`,
+    }[f.change];
     return [`  - \`${f.path}\` ${text}`];
 }
 
@@ -249,8 +240,7 @@ export interface RenderOptions {
     commit?: string;
     /** Where the complete diff is, for the short one to point to. */
     fullAt?: string;
-    /** What a reviewer must read before the objects (boundaryNotice). */
-    notices?: string[];
+    notices?: string[]; // what a reviewer must read before the objects (boundaryNotice)
 }
 
 function heading(diff: PlanDiff, o: RenderOptions): string[] {
@@ -265,11 +255,7 @@ function heading(diff: PlanDiff, o: RenderOptions): string[] {
 
 /** The complete diff: every object, every field with its old and new value, added objects whole. */
 export function renderFullDiff(diff: PlanDiff, o: RenderOptions): string {
-    const yaml = (v: unknown) =>
-        YAML.stringify(v, { lineWidth: 0 })
-            .trimEnd()
-            .split("\n")
-            .map((l) => `  ${l}`);
+    const yaml = (v: unknown) => YAML.stringify(v, { lineWidth: 0 }).trimEnd().replace(/^/gm, "  ").split("\n");
     const lines = byStage(diff).flatMap(([stage, changes]) => [
         "",
         `#### ${stage}`,
@@ -302,11 +288,8 @@ export const SHORT_LIMITS: ShortLimits = { objects: 60, fields: 8 };
 
 /** The short diff for a pull-request comment: each object with its changed paths, cut at `limits` with a count of the rest. */
 export function renderShortDiff(diff: PlanDiff, o: RenderOptions, limits: ShortLimits = SHORT_LIMITS): string {
-    const listed = new Set(
-        byStage(diff)
-            .flatMap(([, changes]) => changes)
-            .slice(0, limits.objects),
-    );
+    const ordered = byStage(diff).flatMap(([, changes]) => changes);
+    const listed = new Set(ordered.slice(0, limits.objects));
     const line = (c: ObjectChange) => {
         const paths = c.fields.slice(0, limits.fields).map((f) => `\`${f.path}\`${fieldNote(f)}`);
         const more = c.fields.length > limits.fields ? ` and ${c.fields.length - limits.fields} more` : "";

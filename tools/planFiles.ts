@@ -6,11 +6,12 @@ import { STAGES } from "../components/stage";
 import { OfflineRun, PlannedResource, kubernetesGvk } from "./offline";
 import { HELM_CHART } from "./chartRender";
 import { CONFIG_GROUP } from "./crdSources";
-import { NOTHING_RENDERED, ProviderRendered, objectName } from "./planRendered";
+import { NOTHING_RENDERED, ProviderRendered } from "./planRendered";
+import { objectName } from "./planDiff";
 import { ROLLOUTS_CRDS } from "../components/argoRollouts";
 import { stackStrategies } from "../components/delivery/config";
 import { renderComponents } from "../components/delivery/kustomize";
-import { StackFile, configFromStackFile } from "./stackFile";
+import type { AddonConfig } from "../stacks/config";
 
 /** Kubernetes types that are not whole objects: patches, and components rendered by the provider. */
 const NOT_MANIFESTS = /(Patch$)|(^kubernetes:helm\.sh\/)|(^kubernetes:yaml\/)|(^kubernetes:kustomize\/)/;
@@ -220,10 +221,8 @@ export function summary(run: OfflineRun, rendered: ProviderRendered = NOTHING_RE
 }
 
 /** What the stack hands out rather than applies: its outputs (outputs.json) and the tenant components `npm run delivery` writes (delivery/). */
-export function productFiles(run: OfflineRun, file: StackFile): Record<string, string> {
-    // Read as the program reads it, without the other stack files' view (the plan refuses no clash the program does not).
-    const own = configFromStackFile({ ...file, projectClusters: undefined, projectStacks: undefined });
-    const components = Object.entries(renderComponents(run.stack, stackStrategies(own)));
+export function productFiles(run: OfflineRun, config: AddonConfig): Record<string, string> {
+    const components = Object.entries(renderComponents(run.stack, stackStrategies(config)));
     return { "outputs.json": JSON.stringify(run.outputs, null, 2) + "\n", ...Object.fromEntries(components.map(([f, text]) => [`delivery/${f}`, text])) };
 }
 
