@@ -89,13 +89,13 @@ export async function reviewDiff(
     const compares = base.products !== undefined || !base.existed;
     const products = (files?: Record<string, string>) => (compares ? productRows(files ?? {}) : []);
     const diff = diffPlans([...base.rows, ...compared.base, ...products(base.products)], [...head.rows, ...compared.head, ...products(head.products)]);
-    const notices = [
-        boundaryNotice(base.rows, head.rows) ?? [],
+    const notes = [
         base.existed ? [] : `The stack file Pulumi.${stack}.yaml did not exist at \`${ref}\`: every object is new.`,
         compares ? [] : `The stack outputs and tenant components are not compared: the plan at \`${ref}\` does not write them.`,
         compared.notes,
     ].flat();
     const fullAt = `diff.md beside the plan (plan/${stack}/diff.md; in a pull request, the plan-${stack} artifact)`;
-    const opts = { stack, against: ref, commit: base.commit, fullAt, notices };
-    return { "diff.md": renderFullDiff(diff, opts), "diff-summary.md": renderShortDiff(diff, opts) };
+    const opts = { stack, against: ref, commit: base.commit, fullAt, notices: [boundaryNotice(base.rows, head.rows) ?? []].flat() };
+    const note = notes.map((n) => `\n${n}\n`).join("");
+    return { "diff.md": renderFullDiff(diff, opts) + note, "diff-summary.md": renderShortDiff(diff, opts) + note };
 }
