@@ -342,9 +342,7 @@ describe("admission configuration (policy, argocd)", () => {
         for (const [patch, key, allowed, given] of REFUSED) {
             it(`${key}: ${allowed.source.slice(0, 80)}`, () => {
                 const p = problemFor(patch, key, allowed);
-                if (given !== undefined) {
-                    assert.strictEqual(p.given, given);
-                }
+                if (given !== undefined) assert.strictEqual(p.given, given);
             });
         }
 

@@ -194,9 +194,7 @@ describe("adopting an existing install", function () {
                 const o = off.resources.find((x) => x.urn === r.urn)!;
                 // deleteBeforeReplace unset: replacement is the provider's to decide.
                 assert.deepStrictEqual([r.protect, r.retainOnDelete, r.deleteBeforeReplace, r.importId], [o.protect, o.retainOnDelete, null, null], r.urn);
-                if (r.type !== PROVIDER) {
-                    assert.deepStrictEqual(r.inputs, o.inputs, `only the provider differs: ${r.urn}`);
-                }
+                if (r.type !== PROVIDER) assert.deepStrictEqual(r.inputs, o.inputs, `only the provider differs: ${r.urn}`);
             }
             const group = byName(on, "rollouts-crds");
             assert.ok(group.protect && group.retainOnDelete);

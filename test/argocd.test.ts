@@ -65,9 +65,7 @@ describe("argocd-apps stage", () => {
             for (const [r, scope, reason] of cases) {
                 const found = canaryRuleReasons(r, scope);
                 assert.strictEqual(found.length, reason ? 1 : 0, JSON.stringify([r, found]));
-                if (reason) {
-                    assert.match(found[0], reason);
-                }
+                if (reason) assert.match(found[0], reason);
             }
         });
 

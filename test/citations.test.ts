@@ -8,9 +8,7 @@ describe("citations", () => {
     const files: string[] = [];
     const walk = (dir: string) => {
         for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-            if (["node_modules", ".git"].includes(e.name)) {
-                continue;
-            }
+            if (["node_modules", ".git"].includes(e.name)) continue;
             const p = path.join(dir, e.name);
             if (e.isDirectory()) {
                 walk(p);

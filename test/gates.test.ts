@@ -47,9 +47,7 @@ function stringLiterals(query: string): string[] {
     const out: string[] = [];
     parser.parse(query).iterate({
         enter: (n) => {
-            if (n.name === "StringLiteral") {
-                out.push(JSON.parse(query.slice(n.from, n.to)) as string);
-            }
+            if (n.name === "StringLiteral") out.push(JSON.parse(query.slice(n.from, n.to)) as string);
         },
     });
     return out;

@@ -25,14 +25,13 @@ export function fixtureStack(stack: "hub" | "preprod"): StackFile {
 /** The fixture hub's stack file as written. */
 export const HUB_TEXT = fs.readFileSync(path.join(FIXTURE_STACKS, "Pulumi.hub.yaml"), "utf8");
 
-/** The fixture hub with a second spoke and the release approver's ArgoCD role renamed (the plan diff's change). */
+/** The fixture hub with a second spoke, the release approver's ArgoCD role renamed and regulated prod's canary steps (the plan diff's change). */
 export function changedHub(): string {
-    const spoke = "      query: true\n";
-    assert.ok(HUB_TEXT.includes(spoke) && HUB_TEXT.includes("approverRole: role:release-approver"));
-    return HUB_TEXT.replace(spoke, `${spoke}    - name: prod\n      tenant: prod\n      hostname: mimir-prod.hub.platform.test\n      query: true\n`).replace(
-        "approverRole: role:release-approver",
-        "approverRole: role:release-managers",
-    );
+    const [spoke, controller] = ["      query: true\n", "  argo-rollouts-addon:controller:\n"];
+    assert.ok(HUB_TEXT.includes(spoke) && HUB_TEXT.includes("approverRole: role:release-approver") && HUB_TEXT.includes(controller));
+    return HUB_TEXT.replace(spoke, `${spoke}    - name: prod\n      tenant: prod\n      hostname: mimir-prod.hub.platform.test\n      query: true\n`)
+        .replace("approverRole: role:release-approver", "approverRole: role:release-managers")
+        .replace(controller, `  argo-rollouts-addon:delivery:\n    prod:\n      regulated:\n        steps: [10, 50, 100]\n${controller}`);
 }
 
 /** A digest-like value that is clearly a test value. */
@@ -99,9 +98,7 @@ export function withRegulatedArgoRbac(raw: Record<string, unknown>): Record<stri
     const argocd = (raw.argocd ?? {}) as Record<string, unknown>;
     const cluster = raw.cluster as Record<string, unknown> | undefined;
     const local = argocd.runsOn === undefined || argocd.runsOn === cluster?.name;
-    if (!policy?.regulated || !local || argocd.rbac !== undefined) {
-        return raw;
-    }
+    if (!policy?.regulated || !local || argocd.rbac !== undefined) return raw;
     return { ...raw, argocd: { ...argocd, rbac: REGULATED_ARGOCD_RBAC } };
 }
 
@@ -148,9 +145,7 @@ export async function planInline(configMap: Record<string, unknown>, opts: { sta
 
 export function byName(run: OfflineRun, name: string): PlannedResource {
     const found = run.resources.filter((r) => r.name === name);
-    if (found.length !== 1) {
-        throw new Error(`expected one resource named ${name}, found ${found.length}`);
-    }
+    if (found.length !== 1) throw new Error(`expected one resource named ${name}, found ${found.length}`);
     return found[0];
 }
 

@@ -58,9 +58,7 @@ function relativeImports(): Import[] {
     for (const file of sourceFiles()) {
         const text = fs.readFileSync(path.join(ROOT, file), "utf8");
         for (const { fileName } of ts.preProcessFile(text, true, true).importedFiles) {
-            if (!fileName.startsWith("./") && !fileName.startsWith("../")) {
-                continue;
-            }
+            if (!fileName.startsWith("./") && !fileName.startsWith("../")) continue;
             const to = resolveSpecifier(file, fileName);
             assert.ok(to !== undefined, `${file} imports ${fileName}, which is no file of the project`);
             out.push({ from: file, specifier: fileName, to });
@@ -97,14 +95,10 @@ export function findCycle(graph: FolderGraph): string[] | undefined {
         state.set(node, "open");
         trail.push(node);
         for (const next of [...(graph.get(node)?.keys() ?? [])].sort()) {
-            if (state.get(next) === "open") {
-                return [...trail.slice(trail.indexOf(next)), next];
-            }
+            if (state.get(next) === "open") return [...trail.slice(trail.indexOf(next)), next];
             if (state.get(next) === undefined) {
                 const found = visit(next);
-                if (found) {
-                    return found;
-                }
+                if (found) return found;
             }
         }
         trail.pop();
@@ -114,9 +108,7 @@ export function findCycle(graph: FolderGraph): string[] | undefined {
     for (const node of [...graph.keys()].sort()) {
         if (state.get(node) === undefined) {
             const found = visit(node);
-            if (found) {
-                return found;
-            }
+            if (found) return found;
         }
     }
     return undefined;
@@ -297,9 +289,7 @@ describe("layout: the documentation's paths", () => {
             let fields: Record<string, Node> | undefined = STACK_FIELDS as unknown as Record<string, Node>;
             for (const part of key.replace(/\[\]/g, "").split(".")) {
                 const f: Node | undefined = fields?.[part];
-                if (!f) {
-                    return false;
-                }
+                if (!f) return false;
                 fields = f.fields ?? f.items ?? f.values;
             }
             return true;
@@ -340,9 +330,7 @@ export function codeLines(text: string): string[] {
     return text.split("\n").filter((raw) => {
         const line = raw.trim();
         const wasInBlock = inBlock;
-        if (wasInBlock || line.startsWith("/*")) {
-            inBlock = !line.includes("*/");
-        }
+        if (wasInBlock || line.startsWith("/*")) inBlock = !line.includes("*/");
         return !wasInBlock && !line.startsWith("/*") && line !== "" && !line.startsWith("//");
     });
 }

@@ -2,10 +2,10 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { planStack, resourceRows } from "../tools/plan";
+import { planStack, productFiles, resourceRows } from "../tools/plan";
 import { configDirAtRef } from "../tools/planAgainst";
-import { PlanRow, diffPlans, fieldChanges, lineDiff, objectLabel, renderFullDiff, renderShortDiff } from "../tools/planDiff";
-import { readStackFile } from "../tools/stackFile";
+import { PlanRow, diffPlans, fieldChanges, objectLabel, productRows, renderFullDiff, renderShortDiff, wordDiff } from "../tools/planDiff";
+import { StackFile, configFromStackFile, readStackFile } from "../tools/stackFile";
 import { FIXTURE_STACKS, changedHub } from "./harness";
 
 const row = (urn: string, inputs: Record<string, unknown>, extra: Partial<PlanRow> = {}): PlanRow => ({
@@ -44,9 +44,11 @@ describe("plan diff", () => {
             ]);
         });
 
-        it("diffs texts by line, removed lines before added ones", () => {
-            assert.deepStrictEqual(lineDiff("a\nb\nc", "a\nB\nc\nd"), ["- b", "+ B", "+ d"]);
-            assert.deepStrictEqual(lineDiff("same", "same"), []);
+        it("gives a long one-line text by the words that changed, a long unchanged run cut to its ends", () => {
+            const q = (w: string, t: string) => `sum by (le) (rate(http_request_duration_seconds_bucket{namespace="a",code!~"5.."}[${w}])) > ${t}`;
+            assert.strictEqual(wordDiff(q("5m", "0.5"), q("1m", "0.25")), '…et{namespace="a",code!~"5.."}[[-5m-]{+1m+}])) > 0.[-5-]{+25+}');
+            const diff = diffPlans([row("q", { q: q("5m", "1") })], [row("q", { q: q("1m", "1") })]);
+            assert.match(renderFullDiff(diff, { stack: "hub", against: "main" }), /^ {2}- `q` changed: `….*"5\.\."\}\[\[-5m-\]\{\+1m\+\}\]\)\) > 1`$/m);
         });
     });
 
@@ -94,14 +96,27 @@ describe("plan diff", () => {
     });
 
     describe("of a real change to the hub", () => {
-        let base: PlanRow[];
-        let head: PlanRow[];
+        let [base, head, baseProducts, headProducts] = [[] as PlanRow[], [] as PlanRow[], {}, {}];
         before(async () => {
             const dir = fs.mkdtempSync(path.join(os.tmpdir(), "diff-"));
             fs.writeFileSync(path.join(dir, "Pulumi.hub.yaml"), changedHub());
-            const rows = async (d: string) => JSON.parse(JSON.stringify(resourceRows(await planStack(readStackFile("hub", d), d)))) as PlanRow[];
-            base = await rows(FIXTURE_STACKS);
-            head = await rows(dir);
+            const plan = async (file: StackFile) => ({ file, run: await planStack(file, file.dir) });
+            const [b, h] = [await plan(readStackFile("hub", FIXTURE_STACKS)), await plan(readStackFile("hub", dir))];
+            [base, head] = [b, h].map((p) => JSON.parse(JSON.stringify(resourceRows(p.run))) as PlanRow[]);
+            [baseProducts, headProducts] = [b, h].map((p) => productFiles(p.run, configFromStackFile(p.file)));
+        });
+
+        it("names the stack outputs and tenant components a delivery change alters, and whose next rollout it reaches", () => {
+            const short = renderShortDiff(diffPlans(productRows(baseProducts), productRows(headProducts)), { stack: "hub", against: "main" });
+            const lines = short.split("\n").filter((l) => l.startsWith("- "));
+            const named = lines.map((l) => /^- ~ changed `([^`]+)` \(([^)]+)\)/.exec(l)?.slice(1).join(": "));
+            assert.deepStrictEqual(named, [
+                "stack output deliveryStrategies: tenant tooling that reads it",
+                "stack output spokeReadEndpoints: every spoke's analysis, at its next up",
+                "tenant component README.md: tenant teams choosing a component",
+                "tenant component prod-regulated-canary: every regulated prod tenant on canary: their next rollout",
+            ]);
+            assert.match(lines[0], /`canary \[-25-\]\{\+10\+\} -> 50 -> 100 through the Gate…`/);
         });
 
         it("shows the new spoke's route added in the gateway stage and the ArgoCD RBAC rules changed, nothing else", () => {

@@ -6,6 +6,7 @@ import * as path from "path";
 import { promisify } from "util";
 import { IssueComment, MAX_BODY, commentBody, commentMarker, findComment, targetFromEnv } from "../tools/prComment";
 import { REPO_ROOT } from "../tools/stackFile";
+import { boundaryNotice, diffPlans, productRows, renderShortDiff } from "../tools/planDiff";
 import { fakeGitHub } from "./harness";
 
 describe("pull-request comment of the plan diff", () => {
@@ -30,6 +31,20 @@ describe("pull-request comment of the plan diff", () => {
             body,
             /… \(cut to fit a comment\)\n\n---\nThe plan and the complete diff: the `plan-hub` artifact of \[this run\]\(https:\/\/github\.test\/o\/r\/actions\/runs\/7\)\.\n$/,
         );
+    });
+
+    it("says a controller move across the pod-template-hash boundary first, and whose rollout each tenant component reaches", () => {
+        const values = (tag: string) => ({ controller: { image: { tag } } });
+        const chart = (tag: string) => ({ urn: "c", name: "c", type: "kubernetes:helm.sh/v4:Chart", stage: null, inputs: { values: values(tag) } });
+        assert.strictEqual(boundaryNotice([chart("v1.9.0")], [chart("v1.9.1")]), undefined);
+        const components = (text: string) => productRows({ "delivery/prod-regulated-canary/strategy.yaml": text });
+        const notices = [boundaryNotice([chart("v1.8.4")], [chart("v1.9.0")])!];
+        const body = commentBody("hub", renderShortDiff(diffPlans(components("[25]"), components("[10]")), { stack: "hub", against: "main", notices }));
+        assert.match(
+            body,
+            /unchanged\.\n\n\*\*The controller .* v1\.8\.4 to v1\.9\.0, across the pod-template-hash boundary\*\*: every tenant Rollout .*upgrade\.md/,
+        );
+        assert.match(body, /^- ~ changed `tenant component prod-regulated-canary` \(every regulated prod tenant on canary: their next rollout\)/m);
     });
 
     it("reads its arguments and the pull request from the Actions environment", () => {

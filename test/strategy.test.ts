@@ -81,9 +81,7 @@ function everyPlan(): { label: string; plan: DeliveryPlan }[] {
             for (const prodClass of PROD_CLASSES) {
                 for (const shape of SHAPES) {
                     for (const steps of [undefined, [10, 100], [5, 20, 40, 60, 80, 100]]) {
-                        if ((shape === "canary" && !a.route) || (shape === "blueGreen" && steps)) {
-                            continue;
-                        }
+                        if ((shape === "canary" && !a.route) || (shape === "blueGreen" && steps)) continue;
                         for (const previewGate of shape === "blueGreen" && a.route ? PREVIEW_GATES : [undefined]) {
                             out.push({
                                 label: `prod ${prodClass} ${shape}, ${appLabel}, steps ${steps ? steps.join("/") : "default"}${shape === "blueGreen" ? `, preview gate ${JSON.stringify(previewGate) ?? "none"}` : ""}`,

@@ -1,8 +1,8 @@
 /** The CRDs as `up` applies them (the ConfigGroup's files), from a folder of the same files (--crds <dir>) or from their URLs (--crds remote). */
 import * as fs from "fs";
 import * as path from "path";
-import * as YAML from "yaml";
 import { httpGet } from "../components/cluster/live";
+import { parseRendered } from "./chartRender";
 
 export const CONFIG_GROUP = "kubernetes:yaml/v2:ConfigGroup";
 
@@ -21,12 +21,8 @@ export type SourcedObject = { object: Record<string, unknown>; source: string };
 
 export type CrdRead = { objects: SourcedObject[] } | { notShown: string };
 
-function parseAll(text: string, source: string): SourcedObject[] {
-    return YAML.parseAllDocuments(text)
-        .map((d) => d.toJS() as Record<string, unknown> | null)
-        .filter((o): o is Record<string, unknown> => o !== null && typeof o === "object")
-        .map((object) => ({ object, source }));
-}
+/** Every object of a file of several documents, by where it was read. */
+const parseAll = (text: string, source: string): SourcedObject[] => parseRendered(text).map(({ object }) => ({ object, source }));
 
 /** The text at an HTTPS URL, or an error naming it (never its user-info or query). */
 export async function httpsGet(url: string, timeoutMs = 15_000): Promise<string> {

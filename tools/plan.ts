@@ -1,22 +1,21 @@
 /** `npm run plan`: the program for one stack file under Pulumi's mock runtime (no credentials, network or CLI), written by planFiles.ts. */
 import * as fs from "fs";
 import * as path from "path";
-import { PROJECT, isPlainObject, printable } from "../components/config/reader";
-import { parseConfigText } from "../components/config/load";
+import { PROJECT, printable } from "../components/config/reader";
 import { checkPlan } from "./guard";
 import { validateObject } from "./schemas";
 import { OfflineRun, runOffline } from "./offline";
-import { REPO_ROOT, StackFile, listStacks, placeholderWorld, readStackFile, referencedHubStack } from "./stackFile";
+import { REPO_ROOT, StackFile, configFromStackFile, listStacks, placeholderWorld, readStackFile, referencedHubStack } from "./stackFile";
 import { KUBERNETES_VERSION } from "../components/cluster/config";
 import { UsageError, argsOrExit, readFlags, runMain, stackFlag } from "./cli";
 import { PlanRow } from "./planDiff";
 import { reviewDiff } from "./planAgainst";
 import { chartPathFrom } from "./chartRender";
 import { crdSourceFrom } from "./crdSources";
-import { manifestResources, removePlan, resourceRows, summary, writePlan } from "./planFiles";
+import { manifestResources, productFiles, removePlan, resourceRows, summary, writePlan } from "./planFiles";
 import { RenderOptions, renderProviderObjects } from "./planRendered";
 
-export { adoptions, manifestResources, manifestsYaml, patchesYaml, resourceRows, summary } from "./planFiles";
+export { adoptions, manifestResources, manifestsYaml, patchesYaml, productFiles, resourceRows, summary } from "./planFiles";
 
 export async function planStack(file: StackFile, configDir = file.dir ?? REPO_ROOT): Promise<OfflineRun> {
     // The program module is loaded only now, after nothing else touched the runtime.
@@ -33,17 +32,13 @@ export async function planStack(file: StackFile, configDir = file.dir ?? REPO_RO
     return runOffline({ stack: file.stack, config: file.config, secretKeys: file.secretKeys, world, program: () => defineStack() });
 }
 
-function stackKubernetesVersion(file: StackFile): string | undefined {
-    const cluster = parseConfigText(file.config[`${PROJECT}:cluster`] ?? "{}");
-    return isPlainObject(cluster) && typeof cluster.kubernetesVersion === "string" ? cluster.kubernetesVersion : undefined;
-}
-
 const USAGE =
     "usage: npm run plan -- --stack <name> [--out <dir>] [--config-dir <dir>] [--chart <path>] [--kube-version <vX.Y.Z>] [--crds <dir>|remote] [--against <git ref>] [--stats <file>]";
 const HELP = `${USAGE}
 
-Plans a stack offline (no cluster, no credentials) and writes <out>/<stack>/resources.json,
-manifests.yaml and patches.yaml, all or none; a failed plan removes the files of the stack's previous plan.
+Plans a stack offline (no cluster, no credentials) and writes <out>/<stack>/resources.json, manifests.yaml,
+patches.yaml, outputs.json and delivery/ (the tenant components), all or none; a failed plan removes the
+files of the stack's previous plan.
 
   --stack <name>       the stack file Pulumi.<name>.yaml (required)
   --out <dir>          where the plan goes (default: plan/ in the project)
@@ -125,28 +120,31 @@ async function main(): Promise<void> {
     const schemas = objects.map((r) => validateObject(r.inputs));
     const invalid = schemas.filter((res) => res.problems.length > 0);
     const unchecked = [...new Set(schemas.filter((res) => res.via === "none").map((res) => res.object.split(" ")[0]))];
+    // Read as the program reads it, without the other stack files' view (the plan refuses no clash the program does not).
+    const config = configFromStackFile({ ...file, projectClusters: undefined, projectStacks: undefined });
     const renderOpts: RenderOptions = {
         chartPath: chartPathFrom(args.chart),
-        kubeVersion: args.kubeVersion ?? stackKubernetesVersion(file),
+        kubeVersion: args.kubeVersion ?? config.cluster.kubernetesVersion,
         crds: crdSourceFrom(args.crds),
     };
     const rows = JSON.parse(JSON.stringify(resourceRows(run))) as PlanRow[];
     const rendered = await renderProviderObjects(rows, renderOpts);
+    const products = productFiles(run, config);
     finished = true;
     let extra: Record<string, string> = {};
     let diffError: Error | undefined;
     if (args.against) {
         try {
-            extra = await reviewDiff(run.stack, args.against, { rows, rendered }, { repoRoot: REPO_ROOT, configDir: args.configDir }, renderOpts);
+            extra = await reviewDiff(run.stack, args.against, { rows, rendered, products }, { repoRoot: REPO_ROOT, configDir: args.configDir }, renderOpts);
         } catch (e) {
             diffError = e instanceof Error ? e : new Error(String(e));
         }
     }
     const short = extra["diff-summary.md"];
-    const dir = writePlan(run, args.out, extra, rendered);
+    const dir = writePlan(run, args.out, { ...products, ...extra }, rendered);
     console.log(summary(run, rendered));
     const shown = path.relative(process.cwd(), dir) || dir;
-    console.log(`wrote ${shown}/resources.json, manifests.yaml, patches.yaml${short ? `, diff.md and diff-summary.md` : ""}`);
+    console.log(`wrote ${shown}/resources.json, manifests.yaml, patches.yaml, outputs.json, delivery/${short ? `, diff.md and diff-summary.md` : ""}`);
     if (short) {
         console.log("");
         console.log(short);

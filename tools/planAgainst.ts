@@ -3,7 +3,7 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { PlanRow, diffPlans, renderFullDiff, renderShortDiff } from "./planDiff";
+import { PlanRow, boundaryNotice, diffPlans, productRows, renderFullDiff, renderShortDiff } from "./planDiff";
 import { NOTHING_RENDERED, ProviderRendered, RenderOptions, comparedRendered, renderProviderObjects } from "./planRendered";
 import { scriptArgs } from "./cli";
 
@@ -12,6 +12,7 @@ export interface BasePlan {
     /** The resources.json rows of the plan at the ref; empty when the stack file did not exist there. */
     rows: PlanRow[];
     existed: boolean;
+    products?: Record<string, string>; // its outputs.json and delivery/ (planFiles.ts productFiles); none when the ref's plan writes none
 }
 
 function git(repo: string, args: string[]): string {
@@ -61,7 +62,9 @@ export function planAtRef(opts: { repoRoot: string; ref: string; stack: string; 
             const why = `${res.stderr ?? ""}${res.error ? res.error.message : ""}`.trim().split("\n").slice(-20).join("\n");
             throw new Error(`stack "${stack}": the plan at ${ref} (${commit.slice(0, 12)}) failed (exit ${String(res.status)}):\n${why}`);
         }
-        return { commit, rows: JSON.parse(fs.readFileSync(rowsFile, "utf8")) as PlanRow[], existed: true };
+        const files = fs.readdirSync(path.join(out, stack), { recursive: true, encoding: "utf8" }).filter((f) => /^(outputs\.json|delivery\/.+\.\w+)$/.test(f));
+        const products = files.length > 0 ? Object.fromEntries(files.map((f) => [f, fs.readFileSync(path.join(out, stack, f), "utf8")])) : undefined;
+        return { commit, rows: JSON.parse(fs.readFileSync(rowsFile, "utf8")) as PlanRow[], existed: true, products };
     } finally {
         // The link first, so nothing that removes the worktree can follow it into the checkout's packages.
         fs.rmSync(path.join(tree, "node_modules"), { force: true });
@@ -77,20 +80,22 @@ export function planAtRef(opts: { repoRoot: string; ref: string; stack: string; 
 export async function reviewDiff(
     stack: string,
     ref: string,
-    head: { rows: PlanRow[]; rendered: ProviderRendered },
+    head: { rows: PlanRow[]; rendered: ProviderRendered; products: Record<string, string> },
     at: { repoRoot: string; configDir: string },
     renderOpts: RenderOptions,
 ): Promise<{ "diff.md": string; "diff-summary.md": string }> {
     const base = planAtRef({ ...at, ref, stack });
     const compared = comparedRendered(head.rendered, base.existed ? await renderProviderObjects(base.rows, renderOpts) : NOTHING_RENDERED, base.existed);
-    const diff = diffPlans([...base.rows, ...compared.base], [...head.rows, ...compared.head]);
-    const opts = {
-        stack,
-        against: ref,
-        commit: base.commit,
-        fullAt: `diff.md beside the plan (plan/${stack}/diff.md; in a pull request, the plan-${stack} artifact)`,
-    };
-    const missing = base.existed ? [] : [`The stack file Pulumi.${stack}.yaml did not exist at \`${ref}\`: every object is new.`];
-    const note = [...missing, ...compared.notes].map((n) => `\n${n}\n`).join("");
+    const compares = base.products !== undefined || !base.existed;
+    const products = (files?: Record<string, string>) => (compares ? productRows(files ?? {}) : []);
+    const diff = diffPlans([...base.rows, ...compared.base, ...products(base.products)], [...head.rows, ...compared.head, ...products(head.products)]);
+    const notes = [
+        base.existed ? [] : `The stack file Pulumi.${stack}.yaml did not exist at \`${ref}\`: every object is new.`,
+        compares ? [] : `The stack outputs and tenant components are not compared: the plan at \`${ref}\` does not write them.`,
+        compared.notes,
+    ].flat();
+    const fullAt = `diff.md beside the plan (plan/${stack}/diff.md; in a pull request, the plan-${stack} artifact)`;
+    const opts = { stack, against: ref, commit: base.commit, fullAt, notices: [boundaryNotice(base.rows, head.rows) ?? []].flat() };
+    const note = notes.map((n) => `\n${n}\n`).join("");
     return { "diff.md": renderFullDiff(diff, opts) + note, "diff-summary.md": renderShortDiff(diff, opts) + note };
 }

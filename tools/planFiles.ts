@@ -6,9 +6,13 @@ import { STAGES } from "../components/stage";
 import { OfflineRun, PlannedResource, kubernetesGvk } from "./offline";
 import { HELM_CHART } from "./chartRender";
 import { CONFIG_GROUP } from "./crdSources";
-import { NOTHING_RENDERED, ProviderRendered, objectName } from "./planRendered";
+import { NOTHING_RENDERED, ProviderRendered } from "./planRendered";
+import { objectName } from "./planDiff";
 import { ROLLOUTS_CRDS } from "../components/argoRollouts";
 import { removeWritten, stackFlag } from "./cli";
+import { stackStrategies } from "../components/delivery/config";
+import { renderComponents } from "../components/delivery/kustomize";
+import type { AddonConfig } from "../stacks/config";
 
 /** Kubernetes types that are not whole objects: patches, and components rendered by the provider. */
 const NOT_MANIFESTS = /(Patch$)|(^kubernetes:helm\.sh\/)|(^kubernetes:yaml\/)|(^kubernetes:kustomize\/)/;
@@ -21,9 +25,7 @@ function upserts(provider: PlannedResource | undefined): boolean {
 /** What a resource takes over if it exists: whatever a provider with `upsertExistingObjects` applies (a CRD group its CRDs, a chart its objects). */
 export function adoptedBy(r: PlannedResource, byUrn: Map<string, PlannedResource>): string[] | undefined {
     const providerUrn = r.provider ?? r.providers.kubernetes ?? null;
-    if (r.read || !providerUrn || !upserts(byUrn.get(providerUrn))) {
-        return undefined;
-    }
+    if (r.read || !providerUrn || !upserts(byUrn.get(providerUrn))) return undefined;
     if (r.type === CONFIG_GROUP) {
         const files = Array.isArray(r.inputs.files) ? (r.inputs.files as string[]) : [];
         return files.map((f) => {
@@ -37,9 +39,7 @@ export function adoptedBy(r: PlannedResource, byUrn: Map<string, PlannedResource
         ];
     }
     const gvk = kubernetesGvk(r.type);
-    if (!r.custom || !gvk || NOT_MANIFESTS.test(r.type)) {
-        return undefined;
-    }
+    if (!r.custom || !gvk || NOT_MANIFESTS.test(r.type)) return undefined;
     const meta = (r.inputs.metadata ?? {}) as { name?: string; namespace?: string };
     return [`${gvk.kind} ${meta.namespace ? `${meta.namespace}/` : ""}${meta.name ?? r.name}`];
 }
@@ -89,18 +89,14 @@ function topologicalOrder(subset: PlannedResource[], all: PlannedResource[]): Pl
     const done = new Set<string>();
     const out: PlannedResource[] = [];
     const visit = (urn: string, path: Set<string>) => {
-        if (done.has(urn) || path.has(urn)) {
-            return;
-        }
+        if (done.has(urn) || path.has(urn)) return;
         path.add(urn);
         for (const dep of byUrn.get(urn)?.dependsOn ?? []) {
             visit(dep, path);
         }
         path.delete(urn);
         done.add(urn);
-        if (wanted.has(urn)) {
-            out.push(byUrn.get(urn)!);
-        }
+        if (wanted.has(urn)) out.push(byUrn.get(urn)!);
     };
     for (const r of subset) {
         visit(r.urn, new Set());
@@ -128,9 +124,7 @@ export function manifestsYaml(run: OfflineRun, rendered: ProviderRendered = NOTH
         document(r.inputs, ` program: ${kubernetesGvk(r.type)!.kind} ${objectName(r.inputs)}, resource ${r.name} (${stage(r)})`),
     );
     const charts = rendered.charts.flatMap((c) => {
-        if (!("objects" in c.render)) {
-            return [];
-        }
+        if (!("objects" in c.render)) return [];
         const owner = `chart ${c.render.chart.name} ${c.render.chart.version} release ${String(c.row.inputs.namespace)}/${String(c.row.inputs.name)} (resource ${c.row.name}, ${stage(c.row)})`;
         return c.render.objects.map((o) => document(o.object, ` chart: ${named(o.object)}, ${owner}${o.source ? `, ${o.source}` : ""}`));
     });
@@ -217,6 +211,12 @@ export function summary(run: OfflineRun, rendered: ProviderRendered = NOTHING_RE
     return lines.join("\n");
 }
 
+/** What the stack hands out rather than applies: its outputs (outputs.json) and the tenant components `npm run delivery` writes (delivery/). */
+export function productFiles(run: OfflineRun, config: AddonConfig): Record<string, string> {
+    const components = Object.entries(renderComponents(run.stack, stackStrategies(config)));
+    return { "outputs.json": JSON.stringify(run.outputs, null, 2) + "\n", ...Object.fromEntries(components.map(([f, text]) => [`delivery/${f}`, text])) };
+}
+
 /** Writes the plan's files under `<outDir>/<stack>/`, all or none: a new folder swapped in by renames, never a mix of two plans. */
 export function writePlan(run: OfflineRun, outDir: string, extra: Record<string, string> = {}, rendered: ProviderRendered = NOTHING_RENDERED): string {
     const dir = path.join(outDir, stackFlag(run.stack));
@@ -231,6 +231,7 @@ export function writePlan(run: OfflineRun, outDir: string, extra: Record<string,
         fs.writeFileSync(path.join(staging, "manifests.yaml"), manifestsYaml(run, rendered));
         fs.writeFileSync(path.join(staging, "patches.yaml"), patchesYaml(run));
         for (const [name, text] of Object.entries(extra)) {
+            fs.mkdirSync(path.dirname(path.join(staging, name)), { recursive: true });
             fs.writeFileSync(path.join(staging, name), text);
         }
         const previous = fs.existsSync(dir) ? `${staging}.old` : undefined;
@@ -249,9 +250,11 @@ export function writePlan(run: OfflineRun, outDir: string, extra: Record<string,
 }
 
 /** Every file a plan writes into `<out>/<stack>/`. */
-const PLAN_FILES = ["resources.json", "manifests.yaml", "patches.yaml", "diff.md", "diff-summary.md"];
+const PLAN_FILES = ["resources.json", "manifests.yaml", "patches.yaml", "outputs.json", "delivery", "diff.md", "diff-summary.md"];
 
 /** Removes the plan of a stack, so a failed plan never leaves the previous one looking current: its files only, never another folder. */
 export function removePlan(stack: string, outDir: string): void {
-    removeWritten(path.join(outDir, stackFlag(stack)), (f) => PLAN_FILES.includes(path.basename(f)));
+    const dir = path.join(outDir, stackFlag(stack));
+    fs.rmSync(path.join(dir, "delivery"), { recursive: true, force: true });
+    removeWritten(dir, (f) => PLAN_FILES.includes(path.basename(f)));
 }

@@ -1,5 +1,5 @@
 /** What the provider renders and the mocks never see: each Chart's objects and each ConfigGroup's CRDs, as rows the review diff compares. */
-import { PlanRow } from "./planDiff";
+import { PlanRow, objectName } from "./planDiff";
 import { ChartRender, HELM_CHART, chartRelease, renderChart } from "./chartRender";
 import { CONFIG_GROUP, CrdRead, CrdSourceSpec, readCrdFiles } from "./crdSources";
 
@@ -20,11 +20,6 @@ export async function renderProviderObjects(rows: readonly PlanRow[], opts: Rend
     const groups = rows.filter((r) => r.type === CONFIG_GROUP);
     const reads = await Promise.all(groups.map((row) => readCrdFiles(Array.isArray(row.inputs.files) ? (row.inputs.files as string[]) : [], opts.crds)));
     return { charts, crds: groups.map((row, i) => ({ row, read: reads[i] })) };
-}
-
-export function objectName(o: Record<string, unknown>): string {
-    const meta = (o.metadata ?? {}) as { name?: unknown; namespace?: unknown };
-    return `${typeof meta.namespace === "string" ? `${meta.namespace}/` : ""}${String(meta.name)}`;
 }
 
 /** The rendered objects as resources.json-like rows under the component that renders them, marked as the chart's or the CRDs'. */

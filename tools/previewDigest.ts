@@ -5,6 +5,7 @@
  */
 
 import { asArray, field } from "./verify/context";
+import { lineDiff } from "./planDiff";
 
 export type ResourceState = { inputs?: Record<string, unknown>; outputs?: Record<string, unknown> };
 
@@ -120,9 +121,8 @@ export function changedLines(live: unknown, declared: unknown): [unknown, unknow
     if (typeof live !== "string" || typeof declared !== "string" || !(live.includes("\n") || declared.includes("\n"))) {
         return [live, declared];
     }
-    const a = live.split("\n").filter((l) => l.trim() !== "");
-    const b = declared.split("\n").filter((l) => l.trim() !== "");
-    return [a.filter((l) => !b.includes(l)).join("\n"), b.filter((l) => !a.includes(l)).join("\n")];
+    const side = (sign: string) => lineDiff(live, declared).flatMap((l) => (l.startsWith(sign) && l.trim().length > 1 ? [l.slice(2)] : []));
+    return [side("- ").join("\n"), side("+ ").join("\n")];
 }
 
 function objectName(step: PreviewStep): string {

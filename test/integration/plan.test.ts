@@ -9,6 +9,7 @@ import { FIXTURE_STACKS, HUB_TEXT, changedHub } from "../harness";
 
 /** `npm run plan` as a user runs it: a process of its own, the files it writes, its exit status. */
 describe("npm run plan", () => {
+    const PLAN_FILES = ["delivery", "manifests.yaml", "outputs.json", "patches.yaml", "resources.json"];
     const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
     describe("command line", () => {
         // The fixtures unless a test names its own folder: never the shipped stack files, which are the platform's.
@@ -30,8 +31,7 @@ describe("npm run plan", () => {
             const stats = path.join(os.tmpdir(), "plan-stats.json");
             const res = plan(["--stack=hub", `--out=${out}`, "--stats", stats]);
             assert.strictEqual(res.status, 0, res.stderr);
-            assert.match(res.stdout, /stages: gateway -> rollouts -> policy -> argocd-apps/);
-            assert.deepStrictEqual(fs.readdirSync(path.join(out, "hub")).sort(), ["manifests.yaml", "patches.yaml", "resources.json"]);
+            assert.deepStrictEqual(fs.readdirSync(path.join(out, "hub")).sort(), PLAN_FILES);
             assert.deepStrictEqual(fs.readdirSync(out), ["hub"], "no staging folder left behind");
             const rows = JSON.parse(fs.readFileSync(path.join(out, "hub", "resources.json"), "utf8")) as unknown[];
             assert.ok(rows.length > 10);
@@ -109,16 +109,11 @@ describe("npm run plan", () => {
             const res = plan("--stack", "hub", "--config-dir", "test/fixtures/stacks", "--out", out, "--against", "HEAD");
             assert.strictEqual(res.status, 0, res.stderr);
             assert.match(res.stdout, /^### Offline plan of stack `hub` against `HEAD` \([0-9a-f]{12}\)$/m);
-            assert.match(res.stdout, /^1 added, 0 removed, 1 changed, \d+ unchanged\.$/m);
+            assert.match(res.stdout, /^1 added, 0 removed, 5 changed, \d+ unchanged\.$/m);
             assert.match(res.stdout, /^- \+ added `HTTPRoute observability\/mimir-spoke-prod-read`$/m);
-            assert.match(res.stdout, /^wrote .*resources\.json, manifests\.yaml, patches\.yaml, diff\.md and diff-summary\.md$/m);
-            assert.deepStrictEqual(fs.readdirSync(path.join(out, "hub")).sort(), [
-                "diff-summary.md",
-                "diff.md",
-                "manifests.yaml",
-                "patches.yaml",
-                "resources.json",
-            ]);
+            assert.match(res.stdout, /^- ~ changed `tenant component prod-regulated-canary` \(every regulated prod tenant on canary: their next rollout\)/m);
+            assert.match(res.stdout, /^wrote .*resources\.json, manifests\.yaml, patches\.yaml, outputs\.json, delivery\/, diff\.md and diff-summary\.md$/m);
+            assert.deepStrictEqual(fs.readdirSync(path.join(out, "hub")).sort(), ["diff-summary.md", "diff.md", ...PLAN_FILES].sort());
             assert.match(fs.readFileSync(path.join(out, "hub", "diff.md"), "utf8"), /^ {4}\+ g, platform-release-approvers, role:release-managers$/m);
             assert.ok(res.stdout.includes(fs.readFileSync(path.join(out, "hub", "diff-summary.md"), "utf8")));
             // The checkout: same files changed, same HEAD, no worktree left registered.
@@ -147,7 +142,7 @@ describe("npm run plan", () => {
             const res = plan("--stack", "hub", "--config-dir", "test/fixtures/stacks", "--out", out, "--against", "no-such-ref");
             assert.strictEqual(res.status, 1);
             assert.match(res.stderr, /^no diff against no-such-ref: --against no-such-ref: not a commit of the repository at /m);
-            assert.deepStrictEqual(fs.readdirSync(path.join(out, "hub")).sort(), ["manifests.yaml", "patches.yaml", "resources.json"]);
+            assert.deepStrictEqual(fs.readdirSync(path.join(out, "hub")).sort(), PLAN_FILES);
         });
     });
 });

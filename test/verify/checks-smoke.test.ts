@@ -125,9 +125,7 @@ describe("verify: smoke canary", () => {
             now: () => new Date(clock),
             sleep: async (ms) => {
                 clock += ms;
-                if (++looks === 3) {
-                    setSmokeStatus(world, config, fixture("smoke-status-promoted.json"));
-                }
+                if (++looks === 3) setSmokeStatus(world, config, fixture("smoke-status-promoted.json"));
             },
         });
         expectPass(results, "smoke.outcome");

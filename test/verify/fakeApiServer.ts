@@ -79,9 +79,7 @@ export async function startFakeApiServer(world: FakeWorld): Promise<FakeApiServe
                 violations.push(`${method} ${pathname}`);
                 return send(405, status(405, "the fake API server refuses writes: verify must be read-only"));
             }
-            if (pathname === "/version") {
-                return send(200, JSON.stringify({ major: "1", minor: "33", gitVersion: "v1.33.4-eks-fake" }));
-            }
+            if (pathname === "/version") return send(200, JSON.stringify({ major: "1", minor: "33", gitVersion: "v1.33.4-eks-fake" }));
             const proxy = /^\/api\/v1\/namespaces\/([^/]+)\/services\/([^/:]+):([^/]+)\/proxy(\/.*)$/.exec(pathname);
             if (proxy) {
                 const [, namespace, service, port, p] = proxy;
@@ -92,9 +90,7 @@ export async function startFakeApiServer(world: FakeWorld): Promise<FakeApiServe
                 return send(answer.status, answer.body);
             }
             const exact = world.objects.find((o) => objectPath(o) === pathname);
-            if (exact) {
-                return send(200, JSON.stringify(exact));
-            }
+            if (exact) return send(200, JSON.stringify(exact));
             // A collection ends in a plural resource right after the version or a namespace (`/apis/g/v/r`, `/api/v1/namespaces/n/r`).
             const parts = pathname.split("/").filter(Boolean);
             const rest = parts.slice(parts[0] === "api" ? 2 : 3);

@@ -61,9 +61,7 @@ export const ALL_IDS = GROUPS.flatMap((g) => g.ids);
  */
 function requestQuestion(method: string, rawPath: string): ResourceQuestion | undefined {
     const parts = rawPath.split("?")[0].split("/").filter(Boolean);
-    if (parts[0] !== "api" && parts[0] !== "apis") {
-        return undefined;
-    }
+    if (parts[0] !== "api" && parts[0] !== "apis") return undefined;
     const rest = parts.slice(parts[0] === "api" ? 2 : 3);
     const namespace = rest[0] === "namespaces" && rest.length > 2 ? rest[1] : undefined;
     const [resource, name, subresource] = namespace === undefined ? rest : rest.slice(2);

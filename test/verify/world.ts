@@ -414,8 +414,6 @@ export function healthyCluster(config: AddonConfig): ClusterWorld {
 /** Replaces the object of `kind` and `name` in the world (throws when absent). */
 export function patch(world: FakeWorld, kind: string, name: string, next: (o: KubeObject) => KubeObject): void {
     const i = world.objects.findIndex((x) => x.kind === kind && x.metadata?.name === name);
-    if (i < 0) {
-        throw new Error(`no ${kind} ${name} in the test world`);
-    }
+    if (i < 0) throw new Error(`no ${kind} ${name} in the test world`);
     world.objects[i] = next(world.objects[i]);
 }
