@@ -36,12 +36,8 @@ export function parseAdoptCheckArgs(argv: readonly string[]) {
         { stack: text, json: { type: "boolean" }, "running-chart": { type: "boolean" }, kubeconfig: text, context: text, "config-dir": text },
         USAGE,
     );
-    if (flags === "help") {
-        return flags;
-    }
-    if (!flags.stack) {
-        throw new UsageError(USAGE);
-    }
+    if (flags === "help") return flags;
+    if (!flags.stack) throw new UsageError(USAGE);
     // The default folder is where npm runs the script: the operator's project.
     const { stack, kubeconfig, context, "config-dir": configDir } = flags;
     return {

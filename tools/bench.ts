@@ -70,9 +70,7 @@ function sample(args: string[], env: NodeJS.ProcessEnv = process.env, statsFile?
     const start = process.hrtime.bigint();
     const res = spawnSync(process.execPath, args, { cwd: REPO_ROOT, encoding: "utf8", env });
     const processMs = Number(process.hrtime.bigint() - start) / 1e6;
-    if (res.status !== 0) {
-        throw new Error(`${args.join(" ")} failed:\n${res.stderr}`);
-    }
+    if (res.status !== 0) throw new Error(`${args.join(" ")} failed:\n${res.stderr}`);
     const figures = statsFile ? fs.readFileSync(statsFile, "utf8") : (res.stdout.trim().split("\n").pop() ?? "{}");
     return { ...(JSON.parse(figures) as Sample), processMs };
 }
@@ -96,9 +94,7 @@ floor measured in the same run (docs/maintainers/benchmarks.md). Prints markdown
 
 export function parseBenchArgs(argv: readonly string[]): { runs: number; engine: boolean; json?: string } | "help" {
     const flags = readFlags(argv, { runs: { type: "string" }, "no-engine": { type: "boolean" }, json: { type: "string" } }, USAGE);
-    if (flags === "help") {
-        return flags;
-    }
+    if (flags === "help") return flags;
     const runs = /^[0-9]+$/.test(flags.runs ?? "3") ? Number(flags.runs ?? "3") : NaN;
     if (!Number.isSafeInteger(runs) || runs < 1) {
         throw new UsageError(`--runs ${JSON.stringify(flags.runs)}: must be a whole number of at least 1; ${USAGE}`);
@@ -156,9 +152,7 @@ async function main({ runs, engine, json }: { runs: number; engine: boolean; jso
     const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
     const command = scriptArgs(pkg.scripts.plan, REPO_ROOT);
     const hub = deployOrder().hubs[0];
-    if (!hub) {
-        throw new Error(`no stack file in ${REPO_ROOT} has role: hub; the synthetic hubs are made of one`);
-    }
+    if (!hub) throw new Error(`no stack file in ${REPO_ROOT} has role: hub; the synthetic hubs are made of one`);
     const synthetic = syntheticStacks(SPOKE_COUNTS, hub);
     const cases = planCases(listStacks(), synthetic);
     const plan = (c: (typeof cases)[number]) => {
@@ -223,6 +217,4 @@ async function main({ runs, engine, json }: { runs: number; engine: boolean; jso
     writeJson();
 }
 
-if (require.main === module) {
-    runMain(() => main(argsOrExit(() => parseBenchArgs(process.argv.slice(2)), HELP)));
-}
+if (require.main === module) runMain(() => main(argsOrExit(() => parseBenchArgs(process.argv.slice(2)), HELP)));

@@ -65,12 +65,8 @@ export function parseRendered(manifest: string): RenderedObject[] {
 function helm(args: string[], env: NodeJS.ProcessEnv): { ok: true; stdout: string } | { ok: false; why: string } {
     const bin = env.HELM || "helm";
     const res = spawnSync(bin, args, { encoding: "utf8", env, maxBuffer: 256 * 1024 * 1024 });
-    if (res.error) {
-        return { ok: false, why: `${bin} could not run (${res.error.message}); set HELM to a helm binary or put helm on the PATH` };
-    }
-    if (res.status !== 0) {
-        return { ok: false, why: `helm ${args[0]} failed: ${res.stderr.trim().split("\n").slice(-5).join(" ")}` };
-    }
+    if (res.error) return { ok: false, why: `${bin} could not run (${res.error.message}); set HELM to a helm binary or put helm on the PATH` };
+    if (res.status !== 0) return { ok: false, why: `helm ${args[0]} failed: ${res.stderr.trim().split("\n").slice(-5).join(" ")}` };
     return { ok: true, stdout: res.stdout };
 }
 
@@ -91,13 +87,9 @@ export function renderChart(release: ChartRelease, opts: { chartPath?: string; k
     if (!KUBERNETES_VERSION.test(opts.kubeVersion)) {
         return { notShown: `${pinned}: --kube-version ${JSON.stringify(opts.kubeVersion)} is not a Kubernetes version such as v1.33 or v1.33.4` };
     }
-    if (!fs.existsSync(opts.chartPath)) {
-        return { notShown: `${pinned}: the chart given, ${opts.chartPath}, does not exist` };
-    }
+    if (!fs.existsSync(opts.chartPath)) return { notShown: `${pinned}: the chart given, ${opts.chartPath}, does not exist` };
     const shown = helm(["show", "chart", opts.chartPath], env);
-    if (!shown.ok) {
-        return { notShown: `${pinned}: ${shown.why}` };
-    }
+    if (!shown.ok) return { notShown: `${pinned}: ${shown.why}` };
     const meta = YAML.parse(shown.stdout) as { name?: unknown; version?: unknown } | null;
     const name = String(meta?.name);
     const version = String(meta?.version);
@@ -110,9 +102,7 @@ export function renderChart(release: ChartRelease, opts: { chartPath?: string; k
         const valuesFile = path.join(dir, "values.json");
         fs.writeFileSync(valuesFile, JSON.stringify(release.values));
         const rendered = helm(templateArgs(release, opts.chartPath, opts.kubeVersion, valuesFile), env);
-        if (!rendered.ok) {
-            return { notShown: `${pinned}: ${rendered.why}` };
-        }
+        if (!rendered.ok) return { notShown: `${pinned}: ${rendered.why}` };
         return { objects: parseRendered(rendered.stdout), chart: { name, version } };
     } finally {
         fs.rmSync(dir, { recursive: true, force: true });

@@ -8,23 +8,17 @@ export class UsageError extends Error {}
 
 /** The flags' values, or "help"; a bad argument throws a UsageError ending in `usage`. */
 export function readFlags<const O extends NonNullable<ParseArgsConfig["options"]>>(argv: readonly string[], options: O, usage: string) {
-    if (argv.some((a) => a === "--help" || a === "-h")) {
-        return "help" as const;
-    }
+    if (argv.some((a) => a === "--help" || a === "-h")) return "help" as const;
     const bad = (why: string) => new UsageError(`${why}; ${usage}`);
     try {
         const { values } = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false });
         const empty = Object.entries(values).find(([, v]) => v === "" || (Array.isArray(v) && v.includes("")));
-        if (empty) {
-            throw bad(`--${empty[0]} needs a value (it was given an empty one)`);
-        }
+        if (empty) throw bad(`--${empty[0]} needs a value (it was given an empty one)`);
         return values;
     } catch (e) {
         const { code, message } = e as { code?: string; message: string };
         const name = /'([^' ]+)/.exec(message)?.[1] ?? "";
-        if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" || code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL") {
-            throw bad(`unknown argument ${name}`);
-        }
+        if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" || code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL") throw bad(`unknown argument ${name}`);
         if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" && message.includes("does not take an argument")) {
             throw bad(`${name} is a switch and takes no value (got ${argv.find((a) => a.startsWith(`${name}=`))}): give ${name} alone, or leave it out`);
         }
@@ -81,9 +75,7 @@ export function runMain(main: () => Promise<string | void>): void {
 
 /** How Node runs an npm script of the project: npm puts node_modules/.bin first on the PATH, and a package's command is its bin script. */
 export function scriptArgs(script: string, root: string): string[] {
-    if (/["'`$\\|&;<>(){}*?~]/.test(script)) {
-        throw new Error(`the script is not one plain command: ${script}`);
-    }
+    if (/["'`$\\|&;<>(){}*?~]/.test(script)) throw new Error(`the script is not one plain command: ${script}`);
     const [program, ...args] = script.trim().split(/\s+/);
     return program === "node" ? args : [fs.realpathSync(path.join(root, "node_modules", ".bin", program)), ...args];
 }

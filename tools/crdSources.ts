@@ -11,9 +11,7 @@ export type CrdSourceSpec = { kind: "dir"; dir: string } | { kind: "remote" };
 /** `--crds <dir>|remote`, else ARGO_ROLLOUTS_CRDS; undefined when neither is given. */
 export function crdSourceFrom(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): CrdSourceSpec | undefined {
     const v = flag ?? (env.ARGO_ROLLOUTS_CRDS || undefined);
-    if (!v) {
-        return undefined;
-    }
+    if (!v) return undefined;
     return v === "remote" ? { kind: "remote" } : { kind: "dir", dir: path.resolve(v) };
 }
 

@@ -23,13 +23,9 @@ Flags take their value as the next argument or after "=" (--stack=hub).`;
 
 export function parseDeliveryArgs(argv: readonly string[]) {
     const flags = readFlags(argv, { stack: { type: "string" }, out: { type: "string" }, "config-dir": { type: "string" } }, USAGE);
-    if (flags === "help") {
-        return flags;
-    }
+    if (flags === "help") return flags;
     const { stack, out } = flags;
-    if (!stack || !out) {
-        throw new UsageError(`${!stack ? "--stack" : "--out"} is required; ${USAGE}`);
-    }
+    if (!stack || !out) throw new UsageError(`${!stack ? "--stack" : "--out"} is required; ${USAGE}`);
     return { stack: stackFlag(stack), out: path.resolve(out), configDir: path.resolve(flags["config-dir"] ?? REPO_ROOT) };
 }
 

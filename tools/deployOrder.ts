@@ -25,9 +25,7 @@ export type DeployOrder = { hubs: string[]; waves: string[][] };
 export function deployOrder(root = REPO_ROOT): DeployOrder {
     const hubs: string[] = [];
     const waves: string[][] = [];
-    if (!fs.existsSync(root) || !fs.statSync(root).isDirectory()) {
-        throw new Error(`deploy-order: ${root} is not a folder`);
-    }
+    if (!fs.existsSync(root) || !fs.statSync(root).isDirectory()) throw new Error(`deploy-order: ${root} is not a folder`);
     const stacks = listStacks(root);
     // An empty order would let the pipeline's matrix run nothing and pass: a wrong --config-dir.
     if (stacks.length === 0) {

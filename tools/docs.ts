@@ -23,9 +23,7 @@ export function docsMain(argv: readonly string[]): number {
         ([rel, text]) => !fs.existsSync(path.join(ROOT, rel)) || fs.readFileSync(path.join(ROOT, rel), "utf8") !== text,
     );
     if (flags.check) {
-        if (stale.length > 0) {
-            console.error(`out of date (run npm run docs): ${stale.map(([rel]) => rel).join(", ")}`);
-        }
+        if (stale.length > 0) console.error(`out of date (run npm run docs): ${stale.map(([rel]) => rel).join(", ")}`);
         return stale.length > 0 ? 1 : 0;
     }
     for (const [rel, text] of stale) {
@@ -35,12 +33,8 @@ export function docsMain(argv: readonly string[]): number {
         fs.renameSync(`${file}.${process.pid}.tmp`, file);
         console.log(`wrote ${rel}`);
     }
-    if (stale.length === 0) {
-        console.log("docs/configuration.md and schema/stack.schema.json are up to date");
-    }
+    if (stale.length === 0) console.log("docs/configuration.md and schema/stack.schema.json are up to date");
     return 0;
 }
 
-if (require.main === module) {
-    process.exitCode = docsMain(process.argv.slice(2));
-}
+if (require.main === module) process.exitCode = docsMain(process.argv.slice(2));

@@ -139,9 +139,7 @@ Exit status: 0 no drift, 1 drift, a verify FAIL or a preview that did not finish
 export function parseDriftArgs(argv: readonly string[]) {
     const text = { type: "string" } as const;
     const flags = readFlags(argv, { stack: text, preview: text, verify: text, "preview-exit": text, "run-url": text, out: text }, USAGE);
-    if (flags === "help") {
-        return flags;
-    }
+    if (flags === "help") return flags;
     const { stack, preview, verify, out } = flags;
     if (!stack || !preview || !verify) {
         const missing = Object.entries({ stack, preview, verify }).filter(([, v]) => v === undefined);
@@ -157,9 +155,7 @@ export function parseDriftArgs(argv: readonly string[]) {
 
 /** A JSON file, or why it cannot be read (a preview that failed before printing leaves it empty); never the text itself. */
 export function readJson(file: string): Record<string, unknown> | { error: string } {
-    if (!fs.existsSync(file)) {
-        return { error: `${file} does not exist` };
-    }
+    if (!fs.existsSync(file)) return { error: `${file} does not exist` };
     const text = fs.readFileSync(file, "utf8");
     try {
         const v = text.trim() === "" ? undefined : (JSON.parse(text) as unknown);

@@ -43,9 +43,7 @@ export async function guardedResources(run: OfflineRun): Promise<GuardedResource
             // Provider-rendered components stand for what they render here.
             component: !r.custom && !r.remote,
         });
-        if (r.type === "kubernetes:yaml/v2:ConfigGroup") {
-            out.push(...(await renderedCrds(r)));
-        }
+        if (r.type === "kubernetes:yaml/v2:ConfigGroup") out.push(...(await renderedCrds(r)));
     }
     return out;
 }

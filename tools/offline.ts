@@ -109,9 +109,7 @@ async function resolveOutputs(value: unknown): Promise<unknown> {
         const [inner, secret, known] = await Promise.all([internal.promise(true), internal.isSecret, internal.isKnown]);
         return secret ? SECRET : known ? resolveOutputs(inner) : UNKNOWN;
     }
-    if (Array.isArray(value)) {
-        return Promise.all(value.map(resolveOutputs));
-    }
+    if (Array.isArray(value)) return Promise.all(value.map(resolveOutputs));
     if (value !== null && typeof value === "object" && !pulumi.Resource.isInstance(value)) {
         const entries = await Promise.all(Object.entries(value).map(async ([k, v]) => [k, await resolveOutputs(v)] as const));
         return Object.fromEntries(entries);
@@ -140,18 +138,14 @@ export async function runOffline(opts: OfflineOptions): Promise<OfflineRun> {
             newResource(args: pulumi.runtime.MockResourceArgs): { id: string; state: Record<string, unknown> } {
                 if (args.type === "pulumi:pulumi:StackReference") {
                     const outputs = world.stackOutputs?.[args.inputs.name as string];
-                    if (!outputs) {
-                        throw new Error(`stack ${String(args.inputs.name)} was not found`);
-                    }
+                    if (!outputs) throw new Error(`stack ${String(args.inputs.name)} was not found`);
                     return { id: String(args.inputs.name), state: { name: args.inputs.name, outputs, secretOutputNames: [] } };
                 }
                 if (args.id !== undefined && args.id !== "" && args.custom) {
                     // A read of an existing object (`Resource.get`): answer from the world.
                     const gvk = kubernetesGvk(args.type);
                     const live = gvk ? world.objects?.[`${gvk.apiVersion}/${gvk.kind}/${args.id}`] : undefined;
-                    if (!live) {
-                        throw new Error(`${args.type} ${args.id} does not exist in the cluster`);
-                    }
+                    if (!live) throw new Error(`${args.type} ${args.id} does not exist in the cluster`);
                     readAnswers.set(`${args.type}::${args.name}`, live);
                     return { id: args.id, state: live };
                 }
@@ -159,9 +153,7 @@ export async function runOffline(opts: OfflineOptions): Promise<OfflineRun> {
             },
             call(args: pulumi.runtime.MockCallArgs): Record<string, unknown> {
                 const answer = calls[args.token];
-                if (!answer) {
-                    throw new Error(`the offline plan has no placeholder for ${args.token}`);
-                }
+                if (!answer) throw new Error(`the offline plan has no placeholder for ${args.token}`);
                 return answer(args.inputs);
             },
         },
@@ -196,9 +188,7 @@ export async function runOffline(opts: OfflineOptions): Promise<OfflineRun> {
             : (readAnswers.get(`${req.getType()}::${req.getName()}`) ?? (req as ReadResourceRequest).getProperties()?.toJavaScript());
         const transform = (cb: { getToken(): string }) => {
             const t = transformsByToken.get(cb.getToken());
-            if (!t) {
-                throw new Error(`unrecorded transform ${cb.getToken()}`);
-            }
+            if (!t) throw new Error(`unrecorded transform ${cb.getToken()}`);
             return t;
         };
         records.set(urn, {
@@ -252,9 +242,7 @@ export async function runOffline(opts: OfflineOptions): Promise<OfflineRun> {
         await runtimeSettings.waitForRPCs();
         // Let rejections raised in the last turn of the event loop arrive.
         await new Promise((resolve) => setImmediate(resolve));
-        if (failures.length > 0) {
-            throw failures[0];
-        }
+        if (failures.length > 0) throw failures[0];
         return resolved;
     };
     let outputs: Record<string, unknown>;

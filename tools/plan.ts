@@ -65,13 +65,9 @@ export function parsePlanArgs(argv: readonly string[]) {
         { stack: text, out: text, "config-dir": text, stats: text, against: text, chart: text, "kube-version": text, crds: text },
         USAGE,
     );
-    if (flags === "help") {
-        return flags;
-    }
+    if (flags === "help") return flags;
     const { stack, stats, against, chart, crds, "kube-version": kubeVersion } = flags;
-    if (!stack) {
-        throw new UsageError(USAGE);
-    }
+    if (!stack) throw new UsageError(USAGE);
     if (kubeVersion !== undefined && !KUBERNETES_VERSION.test(kubeVersion)) {
         throw new UsageError(`--kube-version ${JSON.stringify(kubeVersion)}: must be a Kubernetes version such as v1.33 or v1.33.4`);
     }
@@ -174,11 +170,7 @@ async function main(): Promise<void> {
         const rest = unchecked.length > 0 ? `; ${unchecked.join(", ")}: no schema package, the API server checks them against their CRDs at up` : "";
         console.log(`schemas: all ${schemas.filter((res) => res.via === "package").length} objects a schema package covers are valid${rest}`);
     }
-    if (args.stats) {
-        fs.writeFileSync(args.stats, JSON.stringify(planStats(start, run.resources.length)) + "\n");
-    }
+    if (args.stats) fs.writeFileSync(args.stats, JSON.stringify(planStats(start, run.resources.length)) + "\n");
 }
 
-if (require.main === module) {
-    runMain(main);
-}
+if (require.main === module) runMain(main);

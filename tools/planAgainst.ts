@@ -17,9 +17,7 @@ export interface BasePlan {
 
 function git(repo: string, args: string[]): string {
     const res = spawnSync("git", ["-C", repo, ...args], { encoding: "utf8" });
-    if (res.error || res.status !== 0) {
-        throw new Error(`git ${res.error ? args[0] : args.join(" ")}: ${res.error?.message ?? res.stderr.trim()}`);
-    }
+    if (res.error || res.status !== 0) throw new Error(`git ${res.error ? args[0] : args.join(" ")}: ${res.error?.message ?? res.stderr.trim()}`);
     return res.stdout.trim();
 }
 
@@ -49,9 +47,7 @@ export function planAtRef(opts: { repoRoot: string; ref: string; stack: string; 
             fs.symlinkSync(path.join(repoRoot, "node_modules"), path.join(tree, "node_modules"), "dir");
         }
         const configDir = configDirAtRef(repoRoot, opts.configDir, tree);
-        if (!fs.existsSync(path.join(configDir, `Pulumi.${stack}.yaml`))) {
-            return { commit, rows: [], existed: false };
-        }
+        if (!fs.existsSync(path.join(configDir, `Pulumi.${stack}.yaml`))) return { commit, rows: [], existed: false };
         const pkg = JSON.parse(fs.readFileSync(path.join(tree, "package.json"), "utf8")) as { scripts: Record<string, string> };
         const out = path.join(tmp, "out");
         const args = [...scriptArgs(pkg.scripts.plan, tree), "--stack", stack, "--out", out, "--config-dir", configDir];
@@ -68,9 +64,7 @@ export function planAtRef(opts: { repoRoot: string; ref: string; stack: string; 
     } finally {
         // The link first, so nothing that removes the worktree can follow it into the checkout's packages.
         fs.rmSync(path.join(tree, "node_modules"), { force: true });
-        if (fs.existsSync(tree)) {
-            git(repoRoot, ["worktree", "remove", "--force", tree]);
-        }
+        if (fs.existsSync(tree)) git(repoRoot, ["worktree", "remove", "--force", tree]);
         fs.rmSync(tmp, { recursive: true, force: true });
         process.off("SIGINT", ignore).off("SIGTERM", ignore);
     }

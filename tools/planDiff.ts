@@ -201,9 +201,7 @@ const title = (c: ObjectChange) => `${SYMBOL[c.action]} ${c.action} \`${c.label}
 
 function fieldLines(f: FieldChange): string[] {
     const { lines, words } = textDiff(f);
-    if (lines) {
-        return [`  - \`${f.path}\` changed:`, "", "    ```diff", ...lines.map((l) => `    ${l}`), "    ```", ""];
-    }
+    if (lines) return [`  - \`${f.path}\` changed:`, "", "    ```diff", ...lines.map((l) => `    ${l}`), "    ```", ""];
     const inline = (v: unknown) => JSON.stringify(v) ?? "undefined";
     const text = {
         added: `added ${inline(f.after)}`,

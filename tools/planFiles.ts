@@ -144,9 +144,7 @@ export function manifestsYaml(run: OfflineRun, rendered: ProviderRendered = NOTH
 /** patches.yaml: the fields each patch writes, the only ones server-side apply sets; the object's other fields stay its owner's. */
 export function patchesYaml(run: OfflineRun): string {
     const patches = manifestResources(run, true);
-    if (patches.length === 0) {
-        return `# stack ${run.stack}: no patches; this stack writes no field of an object another owner keeps.\n`;
-    }
+    if (patches.length === 0) return `# stack ${run.stack}: no patches; this stack writes no field of an object another owner keeps.\n`;
     const comment = (r: PlannedResource) =>
         ` ${kubernetesGvk(r.type)!.kind} of ${String(r.inputs.kind)} ${objectName(r.inputs)} (stage ${r.stage ?? "none"}, resource ${r.name}): server-side apply of these fields only`;
     return patches
@@ -221,9 +219,7 @@ export function productFiles(run: OfflineRun, config: AddonConfig): Record<strin
 export function writePlan(run: OfflineRun, outDir: string, extra: Record<string, string> = {}, rendered: ProviderRendered = NOTHING_RENDERED): string {
     const dir = path.join(outDir, stackFlag(run.stack));
     const others = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => !PLAN_FILES.includes(f)) : [];
-    if (others.length > 0) {
-        throw new Error(`stack "${run.stack}": ${dir} holds ${others.join(", ")}, which no plan writes: give another --out`);
-    }
+    if (others.length > 0) throw new Error(`stack "${run.stack}": ${dir} holds ${others.join(", ")}, which no plan writes: give another --out`);
     fs.mkdirSync(outDir, { recursive: true });
     const staging = fs.mkdtempSync(path.join(outDir, `.${run.stack}.new-`));
     try {
@@ -235,13 +231,9 @@ export function writePlan(run: OfflineRun, outDir: string, extra: Record<string,
             fs.writeFileSync(path.join(staging, name), text);
         }
         const previous = fs.existsSync(dir) ? `${staging}.old` : undefined;
-        if (previous) {
-            fs.renameSync(dir, previous);
-        }
+        if (previous) fs.renameSync(dir, previous);
         fs.renameSync(staging, dir);
-        if (previous) {
-            fs.rmSync(previous, { recursive: true, force: true });
-        }
+        if (previous) fs.rmSync(previous, { recursive: true, force: true });
     } catch (e) {
         fs.rmSync(staging, { recursive: true, force: true });
         throw e;

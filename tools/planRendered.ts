@@ -47,9 +47,7 @@ export function renderedRows(r: ProviderRendered): PlanRow[] {
 
 /** The rendered objects the diff compares: each kind only when both sides show it (a chart given renders one version); else a note. */
 export function comparedRendered(head: ProviderRendered, base: ProviderRendered, baseExisted: boolean): { head: PlanRow[]; base: PlanRow[]; notes: string[] } {
-    if (!baseExisted) {
-        return { head: renderedRows(head), base: [], notes: [] };
-    }
+    if (!baseExisted) return { head: renderedRows(head), base: [], notes: [] };
     const notShown = (r: ProviderRendered, kind: "charts" | "crds") =>
         (kind === "charts" ? r.charts.map((c) => c.render) : r.crds.map((c) => c.read)).flatMap((x) => ("notShown" in x ? [x.notShown] : [])).join("; ");
     const compared = (kind: "charts" | "crds") => [head, base].every((r) => r[kind].length > 0 && !notShown(r, kind));

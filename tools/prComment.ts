@@ -44,9 +44,7 @@ export async function call(t: Pick<Repo, "api" | "token">, method: string, path:
         headers: body ? { ...headers, "content-type": "application/json" } : headers,
         body: body ? JSON.stringify(body) : undefined,
     });
-    if (!res.ok) {
-        throw new Error(`GitHub ${method} ${path}: ${res.status} ${(await res.text()).slice(0, 300)}`);
-    }
+    if (!res.ok) throw new Error(`GitHub ${method} ${path}: ${res.status} ${(await res.text()).slice(0, 300)}`);
     return res.json();
 }
 
@@ -56,9 +54,7 @@ export async function pages<T>(r: Repo, path: string, enough: (all: T[]) => bool
     for (let page = 1; page <= 50; page++) {
         const batch = (await call(r, "GET", `${path}${path.includes("?") ? "&" : "?"}per_page=100&page=${page}`)) as T[];
         all.push(...batch);
-        if (batch.length < 100 || enough(all)) {
-            break;
-        }
+        if (batch.length < 100 || enough(all)) break;
     }
     return all;
 }
@@ -76,9 +72,7 @@ export async function upsertComment(t: Repo & { pullRequest: number }, stack: st
 /** `--stack <name> --file <file>`, the arguments of both workflow commands. */
 export function stackAndFile(argv: readonly string[], usage: string): { stack: string; file: string } | "help" {
     const flags = readFlags(argv, { stack: { type: "string" }, file: { type: "string" } }, usage);
-    if (flags !== "help" && (!flags.stack || !flags.file)) {
-        throw new UsageError(usage);
-    }
+    if (flags !== "help" && (!flags.stack || !flags.file)) throw new UsageError(usage);
     return flags === "help" ? flags : { stack: flags.stack!, file: flags.file! };
 }
 
@@ -87,18 +81,14 @@ export const parseCommentArgs = (argv: readonly string[]) => stackAndFile(argv, 
 /** The repository from the Actions environment, or what is missing. */
 export function repoFromEnv(env: NodeJS.ProcessEnv, more: string[] = []): Repo {
     const missing = ["GITHUB_TOKEN", "GITHUB_REPOSITORY", ...more].filter((k) => !env[k]);
-    if (missing.length > 0) {
-        throw new Error(`not in a ${more.length > 0 ? "pull request's " : ""}workflow run: ${missing.join(", ")} not set`);
-    }
+    if (missing.length > 0) throw new Error(`not in a ${more.length > 0 ? "pull request's " : ""}workflow run: ${missing.join(", ")} not set`);
     return { api: env.GITHUB_API_URL ?? "https://api.github.com", token: env.GITHUB_TOKEN!, repository: env.GITHUB_REPOSITORY! };
 }
 
 export function targetFromEnv(env: NodeJS.ProcessEnv): Repo & { pullRequest: number } {
     const repo = repoFromEnv(env, ["GITHUB_EVENT_PATH"]);
     const pullRequest = (JSON.parse(fs.readFileSync(env.GITHUB_EVENT_PATH!, "utf8")) as { pull_request?: { number?: number } }).pull_request?.number;
-    if (typeof pullRequest !== "number") {
-        throw new Error("the workflow's event is not a pull request: nothing to comment on");
-    }
+    if (typeof pullRequest !== "number") throw new Error("the workflow's event is not a pull request: nothing to comment on");
     return { ...repo, pullRequest };
 }
 

@@ -77,13 +77,9 @@ function keyMatches(key: string, element: unknown): boolean {
 export function ownsPath(fields: Record<string, unknown> | undefined, live: unknown, path: readonly (string | number)[]): boolean {
     let node: unknown = fields;
     for (let i = 0; i < path.length; i++) {
-        if (node === null || typeof node !== "object") {
-            return false;
-        }
+        if (node === null || typeof node !== "object") return false;
         const set = node as Record<string, unknown>;
-        if (Object.keys(set).length === 0 && i > 0) {
-            return true;
-        }
+        if (Object.keys(set).length === 0 && i > 0) return true;
         const p = path[i];
         let next: unknown;
         if (typeof p === "string") {
@@ -93,9 +89,7 @@ export function ownsPath(fields: Record<string, unknown> | undefined, live: unkn
             const key = Object.keys(set).find((k) => (k.startsWith("k:") && keyMatches(k, element)) || k === `v:${JSON.stringify(element)}` || k === `i:${p}`);
             next = key === undefined ? undefined : set[key];
         }
-        if (next === undefined) {
-            return false;
-        }
+        if (next === undefined) return false;
         node = next;
     }
     return true;
@@ -108,9 +102,7 @@ export function managersOf(live: Record<string, unknown> | undefined, path: read
 }
 
 function show(v: unknown): string | undefined {
-    if (v === undefined) {
-        return undefined;
-    }
+    if (v === undefined) return undefined;
     const s = typeof v === "string" ? v : JSON.stringify(v);
     const line = s.replace(/\s*\n\s*/g, " ⏎ ");
     return line.length > 120 ? `${line.slice(0, 117)}...` : line;
@@ -118,9 +110,7 @@ function show(v: unknown): string | undefined {
 
 /** Two texts of several lines (a ConfigMap's policy, a config file): only the lines each has that the other has not. */
 export function changedLines(live: unknown, declared: unknown): [unknown, unknown] {
-    if (typeof live !== "string" || typeof declared !== "string" || !(live.includes("\n") || declared.includes("\n"))) {
-        return [live, declared];
-    }
+    if (typeof live !== "string" || typeof declared !== "string" || !(live.includes("\n") || declared.includes("\n"))) return [live, declared];
     const side = (sign: string) => lineDiff(live, declared).flatMap((l) => (l.startsWith(sign) && l.trim().length > 1 ? [l.slice(2)] : []));
     return [side("- ").join("\n"), side("+ ").join("\n")];
 }
@@ -128,9 +118,7 @@ export function changedLines(live: unknown, declared: unknown): [unknown, unknow
 function objectName(step: PreviewStep): string {
     const live = step.oldState?.outputs ?? step.newState?.outputs ?? step.newState?.inputs;
     const [kind, name, ns] = [field(live, "kind"), field(live, "metadata", "name"), field(live, "metadata", "namespace")];
-    if (typeof kind === "string" && typeof name === "string") {
-        return `${kind} ${typeof ns === "string" && ns !== "" ? `${ns}/` : ""}${name}`;
-    }
+    if (typeof kind === "string" && typeof name === "string") return `${kind} ${typeof ns === "string" && ns !== "" ? `${ns}/` : ""}${name}`;
     const parts = step.urn.split("::");
     const type = (parts[2] ?? "").split("$").pop();
     return `${type} ${parts[3] ?? step.urn}`;
@@ -139,9 +127,7 @@ function objectName(step: PreviewStep): string {
 export function driftedObjects(digest: PreviewDigest): DriftedObject[] {
     const out: DriftedObject[] = [];
     for (const step of digest.steps ?? []) {
-        if (QUIET_OPS.has(step.op) || step.urn.includes("::pulumi:pulumi:Stack::")) {
-            continue;
-        }
+        if (QUIET_OPS.has(step.op) || step.urn.includes("::pulumi:pulumi:Stack::")) continue;
         const live = step.oldState?.outputs;
         const declared = step.newState?.inputs;
         // A Secret's values never reach the issue, whether or not the state marks them secret.

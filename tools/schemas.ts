@@ -27,9 +27,7 @@ export const PACKAGE_MODELS: Readonly<Record<string, string>> = {
 /** The package model of a kind (`<apiVersion>/<kind>`), or undefined when no package covers it. */
 export function loadModel(key: string): ModelClass | undefined {
     const file = Object.hasOwn(PACKAGE_MODELS, key) ? PACKAGE_MODELS[key] : undefined;
-    if (!file) {
-        return undefined;
-    }
+    if (!file) return undefined;
     const kind = key.slice(key.lastIndexOf("/") + 1);
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     return (require(file) as Record<string, ModelClass>)[kind];
@@ -44,9 +42,7 @@ export interface SchemaResult {
 
 /** The object without the values the plan shows as "[secret]", whose real type is unknown here. */
 export function withoutSecrets(value: unknown): unknown {
-    if (Array.isArray(value)) {
-        return value.filter((v) => v !== SECRET).map(withoutSecrets);
-    }
+    if (Array.isArray(value)) return value.filter((v) => v !== SECRET).map(withoutSecrets);
     if (value !== null && typeof value === "object") {
         return Object.fromEntries(
             Object.entries(value)

@@ -69,9 +69,7 @@ export function fromConfigMap(stack: string, map: Record<string, unknown>): Stac
             return isSecure(v) ? SECRET : isPlainObject(v) ? Object.fromEntries(Object.entries(v).sort(([x], [y]) => (x < y ? -1 : 1))) : v;
         };
         config[key] = secret ? SECRET : value === null ? "" : typeof value === "string" ? value : JSON.stringify(value, sorted);
-        if (secret) {
-            secretKeys.push(key);
-        }
+        if (secret) secretKeys.push(key);
     }
     return { stack, config, secretKeys };
 }
@@ -150,14 +148,10 @@ export function placeholderWorld(file: StackFile): OfflineWorld {
     const name = isPlainObject(cluster) && typeof cluster.name === "string" ? cluster.name : undefined;
     // The program's own reading of the argocd section (its problems are the program's to report).
     const argocd = readArgoCd(new ConfigReader(), parseConfigText(file.config[`${PROJECT}:argocd`] ?? "{}"), name);
-    if (argocd?.local) {
-        Object.assign(objects, placeholderKeptArgoObjects(argocd));
-    }
+    if (argocd?.local) Object.assign(objects, placeholderKeptArgoObjects(argocd));
     const world: OfflineWorld = { objects };
     const hubStack = referencedHubStack(file);
-    if (hubStack && name) {
-        world.stackOutputs = { [hubStack]: { spokeReadEndpoints: { [name]: PLACEHOLDER_READ_ENDPOINT } } };
-    }
+    if (hubStack && name) world.stackOutputs = { [hubStack]: { spokeReadEndpoints: { [name]: PLACEHOLDER_READ_ENDPOINT } } };
     return world;
 }
 

@@ -29,20 +29,12 @@ export function parseVerifyArgs(argv: readonly string[]) {
         },
         USAGE,
     );
-    if (flags === "help") {
-        return flags;
-    }
+    if (flags === "help") return flags;
     const timeout = flags["smoke-timeout"] ?? "0";
     const unknown = (flags.without ?? []).find((c) => !isComponent(c));
-    if (!/^[0-9]+$/.test(timeout)) {
-        throw new UsageError(`--smoke-timeout takes whole seconds, got ${timeout}`);
-    }
-    if (unknown !== undefined) {
-        throw new UsageError(`--without takes one of ${Object.keys(COMPONENTS).join(", ")}, got ${unknown}`);
-    }
-    if (!flags.stack && !flags["print-role"]) {
-        throw new UsageError(USAGE);
-    }
+    if (!/^[0-9]+$/.test(timeout)) throw new UsageError(`--smoke-timeout takes whole seconds, got ${timeout}`);
+    if (unknown !== undefined) throw new UsageError(`--without takes one of ${Object.keys(COMPONENTS).join(", ")}, got ${unknown}`);
+    if (!flags.stack && !flags["print-role"]) throw new UsageError(USAGE);
     return {
         stack: flags.stack === undefined ? "" : stackFlag(flags.stack),
         json: flags.json === true,
@@ -93,9 +85,7 @@ export async function verifyMain(
     const json = argv.includes("--json");
     const fail = (message: string): number => {
         err(message);
-        if (json) {
-            out(formatJsonError({ stack: /--stack[= ](\S+)/.exec(argv.join(" "))?.[1], error: message }));
-        }
+        if (json) out(formatJsonError({ stack: /--stack[= ](\S+)/.exec(argv.join(" "))?.[1], error: message }));
         return 2;
     };
     try {

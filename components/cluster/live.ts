@@ -87,9 +87,7 @@ export async function liveReader(opts: ConnectOptions): Promise<LiveReader> {
             throw new ConnectionError(`GET ${server}${path}: ${e.message}`);
         });
         if (status === 404) return undefined;
-        if (status !== 200) {
-            throw new ConnectionError(`GET ${server}${path}: ${status} ${statusMessage(body)}`);
-        }
+        if (status !== 200) throw new ConnectionError(`GET ${server}${path}: ${status} ${statusMessage(body)}`);
         return JSON.parse(body) as LiveObject;
     };
     return {

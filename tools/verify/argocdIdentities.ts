@@ -21,9 +21,7 @@ export function serviceAccountToImpersonate(
         }
         if (server.test(destination.server) && namespace.test(destination.namespace)) {
             const sa = item.defaultServiceAccount ?? "";
-            if (sa.trim() === "" || /[!*[\]{}\\/]/.test(sa)) {
-                return { error: `default service account contains invalid chars '${sa}'` };
-            }
+            if (sa.trim() === "" || /[!*[\]{}\\/]/.test(sa)) return { error: `default service account contains invalid chars '${sa}'` };
             return sa.includes(":") ? `system:serviceaccount:${sa}` : `system:serviceaccount:${destination.namespace}:${sa}`;
         }
     }

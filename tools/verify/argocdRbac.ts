@@ -63,13 +63,9 @@ function readCsvLine(line: string): string[] | undefined {
     CSV_FIELD.lastIndex = 0;
     for (;;) {
         const m = CSV_FIELD.exec(line);
-        if (!m) {
-            return undefined;
-        }
+        if (!m) return undefined;
         out.push(m[1] === undefined ? m[2] : m[1].replace(/""/g, '"'));
-        if (m[3] === "") {
-            return out;
-        }
+        if (m[3] === "") return out;
     }
 }
 
@@ -96,9 +92,7 @@ export function globRegExp(pattern: string): RegExp | undefined {
                 i--;
                 return out;
             } else if (c === "\\") {
-                if (i >= chars.length) {
-                    return undefined;
-                }
+                if (i >= chars.length) return undefined;
                 out += esc(chars[i++]);
             } else if (c === "*" || c === "?") {
                 out += c === "*" ? "[\\s\\S]*" : "[\\s\\S]";
@@ -112,9 +106,7 @@ export function globRegExp(pattern: string): RegExp | undefined {
                     } else if (d === "]") {
                         break;
                     } else if (chars[i] === "-" && i + 1 < chars.length && chars[i + 1] !== "]") {
-                        if (chars[i + 1] < d) {
-                            return undefined;
-                        }
+                        if (chars[i + 1] < d) return undefined;
                         set += `${esc(d, true)}-${esc(chars[i + 1], true)}`;
                         i += 2;
                     } else {
@@ -126,9 +118,7 @@ export function globRegExp(pattern: string): RegExp | undefined {
                 const alts: string[] = [];
                 for (let sep = ","; sep === ",";) {
                     const alt = parse(true);
-                    if (alt === undefined || i >= chars.length) {
-                        return undefined;
-                    }
+                    if (alt === undefined || i >= chars.length) return undefined;
                     alts.push(alt);
                     sep = chars[i++];
                 }
@@ -166,13 +156,9 @@ function goRegExp(pattern: string): RegExp | undefined {
 function matcher(regex: boolean): (value: string, pattern: string) => boolean {
     const cache = new Map<string, RegExp | undefined>();
     return (value, pattern) => {
-        if (!cache.has(pattern)) {
-            cache.set(pattern, regex ? goRegExp(pattern) : globRegExp(pattern));
-        }
+        if (!cache.has(pattern)) cache.set(pattern, regex ? goRegExp(pattern) : globRegExp(pattern));
         const re = cache.get(pattern);
-        if (re === undefined && regex) {
-            throw new Error(`error parsing regexp: ${pattern}`);
-        }
+        if (re === undefined && regex) throw new Error(`error parsing regexp: ${pattern}`);
         return re?.test(value) ?? false;
     };
 }
@@ -183,22 +169,16 @@ async function casbin(policies: readonly string[], match: (value: string, patter
     const groupSubjects = new Set<string>();
     for (const raw of policies.flatMap((p) => p.split("\n"))) {
         const line = raw.trim();
-        if (line === "" || line.startsWith("#")) {
-            continue;
-        }
+        if (line === "" || line.startsWith("#")) continue;
         const tokens = readCsvLine(line);
-        if (tokens === undefined) {
-            throw new Error(`error parsing policy line ${JSON.stringify(line)}`);
-        }
+        if (tokens === undefined) throw new Error(`error parsing policy line ${JSON.stringify(line)}`);
         const [key, ...rule] = tokens;
         const assertion = m.model.get(key.slice(0, 1))?.get(key);
         if (key === "" || (key === "g" && rule.length !== 2) || (key === "p" && rule.length !== 5) || !assertion) {
             throw new Error(`invalid RBAC policy: ${line}`);
         }
         assertion.policy.push(rule);
-        if (key === "g") {
-            groupSubjects.add(rule[0]);
-        }
+        if (key === "g") groupSubjects.add(rule[0]);
     }
     const e = await newEnforcer(m);
     await e.buildRoleLinks();
@@ -232,9 +212,7 @@ export async function loadArgoRbac(data: ArgoRbacData, projects: readonly ArgoPr
     const names = new Set(projects.map((p) => p.name));
     return {
         enforce(subject, q) {
-            if (defaultRole !== "" && allows(base, defaultRole, q)) {
-                return true;
-            }
+            if (defaultRole !== "" && allows(base, defaultRole, q)) return true;
             const parts = q.object.split("/");
             const scoped = ["applicationsets", "applications", "repositories", "clusters", "logs", "exec"].includes(q.resource) && parts.length >= 2;
             const project = scoped ? parts[0] : q.resource === "projects" ? q.object : undefined;

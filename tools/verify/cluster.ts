@@ -75,9 +75,7 @@ export async function connect(opts: ConnectOptions): Promise<ReadOnlyCluster> {
         throw e instanceof ConnectionError ? e : new ConnectionError(e.message);
     });
     const server = kc.getCurrentCluster()?.server.replace(/\/+$/, "");
-    if (!server) {
-        throw new ConnectionError("the kubeconfig names no current cluster");
-    }
+    if (!server) throw new ConnectionError("the kubeconfig names no current cluster");
     const send = async (path: string, headers: Record<string, string> = {}): Promise<HttpAnswer> => {
         const options: https.RequestOptions = { headers: { Accept: "application/json", ...headers } };
         await kc.applyToHTTPSOptions(options);
@@ -102,9 +100,7 @@ export async function connect(opts: ConnectOptions): Promise<ReadOnlyCluster> {
             return { allowed: status?.allowed === true, ...(status?.reason ? { reason: status.reason } : {}) };
         } catch (e) {
             const code = (e as { code?: number }).code;
-            if (code === 401) {
-                throw new ConnectionError(`${server} refused verify's credentials (401)`);
-            }
+            if (code === 401) throw new ConnectionError(`${server} refused verify's credentials (401)`);
             throw new ReadError("/apis/authorization.k8s.io/v1", code ?? 0, `access review failed: ${code ?? ""} ${(e as Error).message.split("\n")[0]}`);
         }
     };

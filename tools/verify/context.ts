@@ -86,14 +86,10 @@ export function drift(declared: unknown, live: unknown, path = ""): string[] {
         return declared.flatMap((d, i) => drift(d, live[i], `${path}[${i}]`));
     }
     if (declared !== null && typeof declared === "object") {
-        if (live === null || typeof live !== "object" || Array.isArray(live)) {
-            return [`${path} is ${shown(live)}, the stack declares an object`];
-        }
+        if (live === null || typeof live !== "object" || Array.isArray(live)) return [`${path} is ${shown(live)}, the stack declares an object`];
         return Object.entries(declared).flatMap(([k, v]) => drift(v, (live as Record<string, unknown>)[k], path ? `${path}.${k}` : k));
     }
-    if (declared === live) {
-        return [];
-    }
+    if (declared === live) return [];
     const [a, b] = [JSON.stringify(declared) ?? "", JSON.stringify(live) ?? ""];
     let at = 0;
     while (at < a.length && a[at] === b[at]) {

@@ -32,9 +32,7 @@ const elements = (p: string): string[] => p.split("/").filter((e) => e !== "");
 
 /** Whether every path a match admits is one of `allowed`, element by element; a RegularExpression never is. */
 export function pathCovered(match: { type: string; value: string }, allowed: readonly PathMatch[]): boolean {
-    if (match.type === "Exact") {
-        return allowed.some((a) => pathMatches(a, match.value));
-    }
+    if (match.type === "Exact") return allowed.some((a) => pathMatches(a, match.value));
     const inner = elements(match.value);
     return match.type === "PathPrefix" && allowed.some((a) => a.type === "PathPrefix" && elements(a.value).every((e, i) => e === inner[i]));
 }
@@ -42,9 +40,7 @@ export function pathCovered(match: { type: string; value: string }, allowed: rea
 /** A path a too-wide match reaches, to name in a finding: the ruler's rule API where it can. */
 export function uncoveredExample(match: { type: string; value: string }): string {
     const ruler = `${PROMETHEUS_API_PREFIX}/config/v1/rules`;
-    if (match.type !== "PathPrefix") {
-        return match.type === "Exact" ? match.value : "whatever the expression admits";
-    }
+    if (match.type !== "PathPrefix") return match.type === "Exact" ? match.value : "whatever the expression admits";
     return pathMatches(match as PathMatch, ruler)
         ? `${ruler} (the ruler's rule API, which writes and deletes rule groups)`
         : `${match.value.replace(/\/+$/, "")}/... (anything below it)`;
@@ -103,9 +99,7 @@ export function hostRouteProblems(route: KubeObject, host: SpokeHost, mimir: Mim
     const where = `serves ${host.hostname} (spoke ${host.spoke}) on ${host.gateway.namespace}/${host.gateway.name}/${host.listener}`;
     return asArray(field(route, "spec", "rules")).flatMap((rule, i) => {
         const reaches = mimirReaches(rule, route.metadata?.namespace ?? "", mimir);
-        if (reaches.length === 0) {
-            return [];
-        }
+        if (reaches.length === 0) return [];
         const matches = ruleMatches(rule);
         const name = typeof field(rule, "name") === "string" ? ` "${String(field(rule, "name"))}"` : "";
         const label = `rule ${i}${name} (${matches.map((m) => `${m.type} ${m.value}`).join(", ")}) ${where}`;

@@ -37,9 +37,7 @@ export function withoutComponents(results: readonly CheckResult[], absent: reado
             .filter((c) => (COMPONENTS[c].checks as readonly string[]).includes(r.id))
             .map((c) => `${COMPONENTS[c].what} (--without ${c})`)
             .join(" and ");
-        if (!names) {
-            return r;
-        }
+        if (!names) return r;
         const seen = r.status === "FAIL" && r.findings.length > 0 ? `; without it: ${r.findings[0].object}: ${r.findings[0].found}` : "";
         const also = r.status === "SKIP" ? `; ${r.note ?? ""}` : seen;
         return { ...r, status: "SKIP", findings: [], note: `not checked: ${names} does not run on this cluster${also}`.trimEnd() };
@@ -53,9 +51,7 @@ export async function runVerify(config: AddonConfig, cluster: ReadOnlyCluster, o
         try {
             results.push(...(await group.run({ config, cluster, options })));
         } catch (e) {
-            if (!(e instanceof ReadError)) {
-                throw e;
-            }
+            if (!(e instanceof ReadError)) throw e;
             const forbidden = e.status === 403;
             for (const id of group.ids) {
                 results.push({

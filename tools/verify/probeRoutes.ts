@@ -56,17 +56,13 @@ export function foldedProbeRoutes(answer: readonly unknown[], rollouts: readonly
         const m = (item as { metric?: Record<string, string> } | undefined)?.metric ?? {};
         const [namespace, replicaSet, route] = [m.k8s_namespace_name, m.k8s_replicaset_name, m[BEYLA_ROUTE_LABEL]];
         const probes = excludeRoutes.filter((p) => route && foldsInto(p, route));
-        if (!namespace || !replicaSet || excludeRoutes.includes(route) || probes.length === 0) {
-            continue;
-        }
+        if (!namespace || !replicaSet || excludeRoutes.includes(route) || probes.length === 0) continue;
         for (const r of rollouts.filter(
             (x) => x.metadata?.namespace === namespace && /^[a-z0-9]+$/.test(replicaSet.slice((x.metadata?.name ?? "").length + 1)),
         )) {
             const name = r.metadata?.name ?? "";
             const gates = [...new Set(templateReferences(r).map((t) => t.template))].filter((t) => REQUEST_GATES.includes(t));
-            if (gates.length === 0 || !replicaSet.startsWith(`${name}-`)) {
-                continue;
-            }
+            if (gates.length === 0 || !replicaSet.startsWith(`${name}-`)) continue;
             const key = `${namespace}/${name} ${route}`;
             const found = out.get(key) ?? { rollout: { namespace, name, gates }, route, probes, replicaSets: [] };
             found.replicaSets.push(replicaSet);

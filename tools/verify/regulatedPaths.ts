@@ -34,9 +34,7 @@ export async function regulatedRbacProblems(
         apps: readonly { project: string; name: string }[];
     },
 ): Promise<string[]> {
-    if (live.rbacCm === undefined) {
-        return ["argocd-rbac-cm not found: ArgoCD grants only its built-in roles and policy.default"];
-    }
+    if (live.rbacCm === undefined) return ["argocd-rbac-cm not found: ArgoCD grants only its built-in roles and policy.default"];
     const out: string[] = [];
     const inheritance = live.argocdCm?.[FINE_GRAINED_INHERITANCE_KEY] ?? "";
     if (["0", "f", "F", "FALSE", "false", "False"].includes(inheritance)) {
@@ -98,9 +96,7 @@ export const IN_CLUSTER = { server: "https://kubernetes.default.svc", name: "in-
 
 /** app_project_types.go `globMatch` with negation allowed: `!pattern` matches what `pattern` does not. */
 function destinationGlob(pattern: string, value: string): boolean {
-    if (pattern.startsWith("!")) {
-        return !globMatch(pattern.slice(1), value);
-    }
+    if (pattern.startsWith("!")) return !globMatch(pattern.slice(1), value);
     return pattern === "*" || globMatch(pattern, value);
 }
 
@@ -140,9 +136,7 @@ export function regulatedTargets(regulatedNamespaces: readonly string[], regulat
         for (const d of p.destinations) {
             const namespace = d.namespace ?? "";
             const cluster = d.server || d.name || "";
-            if (namespace === "" || GLOB.test(namespace) || cluster === "" || GLOB.test(cluster)) {
-                continue;
-            }
+            if (namespace === "" || GLOB.test(namespace) || cluster === "" || GLOB.test(cluster)) continue;
             if (!out.some((t) => t.namespace === namespace && ((d.server && t.server === d.server) || (d.name && t.name === d.name)))) {
                 out.push({ server: d.server ?? "", name: d.name ?? "", namespace, why: `a destination of regulated project ${p.name}` });
             }
@@ -188,9 +182,7 @@ export async function regulatedProjectProblems(
                 found: `takes Applications from namespaces ${p.sourceNamespaces.join(", ")} (spec.sourceNamespaces): whoever Kubernetes RBAC lets create an Application there creates one of this regulated project, with any source and an automated sync, and ArgoCD's RBAC is never asked; remove spec.sourceNamespaces`,
             });
         }
-        if (enforcer === undefined || enforcer.error !== undefined) {
-            continue;
-        }
+        if (enforcer === undefined || enforcer.error !== undefined) continue;
         for (const role of p.roles) {
             const subject = `proj:${p.name}:${role.name}`;
             const granted = questions.filter((q) => enforcer.enforce({ user: subject, groups: [] }, { ...q, object: anyObjectOf(p.name) }));

@@ -291,9 +291,7 @@ export const argocdChecks: CheckGroup = {
 /** Where another cluster's ArgoCD syncs this one its settings are not readable here: only whether each ServiceAccount the guard names exists. */
 async function spokeIdentities(config: AddonConfig, cluster: ReadOnlyCluster): Promise<CheckResult> {
     const guard = config.policy.regulated;
-    if (!guard) {
-        return skip("regulated-identities", "no policy.regulated in the stack");
-    }
+    if (!guard) return skip("regulated-identities", "no policy.regulated in the stack");
     const findings: Finding[] = [];
     for (const sa of [...guard.gitopsServiceAccounts, ...guard.actionServiceAccounts]) {
         if (!(await cluster.get(`/api/v1/namespaces/${sa.namespace}/serviceaccounts/${sa.name}`))) {

@@ -42,18 +42,14 @@ export const selectorQuery = (matchLabels: Record<string, string>): string =>
 
 export function established(crd: KubeObject | undefined, name: string): Finding[] {
     const object = ref("CustomResourceDefinition", undefined, name);
-    if (!crd) {
-        return [{ object, found: "not found: the rollouts stage installs it; run pulumi up" }];
-    }
+    if (!crd) return [{ object, found: "not found: the rollouts stage installs it; run pulumi up" }];
     const deleting = crd.metadata?.deletionTimestamp ? [`being deleted since ${crd.metadata.deletionTimestamp}: every custom resource of it goes with it`] : [];
     return [...notTrue(crd, ["Established", "NamesAccepted"]), ...deleting].map((found) => ({ object, found }));
 }
 
 /** A CRD's deletion as a side effect: an owner, a Helm release without `resource-policy: keep`, a Terraform manager (protect is in the state). */
 export function protectedFromDeletion(crd: KubeObject | undefined, name: string): Finding[] {
-    if (!crd) {
-        return [];
-    }
+    if (!crd) return [];
     const annotations = crd.metadata?.annotations ?? {};
     const release = annotations["meta.helm.sh/release-name"];
     const helm = (release || crd.metadata?.labels?.["app.kubernetes.io/managed-by"] === "Helm") && annotations["helm.sh/resource-policy"] !== "keep";
@@ -118,9 +114,7 @@ export function readCaFindings(bundle: string | undefined, ns: string, configMap
         }
         const mount = container?.volumeMounts?.find((m) => m.mountPath === mountPath);
         const volume = asArray<{ name?: string; configMap?: { name?: string } }>(field(p, "spec", "volumes")).find((v) => v.name === mount?.name);
-        if (volume?.configMap?.name !== READ_CA_CONFIGMAP) {
-            out.push(pod(p, `does not mount ConfigMap ${READ_CA_CONFIGMAP} at ${mountPath}`));
-        }
+        if (volume?.configMap?.name !== READ_CA_CONFIGMAP) out.push(pod(p, `does not mount ConfigMap ${READ_CA_CONFIGMAP} at ${mountPath}`));
     }
     return out;
 }
@@ -133,9 +127,7 @@ export function expectedControllerImage(values: Record<string, unknown>): string
 
 /** Why the controller Deployment is not available at `wanted` replicas. */
 function availability(deployment: KubeObject | undefined, wanted: number): string[] {
-    if (!deployment) {
-        return ["not found: the rollouts stage installs it with the argo-rollouts chart"];
-    }
+    if (!deployment) return ["not found: the rollouts stage installs it with the argo-rollouts chart"];
     const replicas = field(deployment, "spec", "replicas");
     const generation = deployment.metadata?.generation ?? 0;
     const observed = Number(field(deployment, "status", "observedGeneration") ?? 0);
@@ -152,9 +144,7 @@ function availability(deployment: KubeObject | undefined, wanted: number): strin
 
 /** Why no live leader holds the Lease (client-go tools/leaderelection): no running holder, or no renewal within its duration. */
 function leadership(lease: KubeObject | undefined, running: readonly KubeObject[], deployment: string, now: Date): string[] {
-    if (!lease) {
-        return ["not found: no controller has ever led (is --leader-elect on and the controller running?)"];
-    }
+    if (!lease) return ["not found: no controller has ever led (is --leader-elect on and the controller running?)"];
     const holder = String(field(lease, "spec", "holderIdentity") ?? "");
     const renewed = Date.parse(String(field(lease, "spec", "renewTime") ?? ""));
     const duration = Number(field(lease, "spec", "leaseDurationSeconds") ?? 15);
@@ -173,9 +163,7 @@ function leadership(lease: KubeObject | undefined, running: readonly KubeObject[
 
 /** Why argo-rollouts-config does not list the pinned plugins (the chart renders them as YAML under `trafficRouterPlugins`). */
 function pluginList(configMap: KubeObject | undefined, expected: readonly TrafficRouterPlugin[]): string[] {
-    if (!configMap) {
-        return ["not found: the controller starts without plugins and no canary can move traffic"];
-    }
+    if (!configMap) return ["not found: the controller starts without plugins and no canary can move traffic"];
     let live: TrafficRouterPlugin[] = [];
     try {
         live = asArray<TrafficRouterPlugin>(YAML.parse(asRecord(configMap.data).trafficRouterPlugins ?? "[]"));
@@ -184,9 +172,7 @@ function pluginList(configMap: KubeObject | undefined, expected: readonly Traffi
     }
     return expected.flatMap((want) => {
         const have = live.find((p) => p.name === want.name);
-        if (!have) {
-            return [`trafficRouterPlugins does not list ${want.name} (it lists: ${live.map((p) => p.name).join(", ") || "nothing"})`];
-        }
+        if (!have) return [`trafficRouterPlugins does not list ${want.name} (it lists: ${live.map((p) => p.name).join(", ") || "nothing"})`];
         const same = have.location === want.location && (have.sha256 ?? "") === (want.sha256 ?? "");
         return same ? [] : [`${want.name} is ${have.location} sha256 ${have.sha256 ?? "-"}, the stack pins ${want.location} sha256 ${want.sha256 ?? "-"}`];
     });

@@ -48,9 +48,7 @@ export function notReady(live: KubeObject | undefined, declared: KyvernoPolicy):
                 : "not found: Kyverno refuses a CEL policy it cannot compile, so look for the compile error in the last pulumi up; otherwise run pulumi up",
         ];
     }
-    if (declared.kind === "ClusterPolicy") {
-        return notTrue(live, ["Ready"]);
-    }
+    if (declared.kind === "ClusterPolicy") return notTrue(live, ["Ready"]);
     const status = field(live, "status", "conditionStatus");
     const ready = field(status, "ready");
     const types = asArray<{ type: string }>(field(status, "conditions")).map((c) => c.type);
@@ -78,9 +76,7 @@ export function matchedTargets(policy: unknown, kind: string): string[] {
 
 /** Whether a live policy of either API matches Rollouts (the resource, not only a subresource). */
 export function matchesRollout(policy: KubeObject, kind: string): boolean {
-    if (kind === "ClusterPolicy") {
-        return matchedTargets(policy, kind).some(kindSelectsRollout);
-    }
+    if (kind === "ClusterPolicy") return matchedTargets(policy, kind).some(kindSelectsRollout);
     const any = (list: unknown, value: string) => asArray<string>(list).some((v) => v === "*" || v === value);
     return asArray(field(policy, "spec", "matchConstraints", "resourceRules")).some(
         (r) => any(field(r, "apiGroups"), "argoproj.io") && any(field(r, "apiVersions"), "v1alpha1") && any(field(r, "resources"), "rollouts"),
@@ -98,9 +94,7 @@ const NAMED_ELSEWHERE = /^spec\.(validationActions|failurePolicy$|validationFail
 
 /** How `live` differs from `declared`: what it enforces, what it matches, and any other declared field. */
 export function notEnforced(live: KubeObject | undefined, declared: KyvernoPolicy): string[] {
-    if (!live) {
-        return ["not found"];
-    }
+    if (!live) return ["not found"];
     const liveTargets = new Set(matchedTargets(live, declared.kind));
     const out = matchedTargets(declared, declared.kind)
         .filter((t) => !liveTargets.has(t))
@@ -116,9 +110,7 @@ export function notEnforced(live: KubeObject | undefined, declared: KyvernoPolic
         const have = asArray<string>(field(live, "spec", "validationActions"))
             .sort()
             .join(",");
-        if (want !== have) {
-            out.push(`validationActions are [${have}], the stack configures [${want}]`);
-        }
+        if (want !== have) out.push(`validationActions are [${have}], the stack configures [${want}]`);
     }
     if ((declared.kind === "ValidatingPolicy" || declared.kind === "MutatingPolicy") && field(live, "spec", "failurePolicy") !== declared.spec.failurePolicy) {
         out.push(`failurePolicy is ${String(field(live, "spec", "failurePolicy"))}, the stack declares ${declared.spec.failurePolicy}`);

@@ -35,9 +35,7 @@ export const questionsOf = (rules: readonly PolicyRule[]): ResourceQuestion[] =>
 
 /** A declared Kyverno role's live ClusterRole: missing, without its `rbac.kyverno.io/aggregate-to-<controller>` label, or granting less. */
 export function kyvernoRoleProblems(role: KyvernoRole, live: KubeObject | undefined): string[] {
-    if (!live) {
-        return ["not found: the policy stage declares it; run pulumi up"];
-    }
+    if (!live) return ["not found: the policy stage declares it; run pulumi up"];
     const labels = live.metadata?.labels ?? {};
     const rules = asArray<PolicyRule>(live.rules);
     return [

@@ -24,9 +24,7 @@ export function parseKindSelector(selector: string): [string, string, string, st
         case 1:
             return ["*", "*", a, ""];
         case 2:
-            if (a === "*" && b === "*") {
-                return ["*", "*", "*", "*"];
-            }
+            if (a === "*" && b === "*") return ["*", "*", "*", "*"];
             return version.test(a) && !(a === "*" && b.toLowerCase() === b) ? ["*", a, b, ""] : ["*", "*", a, b];
         case 3:
             return version.test(a) ? ["*", a, b, c] : [a, b, c, ""];
@@ -97,9 +95,7 @@ export function namespaceLabelsSeen(namespaces: readonly KubeObject[], limit = 1
         counts.set(`${k}=${v}`, (counts.get(`${k}=${v}`) ?? 0) + 1);
     }
     const seen = [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
-    if (seen.length === 0) {
-        return "no namespace carries a label but its name";
-    }
+    if (seen.length === 0) return "no namespace carries a label but its name";
     const more = seen.length > limit ? `, and ${seen.length - limit} more` : "";
     return `the namespaces carry ${seen
         .slice(0, limit)

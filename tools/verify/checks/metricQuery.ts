@@ -42,13 +42,9 @@ export function queryAnswer(status: number, body: string): { ok: true; series: n
     } catch {
         parsed = undefined;
     }
-    if (status !== 200) {
-        return { ok: false, why: `HTTP ${status}: ${(parsed?.error ?? body).toString().slice(0, 200).trim()}` };
-    }
+    if (status !== 200) return { ok: false, why: `HTTP ${status}: ${(parsed?.error ?? body).toString().slice(0, 200).trim()}` };
     const result = parsed?.status === "success" && parsed.data?.resultType === "vector" ? parsed.data.result : undefined;
-    if (!Array.isArray(result)) {
-        return { ok: false, why: `not a Prometheus vector answer: ${body.slice(0, 200)}` };
-    }
+    if (!Array.isArray(result)) return { ok: false, why: `not a Prometheus vector answer: ${body.slice(0, 200)}` };
     return { ok: true, series: result[0]?.value ? Number(result[0].value[1]) : 0, result };
 }
 
@@ -65,12 +61,8 @@ export function certificateProblem(e: { code?: string; message: string }): "untr
     ) {
         return "untrusted";
     }
-    if (/CERT_HAS_EXPIRED|CERT_NOT_YET_VALID|certificate has expired|not yet valid/i.test(text)) {
-        return "validity";
-    }
-    if (/ALTNAME|altnames|does not match certificate/i.test(text)) {
-        return "hostname";
-    }
+    if (/CERT_HAS_EXPIRED|CERT_NOT_YET_VALID|certificate has expired|not yet valid/i.test(text)) return "validity";
+    if (/ALTNAME|altnames|does not match certificate/i.test(text)) return "hostname";
     return /certificate|TLS|SSL|CERT_/i.test(text) ? "other" : undefined;
 }
 
@@ -121,16 +113,12 @@ export async function probe(ctx: VerifyContext, address: string): Promise<Judged
             const url = `${address.replace(/\/+$/, "")}/api/v1/query?query=${encodeURIComponent(query)}`;
             answer = await ctx.options.httpGet(url, headers, { extraCa: config.mimir.readCaBundle }).catch((e: Error & { code?: string }) => {
                 const refused = certificateProblem(e);
-                if (refused) {
-                    throw fail(`${e.message}: ${certificateAdvice(refused, config.mimir.readCaBundle, address)}`);
-                }
+                if (refused) throw fail(`${e.message}: ${certificateAdvice(refused, config.mimir.readCaBundle, address)}`);
                 throw NETWORK_ERROR.test(e.message) ? new Stop({ skipped: `${address} is not reachable from here (${e.message}); ${instead}` }) : e;
             });
         }
         const result = queryAnswer(answer.status, answer.body);
-        if (!result.ok) {
-            throw fail(result.why);
-        }
+        if (!result.ok) throw fail(result.why);
         return result;
     };
     try {
@@ -170,9 +158,7 @@ export async function probe(ctx: VerifyContext, address: string): Promise<Judged
             note: findings.length > 0 ? `${counted}; ${rollouts}` : `${counted}; ${rollouts}, none with a probe route folded into a counted route`,
         };
     } catch (e) {
-        if (e instanceof Stop) {
-            return e.judged;
-        }
+        if (e instanceof Stop) return e.judged;
         throw e;
     }
 }

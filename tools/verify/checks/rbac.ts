@@ -54,9 +54,7 @@ export const promotingRules = (rules: readonly PolicyRule[]): PolicyRule[] => ru
 
 /** The namespaces `policy.regulated` applies to: tenant namespaces with its labels, not excluded. */
 export function regulatedNamespaces(config: AddonConfig, namespaces: readonly KubeObject[]): string[] {
-    if (!config.policy.regulated) {
-        return [];
-    }
+    if (!config.policy.regulated) return [];
     const selector = namespaceSelector(config.policy, "regulated");
     return namespaces.filter((n) => selects(selector, n.metadata?.labels ?? {})).map(nameOf);
 }
@@ -82,12 +80,8 @@ type Deployer = { subject: BindingSubject; namespace: string; via: string };
 /** Deployers in regulated namespaces: each deployer group and each subject bound to the deployer role but ArgoCD's; or why there is none. */
 function regulatedDeployers(config: AddonConfig, namespaces: readonly string[], all: readonly Binding[]): Deployer[] | string {
     const regulated = config.policy.regulated;
-    if (!regulated) {
-        return "no policy.regulated in the stack: no regulated namespaces on this cluster";
-    }
-    if (namespaces.length === 0) {
-        return "no namespace matches policy.regulated.namespaceLabels among the tenant namespaces";
-    }
+    if (!regulated) return "no policy.regulated in the stack: no regulated namespaces on this cluster";
+    if (namespaces.length === 0) return "no namespace matches policy.regulated.namespaceLabels among the tenant namespaces";
     const argo = [...regulated.gitopsServiceAccounts, ...regulated.actionServiceAccounts];
     const exempt = (s: BindingSubject) =>
         (s.kind === "ServiceAccount" && argo.some((g) => g.name === s.name && g.namespace === s.namespace)) ||
@@ -107,9 +101,7 @@ function regulatedDeployers(config: AddonConfig, namespaces: readonly string[], 
 }
 
 async function deployerCheck(cluster: ReadOnlyCluster, id: keyof typeof DEPLOYER_REFUSED, deployers: Deployer[] | string, namespaces: readonly string[]) {
-    if (typeof deployers === "string") {
-        return C.skip(id, deployers);
-    }
+    if (typeof deployers === "string") return C.skip(id, deployers);
     const why = (q: ResourceQuestion) =>
         q.resource === "deployments"
             ? ": a Deployment's pod template is outside the approval guard (a workloadRef Rollout, or a Deployment beside the Rollouts, runs a version nobody approved)"
@@ -150,9 +142,7 @@ async function tenantReadCheck(cluster: ReadOnlyCluster) {
             .filter((verb) => !rules.some((r) => ruleAllows(r, { verb, group: "argoproj.io", resource })))
             .map((verb) => `${verb} ${resource}`),
     );
-    if (missing.length === 0) {
-        return C.done("rbac.tenants-read-rollouts", []);
-    }
+    if (missing.length === 0) return C.done("rbac.tenants-read-rollouts", []);
     const ours = await cluster.get(`${RBAC}/clusterroles/${encodeURIComponent(TENANT_VIEW_ROLE)}`);
     return C.done("rbac.tenants-read-rollouts", [
         {

@@ -41,9 +41,7 @@ export function smokeState(rollout: KubeObject): SmokeState {
     if (status.abort === true) {
         return phase === "Degraded" ? { kind: "aborted", message } : { kind: "progressing", message: `aborting (phase ${phase})` };
     }
-    if (phase === "Healthy" && status.stableRS !== undefined && status.stableRS === status.currentPodHash) {
-        return { kind: "promoted" };
-    }
+    if (phase === "Healthy" && status.stableRS !== undefined && status.stableRS === status.currentPodHash) return { kind: "promoted" };
     const where = `phase ${phase || "unknown"}${message ? ` (${message})` : ""}, step ${String(status.currentStepIndex ?? "?")}, stableRS ${String(status.stableRS ?? "-")}, currentPodHash ${String(status.currentPodHash ?? "-")}`;
     return { kind: phase === "Paused" ? "paused" : phase === "Degraded" ? "degraded" : "progressing", message: where };
 }
@@ -97,9 +95,7 @@ export async function trafficProblems(
             want,
             aborted ? "after the abort it must be back on the stable ReplicaSet" : "the promoted version is",
         );
-        if (aborted && hash === stable) {
-            out.push({ object: rolloutRef, found: `aborted, but stableRS is the aborted version ${hash}` });
-        }
+        if (aborted && hash === stable) out.push({ object: rolloutRef, found: `aborted, but stableRS is the aborted version ${hash}` });
         const activeSelector = field(rollout, "status", "blueGreen", "activeSelector");
         if (activeSelector !== want) {
             out.push({ object: rolloutRef, found: `status.blueGreen.activeSelector is ${String(activeSelector ?? "unset")}, expected ${want}` });
@@ -107,9 +103,7 @@ export async function trafficProblems(
         return out;
     }
     const canary = plan.strategy.canary;
-    if (canary.stableService) {
-        await expectSelector(canary.stableService, stable, "the stable ReplicaSet is");
-    }
+    if (canary.stableService) await expectSelector(canary.stableService, stable, "the stable ReplicaSet is");
     if (aborted) {
         const route = await cluster.get(`/apis/gateway.networking.k8s.io/v1/namespaces/${ns}/httproutes/${SMOKE_APP}`);
         const weights = asArray(field(route, "spec", "rules"))
@@ -129,9 +123,7 @@ export const smokeChecks: CheckGroup = {
     ...C,
     run: async ({ config, cluster, options }) => {
         const smoke = config.smokeTest;
-        if (!smoke.enabled) {
-            return [C.skip("smoke.outcome", "smokeTest.enabled is false")];
-        }
+        if (!smoke.enabled) return [C.skip("smoke.outcome", "smokeTest.enabled is false")];
         const expect = smoke.failGate ? "aborted" : "promoted";
         const plan = smokePlan(config);
         const gates = gateRunTypes(plan);

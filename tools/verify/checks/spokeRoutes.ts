@@ -9,9 +9,7 @@ import type { Judged } from "./metricQuery";
 
 /** Why a live route of the hub's is not what it declares: any declared field, and a parent that has not accepted it. */
 export function routeProblems(route: KubeObject | undefined, declared: Record<string, unknown>): string[] {
-    if (!route) {
-        return ["not found: the hub's gateway stage declares it; run pulumi up"];
-    }
+    if (!route) return ["not found: the hub's gateway stage declares it; run pulumi up"];
     const parents = asArray(field(route, "status", "parents"));
     return [
         ...drift(declared, route.spec, "spec"),
@@ -34,9 +32,7 @@ export async function auditSpokeHosts(
     ];
     const refused: string[] = [];
     for (const q of questions) {
-        if (!(await cluster.reviewSelf(q)).allowed) {
-            refused.push(`${describeQuestion(q)}${q.name ? ` (${q.name})` : ""}`);
-        }
+        if (!(await cluster.reviewSelf(q)).allowed) refused.push(`${describeQuestion(q)}${q.name ? ` (${q.name})` : ""}`);
     }
     if (refused.length > 0) {
         const skipped = `verify may not ${refused.join(" or ")}, so the other routes on the spokes' hostnames were not audited (see Verify's own permissions)`;
@@ -48,9 +44,7 @@ export async function auditSpokeHosts(
         return { findings: [{ object: gatewayRef, found: "not found: the spokes' routes attach to it (mimir.ingestGateway, else gateway)" }], audited: [] };
     }
     const routes = await cluster.list("/apis/gateway.networking.k8s.io/v1/httproutes");
-    if (!routes) {
-        return { findings: [], audited: [], skipped: "the API server serves no HTTPRoutes (gateway.networking.k8s.io/v1)" };
-    }
+    if (!routes) return { findings: [], audited: [], skipped: "the API server serves no HTTPRoutes (gateway.networking.k8s.io/v1)" };
     const listeners = asArray<{ name?: string }>(field(gateway, "spec", "listeners")).map((l) => l.name);
     const findings: Finding[] = [];
     const audited = new Set<string>();
