@@ -100,23 +100,19 @@ export function kyvernoRoles(cfg: PolicyConfig): KyvernoRole[] {
     }
     if (cfg.regulated) {
         roles.push({
-            // The approval bindings (approvalBindings.ts). The API server lets a RoleBinding be created
+            // The approval bindings (approvalBindings.ts). The API server lets a RoleBinding be written
             // by whoever may `bind` its role, without holding the role's rights (kubernetes v1.35.4
-            // pkg/registry/rbac/escalation_check.go `BindingAuthorized`, which asks for `bind` on the
-            // referenced role by name): so Kyverno binds the two ClusterRoles and
-            // no other, and never holds rollouts/status itself. Create, list and watch take no
-            // resource name; the rest is held to the two bindings' names.
+            // pkg/registry/rbac/escalation_check.go `BindingAuthorized`, asked for the role by name),
+            // so Kyverno binds the two ClusterRoles and no other, and never holds rollouts/status
+            // itself. RoleBindings by any name: Kyverno admits a generate rule only when its background
+            // controller may get, create, update and delete the kind in the namespace, asked without a
+            // name (kyverno/kyverno pkg/policy/generate/validate.go `canIGenerate` at v1.17.2; e2e
+            // kyverno-generates-approval-bindings).
             name: KYVERNO_ROLES.bindApproval,
             controllers: ["background"],
             rules: [
                 { apiGroups: ["rbac.authorization.k8s.io"], resources: ["clusterroles"], verbs: ["bind"], resourceNames: APPROVAL_ROLE_NAMES },
-                { apiGroups: ["rbac.authorization.k8s.io"], resources: ["rolebindings"], verbs: ["create", "list", "watch"] },
-                {
-                    apiGroups: ["rbac.authorization.k8s.io"],
-                    resources: ["rolebindings"],
-                    verbs: ["get", "update", "patch", "delete"],
-                    resourceNames: APPROVAL_ROLE_NAMES,
-                },
+                { apiGroups: ["rbac.authorization.k8s.io"], resources: ["rolebindings"], verbs: [...READ, "create", "update", "patch", "delete"] },
             ],
             why: "the approval RoleBindings generate-regulated-approval-bindings writes in regulated namespaces",
         });

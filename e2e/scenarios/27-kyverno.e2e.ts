@@ -819,18 +819,22 @@ describe("kyverno", function () {
                 log,
             );
             assert.deepStrictEqual(bindings(prod), [], "a prod namespace outside the regulated class got approval bindings");
-            const can = (ns: string, group: string, verb: string, resource: string) =>
-                run(kubectl, [
-                    `--kubeconfig=${target.cluster.kubeconfig}`,
+            // `kubectl auth can-i` reads `rollouts/status` as the Rollout named status: the subresource is a flag.
+            const can = (ns: string, group: string, verb: string, resource: string) => {
+                const [kind, sub] = resource.split("/");
+                const args = [
                     "auth",
                     "can-i",
                     verb,
-                    resource,
+                    kind,
+                    ...(sub ? [`--subresource=${sub}`] : []),
                     "-n",
                     ns,
                     "--as=someone@platform.test",
                     `--as-group=${group}`,
-                ]).stdout.trim();
+                ];
+                return run(kubectl, [`--kubeconfig=${target.cluster.kubeconfig}`, ...args]).stdout.trim();
+            };
             for (const ns of [before, after]) {
                 assert.strictEqual(can(ns, regulated.approverGroups[0], "patch", "rollouts/status"), "yes", `an approver cannot approve in ${ns}`);
                 for (const group of regulated.deployerGroups) {
