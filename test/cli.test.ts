@@ -1,5 +1,5 @@
 import * as assert from "assert";
-import { UsageError, readFlags, stackFlag } from "../tools/cli";
+import { UsageError, fileFlag, readFlags, readText, stackFlag } from "../tools/cli";
 
 // Every command reads its arguments with readFlags, and --stack with stackFlag (tools/cli.ts); test/commands.test.ts holds what each makes of them.
 describe("readFlags and stackFlag", () => {
@@ -13,11 +13,7 @@ describe("readFlags and stackFlag", () => {
             [["--stack"], /^--stack needs a value; usage/],
             [["extra"], /^unknown argument extra; usage/],
         ] as const) {
-            assert.throws(
-                () => read([...argv]),
-                (e: Error) => e instanceof UsageError && why.test(e.message),
-                argv.join(" "),
-            );
+            assert.throws(() => read([...argv]), { constructor: UsageError, message: why }, argv.join(" "));
         }
         assert.deepStrictEqual({ ...(read(["--stack=hub", "--json"]) as object) }, { stack: "hub", json: true });
     });
@@ -28,5 +24,13 @@ describe("readFlags and stackFlag", () => {
             const message = `--to ${JSON.stringify(bad)}: must be a stack name, 1 to 100 letters, digits, "_", "." or "-" as Pulumi allows, not "." or ".."`;
             assert.throws(() => stackFlag(bad, "--to"), { constructor: UsageError, message }, bad);
         }
+    });
+
+    it("takes a file flag's value unless it is a folder, an input that does not exist or an output whose folder does not", () => {
+        const refused = (f: () => unknown, message: RegExp) => assert.throws(f, { constructor: UsageError, message });
+        refused(() => readText("--file", "no.md"), /^--file no\.md: must be a file, it does not exist$/);
+        refused(() => fileFlag("--out", "no/x.md", "output"), /^--out no\/x\.md: must be a file, \/.*\/no is no folder$/);
+        refused(() => fileFlag("--json", __dirname, "optional input"), /^--json \/.*: must be a file, it is a folder$/);
+        assert.match(readText("--file", __filename), /takes a file flag's value/);
     });
 });

@@ -105,6 +105,7 @@ describe("the project's commands", () => {
                 [["--stack", "hub"], /^Error: --preview, --verify missing; usage: npm run --silent drift-report/],
                 [["--stack", "hub", "--preview", "p", "--verify", "v", "--preview-exit", "x"], /--preview-exit "x": must be a whole number/],
                 [["--stack", "a/b", "--preview", "p", "--verify", "v"], /^Error: --stack "a\/b": must be a stack name/],
+                [["--stack=a", "--preview=p", "--verify=v", `--out=${R}`], /^Error: --out .*: must be a file, it is a folder$/],
             ],
         },
         {
@@ -124,6 +125,7 @@ describe("the project's commands", () => {
             refuses: [
                 ...["0", "-1", "1.5", "2x", "1e3"].map((bad): [string[], RegExp] => [[`--runs=${bad}`], /--runs ".*": must be a whole number of at least 1/]),
                 [["--runs", "--no-engine"], /--runs needs a value/],
+                [["--json", R], /^Error: --json .*: must be a file, it is a folder$/],
             ],
         },
         {

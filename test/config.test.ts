@@ -6,7 +6,8 @@ import { readCaBundle } from "../components/gateway/caBundle";
 import { nearestKey } from "../components/config/reader";
 import { RunError } from "@pulumi/pulumi/errors";
 import { ConfigProblem, OFFLINE_SECRET } from "../components/config";
-import { AddonConfig, parseAddonConfig } from "../stacks/config";
+import { AddonConfig, STACK_FIELDS, parseAddonConfig } from "../stacks/config";
+import { Fields } from "../components/config/declare";
 import { REGULATED_ARGOCD_RBAC, TEST_DIGEST, TEST_SHA256, TEST_SMOKE, hubConfig, merged, spokeConfig, whole } from "./harness";
 import { Ambient, Patch, REGULATED, configError, parseHub, parseMap } from "./stackConfig";
 import { CONTROLLER_DEFAULTS, KNOWN_CHART_APP_VERSIONS, PLUGIN_DEFAULTS } from "../components/rollouts/config";
@@ -37,6 +38,15 @@ const SLO = 'slo:period_error_budget_remaining:ratio{sloth_service="{{args.servi
 const ARGS_QUERY = 'slo:period_error_budget_remaining:ratio{sloth_service="{{ args.service }}",sloth_slo="{{ args.slo }}"}';
 
 describe("configuration", () => {
+    it("refuses a section given as null (`~`) at any depth, naming its key, as it refuses a top-level one", () => {
+        const sections = (fields: Fields, at: string): string[] =>
+            Object.entries(fields).flatMap(([k, f]) => (f.kind === "section" && !f.readBySection ? [at + k, ...sections(f.fields, `${at + k}.`)] : []));
+        for (const key of sections(STACK_FIELDS, "")) {
+            const patch = key.split(".").reduceRight<unknown>((v, k) => ({ [k]: v }), null) as Patch;
+            assert.match(problemsOf(patch).problems.find((p) => p.key === key)?.allowed ?? "", /^must be an object/, key);
+        }
+    });
+
     it("accepts a complete hub and fills every default from code", () => {
         const cfg = parseHub();
         assert.deepStrictEqual(cfg.cluster, {
@@ -67,13 +77,14 @@ describe("configuration", () => {
 
     describe("accepts the valid forms", () => {
         const slack = { notifications: { service: "slack", slackChannel: "C0123ABCD" }, notificationsToken: "xoxb-test" };
-        const okLabel = `${prefix(252)}a/tier`;
+        const okLabels = { [`${prefix(252)}a/tier`]: "prod" };
         const sso = {
             ...regulated({ approverGroups: ["Release Approvers"], deployerGroups: ["Shop Deployers"], gitopsGroups: ["Argo CD Hub"] }),
             controller: { tenantOperators: [{ namespace: "shop", groups: ["Shop On Call"] }] },
             argocd: { rbac: { ...REGULATED_ARGOCD_RBAC, approverGroups: ["Release Approvers"], deployerGroups: ["Shop Deployers"] } },
         };
         const GHCR = `ghcr.io/a/demo@${DIGEST}`;
+        const scrape = { controllerDefaultDeny: true, metricsScrapeNamespaces: ["monitoring"] };
         const TAGGED = `registry.platform.test/mirror/demo:blue@${DIGEST}`;
         /** The value at a dotted path of the configuration read. */
         const at = (c: AddonConfig, key: string) => key.split(".").reduce((v: unknown, k) => (v as Record<string, unknown>)?.[k], c);
@@ -83,22 +94,12 @@ describe("configuration", () => {
             ["a registry on localhost", { imageRegistry: "localhost/mirror" }, "imageRegistry", "localhost/mirror"],
             ["any smoke image, no imageRegistry", { imageRegistry: undefined, ...SMOKE({ image: GHCR }) }, "smokeTest.image", GHCR],
             ["a pinned image keeps its tag", SMOKE({ image: TAGGED }), "smokeTest.image", TAGGED],
-            [
-                "a 253-character label prefix",
-                { policy: { prodNamespaceLabels: whole({ [okLabel]: "prod" }) } },
-                "policy.prodNamespaceLabels",
-                { [okLabel]: "prod" },
-            ],
+            ["a 253-character label prefix", { policy: { prodNamespaceLabels: whole(okLabels) } }, "policy.prodNamespaceLabels", okLabels],
             ["{{ args.service }} with blanks, as Argo Rollouts trims them", { errorBudget: { query: ARGS_QUERY } }, "errorBudget.query", ARGS_QUERY],
             ["a PriorityClass name with dots", { controller: { priorityClassName: "platform.critical" } }, "controller.priorityClassName", "platform.critical"],
             ["2147483646 freeze measurements", { errorBudget: { recheckInterval: "1s", maxFreeze: "2147483646s" } }, "errorBudget.maxFreeze", "2147483646s"],
             ["a pause of 596523h", { delivery: { prod: { standard: { stepPause: "596523h" } } } }, "delivery.prod.standard.stepPause", "596523h"],
-            [
-                "scrapes under default-deny",
-                { controller: { serviceMonitor: true }, network: { controllerDefaultDeny: true, metricsScrapeNamespaces: ["monitoring"] } },
-                "network.metricsScrapeNamespaces",
-                ["monitoring"],
-            ],
+            ["scrapes under default-deny", { controller: { serviceMonitor: true }, network: scrape }, "network.metricsScrapeNamespaces", ["monitoring"]],
             ["SSO group names with blanks: an approver group", sso, "policy.regulated.approverGroups", ["Release Approvers"]],
             ["SSO group names with blanks: a GitOps group", sso, "policy.regulated.gitopsGroups", ["Argo CD Hub"]],
             ["SSO group names with blanks: a tenant operator group", sso, "controller.tenantOperators", [{ namespace: "shop", groups: ["Shop On Call"] }]],

@@ -2,7 +2,8 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { CLEAN_MARK, VerifyJson, driftReport, issueMarker, managerAdvice, readJson } from "../tools/driftReport";
+import { CLEAN_MARK, VerifyJson, driftReport, issueMarker, managerAdvice, readInputs, readJson } from "../tools/driftReport";
+import { UsageError } from "../tools/cli";
 import { PreviewDigest, changedLines, driftedObjects, managersOf, ownsPath, parsePropertyPath } from "../tools/previewDigest";
 import { Issue, findIssue, issueAction, issueTitle, syncIssue } from "../tools/driftIssue";
 import { fakeGitHub } from "./harness";
@@ -184,13 +185,22 @@ describe("drift report", () => {
         );
     });
 
-    it("compares texts of several lines line by line, and reads a missing or empty JSON file as the reason there is no report", () => {
+    it("compares texts of several lines line by line, reads a missing or empty JSON file as the reason there is no report, and refuses one of another shape", () => {
         assert.deepStrictEqual(changedLines("a\nb\nc\n", "a\nB\nc\n"), ["b", "B"]);
         assert.deepStrictEqual(changedLines("one", "two"), ["one", "two"]);
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "drift-"));
         fs.writeFileSync(path.join(dir, "empty.json"), "");
         assert.deepStrictEqual(readJson(path.join(dir, "empty.json")), { error: `${path.join(dir, "empty.json")} is empty` });
         assert.deepStrictEqual(readJson(path.join(dir, "none.json")), { error: `${path.join(dir, "none.json")} does not exist` });
+        const write = (name: string, doc: unknown) => (fs.writeFileSync(path.join(dir, name), JSON.stringify(doc)), path.join(dir, name));
+        for (const [p, v, why] of [
+            [{ steps: "none" }, verifyPass, `${dir}/p.json: /steps must be a list, got a string`],
+            [{ steps: [drifted.steps![0], { op: "update" }] }, verifyPass, `${dir}/p.json: /steps/1/urn must be a string, got nothing`],
+            [{ steps: [null] }, verifyPass, `${dir}/p.json: /steps/0 must be an object, got null`],
+            [drifted, { results: "FAIL" }, `${dir}/v.json: /results must be a list, got a string`],
+        ] as const) {
+            assert.throws(() => readInputs(write("p.json", p), write("v.json", v)), new UsageError(why));
+        }
     });
 });
 

@@ -18,7 +18,7 @@ import { parseHub } from "./stackConfig";
 import { templateName } from "../components/argoRollouts";
 import { clusterAnalysisTemplateSpec, errorBudgetTemplates, sharedTemplates } from "../components/rollouts/analysis";
 
-const route = { name: "checkout", gateway: { name: "shared", namespace: "gateway-system", listener: "https" }, hostnames: ["checkout.shop.example"] };
+const route = { name: "checkout", gateway: { name: "shared", namespace: "gateway-system", listener: "https" }, hostnames: ["checkout.platform.test"] };
 const app = (patch: Partial<AppSpec> = {}): AppSpec => ({ name: "checkout", namespace: "shop", port: 8080, route, ...patch });
 const canary = (p: DeliveryPlan) => (p.strategy as CanaryStrategy).canary;
 const ROUTING = { plugins: { "argoproj-labs/gatewayAPI": { httpRoute: "checkout" } } };
@@ -59,8 +59,8 @@ function referencedAnalyses(p: DeliveryPlan): { where: string; ref: AnalysisRef;
 const PREVIEW_GATES: (PreviewGate | undefined)[] = [
     undefined,
     { header: "x-rollouts-preview" },
-    { hostname: "checkout-preview.shop.example" },
-    { hostname: "checkout-preview.shop.example", gateway: { name: "internal", namespace: "gateway-system", listener: "previews" } },
+    { hostname: "checkout-preview.platform.test" },
+    { hostname: "checkout-preview.platform.test", gateway: { name: "internal", namespace: "gateway-system", listener: "previews" } },
 ];
 
 /** Every strategy the library can produce, with and without the freeze, with default and custom steps, with every preview gate. */
@@ -209,7 +209,7 @@ describe("delivery strategy library", () => {
 
         it("writes the header rule first, with every default spelled out, and keeps the path-only rule to the active Service", () => {
             const route = plan(HEADER).httpRoute!;
-            assert.deepStrictEqual(route.spec.hostnames, ["checkout.shop.example"], "the app's own hostname");
+            assert.deepStrictEqual(route.spec.hostnames, ["checkout.platform.test"], "the app's own hostname");
             assert.deepStrictEqual(route.spec.rules, [
                 {
                     matches: [{ path: { type: "PathPrefix", value: "/" }, headers: [{ type: "Exact", name: "x-rollouts-preview", value: "true" }] }],
@@ -225,7 +225,7 @@ describe("delivery strategy library", () => {
             assert.deepStrictEqual(p.httpRoute, plan(undefined).httpRoute);
             const r = p.previewRoute!;
             assert.strictEqual(r.metadata.name, "checkout-preview");
-            assert.deepStrictEqual(r.spec.hostnames, ["checkout-preview.shop.example"]);
+            assert.deepStrictEqual(r.spec.hostnames, ["checkout-preview.platform.test"]);
             assert.deepStrictEqual(r.spec.parentRefs, [
                 { group: "gateway.networking.k8s.io", kind: "Gateway", name: "shared", namespace: "gateway-system", sectionName: "https" },
             ]);
@@ -275,8 +275,8 @@ describe("delivery strategy library", () => {
                 /success-rate gate on the preview's test traffic \(header x-rollouts-preview: true\) before the switch, a breach aborts with the active Service untouched; then auto-promotes/,
             );
             assert.match(
-                plan({ hostname: "checkout-preview.shop.example" }, {}, "regulated").behaviour,
-                /\(hostname checkout-preview\.shop\.example\) before the switch.*then manual promotion/,
+                plan({ hostname: "checkout-preview.platform.test" }, {}, "regulated").behaviour,
+                /\(hostname checkout-preview\.platform\.test\) before the switch.*then manual promotion/,
             );
             assert.doesNotMatch(plan(undefined).behaviour, /before the switch/);
             assert.deepStrictEqual(plan(HEADER).previewGate, HEADER, "the plan says how to reach the preview");
@@ -288,17 +288,17 @@ describe("delivery strategy library", () => {
             assert.match(problems({ shape: undefined, previewGate: HEADER })[0], /previewGate applies to prod blueGreen only, got prod canary/);
             assert.match(checkOptions(app(), { tier: "preprod", previewGate: HEADER }).join("; "), /previewGate applies to prod blueGreen only, got preprod/);
             assert.match(problems({ previewGate: HEADER }, app({ route: undefined }))[0], /previewGate needs the app's HTTPRoute/);
-            assert.match(problems({ previewGate: { header: "x-a", hostname: "p.shop.example" } as unknown as PreviewGate })[0], /either header or hostname/);
+            assert.match(problems({ previewGate: { header: "x-a", hostname: "p.platform.test" } as unknown as PreviewGate })[0], /either header or hostname/);
             assert.match(problems({ previewGate: {} as unknown as PreviewGate })[0], /either header or hostname/);
             for (const header of ["", "x preview", "x-a'b", ":authority", "x".repeat(257)]) {
                 assert.match(problems({ previewGate: { header } })[0], /previewGate.header must be an HTTP header name/, JSON.stringify(header));
             }
-            for (const hostname of ["*.shop.example", "Preview.shop.example", "preview.shop.example.", ""]) {
+            for (const hostname of ["*.platform.test", "Preview.platform.test", "preview.platform.test.", ""]) {
                 assert.match(problems({ previewGate: { hostname } })[0], /previewGate.hostname must be a single lowercase DNS name/, hostname);
             }
-            assert.match(problems({ previewGate: { hostname: "checkout.shop.example" } })[0], /is one of the app's hostnames/);
+            assert.match(problems({ previewGate: { hostname: "checkout.platform.test" } })[0], /is one of the app's hostnames/);
             assert.deepStrictEqual(problems({ previewGate: HEADER }), []);
-            assert.deepStrictEqual(problems({ previewGate: { hostname: "checkout-preview.shop.example" } }), []);
+            assert.deepStrictEqual(problems({ previewGate: { hostname: "checkout-preview.platform.test" } }), []);
         });
     });
 

@@ -55,12 +55,6 @@ describe("verify's client, arguments and output", () => {
         fs.rmSync(dir, { recursive: true, force: true });
     });
 
-    it("prints its usage with the defaults for --help and exits 0", async () => {
-        const { code, out } = await main(["--help"]);
-        assert.strictEqual(code, 0);
-        assert.match(out.join("\n"), /^usage: npm run verify -- --stack <name>[\s\S]*--kyverno-namespace <ns> +where Kyverno runs \(default: kyverno\)/);
-    });
-
     describe("exit status", () => {
         let dir: string;
         let server: FakeApiServer;

@@ -5,7 +5,7 @@ import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
 import { PROJECT } from "../components/config/reader";
-import { UsageError, argsOrExit, readFlags, runMain, scriptArgs } from "./cli";
+import { UsageError, argsOrExit, fileFlag, readFlags, runMain, scriptArgs } from "./cli";
 import { REPO_ROOT, listStacks } from "./stackFile";
 import { deployOrder } from "./deployOrder";
 
@@ -99,7 +99,7 @@ export function parseBenchArgs(argv: readonly string[]): { runs: number; engine:
     if (!Number.isSafeInteger(runs) || runs < 1) {
         throw new UsageError(`--runs ${JSON.stringify(flags.runs)}: must be a whole number of at least 1; ${USAGE}`);
     }
-    return { runs, engine: !flags["no-engine"], ...(flags.json ? { json: path.resolve(flags.json) } : {}) };
+    return { runs, engine: !flags["no-engine"], ...(flags.json ? { json: path.resolve(fileFlag("--json", flags.json, "output")) } : {}) };
 }
 
 const ratios = (r: Sample, floor: Sample) => ({

@@ -38,6 +38,50 @@ export function stackFlag(value: string, flag = "--stack"): string {
     throw new UsageError(`${flag} ${JSON.stringify(value)}: must be a stack name, 1 to 100 letters, digits, "_", "." or "-" as Pulumi allows, not "." or ".."`);
 }
 
+/** A file flag's value, unless it is a folder, an `input` that does not exist, or an `output` whose folder does not: then a usage error. */
+export function fileFlag(flag: string, file: string, kind: "input" | "output" | "optional input"): string {
+    const [stat, folder] = [fs.statSync(file, { throwIfNoEntry: false }), path.dirname(path.resolve(file))];
+    if (stat?.isDirectory()) throw new UsageError(`${flag} ${file}: must be a file, it is a folder`);
+    if (!stat && kind === "input") throw new UsageError(`${flag} ${file}: must be a file, it does not exist`);
+    if (kind === "output" && !fs.statSync(folder, { throwIfNoEntry: false })?.isDirectory())
+        throw new UsageError(`${flag} ${file}: must be a file, ${folder} is no folder`);
+    return file;
+}
+
+/** The text of the file a flag names: a usage error unless it is a file. */
+export const readText = (flag: string, file: string): string => fs.readFileSync(fileFlag(flag, file, "input"), "utf8");
+
+/** A command's input file without the shape it needs: a usage error (exit 2) naming the file, the field's JSON pointer and what it must be, never the value. */
+export function inputError(file: string, pointer: string, must: string, got: unknown): UsageError {
+    const kind = Array.isArray(got)
+        ? "a list"
+        : got === null
+          ? "null"
+          : got === undefined
+            ? "nothing"
+            : `${typeof got === "object" ? "an" : "a"} ${typeof got}`;
+    return new UsageError(`${file}: ${pointer} must be ${must}, got ${kind}`);
+}
+
+/** The objects of the list at `pointer` in an input file (none when absent), each checked for its `required` and `optional` text fields. */
+export function objectsAt(
+    file: string,
+    pointer: string,
+    list: unknown,
+    required: readonly string[],
+    optional: readonly string[] = [],
+): Record<string, unknown>[] {
+    if (list === undefined) return [];
+    if (!Array.isArray(list)) throw inputError(file, pointer, "a list", list);
+    return list.map((item: unknown, i) => {
+        if (item === null || typeof item !== "object" || Array.isArray(item)) throw inputError(file, `${pointer}/${i}`, "an object", item);
+        const o = item as Record<string, unknown>;
+        const bad = [...required, ...optional.filter((k) => o[k] !== undefined)].find((k) => typeof o[k] !== "string");
+        if (bad !== undefined) throw inputError(file, `${pointer}/${i}/${bad}`, "a string", o[bad]);
+        return o;
+    });
+}
+
 /** Removes the files of `dir` a command wrote (`wrote(path)`), then `dir` if that left it empty; nothing else, and never a folder. */
 export function removeWritten(dir: string, wrote: (file: string) => boolean): void {
     if (!fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory()) return;
@@ -62,13 +106,13 @@ export function argsOrExit<T>(parse: () => T | "help", help: string): T {
     return parsed;
 }
 
-/** Runs a command's main: what it returns is printed; an error exits 1 with its message. */
+/** Runs a command's main: what it returns is printed; an error exits 1 with its message, a usage error (a bad input file's too) 2. */
 export function runMain(main: () => Promise<string | void>): void {
     main().then(
         (out) => out !== undefined && console.log(out),
         (err: unknown) => {
             console.error(printable(err instanceof Error ? err.message : String(err)));
-            process.exit(1);
+            process.exit(err instanceof UsageError ? 2 : 1);
         },
     );
 }

@@ -1,6 +1,5 @@
 /** A stack's drift issue (.github/workflows/drift.yml), found by its marker: drift opens or reopens it, a clean report closes it. */
-import * as fs from "fs";
-import { argsOrExit, runMain } from "./cli";
+import { argsOrExit, readText, runMain } from "./cli";
 import { CLEAN_MARK, issueMarker } from "./driftReport";
 import { MAX_BODY, Repo, byBot, call, cutTo, pages, repoFromEnv, stackAndFile } from "./prComment";
 
@@ -60,7 +59,7 @@ export const parseIssueArgs = (argv: readonly string[]) => stackAndFile(argv, "u
 if (require.main === module) {
     runMain(async () => {
         const args = argsOrExit(() => parseIssueArgs(process.argv.slice(2)), "usage: tools/driftIssue.ts --stack <name> --file <drift report>");
-        const done = await syncIssue(repoFromEnv(process.env), args.stack, fs.readFileSync(args.file, "utf8"));
+        const done = await syncIssue(repoFromEnv(process.env), args.stack, readText("--file", args.file));
         return done.number === undefined ? `stack ${args.stack}: no drift and no open issue` : `${done.action} issue #${done.number} (stack ${args.stack})`;
     });
 }

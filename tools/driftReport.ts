@@ -1,7 +1,7 @@
 /** `npm run drift-report`: a stack's drift issue from a refreshed preview's JSON (previewDigest.ts) and verify's JSON. Usage: HELP. */
 import * as fs from "fs";
 import { ManagedFieldsEntry, PreviewDigest, driftedObjects } from "./previewDigest";
-import { UsageError, argsOrExit, readFlags, stackFlag } from "./cli";
+import { UsageError, argsOrExit, fileFlag, inputError, objectsAt, readFlags, stackFlag } from "./cli";
 
 /** verify's `--json` document (tools/verify/report.ts), or its error form. */
 export interface VerifyJson {
@@ -134,7 +134,8 @@ that wrote them (from the refreshed live object's metadata.managedFields).
   --run-url <url>         the workflow run, linked from the issue
   --out <file>            write the text there (default: standard output)
 
-Exit status: 0 no drift, 1 drift, a verify FAIL or a preview that did not finish, 2 usage.`;
+Exit status: 0 no drift, 1 drift, a verify FAIL or a preview that did not finish, 2 usage or a JSON file without
+the fields the report reads (the error names the file and the field).`;
 
 export function parseDriftArgs(argv: readonly string[]) {
     const text = { type: "string" } as const;
@@ -150,6 +151,11 @@ export function parseDriftArgs(argv: readonly string[]) {
         throw new UsageError(`--preview-exit "${exit}": must be a whole number (the preview's exit status)`);
     }
     const runUrl = flags["run-url"];
+    [
+        ["--preview", preview],
+        ["--verify", verify],
+    ].forEach(([flag, file]) => fileFlag(flag, file, "optional input"));
+    if (out) fileFlag("--out", out, "output");
     return { stack: stackFlag(stack), preview, verify, ...(exit ? { previewExit: Number(exit) } : {}), ...(runUrl ? { runUrl } : {}), ...(out ? { out } : {}) };
 }
 
@@ -167,15 +173,26 @@ export function readJson(file: string): Record<string, unknown> | { error: strin
     }
 }
 
+/** The preview's JSON and verify's, each checked for the fields the report reads: a usage error names the file and the field. */
+export function readInputs(previewFile: string, verifyFile: string): Pick<DriftInput, "preview" | "verify"> {
+    const [preview, verify] = [readJson(previewFile), readJson(verifyFile)] as Record<string, unknown>[];
+    if (typeof preview.error !== "string") {
+        objectsAt(previewFile, "/steps", preview.steps, ["op", "urn"]);
+        objectsAt(previewFile, "/diagnostics", preview.diagnostics, [], ["message", "severity"]);
+    }
+    if (verify.error !== undefined && typeof verify.error !== "string") throw inputError(verifyFile, "/error", "a string", verify.error);
+    objectsAt(verifyFile, "/results", verify.results, ["id", "status", "what"], ["note", "readme"]).forEach((r, i) =>
+        objectsAt(verifyFile, `/results/${i}/findings`, r.findings, ["object", "found"]),
+    );
+    return { preview: preview as PreviewDigest, verify: verify as VerifyJson };
+}
+
 if (require.main === module) {
-    const args = argsOrExit(() => parseDriftArgs(process.argv.slice(2)), HELP);
-    const report = driftReport({
-        stack: args.stack,
-        preview: readJson(args.preview) as PreviewDigest,
-        previewExit: args.previewExit,
-        verify: readJson(args.verify) as VerifyJson,
-        runUrl: args.runUrl,
-    });
+    const args = argsOrExit(() => {
+        const parsed = parseDriftArgs(process.argv.slice(2));
+        return parsed === "help" ? parsed : { ...parsed, ...readInputs(parsed.preview, parsed.verify) };
+    }, HELP);
+    const report = driftReport(args);
     if (args.out) {
         fs.writeFileSync(args.out, report.markdown);
     } else {

@@ -1,6 +1,6 @@
 /** The plan diff's comment per stack on a pull request (.github/workflows/preview.yml), found by its marker, through GitHub's REST API. */
 import * as fs from "fs";
-import { UsageError, argsOrExit, readFlags, runMain } from "./cli";
+import { UsageError, argsOrExit, readFlags, readText, runMain } from "./cli";
 
 /** GitHub refuses a comment or issue body over 65536 characters. */
 export const MAX_BODY = 65536;
@@ -98,7 +98,7 @@ if (require.main === module) {
         const target = targetFromEnv(process.env);
         const { GITHUB_SERVER_URL: server, GITHUB_RUN_ID: run } = process.env;
         const runUrl = server && run ? `${server}/${target.repository}/actions/runs/${run}` : undefined;
-        const done = await upsertComment(target, args.stack, commentBody(args.stack, fs.readFileSync(args.file, "utf8"), runUrl));
+        const done = await upsertComment(target, args.stack, commentBody(args.stack, readText("--file", args.file), runUrl));
         return `${done.action} comment ${done.id} on pull request #${target.pullRequest} (stack ${args.stack})`;
     });
 }

@@ -189,7 +189,8 @@ export function readField(r: ConfigReader, key: string, f: Field, given: unknown
         case "labels":
             return unset ? { ...f.default } : r.labels(key, given);
         case "section":
-            return readSection(r, key, f.fields, given) ?? {};
+            // Not an object: reported, then read as an empty one (on a reader of its own) so the readers after it still run to the report.
+            return readSection(r, key, f.fields, given) ?? readSection(new ConfigReader(), key, f.fields, {});
         case "list":
             if (unset || !Array.isArray(given) || (f.maxItems !== undefined && given.length > f.maxItems)) {
                 if (!unset) r.problem(key, given, `must be ${f.describe}`);

@@ -6,6 +6,7 @@ import * as path from "path";
 import { cliTsconfig } from "../../tools/bench";
 import { scriptArgs } from "../../tools/cli";
 import { REPO_ROOT } from "../../tools/stackFile";
+import { FIXTURE_STACKS } from "../harness";
 
 /**
  * The program as the Pulumi CLI loads it (test/runtime-load.test.ts has the settings that make it
@@ -49,7 +50,7 @@ describe("program load under the Pulumi CLI, in processes of its own", () => {
     it("plans the same stack under the CLI's transpiler (ts-node with swc) and the plan's (tools/swcLoader.js)", () => {
         // Same resources, same inputs, same manifests.
         const plan = (args: string[], env: Record<string, string>, out: string) => {
-            const res = spawnSync(process.execPath, [...args, "--stack", "hub", "--out", out], {
+            const res = spawnSync(process.execPath, [...args, "--stack", "hub", "--config-dir", FIXTURE_STACKS, "--out", out], {
                 cwd: REPO_ROOT,
                 encoding: "utf8",
                 env: { ...process.env, ...env },

@@ -3,6 +3,7 @@ import * as YAML from "yaml";
 import { ROLLOUT_PATH_CALLS, ruleAllows, verifyRules } from "../../tools/verify/access";
 import { verifyMain } from "../../tools/verify";
 import { fixtureConfig } from "./world";
+import { FIXTURE_STACKS } from "../harness";
 import { controllerClusterRules, controllerNamespaceRules } from "../../components/rollouts/rbac";
 
 // Every request verify makes is one they allow: expectRequestsAllowed (run.ts), after each whole run of test/verify/index.test.ts.
@@ -11,7 +12,7 @@ describe("verify's own permissions", () => {
         const out: string[] = [];
         assert.strictEqual(
             await verifyMain(
-                ["--print-role", "--stack", "hub"],
+                ["--print-role", "--stack", "hub", "--config-dir", FIXTURE_STACKS],
                 (x) => out.push(x),
                 () => undefined,
             ),
