@@ -249,7 +249,7 @@ describe("adopting an existing install", function () {
             for (const expected of [
                 `kubectl get crd ${crds}`,
                 `kubectl annotate crd ${crds} helm.sh/resource-policy=keep --overwrite`,
-                `kubectl delete secret -n ${ns} -l owner=helm,name=${release}`,
+                `kubectl delete secret -n "\${NS:-${ns}}" -l owner=helm,name=${release}`,
                 "pulumi config set --path cluster.adoptExisting true -s hub",
                 "npm run adopt-check -- --stack hub",
                 `kubectl annotate crd ${crds} ${unclaim}`,
@@ -272,7 +272,7 @@ describe("adopting an existing install", function () {
                 .filter((c) => /^kubectl delete (-n \S+ )?[a-z,]+ [\w -]+ --ignore-not-found$/.test(c))
                 .flatMap((c) => {
                     const words = c.split(" ").slice(2, -1);
-                    const ns = words[0] === "-n" ? words.splice(0, 2)[1] : "";
+                    const ns = words[0] === "-n" ? words.splice(0, 2)[1].replace(/^"\$\{NS:-(.+)\}"$/, "$1") : "";
                     return words[0].split(",").flatMap((kind) => words.slice(1).map((name) => `${kind}/${ns}/${name}`));
                 });
             assert.ok(retired.includes(`clusterrole//${RELEASE_NAME}-aggregate-to-edit`), "the aggregate roles let editors promote");

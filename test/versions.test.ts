@@ -201,7 +201,7 @@ describe("the controller's version table", () => {
             const all = upgradeRunbookSteps().flatMap((s) => s.commands);
             const at = (command: string) => all.indexOf(command);
             assert.ok(crossesHashBoundary(from.appVersion, to.appVersion));
-            assert.ok(all.some((c) => c.includes("kubectl get deployment argo-rollouts -n argo-rollouts")));
+            assert.ok(all.some((c) => c.includes('kubectl get deployment argo-rollouts -n "${NS:-argo-rollouts}"')));
             const settle = all.findIndex((c) => c.includes(`awk '$2 != "Healthy"'`));
             const moveTo = at(`pulumi config set --path controller.chartVersion ${to.chartVersion} -s hub`);
             const digest = all.findIndex((c) => c.startsWith("pulumi config set --path controller.imageDigest ") && c.includes(`:${to.appVersion})`));
