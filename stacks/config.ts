@@ -126,7 +126,7 @@ export function parseAddonConfig(
     const smokeTest = readSmokeTest(r, raw.smokeTest);
     // A canary's pause per weight is checked against the gate's timing; a broken analysis section is reported on its own.
     const delivery = readDelivery(r, raw.delivery, analysis ?? ro.ANALYSIS_DEFAULTS);
-    const policy = readPolicy(r, raw.policy);
+    const policy = readPolicy(r, raw.policy, raw.delivery);
     const argocd = readArgoCd(r, raw.argocd, cluster?.name, policy?.regulated);
 
     // A runsOn no stack of the project manages is a typo: no stack would check ArgoCD's objects for this cluster.

@@ -2,8 +2,9 @@ import * as assert from "assert";
 import { parseAddonConfig } from "../stacks/config";
 import { APPROVER_ROLLOUT_ACTIONS, BUILTIN_KINDS } from "../components/argocd";
 import { POLICY_DEFAULTS } from "../components/policy";
-import { TEST_POLICY, hubConfig, merged, planInline, whole } from "./harness";
-import { REGULATED, configError, hubProblems, parseHub, problemFor } from "./stackConfig";
+import { stackStrategies } from "../components/delivery";
+import { TEST_POLICY, hubConfig, merged, planInline, spokeConfig, whole } from "./harness";
+import { REGULATED, configError, hubProblems, parseHub, parseMap, problemFor } from "./stackConfig";
 
 /** A managed project whose wildcard whitelist covers the stable and canary Services (ADR-056 D4). */
 const tenants = { projects: { tenants: { owner: "addon", namespaceResources: [{ group: "*", kind: "*" }] } } };
@@ -12,6 +13,7 @@ type Row = [Record<string, unknown>, string, RegExp, string?];
 const CONTROLLER_SA = "argocd/argocd-application-controller";
 const ELSEWHERE = { runsOn: "mgmt", projects: undefined, applicationSets: undefined };
 const CUT = { tenantNamespaceSelector: { matchLabels: { "platform.test/tier": "dev" } } };
+const NO_PROD = { absentClasses: ["prod"], prodNamespaceLabels: undefined };
 const ROUTE = { group: "gateway.networking.k8s.io", kind: "HTTPRoute" };
 const ROLLOUT = { group: "argoproj.io", kind: "Rollout" };
 /** argocd-cm's rules for every Application, and a managed tenant ApplicationSet's (APPSET_RULE is its first rule's key). */
@@ -25,18 +27,8 @@ describe("admission configuration (policy, argocd)", () => {
     describe("defaults", () => {
         it("fills the policy section from POLICY_DEFAULTS beside the labels the platform must set", () => {
             const cfg = parseHub();
-            assert.deepStrictEqual(cfg.policy, {
-                kyvernoApi: "policies.kyverno.io/v1",
-                availabilityPolicies: "own",
-                validationAction: "Enforce",
-                mutationFailurePolicy: "Ignore",
-                tenantNamespaceSelector: TEST_POLICY.tenantNamespaceSelector,
-                pdbMaxUnavailable: POLICY_DEFAULTS.pdbMaxUnavailable,
-                prodNamespaceLabels: TEST_POLICY.prodNamespaceLabels,
-                prodMinReplicas: 2,
-                topologyKeys: ["topology.kubernetes.io/zone", "kubernetes.io/hostname"],
-                excludeNamespaces: ["kube-system", "kube-public", "kube-node-lease", "kyverno"],
-            });
+            const { regulated: _none, ...defaults } = POLICY_DEFAULTS;
+            assert.deepStrictEqual(cfg.policy, { ...defaults, ...TEST_POLICY });
         });
 
         it("manages argocd-cm only, with no project, ApplicationSet or RBAC, when the platform names none ({})", () => {
@@ -111,6 +103,11 @@ describe("admission configuration (policy, argocd)", () => {
             const prod = { tenantNamespaceSelector: selector, prodMinReplicas: 3, pdbMaxUnavailable: 2 };
             const cfg = parseHub({ policy: { ...switches, ...prod, prodNamespaceLabels: whole({ env: "prod" }) } }).policy;
             assert.deepStrictEqual(cfg, { ...parseHub().policy, ...switches, ...prod, prodNamespaceLabels: { env: "prod" } });
+        });
+        it("a staging spoke that declares no prod namespaces: no prod label, and no prod strategy offered", () => {
+            const config = parseMap(spokeConfig({ policy: NO_PROD }), "preprod");
+            assert.deepStrictEqual([config.policy.absentClasses, config.policy.prodNamespaceLabels], [["prod"], {}]);
+            assert.ok(!stackStrategies(config).some((s) => s.tier === "prod"));
         });
 
         it("the regulated section, with ServiceAccounts as namespace/name", () => {
@@ -327,6 +324,10 @@ describe("admission configuration (policy, argocd)", () => {
                 '"RespectIgnoreDifferences=false"',
             ],
             [{ policy: CUT }, "policy.prodNamespaceLabels", /label platform.test\/tier cannot meet both.*replica floor would apply nowhere/],
+            [{ policy: { absentClasses: ["prod"] } }, "policy.prodNamespaceLabels", /not be set with policy.absentClasses \[prod\]: .*no prod namespaces/],
+            [{ policy: { ...NO_PROD, regulated: REGULATED } }, "policy.regulated", /not be set with policy.absentClasses \[prod\]/],
+            [{ policy: NO_PROD, delivery: { prod: { standard: { autoPromotion: true } } } }, "delivery.prod", /not be set with policy.absentClasses \[prod\]/],
+            [{ policy: { absentClasses: ["tenants"], prodNamespaceLabels: undefined } }, "policy.tenantNamespaceSelector", /no tenant namespaces/],
             [
                 {
                     policy: {

@@ -20,7 +20,7 @@ import {
     toCel,
 } from "../components/policy";
 import { OfflineRun } from "../tools/offline";
-import { byName, hubConfig, merged, planInline, transitiveDeps } from "./harness";
+import { byName, hubConfig, merged, planInline, spokeConfig, transitiveDeps } from "./harness";
 import { parseHub, policyConfig, REGULATED } from "./stackConfig";
 import { findWildcards } from "../components/argoRollouts";
 import type { Requirement } from "../components/policy/selectors";
@@ -246,6 +246,17 @@ describe("policy stage", () => {
             }
         });
 
+        it("declares no policy for a class of namespaces the stack declares absent: a staging spoke's prod, a hub's tenants", async () => {
+            const names = async (policy: Record<string, unknown>) =>
+                policiesOf(await planInline(spokeConfig({ policy }), { stack: "preprod" })).map((p) => p.name.replace(/^kyverno-[a-z]+-/, ""));
+            const all = await names({});
+            const [prod, P]: [string[], object] = [[POLICY_NAMES.replicaFloor, POLICY_NAMES.tierStandard], { prodNamespaceLabels: undefined }];
+            assert.deepStrictEqual(
+                await names({ ...P, absentClasses: ["prod"] }),
+                all.filter((n) => !prod.includes(n)),
+            );
+            assert.deepStrictEqual(await names({ ...P, absentClasses: ["tenants"], tenantNamespaceSelector: undefined }), [POLICY_NAMES.defaultNamespace]);
+        });
         it("makes every policy wait for the Rollout CRDs and for Kyverno's RBAC", () => {
             const crds = byName(run, "rollouts-crds");
             const roles = ["kyverno-read-rollouts", "kyverno-generate-pdb", "kyverno-read-policy-lookups"].map((n) => byName(run, n).urn);

@@ -120,13 +120,6 @@ export const field = {
         ...o,
         readBySection: true,
     }),
-    mapReadBySection: <const S extends Fields>(
-        o: Omit<Opts<MapField>, "readBySection"> & { values: S },
-    ): Omit<MapField, "values"> & { values: S } & Typed<unknown, false> => ({
-        kind: "map",
-        ...o,
-        readBySection: true,
-    }),
     /** `D`: whether it declares a default (steps' weights). */
     custom: <T, D extends boolean = false>(o: Opts<CustomField>): CustomField & Typed<T, false, D> => ({ kind: "custom", ...o }),
 };

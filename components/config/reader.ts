@@ -62,6 +62,10 @@ export function isPlainObject(value: unknown): value is Plain {
     return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/** Whether the stack declares `scope`'s namespaces absent (`policy.absentClasses`): prod by itself, every scope but default with tenants. */
+export const absent = (policy: { absentClasses?: unknown }, scope: string): boolean =>
+    scope !== "default" && ((policy.absentClasses ?? []) as string[]).some((c) => c === "tenants" || scope.startsWith(c));
+
 /** A Kubernetes object name (RFC 1123 label): namespaces and most names. */
 export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 /** A Kubernetes object name (DNS subdomain; at most 253 characters, checked by the rule's maxLength). */

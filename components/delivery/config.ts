@@ -1,5 +1,5 @@
 import { readSection, type Values } from "../config/declare";
-import { ConfigReader, isPlainObject } from "../config/reader";
+import { ConfigReader, Plain, absent, isPlainObject } from "../config/reader";
 import { DELIVERY_DEFAULTS, DELIVERY_FIELDS, DeliveryConfig, ProdClassConfig, STANDARD_FIELDS } from "./fields";
 import { defaultStepPause, optionProblems, tierStrategies } from "./strategy";
 import { GateTiming, PROD_CLASSES, ProdClass, SHAPES, Shape, StrategyOptions, TierStrategy } from "./types";
@@ -50,10 +50,11 @@ export function readDelivery(r: ConfigReader, value: unknown, gate: GateTiming):
 }
 
 /**
- * The strategies a stack configures, with its gate timing, regulated ones with `policy.regulated`: what the
- * stack output `deliveryStrategies` shows and what `npm run delivery` renders.
+ * The strategies a stack configures, with its gate timing, regulated ones with `policy.regulated`, none of a tier
+ * `policy.absentClasses` leaves out (prod; with tenants, every tier): what the stack output `deliveryStrategies`
+ * shows and what `npm run delivery` renders.
  */
-export function stackStrategies(c: { delivery: DeliveryConfig; analysis: GateTiming; policy: { regulated?: unknown } }): TierStrategy[] {
+export function stackStrategies(c: { delivery: DeliveryConfig; analysis: GateTiming; policy: Plain }): TierStrategy[] {
     const gate: GateTiming = { initialDelay: c.analysis.initialDelay, interval: c.analysis.interval };
-    return tierStrategies(c.delivery, gate, c.policy.regulated !== undefined);
+    return tierStrategies(c.delivery, gate, c.policy.regulated !== undefined).filter((s) => !absent(c.policy, s.tier));
 }

@@ -1,3 +1,3 @@
 // The gateway folder's public surface: the stage's component (stage.ts) and the spoke routes it declares.
 export { type HttpRouteSpec, readRule, spokeReadEndpoint, spokeRouteSpec, spokeRoutes } from "./spokeRoutes";
-export { GatewayStage, type GatewayStageConfig, checkGatewayListeners } from "./stage";
+export { GatewayStage, type GatewayStageConfig } from "./stage";

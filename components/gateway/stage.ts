@@ -15,14 +15,9 @@ export interface GatewayStageConfig {
 }
 
 /** Why a live Gateway lacks a listener the stack attaches routes to, or undefined. */
-export function checkGatewayListeners(
-    stack: string,
-    ref: Pick<GatewayRead, "name" | "namespace">,
-    wanted: GatewayRead["wanted"],
-    live: { spec?: { listeners?: { name?: string }[] } },
-): string | undefined {
-    const names = (live.spec?.listeners ?? []).flatMap((l) => (l.name ? [l.name] : []));
-    const missing = wanted.filter((w) => !names.includes(w.listener)).map((m) => `"${m.listener}" (${m.key})`);
+export function checkGatewayListeners(stack: string, ref: GatewayRead, live?: { listeners?: { name?: string }[] }): string | undefined {
+    const names = (live?.listeners ?? []).flatMap((l) => (l.name ? [l.name] : []));
+    const missing = ref.wanted.filter((w) => !names.includes(w.listener)).map((m) => `"${m.listener}" (${m.key})`);
     return missing.length === 0
         ? undefined
         : `stack "${stack}": the Gateway ${ref.namespace}/${ref.name} has no listener ${missing.join(", ")}; it has: ${names.join(", ") || "none"}`;
@@ -86,7 +81,7 @@ export class GatewayStage extends Stage {
         );
         const spec = (gateway as unknown as { spec: pulumi.Output<{ listeners?: { name?: string }[] } | undefined> }).spec;
         const checked = spec.apply((live) => {
-            const problem = checkGatewayListeners(stack, ref, ref.wanted, { spec: live });
+            const problem = checkGatewayListeners(stack, ref, live);
             if (problem) throw new Error(problem);
             return true;
         });

@@ -1,3 +1,4 @@
+import { absent } from "../config/reader";
 import type { PolicyConfig } from "./config";
 import { approvalPodsRule, approvalRule } from "./approval";
 import { approvalBindingCelPolicy, approvalBindingClusterPolicy } from "./approvalBindings";
@@ -47,16 +48,16 @@ function rules(cfg: PolicyConfig, ctx: PolicyContext): Rule[] {
         ...rolloutOnlyRules(ctx),
         ...(cfg.regulated ? [approvalRule(cfg.regulated, ctx), approvalPodsRule(ctx)] : []),
         ...tierRules(cfg, ctx),
-    ];
+    ].filter((r) => !absent(cfg, r.scope));
 }
 
 export function celPolicies(cfg: PolicyConfig, ctx: PolicyContext): CelPolicy[] {
-    const generated = [...(ownsAvailability(cfg) ? availabilityCelPolicies(cfg) : []), ...approvalBindingCelPolicy(cfg)];
+    const generated = [...(ownsAvailability(cfg) && !absent(cfg, "tenant") ? availabilityCelPolicies(cfg) : []), ...approvalBindingCelPolicy(cfg)];
     return [...generated, ...rules(cfg, ctx).map((r) => celPolicy(cfg, r))].map(ownWebhook);
 }
 
 export function clusterPolicies(cfg: PolicyConfig, ctx: PolicyContext): ClusterPolicy[] {
-    const generated = [...(ownsAvailability(cfg) ? availabilityClusterPolicies(cfg) : []), ...approvalBindingClusterPolicy(cfg)];
+    const generated = [...(ownsAvailability(cfg) && !absent(cfg, "tenant") ? availabilityClusterPolicies(cfg) : []), ...approvalBindingClusterPolicy(cfg)];
     return [...generated, ...rules(cfg, ctx).map((r) => clusterPolicy(cfg, r))];
 }
 

@@ -1,6 +1,6 @@
 import * as assert from "assert";
 import { POLICY_NAMES } from "../../components/policy";
-import { fixture, healthyCluster, patch, verifyConfig, withStatus } from "./world";
+import { fixture, healthyCluster, patch, verifyConfig, verifySpoke, withStatus } from "./world";
 
 import { expectFail, expectFails, expectPass, found, useFakeCluster } from "./run";
 
@@ -107,6 +107,20 @@ describe("verify: Kyverno policies", () => {
             again.findings.map((f) => f.object),
             ["policy.regulated.namespaceLabels"],
         );
+    });
+
+    it("reports a class of namespaces the stack declares absent as declared, never as a failure, and expects none of its policies", async () => {
+        const absent = (policy: Record<string, unknown>) =>
+            verifySpoke({ policy: { prodNamespaceLabels: undefined, regulated: undefined, ...policy }, argocd: { rbac: undefined } });
+        const staging = absent({ absentClasses: ["prod"] });
+        let results = await verify(staging, healthyCluster(staging));
+        for (const id of ["kyverno.selectors-match", "kyverno.policies-ready", "kyverno.availability-rollout-aware"]) expectPass(results, id);
+        assert.match(results.get("kyverno.selectors-match")!.note!, /; SKIP prod: the stack declares no prod namespaces on this cluster/);
+        const hub = absent({ absentClasses: ["tenants"], tenantNamespaceSelector: undefined });
+        results = await verify(hub, healthyCluster(hub));
+        const r = results.get("kyverno.selectors-match")!;
+        assert.deepStrictEqual([r.status, r.note], ["SKIP", "the stack declares no tenant namespaces on this cluster (policy.absentClasses)"]);
+        expectPass(results, "kyverno.availability-rollout-aware");
     });
 
     it("in complement mode expects only the guards, the approval guard and the tier rules, and the platform's Rollout-aware availability policies", async () => {

@@ -1,5 +1,5 @@
 import { defaultsOf, field, readField, readSection, type Values } from "../../config/declare";
-import { ConfigReader, NAMESPACE_RULE, Plain, isPlainObject } from "../../config/reader";
+import { ConfigReader, NAMESPACE_RULE, Plain, absent, isPlainObject } from "../../config/reader";
 import { allOf, contradiction } from "../selectors";
 import { REGULATED_FIELD, RegulatedConfig, readRegulated } from "./regulated";
 import { LABEL_KEY, LabelSelector, SELECTOR_SCHEMA, emptyLabels, readSelector } from "./selector";
@@ -32,12 +32,18 @@ export const POLICY_FIELDS = {
         describe: "",
         doc: "Ignore (a mutation Kyverno cannot answer lets the request through) or Fail; validations always fail closed",
     }),
+    absentClasses: field.strings({
+        rule: { oneOf: ["prod", "tenants"], describe: "prod or tenants" },
+        default: [],
+        size: { min: 0, max: 2 },
+        doc: "classes of namespaces this cluster has none of (a staging spoke: [prod]; a hub: [tenants], which has no prod either): their keys are refused and their policies, checks and delivery strategies left out",
+    }),
     // Environment namespaces carry their tier (ADR-056 D3) in labels only the platform knows: no
     // default, or the guards would select someone else's namespaces, or none.
     tenantNamespaceSelector: field.custom<LabelSelector>({
         type: "label selector",
         schema: SELECTOR_SCHEMA,
-        required: true,
+        required: (s) => !absent(s, "tenant"),
         doc: "label selector (matchLabels, matchExpressions) of the tenant namespaces every policy applies to, by the labels the platform's namespaces carry (their tier, ADR-056 D3); never empty",
     }),
     // A percentage is reported by the preflight with its reason (ADR-056 D8), not as a type error.
@@ -49,7 +55,7 @@ export const POLICY_FIELDS = {
         doc: "maxUnavailable of every generated PodDisruptionBudget: a number of pods below prodMinReplicas; a percentage is refused (D8)",
     }),
     prodNamespaceLabels: field.labels({
-        required: true,
+        required: (s) => !absent(s, "prod"),
         doc: "at least one label marking prod namespaces (among the tenant namespaces); the replica floor applies there",
     }),
     prodMinReplicas: field.integer({ min: 2, max: 100, default: 2, doc: "the least spec.replicas, or HPA minReplicas, of a prod workload" }),
@@ -86,7 +92,8 @@ export type FailurePolicy = PolicyConfig["mutationFailurePolicy"];
 
 const percent = (v: unknown): v is string => typeof v === "string" && /%\s*$/.test(v);
 
-export function readPolicy(r: ConfigReader, value: unknown): PolicyConfig | undefined {
+/** `delivery`: the stack's delivery section as given, whose tiers a class declared absent leaves without a strategy. */
+export function readPolicy(r: ConfigReader, value: unknown, delivery?: unknown): PolicyConfig | undefined {
     const section = readSection(r, "policy", POLICY_FIELDS, value);
     if (!section) return undefined;
     const { raw: p, regulated: _given, ...read } = section;
@@ -104,12 +111,12 @@ export function readPolicy(r: ConfigReader, value: unknown): PolicyConfig | unde
             : (readField(r, "policy.pdbMaxUnavailable", { ...POLICY_FIELDS.pdbMaxUnavailable, readBySection: false }, p.pdbMaxUnavailable) as number),
         ...(regulated ? { regulated } : {}),
     };
-    preflightPolicy(r, cfg, p);
+    preflightPolicy(r, cfg, p, delivery);
     return cfg;
 }
 
 /** The policy section's traps (ADR-056 D3, D8). `raw` is the section as given, for values the reader set aside. */
-function preflightPolicy(r: ConfigReader, cfg: PolicyConfig, raw: Plain): void {
+function preflightPolicy(r: ConfigReader, cfg: PolicyConfig, raw: Plain, delivery: unknown): void {
     if (percent(raw.pdbMaxUnavailable)) {
         r.problem(
             "policy.pdbMaxUnavailable",
@@ -140,6 +147,15 @@ function preflightPolicy(r: ConfigReader, cfg: PolicyConfig, raw: Plain): void {
         if (key2 !== undefined) {
             r.problem(key, labels, `must be satisfiable together with policy.tenantNamespaceSelector (label ${key2} cannot meet both): ${consequence}`);
         }
+    }
+    const given: [string, unknown, string][] = [
+        ["policy.tenantNamespaceSelector", raw.tenantNamespaceSelector, "tenant"],
+        ["policy.prodNamespaceLabels", raw.prodNamespaceLabels, "prod"],
+        ["policy.regulated", raw.regulated, "prod"],
+        ...Object.entries(isPlainObject(delivery) ? delivery : {}).map(([tier, v]): [string, unknown, string] => [`delivery.${tier}`, v, tier]),
+    ];
+    for (const [key, v, c] of given.filter(([, v, c]) => v !== undefined && v !== null && absent(cfg, c))) {
+        r.problem(key, v, `must not be set with policy.absentClasses [${cfg.absentClasses.join(", ")}]: this cluster has no ${c} namespaces`);
     }
     for (const [key, text] of kyvernoVariables(cfg)) {
         r.problem(

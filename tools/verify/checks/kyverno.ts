@@ -1,5 +1,6 @@
 /** The admission layer made Rollout-aware (ADR-056 D2, D3, D8): the stack's policies as declared, ADR-085's matching Rollout, one PDB each. */
-import type { AvailabilityPolicies } from "../../../components/policy/config";
+import { type AvailabilityPolicies, type PolicyConfig } from "../../../components/policy/config";
+import { absent } from "../../../components/config/reader";
 import { POLICY_NAMES, ownsAvailability, policyContext } from "../../../components/policy";
 import { KyvernoPolicy, kyvernoPolicies } from "../../../components/policy/kyverno";
 import type { KubeObject } from "../cluster";
@@ -36,8 +37,13 @@ const POLICY_COLLECTIONS = [
 /** Label Kyverno puts on what it generates (kyverno pkg/background/common/constants.go). */
 export const GENERATED_BY_POLICY = "generate.kyverno.io/policy-name";
 
-/** ADR-085's availability policies: declared by this stack in `own` mode, the platform's in `complement` mode. */
-export const AVAILABILITY_POLICY_NAMES: readonly string[] = [POLICY_NAMES.pdb, POLICY_NAMES.spread, POLICY_NAMES.replicaFloor, POLICY_NAMES.defaultNamespace];
+/** ADR-085's availability policies and the namespaces each applies to: declared by this stack in `own` mode, the platform's in `complement` mode. */
+const AVAILABILITY_POLICIES: Record<string, string> = {
+    [POLICY_NAMES.pdb]: "tenant",
+    [POLICY_NAMES.spread]: "tenant",
+    [POLICY_NAMES.replicaFloor]: "prod",
+    [POLICY_NAMES.defaultNamespace]: "default",
+};
 
 /** Why Kyverno does not report `live` ready; a CEL policy it cannot compile never exists (kyverno pkg/webhooks/policy/handlers.go). */
 export function notReady(live: KubeObject | undefined, declared: KyvernoPolicy): string[] {
@@ -148,9 +154,10 @@ export function generatorProblems(mode: AvailabilityPolicies, generators: readon
           }));
 }
 
-/** Each of ADR-085's policies missing from both APIs (CEL splits topology spread per kind, `<name>-rollout`), or matching no Rollout. */
-export function availabilityProblems(live: readonly KubeObject[], mode: AvailabilityPolicies): Finding[] {
-    return AVAILABILITY_POLICY_NAMES.flatMap((name) => {
+/** Each of ADR-085's policies (but those of a class the stack declares absent) missing from both APIs (CEL splits topology spread per kind, `<name>-rollout`), or matching no Rollout. */
+export function availabilityProblems(live: readonly KubeObject[], mode: AvailabilityPolicies, cfg: Pick<PolicyConfig, "absentClasses">): Finding[] {
+    return Object.keys(AVAILABILITY_POLICIES).flatMap((name) => {
+        if (absent(cfg, AVAILABILITY_POLICIES[name])) return [];
         const named = live.filter((p) => nameOf(p) === name || nameOf(p).startsWith(`${name}-`));
         if (named.length === 0) {
             const why = mode === "complement" ? "policy.availabilityPolicies is complement, so the platform's must run here" : "run pulumi up";
@@ -223,8 +230,16 @@ export const kyvernoChecks: CheckGroup = {
         const counted = (s: { selector: LabelSelector; key: string }) =>
             `${s.key}: ${namespaces.filter((n) => selects(s.selector, n.metadata?.labels ?? {})).length} namespace(s)`;
         const kyvernoConfig = regulated.length > 0 ? await cluster.get(`/api/v1/namespaces/${options.kyvernoNamespace}/configmaps/kyverno`) : undefined;
+        const none = (["tenant", "prod"] as const).find((c) => absent(cfg, c));
+        const declaredNone = `the stack declares no ${none} namespaces on this cluster (policy.absentClasses)`;
         return [
-            C.done("kyverno.selectors-match", unmatchedSelectors(cfg, namespaces), configuredSelectors(cfg).map(counted).join("; ")),
+            none === "tenant"
+                ? C.skip("kyverno.selectors-match", declaredNone)
+                : C.done(
+                      "kyverno.selectors-match",
+                      unmatchedSelectors(cfg, namespaces),
+                      [...configuredSelectors(cfg).map(counted), ...(none ? [`SKIP prod: ${declaredNone}`] : [])].join("; "),
+                  ),
             C.done(
                 "kyverno.policies-ready",
                 each(notReady),
@@ -233,7 +248,7 @@ export const kyvernoChecks: CheckGroup = {
             C.done("kyverno.policies-enforced", each(notEnforced), `validationAction ${cfg.validationAction}`),
             C.done(
                 "kyverno.availability-rollout-aware",
-                availabilityProblems(allPolicies, mode),
+                availabilityProblems(allPolicies, mode, cfg),
                 ownsAvailability(cfg) ? "policy.availabilityPolicies is own: this stack's" : "policy.availabilityPolicies is complement: the platform's",
             ),
             C.done(

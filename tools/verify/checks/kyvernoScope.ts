@@ -1,5 +1,6 @@
 /** What the policies reach: namespace selectors that match, and `resourceFilters` that hide nothing from the guards (ADR-056 D3). */
-import type { PolicyConfig } from "../../../components/policy/config";
+import { type PolicyConfig } from "../../../components/policy/config";
+import { absent } from "../../../components/config/reader";
 import { namespaceSelector } from "../../../components/policy/builders";
 import type { KubeObject } from "../cluster";
 import { KYVERNO_CONFIGMAP } from "../access";
@@ -80,7 +81,7 @@ export function filteredGuardRequests(resourceFilters: string, namespaces: reado
 export function configuredSelectors(cfg: PolicyConfig): { key: string; given: unknown; selector: LabelSelector }[] {
     return [
         { key: "policy.tenantNamespaceSelector", given: cfg.tenantNamespaceSelector, selector: namespaceSelector(cfg, "tenant") },
-        { key: "policy.prodNamespaceLabels", given: cfg.prodNamespaceLabels, selector: namespaceSelector(cfg, "prod") },
+        ...(absent(cfg, "prod") ? [] : [{ key: "policy.prodNamespaceLabels", given: cfg.prodNamespaceLabels, selector: namespaceSelector(cfg, "prod") }]),
         ...(cfg.regulated
             ? [{ key: "policy.regulated.namespaceLabels", given: cfg.regulated.namespaceLabels, selector: namespaceSelector(cfg, "regulated") }]
             : []),
