@@ -1,18 +1,13 @@
 import * as assert from "assert";
-import {
-    approvalBinding,
-    approvalBindingCelPolicy,
-    approvalBindingClusterPolicy,
-    approvalRoleName,
-    approvalRoleRules,
-    approvalSides,
-} from "../components/policy/approvalBindings";
+import * as bindings from "../components/policy/approvalBindings";
 import { POLICY_NAMES, kyvernoPolicies, kyvernoRoles, namespaceSelector, policyContext } from "../components/policy";
 import { renderComponent } from "../components/delivery/kustomize";
 import { stackStrategies } from "../components/delivery/config";
 import { validateObject } from "../tools/schemas";
 import { findWildcards } from "../components/argoRollouts";
 import { REGULATED, parseHub, policyConfig } from "./stackConfig";
+
+const { approvalBinding, approvalBindingCelPolicy, approvalBindingClusterPolicy, approvalRoleName, approvalRoleRules, approvalSides } = bindings;
 
 const regulated = (patch: Record<string, unknown> = {}, kyvernoApi = "policies.kyverno.io/v1") =>
     policyConfig({ kyvernoApi, regulated: { ...REGULATED, ...patch } });
