@@ -39,7 +39,7 @@ describe("approval roles (regulated prod, ADR-056 D3, ADR-049): the platform's, 
 
     it("generates the bindings on each regulated Namespace, existing ones included, kept in sync, in both APIs", () => {
         const [cel] = approvalBindingCelPolicy(regulated());
-        assert.deepStrictEqual(cel.spec.evaluation, { synchronize: { enabled: true }, generateExisting: { enabled: true } });
+        assert.deepStrictEqual(cel.spec.evaluation, { synchronize: { enabled: false }, generateExisting: { enabled: true } });
         assert.deepStrictEqual(cel.spec.matchConstraints.objectSelector, namespaceSelector(regulated(), "regulated"));
         assert.deepStrictEqual(cel.spec.matchConstraints.resourceRules[0].resources, ["namespaces"]);
         assert.match(cel.spec.variables[0].expression, /"namespace": dyn\(object\.metadata\.name\)/);
@@ -54,14 +54,14 @@ describe("approval roles (regulated prod, ADR-056 D3, ADR-049): the platform's, 
                 r.match.any[0].resources.selector,
                 r.generate?.name,
                 r.generate?.namespace,
-                r.generate?.synchronize,
+                [r.generate?.synchronize, r.generate?.orphanDownstreamOnPolicyDelete],
             ]),
             ["approver", "deployer"].map((side) => [
                 ["v1/Namespace"],
                 namespaceSelector(cfg, "regulated"),
                 `argo-rollouts-addon:rollout-${side}`,
                 "{{ request.object.metadata.name }}",
-                true,
+                [true, true],
             ]),
         );
         assert.deepStrictEqual(

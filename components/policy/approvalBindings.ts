@@ -34,11 +34,8 @@ export function approvalRoleRules(side: ApprovalSide): PolicyRule[] {
 
 /** The sides with groups to bind: approvers always (at least one group), deployers when named. */
 export function approvalSides(r: RegulatedConfig): { side: ApprovalSide; groups: string[] }[] {
-    const sides = [
-        { side: "approver" as const, groups: [...new Set(r.approverGroups)] },
-        { side: "deployer" as const, groups: [...new Set(r.deployerGroups)] },
-    ];
-    return sides.filter((s) => s.groups.length > 0);
+    const groups = { approver: r.approverGroups, deployer: r.deployerGroups };
+    return (["approver", "deployer"] as const).map((side) => ({ side, groups: [...new Set(groups[side])] })).filter((s) => s.groups.length > 0);
 }
 
 /**
@@ -61,11 +58,16 @@ const DESCRIPTION = "binds the platform's approver and deployer ClusterRoles to 
 /**
  * The trigger is the regulated Namespace itself, selected by its own labels: the same selector the
  * guards use as a namespace selector (the tenant labels, the regulated labels, not an excluded
- * name), here an object selector. Synchronized in both APIs, so a binding edited or deleted is
- * restored and a change of groups reaches every namespace. Every trigger generates the approver
- * binding at least (approverGroups is required): a synchronized GeneratingPolicy deletes what it
- * generated whenever one evaluation generates no object of a kind (kyverno/kyverno
- * pkg/background/gpol/dynamic_watcher.go SyncWatchers at v1.17.2), which never happens here.
+ * name), here an object selector; existing namespaces are bound when the policy is created.
+ * The ClusterPolicy is synchronized, so a binding edited or deleted is restored and a change of
+ * groups reaches every namespace, and orphans its bindings when it goes (a switch of
+ * policy.kyvernoApi or of policy.regulated never leaves a regulated namespace unbound). The
+ * GeneratingPolicy is not synchronized, like the PDB generator (availability.ts): on Kyverno 1.17
+ * and 1.18 a synchronized one deletes everything it generated whenever one evaluation generates
+ * nothing new (kyverno/kyverno pkg/background/gpol/dynamic_watcher.go SyncWatchers at v1.17.2),
+ * which the e2e scenario kyverno-generates-approval-bindings saw when two generateExisting requests
+ * bound an existing namespace at once. There a deleted binding comes back at the namespace's next
+ * update, and a change of groups reaches namespaces bound after it.
  */
 export function approvalBindingClusterPolicy(cfg: PolicyConfig): ClusterPolicy[] {
     if (!cfg.regulated) return [];
@@ -82,6 +84,7 @@ export function approvalBindingClusterPolicy(cfg: PolicyConfig): ClusterPolicy[]
                 name: name as string,
                 namespace: toKyverno(namespace) as string,
                 synchronize: true,
+                orphanDownstreamOnPolicyDelete: true,
                 data: toKyverno(data),
             },
         };
@@ -105,7 +108,7 @@ export function approvalBindingCelPolicy(cfg: PolicyConfig): GeneratingPolicy[] 
             kind: "GeneratingPolicy",
             metadata: metadata(POLICY_NAMES.approvalBindings, DESCRIPTION),
             spec: {
-                evaluation: { synchronize: { enabled: true }, generateExisting: { enabled: true } },
+                evaluation: { synchronize: { enabled: false }, generateExisting: { enabled: true } },
                 matchConstraints: {
                     resourceRules: [{ apiGroups: [""], apiVersions: ["v1"], resources: ["namespaces"], operations: ["CREATE", "UPDATE"] }],
                     objectSelector: namespaceSelector(cfg, "regulated"),

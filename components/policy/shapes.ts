@@ -48,7 +48,7 @@ export interface GeneratingPolicy {
     kind: "GeneratingPolicy";
     metadata: PolicyMetadata;
     spec: CelSpec & {
-        evaluation: { synchronize: { enabled: boolean }; generateExisting: { enabled: boolean } };
+        evaluation: { synchronize: { enabled: boolean }; generateExisting: { enabled: boolean }; orphanDownstreamOnPolicyDelete?: { enabled: boolean } };
         matchConditions: NamedExpression[];
         variables: NamedExpression[];
         generate: { expression: string }[];
@@ -71,7 +71,15 @@ export interface ClusterPolicyRule {
     preconditions?: Conditions;
     validate?: { failureAction: "Enforce" | "Audit"; message: string; deny: { conditions: Conditions }; allowExistingViolations?: boolean };
     mutate?: { patchStrategicMerge: KyvernoValue };
-    generate?: { apiVersion: string; kind: string; name: string; namespace: string; synchronize: boolean; data: KyvernoValue };
+    generate?: {
+        apiVersion: string;
+        kind: string;
+        name: string;
+        namespace: string;
+        synchronize: boolean;
+        orphanDownstreamOnPolicyDelete?: boolean;
+        data: KyvernoValue;
+    };
 }
 
 export interface ClusterPolicy {
