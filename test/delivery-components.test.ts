@@ -7,10 +7,11 @@ import { BlueGreenStrategy, CanaryStrategy } from "../components/delivery";
 import { stackStrategies } from "../components/delivery/config";
 import { COMPONENT_APP, componentPlan, deliveryStrategiesOutput, renderComponent, renderComponents } from "../components/delivery/kustomize";
 import { parseDeliveryArgs, writeDeliveryComponents } from "../tools/delivery";
+import { holes, tierAdmission, tierMessage } from "../components/policy/tierAdmission";
 import { planStack } from "../tools/plan";
 import { configFromStackFile } from "../tools/stackFile";
 import { FIXTURE_STACKS, fixtureStack } from "./harness";
-import { parseHub } from "./stackConfig";
+import { REGULATED, parseHub } from "./stackConfig";
 
 const hub = () => configFromStackFile(fixtureStack("hub"));
 
@@ -33,8 +34,11 @@ describe("delivery components (npm run delivery)", () => {
             for (const stack of ["hub", "preprod"] as const) {
                 const dir = path.join(out, stack);
                 fs.mkdirSync(path.join(dir, "prod-standard-linear"), { recursive: true });
-                fs.mkdirSync(path.join(dir, "prod-regulated-blueGreen"), { recursive: true });
-                fs.writeFileSync(path.join(dir, "prod-regulated-blueGreen", "stale.yaml"), "# prod-regulated-blueGreen: rendered by `npm run delivery`");
+                // A configured strategy's folder, and a renamed tier's (delivery.preprod.name was staging).
+                for (const old of ["prod-regulated-blueGreen", "staging-canary"]) {
+                    fs.mkdirSync(path.join(dir, old), { recursive: true });
+                    fs.writeFileSync(path.join(dir, old, "stale.yaml"), `# ${old}: rendered by \`npm run delivery\``);
+                }
                 const written = writeDeliveryComponents(stack, FIXTURE_STACKS, dir);
                 const offered = stackStrategies(configFromStackFile(fixtureStack(stack)));
                 const expected = renderComponents(stack, offered);
@@ -43,6 +47,7 @@ describe("delivery components (npm run delivery)", () => {
                     assert.strictEqual(fs.readFileSync(path.join(dir, file), "utf8"), text, file);
                 }
                 assert.ok(!fs.existsSync(path.join(dir, "prod-regulated-blueGreen", "stale.yaml")), "a folder holds what is rendered now");
+                assert.ok(!fs.existsSync(path.join(dir, "staging-canary")), "a renamed tier's folder goes");
                 assert.ok(fs.existsSync(path.join(dir, "prod-standard-linear")), "a folder that is no component's is not ours to remove");
                 const readme = fs.readFileSync(path.join(dir, "README.md"), "utf8");
                 for (const s of offered) {
@@ -68,14 +73,27 @@ describe("delivery components (npm run delivery)", () => {
         }
     });
 
-    it("changes the rendered steps with the stack file's, no code edit", () => {
-        const cfg = parseHub({ delivery: { prod: { standard: { steps: [5, 40, 100] } } } });
-        const s = stackStrategies(cfg).find((x) => x.id === "prod-standard-canary")!;
-        const patch = YAML.parse(renderComponent(s)["rollout-strategy.yaml"]) as { value: CanaryStrategy }[];
+    it("changes the rendered steps and the tiers' names with the stack file's, no code edit", () => {
+        const prod = { name: "live", standard: { steps: [5, 40, 100] } };
+        const named = stackStrategies(parseHub({ policy: { regulated: REGULATED }, delivery: { preprod: { name: "staging" }, prod } }));
+        const ids = ["dev-canary", "test-canary", "staging-canary", ...["standard", "regulated"].flatMap((c) => [`live-${c}-canary`, `live-${c}-blueGreen`])];
+        assert.strictEqual(named.map((s) => s.id).join(), ids.join());
+        const patch = YAML.parse(renderComponent(named[3])["rollout-strategy.yaml"]) as { value: CanaryStrategy }[];
+        assert.strictEqual(patch[0].value.canary.steps.flatMap((x) => ("setWeight" in x ? [x.setWeight] : [])).join(), "5,40,100");
+        const files = renderComponents("hub", named);
+        assert.match(files["README.md"], /- <path to this folder>\/live-standard-canary[^]*\| `staging-canary\/` \| staging \(preprod\) \|/);
+        assert.match(files["live-regulated-canary/kustomization.yaml"], /^# live-regulated-canary: rendered by `npm run delivery`/);
+        const output = deliveryStrategiesOutput(named);
         assert.deepStrictEqual(
-            patch[0].value.canary.steps.flatMap((x) => ("setWeight" in x ? [x.setWeight] : [])),
-            [5, 40, 100],
+            [output["dev-canary"].name, output["staging-canary"].name, output["live-regulated-canary"].tier],
+            [undefined, "staging", "prod"],
         );
+        const [standard, regulated] = tierAdmission(named).classes;
+        assert.match(
+            tierMessage(regulated, "blueGreen"),
+            /^in a live regulated namespace .* add components: \[<npm run delivery output>\/live-regulated-blueGreen\]/,
+        );
+        assert.ok(holes(standard).every((c) => c.message.startsWith("in a live standard namespace ")));
     });
 
     it("parses its arguments like the other commands", () => {

@@ -41,13 +41,9 @@ describe("delivery configuration (ADR-056 D3)", () => {
             delivery: { prod: { standard: { shapes: ["canary"] }, regulated: { shapes: ["blueGreen"] } }, dev: { trafficRouting: false } },
         });
         const ids = stackStrategies(only);
-        assert.deepStrictEqual(
-            ids.map((s) => s.id),
-            ["dev-canary", "test-canary", "preprod-canary", "prod-standard-canary", "prod-regulated-blueGreen"],
-        );
-        assert.deepStrictEqual(
-            ids.map((s) => s.routed),
-            [false, true, true, true, true],
+        assert.strictEqual(
+            ids.map((s) => `${s.id}:${s.routed}`).join(" "),
+            "dev-canary:false test-canary:true preprod-canary:true prod-standard-canary:true prod-regulated-blueGreen:true",
         );
     });
 
@@ -67,10 +63,8 @@ describe("delivery configuration (ADR-056 D3)", () => {
         });
         const p = plans(cfg);
         assert.deepStrictEqual(weights(p.get("prod-standard-canary")), [10, 20, 50, 100]);
-        assert.deepStrictEqual(
-            canary(p.get("prod-standard-canary")).steps.flatMap((s) => ("pause" in s ? [s.pause.duration] : [])),
-            ["15m", "15m", "15m"],
-        );
+        const pauses = canary(p.get("prod-standard-canary")).steps.flatMap((s) => ("pause" in s ? [s.pause.duration] : []));
+        assert.deepStrictEqual(pauses, ["15m", "15m", "15m"]);
         assert.deepStrictEqual(weights(p.get("prod-regulated-canary")), [5, 100], "the Pulumi CLI's text weights are read as numbers");
         const steps = canary(p.get("prod-regulated-canary")).steps;
         assert.deepStrictEqual(steps.slice(-2), [{ pause: {} }, { setWeight: 100 }], "regulated keeps its approval before 100%");
@@ -93,7 +87,7 @@ describe("delivery configuration (ADR-056 D3)", () => {
     describe("refuses what the library refuses, naming stack, key, value and what is allowed", () => {
         const prod = (cls: string, d: Record<string, unknown>, rest: Record<string, unknown> = {}) => ({ ...rest, delivery: { prod: { [cls]: d } } });
         const REFUSED: [Record<string, unknown>, string, RegExp, string?][] = [
-            [prod("standard", { steps: [50, 25, 100] }), "delivery.prod.standard.steps", /^must be ascending whole percentages ending at 100/, "[50,25,100]"],
+            [prod("standard", { steps: [50, 25, 100] }), "delivery.prod.standard.steps", /^must be a list of 2 to 20 ascending whole/, "[50,25,100]"],
             [prod("regulated", { steps: ["half", 100] }), "delivery.prod.regulated.steps", /whole percentages/],
             [prod("regulated", { steps: whole(25) }), "delivery.prod.regulated.steps", /must be a list of/],
             [prod("standard", { steps: whole([]) }), "delivery.prod.standard.steps", /ascending/],
@@ -113,6 +107,14 @@ describe("delivery configuration (ADR-056 D3)", () => {
             [prod("standard", { previewGate: "header", previewHeader: "x preview" }), "delivery.prod.standard.previewHeader", /header name/],
             [prod("standard", { previewGate: "cookie" }), "delivery.prod.standard.previewGate", /none, header/],
             [{ delivery: { staging: {} } }, "delivery.staging", /dev, test, preprod, prod/],
+            [prod("standard", { steps: [100] }), "delivery.prod.standard.steps", /^must be a list of 2 to 20 ascending/, "[100]"],
+            [prod("standard", { steps: Array.from({ length: 21 }, (_x, i) => i + 80) }), "delivery.prod.standard.steps", /2 to 20 ascending/],
+            [prod("standard", { previewHeader: "x-shop" }), "delivery.prod.standard.previewHeader", /only applies with .*previewGate: header/],
+            [prod("regulated", { steps: [10, 100] }), "delivery.prod.regulated", /without policy.regulated: a regulated tier needs its approver/],
+            [{ delivery: { preprod: { name: "Staging" } } }, "delivery.preprod.name", /a DNS label/, '"Staging"'],
+            [{ delivery: { test: { name: "prod-standard" } } }, "delivery.test.name", /not ending in -standard or -regulated/],
+            [{ delivery: { dev: { name: "qa" }, test: { name: "qa" } } }, "delivery.test.name", /"qa" is also delivery.dev.name/],
+            [{ delivery: { preprod: { name: "prod" }, prod: { name: "live" } } }, "delivery.preprod.name", /"prod" is also the ADR-056 tier prod/],
         ];
         for (const [patch, key, allowed, given] of REFUSED) {
             it(`${key}: ${allowed.source.slice(0, 60)}`, () => {

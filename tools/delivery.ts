@@ -10,8 +10,8 @@ const USAGE = "usage: npm run delivery -- --stack <name> --out <dir> [--config-d
 const HELP = `${USAGE}
 
 Writes one kustomize Component per delivery strategy the stack configures (its delivery section:
-the lower tiers' canary, each shape of each prod class) into <out>/<tier>[-<class>]-<shape>/, and
-<out>/README.md on how to use each. The files of strategies the stack no longer configures are
+the lower tiers' canary, each shape of each prod class) into <out>/<name>[-<class>]-<shape>/ (<name>:
+the tier's delivery.<tier>.name), and <out>/README.md on how to use each. The files of strategies the stack no longer configures are
 removed (each opens with its mark), and a folder they leave empty; nothing else in <out> is touched.
 
   --stack <name>       the stack file Pulumi.<name>.yaml (required)
@@ -29,8 +29,8 @@ export function parseDeliveryArgs(argv: readonly string[]) {
     return { stack: stackFlag(stack), out: path.resolve(out), configDir: path.resolve(flags["config-dir"] ?? REPO_ROOT) };
 }
 
-/** The folder names a component folder has: `dev-canary`, `prod-regulated-blueGreen`. */
-const COMPONENT_DIR = /^(dev|test|preprod)-canary$|^prod-(standard|regulated)-(canary|blueGreen)$/;
+/** The folder names a component folder has, under any tier name (`dev-canary`, `live-regulated-blueGreen`): a renamed tier's old folder goes too. */
+const COMPONENT_DIR = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?-((standard|regulated)-)?(canary|blueGreen)$/;
 
 /** Writes the stack's components under `out`; a folder it no longer configures goes, so an overlay naming it fails to build. */
 export function writeDeliveryComponents(stack: string, configDir: string, out: string): string[] {

@@ -2,7 +2,7 @@ import { readSection, type Values } from "../config/declare";
 import { ConfigReader, Plain, absent, isPlainObject } from "../config/reader";
 import { DELIVERY_DEFAULTS, DELIVERY_FIELDS, DeliveryConfig, ProdClassConfig, STANDARD_FIELDS } from "./fields";
 import { defaultStepPause, optionProblems, tierStrategies } from "./strategy";
-import { GateTiming, PROD_CLASSES, ProdClass, SHAPES, Shape, StrategyOptions, TierStrategy } from "./types";
+import { GateTiming, PROD_CLASSES, ProdClass, SHAPES, Shape, StrategyOptions, TIERS, TierStrategy } from "./types";
 
 /**
  * The reader of the `delivery` section (fields.ts declares it): each key by its declaration, then each
@@ -19,23 +19,13 @@ export function readDelivery(r: ConfigReader, value: unknown, gate: GateTiming):
         const read: Partial<Values<typeof STANDARD_FIELDS>> & Omit<Values<typeof STANDARD_FIELDS>, "admission"> = s.prod[prodClass];
         const raw = isPlainObject(rawProd[prodClass]) ? rawProd[prodClass] : {};
         const steps = raw.steps ?? [...DELIVERY_DEFAULTS.prod[prodClass].steps];
-        if (!Array.isArray(steps)) {
-            r.problem(key("steps"), steps, `must be a list of ${STANDARD_FIELDS.steps.type}: canary weights in percent, ascending, ending at 100`);
-            return undefined;
-        }
-        // The Pulumi CLI hands scalars over as text: "25" is 25, anything else stays as given for the rule below.
-        const weights = steps.map((w) => (typeof w === "string" && /^[0-9]+$/.test(w) ? Number(w) : w)) as number[];
-        const options: StrategyOptions = {
-            tier: "prod",
-            prodClass,
-            steps: weights,
-            gate,
-            autoPromotion: read.autoPromotion,
-            ...(read.stepPause !== undefined ? { stepPause: read.stepPause } : {}),
-            ...(read.previewGate === "header" && read.previewHeader !== undefined ? { previewGate: { header: read.previewHeader } } : {}),
-        };
-        for (const p of optionProblems(options).filter((p) => p.option === "steps" || p.option === "stepPause" || p.option === "autoPromotion")) {
-            r.problem(key(p.option), p.given, p.allowed);
+        // The Pulumi CLI hands scalars over as text: "25" is 25, anything else (a list's too) stays as given for the rule below.
+        const weights = (Array.isArray(steps) ? steps.map((w) => (typeof w === "string" && /^[0-9]+$/.test(w) ? Number(w) : w)) : steps) as number[];
+        // A prod class's options alone: what optionProblems finds is a steps, stepPause or autoPromotion problem.
+        const options: StrategyOptions = { tier: "prod", prodClass, steps: weights, gate, autoPromotion: read.autoPromotion, stepPause: read.stepPause };
+        for (const p of optionProblems(options)) r.problem(key(p.option), p.given, p.allowed);
+        if (raw.previewHeader !== undefined && read.previewGate !== "header") {
+            r.problem(key("previewHeader"), raw.previewHeader, `only applies with ${key("previewGate")}: header, the gate that reads it`);
         }
         prod[prodClass] = {
             ...read,
@@ -46,7 +36,14 @@ export function readDelivery(r: ConfigReader, value: unknown, gate: GateTiming):
             previewHeader: read.previewHeader ?? DELIVERY_DEFAULTS.prod[prodClass].previewHeader,
         };
     }
-    return { dev: s.dev, test: s.test, preprod: s.preprod, prod };
+    // One name per tier (D3 keeps four): a preprod called prod would put prod's words on preprod's components.
+    const names = TIERS.map((t) => [t, (t === "prod" ? s.prod : s[t]).name] as const);
+    for (const [tier, name] of names) {
+        const other = names.find(([t, n]) => t !== tier && (n === name || t === name))?.[0];
+        const is = other === name ? `the ADR-056 tier ${other}` : `delivery.${other}.name`;
+        if (name && other) r.problem(`delivery.${tier}.name`, name, `must be a DNS label of this tier alone: "${name}" is also ${is}`);
+    }
+    return { dev: s.dev, test: s.test, preprod: s.preprod, prod: { ...prod, name: s.prod.name } };
 }
 
 /**

@@ -1,6 +1,7 @@
 import { Fields, JsonSchema, Values, defaultsOf, field } from "../config/declare";
+import { DNS_LABEL } from "../config/reader";
 import { PAUSE_RULE } from "../rollouts/config/patterns";
-import { HEADER_NAME, LowerTier, PREVIEW_HEADER, ProdClass, SHAPES, Shape } from "./types";
+import { HEADER_NAME, LowerTier, PREVIEW_HEADER, ProdClass, SHAPES, Shape, Tier } from "./types";
 
 /**
  * The stack's `delivery` section (ADR-056 D3: the strategy is a tier property), per tier and per prod
@@ -9,8 +10,8 @@ import { HEADER_NAME, LowerTier, PREVIEW_HEADER, ProdClass, SHAPES, Shape } from
  * approves before 100%); the rules between keys are the library's `optionProblems` (config.ts).
  */
 
-/** A lower tier: always the trivial auto-promoting canary (D3); only whether it routes through the plugin is the platform's choice (D4). */
-export type LowerTierConfig = { trafficRouting: boolean };
+/** A lower tier: always the trivial auto-promoting canary (D3); its name and whether it routes through the plugin (D4) are the platform's choice. */
+export type LowerTierConfig = { name: string; trafficRouting: boolean };
 
 /** What the tier admission rule of a class does with a Rollout that does not conform (components/policy/tierAdmission.ts). */
 export type TierAdmissionAction = "Enforce" | "Audit";
@@ -20,12 +21,29 @@ export type ProdClassConfig = Omit<Values<typeof STANDARD_FIELDS, "steps" | "ste
     shapes: Shape[];
     admission?: TierAdmissionAction;
 };
-export type DeliveryConfig = Record<LowerTier, LowerTierConfig> & { prod: Record<ProdClass, ProdClassConfig> };
+export type DeliveryConfig = Record<LowerTier, LowerTierConfig> & { prod: Record<ProdClass, ProdClassConfig> & { name: string } };
 
-const STEPS_SCHEMA: JsonSchema = { type: "array", items: { type: "integer", minimum: 1, maximum: 100 }, minItems: 1, maxItems: 20 };
+/**
+ * The most weights a canary takes. The Rollout CRD sets no limit on spec.strategy.canary.steps
+ * (argoproj/argo-rollouts manifests/crds/rollout-crd.yaml v1.9.0): the limit is ours, each weight
+ * a step and a pause, so 20 already holds 40 steps and more is a typo or a loop's output.
+ */
+export const MAX_WEIGHTS = 20;
+const STEPS_SCHEMA: JsonSchema = { type: "array", items: { type: "integer", minimum: 1, maximum: 100 }, minItems: 2, maxItems: MAX_WEIGHTS };
+
+const TIER_NAME = "a DNS label (at most 63 lowercase letters, digits, '-') not ending in -standard or -regulated, and no other tier's name";
+/** The platform's own name of an ADR-056 tier: its components, its entries in deliveryStrategies and its admission messages carry it. */
+const nameField = (tier: Tier) =>
+    field.string({
+        // A lower tier called `live-standard` would write its canary into `live-standard-canary`, prod's standard folder.
+        rule: { pattern: DNS_LABEL, maxLength: 63, valid: (v) => !/-(standard|regulated)$/.test(v), describe: TIER_NAME },
+        default: tier,
+        doc: `what the platform calls its ${tier} environment (delivery.preprod.name: staging): the tier's components, deliveryStrategies entries and admission messages say it`,
+    });
 
 const lowerTierFields = (tier: LowerTier) =>
     ({
+        name: nameField(tier),
         trafficRouting: field.boolean({
             default: true,
             doc: `${tier}: route through the Gateway API plugin (the component adds stable and canary Services and puts both on the app's HTTPRoute); false: the replica-based canary, for apps without an HTTPRoute`,
@@ -44,7 +62,7 @@ const prodClassFields = (prodClass: ProdClass) =>
             type: "list of integers",
             schema: STEPS_SCHEMA,
             default: [25, 50, 100],
-            doc: "canary weights in percent, ascending, ending at 100 (ADR-056 proved 25 -> 50 -> 100)",
+            doc: "2 to 20 canary weights in percent, ascending, ending at 100: the gate measures those below 100 (ADR-056 proved 25 -> 50 -> 100)",
         }),
         stepPause: field.string({
             rule: PAUSE_RULE,
@@ -92,12 +110,13 @@ export const DELIVERY_FIELDS = {
     prod: field.section({
         doc: "prod, per class: standard (the metric gate) and regulated (the metric gate and an approver)",
         fields: {
+            name: nameField("prod"),
             standard: field.section({
                 doc: "prod / standard: stepped canary or blue/green under the success-rate gate, aborted on a breach",
                 fields: STANDARD_FIELDS,
             }),
             regulated: field.section({
-                doc: "prod / regulated: as standard, and an approver continues before 100% (the platform binds its approver and deployer roles to policy.regulated's groups)",
+                doc: "prod / regulated: as standard, and an approver continues before 100% (the platform binds its approver and deployer roles to policy.regulated's groups); only with policy.regulated",
                 fields: prodClassFields("regulated"),
             }),
         },

@@ -5,6 +5,5 @@ export { COMPONENT_APP, componentPlan, deliveryStrategiesOutput, renderComponent
 export { DEFAULT_STEPS, checkOptions, defaultStepPause, deliveryPlan, tierStrategies, type DeliveryPlan } from "./strategy";
 export { LOWER_TIERS, PREVIEW_HEADER, PREVIEW_HEADER_VALUE, PROD_CLASSES, SHAPES, TIERS, appLabels } from "./types";
 export { type AnalysisRef, type AppSpec, type BlueGreenStrategy, type CanaryStep, type CanaryStrategy } from "./types";
-export { type GateTiming, type PreviewGate, type ProdClass, type Shape } from "./types";
 export { type HttpRouteObject } from "./routes";
-export { type StrategyOptions, type Tier, type TierStrategy } from "./types";
+export { type GateTiming, type PreviewGate, type ProdClass, type Shape, type StrategyOptions, type Tier, type TierStrategy } from "./types";

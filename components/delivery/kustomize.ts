@@ -178,14 +178,14 @@ export function renderComponent(s: TierStrategy): Record<string, string> {
 
 /** The README of the output folder: what each component does and how a tenant uses it. */
 export function renderReadme(stack: string, strategies: readonly TierStrategy[]): string {
-    const example = strategies.find((s) => s.id.startsWith("prod-"))?.id ?? strategies[0]?.id ?? "prod-standard-canary";
+    const example = strategies.find((s) => s.tier === "prod")?.id ?? strategies[0]?.id ?? "prod-standard-canary";
     const rows = strategies.map((s) => {
         const plan = componentPlan(s);
         const adds = [
             ...plan.services.map((x) => `Service \`<app>${x.metadata.name.slice(COMPONENT_APP.name.length)}\``),
             ...(plan.httpRoute ? ["the HTTPRoute's backendRefs"] : []),
         ];
-        return `| \`${s.id}/\` | ${s.tier} | ${s.prodClass ?? "-"} | ${s.shape} | ${plan.behaviour} | ${adds.join(", ") || "the Rollout's strategy only"} |\n`;
+        return `| \`${s.id}/\` | ${s.name === s.tier ? s.tier : `${s.name} (${s.tier})`} | ${s.prodClass ?? "-"} | ${s.shape} | ${plan.behaviour} | ${adds.join(", ") || "the Rollout's strategy only"} |\n`;
     });
     const gated = strategies.flatMap((s) => (s.options.previewGate && "header" in s.options.previewGate ? [[s.id, s.options.previewGate.header]] : []));
     return `# Delivery strategies of stack \`${stack}\`
@@ -231,13 +231,8 @@ ${gated.map(([id, header]) => `- \`${id}/\` gates the preview on test traffic: s
 
 /** Every file of the output folder, by path relative to it: one folder per strategy and the README. */
 export function renderComponents(stack: string, strategies: readonly TierStrategy[]): Record<string, string> {
-    const out: Record<string, string> = { "README.md": renderReadme(stack, strategies) };
-    for (const s of strategies) {
-        for (const [file, text] of Object.entries(renderComponent(s))) {
-            out[`${s.id}/${file}`] = text;
-        }
-    }
-    return out;
+    const files = strategies.flatMap((s) => Object.entries(renderComponent(s)).map(([file, text]) => [`${s.id}/${file}`, text]));
+    return { "README.md": renderReadme(stack, strategies), ...Object.fromEntries(files) };
 }
 
 /**
@@ -253,6 +248,7 @@ export function deliveryStrategiesOutput(strategies: readonly TierStrategy[]): R
             const prod = s.tier === "prod";
             const output = {
                 tier: s.tier,
+                ...(s.name !== s.tier ? { name: s.name } : {}),
                 ...(s.prodClass ? { prodClass: s.prodClass } : {}),
                 shape: s.shape,
                 routed: s.routed,

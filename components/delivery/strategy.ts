@@ -5,7 +5,7 @@
  */
 import { ERROR_BUDGET, ERROR_BUDGET_WAIT, GATEWAY_API_PLUGIN, SHARED_TEMPLATE_ARGS, SUCCESS_RATE, SUCCESS_RATE_FINITE } from "../argoRollouts";
 import { ANALYSIS_DEFAULTS, durationSeconds } from "../rollouts/config";
-import { DELIVERY_DEFAULTS, DeliveryConfig } from "./fields";
+import { DELIVERY_DEFAULTS, DeliveryConfig, MAX_WEIGHTS } from "./fields";
 import { HttpRouteObject, ServiceObject, appRoute, previewGateProblems, previewHeaderRule, previewHostnameRoute, service, serviceNames } from "./routes";
 import type { AnalysisRef, AppSpec, BlueGreenStrategy, CanaryStep, CanaryStrategy, GateTiming, PreviewGate, ProdClass, Shape } from "./types";
 import type { StrategyOptions, Tier, TierStrategy } from "./types";
@@ -60,11 +60,7 @@ export function errorBudgetGate(app: AppSpec, kind: "wait" | "check", freeze = t
 }
 
 /** A problem with one option apart from any app, named as the `delivery` section's key: the reader reports it for that key. */
-export interface OptionProblem {
-    option: "tier" | "prodClass" | "steps" | "stepPause" | "autoPromotion" | "previewGate";
-    given: unknown;
-    allowed: string;
-}
+export type OptionProblem = { option: "tier" | "prodClass" | "steps" | "stepPause" | "autoPromotion"; given: unknown; allowed: string };
 
 /** The problems of the options alone: what a tier of the stack's `delivery` section may say. */
 export function optionProblems(opts: StrategyOptions): OptionProblem[] {
@@ -77,8 +73,10 @@ export function optionProblems(opts: StrategyOptions): OptionProblem[] {
         add("prodClass", opts.tier, `${prodOnly}; ${opts.tier} always gets the auto-promoting canary (ADR-056 D3)`);
     }
     const steps = opts.steps ?? DEFAULT_STEPS;
-    if (!Array.isArray(steps) || steps.at(-1) !== 100 || !steps.every((w, i) => Number.isInteger(w) && w > 0 && w <= 100 && (i === 0 || w > steps[i - 1]))) {
-        add("steps", steps, "must be ascending whole percentages ending at 100 (each weight a step of the canary, the last one full promotion)");
+    // [100] would move all traffic at once, before the background gate measures anything.
+    const stepped = Array.isArray(steps) && steps.length >= 2 && steps.length <= MAX_WEIGHTS && steps.at(-1) === 100;
+    if (!stepped || !steps.every((w, i) => Number.isInteger(w) && w > 0 && w <= 100 && (i === 0 || w > steps[i - 1]))) {
+        add("steps", steps, `must be a list of 2 to ${MAX_WEIGHTS} ascending whole percentages ending at 100: the gate measures the weights below 100`);
     }
     if (opts.stepPause !== undefined && !/^[1-9][0-9]*(s|m|h)$/.test(opts.stepPause)) {
         add("stepPause", opts.stepPause, "must be a duration such as 5m");
@@ -90,8 +88,7 @@ export function optionProblems(opts: StrategyOptions): OptionProblem[] {
             `must be at least the gate's initialDelay + interval (${g.initialDelay} + ${g.interval} = ${defaultStepPause(opts.gate)}): the first weight would end before the gate has measured it`,
         );
     }
-    const regulated = prod && opts.prodClass === "regulated";
-    if (regulated && opts.autoPromotion === true) {
+    if (prod && opts.prodClass === "regulated" && opts.autoPromotion === true) {
         add("autoPromotion", true, "must be false for prod / regulated: only an approver continues before 100% or the switch (ADR-056 D3, ADR-049)");
     }
     return problems;
@@ -192,8 +189,7 @@ function prodCanaryPlan(app: AppSpec, prodClass: ProdClass, opts: StrategyOption
 function blueGreenPlan(app: AppSpec, prodClass: ProdClass, opts: StrategyOptions): DeliveryPlan {
     const [active, preview] = serviceNames(app, "blueGreen");
     const budget = errorBudgetGate(app, "check", opts.errorBudgetFreeze ?? true);
-    const regulated = prodClass === "regulated";
-    const manual = !(opts.autoPromotion ?? !regulated);
+    const manual = !(opts.autoPromotion ?? prodClass !== "regulated");
     const previewGate = opts.previewGate;
     const pre = [budget, previewGate ? gate(SUCCESS_RATE_FINITE) : undefined].filter((a): a is AnalysisRef => a !== undefined);
     const headerRule = previewGate && "header" in previewGate ? [previewHeaderRule(app, previewGate.header, preview)] : [];
@@ -236,7 +232,8 @@ function blueGreenPlan(app: AppSpec, prodClass: ProdClass, opts: StrategyOptions
  */
 export function tierStrategies(delivery: DeliveryConfig, gate: GateTiming, regulated = false): TierStrategy[] {
     const out: TierStrategy[] = LOWER_TIERS.map((tier) => ({
-        id: `${tier}-canary`,
+        id: `${delivery[tier].name}-canary`,
+        name: delivery[tier].name,
         tier,
         shape: "canary",
         routed: delivery[tier].trafficRouting,
@@ -255,7 +252,7 @@ export function tierStrategies(delivery: DeliveryConfig, gate: GateTiming, regul
                 ...(shape === "canary" ? { steps: [...c.steps], stepPause: c.stepPause } : {}),
                 ...(shape === "blueGreen" && c.previewGate === "header" ? { previewGate: { header: c.previewHeader } } : {}),
             };
-            out.push({ id: `prod-${prodClass}-${shape}`, tier: "prod", prodClass, shape, routed: true, options });
+            out.push({ id: `${delivery.prod.name}-${prodClass}-${shape}`, name: delivery.prod.name, tier: "prod", prodClass, shape, routed: true, options });
         }
     }
     return out;

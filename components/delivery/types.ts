@@ -104,8 +104,8 @@ export interface BlueGreenStrategy {
 }
 
 /**
- * One strategy the stack's `delivery` section configures: `id` (`<tier>-canary` below prod,
- * `prod-<class>-<shape>`) names its component folder (`npm run delivery`) and its entry in the stack
- * output `deliveryStrategies`; `routed`: whether the app must have an HTTPRoute.
+ * One strategy the stack's `delivery` section configures: `id` (`<name>-canary` below prod,
+ * `<name>-<class>-<shape>`, `name` the platform's for the tier, by default the tier) names its component
+ * folder (`npm run delivery`) and its entry in the stack output `deliveryStrategies`; `routed`: whether the app must have an HTTPRoute.
  */
-export type TierStrategy = { id: string; tier: Tier; prodClass?: ProdClass; shape: Shape; routed: boolean; options: StrategyOptions };
+export type TierStrategy = { id: string; name: string; tier: Tier; prodClass?: ProdClass; shape: Shape; routed: boolean; options: StrategyOptions };

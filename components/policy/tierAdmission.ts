@@ -1,9 +1,6 @@
 import type { PolicyConfig } from "./config";
-import { componentPlan, COMPONENT_APP } from "../delivery/kustomize";
-import { AnalysisRef, CanaryStep, CanaryStrategy, TierStrategy, deliveryPlan } from "../delivery";
-import { PREVIEW_HEADER_VALUE } from "../delivery";
-import type { ProdClass, Shape } from "../delivery";
-import type { TierAdmissionAction } from "../delivery/fields";
+import { AnalysisRef, COMPONENT_APP, CanaryStep, CanaryStrategy, PREVIEW_HEADER_VALUE, ProdClass, Shape, TierStrategy } from "../delivery";
+import { type TierAdmissionAction, componentPlan, deliveryPlan } from "../delivery";
 import { POLICY_NAMES, PolicyContext, notTheController } from "./builders";
 import { Check, Cond, Field, Rule, and, eq, field, has, not, obj, or } from "./rule";
 import type { ClassAdmission, TailStep, TierAdmission } from "./tierTypes";
@@ -40,6 +37,8 @@ export const TIER_POLICY_NAMES: Record<ProdClass, string> = { standard: POLICY_N
 
 const clusterTemplates = (a: AnalysisRef | undefined): string[] => (a?.templates ?? []).filter((t) => t.clusterScope).map((t) => t.templateName);
 
+const PROMOTION_ANALYSES = ["prePromotionAnalysis", "postPromotionAnalysis"] as const;
+
 /** The error-budget freeze moves the first weight back a step: the rendering of an app with an SLO. */
 const WITH_SLO = { ...COMPONENT_APP, slo: { service: "app", name: "availability" } };
 
@@ -73,9 +72,10 @@ function tailOf(steps: CanaryStep[]): TailStep[] {
  * stack's `delivery.prod.standard.admission` (default Audit), regulated's always Enforce.
  */
 export function tierAdmission(strategies: readonly TierStrategy[], standardAction: TierAdmissionAction = "Audit"): TierAdmission {
+    const environment = strategies.find((s) => s.tier === "prod")?.name ?? "prod";
     const classes = (["standard", "regulated"] as const).map((prodClass) => {
         const regulated = prodClass === "regulated";
-        const c: ClassAdmission = { prodClass, action: regulated ? "Enforce" : standardAction, components: {}, gateArgs: [] };
+        const c: ClassAdmission = { prodClass, environment, action: regulated ? "Enforce" : standardAction, components: {}, gateArgs: [] };
         const gates: (AnalysisRef | undefined)[] = [];
         for (const s of strategies.filter((x) => x.tier === "prod" && x.prodClass === prodClass)) {
             c.components[s.shape] = s.id;
@@ -93,12 +93,8 @@ export function tierAdmission(strategies: readonly TierStrategy[], standardActio
                 gates.push(analysis);
             } else {
                 const b = strategy.blueGreen;
-                const analyses = (["prePromotionAnalysis", "postPromotionAnalysis"] as const).map((field) => ({
-                    field,
-                    templates: clusterTemplates(b[field]),
-                }));
                 c.blueGreen = {
-                    analyses: analyses.filter((a) => a.templates.length > 0),
+                    analyses: PROMOTION_ANALYSES.map((field) => ({ field, templates: clusterTemplates(b[field]) })).filter((a) => a.templates.length > 0),
                     manualPromotion: regulated && b.autoPromotionEnabled === false,
                     preview: {
                         suffix: b.previewService.slice(COMPONENT_APP.name.length),
@@ -114,13 +110,16 @@ export function tierAdmission(strategies: readonly TierStrategy[], standardActio
     return { classes: classes.filter((c) => Object.keys(c.components).length > 0) };
 }
 
+/** Where a class's rule applies, in the platform's name of the prod tier. */
+const where = (c: ClassAdmission) => `in a ${c.environment} ${c.prodClass} namespace`;
+
 /** The message of a class's rule for a shape: what is missing and the component that has it. */
 export function tierMessage(c: ClassAdmission, shape: Shape): string {
     const use = (id: string) => `components: [<npm run delivery output>/${id}]`;
     const offered = Object.values(c.components).map(use).join(" or ");
     const id = c.components[shape];
     if (!id) {
-        return `in a prod ${c.prodClass} namespace a Rollout must use a shape this class offers (${Object.keys(c.components).join(", ")}); add ${offered} to its overlay (ADR-056 D3)`;
+        return `${where(c)} a Rollout must use a shape this class offers (${Object.keys(c.components).join(", ")}); add ${offered} to its overlay (ADR-056 D3)`;
     }
     const what =
         shape === "canary"
@@ -128,7 +127,7 @@ export function tierMessage(c: ClassAdmission, shape: Shape): string {
               (c.canary!.tail ? ", and the approval: its steps ending pause: {} then setWeight 100" : "")
             : `the finite success-rate gate (${c.blueGreen!.analyses.map((a) => `${a.field}: ${a.templates.join(", ")}`).join("; ")}, cluster-scoped)` +
               (c.blueGreen!.manualPromotion ? ", and the approval: autoPromotionEnabled: false" : "");
-    return `in a prod ${c.prodClass} namespace a ${shape === "canary" ? "canary" : "blue/green"} Rollout must run ${what}; add ${use(id)} to its overlay (ADR-056 D3)`;
+    return `${where(c)} a ${shape === "canary" ? "canary" : "blue/green"} Rollout must run ${what}; add ${use(id)} to its overlay (ADR-056 D3)`;
 }
 
 const CANARY = ["spec", "strategy", "canary"];
@@ -190,7 +189,6 @@ const listed = (f: Field): Cond => ({ some: f, where: true });
  *   controller reads from a Deployment no guard covers (rollout/templateref.go v1.9.0, Resolve).
  */
 export function holes(c: ClassAdmission): Check[] {
-    const where = `in a prod ${c.prodClass} namespace`;
     const args = c.gateArgs.map((a) => `${a.name} ${a.path.join(".")}: ${a.value}`).join(", ");
     const max = c.canary?.maxBeforeApproval;
     const weight = field("item", "setWeight");
@@ -205,7 +203,7 @@ export function holes(c: ClassAdmission): Check[] {
                 ].map((p) => listed(obj([...p, "dryRun"]))),
                 { some: obj([...CANARY, "steps"]), where: listed(field("item", ["analysis", "dryRun"])) },
             ),
-            message: `${where} a Rollout's analysis must not set dryRun (spec.strategy.canary.analysis.dryRun, spec.strategy.canary.steps[].analysis.dryRun, spec.strategy.blueGreen.prePromotionAnalysis.dryRun, spec.strategy.blueGreen.postPromotionAnalysis.dryRun): a dry-run metric never fails its run, so the gate could not stop a bad version (ADR-056 D3)`,
+            message: `${where(c)} a Rollout's analysis must not set dryRun (spec.strategy.canary.analysis.dryRun, spec.strategy.canary.steps[].analysis.dryRun, spec.strategy.blueGreen.prePromotionAnalysis.dryRun, spec.strategy.blueGreen.postPromotionAnalysis.dryRun): a dry-run metric never fails its run, so the gate could not stop a bad version (ADR-056 D3)`,
         },
         {
             id: "gate-args",
@@ -215,7 +213,7 @@ export function holes(c: ClassAdmission): Check[] {
                     where: or(...c.gateArgs.map((a) => and(eq(field("item", "name"), a.name), not(eq(field("item", a.path), a.value))))),
                 })),
             ),
-            message: `${where} the gate's arguments (spec.strategy.canary.analysis.args, spec.strategy.blueGreen.*PromotionAnalysis.args) must come from the Rollout itself as the components write them (${args}): a Stable hash measures the old version, a literal another workload (ADR-056 D3, D5)`,
+            message: `${where(c)} the gate's arguments (spec.strategy.canary.analysis.args, spec.strategy.blueGreen.*PromotionAnalysis.args) must come from the Rollout itself as the components write them (${args}): a Stable hash measures the old version, a literal another workload (ADR-056 D3, D5)`,
         },
         ...(max === undefined
             ? []
@@ -230,7 +228,7 @@ export function holes(c: ClassAdmission): Check[] {
                               over: 1,
                           }),
                       ),
-                      message: `${where} no canary weight before the approval pause may exceed the tier's ${max} (spec.strategy.canary.steps[].setWeight), and spec.strategy.canary.trafficRouting.maxTrafficWeight must not be set: an unapproved version would serve more traffic than the tier's steps while it waits for the approver (ADR-056 D3)`,
+                      message: `${where(c)} no canary weight before the approval pause may exceed the tier's ${max} (spec.strategy.canary.steps[].setWeight), and spec.strategy.canary.trafficRouting.maxTrafficWeight must not be set: an unapproved version would serve more traffic than the tier's steps while it waits for the approver (ADR-056 D3)`,
                   },
               ]),
         ...(c.prodClass === "regulated"
@@ -238,7 +236,7 @@ export function holes(c: ClassAdmission): Check[] {
                   {
                       id: "workload-ref",
                       deny: has(obj("spec.workloadRef")),
-                      message: `${where} a Rollout must carry its own pod template (spec.template), not spec.workloadRef: the controller reads a referenced Deployment's template, which the approval guard does not cover, so a change to it would start an unapproved version (ADR-056 D3)`,
+                      message: `${where(c)} a Rollout must carry its own pod template (spec.template), not spec.workloadRef: the controller reads a referenced Deployment's template, which the approval guard does not cover, so a change to it would start an unapproved version (ADR-056 D3)`,
                   },
               ]
             : []),
@@ -259,14 +257,13 @@ export function previewRoute(c: ClassAdmission): Check[] {
     const named = (f: Field): Cond => ({ matches: f, re });
     const gated = (m: Field): Cond =>
         header ? { some: m, where: and(eq(field("item", "name"), header), eq(field("item", "value"), PREVIEW_HEADER_VALUE)) } : false;
-    const where = `in a prod ${c.prodClass} namespace`;
     const form = `<app>${suffix}`;
     return [
         {
             id: "preview-service",
             on: [{ kind: ROLLOUT }],
             deny: and(has(obj(BLUE_GREEN)), or(not(named(obj([...BLUE_GREEN, "previewService"]))), named(obj([...BLUE_GREEN, "activeService"])))),
-            message: `${where} a blue/green Rollout's spec.strategy.blueGreen.previewService must be named as the components name it (${form}) and its activeService must not be: the route rule that admits the preview is read by that name (ADR-056 D3, D4)`,
+            message: `${where(c)} a blue/green Rollout's spec.strategy.blueGreen.previewService must be named as the components name it (${form}) and its activeService must not be: the route rule that admits the preview is read by that name (ADR-056 D3, D4)`,
         },
         {
             id: "preview-route",
@@ -279,7 +276,7 @@ export function previewRoute(c: ClassAdmission): Check[] {
                 ),
             },
             message:
-                `${where} an HTTPRoute rule whose spec.rules[].backendRefs[].name is a preview Service (${form}) must match ` +
+                `${where(c)} an HTTPRoute rule whose spec.rules[].backendRefs[].name is a preview Service (${form}) must match ` +
                 (header
                     ? `only requests with ${header}: ${PREVIEW_HEADER_VALUE} (the components' preview rule)`
                     : "no request (this class has no preview gate)") +

@@ -1,5 +1,4 @@
-import type { TierAdmissionAction } from "../delivery/fields";
-import type { ProdClass, Shape } from "../delivery";
+import type { ProdClass, Shape, TierAdmissionAction } from "../delivery";
 
 /**
  * What the tier admission rules check (tierAdmission.ts derives it from the stack's rendered
@@ -11,6 +10,8 @@ export type TailStep = { pause: "indefinite" } | { setWeight: number };
 
 export interface ClassAdmission {
     prodClass: ProdClass;
+    /** The platform's name of the prod tier (`delivery.prod.name`), for the messages. */
+    environment: string;
     /** Enforce (refuse) or Audit (report and warn). */
     action: TierAdmissionAction;
     /** The component of each shape the class offers (`npm run delivery`'s folder names). */

@@ -157,6 +157,11 @@ function preflightPolicy(r: ConfigReader, cfg: PolicyConfig, raw: Plain, deliver
     for (const [key, v, c] of given.filter(([, v, c]) => v !== undefined && v !== null && absent(cfg, c))) {
         r.problem(key, v, `must not be set with policy.absentClasses [${cfg.absentClasses.join(", ")}]: this cluster has no ${c} namespaces`);
     }
+    // Without the approver and deployer groups there is no regulated strategy (tierStrategies): its settings would do nothing.
+    const regulatedTier = isPlainObject(delivery) && isPlainObject(delivery.prod) ? delivery.prod.regulated : undefined;
+    if (!cfg.regulated && !absent(cfg, "prod") && regulatedTier !== undefined && regulatedTier !== null) {
+        r.problem("delivery.prod.regulated", regulatedTier, "must not be set without policy.regulated: a regulated tier needs its approver groups");
+    }
     for (const [key, text] of kyvernoVariables(cfg)) {
         r.problem(
             key,
