@@ -1,9 +1,11 @@
 import * as assert from "assert";
 import * as fs from "fs";
+import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
 import { EXAMPLE_DIGEST, EXAMPLE_SHA256, exampleRefusal, exampleValues, isExampleValue } from "../components/config/examples";
-import { PROJECT } from "../components/config/reader";
+import { NOT_SHOWN, PROJECT } from "../components/config/reader";
+import { writeDeliveryComponents } from "../tools/delivery";
 import { configFromStackFile, fromConfigMap } from "../tools/stackFile";
 import { FIXTURE_STACKS, HUB_TEXT, TEST_SMOKE, merged } from "./harness";
 import { planWarned, projectKeys } from "./stackConfig";
@@ -18,16 +20,21 @@ const run = (config: Record<string, unknown>, dryRun: boolean) => planWarned(fro
 
 describe("example values", () => {
     describe("isExampleValue", () => {
-        it("recognises the reserved example domains, the word example and the example checksum and digest", () => {
+        it("recognises the reserved example domains, placeholder endpoints (.invalid), the word example and the example digest in a reference", () => {
             // More, each in the key it is found in: 'each key a stack file or the docs exemplify' below.
-            for (const v of ["https://mimir.example.org/prometheus", "Example Approvers", `registry.example.net/mirror/app@${EXAMPLE_DIGEST}`]) {
+            for (const v of [
+                "https://mimir.example.org/prometheus",
+                "https://mimir.hub.invalid/prometheus",
+                "Example Approvers",
+                `registry.platform.test/app@${EXAMPLE_DIGEST}`,
+            ]) {
                 assert.ok(isExampleValue(v), v);
             }
         });
 
         it("leaves every value that only contains the letters inside a longer word", () => {
             // And the fixtures' own values: 'finds none in the fixtures' below.
-            for (const v of ["counterexamples", "examples-team", "exampled", `sha256:${"ab".repeat(32)}`]) {
+            for (const v of ["counterexamples", "examples-team", "exampled", "a.invalidated.test", `sha256:${"ab".repeat(32)}`]) {
                 assert.ok(!isExampleValue(v), v);
             }
         });
@@ -53,8 +60,10 @@ describe("example values", () => {
             ]);
         });
 
-        it("never reads a secret key, and never shows a URL's user-info or query in the refusal", () => {
-            assert.deepStrictEqual(exampleValues({ notificationsToken: "example-token" }, ["notificationsToken"]), []);
+        it("finds an example under a secret key without showing it, and never shows a URL's user-info or query in the refusal", () => {
+            const secret = exampleValues({ notifications: { webhookUrl: "https://hooks.example.com/x", token: "s3cret" } }, ["notifications"]);
+            assert.deepStrictEqual(secret, [{ key: "notifications.webhookUrl", example: NOT_SHOWN }]);
+            assert.match(exampleRefusal("hub", PROJECT, secret), /notifications\.webhookUrl = \[not shown\]$/);
             const message = exampleRefusal("hub", PROJECT, [{ key: "notifications.webhookUrl", example: "https://bot:s3cret@hooks.example.com/in?token=abc" }]);
             assert.ok(!message.includes("s3cret") && !message.includes("abc"), message);
             assert.match(message, /https:\/\/hooks\.example\.com\/in\?\[not shown\]/);
@@ -65,6 +74,18 @@ describe("example values", () => {
                 const doc = YAML.parse(fs.readFileSync(path.join(FIXTURE_STACKS, f), "utf8")) as { config: Record<string, unknown> };
                 assert.deepStrictEqual(exampleValues(doc.config), [], f);
             }
+        });
+
+        it("npm run delivery writes no component holding one: refused naming the key, nothing written", () => {
+            const dir = fs.mkdtempSync(path.join(os.tmpdir(), "examples-"));
+            const delivery = "  argo-rollouts-addon:delivery:\n    prod:\n      standard: {previewGate: header, previewHeader: x-example-preview}\n";
+            fs.writeFileSync(path.join(dir, "Pulumi.hub.yaml"), HUB_TEXT + delivery);
+            assert.throws(
+                () => writeDeliveryComponents("hub", dir, path.join(dir, "out")),
+                /^Error: stack "hub": npm run delivery writes nothing while a key holds an example value; .*\n {2}- argo-rollouts-addon:delivery\.prod\.standard\.previewHeader = "x-example-preview"$/,
+            );
+            assert.ok(!fs.existsSync(path.join(dir, "out")));
+            fs.rmSync(dir, { recursive: true, force: true });
         });
     });
 
@@ -90,6 +111,7 @@ describe("example values", () => {
             ["plugin.digest", { plugin: { digest: EXAMPLE_DIGEST } }],
             ["plugin.sha256", { plugin: { delivery: "download", sha256: EXAMPLE_SHA256, digest: undefined, repository: undefined } }],
             ["smokeTest.hostname", { smokeTest: { ...TEST_SMOKE, hostname: "rollouts-smoke.example.com" } }],
+            ["smokeTest.image", { smokeTest: { ...TEST_SMOKE, image: `registry.platform.test/mirror/argoproj/rollouts-demo@${EXAMPLE_DIGEST}` } }],
             [
                 "notifications.webhookUrl",
                 { notifications: { service: "webhook", webhookUrl: "https://hooks.example.com/rollouts" }, notificationsToken: { secure: "v1:c2VjcmV0" } },

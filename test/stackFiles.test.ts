@@ -99,7 +99,12 @@ describe("shipped stack files", () => {
                     warned.filter((w) => w.includes("example")),
                     [],
                 );
-                assert.deepStrictEqual(exampleValues({ planned: run.resources.map((r) => r.inputs) }), []);
+                // The offline plan's own stand-ins for what only `up` reads (offline-placeholder.*.invalid) are placeholders by design.
+                const planned = exampleValues({ planned: run.resources.map((r) => r.inputs) });
+                assert.deepStrictEqual(
+                    planned.filter((e) => !e.example.includes("offline-placeholder")),
+                    [],
+                );
             });
         });
     }

@@ -7,7 +7,7 @@
 import { RunError } from "@pulumi/pulumi/errors";
 import { NOT_SHOWN, printable, show } from "./show";
 
-export { NOT_SHOWN, OFFLINE_SECRET, escapeInvisible, printable, show, withoutUrlSecrets } from "./show";
+export { INVISIBLE, NOT_SHOWN, OFFLINE_SECRET, escapeInvisible, printable, show, withoutUrlSecrets } from "./show";
 
 /** The Pulumi project name, which is also the namespace of every config key. */
 export const PROJECT = "argo-rollouts-addon";
