@@ -152,6 +152,7 @@ describe("configuration", () => {
             [{ cluster: { mimirTenant: "hub|preprod" } }, "cluster.mimirTenant", /no '\|'/, '"hub|preprod"'],
             [{ cluster: { mimirTenant: "hub prod" } }, "cluster.mimirTenant", /Mimir tenant id/, '"hub prod"'],
             [{ cluster: { name: "hub\u200b" } }, "cluster.name", /DNS label/, '"hub\\u200b"'],
+            [{ policy: { regulated: { approverGroups: ["ops\u200bteam"] } } }, "policy.regulated.approverGroups[0]", /a group name/, '"ops\\u200bteam"'],
             [{ cluster: { kubeconfigContext: "x" } }, "cluster", /exactly one of/, '{"eksClusterName":"test-hub","kubeconfigContext":"x"}'],
             [{ gateway: { listener: undefined } }, "gateway.listener", /is required/, "(not set)"],
             [{ controller: { replicas: 1 } }, "controller.replicas", /from 2 to 5/, "1"],

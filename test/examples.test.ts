@@ -1,9 +1,11 @@
 import * as assert from "assert";
 import * as fs from "fs";
+import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
 import { EXAMPLE_DIGEST, EXAMPLE_SHA256, exampleRefusal, exampleValues, isExampleValue } from "../components/config/examples";
-import { PROJECT } from "../components/config/reader";
+import { NOT_SHOWN, PROJECT, Plain } from "../components/config/reader";
+import { writeDeliveryComponents } from "../tools/delivery";
 import { configFromStackFile, fromConfigMap } from "../tools/stackFile";
 import { FIXTURE_STACKS, HUB_TEXT, TEST_SMOKE, merged } from "./harness";
 import { planWarned, projectKeys } from "./stackConfig";
@@ -17,23 +19,17 @@ const hubFixture = () => projectKeys((YAML.parse(HUB_TEXT) as { config: Record<s
 const run = (config: Record<string, unknown>, dryRun: boolean) => planWarned(fromConfigMap("hub", { "aws:region": "eu-west-1", ...config }), dryRun);
 
 describe("example values", () => {
-    describe("isExampleValue", () => {
-        it("recognises the reserved example domains, the word example and the example checksum and digest", () => {
-            // More, each in the key it is found in: 'each key a stack file or the docs exemplify' below.
-            for (const v of ["https://mimir.example.org/prometheus", "Example Approvers", `registry.example.net/mirror/app@${EXAMPLE_DIGEST}`]) {
-                assert.ok(isExampleValue(v), v);
-            }
-        });
-
-        it("leaves every value that only contains the letters inside a longer word", () => {
-            // And the fixtures' own values: 'finds none in the fixtures' below.
-            for (const v of ["counterexamples", "examples-team", "exampled", `sha256:${"ab".repeat(32)}`]) {
-                assert.ok(!isExampleValue(v), v);
-            }
-        });
-    });
-
     describe("exampleValues", () => {
+        it("isExampleValue: the example domains, placeholder endpoints (.invalid), the word, the example digest in a reference; none in the fixtures", () => {
+            // More, each in the key it is found in: 'each key a stack file or the docs exemplify' below; none in the fixtures, a test platform's own values.
+            const yes = ["https://m.example.org/p", "https://m.hub.invalid/p", "Example Approvers", `r.platform.test/app@${EXAMPLE_DIGEST}`];
+            const no = ["counterexamples", "examples-team", "exampled", "a.invalidated.test", `sha256:${"ab".repeat(32)}`];
+            assert.deepStrictEqual([...yes, ...no].filter(isExampleValue), yes);
+            for (const f of fs.readdirSync(FIXTURE_STACKS).filter((n) => n.endsWith(".yaml"))) {
+                assert.deepStrictEqual(exampleValues((YAML.parse(fs.readFileSync(path.join(FIXTURE_STACKS, f), "utf8")) as { config: Plain }).config), [], f);
+            }
+        });
+
         it("names each key once, in the stack file's order, map keys (labels, names) included", () => {
             const raw = {
                 imageRegistry: "registry.example.com/mirror",
@@ -53,18 +49,28 @@ describe("example values", () => {
             ]);
         });
 
-        it("never reads a secret key, and never shows a URL's user-info or query in the refusal", () => {
-            assert.deepStrictEqual(exampleValues({ notificationsToken: "example-token" }, ["notificationsToken"]), []);
+        it("finds an example under a secret key without showing it, and never shows a URL's user-info or query in the refusal", () => {
+            const secret = exampleValues({ notifications: { webhookUrl: "https://hooks.example.com/x", token: "s3cret" } }, ["notifications"]);
+            assert.deepStrictEqual(secret, [{ key: "notifications.webhookUrl", example: NOT_SHOWN }]);
+            assert.match(exampleRefusal("hub", PROJECT, secret), /notifications\.webhookUrl = \[not shown\]$/);
             const message = exampleRefusal("hub", PROJECT, [{ key: "notifications.webhookUrl", example: "https://bot:s3cret@hooks.example.com/in?token=abc" }]);
             assert.ok(!message.includes("s3cret") && !message.includes("abc"), message);
             assert.match(message, /https:\/\/hooks\.example\.com\/in\?\[not shown\]/);
         });
 
-        it("finds none in the fixtures, which hold a test platform's own values", () => {
-            for (const f of fs.readdirSync(FIXTURE_STACKS).filter((n) => n.endsWith(".yaml"))) {
-                const doc = YAML.parse(fs.readFileSync(path.join(FIXTURE_STACKS, f), "utf8")) as { config: Record<string, unknown> };
-                assert.deepStrictEqual(exampleValues(doc.config), [], f);
-            }
+        it("npm run delivery writes no component holding one: refused naming the key, nothing written", () => {
+            const dir = fs.mkdtempSync(path.join(os.tmpdir(), "examples-"));
+            fs.writeFileSync(
+                `${dir}/Pulumi.hub.yaml`,
+                `${HUB_TEXT}  ${PROJECT}:delivery: {prod: {standard: {previewGate: header, previewHeader: x-example}}}\n`,
+            );
+            const refused = () => writeDeliveryComponents("hub", dir, `${dir}/out`);
+            assert.throws(
+                refused,
+                /^Error: stack "hub": npm run delivery writes nothing while .*\n {2}- argo-rollouts-addon:delivery\.prod\.standard\.previewHeader = "x-example"$/,
+            );
+            assert.ok(!fs.existsSync(`${dir}/out`));
+            fs.rmSync(dir, { recursive: true, force: true });
         });
     });
 
@@ -90,9 +96,10 @@ describe("example values", () => {
             ["plugin.digest", { plugin: { digest: EXAMPLE_DIGEST } }],
             ["plugin.sha256", { plugin: { delivery: "download", sha256: EXAMPLE_SHA256, digest: undefined, repository: undefined } }],
             ["smokeTest.hostname", { smokeTest: { ...TEST_SMOKE, hostname: "rollouts-smoke.example.com" } }],
+            ["smokeTest.image", { smokeTest: { ...TEST_SMOKE, image: `registry.platform.test/mirror/argoproj/rollouts-demo@${EXAMPLE_DIGEST}` } }],
             [
                 "notifications.webhookUrl",
-                { notifications: { service: "webhook", webhookUrl: "https://hooks.example.com/rollouts" }, notificationsToken: { secure: "v1:c2VjcmV0" } },
+                { notifications: { service: "webhook", webhookUrl: "https://h.example.com/r" }, notificationsToken: { secure: "v1:c2VjcmV0" } },
             ],
         ];
         it("each: a valid value the configuration names as an example, the list a preview warns of and pulumi up refuses", () => {
@@ -123,12 +130,9 @@ describe("example values", () => {
             for (const raw of [hubFixture(), merged(hubFixture(), { ...optionalOut, controller: { namespaceLabels: undefined }, imageRegistry: undefined })]) {
                 const { run: planned, warned } = await run(raw, false);
                 assert.ok(planned.resources.length > 10);
-                assert.deepStrictEqual(
-                    warned.filter((w) => w.includes("example")),
-                    [],
-                );
-                const texts = JSON.stringify(planned.resources.map((r) => r.inputs));
-                assert.ok(!/(^|[^A-Za-z0-9])example([^A-Za-z0-9]|$)/i.test(texts), "a planned object carries an example value");
+                assert.ok(!warned.some((w) => w.includes("example")), warned.join("\n"));
+                const found = exampleValues({ planned: planned.resources.map((r) => r.inputs) }).filter((e) => !e.example.includes("offline-placeholder"));
+                assert.deepStrictEqual(found, []);
             }
         });
     });

@@ -78,9 +78,7 @@ describe("shipped stack files", () => {
 
             it("is refused by pulumi up while any key holds an example value, naming each, before anything is declared", async () => {
                 const found = examples();
-                if (found.length === 0) {
-                    return; // every example replaced: the next test plans the file under pulumi up
-                }
+                if (found.length === 0) return; // every example replaced: the next test plans the file under pulumi up
                 await assert.rejects(planWarned(file(), false), (e: Error) => {
                     for (const x of found) {
                         assert.ok(e.message.includes(`${PROJECT}:${x.key} = `), `${x.key} not named in:\n${e.message}`);
@@ -95,11 +93,10 @@ describe("shipped stack files", () => {
                 assert.deepStrictEqual(exampleValues(rawOf(own)), []);
                 const { run, warned } = await planWarned(own, false);
                 assert.ok(run.resources.length > 10);
-                assert.deepStrictEqual(
-                    warned.filter((w) => w.includes("example")),
-                    [],
-                );
-                assert.deepStrictEqual(exampleValues({ planned: run.resources.map((r) => r.inputs) }), []);
+                assert.ok(!warned.some((w) => w.includes("example")), warned.join("\n"));
+                // The offline plan's own stand-ins for what only `up` reads (offline-placeholder.*.invalid) are placeholders by design.
+                const planned = exampleValues({ planned: run.resources.map((r) => r.inputs) }).filter((e) => !e.example.includes("offline-placeholder"));
+                assert.deepStrictEqual(planned, []);
             });
         });
     }

@@ -68,17 +68,14 @@ describe("stack files read narrowly (stackYaml)", () => {
         assert.deepStrictEqual(parseStackYaml("a:\nb: |\n  017\nc: {x: [1, ~]}\n"), { a: null, b: "017\n", c: { x: [1, null] } });
     });
 
-    it("names a key in a list and a key that is itself ambiguous, as the stack file writes them", () => {
+    it("names a key in a list and a key that is itself ambiguous; refuses a key written twice, namespaced and bare (one key to the Pulumi CLI)", () => {
         assert.match(
             refusal("config:\n  argo-rollouts-addon:spokes:\n    - name: a\n      tenant: 1_0\n"),
-            /^line 4: argo-rollouts-addon:spokes\[0\]\.tenant = 1_0 is a number/,
+            /^line 4: argo-rollouts-addon:spokes\[0\]\.tenant = 1_0 is a/,
         );
         assert.match(refusal("config:\n  policy:\n    labels: {on: x}\n"), /^line 3: policy\.labels\.on = on is a boolean/);
         assert.match(refusal("config:\n  1: x\n"), /^line 2: config has the key 1, which is not text: quote it$/);
         assert.match(refusal("config:\n  ~: x\n"), /^line 2: config has the key ~, which is not text/);
-    });
-
-    it("refuses a key written twice, and a namespaced and a bare key that are one key to the Pulumi CLI", () => {
         assert.strictEqual(refusal("config:\n  a: 1\n  b: 2\n  a: 3\n"), "line 4: the key a is written twice: write it once");
         assert.strictEqual(
             refusal("config:\n  argo-rollouts-addon:imageRegistry: x\n  imageRegistry: y\n"),
@@ -90,29 +87,29 @@ describe("stack files read narrowly (stackYaml)", () => {
         });
     });
 
-    it("refuses explicit tags and merge keys, which the readers resolve differently", () => {
-        assert.match(refusal("config:\n  a: !!binary aGVsbG8=\n"), /^line 2: a has the tag !!binary, which YAML readers resolve differently: remove it/);
+    it("refuses explicit tags and merge keys, which the readers resolve differently, and an alias bomb at once, before it expands", () => {
+        assert.match(refusal("config:\n  a: !!binary aGVsbG8=\n"), /^line 2: a has the tag !!binary, .*: write the value as a plain string, without the tag$/);
         assert.match(refusal("a: !!str 12\n"), /^line 1: a has the tag !!str/);
         assert.match(refusal("a: !local x\n"), /^line 1: a has the tag !local/);
         assert.match(refusal("base: &b {x: 1}\nm:\n  <<: *b\n"), /^line 3: m\.<< = << is a merge key to yaml\.v3/);
-    });
-
-    it("refuses an alias bomb at once, before it expands, and reads a few aliases", () => {
         const levels = Array.from({ length: 12 }, (_, i) => `l${i + 1}: &l${i + 1} [${Array(9).fill(`*l${i}`).join(", ")}]`);
         // Expanded, it would hold 9^12 copies: the run would never end.
         assert.strictEqual(refusal(`l0: &l0 [x]\n${levels.join("\n")}\n`), "line 3: l2[1]: more than 10 aliases (*name): write the values out");
         assert.deepStrictEqual(parseStackYaml("a: &a [1]\nb: *a\nc: *a\n"), { a: [1], b: [1], c: [1] });
     });
 
-    it("refuses bytes that are not UTF-8, a UTF-16 byte order mark, a NUL or other control character and CR-only line ends, with the line", () => {
-        const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("a: 1\n", "utf16le")]);
-        assert.strictEqual(refusal(utf16), "line 1: holds bytes that are not UTF-8: save the file as UTF-8");
+    it("refuses UTF-16, bytes not UTF-8, control and invisible characters (raw or escaped: a zero-width space in a group name), CR-only line ends, with the line", () => {
+        const [utf16, unseen] = ["is UTF-16 or UTF-32 (a byte order mark, or NUL bytes): save the file as UTF-8", "a character a terminal does not show"];
+        assert.strictEqual(refusal(Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("a: 1\n", "utf16le")])), `line 1: ${utf16}`);
+        assert.strictEqual(refusal(Buffer.from("a: 1\n", "utf16le")), `line 1: ${utf16}`);
         assert.match(
-            refusal(Buffer.concat([Buffer.from("a: 1\nb: "), Buffer.from([0xc3, 0x28]), Buffer.from("\n")])),
-            /^line 2: holds bytes that are not UTF-8/,
+            refusal(Buffer.from("a: 1\nb: caf\xe9\n", "latin1")),
+            /^line 2: holds bytes that are not UTF-8 \(Latin-1 text, say\): save the file as UTF-8$/,
         );
-        assert.strictEqual(refusal("a: 1\nb: x\u0000y\n"), "line 2: holds U+0000: remove it, or write \\u0000 in double quotes");
-        assert.match(refusal("a: 1\nb: x\u0085y\n"), /^line 2: holds U\+0085/);
+        assert.strictEqual(refusal("a: 1\nb: x\u0000y\n"), `line 2: holds \\u0000, ${unseen} (a control character, a zero-width space or mark): remove it`);
+        assert.ok(refusal("a: 1\n# x\u0085y\n").startsWith(`line 2: holds \\u0085, ${unseen}`));
+        assert.ok(refusal("config:\n  g: [Release\u200bApprovers]\n").startsWith(`line 2: holds \\u200b, ${unseen}`));
+        assert.ok(refusal('config:\n  g: ["R\\u200bA"]\n').startsWith(`line 2: g[0] = R\\u200bA holds \\u200b (an escape), ${unseen}`));
         assert.strictEqual(refusal("a: 1\rb: 2\r"), "line 1: ends a line with CR alone: use LF (or CRLF) line ends");
         // UTF-8 with its byte order mark and CRLF line ends read as they are.
         assert.deepStrictEqual(parseStackYaml(Buffer.from("\ufeffa: 1\r\nb: x\r\n")), { a: 1, b: "x" });

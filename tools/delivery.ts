@@ -1,6 +1,8 @@
 /** `npm run delivery`: a stack's tier strategies (ADR-056 D3) as kustomize Components, one folder per tier, class and shape. */
 import * as fs from "fs";
 import * as path from "path";
+import { exampleRefusal } from "../components/config/examples";
+import { PROJECT } from "../components/config/reader";
 import { stackStrategies } from "../components/delivery/config";
 import { renderComponents } from "../components/delivery/kustomize";
 import { UsageError, argsOrExit, readFlags, removeWritten, runMain, stackFlag } from "./cli";
@@ -36,6 +38,9 @@ const COMPONENT_DIR = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?-((standard|regulated)-)?(c
 export function writeDeliveryComponents(stack: string, configDir: string, out: string): string[] {
     const config = configFromStackFile(readStackFile(stack, configDir));
     const files = renderComponents(stack, stackStrategies(config));
+    // The components are the platform's to commit: none carries an example value, as `pulumi up` applies none (components/config/examples.ts).
+    const examples = config.examples.filter((e) => Object.values(files).some((text) => text.includes(e.example)));
+    if (examples.length > 0) throw new Error(exampleRefusal(stack, PROJECT, examples, "npm run delivery writes nothing"));
     const dirs = new Set(
         Object.keys(files)
             .filter((f) => f.includes("/"))

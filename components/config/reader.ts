@@ -5,9 +5,9 @@
  * a stack file in one pass. This folder is the framework only and imports no stage folder.
  */
 import { RunError } from "@pulumi/pulumi/errors";
-import { NOT_SHOWN, printable, show } from "./show";
+import { INVISIBLE, NOT_SHOWN, printable, show } from "./show";
 
-export { NOT_SHOWN, OFFLINE_SECRET, escapeInvisible, printable, show, withoutUrlSecrets } from "./show";
+export { INVISIBLE, NOT_SHOWN, OFFLINE_SECRET, escapeInvisible, printable, show, withoutUrlSecrets } from "./show";
 
 /** The Pulumi project name, which is also the namespace of every config key. */
 export const PROJECT = "argo-rollouts-addon";
@@ -236,8 +236,8 @@ export class ConfigReader {
 
 // ---- rules shared by the sections: what a value must be where it lands --------------------------
 
-/** A group or user name as authenticators report it: no outer blanks, inner blanks allowed (SSO groups such as `Release Approvers`), at most 254 characters. */
-export const IDENTITY_TEXT = /^\S(.{0,252}\S)?$/;
+/** A group or user name as authenticators report it: no outer blanks, inner blanks allowed (SSO groups such as `Release Approvers`), at most 254 characters, nothing a terminal does not show (no token carries a name with a zero-width space). */
+export const IDENTITY_TEXT = new RegExp(`^(?!.*${INVISIBLE.source})\\S(.{0,252}\\S)?$`);
 
 /**
  * `*` or `?` in a name: Kyverno's kyverno.io/v1 operators match them both ways as wildcards

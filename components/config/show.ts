@@ -14,13 +14,17 @@ export function withoutUrlSecrets(text: string): string {
     );
 }
 
-/** Characters a terminal does not show (controls, zero-width and direction marks, separators, the BOM): escaped, the reader sees why a value that looks right is refused. */
+/**
+ * Characters a terminal does not show (controls, zero-width and direction marks, separators, the BOM,
+ * the noncharacters U+FFFE and U+FFFF): escaped in what is printed, the reader sees why a value that
+ * looks right is refused; refused in a stack file (stackYaml.ts), where they make a name no token carries.
+ */
 // eslint-disable-next-line no-control-regex -- the control characters are what this finds
-const INVISIBLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u206a-\u206f\ufeff]/g;
+export const INVISIBLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u206a-\u206f\ufeff\ufffe\uffff]/;
 
 /** `text` with every invisible character written as `\\uXXXX`. */
 export function escapeInvisible(text: string): string {
-    return text.replace(INVISIBLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+    return text.replace(new RegExp(INVISIBLE, "g"), (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 /** What every message, log line and report goes through before it is printed: no URL secrets, nothing invisible. */

@@ -8,7 +8,7 @@
 import { isUtf8 } from "buffer";
 import { RunError } from "@pulumi/pulumi/errors";
 import * as YAML from "yaml";
-import { PROJECT, printable } from "./reader";
+import { INVISIBLE, PROJECT, printable } from "./reader";
 import { yamlProblem } from "./yamlErrors";
 
 /** A value of a stack file as read here (and, for what is accepted, as yaml.v3 reads it). */
@@ -19,6 +19,9 @@ export class StackYamlError extends RunError {}
 
 /** More aliases than a hand-written stack file needs: an alias bomb is refused before it expands. */
 const MAX_ALIASES = 10;
+
+/** Why a character a stack file holds, or writes as an escape, is refused. */
+const UNSEEN = "a character a terminal does not show (a control character, a zero-width space or mark): remove it";
 
 /** A plain number both read alike: decimal, no sign but `-`, no leading zero, at most 15 digits before the point (exact in a double), a 2-digit exponent. */
 const DECIMAL = /^-?(0|[1-9][0-9]{0,14})(\.[0-9]+)?([eE][-+]?[0-9]{1,2})?$/;
@@ -46,28 +49,24 @@ export function plainScalarProblem(text: string): string | undefined {
 
 /**
  * Parses a stack file's bytes (or text): refuses, with the line, what YAML readers could read
- * differently (not UTF-8, control characters, CR-only line ends, tags, many aliases, a key written
- * twice, the plain scalars above); then reads it as YAML 1.2.
+ * differently (not UTF-8, control and invisible characters, CR-only line ends, tags, many aliases, a
+ * key written twice, the plain scalars above); then reads it as YAML 1.2.
  */
 export function parseStackYaml(source: string | Buffer): StackValue {
     const fail = (line: number, what: string): never => {
         throw new StackYamlError(`line ${line}: ${printable(what)}`);
     };
-    // Not UTF-8 (nor is a UTF-16 or UTF-32 byte order mark): the line of the first such byte.
-    const bytes = typeof source === "string" ? [] : source.toString("latin1").split("\n");
-    const bad = bytes.findIndex((l) => !isUtf8(Buffer.from(l, "latin1")));
-    if (bad >= 0) fail(bad + 1, "holds bytes that are not UTF-8: save the file as UTF-8");
-    const text = String(source);
+    // yaml.v3 reads UTF-16 by its byte order mark (yaml_parser_determine_encoding, readerc.go at v3.0.1); a stack file here is UTF-8.
+    const bytes = typeof source === "string" ? "" : source.toString("latin1");
+    if (/^(\xff\xfe|\xfe\xff|[^\0]?\0)/.test(bytes)) fail(1, "is UTF-16 or UTF-32 (a byte order mark, or NUL bytes): save the file as UTF-8");
+    const bad = bytes.split("\n").findIndex((l) => !isUtf8(Buffer.from(l, "latin1")));
+    if (bad >= 0) fail(bad + 1, "holds bytes that are not UTF-8 (Latin-1 text, say): save the file as UTF-8");
+    // A UTF-8 byte order mark and CRLF line ends read as they are: dropped, the lines count the same.
+    const text = String(source).replace(/^\ufeff|\r(?=\n)/g, "");
     const lineOf = (offset = 0) => text.slice(0, offset).split("\n").length;
-    // eslint-disable-next-line no-control-regex -- control characters, and line breaks only YAML 1.1 has, are what this finds
-    const odd = /[\0-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ufffe\uffff]|\r(?!\n)/.exec(text);
-    const u = odd?.[0].charCodeAt(0).toString(16).padStart(4, "0");
-    if (odd) {
-        fail(
-            lineOf(odd.index),
-            u === "000d" ? "ends a line with CR alone: use LF (or CRLF) line ends" : `holds U+${u}: remove it, or write \\u${u} in double quotes`,
-        );
-    }
+    // Control characters (yaml.v3 refuses them, readerc.go), line breaks only YAML 1.1 has, and what a terminal does not show: a group name holding U+200B is one no token carries.
+    const odd = INVISIBLE.exec(text);
+    if (odd) fail(lineOf(odd.index), odd[0] === "\r" ? "ends a line with CR alone: use LF (or CRLF) line ends" : `holds ${odd[0]}, ${UNSEEN}`);
     const doc = YAML.parseDocument(text, { uniqueKeys: false, prettyErrors: false });
     if (doc.errors.length > 0) fail(lineOf(doc.errors[0].pos[0]), `is not valid YAML (${yamlProblem(doc.errors[0].code)})`);
     let aliases = 0;
@@ -76,8 +75,10 @@ export function parseStackYaml(source: string | Buffer): StackValue {
             YAML.isAlias(n) && ++aliases > MAX_ALIASES
                 ? `${at}: more than ${MAX_ALIASES} aliases (*name): write the values out`
                 : n?.tag
-                  ? `${at || "the file"} has the tag ${n.tag.replace("tag:yaml.org,2002:", "!!")}, which YAML readers resolve differently: remove it (quote a text)`
-                  : YAML.isScalar(n) && n.type === "PLAIN" && plainScalarProblem(String(n.source));
+                  ? `${at || "the file"} has the tag ${n.tag.replace("tag:yaml.org,2002:", "!!")}, which YAML readers resolve differently (!!binary is bytes to one, text to another): write the value as a plain string, without the tag`
+                  : YAML.isScalar(n) && INVISIBLE.test(String(n.source))
+                    ? `holds ${INVISIBLE.exec(String(n.source))?.[0]} (an escape), ${UNSEEN}`
+                    : YAML.isScalar(n) && n.type === "PLAIN" && plainScalarProblem(String(n.source));
         if (why) fail(lineOf(n?.range?.[0]), YAML.isScalar(n) && !n.tag ? `${at || "the file"} = ${String(n.source)} ${why}` : why);
         if (YAML.isSeq(n)) n.items.forEach((item, i) => check(item as YAML.Node, `${at}[${i}]`));
         const seen = new Map<string, string>();
