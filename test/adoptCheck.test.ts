@@ -1,4 +1,7 @@
 import * as assert from "assert";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
 import { chartObjects, renderedConfigKeys } from "../components/rollouts/chartObjects";
 import { controllerValues } from "../components/rollouts/values";
 import { PlannedObject, adoptCheck } from "../tools/adopt/check";
@@ -273,6 +276,11 @@ describe("adopt-check", () => {
             assert.match(out.join("\n"), /Exit status: 0 adopting breaks nothing/);
             assert.strictEqual(await main(["--bogus"]), 2);
             assert.match(out.at(-1)!, /unknown argument --bogus; usage: npm run adopt-check/);
+            const kubeconfig = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "kc-")), "config");
+            fs.writeFileSync(kubeconfig, "users:\n- name: u\n  user:\n    token: s3cret\n  bad: [open\nclusters: []\n");
+            assert.strictEqual(await main(["--stack", "hub", "--config-dir", FIXTURE_STACKS, "--kubeconfig", kubeconfig]), 2);
+            assert.match(out.at(-1)!, /^stack "hub": cannot check adoption: .*\(\d+:\d+\)$/);
+            assert.ok(!out.join("\n").includes("s3cret"));
         });
     });
 });

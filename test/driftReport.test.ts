@@ -171,7 +171,11 @@ describe("drift report", () => {
         ]);
     });
 
-    it("never shows a Secret's values", () => {
+    it("never shows a Secret's values, nor a URL's user-info or token from its inputs", () => {
+        const url = "https://ci:hunter2@h.test/x?token=s3cret";
+        const finding = { id: "x", status: "FAIL", what: url, findings: [{ object: url, found: url }] };
+        const md = driftReport({ stack: "hub", preview: { diagnostics: [{ severity: "error", message: url }] }, verify: { results: [finding] } }).markdown;
+        assert.ok(md.includes("https://h.test/x?[not shown]") && !/hunter2|s3cret/.test(md), md);
         const step = drifted.steps!.find((s) => s.op === "update" && s.urn.includes("ConfigMapPatch"))!;
         const asSecret = (state: typeof step.oldState) => ({
             ...state,
