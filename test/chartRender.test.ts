@@ -4,11 +4,11 @@ import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
 import { ChartRelease, chartRelease, renderChart, templateArgs } from "../tools/chartRender";
-import { httpsGet, readCrdFiles } from "../tools/crdSources";
+import { CrdRead, httpsGet, readCrdFiles } from "../tools/crdSources";
 import { manifestsYaml, resourceRows, summary } from "../tools/plan";
-import { ProviderRendered, comparedRendered, renderProviderObjects } from "../tools/planRendered";
+import { ProviderRendered, comparedRendered, renderProviderObjects, unhonoured } from "../tools/planRendered";
 import { PlanRow, diffPlans, renderFullDiff } from "../tools/planDiff";
-import { hubConfig, merged, planInline } from "./harness";
+import { TEST_CONTROLLER_DIGEST, hubConfig, merged, planInline } from "./harness";
 import { ROLLOUTS_CRDS } from "../components/argoRollouts";
 
 /**
@@ -104,13 +104,22 @@ describe("chart rendering (tools/chartRender.ts)", () => {
 
 describe("the plan with the chart and the CRDs", () => {
     let chart: string;
+    let charts: string;
     let crds: string;
     before(() => {
-        // The fixture chart as the pinned one: argo-rollouts 2.41.0.
-        chart = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "chart-render-")), "argo-rollouts");
-        fs.cpSync(FIXTURE_CHART, chart, { recursive: true });
-        const meta = YAML.parse(fs.readFileSync(path.join(chart, "Chart.yaml"), "utf8")) as Record<string, unknown>;
-        fs.writeFileSync(path.join(chart, "Chart.yaml"), YAML.stringify({ ...meta, name: "argo-rollouts", version: "2.41.0" }));
+        // A folder of charts by version (--charts): the fixture chart as argo-rollouts 2.41.0 (the pinned one) and as 2.40.7,
+        // whose Deployment has one more replica and whose CRD has a schema.
+        charts = fs.mkdtempSync(path.join(os.tmpdir(), "charts-"));
+        for (const version of ["2.41.0", "2.40.7"]) {
+            chart = path.join(charts, `argo-rollouts-${version}`);
+            fs.cpSync(FIXTURE_CHART, chart, { recursive: true });
+            const meta = YAML.parse(fs.readFileSync(path.join(chart, "Chart.yaml"), "utf8")) as Record<string, unknown>;
+            fs.writeFileSync(path.join(chart, "Chart.yaml"), YAML.stringify({ ...meta, name: "argo-rollouts", version }));
+        }
+        const old = (file: string, from: string, to: string) => fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace(from, to));
+        old(path.join(chart, "crds", "widgets.yaml"), "x-kubernetes-preserve-unknown-fields: true", "properties: { spec: { type: object } }");
+        old(path.join(chart, "templates", "deployment.yaml"), "default 1 }}", "default 1 | add 1 }}");
+        chart = path.join(charts, "argo-rollouts-2.41.0");
         crds = fs.mkdtempSync(path.join(os.tmpdir(), "crds-"));
         for (const { file, name } of ROLLOUTS_CRDS) {
             fs.writeFileSync(
@@ -200,33 +209,64 @@ describe("the plan with the chart and the CRDs", () => {
         assert.ok(!diff.changes.some((c) => c.label.endsWith("(CRDs)")));
     });
 
-    it("does not compare the chart's objects when one side does not show them, and says why", async () => {
-        const head = await planned(hubConfig());
-        const base = await planned(merged(hubConfig(), { controller: { chartVersion: "2.40.7", appVersion: "v1.8.4" } }));
-        const compared = comparedRendered(head.rendered, base.rendered, true);
-        assert.ok(!compared.head.some((r) => r.renderedBy === "chart") && !compared.base.some((r) => r.renderedBy === "chart"));
-        assert.match(compared.notes.join("\n"), /The chart's objects are not compared: at the ref, chart argo-rollouts 2\.40\.7 .*not the one the stack pins/);
+    it("renders each side with the chart it pins from --charts: the changed objects and CRD schema of both versions, or the version missing", async () => {
+        const base = merged(hubConfig(), { controller: { chartVersion: "2.40.7", appVersion: "v1.8.4" } });
+        const [head, old] = [await planned(hubConfig()), await planInline(base)];
+        const opts = { charts, kubeVersion: "v1.33.4", env: ENV };
+        const oldRows = JSON.parse(JSON.stringify(resourceRows(old))) as PlanRow[];
+        const compared = comparedRendered(head.rendered, await renderProviderObjects(oldRows, opts), true);
+        const diff = diffPlans([...oldRows, ...compared.base], [...head.rows, ...compared.head]);
+        const fields = (label: string) => diff.changes.find((c) => c.label === label)?.fields.map((f) => [f.path, f.before, f.after]);
+        const image = (tag: string) => `registry.platform.test/mirror/argoproj/argo-rollouts:${tag}@${TEST_CONTROLLER_DIGEST}`;
+        assert.deepStrictEqual(fields("Deployment argo-rollouts/argo-rollouts (chart)"), [
+            ["spec.replicas", 3, 2],
+            ["spec.template.spec.containers[0].image", image("v1.8.4"), image("v1.9.0")],
+        ]);
+        assert.deepStrictEqual(
+            fields("CustomResourceDefinition widgets.fixture.example (chart)")?.[0][0],
+            "spec.versions[0].schema.openAPIV3Schema.properties",
+        );
+        // A version the folder lacks: the note names it and how to add it; one --chart renders one version only.
+        fs.renameSync(path.join(charts, "argo-rollouts-2.40.7"), path.join(charts, "moved"));
+        const missing = comparedRendered(head.rendered, await renderProviderObjects(oldRows, opts), true).notes.join("\n");
+        assert.match(
+            missing,
+            /at the ref, chart argo-rollouts 2\.40\.7 .*: .* holds neither argo-rollouts-2\.40\.7\.tgz nor argo-rollouts-2\.40\.7\/; add it \(helm pull argo-rollouts --repo https:\/\/\S+ --version 2\.40\.7 --destination .*\) or plan with --pull-charts/,
+        );
+        const oneOpts = { ...opts, charts: undefined, chartPath: chart };
+        const oneRendered = await renderProviderObjects(oldRows, oneOpts);
+        // The plan's own side: a chart or CRDs asked for and not shown fail the plan (exit 2), naming why.
+        assert.match(unhonoured(oneRendered, oneOpts).join(), /^chart argo-rollouts 2\.40\.7 .*not the one the stack pins/);
+        assert.deepStrictEqual(unhonoured(oneRendered, { crds: undefined }), []);
+        assert.match(
+            comparedRendered(head.rendered, oneRendered, true).notes.join("\n"),
+            /at the ref, chart argo-rollouts 2\.40\.7 .*is argo-rollouts 2\.41\.0, not the one the stack pins; give each version in a folder with --charts <dir>/,
+        );
     });
 });
 
 describe("CRD sources (tools/crdSources.ts)", () => {
-    it("reads each file by its name from a folder, or from its URL, and says what is missing or unreachable", async () => {
+    it("reads each file by its name from a folder, or from its URL, and says what is missing, unreachable or no CRDs", async () => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "crd-src-"));
-        fs.writeFileSync(path.join(dir, "a.yaml"), "kind: A\n---\nkind: B\n");
+        const crd = (name: string) => `kind: CustomResourceDefinition\nmetadata: { name: ${name} }\n`;
+        fs.writeFileSync(path.join(dir, "a.yaml"), `${crd("a")}---\n${crd("b")}`);
         const urls = ["https://u:p@h.test/x/a.yaml?tok=1"];
-        const local = await readCrdFiles(urls, { kind: "dir", dir });
-        assert.ok("objects" in local);
-        assert.deepStrictEqual(
-            local.objects.map((o) => o.object.kind),
-            ["A", "B"],
-        );
-        const missing = await readCrdFiles(["https://h.test/x/b.yaml"], { kind: "dir", dir });
-        assert.ok("notShown" in missing && /b\.yaml does not exist/.test(missing.notShown));
-        const remote = await readCrdFiles(urls, { kind: "remote" }, async () => "kind: C\n");
-        assert.ok("objects" in remote && remote.objects[0].object.kind === "C");
+        const names = (r: CrdRead) => ("objects" in r ? r.objects.map((o) => (o.object.metadata as { name: string }).name) : r.notShown);
+        assert.deepStrictEqual(names(await readCrdFiles(urls, { kind: "dir", dir })), ["a", "b"]);
+        assert.match(names(await readCrdFiles(["https://h.test/x/b.yaml"], { kind: "dir", dir })) as string, /b\.yaml does not exist/);
+        assert.deepStrictEqual(names(await readCrdFiles(urls, { kind: "remote" }, async () => crd("c"))), ["c"]);
         const down = await readCrdFiles(urls, { kind: "remote" }, () => Promise.reject(new Error("https://h.test/x/a.yaml: HTTP 404")));
-        assert.ok("notShown" in down && /not reachable: .*404; give a local folder/.test(down.notShown));
+        assert.match(names(down) as string, /not reachable: .*404; give a local folder/);
         assert.ok("notShown" in (await readCrdFiles(urls, undefined)));
+        // Malformed YAML, an HTML page (a rate limit's, say) or another kind: not shown, and why.
+        for (const [text, why] of [
+            ["kind: CustomResourceDefinition\nspec: [a\n", /a\.yaml is not YAML \(.*\)$/],
+            ["<!DOCTYPE html>\n<html>rate limited</html>\n", /a\.yaml holds other than CustomResourceDefinitions \(an HTML page\?\)$/],
+            [`${crd("a")}---\nkind: Secret\n`, /holds other than CustomResourceDefinitions/],
+        ] as const) {
+            fs.writeFileSync(path.join(dir, "a.yaml"), text);
+            assert.match(names(await readCrdFiles(urls, { kind: "dir", dir })) as string, why);
+        }
     });
 
     it("names a URL it cannot read without its user-info or query", async () => {

@@ -7,6 +7,9 @@ export type ProviderRendered = { charts: { row: PlanRow; render: ChartRender }[]
 
 export interface RenderOptions {
     chartPath?: string;
+    /** A folder of charts by version (`--charts`), each side's own pinned one; `pull`: `helm pull` a missing one into it. */
+    charts?: string;
+    pull?: boolean;
     /** The Kubernetes version the chart renders for (vX.Y[.Z]). */
     kubeVersion?: string;
     crds?: CrdSourceSpec;
@@ -20,6 +23,12 @@ export async function renderProviderObjects(rows: readonly PlanRow[], opts: Rend
     const groups = rows.filter((r) => r.type === CONFIG_GROUP);
     const reads = await Promise.all(groups.map((row) => readCrdFiles(Array.isArray(row.inputs.files) ? (row.inputs.files as string[]) : [], opts.crds)));
     return { charts, crds: groups.map((row, i) => ({ row, read: reads[i] })) };
+}
+
+/** Why a chart or the CRDs asked for (a chart flag, a CRD source) cannot be shown: what a user asks for is shown or refused. */
+export function unhonoured(r: ProviderRendered, opts: RenderOptions): string[] {
+    const charts = opts.chartPath || opts.charts ? r.charts.map((c) => c.render) : [];
+    return [...charts, ...(opts.crds ? r.crds.map((c) => c.read) : [])].flatMap((x) => ("notShown" in x ? [x.notShown] : []));
 }
 
 /** The rendered objects as resources.json-like rows under the component that renders them, marked as the chart's or the CRDs'. */
