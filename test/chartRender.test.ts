@@ -7,7 +7,8 @@ import { ChartRelease, chartRelease, renderChart, templateArgs } from "../tools/
 import { CrdRead, httpsGet, readCrdFiles } from "../tools/crdSources";
 import { manifestsYaml, resourceRows, summary } from "../tools/plan";
 import { ProviderRendered, comparedRendered, renderProviderObjects, unhonoured } from "../tools/planRendered";
-import { PlanRow, diffPlans, renderFullDiff } from "../tools/planDiff";
+import { PlanRow, diffPlans } from "../tools/planDiff";
+import { renderedAtRef } from "../tools/planAgainst";
 import { TEST_CONTROLLER_DIGEST, hubConfig, merged, planInline } from "./harness";
 import { ROLLOUTS_CRDS } from "../components/argoRollouts";
 
@@ -17,48 +18,21 @@ import { ROLLOUTS_CRDS } from "../components/argoRollouts";
  * (ARGO_ROLLOUTS_ADDON_E2E_BIN or the engines' cache, e2e/engines/build.sh), else helm on the PATH;
  * without any of them these tests fail, saying so.
  */
-const HELM =
-    process.env.HELM ||
-    [
-        process.env.ARGO_ROLLOUTS_ADDON_E2E_BIN,
-        path.join(process.env.ARGO_ROLLOUTS_ADDON_E2E_CACHE ?? path.join(os.homedir(), ".cache", "argo-rollouts-addon-e2e"), "current"),
-    ]
-        .filter((d): d is string => Boolean(d))
-        .map((d) => path.join(d, "helm"))
-        .find((f) => fs.existsSync(f)) ||
-    "helm";
+const CACHE = process.env.ARGO_ROLLOUTS_ADDON_E2E_CACHE ?? path.join(os.homedir(), ".cache", "argo-rollouts-addon-e2e");
+const BINS = [process.env.ARGO_ROLLOUTS_ADDON_E2E_BIN, path.join(CACHE, "current")].flatMap((d) => (d ? [path.join(d, "helm")] : []));
+const HELM = process.env.HELM || BINS.find((f) => fs.existsSync(f)) || "helm";
 const ENV = { ...process.env, HELM };
 const FIXTURE_CHART = path.join(__dirname, "fixtures", "chart-render");
 
-const RELEASE: ChartRelease = {
-    chart: "fixture",
-    version: "0.1.0",
-    name: "rel",
-    namespace: "ns-a",
-    values: {
-        fullnameOverride: "ctl",
-        controller: { replicas: 3, image: { registry: "r.test", repository: "ctl", tag: "v9" }, trafficRouterPlugins: [{ name: "p", location: "file:///p" }] },
-    },
-};
+const VALUES = { fullnameOverride: "ctl", controller: { replicas: 3, image: { registry: "r.test", repository: "ctl", tag: "v9" } } };
+const RELEASE: ChartRelease = { chart: "fixture", version: "0.1.0", name: "rel", namespace: "ns-a", values: VALUES };
 
 type Obj = { kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; spec?: { replicas?: number } };
 
 describe("chart rendering (tools/chartRender.ts)", () => {
     it("runs helm template as the provider does: release, namespace, --no-hooks, --include-crds unless skipCrds, the Kubernetes version, the values", () => {
-        const args = templateArgs(RELEASE, "/c", "v1.33.4", "/v.json");
-        assert.deepStrictEqual(args, [
-            "template",
-            "rel",
-            "/c",
-            "--namespace",
-            "ns-a",
-            "--no-hooks",
-            "--include-crds",
-            "--kube-version",
-            "v1.33.4",
-            "--values",
-            "/v.json",
-        ]);
+        const args = "template rel /c --namespace ns-a --no-hooks --include-crds --kube-version v1.33.4 --values /v.json";
+        assert.strictEqual(templateArgs(RELEASE, "/c", "v1.33.4", "/v.json").join(" "), args);
         assert.ok(!templateArgs({ ...RELEASE, skipCrds: true }, "/c", "v1.33", "/v").includes("--include-crds"));
     });
 
@@ -67,11 +41,8 @@ describe("chart rendering (tools/chartRender.ts)", () => {
         assert.ok("objects" in r, JSON.stringify(r));
         const objs = r.objects.map((o) => o.object as Obj);
         assert.deepStrictEqual(objs.map((o) => o.kind).sort(), ["ConfigMap", "CustomResourceDefinition", "Deployment"]);
-        const deploy = objs.find((o) => o.kind === "Deployment")!;
-        assert.strictEqual(deploy.metadata.name, "ctl");
-        assert.strictEqual(deploy.metadata.namespace, "ns-a");
-        assert.strictEqual(deploy.spec?.replicas, 3);
-        assert.strictEqual(deploy.metadata.labels?.["kube-version"], "v1.33.4");
+        const { metadata: m, spec } = objs.find((o) => o.kind === "Deployment")!;
+        assert.deepStrictEqual([m.name, m.namespace, spec?.replicas, m.labels?.["kube-version"]], ["ctl", "ns-a", 3, "v1.33.4"]);
         assert.strictEqual(r.objects.find((o) => (o.object as Obj).kind === "Deployment")!.source, "fixture/templates/deployment.yaml");
         assert.deepStrictEqual(r.chart, { name: "fixture", version: "0.1.0" });
         // A template the version turns off renders nothing.
@@ -82,23 +53,18 @@ describe("chart rendering (tools/chartRender.ts)", () => {
     // A packaged chart (.tgz) is helm's to read: the end-to-end objects-match-plan plans with the
     // run's chart archive and finds the chart's objects as the cluster runs them.
     it("says why and how when the objects are not shown: no chart, no Kubernetes version, another chart or version, no helm", () => {
-        const why = (opts: Parameters<typeof renderChart>[1], release = RELEASE) => {
-            const r = renderChart(release, { env: ENV, ...opts });
-            assert.ok("notShown" in r, JSON.stringify(r));
-            return r.notShown;
-        };
-        assert.match(why({ kubeVersion: "v1.33" }), /no chart given; give the pinned chart's folder or \.tgz with --chart <path> or ARGO_ROLLOUTS_CHART/);
-        assert.match(why({ chartPath: FIXTURE_CHART }), /no Kubernetes version; .*set cluster\.kubernetesVersion in the stack file or give --kube-version/);
-        assert.match(why({ chartPath: FIXTURE_CHART, kubeVersion: "1.33" }), /is not a Kubernetes version/);
-        assert.match(
-            why({ chartPath: FIXTURE_CHART, kubeVersion: "v1.33" }, { ...RELEASE, version: "0.2.0" }),
-            /is fixture 0\.1\.0, not the one the stack pins/,
-        );
-        assert.match(why({ chartPath: FIXTURE_CHART, kubeVersion: "v1.33" }, { ...RELEASE, chart: "oci://r.test/charts/other" }), /not the one the stack pins/);
-        assert.match(
-            why({ chartPath: FIXTURE_CHART, kubeVersion: "v1.33", env: { ...ENV, HELM: "/nonexistent/helm" } }),
-            /could not run .*set HELM to a helm binary or put helm on the PATH/,
-        );
+        const at = { chartPath: FIXTURE_CHART, kubeVersion: "v1.33" };
+        for (const [opts, release, why] of [
+            [{ kubeVersion: "v1.33" }, {}, /no chart given; give the pinned chart's folder or \.tgz with --chart <path> or ARGO_ROLLOUTS_CHART/],
+            [{ chartPath: FIXTURE_CHART }, {}, /no Kubernetes version; .*set cluster\.kubernetesVersion in the stack file or give --kube-version/],
+            [{ ...at, kubeVersion: "1.33" }, {}, /is not a Kubernetes version/],
+            [at, { version: "0.2.0" }, /is fixture 0\.1\.0, not the one the stack pins/],
+            [at, { chart: "oci://r.test/charts/other" }, /not the one the stack pins/],
+            [{ ...at, env: { ...ENV, HELM: "/nonexistent/helm" } }, {}, /could not run .*set HELM to a helm binary or put helm on the PATH/],
+        ] as const) {
+            const r = renderChart({ ...RELEASE, ...release }, { env: ENV, ...opts });
+            assert.ok("notShown" in r && why.test(r.notShown), JSON.stringify(r));
+        }
     });
 });
 
@@ -193,28 +159,14 @@ describe("the plan with the chart and the CRDs", () => {
         );
     });
 
-    it("the review diff names a changed field of the chart's objects when the values change", async () => {
-        const base = await planned(hubConfig());
-        const head = await planned(merged(hubConfig(), { controller: { replicas: 3 } }));
-        const compared = comparedRendered(head.rendered, base.rendered, true);
-        assert.deepStrictEqual(compared.notes, []);
-        const diff = diffPlans([...base.rows, ...compared.base], [...head.rows, ...compared.head]);
-        const deploy = diff.changes.find((c) => c.label === "Deployment argo-rollouts/argo-rollouts (chart)");
-        assert.ok(deploy, renderFullDiff(diff, { stack: "test", against: "main", commit: "0".repeat(40), fullAt: "diff.md" }));
-        assert.deepStrictEqual(
-            deploy.fields.filter((f) => f.path === "inputs.spec.replicas" || f.path === "spec.replicas").map((f) => [f.before, f.after]),
-            [[2, 3]],
-        );
-        // The CRDs are the same on both sides: no change of theirs.
-        assert.ok(!diff.changes.some((c) => c.label.endsWith("(CRDs)")));
-    });
-
     it("renders each side with the chart it pins from --charts: the changed objects and CRD schema of both versions, or the version missing", async () => {
         const base = merged(hubConfig(), { controller: { chartVersion: "2.40.7", appVersion: "v1.8.4" } });
         const [head, old] = [await planned(hubConfig()), await planInline(base)];
         const opts = { charts, kubeVersion: "v1.33.4", env: ENV };
         const oldRows = JSON.parse(JSON.stringify(resourceRows(old))) as PlanRow[];
-        const compared = comparedRendered(head.rendered, await renderProviderObjects(oldRows, opts), true);
+        const compared = comparedRendered(head.rendered, await renderedAtRef(oldRows, head.rows, { ...opts, crds: { kind: "dir", dir: crds } }), true);
+        // One folder of CRD files stands for one release: the other side's are not compared, and the note says how to read them.
+        assert.match(compared.notes.join(), /^The CRDs are not compared: at the ref, its CRD files are another release's than --crds .* --crds remote/);
         const diff = diffPlans([...oldRows, ...compared.base], [...head.rows, ...compared.head]);
         const fields = (label: string) => diff.changes.find((c) => c.label === label)?.fields.map((f) => [f.path, f.before, f.after]);
         const image = (tag: string) => `registry.platform.test/mirror/argoproj/argo-rollouts:${tag}@${TEST_CONTROLLER_DIGEST}`;
@@ -222,26 +174,20 @@ describe("the plan with the chart and the CRDs", () => {
             ["spec.replicas", 3, 2],
             ["spec.template.spec.containers[0].image", image("v1.8.4"), image("v1.9.0")],
         ]);
-        assert.deepStrictEqual(
-            fields("CustomResourceDefinition widgets.fixture.example (chart)")?.[0][0],
-            "spec.versions[0].schema.openAPIV3Schema.properties",
-        );
+        const crd = fields("CustomResourceDefinition widgets.fixture.example (chart)");
+        const schema = "spec.versions[0].schema.openAPIV3Schema";
+        assert.deepStrictEqual(crd?.map((f) => f[0]).sort(), [`${schema}.properties`, `${schema}.x-kubernetes-preserve-unknown-fields`]);
         // A version the folder lacks: the note names it and how to add it; one --chart renders one version only.
         fs.renameSync(path.join(charts, "argo-rollouts-2.40.7"), path.join(charts, "moved"));
         const missing = comparedRendered(head.rendered, await renderProviderObjects(oldRows, opts), true).notes.join("\n");
-        assert.match(
-            missing,
-            /at the ref, chart argo-rollouts 2\.40\.7 .*: .* holds neither argo-rollouts-2\.40\.7\.tgz nor argo-rollouts-2\.40\.7\/; add it \(helm pull argo-rollouts --repo https:\/\/\S+ --version 2\.40\.7 --destination .*\) or plan with --pull-charts/,
-        );
+        assert.match(missing, /2\.40\.7 .* holds neither argo-rollouts-2\.40\.7\.tgz nor .*; add it \(helm pull argo-rollouts --repo \S+ --version 2\.40\.7 /);
         const oneOpts = { ...opts, charts: undefined, chartPath: chart };
         const oneRendered = await renderProviderObjects(oldRows, oneOpts);
         // The plan's own side: a chart or CRDs asked for and not shown fail the plan (exit 2), naming why.
         assert.match(unhonoured(oneRendered, oneOpts).join(), /^chart argo-rollouts 2\.40\.7 .*not the one the stack pins/);
         assert.deepStrictEqual(unhonoured(oneRendered, { crds: undefined }), []);
-        assert.match(
-            comparedRendered(head.rendered, oneRendered, true).notes.join("\n"),
-            /at the ref, chart argo-rollouts 2\.40\.7 .*is argo-rollouts 2\.41\.0, not the one the stack pins; give each version in a folder with --charts <dir>/,
-        );
+        const one = comparedRendered(head.rendered, oneRendered, true).notes.join();
+        assert.match(one, /2\.40\.7 .*is argo-rollouts 2\.41\.0, not the one the stack pins; give each version in a folder with --charts <dir>/);
     });
 });
 

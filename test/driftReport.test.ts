@@ -153,16 +153,12 @@ describe("drift report", () => {
 
     it("shows what was deleted on the cluster and what the stack no longer declares", () => {
         const step = drifted.steps!.find((s) => s.op === "update" && s.urn.includes("Namespace"))!;
-        const md = driftReport({
-            stack: "hub",
-            preview: {
-                steps: [
-                    { ...step, op: "create", oldState: undefined, detailedDiff: null, diffReasons: [] },
-                    { ...step, op: "delete", newState: undefined, detailedDiff: null, diffReasons: [] },
-                ],
-            },
-            verify: verifyPass,
-        }).markdown;
+        const bare = { ...step, detailedDiff: null, diffReasons: [] };
+        const gone = [
+            { ...bare, op: "create", oldState: undefined },
+            { ...bare, op: "delete", newState: undefined },
+        ];
+        const md = driftReport({ stack: "hub", preview: { steps: gone }, verify: verifyPass }).markdown;
         assert.deepStrictEqual(section(md, "#### Namespace argo-rollouts (create)").slice(1), [
             "Missing on the cluster: deleted outside the program; the next `up` creates it again.",
         ]);

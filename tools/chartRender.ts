@@ -6,6 +6,7 @@ import * as path from "path";
 import * as YAML from "yaml";
 import { KUBERNETES_VERSION } from "../components/cluster/config";
 import { UsageError } from "./cli";
+import type { RenderOptions } from "./planRendered";
 
 export const HELM_CHART = "kubernetes:helm.sh/v4:Chart";
 
@@ -14,8 +15,7 @@ export interface ChartRelease {
     /** `argo-rollouts`, or `oci://…/argo-rollouts`. */
     chart: string;
     version?: string;
-    /** The chart repository (`repositoryOpts.repo`), when the chart is not an OCI reference. */
-    repo?: string;
+    repo?: string; // repositoryOpts.repo; none for an OCI chart
     name: string;
     namespace: string;
     values: Record<string, unknown>;
@@ -46,23 +46,14 @@ export function chartInFolder(release: ChartRelease, dir: string): string | unde
 }
 
 /** `helm pull`'s arguments for the release's chart into `dir`. */
-export const pullArgs = (release: ChartRelease, dir: string): string[] => [
-    "pull",
-    release.chart,
-    ...(release.repo ? ["--repo", release.repo] : []),
-    "--version",
-    release.version ?? "",
-    "--destination",
-    dir,
-];
+const pullArgs = (r: ChartRelease, dir: string) => ["pull", r.chart, ...(r.repo ? ["--repo", r.repo] : []), "--version", `${r.version}`, "--destination", dir];
 
 export function chartRelease(inputs: Record<string, unknown>): ChartRelease {
+    const repo = (inputs.repositoryOpts as { repo?: unknown } | undefined)?.repo;
     return {
         chart: String(inputs.chart),
         ...(typeof inputs.version === "string" ? { version: inputs.version } : {}),
-        ...(typeof (inputs.repositoryOpts as { repo?: unknown } | undefined)?.repo === "string"
-            ? { repo: (inputs.repositoryOpts as { repo: string }).repo }
-            : {}),
+        ...(typeof repo === "string" ? { repo } : {}),
         name: String(inputs.name),
         namespace: String(inputs.namespace),
         values: (inputs.values ?? {}) as Record<string, unknown>,
@@ -71,13 +62,22 @@ export function chartRelease(inputs: Record<string, unknown>): ChartRelease {
 }
 
 /** `helm template`'s arguments, as the provider sets the same options. */
-export const templateArgs = (release: ChartRelease, chartPath: string, kubeVersion: string, valuesFile: string): string[] =>
-    ["template", release.name, chartPath, "--namespace", release.namespace, "--no-hooks", ...(release.skipCrds ? [] : ["--include-crds"])].concat([
+export const templateArgs = (release: ChartRelease, chartPath: string, kubeVersion: string, valuesFile: string): string[] => {
+    const crds = release.skipCrds ? [] : ["--include-crds"];
+    return [
+        "template",
+        release.name,
+        chartPath,
+        "--namespace",
+        release.namespace,
+        "--no-hooks",
+        ...crds,
         "--kube-version",
         kubeVersion,
         "--values",
         valuesFile,
-    ]);
+    ];
+};
 
 /** The objects of helm's output, each with the `# Source:` comment helm writes above it. */
 export function parseRendered(manifest: string): RenderedObject[] {
@@ -100,10 +100,7 @@ function helm(args: string[], env: NodeJS.ProcessEnv): { ok: true; stdout: strin
 }
 
 /** The release rendered for `kubeVersion`, or why its objects are not shown (no chart or version, no helm, not the pinned chart). */
-export function renderChart(
-    release: ChartRelease,
-    opts: { chartPath?: string; charts?: string; pull?: boolean; kubeVersion?: string; env?: NodeJS.ProcessEnv },
-): ChartRender {
+export function renderChart(release: ChartRelease, opts: RenderOptions): ChartRender {
     const env = opts.env ?? process.env;
     const pinned = `chart ${release.chart}${release.version ? ` ${release.version}` : ""} for release ${release.namespace}/${release.name}`;
     const pull = `helm ${pullArgs(release, opts.charts ?? "<dir>").join(" ")}`;

@@ -28,11 +28,8 @@ export type CrdRead = { objects: SourcedObject[] } | { notShown: string };
 function parseCrds(text: string, source: string): SourcedObject[] {
     const broken = YAML.parseAllDocuments(text).find((d) => d.errors.length > 0)?.errors[0];
     const objects = broken ? [] : parseRendered(text).map(({ object }) => ({ object, source }));
-    if (objects.length === 0 || objects.some((o) => o.object.kind !== "CustomResourceDefinition")) {
-        throw new Error(
-            `${source} ${broken ? `is not YAML (${broken.message.split("\n")[0]})` : "holds other than CustomResourceDefinitions (an HTML page?)"}`,
-        );
-    }
+    const why = broken ? `is not YAML (${broken.message.split("\n")[0]})` : "holds other than CustomResourceDefinitions (an HTML page?)";
+    if (objects.length === 0 || objects.some((o) => o.object.kind !== "CustomResourceDefinition")) throw new Error(`${source} ${why}`);
     return objects;
 }
 
@@ -55,19 +52,12 @@ export async function readCrdFiles(
     }
     // The URL's file name in the folder, or the URL itself.
     const sources = source.kind === "dir" ? files.map((f) => path.join(source.dir, path.posix.basename(new URL(f, "file:///").pathname))) : files;
-    let texts: string[];
-    if (source.kind === "dir") {
-        const missing = sources.find((f) => !fs.existsSync(f));
-        if (missing) return { notShown: `${missing} does not exist (the folder given must hold ${files.map((u) => path.posix.basename(u)).join(", ")})` };
-        texts = sources.map((f) => fs.readFileSync(f, "utf8"));
-    } else {
-        try {
-            texts = await Promise.all(files.map((f) => get(f)));
-        } catch (e) {
-            return { notShown: `not reachable: ${(e as Error).message}; give a local folder of the files with --crds <dir>` };
-        }
-    }
+    const missing = source.kind === "dir" && sources.find((f) => !fs.existsSync(f));
+    if (missing) return { notShown: `${missing} does not exist (the folder given must hold ${files.map((u) => path.posix.basename(u)).join(", ")})` };
+    const read = source.kind === "dir" ? async (f: string) => fs.readFileSync(f, "utf8") : get;
+    const unreachable = (e: Error) => Promise.reject(new Error(`not reachable: ${e.message}; give a local folder of the files with --crds <dir>`));
     try {
+        const texts = await Promise.all(sources.map((f) => read(f))).catch(unreachable);
         return { objects: texts.flatMap((t, i) => parseCrds(t, sources[i])) };
     } catch (e) {
         return { notShown: (e as Error).message };

@@ -45,16 +45,13 @@ files of the stack's previous plan.
   --config-dir <dir>   where the stack files are (default: the project)
   --chart <path>       the pinned chart's folder or .tgz (default: ARGO_ROLLOUTS_CHART): its objects,
                        rendered by helm (HELM, or helm on the PATH) with the stack's values, go into
-                       manifests.yaml; without it they are not shown; one that is no chart, or not the
-                       version the stack pins, is an error
-  --charts <dir>       a folder of charts by version, <name>-<version>.tgz (as helm pull writes it) or
-                       <name>-<version>/: each side of --against renders with the chart it pins
+                       manifests.yaml; without it they are not shown, asked for they are shown or refused
+  --charts <dir>       charts by version, <name>-<version>.tgz or /: each side renders with its own
   --pull-charts        helm pull a pinned chart --charts lacks into it (needs the chart's repository)
   --kube-version <v>   the Kubernetes version the chart renders for (default: the stack's
                        cluster.kubernetesVersion); without one the chart's objects are not shown
   --crds <dir>|remote  the CRDs up applies, from a folder holding the same files or from their URLs
-                       (default: ARGO_ROLLOUTS_CRDS); without it they are not shown; files that are
-                       missing, not YAML or not CRDs are an error
+                       (default: ARGO_ROLLOUTS_CRDS); without it they are not shown (as the chart's)
   --against <git ref>  also plan the stack as it was at that ref (a temporary worktree; the checkout
                        is left alone), print the review diff and write it: diff.md (complete) and
                        diff-summary.md (short, for a pull-request comment)
