@@ -6,7 +6,6 @@ import * as path from "path";
 import * as YAML from "yaml";
 import { KUBERNETES_VERSION } from "../components/cluster/config";
 import { UsageError } from "./cli";
-import type { RenderOptions } from "./planRendered";
 
 export const HELM_CHART = "kubernetes:helm.sh/v4:Chart";
 
@@ -26,6 +25,9 @@ export interface ChartRelease {
 export type RenderedObject = { object: Record<string, unknown>; source?: string };
 
 export type ChartRender = { objects: RenderedObject[]; chart: { name: string; version: string } } | { notShown: string };
+
+/** A chart given (--chart), or a folder of charts by version (--charts; `pull`: helm pull one it lacks into it); kubeVersion: vX.Y[.Z]. */
+export type ChartOptions = { chartPath?: string; charts?: string; pull?: boolean; kubeVersion?: string; env?: NodeJS.ProcessEnv };
 
 /** The chart the plan renders: the flag's path, else ARGO_ROLLOUTS_CHART; asked for, it must be a chart (a folder with Chart.yaml, or a .tgz). */
 export function chartPathFrom(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
@@ -100,7 +102,7 @@ function helm(args: string[], env: NodeJS.ProcessEnv): { ok: true; stdout: strin
 }
 
 /** The release rendered for `kubeVersion`, or why its objects are not shown (no chart or version, no helm, not the pinned chart). */
-export function renderChart(release: ChartRelease, opts: RenderOptions): ChartRender {
+export function renderChart(release: ChartRelease, opts: ChartOptions): ChartRender {
     const env = opts.env ?? process.env;
     const pinned = `chart ${release.chart}${release.version ? ` ${release.version}` : ""} for release ${release.namespace}/${release.name}`;
     const pull = `helm ${pullArgs(release, opts.charts ?? "<dir>").join(" ")}`;

@@ -1,20 +1,11 @@
 /** What the provider renders and the mocks never see: each Chart's objects and each ConfigGroup's CRDs, as rows the review diff compares. */
 import { PlanRow, objectName } from "./planDiff";
-import { ChartRender, HELM_CHART, chartRelease, renderChart } from "./chartRender";
+import { ChartOptions, ChartRender, HELM_CHART, chartRelease, renderChart } from "./chartRender";
 import { CONFIG_GROUP, CrdRead, CrdSourceSpec, readCrdFiles } from "./crdSources";
 
 export type ProviderRendered = { charts: { row: PlanRow; render: ChartRender }[]; crds: { row: PlanRow; read: CrdRead }[] };
 
-export interface RenderOptions {
-    chartPath?: string;
-    /** A folder of charts by version (`--charts`), each side's own pinned one; `pull`: `helm pull` a missing one into it. */
-    charts?: string;
-    pull?: boolean;
-    /** The Kubernetes version the chart renders for (vX.Y[.Z]). */
-    kubeVersion?: string;
-    crds?: CrdSourceSpec;
-    env?: NodeJS.ProcessEnv;
-}
+export type RenderOptions = ChartOptions & { crds?: CrdSourceSpec };
 
 export const NOTHING_RENDERED: ProviderRendered = { charts: [], crds: [] };
 
