@@ -102,6 +102,11 @@ export function parseAddonConfig(
         const takes = `the namespace ${namespace}: is neither ${PROJECT}: nor one of Pulumi's and its providers' (${known})`;
         if (!KNOWN_NAMESPACES.includes(namespace)) r.unknownKey(key, namespace, takes, [PROJECT], { qualified: true });
     }
+    // notificationsToken alone is read as a secret: every other key's values (groups, identities, URLs) go in plain text into
+    // the cluster's objects (a RoleBinding's subjects), the outputs and `npm run delivery`'s files, so a secret there would leak.
+    for (const key of secretKeys.filter((k) => k !== ro.NOTIFICATIONS_TOKEN_KEY)) {
+        r.problem(key, undefined, "must not be a secret (secure:): its values are written in plain text; set it without --secret");
+    }
     for (const key of Object.keys(raw)) {
         if (!(TOP_LEVEL_KEYS as readonly string[]).includes(key)) {
             r.unknownKey(key, key, `the ${PROJECT} namespace takes ${TOP_LEVEL_KEYS.join(", ")}`, TOP_LEVEL_KEYS);
@@ -204,24 +209,16 @@ export function parseAddonConfig(
             // A reader gave up without saying why: name the sections rather than report "0 problems".
             r.problem(missing.join(", "), undefined, "could not be read; check these sections against the configuration reference");
         }
-        throw new ConfigError(stack, PROJECT, secretsHidden(r.problems, raw, secretKeys));
+        throw new ConfigError(stack, PROJECT, secretsHidden(r.problems, secretKeys));
     }
     const read = sections as { [K in keyof typeof sections]: NonNullable<(typeof sections)[K]> };
     return { stack, examples: exampleValues(raw, secretKeys), ...read, ...routes!, ...(imageRegistry ? { imageRegistry } : {}) };
 }
 
-/**
- * Problems of keys that were set as secrets (`pulumi config set --secret`, `secure:`): the value is
- * never shown (a `pulumi up` hands the program the decrypted text), and where the offline plan read
- * the placeholder of a value it cannot decrypt, the message says so: the key needs its plain text.
- */
-export function secretsHidden(problems: readonly ConfigProblem[], raw: Plain, secretKeys: readonly string[]): ConfigProblem[] {
-    return problems.map((p) => {
-        const top = p.key.split(/[.[]/)[0];
-        if (p.qualified || top === ro.NOTIFICATIONS_TOKEN_KEY || !secretKeys.includes(top)) return p;
-        const offline = `is a secret (secure:), and the offline plan cannot decrypt secrets: this key needs its plain text (set it without --secret; pulumi preview decrypts it). It ${p.allowed}`;
-        return { ...p, given: "[secret]", allowed: JSON.stringify(raw[top] ?? null).includes(OFFLINE_SECRET) ? offline : p.allowed };
-    });
+/** Problems of keys set as secrets (`secure:`): the value is never shown (a `pulumi up` hands the program the decrypted text). */
+export function secretsHidden(problems: readonly ConfigProblem[], secretKeys: readonly string[]): ConfigProblem[] {
+    const hidden = (p: ConfigProblem) => !p.qualified && p.key.split(/[.[]/)[0] !== ro.NOTIFICATIONS_TOKEN_KEY && secretKeys.includes(p.key.split(/[.[]/)[0]);
+    return problems.map((p) => (hidden(p) ? { ...p, given: OFFLINE_SECRET } : p));
 }
 
 /** Reads and validates this stack's configuration, as the Pulumi CLI hands it to the program. */

@@ -1,4 +1,7 @@
 import * as assert from "assert";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
 import { chartObjects, renderedConfigKeys } from "../components/rollouts/chartObjects";
 import { controllerValues } from "../components/rollouts/values";
 import { PlannedObject, adoptCheck } from "../tools/adopt/check";
@@ -13,47 +16,28 @@ import { SUCCESS_RATE, TEMPLATE_NAME_PREFIX, ROLLOUTS_CRDS } from "../components
 const HELM = { "app.kubernetes.io/instance": "argo-rollouts", "app.kubernetes.io/managed-by": "Helm" };
 const helmManaged = [{ manager: "helm", operation: "Update" }];
 
-function rollout(namespace: string, name: string, analysis: Record<string, unknown>): KubeObject {
-    return { apiVersion: "argoproj.io/v1alpha1", kind: "Rollout", metadata: { name, namespace }, spec: { strategy: { canary: { analysis } } } };
-}
+const obj = (apiVersion: string, kind: string, metadata: KubeObject["metadata"], rest = {}): KubeObject => ({ apiVersion, kind, metadata, ...rest });
+const rollout = (namespace: string, name: string, analysis: Record<string, unknown>) =>
+    obj("argoproj.io/v1alpha1", "Rollout", { name, namespace }, { spec: { strategy: { canary: { analysis } } } });
 
 /** The old install: Helm release, its CRDs without keep, one owned by Terraform, a newer controller, a stale key, the dashboard's Ingress, a tenant template. */
 function brownfield(ns: string): KubeObject[] {
+    const helmed = (name: string) => ({ name, namespace: ns, labels: HELM, managedFields: helmManaged });
+    const containers = [{ name: "argo-rollouts", image: "quay.io/argoproj/argo-rollouts:v1.9.1" }];
     return [
-        ...(ROLLOUTS_CRDS.map((c, i) => ({
-            apiVersion: "apiextensions.k8s.io/v1",
-            kind: "CustomResourceDefinition",
-            metadata: {
+        ...ROLLOUTS_CRDS.map((c, i) =>
+            obj("apiextensions.k8s.io/v1", "CustomResourceDefinition", {
                 name: c.name,
                 labels: { ...HELM },
                 annotations: i === 0 ? { "meta.helm.sh/release-name": "argo-rollouts" } : {},
                 managedFields: i === 1 ? [{ manager: "Terraform", operation: "Apply" }] : helmManaged,
-            },
-        })) as KubeObject[]),
-        {
-            apiVersion: "v1",
-            kind: "Secret",
-            metadata: { name: "sh.helm.release.v1.argo-rollouts.v1", namespace: ns, labels: { owner: "helm", name: "argo-rollouts" } },
-        },
-        {
-            apiVersion: "apps/v1",
-            kind: "Deployment",
-            metadata: { name: "argo-rollouts", namespace: ns, labels: HELM, managedFields: helmManaged },
-            spec: { template: { spec: { containers: [{ name: "argo-rollouts", image: "quay.io/argoproj/argo-rollouts:v1.9.1" }] } } },
-        },
-        {
-            apiVersion: "v1",
-            kind: "ConfigMap",
-            metadata: { name: "argo-rollouts-config", namespace: ns, labels: HELM, managedFields: helmManaged },
-            data: { trafficRouterPlugins: "- name: old", metricProviderPlugins: "- name: old-metrics" },
-        },
-        { apiVersion: "networking.k8s.io/v1", kind: "Ingress", metadata: { name: "argo-rollouts-dashboard", namespace: ns, labels: HELM } },
-        {
-            apiVersion: "argoproj.io/v1alpha1",
-            kind: "ClusterAnalysisTemplate",
-            metadata: { name: "success-rate" },
-            spec: { args: [{ name: "service-name" }], metrics: [] },
-        },
+            }),
+        ),
+        obj("v1", "Secret", { name: "sh.helm.release.v1.argo-rollouts.v1", namespace: ns, labels: { owner: "helm", name: "argo-rollouts" } }),
+        obj("apps/v1", "Deployment", helmed("argo-rollouts"), { spec: { template: { spec: { containers } } } }),
+        obj("v1", "ConfigMap", helmed("argo-rollouts-config"), { data: { trafficRouterPlugins: "- name: old", metricProviderPlugins: "- name: old-metrics" } }),
+        obj("networking.k8s.io/v1", "Ingress", { name: "argo-rollouts-dashboard", namespace: ns, labels: HELM }),
+        obj("argoproj.io/v1alpha1", "ClusterAnalysisTemplate", { name: "success-rate" }, { spec: { args: [{ name: "service-name" }], metrics: [] } }),
         rollout("tenant-a", "web", { templates: [{ templateName: "success-rate", clusterScope: true }], args: [{ name: "service-name", value: "web" }] }),
         rollout("tenant-b", "api", { templates: [{ templateName: SUCCESS_RATE, clusterScope: true }], args: [{ name: "namespace", value: "tenant-b" }] }),
     ];
@@ -273,6 +257,11 @@ describe("adopt-check", () => {
             assert.match(out.join("\n"), /Exit status: 0 adopting breaks nothing/);
             assert.strictEqual(await main(["--bogus"]), 2);
             assert.match(out.at(-1)!, /unknown argument --bogus; usage: npm run adopt-check/);
+            const kubeconfig = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "kc-")), "config");
+            fs.writeFileSync(kubeconfig, "users:\n- name: u\n  user:\n    token: s3cret\n  bad: [open\nclusters: []\n");
+            assert.strictEqual(await main(["--stack", "hub", "--config-dir", FIXTURE_STACKS, "--kubeconfig", kubeconfig]), 2);
+            assert.match(out.at(-1)!, /^stack "hub": cannot check adoption: .*\(\d+:\d+\)$/);
+            assert.ok(!out.join("\n").includes("s3cret"));
         });
     });
 });

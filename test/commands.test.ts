@@ -31,6 +31,7 @@ describe("the project's commands", () => {
 
     /** Each parser: what it makes of good arguments, and the usage error it gives for bad ones. */
     const R = REPO_ROOT;
+    const CHART = path.join(__dirname, "fixtures", "chart-render");
     const VERIFY_DEFAULTS = { json: false, printRole: false, kyvernoNamespace: "kyverno", smokeTimeoutSeconds: 0, configDir: R, without: [] };
     const PARSERS: { name: string; parse: (argv: string[]) => unknown; accepts: [string[], unknown][]; refuses: [string[], RegExp][] }[] = [
         {
@@ -40,15 +41,26 @@ describe("the project's commands", () => {
                 [["--stack", "hub"], { stack: "hub", out: path.join(R, "plan"), configDir: R }],
                 [["--stack", "hub", "--out", "/p", "--config-dir", "/c", "--stats=/s.json"], { stack: "hub", out: "/p", configDir: "/c", stats: "/s.json" }],
                 [
-                    ["--stack", "hub", "--kube-version=v1.33.4", "--chart", "c.tgz", "--crds", "remote", "--against", "main"],
-                    { stack: "hub", out: path.join(R, "plan"), configDir: R, kubeVersion: "v1.33.4", chart: "c.tgz", crds: "remote", against: "main" },
+                    ["--stack", "hub", "--kube-version=v1.33.4", "--chart", CHART, "--crds", "remote", "--against", "main"],
+                    { stack: "hub", out: path.join(R, "plan"), configDir: R, kubeVersion: "v1.33.4", chart: CHART, crds: "remote", against: "main" },
                 ],
+                [["--stack=hub", "--charts=/none", "--pull-charts"], { stack: "hub", out: path.join(R, "plan"), configDir: R, charts: "/none", pull: true }],
             ],
             refuses: [
                 [["--stack", "hub", "--stats"], /^Error: --stats needs a value; usage: npm run plan/],
                 [["--stack", "hub", "--kube-version", "1.33"], /--kube-version "1\.33": must be a Kubernetes version such as v1\.33/],
                 [["--out", "x"], /^Error: usage: npm run plan/],
                 [["--stack", ".."], /^Error: --stack "\.\.": must be a stack name, 1 to 100 letters, digits, "_", "\." or "-" as Pulumi allows/],
+                // A chart or CRD source asked for that cannot be read is refused before anything is planned.
+                [
+                    ["--stack=hub", "--chart=/none.tgz"],
+                    /^Error: --chart \/none\.tgz: does not exist; give the pinned chart's folder \(holding Chart\.yaml\) or its \.tgz$/,
+                ],
+                [["--stack=hub", `--chart=${R}`], /^Error: --chart .*: is no chart; give/],
+                [["--stack=hub", "--crds=/none"], /^Error: --crds \/none: is no folder; give the folder holding the CRD files the stack names, or remote$/],
+                [["--stack=hub", "--charts=/none"], /^Error: --charts \/none: is no folder; give a folder of charts, or --pull-charts to fill it$/],
+                [["--stack=hub", `--charts=${R}`, `--chart=${CHART}`], /give --chart or --charts, not both/],
+                [["--stack=hub", "--pull-charts"], /--pull-charts pulls into the folder of --charts <dir>: give one/],
             ],
         },
         {

@@ -320,15 +320,12 @@ describe("configuration", () => {
             assert.doesNotMatch(err.message, /hunter2|s3cr3t|deploy:/);
         });
 
-        it("a secure: value: the offline plan cannot decrypt it, and a decrypted one is refused unseen", () => {
-            const ambient = { secretKeys: ["imageRegistry"] };
-            assert.strictEqual(
-                assertRejects({ imageRegistry: OFFLINE_SECRET }, "imageRegistry", /the offline plan cannot decrypt/, undefined, ambient).given,
-                "[secret]",
-            );
-            const live = assertRejects({ imageRegistry: "mirror/Decrypted" }, "imageRegistry", /Docker Hub namespace/, undefined, ambient);
-            assert.strictEqual(live.given, "[secret]");
-            assert.doesNotMatch(live.allowed, /offline/);
+        it("a secure: value: refused where the program writes plain text (a group), never shown, decrypted or not", () => {
+            const ambient = { secretKeys: ["policy"] };
+            for (const group of [OFFLINE_SECRET, "Decrypted-Group"]) {
+                const err = problemsOf({ policy: { regulated: { approverGroups: [group] } } }, "hub", ambient);
+                assert.ok(err.message.includes("policy = [secret]: must not be a secret (secure:)") && !err.message.includes("Decrypted"), err.message);
+            }
         });
 
         it("an invisible character, escaped in values and in keys", () => {

@@ -10,7 +10,7 @@ import { parseDeliveryArgs, writeDeliveryComponents } from "../tools/delivery";
 import { holes, tierAdmission, tierMessage } from "../components/policy/tierAdmission";
 import { planStack } from "../tools/plan";
 import { configFromStackFile } from "../tools/stackFile";
-import { FIXTURE_STACKS, fixtureStack } from "./harness";
+import { FIXTURE_STACKS, HUB_TEXT, fixtureStack } from "./harness";
 import { REGULATED, parseHub } from "./stackConfig";
 
 const hub = () => configFromStackFile(fixtureStack("hub"));
@@ -68,6 +68,10 @@ describe("delivery components (npm run delivery)", () => {
             writeDeliveryComponents("hub", configDir, hubDir);
             assert.deepStrictEqual(fs.readdirSync(path.join(hubDir, "prod-regulated-blueGreen")), ["notes.md"], "a dropped strategy's files go, no other");
             assert.ok(fs.existsSync(path.join(hubDir, "prod-regulated-canary")));
+            // A group set as a secret would be written in plain text (or as "[secret]"): refused, nothing written.
+            fs.writeFileSync(path.join(configDir, "Pulumi.hub.yaml"), HUB_TEXT.replace("[platform-release-approvers]", "[{ secure: v1:AAAB }]"));
+            assert.throws(() => writeDeliveryComponents("hub", configDir, path.join(out, "s")), /policy = \[secret\]: must not be a secret/);
+            assert.ok(!fs.existsSync(path.join(out, "s")));
         } finally {
             fs.rmSync(out, { recursive: true, force: true });
         }

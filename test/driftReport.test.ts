@@ -153,16 +153,12 @@ describe("drift report", () => {
 
     it("shows what was deleted on the cluster and what the stack no longer declares", () => {
         const step = drifted.steps!.find((s) => s.op === "update" && s.urn.includes("Namespace"))!;
-        const md = driftReport({
-            stack: "hub",
-            preview: {
-                steps: [
-                    { ...step, op: "create", oldState: undefined, detailedDiff: null, diffReasons: [] },
-                    { ...step, op: "delete", newState: undefined, detailedDiff: null, diffReasons: [] },
-                ],
-            },
-            verify: verifyPass,
-        }).markdown;
+        const bare = { ...step, detailedDiff: null, diffReasons: [] };
+        const gone = [
+            { ...bare, op: "create", oldState: undefined },
+            { ...bare, op: "delete", newState: undefined },
+        ];
+        const md = driftReport({ stack: "hub", preview: { steps: gone }, verify: verifyPass }).markdown;
         assert.deepStrictEqual(section(md, "#### Namespace argo-rollouts (create)").slice(1), [
             "Missing on the cluster: deleted outside the program; the next `up` creates it again.",
         ]);
@@ -171,7 +167,11 @@ describe("drift report", () => {
         ]);
     });
 
-    it("never shows a Secret's values", () => {
+    it("never shows a Secret's values, nor a URL's user-info or token from its inputs", () => {
+        const url = "https://ci:hunter2@h.test/x?token=s3cret";
+        const finding = { id: "x", status: "FAIL", what: url, findings: [{ object: url, found: url }] };
+        const md = driftReport({ stack: "hub", preview: { diagnostics: [{ severity: "error", message: url }] }, verify: { results: [finding] } }).markdown;
+        assert.ok(md.includes("https://h.test/x?[not shown]") && !/hunter2|s3cret/.test(md), md);
         const step = drifted.steps!.find((s) => s.op === "update" && s.urn.includes("ConfigMapPatch"))!;
         const asSecret = (state: typeof step.oldState) => ({
             ...state,

@@ -57,12 +57,16 @@ describe("pull-request workflow", () => {
         const plan = doc.jobs.plan;
         assert.strictEqual(plan.strategy?.matrix.stack, "${{ fromJSON(needs.stacks.outputs.stacks) }}");
         const run = plan.steps.find((s) => s.run?.startsWith("npm run plan"))?.run ?? "";
-        assert.strictEqual(run, 'npm run plan -- --stack "${{ matrix.stack }}" --out plan --crds remote --against "origin/${{ github.base_ref }}"');
+        assert.strictEqual(
+            run,
+            'npm run plan -- --stack "${{ matrix.stack }}" --out plan --charts charts --pull-charts --crds remote --against "origin/${{ github.base_ref }}"',
+        );
         // As the runner runs it for each stack and base branch: GitHub substitutes the expressions first.
         for (const stack of listStacks(FIXTURE_STACKS)) {
             const args = parsePlanArgs(argvOf(run.replace("${{ matrix.stack }}", stack).replace("${{ github.base_ref }}", "main")));
             assert.ok(args !== "help");
-            assert.deepStrictEqual([args.stack, args.out, args.against, args.crds], [stack, path.resolve("plan"), "origin/main", "remote"]);
+            const expected = [stack, path.resolve("plan"), "origin/main", "remote", path.resolve("charts"), true];
+            assert.deepStrictEqual([args.stack, args.out, args.against, args.crds, args.charts, args.pull], expected);
         }
         // The base branch's commits are there to plan.
         assert.strictEqual(plan.steps.find((s) => s.uses?.startsWith("actions/checkout@"))?.with?.["fetch-depth"], 0);

@@ -5,6 +5,7 @@ import * as os from "os";
 import * as path from "path";
 import * as YAML from "yaml";
 import { KUBERNETES_VERSION } from "../components/cluster/config";
+import { UsageError } from "./cli";
 
 export const HELM_CHART = "kubernetes:helm.sh/v4:Chart";
 
@@ -13,6 +14,7 @@ export interface ChartRelease {
     /** `argo-rollouts`, or `oci://…/argo-rollouts`. */
     chart: string;
     version?: string;
+    repo?: string; // repositoryOpts.repo; none for an OCI chart
     name: string;
     namespace: string;
     values: Record<string, unknown>;
@@ -24,16 +26,36 @@ export type RenderedObject = { object: Record<string, unknown>; source?: string 
 
 export type ChartRender = { objects: RenderedObject[]; chart: { name: string; version: string } } | { notShown: string };
 
-/** The chart the plan renders: the flag's path, else ARGO_ROLLOUTS_CHART. */
+/** A chart given (--chart), or a folder of charts by version (--charts; `pull`: helm pull one it lacks into it); kubeVersion: vX.Y[.Z]. */
+export type ChartOptions = { chartPath?: string; charts?: string; pull?: boolean; kubeVersion?: string; env?: NodeJS.ProcessEnv };
+
+/** The chart the plan renders: the flag's path, else ARGO_ROLLOUTS_CHART; asked for, it must be a chart (a folder with Chart.yaml, or a .tgz). */
 export function chartPathFrom(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
     const p = flag ?? (env.ARGO_ROLLOUTS_CHART || undefined);
-    return p ? path.resolve(p) : undefined;
+    const stat = p === undefined ? undefined : fs.statSync(p, { throwIfNoEntry: false });
+    const chart = stat?.isDirectory() ? fs.existsSync(path.join(p!, "Chart.yaml")) : stat?.isFile() && p!.endsWith(".tgz");
+    if (p !== undefined && !chart) {
+        const why = stat ? "is no chart" : "does not exist";
+        throw new UsageError(`${flag ? "--chart" : "ARGO_ROLLOUTS_CHART"} ${p}: ${why}; give the pinned chart's folder (holding Chart.yaml) or its .tgz`);
+    }
+    return p && path.resolve(p);
 }
 
+/** Where a release's chart is in a folder of charts by version (`--charts`): `<name>-<version>.tgz` as `helm pull` writes it, or `<name>-<version>/`. */
+export function chartInFolder(release: ChartRelease, dir: string): string | undefined {
+    const base = path.join(dir, `${release.chart.split("/").pop()}-${release.version}`);
+    return [`${base}.tgz`, base].find((p) => fs.existsSync(p));
+}
+
+/** `helm pull`'s arguments for the release's chart into `dir`. */
+const pullArgs = (r: ChartRelease, dir: string) => ["pull", r.chart, ...(r.repo ? ["--repo", r.repo] : []), "--version", `${r.version}`, "--destination", dir];
+
 export function chartRelease(inputs: Record<string, unknown>): ChartRelease {
+    const repo = (inputs.repositoryOpts as { repo?: unknown } | undefined)?.repo;
     return {
         chart: String(inputs.chart),
         ...(typeof inputs.version === "string" ? { version: inputs.version } : {}),
+        ...(typeof repo === "string" ? { repo } : {}),
         name: String(inputs.name),
         namespace: String(inputs.namespace),
         values: (inputs.values ?? {}) as Record<string, unknown>,
@@ -42,13 +64,22 @@ export function chartRelease(inputs: Record<string, unknown>): ChartRelease {
 }
 
 /** `helm template`'s arguments, as the provider sets the same options. */
-export const templateArgs = (release: ChartRelease, chartPath: string, kubeVersion: string, valuesFile: string): string[] =>
-    ["template", release.name, chartPath, "--namespace", release.namespace, "--no-hooks", ...(release.skipCrds ? [] : ["--include-crds"])].concat([
+export const templateArgs = (release: ChartRelease, chartPath: string, kubeVersion: string, valuesFile: string): string[] => {
+    const crds = release.skipCrds ? [] : ["--include-crds"];
+    return [
+        "template",
+        release.name,
+        chartPath,
+        "--namespace",
+        release.namespace,
+        "--no-hooks",
+        ...crds,
         "--kube-version",
         kubeVersion,
         "--values",
         valuesFile,
-    ]);
+    ];
+};
 
 /** The objects of helm's output, each with the `# Source:` comment helm writes above it. */
 export function parseRendered(manifest: string): RenderedObject[] {
@@ -71,12 +102,22 @@ function helm(args: string[], env: NodeJS.ProcessEnv): { ok: true; stdout: strin
 }
 
 /** The release rendered for `kubeVersion`, or why its objects are not shown (no chart or version, no helm, not the pinned chart). */
-export function renderChart(release: ChartRelease, opts: { chartPath?: string; kubeVersion?: string; env?: NodeJS.ProcessEnv }): ChartRender {
+export function renderChart(release: ChartRelease, opts: ChartOptions): ChartRender {
     const env = opts.env ?? process.env;
     const pinned = `chart ${release.chart}${release.version ? ` ${release.version}` : ""} for release ${release.namespace}/${release.name}`;
-    if (!opts.chartPath) {
+    const pull = `helm ${pullArgs(release, opts.charts ?? "<dir>").join(" ")}`;
+    if (opts.charts && opts.pull && !chartInFolder(release, opts.charts)) {
+        fs.mkdirSync(opts.charts, { recursive: true });
+        const pulled = helm(pullArgs(release, opts.charts), env);
+        if (!pulled.ok) return { notShown: `${pinned}: ${pulled.why}` };
+    }
+    const chartPath = opts.chartPath ?? (opts.charts ? chartInFolder(release, opts.charts) : undefined);
+    if (!chartPath) {
+        const name = `${release.chart.split("/").pop()}-${release.version}`;
         return {
-            notShown: `${pinned}: no chart given; give the pinned chart's folder or .tgz with --chart <path> or ARGO_ROLLOUTS_CHART (helm pull ${release.chart} --version ${release.version ?? "<version>"})`,
+            notShown: opts.charts
+                ? `${pinned}: ${opts.charts} holds neither ${name}.tgz nor ${name}/; add it (${pull}) or plan with --pull-charts`
+                : `${pinned}: no chart given; give the pinned chart's folder or .tgz with --chart <path> or ARGO_ROLLOUTS_CHART, or a folder of charts by version with --charts <dir> (${pull})`,
         };
     }
     if (!opts.kubeVersion) {
@@ -87,21 +128,22 @@ export function renderChart(release: ChartRelease, opts: { chartPath?: string; k
     if (!KUBERNETES_VERSION.test(opts.kubeVersion)) {
         return { notShown: `${pinned}: --kube-version ${JSON.stringify(opts.kubeVersion)} is not a Kubernetes version such as v1.33 or v1.33.4` };
     }
-    if (!fs.existsSync(opts.chartPath)) return { notShown: `${pinned}: the chart given, ${opts.chartPath}, does not exist` };
-    const shown = helm(["show", "chart", opts.chartPath], env);
+    const shown = helm(["show", "chart", chartPath], env);
     if (!shown.ok) return { notShown: `${pinned}: ${shown.why}` };
     const meta = YAML.parse(shown.stdout) as { name?: unknown; version?: unknown } | null;
     const name = String(meta?.name);
     const version = String(meta?.version);
     if (name !== release.chart.split("/").pop() || (release.version !== undefined && version !== release.version)) {
-        return { notShown: `${pinned}: the chart given (${opts.chartPath}) is ${name} ${version}, not the one the stack pins` };
+        return {
+            notShown: `${pinned}: the chart given (${chartPath}) is ${name} ${version}, not the one the stack pins; give each version in a folder with --charts <dir> (${pull})`,
+        };
     }
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "chart-values-"));
     try {
         // JSON is YAML: the values exactly as the program passes them.
         const valuesFile = path.join(dir, "values.json");
         fs.writeFileSync(valuesFile, JSON.stringify(release.values));
-        const rendered = helm(templateArgs(release, opts.chartPath, opts.kubeVersion, valuesFile), env);
+        const rendered = helm(templateArgs(release, chartPath, opts.kubeVersion, valuesFile), env);
         if (!rendered.ok) return { notShown: `${pinned}: ${rendered.why}` };
         return { objects: parseRendered(rendered.stdout), chart: { name, version } };
     } finally {

@@ -2,25 +2,36 @@
 import * as fs from "fs";
 import * as path from "path";
 import { httpGet } from "../components/cluster/live";
+import * as YAML from "yaml";
 import { parseRendered } from "./chartRender";
+import { UsageError } from "./cli";
 
 export const CONFIG_GROUP = "kubernetes:yaml/v2:ConfigGroup";
 
 export type CrdSourceSpec = { kind: "dir"; dir: string } | { kind: "remote" };
 
-/** `--crds <dir>|remote`, else ARGO_ROLLOUTS_CRDS; undefined when neither is given. */
+/** `--crds <dir>|remote`, else ARGO_ROLLOUTS_CRDS; undefined when neither is given; a folder asked for must be one. */
 export function crdSourceFrom(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): CrdSourceSpec | undefined {
     const v = flag ?? (env.ARGO_ROLLOUTS_CRDS || undefined);
-    if (!v) return undefined;
-    return v === "remote" ? { kind: "remote" } : { kind: "dir", dir: path.resolve(v) };
+    if (!v || v === "remote") return v ? { kind: "remote" } : undefined;
+    if (!fs.statSync(v, { throwIfNoEntry: false })?.isDirectory()) {
+        throw new UsageError(`${flag ? "--crds" : "ARGO_ROLLOUTS_CRDS"} ${v}: is no folder; give the folder holding the CRD files the stack names, or remote`);
+    }
+    return { kind: "dir", dir: path.resolve(v) };
 }
 
 export type SourcedObject = { object: Record<string, unknown>; source: string };
 
 export type CrdRead = { objects: SourcedObject[] } | { notShown: string };
 
-/** Every object of a file of several documents, by where it was read. */
-const parseAll = (text: string, source: string): SourcedObject[] => parseRendered(text).map(({ object }) => ({ object, source }));
+/** The CRDs of a file, by where it was read; or why it holds something else (malformed YAML, an HTML page, another kind). */
+function parseCrds(text: string, source: string): SourcedObject[] {
+    const broken = YAML.parseAllDocuments(text).find((d) => d.errors.length > 0)?.errors[0];
+    const objects = broken ? [] : parseRendered(text).map(({ object }) => ({ object, source }));
+    const why = broken ? `is not YAML (${broken.message.split("\n")[0]})` : "holds other than CustomResourceDefinitions (an HTML page?)";
+    if (objects.length === 0 || objects.some((o) => o.object.kind !== "CustomResourceDefinition")) throw new Error(`${source} ${why}`);
+    return objects;
+}
 
 /** The text at an HTTPS URL, or an error naming it (never its user-info or query). */
 export async function httpsGet(url: string, timeoutMs = 15_000): Promise<string> {
@@ -39,21 +50,16 @@ export async function readCrdFiles(
     if (!source) {
         return { notShown: `give the folder of these files with --crds <dir> or ARGO_ROLLOUTS_CRDS, or --crds remote to read them from their URLs` };
     }
-    if (source.kind === "dir") {
-        const objects: SourcedObject[] = [];
-        for (const f of files) {
-            const file = path.join(source.dir, path.posix.basename(new URL(f, "file:///").pathname));
-            if (!fs.existsSync(file)) {
-                return { notShown: `${file} does not exist (the folder given must hold ${files.map((u) => path.posix.basename(u)).join(", ")})` };
-            }
-            objects.push(...parseAll(fs.readFileSync(file, "utf8"), file));
-        }
-        return { objects };
-    }
+    // The URL's file name in the folder, or the URL itself.
+    const sources = source.kind === "dir" ? files.map((f) => path.join(source.dir, path.posix.basename(new URL(f, "file:///").pathname))) : files;
+    const missing = source.kind === "dir" && sources.find((f) => !fs.existsSync(f));
+    if (missing) return { notShown: `${missing} does not exist (the folder given must hold ${files.map((u) => path.posix.basename(u)).join(", ")})` };
+    const read = source.kind === "dir" ? async (f: string) => fs.readFileSync(f, "utf8") : get;
+    const unreachable = (e: Error) => Promise.reject(new Error(`not reachable: ${e.message}; give a local folder of the files with --crds <dir>`));
     try {
-        const texts = await Promise.all(files.map((f) => get(f)));
-        return { objects: texts.flatMap((t, i) => parseAll(t, files[i])) };
+        const texts = await Promise.all(sources.map((f) => read(f))).catch(unreachable);
+        return { objects: texts.flatMap((t, i) => parseCrds(t, sources[i])) };
     } catch (e) {
-        return { notShown: `not reachable: ${(e as Error).message}; give a local folder of the files with --crds <dir>` };
+        return { notShown: (e as Error).message };
     }
 }

@@ -2,6 +2,7 @@
 import * as fs from "fs";
 import { ManagedFieldsEntry, PreviewDigest, driftedObjects } from "./previewDigest";
 import { UsageError, argsOrExit, fileFlag, inputError, objectsAt, readFlags, stackFlag } from "./cli";
+import { printable } from "../components/config/show";
 
 /** verify's `--json` document (tools/verify/report.ts), or its error form. */
 export interface VerifyJson {
@@ -116,7 +117,8 @@ export function driftReport(input: DriftInput) {
               : table(["check", "requirement", "found", "read"], fails.map(failRow))),
         ...(input.runUrl ? ["---", `The preview's JSON and verify's report: the \`drift-${input.stack}\` artifact of [this run](${input.runUrl}).`, ""] : []),
     ];
-    return { clean, objects, markdown: lines.join("\n") };
+    // The inputs quote the cluster, its events and verify's findings: no URL's user-info or token reaches the issue.
+    return { clean, objects, markdown: printable(lines.join("\n")) };
 }
 
 const USAGE =

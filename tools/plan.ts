@@ -13,7 +13,7 @@ import { reviewDiff } from "./planAgainst";
 import { chartPathFrom } from "./chartRender";
 import { crdSourceFrom } from "./crdSources";
 import { manifestResources, productFiles, removePlan, resourceRows, summary, writePlan } from "./planFiles";
-import { RenderOptions, renderProviderObjects } from "./planRendered";
+import { RenderOptions, renderProviderObjects, unhonoured } from "./planRendered";
 
 export { adoptions, manifestResources, manifestsYaml, patchesYaml, productFiles, resourceRows, summary } from "./planFiles";
 
@@ -33,7 +33,7 @@ export async function planStack(file: StackFile, configDir = file.dir ?? REPO_RO
 }
 
 const USAGE =
-    "usage: npm run plan -- --stack <name> [--out <dir>] [--config-dir <dir>] [--chart <path>] [--kube-version <vX.Y.Z>] [--crds <dir>|remote] [--against <git ref>] [--stats <file>]";
+    "usage: npm run plan -- --stack <name> [--out <dir>] [--config-dir <dir>] [--chart <path> | --charts <dir> [--pull-charts]] [--kube-version <vX.Y.Z>] [--crds <dir>|remote] [--against <git ref>] [--stats <file>]";
 const HELP = `${USAGE}
 
 Plans a stack offline (no cluster, no credentials) and writes <out>/<stack>/resources.json, manifests.yaml,
@@ -45,11 +45,13 @@ files of the stack's previous plan.
   --config-dir <dir>   where the stack files are (default: the project)
   --chart <path>       the pinned chart's folder or .tgz (default: ARGO_ROLLOUTS_CHART): its objects,
                        rendered by helm (HELM, or helm on the PATH) with the stack's values, go into
-                       manifests.yaml; without it they are not shown
+                       manifests.yaml; without it they are not shown, asked for they are shown or refused
+  --charts <dir>       charts by version, <name>-<version>.tgz or /: each side renders with its own
+  --pull-charts        helm pull a pinned chart --charts lacks into it (needs the chart's repository)
   --kube-version <v>   the Kubernetes version the chart renders for (default: the stack's
                        cluster.kubernetesVersion); without one the chart's objects are not shown
   --crds <dir>|remote  the CRDs up applies, from a folder holding the same files or from their URLs
-                       (default: ARGO_ROLLOUTS_CRDS); without it they are not shown
+                       (default: ARGO_ROLLOUTS_CRDS); without it they are not shown (as the chart's)
   --against <git ref>  also plan the stack as it was at that ref (a temporary worktree; the checkout
                        is left alone), print the review diff and write it: diff.md (complete) and
                        diff-summary.md (short, for a pull-request comment)
@@ -60,17 +62,26 @@ Flags take their value as the next argument or after "=" (--stack=hub).`;
 
 export function parsePlanArgs(argv: readonly string[]) {
     const text = { type: "string" } as const;
-    const flags = readFlags(
-        argv,
-        { stack: text, out: text, "config-dir": text, stats: text, against: text, chart: text, "kube-version": text, crds: text },
-        USAGE,
-    );
+    const where = { stack: text, out: text, "config-dir": text, stats: text, against: text } as const;
+    const rendering = { chart: text, charts: text, "pull-charts": { type: "boolean" }, "kube-version": text, crds: text } as const;
+    const flags = readFlags(argv, { ...where, ...rendering }, USAGE);
     if (flags === "help") return flags;
-    const { stack, stats, against, chart, crds, "kube-version": kubeVersion } = flags;
+    const { stack, stats, against, chart, charts, crds, "kube-version": kubeVersion } = flags;
     if (!stack) throw new UsageError(USAGE);
     if (kubeVersion !== undefined && !KUBERNETES_VERSION.test(kubeVersion)) {
         throw new UsageError(`--kube-version ${JSON.stringify(kubeVersion)}: must be a Kubernetes version such as v1.33 or v1.33.4`);
     }
+    // A chart or CRD source asked for is used or refused, before anything is planned.
+    chartPathFrom(chart);
+    crdSourceFrom(crds);
+    const pull = flags["pull-charts"] === true;
+    const folder = charts === undefined ? undefined : fs.statSync(charts, { throwIfNoEntry: false });
+    if (charts !== undefined && (chart !== undefined || (folder ? !folder.isDirectory() : !pull))) {
+        throw new UsageError(
+            `--charts ${charts}: ${chart ? "give --chart or --charts, not both" : "is no folder; give a folder of charts, or --pull-charts to fill it"}`,
+        );
+    }
+    if (pull && !charts) throw new UsageError(`--pull-charts pulls into the folder of --charts <dir>: give one`);
     return {
         stack: stackFlag(stack),
         out: path.resolve(flags.out ?? path.join(REPO_ROOT, "plan")),
@@ -78,6 +89,7 @@ export function parsePlanArgs(argv: readonly string[]) {
         ...(stats ? { stats: path.resolve(stats) } : {}),
         ...(against ? { against } : {}),
         ...(chart ? { chart } : {}),
+        ...(charts ? { charts: path.resolve(charts), pull } : {}),
         ...(kubeVersion ? { kubeVersion } : {}),
         ...(crds ? { crds } : {}),
     };
@@ -119,12 +131,17 @@ async function main(): Promise<void> {
     // Read as the program reads it, without the other stack files' view (the plan refuses no clash the program does not).
     const config = configFromStackFile({ ...file, projectClusters: undefined, projectStacks: undefined });
     const renderOpts: RenderOptions = {
-        chartPath: chartPathFrom(args.chart),
+        ...(args.charts ? { charts: args.charts, pull: args.pull } : { chartPath: chartPathFrom(args.chart) }),
         kubeVersion: args.kubeVersion ?? config.cluster.kubernetesVersion,
         crds: crdSourceFrom(args.crds),
     };
     const rows = JSON.parse(JSON.stringify(resourceRows(run))) as PlanRow[];
     const rendered = await renderProviderObjects(rows, renderOpts);
+    const refused = unhonoured(rendered, renderOpts);
+    if (refused.length > 0) {
+        removePlan(args.stack, args.out);
+        throw new UsageError(printable(`stack "${run.stack}": cannot show what was asked for: ${refused.join("; ")}`));
+    }
     const products = productFiles(run, config);
     finished = true;
     let extra: Record<string, string> = {};

@@ -6,6 +6,7 @@ import * as path from "path";
 import { PlanRow, boundaryNotice, diffPlans, productRows, renderFullDiff, renderShortDiff } from "./planDiff";
 import { NOTHING_RENDERED, ProviderRendered, RenderOptions, comparedRendered, renderProviderObjects } from "./planRendered";
 import { scriptArgs } from "./cli";
+import { CONFIG_GROUP } from "./crdSources";
 
 export interface BasePlan {
     commit: string;
@@ -70,6 +71,18 @@ export function planAtRef(opts: { repoRoot: string; ref: string; stack: string; 
     }
 }
 
+/** The ref's chart objects and CRDs, each chart the one it pins (--charts); CRDs from a folder only where both sides name the same files. */
+export async function renderedAtRef(rows: PlanRow[], headRows: PlanRow[], opts: RenderOptions): Promise<ProviderRendered> {
+    const rendered = await renderProviderObjects(rows, opts);
+    const files = (of: PlanRow[]) => JSON.stringify(of.filter((r) => r.type === CONFIG_GROUP).map((r) => r.inputs.files));
+    // A folder holds one set of CRD files: it cannot stand for another release's.
+    if (opts.crds?.kind === "dir" && files(rows) !== files(headRows)) {
+        const notShown = `its CRD files are another release's than --crds ${opts.crds.dir} holds: plan with --crds remote to read each side's`;
+        rendered.crds = rendered.crds.map((c) => ({ ...c, read: { notShown } }));
+    }
+    return rendered;
+}
+
 /** The review diff of this plan against the stack at `ref`: diff.md (complete) and diff-summary.md (short, for a pull-request comment). */
 export async function reviewDiff(
     stack: string,
@@ -79,7 +92,8 @@ export async function reviewDiff(
     renderOpts: RenderOptions,
 ): Promise<{ "diff.md": string; "diff-summary.md": string }> {
     const base = planAtRef({ ...at, ref, stack });
-    const compared = comparedRendered(head.rendered, base.existed ? await renderProviderObjects(base.rows, renderOpts) : NOTHING_RENDERED, base.existed);
+    const baseRendered = base.existed ? await renderedAtRef(base.rows, head.rows, renderOpts) : NOTHING_RENDERED;
+    const compared = comparedRendered(head.rendered, baseRendered, base.existed);
     const compares = base.products !== undefined || !base.existed;
     const products = (files?: Record<string, string>) => (compares ? productRows(files ?? {}) : []);
     const diff = diffPlans([...base.rows, ...compared.base, ...products(base.products)], [...head.rows, ...compared.head, ...products(head.products)]);

@@ -1,17 +1,11 @@
 /** What the provider renders and the mocks never see: each Chart's objects and each ConfigGroup's CRDs, as rows the review diff compares. */
 import { PlanRow, objectName } from "./planDiff";
-import { ChartRender, HELM_CHART, chartRelease, renderChart } from "./chartRender";
+import { ChartOptions, ChartRender, HELM_CHART, chartRelease, renderChart } from "./chartRender";
 import { CONFIG_GROUP, CrdRead, CrdSourceSpec, readCrdFiles } from "./crdSources";
 
 export type ProviderRendered = { charts: { row: PlanRow; render: ChartRender }[]; crds: { row: PlanRow; read: CrdRead }[] };
 
-export interface RenderOptions {
-    chartPath?: string;
-    /** The Kubernetes version the chart renders for (vX.Y[.Z]). */
-    kubeVersion?: string;
-    crds?: CrdSourceSpec;
-    env?: NodeJS.ProcessEnv;
-}
+export type RenderOptions = ChartOptions & { crds?: CrdSourceSpec };
 
 export const NOTHING_RENDERED: ProviderRendered = { charts: [], crds: [] };
 
@@ -20,6 +14,12 @@ export async function renderProviderObjects(rows: readonly PlanRow[], opts: Rend
     const groups = rows.filter((r) => r.type === CONFIG_GROUP);
     const reads = await Promise.all(groups.map((row) => readCrdFiles(Array.isArray(row.inputs.files) ? (row.inputs.files as string[]) : [], opts.crds)));
     return { charts, crds: groups.map((row, i) => ({ row, read: reads[i] })) };
+}
+
+/** Why a chart or the CRDs asked for (a chart flag, a CRD source) cannot be shown: what a user asks for is shown or refused. */
+export function unhonoured(r: ProviderRendered, opts: RenderOptions): string[] {
+    const charts = opts.chartPath || opts.charts ? r.charts.map((c) => c.render) : [];
+    return [...charts, ...(opts.crds ? r.crds.map((c) => c.read) : [])].flatMap((x) => ("notShown" in x ? [x.notShown] : []));
 }
 
 /** The rendered objects as resources.json-like rows under the component that renders them, marked as the chart's or the CRDs'. */
