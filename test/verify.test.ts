@@ -24,10 +24,15 @@ async function main(argv: string[]): Promise<{ code: number; out: string[]; err:
 }
 
 describe("verify's client, arguments and output", () => {
-    it("says there is no kubeconfig at all, instead of reaching http://localhost:8080 under a made-up context", async () => {
+    it("says there is no kubeconfig at all, instead of reaching http://localhost:8080 under a made-up context; quotes no line of one it cannot parse", async () => {
         const home = fs.mkdtempSync(path.join(os.tmpdir(), "verify-home-"));
         await withEnv({ KUBECONFIG: undefined, HOME: home }, async () => {
             const k8s = await loadClient();
+            const broken = path.join(home, "config");
+            fs.writeFileSync(broken, "users:\n- name: u\n  user:\n    token: s3cret\n  bad: [open\nclusters: []\n");
+            const parse = (e: Error) =>
+                e instanceof ConnectionError && /^kubeconfig .*config cannot be read: .*\(\d+:\d+\)$/.test(e.message) && !e.message.includes("s3cret");
+            await assert.rejects(kubeConfigFor(k8s, { connection: { kind: "kubeconfig", context: "hub" }, kubeconfig: broken }), parse);
             await assert.rejects(kubeConfigFor(k8s, { connection: { kind: "kubeconfig", context: "hub" } }), (e: Error) => {
                 assert.ok(e instanceof ConnectionError, String(e));
                 assert.match(

@@ -73,8 +73,7 @@ export async function adoptCheckMain(
         }
         const config = configFromStackFile(readStackFile(args.stack, args.configDir));
         const cluster = await connect({ connection: config.cluster.connection, kubeconfig: args.kubeconfig, context: args.context }).catch((e: Error) => {
-            // A kubeconfig the client cannot parse comes back with its lines quoted, tokens included: the first line says why.
-            throw e instanceof ConnectionError ? new Error(`stack "${args.stack}": cannot check adoption: ${e.message.split("\n")[0]}`) : e;
+            throw e instanceof ConnectionError ? new Error(`stack "${args.stack}": cannot check adoption: ${e.message}`) : e;
         });
         if (args.runningChart) {
             const running = await runningControllerVersion(config, cluster);

@@ -54,10 +54,19 @@ export async function kubeConfigFor(k8s: ClientModule, opts: ConnectOptions): Pr
     const conn = opts.connection;
     if (opts.kubeconfig !== undefined || opts.context !== undefined || conn.kind === "kubeconfig") {
         const file = opts.kubeconfig ?? (conn.kind === "kubeconfig" ? conn.path : undefined);
+        // A kubeconfig the client cannot parse comes back with its lines quoted, tokens included
+        // (@kubernetes/client-node 1.4.0 `loadFromString` passes js-yaml's error on): the first line says why.
+        const load = (read: () => void) => {
+            try {
+                read();
+            } catch (e) {
+                throw new ConnectionError(`kubeconfig ${file ?? "(default)"} cannot be read: ${(e as Error).message.split("\n")[0]}`);
+            }
+        };
         if (file) {
-            kc.loadFromFile(file);
+            load(() => kc.loadFromFile(file));
         } else {
-            kc.loadFromDefault();
+            load(() => kc.loadFromDefault());
             // With no KUBECONFIG, no ~/.kube/config and no in-cluster token, the client falls back to
             // http://localhost:8080 under a context it names "loaded-context" (@kubernetes/client-node
             // 1.4.0 dist/config.js `loadFromDefault`, `loadFromClusterAndUser`): that is no kubeconfig.
