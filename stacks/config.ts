@@ -4,7 +4,7 @@ import { CLUSTER_FIELDS, readCluster } from "../components/cluster/config";
 import { field } from "../components/config/declare";
 import { DELIVERY_FIELDS, readDelivery } from "../components/delivery";
 import { exampleValues } from "../components/config/examples";
-import { ProjectStack, readStackConfig } from "../components/config/load";
+import { ProjectStack, projectStack, readStackConfig } from "../components/config/load";
 import { checkAcrossProject } from "../components/config/project";
 import { PLUGIN_UPSTREAM_REGISTRY } from "../components/rollouts/plugin";
 import { ConfigError, ConfigProblem, ConfigReader, OFFLINE_SECRET, PROJECT, Plain, isPlainObject } from "../components/config/reader";
@@ -88,7 +88,6 @@ export function parseAddonConfig(
         awsRegion?: string;
         secretKeys?: readonly string[];
         otherKeys?: readonly string[];
-        projectClusters?: readonly string[];
         projectStacks?: readonly ProjectStack[];
     } = {},
 ) {
@@ -107,10 +106,8 @@ export function parseAddonConfig(
     for (const key of secretKeys.filter((k) => k !== ro.NOTIFICATIONS_TOKEN_KEY)) {
         r.problem(key, undefined, "must not be a secret (secure:): its values are written in plain text; set it without --secret");
     }
-    for (const key of Object.keys(raw)) {
-        if (!(TOP_LEVEL_KEYS as readonly string[]).includes(key)) {
-            r.unknownKey(key, key, `the ${PROJECT} namespace takes ${TOP_LEVEL_KEYS.join(", ")}`, TOP_LEVEL_KEYS);
-        }
+    for (const key of Object.keys(raw).filter((k) => !(TOP_LEVEL_KEYS as readonly string[]).includes(k))) {
+        r.unknownKey(key, key, `the ${PROJECT} namespace takes ${TOP_LEVEL_KEYS.join(", ")}`, TOP_LEVEL_KEYS);
     }
 
     const cluster = readCluster(r, raw.cluster, ambient);
@@ -119,11 +116,9 @@ export function parseAddonConfig(
     const controller = ro.readController(r, raw.controller);
     const plugin = ro.readPlugin(r, raw.plugin);
     // A cluster section with a problem elsewhere still tells the metric sections its role and tenant.
-    const c = isPlainObject(raw.cluster) ? raw.cluster : {};
-    const role = cluster?.role ?? (c.role === "hub" || c.role === "spoke" ? c.role : undefined);
-    const mimirTenant = cluster?.mimirTenant ?? (typeof c.mimirTenant === "string" ? c.mimirTenant : undefined);
-    const clusterName = cluster?.name ?? (typeof c.name === "string" ? c.name : undefined);
-    const routes = gw.readMimirAndSpokes(r, raw, { role, mimirTenant, name: clusterName, stack }, gateway);
+    const own = projectStack(stack, raw);
+    const role = own.role === "hub" || own.role === "spoke" ? own.role : undefined;
+    const routes = gw.readMimirAndSpokes(r, raw, { role, mimirTenant: own.mimirTenant, name: own.cluster, stack }, gateway);
     const analysis = ro.readAnalysis(r, raw.analysis);
     const network = ro.readNetwork(r, raw.network, role);
     const errorBudget = ro.readErrorBudget(r, raw.errorBudget);
@@ -132,22 +127,9 @@ export function parseAddonConfig(
     // A canary's pause per weight is checked against the gate's timing; a broken analysis section is reported on its own.
     const delivery = readDelivery(r, raw.delivery, analysis ?? ro.ANALYSIS_DEFAULTS);
     const policy = readPolicy(r, raw.policy, raw.delivery);
-    const argocd = readArgoCd(r, raw.argocd, cluster?.name, policy?.regulated);
-
-    // A runsOn no stack of the project manages is a typo: no stack would check ArgoCD's objects for this cluster.
-    const clusters = ambient.projectClusters;
-    if (argocd && !argocd.local && clusters !== undefined && !clusters.includes(argocd.runsOn)) {
-        r.problem(
-            "argocd.runsOn",
-            argocd.runsOn,
-            `must name a cluster this project manages (the cluster.name of one of its stack files: ${clusters.join(", ")}): no stack manages "${argocd.runsOn}", so no stack would check the ArgoCD objects that sync this cluster`,
-        );
-    }
-    if (ambient.projectStacks) {
-        const source = routes?.mimir.readEndpoint;
-        const hubStack = source?.kind === "stack" ? { hubStack: source.stack } : {};
-        checkAcrossProject(r, { stack, cluster: clusterName, mimirTenant, spokes: routes?.spokes ?? [], ...hubStack }, ambient.projectStacks);
-    }
+    // ArgoCD's RBAC names the groups as its token's claim does, without the API server's OIDC prefix (projectStack).
+    const argocd = readArgoCd(r, raw.argocd, cluster?.name, policy?.regulated && { ...policy.regulated, ...own.groups?.regulated });
+    if (ambient.projectStacks) checkAcrossProject(r, own, ambient.projectStacks);
     // The controller namespace's default-deny admits the metrics port from the scrape namespaces
     // alone (components/rollouts/network.ts), so with none listed every scrape is dropped.
     if (controller?.serviceMonitor && network?.controllerDefaultDeny && network.metricsScrapeNamespaces.length === 0) {

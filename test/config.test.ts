@@ -283,15 +283,6 @@ describe("configuration", () => {
             it(`${key}: ${given ?? JSON.stringify(patch).slice(0, 60)} -> ${allowed.source.slice(0, 60)}`, () => assertRejects(patch, key, allowed, given));
         }
 
-        it("an argocd.runsOn that names no cluster of the project's stack files", () =>
-            assertRejects(
-                { argocd: { runsOn: "hubb" } },
-                "argocd.runsOn",
-                /^must name a cluster this project manages \(the cluster.name of one of its stack files: hub, preprod\)/,
-                '"hubb"',
-                { projectClusters: ["hub", "preprod"] },
-            ));
-
         it("names aws:region, the key the user set, when the EKS region comes from it", () => {
             const p = assertRejects({}, "aws:region", /cluster\.region is not set, so the EKS cluster's region is read from aws:region/, undefined, {
                 awsRegion: "eu-west",
@@ -343,23 +334,6 @@ describe("configuration", () => {
         it("refuses a hubStack naming the spoke's own stack", () => {
             const own = spokeProblems({ hubStack: "organization/argo-rollouts-addon/preprod" }).problems.find((p) => p.key === "mimir.hubStack");
             assert.match(own?.allowed ?? "", /not this spoke's own \(preprod\)/);
-        });
-
-        it("refuses a hubStack whose hub does not route this spoke, naming the hub that does", () => {
-            const projectStacks = [
-                { stack: "hub", cluster: "hub", mimirTenant: "hub", spokes: [{ name: "staging", tenant: "staging" }] },
-                { stack: "hub-b", cluster: "hub-b", mimirTenant: "hub-b", spokes: [{ name: "preprod", tenant: "preprod-old" }] },
-                { stack: "preprod", cluster: "preprod", mimirTenant: "preprod", spokes: [] },
-            ];
-            const all = spokeProblems({ hubStack: "acme/argo-rollouts-addon/hub" }, { projectStacks }).problems;
-            const p = all.find((x) => x.key === "mimir.hubStack");
-            assert.match(p?.allowed ?? "", /Pulumi\.hub\.yaml has no spokes entry for preprod.*Pulumi\.hub-b\.yaml does: name that hub's stack/);
-            // The other hub's tenant is not this spoke's to fix while hubStack names another hub.
-            assert.ok(!all.some((x) => x.key === "cluster.mimirTenant"), JSON.stringify(all, null, 1));
-            // Where hubStack names the hub that lists it, the tenant is the key to fix.
-            const named = spokeProblems({ hubStack: "acme/argo-rollouts-addon/hub-b" }, { projectStacks }).problems;
-            assert.ok(!named.some((x) => x.key === "mimir.hubStack"), JSON.stringify(named, null, 1));
-            assert.ok(named.some((x) => x.key === "cluster.mimirTenant" && /Pulumi\.hub-b\.yaml lists preprod under tenant preprod-old/.test(x.allowed)));
         });
 
         describe("readCaBundle", () => {

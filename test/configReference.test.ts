@@ -101,7 +101,7 @@ describe("stack file schema (schema/stack.schema.json)", () => {
     // The shipped stack files are checked against it in test/stackFiles.test.ts.
     it("accepts the fixtures, as the program does", () => {
         assert.strictEqual(readValid(stackFile("Pulumi.hub.yaml")).cluster.role, "hub");
-        assert.strictEqual(readValid(stackFile("Pulumi.preprod.yaml"), "preprod", { projectClusters: ["hub", "preprod"] }).cluster.role, "spoke");
+        assert.strictEqual(readValid(stackFile("Pulumi.preprod.yaml"), "preprod").cluster.role, "spoke");
     });
 
     it("refuses a key the declarations do not have, at the top and nested, and a namespace that is not known", () => {
@@ -154,10 +154,9 @@ describe("docs/operations/add-a-spoke.md", () => {
     /** The hub's spokes entries the page shows. */
     const entries = () =>
         (YAML.parse(blocks[0].replace(/^ {2}argo-rollouts-addon:spokes:/m, "spokes:")) as { spokes: { name: string; tenant: string }[] }).spokes;
-    const projectClusters = ["hub", "preprod", "prod"];
 
     it("its new stack file is valid for the schema and for the program, as the hub's spoke entry names it", () => {
-        const spoke = readValid(spokeFile(), "prod", { projectClusters });
+        const spoke = readValid(spokeFile(), "prod");
         const entry = entries().find((s) => s.name === "prod");
         assert.deepStrictEqual([entry?.name, entry?.tenant], [spoke.cluster.name, spoke.cluster.mimirTenant]);
         assert.strictEqual(spoke.cluster.role, "spoke");
@@ -175,7 +174,7 @@ describe("docs/operations/add-a-spoke.md", () => {
             .join("\n");
         const fragment = YAML.parse(example.replace(/^ {6}\.\.\.$/m, body)) as Record<string, unknown>;
         const file = spokeFile();
-        assert.strictEqual(readValid({ ...file, config: { ...file.config, ...fragment } }, "prod", { projectClusters }).mimir.readCaBundle, ca);
+        assert.strictEqual(readValid({ ...file, config: { ...file.config, ...fragment } }, "prod").mimir.readCaBundle, ca);
         // The schema refuses what the program refuses for its shape: a key in the bundle.
         const key = fs.readFileSync(path.join(ROOT, "test", "fixtures", "tls", "server.key"), "utf8");
         const mimir = { hubStack: "organization/argo-rollouts-addon/hub", readCaBundle: `${ca}${key}` };

@@ -6,7 +6,7 @@ import * as path from "path";
 import { promisify } from "util";
 import { IssueComment, MAX_BODY, commentBody, commentMarker, findComment, targetFromEnv } from "../tools/prComment";
 import { REPO_ROOT } from "../tools/stackFile";
-import { boundaryNotice, diffPlans, productRows, renderShortDiff } from "../tools/planDiff";
+import { boundaryNotice, diffPlans, hubChangeNotice, productRows, renderShortDiff } from "../tools/planDiff";
 import { fakeGitHub } from "./harness";
 
 describe("pull-request comment of the plan diff", () => {
@@ -33,17 +33,21 @@ describe("pull-request comment of the plan diff", () => {
         );
     });
 
-    it("says a controller move across the pod-template-hash boundary first, and whose rollout each tenant component reaches", () => {
+    it("says a controller move across the pod-template-hash boundary first, and a hub change a spoke needs, and whose rollout each tenant component reaches", () => {
         const values = (tag: string) => ({ controller: { image: { tag } } });
         const chart = (tag: string) => ({ urn: "c", name: "c", type: "kubernetes:helm.sh/v4:Chart", stage: null, inputs: { values: values(tag) } });
         assert.strictEqual(boundaryNotice([chart("v1.9.0")], [chart("v1.9.1")]), undefined);
         const components = (text: string) => productRows({ "delivery/prod-regulated-canary/strategy.yaml": text });
-        const notices = [boundaryNotice([chart("v1.8.4")], [chart("v1.9.0")])!];
+        const spoke = { stack: "eu", cluster: "eu", spokes: [], runsOn: "hub", groups: { regulated: { approverGroups: ["a", "b"] } } };
+        const hub = (approverGroups: string[]) => [{ stack: "hub", cluster: "hub", spokes: [], groups: { rbac: { approverGroups } } }];
+        assert.strictEqual(hubChangeNotice("eu", hub(["b", "a"]), [spoke]), undefined);
+        const notices = [boundaryNotice([chart("v1.8.4")], [chart("v1.9.0")])!, hubChangeNotice("eu", hub(["a"]), [spoke])!];
         const body = commentBody("hub", renderShortDiff(diffPlans(components("[25]"), components("[10]")), { stack: "hub", against: "main", notices }));
         assert.match(
             body,
             /unchanged\.\n\n\*\*The controller .* v1\.8\.4 to v1\.9\.0, across the pod-template-hash boundary\*\*: every tenant Rollout .*upgrade\.md/,
         );
+        assert.match(body, /\*\*This change needs a change of Pulumi\.hub\.yaml\*\*: .* its RBAC did not list argocd\.rbac\.approverGroups b before/);
         assert.match(body, /^- ~ changed `tenant component prod-regulated-canary` \(every regulated prod tenant on canary: their next rollout\)/m);
     });
 

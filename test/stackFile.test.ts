@@ -10,6 +10,8 @@ import * as pulumi from "@pulumi/pulumi";
 import { OFFLINE_SECRET, PROJECT } from "../components/config/reader";
 import { readProjectStacks, readStackConfig } from "../components/config/load";
 import { fromConfigMap, readStackFile } from "../tools/stackFile";
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const runtimeState = require("@pulumi/pulumi/runtime/state");
 
 describe("stack files read as the program gets them (stackFile)", () => {
     let dir: string;
@@ -41,10 +43,9 @@ describe("stack files read as the program gets them (stackFile)", () => {
             "config:\n  argo-rollouts-addon:cluster: {name: a, mimirTenant: t-a}\n  argo-rollouts-addon:spokes: [{name: b, tenant: t-b}, {tenant: x}]\n",
         );
         write("bad", "config:\n  argo-rollouts-addon:cluster: {name: bad, mimirTenant: 1_0}\n");
-        const a = { stack: "a", cluster: "a", mimirTenant: "t-a", spokes: [{ name: "b", tenant: "t-b" }] };
+        const a = { stack: "a", cluster: "a", mimirTenant: "t-a", spokes: [{ name: "b", tenant: "t-b" }], groups: { regulated: {}, rbac: {} } };
         assert.deepStrictEqual(readProjectStacks(dir), [a]);
         assert.deepStrictEqual(readStackFile("a", dir).projectStacks, [a]);
-        assert.deepStrictEqual(readStackFile("a", dir).projectClusters, ["a"]);
         const refused = /^Error: stack "bad": Pulumi\.bad\.yaml line 2: argo-rollouts-addon:cluster\.mimirTenant = 1_0 is a number .*quote it/;
         assert.throws(() => readProjectStacks(dir, "bad"), refused);
         assert.throws(() => readStackFile("bad", dir), refused);
@@ -53,22 +54,17 @@ describe("stack files read as the program gets them (stackFile)", () => {
 
     it("under the Pulumi CLI, refuses the stack's own file as the plan does, and reads the project beside it", () => {
         const runAs = (stack: string) => {
-            const cwd = process.cwd();
             pulumi.runtime.setMocks({ newResource: (a) => ({ id: a.name, state: a.inputs }), call: () => ({}) }, PROJECT, stack, true);
             pulumi.runtime.setAllConfig({ [`${PROJECT}:imageRegistry`]: "registry.platform.test/mirror", "aws:region": "eu-west-1" });
-            try {
-                process.chdir(dir);
-                return readStackConfig();
-            } finally {
-                process.chdir(cwd);
-            }
+            runtimeState.getStore().settings.options.rootDirectory = dir;
+            return readStackConfig();
         };
         write("a", "config:\n  argo-rollouts-addon:cluster: {name: a}\n");
         write("b", "config:\n  argo-rollouts-addon:controller: {replicas: 017}\n");
         assert.throws(() => runAs("b"), /^Error: stack "b": Pulumi\.b\.yaml line 2: argo-rollouts-addon:controller\.replicas = 017 is a number/);
         const a = runAs("a");
         assert.deepStrictEqual(a.raw, { imageRegistry: "registry.platform.test/mirror" });
-        assert.deepStrictEqual(a.ambient.projectStacks, [{ stack: "a", cluster: "a", spokes: [] }]);
+        assert.deepStrictEqual(a.ambient.projectStacks, [{ stack: "a", cluster: "a", spokes: [], groups: { regulated: {}, rbac: {} } }]);
         assert.deepStrictEqual(a.ambient.otherKeys, ["aws:region"]);
     });
 });

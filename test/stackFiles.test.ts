@@ -35,7 +35,7 @@ function replaced(stack: string): StackFile {
         .replaceAll(EXAMPLE_SHA256, "5b".repeat(32))
         .replace(/(^|[^A-Za-z0-9])example(?=[^A-Za-z0-9]|$)/gim, "$1acme");
     const doc = YAML.parse(text) as { config: Record<string, unknown> };
-    return { ...fromConfigMap(stack, doc.config), projectClusters: readStackFile(stack).projectClusters };
+    return { ...fromConfigMap(stack, doc.config), projectStacks: readStackFile(stack).projectStacks };
 }
 
 describe("shipped stack files", () => {

@@ -58,6 +58,8 @@ export interface OfflineOptions {
     config: Record<string, string>;
     secretKeys?: string[];
     world?: OfflineWorld;
+    /** The project's root, where the program reads the stack files (none: it reads none). */
+    rootDirectory?: string;
     /** A preview (the default) or an up. */
     dryRun?: boolean;
     program: () => Record<string, unknown> | Promise<Record<string, unknown>>;
@@ -162,6 +164,7 @@ export async function runOffline(opts: OfflineOptions): Promise<OfflineRun> {
         opts.dryRun ?? true,
     );
     pulumi.runtime.setAllConfig(opts.config, opts.secretKeys ?? []);
+    runtimeState.getStore().settings.options.rootDirectory = opts.rootDirectory ?? "";
 
     // A stand-in for the engine's callback server, so `transforms` can be registered and recorded.
     const store = runtimeState.getStore();

@@ -29,7 +29,8 @@ export async function planStack(file: StackFile, configDir = file.dir ?? REPO_RO
         const hub = await planStack(readStackFile(hubName, configDir), configDir);
         world.stackOutputs = { ...world.stackOutputs, [hubStack]: hub.outputs };
     }
-    return runOffline({ stack: file.stack, config: file.config, secretKeys: file.secretKeys, world, program: () => defineStack() });
+    // The program reads the project's stack files from the root, as under `pulumi up`: here, wherever they are.
+    return runOffline({ stack: file.stack, config: file.config, secretKeys: file.secretKeys, world, rootDirectory: configDir, program: () => defineStack() });
 }
 
 const USAGE =
@@ -128,8 +129,7 @@ async function main(): Promise<void> {
     const schemas = objects.map((r) => validateObject(r.inputs));
     const invalid = schemas.filter((res) => res.problems.length > 0);
     const unchecked = [...new Set(schemas.filter((res) => res.via === "none").map((res) => res.object.split(" ")[0]))];
-    // Read as the program reads it, without the other stack files' view (the plan refuses no clash the program does not).
-    const config = configFromStackFile({ ...file, projectClusters: undefined, projectStacks: undefined });
+    const config = configFromStackFile(file);
     const renderOpts: RenderOptions = {
         ...(args.charts ? { charts: args.charts, pull: args.pull } : { chartPath: chartPathFrom(args.chart) }),
         kubeVersion: args.kubeVersion ?? config.cluster.kubernetesVersion,

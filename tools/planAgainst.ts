@@ -3,7 +3,8 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { PlanRow, boundaryNotice, diffPlans, productRows, renderFullDiff, renderShortDiff } from "./planDiff";
+import { PlanRow, boundaryNotice, diffPlans, hubChangeNotice, productRows, renderFullDiff, renderShortDiff } from "./planDiff";
+import { ProjectStack, readProjectStacks } from "../components/config/load";
 import { NOTHING_RENDERED, ProviderRendered, RenderOptions, comparedRendered, renderProviderObjects } from "./planRendered";
 import { scriptArgs } from "./cli";
 import { CONFIG_GROUP } from "./crdSources";
@@ -14,6 +15,7 @@ export interface BasePlan {
     rows: PlanRow[];
     existed: boolean;
     products?: Record<string, string>; // its outputs.json and delivery/ (planFiles.ts productFiles); none when the ref's plan writes none
+    project?: ProjectStack[]; // the ref's stack files, as the rules between them read them
 }
 
 function git(repo: string, args: string[]): string {
@@ -48,7 +50,8 @@ export function planAtRef(opts: { repoRoot: string; ref: string; stack: string; 
             fs.symlinkSync(path.join(repoRoot, "node_modules"), path.join(tree, "node_modules"), "dir");
         }
         const configDir = configDirAtRef(repoRoot, opts.configDir, tree);
-        if (!fs.existsSync(path.join(configDir, `Pulumi.${stack}.yaml`))) return { commit, rows: [], existed: false };
+        const project = readProjectStacks(configDir);
+        if (!fs.existsSync(path.join(configDir, `Pulumi.${stack}.yaml`))) return { commit, rows: [], existed: false, project };
         const pkg = JSON.parse(fs.readFileSync(path.join(tree, "package.json"), "utf8")) as { scripts: Record<string, string> };
         const out = path.join(tmp, "out");
         const args = [...scriptArgs(pkg.scripts.plan, tree), "--stack", stack, "--out", out, "--config-dir", configDir];
@@ -61,7 +64,7 @@ export function planAtRef(opts: { repoRoot: string; ref: string; stack: string; 
         }
         const files = fs.readdirSync(path.join(out, stack), { recursive: true, encoding: "utf8" }).filter((f) => /^(outputs\.json|delivery\/.+\.\w+)$/.test(f));
         const products = files.length > 0 ? Object.fromEntries(files.map((f) => [f, fs.readFileSync(path.join(out, stack, f), "utf8")])) : undefined;
-        return { commit, rows: JSON.parse(fs.readFileSync(rowsFile, "utf8")) as PlanRow[], existed: true, products };
+        return { commit, rows: JSON.parse(fs.readFileSync(rowsFile, "utf8")) as PlanRow[], existed: true, products, project };
     } finally {
         // The link first, so nothing that removes the worktree can follow it into the checkout's packages.
         fs.rmSync(path.join(tree, "node_modules"), { force: true });
@@ -103,7 +106,13 @@ export async function reviewDiff(
         compared.notes,
     ].flat();
     const fullAt = `diff.md beside the plan (plan/${stack}/diff.md; in a pull request, the plan-${stack} artifact)`;
-    const opts = { stack, against: ref, commit: base.commit, fullAt, notices: [boundaryNotice(base.rows, head.rows) ?? []].flat() };
+    const opts = {
+        stack,
+        against: ref,
+        commit: base.commit,
+        fullAt,
+        notices: [boundaryNotice(base.rows, head.rows) ?? [], hubChangeNotice(stack, base.project, readProjectStacks(at.configDir)) ?? []].flat(),
+    };
     const note = notes.map((n) => `\n${n}\n`).join("");
     return { "diff.md": renderFullDiff(diff, opts) + note, "diff-summary.md": renderShortDiff(diff, opts) + note };
 }

@@ -2,6 +2,8 @@
 import * as YAML from "yaml";
 import { STAGES } from "../components/stage";
 import { crossesHashBoundary } from "../components/rollouts/versions";
+import type { ProjectStack } from "../components/config/load";
+import { argoGroupsMissing } from "../components/config/project";
 
 /** The fields of a resources.json row the diff reads (tools/plan.ts resourceRows). */
 export interface PlanRow {
@@ -150,6 +152,16 @@ export function boundaryNotice(base: readonly PlanRow[], head: readonly PlanRow[
     const [from, to] = [tag(base), tag(head)];
     return typeof from === "string" && typeof to === "string" && crossesHashBoundary(from, to)
         ? `**The controller moves from Argo Rollouts ${from} to ${to}, across the pod-template-hash boundary**: every tenant Rollout counts as getting a new revision on the next \`pulumi up\` (its pods replaced; which ones really do cannot be told offline), and up refuses while one is in flight. Follow docs/operations/upgrade.md.`
+        : undefined;
+}
+
+/** The notice of a spoke whose regulated groups the ArgoCD that syncs it (argocd.runsOn) did not list at the ref (project.ts argoGroupsMissing), or undefined. */
+export function hubChangeNotice(stack: string, base: readonly ProjectStack[] = [], head: readonly ProjectStack[] = []): string | undefined {
+    const own = head.find((s) => s.stack === stack);
+    const hub = base.find((s) => own?.runsOn !== undefined && s.cluster === own.runsOn);
+    const missing = own && hub ? argoGroupsMissing(own, hub).map((m) => `argocd.rbac.${m.key} ${m.groups.join(", ")}`) : [];
+    return missing.length > 0
+        ? `**This change needs a change of Pulumi.${hub!.stack}.yaml**: the ArgoCD of cluster ${hub!.cluster} syncs this cluster, and its RBAC did not list ${missing.join("; ")} before it. Apply that hub's change first (hubs deploy before spokes), or this cluster's approvers cannot approve through ArgoCD and its deployers are not denied the approval.`
         : undefined;
 }
 

@@ -1,7 +1,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { ArgoCdConfig, ROLLOUT_PROJECT_KINDS, readArgoCd, tenantSyncSettings } from "../components/argocd";
-import { ProjectStack, parseConfigText, projectClusterNames, readProjectStacks, readStackYamlFile } from "../components/config/load";
+import { ProjectStack, parseConfigText, readProjectStacks, readStackYamlFile } from "../components/config/load";
 import { ConfigReader, PROJECT, Plain, isPlainObject } from "../components/config/reader";
 import { AddonConfig, parseAddonConfig } from "../stacks/config";
 import { readGateway, readMimirAndSpokes } from "../components/gateway/config";
@@ -16,8 +16,6 @@ export interface StackFile {
     /** Full keys to values as Pulumi stores them: scalars as text, structures as JSON. */
     config: Record<string, string>;
     secretKeys: string[];
-    /** The clusters of every stack file beside this one, when it was read from a project directory. */
-    projectClusters?: string[];
     /** What every stack file beside this one says about its cluster, for the rules between them. */
     projectStacks?: ProjectStack[];
     /** The folder it was read from: a spoke's hub is planned from the same folder. */
@@ -48,7 +46,7 @@ export function readStackFile(stack: string, root = REPO_ROOT): StackFile {
     const projectStacks = readProjectStacks(root);
     return {
         ...fromConfigMap(stack, config),
-        ...(projectStacks ? { projectClusters: projectClusterNames(projectStacks), projectStacks } : {}),
+        ...(projectStacks ? { projectStacks } : {}),
         dir: root,
     };
 }
@@ -171,7 +169,6 @@ export function configFromStackFile(file: StackFile): AddonConfig {
         awsRegion: file.config["aws:region"],
         secretKeys,
         otherKeys: Object.keys(file.config).filter((k) => !k.startsWith(prefix)),
-        ...(file.projectClusters ? { projectClusters: file.projectClusters } : {}),
         ...(file.projectStacks ? { projectStacks: file.projectStacks } : {}),
     });
 }

@@ -37,6 +37,9 @@ function ruleList(r: ConfigReader, key: string, value: unknown, fields: Fields):
     });
 }
 
+/** The {group, kind} entries read with a kind. */
+const kinds = (list: { group: string; kind?: string }[]): GroupKind[] => list.flatMap((gk) => (gk.kind ? [{ group: gk.group, kind: gk.kind }] : []));
+
 /**
  * `clusterName`: this stack's `cluster.name`, where ArgoCD runs unless `argocd.runsOn` says
  * otherwise. `regulated`: the stack's `policy.regulated`, when set.
@@ -67,7 +70,7 @@ export function readArgoCd(r: ConfigReader, value: unknown, clusterName: string 
     };
     const projects = a.projects.map(({ name, value: p }) => {
         ownedOnly(`argocd.projects.${name}`, p.owner, (raw.projects as Plain)[name], ["namespaceResources"]);
-        return { name, owner: p.owner, namespaceResources: p.namespaceResources.flatMap((gk) => (gk.kind ? [{ group: gk.group, kind: gk.kind }] : [])) };
+        return { name, owner: p.owner, namespaceResources: kinds(p.namespaceResources) };
     });
     const applicationSets = a.applicationSets.map(({ name, value: s }) => {
         const key = `argocd.applicationSets.${name}`;
@@ -88,9 +91,11 @@ export function readArgoCd(r: ConfigReader, value: unknown, clusterName: string 
         }
     }
     const rb = a.rbac;
+    const { approverRole, ...lists } = rb;
     const rbRaw = isPlainObject(raw.rbac) ? raw.rbac : {};
     // Defaults from other sections: the projects named above, the regulated groups (one identity provider).
     const orDefault = (k: string, set: readonly string[], fallback: readonly string[]) => [...(rbRaw[k] === undefined || rbRaw[k] === null ? fallback : set)];
+    const projectNames = projects.map((p) => p.name);
     const cfg: ArgoCdConfig = {
         runsOn,
         local,
@@ -98,20 +103,11 @@ export function readArgoCd(r: ConfigReader, value: unknown, clusterName: string 
         projects,
         applicationSets,
         ignoreDifferences: ruleList(r, "argocd.ignoreDifferences", raw.ignoreDifferences, SYSTEM_RULE_FIELDS),
-        allKinds:
-            raw.allKinds === undefined
-                ? BUILTIN_KINDS.map((gk) => ({ ...gk }))
-                : a.allKinds.flatMap((gk) => (gk.kind ? [{ group: gk.group, kind: gk.kind }] : [])),
+        allKinds: raw.allKinds === undefined ? BUILTIN_KINDS.map((gk) => ({ ...gk })) : kinds(a.allKinds),
         rbac: {
-            ...(rb.approverRole ? { approverRole: rb.approverRole } : {}),
-            deployerRoles: rb.deployerRoles,
-            projects: orDefault(
-                "projects",
-                rb.projects,
-                projects.map((p) => p.name),
-            ),
-            actions: rb.actions,
-            regulatedProjects: rb.regulatedProjects,
+            ...(approverRole ? { approverRole } : {}),
+            ...lists,
+            projects: orDefault("projects", rb.projects, projectNames),
             approverGroups: orDefault("approverGroups", rb.approverGroups, regulated?.approverGroups ?? []),
             deployerGroups: orDefault("deployerGroups", rb.deployerGroups, regulated?.deployerGroups ?? []),
         },

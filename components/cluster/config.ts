@@ -42,6 +42,10 @@ export const CLUSTER_FIELDS = {
         required: true,
         doc: "this cluster's Mimir tenant (X-Scope-OrgID); its metric gates read only this tenant; no other cluster of the project's stack files shares it, and a hub listing this cluster gives it the same",
     }),
+    oidcGroupsPrefix: field.string({
+        rule: { pattern: NON_BLANK, describe: "a prefix such as oidc: (no blanks)" },
+        doc: "the prefix the API server gives the groups of OIDC tokens (kube-apiserver --oidc-groups-prefix, an EKS OIDC provider's groupsPrefix): ArgoCD sees the groups claim without it, so argocd.rbac's groups are policy.regulated's without it",
+    }),
     eksClusterName: field.string({
         rule: { pattern: EKS_NAME, describe: "an EKS cluster name (1-100 letters, digits, '-', '_')" },
         doc: "EKS cluster to connect to, token through the aws CLI (exactly one of this and kubeconfigContext)",
