@@ -76,9 +76,7 @@ async function runChecked(raw: Record<string, unknown>, cluster: ReturnType<type
     });
 }
 
-describe("the preflight against the live cluster", function () {
-    this.timeout(60_000);
-
+describe("the preflight against the live cluster", () => {
     describe("without adoption: the objects the stack creates", () => {
         it("reads every whole object the stack declares, the chart's and the CRDs, and goes on when none exists", async () => {
             const cluster = fakeCluster();

@@ -164,7 +164,10 @@ function matcher(regex: boolean): (value: string, pattern: string) => boolean {
 }
 
 /** `argocdAdapter.LoadPolicy` into argo-cd's model, then node-casbin over it; throws on the first line ArgoCD refuses. */
-async function casbin(policies: readonly string[], match: (value: string, pattern: string) => boolean): Promise<{ e: Enforcer; groupSubjects: Set<string> }> {
+async function casbin(
+    policies: readonly string[],
+    match: (value: string, pattern: string) => boolean,
+): Promise<{ e: Enforcer; groupSubjects: Set<string>; answers: Map<string, boolean> }> {
     const m = newModelFromString(ARGOCD_MODEL);
     const groupSubjects = new Set<string>();
     for (const raw of policies.flatMap((p) => p.split("\n"))) {
@@ -183,7 +186,15 @@ async function casbin(policies: readonly string[], match: (value: string, patter
     const e = await newEnforcer(m);
     await e.buildRoleLinks();
     await e.addFunction("globOrRegexMatch", match);
-    return { e, groupSubjects };
+    return { e, groupSubjects, answers: new Map() };
+}
+
+function ask(e: Enforcer, sub: string, q: ArgoRbacQuery): boolean {
+    try {
+        return e.enforceSync(sub, q.resource, q.action, q.object);
+    } catch {
+        return false;
+    }
 }
 
 /** ArgoCD's enforcer over argocd-rbac-cm's data and the cluster's AppProjects. */
@@ -201,12 +212,11 @@ export async function loadArgoRbac(data: ArgoRbacData, projects: readonly ArgoPr
     for (const p of projects.filter((x) => x.roles.length > 0)) {
         byProject.set(p.name, await casbin([BUILTIN_POLICY_CSV, user, projectPoliciesString(p)], match).catch(() => base));
     }
+    // The policy is fixed once loaded, and a check asks the same question many times (every group, project and object).
     const allows = (c: typeof base, sub: string, q: ArgoRbacQuery): boolean => {
-        try {
-            return c.e.enforceSync(sub, q.resource, q.action, q.object);
-        } catch {
-            return false;
-        }
+        const key = [sub, q.resource, q.action, q.object].join("\n");
+        if (!c.answers.has(key)) c.answers.set(key, ask(c.e, sub, q));
+        return c.answers.get(key)!;
     };
     const withDefault = (c: typeof base, sub: string, q: ArgoRbacQuery) => (defaultRole !== "" && allows(c, defaultRole, q)) || allows(c, sub, q);
     const names = new Set(projects.map((p) => p.name));
