@@ -229,8 +229,7 @@ describe("drift issue per stack", () => {
         assert.ok(long.action === "create" && long.body.length <= 65536 && long.body.endsWith("… (cut to fit an issue)\n"));
     });
 
-    it("keeps one issue per stack through runs, against an API that keeps issues", async function () {
-        this.timeout(30_000);
+    it("keeps one issue per stack through runs, against an API that keeps issues", async () => {
         const issues: (Issue & { title: string; state_reason?: string })[] = [
             { number: 1, state: "open", title: "unrelated", body: "hello", user: { type: "User" } },
         ];

@@ -370,6 +370,16 @@ describe("layout: line budgets", () => {
         });
     }
 
+    it("no unit test sets a timeout of its own: .mocharc.js's guards against a hung test, and a shorter one fails on a busy machine", () => {
+        const timed = files.filter(
+            (f) => /^test\/(?!integration\/)/.test(f.file) && /this\.timeout\(\d/.test(fs.readFileSync(path.join(ROOT, f.file), "utf8")),
+        );
+        assert.deepStrictEqual(
+            timed.map((f) => f.file),
+            [],
+        );
+    });
+
     it("no file of components/, stacks/ or tools/ has over 300 lines of code (split it along what it decides)", () => {
         const long = files.filter((f) => /^(components|stacks|tools)\//.test(f.file) && f.code > 300).map((f) => `${f.file}: ${f.code}`);
         assert.deepStrictEqual(long, []);

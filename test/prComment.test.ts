@@ -65,8 +65,7 @@ describe("pull-request comment of the plan diff", () => {
         assert.throws(() => targetFromEnv({ GITHUB_TOKEN: "t", GITHUB_REPOSITORY: "o/r", GITHUB_EVENT_PATH: event }), /not a pull request/);
     });
 
-    describe("as the workflow runs it, against an API that keeps comments", function () {
-        this.timeout(60000);
+    describe("as the workflow runs it, against an API that keeps comments", () => {
         const comments: (IssueComment & { user: { type: string } })[] = [];
         let github: Awaited<ReturnType<typeof fakeGitHub>>;
         let dir: string;
