@@ -285,6 +285,12 @@ describe("greenfield", function () {
             message.some((l) => l.includes("analysis.successRate = 1.5")),
             `the offline plan's error does not name the key and value:\n${message.join("\n")}`,
         );
+        // The stack names the hub's cluster: the checks between the project's stack files run under the
+        // CLI (the program reads them from Pulumi's root directory, not its own folder) as in the plan.
+        assert.ok(
+            message.some((l) => l.includes("cluster.name") && l.includes("contradicts Pulumi.hub.yaml cluster.name")),
+            `the checks between stack files did not run:\n${message.join("\n")}`,
+        );
         const shown = (preview.stdout + preview.stderr).split("\n").map((l) => l.trim());
         const at = shown.findIndex((l, i) => l.endsWith(message[0]) && shown[i + 1] === message[1]);
         assert.ok(
