@@ -817,6 +817,8 @@ describe("kyverno", function () {
                 log,
             );
             assert.deepStrictEqual(bindings(prod), [], "a prod namespace outside the regulated class got approval bindings");
+            const checked = verify().find((r) => r.id === "rbac.approval-bindings");
+            assert.strictEqual(checked?.status, "PASS", `verify's rbac.approval-bindings: ${JSON.stringify(checked)}`);
             // `kubectl auth can-i` reads `rollouts/status` as the Rollout named status: the subresource is a flag.
             const can = (ns: string, group: string, verb: string, resource: string) => {
                 const [kind, sub] = resource.split("/");
