@@ -43,6 +43,24 @@ describe("documentation: the README and docs/", () => {
         assert.deepStrictEqual(unlinked, []);
     });
 
+    it("the day-2 runbooks name the stack's namespace through NS (controller.namespace), never a literal -n argo-rollouts in a command", () => {
+        const literal = /(?:^|[\s`(])(?:-n|--namespace)(?:\s+|=)["']?argo-rollouts(?![\w-])/;
+        assert.ok(
+            ["kubectl -n argo-rollouts get po", "`helm list --namespace=argo-rollouts`"].every((c) => literal.test(c)) &&
+                !literal.test('-n "${NS:-argo-rollouts}"'),
+        );
+        const pages = files.filter((f) => f.startsWith("docs/operations/"));
+        assert.deepStrictEqual(
+            pages.flatMap((f) =>
+                readDoc(f)
+                    .split("\n")
+                    .filter((l) => literal.test(l))
+                    .map((l) => `${f}: ${l.trim()}`),
+            ),
+            [],
+        );
+    });
+
     it("reads links it can check (a check that finds nothing proves nothing)", () => {
         assert.deepStrictEqual([...headingAnchors("# A\n```sh\n# not a heading\n```\n## A\n")], ["#a", "#a-1"]);
         assert.deepStrictEqual(relativeLinks("[x](a.md#b) [y](https://e.example/) [z](#c)\n```\n[no](d.md)\n```"), ["a.md#b", "#c"]);

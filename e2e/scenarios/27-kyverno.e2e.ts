@@ -42,6 +42,7 @@ import {
 } from "../lib/admission";
 import * as path from "path";
 import { CheckResult } from "../../tools/verify/report";
+import type { AddonConfig } from "../../stacks/config";
 
 const STACK = "preprod";
 const SCENARIO_MS = 5 * 60_000;
@@ -119,6 +120,15 @@ describe("kyverno", function () {
             assert.fail(`verify printed no JSON (exit ${r.status}):\n${failure(r)}`);
         }
     }
+
+    /** What the admission samples run with on the cluster: the stack's config as last brought up, its namespaces named by `tag`. */
+    const sampleContext = (cfg: AddonConfig, tag: string, rest: Pick<SampleContext, "samples" | "component">): SampleContext => ({
+        kubectl: path.join(w.bin, "kubectl"),
+        cluster: target.cluster,
+        namespaces: namespaceClasses(cfg, tag),
+        identities: identities(cfg),
+        ...rest,
+    });
 
     before(async function () {
         this.timeout(10 * 60_000);
@@ -336,14 +346,7 @@ describe("kyverno", function () {
                     await up({ api, mode: "own", ...(variant ? { variant: samples.variant } : {}) });
                     const cfg = addonConfig(STACK, target.config);
                     const tag = `${api === "kyverno.io/v1" ? "cp" : "cel"}${variant ? "-variant" : ""}`;
-                    const ctx: SampleContext = {
-                        kubectl,
-                        cluster: target.cluster,
-                        samples,
-                        namespaces: namespaceClasses(cfg, tag),
-                        identities: identities(cfg),
-                        component,
-                    };
+                    const ctx = sampleContext(cfg, tag, { samples, component });
                     const close = openNamespaces(ctx);
                     // Kyverno reads namespaces, bindings and its configuration from its informers.
                     await new Promise((r) => setTimeout(r, 5_000));
@@ -435,14 +438,7 @@ describe("kyverno", function () {
             await up({ api, mode: "own" });
             const cfg = addonConfig(STACK, target.config);
             const tag = `holes-${api === "kyverno.io/v1" ? "cp" : "cel"}`;
-            const ctx: SampleContext = {
-                kubectl: path.join(w.bin, "kubectl"),
-                cluster: target.cluster,
-                samples,
-                namespaces: namespaceClasses(cfg, tag),
-                identities: identities(cfg),
-                component,
-            };
+            const ctx = sampleContext(cfg, tag, { samples, component });
             const close = openNamespaces(ctx);
             const policies = kyvernoPolicies(cfg.policy, policyContext(cfg)).map((p) => p.metadata.name);
             const audited: { what: string; namespace: string; uid: string; policy: string }[] = [];
@@ -821,6 +817,8 @@ describe("kyverno", function () {
                 log,
             );
             assert.deepStrictEqual(bindings(prod), [], "a prod namespace outside the regulated class got approval bindings");
+            const checked = verify().find((r) => r.id === "rbac.approval-bindings");
+            assert.strictEqual(checked?.status, "PASS", `verify's rbac.approval-bindings: ${JSON.stringify(checked)}`);
             // `kubectl auth can-i` reads `rollouts/status` as the Rollout named status: the subresource is a flag.
             const can = (ns: string, group: string, verb: string, resource: string) => {
                 const [kind, sub] = resource.split("/");

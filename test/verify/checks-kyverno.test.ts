@@ -116,6 +116,8 @@ describe("verify: Kyverno policies", () => {
         let results = await verify(staging, healthyCluster(staging));
         for (const id of ["kyverno.selectors-match", "kyverno.policies-ready", "kyverno.availability-rollout-aware"]) expectPass(results, id);
         assert.match(results.get("kyverno.selectors-match")!.note!, /; SKIP prod: the stack declares no prod namespaces on this cluster/);
+        const bindings = results.get("rbac.approval-bindings")!;
+        assert.match(`${bindings.status} ${bindings.note}`, /^SKIP declared absent: .*absentClasses/);
         const hub = absent({ absentClasses: ["tenants"], tenantNamespaceSelector: undefined });
         results = await verify(hub, healthyCluster(hub));
         const r = results.get("kyverno.selectors-match")!;

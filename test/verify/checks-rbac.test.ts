@@ -3,9 +3,10 @@ import { TENANT_VIEW_ROLE, tenantOperatorBinding } from "../../components/rollou
 import type { KubeObject } from "../../tools/verify/cluster";
 import { KYVERNO_AGGREGATE_LABELS, KYVERNO_ROLES, kyvernoRoleName } from "../../components/policy";
 import { fixture, healthyCluster, kyvernoAccount, patch, verifyConfig } from "./world";
-import { expectFail, expectPass, found, status, useFakeCluster } from "./run";
+import { expectFail, expectFails, expectPass, found, status, useFakeCluster } from "./run";
 import { PolicyRule } from "../../components/argoRollouts";
 import { controllerClusterRules } from "../../components/rollouts/rbac";
+import { approvalRoleName } from "../../components/policy/approvalBindings";
 
 describe("verify: RBAC (SubjectAccessReview)", () => {
     const { verify, server } = useFakeCluster();
@@ -26,6 +27,8 @@ describe("verify: RBAC (SubjectAccessReview)", () => {
             results.get("rbac.deployer-cannot-resume")!.note!,
             /RBAC refuses 1 deployer subject\(s\) in payments-prod; spec changes and unpausing are refused by admission/,
         );
+        expectPass(results, "rbac.approval-bindings");
+        assert.strictEqual(results.get("rbac.approval-bindings")!.note, "2 binding(s) in 1 regulated namespace(s): payments-prod");
         // The controller without rollouts/status and pod gets; Kyverno's reports controller without Rollouts and its role unlabelled.
         world.grants[0].rules = controllerClusterRules(config.plugin).map((r) => ({
             ...r,
@@ -50,27 +53,14 @@ describe("verify: RBAC (SubjectAccessReview)", () => {
         world.objects = world.objects.filter((o) => o.metadata?.name !== TENANT_VIEW_ROLE);
         // Deployers: a cluster-wide tenant admin role, a team Role that deletes, the edit role, a person bound to the deployer Role beside ArgoCD.
         const deployers = { group: "payments-deployers" };
+        const argo = (resources: string[], verbs: string[]): PolicyRule[] => [{ apiGroups: ["argoproj.io"], resources, verbs }];
         world.grants.unshift(
-            grant(
-                deployers,
-                [{ apiGroups: ["argoproj.io"], resources: ["rollouts", "rollouts/status"], verbs: ["get", "patch", "update"] }],
-                'RBAC: allowed by ClusterRoleBinding "tenant-admins"',
-            ),
+            grant(deployers, argo(["rollouts", "rollouts/status"], ["get", "patch", "update"]), 'RBAC: allowed by ClusterRoleBinding "tenant-admins"'),
         );
         world.grants.push(
-            grant(
-                deployers,
-                [{ apiGroups: ["argoproj.io"], resources: ["rollouts"], verbs: ["delete"] }],
-                'RBAC: allowed by RoleBinding "payments-team"',
-                "payments-prod",
-            ),
+            grant(deployers, argo(["rollouts"], ["delete"]), 'RBAC: allowed by RoleBinding "payments-team"', "payments-prod"),
             grant(deployers, fixture<{ rules: PolicyRule[] }>("clusterrole-edit.json").rules, 'RBAC: allowed by RoleBinding "payments-edit"', "payments-prod"),
-            grant(
-                { user: "dana@platform.test" },
-                [{ apiGroups: ["argoproj.io"], resources: ["rollouts/status"], verbs: ["patch"] }],
-                'RBAC: allowed by RoleBinding "dana-status"',
-                "payments-prod",
-            ),
+            grant({ user: "dana@platform.test" }, argo(["rollouts/status"], ["patch"]), 'RBAC: allowed by RoleBinding "dana-status"', "payments-prod"),
         );
         world.objects.push({
             apiVersion: "rbac.authorization.k8s.io/v1",
@@ -82,61 +72,49 @@ describe("verify: RBAC (SubjectAccessReview)", () => {
                 { kind: "User", name: "dana@platform.test" },
             ],
         });
+        // Kyverno's approver binding written for other groups, the deployers' gone.
+        patch(world, "RoleBinding", approvalRoleName("approver"), () => fixture("approval-binding-other-groups.json"));
+        world.objects = world.objects.filter((o) => !(o.kind === "RoleBinding" && o.metadata?.name === approvalRoleName("deployer")));
         results = await verify(config, world);
-        const cases: [string, RegExp][] = [
-            [
-                "rbac.controller",
+        const cases: Record<string, RegExp[]> = {
+            "rbac.controller": [
                 /ServiceAccount argo-rollouts\/argo-rollouts: may not patch argoproj\.io\/rollouts\/status in every namespace \(argo-rollouts v1\.9\.0 rollout\/sync\.go/,
+                /may not get pods in every namespace \(argo-rollouts v1\.9\.0 rollout\/ephemeralmetadata\.go/,
             ],
-            ["rbac.controller", /may not get pods in every namespace \(argo-rollouts v1\.9\.0 rollout\/ephemeralmetadata\.go/],
-            ["rbac.kyverno-reads-rollouts", /ServiceAccount kyverno\/kyverno-reports-controller: may not list argoproj\.io\/rollouts in every namespace/],
-            [
-                "rbac.kyverno-reads-rollouts",
+            "rbac.kyverno-reads-rollouts": [
+                /ServiceAccount kyverno\/kyverno-reports-controller: may not list argoproj\.io\/rollouts in every namespace/,
                 /ClusterRole kyverno:argo-rollouts-addon:read-rollouts: lacks the label rbac\.kyverno\.io\/aggregate-to-reports-controller: "true"/,
             ],
-            ["rbac.kyverno-generates-pdbs", /kyverno-background-controller: may not create policy\/poddisruptionbudgets/],
-            ["rbac.kyverno-policy-lookups", /kyverno-admission-controller: may not list autoscaling\/horizontalpodautoscalers/],
-            [
-                "rbac.editor-cannot-promote",
+            "rbac.kyverno-generates-pdbs": [/kyverno-background-controller: may not create policy\/poddisruptionbudgets/],
+            "rbac.kyverno-policy-lookups": [/kyverno-admission-controller: may not list autoscaling\/horizontalpodautoscalers/],
+            "rbac.editor-cannot-promote": [
                 /ClusterRole edit: grants patch\/update on argoproj\.io rollouts\/status, aggregated from ClusterRole argo-rollouts-aggregate-to-edit/,
-            ],
-            [
-                "rbac.editor-cannot-promote",
                 /Group alpha-team \(RoleBinding alpha-shop-prod\/alpha-team-edit\): may patch rollouts\/status in alpha-shop-prod: RBAC: allowed by RoleBinding "alpha-team-edit\/alpha-shop-prod" of ClusterRole "edit"/,
             ],
-            [
-                "rbac.tenants-read-rollouts",
+            "rbac.tenants-read-rollouts": [
                 /ClusterRole view: does not grant get rollouts, list rollouts, watch rollouts, .* and ClusterRole argo-rollouts-addon:rollouts-view does not exist/,
             ],
-            [
-                "rbac.operators-outside-regulated",
+            "rbac.operators-outside-regulated": [
                 /RoleBinding payments-prod\/argo-rollouts-addon-rollouts-operator: binds argo-rollouts-addon:rollouts-operator in regulated namespace payments-prod/,
             ],
-            [
-                "rbac.deployer-cannot-resume",
+            "rbac.deployer-cannot-resume": [
                 /Group payments-deployers \(policy\.regulated\.deployerGroups\): may patch rollouts\/status in payments-prod \(RBAC: allowed by ClusterRoleBinding "tenant-admins"/,
-            ],
-            [
-                "rbac.deployer-cannot-resume",
                 /User dana@platform\.test \(RoleBinding payments-prod\/payments-api-rollout-deployer-extra to ClusterRole argo-rollouts-addon:rollout-deployer\): may patch rollouts\/status/,
-            ],
-            [
-                "rbac.deployer-cannot-resume",
                 /Group payments-deployers .*: may delete rollouts in payments-prod: GitOps would recreate it and its first version is promoted without a gate/,
             ],
-            [
-                "rbac.deployer-cannot-edit-replicasets",
+            "rbac.deployer-cannot-edit-replicasets": [
                 /Group payments-deployers .*: may patch replicasets in payments-prod: a ReplicaSet edited beside a Rollout runs a version nobody approved/,
+                /may update replicasets\/scale in payments-prod: a ReplicaSet scaled beside a Rollout/,
             ],
-            ["rbac.deployer-cannot-edit-replicasets", /may update replicasets\/scale in payments-prod: a ReplicaSet scaled beside a Rollout/],
-            [
-                "rbac.deployer-cannot-edit-deployments",
+            "rbac.deployer-cannot-edit-deployments": [
                 /Group payments-deployers .*: may patch deployments in payments-prod: a Deployment's pod template is outside/,
             ],
-        ];
-        for (const [id, pattern] of cases) {
-            expectFail(results, id, pattern);
-        }
+            "rbac.approval-bindings": [
+                /RoleBinding payments-prod\/argo-rollouts-addon:rollout-approver: binds Group payments-approvers, Group payments-release-managers, not exactly policy\.regulated\.approverGroups \(Group payments-approvers\); the GeneratingPolicy/,
+                /RoleBinding payments-prod\/argo-rollouts-addon:rollout-deployer: missing in payments-prod: the deployers \(Group payments-deployers\) get no ClusterRole/,
+            ],
+        };
+        Object.entries(cases).forEach(([id, patterns]) => expectFails(results, id, ...patterns));
         assert.doesNotMatch(found(results, "rbac.operators-outside-regulated"), /alpha-shop-prod/);
         assert.doesNotMatch(found(results, "rbac.deployer-cannot-resume"), /argocd-application-controller/);
     });
@@ -154,8 +132,8 @@ describe("verify: RBAC (SubjectAccessReview)", () => {
         expectFail(await verify(complement, platform), "rbac.kyverno-generates-pdbs", /may not create policy\/poddisruptionbudgets/);
         const plain = verifyConfig({ policy: { regulated: undefined }, argocd: { rbac: { regulatedProjects: [] } } });
         results = await verify(plain, healthyCluster(plain));
-        assert.strictEqual(status(results, "rbac.deployer-cannot-resume"), "SKIP");
-        assert.match(results.get("rbac.deployer-cannot-resume")!.note!, /no policy\.regulated/);
+        for (const id of ["rbac.deployer-cannot-resume", "rbac.approval-bindings"])
+            assert.match(`${status(results, id)} ${results.get(id)!.note}`, /^SKIP no policy\.regulated/);
         const config = verifyConfig();
         const world = healthyCluster(config);
         patch(world, "Namespace", "payments-prod", (o) => ({
@@ -163,7 +141,7 @@ describe("verify: RBAC (SubjectAccessReview)", () => {
             metadata: { ...o.metadata, labels: { "kubernetes.io/metadata.name": "payments-prod", "platform.test/tier": "prod" } },
         }));
         results = await verify(config, world);
-        assert.strictEqual(status(results, "rbac.deployer-cannot-edit-replicasets"), "SKIP");
+        assert.deepStrictEqual([status(results, "rbac.deployer-cannot-edit-replicasets"), status(results, "rbac.approval-bindings")], ["SKIP", "SKIP"]);
         assert.match(results.get("rbac.deployer-cannot-resume")!.note!, /no namespace matches policy\.regulated\.namespaceLabels/);
     });
 });

@@ -19,8 +19,8 @@ const checksOf = (re: RegExp): string[] => GROUPS.flatMap((g) => g.ids).filter((
 /** What a check needs running beyond the stack's objects: `--without <component>` turns its checks into a SKIP naming it. */
 export const COMPONENTS = {
     "rollouts-controller": { what: "the Argo Rollouts controller process", checks: ["controller.leader", "smoke.outcome"] },
-    // kyverno.selectors-match reads namespaces only.
-    kyverno: { what: "Kyverno", checks: checksOf(/^rbac\.kyverno-|^kyverno\.(?!selectors-match$)/) },
+    // kyverno.selectors-match reads namespaces only; Kyverno generates the approval bindings.
+    kyverno: { what: "Kyverno", checks: checksOf(/^rbac\.kyverno-|^rbac\.approval-bindings$|^kyverno\.(?!selectors-match$)/) },
     argocd: { what: "ArgoCD", checks: checksOf(/^argocd\./) },
     "gateway-controller": { what: "a Gateway API controller for the shared Gateway", checks: ["metrics.spoke-routes"] },
     mimir: { what: "Mimir's gateway pods", checks: ["metrics.query"] },

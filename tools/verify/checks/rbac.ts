@@ -1,6 +1,7 @@
 /** RBAC as the API server decides it (ADR-056 D2, D3), by access reviews; what admission refuses is checked under kyverno.*. */
-import { approvalRoleName } from "../../../components/policy/approvalBindings";
-import { namespaceSelector } from "../../../components/policy";
+import { approvalRoleName, approvalSides } from "../../../components/policy/approvalBindings";
+import { POLICY_NAMES, namespaceSelector } from "../../../components/policy";
+import { absent } from "../../../components/config/reader";
 import { TENANT_OPERATOR_ROLE, TENANT_VIEW_ROLE } from "../../../components/rollouts/tenants";
 import type { AddonConfig } from "../../../stacks/config";
 import { BindingSubject, ROLLOUT_PATH_CALLS, describeQuestion, describeSubject, reviewSubject, ruleAllows } from "../access";
@@ -19,6 +20,7 @@ const C = checks(DOCS.rbac, {
     "rbac.deployer-cannot-edit-deployments": "deployers cannot change Deployments in regulated namespaces",
     "rbac.tenants-read-rollouts": "namespace viewers (and so editors and admins) may read Rollouts, AnalysisRuns, AnalysisTemplates and Experiments",
     "rbac.operators-outside-regulated": `no RoleBinding to ${TENANT_OPERATOR_ROLE} in a regulated namespace`,
+    "rbac.approval-bindings": "every regulated namespace binds the platform's approver and deployer roles to exactly policy.regulated's groups",
 });
 
 export const RBAC = "/apis/rbac.authorization.k8s.io/v1";
@@ -134,6 +136,40 @@ async function deployerCheck(cluster: ReadOnlyCluster, id: keyof typeof DEPLOYER
     return C.done(id, findings, `${where}; ${admission}`);
 }
 
+/**
+ * The RoleBindings Kyverno generates in each regulated namespace (components/policy/approvalBindings.ts), as the generator writes
+ * them: without one the approvers cannot promote or abort there (ADR-056 D3); one naming other groups hands the approval to them.
+ */
+function approvalBindingCheck(config: AddonConfig, regulated: readonly string[], all: readonly Binding[]) {
+    const id = "rbac.approval-bindings";
+    const cfg = config.policy;
+    if (absent(cfg, "prod"))
+        return C.skip(id, "declared absent: the stack declares no prod namespaces on this cluster (policy.absentClasses), so none is regulated");
+    if (!cfg.regulated) return C.skip(id, "no policy.regulated in the stack: no regulated namespaces on this cluster");
+    if (regulated.length === 0) return C.skip(id, "no namespace matches policy.regulated.namespaceLabels among the tenant namespaces");
+    const sides = approvalSides(cfg.regulated);
+    const fix =
+        cfg.kyvernoApi === "kyverno.io/v1"
+            ? `the ClusterPolicy ${POLICY_NAMES.approvalBindings} restores it while Kyverno runs: see kyverno.policies-ready`
+            : `the GeneratingPolicy ${POLICY_NAMES.approvalBindings} does not synchronize: delete the binding, then label the namespace so Kyverno writes it again`;
+    const findings = regulated.flatMap((ns) =>
+        sides.flatMap(({ side, groups }) => {
+            const name = approvalRoleName(side);
+            const b = all.find((x) => x.namespace === ns && x.name === name);
+            const [have, want] = [b?.subjects.map(describeSubject).sort() ?? [], groups.map((g) => describeSubject({ kind: "Group", name: g })).sort()];
+            const found = !b
+                ? `missing in ${ns}: the ${side}s (${want.join(", ")}) get no ClusterRole ${name} there`
+                : b.roleRef.kind !== "ClusterRole" || b.roleRef.name !== name
+                  ? `binds ${b.roleRef.kind} ${b.roleRef.name}, not ClusterRole ${name}`
+                  : have.join() !== want.join()
+                    ? `binds ${have.join(", ") || "no subject"}, not exactly policy.regulated.${side}Groups (${want.join(", ")})`
+                    : undefined;
+            return found ? [{ object: `RoleBinding ${ns}/${name}`, found: `${found}; ${fix}` }] : [];
+        }),
+    );
+    return C.done(id, findings, `${regulated.length * sides.length} binding(s) in ${regulated.length} regulated namespace(s): ${regulated.join(", ")}`);
+}
+
 /** Tenants read their Rollouts: the built-in `view` ClusterRole, as aggregated, grants get, list and watch on each. */
 async function tenantReadCheck(cluster: ReadOnlyCluster) {
     const rules = asArray<PolicyRule>((await cluster.get(`${RBAC}/clusterroles/view`))?.rules);
@@ -218,6 +254,7 @@ export const rbacChecks: CheckGroup = {
                       "rbac.operators-outside-regulated",
                       `no policy.regulated in the stack: no regulated namespaces on this cluster (${operators.length} operator binding(s))`,
                   ),
+            approvalBindingCheck(config, regulated, all),
         ];
     },
 };
