@@ -13,6 +13,9 @@ interface StepMetadata {
     op: string;
     urn: string;
     type: string;
+    /** `custom` is false (omitted) for a component: its span is its children's. */
+    old?: { custom?: boolean } | null;
+    new?: { custom?: boolean } | null;
 }
 
 /** The fields of apitype.EngineEvent the breakdown reads. */
@@ -47,14 +50,14 @@ export interface Phases {
     /** The program's reads of the cluster (the preflight): first request to last answer, and how many. */
     preflightReadsMs: number;
     preflightReads: number;
-    /** The Stack resource registered to its outputs: the program's whole run. */
+    /** The Stack resource registered to the last resource event: the program's whole run. */
     programSpanMs: number;
     /** The chart's step (kubernetes:helm.sh/v4:Chart) and its objects, start to finish. */
     chartMs: number;
-    /** Steps of the kinds the provider awaits readiness for, summed (they overlap one another). */
+    /** Steps of the kinds the provider awaits readiness for, the chart's too, summed (they overlap one another). */
     readinessMs: number;
-    /** Every other step by type: how many and their summed time (steps run in parallel). */
-    steps: Record<string, { count: number; ms: number }>;
+    /** Every other step by type: how many and their summed time (steps run in parallel); a component's span covers its children's steps. */
+    steps: Record<string, { count: number; ms: number; component?: true }>;
     /** The program's end to the CLI's exit: the stack's policies, the snapshot, the summary. */
     finishMs: number;
     totalMs: number;
@@ -75,7 +78,9 @@ export function phases(arrivals: readonly Arrival[], requests: readonly Request[
     const loads = arrivals.filter((a) => a.event.policyLoadEvent);
     const afterLoads = loads.length ? arrivals.find((a) => a.ms >= loads[loads.length - 1].ms && !a.event.policyLoadEvent)?.ms : undefined;
     const stackPre = at((e) => e.resourcePreEvent?.metadata.type === STACK) ?? first;
-    const stackOut = at((e) => e.resOutputsEvent?.metadata.type === STACK) ?? arrivals[arrivals.length - 1]?.ms ?? totalMs;
+    // A preview reports the Stack's outputs as soon as it is registered: the program ends with its last resource event.
+    const resources = arrivals.filter((a) => a.event.resourcePreEvent || a.event.resOutputsEvent);
+    const stackOut = resources.length ? resources[resources.length - 1].ms : totalMs;
     const declared = at((e) => !!e.resourcePreEvent && e.resourcePreEvent.metadata.type !== STACK) ?? stackOut;
     const reads = requests.filter((r) => r.start >= stackPre);
     const readStart = reads.length ? Math.min(...reads.map((r) => r.start)) : declared;
@@ -100,12 +105,11 @@ export function phases(arrivals: readonly Arrival[], requests: readonly Request[
         const o = event.resOutputsEvent?.metadata;
         const start = o && pre.get(o.urn);
         if (!o || start === undefined || o.type === STACK) continue;
-        if (o.type === CHART || o.urn.includes(`${CHART}$`)) {
-            chart = [Math.min(chart?.[0] ?? start, start), Math.max(chart?.[1] ?? ms, ms)];
-        } else if (AWAITED.test(o.type)) {
-            p.readinessMs += ms - start;
-        } else {
-            const s = (p.steps[o.type] ??= { count: 0, ms: 0 });
+        const inChart = o.type === CHART || o.urn.includes(`${CHART}$`);
+        if (inChart) chart = [Math.min(chart?.[0] ?? start, start), Math.max(chart?.[1] ?? ms, ms)];
+        if (AWAITED.test(o.type)) p.readinessMs += ms - start;
+        else if (!inChart) {
+            const s = (p.steps[o.type] ??= { count: 0, ms: 0, ...((o.new ?? o.old)?.custom ? {} : { component: true as const }) });
             s.count++;
             s.ms += ms - start;
         }
@@ -197,7 +201,7 @@ export function medianPhases(runs: readonly Phases[]): Phases {
     const steps = Object.fromEntries(
         types.map((t) => {
             const has = runs.filter((r) => r.steps[t]);
-            return [t, { count: mid(has.map((r) => r.steps[t].count)), ms: mid(has.map((r) => r.steps[t].ms)) }];
+            return [t, { ...has[0].steps[t], count: mid(has.map((r) => r.steps[t].count)), ms: mid(has.map((r) => r.steps[t].ms)) }];
         }),
     );
     return { ...(Object.fromEntries(keys.map((k) => [k, mid(runs.map((r) => r[k]))])) as Omit<Phases, "steps">), steps };
@@ -219,8 +223,10 @@ export function breakdownTable(columns: readonly [string, Phases][]): string[] {
         row("preflight reads (first to last, count)", (p) => `${ms(p.preflightReadsMs)} (${p.preflightReads})`),
         row("program span (Stack registered to its outputs)", (p) => ms(p.programSpanMs)),
         row("chart (its step and objects, wall)", (p) => ms(p.chartMs)),
-        row("readiness awaits (awaited kinds' steps, summed)", (p) => ms(p.readinessMs)),
-        ...types.sort((a, b) => total(b) - total(a)).map((t) => row(`steps: ${t} (summed, count)`, step(t))),
+        row("readiness awaits (awaited kinds' steps, the chart's too, summed)", (p) => ms(p.readinessMs)),
+        ...types
+            .sort((a, b) => total(b) - total(a))
+            .map((t) => row(`${columns.some(([, p]) => p.steps[t]?.component) ? "component" : "steps"}: ${t} (summed, count)`, step(t))),
         row("finish (program end to CLI exit)", (p) => ms(p.finishMs)),
         row("total", (p) => ms(p.totalMs)),
     ];
