@@ -31,14 +31,14 @@ describe("benchmark", () => {
         assert.strictEqual(breakdownTable([["hub", p]])[9], "| component: argo-rollouts-addon:stages:Policy (summed, count) | 4250 (1) |");
     });
 
-    it("makes a synthetic hub of the hub's stack file with n spokes, a cluster and tenant of its own, and nothing else changed", () => {
+    it("makes a synthetic hub of the hub's stack file with n spokes, a cluster, tenant and ArgoCD of its own, and nothing else changed", () => {
         const read = (text: string) => YAML.parse(text) as { config: Record<string, Record<string, unknown>> };
         const [hub, synthetic] = [read(fs.readFileSync(path.join(FIXTURE_STACKS, "Pulumi.hub.yaml"), "utf8")), read(syntheticHubFile(3, FIXTURE_STACKS))];
-        const [spokes, cluster] = [`${PROJECT}:spokes`, `${PROJECT}:cluster`];
+        const [spokes, cluster, argo, name] = [`${PROJECT}:spokes`, `${PROJECT}:cluster`, `${PROJECT}:argocd`, "hub-3-spokes"];
         const queried = (synthetic.config[spokes] as unknown as { name: string; query: boolean }[]).map((s) => `${s.name}: ${s.query}`);
         assert.deepStrictEqual(queried, ["spoke-0: true", "spoke-1: true", "spoke-2: true"]);
-        const own = { ...hub.config[cluster], name: "hub-3-spokes", mimirTenant: "hub-3-spokes" };
-        assert.deepStrictEqual({ ...synthetic.config, [spokes]: undefined }, { ...hub.config, [spokes]: undefined, [cluster]: own });
+        const own = { [cluster]: { ...hub.config[cluster], name, mimirTenant: name }, [argo]: { ...hub.config[argo], runsOn: name } };
+        assert.deepStrictEqual({ ...synthetic.config, [spokes]: undefined }, { ...hub.config, [spokes]: undefined, ...own });
     });
 
     it("puts the synthetic hubs, made of the stack file whose role is hub whatever its name, beside the project's stack files, and plans those then these", () => {

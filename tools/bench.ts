@@ -34,7 +34,10 @@ export function cliTsconfig(root = REPO_ROOT): string {
  */
 export function syntheticHubFile(n: number, root = REPO_ROOT, hub = "hub"): string {
     const doc = YAML.parseDocument(fs.readFileSync(path.join(root, `Pulumi.${hub}.yaml`), "utf8"));
-    for (const key of ["name", "mimirTenant"]) doc.setIn(["config", `${PROJECT}:cluster`, key], `${hub}-${n}-spokes`);
+    // Its ArgoCD runs where the hub's does: on itself when the hub's ran on the hub.
+    const [cluster, argo] = [`${PROJECT}:cluster`, `${PROJECT}:argocd`];
+    if (doc.getIn(["config", argo, "runsOn"]) === doc.getIn(["config", cluster, "name"])) doc.setIn(["config", argo, "runsOn"], `${hub}-${n}-spokes`);
+    for (const key of ["name", "mimirTenant"]) doc.setIn(["config", cluster, key], `${hub}-${n}-spokes`);
     const spokes = Array.from({ length: n }, (_, i) => ({
         name: `spoke-${i}`,
         tenant: `spoke-${i}`,

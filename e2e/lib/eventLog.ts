@@ -43,7 +43,7 @@ export interface Request {
 export interface Phases {
     /** CLI start to the first engine event: the backend, the stack, the plugins resolved. */
     engineStartMs: number;
-    /** The policy pack's process started and its policies loaded (policyLoadEvent to the next event). */
+    /** The policy pack's process started and its policies loaded: policyLoadEvent to the next event (the engine waits for every pack, pulumi/pulumi pkg/engine/update.go at v3.248.0). */
     policyPackMs: number;
     /** The Stack resource registered to the program's first read (or first declaration without reads). */
     programLoadMs: number;
@@ -221,7 +221,7 @@ export function breakdownTable(columns: readonly [string, Phases][]): string[] {
         row("policy pack: process and load", (p) => ms(p.policyPackMs)),
         row("program load (Stack registered to first read)", (p) => ms(p.programLoadMs)),
         row("preflight reads (first to last, count)", (p) => `${ms(p.preflightReadsMs)} (${p.preflightReads})`),
-        row("program span (Stack registered to its outputs)", (p) => ms(p.programSpanMs)),
+        row("program span (Stack registered to its last resource event)", (p) => ms(p.programSpanMs)),
         row("chart (its step and objects, wall)", (p) => ms(p.chartMs)),
         row("readiness awaits (awaited kinds' steps, the chart's too, summed)", (p) => ms(p.readinessMs)),
         ...types
