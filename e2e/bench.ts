@@ -9,7 +9,9 @@
  *   objects) and patches.yaml applied server-side by kubectl, then `helm install --wait` of the same
  *   chart archive with the values of the plan's Chart resource; target at most UP_TARGET_X_FLOOR.
  *   `up` of the one-ConfigMap floor is measured too.
- * Prints a markdown table; `--json FILE` writes every figure with its floor.
+ * Each preview and up also writes its engine events (`--event-log`): the phases they show (e2e/lib/eventLog.ts)
+ * are printed beside the same phases of the one-ConfigMap floor.
+ * Prints markdown tables; `--json FILE` writes every figure with its floor.
  *
  *   node --require ./tools/swc-register.js e2e/bench.ts [--runs N] [--json FILE]     (npm run bench runs it)
  */
@@ -18,6 +20,7 @@ import * as fs from "fs";
 import * as path from "path";
 import * as YAML from "yaml";
 import { killAllSync, runAsync } from "./lib/procs";
+import { Phases, breakdownTable, medianPhases, phases, readRequests, tailEventLog, writeRequestProbe } from "./lib/eventLog";
 import { failure } from "./lib/pulumi";
 import { World, npmRunAsync } from "./lib/world";
 import type { Cluster } from "./lib/cluster";
@@ -26,6 +29,8 @@ import { REPO_ROOT } from "../tools/stackFile";
 interface Timing {
     previewMs: number;
     upMs: number;
+    preview: Phases;
+    up: Phases;
 }
 
 /** Targets of the hub against its floors (issue: a fast real preview; README, Performance). */
@@ -41,6 +46,8 @@ export interface EngineFigures {
     upAgainstConfigMap: { hubMs: number; floorMs: number; floor: string; ratio: number };
     /** The apply floor's parts: kubectl's server-side applies and helm install. */
     applyFloorParts: { kubectlMs: number; helmMs: number };
+    /** Where each run's time went, median over the runs (e2e/lib/eventLog.ts). */
+    breakdown: Record<"preview" | "up", { hub: Phases; floorConfigMap: Phases }>;
     samples: { floorConfigMap: Timing[]; hub: Timing[]; applyFloor: { kubectlMs: number; helmMs: number }[] };
 }
 
@@ -85,6 +92,28 @@ async function timed(what: string, f: () => Promise<{ status: number; stdout: st
         throw new Error(`${what} failed:\n${failure(r)}`);
     }
     return ms;
+}
+
+/**
+ * One preview or up with an event log and the request probe in the program's Node: its time and
+ * where it went. `run` gets the extra arguments and environment.
+ */
+async function measured(
+    what: string,
+    dir: string,
+    probe: string,
+    run: (args: string[], env: NodeJS.ProcessEnv) => Promise<{ status: number; stdout: string; stderr: string }>,
+): Promise<{ ms: number; phases: Phases }> {
+    const d = fs.mkdtempSync(path.join(dir, "bench-events-"));
+    const [log, requests] = [path.join(d, "events.jsonl"), path.join(d, "requests.jsonl")];
+    const t0 = Date.now();
+    const tail = tailEventLog(log, t0);
+    let arrivals: ReturnType<typeof tail.stop> = [];
+    // `--event-log` exists only with PULUMI_DEBUG_COMMANDS (pulumi/pulumi pkg/cmd/pulumi/operations/up.go and
+    // preview.go at v3.248.0); pkg/backend/display/display.go startEventLogger writes each event as it comes.
+    const env = { PULUMI_DEBUG_COMMANDS: "true", NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --require ${probe}`.trim(), BENCH_REQUESTS_FILE: requests };
+    const ms = await timed(what, () => run(["--event-log", log], env).finally(() => (arrivals = tail.stop())));
+    return { ms, phases: phases(arrivals, readRequests(requests, t0), ms) };
 }
 
 /** What the apply floor applies: the hub's offline plan (no chart section) and the chart's release. */
@@ -222,6 +251,7 @@ async function main(): Promise<void> {
     const hub: Timing[] = [];
     const apply: { kubectlMs: number; helmMs: number }[] = [];
     let inputs: ApplyInputs | undefined;
+    const probe = writeRequestProbe(w.dir);
     try {
         for (let i = 0; i < runs; i++) {
             // Floor: its own cluster, project and stack.
@@ -229,18 +259,20 @@ async function main(): Promise<void> {
             const fenv = w.pulumi(`floor-${i}`);
             const floorDir = path.join(w.dir, `floor-project-${i}`);
             writeFloorProject(floorDir, f.cluster.kubeconfig);
-            const inFloor = (args: string[]) => fenv.pulumi([...args, "--cwd", floorDir]);
+            const inFloor = (args: string[], env?: NodeJS.ProcessEnv) => fenv.pulumi([...args, "--cwd", floorDir], { env });
             await timed("floor stack init", () => inFloor(["stack", "init", "bench", "--secrets-provider", "passphrase"]));
-            const fPreview = await timed("floor preview", () => inFloor(["preview", "--stack", "bench"]));
-            const fUp = await timed("floor up", () => inFloor(["up", "--yes", "--skip-preview", "--stack", "bench"]));
-            floor.push({ previewMs: fPreview, upMs: fUp });
+            const fPreview = await measured("floor preview", w.dir, probe, (a, env) => inFloor(["preview", "--stack", "bench", ...a], env));
+            const fUp = await measured("floor up", w.dir, probe, (a, env) => inFloor(["up", "--yes", "--skip-preview", "--stack", "bench", ...a], env));
+            floor.push({ previewMs: fPreview.ms, upMs: fUp.ms, preview: fPreview.phases, up: fUp.phases });
             // The hub as the pipeline runs it: preview and up with the policy pack.
             const h = await w.cluster(`hub-${i}`, "hub");
             const henv = w.pulumi(`hub-${i}`);
             await w.initStack(henv, h);
-            const hPreview = await timed("hub preview", () => henv.pulumi(["preview", "--policy-pack", "policy-pack"], { stack: "hub" }));
-            const hUp = await timed("hub up", () => henv.pulumi(["up", "--yes", "--skip-preview", "--policy-pack", "policy-pack"], { stack: "hub" }));
-            hub.push({ previewMs: hPreview, upMs: hUp });
+            const withPack = (args: string[]) => (a: string[], env: NodeJS.ProcessEnv) =>
+                henv.pulumi([...args, "--policy-pack", "policy-pack", ...a], { stack: "hub", env });
+            const hPreview = await measured("hub preview", w.dir, probe, withPack(["preview"]));
+            const hUp = await measured("hub up", w.dir, probe, withPack(["up", "--yes", "--skip-preview"]));
+            hub.push({ previewMs: hPreview.ms, upMs: hUp.ms, preview: hPreview.phases, up: hUp.phases });
             // The same objects without Pulumi, on a cluster of their own with the same platform.
             inputs ??= await applyInputs(w, henv.projectDir);
             const archive = w.chartArchives.get(inputs.release.version);
@@ -257,7 +289,8 @@ async function main(): Promise<void> {
     } finally {
         await w.stop();
     }
-    const m = (xs: Timing[], k: keyof Timing) => median(xs.map((x) => x[k]));
+    const m = (xs: Timing[], k: "previewMs" | "upMs") => median(xs.map((x) => x[k]));
+    const mp = (xs: Timing[], k: "preview" | "up") => medianPhases(xs.map((x) => x[k]));
     const applyMs = median(apply.map((a) => a.kubectlMs + a.helmMs));
     const engines = "Pulumi CLI v3.248.0, kubernetes provider v4.25.0, kube-apiserver v1.35.4, helm v3.20.2";
     const figures: EngineFigures = {
@@ -281,6 +314,10 @@ async function main(): Promise<void> {
         },
         upAgainstConfigMap: { hubMs: m(hub, "upMs"), floorMs: m(floor, "upMs"), floor: "pulumi up of one ConfigMap", ratio: m(hub, "upMs") / m(floor, "upMs") },
         applyFloorParts: { kubectlMs: median(apply.map((a) => a.kubectlMs)), helmMs: median(apply.map((a) => a.helmMs)) },
+        breakdown: {
+            preview: { hub: mp(hub, "preview"), floorConfigMap: mp(floor, "preview") },
+            up: { hub: mp(hub, "up"), floorConfigMap: mp(floor, "up") },
+        },
         samples: { floorConfigMap: floor, hub, applyFloor: apply },
     };
     console.log(
@@ -300,6 +337,15 @@ async function main(): Promise<void> {
     console.log(
         `apply floor: kubectl ${figures.applyFloorParts.kubectlMs.toFixed(0)} ms, helm install ${figures.applyFloorParts.helmMs.toFixed(0)} ms; one-ConfigMap floor up ${m(floor, "upMs").toFixed(0)} ms`,
     );
+    console.log(`\nwhere the time goes (median of ${runs} runs; steps overlap, so summed steps can exceed the wall time):\n`);
+    const b = figures.breakdown;
+    const columns: [string, Phases][] = [
+        ["hub preview", b.preview.hub],
+        ["floor preview", b.preview.floorConfigMap],
+        ["hub up", b.up.hub],
+        ["floor up", b.up.floorConfigMap],
+    ];
+    console.log(breakdownTable(columns).join("\n"));
     if (json) {
         fs.writeFileSync(json, JSON.stringify(figures, null, 2) + "\n");
     }

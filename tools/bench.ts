@@ -28,9 +28,16 @@ export function cliTsconfig(root = REPO_ROOT): string {
     return path.normalize(path.join(dir, project.runtime?.options?.tsconfig ?? "tsconfig.json"));
 }
 
-/** The text of a hub's stack file with `n` synthetic spokes in place of its own, each with the read rule. */
+/**
+ * The text of a hub's stack file with `n` synthetic spokes in place of its own, each with the read
+ * rule, and a cluster and tenant of its own: beside the hub's file, one cluster per stack file.
+ */
 export function syntheticHubFile(n: number, root = REPO_ROOT, hub = "hub"): string {
     const doc = YAML.parseDocument(fs.readFileSync(path.join(root, `Pulumi.${hub}.yaml`), "utf8"));
+    // Its ArgoCD runs where the hub's does: on itself when the hub's ran on the hub.
+    const [cluster, argo] = [`${PROJECT}:cluster`, `${PROJECT}:argocd`];
+    if (doc.getIn(["config", argo, "runsOn"]) === doc.getIn(["config", cluster, "name"])) doc.setIn(["config", argo, "runsOn"], `${hub}-${n}-spokes`);
+    for (const key of ["name", "mimirTenant"]) doc.setIn(["config", cluster, key], `${hub}-${n}-spokes`);
     const spokes = Array.from({ length: n }, (_, i) => ({
         name: `spoke-${i}`,
         tenant: `spoke-${i}`,
@@ -86,7 +93,8 @@ const HELP = `${USAGE}
 
 Measures the program's load, the offline plan of every stack and of synthetic hubs with 1, 10 and
 100 spokes, and pulumi preview and up of the hub on the real engine, each as a ratio against a
-floor measured in the same run (docs/maintainers/benchmarks.md). Prints markdown tables.
+floor measured in the same run, and where the engine's preview and up spend their time beside the
+same phases of the floor (docs/maintainers/benchmarks.md). Prints markdown tables.
 
   --runs N      runs per case, the median is kept (default 3)
   --no-engine   skip the real engine's part (it builds the engines and starts local clusters)
