@@ -126,7 +126,8 @@ describe("npm run plan", () => {
 
         it("shows every object added for a stack file the ref did not have", () => {
             const dir = path.join(repo, "test", "fixtures", "stacks");
-            fs.writeFileSync(path.join(dir, "Pulumi.newhub.yaml"), HUB_TEXT);
+            // A hub of another cluster: one stack file per cluster (components/config/project.ts).
+            fs.writeFileSync(path.join(dir, "Pulumi.newhub.yaml"), HUB_TEXT.replace(/^( {4}(name|mimirTenant|runsOn): )hub$/gm, "$1newhub"));
             try {
                 const res = plan("--stack", "newhub", "--config-dir", "test/fixtures/stacks", "--out", path.join(repo, "out2"), "--against", "HEAD");
                 assert.strictEqual(res.status, 0, res.stderr);
