@@ -3,11 +3,12 @@
  * real Kubernetes control planes on 127.0.0.1 (docs/operations/e2e.md: what it proves and does
  * not).
  *
- *   npm run e2e [-- --json FILE] [--grep PATTERN] [--keep]
+ *   npm run e2e [-- --json FILE] [--grep PATTERN] [--jobs N] [--keep]
  *
  * It loads the scenarios (and refuses a --grep that is no regular expression or selects none, exit
  * 2), builds the engines (e2e/engines/build.sh; cached, or ARGO_ROLLOUTS_ADDON_E2E_BIN), then
- * runs the scenarios in e2e/scenarios in order, prints one line per scenario and ends with
+ * runs the scenarios in e2e/scenarios, up to --jobs groups of files side by side (e2e/lib/pool.ts;
+ * in file order within a group), prints one line per scenario and ends with
  * `N passed, N failed`. Exit status 0 when no scenario failed. ARGO_ROLLOUTS_ADDON_E2E_KYVERNO=1.19
  * also builds the optional e2e/engines/kyverno-1.19 and runs Kyverno v1.19.1 instead of CI's v1.17.2
  * (e2e/lib/kyvernoRelease.ts); the run then prints which Kyverno it runs before the scenarios.
@@ -22,6 +23,7 @@ import { engineVersions, requiredVersion } from "./lib/engines";
 import { kyvernoRelease } from "./lib/kyvernoRelease";
 import { context, stopWorld } from "./lib/context";
 import { E2E_HELP, grepScenarios, parseE2eArgs, scenarioTitles } from "./lib/args";
+import { WORKER_FILES, runPool, workerGroups } from "./lib/pool";
 
 /** Prints PASS/FAIL/SKIP lines as scenarios end and collects them for the summary and JSON. */
 class ScenarioReporter extends Mocha.reporters.Base {
@@ -65,34 +67,65 @@ async function main(): Promise<number> {
     // anything is built, so that a --grep selecting nothing is refused at once, naming them.
     const mocha = new Mocha({ timeout: 20 * 60_000, reporter: ScenarioReporter as unknown as string, rootHooks: { afterAll: stopWorld } });
     const dir = path.join(root, "e2e", "scenarios");
-    for (const f of fs
-        .readdirSync(dir)
-        .filter((f) => f.endsWith(".e2e.ts"))
-        .sort()) {
-        mocha.addFile(path.join(dir, f));
+    // A worker of a side-by-side run loads only the files of its group.
+    const worker = process.env[WORKER_FILES]?.split(",");
+    for (const f of worker ??
+        fs
+            .readdirSync(dir)
+            .filter((f) => f.endsWith(".e2e.ts"))
+            .sort()
+            .map((f) => path.join(dir, f))) {
+        mocha.addFile(f);
     }
     await mocha.loadFilesAsync();
+    const selected = grepScenarios(args.grep ?? "", scenarioTitles(mocha.suite));
     if (args.grep !== undefined) {
-        grepScenarios(args.grep, scenarioTitles(mocha.suite));
         mocha.grep(args.grep);
     }
-    const build = spawnSync("bash", [path.join(root, "e2e", "engines", "build.sh")], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
-    if (build.status !== 0) {
-        console.error("e2e: the engines could not be built (see above)");
-        return 1;
-    }
-    context.bin = build.stdout.trim().split("\n").pop() ?? "";
-    if (kyverno.optional) {
-        // An optional engine is built only when named; it links into the same directory.
-        const extra = spawnSync("bash", [path.join(root, "e2e", "engines", "build.sh"), kyverno.engine], {
-            encoding: "utf8",
-            stdio: ["ignore", "pipe", "inherit"],
-        });
-        if (extra.status !== 0) {
-            console.error(`e2e: the engine ${kyverno.engine} could not be built (see above)`);
-            return 1;
+    // A worker takes the engines its parent built (ARGO_ROLLOUTS_ADDON_E2E_BIN, in context.bin).
+    if (!worker) {
+        for (const engines of kyverno.optional ? [[], [kyverno.engine]] : [[]]) {
+            // An optional engine is built only when named; it links into the same directory.
+            const build = spawnSync("bash", [path.join(root, "e2e", "engines", "build.sh"), ...engines], {
+                encoding: "utf8",
+                stdio: ["ignore", "pipe", "inherit"],
+            });
+            if (build.status !== 0) {
+                console.error(`e2e: the engines ${engines.map((e) => `${e} `).join("")}could not be built (see above)`);
+                return 1;
+            }
+            context.bin = build.stdout.trim().split("\n").pop() ?? "";
         }
-        console.log(kyvernoLine(kyverno, requiredVersion(kyverno.engine, "github.com/kyverno/kyverno")));
+        if (kyverno.optional) {
+            console.log(kyvernoLine(kyverno, requiredVersion(kyverno.engine, "github.com/kyverno/kyverno")));
+        }
+    }
+    const groups = workerGroups(
+        await Promise.all(
+            mocha.suite.suites.map(async (s) => {
+                const { RUNS_AFTER, SECONDS } = (await import(s.file ?? "")) as { RUNS_AFTER?: string; SECONDS?: number };
+                const titles = scenarioTitles(s);
+                return {
+                    file: s.file ?? "",
+                    selected: titles.filter((t) => selected.includes(t)).length,
+                    total: titles.length,
+                    seconds: SECONDS,
+                    runsAfter: RUNS_AFTER,
+                };
+            }),
+        ),
+    );
+    if (!worker && args.jobs > 1 && groups.length > 1) {
+        // Each worker is this run with its own report file (runPool adds --json).
+        const own = process.argv.slice(2).filter((a, i, all) => !a.startsWith("--json") && all[i - 1] !== "--json");
+        const pool = await runPool(groups, args.jobs, [...process.execArgv, process.argv[1], ...own], {
+            ...process.env,
+            ARGO_ROLLOUTS_ADDON_E2E_BIN: context.bin,
+        });
+        for (const files of pool.broken) {
+            console.log(`FAIL ${files}: its worker ended without a report (its lines are above)`);
+        }
+        return report(args.json, { ...pool, failed: pool.broken.length > 0 });
     }
     context.keep = args.keep;
     for (const sig of ["SIGINT", "SIGTERM"] as const) {
@@ -104,13 +137,20 @@ async function main(): Promise<number> {
     process.on("exit", () => killAllSync());
 
     const failures = await new Promise<number>((resolve) => mocha.run(resolve));
-    const scenarios = ScenarioReporter.scenarios;
-    console.log(summaryLine(scenarios));
-    if (args.json) {
-        const report: E2eReport = { engines: engineVersions(), chart: context.chart, plugin: context.plugin, scenarios };
-        fs.writeFileSync(args.json, JSON.stringify(report, null, 2) + "\n");
+    const { chart, plugin } = context;
+    return report(args.json, { scenarios: ScenarioReporter.scenarios, chart, plugin, failed: failures > 0 });
+}
+
+/** The closing line and the --json report; exit status 1 when a scenario failed, or a hook or a worker (`failed`). */
+function report(json: string | undefined, r: Omit<E2eReport, "engines"> & { failed: boolean }): number {
+    if (!process.env[WORKER_FILES]) {
+        console.log(summaryLine(r.scenarios));
     }
-    return failures > 0 || scenarios.some((s) => s.result === "FAIL") ? 1 : 0;
+    if (json) {
+        const out: E2eReport = { engines: engineVersions(), chart: r.chart, plugin: r.plugin, scenarios: r.scenarios };
+        fs.writeFileSync(json, JSON.stringify(out, null, 2) + "\n");
+    }
+    return r.failed || r.scenarios.some((s) => s.result === "FAIL") ? 1 : 0;
 }
 
 main().then(

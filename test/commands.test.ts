@@ -1,6 +1,7 @@
 import * as assert from "assert";
 import * as fs from "fs";
 import * as path from "path";
+import * as os from "os";
 import { grepScenarios, parseE2eArgs } from "../e2e/lib/args";
 import { parseAdoptCheckArgs } from "../tools/adopt-check";
 import { parseBenchArgs } from "../tools/bench";
@@ -144,10 +145,13 @@ describe("the project's commands", () => {
             name: "e2e",
             parse: parseE2eArgs,
             accepts: [
-                [[], { keep: false }],
-                [["--json", "r.json", "--grep=smoke", "--keep"], { json: "r.json", grep: "smoke", keep: true }],
+                [[], { keep: false, jobs: Math.min(2, os.availableParallelism()) }],
+                [["--json", "r.json", "--grep=smoke", "--keep", "--jobs", "3"], { json: "r.json", grep: "smoke", keep: true, jobs: 3 }],
             ],
-            refuses: [[["--grep", "--keep"], /^Error: --grep needs a value; usage: npm run e2e/]],
+            refuses: [
+                [["--grep", "--keep"], /^Error: --grep needs a value; usage: npm run e2e/],
+                [["--jobs", "0"], /^Error: --jobs "0": must be a whole number from 1 to 99; usage: npm run e2e/],
+            ],
         },
         {
             name: "prComment and driftIssue (the workflows')",

@@ -7,6 +7,7 @@ import { READ_CA_CONFIGMAP, READ_CA_DIR, READ_CA_KEY, READ_CA_VOLUME, controller
 import { configMapFiles, mapMountPaths, playContainer } from "../e2e/lib/kubelet";
 import { differences, refKey, refOf } from "../e2e/lib/compare";
 import { scenarioLine, summaryLine } from "../e2e/lib/report";
+import { workerGroups } from "../e2e/lib/pool";
 import { fixtureConfig, localConfig } from "../e2e/lib/stacks";
 import { requiredVersion } from "../e2e/lib/engines";
 import { localArgs, permissionErrors } from "../e2e/lib/controller";
@@ -129,6 +130,12 @@ describe("e2e harness", () => {
         assert.deepStrictEqual(s.map(scenarioLine), ["PASS a (1.3 s)", "FAIL b (2.0 s): boom", "SKIP c (0.0 s): needs X"]);
         assert.strictEqual(summaryLine(s), "1 passed, 1 failed, 1 skipped");
         assert.strictEqual(summaryLine(s.slice(0, 1)), "1 passed, 0 failed");
+    });
+
+    it("side by side: a file runs in the process of the file it runs after, the longest groups first, none with nothing selected", () => {
+        const f = (file: string, selected: number, seconds?: number, runsAfter?: string) => ({ file, selected, total: 2, seconds, runsAfter });
+        const files = [f("30-d", 2, 90, "10-g"), f("05-a", 2), f("10-g", 1, 100), f("27-k", 1, 200), f("15-e", 0, 900)];
+        assert.deepStrictEqual(workerGroups(files), [["10-g", "30-d"], ["27-k"], ["05-a"]]);
     });
 
     // That each namespace's labels select it for its scope is the real Kyverno's to decide: engine-kyverno-cli's dev, prod and regulated samples.

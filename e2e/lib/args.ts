@@ -1,8 +1,9 @@
 /** The arguments of `npm run e2e`, read the way every command of the project reads its own (tools/cli.ts). */
 import Mocha from "mocha";
-import { readFlags } from "../../tools/cli";
+import * as os from "os";
+import { UsageError, readFlags } from "../../tools/cli";
 
-export const E2E_USAGE = "usage: npm run e2e [-- --json FILE] [--grep PATTERN] [--keep]";
+export const E2E_USAGE = "usage: npm run e2e [-- --json FILE] [--grep PATTERN] [--jobs N] [--keep]";
 
 export const E2E_HELP = `${E2E_USAGE}
 
@@ -13,18 +14,26 @@ control planes on 127.0.0.1; exit status 0 when no scenario failed (docs/operati
   --grep PATTERN   run only the scenarios whose full title ("<group> <scenario>") matches
                    PATTERN, a regular expression (/PATTERN/FLAGS for flags), checked before
                    anything is built
+  --jobs N         run up to N groups of scenario files side by side, each in a process and
+                   world of its own (default 2, or 1 on a machine with one core)
   --keep           keep the run's folders (logs, kubeconfigs, Pulumi state) after it ends`;
 
 export interface E2eArgs {
     json?: string;
     grep?: string;
     keep: boolean;
+    jobs: number;
 }
 
 /** The run's arguments; an unknown flag or a flag without its value is a usage error. */
 export function parseE2eArgs(argv: readonly string[]): E2eArgs | "help" {
-    const flags = readFlags(argv, { json: { type: "string" }, grep: { type: "string" }, keep: { type: "boolean" } }, E2E_USAGE);
-    return flags === "help" ? flags : { ...flags, keep: flags.keep === true };
+    const flags = readFlags(argv, { json: { type: "string" }, grep: { type: "string" }, keep: { type: "boolean" }, jobs: { type: "string" } }, E2E_USAGE);
+    if (flags === "help") return flags;
+    const jobs = flags.jobs ?? String(Math.min(2, os.availableParallelism()));
+    if (!/^[1-9]\d?$/.test(jobs)) {
+        throw new UsageError(`--jobs ${JSON.stringify(jobs)}: must be a whole number from 1 to 99; ${E2E_USAGE}`);
+    }
+    return { ...flags, keep: flags.keep === true, jobs: Number(jobs) };
 }
 
 /**

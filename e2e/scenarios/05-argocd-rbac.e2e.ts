@@ -434,6 +434,9 @@ function askEngine(bin: string, c: RbacCase, queries: { subject: ArgoRbacSubject
     return answer;
 }
 
+/** About how long this file runs beside another on 2 cores: orders the side-by-side run (e2e/lib/pool.ts). */
+export const SECONDS = 20;
+
 describe("argocd-rbac", function () {
     it("argocd-rbac-enforcer-agrees", async function () {
         const w = await world();

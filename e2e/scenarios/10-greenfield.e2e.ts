@@ -49,6 +49,9 @@ function upArgs(): string[] {
     return ["up", "--yes", "--skip-preview", "--policy-pack", "policy-pack"];
 }
 
+/** About how long this file runs beside another on 2 cores: orders the side-by-side run (e2e/lib/pool.ts). */
+export const SECONDS = 300;
+
 describe("greenfield", function () {
     let w: World;
     let env: PulumiEnv;

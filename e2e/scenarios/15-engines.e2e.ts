@@ -55,6 +55,9 @@ function strategies(): { label: string; s: TierStrategy; routed: boolean }[] {
     ];
 }
 
+/** About how long this file runs beside another on 2 cores: orders the side-by-side run (e2e/lib/pool.ts). */
+export const SECONDS = 5;
+
 describe("engines", function () {
     it("engine-promtool", function () {
         const gates = gateRun();

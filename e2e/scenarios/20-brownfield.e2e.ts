@@ -96,6 +96,9 @@ export function uids(cluster: Cluster): Record<string, string> {
     return out;
 }
 
+/** About how long this file runs beside another on 2 cores: orders the side-by-side run (e2e/lib/pool.ts). */
+export const SECONDS = 240;
+
 describe("brownfield", function () {
     let w: World;
     let env: PulumiEnv;

@@ -20,6 +20,9 @@ import { npmRunAsync } from "../lib/world";
 const TENANT_NS = "tenant-plain";
 const NS = PLAIN_NS;
 
+/** About how long this file runs beside another on 2 cores: orders the side-by-side run (e2e/lib/pool.ts). */
+export const SECONDS = 200;
+
 describe("plain manifests", function () {
     // Two pulumi up, a preview, adopt-check and two controllers: bounded generously for a shared machine.
     this.timeout(15 * 60_000);

@@ -50,6 +50,9 @@ interface ReplicaSetItem {
     metadata: { name: string; uid: string; labels?: Record<string, string>; ownerReferences?: { name: string }[] };
 }
 
+/** About how long this file runs beside another on 2 cores: orders the side-by-side run (e2e/lib/pool.ts). */
+export const SECONDS = 150;
+
 describe("upgrade", function () {
     this.timeout(15 * 60_000);
     /** Where the scenario is, on the run's output: it runs several pulumi commands and two controllers. */

@@ -21,6 +21,9 @@ const TENANT_NS = "tenant-old-line";
 const NS = PLAIN_NS;
 const [OLD] = CONTROLLER_RELEASES;
 
+/** About how long this file runs beside another on 2 cores: orders the side-by-side run (e2e/lib/pool.ts). */
+export const SECONDS = 170;
+
 describe("deleted controller", function () {
     // Two previews, one up, adopt-check and two controllers: bounded generously for a shared machine.
     this.timeout(15 * 60_000);

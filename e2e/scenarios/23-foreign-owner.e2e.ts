@@ -14,6 +14,9 @@ import { failure } from "../lib/pulumi";
 
 const KINDS = "namespaces,deployments.apps,configmaps,clusterroles.rbac.authorization.k8s.io,customresourcedefinitions.apiextensions.k8s.io";
 
+/** About how long this file runs beside another on 2 cores: orders the side-by-side run (e2e/lib/pool.ts). */
+export const SECONDS = 150;
+
 describe("foreign owner", function () {
     it("foreign-pulumi-owner", async function () {
         const w = await world();

@@ -70,6 +70,9 @@ const SCENARIO_MS = 5 * 60_000;
 /** The smoke section as the stage reads it, for the demo pod template a tenant app borrows. */
 const smokeConfig = (cfg: ReturnType<typeof addonConfig>): SmokeTestConfig => cfg.smokeTest;
 
+/** About how long this file runs beside another on 2 cores: orders the side-by-side run (e2e/lib/pool.ts). */
+export const SECONDS = 800;
+
 describe("delivery", function () {
     this.timeout(SCENARIO_MS);
     let w: World;

@@ -57,6 +57,9 @@ type Setting = { api: Api; mode: Mode; hub?: boolean; variant?: Record<string, u
 const HUB_USER = "argocd-hub";
 const HUB_GROUP = "e2e:argocd-hub";
 
+/** About how long this file runs beside another on 2 cores: orders the side-by-side run (e2e/lib/pool.ts). */
+export const SECONDS = 750;
+
 describe("kyverno", function () {
     this.timeout(SCENARIO_MS);
     let w: World;

@@ -9,6 +9,10 @@ import { failure } from "../lib/pulumi";
 import { readmeDestroy } from "../lib/readme";
 import { ROLLOUTS_CRDS } from "../../components/argoRollouts";
 
+/** It takes down the greenfield stacks: a side-by-side run keeps it in that file's process (e2e/lib/pool.ts). */
+export const RUNS_AFTER = "10-greenfield.e2e.ts";
+export const SECONDS = 30;
+
 describe("destroy", function () {
     it("destroy-keeps-crds", async function () {
         const w = await world();
