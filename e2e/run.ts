@@ -100,22 +100,9 @@ async function main(): Promise<number> {
             console.log(kyvernoLine(kyverno, requiredVersion(kyverno.engine, "github.com/kyverno/kyverno")));
         }
     }
-    const groups = workerGroups(
-        await Promise.all(
-            mocha.suite.suites.map(async (s) => {
-                const { RUNS_AFTER, SECONDS } = (await import(s.file ?? "")) as { RUNS_AFTER?: string; SECONDS?: number };
-                const titles = scenarioTitles(s);
-                return {
-                    file: s.file ?? "",
-                    selected: titles.filter((t) => selected.includes(t)).length,
-                    total: titles.length,
-                    seconds: SECONDS,
-                    runsAfter: RUNS_AFTER,
-                };
-            }),
-        ),
-    );
-    if (!worker && args.jobs > 1 && groups.length > 1) {
+    // A worker, or a run one file at a time, runs its files in this process.
+    const groups = worker || args.jobs === 1 ? [] : await fileGroups(mocha, selected);
+    if (groups.length > 1) {
         // Each worker is this run with its own report file (runPool adds --json).
         const own = process.argv.slice(2).filter((a, i, all) => !a.startsWith("--json") && all[i - 1] !== "--json");
         const pool = await runPool(groups, args.jobs, [...process.execArgv, process.argv[1], ...own], {
@@ -139,6 +126,25 @@ async function main(): Promise<number> {
     const failures = await new Promise<number>((resolve) => mocha.run(resolve));
     const { chart, plugin } = context;
     return report(args.json, { scenarios: ScenarioReporter.scenarios, chart, plugin, failed: failures > 0 });
+}
+
+/** The selected scenario files in groups, longest first, as e2e/lib/pool.ts runs them side by side. */
+async function fileGroups(mocha: Mocha, selected: string[]): Promise<string[][]> {
+    return workerGroups(
+        await Promise.all(
+            mocha.suite.suites.map(async (s) => {
+                const { RUNS_AFTER, SECONDS } = (await import(s.file ?? "")) as { RUNS_AFTER?: string; SECONDS?: number };
+                const titles = scenarioTitles(s);
+                return {
+                    file: s.file ?? "",
+                    selected: titles.filter((t) => selected.includes(t)).length,
+                    total: titles.length,
+                    seconds: SECONDS,
+                    runsAfter: RUNS_AFTER,
+                };
+            }),
+        ),
+    );
 }
 
 /** The closing line and the --json report; exit status 1 when a scenario failed, or a hook or a worker (`failed`). */

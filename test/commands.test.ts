@@ -2,7 +2,7 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as path from "path";
 import * as os from "os";
-import { grepScenarios, parseE2eArgs } from "../e2e/lib/args";
+import { defaultJobs, grepScenarios, parseE2eArgs } from "../e2e/lib/args";
 import { parseAdoptCheckArgs } from "../tools/adopt-check";
 import { parseBenchArgs } from "../tools/bench";
 import { parseIssueArgs } from "../tools/driftIssue";
@@ -145,7 +145,7 @@ describe("the project's commands", () => {
             name: "e2e",
             parse: parseE2eArgs,
             accepts: [
-                [[], { keep: false, jobs: Math.min(2, os.availableParallelism()) }],
+                [[], { keep: false, jobs: defaultJobs(os.availableParallelism()) }],
                 [["--json", "r.json", "--grep=smoke", "--keep", "--jobs", "3"], { json: "r.json", grep: "smoke", keep: true, jobs: 3 }],
             ],
             refuses: [
@@ -171,6 +171,7 @@ describe("the project's commands", () => {
             assert.ok([c.parse(["-h"]), c.parse(["--nope", "--help"])].flat().every((h) => h === "help"));
         });
     }
+    it("e2e: --jobs defaults to one more than the cores, at most 4", () => assert.deepStrictEqual([1, 2, 3, 8].map(defaultJobs), [2, 3, 4, 4]));
 
     it("e2e: --grep is a regular expression, as Mocha reads it, that must select a scenario; otherwise the error lists them", () => {
         const titles = ["greenfield greenfield-hub", "greenfield idempotent", "kyverno kyverno-ready (kyverno.io/v1, own)", "destroy destroy-keeps-crds"];

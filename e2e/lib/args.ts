@@ -15,7 +15,7 @@ control planes on 127.0.0.1; exit status 0 when no scenario failed (docs/operati
                    PATTERN, a regular expression (/PATTERN/FLAGS for flags), checked before
                    anything is built
   --jobs N         run up to N groups of scenario files side by side, each in a process and
-                   world of its own (default 2, or 1 on a machine with one core)
+                   world of its own (default: one more than the machine's cores, at most 4)
   --keep           keep the run's folders (logs, kubeconfigs, Pulumi state) after it ends`;
 
 export interface E2eArgs {
@@ -25,11 +25,20 @@ export interface E2eArgs {
     jobs: number;
 }
 
+/**
+ * Groups side by side when --jobs is not given: one more than the cores, as the scenario processes
+ * wait on the engines about a quarter of the time (docs/operations/e2e.md, Figures: on 2 cores three
+ * at a time kept 1.83 cores busy); at most 4, as each group runs control planes of its own.
+ */
+export function defaultJobs(cores: number): number {
+    return Math.min(cores + 1, 4);
+}
+
 /** The run's arguments; an unknown flag or a flag without its value is a usage error. */
 export function parseE2eArgs(argv: readonly string[]): E2eArgs | "help" {
     const flags = readFlags(argv, { json: { type: "string" }, grep: { type: "string" }, keep: { type: "boolean" }, jobs: { type: "string" } }, E2E_USAGE);
     if (flags === "help") return flags;
-    const jobs = flags.jobs ?? String(Math.min(2, os.availableParallelism()));
+    const jobs = flags.jobs ?? String(defaultJobs(os.availableParallelism()));
     if (!/^[1-9]\d?$/.test(jobs)) {
         throw new UsageError(`--jobs ${JSON.stringify(jobs)}: must be a whole number from 1 to 99; ${E2E_USAGE}`);
     }

@@ -5,6 +5,7 @@
 import * as fs from "fs";
 import * as https from "https";
 import * as path from "path";
+import * as readline from "readline";
 import { Cluster } from "./cluster";
 
 function tlsOptions(cluster: Cluster): https.RequestOptions {
@@ -46,21 +47,17 @@ export interface Watch<T> {
 /** Watches a collection from now on (`?watch=1`), keeping every event in order. */
 export function watch<T>(cluster: Cluster, collectionPath: string): Watch<T> {
     const events: WatchEvent<T>[] = [];
-    let buffer = "";
     const sep = collectionPath.includes("?") ? "&" : "?";
     const req = https.get(`${cluster.server}${collectionPath}${sep}watch=1`, { ...tlsOptions(cluster) }, (res) => {
-        res.setEncoding("utf8");
-        res.on("data", (chunk: string) => {
-            buffer += chunk;
-            let nl: number;
-            while ((nl = buffer.indexOf("\n")) >= 0) {
-                const line = buffer.slice(0, nl).trim();
-                buffer = buffer.slice(nl + 1);
-                if (line) {
+        // One event per line; stop() aborts the response, which ends the watch quietly.
+        readline
+            .createInterface({ input: res })
+            .on("error", () => undefined)
+            .on("line", (line) => {
+                if (line.trim()) {
                     events.push(JSON.parse(line) as WatchEvent<T>);
                 }
-            }
-        });
+            });
     });
     req.on("error", () => undefined);
     return { events, stop: () => req.destroy() };

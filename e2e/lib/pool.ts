@@ -12,6 +12,7 @@ import { spawn } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import * as readline from "readline";
 import type { E2eReport, ScenarioReport } from "./report";
 
 /** The environment a worker finds its scenario files in (comma-separated paths). */
@@ -72,8 +73,9 @@ export async function runPool(groups: string[][], jobs: number, argv: string[], 
                 stdio: ["ignore", "pipe", "pipe"],
             });
             children.add(child);
-            forwardLines(child.stdout, process.stdout);
-            forwardLines(child.stderr, process.stderr);
+            // Whole lines only, so two workers' lines never interleave mid-line.
+            readline.createInterface({ input: child.stdout }).on("line", (l) => process.stdout.write(`${l}\n`));
+            readline.createInterface({ input: child.stderr }).on("line", (l) => process.stderr.write(`${l}\n`));
             await new Promise((resolve) => child.on("close", resolve));
             children.delete(child);
             if (!fs.existsSync(json)) {
@@ -89,19 +91,4 @@ export async function runPool(groups: string[][], jobs: number, argv: string[], 
     await Promise.all(Array.from({ length: Math.min(jobs, groups.length) }, worker));
     fs.rmSync(dir, { recursive: true, force: true });
     return result;
-}
-
-/** Copies `from` to `to` a whole line at a time, so two workers' lines never interleave mid-line. */
-function forwardLines(from: NodeJS.ReadableStream, to: NodeJS.WritableStream): void {
-    let rest = "";
-    from.setEncoding("utf8");
-    from.on("data", (chunk: string) => {
-        const text = rest + chunk;
-        const end = text.lastIndexOf("\n") + 1;
-        rest = text.slice(end);
-        if (end > 0) {
-            to.write(text.slice(0, end));
-        }
-    });
-    from.on("end", () => rest && to.write(`${rest}\n`));
 }
