@@ -134,13 +134,8 @@ function isObj(v: unknown): v is Record<string, unknown> {
 /** Plans a stack from an inline config map (the stack file's `config:` section). */
 export async function planInline(configMap: Record<string, unknown>, opts: { stack?: string; world?: OfflineWorld } = {}): Promise<OfflineRun> {
     const file = fromConfigMap(opts.stack ?? "test", withRegulatedArgoRbac(configMap));
-    return runOffline({
-        stack: file.stack,
-        config: file.config,
-        secretKeys: file.secretKeys,
-        world: opts.world ?? placeholderWorld(file),
-        program: () => defineStack(),
-    });
+    const { stack, config, secretKeys } = file;
+    return runOffline({ stack, config, secretKeys, world: opts.world ?? placeholderWorld(file), program: () => defineStack() });
 }
 
 export function byName(run: OfflineRun, name: string): PlannedResource {

@@ -67,6 +67,13 @@ describe("rollouts stage", () => {
             );
         });
 
+        it("awaits its Deployment, not its Services: the provider holds a Service ten seconds past its last Endpoints change", async () => {
+            const [t] = byName(run, "rollouts-controller").transforms;
+            const svc = await t({ custom: true, type: "kubernetes:core/v1:Service", name: "m", props: { metadata: { annotations: { a: "b" } } }, opts: {} });
+            assert.deepStrictEqual(svc?.props.metadata, { annotations: { a: "b", "pulumi.com/skipAwait": "true" } });
+            assert.strictEqual(await applyTransform(t, "kubernetes:apps/v1:Deployment"), undefined);
+        });
+
         it("takes an OCI repository as the chart reference", async () => {
             const r = await planInline(merged(hubConfig(), { controller: { chartRepository: "oci://registry.platform.test/charts" } }));
             const chart = byName(r, "rollouts-controller").inputs;

@@ -21,6 +21,19 @@ import { controllerValues } from "./values";
 export const protectCrds: pulumi.ResourceTransform = (args) =>
     args.type === CRD_TYPE ? { props: args.props, opts: pulumi.mergeOptions(args.opts, { protect: true, retainOnDelete: true }) } : undefined;
 
+/**
+ * The chart's Services are created without the provider's await: it waits until a Service's Endpoints
+ * have not changed for ten seconds (pulumi-kubernetes provider/pkg/await/service.go, v4.25.0), which
+ * proves no more than the await of the chart's Deployment, whose pods they select, already has, and
+ * held every later stage ten seconds at each `up`. The Deployment is still awaited.
+ */
+export const chartServicesUnawaited: pulumi.ResourceTransform = (args) => {
+    if (args.type !== "kubernetes:core/v1:Service") return undefined;
+    const metadata = (args.props.metadata ?? {}) as Record<string, unknown>;
+    const annotations = { ...(metadata.annotations as object), "pulumi.com/skipAwait": "true" };
+    return { props: { ...args.props, metadata: { ...metadata, annotations } }, opts: args.opts };
+};
+
 /** Chart reference and repository options for an https or an OCI chart repository. */
 export function chartSource(repository: string): { chart: string; repositoryOpts?: { repo: string } } {
     return repository.startsWith("oci://")
@@ -115,7 +128,11 @@ export class RolloutsStage extends Stage {
 
         const chart = { ...chartSource(cfg.controller.chartRepository), name: RELEASE_NAME, version: cfg.controller.chartVersion, namespace: ns };
         const waits = [this.namespace, this.crds, clusterRole, clusterBinding, role, roleBinding, ...before];
-        this.controller = new k8s.helm.v4.Chart("rollouts-controller", { ...chart, values: controllerValues(cfg) }, this.child({ dependsOn: waits }));
+        this.controller = new k8s.helm.v4.Chart(
+            "rollouts-controller",
+            { ...chart, values: controllerValues(cfg) },
+            this.child({ dependsOn: waits, transforms: [chartServicesUnawaited] }),
+        );
         this.pluginLocation = trafficRouterPlugin(cfg.plugin).location;
 
         // Hub: Mimir in-cluster. Spoke: the hub's route for this spoke, which forces its tenant.
