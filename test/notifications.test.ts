@@ -137,13 +137,8 @@ describe("error-budget freeze", () => {
         const metrics = (name: string) => (byName(run, name).inputs.spec as { metrics: Metric[] }).metrics;
         const sloth = 'slo:period_error_budget_remaining:ratio{sloth_service="{{args.service}}",sloth_slo="{{args.slo}}"}';
         assert.strictEqual(metrics("analysis-error-budget")[0].provider.prometheus.query, sloth);
-        assert.deepStrictEqual(
-            metrics("analysis-error-budget-wait").map((m) => [m.name, m.provider.prometheus.query]),
-            [
-                ["slo-found", sloth],
-                ["error-budget-remaining", sloth],
-            ],
-        );
+        const wait = metrics("analysis-error-budget-wait").map((m) => `${m.name}: ${m.provider.prometheus.query}`);
+        assert.deepStrictEqual(wait, [`slo-found: ${sloth}`, `error-budget-remaining: ${sloth}`]);
     });
 
     it("takes a query that names the app's SLO, and refuses one that does not", () => {

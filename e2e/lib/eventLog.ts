@@ -52,12 +52,18 @@ export interface Phases {
     preflightReads: number;
     /** The Stack resource registered to the last resource event: the program's whole run. */
     programSpanMs: number;
-    /** The chart's step (kubernetes:helm.sh/v4:Chart) and its objects, start to finish. */
+    /** The chart's step (kubernetes:helm.sh/v4:Chart) and its objects, start to finish, and when (ms since the CLI's start). */
     chartMs: number;
+    chartFromMs: number;
+    chartToMs: number;
     /** Steps of the kinds the provider awaits readiness for, the chart's too, summed (they overlap one another). */
     readinessMs: number;
-    /** Every other step by type: how many and their summed time (steps run in parallel); a component's span covers its children's steps. */
-    steps: Record<string, { count: number; ms: number; component?: true }>;
+    /**
+     * Every other step by type: how many, their summed time (steps run in parallel; a component's
+     * span covers its children's steps), and the first one's start and the last one's end, ms since
+     * the CLI's start: the order the engine got to them in.
+     */
+    steps: Record<string, { count: number; ms: number; fromMs: number; toMs: number; component?: true }>;
     /** The program's end to the CLI's exit: the stack's policies, the snapshot, the summary. */
     finishMs: number;
     totalMs: number;
@@ -93,6 +99,8 @@ export function phases(arrivals: readonly Arrival[], requests: readonly Request[
         preflightReads: reads.length,
         programSpanMs: stackOut - stackPre,
         chartMs: 0,
+        chartFromMs: 0,
+        chartToMs: 0,
         readinessMs: 0,
         steps: {},
         finishMs: totalMs - stackOut,
@@ -109,12 +117,15 @@ export function phases(arrivals: readonly Arrival[], requests: readonly Request[
         if (inChart) chart = [Math.min(chart?.[0] ?? start, start), Math.max(chart?.[1] ?? ms, ms)];
         if (AWAITED.test(o.type)) p.readinessMs += ms - start;
         else if (!inChart) {
-            const s = (p.steps[o.type] ??= { count: 0, ms: 0, ...((o.new ?? o.old)?.custom ? {} : { component: true as const }) });
+            const component = (o.new ?? o.old)?.custom ? {} : { component: true as const };
+            const s = (p.steps[o.type] ??= { count: 0, ms: 0, fromMs: start, toMs: ms, ...component });
             s.count++;
             s.ms += ms - start;
+            [s.fromMs, s.toMs] = [Math.min(s.fromMs, start), Math.max(s.toMs, ms)];
         }
     }
-    p.chartMs = chart ? chart[1] - chart[0] : 0;
+    [p.chartFromMs, p.chartToMs] = chart ?? [0, 0];
+    p.chartMs = p.chartToMs - p.chartFromMs;
     return p;
 }
 
@@ -201,19 +212,21 @@ export function medianPhases(runs: readonly Phases[]): Phases {
     const steps = Object.fromEntries(
         types.map((t) => {
             const has = runs.filter((r) => r.steps[t]);
-            return [t, { ...has[0].steps[t], count: mid(has.map((r) => r.steps[t].count)), ms: mid(has.map((r) => r.steps[t].ms)) }];
+            const of = (k: "count" | "ms" | "fromMs" | "toMs") => mid(has.map((r) => r.steps[t][k]));
+            return [t, { ...has[0].steps[t], count: of("count"), ms: of("ms"), fromMs: of("fromMs"), toMs: of("toMs") }];
         }),
     );
     return { ...(Object.fromEntries(keys.map((k) => [k, mid(runs.map((r) => r[k]))])) as Omit<Phases, "steps">), steps };
 }
 
-/** A markdown table of the phases, one column per case; step types by their summed time, largest first. */
+/** A markdown table of the phases, one column per case; step types in the order they began (their earliest start in any column). */
 export function breakdownTable(columns: readonly [string, Phases][]): string[] {
     const row = (label: string, f: (p: Phases) => string) => `| ${label} | ${columns.map(([, p]) => f(p)).join(" | ")} |`;
     const ms = (n: number) => n.toFixed(0);
     const types = [...new Set(columns.flatMap(([, p]) => Object.keys(p.steps)))];
-    const total = (t: string) => Math.max(...columns.map(([, p]) => p.steps[t]?.ms ?? 0));
-    const step = (t: string) => (p: Phases) => (p.steps[t] ? `${ms(p.steps[t].ms)} (${p.steps[t].count})` : "");
+    const began = (t: string) => Math.min(...columns.map(([, p]) => p.steps[t]?.fromMs ?? Infinity));
+    const step = (t: string) => (p: Phases) =>
+        p.steps[t] ? `${ms(p.steps[t].ms)} (${p.steps[t].count}) at ${ms(p.steps[t].fromMs)}-${ms(p.steps[t].toMs)}` : "";
     return [
         `| phase, ms | ${columns.map(([label]) => label).join(" | ")} |`,
         `|---|${columns.map(() => "---:").join("|")}|`,
@@ -222,11 +235,13 @@ export function breakdownTable(columns: readonly [string, Phases][]): string[] {
         row("program load (Stack registered to first read)", (p) => ms(p.programLoadMs)),
         row("preflight reads (first to last, count)", (p) => `${ms(p.preflightReadsMs)} (${p.preflightReads})`),
         row("program span (Stack registered to its last resource event)", (p) => ms(p.programSpanMs)),
-        row("chart (its step and objects, wall)", (p) => ms(p.chartMs)),
+        row("chart (its step and objects, wall, at from-to)", (p) => (p.chartMs ? `${ms(p.chartMs)} at ${ms(p.chartFromMs)}-${ms(p.chartToMs)}` : "0")),
         row("readiness awaits (awaited kinds' steps, the chart's too, summed)", (p) => ms(p.readinessMs)),
         ...types
-            .sort((a, b) => total(b) - total(a))
-            .map((t) => row(`${columns.some(([, p]) => p.steps[t]?.component) ? "component" : "steps"}: ${t} (summed, count)`, step(t))),
+            .sort((a, b) => began(a) - began(b))
+            .map((t) =>
+                row(`${columns.some(([, p]) => p.steps[t]?.component) ? "component" : "steps"}: ${t} (summed, count, at first start-last end)`, step(t)),
+            ),
         row("finish (program end to CLI exit)", (p) => ms(p.finishMs)),
         row("total", (p) => ms(p.totalMs)),
     ];
