@@ -35,14 +35,17 @@ export const STACK_ANNOTATION = "argo-rollouts-addon.platform/stack";
 /** This run's mark, as the engine names the stack. */
 export const stackMark = (): string => `${pulumi.getProject()}/${pulumi.getStack()}`;
 
-/** A transform that adds annotations to every whole object the stages declare (the chart's and the CRDs included), never a patch or a read. */
-function annotating(annotations: () => Record<string, string>): pulumi.ResourceTransform {
+/**
+ * A transform that adds annotations to every whole object the stages declare (the chart's and the
+ * CRDs included), or to those of one type, never a patch or a read.
+ */
+export function annotating(annotations: () => Record<string, string>, type?: string): pulumi.ResourceTransform {
     const add = (m: unknown) => {
         const metadata = (m ?? {}) as Record<string, unknown>;
         return { ...metadata, annotations: { ...(metadata.annotations as object), ...annotations() } };
     };
     return (args) => {
-        if (!ownsWholeObject(args.type, args.props.kind, args.custom) || args.opts.id !== undefined) return undefined;
+        if (!ownsWholeObject(args.type, args.props.kind, args.custom) || args.opts.id !== undefined || (type && args.type !== type)) return undefined;
         const metadata = args.props.metadata;
         return { props: { ...args.props, metadata: pulumi.Output.isInstance(metadata) ? metadata.apply(add) : add(metadata) }, opts: args.opts };
     };

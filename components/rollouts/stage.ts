@@ -4,6 +4,7 @@ import { CRD_TYPE, RELEASE_NAME, TEMPLATE_NAME_PREFIX, rolloutsCrdUrls } from ".
 import type { MimirConfig } from "../gateway/config";
 import { MimirRole, inClusterMimirAddress } from "../mimir";
 import { PART_OF, Stage, StageOptions } from "../stage";
+import { annotating } from "../cluster/adoption";
 import { clusterAnalysisTemplateSpec, errorBudgetTemplates, sharedTemplates } from "./analysis";
 import { AnalysisConfig, ControllerConfig, ErrorBudgetConfig, NetworkConfig, NotificationsConfig, PluginConfig } from "./config";
 import { controllerNetworkPolicy, mimirIngressNetworkPolicy, namespaceDefaultDeny } from "./network";
@@ -25,14 +26,11 @@ export const protectCrds: pulumi.ResourceTransform = (args) =>
  * The chart's Services are created without the provider's await: it waits until a Service's Endpoints
  * have not changed for ten seconds (pulumi-kubernetes provider/pkg/await/service.go, v4.25.0), which
  * proves no more than the await of the chart's Deployment, whose pods they select, already has, and
- * held every later stage ten seconds at each `up`. The Deployment is still awaited.
+ * held every later stage ten seconds at each `up`. The Deployment is still awaited. Named, so the
+ * plan and its review diff name the transform.
  */
-export const chartServicesUnawaited: pulumi.ResourceTransform = (args) => {
-    if (args.type !== "kubernetes:core/v1:Service") return undefined;
-    const metadata = (args.props.metadata ?? {}) as Record<string, unknown>;
-    const annotations = { ...(metadata.annotations as object), "pulumi.com/skipAwait": "true" };
-    return { props: { ...args.props, metadata: { ...metadata, annotations } }, opts: args.opts };
-};
+const skipServiceAwait = annotating(() => ({ "pulumi.com/skipAwait": "true" }), "kubernetes:core/v1:Service");
+export const chartServicesUnawaited: pulumi.ResourceTransform = (args) => skipServiceAwait(args);
 
 /** Chart reference and repository options for an https or an OCI chart repository. */
 export function chartSource(repository: string): { chart: string; repositoryOpts?: { repo: string } } {
